@@ -1,0 +1,64 @@
+import type { DispatchConfig } from '../config';
+import { createBuiltinExecutor, createHttpExecutor, type BuiltinTool, type Executor } from '../executors';
+import { createLogger, type Logger } from '../log';
+import { DEFAULT_LIMITS, type Limits } from '../options';
+import {
+  applyMiddleware,
+  defaultGuards,
+  NOOP_OBSERVER,
+  outputCap,
+  retryTreeReflector,
+  type Guards,
+  type Middleware,
+  type Observer,
+  type PipelineDeps,
+  type ToolHandler,
+} from '../pipeline';
+import { createSchemaCompiler, createToolRegistry, type ToolRegistry } from '../registry';
+import { createScratchDirs, type ScratchDirs } from '../session';
+import { createMemoryStore, type Store } from '../store';
+
+/** What the composition root may be given instead of its defaults. */
+export interface PipelineOptions {
+  readonly config?: DispatchConfig;
+  /** @default the in-memory store */
+  readonly store?: Store;
+  readonly logger?: Logger;
+  readonly observer?: Observer;
+  readonly guards?: Guards;
+  /** Middleware, first outermost; the output cap is always innermost. */
+  readonly middleware?: readonly Middleware[];
+  /** Executors beyond http and builtin, by ToolSpec executor case (`worker`, `mcp`). */
+  readonly executors?: ReadonlyMap<string, Executor>;
+  readonly builtins?: ReadonlyMap<string, BuiltinTool>;
+  readonly scratch?: ScratchDirs;
+}
+
+/** Builds the pipeline's dependencies and registers the config file's tools (tenant ""). */
+export function createPipeline(options: PipelineOptions = {}): PipelineDeps {
+  const limits: Limits = options.config?.limits ?? DEFAULT_LIMITS;
+  const executors = new Map<string, Executor>([
+    ['http', createHttpExecutor()],
+    ['builtin', createBuiltinExecutor(options.builtins)],
+    ...(options.executors ?? []),
+  ]);
+  const registry: ToolRegistry = createToolRegistry(createSchemaCompiler(limits.maxSchemaBytes), () => new Set(executors.keys()));
+  const core: ToolHandler = async ({ tool, args, ctx }) => {
+    const executor = executors.get(tool.spec.executor.case ?? '');
+    if (!executor) throw new Error(`no executor for "${tool.spec.executor.case}"`);
+    return { text: await executor.execute(tool, args, ctx) };
+  };
+  const deps: PipelineDeps = {
+    registry,
+    store: options.store ?? createMemoryStore({ maxSessions: limits.maxSessions }),
+    executors,
+    handler: applyMiddleware(core, [...(options.middleware ?? []), outputCap(limits.maxToolOutputChars)]),
+    guards: options.guards ?? defaultGuards(retryTreeReflector),
+    observer: options.observer ?? NOOP_OBSERVER,
+    limits,
+    scratch: options.scratch ?? createScratchDirs(),
+    logger: options.logger ?? createLogger(),
+  };
+  if (options.config && options.config.tools.length > 0) registry.register(options.config.tools, { tenant: '' });
+  return deps;
+}

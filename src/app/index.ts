@@ -1,0 +1,2 @@
+export { createPipeline } from './create-pipeline';
+export type { PipelineOptions } from './create-pipeline';

@@ -1,0 +1,44 @@
+import { errors } from '../errors';
+import { jsonDepth } from '../json';
+import type { Limits } from '../options';
+import type { ResolvedTool } from '../registry';
+import { repairArguments } from './repair';
+import { formatValidationErrors } from './validation-message';
+
+/** Arguments ready for a tool, with a line for each repair made. */
+export interface PreparedArguments {
+  readonly args: unknown;
+  readonly warnings: readonly string[];
+}
+
+type ArgumentLimits = Pick<Limits, 'maxArgumentBytes' | 'maxArgumentDepth'>;
+
+/**
+ * Parses a call's JSON arguments, repairs them when the tool is lenient, and validates them
+ * against the tool's schema (missing optionals take their defaults). Throws INVALID_ARGUMENTS
+ * naming the path, the value passed and what the schema expects; the tool is never executed then.
+ */
+export function prepareArguments(tool: ResolvedTool, text: string, limits: ArgumentLimits): PreparedArguments {
+  const notRun = 'the tool was not executed';
+  if (Buffer.byteLength(text) > limits.maxArgumentBytes) {
+    throw errors.invalidArguments(`arguments are ${Buffer.byteLength(text)} bytes, over the limit of ${limits.maxArgumentBytes}; ${notRun}`, 'Send smaller arguments, for example by splitting the work into several calls.');
+  }
+  if (jsonDepth(text) > limits.maxArgumentDepth) {
+    throw errors.invalidArguments(`arguments nest deeper than ${limits.maxArgumentDepth} levels; ${notRun}`);
+  }
+  let args: unknown;
+  try {
+    args = text.trim() === '' ? {} : JSON.parse(text);
+  } catch (error) {
+    throw errors.invalidArguments(`arguments are not valid JSON (${(error as Error).message}); ${notRun}`, 'Send the arguments as one JSON object, with double-quoted keys and strings.');
+  }
+  if (tool.validate(args)) return { args, warnings: [] };
+  const problems = tool.validate.errors ?? [];
+  if (tool.spec.lenientArguments) {
+    const repaired = repairArguments(args, tool.schema);
+    if (repaired.repairs.length > 0 && tool.validate(repaired.value)) {
+      return { args: repaired.value, warnings: repaired.repairs };
+    }
+  }
+  throw errors.invalidArguments(`${formatValidationErrors(problems)}; ${notRun}`);
+}

@@ -1,0 +1,109 @@
+import { levenshtein } from '../json';
+
+type Schema = Record<string, unknown>;
+
+const typesOf = (schema: Schema): string[] =>
+  typeof schema.type === 'string' ? [schema.type] : Array.isArray(schema.type) ? (schema.type as string[]) : [];
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+function matchesType(value: unknown, type: string): boolean {
+  switch (type) {
+    case 'integer':
+      return Number.isInteger(value);
+    case 'number':
+      return typeof value === 'number';
+    case 'array':
+      return Array.isArray(value);
+    case 'object':
+      return isObject(value);
+    case 'null':
+      return value === null;
+    default:
+      return typeof value === type;
+  }
+}
+
+/** The candidate values a mismatching scalar could be repaired to, with what each repair is. */
+function candidates(value: unknown, schema: Schema): { value: unknown; what: string }[] {
+  const types = typesOf(schema);
+  const out: { value: unknown; what: string }[] = [];
+  if (typeof value === 'string') {
+    const trimmed = value.trim();
+    if ((types.includes('number') || types.includes('integer')) && trimmed !== '' && Number.isFinite(Number(trimmed))) {
+      const n = Number(trimmed);
+      if (types.includes('number') || Number.isInteger(n)) out.push({ value: n, what: 'string to number' });
+    }
+    if (types.includes('boolean') && /^(true|false)$/i.test(trimmed)) {
+      out.push({ value: trimmed.toLowerCase() === 'true', what: 'string to boolean' });
+    }
+    if ((types.includes('object') || types.includes('array')) && /^[[{]/.test(trimmed)) {
+      try {
+        const decoded: unknown = JSON.parse(trimmed);
+        if (types.some((t) => matchesType(decoded, t))) out.push({ value: decoded, what: 'JSON text decoded' });
+      } catch {
+        // not JSON: no candidate
+      }
+    }
+    if (Array.isArray(schema.enum)) {
+      const allowed = (schema.enum as unknown[]).filter((e): e is string => typeof e === 'string');
+      const lower = allowed.filter((e) => e.toLowerCase() === value.toLowerCase());
+      const near = lower.length > 0 ? lower : allowed.filter((e) => levenshtein(e.toLowerCase(), value.toLowerCase(), 2) <= 2);
+      if (near.length === 1) out.push({ value: near[0], what: 'enum value corrected' });
+      else if (near.length > 1) out.push(...near.map((e) => ({ value: e, what: 'enum value corrected' })));
+    }
+  }
+  if (types.includes('array') && !Array.isArray(value) && out.length === 0) {
+    out.push({ value: [value], what: 'bare value wrapped in an array' });
+  }
+  return out;
+}
+
+function valueFits(value: unknown, schema: Schema): boolean {
+  const types = typesOf(schema);
+  if (types.length > 0 && !types.some((t) => matchesType(value, t))) return false;
+  return !Array.isArray(schema.enum) || (schema.enum as unknown[]).some((e) => e === value);
+}
+
+/**
+ * Repairs arguments against a schema, as a lenient tool opts in to: string to number, integer or
+ * boolean; bare value to a one-element array; JSON text to an object; an enum value within
+ * Levenshtein 2 of exactly one allowed value; `null` for an optional field dropped. Only values
+ * that do not fit are touched, and a value with more than one possible repair is left as it is,
+ * so a repair never turns an invalid call into a different valid one. Returns the repaired copy
+ * and one line per repair.
+ */
+export function repairArguments(value: unknown, schema: Schema): { value: unknown; repairs: string[] } {
+  const repairs: string[] = [];
+  const walk = (current: unknown, sub: Schema, path: string, depth: number): unknown => {
+    if (depth > 32) return current;
+    let next = current;
+    if (!valueFits(next, sub)) {
+      const options = candidates(next, sub);
+      if (options.length === 1) {
+        repairs.push(`repaired ${path || '/'}: ${JSON.stringify(next)} -> ${JSON.stringify(options[0]!.value)} (${options[0]!.what})`);
+        next = options[0]!.value;
+      }
+    }
+    if (isObject(next) && isObject(sub.properties)) {
+      const props = sub.properties as Record<string, Schema>;
+      const required = new Set(Array.isArray(sub.required) ? (sub.required as string[]) : []);
+      const copy: Record<string, unknown> = { ...next };
+      for (const [key, propSchema] of Object.entries(props)) {
+        if (!(key in copy) || !isObject(propSchema)) continue;
+        if (copy[key] === null && !required.has(key) && !valueFits(null, propSchema)) {
+          delete copy[key];
+          repairs.push(`repaired ${path}/${key}: null dropped (optional field)`);
+          continue;
+        }
+        copy[key] = walk(copy[key], propSchema, `${path}/${key}`, depth + 1);
+      }
+      return copy;
+    }
+    if (Array.isArray(next) && isObject(sub.items)) {
+      return next.map((item, i) => walk(item, sub.items as Schema, `${path}/${i}`, depth + 1));
+    }
+    return next;
+  };
+  return { value: walk(value, schema, '', 0), repairs };
+}

@@ -1,0 +1,60 @@
+import type { DescMessage, MessageInitShape, MessageShape } from '@bufbuild/protobuf';
+import { create } from '@bufbuild/protobuf';
+import type { GenService, GenServiceMethods } from '@bufbuild/protobuf/codegenv2';
+import * as grpc from '@grpc/grpc-js';
+import { DispatchService } from '../../gen/dispatch/v1/dispatch_pb';
+import { ToolRegistryService } from '../../gen/dispatch/v1/registry_pb';
+import { WorkerService } from '../../gen/dispatch/v1/worker_pb';
+import { serviceDefinition } from '../server/grpc-adapter';
+
+type Methods<S extends GenServiceMethods> = {
+  [K in keyof S]: S[K] extends { methodKind: 'unary'; input: infer I extends DescMessage; output: infer O extends DescMessage }
+    ? (request: MessageInitShape<I>, options?: CallOptions) => Promise<MessageShape<O>>
+    : S[K] extends { methodKind: 'server_streaming'; input: infer I extends DescMessage }
+      ? (request: MessageInitShape<I>, options?: CallOptions) => grpc.ClientReadableStream<unknown>
+      : (options?: CallOptions) => grpc.ClientDuplexStream<unknown, unknown>;
+};
+
+/** Per-call options: metadata (a bearer token, a traceparent), a deadline, a cancel signal. */
+export interface CallOptions {
+  readonly metadata?: Record<string, string>;
+  readonly deadlineMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+/** A promise-based client of a dispatch.v1 service, with the raw grpc-js client alongside. */
+export type ServiceClient<S extends GenServiceMethods> = Methods<S> & { readonly raw: grpc.Client; close(): void };
+
+function toMetadata(options?: CallOptions): grpc.Metadata {
+  const metadata = new grpc.Metadata();
+  for (const [k, v] of Object.entries(options?.metadata ?? {})) metadata.set(k, v);
+  return metadata;
+}
+
+/** Creates a client for `service` at `address` (insecure credentials unless given). */
+export function createServiceClient<S extends GenServiceMethods>(service: GenService<S>, address: string, credentials = grpc.credentials.createInsecure(), channelOptions: grpc.ChannelOptions = {}): ServiceClient<S> {
+  const Ctor = grpc.makeGenericClientConstructor(serviceDefinition(service as GenService<GenServiceMethods>), service.typeName);
+  const raw = new Ctor(address, credentials, { 'grpc.max_receive_message_length': 64 * 1024 * 1024, ...channelOptions }) as unknown as Record<string, (...args: unknown[]) => unknown> & grpc.Client;
+  const client: Record<string, unknown> = { raw, close: () => raw.close() };
+  for (const method of service.methods) {
+    const name = method.localName;
+    const callOptions = (o?: CallOptions): grpc.CallOptions => (o?.deadlineMs ? { deadline: Date.now() + o.deadlineMs } : {});
+    if (method.methodKind === 'unary') {
+      client[name] = (request: object, options?: CallOptions) =>
+        new Promise((resolve, reject) => {
+          const call = raw[name]!.call(raw, create(method.input, request as MessageInitShape<DescMessage>), toMetadata(options), callOptions(options), (error: unknown, response: unknown) => (error ? reject(error) : resolve(response))) as grpc.ClientUnaryCall;
+          options?.signal?.addEventListener('abort', () => call.cancel(), { once: true });
+        });
+    } else if (method.methodKind === 'server_streaming') {
+      client[name] = (request: object, options?: CallOptions) => raw[name]!.call(raw, create(method.input, request as MessageInitShape<DescMessage>), toMetadata(options), callOptions(options));
+    } else {
+      client[name] = (options?: CallOptions) => raw[name]!.call(raw, toMetadata(options), callOptions(options));
+    }
+  }
+  return client as ServiceClient<S>;
+}
+
+/** Clients of the three dispatch.v1 services. */
+export const createDispatchClient = (address: string, credentials?: grpc.ChannelCredentials) => createServiceClient(DispatchService, address, credentials);
+export const createRegistryClient = (address: string, credentials?: grpc.ChannelCredentials) => createServiceClient(ToolRegistryService, address, credentials);
+export const createWorkerClient = (address: string, credentials?: grpc.ChannelCredentials) => createServiceClient(WorkerService, address, credentials);

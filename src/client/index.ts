@@ -1,0 +1,2 @@
+export { createServiceClient, createDispatchClient, createRegistryClient, createWorkerClient } from './clients';
+export type { CallOptions, ServiceClient } from './clients';

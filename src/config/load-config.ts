@@ -1,0 +1,107 @@
+import { readFileSync } from 'node:fs';
+import { parseDocument } from 'yaml';
+import type { ToolSpec } from '../../gen/dispatch/v1/tool_pb';
+import { resolveLimits, type Limits } from '../options';
+import { ConfigError } from './config-error';
+import { toolFromYaml } from './tool-yaml';
+
+/** A bearer token's entry: the tenant and scopes it grants, and the SHA-256 of the token. */
+export interface TokenEntry {
+  readonly tenant: string;
+  readonly scopes: readonly string[];
+  readonly sha256: string;
+}
+
+/** The parsed configuration file. Sections other than tools and limits are checked by their owners. */
+export interface DispatchConfig {
+  readonly file: string;
+  readonly tools: readonly ToolSpec[];
+  readonly limits: Limits;
+  readonly auth: { readonly tokens: readonly TokenEntry[]; readonly tokensFile?: string };
+  readonly policies: readonly unknown[];
+  readonly mcpServers: readonly unknown[];
+  readonly telemetry: Readonly<Record<string, unknown>>;
+}
+
+const TOP_LEVEL = new Set(['tools', 'limits', 'auth', 'policies', 'mcp_servers', 'telemetry']);
+
+const camel = (key: string) => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+
+function asList(file: string, path: string, value: unknown): unknown[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw new ConfigError(file, path, 'must be a list');
+  return value;
+}
+
+function parseAuth(file: string, raw: unknown): DispatchConfig['auth'] {
+  if (raw === undefined || raw === null) return { tokens: [] };
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(file, 'auth', 'must be a mapping');
+  const { tokens, tokens_file: tokensFile, ...rest } = raw as Record<string, unknown>;
+  const unknown = Object.keys(rest)[0];
+  if (unknown) throw new ConfigError(file, `auth.${unknown}`, 'unknown key');
+  if (tokensFile !== undefined && typeof tokensFile !== 'string') throw new ConfigError(file, 'auth.tokens_file', 'must be a path');
+  return { tokens: parseTokens(file, 'auth.tokens', tokens), tokensFile };
+}
+
+/** Token entries from a YAML list, checked field by field. */
+export function parseTokens(file: string, path: string, raw: unknown): TokenEntry[] {
+  return asList(file, path, raw).map((entry, i) => {
+    const where = `${path}[${i}]`;
+    const e = entry as Record<string, unknown>;
+    if (typeof e?.tenant !== 'string' || e.tenant === '') throw new ConfigError(file, `${where}.tenant`, 'must be a non-empty string');
+    if (typeof e.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(e.sha256)) throw new ConfigError(file, `${where}.sha256`, 'must be the lowercase hex SHA-256 of the token (64 characters)');
+    const scopes = asList(file, `${where}.scopes`, e.scopes);
+    for (const [j, s] of scopes.entries()) {
+      if (!['dispatch', 'subscribe', 'admin', 'worker'].includes(s as string)) throw new ConfigError(file, `${where}.scopes[${j}]`, `unknown scope ${JSON.stringify(s)} (dispatch, subscribe, admin or worker)`);
+    }
+    return { tenant: e.tenant, sha256: e.sha256, scopes: scopes as string[] };
+  });
+}
+
+/** Parses configuration text; `file` names it in errors. */
+export function parseConfig(text: string, file: string): DispatchConfig {
+  const doc = parseDocument(text, { uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    const first = doc.errors[0]!;
+    throw new ConfigError(file, `line ${first.linePos?.[0]?.line ?? '?'}`, first.message.split('\n')[0]!);
+  }
+  const root = (doc.toJS() ?? {}) as unknown;
+  if (typeof root !== 'object' || Array.isArray(root)) throw new ConfigError(file, '', 'the file must be a YAML mapping');
+  const top = root as Record<string, unknown>;
+  for (const key of Object.keys(top)) {
+    if (!TOP_LEVEL.has(key)) throw new ConfigError(file, key, `unknown key (expected one of ${[...TOP_LEVEL].join(', ')})`);
+  }
+  const tools = asList(file, 'tools', top.tools).map((raw, i) => {
+    const parsed = toolFromYaml(raw);
+    if ('spec' in parsed) return parsed.spec;
+    throw new ConfigError(file, `tools[${i}]${parsed.path ? `.${parsed.path}` : ''}`, parsed.problem);
+  });
+  const rawLimits = top.limits ?? {};
+  if (typeof rawLimits !== 'object' || Array.isArray(rawLimits)) throw new ConfigError(file, 'limits', 'must be a mapping');
+  let limits: Limits;
+  try {
+    limits = resolveLimits(Object.fromEntries(Object.entries(rawLimits as object).map(([k, v]) => [camel(k), v])));
+  } catch (error) {
+    throw new ConfigError(file, 'limits', (error as Error).message.replace(/^limits\./, ''));
+  }
+  return {
+    file,
+    tools,
+    limits,
+    auth: parseAuth(file, top.auth),
+    policies: asList(file, 'policies', top.policies),
+    mcpServers: asList(file, 'mcp_servers', top.mcp_servers),
+    telemetry: (top.telemetry ?? {}) as Record<string, unknown>,
+  };
+}
+
+/** Reads and parses a configuration file. */
+export function loadConfig(file: string): DispatchConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError(file, '', `cannot read the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+  return parseConfig(text, file);
+}

@@ -1,0 +1,57 @@
+import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
+
+/** When a failure happened relative to the tool's execution; decides what may be retried. */
+export type FailurePhase = 'before' | 'during' | 'after';
+
+/** Options for a {@link DispatchError}. */
+export interface DispatchErrorOptions {
+  readonly recoverable?: boolean;
+  readonly phase?: FailurePhase;
+  readonly cause?: unknown;
+  /** A concrete next step for the model; a default per kind is used when absent. */
+  readonly suggestion?: string;
+  /** From a Retry-After header, in milliseconds. */
+  readonly retryAfterMs?: number;
+  /** HTTP status of the tool's answer, when there was one. */
+  readonly httpStatus?: number;
+}
+
+/**
+ * The one error type of the pipeline: a closed kind, the phase it happened in and whether
+ * a retry could help. The original error stays in `cause` (logged, never sent to a client).
+ */
+export class DispatchError extends Error {
+  override readonly name = 'DispatchError';
+  readonly kind: ErrorKind;
+  readonly phase: FailurePhase;
+  readonly recoverable: boolean;
+  readonly suggestion?: string;
+  readonly retryAfterMs?: number;
+  readonly httpStatus?: number;
+
+  constructor(kind: ErrorKind, message: string, options: DispatchErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.kind = kind;
+    this.phase = options.phase ?? 'before';
+    this.recoverable = options.recoverable ?? false;
+    this.suggestion = options.suggestion;
+    this.retryAfterMs = options.retryAfterMs;
+    this.httpStatus = options.httpStatus;
+  }
+
+  /** Normalises anything caught into a DispatchError; unknown throwables become UNEXPECTED. */
+  static from(error: unknown, phase: FailurePhase = 'during'): DispatchError {
+    if (error instanceof DispatchError) return error;
+    const message = error instanceof Error ? error.message : String(error);
+    return new DispatchError(ErrorKind.UNEXPECTED, `the tool crashed: ${message}`, {
+      phase,
+      recoverable: false,
+      cause: error,
+    });
+  }
+}
+
+/** The short name of a kind, as the error JSON carries it (`"TIMEOUT"`). */
+export function kindName(kind: ErrorKind): string {
+  return ErrorKind[kind] ?? 'UNEXPECTED';
+}

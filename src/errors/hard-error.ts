@@ -1,0 +1,24 @@
+import { status } from '@grpc/grpc-js';
+
+/** The `google.rpc.ErrorInfo` reasons a hard error may carry. */
+export type HardErrorReason = 'LOOP_DETECTED' | 'RECOVERY_EXHAUSTED' | 'CANCELLED' | 'DEADLINE_EXCEEDED';
+
+/** A failure that ends the whole Dispatch RPC with a gRPC status instead of a soft result. */
+export class HardError extends Error {
+  override readonly name = 'HardError';
+  constructor(
+    readonly code: status,
+    readonly reason: HardErrorReason,
+    message: string,
+  ) {
+    super(message);
+  }
+
+  static cancelled(): HardError {
+    return new HardError(status.CANCELLED, 'CANCELLED', 'the client cancelled the call');
+  }
+
+  static deadline(): HardError {
+    return new HardError(status.DEADLINE_EXCEEDED, 'DEADLINE_EXCEEDED', 'the RPC deadline passed');
+  }
+}

@@ -1,0 +1,35 @@
+import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
+
+/** The default next step a model is told for each kind of failure. */
+const SUGGESTIONS: Readonly<Record<ErrorKind, string>> = {
+  [ErrorKind.UNSPECIFIED]: 'Report this failure to the user; do not call the tool again unchanged.',
+  [ErrorKind.UNKNOWN_TOOL]: 'Call one of the available tools instead, using its exact name.',
+  [ErrorKind.INVALID_ARGUMENTS]:
+    'Fix the arguments to match the tool\'s input schema and call the tool again.',
+  [ErrorKind.BLOCKED]:
+    'Do not retry this call; choose a different action or ask the user for permission.',
+  [ErrorKind.BREAKER_OPEN]:
+    'The tool is temporarily unavailable after repeated failures; use another tool or try again in about 30 seconds.',
+  [ErrorKind.TIMEOUT]:
+    'Try again with a smaller request (narrower query, fewer items), or use another tool.',
+  [ErrorKind.UNAVAILABLE]:
+    'The tool could not be reached; it is safe to call again later, or use another tool meanwhile.',
+  [ErrorKind.TOOL_ERROR]:
+    'Read the tool\'s error message, correct the request accordingly, and call again only if the change addresses it.',
+  [ErrorKind.UNEXPECTED]:
+    'The tool failed in an unexpected way; do not repeat the same call, tell the user or try a different approach.',
+  [ErrorKind.IN_PROGRESS]:
+    'An identical call is still running; wait for its result instead of calling again.',
+  [ErrorKind.OUTCOME_UNKNOWN]:
+    'An identical earlier call may or may not have taken effect; verify its effect (for example by reading the current state) before calling again.',
+  [ErrorKind.STORE_UNAVAILABLE]:
+    'The call was not executed because its at-most-once guarantee could not be checked; try again shortly.',
+  [ErrorKind.LOOP_BLOCKED]:
+    'This exact call has failed the same way several times; change the arguments or take a different approach.',
+  [ErrorKind.CANCELLED]: 'The call was cancelled; call it again only if it is still needed.',
+};
+
+/** The suggestion for a kind of failure. */
+export function suggestionFor(kind: ErrorKind): string {
+  return SUGGESTIONS[kind];
+}

@@ -1,0 +1,31 @@
+import type { ResolvedTool } from '../registry';
+
+/** What a tool's executor is told about the call it runs. */
+export interface ExecutorContext {
+  readonly tenant: string;
+  readonly sessionId: string;
+  readonly toolCallId: string;
+  /** Counts from 1. */
+  readonly attempt: number;
+  readonly idempotencyKey: string;
+  /** Fires on the tool's timeout, the client's cancel, the RPC deadline or shutdown. */
+  readonly signal: AbortSignal;
+  /** Epoch milliseconds by which the tool must answer. */
+  readonly deadline: number;
+  /** W3C trace context of the attempt, to pass on. */
+  readonly traceparent?: string;
+  /** The session's scratch directory, created on first use. */
+  scratchDir(): Promise<string>;
+}
+
+/**
+ * Runs one kind of tool. Returns the tool's output text; throws a DispatchError classified by
+ * phase when the tool could not be reached, failed or answered an error. An abort of
+ * `ctx.signal` may surface as any error: the pipeline decides what it means.
+ */
+export interface Executor {
+  execute(tool: ResolvedTool, args: unknown, ctx: ExecutorContext): Promise<string>;
+}
+
+/** The executors a server can run, by the ToolSpec executor case (`http`, `builtin`, ...). */
+export type ExecutorSet = ReadonlyMap<string, Executor>;

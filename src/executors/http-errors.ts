@@ -1,0 +1,54 @@
+import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
+import { DispatchError } from '../errors';
+
+const BEFORE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'ERR_INVALID_URL']);
+
+function causeCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current && typeof current === 'object'; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/**
+ * Translates a Node/undici transport error into a DispatchError: refused or DNS failures happen
+ * before the tool ran; resets and anything else mid-request happen during it.
+ */
+export function fromTransportError(error: unknown, url: string): DispatchError {
+  if (error instanceof DispatchError) return error;
+  const code = causeCode(error) ?? 'unknown';
+  if (BEFORE_CODES.has(code)) {
+    return new DispatchError(ErrorKind.UNAVAILABLE, `could not reach the tool at ${url} (${code})`, {
+      phase: 'before',
+      recoverable: true,
+      cause: error,
+    });
+  }
+  return new DispatchError(ErrorKind.UNAVAILABLE, `the connection to the tool at ${url} failed mid-request (${code})`, {
+    phase: 'during',
+    recoverable: true,
+    cause: error,
+  });
+}
+
+/** Parses a Retry-After header (seconds or an HTTP date) into milliseconds, capped at 60 s. */
+export function parseRetryAfter(header: string | null, now = Date.now()): number | undefined {
+  if (header === null || header.trim() === '') return undefined;
+  const seconds = Number(header);
+  const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(header) - now;
+  return Number.isFinite(ms) ? Math.min(Math.max(0, Math.round(ms)), 60_000) : undefined;
+}
+
+/** Classifies a non-2xx answer: the tool ran and said no (AFTER); 429, 5xx may succeed later. */
+export function fromHttpStatus(statusCode: number, body: string, retryAfter: string | null): DispatchError {
+  const excerpt = body.length > 500 ? `${body.slice(0, 500)}...` : body;
+  return new DispatchError(ErrorKind.TOOL_ERROR, `the tool answered HTTP ${statusCode}${excerpt ? `: ${excerpt}` : ''}`, {
+    phase: 'after',
+    recoverable: statusCode === 429 || statusCode >= 500,
+    httpStatus: statusCode,
+    retryAfterMs: statusCode === 429 || statusCode === 503 ? parseRetryAfter(retryAfter) : undefined,
+  });
+}

@@ -1,0 +1,88 @@
+import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
+import { DispatchError } from '../errors';
+import type { Executor, ExecutorContext } from './executor';
+import { fromHttpStatus, fromTransportError } from './http-errors';
+
+/** Options of the HTTP executor. */
+export interface HttpExecutorOptions {
+  /** Largest response body read, in bytes. @default 64 MiB */
+  readonly maxResponseBytes?: number;
+  /** Same-origin 307/308 redirects followed; redirects to another origin never are. @default 3 */
+  readonly maxRedirects?: number;
+}
+
+async function readCapped(response: Response, maxBytes: number): Promise<string> {
+  if (!response.body) return '';
+  const decoder = new TextDecoder();
+  let size = 0;
+  let text = '';
+  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    if (size > maxBytes) {
+      await response.body.cancel().catch(() => undefined);
+      throw new DispatchError(ErrorKind.UNEXPECTED, `the tool's answer exceeded ${maxBytes} bytes`, { phase: 'after' });
+    }
+    text += decoder.decode(chunk, { stream: true });
+  }
+  return text + decoder.decode();
+}
+
+/**
+ * Calls a tool over HTTP: `POST url` with `{tool, arguments, tool_call_id, session_id, attempt,
+ * idempotency_key}` and the `Idempotency-Key` and `traceparent` headers. Only the headers in the
+ * tool's spec are sent as credentials.
+ */
+export function createHttpExecutor(options: HttpExecutorOptions = {}): Executor {
+  const maxBytes = options.maxResponseBytes ?? 64 * 1024 * 1024;
+  const maxRedirects = options.maxRedirects ?? 3;
+  return {
+    async execute(tool, args, ctx: ExecutorContext) {
+      if (tool.spec.executor.case !== 'http') throw new Error('not an http tool');
+      const { url, headers } = tool.spec.executor.value;
+      const body = JSON.stringify({
+        tool: tool.name,
+        arguments: args,
+        tool_call_id: ctx.toolCallId,
+        session_id: ctx.sessionId,
+        attempt: ctx.attempt,
+        idempotency_key: ctx.idempotencyKey,
+      });
+      const requestHeaders: Record<string, string> = {
+        ...headers,
+        'content-type': 'application/json',
+        'idempotency-key': ctx.idempotencyKey,
+      };
+      if (ctx.traceparent) requestHeaders.traceparent = ctx.traceparent;
+      let target = url;
+      for (let hop = 0; ; hop++) {
+        let response: Response;
+        try {
+          response = await fetch(target, { method: 'POST', body, headers: requestHeaders, signal: ctx.signal, redirect: 'manual' });
+        } catch (error) {
+          throw fromTransportError(error, target);
+        }
+        if (response.status >= 300 && response.status < 400) {
+          await response.body?.cancel().catch(() => undefined);
+          const location = response.headers.get('location');
+          const next = location ? new URL(location, target) : undefined;
+          const sameOrigin = next !== undefined && next.origin === new URL(target).origin;
+          if (!sameOrigin || (response.status !== 307 && response.status !== 308) || hop >= maxRedirects) {
+            throw new DispatchError(ErrorKind.TOOL_ERROR, `the tool answered a redirect (HTTP ${response.status}) that dispatch does not follow`, { phase: 'after' });
+          }
+          target = next.toString();
+          continue;
+        }
+        let text: string;
+        try {
+          text = await readCapped(response, maxBytes);
+        } catch (error) {
+          throw error instanceof DispatchError ? error : fromTransportError(error, target);
+        }
+        if (response.status < 200 || response.status >= 300) {
+          throw fromHttpStatus(response.status, text, response.headers.get('retry-after'));
+        }
+        return text;
+      }
+    },
+  };
+}

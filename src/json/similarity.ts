@@ -1,0 +1,42 @@
+/** Levenshtein edit distance, stopping early once it exceeds `max`. */
+export function levenshtein(a: string, b: string, max = Infinity): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      const value = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
+      current.push(value);
+      if (value < rowMin) rowMin = value;
+    }
+    if (rowMin > max) return max + 1;
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/** Similarity in 0..1: one minus the edit distance over the longer length. */
+export function similarity(a: string, b: string): number {
+  const longest = Math.max(a.length, b.length);
+  return longest === 0 ? 1 : 1 - levenshtein(a, b) / longest;
+}
+
+/** The candidate most similar to `name`, when at least `threshold` similar. */
+export function closestMatch(
+  name: string,
+  candidates: Iterable<string>,
+  threshold = 0.4,
+): string | undefined {
+  let best: string | undefined;
+  let bestScore = threshold;
+  for (const candidate of candidates) {
+    const score = similarity(name.toLowerCase(), candidate.toLowerCase());
+    if (score >= bestScore && (best === undefined || score > bestScore)) {
+      best = candidate;
+      bestScore = score;
+    }
+  }
+  return best;
+}

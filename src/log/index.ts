@@ -1,0 +1,3 @@
+export { createLogger, SILENT_LOGGER } from './logger';
+export type { Logger, LogLevel } from './logger';
+export { shapeOf } from './shape';

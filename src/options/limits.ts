@@ -1,0 +1,62 @@
+/** Bounds on what a client may send and what dispatch keeps. Every field has a named default. */
+export interface Limits {
+  /** Largest gRPC message accepted, in bytes. @default 4 MiB */
+  readonly maxMessageBytes: number;
+  /** Calls in one Dispatch. @default 128 */
+  readonly maxCallsPerTurn: number;
+  /** Size of one call's arguments text, in bytes. @default 1 MiB */
+  readonly maxArgumentBytes: number;
+  /** Nesting depth of one call's arguments. @default 64 */
+  readonly maxArgumentDepth: number;
+  /** Size of a tool's input schema text, in bytes. @default 256 KiB */
+  readonly maxSchemaBytes: number;
+  /** Largest tool output kept, in characters; longer output is cut before bounding. @default 16 MiB */
+  readonly maxToolOutputChars: number;
+  /** Concurrent Subscribe streams per tenant. @default 64 */
+  readonly maxSubscribersPerTenant: number;
+  /** Events buffered per subscriber before the oldest are dropped. @default 1024 */
+  readonly subscriberBuffer: number;
+  /** Sessions whose state the memory store keeps before evicting the least recent. @default 10000 */
+  readonly maxSessions: number;
+  /** Trajectory entries kept per session. @default 200 */
+  readonly maxMemoryEntries: number;
+  /** Operations kept in a session's loop window. @default 100 */
+  readonly loopWindow: number;
+  /** Time a store step may take before it counts as failed, in ms. @default 1000 */
+  readonly storeTimeoutMs: number;
+  /** Time an interactive approval may wait, in ms. @default 120000 */
+  readonly approvalTimeoutMs: number;
+}
+
+/** The defaults of {@link Limits}. */
+export const DEFAULT_LIMITS: Limits = Object.freeze({
+  maxMessageBytes: 4 * 1024 * 1024,
+  maxCallsPerTurn: 128,
+  maxArgumentBytes: 1024 * 1024,
+  maxArgumentDepth: 64,
+  maxSchemaBytes: 256 * 1024,
+  maxToolOutputChars: 16 * 1024 * 1024,
+  maxSubscribersPerTenant: 64,
+  subscriberBuffer: 1024,
+  maxSessions: 10_000,
+  maxMemoryEntries: 200,
+  loopWindow: 100,
+  storeTimeoutMs: 1000,
+  approvalTimeoutMs: 120_000,
+});
+
+/** Fills unset limits with their defaults and rejects values that are not positive integers. */
+export function resolveLimits(partial: Partial<Record<keyof Limits, unknown>> = {}): Limits {
+  const out: Record<string, number> = {};
+  for (const key of Object.keys(DEFAULT_LIMITS) as (keyof Limits)[]) {
+    const value = partial[key] ?? DEFAULT_LIMITS[key];
+    if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
+      throw new RangeError(`limits.${key} must be a positive integer, got ${JSON.stringify(value)}`);
+    }
+    out[key] = value;
+  }
+  for (const key of Object.keys(partial)) {
+    if (!(key in DEFAULT_LIMITS)) throw new RangeError(`limits.${key} is not a known limit`);
+  }
+  return Object.freeze(out) as unknown as Limits;
+}

@@ -1,0 +1,106 @@
+import { isJsonObject, toCompactJson, type JsonObject, type TolerantValue } from './json-value';
+import { parseTolerantValue } from './tolerant-json';
+import type { ParseFormat } from './types';
+
+/** A call recognised in a parsed value, before the offered-tools filter and id assignment. */
+export interface CandidateCall {
+  readonly name: string;
+  /** Compact JSON text, or the undecodable string the model sent. */
+  readonly arguments: string;
+  /** The model's own id for the call, when it gave one. */
+  readonly id?: string;
+  /** The JSON shape it came in, which names the format when no marker did. */
+  readonly shape: Extract<ParseFormat, 'llama' | 'openai'>;
+}
+
+const MAX_NAME_LENGTH = 256;
+
+/**
+ * The calls a parsed value describes: `{name, arguments|parameters}` (Hermes, Llama, Mistral),
+ * `{function: {name, arguments}}` and `{tool_calls: [...]}` (OpenAI), or an array of these.
+ * `explicit` says a marker already announced a call (a `<tool_call>` tag, `[TOOL_CALLS]`):
+ * then the arguments key may be absent and an array may mix in non-calls. Without a marker
+ * the shape must be complete, so ordinary JSON in prose is not mistaken for a call.
+ */
+export function callsFromValue(value: TolerantValue, explicit: boolean): CandidateCall[] {
+  if (Array.isArray(value)) {
+    const calls = value.map((item) => (isJsonObject(item) ? callFromObject(item, explicit) : undefined));
+    const found = calls.filter((call): call is CandidateCall => call !== undefined);
+    return explicit || found.length === calls.length ? found : [];
+  }
+  if (!isJsonObject(value)) return [];
+  const list = value.get('tool_calls');
+  if (Array.isArray(list)) return callsFromValue(list, true);
+  const call = callFromObject(value, explicit);
+  return call === undefined ? [] : [call];
+}
+
+/** A call from a name and an arguments value parsed separately (Mistral `name[ARGS]{...}`). */
+export function callFromParts(name: string, args: TolerantValue, id?: string): CandidateCall | undefined {
+  const cleanName = plausibleName(name);
+  if (cleanName === undefined) return undefined;
+  return { name: cleanName, arguments: argumentsText(args), id: plausibleId(id), shape: 'llama' };
+}
+
+function callFromObject(object: JsonObject, explicit: boolean): CandidateCall | undefined {
+  const id = plausibleId(object.get('id'));
+  const fn = object.get('function');
+  if (isJsonObject(fn)) {
+    const name = plausibleName(fn.get('name'));
+    const args = argumentsOf(fn);
+    if (name === undefined || (args === undefined && !explicit)) return undefined;
+    return { name, arguments: argumentsText(args ?? null), id, shape: 'openai' };
+  }
+  const name = plausibleName(object.get('name'));
+  const args = argumentsOf(object);
+  if (name === undefined || (args === undefined && !explicit)) return undefined;
+  if (!explicit && args !== undefined && args !== null && typeof args !== 'string' && !isJsonObject(args)) {
+    return undefined;
+  }
+  return { name, arguments: argumentsText(args ?? null), id, shape: 'llama' };
+}
+
+function argumentsOf(object: JsonObject): TolerantValue | undefined {
+  if (object.has('arguments')) return object.get('arguments');
+  return object.get('parameters');
+}
+
+/**
+ * Arguments as compact JSON text. A string is decoded (OpenAI sends arguments as JSON text);
+ * one that does not decode to an object is passed on as it was, for validation to report.
+ */
+function argumentsText(args: TolerantValue): string {
+  if (args === null) return '{}';
+  if (typeof args !== 'string') return toCompactJson(args);
+  const start = skipSpaces(args, 0);
+  if (start === args.length) return '{}';
+  const parsed = parseTolerantValue(args, start, args.length);
+  if (parsed.ok && isJsonObject(parsed.value) && skipSpaces(args, parsed.end) === args.length) {
+    return toCompactJson(parsed.value);
+  }
+  return args;
+}
+
+function skipSpaces(text: string, from: number): number {
+  let pos = from;
+  while (pos < text.length && text.charCodeAt(pos) <= 0x20) pos++;
+  return pos;
+}
+
+/** A tool name: a string of 1 to 256 characters with no whitespace, quotes or brackets. */
+function plausibleName(value: TolerantValue | undefined): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const name = value.trim();
+  if (name.length === 0 || name.length > MAX_NAME_LENGTH) return undefined;
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (c <= 0x20 || c === 0x7f || c === 0xa0 || '"\'`{}[]()<>,;'.includes(name.charAt(i))) return undefined;
+  }
+  return name;
+}
+
+function plausibleId(value: TolerantValue | undefined): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const id = value.trim();
+  return id.length > 0 && id.length <= MAX_NAME_LENGTH ? id : undefined;
+}

@@ -1,0 +1,7 @@
+export { parseToolCalls } from './parse-tool-calls';
+export type { ParseFormat, ParseOptions, ParseResult, ParsedCall } from './types';
+export { parseTolerantValue, MAX_PARSE_DEPTH } from './tolerant-json';
+export type { FailedValue, ParseFailureReason, ParsedValue, WorkBudget } from './tolerant-json';
+export { JsonNumber, isJsonObject, toCompactJson } from './json-value';
+export type { JsonObject, TolerantValue } from './json-value';
+export { createCallId } from './call-id';

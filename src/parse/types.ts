@@ -1,0 +1,31 @@
+/** Which dialect the calls in a model's output were written in; `none` when nothing was found. */
+export type ParseFormat = 'hermes' | 'llama' | 'mistral' | 'openai' | 'markdown' | 'none';
+
+/** One tool call recovered from raw model output (the proto's `ParsedToolCall`). */
+export interface ParsedCall {
+  /** The id the model gave the call, or `call_` plus 24 random alphanumerics. */
+  id: string;
+  name: string;
+  /**
+   * Compact JSON text of the arguments object; when the model sent arguments as a string that does
+   * not decode, that string as it was, so validation can report it.
+   */
+  arguments: string;
+}
+
+/** What `parseToolCalls` found: the calls, the text around them, and the dialect that matched. */
+export interface ParseResult {
+  calls: ParsedCall[];
+  /** The input with the spans of the returned calls removed, trimmed. */
+  remainingText: string;
+  format: ParseFormat;
+}
+
+/** Bounds for `parseToolCalls`. */
+export interface ParseOptions {
+  /**
+   * Texts longer than this (in UTF-16 code units) are not searched: the result is `none`.
+   * @default 4194304 (4 MiB, the default gRPC message limit)
+   */
+  readonly maxInputChars?: number;
+}

@@ -1,0 +1,90 @@
+import type { DispatchError } from '../errors';
+import type { ResolvedTool } from '../registry';
+
+/** What a pre-tool hook or policy decides about an attempt. */
+export type HookDecision =
+  | { readonly action: 'allow' }
+  | { readonly action: 'block'; readonly reason: string }
+  | { readonly action: 'modify'; readonly arguments: unknown; readonly reason?: string }
+  | { readonly action: 'ask'; readonly reason: string };
+
+/** What a pre-tool hook sees. */
+export interface PreHookInput {
+  readonly tenant: string;
+  readonly sessionId: string;
+  readonly tool: ResolvedTool;
+  readonly args: unknown;
+  readonly attempt: number;
+  readonly signal: AbortSignal;
+}
+
+/** What a post-tool hook sees; it may return annotations added to the result's warnings. */
+export interface PostHookInput extends Omit<PreHookInput, 'signal'> {
+  readonly output: string;
+  readonly isError: boolean;
+}
+
+/** The breaker of every tool: a pure read, a gate that may take the half-open probe, a record. */
+export interface BreakerGate {
+  /** True when the tool's breaker is open (no side effect). */
+  isOpen(tool: string): boolean;
+  /** Admits an attempt, taking the single half-open probe when it is free. */
+  tryAcquire(tool: string): boolean;
+  /** Records an attempt's outcome under the resolved tool name. */
+  record(tool: string, outcome: { readonly ok: boolean; readonly counts: boolean; readonly durationMs: number }): void;
+}
+
+/** A correction proposed by a reflector: fixed arguments or a fallback tool. */
+export interface Correction {
+  readonly arguments?: unknown;
+  readonly tool?: string;
+  readonly note?: string;
+}
+
+/** What recovery decides after a failed attempt. */
+export type Reflection =
+  | { readonly retry: true; readonly delayMs: number; readonly reason: string; readonly correction?: Correction }
+  | { readonly retry: false; readonly reason: string };
+
+/** What a reflector sees of a failure. */
+export interface Failure {
+  readonly tool: ResolvedTool;
+  readonly args: unknown;
+  readonly error: DispatchError;
+  /** The attempt that failed, counting from 1. */
+  readonly attempt: number;
+  /** Attempts of the call so far, across corrections. */
+  readonly attemptsSoFar: number;
+}
+
+/** Classifies a failure and decides whether and how to try again. */
+export interface Reflector {
+  reflect(failure: Failure): Reflection | Promise<Reflection>;
+}
+
+/** The guard stages of the pipeline; each has a default that lets everything through. */
+export interface Guards {
+  readonly preHook: (input: PreHookInput) => Promise<HookDecision>;
+  readonly postHook: (input: PostHookInput) => Promise<readonly string[]>;
+  readonly breaker: BreakerGate;
+  readonly reflector: Reflector;
+  /** Waits for ResolveApproval of an Ask; resolves true when approved. */
+  readonly awaitApproval: (approvalId: string, signal: AbortSignal) => Promise<boolean>;
+}
+
+const ALLOW: HookDecision = { action: 'allow' };
+const NO_NOTES: readonly string[] = [];
+
+/** A breaker that never opens. */
+export const OPEN_GATE: BreakerGate = { isOpen: () => false, tryAcquire: () => true, record() {} };
+
+/** Default guards: allow everything, never open, reflect with `reflector`, deny approvals. */
+export function defaultGuards(reflector: Reflector): Guards {
+  return {
+    preHook: async () => ALLOW,
+    postHook: async () => NO_NOTES,
+    breaker: OPEN_GATE,
+    reflector,
+    awaitApproval: async () => false,
+  };
+}

@@ -1,0 +1,39 @@
+import type { ExecutorContext } from '../executors';
+import type { ResolvedTool } from '../registry';
+
+/** One execution of a tool, as middleware sees it. */
+export interface Invocation {
+  readonly tool: ResolvedTool;
+  readonly args: unknown;
+  readonly ctx: ExecutorContext;
+}
+
+/** What an execution produced. */
+export interface ToolOutput {
+  readonly text: string;
+  /** Served from the memoize cache. */
+  readonly cached?: boolean;
+  readonly warnings?: readonly string[];
+}
+
+export type ToolHandler = (invocation: Invocation) => Promise<ToolOutput>;
+
+/** A stage around tool execution. */
+export type Middleware = (next: ToolHandler) => ToolHandler;
+
+/**
+ * Wraps `core` in `middleware`; the first registered is outermost, so it sees the call first and
+ * the output last (connect-es `applyInterceptors`).
+ */
+export function applyMiddleware(core: ToolHandler, middleware: readonly Middleware[]): ToolHandler {
+  return middleware.reduceRight<ToolHandler>((next, stage) => stage(next), core);
+}
+
+/** Cuts an output longer than `maxChars` before bounding, so no tool can flood the server. */
+export function outputCap(maxChars: number): Middleware {
+  return (next) => async (invocation) => {
+    const output = await next(invocation);
+    if (output.text.length <= maxChars) return output;
+    return { ...output, text: output.text.slice(0, maxChars), warnings: [...(output.warnings ?? []), `the tool's output was cut at ${maxChars} characters before bounding`] };
+  };
+}

@@ -1,0 +1,84 @@
+import type { ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
+
+/** What an observer is told about a turn when it starts. */
+export interface TurnInfo {
+  readonly tenant: string;
+  readonly sessionId: string;
+  readonly turn: number;
+  /** The caller's W3C trace context, from the gRPC metadata. */
+  readonly traceparent?: string;
+  readonly callCount: number;
+}
+
+/** What an observer is told about a call when it is received. */
+export interface CallInfo {
+  readonly toolCallId: string;
+  readonly tool: string;
+  /** The arguments text as the model sent it. */
+  readonly arguments: string;
+}
+
+/** The outcome of one attempt, for TOOL_POST and the attempt's span. */
+export interface AttemptOutcome {
+  readonly isError: boolean;
+  /** Short kind name (`"TIMEOUT"`) when the attempt failed. */
+  readonly errorKind?: string;
+  readonly resolvedTool: string;
+  readonly durationMs: number;
+  readonly replay: boolean;
+  readonly cached: boolean;
+  readonly truncated: boolean;
+  readonly outputChars: number;
+}
+
+/** Watches one attempt. */
+export interface AttemptObserver {
+  /** Trace context to pass to the executor. */
+  readonly traceparent: string | undefined;
+  /** TOOL_POST, then the attempt's span ends. */
+  post(outcome: AttemptOutcome): void;
+}
+
+/** Watches one call of a turn, across its attempts. */
+export interface CallObserver {
+  /** TOOL_PRE: an attempt starts (attempt counts from 1). */
+  attempt(attempt: number, tool: string): AttemptObserver;
+  retry(attempt: number, delayMs: number, reason: string): void;
+  loopWarning(attempt: number, message: string): void;
+  loopStop(attempt: number, message: string): void;
+  replay(attempt: number): void;
+  approvalRequested(attempt: number, approvalId: string, reason: string): void;
+  /** The call is finished; `result` is what the client gets, or undefined on a hard error. */
+  end(result: ToolResult | undefined, hardError?: string): void;
+}
+
+/** Watches one Dispatch. */
+export interface TurnObserver {
+  /** CALL_RECEIVED. */
+  call(info: CallInfo): CallObserver;
+  /** TURN_END. */
+  end(hardError?: string): void;
+}
+
+/**
+ * Everything the pipeline reports, as a tree of handles that follows the span tree: turn, call,
+ * attempt. Implementations never throw into the pipeline and never wait inside a call.
+ */
+export interface Observer {
+  turn(info: TurnInfo): TurnObserver;
+}
+
+const noopAttempt: AttemptObserver = { traceparent: undefined, post() {} };
+const noopCall: CallObserver = {
+  attempt: () => noopAttempt,
+  retry() {},
+  loopWarning() {},
+  loopStop() {},
+  replay() {},
+  approvalRequested() {},
+  end() {},
+};
+const noopTurn: TurnObserver = { call: () => noopCall, end() {} };
+
+/** Observes nothing, at no cost. */
+export const NOOP_OBSERVER: Observer = { turn: () => noopTurn };

@@ -1,0 +1,38 @@
+import type { ExecutorSet } from '../executors';
+import type { Logger } from '../log';
+import type { Limits } from '../options';
+import type { ToolRegistry } from '../registry';
+import type { ScratchDirs } from '../session';
+import type { Store } from '../store';
+import type { Guards } from './guards';
+import type { ToolHandler } from './middleware';
+import type { Observer, TurnObserver } from './observer';
+
+/** Everything the pipeline needs, built once per server. */
+export interface PipelineDeps {
+  readonly registry: ToolRegistry;
+  readonly store: Store;
+  readonly executors: ExecutorSet;
+  /** The executor core wrapped in the middleware chain. */
+  readonly handler: ToolHandler;
+  readonly guards: Guards;
+  readonly observer: Observer;
+  readonly limits: Limits;
+  readonly scratch: ScratchDirs;
+  readonly logger: Logger;
+}
+
+/** One Dispatch RPC, as every call of it sees it. */
+export interface TurnContext {
+  readonly tenant: string;
+  readonly sessionId: string;
+  readonly turn: number;
+  /** Fires on the client's cancel, the RPC deadline and shutdown. */
+  readonly signal: AbortSignal;
+  /** Epoch ms of the RPC deadline, or Infinity. */
+  readonly deadline: number;
+  readonly offeredTools?: ReadonlySet<string>;
+  readonly interactive: boolean;
+  readonly observer: TurnObserver;
+  readonly traceparent?: string;
+}

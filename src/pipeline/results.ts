@@ -1,0 +1,64 @@
+import { create } from '@bufbuild/protobuf';
+import { ToolErrorSchema, ToolResultSchema, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
+import { toErrorJson, suggestionFor, type DispatchError } from '../errors';
+import type { StoredResult } from '../store';
+
+/** A failed call's result: the error JSON as output, the error fields set. */
+export function errorResult(callId: string, tool: string, error: DispatchError, attempts: number, durationMs: number, warnings: readonly string[] = []): ToolResult {
+  const json = toErrorJson(tool, error, attempts);
+  return create(ToolResultSchema, {
+    toolCallId: callId,
+    output: JSON.stringify(json),
+    isError: true,
+    error: create(ToolErrorSchema, {
+      kind: error.kind,
+      message: error.message,
+      recoverable: error.recoverable,
+      suggestion: json.suggestion,
+      retryAfterMs: error.retryAfterMs ?? 0,
+    }),
+    attempts,
+    durationMs,
+    resolvedToolName: tool,
+    warnings: [...warnings],
+  });
+}
+
+/** A result replayed from an idempotency record, stamped with the requesting call's id. */
+export function replayedResult(callId: string, stored: StoredResult, attempts: number, durationMs: number): ToolResult {
+  return create(ToolResultSchema, {
+    toolCallId: callId,
+    output: stored.output,
+    isError: stored.isError,
+    error: stored.isError
+      ? create(ToolErrorSchema, {
+          kind: stored.errorKind ?? 0,
+          message: stored.errorMessage ?? '',
+          recoverable: stored.recoverable ?? false,
+          suggestion: stored.suggestion ?? suggestionFor(stored.errorKind ?? 0),
+        })
+      : undefined,
+    attempts,
+    durationMs,
+    resolvedToolName: stored.resolvedToolName,
+    truncated: stored.truncated,
+    resultHandle: stored.resultHandle,
+    idempotentReplay: true,
+  });
+}
+
+/** The record kept for replay of a finished result. */
+export function toStored(result: ToolResult): StoredResult {
+  return {
+    output: result.output,
+    isError: result.isError,
+    errorKind: result.error?.kind,
+    errorMessage: result.error?.message,
+    recoverable: result.error?.recoverable,
+    suggestion: result.error?.suggestion,
+    resolvedToolName: result.resolvedToolName,
+    truncated: result.truncated,
+    resultHandle: result.resultHandle,
+    durationMs: result.durationMs,
+  };
+}

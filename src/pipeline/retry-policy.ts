@@ -1,0 +1,58 @@
+import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
+import type { DispatchError } from '../errors';
+import type { ResolvedRetry } from '../registry';
+
+/** Inputs of the retry decision for one failed attempt. */
+export interface RetryInput {
+  readonly error: DispatchError;
+  readonly readOnly: boolean;
+  /** The attempt that just failed, counting from 1. */
+  readonly attempt: number;
+  readonly policy: ResolvedRetry;
+}
+
+/** The decision: retry after `delayMs`, or return the failure, with the reason either way. */
+export type RetryDecision =
+  | { readonly retry: true; readonly delayMs: number; readonly reason: string }
+  | { readonly retry: false; readonly reason: string };
+
+const NEVER_RETRIED_STATUS = new Set([400, 401, 403, 404, 422]);
+const NEVER_RETRIED_KINDS = new Set([
+  ErrorKind.INVALID_ARGUMENTS,
+  ErrorKind.UNKNOWN_TOOL,
+  ErrorKind.BLOCKED,
+  ErrorKind.BREAKER_OPEN,
+  ErrorKind.IN_PROGRESS,
+  ErrorKind.OUTCOME_UNKNOWN,
+  ErrorKind.LOOP_BLOCKED,
+  ErrorKind.CANCELLED,
+  ErrorKind.UNEXPECTED,
+]);
+
+/**
+ * The second seed's decision tree, by failure phase: read-only tools retry transient failures;
+ * side-effecting tools retry only failures before execution; validation errors, 400/401/403/404/422
+ * and crashes never retry. Decided from kind, phase and effect, never from message text.
+ */
+export function decideRetry({ error, readOnly, attempt, policy }: RetryInput): RetryDecision {
+  if (NEVER_RETRIED_KINDS.has(error.kind)) return { retry: false, reason: `${ErrorKind[error.kind]} is never retried` };
+  if (error.httpStatus !== undefined && NEVER_RETRIED_STATUS.has(error.httpStatus)) {
+    return { retry: false, reason: `HTTP ${error.httpStatus} is never retried` };
+  }
+  if (!readOnly && error.phase !== 'before') {
+    return { retry: false, reason: `a side-effecting tool is not retried after a failure ${error.phase} execution` };
+  }
+  if (!error.recoverable) return { retry: false, reason: 'the failure is not transient' };
+  if (attempt >= policy.maxAttempts) return { retry: false, reason: `all ${policy.maxAttempts} attempts used` };
+  return { retry: true, delayMs: backoffDelay(attempt, policy, error.retryAfterMs), reason: 'transient failure' };
+}
+
+/**
+ * Exponential backoff before attempt `attempt + 1`: initial x multiplier^(attempt-1), capped, plus
+ * up to `jitter` of itself at random. A Retry-After from the tool wins when it is longer.
+ */
+export function backoffDelay(attempt: number, policy: ResolvedRetry, retryAfterMs?: number, random = Math.random): number {
+  const base = Math.min(policy.maxBackoffMs, policy.initialBackoffMs * policy.multiplier ** (attempt - 1));
+  const delay = Math.round(base * (1 + policy.jitter * random()));
+  return retryAfterMs !== undefined ? Math.max(delay, retryAfterMs) : delay;
+}

@@ -1,0 +1,196 @@
+import { create } from '@bufbuild/protobuf';
+import { status } from '@grpc/grpc-js';
+import { ErrorKind, ToolResultSchema, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
+import { DispatchError, HardError, kindName } from '../errors';
+import { canonicalJson, readPointer, shortHash } from '../json';
+import type { ResolvedTool } from '../registry';
+import { idempotencyKey, newResultHandle, StoreUnavailableError, type ClaimOutcome, type FinishAttempt, type LoopStreak } from '../store';
+import { boundResult } from './bound-result';
+import type { CallObserver } from './observer';
+import type { PipelineDeps, TurnContext } from './pipeline-deps';
+import { applyPreHooks } from './pre-attempt';
+import { errorResult, replayedResult, toStored } from './results';
+import { linkSignal, raceAbort } from './signals';
+
+/** The result of one attempt and, when it failed, why. */
+export interface AttemptResult {
+  readonly result: ToolResult;
+  readonly error?: DispatchError;
+}
+
+const LEASE_MARGIN_MS = 5_000;
+const MEMORY_TTL_SECONDS = 86_400;
+const MEMORY_FIELD_CHARS = 500;
+
+/** The loop-window operation of a call: the tool and its primary parameter. */
+export function loopOp(tool: ResolvedTool, args: unknown): string {
+  const param = tool.spec.primaryParameter === '' ? args : readPointer(args, tool.spec.primaryParameter);
+  return `${tool.name}\u0000${canonicalJson(param ?? null)}`;
+}
+
+const refused = (kind: ErrorKind, message: string, recoverable = false) => new DispatchError(kind, message, { phase: 'before', recoverable });
+
+function claimRefusal(claim: ClaimOutcome | undefined): DispatchError | undefined {
+  if (claim?.state === 'in_progress') return refused(ErrorKind.IN_PROGRESS, 'an identical call is still running; this one was not executed');
+  if (claim?.state === 'unknown') return refused(ErrorKind.OUTCOME_UNKNOWN, 'an identical earlier call timed out mid-flight, so its effect is unknown; this one was not executed');
+  return undefined;
+}
+
+/**
+ * One attempt of a call, steps 1-11 of DESIGN section 3: TOOL_PRE, hooks, loop pre-check, breaker
+ * gate, idempotency claim, execution under the tool's timeout, bounding, the one store write,
+ * TOOL_POST, post hooks, health. Throws HardError for LOOP_DETECTED and cancellation.
+ */
+export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId: string, tool: ResolvedTool, rawArgs: unknown, attempt: number, warnings: string[]): Promise<AttemptResult> {
+  const started = performance.now();
+  const attemptObs = obs.attempt(attempt, tool.name);
+  const scope = { tenant: turn.tenant, sessionId: turn.sessionId };
+  let streak: LoopStreak = { count: 0, failed: false };
+  let claimed = false;
+  let storeDown = false;
+  let executed = false;
+  let idemKey = '';
+  let op = '';
+  const finish = (result: ToolResult, error?: DispatchError): AttemptResult => {
+    attemptObs.post({ isError: result.isError, errorKind: error ? kindName(error.kind) : undefined, resolvedTool: result.resolvedToolName, durationMs: result.durationMs, replay: result.idempotentReplay, cached: result.cached, truncated: result.truncated, outputChars: result.output.length });
+    return { result, error };
+  };
+  const fail = (error: DispatchError): AttemptResult => finish(errorResult(callId, tool.name, error, attempt, Math.round(performance.now() - started), warnings), error);
+  const release = async () => {
+    if (claimed) await deps.store.finishAttempt({ scope, op, idempotency: { key: idemKey, action: 'release' } }).catch(() => undefined);
+  };
+
+  let args: unknown;
+  try {
+    args = await applyPreHooks(deps, turn, obs, tool, rawArgs, attempt);
+  } catch (error) {
+    return fail(DispatchError.from(error, 'before'));
+  }
+  op = loopOp(tool, args);
+  idemKey = idempotencyKey(scope, tool.name, args, tool.keyFields);
+  const wantClaim = !tool.readOnly && !deps.guards.breaker.isOpen(tool.name);
+  let claim: ClaimOutcome | undefined;
+  try {
+    const begun = await deps.store.beginAttempt({ scope, op, claim: wantClaim ? { key: idemKey, leaseMs: tool.timeoutMs + LEASE_MARGIN_MS } : undefined });
+    streak = begun.streak;
+    claim = begun.claim;
+    claimed = claim?.state === 'claimed';
+  } catch (error) {
+    if (!(error instanceof StoreUnavailableError)) throw error;
+    deps.logger.warn('store unavailable at claim', { tool: tool.name, error: error.message });
+    if (!tool.readOnly) return fail(new DispatchError(ErrorKind.STORE_UNAVAILABLE, 'the idempotency store is unreachable, so this side-effecting call was not executed', { phase: 'before', recoverable: true, cause: error }));
+    storeDown = true;
+  }
+
+  if (!streak.failed && streak.count >= tool.loop.stop) {
+    await release();
+    const message = `loop detected: ${tool.name} returned the same result ${streak.count} times in a row for the same input`;
+    obs.loopStop(attempt, message);
+    throw new HardError(status.ABORTED, 'LOOP_DETECTED', message);
+  }
+  if (streak.failed && streak.count >= tool.loop.failureBlock) {
+    await release();
+    return fail(refused(ErrorKind.LOOP_BLOCKED, `this exact call failed the same way ${streak.count} times in a row; dispatch refused to run it again`));
+  }
+  if (!deps.guards.breaker.tryAcquire(tool.name)) {
+    await release();
+    return fail(refused(ErrorKind.BREAKER_OPEN, `tool "${tool.name}" is temporarily unavailable: its circuit breaker is open after repeated failures`, true));
+  }
+  if (claim?.state === 'completed') {
+    deps.guards.breaker.record(tool.name, { ok: true, counts: false, durationMs: 0 });
+    obs.replay(attempt);
+    return finish(replayedResult(callId, claim.result, attempt, Math.round(performance.now() - started)));
+  }
+  const refusal = claimRefusal(claim);
+  if (refusal) {
+    deps.guards.breaker.record(tool.name, { ok: true, counts: false, durationMs: 0 });
+    return fail(refusal);
+  }
+
+  const link = linkSignal(turn.signal, Math.max(1, Math.min(tool.timeoutMs, turn.deadline - Date.now())));
+  let text = '';
+  let cached = false;
+  let error: DispatchError | undefined;
+  const execStarted = performance.now();
+  try {
+    executed = true;
+    const ctx = {
+      tenant: turn.tenant,
+      sessionId: turn.sessionId,
+      toolCallId: callId,
+      attempt,
+      idempotencyKey: idemKey,
+      signal: link.signal,
+      deadline: Date.now() + tool.timeoutMs,
+      traceparent: attemptObs.traceparent ?? turn.traceparent,
+      scratchDir: () => deps.scratch.get(turn.tenant, turn.sessionId),
+    };
+    const output = await raceAbort(deps.handler({ tool, args, ctx }), link.signal);
+    text = output.text;
+    cached = output.cached ?? false;
+    if (output.warnings) warnings.push(...output.warnings);
+  } catch (caught) {
+    if (turn.signal.aborted && !link.timedOut()) error = new DispatchError(ErrorKind.CANCELLED, 'the call was cancelled', { phase: 'during' });
+    else if (link.timedOut()) error = new DispatchError(ErrorKind.TIMEOUT, `the tool did not answer within ${tool.timeoutMs} ms`, { phase: 'during', recoverable: tool.readOnly, suggestion: tool.readOnly ? undefined : 'The call may or may not have taken effect; verify its effect before calling again.' });
+    else error = DispatchError.from(caught, 'during');
+  } finally {
+    link.dispose();
+  }
+  const execMs = performance.now() - execStarted;
+
+  const durationMs = Math.round(performance.now() - started);
+  let result: ToolResult;
+  let spill: FinishAttempt['spill'];
+  if (error) {
+    result = errorResult(callId, tool.name, error, attempt, durationMs, warnings);
+  } else {
+    const bounded = boundResult(text, tool.maxResultChars);
+    const handle = bounded.truncated ? newResultHandle(turn.sessionId) : '';
+    if (bounded.truncated) spill = { handle, text, ttlSeconds: tool.idempotencyTtlSeconds };
+    result = create(ToolResultSchema, { toolCallId: callId, output: bounded.text, attempts: attempt, durationMs, resolvedToolName: tool.name, truncated: bounded.truncated, resultHandle: handle, cached, warnings });
+  }
+
+  const failed = error !== undefined;
+  const idempotency: FinishAttempt['idempotency'] = !claimed
+    ? undefined
+    : !error || error.phase === 'after'
+      ? { key: idemKey, action: 'complete', result: toStored(result), ttlSeconds: tool.idempotencyTtlSeconds }
+      : error.phase === 'during'
+        ? { key: idemKey, action: 'unknown', ttlSeconds: tool.idempotencyTtlSeconds }
+        : { key: idemKey, action: 'release' };
+  const memory = failed ? undefined : { entry: `tool=${tool.name}; input=${JSON.stringify(args).slice(0, MEMORY_FIELD_CHARS)}; result=${text.slice(0, MEMORY_FIELD_CHARS)}`, max: deps.limits.maxMemoryEntries, ttlSeconds: MEMORY_TTL_SECONDS };
+  const resultHash = shortHash(failed ? `${error!.kind}\u0000${error!.message}` : text);
+  if (!storeDown) {
+    try {
+      const after = await deps.store.finishAttempt({ scope, op, record: { resultHash, failed, window: deps.limits.loopWindow }, idempotency, spill, memory });
+      addLoopWarning(after.streak, tool, obs, attempt, warnings);
+      result.warnings = [...warnings];
+    } catch (storeError) {
+      deps.logger.warn('store write after attempt failed; memory and loop record dropped', { tool: tool.name, error: (storeError as Error).message });
+      if (spill) result.resultHandle = '';
+    }
+  }
+  if (error?.kind === ErrorKind.CANCELLED) throw HardError.cancelled();
+  const outcome = finish(result, error);
+  const notes = await deps.guards.postHook({ tenant: turn.tenant, sessionId: turn.sessionId, tool, args, attempt, output: result.output, isError: failed }).catch(() => [] as readonly string[]);
+  if (notes.length > 0) result.warnings.push(...notes);
+  const counts = failed && executed && countsForBreaker(error!);
+  deps.guards.breaker.record(tool.name, { ok: !failed || !counts, counts, durationMs: execMs });
+  return outcome;
+}
+
+/** Failures that count against a breaker: timeouts, transport errors, crashes and 5xx. */
+function countsForBreaker(error: DispatchError): boolean {
+  if (error.kind === ErrorKind.TIMEOUT || error.kind === ErrorKind.UNAVAILABLE || error.kind === ErrorKind.UNEXPECTED) return true;
+  return error.kind === ErrorKind.TOOL_ERROR && (error.httpStatus === undefined || error.httpStatus >= 500);
+}
+
+function addLoopWarning(streak: LoopStreak, tool: ResolvedTool, obs: CallObserver, attempt: number, warnings: string[]): void {
+  const threshold = streak.failed ? tool.loop.failureWarn : tool.loop.warn;
+  if (streak.count < threshold) return;
+  const message = streak.failed
+    ? `loop warning: this call has failed the same way ${streak.count} times in a row; change the arguments or the approach`
+    : `loop warning: ${tool.name} returned the same result ${streak.count} times in a row for the same input; use the result you have or change the approach`;
+  warnings.push(message);
+  obs.loopWarning(attempt, message);
+}

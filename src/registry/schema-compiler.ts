@@ -1,0 +1,50 @@
+import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { jsonDepth } from '../json';
+
+/** Compiles tool input schemas: draft 2020-12, defaults applied, no remote references. */
+export interface SchemaCompiler {
+  /** Compiles schema text, throwing an Error with a precise message when it cannot. */
+  compile(schemaText: string): { schema: Record<string, unknown>; validate: ValidateFunction };
+}
+
+const MAX_SCHEMA_DEPTH = 32;
+
+/** Creates a compiler that refuses schemas larger than `maxSchemaBytes`. */
+export function createSchemaCompiler(maxSchemaBytes: number): SchemaCompiler {
+  const ajv = new Ajv2020({
+    allErrors: true,
+    verbose: true,
+    useDefaults: true,
+    strict: false,
+    validateSchema: true,
+    addUsedSchema: false,
+    // loadSchema is deliberately absent: a $ref to anything outside the schema fails to compile.
+  });
+  addFormats(ajv);
+  return {
+    compile(schemaText) {
+      const text = schemaText.trim() === '' ? '{"type":"object"}' : schemaText;
+      if (Buffer.byteLength(text) > maxSchemaBytes) {
+        throw new Error(`input_schema is ${Buffer.byteLength(text)} bytes, over the limit of ${maxSchemaBytes}`);
+      }
+      if (jsonDepth(text) > MAX_SCHEMA_DEPTH) {
+        throw new Error(`input_schema nests deeper than ${MAX_SCHEMA_DEPTH} levels`);
+      }
+      let schema: unknown;
+      try {
+        schema = JSON.parse(text);
+      } catch (error) {
+        throw new Error(`input_schema is not valid JSON: ${(error as Error).message}`);
+      }
+      if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
+        throw new Error('input_schema must be a JSON object');
+      }
+      try {
+        return { schema: schema as Record<string, unknown>, validate: ajv.compile(schema as object) };
+      } catch (error) {
+        throw new Error(`input_schema does not compile: ${(error as Error).message}`);
+      }
+    },
+  };
+}

@@ -1,0 +1,84 @@
+import * as grpc from '@grpc/grpc-js';
+import { DispatchService } from '../../gen/dispatch/v1/dispatch_pb';
+import { ToolRegistryService } from '../../gen/dispatch/v1/registry_pb';
+import { WorkerService } from '../../gen/dispatch/v1/worker_pb';
+import type { PipelineDeps } from '../pipeline';
+import { type ParallelDispatcher, dispatchHandlers } from './dispatch-service';
+import { serviceDefinition, unimplemented } from './grpc-adapter';
+import { addHealthAndReflection } from './health-and-reflection';
+import { allowAll, type Authenticator } from './principal';
+import { registryHandlers } from './registry-service';
+
+/** Handlers that other parts of dispatch add to a service (Subscribe, Work, ...). */
+export type ExtraHandlers = Partial<Record<'dispatch' | 'registry' | 'worker', grpc.UntypedServiceImplementation>>;
+
+/** How to build a server around a pipeline. */
+export interface ServerOptions {
+  readonly deps: PipelineDeps;
+  /** @default allowAll (loopback, no authentication) */
+  readonly authenticate?: Authenticator;
+  readonly credentials?: grpc.ServerCredentials;
+  readonly parallel?: ParallelDispatcher;
+  readonly extraHandlers?: ExtraHandlers;
+}
+
+/** A running dispatch server. */
+export interface DispatchServer {
+  readonly port: number;
+  readonly deps: PipelineDeps;
+  /**
+   * Stops accepting calls, lets calls in flight finish within `graceMs`, then cancels the rest.
+   * Health turns NOT_SERVING first.
+   */
+  shutdown(graceMs: number): Promise<void>;
+}
+
+/** Creates the gRPC server, binds `address` (port 0 picks a free one) and starts serving. */
+export async function startServer(address: string, options: ServerOptions): Promise<DispatchServer> {
+  const { deps } = options;
+  const authenticate = options.authenticate ?? allowAll;
+  const shutdownController = new AbortController();
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': deps.limits.maxMessageBytes,
+    'grpc.max_send_message_length': deps.limits.maxMessageBytes,
+  });
+  const extra = options.extraHandlers ?? {};
+  server.addService(serviceDefinition(DispatchService), {
+    subscribe: unimplemented('Subscribe'),
+    parseToolCalls: unimplemented('ParseToolCalls'),
+    resolveApproval: unimplemented('ResolveApproval'),
+    ...dispatchHandlers({ deps, authenticate, shutdown: shutdownController.signal, parallel: options.parallel }),
+    ...extra.dispatch,
+  });
+  server.addService(serviceDefinition(ToolRegistryService), {
+    getToolStats: unimplemented('GetToolStats'),
+    ...registryHandlers(deps.registry, authenticate, deps.logger),
+    ...extra.registry,
+  });
+  server.addService(serviceDefinition(WorkerService), { work: unimplemented('Work'), ...extra.worker });
+  const health = addHealthAndReflection(server);
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(address, options.credentials ?? grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
+  );
+  health.serving(true);
+  let stopping: Promise<void> | undefined;
+  return {
+    port,
+    deps,
+    shutdown(graceMs) {
+      stopping ??= new Promise<void>((resolve) => {
+        health.serving(false);
+        const force = setTimeout(() => {
+          shutdownController.abort();
+          setTimeout(() => server.forceShutdown(), 200).unref();
+        }, graceMs);
+        server.tryShutdown(() => {
+          clearTimeout(force);
+          shutdownController.abort();
+          resolve();
+        });
+      });
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,122 @@
+import { create } from '@bufbuild/protobuf';
+import * as grpc from '@grpc/grpc-js';
+import {
+  DispatchMode,
+  DispatchResponseSchema,
+  EndSessionResponseSchema,
+  ReadResultResponseSchema,
+  type DispatchRequest,
+  type DispatchResponse,
+  type EndSessionRequest,
+  type EndSessionResponse,
+  type ReadResultRequest,
+  type ReadResultResponse,
+  type ToolResult,
+} from '../../gen/dispatch/v1/dispatch_pb';
+import type { ServerSurfaceCall } from '@grpc/grpc-js/build/src/server-call';
+import { HardError } from '../errors';
+import { codePointLength, dispatchSequential, sliceCodePoints, type PipelineDeps, type TurnContext } from '../pipeline';
+import { RpcError, unary } from './grpc-adapter';
+import type { Authenticator } from './principal';
+
+/** Runs a turn in parallel mode; absent until waves are wired in. */
+export type ParallelDispatcher = (deps: PipelineDeps, turn: TurnContext, request: DispatchRequest) => Promise<ToolResult[]>;
+
+/** What the Dispatch service handlers need beyond the pipeline. */
+export interface DispatchServiceOptions {
+  readonly deps: PipelineDeps;
+  readonly authenticate: Authenticator;
+  /** Fires when the server shuts down past its grace period. */
+  readonly shutdown: AbortSignal;
+  readonly parallel?: ParallelDispatcher;
+}
+
+const READ_DEFAULT = 8_000;
+const READ_MAX = 65_536;
+
+function checkRequest(request: DispatchRequest, maxCalls: number): void {
+  if (request.sessionId === '') throw new RpcError(grpc.status.INVALID_ARGUMENT, 'session_id is required');
+  if (request.sessionId.length > 256) throw new RpcError(grpc.status.INVALID_ARGUMENT, 'session_id is longer than 256 characters');
+  if (request.calls.length > maxCalls) {
+    throw new RpcError(grpc.status.INVALID_ARGUMENT, `${request.calls.length} calls in one turn, over the limit of ${maxCalls}`);
+  }
+}
+
+function deadlineOf(call: ServerSurfaceCall): number {
+  const deadline = call.getDeadline();
+  const ms = deadline instanceof Date ? deadline.getTime() : Number(deadline);
+  return Number.isFinite(ms) && ms > 0 ? ms : Infinity;
+}
+
+/** The unary handlers of DispatchService that this file owns: Dispatch, ReadResult, EndSession. */
+export function dispatchHandlers(options: DispatchServiceOptions) {
+  const { deps, authenticate } = options;
+  const logger = deps.logger;
+
+  async function dispatch(request: DispatchRequest, call: grpc.ServerUnaryCall<DispatchRequest, DispatchResponse>): Promise<DispatchResponse> {
+    const principal = authenticate(call, 'dispatch');
+    checkRequest(request, deps.limits.maxCallsPerTurn);
+    const controller = new AbortController();
+    const abort = () => controller.abort();
+    call.once('cancelled', abort);
+    options.shutdown.addEventListener('abort', abort, { once: true });
+    const deadline = deadlineOf(call);
+    const timer = deadline === Infinity ? undefined : setTimeout(abort, Math.max(0, deadline - Date.now()));
+    const traceparent = call.metadata.get('traceparent')[0]?.toString();
+    const observer = deps.observer.turn({ tenant: principal.tenant, sessionId: request.sessionId, turn: request.turn, traceparent, callCount: request.calls.length });
+    const turn: TurnContext = {
+      tenant: principal.tenant,
+      sessionId: request.sessionId,
+      turn: request.turn,
+      signal: controller.signal,
+      deadline,
+      offeredTools: request.offeredTools.length > 0 ? new Set(request.offeredTools) : undefined,
+      interactive: request.interactive,
+      observer,
+      traceparent,
+    };
+    try {
+      const parallel = request.mode === DispatchMode.PARALLEL && request.calls.length >= 2 && options.parallel;
+      const results = parallel ? await parallel(deps, turn, request) : await dispatchSequential(deps, turn, request);
+      observer.end();
+      return create(DispatchResponseSchema, { results });
+    } catch (error) {
+      const hard = error instanceof HardError && error.reason === 'CANCELLED' && Date.now() >= deadline ? HardError.deadline() : error;
+      observer.end(hard instanceof HardError ? hard.reason : 'INTERNAL');
+      throw hard;
+    } finally {
+      clearTimeout(timer);
+      call.removeListener('cancelled', abort);
+      options.shutdown.removeEventListener('abort', abort);
+    }
+  }
+
+  async function readResult(request: ReadResultRequest, call: grpc.ServerUnaryCall<ReadResultRequest, ReadResultResponse>): Promise<ReadResultResponse> {
+    const principal = authenticate(call, 'dispatch');
+    const text = await deps.store.readResult(principal.tenant, request.resultHandle).catch(() => {
+      throw new RpcError(grpc.status.UNAVAILABLE, 'the result store is unreachable; try again shortly');
+    });
+    if (text === undefined) throw new RpcError(grpc.status.NOT_FOUND, `result handle "${request.resultHandle.slice(0, 100)}" not found (it may have expired)`);
+    const limit = Math.min(request.limit === 0 ? READ_DEFAULT : request.limit, READ_MAX);
+    const total = codePointLength(text);
+    const offset = Math.min(request.offset, total);
+    const slice = sliceCodePoints(text, offset, limit);
+    return create(ReadResultResponseSchema, { text: slice, totalChars: total, nextOffset: offset + codePointLength(slice) });
+  }
+
+  async function endSession(request: EndSessionRequest, call: grpc.ServerUnaryCall<EndSessionRequest, EndSessionResponse>): Promise<EndSessionResponse> {
+    const principal = authenticate(call, 'dispatch');
+    const scope = { tenant: principal.tenant, sessionId: request.sessionId };
+    await deps.store.endSession(scope).catch(() => {
+      throw new RpcError(grpc.status.UNAVAILABLE, 'the session store is unreachable; try again shortly');
+    });
+    await deps.scratch.remove(scope.tenant, scope.sessionId);
+    return create(EndSessionResponseSchema, {});
+  }
+
+  return {
+    dispatch: unary(logger, dispatch),
+    readResult: unary(logger, readResult),
+    endSession: unary(logger, endSession),
+  };
+}

@@ -1,0 +1,81 @@
+import { create, fromBinary, toBinary, type DescMessage, type MessageShape } from '@bufbuild/protobuf';
+import { anyPack } from '@bufbuild/protobuf/wkt';
+import type { GenService, GenServiceMethods } from '@bufbuild/protobuf/codegenv2';
+import * as grpc from '@grpc/grpc-js';
+import { ErrorInfoSchema } from '../../gen/google/rpc/error_details_pb';
+import { StatusSchema } from '../../gen/google/rpc/status_pb';
+import { HardError } from '../errors';
+import type { Logger } from '../log';
+
+/** An RPC failure with a gRPC status, and optionally a google.rpc.ErrorInfo reason. */
+export class RpcError extends Error {
+  override readonly name = 'RpcError';
+  constructor(
+    readonly code: grpc.status,
+    message: string,
+    readonly reason?: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The grpc-js service definition of a protobuf-es service: paths, streaming flags, and binary
+ * (de)serialisation through the generated schemas. This is the one adapter between the two.
+ */
+export function serviceDefinition(service: GenService<GenServiceMethods>): grpc.ServiceDefinition {
+  const definition: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
+  for (const method of service.methods) {
+    const input = method.input as DescMessage;
+    const output = method.output as DescMessage;
+    definition[method.localName] = {
+      path: `/${service.typeName}/${method.name}`,
+      requestStream: method.methodKind === 'client_streaming' || method.methodKind === 'bidi_streaming',
+      responseStream: method.methodKind === 'server_streaming' || method.methodKind === 'bidi_streaming',
+      requestSerialize: (value) => Buffer.from(toBinary(input, value as MessageShape<DescMessage>)),
+      requestDeserialize: (bytes) => fromBinary(input, bytes),
+      responseSerialize: (value) => Buffer.from(toBinary(output, value as MessageShape<DescMessage>)),
+      responseDeserialize: (bytes) => fromBinary(output, bytes),
+      originalName: method.name,
+    };
+  }
+  return definition;
+}
+
+/** The status sent for anything a handler throws; unknown errors become INTERNAL, logged. */
+export function toServiceError(error: unknown, logger: Logger): Partial<grpc.StatusObject> {
+  let code: grpc.status;
+  let reason: string | undefined;
+  let message: string;
+  if (error instanceof HardError || error instanceof RpcError) {
+    code = error.code;
+    reason = error.reason;
+    message = error.message;
+  } else {
+    logger.error('internal error', { error: error instanceof Error ? error.stack : String(error) });
+    code = grpc.status.INTERNAL;
+    message = 'internal error in dispatch';
+  }
+  const metadata = new grpc.Metadata();
+  if (reason) {
+    const info = create(ErrorInfoSchema, { reason, domain: 'dispatch.v1' });
+    const details = create(StatusSchema, { code, message, details: [anyPack(ErrorInfoSchema, info)] });
+    metadata.set('grpc-status-details-bin', Buffer.from(toBinary(StatusSchema, details)));
+  }
+  return { code, details: message, metadata };
+}
+
+/** A unary handler from an async function, with errors mapped to statuses. */
+export function unary<I, O>(logger: Logger, handler: (request: I, call: grpc.ServerUnaryCall<I, O>) => Promise<O>): grpc.handleUnaryCall<I, O> {
+  return (call, callback) => {
+    handler(call.request, call).then(
+      (response) => callback(null, response),
+      (error: unknown) => callback(toServiceError(error, logger)),
+    );
+  };
+}
+
+/** A handler for an RPC that a later version fills in. */
+export function unimplemented(name: string): grpc.handleUnaryCall<unknown, unknown> {
+  return (_call, callback) => callback({ code: grpc.status.UNIMPLEMENTED, details: `${name} is not implemented yet` });
+}

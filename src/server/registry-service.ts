@@ -1,0 +1,41 @@
+import { create } from '@bufbuild/protobuf';
+import * as grpc from '@grpc/grpc-js';
+import {
+  ListToolsResponseSchema,
+  RegisterToolsResponseSchema,
+  RemoveToolResponseSchema,
+  type ListToolsRequest,
+  type ListToolsResponse,
+  type RegisterToolsRequest,
+  type RegisterToolsResponse,
+  type RemoveToolRequest,
+  type RemoveToolResponse,
+} from '../../gen/dispatch/v1/registry_pb';
+import type { Logger } from '../log';
+import { RegistryError, type ToolRegistry } from '../registry';
+import { RpcError, unary } from './grpc-adapter';
+import type { Authenticator } from './principal';
+
+/** RegisterTools, ListTools and RemoveTool over a registry; tools belong to the caller's tenant. */
+export function registryHandlers(registry: ToolRegistry, authenticate: Authenticator, logger: Logger) {
+  return {
+    registerTools: unary(logger, async (request: RegisterToolsRequest, call: grpc.ServerUnaryCall<RegisterToolsRequest, RegisterToolsResponse>) => {
+      const { tenant } = authenticate(call, 'admin');
+      try {
+        const tools = registry.register(request.tools, { tenant, replace: request.replace });
+        return create(RegisterToolsResponseSchema, { registered: tools.length });
+      } catch (error) {
+        if (!(error instanceof RegistryError)) throw error;
+        throw new RpcError(error.code === 'exists' ? grpc.status.ALREADY_EXISTS : grpc.status.INVALID_ARGUMENT, error.message);
+      }
+    }),
+    listTools: unary(logger, async (_request: ListToolsRequest, call: grpc.ServerUnaryCall<ListToolsRequest, ListToolsResponse>) => {
+      const { tenant } = authenticate(call, 'dispatch');
+      return create(ListToolsResponseSchema, { tools: registry.list(tenant).map((t) => t.spec) });
+    }),
+    removeTool: unary(logger, async (request: RemoveToolRequest, call: grpc.ServerUnaryCall<RemoveToolRequest, RemoveToolResponse>) => {
+      const { tenant } = authenticate(call, 'admin');
+      return create(RemoveToolResponseSchema, { removed: registry.remove(tenant, request.name) });
+    }),
+  };
+}

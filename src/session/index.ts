@@ -1,0 +1,2 @@
+export { createScratchDirs } from './scratch-dirs';
+export type { ScratchDirs } from './scratch-dirs';

@@ -1,0 +1,17 @@
+export type {
+  Store,
+  SessionScope,
+  StoredResult,
+  ClaimOutcome,
+  LoopStreak,
+  BeginAttempt,
+  FinishAttempt,
+  IdempotencyFinish,
+} from './store';
+export { StoreUnavailableError } from './store';
+export { createMemoryStore } from './memory-store';
+export type { MemoryStoreOptions } from './memory-store';
+export { streakOf } from './loop-window';
+export type { WindowEntry } from './loop-window';
+export { idempotencyKey } from './idempotency-key';
+export { newResultHandle, handleSession, handleScope } from './result-handle';

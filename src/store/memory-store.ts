@@ -1,0 +1,116 @@
+import { streakOf, type WindowEntry } from './loop-window';
+import { handleScope } from './result-handle';
+import type { ClaimOutcome, SessionScope, Store, StoredResult } from './store';
+
+/** Options of the in-memory store. */
+export interface MemoryStoreOptions {
+  /** Sessions kept before the least recently used is evicted. @default 10000 */
+  readonly maxSessions?: number;
+  /** Idempotency records kept per session before the oldest is evicted. @default 10000 */
+  readonly maxRecordsPerSession?: number;
+  /** Spilled results kept per session before the oldest is evicted. @default 1000 */
+  readonly maxResultsPerSession?: number;
+  /** Clock, for tests. */
+  readonly now?: () => number;
+}
+
+interface Expiring<T> {
+  readonly value: T;
+  readonly expiresAt: number;
+}
+
+type Record = { state: 'in_progress' } | { state: 'unknown' } | { state: 'completed'; result: StoredResult };
+
+interface SessionState {
+  readonly records: Map<string, Expiring<Record>>;
+  window: WindowEntry[];
+  readonly results: Map<string, Expiring<string>>;
+  memory: Expiring<string>[];
+}
+
+const live = <T>(entry: Expiring<T> | undefined, now: number): T | undefined =>
+  entry !== undefined && entry.expiresAt > now ? entry.value : undefined;
+
+function capMap<K, V>(map: Map<K, V>, max: number): void {
+  while (map.size > max) map.delete(map.keys().next().value as K);
+}
+
+/** The embedded default store: one process, everything bounded by a TTL or a named cap. */
+export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
+  const maxSessions = options.maxSessions ?? 10_000;
+  const maxRecords = options.maxRecordsPerSession ?? 10_000;
+  const maxResults = options.maxResultsPerSession ?? 1000;
+  const now = options.now ?? Date.now;
+  const sessions = new Map<string, SessionState>();
+  const keyOf = (scope: SessionScope) => `${scope.tenant}\u0000${scope.sessionId}`;
+
+  function session(scope: SessionScope, create: true): SessionState;
+  function session(scope: SessionScope, create: false): SessionState | undefined;
+  function session(scope: SessionScope, create: boolean): SessionState | undefined {
+    const key = keyOf(scope);
+    let state = sessions.get(key);
+    if (state) {
+      sessions.delete(key);
+      sessions.set(key, state);
+    } else if (create) {
+      state = { records: new Map(), window: [], results: new Map(), memory: [] };
+      sessions.set(key, state);
+      capMap(sessions, maxSessions);
+    }
+    return state;
+  }
+
+  return {
+    async beginAttempt({ scope, op, claim }) {
+      const state = session(scope, true);
+      const streak = streakOf(state.window, op);
+      if (!claim) return { streak };
+      const t = now();
+      const existing = live(state.records.get(claim.key), t);
+      let outcome: ClaimOutcome;
+      if (existing === undefined) {
+        state.records.delete(claim.key);
+        state.records.set(claim.key, { value: { state: 'in_progress' }, expiresAt: t + claim.leaseMs });
+        capMap(state.records, maxRecords);
+        outcome = { state: 'claimed' };
+      } else outcome = existing;
+      return { streak, claim: outcome };
+    },
+    async finishAttempt({ scope, op, record, idempotency, spill, memory }) {
+      const state = session(scope, true);
+      const t = now();
+      if (record) {
+        state.window.push({ op, hash: record.resultHash, failed: record.failed });
+        if (state.window.length > record.window) state.window = state.window.slice(-record.window);
+      }
+      if (idempotency?.action === 'release') state.records.delete(idempotency.key);
+      else if (idempotency) {
+        const value: Record = idempotency.action === 'complete' ? { state: 'completed', result: idempotency.result } : { state: 'unknown' };
+        state.records.set(idempotency.key, { value, expiresAt: t + idempotency.ttlSeconds * 1000 });
+      }
+      if (spill) {
+        state.results.set(spill.handle, { value: spill.text, expiresAt: t + spill.ttlSeconds * 1000 });
+        capMap(state.results, maxResults);
+      }
+      if (memory) {
+        state.memory.push({ value: memory.entry, expiresAt: t + memory.ttlSeconds * 1000 });
+        if (state.memory.length > memory.max) state.memory = state.memory.slice(-memory.max);
+      }
+      return { streak: streakOf(state.window, op) };
+    },
+    async readResult(tenant, handle) {
+      const scope = handleScope(tenant, handle);
+      return scope ? live(session(scope, false)?.results.get(handle), now()) : undefined;
+    },
+    async memory(scope) {
+      const t = now();
+      return (session(scope, false)?.memory ?? []).filter((e) => e.expiresAt > t).map((e) => e.value);
+    },
+    async endSession(scope) {
+      sessions.delete(keyOf(scope));
+    },
+    async close() {
+      sessions.clear();
+    },
+  };
+}

@@ -1,0 +1,83 @@
+/** The tenant and session a piece of state belongs to; every store key is namespaced by both. */
+export interface SessionScope {
+  readonly tenant: string;
+  readonly sessionId: string;
+}
+
+/** A finished result kept for idempotent replay. */
+export interface StoredResult {
+  readonly output: string;
+  readonly isError: boolean;
+  /** The error JSON fields, when the result is an error. */
+  readonly errorKind?: number;
+  readonly errorMessage?: string;
+  readonly recoverable?: boolean;
+  readonly suggestion?: string;
+  readonly resolvedToolName: string;
+  readonly truncated: boolean;
+  readonly resultHandle: string;
+  readonly durationMs: number;
+}
+
+/** What an idempotency claim found. */
+export type ClaimOutcome =
+  | { readonly state: 'claimed' }
+  | { readonly state: 'completed'; readonly result: StoredResult }
+  | { readonly state: 'in_progress' }
+  | { readonly state: 'unknown' };
+
+/** How many identical results a (tool, parameter) operation has in a row, newest first. */
+export interface LoopStreak {
+  readonly count: number;
+  /** Whether the repeated result was a failure. */
+  readonly failed: boolean;
+}
+
+/** The first store step of an attempt: the loop pre-check read and, optionally, the claim. */
+export interface BeginAttempt {
+  readonly scope: SessionScope;
+  /** The (tool, primary parameter) operation key. */
+  readonly op: string;
+  readonly claim?: { readonly key: string; readonly leaseMs: number };
+}
+
+/** What the idempotency record becomes at the end of an attempt. */
+export type IdempotencyFinish =
+  | { readonly key: string; readonly action: 'complete'; readonly result: StoredResult; readonly ttlSeconds: number }
+  | { readonly key: string; readonly action: 'unknown'; readonly ttlSeconds: number }
+  | { readonly key: string; readonly action: 'release' };
+
+/** The second store step of an attempt: every write, in one round trip. */
+export interface FinishAttempt {
+  readonly scope: SessionScope;
+  readonly op: string;
+  /** The result hash recorded in the loop window; absent when nothing ran. */
+  readonly record?: { readonly resultHash: string; readonly failed: boolean; readonly window: number };
+  readonly idempotency?: IdempotencyFinish;
+  /** The whole text of a bounded result, for ReadResult. */
+  readonly spill?: { readonly handle: string; readonly text: string; readonly ttlSeconds: number };
+  /** A trajectory entry for a success. */
+  readonly memory?: { readonly entry: string; readonly max: number; readonly ttlSeconds: number };
+}
+
+/**
+ * Shared state of the pipeline. Each method is one atomic step (one round trip on Redis);
+ * a failure rejects with a StoreUnavailableError within the store's timeout.
+ */
+export interface Store {
+  beginAttempt(step: BeginAttempt): Promise<{ streak: LoopStreak; claim?: ClaimOutcome }>;
+  /** Resolves with the op's streak after the record. */
+  finishAttempt(step: FinishAttempt): Promise<{ streak: LoopStreak }>;
+  /** The spilled text of a result handle of this tenant, or undefined. */
+  readResult(tenant: string, handle: string): Promise<string | undefined>;
+  /** The session's trajectory memory, oldest first. */
+  memory(scope: SessionScope): Promise<string[]>;
+  /** Clears the session's idempotency records, loop window, spilled results and memory. */
+  endSession(scope: SessionScope): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The store could not be reached or failed; side-effecting calls fail closed on it. */
+export class StoreUnavailableError extends Error {
+  override readonly name = 'StoreUnavailableError';
+}

@@ -1,0 +1,359 @@
+// The Helm chart's CI check (there is no helm binary or cluster here): render helm/dispatch with
+// tools/helm-render (Go text/template + sprig + Helm's include/tpl/toYaml/required), parse the
+// manifests as Kubernetes does (YAML 1.1), validate every object against the Kubernetes OpenAPI
+// schemas shipped in kubernetes-models (@kubernetes-models/prometheus-operator for ServiceMonitor),
+// and assert the production-shape facts the chart promises. helm/dispatch/README.md says what this
+// covers and what only a real cluster shows.
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+
+const ROOT = resolve(__dirname, '../..');
+const CHART = join(ROOT, 'helm/dispatch');
+const APT_PACKAGES = 'golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v3-dev';
+const RELEASE = 'prod';
+const NAMESPACE = 'agents';
+const FULLNAME = 'prod-dispatch';
+
+type Obj = { apiVersion: string; kind: string; metadata: { name: string; [k: string]: any }; [k: string]: any };
+
+let work = '';
+let renderer = '';
+
+beforeAll(() => {
+  const go = spawnSync('go', ['version'], { encoding: 'utf8' });
+  if (go.error || go.status !== 0) {
+    throw new Error(`'go' is not installed; the Helm chart check needs: apt-get install -y ${APT_PACKAGES}`);
+  }
+  work = mkdtempSync(join(tmpdir(), 'dispatch-helm-'));
+  renderer = join(work, 'helm-render');
+  const build = spawnSync('go', ['build', '-o', renderer, '.'], {
+    cwd: join(ROOT, 'tools/helm-render'),
+    encoding: 'utf8',
+    env: {
+      ...process.env,
+      GO111MODULE: 'off', // GOPATH mode against Debian's packaged sources: no downloads
+      GOPATH: '/usr/share/gocode',
+      GOFLAGS: '',
+      GOCACHE: process.env.GOCACHE || join(tmpdir(), 'dispatch-go-build-cache'),
+    },
+  });
+  if (build.status !== 0) {
+    throw new Error(`building tools/helm-render failed (are ${APT_PACKAGES} installed?):\n${build.stderr}`);
+  }
+}, 300_000);
+
+afterAll(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+function render(valueFiles: string[], chart = CHART) {
+  const args = ['-name', RELEASE, '-namespace', NAMESPACE, ...valueFiles.flatMap((f) => ['-f', f]), chart];
+  return spawnSync(renderer, args, { encoding: 'utf8' });
+}
+
+/** Values given inline are written to a temp file, so every case goes through `-f` like Helm's. */
+function valuesFile(yamlText: string): string {
+  const file = join(mkdtempSync(join(work, 'values-')), 'values.yaml');
+  writeFileSync(file, yamlText);
+  return file;
+}
+
+function renderObjects(valueFiles: string[]): Obj[] {
+  const r = render(valueFiles);
+  if (r.status !== 0) throw new Error(`render failed:\n${r.stderr}`);
+  expect(r.stdout).toMatch(/^# Source: dispatch\/templates\//m);
+  return parseAllDocuments(r.stdout, { version: '1.1' }) // Kubernetes reads YAML 1.1
+    .map((doc) => {
+      if (doc.errors.length) throw doc.errors[0];
+      return doc.toJS() as Obj | null;
+    })
+    .filter((o): o is Obj => o !== null);
+}
+
+// kubernetes-models is ESM-only and Jest runs this file as CommonJS, so the schemas run in a child
+// Node process: objects in on stdin, one error message (or null) per object out.
+const VALIDATOR = `
+let input = '';
+for await (const chunk of process.stdin) input += chunk;
+const results = [];
+for (const o of JSON.parse(input)) {
+  const pkg = o.apiVersion.startsWith('monitoring.coreos.com/') ? '@kubernetes-models/prometheus-operator' : 'kubernetes-models';
+  try {
+    const Model = (await import(pkg + '/' + o.apiVersion))[o.kind];
+    if (typeof Model !== 'function') throw new Error('no schema for ' + o.apiVersion + ' ' + o.kind);
+    new Model(o).validate();
+    results.push(null);
+  } catch (e) {
+    results.push(o.kind + ' ' + (o.metadata && o.metadata.name) + ': ' + e.message);
+  }
+}
+process.stdout.write(JSON.stringify(results));
+`;
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+/** Every problem found: schema errors, plus name and label rules the OpenAPI schema leaves to the API server. */
+function problems(objects: Obj[]): string[] {
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', VALIDATOR], {
+    cwd: ROOT,
+    input: JSON.stringify(objects),
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`validator crashed:\n${r.stderr}`);
+  const found = (JSON.parse(r.stdout) as (string | null)[]).filter((e): e is string => e !== null);
+  for (const o of objects) {
+    const name = o.metadata?.name ?? '';
+    if (!DNS_LABEL.test(name) || name.length > 63) found.push(`${o.kind} ${name}: invalid name`);
+    for (const [k, v] of Object.entries<string>(o.metadata?.labels ?? {})) {
+      if (typeof v !== 'string' || v.length > 63 || !LABEL_VALUE.test(v)) found.push(`${o.kind} ${name}: label ${k}=${v}`);
+    }
+  }
+  return found;
+}
+
+const find = (objects: Obj[], kind: string, name = FULLNAME) =>
+  objects.find((o) => o.kind === kind && o.metadata.name === name);
+const deploymentOf = (objects: Obj[]) => find(objects, 'Deployment')!;
+const containerOf = (objects: Obj[]) => deploymentOf(objects).spec.template.spec.containers[0];
+const envOf = (objects: Obj[]) =>
+  Object.fromEntries(containerOf(objects).env.map((e: { name: string; value?: string; valueFrom?: unknown }) => [e.name, e.value ?? e.valueFrom]));
+const checksumOf = (objects: Obj[]) => deploymentOf(objects).spec.template.metadata.annotations['checksum/config'];
+
+const SETS: [string, string[]][] = [
+  ['default values', []],
+  ['sentinel + mTLS + auth + ServiceMonitor + tracing', [join(__dirname, 'values-sentinel-tls.yaml')]],
+  ['cluster + no HPA + custom resources and port', [join(__dirname, 'values-cluster-nohpa.yaml')]],
+];
+
+describe.each(SETS)('chart rendered with %s', (_label, files) => {
+  let objects: Obj[] = [];
+  beforeAll(() => {
+    objects = renderObjects(files);
+  });
+
+  it('renders objects that all pass the Kubernetes schemas', () => {
+    expect(objects.length).toBeGreaterThanOrEqual(5);
+    for (const kind of ['Deployment', 'Service', 'ConfigMap', 'ServiceAccount', 'PodDisruptionBudget']) {
+      expect(objects.map((o) => o.kind)).toContain(kind);
+    }
+    expect(problems(objects)).toEqual([]);
+  });
+
+  it('runs the pod non-root with a read-only root filesystem and a writable /tmp', () => {
+    const pod = deploymentOf(objects).spec.template.spec;
+    const c = containerOf(objects);
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 10001, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(c.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      runAsUser: 10001,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    const tmp = c.volumeMounts.find((m: { mountPath: string }) => m.mountPath === '/tmp');
+    expect(pod.volumes.find((v: { name: string }) => v.name === tmp.name).emptyDir).toBeDefined();
+    expect(pod.automountServiceAccountToken).toBe(false);
+  });
+
+  it('probes the gRPC port, and the pod outlives preStop + drain', () => {
+    const pod = deploymentOf(objects).spec.template.spec;
+    const c = containerOf(objects);
+    const env = envOf(objects);
+    const grpcPort = c.ports.find((p: { name: string }) => p.name === 'grpc').containerPort;
+    expect(env.DISPATCH_LISTEN).toBe(`0.0.0.0:${grpcPort}`);
+    for (const probe of [c.livenessProbe, c.readinessProbe, c.startupProbe]) {
+      if (env.DISPATCH_TLS_CERT) expect(probe.tcpSocket).toEqual({ port: 'grpc' });
+      else expect(probe.grpc.port).toBe(grpcPort);
+    }
+    if (!env.DISPATCH_TLS_CERT) expect(c.readinessProbe.grpc.service).toBe('dispatch.v1.DispatchService');
+    const sleep = c.lifecycle.preStop.exec.command;
+    expect(sleep[0]).toBe('sleep');
+    const preStop = Number(sleep[1]);
+    expect(preStop).toBeGreaterThan(0);
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(preStop + Number(env.DISPATCH_GRACE_MS) / 1000);
+  });
+
+  it('exposes gRPC as an HTTP/2 port named grpc, on a virtual-IP and a headless Service', () => {
+    const tls = Boolean(envOf(objects).DISPATCH_TLS_CERT);
+    const svc = find(objects, 'Service')!;
+    const headless = find(objects, 'Service', `${FULLNAME}-headless`)!;
+    expect(headless.spec.clusterIP).toBe('None');
+    for (const s of [svc, headless]) {
+      const grpc = s.spec.ports.find((p: { name: string }) => p.name === 'grpc');
+      expect(grpc).toMatchObject({ targetPort: 'grpc', protocol: 'TCP' });
+      if (tls) expect(grpc.appProtocol).toBeUndefined();
+      else expect(grpc.appProtocol).toBe('kubernetes.io/h2c');
+      expect(s.spec.selector).toEqual(deploymentOf(objects).spec.selector.matchLabels);
+    }
+    expect(headless.spec.ports.map((p: { name: string }) => p.name)).toEqual(['grpc']);
+  });
+
+  it('mounts the config and annotates the pod with its checksum', () => {
+    const cm = find(objects, 'ConfigMap')!;
+    expect(cm.data['config.yaml']).toMatch(/^tools:/);
+    expect(checksumOf(objects)).toMatch(/^[0-9a-f]{64}$/);
+    expect(envOf(objects).DISPATCH_CONFIG).toBe('/etc/dispatch/config/config.yaml');
+  });
+});
+
+describe('chart specifics per value set', () => {
+  it('defaults: standalone Redis, HPA owns the replica count, no ServiceMonitor, auth from a Secret', () => {
+    const objects = renderObjects([]);
+    const env = envOf(objects);
+    expect(env.DISPATCH_REDIS_URL).toBe('redis://redis-master:6379/0');
+    expect(env.DISPATCH_REDIS_PASSWORD).toBeUndefined();
+    expect(env.OTEL_TRACES_EXPORTER).toBe('none');
+    expect(env.DISPATCH_INSECURE).toBeUndefined();
+    expect(env.DISPATCH_AUTH_TOKENS_FILE).toBe('/etc/dispatch/auth/tokens.yaml');
+    const volumes = deploymentOf(objects).spec.template.spec.volumes;
+    expect(volumes.find((v: { name: string }) => v.name === 'auth-tokens').secret.secretName).toBe(`${FULLNAME}-auth`);
+    expect(deploymentOf(objects).spec.replicas).toBeUndefined();
+    expect(find(objects, 'HorizontalPodAutoscaler')!.spec).toMatchObject({
+      scaleTargetRef: { kind: 'Deployment', name: FULLNAME },
+      minReplicas: 2,
+    });
+    expect(find(objects, 'PodDisruptionBudget')!.spec.maxUnavailable).toBe(1);
+    expect(objects.find((o) => o.kind === 'ServiceMonitor')).toBeUndefined();
+  });
+
+  it('sentinel + TLS: sentinel URL, password and TLS from Secrets, ServiceMonitor, OTLP to Jaeger', () => {
+    const objects = renderObjects([join(__dirname, 'values-sentinel-tls.yaml')]);
+    const env = envOf(objects);
+    expect(env.DISPATCH_REDIS_URL).toBe(
+      'redis-sentinel://redis-node-0.redis-headless.data.svc:26379,redis-node-1.redis-headless.data.svc:26379,' +
+        'redis-node-2.redis-headless.data.svc:26379/mymaster',
+    );
+    expect(env.DISPATCH_REDIS_PASSWORD).toEqual({ secretKeyRef: { name: 'redis-auth', key: 'redis-password' } });
+    expect(env).toMatchObject({
+      DISPATCH_TLS_CERT: '/etc/dispatch/tls/tls.crt',
+      DISPATCH_TLS_KEY: '/etc/dispatch/tls/tls.key',
+      DISPATCH_TLS_CA: '/etc/dispatch/tls/ca.crt',
+      OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://jaeger-collector.observability:4318',
+      OTEL_SERVICE_NAME: FULLNAME,
+      OTEL_TRACES_SAMPLER_ARG: '0.25',
+    });
+    expect(env.OTEL_RESOURCE_ATTRIBUTES).toContain('deployment.environment=production');
+    const volumes = deploymentOf(objects).spec.template.spec.volumes;
+    expect(volumes.find((v: { name: string }) => v.name === 'auth-tokens').secret.secretName).toBe('dispatch-tokens');
+    expect(volumes.find((v: { name: string }) => v.name === 'tls').secret.secretName).toBe('dispatch-tls');
+    const sm = find(objects, 'ServiceMonitor')!;
+    expect(sm.metadata.labels.release).toBe('kube-prometheus-stack');
+    expect(sm.spec.endpoints).toEqual([{ port: 'metrics', path: '/metrics', interval: '15s', scrapeTimeout: '10s' }]);
+    expect(find(objects, 'Service')!.spec.ports.map((p: { name: string }) => p.name)).toEqual(['grpc', 'metrics']);
+    expect(find(objects, 'ConfigMap')!.data['config.yaml']).toContain(`http://weather.${NAMESPACE}.svc:8080/call`);
+  });
+
+  it('cluster without HPA: cluster URL, fixed replicas, custom resources, no metrics', () => {
+    const objects = renderObjects([join(__dirname, 'values-cluster-nohpa.yaml')]);
+    const env = envOf(objects);
+    expect(env.DISPATCH_REDIS_URL).toMatch(/^redis-cluster:\/\/redis-cluster-0\.[^,]+:6379,redis-cluster-1\.[^,]+:6379,redis-cluster-2\.[^,]+:6379$/);
+    expect(env.DISPATCH_METRICS_LISTEN).toBeUndefined();
+    expect(objects.find((o) => o.kind === 'HorizontalPodAutoscaler')).toBeUndefined();
+    expect(objects.find((o) => o.kind === 'ServiceMonitor')).toBeUndefined();
+    expect(deploymentOf(objects).spec.replicas).toBe(3);
+    expect(deploymentOf(objects).spec.template.spec.terminationGracePeriodSeconds).toBe(60);
+    expect(containerOf(objects).resources).toEqual({ requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '2', memory: '2Gi' } });
+    expect(containerOf(objects).image).toMatch(/^registry\.example\.com\/platform\/dispatch@sha256:0{64}$/);
+    expect(find(objects, 'PodDisruptionBudget')!.spec).toMatchObject({ minAvailable: 2 });
+    expect(find(objects, 'PodDisruptionBudget')!.spec.maxUnavailable).toBeUndefined();
+  });
+
+  it('standalone Redis over TLS uses rediss://', () => {
+    const env = envOf(renderObjects([valuesFile('redis: {tls: {enabled: true}, standalone: {host: cache.data.svc, db: 2}}')]));
+    expect(env.DISPATCH_REDIS_URL).toBe('rediss://cache.data.svc:6379/2');
+  });
+
+  it('a single in-memory replica may run without Redis and, when told, without auth', () => {
+    const objects = renderObjects([
+      valuesFile('redis: {mode: none}\nreplicaCount: 1\nautoscaling: {enabled: false}\nauth: {enabled: false}\nserver: {insecure: true}'),
+    ]);
+    const env = envOf(objects);
+    expect(env.DISPATCH_REDIS_URL).toBeUndefined();
+    expect(env.DISPATCH_INSECURE).toBe('1');
+    expect(env.DISPATCH_AUTH_TOKENS_FILE).toBeUndefined();
+    expect(problems(objects)).toEqual([]);
+  });
+});
+
+describe('the checksum annotation rolls pods when the config changes', () => {
+  it('is stable for the same config and changes with it', () => {
+    const a = checksumOf(renderObjects([]));
+    expect(checksumOf(renderObjects([]))).toBe(a);
+    const changed = checksumOf(renderObjects([valuesFile('config: {tools: [{name: echo, builtin: {name: echo}}]}')]));
+    expect(changed).toMatch(/^[0-9a-f]{64}$/);
+    expect(changed).not.toBe(a);
+  });
+});
+
+describe('the chart refuses unsafe or inconsistent values', () => {
+  it.each([
+    ['in-memory state with several replicas', 'redis: {mode: none}', /redis.mode none/],
+    ['an unknown Redis mode', 'redis: {mode: replicated}', /redis.mode must be/],
+    ['sentinel without hosts', 'redis: {mode: sentinel}', /redis.sentinel.hosts/],
+    ['Redis TLS outside standalone', 'redis: {mode: cluster, cluster: {nodes: ["a:6379"]}, tls: {enabled: true}}', /standalone/],
+    ['no auth and not insecure', 'auth: {enabled: false}', /without authentication/],
+    ['TLS without a Secret', 'tls: {enabled: true}', /tls.existingSecret is required/],
+    ['a grace period shorter than preStop + drain', 'shutdown: {terminationGracePeriodSeconds: 15}', /must be larger/],
+    ['a ServiceMonitor without metrics', 'metrics: {enabled: false, serviceMonitor: {enabled: true}}', /needs metrics.enabled/],
+  ])('fails the render for %s', (_label, values, message) => {
+    const r = render([valuesFile(values)]);
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(message);
+  });
+});
+
+describe('the check cannot pass silently', () => {
+  const brokenChart = (template: string, text: string) => {
+    const copy = join(mkdtempSync(join(work, 'chart-')), 'dispatch');
+    cpSync(CHART, copy, { recursive: true });
+    appendFileSync(join(copy, 'templates', template), text);
+    return copy;
+  };
+
+  it.each([
+    ['an unknown function', 'service.yaml', '\n# {{ .Values.replicaCount | nosuchfunction }}\n', /function "nosuchfunction" not defined/],
+    ['an unclosed action', 'configmap.yaml', '\n{{ if .Values.config }}\n', /unexpected EOF/],
+    ['a missing include', 'service.yaml', '\n# {{ include "dispatch.nosuchtemplate" . }}\n', /no template "dispatch.nosuchtemplate"/],
+    ['output that is not YAML', 'configmap.yaml', '\n  bad: [indentation\n', /YAML parse error on dispatch\/templates\/configmap.yaml/],
+  ])('a template with %s fails the render', (_label, template, text, message) => {
+    const r = render([], brokenChart(template, text));
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(message);
+  });
+
+  it('an object the API server would reject fails validation (replicas: "two")', () => {
+    const objects = renderObjects([valuesFile('autoscaling: {enabled: false}\nreplicaCount: two')]);
+    expect(deploymentOf(objects).spec.replicas).toBe('two');
+    expect(problems(objects)).toEqual([expect.stringMatching(/Deployment prod-dispatch: .*replicas must be integer/)]);
+  });
+
+  it('a mistyped Service, ServiceMonitor or unknown kind fails validation too', () => {
+    const objects = renderObjects([join(__dirname, 'values-sentinel-tls.yaml')]);
+    const svc = structuredClone(find(objects, 'Service')!);
+    svc.spec.ports[0].port = 'fifty';
+    const sm = structuredClone(find(objects, 'ServiceMonitor')!);
+    sm.spec.endpoints[0].interval = 15;
+    const unknown = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } };
+    const found = problems([svc, sm, unknown]);
+    expect(found).toHaveLength(3);
+    expect(found[0]).toMatch(/^Service .*port/);
+    expect(found[1]).toMatch(/^ServiceMonitor .*interval/);
+    expect(found[2]).toMatch(/^Widget w: /);
+  });
+});
+
+describe('helm-render merges values like Helm', () => {
+  it('deep-merges -f files in order, and null deletes a key', () => {
+    const first = valuesFile('resources: {limits: {cpu: "3"}}\npodLabels: {team: a}');
+    const second = valuesFile('resources: {limits: null}\npodLabels: {tier: b}');
+    const objects = renderObjects([first, second]);
+    expect(containerOf(objects).resources).toEqual({ requests: { cpu: '250m', memory: '256Mi' } });
+    expect(deploymentOf(objects).spec.template.metadata.labels).toMatchObject({ team: 'a', tier: 'b' });
+  });
+});

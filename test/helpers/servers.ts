@@ -1,0 +1,103 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createPipeline, type PipelineOptions } from '../../src/app';
+import { createDispatchClient, createRegistryClient } from '../../src/client';
+import { parseConfig } from '../../src/config';
+import { SILENT_LOGGER } from '../../src/log';
+import { startServer, type DispatchServer, type ServerOptions } from '../../src/server';
+
+/** A request an HTTP tool server received. */
+export interface ReceivedRequest {
+  readonly path: string;
+  readonly headers: IncomingMessage['headers'];
+  readonly body: Record<string, unknown>;
+  readonly start: number;
+  end?: number;
+}
+
+/** A real HTTP tool server on loopback that records and counts what it receives. */
+export interface ToolServer {
+  readonly url: string;
+  readonly received: ReceivedRequest[];
+  count(path?: string): number;
+  close(): Promise<void>;
+}
+
+export type ToolRoute = (request: ReceivedRequest, response: ServerResponse) => void | Promise<void>;
+
+/** Starts an HTTP tool server on 127.0.0.1:0 whose routes answer by path. */
+export async function startToolServer(routes: Record<string, ToolRoute>): Promise<ToolServer> {
+  const received: ReceivedRequest[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      let body: Record<string, unknown> = {};
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString() || '{}') as Record<string, unknown>;
+      } catch {
+        body = {};
+      }
+      const entry: ReceivedRequest = { path: req.url ?? '/', headers: req.headers, body, start: Date.now() };
+      received.push(entry);
+      res.on('finish', () => (entry.end = Date.now()));
+      res.on('close', () => (entry.end ??= Date.now()));
+      const route = routes[entry.path];
+      if (!route) {
+        res.writeHead(404).end('no such route');
+        return;
+      }
+      Promise.resolve(route(entry, res)).catch(() => res.destroy());
+    });
+  });
+  server.keepAliveTimeout = 1000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received,
+    count: (path) => received.filter((r) => path === undefined || r.path === path).length,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Replies with JSON after an optional delay. */
+export const json = (value: unknown, delayMs = 0, status = 200): ToolRoute => async (_req, res) => {
+  if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
+  if (!res.destroyed) res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+};
+
+/** A dispatch server on 127.0.0.1:0 with its clients. */
+export interface TestDispatch {
+  readonly server: DispatchServer;
+  readonly address: string;
+  readonly dispatch: ReturnType<typeof createDispatchClient>;
+  readonly registry: ReturnType<typeof createRegistryClient>;
+  close(): Promise<void>;
+}
+
+/** Starts dispatch with tools from YAML text; closes clients and server on `close`. */
+export async function startDispatch(toolsYaml: string, options: PipelineOptions = {}, serverOptions: Omit<ServerOptions, 'deps'> = {}): Promise<TestDispatch> {
+  const config = parseConfig(toolsYaml, 'test.yaml');
+  const deps = createPipeline({ logger: SILENT_LOGGER, ...options, config });
+  const server = await startServer('127.0.0.1:0', { ...serverOptions, deps });
+  const address = `127.0.0.1:${server.port}`;
+  const dispatch = createDispatchClient(address);
+  const registry = createRegistryClient(address);
+  return {
+    server,
+    address,
+    dispatch,
+    registry,
+    async close() {
+      dispatch.close();
+      registry.close();
+      await server.shutdown(500);
+      await deps.store.close();
+    },
+  };
+}

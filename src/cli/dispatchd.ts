@@ -1,8 +1,8 @@
 import { join } from 'node:path';
-import { createPipeline } from '../app';
+import { buildApp } from '../app';
 import { ConfigError, loadConfig } from '../config';
 import { createLogger } from '../log';
-import { projectRoot, startServer } from '../server';
+import { projectRoot } from '../server';
 import { isLoopback, parseDaemonOptions } from './dispatchd-options';
 
 /** Runs the daemon until SIGTERM or SIGINT; resolves with the process exit code. */
@@ -29,28 +29,24 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     process.stderr.write(`dispatchd: refusing to listen on ${options.listen} without authentication; configure auth tokens or pass --insecure\n`);
     return 1;
   }
-  if (options.redisUrl) {
-    process.stderr.write('dispatchd: --redis is not supported by this build yet\n');
-    return 1;
-  }
-  let deps;
+  let app;
   try {
-    deps = createPipeline({ config, logger });
+    app = await buildApp(config, { ...options, logger });
   } catch (error) {
-    process.stderr.write(`dispatchd: bad config: ${configFile}: ${(error as Error).message}\n`);
+    process.stderr.write(`dispatchd: cannot start: ${configFile}: ${(error as Error).message}\n`);
     return 1;
   }
-  const server = await startServer(options.listen, { deps });
-  logger.info('dispatchd serving', { listen: options.listen, port: server.port, tools: deps.registry.list('').length, store: 'memory', config: configFile });
+  const server = await app.listen(options.listen);
+  const deps = app.deps;
+  logger.info('dispatchd serving', { listen: options.listen, port: server.port, tools: deps.registry.list('').length, redis: options.redisUrl !== undefined, config: configFile });
   await new Promise<void>((resolve) => {
     const stop = (sig: string) => {
       logger.info('draining', { signal: sig, graceMs: options.graceMs });
-      server.shutdown(options.graceMs).then(resolve, resolve);
+      app.close(options.graceMs).then(resolve, resolve);
     };
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
-  await deps.store.close().catch(() => undefined);
   logger.info('stopped');
   return 0;
 }

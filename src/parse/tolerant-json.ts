@@ -152,54 +152,31 @@ class TolerantParser {
   }
 
   private string(quote: number): string | typeof FAIL {
-    this.pos++;
-    let out = '';
-    let chunk = this.pos;
+    const start = ++this.pos;
+    let escaped = false;
+    let controls = false;
     while (this.pos < this.limit) {
       const c = this.text.charCodeAt(this.pos);
-      if (c === quote) {
-        out += this.text.slice(chunk, this.pos);
-        this.pos++;
-        return out;
-      }
-      if (c !== 0x5c) {
-        this.pos++;
+      if (c === quote) break;
+      if (c === 0x5c) {
+        escaped = true;
+        this.pos += 2;
         continue;
       }
-      out += this.text.slice(chunk, this.pos);
-      const escaped = this.escape();
-      if (escaped === FAIL) return FAIL;
-      out += escaped;
-      chunk = this.pos;
+      if (c < 0x20) controls = true;
+      this.pos++;
     }
-    return this.fail('truncated');
-  }
-
-  private escape(): string | typeof FAIL {
-    if (this.pos + 1 >= this.limit) return this.fail('truncated');
-    const c = this.text.charCodeAt(this.pos + 1);
-    this.pos += 2;
-    switch (c) {
-      case 0x6e: return '\n';
-      case 0x74: return '\t';
-      case 0x72: return '\r';
-      case 0x62: return '\b';
-      case 0x66: return '\f';
-      case 0x75: {
-        if (this.pos + 4 > this.limit) return this.fail('truncated');
-        let code = 0;
-        for (let i = 0; i < 4; i++) {
-          const digit = hexValue(this.text.charCodeAt(this.pos + i));
-          if (digit < 0) return this.fail('syntax');
-          code = code * 16 + digit;
-        }
-        this.pos += 4;
-        return String.fromCharCode(code);
-      }
-      default:
-        // `\"`, `\\`, `\/` as in JSON; any other escaped character stands for itself.
-        return this.text.charAt(this.pos - 1);
+    if (this.pos >= this.limit) {
+      this.pos = this.limit;
+      return this.fail('truncated');
     }
+    const end = this.pos++;
+    if (!escaped) return this.text.slice(start, end);
+    if (quote === 0x22 && !controls) {
+      const decoded = decodeJsonString(this.text.slice(start - 1, end + 1));
+      if (decoded !== undefined) return decoded;
+    }
+    return decodeEscapes(this.text, start, end);
   }
 
   private number(): Step {
@@ -265,4 +242,58 @@ function hexValue(c: number): number {
   if (c >= 0x61 && c <= 0x66) return c - 0x57;
   if (c >= 0x41 && c <= 0x46) return c - 0x37;
   return -1;
+}
+
+/** The native decoder, fast for strict JSON strings; undefined for anything it rejects. */
+function decodeJsonString(quoted: string): string | undefined {
+  try {
+    const decoded: unknown = JSON.parse(quoted);
+    return typeof decoded === 'string' ? decoded : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Decodes the escapes in `text[start, end)` leniently: JSON's escapes as in JSON, a malformed
+ * `\u` as the letter u, and any other escaped character as itself (`\'` is `'`).
+ */
+function decodeEscapes(text: string, start: number, end: number): string {
+  const parts: string[] = [];
+  let chunk = start;
+  let pos = start;
+  while (pos < end) {
+    if (text.charCodeAt(pos) !== 0x5c) {
+      pos++;
+      continue;
+    }
+    parts.push(text.slice(chunk, pos));
+    const c = text.charCodeAt(pos + 1);
+    pos += 2;
+    const simple = SIMPLE_ESCAPES.get(c);
+    if (simple !== undefined) {
+      parts.push(simple);
+    } else if (c === 0x75 && pos + 4 <= end && isHex4(text, pos)) {
+      parts.push(String.fromCharCode(parseInt(text.slice(pos, pos + 4), 16)));
+      pos += 4;
+    } else {
+      parts.push(String.fromCharCode(c));
+    }
+    chunk = pos;
+  }
+  parts.push(text.slice(chunk, end));
+  return parts.join('');
+}
+
+const SIMPLE_ESCAPES: ReadonlyMap<number, string> = new Map([
+  [0x6e, '\n'],
+  [0x74, '\t'],
+  [0x72, '\r'],
+  [0x62, '\b'],
+  [0x66, '\f'],
+]);
+
+function isHex4(text: string, from: number): boolean {
+  for (let i = from; i < from + 4; i++) if (hexValue(text.charCodeAt(i)) < 0) return false;
+  return true;
 }

@@ -66,6 +66,8 @@ export interface TurnObserver {
  */
 export interface Observer {
   turn(info: TurnInfo): TurnObserver;
+  /** A tool's breaker changed state (`closed`, `open`, `half_open`): BREAKER_STATE. */
+  breakerState(tool: string, state: string): void;
 }
 
 const noopAttempt: AttemptObserver = { traceparent: undefined, post() {} };
@@ -81,4 +83,4 @@ const noopCall: CallObserver = {
 const noopTurn: TurnObserver = { call: () => noopCall, end() {} };
 
 /** Observes nothing, at no cost. */
-export const NOOP_OBSERVER: Observer = { turn: () => noopTurn };
+export const NOOP_OBSERVER: Observer = { turn: () => noopTurn, breakerState() {} };

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createPipeline, type PipelineOptions } from '../../src/app';
+import { buildApp, createPipeline, type App, type PipelineOptions } from '../../src/app';
 import { createDispatchClient, createRegistryClient } from '../../src/client';
 import { parseConfig } from '../../src/config';
 import { SILENT_LOGGER } from '../../src/log';
@@ -98,6 +98,28 @@ export async function startDispatch(toolsYaml: string, options: PipelineOptions 
       registry.close();
       await server.shutdown(500);
       await deps.store.close();
+    },
+  };
+}
+
+/** A full dispatch app (every plugin) on 127.0.0.1:0 with its clients. */
+export async function startApp(toolsYaml: string, options: Parameters<typeof buildApp>[1] = {}): Promise<TestDispatch & { app: App }> {
+  const config = parseConfig(toolsYaml, 'test.yaml');
+  const app = await buildApp(config, { logger: SILENT_LOGGER, ...options });
+  const server = await app.listen('127.0.0.1:0');
+  const address = `127.0.0.1:${server.port}`;
+  const dispatch = createDispatchClient(address);
+  const registry = createRegistryClient(address);
+  return {
+    app,
+    server,
+    address,
+    dispatch,
+    registry,
+    async close() {
+      dispatch.close();
+      registry.close();
+      await app.close(500);
     },
   };
 }

@@ -1,0 +1,72 @@
+import type { DaemonOptions } from '../cli/dispatchd-options';
+import type { DispatchConfig } from '../config';
+import type { Executor } from '../executors';
+import { createLogger, type Logger } from '../log';
+import { NOOP_OBSERVER, type Observer, type PipelineDeps } from '../pipeline';
+import { startServer, type DispatchServer } from '../server';
+import { createPipeline, type PipelineOptions } from './create-pipeline';
+import type { Plugin, PluginFactory } from './plugin';
+import { PLUGINS } from './plugins';
+
+/** An assembled dispatch: the pipeline, and how to serve it and stop it. */
+export interface App {
+  readonly deps: PipelineDeps;
+  listen(address: string): Promise<DispatchServer>;
+  /** Shuts the server (if listening) and every plugin down. */
+  close(graceMs?: number): Promise<void>;
+}
+
+function single<K extends keyof Plugin>(plugins: readonly Plugin[], key: K): Plugin[K] | undefined {
+  const providers = plugins.filter((p) => p[key] !== undefined);
+  if (providers.length > 1) throw new Error(`plugins ${providers.map((p) => p.name).join(' and ')} both provide ${String(key)}`);
+  return providers[0]?.[key];
+}
+
+/** Builds dispatch from its configuration and every plugin (or the given ones, in tests). */
+export async function buildApp(config: DispatchConfig, options: Partial<DaemonOptions> & { logger?: Logger; pipeline?: Partial<PipelineOptions> } = {}, factories: readonly PluginFactory[] = PLUGINS): Promise<App> {
+  const logger = options.logger ?? createLogger();
+  let observer: Observer = NOOP_OBSERVER;
+  const ctx = { config, options, logger, observer: () => observer };
+  const plugins: Plugin[] = [];
+  try {
+    for (const factory of factories) plugins.push(await factory(ctx));
+    observer = single(plugins, 'observer') ?? NOOP_OBSERVER;
+    const executors = new Map<string, Executor>(plugins.flatMap((p) => [...(p.executors ?? [])]));
+    const deps = createPipeline({
+      config,
+      logger,
+      observer,
+      store: single(plugins, 'store'),
+      guards: single(plugins, 'guards'),
+      middleware: plugins.flatMap((p) => p.middleware ?? []),
+      executors,
+      ...options.pipeline,
+    });
+    for (const plugin of plugins) await plugin.attach?.(deps);
+    let server: DispatchServer | undefined;
+    return {
+      deps,
+      async listen(address) {
+        const handlers = { dispatch: {}, registry: {}, worker: {} };
+        for (const p of plugins) for (const key of ['dispatch', 'registry', 'worker'] as const) Object.assign(handlers[key], p.handlers?.[key]);
+        server = await startServer(address, {
+          deps,
+          authenticate: single(plugins, 'authenticate'),
+          credentials: single(plugins, 'credentials'),
+          parallel: single(plugins, 'parallel'),
+          extraHandlers: handlers,
+        });
+        for (const plugin of plugins) await plugin.started?.(server);
+        return server;
+      },
+      async close(graceMs = 0) {
+        await server?.shutdown(graceMs);
+        for (const plugin of [...plugins].reverse()) await plugin.close?.().catch((e: Error) => logger.warn('plugin close failed', { plugin: plugin.name, error: e.message }));
+        await deps.store.close().catch(() => undefined);
+      },
+    };
+  } catch (error) {
+    for (const plugin of plugins.reverse()) await plugin.close?.().catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,43 @@
+import type * as grpc from '@grpc/grpc-js';
+import type { DaemonOptions } from '../cli/dispatchd-options';
+import type { DispatchConfig } from '../config';
+import type { Executor } from '../executors';
+import type { Logger } from '../log';
+import type { Guards, Middleware, Observer, PipelineDeps } from '../pipeline';
+import type { Authenticator, DispatchServer, ExtraHandlers, ParallelDispatcher } from '../server';
+import type { Store } from '../store';
+
+/** What every plugin is given when the app is assembled. */
+export interface PluginContext {
+  readonly config: DispatchConfig;
+  readonly options: Partial<DaemonOptions>;
+  readonly logger: Logger;
+  /** The assembled observer; valid once the app is built (late-bound, safe to call from callbacks). */
+  observer(): Observer;
+}
+
+/**
+ * A part of dispatch that adds to the pipeline or the server. Every field is optional; the app
+ * merges them: executors and handlers by name, middleware in plugin order, and at most one
+ * plugin providing each of store, guards, observer, parallel, authenticate and credentials.
+ */
+export interface Plugin {
+  readonly name: string;
+  readonly store?: Store;
+  readonly executors?: ReadonlyMap<string, Executor>;
+  readonly middleware?: readonly Middleware[];
+  readonly guards?: Guards;
+  readonly observer?: Observer;
+  readonly parallel?: ParallelDispatcher;
+  readonly authenticate?: Authenticator;
+  readonly credentials?: grpc.ServerCredentials;
+  readonly handlers?: ExtraHandlers;
+  /** Called once the pipeline exists (the registry, the store, ...). */
+  attach?(deps: PipelineDeps): void | Promise<void>;
+  /** Called once the server listens. */
+  started?(server: DispatchServer): void | Promise<void>;
+  close?(): Promise<void>;
+}
+
+/** Creates a plugin from the context. */
+export type PluginFactory = (ctx: PluginContext) => Promise<Plugin>;

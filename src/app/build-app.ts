@@ -3,7 +3,7 @@ import type { DispatchConfig } from '../config';
 import type { Executor } from '../executors';
 import { createLogger, type Logger } from '../log';
 import { NOOP_OBSERVER, type Observer, type PipelineDeps } from '../pipeline';
-import { startServer, type DispatchServer } from '../server';
+import { allowAll, startServer, type Authenticator, type DispatchServer } from '../server';
 import { createPipeline, type PipelineOptions } from './create-pipeline';
 import type { Plugin, PluginFactory } from './plugin';
 import { PLUGINS } from './plugins';
@@ -26,11 +26,13 @@ function single<K extends keyof Plugin>(plugins: readonly Plugin[], key: K): Plu
 export async function buildApp(config: DispatchConfig, options: Partial<DaemonOptions> & { logger?: Logger; pipeline?: Partial<PipelineOptions> } = {}, factories: readonly PluginFactory[] = PLUGINS): Promise<App> {
   const logger = options.logger ?? createLogger();
   let observer: Observer = NOOP_OBSERVER;
-  const ctx = { config, options, logger, observer: () => observer };
+  let authenticate: Authenticator = allowAll;
+  const ctx = { config, options, logger, observer: () => observer, authenticate: () => authenticate };
   const plugins: Plugin[] = [];
   try {
     for (const factory of factories) plugins.push(await factory(ctx));
     observer = single(plugins, 'observer') ?? NOOP_OBSERVER;
+    authenticate = single(plugins, 'authenticate') ?? allowAll;
     const executors = new Map<string, Executor>(plugins.flatMap((p) => [...(p.executors ?? [])]));
     const deps = createPipeline({
       config,
@@ -51,7 +53,7 @@ export async function buildApp(config: DispatchConfig, options: Partial<DaemonOp
         for (const p of plugins) for (const key of ['dispatch', 'registry', 'worker'] as const) Object.assign(handlers[key], p.handlers?.[key]);
         server = await startServer(address, {
           deps,
-          authenticate: single(plugins, 'authenticate'),
+          authenticate,
           credentials: single(plugins, 'credentials'),
           parallel: single(plugins, 'parallel'),
           extraHandlers: handlers,

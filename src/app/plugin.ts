@@ -14,6 +14,11 @@ export interface PluginContext {
   readonly logger: Logger;
   /** The assembled observer; valid once the app is built (late-bound, safe to call from callbacks). */
   observer(): Observer;
+  /**
+   * The server's authenticator (the auth plugin's, else allowAll); late-bound like `observer()`:
+   * call it at request time, e.g. `ctx.authenticate()(call, 'subscribe')`.
+   */
+  authenticate(): Authenticator;
 }
 
 /**

@@ -24,7 +24,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     process.stderr.write(`dispatchd: bad config: ${error.message}\n`);
     return 1;
   }
-  const authConfigured = config.auth.tokens.length > 0 || config.auth.tokensFile !== undefined || env.DISPATCH_AUTH_TOKENS_FILE !== undefined;
+  const authConfigured = config.auth.tokens.length > 0 || config.auth.tokensFile !== undefined || env.DISPATCH_AUTH_TOKENS_FILE !== undefined || (config.auth.mtlsTenantFrom !== undefined && options.tls?.ca !== undefined);
   if (!isLoopback(options.listen) && !authConfigured && !options.insecure) {
     process.stderr.write(`dispatchd: refusing to listen on ${options.listen} without authentication; configure auth tokens or pass --insecure\n`);
     return 1;

@@ -12,12 +12,25 @@ export interface TokenEntry {
   readonly sha256: string;
 }
 
+/** Which field of a client certificate's subject names the tenant under mutual TLS. */
+export type MtlsTenantField = 'cn' | 'o' | 'ou';
+
+/** The `auth:` section: bearer tokens (inline or in a file), and tenants from client certificates. */
+export interface AuthConfig {
+  readonly tokens: readonly TokenEntry[];
+  readonly tokensFile?: string;
+  /** When set, a verified client certificate's subject field names the caller's tenant. */
+  readonly mtlsTenantFrom?: MtlsTenantField;
+  /** Scopes of a caller known by its certificate alone. @default ['dispatch', 'subscribe'] */
+  readonly mtlsScopes?: readonly string[];
+}
+
 /** The parsed configuration file. Sections other than tools and limits are checked by their owners. */
 export interface DispatchConfig {
   readonly file: string;
   readonly tools: readonly ToolSpec[];
   readonly limits: Limits;
-  readonly auth: { readonly tokens: readonly TokenEntry[]; readonly tokensFile?: string };
+  readonly auth: AuthConfig;
   readonly policies: readonly unknown[];
   readonly mcpServers: readonly unknown[];
   readonly telemetry: Readonly<Record<string, unknown>>;
@@ -36,11 +49,14 @@ function asList(file: string, path: string, value: unknown): unknown[] {
 function parseAuth(file: string, raw: unknown): DispatchConfig['auth'] {
   if (raw === undefined || raw === null) return { tokens: [] };
   if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(file, 'auth', 'must be a mapping');
-  const { tokens, tokens_file: tokensFile, ...rest } = raw as Record<string, unknown>;
+  const { tokens, tokens_file: tokensFile, mtls_tenant_from: mtlsTenantFrom, mtls_scopes: mtlsScopes, ...rest } = raw as Record<string, unknown>;
   const unknown = Object.keys(rest)[0];
   if (unknown) throw new ConfigError(file, `auth.${unknown}`, 'unknown key');
   if (tokensFile !== undefined && typeof tokensFile !== 'string') throw new ConfigError(file, 'auth.tokens_file', 'must be a path');
-  return { tokens: parseTokens(file, 'auth.tokens', tokens), tokensFile };
+  if (mtlsTenantFrom !== undefined && mtlsTenantFrom !== 'cn' && mtlsTenantFrom !== 'o' && mtlsTenantFrom !== 'ou') throw new ConfigError(file, 'auth.mtls_tenant_from', 'must be cn, o or ou');
+  const auth: AuthConfig = { tokens: parseTokens(file, 'auth.tokens', tokens), tokensFile, mtlsTenantFrom: mtlsTenantFrom as MtlsTenantField | undefined };
+  if (mtlsScopes === undefined) return auth;
+  return { ...auth, mtlsScopes: parseScopes(file, 'auth.mtls_scopes', mtlsScopes) };
 }
 
 /** Token entries from a YAML list, checked field by field. */
@@ -50,12 +66,16 @@ export function parseTokens(file: string, path: string, raw: unknown): TokenEntr
     const e = entry as Record<string, unknown>;
     if (typeof e?.tenant !== 'string' || e.tenant === '') throw new ConfigError(file, `${where}.tenant`, 'must be a non-empty string');
     if (typeof e.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(e.sha256)) throw new ConfigError(file, `${where}.sha256`, 'must be the lowercase hex SHA-256 of the token (64 characters)');
-    const scopes = asList(file, `${where}.scopes`, e.scopes);
-    for (const [j, s] of scopes.entries()) {
-      if (!['dispatch', 'subscribe', 'admin', 'worker'].includes(s as string)) throw new ConfigError(file, `${where}.scopes[${j}]`, `unknown scope ${JSON.stringify(s)} (dispatch, subscribe, admin or worker)`);
-    }
-    return { tenant: e.tenant, sha256: e.sha256, scopes: scopes as string[] };
+    return { tenant: e.tenant, sha256: e.sha256, scopes: parseScopes(file, `${where}.scopes`, e.scopes) };
   });
+}
+
+function parseScopes(file: string, path: string, raw: unknown): string[] {
+  const scopes = asList(file, path, raw);
+  for (const [j, s] of scopes.entries()) {
+    if (!['dispatch', 'subscribe', 'admin', 'worker'].includes(s as string)) throw new ConfigError(file, `${path}[${j}]`, `unknown scope ${JSON.stringify(s)} (dispatch, subscribe, admin or worker)`);
+  }
+  return scopes as string[];
 }
 
 /** Parses configuration text; `file` names it in errors. */

@@ -20,6 +20,7 @@ export function boundResult(text: string, maxChars: number): BoundedText {
   if (total <= maxChars) return { text, truncated: false, totalChars: total };
   let keep = Math.max(0, maxChars - marker(total).length);
   // The marker's digit count depends on what is omitted; shrink until everything fits.
+  while (keep + 1 + marker(total - keep - 1).length <= maxChars) keep++;
   while (keep > 0 && keep + marker(total - keep).length > maxChars) keep--;
   const head = Math.ceil(keep / 2);
   const tail = keep - head;

@@ -5,10 +5,11 @@
 // and assert the production-shape facts the chart promises. helm/dispatch/README.md says what this
 // covers and what only a real cluster shows.
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { isMap, parseAllDocuments, parseDocument, type YAMLMap } from 'yaml';
+import { parseConfig } from '../../src/config';
 
 const ROOT = resolve(__dirname, '../..');
 const CHART = join(ROOT, 'helm/dispatch');
@@ -196,6 +197,7 @@ describe.each(SETS)('chart rendered with %s', (_label, files) => {
   it('mounts the config and annotates the pod with its checksum', () => {
     const cm = find(objects, 'ConfigMap')!;
     expect(cm.data['config.yaml']).toMatch(/^tools:/);
+    expect(() => parseConfig(cm.data['config.yaml'], 'config.yaml')).not.toThrow(); // the server's own parser
     expect(checksumOf(objects)).toMatch(/^[0-9a-f]{64}$/);
     expect(envOf(objects).DISPATCH_CONFIG).toBe('/etc/dispatch/config/config.yaml');
   });
@@ -246,6 +248,8 @@ describe('chart specifics per value set', () => {
     expect(sm.metadata.labels.release).toBe('kube-prometheus-stack');
     expect(sm.spec.endpoints).toEqual([{ port: 'metrics', path: '/metrics', interval: '15s', scrapeTimeout: '10s' }]);
     expect(find(objects, 'Service')!.spec.ports.map((p: { name: string }) => p.name)).toEqual(['grpc', 'metrics']);
+    const config = parseConfig(find(objects, 'ConfigMap')!.data['config.yaml'], 'config.yaml');
+    expect(config.tools.map((t) => t.name)).toEqual(['get_weather', 'echo']);
     expect(find(objects, 'ConfigMap')!.data['config.yaml']).toContain(`http://weather.${NAMESPACE}.svc:8080/call`);
   });
 
@@ -262,6 +266,11 @@ describe('chart specifics per value set', () => {
     expect(containerOf(objects).image).toMatch(/^registry\.example\.com\/platform\/dispatch@sha256:0{64}$/);
     expect(find(objects, 'PodDisruptionBudget')!.spec).toMatchObject({ minAvailable: 2 });
     expect(find(objects, 'PodDisruptionBudget')!.spec.maxUnavailable).toBeUndefined();
+  });
+
+  it('the ConfigMap check bites: the server parser rejects an unknown config key', () => {
+    const cm = find(renderObjects([valuesFile('config: {tools: [], tool_timeout: 5}')]), 'ConfigMap')!;
+    expect(() => parseConfig(cm.data['config.yaml'], 'config.yaml')).toThrow(/tool_timeout/);
   });
 
   it('standalone Redis over TLS uses rediss://', () => {
@@ -355,5 +364,33 @@ describe('helm-render merges values like Helm', () => {
     const objects = renderObjects([first, second]);
     expect(containerOf(objects).resources).toEqual({ requests: { cpu: '250m', memory: '256Mi' } });
     expect(deploymentOf(objects).spec.template.metadata.labels).toMatchObject({ team: 'a', tier: 'b' });
+  });
+});
+
+describe('chart hygiene', () => {
+  it('documents every value in values.yaml with a `# --` comment on it or an enclosing key', () => {
+    const doc = parseDocument(readFileSync(join(CHART, 'values.yaml'), 'utf8'));
+    const marked = (comment?: string | null) => /^ ?-- /m.test(comment ?? '');
+    const undocumented: string[] = [];
+    const walk = (map: YAMLMap, path: string, inherited: boolean) =>
+      map.items.forEach((pair, i) => {
+        const key = `${path}${String((pair.key as { value: unknown }).value)}`;
+        const own = marked((pair.key as { commentBefore?: string }).commentBefore) || (i === 0 && marked(map.commentBefore));
+        if (isMap(pair.value) && pair.value.items.length) walk(pair.value, `${key}.`, own || inherited);
+        else if (!own && !inherited) undocumented.push(key);
+      });
+    walk(doc.contents as YAMLMap, '', false);
+    expect(undocumented).toEqual([]);
+  });
+
+  it('NOTES.txt renders', () => {
+    const copy = join(mkdtempSync(join(work, 'chart-')), 'dispatch');
+    cpSync(CHART, copy, { recursive: true });
+    writeFileSync(join(copy, 'templates', 'notes-check.yaml'), 'notes: {{ include "dispatch/templates/NOTES.txt" . | toJson }}\n');
+    const r = render([join(__dirname, 'values-sentinel-tls.yaml')], copy);
+    expect(r.stderr).toBe('');
+    const notes = parseAllDocuments(r.stdout).map((d) => d.toJS()).find((o) => o?.notes)?.notes as string;
+    expect(notes).toContain(`dns:///${FULLNAME}-headless.${NAMESPACE}.svc:50051`);
+    expect(notes).toContain('secret generic dispatch-tokens');
   });
 });

@@ -67,7 +67,7 @@ export async function startToolServer(routes: Record<string, ToolRoute>): Promis
 
 /** Replies with JSON after an optional delay. */
 export const json = (value: unknown, delayMs = 0, status = 200): ToolRoute => async (_req, res) => {
-  if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
+  if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs).unref());
   if (!res.destroyed) res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
 };
 

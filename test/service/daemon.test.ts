@@ -1,0 +1,72 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createDispatchClient } from '../../src/client';
+import { runDaemon, startDaemon } from '../helpers/daemon';
+
+const dir = mkdtempSync(join(tmpdir(), 'dispatchd-test-'));
+const file = (name: string, text: string) => {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+};
+
+test.each([
+  ['unknown.yaml', 'tools: []\nlistn: 1\n', 'listn: unknown key (expected one of tools, limits, auth, policies, mcp_servers, telemetry)'],
+  ['negative.yaml', 'tools:\n  - name: a\n    timeout_ms: -5\n    builtin: { name: echo }\n', 'tools[0].timeout_ms: must be a non-negative integer, got -5'],
+  ['key.yaml', 'tools:\n  - name: a\n    retries: 3\n    builtin: { name: echo }\n', 'tools[0].retries: unknown key "retries"'],
+  ['schema.yaml', 'tools:\n  - name: a\n    input_schema: \'{"type": 5}\'\n    builtin: { name: echo }\n', 'tools[0] ("a"): input_schema does not compile'],
+  ['yaml.yaml', 'tools: [\n', 'line'],
+])('a bad config file (%s) exits non-zero naming the file, the path and the problem', async (name, text, message) => {
+  const path = file(name, text);
+  const { code, stderr } = await runDaemon(['--config', path, '--listen', '127.0.0.1:0']);
+  expect(code).toBe(1);
+  expect(stderr).toContain(path);
+  expect(stderr).toContain(message);
+});
+
+test('a missing config file is named', async () => {
+  const { code, stderr } = await runDaemon(['--config', join(dir, 'nope.yaml')]);
+  expect(code).toBe(1);
+  expect(stderr).toContain(`${join(dir, 'nope.yaml')}: cannot read the file (ENOENT)`);
+});
+
+test('refuses to listen beyond loopback without auth unless --insecure', async () => {
+  const { code, stderr } = await runDaemon(['--listen', '0.0.0.0:0']);
+  expect(code).toBe(1);
+  expect(stderr).toContain('refusing to listen on 0.0.0.0:0 without authentication');
+});
+
+test('SIGTERM finishes the call in flight, then exits 0', async () => {
+  const daemon = await startDaemon([]);
+  const client = createDispatchClient(`127.0.0.1:${daemon.port}`);
+  try {
+    const pending = client.dispatch({ sessionId: 's', calls: [{ id: 'c1', name: 'sleep', arguments: '{"ms":700}' }] });
+    await new Promise((r) => setTimeout(r, 200));
+    daemon.child.kill('SIGTERM');
+    const { results } = await pending;
+    expect(results[0]!.isError).toBe(false);
+    expect(results[0]!.output).toBe('{"ms":700}');
+    expect(await daemon.exited).toBe(0);
+  } finally {
+    client.close();
+    daemon.child.kill('SIGKILL');
+  }
+});
+
+test('SIGTERM cancels calls still running after the grace period and exits 0', async () => {
+  const daemon = await startDaemon(['--grace', '300']);
+  const client = createDispatchClient(`127.0.0.1:${daemon.port}`);
+  try {
+    const pending = client.dispatch({ sessionId: 's', calls: [{ id: 'c1', name: 'sleep', arguments: '{"ms":4000}' }] }).catch((e: Error) => e);
+    await new Promise((r) => setTimeout(r, 200));
+    const sent = Date.now();
+    daemon.child.kill('SIGTERM');
+    expect(await daemon.exited).toBe(0);
+    expect(Date.now() - sent).toBeLessThan(2500);
+    expect(await pending).toBeInstanceOf(Error);
+  } finally {
+    client.close();
+    daemon.child.kill('SIGKILL');
+  }
+});

@@ -1,0 +1,36 @@
+import fc from 'fast-check';
+import { canonicalJson } from '../../src/json';
+import { idempotencyKey } from '../../src/store';
+
+function shuffleKeys(value: unknown, seed: number): unknown {
+  if (Array.isArray(value)) return value.map((v) => shuffleKeys(v, seed));
+  if (value === null || typeof value !== 'object') return value;
+  const entries = Object.entries(value as Record<string, unknown>);
+  entries.sort((a, b) => ((a[0].length * 31 + seed) % 7) - ((b[0].length * 31 + seed) % 7) || (seed % 2 ? 1 : -1));
+  return Object.fromEntries(entries.map(([k, v]) => [k, shuffleKeys(v, seed + 1)]));
+}
+
+describe('canonical JSON', () => {
+  test('sorts keys at every depth', () => {
+    expect(canonicalJson({ b: 1, a: { d: [2, { z: 1, y: 2 }], c: null } })).toBe('{"a":{"c":null,"d":[2,{"y":2,"z":1}]},"b":1}');
+  });
+
+  test('property: key order never changes the text nor the idempotency key', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.integer({ min: 0, max: 1000 }), (value, seed) => {
+        const shuffled = shuffleKeys(value, seed);
+        expect(canonicalJson(shuffled)).toBe(canonicalJson(value));
+        const scope = { tenant: 't', sessionId: 's' };
+        expect(idempotencyKey(scope, 'tool', shuffled, [])).toBe(idempotencyKey(scope, 'tool', value, []));
+      }),
+    );
+  });
+
+  test('key_fields select what the key is made of', () => {
+    const scope = { tenant: 't', sessionId: 's' };
+    const a = idempotencyKey(scope, 'send', { to: 'x', subject: 'hi', body: 'one' }, ['/to', '/subject']);
+    const b = idempotencyKey(scope, 'send', { body: 'two', subject: 'hi', to: 'x' }, ['/to', '/subject']);
+    expect(a).toBe(b);
+    expect(idempotencyKey({ tenant: 'other', sessionId: 's' }, 'send', { to: 'x', subject: 'hi' }, ['/to', '/subject'])).not.toBe(a);
+  });
+});

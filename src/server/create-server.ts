@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import * as grpc from '@grpc/grpc-js';
 import { DispatchService } from '../../gen/dispatch/v1/dispatch_pb';
 import { ToolRegistryService } from '../../gen/dispatch/v1/registry_pb';
@@ -26,6 +27,8 @@ export interface ServerOptions {
 export interface DispatchServer {
   readonly port: number;
   readonly deps: PipelineDeps;
+  /** Fires when shutdown begins, so that long-lived streams (workers, subscribers) can wind down. */
+  readonly draining: AbortSignal;
   /**
    * Stops accepting calls, lets calls in flight finish within `graceMs`, then cancels the rest.
    * Health turns NOT_SERVING first.
@@ -38,6 +41,9 @@ export async function startServer(address: string, options: ServerOptions): Prom
   const { deps } = options;
   const authenticate = options.authenticate ?? allowAll;
   const shutdownController = new AbortController();
+  // Every Dispatch in flight listens for shutdown; there is no fixed bound on them.
+  setMaxListeners(0, shutdownController.signal);
+  const drainController = new AbortController();
   const server = new grpc.Server({
     'grpc.max_receive_message_length': deps.limits.maxMessageBytes,
     'grpc.max_send_message_length': deps.limits.maxMessageBytes,
@@ -65,9 +71,11 @@ export async function startServer(address: string, options: ServerOptions): Prom
   return {
     port,
     deps,
+    draining: drainController.signal,
     shutdown(graceMs) {
       stopping ??= new Promise<void>((resolve) => {
         health.serving(false);
+        drainController.abort();
         const force = setTimeout(() => {
           shutdownController.abort();
           setTimeout(() => server.forceShutdown(), 200).unref();

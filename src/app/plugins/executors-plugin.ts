@@ -1,6 +1,60 @@
-import type { Plugin, PluginContext } from '../plugin';
+import type { Executor } from '../../executors';
+import { createMcpExecutor, createMcpServers, parseMcpServers } from '../../executors/mcp';
+import { createRedisRelay, createWorkerExecutor, createWorkerPool, createWorkHandler, resolveWorkerOptions, type RedisRelay, type WorkerOptions } from '../../executors/worker';
+import type { PipelineDeps } from '../../pipeline';
+import type { Plugin, PluginContext, PluginFactory } from '../plugin';
 
-/** Worker streams and MCP servers (issue 7). */
-export async function executorsPlugin(_ctx: PluginContext): Promise<Plugin> {
-  return { name: 'executors' };
+/** Options of the executors plugin beyond the config file (tests, embedding). */
+export interface ExecutorsPluginOptions {
+  readonly worker?: WorkerOptions;
 }
+
+/**
+ * Worker streams (`WorkerService.Work`, routed across replicas through Redis when a Redis URL is
+ * set) and the MCP servers of the config's `mcp_servers:` (issue 7).
+ */
+export function createExecutorsPlugin(pluginOptions: ExecutorsPluginOptions = {}): PluginFactory {
+  return async (ctx: PluginContext): Promise<Plugin> => {
+    const options = resolveWorkerOptions(pluginOptions.worker);
+    const mcp = createMcpServers(parseMcpServers(ctx.config.mcpServers, ctx.config.file), ctx.logger);
+    const pool = createWorkerPool({ heartbeatTimeoutMs: options.heartbeatTimeoutMs, sweepIntervalMs: options.sweepIntervalMs, logger: ctx.logger });
+    let deps: PipelineDeps | undefined;
+    let relay: RedisRelay | undefined;
+    const executors = new Map<string, Executor>([
+      ['worker', createWorkerExecutor(pool, () => relay)],
+      ['mcp', createMcpExecutor(mcp)],
+    ]);
+    const work = createWorkHandler({
+      pool,
+      options,
+      logger: ctx.logger,
+      authenticate: ctx.authenticate,
+      registry: () => {
+        if (!deps) throw new Error('the worker service was called before the pipeline was attached');
+        return deps.registry;
+      },
+      onRegistered: (tenant, specs) => relay?.publishSpecs(tenant, specs),
+    });
+    return {
+      name: 'executors',
+      executors,
+      handlers: { worker: { work } },
+      async attach(pipeline) {
+        deps = pipeline;
+        if (ctx.options.redisUrl) relay = await createRedisRelay({ url: ctx.options.redisUrl, pool, registry: pipeline.registry, logger: ctx.logger, options });
+        await mcp.start(pipeline.registry);
+      },
+      started(server) {
+        server.draining.addEventListener('abort', () => pool.drain(), { once: true });
+      },
+      async close() {
+        await relay?.close();
+        pool.close();
+        await mcp.close();
+      },
+    };
+  };
+}
+
+/** The plugin with default options, as the app assembles it. */
+export const executorsPlugin: PluginFactory = createExecutorsPlugin();

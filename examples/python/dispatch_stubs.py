@@ -1,0 +1,66 @@
+"""Generates the dispatch.v1 Python stubs from ../../proto with grpc_tools and imports them.
+
+Stubs are generated once per version of the .proto files into a cache directory (the system temp
+directory, or DISPATCH_PY_STUBS), never committed. Run this file to generate them and print where.
+"""
+
+import hashlib
+import importlib
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import types
+
+PROTO_ROOT = pathlib.Path(__file__).resolve().parents[2] / "proto"
+PROTO_FILES = sorted((PROTO_ROOT / "dispatch" / "v1").glob("*.proto"))
+MODULES = ("dispatch_pb2", "dispatch_pb2_grpc", "tool_pb2", "registry_pb2", "registry_pb2_grpc", "worker_pb2", "worker_pb2_grpc")
+
+
+def _stub_dir() -> pathlib.Path:
+    configured = os.environ.get("DISPATCH_PY_STUBS")
+    if configured:
+        return pathlib.Path(configured)
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in PROTO_FILES)).hexdigest()[:16]
+    return pathlib.Path(tempfile.gettempdir()) / f"dispatch-py-stubs-{digest}"
+
+
+def generate() -> pathlib.Path:
+    """Generates the stubs unless they exist; safe when several processes start at once."""
+    target = _stub_dir()
+    if (target / "dispatch" / "v1" / "worker_pb2_grpc.py").exists():
+        return target
+    staging = pathlib.Path(tempfile.mkdtemp(prefix="dispatch-py-stubs-"))
+    command = [sys.executable, "-m", "grpc_tools.protoc", f"-I{PROTO_ROOT}", f"--python_out={staging}", f"--grpc_python_out={staging}"]
+    subprocess.run(command + [str(p) for p in PROTO_FILES], check=True)
+    for package in (staging / "dispatch", staging / "dispatch" / "v1"):
+        (package / "__init__.py").touch()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.rename(staging, target)
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+        if not (target / "dispatch" / "v1" / "worker_pb2_grpc.py").exists():
+            raise
+    return target
+
+
+def load() -> types.SimpleNamespace:
+    """The generated modules, by name (dispatch_pb2, worker_pb2_grpc, ...)."""
+    path = str(generate())
+    if path not in sys.path:
+        sys.path.insert(0, path)
+    return types.SimpleNamespace(**{name: importlib.import_module(f"dispatch.v1.{name}") for name in MODULES})
+
+
+def channel_options(argv_address: str | None) -> tuple[str, list[tuple[str, str]]]:
+    """The dispatchd address (flag, DISPATCH_ADDRESS, or 127.0.0.1:50051) and auth metadata (DISPATCH_TOKEN)."""
+    address = argv_address or os.environ.get("DISPATCH_ADDRESS") or "127.0.0.1:50051"
+    token = os.environ.get("DISPATCH_TOKEN")
+    return address, [("authorization", f"Bearer {token}")] if token else []
+
+
+if __name__ == "__main__":
+    print(generate())

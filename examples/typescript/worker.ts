@@ -1,0 +1,107 @@
+import { create, type MessageInitShape } from '@bufbuild/protobuf';
+import type * as grpc from '@grpc/grpc-js';
+import { Effect, ToolSpecSchema } from '../../gen/dispatch/v1/tool_pb';
+import { WorkerMessageSchema, type WorkAssignment, type WorkerMessage } from '../../gen/dispatch/v1/worker_pb';
+import { createWorkerClient } from '../../src/client';
+
+/** A tool this worker hosts: its spec and its implementation. */
+interface HostedTool {
+  readonly spec: MessageInitShape<typeof ToolSpecSchema>;
+  run(args: Record<string, unknown>): Promise<string> | string;
+}
+
+const TOOLS: Record<string, HostedTool> = {
+  ts_reverse: {
+    spec: {
+      name: 'ts_reverse',
+      description: 'Reverses a text (hosted by a TypeScript worker).',
+      inputSchema: JSON.stringify({ type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false }),
+      effect: Effect.READ_ONLY,
+      concurrencySafe: true,
+      timeoutMs: 5_000,
+    },
+    run: (args) => [...String(args.text)].reverse().join(''),
+  },
+};
+
+/** Options of the example worker. */
+export interface WorkerOptions {
+  readonly address: string;
+  /** @default 'ts-worker' */
+  readonly workerId?: string;
+  /** Heartbeat period; dispatch drops a worker silent for 15 s. @default 2000 */
+  readonly heartbeatMs?: number;
+  readonly token?: string;
+  readonly log?: (line: string) => void;
+}
+
+/** A running worker: `stop` half-closes its stream; `done` settles when the stream has ended. */
+export interface RunningWorker {
+  stop(): void;
+  readonly done: Promise<grpc.StatusObject>;
+}
+
+/**
+ * Hosts TOOLS on a WorkerService.Work stream: says hello with their specs, heartbeats, runs each
+ * assignment and answers a completion (a thrown error becomes is_error), and drops the answer of
+ * an assignment dispatch cancelled.
+ */
+export function runWorker(options: WorkerOptions): RunningWorker {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const client = createWorkerClient(options.address);
+  const stream = client.work({ metadata: options.token ? { authorization: `Bearer ${options.token}` } : undefined });
+  const cancelled = new Set<string>();
+  let open = true;
+  const send = (message: WorkerMessage) => open && stream.write(message);
+  const heartbeat = setInterval(() => send(create(WorkerMessageSchema, { msg: { case: 'heartbeat', value: {} } })), options.heartbeatMs ?? 2_000);
+
+  async function handle(assignment: WorkAssignment): Promise<void> {
+    const name = assignment.call?.name ?? '';
+    let output: string;
+    let isError = false;
+    try {
+      const tool = TOOLS[name];
+      if (!tool) throw new Error(`this worker does not host ${name}`);
+      output = await tool.run(JSON.parse(assignment.call?.arguments ?? '{}') as Record<string, unknown>);
+    } catch (error) {
+      output = (error as Error).message;
+      isError = true;
+    }
+    if (cancelled.delete(assignment.assignmentId)) return;
+    send(create(WorkerMessageSchema, { msg: { case: 'completion', value: { assignmentId: assignment.assignmentId, output, isError, errorMessage: isError ? output : '' } } }));
+    log(`completed ${name} call=${assignment.call?.id} attempt=${assignment.attempt} error=${isError}`);
+  }
+
+  stream.on('data', (assignment: WorkAssignment) => {
+    if (assignment.cancel) cancelled.add(assignment.assignmentId);
+    else void handle(assignment);
+  });
+  stream.on('error', () => undefined);
+  const done = new Promise<grpc.StatusObject>((resolve) =>
+    stream.on('status', (status: grpc.StatusObject) => {
+      open = false;
+      clearInterval(heartbeat);
+      client.close();
+      resolve(status);
+    }),
+  );
+  const tools = Object.values(TOOLS).map((t) => create(ToolSpecSchema, t.spec));
+  send(create(WorkerMessageSchema, { msg: { case: 'hello', value: { workerId: options.workerId ?? 'ts-worker', tools } } }));
+  log(`worker ${options.workerId ?? 'ts-worker'} hosting ${Object.keys(TOOLS).join(', ')} on ${options.address}`);
+  return {
+    stop() {
+      if (open) stream.end();
+    },
+    done,
+  };
+}
+
+if (require.main === module) {
+  const worker = runWorker({ address: process.argv[2] ?? process.env.DISPATCH_ADDRESS ?? '127.0.0.1:50051', workerId: process.argv[3], token: process.env.DISPATCH_TOKEN });
+  process.once('SIGTERM', () => worker.stop());
+  process.once('SIGINT', () => worker.stop());
+  worker.done.then((status) => {
+    console.log(`worker stopped: ${status.details || 'ok'}`);
+    process.exitCode = status.code === 0 ? 0 : 1;
+  });
+}

@@ -1,0 +1,13 @@
+export { parseMcpServers } from './mcp-config';
+export type { McpServerConfig } from './mcp-config';
+export { createMcpConnection } from './mcp-connection';
+export type { McpCallContext, McpConnection, McpConnectionOptions } from './mcp-connection';
+export { createMcpServers } from './mcp-servers';
+export type { McpServers } from './mcp-servers';
+export { createMcpExecutor } from './mcp-executor';
+export { classifyMcpError, isStreamLoss, mcpToolError, notConnectedError } from './mcp-errors';
+export type { McpFailure } from './mcp-errors';
+export { effectOf, importTools, inputSchemaText } from './mcp-import';
+export type { ImportedTools, McpToolInfo } from './mcp-import';
+export { resultText } from './mcp-result';
+export type { McpToolResult } from './mcp-result';

@@ -1,0 +1,108 @@
+import { ConfigError } from '../../config';
+
+/** One MCP server from the config's `mcp_servers:` list, every default filled in. */
+export interface McpServerConfig {
+  /** Names the server in tool specs (`mcp: { server }`) and in logs. */
+  readonly name: string;
+  /** A stdio server: the command and its arguments (exclusive with `url`). */
+  readonly command?: readonly string[];
+  /** Added to the inherited safe environment of a stdio server. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+  /** A Streamable HTTP server's endpoint (exclusive with `command`). */
+  readonly url?: string;
+  /** Headers sent to a Streamable HTTP server (credentials, ...). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Put before every imported tool's name. @default `${name}_` */
+  readonly prefix: string;
+  /** Whether the server's annotations may mark its tools read-only. @default false */
+  readonly trusted: boolean;
+  /** The imported tools' timeout; 0 means the tool default (30 s). @default 0 */
+  readonly timeoutMs: number;
+  /** How long one connection attempt may take. @default 10000 */
+  readonly connectTimeoutMs: number;
+  /** First delay before reconnecting a dropped server, doubled per failure. @default 500 */
+  readonly reconnectInitialMs: number;
+  /** Longest delay between reconnection attempts. @default 30000 */
+  readonly reconnectMaxMs: number;
+}
+
+const KEYS = ['name', 'command', 'env', 'cwd', 'url', 'headers', 'prefix', 'trusted', 'timeout_ms', 'connect_timeout_ms', 'reconnect_initial_ms', 'reconnect_max_ms'];
+const SERVER_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+const PREFIX = /^[A-Za-z0-9_.:-]{0,64}$/;
+
+/** Parses and checks the `mcp_servers:` section; errors name the file, the path and the fix. */
+export function parseMcpServers(raw: readonly unknown[], file: string): McpServerConfig[] {
+  const names = new Set<string>();
+  return raw.map((entry, i) => {
+    const at = (key?: string) => `mcp_servers[${i}]${key ? `.${key}` : ''}`;
+    if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) throw new ConfigError(file, at(), 'must be a mapping with name and command or url');
+    const e = entry as Record<string, unknown>;
+    const unknown = Object.keys(e).find((k) => !KEYS.includes(k));
+    if (unknown) throw new ConfigError(file, at(unknown), `unknown key (expected one of ${KEYS.join(', ')})`);
+    if (typeof e.name !== 'string' || !SERVER_NAME.test(e.name)) throw new ConfigError(file, at('name'), 'must be 1-64 letters, digits, "_", "." or "-"');
+    if (names.has(e.name)) throw new ConfigError(file, at('name'), `duplicate server name "${e.name}"`);
+    names.add(e.name);
+    if ((e.command === undefined) === (e.url === undefined)) throw new ConfigError(file, at(), 'needs exactly one of command (a stdio server) or url (a Streamable HTTP server)');
+    const command = e.command === undefined ? undefined : commandOf(e.command, file, at('command'));
+    const url = e.url === undefined ? undefined : urlOf(e.url, file, at('url'));
+    if (url && (e.env !== undefined || e.cwd !== undefined)) throw new ConfigError(file, at(e.env !== undefined ? 'env' : 'cwd'), 'applies only to a stdio server (command)');
+    if (command && e.headers !== undefined) throw new ConfigError(file, at('headers'), 'applies only to a Streamable HTTP server (url)');
+    if (e.cwd !== undefined && (typeof e.cwd !== 'string' || e.cwd === '')) throw new ConfigError(file, at('cwd'), 'must be a directory path');
+    const prefix = e.prefix === undefined ? `${e.name}_` : e.prefix;
+    if (typeof prefix !== 'string' || !PREFIX.test(prefix)) throw new ConfigError(file, at('prefix'), 'must be at most 64 letters, digits, "_", ".", ":" or "-" (it starts tool names)');
+    if (e.trusted !== undefined && typeof e.trusted !== 'boolean') throw new ConfigError(file, at('trusted'), 'must be true or false');
+    const reconnectInitialMs = intOf(e.reconnect_initial_ms, 500, file, at('reconnect_initial_ms'));
+    const reconnectMaxMs = intOf(e.reconnect_max_ms, 30_000, file, at('reconnect_max_ms'));
+    if (reconnectMaxMs < reconnectInitialMs) throw new ConfigError(file, at('reconnect_max_ms'), `must be at least reconnect_initial_ms (${reconnectInitialMs})`);
+    return {
+      name: e.name,
+      command,
+      env: mapOf(e.env, file, at('env')),
+      cwd: e.cwd as string | undefined,
+      url,
+      headers: mapOf(e.headers, file, at('headers')),
+      prefix,
+      trusted: e.trusted === true,
+      timeoutMs: e.timeout_ms === undefined ? 0 : intOf(e.timeout_ms, 0, file, at('timeout_ms')),
+      connectTimeoutMs: intOf(e.connect_timeout_ms, 10_000, file, at('connect_timeout_ms')),
+      reconnectInitialMs,
+      reconnectMaxMs,
+    };
+  });
+}
+
+function commandOf(value: unknown, file: string, path: string): string[] {
+  if (!Array.isArray(value) || value.length === 0 || value.some((part) => typeof part !== 'string' || part === '')) {
+    throw new ConfigError(file, path, 'must be a non-empty list of strings, the program first, like [node, server.js]');
+  }
+  return value as string[];
+}
+
+function urlOf(value: unknown, file: string, path: string): string {
+  let url: URL;
+  try {
+    url = new URL(String(value));
+  } catch {
+    throw new ConfigError(file, path, `${JSON.stringify(value)} is not a URL (like http://127.0.0.1:8080/mcp)`);
+  }
+  if (typeof value !== 'string' || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new ConfigError(file, path, `must be an http or https URL, got ${JSON.stringify(value)}`);
+  return value;
+}
+
+function mapOf(value: unknown, file: string, path: string): Record<string, string> {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(file, path, 'must be a mapping of names to values');
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') throw new ConfigError(file, `${path}.${k}`, 'must be a string, number or boolean');
+    out[k] = String(v);
+  }
+  return out;
+}
+
+function intOf(value: unknown, fallback: number, file: string, path: string): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) throw new ConfigError(file, path, `must be a positive integer (milliseconds), got ${JSON.stringify(value)}`);
+  return value;
+}

@@ -1,0 +1,160 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from '../../log';
+import type { McpServerConfig } from './mcp-config';
+import { clientDiagnostics } from './mcp-diagnostics';
+import { classifyMcpError, isStreamLoss, notConnectedError } from './mcp-errors';
+import type { McpToolInfo } from './mcp-import';
+import type { McpToolResult } from './mcp-result';
+
+/** What a call to an MCP tool is given. */
+export interface McpCallContext {
+  readonly signal: AbortSignal;
+  /** Epoch ms by which the tool must answer. */
+  readonly deadline: number;
+  readonly traceparent?: string;
+}
+
+/** The one long-lived client of an MCP server, replaced only when the connection drops. */
+export interface McpConnection {
+  readonly config: McpServerConfig;
+  connected(): boolean;
+  /** Makes the first connection attempt; later ones follow with backoff until `close`. */
+  start(): Promise<void>;
+  call(tool: string, args: Record<string, unknown>, ctx: McpCallContext): Promise<McpToolResult>;
+  /** Counts of what the client holds (pending requests, stream listeners), which must not grow per call. */
+  diagnostics(): Record<string, number>;
+  close(): Promise<void>;
+}
+
+/** Hooks of a connection. */
+export interface McpConnectionOptions {
+  readonly logger: Logger;
+  /** Told of the server's tools after every connection and every list change. */
+  readonly onTools: (tools: McpToolInfo[]) => void;
+}
+
+const MAX_TOOL_PAGES = 20;
+const JITTER = 0.2;
+const CLIENT_INFO = { name: 'dispatch', version: '0.1.0' };
+
+type State = 'idle' | 'connecting' | 'connected' | 'waiting' | 'closed';
+type AnyTransport = StdioClientTransport | StreamableHTTPClientTransport;
+
+/** Creates the connection of one configured server (stdio command or Streamable HTTP URL). */
+export function createMcpConnection(config: McpServerConfig, options: McpConnectionOptions): McpConnection {
+  const { logger } = options;
+  const server = config.name;
+  const target = config.url ?? config.command!.join(' ');
+  let state: State = 'idle';
+  let client: Client | undefined;
+  let transport: AnyTransport | undefined;
+  let failures = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const isClosed = () => state === 'closed';
+
+  function newTransport(): AnyTransport {
+    if (config.url) return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: { ...config.headers } } });
+    const [command, ...args] = config.command!;
+    const stdio = new StdioClientTransport({ command: command!, args, env: { ...getDefaultEnvironment(), ...config.env }, cwd: config.cwd, stderr: 'pipe' });
+    stdio.stderr?.on('data', (chunk: Buffer) => logger.debug('mcp server stderr', { server, text: chunk.toString().slice(0, 1_000) }));
+    return stdio;
+  }
+
+  function scheduleReconnect(): void {
+    const base = Math.min(config.reconnectMaxMs, config.reconnectInitialMs * 2 ** Math.min(failures, 30));
+    const delay = Math.round(base * (1 + JITTER * Math.random()));
+    failures++;
+    timer = setTimeout(() => {
+      timer = undefined;
+      void connect();
+    }, delay);
+    timer.unref();
+  }
+
+  function dropped(from: Client, why: string): void {
+    if (from !== client || state !== 'connected') return;
+    client = undefined;
+    state = 'waiting';
+    logger.warn('mcp server connection lost; reconnecting', { server, reason: why });
+    from.close().catch(() => undefined);
+    scheduleReconnect();
+  }
+
+  async function refreshTools(from: Client): Promise<void> {
+    const tools: McpToolInfo[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+      const listed = await from.listTools(cursor === undefined ? undefined : { cursor }, { timeout: config.connectTimeoutMs });
+      tools.push(...(listed.tools as McpToolInfo[]));
+      cursor = listed.nextCursor;
+      if (cursor === undefined) break;
+    }
+    if (from === client) options.onTools(tools);
+  }
+
+  async function connect(): Promise<void> {
+    if (isClosed()) return;
+    state = 'connecting';
+    const next = new Client(CLIENT_INFO, { capabilities: {} });
+    next.onclose = () => dropped(next, 'the connection closed');
+    next.onerror = (error) => {
+      logger.debug('mcp transport error', { server, error: error.message });
+      if (config.url && isStreamLoss(error)) dropped(next, error.message);
+    };
+    next.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      await refreshTools(next).catch((error: Error) => logger.warn('mcp tool list refresh failed', { server, error: error.message }));
+    });
+    const nextTransport = newTransport();
+    try {
+      await next.connect(nextTransport, { timeout: config.connectTimeoutMs });
+      if (state !== 'connecting') throw new Error('closed while connecting');
+      client = next;
+      transport = nextTransport;
+      state = 'connected';
+      await refreshTools(next);
+      failures = 0;
+      logger.info('mcp server connected', { server, target });
+    } catch (error) {
+      if (client === next) client = undefined;
+      await next.close().catch(() => undefined);
+      if (isClosed()) return;
+      state = 'waiting';
+      logger.warn('mcp server connection failed; retrying', { server, target, error: (error as Error).message });
+      scheduleReconnect();
+    }
+  }
+
+  return {
+    config,
+    connected: () => state === 'connected',
+    start: () => connect(),
+    async call(tool, args, ctx) {
+      const current = client;
+      if (state !== 'connected' || !current) throw notConnectedError(server);
+      try {
+        const params = { name: tool, arguments: args, ...(ctx.traceparent ? { _meta: { traceparent: ctx.traceparent } } : {}) };
+        return (await current.callTool(params, undefined, { signal: ctx.signal, timeout: Math.max(1_000, ctx.deadline - Date.now() + 1_000) })) as McpToolResult;
+      } catch (error) {
+        if (ctx.signal.aborted) throw error;
+        const failure = classifyMcpError(error, server, target);
+        if (failure.broken) dropped(current, failure.error.message);
+        throw failure.error;
+      }
+    },
+    diagnostics: () => clientDiagnostics(client, transport),
+    async close() {
+      state = 'closed';
+      clearTimeout(timer);
+      const last = client;
+      const lastTransport = transport;
+      client = undefined;
+      if (lastTransport instanceof StreamableHTTPClientTransport && last) {
+        await Promise.race([lastTransport.terminateSession().catch(() => undefined), new Promise((r) => setTimeout(r, 1_000).unref())]);
+      }
+      await last?.close().catch(() => undefined);
+    },
+  };
+}

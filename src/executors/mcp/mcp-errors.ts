@@ -1,0 +1,77 @@
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
+import { DispatchError } from '../../errors';
+import { fromTransportError } from '../http-errors';
+
+/** A classified MCP failure, and whether the connection should be replaced because of it. */
+export interface McpFailure {
+  readonly error: DispatchError;
+  readonly broken: boolean;
+}
+
+/** The server is not connected (down, or reconnecting): nothing was sent. */
+export function notConnectedError(server: string): DispatchError {
+  return new DispatchError(ErrorKind.UNAVAILABLE, `MCP server "${server}" is not connected (it is down or reconnecting); the call was not executed`, {
+    phase: 'before',
+    recoverable: true,
+  });
+}
+
+/** The server answered the call with `isError`: the tool ran and reported a failure. */
+export function mcpToolError(server: string, tool: string, text: string): DispatchError {
+  const excerpt = text.length > 2_000 ? `${text.slice(0, 2_000)}...` : text;
+  return new DispatchError(ErrorKind.TOOL_ERROR, `MCP tool "${tool}" on server "${server}" reported an error: ${excerpt || 'no message'}`, { phase: 'after', recoverable: false });
+}
+
+/**
+ * Translates what the MCP SDK throws, in one place: a lost connection is DURING; a request that
+ * never left (not connected, refused, unknown session) is BEFORE; a JSON-RPC error answered by
+ * the server is AFTER (the server handled the request and said no).
+ */
+export function classifyMcpError(error: unknown, server: string, target: string): McpFailure {
+  if (error instanceof DispatchError) return { error, broken: false };
+  if (error instanceof McpError) {
+    if (error.code === ErrorCode.ConnectionClosed) {
+      return { error: new DispatchError(ErrorKind.UNAVAILABLE, `the connection to MCP server "${server}" was lost mid-request`, { phase: 'during', recoverable: true, cause: error }), broken: true };
+    }
+    if (error.code === ErrorCode.RequestTimeout) {
+      return { error: new DispatchError(ErrorKind.TIMEOUT, `MCP server "${server}" did not answer in time`, { phase: 'during', recoverable: true, cause: error }), broken: false };
+    }
+    const recoverable = error.code === ErrorCode.InternalError;
+    return { error: new DispatchError(ErrorKind.TOOL_ERROR, `MCP server "${server}" answered an error: ${error.message}`, { phase: 'after', recoverable, cause: error }), broken: false };
+  }
+  if (error instanceof StreamableHTTPError) {
+    const status = error.code ?? 0;
+    if (status === 404) {
+      return { error: new DispatchError(ErrorKind.UNAVAILABLE, `MCP server "${server}" no longer knows this session; reconnecting`, { phase: 'before', recoverable: true, cause: error }), broken: true };
+    }
+    const during = status >= 500;
+    return {
+      error: new DispatchError(ErrorKind.UNAVAILABLE, `MCP server "${server}" answered HTTP ${status} to the request`, { phase: during ? 'during' : 'before', recoverable: during, cause: error, httpStatus: status }),
+      broken: during,
+    };
+  }
+  if (error instanceof Error && /not connected/i.test(error.message)) return { error: notConnectedError(server), broken: true };
+  if (error instanceof TypeError || hasErrnoCode(error)) return { error: fromTransportError(error, target), broken: true };
+  return { error: DispatchError.from(error, 'after'), broken: false };
+}
+
+function hasErrnoCode(error: unknown): boolean {
+  for (let current = error, depth = 0; depth < 4 && current && typeof current === 'object'; depth++) {
+    if (typeof (current as { code?: unknown }).code === 'string') return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+const STREAM_LOSS = /^(SSE stream disconnected|Failed to reconnect SSE stream|Maximum reconnection attempts)/;
+
+/**
+ * Whether an error the Streamable HTTP transport reports (it has no codes) means a response stream
+ * was cut: the requests waiting on it would never be answered, so the connection is replaced and
+ * they fail DURING.
+ */
+export function isStreamLoss(error: Error): boolean {
+  return STREAM_LOSS.test(error.message);
+}

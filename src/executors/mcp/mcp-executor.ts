@@ -1,0 +1,28 @@
+import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
+import { DispatchError } from '../../errors';
+import type { Executor } from '../executor';
+import { mcpToolError } from './mcp-errors';
+import { resultText } from './mcp-result';
+import type { McpServers } from './mcp-servers';
+
+/**
+ * Runs `mcp { server, tool }` tools over the server's one connection. An `isError` result is a
+ * TOOL_ERROR after execution; transport failures are classified by phase (see mcp-errors).
+ */
+export function createMcpExecutor(servers: McpServers): Executor {
+  return {
+    async execute(tool, args, ctx) {
+      if (tool.spec.executor.case !== 'mcp') throw new Error('not an mcp tool');
+      const { server, tool: remote } = tool.spec.executor.value;
+      const connection = servers.get(server);
+      if (!connection) {
+        throw new DispatchError(ErrorKind.UNAVAILABLE, `MCP server "${server}" is not configured on this dispatch (add it to mcp_servers)`, { phase: 'before' });
+      }
+      const input = args !== null && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
+      const result = await connection.call(remote, input, ctx);
+      const text = resultText(result);
+      if (result.isError === true) throw mcpToolError(server, remote, text);
+      return text;
+    },
+  };
+}

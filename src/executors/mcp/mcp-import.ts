@@ -1,0 +1,63 @@
+import { create } from '@bufbuild/protobuf';
+import { Effect, McpExecutorSchema, ToolSpecSchema, type ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
+import type { McpServerConfig } from './mcp-config';
+
+/** A tool as an MCP server lists it. */
+export interface McpToolInfo {
+  readonly name: string;
+  readonly description?: string;
+  readonly inputSchema: Record<string, unknown>;
+  readonly annotations?: { readonly readOnlyHint?: boolean; readonly destructiveHint?: boolean; readonly idempotentHint?: boolean };
+}
+
+/** The specs of a server's tools, and the tools that could not be imported and why. */
+export interface ImportedTools {
+  readonly specs: ToolSpec[];
+  readonly skipped: { readonly tool: string; readonly reason: string }[];
+}
+
+const NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
+const DRAFT_2020 = 'https://json-schema.org/draft/2020-12/schema';
+
+/**
+ * Whether a tool only reads. Annotations are hints the server chooses, so they count only for a
+ * trusted server; an untrusted server's tools are side-effecting, as the MCP defaults say. A tool
+ * claiming both read-only and destructive is side-effecting. idempotentHint and destructiveHint
+ * alone never make a tool read-only: a repeated or harmless write is still a write.
+ */
+export function effectOf(tool: McpToolInfo, trusted: boolean): Effect {
+  const hints = tool.annotations ?? {};
+  return trusted && hints.readOnlyHint === true && hints.destructiveHint !== true ? Effect.READ_ONLY : Effect.SIDE_EFFECT;
+}
+
+/** The input schema as dispatch compiles it (draft 2020-12): another draft's `$schema` is dropped. */
+export function inputSchemaText(schema: Record<string, unknown>): string {
+  const { $schema, ...rest } = schema;
+  return JSON.stringify($schema === DRAFT_2020 ? schema : rest);
+}
+
+/** ToolSpecs for a server's tools under its prefix, with the `mcp` executor. */
+export function importTools(server: McpServerConfig, tools: readonly McpToolInfo[]): ImportedTools {
+  const specs: ToolSpec[] = [];
+  const skipped: ImportedTools['skipped'] = [];
+  for (const tool of tools) {
+    const name = `${server.prefix}${tool.name}`;
+    if (!NAME.test(name)) {
+      skipped.push({ tool: tool.name, reason: `"${name}" is not a valid dispatch tool name (1-128 letters, digits, '_', '.', ':' or '-')` });
+      continue;
+    }
+    const effect = effectOf(tool, server.trusted);
+    specs.push(
+      create(ToolSpecSchema, {
+        name,
+        description: tool.description ?? '',
+        inputSchema: inputSchemaText(tool.inputSchema ?? { type: 'object' }),
+        effect,
+        concurrencySafe: effect === Effect.READ_ONLY,
+        timeoutMs: server.timeoutMs,
+        executor: { case: 'mcp', value: create(McpExecutorSchema, { server: server.name, tool: tool.name }) },
+      }),
+    );
+  }
+  return { specs, skipped };
+}

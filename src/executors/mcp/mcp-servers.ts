@@ -1,0 +1,62 @@
+import type { Logger } from '../../log';
+import type { ToolRegistry } from '../../registry';
+import type { McpServerConfig } from './mcp-config';
+import { createMcpConnection, type McpConnection } from './mcp-connection';
+import { importTools, type McpToolInfo } from './mcp-import';
+
+/** The configured MCP servers, each with one long-lived connection, and their imported tools. */
+export interface McpServers {
+  get(name: string): McpConnection | undefined;
+  /** Connects every server (first attempts in parallel) and imports tools into `registry` (tenant ""). */
+  start(registry: ToolRegistry): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Creates the servers of the config's `mcp_servers:`; nothing connects before `start`. */
+export function createMcpServers(configs: readonly McpServerConfig[], logger: Logger): McpServers {
+  const connections = new Map<string, McpConnection>();
+  const imported = new Map<string, Set<string>>();
+  let registry: ToolRegistry | undefined;
+
+  const ours = (name: string, server: string) => {
+    const tool = registry?.lookup('', name);
+    return tool !== undefined && tool.spec.executor.case === 'mcp' && tool.spec.executor.value.server === server;
+  };
+
+  function install(config: McpServerConfig, tools: McpToolInfo[]): void {
+    if (!registry) return;
+    const { specs, skipped } = importTools(config, tools);
+    for (const s of skipped) logger.warn('mcp tool not imported', { server: config.name, tool: s.tool, reason: s.reason });
+    const accepted = new Set<string>();
+    for (const spec of specs) {
+      if (registry.lookup('', spec.name) && !ours(spec.name, config.name)) {
+        logger.warn('mcp tool not imported: the name is taken by another tool', { server: config.name, tool: spec.name });
+        continue;
+      }
+      try {
+        registry.register([spec], { tenant: '', replace: true });
+        accepted.add(spec.name);
+      } catch (error) {
+        logger.warn('mcp tool not imported', { server: config.name, tool: spec.name, reason: (error as Error).message });
+      }
+    }
+    for (const name of imported.get(config.name) ?? []) {
+      if (!accepted.has(name) && ours(name, config.name)) registry.remove('', name);
+    }
+    imported.set(config.name, accepted);
+    logger.info('mcp tools imported', { server: config.name, tools: accepted.size });
+  }
+
+  for (const config of configs) connections.set(config.name, createMcpConnection(config, { logger, onTools: (tools) => install(config, tools) }));
+
+  return {
+    get: (name) => connections.get(name),
+    async start(into) {
+      registry = into;
+      await Promise.all([...connections.values()].map((c) => c.start()));
+    },
+    async close() {
+      await Promise.all([...connections.values()].map((c) => c.close()));
+    },
+  };
+}

@@ -1,0 +1,29 @@
+import { clone, create } from '@bufbuild/protobuf';
+import * as grpc from '@grpc/grpc-js';
+import { ToolSpecSchema, WorkerExecutorSchema, type ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
+import type { Hello } from '../../../gen/dispatch/v1/worker_pb';
+import type { ToolRegistry } from '../../registry';
+import { RpcError } from '../../server';
+
+/**
+ * The specs a worker's `hello` registers: each gets the `worker` executor (a spec naming another
+ * executor is refused), and none may take over a tool of the tenant that another executor runs.
+ */
+export function helloSpecs(hello: Hello, tenant: string, registry: ToolRegistry, maxTools: number): ToolSpec[] {
+  if (hello.tools.length === 0) throw new RpcError(grpc.status.INVALID_ARGUMENT, 'hello declares no tools; a worker must host at least one');
+  if (hello.tools.length > maxTools) {
+    throw new RpcError(grpc.status.INVALID_ARGUMENT, `hello declares ${hello.tools.length} tools, over the limit of ${maxTools}`);
+  }
+  return hello.tools.map((tool, index) => {
+    if (tool.executor.case !== undefined && tool.executor.case !== 'worker') {
+      throw new RpcError(grpc.status.INVALID_ARGUMENT, `tools[${index}] ("${tool.name}"): a worker hosts its tools itself, so the executor must be worker or unset, not ${tool.executor.case}`);
+    }
+    const existing = registry.lookup(tenant, tool.name);
+    if (existing && existing.tenant === tenant && existing.spec.executor.case !== 'worker') {
+      throw new RpcError(grpc.status.ALREADY_EXISTS, `tools[${index}]: tool "${tool.name}" is already registered with the ${existing.spec.executor.case} executor; remove it before a worker hosts it`);
+    }
+    const spec = clone(ToolSpecSchema, tool);
+    spec.executor = { case: 'worker', value: create(WorkerExecutorSchema, {}) };
+    return spec;
+  });
+}

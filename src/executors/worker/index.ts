@@ -1,0 +1,13 @@
+export { createWorkHandler } from './work-handler';
+export type { WorkHandlerDeps } from './work-handler';
+export { createWorkerPool } from './worker-pool';
+export type { AssignmentRequest, HostedListener, WorkerPool, WorkerPoolOptions } from './worker-pool';
+export type { EndStatus, PendingAssignment, WorkerLink } from './worker-link';
+export { createWorkerExecutor } from './worker-executor';
+export type { WorkerRelay } from './worker-executor';
+export { createRedisRelay } from './redis-relay';
+export type { RedisRelay, RedisRelayOptions } from './redis-relay';
+export { resolveWorkerOptions } from './worker-options';
+export type { ResolvedWorkerOptions, WorkerOptions } from './worker-options';
+export { noWorkerError, workerGoneError, workerToolError } from './worker-errors';
+export { helloSpecs } from './hello-specs';

@@ -1,0 +1,168 @@
+import { Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
+import type { ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
+import { DispatchError } from '../../errors';
+import type { Logger } from '../../log';
+import type { ToolRegistry } from '../../registry';
+import { fromWire, parseRelayMessage, toWire, type RelayMessage } from './relay-messages';
+import { createRouteTable } from './route-table';
+import { createSpecSync, SPECS_KEY } from './spec-sync';
+import { noWorkerError } from './worker-errors';
+import type { WorkerRelay } from './worker-executor';
+import type { ResolvedWorkerOptions } from './worker-options';
+import type { AssignmentRequest, WorkerPool } from './worker-pool';
+
+/** What the Redis relay needs. */
+export interface RedisRelayOptions {
+  readonly url: string;
+  readonly pool: WorkerPool;
+  readonly registry: ToolRegistry;
+  readonly logger: Logger;
+  readonly options: ResolvedWorkerOptions;
+}
+
+/** A relay over Redis that also shares worker tool specs between replicas. */
+export interface RedisRelay extends WorkerRelay {
+  readonly replicaId: string;
+  publishSpecs(tenant: string, specs: readonly ToolSpec[]): void;
+}
+
+interface Waiting {
+  settle(output: string | undefined, error?: DispatchError): void;
+}
+
+const replicaChannel = (replica: string) => `dispatch:worker:replica:${replica}`;
+
+function relayDown(cause: unknown): DispatchError {
+  return new DispatchError(ErrorKind.UNAVAILABLE, 'the link to other dispatch replicas (Redis) is down, so no worker could be reached; the call was not executed', { phase: 'before', recoverable: true, cause });
+}
+
+/**
+ * Routes calls to workers connected to other replicas: each replica advertises the tools its
+ * workers host (a hash with a TTL refreshed on a timer); a replica with no local worker publishes
+ * the assignment on the owner's channel and awaits the reply on its own, up to the deadline.
+ */
+export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay> {
+  const replicaId = randomUUID();
+  const redis = new Redis(o.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  const sub = redis.duplicate();
+  await redis.connect();
+  await sub.connect();
+  const routes = createRouteTable(redis, replicaId, o.options.routeTtlMs);
+  const specs = createSpecSync(redis, replicaId, o.registry, o.logger);
+  const inflight = new Map<string, AbortController>();
+  const waiting = new Map<string, Waiting>();
+  const warn = (what: string) => (error: Error) => o.logger.warn(what, { error: error.message });
+  const send = (replica: string, message: RelayMessage) => redis.publish(replicaChannel(replica), JSON.stringify(message));
+
+  function runInbound(id: string, from: string, request: AssignmentRequest): void {
+    const controller = new AbortController();
+    inflight.set(id, controller);
+    const timer = setTimeout(() => controller.abort(new Error('deadline passed')), Math.max(1, request.deadline - Date.now() + o.options.relayGraceMs));
+    o.pool
+      .assign(request, controller.signal)
+      .then((output) => send(from, { t: 'reply', id, output }), (error: unknown) => send(from, { t: 'reply', id, error: toWire(error) }))
+      .catch(warn('a worker reply to another replica was lost'))
+      .finally(() => {
+        clearTimeout(timer);
+        inflight.delete(id);
+      });
+  }
+
+  sub.on('message', (channel: string, text: string) => {
+    if (channel === SPECS_KEY) return specs.receive(text);
+    const message = parseRelayMessage(text);
+    if (message?.t === 'assign') runInbound(message.id, message.from, message.request);
+    else if (message?.t === 'cancel') inflight.get(message.id)?.abort(new Error('cancelled by the calling replica'));
+    else if (message?.t === 'reply') waiting.get(message.id)?.settle(message.output, message.error && fromWire(message.error));
+  });
+  await sub.subscribe(replicaChannel(replicaId), SPECS_KEY);
+  await specs.load();
+
+  let closed = false;
+  o.pool.onHostedChange((tenant, tool, hosted) => {
+    if (closed) return;
+    (hosted ? routes.advertise([{ tenant, tool }]) : routes.withdraw(tenant, tool)).catch(warn('worker route update failed'));
+  });
+  await routes.advertise(o.pool.hosted());
+  const refresh = setInterval(() => routes.advertise(o.pool.hosted()).catch(warn('worker route refresh failed')), o.options.advertiseIntervalMs);
+  refresh.unref();
+
+  function awaitReply(id: string, replica: string, request: AssignmentRequest, signal: AbortSignal): Promise<string> {
+    return new Promise<string>((resolve, reject) => {
+      const onAbort = () => {
+        cleanup();
+        send(replica, { t: 'cancel', id }).catch(warn('a cancel to another replica was lost'));
+        reject(signal.reason);
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new DispatchError(ErrorKind.TIMEOUT, `the replica hosting "${request.tool}" did not answer by the deadline`, { phase: 'during' }));
+      }, Math.max(1, request.deadline - Date.now() + o.options.relayGraceMs));
+      const cleanup = () => {
+        waiting.delete(id);
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      waiting.set(id, {
+        settle(output, error) {
+          cleanup();
+          if (error) reject(error);
+          else resolve(output ?? '');
+        },
+      });
+    });
+  }
+
+  return {
+    replicaId,
+    async forward(request, signal) {
+      if (signal.aborted) throw signal.reason;
+      let replicas: string[];
+      try {
+        replicas = await routes.lookup(request.tenant, request.tool);
+      } catch (error) {
+        throw relayDown(error);
+      }
+      const start = Math.floor(Math.random() * Math.max(1, replicas.length));
+      for (let i = 0; i < replicas.length; i++) {
+        const replica = replicas[(start + i) % replicas.length]!;
+        const id = randomUUID();
+        const reply = awaitReply(id, replica, request, signal);
+        let receivers: number;
+        try {
+          receivers = await send(replica, { t: 'assign', id, from: replicaId, request });
+        } catch (error) {
+          waiting.get(id)?.settle(undefined, relayDown(error));
+          await reply.catch(() => undefined);
+          throw relayDown(error);
+        }
+        if (receivers === 0) {
+          waiting.get(id)?.settle('');
+          await reply;
+          continue;
+        }
+        try {
+          return await reply;
+        } catch (error) {
+          const noWorkerThere = error instanceof DispatchError && error.kind === ErrorKind.UNAVAILABLE && error.phase === 'before';
+          if (!noWorkerThere) throw error;
+        }
+      }
+      throw noWorkerError(request.tool);
+    },
+    publishSpecs(tenant, shared) {
+      specs.publish(tenant, shared).catch(warn('sharing worker tools with other replicas failed'));
+    },
+    async close() {
+      closed = true;
+      clearInterval(refresh);
+      for (const controller of inflight.values()) controller.abort(new Error('replica shutting down'));
+      for (const w of [...waiting.values()]) w.settle(undefined, new DispatchError(ErrorKind.UNAVAILABLE, 'dispatch is shutting down', { phase: 'during', recoverable: true }));
+      await Promise.all(o.pool.hosted().map(({ tenant, tool }) => routes.withdraw(tenant, tool).catch(() => undefined)));
+      await Promise.all([sub.quit().catch(() => sub.disconnect()), redis.quit().catch(() => redis.disconnect())]);
+    },
+  };
+}

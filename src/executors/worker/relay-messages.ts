@@ -1,0 +1,46 @@
+import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
+import { DispatchError, type FailurePhase } from '../../errors';
+import type { AssignmentRequest } from './worker-pool';
+
+/** A failure carried between replicas. */
+export interface WireError {
+  readonly kind: ErrorKind;
+  readonly phase: FailurePhase;
+  readonly message: string;
+  readonly recoverable: boolean;
+  readonly suggestion?: string;
+}
+
+/** What replicas tell each other about assignments, on each replica's own channel. */
+export type RelayMessage =
+  | { readonly t: 'assign'; readonly id: string; readonly from: string; readonly request: AssignmentRequest }
+  | { readonly t: 'cancel'; readonly id: string }
+  | { readonly t: 'reply'; readonly id: string; readonly output?: string; readonly error?: WireError };
+
+/** A failure in its wire form; anything that is not a DispatchError is UNEXPECTED, during. */
+export function toWire(error: unknown): WireError {
+  const e = DispatchError.from(error, 'during');
+  return { kind: e.kind, phase: e.phase, message: e.message, recoverable: e.recoverable, suggestion: e.suggestion };
+}
+
+/** The DispatchError a wire failure stands for. */
+export function fromWire(wire: WireError): DispatchError {
+  const kind = ErrorKind[wire.kind] === undefined ? ErrorKind.UNEXPECTED : wire.kind;
+  const phase: FailurePhase = wire.phase === 'before' || wire.phase === 'after' ? wire.phase : 'during';
+  return new DispatchError(kind, String(wire.message), { phase, recoverable: wire.recoverable === true, suggestion: wire.suggestion });
+}
+
+/** Parses a relay message, or undefined when the text is not one. */
+export function parseRelayMessage(text: string): RelayMessage | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const m = value as { t?: unknown; id?: unknown; from?: unknown; request?: unknown };
+  if (typeof m.id !== 'string') return undefined;
+  if (m.t === 'assign') return typeof m.from === 'string' && typeof m.request === 'object' && m.request !== null ? (value as RelayMessage) : undefined;
+  return m.t === 'cancel' || m.t === 'reply' ? (value as RelayMessage) : undefined;
+}

@@ -1,0 +1,38 @@
+import type { Redis } from 'ioredis';
+
+/** Where worker-hosted tools live: per (tenant, tool), the replicas whose workers host it. */
+export interface RouteTable {
+  /** Says (again) that this replica hosts these tools, for the route TTL. */
+  advertise(entries: readonly { tenant: string; tool: string }[]): Promise<void>;
+  withdraw(tenant: string, tool: string): Promise<void>;
+  /** Other replicas hosting the tool, whose advertisement has not expired. */
+  lookup(tenant: string, tool: string): Promise<string[]>;
+}
+
+/** Key of a tool's route hash: field = replica id, value = epoch ms the advertisement expires. */
+export const routeKey = (tenant: string, tool: string) => `dispatch:worker:route:${encodeURIComponent(tenant)}:${tool}`;
+
+/** A route table in Redis hashes; a hash lives `ttlMs` past its last refresh. */
+export function createRouteTable(redis: Redis, replicaId: string, ttlMs: number): RouteTable {
+  return {
+    async advertise(entries) {
+      if (entries.length === 0) return;
+      const expires = String(Date.now() + ttlMs);
+      const batch = redis.pipeline();
+      for (const { tenant, tool } of entries) batch.hset(routeKey(tenant, tool), replicaId, expires).pexpire(routeKey(tenant, tool), ttlMs);
+      const results = (await batch.exec()) ?? [];
+      const failed = results.find(([error]) => error);
+      if (failed) throw failed[0];
+    },
+    async withdraw(tenant, tool) {
+      await redis.hdel(routeKey(tenant, tool), replicaId);
+    },
+    async lookup(tenant, tool) {
+      const fields = await redis.hgetall(routeKey(tenant, tool));
+      const now = Date.now();
+      return Object.entries(fields)
+        .filter(([replica, expires]) => replica !== replicaId && Number(expires) > now)
+        .map(([replica]) => replica);
+    },
+  };
+}

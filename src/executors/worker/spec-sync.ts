@@ -1,0 +1,65 @@
+import { fromBinary, toBinary } from '@bufbuild/protobuf';
+import type { Redis } from 'ioredis';
+import { ToolSpecSchema, type ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
+import type { Logger } from '../../log';
+import type { ToolRegistry } from '../../registry';
+
+/** Shares the specs of worker-hosted tools, so every replica can dispatch them. */
+export interface SpecSync {
+  publish(tenant: string, specs: readonly ToolSpec[]): Promise<void>;
+  /** Registers every spec shared so far (at start). */
+  load(): Promise<void>;
+  /** Applies a message from the specs channel. */
+  receive(text: string): void;
+}
+
+/** The hash holding every worker tool's spec (field `tenant \n name`), and the channel announcing them. */
+export const SPECS_KEY = 'dispatch:worker:specs';
+
+const encode = (spec: ToolSpec) => Buffer.from(toBinary(ToolSpecSchema, spec)).toString('base64');
+const decode = (text: string) => fromBinary(ToolSpecSchema, Buffer.from(text, 'base64'));
+
+/** Creates the spec sharing of replica `replicaId` into `registry`. */
+export function createSpecSync(redis: Redis, replicaId: string, registry: ToolRegistry, logger: Logger): SpecSync {
+  const apply = (tenant: string, specs: ToolSpec[]) => {
+    const mine = specs.filter((spec) => {
+      const existing = registry.lookup(tenant, spec.name);
+      return !existing || existing.tenant !== tenant || existing.spec.executor.case === 'worker';
+    });
+    if (mine.length === 0) return;
+    try {
+      registry.applyRemote({ type: 'register', tenant, specs: mine });
+    } catch (error) {
+      logger.warn('a worker tool shared by another replica was refused', { tenant, error: (error as Error).message });
+    }
+  };
+  return {
+    async publish(tenant, specs) {
+      const encoded = specs.map(encode);
+      const batch = redis.pipeline();
+      specs.forEach((spec, i) => batch.hset(SPECS_KEY, `${tenant}\n${spec.name}`, encoded[i]!));
+      batch.publish(SPECS_KEY, JSON.stringify({ from: replicaId, tenant, specs: encoded }));
+      await batch.exec();
+    },
+    async load() {
+      const byTenant = new Map<string, ToolSpec[]>();
+      for (const [field, text] of Object.entries(await redis.hgetall(SPECS_KEY))) {
+        const tenant = field.slice(0, field.lastIndexOf('\n'));
+        try {
+          byTenant.set(tenant, [...(byTenant.get(tenant) ?? []), decode(text)]);
+        } catch {
+          logger.warn('an unreadable worker tool spec in Redis was skipped', { field });
+        }
+      }
+      for (const [tenant, specs] of byTenant) apply(tenant, specs);
+    },
+    receive(text) {
+      try {
+        const message = JSON.parse(text) as { from: string; tenant: string; specs: string[] };
+        if (message.from !== replicaId) apply(message.tenant, message.specs.map(decode));
+      } catch (error) {
+        logger.warn('an unreadable worker tool announcement was skipped', { error: (error as Error).message });
+      }
+    },
+  };
+}

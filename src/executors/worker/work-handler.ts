@@ -1,0 +1,117 @@
+import type * as grpc from '@grpc/grpc-js';
+import { status } from '@grpc/grpc-js';
+import type { ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
+import type { Hello, WorkAssignment, WorkerMessage } from '../../../gen/dispatch/v1/worker_pb';
+import type { Logger } from '../../log';
+import { RegistryError, type ToolRegistry } from '../../registry';
+import { RpcError, toServiceError, type Authenticator } from '../../server';
+import { helloSpecs } from './hello-specs';
+import type { EndStatus, WorkerLink } from './worker-link';
+import type { ResolvedWorkerOptions } from './worker-options';
+import type { WorkerPool } from './worker-pool';
+
+/** What the Work handler needs; the registry and authenticator are read when a stream opens. */
+export interface WorkHandlerDeps {
+  readonly pool: WorkerPool;
+  readonly registry: () => ToolRegistry;
+  readonly authenticate: () => Authenticator;
+  readonly logger: Logger;
+  readonly options: ResolvedWorkerOptions;
+  /** Told of the tools a worker registered, to share them with other replicas. */
+  readonly onRegistered?: (tenant: string, specs: readonly ToolSpec[]) => void;
+}
+
+type WorkCall = grpc.ServerDuplexStream<WorkerMessage, WorkAssignment>;
+
+/**
+ * `WorkerService.Work`: the caller (scope `worker`) says `hello` with the tools it hosts, which are
+ * registered for its tenant; it then receives assignments, answers completions and heartbeats.
+ * Any ending of the stream fails the assignments it held, DURING.
+ */
+export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreamingCall<WorkerMessage, WorkAssignment> {
+  let serials = 0;
+  return (call: WorkCall) => {
+    let ended = false;
+    let link: WorkerLink | undefined;
+    const detach = (why: string) => {
+      if (link) deps.pool.remove(link, why);
+    };
+    const helloTimer = setTimeout(() => end({ code: status.DEADLINE_EXCEEDED, details: `no hello within ${deps.options.heartbeatTimeoutMs} ms` }), deps.options.heartbeatTimeoutMs);
+    helloTimer.unref();
+    /** Ends the stream: OK without a reason; else an EndStatus, or an error mapped to a status. */
+    const end = (reason?: unknown) => {
+      if (ended) return;
+      ended = true;
+      clearTimeout(helloTimer);
+      detach('disconnected');
+      if (reason === undefined) call.end();
+      else call.emit('error', isEndStatus(reason) ? reason : toServiceError(reason, deps.logger));
+    };
+
+    let tenant: string;
+    try {
+      tenant = deps.authenticate()(call, 'worker').tenant;
+    } catch (error) {
+      end(error);
+      return;
+    }
+
+    const hello = (message: Hello) => {
+      if (link) throw new RpcError(status.FAILED_PRECONDITION, 'hello was already sent on this stream; open another stream to host other tools');
+      const registry = deps.registry();
+      const specs = helloSpecs(message, tenant, registry, deps.options.maxToolsPerHello);
+      try {
+        registry.register(specs, { tenant, replace: true });
+      } catch (error) {
+        if (error instanceof RegistryError) throw new RpcError(status.INVALID_ARGUMENT, error.message);
+        throw error;
+      }
+      clearTimeout(helloTimer);
+      link = {
+        serial: ++serials,
+        workerId: message.workerId || `worker-${serials}`,
+        tenant,
+        tools: new Set(specs.map((s) => s.name)),
+        pending: new Map(),
+        lastSeen: Date.now(),
+        send: (assignment) => {
+          if (!ended) call.write(assignment);
+        },
+        end,
+      };
+      deps.pool.add(link);
+      deps.onRegistered?.(tenant, specs);
+      deps.logger.info('worker connected', { worker: link.workerId, tenant, tools: [...link.tools] });
+    };
+
+    call.on('data', (message: WorkerMessage) => {
+      if (ended) return;
+      if (link) link.lastSeen = Date.now();
+      try {
+        switch (message.msg.case) {
+          case 'hello':
+            return hello(message.msg.value);
+          case 'completion':
+            if (!link) throw new RpcError(status.FAILED_PRECONDITION, 'a completion arrived before hello');
+            return deps.pool.complete(link, message.msg.value);
+          default:
+            return;
+        }
+      } catch (error) {
+        end(error);
+      }
+    });
+    call.on('end', () => end());
+    const gone = () => {
+      ended = true;
+      clearTimeout(helloTimer);
+      detach('disconnected');
+    };
+    call.on('cancelled', gone);
+    call.on('error', gone);
+  };
+}
+
+function isEndStatus(value: unknown): value is EndStatus {
+  return typeof value === 'object' && value !== null && typeof (value as EndStatus).code === 'number' && typeof (value as EndStatus).details === 'string' && !(value instanceof Error);
+}

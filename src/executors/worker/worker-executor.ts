@@ -1,0 +1,36 @@
+import type { Executor } from '../executor';
+import { noWorkerError } from './worker-errors';
+import type { AssignmentRequest, WorkerPool } from './worker-pool';
+
+/** Carries an assignment to a worker connected to another replica. */
+export interface WorkerRelay {
+  /** Rejects UNAVAILABLE (before) when no replica hosts the tool. */
+  forward(request: AssignmentRequest, signal: AbortSignal): Promise<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * Runs worker-hosted tools: on a worker connected here when there is one, else through the relay
+ * to another replica's worker; with neither, the call fails BEFORE execution (safe to retry).
+ */
+export function createWorkerExecutor(pool: WorkerPool, relay: () => WorkerRelay | undefined): Executor {
+  return {
+    async execute(tool, args, ctx) {
+      const request: AssignmentRequest = {
+        tenant: tool.tenant,
+        tool: tool.name,
+        toolCallId: ctx.toolCallId,
+        argumentsJson: JSON.stringify(args ?? {}),
+        sessionId: ctx.sessionId,
+        attempt: ctx.attempt,
+        idempotencyKey: ctx.idempotencyKey,
+        deadline: ctx.deadline,
+        traceparent: ctx.traceparent,
+      };
+      if (pool.hosts(tool.tenant, tool.name)) return pool.assign(request, ctx.signal);
+      const remote = relay();
+      if (remote) return remote.forward(request, ctx.signal);
+      throw noWorkerError(tool.name);
+    },
+  };
+}

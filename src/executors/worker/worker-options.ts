@@ -1,0 +1,37 @@
+/** Bounds of worker streams and of routing calls to workers on other replicas. */
+export interface WorkerOptions {
+  /** A worker silent this long is gone, and so are its assignments. @default 15000 */
+  readonly heartbeatTimeoutMs?: number;
+  /** How often silent workers are looked for. @default 1000 */
+  readonly sweepIntervalMs?: number;
+  /** Most tools one `hello` may declare. @default 256 */
+  readonly maxToolsPerHello?: number;
+  /** How often a replica re-advertises the tools its workers host (Redis only). @default 5000 */
+  readonly advertiseIntervalMs?: number;
+  /** How long an advertisement lives without a refresh (Redis only). @default 15000 */
+  readonly routeTtlMs?: number;
+  /** Extra wait past a call's deadline for a reply from another replica. @default 1000 */
+  readonly relayGraceMs?: number;
+}
+
+/** Worker options with every default filled in. */
+export type ResolvedWorkerOptions = Required<WorkerOptions>;
+
+/** Fills the defaults and rejects values that are not positive integers, naming the option. */
+export function resolveWorkerOptions(partial: WorkerOptions = {}): ResolvedWorkerOptions {
+  const resolved: ResolvedWorkerOptions = {
+    heartbeatTimeoutMs: partial.heartbeatTimeoutMs ?? 15_000,
+    sweepIntervalMs: partial.sweepIntervalMs ?? 1_000,
+    maxToolsPerHello: partial.maxToolsPerHello ?? 256,
+    advertiseIntervalMs: partial.advertiseIntervalMs ?? 5_000,
+    routeTtlMs: partial.routeTtlMs ?? 15_000,
+    relayGraceMs: partial.relayGraceMs ?? 1_000,
+  };
+  for (const [name, value] of Object.entries(resolved)) {
+    if (!Number.isInteger(value) || value <= 0) throw new RangeError(`worker.${name} must be a positive integer, got ${String(value)}`);
+  }
+  if (resolved.routeTtlMs <= resolved.advertiseIntervalMs) {
+    throw new RangeError(`worker.routeTtlMs (${resolved.routeTtlMs}) must be longer than worker.advertiseIntervalMs (${resolved.advertiseIntervalMs})`);
+  }
+  return resolved;
+}

@@ -1,0 +1,185 @@
+import { create } from '@bufbuild/protobuf';
+import * as grpc from '@grpc/grpc-js';
+import { randomUUID } from 'node:crypto';
+import { ToolCallSchema } from '../../../gen/dispatch/v1/dispatch_pb';
+import { WorkAssignmentSchema, type Completion } from '../../../gen/dispatch/v1/worker_pb';
+import type { Logger } from '../../log';
+import { noWorkerError, workerGoneError, workerToolError } from './worker-errors';
+import type { WorkerLink } from './worker-link';
+
+/** One call to run on a worker, as the executor (or another replica) hands it over. */
+export interface AssignmentRequest {
+  /** The tenant owning the tool; workers are found under it. */
+  readonly tenant: string;
+  readonly tool: string;
+  readonly toolCallId: string;
+  /** The validated arguments as JSON text. */
+  readonly argumentsJson: string;
+  readonly sessionId: string;
+  readonly attempt: number;
+  readonly idempotencyKey: string;
+  /** Epoch ms by which the worker must answer. */
+  readonly deadline: number;
+  readonly traceparent?: string;
+}
+
+/** Told when a (tenant, tool) gains its first local worker or loses its last. */
+export type HostedListener = (tenant: string, tool: string, hosted: boolean) => void;
+
+/** The workers connected to this replica, and the assignments they hold. */
+export interface WorkerPool {
+  add(link: WorkerLink): void;
+  /** Removes a worker; its unanswered assignments fail DURING with `why`. */
+  remove(link: WorkerLink, why: string): void;
+  complete(link: WorkerLink, completion: Completion): void;
+  hosts(tenant: string, tool: string): boolean;
+  hosted(): { tenant: string; tool: string }[];
+  /** Runs a call on the least busy worker hosting it; rejects UNAVAILABLE (before) when none does. */
+  assign(request: AssignmentRequest, signal: AbortSignal): Promise<string>;
+  onHostedChange(listener: HostedListener): void;
+  /** Ends every worker stream once it holds no assignment (server shutdown). */
+  drain(): void;
+  /** Ends every worker stream now. */
+  close(): void;
+}
+
+/** Options of a pool. */
+export interface WorkerPoolOptions {
+  readonly heartbeatTimeoutMs: number;
+  readonly sweepIntervalMs: number;
+  readonly logger: Logger;
+}
+
+const keyOf = (tenant: string, tool: string) => `${tenant}\u0000${tool}`;
+
+/** Creates a pool that shares each tool's calls among its workers by least outstanding, round-robin on ties. */
+export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
+  const byTool = new Map<string, WorkerLink[]>();
+  const links = new Set<WorkerLink>();
+  const listeners: HostedListener[] = [];
+  let rotation = 0;
+  let draining = false;
+  const notify = (tenant: string, tool: string, hosted: boolean) => {
+    for (const listener of listeners) {
+      try {
+        listener(tenant, tool, hosted);
+      } catch (error) {
+        options.logger.warn('worker hosted listener failed', { error: (error as Error).message });
+      }
+    }
+  };
+  const endIfDrained = (link: WorkerLink) => {
+    if (draining && link.pending.size === 0) link.end();
+  };
+
+  function pick(tenant: string, tool: string): WorkerLink | undefined {
+    const candidates = byTool.get(keyOf(tenant, tool));
+    if (!candidates || candidates.length === 0) return undefined;
+    const start = rotation++ % candidates.length;
+    let best: WorkerLink | undefined;
+    for (let i = 0; i < candidates.length; i++) {
+      const link = candidates[(start + i) % candidates.length]!;
+      if (!best || link.pending.size < best.pending.size) best = link;
+    }
+    return best;
+  }
+
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    for (const link of [...links]) {
+      if (now - link.lastSeen <= options.heartbeatTimeoutMs) continue;
+      const why = `sent no heartbeat for ${options.heartbeatTimeoutMs} ms`;
+      pool.remove(link, why);
+      link.end({ code: grpc.status.UNAVAILABLE, details: `worker ${why}; its assignments were failed` });
+    }
+  }, options.sweepIntervalMs);
+  sweep.unref();
+
+  const pool: WorkerPool = {
+    add(link) {
+      links.add(link);
+      for (const tool of link.tools) {
+        const key = keyOf(link.tenant, tool);
+        const list = byTool.get(key) ?? [];
+        list.push(link);
+        byTool.set(key, list);
+        if (list.length === 1) notify(link.tenant, tool, true);
+      }
+    },
+    remove(link, why) {
+      if (!links.delete(link)) return;
+      for (const tool of link.tools) {
+        const key = keyOf(link.tenant, tool);
+        const list = (byTool.get(key) ?? []).filter((l) => l !== link);
+        if (list.length > 0) byTool.set(key, list);
+        else {
+          byTool.delete(key);
+          notify(link.tenant, tool, false);
+        }
+      }
+      const pending = [...link.pending.values()];
+      link.pending.clear();
+      for (const p of pending) p.reject(workerGoneError(p.tool, link.workerId, why));
+    },
+    complete(link, completion) {
+      const pending = link.pending.get(completion.assignmentId);
+      if (!pending) return;
+      link.pending.delete(completion.assignmentId);
+      if (completion.isError) pending.reject(workerToolError(pending.tool, completion.errorMessage || completion.output));
+      else pending.resolve(completion.output);
+      endIfDrained(link);
+    },
+    hosts: (tenant, tool) => (byTool.get(keyOf(tenant, tool))?.length ?? 0) > 0,
+    hosted: () => [...byTool.keys()].map((key) => {
+      const [tenant, tool] = key.split('\u0000') as [string, string];
+      return { tenant, tool };
+    }),
+    assign(request, signal) {
+      const link = pick(request.tenant, request.tool);
+      if (!link) return Promise.reject(noWorkerError(request.tool));
+      if (signal.aborted) return Promise.reject(signal.reason);
+      const assignmentId = randomUUID();
+      return new Promise<string>((resolve, reject) => {
+        const onAbort = () => {
+          if (!link.pending.delete(assignmentId)) return;
+          link.send(create(WorkAssignmentSchema, { assignmentId, cancel: true }));
+          reject(signal.reason);
+          endIfDrained(link);
+        };
+        const settle = () => signal.removeEventListener('abort', onAbort);
+        link.pending.set(assignmentId, {
+          tool: request.tool,
+          resolve: (output) => (settle(), resolve(output)),
+          reject: (error) => (settle(), reject(error)),
+        });
+        signal.addEventListener('abort', onAbort, { once: true });
+        link.send(
+          create(WorkAssignmentSchema, {
+            assignmentId,
+            call: create(ToolCallSchema, { id: request.toolCallId, name: request.tool, arguments: request.argumentsJson }),
+            sessionId: request.sessionId,
+            attempt: request.attempt,
+            idempotencyKey: request.idempotencyKey,
+            deadlineMs: BigInt(Number.isFinite(request.deadline) ? Math.round(request.deadline) : 0),
+            traceparent: request.traceparent ?? '',
+          }),
+        );
+      });
+    },
+    onHostedChange(listener) {
+      listeners.push(listener);
+    },
+    drain() {
+      draining = true;
+      for (const link of links) endIfDrained(link);
+    },
+    close() {
+      clearInterval(sweep);
+      for (const link of [...links]) {
+        pool.remove(link, 'was disconnected by shutdown');
+        link.end({ code: grpc.status.UNAVAILABLE, details: 'dispatch is shutting down' });
+      }
+    },
+  };
+  return pool;
+}

@@ -1,0 +1,84 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { startApp } from '../helpers/servers';
+
+const PYTHON = '/usr/bin/python3';
+const EXAMPLES = path.join(__dirname, '../../examples/python');
+const hasGrpc = spawnSync(PYTHON, ['-c', 'import grpc, grpc_tools'], { stdio: 'ignore' }).status === 0;
+if (!hasGrpc) {
+  process.stderr.write('test/e2e-python skipped: /usr/bin/python3 lacks grpc; install python3-grpcio python3-grpc-tools (CI does)\n');
+}
+const describeWithPython = hasGrpc ? describe : describe.skip;
+
+type Running = { child: ChildProcess; out: () => string; exited: Promise<number | null> };
+
+function runPython(script: string, args: string[], env: NodeJS.ProcessEnv): Running {
+  const child = spawn(PYTHON, [path.join(EXAMPLES, script), ...args], { env: { ...process.env, ...env, PYTHONUNBUFFERED: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, out: () => out, exited };
+}
+
+describeWithPython('the Python examples against a running dispatch', () => {
+  let t: Awaited<ReturnType<typeof startApp>>;
+  const stubDir = mkdtempSync(path.join(tmpdir(), 'py-stubs-'));
+  const env = { DISPATCH_PY_STUBS: path.join(stubDir, 'stubs') };
+  const workers: Running[] = [];
+  beforeAll(async () => {
+    t = await startApp(readFileSync(path.join(__dirname, '../../examples/tools.yaml'), 'utf8'));
+  });
+  afterAll(async () => {
+    for (const w of workers) w.child.kill('SIGKILL');
+    await t.close();
+    rmSync(stubDir, { recursive: true, force: true });
+  });
+
+  const backend = async (args: string[] = []) => {
+    const run = runPython('backend.py', ['--address', t.address, ...args], env);
+    const code = await run.exited;
+    return { code, lines: run.out().trim().split('\n') };
+  };
+  const hosted = async () => (await t.registry.listTools({})).tools.some((x) => x.name === 'py_word_count');
+
+  it('the worker hosts its tool and the backend dispatches a turn to it', async () => {
+    const worker = runPython('worker.py', ['--address', t.address, '--id', 'py-1'], env);
+    workers.push(worker);
+    const deadline = Date.now() + 20_000;
+    while (!(await hosted())) {
+      if (Date.now() > deadline || worker.child.exitCode !== null) throw new Error(`the Python worker did not register: ${worker.out()}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const { code, lines } = await backend();
+    expect(code).toBe(0);
+    expect(lines[0]).toBe('call_1 ok tool=echo attempts=1: {"text":"hello from python"}');
+    expect(lines[1]).toBe('call_2 ok tool=py_word_count attempts=1: {"words": 4, "longest": "quick"}');
+    expect(lines[2]).toMatch(/^call_3 error UNKNOWN_TOOL tool=ecko attempts=0: \{"error":true,"tool":"ecko","kind":"UNKNOWN_TOOL","message":"tool \\"ecko\\" not found; did you mean \\"echo\\"\?"/);
+    expect(lines).toHaveLength(3);
+    expect(worker.out()).toContain('completed py_word_count call=call_2 attempt=1 error=False');
+  }, 60_000);
+
+  it('the backend sends its own calls, and sees arguments validated against the worker schema', async () => {
+    const calls = JSON.stringify([
+      { id: 'a', name: 'py_word_count', arguments: '{"text": "one two"}' },
+      { id: 'b', name: 'py_word_count', arguments: '{"text": 3}' },
+    ]);
+    const { code, lines } = await backend(['--calls', calls]);
+    expect(code).toBe(0);
+    expect(lines[0]).toBe('a ok tool=py_word_count attempts=1: {"words": 2, "longest": "one"}');
+    expect(lines[1]).toMatch(/^b error INVALID_ARGUMENTS tool=py_word_count attempts=0: /);
+  }, 60_000);
+
+  it('the worker stops cleanly on SIGTERM, and the tool then fails BEFORE execution', async () => {
+    const worker = workers[0]!;
+    worker.child.kill('SIGTERM');
+    expect(await worker.exited).toBe(0);
+    expect(worker.out()).toContain('worker stopped');
+    const { code, lines } = await backend(['--calls', JSON.stringify([{ id: 'x', name: 'py_word_count', arguments: '{"text": "a"}' }])]);
+    expect(code).toBe(0);
+    expect(lines[0]).toMatch(/^x error UNAVAILABLE tool=py_word_count attempts=2: .*no worker is connected for tool \\"py_word_count\\"/);
+  }, 60_000);
+});

@@ -1,0 +1,67 @@
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
+import { Effect } from '../../gen/dispatch/v1/tool_pb';
+import { classifyMcpError, effectOf, importTools, inputSchemaText, parseMcpServers, resultText } from '../../src/executors/mcp';
+
+const classify = (error: unknown) => {
+  const { error: e, broken } = classifyMcpError(error, 'files', 'http://127.0.0.1:9/mcp');
+  return { kind: ErrorKind[e.kind], phase: e.phase, recoverable: e.recoverable, broken };
+};
+const refused = Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
+const reset = Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }) });
+
+describe('MCP failures by phase', () => {
+  it.each([
+    ['a lost connection', new McpError(ErrorCode.ConnectionClosed, 'Connection closed'), { kind: 'UNAVAILABLE', phase: 'during', recoverable: true, broken: true }],
+    ['an SDK timeout', new McpError(ErrorCode.RequestTimeout, 'Request timed out'), { kind: 'TIMEOUT', phase: 'during', recoverable: true, broken: false }],
+    ['invalid params answered by the server', new McpError(ErrorCode.InvalidParams, 'bad'), { kind: 'TOOL_ERROR', phase: 'after', recoverable: false, broken: false }],
+    ['an internal error answered by the server', new McpError(ErrorCode.InternalError, 'oops'), { kind: 'TOOL_ERROR', phase: 'after', recoverable: true, broken: false }],
+    ['an unknown session (HTTP 404)', new StreamableHTTPError(404, 'Session not found'), { kind: 'UNAVAILABLE', phase: 'before', recoverable: true, broken: true }],
+    ['an HTTP 503', new StreamableHTTPError(503, 'busy'), { kind: 'UNAVAILABLE', phase: 'during', recoverable: true, broken: true }],
+    ['an HTTP 401', new StreamableHTTPError(401, 'who'), { kind: 'UNAVAILABLE', phase: 'before', recoverable: false, broken: false }],
+    ['a refused connection', refused, { kind: 'UNAVAILABLE', phase: 'before', recoverable: true, broken: true }],
+    ['a reset connection', reset, { kind: 'UNAVAILABLE', phase: 'during', recoverable: true, broken: true }],
+    ['the SDK not connected', new Error('Not connected'), { kind: 'UNAVAILABLE', phase: 'before', recoverable: true, broken: true }],
+    ['anything else', new Error('weird'), { kind: 'UNEXPECTED', phase: 'after', recoverable: false, broken: false }],
+  ])('classifies %s', (_what, error, expected) => {
+    expect(classify(error)).toEqual(expected);
+  });
+});
+
+describe('MCP tool import', () => {
+  const [trusted, untrusted] = parseMcpServers([{ name: 't', command: ['x'], trusted: true }, { name: 'u', command: ['x'], prefix: '' }], 'test.yaml');
+  const tool = (annotations?: Record<string, boolean>) => ({ name: 'x', inputSchema: { type: 'object' }, annotations });
+
+  it.each([
+    [undefined, Effect.SIDE_EFFECT, Effect.SIDE_EFFECT],
+    [{ readOnlyHint: true }, Effect.READ_ONLY, Effect.SIDE_EFFECT],
+    [{ readOnlyHint: true, destructiveHint: true }, Effect.SIDE_EFFECT, Effect.SIDE_EFFECT],
+    [{ readOnlyHint: false, idempotentHint: true, destructiveHint: false }, Effect.SIDE_EFFECT, Effect.SIDE_EFFECT],
+  ])('annotations %j give %s when trusted and %s when not', (annotations, whenTrusted, whenUntrusted) => {
+    expect(effectOf(tool(annotations), true)).toBe(whenTrusted);
+    expect(effectOf(tool(annotations), false)).toBe(whenUntrusted);
+  });
+
+  it('prefixes names, keeps the schema, drops a non-2020 $schema and skips names dispatch cannot hold', () => {
+    const { specs, skipped } = importTools(trusted!, [
+      { name: 'read', description: 'reads', inputSchema: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { p: { type: 'string' } } }, annotations: { readOnlyHint: true } },
+      { name: 'bad name', inputSchema: { type: 'object' } },
+    ]);
+    expect(specs.map((s) => [s.name, s.effect, s.concurrencySafe, s.executor.case])).toEqual([['t_read', Effect.READ_ONLY, true, 'mcp']]);
+    expect(JSON.parse(specs[0]!.inputSchema)).toEqual({ type: 'object', properties: { p: { type: 'string' } } });
+    expect(skipped).toEqual([{ tool: 'bad name', reason: '"t_bad name" is not a valid dispatch tool name (1-128 letters, digits, \'_\', \'.\', \':\' or \'-\')' }]);
+    expect(importTools(untrusted!, [tool({ readOnlyHint: true })]).specs[0]!.name).toBe('x');
+    expect(inputSchemaText({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' })).toBe('{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object"}');
+  });
+});
+
+describe('MCP result text', () => {
+  it('joins text parts and describes the others', () => {
+    expect(resultText({ content: [{ type: 'text', text: 'a' }, { type: 'image', mimeType: 'image/png', data: 'AAAA' }, { type: 'resource', resource: { uri: 'file:///x', text: 'body' } }, { type: 'resource_link', uri: 'file:///y', name: 'y' }] })).toBe(
+      'a\n[image: image/png, 4 base64 characters]\nbody\n[resource link: file:///y (y)]',
+    );
+    expect(resultText({ content: [], structuredContent: { n: 1 } })).toBe('{"n":1}');
+    expect(resultText({})).toBe('');
+  });
+});

@@ -1,0 +1,85 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+
+export const STDIO_SERVER = path.join(__dirname, 'fixtures/stdio-server.js');
+const HTTP_SERVER = path.join(__dirname, 'fixtures/http-server.js');
+
+/** A Streamable HTTP MCP server in a child process, restartable on the same port. */
+export interface HttpMcp {
+  readonly port: number;
+  readonly url: string;
+  /** Kills the server process (SIGKILL) and waits for it to exit. */
+  kill(): Promise<void>;
+  /** Starts the server again on the same port. */
+  restart(): Promise<void>;
+}
+
+async function launch(port: number): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, [HTTP_SERVER, String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const bound = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error('the MCP HTTP server did not start')), 10_000);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /LISTENING (\d+)/.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolve(Number(match[1]));
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`the MCP HTTP server exited with ${code}`)));
+  });
+  return { child, port: bound };
+}
+
+const exited = (child: ChildProcess) => (child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => child.once('exit', () => r())));
+
+/** Starts the HTTP fixture on `port` (0: any free one). */
+export async function startHttpMcp(port = 0): Promise<HttpMcp> {
+  let current = await launch(port);
+  const fixed = current.port;
+  return {
+    port: fixed,
+    url: `http://127.0.0.1:${fixed}/mcp`,
+    async kill() {
+      current.child.kill('SIGKILL');
+      await exited(current.child);
+    },
+    async restart() {
+      current = await launch(fixed);
+    },
+  };
+}
+
+/** A free loopback port (nothing listens on it once returned). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A file the stdio fixture appends each call to, and a reader of its lines. */
+export function callLog(): { file: string; lines(): string[] } {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'mcp-calls-')), 'calls.log');
+  return {
+    file,
+    lines: () => {
+      try {
+        return readFileSync(file, 'utf8').split('\n').filter(Boolean);
+      } catch {
+        return [];
+      }
+    },
+  };
+}
+
+/** YAML of an `mcp_servers` entry for the stdio fixture. */
+export function stdioServerYaml(name: string, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ name, command: [process.execPath, STDIO_SERVER], reconnect_initial_ms: 100, reconnect_max_ms: 400, ...extra });
+}

@@ -1,0 +1,52 @@
+import { createMcpExecutor, createMcpServers, parseMcpServers, type McpServers } from '../../src/executors/mcp';
+import { SILENT_LOGGER } from '../../src/log';
+import { startDispatch, type TestDispatch } from '../helpers/servers';
+import { startHttpMcp, STDIO_SERVER, type HttpMcp } from './mcp-harness';
+
+const CALLS = 1_000;
+const PER_TURN = 50;
+
+/** Sends CALLS distinct echo calls in turns of PER_TURN; returns how many succeeded. */
+async function callMany(t: TestDispatch, tool: string, count = CALLS): Promise<number> {
+  let ok = 0;
+  for (let turn = 0; turn < count / PER_TURN; turn++) {
+    const calls = Array.from({ length: PER_TURN }, (_, i) => ({ id: `c${i}`, name: tool, arguments: JSON.stringify({ text: `t${turn}-${i}` }) }));
+    const { results } = await t.dispatch.dispatch({ sessionId: `s${turn}`, turn, calls });
+    ok += results.filter((r) => !r.isError).length;
+  }
+  return ok;
+}
+
+const processListeners = () => Object.fromEntries(['exit', 'SIGTERM', 'SIGINT', 'uncaughtException', 'unhandledRejection', 'warning'].map((e) => [e, process.listenerCount(e)]));
+
+describe('one long-lived MCP client per server', () => {
+  let http: HttpMcp;
+  let servers: McpServers;
+  let t: TestDispatch;
+  beforeAll(async () => {
+    http = await startHttpMcp();
+    const configs = parseMcpServers([{ name: 'local', command: [process.execPath, STDIO_SERVER] }, { name: 'web', url: http.url }], 'test.yaml');
+    servers = createMcpServers(configs, SILENT_LOGGER);
+    t = await startDispatch('', { executors: new Map([['mcp', createMcpExecutor(servers)]]) });
+    await servers.start(t.server.deps.registry);
+  });
+  afterAll(async () => {
+    await t.close();
+    await servers.close();
+    await http.kill();
+  });
+
+  it.each([
+    ['stdio', 'local', 'local_echo'],
+    ['Streamable HTTP', 'web', 'web_echo'],
+  ])('keeps listener and pending counts flat over 1,000 calls (%s)', async (_kind, server, tool) => {
+    expect(await callMany(t, tool, PER_TURN)).toBe(PER_TURN);
+    const before = { client: servers.get(server)!.diagnostics(), process: processListeners() };
+    expect(await callMany(t, tool)).toBe(CALLS);
+    const after = { client: servers.get(server)!.diagnostics(), process: processListeners() };
+    expect(after).toEqual(before);
+    expect(after.client.pendingResponses).toBe(0);
+    expect(after.client.timeouts).toBe(0);
+    if (server === 'local') expect(after.client.stdoutListeners).toBeGreaterThan(0);
+  }, 120_000);
+});

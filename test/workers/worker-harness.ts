@@ -1,0 +1,95 @@
+import { create, type MessageInitShape } from '@bufbuild/protobuf';
+import type * as grpc from '@grpc/grpc-js';
+import { ToolSpecSchema } from '../../gen/dispatch/v1/tool_pb';
+import { WorkerMessageSchema, type WorkAssignment } from '../../gen/dispatch/v1/worker_pb';
+import { createWorkerClient } from '../../src/client';
+
+/** How a test worker answers an assignment; undefined leaves it unanswered. */
+export type Answer = (assignment: WorkAssignment) => Promise<{ output: string; isError?: boolean } | undefined> | { output: string; isError?: boolean } | undefined;
+
+/** A worker process stand-in holding a real Work stream to dispatch. */
+export interface TestWorker {
+  readonly id: string;
+  /** Assignments received (cancels excluded). */
+  readonly assignments: WorkAssignment[];
+  /** Assignment ids dispatch cancelled. */
+  readonly cancels: string[];
+  /** The stream's final status, once dispatch or the worker ended it. */
+  readonly ended: Promise<grpc.StatusObject>;
+  complete(assignmentId: string, output: string, isError?: boolean): void;
+  stopHeartbeats(): void;
+  /** Drops the stream abruptly, as a crashed worker would. */
+  disconnect(): void;
+  /** Half-closes the stream, as a worker shutting down cleanly would. */
+  close(): Promise<void>;
+}
+
+/** Options of a test worker. */
+export interface TestWorkerOptions {
+  readonly id: string;
+  readonly tools: MessageInitShape<typeof ToolSpecSchema>[];
+  readonly answer?: Answer;
+  /** @default 200 */
+  readonly heartbeatMs?: number;
+  readonly metadata?: Record<string, string>;
+}
+
+const message = (init: MessageInitShape<typeof WorkerMessageSchema>) => create(WorkerMessageSchema, init);
+
+/** Opens a Work stream, says hello with `tools` and answers assignments with `answer`. */
+export function startWorker(address: string, options: TestWorkerOptions): TestWorker {
+  const client = createWorkerClient(address);
+  const call = client.work({ metadata: options.metadata });
+  const assignments: WorkAssignment[] = [];
+  const cancels: string[] = [];
+  let open = true;
+  const send = (init: MessageInitShape<typeof WorkerMessageSchema>) => {
+    if (open) call.write(message(init));
+  };
+  const heartbeat = setInterval(() => send({ msg: { case: 'heartbeat', value: {} } }), options.heartbeatMs ?? 200);
+  const ended = new Promise<grpc.StatusObject>((resolve) => {
+    call.on('status', (status: grpc.StatusObject) => {
+      open = false;
+      clearInterval(heartbeat);
+      client.close();
+      resolve(status);
+    });
+  });
+  call.on('error', () => undefined);
+  const complete = (assignmentId: string, output: string, isError = false) => send({ msg: { case: 'completion', value: { assignmentId, output, isError, errorMessage: isError ? output : '' } } });
+  call.on('data', (assignment: WorkAssignment) => {
+    if (assignment.cancel) return void cancels.push(assignment.assignmentId);
+    assignments.push(assignment);
+    Promise.resolve(options.answer?.(assignment)).then((answer) => answer && complete(assignment.assignmentId, answer.output, answer.isError));
+  });
+  send({ msg: { case: 'hello', value: { workerId: options.id, tools: options.tools.map((t) => create(ToolSpecSchema, t)) } } });
+  return {
+    id: options.id,
+    assignments,
+    cancels,
+    ended,
+    complete,
+    stopHeartbeats: () => clearInterval(heartbeat),
+    disconnect() {
+      open = false;
+      clearInterval(heartbeat);
+      call.cancel();
+    },
+    async close() {
+      if (open) call.end();
+      await ended;
+    },
+  };
+}
+
+/** Echoes the call's arguments, tagged with the worker id. */
+export const echoAnswer = (id: string): Answer => (a) => ({ output: JSON.stringify({ worker: id, args: JSON.parse(a.call?.arguments ?? '{}') as unknown }) });
+
+/** Waits until `check` holds, polling every 20 ms, for at most `ms`. */
+export async function eventually(check: () => boolean | Promise<boolean>, ms = 5_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -3,6 +3,7 @@ import { status } from '@grpc/grpc-js';
 import { ErrorKind, ToolResultSchema, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError, HardError, kindName } from '../errors';
 import { canonicalJson, readPointer, shortHash } from '../json';
+import { redactSecrets } from '../middleware';
 import type { ResolvedTool } from '../registry';
 import { idempotencyKey, newResultHandle, StoreUnavailableError, type ClaimOutcome, type FinishAttempt, type LoopStreak } from '../store';
 import { boundResult } from './bound-result';
@@ -23,9 +24,9 @@ const MEMORY_TTL_SECONDS = 86_400;
 const MEMORY_FIELD_CHARS = 500;
 
 /** The loop-window operation of a call: the tool and its primary parameter. */
-export function loopOp(tool: ResolvedTool, args: unknown): string {
-  const param = tool.spec.primaryParameter === '' ? args : readPointer(args, tool.spec.primaryParameter);
-  return `${tool.name}\u0000${canonicalJson(param ?? null)}`;
+export function loopOp(tool: ResolvedTool, args: unknown, canonicalArgs = canonicalJson(args)): string {
+  const param = tool.spec.primaryParameter === '' ? canonicalArgs : canonicalJson(readPointer(args, tool.spec.primaryParameter) ?? null);
+  return `${tool.name}\u0000${shortHash(param)}`;
 }
 
 const refused = (kind: ErrorKind, message: string, recoverable = false) => new DispatchError(kind, message, { phase: 'before', recoverable });
@@ -66,8 +67,9 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
   } catch (error) {
     return fail(DispatchError.from(error, 'before'));
   }
-  op = loopOp(tool, args);
-  idemKey = idempotencyKey(scope, tool.name, args, tool.keyFields);
+  const canonicalArgs = canonicalJson(args);
+  op = loopOp(tool, args, canonicalArgs);
+  idemKey = idempotencyKey(scope, tool.name, args, tool.keyFields, canonicalArgs);
   const wantClaim = !tool.readOnly && !deps.guards.breaker.isOpen(tool.name);
   let claim: ClaimOutcome | undefined;
   try {
@@ -158,7 +160,7 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
       : error.phase === 'during'
         ? { key: idemKey, action: 'unknown', ttlSeconds: tool.idempotencyTtlSeconds }
         : { key: idemKey, action: 'release' };
-  const memory = failed ? undefined : { entry: `tool=${tool.name}; input=${JSON.stringify(args).slice(0, MEMORY_FIELD_CHARS)}; result=${text.slice(0, MEMORY_FIELD_CHARS)}`, max: deps.limits.maxMemoryEntries, ttlSeconds: MEMORY_TTL_SECONDS };
+  const memory = failed ? undefined : { entry: memoryEntry(tool.name, canonicalArgs, text), max: deps.limits.maxMemoryEntries, ttlSeconds: MEMORY_TTL_SECONDS };
   const resultHash = shortHash(failed ? `${error!.kind}\u0000${error!.message}` : text);
   if (!storeDown) {
     try {
@@ -170,13 +172,24 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
       if (spill) result.resultHandle = '';
     }
   }
-  if (error?.kind === ErrorKind.CANCELLED) throw HardError.cancelled();
+  if (error?.kind === ErrorKind.CANCELLED) {
+    deps.guards.breaker.record(tool.name, { ok: false, counts: false, durationMs: execMs });
+    throw HardError.cancelled();
+  }
   const outcome = finish(result, error);
   const notes = await deps.guards.postHook({ tenant: turn.tenant, sessionId: turn.sessionId, tool, args, attempt, output: result.output, isError: failed }).catch(() => [] as readonly string[]);
   if (notes.length > 0) result.warnings.push(...notes);
-  const counts = failed && executed && countsForBreaker(error!);
-  deps.guards.breaker.record(tool.name, { ok: !failed || !counts, counts, durationMs: execMs });
+  // A success counts (it closes a half-open breaker); a cache hit and a failure that says nothing
+  // about the tool's health (4xx, invalid arguments) do not.
+  const counts = executed && !cached && (!failed || countsForBreaker(error!));
+  deps.guards.breaker.record(tool.name, { ok: !failed, counts, durationMs: execMs });
   return outcome;
+}
+
+/** A trajectory entry (`tool=..; input=..; result=..`), each field redacted, then cut to 500 chars. */
+function memoryEntry(tool: string, input: string, result: string): string {
+  const field = (text: string) => redactSecrets(text.slice(0, MEMORY_FIELD_CHARS * 4)).slice(0, MEMORY_FIELD_CHARS);
+  return `tool=${tool}; input=${field(input)}; result=${field(result)}`;
 }
 
 /** Failures that count against a breaker: timeouts, transport errors, crashes and 5xx. */

@@ -1,5 +1,6 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { RE2 } from 're2-wasm';
 import { jsonDepth } from '../json';
 
 /** Compiles tool input schemas: draft 2020-12, defaults applied, no remote references. */
@@ -10,6 +11,13 @@ export interface SchemaCompiler {
 
 const MAX_SCHEMA_DEPTH = 32;
 
+/**
+ * `pattern` and `patternProperties` run on RE2 (linear time), so a schema's regular expression can
+ * never take exponential time on hostile arguments (ReDoS). RE2 has no lookaround or backreferences;
+ * a schema using them does not compile.
+ */
+const linearRegExp = Object.assign((pattern: string, flags: string) => new RE2(pattern, flags.includes('u') ? flags : `${flags}u`), { code: 'require("re2-wasm").RE2' });
+
 /** Creates a compiler that refuses schemas larger than `maxSchemaBytes`. */
 export function createSchemaCompiler(maxSchemaBytes: number): SchemaCompiler {
   const ajv = new Ajv2020({
@@ -19,6 +27,7 @@ export function createSchemaCompiler(maxSchemaBytes: number): SchemaCompiler {
     strict: false,
     validateSchema: true,
     addUsedSchema: false,
+    code: { regExp: linearRegExp },
     // loadSchema is deliberately absent: a $ref to anything outside the schema fails to compile.
   });
   addFormats(ajv);

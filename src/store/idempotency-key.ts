@@ -4,10 +4,11 @@ import type { SessionScope } from './store';
 
 /**
  * The idempotency key of a call: a hash of tenant, session, tool and the canonical JSON of the
- * key fields (all arguments when none are named). The tool_call_id is never part of it.
+ * key fields (all arguments when none are named; pass `canonicalArgs` when already computed). The
+ * tool_call_id is never part of it.
  */
-export function idempotencyKey(scope: SessionScope, tool: string, args: unknown, keyFields: readonly string[]): string {
-  const material = keyFields.length === 0 ? args : keyFields.map((pointer) => readPointer(args, pointer) ?? null);
+export function idempotencyKey(scope: SessionScope, tool: string, args: unknown, keyFields: readonly string[], canonicalArgs?: string): string {
+  const material = keyFields.length === 0 ? (canonicalArgs ?? canonicalJson(args)) : canonicalJson(keyFields.map((pointer) => readPointer(args, pointer) ?? null));
   return createHash('sha256')
     .update(scope.tenant)
     .update('\u0000')
@@ -15,6 +16,6 @@ export function idempotencyKey(scope: SessionScope, tool: string, args: unknown,
     .update('\u0000')
     .update(tool)
     .update('\u0000')
-    .update(canonicalJson(material))
+    .update(material)
     .digest('base64url');
 }

@@ -1,6 +1,51 @@
-import type { Plugin, PluginContext } from '../plugin';
+import { dirname, resolve } from 'node:path';
+import { createAuthenticator, createTokenTable, readTokensFile, serverCredentials, watchTokensFile, type TokenTable } from '../../auth';
+import type { TokenEntry } from '../../config';
+import type { Scope } from '../../server';
+import type { Plugin, PluginContext, PluginFactory } from '../plugin';
 
-/** Authentication and TLS (issue 10). */
-export async function authPlugin(_ctx: PluginContext): Promise<Plugin> {
-  return { name: 'auth' };
+/** Options of the auth plugin beyond the config file. */
+export interface AuthPluginOptions {
+  /** How often a tokens file is re-stat'ed for changes, in ms. @default 2000 */
+  readonly reloadIntervalMs?: number;
+  /** Where DISPATCH_AUTH_TOKENS_FILE is read from. @default process.env */
+  readonly env?: NodeJS.ProcessEnv;
 }
+
+const DEFAULT_MTLS_SCOPES: readonly Scope[] = ['dispatch', 'subscribe'];
+
+/**
+ * Authentication and TLS (issue 10): bearer tokens from `auth.tokens` and a tokens file
+ * (DISPATCH_AUTH_TOKENS_FILE, else `auth.tokens_file`, reloaded when it changes), tenants from
+ * client certificates under mutual TLS, and the listener's TLS credentials. With none of these
+ * configured, every caller is the default tenant (the loopback embedded default).
+ */
+export function createAuthPlugin(options: AuthPluginOptions = {}): PluginFactory {
+  return async (ctx: PluginContext): Promise<Plugin> => {
+    const { auth } = ctx.config;
+    const env = options.env ?? process.env;
+    const fileSetting = env.DISPATCH_AUTH_TOKENS_FILE ?? auth.tokensFile;
+    const file = fileSetting === undefined ? undefined : resolve(dirname(ctx.config.file), fileSetting);
+    const tls = ctx.options.tls;
+    const credentials = tls ? serverCredentials(tls) : undefined;
+    const mtls = auth.mtlsTenantFrom && tls?.ca ? { tenantFrom: auth.mtlsTenantFrom, scopes: new Set((auth.mtlsScopes ?? DEFAULT_MTLS_SCOPES) as Scope[]) } : undefined;
+    if (auth.mtlsTenantFrom && !tls?.ca) ctx.logger.warn('auth.mtls_tenant_from is ignored: it needs mutual TLS (--tls-ca)', {});
+    if (auth.tokens.length === 0 && file === undefined && mtls === undefined) return { name: 'auth', credentials };
+
+    const tableOf = (fromFile: readonly TokenEntry[]) => createTokenTable([...auth.tokens, ...fromFile]);
+    let table: TokenTable = tableOf(file ? readTokensFile(file) : []);
+    const stop = file ? watchTokensFile(file, (entries) => (table = tableOf(entries)), { intervalMs: options.reloadIntervalMs, logger: ctx.logger }) : undefined;
+    ctx.logger.info('authentication on', { tokens: table.size, tokensFile: file, mtlsTenantFrom: mtls?.tenantFrom, tls: tls !== undefined });
+    return {
+      name: 'auth',
+      credentials,
+      authenticate: createAuthenticator({ tokens: () => table, mtls }),
+      async close() {
+        stop?.();
+      },
+    };
+  };
+}
+
+/** The auth plugin with its defaults. */
+export const authPlugin: PluginFactory = createAuthPlugin();

@@ -1,0 +1,25 @@
+'use strict';
+const { readFileSync } = require('node:fs');
+const path = require('node:path');
+
+const dist = path.join(__dirname, '..', '..', '..', 'dist', 'src');
+const EXAMPLE_TOOLS = path.join(__dirname, '..', '..', '..', 'examples', 'tools.yaml');
+
+/**
+ * The whole dispatch app (every plugin, as `dispatchd` builds it) from dist/. Options:
+ * `configYaml` (config text; default the example tools), `redisUrl` (default none: in-memory),
+ * `plugins: false` (the core pipeline and server alone, without any plugin: a diagnostic of what
+ * the plugins cost).
+ */
+async function start(options = {}) {
+  const { buildApp, PLUGINS } = require(path.join(dist, 'app'));
+  const { parseConfig } = require(path.join(dist, 'config'));
+  const { SILENT_LOGGER } = require(path.join(dist, 'log'));
+  const text = options.configYaml ?? readFileSync(EXAMPLE_TOOLS, 'utf8');
+  const config = parseConfig(text, options.configYaml ? 'bench.yaml' : EXAMPLE_TOOLS);
+  const app = await buildApp(config, { logger: SILENT_LOGGER, redisUrl: options.redisUrl }, options.plugins === false ? [] : PLUGINS);
+  const server = await app.listen('127.0.0.1:0');
+  return { port: server.port, close: () => app.close(0) };
+}
+
+module.exports = { start };

@@ -1,0 +1,9 @@
+export { createAuthenticator } from './create-authenticator';
+export type { AuthenticatorOptions } from './create-authenticator';
+export { certificateTenant } from './client-certificate';
+export { createTokenTable, sha256Hex } from './token-table';
+export type { TokenTable } from './token-table';
+export { readTokensFile, watchTokensFile } from './tokens-file';
+export type { WatchOptions } from './tokens-file';
+export { serverCredentials } from './tls-credentials';
+export type { TlsFiles } from './tls-credentials';

@@ -1,0 +1,58 @@
+import { readFileSync, statSync } from 'node:fs';
+import { parseDocument } from 'yaml';
+import { ConfigError, parseTokens, type TokenEntry } from '../config';
+import type { Logger } from '../log';
+
+/** Reads a tokens file: a YAML list of `{tenant, scopes, sha256}`. Throws a ConfigError naming the file. */
+export function readTokensFile(file: string): TokenEntry[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError(file, '', `cannot read the tokens file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+  const doc = parseDocument(text, { uniqueKeys: true });
+  if (doc.errors.length > 0) throw new ConfigError(file, `line ${doc.errors[0]!.linePos?.[0]?.line ?? '?'}`, doc.errors[0]!.message.split('\n')[0]!);
+  const raw: unknown = doc.toJS();
+  if (raw !== null && raw !== undefined && !Array.isArray(raw)) throw new ConfigError(file, '', 'the tokens file must be a YAML list of {tenant, scopes, sha256}');
+  return parseTokens(file, 'tokens', raw);
+}
+
+/** Options of {@link watchTokensFile}. */
+export interface WatchOptions {
+  /** How often the file is re-stat'ed, in ms. @default 2000 */
+  readonly intervalMs?: number;
+  readonly logger: Logger;
+}
+
+const fingerprint = (file: string): string => {
+  try {
+    const s = statSync(file);
+    return `${s.ino}:${s.size}:${s.mtimeMs}:${s.ctimeMs}`;
+  } catch {
+    return 'missing';
+  }
+};
+
+/**
+ * Re-reads `file` whenever its stat changes (a Kubernetes Secret mount swaps a symlink) and hands
+ * the new entries to `onChange`. A file that is missing or invalid keeps the previous entries and
+ * logs a warning. Returns the function that stops watching.
+ */
+export function watchTokensFile(file: string, onChange: (entries: TokenEntry[]) => void, options: WatchOptions): () => void {
+  let last = fingerprint(file);
+  const timer = setInterval(() => {
+    const now = fingerprint(file);
+    if (now === last) return;
+    last = now;
+    try {
+      const entries = readTokensFile(file);
+      onChange(entries);
+      options.logger.info('auth tokens reloaded', { file, tokens: entries.length });
+    } catch (error) {
+      options.logger.warn('auth tokens file unreadable; keeping the previous tokens', { file, error: (error as Error).message });
+    }
+  }, options.intervalMs ?? 2000);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,42 @@
+import type { ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
+import { HardError } from '../errors';
+import type { ParallelDispatcher } from '../server';
+import { trackCall } from './call-tracker';
+import { planWaves, type WaveToolLookup } from './plan-waves';
+import { runWave } from './run-wave';
+import { resolveWaveOptions, type WaveOptions } from './wave-options';
+
+/**
+ * Parallel mode (DESIGN section 3): plans the turn into waves, fires CALL_RECEIVED for every call
+ * before any runs, then runs the waves one after another, checking for cancellation between
+ * them. Results are returned in request order. A hard error ends the turn: every call observer is
+ * ended with its reason and the error is thrown, so the RPC ends with its status. The service
+ * takes the sequential path for turns of fewer than two calls.
+ */
+export function createParallelDispatcher(options: WaveOptions = {}): ParallelDispatcher {
+  const { defaultMaxConcurrency } = resolveWaveOptions(options);
+  return async (deps, turn, request) => {
+    const { calls } = request;
+    const lookup: WaveToolLookup = (name) => (turn.offeredTools && !turn.offeredTools.has(name) ? undefined : deps.registry.lookup(turn.tenant, name)?.spec);
+    const waves = planWaves(calls, lookup);
+    const trackers = calls.map((call) => trackCall(turn.observer.call({ toolCallId: call.id, tool: call.name, arguments: call.arguments })));
+    const limit = request.maxConcurrency === 0 ? defaultMaxConcurrency : request.maxConcurrency;
+    const results = new Array<ToolResult>(calls.length);
+    try {
+      for (const wave of waves) {
+        if (turn.signal.aborted) throw HardError.cancelled();
+        const entries = wave.calls.map((index) => ({ call: calls[index]!, tracker: trackers[index]! }));
+        const waveResults = await runWave(deps, turn, entries, limit);
+        wave.calls.forEach((index, k) => {
+          results[index] = waveResults[k]!;
+          trackers[index]!.succeed(waveResults[k]!);
+        });
+      }
+      return results;
+    } catch (error) {
+      const reason = error instanceof HardError ? error.reason : 'INTERNAL';
+      for (const tracker of trackers) tracker.fail(reason);
+      throw error;
+    }
+  };
+}

@@ -1,0 +1,66 @@
+import { resourceKeyOf } from './resource-key';
+
+/** What the planner needs to know about a tool (a ToolSpec satisfies it). */
+export interface WaveToolInfo {
+  readonly concurrencySafe: boolean;
+  /** JSON pointer into the arguments naming the resource a call touches; empty for none. */
+  readonly resourceKey: string;
+}
+
+/** What the planner needs to know about a call (a ToolCall satisfies it). */
+export interface PlannedCall {
+  readonly name: string;
+  /** The arguments text as the model emitted it. */
+  readonly arguments: string;
+}
+
+/** A group of calls that run together; waves run one after another. */
+export interface Wave {
+  /** Indices into the turn's calls, ascending. */
+  readonly calls: readonly number[];
+  /** True for the wave of a call that is not concurrency-safe (or names an unknown tool): it holds that call alone. */
+  readonly exclusive: boolean;
+}
+
+/** Finds a call's tool; undefined when the name is unknown (or was not offered). */
+export type WaveToolLookup = (name: string) => WaveToolInfo | undefined;
+
+interface OpenWave {
+  readonly calls: number[];
+  readonly keys: Set<string>;
+  readonly exclusive: boolean;
+}
+
+/**
+ * Plans a turn's calls into waves (DESIGN section 3, the first seed's engine). Walking the calls
+ * in order:
+ * - a call that is not concurrency-safe, or names an unknown tool, opens a wave of its own that
+ *   takes no other call, and closes every wave before it: no later call may run before it;
+ * - a safe call joins the earliest wave that is still open (after the last exclusive wave) and
+ *   does not already hold its resource key; a call without a key joins the earliest open wave;
+ *   when there is none, it opens a new one.
+ *
+ * So two calls that conflict (same resource key, or either one exclusive) run in separate waves in
+ * their request order, and every call lands in exactly one wave. Pure: it reads only its inputs.
+ */
+export function planWaves(calls: readonly PlannedCall[], lookup: WaveToolLookup): Wave[] {
+  const waves: OpenWave[] = [];
+  let firstOpen = 0;
+  calls.forEach((call, index) => {
+    const tool = lookup(call.name);
+    if (!tool || !tool.concurrencySafe) {
+      waves.push({ calls: [index], keys: new Set(), exclusive: true });
+      firstOpen = waves.length;
+      return;
+    }
+    const key = resourceKeyOf(call.arguments, tool.resourceKey);
+    let target = waves.slice(firstOpen).find((wave) => key === undefined || !wave.keys.has(key));
+    if (!target) {
+      target = { calls: [], keys: new Set(), exclusive: false };
+      waves.push(target);
+    }
+    target.calls.push(index);
+    if (key !== undefined) target.keys.add(key);
+  });
+  return waves.map(({ calls: indices, exclusive }) => ({ calls: indices, exclusive }));
+}

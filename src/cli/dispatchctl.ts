@@ -5,6 +5,7 @@ import { DispatchMode } from '../../gen/dispatch/v1/dispatch_pb';
 import { Effect } from '../../gen/dispatch/v1/tool_pb';
 import { createDispatchClient, createRegistryClient, type CallOptions } from '../client';
 import { formatResult } from './format-result';
+import { parseCommand } from './parse-command';
 
 const USAGE = `usage: dispatchctl [--address HOST:PORT] [--token T] [--session S] COMMAND
   tools list                 the tools dispatch can call
@@ -86,7 +87,6 @@ export async function main(argv: readonly string[], out: Out = (l) => process.st
         return 0;
       case 'parse': {
         if (!args[0]) throw new UsageError('parse needs FILE');
-        const { parseCommand } = lateRequire<{ parseCommand(file: string, out: Out): Promise<number> }>('parse-command');
         return parseCommand(args[0], out);
       }
       case 'events': {

@@ -8,6 +8,7 @@ import { type ParallelDispatcher, dispatchHandlers } from './dispatch-service';
 import { serviceDefinition, unimplemented } from './grpc-adapter';
 import { addHealthAndReflection } from './health-and-reflection';
 import { allowAll, type Authenticator } from './principal';
+import { parseHandler } from './parse-service';
 import { registryHandlers } from './registry-service';
 
 /** Handlers that other parts of dispatch add to a service (Subscribe, Work, ...). */
@@ -51,7 +52,7 @@ export async function startServer(address: string, options: ServerOptions): Prom
   const extra = options.extraHandlers ?? {};
   server.addService(serviceDefinition(DispatchService), {
     subscribe: unimplemented('Subscribe'),
-    parseToolCalls: unimplemented('ParseToolCalls'),
+    parseToolCalls: parseHandler(authenticate, deps.limits, deps.logger),
     resolveApproval: unimplemented('ResolveApproval'),
     ...dispatchHandlers({ deps, authenticate, shutdown: shutdownController.signal, parallel: options.parallel }),
     ...extra.dispatch,

@@ -1,0 +1,24 @@
+import { startDispatch, type TestDispatch } from '../helpers/servers';
+
+let d: TestDispatch;
+beforeAll(async () => {
+  d = await startDispatch('tools: []\n');
+});
+afterAll(() => d.close());
+
+test('ParseToolCalls finds Hermes calls, with ids, the remaining text and the format', async () => {
+  const text = 'Let me check.\n<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>\n<tool_call>{"name": "get_time", "arguments": {}}</tool_call>';
+  const reply = await d.dispatch.parseToolCalls({ text, offeredTools: ['get_weather', 'get_time'] });
+  expect(reply.format).toBe('hermes');
+  expect(reply.calls.map((c) => [c.name, JSON.parse(c.arguments)])).toEqual([['get_weather', { city: 'Oslo' }], ['get_time', {}]]);
+  expect(reply.calls.every((c) => /^call_[A-Za-z0-9]{24}$/.test(c.id))).toBe(true);
+  expect(reply.remainingText).toBe('Let me check.');
+});
+
+test('prose naming no offered tool is not a call, and any text is answered', async () => {
+  const reply = await d.dispatch.parseToolCalls({ text: 'You could call {"name": "rm_rf", "arguments": {}} but I will not.', offeredTools: ['get_weather'] });
+  expect(reply.calls).toEqual([]);
+  for (const text of ['', '{'.repeat(10_000), '<tool_call>', '[TOOL_CALLS][{"name":']) {
+    await expect(d.dispatch.parseToolCalls({ text })).resolves.toBeDefined();
+  }
+});

@@ -62,7 +62,7 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
     const correction = reflection.correction;
     if (correction?.tool !== undefined) {
       const fallback = deps.registry.lookup(turn.tenant, correction.tool);
-      if (!fallback) return stamp(result, call.id, attempt, elapsed());
+      if (!fallback || (correction.arguments === undefined && !fallback.validate(args))) return stamp(result, call.id, attempt, elapsed());
       tool = fallback;
       warnings.push(`fell back from "${call.name}" to "${fallback.name}"${correction.note ? `: ${correction.note}` : ''}`);
     }

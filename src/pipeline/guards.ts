@@ -6,7 +6,12 @@ export type HookDecision =
   | { readonly action: 'allow' }
   | { readonly action: 'block'; readonly reason: string }
   | { readonly action: 'modify'; readonly arguments: unknown; readonly reason?: string }
-  | { readonly action: 'ask'; readonly reason: string };
+  | {
+      readonly action: 'ask';
+      readonly reason: string;
+      /** Arguments to run with once approved, when a policy also modified them. */
+      readonly arguments?: unknown;
+    };
 
 /** What a pre-tool hook sees. */
 export interface PreHookInput {
@@ -30,7 +35,11 @@ export interface BreakerGate {
   isOpen(tool: string): boolean;
   /** Admits an attempt, taking the single half-open probe when it is free. */
   tryAcquire(tool: string): boolean;
-  /** Records an attempt's outcome under the resolved tool name. */
+  /**
+   * Records an attempt's outcome under the resolved tool name: `ok` for a success; `counts` when the
+   * outcome says something about the tool's health (a success, or a failure of DESIGN section 8's
+   * list). An outcome that does not count only frees a half-open probe.
+   */
   record(tool: string, outcome: { readonly ok: boolean; readonly counts: boolean; readonly durationMs: number }): void;
 }
 
@@ -68,8 +77,8 @@ export interface Guards {
   readonly postHook: (input: PostHookInput) => Promise<readonly string[]>;
   readonly breaker: BreakerGate;
   readonly reflector: Reflector;
-  /** Waits for ResolveApproval of an Ask; resolves true when approved. */
-  readonly awaitApproval: (approvalId: string, signal: AbortSignal) => Promise<boolean>;
+  /** Waits for ResolveApproval of an Ask by the same tenant; resolves true when approved. */
+  readonly awaitApproval: (approvalId: string, signal: AbortSignal, tenant?: string) => Promise<boolean>;
 }
 
 const ALLOW: HookDecision = { action: 'allow' };

@@ -25,12 +25,15 @@ export async function applyPreHooks(deps: PipelineDeps, turn: TurnContext, obs: 
       }
       return decision.arguments;
     case 'ask': {
+      if (decision.arguments !== undefined && !tool.validate(decision.arguments)) {
+        throw blocked(`a policy modified the arguments into ones the schema refuses (${tool.validate.errors?.[0]?.message ?? 'invalid'})`);
+      }
       if (!turn.interactive) throw blocked(`needs approval, and this dispatch is headless: ${decision.reason}`);
       const approvalId = randomUUID();
       obs.approvalRequested(attempt, approvalId, decision.reason);
-      const approved = await deps.guards.awaitApproval(approvalId, turn.signal);
+      const approved = await deps.guards.awaitApproval(approvalId, turn.signal, turn.tenant);
       if (!approved) throw blocked(`approval was not granted: ${decision.reason}`);
-      return args;
+      return decision.arguments ?? args;
     }
   }
 }

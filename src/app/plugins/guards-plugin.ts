@@ -1,6 +1,36 @@
-import type { Plugin, PluginContext } from '../plugin';
+import { createGuards, parsePolicies, approvalHandlers, type GuardsOptions } from '../../guards';
+import { createGuardMiddleware, type GuardMiddlewareOptions } from '../../middleware';
+import type { Authenticator } from '../../server';
+import type { PluginFactory } from '../plugin';
+
+/** What a test or an embedding may set beyond the configuration file. */
+export type GuardsPluginOptions = Omit<GuardsOptions, 'policies' | 'approvalTimeoutMs' | 'observer' | 'logger'> & GuardMiddlewareOptions;
+
+/**
+ * Loop detection's thresholds live in the pipeline; this plugin adds the rest of issue 4: the
+ * `policies:` section (rules, policy endpoint, breaker settings, post-tool notes), breakers,
+ * approvals with the ResolveApproval RPC, recovery, and the redaction, result verification and
+ * memoize middleware, in that order.
+ */
+export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFactory {
+  return async (ctx) => {
+    const policies = parsePolicies(ctx.config.policies, ctx.config.file);
+    const set = createGuards({ ...options, policies, approvalTimeoutMs: ctx.config.limits.approvalTimeoutMs, observer: () => ctx.observer(), logger: ctx.logger });
+    const middleware = createGuardMiddleware({ redaction: options.redaction, memoize: options.memoize });
+    // Late-bound: the auth plugin's authenticator is known only once every plugin is built.
+    const authenticate: Authenticator = (call, scope) => ctx.authenticate()(call, scope);
+    return {
+      name: 'guards',
+      guards: set.guards,
+      middleware: middleware.stages.map((stage) => stage.middleware),
+      handlers: { dispatch: approvalHandlers(set.approvals, authenticate, ctx.logger) },
+      async close() {
+        set.close();
+        middleware.cache.clear();
+      },
+    };
+  };
+}
 
 /** Loop detection, breakers, hooks and policies, recovery and middleware (issue 4). */
-export async function guardsPlugin(_ctx: PluginContext): Promise<Plugin> {
-  return { name: 'guards' };
-}
+export const guardsPlugin: PluginFactory = createGuardsPlugin();

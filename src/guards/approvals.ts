@@ -1,0 +1,60 @@
+/** Options of {@link createApprovals}. */
+export interface ApprovalsOptions {
+  /** Time an Ask waits for ResolveApproval before it counts as refused, in ms. @default 120000 (Limits.approvalTimeoutMs) */
+  readonly timeoutMs?: number;
+  /** Approvals waiting at once; past it an Ask is refused at once. @default 1000 */
+  readonly maxPending?: number;
+}
+
+/** The approvals this replica is waiting for. */
+export interface Approvals {
+  /** Waits for a decision on `approvalId`; false on refusal, timeout, abort or overflow. */
+  wait(approvalId: string, signal: AbortSignal, tenant?: string): Promise<boolean>;
+  /** Decides a waiting approval of `tenant`; false when it is unknown, decided or another tenant's. */
+  resolve(approvalId: string, approve: boolean, tenant: string): boolean;
+  /** Approvals waiting now. */
+  pending(): number;
+  /** Refuses every waiting approval. */
+  close(): void;
+}
+
+interface Waiting {
+  readonly tenant?: string;
+  settle(approved: boolean): void;
+}
+
+/** The approvals registry behind Ask in interactive mode and the ResolveApproval RPC. */
+export function createApprovals(options: ApprovalsOptions = {}): Approvals {
+  const timeoutMs = options.timeoutMs ?? 120_000;
+  const maxPending = options.maxPending ?? 1000;
+  const waiting = new Map<string, Waiting>();
+  return {
+    wait(approvalId, signal, tenant) {
+      if (signal.aborted || waiting.size >= maxPending || waiting.has(approvalId)) return Promise.resolve(false);
+      return new Promise<boolean>((resolve) => {
+        const settle = (approved: boolean) => {
+          if (waiting.get(approvalId) !== entry) return;
+          waiting.delete(approvalId);
+          clearTimeout(timer);
+          signal.removeEventListener('abort', onAbort);
+          resolve(approved);
+        };
+        const onAbort = () => settle(false);
+        const entry: Waiting = { tenant, settle };
+        const timer = setTimeout(() => settle(false), timeoutMs);
+        waiting.set(approvalId, entry);
+        signal.addEventListener('abort', onAbort, { once: true });
+      });
+    },
+    resolve(approvalId, approve, tenant) {
+      const entry = waiting.get(approvalId);
+      if (!entry || (entry.tenant !== undefined && entry.tenant !== tenant)) return false;
+      entry.settle(approve);
+      return true;
+    },
+    pending: () => waiting.size,
+    close() {
+      for (const entry of [...waiting.values()]) entry.settle(false);
+    },
+  };
+}

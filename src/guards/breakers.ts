@@ -1,0 +1,86 @@
+import { EventEmitter } from 'node:events';
+import type { BreakerGate, Guards } from '../pipeline';
+import { DEFAULT_BREAKER_SETTINGS, type BreakerSettings } from './breaker-settings';
+import { createToolBreaker, type BreakerState, type ToolBreaker } from './tool-breaker';
+
+/** Options of {@link createBreakers}. */
+export interface BreakersOptions {
+  /** Settings for a tool's breaker, asked once when the tool is first seen. @default the defaults for every tool */
+  readonly settingsFor?: (tool: string) => BreakerSettings;
+  /** Told of every state change (BREAKER_STATE). */
+  readonly onState?: (tool: string, state: BreakerState) => void;
+  /** Breakers kept; past it the oldest closed one is dropped. @default 10000 */
+  readonly maxBreakers?: number;
+  /** Clock, for tests. @default Date.now */
+  readonly now?: () => number;
+}
+
+/** What GetToolStats reads of the breakers. */
+export interface BreakerStats {
+  /** The tool's breaker state; `closed` for a tool never seen. */
+  state(tool: string): BreakerState;
+  /** 0..1: the success ratio of counted attempts in the window, weighted by state; 1 for a tool never seen. */
+  healthScore(tool: string): number;
+}
+
+/** The breakers of this replica: the pipeline's gate, the stats, and shutdown. */
+export interface Breakers extends BreakerStats {
+  readonly gate: BreakerGate & BreakerStats;
+  close(): void;
+}
+
+/**
+ * One breaker per tool per replica, created on first use. The gate is keyed by the name the
+ * attempt asks for; outcomes are recorded under the name that ran (the same tool, unless a
+ * correction chose a fallback).
+ */
+export function createBreakers(options: BreakersOptions = {}): Breakers {
+  const settingsFor = options.settingsFor ?? (() => DEFAULT_BREAKER_SETTINGS);
+  const maxBreakers = options.maxBreakers ?? 10_000;
+  const now = options.now ?? Date.now;
+  const rotation = new EventEmitter().setMaxListeners(0);
+  const breakers = new Map<string, ToolBreaker>();
+
+  const dropOneClosed = () => {
+    for (const [name, breaker] of breakers) {
+      if (breaker.state() !== 'closed') continue;
+      breaker.shutdown();
+      breakers.delete(name);
+      return;
+    }
+  };
+  const breakerOf = (tool: string): ToolBreaker => {
+    let breaker = breakers.get(tool);
+    if (!breaker) {
+      if (breakers.size >= maxBreakers) dropOneClosed();
+      breaker = createToolBreaker(settingsFor(tool), rotation, (state) => options.onState?.(tool, state), now);
+      breakers.set(tool, breaker);
+    }
+    return breaker;
+  };
+
+  const stats: BreakerStats = {
+    state: (tool) => breakers.get(tool)?.state() ?? 'closed',
+    healthScore: (tool) => breakers.get(tool)?.healthScore() ?? 1,
+  };
+  const gate: BreakerGate & BreakerStats = {
+    ...stats,
+    isOpen: (tool) => breakers.get(tool)?.refusing() ?? false,
+    tryAcquire: (tool) => breakerOf(tool).tryAcquire(),
+    record: (tool, outcome) => breakerOf(tool).record(outcome),
+  };
+  return {
+    ...stats,
+    gate,
+    close() {
+      for (const breaker of breakers.values()) breaker.shutdown();
+      breakers.clear();
+    },
+  };
+}
+
+/** The breaker stats behind a pipeline's guards, when its gate is one of these breakers. */
+export function breakerStatsOf(guards: Pick<Guards, 'breaker'>): BreakerStats | undefined {
+  const gate = guards.breaker as Partial<BreakerStats>;
+  return typeof gate.state === 'function' && typeof gate.healthScore === 'function' ? (gate as BreakerStats) : undefined;
+}

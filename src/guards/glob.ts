@@ -1,0 +1,32 @@
+/**
+ * True when `text` matches the glob `pattern`: `*` is any run of characters (possibly empty), `?`
+ * one character, anything else itself. Iterative with one backtrack point, so the cost is at most
+ * O(pattern x text) and never exponential, whatever a model sends.
+ */
+export function globMatch(pattern: string, text: string): boolean {
+  let p = 0;
+  let t = 0;
+  let star = -1;
+  let resume = 0;
+  while (t < text.length) {
+    const c = pattern[p];
+    if (c === '*') {
+      star = p++;
+      resume = t;
+    } else if (c !== undefined && (c === '?' || c === text[t])) {
+      p++;
+      t++;
+    } else if (star >= 0) {
+      p = star + 1;
+      t = ++resume;
+    } else return false;
+  }
+  while (pattern[p] === '*') p++;
+  return p === pattern.length;
+}
+
+/** True when any of `patterns` matches `text`. */
+export function globAny(patterns: readonly string[], text: string): boolean {
+  for (const pattern of patterns) if (globMatch(pattern, text)) return true;
+  return false;
+}

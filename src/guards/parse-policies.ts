@@ -1,0 +1,87 @@
+import { ConfigError } from '../config';
+import { breakerSettingsFromYaml } from './breaker-settings';
+import { parseMatch, parseRule, type Fail } from './parse-rule';
+import type { AfterRule, BreakerPolicy, EndpointPolicy, PolicyConfig, PolicyRule } from './policy-types';
+
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Default time the policy endpoint may take, in ms. */
+export const DEFAULT_ENDPOINT_TIMEOUT_MS = 2000;
+
+const ENDPOINT_KEYS = new Set(['url', 'timeout_ms', 'fail_open', 'headers']);
+const AFTER_KEYS = new Set(['warn', 'on', 'contains']);
+const KINDS = ['decide', 'endpoint', 'breaker', 'after'] as const;
+
+function onlyKeys(raw: Record<string, unknown>, allowed: readonly string[], fail: Fail, prefix = ''): void {
+  for (const key of Object.keys(raw)) if (!allowed.includes(key)) fail(`${prefix}${key}`, `unknown key (expected one of ${allowed.join(', ')})`);
+}
+
+function parseEndpoint(raw: unknown, match: string[], fail: Fail): EndpointPolicy {
+  if (!isRecord(raw)) fail('endpoint', 'must be a mapping with url, and optionally timeout_ms, fail_open and headers');
+  onlyKeys(raw, [...ENDPOINT_KEYS], fail, 'endpoint.');
+  let url: URL | undefined;
+  try {
+    url = new URL(String(raw.url));
+  } catch {
+    url = undefined;
+  }
+  if (typeof raw.url !== 'string' || !url || (url.protocol !== 'http:' && url.protocol !== 'https:')) fail('endpoint.url', `must be an http or https URL, got ${JSON.stringify(raw.url)}`);
+  const timeout = raw.timeout_ms ?? DEFAULT_ENDPOINT_TIMEOUT_MS;
+  if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout <= 0) fail('endpoint.timeout_ms', `must be a positive integer, got ${JSON.stringify(raw.timeout_ms)}`);
+  const failOpen = raw.fail_open ?? false;
+  if (typeof failOpen !== 'boolean') fail('endpoint.fail_open', `must be true or false, got ${JSON.stringify(raw.fail_open)}`);
+  const headers = raw.headers ?? {};
+  if (!isRecord(headers)) fail('endpoint.headers', 'must be a mapping of header name to value');
+  for (const [name, value] of Object.entries(headers)) if (typeof value !== 'string') fail(`endpoint.headers.${name}`, 'must be a string');
+  return { url: raw.url, match, timeoutMs: timeout, failOpen, headers: headers as Record<string, string> };
+}
+
+function parseAfter(raw: unknown, match: string[], fail: Fail): AfterRule {
+  if (!isRecord(raw)) fail('after', 'must be a mapping with warn, and optionally on and contains');
+  onlyKeys(raw, [...AFTER_KEYS], fail, 'after.');
+  if (typeof raw.warn !== 'string' || raw.warn.trim() === '') fail('after.warn', 'must be the non-empty text added to the result');
+  const on = raw.on ?? 'any';
+  if (on !== 'any' && on !== 'error' && on !== 'success') fail('after.on', `must be any, error or success, got ${JSON.stringify(raw.on)}`);
+  if (raw.contains !== undefined && (typeof raw.contains !== 'string' || raw.contains === '')) fail('after.contains', 'must be a non-empty string');
+  return { match, on, warn: raw.warn, contains: raw.contains as string | undefined };
+}
+
+/**
+ * Checks the raw `policies:` list of a configuration file. Each entry holds exactly one of
+ * `decide:` (a pre-tool rule), `endpoint:` (the external policy service, at most one), `breaker:`
+ * (breaker settings) or `after:` (a post-tool annotation), plus `match:` globs on the tool name.
+ * A problem is a ConfigError naming the file and the path, e.g. `policies[2].when[0].op`.
+ */
+export function parsePolicies(raw: readonly unknown[], file: string): PolicyConfig {
+  const rules: PolicyRule[] = [];
+  const breakers: BreakerPolicy[] = [];
+  const after: AfterRule[] = [];
+  let endpoint: EndpointPolicy | undefined;
+  raw.forEach((entry, index) => {
+    const base = `policies[${index}]`;
+    const fail: Fail = (path, problem) => {
+      throw new ConfigError(file, path === '' ? base : `${base}.${path}`, problem);
+    };
+    if (!isRecord(entry)) fail('', 'must be a mapping');
+    const kinds = KINDS.filter((k) => entry[k] !== undefined);
+    if (kinds.length !== 1) {
+      fail('', kinds.length === 0 ? 'needs one of decide (a rule), endpoint, breaker or after' : `holds both ${kinds.join(' and ')}; put each in its own entry`);
+    }
+    const kind = kinds[0]!;
+    if (kind === 'decide') {
+      rules.push(parseRule(entry, base, fail));
+      return;
+    }
+    onlyKeys(entry, ['match', kind], fail);
+    const match = parseMatch(entry.match, fail);
+    if (kind === 'endpoint') {
+      if (endpoint) fail('endpoint', 'only one policy endpoint may be configured');
+      endpoint = parseEndpoint(entry.endpoint, match, fail);
+    } else if (kind === 'breaker') {
+      const settings = breakerSettingsFromYaml(entry.breaker);
+      if ('problem' in settings) fail(settings.path ? `breaker.${settings.path}` : 'breaker', settings.problem);
+      breakers.push({ match, settings });
+    } else after.push(parseAfter(entry.after, match, fail));
+  });
+  return { rules, endpoint, breakers, after };
+}

@@ -1,0 +1,79 @@
+import { isJsonPointer } from '../json';
+import { CONDITION_OPS, type Condition, type ConditionOp, type PolicyRule, type RuleDecision } from './policy-types';
+
+/** Throws a configuration problem at `path` (relative to the policy entry). */
+export type Fail = (path: string, problem: string) => never;
+
+const DECISIONS: readonly RuleDecision[] = ['allow', 'block', 'ask', 'modify'];
+const RULE_KEYS = new Set(['name', 'match', 'when', 'decide', 'reason', 'set', 'remove']);
+const CONDITION_KEYS = new Set(['pointer', 'op', 'value']);
+
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** A `match:` value: one glob or a list of them; every tool when absent. */
+export function parseMatch(raw: unknown, fail: Fail): string[] {
+  if (raw === undefined) return ['*'];
+  const list = typeof raw === 'string' ? [raw] : raw;
+  if (!Array.isArray(list) || list.length === 0) fail('match', 'must be a tool-name glob or a non-empty list of them');
+  return list.map((glob, i) => {
+    if (typeof glob !== 'string' || glob === '') fail(Array.isArray(raw) ? `match[${i}]` : 'match', `must be a non-empty glob, got ${JSON.stringify(glob)}`);
+    return glob;
+  });
+}
+
+function parsePointer(raw: unknown, path: string, fail: Fail, allowRoot: boolean): string {
+  if (typeof raw !== 'string' || !isJsonPointer(raw) || (!allowRoot && raw === '')) {
+    fail(path, `must be a JSON pointer such as "/amount", got ${JSON.stringify(raw)}`);
+  }
+  return raw;
+}
+
+function parseCondition(raw: unknown, path: string, fail: Fail): Condition {
+  if (!isRecord(raw)) fail(path, 'must be a mapping with pointer, op and value');
+  for (const key of Object.keys(raw)) if (!CONDITION_KEYS.has(key)) fail(`${path}.${key}`, 'unknown key (expected pointer, op or value)');
+  const pointer = parsePointer(raw.pointer, `${path}.pointer`, fail, true);
+  const op = raw.op as ConditionOp;
+  if (!CONDITION_OPS.includes(op)) fail(`${path}.op`, `must be one of ${CONDITION_OPS.join(' ')}, got ${JSON.stringify(raw.op)}`);
+  const value = raw.value;
+  const where = `${path}.value`;
+  if (op === 'exists') {
+    if (value !== undefined && typeof value !== 'boolean') fail(where, `must be true or false for exists, got ${JSON.stringify(value)}`);
+    return { pointer, op, value: value ?? true };
+  }
+  if (value === undefined) fail(where, `is required for ${op}`);
+  if ((op === '>' || op === '>=' || op === '<' || op === '<=') && (typeof value !== 'number' || !Number.isFinite(value))) {
+    fail(where, `must be a number for ${op}, got ${JSON.stringify(value)}`);
+  }
+  if (op === 'in' && !Array.isArray(value)) fail(where, `must be a list for in, got ${JSON.stringify(value)}`);
+  if (op === 'matches' && typeof value !== 'string') fail(where, `must be a glob string for matches, got ${JSON.stringify(value)}`);
+  return { pointer, op, value };
+}
+
+/** A pre-tool rule entry (`decide:`) of the policies list. */
+export function parseRule(raw: Record<string, unknown>, label: string, fail: Fail): PolicyRule {
+  for (const key of Object.keys(raw)) if (!RULE_KEYS.has(key)) fail(key, `unknown key in a rule (expected one of ${[...RULE_KEYS].join(', ')})`);
+  const decide = raw.decide as RuleDecision;
+  if (!DECISIONS.includes(decide)) fail('decide', `must be one of ${DECISIONS.join(', ')}, got ${JSON.stringify(raw.decide)}`);
+  if (raw.name !== undefined && (typeof raw.name !== 'string' || raw.name === '')) fail('name', 'must be a non-empty string');
+  if (raw.reason !== undefined && typeof raw.reason !== 'string') fail('reason', 'must be a string');
+  const reason = (raw.reason as string | undefined) ?? '';
+  if ((decide === 'block' || decide === 'ask') && reason.trim() === '') fail('reason', `a ${decide} rule needs a reason: the model (or the approver) reads it`);
+  const when = raw.when === undefined ? [] : raw.when;
+  if (!Array.isArray(when)) fail('when', 'must be a list of conditions');
+  if (decide !== 'modify' && (raw.set !== undefined || raw.remove !== undefined)) fail(raw.set !== undefined ? 'set' : 'remove', 'only a modify rule may set or remove arguments');
+  if (raw.set !== undefined && !isRecord(raw.set)) fail('set', 'must be a mapping of JSON pointer to value');
+  const set = Object.entries((raw.set ?? {}) as Record<string, unknown>).map(([pointer, value]) => [parsePointer(pointer, `set.${pointer}`, fail, false), value] as const);
+  const removeRaw = raw.remove ?? [];
+  if (!Array.isArray(removeRaw)) fail('remove', 'must be a list of JSON pointers');
+  const remove = removeRaw.map((p, i) => parsePointer(p, `remove[${i}]`, fail, false));
+  if (decide === 'modify' && set.length === 0 && remove.length === 0) fail('decide', 'a modify rule needs set or remove');
+  return {
+    label: typeof raw.name === 'string' ? raw.name : label,
+    match: parseMatch(raw.match, fail),
+    when: when.map((c, i) => parseCondition(c, `when[${i}]`, fail)),
+    decide,
+    reason,
+    set,
+    remove,
+  };
+}

@@ -1,0 +1,93 @@
+import type { Logger } from '../log';
+import { linkSignal } from '../pipeline';
+import type { EndpointPolicy } from './policy-types';
+
+/** What the policy endpoint is asked. */
+export interface EndpointQuestion {
+  readonly tool: string;
+  readonly args: unknown;
+  readonly sessionId: string;
+  readonly tenant: string;
+  readonly signal: AbortSignal;
+}
+
+/** What the policy endpoint decided (or what its failure means). */
+export type EndpointAnswer =
+  | { readonly action: 'allow' }
+  | { readonly action: 'block' | 'ask'; readonly reason: string }
+  | { readonly action: 'modify'; readonly arguments: unknown; readonly reason: string };
+
+/** Largest answer read from the endpoint, in bytes. */
+export const MAX_ENDPOINT_ANSWER_BYTES = 1024 * 1024;
+
+class EndpointFailure extends Error {}
+
+async function readCapped(response: Response): Promise<string> {
+  const decoder = new TextDecoder();
+  let size = 0;
+  let text = '';
+  for await (const chunk of (response.body ?? []) as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    if (size > MAX_ENDPOINT_ANSWER_BYTES) {
+      await response.body?.cancel().catch(() => undefined);
+      throw new EndpointFailure(`its answer is over ${MAX_ENDPOINT_ANSWER_BYTES} bytes`);
+    }
+    text += decoder.decode(chunk, { stream: true });
+  }
+  return text + decoder.decode();
+}
+
+async function ask(policy: EndpointPolicy, question: EndpointQuestion, signal: AbortSignal): Promise<EndpointAnswer> {
+  const response = await fetch(policy.url, {
+    method: 'POST',
+    headers: { ...policy.headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ tool: question.tool, arguments: question.args, session_id: question.sessionId, tenant: question.tenant }),
+    signal,
+    redirect: 'manual',
+  });
+  if (response.status < 200 || response.status >= 300) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new EndpointFailure(`it answered HTTP ${response.status}`);
+  }
+  const text = await readCapped(response);
+  let body: { decision?: unknown; reason?: unknown; arguments?: unknown };
+  try {
+    body = JSON.parse(text) as typeof body;
+  } catch {
+    throw new EndpointFailure('its answer is not JSON');
+  }
+  const decision = typeof body?.decision === 'string' ? body.decision.toLowerCase() : undefined;
+  const reason = typeof body.reason === 'string' && body.reason !== '' ? body.reason : 'the policy service decided so';
+  if (decision === 'allow') return { action: 'allow' };
+  if (decision === 'block' || decision === 'ask') return { action: decision, reason };
+  if (decision === 'modify') {
+    if (body.arguments === undefined) throw new EndpointFailure('it answered modify without arguments');
+    return { action: 'modify', arguments: body.arguments, reason };
+  }
+  throw new EndpointFailure(`its decision ${JSON.stringify(body.decision)} is not allow, block, ask or modify`);
+}
+
+/**
+ * The external policy service: `POST url` with `{tool, arguments, session_id, tenant}`, answered
+ * `{decision, reason, arguments}`. A failure, a malformed answer or no answer within `timeoutMs`
+ * blocks the call (fail closed), or allows it when the policy says `fail_open`.
+ */
+export function createPolicyEndpoint(policy: EndpointPolicy, logger: Logger): (question: EndpointQuestion) => Promise<EndpointAnswer> {
+  return async (question) => {
+    const link = linkSignal(question.signal, policy.timeoutMs);
+    try {
+      return await ask(policy, question, link.signal);
+    } catch (error) {
+      const why = link.timedOut()
+        ? `no answer within ${policy.timeoutMs} ms`
+        : error instanceof EndpointFailure
+          ? error.message
+          : `it could not be reached (${(error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message})`;
+      logger.warn('policy endpoint failed', { tool: question.tool, url: policy.url, reason: why, failOpen: policy.failOpen });
+      if (policy.failOpen) return { action: 'allow' };
+      return { action: 'block', reason: `the policy service could not be consulted (${why}), so the call was refused` };
+    } finally {
+      link.dispose();
+    }
+  };
+}

@@ -1,0 +1,69 @@
+import type { BreakerSettings } from './breaker-settings';
+
+/** A comparison of a condition. */
+export type ConditionOp = '=' | '!=' | '>' | '>=' | '<' | '<=' | 'in' | 'exists' | 'matches';
+
+/** The operators, in the order the documentation lists them. */
+export const CONDITION_OPS: readonly ConditionOp[] = ['=', '!=', '>', '>=', '<', '<=', 'in', 'exists', 'matches'];
+
+/** A test of one value of the arguments, found by JSON pointer. */
+export interface Condition {
+  readonly pointer: string;
+  readonly op: ConditionOp;
+  readonly value: unknown;
+}
+
+/** What a rule decides. */
+export type RuleDecision = 'allow' | 'block' | 'ask' | 'modify';
+
+/** A pre-tool rule: tool-name globs, conditions that must all hold, and a decision. */
+export interface PolicyRule {
+  /** `policies[i]`, or the rule's `name`, for logs. */
+  readonly label: string;
+  readonly match: readonly string[];
+  readonly when: readonly Condition[];
+  readonly decide: RuleDecision;
+  readonly reason: string;
+  /** Values written at JSON pointers (modify). */
+  readonly set: readonly (readonly [pointer: string, value: unknown])[];
+  /** JSON pointers removed (modify). */
+  readonly remove: readonly string[];
+}
+
+/** The external policy endpoint asked before each call of a matching tool. */
+export interface EndpointPolicy {
+  readonly url: string;
+  readonly match: readonly string[];
+  /** Time the endpoint may take, in ms. @default 2000 */
+  readonly timeoutMs: number;
+  /** Allow the call when the endpoint fails or times out, instead of blocking it. @default false */
+  readonly failOpen: boolean;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** Breaker settings for the tools a glob matches. */
+export interface BreakerPolicy {
+  readonly match: readonly string[];
+  readonly settings: BreakerSettings;
+}
+
+/** A post-tool rule: a warning added to the result of matching tools. */
+export interface AfterRule {
+  readonly match: readonly string[];
+  /** Which results it annotates. @default 'any' */
+  readonly on: 'error' | 'success' | 'any';
+  /** Only outputs containing this text, when set. */
+  readonly contains?: string;
+  readonly warn: string;
+}
+
+/** The `policies:` section of the configuration, checked. */
+export interface PolicyConfig {
+  readonly rules: readonly PolicyRule[];
+  readonly endpoint?: EndpointPolicy;
+  readonly breakers: readonly BreakerPolicy[];
+  readonly after: readonly AfterRule[];
+}
+
+/** No policies at all. */
+export const EMPTY_POLICIES: PolicyConfig = Object.freeze({ rules: [], breakers: [], after: [] });

@@ -1,0 +1,31 @@
+import type { Logger } from '../log';
+import type { PostHookInput } from '../pipeline';
+import { globAny } from './glob';
+import type { AfterRule } from './policy-types';
+
+/** A post-tool hook: sees the output and returns annotations for the result's warnings. */
+export type PostHook = (input: PostHookInput) => Promise<readonly string[]>;
+
+/**
+ * Step 9's post-tool hooks: the configured `after:` rules, then the hooks given in code. A hook
+ * that throws is logged and adds nothing; it never fails the call.
+ */
+export function createPostHook(after: readonly AfterRule[], hooks: readonly PostHook[], logger: Logger): PostHook {
+  return async (input) => {
+    const notes: string[] = [];
+    for (const rule of after) {
+      if (!globAny(rule.match, input.tool.name)) continue;
+      if (rule.on === 'error' ? !input.isError : rule.on === 'success' ? input.isError : false) continue;
+      if (rule.contains !== undefined && !input.output.includes(rule.contains)) continue;
+      notes.push(rule.warn);
+    }
+    for (const hook of hooks) {
+      try {
+        notes.push(...(await hook(input)));
+      } catch (error) {
+        logger.warn('post-tool hook failed', { tool: input.tool.name, error: (error as Error).message });
+      }
+    }
+    return notes;
+  };
+}

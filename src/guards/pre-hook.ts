@@ -1,0 +1,74 @@
+import type { HookDecision, PreHookInput } from '../pipeline';
+import { globAny } from './glob';
+import type { EndpointAnswer, EndpointQuestion } from './policy-endpoint';
+import { evaluateRules } from './policy-rules';
+import type { EndpointPolicy, PolicyRule } from './policy-types';
+
+/** A pre-tool hook: decides Allow, Block(reason), Modify(arguments) or Ask about an attempt. */
+export type PreHook = (input: PreHookInput) => Promise<HookDecision>;
+
+/** What the combined pre-tool stage consults, in this order. */
+export interface PreHookSources {
+  readonly rules: readonly PolicyRule[];
+  /** Hooks given in code, after the rules. */
+  readonly hooks?: readonly PreHook[];
+  readonly endpoint?: { readonly policy: EndpointPolicy; readonly ask: (question: EndpointQuestion) => Promise<EndpointAnswer> };
+}
+
+const ALLOW: HookDecision = { action: 'allow' };
+
+/**
+ * Step 2 of an attempt: the configured rules, then the hooks given in code, then the policy
+ * endpoint, each seeing the arguments as the previous ones left them. The first Block wins
+ * outright (a hook that throws blocks: policies fail closed); any Ask makes the attempt wait for approval (with the modified arguments); otherwise
+ * a modification is a Modify, and nothing at all an Allow.
+ */
+export function createPreHook(sources: PreHookSources): PreHook {
+  const hooks = sources.hooks ?? [];
+  return async (input) => {
+    const verdict = evaluateRules(sources.rules, input.tool.name, input.args);
+    if (verdict.action === 'block') return verdict;
+    let args = verdict.args;
+    let modified = verdict.modified;
+    const asks = verdict.action === 'ask' ? [verdict.reason] : [];
+    const notes = verdict.action === 'allow' && verdict.reason ? [verdict.reason] : [];
+    const take = (decision: HookDecision | EndpointAnswer): HookDecision | undefined => {
+      switch (decision.action) {
+        case 'block':
+          return { action: 'block', reason: decision.reason };
+        case 'modify':
+          args = decision.arguments;
+          modified = true;
+          if (decision.reason) notes.push(decision.reason);
+          return undefined;
+        case 'ask':
+          asks.push(decision.reason);
+          if ('arguments' in decision && decision.arguments !== undefined) {
+            args = decision.arguments;
+            modified = true;
+          }
+          return undefined;
+        default:
+          return undefined;
+      }
+    };
+    for (const hook of hooks) {
+      let decision: HookDecision;
+      try {
+        decision = await hook({ ...input, args });
+      } catch (error) {
+        return { action: 'block', reason: `a pre-tool hook failed (${(error as Error).message}), so the call was refused` };
+      }
+      const stop = take(decision);
+      if (stop) return stop;
+    }
+    const endpoint = sources.endpoint;
+    if (endpoint && globAny(endpoint.policy.match, input.tool.name)) {
+      const stop = take(await endpoint.ask({ tool: input.tool.name, args, sessionId: input.sessionId, tenant: input.tenant, signal: input.signal }));
+      if (stop) return stop;
+    }
+    if (asks.length > 0) return { action: 'ask', reason: asks.join('; '), arguments: modified ? args : undefined };
+    if (modified) return { action: 'modify', arguments: args, reason: notes.join('; ') || undefined };
+    return ALLOW;
+  };
+}

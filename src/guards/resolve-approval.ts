@@ -1,0 +1,23 @@
+import { create } from '@bufbuild/protobuf';
+import * as grpc from '@grpc/grpc-js';
+import { ResolveApprovalResponseSchema, type ResolveApprovalRequest, type ResolveApprovalResponse } from '../../gen/dispatch/v1/dispatch_pb';
+import type { Logger } from '../log';
+import { RpcError, unary, type Authenticator } from '../server';
+import type { Approvals } from './approvals';
+
+/**
+ * The ResolveApproval handler of DispatchService (scope `dispatch`): decides a waiting Ask of the
+ * caller's tenant. `resolved` is false when the approval is unknown, already decided, timed out or
+ * belongs to another tenant.
+ */
+export function approvalHandlers(approvals: Approvals, authenticate: Authenticator, logger: Logger): grpc.UntypedServiceImplementation {
+  return {
+    resolveApproval: unary(logger, async (request: ResolveApprovalRequest, call: grpc.ServerUnaryCall<ResolveApprovalRequest, ResolveApprovalResponse>) => {
+      const principal = authenticate(call, 'dispatch');
+      if (request.approvalId === '') throw new RpcError(grpc.status.INVALID_ARGUMENT, 'approval_id is required');
+      const resolved = approvals.resolve(request.approvalId, request.approve, principal.tenant);
+      logger.info('approval resolved', { approvalId: request.approvalId, approve: request.approve, resolved, reason: request.reason.slice(0, 200) });
+      return create(ResolveApprovalResponseSchema, { resolved });
+    }),
+  };
+}

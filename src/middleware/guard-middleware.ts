@@ -1,0 +1,42 @@
+import type { Middleware } from '../pipeline';
+import { createMemoCache, type MemoCache, type MemoCacheOptions } from './memo-cache';
+import { memoize } from './memoize';
+import { redaction } from './redaction';
+import type { RedactionOptions } from './redact-secrets';
+import { resultVerification } from './result-verification';
+
+/** A middleware with the name tests and logs know it by. */
+export interface NamedMiddleware {
+  readonly name: 'redaction' | 'result_verification' | 'memoize';
+  readonly middleware: Middleware;
+}
+
+/** Options of {@link createGuardMiddleware}. */
+export interface GuardMiddlewareOptions {
+  readonly redaction?: RedactionOptions;
+  readonly memoize?: MemoCacheOptions;
+}
+
+/** The guard middleware and the memo cache behind it. */
+export interface GuardMiddleware {
+  /** In registration order, first outermost (DESIGN section 3 step 6). */
+  readonly stages: readonly NamedMiddleware[];
+  readonly cache: MemoCache;
+}
+
+/**
+ * Redaction, result verification and memoize, in that order: redaction sees the output last, so
+ * nothing cached or verified escapes it; verification checks cached outputs too. The output cap
+ * is added innermost by the pipeline.
+ */
+export function createGuardMiddleware(options: GuardMiddlewareOptions = {}): GuardMiddleware {
+  const cache = createMemoCache(options.memoize);
+  return {
+    cache,
+    stages: [
+      { name: 'redaction', middleware: redaction(options.redaction) },
+      { name: 'result_verification', middleware: resultVerification() },
+      { name: 'memoize', middleware: memoize(cache) },
+    ],
+  };
+}

@@ -1,0 +1,12 @@
+export { createGuardMiddleware } from './guard-middleware';
+export type { GuardMiddleware, GuardMiddlewareOptions, NamedMiddleware } from './guard-middleware';
+export { redaction } from './redaction';
+export { redactSecrets } from './redact-secrets';
+export type { RedactionOptions } from './redact-secrets';
+export { SECRET_PATTERNS } from './secret-patterns';
+export type { SecretKind, SecretPattern } from './secret-patterns';
+export { shannonEntropy } from './entropy';
+export { resultVerification } from './result-verification';
+export { memoize } from './memoize';
+export { createMemoCache } from './memo-cache';
+export type { MemoCache, MemoCacheOptions, MemoValue } from './memo-cache';

@@ -1,0 +1,39 @@
+import { canonicalJson, readPointer } from '../json';
+import type { Middleware } from '../pipeline';
+import type { MemoCache } from './memo-cache';
+
+/** The resource a call touches, per tenant: its `resource_key` value, or undefined. */
+function resourceOf(tenant: string, pointer: string, args: unknown): string | undefined {
+  if (pointer === '') return undefined;
+  const value = readPointer(args, pointer);
+  return value === undefined ? undefined : `${tenant}\u0000${canonicalJson(value)}`;
+}
+
+/**
+ * Memoize for read-only tools. The key is the call's idempotency key (tenant, session, tool and
+ * the canonical arguments), the TTL the tool's `memoize_ttl_seconds`; only successes are cached,
+ * and a hit is marked `cached`. A side-effecting call whose `resource_key` value equals a cached
+ * read's evicts it, before it runs and again after, and a read that overlapped such a write is
+ * not cached.
+ */
+export function memoize(cache: MemoCache): Middleware {
+  return (next) => async (invocation) => {
+    const { tool, args, ctx } = invocation;
+    const resource = resourceOf(ctx.tenant, tool.spec.resourceKey, args);
+    if (!tool.readOnly) {
+      if (resource === undefined) return next(invocation);
+      cache.evictResource(resource);
+      try {
+        return await next(invocation);
+      } finally {
+        cache.evictResource(resource);
+      }
+    }
+    const hit = cache.get(ctx.idempotencyKey);
+    if (hit) return { text: hit.text, warnings: hit.warnings, cached: true };
+    const generation = resource === undefined ? undefined : cache.generation(resource);
+    const output = await next(invocation);
+    cache.set(ctx.idempotencyKey, output, tool.memoizeTtlSeconds * 1000, resource, generation);
+    return output;
+  };
+}

@@ -1,0 +1,36 @@
+import { DispatchError } from '../errors';
+import type { Middleware } from '../pipeline';
+import { redactSecrets, type RedactionOptions } from './redact-secrets';
+
+function redactError(error: unknown, options: RedactionOptions): unknown {
+  if (!(error instanceof DispatchError)) return error;
+  const message = redactSecrets(error.message, options);
+  if (message === error.message) return error;
+  return new DispatchError(error.kind, message, {
+    phase: error.phase,
+    recoverable: error.recoverable,
+    suggestion: error.suggestion,
+    retryAfterMs: error.retryAfterMs,
+    httpStatus: error.httpStatus,
+    cause: error.cause,
+  });
+}
+
+/**
+ * Secret redaction of outputs (outermost middleware): the tool's text, its warnings and the
+ * message of an error it answered (which quotes the tool's body) reach the model, the events and
+ * the memory with every secret replaced by `[REDACTED:kind]`.
+ */
+export function redaction(options: RedactionOptions = {}): Middleware {
+  return (next) => async (invocation) => {
+    let output;
+    try {
+      output = await next(invocation);
+    } catch (error) {
+      throw redactError(error, options);
+    }
+    const text = redactSecrets(output.text, options);
+    const warnings = output.warnings?.map((w) => redactSecrets(w, options));
+    return text === output.text && warnings === undefined ? output : { ...output, text, warnings };
+  };
+}

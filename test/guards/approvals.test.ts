@@ -1,0 +1,48 @@
+import { createApprovals, createPostHook } from '../../src/guards';
+import type { PostHookInput } from '../../src/pipeline';
+import type { ResolvedTool } from '../../src/registry';
+
+const live = () => new AbortController().signal;
+
+test('an approval is decided once, only by its own tenant', async () => {
+  const approvals = createApprovals();
+  const waiting = approvals.wait('a1', live(), 'acme');
+  expect(approvals.pending()).toBe(1);
+  expect(approvals.resolve('a1', true, 'globex')).toBe(false);
+  expect(approvals.resolve('a1', true, 'acme')).toBe(true);
+  expect(approvals.resolve('a1', false, 'acme')).toBe(false);
+  expect(await waiting).toBe(true);
+  expect(approvals.pending()).toBe(0);
+});
+
+test('timeout, abort, overflow and close all refuse', async () => {
+  const approvals = createApprovals({ timeoutMs: 30, maxPending: 2 });
+  const timedOut = approvals.wait('t', live(), 'x');
+  const controller = new AbortController();
+  const aborted = approvals.wait('ab', controller.signal, 'x');
+  expect(await approvals.wait('overflow', live(), 'x')).toBe(false);
+  controller.abort();
+  expect(await aborted).toBe(false);
+  expect(await timedOut).toBe(false);
+  const closing = createApprovals();
+  const pending = closing.wait('c', live());
+  closing.close();
+  expect(await pending).toBe(false);
+});
+
+test('post hooks: after rules by tool, outcome and text; a failing hook adds nothing and does not fail', async () => {
+  const warned: string[] = [];
+  const logger = { debug() {}, info() {}, warn: (m: string) => void warned.push(m), error() {} };
+  const hook = createPostHook(
+    [
+      { match: ['search*'], on: 'error', warn: 'search failed' },
+      { match: ['*'], on: 'any', contains: 'TODO', warn: 'unfinished' },
+    ],
+    [async () => { throw new Error('hook bug'); }, async ({ output }) => (output.length > 5 ? ['long'] : [])],
+    logger,
+  );
+  const input = (name: string, output: string, isError: boolean) => ({ tenant: 't', sessionId: 's', tool: { name } as ResolvedTool, args: {}, attempt: 1, output, isError }) as PostHookInput;
+  expect(await hook(input('search_web', 'TODO', true))).toEqual(['search failed', 'unfinished']);
+  expect(await hook(input('search_web', 'fine but long', false))).toEqual(['long']);
+  expect(warned).toEqual(['post-tool hook failed', 'post-tool hook failed']);
+});

@@ -1,0 +1,74 @@
+import { parse } from 'yaml';
+import { buildApp } from '../../src/app';
+import { ConfigError, parseConfig } from '../../src/config';
+import { SILENT_LOGGER } from '../../src/log';
+import { DEFAULT_BREAKER_SETTINGS, parsePolicies } from '../../src/guards';
+
+const policies = (text: string) => parsePolicies(parse(text) as unknown[], 'dispatch.yaml');
+const problem = (text: string) => {
+  try {
+    policies(text);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+  throw new Error('no problem found');
+};
+
+test('a full policies section parses into rules, an endpoint, breaker settings and after rules', () => {
+  const config = policies(`
+- name: big-payments
+  match: "payments.*"
+  when: [{ pointer: /amount, op: ">", value: 1000 }, { pointer: /currency, op: in, value: [USD, EUR] }]
+  decide: block
+  reason: too large
+- decide: modify
+  set: { /currency: EUR, /meta/source: dispatch }
+  remove: [/debug]
+- endpoint: { url: "http://127.0.0.1:9000/policy", timeout_ms: 500, fail_open: true, headers: { authorization: "Bearer x" } }
+- match: [slow_*, flaky]
+  breaker: { consecutive_failures: 3, half_open_after_ms: 1000 }
+- match: search
+  after: { warn: check the dates }
+`);
+  expect(config.rules).toHaveLength(2);
+  expect(config.rules[0]).toMatchObject({ label: 'big-payments', match: ['payments.*'], decide: 'block', reason: 'too large', when: [{ pointer: '/amount', op: '>', value: 1000 }, { pointer: '/currency', op: 'in', value: ['USD', 'EUR'] }] });
+  expect(config.rules[1]).toMatchObject({ label: 'policies[1]', match: ['*'], decide: 'modify', set: [['/currency', 'EUR'], ['/meta/source', 'dispatch']], remove: ['/debug'] });
+  expect(config.endpoint).toEqual({ url: 'http://127.0.0.1:9000/policy', match: ['*'], timeoutMs: 500, failOpen: true, headers: { authorization: 'Bearer x' } });
+  expect(config.breakers).toEqual([{ match: ['slow_*', 'flaky'], settings: { ...DEFAULT_BREAKER_SETTINGS, consecutiveFailures: 3, halfOpenAfterMs: 1000 } }]);
+  expect(config.after).toEqual([{ match: ['search'], on: 'any', warn: 'check the dates', contains: undefined }]);
+});
+
+test.each([
+  ['- {}', 'dispatch.yaml: policies[0]: needs one of decide (a rule), endpoint, breaker or after'],
+  ['- plain text', 'dispatch.yaml: policies[0]: must be a mapping'],
+  ['- { decide: block, breaker: {} , reason: x }', 'dispatch.yaml: policies[0]: holds both decide and breaker; put each in its own entry'],
+  ['- { decide: deny }', 'dispatch.yaml: policies[0].decide: must be one of allow, block, ask, modify, got "deny"'],
+  ['- { decide: block }', 'dispatch.yaml: policies[0].reason: a block rule needs a reason: the model (or the approver) reads it'],
+  ['- { decide: allow, when: [{ pointer: /a, op: "~", value: 1 }] }', 'dispatch.yaml: policies[0].when[0].op: must be one of = != > >= < <= in exists matches, got "~"'],
+  ['- { decide: allow, when: [{ pointer: amount, op: ">", value: 1 }] }', 'dispatch.yaml: policies[0].when[0].pointer: must be a JSON pointer such as "/amount", got "amount"'],
+  ['- { decide: allow, when: [{ pointer: /a, op: ">", value: "10" }] }', 'dispatch.yaml: policies[0].when[0].value: must be a number for >, got "10"'],
+  ['- { decide: allow, when: [{ pointer: /a, op: in, value: 3 }] }', 'dispatch.yaml: policies[0].when[0].value: must be a list for in, got 3'],
+  ['- { decide: allow, when: [{ pointer: /a, op: "=" }] }', 'dispatch.yaml: policies[0].when[0].value: is required for ='],
+  ['- { decide: allow, when: [{ pointer: /a, op: exists, valu: true }] }', 'dispatch.yaml: policies[0].when[0].valu: unknown key (expected pointer, op or value)'],
+  ['- { decide: modify }', 'dispatch.yaml: policies[0].decide: a modify rule needs set or remove'],
+  ['- { decide: allow, set: { /a: 1 } }', 'dispatch.yaml: policies[0].set: only a modify rule may set or remove arguments'],
+  ['- { decide: modify, set: { a: 1 } }', 'dispatch.yaml: policies[0].set.a: must be a JSON pointer such as "/amount", got "a"'],
+  ['- { decide: allow, match: [] }', 'dispatch.yaml: policies[0].match: must be a tool-name glob or a non-empty list of them'],
+  ['- { decide: allow, because: x }', 'dispatch.yaml: policies[0].because: unknown key in a rule (expected one of name, match, when, decide, reason, set, remove)'],
+  ['- { endpoint: { url: "ftp://x" } }', 'dispatch.yaml: policies[0].endpoint.url: must be an http or https URL, got "ftp://x"'],
+  ['- { endpoint: { url: "http://x", timeout_ms: 0 } }', 'dispatch.yaml: policies[0].endpoint.timeout_ms: must be a positive integer, got 0'],
+  ['- { endpoint: { url: "http://x" } }\n- { endpoint: { url: "http://y" } }', 'dispatch.yaml: policies[1].endpoint: only one policy endpoint may be configured'],
+  ['- { breaker: { consecutive: 3 } }', 'dispatch.yaml: policies[0].breaker.consecutive: unknown key (expected one of consecutive_failures, failure_rate, min_calls, window_ms, window_buckets, half_open_after_ms, probe_lease_ms)'],
+  ['- { breaker: { failure_rate: 50 } }', 'dispatch.yaml: policies[0].breaker.failure_rate: must be a number in (0, 1], got 50'],
+  ['- { breaker: { min_calls: 2.5 } }', 'dispatch.yaml: policies[0].breaker.min_calls: must be a positive integer, got 2.5'],
+  ['- { breaker: {}, reason: x }', 'dispatch.yaml: policies[0].reason: unknown key (expected one of match, breaker)'],
+  ['- { after: { on: always, warn: x } }', 'dispatch.yaml: policies[0].after.on: must be any, error or success, got "always"'],
+])('%s', (text, message) => {
+  expect(problem(text)).toBe(message);
+});
+
+test('the app refuses to start with a bad policies section, naming the file and path', async () => {
+  const config = parseConfig('policies:\n  - { decide: block }\n', 'bad.yaml');
+  await expect(buildApp(config, { logger: SILENT_LOGGER })).rejects.toThrow('bad.yaml: policies[0].reason: a block rule needs a reason: the model (or the approver) reads it');
+});

@@ -15,6 +15,10 @@ export interface CandidateCall {
 
 const MAX_NAME_LENGTH = 256;
 
+// Builtins bound once: in a sandbox such as the test runner's, each global lookup costs more
+// than the work around it, and these run once per token.
+const { isArray } = Array;
+
 /**
  * The calls a parsed value describes: `{name, arguments|parameters}` (Hermes, Llama, Mistral),
  * `{function: {name, arguments}}` and `{tool_calls: [...]}` (OpenAI), or an array of these.
@@ -23,14 +27,14 @@ const MAX_NAME_LENGTH = 256;
  * the shape must be complete, so ordinary JSON in prose is not mistaken for a call.
  */
 export function callsFromValue(value: TolerantValue, explicit: boolean): CandidateCall[] {
-  if (Array.isArray(value)) {
+  if (isArray(value)) {
     const calls = value.map((item) => (isJsonObject(item) ? callFromObject(item, explicit) : undefined));
     const found = calls.filter((call): call is CandidateCall => call !== undefined);
     return explicit || found.length === calls.length ? found : [];
   }
   if (!isJsonObject(value)) return [];
   const list = value.get('tool_calls');
-  if (Array.isArray(list)) return callsFromValue(list, true);
+  if (isArray(list)) return callsFromValue(list, true);
   const call = callFromObject(value, explicit);
   return call === undefined ? [] : [call];
 }
@@ -54,10 +58,17 @@ function callFromObject(object: JsonObject, explicit: boolean): CandidateCall | 
   const name = plausibleName(object.get('name'));
   const args = argumentsOf(object);
   if (name === undefined || (args === undefined && !explicit)) return undefined;
-  if (!explicit && args !== undefined && args !== null && typeof args !== 'string' && !isJsonObject(args)) {
-    return undefined;
-  }
+  if (!explicit && !looksLikeCall(object, args)) return undefined;
   return { name, arguments: argumentsText(args ?? null), id, shape: 'llama' };
+}
+
+/**
+ * Without a marker, a `{name, parameters}` object is a call only if its arguments are an object
+ * (or JSON text) and it has no `description`: that is a tool definition quoted in prose.
+ */
+function looksLikeCall(object: JsonObject, args: TolerantValue | undefined): boolean {
+  if (object.has('description')) return false;
+  return args === undefined || args === null || typeof args === 'string' || isJsonObject(args);
 }
 
 function argumentsOf(object: JsonObject): TolerantValue | undefined {

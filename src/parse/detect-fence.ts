@@ -1,6 +1,7 @@
 import { callsFromValue } from './call-shapes';
 import type { FoundCalls } from './found-calls';
 import { createMarkerFinder, skipSpace } from './marker-finder';
+import type { WorkBudget } from './tolerant-json';
 import { parseValueSequence } from './value-sequence';
 
 const FENCE = '```';
@@ -11,27 +12,24 @@ const LINE_FENCE = '\n```';
  * the next ``` that begins a line, so a fence quoted inside an argument string (where JSON
  * escapes the newline) does not end it; a fence never closed runs to the end of the text.
  */
-export function detectFences(text: string): FoundCalls[] {
+export function* detectFences(text: string, budget: WorkBudget): Generator<FoundCalls> {
   const opens = createMarkerFinder(text, FENCE);
   const closes = createMarkerFinder(text, LINE_FENCE);
-  const found: FoundCalls[] = [];
   for (let open = opens.next(0); open >= 0; ) {
     let from = open + FENCE.length;
     while (from < text.length && isInfoChar(text.charCodeAt(from))) from++;
     const close = closes.next(from);
     const contentEnd = close < 0 ? text.length : close + 1;
-    const sequence = parseValueSequence(text, from, contentEnd, false);
+    const sequence = parseValueSequence(text, from, contentEnd, false, budget);
     // No marker announced a call, so only complete call shapes count: fenced data is not a call.
     const calls = sequence.items.flatMap((item) => callsFromValue(item.value, false));
-    let resume = contentEnd + FENCE.length;
     if (calls.length > 0) {
       const after = skipSpace(text, sequence.end, text.length);
-      resume = text.startsWith(FENCE, after) ? after + FENCE.length : sequence.end;
-      found.push({ start: open, end: resume, calls, format: 'markdown' });
+      const end = text.startsWith(FENCE, after) ? after + FENCE.length : sequence.end;
+      yield { start: open, end, calls, format: 'markdown' };
     }
-    open = resume >= text.length ? -1 : opens.next(resume);
+    open = close < 0 ? -1 : opens.next(contentEnd + FENCE.length);
   }
-  return found;
 }
 
 /** Characters of a fence's language tag: letters, digits, `_`, `+`, `-`, `.`. */

@@ -3,39 +3,43 @@ import type { FoundCalls } from './found-calls';
 import { isJsonObject } from './json-value';
 import { createMarkerFinder, skipSpace } from './marker-finder';
 import { readTaggedRegion, spanEnd } from './tagged-region';
-import { parseTolerantValue } from './tolerant-json';
+import { parseTolerantValue, type WorkBudget } from './tolerant-json';
 
 const OPEN = '<function=';
 const CLOSE = '</function>';
 const MAX_NAME = 256;
 
 /** Llama 3.1 custom-tool calls: `<function=get_weather>{"city": "Paris"}</function>`. */
-export function detectFunctionTags(text: string): FoundCalls[] {
+export function* detectFunctionTags(text: string, budget: WorkBudget): Generator<FoundCalls> {
   const opens = createMarkerFinder(text, OPEN);
   const closes = createMarkerFinder(text, CLOSE);
-  const found: FoundCalls[] = [];
   for (let open = opens.next(0); open >= 0; ) {
     const nameStart = open + OPEN.length;
     const nextOpen = opens.next(nameStart);
     const regionEnd = nextOpen < 0 ? text.length : nextOpen;
-    const nameEnd = endOfName(text, nameStart, Math.min(regionEnd, nameStart + MAX_NAME));
+    const nameEnd = endOfName(text, nameStart, nameStart + MAX_NAME < regionEnd ? nameStart + MAX_NAME : regionEnd);
     const closeAt = closes.next(nameStart);
-    if (text.charCodeAt(nameEnd) === 0x3e) {
-      const name = text.slice(nameStart, nameEnd);
-      const read = readTaggedRegion(nameEnd + 1, regionEnd, closeAt, (from, to) => {
-        const parsed = parseTolerantValue(text, skipSpace(text, from, to), to);
-        const call = parsed.ok && isJsonObject(parsed.value) ? callFromParts(name, parsed.value) : undefined;
-        const calls: CandidateCall[] = call === undefined ? [] : [call];
-        return { calls, end: parsed.ok ? parsed.end : from };
-      });
-      if (read !== undefined) {
-        const end = spanEnd(text, read.end, regionEnd, CLOSE);
-        found.push({ start: open, end, calls: read.calls, format: 'llama' });
-      }
+    if (text.charCodeAt(nameEnd) !== 0x3e) {
+      open = nextOpen;
+      continue;
     }
-    open = nextOpen;
+    const name = text.slice(nameStart, nameEnd);
+    const region = { from: nameEnd + 1, regionEnd, closeAt, mayQuoteNext: nextOpen >= 0 && closeAt > nextOpen };
+    const read = readTaggedRegion(text, region, (from, to, softLimit) => {
+      const parsed = parseTolerantValue(text, skipSpace(text, from, to), to, { budget, softLimit });
+      const call = parsed.ok && isJsonObject(parsed.value) ? callFromParts(name, parsed.value) : undefined;
+      const calls: CandidateCall[] = call === undefined ? [] : [call];
+      if (parsed.ok) return { calls, end: parsed.end, reached: parsed.end, cutBefore: false };
+      return { calls, end: from, reached: parsed.at, cutBefore: parsed.stringAcrossSoftLimit };
+    });
+    if (read === undefined) {
+      open = nextOpen;
+      continue;
+    }
+    const end = spanEnd(text, read.end, read.end > regionEnd ? read.end : regionEnd, CLOSE);
+    yield { start: open, end, calls: read.calls, format: 'llama' };
+    open = opens.next(end);
   }
-  return found;
 }
 
 function endOfName(text: string, from: number, limit: number): number {

@@ -1,8 +1,11 @@
+import { mayStartCallJson } from './call-precheck';
 import { callFromParts, callsFromValue, type CandidateCall } from './call-shapes';
+import { isWordChar } from './char-classes';
 import type { FoundCalls } from './found-calls';
 import { createMarkerFinder, skipSpace } from './marker-finder';
 import { scanForCalls } from './object-scanner';
-import { parseTolerantValue } from './tolerant-json';
+import { readTaggedRegion, type RegionCalls } from './tagged-region';
+import { parseTolerantValue, type WorkBudget } from './tolerant-json';
 import { parseValueSequence } from './value-sequence';
 
 const MARKER = '[TOOL_CALLS]';
@@ -15,59 +18,90 @@ const MAX_NAME = 256;
  * `[TOOL_CALLS]name[ARGS]{...}` or `[TOOL_CALLS]name[CALL_ID]id[ARGS]{...}` (v11 and later),
  * one marker per call. When an array of calls was cut off, the complete calls in it are kept.
  */
-export function detectMistral(text: string): FoundCalls[] {
+export function* detectMistral(text: string, budget: WorkBudget): Generator<FoundCalls> {
   const markers = createMarkerFinder(text, MARKER);
-  const found: FoundCalls[] = [];
   for (let marker = markers.next(0); marker >= 0; ) {
     const from = marker + MARKER.length;
     const next = markers.next(from);
-    const limit = next < 0 ? text.length : next;
-    const pos = skipSpace(text, from, limit);
-    const c = text.charCodeAt(pos);
-    const read = c === 0x5b || c === 0x7b ? readJson(text, pos, limit) : readNamed(text, pos, limit);
-    if (read !== undefined) found.push({ start: marker, end: read.end, calls: read.calls, format: 'mistral' });
-    marker = next;
+    const regionEnd = next < 0 ? text.length : next;
+    if (!mayStartCall(text, skipSpace(text, from, text.length))) {
+      marker = next;
+      continue;
+    }
+    const region = { from, regionEnd, closeAt: -1, mayQuoteNext: next >= 0 };
+    const read = readTaggedRegion(text, region, (start, to, softLimit) => {
+      const pos = skipSpace(text, start, to);
+      const c = pos < to ? text.charCodeAt(pos) : -1;
+      const within = { limit: to, softLimit, regionEnd, budget };
+      return c === 0x5b || c === 0x7b ? readJson(text, pos, within) : readNamed(text, pos, within);
+    });
+    if (read === undefined) {
+      marker = next;
+      continue;
+    }
+    yield { start: marker, end: read.end, calls: read.calls, format: 'mistral' };
+    marker = markers.next(read.end);
   }
-  return found;
 }
 
-interface Read {
-  readonly calls: readonly CandidateCall[];
-  readonly end: number;
+/** How far one read of a marker's region may go. */
+interface ReadBounds {
+  readonly limit: number;
+  readonly softLimit: number;
+  /** The next marker, or the end of the text. */
+  readonly regionEnd: number;
+  readonly budget: WorkBudget;
 }
 
-function readJson(text: string, from: number, limit: number): Read | undefined {
-  const sequence = parseValueSequence(text, from, limit, false);
+/**
+ * JSON calls. When a container fails, the complete calls inside it (up to the next marker) are
+ * searched for, by the read that will be the last: one bounded by the next marker, or one that
+ * shows such a read would fail.
+ */
+function readJson(text: string, from: number, bounds: ReadBounds): RegionCalls {
+  const { limit, softLimit, regionEnd, budget } = bounds;
+  const sequence = parseValueSequence(text, from, limit, false, budget, softLimit);
   const calls = sequence.items.flatMap((item) => callsFromValue(item.value, true));
   let end = sequence.end;
-  if (sequence.failure !== undefined) {
-    for (const rescued of scanForCalls(text, sequence.failure.start + 1, limit, true)) {
+  if (sequence.failure !== undefined && (limit <= regionEnd || sequence.cutBefore)) {
+    for (const rescued of scanForCalls(text, sequence.failure.start + 1, regionEnd, true, budget)) {
       calls.push(...rescued.calls);
       end = rescued.end;
     }
   }
-  return calls.length > 0 ? { calls, end } : undefined;
+  return { calls, end, reached: sequence.reached, cutBefore: sequence.cutBefore };
 }
 
-function readNamed(text: string, from: number, limit: number): Read | undefined {
-  const nameEnd = endOfWord(text, from, Math.min(limit, from + MAX_NAME));
+function readNamed(text: string, from: number, bounds: ReadBounds): RegionCalls {
+  const { limit, softLimit, budget } = bounds;
+  const none = { calls: [], end: from, reached: from, cutBefore: false };
+  const nameEnd = endOfWord(text, from, limit);
   let pos = nameEnd;
   let id: string | undefined;
   if (text.startsWith(CALL_ID, pos)) {
     const idStart = pos + CALL_ID.length;
-    pos = endOfWord(text, idStart, Math.min(limit, idStart + MAX_NAME));
+    pos = endOfWord(text, idStart, limit);
     id = text.slice(idStart, pos);
   }
-  if (!text.startsWith(ARGS, pos)) return undefined;
-  const parsed = parseTolerantValue(text, skipSpace(text, pos + ARGS.length, limit), limit);
-  if (!parsed.ok) return undefined;
+  if (!text.startsWith(ARGS, pos)) return none;
+  const parsed = parseTolerantValue(text, skipSpace(text, pos + ARGS.length, limit), limit, { budget, softLimit });
+  if (!parsed.ok) return { ...none, reached: parsed.at, cutBefore: parsed.stringAcrossSoftLimit };
   const call = callFromParts(text.slice(from, nameEnd), parsed.value, id);
-  return call === undefined ? undefined : { calls: [call], end: parsed.end };
+  const calls: CandidateCall[] = call === undefined ? [] : [call];
+  return { calls, end: parsed.end, reached: parsed.end, cutBefore: false };
 }
 
+/** JSON that may hold a call, or a name: what may follow the marker in a real call. */
+function mayStartCall(text: string, pos: number): boolean {
+  const c = text.charCodeAt(pos);
+  return mayStartCallJson(text, pos, text.length) || isWordChar(c) || c === 0x2e;
+}
+
+/** The end of a name or id at `from`: before `[` or whitespace, at most `MAX_NAME` long. */
 function endOfWord(text: string, from: number, limit: number): number {
+  const stop = from + MAX_NAME < limit ? from + MAX_NAME : limit;
   let pos = from;
-  while (pos < limit) {
+  while (pos < stop) {
     const c = text.charCodeAt(pos);
     if (c === 0x5b || c <= 0x20) break;
     pos++;

@@ -1,4 +1,5 @@
 import type { CandidateCall } from './call-shapes';
+import type { WorkBudget } from './tolerant-json';
 import type { ParseFormat } from './types';
 
 /** Calls found in one span `text[start, end)` of the input, and the format to report for them. */
@@ -11,6 +12,8 @@ export interface FoundCalls {
 
 /**
  * Finds the calls of one dialect in a text (reasoning already blanked out), in order, with
- * spans that do not overlap. Each detector reads every character a bounded number of times.
+ * spans that do not overlap. Lazily: the caller stops pulling once it has all the calls it will
+ * take. Outside its parses a detector reads each character a bounded number of times; its
+ * parses are charged to `budget` and stop when it is spent.
  */
-export type Detector = (text: string) => FoundCalls[];
+export type Detector = (text: string, budget: WorkBudget) => Iterable<FoundCalls>;

@@ -1,4 +1,4 @@
-export { parseToolCalls } from './parse-tool-calls';
+export { DEFAULT_MAX_INPUT_CHARS, parseToolCalls } from './parse-tool-calls';
 export type { ParseFormat, ParseOptions, ParseResult, ParsedCall } from './types';
 export { parseTolerantValue, MAX_PARSE_DEPTH } from './tolerant-json';
 export type { FailedValue, ParseFailureReason, ParsedValue, WorkBudget } from './tolerant-json';

@@ -1,3 +1,9 @@
+import * as charClasses from './char-classes';
+
+// Bound once: under some CommonJS transforms (the test runner's) every call through an import
+// binding goes through a getter, and these run once per character or candidate.
+const { isWhitespace } = charClasses;
+
 /** Successive occurrences of one marker in a text. */
 export interface MarkerFinder {
   /**
@@ -27,10 +33,6 @@ export function createMarkerFinder(text: string, marker: string): MarkerFinder {
 /** The index of the first non-whitespace character at or after `from`, or `limit`. */
 export function skipSpace(text: string, from: number, limit: number): number {
   let pos = from;
-  while (pos < limit) {
-    const c = text.charCodeAt(pos);
-    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09 && c !== 0xa0 && c !== 0xfeff) break;
-    pos++;
-  }
+  while (pos < limit && isWhitespace(text.charCodeAt(pos))) pos++;
   return pos;
 }

@@ -1,45 +1,55 @@
-import { callsFromValue } from './call-shapes';
+import * as callPrecheck from './call-precheck';
+import * as callShapes from './call-shapes';
 import type { FoundCalls } from './found-calls';
-import { skipSpace } from './marker-finder';
-import { parseTolerantValue, type WorkBudget } from './tolerant-json';
+import * as tolerantJson from './tolerant-json';
+import type { WorkBudget } from './tolerant-json';
 
-/** Characters the scanner may read, per character of its region, before it gives up. */
-const WORK_PER_CHAR = 4;
-const WORK_BASE = 65_536;
+// Bound once: under some CommonJS transforms (the test runner's) every call through an import
+// binding goes through a getter, and these run once per character or candidate.
+const { mayStartCallJson } = callPrecheck;
+const { callsFromValue } = callShapes;
+const { parseTolerantValue } = tolerantJson;
 
 /**
- * Finds calls written as JSON objects (or arrays of objects) anywhere in prose. At each `{`,
- * and each `[` followed by `{`, the tolerant parser reads a value: it balances braces and
+ * Finds calls written as JSON objects (or arrays of objects) anywhere in prose. At each `{` or
+ * `[` that passes `mayStartCallJson`, the tolerant parser reads a value: it balances braces and
  * brackets and respects strings, so a `}` inside a string does not end an object. A call found
  * is skipped past; so is any other complete value (JSON data is not searched for calls). After a
  * failed parse the scan resumes at the next character, so a call nested in a broken value is
- * still found; a work budget of a few passes over the region bounds those retries, keeping the
- * scan linear whatever the input.
+ * still found; the caller's work budget bounds those retries (the scan stops when it is spent),
+ * keeping the scan linear whatever the input.
  */
-export function scanForCalls(text: string, start: number, limit: number, explicit: boolean): FoundCalls[] {
-  const budget: WorkBudget = { remaining: WORK_PER_CHAR * (limit - start) + WORK_BASE };
-  const found: FoundCalls[] = [];
-  let pos = start;
+export function* scanForCalls(
+  text: string,
+  start: number,
+  limit: number,
+  explicit: boolean,
+  budget: WorkBudget,
+): Generator<FoundCalls> {
+  let pos = nextCandidate(text, start, limit);
   while (pos < limit && budget.remaining > 0) {
-    const c = text.charCodeAt(pos);
-    const opensObject = c === 0x7b;
-    if (!opensObject && !(c === 0x5b && text.charCodeAt(skipSpace(text, pos + 1, limit)) === 0x7b)) {
-      pos++;
-      continue;
-    }
-    const parsed = parseTolerantValue(text, pos, limit, budget);
+    const parsed = parseTolerantValue(text, pos, limit, { budget });
     if (parsed.ok) {
       const calls = callsFromValue(parsed.value, explicit);
       if (calls.length > 0) {
-        found.push({ start: pos, end: parsed.end, calls, format: calls[0]?.shape ?? 'llama' });
+        yield { start: pos, end: parsed.end, calls, format: calls[0]?.shape ?? 'llama' };
         pos = parsed.end;
       } else {
-        pos = opensObject ? parsed.end : pos + 1;
+        pos = parsed.end;
       }
     } else {
       // Past the depth limit, the openers passed over are pathological nesting: skip them.
-      pos = parsed.reason === 'depth' ? Math.max(parsed.at, pos + 1) : pos + 1;
+      pos = parsed.reason === 'depth' && parsed.at > pos ? parsed.at : pos + 1;
     }
+    pos = nextCandidate(text, pos, limit);
   }
-  return found;
+}
+
+/** The next `{` or `[` at or after `from` that may start a call, or `limit`. */
+function nextCandidate(text: string, from: number, limit: number): number {
+  for (let pos = from; pos < limit; pos++) {
+    const c = text.charCodeAt(pos);
+    if ((c === 0x7b || c === 0x5b) && mayStartCallJson(text, pos, limit)) return pos;
+  }
+  return limit;
 }

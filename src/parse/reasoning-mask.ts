@@ -1,48 +1,40 @@
+import { skipSpace } from './marker-finder';
+
 const REASONING_TAGS: readonly (readonly [string, string])[] = [
   ['<think>', '</think>'],
   ['<thinking>', '</thinking>'],
 ];
+/** Call markers that show a closing reasoning tag belongs to a call's arguments instead. */
+const CALL_MARKERS: readonly string[] = ['<tool_call>', '[TOOL_CALLS]', '<|python_tag|>', '<function='];
 
 /**
- * The text with reasoning blocks (`<think>...</think>`, `<thinking>...</thinking>`) blanked out
- * with spaces, same length, so calls drafted while thinking are not taken as calls and offsets
- * still point into the original. A closing tag with no opening one before it closes a block
- * that began with the text (chat templates often put the opening tag in the prompt); an
- * opening tag never closed runs to the end.
+ * The text with its leading reasoning block (`<think>...</think>` or `<thinking>...</thinking>`)
+ * blanked out with spaces of the same length, so calls drafted while thinking are not taken as
+ * calls and offsets still point into the original. Reasoning comes first in an output: an
+ * opening tag anywhere else is text (an argument may quote it). A closing tag with no opening
+ * tag before it ends a block that began with the text, as when the chat template put the
+ * opening tag in the prompt, unless a call marker comes before it. An opening tag never closed
+ * runs to the end.
  */
 export function maskReasoning(text: string): string {
-  let masked = text;
-  for (const [open, close] of REASONING_TAGS) masked = maskBlocks(masked, open, close);
-  return masked;
+  const start = skipSpace(text, 0, text.length);
+  for (const [open, close] of REASONING_TAGS) {
+    const closeAt = text.indexOf(close);
+    if (text.startsWith(open, start)) return blank(text, closeAt < 0 ? text.length : closeAt + close.length);
+    if (closeAt >= 0 && text.lastIndexOf(open, closeAt) < 0 && !hasCallMarkerBefore(text, closeAt)) {
+      return blank(text, closeAt + close.length);
+    }
+  }
+  return text;
 }
 
-function maskBlocks(text: string, open: string, close: string): string {
-  const blocks: [number, number][] = [];
-  let pos = 0;
-  const firstOpen = text.indexOf(open);
-  const firstClose = text.indexOf(close);
-  if (firstClose >= 0 && (firstOpen < 0 || firstClose < firstOpen)) {
-    pos = firstClose + close.length;
-    blocks.push([0, pos]);
-  }
-  for (;;) {
-    const start = text.indexOf(open, pos);
-    if (start < 0) break;
-    const end = text.indexOf(close, start + open.length);
-    if (end < 0) {
-      blocks.push([start, text.length]);
-      break;
-    }
-    pos = end + close.length;
-    blocks.push([start, pos]);
-  }
-  if (blocks.length === 0) return text;
-  const parts: string[] = [];
-  let copied = 0;
-  for (const [start, end] of blocks) {
-    parts.push(text.slice(copied, start), ' '.repeat(end - start));
-    copied = end;
-  }
-  parts.push(text.slice(copied));
-  return parts.join('');
+function hasCallMarkerBefore(text: string, end: number): boolean {
+  return CALL_MARKERS.some((marker) => {
+    const at = text.indexOf(marker);
+    return at >= 0 && at < end;
+  });
+}
+
+function blank(text: string, end: number): string {
+  return ' '.repeat(end) + text.slice(end);
 }

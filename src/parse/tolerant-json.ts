@@ -1,4 +1,19 @@
-import { JsonNumber, type JsonObject, type TolerantValue } from './json-value';
+import * as charClasses from './char-classes';
+import * as jsonValue from './json-value';
+import type { JsonObject, TolerantValue } from './json-value';
+import * as stringDecoding from './string-decoding';
+
+// Bound once: under some CommonJS transforms (the test runner's) every call through an import
+// binding goes through a getter, and these run once per character or candidate.
+const { isDigit, isNumberChar, isWhitespace, isWordChar } = charClasses;
+const { JsonNumber } = jsonValue;
+const { decodeEscapes, decodeJsonString } = stringDecoding;
+// Builtins bound once: in a sandbox such as the test runner's, each global lookup costs more
+// than the work around it, and these run once per token.
+const ObjectMap = Map;
+const toNumber = Number;
+const { isFinite } = Number;
+const { stringify } = JSON;
 
 /**
  * Why a tolerant parse stopped: bad syntax, text ending inside a string or before a value,
@@ -19,11 +34,27 @@ export interface FailedValue {
   readonly ok: false;
   readonly reason: ParseFailureReason;
   readonly at: number;
+  /**
+   * Whether a string ran across the `softLimit` the caller gave: a parse stopped at that limit
+   * would then have failed too, cut off inside the string.
+   */
+  readonly stringAcrossSoftLimit: boolean;
 }
 
 /** Characters a caller lets the parser read across many parses; keeps repeated scans linear. */
 export interface WorkBudget {
   remaining: number;
+}
+
+/** Optional inputs of `parseTolerantValue`. */
+export interface TolerantParseOptions {
+  /**
+   * Charged with every character read, twice over for a parse that fails (work that finds
+   * nothing is what hostile input is made of); once spent, parses fail at once with `budget`.
+   */
+  readonly budget?: WorkBudget;
+  /** A position to report strings running across (see `FailedValue.stringAcrossSoftLimit`). */
+  readonly softLimit?: number;
 }
 
 /**
@@ -38,33 +69,48 @@ type Step = TolerantValue | typeof FAIL;
 const STRICT_NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
 
 /**
- * Parses one JSON value at `start`, reading no further than `limit`, in a single left-to-right
- * pass with no backtracking. Beyond JSON it accepts trailing commas, single-quoted strings,
- * unquoted keys, Python `True`/`False`/`None`, raw newlines in strings, and containers left open
- * where the text ends. Text ending inside a string, or where a value is due, is a failure: such a
- * value was cut off, and guessing its rest would invent arguments. Never throws.
+ * Parses one JSON value at `start`, reading no further than `limit`, left to right with no
+ * backtracking. Beyond JSON it accepts trailing commas, single-quoted strings, unquoted keys,
+ * Python `True`/`False`/`None`, raw newlines in strings, and containers left open where the text
+ * ends. Text ending inside a string, or where a value is due, is a failure: such a value was cut
+ * off, and guessing its rest would invent arguments. Never throws.
+ *
+ * The value is read twice: first only to recognise it, building nothing, then, if it is one, to
+ * build it. Most values tried in prose or hostile input fail, and then cost next to no garbage.
  */
 export function parseTolerantValue(
   text: string,
   start: number,
   limit: number,
-  budget?: WorkBudget,
+  options: TolerantParseOptions = {},
 ): ParsedValue | FailedValue {
-  if (budget !== undefined && budget.remaining <= 0) return { ok: false, reason: 'budget', at: start };
-  const parser = new TolerantParser(text, start, Math.min(limit, text.length));
-  const value = parser.value(0);
-  if (budget !== undefined) budget.remaining -= parser.pos - start + 1;
-  if (value === FAIL) return { ok: false, reason: parser.failure, at: parser.pos };
+  const { budget, softLimit = -1 } = options;
+  if (budget !== undefined && budget.remaining <= 0) {
+    return { ok: false, reason: 'budget', at: start, stringAcrossSoftLimit: false };
+  }
+  const end = limit < text.length ? limit : text.length;
+  const recogniser = new TolerantParser(text, start, end, softLimit, false);
+  const recognised = recogniser.value(0);
+  if (budget !== undefined) budget.remaining -= (recogniser.pos - start + 1) * (recognised === FAIL ? 2 : 1);
+  const parser = recognised === FAIL ? recogniser : new TolerantParser(text, start, end, softLimit, true);
+  const value = recognised === FAIL ? FAIL : parser.value(0);
+  if (value === FAIL) {
+    return { ok: false, reason: parser.failure, at: parser.pos, stringAcrossSoftLimit: parser.stringAcrossSoftLimit };
+  }
   return { ok: true, value, start, end: parser.pos };
 }
 
 class TolerantParser {
   failure: ParseFailureReason = 'syntax';
+  stringAcrossSoftLimit = false;
 
+  /** @param build whether to build the value, or only to recognise it (the value is then null) */
   constructor(
     readonly text: string,
     public pos: number,
     readonly limit: number,
+    readonly softLimit: number,
+    readonly build: boolean,
   ) {}
 
   value(depth: number): Step {
@@ -82,13 +128,14 @@ class TolerantParser {
   private object(depth: number): Step {
     if (depth > MAX_PARSE_DEPTH) return this.fail('depth');
     this.pos++;
-    const result: JsonObject = new Map();
+    // Created at the first member: most objects tried in prose fail before it.
+    let result: JsonObject | undefined;
     for (;;) {
       this.skipWhitespace();
-      if (this.pos >= this.limit) return result;
+      if (this.pos >= this.limit) return this.finishObject(result);
       if (this.text.charCodeAt(this.pos) === 0x7d) {
         this.pos++;
-        return result;
+        return this.finishObject(result);
       }
       const key = this.key();
       if (key === FAIL) return FAIL;
@@ -98,17 +145,25 @@ class TolerantParser {
       this.pos++;
       const item = this.value(depth);
       if (item === FAIL) return FAIL;
-      result.set(key, item);
+      if (this.build) {
+        result ??= new ObjectMap<string, TolerantValue>();
+        result.set(key, item);
+      }
       const next = this.afterItem(0x7d);
-      if (next === 'close') return result;
+      if (next === 'close') return this.finishObject(result);
       if (next === 'fail') return FAIL;
     }
+  }
+
+  /** The object built, or null when only recognising. */
+  private finishObject(result: JsonObject | undefined): JsonObject | null {
+    return this.build ? (result ?? new ObjectMap<string, TolerantValue>()) : null;
   }
 
   private array(depth: number): Step {
     if (depth > MAX_PARSE_DEPTH) return this.fail('depth');
     this.pos++;
-    const result: TolerantValue[] = [];
+    const result: TolerantValue[] | null = this.build ? [] : null;
     for (;;) {
       this.skipWhitespace();
       if (this.pos >= this.limit) return result;
@@ -118,7 +173,7 @@ class TolerantParser {
       }
       const item = this.value(depth);
       if (item === FAIL) return FAIL;
-      result.push(item);
+      result?.push(item);
       const next = this.afterItem(0x5d);
       if (next === 'close') return result;
       if (next === 'fail') return FAIL;
@@ -148,7 +203,7 @@ class TolerantParser {
     const start = this.pos;
     while (this.pos < this.limit && isWordChar(this.text.charCodeAt(this.pos))) this.pos++;
     if (this.pos === start) return this.fail('syntax');
-    return this.text.slice(start, this.pos);
+    return this.build ? this.text.slice(start, this.pos) : '';
   }
 
   private string(quote: number): string | typeof FAIL {
@@ -166,11 +221,13 @@ class TolerantParser {
       if (c < 0x20) controls = true;
       this.pos++;
     }
+    if (start <= this.softLimit && this.pos >= this.softLimit) this.stringAcrossSoftLimit = true;
     if (this.pos >= this.limit) {
       this.pos = this.limit;
       return this.fail('truncated');
     }
     const end = this.pos++;
+    if (!this.build) return '';
     if (!escaped) return this.text.slice(start, end);
     if (quote === 0x22 && !controls) {
       const decoded = decodeJsonString(this.text.slice(start - 1, end + 1));
@@ -183,9 +240,9 @@ class TolerantParser {
     const start = this.pos;
     while (this.pos < this.limit && isNumberChar(this.text.charCodeAt(this.pos))) this.pos++;
     const raw = this.text.slice(start, this.pos);
-    if (STRICT_NUMBER.test(raw)) return new JsonNumber(raw);
-    const parsed = Number(raw);
-    if (Number.isFinite(parsed)) return new JsonNumber(JSON.stringify(parsed));
+    if (STRICT_NUMBER.test(raw)) return this.build ? new JsonNumber(raw) : null;
+    const parsed = toNumber(raw);
+    if (isFinite(parsed)) return this.build ? new JsonNumber(stringify(parsed)) : null;
     return this.fail(this.pos >= this.limit ? 'truncated' : 'syntax');
   }
 
@@ -215,85 +272,4 @@ class TolerantParser {
     this.failure = reason;
     return FAIL;
   }
-}
-
-/** JSON whitespace plus the no-break space and byte-order mark models sometimes emit. */
-export function isWhitespace(c: number): boolean {
-  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09 || c === 0xa0 || c === 0xfeff;
-}
-
-function isDigit(c: number): boolean {
-  return c >= 0x30 && c <= 0x39;
-}
-
-function isNumberChar(c: number): boolean {
-  return isDigit(c) || c === 0x2e || c === 0x2d || c === 0x2b || c === 0x65 || c === 0x45;
-}
-
-/** Characters of unquoted keys and bare literals: ASCII letters, digits, `_`, `$`, `-`. */
-function isWordChar(c: number): boolean {
-  return (
-    (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || isDigit(c) || c === 0x5f || c === 0x24 || c === 0x2d
-  );
-}
-
-function hexValue(c: number): number {
-  if (isDigit(c)) return c - 0x30;
-  if (c >= 0x61 && c <= 0x66) return c - 0x57;
-  if (c >= 0x41 && c <= 0x46) return c - 0x37;
-  return -1;
-}
-
-/** The native decoder, fast for strict JSON strings; undefined for anything it rejects. */
-function decodeJsonString(quoted: string): string | undefined {
-  try {
-    const decoded: unknown = JSON.parse(quoted);
-    return typeof decoded === 'string' ? decoded : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Decodes the escapes in `text[start, end)` leniently: JSON's escapes as in JSON, a malformed
- * `\u` as the letter u, and any other escaped character as itself (`\'` is `'`).
- */
-function decodeEscapes(text: string, start: number, end: number): string {
-  const parts: string[] = [];
-  let chunk = start;
-  let pos = start;
-  while (pos < end) {
-    if (text.charCodeAt(pos) !== 0x5c) {
-      pos++;
-      continue;
-    }
-    parts.push(text.slice(chunk, pos));
-    const c = text.charCodeAt(pos + 1);
-    pos += 2;
-    const simple = SIMPLE_ESCAPES.get(c);
-    if (simple !== undefined) {
-      parts.push(simple);
-    } else if (c === 0x75 && pos + 4 <= end && isHex4(text, pos)) {
-      parts.push(String.fromCharCode(parseInt(text.slice(pos, pos + 4), 16)));
-      pos += 4;
-    } else {
-      parts.push(String.fromCharCode(c));
-    }
-    chunk = pos;
-  }
-  parts.push(text.slice(chunk, end));
-  return parts.join('');
-}
-
-const SIMPLE_ESCAPES: ReadonlyMap<number, string> = new Map([
-  [0x6e, '\n'],
-  [0x74, '\t'],
-  [0x72, '\r'],
-  [0x62, '\b'],
-  [0x66, '\f'],
-]);
-
-function isHex4(text: string, from: number): boolean {
-  for (let i = from; i < from + 4; i++) if (hexValue(text.charCodeAt(i)) < 0) return false;
-  return true;
 }

@@ -28,4 +28,16 @@ export interface ParseOptions {
    * @default 4194304 (4 MiB, the default gRPC message limit)
    */
   readonly maxInputChars?: number;
+  /**
+   * At most this many calls are returned. Calls after the limit in their own spans (tags,
+   * objects) stay in `remainingText`; an array of calls that crosses it is cut. The service's
+   * calls-per-turn limit (128 by default) is enforced later, by Dispatch.
+   * @default 1024
+   */
+  readonly maxCalls?: number;
+  /**
+   * Told of any internal error (a defect: the parser is designed to be total), after which the
+   * result is `none`. For logging; what it throws is ignored.
+   */
+  readonly onInternalError?: (error: unknown) => void;
 }

@@ -1,6 +1,14 @@
+import * as charClasses from './char-classes';
 import type { TolerantValue } from './json-value';
-import { skipSpace } from './marker-finder';
-import { parseTolerantValue, type FailedValue } from './tolerant-json';
+import * as markerFinder from './marker-finder';
+import * as tolerantJson from './tolerant-json';
+import type { FailedValue, WorkBudget } from './tolerant-json';
+
+// Bound once: under some CommonJS transforms (the test runner's) every call through an import
+// binding goes through a getter, and these run once per character or candidate.
+const { isWordChar } = charClasses;
+const { skipSpace } = markerFinder;
+const { parseTolerantValue } = tolerantJson;
 
 /** A JSON object or array found at `text[start, end)`. */
 export interface SequenceItem {
@@ -14,16 +22,31 @@ export interface ValueSequence {
   readonly items: readonly SequenceItem[];
   /** Just after the last item, or where reading began when there was none. */
   readonly end: number;
+  /** The furthest character read: where reading stopped, or where a failed container did. */
+  readonly reached: number;
   /** Set when a container began but did not parse; `start` is where it began. */
   readonly failure?: FailedValue & { readonly start: number };
+  /**
+   * Whether reading with `limit` at `softLimit` would surely have found the same items and then
+   * failed: the failed container has a string running across `softLimit`.
+   */
+  readonly cutBefore: boolean;
 }
 
 /**
  * Reads JSON objects and arrays one after another from `text[start, limit)`, separated by
- * whitespace, commas or semicolons; with `skipFences`, Markdown fence lines (```json) between
- * them are skipped too. Stops at the first other character or the first container that fails.
+ * whitespace, commas or semicolons; with `skipFences`, Markdown fences (```json) between them
+ * are skipped too. Stops at the first other character or the first container that fails.
+ * `softLimit` is passed to the parser (see `ValueSequence.cutBefore`).
  */
-export function parseValueSequence(text: string, start: number, limit: number, skipFences: boolean): ValueSequence {
+export function parseValueSequence(
+  text: string,
+  start: number,
+  limit: number,
+  skipFences: boolean,
+  budget: WorkBudget,
+  softLimit = -1,
+): ValueSequence {
   const items: SequenceItem[] = [];
   let end = start;
   let pos = start;
@@ -32,15 +55,19 @@ export function parseValueSequence(text: string, start: number, limit: number, s
     if (pos >= limit) break;
     const c = text.charCodeAt(pos);
     if (c !== 0x7b && c !== 0x5b) break;
-    const parsed = parseTolerantValue(text, pos, limit);
-    if (!parsed.ok) return { items, end, failure: { ...parsed, start: pos } };
+    const parsed = parseTolerantValue(text, pos, limit, { budget, softLimit });
+    if (!parsed.ok) {
+      const { reason, at, stringAcrossSoftLimit } = parsed;
+      const failure = { ok: false, reason, at, stringAcrossSoftLimit, start: pos } as const;
+      return { items, end, reached: at, failure, cutBefore: stringAcrossSoftLimit };
+    }
     items.push(parsed);
     end = pos = parsed.end;
   }
-  return { items, end };
+  return { items, end, reached: pos, cutBefore: false };
 }
 
-/** Skips whitespace, `,` and `;`, and with `skipFences` whole lines that start with ```. */
+/** Skips whitespace, `,` and `;`, and with `skipFences` fences with their language tags. */
 export function skipFillers(text: string, from: number, limit: number, skipFences: boolean): number {
   let pos = from;
   for (;;) {
@@ -50,7 +77,8 @@ export function skipFillers(text: string, from: number, limit: number, skipFence
     if (c === 0x2c || c === 0x3b) {
       pos++;
     } else if (skipFences && text.startsWith('```', pos)) {
-      while (pos < limit && text.charCodeAt(pos) !== 0x0a) pos++;
+      pos += 3;
+      while (pos < limit && (isWordChar(text.charCodeAt(pos)) || text.charCodeAt(pos) === 0x2e)) pos++;
     } else {
       return pos;
     }

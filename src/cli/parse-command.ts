@@ -1,0 +1,55 @@
+import { readFile } from 'node:fs/promises';
+import { DEFAULT_MAX_INPUT_CHARS, parseToolCalls } from '../parse';
+
+/** Inputs of `parseCommand` beyond the file name. */
+export interface ParseCommandOptions {
+  /** Tool names the model was offered; a call naming any other is not a call. */
+  readonly offeredTools?: readonly string[];
+  /** What `-` reads. @default process.stdin */
+  readonly stdin?: AsyncIterable<Buffer | string>;
+}
+
+/**
+ * `dispatchctl parse FILE`: finds the tool calls in raw model output (`-` reads standard input)
+ * locally, with no server, and prints the format, each call as `name(arguments)` with its id,
+ * and the text left around the calls. Resolves with the exit code: 0, or 1 when the input
+ * cannot be read.
+ */
+export async function parseCommand(
+  file: string,
+  out: (line: string) => void,
+  options: ParseCommandOptions = {},
+): Promise<number> {
+  let text: string;
+  try {
+    text = file === '-' ? await readAll(options.stdin ?? process.stdin) : await readFile(file, 'utf8');
+  } catch (error) {
+    out(`dispatchctl parse: cannot read ${file === '-' ? 'standard input' : file}: ${reason(error)}`);
+    return 1;
+  }
+  const result = parseToolCalls(text, options.offeredTools);
+  out(`format: ${result.format}`);
+  if (text.length > DEFAULT_MAX_INPUT_CHARS) {
+    out(`note: the input has ${text.length} characters, over the ${DEFAULT_MAX_INPUT_CHARS} searched`);
+  }
+  out(`calls: ${result.calls.length}`);
+  for (const call of result.calls) out(`  ${call.name}(${call.arguments})  id ${call.id}`);
+  out('remaining text:');
+  out(result.remainingText === '' ? '  (none)' : result.remainingText);
+  return 0;
+}
+
+async function readAll(stream: AsyncIterable<Buffer | string>): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A one-line cause for a failed read, plain for the usual file-system errors. */
+function reason(error: unknown): string {
+  const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
+  if (code === 'ENOENT') return 'no such file';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'EISDIR') return 'it is a directory';
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,83 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseToolCalls, type ParseResult } from '../../src/parse';
+
+interface AdversarialInput {
+  name: string;
+  unit: string;
+  prefix?: string;
+  suffix?: string;
+}
+
+interface AdversarialSet {
+  size: number;
+  limitMs: number;
+  inputs: AdversarialInput[];
+}
+
+const set = JSON.parse(readFileSync(join(__dirname, 'fixtures', 'adversarial.json'), 'utf8')) as AdversarialSet;
+
+/** `prefix`, then `unit` repeated, then `suffix`: exactly `size` characters. */
+function build(input: AdversarialInput, size: number): string {
+  const prefix = input.prefix ?? '';
+  const suffix = input.suffix ?? '';
+  return (prefix + input.unit.repeat(Math.ceil(size / input.unit.length))).slice(0, size - suffix.length) + suffix;
+}
+
+function timeParse(text: string): number {
+  const start = performance.now();
+  parseToolCalls(text);
+  return performance.now() - start;
+}
+
+/**
+ * Warms the parser up on this kind of input: a few parses of a sixteenth of it let the JIT
+ * compile the paths it takes, then one parse at full size.
+ */
+function warmUp(input: AdversarialInput, size: number): ParseResult {
+  const small = build(input, size / 16);
+  for (let i = 0; i < 8; i++) parseToolCalls(small);
+  return parseToolCalls(build(input, size));
+}
+
+/**
+ * One timed run after the warm-up. A machine shared with other jobs (or other test files) can
+ * stall any single run, so a run over the limit is repeated, up to four times, and the fastest
+ * counts: a super-linear parser takes seconds on these inputs every time, which no retry hides.
+ */
+function measure(text: string, limitMs: number): number {
+  let best = timeParse(text);
+  for (let retry = 0; retry < 4 && best >= limitMs; retry++) best = Math.min(best, timeParse(text));
+  return best;
+}
+
+describe(`1 MiB adversarial inputs parse in under ${set.limitMs} ms`, () => {
+  it.each(set.inputs.map((input) => [input.name, input] as const))('%s', (_name, input) => {
+    const text = build(input, set.size);
+    expect(text).toHaveLength(set.size);
+    expect(warmUp(input, set.size).calls.length).toBeLessThanOrEqual(1024);
+    expect(measure(text, set.limitMs)).toBeLessThan(set.limitMs);
+  });
+});
+
+describe('limits', () => {
+  it('does not search text over the input limit', () => {
+    const text = `${'x'.repeat(4 * 1024 * 1024)}{"name": "f", "parameters": {}}`;
+    expect(parseToolCalls(text).format).toBe('none');
+    expect(parseToolCalls(text, [], { maxInputChars: 5 * 1024 * 1024 }).format).toBe('llama');
+  });
+
+  it('returns at most maxCalls calls and leaves the rest in the text', () => {
+    const text = '{"name":"f","parameters":{}} '.repeat(10);
+    const result = parseToolCalls(text, [], { maxCalls: 3 });
+    expect(result.calls).toHaveLength(3);
+    expect(result.remainingText).toBe('{"name":"f","parameters":{}} '.repeat(7).trim());
+  });
+
+  it('cuts an array of calls that crosses it', () => {
+    const calls = Array.from({ length: 5 }, (_, i) => ({ name: `t${i}`, arguments: {} }));
+    const result = parseToolCalls(`[TOOL_CALLS]${JSON.stringify(calls)}`, [], { maxCalls: 2 });
+    expect(result.calls.map((call) => call.name)).toEqual(['t0', 't1']);
+    expect(result.format).toBe('mistral');
+  });
+});

@@ -1,0 +1,93 @@
+import fc from 'fast-check';
+import { MAX_PARSE_DEPTH, parseTolerantValue, toCompactJson } from '../../src/parse';
+
+/** The compact JSON of the value parsed from all of `text`, or the failure reason. */
+function compact(text: string): string {
+  const parsed = parseTolerantValue(text, 0, text.length);
+  return parsed.ok ? toCompactJson(parsed.value) : `fail:${parsed.reason}`;
+}
+
+describe('parseTolerantValue', () => {
+  it('reads strict JSON exactly as JSON.parse does', () => {
+    fc.assert(
+      fc.property(fc.json({ maxDepth: 6 }), (text) => {
+        expect(JSON.parse(compact(text))).toEqual(JSON.parse(text));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it.each([
+    ['trailing commas', '{"a": [1, 2,], "b": 3,}', '{"a":[1,2],"b":3}'],
+    ['single-quoted strings', "{'a': 'it\\'s \"x\"'}", '{"a":"it\'s \\"x\\""}'],
+    ['unquoted keys', '{city: "Paris", max_days: 3, $ref: null, x-y: 1}', '{"city":"Paris","max_days":3,"$ref":null,"x-y":1}'],
+    ['Python literals', '[True, False, None]', '[true,false,null]'],
+    ['a missing closing brace', '{"a": {"b": 1}', '{"a":{"b":1}}'],
+    ['missing closers of every kind', '{"a": [1, {"b": [2', '{"a":[1,{"b":[2]}]}'],
+    ['the text ending after a comma', '{"a": 1,', '{"a":1}'],
+    ['raw newlines and tabs in strings', '{"code": "line 1\nline\t2"}', '{"code":"line 1\\nline\\t2"}'],
+    ['unknown escapes', '{"a": "\\x41\\$"}', '{"a":"x41$"}'],
+    ['a malformed unicode escape', '{"a": "\\u12G4"}', '{"a":"u12G4"}'],
+    ['surrogate pair escapes', '{"a": "\\ud83d\\ude00"}', '{"a":"😀"}'],
+    ['lenient numbers', '[+1, .5, 1., 007, -0.0e0]', '[1,0.5,1,7,-0.0e0]'],
+    ['integers beyond 2^53, kept as written', '{"id": 123456789012345678901234567890}', '{"id":123456789012345678901234567890}'],
+    ['a __proto__ key, kept as a key', '{"__proto__": {"x": 1}}', '{"__proto__":{"x":1}}'],
+    ['duplicate keys, the last winning', '{"a": 1, "a": 2}', '{"a":2}'],
+    ['a byte-order mark and no-break spaces', '\ufeff{\u00a0"a": 1}', '{"a":1}'],
+  ])('accepts %s', (_label, text, expected) => {
+    expect(compact(text)).toBe(expected);
+  });
+
+  it.each([
+    ['the text ending inside a string', '{"query": "best trails near Gren', 'truncated'],
+    ['the text ending inside a key', '{"name": "x", "para', 'truncated'],
+    ['the text ending where a value is due', '{"name": "x", "parameters":', 'truncated'],
+    ['the text ending inside a literal', '[tru', 'truncated'],
+    ['an unknown bare word', '{"a": yes}', 'syntax'],
+    ['a missing colon', '{"a" 1}', 'syntax'],
+    ['a missing comma', '{"a": 1 "b": 2}', 'syntax'],
+    ['a double comma', '[1,,2]', 'syntax'],
+    ['prose in braces', '{x | x > 0}', 'syntax'],
+    ['not-a-number words', '[NaN, Infinity]', 'syntax'],
+  ])('rejects %s', (_label, text, reason) => {
+    expect(compact(text)).toBe(`fail:${reason}`);
+  });
+
+  it(`fails nesting deeper than ${MAX_PARSE_DEPTH} without recursing further`, () => {
+    expect(compact('['.repeat(MAX_PARSE_DEPTH) + ']'.repeat(MAX_PARSE_DEPTH))).not.toMatch(/^fail/);
+    expect(compact('['.repeat(MAX_PARSE_DEPTH + 1))).toBe('fail:depth');
+    expect(compact('{"a":'.repeat(100_000))).toBe('fail:depth');
+  });
+
+  it('reports where a value ends and reads nothing past its limit', () => {
+    const text = 'say {"a": 1} then {"b": 2}';
+    expect(parseTolerantValue(text, 4, text.length)).toMatchObject({ ok: true, start: 4, end: 12 });
+    const cut = parseTolerantValue(text, 4, 9);
+    expect(cut.ok).toBe(false);
+    expect(cut.ok ? -1 : cut.at).toBeLessThanOrEqual(9);
+  });
+
+  it('tells whether a string ran across the soft limit', () => {
+    const text = '{"a": 1, "b": "a long string';
+    const across = (softLimit: number): boolean => {
+      const parsed = parseTolerantValue(text, 0, text.length, { softLimit });
+      return !parsed.ok && parsed.stringAcrossSoftLimit;
+    };
+    expect(across(20)).toBe(true);
+    expect(across(text.indexOf('"a long'))).toBe(false);
+    expect(across(6)).toBe(false);
+    expect(across(2)).toBe(true);
+  });
+
+  it('charges what it reads (twice for a failure) and stops at once when the budget is spent', () => {
+    const budget = { remaining: 100 };
+    const text = '{"a": [1, 2, 3]}';
+    expect(parseTolerantValue(text, 0, text.length, { budget }).ok).toBe(true);
+    expect(budget.remaining).toBe(100 - text.length - 1);
+    const failing = { remaining: 100 };
+    expect(parseTolerantValue(text.slice(0, 5), 0, 5, { budget: failing }).ok).toBe(false);
+    expect(failing.remaining).toBe(100 - 2 * 6);
+    budget.remaining = 0;
+    expect(parseTolerantValue(text, 0, text.length, { budget })).toMatchObject({ ok: false, reason: 'budget', at: 0 });
+  });
+});

@@ -2,7 +2,7 @@ import { errors } from '../errors';
 import { jsonDepth } from '../json';
 import type { Limits } from '../options';
 import type { ResolvedTool } from '../registry';
-import { repairArguments } from './repair';
+import { defaultsToApply, repairArguments } from './repair';
 import { formatValidationErrors } from './validation-message';
 
 /** Arguments ready for a tool, with a line for each repair made. */
@@ -32,12 +32,13 @@ export function prepareArguments(tool: ResolvedTool, text: string, limits: Argum
   } catch (error) {
     throw errors.invalidArguments(`arguments are not valid JSON (${(error as Error).message}); ${notRun}`, 'Send the arguments as one JSON object, with double-quoted keys and strings.');
   }
-  if (tool.validate(args)) return { args, warnings: [] };
+  const defaults = tool.spec.lenientArguments ? defaultsToApply(args, tool.schema) : [];
+  if (tool.validate(args)) return { args, warnings: defaults };
   const problems = tool.validate.errors ?? [];
   if (tool.spec.lenientArguments) {
     const repaired = repairArguments(args, tool.schema);
     if (repaired.repairs.length > 0 && tool.validate(repaired.value)) {
-      return { args: repaired.value, warnings: repaired.repairs };
+      return { args: repaired.value, warnings: [...repaired.repairs, ...defaults] };
     }
   }
   throw errors.invalidArguments(`${formatValidationErrors(problems)}; ${notRun}`);

@@ -107,3 +107,19 @@ export function repairArguments(value: unknown, schema: Schema): { value: unknow
   };
   return { value: walk(value, schema, '', 0), repairs };
 }
+
+/**
+ * The defaults validation will fill in (properties absent from the arguments whose schema has a
+ * `default`), as warning lines, so a lenient tool's defaults are never applied silently.
+ */
+export function defaultsToApply(value: unknown, schema: Schema, path = '', depth = 0): string[] {
+  if (depth > 32 || !isObject(value) || !isObject(schema.properties)) return [];
+  const lines: string[] = [];
+  for (const [key, sub] of Object.entries(schema.properties as Record<string, unknown>)) {
+    if (!isObject(sub)) continue;
+    if (!(key in value)) {
+      if ('default' in sub) lines.push(`applied default ${path}/${key}: ${JSON.stringify(sub.default)}`);
+    } else lines.push(...defaultsToApply(value[key], sub, `${path}/${key}`, depth + 1));
+  }
+  return lines;
+}

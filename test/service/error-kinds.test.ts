@@ -79,9 +79,10 @@ test('lenient repair is applied, listed in warnings, and defaults are filled', a
   const result = await call('weather', '{"city": "Oslo", "days": "3"}');
   expect(result.isError).toBe(false);
   expect(result.warnings).toEqual(['repaired /days: "3" -> 3 (string to number)']);
+  const defaulted = await call('weather', '{"city": "Tromsø"}');
+  expect(defaulted.warnings).toEqual(['applied default /days: 1']);
   expect(tools.received[before]!.body.arguments).toEqual({ city: 'Oslo', days: 3 });
-  await call('weather', '{"city": "Bergen"}');
-  expect(tools.received[before + 1]!.body.arguments).toEqual({ city: 'Bergen', days: 1 });
+  expect(tools.received[before + 1]!.body.arguments).toEqual({ city: 'Tromsø', days: 1 });
 });
 
 test('a crashing tool is UNEXPECTED and the server keeps serving', async () => {

@@ -11,7 +11,7 @@ import type { CallObserver } from './observer';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import { applyPreHooks } from './pre-attempt';
 import { errorResult, replayedResult, toStored } from './results';
-import { linkSignal, raceAbort } from './signals';
+import { runGuarded } from './signals';
 
 /** The result of one attempt and, when it failed, why. */
 export interface AttemptResult {
@@ -109,35 +109,38 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
     return fail(refusal);
   }
 
-  const link = linkSignal(turn.signal, Math.max(1, Math.min(tool.timeoutMs, turn.deadline - Date.now())));
+  const timeoutMs = Math.max(1, Math.min(tool.timeoutMs, turn.deadline - Date.now()));
   let text = '';
   let cached = false;
   let error: DispatchError | undefined;
   const execStarted = performance.now();
-  try {
-    executed = true;
-    const ctx = {
-      tenant: turn.tenant,
-      sessionId: turn.sessionId,
-      toolCallId: callId,
-      attempt,
-      idempotencyKey: idemKey,
-      signal: link.signal,
-      deadline: Date.now() + tool.timeoutMs,
-      traceparent: attemptObs.traceparent ?? turn.traceparent,
-      scratchDir: () => deps.scratch.get(turn.tenant, turn.sessionId),
-    };
-    const output = await raceAbort(deps.handler({ tool, args, ctx }), link.signal);
-    text = output.text;
-    cached = output.cached ?? false;
-    if (output.warnings) warnings.push(...output.warnings);
-  } catch (caught) {
-    if (turn.signal.aborted && !link.timedOut()) error = new DispatchError(ErrorKind.CANCELLED, 'the call was cancelled', { phase: 'during' });
-    else if (link.timedOut()) error = new DispatchError(ErrorKind.TIMEOUT, `the tool did not answer within ${tool.timeoutMs} ms`, { phase: 'during', recoverable: tool.readOnly, suggestion: tool.readOnly ? undefined : 'The call may or may not have taken effect; verify its effect before calling again.' });
-    else error = DispatchError.from(caught, 'during');
-  } finally {
-    link.dispose();
-  }
+  executed = true;
+  const run = await runGuarded(turn.signal, timeoutMs, (signal) =>
+    deps.handler({
+      tool,
+      args,
+      ctx: {
+        tenant: turn.tenant,
+        sessionId: turn.sessionId,
+        toolCallId: callId,
+        attempt,
+        idempotencyKey: idemKey,
+        get signal() {
+          return signal();
+        },
+        deadline: Date.now() + timeoutMs,
+        traceparent: attemptObs.traceparent ?? turn.traceparent,
+        scratchDir: () => deps.scratch.get(turn.tenant, turn.sessionId),
+      },
+    }),
+  );
+  if (run.kind === 'done') {
+    text = run.value.text;
+    cached = run.value.cached ?? false;
+    if (run.value.warnings) warnings.push(...run.value.warnings);
+  } else if (run.kind === 'cancelled') error = new DispatchError(ErrorKind.CANCELLED, 'the call was cancelled', { phase: 'during' });
+  else if (run.kind === 'timeout') error = new DispatchError(ErrorKind.TIMEOUT, `the tool did not answer within ${timeoutMs} ms`, { phase: 'during', recoverable: tool.readOnly, suggestion: tool.readOnly ? undefined : 'The call may or may not have taken effect; verify its effect before calling again.' });
+  else error = DispatchError.from(run.error, 'during');
   const execMs = performance.now() - execStarted;
 
   const durationMs = Math.round(performance.now() - started);

@@ -47,3 +47,55 @@ export function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> 
 export function delay(ms: number, signal: AbortSignal): Promise<void> {
   return raceAbort(new Promise<void>((resolve) => setTimeout(resolve, ms).unref()), signal);
 }
+
+/** How a guarded run ended. */
+export type GuardedOutcome<T> =
+  | { readonly kind: 'done'; readonly value: T }
+  | { readonly kind: 'timeout' }
+  | { readonly kind: 'cancelled' }
+  | { readonly kind: 'failed'; readonly error: unknown };
+
+/**
+ * Runs `work` under a timeout, raced against `parent`, and settles at the first of the three
+ * (a tool that ignores its signal cannot hold the call). The signal handed to `work` is created
+ * only when read, so a tool that never looks at it costs no AbortController; once created, it
+ * aborts on the timeout or the parent's abort. The timer and listener are always cleaned up.
+ */
+export function runGuarded<T>(parent: AbortSignal, timeoutMs: number, work: (signal: () => AbortSignal) => Promise<T>): Promise<GuardedOutcome<T>> {
+  return new Promise((resolve) => {
+    let controller: AbortController | undefined;
+    let abortReason: unknown;
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    const settle = (outcome: GuardedOutcome<T>, reason?: unknown) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      parent.removeEventListener('abort', onAbort);
+      if (reason !== undefined) {
+        abortReason = reason;
+        controller?.abort(reason);
+      }
+      resolve(outcome);
+    };
+    const onAbort = () => settle({ kind: 'cancelled' }, parent.reason ?? new Error('cancelled'));
+    const signal = () => {
+      if (!controller) {
+        controller = new AbortController();
+        if (abortReason !== undefined) controller.abort(abortReason);
+      }
+      return controller.signal;
+    };
+    if (parent.aborted) return onAbort();
+    timer = setTimeout(() => settle({ kind: 'timeout' }, new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+    parent.addEventListener('abort', onAbort, { once: true });
+    try {
+      work(signal).then(
+        (value) => settle({ kind: 'done', value }),
+        (error: unknown) => settle({ kind: 'failed', error }),
+      );
+    } catch (error) {
+      settle({ kind: 'failed', error });
+    }
+  });
+}

@@ -1,4 +1,4 @@
-import { streakOf, type WindowEntry } from './loop-window';
+import { StreakIndex } from './streak-index';
 import { handleScope } from './result-handle';
 import type { ClaimOutcome, SessionScope, Store, StoredResult } from './store';
 
@@ -23,9 +23,9 @@ type Record = { state: 'in_progress' } | { state: 'unknown' } | { state: 'comple
 
 interface SessionState {
   readonly records: Map<string, Expiring<Record>>;
-  window: WindowEntry[];
+  readonly window: StreakIndex;
   readonly results: Map<string, Expiring<string>>;
-  memory: Expiring<string>[];
+  readonly memory: Expiring<string>[];
 }
 
 const live = <T>(entry: Expiring<T> | undefined, now: number): T | undefined =>
@@ -53,7 +53,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       sessions.delete(key);
       sessions.set(key, state);
     } else if (create) {
-      state = { records: new Map(), window: [], results: new Map(), memory: [] };
+      state = { records: new Map(), window: new StreakIndex(), results: new Map(), memory: [] };
       sessions.set(key, state);
       capMap(sessions, maxSessions);
     }
@@ -63,7 +63,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   return {
     async beginAttempt({ scope, op, claim }) {
       const state = session(scope, true);
-      const streak = streakOf(state.window, op);
+      const streak = state.window.streak(op);
       if (!claim) return { streak };
       const t = now();
       const existing = live(state.records.get(claim.key), t);
@@ -80,8 +80,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       const state = session(scope, true);
       const t = now();
       if (record) {
-        state.window.push({ op, hash: record.resultHash, failed: record.failed });
-        if (state.window.length > record.window) state.window = state.window.slice(-record.window);
+        state.window.record({ op, hash: record.resultHash, failed: record.failed }, record.window);
       }
       if (idempotency?.action === 'release') state.records.delete(idempotency.key);
       else if (idempotency) {
@@ -94,9 +93,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       }
       if (memory) {
         state.memory.push({ value: memory.entry, expiresAt: t + memory.ttlSeconds * 1000 });
-        if (state.memory.length > memory.max) state.memory = state.memory.slice(-memory.max);
+        if (state.memory.length > memory.max) state.memory.splice(0, state.memory.length - memory.max);
       }
-      return { streak: streakOf(state.window, op) };
+      return { streak: state.window.streak(op) };
     },
     async readResult(tenant, handle) {
       const scope = handleScope(tenant, handle);

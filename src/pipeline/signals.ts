@@ -48,6 +48,34 @@ export function delay(ms: number, signal: AbortSignal): Promise<void> {
   return raceAbort(new Promise<void>((resolve) => setTimeout(resolve, ms).unref()), signal);
 }
 
+/** Callbacks run once when a signal aborts, registered without an EventTarget listener each. */
+interface Cancellation {
+  readonly callbacks: Set<() => void>;
+}
+
+const cancellations = new WeakMap<AbortSignal, Cancellation>();
+
+/**
+ * Subscribes `callback` to `signal`'s abort and returns the unsubscribe. One EventTarget listener
+ * per signal serves every subscriber (a Set add and delete per attempt instead of an
+ * addEventListener and removeEventListener, which cost far more on the hot path).
+ */
+export function onAbort(signal: AbortSignal, callback: () => void): () => void {
+  let cancellation = cancellations.get(signal);
+  if (!cancellation) {
+    const created: Cancellation = { callbacks: new Set() };
+    cancellation = created;
+    cancellations.set(signal, created);
+    signal.addEventListener('abort', () => {
+      for (const cb of created.callbacks) cb();
+      created.callbacks.clear();
+    }, { once: true });
+  }
+  const callbacks = cancellation.callbacks;
+  callbacks.add(callback);
+  return () => void callbacks.delete(callback);
+}
+
 /** How a guarded run ended. */
 export type GuardedOutcome<T> =
   | { readonly kind: 'done'; readonly value: T }
@@ -67,18 +95,19 @@ export function runGuarded<T>(parent: AbortSignal, timeoutMs: number, work: (sig
     let abortReason: unknown;
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
+    let unsubscribe: (() => void) | undefined;
     const settle = (outcome: GuardedOutcome<T>, reason?: unknown) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      parent.removeEventListener('abort', onAbort);
+      unsubscribe?.();
       if (reason !== undefined) {
         abortReason = reason;
         controller?.abort(reason);
       }
       resolve(outcome);
     };
-    const onAbort = () => settle({ kind: 'cancelled' }, parent.reason ?? new Error('cancelled'));
+    const cancel = () => settle({ kind: 'cancelled' }, parent.reason ?? new Error('cancelled'));
     const signal = () => {
       if (!controller) {
         controller = new AbortController();
@@ -86,9 +115,9 @@ export function runGuarded<T>(parent: AbortSignal, timeoutMs: number, work: (sig
       }
       return controller.signal;
     };
-    if (parent.aborted) return onAbort();
+    if (parent.aborted) return cancel();
     timer = setTimeout(() => settle({ kind: 'timeout' }, new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
-    parent.addEventListener('abort', onAbort, { once: true });
+    unsubscribe = onAbort(parent, cancel);
     try {
       work(signal).then(
         (value) => settle({ kind: 'done', value }),

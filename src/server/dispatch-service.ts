@@ -15,7 +15,7 @@ import {
 } from '../../gen/dispatch/v1/dispatch_pb';
 import type { ServerSurfaceCall } from '@grpc/grpc-js/build/src/server-call';
 import { HardError } from '../errors';
-import { codePointLength, dispatchSequential, sliceCodePoints, type PipelineDeps, type TurnContext } from '../pipeline';
+import { codePointLength, dispatchSequential, onAbort, sliceCodePoints, type PipelineDeps, type TurnContext } from '../pipeline';
 import { RpcError, unary } from './grpc-adapter';
 import type { Authenticator } from './principal';
 
@@ -59,7 +59,7 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
     const controller = new AbortController();
     const abort = () => controller.abort();
     call.once('cancelled', abort);
-    options.shutdown.addEventListener('abort', abort, { once: true });
+    const unsubscribe = onAbort(options.shutdown, abort);
     const deadline = deadlineOf(call);
     const timer = deadline === Infinity ? undefined : setTimeout(abort, Math.max(0, deadline - Date.now()));
     const traceparent = call.metadata.get('traceparent')[0]?.toString();
@@ -87,7 +87,7 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
     } finally {
       clearTimeout(timer);
       call.removeListener('cancelled', abort);
-      options.shutdown.removeEventListener('abort', abort);
+      unsubscribe();
     }
   }
 

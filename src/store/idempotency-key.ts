@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { canonicalJson, readPointer } from '../json';
 import type { SessionScope } from './store';
 
@@ -9,13 +9,5 @@ import type { SessionScope } from './store';
  */
 export function idempotencyKey(scope: SessionScope, tool: string, args: unknown, keyFields: readonly string[], canonicalArgs?: string): string {
   const material = keyFields.length === 0 ? (canonicalArgs ?? canonicalJson(args)) : canonicalJson(keyFields.map((pointer) => readPointer(args, pointer) ?? null));
-  return createHash('sha256')
-    .update(scope.tenant)
-    .update('\u0000')
-    .update(scope.sessionId)
-    .update('\u0000')
-    .update(tool)
-    .update('\u0000')
-    .update(material)
-    .digest('base64url');
+  return hash('sha256', `${scope.tenant}\u0000${scope.sessionId}\u0000${tool}\u0000${material}`, 'base64url');
 }

@@ -1,6 +1,70 @@
+import { createEventBus, createEventObserver, createRedisRelay, subscribeHandler, type CallSummary, type RedisRelay } from '../../events';
+import type { ToolRegistry } from '../../registry';
+import { connectRedis } from '../../store/redis';
+import { createObservedHealth, createToolStats, createTracing, isHealthSource, startMetrics, telemetrySettings, toolStatsHandler, type Metrics, type ToolHealthSource } from '../../telemetry';
 import type { Plugin, PluginContext } from '../plugin';
 
-/** Events, Subscribe, traces, metrics and GetToolStats (issue 6). */
-export async function observabilityPlugin(_ctx: PluginContext): Promise<Plugin> {
-  return { name: 'observability' };
+/**
+ * Events, Subscribe, traces, metrics and GetToolStats (issue 6). Traces are exported when the
+ * OTEL_* variables ask for it; metrics are served when `--metrics-listen` is set; events cross
+ * replicas through Redis when a Redis URL is set.
+ */
+export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
+  const { logger, config } = ctx;
+  const settings = telemetrySettings(config);
+  const bus = createEventBus({ subscriberBuffer: config.limits.subscriberBuffer, maxSubscribersPerTenant: config.limits.maxSubscribersPerTenant });
+  const stats = createToolStats();
+  const observed = createObservedHealth();
+  let health: ToolHealthSource = observed;
+  let registry: ToolRegistry | undefined;
+  let metrics: Metrics | undefined;
+  let relay: RedisRelay | undefined;
+  const tracing = createTracing(process.env, logger);
+  try {
+    if (ctx.options.metricsListen) {
+      metrics = await startMetrics({ listen: ctx.options.metricsListen, stats, breakerStates: observed.states, subscribers: () => bus.subscriberCount, logger });
+    }
+    if (ctx.options.redisUrl) {
+      const url = ctx.options.redisUrl;
+      relay = createRedisRelay({ bus, logger, connect: () => connectRedis(url, { queueWhileDown: true, logger }) });
+    }
+  } catch (error) {
+    await metrics?.shutdown();
+    await tracing.shutdown();
+    throw error;
+  }
+  const observer = createEventObserver({
+    bus,
+    tracer: tracing.tracer,
+    debugPayloads: settings.debugPayloads,
+    logger,
+    onCall: (summary: CallSummary) => {
+      stats.record(summary);
+      metrics?.recordCall(summary);
+    },
+    onBreaker: (tool, state) => observed.observe(tool, state),
+  });
+  return {
+    name: 'observability',
+    observer,
+    handlers: {
+      dispatch: { subscribe: subscribeHandler({ bus, authenticate: ctx.authenticate, logger }) },
+      registry: { getToolStats: toolStatsHandler({ stats, registry: () => registry, health: () => health, authenticate: ctx.authenticate, logger }) },
+    },
+    attach(deps) {
+      registry = deps.registry;
+      observer.setToolLookup((tenant, tool) => deps.registry.lookup(tenant, tool));
+      bus.setVisibility((tenant, tool) => deps.registry.lookup(tenant, tool) !== undefined);
+      if (isHealthSource(deps.guards.breaker)) health = deps.guards.breaker;
+    },
+    started(server) {
+      server.draining.addEventListener('abort', () => bus.close(), { once: true });
+    },
+    async close() {
+      bus.close();
+      await relay?.close();
+      await metrics?.shutdown();
+      await tracing.shutdown();
+    },
+  };
 }

@@ -1,0 +1,114 @@
+'use strict';
+// Issue 6's benchmark: Dispatch of one echo call with OTLP trace export on (to a local OTLP/HTTP
+// sink) vs off, judged by the dispatch server's CPU time per call. Both servers are the whole app
+// (every plugin) in their own child processes; export is switched on exactly as in production,
+// by the standard OTEL_* variables. The sink counts what it receives, proving export happened.
+// A third server samples 10% of traces (the standard sampler variables), to show what head
+// sampling saves; the verdict is on the default, where every trace is exported.
+//
+// This module is also the servers' recipe: the child requires it and calls `start(options)`,
+// which sets the child's OTEL_* variables before building the app.
+const { fork } = require('node:child_process');
+const http = require('node:http');
+const lib = require('./lib');
+
+/** Concurrency levels measured. */
+const CONCURRENCY = [1, 64];
+/** Target: server CPU per call with export on (every trace sampled, the default) over export off. */
+const TARGET_RATIO = 1.15;
+/** The head-sampling ratio of the informative third server (OTEL_TRACES_SAMPLER=parentbased_traceidratio). */
+const SAMPLED_RATIO = 0.1;
+
+/** Recipe entry, run in the child: the dispatch app, with OTEL_* set from `options.otel`. */
+async function start(options = {}) {
+  for (const key of Object.keys(process.env)) if (key.startsWith('OTEL_')) delete process.env[key];
+  Object.assign(process.env, options.otel ?? {});
+  return require(lib.RECIPES.dispatchApp).start({});
+}
+
+/** Serves an OTLP/HTTP sink on loopback that answers 200 at once; reports counts on request. */
+async function serveSink() {
+  const counts = { requests: 0, bytes: 0 };
+  const server = http.createServer((req, res) => {
+    req.on('data', (chunk) => (counts.bytes += chunk.length));
+    req.on('end', () => {
+      counts.requests++;
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+    });
+  });
+  server.keepAliveTimeout = 30_000;
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  process.on('message', (message) => (message === 'counts' ? process.send({ counts }) : process.exit(0)));
+  process.on('disconnect', () => process.exit(0));
+  process.send({ port: server.address().port });
+}
+
+/** The sink in its own process, so that receiving spans costs neither the client nor the server. */
+function startSink() {
+  const child = fork(__filename, ['--sink'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('message', ({ port }) => {
+      resolve({
+        url: `http://127.0.0.1:${port}/v1/traces`,
+        counts: () => new Promise((done) => (child.once('message', (m) => done(m.counts)), child.send('counts'))),
+        close: () => new Promise((done) => (child.once('exit', done), child.send('stop'))),
+      });
+    });
+  });
+}
+
+async function run(options = {}) {
+  const sink = await startSink();
+  const requests = lib.dispatchRequests({ calls: 1 });
+  const profile = (name) => ({ profileFile: options.profileDir && require('node:path').join(options.profileDir, `${name}.cpuprofile`) });
+  const off = await lib.startServerProcess(__filename, { otel: {} }, profile('telemetry-off'));
+  const exportTo = { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: sink.url, OTEL_SERVICE_NAME: 'dispatch-bench' };
+  const on = await lib.startServerProcess(__filename, { otel: exportTo }, profile('telemetry-on'));
+  const sampled = await lib.startServerProcess(__filename, { otel: { ...exportTo, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: String(SAMPLED_RATIO) } });
+  const offClient = lib.createRawClient(off.address);
+  const onClient = lib.createRawClient(on.address);
+  const sampledClient = lib.createRawClient(sampled.address);
+  try {
+    for (const client of [offClient, onClient, sampledClient]) {
+      const answer = lib.decodeResponse(await client.unary(lib.DISPATCH_PATH, requests.next())).results[0];
+      if (!answer || answer.isError) throw new Error(`Dispatch of echo failed: ${answer ? answer.output : 'no result'}`);
+    }
+    const loads = CONCURRENCY.flatMap((concurrency) => [
+      { label: 'trace export off', kind: 'off', concurrency, server: off, call: () => offClient.unary(lib.DISPATCH_PATH, requests.next()) },
+      { label: 'trace export on (OTLP to a local sink)', kind: 'on', concurrency, server: on, call: () => onClient.unary(lib.DISPATCH_PATH, requests.next()) },
+      { label: `  same, ${SAMPLED_RATIO * 100}% of traces sampled (informative)`, kind: 'sampled', concurrency, server: sampled, call: () => sampledClient.unary(lib.DISPATCH_PATH, requests.next()) },
+    ]);
+    const rows = await lib.measureAll(loads, options);
+    const offAt = (row) => rows.find((r) => r.kind === 'off' && r.concurrency === row.concurrency);
+    const columns = lib.loadColumns(offAt).map((c) => (c.label.endsWith('÷ bare') ? { ...c, label: c.label.replace('÷ bare', '÷ off') } : c));
+    lib.table('telemetry: Dispatch of one echo call, OTLP trace export on vs off (servers in child processes)', rows, columns);
+    const counts = await sink.counts();
+    console.log(`  the OTLP sink (its own process) received ${counts.requests} export requests, ${(counts.bytes / 1e6).toFixed(1)} MB of spans (3 spans per Dispatch)`);
+    if (counts.requests === 0) throw new Error('no spans reached the OTLP sink: trace export did not run');
+    const verdicts = rows
+      .filter((r) => r.kind === 'on')
+      .map((r) => lib.verdict(`server CPU/call with trace export on vs off, concurrency ${r.concurrency}`, r.serverCpuUsPerCall / offAt(r).serverCpuUsPerCall, TARGET_RATIO));
+    return { rows, verdicts };
+  } finally {
+    offClient.close();
+    onClient.close();
+    sampledClient.close();
+    await Promise.all([off.stop(), on.stop(), sampled.stop()]);
+    await sink.close();
+  }
+}
+
+module.exports = { run, start };
+
+if (require.main === module && process.argv[2] === '--sink') {
+  serveSink();
+} else if (require.main === module) {
+  run().then(
+    ({ verdicts }) => process.exit(verdicts.every((v) => v.ok) ? 0 : 1),
+    (error) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,189 @@
+import { SpanKind } from '@opentelemetry/api';
+import { ErrorKind, EventKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
+import { kindName } from '../errors';
+import { shapeOf } from '../log';
+import { redactSecrets } from '../middleware';
+import { NOOP_OBSERVER, type AttemptObserver, type AttemptOutcome, type CallInfo, type CallObserver } from '../pipeline';
+import { stringAttributes, type TurnState } from './observer-env';
+import { ATTR, EXECUTE_TOOL, OUTCOME_OK } from './span-attributes';
+import { endSpan, isRecording, startSpan, type SpanRecord } from './span-record';
+import { spanEvent, type EventFields } from './span-event';
+import { nowMs } from './timestamps';
+import { formatTraceparent } from './trace-context';
+
+/** Longest arguments text an event carries with `debug_payloads` (secrets in it are redacted). */
+export const DEBUG_PAYLOAD_CHARS = 8_000;
+
+const NOOP_ATTEMPT = NOOP_OBSERVER.turn({ tenant: '', sessionId: '', turn: 0, callCount: 0 }).call({ toolCallId: '', tool: '', arguments: '' }).attempt(0, '');
+
+interface OpenAttempt {
+  readonly span: SpanRecord;
+  readonly attempt: number;
+  readonly tool: string;
+  readonly effect: string;
+}
+
+function argumentAttributes(text: string, debug: boolean): Record<string, string> {
+  if (debug) return { [ATTR.argumentsText]: redactSecrets(text.slice(0, DEBUG_PAYLOAD_CHARS)) };
+  try {
+    return { [ATTR.argumentsShape]: JSON.stringify(shapeOf(JSON.parse(text))) };
+  } catch {
+    return { [ATTR.argumentsShape]: '"unparseable"' };
+  }
+}
+
+/**
+ * Observes one call: CALL_RECEIVED now, an `execute_tool {tool}` span until `end`, and a child
+ * span per attempt (TOOL_PRE / TOOL_POST). Every event of the call carries the requested tool
+ * name, so a tool filter follows the whole call; an attempt that ran a fallback names it in
+ * `gen_ai.tool.name`. An attempt the pipeline left open (LOOP_STOP, cancellation) is ended with
+ * the call. Builds events only while someone wants them, and never throws into the pipeline.
+ */
+export function observeCall(turn: TurnState, info: CallInfo): CallObserver {
+  const { env, tenant } = turn;
+  const startMs = nowMs();
+  const span = startSpan(env.tracer, turn.span, {
+    name: `${EXECUTE_TOOL} ${info.tool}`,
+    kind: SpanKind.INTERNAL,
+    startMs,
+    parent: true,
+    attributes: env.tracer ? { [ATTR.operationName]: EXECUTE_TOOL, [ATTR.toolName]: info.tool, [ATTR.toolCallId]: info.toolCallId } : undefined,
+  });
+  let open: OpenAttempt | undefined;
+  let attempts = 0;
+  let retried = false;
+  let timedOut = false;
+  let unexpected = false;
+  let replayed = false;
+  const publish = (kind: EventKind, on: SpanRecord, fields: EventFields) =>
+    env.bus.publish(tenant, spanEvent(kind, turn, on, { toolCallId: info.toolCallId, tool: info.tool, ...fields }));
+  const point = (kind: EventKind, attempt: number, attributes: Record<string, string>, onAttempt: boolean) => {
+    const at = nowMs();
+    const target = onAttempt && open ? open.span : span;
+    target.span?.addEvent(EventKind[kind].toLowerCase(), attributes, at);
+    if (env.bus.wants(tenant)) publish(kind, target, { attempt, startMs: at, endMs: at, attributes: { [ATTR.attempt]: String(attempt), ...attributes } });
+  };
+  const guarded = (body: () => void) => {
+    try {
+      body();
+    } catch (error) {
+      env.failed(error);
+    }
+  };
+
+  function finishAttempt(record: OpenAttempt, outcome: AttemptOutcome | undefined, hardError?: string): void {
+    const endMs = nowMs();
+    const errorType = outcome ? outcome.errorKind : hardError;
+    if (errorType === 'TIMEOUT') timedOut = true;
+    if (errorType === 'UNEXPECTED') unexpected = true;
+    if (outcome?.replay) replayed = true;
+    const wanted = outcome !== undefined && env.bus.wants(tenant);
+    if (!wanted && !isRecording(record.span)) return endSpan(record.span, endMs, undefined, errorType);
+    const ending = {
+      [ATTR.outcome]: errorType ?? OUTCOME_OK,
+      [ATTR.errorType]: errorType,
+      [ATTR.replay]: outcome?.replay ?? false,
+      [ATTR.cached]: outcome?.cached ?? false,
+      [ATTR.truncated]: outcome?.truncated ?? false,
+      [ATTR.resolvedTool]: outcome && outcome.resolvedTool !== record.tool ? outcome.resolvedTool : undefined,
+    };
+    endSpan(record.span, endMs, ending, errorType);
+    if (!wanted) return;
+    const attributes = stringAttributes({
+      [ATTR.toolName]: record.tool,
+      [ATTR.toolCallId]: info.toolCallId,
+      [ATTR.attempt]: record.attempt,
+      [ATTR.effect]: record.effect,
+      ...ending,
+      [ATTR.resolvedTool]: outcome.resolvedTool,
+      [ATTR.durationMs]: outcome.durationMs,
+      [ATTR.outputChars]: outcome.outputChars,
+    });
+    publish(EventKind.TOOL_POST, record.span, { attempt: record.attempt, startMs: record.span.startMs, endMs, attributes });
+  }
+
+  guarded(() => {
+    if (env.bus.wants(tenant)) publish(EventKind.CALL_RECEIVED, span, { attributes: { [ATTR.toolName]: info.tool, [ATTR.toolCallId]: info.toolCallId, ...argumentAttributes(info.arguments, env.debugPayloads) } });
+  });
+
+  return {
+    attempt(attempt, tool): AttemptObserver {
+      try {
+        if (open) finishAttempt(open, undefined, 'SUPERSEDED');
+        attempts = attempt;
+        const effect = env.effectOf(tenant, tool);
+        const attemptSpan = startSpan(env.tracer, span, {
+          name: `tool_attempt ${tool}`,
+          kind: SpanKind.CLIENT,
+          startMs: nowMs(),
+          attributes: env.tracer ? (tool === info.tool ? { [ATTR.attempt]: attempt, [ATTR.effect]: effect } : { [ATTR.attempt]: attempt, [ATTR.effect]: effect, [ATTR.toolName]: tool }) : undefined,
+        });
+        const record: OpenAttempt = { span: attemptSpan, attempt, tool, effect };
+        open = record;
+        if (env.bus.wants(tenant)) publish(EventKind.TOOL_PRE, attemptSpan, { attempt, attributes: { [ATTR.toolName]: tool, [ATTR.attempt]: String(attempt), [ATTR.effect]: effect } });
+        return {
+          traceparent: formatTraceparent(attemptSpan),
+          post: (outcome) =>
+            guarded(() => {
+              if (open !== record) return;
+              open = undefined;
+              finishAttempt(record, outcome);
+            }),
+        };
+      } catch (error) {
+        env.failed(error);
+        return NOOP_ATTEMPT;
+      }
+    },
+    retry: (attempt, delayMs, reason) =>
+      guarded(() => {
+        retried = true;
+        point(EventKind.RETRY, attempt, { [ATTR.retryDelayMs]: String(delayMs), [ATTR.reason]: redactSecrets(reason) }, false);
+      }),
+    loopWarning: (attempt, message) => guarded(() => point(EventKind.LOOP_WARNING, attempt, { [ATTR.message]: message }, true)),
+    loopStop: (attempt, message) => guarded(() => point(EventKind.LOOP_STOP, attempt, { [ATTR.message]: message }, true)),
+    replay: (attempt) =>
+      guarded(() => {
+        replayed = true;
+        point(EventKind.IDEMPOTENT_REPLAY, attempt, {}, true);
+      }),
+    approvalRequested: (attempt, approvalId, reason) => guarded(() => point(EventKind.APPROVAL_REQUESTED, attempt, { [ATTR.approvalId]: approvalId, [ATTR.reason]: redactSecrets(reason) }, true)),
+    end: (result, hardError) =>
+      guarded(() => {
+        if (open) {
+          const dangling = open;
+          open = undefined;
+          finishAttempt(dangling, undefined, hardError ?? 'INTERNAL');
+        }
+        endCall(result, hardError);
+      }),
+  };
+
+  function endCall(result: ToolResult | undefined, hardError: string | undefined): void {
+    const endMs = nowMs();
+    const kind = result?.isError ? (result.error?.kind ?? ErrorKind.UNSPECIFIED) : undefined;
+    const errorType = result ? (kind === undefined ? undefined : kindName(kind)) : (hardError ?? 'INTERNAL');
+    endSpan(
+      span,
+      endMs,
+      isRecording(span)
+        ? { [ATTR.outcome]: errorType ?? OUTCOME_OK, [ATTR.attempts]: result?.attempts ?? attempts, [ATTR.errorType]: errorType }
+        : undefined,
+      errorType,
+    );
+    env.onCall?.({
+      tenant,
+      tool: info.tool,
+      known: kind !== ErrorKind.UNKNOWN_TOOL,
+      outcome: errorType ?? OUTCOME_OK,
+      attempts: result?.attempts ?? attempts,
+      durationMs: endMs - startMs,
+      validationFailed: kind === ErrorKind.INVALID_ARGUMENTS,
+      timedOut,
+      retried,
+      idempotentHit: result?.idempotentReplay ?? replayed,
+      bounded: result?.truncated ?? false,
+      unexpected: unexpected || kind === ErrorKind.UNEXPECTED,
+    });
+  }
+}

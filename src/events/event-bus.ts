@@ -1,0 +1,167 @@
+import { create } from '@bufbuild/protobuf';
+import { EventSchema, type Event } from '../../gen/dispatch/v1/dispatch_pb';
+import { matches, type EventFilter } from './event-filter';
+import { createRingBuffer, type RingBuffer } from './ring-buffer';
+
+/** The tenant of events that belong to no tenant (a breaker's state); shown to every tenant that sees the tool. */
+export const SYSTEM_TENANT = '';
+
+/** Where events go beyond this process (other replicas). */
+export interface EventRelay {
+  /** True while some other replica has a subscriber; read on every event, so it must be cheap. */
+  readonly active: boolean;
+  send(tenant: string, event: Event): void;
+}
+
+/** One subscriber's view of the bus. */
+export interface Subscription {
+  readonly tenant: string;
+  /** The oldest buffered event, its `dropped` set to the events lost before it; undefined when empty (the next event then wakes the reader). */
+  next(): Event | undefined;
+  /** Leaves the bus; buffered events are discarded. */
+  close(): void;
+}
+
+/** How a subscriber is told about its buffer. */
+export interface SubscriberHooks {
+  /** Events arrived after `next()` came back empty. Called at most once per empty read. */
+  readonly wake: () => void;
+  /** The bus closed (shutdown); the reader should end its stream. */
+  readonly closed: () => void;
+}
+
+/** Options of {@link createEventBus}. */
+export interface EventBusOptions {
+  /** Events buffered per subscriber before the oldest are dropped. @default 1024 */
+  readonly subscriberBuffer?: number;
+  /** Subscribers per tenant on this replica. @default 64 */
+  readonly maxSubscribersPerTenant?: number;
+}
+
+/**
+ * The in-process event bus. Publishing is synchronous and O(subscribers of the tenant): each
+ * subscriber gets the event in its own bounded buffer, so a slow reader only loses its own
+ * oldest events. With no subscriber anywhere, {@link EventBus.wants} is false and callers skip
+ * building events at all.
+ */
+export interface EventBus {
+  /** True when an event of `tenant` would reach anyone. */
+  wants(tenant: string): boolean;
+  /** Delivers to local subscribers and to the relay. */
+  publish(tenant: string, event: Event): void;
+  /** Delivers to local subscribers only (events that came from another replica). */
+  deliverLocal(tenant: string, event: Event): void;
+  /** Joins the bus; undefined when the tenant already has its maximum of subscribers. */
+  subscribe(tenant: string, filter: EventFilter, hooks: SubscriberHooks): Subscription | undefined;
+  readonly subscriberCount: number;
+  /** Called whenever the number of local subscribers changes. */
+  onSubscriberCount(listener: (count: number) => void): void;
+  setRelay(relay: EventRelay | undefined): void;
+  /** Decides which tenants see a {@link SYSTEM_TENANT} event about `tool`. @default every tenant */
+  setVisibility(visible: (tenant: string, tool: string) => boolean): void;
+  /** Closes every subscription. */
+  close(): void;
+}
+
+interface Subscriber extends Subscription {
+  readonly filter: EventFilter;
+  readonly buffer: RingBuffer<Event>;
+  readonly hooks: SubscriberHooks;
+  waiting: boolean;
+}
+
+/** Creates an event bus. */
+export function createEventBus(options: EventBusOptions = {}): EventBus {
+  const capacity = options.subscriberBuffer ?? 1024;
+  const maxPerTenant = options.maxSubscribersPerTenant ?? 64;
+  const byTenant = new Map<string, Set<Subscriber>>();
+  const listeners: ((count: number) => void)[] = [];
+  let count = 0;
+  let relay: EventRelay | undefined;
+  let visible: (tenant: string, tool: string) => boolean = () => true;
+
+  const changed = () => {
+    for (const listener of listeners) listener(count);
+  };
+  const offer = (sub: Subscriber, event: Event) => {
+    if (!matches(sub.filter, event)) return;
+    sub.buffer.push(event);
+    if (sub.waiting) {
+      sub.waiting = false;
+      sub.hooks.wake();
+    }
+  };
+  const deliverLocal = (tenant: string, event: Event) => {
+    if (tenant !== SYSTEM_TENANT) {
+      const subs = byTenant.get(tenant);
+      if (subs) for (const sub of subs) offer(sub, event);
+      return;
+    }
+    for (const [subTenant, subs] of byTenant) {
+      if (!visible(subTenant, event.tool)) continue;
+      for (const sub of subs) offer(sub, event);
+    }
+  };
+
+  return {
+    wants: (tenant) => relay?.active === true || (tenant === SYSTEM_TENANT ? count > 0 : byTenant.has(tenant)),
+    publish(tenant, event) {
+      if (count > 0) deliverLocal(tenant, event);
+      if (relay?.active) relay.send(tenant, event);
+    },
+    deliverLocal,
+    subscribe(tenant, filter, hooks) {
+      let subs = byTenant.get(tenant);
+      if ((subs?.size ?? 0) >= maxPerTenant) return undefined;
+      if (!subs) byTenant.set(tenant, (subs = new Set()));
+      const tenantSubs = subs;
+      const sub: Subscriber = {
+        tenant,
+        filter,
+        hooks,
+        buffer: createRingBuffer<Event>(capacity),
+        waiting: true,
+        next() {
+          const event = sub.buffer.shift();
+          if (event === undefined) {
+            sub.waiting = true;
+            return undefined;
+          }
+          const dropped = sub.buffer.takeDropped();
+          return dropped === 0 ? event : create(EventSchema, { ...event, dropped: BigInt(dropped) });
+        },
+        close() {
+          if (!tenantSubs.delete(sub)) return;
+          sub.buffer.clear();
+          if (tenantSubs.size === 0 && byTenant.get(tenant) === tenantSubs) byTenant.delete(tenant);
+          count--;
+          changed();
+        },
+      };
+      tenantSubs.add(sub);
+      count++;
+      changed();
+      return sub;
+    },
+    get subscriberCount() {
+      return count;
+    },
+    onSubscriberCount(listener) {
+      listeners.push(listener);
+    },
+    setRelay(next) {
+      relay = next;
+    },
+    setVisibility(next) {
+      visible = next;
+    },
+    close() {
+      for (const subs of [...byTenant.values()]) {
+        for (const sub of [...subs]) {
+          sub.close();
+          sub.hooks.closed();
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,33 @@
+import { EventKind, type Event, type SubscribeRequest } from '../../gen/dispatch/v1/dispatch_pb';
+
+/** Which events a subscriber wants; an empty field means any. */
+export interface EventFilter {
+  readonly sessionId: string;
+  readonly tools?: ReadonlySet<string>;
+  readonly kinds?: ReadonlySet<EventKind>;
+}
+
+/** Bounds on a SubscribeRequest. */
+export const MAX_FILTER_TOOLS = 1024;
+const MAX_SESSION_ID = 256;
+
+/** The filter of a SubscribeRequest, or a message saying what is wrong with it. */
+export function filterOf(request: SubscribeRequest): EventFilter | string {
+  if (request.sessionId.length > MAX_SESSION_ID) return `session_id is longer than ${MAX_SESSION_ID} characters`;
+  if (request.tools.length > MAX_FILTER_TOOLS) return `${request.tools.length} tools in the filter, over the limit of ${MAX_FILTER_TOOLS}`;
+  for (const kind of request.kinds) {
+    if (kind === EventKind.UNSPECIFIED || EventKind[kind] === undefined) return `unknown event kind ${kind}`;
+  }
+  return {
+    sessionId: request.sessionId,
+    tools: request.tools.length > 0 ? new Set(request.tools) : undefined,
+    kinds: request.kinds.length > 0 ? new Set(request.kinds) : undefined,
+  };
+}
+
+/** True when `event` passes `filter`. Events outside any session (breaker changes) fail a session filter. */
+export function matches(filter: EventFilter, event: Event): boolean {
+  if (filter.sessionId !== '' && event.sessionId !== filter.sessionId) return false;
+  if (filter.tools && !filter.tools.has(event.tool)) return false;
+  return !filter.kinds || filter.kinds.has(event.kind);
+}

@@ -1,0 +1,120 @@
+import { SpanKind, type Tracer } from '@opentelemetry/api';
+import { EventKind } from '../../gen/dispatch/v1/dispatch_pb';
+import type { Logger } from '../log';
+import { NOOP_OBSERVER, type Observer, type TurnInfo, type TurnObserver } from '../pipeline';
+import type { CallSink } from './call-summary';
+import { observeCall } from './call-observer';
+import { SYSTEM_TENANT, type EventBus } from './event-bus';
+import type { ObserverEnv, TurnState } from './observer-env';
+import { ATTR, OUTCOME_OK, TURN_SPAN_NAME } from './span-attributes';
+import { endSpan, isRecording, startSpan } from './span-record';
+import { spanEvent } from './span-event';
+import { nowMs } from './timestamps';
+import { newSpanId, newTraceId, parseTraceparent } from './trace-context';
+
+/** Options of {@link createEventObserver}. */
+export interface EventObserverOptions {
+  readonly bus: EventBus;
+  /** Real OpenTelemetry spans are made only with a tracer. @default none (ids only) */
+  readonly tracer?: Tracer;
+  /** Receives every finished call (metrics, GetToolStats). */
+  readonly onCall?: CallSink;
+  /** Receives every breaker change. */
+  readonly onBreaker?: (tool: string, state: string) => void;
+  /** Events carry the arguments text instead of its shape. @default false */
+  readonly debugPayloads?: boolean;
+  readonly logger?: Logger;
+}
+
+/** A tool's effect as the registry knows it. */
+export type ToolLookup = (tenant: string, tool: string) => { readonly readOnly: boolean } | undefined;
+
+/** The pipeline observer that makes events and spans. */
+export interface EventObserver extends Observer {
+  /** Tells the observer where to find tools (the registry exists after the observer). */
+  setToolLookup(lookup: ToolLookup): void;
+}
+
+/** Telemetry errors are logged at most this often. */
+const ERROR_LOG_INTERVAL_MS = 10_000;
+
+/**
+ * Turns the pipeline's hooks into span-shaped events on `bus` and, with a tracer, OpenTelemetry
+ * spans with the same ids: the turn (parented under the caller's traceparent), an
+ * `execute_tool {tool}` span per call, a span per attempt. Nothing here waits or throws.
+ */
+export function createEventObserver(options: EventObserverOptions): EventObserver {
+  const { bus, tracer } = options;
+  let lookup: ToolLookup = () => undefined;
+  let lastErrorLog = 0;
+  const env: ObserverEnv = {
+    bus,
+    tracer,
+    onCall: options.onCall,
+    debugPayloads: options.debugPayloads ?? false,
+    effectOf(tenant, tool) {
+      const found = lookup(tenant, tool);
+      return found === undefined ? '' : found.readOnly ? 'read_only' : 'side_effect';
+    },
+    failed(error) {
+      const now = Date.now();
+      if (now - lastErrorLog < ERROR_LOG_INTERVAL_MS) return;
+      lastErrorLog = now;
+      options.logger?.warn('telemetry error (calls are unaffected)', { error: error instanceof Error ? error.stack : String(error) });
+    },
+  };
+
+  function turn(info: TurnInfo): TurnObserver {
+    const startMs = nowMs();
+    const span = startSpan(tracer, parseTraceparent(info.traceparent), {
+      name: TURN_SPAN_NAME,
+      kind: SpanKind.SERVER,
+      startMs,
+      parent: true,
+      attributes: tracer
+        ? { [ATTR.tenant]: info.tenant, [ATTR.sessionId]: info.sessionId, [ATTR.turn]: info.turn, [ATTR.calls]: info.callCount }
+        : undefined,
+    });
+    const state: TurnState = { tenant: info.tenant, sessionId: info.sessionId, turn: info.turn, span, env };
+    return {
+      call: (call) => observeCall(state, call),
+      end(hardError) {
+        try {
+          const endMs = nowMs();
+          endSpan(span, endMs, isRecording(span) && hardError ? { [ATTR.outcome]: hardError, [ATTR.errorType]: hardError } : undefined, hardError);
+          if (!bus.wants(info.tenant)) return;
+          const attributes: Record<string, string> = { [ATTR.calls]: String(info.callCount), [ATTR.outcome]: hardError ?? OUTCOME_OK };
+          if (hardError) attributes[ATTR.errorType] = hardError;
+          bus.publish(info.tenant, spanEvent(EventKind.TURN_END, state, span, { endMs, attributes }));
+        } catch (error) {
+          env.failed(error);
+        }
+      },
+    };
+  }
+
+  return {
+    turn(info) {
+      try {
+        return turn(info);
+      } catch (error) {
+        env.failed(error);
+        return NOOP_OBSERVER.turn(info);
+      }
+    },
+    breakerState(tool, state) {
+      try {
+        options.onBreaker?.(tool, state);
+        if (!bus.wants(SYSTEM_TENANT)) return;
+        const at = nowMs();
+        const span = { traceId: newTraceId(), spanId: newSpanId(), flags: '00', parentSpanId: '', name: `breaker ${tool}`, startMs: at };
+        bus.publish(SYSTEM_TENANT, spanEvent(EventKind.BREAKER_STATE, { sessionId: '', turn: 0 }, span, { tool, endMs: at, attributes: { [ATTR.toolName]: tool, [ATTR.breakerState]: state } }));
+      } catch (error) {
+        env.failed(error);
+      }
+    },
+    setToolLookup(next) {
+      lookup = next;
+    },
+  };
+}

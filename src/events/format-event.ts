@@ -1,0 +1,39 @@
+import { EventKind, type Event } from '../../gen/dispatch/v1/dispatch_pb';
+import { ATTR } from './span-attributes';
+
+const EXTRAS: Partial<Record<EventKind, readonly (readonly [string, string])[]>> = {
+  [EventKind.CALL_RECEIVED]: [['args', ATTR.argumentsShape], ['args', ATTR.argumentsText]],
+  [EventKind.TOOL_PRE]: [['effect', ATTR.effect]],
+  [EventKind.TOOL_POST]: [['outcome', ATTR.outcome], ['ms', ATTR.durationMs], ['chars', ATTR.outputChars]],
+  [EventKind.RETRY]: [['delay_ms', ATTR.retryDelayMs], ['reason', ATTR.reason]],
+  [EventKind.LOOP_WARNING]: [['message', ATTR.message]],
+  [EventKind.LOOP_STOP]: [['message', ATTR.message]],
+  [EventKind.BREAKER_STATE]: [['state', ATTR.breakerState]],
+  [EventKind.APPROVAL_REQUESTED]: [['approval', ATTR.approvalId], ['reason', ATTR.reason]],
+  [EventKind.TURN_END]: [['outcome', ATTR.outcome], ['calls', ATTR.calls]],
+};
+const FLAGS = [ATTR.replay, ATTR.cached, ATTR.truncated] as const;
+
+const quoted = (value: string) => (/^\S+$/.test(value) ? value : JSON.stringify(value));
+
+/**
+ * One readable line for an event:
+ * `12:00:01.250 TOOL_POST session=s1 turn=2 call=c1 tool=get_weather attempt=1 outcome=ok ms=12`.
+ * The time is the event's end when it has one (TOOL_POST, TURN_END, point events), else its start.
+ */
+export function formatEvent(event: Event): string {
+  const at = event.endTime ?? event.startTime;
+  const ms = at ? Number(at.seconds) * 1000 + Math.floor(at.nanos / 1e6) : 0;
+  const parts = [new Date(ms).toISOString().slice(11, 23), EventKind[event.kind] ?? String(event.kind)];
+  if (event.sessionId !== '') parts.push(`session=${quoted(event.sessionId)}`, `turn=${event.turn}`);
+  if (event.toolCallId !== '') parts.push(`call=${quoted(event.toolCallId)}`);
+  if (event.tool !== '') parts.push(`tool=${quoted(event.tool)}`);
+  if (event.attempt > 0) parts.push(`attempt=${event.attempt}`);
+  for (const [label, key] of EXTRAS[event.kind] ?? []) {
+    const value = event.attributes[key];
+    if (value !== undefined && value !== '') parts.push(`${label}=${quoted(value)}`);
+  }
+  for (const flag of FLAGS) if (event.attributes[flag] === 'true') parts.push(flag.slice('dispatch.'.length));
+  if (event.dropped > 0n) parts.push(`(${event.dropped} earlier events dropped)`);
+  return parts.join(' ');
+}

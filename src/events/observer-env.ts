@@ -1,0 +1,35 @@
+import type { Tracer } from '@opentelemetry/api';
+import type { CallSink } from './call-summary';
+import type { EventBus } from './event-bus';
+import type { SpanRecord } from './span-record';
+import type { EventScope } from './span-event';
+
+/** What every handle of an event observer shares. */
+export interface ObserverEnv {
+  readonly bus: EventBus;
+  readonly tracer?: Tracer;
+  readonly onCall?: CallSink;
+  /** Events carry argument values, not only their shape. */
+  readonly debugPayloads: boolean;
+  /** `read_only`, `side_effect`, or '' when the tool is not known. */
+  effectOf(tenant: string, tool: string): string;
+  /** Reports an error inside telemetry; never rethrows. */
+  failed(error: unknown): void;
+}
+
+/** One turn, as its call handles see it. */
+export interface TurnState extends EventScope {
+  readonly tenant: string;
+  readonly span: SpanRecord;
+  readonly env: ObserverEnv;
+}
+
+/** Span attribute values stringified for an event's attribute map (undefined values left out). */
+export function stringAttributes(attributes: Record<string, string | number | boolean | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key in attributes) {
+    const value = attributes[key];
+    if (value !== undefined) out[key] = String(value);
+  }
+  return out;
+}

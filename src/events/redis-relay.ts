@@ -1,0 +1,173 @@
+import { randomUUID } from 'node:crypto';
+import type { Cluster, Redis } from 'ioredis';
+import type { Event } from '../../gen/dispatch/v1/dispatch_pb';
+import type { Logger } from '../log';
+import type { EventBus, EventRelay } from './event-bus';
+import { decodeBatch, encodeBatch, type TenantEvent } from './relay-codec';
+
+/** Options of {@link createRedisRelay}. */
+export interface RedisRelayOptions {
+  readonly bus: EventBus;
+  /** Opens a new connection; called twice (publishing, subscribing). */
+  readonly connect: () => Redis | Cluster;
+  readonly logger: Logger;
+  /** Channel prefix; events go on `{prefix}`, interest on `{prefix}:interest`. @default "dispatch:events" */
+  readonly channel?: string;
+  /** Events are gathered this long before one PUBLISH. @default 15 */
+  readonly flushMs?: number;
+  /** Events waiting for Redis before the oldest are dropped. @default 10000 */
+  readonly maxPending?: number;
+  /** Events per PUBLISH. @default 500 */
+  readonly maxBatch?: number;
+  /** A replica with subscribers re-announces its interest this often; silence for 3 periods ends it. @default 5000 */
+  readonly heartbeatMs?: number;
+}
+
+/** The cross-replica half of the event bus. */
+export interface RedisRelay {
+  /** Other replicas currently holding subscribers. */
+  readonly interestedReplicas: number;
+  close(): Promise<void>;
+}
+
+interface Interest {
+  readonly id: string;
+  readonly on?: boolean;
+  readonly query?: boolean;
+}
+
+/**
+ * Carries events between replicas through Redis pub/sub. Every replica listens on a small
+ * interest channel; one with local subscribers announces it (and re-announces on a heartbeat),
+ * and only while some other replica is interested does this one publish its events, in batches.
+ * Received events go to local subscribers only; a replica ignores its own batches.
+ */
+export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
+  const { bus, logger } = options;
+  const channel = options.channel ?? 'dispatch:events';
+  const interestChannel = `${channel}:interest`;
+  const flushMs = options.flushMs ?? 15;
+  const maxPending = options.maxPending ?? 10_000;
+  const maxBatch = options.maxBatch ?? 500;
+  const heartbeatMs = options.heartbeatMs ?? 5_000;
+  const id = randomUUID();
+  const pub = options.connect();
+  const sub = options.connect();
+  const remote = new Map<string, number>();
+  let pending: TenantEvent[] = [];
+  let flushTimer: NodeJS.Timeout | undefined;
+  let listening = false;
+  let closed = false;
+  let lastWarn = 0;
+
+  const warn = (message: string, error?: unknown) => {
+    if (Date.now() - lastWarn < 10_000) return;
+    lastWarn = Date.now();
+    logger.warn(message, { error: error instanceof Error ? error.message : error === undefined ? undefined : String(error) });
+  };
+  pub.on('error', (e) => warn('event relay: redis error', e));
+  sub.on('error', (e) => warn('event relay: redis error', e));
+
+  const relay: EventRelay & { active: boolean } = {
+    active: false,
+    send(tenant: string, event: Event) {
+      pending.push({ tenant, event });
+      if (pending.length > maxPending) pending.splice(0, pending.length - maxPending);
+      flushTimer ??= setTimeout(flush, flushMs);
+    },
+  };
+  bus.setRelay(relay);
+
+  function flush(): void {
+    flushTimer = undefined;
+    const batch = pending;
+    pending = [];
+    if (pub.status !== 'ready') return warn(`event relay: redis not ready, ${batch.length} events not sent to other replicas`);
+    for (let i = 0; i < batch.length; i += maxBatch) {
+      pub.publish(channel, encodeBatch(id, batch.slice(i, i + maxBatch))).catch((e: unknown) => warn('event relay: publish failed', e));
+    }
+  }
+
+  const announce = (message: Omit<Interest, 'id'>) => {
+    if (!closed) pub.publish(interestChannel, JSON.stringify({ id, ...message })).catch((e: unknown) => warn('event relay: announce failed', e));
+  };
+  const refreshActive = () => {
+    const now = Date.now();
+    for (const [replica, expires] of remote) if (expires <= now) remote.delete(replica);
+    relay.active = remote.size > 0;
+  };
+
+  function onInterest(text: string): void {
+    let message: Interest;
+    try {
+      message = JSON.parse(text) as Interest;
+    } catch {
+      return;
+    }
+    if (typeof message.id !== 'string' || message.id === id) return;
+    if (message.query) {
+      if (bus.subscriberCount > 0) announce({ on: true });
+      return;
+    }
+    if (message.on) remote.set(message.id, Date.now() + 3 * heartbeatMs);
+    else remote.delete(message.id);
+    refreshActive();
+  }
+
+  function onEvents(text: string): void {
+    try {
+      const batch = decodeBatch(text);
+      if (batch.origin === id) return;
+      for (const { tenant, event } of batch.events) bus.deliverLocal(tenant, event);
+    } catch (error) {
+      warn('event relay: malformed batch ignored', error);
+    }
+  }
+
+  sub.on('message', (from: string, text: string) => (from === interestChannel ? onInterest(text) : from === channel ? onEvents(text) : undefined));
+  sub.subscribe(interestChannel).then(
+    () => announce({ query: true }),
+    (e: unknown) => warn('event relay: subscribe failed', e),
+  );
+
+  const listen = (count: number) => {
+    if (closed) return;
+    const want = count > 0;
+    if (want === listening) return;
+    listening = want;
+    if (want) {
+      sub.subscribe(channel).catch((e: unknown) => warn('event relay: subscribe failed', e));
+      announce({ on: true });
+    } else {
+      sub.unsubscribe(channel).catch((e: unknown) => warn('event relay: unsubscribe failed', e));
+      announce({ on: false });
+    }
+  };
+  bus.onSubscriberCount(listen);
+  listen(bus.subscriberCount);
+
+  const heartbeat = setInterval(() => {
+    refreshActive();
+    if (listening) announce({ on: true });
+  }, heartbeatMs);
+  heartbeat.unref();
+
+  return {
+    get interestedReplicas() {
+      refreshActive();
+      return remote.size;
+    },
+    async close() {
+      if (closed) return;
+      if (listening) announce({ on: false });
+      closed = true;
+      clearInterval(heartbeat);
+      if (flushTimer) {
+        clearTimeout(flushTimer);
+        flush();
+      }
+      bus.setRelay(undefined);
+      await Promise.allSettled([pub.quit(), sub.quit()]);
+    },
+  };
+}

@@ -1,0 +1,69 @@
+import * as grpc from '@grpc/grpc-js';
+import type { Event, SubscribeRequest } from '../../gen/dispatch/v1/dispatch_pb';
+import type { Logger } from '../log';
+import { RpcError, toServiceError, type Authenticator } from '../server';
+import type { EventBus, Subscription } from './event-bus';
+import { filterOf } from './event-filter';
+
+/** What the Subscribe handler needs. */
+export interface SubscribeHandlerOptions {
+  readonly bus: EventBus;
+  /** Late-bound: the authenticator is known once every plugin is built. */
+  readonly authenticate: () => Authenticator;
+  readonly logger: Logger;
+}
+
+/**
+ * Subscribe: streams the events of the caller's tenant that pass its filter. Each subscriber
+ * reads from its own bounded buffer; the stream is written only while grpc accepts more
+ * (a `false` from write() waits for 'drain'), so a reader that stops only loses its oldest events.
+ */
+export function subscribeHandler(options: SubscribeHandlerOptions): grpc.handleServerStreamingCall<SubscribeRequest, Event> {
+  const { bus, logger } = options;
+  return (call) => {
+    const fail = (error: unknown) => call.emit('error', toServiceError(error, logger));
+    let tenant: string;
+    try {
+      tenant = options.authenticate()(call, 'subscribe').tenant;
+    } catch (error) {
+      return fail(error);
+    }
+    const filter = filterOf(call.request);
+    if (typeof filter === 'string') return fail(new RpcError(grpc.status.INVALID_ARGUMENT, filter));
+
+    let finished = false;
+    let scheduled = false;
+    let subscription: Subscription | undefined;
+    const pump = () => {
+      scheduled = false;
+      if (finished || !subscription) return;
+      for (let event = subscription.next(); event !== undefined; event = subscription.next()) {
+        if (!call.write(event)) {
+          call.once('drain', pump);
+          return;
+        }
+      }
+    };
+    const finish = (endStream: boolean) => {
+      if (finished) return;
+      finished = true;
+      subscription?.close();
+      if (endStream) call.end();
+    };
+    subscription = bus.subscribe(tenant, filter, {
+      wake: () => {
+        if (scheduled) return;
+        scheduled = true;
+        setImmediate(pump);
+      },
+      closed: () => finish(true),
+    });
+    if (!subscription) {
+      return fail(new RpcError(grpc.status.RESOURCE_EXHAUSTED, `tenant "${tenant}" already has the maximum number of event subscribers on this server; close one first`));
+    }
+    call.on('cancelled', () => finish(false));
+    call.on('close', () => finish(false));
+    call.on('error', () => finish(false));
+    call.sendMetadata(new grpc.Metadata());
+  };
+}

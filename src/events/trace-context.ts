@@ -1,0 +1,50 @@
+import { randomFillSync } from 'node:crypto';
+
+/** A W3C trace context: the ids of a span and its sampled flag, as lowercase hex. */
+export interface TraceContext {
+  readonly traceId: string;
+  readonly spanId: string;
+  /** Two hex digits; `01` when sampled. */
+  readonly flags: string;
+}
+
+/** Random bytes fetched from the OS at once, so ids cost a slice and a hex conversion. */
+const ID_POOL_BYTES = 8192;
+const pool = Buffer.allocUnsafe(ID_POOL_BYTES);
+let offset = ID_POOL_BYTES;
+
+function randomHex(bytes: number): string {
+  for (;;) {
+    if (offset + bytes > ID_POOL_BYTES) {
+      randomFillSync(pool);
+      offset = 0;
+    }
+    const hex = pool.toString('hex', offset, offset + bytes);
+    offset += bytes;
+    if (!/^0+$/.test(hex)) return hex;
+  }
+}
+
+/** A new random trace id (32 hex digits, never all zero). */
+export const newTraceId = (): string => randomHex(16);
+
+/** A new random span id (16 hex digits, never all zero). */
+export const newSpanId = (): string => randomHex(8);
+
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
+
+/** Reads a `traceparent` header; undefined when absent or malformed (version ff, zero ids). */
+export function parseTraceparent(header: string | undefined): TraceContext | undefined {
+  if (header === undefined) return undefined;
+  const match = TRACEPARENT.exec(header.trim().toLowerCase());
+  if (!match) return undefined;
+  const [, version, traceId, spanId, flags, rest] = match;
+  if (version === 'ff' || (version === '00' && rest !== undefined)) return undefined;
+  if (/^0+$/.test(traceId!) || /^0+$/.test(spanId!)) return undefined;
+  return { traceId: traceId!, spanId: spanId!, flags: flags! };
+}
+
+/** The `traceparent` header of a span. */
+export function formatTraceparent(context: TraceContext): string {
+  return `00-${context.traceId}-${context.spanId}-${context.flags}`;
+}

@@ -1,0 +1,61 @@
+import type { Tracer } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { Logger } from '../log';
+
+/** Trace export, when the environment asks for it. */
+export interface Tracing {
+  /** Undefined when traces are off. */
+  readonly tracer: Tracer | undefined;
+  /** Exports every finished span now. */
+  forceFlush(): Promise<void>;
+  /** Flushes, then stops exporting. */
+  shutdown(): Promise<void>;
+}
+
+/** The service name spans carry unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES say otherwise. */
+export const DEFAULT_SERVICE_NAME = 'dispatchd';
+
+const listOf = (value: string | undefined) => (value ?? '').split(',').map((s) => s.trim().toLowerCase()).filter((s) => s !== '');
+
+/**
+ * True when the standard variables ask for trace export: an OTLP endpoint
+ * (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) or OTEL_TRACES_EXPORTER=otlp,
+ * and neither OTEL_SDK_DISABLED=true nor OTEL_TRACES_EXPORTER=none.
+ */
+export function tracesEnabled(env: NodeJS.ProcessEnv): boolean {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
+  const exporters = listOf(env.OTEL_TRACES_EXPORTER);
+  if (exporters.includes('none')) return false;
+  if (exporters.includes('otlp')) return true;
+  return exporters.length === 0 && Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim());
+}
+
+const OFF: Tracing = { tracer: undefined, forceFlush: async () => undefined, shutdown: async () => undefined };
+
+/**
+ * OTLP trace export (protobuf over HTTP) with a batch span processor, configured by the standard
+ * OTEL_* variables (endpoint, headers, timeout, sampler, batch sizes). The provider is not
+ * registered globally and no context manager is installed: dispatch passes contexts explicitly.
+ */
+export function createTracing(env: NodeJS.ProcessEnv = process.env, logger?: Logger): Tracing {
+  if (!tracesEnabled(env)) return OFF;
+  const exporters = listOf(env.OTEL_TRACES_EXPORTER).filter((e) => e !== 'otlp');
+  if (exporters.length > 0) logger?.warn('unsupported OTEL_TRACES_EXPORTER values ignored', { exporters });
+  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL;
+  if (protocol !== undefined && protocol.trim() !== 'http/protobuf') logger?.warn('only the http/protobuf OTLP protocol is supported; using it', { protocol });
+  const resource = defaultResource()
+    .merge(resourceFromAttributes({ 'service.name': DEFAULT_SERVICE_NAME }))
+    .merge(detectResources({ detectors: [envDetector] }));
+  const provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())] });
+  let stopped: Promise<void> | undefined;
+  return {
+    tracer: provider.getTracer('dispatch'),
+    forceFlush: () => provider.forceFlush(),
+    shutdown() {
+      stopped ??= provider.shutdown().catch((error: Error) => logger?.warn('trace export shutdown failed', { error: error.message }));
+      return stopped;
+    },
+  };
+}

@@ -1,0 +1,16 @@
+export { createTracing, tracesEnabled, DEFAULT_SERVICE_NAME } from './create-tracing';
+export type { Tracing } from './create-tracing';
+export { startMetrics, UNKNOWN_TOOL_LABEL, DURATION_BUCKETS_S } from './create-metrics';
+export type { Metrics, MetricsOptions } from './create-metrics';
+export { startMetricsServer, parseHostPort } from './metrics-server';
+export type { MetricsServer } from './metrics-server';
+export { alertsOf, RATE_NAMES, RATE_THRESHOLDS } from './rate-alerts';
+export type { ToolRateValues } from './rate-alerts';
+export { createToolStats, ratesOf } from './tool-stats';
+export type { ToolStats, ToolCounters, ToolStatsOptions } from './tool-stats';
+export { createObservedHealth, isHealthSource } from './tool-health';
+export type { ToolHealthSource } from './tool-health';
+export { toolStatsHandler } from './tool-stats-handler';
+export type { ToolStatsHandlerOptions } from './tool-stats-handler';
+export { telemetrySettings } from './telemetry-config';
+export type { TelemetrySettings } from './telemetry-config';

@@ -1,0 +1,21 @@
+import { ConfigError, type DispatchConfig } from '../config';
+
+/** The `telemetry:` section of the configuration file. */
+export interface TelemetrySettings {
+  /** Events carry arguments text instead of its shape; for debugging only. @default false */
+  readonly debugPayloads: boolean;
+}
+
+const KEYS = new Set(['debug_payloads']);
+
+/** Reads and checks the `telemetry:` section; unknown keys and wrong types are ConfigErrors. */
+export function telemetrySettings(config: Pick<DispatchConfig, 'file' | 'telemetry'>): TelemetrySettings {
+  const raw = config.telemetry;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(config.file, 'telemetry', 'must be a mapping');
+  for (const key of Object.keys(raw)) {
+    if (!KEYS.has(key)) throw new ConfigError(config.file, `telemetry.${key}`, `unknown key (expected one of ${[...KEYS].join(', ')})`);
+  }
+  const debug = raw.debug_payloads ?? false;
+  if (typeof debug !== 'boolean') throw new ConfigError(config.file, 'telemetry.debug_payloads', 'must be true or false');
+  return { debugPayloads: debug };
+}

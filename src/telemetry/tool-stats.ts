@@ -1,0 +1,93 @@
+import type { CallSummary } from '../events';
+import type { ToolRateValues } from './rate-alerts';
+
+/** Running counts of one tool's calls. */
+export interface ToolCounters {
+  calls: number;
+  attempts: number;
+  validationFailures: number;
+  timeouts: number;
+  retries: number;
+  idempotentHits: number;
+  bounded: number;
+  unexpected: number;
+}
+
+/** Per-tenant, per-tool call counts behind GetToolStats and the rate gauges. */
+export interface ToolStats {
+  /** Counts a finished call of a known tool; unknown names are not counted. */
+  record(summary: CallSummary): void;
+  /** The counts of a tenant's tool, or undefined if it has none. */
+  get(tenant: string, tool: string): Readonly<ToolCounters> | undefined;
+  /** Tools with counts for a tenant. */
+  tools(tenant: string): string[];
+  /** Counts per tool summed over tenants. */
+  totals(): Map<string, ToolCounters>;
+}
+
+/** Options of {@link createToolStats}. */
+export interface ToolStatsOptions {
+  /** (tenant, tool) pairs tracked; calls of further pairs are not counted. @default 10000 */
+  readonly maxTracked?: number;
+}
+
+const zero = (): ToolCounters => ({ calls: 0, attempts: 0, validationFailures: 0, timeouts: 0, retries: 0, idempotentHits: 0, bounded: 0, unexpected: 0 });
+
+function add(into: ToolCounters, from: Readonly<ToolCounters>): void {
+  for (const key of Object.keys(into) as (keyof ToolCounters)[]) into[key] += from[key];
+}
+
+/** The six rates of a tool's counts, each a fraction of its calls (0 with no calls). */
+export function ratesOf(counters: Readonly<ToolCounters> | undefined): ToolRateValues {
+  const calls = counters?.calls ?? 0;
+  const of = (n: number) => (calls === 0 ? 0 : n / calls);
+  return {
+    validationFailure: of(counters?.validationFailures ?? 0),
+    timeout: of(counters?.timeouts ?? 0),
+    retry: of(counters?.retries ?? 0),
+    idempotentHit: of(counters?.idempotentHits ?? 0),
+    resultBounding: of(counters?.bounded ?? 0),
+    unexpectedException: of(counters?.unexpected ?? 0),
+  };
+}
+
+/** Creates an empty table. */
+export function createToolStats(options: ToolStatsOptions = {}): ToolStats {
+  const maxTracked = options.maxTracked ?? 10_000;
+  const byTenant = new Map<string, Map<string, ToolCounters>>();
+  let tracked = 0;
+  return {
+    record(s) {
+      if (!s.known) return;
+      let tools = byTenant.get(s.tenant);
+      let c = tools?.get(s.tool);
+      if (!c) {
+        if (tracked >= maxTracked) return;
+        if (!tools) byTenant.set(s.tenant, (tools = new Map()));
+        tools.set(s.tool, (c = zero()));
+        tracked++;
+      }
+      c.calls++;
+      c.attempts += s.attempts;
+      if (s.validationFailed) c.validationFailures++;
+      if (s.timedOut) c.timeouts++;
+      if (s.retried) c.retries++;
+      if (s.idempotentHit) c.idempotentHits++;
+      if (s.bounded) c.bounded++;
+      if (s.unexpected) c.unexpected++;
+    },
+    get: (tenant, tool) => byTenant.get(tenant)?.get(tool),
+    tools: (tenant) => [...(byTenant.get(tenant)?.keys() ?? [])],
+    totals() {
+      const out = new Map<string, ToolCounters>();
+      for (const tools of byTenant.values()) {
+        for (const [tool, c] of tools) {
+          let sum = out.get(tool);
+          if (!sum) out.set(tool, (sum = zero()));
+          add(sum, c);
+        }
+      }
+      return out;
+    },
+  };
+}

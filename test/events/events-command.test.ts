@@ -1,0 +1,65 @@
+import { eventsCommand, kindOf } from '../../src/cli/events-command';
+import { EventKind } from '../../gen/dispatch/v1/dispatch_pb';
+import { startApp, type TestDispatch } from '../helpers/servers';
+
+const YAML = `
+tools:
+  - name: echo
+    effect: read_only
+    input_schema: '{"type":"object"}'
+    builtin: { name: echo }
+`;
+
+let d: TestDispatch;
+beforeAll(async () => {
+  d = await startApp(YAML);
+});
+afterAll(() => d.close());
+
+async function until(predicate: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+test('dispatchctl events tails one readable line per event, filtered by session and tool, until interrupted', async () => {
+  const lines: string[] = [];
+  const errors: string[] = [];
+  const controller = new AbortController();
+  const done = eventsCommand(d.address, { session: 'cli', tool: 'echo' }, (l) => lines.push(l), controller.signal, (l) => errors.push(l));
+  // The subscription is live once a probe dispatched in the session shows up.
+  for (let i = 0; i < 100 && lines.length === 0; i++) {
+    await d.dispatch.dispatch({ sessionId: 'cli', turn: 1, calls: [{ id: 'probe', name: 'echo', arguments: '{}' }] });
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await until(() => lines.some((l) => l.includes('call=probe')), 'the probe');
+  lines.length = 0;
+  await d.dispatch.dispatch({ sessionId: 'other', calls: [{ id: 'x', name: 'echo', arguments: '{}' }] });
+  await d.dispatch.dispatch({ sessionId: 'cli', turn: 7, calls: [{ id: 'c1', name: 'echo', arguments: '{"q":"v"}' }] });
+  await until(() => lines.some((l) => l.includes('TOOL_POST') && l.includes('call=c1')), 'TOOL_POST of c1');
+  const mine = lines.filter((l) => l.includes('call=c1'));
+  expect(mine).toHaveLength(3);
+  expect(mine[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} CALL_RECEIVED session=cli turn=7 call=c1 tool=echo args=\{"q":"string"\}$/);
+  expect(mine[1]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} TOOL_PRE session=cli turn=7 call=c1 tool=echo attempt=1 effect=read_only$/);
+  expect(mine[2]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} TOOL_POST session=cli turn=7 call=c1 tool=echo attempt=1 outcome=ok ms=\d+ chars=\d+$/);
+  expect(lines.some((l) => l.includes('session=other'))).toBe(false);
+  controller.abort();
+  await expect(done).resolves.toBe(0);
+  expect(errors).toEqual([]);
+});
+
+test('dispatchctl events refuses an unknown kind and reports a failed RPC', async () => {
+  const errors: string[] = [];
+  const code = await eventsCommand(d.address, { kinds: ['tool_post', 'NOPE'] }, () => undefined, new AbortController().signal, (l) => errors.push(l));
+  expect(code).toBe(2);
+  expect(errors[0]).toMatch(/^dispatchctl: unknown event kind "NOPE" \(one of CALL_RECEIVED, TOOL_PRE, /);
+  expect(kindOf('tool_post')).toBe(EventKind.TOOL_POST);
+  expect(kindOf('EVENT_KIND_RETRY')).toBe(EventKind.RETRY);
+  expect(kindOf('unspecified')).toBeUndefined();
+  const unreachable: string[] = [];
+  const code2 = await eventsCommand('127.0.0.1:1', {}, () => undefined, AbortSignal.timeout(10_000), (l) => unreachable.push(l));
+  expect(code2).toBe(1);
+  expect(unreachable[0]).toMatch(/^dispatchctl: UNAVAILABLE: /);
+});

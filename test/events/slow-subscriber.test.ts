@@ -1,0 +1,90 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import type { Event } from '../../gen/dispatch/v1/dispatch_pb';
+import { createDispatchClient } from '../../src/client';
+import { startApp, type TestDispatch } from '../helpers/servers';
+
+const BUFFER = 100;
+const CALLS = 2_000;
+const CONCURRENCY = 20;
+const EVENTS_PER_CALL = 4; // CALL_RECEIVED, TOOL_PRE, TOOL_POST, TURN_END
+
+const YAML = `
+limits: { subscriber_buffer: ${BUFFER} }
+tools:
+  - name: echo
+    effect: read_only
+    input_schema: '{"type":"object"}'
+    builtin: { name: echo }
+`;
+
+let d: TestDispatch;
+beforeAll(async () => {
+  d = await startApp(YAML);
+});
+afterAll(() => d.close());
+
+async function runCalls(session: string, count = CALLS): Promise<number[]> {
+  const latencies: number[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const i = next++;
+      const start = performance.now();
+      const { results } = await d.dispatch.dispatch({ sessionId: `${session}-${i % 50}`, turn: i, calls: [{ id: `c${i}`, name: 'echo', arguments: `{"i":${i}}` }] });
+      latencies.push(performance.now() - start);
+      expect(results[0]!.isError).toBe(false);
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  return latencies;
+}
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+const retainedHeap = () => {
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed;
+};
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+test(`a subscriber that never reads while ${CALLS} calls run: calls complete, its buffer drops the oldest and says how many`, async () => {
+  const baseline = await runCalls('warm', 300);
+
+  const client = createDispatchClient(d.address);
+  const stream = client.subscribe({ sessionId: '' });
+  stream.on('error', () => undefined);
+  await new Promise((resolve) => stream.once('metadata', resolve));
+  stream.pause();
+  const heapBefore = retainedHeap();
+  const stuck = await runCalls('load');
+  const heapGrowth = retainedHeap() - heapBefore;
+
+  expect(stuck).toHaveLength(CALLS);
+  expect(median(stuck)).toBeLessThan(median(baseline) * 3 + 5);
+
+  const received: Event[] = [];
+  stream.on('data', (e: Event) => received.push(e));
+  stream.resume();
+  const total = CALLS * EVENTS_PER_CALL;
+  const deadline = Date.now() + 10_000;
+  const accounted = () => received.length + received.reduce((n, e) => n + Number(e.dropped), 0);
+  while (accounted() < total && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  stream.cancel();
+  client.close();
+
+  const dropped = received.reduce((n, e) => n + Number(e.dropped), 0);
+  // Every event was either delivered or counted as dropped, exactly once.
+  expect(received.length + dropped).toBe(total);
+  expect(dropped).toBeGreaterThan(total / 2);
+  // Only the subscriber's buffer and what the transport held in flight were kept.
+  expect(received.length).toBeLessThan(BUFFER + 1_000);
+  const withDrops = received.filter((e) => e.dropped > 0n);
+  expect(withDrops.length).toBeGreaterThan(0);
+  // The last events survive: the newest TURN_END is the final event delivered.
+  expect(received.at(-1)!.turn).toBeGreaterThan(CALLS - 2 * CONCURRENCY);
+  expect(heapGrowth).toBeLessThan(16 * 1024 * 1024);
+  process.stdout.write(`slow subscriber: median latency ${median(baseline).toFixed(2)} ms without, ${median(stuck).toFixed(2)} ms with; ${received.length} delivered, ${dropped} dropped, heap +${(heapGrowth / 1e6).toFixed(1)} MB\n`);
+}, 120_000);

@@ -1,0 +1,94 @@
+import { create } from '@bufbuild/protobuf';
+import fc from 'fast-check';
+import { EventKind, EventSchema, SubscribeRequestSchema } from '../../gen/dispatch/v1/dispatch_pb';
+import { createRingBuffer, decodeBatch, encodeBatch, filterOf, formatEvent, formatTraceparent, matches, newSpanId, newTraceId, parseTraceparent, timestampOf, type EventFilter } from '../../src/events';
+
+test('a ring buffer keeps the newest items in order and counts every item it dropped', () => {
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 8 }), fc.array(fc.oneof(fc.constant('shift' as const), fc.integer())), (capacity, ops) => {
+      const buffer = createRingBuffer<number>(capacity);
+      const model: number[] = [];
+      let modelDropped = 0;
+      let pushed = 0;
+      let out = 0;
+      let dropped = 0;
+      for (const op of ops) {
+        if (op === 'shift') {
+          const item = buffer.shift();
+          expect(item).toBe(model.shift());
+          if (item !== undefined) out++;
+          dropped += buffer.takeDropped();
+        } else {
+          pushed++;
+          buffer.push(op);
+          model.push(op);
+          if (model.length > capacity) {
+            model.shift();
+            modelDropped++;
+          }
+        }
+        expect(buffer.size).toBe(model.length);
+        expect(buffer.size).toBeLessThanOrEqual(capacity);
+      }
+      expect(out + dropped + buffer.takeDropped() + buffer.size).toBe(pushed);
+      expect(modelDropped).toBe(pushed - out - buffer.size);
+    }),
+  );
+  expect(() => createRingBuffer(0)).toThrow('ring buffer capacity must be a positive integer, got 0');
+});
+
+test('traceparent: parsed when valid, refused when malformed, formatted back', () => {
+  const header = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+  const parsed = parseTraceparent(header);
+  expect(parsed).toEqual({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', flags: '01' });
+  expect(formatTraceparent(parsed!)).toBe(header);
+  expect(parseTraceparent(header.toUpperCase())).toEqual(parsed);
+  expect(parseTraceparent('01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-future')).toMatchObject({ flags: '01' });
+  for (const bad of [undefined, '', 'garbage', 'ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', '00-00000000000000000000000000000000-00f067aa0ba902b7-01', '00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01', '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra']) {
+    expect(parseTraceparent(bad)).toBeUndefined();
+  }
+  const ids = new Set(Array.from({ length: 2000 }, () => newSpanId()));
+  expect(ids.size).toBe(2000);
+  expect([...ids].every((id) => /^[0-9a-f]{16}$/.test(id) && id !== '0000000000000000')).toBe(true);
+  expect(newTraceId()).toMatch(/^[0-9a-f]{32}$/);
+});
+
+test('timestamps keep sub-millisecond precision as whole nanoseconds', () => {
+  expect(timestampOf(1_700_000_000_123.5)).toMatchObject({ seconds: 1_700_000_000n, nanos: 123_500_000 });
+  expect(timestampOf(1000.000_25)).toMatchObject({ seconds: 1n, nanos: 250 });
+  expect(timestampOf(999.9999999)).toMatchObject({ seconds: 0n, nanos: 999_999_999 });
+});
+
+test('filters: session, tools and kinds; empty fields match everything; bad requests are explained', () => {
+  const event = create(EventSchema, { kind: EventKind.TOOL_POST, sessionId: 's1', tool: 'echo' });
+  const f = (init: object) => filterOf(create(SubscribeRequestSchema, init)) as EventFilter;
+  expect(matches(f({}), event)).toBe(true);
+  expect(matches(f({ sessionId: 's1', tools: ['echo'], kinds: [EventKind.TOOL_POST] }), event)).toBe(true);
+  expect(matches(f({ sessionId: 's2' }), event)).toBe(false);
+  expect(matches(f({ tools: ['other'] }), event)).toBe(false);
+  expect(matches(f({ kinds: [EventKind.TOOL_PRE] }), event)).toBe(false);
+  expect(filterOf(create(SubscribeRequestSchema, { kinds: [EventKind.UNSPECIFIED] }))).toBe('unknown event kind 0');
+  expect(filterOf(create(SubscribeRequestSchema, { sessionId: 'x'.repeat(257) }))).toBe('session_id is longer than 256 characters');
+  expect(filterOf(create(SubscribeRequestSchema, { tools: Array.from({ length: 1025 }, (_, i) => `t${i}`) }))).toBe('1025 tools in the filter, over the limit of 1024');
+});
+
+test('a relay batch round-trips tenants and events exactly', () => {
+  const events = [
+    { tenant: 'acme', event: create(EventSchema, { kind: EventKind.CALL_RECEIVED, sessionId: 's', toolCallId: 'c1', attributes: { a: 'b' }, startTime: timestampOf(1000.5) }) },
+    { tenant: '', event: create(EventSchema, { kind: EventKind.BREAKER_STATE, tool: 'x' }) },
+  ];
+  const decoded = decodeBatch(encodeBatch('replica-1', events));
+  expect(decoded.origin).toBe('replica-1');
+  expect(decoded.events).toEqual(events);
+  expect(() => decodeBatch('{"o":1}')).toThrow('not an event batch');
+});
+
+test('formatEvent: one readable line with what matters for each kind', () => {
+  const at = timestampOf(Date.UTC(2025, 0, 1, 12, 0, 1, 250));
+  const post = create(EventSchema, { kind: EventKind.TOOL_POST, sessionId: 's1', turn: 2, toolCallId: 'c1', tool: 'get_weather', attempt: 1, startTime: at, endTime: at, attributes: { 'dispatch.outcome': 'ok', 'dispatch.duration_ms': '12', 'dispatch.truncated': 'true', 'dispatch.replay': 'false' }, dropped: 3n });
+  expect(formatEvent(post)).toBe('12:00:01.250 TOOL_POST session=s1 turn=2 call=c1 tool=get_weather attempt=1 outcome=ok ms=12 truncated (3 earlier events dropped)');
+  const retry = create(EventSchema, { kind: EventKind.RETRY, sessionId: 's1', toolCallId: 'c1', tool: 't', attempt: 1, startTime: at, attributes: { 'dispatch.retry.delay_ms': '250', 'dispatch.reason': 'the tool answered 503' } });
+  expect(formatEvent(retry)).toBe('12:00:01.250 RETRY session=s1 turn=0 call=c1 tool=t attempt=1 delay_ms=250 reason="the tool answered 503"');
+  const breaker = create(EventSchema, { kind: EventKind.BREAKER_STATE, tool: 'x', startTime: at, endTime: at, attributes: { 'dispatch.breaker.state': 'open' } });
+  expect(formatEvent(breaker)).toBe('12:00:01.250 BREAKER_STATE tool=x state=open');
+});

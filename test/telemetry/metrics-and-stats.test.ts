@@ -1,0 +1,157 @@
+import { createHash } from 'node:crypto';
+import { status } from '@grpc/grpc-js';
+import { createDispatchClient, createRegistryClient } from '../../src/client';
+import type { Logger } from '../../src/log';
+import { json, startApp, startToolServer, type ToolServer } from '../helpers/servers';
+import { parsePrometheus, type Scrape } from './prometheus-text';
+
+type TestApp = Awaited<ReturnType<typeof startApp>>;
+
+const sha = (token: string) => createHash('sha256').update(token).digest('hex');
+const TOOLS = (url: string) => `
+auth:
+  tokens:
+    - { tenant: acme, scopes: [dispatch], sha256: ${sha('tok-acme')} }
+    - { tenant: globex, scopes: [dispatch], sha256: ${sha('tok-globex')} }
+tools:
+  - name: weather
+    effect: read_only
+    input_schema: '{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}'
+    http: { url: "${url}/weather" }
+  - name: slow
+    effect: read_only
+    timeout_ms: 50
+    retry: { initial_backoff_ms: 5, max_backoff_ms: 10 }
+    input_schema: '{"type":"object"}'
+    http: { url: "${url}/slow" }
+  - name: crashy
+    effect: read_only
+    returns_json: true
+    retry: { max_attempts: 1 }
+    input_schema: '{"type":"object"}'
+    http: { url: "${url}/crashy" }
+  - name: big
+    effect: read_only
+    max_result_chars: 100
+    input_schema: '{"type":"object"}'
+    http: { url: "${url}/big" }
+  - name: send
+    effect: side_effect
+    input_schema: '{"type":"object"}'
+    http: { url: "${url}/send" }
+  - name: failing
+    effect: read_only
+    retry: { max_attempts: 1 }
+    input_schema: '{"type":"object"}'
+    http: { url: "${url}/failing" }
+`;
+const ACME = { metadata: { authorization: 'Bearer tok-acme' } };
+const GLOBEX = { metadata: { authorization: 'Bearer tok-globex' } };
+
+let tools: ToolServer;
+let d: TestApp;
+let metricsPort = 0;
+let dispatch: ReturnType<typeof createDispatchClient>;
+let registry: ReturnType<typeof createRegistryClient>;
+const capture: Logger = {
+  debug() {},
+  info(message, fields) {
+    if (message === 'metrics serving') metricsPort = Number(fields?.port);
+  },
+  warn() {},
+  error() {},
+};
+
+beforeAll(async () => {
+  tools = await startToolServer({
+    '/weather': json({ temp: 20 }),
+    '/slow': json({ late: true }, 300),
+    '/crashy': (_req, res) => void res.writeHead(200).end('this is not json'),
+    '/big': (_req, res) => void res.writeHead(200).end('x'.repeat(1000)),
+    '/send': json({ sent: true }),
+    '/failing': json({ error: 'down' }, 0, 500),
+  });
+  d = await startApp(TOOLS(tools.url), { logger: capture, metricsListen: '127.0.0.1:0' });
+  dispatch = createDispatchClient(d.address);
+  registry = createRegistryClient(d.address);
+  const one = (name: string, args: object, options = ACME, session = 'm') => dispatch.dispatch({ sessionId: session, calls: [{ id: 'c', name, arguments: JSON.stringify(args) }] }, options);
+  await one('weather', { city: 'Rome' });
+  await one('weather', { city: 'Oslo' });
+  await one('weather', { city: 5 });
+  await one('slow', {});
+  await one('crashy', {});
+  await one('big', {});
+  await one('send', { to: 'a' }, ACME, 's1');
+  await one('send', { to: 'a' }, ACME, 's1');
+  await one('nonexistent', {});
+  for (let i = 0; i < 5; i++) await one('failing', { i });
+  await one('weather', { city: 'Lima' }, GLOBEX);
+});
+afterAll(async () => {
+  dispatch?.close();
+  registry?.close();
+  await d?.close();
+  await tools?.close();
+});
+
+async function scrape(): Promise<Scrape> {
+  const response = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+  expect(response.status).toBe(200);
+  return parsePrometheus(await response.text());
+}
+
+test('the Prometheus endpoint serves calls by tool and outcome, durations, the rate counters and gauges', async () => {
+  expect(metricsPort).toBeGreaterThan(0);
+  const m = await scrape();
+  expect(m.types.dispatch_tool_calls_total).toBe('counter');
+  expect(m.value('dispatch_tool_calls_total', { tool: 'weather', outcome: 'ok' })).toBe(3);
+  expect(m.value('dispatch_tool_calls_total', { tool: 'weather', outcome: 'INVALID_ARGUMENTS' })).toBe(1);
+  expect(m.value('dispatch_tool_calls_total', { tool: 'slow', outcome: 'TIMEOUT' })).toBe(1);
+  expect(m.value('dispatch_tool_calls_total', { tool: '_unknown', outcome: 'UNKNOWN_TOOL' })).toBe(1);
+  expect(m.samples.some((s) => s.labels.tool === 'nonexistent')).toBe(false);
+  expect(m.types.dispatch_tool_call_duration).toBe('histogram');
+  expect(m.value('dispatch_tool_call_duration_count', { tool: 'weather', outcome: 'ok' })).toBe(3);
+  expect(m.value('dispatch_tool_call_duration_bucket', { tool: 'slow', outcome: 'TIMEOUT', le: '0.05' })).toBe(0);
+  expect(m.value('dispatch_tool_call_duration_bucket', { tool: 'slow', outcome: 'TIMEOUT', le: '+Inf' })).toBe(1);
+  expect(m.value('dispatch_tool_attempts_total', { tool: 'slow' })).toBe(2);
+  expect(m.value('dispatch_tool_validation_failures_total', { tool: 'weather' })).toBe(1);
+  expect(m.value('dispatch_tool_timeouts_total', { tool: 'slow' })).toBe(1);
+  expect(m.value('dispatch_tool_retries_total', { tool: 'slow' })).toBe(1);
+  expect(m.value('dispatch_tool_retries_total', { tool: 'weather' })).toBe(0);
+  expect(m.value('dispatch_tool_unexpected_exceptions_total', { tool: 'crashy' })).toBe(1);
+  expect(m.value('dispatch_tool_bounded_results_total', { tool: 'big' })).toBe(1);
+  expect(m.value('dispatch_tool_idempotent_hits_total', { tool: 'send' })).toBe(1);
+  expect(m.value('dispatch_tool_rate', { tool: 'weather', rate: 'validation_failure' })).toBeCloseTo(1 / 4);
+  expect(m.value('dispatch_tool_rate', { tool: 'send', rate: 'idempotent_hit' })).toBeCloseTo(1 / 2);
+  expect(m.value('dispatch_breaker_state', { tool: 'failing' })).toBe(2);
+  expect(m.value('dispatch_events_subscribers')).toBe(0);
+  expect((await fetch(`http://127.0.0.1:${metricsPort}/other`)).status).toBe(404);
+});
+
+test('GetToolStats: the six rates per tool of the caller’s tenant, breaker state, health and alerts', async () => {
+  const { stats } = await registry.getToolStats({}, ACME);
+  const byTool = Object.fromEntries(stats.map((s) => [s.tool, s]));
+  expect(Object.keys(byTool).sort()).toEqual(['big', 'crashy', 'failing', 'send', 'slow', 'weather']);
+  expect(byTool.weather!.calls).toBe(3n);
+  expect(byTool.weather!.rates!.validationFailure).toBeCloseTo(1 / 3);
+  expect(byTool.weather!.alerts).toEqual(['validation_failure: 33.3% > 15%']);
+  expect(byTool.slow!.rates).toMatchObject({ timeout: 1, retry: 1, unexpectedException: 0 });
+  expect(byTool.slow!.alerts).toEqual(['timeout: 100% > 5%', 'retry: 100% > 10%']);
+  expect(byTool.crashy!.alerts).toEqual(['unexpected_exception: 100% > 0%']);
+  expect(byTool.big!.alerts).toEqual(['result_bounding: 100% > 20%']);
+  expect(byTool.send!.rates!.idempotentHit).toBe(0.5);
+  expect(byTool.send!.alerts).toEqual(['idempotent_hit: 50% > 5%']);
+  expect(byTool.failing).toMatchObject({ calls: 5n, breakerState: 'open' });
+  expect(byTool.failing!.healthScore).toBeLessThan(1);
+  expect(byTool.weather).toMatchObject({ breakerState: 'closed', healthScore: 1 });
+});
+
+test('GetToolStats by name, per tenant, and NOT_FOUND for a name it has never seen', async () => {
+  const { stats } = await registry.getToolStats({ tool: 'weather' }, GLOBEX);
+  expect(stats).toHaveLength(1);
+  expect(stats[0]).toMatchObject({ tool: 'weather', calls: 1n, alerts: [] });
+  const acme = await registry.getToolStats({ tool: 'weather' }, ACME);
+  expect(acme.stats[0]!.calls).toBe(3n);
+  await expect(registry.getToolStats({ tool: 'nonexistent' }, ACME)).rejects.toMatchObject({ code: status.NOT_FOUND });
+  await expect(registry.getToolStats({}, { metadata: { authorization: 'Bearer nope' } })).rejects.toMatchObject({ code: status.UNAUTHENTICATED });
+});

@@ -4,6 +4,7 @@ import * as grpc from '@grpc/grpc-js';
 import { DispatchMode } from '../../gen/dispatch/v1/dispatch_pb';
 import { Effect } from '../../gen/dispatch/v1/tool_pb';
 import { createDispatchClient, createRegistryClient, type CallOptions } from '../client';
+import { eventsCommand } from './events-command';
 import { formatResult } from './format-result';
 import { parseCommand } from './parse-command';
 
@@ -90,7 +91,6 @@ export async function main(argv: readonly string[], out: Out = (l) => process.st
         return parseCommand(args[0], out);
       }
       case 'events': {
-        const { eventsCommand } = lateRequire<{ eventsCommand(address: string, filter: object, out: Out, signal: AbortSignal): Promise<number> }>('events-command');
         const controller = new AbortController();
         process.once('SIGINT', () => controller.abort());
         return eventsCommand(address, { session: values.session, tool: values.tool, token }, out, controller.signal);
@@ -113,9 +113,3 @@ export async function main(argv: readonly string[], out: Out = (l) => process.st
 }
 
 class UsageError extends Error {}
-
-/** Loads a sibling command module by name. */
-function lateRequire<T>(name: string): T {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return require(`./${name}`) as T;
-}

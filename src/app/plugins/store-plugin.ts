@@ -1,7 +1,35 @@
+import { connectRedis, createRedisStore, createRegistryReplica, whenReady } from '../../store/redis';
 import type { Plugin, PluginContext } from '../plugin';
 
-/** The shared store: in-memory unless a Redis URL is given (the Redis store lands with issue 3). */
+/** How long start-up waits for Redis before serving anyway (the store recovers when it comes). */
+const CONNECT_WAIT_MS = 5000;
+
+/**
+ * The shared store: in-memory unless a Redis URL is given. With Redis, the tools registered by
+ * RPC live there too, so replicas sharing it share them.
+ */
 export async function storePlugin(ctx: PluginContext): Promise<Plugin> {
-  if (ctx.options.redisUrl) throw new Error('--redis is not supported by this build yet');
-  return { name: 'store' };
+  const url = ctx.options.redisUrl;
+  if (!url) return { name: 'store' };
+  const { logger } = ctx;
+  const timeoutMs = ctx.config.limits.storeTimeoutMs;
+  const client = connectRedis(url, { commandTimeoutMs: timeoutMs, logger });
+  const subscriber = connectRedis(url, { queueWhileDown: true });
+  if (!(await whenReady(client, CONNECT_WAIT_MS))) logger.warn('redis is not reachable yet; side-effecting calls fail with STORE_UNAVAILABLE until it is', { waitedMs: CONNECT_WAIT_MS });
+  const store = createRedisStore(client, { timeoutMs, logger });
+  const replica = createRegistryReplica(client, subscriber, { logger });
+  let attached = false;
+  return {
+    name: 'store',
+    store,
+    attach(deps) {
+      attached = true;
+      return replica.attach(deps.registry);
+    },
+    async close() {
+      await replica.close();
+      // Once attached, the app closes the store itself; before that (a failed start) nobody else will.
+      if (!attached) await store.close();
+    },
+  };
 }

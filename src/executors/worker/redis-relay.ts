@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { connectRedis } from '../../store/redis';
 import { randomUUID } from 'node:crypto';
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import type { ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
@@ -45,10 +45,10 @@ function relayDown(cause: unknown): DispatchError {
  */
 export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay> {
   const replicaId = randomUUID();
-  const redis = new Redis(o.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  const sub = redis.duplicate();
-  await redis.connect();
-  await sub.connect();
+  // Through the store's connector: standalone, Sentinel and Cluster URLs and DISPATCH_REDIS_PASSWORD
+  // alike; commands queue while Redis is away rather than failing start-up.
+  const redis = connectRedis(o.url, { queueWhileDown: true, logger: o.logger });
+  const sub = connectRedis(o.url, { queueWhileDown: true, logger: o.logger });
   const routes = createRouteTable(redis, replicaId, o.options.routeTtlMs);
   const specs = createSpecSync(redis, replicaId, o.registry, o.logger);
   const inflight = new Map<string, AbortController>();

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../../store/redis';
 
 /** Where worker-hosted tools live: per (tenant, tool), the replicas whose workers host it. */
 export interface RouteTable {

@@ -1,5 +1,5 @@
 import { fromBinary, toBinary } from '@bufbuild/protobuf';
-import type { Redis } from 'ioredis';
+import type { RedisClient as Redis } from '../../store/redis';
 import { ToolSpecSchema, type ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
 import type { Logger } from '../../log';
 import type { ToolRegistry } from '../../registry';

@@ -1,0 +1,98 @@
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import type { Logger } from '../../log';
+import { parseRedisUrl, type RedisTarget } from './redis-url';
+
+/** A connection to standalone Redis (directly or through Sentinel) or to a Redis Cluster. */
+export type RedisClient = Redis | Cluster;
+
+/** How a Redis connection behaves while Redis is away. */
+export interface RedisConnectOptions {
+  /** Time one command may take before it fails, in ms. @default 1000 (Limits.storeTimeoutMs) */
+  readonly commandTimeoutMs?: number;
+  /** Longest wait between reconnection attempts, in ms. @default 1000 */
+  readonly maxReconnectDelayMs?: number;
+  /**
+   * Queue commands while disconnected instead of failing them at once. Only the pub/sub
+   * connection does this: store steps must fail fast so no call waits on a dead store.
+   * @default false
+   */
+  readonly queueWhileDown?: boolean;
+  readonly logger?: Logger;
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Connects to the Redis a URL names (see parseRedisUrl). Commands fail at once while the
+ * connection is down and after `commandTimeoutMs` when Redis does not answer; the client keeps
+ * reconnecting in the background, so the store recovers by itself when Redis returns.
+ */
+export function connectRedis(url: string | RedisTarget, options: RedisConnectOptions = {}): RedisClient {
+  const target = typeof url === 'string' ? parseRedisUrl(url, options.env) : url;
+  const maxDelay = options.maxReconnectDelayMs ?? 1000;
+  const queue = options.queueWhileDown ?? false;
+  const retryStrategy = (times: number) => Math.min(50 * 2 ** Math.min(times - 1, 10), maxDelay);
+  const node = {
+    username: target.username,
+    password: target.password,
+    commandTimeout: queue ? undefined : options.commandTimeoutMs ?? 1000,
+    connectTimeout: Math.max(2000, options.commandTimeoutMs ?? 1000),
+    maxRetriesPerRequest: queue ? null : 0,
+    autoResendUnfulfilledCommands: queue,
+    connectionName: 'dispatch',
+  } satisfies RedisOptions;
+  const common: RedisOptions = { ...node, enableOfflineQueue: queue, retryStrategy };
+  let client: RedisClient;
+  switch (target.mode) {
+    case 'standalone':
+      client = new Redis({ ...common, host: target.address.host, port: target.address.port, db: target.db, tls: target.tls ? { servername: target.address.host } : undefined });
+      break;
+    case 'sentinel':
+      client = new Redis({ ...common, sentinels: target.sentinels.map((a) => ({ ...a })), name: target.name, sentinelRetryStrategy: retryStrategy });
+      break;
+    case 'cluster':
+      client = new Cluster(target.nodes.map((a) => ({ ...a })), {
+        redisOptions: node,
+        enableOfflineQueue: queue,
+        clusterRetryStrategy: retryStrategy,
+        retryDelayOnClusterDown: 100,
+        retryDelayOnFailover: 100,
+      });
+      break;
+  }
+  watchConnection(client, target.mode, options.logger);
+  return client;
+}
+
+/** Logs each outage once and each recovery; an 'error' listener keeps ioredis from throwing. */
+function watchConnection(client: RedisClient, mode: string, logger: Logger | undefined): void {
+  let down = false;
+  let lastError = '';
+  client.on('error', (error: Error) => {
+    if (!down || error.message !== lastError) logger?.warn('redis error', { mode, error: error.message });
+    lastError = error.message;
+  });
+  client.on('close', () => {
+    if (!down) logger?.warn('redis connection lost; reconnecting', { mode });
+    down = true;
+  });
+  client.on('ready', () => {
+    if (down) logger?.info('redis connection restored', { mode });
+    down = false;
+    lastError = '';
+  });
+}
+
+/** Resolves true once the client is ready, false after `timeoutMs` (it keeps trying). */
+export function whenReady(client: RedisClient, timeoutMs: number): Promise<boolean> {
+  if (client.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      client.off('ready', onReady);
+      resolve(ok);
+    };
+    const onReady = () => done(true);
+    const timer = setTimeout(() => done(false), timeoutMs);
+    client.on('ready', onReady);
+  });
+}

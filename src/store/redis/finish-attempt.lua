@@ -1,0 +1,44 @@
+-- The second store step of an attempt, every write at once: the loop record, the idempotency
+-- record (complete, unknown or release), the spilled result and the trajectory memory entry.
+-- KEYS[1] loop window, KEYS[2] memory, KEYS[3] record index, KEYS[4] result index,
+-- KEYS[5] idempotency record, KEYS[6] spilled result (KEYS[1] when unused)
+-- ARGV[1] op, ARGV[2] window entry suffix: failed(0|1) .. result hash ('' when nothing ran),
+-- ARGV[3] window size, ARGV[4] window TTL s, ARGV[5] idempotency action ('', complete, unknown,
+-- release), ARGV[6] stored result JSON, ARGV[7] record TTL s, ARGV[8] max records,
+-- ARGV[9] spill TTL s ('' when none), ARGV[10] spilled text, ARGV[11] max results,
+-- ARGV[12] memory TTL s ('' when none), ARGV[13] memory entry, ARGV[14] max memory entries
+-- Returns {streak count, streak failed (0|1)} of the op after the record.
+local now = now_ms()
+if ARGV[2] ~= '' then
+  redis.call('LPUSH', KEYS[1], ARGV[1] .. ARGV[2])
+  redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[3]) - 1)
+  redis.call('PEXPIRE', KEYS[1], int(tonumber(ARGV[4]) * 1000))
+end
+local action = ARGV[5]
+if action == 'release' then
+  redis.call('DEL', KEYS[5])
+  redis.call('ZREM', KEYS[3], KEYS[5])
+elseif action ~= '' then
+  local ttl = tonumber(ARGV[7]) * 1000
+  local value = 'U'
+  if action == 'complete' then
+    value = 'C' .. ARGV[6]
+  end
+  redis.call('SET', KEYS[5], value, 'PX', int(ttl))
+  index_add(KEYS[3], KEYS[5], now + ttl, now)
+  index_cap(KEYS[3], tonumber(ARGV[8]))
+end
+if ARGV[9] ~= '' then
+  local ttl = tonumber(ARGV[9]) * 1000
+  redis.call('SET', KEYS[6], ARGV[10], 'PX', int(ttl))
+  index_add(KEYS[4], KEYS[6], now + ttl, now)
+  index_cap(KEYS[4], tonumber(ARGV[11]))
+end
+if ARGV[12] ~= '' then
+  local expires = now + tonumber(ARGV[12]) * 1000
+  redis.call('RPUSH', KEYS[2], int(expires) .. ':' .. ARGV[13])
+  redis.call('LTRIM', KEYS[2], -tonumber(ARGV[14]), -1)
+  extend_expiry(KEYS[2], expires, now)
+end
+local count, failed = streak_of(KEYS[1], ARGV[1])
+return {count, failed}

@@ -1,0 +1,10 @@
+export { createRedisStore } from './redis-store';
+export type { RedisStoreOptions } from './redis-store';
+export { connectRedis, whenReady } from './connect';
+export type { RedisClient, RedisConnectOptions } from './connect';
+export { parseRedisUrl } from './redis-url';
+export type { RedisTarget, RedisAddress } from './redis-url';
+export { sessionKeys, registryKeys } from './session-keys';
+export type { SessionKeys } from './session-keys';
+export { createRegistryReplica } from './registry-replica';
+export type { RegistryReplica } from './registry-replica';

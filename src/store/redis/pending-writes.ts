@@ -1,0 +1,73 @@
+import type { Logger } from '../../log';
+import type { FinishAttempt } from '../store';
+
+/** An idempotency record that must still reach Redis: the tool ran, or its outcome is unknown. */
+export type PendingRecord = Pick<FinishAttempt, 'scope' | 'op' | 'idempotency'>;
+
+/** Records whose write failed, written again once Redis answers. */
+export interface PendingWrites {
+  add(record: PendingRecord): void;
+  /** Writes what it can, oldest first; stops at the first failure. */
+  flush(): Promise<void>;
+  readonly size: number;
+  close(): void;
+}
+
+/**
+ * Keeps the completion (or UNKNOWN mark) of a call whose finishing write failed while Redis was
+ * away, and retries it every `intervalMs` and when the connection returns. Without this, the
+ * call's IN_PROGRESS lease would lapse and an identical call could run the side effect again.
+ * A release is never retried: the lease frees the key, and a late release could delete a later
+ * claim. At most `max` records wait; beyond that the oldest is dropped with a log line.
+ */
+export function createPendingWrites(write: (record: PendingRecord) => Promise<unknown>, options: { max: number; intervalMs: number; logger?: Logger }): PendingWrites {
+  const queue: PendingRecord[] = [];
+  let flushing: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+
+  const schedule = () => {
+    if (timer || queue.length === 0) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      void pendingWrites.flush();
+    }, options.intervalMs);
+    timer.unref();
+  };
+
+  async function drain(): Promise<void> {
+    while (queue.length > 0) {
+      try {
+        await write(queue[0]!);
+      } catch {
+        schedule();
+        return;
+      }
+      queue.shift();
+    }
+    options.logger?.info('pending idempotency records written to redis');
+  }
+
+  const pendingWrites: PendingWrites = {
+    add(record) {
+      if (record.idempotency === undefined || record.idempotency.action === 'release') return;
+      queue.push(record);
+      if (queue.length > options.max) {
+        queue.shift();
+        options.logger?.error('dropped an idempotency record that could not be written to redis', { max: options.max });
+      }
+      schedule();
+    },
+    flush() {
+      flushing ??= drain().finally(() => (flushing = undefined));
+      return flushing;
+    },
+    get size() {
+      return queue.length;
+    },
+    close() {
+      clearTimeout(timer);
+      timer = undefined;
+    },
+  };
+  return pendingWrites;
+}

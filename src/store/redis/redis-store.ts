@@ -1,0 +1,135 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from '../../log';
+import { handleScope } from '../result-handle';
+import type { ClaimOutcome, FinishAttempt, SessionScope, Store, StoredResult } from '../store';
+import type { RedisClient } from './connect';
+import { createPendingWrites } from './pending-writes';
+import { defineScripts } from './scripts';
+import { sessionKeys } from './session-keys';
+import { storeCall } from './store-call';
+
+/** Options of the Redis store. */
+export interface RedisStoreOptions {
+  /** Time one store step may take before it counts as failed, in ms. @default 1000 (Limits.storeTimeoutMs) */
+  readonly timeoutMs?: number;
+  /** How long a session's loop window lives after its last record, in seconds. @default 86400 */
+  readonly windowTtlSeconds?: number;
+  /** Idempotency records kept per session; beyond it those expiring first go. @default 10000 */
+  readonly maxRecordsPerSession?: number;
+  /** Spilled results kept per session; beyond it those expiring first go. @default 1000 */
+  readonly maxResultsPerSession?: number;
+  /** Idempotency records waiting for Redis to return before the oldest is dropped. @default 10000 */
+  readonly maxPendingRecords?: number;
+  /** Interval between attempts to write waiting records, in ms. @default 1000 */
+  readonly pendingRetryMs?: number;
+  /** Key prefix, before the session's hash tag. @default "dispatch" */
+  readonly prefix?: string;
+  readonly logger?: Logger;
+}
+
+/** Loop-window ops are stored hashed: fixed length (the scripts rely on it) and small. */
+const opId = (op: string) => createHash('sha256').update(op).digest('base64url');
+
+function claimOutcome(state: string, payload: string): ClaimOutcome | undefined {
+  switch (state) {
+    case 'claimed':
+    case 'in_progress':
+    case 'unknown':
+      return { state };
+    case 'completed':
+      return { state, result: JSON.parse(payload) as StoredResult };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The store on Redis, shared by every replica: one Lua script (one EVALSHA round trip) per step,
+ * every key of a session under the hash tag `{tenant:session}`. The store owns `client` and quits
+ * it on close. Failures and timeouts reject with StoreUnavailableError.
+ */
+export function createRedisStore(client: RedisClient, options: RedisStoreOptions = {}): Store {
+  const timeoutMs = options.timeoutMs ?? 1000;
+  const windowTtl = options.windowTtlSeconds ?? 86_400;
+  const maxRecords = options.maxRecordsPerSession ?? 10_000;
+  const maxResults = options.maxResultsPerSession ?? 1000;
+  const keysOf = (scope: SessionScope) => sessionKeys(scope, options.prefix);
+  defineScripts(client);
+
+  function finish(step: FinishAttempt): Promise<[number, number]> {
+    const keys = keysOf(step.scope);
+    const idem = step.idempotency;
+    const { record, spill, memory } = step;
+    return client.dispatchFinishAttempt(
+      keys.window,
+      keys.memory,
+      keys.recordIndex,
+      keys.resultIndex,
+      idem ? keys.record(idem.key) : keys.window,
+      spill ? keys.result(spill.handle) : keys.window,
+      opId(step.op),
+      record ? `${record.failed ? 1 : 0}${record.resultHash}` : '',
+      record?.window ?? 1,
+      windowTtl,
+      idem?.action ?? '',
+      idem?.action === 'complete' ? JSON.stringify(idem.result) : '',
+      idem && idem.action !== 'release' ? idem.ttlSeconds : 0,
+      maxRecords,
+      spill ? spill.ttlSeconds : '',
+      spill?.text ?? '',
+      maxResults,
+      memory ? memory.ttlSeconds : '',
+      memory?.entry ?? '',
+      memory?.max ?? 1,
+    );
+  }
+
+  const pending = createPendingWrites((r) => storeCall('a waiting idempotency record', timeoutMs, () => finish(r)), {
+    max: options.maxPendingRecords ?? 10_000,
+    intervalMs: options.pendingRetryMs ?? 1000,
+    logger: options.logger,
+  });
+  const onReady = () => void pending.flush();
+  client.on('ready', onReady);
+
+  return {
+    async beginAttempt({ scope, op, claim }) {
+      const keys = keysOf(scope);
+      const [count, failed, state, payload] = await storeCall('the attempt start', timeoutMs, () =>
+        client.dispatchBeginAttempt(keys.window, keys.recordIndex, claim ? keys.record(claim.key) : keys.window, opId(op), claim ? Math.max(1, Math.ceil(claim.leaseMs)) : ''),
+      );
+      const streak = { count: Number(count), failed: Number(failed) === 1 };
+      return claim ? { streak, claim: claimOutcome(state, payload) } : { streak };
+    },
+    async finishAttempt(step) {
+      try {
+        const [count, failed] = await storeCall('the attempt record', timeoutMs, () => finish(step));
+        return { streak: { count: Number(count), failed: Number(failed) === 1 } };
+      } catch (error) {
+        pending.add({ scope: step.scope, op: step.op, idempotency: step.idempotency });
+        throw error;
+      }
+    },
+    async readResult(tenant, handle) {
+      const scope = handleScope(tenant, handle);
+      if (!scope) return undefined;
+      const text = await storeCall('a result read', timeoutMs, () => client.get(sessionKeys(scope, options.prefix).result(handle)));
+      return text ?? undefined;
+    },
+    async memory(scope) {
+      return storeCall('a memory read', timeoutMs, () => client.dispatchReadMemory(keysOf(scope).memory));
+    },
+    async endSession(scope) {
+      const keys = keysOf(scope);
+      await storeCall('the session end', timeoutMs, () => client.dispatchEndSession(keys.window, keys.memory, keys.recordIndex, keys.resultIndex));
+    },
+    async close() {
+      client.off('ready', onReady);
+      if (pending.size > 0) await pending.flush();
+      pending.close();
+      if (pending.size > 0) options.logger?.error('redis store closed with idempotency records unwritten', { count: pending.size });
+      if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
+      else client.disconnect();
+    },
+  };
+}

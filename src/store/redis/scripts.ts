@@ -1,0 +1,47 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Result } from 'ioredis';
+import { projectRoot } from '../../server/project-root';
+import type { RedisClient } from './connect';
+
+type Arg = string | number;
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    /** begin-attempt.lua: loop streak and optional claim; see the script for keys and arguments. */
+    dispatchBeginAttempt(window: string, recordIndex: string, record: string, op: string, leaseMs: Arg): Result<[number, number, string, string], Context>;
+    /** finish-attempt.lua: every write of an attempt; resolves with the op's streak. */
+    dispatchFinishAttempt(...keysThenArgs: Arg[]): Result<[number, number], Context>;
+    /** read-memory.lua: the live memory entries, oldest first. */
+    dispatchReadMemory(memory: string): Result<string[], Context>;
+    /** end-session.lua: deletes every key of the session. */
+    dispatchEndSession(window: string, memory: string, recordIndex: string, resultIndex: string): Result<number, Context>;
+  }
+}
+
+/** The compiled code lives in dist/, the scripts beside the sources (copied to dist/ by postbuild). */
+function readScript(name: string): string {
+  for (const dir of [__dirname, join(projectRoot(__dirname), 'src', 'store', 'redis')]) {
+    const file = join(dir, name);
+    if (existsSync(file)) return readFileSync(file, 'utf8');
+  }
+  throw new Error(`the Redis script ${name} is missing beside ${__dirname}`);
+}
+
+const SCRIPTS = [
+  ['dispatchBeginAttempt', 'begin-attempt.lua', 3],
+  ['dispatchFinishAttempt', 'finish-attempt.lua', 6],
+  ['dispatchReadMemory', 'read-memory.lua', 1],
+  ['dispatchEndSession', 'end-session.lua', 4],
+] as const;
+
+/**
+ * Defines the store's Lua scripts on a client, each prefixed by session-lib.lua. ioredis then sends
+ * EVALSHA (EVAL only the first time on a connection, or after Redis lost its script cache).
+ */
+export function defineScripts(client: RedisClient): void {
+  const lib = readScript('session-lib.lua');
+  for (const [command, file, numberOfKeys] of SCRIPTS) {
+    client.defineCommand(command, { lua: `${lib}\n${readScript(file)}`, numberOfKeys });
+  }
+}

@@ -1,0 +1,43 @@
+import type { SessionScope } from '../store';
+
+/** The Redis keys of one session; all share the hash tag `{tenant:session}`, hence one cluster slot. */
+export interface SessionKeys {
+  /** The loop window: a list, newest first, capped at the window size. */
+  readonly window: string;
+  /** Trajectory memory: a list, oldest first, each entry prefixed by its expiry time. */
+  readonly memory: string;
+  /** Names of the session's idempotency records, scored by their expiry time (for EndSession). */
+  readonly recordIndex: string;
+  /** Names of the session's spilled results, scored by their expiry time (for EndSession and the cap). */
+  readonly resultIndex: string;
+  record(idempotencyKey: string): string;
+  result(handle: string): string;
+}
+
+const encode = (text: string) => Buffer.from(text, 'utf8').toString('base64url');
+
+/**
+ * Keys of a session: `dispatch:{<tenant>:<session>}:...` with tenant and session base64url-encoded,
+ * so no `{`, `}` or `:` inside them can break the hash tag or collide with another scope.
+ */
+export function sessionKeys(scope: SessionScope, prefix = 'dispatch'): SessionKeys {
+  const base = `${prefix}:{${encode(scope.tenant)}:${encode(scope.sessionId)}}:`;
+  return {
+    window: `${base}window`,
+    memory: `${base}memory`,
+    recordIndex: `${base}records`,
+    resultIndex: `${base}results`,
+    record: (key) => `${base}idem:${key}`,
+    result: (handle) => `${base}result:${handle}`,
+  };
+}
+
+/** Keys of the tools registered by RPC, shared by every replica. */
+export const registryKeys = (prefix = 'dispatch') => ({
+  /** The set of tenants (base64url) that have registered tools. */
+  tenants: `${prefix}:tool-tenants`,
+  /** A hash of tool name -> ToolSpec (binary protobuf, base64) for one tenant. */
+  tools: (tenant: string) => `${prefix}:tools:{${encode(tenant)}}`,
+  /** The channel on which replicas announce registry changes. */
+  channel: `${prefix}:tool-changes`,
+});

@@ -1,0 +1,232 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** A redis-server this test started (or an external one from REDIS_URL). */
+export interface TestRedis {
+  readonly url: string;
+  readonly port: number;
+  /** True when REDIS_URL named a server the test does not control (stop/start throw). */
+  readonly external: boolean;
+  /** Kills the server (SIGKILL by default, like a crash; the AOF keeps what was acknowledged). */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts it again on the same port and directory. */
+  start(): Promise<void>;
+  /** Sends a signal to the running server (SIGSTOP freezes it, SIGCONT resumes it). */
+  signal(signal: NodeJS.Signals): void;
+  /** Runs redis-cli against it and returns stdout. */
+  cli(...args: string[]): string;
+  close(): Promise<void>;
+}
+
+/** Persistence of a test server: none (the default), or an fsync'd append-only file. */
+export type Persistence = 'none' | 'aof-always';
+
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+async function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/** A free loopback port whose cluster bus port (+10000) is free too. */
+export async function freeRedisPort(): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const port = 20_000 + Math.floor(Math.random() * 35_000);
+    if ((await portFree(port)) && (await portFree(port + 10_000))) return port;
+  }
+  throw new Error('no free port for redis-server');
+}
+
+/** Resolves once the server answers PING; rejects after `timeoutMs`. */
+export async function waitForRedis(port: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const socket = createConnection({ host: '127.0.0.1', port }, () => socket.write('PING\r\n'));
+      socket.setTimeout(500, () => socket.destroy());
+      socket.once('data', (d) => {
+        socket.destroy();
+        resolve(d.toString().startsWith('+PONG'));
+      });
+      socket.once('error', () => resolve(false));
+      socket.once('close', () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`redis-server on port ${port} did not answer PING within ${timeoutMs} ms`);
+}
+
+function spawnRedis(port: number, dir: string, extra: readonly string[]): ChildProcess {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--daemonize', 'no', '--loglevel', 'warning', ...extra], { stdio: 'ignore' });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
+}
+
+const stopChild = (child: ChildProcess | undefined, signal: NodeJS.Signals) =>
+  new Promise<void>((resolve) => {
+    if (!child || child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill(signal);
+  });
+
+/**
+ * Starts a private redis-server on a free loopback port in a temporary directory, or uses
+ * REDIS_URL when set and `own` is false. Persistence `aof-always` runs it with
+ * `--appendonly yes --appendfsync always`, which keeps every acknowledged write across a restart.
+ */
+export async function startRedis(options: { persistence?: Persistence; own?: boolean; extraArgs?: readonly string[] } = {}): Promise<TestRedis> {
+  const externalUrl = process.env.REDIS_URL;
+  if (externalUrl && !options.own) {
+    const port = Number(new URL(externalUrl).port || 6379);
+    const unsupported = () => Promise.reject(new Error('an external REDIS_URL server cannot be stopped or started by the test'));
+    const noSignal = () => {
+      throw new Error('an external REDIS_URL server cannot be signalled by the test');
+    };
+    return { url: externalUrl, port, external: true, stop: unsupported, start: unsupported, signal: noSignal, cli: (...args) => runCli(port, args), close: async () => undefined };
+  }
+  const port = await freeRedisPort();
+  const dir = mkdtempSync(join(tmpdir(), 'dispatch-redis-'));
+  const persistence = options.persistence === 'aof-always' ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
+  const args = [...persistence, ...(options.extraArgs ?? [])];
+  let child: ChildProcess | undefined = spawnRedis(port, dir, args);
+  await waitForRedis(port);
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    external: false,
+    async stop(signal = 'SIGKILL') {
+      await stopChild(child, signal);
+      child = undefined;
+    },
+    async start() {
+      if (child) throw new Error('redis-server is already running');
+      child = spawnRedis(port, dir, args);
+      await waitForRedis(port);
+    },
+    signal(sig) {
+      if (!child) throw new Error('redis-server is not running');
+      child.kill(sig);
+    },
+    cli: (...cliArgs) => runCli(port, cliArgs),
+    async close() {
+      child?.kill('SIGCONT');
+      await stopChild(child, 'SIGKILL');
+      child = undefined;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function runCli(port: number, args: readonly string[]): string {
+  const out = spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { encoding: 'utf8', timeout: 10_000 });
+  if (out.status !== 0) throw new Error(`redis-cli ${args.join(' ')} failed: ${out.stderr}`);
+  return out.stdout;
+}
+
+/** A Redis Cluster of masters on loopback, made with `redis-cli --cluster create`. */
+export interface TestRedisCluster {
+  readonly url: string;
+  readonly ports: readonly number[];
+  close(): Promise<void>;
+}
+
+/** Starts `masters` cluster-enabled servers and joins them into one cluster (no replicas). */
+export async function startRedisCluster(masters = 3): Promise<TestRedisCluster> {
+  const dir = mkdtempSync(join(tmpdir(), 'dispatch-redis-cluster-'));
+  const ports: number[] = [];
+  const children: ChildProcess[] = [];
+  const close = async () => {
+    await Promise.all(children.map((c) => stopChild(c, 'SIGKILL')));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    for (let i = 0; i < masters; i++) {
+      const port = await freeRedisPort();
+      ports.push(port);
+      const nodeDir = join(dir, String(port));
+      mkdirSync(nodeDir);
+      children.push(spawnRedis(port, nodeDir, ['--appendonly', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '5000']));
+    }
+    await Promise.all(ports.map((p) => waitForRedis(p)));
+    const created = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8', timeout: 30_000 });
+    if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
+    const deadline = Date.now() + 15_000;
+    while (!ports.every((p) => runCli(p, ['cluster', 'info']).includes('cluster_state:ok'))) {
+      if (Date.now() > deadline) throw new Error('the Redis cluster did not reach cluster_state:ok in 15 s');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return { url: `redis-cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, ports, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** A Redis Sentinel watching one master, for `redis-sentinel://` URLs. */
+export interface TestSentinel {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/** Starts a sentinel (quorum 1) that monitors the master on `masterPort` under `name`. */
+export async function startSentinel(masterPort: number, name: string): Promise<TestSentinel> {
+  const port = await freeRedisPort();
+  const dir = mkdtempSync(join(tmpdir(), 'dispatch-sentinel-'));
+  const conf = join(dir, 'sentinel.conf');
+  writeFileSync(conf, `port ${port}\nbind 127.0.0.1\ndir ${dir}\nsentinel monitor ${name} 127.0.0.1 ${masterPort} 1\n`);
+  const child = spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  await waitForRedis(port);
+  return {
+    port,
+    async close() {
+      await stopChild(child, 'SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The commands clients send to a server, seen through MONITOR (commands run by scripts excluded). */
+export interface RedisMonitor {
+  /** Command names sent by clients since the monitor started, lowercase, in order. */
+  commands(): string[];
+  stop(): void;
+}
+
+/** Starts MONITOR on a server; resolves once it is watching. */
+export function monitorRedis(port: number): Promise<RedisMonitor> {
+  return new Promise((resolve, reject) => {
+    const socket = createConnection({ host: '127.0.0.1', port }, () => socket.write('MONITOR\r\n'));
+    let buffer = '';
+    let watching = false;
+    const seen: string[] = [];
+    socket.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString('latin1');
+      let nl: number;
+      while ((nl = buffer.indexOf('\r\n')) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 2);
+        if (!watching && line === '+OK') {
+          watching = true;
+          resolve({ commands: () => [...seen], stop: () => socket.destroy() });
+          continue;
+        }
+        const match = /^\+[\d.]+ \[\d+ ([^\]]+)\] "([^"]+)"/.exec(line);
+        if (match && match[1] !== 'lua') seen.push(match[2]!.toLowerCase());
+      }
+    });
+    socket.once('error', reject);
+  });
+}

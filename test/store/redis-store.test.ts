@@ -1,0 +1,118 @@
+import { randomUUID } from 'node:crypto';
+import { newResultHandle, StoreUnavailableError, type SessionScope, type Store } from '../../src/store';
+import { connectRedis, createRedisStore, whenReady, type RedisStoreOptions } from '../../src/store/redis';
+import { freeRedisPort, monitorRedis, startRedis, type TestRedis } from '../helpers/redis-server';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const fresh = (): SessionScope => ({ tenant: `t-${randomUUID()}`, sessionId: `s-${randomUUID()}` });
+const result = { output: 'ok', isError: false, resolvedToolName: 'send', truncated: false, resultHandle: '', durationMs: 1 };
+
+async function storeOn(url: string, options: RedisStoreOptions = {}): Promise<Store> {
+  const client = connectRedis(url, { commandTimeoutMs: options.timeoutMs });
+  await whenReady(client, 5000);
+  return createRedisStore(client, options);
+}
+
+async function expectUnavailableWithin(step: Promise<unknown>, ms: number): Promise<void> {
+  const started = Date.now();
+  await expect(step).rejects.toBeInstanceOf(StoreUnavailableError);
+  expect(Date.now() - started).toBeLessThan(ms);
+}
+
+describe('redis store', () => {
+  let redis: TestRedis;
+  let store: Store;
+  beforeAll(async () => {
+    redis = await startRedis({ own: true, persistence: 'aof-always' });
+    store = await storeOn(redis.url, { maxRecordsPerSession: 3, timeoutMs: 400, pendingRetryMs: 100 });
+  });
+  afterAll(async () => {
+    await store?.close();
+    await redis?.close();
+  });
+
+  test('each step is one round trip: EVALSHA for the start and the finish of an attempt, GET for ReadResult', async () => {
+    const scope = fresh();
+    await store.beginAttempt({ scope, op: 'warm', claim: { key: 'warm', leaseMs: 1000 } });
+    await store.finishAttempt({ scope, op: 'warm', idempotency: { key: 'warm', action: 'release' } });
+    const monitor = await monitorRedis(redis.port);
+    for (let i = 0; i < 10; i++) {
+      await store.beginAttempt({ scope, op: `op${i}`, claim: { key: `k${i}`, leaseMs: 5000 } });
+      await store.finishAttempt({ scope, op: `op${i}`, record: { resultHash: 'h', failed: false, window: 100 }, idempotency: { key: `k${i}`, action: 'complete', result, ttlSeconds: 60 }, spill: { handle: newResultHandle(scope.sessionId), text: 'long', ttlSeconds: 60 }, memory: { entry: 'm', max: 10, ttlSeconds: 60 } });
+    }
+    await store.readResult(scope.tenant, newResultHandle(scope.sessionId));
+    await sleep(50);
+    monitor.stop();
+    expect(monitor.commands()).toEqual([...Array(20).fill('evalsha'), 'get']);
+  });
+
+  test('every key is namespaced under the session hash tag and expires', async () => {
+    const scope = { tenant: 'acme}{:', sessionId: 'chat:{42}' };
+    await store.beginAttempt({ scope, op: 'o', claim: { key: 'k', leaseMs: 5000 } });
+    await store.finishAttempt({ scope, op: 'o', record: { resultHash: 'h', failed: false, window: 100 }, idempotency: { key: 'k', action: 'complete', result, ttlSeconds: 60 }, spill: { handle: newResultHandle(scope.sessionId), text: 'long', ttlSeconds: 60 }, memory: { entry: 'm', max: 10, ttlSeconds: 60 } });
+    const tag = `{${Buffer.from(scope.tenant).toString('base64url')}:${Buffer.from(scope.sessionId).toString('base64url')}}`;
+    const keys = redis.cli('--scan', '--pattern', `dispatch:${tag.replace(/[{}]/g, '\\$&')}:*`).split('\n').filter(Boolean).sort();
+    expect(keys.map((k) => k.slice(`dispatch:${tag}:`.length).replace(/:.*/, ''))).toEqual(['idem', 'memory', 'records', 'result', 'results', 'window']);
+    for (const key of keys) expect(Number(redis.cli('pttl', key))).toBeGreaterThan(0);
+    await store.endSession(scope);
+    expect(redis.cli('--scan', '--pattern', `dispatch:${tag.replace(/[{}]/g, '\\$&')}:*`).trim()).toBe('');
+  });
+
+  test('idempotency records per session are capped', async () => {
+    const scope = fresh();
+    for (let i = 0; i < 5; i++) {
+      await store.beginAttempt({ scope, op: 'o', claim: { key: `k${i}`, leaseMs: 5000 } });
+      await store.finishAttempt({ scope, op: 'o', idempotency: { key: `k${i}`, action: 'complete', result, ttlSeconds: 60 + i } });
+    }
+    const states = [];
+    for (let i = 0; i < 5; i++) states.push((await store.beginAttempt({ scope, op: 'o', claim: { key: `k${i}`, leaseMs: 5000 } })).claim?.state);
+    expect(states).toEqual(['claimed', 'claimed', 'completed', 'completed', 'completed']);
+  });
+
+  test('a frozen Redis fails each step within the timeout; it recovers when it wakes', async () => {
+    const scope = fresh();
+    redis.signal('SIGSTOP');
+    try {
+      await expectUnavailableWithin(store.beginAttempt({ scope, op: 'o', claim: { key: 'k', leaseMs: 5000 } }), 1000);
+      await expectUnavailableWithin(store.memory(scope), 1000);
+      await expectUnavailableWithin(store.readResult(scope.tenant, newResultHandle(scope.sessionId)), 1000);
+    } finally {
+      redis.signal('SIGCONT');
+    }
+    await expect(store.endSession(scope)).resolves.toBeUndefined();
+  });
+
+  test('a stopped Redis fails steps at once; a completion written meanwhile lands when it returns', async () => {
+    const scope = fresh();
+    expect((await store.beginAttempt({ scope, op: 'o', claim: { key: 'in-flight', leaseMs: 30_000 } })).claim).toEqual({ state: 'claimed' });
+    await redis.stop('SIGKILL');
+    try {
+      await sleep(100);
+      await expectUnavailableWithin(store.beginAttempt({ scope, op: 'o', claim: { key: 'new', leaseMs: 5000 } }), 200);
+      await expectUnavailableWithin(store.finishAttempt({ scope, op: 'o', idempotency: { key: 'in-flight', action: 'complete', result, ttlSeconds: 60 } }), 500);
+    } finally {
+      await redis.start();
+    }
+    const deadline = Date.now() + 5000;
+    let claim;
+    while (Date.now() < deadline) {
+      claim = await store.beginAttempt({ scope, op: 'o', claim: { key: 'in-flight', leaseMs: 5000 } }).then((r) => r.claim, () => undefined);
+      if (claim?.state === 'completed') break;
+      await sleep(100);
+    }
+    expect(claim).toEqual({ state: 'completed', result });
+    expect((await store.beginAttempt({ scope, op: 'o', claim: { key: 'new', leaseMs: 5000 } })).claim).toEqual({ state: 'claimed' });
+  });
+});
+
+test('a Redis that is not there fails every step fast with StoreUnavailableError', async () => {
+  const store = createRedisStore(connectRedis(`redis://127.0.0.1:${await freeRedisPort()}`, { commandTimeoutMs: 300 }), { timeoutMs: 300 });
+  try {
+    const scope = fresh();
+    await expectUnavailableWithin(store.beginAttempt({ scope, op: 'o', claim: { key: 'k', leaseMs: 1000 } }), 500);
+    await expectUnavailableWithin(store.finishAttempt({ scope, op: 'o', record: { resultHash: 'h', failed: false, window: 10 } }), 500);
+    await expectUnavailableWithin(store.endSession(scope), 500);
+  } finally {
+    await store.close();
+  }
+});

@@ -1,0 +1,228 @@
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { idempotencyKey, newResultHandle, streakOf, type SessionScope, type Store, type StoredResult, type WindowEntry } from '../../src/store';
+
+/** Options every store under contract must honour. */
+export interface ContractStoreOptions {
+  readonly maxResultsPerSession?: number;
+}
+
+/** Makes a store for the contract; `close` is called on it after the suite. */
+export type StoreFactory = (options: ContractStoreOptions) => Promise<Store>;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const fresh = (tenant = `t-${randomUUID()}`): SessionScope => ({ tenant, sessionId: `s-${randomUUID()}` });
+const OP = 'send_email\u0000{"to":"a@example.com"}';
+
+const stored = (output: string): StoredResult => ({
+  output,
+  isError: false,
+  resolvedToolName: 'send_email',
+  truncated: false,
+  resultHandle: '',
+  durationMs: 12,
+});
+
+/**
+ * The Store contract (DESIGN sections 5, 6 and 11), run against every implementation: claims,
+ * replays, leases, TTLs, the loop window, spilled results, memory and EndSession.
+ */
+export function describeStoreContract(name: string, factory: StoreFactory): void {
+  describe(`Store contract: ${name}`, () => {
+    let store: Store;
+    let capped: Store;
+    beforeAll(async () => {
+      store = await factory({});
+      capped = await factory({ maxResultsPerSession: 2 });
+    });
+    afterAll(async () => {
+      await store?.close();
+      await capped?.close();
+    });
+
+    const claim = (scope: SessionScope, key: string, leaseMs = 10_000) => store.beginAttempt({ scope, op: OP, claim: { key, leaseMs } }).then((r) => r.claim);
+    const complete = (scope: SessionScope, key: string, result: StoredResult, ttlSeconds = 60) => store.finishAttempt({ scope, op: OP, idempotency: { key, action: 'complete', result, ttlSeconds } });
+
+    test('a first claim is granted; an identical claim while it runs is IN_PROGRESS', async () => {
+      const scope = fresh();
+      expect(await claim(scope, 'k1')).toEqual({ state: 'claimed' });
+      expect(await claim(scope, 'k1')).toEqual({ state: 'in_progress' });
+      expect(await claim(scope, 'k2')).toEqual({ state: 'claimed' });
+    });
+
+    test('a completed record replays the stored result, unicode and all', async () => {
+      const scope = fresh();
+      const result: StoredResult = { ...stored('envoyé ✉️ "quoted" \\ done'), isError: true, errorKind: 7, errorMessage: 'HTTP 500', recoverable: false, suggestion: 'check', truncated: true, resultHandle: 'rh_x.y' };
+      await claim(scope, 'k');
+      await complete(scope, 'k', result);
+      expect(await claim(scope, 'k')).toEqual({ state: 'completed', result });
+    });
+
+    test('an UNKNOWN record answers unknown; a released record can be claimed again', async () => {
+      const scope = fresh();
+      await claim(scope, 'u');
+      await store.finishAttempt({ scope, op: OP, idempotency: { key: 'u', action: 'unknown', ttlSeconds: 60 } });
+      expect(await claim(scope, 'u')).toEqual({ state: 'unknown' });
+      await claim(scope, 'r');
+      await store.finishAttempt({ scope, op: OP, idempotency: { key: 'r', action: 'release' } });
+      expect(await claim(scope, 'r')).toEqual({ state: 'claimed' });
+    });
+
+    test('a read without a claim neither claims nor reports a record', async () => {
+      const scope = fresh();
+      expect(await store.beginAttempt({ scope, op: OP })).toEqual({ streak: { count: 0, failed: false } });
+      expect(await claim(scope, 'k')).toEqual({ state: 'claimed' });
+      expect((await store.beginAttempt({ scope, op: OP })).claim).toBeUndefined();
+    });
+
+    test('a lease lapses after leaseMs; records and unknown marks after their TTL', async () => {
+      const scope = fresh();
+      await claim(scope, 'lease', 300);
+      await claim(scope, 'done');
+      await complete(scope, 'done', stored('ok'), 1);
+      await claim(scope, 'unk');
+      await store.finishAttempt({ scope, op: OP, idempotency: { key: 'unk', action: 'unknown', ttlSeconds: 1 } });
+      await claim(scope, 'long');
+      await complete(scope, 'long', stored('kept'), 60);
+      expect(await claim(scope, 'lease', 300)).toEqual({ state: 'in_progress' });
+      await sleep(1200);
+      expect(await claim(scope, 'lease')).toEqual({ state: 'claimed' });
+      expect(await claim(scope, 'done')).toEqual({ state: 'claimed' });
+      expect(await claim(scope, 'unk')).toEqual({ state: 'claimed' });
+      expect(await claim(scope, 'long')).toEqual({ state: 'completed', result: stored('kept') });
+    });
+
+    test('key_fields name what makes calls identical; key order never changes a key', async () => {
+      const scope = fresh();
+      const byTo = (args: unknown) => idempotencyKey(scope, 'send_email', args, ['/to', '/subject']);
+      expect(await claim(scope, byTo({ to: 'a', subject: 's', body: 'one' }))).toEqual({ state: 'claimed' });
+      expect(await claim(scope, byTo({ body: 'two', subject: 's', to: 'a' }))).toEqual({ state: 'in_progress' });
+      expect(await claim(scope, byTo({ to: 'b', subject: 's', body: 'one' }))).toEqual({ state: 'claimed' });
+      const all = (args: unknown) => idempotencyKey(scope, 'send_email', args, []);
+      expect(await claim(scope, all({ a: 1, b: { c: [1, { d: 2, e: 3 }], f: null } }))).toEqual({ state: 'claimed' });
+      expect(await claim(scope, all({ b: { f: null, c: [1, { e: 3, d: 2 }] }, a: 1 }))).toEqual({ state: 'in_progress' });
+      expect(await claim(scope, all({ b: { f: null, c: [{ e: 3, d: 2 }, 1] }, a: 1 }))).toEqual({ state: 'claimed' });
+    });
+
+    test('tenants and sessions never share records, even with separators in their names', async () => {
+      const tenant = `t-${randomUUID()}`;
+      const scopes: SessionScope[] = [
+        { tenant, sessionId: 's' },
+        { tenant: `${tenant}:s`, sessionId: '' },
+        { tenant: `${tenant}}`, sessionId: '{s' },
+        { tenant, sessionId: 's:' },
+        { tenant: '', sessionId: `${tenant}:s` },
+      ];
+      for (const scope of scopes) expect(await claim(scope, 'same-key')).toEqual({ state: 'claimed' });
+      for (const scope of scopes) expect(await claim(scope, 'same-key')).toEqual({ state: 'in_progress' });
+      for (const scope of scopes) await store.endSession(scope);
+    });
+
+    test('the loop window counts identical results per op; a different result is progress', async () => {
+      const scope = fresh();
+      const record = (op: string, resultHash: string, failed = false) => store.finishAttempt({ scope, op, record: { resultHash, failed, window: 100 } }).then((r) => r.streak);
+      expect(await record('a', 'h1')).toEqual({ count: 1, failed: false });
+      expect(await record('b', 'h1')).toEqual({ count: 1, failed: false });
+      expect(await record('a', 'h1')).toEqual({ count: 2, failed: false });
+      expect(await record('a', 'h1')).toEqual({ count: 3, failed: false });
+      expect((await store.beginAttempt({ scope, op: 'a' })).streak).toEqual({ count: 3, failed: false });
+      expect(await record('a', 'h2')).toEqual({ count: 1, failed: false });
+      expect(await record('c', 'e1', true)).toEqual({ count: 1, failed: true });
+      expect(await record('c', 'e1', true)).toEqual({ count: 2, failed: true });
+      expect((await store.beginAttempt({ scope, op: 'c', claim: { key: 'k', leaseMs: 1000 } })).streak).toEqual({ count: 2, failed: true });
+      expect((await store.finishAttempt({ scope, op: 'c' })).streak).toEqual({ count: 2, failed: true });
+    });
+
+    test('the window keeps only its newest entries', async () => {
+      const scope = fresh();
+      let streak = { count: 0, failed: false };
+      for (let i = 0; i < 5; i++) streak = (await store.finishAttempt({ scope, op: 'a', record: { resultHash: 'h', failed: false, window: 3 } })).streak;
+      expect(streak).toEqual({ count: 3, failed: false });
+      await store.finishAttempt({ scope, op: 'b', record: { resultHash: 'h', failed: false, window: 3 } });
+      expect((await store.beginAttempt({ scope, op: 'a' })).streak).toEqual({ count: 2, failed: false });
+    });
+
+    test('every sequence of records yields the streaks of streakOf', async () => {
+      const entry = fc.record({ op: fc.constantFrom('a', 'b', 'c'), hash: fc.constantFrom('h1', 'h2'), failed: fc.boolean() });
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 1, max: 6 }), fc.array(entry, { maxLength: 14 }), fc.constantFrom('a', 'b', 'c'), async (window, entries, probe) => {
+          const scope = fresh();
+          let model: WindowEntry[] = [];
+          for (const e of entries) {
+            const { streak } = await store.finishAttempt({ scope, op: e.op, record: { resultHash: e.hash, failed: e.failed, window } });
+            model = [...model, e].slice(-window);
+            expect(streak).toEqual(streakOf(model, e.op));
+          }
+          expect((await store.beginAttempt({ scope, op: probe })).streak).toEqual(streakOf(model, probe));
+          await store.endSession(scope);
+        }),
+        { numRuns: 25 },
+      );
+    });
+
+    test('a spilled result is read back whole by its tenant only, until its TTL', async () => {
+      const scope = fresh();
+      const handle = newResultHandle(scope.sessionId);
+      const shortLived = newResultHandle(scope.sessionId);
+      const text = `${'x'.repeat(20_000)} 🚀 ünïcode`;
+      await store.finishAttempt({ scope, op: OP, spill: { handle, text, ttlSeconds: 60 } });
+      await store.finishAttempt({ scope, op: OP, spill: { handle: shortLived, text: 'brief', ttlSeconds: 1 } });
+      expect(await store.readResult(scope.tenant, handle)).toBe(text);
+      expect(await store.readResult(scope.tenant, shortLived)).toBe('brief');
+      expect(await store.readResult(`${scope.tenant}-other`, handle)).toBeUndefined();
+      expect(await store.readResult(scope.tenant, newResultHandle(scope.sessionId))).toBeUndefined();
+      expect(await store.readResult(scope.tenant, 'not-a-handle')).toBeUndefined();
+      await sleep(1100);
+      expect(await store.readResult(scope.tenant, shortLived)).toBeUndefined();
+      expect(await store.readResult(scope.tenant, handle)).toBe(text);
+    });
+
+    test('spilled results per session are capped, the oldest going first', async () => {
+      const scope = fresh();
+      const handles = [newResultHandle(scope.sessionId), newResultHandle(scope.sessionId), newResultHandle(scope.sessionId)];
+      for (const [i, handle] of handles.entries()) {
+        await capped.finishAttempt({ scope, op: OP, spill: { handle, text: `r${i}`, ttlSeconds: 60 } });
+        await sleep(5);
+      }
+      expect(await Promise.all(handles.map((h) => capped.readResult(scope.tenant, h)))).toEqual([undefined, 'r1', 'r2']);
+    });
+
+    test('memory keeps the newest `max` entries, oldest first, each until its TTL', async () => {
+      const scope = fresh();
+      for (let i = 0; i < 5; i++) await store.finishAttempt({ scope, op: OP, memory: { entry: `tool=t; input=${i}; result=ok`, max: 3, ttlSeconds: 60 } });
+      expect(await store.memory(scope)).toEqual(['tool=t; input=2; result=ok', 'tool=t; input=3; result=ok', 'tool=t; input=4; result=ok']);
+      const brief = fresh();
+      await store.finishAttempt({ scope: brief, op: OP, memory: { entry: 'old', max: 3, ttlSeconds: 1 } });
+      await sleep(600);
+      await store.finishAttempt({ scope: brief, op: OP, memory: { entry: 'new', max: 3, ttlSeconds: 2 } });
+      expect(await store.memory(brief)).toEqual(['old', 'new']);
+      await sleep(600);
+      expect(await store.memory(brief)).toEqual(['new']);
+      expect(await store.memory(fresh())).toEqual([]);
+    });
+
+    test('EndSession clears records, window, results and memory of that session only', async () => {
+      const scope = fresh();
+      const other = { tenant: scope.tenant, sessionId: `${scope.sessionId}-other` };
+      const handle = newResultHandle(scope.sessionId);
+      const otherHandle = newResultHandle(other.sessionId);
+      for (const s of [scope, other]) {
+        await claim(s, 'running');
+        await claim(s, 'done');
+        await store.finishAttempt({ scope: s, op: OP, record: { resultHash: 'h', failed: false, window: 100 }, idempotency: { key: 'done', action: 'complete', result: stored('ok'), ttlSeconds: 60 }, spill: { handle: s === scope ? handle : otherHandle, text: 'spilled', ttlSeconds: 60 }, memory: { entry: 'm', max: 10, ttlSeconds: 60 } });
+      }
+      await store.endSession(scope);
+      expect(await claim(scope, 'running')).toEqual({ state: 'claimed' });
+      expect(await claim(scope, 'done')).toEqual({ state: 'claimed' });
+      expect((await store.beginAttempt({ scope, op: OP })).streak).toEqual({ count: 0, failed: false });
+      expect(await store.readResult(scope.tenant, handle)).toBeUndefined();
+      expect(await store.memory(scope)).toEqual([]);
+      expect(await claim(other, 'running')).toEqual({ state: 'in_progress' });
+      expect(await claim(other, 'done')).toEqual({ state: 'completed', result: stored('ok') });
+      expect((await store.beginAttempt({ scope: other, op: OP })).streak).toEqual({ count: 1, failed: false });
+      expect(await store.readResult(other.tenant, otherHandle)).toBe('spilled');
+      expect(await store.memory(other)).toEqual(['m']);
+      await expect(store.endSession(fresh())).resolves.toBeUndefined();
+    });
+  });
+}

@@ -31,14 +31,14 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   }
   let app;
   try {
-    app = await buildApp(config, { ...options, logger });
+    app = await buildApp(config, { ...options, redisUrl: options.redisUrl ?? config.redisUrl, logger });
   } catch (error) {
     process.stderr.write(`dispatchd: cannot start: ${configFile}: ${(error as Error).message}\n`);
     return 1;
   }
   const server = await app.listen(options.listen);
   const deps = app.deps;
-  logger.info('dispatchd serving', { listen: options.listen, port: server.port, tools: deps.registry.list('').length, redis: options.redisUrl !== undefined, config: configFile });
+  logger.info('dispatchd serving', { listen: options.listen, port: server.port, tools: deps.registry.list('').length, redis: (options.redisUrl ?? config.redisUrl) !== undefined, config: configFile });
   await new Promise<void>((resolve) => {
     const stop = (sig: string) => {
       logger.info('draining', { signal: sig, graceMs: options.graceMs });

@@ -34,9 +34,11 @@ export interface DispatchConfig {
   readonly policies: readonly unknown[];
   readonly mcpServers: readonly unknown[];
   readonly telemetry: Readonly<Record<string, unknown>>;
+  /** `redis: { url }`: the shared store, when no `--redis` flag or DISPATCH_REDIS_URL is given. */
+  readonly redisUrl?: string;
 }
 
-const TOP_LEVEL = new Set(['tools', 'limits', 'auth', 'policies', 'mcp_servers', 'telemetry']);
+const TOP_LEVEL = new Set(['tools', 'limits', 'auth', 'policies', 'mcp_servers', 'telemetry', 'redis']);
 
 const camel = (key: string) => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
@@ -78,6 +80,16 @@ function parseScopes(file: string, path: string, raw: unknown): string[] {
   return scopes as string[];
 }
 
+function parseRedis(file: string, raw: unknown): string | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(file, 'redis', 'must be a mapping with a url');
+  const { url, ...rest } = raw as Record<string, unknown>;
+  const unknown = Object.keys(rest)[0];
+  if (unknown) throw new ConfigError(file, `redis.${unknown}`, 'unknown key (the mode is chosen by the url: redis://, rediss://, redis-sentinel://, redis-cluster://)');
+  if (typeof url !== 'string' || url === '') throw new ConfigError(file, 'redis.url', 'must be a Redis URL');
+  return url;
+}
+
 /** Parses configuration text; `file` names it in errors. */
 export function parseConfig(text: string, file: string): DispatchConfig {
   const doc = parseDocument(text, { uniqueKeys: true });
@@ -112,6 +124,7 @@ export function parseConfig(text: string, file: string): DispatchConfig {
     policies: asList(file, 'policies', top.policies),
     mcpServers: asList(file, 'mcp_servers', top.mcp_servers),
     telemetry: (top.telemetry ?? {}) as Record<string, unknown>,
+    redisUrl: parseRedis(file, top.redis),
   };
 }
 

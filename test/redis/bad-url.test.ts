@@ -6,3 +6,33 @@ test('dispatchd refuses a bad --redis URL at start, naming the accepted forms an
   expect(stderr).toContain('bad Redis URL "redis-sentinel://***@127.0.0.1:26379": the master name is missing (redis-sentinel://host:26379/MASTER) (expected redis://[:password@]host:port/db,');
   expect(stderr).not.toContain('hunter2');
 });
+
+test('the config file can name the Redis store (redis: { url }), and a bad redis section is named', async () => {
+  const { mkdtempSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { startRedis } = await import('../helpers/redis-server');
+  const { startDaemon } = await import('../helpers/daemon');
+  const { createRegistryClient } = await import('../../src/client');
+  const { Effect } = await import('../../gen/dispatch/v1/tool_pb');
+  const redis = await startRedis();
+  const dir = mkdtempSync(join(tmpdir(), 'redis-config-'));
+  const config = join(dir, 'config.yaml');
+  writeFileSync(config, `redis: { url: "${redis.url}" }\ntools: []\n`);
+  const daemon = await startDaemon(['--config', config]);
+  const registry = createRegistryClient(`127.0.0.1:${daemon.port}`);
+  try {
+    expect(daemon.stderr()).toContain('"redis":true');
+    await registry.registerTools({ tools: [{ name: 'shared', effect: Effect.READ_ONLY, executor: { case: 'builtin', value: { name: 'echo' } } }] });
+    expect(redis.cli('--scan', '--pattern', 'dispatch:tools:*')).toContain('dispatch:tools:');
+  } finally {
+    registry.close();
+    daemon.child.kill('SIGKILL');
+    await redis.close();
+  }
+  const bad = join(dir, 'bad.yaml');
+  writeFileSync(bad, 'redis: { host: localhost }\n');
+  const { code, stderr } = await runDaemon(['--config', bad, '--listen', '127.0.0.1:0']);
+  expect(code).toBe(1);
+  expect(stderr).toContain(`${bad}: redis.host: unknown key`);
+});

@@ -189,10 +189,12 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
   return outcome;
 }
 
-/** A trajectory entry (`tool=..; input=..; result=..`), each field redacted, then cut to 500 chars. */
+/**
+ * A trajectory entry (`tool=..; input=..; result=..`), each field cut to 500 chars. The input is
+ * redacted here; the result already went through the redaction middleware.
+ */
 function memoryEntry(tool: string, input: string, result: string): string {
-  const field = (text: string) => redactSecrets(text.slice(0, MEMORY_FIELD_CHARS * 4)).slice(0, MEMORY_FIELD_CHARS);
-  return `tool=${tool}; input=${field(input)}; result=${field(result)}`;
+  return `tool=${tool}; input=${redactSecrets(input.slice(0, MEMORY_FIELD_CHARS * 4)).slice(0, MEMORY_FIELD_CHARS)}; result=${result.slice(0, MEMORY_FIELD_CHARS)}`;
 }
 
 /** Failures that count against a breaker: timeouts, transport errors, crashes and 5xx. */

@@ -3,8 +3,12 @@ const { percentile, createSamples } = require('./stats');
 
 /** Default measured time per measurement, in ms (BENCH_SECONDS overrides). @default 3000 */
 const DEFAULT_DURATION_MS = Number(process.env.BENCH_SECONDS || 3) * 1000;
-/** Default warmup before each measurement, in ms. @default 1000 */
-const DEFAULT_WARMUP_MS = Math.min(1000, DEFAULT_DURATION_MS);
+/**
+ * Default warmup before each measurement, in ms (BENCH_WARMUP_SECONDS overrides). A long-running
+ * server's JIT is warm; a short warmup charges a large code path its optimizing compiler's work.
+ * @default 1000
+ */
+const DEFAULT_WARMUP_MS = process.env.BENCH_WARMUP_SECONDS ? Number(process.env.BENCH_WARMUP_SECONDS) * 1000 : Math.min(1000, DEFAULT_DURATION_MS);
 
 async function loop(call, concurrency, durationMs, samples) {
   const until = performance.now() + durationMs;

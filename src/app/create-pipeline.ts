@@ -38,7 +38,8 @@ export interface PipelineOptions {
 export function createPipeline(options: PipelineOptions = {}): PipelineDeps {
   const limits: Limits = options.config?.limits ?? DEFAULT_LIMITS;
   const executors = new Map<string, Executor>([
-    ['http', createHttpExecutor()],
+    // A UTF-8 character is at most 4 bytes: read no more than the output cap can keep.
+    ['http', createHttpExecutor({ maxResponseBytes: limits.maxToolOutputChars * 4 })],
     ['builtin', createBuiltinExecutor(options.builtins)],
     ...(options.executors ?? []),
   ]);

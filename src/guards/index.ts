@@ -27,3 +27,6 @@ export type { Approvals, ApprovalsOptions } from './approvals';
 export { approvalHandlers } from './resolve-approval';
 export { createRecoveryReflector, fallbackFor } from './recovery-reflector';
 export type { RecoveryOptions, ArgumentFixer } from './recovery-reflector';
+export { createApprovalsRelay, APPROVALS_CHANNEL } from './approvals-relay';
+export type { ApprovalsRelay, ApprovalsRelayOptions } from './approvals-relay';
+export type { ResolveApproval } from './resolve-approval';

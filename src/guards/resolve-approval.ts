@@ -5,17 +5,20 @@ import type { Logger } from '../log';
 import { RpcError, unary, type Authenticator } from '../server';
 import type { Approvals } from './approvals';
 
+/** Decides a waiting approval; the relay's across replicas, else the local registry's. */
+export type ResolveApproval = (approvalId: string, approve: boolean, tenant: string) => boolean | Promise<boolean>;
+
 /**
  * The ResolveApproval handler of DispatchService (scope `dispatch`): decides a waiting Ask of the
  * caller's tenant. `resolved` is false when the approval is unknown, already decided, timed out or
  * belongs to another tenant.
  */
-export function approvalHandlers(approvals: Approvals, authenticate: Authenticator, logger: Logger): grpc.UntypedServiceImplementation {
+export function approvalHandlers(approvals: Approvals, authenticate: Authenticator, logger: Logger, resolveWith: () => ResolveApproval = () => approvals.resolve.bind(approvals)): grpc.UntypedServiceImplementation {
   return {
     resolveApproval: unary(logger, async (request: ResolveApprovalRequest, call: grpc.ServerUnaryCall<ResolveApprovalRequest, ResolveApprovalResponse>) => {
       const principal = authenticate(call, 'dispatch');
       if (request.approvalId === '') throw new RpcError(grpc.status.INVALID_ARGUMENT, 'approval_id is required');
-      const resolved = approvals.resolve(request.approvalId, request.approve, principal.tenant);
+      const resolved = await resolveWith()(request.approvalId, request.approve, principal.tenant);
       logger.info('approval resolved', { approvalId: request.approvalId, approve: request.approve, resolved, reason: request.reason.slice(0, 200) });
       return create(ResolveApprovalResponseSchema, { resolved });
     }),

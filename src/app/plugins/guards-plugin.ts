@@ -1,4 +1,5 @@
-import { createGuards, parsePolicies, approvalHandlers, type GuardsOptions } from '../../guards';
+import { createApprovalsRelay, createGuards, parsePolicies, approvalHandlers, type ApprovalsRelay, type GuardsOptions } from '../../guards';
+import { connectRedis } from '../../store/redis';
 import { createGuardMiddleware, type GuardMiddlewareOptions } from '../../middleware';
 import type { Authenticator } from '../../server';
 import type { PluginFactory } from '../plugin';
@@ -19,12 +20,19 @@ export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFac
     const middleware = createGuardMiddleware({ redaction: options.redaction, memoize: options.memoize });
     // Late-bound: the auth plugin's authenticator is known only once every plugin is built.
     const authenticate: Authenticator = (call, scope) => ctx.authenticate()(call, scope);
+    // With Redis, ResolveApproval may land on any replica: decisions travel to the one that waits.
+    const redisUrl = ctx.options.redisUrl;
+    const relay: ApprovalsRelay | undefined = redisUrl
+      ? createApprovalsRelay({ approvals: set.approvals, connect: () => connectRedis(redisUrl, { queueWhileDown: true, logger: ctx.logger }), logger: ctx.logger })
+      : undefined;
+    const resolve = relay ? relay.resolve : set.approvals.resolve.bind(set.approvals);
     return {
       name: 'guards',
       guards: set.guards,
       middleware: middleware.stages.map((stage) => stage.middleware),
-      handlers: { dispatch: approvalHandlers(set.approvals, authenticate, ctx.logger) },
+      handlers: { dispatch: approvalHandlers(set.approvals, authenticate, ctx.logger, () => resolve) },
       async close() {
+        await relay?.close();
         set.close();
         middleware.cache.clear();
       },

@@ -1,0 +1,88 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../log';
+import type { RedisClient } from '../store/redis';
+import type { Approvals } from './approvals';
+
+/** The channel every replica listens on for decisions on approvals it may hold. */
+export const APPROVALS_CHANNEL = 'dispatch:approvals';
+
+/** Options of {@link createApprovalsRelay}. */
+export interface ApprovalsRelayOptions {
+  readonly approvals: Approvals;
+  /** Opens a Redis connection (two are used: one subscribes, one publishes). */
+  readonly connect: () => RedisClient;
+  readonly logger: Logger;
+  /** How long a forwarded decision waits for the holding replica to confirm, in ms. @default 2000 */
+  readonly replyTimeoutMs?: number;
+}
+
+/** Decides approvals wherever they wait: on this replica, or on another one through Redis. */
+export interface ApprovalsRelay {
+  /** True when the approval was waiting (here or on another replica) and is now decided. */
+  resolve(approvalId: string, approve: boolean, tenant: string): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+interface Decision {
+  readonly id: string;
+  readonly approve: boolean;
+  readonly tenant: string;
+  readonly request: string;
+  readonly replyTo: string;
+}
+
+/**
+ * An Ask waits on the replica that runs the call, while ResolveApproval may reach any replica
+ * behind the Service: a decision this replica does not hold is published to every replica, and
+ * the one holding the approval confirms on the asker's reply channel.
+ */
+export function createApprovalsRelay(options: ApprovalsRelayOptions): ApprovalsRelay {
+  const replyTimeoutMs = options.replyTimeoutMs ?? 2000;
+  const replyChannel = `${APPROVALS_CHANNEL}:reply:${randomUUID()}`;
+  const publisher = options.connect();
+  const subscriber = options.connect();
+  const waiting = new Map<string, (resolved: boolean) => void>();
+  void subscriber.subscribe(APPROVALS_CHANNEL, replyChannel).catch((error: Error) => options.logger.warn('approvals relay: subscribe failed', { error: error.message }));
+  subscriber.on('message', (channel: string, text: string) => {
+    let message: Partial<Decision> & { resolved?: boolean };
+    try {
+      message = JSON.parse(text) as typeof message;
+    } catch {
+      return;
+    }
+    if (channel === replyChannel) {
+      if (message.resolved && message.request) waiting.get(message.request)?.(true);
+      return;
+    }
+    const { id, approve, tenant, request, replyTo } = message;
+    if (typeof id !== 'string' || typeof tenant !== 'string' || typeof request !== 'string' || typeof replyTo !== 'string') return;
+    if (options.approvals.resolve(id, approve === true, tenant)) {
+      void publisher.publish(replyTo, JSON.stringify({ request, resolved: true })).catch(() => undefined);
+    }
+  });
+  return {
+    async resolve(approvalId, approve, tenant) {
+      if (options.approvals.resolve(approvalId, approve, tenant)) return true;
+      const request = randomUUID();
+      const answer = new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => settle(false), replyTimeoutMs);
+        const settle = (resolved: boolean) => {
+          clearTimeout(timer);
+          waiting.delete(request);
+          resolve(resolved);
+        };
+        waiting.set(request, settle);
+      });
+      const decision: Decision = { id: approvalId, approve, tenant, request, replyTo: replyChannel };
+      await publisher.publish(APPROVALS_CHANNEL, JSON.stringify(decision)).catch((error: Error) => {
+        options.logger.warn('approvals relay: publish failed', { error: error.message });
+        waiting.get(request)?.(false);
+      });
+      return answer;
+    },
+    async close() {
+      for (const settle of [...waiting.values()]) settle(false);
+      await Promise.all([subscriber.quit().catch(() => subscriber.disconnect()), publisher.quit().catch(() => publisher.disconnect())]);
+    },
+  };
+}

@@ -1,7 +1,7 @@
 import { SpanKind, type Tracer } from '@opentelemetry/api';
 import { EventKind } from '../../gen/dispatch/v1/dispatch_pb';
 import type { Logger } from '../log';
-import { NOOP_OBSERVER, type Observer, type TurnInfo, type TurnObserver } from '../pipeline';
+import { NOOP_OBSERVER, parseBreakerKey, type Observer, type TurnInfo, type TurnObserver } from '../pipeline';
 import type { CallSink } from './call-summary';
 import { observeCall } from './call-observer';
 import { SYSTEM_TENANT, type EventBus } from './event-bus';
@@ -102,13 +102,16 @@ export function createEventObserver(options: EventObserverOptions): EventObserve
         return NOOP_OBSERVER.turn(info);
       }
     },
-    breakerState(tool, state) {
+    breakerState(key, state) {
       try {
-        options.onBreaker?.(tool, state);
-        if (!bus.wants(SYSTEM_TENANT)) return;
+        options.onBreaker?.(key, state);
+        // A tenant's own tool's breaker is that tenant's; a shared tool's goes to all who see it.
+        const { tenant, tool } = parseBreakerKey(key);
+        const audience = tenant === '' ? SYSTEM_TENANT : tenant;
+        if (!bus.wants(audience)) return;
         const at = nowMs();
         const span = { traceId: newTraceId(), spanId: newSpanId(), flags: '00', parentSpanId: '', name: `breaker ${tool}`, startMs: at };
-        bus.publish(SYSTEM_TENANT, spanEvent(EventKind.BREAKER_STATE, { sessionId: '', turn: 0 }, span, { tool, endMs: at, attributes: { [ATTR.toolName]: tool, [ATTR.breakerState]: state } }));
+        bus.publish(audience, spanEvent(EventKind.BREAKER_STATE, { sessionId: '', turn: 0 }, span, { tool, endMs: at, attributes: { [ATTR.toolName]: tool, [ATTR.breakerState]: state } }));
       } catch (error) {
         env.failed(error);
       }

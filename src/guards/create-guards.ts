@@ -1,5 +1,5 @@
 import { createLogger, type Logger } from '../log';
-import { NOOP_OBSERVER, type Guards, type Observer, type Reflector } from '../pipeline';
+import { NOOP_OBSERVER, parseBreakerKey, type Guards, type Observer, type Reflector } from '../pipeline';
 import { createApprovals, type Approvals } from './approvals';
 import { DEFAULT_BREAKER_SETTINGS, type BreakerSettings } from './breaker-settings';
 import { createBreakers, type Breakers } from './breakers';
@@ -46,7 +46,10 @@ export function createGuards(options: GuardsOptions = {}): GuardSet {
   const observer = options.observer ?? (() => NOOP_OBSERVER);
   const breakerDefaults = options.breakerDefaults ?? DEFAULT_BREAKER_SETTINGS;
   const breakers = createBreakers({
-    settingsFor: (tool) => policies.breakers.find((b) => globAny(b.match, tool))?.settings ?? breakerDefaults,
+    settingsFor: (key) => {
+      const { tool } = parseBreakerKey(key);
+      return policies.breakers.find((b) => globAny(b.match, tool))?.settings ?? breakerDefaults;
+    },
     onState: (tool, state) => {
       logger.info('breaker state changed', { tool, state });
       try {

@@ -18,3 +18,4 @@ export { runAttempt, loopOp } from './run-attempt';
 export type { AttemptResult } from './run-attempt';
 export { dispatchSequential } from './dispatch-turn';
 export { errorResult, replayedResult, toStored } from './results';
+export { breakerKey, parseBreakerKey } from './breaker-key';

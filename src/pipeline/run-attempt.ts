@@ -11,6 +11,7 @@ import type { CallObserver } from './observer';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import { applyPreHooks } from './pre-attempt';
 import { errorResult, replayedResult, toStored } from './results';
+import { breakerKey } from './breaker-key';
 import { runGuarded } from './signals';
 
 /** The result of one attempt and, when it failed, why. */
@@ -46,6 +47,7 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
   const started = performance.now();
   const attemptObs = obs.attempt(attempt, tool.name);
   const scope = { tenant: turn.tenant, sessionId: turn.sessionId };
+  const breaker = breakerKey(tool);
   let streak: LoopStreak = { count: 0, failed: false };
   let claimed = false;
   let storeDown = false;
@@ -70,7 +72,7 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
   const canonicalArgs = canonicalJson(args);
   op = loopOp(tool, args, canonicalArgs);
   idemKey = idempotencyKey(scope, tool.name, args, tool.keyFields, canonicalArgs);
-  const wantClaim = !tool.readOnly && !deps.guards.breaker.isOpen(tool.name);
+  const wantClaim = !tool.readOnly && !deps.guards.breaker.isOpen(breaker);
   let claim: ClaimOutcome | undefined;
   try {
     const begun = await deps.store.beginAttempt({ scope, op, claim: wantClaim ? { key: idemKey, leaseMs: tool.timeoutMs + LEASE_MARGIN_MS } : undefined });
@@ -94,18 +96,18 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
     await release();
     return fail(refused(ErrorKind.LOOP_BLOCKED, `this exact call failed the same way ${streak.count} times in a row; dispatch refused to run it again`));
   }
-  if (!deps.guards.breaker.tryAcquire(tool.name)) {
+  if (!deps.guards.breaker.tryAcquire(breaker)) {
     await release();
     return fail(refused(ErrorKind.BREAKER_OPEN, `tool "${tool.name}" is temporarily unavailable: its circuit breaker is open after repeated failures`, true));
   }
   if (claim?.state === 'completed') {
-    deps.guards.breaker.record(tool.name, { ok: true, counts: false, durationMs: 0 });
+    deps.guards.breaker.record(breaker, { ok: true, counts: false, durationMs: 0 });
     obs.replay(attempt);
     return finish(replayedResult(callId, claim.result, attempt, Math.round(performance.now() - started)));
   }
   const refusal = claimRefusal(claim);
   if (refusal) {
-    deps.guards.breaker.record(tool.name, { ok: true, counts: false, durationMs: 0 });
+    deps.guards.breaker.record(breaker, { ok: true, counts: false, durationMs: 0 });
     return fail(refusal);
   }
 
@@ -176,7 +178,7 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
     }
   }
   if (error?.kind === ErrorKind.CANCELLED) {
-    deps.guards.breaker.record(tool.name, { ok: false, counts: false, durationMs: execMs });
+    deps.guards.breaker.record(breaker, { ok: false, counts: false, durationMs: execMs });
     throw HardError.cancelled();
   }
   const outcome = finish(result, error);
@@ -185,7 +187,7 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
   // A success counts (it closes a half-open breaker); a cache hit and a failure that says nothing
   // about the tool's health (4xx, invalid arguments) do not.
   const counts = executed && !cached && (!failed || countsForBreaker(error!));
-  deps.guards.breaker.record(tool.name, { ok: !failed, counts, durationMs: execMs });
+  deps.guards.breaker.record(breaker, { ok: !failed, counts, durationMs: execMs });
   return outcome;
 }
 

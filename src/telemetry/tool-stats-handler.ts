@@ -2,6 +2,7 @@ import { create } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import { GetToolStatsResponseSchema, ToolRatesSchema, ToolStatsSchema, type GetToolStatsRequest, type GetToolStatsResponse, type ToolStats as ToolStatsMessage } from '../../gen/dispatch/v1/registry_pb';
 import type { Logger } from '../log';
+import { breakerKey } from '../pipeline';
 import type { ToolRegistry } from '../registry';
 import { RpcError, unary, type Authenticator } from '../server';
 import { alertsOf } from './rate-alerts';
@@ -28,12 +29,14 @@ export function toolStatsHandler(options: ToolStatsHandlerOptions) {
     const counters = stats.get(tenant, tool);
     const rates = ratesOf(counters);
     const health = options.health();
+    const owner = options.registry()?.lookup(tenant, tool)?.tenant ?? '';
+    const key = breakerKey({ tenant: owner, name: tool });
     return create(ToolStatsSchema, {
       tool,
       calls: BigInt(counters?.calls ?? 0),
       rates: create(ToolRatesSchema, rates),
-      breakerState: health.state(tool),
-      healthScore: health.healthScore(tool),
+      breakerState: health.state(key),
+      healthScore: health.healthScore(key),
       alerts: alertsOf(rates),
     });
   };

@@ -76,6 +76,32 @@ export function onAbort(signal: AbortSignal, callback: () => void): () => void {
   return () => void callbacks.delete(callback);
 }
 
+/** An abort that its owner triggers, and its signal. */
+export interface AbortScope {
+  readonly signal: AbortSignal;
+  abort(reason?: unknown): void;
+}
+
+/**
+ * An AbortController whose `onAbort` subscribers are run by `abort()` itself, so subscribing costs
+ * no EventTarget listener on the signal at all (adding one to an AbortSignal measured ~60 µs of
+ * server CPU per RPC). Listeners added to `signal` directly still fire, first.
+ */
+export function createAbortScope(): AbortScope {
+  const controller = new AbortController();
+  const cancellation: Cancellation = { callbacks: new Set() };
+  cancellations.set(controller.signal, cancellation);
+  return {
+    signal: controller.signal,
+    abort(reason) {
+      if (controller.signal.aborted) return;
+      controller.abort(reason);
+      for (const cb of cancellation.callbacks) cb();
+      cancellation.callbacks.clear();
+    },
+  };
+}
+
 /** How a guarded run ended. */
 export type GuardedOutcome<T> =
   | { readonly kind: 'done'; readonly value: T }

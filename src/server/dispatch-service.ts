@@ -15,7 +15,7 @@ import {
 } from '../../gen/dispatch/v1/dispatch_pb';
 import type { ServerSurfaceCall } from '@grpc/grpc-js/build/src/server-call';
 import { HardError } from '../errors';
-import { codePointLength, dispatchSequential, onAbort, sliceCodePoints, type PipelineDeps, type TurnContext } from '../pipeline';
+import { codePointLength, createAbortScope, dispatchSequential, onAbort, sliceCodePoints, type PipelineDeps, type TurnContext } from '../pipeline';
 import { RpcError, unary } from './grpc-adapter';
 import type { Authenticator } from './principal';
 
@@ -56,8 +56,8 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
   async function dispatch(request: DispatchRequest, call: grpc.ServerUnaryCall<DispatchRequest, DispatchResponse>): Promise<DispatchResponse> {
     const principal = authenticate(call, 'dispatch');
     checkRequest(request, deps.limits.maxCallsPerTurn);
-    const controller = new AbortController();
-    const abort = () => controller.abort();
+    const scope = createAbortScope();
+    const abort = () => scope.abort();
     call.once('cancelled', abort);
     const unsubscribe = onAbort(options.shutdown, abort);
     const deadline = deadlineOf(call);
@@ -68,7 +68,7 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
       tenant: principal.tenant,
       sessionId: request.sessionId,
       turn: request.turn,
-      signal: controller.signal,
+      signal: scope.signal,
       deadline,
       offeredTools: request.offeredTools.length > 0 ? new Set(request.offeredTools) : undefined,
       interactive: request.interactive,

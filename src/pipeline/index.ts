@@ -9,7 +9,7 @@ export type { Guards, HookDecision, PreHookInput, PostHookInput, BreakerGate, Co
 export { retryTreeReflector } from './default-reflector';
 export { applyMiddleware, outputCap } from './middleware';
 export type { Middleware, ToolHandler, Invocation, ToolOutput } from './middleware';
-export { linkSignal, raceAbort, delay, onAbort, runGuarded, createAbortScope } from './signals';
+export { linkSignal, delay, onAbort, runGuarded, createAbortScope } from './signals';
 export type { GuardedOutcome, AbortScope } from './signals';
 export type { LinkedSignal } from './signals';
 export type { PipelineDeps, TurnContext } from './pipeline-deps';

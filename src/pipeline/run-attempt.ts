@@ -51,17 +51,11 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
   let streak: LoopStreak = { count: 0, failed: false };
   let claimed = false;
   let storeDown = false;
-  let executed = false;
-  let idemKey = '';
-  let op = '';
   const finish = (result: ToolResult, error?: DispatchError): AttemptResult => {
     attemptObs.post({ isError: result.isError, errorKind: error ? kindName(error.kind) : undefined, resolvedTool: result.resolvedToolName, durationMs: result.durationMs, replay: result.idempotentReplay, cached: result.cached, truncated: result.truncated, outputChars: result.output.length });
     return { result, error };
   };
   const fail = (error: DispatchError): AttemptResult => finish(errorResult(callId, tool.name, error, attempt, Math.round(performance.now() - started), warnings), error);
-  const release = async () => {
-    if (claimed) await deps.store.finishAttempt({ scope, op, idempotency: { key: idemKey, action: 'release' } }).catch(() => undefined);
-  };
 
   let args: unknown;
   try {
@@ -70,8 +64,8 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
     return fail(DispatchError.from(error, 'before'));
   }
   const canonicalArgs = canonicalJson(args);
-  op = loopOp(tool, args, canonicalArgs);
-  idemKey = idempotencyKey(scope, tool.name, args, tool.keyFields, canonicalArgs);
+  const op = loopOp(tool, args, canonicalArgs);
+  const idemKey = idempotencyKey(scope, tool.name, args, tool.keyFields, canonicalArgs);
   const wantClaim = !tool.readOnly && !deps.guards.breaker.isOpen(breaker);
   let claim: ClaimOutcome | undefined;
   try {
@@ -85,6 +79,9 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
     if (!tool.readOnly) return fail(new DispatchError(ErrorKind.STORE_UNAVAILABLE, 'the idempotency store is unreachable, so this side-effecting call was not executed', { phase: 'before', recoverable: true, cause: error }));
     storeDown = true;
   }
+  const release = async () => {
+    if (claimed) await deps.store.finishAttempt({ scope, op, idempotency: { key: idemKey, action: 'release' } }).catch(() => undefined);
+  };
 
   if (!streak.failed && streak.count >= tool.loop.stop) {
     await release();
@@ -116,7 +113,6 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
   let cached = false;
   let error: DispatchError | undefined;
   const execStarted = performance.now();
-  executed = true;
   const run = await runGuarded(turn.signal, timeoutMs, (signal) =>
     deps.handler({
       tool,
@@ -186,7 +182,7 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
   if (notes.length > 0) result.warnings.push(...notes);
   // A success counts (it closes a half-open breaker); a cache hit and a failure that says nothing
   // about the tool's health (4xx, invalid arguments) do not.
-  const counts = executed && !cached && (!failed || countsForBreaker(error!));
+  const counts = !cached && (!failed || countsForBreaker(error!));
   deps.guards.breaker.record(breaker, { ok: !failed, counts, durationMs: execMs });
   return outcome;
 }

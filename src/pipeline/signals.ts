@@ -28,26 +28,6 @@ export function linkSignal(parent: AbortSignal, timeoutMs: number): LinkedSignal
   };
 }
 
-/** Rejects when `signal` aborts; the listener is removed once `work` settles. */
-export function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    work.catch(() => undefined);
-    return Promise.reject(signal.reason);
-  }
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-  work.catch(() => undefined);
-  return Promise.race([work, aborted]).finally(() => signal.removeEventListener('abort', onAbort!));
-}
-
-/** Waits `ms`, rejecting early when `signal` aborts. */
-export function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return raceAbort(new Promise<void>((resolve) => setTimeout(resolve, ms).unref()), signal);
-}
-
 /** Callbacks run once when a signal aborts, registered without an EventTarget listener each. */
 interface Cancellation {
   readonly callbacks: Set<() => void>;
@@ -100,6 +80,21 @@ export function createAbortScope(): AbortScope {
       cancellation.callbacks.clear();
     },
   };
+}
+
+/** Waits `ms`, rejecting with the signal's reason as soon as `signal` aborts (the timer is cleared). */
+export function delay(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const unsubscribe = onAbort(signal, () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    });
+    const timer = setTimeout(() => {
+      unsubscribe();
+      resolve();
+    }, ms);
+  });
 }
 
 /** How a guarded run ended. */

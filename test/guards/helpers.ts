@@ -3,14 +3,11 @@ import { anyUnpack } from '@bufbuild/protobuf/wkt';
 import type { ServiceError } from '@grpc/grpc-js';
 import { ErrorInfoSchema } from '../../gen/google/rpc/error_details_pb';
 import { StatusSchema } from '../../gen/google/rpc/status_pb';
-import { buildApp, PLUGINS } from '../../src/app';
+import { PLUGINS } from '../../src/app';
 import { createGuardsPlugin, guardsPlugin, type GuardsPluginOptions } from '../../src/app/plugins/guards-plugin';
 import { observabilityPlugin } from '../../src/app/plugins/observability-plugin';
-import { createDispatchClient, createRegistryClient } from '../../src/client';
-import { parseConfig } from '../../src/config';
-import { SILENT_LOGGER } from '../../src/log';
 import type { CallObserver, Observer } from '../../src/pipeline';
-import type { TestDispatch } from '../helpers/servers';
+import { startApp, type TestDispatch } from '../helpers/servers';
 import type { App } from '../../src/app';
 
 /** An event the recording observer saw. */
@@ -52,24 +49,7 @@ export async function startGuardedApp(yaml: string, options: GuardsPluginOptions
     if (factory === guardsPlugin) return createGuardsPlugin(options);
     return factory;
   });
-  const app = await buildApp(parseConfig(yaml, 'test.yaml'), { logger: SILENT_LOGGER }, factories);
-  const server = await app.listen('127.0.0.1:0');
-  const address = `127.0.0.1:${server.port}`;
-  const dispatch = createDispatchClient(address);
-  const registry = createRegistryClient(address);
-  return {
-    app,
-    server,
-    address,
-    dispatch,
-    registry,
-    events,
-    async close() {
-      dispatch.close();
-      registry.close();
-      await app.close(500);
-    },
-  };
+  return { ...(await startApp(yaml, {}, factories)), events };
 }
 
 /** The google.rpc.ErrorInfo reason of a failed RPC, if it carries one. */
@@ -93,12 +73,4 @@ export async function until(check: () => boolean, timeoutMs = 3000): Promise<voi
 /** The error JSON of a failed result's output. */
 export const errorJson = (output: string) => JSON.parse(output) as { kind: string; message: string; recoverable: boolean; attempts: number };
 
-/** A loopback port nothing listens on (bound, then released). */
-export async function closedPort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+export { closedPort } from '../helpers/servers';

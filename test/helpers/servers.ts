@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { buildApp, createPipeline, type App, type PipelineOptions } from '../../src/app';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import type * as grpc from '@grpc/grpc-js';
+import { buildApp, createPipeline, PLUGINS, type App, type PipelineOptions, type PluginFactory } from '../../src/app';
 import { createDispatchClient, createRegistryClient } from '../../src/client';
 import { parseConfig } from '../../src/config';
 import { SILENT_LOGGER } from '../../src/log';
@@ -80,46 +81,55 @@ export interface TestDispatch {
   close(): Promise<void>;
 }
 
+/** Clients of a server at `address` and a `close` that closes them, then runs `stop`. */
+function withClients(address: string, stop: () => Promise<void>, credentials?: grpc.ChannelCredentials) {
+  const dispatch = createDispatchClient(address, credentials);
+  const registry = createRegistryClient(address, credentials);
+  return {
+    address,
+    dispatch,
+    registry,
+    async close() {
+      dispatch.close();
+      registry.close();
+      await stop();
+    },
+  };
+}
+
 /** Starts dispatch with tools from YAML text; closes clients and server on `close`. */
 export async function startDispatch(toolsYaml: string, options: PipelineOptions = {}, serverOptions: Omit<ServerOptions, 'deps'> = {}): Promise<TestDispatch> {
   const config = parseConfig(toolsYaml, 'test.yaml');
   const deps = createPipeline({ logger: SILENT_LOGGER, ...options, config });
   const server = await startServer('127.0.0.1:0', { ...serverOptions, deps });
-  const address = `127.0.0.1:${server.port}`;
-  const dispatch = createDispatchClient(address);
-  const registry = createRegistryClient(address);
   return {
     server,
-    address,
-    dispatch,
-    registry,
-    async close() {
-      dispatch.close();
-      registry.close();
+    ...withClients(`127.0.0.1:${server.port}`, async () => {
       await server.shutdown(500);
       await deps.store.close();
-    },
+    }),
   };
 }
 
-/** A full dispatch app (every plugin) on 127.0.0.1:0 with its clients. */
-export async function startApp(toolsYaml: string, options: Parameters<typeof buildApp>[1] = {}): Promise<TestDispatch & { app: App }> {
-  const config = parseConfig(toolsYaml, 'test.yaml');
-  const app = await buildApp(config, { logger: SILENT_LOGGER, ...options });
+/**
+ * Serves a built app on 127.0.0.1:0 with its clients (over `credentials` when given, to
+ * `localhost` so a test certificate's name matches).
+ */
+export async function serveApp(app: App, credentials?: grpc.ChannelCredentials): Promise<TestDispatch & { app: App }> {
   const server = await app.listen('127.0.0.1:0');
-  const address = `127.0.0.1:${server.port}`;
-  const dispatch = createDispatchClient(address);
-  const registry = createRegistryClient(address);
-  return {
-    app,
-    server,
-    address,
-    dispatch,
-    registry,
-    async close() {
-      dispatch.close();
-      registry.close();
-      await app.close(500);
-    },
-  };
+  return { app, server, ...withClients(`${credentials ? 'localhost' : '127.0.0.1'}:${server.port}`, () => app.close(500), credentials) };
+}
+
+/** A full dispatch app (every plugin, or the given `factories`) on 127.0.0.1:0 with its clients. */
+export async function startApp(toolsYaml: string, options: Parameters<typeof buildApp>[1] = {}, factories: readonly PluginFactory[] = PLUGINS): Promise<TestDispatch & { app: App }> {
+  return serveApp(await buildApp(parseConfig(toolsYaml, 'test.yaml'), { logger: SILENT_LOGGER, ...options }, factories));
+}
+
+/** A loopback port nothing listens on (bound, then released). */
+export async function closedPort(): Promise<number> {
+  const probe = createNetServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
 }

@@ -1,5 +1,6 @@
 import { ConfigError, parseConfig } from '../../src/config';
 import { parseMcpServers } from '../../src/executors/mcp';
+import { startApp } from '../helpers/servers';
 
 const parse = (yaml: string) => parseMcpServers(parseConfig(yaml, 'dispatch.yaml').mcpServers, 'dispatch.yaml');
 const problem = (yaml: string) => {
@@ -51,7 +52,6 @@ describe('mcp_servers configuration', () => {
   });
 
   it('fails the app at start with the same message', async () => {
-    const { startApp } = await import('../helpers/servers');
     await expect(startApp('mcp_servers: [ { name: a } ]')).rejects.toThrow('test.yaml: mcp_servers[0]: needs exactly one of command (a stdio server) or url (a Streamable HTTP server)');
   });
 });

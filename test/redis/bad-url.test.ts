@@ -1,4 +1,10 @@
-import { runDaemon } from '../helpers/daemon';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Effect } from '../../gen/dispatch/v1/tool_pb';
+import { createRegistryClient } from '../../src/client';
+import { runDaemon, startDaemon } from '../helpers/daemon';
+import { startRedis } from '../helpers/redis-server';
 
 test('dispatchd refuses a bad --redis URL at start, naming the accepted forms and hiding the password', async () => {
   const { code, stderr } = await runDaemon(['--listen', '127.0.0.1:0', '--redis', 'redis-sentinel://:hunter2@127.0.0.1:26379']);
@@ -8,13 +14,6 @@ test('dispatchd refuses a bad --redis URL at start, naming the accepted forms an
 });
 
 test('the config file can name the Redis store (redis: { url }), and a bad redis section is named', async () => {
-  const { mkdtempSync, writeFileSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
-  const { join } = await import('node:path');
-  const { startRedis } = await import('../helpers/redis-server');
-  const { startDaemon } = await import('../helpers/daemon');
-  const { createRegistryClient } = await import('../../src/client');
-  const { Effect } = await import('../../gen/dispatch/v1/tool_pb');
   const redis = await startRedis();
   const dir = mkdtempSync(join(tmpdir(), 'redis-config-'));
   const config = join(dir, 'config.yaml');

@@ -1,19 +1,10 @@
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
-import { json, startDispatch, startToolServer, type TestDispatch, type ToolServer } from '../helpers/servers';
+import { closedPort, json, startDispatch, startToolServer, type TestDispatch, type ToolServer } from '../helpers/servers';
 
 let tools: ToolServer;
 let d: TestDispatch;
 let flaky = 0;
 
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 beforeAll(async () => {
   const refused = `http://127.0.0.1:${await closedPort()}/x`;

@@ -4,7 +4,8 @@ import { authPlugin, createAuthPlugin, type AuthPluginOptions } from '../../../s
 import { PLUGINS } from '../../../src/app/plugins';
 import { sha256Hex } from '../../../src/auth';
 import type { DaemonOptions } from '../../../src/cli/dispatchd-options';
-import { createDispatchClient, createRegistryClient, type CallOptions } from '../../../src/client';
+import type { createDispatchClient, createRegistryClient, CallOptions } from '../../../src/client';
+import { serveApp } from '../../helpers/servers';
 import { parseConfig } from '../../../src/config';
 import { SILENT_LOGGER, type Logger } from '../../../src/log';
 
@@ -64,20 +65,6 @@ export async function startAuthApp(
   const config = parseConfig(yaml, options.configFile ?? 'test.yaml');
   const factories = PLUGINS.map((f) => (f === authPlugin ? createAuthPlugin({ env: {}, ...options.auth }) : f));
   const app = await buildApp(config, { logger: options.logger ?? SILENT_LOGGER, ...options.daemon }, factories);
-  const server = await app.listen('127.0.0.1:0');
-  const address = `${options.credentials ? 'localhost' : '127.0.0.1'}:${server.port}`;
-  const dispatch = createDispatchClient(address, options.credentials);
-  const registry = createRegistryClient(address, options.credentials);
-  return {
-    app,
-    port: server.port,
-    address,
-    dispatch,
-    registry,
-    async close() {
-      dispatch.close();
-      registry.close();
-      await app.close(500);
-    },
-  };
+  const served = await serveApp(app, options.credentials);
+  return { ...served, port: served.server.port };
 }

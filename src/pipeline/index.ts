@@ -12,6 +12,8 @@ export type { Middleware, ToolHandler, Invocation, ToolOutput } from './middlewa
 export { linkSignal, delay, onAbort, runGuarded, createAbortScope } from './signals';
 export type { GuardedOutcome, AbortScope } from './signals';
 export type { LinkedSignal } from './signals';
+export { Deadlines, DEADLINES } from './deadlines';
+export type { Deadline } from './deadlines';
 export type { PipelineDeps, TurnContext } from './pipeline-deps';
 export { executeCall } from './execute-call';
 export { runAttempt, loopOp } from './run-attempt';

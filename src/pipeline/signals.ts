@@ -1,3 +1,5 @@
+import { DEADLINES, type Deadline } from './deadlines';
+
 /** A signal that fires on a parent's abort or after a timeout, and the cleanup of both. */
 export interface LinkedSignal {
   readonly signal: AbortSignal;
@@ -115,12 +117,12 @@ export function runGuarded<T>(parent: AbortSignal, timeoutMs: number, work: (sig
     let controller: AbortController | undefined;
     let abortReason: unknown;
     let settled = false;
-    let timer: NodeJS.Timeout | undefined;
+    let timer: Deadline | undefined;
     let unsubscribe: (() => void) | undefined;
     const settle = (outcome: GuardedOutcome<T>, reason?: unknown) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      DEADLINES.cancel(timer);
       unsubscribe?.();
       if (reason !== undefined) {
         abortReason = reason;
@@ -137,7 +139,7 @@ export function runGuarded<T>(parent: AbortSignal, timeoutMs: number, work: (sig
       return controller.signal;
     };
     if (parent.aborted) return cancel();
-    timer = setTimeout(() => settle({ kind: 'timeout' }, new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+    timer = DEADLINES.add(timeoutMs, () => settle({ kind: 'timeout' }, new Error(`timed out after ${timeoutMs} ms`)));
     unsubscribe = onAbort(parent, cancel);
     try {
       work(signal).then(

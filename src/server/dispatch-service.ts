@@ -15,7 +15,7 @@ import {
 } from '../../gen/dispatch/v1/dispatch_pb';
 import type { ServerSurfaceCall } from '@grpc/grpc-js/build/src/server-call';
 import { HardError } from '../errors';
-import { codePointLength, createAbortScope, dispatchSequential, onAbort, sliceCodePoints, type PipelineDeps, type TurnContext } from '../pipeline';
+import { codePointLength, createAbortScope, DEADLINES, dispatchSequential, onAbort, sliceCodePoints, type PipelineDeps, type TurnContext } from '../pipeline';
 import { RpcError, unary } from './grpc-adapter';
 import type { Authenticator } from './principal';
 
@@ -61,7 +61,7 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
     call.once('cancelled', abort);
     const unsubscribe = onAbort(options.shutdown, abort);
     const deadline = deadlineOf(call);
-    const timer = deadline === Infinity ? undefined : setTimeout(abort, Math.max(0, deadline - Date.now()));
+    const timer = deadline === Infinity ? undefined : DEADLINES.add(Math.max(0, deadline - Date.now()), abort);
     const traceparent = call.metadata.get('traceparent')[0]?.toString();
     const observer = deps.observer.turn({ tenant: principal.tenant, sessionId: request.sessionId, turn: request.turn, traceparent, callCount: request.calls.length });
     const turn: TurnContext = {
@@ -85,7 +85,7 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
       observer.end(hard instanceof HardError ? hard.reason : 'INTERNAL');
       throw hard;
     } finally {
-      clearTimeout(timer);
+      DEADLINES.cancel(timer);
       call.removeListener('cancelled', abort);
       unsubscribe();
     }

@@ -21,11 +21,12 @@ interface Expiring<T> {
 
 type Record = { state: 'in_progress' } | { state: 'unknown' } | { state: 'completed'; result: StoredResult };
 
+/** A session's state; each part is made on first use, so a session of one read costs little. */
 interface SessionState {
-  readonly records: Map<string, Expiring<Record>>;
+  records?: Map<string, Expiring<Record>>;
   readonly window: StreakIndex;
-  readonly results: Map<string, Expiring<string>>;
-  readonly memory: Expiring<string>[];
+  results?: Map<string, Expiring<string>>;
+  memory?: Expiring<string>[];
 }
 
 const live = <T>(entry: Expiring<T> | undefined, now: number): T | undefined =>
@@ -33,6 +34,20 @@ const live = <T>(entry: Expiring<T> | undefined, now: number): T | undefined =>
 
 function capMap<K, V>(map: Map<K, V>, max: number): void {
   while (map.size > max) map.delete(map.keys().next().value as K);
+}
+
+/** Share of the session cap kept when it is passed: the oldest tenth goes in one pass. */
+const SESSION_TRIM_TO = 0.9;
+
+/**
+ * Evicts the least recently used sessions down to nine tenths of `max` once past it. One pass
+ * per tenth keeps eviction O(1) per call: deleting from the front of a Map one entry at a time
+ * is O(n), since V8 leaves the deleted slots for every new iterator to skip until it rehashes.
+ */
+function trimSessions<K, V>(map: Map<K, V>, max: number): void {
+  if (map.size <= max) return;
+  const keys = map.keys();
+  while (map.size > Math.floor(max * SESSION_TRIM_TO)) map.delete(keys.next().value as K);
 }
 
 /** The embedded default store: one process, everything bounded by a TTL or a named cap. */
@@ -53,9 +68,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       sessions.delete(key);
       sessions.set(key, state);
     } else if (create) {
-      state = { records: new Map(), window: new StreakIndex(), results: new Map(), memory: [] };
+      state = { window: new StreakIndex() };
       sessions.set(key, state);
-      capMap(sessions, maxSessions);
+      trimSessions(sessions, maxSessions);
     }
     return state;
   }
@@ -66,12 +81,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       const streak = state.window.streak(op);
       if (!claim) return { streak };
       const t = now();
-      const existing = live(state.records.get(claim.key), t);
+      const records = (state.records ??= new Map<string, Expiring<Record>>());
+      const existing = live(records.get(claim.key), t);
       let outcome: ClaimOutcome;
       if (existing === undefined) {
-        state.records.delete(claim.key);
-        state.records.set(claim.key, { value: { state: 'in_progress' }, expiresAt: t + claim.leaseMs });
-        capMap(state.records, maxRecords);
+        records.delete(claim.key);
+        records.set(claim.key, { value: { state: 'in_progress' }, expiresAt: t + claim.leaseMs });
+        capMap(records, maxRecords);
         outcome = { state: 'claimed' };
       } else outcome = existing;
       return { streak, claim: outcome };
@@ -82,24 +98,26 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       if (record) {
         state.window.record({ op, hash: record.resultHash, failed: record.failed }, record.window);
       }
-      if (idempotency?.action === 'release') state.records.delete(idempotency.key);
+      if (idempotency?.action === 'release') state.records?.delete(idempotency.key);
       else if (idempotency) {
         const value: Record = idempotency.action === 'complete' ? { state: 'completed', result: idempotency.result } : { state: 'unknown' };
-        state.records.set(idempotency.key, { value, expiresAt: t + idempotency.ttlSeconds * 1000 });
+        (state.records ??= new Map<string, Expiring<Record>>()).set(idempotency.key, { value, expiresAt: t + idempotency.ttlSeconds * 1000 });
       }
       if (spill) {
-        state.results.set(spill.handle, { value: spill.text, expiresAt: t + spill.ttlSeconds * 1000 });
-        capMap(state.results, maxResults);
+        const results = (state.results ??= new Map<string, Expiring<string>>());
+        results.set(spill.handle, { value: spill.text, expiresAt: t + spill.ttlSeconds * 1000 });
+        capMap(results, maxResults);
       }
       if (memory) {
-        state.memory.push({ value: memory.entry, expiresAt: t + memory.ttlSeconds * 1000 });
-        if (state.memory.length > memory.max) state.memory.splice(0, state.memory.length - memory.max);
+        const entries = (state.memory ??= []);
+        entries.push({ value: memory.entry, expiresAt: t + memory.ttlSeconds * 1000 });
+        if (entries.length > memory.max) entries.splice(0, entries.length - memory.max);
       }
       return { streak: state.window.streak(op) };
     },
     async readResult(tenant, handle) {
       const scope = handleScope(tenant, handle);
-      return scope ? live(session(scope, false)?.results.get(handle), now()) : undefined;
+      return scope ? live(session(scope, false)?.results?.get(handle), now()) : undefined;
     },
     async memory(scope) {
       const t = now();

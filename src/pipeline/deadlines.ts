@@ -1,0 +1,69 @@
+/** A pending deadline; pass it back to {@link Deadlines.cancel}. */
+export interface Deadline {
+  readonly at: number;
+  readonly fire: () => void;
+}
+
+/** The longest delay setTimeout takes (longer ones fire after 1 ms); the timer re-arms past it. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** A timer may fire this early (ms); a deadline this close to now counts as reached. */
+const EARLY_FIRE_TOLERANCE_MS = 1;
+
+/**
+ * Many deadlines on one timer. Every call has a timeout that almost never fires; a setTimeout
+ * and clearTimeout per call allocate a timer, and with few calls in flight Node creates and drops
+ * its timer list, and re-arms libuv, every time. Here adding and cancelling a deadline is a Set
+ * add and delete; the one timer is armed for the earliest deadline and moved only when a new one
+ * comes sooner. When it fires, every deadline reached fires and the timer is armed for the next.
+ * The timer is unref'd: a deadline never keeps the process alive by itself.
+ */
+export class Deadlines {
+  private readonly pending = new Set<Deadline>();
+  private timer: NodeJS.Timeout | undefined;
+  private armedAt = Infinity;
+
+  constructor(private readonly now: () => number = () => performance.now()) {}
+
+  /** Runs `fire` after `ms` unless cancelled first. */
+  add(ms: number, fire: () => void): Deadline {
+    const deadline: Deadline = { at: this.now() + ms, fire };
+    this.pending.add(deadline);
+    if (deadline.at < this.armedAt) this.arm(deadline.at);
+    return deadline;
+  }
+
+  cancel(deadline: Deadline | undefined): void {
+    if (deadline) this.pending.delete(deadline);
+  }
+
+  /** Deadlines waiting (for tests and diagnostics). */
+  get size(): number {
+    return this.pending.size;
+  }
+
+  private arm(at: number): void {
+    clearTimeout(this.timer);
+    this.armedAt = at;
+    this.timer = setTimeout(() => this.expire(), Math.min(MAX_TIMER_MS, Math.max(1, Math.ceil(at - this.now()))));
+    this.timer.unref();
+  }
+
+  private expire(): void {
+    this.timer = undefined;
+    this.armedAt = Infinity;
+    const now = this.now() + EARLY_FIRE_TOLERANCE_MS;
+    const due: Deadline[] = [];
+    let next = Infinity;
+    for (const deadline of this.pending) {
+      if (deadline.at <= now) due.push(deadline);
+      else if (deadline.at < next) next = deadline.at;
+    }
+    for (const deadline of due) this.pending.delete(deadline);
+    if (next !== Infinity) this.arm(next);
+    for (const deadline of due) deadline.fire();
+  }
+}
+
+/** The process's deadlines: the timeouts of attempts and the deadlines of RPCs. */
+export const DEADLINES = new Deadlines();

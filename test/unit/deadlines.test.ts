@@ -1,0 +1,69 @@
+import { Deadlines, runGuarded } from '../../src/pipeline';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('Deadlines: many deadlines on one timer', () => {
+  it('fires each deadline once, not before its time, in any order of adding', async () => {
+    const deadlines = new Deadlines();
+    const fired: Array<[string, number]> = [];
+    const started = performance.now();
+    const mark = (name: string) => () => fired.push([name, performance.now() - started]);
+    deadlines.add(60, mark('60'));
+    deadlines.add(20, mark('20'));
+    deadlines.add(40, mark('40'));
+    await sleep(120);
+    expect(fired.map(([name]) => name)).toEqual(['20', '40', '60']);
+    for (const [name, at] of fired) expect(at).toBeGreaterThanOrEqual(Number(name) - 1);
+    expect(deadlines.size).toBe(0);
+  });
+
+  it('never fires a cancelled deadline, and fires the others', async () => {
+    const deadlines = new Deadlines();
+    const fired: string[] = [];
+    const first = deadlines.add(15, () => fired.push('first'));
+    deadlines.add(30, () => fired.push('second'));
+    deadlines.cancel(first);
+    deadlines.cancel(undefined);
+    await sleep(70);
+    expect(fired).toEqual(['second']);
+  });
+
+  it('moves the timer forward when a sooner deadline arrives after a later one', async () => {
+    const deadlines = new Deadlines();
+    const fired: string[] = [];
+    deadlines.add(10_000, () => fired.push('late'));
+    deadlines.add(10, () => fired.push('soon'));
+    await sleep(50);
+    expect(fired).toEqual(['soon']);
+    expect(deadlines.size).toBe(1);
+  });
+
+  it('fires everything due at once when many share a deadline, and keeps working after', async () => {
+    const deadlines = new Deadlines();
+    let count = 0;
+    for (let i = 0; i < 1000; i++) deadlines.add(10, () => count++);
+    await sleep(50);
+    expect(count).toBe(1000);
+    deadlines.add(5, () => count++);
+    await sleep(40);
+    expect(count).toBe(1001);
+  });
+});
+
+describe('runGuarded on the shared deadlines', () => {
+  it('times out a tool that ignores its signal, and its signal aborts', async () => {
+    let seen: AbortSignal | undefined;
+    const outcome = await runGuarded(new AbortController().signal, 20, (signal) => {
+      seen = signal();
+      return new Promise(() => undefined);
+    });
+    expect(outcome.kind).toBe('timeout');
+    expect(seen?.aborted).toBe(true);
+  });
+
+  it('settles with the value of a fast tool, and its timeout never fires later', async () => {
+    const outcome = await runGuarded(new AbortController().signal, 20, async () => 'ok');
+    expect(outcome).toEqual({ kind: 'done', value: 'ok' });
+    await sleep(40);
+  });
+});

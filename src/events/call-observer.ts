@@ -37,7 +37,7 @@ function argumentAttributes(text: string, debug: boolean): Record<string, string
  * span per attempt (TOOL_PRE / TOOL_POST). Every event of the call carries the requested tool
  * name, so a tool filter follows the whole call; an attempt that ran a fallback names it in
  * `gen_ai.tool.name`. An attempt the pipeline left open (LOOP_STOP, cancellation) is ended with
- * the call. Builds events only while someone wants them, and never throws into the pipeline.
+ * the call, and its TOOL_POST names the hard error. Builds events only while someone wants them, and never throws into the pipeline.
  */
 export function observeCall(turn: TurnState, info: CallInfo): CallObserver {
   const { env, tenant } = turn;
@@ -77,7 +77,9 @@ export function observeCall(turn: TurnState, info: CallInfo): CallObserver {
     if (errorType === 'TIMEOUT') timedOut = true;
     if (errorType === 'UNEXPECTED') unexpected = true;
     if (outcome?.replay) replayed = true;
-    const wanted = outcome !== undefined && env.bus.wants(tenant);
+    // An attempt the pipeline left open (LOOP_STOP, cancellation) still gets its TOOL_POST, with
+    // the hard error as its outcome, so every TOOL_PRE has a TOOL_POST to pair with.
+    const wanted = env.bus.wants(tenant);
     if (!wanted && !isRecording(record.span)) return endSpan(record.span, endMs, undefined, errorType);
     const ending = {
       [ATTR.outcome]: errorType ?? OUTCOME_OK,
@@ -95,9 +97,9 @@ export function observeCall(turn: TurnState, info: CallInfo): CallObserver {
       [ATTR.attempt]: record.attempt,
       [ATTR.effect]: record.effect,
       ...ending,
-      [ATTR.resolvedTool]: outcome.resolvedTool,
-      [ATTR.durationMs]: outcome.durationMs,
-      [ATTR.outputChars]: outcome.outputChars,
+      [ATTR.resolvedTool]: outcome?.resolvedTool,
+      [ATTR.durationMs]: outcome?.durationMs,
+      [ATTR.outputChars]: outcome?.outputChars,
     });
     publish(EventKind.TOOL_POST, record.span, { attempt: record.attempt, startMs: record.span.startMs, endMs, attributes });
   }

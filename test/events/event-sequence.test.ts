@@ -31,6 +31,10 @@ tools:
     concurrency_safe: true
     input_schema: '{"type":"object"}'
     builtin: { name: echo }
+  - name: sleep
+    effect: read_only
+    input_schema: '{"type":"object"}'
+    builtin: { name: sleep }
 `;
 
 let tools: ToolServer;
@@ -183,9 +187,26 @@ test('loops: LOOP_WARNING rides on the third identical result; LOOP_STOP ends th
     expect(seq(events.filter((e) => e.turn === 3))).toEqual(['CALL_RECEIVED:c3', 'TOOL_PRE:c3#1', 'LOOP_WARNING:c3#1', 'TOOL_POST:c3#1', 'TURN_END']);
     expect(seq(events.filter((e) => e.turn === 2))).toEqual(['CALL_RECEIVED:c2', 'TOOL_PRE:c2#1', 'TOOL_POST:c2#1', 'TURN_END']);
     const last = events.filter((e) => e.turn === 11);
-    expect(seq(last)).toEqual(['CALL_RECEIVED:c11', 'TOOL_PRE:c11#1', 'LOOP_STOP:c11#1', 'TURN_END']);
+    expect(seq(last)).toEqual(['CALL_RECEIVED:c11', 'TOOL_PRE:c11#1', 'LOOP_STOP:c11#1', 'TOOL_POST:c11#1', 'TURN_END']);
     expect(last[3]!.attributes).toMatchObject({ 'dispatch.outcome': 'LOOP_DETECTED', 'error.type': 'LOOP_DETECTED' });
+    expect(last[4]!.attributes).toMatchObject({ 'dispatch.outcome': 'LOOP_DETECTED', 'error.type': 'LOOP_DETECTED' });
     expect(last[2]!.spanId).toBe(last[1]!.spanId);
+    expect(last[3]!.spanId).toBe(last[1]!.spanId);
+  });
+});
+
+test('a cancelled call: its attempt still gets a TOOL_POST, with CANCELLED as the outcome', async () => {
+  await withApp(undefined, async (d, tap) => {
+    const controller = new AbortController();
+    const pending = d.dispatch.dispatch({ sessionId: 's-cancel', calls: [call('c1', 'sleep', { ms: 5000 })] }, { signal: controller.signal });
+    await tap.waitFor((events) => events.some((e) => e.sessionId === 's-cancel' && e.kind === EventKind.TOOL_PRE));
+    controller.abort();
+    await expect(pending).rejects.toBeDefined();
+    await tap.waitFor(turnEnded('s-cancel'));
+    const events = ofSession(tap.events, 's-cancel');
+    expect(seq(events)).toEqual(['CALL_RECEIVED:c1', 'TOOL_PRE:c1#1', 'TOOL_POST:c1#1', 'TURN_END']);
+    expect(events[2]!.attributes).toMatchObject({ 'dispatch.outcome': 'CANCELLED', 'error.type': 'CANCELLED' });
+    expect(events[2]!.spanId).toBe(events[1]!.spanId);
   });
 });
 

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { canonicalJson } from '../../src/json';
+import { sortedByHand } from '../../src/json/canonical-json';
 import { idempotencyKey } from '../../src/store';
 
 function shuffleKeys(value: unknown, seed: number): unknown {
@@ -10,7 +11,21 @@ function shuffleKeys(value: unknown, seed: number): unknown {
   return Object.fromEntries(entries.map(([k, v]) => [k, shuffleKeys(v, seed + 1)]));
 }
 
+const handMadeCanonicalJson = sortedByHand;
+
 describe('canonical JSON', () => {
+  test('property: the same text as the hand-made sort, so keys already stored stay valid', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        expect(canonicalJson(value)).toBe(handMadeCanonicalJson(value));
+      }),
+      { numRuns: 500 },
+    );
+    const parsed: unknown = JSON.parse('{"__proto__":{"b":1,"a":2},"10":1,"9":[{"y":1,"x":null}],"":0,"é":1,"e":-0}');
+    expect(canonicalJson(parsed)).toBe(handMadeCanonicalJson(parsed));
+    expect(canonicalJson({ a: undefined, b: [undefined, 1] })).toBe(handMadeCanonicalJson({ a: undefined, b: [undefined, 1] }));
+  });
+
   test('sorts keys at every depth', () => {
     expect(canonicalJson({ b: 1, a: { d: [2, { z: 1, y: 2 }], c: null } })).toBe('{"a":{"c":null,"d":[2,{"y":2,"z":1}]},"b":1}');
   });

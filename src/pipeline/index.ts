@@ -9,8 +9,8 @@ export type { Guards, HookDecision, PreHookInput, PostHookInput, BreakerGate, Co
 export { retryTreeReflector } from './default-reflector';
 export { applyMiddleware, outputCap } from './middleware';
 export type { Middleware, ToolHandler, Invocation, ToolOutput } from './middleware';
-export { linkSignal, delay, onAbort, runGuarded, createAbortScope } from './signals';
-export type { GuardedOutcome, AbortScope } from './signals';
+export { linkSignal, delay, onAbort, runGuarded, createAbortScope, toAbortSignal } from './signals';
+export type { GuardedOutcome, AbortScope, TurnSignal } from './signals';
 export type { LinkedSignal } from './signals';
 export { Deadlines, DEADLINES } from './deadlines';
 export type { Deadline } from './deadlines';
@@ -19,5 +19,5 @@ export { executeCall } from './execute-call';
 export { runAttempt, loopOp } from './run-attempt';
 export type { AttemptResult } from './run-attempt';
 export { dispatchSequential } from './dispatch-turn';
-export { errorResult, replayedResult, toStored } from './results';
+export { errorResult, replayedResult, toolResult, toStored } from './results';
 export { breakerKey, parseBreakerKey } from './breaker-key';

@@ -6,6 +6,7 @@ import type { ScratchDirs } from '../session';
 import type { Store } from '../store';
 import type { Guards } from './guards';
 import type { ToolHandler } from './middleware';
+import type { TurnSignal } from './signals';
 import type { Observer, TurnObserver } from './observer';
 
 /** Everything the pipeline needs, built once per server. */
@@ -27,8 +28,8 @@ export interface TurnContext {
   readonly tenant: string;
   readonly sessionId: string;
   readonly turn: number;
-  /** Fires on the client's cancel, the RPC deadline and shutdown. */
-  readonly signal: AbortSignal;
+  /** Fires on the client's cancel, the RPC deadline and shutdown (an AbortSignal will do). */
+  readonly signal: TurnSignal;
   /** Epoch ms of the RPC deadline, or Infinity. */
   readonly deadline: number;
   readonly offeredTools?: ReadonlySet<string>;

@@ -4,6 +4,7 @@ import { DispatchError } from '../errors';
 import type { ResolvedTool } from '../registry';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import type { CallObserver } from './observer';
+import { toAbortSignal } from './signals';
 
 const blocked = (message: string) =>
   new DispatchError(ErrorKind.BLOCKED, message, { phase: 'before', suggestion: 'Do not retry this call; choose a different action or ask the user for permission.' });
@@ -13,7 +14,7 @@ const blocked = (message: string) =>
  * (a Modify makes a new object, validated again), or rejects with BLOCKED.
  */
 export async function applyPreHooks(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, tool: ResolvedTool, args: unknown, attempt: number): Promise<unknown> {
-  const decision = await deps.guards.preHook({ tenant: turn.tenant, sessionId: turn.sessionId, tool, args, attempt, signal: turn.signal });
+  const decision = await deps.guards.preHook({ tenant: turn.tenant, sessionId: turn.sessionId, tool, args, attempt, signal: toAbortSignal(turn.signal) });
   switch (decision.action) {
     case 'allow':
       return args;
@@ -31,7 +32,7 @@ export async function applyPreHooks(deps: PipelineDeps, turn: TurnContext, obs: 
       if (!turn.interactive) throw blocked(`needs approval, and this dispatch is headless: ${decision.reason}`);
       const approvalId = randomUUID();
       obs.approvalRequested(attempt, approvalId, decision.reason);
-      const approved = await deps.guards.awaitApproval(approvalId, turn.signal, turn.tenant);
+      const approved = await deps.guards.awaitApproval(approvalId, toAbortSignal(turn.signal), turn.tenant);
       if (!approved) throw blocked(`approval was not granted: ${decision.reason}`);
       return decision.arguments ?? args;
     }

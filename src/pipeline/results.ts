@@ -3,6 +3,20 @@ import { ToolErrorSchema, ToolResultSchema, type ToolResult } from '../../gen/di
 import { toErrorJson, suggestionFor, type DispatchError } from '../errors';
 import type { StoredResult } from '../store';
 
+type ToolResultInit = Partial<Omit<ToolResult, '$typeName'>>;
+
+/** Every field at its default; copied, not shared: `warnings` is always a fresh array. */
+const EMPTY_RESULT: ToolResult = create(ToolResultSchema);
+
+/**
+ * A ToolResult from `init`, the same message as `create(ToolResultSchema, init)` (a test checks
+ * the bytes) at a fraction of the cost: create() walks the schema for every message, and the hot
+ * path makes one per call.
+ */
+export function toolResult(init: ToolResultInit): ToolResult {
+  return { ...EMPTY_RESULT, warnings: [], ...init };
+}
+
 /** A failed call's result: the error JSON as output, the error fields set. */
 export function errorResult(callId: string, tool: string, error: DispatchError, attempts: number, durationMs: number, warnings: readonly string[] = []): ToolResult {
   const json = toErrorJson(tool, error, attempts);

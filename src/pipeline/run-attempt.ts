@@ -1,6 +1,5 @@
-import { create } from '@bufbuild/protobuf';
 import { status } from '@grpc/grpc-js';
-import { ErrorKind, ToolResultSchema, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
+import { ErrorKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError, HardError, kindName } from '../errors';
 import { canonicalJson, readPointer, shortHash } from '../json';
 import { redactSecrets } from '../middleware';
@@ -10,7 +9,7 @@ import { boundResult } from './bound-result';
 import type { CallObserver } from './observer';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import { applyPreHooks } from './pre-attempt';
-import { errorResult, replayedResult, toStored } from './results';
+import { errorResult, replayedResult, toolResult, toStored } from './results';
 import { breakerKey } from './breaker-key';
 import { runGuarded } from './signals';
 
@@ -150,7 +149,7 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
     const bounded = boundResult(text, tool.maxResultChars);
     const handle = bounded.truncated ? newResultHandle(turn.sessionId) : '';
     if (bounded.truncated) spill = { handle, text, ttlSeconds: tool.idempotencyTtlSeconds };
-    result = create(ToolResultSchema, { toolCallId: callId, output: bounded.text, attempts: attempt, durationMs, resolvedToolName: tool.name, truncated: bounded.truncated, resultHandle: handle, cached, warnings });
+    result = toolResult({ toolCallId: callId, output: bounded.text, attempts: attempt, durationMs, resolvedToolName: tool.name, truncated: bounded.truncated, resultHandle: handle, cached, warnings: [...warnings] });
   }
 
   const failed = error !== undefined;

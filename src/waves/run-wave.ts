@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { ToolCall, ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { HardError } from '../errors';
-import { executeCall, type PipelineDeps, type TurnContext } from '../pipeline';
+import { executeCall, onAbort, type PipelineDeps, type TurnContext } from '../pipeline';
 import type { CallTracker } from './call-tracker';
 import { runBounded } from './run-bounded';
 
@@ -27,8 +27,9 @@ export async function runWave(deps: PipelineDeps, turn: TurnContext, entries: re
   const aborted = new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true }));
   aborted.catch(() => undefined);
   const onTurnAbort = () => controller.abort(HardError.cancelled());
+  let unsubscribe: (() => void) | undefined;
   if (turn.signal.aborted) onTurnAbort();
-  else turn.signal.addEventListener('abort', onTurnAbort, { once: true });
+  else unsubscribe = onAbort(turn.signal, onTurnAbort);
   const waveTurn: TurnContext = { ...turn, signal: controller.signal };
   const results: ToolResult[] = new Array<ToolResult>(entries.length);
   let failure: { error: unknown } | undefined;
@@ -48,7 +49,7 @@ export async function runWave(deps: PipelineDeps, turn: TurnContext, entries: re
       }
     });
   } finally {
-    turn.signal.removeEventListener('abort', onTurnAbort);
+    unsubscribe?.();
   }
   if (failure) throw failure.error;
   if (controller.signal.aborted) throw controller.signal.reason;

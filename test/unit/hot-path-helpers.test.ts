@@ -1,0 +1,77 @@
+import { create, toBinary } from '@bufbuild/protobuf';
+import fc from 'fast-check';
+import { ToolResultSchema } from '../../gen/dispatch/v1/dispatch_pb';
+import { createAbortScope, delay, onAbort, runGuarded, toAbortSignal, toolResult } from '../../src/pipeline';
+
+describe('toolResult: a ToolResult without create()', () => {
+  it('encodes to the same bytes as create() for any fields', () => {
+    fc.assert(
+      fc.property(
+        fc.record(
+          {
+            toolCallId: fc.string(),
+            output: fc.string(),
+            attempts: fc.nat(),
+            durationMs: fc.nat(),
+            resolvedToolName: fc.string(),
+            truncated: fc.boolean(),
+            resultHandle: fc.string(),
+            cached: fc.boolean(),
+            idempotentReplay: fc.boolean(),
+            warnings: fc.array(fc.string(), { maxLength: 3 }),
+          },
+          { requiredKeys: [] },
+        ),
+        (init) => {
+          expect(toBinary(ToolResultSchema, toolResult(init))).toEqual(toBinary(ToolResultSchema, create(ToolResultSchema, init)));
+        },
+      ),
+    );
+  });
+
+  it('never shares the warnings array between results', () => {
+    const a = toolResult({});
+    a.warnings.push('mine');
+    expect(toolResult({}).warnings).toEqual([]);
+  });
+});
+
+describe('createAbortScope: a turn signal without an AbortController', () => {
+  it('runs subscribers once on abort, with a default AbortError reason', () => {
+    const scope = createAbortScope();
+    let runs = 0;
+    onAbort(scope.signal, () => runs++);
+    const unsubscribed = onAbort(scope.signal, () => runs++);
+    unsubscribed();
+    expect(scope.signal.aborted).toBe(false);
+    scope.abort();
+    scope.abort();
+    expect(runs).toBe(1);
+    expect(scope.signal.aborted).toBe(true);
+    expect((scope.signal.reason as Error).name).toBe('AbortError');
+  });
+
+  it('gives a real AbortSignal on request, which aborts with the scope (before or after)', () => {
+    const early = createAbortScope();
+    const signal = toAbortSignal(early.signal);
+    expect(toAbortSignal(early.signal)).toBe(signal);
+    expect(signal.aborted).toBe(false);
+    early.abort(new Error('gone'));
+    expect(signal.aborted).toBe(true);
+    expect((signal.reason as Error).message).toBe('gone');
+    const late = createAbortScope();
+    late.abort(new Error('already'));
+    expect(toAbortSignal(late.signal).aborted).toBe(true);
+    const plain = new AbortController().signal;
+    expect(toAbortSignal(plain)).toBe(plain);
+  });
+
+  it('cancels a guarded run and a delay', async () => {
+    const scope = createAbortScope();
+    const run = runGuarded(scope.signal, 10_000, () => new Promise(() => undefined));
+    const waiting = delay(10_000, scope.signal);
+    scope.abort(new Error('client went away'));
+    expect((await run).kind).toBe('cancelled');
+    await expect(waiting).rejects.toThrow('client went away');
+  });
+});

@@ -5,6 +5,7 @@ import { ToolRegistryService } from '../../gen/dispatch/v1/registry_pb';
 import { WorkerService } from '../../gen/dispatch/v1/worker_pb';
 import type { PipelineDeps } from '../pipeline';
 import { type ParallelDispatcher, dispatchHandlers } from './dispatch-service';
+import { encodeDispatchResponse } from './dispatch-response-codec';
 import { serviceDefinition, unimplemented } from './grpc-adapter';
 import { addHealthAndReflection } from './health-and-reflection';
 import { allowAll, type Authenticator } from './principal';
@@ -50,7 +51,7 @@ export async function startServer(address: string, options: ServerOptions): Prom
     'grpc.max_send_message_length': deps.limits.maxMessageBytes,
   });
   const extra = options.extraHandlers ?? {};
-  server.addService(serviceDefinition(DispatchService), {
+  server.addService(serviceDefinition(DispatchService, { dispatch: encodeDispatchResponse }), {
     subscribe: unimplemented('Subscribe'),
     parseToolCalls: parseHandler(authenticate, deps.limits, deps.logger),
     resolveApproval: unimplemented('ResolveApproval'),

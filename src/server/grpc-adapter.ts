@@ -22,8 +22,9 @@ export class RpcError extends Error {
 /**
  * The grpc-js service definition of a protobuf-es service: paths, streaming flags, and binary
  * (de)serialisation through the generated schemas. This is the one adapter between the two.
+ * `responseEncoders` replace toBinary for the named methods' responses (a hot path's own encoder).
  */
-export function serviceDefinition(service: GenService<GenServiceMethods>): grpc.ServiceDefinition {
+export function serviceDefinition(service: GenService<GenServiceMethods>, responseEncoders: Readonly<Record<string, (value: never) => Buffer>> = {}): grpc.ServiceDefinition {
   const definition: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
   for (const method of service.methods) {
     const input = method.input as DescMessage;
@@ -34,7 +35,7 @@ export function serviceDefinition(service: GenService<GenServiceMethods>): grpc.
       responseStream: method.methodKind === 'server_streaming' || method.methodKind === 'bidi_streaming',
       requestSerialize: (value) => Buffer.from(toBinary(input, value as MessageShape<DescMessage>)),
       requestDeserialize: (bytes) => fromBinary(input, bytes),
-      responseSerialize: (value) => Buffer.from(toBinary(output, value as MessageShape<DescMessage>)),
+      responseSerialize: (responseEncoders[method.localName] as ((value: unknown) => Buffer) | undefined) ?? ((value) => Buffer.from(toBinary(output, value as MessageShape<DescMessage>))),
       responseDeserialize: (bytes) => fromBinary(output, bytes),
       originalName: method.name,
     };

@@ -1,0 +1,134 @@
+import { toBinary } from '@bufbuild/protobuf';
+import { DispatchResponseSchema, type DispatchResponse, type ToolError, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
+
+// The one message dispatch writes per Dispatch RPC, encoded by hand: protobuf-es's reflective
+// toBinary (BinaryWriter, a TextEncoder call and a chunk per string) measured ~15x slower than
+// sizing the message, allocating one Buffer and writing into it, which is several percent of the
+// server's CPU per call. Field numbers are those of proto/dispatch/v1/dispatch.proto;
+// test/unit/dispatch-response-codec.test.ts checks the bytes against toBinary for arbitrary
+// messages, so a field added to the proto and not here fails CI.
+
+/** Wire tags: field number << 3 | wire type (0 varint, 2 length-delimited). */
+const TAG = {
+  results: (1 << 3) | 2,
+  toolCallId: (1 << 3) | 2,
+  output: (2 << 3) | 2,
+  isError: (3 << 3) | 0,
+  error: (4 << 3) | 2,
+  attempts: (5 << 3) | 0,
+  durationMs: (6 << 3) | 0,
+  resolvedToolName: (7 << 3) | 2,
+  truncated: (8 << 3) | 0,
+  resultHandle: (9 << 3) | 2,
+  idempotentReplay: (10 << 3) | 0,
+  cached: (11 << 3) | 0,
+  warnings: (12 << 3) | 2,
+  errorKind: (1 << 3) | 0,
+  errorMessage: (2 << 3) | 2,
+  errorRecoverable: (3 << 3) | 0,
+  errorSuggestion: (4 << 3) | 2,
+  errorRetryAfterMs: (5 << 3) | 0,
+} as const;
+
+const isUint32 = (value: number) => value >>> 0 === value;
+const varintSize = (value: number) => (value < 0x80 ? 1 : value < 0x4000 ? 2 : value < 0x200000 ? 3 : value < 0x10000000 ? 4 : 5);
+/** Size of a length-delimited field of `bytes` payload bytes (one-byte tags only here). */
+const fieldSize = (bytes: number) => 1 + varintSize(bytes) + bytes;
+const stringSize = (text: string) => (text === '' ? 0 : fieldSize(Buffer.byteLength(text)));
+const uintSize = (value: number) => (value === 0 ? 0 : 1 + varintSize(value));
+
+function errorSize(error: ToolError): number {
+  return uintSize(error.kind) + stringSize(error.message) + (error.recoverable ? 2 : 0) + stringSize(error.suggestion) + uintSize(error.retryAfterMs);
+}
+
+function resultSize(result: ToolResult): number {
+  let size = stringSize(result.toolCallId) + stringSize(result.output) + (result.isError ? 2 : 0);
+  if (result.error) size += fieldSize(errorSize(result.error));
+  size += uintSize(result.attempts) + uintSize(result.durationMs) + stringSize(result.resolvedToolName) + (result.truncated ? 2 : 0);
+  size += stringSize(result.resultHandle) + (result.idempotentReplay ? 2 : 0) + (result.cached ? 2 : 0);
+  for (const warning of result.warnings) size += fieldSize(Buffer.byteLength(warning));
+  return size;
+}
+
+/** True when every number fits its field: anything else goes to toBinary, which reports it. */
+function encodable(result: ToolResult): boolean {
+  const error = result.error;
+  return isUint32(result.attempts) && isUint32(result.durationMs) && (!error || (isUint32(error.kind) && error.kind < 2 ** 31 && isUint32(error.retryAfterMs)));
+}
+
+class Writer {
+  pos = 0;
+  constructor(readonly buf: Buffer) {}
+
+  varint(value: number): void {
+    let v = value;
+    while (v > 0x7f) {
+      this.buf[this.pos++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+    this.buf[this.pos++] = v;
+  }
+
+  uint(tag: number, value: number): void {
+    if (value === 0) return;
+    this.buf[this.pos++] = tag;
+    this.varint(value);
+  }
+
+  flag(tag: number, value: boolean): void {
+    if (!value) return;
+    this.buf[this.pos++] = tag;
+    this.buf[this.pos++] = 1;
+  }
+
+  string(tag: number, text: string, always = false): void {
+    if (text === '' && !always) return;
+    this.buf[this.pos++] = tag;
+    const bytes = Buffer.byteLength(text);
+    this.varint(bytes);
+    this.pos += this.buf.write(text, this.pos, bytes, 'utf8');
+  }
+}
+
+function writeError(w: Writer, error: ToolError): void {
+  w.uint(TAG.errorKind, error.kind);
+  w.string(TAG.errorMessage, error.message);
+  w.flag(TAG.errorRecoverable, error.recoverable);
+  w.string(TAG.errorSuggestion, error.suggestion);
+  w.uint(TAG.errorRetryAfterMs, error.retryAfterMs);
+}
+
+function writeResult(w: Writer, result: ToolResult): void {
+  w.string(TAG.toolCallId, result.toolCallId);
+  w.string(TAG.output, result.output);
+  w.flag(TAG.isError, result.isError);
+  if (result.error) {
+    w.buf[w.pos++] = TAG.error;
+    w.varint(errorSize(result.error));
+    writeError(w, result.error);
+  }
+  w.uint(TAG.attempts, result.attempts);
+  w.uint(TAG.durationMs, result.durationMs);
+  w.string(TAG.resolvedToolName, result.resolvedToolName);
+  w.flag(TAG.truncated, result.truncated);
+  w.string(TAG.resultHandle, result.resultHandle);
+  w.flag(TAG.idempotentReplay, result.idempotentReplay);
+  w.flag(TAG.cached, result.cached);
+  for (const warning of result.warnings) w.string(TAG.warnings, warning, true);
+}
+
+/** The protobuf encoding of a DispatchResponse, the same bytes as protobuf-es's toBinary. */
+export function encodeDispatchResponse(response: DispatchResponse): Buffer {
+  const results = response.results;
+  if (!results.every(encodable)) return Buffer.from(toBinary(DispatchResponseSchema, response));
+  const sizes = results.map(resultSize);
+  let total = 0;
+  for (const size of sizes) total += fieldSize(size);
+  const w = new Writer(Buffer.allocUnsafe(total));
+  for (let i = 0; i < results.length; i++) {
+    w.buf[w.pos++] = TAG.results;
+    w.varint(sizes[i]!);
+    writeResult(w, results[i]!);
+  }
+  return w.buf;
+}

@@ -1,13 +1,15 @@
 export { createTracing, tracesEnabled, DEFAULT_SERVICE_NAME } from './create-tracing';
 export type { Tracing } from './create-tracing';
-export { startMetrics, UNKNOWN_TOOL_LABEL, DURATION_BUCKETS_S } from './create-metrics';
+export { startMetrics, DURATION_BUCKETS_S } from './create-metrics';
 export type { Metrics, MetricsOptions } from './create-metrics';
+export { createLabelPairs, DEFAULT_MAX_LABEL_PAIRS, OVERFLOW_LABEL, SHARED_TENANT_LABEL, UNKNOWN_TOOL_LABEL } from './label-pairs';
+export type { LabelPair, LabelPairs, PairLabels } from './label-pairs';
 export { startMetricsServer, parseHostPort } from './metrics-server';
 export type { MetricsServer } from './metrics-server';
 export { alertsOf, RATE_NAMES, RATE_THRESHOLDS } from './rate-alerts';
 export type { ToolRateValues } from './rate-alerts';
 export { createToolStats, ratesOf } from './tool-stats';
-export type { ToolStats, ToolCounters, ToolStatsOptions } from './tool-stats';
+export type { ToolStats, ToolCounters, ToolStatsOptions, TenantToolCounters } from './tool-stats';
 export { createObservedHealth, isHealthSource } from './tool-health';
 export type { ToolHealthSource } from './tool-health';
 export { toolStatsHandler } from './tool-stats-handler';

@@ -23,6 +23,15 @@ export interface ToolStats {
   tools(tenant: string): string[];
   /** Counts per tool summed over tenants. */
   totals(): Map<string, ToolCounters>;
+  /** Every tracked (tenant, tool) pair with its counts, for the per-tenant rate gauges. */
+  pairs(): IterableIterator<TenantToolCounters>;
+}
+
+/** One (tenant, tool) pair's counts, as {@link ToolStats.pairs} yields them. */
+export interface TenantToolCounters {
+  readonly tenant: string;
+  readonly tool: string;
+  readonly counters: Readonly<ToolCounters>;
 }
 
 /** Options of {@link createToolStats}. */
@@ -33,8 +42,11 @@ export interface ToolStatsOptions {
 
 const zero = (): ToolCounters => ({ calls: 0, attempts: 0, validationFailures: 0, timeouts: 0, retries: 0, idempotentHits: 0, bounded: 0, unexpected: 0 });
 
-function add(into: ToolCounters, from: Readonly<ToolCounters>): void {
-  for (const key of Object.keys(into) as (keyof ToolCounters)[]) into[key] += from[key];
+/** Adds `from` into `into` (a new zero when undefined) and returns it. */
+export function addCounters(into: ToolCounters | undefined, from: Readonly<ToolCounters>): ToolCounters {
+  const sum = into ?? zero();
+  for (const key of Object.keys(sum) as (keyof ToolCounters)[]) sum[key] += from[key];
+  return sum;
 }
 
 /** The six rates of a tool's counts, each a fraction of its calls (0 with no calls). */
@@ -81,13 +93,14 @@ export function createToolStats(options: ToolStatsOptions = {}): ToolStats {
     totals() {
       const out = new Map<string, ToolCounters>();
       for (const tools of byTenant.values()) {
-        for (const [tool, c] of tools) {
-          let sum = out.get(tool);
-          if (!sum) out.set(tool, (sum = zero()));
-          add(sum, c);
-        }
+        for (const [tool, c] of tools) out.set(tool, addCounters(out.get(tool), c));
       }
       return out;
+    },
+    *pairs() {
+      for (const [tenant, tools] of byTenant) {
+        for (const [tool, counters] of tools) yield { tenant, tool, counters };
+      }
     },
   };
 }

@@ -1,19 +1,11 @@
-import { createHash } from 'node:crypto';
 import { status } from '@grpc/grpc-js';
-import { createDispatchClient, createRegistryClient } from '../../src/client';
-import type { Logger } from '../../src/log';
-import { json, startApp, startToolServer, type ToolServer } from '../helpers/servers';
-import { parsePrometheus, type Scrape } from './prometheus-text';
+import { json, startToolServer, type ToolServer } from '../helpers/servers';
+import { bearer, startMetricsApp, tokenEntry, type MetricsApp } from './metrics-app';
 
-type TestApp = Awaited<ReturnType<typeof startApp>>;
-
-const sha = (token: string) => createHash('sha256').update(token).digest('hex');
 const TOOLS = (url: string) => `
 auth:
   tokens:
-    - { tenant: acme, scopes: [dispatch], sha256: ${sha('tok-acme')} }
-    - { tenant: globex, scopes: [dispatch], sha256: ${sha('tok-globex')} }
-tools:
+${tokenEntry('acme', 'tok-acme', ['dispatch'])}${tokenEntry('globex', 'tok-globex', ['dispatch'])}tools:
   - name: weather
     effect: read_only
     input_schema: '{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}'
@@ -45,22 +37,11 @@ tools:
     input_schema: '{"type":"object"}'
     http: { url: "${url}/failing" }
 `;
-const ACME = { metadata: { authorization: 'Bearer tok-acme' } };
-const GLOBEX = { metadata: { authorization: 'Bearer tok-globex' } };
+const ACME = bearer('tok-acme');
+const GLOBEX = bearer('tok-globex');
 
 let tools: ToolServer;
-let d: TestApp;
-let metricsPort = 0;
-let dispatch: ReturnType<typeof createDispatchClient>;
-let registry: ReturnType<typeof createRegistryClient>;
-const capture: Logger = {
-  debug() {},
-  info(message, fields) {
-    if (message === 'metrics serving') metricsPort = Number(fields?.port);
-  },
-  warn() {},
-  error() {},
-};
+let d: MetricsApp;
 
 beforeAll(async () => {
   tools = await startToolServer({
@@ -71,10 +52,8 @@ beforeAll(async () => {
     '/send': json({ sent: true }),
     '/failing': json({ error: 'down' }, 0, 500),
   });
-  d = await startApp(TOOLS(tools.url), { logger: capture, metricsListen: '127.0.0.1:0' });
-  dispatch = createDispatchClient(d.address);
-  registry = createRegistryClient(d.address);
-  const one = (name: string, args: object, options = ACME, session = 'm') => dispatch.dispatch({ sessionId: session, calls: [{ id: 'c', name, arguments: JSON.stringify(args) }] }, options);
+  d = await startMetricsApp(TOOLS(tools.url));
+  const one = (name: string, args: object, options = ACME, session = 'm') => d.dispatch.dispatch({ sessionId: session, calls: [{ id: 'c', name, arguments: JSON.stringify(args) }] }, options);
   await one('weather', { city: 'Rome' });
   await one('weather', { city: 'Oslo' });
   await one('weather', { city: 5 });
@@ -88,48 +67,46 @@ beforeAll(async () => {
   await one('weather', { city: 'Lima' }, GLOBEX);
 });
 afterAll(async () => {
-  dispatch?.close();
-  registry?.close();
   await d?.close();
   await tools?.close();
 });
 
-async function scrape(): Promise<Scrape> {
-  const response = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
-  expect(response.status).toBe(200);
-  return parsePrometheus(await response.text());
-}
+const acme = (labels: Record<string, string>) => ({ tenant: 'acme', ...labels });
 
-test('the Prometheus endpoint serves calls by tool and outcome, durations, the rate counters and gauges', async () => {
-  expect(metricsPort).toBeGreaterThan(0);
-  const m = await scrape();
+test('the Prometheus endpoint serves calls by tenant, tool and outcome, durations, the rate counters and gauges', async () => {
+  expect(d.metricsPort).toBeGreaterThan(0);
+  const m = await d.scrape();
   expect(m.types.dispatch_tool_calls_total).toBe('counter');
-  expect(m.value('dispatch_tool_calls_total', { tool: 'weather', outcome: 'ok' })).toBe(3);
-  expect(m.value('dispatch_tool_calls_total', { tool: 'weather', outcome: 'INVALID_ARGUMENTS' })).toBe(1);
-  expect(m.value('dispatch_tool_calls_total', { tool: 'slow', outcome: 'TIMEOUT' })).toBe(1);
-  expect(m.value('dispatch_tool_calls_total', { tool: '_unknown', outcome: 'UNKNOWN_TOOL' })).toBe(1);
+  expect(m.value('dispatch_tool_calls_total', acme({ tool: 'weather', outcome: 'ok' }))).toBe(2);
+  expect(m.value('dispatch_tool_calls_total', { tenant: 'globex', tool: 'weather', outcome: 'ok' })).toBe(1);
+  expect(m.value('dispatch_tool_calls_total', acme({ tool: 'weather', outcome: 'INVALID_ARGUMENTS' }))).toBe(1);
+  expect(m.value('dispatch_tool_calls_total', acme({ tool: 'slow', outcome: 'TIMEOUT' }))).toBe(1);
+  expect(m.value('dispatch_tool_calls_total', acme({ tool: '_unknown', outcome: 'UNKNOWN_TOOL' }))).toBe(1);
   expect(m.samples.some((s) => s.labels.tool === 'nonexistent')).toBe(false);
   expect(m.types.dispatch_tool_call_duration).toBe('histogram');
-  expect(m.value('dispatch_tool_call_duration_count', { tool: 'weather', outcome: 'ok' })).toBe(3);
-  expect(m.value('dispatch_tool_call_duration_bucket', { tool: 'slow', outcome: 'TIMEOUT', le: '0.05' })).toBe(0);
-  expect(m.value('dispatch_tool_call_duration_bucket', { tool: 'slow', outcome: 'TIMEOUT', le: '+Inf' })).toBe(1);
-  expect(m.value('dispatch_tool_attempts_total', { tool: 'slow' })).toBe(2);
-  expect(m.value('dispatch_tool_validation_failures_total', { tool: 'weather' })).toBe(1);
-  expect(m.value('dispatch_tool_timeouts_total', { tool: 'slow' })).toBe(1);
-  expect(m.value('dispatch_tool_retries_total', { tool: 'slow' })).toBe(1);
-  expect(m.value('dispatch_tool_retries_total', { tool: 'weather' })).toBe(0);
-  expect(m.value('dispatch_tool_unexpected_exceptions_total', { tool: 'crashy' })).toBe(1);
-  expect(m.value('dispatch_tool_bounded_results_total', { tool: 'big' })).toBe(1);
-  expect(m.value('dispatch_tool_idempotent_hits_total', { tool: 'send' })).toBe(1);
-  expect(m.value('dispatch_tool_rate', { tool: 'weather', rate: 'validation_failure' })).toBeCloseTo(1 / 4);
-  expect(m.value('dispatch_tool_rate', { tool: 'send', rate: 'idempotent_hit' })).toBeCloseTo(1 / 2);
-  expect(m.value('dispatch_breaker_state', { tool: 'failing' })).toBe(2);
+  expect(m.value('dispatch_tool_call_duration_count', acme({ tool: 'weather', outcome: 'ok' }))).toBe(2);
+  expect(m.value('dispatch_tool_call_duration_bucket', acme({ tool: 'slow', outcome: 'TIMEOUT', le: '0.05' }))).toBe(0);
+  expect(m.value('dispatch_tool_call_duration_bucket', acme({ tool: 'slow', outcome: 'TIMEOUT', le: '+Inf' }))).toBe(1);
+  expect(m.value('dispatch_tool_attempts_total', acme({ tool: 'slow' }))).toBe(2);
+  expect(m.value('dispatch_tool_validation_failures_total', acme({ tool: 'weather' }))).toBe(1);
+  expect(m.value('dispatch_tool_validation_failures_total', { tenant: 'globex', tool: 'weather' })).toBe(0);
+  expect(m.value('dispatch_tool_timeouts_total', acme({ tool: 'slow' }))).toBe(1);
+  expect(m.value('dispatch_tool_retries_total', acme({ tool: 'slow' }))).toBe(1);
+  expect(m.value('dispatch_tool_retries_total', acme({ tool: 'weather' }))).toBe(0);
+  expect(m.value('dispatch_tool_unexpected_exceptions_total', acme({ tool: 'crashy' }))).toBe(1);
+  expect(m.value('dispatch_tool_bounded_results_total', acme({ tool: 'big' }))).toBe(1);
+  expect(m.value('dispatch_tool_idempotent_hits_total', acme({ tool: 'send' }))).toBe(1);
+  expect(m.value('dispatch_tool_rate', acme({ tool: 'weather', rate: 'validation_failure' }))).toBeCloseTo(1 / 3);
+  expect(m.value('dispatch_tool_rate', { tenant: 'globex', tool: 'weather', rate: 'validation_failure' })).toBe(0);
+  expect(m.value('dispatch_tool_rate', acme({ tool: 'send', rate: 'idempotent_hit' }))).toBeCloseTo(1 / 2);
+  expect(m.value('dispatch_breaker_state', { tenant: '_shared', tool: 'failing' })).toBe(2);
+  expect(m.value('dispatch_tool_label_overflows_total')).toBe(0);
   expect(m.value('dispatch_events_subscribers')).toBe(0);
-  expect((await fetch(`http://127.0.0.1:${metricsPort}/other`)).status).toBe(404);
+  expect((await fetch(`http://127.0.0.1:${d.metricsPort}/other`)).status).toBe(404);
 });
 
 test('GetToolStats: the six rates per tool of the caller’s tenant, breaker state, health and alerts', async () => {
-  const { stats } = await registry.getToolStats({}, ACME);
+  const { stats } = await d.registry.getToolStats({}, ACME);
   const byTool = Object.fromEntries(stats.map((s) => [s.tool, s]));
   expect(Object.keys(byTool).sort()).toEqual(['big', 'crashy', 'failing', 'send', 'slow', 'weather']);
   expect(byTool.weather!.calls).toBe(3n);
@@ -147,11 +124,11 @@ test('GetToolStats: the six rates per tool of the caller’s tenant, breaker sta
 });
 
 test('GetToolStats by name, per tenant, and NOT_FOUND for a name it has never seen', async () => {
-  const { stats } = await registry.getToolStats({ tool: 'weather' }, GLOBEX);
+  const { stats } = await d.registry.getToolStats({ tool: 'weather' }, GLOBEX);
   expect(stats).toHaveLength(1);
   expect(stats[0]).toMatchObject({ tool: 'weather', calls: 1n, alerts: [] });
-  const acme = await registry.getToolStats({ tool: 'weather' }, ACME);
+  const acme = await d.registry.getToolStats({ tool: 'weather' }, ACME);
   expect(acme.stats[0]!.calls).toBe(3n);
-  await expect(registry.getToolStats({ tool: 'nonexistent' }, ACME)).rejects.toMatchObject({ code: status.NOT_FOUND });
-  await expect(registry.getToolStats({}, { metadata: { authorization: 'Bearer nope' } })).rejects.toMatchObject({ code: status.UNAUTHENTICATED });
+  await expect(d.registry.getToolStats({ tool: 'nonexistent' }, ACME)).rejects.toMatchObject({ code: status.NOT_FOUND });
+  await expect(d.registry.getToolStats({}, { metadata: { authorization: 'Bearer nope' } })).rejects.toMatchObject({ code: status.UNAUTHENTICATED });
 });

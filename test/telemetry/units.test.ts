@@ -43,6 +43,10 @@ test('tool stats count per tenant and tool, skip unknown names, and stop at thei
   expect(stats.tools('t')).toEqual(['x']);
   expect(stats.get('t', 'third')).toBeUndefined();
   expect(stats.totals().get('x')).toMatchObject({ calls: 3, validationFailures: 1 });
+  expect([...stats.pairs()].map(({ tenant, tool, counters }) => [tenant, tool, counters.calls])).toEqual([
+    ['t', 'x', 2],
+    ['u', 'x', 1],
+  ]);
 });
 
 test('the telemetry section: debug_payloads only, checked', () => {

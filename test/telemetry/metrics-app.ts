@@ -1,0 +1,40 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from '../../src/log';
+import { startApp } from '../helpers/servers';
+import { parsePrometheus, type Scrape } from './prometheus-text';
+
+/** The full app with metrics on 127.0.0.1:0, and a scrape of its real `/metrics` endpoint. */
+export type MetricsApp = Awaited<ReturnType<typeof startApp>> & {
+  readonly metricsPort: number;
+  scrape(): Promise<Scrape>;
+};
+
+/** The `auth.tokens` entry of a bearer token, as the config holds it (its SHA-256). */
+export const tokenEntry = (tenant: string, token: string, scopes: readonly string[]) =>
+  `    - { tenant: ${tenant}, scopes: [${scopes.join(', ')}], sha256: ${createHash('sha256').update(token).digest('hex')} }\n`;
+
+/** Call options that send `token` as the bearer. */
+export const bearer = (token: string) => ({ metadata: { authorization: `Bearer ${token}` } });
+
+/** Starts the app from YAML with `--metrics-listen 127.0.0.1:0`; the port is read from its log. */
+export async function startMetricsApp(yaml: string): Promise<MetricsApp> {
+  let metricsPort = 0;
+  const logger: Logger = {
+    debug() {},
+    info(message, fields) {
+      if (message === 'metrics serving') metricsPort = Number(fields?.port);
+    },
+    warn() {},
+    error() {},
+  };
+  const app = await startApp(yaml, { logger, metricsListen: '127.0.0.1:0' });
+  return {
+    ...app,
+    metricsPort,
+    async scrape() {
+      const response = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+      if (response.status !== 200) throw new Error(`GET /metrics answered ${response.status}`);
+      return parsePrometheus(await response.text());
+    },
+  };
+}

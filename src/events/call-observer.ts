@@ -124,7 +124,9 @@ export function observeCall(turn: TurnState, info: CallInfo): CallObserver {
         open = record;
         if (env.bus.wants(tenant)) publish(EventKind.TOOL_PRE, attemptSpan, { attempt, attributes: { [ATTR.toolName]: tool, [ATTR.attempt]: String(attempt), [ATTR.effect]: effect } });
         return {
-          traceparent: formatTraceparent(attemptSpan),
+          get traceparent() {
+            return formatTraceparent(attemptSpan);
+          },
           post: (outcome) =>
             guarded(() => {
               if (open !== record) return;

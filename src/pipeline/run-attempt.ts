@@ -126,7 +126,9 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
           return signal();
         },
         deadline: Date.now() + timeoutMs,
-        traceparent: attemptObs.traceparent ?? turn.traceparent,
+        get traceparent() {
+          return attemptObs.traceparent ?? turn.traceparent;
+        },
         scratchDir: () => deps.scratch.get(turn.tenant, turn.sessionId),
       },
     }),

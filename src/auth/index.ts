@@ -5,5 +5,5 @@ export { createTokenTable, sha256Hex } from './token-table';
 export type { TokenTable } from './token-table';
 export { readTokensFile, watchTokensFile } from './tokens-file';
 export type { WatchOptions } from './tokens-file';
-export { serverCredentials } from './tls-credentials';
+export { DEFAULT_TLS_REFRESH_INTERVAL_MS, MAX_TLS_REFRESH_INTERVAL_MS, resolveTlsRefreshIntervalMs, serverCredentials } from './tls-credentials';
 export type { TlsFiles } from './tls-credentials';

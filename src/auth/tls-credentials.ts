@@ -1,12 +1,39 @@
 import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
+import { SILENT_LOGGER, type Logger } from '../log';
+import { caProblem, identityProblem } from './certificate-check';
+import { createLastGoodCertificateProvider, type InitialCertificates } from './last-good-certificates';
 
-/** Certificate paths of the gRPC listener. */
+/**
+ * How often the certificate files are re-read, in ms: a minute. cert-manager renews a certificate
+ * a third of its life before expiry and the kubelet takes about a minute to update a mounted
+ * Secret, so a renewed certificate is served within about two minutes, long before the old one expires.
+ */
+export const DEFAULT_TLS_REFRESH_INTERVAL_MS = 60_000;
+
+/** The longest refresh interval, a day (Node's timers fire at once past 2^31 - 1 ms). */
+export const MAX_TLS_REFRESH_INTERVAL_MS = 86_400_000;
+
+/** Certificate paths of the gRPC listener, re-read while it serves. */
 export interface TlsFiles {
   readonly cert: string;
   readonly key: string;
   /** CA bundle that client certificates must chain to; when set, clients must present one (mutual TLS). */
   readonly ca?: string;
+  /** How often the files are re-read for a new certificate, key or CA, in ms. @default DEFAULT_TLS_REFRESH_INTERVAL_MS (60000) */
+  readonly refreshIntervalMs?: number;
+}
+
+/**
+ * The refresh interval, defaulted, from a number or the text of a flag; throws on a value that is
+ * not a whole number of ms from 1 to a day.
+ */
+export function resolveTlsRefreshIntervalMs(value: number | string | undefined): number {
+  const ms = value === undefined ? DEFAULT_TLS_REFRESH_INTERVAL_MS : Number(value);
+  if (!Number.isInteger(ms) || ms < 1 || ms > MAX_TLS_REFRESH_INTERVAL_MS) {
+    throw new Error(`--tls-refresh-ms must be an integer from 1 to ${MAX_TLS_REFRESH_INTERVAL_MS} milliseconds, got ${JSON.stringify(value)}`);
+  }
+  return ms;
 }
 
 function read(flag: string, file: string): Buffer {
@@ -17,8 +44,31 @@ function read(flag: string, file: string): Buffer {
   }
 }
 
-/** Server credentials for TLS, or mutual TLS when a CA is given. */
-export function serverCredentials(tls: TlsFiles): grpc.ServerCredentials {
-  const ca = tls.ca === undefined ? null : read('--tls-ca', tls.ca);
-  return grpc.ServerCredentials.createSsl(ca, [{ cert_chain: read('--tls-cert', tls.cert), private_key: read('--tls-key', tls.key) }], ca !== null);
+/** Reads the files and checks that they can serve TLS; throws a message naming the flag or file. */
+function readChecked(tls: TlsFiles): InitialCertificates {
+  const identity = { certificate: read('--tls-cert', tls.cert), privateKey: read('--tls-key', tls.key) };
+  const identityError = identityProblem(identity.certificate, identity.privateKey, tls);
+  if (identityError !== undefined) throw new Error(identityError);
+  if (tls.ca === undefined) return { identity };
+  const caCertificate = read('--tls-ca', tls.ca);
+  const caError = caProblem(caCertificate, tls.ca);
+  if (caError !== undefined) throw new Error(caError);
+  return { identity, ca: { caCertificate } };
+}
+
+/**
+ * Server credentials for TLS, or mutual TLS when a CA is given. The files are read and checked
+ * now (a missing or unusable one throws, naming it), then re-read every `refreshIntervalMs` by
+ * grpc-js's FileWatcherCertificateProvider while the server listens: new handshakes get a changed
+ * certificate, key or CA, connections already open keep theirs, and an unusable change is refused
+ * with one warning while the last good certificates stay in force.
+ */
+export function serverCredentials(tls: TlsFiles, logger: Logger = SILENT_LOGGER): grpc.ServerCredentials {
+  const refreshIntervalMs = resolveTlsRefreshIntervalMs(tls.refreshIntervalMs);
+  const initial = readChecked(tls);
+  const files = new grpc.experimental.FileWatcherCertificateProvider({ certificateFile: tls.cert, privateKeyFile: tls.key, caCertificateFile: tls.ca, refreshIntervalMs });
+  const provider = createLastGoodCertificateProvider(files, initial, tls, logger);
+  // grpc-js 1.14 names the first parameter the CA provider, but serves it as the identity and the
+  // second, nullable one as the CA; one provider in both places does not depend on the names.
+  return grpc.experimental.createCertificateProviderServerCredentials(provider, initial.ca ? provider : null, initial.ca !== undefined);
 }

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { resolveTlsRefreshIntervalMs, type TlsFiles } from '../auth';
 
 /** The settings of `dispatchd`, from flags, then environment variables, then defaults. */
 export interface DaemonOptions {
@@ -11,14 +12,15 @@ export interface DaemonOptions {
   readonly graceMs: number;
   readonly insecure: boolean;
   readonly metricsListen?: string;
-  readonly tls?: { readonly cert: string; readonly key: string; readonly ca?: string };
+  readonly tls?: TlsFiles;
 }
 
 export const USAGE = `usage: dispatchd [--listen HOST:PORT] [--redis URL] [--config FILE] [--grace MS]
-                 [--insecure] [--metrics-listen HOST:PORT] [--tls-cert F --tls-key F [--tls-ca F]]
+                 [--insecure] [--metrics-listen HOST:PORT]
+                 [--tls-cert F --tls-key F [--tls-ca F] [--tls-refresh-ms MS]]
   environment: DISPATCH_LISTEN, DISPATCH_REDIS_URL, DISPATCH_CONFIG, DISPATCH_GRACE_MS,
                DISPATCH_INSECURE=1, DISPATCH_METRICS_LISTEN, DISPATCH_TLS_CERT, DISPATCH_TLS_KEY,
-               DISPATCH_TLS_CA, OTEL_* (OpenTelemetry)`;
+               DISPATCH_TLS_CA, DISPATCH_TLS_REFRESH_MS, OTEL_* (OpenTelemetry)`;
 
 /** Parses argv and the environment; throws an Error with a one-line message on bad input. */
 export function parseDaemonOptions(argv: readonly string[], env: NodeJS.ProcessEnv): DaemonOptions {
@@ -34,6 +36,7 @@ export function parseDaemonOptions(argv: readonly string[], env: NodeJS.ProcessE
       'tls-cert': { type: 'string' },
       'tls-key': { type: 'string' },
       'tls-ca': { type: 'string' },
+      'tls-refresh-ms': { type: 'string' },
       help: { type: 'boolean' },
     },
     strict: true,
@@ -47,6 +50,7 @@ export function parseDaemonOptions(argv: readonly string[], env: NodeJS.ProcessE
   const cert = values['tls-cert'] ?? env.DISPATCH_TLS_CERT;
   const key = values['tls-key'] ?? env.DISPATCH_TLS_KEY;
   if ((cert === undefined) !== (key === undefined)) throw new Error('--tls-cert and --tls-key must be given together');
+  const refreshIntervalMs = resolveTlsRefreshIntervalMs(values['tls-refresh-ms'] ?? env.DISPATCH_TLS_REFRESH_MS);
   return {
     listen,
     redisUrl: values.redis ?? env.DISPATCH_REDIS_URL ?? undefined,
@@ -54,7 +58,7 @@ export function parseDaemonOptions(argv: readonly string[], env: NodeJS.ProcessE
     graceMs,
     insecure: values.insecure ?? env.DISPATCH_INSECURE === '1',
     metricsListen: values['metrics-listen'] ?? env.DISPATCH_METRICS_LISTEN ?? undefined,
-    tls: cert && key ? { cert, key, ca: values['tls-ca'] ?? env.DISPATCH_TLS_CA ?? undefined } : undefined,
+    tls: cert && key ? { cert, key, ca: values['tls-ca'] ?? env.DISPATCH_TLS_CA ?? undefined, refreshIntervalMs } : undefined,
   };
 }
 

@@ -17,7 +17,8 @@ const DEFAULT_MTLS_SCOPES: readonly Scope[] = ['dispatch', 'subscribe'];
 /**
  * Authentication and TLS (issue 10): bearer tokens from `auth.tokens` and a tokens file
  * (DISPATCH_AUTH_TOKENS_FILE, else `auth.tokens_file`, reloaded when it changes), tenants from
- * client certificates under mutual TLS, and the listener's TLS credentials. With none of these
+ * client certificates under mutual TLS, and the listener's TLS credentials (the certificate, key
+ * and client CA re-read while the server listens). With none of these
  * configured, every caller is the default tenant (the loopback embedded default).
  */
 export function createAuthPlugin(options: AuthPluginOptions = {}): PluginFactory {
@@ -27,7 +28,7 @@ export function createAuthPlugin(options: AuthPluginOptions = {}): PluginFactory
     const fileSetting = env.DISPATCH_AUTH_TOKENS_FILE ?? auth.tokensFile;
     const file = fileSetting === undefined ? undefined : resolve(dirname(ctx.config.file), fileSetting);
     const tls = ctx.options.tls;
-    const credentials = tls ? serverCredentials(tls) : undefined;
+    const credentials = tls ? serverCredentials(tls, ctx.logger) : undefined;
     const mtls = auth.mtlsTenantFrom && tls?.ca ? { tenantFrom: auth.mtlsTenantFrom, scopes: new Set((auth.mtlsScopes ?? DEFAULT_MTLS_SCOPES) as Scope[]) } : undefined;
     if (auth.mtlsTenantFrom && !tls?.ca) ctx.logger.warn('auth.mtls_tenant_from is ignored: it needs mutual TLS (--tls-ca)', {});
     if (auth.tokens.length === 0 && file === undefined && mtls === undefined) return { name: 'auth', credentials };

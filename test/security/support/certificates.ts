@@ -36,10 +36,10 @@ function issue(dir: string, name: string, subject: string, signer: { cert: strin
   return { cert, key };
 }
 
-/** Creates the PKI (needs the openssl binary). */
-export function createTestPki(): TestPki {
+/** Creates the PKI (needs the openssl binary); `caName` is its CA's common name. */
+export function createTestPki(caName = 'dispatch test CA'): TestPki {
   const dir = mkdtempSync(join(tmpdir(), 'dispatch-pki-'));
-  const ca = selfSigned(dir, 'ca', '/CN=dispatch test CA');
+  const ca = selfSigned(dir, 'ca', `/CN=${caName}`);
   const server = issue(dir, 'server', '/CN=localhost', ca, 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
   return {
     dir,

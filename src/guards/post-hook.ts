@@ -4,14 +4,14 @@ import { globAny } from './glob';
 import type { AfterRule } from './policy-types';
 
 /** A post-tool hook: sees the output and returns annotations for the result's warnings. */
-export type PostHook = (input: PostHookInput) => Promise<readonly string[]>;
+export type PostHook = (input: PostHookInput) => readonly string[] | Promise<readonly string[]>;
 
 /**
  * Step 9's post-tool hooks: the configured `after:` rules, then the hooks given in code. A hook
  * that throws is logged and adds nothing; it never fails the call.
  */
 export function createPostHook(after: readonly AfterRule[], hooks: readonly PostHook[], logger: Logger): PostHook {
-  return async (input) => {
+  const fromRules = (input: PostHookInput): string[] => {
     const notes: string[] = [];
     for (const rule of after) {
       if (!globAny(rule.match, input.tool.name)) continue;
@@ -19,6 +19,12 @@ export function createPostHook(after: readonly AfterRule[], hooks: readonly Post
       if (rule.contains !== undefined && !input.output.includes(rule.contains)) continue;
       notes.push(rule.warn);
     }
+    return notes;
+  };
+  // Without hooks in code, the rules answer synchronously: no promise per call.
+  if (hooks.length === 0) return fromRules;
+  return async (input) => {
+    const notes = fromRules(input);
     for (const hook of hooks) {
       try {
         notes.push(...(await hook(input)));

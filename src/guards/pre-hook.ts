@@ -1,11 +1,11 @@
 import type { HookDecision, PreHookInput } from '../pipeline';
 import { globAny } from './glob';
 import type { EndpointAnswer, EndpointQuestion } from './policy-endpoint';
-import { evaluateRules } from './policy-rules';
+import { evaluateRules, type RulesVerdict } from './policy-rules';
 import type { EndpointPolicy, PolicyRule } from './policy-types';
 
 /** A pre-tool hook: decides Allow, Block(reason), Modify(arguments) or Ask about an attempt. */
-export type PreHook = (input: PreHookInput) => Promise<HookDecision>;
+export type PreHook = (input: PreHookInput) => HookDecision | Promise<HookDecision>;
 
 /** What the combined pre-tool stage consults, in this order. */
 export interface PreHookSources {
@@ -25,9 +25,19 @@ const ALLOW: HookDecision = { action: 'allow' };
  */
 export function createPreHook(sources: PreHookSources): PreHook {
   const hooks = sources.hooks ?? [];
-  return async (input) => {
+  const endpoint = sources.endpoint;
+  // The rules alone answer synchronously; hooks in code and the endpoint make it a promise.
+  return (input) => {
+    if (sources.rules.length === 0 && hooks.length === 0 && !endpoint) return ALLOW;
     const verdict = evaluateRules(sources.rules, input.tool.name, input.args);
     if (verdict.action === 'block') return verdict;
+    if (hooks.length > 0 || (endpoint && globAny(endpoint.policy.match, input.tool.name))) return consultHooks(input, verdict);
+    if (verdict.action === 'ask') return { action: 'ask', reason: verdict.reason, arguments: verdict.modified ? verdict.args : undefined };
+    if (verdict.modified) return { action: 'modify', arguments: verdict.args, reason: verdict.reason || undefined };
+    return ALLOW;
+  };
+
+  async function consultHooks(input: PreHookInput, verdict: Exclude<RulesVerdict, { action: 'block' }>): Promise<HookDecision> {
     let args = verdict.args;
     let modified = verdict.modified;
     const asks = verdict.action === 'ask' ? [verdict.reason] : [];
@@ -62,7 +72,6 @@ export function createPreHook(sources: PreHookSources): PreHook {
       const stop = take(decision);
       if (stop) return stop;
     }
-    const endpoint = sources.endpoint;
     if (endpoint && globAny(endpoint.policy.match, input.tool.name)) {
       const stop = take(await endpoint.ask({ tool: input.tool.name, args, sessionId: input.sessionId, tenant: input.tenant, signal: input.signal }));
       if (stop) return stop;
@@ -70,5 +79,5 @@ export function createPreHook(sources: PreHookSources): PreHook {
     if (asks.length > 0) return { action: 'ask', reason: asks.join('; '), arguments: modified ? args : undefined };
     if (modified) return { action: 'modify', arguments: args, reason: notes.join('; ') || undefined };
     return ALLOW;
-  };
+  }
 }

@@ -73,8 +73,10 @@ export interface Reflector {
 
 /** The guard stages of the pipeline; each has a default that lets everything through. */
 export interface Guards {
-  readonly preHook: (input: PreHookInput) => Promise<HookDecision>;
-  readonly postHook: (input: PostHookInput) => Promise<readonly string[]>;
+  /** May answer synchronously: the pipeline awaits only a promise. */
+  readonly preHook: (input: PreHookInput) => HookDecision | Promise<HookDecision>;
+  /** May answer synchronously; a rejection or a throw adds no notes. */
+  readonly postHook: (input: PostHookInput) => readonly string[] | Promise<readonly string[]>;
   readonly breaker: BreakerGate;
   readonly reflector: Reflector;
   /** Waits for ResolveApproval of an Ask by the same tenant; resolves true when approved. */
@@ -90,8 +92,8 @@ export const OPEN_GATE: BreakerGate = { isOpen: () => false, tryAcquire: () => t
 /** Default guards: allow everything, never open, reflect with `reflector`, deny approvals. */
 export function defaultGuards(reflector: Reflector): Guards {
   return {
-    preHook: async () => ALLOW,
-    postHook: async () => NO_NOTES,
+    preHook: () => ALLOW,
+    postHook: () => NO_NOTES,
     breaker: OPEN_GATE,
     reflector,
     awaitApproval: async () => false,

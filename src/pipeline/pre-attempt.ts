@@ -3,6 +3,7 @@ import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../errors';
 import type { ResolvedTool } from '../registry';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
+import type { HookDecision } from './guards';
 import type { CallObserver } from './observer';
 import { toAbortSignal } from './signals';
 
@@ -10,11 +11,26 @@ const blocked = (message: string) =>
   new DispatchError(ErrorKind.BLOCKED, message, { phase: 'before', suggestion: 'Do not retry this call; choose a different action or ask the user for permission.' });
 
 /**
- * Step 2 of an attempt: pre-tool hooks and policy. Resolves with the arguments to run with
- * (a Modify makes a new object, validated again), or rejects with BLOCKED.
+ * Step 2 of an attempt: pre-tool hooks and policy. Gives the arguments to run with (a Modify
+ * makes a new object, validated again) or throws BLOCKED; synchronously when the hooks answer
+ * synchronously and nobody is asked, so a call without policies awaits nothing here.
  */
-export async function applyPreHooks(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, tool: ResolvedTool, args: unknown, attempt: number): Promise<unknown> {
-  const decision = await deps.guards.preHook({ tenant: turn.tenant, sessionId: turn.sessionId, tool, args, attempt, signal: toAbortSignal(turn.signal) });
+export function applyPreHooks(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, tool: ResolvedTool, args: unknown, attempt: number): unknown {
+  const decision = deps.guards.preHook({
+    tenant: turn.tenant,
+    sessionId: turn.sessionId,
+    tool,
+    args,
+    attempt,
+    get signal() {
+      return toAbortSignal(turn.signal);
+    },
+  });
+  return decision instanceof Promise ? decision.then((d) => decide(deps, turn, obs, tool, args, attempt, d)) : decide(deps, turn, obs, tool, args, attempt, decision);
+}
+
+/** What a hook decision means for the attempt: its arguments, a BLOCKED throw, or an approval wait. */
+function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, tool: ResolvedTool, args: unknown, attempt: number, decision: HookDecision): unknown {
   switch (decision.action) {
     case 'allow':
       return args;
@@ -30,11 +46,15 @@ export async function applyPreHooks(deps: PipelineDeps, turn: TurnContext, obs: 
         throw blocked(`a policy modified the arguments into ones the schema refuses (${tool.validate.errors?.[0]?.message ?? 'invalid'})`);
       }
       if (!turn.interactive) throw blocked(`needs approval, and this dispatch is headless: ${decision.reason}`);
-      const approvalId = randomUUID();
-      obs.approvalRequested(attempt, approvalId, decision.reason);
-      const approved = await deps.guards.awaitApproval(approvalId, toAbortSignal(turn.signal), turn.tenant);
-      if (!approved) throw blocked(`approval was not granted: ${decision.reason}`);
-      return decision.arguments ?? args;
+      return awaitApproval(deps, turn, obs, attempt, decision.reason, decision.arguments ?? args);
     }
   }
+}
+
+async function awaitApproval(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, attempt: number, reason: string, args: unknown): Promise<unknown> {
+  const approvalId = randomUUID();
+  obs.approvalRequested(attempt, approvalId, reason);
+  const approved = await deps.guards.awaitApproval(approvalId, toAbortSignal(turn.signal), turn.tenant);
+  if (!approved) throw blocked(`approval was not granted: ${reason}`);
+  return args;
 }

@@ -6,6 +6,7 @@ import { redactSecrets } from '../middleware';
 import type { ResolvedTool } from '../registry';
 import { idempotencyKey, newResultHandle, StoreUnavailableError, type ClaimOutcome, type FinishAttempt, type LoopStreak } from '../store';
 import { boundResult } from './bound-result';
+import type { PostHookInput } from './guards';
 import type { CallObserver } from './observer';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import { applyPreHooks } from './pre-attempt';
@@ -58,7 +59,8 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
 
   let args: unknown;
   try {
-    args = await applyPreHooks(deps, turn, obs, tool, rawArgs, attempt);
+    args = applyPreHooks(deps, turn, obs, tool, rawArgs, attempt);
+    if (args instanceof Promise) args = await args;
   } catch (error) {
     return fail(DispatchError.from(error, 'before'));
   }
@@ -68,7 +70,8 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
   const wantClaim = !tool.readOnly && !deps.guards.breaker.isOpen(breaker);
   let claim: ClaimOutcome | undefined;
   try {
-    const begun = await deps.store.beginAttempt({ scope, op, claim: wantClaim ? { key: idemKey, leaseMs: tool.timeoutMs + LEASE_MARGIN_MS } : undefined });
+    let begun = deps.store.beginAttempt({ scope, op, claim: wantClaim ? { key: idemKey, leaseMs: tool.timeoutMs + LEASE_MARGIN_MS } : undefined });
+    if (begun instanceof Promise) begun = await begun;
     streak = begun.streak;
     claim = begun.claim;
     claimed = claim?.state === 'claimed';
@@ -79,7 +82,12 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
     storeDown = true;
   }
   const release = async () => {
-    if (claimed) await deps.store.finishAttempt({ scope, op, idempotency: { key: idemKey, action: 'release' } }).catch(() => undefined);
+    if (!claimed) return;
+    try {
+      await deps.store.finishAttempt({ scope, op, idempotency: { key: idemKey, action: 'release' } });
+    } catch {
+      // The lease runs out by itself.
+    }
   };
 
   if (!streak.failed && streak.count >= tool.loop.stop) {
@@ -166,7 +174,8 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
   const resultHash = shortHash(failed ? `${error!.kind}\u0000${error!.message}` : text);
   if (!storeDown) {
     try {
-      const after = await deps.store.finishAttempt({ scope, op, record: { resultHash, failed, window: deps.limits.loopWindow }, idempotency, spill, memory });
+      let after = deps.store.finishAttempt({ scope, op, record: { resultHash, failed, window: deps.limits.loopWindow }, idempotency, spill, memory });
+      if (after instanceof Promise) after = await after;
       addLoopWarning(after.streak, tool, obs, attempt, warnings);
       result.warnings = [...warnings];
     } catch (storeError) {
@@ -179,7 +188,8 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
     throw HardError.cancelled();
   }
   const outcome = finish(result, error);
-  const notes = await deps.guards.postHook({ tenant: turn.tenant, sessionId: turn.sessionId, tool, args, attempt, output: result.output, isError: failed }).catch(() => [] as readonly string[]);
+  let notes = postHookNotes(deps, { tenant: turn.tenant, sessionId: turn.sessionId, tool, args, attempt, output: result.output, isError: failed });
+  if (notes instanceof Promise) notes = await notes;
   if (notes.length > 0) result.warnings.push(...notes);
   // A success counts (it closes a half-open breaker); a cache hit and a failure that says nothing
   // about the tool's health (4xx, invalid arguments) do not.
@@ -187,6 +197,18 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
   deps.guards.breaker.record(breaker, { ok: !failed, counts, durationMs: execMs });
   return outcome;
 }
+
+/** The post hooks' notes; a hook that throws or rejects adds none. Awaits only a promise. */
+function postHookNotes(deps: PipelineDeps, input: PostHookInput): readonly string[] | Promise<readonly string[]> {
+  try {
+    const notes = deps.guards.postHook(input);
+    return notes instanceof Promise ? notes.catch(() => NO_NOTES) : notes;
+  } catch {
+    return NO_NOTES;
+  }
+}
+
+const NO_NOTES: readonly string[] = [];
 
 /**
  * A trajectory entry (`tool=..; input=..; result=..`), each field cut to 500 chars. The input is

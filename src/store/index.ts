@@ -5,7 +5,9 @@ export type {
   ClaimOutcome,
   LoopStreak,
   BeginAttempt,
+  BeginAttemptResult,
   FinishAttempt,
+  FinishAttemptResult,
   IdempotencyFinish,
 } from './store';
 export { StoreUnavailableError } from './store';

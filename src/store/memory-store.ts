@@ -76,7 +76,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   }
 
   return {
-    async beginAttempt({ scope, op, claim }) {
+    beginAttempt({ scope, op, claim }) {
       const state = session(scope, true);
       const streak = state.window.streak(op);
       if (!claim) return { streak };
@@ -92,7 +92,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       } else outcome = existing;
       return { streak, claim: outcome };
     },
-    async finishAttempt({ scope, op, record, idempotency, spill, memory }) {
+    finishAttempt({ scope, op, record, idempotency, spill, memory }) {
       const state = session(scope, true);
       const t = now();
       if (record) {

@@ -62,12 +62,25 @@ export interface FinishAttempt {
 
 /**
  * Shared state of the pipeline. Each method is one atomic step (one round trip on Redis);
- * a failure rejects with a StoreUnavailableError within the store's timeout.
+ * a failure rejects with a StoreUnavailableError within the store's timeout. The two steps of
+ * every attempt may answer synchronously (the memory store does), so the hot path awaits only
+ * a store that does I/O; callers handle both (`await` does).
  */
+/** What beginAttempt gives: the op's loop streak, and the claim's outcome when one was asked. */
+export interface BeginAttemptResult {
+  readonly streak: LoopStreak;
+  readonly claim?: ClaimOutcome;
+}
+
+/** What finishAttempt gives: the op's loop streak after the record. */
+export interface FinishAttemptResult {
+  readonly streak: LoopStreak;
+}
+
 export interface Store {
-  beginAttempt(step: BeginAttempt): Promise<{ streak: LoopStreak; claim?: ClaimOutcome }>;
-  /** Resolves with the op's streak after the record. */
-  finishAttempt(step: FinishAttempt): Promise<{ streak: LoopStreak }>;
+  beginAttempt(step: BeginAttempt): BeginAttemptResult | Promise<BeginAttemptResult>;
+  /** Gives the op's streak after the record. */
+  finishAttempt(step: FinishAttempt): FinishAttemptResult | Promise<FinishAttemptResult>;
   /** The spilled text of a result handle of this tenant, or undefined. */
   readResult(tenant: string, handle: string): Promise<string | undefined>;
   /** The session's trajectory memory, oldest first. */

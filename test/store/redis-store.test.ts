@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { newResultHandle, StoreUnavailableError, type SessionScope, type Store } from '../../src/store';
-import { connectRedis, createRedisStore, whenReady, type RedisStoreOptions } from '../../src/store/redis';
+import { newResultHandle, StoreUnavailableError, type SessionScope } from '../../src/store';
+import { connectRedis, createRedisStore, whenReady, type RedisStore, type RedisStoreOptions } from '../../src/store/redis';
 import { freeRedisPort, monitorRedis, startRedis, type TestRedis } from '../helpers/redis-server';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fresh = (): SessionScope => ({ tenant: `t-${randomUUID()}`, sessionId: `s-${randomUUID()}` });
 const result = { output: 'ok', isError: false, resolvedToolName: 'send', truncated: false, resultHandle: '', durationMs: 1 };
 
-async function storeOn(url: string, options: RedisStoreOptions = {}): Promise<Store> {
+async function storeOn(url: string, options: RedisStoreOptions = {}): Promise<RedisStore> {
   const client = connectRedis(url, { commandTimeoutMs: options.timeoutMs });
   await whenReady(client, 5000);
   return createRedisStore(client, options);
@@ -21,7 +21,7 @@ async function expectUnavailableWithin(step: Promise<unknown>, ms: number): Prom
 
 describe('redis store', () => {
   let redis: TestRedis;
-  let store: Store;
+  let store: RedisStore;
   beforeAll(async () => {
     redis = await startRedis({ own: true, persistence: 'aof-always' });
     store = await storeOn(redis.url, { maxRecordsPerSession: 3, timeoutMs: 400, pendingRetryMs: 100 });

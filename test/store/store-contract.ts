@@ -40,7 +40,7 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
       await capped?.close();
     });
 
-    const claim = (scope: SessionScope, key: string, leaseMs = 10_000) => store.beginAttempt({ scope, op: OP, claim: { key, leaseMs } }).then((r) => r.claim);
+    const claim = (scope: SessionScope, key: string, leaseMs = 10_000) => Promise.resolve(store.beginAttempt({ scope, op: OP, claim: { key, leaseMs } })).then((r) => r.claim);
     const complete = (scope: SessionScope, key: string, result: StoredResult, ttlSeconds = 60) => store.finishAttempt({ scope, op: OP, idempotency: { key, action: 'complete', result, ttlSeconds } });
 
     test('a first claim is granted; an identical claim while it runs is IN_PROGRESS', async () => {
@@ -120,7 +120,7 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
 
     test('the loop window counts identical results per op; a different result is progress', async () => {
       const scope = fresh();
-      const record = (op: string, resultHash: string, failed = false) => store.finishAttempt({ scope, op, record: { resultHash, failed, window: 100 } }).then((r) => r.streak);
+      const record = (op: string, resultHash: string, failed = false) => Promise.resolve(store.finishAttempt({ scope, op, record: { resultHash, failed, window: 100 } })).then((r) => r.streak);
       expect(await record('a', 'h1')).toEqual({ count: 1, failed: false });
       expect(await record('b', 'h1')).toEqual({ count: 1, failed: false });
       expect(await record('a', 'h1')).toEqual({ count: 2, failed: false });

@@ -1,5 +1,5 @@
 export { createRedisStore } from './redis-store';
-export type { RedisStoreOptions } from './redis-store';
+export type { RedisStore, RedisStoreOptions } from './redis-store';
 export { connectRedis, whenReady } from './connect';
 export type { RedisClient, RedisConnectOptions } from './connect';
 export { parseRedisUrl } from './redis-url';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from '../../log';
 import { handleScope } from '../result-handle';
-import type { ClaimOutcome, FinishAttempt, SessionScope, Store, StoredResult } from '../store';
+import type { BeginAttempt, BeginAttemptResult, ClaimOutcome, FinishAttempt, FinishAttemptResult, SessionScope, Store, StoredResult } from '../store';
 import type { RedisClient } from './connect';
 import { createPendingWrites } from './pending-writes';
 import { defineScripts } from './scripts';
@@ -48,7 +48,13 @@ function claimOutcome(state: string, payload: string): ClaimOutcome | undefined 
  * every key of a session under the hash tag `{tenant:session}`. The store owns `client` and quits
  * it on close. Failures and timeouts reject with StoreUnavailableError.
  */
-export function createRedisStore(client: RedisClient, options: RedisStoreOptions = {}): Store {
+/** The Redis store: every step is a round trip, so every step is a promise. */
+export interface RedisStore extends Store {
+  beginAttempt(step: BeginAttempt): Promise<BeginAttemptResult>;
+  finishAttempt(step: FinishAttempt): Promise<FinishAttemptResult>;
+}
+
+export function createRedisStore(client: RedisClient, options: RedisStoreOptions = {}): RedisStore {
   const timeoutMs = options.timeoutMs ?? 1000;
   const windowTtl = options.windowTtlSeconds ?? 86_400;
   const maxRecords = options.maxRecordsPerSession ?? 10_000;

@@ -20,10 +20,12 @@ type ArgumentLimits = Pick<Limits, 'maxArgumentBytes' | 'maxArgumentDepth'>;
  */
 export function prepareArguments(tool: ResolvedTool, text: string, limits: ArgumentLimits): PreparedArguments {
   const notRun = 'the tool was not executed';
-  if (Buffer.byteLength(text) > limits.maxArgumentBytes) {
+  // A UTF-16 code unit is at most 3 UTF-8 bytes: most texts are measured without encoding them.
+  if (text.length * 3 > limits.maxArgumentBytes && Buffer.byteLength(text) > limits.maxArgumentBytes) {
     throw errors.invalidArguments(`arguments are ${Buffer.byteLength(text)} bytes, over the limit of ${limits.maxArgumentBytes}; ${notRun}`, 'Send smaller arguments, for example by splitting the work into several calls.');
   }
-  if (jsonDepth(text) > limits.maxArgumentDepth) {
+  // Nesting needs a bracket per level, so a text shorter than the limit cannot exceed it.
+  if (text.length > limits.maxArgumentDepth && jsonDepth(text) > limits.maxArgumentDepth) {
     throw errors.invalidArguments(`arguments nest deeper than ${limits.maxArgumentDepth} levels; ${notRun}`);
   }
   let args: unknown;

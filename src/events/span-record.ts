@@ -30,15 +30,44 @@ function parentContext(parent: SpanRecord | TraceContext | undefined): Context {
 }
 
 /**
+ * A span of ids only (no tracer). Its ids are drawn when first read, and most never are: they
+ * show in events only while someone subscribes, and in a traceparent only for tools that take one.
+ */
+class IdSpan implements SpanRecord {
+  private trace: string | undefined;
+  private id: string | undefined;
+
+  constructor(
+    private readonly parent: SpanRecord | TraceContext | undefined,
+    readonly name: string,
+    readonly startMs: number,
+  ) {}
+
+  get traceId(): string {
+    return (this.trace ??= this.parent?.traceId ?? newTraceId());
+  }
+
+  get spanId(): string {
+    return (this.id ??= newSpanId());
+  }
+
+  get parentSpanId(): string {
+    return this.parent?.spanId ?? '';
+  }
+
+  get flags(): string {
+    return this.parent?.flags ?? NOT_SAMPLED;
+  }
+}
+
+/**
  * Starts a span under `parent` (a span of this process, or a caller's trace context). Without a
  * tracer only ids are made: events keep their span shape and the trace still propagates. With
  * one, the OpenTelemetry span is parented through an explicit context (no context manager).
  */
 export function startSpan(tracer: Tracer | undefined, parent: SpanRecord | TraceContext | undefined, start: SpanStart): SpanRecord {
+  if (!tracer) return new IdSpan(parent, start.name, start.startMs);
   const parentSpanId = parent?.spanId ?? '';
-  if (!tracer) {
-    return { traceId: parent?.traceId ?? newTraceId(), spanId: newSpanId(), flags: parent?.flags ?? NOT_SAMPLED, parentSpanId, name: start.name, startMs: start.startMs };
-  }
   const span = tracer.startSpan(start.name, { kind: start.kind, attributes: start.attributes, startTime: start.startMs }, parentContext(parent));
   const ids = span.spanContext();
   return {

@@ -1,12 +1,15 @@
 import { ConfigError, type DispatchConfig } from '../config';
+import { DEFAULT_MAX_LABEL_PAIRS } from './label-pairs';
 
 /** The `telemetry:` section of the configuration file. */
 export interface TelemetrySettings {
   /** Events carry arguments text instead of its shape; for debugging only. @default false */
   readonly debugPayloads: boolean;
+  /** Distinct (tenant, tool) label pairs of the metrics before new ones fold into `_overflow`. @default 1000 */
+  readonly maxLabelPairs: number;
 }
 
-const KEYS = new Set(['debug_payloads']);
+const KEYS = new Set(['debug_payloads', 'max_label_pairs']);
 
 /** Reads and checks the `telemetry:` section; unknown keys and wrong types are ConfigErrors. */
 export function telemetrySettings(config: Pick<DispatchConfig, 'file' | 'telemetry'>): TelemetrySettings {
@@ -17,5 +20,9 @@ export function telemetrySettings(config: Pick<DispatchConfig, 'file' | 'telemet
   }
   const debug = raw.debug_payloads ?? false;
   if (typeof debug !== 'boolean') throw new ConfigError(config.file, 'telemetry.debug_payloads', 'must be true or false');
-  return { debugPayloads: debug };
+  const maxLabelPairs = raw.max_label_pairs ?? DEFAULT_MAX_LABEL_PAIRS;
+  if (typeof maxLabelPairs !== 'number' || !Number.isInteger(maxLabelPairs) || maxLabelPairs < 0) {
+    throw new ConfigError(config.file, 'telemetry.max_label_pairs', 'must be an integer >= 0');
+  }
+  return { debugPayloads: debug, maxLabelPairs };
 }

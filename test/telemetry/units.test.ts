@@ -49,10 +49,13 @@ test('tool stats count per tenant and tool, skip unknown names, and stop at thei
   ]);
 });
 
-test('the telemetry section: debug_payloads only, checked', () => {
-  expect(telemetrySettings(parseConfig('telemetry: { debug_payloads: true }', 'c.yaml'))).toEqual({ debugPayloads: true });
-  expect(telemetrySettings(parseConfig('tools: []', 'c.yaml'))).toEqual({ debugPayloads: false });
-  expect(() => telemetrySettings(parseConfig('telemetry: { debug: true }', 'c.yaml'))).toThrow('c.yaml: telemetry.debug: unknown key (expected one of debug_payloads)');
+test('the telemetry section: debug_payloads and max_label_pairs, checked', () => {
+  expect(telemetrySettings(parseConfig('telemetry: { debug_payloads: true }', 'c.yaml'))).toEqual({ debugPayloads: true, maxLabelPairs: 1000 });
+  expect(telemetrySettings(parseConfig('tools: []', 'c.yaml'))).toEqual({ debugPayloads: false, maxLabelPairs: 1000 });
+  expect(telemetrySettings(parseConfig('telemetry: { max_label_pairs: 20 }', 'c.yaml'))).toEqual({ debugPayloads: false, maxLabelPairs: 20 });
+  expect(() => telemetrySettings(parseConfig('telemetry: { max_label_pairs: -1 }', 'c.yaml'))).toThrow('c.yaml: telemetry.max_label_pairs: must be an integer >= 0');
+  expect(() => telemetrySettings(parseConfig('telemetry: { max_label_pairs: "many" }', 'c.yaml'))).toThrow('c.yaml: telemetry.max_label_pairs: must be an integer >= 0');
+  expect(() => telemetrySettings(parseConfig('telemetry: { debug: true }', 'c.yaml'))).toThrow('c.yaml: telemetry.debug: unknown key (expected one of debug_payloads, max_label_pairs)');
   expect(() => telemetrySettings(parseConfig('telemetry: { debug_payloads: "yes" }', 'c.yaml'))).toThrow('c.yaml: telemetry.debug_payloads: must be true or false');
   expect(() => telemetrySettings(parseConfig('telemetry: [1]', 'c.yaml'))).toThrow('c.yaml: telemetry: must be a mapping');
 });

@@ -1,7 +1,6 @@
-import { setMaxListeners } from 'node:events';
 import type { ToolCall, ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { HardError } from '../errors';
-import { executeCall, onAbort, type PipelineDeps, type TurnContext } from '../pipeline';
+import { createAbortScope, executeCall, onAbort, type PipelineDeps, type TurnContext } from '../pipeline';
 import type { CallTracker } from './call-tracker';
 import { runBounded } from './run-bounded';
 
@@ -20,22 +19,21 @@ export interface WaveEntry {
  * sibling that is slow to unwind. Results are in `entries` order.
  */
 export async function runWave(deps: PipelineDeps, turn: TurnContext, entries: readonly WaveEntry[], limit: number): Promise<ToolResult[]> {
-  const controller = new AbortController();
-  // Each running call's attempt links its own signal to the wave's.
-  setMaxListeners(Math.max(10, Math.min(limit, entries.length) + 2), controller.signal);
-  // One rejection shared by every call's race, rather than a listener per call.
-  const aborted = new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true }));
+  // The wave's own abort scope: no AbortController unless an executor or hook asks for a signal.
+  const scope = createAbortScope();
+  // One rejection shared by every call's race, rather than a subscription per call.
+  const aborted = new Promise<never>((_, reject) => onAbort(scope.signal, () => reject(scope.signal.reason)));
   aborted.catch(() => undefined);
-  const onTurnAbort = () => controller.abort(HardError.cancelled());
+  const onTurnAbort = () => scope.abort(HardError.cancelled());
   let unsubscribe: (() => void) | undefined;
   if (turn.signal.aborted) onTurnAbort();
   else unsubscribe = onAbort(turn.signal, onTurnAbort);
-  const waveTurn: TurnContext = { ...turn, signal: controller.signal };
+  const waveTurn: TurnContext = { ...turn, signal: scope.signal };
   const results: ToolResult[] = new Array<ToolResult>(entries.length);
   let failure: { error: unknown } | undefined;
   try {
     await runBounded(entries.length, limit, async (index) => {
-      if (controller.signal.aborted) return;
+      if (scope.signal.aborted) return;
       const { call, tracker } = entries[index]!;
       const work = executeCall(deps, waveTurn, call, tracker.observer);
       tracker.started(work);
@@ -45,13 +43,13 @@ export async function runWave(deps: PipelineDeps, turn: TurnContext, entries: re
       } catch (error) {
         if (failure) return;
         failure = { error };
-        controller.abort(error);
+        scope.abort(error);
       }
     });
   } finally {
     unsubscribe?.();
   }
   if (failure) throw failure.error;
-  if (controller.signal.aborted) throw controller.signal.reason;
+  if (scope.signal.aborted) throw scope.signal.reason;
   return results;
 }

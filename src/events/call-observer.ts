@@ -1,12 +1,12 @@
 import { SpanKind } from '@opentelemetry/api';
-import { ErrorKind, EventKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
-import { kindName } from '../errors';
+import { EventKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { shapeOf } from '../log';
 import { redactSecrets } from '../middleware';
 import { NOOP_OBSERVER, type AttemptObserver, type AttemptOutcome, type CallInfo, type CallObserver } from '../pipeline';
 import { stringAttributes, type TurnState } from './observer-env';
 import { ATTR, EXECUTE_TOOL, OUTCOME_OK } from './span-attributes';
 import { endSpan, isRecording, startSpan, type SpanRecord } from './span-record';
+import { callErrorType, summarizeCall } from './call-summary';
 import { spanEvent, type EventFields } from './span-event';
 import { nowMs } from './timestamps';
 import { formatTraceparent } from './trace-context';
@@ -165,8 +165,7 @@ export function observeCall(turn: TurnState, info: CallInfo): CallObserver {
 
   function endCall(result: ToolResult | undefined, hardError: string | undefined): void {
     const endMs = nowMs();
-    const kind = result?.isError ? (result.error?.kind ?? ErrorKind.UNSPECIFIED) : undefined;
-    const errorType = result ? (kind === undefined ? undefined : kindName(kind)) : (hardError ?? 'INTERNAL');
+    const errorType = callErrorType(result, hardError);
     endSpan(
       span,
       endMs,
@@ -175,19 +174,6 @@ export function observeCall(turn: TurnState, info: CallInfo): CallObserver {
         : undefined,
       errorType,
     );
-    env.onCall?.({
-      tenant,
-      tool: info.tool,
-      known: kind !== ErrorKind.UNKNOWN_TOOL,
-      outcome: errorType ?? OUTCOME_OK,
-      attempts: result?.attempts ?? attempts,
-      durationMs: endMs - startMs,
-      validationFailed: kind === ErrorKind.INVALID_ARGUMENTS,
-      timedOut,
-      retried,
-      idempotentHit: result?.idempotentReplay ?? replayed,
-      bounded: result?.truncated ?? false,
-      unexpected: unexpected || kind === ErrorKind.UNEXPECTED,
-    });
+    env.onCall?.(summarizeCall(tenant, info.tool, result, hardError, { attempts, retried, timedOut, unexpected, replayed }, endMs - startMs));
   }
 }

@@ -1,3 +1,7 @@
+import { ErrorKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
+import { kindName } from '../errors';
+import { OUTCOME_OK } from './span-attributes';
+
 /** What one finished call amounts to, for metrics and GetToolStats. */
 export interface CallSummary {
   readonly tenant: string;
@@ -24,3 +28,37 @@ export interface CallSummary {
 
 /** Receives every finished call; must not throw or wait. */
 export type CallSink = (summary: CallSummary) => void;
+
+/** What a call observer saw across its attempts, besides the result. */
+export interface CallFlags {
+  readonly attempts: number;
+  readonly retried: boolean;
+  readonly timedOut: boolean;
+  readonly unexpected: boolean;
+  readonly replayed: boolean;
+}
+
+/** The error type of a finished call: its result's error kind, a hard error, or undefined for ok. */
+export function callErrorType(result: ToolResult | undefined, hardError: string | undefined): string | undefined {
+  if (!result) return hardError ?? 'INTERNAL';
+  return result.isError ? kindName(result.error?.kind ?? ErrorKind.UNSPECIFIED) : undefined;
+}
+
+/** The summary of a finished call, from its result (or hard error) and what its observer saw. */
+export function summarizeCall(tenant: string, tool: string, result: ToolResult | undefined, hardError: string | undefined, flags: CallFlags, durationMs: number): CallSummary {
+  const kind = result?.isError ? (result.error?.kind ?? ErrorKind.UNSPECIFIED) : undefined;
+  return {
+    tenant,
+    tool,
+    known: kind !== ErrorKind.UNKNOWN_TOOL,
+    outcome: callErrorType(result, hardError) ?? OUTCOME_OK,
+    attempts: result?.attempts ?? flags.attempts,
+    durationMs,
+    validationFailed: kind === ErrorKind.INVALID_ARGUMENTS,
+    timedOut: flags.timedOut,
+    retried: flags.retried,
+    idempotentHit: result?.idempotentReplay ?? flags.replayed,
+    bounded: result?.truncated ?? false,
+    unexpected: flags.unexpected || kind === ErrorKind.UNEXPECTED,
+  };
+}

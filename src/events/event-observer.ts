@@ -4,6 +4,7 @@ import type { Logger } from '../log';
 import { NOOP_OBSERVER, parseBreakerKey, type Observer, type TurnInfo, type TurnObserver } from '../pipeline';
 import type { CallSink } from './call-summary';
 import { observeCall } from './call-observer';
+import { LeanTurn } from './lean-observer';
 import { SYSTEM_TENANT, type EventBus } from './event-bus';
 import type { ObserverEnv, TurnState } from './observer-env';
 import { ATTR, OUTCOME_OK, TURN_SPAN_NAME } from './span-attributes';
@@ -96,6 +97,7 @@ export function createEventObserver(options: EventObserverOptions): EventObserve
   return {
     turn(info) {
       try {
+        if (!tracer && !bus.wants(info.tenant)) return new LeanTurn(info, env);
         return turn(info);
       } catch (error) {
         env.failed(error);

@@ -1,3 +1,6 @@
+import type { CallSummary } from '../../src/events';
+import { LeanTurn } from '../../src/events/lean-observer';
+import type { ObserverEnv } from '../../src/events/observer-env';
 import { create } from '@bufbuild/protobuf';
 import fc from 'fast-check';
 import { EventKind, EventSchema, SubscribeRequestSchema } from '../../gen/dispatch/v1/dispatch_pb';
@@ -91,4 +94,37 @@ test('formatEvent: one readable line with what matters for each kind', () => {
   expect(formatEvent(retry)).toBe('12:00:01.250 RETRY session=s1 turn=0 call=c1 tool=t attempt=1 delay_ms=250 reason="the tool answered 503"');
   const breaker = create(EventSchema, { kind: EventKind.BREAKER_STATE, tool: 'x', startTime: at, endTime: at, attributes: { 'dispatch.breaker.state': 'open' } });
   expect(formatEvent(breaker)).toBe('12:00:01.250 BREAKER_STATE tool=x state=open');
+});
+
+describe('the lean observer of an unwatched turn', () => {
+  const summaries: CallSummary[] = [];
+  const env: ObserverEnv = {
+    bus: undefined as never,
+    debugPayloads: false,
+    effectOf: () => '',
+    failed: (error) => {
+      throw error;
+    },
+    onCall: (summary) => summaries.push(summary),
+  };
+
+  it('passes on the caller trace with fresh span ids, and summarizes what its attempts saw', () => {
+    const turn = new LeanTurn({ tenant: 't', sessionId: 's', turn: 1, callCount: 1, traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }, env);
+    const call = turn.call({ toolCallId: 'c1', tool: 'weather', arguments: '{}' });
+    const first = call.attempt(1, 'weather');
+    expect(first.traceparent).toMatch(/^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-01$/);
+    expect(first.traceparent).toBe(first.traceparent);
+    expect(first.traceparent).not.toContain('b7ad6b7169203331');
+    first.post({ isError: true, errorKind: 'TIMEOUT', resolvedTool: 'weather', durationMs: 5, replay: false, cached: false, truncated: false, outputChars: 0 });
+    call.retry(1, 10, 'timeout');
+    const second = call.attempt(2, 'weather');
+    expect(second.traceparent).not.toBe(first.traceparent);
+    call.end(undefined, 'CANCELLED');
+    expect(summaries.at(-1)).toMatchObject({ tenant: 't', tool: 'weather', outcome: 'CANCELLED', attempts: 2, timedOut: true, retried: true, unexpected: false });
+  });
+
+  it('starts a trace of its own without a caller traceparent', () => {
+    const turn = new LeanTurn({ tenant: 't', sessionId: 's', turn: 1, callCount: 1 }, env);
+    expect(turn.call({ toolCallId: 'c', tool: 'x', arguments: '{}' }).attempt(1, 'x').traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+  });
 });

@@ -44,10 +44,11 @@ export function createPipeline(options: PipelineOptions = {}): PipelineDeps {
     ...(options.executors ?? []),
   ]);
   const registry: ToolRegistry = createToolRegistry(createSchemaCompiler(limits.maxSchemaBytes), () => new Set(executors.keys()));
-  const core: ToolHandler = async ({ tool, args, ctx }) => {
+  const asOutput = (text: string) => ({ text });
+  const core: ToolHandler = ({ tool, args, ctx }) => {
     const executor = executors.get(tool.spec.executor.case ?? '');
-    if (!executor) throw new Error(`no executor for "${tool.spec.executor.case}"`);
-    return { text: await executor.execute(tool, args, ctx) };
+    if (!executor) return Promise.reject(new Error(`no executor for "${tool.spec.executor.case}"`));
+    return executor.execute(tool, args, ctx).then(asOutput);
   };
   const deps: PipelineDeps = {
     registry,

@@ -1,5 +1,5 @@
 import { DispatchError } from '../errors';
-import type { Middleware } from '../pipeline';
+import type { Middleware, ToolOutput } from '../pipeline';
 import { redactSecrets, type RedactionOptions } from './redact-secrets';
 
 function redactError(error: unknown, options: RedactionOptions): unknown {
@@ -22,15 +22,21 @@ function redactError(error: unknown, options: RedactionOptions): unknown {
  * the memory with every secret replaced by `[REDACTED:kind]`.
  */
 export function redaction(options: RedactionOptions = {}): Middleware {
-  return (next) => async (invocation) => {
-    let output;
-    try {
-      output = await next(invocation);
-    } catch (error) {
-      throw redactError(error, options);
-    }
+  const redactOutput = (output: ToolOutput): ToolOutput => {
     const text = redactSecrets(output.text, options);
     const warnings = output.warnings?.map((w) => redactSecrets(w, options));
     return text === output.text && warnings === undefined ? output : { ...output, text, warnings };
+  };
+  const redactFailure = (error: unknown): never => {
+    throw redactError(error, options);
+  };
+  return (next) => (invocation) => {
+    let pending: Promise<ToolOutput>;
+    try {
+      pending = next(invocation);
+    } catch (error) {
+      return Promise.reject(redactError(error, options));
+    }
+    return pending.then(redactOutput, redactFailure);
   };
 }

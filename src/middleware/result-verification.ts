@@ -1,6 +1,6 @@
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../errors';
-import type { Middleware } from '../pipeline';
+import type { Middleware, ToolOutput } from '../pipeline';
 
 const EXCERPT_CHARS = 80;
 
@@ -18,13 +18,15 @@ function isJson(text: string): boolean {
  * contract, which is UNEXPECTED (after execution, never retried).
  */
 export function resultVerification(): Middleware {
-  return (next) => async (invocation) => {
-    const output = await next(invocation);
-    if (!invocation.tool.spec.returnsJson || isJson(output.text)) return output;
-    const excerpt = output.text.length > EXCERPT_CHARS ? `${output.text.slice(0, EXCERPT_CHARS)}...` : output.text;
-    throw new DispatchError(ErrorKind.UNEXPECTED, `the tool is declared to return JSON but answered text that is not JSON: ${JSON.stringify(excerpt)}`, {
-      phase: 'after',
-      suggestion: 'The tool broke its contract; do not repeat the same call. Tell the user or use another tool.',
-    });
-  };
+  // Tools that do not declare JSON pass straight through: no promise of this stage's own.
+  return (next) => (invocation) => (invocation.tool.spec.returnsJson ? next(invocation).then(verifyJson) : next(invocation));
+}
+
+function verifyJson(output: ToolOutput): ToolOutput {
+  if (isJson(output.text)) return output;
+  const excerpt = output.text.length > EXCERPT_CHARS ? `${output.text.slice(0, EXCERPT_CHARS)}...` : output.text;
+  throw new DispatchError(ErrorKind.UNEXPECTED, `the tool is declared to return JSON but answered text that is not JSON: ${JSON.stringify(excerpt)}`, {
+    phase: 'after',
+    suggestion: 'The tool broke its contract; do not repeat the same call. Tell the user or use another tool.',
+  });
 }

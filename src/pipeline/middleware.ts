@@ -31,9 +31,9 @@ export function applyMiddleware(core: ToolHandler, middleware: readonly Middlewa
 
 /** Cuts an output longer than `maxChars` before bounding, so no tool can flood the server. */
 export function outputCap(maxChars: number): Middleware {
-  return (next) => async (invocation) => {
-    const output = await next(invocation);
-    if (output.text.length <= maxChars) return output;
-    return { ...output, text: output.text.slice(0, maxChars), warnings: [...(output.warnings ?? []), `the tool's output was cut at ${maxChars} characters before bounding`] };
-  };
+  const cap = (output: ToolOutput): ToolOutput =>
+    output.text.length <= maxChars
+      ? output
+      : { ...output, text: output.text.slice(0, maxChars), warnings: [...(output.warnings ?? []), `the tool's output was cut at ${maxChars} characters before bounding`] };
+  return (next) => (invocation) => next(invocation).then(cap);
 }

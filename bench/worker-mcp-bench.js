@@ -99,11 +99,19 @@ function trackedCpu(processes) {
   };
 }
 
+/**
+ * A direct MCP SDK client. Its transport gets dispatch's per-request-signal fetch, as dispatch's own
+ * MCP connections do: with Node's default fetch, every request leaves an abort listener on the
+ * transport's one AbortSignal until it is garbage collected (nodejs/undici#3157), thousands at
+ * concurrency 32, each drawing a MaxListenersExceededWarning. Measured against the default fetch,
+ * the wrapper was not slower: the pile-up of listeners cost more than it does.
+ */
 async function connectMcp(port, mode) {
   const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
   const { StreamableHTTPClientTransport } = require('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const { createRequestScopedFetch } = require(path.join(dist, 'src', 'executors', 'mcp'));
   const client = new Client({ name: 'bench', version: '1.0.0' }, { capabilities: {} });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/${mode}`)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/${mode}`), { fetch: createRequestScopedFetch() }));
   return client;
 }
 

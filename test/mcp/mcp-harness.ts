@@ -10,7 +10,10 @@ const HTTP_SERVER = path.join(__dirname, 'fixtures/http-server.js');
 /** A Streamable HTTP MCP server in a child process, restartable on the same port. */
 export interface HttpMcp {
   readonly port: number;
+  /** Sessions opened here are answered as SSE streams (the SDK default). */
   readonly url: string;
+  /** Sessions opened here are answered as JSON (`enableJsonResponse`). */
+  readonly jsonUrl: string;
   /** Kills the server process (SIGKILL) and waits for it to exit. */
   kill(): Promise<void>;
   /** Starts the server again on the same port. */
@@ -44,6 +47,7 @@ export async function startHttpMcp(port = 0): Promise<HttpMcp> {
   return {
     port: fixed,
     url: `http://127.0.0.1:${fixed}/mcp`,
+    jsonUrl: `http://127.0.0.1:${fixed}/mcp/json`,
     async kill() {
       current.child.kill('SIGKILL');
       await exited(current.child);

@@ -5,6 +5,9 @@ export type { McpCallContext, McpConnection, McpConnectionOptions } from './mcp-
 export { createMcpServers } from './mcp-servers';
 export type { McpServers } from './mcp-servers';
 export { createMcpExecutor } from './mcp-executor';
+export { createRequestScopedFetch } from './mcp-fetch';
+export { linkAbort, openLinks } from './mcp-abort-link';
+export type { AbortLink } from './mcp-abort-link';
 export { classifyMcpError, isStreamLoss, mcpToolError, notConnectedError } from './mcp-errors';
 export type { McpFailure } from './mcp-errors';
 export { effectOf, importTools, inputSchemaText } from './mcp-import';

@@ -3,9 +3,11 @@ import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotoc
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../log';
+import { linkAbort } from './mcp-abort-link';
 import type { McpServerConfig } from './mcp-config';
 import { clientDiagnostics } from './mcp-diagnostics';
 import { classifyMcpError, isStreamLoss, notConnectedError } from './mcp-errors';
+import { createRequestScopedFetch } from './mcp-fetch';
 import type { McpToolInfo } from './mcp-import';
 import type { McpToolResult } from './mcp-result';
 
@@ -56,7 +58,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
   const isClosed = () => state === 'closed';
 
   function newTransport(): AnyTransport {
-    if (config.url) return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: { ...config.headers } } });
+    if (config.url) return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: { ...config.headers } }, fetch: createRequestScopedFetch() });
     const [command, ...args] = config.command!;
     const stdio = new StdioClientTransport({ command: command!, args, env: { ...getDefaultEnvironment(), ...config.env }, cwd: config.cwd, stderr: 'pipe' });
     stdio.stderr?.on('data', (chunk: Buffer) => logger.debug('mcp server stderr', { server, text: chunk.toString().slice(0, 1_000) }));
@@ -134,14 +136,19 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
     async call(tool, args, ctx) {
       const current = client;
       if (state !== 'connected' || !current) throw notConnectedError(server);
+      // The SDK adds an abort listener to the signal it is given and never removes it
+      // (modelcontextprotocol/typescript-sdk#1672): it gets one of its own per call.
+      const link = linkAbort(ctx.signal);
       try {
         const params = { name: tool, arguments: args, ...(ctx.traceparent ? { _meta: { traceparent: ctx.traceparent } } : {}) };
-        return (await current.callTool(params, undefined, { signal: ctx.signal, timeout: Math.max(1_000, ctx.deadline - Date.now() + 1_000) })) as McpToolResult;
+        return (await current.callTool(params, undefined, { signal: link.signal, timeout: Math.max(1_000, ctx.deadline - Date.now() + 1_000) })) as McpToolResult;
       } catch (error) {
         if (ctx.signal.aborted) throw error;
         const failure = classifyMcpError(error, server, target);
         if (failure.broken) dropped(current, failure.error.message);
         throw failure.error;
+      } finally {
+        link.release();
       }
     },
     diagnostics: () => clientDiagnostics(client, transport),

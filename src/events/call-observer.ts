@@ -1,13 +1,13 @@
-import { SpanKind } from '@opentelemetry/api';
 import { EventKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { shapeOf } from '../log';
 import { redactSecrets } from '../middleware';
 import { NOOP_OBSERVER, type AttemptObserver, type AttemptOutcome, type CallInfo, type CallObserver } from '../pipeline';
 import { stringAttributes, type TurnState } from './observer-env';
-import { ATTR, EXECUTE_TOOL, OUTCOME_OK } from './span-attributes';
+import { ATTR } from './span-attributes';
 import { endSpan, isRecording, startSpan, type SpanRecord } from './span-record';
 import { callErrorType, summarizeCall } from './call-summary';
 import { spanEvent, type EventFields } from './span-event';
+import { approvalPoint, attemptEnding, attemptSpan, callEnding, callSpan, messagePoint, pointName, retryPoint } from './span-shapes';
 import { nowMs } from './timestamps';
 import { formatTraceparent } from './trace-context';
 
@@ -42,13 +42,7 @@ function argumentAttributes(text: string, debug: boolean): Record<string, string
 export function observeCall(turn: TurnState, info: CallInfo): CallObserver {
   const { env, tenant } = turn;
   const startMs = nowMs();
-  const span = startSpan(env.tracer, turn.span, {
-    name: `${EXECUTE_TOOL} ${info.tool}`,
-    kind: SpanKind.INTERNAL,
-    startMs,
-    parent: true,
-    attributes: env.tracer ? { [ATTR.operationName]: EXECUTE_TOOL, [ATTR.toolName]: info.tool, [ATTR.toolCallId]: info.toolCallId } : undefined,
-  });
+  const span = startSpan(env.tracer, turn.span, callSpan(info, startMs, env.tracer !== undefined));
   let open: OpenAttempt | undefined;
   let attempts = 0;
   let retried = false;
@@ -60,7 +54,7 @@ export function observeCall(turn: TurnState, info: CallInfo): CallObserver {
   const point = (kind: EventKind, attempt: number, attributes: Record<string, string>, onAttempt: boolean) => {
     const at = nowMs();
     const target = onAttempt && open ? open.span : span;
-    target.span?.addEvent(EventKind[kind].toLowerCase(), attributes, at);
+    target.span?.addEvent(pointName(kind), attributes, at);
     if (env.bus.wants(tenant)) publish(kind, target, { attempt, startMs: at, endMs: at, attributes: { [ATTR.attempt]: String(attempt), ...attributes } });
   };
   const guarded = (body: () => void) => {
@@ -81,14 +75,7 @@ export function observeCall(turn: TurnState, info: CallInfo): CallObserver {
     // the hard error as its outcome, so every TOOL_PRE has a TOOL_POST to pair with.
     const wanted = env.bus.wants(tenant);
     if (!wanted && !isRecording(record.span)) return endSpan(record.span, endMs, undefined, errorType);
-    const ending = {
-      [ATTR.outcome]: errorType ?? OUTCOME_OK,
-      [ATTR.errorType]: errorType,
-      [ATTR.replay]: outcome?.replay ?? false,
-      [ATTR.cached]: outcome?.cached ?? false,
-      [ATTR.truncated]: outcome?.truncated ?? false,
-      [ATTR.resolvedTool]: outcome && outcome.resolvedTool !== record.tool ? outcome.resolvedTool : undefined,
-    };
+    const ending = attemptEnding(outcome, errorType, record.tool);
     endSpan(record.span, endMs, ending, errorType);
     if (!wanted) return;
     const attributes = stringAttributes({
@@ -114,18 +101,13 @@ export function observeCall(turn: TurnState, info: CallInfo): CallObserver {
         if (open) finishAttempt(open, undefined, 'SUPERSEDED');
         attempts = attempt;
         const effect = env.effectOf(tenant, tool);
-        const attemptSpan = startSpan(env.tracer, span, {
-          name: `tool_attempt ${tool}`,
-          kind: SpanKind.CLIENT,
-          startMs: nowMs(),
-          attributes: env.tracer ? (tool === info.tool ? { [ATTR.attempt]: attempt, [ATTR.effect]: effect } : { [ATTR.attempt]: attempt, [ATTR.effect]: effect, [ATTR.toolName]: tool }) : undefined,
-        });
-        const record: OpenAttempt = { span: attemptSpan, attempt, tool, effect };
+        const started = startSpan(env.tracer, span, attemptSpan(attempt, tool, info.tool, effect, nowMs(), env.tracer !== undefined));
+        const record: OpenAttempt = { span: started, attempt, tool, effect };
         open = record;
-        if (env.bus.wants(tenant)) publish(EventKind.TOOL_PRE, attemptSpan, { attempt, attributes: { [ATTR.toolName]: tool, [ATTR.attempt]: String(attempt), [ATTR.effect]: effect } });
+        if (env.bus.wants(tenant)) publish(EventKind.TOOL_PRE, started, { attempt, attributes: { [ATTR.toolName]: tool, [ATTR.attempt]: String(attempt), [ATTR.effect]: effect } });
         return {
           get traceparent() {
-            return formatTraceparent(attemptSpan);
+            return formatTraceparent(started);
           },
           post: (outcome) =>
             guarded(() => {
@@ -142,16 +124,16 @@ export function observeCall(turn: TurnState, info: CallInfo): CallObserver {
     retry: (attempt, delayMs, reason) =>
       guarded(() => {
         retried = true;
-        point(EventKind.RETRY, attempt, { [ATTR.retryDelayMs]: String(delayMs), [ATTR.reason]: redactSecrets(reason) }, false);
+        point(EventKind.RETRY, attempt, retryPoint(delayMs, reason), false);
       }),
-    loopWarning: (attempt, message) => guarded(() => point(EventKind.LOOP_WARNING, attempt, { [ATTR.message]: message }, true)),
-    loopStop: (attempt, message) => guarded(() => point(EventKind.LOOP_STOP, attempt, { [ATTR.message]: message }, true)),
+    loopWarning: (attempt, message) => guarded(() => point(EventKind.LOOP_WARNING, attempt, messagePoint(message), true)),
+    loopStop: (attempt, message) => guarded(() => point(EventKind.LOOP_STOP, attempt, messagePoint(message), true)),
     replay: (attempt) =>
       guarded(() => {
         replayed = true;
         point(EventKind.IDEMPOTENT_REPLAY, attempt, {}, true);
       }),
-    approvalRequested: (attempt, approvalId, reason) => guarded(() => point(EventKind.APPROVAL_REQUESTED, attempt, { [ATTR.approvalId]: approvalId, [ATTR.reason]: redactSecrets(reason) }, true)),
+    approvalRequested: (attempt, approvalId, reason) => guarded(() => point(EventKind.APPROVAL_REQUESTED, attempt, approvalPoint(approvalId, reason), true)),
     end: (result, hardError) =>
       guarded(() => {
         if (open) {
@@ -166,14 +148,7 @@ export function observeCall(turn: TurnState, info: CallInfo): CallObserver {
   function endCall(result: ToolResult | undefined, hardError: string | undefined): void {
     const endMs = nowMs();
     const errorType = callErrorType(result, hardError);
-    endSpan(
-      span,
-      endMs,
-      isRecording(span)
-        ? { [ATTR.outcome]: errorType ?? OUTCOME_OK, [ATTR.attempts]: result?.attempts ?? attempts, [ATTR.errorType]: errorType }
-        : undefined,
-      errorType,
-    );
+    endSpan(span, endMs, isRecording(span) ? callEnding(errorType, result?.attempts ?? attempts) : undefined, errorType);
     env.onCall?.(summarizeCall(tenant, info.tool, result, hardError, { attempts, retried, timedOut, unexpected, replayed }, endMs - startMs));
   }
 }

@@ -1,4 +1,4 @@
-import { SpanKind, type Tracer } from '@opentelemetry/api';
+import type { Tracer } from '@opentelemetry/api';
 import { EventKind } from '../../gen/dispatch/v1/dispatch_pb';
 import type { Logger } from '../log';
 import { NOOP_OBSERVER, parseBreakerKey, type Observer, type TurnInfo, type TurnObserver } from '../pipeline';
@@ -7,9 +7,10 @@ import { observeCall } from './call-observer';
 import { LeanTurn } from './lean-observer';
 import { SYSTEM_TENANT, type EventBus } from './event-bus';
 import type { ObserverEnv, TurnState } from './observer-env';
-import { ATTR, OUTCOME_OK, TURN_SPAN_NAME } from './span-attributes';
+import { ATTR, OUTCOME_OK } from './span-attributes';
 import { endSpan, isRecording, startSpan } from './span-record';
 import { spanEvent } from './span-event';
+import { turnEnding, turnSpan } from './span-shapes';
 import { nowMs } from './timestamps';
 import { newSpanId, newTraceId, parseTraceparent } from './trace-context';
 
@@ -67,22 +68,14 @@ export function createEventObserver(options: EventObserverOptions): EventObserve
 
   function turn(info: TurnInfo): TurnObserver {
     const startMs = nowMs();
-    const span = startSpan(tracer, parseTraceparent(info.traceparent), {
-      name: TURN_SPAN_NAME,
-      kind: SpanKind.SERVER,
-      startMs,
-      parent: true,
-      attributes: tracer
-        ? { [ATTR.tenant]: info.tenant, [ATTR.sessionId]: info.sessionId, [ATTR.turn]: info.turn, [ATTR.calls]: info.callCount }
-        : undefined,
-    });
+    const span = startSpan(tracer, parseTraceparent(info.traceparent), turnSpan(info, startMs, tracer !== undefined));
     const state: TurnState = { tenant: info.tenant, sessionId: info.sessionId, turn: info.turn, span, env };
     return {
       call: (call) => observeCall(state, call),
       end(hardError) {
         try {
           const endMs = nowMs();
-          endSpan(span, endMs, isRecording(span) && hardError ? { [ATTR.outcome]: hardError, [ATTR.errorType]: hardError } : undefined, hardError);
+          endSpan(span, endMs, isRecording(span) ? turnEnding(hardError) : undefined, hardError);
           if (!bus.wants(info.tenant)) return;
           const attributes: Record<string, string> = { [ATTR.calls]: String(info.callCount), [ATTR.outcome]: hardError ?? OUTCOME_OK };
           if (hardError) attributes[ATTR.errorType] = hardError;
@@ -97,7 +90,7 @@ export function createEventObserver(options: EventObserverOptions): EventObserve
   return {
     turn(info) {
       try {
-        if (!tracer && !bus.wants(info.tenant)) return new LeanTurn(info, env);
+        if (!bus.wants(info.tenant)) return new LeanTurn(info, env);
         return turn(info);
       } catch (error) {
         env.failed(error);

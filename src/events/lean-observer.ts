@@ -1,39 +1,50 @@
-import { SpanKind } from '@opentelemetry/api';
-import type { ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
+import { EventKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import type { AttemptObserver, AttemptOutcome, CallInfo, CallObserver, TurnInfo, TurnObserver } from '../pipeline';
-import { summarizeCall, type CallFlags } from './call-summary';
+import { callErrorType, summarizeCall, type CallFlags } from './call-summary';
 import type { ObserverEnv } from './observer-env';
-import { EXECUTE_TOOL, TURN_SPAN_NAME } from './span-attributes';
-import { startSpan, type SpanRecord } from './span-record';
+import { approvalPoint, attemptEnding, attemptSpan, callEnding, callSpan, messagePoint, pointName, retryPoint, turnEnding, turnSpan } from './span-shapes';
+import { endSpan, isRecording, startSpan, type SpanRecord } from './span-record';
 import { nowMs } from './timestamps';
 import { formatTraceparent, parseTraceparent } from './trace-context';
 
-// The observer of a turn that nobody watches: no tracer, and no subscriber of its tenant when it
-// began. It keeps only what the call summaries need (metrics, GetToolStats) and the trace ids an
-// executor may ask for, drawn when asked; one object per turn, call and attempt, methods on the
-// prototype. The full observer allocates the closures and span records of events that nobody
-// would receive: measured at a third of the server's CPU per call under load.
-// A subscriber that joins mid-turn sees that turn's events from the next turn on.
+// The observer of a turn that no subscriber watches (none of its tenant when it began). It keeps
+// what the call summaries need (metrics, GetToolStats) and the spans: OpenTelemetry spans when
+// traces are on, with the same names and attributes as the full observer's; otherwise only the
+// trace ids an executor may ask for, drawn when asked. One object per turn, call and attempt,
+// methods on the prototype: the full observer allocates the closures and records of events that
+// nobody would receive, measured at a third of the server's CPU per call under load. A subscriber
+// that joins mid-turn sees events from the next turn on.
 
-/** A turn observed for its summaries only. */
+/** A turn that no subscriber watches. */
 export class LeanTurn implements TurnObserver {
   private record: SpanRecord | undefined;
 
   constructor(
     readonly info: TurnInfo,
     readonly env: ObserverEnv,
-  ) {}
+  ) {
+    // A traced span starts now, for its start time; ids alone can wait until asked for.
+    if (env.tracer) this.record = startSpan(env.tracer, parseTraceparent(info.traceparent), turnSpan(info, nowMs(), true));
+  }
 
-  /** The turn's span ids, under the caller's trace context; made when first asked. */
+  /** The turn's span, under the caller's trace context. */
   get span(): SpanRecord {
-    return (this.record ??= startSpan(undefined, parseTraceparent(this.info.traceparent), { name: TURN_SPAN_NAME, kind: SpanKind.SERVER, startMs: nowMs() }));
+    return (this.record ??= startSpan(undefined, parseTraceparent(this.info.traceparent), turnSpan(this.info, nowMs(), false)));
   }
 
   call(info: CallInfo): CallObserver {
     return new LeanCall(this, info);
   }
 
-  end(): void {}
+  end(hardError?: string): void {
+    const span = this.record;
+    if (!span?.span) return;
+    try {
+      endSpan(span, nowMs(), isRecording(span) ? turnEnding(hardError) : undefined, hardError);
+    } catch (error) {
+      this.env.failed(error);
+    }
+  }
 }
 
 class LeanCall implements CallObserver, CallFlags {
@@ -47,47 +58,84 @@ class LeanCall implements CallObserver, CallFlags {
   private open: LeanAttempt | undefined;
 
   constructor(
-    private readonly turn: LeanTurn,
-    private readonly info: CallInfo,
-  ) {}
+    readonly turn: LeanTurn,
+    readonly info: CallInfo,
+  ) {
+    if (turn.env.tracer) this.record = startSpan(turn.env.tracer, turn.span, callSpan(info, this.startMs, true));
+  }
 
   get span(): SpanRecord {
-    return (this.record ??= startSpan(undefined, this.turn.span, { name: `${EXECUTE_TOOL} ${this.info.tool}`, kind: SpanKind.INTERNAL, startMs: this.startMs }));
+    return (this.record ??= startSpan(undefined, this.turn.span, callSpan(this.info, this.startMs, false)));
   }
 
-  attempt(attempt: number): AttemptObserver {
-    this.attempts = attempt;
-    return (this.open = new LeanAttempt(this));
+  attempt(attempt: number, tool: string): AttemptObserver {
+    try {
+      if (this.open) this.attemptEnded(this.open, undefined, 'SUPERSEDED');
+      this.attempts = attempt;
+      const tracer = this.turn.env.tracer;
+      const span = tracer ? startSpan(tracer, this.span, attemptSpan(attempt, tool, this.info.tool, this.turn.env.effectOf(this.turn.info.tenant, tool), nowMs(), true)) : undefined;
+      return (this.open = new LeanAttempt(this, tool, span));
+    } catch (error) {
+      this.turn.env.failed(error);
+      return new LeanAttempt(this, tool, undefined);
+    }
   }
 
-  /** An attempt ended, with its outcome or the hard error that left it open. */
-  attemptEnded(attempt: LeanAttempt, errorType: string | undefined, replay: boolean): void {
+  /** An attempt ended, with its outcome or the hard error that left it open; ends its span. */
+  attemptEnded(attempt: LeanAttempt, outcome: AttemptOutcome | undefined, hardError?: string): void {
     if (this.open !== attempt) return;
     this.open = undefined;
+    const errorType = outcome ? outcome.errorKind : hardError;
     if (errorType === 'TIMEOUT') this.timedOut = true;
     if (errorType === 'UNEXPECTED') this.unexpected = true;
-    if (replay) this.replayed = true;
+    if (outcome?.replay) this.replayed = true;
+    const span = attempt.record;
+    if (span?.span) endSpan(span, nowMs(), isRecording(span) ? attemptEnding(outcome, errorType, attempt.tool) : undefined, errorType);
   }
 
-  retry(): void {
+  /** A point event on the open attempt's span (or the call's), when traced. */
+  private point(kind: EventKind, attributes: () => Record<string, string>, onAttempt = true): void {
+    if (!this.turn.env.tracer) return;
+    try {
+      const target = (onAttempt ? this.open?.record : undefined) ?? this.span;
+      target.span?.addEvent(pointName(kind), attributes(), nowMs());
+    } catch (error) {
+      this.turn.env.failed(error);
+    }
+  }
+
+  retry(_attempt: number, delayMs: number, reason: string): void {
     this.retried = true;
+    this.point(EventKind.RETRY, () => retryPoint(delayMs, reason), false);
   }
 
-  loopWarning(): void {}
+  loopWarning(_attempt: number, message: string): void {
+    this.point(EventKind.LOOP_WARNING, () => messagePoint(message));
+  }
 
-  loopStop(): void {}
+  loopStop(_attempt: number, message: string): void {
+    this.point(EventKind.LOOP_STOP, () => messagePoint(message));
+  }
 
   replay(): void {
     this.replayed = true;
+    this.point(EventKind.IDEMPOTENT_REPLAY, () => ({}));
   }
 
-  approvalRequested(): void {}
+  approvalRequested(_attempt: number, approvalId: string, reason: string): void {
+    this.point(EventKind.APPROVAL_REQUESTED, () => approvalPoint(approvalId, reason));
+  }
 
   end(result: ToolResult | undefined, hardError?: string): void {
     try {
-      if (this.open) this.attemptEnded(this.open, hardError ?? 'INTERNAL', false);
-      const env = this.turn.env;
-      env.onCall?.(summarizeCall(this.turn.info.tenant, this.info.tool, result, hardError, this, nowMs() - this.startMs));
+      if (this.open) this.attemptEnded(this.open, undefined, hardError ?? 'INTERNAL');
+      const endMs = nowMs();
+      const span = this.record;
+      if (span?.span) {
+        const errorType = callErrorType(result, hardError);
+        endSpan(span, endMs, isRecording(span) ? callEnding(errorType, result?.attempts ?? this.attempts) : undefined, errorType);
+      }
+      this.turn.env.onCall?.(summarizeCall(this.turn.info.tenant, this.info.tool, result, hardError, this, endMs - this.startMs));
     } catch (error) {
       this.turn.env.failed(error);
     }
@@ -97,14 +145,23 @@ class LeanCall implements CallObserver, CallFlags {
 class LeanAttempt implements AttemptObserver {
   private header: string | undefined;
 
-  constructor(private readonly call: LeanCall) {}
+  constructor(
+    private readonly call: LeanCall,
+    readonly tool: string,
+    /** The attempt's span when traced. */
+    readonly record: SpanRecord | undefined,
+  ) {}
 
-  /** The attempt's traceparent, with span ids drawn now: only executors that pass it on ask. */
+  /** The attempt's traceparent; untraced, its span ids are drawn now: only executors that pass it on ask. */
   get traceparent(): string {
-    return (this.header ??= formatTraceparent(startSpan(undefined, this.call.span, { name: 'tool_attempt', kind: SpanKind.CLIENT, startMs: nowMs() })));
+    return (this.header ??= formatTraceparent(this.record ?? startSpan(undefined, this.call.span, attemptSpan(0, this.tool, this.tool, '', nowMs(), false))));
   }
 
   post(outcome: AttemptOutcome): void {
-    this.call.attemptEnded(this, outcome.errorKind, outcome.replay);
+    try {
+      this.call.attemptEnded(this, outcome);
+    } catch (error) {
+      this.call.turn.env.failed(error);
+    }
   }
 }

@@ -21,9 +21,7 @@ tools:
     http: { url: "${url}/flaky" }
 `;
 
-const CALLER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN = '00f067aa0ba902b7';
-const TRACEPARENT = `00-${CALLER_TRACE}-${CALLER_SPAN}-01`;
 
 let tools: ToolServer;
 let receiver: OtlpReceiver;
@@ -65,23 +63,31 @@ afterAll(async () => {
 
 const named = (spans: ReceivedSpan[], name: string) => spans.filter((s) => s.name === name);
 
-test('spans reach a real OTLP receiver, parented under the caller’s traceparent, with the GenAI and dispatch attributes', async () => {
+// A turn watched by a subscriber goes through the full observer, an unwatched one through the
+// lean observer: both must make the same spans.
+test.each([
+  ['watched by a subscriber', true, '4bf92f3577b34da6a3ce929d0e0e4736'],
+  ['watched by no one', false, '5cf92f3577b34da6a3ce929d0e0e4737'],
+])('spans reach a real OTLP receiver, parented under the caller’s traceparent, with the GenAI and dispatch attributes (%s)', async (_label, watched, CALLER_TRACE) => {
+  const TRACEPARENT = `00-${CALLER_TRACE}-${CALLER_SPAN}-01`;
+  const toolRequestsBefore = tools.received.length;
   const server = await daemon({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_SERVICE_NAME: 'dispatch-under-test' });
   const client = createDispatchClient(server.address);
-  const tap = await tapEvents(server.address, { sessionId: 'traced' });
+  const tap = watched ? await tapEvents(server.address, { sessionId: 'traced' }) : undefined;
   try {
     await client.dispatch(
       { sessionId: 'traced', calls: [{ id: 'w1', name: 'weather', arguments: '{"city":"Rome"}' }, { id: 'f1', name: 'flaky', arguments: '{}' }] },
       { metadata: { traceparent: TRACEPARENT } },
     );
     await receiver.waitFor((spans) => spans.filter((s) => s.traceId === CALLER_TRACE).length === 6);
-    await tap.waitFor(turnEnded('traced'));
+    await tap?.waitFor(turnEnded('traced'));
   } finally {
-    tap.close();
+    tap?.close();
     client.close();
     await server.stop();
   }
   const spans = receiver.spans.filter((s) => s.traceId === CALLER_TRACE);
+  expect(spans).toHaveLength(6);
   const [turn] = named(spans, 'dispatch.v1.DispatchService/Dispatch');
   expect(turn).toBeDefined();
   expect(turn!.parentSpanId).toBe(CALLER_SPAN);
@@ -109,8 +115,9 @@ test('spans reach a real OTLP receiver, parented under the caller’s traceparen
   expect(flakyCall!.attributes).toMatchObject({ 'dispatch.attempts': 2n, 'dispatch.outcome': 'ok' });
 
   // The HTTP tools received the attempt span's context; events carry the very same ids.
-  const weatherRequest = tools.received.find((r) => r.path === '/weather')!;
+  const weatherRequest = tools.received.slice(toolRequestsBefore).find((r) => r.path === '/weather')!;
   expect(weatherRequest.headers.traceparent).toBe(`00-${CALLER_TRACE}-${weatherAttempt!.spanId}-01`);
+  if (!tap) return;
   const events = tap.events;
   const pre = events.find((e) => e.kind === EventKind.TOOL_PRE && e.toolCallId === 'w1')!;
   expect(pre).toMatchObject({ traceId: CALLER_TRACE, spanId: weatherAttempt!.spanId, parentSpanId: weather!.spanId });

@@ -1,0 +1,54 @@
+import { SpanKind, type Attributes } from '@opentelemetry/api';
+import { EventKind } from '../../gen/dispatch/v1/dispatch_pb';
+import { redactSecrets } from '../middleware';
+import type { AttemptOutcome, CallInfo, TurnInfo } from '../pipeline';
+import { ATTR, EXECUTE_TOOL, OUTCOME_OK, TURN_SPAN_NAME } from './span-attributes';
+import type { SpanStart } from './span-record';
+
+// The spans of a turn, its calls and their attempts, as both observers (full and lean) make
+// them: names, kinds and attributes in one place. Attributes are built only when traced.
+
+export const turnSpan = (info: TurnInfo, startMs: number, traced: boolean): SpanStart => ({
+  name: TURN_SPAN_NAME,
+  kind: SpanKind.SERVER,
+  startMs,
+  parent: true,
+  attributes: traced ? { [ATTR.tenant]: info.tenant, [ATTR.sessionId]: info.sessionId, [ATTR.turn]: info.turn, [ATTR.calls]: info.callCount } : undefined,
+});
+
+export const turnEnding = (hardError: string | undefined): Attributes | undefined => (hardError ? { [ATTR.outcome]: hardError, [ATTR.errorType]: hardError } : undefined);
+
+export const callSpan = (info: CallInfo, startMs: number, traced: boolean): SpanStart => ({
+  name: `${EXECUTE_TOOL} ${info.tool}`,
+  kind: SpanKind.INTERNAL,
+  startMs,
+  parent: true,
+  attributes: traced ? { [ATTR.operationName]: EXECUTE_TOOL, [ATTR.toolName]: info.tool, [ATTR.toolCallId]: info.toolCallId } : undefined,
+});
+
+export const callEnding = (errorType: string | undefined, attempts: number): Attributes => ({ [ATTR.outcome]: errorType ?? OUTCOME_OK, [ATTR.attempts]: attempts, [ATTR.errorType]: errorType });
+
+/** An attempt's span; it names its tool only when a fallback ran instead of the requested one. */
+export const attemptSpan = (attempt: number, tool: string, requested: string, effect: string, startMs: number, traced: boolean): SpanStart => ({
+  name: `tool_attempt ${tool}`,
+  kind: SpanKind.CLIENT,
+  startMs,
+  attributes: traced ? (tool === requested ? { [ATTR.attempt]: attempt, [ATTR.effect]: effect } : { [ATTR.attempt]: attempt, [ATTR.effect]: effect, [ATTR.toolName]: tool }) : undefined,
+});
+
+/** How an attempt ended, for its span and its TOOL_POST: an outcome, or the hard error that left it open. */
+export const attemptEnding = (outcome: AttemptOutcome | undefined, errorType: string | undefined, tool: string) => ({
+  [ATTR.outcome]: errorType ?? OUTCOME_OK,
+  [ATTR.errorType]: errorType,
+  [ATTR.replay]: outcome?.replay ?? false,
+  [ATTR.cached]: outcome?.cached ?? false,
+  [ATTR.truncated]: outcome?.truncated ?? false,
+  [ATTR.resolvedTool]: outcome && outcome.resolvedTool !== tool ? outcome.resolvedTool : undefined,
+});
+
+/** The name of a point event on a span (`retry`, `loop_stop`, ...). */
+export const pointName = (kind: EventKind): string => EventKind[kind].toLowerCase();
+
+export const retryPoint = (delayMs: number, reason: string): Record<string, string> => ({ [ATTR.retryDelayMs]: String(delayMs), [ATTR.reason]: redactSecrets(reason) });
+export const messagePoint = (message: string): Record<string, string> => ({ [ATTR.message]: message });
+export const approvalPoint = (approvalId: string, reason: string): Record<string, string> => ({ [ATTR.approvalId]: approvalId, [ATTR.reason]: redactSecrets(reason) });

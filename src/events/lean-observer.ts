@@ -18,6 +18,12 @@ import { formatTraceparent, parseTraceparent } from './trace-context';
 /** A turn that no subscriber watches. */
 export class LeanTurn implements TurnObserver {
   private record: SpanRecord | undefined;
+  /**
+   * Its calls and attempts make OpenTelemetry spans: traces are on and this turn's span records.
+   * Every standard sampler decides a trace's children as it decided its root (parent-based, ratio
+   * of the trace id, always on or off), so under an unsampled turn they get ids only, not SDK spans.
+   */
+  readonly traced: boolean;
 
   constructor(
     readonly info: TurnInfo,
@@ -25,6 +31,7 @@ export class LeanTurn implements TurnObserver {
   ) {
     // A traced span starts now, for its start time; ids alone can wait until asked for.
     if (env.tracer) this.record = startSpan(env.tracer, parseTraceparent(info.traceparent), turnSpan(info, nowMs(), true));
+    this.traced = this.record !== undefined && isRecording(this.record);
   }
 
   /** The turn's span, under the caller's trace context. */
@@ -61,7 +68,7 @@ class LeanCall implements CallObserver, CallFlags {
     readonly turn: LeanTurn,
     readonly info: CallInfo,
   ) {
-    if (turn.env.tracer) this.record = startSpan(turn.env.tracer, turn.span, callSpan(info, this.startMs, true));
+    if (turn.traced) this.record = startSpan(turn.env.tracer, turn.span, callSpan(info, this.startMs, true));
   }
 
   get span(): SpanRecord {
@@ -73,7 +80,7 @@ class LeanCall implements CallObserver, CallFlags {
       if (this.open) this.attemptEnded(this.open, undefined, 'SUPERSEDED');
       this.attempts = attempt;
       const tracer = this.turn.env.tracer;
-      const span = tracer ? startSpan(tracer, this.span, attemptSpan(attempt, tool, this.info.tool, this.turn.env.effectOf(this.turn.info.tenant, tool), nowMs(), true)) : undefined;
+      const span = this.turn.traced ? startSpan(tracer, this.span, attemptSpan(attempt, tool, this.info.tool, this.turn.env.effectOf(this.turn.info.tenant, tool), nowMs(), true)) : undefined;
       return (this.open = new LeanAttempt(this, tool, span));
     } catch (error) {
       this.turn.env.failed(error);
@@ -95,7 +102,7 @@ class LeanCall implements CallObserver, CallFlags {
 
   /** A point event on the open attempt's span (or the call's), when traced. */
   private point(kind: EventKind, attributes: () => Record<string, string>, onAttempt = true): void {
-    if (!this.turn.env.tracer) return;
+    if (!this.turn.traced) return;
     try {
       const target = (onAttempt ? this.open?.record : undefined) ?? this.span;
       target.span?.addEvent(pointName(kind), attributes(), nowMs());

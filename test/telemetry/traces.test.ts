@@ -150,3 +150,23 @@ test('with no OTEL_* variables nothing is exported, yet the caller’s trace sti
   expect(header).toMatch(new RegExp(`^00-${trace}-[0-9a-f]{16}-01$`));
   expect(header).not.toContain('1111222233334444');
 });
+
+test('a caller’s unsampled trace makes no spans, yet its trace id reaches the tools, unsampled', async () => {
+  const server = await daemon({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '50' });
+  const client = createDispatchClient(server.address);
+  const unsampled = '99998888777766665555444433332222';
+  const sampled = '11112222333344445555666677778888';
+  try {
+    await client.dispatch({ sessionId: 'unsampled', calls: [{ id: 'w1', name: 'weather', arguments: '{}' }] }, { metadata: { traceparent: `00-${unsampled}-1111222233334444-00` } });
+    const header = String(tools.received.at(-1)!.headers.traceparent);
+    expect(header).toMatch(new RegExp(`^00-${unsampled}-[0-9a-f]{16}-00$`));
+    expect(header).not.toContain('1111222233334444');
+    // A sampled turn after it is exported, so the export works and the first one was skipped.
+    await client.dispatch({ sessionId: 'unsampled', calls: [{ id: 'w2', name: 'weather', arguments: '{}' }] }, { metadata: { traceparent: `00-${sampled}-1111222233334444-01` } });
+    await receiver.waitFor((spans) => spans.filter((s) => s.traceId === sampled).length === 3);
+  } finally {
+    client.close();
+    await server.stop();
+  }
+  expect(receiver.spans.filter((s) => s.traceId === unsampled)).toHaveLength(0);
+});

@@ -1,3 +1,4 @@
+import { evictOldest, TRIM_TO } from '../store';
 /** Options of {@link createMemoCache}. */
 export interface MemoCacheOptions {
   /** Entries kept; past it the least recently used tenth goes. @default 10000 */
@@ -29,8 +30,6 @@ export interface MemoCache {
   clear(): void;
 }
 
-/** Share of a bound the cache is trimmed to once it passes it. */
-const TRIM_TO = 0.9;
 
 interface Entry extends MemoValue {
   readonly expiresAt: number;
@@ -65,17 +64,8 @@ export function createMemoCache(options: MemoCacheOptions = {}): MemoCache {
     if (keys?.size === 0) byResource.delete(entry.resource);
   };
 
-  // Evicting one entry at a time from the front of a Map is O(n): V8 leaves deleted slots there
-  // until it rehashes, and every new iterator skips them. One pass that frees a tenth keeps the
-  // cost per call flat.
-  const trim = () => {
-    const keys = entries.keys();
-    while (entries.size > maxEntries * TRIM_TO || totalChars > maxTotalChars * TRIM_TO) {
-      const next = keys.next();
-      if (next.done) return;
-      remove(next.value);
-    }
-  };
+  // Past a bound, the least recently used go down to nine tenths of it, in one pass.
+  const trim = () => evictOldest(entries, () => entries.size > maxEntries * TRIM_TO || totalChars > maxTotalChars * TRIM_TO, remove);
 
   return {
     get(key) {

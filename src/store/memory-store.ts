@@ -1,3 +1,4 @@
+import { evictOldest, TRIM_TO } from './evict-oldest';
 import { StreakIndex } from './streak-index';
 import { handleScope } from './result-handle';
 import type { ClaimOutcome, SessionScope, Store, StoredResult } from './store';
@@ -32,22 +33,9 @@ interface SessionState {
 const live = <T>(entry: Expiring<T> | undefined, now: number): T | undefined =>
   entry !== undefined && entry.expiresAt > now ? entry.value : undefined;
 
-function capMap<K, V>(map: Map<K, V>, max: number): void {
-  while (map.size > max) map.delete(map.keys().next().value as K);
-}
-
-/** Share of the session cap kept when it is passed: the oldest tenth goes in one pass. */
-const SESSION_TRIM_TO = 0.9;
-
-/**
- * Evicts the least recently used sessions down to nine tenths of `max` once past it. One pass
- * per tenth keeps eviction O(1) per call: deleting from the front of a Map one entry at a time
- * is O(n), since V8 leaves the deleted slots for every new iterator to skip until it rehashes.
- */
-function trimSessions<K, V>(map: Map<K, V>, max: number): void {
-  if (map.size <= max) return;
-  const keys = map.keys();
-  while (map.size > Math.floor(max * SESSION_TRIM_TO)) map.delete(keys.next().value as K);
+/** Caps a per-session map at `max`, evicting the oldest entries. */
+function capMap<K>(map: Map<K, unknown>, max: number): void {
+  evictOldest(map, () => map.size > max);
 }
 
 /** The embedded default store: one process, everything bounded by a TTL or a named cap. */
@@ -70,7 +58,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
     } else if (create) {
       state = { window: new StreakIndex() };
       sessions.set(key, state);
-      trimSessions(sessions, maxSessions);
+      // Past the cap, the least recently used tenth goes at once.
+      if (sessions.size > maxSessions) evictOldest(sessions, () => sessions.size > Math.floor(maxSessions * TRIM_TO));
     }
     return state;
   }

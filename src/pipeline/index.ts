@@ -9,7 +9,7 @@ export type { Guards, HookDecision, PreHookInput, PostHookInput, BreakerGate, Co
 export { retryTreeReflector } from './default-reflector';
 export { applyMiddleware, outputCap } from './middleware';
 export type { Middleware, ToolHandler, Invocation, ToolOutput } from './middleware';
-export { linkSignal, delay, onAbort, runGuarded, createAbortScope, toAbortSignal } from './signals';
+export { linkSignal, delay, onAbort, abortSubscribers, runGuarded, createAbortScope, toAbortSignal } from './signals';
 export type { GuardedOutcome, AbortScope, TurnSignal } from './signals';
 export type { LinkedSignal } from './signals';
 export { Deadlines, DEADLINES } from './deadlines';

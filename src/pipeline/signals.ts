@@ -100,6 +100,11 @@ export function onAbort(signal: TurnSignal, callback: () => void): () => void {
   return () => void callbacks.delete(callback);
 }
 
+/** How many {@link onAbort} subscribers `signal` holds (to check that none outlive their work). */
+export function abortSubscribers(signal: TurnSignal): number {
+  return signal instanceof ScopeSignal ? signal.callbacks.size : (cancellations.get(signal as AbortSignal)?.callbacks.size ?? 0);
+}
+
 /** An abort that its owner triggers, and its signal. */
 export interface AbortScope {
   readonly signal: TurnSignal;

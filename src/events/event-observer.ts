@@ -1,4 +1,3 @@
-import type { Tracer } from '@opentelemetry/api';
 import { EventKind } from '../../gen/dispatch/v1/dispatch_pb';
 import type { Logger } from '../log';
 import { NOOP_OBSERVER, parseBreakerKey, type Observer, type TurnInfo, type TurnObserver } from '../pipeline';
@@ -8,7 +7,7 @@ import { LeanTurn } from './lean-observer';
 import { SYSTEM_TENANT, type EventBus } from './event-bus';
 import type { ObserverEnv, TurnState } from './observer-env';
 import { ATTR, OUTCOME_OK } from './span-attributes';
-import { endSpan, isRecording, startSpan } from './span-record';
+import { endSpan, isRecording, startSpan, type SpanTracer } from './span-record';
 import { spanEvent } from './span-event';
 import { turnEnding, turnSpan } from './span-shapes';
 import { nowMs } from './timestamps';
@@ -17,8 +16,8 @@ import { newSpanId, newTraceId, parseTraceparent } from './trace-context';
 /** Options of {@link createEventObserver}. */
 export interface EventObserverOptions {
   readonly bus: EventBus;
-  /** Real OpenTelemetry spans are made only with a tracer. @default none (ids only) */
-  readonly tracer?: Tracer;
+  /** Spans are recorded and exported only with a tracer. @default none (ids only) */
+  readonly tracer?: SpanTracer;
   /** Receives every finished call (metrics, GetToolStats). */
   readonly onCall?: CallSink;
   /** Receives every breaker change. */

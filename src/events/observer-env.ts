@@ -1,13 +1,12 @@
-import type { Tracer } from '@opentelemetry/api';
 import type { CallSink } from './call-summary';
 import type { EventBus } from './event-bus';
-import type { SpanRecord } from './span-record';
+import type { SpanRecord, SpanTracer } from './span-record';
 import type { EventScope } from './span-event';
 
 /** What every handle of an event observer shares. */
 export interface ObserverEnv {
   readonly bus: EventBus;
-  readonly tracer?: Tracer;
+  readonly tracer?: SpanTracer;
   readonly onCall?: CallSink;
   /** Events carry argument values, not only their shape. */
   readonly debugPayloads: boolean;

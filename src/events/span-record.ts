@@ -1,14 +1,25 @@
-import { ROOT_CONTEXT, SpanStatusCode, trace, type Attributes, type Context, type Span, type SpanKind, type Tracer } from '@opentelemetry/api';
+import type { Attributes, AttributeValue, SpanKind } from '@opentelemetry/api';
 import { newSpanId, newTraceId, type TraceContext } from './trace-context';
 
-/** A span as events see it: its ids and start, and the OpenTelemetry span when tracing is on. */
+/** What the observers do with a span that records (the tracing side implements it). */
+export interface RecordingSpan {
+  /** True until the span ends. */
+  isRecording(): boolean;
+  setAttribute(key: string, value: AttributeValue): void;
+  /** Marks the span failed, with the error type as its status message. */
+  setError(message: string): void;
+  /** A point event at `timeMs` (epoch milliseconds). */
+  addEvent(name: string, attributes: Attributes, timeMs: number): void;
+  /** Ends the span at `endMs` and hands it to export. */
+  end(endMs: number): void;
+}
+
+/** A span as events see it: its ids and start, and the recording span when traced. */
 export interface SpanRecord extends TraceContext {
   readonly parentSpanId: string;
   readonly name: string;
   readonly startMs: number;
-  readonly span?: Span;
-  /** A context holding `span`, the explicit parent of child spans. */
-  readonly context?: Context;
+  readonly span?: RecordingSpan;
 }
 
 /** How to start a span. */
@@ -17,30 +28,31 @@ export interface SpanStart {
   readonly kind: SpanKind;
   readonly startMs: number;
   readonly attributes?: Attributes;
-  /** The span will have children (its context is kept for them). @default false */
+  /** The span will have children. @default false */
   readonly parent?: boolean;
+}
+
+/** Makes the spans that are exported: one that records, or ids only when the sampler drops it. */
+export interface SpanTracer {
+  start(parent: SpanRecord | TraceContext | undefined, start: SpanStart): SpanRecord;
 }
 
 const NOT_SAMPLED = '00';
 
-function parentContext(parent: SpanRecord | TraceContext | undefined): Context {
-  if (parent === undefined) return ROOT_CONTEXT;
-  if ('context' in parent && parent.context) return parent.context;
-  return trace.setSpanContext(ROOT_CONTEXT, { traceId: parent.traceId, spanId: parent.spanId, traceFlags: parseInt(parent.flags, 16) & 1, isRemote: true });
-}
-
 /**
- * A span of ids only (no tracer). Its ids are drawn when first read, and most never are: they
+ * A span of ids only (no recording). Its ids are drawn when first read, and most never are: they
  * show in events only while someone subscribes, and in a traceparent only for tools that take one.
+ * A sampler that dropped the span gives the trace id it decided on, and the flags to propagate.
  */
-class IdSpan implements SpanRecord {
-  private trace: string | undefined;
+export class IdSpan implements SpanRecord {
   private id: string | undefined;
 
   constructor(
     private readonly parent: SpanRecord | TraceContext | undefined,
     readonly name: string,
     readonly startMs: number,
+    private trace?: string,
+    private readonly sampledFlags?: string,
   ) {}
 
   get traceId(): string {
@@ -56,30 +68,16 @@ class IdSpan implements SpanRecord {
   }
 
   get flags(): string {
-    return this.parent?.flags ?? NOT_SAMPLED;
+    return this.sampledFlags ?? this.parent?.flags ?? NOT_SAMPLED;
   }
 }
 
 /**
  * Starts a span under `parent` (a span of this process, or a caller's trace context). Without a
- * tracer only ids are made: events keep their span shape and the trace still propagates. With
- * one, the OpenTelemetry span is parented through an explicit context (no context manager).
+ * tracer only ids are made: events keep their span shape and the trace still propagates.
  */
-export function startSpan(tracer: Tracer | undefined, parent: SpanRecord | TraceContext | undefined, start: SpanStart): SpanRecord {
-  if (!tracer) return new IdSpan(parent, start.name, start.startMs);
-  const parentSpanId = parent?.spanId ?? '';
-  const span = tracer.startSpan(start.name, { kind: start.kind, attributes: start.attributes, startTime: start.startMs }, parentContext(parent));
-  const ids = span.spanContext();
-  return {
-    traceId: ids.traceId,
-    spanId: ids.spanId,
-    flags: (ids.traceFlags & 1) === 1 ? '01' : NOT_SAMPLED,
-    parentSpanId,
-    name: start.name,
-    startMs: start.startMs,
-    span,
-    context: start.parent ? trace.setSpan(ROOT_CONTEXT, span) : undefined,
-  };
+export function startSpan(tracer: SpanTracer | undefined, parent: SpanRecord | TraceContext | undefined, start: SpanStart): SpanRecord {
+  return tracer ? tracer.start(parent, start) : new IdSpan(parent, start.name, start.startMs);
 }
 
 /** True when the span records, so its attributes are worth building. */
@@ -94,7 +92,7 @@ export function endSpan(record: SpanRecord, endMs: number, attributes: Attribute
       const value = attributes[key];
       if (value !== undefined) span.setAttribute(key, value);
     }
-    if (errorType !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: errorType });
+    if (errorType !== undefined) span.setError(errorType);
   } finally {
     span.end(endMs);
   }

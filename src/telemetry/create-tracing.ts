@@ -1,13 +1,15 @@
-import type { Tracer } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { SpanTracer } from '../events/span-record';
 import type { Logger } from '../log';
+import { samplerFromEnv } from './sampler-from-env';
+import { createSpanTracer } from './span-tracer';
 
 /** Trace export, when the environment asks for it. */
 export interface Tracing {
   /** Undefined when traces are off. */
-  readonly tracer: Tracer | undefined;
+  readonly tracer: SpanTracer | undefined;
   /** Exports every finished span now. */
   forceFlush(): Promise<void>;
   /** Flushes, then stops exporting. */
@@ -35,9 +37,10 @@ export function tracesEnabled(env: NodeJS.ProcessEnv): boolean {
 const OFF: Tracing = { tracer: undefined, forceFlush: async () => undefined, shutdown: async () => undefined };
 
 /**
- * OTLP trace export (protobuf over HTTP) with a batch span processor, configured by the standard
- * OTEL_* variables (endpoint, headers, timeout, sampler, batch sizes). The provider is not
- * registered globally and no context manager is installed: dispatch passes contexts explicitly.
+ * OTLP trace export (protobuf over HTTP) with OpenTelemetry's batch span processor and exporter,
+ * configured by the standard OTEL_* variables (endpoint, headers, timeout, sampler, batch sizes).
+ * Spans are made by dispatch's own tracer (`span-tracer.ts`), not the SDK's: nothing is
+ * registered globally and no context manager is installed; parents are passed explicitly.
  */
 export function createTracing(env: NodeJS.ProcessEnv = process.env, logger?: Logger): Tracing {
   if (!tracesEnabled(env)) return OFF;
@@ -48,13 +51,13 @@ export function createTracing(env: NodeJS.ProcessEnv = process.env, logger?: Log
   const resource = defaultResource()
     .merge(resourceFromAttributes({ 'service.name': DEFAULT_SERVICE_NAME }))
     .merge(detectResources({ detectors: [envDetector] }));
-  const provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())] });
+  const processor = new BatchSpanProcessor(new OTLPTraceExporter());
   let stopped: Promise<void> | undefined;
   return {
-    tracer: provider.getTracer('dispatch'),
-    forceFlush: () => provider.forceFlush(),
+    tracer: createSpanTracer({ sampler: samplerFromEnv(env, logger), processor, resource, scope: { name: 'dispatch' } }),
+    forceFlush: () => processor.forceFlush(),
     shutdown() {
-      stopped ??= provider.shutdown().catch((error: Error) => logger?.warn('trace export shutdown failed', { error: error.message }));
+      stopped ??= processor.shutdown().catch((error: Error) => logger?.warn('trace export shutdown failed', { error: error.message }));
       return stopped;
     },
   };

@@ -10,13 +10,28 @@ const DEFAULT_DURATION_MS = Number(process.env.BENCH_SECONDS || 3) * 1000;
  */
 const DEFAULT_WARMUP_MS = process.env.BENCH_WARMUP_SECONDS ? Number(process.env.BENCH_WARMUP_SECONDS) * 1000 : Math.min(1000, DEFAULT_DURATION_MS);
 
-async function loop(call, concurrency, durationMs, samples) {
-  const until = performance.now() + durationMs;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs `call` from `concurrency` callers for `durationMs`. Closed loop by default (a caller sends
+ * again as soon as it has its answer); with `ratePerSec`, calls are paced to that rate (the k-th
+ * call is not sent before start + k/rate), still with at most `concurrency` in flight.
+ */
+async function loop(call, concurrency, durationMs, samples, ratePerSec) {
+  const begin = performance.now();
+  const until = begin + durationMs;
   let done = 0;
   let errors = 0;
+  let sent = 0;
   let firstError;
   const worker = async () => {
     while (performance.now() < until) {
+      if (ratePerSec) {
+        const due = begin + (sent++ * 1000) / ratePerSec;
+        const wait = due - performance.now();
+        if (wait > 0) await sleep(wait);
+        if (performance.now() >= until) break;
+      }
       const started = performance.now();
       try {
         await call();
@@ -50,14 +65,14 @@ const ROUND_WARMUP_MS = 200;
  */
 async function measureAll(loads, { durationMs = DEFAULT_DURATION_MS, warmupMs = DEFAULT_WARMUP_MS, rounds = DEFAULT_ROUNDS } = {}) {
   const state = loads.map(() => ({ samples: createSamples(), done: 0, errors: 0, firstError: undefined, seconds: 0, cpuUs: 0 }));
-  for (const load of loads) await loop(load.call, load.concurrency, warmupMs);
+  for (const load of loads) await loop(load.call, load.concurrency, warmupMs, undefined, load.ratePerSec);
   for (let round = 0; round < rounds; round++) {
     for (const [i, load] of loads.entries()) {
-      if (round > 0) await loop(load.call, load.concurrency, ROUND_WARMUP_MS);
+      if (round > 0) await loop(load.call, load.concurrency, ROUND_WARMUP_MS, undefined, load.ratePerSec);
       const s = state[i];
       const cpu0 = await load.server.cpu();
       const started = performance.now();
-      const out = await loop(load.call, load.concurrency, durationMs / rounds, s.samples);
+      const out = await loop(load.call, load.concurrency, durationMs / rounds, s.samples, load.ratePerSec);
       s.seconds += (performance.now() - started) / 1000;
       const cpu1 = await load.server.cpu();
       s.cpuUs += cpu1.total - cpu0.total;

@@ -1,9 +1,9 @@
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { SpanTracer } from '../events/span-record';
 import type { Logger } from '../log';
 import { samplerFromEnv } from './sampler-from-env';
+import { requestFrame } from './otlp-span-encoding';
+import { batchOptionsFromEnv, otlpHttpExporter, SpanBatcher } from './span-batcher';
 import { createSpanTracer } from './span-tracer';
 
 /** Trace export, when the environment asks for it. */
@@ -37,10 +37,11 @@ export function tracesEnabled(env: NodeJS.ProcessEnv): boolean {
 const OFF: Tracing = { tracer: undefined, forceFlush: async () => undefined, shutdown: async () => undefined };
 
 /**
- * OTLP trace export (protobuf over HTTP) with OpenTelemetry's batch span processor and exporter,
- * configured by the standard OTEL_* variables (endpoint, headers, timeout, sampler, batch sizes).
- * Spans are made by dispatch's own tracer (`span-tracer.ts`), not the SDK's: nothing is
- * registered globally and no context manager is installed; parents are passed explicitly.
+ * OTLP trace export (protobuf over HTTP), configured by the standard OTEL_* variables (endpoint,
+ * headers, timeout, compression, sampler, batch sizes). Spans are made by dispatch's own tracer
+ * (`span-tracer.ts`), encoded as they end (`otlp-span-encoding.ts`), batched (`span-batcher.ts`)
+ * and sent by OpenTelemetry's OTLP/HTTP transport. Nothing is registered globally and no context
+ * manager is installed; parents are passed explicitly.
  */
 export function createTracing(env: NodeJS.ProcessEnv = process.env, logger?: Logger): Tracing {
   if (!tracesEnabled(env)) return OFF;
@@ -51,13 +52,13 @@ export function createTracing(env: NodeJS.ProcessEnv = process.env, logger?: Log
   const resource = defaultResource()
     .merge(resourceFromAttributes({ 'service.name': DEFAULT_SERVICE_NAME }))
     .merge(detectResources({ detectors: [envDetector] }));
-  const processor = new BatchSpanProcessor(new OTLPTraceExporter());
+  const batcher = new SpanBatcher(requestFrame(resource, { name: 'dispatch' }), otlpHttpExporter(), batchOptionsFromEnv(env), logger);
   let stopped: Promise<void> | undefined;
   return {
-    tracer: createSpanTracer({ sampler: samplerFromEnv(env, logger), processor, resource, scope: { name: 'dispatch' } }),
-    forceFlush: () => processor.forceFlush(),
+    tracer: createSpanTracer({ sampler: samplerFromEnv(env, logger), sink: batcher }),
+    forceFlush: () => batcher.forceFlush(),
     shutdown() {
-      stopped ??= processor.shutdown().catch((error: Error) => logger?.warn('trace export shutdown failed', { error: error.message }));
+      stopped ??= batcher.shutdown().catch((error: Error) => logger?.warn('trace export shutdown failed', { error: error.message }));
       return stopped;
     },
   };

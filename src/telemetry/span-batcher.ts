@@ -1,0 +1,199 @@
+import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
+import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
+import type { Logger } from '../log';
+import { RequestWriter, type RequestFrame, type SpanData } from './otlp-span-encoding';
+import type { SpanSink } from './span-tracer';
+
+/** An encoded ExportTraceServiceRequest and how many spans it holds. */
+export interface EncodedBatch {
+  readonly bytes: Uint8Array;
+  readonly spans: number;
+}
+
+/** Sends one batch; rejects when the batch was not accepted. */
+export interface BatchExporter {
+  export(batch: EncodedBatch): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+/** The batch settings of OpenTelemetry's BatchSpanProcessor, with its defaults. */
+export interface BatchOptions {
+  /** OTEL_BSP_SCHEDULE_DELAY: the longest a span waits for its batch. @default 5000 */
+  readonly scheduleDelayMs: number;
+  /** OTEL_BSP_MAX_QUEUE_SIZE: spans waiting at most; beyond it new spans are dropped and counted. @default 2048 */
+  readonly maxQueueSize: number;
+  /** OTEL_BSP_MAX_EXPORT_BATCH_SIZE: spans per export request. @default 512 */
+  readonly maxExportBatchSize: number;
+  /** OTEL_BSP_EXPORT_TIMEOUT: the longest one export may take. @default 30000 */
+  readonly exportTimeoutMs: number;
+}
+
+const DEFAULTS: BatchOptions = { scheduleDelayMs: 5_000, maxQueueSize: 2_048, maxExportBatchSize: 512, exportTimeoutMs: 30_000 };
+
+/** Buffers of sent batches kept for the next ones (fresh memory costs page faults on every batch). */
+const SPARE_BUFFERS = 2;
+/** The first batch buffer; it grows to the batch size and is then reused. */
+const INITIAL_BATCH_BYTES = 64 * 1024;
+
+/** Export failures and drops are logged at most this often. */
+const LOG_INTERVAL_MS = 10_000;
+
+function positive(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const value = Number(env[name]?.trim() || NaN);
+  return Number.isFinite(value) && value > 0 ? value : fallback;
+}
+
+/** The OTEL_BSP_* variables; the batch size is capped by the queue size, as the SDK caps it. */
+export function batchOptionsFromEnv(env: NodeJS.ProcessEnv): BatchOptions {
+  const maxQueueSize = positive(env, 'OTEL_BSP_MAX_QUEUE_SIZE', DEFAULTS.maxQueueSize);
+  return {
+    scheduleDelayMs: positive(env, 'OTEL_BSP_SCHEDULE_DELAY', DEFAULTS.scheduleDelayMs),
+    maxQueueSize,
+    maxExportBatchSize: Math.min(maxQueueSize, positive(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', DEFAULTS.maxExportBatchSize)),
+    exportTimeoutMs: positive(env, 'OTEL_BSP_EXPORT_TIMEOUT', DEFAULTS.exportTimeoutMs),
+  };
+}
+
+/**
+ * Batches ended spans as OpenTelemetry's BatchSpanProcessor does (the same OTEL_BSP_* settings),
+ * but as bytes: each span is encoded into the open batch when it ends, so no span object waits
+ * for export. A batch is sent when it is full or `scheduleDelayMs` after its first span; one
+ * export runs at a time; spans beyond `maxQueueSize` waiting are dropped and counted.
+ */
+export class SpanBatcher implements SpanSink {
+  private readonly writer: RequestWriter;
+  private readonly spare: Buffer[] = [];
+  private waiting = 0;
+  private readonly ready: Array<EncodedBatch & { readonly storage: Buffer }> = [];
+  private exporting: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private lastLog = 0;
+  /** Spans dropped because the queue was full. */
+  dropped = 0;
+  /** Batches that failed to export (their spans are lost). */
+  failedBatches = 0;
+
+  constructor(
+    frame: RequestFrame,
+    private readonly exporter: BatchExporter,
+    private readonly options: BatchOptions = DEFAULTS,
+    private readonly logger?: Logger,
+  ) {
+    this.writer = new RequestWriter(frame, INITIAL_BATCH_BYTES);
+  }
+
+  append(span: SpanData): void {
+    if (this.stopped) return;
+    if (this.waiting >= this.options.maxQueueSize) {
+      this.dropped++;
+      this.log('trace spans dropped: the export queue is full (OTEL_BSP_MAX_QUEUE_SIZE)', { dropped: this.dropped });
+      return;
+    }
+    this.writer.append(span);
+    this.waiting++;
+    if (this.writer.spans >= this.options.maxExportBatchSize) this.seal();
+    else if (this.timer === undefined) {
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        this.seal();
+      }, this.options.scheduleDelayMs);
+      this.timer.unref();
+    }
+  }
+
+  /** Sends every span that ended so far; resolves when their exports are done. */
+  async forceFlush(): Promise<void> {
+    this.seal();
+    while (this.exporting) await this.exporting;
+  }
+
+  /** Flushes, then stops: later spans are ignored. */
+  async shutdown(): Promise<void> {
+    await this.forceFlush();
+    this.stopped = true;
+    await this.exporter.shutdown();
+  }
+
+  private seal(): void {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    const spans = this.writer.spans;
+    if (spans === 0) return;
+    const bytes = this.writer.finish();
+    const storage = this.writer.buffer;
+    this.writer.restart(this.spare.pop() ?? Buffer.allocUnsafe(storage.length));
+    this.ready.push({ bytes, spans, storage });
+    this.pump();
+  }
+
+  private pump(): void {
+    if (this.exporting) return;
+    const batch = this.ready.shift();
+    if (!batch) return;
+    this.exporting = this.send(batch).finally(() => {
+      this.waiting -= batch.spans;
+      this.exporting = undefined;
+      this.pump();
+    });
+  }
+
+  private async send(batch: EncodedBatch & { readonly storage: Buffer }): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const exported = this.exporter.export(batch);
+    // Once the transport is done with the request (sent, or given up), its buffer can take a new
+    // batch; not when only the timeout below gave up on it, as the transport may still be sending.
+    const recycle = () => {
+      if (this.spare.length < SPARE_BUFFERS) this.spare.push(batch.storage);
+    };
+    exported.then(recycle, recycle);
+    try {
+      await Promise.race([
+        exported,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`export took longer than ${this.options.exportTimeoutMs} ms`)), this.options.exportTimeoutMs);
+          timer.unref();
+        }),
+      ]);
+    } catch (error) {
+      this.failedBatches++;
+      this.log('trace export failed; its spans are lost', { spans: batch.spans, failedBatches: this.failedBatches, error: (error as Error).message });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private log(message: string, fields: Record<string, unknown>): void {
+    const now = Date.now();
+    if (now - this.lastLog < LOG_INTERVAL_MS) return;
+    this.lastLog = now;
+    this.logger?.warn(message, fields);
+  }
+}
+
+/** ExportResultCode.SUCCESS of @opentelemetry/core. */
+const EXPORT_SUCCESS = 0;
+
+/**
+ * OpenTelemetry's OTLP/HTTP protobuf transport for encoded batches: endpoint, headers, timeout,
+ * compression and retries from the standard OTEL_EXPORTER_OTLP_* variables, exactly as
+ * OTLPTraceExporter configures it; only the encoding is ours.
+ */
+export function otlpHttpExporter(): BatchExporter {
+  const delegate = createOtlpHttpExportDelegate<EncodedBatch, unknown>(
+    convertLegacyHttpOptions({}, 'TRACES', 'v1/traces', { 'Content-Type': 'application/x-protobuf' }),
+    { serializeRequest: (batch) => batch.bytes, deserializeResponse: (data) => ProtobufTraceSerializer.deserializeResponse(data) },
+    'otlp_http_span_exporter',
+    { name: 'span', countItems: (batch) => batch.spans },
+    undefined,
+  );
+  const base = new OTLPExporterBase<EncodedBatch>(delegate);
+  return {
+    export: (batch) =>
+      new Promise((resolve, reject) => base.export(batch, (result) => (result.code === EXPORT_SUCCESS ? resolve() : reject(result.error ?? new Error('export failed'))))),
+    shutdown: () => base.shutdown(),
+  };
+}

@@ -16,6 +16,12 @@ const lib = require('./lib');
 const CONCURRENCY = [1, 64];
 /** Target: server CPU per call with export on (every trace sampled, the default) over export off. */
 const TARGET_RATIO = 1.15;
+/**
+ * The paced load (informative): both servers at the same offered rate, up to 64 in flight. In a
+ * closed loop the slower server also serves fewer calls per second, so its fixed costs per event
+ * loop turn are shared by fewer calls; at one rate, only the work per call differs.
+ */
+const PACED = { ratePerSec: 1500, concurrency: 64 };
 /** The head-sampling ratio of the informative third server (OTEL_TRACES_SAMPLER=parentbased_traceidratio). */
 const SAMPLED_RATIO = 0.1;
 
@@ -79,8 +85,12 @@ async function run(options = {}) {
       { label: 'trace export on (OTLP to a local sink)', kind: 'on', concurrency, server: on, call: () => onClient.unary(lib.DISPATCH_PATH, requests.next()) },
       { label: `  same, ${SAMPLED_RATIO * 100}% of traces sampled (informative)`, kind: 'sampled', concurrency, server: sampled, call: () => sampledClient.unary(lib.DISPATCH_PATH, requests.next()) },
     ]);
+    loads.push(
+      { label: `trace export off, paced to ${PACED.ratePerSec}/s`, kind: 'off-paced', ...PACED, server: off, call: () => offClient.unary(lib.DISPATCH_PATH, requests.next()) },
+      { label: `trace export on, paced to ${PACED.ratePerSec}/s (informative)`, kind: 'on-paced', ...PACED, server: on, call: () => onClient.unary(lib.DISPATCH_PATH, requests.next()) },
+    );
     const rows = await lib.measureAll(loads, options);
-    const offAt = (row) => rows.find((r) => r.kind === 'off' && r.concurrency === row.concurrency);
+    const offAt = (row) => rows.find((r) => r.kind === (row.kind.endsWith('-paced') ? 'off-paced' : 'off') && r.concurrency === row.concurrency);
     const columns = lib.loadColumns(offAt).map((c) => (c.label.endsWith('÷ bare') ? { ...c, label: c.label.replace('÷ bare', '÷ off') } : c));
     lib.table('telemetry: Dispatch of one echo call, OTLP trace export on vs off (servers in child processes)', rows, columns);
     const counts = await sink.counts();

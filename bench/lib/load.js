@@ -48,8 +48,11 @@ async function loop(call, concurrency, durationMs, samples, ratePerSec) {
   return { done, errors, firstError };
 }
 
-/** Default rounds each measurement is split into, interleaved with the others. @default 3 */
-const DEFAULT_ROUNDS = 3;
+/**
+ * Default rounds each measurement is split into, interleaved with the others (BENCH_ROUNDS
+ * overrides: more, shorter rounds track a machine whose load drifts more closely). @default 3
+ */
+const DEFAULT_ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 /** Warmup at the start of every round after the first, in ms. @default 200 */
 const ROUND_WARMUP_MS = 200;
 

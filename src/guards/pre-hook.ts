@@ -65,7 +65,7 @@ export function createPreHook(sources: PreHookSources): PreHook {
     for (const hook of hooks) {
       let decision: HookDecision;
       try {
-        decision = await hook({ ...input, args });
+        decision = await hook(args === input.args ? input : withArgs(input, args));
       } catch (error) {
         return { action: 'block', reason: `a pre-tool hook failed (${(error as Error).message}), so the call was refused` };
       }
@@ -80,4 +80,18 @@ export function createPreHook(sources: PreHookSources): PreHook {
     if (modified) return { action: 'modify', arguments: args, reason: notes.join('; ') || undefined };
     return ALLOW;
   }
+}
+
+/** The input with modified arguments; its signal stays lazy (a spread would read it, or drop a prototype getter). */
+function withArgs(input: PreHookInput, args: unknown): PreHookInput {
+  return {
+    tenant: input.tenant,
+    sessionId: input.sessionId,
+    tool: input.tool,
+    attempt: input.attempt,
+    args,
+    get signal() {
+      return input.signal;
+    },
+  };
 }

@@ -1,3 +1,25 @@
+/** Keys listed in an array (a linear search each) up to this many; past it, in a Set. */
+const FEW_KEYS = 32;
+
+/** Every object key anywhere in `value`, once each, into `keys`; false once there are more than {@link FEW_KEYS}. */
+function collectFewKeys(value: unknown, keys: string[]): boolean {
+  if (value === null || typeof value !== 'object') return true;
+  if (Array.isArray(value)) {
+    for (const item of value) if (!collectFewKeys(item, keys)) return false;
+    return true;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
+    if (!keys.includes(key)) {
+      if (keys.length === FEW_KEYS) return false;
+      keys.push(key);
+    }
+    if (!collectFewKeys(record[key], keys)) return false;
+  }
+  return true;
+}
+
 /** Every object key anywhere in `value`, once each. */
 function collectKeys(value: unknown, keys: Set<string>): void {
   if (value === null || typeof value !== 'object') return;
@@ -11,6 +33,39 @@ function collectKeys(value: unknown, keys: Set<string>): void {
     keys.add(key);
     collectKeys(record[key], keys);
   }
+}
+
+/** Sorts a short list in place by code units (an insertion sort: Array#sort allocates a work array). */
+function sortFew(keys: string[]): string[] {
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i]!;
+    let j = i - 1;
+    for (; j >= 0 && keys[j]! > key; j--) keys[j + 1] = keys[j]!;
+    keys[j + 1] = key;
+  }
+  return keys;
+}
+
+/**
+ * True when every object in `value` enumerates its keys in sorted (code unit) order and none is
+ * `__proto__`: then JSON.stringify's own order is the canonical one. Integer-like keys enumerate
+ * in numeric order ("2" before "10"), which is not sorted order, so such objects answer false.
+ */
+function alreadySorted(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return true;
+  if (Array.isArray(value)) {
+    for (const item of value) if (!alreadySorted(item)) return false;
+    return true;
+  }
+  const record = value as Record<string, unknown>;
+  let previous: string | undefined;
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) return false;
+    if ((previous !== undefined && previous >= key) || key === '__proto__') return false;
+    previous = key;
+    if (!alreadySorted(record[key])) return false;
+  }
+  return true;
 }
 
 /**
@@ -35,8 +90,17 @@ export function sortedByHand(value: unknown): string {
  */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  const keys = new Set<string>();
-  collectKeys(value, keys);
-  if (keys.has('__proto__')) return sortedByHand(value);
-  return JSON.stringify(value, [...keys].sort()) ?? 'null';
+  // Objects whose keys already come in sorted order (most arguments: one key, or written sorted)
+  // serialise as they are, on JSON.stringify's fast path, with no key list to build and sort.
+  if (alreadySorted(value)) return JSON.stringify(value) ?? 'null';
+  const few: string[] = [];
+  let sorted: string[];
+  if (collectFewKeys(value, few)) sorted = sortFew(few);
+  else {
+    const keys = new Set<string>();
+    collectKeys(value, keys);
+    sorted = [...keys].sort();
+  }
+  if (sorted.includes('__proto__')) return sortedByHand(value);
+  return JSON.stringify(value, sorted) ?? 'null';
 }

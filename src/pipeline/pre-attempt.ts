@@ -3,7 +3,7 @@ import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../errors';
 import type { ResolvedTool } from '../registry';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
-import type { HookDecision } from './guards';
+import type { HookDecision, PreHookInput } from './guards';
 import type { CallObserver } from './observer';
 import { toAbortSignal } from './signals';
 
@@ -16,17 +16,29 @@ const blocked = (message: string) =>
  * synchronously and nobody is asked, so a call without policies awaits nothing here.
  */
 export function applyPreHooks(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, tool: ResolvedTool, args: unknown, attempt: number): unknown {
-  const decision = deps.guards.preHook({
-    tenant: turn.tenant,
-    sessionId: turn.sessionId,
-    tool,
-    args,
-    attempt,
-    get signal() {
-      return toAbortSignal(turn.signal);
-    },
-  });
+  const decision = deps.guards.preHook(new HookInput(turn, tool, args, attempt));
   return decision instanceof Promise ? decision.then((d) => decide(deps, turn, obs, tool, args, attempt, d)) : decide(deps, turn, obs, tool, args, attempt, decision);
+}
+
+/** What a pre-tool hook sees; the signal's getter is on the prototype (no closure per attempt). */
+class HookInput implements PreHookInput {
+  readonly tenant: string;
+  readonly sessionId: string;
+
+  constructor(
+    private readonly turn: TurnContext,
+    readonly tool: ResolvedTool,
+    readonly args: unknown,
+    readonly attempt: number,
+  ) {
+    this.tenant = turn.tenant;
+    this.sessionId = turn.sessionId;
+  }
+
+  /** A real AbortSignal for the turn, made only when a hook asks. */
+  get signal(): AbortSignal {
+    return toAbortSignal(this.turn.signal);
+  }
 }
 
 /** What a hook decision means for the attempt: its arguments, a BLOCKED throw, or an approval wait. */

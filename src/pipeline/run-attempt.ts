@@ -7,12 +7,50 @@ import type { ResolvedTool } from '../registry';
 import { idempotencyKey, newResultHandle, StoreUnavailableError, type ClaimOutcome, type FinishAttempt, type LoopStreak } from '../store';
 import { boundResult } from './bound-result';
 import type { PostHookInput } from './guards';
-import type { CallObserver } from './observer';
+import type { ExecutorContext } from '../executors/executor';
+import type { AttemptObserver, CallObserver } from './observer';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import { applyPreHooks } from './pre-attempt';
 import { errorResult, replayedResult, toolResult, toStored } from './results';
 import { breakerKey } from './breaker-key';
 import { runGuarded } from './signals';
+
+/**
+ * What an executor is told about its attempt. A class, not an object literal: its getters live on
+ * the prototype, where a literal's getters are two closures and an accessor pair per attempt.
+ */
+class AttemptContext implements ExecutorContext {
+  readonly tenant: string;
+  readonly sessionId: string;
+
+  constructor(
+    private readonly deps: PipelineDeps,
+    private readonly turn: TurnContext,
+    private readonly observer: AttemptObserver,
+    readonly toolCallId: string,
+    readonly attempt: number,
+    readonly idempotencyKey: string,
+    private readonly abortSignal: () => AbortSignal,
+    readonly deadline: number,
+  ) {
+    this.tenant = turn.tenant;
+    this.sessionId = turn.sessionId;
+  }
+
+  /** Made on first read: a tool that never looks at it costs no AbortController. */
+  get signal(): AbortSignal {
+    return this.abortSignal();
+  }
+
+  /** The attempt's span; its ids are drawn on first read. */
+  get traceparent(): string | undefined {
+    return this.observer.traceparent ?? this.turn.traceparent;
+  }
+
+  scratchDir(): Promise<string> {
+    return this.deps.scratch.get(this.turn.tenant, this.turn.sessionId);
+  }
+}
 
 /** The result of one attempt and, when it failed, why. */
 export interface AttemptResult {
@@ -120,27 +158,7 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
   let cached = false;
   let error: DispatchError | undefined;
   const execStarted = performance.now();
-  const run = await runGuarded(turn.signal, timeoutMs, (signal) =>
-    deps.handler({
-      tool,
-      args,
-      ctx: {
-        tenant: turn.tenant,
-        sessionId: turn.sessionId,
-        toolCallId: callId,
-        attempt,
-        idempotencyKey: idemKey,
-        get signal() {
-          return signal();
-        },
-        deadline: Date.now() + timeoutMs,
-        get traceparent() {
-          return attemptObs.traceparent ?? turn.traceparent;
-        },
-        scratchDir: () => deps.scratch.get(turn.tenant, turn.sessionId),
-      },
-    }),
-  );
+  const run = await runGuarded(turn.signal, timeoutMs, (signal) => deps.handler({ tool, args, ctx: new AttemptContext(deps, turn, attemptObs, callId, attempt, idemKey, signal, Date.now() + timeoutMs) }));
   if (run.kind === 'done') {
     text = run.value.text;
     cached = run.value.cached ?? false;

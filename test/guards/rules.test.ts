@@ -1,5 +1,5 @@
 import { conditionHolds, createPreHook, evaluateRules, globMatch, parsePolicies, removeAtPointer, setAtPointer, type Condition } from '../../src/guards';
-import type { PreHookInput } from '../../src/pipeline';
+import type { HookDecision, PreHookInput } from '../../src/pipeline';
 import type { ResolvedTool } from '../../src/registry';
 import { parse } from 'yaml';
 
@@ -91,4 +91,19 @@ test('the pre-tool stage: rules, then code hooks, then the endpoint; a block win
   expect(await createPreHook({ rules: [] })(input)).toEqual({ action: 'allow' });
   const broken = createPreHook({ rules: [], hooks: [async () => { throw new Error('hook bug'); }] });
   expect(await broken(input)).toEqual({ action: 'block', reason: 'a pre-tool hook failed (hook bug), so the call was refused' });
+});
+
+test('every hook sees the turn’s signal, after a modification too, and nothing reads it unless a hook does', async () => {
+  const tool = { name: 'pay' } as ResolvedTool;
+  const signal = new AbortController().signal;
+  let reads = 0;
+  const input = { tenant: 't', sessionId: 's', tool, args: { amount: 1 }, attempt: 1, get signal() { reads++; return signal; } } as PreHookInput;
+  const seen: Array<{ args: unknown; signal: AbortSignal }> = [];
+  const watcher = async (i: PreHookInput): Promise<HookDecision> => (seen.push({ args: i.args, signal: i.signal }), { action: 'allow' });
+  await createPreHook({ rules: rulesOf('- { decide: modify, set: { /currency: EUR } }'), hooks: [async () => ({ action: 'allow' })] })(input);
+  expect(reads).toBe(0);
+  await createPreHook({ rules: rulesOf('- { decide: modify, set: { /currency: EUR } }'), hooks: [watcher] })(input);
+  await createPreHook({ rules: [], hooks: [watcher] })(input);
+  expect(seen).toEqual([{ args: { amount: 1, currency: 'EUR' }, signal }, { args: { amount: 1 }, signal }]);
+  expect(reads).toBe(2);
 });

@@ -24,6 +24,17 @@ describe('canonical JSON', () => {
     const parsed: unknown = JSON.parse('{"__proto__":{"b":1,"a":2},"10":1,"9":[{"y":1,"x":null}],"":0,"é":1,"e":-0}');
     expect(canonicalJson(parsed)).toBe(handMadeCanonicalJson(parsed));
     expect(canonicalJson({ a: undefined, b: [undefined, 1] })).toBe(handMadeCanonicalJson({ a: undefined, b: [undefined, 1] }));
+    // Values already in sorted order take JSON.stringify's own path: the same text.
+    for (const text of ['{"a":1,"b":{"c":[{"d":1,"e":"é"}],"z":null}}', '{"2":1,"10":2}', '{"10":1,"2":{"b":1,"a":0}}', '[{"a":1},{"b":2,"a":1}]', '{"":0,"a":[]}']) {
+      const value: unknown = JSON.parse(text);
+      expect(canonicalJson(value)).toBe(handMadeCanonicalJson(value));
+    }
+  });
+
+  test('values with many distinct keys (past the short list) give the same text', () => {
+    const wide = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${(i * 17) % 40}`, { [`n${39 - i}`]: i }]));
+    expect(canonicalJson(wide)).toBe(handMadeCanonicalJson(wide));
+    expect(canonicalJson([wide, { __proto__x: 1, b: 2, a: 1 }])).toBe(handMadeCanonicalJson([wide, { __proto__x: 1, b: 2, a: 1 }]));
   });
 
   test('sorts keys at every depth', () => {

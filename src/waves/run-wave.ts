@@ -2,7 +2,6 @@ import type { ToolCall, ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { HardError } from '../errors';
 import { createAbortScope, executeCall, onAbort, type PipelineDeps, type TurnContext } from '../pipeline';
 import type { CallTracker } from './call-tracker';
-import { runBounded } from './run-bounded';
 
 /** One call of a wave and its tracker. */
 export interface WaveEntry {
@@ -11,45 +10,67 @@ export interface WaveEntry {
 }
 
 /**
- * Runs one wave: its calls through the whole pipeline, at most `limit` at once, under the wave's
- * own abort signal, which the turn's signal (client cancel, deadline, shutdown) also fires. The
- * first hard error aborts the wave: running siblings see the abort in their executors, calls not
- * yet started never start, and that error is thrown, so the wave's finished results are
- * discarded. Each call is raced against the wave's signal, so the RPC ends without waiting for a
- * sibling that is slow to unwind. Results are in `entries` order.
+ * Runs one wave: its calls through the whole pipeline, at most `limit` at once and started in
+ * request order, under the wave's own abort signal, which the turn's signal (client cancel,
+ * deadline, shutdown) also fires. The first hard error aborts the wave: running siblings see the
+ * abort in their executors, calls not yet started never start, and that error is thrown, so the
+ * wave's finished results are discarded. The wave settles at that error or abort without waiting
+ * for a sibling that is slow to unwind. Results are in `entries` order.
+ *
+ * Each call is followed by one pair of callbacks on its promise, not an async task and a race
+ * per call: a wave of eight calls measured a tenth of its allocations in those.
  */
-export async function runWave(deps: PipelineDeps, turn: TurnContext, entries: readonly WaveEntry[], limit: number): Promise<ToolResult[]> {
+export function runWave(deps: PipelineDeps, turn: TurnContext, entries: readonly WaveEntry[], limit: number): Promise<ToolResult[]> {
   // The wave's own abort scope: no AbortController unless an executor or hook asks for a signal.
   const scope = createAbortScope();
-  // One rejection shared by every call's race, rather than a subscription per call.
-  const aborted = new Promise<never>((_, reject) => onAbort(scope.signal, () => reject(scope.signal.reason)));
-  aborted.catch(() => undefined);
-  const onTurnAbort = () => scope.abort(HardError.cancelled());
-  let unsubscribe: (() => void) | undefined;
-  if (turn.signal.aborted) onTurnAbort();
-  else unsubscribe = onAbort(turn.signal, onTurnAbort);
   const waveTurn: TurnContext = { ...turn, signal: scope.signal };
-  const results: ToolResult[] = new Array<ToolResult>(entries.length);
-  let failure: { error: unknown } | undefined;
-  try {
-    await runBounded(entries.length, limit, async (index) => {
-      if (scope.signal.aborted) return;
+  const results = new Array<ToolResult>(entries.length);
+  return new Promise<ToolResult[]>((resolve, reject) => {
+    let next = 0;
+    let running = 0;
+    let done = 0;
+    let settled = false;
+    const unsubscribeScope = onAbort(scope.signal, () => fail(scope.signal.reason));
+    const unsubscribeTurn = onAbort(turn.signal, () => scope.abort(HardError.cancelled()));
+    function cleanUp(): void {
+      settled = true;
+      unsubscribeScope();
+      unsubscribeTurn();
+    }
+    function fail(error: unknown): void {
+      if (settled) return;
+      cleanUp();
+      scope.abort(error);
+      reject(error);
+    }
+    function start(index: number): void {
       const { call, tracker } = entries[index]!;
+      running++;
       const work = executeCall(deps, waveTurn, call, tracker.observer);
       tracker.started(work);
-      work.catch(() => undefined);
-      try {
-        results[index] = await Promise.race([work, aborted]);
-      } catch (error) {
-        if (failure) return;
-        failure = { error };
-        scope.abort(error);
-      }
-    });
-  } finally {
-    unsubscribe?.();
-  }
-  if (failure) throw failure.error;
-  if (scope.signal.aborted) throw scope.signal.reason;
-  return results;
+      work.then(
+        (result) => {
+          running--;
+          if (settled) return;
+          results[index] = result;
+          if (++done === entries.length) {
+            cleanUp();
+            resolve(results);
+          } else startMore();
+        },
+        (error: unknown) => {
+          running--;
+          fail(error);
+        },
+      );
+    }
+    function startMore(): void {
+      while (!settled && next < entries.length && running < limit) start(next++);
+    }
+    if (turn.signal.aborted) scope.abort(HardError.cancelled());
+    if (entries.length === 0) {
+      cleanUp();
+      resolve(results);
+    } else startMore();
+  });
 }

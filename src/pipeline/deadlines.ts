@@ -1,7 +1,8 @@
 /** A pending deadline; pass it back to {@link Deadlines.cancel}. */
 export interface Deadline {
-  readonly at: number;
-  readonly fire: () => void;
+  /** When it is due, on the deadlines' clock (set by {@link Deadlines.schedule}). */
+  at: number;
+  fire(): void;
 }
 
 /** The longest delay setTimeout takes (longer ones fire after 1 ms); the timer re-arms past it. */
@@ -27,7 +28,12 @@ export class Deadlines {
 
   /** Runs `fire` after `ms` unless cancelled first. */
   add(ms: number, fire: () => void): Deadline {
-    const deadline: Deadline = { at: this.now() + ms, fire };
+    return this.schedule({ at: 0, fire }, ms);
+  }
+
+  /** Calls `deadline.fire()` after `ms` unless cancelled first (an object that is its own entry: no closure). */
+  schedule<D extends Deadline>(deadline: D, ms: number): D {
+    deadline.at = this.now() + ms;
     this.pending.add(deadline);
     if (deadline.at < this.armedAt) this.arm(deadline.at);
     return deadline;

@@ -32,24 +32,23 @@ function unknownTool(deps: PipelineDeps, turn: TurnContext, name: string): Dispa
  */
 export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: ToolCall, obs: CallObserver): Promise<ToolResult> {
   const started = performance.now();
-  const elapsed = () => Math.round(performance.now() - started);
   let tool: ResolvedTool | undefined = turn.offeredTools && !turn.offeredTools.has(call.name) ? undefined : deps.registry.lookup(turn.tenant, call.name);
-  if (!tool) return errorResult(call.id, call.name, unknownTool(deps, turn, call.name), 0, elapsed());
+  if (!tool) return errorResult(call.id, call.name, unknownTool(deps, turn, call.name), 0, since(started));
   let args: unknown;
-  const warnings: string[] = [];
+  let warnings: string[];
   try {
     const prepared = prepareArguments(tool, call.arguments, deps.limits);
     args = prepared.args;
-    warnings.push(...prepared.warnings);
+    warnings = prepared.warnings.length === 0 ? [] : [...prepared.warnings];
   } catch (error) {
-    return errorResult(call.id, call.name, DispatchError.from(error, 'before'), 0, elapsed());
+    return errorResult(call.id, call.name, DispatchError.from(error, 'before'), 0, since(started));
   }
   for (let attempt = 1; ; attempt++) {
     if (turn.signal.aborted) throw HardError.cancelled();
     const { result, error } = await runAttempt(deps, turn, obs, call.id, tool, args, attempt, warnings);
-    if (!error) return stamp(result, call.id, attempt, elapsed());
+    if (!error) return stamp(result, call.id, attempt, since(started));
     const reflection = await deps.guards.reflector.reflect({ tool, args, error, attempt, attemptsSoFar: attempt });
-    if (!reflection.retry) return stamp(result, call.id, attempt, elapsed());
+    if (!reflection.retry) return stamp(result, call.id, attempt, since(started));
     if (attempt + 1 > MAX_RECOVERY_ATTEMPTS) {
       throw new HardError(status.ABORTED, 'RECOVERY_EXHAUSTED', `call ${call.id} to "${call.name}" failed ${attempt} times; recovery gave up after ${MAX_RECOVERY_ATTEMPTS} attempts`);
     }
@@ -62,17 +61,20 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
     const correction = reflection.correction;
     if (correction?.tool !== undefined) {
       const fallback = deps.registry.lookup(turn.tenant, correction.tool);
-      if (!fallback || (correction.arguments === undefined && !fallback.validate(args))) return stamp(result, call.id, attempt, elapsed());
+      if (!fallback || (correction.arguments === undefined && !fallback.validate(args))) return stamp(result, call.id, attempt, since(started));
       tool = fallback;
       warnings.push(`fell back from "${call.name}" to "${fallback.name}"${correction.note ? `: ${correction.note}` : ''}`);
     }
     if (correction?.arguments !== undefined) {
-      if (!tool.validate(correction.arguments)) return stamp(result, call.id, attempt, elapsed());
+      if (!tool.validate(correction.arguments)) return stamp(result, call.id, attempt, since(started));
       args = correction.arguments;
       warnings.push(`arguments corrected after attempt ${attempt}${correction.note ? `: ${correction.note}` : ''}`);
     }
   }
 }
+
+/** Whole milliseconds since `started` (performance.now). */
+const since = (started: number): number => Math.round(performance.now() - started);
 
 function stamp(result: ToolResult, callId: string, attempts: number, durationMs: number): ToolResult {
   result.toolCallId = callId;

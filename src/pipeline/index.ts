@@ -10,7 +10,7 @@ export { retryTreeReflector } from './default-reflector';
 export { applyMiddleware, outputCap } from './middleware';
 export type { Middleware, ToolHandler, Invocation, ToolOutput } from './middleware';
 export { linkSignal, delay, onAbort, abortSubscribers, runGuarded, createAbortScope, toAbortSignal } from './signals';
-export type { GuardedOutcome, AbortScope, TurnSignal } from './signals';
+export type { GuardedOutcome, AbortScope, SignalSource, TurnSignal } from './signals';
 export type { LinkedSignal } from './signals';
 export { Deadlines, DEADLINES } from './deadlines';
 export type { Deadline } from './deadlines';

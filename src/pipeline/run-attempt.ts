@@ -4,7 +4,7 @@ import { DispatchError, HardError, kindName } from '../errors';
 import { canonicalJson, readPointer, shortHash } from '../json';
 import { redactSecrets } from '../middleware';
 import type { ResolvedTool } from '../registry';
-import { idempotencyKey, newResultHandle, StoreUnavailableError, type ClaimOutcome, type FinishAttempt, type LoopStreak } from '../store';
+import { idempotencyKey, newResultHandle, StoreUnavailableError, type ClaimOutcome, type FinishAttempt, type LoopStreak, type SessionScope } from '../store';
 import { boundResult } from './bound-result';
 import type { PostHookInput } from './guards';
 import type { ExecutorContext } from '../executors/executor';
@@ -13,7 +13,7 @@ import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import { applyPreHooks } from './pre-attempt';
 import { errorResult, replayedResult, toolResult, toStored } from './results';
 import { breakerKey } from './breaker-key';
-import { runGuarded } from './signals';
+import { runGuarded, type SignalSource } from './signals';
 
 /**
  * What an executor is told about its attempt. A class, not an object literal: its getters live on
@@ -30,7 +30,7 @@ class AttemptContext implements ExecutorContext {
     readonly toolCallId: string,
     readonly attempt: number,
     readonly idempotencyKey: string,
-    private readonly abortSignal: () => AbortSignal,
+    private readonly signals: SignalSource,
     readonly deadline: number,
   ) {
     this.tenant = turn.tenant;
@@ -39,7 +39,7 @@ class AttemptContext implements ExecutorContext {
 
   /** Made on first read: a tool that never looks at it costs no AbortController. */
   get signal(): AbortSignal {
-    return this.abortSignal();
+    return this.signals.signal();
   }
 
   /** The attempt's span; its ids are drawn on first read. */
@@ -89,18 +89,13 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
   let streak: LoopStreak = { count: 0, failed: false };
   let claimed = false;
   let storeDown = false;
-  const finish = (result: ToolResult, error?: DispatchError): AttemptResult => {
-    attemptObs.post({ isError: result.isError, errorKind: error ? kindName(error.kind) : undefined, resolvedTool: result.resolvedToolName, durationMs: result.durationMs, replay: result.idempotentReplay, cached: result.cached, truncated: result.truncated, outputChars: result.output.length });
-    return { result, error };
-  };
-  const fail = (error: DispatchError): AttemptResult => finish(errorResult(callId, tool.name, error, attempt, Math.round(performance.now() - started), warnings), error);
 
   let args: unknown;
   try {
     args = applyPreHooks(deps, turn, obs, tool, rawArgs, attempt);
     if (args instanceof Promise) args = await args;
   } catch (error) {
-    return fail(DispatchError.from(error, 'before'));
+    return failedBefore(attemptObs, callId, tool, DispatchError.from(error, 'before'), attempt, started, warnings);
   }
   const canonicalArgs = canonicalJson(args);
   const op = loopOp(tool, args, canonicalArgs);
@@ -116,41 +111,33 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
   } catch (error) {
     if (!(error instanceof StoreUnavailableError)) throw error;
     deps.logger.warn('store unavailable at claim', { tool: tool.name, error: error.message });
-    if (!tool.readOnly) return fail(new DispatchError(ErrorKind.STORE_UNAVAILABLE, 'the idempotency store is unreachable, so this side-effecting call was not executed', { phase: 'before', recoverable: true, cause: error }));
+    if (!tool.readOnly) return failedBefore(attemptObs, callId, tool, new DispatchError(ErrorKind.STORE_UNAVAILABLE, 'the idempotency store is unreachable, so this side-effecting call was not executed', { phase: 'before', recoverable: true, cause: error }), attempt, started, warnings);
     storeDown = true;
   }
-  const release = async () => {
-    if (!claimed) return;
-    try {
-      await deps.store.finishAttempt({ scope, op, idempotency: { key: idemKey, action: 'release' } });
-    } catch {
-      // The lease runs out by itself.
-    }
-  };
 
   if (!streak.failed && streak.count >= tool.loop.stop) {
-    await release();
+    if (claimed) await releaseClaim(deps, scope, op, idemKey);
     const message = `loop detected: ${tool.name} returned the same result ${streak.count} times in a row for the same input`;
     obs.loopStop(attempt, message);
     throw new HardError(status.ABORTED, 'LOOP_DETECTED', message);
   }
   if (streak.failed && streak.count >= tool.loop.failureBlock) {
-    await release();
-    return fail(refused(ErrorKind.LOOP_BLOCKED, `this exact call failed the same way ${streak.count} times in a row; dispatch refused to run it again`));
+    if (claimed) await releaseClaim(deps, scope, op, idemKey);
+    return failedBefore(attemptObs, callId, tool, refused(ErrorKind.LOOP_BLOCKED, `this exact call failed the same way ${streak.count} times in a row; dispatch refused to run it again`), attempt, started, warnings);
   }
   if (!deps.guards.breaker.tryAcquire(breaker)) {
-    await release();
-    return fail(refused(ErrorKind.BREAKER_OPEN, `tool "${tool.name}" is temporarily unavailable: its circuit breaker is open after repeated failures`, true));
+    if (claimed) await releaseClaim(deps, scope, op, idemKey);
+    return failedBefore(attemptObs, callId, tool, refused(ErrorKind.BREAKER_OPEN, `tool "${tool.name}" is temporarily unavailable: its circuit breaker is open after repeated failures`, true), attempt, started, warnings);
   }
   if (claim?.state === 'completed') {
     deps.guards.breaker.record(breaker, { ok: true, counts: false, durationMs: 0 });
     obs.replay(attempt);
-    return finish(replayedResult(callId, claim.result, attempt, Math.round(performance.now() - started)));
+    return finished(attemptObs, replayedResult(callId, claim.result, attempt, Math.round(performance.now() - started)));
   }
   const refusal = claimRefusal(claim);
   if (refusal) {
     deps.guards.breaker.record(breaker, { ok: true, counts: false, durationMs: 0 });
-    return fail(refusal);
+    return failedBefore(attemptObs, callId, tool, refusal, attempt, started, warnings);
   }
 
   const timeoutMs = Math.max(1, Math.min(tool.timeoutMs, turn.deadline - Date.now()));
@@ -158,7 +145,7 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
   let cached = false;
   let error: DispatchError | undefined;
   const execStarted = performance.now();
-  const run = await runGuarded(turn.signal, timeoutMs, (signal) => deps.handler({ tool, args, ctx: new AttemptContext(deps, turn, attemptObs, callId, attempt, idemKey, signal, Date.now() + timeoutMs) }));
+  const run = await runGuarded(turn.signal, timeoutMs, (source) => deps.handler({ tool, args, ctx: new AttemptContext(deps, turn, attemptObs, callId, attempt, idemKey, source, Date.now() + timeoutMs) }));
   if (run.kind === 'done') {
     text = run.value.text;
     cached = run.value.cached ?? false;
@@ -205,7 +192,7 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
     deps.guards.breaker.record(breaker, { ok: false, counts: false, durationMs: execMs });
     throw HardError.cancelled();
   }
-  const outcome = finish(result, error);
+  const outcome = finished(attemptObs, result, error);
   let notes = postHookNotes(deps, { tenant: turn.tenant, sessionId: turn.sessionId, tool, args, attempt, output: result.output, isError: failed });
   if (notes instanceof Promise) notes = await notes;
   if (notes.length > 0) result.warnings.push(...notes);
@@ -214,6 +201,26 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
   const counts = !cached && (!failed || countsForBreaker(error!));
   deps.guards.breaker.record(breaker, { ok: !failed, counts, durationMs: execMs });
   return outcome;
+}
+
+/** Ends an attempt: its TOOL_POST, and what it gives the call. */
+function finished(attemptObs: AttemptObserver, result: ToolResult, error?: DispatchError): AttemptResult {
+  attemptObs.post({ isError: result.isError, errorKind: error ? kindName(error.kind) : undefined, resolvedTool: result.resolvedToolName, durationMs: result.durationMs, replay: result.idempotentReplay, cached: result.cached, truncated: result.truncated, outputChars: result.output.length });
+  return { result, error };
+}
+
+/** Ends an attempt that failed before its tool ran (or instead of it). */
+function failedBefore(attemptObs: AttemptObserver, callId: string, tool: ResolvedTool, error: DispatchError, attempt: number, started: number, warnings: string[]): AttemptResult {
+  return finished(attemptObs, errorResult(callId, tool.name, error, attempt, Math.round(performance.now() - started), warnings), error);
+}
+
+/** Gives up a claim taken for an attempt that will not run; on failure the lease runs out by itself. */
+async function releaseClaim(deps: PipelineDeps, scope: SessionScope, op: string, key: string): Promise<void> {
+  try {
+    await deps.store.finishAttempt({ scope, op, idempotency: { key, action: 'release' } });
+  } catch {
+    // The lease runs out by itself.
+  }
 }
 
 /** The post hooks' notes; a hook that throws or rejects adds none. Awaits only a promise. */

@@ -152,48 +152,78 @@ export type GuardedOutcome<T> =
   | { readonly kind: 'cancelled' }
   | { readonly kind: 'failed'; readonly error: unknown };
 
+/** Where a guarded run's work gets its AbortSignal: made on first request. */
+export interface SignalSource {
+  signal(): AbortSignal;
+}
+
+/**
+ * One guarded run: the deadline entry, the signal source and the settling, in one object (a
+ * closure each measured as a good part of an attempt's allocations).
+ */
+class GuardedRun<T> implements Deadline, SignalSource {
+  at = 0;
+  private controller: AbortController | undefined;
+  private abortReason: unknown;
+  private settled = false;
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly parent: TurnSignal,
+    private readonly timeoutMs: number,
+    private readonly resolve: (outcome: GuardedOutcome<T>) => void,
+  ) {}
+
+  start(work: (source: SignalSource) => Promise<T>): void {
+    if (this.parent.aborted) return this.cancel();
+    DEADLINES.schedule(this, this.timeoutMs);
+    this.unsubscribe = onAbort(this.parent, () => this.cancel());
+    try {
+      work(this).then(
+        (value) => this.settle({ kind: 'done', value }),
+        (error: unknown) => this.settle({ kind: 'failed', error }),
+      );
+    } catch (error) {
+      this.settle({ kind: 'failed', error });
+    }
+  }
+
+  signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.abortReason !== undefined) this.controller.abort(this.abortReason);
+    }
+    return this.controller.signal;
+  }
+
+  /** The deadline passed. */
+  fire(): void {
+    this.settle({ kind: 'timeout' }, new Error(`timed out after ${this.timeoutMs} ms`));
+  }
+
+  private cancel(): void {
+    this.settle({ kind: 'cancelled' }, this.parent.reason ?? new Error('cancelled'));
+  }
+
+  private settle(outcome: GuardedOutcome<T>, reason?: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    DEADLINES.cancel(this);
+    this.unsubscribe?.();
+    if (reason !== undefined) {
+      this.abortReason = reason;
+      this.controller?.abort(reason);
+    }
+    this.resolve(outcome);
+  }
+}
+
 /**
  * Runs `work` under a timeout, raced against `parent`, and settles at the first of the three
  * (a tool that ignores its signal cannot hold the call). The signal handed to `work` is created
- * only when read, so a tool that never looks at it costs no AbortController; once created, it
- * aborts on the timeout or the parent's abort. The timer and listener are always cleaned up.
+ * only when asked for, so a tool that never looks at it costs no AbortController; once created,
+ * it aborts on the timeout or the parent's abort. The deadline and listener are always cleaned up.
  */
-export function runGuarded<T>(parent: TurnSignal, timeoutMs: number, work: (signal: () => AbortSignal) => Promise<T>): Promise<GuardedOutcome<T>> {
-  return new Promise((resolve) => {
-    let controller: AbortController | undefined;
-    let abortReason: unknown;
-    let settled = false;
-    let timer: Deadline | undefined;
-    let unsubscribe: (() => void) | undefined;
-    const settle = (outcome: GuardedOutcome<T>, reason?: unknown) => {
-      if (settled) return;
-      settled = true;
-      DEADLINES.cancel(timer);
-      unsubscribe?.();
-      if (reason !== undefined) {
-        abortReason = reason;
-        controller?.abort(reason);
-      }
-      resolve(outcome);
-    };
-    const cancel = () => settle({ kind: 'cancelled' }, parent.reason ?? new Error('cancelled'));
-    const signal = () => {
-      if (!controller) {
-        controller = new AbortController();
-        if (abortReason !== undefined) controller.abort(abortReason);
-      }
-      return controller.signal;
-    };
-    if (parent.aborted) return cancel();
-    timer = DEADLINES.add(timeoutMs, () => settle({ kind: 'timeout' }, new Error(`timed out after ${timeoutMs} ms`)));
-    unsubscribe = onAbort(parent, cancel);
-    try {
-      work(signal).then(
-        (value) => settle({ kind: 'done', value }),
-        (error: unknown) => settle({ kind: 'failed', error }),
-      );
-    } catch (error) {
-      settle({ kind: 'failed', error });
-    }
-  });
+export function runGuarded<T>(parent: TurnSignal, timeoutMs: number, work: (source: SignalSource) => Promise<T>): Promise<GuardedOutcome<T>> {
+  return new Promise((resolve) => new GuardedRun<T>(parent, timeoutMs, resolve).start(work));
 }

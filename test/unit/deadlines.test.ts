@@ -53,8 +53,8 @@ describe('Deadlines: many deadlines on one timer', () => {
 describe('runGuarded on the shared deadlines', () => {
   it('times out a tool that ignores its signal, and its signal aborts', async () => {
     let seen: AbortSignal | undefined;
-    const outcome = await runGuarded(new AbortController().signal, 20, (signal) => {
-      seen = signal();
+    const outcome = await runGuarded(new AbortController().signal, 20, (source) => {
+      seen = source.signal();
       return new Promise(() => undefined);
     });
     expect(outcome.kind).toBe('timeout');

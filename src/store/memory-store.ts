@@ -5,7 +5,12 @@ import type { ClaimOutcome, SessionScope, Store, StoredResult } from './store';
 
 /** Options of the in-memory store. */
 export interface MemoryStoreOptions {
-  /** Sessions kept before the least recently used is evicted. @default 10000 */
+  /**
+   * Sessions kept; past it the least recently used tenth is evicted. Recency is kept to within a
+   * quarter of this cap: a session used again is moved to the back of the order only if other
+   * sessions were used more than `maxSessions / 4` times since it last moved (a move per use
+   * measured as the store's largest cost). @default 10000
+   */
   readonly maxSessions?: number;
   /** Idempotency records kept per session before the oldest is evicted. @default 10000 */
   readonly maxRecordsPerSession?: number;
@@ -24,6 +29,8 @@ type Record = { state: 'in_progress' } | { state: 'unknown' } | { state: 'comple
 
 /** A session's state; each part is made on first use, so a session of one read costs little. */
 interface SessionState {
+  /** The store's use count when this session last moved to the back of the recency order. */
+  movedAt: number;
   records?: Map<string, Expiring<Record>>;
   readonly window: StreakIndex;
   results?: Map<string, Expiring<string>>;
@@ -45,6 +52,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   const maxResults = options.maxResultsPerSession ?? 1000;
   const now = options.now ?? Date.now;
   const sessions = new Map<string, SessionState>();
+  const moveAfter = Math.max(1, Math.floor(maxSessions / 4));
+  let uses = 0;
   const keyOf = (scope: SessionScope) => `${scope.tenant}\u0000${scope.sessionId}`;
 
   function session(scope: SessionScope, create: true): SessionState;
@@ -52,11 +61,16 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   function session(scope: SessionScope, create: boolean): SessionState | undefined {
     const key = keyOf(scope);
     let state = sessions.get(key);
+    uses++;
     if (state) {
-      sessions.delete(key);
-      sessions.set(key, state);
+      // Fewer than `moveAfter` sessions can have moved behind it since: it is far from the front.
+      if (uses - state.movedAt > moveAfter) {
+        sessions.delete(key);
+        sessions.set(key, state);
+        state.movedAt = uses;
+      }
     } else if (create) {
-      state = { window: new StreakIndex() };
+      state = { movedAt: uses, window: new StreakIndex() };
       sessions.set(key, state);
       // Past the cap, the least recently used tenth goes at once.
       if (sessions.size > maxSessions) evictOldest(sessions, () => sessions.size > Math.floor(maxSessions * TRIM_TO));

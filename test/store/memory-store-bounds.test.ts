@@ -21,6 +21,21 @@ describe('memory store: the session cap', () => {
     expect(kept).toContain(12);
   });
 
+  it('a session used again within a quarter of the cap keeps its place, and is still not among the evicted', async () => {
+    const store = createMemoryStore({ maxSessions: 100 });
+    for (let i = 0; i < 100; i++) await store.finishAttempt({ scope: scope(i), op: 'op', memory: remember(i) });
+    // Sessions 80 and 5 are used again: 80 moved recently enough to stay where it is, 5 moves.
+    await store.finishAttempt({ scope: scope(80), op: 'op', memory: remember(80) });
+    await store.finishAttempt({ scope: scope(5), op: 'op', memory: remember(5) });
+    for (let i = 100; i < 110; i++) await store.finishAttempt({ scope: scope(i), op: 'op', memory: remember(i) });
+    const kept: number[] = [];
+    for (let i = 0; i < 110; i++) if ((await store.memory(scope(i))).length > 0) kept.push(i);
+    expect(kept.length).toBeLessThanOrEqual(100);
+    expect(kept).toContain(80);
+    expect(kept).toContain(5);
+    expect(kept).not.toContain(0);
+  });
+
   it('a session that only read holds no idempotency records or results until it needs them', async () => {
     const store = createMemoryStore();
     await store.beginAttempt({ scope: scope(1), op: 'op' });

@@ -1,3 +1,4 @@
+import type { SessionScope } from '../store';
 import type { ExecutorSet } from '../executors';
 import type { Logger } from '../log';
 import type { Limits } from '../options';
@@ -36,4 +37,6 @@ export interface TurnContext {
   readonly interactive: boolean;
   readonly observer: TurnObserver;
   readonly traceparent?: string;
+  /** `{ tenant, sessionId }`, made once for the turn's store steps (made per attempt when absent). */
+  readonly scope?: SessionScope;
 }

@@ -4,7 +4,7 @@ import { DispatchError, HardError, kindName } from '../errors';
 import { canonicalJson, readPointer, shortHash } from '../json';
 import { redactSecrets } from '../middleware';
 import type { ResolvedTool } from '../registry';
-import { idempotencyKey, newResultHandle, StoreUnavailableError, type ClaimOutcome, type FinishAttempt, type LoopStreak, type SessionScope } from '../store';
+import { idempotencyKey, newResultHandle, NO_STREAK, StoreUnavailableError, type ClaimOutcome, type FinishAttempt, type LoopStreak, type SessionScope } from '../store';
 import { boundResult } from './bound-result';
 import type { PostHookInput } from './guards';
 import type { ExecutorContext } from '../executors/executor';
@@ -84,9 +84,9 @@ function claimRefusal(claim: ClaimOutcome | undefined): DispatchError | undefine
 export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId: string, tool: ResolvedTool, rawArgs: unknown, attempt: number, warnings: string[]): Promise<AttemptResult> {
   const started = performance.now();
   const attemptObs = obs.attempt(attempt, tool.name);
-  const scope = { tenant: turn.tenant, sessionId: turn.sessionId };
+  const scope = turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId };
   const breaker = breakerKey(tool);
-  let streak: LoopStreak = { count: 0, failed: false };
+  let streak: LoopStreak = NO_STREAK;
   let claimed = false;
   let storeDown = false;
 
@@ -181,8 +181,7 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
     try {
       let after = deps.store.finishAttempt({ scope, op, record: { resultHash, failed, window: deps.limits.loopWindow }, idempotency, spill, memory });
       if (after instanceof Promise) after = await after;
-      addLoopWarning(after.streak, tool, obs, attempt, warnings);
-      result.warnings = [...warnings];
+      if (addLoopWarning(after.streak, tool, obs, attempt, warnings)) result.warnings = [...warnings];
     } catch (storeError) {
       deps.logger.warn('store write after attempt failed; memory and loop record dropped', { tool: tool.name, error: (storeError as Error).message });
       if (spill) result.resultHandle = '';
@@ -249,12 +248,14 @@ function countsForBreaker(error: DispatchError): boolean {
   return error.kind === ErrorKind.TOOL_ERROR && (error.httpStatus === undefined || error.httpStatus >= 500);
 }
 
-function addLoopWarning(streak: LoopStreak, tool: ResolvedTool, obs: CallObserver, attempt: number, warnings: string[]): void {
+/** Adds the loop warning the streak calls for, if any; true when it did. */
+function addLoopWarning(streak: LoopStreak, tool: ResolvedTool, obs: CallObserver, attempt: number, warnings: string[]): boolean {
   const threshold = streak.failed ? tool.loop.failureWarn : tool.loop.warn;
-  if (streak.count < threshold) return;
+  if (streak.count < threshold) return false;
   const message = streak.failed
     ? `loop warning: this call has failed the same way ${streak.count} times in a row; change the arguments or the approach`
     : `loop warning: ${tool.name} returned the same result ${streak.count} times in a row for the same input; use the result you have or change the approach`;
   warnings.push(message);
   obs.loopWarning(attempt, message);
+  return true;
 }

@@ -74,6 +74,7 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
       interactive: request.interactive,
       observer,
       traceparent,
+      scope: { tenant: principal.tenant, sessionId: request.sessionId },
     };
     try {
       const parallel = request.mode === DispatchMode.PARALLEL && request.calls.length >= 2 && options.parallel;

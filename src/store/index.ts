@@ -12,6 +12,7 @@ export type {
 } from './store';
 export { StoreUnavailableError } from './store';
 export { createMemoryStore } from './memory-store';
+export { NO_STREAK } from './streak-index';
 export { evictOldest, TRIM_TO } from './evict-oldest';
 export type { MemoryStoreOptions } from './memory-store';
 export { streakOf } from './loop-window';

@@ -1,5 +1,5 @@
 import { evictOldest, TRIM_TO } from './evict-oldest';
-import { StreakIndex } from './streak-index';
+import { NO_STREAK, StreakIndex } from './streak-index';
 import { handleScope } from './result-handle';
 import type { ClaimOutcome, SessionScope, Store, StoredResult } from './store';
 
@@ -57,7 +57,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   const keyOf = (scope: SessionScope) => `${scope.tenant}\u0000${scope.sessionId}`;
 
   function session(scope: SessionScope, create: true): SessionState;
-  function session(scope: SessionScope, create: false): SessionState | undefined;
+  function session(scope: SessionScope, create: boolean): SessionState | undefined;
   function session(scope: SessionScope, create: boolean): SessionState | undefined {
     const key = keyOf(scope);
     let state = sessions.get(key);
@@ -80,7 +80,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
 
   return {
     beginAttempt({ scope, op, claim }) {
-      const state = session(scope, true);
+      // A read of a session not seen yet creates nothing: its attempt's record will.
+      const state = session(scope, claim !== undefined);
+      if (!state) return { streak: NO_STREAK };
       const streak = state.window.streak(op);
       if (!claim) return { streak };
       const t = now();

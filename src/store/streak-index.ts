@@ -1,6 +1,9 @@
 import type { LoopStreak } from './store';
 import type { WindowEntry } from './loop-window';
 
+/** The streak of an op the window does not hold (shared: streaks are read, never changed). */
+export const NO_STREAK: LoopStreak = Object.freeze({ count: 0, failed: false });
+
 interface OpState {
   hash: string;
   failed: boolean;
@@ -23,7 +26,7 @@ export class StreakIndex {
 
   streak(op: string): LoopStreak {
     const state = this.ops.get(op);
-    return state ? { count: state.streak, failed: state.failed } : { count: 0, failed: false };
+    return state ? { count: state.streak, failed: state.failed } : NO_STREAK;
   }
 
   record(entry: WindowEntry, window: number): void {

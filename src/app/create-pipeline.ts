@@ -6,7 +6,7 @@ import {
   applyMiddleware,
   defaultGuards,
   NOOP_OBSERVER,
-  outputCap,
+  capOutput,
   retryTreeReflector,
   type Guards,
   type Middleware,
@@ -26,7 +26,7 @@ export interface PipelineOptions {
   readonly logger?: Logger;
   readonly observer?: Observer;
   readonly guards?: Guards;
-  /** Middleware, first outermost; the output cap is always innermost. */
+  /** Middleware, first outermost; the output cap is always innermost (in the core handler). */
   readonly middleware?: readonly Middleware[];
   /** Executors beyond http and builtin, by ToolSpec executor case (`worker`, `mcp`). */
   readonly executors?: ReadonlyMap<string, Executor>;
@@ -44,7 +44,9 @@ export function createPipeline(options: PipelineOptions = {}): PipelineDeps {
     ...(options.executors ?? []),
   ]);
   const registry: ToolRegistry = createToolRegistry(createSchemaCompiler(limits.maxSchemaBytes), () => new Set(executors.keys()));
-  const asOutput = (text: string) => ({ text });
+  // The output cap is the innermost stage, in the executor's own continuation (one promise fewer).
+  const maxChars = limits.maxToolOutputChars;
+  const asOutput = (text: string) => capOutput({ text }, maxChars);
   const core: ToolHandler = ({ tool, args, ctx }) => {
     const executor = executors.get(tool.spec.executor.case ?? '');
     if (!executor) return Promise.reject(new Error(`no executor for "${tool.spec.executor.case}"`));
@@ -54,7 +56,7 @@ export function createPipeline(options: PipelineOptions = {}): PipelineDeps {
     registry,
     store: options.store ?? createMemoryStore({ maxSessions: limits.maxSessions }),
     executors,
-    handler: applyMiddleware(core, [...(options.middleware ?? []), outputCap(limits.maxToolOutputChars)]),
+    handler: applyMiddleware(core, options.middleware ?? []),
     guards: options.guards ?? defaultGuards(retryTreeReflector),
     observer: options.observer ?? NOOP_OBSERVER,
     limits,

@@ -46,6 +46,27 @@ describe('redis store', () => {
     expect(monitor.commands()).toEqual([...Array(20).fill('evalsha'), 'get']);
   });
 
+  test('while replies are awaited, the steps issued in one tick leave in one socket write, and each gets its own answer', async () => {
+    const client = connectRedis(redis.url, {});
+    await whenReady(client, 5000);
+    const own = createRedisStore(client);
+    try {
+      const stream = (client as unknown as { stream: { _writev: (chunks: unknown[], cb: unknown) => void } }).stream;
+      const writev = stream._writev.bind(stream);
+      const batches: number[] = [];
+      stream._writev = (chunks, cb) => (batches.push(chunks.length), writev(chunks, cb));
+      const scope = fresh();
+      const first = own.beginAttempt({ scope, op: 'first', claim: { key: 'first', leaseMs: 5000 } });
+      const rest = Array.from({ length: 10 }, (_, i) => own.beginAttempt({ scope, op: `op${i}`, claim: { key: `k${i % 5}`, leaseMs: 5000 } }));
+      expect((await first).claim).toEqual({ state: 'claimed' });
+      const claims = (await Promise.all(rest)).map((r) => r.claim?.state);
+      expect(claims).toEqual([...Array(5).fill('claimed'), ...Array(5).fill('in_progress')]);
+      expect(batches).toEqual([10]);
+    } finally {
+      await own.close();
+    }
+  });
+
   test('every key is namespaced under the session hash tag and expires', async () => {
     const scope = { tenant: 'acme}{:', sessionId: 'chat:{42}' };
     await store.beginAttempt({ scope, op: 'o', claim: { key: 'k', leaseMs: 5000 } });

@@ -3,6 +3,7 @@ import type { Logger } from '../../log';
 import { handleScope } from '../result-handle';
 import type { BeginAttempt, BeginAttemptResult, ClaimOutcome, FinishAttempt, FinishAttemptResult, SessionScope, Store, StoredResult } from '../store';
 import type { RedisClient } from './connect';
+import { batchWrites } from './batch-writes';
 import { createPendingWrites } from './pending-writes';
 import { defineScripts } from './scripts';
 import { sessionKeys } from './session-keys';
@@ -61,6 +62,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
   const maxResults = options.maxResultsPerSession ?? 1000;
   const keysOf = (scope: SessionScope) => sessionKeys(scope, options.prefix);
   defineScripts(client);
+  const batch = batchWrites(client);
 
   function finish(step: FinishAttempt): Promise<[number, number]> {
     const keys = keysOf(step.scope);
@@ -100,6 +102,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
 
   return {
     async beginAttempt({ scope, op, claim }) {
+      batch();
       const keys = keysOf(scope);
       const [count, failed, state, payload] = await storeCall('the attempt start', timeoutMs, () =>
         client.dispatchBeginAttempt(keys.window, keys.recordIndex, claim ? keys.record(claim.key) : keys.window, opId(op), claim ? Math.max(1, Math.ceil(claim.leaseMs)) : ''),
@@ -108,6 +111,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       return claim ? { streak, claim: claimOutcome(state, payload) } : { streak };
     },
     async finishAttempt(step) {
+      batch();
       try {
         const [count, failed] = await storeCall('the attempt record', timeoutMs, () => finish(step));
         return { streak: { count: Number(count), failed: Number(failed) === 1 } };

@@ -10,6 +10,12 @@ export interface ExecutorContext {
   readonly idempotencyKey: string;
   /** Fires on the tool's timeout, the client's cancel, the RPC deadline or shutdown. */
   readonly signal: AbortSignal;
+  /**
+   * The same abort as `signal`, as a listener that runs once with the reason (at once if the
+   * attempt is already aborted); returns the unsubscribe. Costs no AbortController: executors on
+   * the hot path use it rather than `signal`.
+   */
+  onAbort(listener: (reason: unknown) => void): () => void;
   /** Epoch milliseconds by which the tool must answer. */
   readonly deadline: number;
   /** W3C trace context of the attempt, to pass on. */

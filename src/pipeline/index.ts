@@ -9,8 +9,8 @@ export type { Guards, HookDecision, PreHookInput, PostHookInput, BreakerGate, Co
 export { retryTreeReflector } from './default-reflector';
 export { applyMiddleware, capOutput, outputCap } from './middleware';
 export type { Middleware, ToolHandler, Invocation, ToolOutput } from './middleware';
-export { linkSignal, delay, onAbort, abortSubscribers, runGuarded, createAbortScope, toAbortSignal } from './signals';
-export type { GuardedOutcome, AbortScope, SignalSource, TurnSignal } from './signals';
+export { linkSignal, delay, onAbort, abortHookOf, abortSubscribers, runGuarded, createAbortScope, toAbortSignal } from './signals';
+export type { GuardedOutcome, AbortHook, AbortScope, SignalSource, TurnSignal } from './signals';
 export type { LinkedSignal } from './signals';
 export { Deadlines, DEADLINES } from './deadlines';
 export type { Deadline } from './deadlines';

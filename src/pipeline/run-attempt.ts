@@ -42,6 +42,10 @@ class AttemptContext implements ExecutorContext {
     return this.signals.signal();
   }
 
+  onAbort(listener: (reason: unknown) => void): () => void {
+    return this.signals.onAbort(listener);
+  }
+
   /** The attempt's span; its ids are drawn on first read. */
   get traceparent(): string | undefined {
     return this.observer.traceparent ?? this.turn.traceparent;

@@ -152,10 +152,31 @@ export type GuardedOutcome<T> =
   | { readonly kind: 'cancelled' }
   | { readonly kind: 'failed'; readonly error: unknown };
 
-/** Where a guarded run's work gets its AbortSignal: made on first request. */
-export interface SignalSource {
+/** Where a guarded run's work learns of its abort: a listener, or an AbortSignal made on request. */
+export interface SignalSource extends AbortHook {
   signal(): AbortSignal;
 }
+
+/** A subscription to an abort without an AbortSignal: `listener` runs once with the reason. */
+export interface AbortHook {
+  /** Runs `listener` once when the work is aborted (at once if it already was); returns the unsubscribe. */
+  onAbort(listener: (reason: unknown) => void): () => void;
+}
+
+/** An AbortSignal as an {@link AbortHook} (one shared EventTarget listener, see {@link onAbort}). */
+export function abortHookOf(signal: AbortSignal): AbortHook {
+  return {
+    onAbort(listener) {
+      if (signal.aborted) {
+        listener(signal.reason);
+        return () => undefined;
+      }
+      return onAbort(signal, () => listener(signal.reason));
+    },
+  };
+}
+
+const NOTHING = () => undefined;
 
 /**
  * One guarded run: the deadline entry, the signal source and the settling, in one object (a
@@ -167,6 +188,7 @@ class GuardedRun<T> implements Deadline, SignalSource {
   private abortReason: unknown;
   private settled = false;
   private unsubscribe: (() => void) | undefined;
+  private listeners: Set<(reason: unknown) => void> | undefined;
 
   constructor(
     private readonly parent: TurnSignal,
@@ -196,6 +218,17 @@ class GuardedRun<T> implements Deadline, SignalSource {
     return this.controller.signal;
   }
 
+  onAbort(listener: (reason: unknown) => void): () => void {
+    if (this.abortReason !== undefined) {
+      listener(this.abortReason);
+      return NOTHING;
+    }
+    if (this.settled) return NOTHING;
+    const listeners = (this.listeners ??= new Set());
+    listeners.add(listener);
+    return () => void listeners.delete(listener);
+  }
+
   /** The deadline passed. */
   fire(): void {
     this.settle({ kind: 'timeout' }, new Error(`timed out after ${this.timeoutMs} ms`));
@@ -213,7 +246,9 @@ class GuardedRun<T> implements Deadline, SignalSource {
     if (reason !== undefined) {
       this.abortReason = reason;
       this.controller?.abort(reason);
+      if (this.listeners) for (const listener of this.listeners) listener(reason);
     }
+    this.listeners = undefined;
     this.resolve(outcome);
   }
 }

@@ -6,6 +6,7 @@ import { WorkerService } from '../../gen/dispatch/v1/worker_pb';
 import type { PipelineDeps } from '../pipeline';
 import { type ParallelDispatcher, dispatchHandlers } from './dispatch-service';
 import { encodeDispatchResponse } from './dispatch-response-codec';
+import { encodeWorkAssignment } from './work-assignment-codec';
 import { serviceDefinition, unimplemented } from './grpc-adapter';
 import { addHealthAndReflection } from './health-and-reflection';
 import { allowAll, type Authenticator } from './principal';
@@ -63,7 +64,7 @@ export async function startServer(address: string, options: ServerOptions): Prom
     ...registryHandlers(deps.registry, authenticate, deps.logger),
     ...extra.registry,
   });
-  server.addService(serviceDefinition(WorkerService), { work: unimplemented('Work'), ...extra.worker });
+  server.addService(serviceDefinition(WorkerService, { work: encodeWorkAssignment }), { work: unimplemented('Work'), ...extra.worker });
   const health = addHealthAndReflection(server);
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(address, options.credentials ?? grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),

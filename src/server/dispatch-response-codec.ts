@@ -1,5 +1,6 @@
 import { toBinary } from '@bufbuild/protobuf';
 import { DispatchResponseSchema, type DispatchResponse, type ToolError, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
+import { fieldSize, isUint32, stringSize, uintSize, Writer } from './proto-writer';
 
 // The one message dispatch writes per Dispatch RPC, encoded by hand: protobuf-es's reflective
 // toBinary (BinaryWriter, a TextEncoder call and a chunk per string) measured ~15x slower than
@@ -30,13 +31,6 @@ const TAG = {
   errorRetryAfterMs: (5 << 3) | 0,
 } as const;
 
-const isUint32 = (value: number) => value >>> 0 === value;
-const varintSize = (value: number) => (value < 0x80 ? 1 : value < 0x4000 ? 2 : value < 0x200000 ? 3 : value < 0x10000000 ? 4 : 5);
-/** Size of a length-delimited field of `bytes` payload bytes (one-byte tags only here). */
-const fieldSize = (bytes: number) => 1 + varintSize(bytes) + bytes;
-const stringSize = (text: string) => (text === '' ? 0 : fieldSize(Buffer.byteLength(text)));
-const uintSize = (value: number) => (value === 0 ? 0 : 1 + varintSize(value));
-
 function errorSize(error: ToolError): number {
   return uintSize(error.kind) + stringSize(error.message) + (error.recoverable ? 2 : 0) + stringSize(error.suggestion) + uintSize(error.retryAfterMs);
 }
@@ -54,40 +48,6 @@ function resultSize(result: ToolResult): number {
 function encodable(result: ToolResult): boolean {
   const error = result.error;
   return isUint32(result.attempts) && isUint32(result.durationMs) && (!error || (isUint32(error.kind) && error.kind < 2 ** 31 && isUint32(error.retryAfterMs)));
-}
-
-class Writer {
-  pos = 0;
-  constructor(readonly buf: Buffer) {}
-
-  varint(value: number): void {
-    let v = value;
-    while (v > 0x7f) {
-      this.buf[this.pos++] = (v & 0x7f) | 0x80;
-      v >>>= 7;
-    }
-    this.buf[this.pos++] = v;
-  }
-
-  uint(tag: number, value: number): void {
-    if (value === 0) return;
-    this.buf[this.pos++] = tag;
-    this.varint(value);
-  }
-
-  flag(tag: number, value: boolean): void {
-    if (!value) return;
-    this.buf[this.pos++] = tag;
-    this.buf[this.pos++] = 1;
-  }
-
-  string(tag: number, text: string, always = false): void {
-    if (text === '' && !always) return;
-    this.buf[this.pos++] = tag;
-    const bytes = Buffer.byteLength(text);
-    this.varint(bytes);
-    this.pos += this.buf.write(text, this.pos, bytes, 'utf8');
-  }
 }
 
 function writeError(w: Writer, error: ToolError): void {

@@ -1,4 +1,4 @@
-import { Deadlines, runGuarded } from '../../src/pipeline';
+import { abortHookOf, Deadlines, runGuarded, type SignalSource } from '../../src/pipeline';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -65,5 +65,33 @@ describe('runGuarded on the shared deadlines', () => {
     const outcome = await runGuarded(new AbortController().signal, 20, async () => 'ok');
     expect(outcome).toEqual({ kind: 'done', value: 'ok' });
     await sleep(40);
+  });
+
+  it('tells abort listeners once, with the reason; late ones at once; none after a success; unsubscribed ones never', async () => {
+    const heard: string[] = [];
+    let source: SignalSource | undefined;
+    const outcome = await runGuarded(new AbortController().signal, 20, (s) => {
+      source = s;
+      s.onAbort((reason) => heard.push(`first: ${(reason as Error).message}`));
+      s.onAbort(() => heard.push('unsubscribed'))();
+      return new Promise(() => undefined);
+    });
+    expect(outcome.kind).toBe('timeout');
+    source!.onAbort((reason) => heard.push(`late: ${(reason as Error).message}`));
+    expect(heard).toEqual(['first: timed out after 20 ms', 'late: timed out after 20 ms']);
+
+    const quiet: unknown[] = [];
+    await runGuarded(new AbortController().signal, 20, async (s) => (s.onAbort((r) => quiet.push(r)), 'ok'));
+    await sleep(40);
+    expect(quiet).toEqual([]);
+  });
+
+  it('an AbortSignal serves as an abort hook', () => {
+    const controller = new AbortController();
+    const heard: unknown[] = [];
+    abortHookOf(controller.signal).onAbort((reason) => heard.push(reason));
+    controller.abort('stop');
+    abortHookOf(controller.signal).onAbort((reason) => heard.push(`late ${String(reason)}`));
+    expect(heard).toEqual(['stop', 'late stop']);
   });
 });

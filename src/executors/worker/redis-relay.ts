@@ -4,6 +4,7 @@ import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import type { ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
 import { DispatchError } from '../../errors';
 import type { Logger } from '../../log';
+import { abortHookOf } from '../../pipeline/signals';
 import type { ToolRegistry } from '../../registry';
 import { fromWire, parseRelayMessage, toWire, type RelayMessage } from './relay-messages';
 import { createRouteTable } from './route-table';
@@ -61,7 +62,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
     inflight.set(id, controller);
     const timer = setTimeout(() => controller.abort(new Error('deadline passed')), Math.max(1, request.deadline - Date.now() + o.options.relayGraceMs));
     o.pool
-      .assign(request, controller.signal)
+      .assign(request, abortHookOf(controller.signal))
       .then((output) => send(from, { t: 'reply', id, output }), (error: unknown) => send(from, { t: 'reply', id, error: toWire(error) }))
       .catch(warn('a worker reply to another replica was lost'))
       .finally(() => {

@@ -27,7 +27,7 @@ export function createWorkerExecutor(pool: WorkerPool, relay: () => WorkerRelay 
         deadline: ctx.deadline,
         traceparent: ctx.traceparent,
       };
-      if (pool.hosts(tool.tenant, tool.name)) return pool.assign(request, ctx.signal);
+      if (pool.hosts(tool.tenant, tool.name)) return pool.assign(request, ctx);
       const remote = relay();
       if (remote) return remote.forward(request, ctx.signal);
       throw noWorkerError(tool.name);

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { ToolCallSchema } from '../../../gen/dispatch/v1/dispatch_pb';
 import { WorkAssignmentSchema, type Completion } from '../../../gen/dispatch/v1/worker_pb';
 import type { Logger } from '../../log';
+import type { AbortHook } from '../../pipeline/signals';
 import { noWorkerError, workerGoneError, workerToolError } from './worker-errors';
 import type { WorkerLink } from './worker-link';
 
@@ -34,8 +35,8 @@ export interface WorkerPool {
   complete(link: WorkerLink, completion: Completion): void;
   hosts(tenant: string, tool: string): boolean;
   hosted(): { tenant: string; tool: string }[];
-  /** Runs a call on the least busy worker hosting it; rejects UNAVAILABLE (before) when none does. */
-  assign(request: AssignmentRequest, signal: AbortSignal): Promise<string>;
+  /** Runs a call on the least busy worker hosting it; rejects UNAVAILABLE (before) when none does, and with the reason on `abort`. */
+  assign(request: AssignmentRequest, abort: AbortHook): Promise<string>;
   onHostedChange(listener: HostedListener): void;
   /** Ends every worker stream once it holds no assignment (server shutdown). */
   drain(): void;
@@ -134,25 +135,28 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       const [tenant, tool] = key.split('\u0000') as [string, string];
       return { tenant, tool };
     }),
-    assign(request, signal) {
+    assign(request, abort) {
       const link = pick(request.tenant, request.tool);
       if (!link) return Promise.reject(noWorkerError(request.tool));
-      if (signal.aborted) return Promise.reject(signal.reason);
       const assignmentId = randomUUID();
       return new Promise<string>((resolve, reject) => {
-        const onAbort = () => {
+        let sent = false;
+        const onAbort = (reason: unknown) => {
           if (!link.pending.delete(assignmentId)) return;
-          link.send(create(WorkAssignmentSchema, { assignmentId, cancel: true }));
-          reject(signal.reason);
+          if (sent) link.send(create(WorkAssignmentSchema, { assignmentId, cancel: true }));
+          reject(reason);
           endIfDrained(link);
         };
-        const settle = () => signal.removeEventListener('abort', onAbort);
+        let unsubscribe: () => void = () => undefined;
         link.pending.set(assignmentId, {
           tool: request.tool,
-          resolve: (output) => (settle(), resolve(output)),
-          reject: (error) => (settle(), reject(error)),
+          resolve: (output) => (unsubscribe(), resolve(output)),
+          reject: (error) => (unsubscribe(), reject(error)),
         });
-        signal.addEventListener('abort', onAbort, { once: true });
+        unsubscribe = abort.onAbort(onAbort);
+        // Aborted already: the listener ran at once and nothing goes to the worker.
+        if (!link.pending.has(assignmentId)) return;
+        sent = true;
         link.send(
           create(WorkAssignmentSchema, {
             assignmentId,

@@ -1,0 +1,61 @@
+import { toBinary } from '@bufbuild/protobuf';
+import type { ToolCall } from '../../gen/dispatch/v1/dispatch_pb';
+import { WorkAssignmentSchema, type WorkAssignment } from '../../gen/dispatch/v1/worker_pb';
+import { fieldSize, isUint32, stringSize, uintSize, Writer } from './proto-writer';
+
+// The message dispatch writes to a worker per assignment, encoded by hand for the reason
+// dispatch-response-codec.ts gives (reflective toBinary measured several percent of the server's
+// CPU per worker call). Field numbers are those of proto/dispatch/v1/worker.proto and
+// dispatch.proto (ToolCall); test/unit/work-assignment-codec.test.ts checks the bytes against
+// toBinary for arbitrary messages and pins the field lists.
+
+const TAG = {
+  assignmentId: (1 << 3) | 2,
+  call: (2 << 3) | 2,
+  sessionId: (3 << 3) | 2,
+  attempt: (4 << 3) | 0,
+  idempotencyKey: (5 << 3) | 2,
+  deadlineMs: (6 << 3) | 0,
+  traceparent: (7 << 3) | 2,
+  cancel: (8 << 3) | 0,
+  callId: (1 << 3) | 2,
+  callName: (2 << 3) | 2,
+  callArguments: (3 << 3) | 2,
+} as const;
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+const callSize = (call: ToolCall): number => stringSize(call.id) + stringSize(call.name) + stringSize(call.arguments);
+
+/** The protobuf encoding of a WorkAssignment, the same bytes as protobuf-es's toBinary. */
+export function encodeWorkAssignment(assignment: WorkAssignment): Buffer {
+  const { call, deadlineMs } = assignment;
+  if (!isUint32(assignment.attempt) || deadlineMs < 0n || deadlineMs > MAX_SAFE) return Buffer.from(toBinary(WorkAssignmentSchema, assignment));
+  const deadline = Number(deadlineMs);
+  const inner = call ? callSize(call) : 0;
+  const size =
+    stringSize(assignment.assignmentId) +
+    (call ? fieldSize(inner) : 0) +
+    stringSize(assignment.sessionId) +
+    uintSize(assignment.attempt) +
+    stringSize(assignment.idempotencyKey) +
+    uintSize(deadline) +
+    stringSize(assignment.traceparent) +
+    (assignment.cancel ? 2 : 0);
+  const w = new Writer(Buffer.allocUnsafe(size));
+  w.string(TAG.assignmentId, assignment.assignmentId);
+  if (call) {
+    w.buf[w.pos++] = TAG.call;
+    w.varint(inner);
+    w.string(TAG.callId, call.id);
+    w.string(TAG.callName, call.name);
+    w.string(TAG.callArguments, call.arguments);
+  }
+  w.string(TAG.sessionId, assignment.sessionId);
+  w.uint(TAG.attempt, assignment.attempt);
+  w.string(TAG.idempotencyKey, assignment.idempotencyKey);
+  w.uint(TAG.deadlineMs, deadline);
+  w.string(TAG.traceparent, assignment.traceparent);
+  w.flag(TAG.cancel, assignment.cancel);
+  return w.buf;
+}

@@ -54,7 +54,16 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   const sessions = new Map<string, SessionState>();
   const moveAfter = Math.max(1, Math.floor(maxSessions / 4));
   let uses = 0;
-  const keyOf = (scope: SessionScope) => `${scope.tenant}\u0000${scope.sessionId}`;
+  // A turn's calls share one scope object (TurnContext.scope): its key is built and hashed once.
+  const keys = new WeakMap<SessionScope, string>();
+  const keyOf = (scope: SessionScope): string => {
+    let key = keys.get(scope);
+    if (key === undefined) {
+      key = `${scope.tenant}\u0000${scope.sessionId}`;
+      keys.set(scope, key);
+    }
+    return key;
+  };
 
   function session(scope: SessionScope, create: true): SessionState;
   function session(scope: SessionScope, create: boolean): SessionState | undefined;

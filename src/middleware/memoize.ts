@@ -17,23 +17,22 @@ function resourceOf(tenant: string, pointer: string, args: unknown): string | un
  * not cached.
  */
 export function memoize(cache: MemoCache): Middleware {
-  return (next) => async (invocation) => {
+  // Promise chains rather than an async function: one continuation per call instead of an async
+  // frame and its promise, on every read-only call.
+  return (next) => (invocation) => {
     const { tool, args, ctx } = invocation;
     const resource = resourceOf(ctx.tenant, tool.spec.resourceKey, args);
     if (!tool.readOnly) {
       if (resource === undefined) return next(invocation);
       cache.evictResource(resource);
-      try {
-        return await next(invocation);
-      } finally {
-        cache.evictResource(resource);
-      }
+      return next(invocation).finally(() => cache.evictResource(resource));
     }
     const hit = cache.get(ctx.idempotencyKey);
-    if (hit) return { text: hit.text, warnings: hit.warnings, cached: true };
+    if (hit) return Promise.resolve({ text: hit.text, warnings: hit.warnings, cached: true });
     const generation = resource === undefined ? undefined : cache.generation(resource);
-    const output = await next(invocation);
-    cache.set(ctx.idempotencyKey, output, tool.memoizeTtlSeconds * 1000, resource, generation);
-    return output;
+    return next(invocation).then((output) => {
+      cache.set(ctx.idempotencyKey, output, tool.memoizeTtlSeconds * 1000, resource, generation);
+      return output;
+    });
   };
 }

@@ -13,26 +13,33 @@ export interface CallTracker {
   fail(reason: string): void;
 }
 
+/** One call's tracker: its methods on the prototype, not four closures per call. */
+class Tracker implements CallTracker {
+  private work: Promise<unknown> | undefined;
+  private ended = false;
+
+  constructor(readonly observer: CallObserver) {}
+
+  started(promise: Promise<unknown>): void {
+    this.work = promise;
+  }
+
+  succeed(result: ToolResult): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.observer.end(result);
+  }
+
+  fail(reason: string): void {
+    if (this.ended) return;
+    this.ended = true;
+    const end = () => this.observer.end(undefined, reason);
+    if (this.work) this.work.then(end, end);
+    else end();
+  }
+}
+
 /** Tracks one call observed by `observer` (CALL_RECEIVED has already fired). */
 export function trackCall(observer: CallObserver): CallTracker {
-  let work: Promise<unknown> | undefined;
-  let ended = false;
-  return {
-    observer,
-    started(promise) {
-      work = promise;
-    },
-    succeed(result) {
-      if (ended) return;
-      ended = true;
-      observer.end(result);
-    },
-    fail(reason) {
-      if (ended) return;
-      ended = true;
-      const end = () => observer.end(undefined, reason);
-      if (work) work.then(end, end);
-      else end();
-    },
-  };
+  return new Tracker(observer);
 }

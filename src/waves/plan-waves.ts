@@ -54,7 +54,8 @@ export function planWaves(calls: readonly PlannedCall[], lookup: WaveToolLookup)
       return;
     }
     const key = resourceKeyOf(call.arguments, tool.resourceKey);
-    let target = waves.slice(firstOpen).find((wave) => key === undefined || !wave.keys.has(key));
+    let target: OpenWave | undefined;
+    for (let w = firstOpen; w < waves.length && !target; w++) if (key === undefined || !waves[w]!.keys.has(key)) target = waves[w];
     if (!target) {
       target = { calls: [], keys: new Set(), exclusive: false };
       waves.push(target);

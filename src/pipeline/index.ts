@@ -7,7 +7,7 @@ export type { Observer, TurnObserver, CallObserver, AttemptObserver, TurnInfo, C
 export { defaultGuards, OPEN_GATE } from './guards';
 export type { Guards, HookDecision, PreHookInput, PostHookInput, BreakerGate, Correction, Reflection, Reflector, Failure } from './guards';
 export { retryTreeReflector } from './default-reflector';
-export { applyMiddleware, capOutput, outputCap } from './middleware';
+export { applyMiddleware, capOutput } from './middleware';
 export type { Middleware, ToolHandler, Invocation, ToolOutput } from './middleware';
 export { linkSignal, delay, onAbort, abortHookOf, abortSubscribers, runGuarded, createAbortScope, toAbortSignal } from './signals';
 export type { GuardedOutcome, AbortHook, AbortScope, SignalSource, TurnSignal } from './signals';

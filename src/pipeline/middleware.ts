@@ -29,15 +29,13 @@ export function applyMiddleware(core: ToolHandler, middleware: readonly Middlewa
   return middleware.reduceRight<ToolHandler>((next, stage) => stage(next), core);
 }
 
-/** Cuts an output longer than `maxChars`, with a warning that says so. */
+/**
+ * Cuts an output longer than `maxChars`, with a warning that says so: the innermost stage, run in
+ * the core handler's own continuation, so no tool can flood the server.
+ */
 export function capOutput(output: ToolOutput, maxChars: number): ToolOutput {
   return output.text.length <= maxChars
     ? output
     : { ...output, text: output.text.slice(0, maxChars), warnings: [...(output.warnings ?? []), `the tool's output was cut at ${maxChars} characters before bounding`] };
 }
 
-/** Cuts an output longer than `maxChars` before bounding, so no tool can flood the server. */
-export function outputCap(maxChars: number): Middleware {
-  const cap = (output: ToolOutput): ToolOutput => capOutput(output, maxChars);
-  return (next) => (invocation) => next(invocation).then(cap);
-}

@@ -209,7 +209,7 @@ function varintSize(value: number): number {
 }
 
 /** Epoch milliseconds as OpenTelemetry's [seconds, nanoseconds]. */
-export function hrTimeOf(ms: number): [number, number] {
+function hrTimeOf(ms: number): [number, number] {
   const seconds = Math.floor(ms / 1000);
   return [seconds, Math.min(999_999_999, Math.round((ms - seconds * 1000) * 1e6))];
 }

@@ -3,7 +3,7 @@ import { SpanStatusCode, type Attributes, type AttributeValue, type SpanKind } f
 // OTLP protobuf (opentelemetry/proto/trace/v1, collector/trace/v1) written straight from
 // dispatch's span data into one growing buffer: the same bytes, field for field, as
 // @opentelemetry/otlp-transformer's ProtobufTraceSerializer writes for the SDK's spans
-// (test/telemetry/otlp-span-encoding.test.ts compares them), without a ReadableSpan to keep alive
+// (test/telemetry/span-tracer.test.ts compares them), without a ReadableSpan to keep alive
 // until export. Spans are encoded as they end; a batch is their bytes under one resource and scope.
 
 /** A point event on a span. */

@@ -85,7 +85,7 @@ export interface SpanTracerOptions {
 
 /**
  * Dispatch's tracer: the spans the OpenTelemetry SDK would make (same ids, names, kinds,
- * attributes, events, status; test/telemetry/otlp-span-encoding.test.ts compares the OTLP bytes),
+ * attributes, events, status; test/telemetry/span-tracer.test.ts compares the OTLP bytes),
  * encoded as they end, without the SDK's span objects, attribute sanitising, context objects and
  * the batch that keeps them alive until export, which measured as most of the cost of tracing a
  * call. The sampler is asked once per trace in this process, at its first span: a span under a

@@ -67,6 +67,8 @@ export class Deadlines {
     }
     for (const deadline of due) this.pending.delete(deadline);
     if (next !== Infinity) this.arm(next);
+    // A late timer (a busy loop) finds several due at once: they fire in the order of their times.
+    if (due.length > 1) due.sort((a, b) => a.at - b.at);
     for (const deadline of due) deadline.fire();
   }
 }

@@ -17,6 +17,18 @@ describe('Deadlines: many deadlines on one timer', () => {
     expect(deadlines.size).toBe(0);
   });
 
+  it('fires deadlines found due together in the order of their times (a timer that fires late)', () => {
+    let now = 0;
+    const deadlines = new Deadlines(() => now);
+    const fired: string[] = [];
+    deadlines.add(60, () => fired.push('60'));
+    deadlines.add(20, () => fired.push('20'));
+    deadlines.add(40, () => fired.push('40'));
+    now = 100;
+    (deadlines as unknown as { expire(): void }).expire();
+    expect(fired).toEqual(['20', '40', '60']);
+  });
+
   it('never fires a cancelled deadline, and fires the others', async () => {
     const deadlines = new Deadlines();
     const fired: string[] = [];

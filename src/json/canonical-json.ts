@@ -1,27 +1,29 @@
-/** Keys listed in an array (a linear search each) up to this many; past it, in a Set. */
+/** Keys found so far are searched in the list up to this many; past it, through a Set. */
 const FEW_KEYS = 32;
 
-/** Every object key anywhere in `value`, once each, into `keys`; false once there are more than {@link FEW_KEYS}. */
-function collectFewKeys(value: unknown, keys: string[]): boolean {
-  if (value === null || typeof value !== 'object') return true;
-  if (Array.isArray(value)) {
-    for (const item of value) if (!collectFewKeys(item, keys)) return false;
-    return true;
-  }
-  const record = value as Record<string, unknown>;
-  for (const key in record) {
-    if (!Object.hasOwn(record, key)) continue;
-    if (!keys.includes(key)) {
-      if (keys.length === FEW_KEYS) return false;
-      keys.push(key);
+/** Every object key anywhere in a value, once each, in the order found. */
+class KeyList {
+  readonly keys: string[] = [];
+  private seen: Set<string> | undefined;
+
+  add(key: string): void {
+    if (this.seen) {
+      if (this.seen.has(key)) return;
+      this.seen.add(key);
+    } else {
+      if (this.keys.includes(key)) return;
+      if (this.keys.length === FEW_KEYS) this.seen = new Set(this.keys).add(key);
     }
-    if (!collectFewKeys(record[key], keys)) return false;
+    this.keys.push(key);
   }
-  return true;
+
+  /** The keys sorted by code units: in place when few (Array#sort allocates a work array). */
+  sorted(): string[] {
+    return this.keys.length <= FEW_KEYS ? sortFew(this.keys) : this.keys.sort();
+  }
 }
 
-/** Every object key anywhere in `value`, once each. */
-function collectKeys(value: unknown, keys: Set<string>): void {
+function collectKeys(value: unknown, keys: KeyList): void {
   if (value === null || typeof value !== 'object') return;
   if (Array.isArray(value)) {
     for (const item of value) collectKeys(item, keys);
@@ -93,14 +95,9 @@ export function canonicalJson(value: unknown): string {
   // Objects whose keys already come in sorted order (most arguments: one key, or written sorted)
   // serialise as they are, on JSON.stringify's fast path, with no key list to build and sort.
   if (alreadySorted(value)) return JSON.stringify(value) ?? 'null';
-  const few: string[] = [];
-  let sorted: string[];
-  if (collectFewKeys(value, few)) sorted = sortFew(few);
-  else {
-    const keys = new Set<string>();
-    collectKeys(value, keys);
-    sorted = [...keys].sort();
-  }
+  const keys = new KeyList();
+  collectKeys(value, keys);
+  const sorted = keys.sorted();
   if (sorted.includes('__proto__')) return sortedByHand(value);
   return JSON.stringify(value, sorted) ?? 'null';
 }

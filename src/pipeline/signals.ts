@@ -56,8 +56,20 @@ const cancellations = new WeakMap<AbortSignal, Cancellation>();
 class ScopeSignal implements TurnSignal {
   aborted = false;
   reason: unknown = undefined;
-  readonly callbacks = new Set<() => void>();
+  /** Made on the first subscription: most scopes (an attempt's) never get one. */
+  callbacks: Set<() => void> | undefined;
   controller: AbortController | undefined;
+}
+
+/** Aborts a scope's signal: its AbortSignal if one was made, then its subscribers, once. */
+function abortScope(signal: ScopeSignal, reason: unknown): void {
+  if (signal.aborted) return;
+  signal.aborted = true;
+  signal.reason = reason ?? new DOMException('This operation was aborted', 'AbortError');
+  signal.controller?.abort(signal.reason);
+  const callbacks = signal.callbacks;
+  signal.callbacks = undefined;
+  if (callbacks) for (const cb of callbacks) cb();
 }
 
 /** A real AbortSignal for `signal`, made on first request for a scope's signal. */
@@ -81,8 +93,9 @@ export function toAbortSignal(signal: TurnSignal): AbortSignal {
  */
 export function onAbort(signal: TurnSignal, callback: () => void): () => void {
   if (signal instanceof ScopeSignal) {
-    signal.callbacks.add(callback);
-    return () => void signal.callbacks.delete(callback);
+    const callbacks = (signal.callbacks ??= new Set());
+    callbacks.add(callback);
+    return () => void callbacks.delete(callback);
   }
   const target = signal as AbortSignal;
   let cancellation = cancellations.get(target);
@@ -102,7 +115,7 @@ export function onAbort(signal: TurnSignal, callback: () => void): () => void {
 
 /** How many {@link onAbort} subscribers `signal` holds (to check that none outlive their work). */
 export function abortSubscribers(signal: TurnSignal): number {
-  return signal instanceof ScopeSignal ? signal.callbacks.size : (cancellations.get(signal as AbortSignal)?.callbacks.size ?? 0);
+  return signal instanceof ScopeSignal ? (signal.callbacks?.size ?? 0) : (cancellations.get(signal as AbortSignal)?.callbacks.size ?? 0);
 }
 
 /** An abort that its owner triggers, and its signal. */
@@ -117,17 +130,7 @@ export interface AbortScope {
  */
 export function createAbortScope(): AbortScope {
   const signal = new ScopeSignal();
-  return {
-    signal,
-    abort(reason) {
-      if (signal.aborted) return;
-      signal.aborted = true;
-      signal.reason = reason ?? new DOMException('This operation was aborted', 'AbortError');
-      signal.controller?.abort(signal.reason);
-      for (const cb of signal.callbacks) cb();
-      signal.callbacks.clear();
-    },
-  };
+  return { signal, abort: (reason) => abortScope(signal, reason) };
 }
 
 /** Waits `ms`, rejecting with the signal's reason as soon as `signal` aborts (the timer is cleared). */
@@ -163,32 +166,30 @@ export interface AbortHook {
   onAbort(listener: (reason: unknown) => void): () => void;
 }
 
-/** An AbortSignal as an {@link AbortHook} (one shared EventTarget listener, see {@link onAbort}). */
-export function abortHookOf(signal: AbortSignal): AbortHook {
-  return {
-    onAbort(listener) {
-      if (signal.aborted) {
-        listener(signal.reason);
-        return () => undefined;
-      }
-      return onAbort(signal, () => listener(signal.reason));
-    },
-  };
+/** Runs `listener` with `signal`'s reason once it aborts, at once if it has; returns the unsubscribe. */
+function listenForAbort(signal: TurnSignal, listener: (reason: unknown) => void): () => void {
+  if (signal.aborted) {
+    listener(signal.reason);
+    return () => undefined;
+  }
+  return onAbort(signal, () => listener(signal.reason));
 }
 
-const NOTHING = () => undefined;
+/** A signal as an {@link AbortHook} (one shared EventTarget listener, see {@link onAbort}). */
+export function abortHookOf(signal: TurnSignal): AbortHook {
+  return { onAbort: (listener) => listenForAbort(signal, listener) };
+}
 
 /**
- * One guarded run: the deadline entry, the signal source and the settling, in one object (a
- * closure each measured as a good part of an attempt's allocations).
+ * One guarded run: the deadline entry, the signal source (an abort scope's signal, whose
+ * AbortSignal is made on request) and the settling, in one object (a closure each measured as a
+ * good part of an attempt's allocations).
  */
 class GuardedRun<T> implements Deadline, SignalSource {
   at = 0;
-  private controller: AbortController | undefined;
-  private abortReason: unknown;
+  private readonly scope = new ScopeSignal();
   private settled = false;
   private unsubscribe: (() => void) | undefined;
-  private listeners: Set<(reason: unknown) => void> | undefined;
 
   constructor(
     private readonly parent: TurnSignal,
@@ -211,22 +212,11 @@ class GuardedRun<T> implements Deadline, SignalSource {
   }
 
   signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.abortReason !== undefined) this.controller.abort(this.abortReason);
-    }
-    return this.controller.signal;
+    return toAbortSignal(this.scope);
   }
 
   onAbort(listener: (reason: unknown) => void): () => void {
-    if (this.abortReason !== undefined) {
-      listener(this.abortReason);
-      return NOTHING;
-    }
-    if (this.settled) return NOTHING;
-    const listeners = (this.listeners ??= new Set());
-    listeners.add(listener);
-    return () => void listeners.delete(listener);
+    return listenForAbort(this.scope, listener);
   }
 
   /** The deadline passed. */
@@ -243,12 +233,7 @@ class GuardedRun<T> implements Deadline, SignalSource {
     this.settled = true;
     DEADLINES.cancel(this);
     this.unsubscribe?.();
-    if (reason !== undefined) {
-      this.abortReason = reason;
-      this.controller?.abort(reason);
-      if (this.listeners) for (const listener of this.listeners) listener(reason);
-    }
-    this.listeners = undefined;
+    if (reason !== undefined) abortScope(this.scope, reason);
     this.resolve(outcome);
   }
 }

@@ -1,6 +1,6 @@
 import { toBinary } from '@bufbuild/protobuf';
 import { DispatchResponseSchema, type DispatchResponse, type ToolError, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
-import { fieldSize, isUint32, stringSize, uintSize, Writer } from './proto-writer';
+import { fieldSize, isUint32, stringSize, uintSize, Writer } from '../wire/sized-writer';
 
 // The one message dispatch writes per Dispatch RPC, encoded by hand: protobuf-es's reflective
 // toBinary (BinaryWriter, a TextEncoder call and a chunk per string) measured ~15x slower than

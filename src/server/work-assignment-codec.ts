@@ -1,7 +1,7 @@
 import { toBinary } from '@bufbuild/protobuf';
 import type { ToolCall } from '../../gen/dispatch/v1/dispatch_pb';
 import { WorkAssignmentSchema, type WorkAssignment } from '../../gen/dispatch/v1/worker_pb';
-import { fieldSize, isUint32, stringSize, uintSize, Writer } from './proto-writer';
+import { fieldSize, isUint32, stringSize, uintSize, Writer } from '../wire/sized-writer';
 
 // The message dispatch writes to a worker per assignment, encoded by hand for the reason
 // dispatch-response-codec.ts gives (reflective toBinary measured several percent of the server's

@@ -2,7 +2,7 @@ import { defaultResource, detectResources, envDetector, resourceFromAttributes }
 import type { SpanTracer } from '../events/span-record';
 import type { Logger } from '../log';
 import { samplerFromEnv } from './sampler-from-env';
-import { requestFrame } from './otlp-span-encoding';
+import { requestFrame } from './otlp-request';
 import { batchOptionsFromEnv, otlpHttpExporter, SpanBatcher } from './span-batcher';
 import { createSpanTracer } from './span-tracer';
 

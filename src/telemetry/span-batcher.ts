@@ -2,7 +2,8 @@ import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
 import type { Logger } from '../log';
-import { RequestWriter, type RequestFrame, type SpanData } from './otlp-span-encoding';
+import { RequestWriter, type RequestFrame } from './otlp-request';
+import type { SpanData } from './otlp-span-encoding';
 import type { SpanSink } from './span-tracer';
 
 /** An encoded ExportTraceServiceRequest and how many spans it holds. */

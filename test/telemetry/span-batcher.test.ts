@@ -1,5 +1,6 @@
 import { SpanKind } from '@opentelemetry/api';
-import { requestFrame, type SpanData } from '../../src/telemetry/otlp-span-encoding';
+import { requestFrame } from '../../src/telemetry/otlp-request';
+import type { SpanData } from '../../src/telemetry/otlp-span-encoding';
 import { decodeExportTraceRequest } from './otlp-receiver';
 import { batchOptionsFromEnv, SpanBatcher, type BatchExporter, type EncodedBatch } from '../../src/telemetry/span-batcher';
 

@@ -3,7 +3,8 @@ import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { AlwaysOnSampler, BasicTracerProvider, InMemorySpanExporter, ParentBasedSampler, SimpleSpanProcessor, TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace-base';
 import { endSpan, IdSpan, type SpanRecord, type SpanStart } from '../../src/events/span-record';
-import { RequestWriter, requestFrame, type SpanData } from '../../src/telemetry/otlp-span-encoding';
+import { RequestWriter, requestFrame } from '../../src/telemetry/otlp-request';
+import type { SpanData } from '../../src/telemetry/otlp-span-encoding';
 import { createSpanTracer, MAX_SPAN_EVENTS } from '../../src/telemetry/span-tracer';
 import { samplerFromEnv } from '../../src/telemetry/sampler-from-env';
 

@@ -2,7 +2,7 @@ import { create, toBinary } from '@bufbuild/protobuf';
 import fc from 'fast-check';
 import { ToolCallSchema } from '../../gen/dispatch/v1/dispatch_pb';
 import { WorkAssignmentSchema } from '../../gen/dispatch/v1/worker_pb';
-import { varintSize, Writer } from '../../src/server/proto-writer';
+import { varintSize, Writer } from '../../src/wire/sized-writer';
 import { encodeWorkAssignment } from '../../src/server/work-assignment-codec';
 
 const text = fc.oneof(fc.constant(''), fc.string(), fc.string({ unit: 'grapheme', maxLength: 40 }), fc.string({ minLength: 130, maxLength: 20_000 }));

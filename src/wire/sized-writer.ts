@@ -1,6 +1,7 @@
-// What the hand encoders of hot messages share (dispatch-response-codec.ts, work-assignment-codec.ts):
-// sizes first, then one Buffer of exactly that size, written field by field in field-number order,
-// as protobuf-es's toBinary writes them (default values left out).
+// The writer of the hand encoders of hot messages (src/server/dispatch-response-codec.ts,
+// work-assignment-codec.ts): sizes first, then one Buffer of exactly that size, written field by
+// field in field-number order, as protobuf-es's toBinary writes them (default values left out).
+// growing-writer.ts is its counterpart for messages whose size is not known beforehand.
 
 export const isUint32 = (value: number): boolean => value >>> 0 === value;
 /** Bytes of a varint of a non-negative safe integer. */
@@ -18,23 +19,28 @@ export const fieldSize = (bytes: number): number => 1 + varintSize(bytes) + byte
 export const stringSize = (text: string): number => (text === '' ? 0 : fieldSize(Buffer.byteLength(text)));
 export const uintSize = (value: number): number => (value === 0 ? 0 : 1 + varintSize(value));
 
+/** Writes a varint of a non-negative safe integer at `pos` (past 32 bits by division: `>>>` keeps 32); returns the position after it. */
+export function putVarint(buf: Buffer, pos: number, value: number): number {
+  let v = value;
+  while (v > 0xffffffff) {
+    buf[pos++] = (v % 0x80) | 0x80;
+    v = Math.floor(v / 0x80);
+  }
+  while (v > 0x7f) {
+    buf[pos++] = (v & 0x7f) | 0x80;
+    v >>>= 7;
+  }
+  buf[pos++] = v;
+  return pos;
+}
+
 /** Writes fields into a Buffer sized beforehand. */
 export class Writer {
   pos = 0;
   constructor(readonly buf: Buffer) {}
 
-  /** A varint of a non-negative safe integer (past 32 bits by division: `>>>` keeps 32). */
   varint(value: number): void {
-    let v = value;
-    while (v > 0xffffffff) {
-      this.buf[this.pos++] = (v % 0x80) | 0x80;
-      v = Math.floor(v / 0x80);
-    }
-    while (v > 0x7f) {
-      this.buf[this.pos++] = (v & 0x7f) | 0x80;
-      v >>>= 7;
-    }
-    this.buf[this.pos++] = v;
+    this.pos = putVarint(this.buf, this.pos, value);
   }
 
   uint(tag: number, value: number): void {

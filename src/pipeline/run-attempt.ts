@@ -1,7 +1,7 @@
 import { status } from '@grpc/grpc-js';
 import { ErrorKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError, HardError, kindName } from '../errors';
-import { canonicalJson, readPointer, shortHash } from '../json';
+import { canonicalJson, readPointer } from '../json';
 import { redactSecrets } from '../middleware';
 import type { ResolvedTool } from '../registry';
 import { idempotencyKey, newResultHandle, NO_STREAK, StoreUnavailableError, type ClaimOutcome, type FinishAttempt, type LoopStreak, type SessionScope } from '../store';
@@ -29,12 +29,16 @@ class AttemptContext implements ExecutorContext {
     private readonly observer: AttemptObserver,
     readonly toolCallId: string,
     readonly attempt: number,
-    readonly idempotencyKey: string,
+    private readonly key: CallKey,
     private readonly signals: SignalSource,
     readonly deadline: number,
   ) {
     this.tenant = turn.tenant;
     this.sessionId = turn.sessionId;
+  }
+
+  get idempotencyKey(): string {
+    return this.key.value;
   }
 
   /** Made on first read: a tool that never looks at it costs no AbortController. */
@@ -56,6 +60,25 @@ class AttemptContext implements ExecutorContext {
   }
 }
 
+/**
+ * A call's idempotency key, hashed on first read: a read-only call whose executor never reads it
+ * (a builtin, say) costs no hash.
+ */
+class CallKey {
+  private hashed: string | undefined;
+
+  constructor(
+    private readonly scope: SessionScope,
+    private readonly tool: ResolvedTool,
+    private readonly args: unknown,
+    private readonly canonicalArgs: string,
+  ) {}
+
+  get value(): string {
+    return (this.hashed ??= idempotencyKey(this.scope, this.tool.name, this.args, this.tool.keyFields, this.canonicalArgs));
+  }
+}
+
 /** The result of one attempt and, when it failed, why. */
 export interface AttemptResult {
   readonly result: ToolResult;
@@ -66,10 +89,13 @@ const LEASE_MARGIN_MS = 5_000;
 const MEMORY_TTL_SECONDS = 86_400;
 const MEMORY_FIELD_CHARS = 500;
 
-/** The loop-window operation of a call: the tool and its primary parameter. */
+/**
+ * The loop-window operation of a call: the tool, NUL, and the canonical JSON of its primary
+ * parameter (all arguments when it names none). Each store keys it as it needs (see `Store`).
+ */
 export function loopOp(tool: ResolvedTool, args: unknown, canonicalArgs = canonicalJson(args)): string {
   const param = tool.spec.primaryParameter === '' ? canonicalArgs : canonicalJson(readPointer(args, tool.spec.primaryParameter) ?? null);
-  return `${tool.name}\u0000${shortHash(param)}`;
+  return `${tool.name}\u0000${param}`;
 }
 
 const refused = (kind: ErrorKind, message: string, recoverable = false) => new DispatchError(kind, message, { phase: 'before', recoverable });
@@ -103,11 +129,11 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
   }
   const canonicalArgs = canonicalJson(args);
   const op = loopOp(tool, args, canonicalArgs);
-  const idemKey = idempotencyKey(scope, tool.name, args, tool.keyFields, canonicalArgs);
+  const callKey = new CallKey(scope, tool, args, canonicalArgs);
   const wantClaim = !tool.readOnly && !deps.guards.breaker.isOpen(breaker);
   let claim: ClaimOutcome | undefined;
   try {
-    let begun = deps.store.beginAttempt({ scope, op, claim: wantClaim ? { key: idemKey, leaseMs: tool.timeoutMs + LEASE_MARGIN_MS } : undefined });
+    let begun = deps.store.beginAttempt({ scope, op, claim: wantClaim ? { key: callKey.value, leaseMs: tool.timeoutMs + LEASE_MARGIN_MS } : undefined });
     if (begun instanceof Promise) begun = await begun;
     streak = begun.streak;
     claim = begun.claim;
@@ -120,17 +146,17 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
   }
 
   if (!streak.failed && streak.count >= tool.loop.stop) {
-    if (claimed) await releaseClaim(deps, scope, op, idemKey);
+    if (claimed) await releaseClaim(deps, scope, op, callKey.value);
     const message = `loop detected: ${tool.name} returned the same result ${streak.count} times in a row for the same input`;
     obs.loopStop(attempt, message);
     throw new HardError(status.ABORTED, 'LOOP_DETECTED', message);
   }
   if (streak.failed && streak.count >= tool.loop.failureBlock) {
-    if (claimed) await releaseClaim(deps, scope, op, idemKey);
+    if (claimed) await releaseClaim(deps, scope, op, callKey.value);
     return failedBefore(attemptObs, callId, tool, refused(ErrorKind.LOOP_BLOCKED, `this exact call failed the same way ${streak.count} times in a row; dispatch refused to run it again`), attempt, started, warnings);
   }
   if (!deps.guards.breaker.tryAcquire(breaker)) {
-    if (claimed) await releaseClaim(deps, scope, op, idemKey);
+    if (claimed) await releaseClaim(deps, scope, op, callKey.value);
     return failedBefore(attemptObs, callId, tool, refused(ErrorKind.BREAKER_OPEN, `tool "${tool.name}" is temporarily unavailable: its circuit breaker is open after repeated failures`, true), attempt, started, warnings);
   }
   if (claim?.state === 'completed') {
@@ -149,7 +175,7 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
   let cached = false;
   let error: DispatchError | undefined;
   const execStarted = performance.now();
-  const run = await runGuarded(turn.signal, timeoutMs, (source) => deps.handler({ tool, args, ctx: new AttemptContext(deps, turn, attemptObs, callId, attempt, idemKey, source, Date.now() + timeoutMs) }));
+  const run = await runGuarded(turn.signal, timeoutMs, (source) => deps.handler({ tool, args, ctx: new AttemptContext(deps, turn, attemptObs, callId, attempt, callKey, source, Date.now() + timeoutMs) }));
   if (run.kind === 'done') {
     text = run.value.text;
     cached = run.value.cached ?? false;
@@ -175,15 +201,14 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
   const idempotency: FinishAttempt['idempotency'] = !claimed
     ? undefined
     : !error || error.phase === 'after'
-      ? { key: idemKey, action: 'complete', result: toStored(result), ttlSeconds: tool.idempotencyTtlSeconds }
+      ? { key: callKey.value, action: 'complete', result: toStored(result), ttlSeconds: tool.idempotencyTtlSeconds }
       : error.phase === 'during'
-        ? { key: idemKey, action: 'unknown', ttlSeconds: tool.idempotencyTtlSeconds }
-        : { key: idemKey, action: 'release' };
+        ? { key: callKey.value, action: 'unknown', ttlSeconds: tool.idempotencyTtlSeconds }
+        : { key: callKey.value, action: 'release' };
   const memory = failed ? undefined : { entry: memoryEntry(tool.name, canonicalArgs, text), max: deps.limits.maxMemoryEntries, ttlSeconds: MEMORY_TTL_SECONDS };
-  const resultHash = shortHash(failed ? `${error!.kind}\u0000${error!.message}` : text);
   if (!storeDown) {
     try {
-      let after = deps.store.finishAttempt({ scope, op, record: { resultHash, failed, window: deps.limits.loopWindow }, idempotency, spill, memory });
+      let after = deps.store.finishAttempt({ scope, op, record: { result: failed ? `${error!.kind}\u0000${error!.message}` : text, failed, window: deps.limits.loopWindow }, idempotency, spill, memory });
       if (after instanceof Promise) after = await after;
       if (addLoopWarning(after.streak, tool, obs, attempt, warnings)) result.warnings = [...warnings];
     } catch (storeError) {

@@ -1,3 +1,4 @@
+import { shortHash } from '../json';
 import { evictOldest, TRIM_TO } from './evict-oldest';
 import { NO_STREAK, StreakIndex } from './streak-index';
 import { handleScope } from './result-handle';
@@ -36,6 +37,16 @@ interface SessionState {
   results?: Map<string, Expiring<string>>;
   memory?: Expiring<string>[];
 }
+
+/** Window ops and results up to this many characters are kept as they are, longer ones hashed. */
+const RAW_MAX = 128;
+
+/**
+ * How the memory store keeps a loop-window op or result: short text as it is (no hash to
+ * compute), longer text as its 32-character short hash. Text of exactly 32 characters is hashed
+ * too, so that a text kept as it is never equals another's hash.
+ */
+const windowKey = (text: string): string => (text.length <= RAW_MAX && text.length !== 32 ? text : shortHash(text));
 
 const live = <T>(entry: Expiring<T> | undefined, now: number): T | undefined =>
   entry !== undefined && entry.expiresAt > now ? entry.value : undefined;
@@ -92,7 +103,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       // A read of a session not seen yet creates nothing: its attempt's record will.
       const state = session(scope, claim !== undefined);
       if (!state) return { streak: NO_STREAK };
-      const streak = state.window.streak(op);
+      const streak = state.window.streak(windowKey(op));
       if (!claim) return { streak };
       const t = now();
       const records = (state.records ??= new Map<string, Expiring<Record>>());
@@ -109,9 +120,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
     finishAttempt({ scope, op, record, idempotency, spill, memory }) {
       const state = session(scope, true);
       const t = now();
-      if (record) {
-        state.window.record({ op, hash: record.resultHash, failed: record.failed }, record.window);
-      }
+      const key = windowKey(op);
+      if (record) state.window.record({ op: key, hash: windowKey(record.result), failed: record.failed }, record.window);
       if (idempotency?.action === 'release') state.records?.delete(idempotency.key);
       else if (idempotency) {
         const value: Record = idempotency.action === 'complete' ? { state: 'completed', result: idempotency.result } : { state: 'unknown' };
@@ -127,7 +137,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
         entries.push({ value: memory.entry, expiresAt: t + memory.ttlSeconds * 1000 });
         if (entries.length > memory.max) entries.splice(0, entries.length - memory.max);
       }
-      return { streak: state.window.streak(op) };
+      return { streak: state.window.streak(key) };
     },
     async readResult(tenant, handle) {
       const scope = handleScope(tenant, handle);

@@ -36,7 +36,11 @@ export interface LoopStreak {
 /** The first store step of an attempt: the loop pre-check read and, optionally, the claim. */
 export interface BeginAttempt {
   readonly scope: SessionScope;
-  /** The (tool, primary parameter) operation key. */
+  /**
+   * The (tool, primary parameter) operation: the tool name, NUL, the parameter's canonical JSON
+   * (see `loopOp`). Unbounded text: the Redis store keeps it hashed, the memory store as it is
+   * when short.
+   */
   readonly op: string;
   readonly claim?: { readonly key: string; readonly leaseMs: number };
 }
@@ -51,8 +55,12 @@ export type IdempotencyFinish =
 export interface FinishAttempt {
   readonly scope: SessionScope;
   readonly op: string;
-  /** The result hash recorded in the loop window; absent when nothing ran. */
-  readonly record?: { readonly resultHash: string; readonly failed: boolean; readonly window: number };
+  /**
+   * The result recorded in the loop window, absent when nothing ran: the output text, or the
+   * error's kind and message; repeats are counted by equal `result`, which stores compare by hash
+   * (or, the memory store, as it is when short).
+   */
+  readonly record?: { readonly result: string; readonly failed: boolean; readonly window: number };
   readonly idempotency?: IdempotencyFinish;
   /** The whole text of a bounded result, for ReadResult. */
   readonly spill?: { readonly handle: string; readonly text: string; readonly ttlSeconds: number };

@@ -26,7 +26,7 @@ test('sessions spread over the masters, all keys of a session on one master', as
   const tenant = `spread-${Date.now()}`;
   try {
     for (let i = 0; i < 30; i++) {
-      await store.finishAttempt({ scope: { tenant, sessionId: `s${i}` }, op: 'o', record: { resultHash: 'h', failed: false, window: 10 }, memory: { entry: 'm', max: 5, ttlSeconds: 60 } });
+      await store.finishAttempt({ scope: { tenant, sessionId: `s${i}` }, op: 'o', record: { result: 'h', failed: false, window: 10 }, memory: { entry: 'm', max: 5, ttlSeconds: 60 } });
     }
     const tag = Buffer.from(tenant).toString('base64url');
     const nodeOf = new Map<string, number[]>();

@@ -1,6 +1,7 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { shortHash } from '../../src/json';
 import { newResultHandle, StoreUnavailableError, type SessionScope } from '../../src/store';
-import { connectRedis, createRedisStore, whenReady, type RedisStore, type RedisStoreOptions } from '../../src/store/redis';
+import { connectRedis, createRedisStore, sessionKeys, whenReady, type RedisStore, type RedisStoreOptions } from '../../src/store/redis';
 import { freeRedisPort, monitorRedis, startRedis, type TestRedis } from '../helpers/redis-server';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -38,12 +39,25 @@ describe('redis store', () => {
     const monitor = await monitorRedis(redis.port);
     for (let i = 0; i < 10; i++) {
       await store.beginAttempt({ scope, op: `op${i}`, claim: { key: `k${i}`, leaseMs: 5000 } });
-      await store.finishAttempt({ scope, op: `op${i}`, record: { resultHash: 'h', failed: false, window: 100 }, idempotency: { key: `k${i}`, action: 'complete', result, ttlSeconds: 60 }, spill: { handle: newResultHandle(scope.sessionId), text: 'long', ttlSeconds: 60 }, memory: { entry: 'm', max: 10, ttlSeconds: 60 } });
+      await store.finishAttempt({ scope, op: `op${i}`, record: { result: 'h', failed: false, window: 100 }, idempotency: { key: `k${i}`, action: 'complete', result, ttlSeconds: 60 }, spill: { handle: newResultHandle(scope.sessionId), text: 'long', ttlSeconds: 60 }, memory: { entry: 'm', max: 10, ttlSeconds: 60 } });
     }
     await store.readResult(scope.tenant, newResultHandle(scope.sessionId));
     await sleep(50);
     monitor.stop();
     expect(monitor.commands()).toEqual([...Array(20).fill('evalsha'), 'get']);
+  });
+
+  test('loop-window ops are stored under the hash of their first format, so replicas of the previous version share windows', async () => {
+    const scope = fresh();
+    await store.finishAttempt({ scope, op: 'search\u0000{"q":"x"}', record: { result: 'found', failed: false, window: 100 } });
+    const client = connectRedis(redis.url, {});
+    await whenReady(client, 5000);
+    try {
+      const first = createHash('sha256').update(`search\u0000${shortHash('{"q":"x"}')}`).digest('base64url');
+      expect(await client.lrange(sessionKeys(scope).window, 0, -1)).toEqual([`${first}0${shortHash('found')}`]);
+    } finally {
+      client.disconnect();
+    }
   });
 
   test('while replies are awaited, the steps issued in one tick leave in one socket write, and each gets its own answer', async () => {
@@ -70,7 +84,7 @@ describe('redis store', () => {
   test('every key is namespaced under the session hash tag and expires', async () => {
     const scope = { tenant: 'acme}{:', sessionId: 'chat:{42}' };
     await store.beginAttempt({ scope, op: 'o', claim: { key: 'k', leaseMs: 5000 } });
-    await store.finishAttempt({ scope, op: 'o', record: { resultHash: 'h', failed: false, window: 100 }, idempotency: { key: 'k', action: 'complete', result, ttlSeconds: 60 }, spill: { handle: newResultHandle(scope.sessionId), text: 'long', ttlSeconds: 60 }, memory: { entry: 'm', max: 10, ttlSeconds: 60 } });
+    await store.finishAttempt({ scope, op: 'o', record: { result: 'h', failed: false, window: 100 }, idempotency: { key: 'k', action: 'complete', result, ttlSeconds: 60 }, spill: { handle: newResultHandle(scope.sessionId), text: 'long', ttlSeconds: 60 }, memory: { entry: 'm', max: 10, ttlSeconds: 60 } });
     const tag = `{${Buffer.from(scope.tenant).toString('base64url')}:${Buffer.from(scope.sessionId).toString('base64url')}}`;
     const keys = redis.cli('--scan', '--pattern', `dispatch:${tag.replace(/[{}]/g, '\\$&')}:*`).split('\n').filter(Boolean).sort();
     expect(keys.map((k) => k.slice(`dispatch:${tag}:`.length).replace(/:.*/, ''))).toEqual(['idem', 'memory', 'records', 'result', 'results', 'window']);
@@ -131,7 +145,7 @@ test('a Redis that is not there fails every step fast with StoreUnavailableError
   try {
     const scope = fresh();
     await expectUnavailableWithin(store.beginAttempt({ scope, op: 'o', claim: { key: 'k', leaseMs: 1000 } }), 500);
-    await expectUnavailableWithin(store.finishAttempt({ scope, op: 'o', record: { resultHash: 'h', failed: false, window: 10 } }), 500);
+    await expectUnavailableWithin(store.finishAttempt({ scope, op: 'o', record: { result: 'h', failed: false, window: 10 } }), 500);
     await expectUnavailableWithin(store.endSession(scope), 500);
   } finally {
     await store.close();

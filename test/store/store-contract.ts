@@ -120,7 +120,7 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
 
     test('the loop window counts identical results per op; a different result is progress', async () => {
       const scope = fresh();
-      const record = (op: string, resultHash: string, failed = false) => Promise.resolve(store.finishAttempt({ scope, op, record: { resultHash, failed, window: 100 } })).then((r) => r.streak);
+      const record = (op: string, resultHash: string, failed = false) => Promise.resolve(store.finishAttempt({ scope, op, record: { result: resultHash, failed, window: 100 } })).then((r) => r.streak);
       expect(await record('a', 'h1')).toEqual({ count: 1, failed: false });
       expect(await record('b', 'h1')).toEqual({ count: 1, failed: false });
       expect(await record('a', 'h1')).toEqual({ count: 2, failed: false });
@@ -136,20 +136,23 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
     test('the window keeps only its newest entries', async () => {
       const scope = fresh();
       let streak = { count: 0, failed: false };
-      for (let i = 0; i < 5; i++) streak = (await store.finishAttempt({ scope, op: 'a', record: { resultHash: 'h', failed: false, window: 3 } })).streak;
+      for (let i = 0; i < 5; i++) streak = (await store.finishAttempt({ scope, op: 'a', record: { result: 'h', failed: false, window: 3 } })).streak;
       expect(streak).toEqual({ count: 3, failed: false });
-      await store.finishAttempt({ scope, op: 'b', record: { resultHash: 'h', failed: false, window: 3 } });
+      await store.finishAttempt({ scope, op: 'b', record: { result: 'h', failed: false, window: 3 } });
       expect((await store.beginAttempt({ scope, op: 'a' })).streak).toEqual({ count: 2, failed: false });
     });
 
     test('every sequence of records yields the streaks of streakOf', async () => {
-      const entry = fc.record({ op: fc.constantFrom('a', 'b', 'c'), hash: fc.constantFrom('h1', 'h2'), failed: fc.boolean() });
+      // Short and long ops and results: the memory store keeps short ones as they are, long ones
+      // (and those of exactly 32 characters) hashed; the Redis store hashes all.
+      const long = (c: string) => `${'L'.repeat(300)}${c}`;
+      const entry = fc.record({ op: fc.constantFrom('a', 'b', `c\u0000${long('p')}`), hash: fc.constantFrom('h1', 'h2', 'x'.repeat(32), long('1'), long('2')), failed: fc.boolean() });
       await fc.assert(
-        fc.asyncProperty(fc.integer({ min: 1, max: 6 }), fc.array(entry, { maxLength: 14 }), fc.constantFrom('a', 'b', 'c'), async (window, entries, probe) => {
+        fc.asyncProperty(fc.integer({ min: 1, max: 6 }), fc.array(entry, { maxLength: 14 }), fc.constantFrom('a', 'b', `c\u0000${long('p')}`), async (window, entries, probe) => {
           const scope = fresh();
           let model: WindowEntry[] = [];
           for (const e of entries) {
-            const { streak } = await store.finishAttempt({ scope, op: e.op, record: { resultHash: e.hash, failed: e.failed, window } });
+            const { streak } = await store.finishAttempt({ scope, op: e.op, record: { result: e.hash, failed: e.failed, window } });
             model = [...model, e].slice(-window);
             expect(streak).toEqual(streakOf(model, e.op));
           }
@@ -209,7 +212,7 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
       for (const s of [scope, other]) {
         await claim(s, 'running');
         await claim(s, 'done');
-        await store.finishAttempt({ scope: s, op: OP, record: { resultHash: 'h', failed: false, window: 100 }, idempotency: { key: 'done', action: 'complete', result: stored('ok'), ttlSeconds: 60 }, spill: { handle: s === scope ? handle : otherHandle, text: 'spilled', ttlSeconds: 60 }, memory: { entry: 'm', max: 10, ttlSeconds: 60 } });
+        await store.finishAttempt({ scope: s, op: OP, record: { result: 'h', failed: false, window: 100 }, idempotency: { key: 'done', action: 'complete', result: stored('ok'), ttlSeconds: 60 }, spill: { handle: s === scope ? handle : otherHandle, text: 'spilled', ttlSeconds: 60 }, memory: { entry: 'm', max: 10, ttlSeconds: 60 } });
       }
       await store.endSession(scope);
       expect(await claim(scope, 'running')).toEqual({ state: 'claimed' });

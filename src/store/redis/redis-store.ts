@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { shortHash } from '../../json';
 import type { Logger } from '../../log';
 import { handleScope } from '../result-handle';
 import type { BeginAttempt, BeginAttemptResult, ClaimOutcome, FinishAttempt, FinishAttemptResult, SessionScope, Store, StoredResult } from '../store';
@@ -28,8 +29,16 @@ export interface RedisStoreOptions {
   readonly logger?: Logger;
 }
 
-/** Loop-window ops are stored hashed: fixed length (the scripts rely on it) and small. */
-const opId = (op: string) => createHash('sha256').update(op).digest('base64url');
+/**
+ * Loop-window ops are stored hashed: fixed length (the scripts rely on it) and small. The hash is
+ * the one of the ops' first format (the tool, NUL, a short hash of the parameter), so that
+ * replicas of different versions share windows.
+ */
+function opId(op: string): string {
+  const cut = op.indexOf('\u0000');
+  const first = cut === -1 ? op : `${op.slice(0, cut + 1)}${shortHash(op.slice(cut + 1))}`;
+  return createHash('sha256').update(first).digest('base64url');
+}
 
 function claimOutcome(state: string, payload: string): ClaimOutcome | undefined {
   switch (state) {
@@ -76,7 +85,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       idem ? keys.record(idem.key) : keys.window,
       spill ? keys.result(spill.handle) : keys.window,
       opId(step.op),
-      record ? `${record.failed ? 1 : 0}${record.resultHash}` : '',
+      record ? `${record.failed ? 1 : 0}${shortHash(record.result)}` : '',
       record?.window ?? 1,
       windowTtl,
       idem?.action ?? '',

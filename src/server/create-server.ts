@@ -5,6 +5,7 @@ import { ToolRegistryService } from '../../gen/dispatch/v1/registry_pb';
 import { WorkerService } from '../../gen/dispatch/v1/worker_pb';
 import type { PipelineDeps } from '../pipeline';
 import { type ParallelDispatcher, dispatchHandlers } from './dispatch-service';
+import { decodeDispatchRequest } from './dispatch-request-codec';
 import { encodeDispatchResponse } from './dispatch-response-codec';
 import { encodeWorkAssignment } from './work-assignment-codec';
 import { serviceDefinition, unimplemented } from './grpc-adapter';
@@ -52,7 +53,7 @@ export async function startServer(address: string, options: ServerOptions): Prom
     'grpc.max_send_message_length': deps.limits.maxMessageBytes,
   });
   const extra = options.extraHandlers ?? {};
-  server.addService(serviceDefinition(DispatchService, { dispatch: encodeDispatchResponse }), {
+  server.addService(serviceDefinition(DispatchService, { dispatch: { decodeRequest: decodeDispatchRequest, encodeResponse: encodeDispatchResponse } }), {
     subscribe: unimplemented('Subscribe'),
     parseToolCalls: parseHandler(authenticate, deps.limits, deps.logger),
     resolveApproval: unimplemented('ResolveApproval'),
@@ -64,7 +65,7 @@ export async function startServer(address: string, options: ServerOptions): Prom
     ...registryHandlers(deps.registry, authenticate, deps.logger),
     ...extra.registry,
   });
-  server.addService(serviceDefinition(WorkerService, { work: encodeWorkAssignment }), { work: unimplemented('Work'), ...extra.worker });
+  server.addService(serviceDefinition(WorkerService, { work: { encodeResponse: encodeWorkAssignment } }), { work: unimplemented('Work'), ...extra.worker });
   const health = addHealthAndReflection(server);
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(address, options.credentials ?? grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),

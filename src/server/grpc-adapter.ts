@@ -19,12 +19,19 @@ export class RpcError extends Error {
   }
 }
 
+/** A method's own codec, in place of protobuf-es's reflective one, for either direction or both. */
+export interface HotCodec {
+  readonly decodeRequest?: (bytes: Buffer) => unknown;
+  readonly encodeResponse?: (value: never) => Buffer;
+}
+
 /**
  * The grpc-js service definition of a protobuf-es service: paths, streaming flags, and binary
  * (de)serialisation through the generated schemas. This is the one adapter between the two.
- * `responseEncoders` replace toBinary for the named methods' responses (a hot path's own encoder).
+ * `codecs` replace toBinary for the named methods' responses and fromBinary for their requests (a
+ * hot path's own encoder and decoder).
  */
-export function serviceDefinition(service: GenService<GenServiceMethods>, responseEncoders: Readonly<Record<string, (value: never) => Buffer>> = {}): grpc.ServiceDefinition {
+export function serviceDefinition(service: GenService<GenServiceMethods>, codecs: Readonly<Record<string, HotCodec>> = {}): grpc.ServiceDefinition {
   const definition: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
   for (const method of service.methods) {
     const input = method.input as DescMessage;
@@ -34,8 +41,8 @@ export function serviceDefinition(service: GenService<GenServiceMethods>, respon
       requestStream: method.methodKind === 'client_streaming' || method.methodKind === 'bidi_streaming',
       responseStream: method.methodKind === 'server_streaming' || method.methodKind === 'bidi_streaming',
       requestSerialize: (value) => Buffer.from(toBinary(input, value as MessageShape<DescMessage>)),
-      requestDeserialize: (bytes) => fromBinary(input, bytes),
-      responseSerialize: (responseEncoders[method.localName] as ((value: unknown) => Buffer) | undefined) ?? ((value) => Buffer.from(toBinary(output, value as MessageShape<DescMessage>))),
+      requestDeserialize: codecs[method.localName]?.decodeRequest ?? ((bytes) => fromBinary(input, bytes)),
+      responseSerialize: (codecs[method.localName]?.encodeResponse as ((value: unknown) => Buffer) | undefined) ?? ((value) => Buffer.from(toBinary(output, value as MessageShape<DescMessage>))),
       responseDeserialize: (bytes) => fromBinary(output, bytes),
       originalName: method.name,
     };

@@ -1,0 +1,115 @@
+// The reader of the hand decoders of hot messages (src/server/dispatch-request-codec.ts): varints,
+// strings and skipping, straight from the Buffer grpc-js hands over. Malformed input throws, as
+// protobuf-es's BinaryReader does, so grpc-js answers it with INTERNAL like any other request that
+// does not deserialize.
+import { isUtf8 } from 'node:buffer';
+import { I32, I64, LEN, VARINT } from './growing-writer';
+
+const START_GROUP = 3;
+const END_GROUP = 4;
+
+/** Nesting of groups skipped inside an unknown field, as protobuf-es's default recursion limit. */
+const MAX_GROUP_DEPTH = 100;
+
+export class Reader {
+  pos: number;
+
+  constructor(
+    readonly buf: Buffer,
+    start = 0,
+    readonly end = buf.length,
+  ) {
+    this.pos = start;
+  }
+
+  /** A varint's low 32 bits, unsigned (uint32 fields; int32 ones take `| 0`). At most 10 bytes. */
+  varint32(): number {
+    const buf = this.buf;
+    let result = 0;
+    let shift = 0;
+    for (let read = 0; read < 10; read++) {
+      if (this.pos >= this.end) throw new RangeError('premature EOF');
+      const byte = buf[this.pos++]!;
+      if (shift < 32) result |= (byte & 0x7f) << shift;
+      shift += 7;
+      if ((byte & 0x80) === 0) return result >>> 0;
+    }
+    throw new Error('invalid varint');
+  }
+
+  /** A varint read as a bool: true when any of its bits is set. */
+  bool(): boolean {
+    let any = false;
+    for (let read = 0; read < 10; read++) {
+      if (this.pos >= this.end) throw new RangeError('premature EOF');
+      const byte = this.buf[this.pos++]!;
+      if ((byte & 0x7f) !== 0) any = true;
+      if ((byte & 0x80) === 0) return any;
+    }
+    throw new Error('invalid varint');
+  }
+
+  /** A field's tag: field number << 3 | wire type. Field number 0 and wire types 6 and 7 are illegal. */
+  tag(): number {
+    const start = this.pos;
+    const tag = this.varint32();
+    const read = this.pos - start;
+    if (read > 5 || (read === 5 && this.buf[this.pos - 1]! > 0x0f)) throw new Error('illegal tag: varint overflows uint32');
+    if (tag >>> 3 === 0 || (tag & 7) > 5) throw new Error(`illegal tag: field no ${tag >>> 3} wire type ${tag & 7}`);
+    return tag;
+  }
+
+  /** The end of a length-delimited payload starting here, checked against the message's end. */
+  delimited(): number {
+    const length = this.varint32();
+    const end = this.pos + length;
+    if (end > this.end) throw new RangeError('premature EOF');
+    return end;
+  }
+
+  /** A length-delimited UTF-8 string; invalid UTF-8 throws (proto3 strings must be valid). */
+  string(): string {
+    const end = this.delimited();
+    const text = this.buf.toString('utf8', this.pos, end);
+    // A replacement character is either sent as such or marks invalid bytes: only then check.
+    if (text.includes('\uFFFD') && !isUtf8(this.buf.subarray(this.pos, end))) throw new TypeError('invalid UTF-8 in a string field');
+    this.pos = end;
+    return text;
+  }
+
+  /** Skips the value of a field whose tag was just read (an unknown field, or one of an unexpected wire type). */
+  skip(tag: number, depth = 0): void {
+    switch (tag & 7) {
+      case VARINT:
+        this.varint32();
+        return;
+      case I64:
+        this.advance(8);
+        return;
+      case LEN:
+        this.pos = this.delimited();
+        return;
+      case START_GROUP:
+        if (depth >= MAX_GROUP_DEPTH) throw new Error('maximum recursion depth reached');
+        for (;;) {
+          if (this.pos >= this.end) throw new RangeError('premature EOF');
+          const inner = this.tag();
+          if ((inner & 7) === END_GROUP) {
+            if (inner >>> 3 !== tag >>> 3) throw new Error('invalid end group tag');
+            return;
+          }
+          this.skip(inner, depth + 1);
+        }
+      case I32:
+        this.advance(4);
+        return;
+      default:
+        throw new Error(`cannot skip wire type ${tag & 7}`);
+    }
+  }
+
+  private advance(bytes: number): void {
+    if (this.pos + bytes > this.end) throw new RangeError('premature EOF');
+    this.pos += bytes;
+  }
+}

@@ -1,78 +1,65 @@
-/** Keys found so far are searched in the list up to this many; past it, through a Set. */
-const FEW_KEYS = 32;
+/** Marks a value that {@link sortedCopy} cannot order: it has a key that enumerates out of order. */
+const UNORDERABLE: unique symbol = Symbol('unorderable');
 
-/** Every object key anywhere in a value, once each, in the order found. */
-class KeyList {
-  readonly keys: string[] = [];
-  private seen: Set<string> | undefined;
-
-  add(key: string): void {
-    if (this.seen) {
-      if (this.seen.has(key)) return;
-      this.seen.add(key);
-    } else {
-      if (this.keys.includes(key)) return;
-      if (this.keys.length === FEW_KEYS) this.seen = new Set(this.keys).add(key);
-    }
-    this.keys.push(key);
-  }
-
-  /** The keys sorted by code units: in place when few (Array#sort allocates a work array). */
-  sorted(): string[] {
-    return this.keys.length <= FEW_KEYS ? sortFew(this.keys) : this.keys.sort();
-  }
-}
-
-function collectKeys(value: unknown, keys: KeyList): void {
-  if (value === null || typeof value !== 'object') return;
-  if (Array.isArray(value)) {
-    for (const item of value) collectKeys(item, keys);
-    return;
-  }
-  const record = value as Record<string, unknown>;
-  for (const key in record) {
-    if (!Object.hasOwn(record, key)) continue;
-    keys.add(key);
-    collectKeys(record[key], keys);
-  }
-}
-
-/** Sorts a short list in place by code units (an insertion sort: Array#sort allocates a work array). */
-function sortFew(keys: string[]): string[] {
-  for (let i = 1; i < keys.length; i++) {
-    const key = keys[i]!;
-    let j = i - 1;
-    for (; j >= 0 && keys[j]! > key; j--) keys[j + 1] = keys[j]!;
-    keys[j + 1] = key;
-  }
-  return keys;
+/**
+ * True for a key that cannot be made to enumerate in sorted order: an array index ("2", "10"),
+ * which objects enumerate first, in numeric order, whatever the insertion order; and `__proto__`,
+ * whose assignment sets the prototype instead of adding a key.
+ */
+function unorderable(key: string): boolean {
+  const first = key.charCodeAt(0);
+  if (first >= 0x30 && first <= 0x39) return /^(?:0|[1-9]\d{0,9})$/.test(key) && Number(key) < 2 ** 32 - 1;
+  return key === '__proto__';
 }
 
 /**
- * True when every object in `value` enumerates its keys in sorted (code unit) order and none is
- * `__proto__`: then JSON.stringify's own order is the canonical one. Integer-like keys enumerate
- * in numeric order ("2" before "10"), which is not sorted order, so such objects answer false.
+ * `value` with every object's keys in sorted (code unit) order: the value itself where they
+ * already are, else copies (the parts already sorted are shared). UNORDERABLE when an object has
+ * a key that cannot be ordered (see {@link unorderable}).
  */
-function alreadySorted(value: unknown): boolean {
-  if (value === null || typeof value !== 'object') return true;
+function sortedCopy(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) {
-    for (const item of value) if (!alreadySorted(item)) return false;
-    return true;
+    let copy: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      const sorted = sortedCopy(item);
+      if (sorted === UNORDERABLE) return UNORDERABLE;
+      if (sorted !== item) (copy ??= value.slice())[i] = sorted;
+    }
+    return copy ?? value;
   }
   const record = value as Record<string, unknown>;
-  let previous: string | undefined;
-  for (const key in record) {
-    if (!Object.hasOwn(record, key)) return false;
-    if ((previous !== undefined && previous >= key) || key === '__proto__') return false;
-    previous = key;
-    if (!alreadySorted(record[key])) return false;
+  const keys = Object.keys(record);
+  let inOrder = true;
+  for (let i = 0; i < keys.length; i++) {
+    if (unorderable(keys[i]!)) return UNORDERABLE;
+    if (i > 0 && keys[i - 1]! > keys[i]!) inOrder = false;
   }
-  return true;
+  if (!inOrder) keys.sort();
+  let copy: Record<string, unknown> | undefined = inOrder ? undefined : {};
+  for (const key of keys) {
+    const item = record[key];
+    const sorted = sortedCopy(item);
+    if (sorted === UNORDERABLE) return UNORDERABLE;
+    if (copy) copy[key] = sorted;
+    else if (sorted !== item) {
+      // Sorted so far: copy the keys before this one, then go on into the copy.
+      copy = {};
+      for (const earlier of keys) {
+        if (earlier === key) break;
+        copy[earlier] = record[earlier];
+      }
+      copy[key] = sorted;
+    }
+  }
+  return copy ?? value;
 }
 
 /**
  * The same text built by hand, sorting each object's keys (the first implementation: idempotency
- * keys already stored were made with it). Used for values with `__proto__` keys (see below).
+ * keys already stored were made with it). Used for values with array-index or `__proto__` keys
+ * (see below).
  */
 export function sortedByHand(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
@@ -83,21 +70,14 @@ export function sortedByHand(value: unknown): string {
 }
 
 /**
- * JSON text with object keys sorted at every depth, so that key order never changes a key
- * or a hash built from it. JSON.stringify with a list of keys writes every object's properties
- * in the list's order, so the sorted list of all keys found anywhere gives each object its keys
- * sorted, natively (the same text as sorting each object's keys and joining by hand). A listed key an
- * object lacks is read from its prototype: harmless for Object.prototype's methods (functions are
- * skipped) but not for `__proto__`, so values with that key are sorted by hand.
+ * JSON text with object keys sorted at every depth, so that key order never changes a key or a
+ * hash built from it. JSON.stringify writes an object's keys in their enumeration order, so a
+ * copy whose objects were filled in sorted key order serialises canonically, on JSON.stringify's
+ * own fast path (values already sorted, most arguments, are not copied at all). Values with a key
+ * that cannot be ordered so (an array index, `__proto__`) are sorted by hand, the same text.
  */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  // Objects whose keys already come in sorted order (most arguments: one key, or written sorted)
-  // serialise as they are, on JSON.stringify's fast path, with no key list to build and sort.
-  if (alreadySorted(value)) return JSON.stringify(value) ?? 'null';
-  const keys = new KeyList();
-  collectKeys(value, keys);
-  const sorted = keys.sorted();
-  if (sorted.includes('__proto__')) return sortedByHand(value);
-  return JSON.stringify(value, sorted) ?? 'null';
+  const sorted = sortedCopy(value);
+  return sorted === UNORDERABLE ? sortedByHand(value) : (JSON.stringify(sorted) ?? 'null');
 }

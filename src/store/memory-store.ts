@@ -65,15 +65,16 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   const sessions = new Map<string, SessionState>();
   const moveAfter = Math.max(1, Math.floor(maxSessions / 4));
   let uses = 0;
-  // A turn's calls share one scope object (TurnContext.scope): its key is built and hashed once.
-  const keys = new WeakMap<SessionScope, string>();
+  // A call's two steps, and a turn's calls, share one scope object (TurnContext.scope): its key
+  // is remembered for the scope seen last (a WeakMap entry per turn measured dearer than that).
+  let lastScope: SessionScope | undefined;
+  let lastKey = '';
   const keyOf = (scope: SessionScope): string => {
-    let key = keys.get(scope);
-    if (key === undefined) {
-      key = `${scope.tenant}\u0000${scope.sessionId}`;
-      keys.set(scope, key);
+    if (scope !== lastScope) {
+      lastScope = scope;
+      lastKey = `${scope.tenant}\u0000${scope.sessionId}`;
     }
-    return key;
+    return lastKey;
   };
 
   function session(scope: SessionScope, create: true): SessionState;

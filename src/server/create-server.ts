@@ -7,6 +7,7 @@ import type { PipelineDeps } from '../pipeline';
 import { type ParallelDispatcher, dispatchHandlers } from './dispatch-service';
 import { decodeDispatchRequest } from './dispatch-request-codec';
 import { encodeDispatchResponse } from './dispatch-response-codec';
+import { decodeWorkerMessage } from './worker-message-codec';
 import { encodeWorkAssignment } from './work-assignment-codec';
 import { serviceDefinition, unimplemented } from './grpc-adapter';
 import { addHealthAndReflection } from './health-and-reflection';
@@ -67,7 +68,7 @@ export async function startServer(address: string, options: ServerOptions): Prom
     ...registryHandlers(deps.registry, authenticate, deps.logger),
     ...extra.registry,
   });
-  server.addService(serviceDefinition(WorkerService, { work: { encodeResponse: encodeWorkAssignment } }), { work: unimplemented('Work'), ...extra.worker });
+  server.addService(serviceDefinition(WorkerService, { work: { decodeRequest: decodeWorkerMessage, encodeResponse: encodeWorkAssignment } }), { work: unimplemented('Work'), ...extra.worker });
   const health = addHealthAndReflection(server);
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(address, options.credentials ?? grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),

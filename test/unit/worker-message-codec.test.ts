@@ -1,0 +1,71 @@
+import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
+import fc from 'fast-check';
+import { Effect } from '../../gen/dispatch/v1/tool_pb';
+import { CompletionSchema, HelloSchema, WorkerMessageSchema, type WorkerMessage } from '../../gen/dispatch/v1/worker_pb';
+import { decodeWorkerMessage } from '../../src/server/worker-message-codec';
+
+const text = fc.oneof(fc.constant(''), fc.string(), fc.string({ unit: 'grapheme', maxLength: 40 }), fc.string({ minLength: 130, maxLength: 5_000 }));
+const completion = fc.record({ assignmentId: text, output: text, isError: fc.boolean(), errorMessage: text }, { requiredKeys: [] });
+const message = fc.oneof(
+  completion.map((value) => create(WorkerMessageSchema, { msg: { case: 'completion', value } })),
+  fc.constant(create(WorkerMessageSchema, { msg: { case: 'heartbeat', value: {} } })),
+  fc.constant(create(WorkerMessageSchema, {})),
+  fc.record({ workerId: text, name: text }).map(({ workerId, name }) => create(WorkerMessageSchema, { msg: { case: 'hello', value: { workerId, tools: [{ name, inputSchema: '{}', effect: Effect.READ_ONLY }] } } })),
+);
+/** Unknown fields at the top level (numbers 4 and up): a varint, and length-delimited bytes. */
+const unknownField = fc.oneof(
+  fc.tuple(fc.integer({ min: 4, max: 15 }), fc.nat({ max: 127 })).map(([n, v]) => [n << 3, v]),
+  fc.tuple(fc.integer({ min: 4, max: 15 }), fc.uint8Array({ maxLength: 20 })).map(([n, b]) => [(n << 3) | 2, b.length, ...b]),
+);
+
+/** A message without the unknown fields fromBinary keeps (the hand decoder skips them; a Hello goes to fromBinary whole). */
+function known(decoded: WorkerMessage): WorkerMessage {
+  delete (decoded as { $unknown?: unknown }).$unknown;
+  if (decoded.msg.case !== 'hello' && decoded.msg.value) delete (decoded.msg.value as { $unknown?: unknown }).$unknown;
+  return decoded;
+}
+const reference = (bytes: Uint8Array) => known(fromBinary(WorkerMessageSchema, bytes));
+
+describe('decodeWorkerMessage: the hot path decoder of the Work stream', () => {
+  it('knows every field of the messages it decodes by hand (a field added to the proto fails here)', () => {
+    const fields = (schema: { fields: readonly { number: number; localName: string }[] }) => schema.fields.map((f) => `${f.number}:${f.localName}`);
+    expect(fields(WorkerMessageSchema)).toEqual(['1:hello', '2:completion', '3:heartbeat']);
+    expect(fields(CompletionSchema)).toEqual(['1:assignmentId', '2:output', '3:isError', '4:errorMessage']);
+    expect(fields(HelloSchema)).toEqual(['1:workerId', '2:tools']);
+  });
+
+  it('makes the same message as fromBinary for arbitrary messages sent alone or back to back (oneof cases merged or replaced), with unknown fields', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(message.map((m) => [...toBinary(WorkerMessageSchema, m)]), unknownField), { maxLength: 4 }), (parts) => {
+        const bytes = Buffer.from(parts.flat());
+        expect(known(decodeWorkerMessage(bytes))).toStrictEqual(reference(bytes));
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('refuses whatever fromBinary refuses; where both accept, they agree', () => {
+    expect(() => decodeWorkerMessage(Buffer.from([0x12, 0x05, 0x0a]))).toThrow();
+    expect(() => decodeWorkerMessage(Buffer.from([0x1a, 0x02, 0x0f, 0x00]))).toThrow();
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 40 }), (raw) => {
+        const bytes = Buffer.from(raw);
+        let expected: WorkerMessage;
+        try {
+          expected = reference(bytes);
+        } catch {
+          expect(() => decodeWorkerMessage(bytes)).toThrow();
+          return;
+        }
+        let decoded: WorkerMessage;
+        try {
+          decoded = decodeWorkerMessage(bytes);
+        } catch {
+          return;
+        }
+        expect(known(decoded)).toStrictEqual(expected);
+      }),
+      { numRuns: 5000 },
+    );
+  });
+});

@@ -1,12 +1,25 @@
-import { create } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
-import { ToolCallSchema } from '../../../gen/dispatch/v1/dispatch_pb';
-import { WorkAssignmentSchema, type Completion } from '../../../gen/dispatch/v1/worker_pb';
+import type { Completion, WorkAssignment } from '../../../gen/dispatch/v1/worker_pb';
 import type { Logger } from '../../log';
 import type { AbortHook } from '../../pipeline/signals';
 import { noWorkerError, workerGoneError, workerToolError } from './worker-errors';
 import type { WorkerLink } from './worker-link';
+
+/**
+ * A WorkAssignment message, every field not given at its default: what create() makes, without
+ * walking the schema on every call.
+ */
+const assignment = (fields: Partial<Omit<WorkAssignment, '$typeName'>> & { assignmentId: string }): WorkAssignment => ({
+  $typeName: 'dispatch.v1.WorkAssignment',
+  sessionId: '',
+  attempt: 0,
+  idempotencyKey: '',
+  deadlineMs: 0n,
+  traceparent: '',
+  cancel: false,
+  ...fields,
+});
 
 /** One call to run on a worker, as the executor (or another replica) hands it over. */
 export interface AssignmentRequest {
@@ -143,7 +156,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         let sent = false;
         const onAbort = (reason: unknown) => {
           if (!link.pending.delete(assignmentId)) return;
-          if (sent) link.send(create(WorkAssignmentSchema, { assignmentId, cancel: true }));
+          if (sent) link.send(assignment({ assignmentId, cancel: true }));
           reject(reason);
           endIfDrained(link);
         };
@@ -158,9 +171,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         if (!link.pending.has(assignmentId)) return;
         sent = true;
         link.send(
-          create(WorkAssignmentSchema, {
+          assignment({
             assignmentId,
-            call: create(ToolCallSchema, { id: request.toolCallId, name: request.tool, arguments: request.argumentsJson }),
+            call: { $typeName: 'dispatch.v1.ToolCall', id: request.toolCallId, name: request.tool, arguments: request.argumentsJson },
             sessionId: request.sessionId,
             attempt: request.attempt,
             idempotencyKey: request.idempotencyKey,

@@ -8,6 +8,11 @@ export interface ExecutorContext {
   /** Counts from 1. */
   readonly attempt: number;
   readonly idempotencyKey: string;
+  /**
+   * A key for caches in this process: equal for two calls exactly when their idempotency keys
+   * are, but not hashed when short (the key's material as it is). Never sent anywhere.
+   */
+  readonly localKey: string;
   /** Fires on the tool's timeout, the client's cancel, the RPC deadline or shutdown. */
   readonly signal: AbortSignal;
   /**

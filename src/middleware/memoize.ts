@@ -10,9 +10,9 @@ function resourceOf(tenant: string, pointer: string, args: unknown): string | un
 }
 
 /**
- * Memoize for read-only tools. The key is the call's idempotency key (tenant, session, tool and
- * the canonical arguments), the TTL the tool's `memoize_ttl_seconds`; only successes are cached,
- * and a hit is marked `cached`. A side-effecting call whose `resource_key` value equals a cached
+ * Memoize for read-only tools. The key is the call's local key (its idempotency key's material:
+ * tenant, session, tool and the canonical arguments; hashed when long), the TTL the tool's
+ * `memoize_ttl_seconds`; only successes are cached, and a hit is marked `cached`. A side-effecting call whose `resource_key` value equals a cached
  * read's evicts it, before it runs and again after, and a read that overlapped such a write is
  * not cached.
  */
@@ -27,11 +27,11 @@ export function memoize(cache: MemoCache): Middleware {
       cache.evictResource(resource);
       return next(invocation).finally(() => cache.evictResource(resource));
     }
-    const hit = cache.get(ctx.idempotencyKey);
+    const hit = cache.get(ctx.localKey);
     if (hit) return Promise.resolve({ text: hit.text, warnings: hit.warnings, cached: true });
     const generation = resource === undefined ? undefined : cache.generation(resource);
     return next(invocation).then((output) => {
-      cache.set(ctx.idempotencyKey, output, tool.memoizeTtlSeconds * 1000, resource, generation);
+      cache.set(ctx.localKey, output, tool.memoizeTtlSeconds * 1000, resource, generation);
       return output;
     });
   };

@@ -4,7 +4,7 @@ import { DispatchError, HardError, kindName } from '../errors';
 import { canonicalJson, readPointer } from '../json';
 import { redactSecrets } from '../middleware';
 import type { ResolvedTool } from '../registry';
-import { idempotencyKey, newResultHandle, NO_STREAK, StoreUnavailableError, type ClaimOutcome, type FinishAttempt, type LoopStreak, type SessionScope } from '../store';
+import { hashKeyMaterial, keyMaterial, newResultHandle, NO_STREAK, StoreUnavailableError, type ClaimOutcome, type FinishAttempt, type LoopStreak, type SessionScope } from '../store';
 import { boundResult } from './bound-result';
 import type { PostHookInput } from './guards';
 import type { ExecutorContext } from '../executors/executor';
@@ -41,6 +41,10 @@ class AttemptContext implements ExecutorContext {
     return this.key.value;
   }
 
+  get localKey(): string {
+    return this.key.local;
+  }
+
   /** Made on first read: a tool that never looks at it costs no AbortController. */
   get signal(): AbortSignal {
     return this.signals.signal();
@@ -60,11 +64,15 @@ class AttemptContext implements ExecutorContext {
   }
 }
 
+/** Key material up to this many characters is a call's local key as it is, unhashed. */
+const LOCAL_KEY_MAX = 256;
+
 /**
  * A call's idempotency key, hashed on first read: a read-only call whose executor never reads it
- * (a builtin, say) costs no hash.
+ * (a builtin, say) costs no hash; nor does a short call's local key (the memo cache's).
  */
 class CallKey {
+  private material: string | undefined;
   private hashed: string | undefined;
 
   constructor(
@@ -74,8 +82,18 @@ class CallKey {
     private readonly canonicalArgs: string,
   ) {}
 
+  private get text(): string {
+    return (this.material ??= keyMaterial(this.scope, this.tool.name, this.args, this.tool.keyFields, this.canonicalArgs));
+  }
+
   get value(): string {
-    return (this.hashed ??= idempotencyKey(this.scope, this.tool.name, this.args, this.tool.keyFields, this.canonicalArgs));
+    return (this.hashed ??= hashKeyMaterial(this.text));
+  }
+
+  /** The material itself when short (it holds NULs, which no hash does), else the hash. */
+  get local(): string {
+    const text = this.text;
+    return text.length <= LOCAL_KEY_MAX ? text : this.value;
   }
 }
 

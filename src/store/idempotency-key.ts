@@ -8,6 +8,14 @@ import type { SessionScope } from './store';
  * tool_call_id is never part of it.
  */
 export function idempotencyKey(scope: SessionScope, tool: string, args: unknown, keyFields: readonly string[], canonicalArgs?: string): string {
+  return hashKeyMaterial(keyMaterial(scope, tool, args, keyFields, canonicalArgs));
+}
+
+/** The idempotency key of a key material (see {@link keyMaterial}). */
+export const hashKeyMaterial = (material: string): string => hash('sha256', material, 'base64url');
+
+/** What an idempotency key hashes: tenant, session, tool and the canonical key fields, NUL-separated. */
+export function keyMaterial(scope: SessionScope, tool: string, args: unknown, keyFields: readonly string[], canonicalArgs?: string): string {
   const material = keyFields.length === 0 ? (canonicalArgs ?? canonicalJson(args)) : canonicalJson(keyFields.map((pointer) => readPointer(args, pointer) ?? null));
-  return hash('sha256', `${scope.tenant}\u0000${scope.sessionId}\u0000${tool}\u0000${material}`, 'base64url');
+  return `${scope.tenant}\u0000${scope.sessionId}\u0000${tool}\u0000${material}`;
 }

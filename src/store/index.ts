@@ -17,5 +17,5 @@ export { evictOldest, TRIM_TO } from './evict-oldest';
 export type { MemoryStoreOptions } from './memory-store';
 export { streakOf } from './loop-window';
 export type { WindowEntry } from './loop-window';
-export { idempotencyKey } from './idempotency-key';
+export { hashKeyMaterial, idempotencyKey, keyMaterial } from './idempotency-key';
 export { newResultHandle, handleSession, handleScope } from './result-handle';

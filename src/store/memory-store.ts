@@ -136,7 +136,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       if (memory) {
         const entries = (state.memory ??= []);
         entries.push({ value: memory.entry, expiresAt: t + memory.ttlSeconds * 1000 });
-        if (entries.length > memory.max) entries.splice(0, entries.length - memory.max);
+        // Full, one goes per entry added: shift() drops it in place, splice() would copy it out.
+        if (entries.length === memory.max + 1) entries.shift();
+        else if (entries.length > memory.max) entries.splice(0, entries.length - memory.max);
       }
       return { streak: state.window.streak(key) };
     },

@@ -12,7 +12,7 @@ import { allowAll } from '../../src/server';
 const invocation = (): Invocation => ({
   tool: resolveTool(create(ToolSpecSchema, { name: 't', effect: Effect.READ_ONLY }), '', { schema: {}, validate: (() => true) as never }),
   args: {},
-  ctx: { tenant: 'x', sessionId: 's', toolCallId: 'c', attempt: 1, idempotencyKey: 'k', signal: new AbortController().signal, onAbort: () => () => undefined, deadline: Infinity, scratchDir: async () => '/tmp' },
+  ctx: { tenant: 'x', sessionId: 's', toolCallId: 'c', attempt: 1, idempotencyKey: 'k', localKey: 'k', signal: new AbortController().signal, onAbort: () => () => undefined, deadline: Infinity, scratchDir: async () => '/tmp' },
 });
 
 test('the guard middleware runs redaction, then result verification, then memoize, first outermost', async () => {

@@ -78,4 +78,12 @@ tools:
     const otherSession = await d.dispatch.dispatch({ sessionId: 'other', calls: [read('o1', '/b')] });
     expect(otherSession.results[0]!.cached).toBe(false);
   });
+
+  test('memoize: long arguments (a hashed key) hit only for the same arguments', async () => {
+    const long = (end: string) => `/${'p'.repeat(300)}${end}`;
+    const read = (id: string, path: string) => ({ id, name: 'read_file', arguments: JSON.stringify({ path }) });
+    const turn = await d.dispatch.dispatch({ sessionId: 's', calls: [read('c1', long('1')), read('c2', long('2')), read('c3', long('1'))] });
+    expect(turn.results.map((r) => [r.toolCallId, r.cached])).toEqual([['c1', false], ['c2', false], ['c3', true]]);
+    expect(tools.count('/read')).toBe(2);
+  });
 });

@@ -12,6 +12,23 @@ function unorderable(key: string): boolean {
   return key === '__proto__';
 }
 
+/** Keys up to this many are sorted by insertion, in place (Array#sort allocates a work array). */
+const FEW_KEYS = 32;
+
+/** Sorts keys by code units, in place. */
+function sortKeys(keys: string[]): void {
+  if (keys.length > FEW_KEYS) {
+    keys.sort();
+    return;
+  }
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i]!;
+    let j = i - 1;
+    for (; j >= 0 && keys[j]! > key; j--) keys[j + 1] = keys[j]!;
+    keys[j + 1] = key;
+  }
+}
+
 /**
  * `value` with every object's keys in sorted (code unit) order: the value itself where they
  * already are, else copies (the parts already sorted are shared). UNORDERABLE when an object has
@@ -36,7 +53,7 @@ function sortedCopy(value: unknown): unknown {
     if (unorderable(keys[i]!)) return UNORDERABLE;
     if (i > 0 && keys[i - 1]! > keys[i]!) inOrder = false;
   }
-  if (!inOrder) keys.sort();
+  if (!inOrder) sortKeys(keys);
   let copy: Record<string, unknown> | undefined = inOrder ? undefined : {};
   for (const key of keys) {
     const item = record[key];

@@ -1,0 +1,88 @@
+import type { ExecutorContext } from '../executors/executor';
+import type { ResolvedTool } from '../registry';
+import { hashKeyMaterial, keyMaterial, type SessionScope } from '../store';
+import type { AttemptObserver } from './observer';
+import type { PipelineDeps, TurnContext } from './pipeline-deps';
+import type { SignalSource } from './signals';
+
+/**
+ * What an executor is told about its attempt. A class, not an object literal: its getters live on
+ * the prototype, where a literal's getters are two closures and an accessor pair per attempt.
+ */
+export class AttemptContext implements ExecutorContext {
+  readonly tenant: string;
+  readonly sessionId: string;
+
+  constructor(
+    private readonly deps: PipelineDeps,
+    private readonly turn: TurnContext,
+    private readonly observer: AttemptObserver,
+    readonly toolCallId: string,
+    readonly attempt: number,
+    private readonly key: CallKey,
+    private readonly signals: SignalSource,
+    readonly deadline: number,
+  ) {
+    this.tenant = turn.tenant;
+    this.sessionId = turn.sessionId;
+  }
+
+  get idempotencyKey(): string {
+    return this.key.value;
+  }
+
+  get localKey(): string {
+    return this.key.local;
+  }
+
+  /** Made on first read: a tool that never looks at it costs no AbortController. */
+  get signal(): AbortSignal {
+    return this.signals.signal();
+  }
+
+  onAbort(listener: (reason: unknown) => void): () => void {
+    return this.signals.onAbort(listener);
+  }
+
+  /** The attempt's span; its ids are drawn on first read. */
+  get traceparent(): string | undefined {
+    return this.observer.traceparent ?? this.turn.traceparent;
+  }
+
+  scratchDir(): Promise<string> {
+    return this.deps.scratch.get(this.turn.tenant, this.turn.sessionId);
+  }
+}
+
+/** Key material up to this many characters is a call's local key as it is, unhashed. */
+const LOCAL_KEY_MAX = 256;
+
+/**
+ * A call's idempotency key, hashed on first read: a read-only call whose executor never reads it
+ * (a builtin, say) costs no hash; nor does a short call's local key (the memo cache's).
+ */
+export class CallKey {
+  private material: string | undefined;
+  private hashed: string | undefined;
+
+  constructor(
+    private readonly scope: SessionScope,
+    private readonly tool: ResolvedTool,
+    private readonly args: unknown,
+    private readonly canonicalArgs: string,
+  ) {}
+
+  private get text(): string {
+    return (this.material ??= keyMaterial(this.scope, this.tool.name, this.args, this.tool.keyFields, this.canonicalArgs));
+  }
+
+  get value(): string {
+    return (this.hashed ??= hashKeyMaterial(this.text));
+  }
+
+  /** The material itself when short (it holds NULs, which no hash does), else the hash. */
+  get local(): string {
+    const text = this.text;
+    return text.length <= LOCAL_KEY_MAX ? text : this.value;
+  }
+}

@@ -27,6 +27,10 @@ export class ProtoWriter {
   }
 
   varint(value: number): void {
+    if (value >= 0 && value < 0x80) {
+      this.byte(value);
+      return;
+    }
     this.ensure(10);
     if (value < 0 || value > Number.MAX_SAFE_INTEGER) {
       let big = BigInt.asUintN(64, BigInt(value));
@@ -42,6 +46,12 @@ export class ProtoWriter {
 
   tag(field: number, wire: number): void {
     this.varint((field << 3) | wire);
+  }
+
+  /** One byte: a tag or a varint below 128, the most frequent writes. */
+  byte(value: number): void {
+    if (this.pos >= this.buf.length) this.ensure(1);
+    this.buf[this.pos++] = value;
   }
 
   fixed32(value: number): void {

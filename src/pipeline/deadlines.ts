@@ -2,6 +2,8 @@
 export interface Deadline {
   /** When it is due, on the deadlines' clock (set by {@link Deadlines.schedule}). */
   at: number;
+  /** Its place among the pending deadlines, -1 when not pending (kept by {@link Deadlines}). */
+  slot: number;
   fire(): void;
 }
 
@@ -14,13 +16,14 @@ const EARLY_FIRE_TOLERANCE_MS = 1;
 /**
  * Many deadlines on one timer. Every call has a timeout that almost never fires; a setTimeout
  * and clearTimeout per call allocate a timer, and with few calls in flight Node creates and drops
- * its timer list, and re-arms libuv, every time. Here adding and cancelling a deadline is a Set
- * add and delete; the one timer is armed for the earliest deadline and moved only when a new one
- * comes sooner. When it fires, every deadline reached fires and the timer is armed for the next.
+ * its timer list, and re-arms libuv, every time. Here adding and cancelling a deadline is an array
+ * push and a swap with the last (each deadline knows its slot: a Set's table is reallocated as it
+ * grows and shrinks, every turn when few calls are in flight); the one timer is armed for the
+ * earliest deadline and moved only when a new one comes sooner. When it fires, every deadline reached fires and the timer is armed for the next.
  * The timer is unref'd: a deadline never keeps the process alive by itself.
  */
 export class Deadlines {
-  private readonly pending = new Set<Deadline>();
+  private readonly pending: Deadline[] = [];
   private timer: NodeJS.Timeout | undefined;
   private armedAt = Infinity;
 
@@ -28,24 +31,33 @@ export class Deadlines {
 
   /** Runs `fire` after `ms` unless cancelled first. */
   add(ms: number, fire: () => void): Deadline {
-    return this.schedule({ at: 0, fire }, ms);
+    return this.schedule({ at: 0, slot: -1, fire }, ms);
   }
 
   /** Calls `deadline.fire()` after `ms` unless cancelled first (an object that is its own entry: no closure). */
   schedule<D extends Deadline>(deadline: D, ms: number): D {
     deadline.at = this.now() + ms;
-    this.pending.add(deadline);
+    if (deadline.slot === -1) deadline.slot = this.pending.push(deadline) - 1;
     if (deadline.at < this.armedAt) this.arm(deadline.at);
     return deadline;
   }
 
   cancel(deadline: Deadline | undefined): void {
-    if (deadline) this.pending.delete(deadline);
+    if (deadline && deadline.slot !== -1) this.remove(deadline);
   }
 
   /** Deadlines waiting (for tests and diagnostics). */
   get size(): number {
-    return this.pending.size;
+    return this.pending.length;
+  }
+
+  private remove(deadline: Deadline): void {
+    const last = this.pending.pop()!;
+    if (last !== deadline) {
+      this.pending[deadline.slot] = last;
+      last.slot = deadline.slot;
+    }
+    deadline.slot = -1;
   }
 
   private arm(at: number): void {
@@ -65,7 +77,7 @@ export class Deadlines {
       if (deadline.at <= now) due.push(deadline);
       else if (deadline.at < next) next = deadline.at;
     }
-    for (const deadline of due) this.pending.delete(deadline);
+    for (const deadline of due) this.remove(deadline);
     if (next !== Infinity) this.arm(next);
     // A late timer (a busy loop) finds several due at once: they fire in the order of their times.
     if (due.length > 1) due.sort((a, b) => a.at - b.at);

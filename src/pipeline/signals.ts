@@ -187,6 +187,7 @@ export function abortHookOf(signal: TurnSignal): AbortHook {
  */
 class GuardedRun<T> implements Deadline, SignalSource {
   at = 0;
+  slot = -1;
   private readonly scope = new ScopeSignal();
   private settled = false;
   private unsubscribe: (() => void) | undefined;

@@ -1,4 +1,5 @@
-import { abortHookOf, Deadlines, runGuarded, type SignalSource } from '../../src/pipeline';
+import fc from 'fast-check';
+import { abortHookOf, Deadlines, runGuarded, type Deadline, type SignalSource } from '../../src/pipeline';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -27,6 +28,43 @@ describe('Deadlines: many deadlines on one timer', () => {
     now = 100;
     (deadlines as unknown as { expire(): void }).expire();
     expect(fired).toEqual(['20', '40', '60']);
+  });
+
+  it('any sequence of adds, cancels (again, or after firing) and expiries fires exactly the pending deadlines that are due', () => {
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('add' as const), ms: fc.integer({ min: 0, max: 50 }) }),
+      fc.record({ kind: fc.constant('cancel' as const), pick: fc.nat() }),
+      fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 30 }) }),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 60 }), (ops) => {
+        let now = 0;
+        const deadlines = new Deadlines(() => now);
+        const expire = () => (deadlines as unknown as { expire(): void }).expire();
+        const made: Array<{ deadline: Deadline; at: number; state: 'pending' | 'fired' | 'cancelled' }> = [];
+        for (const o of ops) {
+          if (o.kind === 'add') {
+            const entry = { deadline: undefined as unknown as Deadline, at: now + o.ms, state: 'pending' as 'pending' | 'fired' | 'cancelled' };
+            entry.deadline = deadlines.add(o.ms, () => {
+              expect(entry.state).toBe('pending');
+              expect(entry.at).toBeLessThanOrEqual(now + 1);
+              entry.state = 'fired';
+            });
+            made.push(entry);
+          } else if (o.kind === 'cancel' && made.length > 0) {
+            const entry = made[o.pick % made.length]!;
+            deadlines.cancel(entry.deadline);
+            if (entry.state === 'pending') entry.state = 'cancelled';
+          } else if (o.kind === 'advance') {
+            now += o.ms;
+            expire();
+            for (const entry of made) if (entry.state === 'pending') expect(entry.at).toBeGreaterThan(now + 1);
+          }
+          expect(deadlines.size).toBe(made.filter((e) => e.state === 'pending').length);
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('never fires a cancelled deadline, and fires the others', async () => {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { shortHash } from '../../json';
 import type { Logger } from '../../log';
 import { handleScope } from '../result-handle';
@@ -7,7 +7,7 @@ import type { RedisClient } from './connect';
 import { batchWrites } from './batch-writes';
 import { createPendingWrites } from './pending-writes';
 import { defineScripts } from './scripts';
-import { sessionKeys } from './session-keys';
+import { sessionKeys, type SessionKeys } from './session-keys';
 import { storeCall } from './store-call';
 
 /** Options of the Redis store. */
@@ -37,7 +37,27 @@ export interface RedisStoreOptions {
 function opId(op: string): string {
   const cut = op.indexOf('\u0000');
   const first = cut === -1 ? op : `${op.slice(0, cut + 1)}${shortHash(op.slice(cut + 1))}`;
-  return createHash('sha256').update(first).digest('base64url');
+  return hash('sha256', first, 'base64url');
+}
+
+/** Ops whose ids are remembered, and the longest remembered (an attempt's two steps hash its op once). */
+const OP_IDS_KEPT = 256;
+const OP_KEPT_CHARS = 1024;
+
+/** {@link opId}, remembered for the last few short ops. */
+function opIds(): (op: string) => string {
+  const kept = new Map<string, string>();
+  return (op) => {
+    let id = kept.get(op);
+    if (id === undefined) {
+      id = opId(op);
+      if (op.length <= OP_KEPT_CHARS) {
+        if (kept.size >= OP_IDS_KEPT) kept.delete(kept.keys().next().value as string);
+        kept.set(op, id);
+      }
+    }
+    return id;
+  };
 }
 
 function claimOutcome(state: string, payload: string): ClaimOutcome | undefined {
@@ -69,7 +89,18 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
   const windowTtl = options.windowTtlSeconds ?? 86_400;
   const maxRecords = options.maxRecordsPerSession ?? 10_000;
   const maxResults = options.maxResultsPerSession ?? 1000;
-  const keysOf = (scope: SessionScope) => sessionKeys(scope, options.prefix);
+  // An attempt's two steps, and a turn's calls, share one scope object: its keys are remembered
+  // for the scope seen last.
+  let lastScope: SessionScope | undefined;
+  let lastKeys: SessionKeys | undefined;
+  const keysOf = (scope: SessionScope): SessionKeys => {
+    if (scope !== lastScope || lastKeys === undefined) {
+      lastKeys = sessionKeys(scope, options.prefix);
+      lastScope = scope;
+    }
+    return lastKeys;
+  };
+  const idOf = opIds();
   defineScripts(client);
   const batch = batchWrites(client);
 
@@ -84,7 +115,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       keys.resultIndex,
       idem ? keys.record(idem.key) : keys.window,
       spill ? keys.result(spill.handle) : keys.window,
-      opId(step.op),
+      idOf(step.op),
       record ? `${record.failed ? 1 : 0}${shortHash(record.result)}` : '',
       record?.window ?? 1,
       windowTtl,
@@ -114,7 +145,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       batch();
       const keys = keysOf(scope);
       const [count, failed, state, payload] = await storeCall('the attempt start', timeoutMs, () =>
-        client.dispatchBeginAttempt(keys.window, keys.recordIndex, claim ? keys.record(claim.key) : keys.window, opId(op), claim ? Math.max(1, Math.ceil(claim.leaseMs)) : ''),
+        client.dispatchBeginAttempt(keys.window, keys.recordIndex, claim ? keys.record(claim.key) : keys.window, idOf(op), claim ? Math.max(1, Math.ceil(claim.leaseMs)) : ''),
       );
       const streak = { count: Number(count), failed: Number(failed) === 1 };
       return claim ? { streak, claim: claimOutcome(state, payload) } : { streak };

@@ -1,4 +1,5 @@
-// The reader of the hand decoders of hot messages (src/server/dispatch-request-codec.ts): varints,
+// The reader of the hand decoders of hot messages (src/server/dispatch-request-codec.ts,
+// worker-message-codec.ts): varints,
 // strings and skipping, straight from the Buffer grpc-js hands over. Malformed input throws, as
 // protobuf-es's BinaryReader does, so grpc-js answers it with INTERNAL like any other request that
 // does not deserialize.
@@ -11,6 +12,7 @@ const END_GROUP = 4;
 /** Nesting of groups skipped inside an unknown field, as protobuf-es's default recursion limit. */
 const MAX_GROUP_DEPTH = 100;
 
+/** Reads protobuf wire format from `buf`, from `start` up to `end` (a nested message's bounds). */
 export class Reader {
   pos: number;
 

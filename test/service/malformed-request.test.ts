@@ -1,0 +1,41 @@
+import * as grpc from '@grpc/grpc-js';
+import { startDispatch, type TestDispatch } from '../helpers/servers';
+
+// The Dispatch request is decoded by hand (src/server/dispatch-request-codec.ts): bytes that are
+// not a DispatchRequest end the RPC with INTERNAL, as grpc-js answers any request that does not
+// deserialize, and the server goes on serving.
+
+let d: TestDispatch;
+let raw: grpc.Client;
+
+beforeAll(async () => {
+  d = await startDispatch(`
+tools:
+  - { name: echo, effect: read_only, input_schema: '{"type":"object"}', builtin: { name: echo } }
+`);
+  raw = new grpc.Client(d.address, grpc.credentials.createInsecure());
+});
+afterAll(async () => {
+  raw.close();
+  await d.close();
+});
+
+const send = (bytes: Buffer) =>
+  new Promise<grpc.ServiceError | Buffer>((resolve) => {
+    const identity = (b: Buffer) => b;
+    raw.makeUnaryRequest('/dispatch.v1.DispatchService/Dispatch', identity, identity, bytes, (error, reply) => resolve(error ?? reply!));
+  });
+
+test.each([
+  ['a string longer than the message', [0x0a, 0x05, 0x61]],
+  ['a call whose field runs past the call', [0x1a, 0x03, 0x0a, 0x05, 0x61]],
+  ['invalid UTF-8 in the session id', [0x0a, 0x02, 0xc3, 0x28]],
+  ['field number 0', [0x00, 0x01]],
+])('%s ends the RPC with INTERNAL, and the next Dispatch is served', async (_name, bytes) => {
+  const answer = await send(Buffer.from(bytes));
+  expect(answer).toBeInstanceOf(Error);
+  expect((answer as grpc.ServiceError).code).toBe(grpc.status.INTERNAL);
+  expect((answer as grpc.ServiceError).details).toMatch(/deserializ/);
+  const ok = await d.dispatch.dispatch({ sessionId: 's', calls: [{ id: 'c1', name: 'echo', arguments: '{"a":1}' }] });
+  expect(ok.results[0]!.output).toBe('{"a":1}');
+});

@@ -55,20 +55,17 @@ function sortedCopy(value: unknown): unknown {
   }
   if (!inOrder) sortKeys(keys);
   let copy: Record<string, unknown> | undefined = inOrder ? undefined : {};
-  for (const key of keys) {
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
     const item = record[key];
     const sorted = sortedCopy(item);
     if (sorted === UNORDERABLE) return UNORDERABLE;
-    if (copy) copy[key] = sorted;
-    else if (sorted !== item) {
-      // Sorted so far: copy the keys before this one, then go on into the copy.
+    if (!copy && sorted !== item) {
+      // In order so far, but a value changed: copy the keys before it, then go on in the copy.
       copy = {};
-      for (const earlier of keys) {
-        if (earlier === key) break;
-        copy[earlier] = record[earlier];
-      }
-      copy[key] = sorted;
+      for (let j = 0; j < i; j++) copy[keys[j]!] = record[keys[j]!];
     }
+    if (copy) copy[key] = sorted;
   }
   return copy ?? value;
 }

@@ -12,9 +12,9 @@ function resourceOf(tenant: string, pointer: string, args: unknown): string | un
 /**
  * Memoize for read-only tools. The key is the call's local key (its idempotency key's material:
  * tenant, session, tool and the canonical arguments; hashed when long), the TTL the tool's
- * `memoize_ttl_seconds`; only successes are cached, and a hit is marked `cached`. A side-effecting call whose `resource_key` value equals a cached
- * read's evicts it, before it runs and again after, and a read that overlapped such a write is
- * not cached.
+ * `memoize_ttl_seconds`; only successes are cached, and a hit is marked `cached`. A
+ * side-effecting call whose `resource_key` value equals a cached read's evicts it, before it runs
+ * and again after, and a read that overlapped such a write is not cached.
  */
 export function memoize(cache: MemoCache): Middleware {
   // Promise chains rather than an async function: one continuation per call instead of an async

@@ -19,7 +19,8 @@ const EARLY_FIRE_TOLERANCE_MS = 1;
  * its timer list, and re-arms libuv, every time. Here adding and cancelling a deadline is an array
  * push and a swap with the last (each deadline knows its slot: a Set's table is reallocated as it
  * grows and shrinks, every turn when few calls are in flight); the one timer is armed for the
- * earliest deadline and moved only when a new one comes sooner. When it fires, every deadline reached fires and the timer is armed for the next.
+ * earliest deadline and moved only when a new one comes sooner. When it fires, every deadline
+ * reached fires and the timer is armed for the next.
  * The timer is unref'd: a deadline never keeps the process alive by itself.
  */
 export class Deadlines {

@@ -1,4 +1,4 @@
-import { DispatchRequestSchema, type DispatchMode, type DispatchRequest, type ToolCall } from '../../gen/dispatch/v1/dispatch_pb';
+import { type DispatchMode, type DispatchRequest, type ToolCall } from '../../gen/dispatch/v1/dispatch_pb';
 import { Reader } from '../wire/reader';
 
 // The one message dispatch reads per Dispatch RPC, decoded by hand: protobuf-es's reflective
@@ -26,17 +26,23 @@ const FIELD = {
 } as const;
 
 function readCall(reader: Reader): ToolCall {
-  const end = reader.delimited();
-  const call = new Reader(reader.buf, reader.pos, end);
-  reader.pos = end;
+  const fields = reader.nested();
   const out: ToolCall = { $typeName: 'dispatch.v1.ToolCall', id: '', name: '', arguments: '' };
-  while (call.pos < end) {
-    const tag = call.tag();
-    const field = tag >>> 3;
-    if (field === FIELD.callId) out.id = call.string();
-    else if (field === FIELD.callName) out.name = call.string();
-    else if (field === FIELD.callArguments) out.arguments = call.string();
-    else call.skip(tag);
+  while (fields.pos < fields.end) {
+    const tag = fields.tag();
+    switch (tag >>> 3) {
+      case FIELD.callId:
+        out.id = fields.string();
+        break;
+      case FIELD.callName:
+        out.name = fields.string();
+        break;
+      case FIELD.callArguments:
+        out.arguments = fields.string();
+        break;
+      default:
+        fields.skip(tag);
+    }
   }
   return out;
 }
@@ -45,7 +51,7 @@ function readCall(reader: Reader): ToolCall {
 export function decodeDispatchRequest(bytes: Buffer): DispatchRequest {
   const reader = new Reader(bytes);
   const out: DispatchRequest = {
-    $typeName: DispatchRequestSchema.typeName as 'dispatch.v1.DispatchRequest',
+    $typeName: 'dispatch.v1.DispatchRequest',
     sessionId: '',
     turn: 0,
     calls: [],

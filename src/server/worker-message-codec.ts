@@ -21,10 +21,8 @@ const FIELD = {
 
 /** Reads a length-delimited Completion into `into` (a second one merges, field by field). */
 function readCompletion(reader: Reader, into: Completion): void {
-  const end = reader.delimited();
-  const fields = new Reader(reader.buf, reader.pos, end);
-  reader.pos = end;
-  while (fields.pos < end) {
+  const fields = reader.nested();
+  while (fields.pos < fields.end) {
     const tag = fields.tag();
     switch (tag >>> 3) {
       case FIELD.assignmentId:
@@ -47,10 +45,8 @@ function readCompletion(reader: Reader, into: Completion): void {
 
 /** Skips a length-delimited message with no fields of its own, checking that what it holds is well formed. */
 function skipEmpty(reader: Reader): void {
-  const end = reader.delimited();
-  const fields = new Reader(reader.buf, reader.pos, end);
-  reader.pos = end;
-  while (fields.pos < end) fields.skip(fields.tag());
+  const fields = reader.nested();
+  while (fields.pos < fields.end) fields.skip(fields.tag());
 }
 
 /** Decodes a WorkerMessage as fromBinary(WorkerMessageSchema, bytes) does; throws on malformed bytes. */

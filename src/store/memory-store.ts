@@ -1,5 +1,6 @@
 import { shortHash } from '../json';
 import { evictOldest, TRIM_TO } from './evict-oldest';
+import { rememberLastObject, rememberRecentTexts } from './remember';
 import { NO_STREAK, StreakIndex } from './streak-index';
 import { handleScope } from './result-handle';
 import type { ClaimOutcome, SessionScope, Store, StoredResult } from './store';
@@ -46,7 +47,8 @@ const RAW_MAX = 128;
  * compute), longer text as its 32-character short hash. Text of exactly 32 characters is hashed
  * too, so that a text kept as it is never equals another's hash.
  */
-const windowKey = (text: string): string => (text.length <= RAW_MAX && text.length !== 32 ? text : shortHash(text));
+const keptAsIs = (text: string): boolean => text.length <= RAW_MAX && text.length !== 32;
+const windowKey = (text: string): string => (keptAsIs(text) ? text : shortHash(text));
 
 const live = <T>(entry: Expiring<T> | undefined, now: number): T | undefined =>
   entry !== undefined && entry.expiresAt > now ? entry.value : undefined;
@@ -67,15 +69,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   let uses = 0;
   // A call's two steps, and a turn's calls, share one scope object (TurnContext.scope): its key
   // is remembered for the scope seen last (a WeakMap entry per turn measured dearer than that).
-  let lastScope: SessionScope | undefined;
-  let lastKey = '';
-  const keyOf = (scope: SessionScope): string => {
-    if (scope !== lastScope) {
-      lastScope = scope;
-      lastKey = `${scope.tenant}\u0000${scope.sessionId}`;
-    }
-    return lastKey;
-  };
+  const keyOf = rememberLastObject((scope: SessionScope) => `${scope.tenant}\u0000${scope.sessionId}`);
+  // An attempt's two steps hash a long op once.
+  const hashedOp = rememberRecentTexts(shortHash);
+  const opKey = (op: string): string => (keptAsIs(op) ? op : hashedOp(op));
 
   function session(scope: SessionScope, create: true): SessionState;
   function session(scope: SessionScope, create: boolean): SessionState | undefined;
@@ -104,7 +101,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       // A read of a session not seen yet creates nothing: its attempt's record will.
       const state = session(scope, claim !== undefined);
       if (!state) return { streak: NO_STREAK };
-      const streak = state.window.streak(windowKey(op));
+      const streak = state.window.streak(opKey(op));
       if (!claim) return { streak };
       const t = now();
       const records = (state.records ??= new Map<string, Expiring<Record>>());
@@ -121,7 +118,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
     finishAttempt({ scope, op, record, idempotency, spill, memory }) {
       const state = session(scope, true);
       const t = now();
-      const key = windowKey(op);
+      const key = opKey(op);
       if (record) state.window.record({ op: key, hash: windowKey(record.result), failed: record.failed }, record.window);
       if (idempotency?.action === 'release') state.records?.delete(idempotency.key);
       else if (idempotency) {
@@ -136,9 +133,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       if (memory) {
         const entries = (state.memory ??= []);
         entries.push({ value: memory.entry, expiresAt: t + memory.ttlSeconds * 1000 });
-        // Full, one goes per entry added: shift() drops it in place, splice() would copy it out.
-        if (entries.length === memory.max + 1) entries.shift();
-        else if (entries.length > memory.max) entries.splice(0, entries.length - memory.max);
+        // shift() drops the oldest in place (splice() would copy the dropped ones out).
+        while (entries.length > memory.max) entries.shift();
       }
       return { streak: state.window.streak(key) };
     },

@@ -1,8 +1,7 @@
 // The reader of the hand decoders of hot messages (src/server/dispatch-request-codec.ts,
-// worker-message-codec.ts): varints,
-// strings and skipping, straight from the Buffer grpc-js hands over. Malformed input throws, as
-// protobuf-es's BinaryReader does, so grpc-js answers it with INTERNAL like any other request that
-// does not deserialize.
+// worker-message-codec.ts): varints, strings, nested messages and skipping, straight from the
+// Buffer grpc-js hands over. Malformed input throws, as protobuf-es's BinaryReader does, so
+// grpc-js answers it with INTERNAL like any other request that does not deserialize.
 import { isUtf8 } from 'node:buffer';
 import { I32, I64, LEN, VARINT } from './growing-writer';
 
@@ -67,6 +66,14 @@ export class Reader {
     const end = this.pos + length;
     if (end > this.end) throw new RangeError('premature EOF');
     return end;
+  }
+
+  /** A reader of the length-delimited message starting here; this one moves past it. */
+  nested(): Reader {
+    const end = this.delimited();
+    const inner = new Reader(this.buf, this.pos, end);
+    this.pos = end;
+    return inner;
   }
 
   /** A length-delimited UTF-8 string; invalid UTF-8 throws (proto3 strings must be valid). */

@@ -1,13 +1,14 @@
 import { hash } from 'node:crypto';
 import { shortHash } from '../../json';
 import type { Logger } from '../../log';
+import { rememberLastObject, rememberRecentTexts } from '../remember';
 import { handleScope } from '../result-handle';
 import type { BeginAttempt, BeginAttemptResult, ClaimOutcome, FinishAttempt, FinishAttemptResult, SessionScope, Store, StoredResult } from '../store';
 import type { RedisClient } from './connect';
 import { batchWrites } from './batch-writes';
 import { createPendingWrites } from './pending-writes';
 import { defineScripts } from './scripts';
-import { sessionKeys, type SessionKeys } from './session-keys';
+import { sessionKeys } from './session-keys';
 import { storeCall } from './store-call';
 
 /** Options of the Redis store. */
@@ -40,26 +41,6 @@ function opId(op: string): string {
   return hash('sha256', first, 'base64url');
 }
 
-/** Ops whose ids are remembered, and the longest remembered (an attempt's two steps hash its op once). */
-const OP_IDS_KEPT = 256;
-const OP_KEPT_CHARS = 1024;
-
-/** {@link opId}, remembered for the last few short ops. */
-function opIds(): (op: string) => string {
-  const kept = new Map<string, string>();
-  return (op) => {
-    let id = kept.get(op);
-    if (id === undefined) {
-      id = opId(op);
-      if (op.length <= OP_KEPT_CHARS) {
-        if (kept.size >= OP_IDS_KEPT) kept.delete(kept.keys().next().value as string);
-        kept.set(op, id);
-      }
-    }
-    return id;
-  };
-}
-
 function claimOutcome(state: string, payload: string): ClaimOutcome | undefined {
   switch (state) {
     case 'claimed':
@@ -89,18 +70,8 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
   const windowTtl = options.windowTtlSeconds ?? 86_400;
   const maxRecords = options.maxRecordsPerSession ?? 10_000;
   const maxResults = options.maxResultsPerSession ?? 1000;
-  // An attempt's two steps, and a turn's calls, share one scope object: its keys are remembered
-  // for the scope seen last.
-  let lastScope: SessionScope | undefined;
-  let lastKeys: SessionKeys | undefined;
-  const keysOf = (scope: SessionScope): SessionKeys => {
-    if (scope !== lastScope || lastKeys === undefined) {
-      lastKeys = sessionKeys(scope, options.prefix);
-      lastScope = scope;
-    }
-    return lastKeys;
-  };
-  const idOf = opIds();
+  const keysOf = rememberLastObject((scope: SessionScope) => sessionKeys(scope, options.prefix));
+  const idOf = rememberRecentTexts(opId);
   defineScripts(client);
   const batch = batchWrites(client);
 

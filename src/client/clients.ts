@@ -5,7 +5,9 @@ import * as grpc from '@grpc/grpc-js';
 import { DispatchService } from '../../gen/dispatch/v1/dispatch_pb';
 import { ToolRegistryService } from '../../gen/dispatch/v1/registry_pb';
 import { WorkerService } from '../../gen/dispatch/v1/worker_pb';
-import { serviceDefinition } from '../server/grpc-adapter';
+import { serviceDefinition, type HotCodec } from '../server/grpc-adapter';
+import { decodeWorkAssignment } from '../server/work-assignment-codec';
+import { encodeWorkerMessage } from '../server/worker-message-codec';
 
 type Methods<S extends GenServiceMethods> = {
   [K in keyof S]: S[K] extends { methodKind: 'unary'; input: infer I extends DescMessage; output: infer O extends DescMessage }
@@ -31,9 +33,9 @@ function toMetadata(options?: CallOptions): grpc.Metadata {
   return metadata;
 }
 
-/** Creates a client for `service` at `address` (insecure credentials unless given). */
-export function createServiceClient<S extends GenServiceMethods>(service: GenService<S>, address: string, credentials = grpc.credentials.createInsecure(), channelOptions: grpc.ChannelOptions = {}): ServiceClient<S> {
-  const Ctor = grpc.makeGenericClientConstructor(serviceDefinition(service as GenService<GenServiceMethods>), service.typeName);
+/** Creates a client for `service` at `address` (insecure credentials unless given); `codecs` as in serviceDefinition. */
+export function createServiceClient<S extends GenServiceMethods>(service: GenService<S>, address: string, credentials = grpc.credentials.createInsecure(), channelOptions: grpc.ChannelOptions = {}, codecs: Readonly<Record<string, HotCodec>> = {}): ServiceClient<S> {
+  const Ctor = grpc.makeGenericClientConstructor(serviceDefinition(service as GenService<GenServiceMethods>, codecs), service.typeName);
   const raw = new Ctor(address, credentials, { 'grpc.max_receive_message_length': 64 * 1024 * 1024, ...channelOptions }) as unknown as Record<string, (...args: unknown[]) => unknown> & grpc.Client;
   const client: Record<string, unknown> = { raw, close: () => raw.close() };
   for (const method of service.methods) {
@@ -57,4 +59,6 @@ export function createServiceClient<S extends GenServiceMethods>(service: GenSer
 /** Clients of the three dispatch.v1 services. */
 export const createDispatchClient = (address: string, credentials?: grpc.ChannelCredentials) => createServiceClient(DispatchService, address, credentials);
 export const createRegistryClient = (address: string, credentials?: grpc.ChannelCredentials) => createServiceClient(ToolRegistryService, address, credentials);
-export const createWorkerClient = (address: string, credentials?: grpc.ChannelCredentials) => createServiceClient(WorkerService, address, credentials);
+/** A worker's end of the Work stream: its messages encoded and its assignments decoded by hand. */
+const WORKER_CODECS = { work: { encodeRequest: encodeWorkerMessage, decodeResponse: decodeWorkAssignment } };
+export const createWorkerClient = (address: string, credentials?: grpc.ChannelCredentials) => createServiceClient(WorkerService, address, credentials, {}, WORKER_CODECS);

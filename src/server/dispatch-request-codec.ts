@@ -25,9 +25,9 @@ const FIELD = {
   callArguments: 3,
 } as const;
 
-function readCall(reader: Reader): ToolCall {
+/** Reads a length-delimited ToolCall, into `out` when given (a message field sent twice merges, as in fromBinary). */
+export function readCall(reader: Reader, out: ToolCall = { $typeName: 'dispatch.v1.ToolCall', id: '', name: '', arguments: '' }): ToolCall {
   const fields = reader.nested();
-  const out: ToolCall = { $typeName: 'dispatch.v1.ToolCall', id: '', name: '', arguments: '' };
   while (fields.pos < fields.end) {
     const tag = fields.tag();
     switch (tag >>> 3) {

@@ -19,17 +19,22 @@ export class RpcError extends Error {
   }
 }
 
-/** A method's own codec, in place of protobuf-es's reflective one, for either direction or both. */
+/**
+ * A method's own codec, in place of protobuf-es's reflective one, for any of the four ends: the
+ * server's (decodeRequest, encodeResponse) and the client's (encodeRequest, decodeResponse).
+ */
 export interface HotCodec {
   readonly decodeRequest?: (bytes: Buffer) => unknown;
   readonly encodeResponse?: (value: never) => Buffer;
+  readonly encodeRequest?: (value: never) => Buffer;
+  readonly decodeResponse?: (bytes: Buffer) => unknown;
 }
 
 /**
  * The grpc-js service definition of a protobuf-es service: paths, streaming flags, and binary
  * (de)serialisation through the generated schemas. This is the one adapter between the two.
- * `codecs` replace toBinary for the named methods' responses and fromBinary for their requests (a
- * hot path's own encoder and decoder).
+ * `codecs` replace toBinary and fromBinary for the named methods, at either end (a hot path's own
+ * encoder and decoder).
  */
 export function serviceDefinition(service: GenService<GenServiceMethods>, codecs: Readonly<Record<string, HotCodec>> = {}): grpc.ServiceDefinition {
   const definition: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
@@ -40,10 +45,10 @@ export function serviceDefinition(service: GenService<GenServiceMethods>, codecs
       path: `/${service.typeName}/${method.name}`,
       requestStream: method.methodKind === 'client_streaming' || method.methodKind === 'bidi_streaming',
       responseStream: method.methodKind === 'server_streaming' || method.methodKind === 'bidi_streaming',
-      requestSerialize: (value) => Buffer.from(toBinary(input, value as MessageShape<DescMessage>)),
+      requestSerialize: (codecs[method.localName]?.encodeRequest as ((value: unknown) => Buffer) | undefined) ?? ((value) => Buffer.from(toBinary(input, value as MessageShape<DescMessage>))),
       requestDeserialize: codecs[method.localName]?.decodeRequest ?? ((bytes) => fromBinary(input, bytes)),
       responseSerialize: (codecs[method.localName]?.encodeResponse as ((value: unknown) => Buffer) | undefined) ?? ((value) => Buffer.from(toBinary(output, value as MessageShape<DescMessage>))),
-      responseDeserialize: (bytes) => fromBinary(output, bytes),
+      responseDeserialize: codecs[method.localName]?.decodeResponse ?? ((bytes) => fromBinary(output, bytes)),
       originalName: method.name,
     };
   }

@@ -1,13 +1,16 @@
 import { toBinary } from '@bufbuild/protobuf';
 import type { ToolCall } from '../../gen/dispatch/v1/dispatch_pb';
 import { WorkAssignmentSchema, type WorkAssignment } from '../../gen/dispatch/v1/worker_pb';
+import { Reader } from '../wire/reader';
 import { fieldSize, isUint32, stringSize, uintSize, Writer } from '../wire/sized-writer';
+import { readCall } from './dispatch-request-codec';
 
 // The message dispatch writes to a worker per assignment, encoded by hand for the reason
 // dispatch-response-codec.ts gives (reflective toBinary measured several percent of the server's
 // CPU per worker call). Field numbers are those of proto/dispatch/v1/worker.proto and
 // dispatch.proto (ToolCall); test/unit/work-assignment-codec.test.ts checks the bytes against
-// toBinary for arbitrary messages and pins the field lists.
+// toBinary for arbitrary messages and pins the field lists. The worker's end decodes it by hand
+// (decodeWorkAssignment, below).
 
 const TAG = {
   assignmentId: (1 << 3) | 2,
@@ -58,4 +61,50 @@ export function encodeWorkAssignment(assignment: WorkAssignment): Buffer {
   w.string(TAG.traceparent, assignment.traceparent);
   w.flag(TAG.cancel, assignment.cancel);
   return w.buf;
+}
+
+/** Field numbers, for the decoder. */
+const FIELD = { assignmentId: 1, call: 2, sessionId: 3, attempt: 4, idempotencyKey: 5, deadlineMs: 6, traceparent: 7, cancel: 8 } as const;
+
+/**
+ * Decodes a WorkAssignment as fromBinary(WorkAssignmentSchema, bytes) does: a worker's end of the
+ * stream (the client's createWorkerClient), where fromBinary was the largest part of a worker's
+ * CPU per call. Unknown fields are skipped, not kept in `$unknown`; malformed bytes throw.
+ * test/unit/work-assignment-codec.test.ts checks it against fromBinary.
+ */
+export function decodeWorkAssignment(bytes: Buffer): WorkAssignment {
+  const reader = new Reader(bytes);
+  const out: WorkAssignment = { $typeName: 'dispatch.v1.WorkAssignment', assignmentId: '', sessionId: '', attempt: 0, idempotencyKey: '', deadlineMs: 0n, traceparent: '', cancel: false };
+  while (reader.pos < reader.end) {
+    const tag = reader.tag();
+    switch (tag >>> 3) {
+      case FIELD.assignmentId:
+        out.assignmentId = reader.string();
+        break;
+      case FIELD.call:
+        out.call = readCall(reader, out.call);
+        break;
+      case FIELD.sessionId:
+        out.sessionId = reader.string();
+        break;
+      case FIELD.attempt:
+        out.attempt = reader.varint32();
+        break;
+      case FIELD.idempotencyKey:
+        out.idempotencyKey = reader.string();
+        break;
+      case FIELD.deadlineMs:
+        out.deadlineMs = reader.varint64();
+        break;
+      case FIELD.traceparent:
+        out.traceparent = reader.string();
+        break;
+      case FIELD.cancel:
+        out.cancel = reader.bool();
+        break;
+      default:
+        reader.skip(tag);
+    }
+  }
+  return out;
 }

@@ -1,12 +1,14 @@
-import { fromBinary } from '@bufbuild/protobuf';
+import { fromBinary, toBinary } from '@bufbuild/protobuf';
 import { WorkerMessageSchema, type Completion, type Heartbeat, type WorkerMessage } from '../../gen/dispatch/v1/worker_pb';
 import { Reader } from '../wire/reader';
+import { fieldSize, stringSize, Writer } from '../wire/sized-writer';
 
 // What a worker sends once per call, a Completion, and its heartbeats, decoded by hand as
 // dispatch-request-codec.ts decodes a DispatchRequest (and for the same reason: fromBinary in front
 // of a handler measured far dearer than alone). A Hello, once per stream, goes to fromBinary
 // whole. The same objects as fromBinary makes, unknown fields skipped; a oneof case sent twice
 // merges, as in fromBinary. test/unit/worker-message-codec.test.ts checks it against fromBinary.
+// The worker's end encodes the same two messages by hand (encodeWorkerMessage, below).
 
 /** Field numbers. */
 const FIELD = {
@@ -75,4 +77,39 @@ export function decodeWorkerMessage(bytes: Buffer): WorkerMessage {
     }
   }
   return { $typeName: 'dispatch.v1.WorkerMessage', msg };
+}
+
+/** Tags of the encoder: WorkerMessage's oneof cases, then Completion's fields. */
+const TAG = {
+  completion: (FIELD.completion << 3) | 2,
+  heartbeat: (FIELD.heartbeat << 3) | 2,
+  assignmentId: (FIELD.assignmentId << 3) | 2,
+  output: (FIELD.output << 3) | 2,
+  isError: (FIELD.isError << 3) | 0,
+  errorMessage: (FIELD.errorMessage << 3) | 2,
+} as const;
+
+const hasUnknown = (message: object): boolean => (message as { $unknown?: unknown[] }).$unknown !== undefined;
+
+/**
+ * Encodes a WorkerMessage as toBinary(WorkerMessageSchema, message) does: a worker's end of the
+ * stream (the client's createWorkerClient). A Completion and a Heartbeat, sent once per call and
+ * every few seconds, are written by hand; a Hello, once per stream, and any message carrying
+ * unknown fields go to toBinary. test/unit/worker-message-codec.test.ts checks the bytes.
+ */
+export function encodeWorkerMessage(message: WorkerMessage): Buffer {
+  const { msg } = message;
+  if (hasUnknown(message) || (msg.case !== undefined && hasUnknown(msg.value))) return Buffer.from(toBinary(WorkerMessageSchema, message));
+  if (msg.case === 'heartbeat') return Buffer.from([TAG.heartbeat, 0]);
+  if (msg.case !== 'completion') return Buffer.from(toBinary(WorkerMessageSchema, message));
+  const completion = msg.value;
+  const inner = stringSize(completion.assignmentId) + stringSize(completion.output) + (completion.isError ? 2 : 0) + stringSize(completion.errorMessage);
+  const w = new Writer(Buffer.allocUnsafe(fieldSize(inner)));
+  w.buf[w.pos++] = TAG.completion;
+  w.varint(inner);
+  w.string(TAG.assignmentId, completion.assignmentId);
+  w.string(TAG.output, completion.output);
+  w.flag(TAG.isError, completion.isError);
+  w.string(TAG.errorMessage, completion.errorMessage);
+  return w.buf;
 }

@@ -1,5 +1,5 @@
 // The reader of the hand decoders of hot messages (src/server/dispatch-request-codec.ts,
-// worker-message-codec.ts): varints, strings, nested messages and skipping, straight from the
+// worker-message-codec.ts, and a worker's decodeWorkAssignment in work-assignment-codec.ts): varints, strings, nested messages and skipping, straight from the
 // Buffer grpc-js hands over. Malformed input throws, as protobuf-es's BinaryReader does, so
 // grpc-js answers it with INTERNAL like any other request that does not deserialize.
 import { isUtf8 } from 'node:buffer';
@@ -34,6 +34,30 @@ export class Reader {
       if (shift < 32) result |= (byte & 0x7f) << shift;
       shift += 7;
       if ((byte & 0x80) === 0) return result >>> 0;
+    }
+    throw new Error('invalid varint');
+  }
+
+  /** A varint as an unsigned 64-bit integer (uint64 fields), bits past 64 dropped as protobuf-es drops them. At most 10 bytes. */
+  varint64(): bigint {
+    const buf = this.buf;
+    let low = 0;
+    let high = 0;
+    for (let read = 0; read < 10; read++) {
+      if (this.pos >= this.end) throw new RangeError('premature EOF');
+      const byte = buf[this.pos++]!;
+      const bits = byte & 0x7f;
+      const shift = read * 7;
+      if (shift < 28) low |= bits << shift;
+      else if (shift === 28) {
+        low |= bits << 28;
+        high = bits >>> 4;
+      } else high |= bits << (shift - 32);
+      if ((byte & 0x80) === 0) {
+        high >>>= 0;
+        // Most values (deadlines in epoch ms) fit 53 bits: one BigInt made from a number.
+        return high < 0x200000 ? BigInt(high * 0x100000000 + (low >>> 0)) : (BigInt(high) << 32n) | BigInt(low >>> 0);
+      }
     }
     throw new Error('invalid varint');
   }

@@ -15,22 +15,29 @@ export interface WorkerRelay {
  */
 export function createWorkerExecutor(pool: WorkerPool, relay: () => WorkerRelay | undefined): Executor {
   return {
-    async execute(tool, args, ctx) {
-      const request: AssignmentRequest = {
-        tenant: tool.tenant,
-        tool: tool.name,
-        toolCallId: ctx.toolCallId,
-        argumentsJson: JSON.stringify(args ?? {}),
-        sessionId: ctx.sessionId,
-        attempt: ctx.attempt,
-        idempotencyKey: ctx.idempotencyKey,
-        deadline: ctx.deadline,
-        traceparent: ctx.traceparent,
-      };
+    // Not async: the assignment's promise is returned as it is (an async wrapper measured as a
+    // promise, a generator resumption and microtasks more per worker call).
+    execute(tool, args, ctx) {
+      let request: AssignmentRequest;
+      try {
+        request = {
+          tenant: tool.tenant,
+          tool: tool.name,
+          toolCallId: ctx.toolCallId,
+          argumentsJson: JSON.stringify(args ?? {}),
+          sessionId: ctx.sessionId,
+          attempt: ctx.attempt,
+          idempotencyKey: ctx.idempotencyKey,
+          deadline: ctx.deadline,
+          traceparent: ctx.traceparent,
+        };
+      } catch (error) {
+        return Promise.reject(error);
+      }
       if (pool.hosts(tool.tenant, tool.name)) return pool.assign(request, ctx);
       const remote = relay();
       if (remote) return remote.forward(request, ctx.signal);
-      throw noWorkerError(tool.name);
+      return Promise.reject(noWorkerError(tool.name));
     },
   };
 }

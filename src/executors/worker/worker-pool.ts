@@ -64,11 +64,13 @@ export interface WorkerPoolOptions {
   readonly logger: Logger;
 }
 
-const keyOf = (tenant: string, tool: string) => `${tenant}\u0000${tool}`;
 
 /** Creates a pool that shares each tool's calls among its workers by least outstanding, round-robin on ties. */
 export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
-  const byTool = new Map<string, WorkerLink[]>();
+  // Links by tenant, then tool: two lookups of strings whose hashes are kept (a key built of both
+  // per call would be hashed anew each time).
+  const byTenant = new Map<string, Map<string, WorkerLink[]>>();
+  const linksOf = (tenant: string, tool: string): WorkerLink[] | undefined => byTenant.get(tenant)?.get(tool);
   const links = new Set<WorkerLink>();
   const listeners: HostedListener[] = [];
   let rotation = 0;
@@ -87,7 +89,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   };
 
   function pick(tenant: string, tool: string): WorkerLink | undefined {
-    const candidates = byTool.get(keyOf(tenant, tool));
+    const candidates = linksOf(tenant, tool);
     if (!candidates || candidates.length === 0) return undefined;
     const start = rotation++ % candidates.length;
     let best: WorkerLink | undefined;
@@ -112,25 +114,27 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   const pool: WorkerPool = {
     add(link) {
       links.add(link);
+      let tools = byTenant.get(link.tenant);
+      if (!tools) byTenant.set(link.tenant, (tools = new Map()));
       for (const tool of link.tools) {
-        const key = keyOf(link.tenant, tool);
-        const list = byTool.get(key) ?? [];
+        const list = tools.get(tool) ?? [];
         list.push(link);
-        byTool.set(key, list);
+        tools.set(tool, list);
         if (list.length === 1) notify(link.tenant, tool, true);
       }
     },
     remove(link, why) {
       if (!links.delete(link)) return;
+      const tools = byTenant.get(link.tenant);
       for (const tool of link.tools) {
-        const key = keyOf(link.tenant, tool);
-        const list = (byTool.get(key) ?? []).filter((l) => l !== link);
-        if (list.length > 0) byTool.set(key, list);
+        const list = (tools?.get(tool) ?? []).filter((l) => l !== link);
+        if (list.length > 0) tools!.set(tool, list);
         else {
-          byTool.delete(key);
+          tools?.delete(tool);
           notify(link.tenant, tool, false);
         }
       }
+      if (tools?.size === 0) byTenant.delete(link.tenant);
       const pending = [...link.pending.values()];
       link.pending.clear();
       for (const p of pending) p.reject(workerGoneError(p.tool, link.workerId, why));
@@ -143,11 +147,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       else pending.resolve(completion.output);
       endIfDrained(link);
     },
-    hosts: (tenant, tool) => (byTool.get(keyOf(tenant, tool))?.length ?? 0) > 0,
-    hosted: () => [...byTool.keys()].map((key) => {
-      const [tenant, tool] = key.split('\u0000') as [string, string];
-      return { tenant, tool };
-    }),
+    hosts: (tenant, tool) => (linksOf(tenant, tool)?.length ?? 0) > 0,
+    hosted: () => [...byTenant].flatMap(([tenant, tools]) => [...tools.keys()].map((tool) => ({ tenant, tool }))),
     assign(request, abort) {
       const link = pick(request.tenant, request.tool);
       if (!link) return Promise.reject(noWorkerError(request.tool));

@@ -64,7 +64,6 @@ export interface WorkerPoolOptions {
   readonly logger: Logger;
 }
 
-
 /** Creates a pool that shares each tool's calls among its workers by least outstanding, round-robin on ties. */
 export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   // Links by tenant, then tool: two lookups of strings whose hashes are kept (a key built of both

@@ -63,8 +63,7 @@ function writeResult(w: Writer, result: ToolResult): void {
   w.string(TAG.output, result.output);
   w.flag(TAG.isError, result.isError);
   if (result.error) {
-    w.buf[w.pos++] = TAG.error;
-    w.varint(errorSize(result.error));
+    w.nested(TAG.error, errorSize(result.error));
     writeError(w, result.error);
   }
   w.uint(TAG.attempts, result.attempts);
@@ -86,8 +85,7 @@ export function encodeDispatchResponse(response: DispatchResponse): Buffer {
   for (const size of sizes) total += fieldSize(size);
   const w = new Writer(Buffer.allocUnsafe(total));
   for (let i = 0; i < results.length; i++) {
-    w.buf[w.pos++] = TAG.results;
-    w.varint(sizes[i]!);
+    w.nested(TAG.results, sizes[i]!);
     writeResult(w, results[i]!);
   }
   return w.buf;

@@ -1,6 +1,7 @@
 import { toBinary } from '@bufbuild/protobuf';
 import type { ToolCall } from '../../gen/dispatch/v1/dispatch_pb';
 import { WorkAssignmentSchema, type WorkAssignment } from '../../gen/dispatch/v1/worker_pb';
+import { LEN } from '../wire/growing-writer';
 import { Reader } from '../wire/reader';
 import { fieldSize, isUint32, stringSize, uintSize, Writer } from '../wire/sized-writer';
 import { readCall } from './dispatch-request-codec';
@@ -12,18 +13,21 @@ import { readCall } from './dispatch-request-codec';
 // toBinary for arbitrary messages and pins the field lists. The worker's end decodes it by hand
 // (decodeWorkAssignment, below).
 
+/** Field numbers (the ToolCall's are read by dispatch-request-codec.ts's readCall). */
+const FIELD = { assignmentId: 1, call: 2, sessionId: 3, attempt: 4, idempotencyKey: 5, deadlineMs: 6, traceparent: 7, cancel: 8, callId: 1, callName: 2, callArguments: 3 } as const;
+
 const TAG = {
-  assignmentId: (1 << 3) | 2,
-  call: (2 << 3) | 2,
-  sessionId: (3 << 3) | 2,
-  attempt: (4 << 3) | 0,
-  idempotencyKey: (5 << 3) | 2,
-  deadlineMs: (6 << 3) | 0,
-  traceparent: (7 << 3) | 2,
-  cancel: (8 << 3) | 0,
-  callId: (1 << 3) | 2,
-  callName: (2 << 3) | 2,
-  callArguments: (3 << 3) | 2,
+  assignmentId: (FIELD.assignmentId << 3) | LEN,
+  call: (FIELD.call << 3) | LEN,
+  sessionId: (FIELD.sessionId << 3) | LEN,
+  attempt: FIELD.attempt << 3,
+  idempotencyKey: (FIELD.idempotencyKey << 3) | LEN,
+  deadlineMs: FIELD.deadlineMs << 3,
+  traceparent: (FIELD.traceparent << 3) | LEN,
+  cancel: FIELD.cancel << 3,
+  callId: (FIELD.callId << 3) | LEN,
+  callName: (FIELD.callName << 3) | LEN,
+  callArguments: (FIELD.callArguments << 3) | LEN,
 } as const;
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
@@ -48,8 +52,7 @@ export function encodeWorkAssignment(assignment: WorkAssignment): Buffer {
   const w = new Writer(Buffer.allocUnsafe(size));
   w.string(TAG.assignmentId, assignment.assignmentId);
   if (call) {
-    w.buf[w.pos++] = TAG.call;
-    w.varint(inner);
+    w.nested(TAG.call, inner);
     w.string(TAG.callId, call.id);
     w.string(TAG.callName, call.name);
     w.string(TAG.callArguments, call.arguments);
@@ -62,9 +65,6 @@ export function encodeWorkAssignment(assignment: WorkAssignment): Buffer {
   w.flag(TAG.cancel, assignment.cancel);
   return w.buf;
 }
-
-/** Field numbers, for the decoder. */
-const FIELD = { assignmentId: 1, call: 2, sessionId: 3, attempt: 4, idempotencyKey: 5, deadlineMs: 6, traceparent: 7, cancel: 8 } as const;
 
 /**
  * Decodes a WorkAssignment as fromBinary(WorkAssignmentSchema, bytes) does: a worker's end of the

@@ -1,5 +1,6 @@
 import { fromBinary, toBinary } from '@bufbuild/protobuf';
 import { WorkerMessageSchema, type Completion, type Heartbeat, type WorkerMessage } from '../../gen/dispatch/v1/worker_pb';
+import { LEN } from '../wire/growing-writer';
 import { Reader } from '../wire/reader';
 import { fieldSize, stringSize, Writer } from '../wire/sized-writer';
 
@@ -81,12 +82,12 @@ export function decodeWorkerMessage(bytes: Buffer): WorkerMessage {
 
 /** Tags of the encoder: WorkerMessage's oneof cases, then Completion's fields. */
 const TAG = {
-  completion: (FIELD.completion << 3) | 2,
-  heartbeat: (FIELD.heartbeat << 3) | 2,
-  assignmentId: (FIELD.assignmentId << 3) | 2,
-  output: (FIELD.output << 3) | 2,
-  isError: (FIELD.isError << 3) | 0,
-  errorMessage: (FIELD.errorMessage << 3) | 2,
+  completion: (FIELD.completion << 3) | LEN,
+  heartbeat: (FIELD.heartbeat << 3) | LEN,
+  assignmentId: (FIELD.assignmentId << 3) | LEN,
+  output: (FIELD.output << 3) | LEN,
+  isError: FIELD.isError << 3,
+  errorMessage: (FIELD.errorMessage << 3) | LEN,
 } as const;
 
 const hasUnknown = (message: object): boolean => (message as { $unknown?: unknown[] }).$unknown !== undefined;
@@ -105,8 +106,7 @@ export function encodeWorkerMessage(message: WorkerMessage): Buffer {
   const completion = msg.value;
   const inner = stringSize(completion.assignmentId) + stringSize(completion.output) + (completion.isError ? 2 : 0) + stringSize(completion.errorMessage);
   const w = new Writer(Buffer.allocUnsafe(fieldSize(inner)));
-  w.buf[w.pos++] = TAG.completion;
-  w.varint(inner);
+  w.nested(TAG.completion, inner);
   w.string(TAG.assignmentId, completion.assignmentId);
   w.string(TAG.output, completion.output);
   w.flag(TAG.isError, completion.isError);

@@ -49,6 +49,12 @@ export class Writer {
     this.varint(value);
   }
 
+  /** A nested message's tag and length; its fields are written next. */
+  nested(tag: number, length: number): void {
+    this.buf[this.pos++] = tag;
+    this.varint(length);
+  }
+
   flag(tag: number, value: boolean): void {
     if (!value) return;
     this.buf[this.pos++] = tag;

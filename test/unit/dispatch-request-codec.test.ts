@@ -2,7 +2,7 @@ import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import fc from 'fast-check';
 import { DispatchMode, DispatchRequestSchema, ToolCallSchema, type DispatchRequest } from '../../gen/dispatch/v1/dispatch_pb';
 import { decodeDispatchRequest } from '../../src/server/dispatch-request-codec';
-import { expectRefusesWhatFromBinaryRefuses } from '../helpers/decoder-properties';
+import { expectRefusesWhatFromBinaryRefuses, fieldList } from '../helpers/codec-properties';
 
 const uint32 = fc.oneof(fc.constant(0), fc.nat({ max: 300 }), fc.nat({ max: 2 ** 32 - 1 }));
 const text = fc.oneof(fc.constant(''), fc.string(), fc.string({ unit: 'grapheme', maxLength: 40 }), fc.constant('\uFFFD sent as such'), fc.string({ minLength: 130, maxLength: 5_000 }));
@@ -54,9 +54,8 @@ const encode = (init: Parameters<typeof create<typeof DispatchRequestSchema>>[1]
 
 describe('decodeDispatchRequest: the hot path decoder', () => {
   it('knows every field of the messages it decodes (a field added to the proto fails here)', () => {
-    const fields = (schema: { fields: readonly { number: number; localName: string }[] }) => schema.fields.map((f) => `${f.number}:${f.localName}`);
-    expect(fields(DispatchRequestSchema)).toEqual(['1:sessionId', '2:turn', '3:calls', '4:mode', '5:maxConcurrency', '6:offeredTools', '7:interactive']);
-    expect(fields(ToolCallSchema)).toEqual(['1:id', '2:name', '3:arguments']);
+    expect(fieldList(DispatchRequestSchema)).toEqual(['1:sessionId', '2:turn', '3:calls', '4:mode', '5:maxConcurrency', '6:offeredTools', '7:interactive']);
+    expect(fieldList(ToolCallSchema)).toEqual(['1:id', '2:name', '3:arguments']);
   });
 
   it('makes the same message as fromBinary for arbitrary requests', () => {

@@ -2,6 +2,7 @@ import { create, toBinary } from '@bufbuild/protobuf';
 import fc from 'fast-check';
 import { DispatchResponseSchema, ErrorKind, ToolErrorSchema, ToolResultSchema } from '../../gen/dispatch/v1/dispatch_pb';
 import { encodeDispatchResponse } from '../../src/server/dispatch-response-codec';
+import { fieldList } from '../helpers/codec-properties';
 
 const uint32 = fc.oneof(fc.constant(0), fc.nat({ max: 300 }), fc.nat({ max: 2 ** 32 - 1 }));
 const text = fc.oneof(fc.constant(''), fc.string(), fc.string({ unit: 'grapheme', maxLength: 40 }), fc.string({ minLength: 130, maxLength: 20_000 }));
@@ -32,12 +33,11 @@ const toolResult = fc.record(
 
 describe('encodeDispatchResponse: the hot path encoder', () => {
   it('knows every field of the messages it encodes (a field added to the proto fails here)', () => {
-    const fields = (schema: { fields: readonly { number: number; localName: string }[] }) => schema.fields.map((f) => `${f.number}:${f.localName}`);
-    expect(fields(DispatchResponseSchema)).toEqual(['1:results']);
-    expect(fields(ToolResultSchema)).toEqual([
+    expect(fieldList(DispatchResponseSchema)).toEqual(['1:results']);
+    expect(fieldList(ToolResultSchema)).toEqual([
       '1:toolCallId', '2:output', '3:isError', '4:error', '5:attempts', '6:durationMs', '7:resolvedToolName', '8:truncated', '9:resultHandle', '10:idempotentReplay', '11:cached', '12:warnings',
     ]);
-    expect(fields(ToolErrorSchema)).toEqual(['1:kind', '2:message', '3:recoverable', '4:suggestion', '5:retryAfterMs']);
+    expect(fieldList(ToolErrorSchema)).toEqual(['1:kind', '2:message', '3:recoverable', '4:suggestion', '5:retryAfterMs']);
   });
 
   it('writes exactly the bytes toBinary writes, for arbitrary responses', () => {

@@ -4,7 +4,7 @@ import { ToolCallSchema } from '../../gen/dispatch/v1/dispatch_pb';
 import { WorkAssignmentSchema, type WorkAssignment } from '../../gen/dispatch/v1/worker_pb';
 import { varintSize, Writer } from '../../src/wire/sized-writer';
 import { decodeWorkAssignment, encodeWorkAssignment } from '../../src/server/work-assignment-codec';
-import { expectRefusesWhatFromBinaryRefuses } from '../helpers/decoder-properties';
+import { expectRefusesWhatFromBinaryRefuses, fieldList } from '../helpers/codec-properties';
 
 const text = fc.oneof(fc.constant(''), fc.string(), fc.string({ unit: 'grapheme', maxLength: 40 }), fc.string({ minLength: 130, maxLength: 20_000 }));
 const assignment = fc.record(
@@ -23,9 +23,8 @@ const assignment = fc.record(
 
 describe('encodeWorkAssignment: the worker stream encoder', () => {
   it('knows every field of the messages it encodes (a field added to the proto fails here)', () => {
-    const fields = (schema: { fields: readonly { number: number; localName: string }[] }) => schema.fields.map((f) => `${f.number}:${f.localName}`);
-    expect(fields(WorkAssignmentSchema)).toEqual(['1:assignmentId', '2:call', '3:sessionId', '4:attempt', '5:idempotencyKey', '6:deadlineMs', '7:traceparent', '8:cancel']);
-    expect(fields(ToolCallSchema)).toEqual(['1:id', '2:name', '3:arguments']);
+    expect(fieldList(WorkAssignmentSchema)).toEqual(['1:assignmentId', '2:call', '3:sessionId', '4:attempt', '5:idempotencyKey', '6:deadlineMs', '7:traceparent', '8:cancel']);
+    expect(fieldList(ToolCallSchema)).toEqual(['1:id', '2:name', '3:arguments']);
   });
 
   it('writes exactly the bytes toBinary writes, for arbitrary assignments (deadlines past 2^53 go to toBinary)', () => {

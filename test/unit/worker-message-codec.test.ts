@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { Effect } from '../../gen/dispatch/v1/tool_pb';
 import { CompletionSchema, HelloSchema, WorkerMessageSchema, type WorkerMessage } from '../../gen/dispatch/v1/worker_pb';
 import { decodeWorkerMessage, encodeWorkerMessage } from '../../src/server/worker-message-codec';
-import { expectRefusesWhatFromBinaryRefuses } from '../helpers/decoder-properties';
+import { expectRefusesWhatFromBinaryRefuses, fieldList } from '../helpers/codec-properties';
 
 const text = fc.oneof(fc.constant(''), fc.string(), fc.string({ unit: 'grapheme', maxLength: 40 }), fc.string({ minLength: 130, maxLength: 5_000 }));
 const completion = fc.record({ assignmentId: text, output: text, isError: fc.boolean(), errorMessage: text }, { requiredKeys: [] });
@@ -29,10 +29,9 @@ const reference = (bytes: Uint8Array) => known(fromBinary(WorkerMessageSchema, b
 
 describe('decodeWorkerMessage: the hot path decoder of the Work stream', () => {
   it('knows every field of the messages it decodes by hand (a field added to the proto fails here)', () => {
-    const fields = (schema: { fields: readonly { number: number; localName: string }[] }) => schema.fields.map((f) => `${f.number}:${f.localName}`);
-    expect(fields(WorkerMessageSchema)).toEqual(['1:hello', '2:completion', '3:heartbeat']);
-    expect(fields(CompletionSchema)).toEqual(['1:assignmentId', '2:output', '3:isError', '4:errorMessage']);
-    expect(fields(HelloSchema)).toEqual(['1:workerId', '2:tools']);
+    expect(fieldList(WorkerMessageSchema)).toEqual(['1:hello', '2:completion', '3:heartbeat']);
+    expect(fieldList(CompletionSchema)).toEqual(['1:assignmentId', '2:output', '3:isError', '4:errorMessage']);
+    expect(fieldList(HelloSchema)).toEqual(['1:workerId', '2:tools']);
   });
 
   it('makes the same message as fromBinary for arbitrary messages sent alone or back to back (oneof cases merged or replaced), with unknown fields', () => {

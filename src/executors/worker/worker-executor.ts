@@ -16,11 +16,10 @@ export interface WorkerRelay {
 export function createWorkerExecutor(pool: WorkerPool, relay: () => WorkerRelay | undefined): Executor {
   return {
     // Not async: the assignment's promise is returned as it is (an async wrapper measured as a
-    // promise, a generator resumption and microtasks more per worker call).
+    // promise, a generator resumption and microtasks more per worker call); whatever throws rejects.
     execute(tool, args, ctx) {
-      let request: AssignmentRequest;
       try {
-        request = {
+        const request: AssignmentRequest = {
           tenant: tool.tenant,
           tool: tool.name,
           toolCallId: ctx.toolCallId,
@@ -31,13 +30,13 @@ export function createWorkerExecutor(pool: WorkerPool, relay: () => WorkerRelay 
           deadline: ctx.deadline,
           traceparent: ctx.traceparent,
         };
+        if (pool.hosts(tool.tenant, tool.name)) return pool.assign(request, ctx);
+        const remote = relay();
+        if (remote) return remote.forward(request, ctx.signal);
+        return Promise.reject(noWorkerError(tool.name));
       } catch (error) {
         return Promise.reject(error);
       }
-      if (pool.hosts(tool.tenant, tool.name)) return pool.assign(request, ctx);
-      const remote = relay();
-      if (remote) return remote.forward(request, ctx.signal);
-      return Promise.reject(noWorkerError(tool.name));
     },
   };
 }

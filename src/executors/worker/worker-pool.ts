@@ -124,16 +124,17 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     },
     remove(link, why) {
       if (!links.delete(link)) return;
-      const tools = byTenant.get(link.tenant);
+      // add() made the tenant's map, so a link that was in `links` finds it.
+      const tools = byTenant.get(link.tenant)!;
       for (const tool of link.tools) {
-        const list = (tools?.get(tool) ?? []).filter((l) => l !== link);
-        if (list.length > 0) tools!.set(tool, list);
+        const list = (tools.get(tool) ?? []).filter((l) => l !== link);
+        if (list.length > 0) tools.set(tool, list);
         else {
-          tools?.delete(tool);
+          tools.delete(tool);
           notify(link.tenant, tool, false);
         }
       }
-      if (tools?.size === 0) byTenant.delete(link.tenant);
+      if (tools.size === 0) byTenant.delete(link.tenant);
       const pending = [...link.pending.values()];
       link.pending.clear();
       for (const p of pending) p.reject(workerGoneError(p.tool, link.workerId, why));

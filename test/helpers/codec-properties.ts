@@ -28,3 +28,6 @@ export function expectRefusesWhatFromBinaryRefuses<T>(decode: (bytes: Buffer) =>
     { numRuns: 5000 },
   );
 }
+
+/** A message's fields as `number:localName`, to pin a hand codec's field list against the proto. */
+export const fieldList = (schema: { fields: readonly { number: number; localName: string }[] }): string[] => schema.fields.map((f) => `${f.number}:${f.localName}`);

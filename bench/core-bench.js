@@ -31,7 +31,7 @@ async function run(options = {}) {
     lib.table('core: bare grpc-js echo vs Dispatch of one echo call (server in a child process)', rows, lib.loadColumns(bareAt));
     const verdicts = rows
       .filter((r) => r.kind === 'dispatch')
-      .map((r) => lib.verdict(`Dispatch server CPU/call vs bare echo, concurrency ${r.concurrency}`, r.serverCpuUsPerCall / bareAt(r).serverCpuUsPerCall, TARGET_RATIO));
+      .map((r) => lib.verdict(`Dispatch server CPU/call vs bare echo, concurrency ${r.concurrency}`, r.serverCpuUsPerCall / bareAt(r).serverCpuUsPerCall, TARGET_RATIO, lib.roundRatios(r, bareAt(r))));
     return { rows, verdicts };
   } finally {
     bareClient.close();

@@ -150,7 +150,7 @@ async function run(options = {}) {
   const bareAt = (row) => rows.find((r) => r.kind === 'bare' && r.concurrency === row.concurrency);
   lib.table('guards over gRPC: the app without vs with the guards plugin (server in a child process)', rows, lib.loadColumns(bareAt).map((c) => (c.label.includes('÷ bare') ? { ...c, label: c.label.replace('bare', 'no guards') } : c)));
   for (const r of rows.filter((x) => x.kind === 'guarded')) {
-    verdicts.push(lib.verdict(`server CPU/call with guards ÷ without, concurrency ${r.concurrency}`, r.serverCpuUsPerCall / bareAt(r).serverCpuUsPerCall, GUARDS_TARGET));
+    verdicts.push(lib.verdict(`server CPU/call with guards ÷ without, concurrency ${r.concurrency}`, r.serverCpuUsPerCall / bareAt(r).serverCpuUsPerCall, GUARDS_TARGET, lib.roundRatios(r, bareAt(r))));
   }
   return { verdicts };
 }

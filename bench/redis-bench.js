@@ -177,7 +177,7 @@ async function run(options = {}) {
       roundTrips('Redis round trips per side-effecting call', counts.sideEffect.roundTrips),
       ...rows
         .filter((r) => r.kind === 'redis-ro' || r.kind === 'redis-se')
-        .map((r) => lib.verdict(`${r.label} server CPU/call vs bare echo, concurrency ${r.concurrency}`, r.serverCpuUsPerCall / bareAt(r).serverCpuUsPerCall, CPU_TARGET)),
+        .map((r) => lib.verdict(`${r.label} server CPU/call vs bare echo, concurrency ${r.concurrency}`, r.serverCpuUsPerCall / bareAt(r).serverCpuUsPerCall, CPU_TARGET, lib.roundRatios(r, bareAt(r)))),
     ];
     return { rows, redisCommands: counts, verdicts };
   } finally {

@@ -66,7 +66,7 @@ async function main() {
   }
   if (summary.length > 0) {
     console.log('\n=== summary');
-    for (const v of summary) console.log(`${v.ok ? 'MET ' : 'MISS'} [${v.part}] ${v.name}${typeof v.ratio === 'number' ? `: ${v.ratio.toFixed(2)}x (target <= ${v.target}x)` : ''}`);
+    for (const v of summary) console.log(`${v.ok ? 'MET ' : 'MISS'} [${v.part}] ${v.name}${typeof v.ratio === 'number' ? `: ${v.ratio.toFixed(2)}x (target <= ${v.target}x)` : ''}${typeof v.roundMedian === 'number' ? `, by round ${v.roundMedian.toFixed(2)}x (${v.roundLow.toFixed(2)}-${v.roundHigh.toFixed(2)})` : ''}`);
   }
   process.exit(failed ? 1 : 0);
 }

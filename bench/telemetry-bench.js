@@ -98,7 +98,7 @@ async function run(options = {}) {
     if (counts.requests === 0) throw new Error('no spans reached the OTLP sink: trace export did not run');
     const verdicts = rows
       .filter((r) => r.kind === 'on')
-      .map((r) => lib.verdict(`server CPU/call with trace export on vs off, concurrency ${r.concurrency}`, r.serverCpuUsPerCall / offAt(r).serverCpuUsPerCall, TARGET_RATIO));
+      .map((r) => lib.verdict(`server CPU/call with trace export on vs off, concurrency ${r.concurrency}`, r.serverCpuUsPerCall / offAt(r).serverCpuUsPerCall, TARGET_RATIO, lib.roundRatios(r, offAt(r))));
     return { rows, verdicts };
   } finally {
     offClient.close();

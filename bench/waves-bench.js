@@ -34,7 +34,7 @@ async function run(options = {}) {
     for (const r of rows.filter((x) => x.kind === 'turn')) {
       const single = rows.find((x) => x.kind === 'singles' && x.concurrency === inFlight(r));
       console.log(`  ${inFlight(r)} calls in flight: turn-of-8 CPU/call ÷ single-call Dispatch CPU/call = ${lib.fixed(r.serverCpuUsPerCall / single.serverCpuUsPerCall, 2)}`);
-      verdicts.push(lib.verdict(`turn-of-8 server CPU/call vs bare echo, ${inFlight(r)} calls in flight`, r.serverCpuUsPerCall / bareAt(r).serverCpuUsPerCall, TARGET_RATIO));
+      verdicts.push(lib.verdict(`turn-of-8 server CPU/call vs bare echo, ${inFlight(r)} calls in flight`, r.serverCpuUsPerCall / bareAt(r).serverCpuUsPerCall, TARGET_RATIO, lib.roundRatios(r, bareAt(r))));
     }
     return { rows, verdicts };
   } finally {

@@ -169,7 +169,7 @@ async function run(options = {}) {
         const speedup = r.callsPerSec / mcpAt(r).callsPerSec;
         const overJson = r.callsPerSec / mcpAt(r, 'mcp-json').callsPerSec;
         console.log(`  concurrency ${r.concurrency}: the worker path carries ${lib.fixed(speedup, 2)}x the calls/s of MCP with the SDK defaults (target >= ${TARGET_SPEEDUP}x), ${lib.fixed(overJson, 2)}x MCP with JSON answers`);
-        return lib.verdict(`MCP calls/s ÷ worker-stream Dispatch calls/s, concurrency ${r.concurrency}`, 1 / speedup, Number((1 / TARGET_SPEEDUP).toFixed(3)));
+        return lib.verdict(`MCP calls/s ÷ worker-stream Dispatch calls/s, concurrency ${r.concurrency}`, 1 / speedup, Number((1 / TARGET_SPEEDUP).toFixed(3)), lib.roundRatios(mcpAt(r), r, 'rate'));
       });
     return { rows, verdicts };
   } finally {

@@ -4,7 +4,7 @@ const { startServerProcess } = require('./server-process');
 const { measure, measureAll, DEFAULT_DURATION_MS, DEFAULT_WARMUP_MS, DEFAULT_ROUNDS } = require('./load');
 const { ECHO_PATH, createRawClient } = require('./grpc-raw');
 const { DISPATCH_PATH, dispatchRequests, decodeResponse } = require('./requests');
-const { table, loadColumns, verdict, fixed } = require('./report');
+const { table, loadColumns, verdict, roundRatios, spread, fixed } = require('./report');
 const { percentile, createSamples } = require('./stats');
 
 /** Recipes for startServerProcess. */
@@ -28,6 +28,8 @@ module.exports = {
   table,
   loadColumns,
   verdict,
+  roundRatios,
+  spread,
   fixed,
   percentile,
   createSamples,

@@ -8,7 +8,7 @@ const DEFAULT_DURATION_MS = Number(process.env.BENCH_SECONDS || 3) * 1000;
  * server's JIT is warm; a short warmup charges a large code path its optimizing compiler's work.
  * @default 1000
  */
-const DEFAULT_WARMUP_MS = process.env.BENCH_WARMUP_SECONDS ? Number(process.env.BENCH_WARMUP_SECONDS) * 1000 : Math.min(1000, DEFAULT_DURATION_MS);
+const DEFAULT_WARMUP_MS = process.env.BENCH_WARMUP_SECONDS ? Number(process.env.BENCH_WARMUP_SECONDS) * 1000 : Math.min(3000, DEFAULT_DURATION_MS);
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -64,10 +64,11 @@ const ROUND_WARMUP_MS = 200;
  * change in the machine's load during the run hits every load alike; CPU time and calls are
  * summed over the rounds. The server's CPU is read (process.cpuUsage in its own process) around
  * each round. Returns per load: requests/s, calls/s, p50/p99 request latency, server CPU (µs)
- * per call and the server's CPU utilisation.
+ * per call, the server's CPU utilisation, and `rounds` (each round's seconds, calls and server
+ * CPU µs, which report.js's roundRatios pairs round by round).
  */
 async function measureAll(loads, { durationMs = DEFAULT_DURATION_MS, warmupMs = DEFAULT_WARMUP_MS, rounds = DEFAULT_ROUNDS } = {}) {
-  const state = loads.map(() => ({ samples: createSamples(), done: 0, errors: 0, firstError: undefined, seconds: 0, cpuUs: 0 }));
+  const state = loads.map(() => ({ samples: createSamples(), done: 0, errors: 0, firstError: undefined, seconds: 0, cpuUs: 0, rounds: [] }));
   for (const load of loads) await loop(load.call, load.concurrency, warmupMs, undefined, load.ratePerSec);
   for (let round = 0; round < rounds; round++) {
     for (const [i, load] of loads.entries()) {
@@ -76,9 +77,11 @@ async function measureAll(loads, { durationMs = DEFAULT_DURATION_MS, warmupMs = 
       const cpu0 = await load.server.cpu();
       const started = performance.now();
       const out = await loop(load.call, load.concurrency, durationMs / rounds, s.samples, load.ratePerSec);
-      s.seconds += (performance.now() - started) / 1000;
+      const seconds = (performance.now() - started) / 1000;
       const cpu1 = await load.server.cpu();
+      s.seconds += seconds;
       s.cpuUs += cpu1.total - cpu0.total;
+      s.rounds.push({ seconds, calls: out.done * (load.callsPerRequest ?? 1), cpuUs: cpu1.total - cpu0.total });
       s.done += out.done;
       s.errors += out.errors;
       s.firstError ??= out.firstError;
@@ -103,6 +106,7 @@ async function measureAll(loads, { durationMs = DEFAULT_DURATION_MS, warmupMs = 
       p99Ms: percentile(sorted, 99),
       serverCpuUsPerCall: s.cpuUs / Math.max(1, calls),
       serverCpuUtil: s.cpuUs / 1e6 / s.seconds,
+      rounds: s.rounds,
     };
   });
 }

@@ -29,11 +29,44 @@ function loadColumns(baselineOf) {
   ];
 }
 
-/** One verdict line: `name: value (target)` and whether it met the target. */
-function verdict(name, ratio, target) {
-  const ok = ratio <= target;
-  console.log(`${ok ? 'MET ' : 'MISS'} ${name}: ${fixed(ratio, 2)}x (target <= ${target}x)`);
-  return { name, ratio, target, ok };
+const PER_ROUND = {
+  cpu: (round) => round.cpuUs / Math.max(1, round.calls),
+  rate: (round) => round.calls / round.seconds,
+};
+
+/**
+ * The ratio of `row` to `baseline` in each measured round, the two paired by round number: loads
+ * interleave, so round k of each ran within seconds of the other, under the same machine load.
+ * `metric` is 'cpu' (server CPU per call) or 'rate' (calls per second).
+ */
+function roundRatios(row, baseline, metric = 'cpu') {
+  const of = PER_ROUND[metric];
+  const n = Math.min(row.rounds?.length ?? 0, baseline.rounds?.length ?? 0);
+  return Array.from({ length: n }, (_, k) => of(row.rounds[k]) / of(baseline.rounds[k]));
 }
 
-module.exports = { table, loadColumns, verdict, fixed };
+/** The median and the middle half (quartiles) of `values`. */
+function spread(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q) => {
+    const i = (sorted.length - 1) * q;
+    const lo = Math.floor(i);
+    return sorted[lo] + (sorted[Math.min(lo + 1, sorted.length - 1)] - sorted[lo]) * (i - lo);
+  };
+  return { median: at(0.5), low: at(0.25), high: at(0.75), n: sorted.length };
+}
+
+/**
+ * One verdict line: `name: value (target)` and whether it met the target. The verdict is on
+ * `ratio` (of the totals over every round); with `perRound` (from {@link roundRatios}), the line
+ * also shows how the round-by-round ratios spread, so a verdict decided by one noisy round shows.
+ */
+function verdict(name, ratio, target, perRound) {
+  const ok = ratio <= target;
+  const s = perRound && perRound.length > 1 ? spread(perRound) : undefined;
+  const rounds = s ? `; by round: median ${fixed(s.median, 2)}x, middle half ${fixed(s.low, 2)}-${fixed(s.high, 2)}x over ${s.n} rounds` : '';
+  console.log(`${ok ? 'MET ' : 'MISS'} ${name}: ${fixed(ratio, 2)}x (target <= ${target}x)${rounds}`);
+  return { name, ratio, target, ok, ...(s ? { roundMedian: s.median, roundLow: s.low, roundHigh: s.high, rounds: s.n } : {}) };
+}
+
+module.exports = { table, loadColumns, verdict, roundRatios, spread, fixed };

@@ -48,7 +48,7 @@ async function main() {
     }
   });
   process.on('disconnect', () => process.exit(0));
-  process.send({ type: 'ready', port: server.port });
+  process.send({ type: 'ready', port: server.port, ports: server.ports });
 }
 
 main().catch((error) => {

@@ -39,6 +39,8 @@ function startServerProcess(recipe, options = {}, { profileFile } = {}) {
       resolve({
         port: message.port,
         address: `127.0.0.1:${message.port}`,
+        /** Every port, when the recipe serves several (its `ports`). */
+        ports: message.ports,
         pid: child.pid,
         cpu() {
           const id = nextId++;

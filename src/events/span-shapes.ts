@@ -8,6 +8,32 @@ import type { SpanStart } from './span-record';
 // The spans of a turn, its calls and their attempts, as both observers (full and lean) make
 // them: names, kinds and attributes in one place. Attributes are built only when traced.
 
+/** Tools whose span names are kept once built; names of further tools are built per call. */
+const MAX_NAMED_TOOLS = 1024;
+
+/**
+ * Span names by tool, built once. A name built per call is a cons string, which the OTLP encoder
+ * then reads char by char at several times the cost of a flat one: measured at a third of the
+ * encoding of a traced call's three spans (2.3 of 7.1-7.5 µs, in a loop of the encoder alone).
+ */
+class SpanNames {
+  private readonly names = new Map<string, string>();
+
+  constructor(private readonly prefix: string) {}
+
+  of(tool: string): string {
+    let name = this.names.get(tool);
+    if (name === undefined) {
+      name = `${this.prefix} ${tool}`;
+      if (this.names.size < MAX_NAMED_TOOLS) this.names.set(tool, name);
+    }
+    return name;
+  }
+}
+
+const CALL_NAMES = new SpanNames(EXECUTE_TOOL);
+const ATTEMPT_NAMES = new SpanNames('tool_attempt');
+
 export const turnSpan = (info: TurnInfo, startMs: number, traced: boolean): SpanStart => ({
   name: TURN_SPAN_NAME,
   kind: SpanKind.SERVER,
@@ -19,7 +45,7 @@ export const turnSpan = (info: TurnInfo, startMs: number, traced: boolean): Span
 export const turnEnding = (hardError: string | undefined): Attributes | undefined => (hardError ? { [ATTR.outcome]: hardError, [ATTR.errorType]: hardError } : undefined);
 
 export const callSpan = (info: CallInfo, startMs: number, traced: boolean): SpanStart => ({
-  name: `${EXECUTE_TOOL} ${info.tool}`,
+  name: CALL_NAMES.of(info.tool),
   kind: SpanKind.INTERNAL,
   startMs,
   parent: true,
@@ -30,7 +56,7 @@ export const callEnding = (errorType: string | undefined, attempts: number): Att
 
 /** An attempt's span; it names its tool only when a fallback ran instead of the requested one. */
 export const attemptSpan = (attempt: number, tool: string, requested: string, effect: string, startMs: number, traced: boolean): SpanStart => ({
-  name: `tool_attempt ${tool}`,
+  name: ATTEMPT_NAMES.of(tool),
   kind: SpanKind.CLIENT,
   startMs,
   attributes: traced ? (tool === requested ? { [ATTR.attempt]: attempt, [ATTR.effect]: effect } : { [ATTR.attempt]: attempt, [ATTR.effect]: effect, [ATTR.toolName]: tool }) : undefined,

@@ -33,6 +33,11 @@ export interface SpanData {
   readonly errorMessage: string | undefined;
   readonly events: readonly SpanPoint[] | undefined;
   readonly droppedEventsCount: number;
+  /**
+   * Writes trace_id, span_id and, unless the span is a root, parent_span_id (fields 1, 2 and 4)
+   * from ids the span keeps as bytes; without it they are written from the hex strings.
+   */
+  writeIds?(w: ProtoWriter): void;
 }
 
 /** The instrumentation scope spans are reported under. */
@@ -148,13 +153,16 @@ function writeSpanAttributes(w: ProtoWriter, start: Attributes | undefined, end:
 
 /** One Span message's fields (without its tag and length). */
 export function writeSpan(w: ProtoWriter, span: SpanData): void {
-  w.tag(1, LEN);
-  w.hexBytes(span.traceId);
-  w.tag(2, LEN);
-  w.hexBytes(span.spanId);
-  if (span.parentSpanId !== '') {
-    w.tag(4, LEN);
-    w.hexBytes(span.parentSpanId);
+  if (span.writeIds) span.writeIds(w);
+  else {
+    w.tag(1, LEN);
+    w.hexBytes(span.traceId);
+    w.tag(2, LEN);
+    w.hexBytes(span.spanId);
+    if (span.parentSpanId !== '') {
+      w.tag(4, LEN);
+      w.hexBytes(span.parentSpanId);
+    }
   }
   w.tag(5, LEN);
   w.string(span.name);

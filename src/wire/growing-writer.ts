@@ -127,6 +127,25 @@ export class ProtoWriter {
     this.pos = at;
   }
 
+  /**
+   * An id of 32-bit words as a length-delimited value, each word big-endian (so that its bytes
+   * read as the words' hex digits in order).
+   */
+  idWords(w0: number, w1: number, w2?: number, w3?: number): void {
+    const words = w2 === undefined ? 2 : 4;
+    this.ensure(1 + words * 4);
+    const buf = this.buf;
+    let at = this.pos;
+    buf[at++] = words * 4;
+    at = putWord(buf, at, w0);
+    at = putWord(buf, at, w1);
+    if (w2 !== undefined) {
+      at = putWord(buf, at, w2);
+      at = putWord(buf, at, w3!);
+    }
+    this.pos = at;
+  }
+
   /** A length-delimited value. */
   bytes(value: Uint8Array): void {
     this.varint(value.length);
@@ -144,6 +163,14 @@ export class ProtoWriter {
   copy(): Buffer {
     return Buffer.from(this.buf.subarray(0, this.pos));
   }
+}
+
+function putWord(buf: Buffer, at: number, word: number): number {
+  buf[at] = word >>> 24;
+  buf[at + 1] = (word >>> 16) & 0xff;
+  buf[at + 2] = (word >>> 8) & 0xff;
+  buf[at + 3] = word & 0xff;
+  return at + 4;
 }
 
 /** The value of each hex digit by its char code (ids are validated hex where they enter). */

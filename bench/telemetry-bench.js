@@ -4,7 +4,8 @@
 // (every plugin) in their own child processes; export is switched on exactly as in production,
 // by the standard OTEL_* variables. The sink counts what it receives, proving export happened.
 // A third server samples 10% of traces (the standard sampler variables), to show what head
-// sampling saves; the verdict is on the default, where every trace is exported.
+// sampling saves; the verdict is on the default, where every trace is exported. A fourth serves
+// Prometheus metrics with traces off (as the Helm chart deploys it), to show what metrics cost.
 //
 // This module is also the servers' recipe: the child requires it and calls `start(options)`,
 // which sets the child's OTEL_* variables before building the app.
@@ -29,7 +30,7 @@ const SAMPLED_RATIO = 0.1;
 async function start(options = {}) {
   for (const key of Object.keys(process.env)) if (key.startsWith('OTEL_')) delete process.env[key];
   Object.assign(process.env, options.otel ?? {});
-  return require(lib.RECIPES.dispatchApp).start({});
+  return require(lib.RECIPES.dispatchApp).start({ metrics: options.metrics });
 }
 
 /** Serves an OTLP/HTTP sink on loopback that answers 200 at once; reports counts on request. */
@@ -72,11 +73,13 @@ async function run(options = {}) {
   const exportTo = { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: sink.url, OTEL_SERVICE_NAME: 'dispatch-bench' };
   const on = await lib.startServerProcess(__filename, { otel: exportTo }, profile('telemetry-on'));
   const sampled = await lib.startServerProcess(__filename, { otel: { ...exportTo, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: String(SAMPLED_RATIO) } });
+  const metered = await lib.startServerProcess(__filename, { otel: {}, metrics: true });
   const offClient = lib.createRawClient(off.address);
   const onClient = lib.createRawClient(on.address);
   const sampledClient = lib.createRawClient(sampled.address);
+  const meteredClient = lib.createRawClient(metered.address);
   try {
-    for (const client of [offClient, onClient, sampledClient]) {
+    for (const client of [offClient, onClient, sampledClient, meteredClient]) {
       const answer = lib.decodeResponse(await client.unary(lib.DISPATCH_PATH, requests.next())).results[0];
       if (!answer || answer.isError) throw new Error(`Dispatch of echo failed: ${answer ? answer.output : 'no result'}`);
     }
@@ -84,6 +87,7 @@ async function run(options = {}) {
       { label: 'trace export off', kind: 'off', concurrency, server: off, call: () => offClient.unary(lib.DISPATCH_PATH, requests.next()) },
       { label: 'trace export on (OTLP to a local sink)', kind: 'on', concurrency, server: on, call: () => onClient.unary(lib.DISPATCH_PATH, requests.next()) },
       { label: `  same, ${SAMPLED_RATIO * 100}% of traces sampled (informative)`, kind: 'sampled', concurrency, server: sampled, call: () => sampledClient.unary(lib.DISPATCH_PATH, requests.next()) },
+      { label: '  trace export off, Prometheus metrics on (informative)', kind: 'metrics', concurrency, server: metered, call: () => meteredClient.unary(lib.DISPATCH_PATH, requests.next()) },
     ]);
     loads.push(
       { label: `trace export off, paced to ${PACED.ratePerSec}/s`, kind: 'off-paced', ...PACED, server: off, call: () => offClient.unary(lib.DISPATCH_PATH, requests.next()) },
@@ -104,7 +108,8 @@ async function run(options = {}) {
     offClient.close();
     onClient.close();
     sampledClient.close();
-    await Promise.all([off.stop(), on.stop(), sampled.stop()]);
+    meteredClient.close();
+    await Promise.all([off.stop(), on.stop(), sampled.stop(), metered.stop()]);
     await sink.close();
   }
 }

@@ -9,7 +9,7 @@ const EXAMPLE_TOOLS = path.join(__dirname, '..', '..', '..', 'examples', 'tools.
  * The whole dispatch app (every plugin, as `dispatchd` builds it) from dist/. Options:
  * `configYaml` (config text; default the example tools), `redisUrl` (default none: in-memory),
  * `plugins: false` (the core pipeline and server alone, without any plugin: a diagnostic of what
- * the plugins cost).
+ * the plugins cost), `metrics: true` (the Prometheus endpoint on, as the Helm chart deploys it).
  */
 async function start(options = {}) {
   const { buildApp, PLUGINS } = require(path.join(dist, 'app'));
@@ -17,7 +17,7 @@ async function start(options = {}) {
   const { SILENT_LOGGER } = require(path.join(dist, 'log'));
   const text = options.configYaml ?? readFileSync(EXAMPLE_TOOLS, 'utf8');
   const config = parseConfig(text, options.configYaml ? 'bench.yaml' : EXAMPLE_TOOLS);
-  const app = await buildApp(config, { logger: SILENT_LOGGER, redisUrl: options.redisUrl }, options.plugins === false ? [] : PLUGINS);
+  const app = await buildApp(config, { logger: SILENT_LOGGER, redisUrl: options.redisUrl, metricsListen: options.metrics ? '127.0.0.1:0' : undefined }, options.plugins === false ? [] : PLUGINS);
   const server = await app.listen('127.0.0.1:0');
   return { port: server.port, close: () => app.close(0) };
 }

@@ -58,15 +58,19 @@ export function batchOptionsFromEnv(env: NodeJS.ProcessEnv): BatchOptions {
 
 /**
  * Batches ended spans as OpenTelemetry's BatchSpanProcessor does (the same OTEL_BSP_* settings),
- * but as bytes: each span is encoded into the open batch when it ends, so no span object waits
- * for export. A batch is sent when it is full or `scheduleDelayMs` after its first span; one
- * export runs at a time; spans beyond `maxQueueSize` waiting are dropped and counted.
+ * but as bytes: the spans that end in one turn of the event loop are encoded into the open batch
+ * at its end, so no span object waits for export. A batch is sent when it is full or
+ * `scheduleDelayMs` after its first span; one export runs at a time; spans beyond `maxQueueSize`
+ * waiting are dropped and counted.
  */
 export class SpanBatcher implements SpanSink {
   private readonly writer: RequestWriter;
   private readonly spare: Buffer[] = [];
   private waiting = 0;
   private readonly ready: Array<EncodedBatch & { readonly storage: Buffer }> = [];
+  /** Spans ended in this turn of the event loop, encoded at its end (or once they fill a batch). */
+  private readonly pending: SpanData[] = [];
+  private encodeScheduled = false;
   private exporting: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -92,20 +96,47 @@ export class SpanBatcher implements SpanSink {
       this.log('trace spans dropped: the export queue is full (OTEL_BSP_MAX_QUEUE_SIZE)', { dropped: this.dropped });
       return;
     }
-    this.writer.append(span);
+    this.pending.push(span);
     this.waiting++;
-    if (this.writer.spans >= this.options.maxExportBatchSize) this.seal();
-    else if (this.timer === undefined) {
+    if (this.writer.spans + this.pending.length >= this.options.maxExportBatchSize) this.encodePending();
+    else if (!this.encodeScheduled) {
+      this.encodeScheduled = true;
+      setImmediate(this.encodeSoon);
+    }
+  }
+
+  /**
+   * Encodes the spans that ended since the last time, closing each batch that fills. The spans of
+   * one turn of the event loop are encoded together at its end (setImmediate), so the encoder runs
+   * warm instead of between every two steps of other work: with trace export on at 64 in flight,
+   * 0.93-0.99x the server's CPU per call of encoding each span as it ends (four paired runs).
+   * Waiting longer (128 spans or 2 ms) gained nothing more.
+   */
+  private encodePending(): void {
+    const { pending, writer } = this;
+    for (let i = 0; i < pending.length; i++) {
+      writer.append(pending[i]!);
+      if (writer.spans >= this.options.maxExportBatchSize) this.seal();
+    }
+    pending.length = 0;
+    if (writer.spans > 0 && this.timer === undefined) {
       this.timer = setTimeout(() => {
         this.timer = undefined;
+        this.encodePending();
         this.seal();
       }, this.options.scheduleDelayMs);
       this.timer.unref();
     }
   }
 
+  private readonly encodeSoon = (): void => {
+    this.encodeScheduled = false;
+    this.encodePending();
+  };
+
   /** Sends every span that ended so far; resolves when their exports are done. */
   async forceFlush(): Promise<void> {
+    this.encodePending();
     this.seal();
     while (this.exporting) await this.exporting;
   }

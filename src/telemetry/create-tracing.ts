@@ -41,7 +41,9 @@ const OFF: Tracing = { tracer: undefined, forceFlush: async () => undefined, shu
  * headers, timeout, compression, sampler, batch sizes). Spans are made by dispatch's own tracer
  * (`span-tracer.ts`), encoded as they end (`otlp-span-encoding.ts`), batched (`span-batcher.ts`)
  * and sent by OpenTelemetry's OTLP/HTTP transport. Nothing is registered globally and no context
- * manager is installed; parents are passed explicitly.
+ * manager is installed; parents are passed explicitly. `env` decides whether traces are on, the
+ * sampler and the batch; the transport (endpoint, headers, timeout, compression) reads
+ * `process.env` itself, as OpenTelemetry's exporter does, so pass `process.env`.
  */
 export function createTracing(env: NodeJS.ProcessEnv = process.env, logger?: Logger): Tracing {
   if (!tracesEnabled(env)) return OFF;

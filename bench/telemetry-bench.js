@@ -4,8 +4,9 @@
 // (every plugin) in their own child processes; export is switched on exactly as in production,
 // by the standard OTEL_* variables. The sink counts what it receives, proving export happened.
 // A third server samples 10% of traces (the standard sampler variables), to show what head
-// sampling saves; the verdict is on the default, where every trace is exported. A fourth serves
-// Prometheus metrics with traces off (as the Helm chart deploys it), to show what metrics cost.
+// sampling saves; the verdict is on the default, where every trace is exported. A fourth runs as
+// the Helm chart deploys dispatchd (Prometheus metrics and bearer-token auth on, traces off), to
+// show what those cost.
 //
 // This module is also the servers' recipe: the child requires it and calls `start(options)`,
 // which sets the child's OTEL_* variables before building the app.
@@ -25,12 +26,14 @@ const TARGET_RATIO = 1.15;
 const PACED = { ratePerSec: 1500, concurrency: 64 };
 /** The head-sampling ratio of the informative third server (OTEL_TRACES_SAMPLER=parentbased_traceidratio). */
 const SAMPLED_RATIO = 0.1;
+/** The bearer token of the informative server with the Helm chart's defaults (metrics and auth on). */
+const HELM_TOKEN = 'bench-token';
 
 /** Recipe entry, run in the child: the dispatch app, with OTEL_* set from `options.otel`. */
 async function start(options = {}) {
   for (const key of Object.keys(process.env)) if (key.startsWith('OTEL_')) delete process.env[key];
   Object.assign(process.env, options.otel ?? {});
-  return require(lib.RECIPES.dispatchApp).start({ metrics: options.metrics });
+  return require(lib.RECIPES.dispatchApp).start({ metrics: options.metrics, authToken: options.authToken });
 }
 
 /** Serves an OTLP/HTTP sink on loopback that answers 200 at once; reports counts on request. */
@@ -73,21 +76,23 @@ async function run(options = {}) {
   const exportTo = { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: sink.url, OTEL_SERVICE_NAME: 'dispatch-bench' };
   const on = await lib.startServerProcess(__filename, { otel: exportTo }, profile('telemetry-on'));
   const sampled = await lib.startServerProcess(__filename, { otel: { ...exportTo, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: String(SAMPLED_RATIO) } });
-  const metered = await lib.startServerProcess(__filename, { otel: {}, metrics: true });
+  const metered = await lib.startServerProcess(__filename, { otel: {}, metrics: true, authToken: HELM_TOKEN });
   const offClient = lib.createRawClient(off.address);
   const onClient = lib.createRawClient(on.address);
   const sampledClient = lib.createRawClient(sampled.address);
   const meteredClient = lib.createRawClient(metered.address);
+  const helmMetadata = new (require('@grpc/grpc-js').Metadata)();
+  helmMetadata.set('authorization', `Bearer ${HELM_TOKEN}`);
   try {
     for (const client of [offClient, onClient, sampledClient, meteredClient]) {
-      const answer = lib.decodeResponse(await client.unary(lib.DISPATCH_PATH, requests.next())).results[0];
+      const answer = lib.decodeResponse(await client.unary(lib.DISPATCH_PATH, requests.next(), client === meteredClient ? helmMetadata : undefined)).results[0];
       if (!answer || answer.isError) throw new Error(`Dispatch of echo failed: ${answer ? answer.output : 'no result'}`);
     }
     const loads = CONCURRENCY.flatMap((concurrency) => [
       { label: 'trace export off', kind: 'off', concurrency, server: off, call: () => offClient.unary(lib.DISPATCH_PATH, requests.next()) },
       { label: 'trace export on (OTLP to a local sink)', kind: 'on', concurrency, server: on, call: () => onClient.unary(lib.DISPATCH_PATH, requests.next()) },
       { label: `  same, ${SAMPLED_RATIO * 100}% of traces sampled (informative)`, kind: 'sampled', concurrency, server: sampled, call: () => sampledClient.unary(lib.DISPATCH_PATH, requests.next()) },
-      { label: '  trace export off, Prometheus metrics on (informative)', kind: 'metrics', concurrency, server: metered, call: () => meteredClient.unary(lib.DISPATCH_PATH, requests.next()) },
+      { label: '  trace export off, metrics and bearer auth on, as Helm deploys it (informative)', kind: 'helm', concurrency, server: metered, call: () => meteredClient.unary(lib.DISPATCH_PATH, requests.next(), helmMetadata) },
     ]);
     loads.push(
       { label: `trace export off, paced to ${PACED.ratePerSec}/s`, kind: 'off-paced', ...PACED, server: off, call: () => offClient.unary(lib.DISPATCH_PATH, requests.next()) },

@@ -30,3 +30,23 @@ export function globAny(patterns: readonly string[], text: string): boolean {
   for (const pattern of patterns) if (globMatch(pattern, text)) return true;
   return false;
 }
+
+/** Tool names whose matching rules {@link rulesByTool} keeps; calls of further names filter anew. */
+const MAX_TOOLS_KEPT = 4096;
+
+/**
+ * The rules whose `match` globs match a tool's name, in their order, remembered per name: a call
+ * then walks only its own tool's rules instead of matching every rule's globs against its name
+ * (with 1,000 rules for other tools, that was most of an attempt's cost). `rules` must not change.
+ */
+export function rulesByTool<R extends { readonly match: readonly string[] }>(rules: readonly R[]): (tool: string) => readonly R[] {
+  const kept = new Map<string, readonly R[]>();
+  return (tool) => {
+    let matching = kept.get(tool);
+    if (matching === undefined) {
+      matching = rules.filter((rule) => globAny(rule.match, tool));
+      if (kept.size < MAX_TOOLS_KEPT) kept.set(tool, matching);
+    }
+    return matching;
+  };
+}

@@ -15,7 +15,7 @@ export { evaluateRules } from './policy-rules';
 export type { RulesVerdict } from './policy-rules';
 export { conditionHolds, allHold } from './conditions';
 export { setAtPointer, removeAtPointer } from './json-edit';
-export { globMatch, globAny } from './glob';
+export { globMatch, globAny, rulesByTool } from './glob';
 export { createPolicyEndpoint, MAX_ENDPOINT_ANSWER_BYTES } from './policy-endpoint';
 export type { EndpointQuestion, EndpointAnswer } from './policy-endpoint';
 export { createPreHook } from './pre-hook';

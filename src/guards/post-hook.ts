@@ -1,6 +1,6 @@
 import type { Logger } from '../log';
 import type { PostHookInput } from '../pipeline';
-import { globAny } from './glob';
+import { rulesByTool } from './glob';
 import type { AfterRule } from './policy-types';
 
 /** A post-tool hook: sees the output and returns annotations for the result's warnings. */
@@ -11,10 +11,10 @@ export type PostHook = (input: PostHookInput) => readonly string[] | Promise<rea
  * that throws is logged and adds nothing; it never fails the call.
  */
 export function createPostHook(after: readonly AfterRule[], hooks: readonly PostHook[], logger: Logger): PostHook {
+  const rulesFor = rulesByTool(after);
   const fromRules = (input: PostHookInput): string[] => {
     const notes: string[] = [];
-    for (const rule of after) {
-      if (!globAny(rule.match, input.tool.name)) continue;
+    for (const rule of rulesFor(input.tool.name)) {
       if (rule.on === 'error' ? !input.isError : rule.on === 'success' ? input.isError : false) continue;
       if (rule.contains !== undefined && !input.output.includes(rule.contains)) continue;
       notes.push(rule.warn);

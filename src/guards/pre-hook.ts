@@ -1,5 +1,5 @@
 import type { HookDecision, PreHookInput } from '../pipeline';
-import { globAny } from './glob';
+import { globAny, rulesByTool } from './glob';
 import type { EndpointAnswer, EndpointQuestion } from './policy-endpoint';
 import { evaluateRules, type RulesVerdict } from './policy-rules';
 import type { EndpointPolicy, PolicyRule } from './policy-types';
@@ -26,10 +26,12 @@ const ALLOW: HookDecision = { action: 'allow' };
 export function createPreHook(sources: PreHookSources): PreHook {
   const hooks = sources.hooks ?? [];
   const endpoint = sources.endpoint;
+  const rulesFor = rulesByTool(sources.rules);
   // The rules alone answer synchronously; hooks in code and the endpoint make it a promise.
   return (input) => {
-    if (sources.rules.length === 0 && hooks.length === 0 && !endpoint) return ALLOW;
-    const verdict = evaluateRules(sources.rules, input.tool.name, input.args);
+    const rules = rulesFor(input.tool.name);
+    if (rules.length === 0 && hooks.length === 0 && !endpoint) return ALLOW;
+    const verdict = evaluateRules(rules, input.tool.name, input.args);
     if (verdict.action === 'block') return verdict;
     if (hooks.length > 0 || (endpoint && globAny(endpoint.policy.match, input.tool.name))) return consultHooks(input, verdict);
     if (verdict.action === 'ask') return { action: 'ask', reason: verdict.reason, arguments: verdict.modified ? verdict.args : undefined };

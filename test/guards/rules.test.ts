@@ -1,4 +1,4 @@
-import { conditionHolds, createPreHook, evaluateRules, globMatch, parsePolicies, removeAtPointer, setAtPointer, type Condition } from '../../src/guards';
+import { conditionHolds, createPreHook, evaluateRules, globMatch, parsePolicies, rulesByTool, removeAtPointer, setAtPointer, type Condition } from '../../src/guards';
 import type { HookDecision, PreHookInput } from '../../src/pipeline';
 import type { ResolvedTool } from '../../src/registry';
 import { parse } from 'yaml';
@@ -106,4 +106,27 @@ test('every hook sees the turn’s signal, after a modification too, and nothing
   await createPreHook({ rules: [], hooks: [watcher] })(input);
   expect(seen).toEqual([{ args: { amount: 1, currency: 'EUR' }, signal }, { args: { amount: 1 }, signal }]);
   expect(reads).toBe(2);
+});
+
+test("rulesByTool keeps, per tool name, the rules whose globs match it, in their order", () => {
+  const rules = [{ match: ['pay*'], n: 1 }, { match: ['crm_*'], n: 2 }, { match: ['*'], n: 3 }, { match: ['payments.charge', 'x'], n: 4 }];
+  const of = rulesByTool(rules);
+  expect(of('payments.charge').map((r) => r.n)).toEqual([1, 3, 4]);
+  expect(of('crm_lookup').map((r) => r.n)).toEqual([2, 3]);
+  expect(of('payments.charge')).toBe(of('payments.charge'));
+  expect(rulesByTool([{ match: ['a*'] }])('b')).toEqual([]);
+});
+
+test('rules for other tools do not change a decision: the first matching rule of the tool still decides', () => {
+  const rules = rulesOf(`
+- { match: [crm_*], decide: block, reason: crm is off }
+- { match: [echo], decide: modify, set: { /loud: true } }
+- { match: [other], decide: block, reason: not echo }
+- { match: ["ec*"], decide: ask, reason: check it }
+`);
+  const decide = createPreHook({ rules });
+  const call = (name: string) => decide({ tenant: 't', sessionId: 's', tool: { name } as ResolvedTool, args: { text: 'hi' }, attempt: 1, signal: new AbortController().signal } as PreHookInput);
+  expect(call('echo')).toEqual({ action: 'ask', reason: 'check it', arguments: { text: 'hi', loud: true } });
+  expect(call('crm_x')).toEqual({ action: 'block', reason: 'crm is off' });
+  expect(call('nothing')).toEqual({ action: 'allow' });
 });

@@ -67,8 +67,9 @@ export interface CallMetrics {
   readonly producer: MetricProducer;
 }
 
-const sumMetric = (name: string, description: string, valueType: ValueType, dataPoints: DataPoint<number>[]): MetricData => ({
-  descriptor: { name, description, unit: '', valueType },
+/** A monotonic cumulative sum, as the SDK's counters export (their values are doubles). */
+const sumMetric = (name: string, description: string, dataPoints: DataPoint<number>[]): MetricData => ({
+  descriptor: { name, description, unit: '', valueType: ValueType.DOUBLE },
   aggregationTemporality: AggregationTemporality.CUMULATIVE,
   dataPointType: DataPointType.SUM,
   isMonotonic: true,
@@ -105,16 +106,16 @@ export function createCallMetrics(pairs: LabelPairs): CallMetrics {
       }
     }
     const metrics: MetricData[] = [
-      sumMetric('dispatch.tool.calls', 'Tool calls finished, by tenant, tool and outcome (ok, an error kind, or a hard error reason)', ValueType.DOUBLE, calls),
-      sumMetric('dispatch.tool.attempts', 'Attempts made, by tenant and tool', ValueType.DOUBLE, attempts),
+      sumMetric('dispatch.tool.calls', 'Tool calls finished, by tenant, tool and outcome (ok, an error kind, or a hard error reason)', calls),
+      sumMetric('dispatch.tool.attempts', 'Attempts made, by tenant and tool', attempts),
       {
         descriptor: { name: 'dispatch.tool.call.duration', description: 'Call duration including retries', unit: 's', valueType: ValueType.DOUBLE },
         aggregationTemporality: AggregationTemporality.CUMULATIVE,
         dataPointType: DataPointType.HISTOGRAM,
         dataPoints: durations,
       },
-      ...RATE_COUNTERS.map(([, name, description], i) => sumMetric(`dispatch.tool.${name}`, `${description}; divide by dispatch.tool.calls for the rate`, ValueType.DOUBLE, rates[i]!)),
-      sumMetric('dispatch.tool.label_overflows', 'Calls recorded under tenant and tool "_overflow" because their (tenant, tool) pair came past the label cap', ValueType.DOUBLE, [point({}, started, overflows)]),
+      ...RATE_COUNTERS.map(([, name, description], i) => sumMetric(`dispatch.tool.${name}`, `${description}; divide by dispatch.tool.calls for the rate`, rates[i]!)),
+      sumMetric('dispatch.tool.label_overflows', 'Calls recorded under tenant and tool "_overflow" because their (tenant, tool) pair came past the label cap', [point({}, started, overflows)]),
     ];
     return { resourceMetrics: { resource: emptyResource(), scopeMetrics: [{ scope: { name: 'dispatch' }, metrics }] }, errors: [] };
   }

@@ -36,8 +36,6 @@ export interface MetricsOptions {
   readonly logger: Logger;
 }
 
-export { DURATION_BUCKETS_S } from './call-metrics';
-
 const BREAKER_VALUE: Readonly<Record<string, number>> = { closed: 0, half_open: 1, open: 2 };
 
 /**

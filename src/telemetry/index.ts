@@ -1,6 +1,7 @@
 export { createTracing, tracesEnabled, DEFAULT_SERVICE_NAME } from './create-tracing';
 export type { Tracing } from './create-tracing';
-export { startMetrics, DURATION_BUCKETS_S } from './create-metrics';
+export { startMetrics } from './create-metrics';
+export { DURATION_BUCKETS_S } from './call-metrics';
 export type { Metrics, MetricsOptions } from './create-metrics';
 export { createLabelPairs, DEFAULT_MAX_LABEL_PAIRS, OVERFLOW_LABEL, SHARED_TENANT_LABEL, UNKNOWN_TOOL_LABEL } from './label-pairs';
 export type { LabelPair, LabelPairs, PairLabels } from './label-pairs';

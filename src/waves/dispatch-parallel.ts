@@ -2,7 +2,9 @@ import type { ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { HardError } from '../errors';
 import type { ParallelDispatcher } from '../server';
 import { trackCall } from './call-tracker';
-import { planWaves, type WaveToolLookup } from './plan-waves';
+import { prepareArguments } from '../arguments';
+import { planWaves, type ResourceKeyOf, type WaveToolLookup } from './plan-waves';
+import { resourceKeyIn, resourceKeyOf } from './resource-key';
 import { runWave } from './run-wave';
 import { resolveWaveOptions, type WaveOptions } from './wave-options';
 
@@ -18,7 +20,20 @@ export function createParallelDispatcher(options: WaveOptions = {}): ParallelDis
   return async (deps, turn, request) => {
     const { calls } = request;
     const lookup: WaveToolLookup = (name) => (turn.offeredTools && !turn.offeredTools.has(name) ? undefined : deps.registry.lookup(turn.tenant, name)?.spec);
-    const waves = planWaves(calls, lookup);
+    // The key is read from the arguments as the tool receives them (parsed, repaired for a lenient
+    // tool, schema defaults applied), so `"7"` and `7`, or an omitted field and its default, name
+    // one resource. Arguments that fail validation never run; their text's key is used.
+    const keyOf: ResourceKeyOf = (call, spec) => {
+      if (spec.resourceKey === '') return undefined;
+      const tool = deps.registry.lookup(turn.tenant, call.name);
+      if (!tool) return resourceKeyOf(call.arguments, spec.resourceKey);
+      try {
+        return resourceKeyIn(prepareArguments(tool, call.arguments, deps.limits).args, spec.resourceKey);
+      } catch {
+        return resourceKeyOf(call.arguments, spec.resourceKey);
+      }
+    };
+    const waves = planWaves(calls, lookup, keyOf);
     const trackers = calls.map((call) => trackCall(turn.observer.call({ toolCallId: call.id, tool: call.name, arguments: call.arguments })));
     const limit = request.maxConcurrency === 0 ? defaultMaxConcurrency : request.maxConcurrency;
     const results = new Array<ToolResult>(calls.length);

@@ -25,6 +25,12 @@ export interface Wave {
 /** Finds a call's tool; undefined when the name is unknown (or was not offered). */
 export type WaveToolLookup = (name: string) => WaveToolInfo | undefined;
 
+/** The resource a safe call touches, or undefined for none (it then conflicts with no call). */
+export type ResourceKeyOf = (call: PlannedCall, tool: WaveToolInfo) => string | undefined;
+
+/** The resource key read from the arguments text as the model emitted it. */
+const keyInText: ResourceKeyOf = (call, tool) => resourceKeyOf(call.arguments, tool.resourceKey);
+
 interface OpenWave {
   readonly calls: number[];
   readonly keys: Set<string>;
@@ -42,8 +48,10 @@ interface OpenWave {
  *
  * So two calls that conflict (same resource key, or either one exclusive) run in separate waves in
  * their request order, and every call lands in exactly one wave. Pure: it reads only its inputs.
+ * `keyOf` reads a call's resource key (by default from its arguments text as emitted; the service
+ * reads it from the arguments as the tool will receive them, see dispatch-parallel).
  */
-export function planWaves(calls: readonly PlannedCall[], lookup: WaveToolLookup): Wave[] {
+export function planWaves(calls: readonly PlannedCall[], lookup: WaveToolLookup, keyOf: ResourceKeyOf = keyInText): Wave[] {
   const waves: OpenWave[] = [];
   let firstOpen = 0;
   calls.forEach((call, index) => {
@@ -53,7 +61,7 @@ export function planWaves(calls: readonly PlannedCall[], lookup: WaveToolLookup)
       firstOpen = waves.length;
       return;
     }
-    const key = resourceKeyOf(call.arguments, tool.resourceKey);
+    const key = keyOf(call, tool);
     let target: OpenWave | undefined;
     for (let w = firstOpen; w < waves.length && !target; w++) if (key === undefined || !waves[w]!.keys.has(key)) target = waves[w];
     if (!target) {

@@ -13,6 +13,12 @@ export function resourceKeyOf(argumentsText: string, pointer: string): string | 
   } catch {
     return undefined;
   }
-  const value = readPointer(document, pointer);
+  return resourceKeyIn(document, pointer);
+}
+
+/** The resource key of arguments already parsed (and repaired): the canonical JSON at `pointer`. */
+export function resourceKeyIn(args: unknown, pointer: string): string | undefined {
+  if (pointer === '') return undefined;
+  const value = readPointer(args, pointer);
   return value === undefined ? undefined : canonicalJson(value);
 }

@@ -23,6 +23,11 @@ const slow = (ms: number): ToolRoute => (req, res) =>
     });
   });
 
+/** A lenient tool's schema: a model that sends `"7"` for 7 is repaired. */
+const ROW_SCHEMA = JSON.stringify({ type: 'object', properties: { id: { type: 'integer' }, n: { type: 'integer' } }, required: ['id'] });
+/** A schema whose key has a default: an omitted region is the default one. */
+const REGION_SCHEMA = JSON.stringify({ type: 'object', properties: { region: { type: 'string', default: 'eu' }, n: { type: 'integer' } } });
+
 let closedEarly: string[] = [];
 let tools: ToolServer;
 let d: TestDispatch;
@@ -37,7 +42,9 @@ beforeAll(async () => {
       tool('write_150', '/150', 'concurrency_safe: false, resource_key: /path') +
       tool('fetch_100', '/100', 'concurrency_safe: true') +
       tool('hang', '/2000', 'concurrency_safe: true') +
-      tool('loopy', '/100', 'concurrency_safe: true, loop: { stop_threshold: 1 }'),
+      tool('loopy', '/100', 'concurrency_safe: true, loop: { stop_threshold: 1 }') +
+      tool('read_row', '/150', `concurrency_safe: true, resource_key: /id, lenient_arguments: true, input_schema: '${ROW_SCHEMA}'`) +
+      tool('read_region', '/150', `concurrency_safe: true, resource_key: /region, input_schema: '${REGION_SCHEMA}'`),
   );
   // Warm the channel and the HTTP client, so timings measure the waves.
   await d.dispatch.dispatch({ sessionId: 'warmup', mode: DispatchMode.PARALLEL, calls: [0, 1, 2, 3, 4, 5, 6, 7].map((q) => ({ id: `w${q}`, name: 'fetch_100', arguments: `{"q":${q}}` })) });
@@ -85,6 +92,10 @@ test('eight safe 300 ms calls run together: all in flight at once, results in re
   // late, and turns of over 1.2 s were seen there.
   const firstEnd = Math.min(...tools.received.map((r) => r.end!));
   expect(tools.received.every((r) => r.start < firstEnd)).toBe(true);
+  // As the tool server saw them, the eight calls took one call's time (~300 ms), well under the
+  // 600 ms of two waves of four.
+  const toolSpan = Math.max(...tools.received.map((r) => r.end!)) - Math.min(...tools.received.map((r) => r.start));
+  expect(toolSpan).toBeLessThan(600);
   expect(elapsed).toBeLessThan(2000);
   expect(results.map((r) => [r.toolCallId, r.output])).toEqual(results.map((_, i) => [`call-${i}`, `{"id":"call-${i}"}`]));
   expect(maxInFlight(tools.received)).toBe(8);
@@ -105,6 +116,27 @@ test('calls on the same resource key never overlap, and keep their request order
   }
   // Different keys still ran together.
   expect(overlap(byId('call-0'), byId('call-1'))).toBe(true);
+});
+
+test('the resource key is read from the arguments the tool receives: repaired values and defaults name one resource', async () => {
+  // "7" is repaired to 7 for the lenient tool, and an omitted region takes its default "eu": as
+  // the model emitted them the keys differ, as the tools receive them they are the same.
+  const { results } = await parallel([
+    { name: 'read_row', args: { id: 7, n: 0 } },
+    { name: 'read_row', args: { id: '7', n: 1 } },
+    { name: 'read_region', args: { region: 'eu', n: 2 } },
+    { name: 'read_region', args: { n: 3 } },
+    { name: 'read_row', args: { id: 8, n: 4 } },
+  ]);
+  expect(results.every((r) => !r.isError)).toBe(true);
+  expect(byId('call-0').body.arguments).toEqual({ id: 7, n: 0 });
+  expect(byId('call-1').body.arguments).toEqual({ id: 7, n: 1 });
+  expect(overlap(byId('call-0'), byId('call-1'))).toBe(false);
+  expect(overlap(byId('call-2'), byId('call-3'))).toBe(false);
+  expect(byId('call-0').end!).toBeLessThanOrEqual(byId('call-1').start);
+  expect(byId('call-2').end!).toBeLessThanOrEqual(byId('call-3').start);
+  // Other keys still ran together.
+  expect(overlap(byId('call-0'), byId('call-4'))).toBe(true);
 });
 
 test('an unsafe call runs alone: what came before it has ended, what comes after has not started', async () => {

@@ -5,7 +5,7 @@ import type { Logger } from '../log';
 import { breakerKey } from '../pipeline';
 import type { ToolRegistry } from '../registry';
 import { RpcError, unary, type Authenticator } from '../server';
-import { alertsOf } from './rate-alerts';
+import { alertsOf, RATE_THRESHOLDS } from './rate-alerts';
 import { ratesOf, type ToolStats } from './tool-stats';
 import type { ToolHealthSource } from './tool-health';
 
@@ -18,9 +18,11 @@ export interface ToolStatsHandlerOptions {
   readonly logger: Logger;
 }
 
+const THRESHOLDS = create(ToolRatesSchema, RATE_THRESHOLDS);
+
 /**
  * GetToolStats: per tool of the caller's tenant (its own tools and the shared ones), the calls,
- * the six rates, breaker state, health score and the rates past their alert thresholds. An
+ * the six rates, breaker state, health score, the rates past their alert thresholds and the thresholds. An
  * empty `tool` means every tool; a name that is neither registered nor counted is NOT_FOUND.
  */
 export function toolStatsHandler(options: ToolStatsHandlerOptions) {
@@ -38,6 +40,7 @@ export function toolStatsHandler(options: ToolStatsHandlerOptions) {
       breakerState: health.state(key),
       healthScore: health.healthScore(key),
       alerts: alertsOf(rates),
+      alertThresholds: THRESHOLDS,
     });
   };
   return unary(options.logger, async (request: GetToolStatsRequest, call: grpc.ServerUnaryCall<GetToolStatsRequest, GetToolStatsResponse>) => {

@@ -105,7 +105,7 @@ test('the Prometheus endpoint serves calls by tenant, tool and outcome, duration
   expect((await fetch(`http://127.0.0.1:${d.metricsPort}/other`)).status).toBe(404);
 });
 
-test('GetToolStats: the six rates per tool of the caller’s tenant, breaker state, health and alerts', async () => {
+test('GetToolStats: the six rates per tool of the caller’s tenant, breaker state, health, alerts and their thresholds', async () => {
   const { stats } = await d.registry.getToolStats({}, ACME);
   const byTool = Object.fromEntries(stats.map((s) => [s.tool, s]));
   expect(Object.keys(byTool).sort()).toEqual(['big', 'crashy', 'failing', 'send', 'slow', 'weather']);
@@ -121,6 +121,9 @@ test('GetToolStats: the six rates per tool of the caller’s tenant, breaker sta
   expect(byTool.failing).toMatchObject({ calls: 5n, breakerState: 'open' });
   expect(byTool.failing!.healthScore).toBeLessThan(1);
   expect(byTool.weather).toMatchObject({ breakerState: 'closed', healthScore: 1 });
+  // Every tool's answer carries the thresholds its alerts were judged by, alerting or not.
+  const thresholds = { validationFailure: 0.15, timeout: 0.05, retry: 0.1, idempotentHit: 0.05, resultBounding: 0.2, unexpectedException: 0 };
+  for (const s of stats) expect(s.alertThresholds).toMatchObject(thresholds);
 });
 
 test('GetToolStats by name, per tenant, and NOT_FOUND for a name it has never seen', async () => {

@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { eventsCommand, kindOf } from '../../src/cli/events-command';
 import { EventKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { startApp, type TestDispatch } from '../helpers/servers';
@@ -5,6 +7,10 @@ import { startApp, type TestDispatch } from '../helpers/servers';
 const YAML = `
 tools:
   - name: echo
+    effect: read_only
+    input_schema: '{"type":"object"}'
+    builtin: { name: echo }
+  - name: shout
     effect: read_only
     input_schema: '{"type":"object"}'
     builtin: { name: echo }
@@ -62,4 +68,48 @@ test('dispatchctl events refuses an unknown kind and reports a failed RPC', asyn
   const code2 = await eventsCommand('127.0.0.1:1', {}, () => undefined, AbortSignal.timeout(10_000), (l) => unreachable.push(l));
   expect(code2).toBe(1);
   expect(unreachable[0]).toMatch(/^dispatchctl: UNAVAILABLE: /);
+});
+
+test('the dispatchctl process: `events --session S --tool T --kind K` prints only matching events, and Ctrl-C ends it with 0', async () => {
+  // The compiled CLI as users run it (`npm test` builds dist/ first), SIGINT as Ctrl-C sends it.
+  const bin = join(__dirname, '..', '..', 'bin', 'dispatchctl.js');
+  const child = spawn(process.execPath, [bin, '--address', d.address, '--session', 'proc', 'events', '--tool', 'echo', '--kind', 'tool_post'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  try {
+    for (let i = 0; i < 250 && !stdout.includes('call=probe'); i++) {
+      await d.dispatch.dispatch({ sessionId: 'proc', calls: [{ id: 'probe', name: 'echo', arguments: `{"i":${i}}` }] });
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await until(() => stdout.includes('call=probe'), 'the probe in the CLI output');
+    stdout = '';
+    await d.dispatch.dispatch({ sessionId: 'other', calls: [{ id: 'elsewhere', name: 'echo', arguments: '{}' }] });
+    await d.dispatch.dispatch({ sessionId: 'proc', calls: [{ id: 'loud', name: 'shout', arguments: '{}' }] });
+    await d.dispatch.dispatch({ sessionId: 'proc', calls: [{ id: 'last', name: 'echo', arguments: '{}' }] });
+    await until(() => stdout.includes('call=last'), 'the last call in the CLI output');
+    const lines = stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} TOOL_POST session=proc turn=\d+ call=last tool=echo attempt=1 outcome=ok /);
+    child.kill('SIGINT');
+    let timer: NodeJS.Timeout | undefined;
+    const code = await Promise.race([exited, new Promise((r) => (timer = setTimeout(() => r('still running after 5 s'), 5_000)))]);
+    clearTimeout(timer);
+    expect(code).toBe(0);
+    expect(stderr).toBe('');
+  } finally {
+    child.kill('SIGKILL');
+  }
+});
+
+test('the dispatchctl process refuses an unknown --kind with its usage code 2', async () => {
+  const bin = join(__dirname, '..', '..', 'bin', 'dispatchctl.js');
+  const child = spawn(process.execPath, [bin, '--address', d.address, 'events', '--kind', 'nope'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  expect(code).toBe(2);
+  expect(stderr).toMatch(/unknown event kind "nope"/);
 });

@@ -76,8 +76,11 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
     claimed = claim?.state === 'claimed';
   } catch (error) {
     if (!(error instanceof StoreUnavailableError)) throw error;
-    deps.logger.warn('store unavailable at claim', { tool: tool.name, error: error.message });
-    if (!tool.readOnly) return failedBefore(attemptObs, callId, tool, new DispatchError(ErrorKind.STORE_UNAVAILABLE, 'the idempotency store is unreachable, so this side-effecting call was not executed', { phase: 'before', recoverable: true, cause: error }), attempt, started, warnings);
+    if (!tool.readOnly) {
+      deps.logger.warn('store unavailable at claim', { tool: tool.name, error: error.message });
+      return failedBefore(attemptObs, callId, tool, new DispatchError(ErrorKind.STORE_UNAVAILABLE, 'the idempotency store is unreachable, so this side-effecting call was not executed', { phase: 'before', recoverable: true, cause: error }), attempt, started, warnings);
+    }
+    deps.logger.warn('store unavailable at claim; read-only call runs without the store, memory and loop record dropped', { tool: tool.name, error: error.message });
     storeDown = true;
   }
 

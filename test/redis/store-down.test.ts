@@ -1,0 +1,142 @@
+import { ErrorKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
+import { createLogger } from '../../src/log';
+import { DEFAULT_TENANT } from '../../src/server';
+import { startRedis, type TestRedis } from '../helpers/redis-server';
+import { startApp, startToolServer, type ToolServer } from '../helpers/servers';
+
+jest.setTimeout(60_000);
+
+const STORE_TIMEOUT_MS = 400;
+// pay makes one attempt, so a STORE_UNAVAILABLE is one store step: a retry (the default policy
+// retries it) would wait the store timeout again.
+/** Longest a call may take in these tests; the client gives up then, so no test can hang. */
+const CALL_DEADLINE_MS = 10_000;
+const DROPPED = 'memory and loop record dropped';
+
+let redis: TestRedis;
+let tools: ToolServer;
+let app: Awaited<ReturnType<typeof startApp>>;
+const lines: string[] = [];
+const paid = new Map<string, number>();
+
+beforeAll(async () => {
+  redis = await startRedis({ own: true, persistence: 'aof-always' });
+  tools = await startToolServer({
+    '/pay': (req, res) => {
+      const ref = String((req.body.arguments as { ref: string }).ref);
+      paid.set(ref, (paid.get(ref) ?? 0) + 1);
+      res.writeHead(200).end(`paid ${ref}`);
+    },
+    '/look': (req, res) => void res.writeHead(200).end(`look ${String((req.body.arguments as { q: string }).q)}`),
+  });
+  app = await startApp(
+    `limits: { store_timeout_ms: ${STORE_TIMEOUT_MS} }
+tools:
+  - name: pay
+    effect: side_effect
+    timeout_ms: 3000
+    retry: { max_attempts: 1 }
+    input_schema: '{"type":"object","properties":{"ref":{"type":"string"}},"required":["ref"]}'
+    http: { url: "${tools.url}/pay" }
+  - name: look
+    effect: read_only
+    input_schema: '{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}'
+    http: { url: "${tools.url}/look" }
+`,
+    { redisUrl: redis.url, logger: createLogger('warn', (line) => lines.push(line) > 0) },
+  );
+});
+
+afterAll(async () => {
+  await app?.close();
+  await tools?.close();
+  await redis?.close();
+});
+
+const call = async (sessionId: string, name: string, args: unknown): Promise<ToolResult> =>
+  (await app.dispatch.dispatch({ sessionId, calls: [{ id: `c_${Math.random().toString(36).slice(2)}`, name, arguments: JSON.stringify(args) }] }, { deadlineMs: CALL_DEADLINE_MS })).results[0]!;
+
+/** A call and how long it took, in ms. */
+const timed = async (sessionId: string, name: string, args: unknown): Promise<{ result: ToolResult; ms: number }> => {
+  const started = Date.now();
+  const result = await call(sessionId, name, args);
+  return { result, ms: Date.now() - started };
+};
+
+const kindOf = (r: ToolResult) => (r.isError ? ErrorKind[r.error!.kind] : r.idempotentReplay ? 'REPLAY' : 'OK');
+
+/** The dropped-write log lines logged since line `from`, parsed. */
+const droppedSince = (from: number) =>
+  lines
+    .slice(from)
+    .map((l) => JSON.parse(l) as { message: string; tool?: string; error?: unknown })
+    .filter((l) => l.message.includes(DROPPED));
+
+/** Resolves once the service's store answers a read again; throws after 10 s. */
+async function untilStoreAnswers(sessionId: string): Promise<string[]> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      return await app.app.deps.store.memory({ tenant: DEFAULT_TENANT, sessionId });
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+test('Redis frozen (SIGSTOP): side effects fail closed within the store timeout, reads go on, nothing hangs, and SIGCONT recovers', async () => {
+  const from = lines.length;
+  redis.signal('SIGSTOP');
+  try {
+    const side = await timed('frozen', 'pay', { ref: 'frozen-1' });
+    expect(kindOf(side.result)).toBe('STORE_UNAVAILABLE');
+    expect(JSON.parse(side.result.output)).toMatchObject({ error: true, tool: 'pay', kind: 'STORE_UNAVAILABLE', recoverable: true });
+    expect(side.ms).toBeGreaterThanOrEqual(STORE_TIMEOUT_MS - 50);
+    expect(side.ms).toBeLessThan(STORE_TIMEOUT_MS + 1000);
+
+    const read = await timed('frozen', 'look', { q: 'frozen' });
+    expect(read.result).toMatchObject({ isError: false, output: 'look frozen' });
+    expect(read.ms).toBeLessThan(STORE_TIMEOUT_MS + 1500);
+
+    const started = Date.now();
+    const concurrent = await Promise.all([
+      ...[0, 1, 2, 3, 4].map((i) => call('frozen', 'pay', { ref: `frozen-c${i}` })),
+      ...[0, 1, 2, 3, 4].map((i) => call('frozen', 'look', { q: `c${i}` })),
+    ]);
+    expect(Date.now() - started).toBeLessThan(STORE_TIMEOUT_MS + 2500);
+    expect(concurrent.map(kindOf)).toEqual([...Array(5).fill('STORE_UNAVAILABLE'), ...Array(5).fill('OK')]);
+    expect(concurrent.slice(5).map((r) => r.output)).toEqual(['look c0', 'look c1', 'look c2', 'look c3', 'look c4']);
+  } finally {
+    redis.signal('SIGCONT');
+  }
+  expect(tools.count('/pay')).toBe(0);
+  expect(droppedSince(from).map((l) => l.tool)).toEqual(Array(6).fill('look'));
+
+  await untilStoreAnswers('frozen');
+  const first = await call('frozen', 'pay', { ref: 'after-thaw' });
+  expect(first).toMatchObject({ isError: false, idempotentReplay: false, output: 'paid after-thaw' });
+  expect(await call('frozen', 'pay', { ref: 'after-thaw' })).toMatchObject({ isError: false, idempotentReplay: true, output: 'paid after-thaw' });
+  expect([...paid]).toEqual([['after-thaw', 1]]);
+});
+
+test('Redis killed: a read-only call runs, logs that its memory entry and loop record are dropped, and leaves no entry once Redis is back', async () => {
+  expect(await call('killed', 'look', { q: 'before' })).toMatchObject({ isError: false, output: 'look before' });
+  await redis.stop('SIGKILL');
+  try {
+    const from = lines.length;
+    const read = await timed('killed', 'look', { q: 'outage' });
+    expect(read.result).toMatchObject({ isError: false, output: 'look outage' });
+    expect(read.ms).toBeLessThan(STORE_TIMEOUT_MS + 1500);
+    const dropped = droppedSince(from);
+    expect(dropped).toHaveLength(1);
+    expect(dropped[0]).toMatchObject({ message: `store unavailable at claim; read-only call runs without the store, ${DROPPED}`, tool: 'look' });
+    expect(typeof dropped[0]!.error).toBe('string');
+  } finally {
+    await redis.start();
+  }
+
+  await untilStoreAnswers('killed');
+  expect(await call('killed', 'look', { q: 'after' })).toMatchObject({ isError: false, output: 'look after' });
+  expect(await untilStoreAnswers('killed')).toEqual(['tool=look; input={"q":"before"}; result=look before', 'tool=look; input={"q":"after"}; result=look after']);
+});

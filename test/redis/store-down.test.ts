@@ -7,8 +7,6 @@ import { startApp, startToolServer, type ToolServer } from '../helpers/servers';
 jest.setTimeout(60_000);
 
 const STORE_TIMEOUT_MS = 400;
-// pay makes one attempt, so a STORE_UNAVAILABLE is one store step: a retry (the default policy
-// retries it) would wait the store timeout again.
 /** Longest a call may take in these tests; the client gives up then, so no test can hang. */
 const CALL_DEADLINE_MS = 10_000;
 const DROPPED = 'memory and loop record dropped';
@@ -35,6 +33,7 @@ tools:
   - name: pay
     effect: side_effect
     timeout_ms: 3000
+    # one attempt, so STORE_UNAVAILABLE takes one store timeout (the default policy retries it)
     retry: { max_attempts: 1 }
     input_schema: '{"type":"object","properties":{"ref":{"type":"string"}},"required":["ref"]}'
     http: { url: "${tools.url}/pay" }

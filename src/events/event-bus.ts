@@ -1,5 +1,5 @@
 import { create } from '@bufbuild/protobuf';
-import { EventSchema, type Event } from '../../gen/dispatch/v1/dispatch_pb';
+import { EventKind, EventSchema, type Event } from '../../gen/dispatch/v1/dispatch_pb';
 import { matches, type EventFilter } from './event-filter';
 import { createRingBuffer, type RingBuffer } from './ring-buffer';
 
@@ -11,6 +11,18 @@ export interface EventRelay {
   /** True while some other replica has a subscriber; read on every event, so it must be cheap. */
   readonly active: boolean;
   send(tenant: string, event: Event): void;
+}
+
+/**
+ * Events lost on their way between replicas, by what a filter reads of them. An empty session,
+ * tool or kind (0) stands for events of any: a summary that outgrew its bound is counted against
+ * every subscriber of the tenant.
+ */
+export interface LostEvents {
+  readonly sessionId: string;
+  readonly tool: string;
+  readonly kind: EventKind;
+  readonly count: number;
 }
 
 /** One subscriber's view of the bus. */
@@ -51,6 +63,11 @@ export interface EventBus {
   publish(tenant: string, event: Event): void;
   /** Delivers to local subscribers only (events that came from another replica). */
   deliverLocal(tenant: string, event: Event): void;
+  /**
+   * Counts `loss.count` events that another replica could not send (Redis away) in the `dropped`
+   * of every local subscriber whose filter they pass; the next event delivered says so.
+   */
+  reportLost(tenant: string, loss: LostEvents): void;
   /** Joins the bus; undefined when the tenant already has its maximum of subscribers. */
   subscribe(tenant: string, filter: EventFilter, hooks: SubscriberHooks): Subscription | undefined;
   readonly subscriberCount: number;
@@ -91,19 +108,30 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
       sub.hooks.wake();
     }
   };
-  const deliverLocal = (tenant: string, event: Event) => {
+  /** Visits the subscribers that see `tenant`'s events about `tool` (every tenant that sees the tool, for the system tenant). */
+  const forEachSubscriber = <A>(tenant: string, tool: string, visit: (sub: Subscriber, arg: A) => void, arg: A) => {
     if (tenant !== SYSTEM_TENANT) {
       const subs = byTenant.get(tenant);
-      if (subs) for (const sub of subs) offer(sub, event);
+      if (subs) for (const sub of subs) visit(sub, arg);
       return;
     }
     for (const [subTenant, subs] of byTenant) {
-      if (!visible(subTenant, event.tool)) continue;
-      for (const sub of subs) offer(sub, event);
+      if (tool !== '' && !visible(subTenant, tool)) continue;
+      for (const sub of subs) visit(sub, arg);
     }
+  };
+  const deliverLocal = (tenant: string, event: Event) => forEachSubscriber(tenant, event.tool, offer, event);
+  /** Whether events summarised as `loss` could have passed `filter` (an empty field: events of any). */
+  const lossMatches = (filter: EventFilter, loss: LostEvents) =>
+    (loss.sessionId === '' || filter.sessionId === '' || filter.sessionId === loss.sessionId) &&
+    (loss.tool === '' || !filter.tools || filter.tools.has(loss.tool)) &&
+    (loss.kind === EventKind.UNSPECIFIED || !filter.kinds || filter.kinds.has(loss.kind));
+  const countLoss = (sub: Subscriber, loss: LostEvents) => {
+    if (lossMatches(sub.filter, loss)) sub.buffer.addDropped(loss.count);
   };
 
   return {
+    reportLost: (tenant, loss) => forEachSubscriber(tenant, loss.tool, countLoss, loss),
     wants: (tenant) => relay?.active === true || (tenant === SYSTEM_TENANT ? count > 0 : byTenant.has(tenant)),
     publish(tenant, event) {
       if (count > 0) deliverLocal(tenant, event);

@@ -3,7 +3,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { Event } from '../../gen/dispatch/v1/dispatch_pb';
 import type { Logger } from '../log';
 import type { EventBus, EventRelay } from './event-bus';
-import { decodeBatch, encodeBatch, type TenantEvent } from './relay-codec';
+import { decodeBatch, encodeBatch, type TenantEvent, type TenantLoss } from './relay-codec';
 
 /** Options of {@link createRedisRelay}. */
 export interface RedisRelayOptions {
@@ -23,6 +23,9 @@ export interface RedisRelayOptions {
   readonly heartbeatMs?: number;
 }
 
+/** Distinct (tenant, session, tool, kind) groups a relay keeps of events it lost; past it, a tenant's losses are counted for the whole tenant. */
+export const MAX_LOSS_GROUPS = 1024;
+
 /** The cross-replica half of the event bus. */
 export interface RedisRelay {
   /** Other replicas currently holding subscribers. */
@@ -41,6 +44,13 @@ interface Interest {
  * interest channel; one with local subscribers announces it (and re-announces on a heartbeat),
  * and only while some other replica is interested does this one publish its events, in batches.
  * Received events go to local subscribers only; a replica ignores its own batches.
+ *
+ * Events this replica cannot send (Redis away or failing, or more waiting than `maxPending`) are
+ * not silently gone: they are summarised by what a subscriber's filter reads (tenant, session,
+ * tool, kind; bounded, see MAX_LOSS_GROUPS) and the summary rides on the next batch that goes
+ * out, so every remote subscriber whose filter they pass counts them in `dropped`. While Redis
+ * is away, the other replicas' interest is held as it was (they cannot announce it). Events lost
+ * while a receiving replica is itself cut off from Redis are not seen by anyone and not counted.
  */
 export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
   const { bus, logger } = options;
@@ -55,6 +65,7 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
   const sub = options.connect();
   const remote = new Map<string, number>();
   let pending: TenantEvent[] = [];
+  let lost = new Map<string, TenantLoss>();
   let flushTimer: NodeJS.Timeout | undefined;
   let listening = false;
   let closed = false;
@@ -68,11 +79,22 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
   pub.on('error', (e) => warn('event relay: redis error', e));
   sub.on('error', (e) => warn('event relay: redis error', e));
 
+  const addLoss = (loss: TenantLoss) => {
+    const key = `${loss.tenant}\u0000${loss.sessionId}\u0000${loss.tool}\u0000${loss.kind}`;
+    const known = lost.get(key);
+    if (known) lost.set(key, { ...known, count: known.count + loss.count });
+    else if (lost.size < MAX_LOSS_GROUPS || loss.sessionId === '') lost.set(key, loss);
+    else addLoss({ tenant: loss.tenant, sessionId: '', tool: '', kind: 0, count: loss.count });
+  };
+  const noteLost = (events: readonly TenantEvent[]) => {
+    for (const { tenant, event } of events) addLoss({ tenant, sessionId: event.sessionId, tool: event.tool, kind: event.kind, count: 1 });
+  };
+
   const relay: EventRelay & { active: boolean } = {
     active: false,
     send(tenant: string, event: Event) {
       pending.push({ tenant, event });
-      if (pending.length > maxPending) pending.splice(0, pending.length - maxPending);
+      if (pending.length > maxPending) noteLost(pending.splice(0, pending.length - maxPending));
       flushTimer ??= setTimeout(flush, flushMs);
     },
   };
@@ -82,9 +104,19 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
     flushTimer = undefined;
     const batch = pending;
     pending = [];
-    if (pub.status !== 'ready') return warn(`event relay: redis not ready, ${batch.length} events not sent to other replicas`);
+    if (pub.status !== 'ready') {
+      noteLost(batch);
+      return warn(`event relay: redis not ready, ${batch.length} events not sent to other replicas (counted in their subscribers' dropped once it is back)`);
+    }
     for (let i = 0; i < batch.length; i += maxBatch) {
-      pub.publish(channel, encodeBatch(id, batch.slice(i, i + maxBatch))).catch((e: unknown) => warn('event relay: publish failed', e));
+      const chunk = batch.slice(i, i + maxBatch);
+      const losses = [...lost.values()];
+      lost = new Map();
+      pub.publish(channel, encodeBatch(id, chunk, losses)).catch((e: unknown) => {
+        noteLost(chunk);
+        for (const loss of losses) addLoss(loss);
+        warn('event relay: publish failed', e);
+      });
     }
   }
 
@@ -92,6 +124,8 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
     if (!closed) pub.publish(interestChannel, JSON.stringify({ id, ...message })).catch((e: unknown) => warn('event relay: announce failed', e));
   };
   const refreshActive = () => {
+    // Other replicas cannot renew their interest while Redis is away from this one: hold it.
+    if (pub.status !== 'ready') return;
     const now = Date.now();
     for (const [replica, expires] of remote) if (expires <= now) remote.delete(replica);
     relay.active = remote.size > 0;
@@ -118,6 +152,7 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
     try {
       const batch = decodeBatch(text);
       if (batch.origin === id) return;
+      for (const { tenant, ...loss } of batch.losses) bus.reportLost(tenant, loss);
       for (const { tenant, event } of batch.events) bus.deliverLocal(tenant, event);
     } catch (error) {
       warn('event relay: malformed batch ignored', error);

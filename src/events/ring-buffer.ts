@@ -8,6 +8,8 @@ export interface RingBuffer<T> {
   shift(): T | undefined;
   /** Items dropped since the last call, then resets the count. */
   takeDropped(): number;
+  /** Counts `count` items lost before they reached the buffer (elsewhere), as if dropped here. */
+  addDropped(count: number): void;
   clear(): void;
 }
 
@@ -45,6 +47,9 @@ export function createRingBuffer<T>(capacity: number): RingBuffer<T> {
       const count = dropped;
       dropped = 0;
       return count;
+    },
+    addDropped(count) {
+      dropped += count;
     },
     clear() {
       items.length = 0;

@@ -1,0 +1,157 @@
+import { create } from '@bufbuild/protobuf';
+import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
+import { EventKind, EventSchema, type Event } from '../../gen/dispatch/v1/dispatch_pb';
+import { createEventBus, createRedisRelay, type EventBus, type RedisRelay, type Subscription } from '../../src/events';
+import { SILENT_LOGGER } from '../../src/log';
+import { connectRedis } from '../../src/store/redis';
+import { startRedis, type TestRedis } from '../helpers/redis-server';
+
+// Events one replica could not send to the others (its link to Redis down, or more waiting than
+// it keeps) reach the remote subscribers as a count in `dropped`, for exactly the subscribers
+// whose filter they pass. Two relays on one real redis-server; replica A reaches Redis through a
+// TCP proxy the test can cut, so only A loses its link.
+
+/** A loopback TCP proxy to `port` that can cut its connections and refuse new ones. */
+async function startProxy(port: number): Promise<{ port: number; cut(): void; restore(): void; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  let open = true;
+  const server: Server = createServer((client) => {
+    if (!open) return void client.destroy();
+    const upstream = tcpConnect(port, '127.0.0.1');
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => undefined);
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const cut = () => {
+    open = false;
+    for (const s of sockets) s.destroy();
+  };
+  return {
+    port: (server.address() as { port: number }).port,
+    cut,
+    restore: () => void (open = true),
+    close: () => new Promise((resolve) => (cut(), server.close(() => resolve()))),
+  };
+}
+
+const event = (sessionId: string, tool: string, kind: EventKind, n: number): Event => create(EventSchema, { sessionId, tool, kind, name: `e${n}` });
+
+async function until<T>(read: () => T | undefined, what: string, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = read();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+let redis: TestRedis;
+let proxy: Awaited<ReturnType<typeof startProxy>>;
+let busA: EventBus;
+let busB: EventBus;
+let relayA: RedisRelay;
+let relayB: RedisRelay;
+const open: Subscription[] = [];
+const subscribe = (filter: { sessionId?: string; tools?: string[]; kinds?: EventKind[] }) => {
+  const sub = busB.subscribe('acme', { sessionId: filter.sessionId ?? '', tools: filter.tools && new Set(filter.tools), kinds: filter.kinds && new Set(filter.kinds) }, { wake: () => undefined, closed: () => undefined })!;
+  open.push(sub);
+  return sub;
+};
+/** Everything buffered for `sub`, as [name, dropped]. */
+const drain = (sub: Subscription) => {
+  const out: [string, number][] = [];
+  for (let e = sub.next(); e; e = sub.next()) out.push([e.name, Number(e.dropped)]);
+  return out;
+};
+
+beforeAll(async () => {
+  redis = await startRedis({ own: true });
+  proxy = await startProxy(redis.port);
+  busA = createEventBus();
+  busB = createEventBus();
+  const fast = { logger: SILENT_LOGGER, heartbeatMs: 200 };
+  relayA = createRedisRelay({ ...fast, bus: busA, connect: () => connectRedis(`redis://127.0.0.1:${proxy.port}`, { queueWhileDown: true, maxReconnectDelayMs: 100 }), flushMs: 50, maxPending: 5 });
+  relayB = createRedisRelay({ ...fast, bus: busB, connect: () => connectRedis(redis.url, { queueWhileDown: true }) });
+});
+afterAll(async () => {
+  for (const sub of open) sub.close();
+  await relayA?.close();
+  await relayB?.close();
+  await proxy?.close();
+  await redis?.close();
+});
+afterEach(() => {
+  for (const sub of open.splice(0)) sub.close();
+});
+
+/**
+ * Publishes probes (tool "ping", which the tests' subscribers leave out) on A until B receives
+ * one: A knows of B's interest and both links are up. Then waits for A's last flush.
+ */
+async function relayed(): Promise<void> {
+  const probe = subscribe({ tools: ['ping'] });
+  await until(() => {
+    busA.publish('acme', event('probe', 'ping', EventKind.TURN_END, 0));
+    return drain(probe).length > 0 ? true : undefined;
+  }, 'a probe event relayed from A to B');
+  probe.close();
+  await new Promise((r) => setTimeout(r, 100));
+}
+
+test('more events than A keeps waiting: the ones it dropped are counted in the dropped of each remote subscriber they would have reached', async () => {
+  const all = subscribe({ tools: ['echo'] });
+  const s1 = subscribe({ sessionId: 's1' });
+  const posts = subscribe({ kinds: [EventKind.TOOL_POST] });
+  const other = subscribe({ tools: ['other'] });
+  await relayed();
+  drain(all);
+  // Twelve events in one flush period; A keeps the last 5 (maxPending), so the first 7 are lost:
+  // s1 x4 (TOOL_PRE, TOOL_POST alternating), s2 x3.
+  const sessions = ['s1', 's1', 's2', 's1', 's2', 's1', 's2', 's1', 's1', 's1', 's1', 's1'];
+  sessions.forEach((s, n) => busA.publish('acme', event(s, 'echo', n % 2 === 0 ? EventKind.TOOL_PRE : EventKind.TOOL_POST, n)));
+  const got = await until(() => {
+    const d = drain(all);
+    return d.length > 0 ? d : undefined;
+  }, 'the five kept events');
+  expect(got).toEqual([['e7', 7], ['e8', 0], ['e9', 0], ['e10', 0], ['e11', 0]]);
+  // s1 lost e0, e1, e3, e5 (4); TOOL_POST lost e1, e3, e5 (3); no event of tool "other" was lost.
+  expect(drain(s1)).toEqual([['e7', 4], ['e8', 0], ['e9', 0], ['e10', 0], ['e11', 0]]);
+  expect(drain(posts)).toEqual([['e7', 3], ['e9', 0], ['e11', 0]]);
+  expect(drain(other)).toEqual([]);
+});
+
+test('events published while A cannot reach Redis are counted in the dropped of the remote subscribers once A is back', async () => {
+  const s1 = subscribe({ sessionId: 's1' });
+  const echo = subscribe({ tools: ['echo'] });
+  await relayed();
+  drain(s1);
+  drain(echo);
+  proxy.cut();
+  // A's link is down: these cannot be sent (one flush period apart, so none is lost to the
+  // maxPending bound instead).
+  for (let n = 0; n < 3; n++) {
+    busA.publish('acme', event(n === 1 ? 's2' : 's1', 'echo', EventKind.TOOL_PRE, 100 + n));
+    await new Promise((r) => setTimeout(r, 80));
+  }
+  expect(drain(echo)).toEqual([]);
+  proxy.restore();
+  // Once A is back, the next batch that goes out carries the count. The probes are of another
+  // tool and session: the ones lost while A reconnects count for neither subscriber.
+  const ping = subscribe({ tools: ['ping'] });
+  await until(() => {
+    busA.publish('acme', event('probe', 'ping', EventKind.TURN_END, 0));
+    return drain(ping).length > 0 ? true : undefined;
+  }, 'A reconnected');
+  busA.publish('acme', event('s1', 'echo', EventKind.TURN_END, 200));
+  const got = await until(() => {
+    const d = drain(echo);
+    return d.length > 0 ? d : undefined;
+  }, 'an event after A reconnected');
+  expect(got).toEqual([['e200', 3]]);
+  expect(drain(s1)).toEqual([['e200', 2]]);
+});

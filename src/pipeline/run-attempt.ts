@@ -154,6 +154,9 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
       deps.logger.warn('store write after attempt failed; memory and loop record dropped', { tool: tool.name, error: (storeError as Error).message });
       if (spill) result.resultHandle = '';
     }
+  } else if (spill) {
+    // Nothing was stored: a handle would lead nowhere.
+    result.resultHandle = '';
   }
   if (error?.kind === ErrorKind.CANCELLED) {
     deps.guards.breaker.record(breaker, { ok: false, counts: false, durationMs: execMs });

@@ -26,6 +26,7 @@ beforeAll(async () => {
       res.writeHead(200).end(`paid ${ref}`);
     },
     '/look': (req, res) => void res.writeHead(200).end(`look ${String((req.body.arguments as { q: string }).q)}`),
+    '/long': (_req, res) => void res.writeHead(200).end('x'.repeat(500)),
   });
   app = await startApp(
     `limits: { store_timeout_ms: ${STORE_TIMEOUT_MS} }
@@ -41,6 +42,10 @@ tools:
     effect: read_only
     input_schema: '{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}'
     http: { url: "${tools.url}/look" }
+  - name: long
+    effect: read_only
+    max_result_chars: 100
+    http: { url: "${tools.url}/long" }
 `,
     { redisUrl: redis.url, logger: createLogger('warn', (line) => lines.push(line) > 0) },
   );
@@ -131,6 +136,10 @@ test('Redis killed: a read-only call runs, logs that its memory entry and loop r
     expect(dropped).toHaveLength(1);
     expect(dropped[0]).toMatchObject({ message: `store unavailable at claim; read-only call runs without the store, ${DROPPED}`, tool: 'look' });
     expect(typeof dropped[0]!.error).toBe('string');
+    // A result cut short during the outage could not be spilled: it offers no handle to read
+    // the rest with (one that led nowhere before).
+    const cut = await call('killed', 'long', {});
+    expect(cut).toMatchObject({ isError: false, truncated: true, resultHandle: '' });
   } finally {
     await redis.start();
   }

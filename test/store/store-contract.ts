@@ -50,6 +50,17 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
       expect(await claim(scope, 'k2')).toEqual({ state: 'claimed' });
     });
 
+    test('concurrent identical claims: exactly one is granted, the others are IN_PROGRESS; concurrent window records all count', async () => {
+      const scope = fresh();
+      const claims = await Promise.all(Array.from({ length: 50 }, () => claim(scope, 'race')));
+      expect(claims.filter((c) => c?.state === 'claimed')).toHaveLength(1);
+      expect(claims.filter((c) => c?.state === 'in_progress')).toHaveLength(49);
+      // Twenty identical results recorded at once, then one read: every record counted once.
+      await Promise.all(Array.from({ length: 20 }, () => store.finishAttempt({ scope, op: 'count\u0000{}', record: { result: 'same', failed: false, window: 100 } })));
+      const { streak } = await store.beginAttempt({ scope, op: 'count\u0000{}' });
+      expect(streak).toEqual({ count: 20, failed: false });
+    });
+
     test('a completed record replays the stored result, unicode and all', async () => {
       const scope = fresh();
       const result: StoredResult = { ...stored('envoyé ✉️ "quoted" \\ done'), isError: true, errorKind: 7, errorMessage: 'HTTP 500', recoverable: false, suggestion: 'check', truncated: true, resultHandle: 'rh_x.y' };

@@ -179,12 +179,20 @@ export interface TestSentinel {
   close(): Promise<void>;
 }
 
-/** Starts a sentinel (quorum 1) that monitors the master on `masterPort` under `name`. */
-export async function startSentinel(masterPort: number, name: string): Promise<TestSentinel> {
+/**
+ * Starts a sentinel (quorum 1) that monitors the master on `masterPort` under `name`. With
+ * `downAfterMs`, it deems a silent master down that soon and fails over (to a replica the master
+ * has) within `failoverTimeoutMs`.
+ */
+export async function startSentinel(masterPort: number, name: string, options: { downAfterMs?: number; failoverTimeoutMs?: number } = {}): Promise<TestSentinel> {
   const port = await freeRedisPort();
   const dir = mkdtempSync(join(tmpdir(), 'dispatch-sentinel-'));
   const conf = join(dir, 'sentinel.conf');
-  writeFileSync(conf, `port ${port}\nbind 127.0.0.1\ndir ${dir}\nsentinel monitor ${name} 127.0.0.1 ${masterPort} 1\n`);
+  const timing = [
+    options.downAfterMs === undefined ? '' : `sentinel down-after-milliseconds ${name} ${options.downAfterMs}\n`,
+    options.failoverTimeoutMs === undefined ? '' : `sentinel failover-timeout ${name} ${options.failoverTimeoutMs}\n`,
+  ].join('');
+  writeFileSync(conf, `port ${port}\nbind 127.0.0.1\ndir ${dir}\nsentinel monitor ${name} 127.0.0.1 ${masterPort} 1\n${timing}`);
   const child = spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' });
   running.add(child);
   child.once('exit', () => running.delete(child));

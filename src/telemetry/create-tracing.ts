@@ -2,8 +2,10 @@ import { defaultResource, detectResources, envDetector, resourceFromAttributes }
 import type { SpanTracer } from '../events/span-record';
 import type { Logger } from '../log';
 import { samplerFromEnv } from './sampler-from-env';
+import { otlpGrpcExporter } from './otlp-grpc-exporter';
+import { otlpGrpcOptionsFromEnv, otlpTracesProtocol } from './otlp-grpc-options';
 import { requestFrame } from './otlp-request';
-import { batchOptionsFromEnv, otlpHttpExporter, SpanBatcher } from './span-batcher';
+import { batchOptionsFromEnv, otlpHttpExporter, SpanBatcher, type BatchExporter } from './span-batcher';
 import { createSpanTracer } from './span-tracer';
 
 /** Trace export, when the environment asks for it. */
@@ -37,24 +39,31 @@ export function tracesEnabled(env: NodeJS.ProcessEnv): boolean {
 const OFF: Tracing = { tracer: undefined, forceFlush: async () => undefined, shutdown: async () => undefined };
 
 /**
- * OTLP trace export (protobuf over HTTP), configured by the standard OTEL_* variables (endpoint,
- * headers, timeout, compression, sampler, batch sizes). Spans are made by dispatch's own tracer
- * (`span-tracer.ts`), encoded as they end (`otlp-span-encoding.ts`), batched (`span-batcher.ts`)
- * and sent by OpenTelemetry's OTLP/HTTP transport. Nothing is registered globally and no context
- * manager is installed; parents are passed explicitly. `env` decides whether traces are on, the
- * sampler and the batch; the transport (endpoint, headers, timeout, compression) reads
- * `process.env` itself, as OpenTelemetry's exporter does, so pass `process.env`.
+ * The exporter OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL names: `grpc` (`otlp-grpc-exporter.ts`, set by
+ * `env`), else OpenTelemetry's OTLP/HTTP protobuf transport, which reads `process.env` itself.
+ */
+function exporterFromEnv(env: NodeJS.ProcessEnv, logger?: Logger): BatchExporter {
+  return otlpTracesProtocol(env, logger) === 'grpc' ? otlpGrpcExporter(otlpGrpcOptionsFromEnv(env, logger), logger) : otlpHttpExporter();
+}
+
+/**
+ * OTLP trace export (protobuf over HTTP, or over gRPC), configured by the standard OTEL_*
+ * variables (protocol, endpoint, headers, timeout, compression, certificates, sampler, batch
+ * sizes). Spans are made by dispatch's own tracer (`span-tracer.ts`), encoded as they end
+ * (`otlp-span-encoding.ts`), batched (`span-batcher.ts`) and sent by OpenTelemetry's OTLP/HTTP
+ * transport or dispatch's OTLP/gRPC one. Nothing is registered globally and no context manager is
+ * installed; parents are passed explicitly. `env` decides whether traces are on, the protocol, the
+ * sampler, the batch and the gRPC transport; the HTTP transport reads `process.env` itself, as
+ * OpenTelemetry's exporter does, so pass `process.env`.
  */
 export function createTracing(env: NodeJS.ProcessEnv = process.env, logger?: Logger): Tracing {
   if (!tracesEnabled(env)) return OFF;
   const exporters = listOf(env.OTEL_TRACES_EXPORTER).filter((e) => e !== 'otlp');
   if (exporters.length > 0) logger?.warn('unsupported OTEL_TRACES_EXPORTER values ignored', { exporters });
-  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL;
-  if (protocol !== undefined && protocol.trim() !== 'http/protobuf') logger?.warn('only the http/protobuf OTLP protocol is supported; using it', { protocol });
   const resource = defaultResource()
     .merge(resourceFromAttributes({ 'service.name': DEFAULT_SERVICE_NAME }))
     .merge(detectResources({ detectors: [envDetector] }));
-  const batcher = new SpanBatcher(requestFrame(resource, { name: 'dispatch' }), otlpHttpExporter(), batchOptionsFromEnv(env), logger);
+  const batcher = new SpanBatcher(requestFrame(resource, { name: 'dispatch' }), exporterFromEnv(env, logger), batchOptionsFromEnv(env), logger);
   let stopped: Promise<void> | undefined;
   return {
     tracer: createSpanTracer({ sampler: samplerFromEnv(env, logger), sink: batcher }),

@@ -1,5 +1,7 @@
 export { createTracing, tracesEnabled, DEFAULT_SERVICE_NAME } from './create-tracing';
 export type { Tracing } from './create-tracing';
+export { DEFAULT_OTLP_GRPC_ENDPOINT, DEFAULT_OTLP_PROTOCOL, DEFAULT_OTLP_TIMEOUT_MS, otlpGrpcOptionsFromEnv, otlpTracesProtocol } from './otlp-grpc-options';
+export type { OtlpGrpcOptions, OtlpProtocol } from './otlp-grpc-options';
 export { startMetrics } from './create-metrics';
 export { DURATION_BUCKETS_S } from './call-metrics';
 export type { Metrics, MetricsOptions } from './create-metrics';

@@ -2,15 +2,14 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Event } from '../../gen/dispatch/v1/dispatch_pb';
 import { createDispatchClient } from '../../src/client';
+import { DEFAULT_LIMITS } from '../../src/options';
 import { startApp, type TestDispatch } from '../helpers/servers';
 
-const BUFFER = 100;
 const CALLS = 2_000;
 const CONCURRENCY = 20;
 const EVENTS_PER_CALL = 4; // CALL_RECEIVED, TOOL_PRE, TOOL_POST, TURN_END
 
-const YAML = `
-limits: { subscriber_buffer: ${BUFFER} }
+const TOOLS = `
 tools:
   - name: echo
     effect: read_only
@@ -19,10 +18,7 @@ tools:
 `;
 
 let d: TestDispatch;
-beforeAll(async () => {
-  d = await startApp(YAML);
-});
-afterAll(() => d.close());
+afterEach(() => d?.close());
 
 async function runCalls(session: string, count = CALLS): Promise<number[]> {
   const latencies: number[] = [];
@@ -50,7 +46,12 @@ const retainedHeap = () => {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-test(`a subscriber that never reads while ${CALLS} calls run: calls complete, its buffer drops the oldest and says how many`, async () => {
+// Once with a small buffer set in the config, once with the named default (DEFAULT_LIMITS.subscriberBuffer).
+test.each([
+  ['a buffer of 100 (limits.subscriber_buffer)', 100, 'limits: { subscriber_buffer: 100 }'],
+  [`the default buffer of ${DEFAULT_LIMITS.subscriberBuffer}`, DEFAULT_LIMITS.subscriberBuffer, ''],
+])(`a subscriber that never reads while ${CALLS} calls run, %s: calls complete, its buffer drops the oldest and says how many`, async (_label, BUFFER, limits) => {
+  d = await startApp(`${limits}${TOOLS}`);
   const baseline = await runCalls('warm', 300);
 
   const client = createDispatchClient(d.address);

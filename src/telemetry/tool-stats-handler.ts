@@ -6,12 +6,15 @@ import { breakerKey } from '../pipeline';
 import type { ToolRegistry } from '../registry';
 import { RpcError, unary, type Authenticator } from '../server';
 import { alertsOf, RATE_THRESHOLDS } from './rate-alerts';
-import { ratesOf, type ToolStats } from './tool-stats';
+import { localStatsReader, ratesOf, type ToolCounters, type ToolStats, type ToolStatsReader } from './tool-stats';
 import type { ToolHealthSource } from './tool-health';
 
 /** What GetToolStats needs; the late-bound parts exist once the app is assembled. */
 export interface ToolStatsHandlerOptions {
+  /** This replica's counts. */
   readonly stats: ToolStats;
+  /** Every replica's counts, when replicas share them through Redis; read instead of `stats`. */
+  readonly shared?: ToolStatsReader;
   readonly registry: () => ToolRegistry | undefined;
   readonly health: () => ToolHealthSource;
   readonly authenticate: () => Authenticator;
@@ -20,15 +23,23 @@ export interface ToolStatsHandlerOptions {
 
 const THRESHOLDS = create(ToolRatesSchema, RATE_THRESHOLDS);
 
+/** Response header: `service` when the counts cover every replica sharing Redis, `replica` when only the one that answered. */
+export const STATS_SCOPE_HEADER = 'dispatch-stats-scope';
+/** Response header, present when the counts reach less far than they should, saying why. */
+export const STATS_WARNING_HEADER = 'dispatch-stats-warning';
+
 /**
  * GetToolStats: per tool of the caller's tenant (its own tools and the shared ones), the calls,
  * the six rates, breaker state, health score, the rates past their alert thresholds and the thresholds. An
  * empty `tool` means every tool; a name that is neither registered nor counted is NOT_FOUND.
+ * With Redis, calls and rates cover every replica's calls (up to each one's last flush, plus this
+ * replica's unflushed calls); breaker state and health score are this replica's own, as each
+ * replica keeps its own breaker per tool. The `dispatch-stats-scope` header says which counts
+ * answered, and `dispatch-stats-warning` why they cover this replica only while Redis is away.
  */
 export function toolStatsHandler(options: ToolStatsHandlerOptions) {
-  const { stats } = options;
-  const statsOf = (tenant: string, tool: string): ToolStatsMessage => {
-    const counters = stats.get(tenant, tool);
+  const reader = options.shared ?? localStatsReader(options.stats);
+  const statsOf = (tenant: string, tool: string, counters: Readonly<ToolCounters> | undefined): ToolStatsMessage => {
     const rates = ratesOf(counters);
     const health = options.health();
     const owner = options.registry()?.lookup(tenant, tool)?.tenant ?? '';
@@ -46,13 +57,19 @@ export function toolStatsHandler(options: ToolStatsHandlerOptions) {
   return unary(options.logger, async (request: GetToolStatsRequest, call: grpc.ServerUnaryCall<GetToolStatsRequest, GetToolStatsResponse>) => {
     const { tenant } = options.authenticate()(call, 'dispatch');
     const registry = options.registry();
+    const counts = await reader.read(tenant);
+    const headers = new grpc.Metadata();
+    headers.set(STATS_SCOPE_HEADER, counts.scope);
+    if (counts.warning !== undefined) headers.set(STATS_WARNING_HEADER, counts.warning);
+    call.sendMetadata(headers);
     if (request.tool !== '') {
-      if (!registry?.lookup(tenant, request.tool) && !stats.get(tenant, request.tool)) {
+      const counters = counts.tools.get(request.tool);
+      if (!registry?.lookup(tenant, request.tool) && !counters) {
         throw new RpcError(grpc.status.NOT_FOUND, `tool "${request.tool.slice(0, 200)}" is not registered and has no recorded calls`);
       }
-      return create(GetToolStatsResponseSchema, { stats: [statsOf(tenant, request.tool)] });
+      return create(GetToolStatsResponseSchema, { stats: [statsOf(tenant, request.tool, counters)] });
     }
-    const names = new Set([...(registry?.list(tenant).map((t) => t.name) ?? []), ...stats.tools(tenant)]);
-    return create(GetToolStatsResponseSchema, { stats: [...names].sort().map((tool) => statsOf(tenant, tool)) });
+    const names = new Set([...(registry?.list(tenant).map((t) => t.name) ?? []), ...counts.tools.keys()]);
+    return create(GetToolStatsResponseSchema, { stats: [...names].sort().map((tool) => statsOf(tenant, tool, counts.tools.get(tool))) });
   });
 }

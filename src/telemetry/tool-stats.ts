@@ -40,11 +40,43 @@ export interface ToolStatsOptions {
   readonly maxTracked?: number;
 }
 
-const zero = (): ToolCounters => ({ calls: 0, attempts: 0, validationFailures: 0, timeouts: 0, retries: 0, idempotentHits: 0, bounded: 0, unexpected: 0 });
+/** Zero counts. */
+export const emptyCounters = (): ToolCounters => ({ calls: 0, attempts: 0, validationFailures: 0, timeouts: 0, retries: 0, idempotentHits: 0, bounded: 0, unexpected: 0 });
+
+/** Counts per tenant, then per tool. */
+export type CountersTable = Map<string, Map<string, ToolCounters>>;
+
+/** What {@link countCall} did with a call. */
+export type CountResult = 'counted' | 'added' | 'dropped';
+
+/**
+ * Counts a finished call into `table`: into its pair's counts (`counted`), or into a new pair's
+ * when `mayAdd` (`added`); else the call is not counted (`dropped`).
+ */
+export function countCall(table: CountersTable, s: CallSummary, mayAdd: boolean): CountResult {
+  let tools = table.get(s.tenant);
+  let c = tools?.get(s.tool);
+  let result: CountResult = 'counted';
+  if (!c) {
+    if (!mayAdd) return 'dropped';
+    if (!tools) table.set(s.tenant, (tools = new Map()));
+    tools.set(s.tool, (c = emptyCounters()));
+    result = 'added';
+  }
+  c.calls++;
+  c.attempts += s.attempts;
+  if (s.validationFailed) c.validationFailures++;
+  if (s.timedOut) c.timeouts++;
+  if (s.retried) c.retries++;
+  if (s.idempotentHit) c.idempotentHits++;
+  if (s.bounded) c.bounded++;
+  if (s.unexpected) c.unexpected++;
+  return result;
+}
 
 /** Adds `from` into `into` (a new zero when undefined) and returns it. */
 export function addCounters(into: ToolCounters | undefined, from: Readonly<ToolCounters>): ToolCounters {
-  const sum = into ?? zero();
+  const sum = into ?? emptyCounters();
   for (const key of Object.keys(sum) as (keyof ToolCounters)[]) sum[key] += from[key];
   return sum;
 }
@@ -66,27 +98,11 @@ export function ratesOf(counters: Readonly<ToolCounters> | undefined): ToolRateV
 /** Creates an empty table. */
 export function createToolStats(options: ToolStatsOptions = {}): ToolStats {
   const maxTracked = options.maxTracked ?? 10_000;
-  const byTenant = new Map<string, Map<string, ToolCounters>>();
+  const byTenant: CountersTable = new Map();
   let tracked = 0;
   return {
     record(s) {
-      if (!s.known) return;
-      let tools = byTenant.get(s.tenant);
-      let c = tools?.get(s.tool);
-      if (!c) {
-        if (tracked >= maxTracked) return;
-        if (!tools) byTenant.set(s.tenant, (tools = new Map()));
-        tools.set(s.tool, (c = zero()));
-        tracked++;
-      }
-      c.calls++;
-      c.attempts += s.attempts;
-      if (s.validationFailed) c.validationFailures++;
-      if (s.timedOut) c.timeouts++;
-      if (s.retried) c.retries++;
-      if (s.idempotentHit) c.idempotentHits++;
-      if (s.bounded) c.bounded++;
-      if (s.unexpected) c.unexpected++;
+      if (s.known && countCall(byTenant, s, tracked < maxTracked) === 'added') tracked++;
     },
     get: (tenant, tool) => byTenant.get(tenant)?.get(tool),
     tools: (tenant) => [...(byTenant.get(tenant)?.keys() ?? [])],
@@ -103,4 +119,30 @@ export function createToolStats(options: ToolStatsOptions = {}): ToolStats {
       }
     },
   };
+}
+
+/** How far an answer's counts reach: every replica sharing Redis, or the replica that answered. */
+export type StatsScope = 'service' | 'replica';
+
+/** A tenant's counts per tool, as GetToolStats answers them. */
+export interface TenantCounts {
+  readonly tools: ReadonlyMap<string, Readonly<ToolCounters>>;
+  readonly scope: StatsScope;
+  /** Why the counts reach less far than they should (the shared counts were unreachable). */
+  readonly warning?: string;
+}
+
+/** Where GetToolStats reads a tenant's counts. */
+export interface ToolStatsReader {
+  read(tenant: string): Promise<TenantCounts>;
+}
+
+/** A tenant's counts in this replica's table. */
+export function tenantCounts(stats: ToolStats, tenant: string): Map<string, Readonly<ToolCounters>> {
+  return new Map(stats.tools(tenant).map((tool) => [tool, stats.get(tenant, tool)!]));
+}
+
+/** Reads this replica's table alone: the answer of a dispatch without Redis. */
+export function localStatsReader(stats: ToolStats): ToolStatsReader {
+  return { read: async (tenant) => ({ tools: tenantCounts(stats, tenant), scope: 'replica' }) };
 }

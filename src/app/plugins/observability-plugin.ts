@@ -2,6 +2,8 @@ import { createEventBus, createEventObserver, createRedisRelay, subscribeHandler
 import type { ToolRegistry } from '../../registry';
 import { connectRedis } from '../../store/redis';
 import { createObservedHealth, createToolStats, createTracing, isHealthSource, startMetrics, telemetrySettings, toolStatsHandler, type Metrics, type ToolHealthSource } from '../../telemetry';
+import { sharedStatsLimitsFromEnv } from '../../telemetry/shared-stats-options';
+import { createSharedToolStats, type SharedToolStats } from '../../telemetry/shared-tool-stats';
 import type { Plugin, PluginContext } from '../plugin';
 
 /**
@@ -19,6 +21,7 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
   let registry: ToolRegistry | undefined;
   let metrics: Metrics | undefined;
   let relay: RedisRelay | undefined;
+  let shared: SharedToolStats | undefined;
   const tracing = createTracing(process.env, logger);
   try {
     if (ctx.options.metricsListen) {
@@ -26,7 +29,9 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
     }
     if (ctx.options.redisUrl) {
       const url = ctx.options.redisUrl;
+      const sharedLimits = sharedStatsLimitsFromEnv(process.env);
       relay = createRedisRelay({ bus, logger, connect: () => connectRedis(url, { queueWhileDown: true, logger }) });
+      shared = createSharedToolStats({ local: stats, logger, connect: () => connectRedis(url, { commandTimeoutMs: config.limits.storeTimeoutMs }), ...sharedLimits });
     }
   } catch (error) {
     await metrics?.shutdown();
@@ -40,6 +45,7 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
     logger,
     onCall: (summary: CallSummary) => {
       stats.record(summary);
+      shared?.record(summary);
       metrics?.recordCall(summary);
     },
     onBreaker: (tool, state) => observed.observe(tool, state),
@@ -49,7 +55,7 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
     observer,
     handlers: {
       dispatch: { subscribe: subscribeHandler({ bus, authenticate: ctx.authenticate, logger }) },
-      registry: { getToolStats: toolStatsHandler({ stats, registry: () => registry, health: () => health, authenticate: ctx.authenticate, logger }) },
+      registry: { getToolStats: toolStatsHandler({ stats, shared, registry: () => registry, health: () => health, authenticate: ctx.authenticate, logger }) },
     },
     attach(deps) {
       registry = deps.registry;
@@ -63,6 +69,7 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
     async close() {
       bus.close();
       await relay?.close();
+      await shared?.close();
       await metrics?.shutdown();
       await tracing.shutdown();
     },

@@ -1,0 +1,149 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { CallSummary } from '../events';
+import type { Logger } from '../log';
+import type { RedisClient } from '../store/redis';
+import { defineFlushStats } from './flush-stats-script';
+import { createPendingDeltas, type SealedDeltas } from './pending-deltas';
+import { resolveSharedStatsLimits, type SharedStatsLimits } from './shared-stats-options';
+import { addTools, countFields, parseCounts, statsKeys } from './stats-hash';
+import { tenantCounts, type ToolStats, type ToolStatsReader } from './tool-stats';
+
+/** What {@link createSharedToolStats} needs besides its limits. */
+export interface SharedToolStatsOptions extends SharedStatsLimits {
+  /** This replica's own counts, recorded by the caller: the answer while Redis is unreachable. */
+  readonly local: ToolStats;
+  /** Opens the connection the shared counts own; its commands must fail fast while Redis is away. */
+  readonly connect: () => RedisClient;
+  readonly logger: Logger;
+}
+
+/** Tool counts of every replica sharing one Redis, read per tenant for GetToolStats. */
+export interface SharedToolStats extends ToolStatsReader {
+  /** Adds a finished call to the counts waiting for the next flush; never waits. */
+  record(summary: CallSummary): void;
+  /** Sends the waiting counts now (a timer does it every `flushIntervalMs`); never rejects. */
+  flush(): Promise<void>;
+  /** Stops the timer, sends what waits and closes the connection. */
+  close(): Promise<void>;
+}
+
+/** What an answer from this replica's counts alone says to the client. */
+export const UNREACHABLE_WARNING = 'redis is unreachable: the counts cover only the calls of the replica that answered';
+
+type FlushArgs = Parameters<RedisClient['dispatchFlushStats']>;
+
+/**
+ * Shares the per-(tenant, tool) counts through Redis. A call only adds to this replica's pending
+ * counts; every `flushIntervalMs` they are sealed per tenant and added with one script per tenant
+ * (HINCRBY into `dispatch:stats:{tenant}`, TTL refreshed), in one pipeline. A batch that fails is
+ * sent again unchanged, and counts once even if an earlier send did reach Redis. A read takes the
+ * tenant's hash and adds what this replica holds that Redis has not applied; with Redis away it
+ * answers from `local` with a warning.
+ */
+export function createSharedToolStats(options: SharedToolStatsOptions): SharedToolStats {
+  const limits = resolveSharedStatsLimits(options);
+  const { local, logger } = options;
+  const client = options.connect();
+  defineFlushStats(client);
+  const replica = randomBytes(8).toString('hex');
+  const keysOf = (tenant: string) => statsKeys(tenant, replica, limits.keyPrefix);
+  const deltas = createPendingDeltas(limits.maxPendingPairs);
+  const outage = outageLog(logger);
+  let dropped = 0;
+  let flushing: Promise<void> | undefined;
+
+  const argsOf = (batch: SealedDeltas): FlushArgs => {
+    const keys = keysOf(batch.tenant);
+    return [keys.counts, keys.flushed, batch.seq, limits.ttlSeconds, limits.flushedTtlSeconds, ...countFields(batch.tools)];
+  };
+
+  async function flushOnce(): Promise<void> {
+    const batches = deltas.seal();
+    if (batches.length === 0) return;
+    const errors = await sendAll(client, batches.map(argsOf));
+    let failure: Error | undefined;
+    errors.forEach((error, i) => (error ? (failure = error) : deltas.settle(batches[i]!)));
+    if (failure) return outage.down('flush', failure, deltas.pairs);
+    outage.up();
+    if (dropped > 0) logger.warn('shared tool stats: calls left out while the pending counts were full', { dropped, maxPendingPairs: limits.maxPendingPairs });
+    dropped = 0;
+  }
+
+  const flush = () => {
+    flushing ??= flushOnce()
+      .catch((error: unknown) => outage.down('flush', error, deltas.pairs))
+      .finally(() => (flushing = undefined));
+    return flushing;
+  };
+  const timer = setInterval(flush, limits.flushIntervalMs);
+  timer.unref();
+
+  return {
+    record(summary) {
+      if (deltas.add(summary)) return;
+      if (dropped++ === 0) logger.warn('shared tool stats: too many counts wait for redis; calls of further (tenant, tool) pairs are left out', { maxPendingPairs: limits.maxPendingPairs });
+    },
+    async read(tenant) {
+      const keys = keysOf(tenant);
+      const held = deltas.held(tenant);
+      try {
+        const replies = await client.multi().hgetall(keys.counts).get(keys.flushed).exec();
+        const [counts, flushed] = (replies ?? []).map(([error, value]) => {
+          if (error) throw error;
+          return value;
+        });
+        if (counts === undefined) throw new Error('the read transaction was aborted');
+        const tools = parseCounts(counts as Record<string, string>);
+        addTools(tools, held.pending);
+        if (held.sealed && Number(flushed ?? 0) < held.sealed.seq) addTools(tools, held.sealed.tools);
+        outage.up();
+        return { tools, scope: 'service' };
+      } catch (error) {
+        outage.down('read', error, deltas.pairs);
+        return { tools: tenantCounts(local, tenant), scope: 'replica', warning: UNREACHABLE_WARNING };
+      }
+    },
+    flush,
+    async close() {
+      clearInterval(timer);
+      await flushing;
+      await flush();
+      if (deltas.pairs > 0) logger.error('shared tool stats: closed with counts redis never received', { pairs: deltas.pairs });
+      if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
+      else client.disconnect();
+    },
+  };
+}
+
+/**
+ * Sends every batch: in one pipeline to a standalone Redis, each on its own to a cluster (which
+ * routes it by its tenant's slot). Resolves with each batch's error, undefined when it was applied.
+ */
+async function sendAll(client: RedisClient, batches: readonly FlushArgs[]): Promise<(Error | undefined)[]> {
+  if (client instanceof Redis) {
+    const pipeline = client.pipeline();
+    for (const args of batches) pipeline.dispatchFlushStats(...args);
+    const replies = await pipeline.exec().catch((error: Error) => batches.map(() => [error, null] as const));
+    return batches.map((_, i) => (replies?.[i] ? (replies[i][0] ?? undefined) : new Error('the flush pipeline was aborted')));
+  }
+  const settled = await Promise.allSettled(batches.map((args) => client.dispatchFlushStats(...args)));
+  return settled.map((s) => (s.status === 'rejected' ? (s.reason as Error) : undefined));
+}
+
+/** Logs when Redis stops answering the shared counts, once, and when it answers again. */
+function outageLog(logger: Logger) {
+  let down = false;
+  return {
+    down(what: 'flush' | 'read', error: unknown, heldPairs: number) {
+      if (down) return;
+      down = true;
+      const message = error instanceof Error ? error.message : String(error);
+      logger.warn('shared tool stats: redis unreachable; GetToolStats answers from this replica’s counts and counts wait to be flushed', { failed: what, error: message, heldPairs });
+    },
+    up() {
+      if (down) logger.info('shared tool stats: redis reachable again');
+      down = false;
+    },
+  };
+}

@@ -19,3 +19,7 @@ export { toolStatsHandler } from './tool-stats-handler';
 export type { ToolStatsHandlerOptions } from './tool-stats-handler';
 export { telemetrySettings } from './telemetry-config';
 export type { TelemetrySettings } from './telemetry-config';
+export { createSharedToolStats, UNREACHABLE_WARNING } from './shared-tool-stats';
+export type { SharedToolStats, SharedToolStatsOptions } from './shared-tool-stats';
+export { FLUSH_INTERVAL_ENV, resolveSharedStatsLimits, sharedStatsLimitsFromEnv } from './shared-stats-options';
+export type { ResolvedSharedStatsLimits, SharedStatsLimits } from './shared-stats-options';

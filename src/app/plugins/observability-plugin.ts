@@ -1,9 +1,7 @@
 import { createEventBus, createEventObserver, createRedisRelay, subscribeHandler, type CallSummary, type RedisRelay } from '../../events';
 import type { ToolRegistry } from '../../registry';
 import { connectRedis } from '../../store/redis';
-import { createObservedHealth, createToolStats, createTracing, isHealthSource, startMetrics, telemetrySettings, toolStatsHandler, type Metrics, type ToolHealthSource } from '../../telemetry';
-import { sharedStatsLimitsFromEnv } from '../../telemetry/shared-stats-options';
-import { createSharedToolStats, type SharedToolStats } from '../../telemetry/shared-tool-stats';
+import { createObservedHealth, createSharedToolStats, createToolStats, createTracing, isHealthSource, sharedStatsLimitsFromEnv, startMetrics, telemetrySettings, toolStatsHandler, type Metrics, type SharedToolStats, type ToolHealthSource } from '../../telemetry';
 import type { Plugin, PluginContext } from '../plugin';
 
 /**

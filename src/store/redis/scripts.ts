@@ -20,7 +20,7 @@ declare module 'ioredis' {
 }
 
 /** The compiled code lives in dist/, the scripts beside the sources (copied to dist/ by postbuild). */
-function readScript(name: string): string {
+export function readScript(name: string): string {
   for (const dir of [__dirname, join(projectRoot(__dirname), 'src', 'store', 'redis')]) {
     const file = join(dir, name);
     if (existsSync(file)) return readFileSync(file, 'utf8');

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { status } from '@grpc/grpc-js';
 import { ErrorKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError, HardError, kindName } from '../errors';
@@ -22,6 +23,11 @@ export interface AttemptResult {
 }
 
 const LEASE_MARGIN_MS = 5_000;
+
+/** Claim owners: unique per attempt across replicas (a random prefix per process, then a count). */
+const OWNER_PREFIX = randomBytes(9).toString('base64url');
+let owners = 0;
+const newOwner = () => `${OWNER_PREFIX}${(++owners).toString(36)}`;
 const MEMORY_TTL_SECONDS = 86_400;
 const MEMORY_FIELD_CHARS = 500;
 
@@ -67,9 +73,10 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
   const op = loopOp(tool, args, canonicalArgs);
   const callKey = new CallKey(scope, tool, args, canonicalArgs);
   const wantClaim = !tool.readOnly && !deps.guards.breaker.isOpen(breaker);
+  const owner = wantClaim ? newOwner() : '';
   let claim: ClaimOutcome | undefined;
   try {
-    let begun = deps.store.beginAttempt({ scope, op, claim: wantClaim ? { key: callKey.value, leaseMs: tool.timeoutMs + LEASE_MARGIN_MS } : undefined });
+    let begun = deps.store.beginAttempt({ scope, op, claim: wantClaim ? { key: callKey.value, leaseMs: tool.timeoutMs + LEASE_MARGIN_MS, owner } : undefined });
     if (begun instanceof Promise) begun = await begun;
     streak = begun.streak;
     claim = begun.claim;
@@ -85,17 +92,17 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
   }
 
   if (!streak.failed && streak.count >= tool.loop.stop) {
-    if (claimed) await releaseClaim(deps, scope, op, callKey.value);
+    if (claimed) await releaseClaim(deps, scope, op, callKey.value, owner);
     const message = `loop detected: ${tool.name} returned the same result ${streak.count} times in a row for the same input`;
     obs.loopStop(attempt, message);
     throw new HardError(status.ABORTED, 'LOOP_DETECTED', message);
   }
   if (streak.failed && streak.count >= tool.loop.failureBlock) {
-    if (claimed) await releaseClaim(deps, scope, op, callKey.value);
+    if (claimed) await releaseClaim(deps, scope, op, callKey.value, owner);
     return failedBefore(attemptObs, callId, tool, refused(ErrorKind.LOOP_BLOCKED, `this exact call failed the same way ${streak.count} times in a row; dispatch refused to run it again`), attempt, started, warnings);
   }
   if (!deps.guards.breaker.tryAcquire(breaker)) {
-    if (claimed) await releaseClaim(deps, scope, op, callKey.value);
+    if (claimed) await releaseClaim(deps, scope, op, callKey.value, owner);
     return failedBefore(attemptObs, callId, tool, refused(ErrorKind.BREAKER_OPEN, `tool "${tool.name}" is temporarily unavailable: its circuit breaker is open after repeated failures`, true), attempt, started, warnings);
   }
   if (claim?.state === 'completed') {
@@ -143,7 +150,7 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
       ? { key: callKey.value, action: 'complete', result: toStored(result), ttlSeconds: tool.idempotencyTtlSeconds }
       : error.phase === 'during'
         ? { key: callKey.value, action: 'unknown', ttlSeconds: tool.idempotencyTtlSeconds }
-        : { key: callKey.value, action: 'release' };
+        : { key: callKey.value, action: 'release', owner };
   const memory = failed ? undefined : { entry: memoryEntry(tool.name, canonicalArgs, text), max: deps.limits.maxMemoryEntries, ttlSeconds: MEMORY_TTL_SECONDS };
   if (!storeDown) {
     try {
@@ -185,9 +192,9 @@ function failedBefore(attemptObs: AttemptObserver, callId: string, tool: Resolve
 }
 
 /** Gives up a claim taken for an attempt that will not run; on failure the lease runs out by itself. */
-async function releaseClaim(deps: PipelineDeps, scope: SessionScope, op: string, key: string): Promise<void> {
+async function releaseClaim(deps: PipelineDeps, scope: SessionScope, op: string, key: string, owner: string): Promise<void> {
   try {
-    await deps.store.finishAttempt({ scope, op, idempotency: { key, action: 'release' } });
+    await deps.store.finishAttempt({ scope, op, idempotency: { key, action: 'release', owner } });
   } catch {
     // The lease runs out by itself.
   }

@@ -27,7 +27,9 @@ interface Expiring<T> {
   readonly expiresAt: number;
 }
 
-type Record = { state: 'in_progress' } | { state: 'unknown' } | { state: 'completed'; result: StoredResult };
+const IN_PROGRESS: ClaimOutcome = Object.freeze({ state: 'in_progress' });
+
+type Record = { state: 'in_progress'; owner: string } | { state: 'unknown' } | { state: 'completed'; result: StoredResult };
 
 /** A session's state; each part is made on first use, so a session of one read costs little. */
 interface SessionState {
@@ -109,10 +111,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       let outcome: ClaimOutcome;
       if (existing === undefined) {
         records.delete(claim.key);
-        records.set(claim.key, { value: { state: 'in_progress' }, expiresAt: t + claim.leaseMs });
+        records.set(claim.key, { value: { state: 'in_progress', owner: claim.owner ?? '' }, expiresAt: t + claim.leaseMs });
         capMap(records, maxRecords);
         outcome = { state: 'claimed' };
-      } else outcome = existing;
+      } else outcome = existing.state === 'in_progress' ? IN_PROGRESS : existing;
       return { streak, claim: outcome };
     },
     finishAttempt({ scope, op, record, idempotency, spill, memory }) {
@@ -120,7 +122,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       const t = now();
       const key = opKey(op);
       if (record) state.window.record({ op: key, hash: windowKey(record.result), failed: record.failed }, record.window);
-      if (idempotency?.action === 'release') state.records?.delete(idempotency.key);
+      if (idempotency?.action === 'release') {
+        const held = live(state.records?.get(idempotency.key), t);
+        if (held?.state === 'in_progress' && (idempotency.owner === undefined || held.owner === idempotency.owner)) state.records!.delete(idempotency.key);
+      }
       else if (idempotency) {
         const value: Record = idempotency.action === 'complete' ? { state: 'completed', result: idempotency.result } : { state: 'unknown' };
         (state.records ??= new Map<string, Expiring<Record>>()).set(idempotency.key, { value, expiresAt: t + idempotency.ttlSeconds * 1000 });

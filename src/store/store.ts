@@ -42,14 +42,22 @@ export interface BeginAttempt {
    * when short.
    */
   readonly op: string;
-  readonly claim?: { readonly key: string; readonly leaseMs: number };
+  /**
+   * The idempotency claim: `owner` names this attempt's claim (unique per attempt), so that only
+   * it can release the claim again; without one the claim is anyone's to release.
+   */
+  readonly claim?: { readonly key: string; readonly leaseMs: number; readonly owner?: string };
 }
 
 /** What the idempotency record becomes at the end of an attempt. */
 export type IdempotencyFinish =
   | { readonly key: string; readonly action: 'complete'; readonly result: StoredResult; readonly ttlSeconds: number }
   | { readonly key: string; readonly action: 'unknown'; readonly ttlSeconds: number }
-  | { readonly key: string; readonly action: 'release' };
+  /**
+   * Gives up a claim that did not run: deletes the record only while it is still in progress and,
+   * with `owner`, still that claim (a late release never deletes a later claim or a result).
+   */
+  | { readonly key: string; readonly action: 'release'; readonly owner?: string };
 
 /** The second store step of an attempt: every write, in one round trip. */
 export interface FinishAttempt {

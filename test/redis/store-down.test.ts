@@ -122,6 +122,19 @@ test('Redis frozen (SIGSTOP): side effects fail closed within the store timeout,
   expect(first).toMatchObject({ isError: false, idempotentReplay: false, output: 'paid after-thaw' });
   expect(await call('frozen', 'pay', { ref: 'after-thaw' })).toMatchObject({ isError: false, idempotentReplay: true, output: 'paid after-thaw' });
   expect([...paid]).toEqual([['after-thaw', 1]]);
+
+  // The call refused during the freeze had sent its claim, which Redis ran when it thawed; the
+  // service releases it (as its owner) once Redis answers, instead of leaving the key IN_PROGRESS
+  // for the whole lease (8 s here). Retrying the same call soon runs it, once.
+  const thawed = Date.now();
+  let retry = await call('frozen', 'pay', { ref: 'frozen-1' });
+  while (kindOf(retry) === 'IN_PROGRESS' && Date.now() - thawed < 4_000) {
+    await new Promise((r) => setTimeout(r, 100));
+    retry = await call('frozen', 'pay', { ref: 'frozen-1' });
+  }
+  expect(retry).toMatchObject({ isError: false, idempotentReplay: false, output: 'paid frozen-1' });
+  expect(Date.now() - thawed).toBeLessThan(4_000);
+  expect(paid.get('frozen-1')).toBe(1);
 });
 
 test('Redis killed: a read-only call runs, logs that its memory entry and loop record are dropped, and leaves no entry once Redis is back', async () => {

@@ -79,6 +79,26 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
       expect(await claim(scope, 'r')).toEqual({ state: 'claimed' });
     });
 
+    test('a release gives up only its own claim while it is in progress: never a later claim, nor a result', async () => {
+      const scope = fresh();
+      const claimAs = (key: string, owner: string) => Promise.resolve(store.beginAttempt({ scope, op: OP, claim: { key, leaseMs: 10_000, owner } })).then((r) => r.claim);
+      const release = (key: string, owner?: string) => store.finishAttempt({ scope, op: OP, idempotency: { key, action: 'release', owner } });
+      expect(await claimAs('k', 'first')).toEqual({ state: 'claimed' });
+      expect(await claimAs('k', 'second')).toEqual({ state: 'in_progress' });
+      await release('k', 'second');
+      expect(await claimAs('k', 'third')).toEqual({ state: 'in_progress' });
+      await release('k', 'first');
+      expect(await claimAs('k', 'fourth')).toEqual({ state: 'claimed' });
+      // A late release of the first claim deletes the fourth's neither.
+      await release('k', 'first');
+      expect(await claimAs('k', 'fifth')).toEqual({ state: 'in_progress' });
+      // Nor a completed record, with an owner or without.
+      await complete(scope, 'k', stored('done'));
+      await release('k', 'fourth');
+      await release('k');
+      expect(await claimAs('k', 'sixth')).toEqual({ state: 'completed', result: stored('done') });
+    });
+
     test('a read without a claim neither claims nor reports a record', async () => {
       const scope = fresh();
       expect(await store.beginAttempt({ scope, op: OP })).toEqual({ streak: { count: 0, failed: false } });

@@ -4,7 +4,8 @@
 -- KEYS[5] idempotency record, KEYS[6] spilled result (KEYS[1] when unused)
 -- ARGV[1] op, ARGV[2] window entry suffix: failed(0|1) .. result hash ('' when nothing ran),
 -- ARGV[3] window size, ARGV[4] window TTL s, ARGV[5] idempotency action ('', complete, unknown,
--- release), ARGV[6] stored result JSON, ARGV[7] record TTL s, ARGV[8] max records,
+-- release), ARGV[6] stored result JSON (complete) or the claim's owner (release; '' for
+-- any owner), ARGV[7] record TTL s, ARGV[8] max records,
 -- ARGV[9] spill TTL s ('' when none), ARGV[10] spilled text, ARGV[11] max results,
 -- ARGV[12] memory TTL s ('' when none), ARGV[13] memory entry, ARGV[14] max memory entries
 -- Returns {streak count, streak failed (0|1)} of the op after the record.
@@ -16,8 +17,13 @@ if ARGV[2] ~= '' then
 end
 local action = ARGV[5]
 if action == 'release' then
-  redis.call('DEL', KEYS[5])
-  redis.call('ZREM', KEYS[3], KEYS[5])
+  -- Only a claim still in progress, and with an owner only that claim: a late release never
+  -- deletes a later claim or a result.
+  local held = redis.call('GET', KEYS[5])
+  if held and string.sub(held, 1, 1) == 'P' and (ARGV[6] == '' or held == 'P' .. ARGV[6]) then
+    redis.call('DEL', KEYS[5])
+    redis.call('ZREM', KEYS[3], KEYS[5])
+  end
 elseif action ~= '' then
   local ttl = tonumber(ARGV[7]) * 1000
   local value = 'U'

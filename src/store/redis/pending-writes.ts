@@ -17,8 +17,10 @@ export interface PendingWrites {
  * Keeps the completion (or UNKNOWN mark) of a call whose finishing write failed while Redis was
  * away, and retries it every `intervalMs` and when the connection returns. Without this, the
  * call's IN_PROGRESS lease would lapse and an identical call could run the side effect again.
- * A release is never retried: the lease frees the key, and a late release could delete a later
- * claim. At most `max` records wait; beyond that the oldest is dropped with a log line.
+ * A release is retried only with its claim's owner, which deletes nothing but that very claim
+ * still in progress (one that timed out may reach Redis later and would hold its key for the
+ * whole lease); an ownerless release is not: the lease frees the key anyway. At most `max`
+ * records wait; beyond that the oldest is dropped with a log line.
  */
 export function createPendingWrites(write: (record: PendingRecord) => Promise<unknown>, options: { max: number; intervalMs: number; logger?: Logger }): PendingWrites {
   const queue: PendingRecord[] = [];
@@ -49,7 +51,7 @@ export function createPendingWrites(write: (record: PendingRecord) => Promise<un
 
   const pendingWrites: PendingWrites = {
     add(record) {
-      if (record.idempotency === undefined || record.idempotency.action === 'release') return;
+      if (record.idempotency === undefined || (record.idempotency.action === 'release' && record.idempotency.owner === undefined)) return;
       queue.push(record);
       if (queue.length > options.max) {
         queue.shift();

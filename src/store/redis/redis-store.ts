@@ -91,7 +91,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       record?.window ?? 1,
       windowTtl,
       idem?.action ?? '',
-      idem?.action === 'complete' ? JSON.stringify(idem.result) : '',
+      idem?.action === 'complete' ? JSON.stringify(idem.result) : idem?.action === 'release' ? (idem.owner ?? '') : '',
       idem && idem.action !== 'release' ? idem.ttlSeconds : 0,
       maxRecords,
       spill ? spill.ttlSeconds : '',
@@ -116,8 +116,13 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       batch();
       const keys = keysOf(scope);
       const [count, failed, state, payload] = await storeCall('the attempt start', timeoutMs, () =>
-        client.dispatchBeginAttempt(keys.window, keys.recordIndex, claim ? keys.record(claim.key) : keys.window, idOf(op), claim ? Math.max(1, Math.ceil(claim.leaseMs)) : ''),
-      );
+        client.dispatchBeginAttempt(keys.window, keys.recordIndex, claim ? keys.record(claim.key) : keys.window, idOf(op), claim ? Math.max(1, Math.ceil(claim.leaseMs)) : '', claim?.owner ?? ''),
+      ).catch((error: unknown) => {
+        // A claim that timed out may still reach Redis and hold its key for the whole lease:
+        // release it (as its owner only) once Redis answers again.
+        if (claim?.owner) pending.add({ scope, op, idempotency: { key: claim.key, action: 'release', owner: claim.owner } });
+        throw error;
+      });
       const streak = { count: Number(count), failed: Number(failed) === 1 };
       return claim ? { streak, claim: claimOutcome(state, payload) } : { streak };
     },

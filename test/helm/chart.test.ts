@@ -4,12 +4,13 @@
 // schemas shipped in kubernetes-models (@kubernetes-models/prometheus-operator for ServiceMonitor),
 // and assert the production-shape facts the chart promises. helm/dispatch/README.md says what this
 // covers and what only a real cluster shows.
-import { spawnSync } from 'node:child_process';
-import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { appendFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { isMap, parseAllDocuments, parseDocument, type YAMLMap } from 'yaml';
 import { parseConfig } from '../../src/config';
+import { freeRedisPort } from '../helpers/redis-server';
 
 const ROOT = resolve(__dirname, '../..');
 const CHART = join(ROOT, 'helm/dispatch');
@@ -17,6 +18,7 @@ const APT_PACKAGES = 'golang-go golang-github-masterminds-sprig-dev golang-gopkg
 const RELEASE = 'prod';
 const NAMESPACE = 'agents';
 const FULLNAME = 'prod-dispatch';
+const REDIS = `${FULLNAME}-redis`;
 
 type Obj = { apiVersion: string; kind: string; metadata: { name: string; [k: string]: any }; [k: string]: any };
 
@@ -123,6 +125,12 @@ const containerOf = (objects: Obj[]) => deploymentOf(objects).spec.template.spec
 const envOf = (objects: Obj[]) =>
   Object.fromEntries(containerOf(objects).env.map((e: { name: string; value?: string; valueFrom?: unknown }) => [e.name, e.value ?? e.valueFrom]));
 const checksumOf = (objects: Obj[]) => deploymentOf(objects).spec.template.metadata.annotations['checksum/config'];
+const bundledRedisOf = (objects: Obj[]) => objects.filter((o) => o.metadata.name === REDIS);
+const redisSetOf = (objects: Obj[]) => find(objects, 'StatefulSet', REDIS)!;
+const redisContainerOf = (objects: Obj[]) => redisSetOf(objects).spec.template.spec.containers[0];
+const redisConfOf = (objects: Obj[]): string => find(objects, 'ConfigMap', REDIS)!.data['redis.conf'];
+/** The directives of a redis.conf, without comments and blank lines. */
+const directivesOf = (conf: string) => conf.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
 
 const SETS: [string, string[]][] = [
   ['default values', []],
@@ -204,10 +212,10 @@ describe.each(SETS)('chart rendered with %s', (_label, files) => {
 });
 
 describe('chart specifics per value set', () => {
-  it('defaults: standalone Redis, HPA owns the replica count, no ServiceMonitor, auth from a Secret', () => {
+  it('defaults: the bundled standalone Redis, HPA owns the replica count, no ServiceMonitor, auth from a Secret', () => {
     const objects = renderObjects([]);
     const env = envOf(objects);
-    expect(env.DISPATCH_REDIS_URL).toBe('redis://redis-master:6379/0');
+    expect(env.DISPATCH_REDIS_URL).toBe(`redis://${REDIS}:6379/0`);
     expect(env.DISPATCH_REDIS_PASSWORD).toBeUndefined();
     expect(env.OTEL_TRACES_EXPORTER).toBe('none');
     expect(env.DISPATCH_INSECURE).toBeUndefined();
@@ -290,6 +298,178 @@ describe('chart specifics per value set', () => {
   });
 });
 
+describe('the bundled Redis (redis.deploy.enabled, on by default)', () => {
+  let objects: Obj[] = [];
+  beforeAll(() => {
+    objects = renderObjects([]);
+  });
+
+  it('is a one-replica StatefulSet with a Service and a redis.conf ConfigMap, and dispatch points at its Service', () => {
+    expect(bundledRedisOf(objects).map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Service', 'StatefulSet']);
+    const set = redisSetOf(objects);
+    const svc = find(objects, 'Service', REDIS)!;
+    expect(set.spec).toMatchObject({ replicas: 1, serviceName: REDIS });
+    expect(svc.spec.ports).toEqual([{ name: 'redis', port: 6379, targetPort: 'redis', protocol: 'TCP' }]);
+    expect(set.spec.template.metadata.labels).toMatchObject(set.spec.selector.matchLabels);
+    expect(set.spec.template.metadata.labels).toMatchObject(svc.spec.selector);
+    expect(redisContainerOf(objects).ports).toEqual([{ name: 'redis', containerPort: 6379, protocol: 'TCP' }]);
+    expect(envOf(objects).DISPATCH_REDIS_URL).toBe(`redis://${REDIS}:6379/0`);
+    expect(envOf(objects).DISPATCH_REDIS_PASSWORD).toBeUndefined();
+  });
+
+  it('redis.conf keeps every acknowledged write: appendonly yes, appendfsync always, no snapshots, no eviction', () => {
+    const directives = directivesOf(redisConfOf(objects));
+    expect(directives).toEqual(expect.arrayContaining(['appendonly yes', 'appendfsync always', 'save ""', 'dir /data', 'maxmemory-policy noeviction']));
+    expect(directives.filter((d) => /^(appendonly|appendfsync|save|maxmemory-policy) /.test(d))).toHaveLength(4);
+    const extra = directivesOf(redisConfOf(renderObjects([valuesFile('redis: {deploy: {extraConfig: "tcp-keepalive 60", maxmemory: ""}}')])));
+    expect(extra).toContain('tcp-keepalive 60');
+    expect(extra.find((d) => d.startsWith('maxmemory '))).toBeUndefined();
+  });
+
+  it('runs a pinned redis:7 image non-root on a read-only root filesystem, /data on a PersistentVolumeClaim', () => {
+    const pod = redisSetOf(objects).spec.template.spec;
+    const c = redisContainerOf(objects);
+    expect(c.image).toMatch(/^redis:7\.\d+\.\d+$/);
+    expect(c.args).toEqual(['redis-server', '/etc/redis/redis.conf']);
+    expect(c.env).toBeUndefined();
+    expect(pod).toMatchObject({ automountServiceAccountToken: false, enableServiceLinks: false });
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 999, fsGroup: 999, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(c.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(c.resources.limits.memory).toBeDefined();
+    expect(c.volumeMounts).toEqual([
+      { name: 'data', mountPath: '/data' },
+      { name: 'config', mountPath: '/etc/redis', readOnly: true },
+    ]);
+    expect(pod.volumes).toEqual([{ name: 'config', configMap: { name: REDIS } }]);
+    const [claim] = redisSetOf(objects).spec.volumeClaimTemplates;
+    expect(claim.metadata.name).toBe('data');
+    expect(claim.spec).toEqual({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '8Gi' } } });
+    expect(c.livenessProbe.tcpSocket).toEqual({ port: 'redis' });
+    expect(c.readinessProbe.exec.command.join(' ')).toMatch(/redis-cli -h 127\.0\.0\.1 -p 6379 ping\)" = PONG/);
+  });
+
+  it('rolls the Redis pod when redis.conf changes', () => {
+    const checksum = (o: Obj[]) => redisSetOf(o).spec.template.metadata.annotations['checksum/redis-config'];
+    expect(checksum(objects)).toMatch(/^[0-9a-f]{64}$/);
+    expect(checksum(renderObjects([]))).toBe(checksum(objects));
+    expect(checksum(renderObjects([valuesFile('redis: {deploy: {maxmemory: 1gb}}')]))).not.toBe(checksum(objects));
+  });
+
+  it('selects only its own pod: no dispatch Service, PDB or spread constraint selects Redis, its Service no dispatch pod', () => {
+    const redisPod = redisSetOf(objects).spec.template.metadata.labels;
+    const dispatchPod = deploymentOf(objects).spec.template.metadata.labels;
+    const selects = (selector: Record<string, string>, labels: Record<string, string>) => Object.entries(selector).every(([k, v]) => labels[k] === v);
+    const selectors = objects.flatMap((o): [string, Record<string, string>][] =>
+      o.kind === 'Service' ? [[o.metadata.name, o.spec.selector]] : o.kind === 'PodDisruptionBudget' ? [[o.metadata.name, o.spec.selector.matchLabels]] : [],
+    );
+    for (const c of deploymentOf(objects).spec.template.spec.topologySpreadConstraints) selectors.push([FULLNAME, c.labelSelector.matchLabels]);
+    expect(selectors.length).toBeGreaterThanOrEqual(5);
+    for (const [name, selector] of selectors) {
+      expect([name, selects(selector, redisPod)]).toEqual([name, name === REDIS]);
+      expect([name, selects(selector, dispatchPod)]).toEqual([name, name !== REDIS]);
+    }
+  });
+
+  it('with redis.existingSecret, requires the password that dispatch is given (--requirepass from the Secret)', () => {
+    const withSecret = renderObjects([valuesFile('redis: {existingSecret: redis-auth, existingSecretPasswordKey: password}')]);
+    const ref = { secretKeyRef: { name: 'redis-auth', key: 'password' } };
+    const c = redisContainerOf(withSecret);
+    expect(c.args).toEqual(['redis-server', '/etc/redis/redis.conf', '--requirepass', '$(REDIS_PASSWORD)']);
+    expect(c.env).toEqual([
+      { name: 'REDIS_PASSWORD', valueFrom: ref },
+      { name: 'REDISCLI_AUTH', value: '$(REDIS_PASSWORD)' },
+    ]);
+    expect(envOf(withSecret).DISPATCH_REDIS_PASSWORD).toEqual(ref);
+    expect(problems(withSecret)).toEqual([]);
+  });
+
+  it.each([
+    ['a named StorageClass', 'fast-ssd', 'fast-ssd'],
+    ['"-" for no dynamic provisioning', '-', ''],
+  ])('persistence.storageClass: %s', (_label, storageClass, expected) => {
+    const set = redisSetOf(renderObjects([valuesFile(`redis: {deploy: {persistence: {storageClass: "${storageClass}", size: 20Gi}}}`)]));
+    expect(set.spec.volumeClaimTemplates[0].spec).toMatchObject({ storageClassName: expected, resources: { requests: { storage: '20Gi' } } });
+  });
+
+  it.each([
+    ['deploy.enabled false (the URL as before the bundled Redis)', 'redis: {deploy: {enabled: false}}', 'redis://redis-master:6379/0'],
+    ['an external standalone.host', 'redis: {standalone: {host: cache.data.svc, port: 6380}}', 'redis://cache.data.svc:6380/0'],
+    ['redis.url', 'redis: {url: "redis://elsewhere.data.svc:6379/3"}', 'redis://elsewhere.data.svc:6379/3'],
+    ['mode none', 'redis: {mode: none}\nreplicaCount: 1\nautoscaling: {enabled: false}', undefined],
+    ['the sentinel value set', join(__dirname, 'values-sentinel-tls.yaml'), expect.stringMatching(/^redis-sentinel:\/\//)],
+    ['the cluster value set', join(__dirname, 'values-cluster-nohpa.yaml'), expect.stringMatching(/^redis-cluster:\/\//)],
+  ])('is not deployed with %s', (_label, values, url) => {
+    const rendered = renderObjects([values.endsWith('.yaml') ? values : valuesFile(values)]);
+    expect(bundledRedisOf(rendered)).toEqual([]);
+    expect(rendered.filter((o) => o.kind === 'StatefulSet' || o.metadata.name.includes('redis'))).toEqual([]);
+    expect(envOf(rendered).DISPATCH_REDIS_URL).toEqual(url);
+  });
+});
+
+/** Polls `ok` every 50 ms until it holds; throws `message()` after `ms`. */
+async function until(ok: () => boolean, ms: number, message: () => string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(message());
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe("the bundled Redis's rendered redis.conf, args and probe work with this machine's redis-server", () => {
+  it.each([
+    ['without a password', '', ''],
+    ['with redis.existingSecret', 'redis: {existingSecret: redis-auth}', 's3cret pass'],
+  ])('%s: it starts, persists with appendonly yes + appendfsync always, and the readiness probe passes', async (_label, values, password) => {
+    const objects = renderObjects(values ? [valuesFile(values)] : []);
+    const c = redisContainerOf(objects);
+    const dir = mkdtempSync(join(work, 'redis-'));
+    const confFile = join(dir, 'redis.conf');
+    // /data (the PVC) does not exist here, and Redis changes into `dir` as it reads the file.
+    const conf = redisConfOf(objects);
+    expect(conf).toMatch(/^dir \/data$/m);
+    writeFileSync(confFile, conf.replace(/^dir \/data$/m, `dir ${dir}`));
+    const port = await freeRedisPort();
+    // As the kubelet does: $(REDIS_PASSWORD) expands to the Secret's value; the config file is mounted.
+    const expand = (a: string) => (a === '/etc/redis/redis.conf' ? confFile : a.replace('$(REDIS_PASSWORD)', password));
+    expect(c.args[0]).toBe('redis-server');
+    const args = [...c.args.slice(1).map(expand), '--port', String(port), '--bind', '127.0.0.1', '--daemonize', 'no', '--loglevel', 'warning'];
+    let log = '';
+    const server = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    server.stdout.on('data', (d: Buffer) => (log += d.toString()));
+    server.stderr.on('data', (d: Buffer) => (log += d.toString()));
+    const env: NodeJS.ProcessEnv = { ...process.env, REDISCLI_AUTH: password || undefined };
+    const probe = c.readinessProbe.exec.command.map((a: string) => a.replace('-p 6379', `-p ${port}`));
+    const probeStatus = (probeEnv: NodeJS.ProcessEnv) => spawnSync(probe[0], probe.slice(1), { env: probeEnv, timeout: 5000 }).status;
+    const cli = (...a: string[]) => spawnSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...a], { env, encoding: 'utf8', timeout: 5000 }).stdout;
+    try {
+      await until(() => probeStatus(env) === 0, 10_000, () => `the readiness probe never passed; redis-server (exit ${server.exitCode}) said:\n${log}`);
+      expect(cli('CONFIG', 'GET', 'appendonly')).toBe('appendonly\nyes\n');
+      expect(cli('CONFIG', 'GET', 'appendfsync')).toBe('appendfsync\nalways\n');
+      expect(cli('CONFIG', 'GET', 'save')).toBe('save\n\n');
+      expect(cli('CONFIG', 'GET', 'maxmemory-policy')).toBe('maxmemory-policy\nnoeviction\n');
+      expect(cli('SET', 'k', 'v')).toBe('OK\n');
+      expect(readdirSync(dir)).toContain('appendonlydir');
+      if (password) {
+        expect(probeStatus({ ...env, REDISCLI_AUTH: undefined })).not.toBe(0);
+        expect(probeStatus({ ...env, REDISCLI_AUTH: 'wrong' })).not.toBe(0);
+      }
+    } finally {
+      await new Promise<void>((resolve) => {
+        if (server.exitCode !== null || server.signalCode !== null) return resolve();
+        server.once('exit', () => resolve());
+        server.kill('SIGKILL');
+      });
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
+});
+
 describe('the checksum annotation rolls pods when the config changes', () => {
   it('is stable for the same config and changes with it', () => {
     const a = checksumOf(renderObjects([]));
@@ -306,6 +486,8 @@ describe('the chart refuses unsafe or inconsistent values', () => {
     ['an unknown Redis mode', 'redis: {mode: replicated}', /redis.mode must be/],
     ['sentinel without hosts', 'redis: {mode: sentinel}', /redis.sentinel.hosts/],
     ['Redis TLS outside standalone', 'redis: {mode: cluster, cluster: {nodes: ["a:6379"]}, tls: {enabled: true}}', /standalone/],
+    ['Redis TLS to the bundled Redis', 'redis: {tls: {enabled: true}}', /the bundled one \(redis.deploy.enabled\) serves no TLS/],
+    ['a bundled Redis image without tag or digest', 'redis: {deploy: {image: {tag: ""}}}', /redis.deploy.image.tag or redis.deploy.image.digest is required/],
     ['no auth and not insecure', 'auth: {enabled: false}', /without authentication/],
     ['TLS without a Secret', 'tls: {enabled: true}', /tls.existingSecret is required/],
     ['a grace period shorter than preStop + drain', 'shutdown: {terminationGracePeriodSeconds: 15}', /must be larger/],

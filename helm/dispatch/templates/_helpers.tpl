@@ -28,12 +28,50 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
 {{- define "dispatch.labels" -}}
-helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
-{{ include "dispatch.selectorLabels" . }}
-app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | trunc 63 | quote }}
-app.kubernetes.io/component: server
+{{- include "dispatch.componentLabels" (dict "root" . "selector" (include "dispatch.selectorLabels" .) "version" (.Values.image.tag | default .Chart.AppVersion) "component" "server") -}}
+{{- end -}}
+
+{{/*
+Labels of one component of the release. Call with
+(dict "root" $ "selector" <its selector labels> "version" <its version> "component" <its name>).
+*/}}
+{{- define "dispatch.componentLabels" -}}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ .selector }}
+app.kubernetes.io/version: {{ .version | trunc 63 | quote }}
+app.kubernetes.io/component: {{ .component }}
 app.kubernetes.io/part-of: dispatch
-app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+{{- end -}}
+
+{{/*
+The bundled Redis's pods carry another app.kubernetes.io/name than dispatch's, so that no dispatch
+Service, PDB, HPA or spread constraint (all select name + instance) ever selects them.
+*/}}
+{{- define "dispatch.redisSelectorLabels" -}}
+app.kubernetes.io/name: {{ printf "%s-redis" (include "dispatch.name" .) | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "dispatch.redisLabels" -}}
+{{- include "dispatch.componentLabels" (dict "root" . "selector" (include "dispatch.redisSelectorLabels" .) "version" .Values.redis.deploy.image.tag "component" "redis") -}}
+{{- end -}}
+
+{{/* Name of the bundled Redis's StatefulSet, Service and ConfigMap, kept within 63 characters. */}}
+{{- define "dispatch.redisName" -}}
+{{- printf "%s-redis" (include "dispatch.fullname" . | trunc 57 | trimSuffix "-") -}}
+{{- end -}}
+
+{{/*
+"true" when the chart deploys its own Redis: redis.deploy.enabled in standalone mode, unless
+redis.url or redis.standalone.host names another Redis (those win, as before the bundled Redis
+existed). Sentinel, Cluster and none never get the bundled Redis.
+*/}}
+{{- define "dispatch.redisBundled" -}}
+{{- $r := .Values.redis -}}
+{{- if and $r.deploy.enabled (eq $r.mode "standalone") (not $r.url) (not $r.standalone.host) -}}
+true
+{{- end -}}
 {{- end -}}
 
 {{- define "dispatch.serviceAccountName" -}}
@@ -45,11 +83,19 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 
 {{- define "dispatch.image" -}}
-{{- $repo := required "image.repository is required" .Values.image.repository -}}
-{{- if .Values.image.digest -}}
-{{- printf "%s@%s" $repo .Values.image.digest -}}
+{{- include "dispatch.imageRef" (dict "image" .Values.image "defaultTag" .Chart.AppVersion "path" "image") -}}
+{{- end -}}
+
+{{/*
+"repository@digest" when a digest is set, else "repository:tag". Call with
+(dict "image" <values> "defaultTag" <tag when none is set> "path" <values path, for errors>).
+*/}}
+{{- define "dispatch.imageRef" -}}
+{{- $repo := required (printf "%s.repository is required" .path) .image.repository -}}
+{{- if .image.digest -}}
+{{- printf "%s@%s" $repo .image.digest -}}
 {{- else -}}
-{{- printf "%s:%s" $repo (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- printf "%s:%s" $repo (.image.tag | default .defaultTag | required (printf "%s.tag or %s.digest is required" .path .path)) -}}
 {{- end -}}
 {{- end -}}
 
@@ -60,7 +106,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 
 {{/*
 The Redis URL for DISPATCH_REDIS_URL, in the forms the server accepts:
-  standalone redis[s]://host:port/db
+  standalone redis[s]://host:port/db (the bundled Redis's Service when the chart deploys one)
   sentinel   redis-sentinel://host1:26379,host2:26379/MASTER
   cluster    redis-cluster://host1:6379,host2:6379
 Empty for mode "none". The password never goes into the URL (DISPATCH_REDIS_PASSWORD instead).
@@ -72,9 +118,13 @@ Empty for mode "none". The password never goes into the URL (DISPATCH_REDIS_PASS
 {{- end -}}
 {{- if $r.url -}}
 {{- $r.url -}}
+{{- else if include "dispatch.redisBundled" . -}}
+{{- if $r.tls.enabled -}}
+{{- fail "redis.tls.enabled needs an external Redis: the bundled one (redis.deploy.enabled) serves no TLS; set redis.standalone.host, or redis.deploy.enabled false" -}}
+{{- end -}}
+{{- printf "redis://%s:6379/%d" (include "dispatch.redisName" .) (int $r.standalone.db) -}}
 {{- else if eq $r.mode "standalone" -}}
-{{- $host := required "redis.standalone.host is required when redis.mode is standalone" $r.standalone.host -}}
-{{- printf "%s://%s:%d/%d" (ternary "rediss" "redis" $r.tls.enabled) $host (int $r.standalone.port) (int $r.standalone.db) -}}
+{{- printf "%s://%s:%d/%d" (ternary "rediss" "redis" $r.tls.enabled) ($r.standalone.host | default "redis-master") (int $r.standalone.port) (int $r.standalone.db) -}}
 {{- else if eq $r.mode "sentinel" -}}
 {{- if not $r.sentinel.hosts -}}
 {{- fail "redis.sentinel.hosts needs at least one host:port when redis.mode is sentinel" -}}

@@ -574,5 +574,11 @@ describe('chart hygiene', () => {
     const notes = parseAllDocuments(r.stdout).map((d) => d.toJS()).find((o) => o?.notes)?.notes as string;
     expect(notes).toContain(`dns:///${FULLNAME}-headless.${NAMESPACE}.svc:50051`);
     expect(notes).toContain('secret generic dispatch-tokens');
+    expect(notes).not.toContain('the chart\'s own');
+    // With the defaults, the notes name the bundled Redis.
+    const byDefault = render([], copy);
+    expect(byDefault.stderr).toBe('');
+    const defaultNotes = parseAllDocuments(byDefault.stdout).map((d) => d.toJS()).find((o) => o?.notes)?.notes as string;
+    expect(defaultNotes).toContain(`Redis: the chart's own, ${FULLNAME}-redis (append-only file fsynced`);
   });
 });

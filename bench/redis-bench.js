@@ -3,9 +3,10 @@
 // or REDIS_URL naming a Redis this may use. `node bench/redis-bench.js` runs it alone.
 //
 // - Redis round trips per call, read from Redis itself, for a read-only and a side-effecting call
-//   (target <= 2 each): the commands clients sent, seen through MONITOR, and EVAL/EVALSHA from
-//   INFO commandstats (whose total also counts the commands the scripts run inside Redis; those
-//   are not round trips).
+//   (target <= 2 each): the commands the calls' connection sent, seen through MONITOR (the
+//   server's periodic commands on its other connections are shown apart, per second), and
+//   EVAL/EVALSHA from INFO commandstats (whose total also counts the commands the scripts run
+//   inside Redis, and the periodic ones; those are not round trips of a call).
 // - Server CPU per call of Dispatch with the Redis store against the bare grpc-js echo of the same
 //   request bytes (target <= 2x), at concurrency 1 and 64; Dispatch with the in-memory store is
 //   measured alongside, to show what Redis itself adds.
@@ -89,11 +90,14 @@ async function commandStats(port) {
   return stats;
 }
 
-/** Counts the commands clients send (MONITOR shows script-run ones as `[db lua]`) while `body` runs. */
+/**
+ * Counts the commands clients send while `body` runs, per client connection (MONITOR shows each
+ * command with the connection's address, and script-run ones as `[db lua]`, not counted).
+ */
 async function countClientCommands(port, body) {
   const socket = net.createConnection({ host: '127.0.0.1', port });
   let buffer = '';
-  let count = 0;
+  const byConnection = new Map();
   const watching = new Promise((resolve) => {
     socket.on('data', (chunk) => {
       buffer += chunk.toString('latin1');
@@ -101,30 +105,44 @@ async function countClientCommands(port, body) {
         const line = buffer.slice(0, nl);
         buffer = buffer.slice(nl + 2);
         if (line === '+OK') resolve();
-        else if (/^\+[\d.]+ \[\d+ (?!lua\])/.test(line)) count++;
+        const from = /^\+[\d.]+ \[\d+ (?!lua\])([^\]]+)\]/.exec(line)?.[1];
+        if (from) byConnection.set(from, (byConnection.get(from) ?? 0) + 1);
       }
     });
   });
   socket.write('MONITOR\r\n');
   await watching;
+  const started = performance.now();
   await body();
+  const seconds = (performance.now() - started) / 1000;
   await new Promise((resolve) => setTimeout(resolve, 200));
   socket.destroy();
-  return count;
+  return { byConnection: [...byConnection.values()].sort((a, b) => b - a), seconds };
 }
 
-/** Redis commands per call of `call`, over COUNTED_CALLS calls with 8 in flight. */
+/**
+ * Redis commands per call of `call`, over COUNTED_CALLS calls with 8 in flight. The round trips
+ * of the calls are the commands of the connection that carried them (the store's, the busiest by
+ * far); the server's other connections send periodic commands whatever the calls (GetToolStats'
+ * counts flushed every second, worker routes refreshed), reported apart, per second.
+ */
 async function redisCommandsPerCall(port, call) {
   const before = await commandStats(port);
   let left = COUNTED_CALLS;
   const worker = async () => {
     while (left-- > 0) await call();
   };
-  const sent = await countClientCommands(port, () => Promise.all(Array.from({ length: 8 }, worker)));
+  const { byConnection, seconds } = await countClientCommands(port, () => Promise.all(Array.from({ length: 8 }, worker)));
   const after = await commandStats(port);
   const diff = (name) => (after[name] ?? 0) - (before[name] ?? 0);
   const inside = Object.keys(after).filter((k) => k !== 'info' && k !== 'monitor').reduce((sum, k) => sum + diff(k), 0);
-  return { roundTrips: sent / COUNTED_CALLS, evalsha: (diff('evalsha') + diff('eval')) / COUNTED_CALLS, allCommands: inside / COUNTED_CALLS };
+  const [calls = 0, ...others] = byConnection;
+  return {
+    roundTrips: calls / COUNTED_CALLS,
+    background: others.reduce((sum, n) => sum + n, 0) / seconds,
+    evalsha: (diff('evalsha') + diff('eval')) / COUNTED_CALLS,
+    allCommands: inside / COUNTED_CALLS,
+  };
 }
 
 async function run(options = {}) {
@@ -154,6 +172,7 @@ async function run(options = {}) {
       { label: 'round trips/call', format: ([, c]) => lib.fixed(c.roundTrips, 2) },
       { label: 'EVALSHA/call', format: ([, c]) => lib.fixed(c.evalsha, 2) },
       { label: 'commands incl. inside scripts/call', format: ([, c]) => lib.fixed(c.allCommands, 1) },
+      { label: 'other connections, commands/s', format: ([, c]) => lib.fixed(c.background, 1) },
     ]);
 
     const loads = CONCURRENCY.flatMap((concurrency) => [

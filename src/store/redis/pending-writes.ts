@@ -20,7 +20,7 @@ export interface PendingWrites {
  * A release is retried only with its claim's owner, which deletes nothing but that very claim
  * still in progress (one that timed out may reach Redis later and would hold its key for the
  * whole lease); an ownerless release is not: the lease frees the key anyway. At most `max`
- * records wait; beyond that the oldest is dropped with a log line.
+ * records wait; beyond that a waiting release goes first, else the oldest record, with a log line.
  */
 export function createPendingWrites(write: (record: PendingRecord) => Promise<unknown>, options: { max: number; intervalMs: number; logger?: Logger }): PendingWrites {
   const queue: PendingRecord[] = [];
@@ -38,13 +38,16 @@ export function createPendingWrites(write: (record: PendingRecord) => Promise<un
 
   async function drain(): Promise<void> {
     while (queue.length > 0) {
+      const record = queue[0]!;
       try {
-        await write(queue[0]!);
+        await write(record);
       } catch {
         schedule();
         return;
       }
-      queue.shift();
+      // By identity: add() may have dropped records from the queue meanwhile.
+      const at = queue.indexOf(record);
+      if (at !== -1) queue.splice(at, 1);
     }
     options.logger?.info('pending idempotency records written to redis');
   }
@@ -54,8 +57,10 @@ export function createPendingWrites(write: (record: PendingRecord) => Promise<un
       if (record.idempotency === undefined || (record.idempotency.action === 'release' && record.idempotency.owner === undefined)) return;
       queue.push(record);
       if (queue.length > options.max) {
-        queue.shift();
-        options.logger?.error('dropped an idempotency record that could not be written to redis', { max: options.max });
+        // A release only frees its key before the lease does: drop one of those first.
+        const release = queue.findIndex((r) => r.idempotency?.action === 'release');
+        const [dropped] = queue.splice(release === -1 ? 0 : release, 1);
+        if (dropped?.idempotency?.action !== 'release') options.logger?.error('dropped an idempotency record that could not be written to redis', { max: options.max });
       }
       schedule();
     },

@@ -115,12 +115,15 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
     async beginAttempt({ scope, op, claim }) {
       batch();
       const keys = keysOf(scope);
+      // A command sent on a ready connection may reach Redis even if no answer comes in time; one
+      // issued while the connection is down is refused at once and never sent.
+      const sent = client.status === 'ready';
       const [count, failed, state, payload] = await storeCall('the attempt start', timeoutMs, () =>
         client.dispatchBeginAttempt(keys.window, keys.recordIndex, claim ? keys.record(claim.key) : keys.window, idOf(op), claim ? Math.max(1, Math.ceil(claim.leaseMs)) : '', claim?.owner ?? ''),
       ).catch((error: unknown) => {
-        // A claim that timed out may still reach Redis and hold its key for the whole lease:
+        // A claim that got no answer may still reach Redis and hold its key for the whole lease:
         // release it (as its owner only) once Redis answers again.
-        if (claim?.owner) pending.add({ scope, op, idempotency: { key: claim.key, action: 'release', owner: claim.owner } });
+        if (claim?.owner && sent) pending.add({ scope, op, idempotency: { key: claim.key, action: 'release', owner: claim.owner } });
         throw error;
       });
       const streak = { count: Number(count), failed: Number(failed) === 1 };

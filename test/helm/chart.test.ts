@@ -304,6 +304,18 @@ describe('the bundled Redis (redis.deploy.enabled, on by default)', () => {
     objects = renderObjects([]);
   });
 
+  it('keeps its name short enough for the pods the StatefulSet makes, and takes an image digest with no tag', () => {
+    const long = 'a'.repeat(63);
+    const rendered = renderObjects([valuesFile(`fullnameOverride: ${long}\nredis:\n  deploy:\n    image:\n      tag: null\n      digest: sha256:${'0'.repeat(64)}\n`)]);
+    const set = rendered.find((o) => o.kind === 'StatefulSet')!;
+    // The controller labels each pod `controller-revision-hash: <name>-<10 characters>`.
+    expect(set.metadata.name).toBe(`${'a'.repeat(46)}-redis`);
+    expect(`${set.metadata.name}-0123456789`.length).toBeLessThanOrEqual(63);
+    expect(set.spec.template.spec.containers[0].image).toMatch(/@sha256:0{64}$/);
+    const env = rendered.find((o) => o.kind === 'Deployment')!.spec.template.spec.containers[0].env as { name: string; value?: string }[];
+    expect(env.find((e) => e.name === 'DISPATCH_REDIS_URL')?.value).toBe(`redis://${set.metadata.name}:6379/0`);
+  });
+
   it('is a one-replica StatefulSet with a Service and a redis.conf ConfigMap, and dispatch points at its Service', () => {
     expect(bundledRedisOf(objects).map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Service', 'StatefulSet']);
     const set = redisSetOf(objects);

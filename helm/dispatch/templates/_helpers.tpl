@@ -54,12 +54,16 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
 {{- define "dispatch.redisLabels" -}}
-{{- include "dispatch.componentLabels" (dict "root" . "selector" (include "dispatch.redisSelectorLabels" .) "version" .Values.redis.deploy.image.tag "component" "redis") -}}
+{{- include "dispatch.componentLabels" (dict "root" . "selector" (include "dispatch.redisSelectorLabels" .) "version" (.Values.redis.deploy.image.tag | default "" | toString) "component" "redis") -}}
 {{- end -}}
 
-{{/* Name of the bundled Redis's StatefulSet, Service and ConfigMap, kept within 63 characters. */}}
+{{/*
+Name of the bundled Redis's StatefulSet, Service and ConfigMap, kept within 52 characters: the
+StatefulSet controller labels each pod with `controller-revision-hash: <name>-<10 characters>`,
+which must fit in 63.
+*/}}
 {{- define "dispatch.redisName" -}}
-{{- printf "%s-redis" (include "dispatch.fullname" . | trunc 57 | trimSuffix "-") -}}
+{{- printf "%s-redis" (include "dispatch.fullname" . | trunc 46 | trimSuffix "-") -}}
 {{- end -}}
 
 {{/*

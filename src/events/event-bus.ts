@@ -14,9 +14,9 @@ export interface EventRelay {
 }
 
 /**
- * Events lost on their way between replicas, by what a filter reads of them. An empty session,
- * tool or kind (0) stands for events of any: a summary that outgrew its bound is counted against
- * every subscriber of the tenant.
+ * Events lost on their way between replicas, by what a filter reads of them (matched as the events
+ * themselves would be). Kind 0 (UNSPECIFIED, which no event has) marks a summary that outgrew its
+ * bound: it is counted against every subscriber of the tenant.
  */
 export interface LostEvents {
   readonly sessionId: string;
@@ -116,16 +116,13 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
       return;
     }
     for (const [subTenant, subs] of byTenant) {
-      if (tool !== '' && !visible(subTenant, tool)) continue;
+      if (!visible(subTenant, tool)) continue;
       for (const sub of subs) visit(sub, arg);
     }
   };
   const deliverLocal = (tenant: string, event: Event) => forEachSubscriber(tenant, event.tool, offer, event);
-  /** Whether events summarised as `loss` could have passed `filter` (an empty field: events of any). */
-  const lossMatches = (filter: EventFilter, loss: LostEvents) =>
-    (loss.sessionId === '' || filter.sessionId === '' || filter.sessionId === loss.sessionId) &&
-    (loss.tool === '' || !filter.tools || filter.tools.has(loss.tool)) &&
-    (loss.kind === EventKind.UNSPECIFIED || !filter.kinds || filter.kinds.has(loss.kind));
+  /** Whether events summarised as `loss` would have passed `filter` (a bound's overflow: any). */
+  const lossMatches = (filter: EventFilter, loss: LostEvents) => loss.kind === EventKind.UNSPECIFIED || matches(filter, loss as unknown as Event);
   const countLoss = (sub: Subscriber, loss: LostEvents) => {
     if (lossMatches(sub.filter, loss)) sub.buffer.addDropped(loss.count);
   };

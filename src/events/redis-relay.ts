@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import type { Event } from '../../gen/dispatch/v1/dispatch_pb';
+import { EventKind, type Event } from '../../gen/dispatch/v1/dispatch_pb';
 import type { Logger } from '../log';
 import type { EventBus, EventRelay } from './event-bus';
 import { decodeBatch, encodeBatch, type TenantEvent, type TenantLoss } from './relay-codec';
@@ -23,7 +23,7 @@ export interface RedisRelayOptions {
   readonly heartbeatMs?: number;
 }
 
-/** Distinct (tenant, session, tool, kind) groups a relay keeps of events it lost; past it, a tenant's losses are counted for the whole tenant. */
+/** Distinct (tenant, session, tool, kind) groups a relay keeps of events it lost; past it, a tenant's losses are counted for the whole tenant (kind 0). */
 export const MAX_LOSS_GROUPS = 1024;
 
 /** The cross-replica half of the event bus. */
@@ -83,7 +83,7 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
     const key = `${loss.tenant}\u0000${loss.sessionId}\u0000${loss.tool}\u0000${loss.kind}`;
     const known = lost.get(key);
     if (known) lost.set(key, { ...known, count: known.count + loss.count });
-    else if (lost.size < MAX_LOSS_GROUPS || loss.sessionId === '') lost.set(key, loss);
+    else if (lost.size < MAX_LOSS_GROUPS || loss.kind === EventKind.UNSPECIFIED) lost.set(key, loss);
     else addLoss({ tenant: loss.tenant, sessionId: '', tool: '', kind: 0, count: loss.count });
   };
   const noteLost = (events: readonly TenantEvent[]) => {

@@ -111,16 +111,17 @@ test('more events than A keeps waiting: the ones it dropped are counted in the d
   await relayed();
   drain(all);
   // Twelve events in one flush period; A keeps the last 5 (maxPending), so the first 7 are lost:
-  // s1 x4 (TOOL_PRE, TOOL_POST alternating), s2 x3.
-  const sessions = ['s1', 's1', 's2', 's1', 's2', 's1', 's2', 's1', 's1', 's1', 's1', 's1'];
-  sessions.forEach((s, n) => busA.publish('acme', event(s, 'echo', n % 2 === 0 ? EventKind.TOOL_PRE : EventKind.TOOL_POST, n)));
+  // s1 x5 (TOOL_PRE, TOOL_POST alternating, and e2 a turn's end, which names no tool), s2 x2.
+  const sessions = ['s1', 's1', 's1', 's1', 's2', 's1', 's2', 's1', 's1', 's1', 's1', 's1'];
+  sessions.forEach((s, n) => busA.publish('acme', n === 2 ? event(s, '', EventKind.TURN_END, n) : event(s, 'echo', n % 2 === 0 ? EventKind.TOOL_PRE : EventKind.TOOL_POST, n)));
   const got = await until(() => {
     const d = drain(all);
     return d.length > 0 ? d : undefined;
   }, 'the five kept events');
-  expect(got).toEqual([['e7', 7], ['e8', 0], ['e9', 0], ['e10', 0], ['e11', 0]]);
-  // s1 lost e0, e1, e3, e5 (4); TOOL_POST lost e1, e3, e5 (3); no event of tool "other" was lost.
-  expect(drain(s1)).toEqual([['e7', 4], ['e8', 0], ['e9', 0], ['e10', 0], ['e11', 0]]);
+  // Tool "echo" lost all but the turn's end (6); s1 lost e0, e1, e2, e3, e5 (5); TOOL_POST lost
+  // e1, e3, e5 (3); no event of tool "other" was lost.
+  expect(got).toEqual([['e7', 6], ['e8', 0], ['e9', 0], ['e10', 0], ['e11', 0]]);
+  expect(drain(s1)).toEqual([['e7', 5], ['e8', 0], ['e9', 0], ['e10', 0], ['e11', 0]]);
   expect(drain(posts)).toEqual([['e7', 3], ['e9', 0], ['e11', 0]]);
   expect(drain(other)).toEqual([]);
 });

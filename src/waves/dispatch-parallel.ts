@@ -3,10 +3,20 @@ import { HardError } from '../errors';
 import type { ParallelDispatcher } from '../server';
 import { trackCall } from './call-tracker';
 import { prepareArguments } from '../arguments';
+import type { ResolvedTool } from '../registry';
 import { planWaves, type ResourceKeyOf, type WaveToolLookup } from './plan-waves';
 import { resourceKeyIn, resourceKeyOf } from './resource-key';
 import { runWave } from './run-wave';
 import { resolveWaveOptions, type WaveOptions } from './wave-options';
+
+const reshapes = new WeakMap<ResolvedTool, boolean>();
+
+/** Whether preparing a tool's arguments can change their values: lenient repair, or schema defaults. */
+function mayReshape(tool: ResolvedTool): boolean {
+  let known = reshapes.get(tool);
+  if (known === undefined) reshapes.set(tool, (known = tool.spec.lenientArguments || JSON.stringify(tool.schema).includes('"default"')));
+  return known;
+}
 
 /**
  * Parallel mode (DESIGN section 3): plans the turn into waves, fires CALL_RECEIVED for every call
@@ -22,11 +32,13 @@ export function createParallelDispatcher(options: WaveOptions = {}): ParallelDis
     const lookup: WaveToolLookup = (name) => (turn.offeredTools && !turn.offeredTools.has(name) ? undefined : deps.registry.lookup(turn.tenant, name)?.spec);
     // The key is read from the arguments as the tool receives them (parsed, repaired for a lenient
     // tool, schema defaults applied), so `"7"` and `7`, or an omitted field and its default, name
-    // one resource. Arguments that fail validation never run; their text's key is used.
+    // one resource. Only a lenient tool's or a schema with defaults can change them, so only those
+    // are prepared here (the pipeline prepares them again). Arguments that fail validation never
+    // run; their text's key is used.
     const keyOf: ResourceKeyOf = (call, spec) => {
       if (spec.resourceKey === '') return undefined;
       const tool = deps.registry.lookup(turn.tenant, call.name);
-      if (!tool) return resourceKeyOf(call.arguments, spec.resourceKey);
+      if (!tool || !mayReshape(tool)) return resourceKeyOf(call.arguments, spec.resourceKey);
       try {
         return resourceKeyIn(prepareArguments(tool, call.arguments, deps.limits).args, spec.resourceKey);
       } catch {

@@ -1,42 +1,15 @@
 import { create } from '@bufbuild/protobuf';
-import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
 import { EventKind, EventSchema, type Event } from '../../gen/dispatch/v1/dispatch_pb';
 import { createEventBus, createRedisRelay, type EventBus, type RedisRelay, type Subscription } from '../../src/events';
 import { SILENT_LOGGER } from '../../src/log';
 import { connectRedis } from '../../src/store/redis';
 import { startRedis, type TestRedis } from '../helpers/redis-server';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 
 // Events one replica could not send to the others (its link to Redis down, or more waiting than
 // it keeps) reach the remote subscribers as a count in `dropped`, for exactly the subscribers
 // whose filter they pass. Two relays on one real redis-server; replica A reaches Redis through a
 // TCP proxy the test can cut, so only A loses its link.
-
-/** A loopback TCP proxy to `port` that can cut its connections and refuse new ones. */
-async function startProxy(port: number): Promise<{ port: number; cut(): void; restore(): void; close(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  let open = true;
-  const server: Server = createServer((client) => {
-    if (!open) return void client.destroy();
-    const upstream = tcpConnect(port, '127.0.0.1');
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('close', () => sockets.delete(s));
-      s.on('error', () => undefined);
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const cut = () => {
-    open = false;
-    for (const s of sockets) s.destroy();
-  };
-  return {
-    port: (server.address() as { port: number }).port,
-    cut,
-    restore: () => void (open = true),
-    close: () => new Promise((resolve) => (cut(), server.close(() => resolve()))),
-  };
-}
 
 const event = (sessionId: string, tool: string, kind: EventKind, n: number): Event => create(EventSchema, { sessionId, tool, kind, name: `e${n}` });
 
@@ -51,7 +24,7 @@ async function until<T>(read: () => T | undefined, what: string, ms = 10_000): P
 }
 
 let redis: TestRedis;
-let proxy: Awaited<ReturnType<typeof startProxy>>;
+let proxy: TcpProxy;
 let busA: EventBus;
 let busB: EventBus;
 let relayA: RedisRelay;
@@ -71,7 +44,7 @@ const drain = (sub: Subscription) => {
 
 beforeAll(async () => {
   redis = await startRedis({ own: true });
-  proxy = await startProxy(redis.port);
+  proxy = await startTcpProxy(redis.port);
   busA = createEventBus();
   busB = createEventBus();
   const fast = { logger: SILENT_LOGGER, heartbeatMs: 200 };

@@ -20,7 +20,8 @@ export const USAGE = `usage: dispatchd [--listen HOST:PORT] [--redis URL] [--con
                  [--tls-cert F --tls-key F [--tls-ca F] [--tls-refresh-ms MS]]
   environment: DISPATCH_LISTEN, DISPATCH_REDIS_URL, DISPATCH_CONFIG, DISPATCH_GRACE_MS,
                DISPATCH_INSECURE=1, DISPATCH_METRICS_LISTEN, DISPATCH_TLS_CERT, DISPATCH_TLS_KEY,
-               DISPATCH_TLS_CA, DISPATCH_TLS_REFRESH_MS, OTEL_* (OpenTelemetry)`;
+               DISPATCH_TLS_CA, DISPATCH_TLS_REFRESH_MS, DISPATCH_STATS_FLUSH_MS (with --redis:
+               how often GetToolStats' counts are shared, default 1000), OTEL_* (OpenTelemetry)`;
 
 /** Parses argv and the environment; throws an Error with a one-line message on bad input. */
 export function parseDaemonOptions(argv: readonly string[], env: NodeJS.ProcessEnv): DaemonOptions {

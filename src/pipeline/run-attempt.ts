@@ -23,13 +23,13 @@ export interface AttemptResult {
 }
 
 const LEASE_MARGIN_MS = 5_000;
+const MEMORY_TTL_SECONDS = 86_400;
+const MEMORY_FIELD_CHARS = 500;
 
 /** Claim owners: unique per attempt across replicas (a random prefix per process, then a count). */
 const OWNER_PREFIX = randomBytes(9).toString('base64url');
 let owners = 0;
 const newOwner = () => `${OWNER_PREFIX}${(++owners).toString(36)}`;
-const MEMORY_TTL_SECONDS = 86_400;
-const MEMORY_FIELD_CHARS = 500;
 
 /**
  * The loop-window operation of a call: the tool, NUL, and the canonical JSON of its primary

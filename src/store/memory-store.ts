@@ -125,8 +125,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       if (idempotency?.action === 'release') {
         const held = live(state.records?.get(idempotency.key), t);
         if (held?.state === 'in_progress' && (idempotency.owner === undefined || held.owner === idempotency.owner)) state.records!.delete(idempotency.key);
-      }
-      else if (idempotency) {
+      } else if (idempotency) {
         const value: Record = idempotency.action === 'complete' ? { state: 'completed', result: idempotency.result } : { state: 'unknown' };
         (state.records ??= new Map<string, Expiring<Record>>()).set(idempotency.key, { value, expiresAt: t + idempotency.ttlSeconds * 1000 });
       }

@@ -22,9 +22,6 @@ const RETRYABLE = new Set([grpc.status.CANCELLED, grpc.status.DEADLINE_EXCEEDED,
  */
 const RETRY = { maxRetries: 5, initialBackoffMs: 1_000, maxBackoffMs: 5_000, multiplier: 1.5, jitter: 0.2 } as const;
 
-/** Gzip in grpc-js's `grpc.default_compression_algorithm` channel option. */
-const GRPC_COMPRESSION_GZIP = 2;
-
 const identity = (bytes: Buffer) => bytes;
 const asBuffer = (bytes: Uint8Array) => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
 
@@ -72,7 +69,7 @@ function metadataOf(headers: Readonly<Record<string, string>>, logger?: Logger):
  * logs as it does HTTP failures.
  */
 export function otlpGrpcExporter(options: OtlpGrpcOptions, logger?: Logger): BatchExporter {
-  const channelOptions: grpc.ChannelOptions = options.compression === 'gzip' ? { 'grpc.default_compression_algorithm': GRPC_COMPRESSION_GZIP } : {};
+  const channelOptions: grpc.ChannelOptions = options.compression === 'gzip' ? { 'grpc.default_compression_algorithm': grpc.compressionAlgorithms.gzip } : {};
   const client = new grpc.Client(options.address, credentialsOf(options, logger), channelOptions);
   const metadata = metadataOf(options.headers, logger);
 

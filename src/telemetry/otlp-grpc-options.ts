@@ -1,3 +1,4 @@
+import { parseKeyPairsIntoRecord } from '@opentelemetry/core';
 import type { Logger } from '../log';
 
 /** The OTLP transports dispatch can export traces over. */
@@ -59,24 +60,6 @@ export function otlpTracesProtocol(env: NodeJS.ProcessEnv, logger?: Logger): Otl
   return setting(env, 'PROTOCOL', supported, 'grpc or http/protobuf', logger) ?? DEFAULT_OTLP_PROTOCOL;
 }
 
-/** `k1=v1,k2=v2`, keys and values URL-decoded, as OpenTelemetry reads OTEL_EXPORTER_OTLP_HEADERS. */
-function headerPairs(value: string | undefined): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const entry of (value ?? '').split(',')) {
-    const pair = entry.split(';', 1)[0]!;
-    const eq = pair.indexOf('=');
-    if (eq <= 0) continue;
-    try {
-      const key = decodeURIComponent(pair.slice(0, eq).trim());
-      const val = decodeURIComponent(pair.slice(eq + 1).trim());
-      if (key && val) headers[key] = val;
-    } catch {
-      // a malformed escape drops its pair, as in OpenTelemetry
-    }
-  }
-  return headers;
-}
-
 /** `host:port` and TLS of a gRPC endpoint, or undefined when it is not an http(s) URL or `host:port`. */
 function target(endpoint: string, insecure: boolean, logger?: Logger): { address: string; secure: boolean } | undefined {
   const hasScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(endpoint);
@@ -111,7 +94,8 @@ export function otlpGrpcOptionsFromEnv(env: NodeJS.ProcessEnv, logger?: Logger):
   const gzipOrNone = (raw: string) => (raw === 'gzip' || raw === 'none' ? raw : undefined);
   return {
     ...endpoint,
-    headers: { ...headerPairs(env.OTEL_EXPORTER_OTLP_HEADERS), ...headerPairs(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) },
+    // `k1=v1,k2=v2`, URL-decoded, parsed as OpenTelemetry's HTTP exporter parses them.
+    headers: { ...parseKeyPairsIntoRecord(env.OTEL_EXPORTER_OTLP_HEADERS), ...parseKeyPairsIntoRecord(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) },
     timeoutMs: setting(env, 'TIMEOUT', positive, 'a number of milliseconds > 0', logger) ?? DEFAULT_OTLP_TIMEOUT_MS,
     compression: setting(env, 'COMPRESSION', gzipOrNone, 'gzip or none', logger) ?? 'none',
     certificateFile: setting(env, 'CERTIFICATE', asIs),

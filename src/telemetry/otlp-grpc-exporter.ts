@@ -64,15 +64,17 @@ function metadataOf(headers: Readonly<Record<string, string>>, logger?: Logger):
  * OTLP/gRPC for encoded batches: each batch's ExportTraceServiceRequest bytes go as they are in
  * the unary call TraceService/Export, on one channel made here and closed by `shutdown`. The
  * channel, metadata, deadline (`timeoutMs`, for the export with its retries) and compression come
- * from {@link OtlpGrpcOptions}. A retryable status is retried as the OTLP/HTTP exporter retries;
- * any other failure, or the last retryable one, rejects the export, which the batcher counts and
- * logs as it does HTTP failures.
+ * from {@link OtlpGrpcOptions}. A retryable status is retried as the OTLP/HTTP exporter retries,
+ * until `stopRetrying` (at shutdown); any other failure, or the last retryable one, rejects the
+ * export, which the batcher counts and logs as it does HTTP failures.
  */
 export function otlpGrpcExporter(options: OtlpGrpcOptions, logger?: Logger): BatchExporter {
   const channelOptions: grpc.ChannelOptions = options.compression === 'gzip' ? { 'grpc.default_compression_algorithm': grpc.compressionAlgorithms.gzip } : {};
   const client = new grpc.Client(options.address, credentialsOf(options, logger), channelOptions);
   const metadata = metadataOf(options.headers, logger);
 
+  // Set by stopRetrying: exports are tried once, and a retry being waited for is given up.
+  const stopping = new AbortController();
   const call = (request: Buffer, deadline: number) =>
     new Promise<grpc.ServiceError | null>((done) => {
       client.makeUnaryRequest(TRACE_EXPORT_PATH, identity, identity, request, metadata.clone(), { deadline }, (error) => done(error));
@@ -86,14 +88,19 @@ export function otlpGrpcExporter(options: OtlpGrpcOptions, logger?: Logger): Bat
       for (let retries = 0; ; retries++) {
         const error = await call(request, deadline);
         if (error === null) return;
-        if (!RETRYABLE.has(error.code) || retries === RETRY.maxRetries) throw error;
+        if (!RETRYABLE.has(error.code) || retries === RETRY.maxRetries || stopping.signal.aborted) throw error;
         const wait = Math.min(backoff * (1 + (Math.random() * 2 - 1) * RETRY.jitter), RETRY.maxBackoffMs);
         backoff *= RETRY.multiplier;
         if (wait > deadline - Date.now()) throw error;
-        await sleep(wait);
+        const waited = await sleep(wait, true, { signal: stopping.signal }).catch(() => false);
+        if (!waited) throw error;
       }
     },
+    stopRetrying() {
+      stopping.abort();
+    },
     async shutdown() {
+      stopping.abort();
       client.close();
     },
   };

@@ -15,6 +15,12 @@ export interface EncodedBatch {
 /** Sends one batch; rejects when the batch was not accepted. */
 export interface BatchExporter {
   export(batch: EncodedBatch): Promise<void>;
+  /**
+   * The process is stopping: from now on each export is tried once, and a retry being waited
+   * for is given up at once (its export rejects with the last failure). Optional: a transport
+   * that cannot cut its retries is bounded by the batcher's shutdown timeout alone.
+   */
+  stopRetrying?(): void;
   shutdown(): Promise<void>;
 }
 
@@ -31,6 +37,13 @@ export interface BatchOptions {
 }
 
 const DEFAULTS: BatchOptions = { scheduleDelayMs: 5_000, maxQueueSize: 2_048, maxExportBatchSize: 512, exportTimeoutMs: 30_000 };
+
+/**
+ * The longest shutdown waits for the spans still to export: a collector that is away would
+ * otherwise hold a stopping process for an export timeout per waiting batch (10 s each over
+ * OTLP/HTTP, up to four batches at the default queue size), past Kubernetes' 30 s grace period.
+ */
+export const SHUTDOWN_FLUSH_MS = 5_000;
 
 /** Buffers of sent batches kept for the next ones (fresh memory costs page faults on every batch). */
 const SPARE_BUFFERS = 2;
@@ -85,6 +98,8 @@ export class SpanBatcher implements SpanSink {
     private readonly exporter: BatchExporter,
     private readonly options: BatchOptions = DEFAULTS,
     private readonly logger?: Logger,
+    /** The longest {@link shutdown} waits for the spans still to export. */
+    private readonly shutdownFlushMs = SHUTDOWN_FLUSH_MS,
   ) {
     this.writer = new RequestWriter(frame, INITIAL_BATCH_BYTES);
   }
@@ -141,10 +156,24 @@ export class SpanBatcher implements SpanSink {
     while (this.exporting) await this.exporting;
   }
 
-  /** Flushes, then stops: later spans are ignored. */
+  /**
+   * Flushes without retries, for at most `shutdownFlushMs`, then stops: spans still waiting then
+   * are lost (logged with their count), and later spans are ignored.
+   */
   async shutdown(): Promise<void> {
-    await this.forceFlush();
+    if (this.stopped) return;
+    this.exporter.stopRetrying?.();
+    let timer: NodeJS.Timeout | undefined;
+    const flushed = await Promise.race([
+      this.forceFlush().then(() => true),
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), this.shutdownFlushMs);
+        timer.unref();
+      }),
+    ]);
+    clearTimeout(timer);
     this.stopped = true;
+    if (!flushed) this.logger?.warn('trace export did not finish at shutdown; the spans still waiting are lost', { spans: this.waiting, waitedMs: this.shutdownFlushMs });
     await this.exporter.shutdown();
   }
 

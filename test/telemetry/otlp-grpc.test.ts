@@ -152,6 +152,29 @@ describe('the OTLP/gRPC exporter', () => {
     expect(Date.now() - started).toBeLessThan(1_000);
   });
 
+  test('stopRetrying gives up a retry being waited for at once, and later exports are tried once', async () => {
+    const exporter = exporterFor({ OTEL_EXPORTER_OTLP_TIMEOUT: '10000' });
+    receiver.answer = grpc.status.UNAVAILABLE;
+    const before = receiver.requests.length;
+    try {
+      const exported = exporter.export(batch());
+      const settled = exported.then(
+        () => Date.now(),
+        () => Date.now(),
+      );
+      await receiver.waitFor((r) => r.requests.length === before + 1);
+      const stopped = Date.now();
+      exporter.stopRetrying!();
+      await expect(exported).rejects.toMatchObject({ code: grpc.status.UNAVAILABLE });
+      // The first retry would have waited 0.8-1.2 s.
+      expect((await settled) - stopped).toBeLessThan(300);
+      await expect(exporter.export(batch())).rejects.toMatchObject({ code: grpc.status.UNAVAILABLE });
+      expect(receiver.requests.length - before).toBe(2);
+    } finally {
+      await exporter.shutdown();
+    }
+  });
+
   test('with gzip compression the message goes compressed, and unchanged once inflated', async () => {
     const raw = await startRawGrpcEndpoint();
     const exporter = otlpGrpcExporter(otlpGrpcOptionsFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: raw.endpoint, OTEL_EXPORTER_OTLP_TRACES_COMPRESSION: 'gzip' }));
@@ -267,5 +290,31 @@ describe('dispatchd exporting over OTLP/gRPC', () => {
       await server.stop();
     }
     expect(receiver.spans.filter((s) => s.traceId === trace)).toHaveLength(0);
+  });
+
+  test('a receiver that stays UNAVAILABLE does not hold SIGTERM: the last flush is tried once, without the retry waits', async () => {
+    receiver.answer = grpc.status.UNAVAILABLE;
+    const before = receiver.requests.length;
+    const server = await startTracedDaemon(traced.configFile, {
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: receiver.endpoint,
+      // Retries would go on for up to 20 s (waits of 1, 1.5, 2.25, 3.4, 5 s).
+      OTEL_EXPORTER_OTLP_TIMEOUT: '20000',
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+    });
+    const client = createDispatchClient(server.address);
+    let stopped = 0;
+    try {
+      const answer = await client.dispatch(TRACED_TURN, { metadata: { traceparent: traceparentOf('9af92f3577b34da6a3ce929d0e0e473b') } });
+      expect(answer.results.map((r) => r.isError)).toEqual([false, false]);
+      // The batch was refused once and its first retry is being waited for.
+      await receiver.waitFor((r) => r.requests.length > before);
+    } finally {
+      client.close();
+      stopped = Date.now();
+      await server.stop();
+    }
+    expect(Date.now() - stopped).toBeLessThan(3_000);
+    expect(server.d.stderr()).toContain('trace export failed; its spans are lost');
   });
 });

@@ -126,6 +126,26 @@ test('shutdown flushes, stops the exporter, and ignores later spans', async () =
   expect(exporter.shutdowns).toBe(1);
 });
 
+test('shutdown waits at most its flush time for an export that never answers, logs the spans lost, and stops retrying first', async () => {
+  const exporter = recorder();
+  let stopRetrying = 0;
+  exporter.stopRetrying = () => void stopRetrying++;
+  const warnings: string[] = [];
+  const logger = { warn: (message: string, fields: unknown) => warnings.push(`${message} ${JSON.stringify(fields)}`), info: () => undefined, error: () => undefined, debug: () => undefined } as never;
+  exporter.hold();
+  const batcher = new SpanBatcher(frame, exporter, { ...options, exportTimeoutMs: 60_000 }, logger, 100);
+  for (let i = 0; i < 6; i++) batcher.append(span());
+  const started = Date.now();
+  await batcher.shutdown();
+  expect(Date.now() - started).toBeLessThan(1_000);
+  expect(stopRetrying).toBe(1);
+  expect(exporter.shutdowns).toBe(1);
+  expect(warnings).toEqual(['trace export did not finish at shutdown; the spans still waiting are lost {"spans":6,"waitedMs":100}']);
+  await batcher.shutdown();
+  expect(exporter.shutdowns).toBe(1);
+  exporter.release();
+});
+
 test('the OTEL_BSP_* variables set the batch, as the SDK reads them', () => {
   expect(batchOptionsFromEnv({})).toEqual({ scheduleDelayMs: 5_000, maxQueueSize: 2_048, maxExportBatchSize: 512, exportTimeoutMs: 30_000 });
   expect(batchOptionsFromEnv({ OTEL_BSP_SCHEDULE_DELAY: '200', OTEL_BSP_MAX_QUEUE_SIZE: '100', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '500', OTEL_BSP_EXPORT_TIMEOUT: 'soon' })).toEqual({

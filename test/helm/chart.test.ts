@@ -52,8 +52,8 @@ afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-function render(valueFiles: string[], chart = CHART) {
-  const args = ['-name', RELEASE, '-namespace', NAMESPACE, ...valueFiles.flatMap((f) => ['-f', f]), chart];
+function render(valueFiles: string[], chart = CHART, lookupFile?: string) {
+  const args = ['-name', RELEASE, '-namespace', NAMESPACE, ...valueFiles.flatMap((f) => ['-f', f]), ...(lookupFile ? ['-lookup', lookupFile] : []), chart];
   return spawnSync(renderer, args, { encoding: 'utf8' });
 }
 
@@ -64,8 +64,9 @@ function valuesFile(yamlText: string): string {
   return file;
 }
 
-function renderObjects(valueFiles: string[]): Obj[] {
-  const r = render(valueFiles);
+/** `lookupFile`: objects the chart's `lookup` finds, as if in the cluster (an upgrade). */
+function renderObjects(valueFiles: string[], lookupFile?: string): Obj[] {
+  const r = render(valueFiles, CHART, lookupFile);
   if (r.status !== 0) throw new Error(`render failed:\n${r.stderr}`);
   expect(r.stdout).toMatch(/^# Source: dispatch\/templates\//m);
   return parseAllDocuments(r.stdout, { version: '1.1' }) // Kubernetes reads YAML 1.1
@@ -216,7 +217,7 @@ describe('chart specifics per value set', () => {
     const objects = renderObjects([]);
     const env = envOf(objects);
     expect(env.DISPATCH_REDIS_URL).toBe(`redis://${REDIS}:6379/0`);
-    expect(env.DISPATCH_REDIS_PASSWORD).toBeUndefined();
+    expect(env.DISPATCH_REDIS_PASSWORD).toEqual({ secretKeyRef: { name: `${REDIS}-auth`, key: 'redis-password' } });
     expect(env.OTEL_TRACES_EXPORTER).toBe('none');
     expect(env.DISPATCH_INSECURE).toBeUndefined();
     expect(env.DISPATCH_AUTH_TOKENS_FILE).toBe('/etc/dispatch/auth/tokens.yaml');
@@ -326,7 +327,6 @@ describe('the bundled Redis (redis.deploy.enabled, on by default)', () => {
     expect(set.spec.template.metadata.labels).toMatchObject(svc.spec.selector);
     expect(redisContainerOf(objects).ports).toEqual([{ name: 'redis', containerPort: 6379, protocol: 'TCP' }]);
     expect(envOf(objects).DISPATCH_REDIS_URL).toBe(`redis://${REDIS}:6379/0`);
-    expect(envOf(objects).DISPATCH_REDIS_PASSWORD).toBeUndefined();
   });
 
   it('redis.conf keeps every acknowledged write: appendonly yes, appendfsync always, no snapshots, no eviction', () => {
@@ -342,8 +342,7 @@ describe('the bundled Redis (redis.deploy.enabled, on by default)', () => {
     const pod = redisSetOf(objects).spec.template.spec;
     const c = redisContainerOf(objects);
     expect(c.image).toMatch(/^redis:7\.\d+\.\d+$/);
-    expect(c.args).toEqual(['redis-server', '/etc/redis/redis.conf']);
-    expect(c.env).toBeUndefined();
+    expect(c.args).toEqual(['redis-server', '/etc/redis/redis.conf', '--requirepass', '$(REDIS_PASSWORD)']);
     expect(pod).toMatchObject({ automountServiceAccountToken: false, enableServiceLinks: false });
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 999, fsGroup: 999, seccompProfile: { type: 'RuntimeDefault' } });
     expect(c.securityContext).toMatchObject({
@@ -386,6 +385,44 @@ describe('the bundled Redis (redis.deploy.enabled, on by default)', () => {
       expect([name, selects(selector, redisPod)]).toEqual([name, name === REDIS]);
       expect([name, selects(selector, dispatchPod)]).toEqual([name, name !== REDIS]);
     }
+  });
+
+  it('requires a generated password by default: a kept Secret of 32 random letters and digits, which dispatch is given', () => {
+    const secret = find(objects, 'Secret', `${REDIS}-auth`)!;
+    expect(secret.metadata.annotations).toEqual({ 'helm.sh/resource-policy': 'keep' });
+    expect(secret.metadata.labels).toMatchObject(redisSetOf(objects).metadata.labels);
+    const password = Buffer.from(secret.data['redis-password'], 'base64').toString();
+    expect(password).toMatch(/^[A-Za-z0-9]{32}$/);
+    // helm template (no cluster) draws a new one per render.
+    expect(find(renderObjects([]), 'Secret', `${REDIS}-auth`)!.data['redis-password']).not.toBe(secret.data['redis-password']);
+    const ref = { secretKeyRef: { name: `${REDIS}-auth`, key: 'redis-password' } };
+    expect(redisContainerOf(objects).env).toEqual([
+      { name: 'REDIS_PASSWORD', valueFrom: ref },
+      { name: 'REDISCLI_AUTH', value: '$(REDIS_PASSWORD)' },
+    ]);
+    expect(envOf(objects).DISPATCH_REDIS_PASSWORD).toEqual(ref);
+  });
+
+  it('keeps the generated password on upgrade: the Secret already in the cluster is read back with lookup', () => {
+    const cluster = join(mkdtempSync(join(work, 'cluster-')), 'objects.yaml');
+    const before = Buffer.from('the-password-made-at-install').toString('base64');
+    writeFileSync(cluster, `apiVersion: v1\nkind: Secret\nmetadata: {name: ${REDIS}-auth, namespace: ${NAMESPACE}}\ndata: {redis-password: ${before}}\n`);
+    for (let i = 0; i < 2; i++) expect(find(renderObjects([], cluster), 'Secret', `${REDIS}-auth`)!.data['redis-password']).toBe(before);
+    // Another namespace's Secret of that name is not this release's.
+    writeFileSync(cluster, `apiVersion: v1\nkind: Secret\nmetadata: {name: ${REDIS}-auth, namespace: elsewhere}\ndata: {redis-password: ${before}}\n`);
+    expect(find(renderObjects([], cluster), 'Secret', `${REDIS}-auth`)!.data['redis-password']).not.toBe(before);
+  });
+
+  it.each([
+    ['redis.existingSecret', 'redis: {existingSecret: redis-auth}', true],
+    ['generatePassword false', 'redis: {deploy: {generatePassword: false}}', false],
+    ['an external Redis', 'redis: {standalone: {host: cache.data.svc}}', false],
+  ])('generates no Secret with %s', (_label, values, requiresPassword) => {
+    const rendered = renderObjects([valuesFile(values)]);
+    expect(rendered.filter((o) => o.kind === 'Secret' && o.metadata.name.includes('redis'))).toEqual([]);
+    const set = rendered.find((o) => o.kind === 'StatefulSet');
+    if (set) expect(set.spec.template.spec.containers[0].args.includes('--requirepass')).toBe(requiresPassword);
+    expect(envOf(rendered).DISPATCH_REDIS_PASSWORD !== undefined).toBe(requiresPassword);
   });
 
   it('with redis.existingSecret, requires the password that dispatch is given (--requirepass from the Secret)', () => {
@@ -435,10 +472,13 @@ async function until(ok: () => boolean, ms: number, message: () => string): Prom
 
 describe("the bundled Redis's rendered redis.conf, args and probe work with this machine's redis-server", () => {
   it.each([
-    ['without a password', '', ''],
+    ['with the generated password (the default)', '', undefined],
+    ['without a password (generatePassword false)', 'redis: {deploy: {generatePassword: false}}', ''],
     ['with redis.existingSecret', 'redis: {existingSecret: redis-auth}', 's3cret pass'],
-  ])('%s: it starts, persists with appendonly yes + appendfsync always, and the readiness probe passes', async (_label, values, password) => {
+  ])('%s: it starts, persists with appendonly yes + appendfsync always, and the readiness probe passes', async (_label, values, given) => {
     const objects = renderObjects(values ? [valuesFile(values)] : []);
+    // The kubelet reads the generated Secret's value; an existing Secret's is the test's.
+    const password = given ?? Buffer.from(find(objects, 'Secret', `${REDIS}-auth`)!.data['redis-password'], 'base64').toString();
     const c = redisContainerOf(objects);
     const dir = mkdtempSync(join(work, 'redis-'));
     const confFile = join(dir, 'redis.conf');

@@ -4,8 +4,10 @@
 // .Capabilities, .Template and .Files. Values files given with -f are deep-merged over the chart's
 // values.yaml in order (a null removes a key), numbers behave as in Helm (float64), and every
 // rendered document must parse as YAML. Output is multi-document YAML with `# Source:` comments.
+// `lookup` finds nothing, as in `helm template`, unless -lookup names a YAML file of objects that
+// stand for the cluster's (an upgrade, say).
 //
-// Usage: helm-render [-f values.yaml]... [-name RELEASE] [-namespace NS] [-kube-version V] CHART_DIR
+// Usage: helm-render [-f values.yaml]... [-name RELEASE] [-namespace NS] [-kube-version V] [-lookup objects.yaml] CHART_DIR
 package main
 
 import (
@@ -14,6 +16,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -40,7 +43,14 @@ func main() {
 	namespace := flag.String("namespace", "default", "release namespace (.Release.Namespace)")
 	kubeVersion := flag.String("kube-version", "v1.30.0", "Kubernetes version for .Capabilities and the chart's kubeVersion")
 	flag.Var(&apiVersions, "api-versions", "extra API version for .Capabilities.APIVersions (repeatable)")
+	lookupFile := flag.String("lookup", "", "multi-document YAML of objects that `lookup` finds, as if they were in the cluster")
 	flag.Parse()
+	if *lookupFile != "" {
+		if err := loadClusterObjects(*lookupFile); err != nil {
+			fmt.Fprintln(os.Stderr, "Error:", err)
+			os.Exit(1)
+		}
+	}
 	if flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: helm-render [-f values.yaml]... [-name N] [-namespace NS] CHART_DIR")
 		os.Exit(2)
@@ -291,9 +301,44 @@ func funcMap(root **template.Template) template.FuncMap {
 		return m
 	}
 	f["lookup"] = func(apiVersion, kind, namespace, name string) map[string]interface{} {
-		return map[string]interface{}{} // as in `helm template`: there is no cluster to ask
+		for _, o := range clusterObjects {
+			meta, _ := o["metadata"].(map[string]interface{})
+			if o["apiVersion"] == apiVersion && o["kind"] == kind && meta != nil && meta["name"] == name && (meta["namespace"] == namespace || namespace == "") {
+				return o
+			}
+		}
+		return map[string]interface{}{} // as in `helm template`: nothing there
 	}
 	return f
+}
+
+// clusterObjects are what `lookup` finds (-lookup); none by default, as in `helm template`.
+var clusterObjects []map[string]interface{}
+
+func loadClusterObjects(file string) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	for {
+		var doc interface{}
+		if err := dec.Decode(&doc); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		j, err := json.Marshal(doc)
+		if err != nil {
+			return err
+		}
+		o := map[string]interface{}{}
+		if err := json.Unmarshal(j, &o); err != nil {
+			return fmt.Errorf("%s: each document must be an object: %w", file, err)
+		}
+		clusterObjects = append(clusterObjects, o)
+	}
 }
 
 // decodeYAML parses YAML into out through JSON, as Helm (sigs.k8s.io/yaml) does, so numbers are

@@ -39,7 +39,8 @@ export interface BatchOptions {
 const DEFAULTS: BatchOptions = { scheduleDelayMs: 5_000, maxQueueSize: 2_048, maxExportBatchSize: 512, exportTimeoutMs: 30_000 };
 
 /**
- * The longest shutdown waits for the spans still to export: a collector that is away would
+ * The longest shutdown takes, flushing the spans still to export and closing the exporter: a
+ * collector that is away would
  * otherwise hold a stopping process for an export timeout per waiting batch (10 s each over
  * OTLP/HTTP, up to four batches at the default queue size), past Kubernetes' 30 s grace period.
  */
@@ -49,6 +50,21 @@ export const SHUTDOWN_FLUSH_MS = 5_000;
 const SPARE_BUFFERS = 2;
 /** The first batch buffer; it grows to the batch size and is then reused. */
 const INITIAL_BATCH_BYTES = 64 * 1024;
+
+/** True when `work` settles (either way) before `deadline` (epoch ms); a later rejection is ignored. */
+function settlesBefore(work: Promise<unknown>, deadline: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    work.then(
+      () => true,
+      () => true,
+    ),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
+      timer.unref();
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
 
 /** Export failures and drops are logged at most this often. */
 const LOG_INTERVAL_MS = 10_000;
@@ -87,6 +103,7 @@ export class SpanBatcher implements SpanSink {
   private exporting: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  private shutdownDone: Promise<void> | undefined;
   private lastLog = 0;
   /** Spans dropped because the queue was full. */
   dropped = 0;
@@ -157,24 +174,27 @@ export class SpanBatcher implements SpanSink {
   }
 
   /**
-   * Flushes without retries, for at most `shutdownFlushMs`, then stops: spans still waiting then
-   * are lost (logged with their count), and later spans are ignored.
+   * Stops within `shutdownFlushMs` in all: the spans ended so far are flushed without retries,
+   * then the exporter is shut down; past that time both are given up (the spans not exported by
+   * then are logged with their count and dropped) and later spans are ignored. Later calls share
+   * the first one's.
    */
-  async shutdown(): Promise<void> {
-    if (this.stopped) return;
-    this.exporter.stopRetrying?.();
-    let timer: NodeJS.Timeout | undefined;
-    const flushed = await Promise.race([
-      this.forceFlush().then(() => true),
-      new Promise<false>((resolve) => {
-        timer = setTimeout(() => resolve(false), this.shutdownFlushMs);
-        timer.unref();
-      }),
-    ]);
-    clearTimeout(timer);
-    this.stopped = true;
-    if (!flushed) this.logger?.warn('trace export did not finish at shutdown; the spans still waiting are lost', { spans: this.waiting, waitedMs: this.shutdownFlushMs });
-    await this.exporter.shutdown();
+  shutdown(): Promise<void> {
+    return (this.shutdownDone ??= this.stop());
+  }
+
+  private async stop(): Promise<void> {
+    const deadline = Date.now() + this.shutdownFlushMs;
+    let flushed = false;
+    try {
+      this.exporter.stopRetrying?.();
+      flushed = await settlesBefore(this.forceFlush(), deadline);
+    } finally {
+      this.stopped = true;
+    }
+    if (!flushed) this.logger?.warn('trace export did not finish at shutdown; the spans not exported by then are lost', { spans: this.waiting, waitedMs: this.shutdownFlushMs });
+    // OpenTelemetry's HTTP transport waits for its exports in flight, retries included.
+    if (!(await settlesBefore(this.exporter.shutdown(), deadline))) this.logger?.warn('the trace exporter did not close at shutdown; stopping without it', { waitedMs: this.shutdownFlushMs });
   }
 
   private seal(): void {
@@ -193,6 +213,12 @@ export class SpanBatcher implements SpanSink {
 
   private pump(): void {
     if (this.exporting) return;
+    if (this.stopped) {
+      // Shutdown gave up on them.
+      for (const batch of this.ready) this.waiting -= batch.spans;
+      this.ready.length = 0;
+      return;
+    }
     const batch = this.ready.shift();
     if (!batch) return;
     this.exporting = this.send(batch).finally(() => {

@@ -413,6 +413,22 @@ describe('the bundled Redis (redis.deploy.enabled, on by default)', () => {
     expect(find(renderObjects([], cluster), 'Secret', `${REDIS}-auth`)!.data['redis-password']).not.toBe(before);
   });
 
+  it('generates it on `helm upgrade --reuse-values` from chart 0.2 too, whose values have no generatePassword', () => {
+    const upgraded = renderObjects([valuesFile('redis: {deploy: {generatePassword: null}}')]);
+    expect(find(upgraded, 'Secret', `${REDIS}-auth`)).toBeDefined();
+    expect(redisContainerOf(upgraded).args).toContain('--requirepass');
+    expect(envOf(upgraded).DISPATCH_REDIS_PASSWORD).toBeDefined();
+  });
+
+  it('quotes the password key, which YAML 1.1 could read as a boolean or a number, and requires one', () => {
+    const rendered = renderObjects([valuesFile('redis: {existingSecretPasswordKey: "on"}')]);
+    expect(Object.keys(find(rendered, 'Secret', `${REDIS}-auth`)!.data)).toEqual(['on']);
+    expect(envOf(rendered).DISPATCH_REDIS_PASSWORD).toEqual({ secretKeyRef: { name: `${REDIS}-auth`, key: 'on' } });
+    expect(redisContainerOf(rendered).env[0].valueFrom.secretKeyRef.key).toBe('on');
+    expect(problems(rendered)).toEqual([]);
+    expect(render([valuesFile('redis: {existingSecretPasswordKey: ""}')]).stderr).toMatch(/redis.existingSecretPasswordKey is required/);
+  });
+
   it.each([
     ['redis.existingSecret', 'redis: {existingSecret: redis-auth}', true],
     ['generatePassword false', 'redis: {deploy: {generatePassword: false}}', false],

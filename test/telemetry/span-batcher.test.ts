@@ -5,7 +5,8 @@ import { decodeExportTraceRequest } from './otlp-receiver';
 import { batchOptionsFromEnv, SpanBatcher, type BatchExporter, type EncodedBatch } from '../../src/telemetry/span-batcher';
 
 // The batcher against an exporter that records what it is given; the real OTLP/HTTP transport
-// is exercised end to end, against a real receiver, in traces.test.ts.
+// is exercised end to end, against a real receiver, in traces.test.ts (its dynamic import of
+// node:http does not run inside jest's module sandbox).
 
 const frame = requestFrame({ attributes: { 'service.name': 'batcher-test' } }, { name: 'dispatch' });
 const T0 = 1_764_500_000_000;
@@ -126,24 +127,36 @@ test('shutdown flushes, stops the exporter, and ignores later spans', async () =
   expect(exporter.shutdowns).toBe(1);
 });
 
+/** A logger keeping its warnings, as `message {fields}`. */
+function warningsLogger() {
+  const warnings: string[] = [];
+  const logger = { warn: (message: string, fields: unknown) => warnings.push(`${message} ${JSON.stringify(fields)}`), info: () => undefined, error: () => undefined, debug: () => undefined } as never;
+  return { warnings, logger };
+}
+
 test('shutdown waits at most its flush time for an export that never answers, logs the spans lost, and stops retrying first', async () => {
   const exporter = recorder();
   let stopRetrying = 0;
   exporter.stopRetrying = () => void stopRetrying++;
-  const warnings: string[] = [];
-  const logger = { warn: (message: string, fields: unknown) => warnings.push(`${message} ${JSON.stringify(fields)}`), info: () => undefined, error: () => undefined, debug: () => undefined } as never;
+  const { warnings, logger } = warningsLogger();
   exporter.hold();
   const batcher = new SpanBatcher(frame, exporter, { ...options, exportTimeoutMs: 60_000 }, logger, 100);
   for (let i = 0; i < 6; i++) batcher.append(span());
   const started = Date.now();
-  await batcher.shutdown();
+  const first = batcher.shutdown();
+  const second = batcher.shutdown();
+  await second;
   expect(Date.now() - started).toBeLessThan(1_000);
   expect(stopRetrying).toBe(1);
   expect(exporter.shutdowns).toBe(1);
-  expect(warnings).toEqual(['trace export did not finish at shutdown; the spans still waiting are lost {"spans":6,"waitedMs":100}']);
+  expect(warnings).toEqual(['trace export did not finish at shutdown; the spans not exported by then are lost {"spans":6,"waitedMs":100}']);
+  await first;
+  // The batch held past the deadline is not followed by the one still waiting.
+  exporter.release();
+  await new Promise((r) => setImmediate(r));
+  expect(exporter.batches.map((b) => b.spans)).toEqual([4]);
   await batcher.shutdown();
   expect(exporter.shutdowns).toBe(1);
-  exporter.release();
 });
 
 test('the OTEL_BSP_* variables set the batch, as the SDK reads them', () => {

@@ -1,4 +1,7 @@
+import { createServer } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { EventKind } from '../../gen/dispatch/v1/dispatch_pb';
+import { SHUTDOWN_FLUSH_MS } from '../../src/telemetry/span-batcher';
 import { createDispatchClient } from '../../src/client';
 import { startApp } from '../helpers/servers';
 import { tapEvents, turnEnded } from '../events/event-tap';
@@ -62,6 +65,38 @@ test('shutdown flushes spans still waiting in the batch processor', async () => 
   await server.stop();
   expect(receiver.spans.filter((s) => s.traceId === trace).map((s) => s.name).sort()).toEqual(['dispatch.v1.DispatchService/Dispatch', 'execute_tool weather', 'tool_attempt weather']);
 });
+
+test('a collector that takes requests and never answers does not hold SIGTERM past the shutdown bound (OTLP/HTTP cannot cut its retries)', async () => {
+  const received: number[] = [];
+  const sockets = new Set<Socket>();
+  const collector = createServer(() => void received.push(Date.now()));
+  collector.on('connection', (socket) => sockets.add(socket));
+  await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+  const server = await daemon({
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}/v1/traces`,
+    // One export, retries included, could take 30 s: past Kubernetes' default grace period.
+    OTEL_EXPORTER_OTLP_TIMEOUT: '30000',
+    OTEL_BSP_SCHEDULE_DELAY: '50',
+  });
+  const client = createDispatchClient(server.address);
+  let stopped = 0;
+  try {
+    await client.dispatch({ sessionId: 'deaf-collector', calls: [{ id: 'w1', name: 'weather', arguments: '{}' }] });
+    const deadline = Date.now() + 10_000;
+    while (received.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(received).toHaveLength(1);
+  } finally {
+    client.close();
+    stopped = Date.now();
+    await server.stop();
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => collector.close(resolve));
+  }
+  // SHUTDOWN_FLUSH_MS (5 s) and the rest of the shutdown.
+  expect(Date.now() - stopped).toBeLessThan(SHUTDOWN_FLUSH_MS + 2_000);
+  expect(server.d.stderr()).toContain('trace export did not finish at shutdown; the spans not exported by then are lost');
+  expect(server.d.stderr()).toContain('the trace exporter did not close at shutdown; stopping without it');
+}, 20_000);
 
 test('with no OTEL_* variables nothing is exported, yet the caller’s trace still reaches the tools', async () => {
   const requestsBefore = receiver.requests;

@@ -303,7 +303,9 @@ func funcMap(root **template.Template) template.FuncMap {
 	f["lookup"] = func(apiVersion, kind, namespace, name string) map[string]interface{} {
 		for _, o := range clusterObjects {
 			meta, _ := o["metadata"].(map[string]interface{})
-			if o["apiVersion"] == apiVersion && o["kind"] == kind && meta != nil && meta["name"] == name && (meta["namespace"] == namespace || namespace == "") {
+			// An object given without a namespace is found in any.
+			ns, _ := meta["namespace"].(string)
+			if o["apiVersion"] == apiVersion && o["kind"] == kind && meta != nil && meta["name"] == name && (ns == namespace || ns == "" || namespace == "") {
 				return o
 			}
 		}

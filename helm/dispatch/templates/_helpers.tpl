@@ -71,24 +71,39 @@ which must fit in 63.
 redis.url or redis.standalone.host names another Redis (those win, as before the bundled Redis
 existed). Sentinel, Cluster and none never get the bundled Redis.
 */}}
-{{/*
-The Secret holding the Redis password, empty for none: redis.existingSecret, else the one the
-chart generates for its bundled Redis (redis.deploy.generatePassword). Its key is
-redis.existingSecretPasswordKey either way.
-*/}}
-{{- define "dispatch.redisPasswordSecret" -}}
-{{- if .Values.redis.existingSecret -}}
-{{- .Values.redis.existingSecret -}}
-{{- else if and (include "dispatch.redisBundled" .) .Values.redis.deploy.generatePassword -}}
-{{- printf "%s-auth" (include "dispatch.redisName" .) -}}
-{{- end -}}
-{{- end -}}
-
 {{- define "dispatch.redisBundled" -}}
 {{- $r := .Values.redis -}}
 {{- if and $r.deploy.enabled (eq $r.mode "standalone") (not $r.url) (not $r.standalone.host) -}}
 true
 {{- end -}}
+{{- end -}}
+
+{{/*
+"true" when the chart generates the bundled Redis's password: redis.deploy.generatePassword, and
+on when the key is missing (`helm upgrade --reuse-values` from a chart without it).
+*/}}
+{{- define "dispatch.redisGeneratesPassword" -}}
+{{- $d := .Values.redis.deploy -}}
+{{- if and (include "dispatch.redisBundled" .) (not .Values.redis.existingSecret) (or (not (hasKey $d "generatePassword")) $d.generatePassword) -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/*
+The Secret holding the Redis password, empty for none: redis.existingSecret, else the one the
+chart generates for its bundled Redis. Its key is redis.existingSecretPasswordKey either way.
+*/}}
+{{- define "dispatch.redisPasswordSecret" -}}
+{{- if .Values.redis.existingSecret -}}
+{{- .Values.redis.existingSecret -}}
+{{- else if include "dispatch.redisGeneratesPassword" . -}}
+{{- printf "%s-auth" (include "dispatch.redisName" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The key of the Redis password in its Secret. */}}
+{{- define "dispatch.redisPasswordKey" -}}
+{{- required "redis.existingSecretPasswordKey is required" .Values.redis.existingSecretPasswordKey -}}
 {{- end -}}
 
 {{- define "dispatch.serviceAccountName" -}}

@@ -40,9 +40,9 @@ const DEFAULTS: BatchOptions = { scheduleDelayMs: 5_000, maxQueueSize: 2_048, ma
 
 /**
  * The longest shutdown takes, flushing the spans still to export and closing the exporter: a
- * collector that is away would
- * otherwise hold a stopping process for an export timeout per waiting batch (10 s each over
- * OTLP/HTTP, up to four batches at the default queue size), past Kubernetes' 30 s grace period.
+ * collector that is away would otherwise hold a stopping process for an export timeout per
+ * waiting batch (10 s each over OTLP/HTTP, up to four batches at the default queue size), past
+ * Kubernetes' 30 s grace period.
  */
 export const SHUTDOWN_FLUSH_MS = 5_000;
 
@@ -115,7 +115,7 @@ export class SpanBatcher implements SpanSink {
     private readonly exporter: BatchExporter,
     private readonly options: BatchOptions = DEFAULTS,
     private readonly logger?: Logger,
-    /** The longest {@link shutdown} waits for the spans still to export. */
+    /** The longest {@link shutdown} takes, flush and exporter close together. */
     private readonly shutdownFlushMs = SHUTDOWN_FLUSH_MS,
   ) {
     this.writer = new RequestWriter(frame, INITIAL_BATCH_BYTES);

@@ -230,6 +230,14 @@ describe('dispatchd exporting over OTLP/gRPC', () => {
   beforeEach(() => {
     receiver.answer = grpc.status.OK;
   });
+  /** dispatchd exporting to the receiver over gRPC at once (50 ms batches), each export given `timeoutMs` with its retries. */
+  const exportingDaemon = (timeoutMs: number) =>
+    startTracedDaemon(traced.configFile, {
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: receiver.endpoint,
+      OTEL_EXPORTER_OTLP_TIMEOUT: String(timeoutMs),
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+    });
 
   test('spans reach a real OTLP/gRPC receiver, parented under the caller’s traceparent, with OTEL_EXPORTER_OTLP_HEADERS as metadata', async () => {
     const trace = '6df92f3577b34da6a3ce929d0e0e4738';
@@ -264,12 +272,7 @@ describe('dispatchd exporting over OTLP/gRPC', () => {
     const later = '8ff92f3577b34da6a3ce929d0e0e473a';
     receiver.answer = grpc.status.UNAVAILABLE;
     const requestsBefore = receiver.requests.length;
-    const server = await startTracedDaemon(traced.configFile, {
-      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc',
-      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: receiver.endpoint,
-      OTEL_EXPORTER_OTLP_TIMEOUT: '1500',
-      OTEL_BSP_SCHEDULE_DELAY: '50',
-    });
+    const server = await exportingDaemon(1_500);
     const client = createDispatchClient(server.address);
     try {
       const refused = await client.dispatch(TRACED_TURN, { metadata: { traceparent: traceparentOf(trace) } });
@@ -295,13 +298,8 @@ describe('dispatchd exporting over OTLP/gRPC', () => {
   test('a receiver that stays UNAVAILABLE does not hold SIGTERM: the last flush is tried once, without the retry waits', async () => {
     receiver.answer = grpc.status.UNAVAILABLE;
     const before = receiver.requests.length;
-    const server = await startTracedDaemon(traced.configFile, {
-      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc',
-      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: receiver.endpoint,
-      // Retries would go on for up to 20 s (waits of 1, 1.5, 2.25, 3.4, 5 s).
-      OTEL_EXPORTER_OTLP_TIMEOUT: '20000',
-      OTEL_BSP_SCHEDULE_DELAY: '50',
-    });
+    // Retries would go on for up to 20 s (waits of 1, 1.5, 2.25, 3.4, 5 s).
+    const server = await exportingDaemon(20_000);
     const client = createDispatchClient(server.address);
     let stopped = 0;
     try {

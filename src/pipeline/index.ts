@@ -14,7 +14,7 @@ export type { GuardedOutcome, AbortHook, AbortScope, SignalSource, TurnSignal } 
 export type { LinkedSignal } from './signals';
 export { Deadlines, DEADLINES } from './deadlines';
 export type { Deadline } from './deadlines';
-export type { PipelineDeps, TurnContext } from './pipeline-deps';
+export type { PipelineDeps, TurnContext, ResourceHolds, Release } from './pipeline-deps';
 export { executeCall } from './execute-call';
 export { runAttempt, loopOp } from './run-attempt';
 export type { AttemptResult } from './run-attempt';

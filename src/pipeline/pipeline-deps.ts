@@ -39,4 +39,24 @@ export interface TurnContext {
   readonly traceparent?: string;
   /** `{ tenant, sessionId }`, made once for the turn's store steps (made per attempt when absent). */
   readonly scope?: SessionScope;
+  /** A parallel turn's resources: each attempt holds the one its arguments name while it runs. */
+  readonly resources?: ResourceHolds;
+}
+
+/** Gives up a resource an attempt held. */
+export type Release = () => void;
+
+/**
+ * The resources the calls of one turn run on (DESIGN section 3: calls on one resource key never
+ * overlap). The planner separates calls by the key in the arguments the model sent; a policy or
+ * hook may rewrite them onto another call's resource, so an attempt also holds the key of the
+ * arguments it runs with.
+ */
+export interface ResourceHolds {
+  /**
+   * Holds the resource that `pointer` (a tool's `resource_key`) names in `args`: undefined when it
+   * names none, the release when it is free, else a promise of the release once the calls ahead
+   * have released it, rejected with CANCELLED when `signal` fires first.
+   */
+  hold(pointer: string, args: unknown, signal: TurnSignal): Release | undefined | Promise<Release>;
 }

@@ -56,12 +56,6 @@ function claimRefusal(claim: ClaimOutcome | undefined): DispatchError | undefine
 export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId: string, tool: ResolvedTool, rawArgs: unknown, attempt: number, warnings: string[]): Promise<AttemptResult> {
   const started = performance.now();
   const attemptObs = obs.attempt(attempt, tool.name);
-  const scope = turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId };
-  const breaker = breakerKey(tool);
-  let streak: LoopStreak = NO_STREAK;
-  let claimed = false;
-  let storeDown = false;
-
   let args: unknown;
   try {
     args = applyPreHooks(deps, turn, obs, tool, rawArgs, attempt);
@@ -69,6 +63,24 @@ export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: Cal
   } catch (error) {
     return failedBefore(attemptObs, callId, tool, DispatchError.from(error, 'before'), attempt, started, warnings);
   }
+  // In a parallel turn, the resource these arguments name is held until the attempt ends.
+  const held = turn.resources?.hold(tool.spec.resourceKey, args, turn.signal);
+  if (held === undefined) return attemptWith(deps, turn, obs, attemptObs, callId, tool, args, attempt, warnings, started);
+  const release = held instanceof Promise ? await held : held;
+  try {
+    return await attemptWith(deps, turn, obs, attemptObs, callId, tool, args, attempt, warnings, started);
+  } finally {
+    release();
+  }
+}
+
+/** Steps 3-11 of an attempt, with the arguments the hooks left. */
+async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, attemptObs: AttemptObserver, callId: string, tool: ResolvedTool, args: unknown, attempt: number, warnings: string[], started: number): Promise<AttemptResult> {
+  const scope = turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId };
+  const breaker = breakerKey(tool);
+  let streak: LoopStreak = NO_STREAK;
+  let claimed = false;
+  let storeDown = false;
   const canonicalArgs = canonicalJson(args);
   const op = loopOp(tool, args, canonicalArgs);
   const callKey = new CallKey(scope, tool, args, canonicalArgs);

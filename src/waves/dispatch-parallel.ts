@@ -4,8 +4,10 @@ import type { ParallelDispatcher } from '../server';
 import { trackCall } from './call-tracker';
 import { prepareArguments } from '../arguments';
 import type { ResolvedTool } from '../registry';
+import type { TurnContext } from '../pipeline';
 import { planWaves, type ResourceKeyOf, type WaveToolLookup } from './plan-waves';
 import { resourceKeyIn, resourceKeyOf } from './resource-key';
+import { ResourceLocks } from './resource-locks';
 import { runWave } from './run-wave';
 import { resolveWaveOptions, type WaveOptions } from './wave-options';
 
@@ -49,11 +51,13 @@ export function createParallelDispatcher(options: WaveOptions = {}): ParallelDis
     const trackers = calls.map((call) => trackCall(turn.observer.call({ toolCallId: call.id, tool: call.name, arguments: call.arguments })));
     const limit = request.maxConcurrency === 0 ? defaultMaxConcurrency : request.maxConcurrency;
     const results = new Array<ToolResult>(calls.length);
+    // Calls that a policy rewrote onto another call's resource wait for it (see ResourceLocks).
+    const lockedTurn: TurnContext = { ...turn, resources: new ResourceLocks() };
     try {
       for (const wave of waves) {
         if (turn.signal.aborted) throw HardError.cancelled();
         const entries = wave.calls.map((index) => ({ call: calls[index]!, tracker: trackers[index]! }));
-        const waveResults = await runWave(deps, turn, entries, limit);
+        const waveResults = await runWave(deps, lockedTurn, entries, limit);
         wave.calls.forEach((index, k) => {
           results[index] = waveResults[k]!;
           trackers[index]!.succeed(waveResults[k]!);

@@ -4,3 +4,4 @@ export { resourceKeyIn, resourceKeyOf } from './resource-key';
 export { createParallelDispatcher } from './dispatch-parallel';
 export { DEFAULT_MAX_CONCURRENCY, resolveWaveOptions } from './wave-options';
 export type { WaveOptions, ResolvedWaveOptions } from './wave-options';
+export { ResourceLocks } from './resource-locks';

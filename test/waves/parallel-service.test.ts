@@ -44,7 +44,9 @@ beforeAll(async () => {
       tool('hang', '/2000', 'concurrency_safe: true') +
       tool('loopy', '/100', 'concurrency_safe: true, loop: { stop_threshold: 1 }') +
       tool('read_row', '/150', `concurrency_safe: true, resource_key: /id, lenient_arguments: true, input_schema: '${ROW_SCHEMA}'`) +
-      tool('read_region', '/150', `concurrency_safe: true, resource_key: /region, input_schema: '${REGION_SCHEMA}'`),
+      tool('read_region', '/150', `concurrency_safe: true, resource_key: /region, input_schema: '${REGION_SCHEMA}'`) +
+      // A policy that moves a call onto another resource after the turn was planned.
+      'policies:\n  - { match: read_150, when: [{ pointer: /alias, op: exists }], decide: modify, set: { /path: shared }, remove: [/alias] }\n',
   );
   // Warm the channel and the HTTP client, so timings measure the waves.
   await d.dispatch.dispatch({ sessionId: 'warmup', mode: DispatchMode.PARALLEL, calls: [0, 1, 2, 3, 4, 5, 6, 7].map((q) => ({ id: `w${q}`, name: 'fetch_100', arguments: `{"q":${q}}` })) });
@@ -137,6 +139,21 @@ test('the resource key is read from the arguments the tool receives: repaired va
   expect(byId('call-2').end!).toBeLessThanOrEqual(byId('call-3').start);
   // Other keys still ran together.
   expect(overlap(byId('call-0'), byId('call-4'))).toBe(true);
+});
+
+test('a call that a policy rewrites onto another call\'s resource waits for it, though the plan put both in one wave', async () => {
+  // As the model sent them the keys differ (one wave); the policy turns call-1's path into
+  // "shared", call-0's resource. call-2 is on a third key and runs beside call-0.
+  const { results } = await parallel([
+    { name: 'read_150', args: { path: 'shared', n: 0 } },
+    { name: 'read_150', args: { path: 'elsewhere', alias: true, n: 1 } },
+    { name: 'read_150', args: { path: 'other', n: 2 } },
+  ]);
+  expect(results.every((r) => !r.isError)).toBe(true);
+  expect(byId('call-1').body.arguments).toEqual({ path: 'shared', n: 1 });
+  expect(overlap(byId('call-0'), byId('call-1'))).toBe(false);
+  expect(byId('call-0').end!).toBeLessThanOrEqual(byId('call-1').start);
+  expect(overlap(byId('call-0'), byId('call-2'))).toBe(true);
 });
 
 test('an unsafe call runs alone: what came before it has ended, what comes after has not started', async () => {

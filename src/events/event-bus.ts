@@ -65,7 +65,9 @@ export interface EventBus {
   deliverLocal(tenant: string, event: Event): void;
   /**
    * Counts `loss.count` events that another replica could not send (Redis away) in the `dropped`
-   * of every local subscriber whose filter they pass; the next event delivered says so.
+   * of every local subscriber whose filter they pass; the next event delivered says so. A loss
+   * of kind 0 and no tool (what was lost is not known) counts for every subscriber of the tenant,
+   * and for the system tenant for every subscriber.
    */
   reportLost(tenant: string, loss: LostEvents): void;
   /** Joins the bus; undefined when the tenant already has its maximum of subscribers. */
@@ -109,14 +111,14 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
     }
   };
   /** Visits the subscribers that see `tenant`'s events about `tool` (every tenant that sees the tool, for the system tenant). */
-  const forEachSubscriber = <A>(tenant: string, tool: string, visit: (sub: Subscriber, arg: A) => void, arg: A) => {
+  const forEachSubscriber = <A>(tenant: string, tool: string, visit: (sub: Subscriber, arg: A) => void, arg: A, anyTool = false) => {
     if (tenant !== SYSTEM_TENANT) {
       const subs = byTenant.get(tenant);
       if (subs) for (const sub of subs) visit(sub, arg);
       return;
     }
     for (const [subTenant, subs] of byTenant) {
-      if (!visible(subTenant, tool)) continue;
+      if (!anyTool && !visible(subTenant, tool)) continue;
       for (const sub of subs) visit(sub, arg);
     }
   };
@@ -128,7 +130,7 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
   };
 
   return {
-    reportLost: (tenant, loss) => forEachSubscriber(tenant, loss.tool, countLoss, loss),
+    reportLost: (tenant, loss) => forEachSubscriber(tenant, loss.tool, countLoss, loss, loss.kind === EventKind.UNSPECIFIED && loss.tool === ''),
     wants: (tenant) => relay?.active === true || (tenant === SYSTEM_TENANT ? count > 0 : byTenant.has(tenant)),
     publish(tenant, event) {
       if (count > 0) deliverLocal(tenant, event);

@@ -3,7 +3,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { EventKind, type Event } from '../../gen/dispatch/v1/dispatch_pb';
 import type { Logger } from '../log';
 import type { EventBus, EventRelay } from './event-bus';
-import { decodeBatch, encodeBatch, type TenantEvent, type TenantLoss } from './relay-codec';
+import { decodeBatch, encodeBatch, type TenantEvent, type TenantLoss, type TenantSequence } from './relay-codec';
 
 /** Options of {@link createRedisRelay}. */
 export interface RedisRelayOptions {
@@ -25,6 +25,17 @@ export interface RedisRelayOptions {
 
 /** Distinct (tenant, session, tool, kind) groups a relay keeps of events it lost; past it, a tenant's losses are counted for the whole tenant (kind 0). */
 export const MAX_LOSS_GROUPS = 1024;
+/** Tenants whose sequence a relay keeps, as a sender and per sending replica; events of further tenants carry none. */
+export const MAX_SEQUENCED_TENANTS = 10_000;
+/** Sending replicas whose sequences a receiving relay keeps; past it, the one heard from least recently is forgotten. */
+export const MAX_SEQUENCED_ORIGINS = 256;
+
+/** What a receiving relay last saw of one tenant's events from one replica. */
+interface SeenSequence {
+  /** Events of the tenant the sender had published up to the end of the last batch received. */
+  readonly next: number;
+  readonly failed: number;
+}
 
 /** The cross-replica half of the event bus. */
 export interface RedisRelay {
@@ -49,8 +60,16 @@ interface Interest {
  * not silently gone: they are summarised by what a subscriber's filter reads (tenant, session,
  * tool, kind; bounded, see MAX_LOSS_GROUPS) and the summary rides on the next batch that goes
  * out, so every remote subscriber whose filter they pass counts them in `dropped`. While Redis
- * is away, the other replicas' interest is held as it was (they cannot announce it). Events lost
- * while a receiving replica is itself cut off from Redis are not seen by anyone and not counted.
+ * is away, the other replicas' interest is held as it was (they cannot announce it).
+ *
+ * Events a replica did publish can still miss a receiver whose own link to Redis was down (pub/sub
+ * keeps nothing for it). Each batch says, per tenant, how many events of that tenant its sender
+ * had published before it and how many of those it has seen fail; a receiver that finds a gap in
+ * a sender's sequence counts the missing events in the `dropped` of every local subscriber of
+ * the tenant (what they were, and so whose filter they pass, is not known), when that tenant's
+ * next batch from that sender arrives. Not counted: events a sender held back because it no longer
+ * heard of any interest (a receiver cut off for over 3 heartbeats), and those of the system tenant
+ * beyond their tool's audience (a gap there counts for every subscriber).
  */
 export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
   const { bus, logger } = options;
@@ -66,6 +85,11 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
   const remote = new Map<string, number>();
   let pending: TenantEvent[] = [];
   let lost = new Map<string, TenantLoss>();
+  // Sending: events of each tenant published, and of those, seen to fail.
+  const published = new Map<string, number>();
+  const failed = new Map<string, number>();
+  // Receiving: per sending replica, per tenant.
+  const seen = new Map<string, Map<string, SeenSequence>>();
   let flushTimer: NodeJS.Timeout | undefined;
   let listening = false;
   let closed = false;
@@ -112,11 +136,46 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
       const chunk = batch.slice(i, i + maxBatch);
       const losses = [...lost.values()];
       lost = new Map();
-      pub.publish(channel, encodeBatch(id, chunk, losses)).catch((e: unknown) => {
+      const sequences = sequence(chunk);
+      pub.publish(channel, encodeBatch(id, chunk, losses, sequences)).catch((e: unknown) => {
         noteLost(chunk);
         for (const loss of losses) addLoss(loss);
+        for (const { tenant, count } of sequences) failed.set(tenant, (failed.get(tenant) ?? 0) + count);
         warn('event relay: publish failed', e);
       });
+    }
+  }
+
+  /** The sequences of a batch about to be published, counted as published. */
+  function sequence(chunk: readonly TenantEvent[]): TenantSequence[] {
+    const counts = new Map<string, number>();
+    for (const { tenant } of chunk) counts.set(tenant, (counts.get(tenant) ?? 0) + 1);
+    const sequences: TenantSequence[] = [];
+    for (const [tenant, count] of counts) {
+      const before = published.get(tenant);
+      if (before === undefined && published.size >= MAX_SEQUENCED_TENANTS) continue;
+      published.set(tenant, (before ?? 0) + count);
+      sequences.push({ tenant, before: before ?? 0, count, failed: failed.get(tenant) ?? 0 });
+    }
+    return sequences;
+  }
+
+  /** Counts what a batch's sequences show this replica missed of `origin`'s events, and remembers where they stand. */
+  function countMissed(origin: string, sequences: readonly TenantSequence[]): void {
+    let tenants = seen.get(origin);
+    if (tenants) seen.delete(origin);
+    else {
+      tenants = new Map();
+      if (seen.size >= MAX_SEQUENCED_ORIGINS) seen.delete(seen.keys().next().value!);
+    }
+    seen.set(origin, tenants);
+    for (const { tenant, before, count, failed: failedSoFar } of sequences) {
+      const last = tenants.get(tenant);
+      if (last) {
+        const missed = before - last.next - (failedSoFar - last.failed);
+        if (missed > 0) bus.reportLost(tenant, { sessionId: '', tool: '', kind: EventKind.UNSPECIFIED, count: missed });
+      } else if (tenants.size >= MAX_SEQUENCED_TENANTS) continue;
+      tenants.set(tenant, { next: before + count, failed: failedSoFar });
     }
   }
 
@@ -152,6 +211,7 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
     try {
       const batch = decodeBatch(text);
       if (batch.origin === id) return;
+      countMissed(batch.origin, batch.sequences);
       for (const { tenant, ...loss } of batch.losses) bus.reportLost(tenant, loss);
       for (const { tenant, event } of batch.events) bus.deliverLocal(tenant, event);
     } catch (error) {
@@ -171,6 +231,8 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
     if (want === listening) return;
     listening = want;
     if (want) {
+      // What other replicas sent while no one here listened was lost to no one.
+      seen.clear();
       sub.subscribe(channel).catch((e: unknown) => warn('event relay: subscribe failed', e));
       announce({ on: true });
     } else {

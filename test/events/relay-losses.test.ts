@@ -9,7 +9,8 @@ import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 // Events one replica could not send to the others (its link to Redis down, or more waiting than
 // it keeps) reach the remote subscribers as a count in `dropped`, for exactly the subscribers
 // whose filter they pass. Two relays on one real redis-server; replica A reaches Redis through a
-// TCP proxy the test can cut, so only A loses its link.
+// TCP proxy the test can cut, so only A loses its link. Then a third, C, behind its own proxy:
+// events A did send while C was cut off count in the dropped of C's subscribers.
 
 const event = (sessionId: string, tool: string, kind: EventKind, n: number): Event => create(EventSchema, { sessionId, tool, kind, name: `e${n}` });
 
@@ -128,4 +129,65 @@ test('events published while A cannot reach Redis are counted in the dropped of 
   }, 'an event after A reconnected');
   expect(got).toEqual([['e200', 3]]);
   expect(drain(s1)).toEqual([['e200', 2]]);
+});
+
+describe('a receiving replica cut off from Redis', () => {
+  let proxyC: TcpProxy;
+  let busC: EventBus;
+  let relayC: RedisRelay;
+  beforeAll(async () => {
+    proxyC = await startTcpProxy(redis.port);
+    busC = createEventBus();
+    relayC = createRedisRelay({ logger: SILENT_LOGGER, heartbeatMs: 200, bus: busC, connect: () => connectRedis(`redis://127.0.0.1:${proxyC.port}`, { queueWhileDown: true, maxReconnectDelayMs: 100 }) });
+  });
+  afterAll(async () => {
+    await relayC?.close();
+    await proxyC?.close();
+  });
+
+  const onC = (tenant: string, filter: { sessionId?: string } = {}) => {
+    const sub = busC.subscribe(tenant, { sessionId: filter.sessionId ?? '' }, { wake: () => undefined, closed: () => undefined })!;
+    open.push(sub);
+    return sub;
+  };
+  /** Publishes probes of another tenant on A until C receives one: A hears C's interest, C's link is up. */
+  async function reachesC(): Promise<void> {
+    const probe = onC('probes');
+    await until(() => {
+      busA.publish('probes', event('probe', 'ping', EventKind.TURN_END, 0));
+      return drain(probe).length > 0 ? true : undefined;
+    }, 'a probe relayed from A to C');
+    probe.close();
+  }
+  const next = (sub: Subscription, what: string) =>
+    until(() => {
+      const d = drain(sub);
+      return d.length > 0 ? d : undefined;
+    }, what);
+
+  test('events A published while C was cut off count in the dropped of every subscriber of their tenant on C, at A\'s next batch of that tenant', async () => {
+    const all = onC('acme');
+    const s9 = onC('acme', { sessionId: 's9' });
+    const otherTenant = onC('globex');
+    await reachesC();
+    busA.publish('acme', event('s1', 'echo', EventKind.TOOL_PRE, 1));
+    expect(await next(all, 'the first event on C')).toEqual([['e1', 0]]);
+    proxyC.cut();
+    // A still holds C's interest (3 heartbeats): it publishes these, and Redis has no link to C.
+    for (let n = 2; n <= 5; n++) busA.publish('acme', event('s1', 'echo', EventKind.TOOL_POST, n));
+    await new Promise((r) => setTimeout(r, 150));
+    expect(drain(all)).toEqual([]);
+    proxyC.restore();
+    await reachesC();
+    busA.publish('acme', event('s9', 'echo', EventKind.TURN_END, 6));
+    // What the four were is not known on C, so they count for s9's subscriber too; not for
+    // another tenant's.
+    expect(await next(all, 'the event after C reconnected')).toEqual([['e6', 4]]);
+    expect(drain(s9)).toEqual([['e6', 4]]);
+    busA.publish('globex', event('s1', 'echo', EventKind.TURN_END, 7));
+    expect(await next(otherTenant, 'an event of another tenant')).toEqual([['e7', 0]]);
+    // Nothing was missed since: the next batch counts nothing.
+    busA.publish('acme', event('s9', 'echo', EventKind.TURN_END, 8));
+    expect(await next(all, 'one more event')).toEqual([['e8', 0]]);
+  });
 });

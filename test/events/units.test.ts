@@ -4,7 +4,7 @@ import type { ObserverEnv } from '../../src/events/observer-env';
 import { create } from '@bufbuild/protobuf';
 import fc from 'fast-check';
 import { EventKind, EventSchema, SubscribeRequestSchema } from '../../gen/dispatch/v1/dispatch_pb';
-import { createRingBuffer, decodeBatch, encodeBatch, filterOf, formatEvent, formatTraceparent, matches, newSpanId, newTraceId, parseTraceparent, timestampOf, type EventFilter } from '../../src/events';
+import { createEventBus, createRingBuffer, decodeBatch, SYSTEM_TENANT, encodeBatch, filterOf, formatEvent, formatTraceparent, matches, newSpanId, newTraceId, parseTraceparent, timestampOf, type EventFilter } from '../../src/events';
 
 test('a ring buffer keeps the newest items in order and counts every item it dropped', () => {
   fc.assert(
@@ -83,7 +83,19 @@ test('a relay batch round-trips tenants and events exactly', () => {
   const decoded = decodeBatch(encodeBatch('replica-1', events));
   expect(decoded.origin).toBe('replica-1');
   expect(decoded.events).toEqual(events);
+  expect(decoded.sequences).toEqual([]);
   expect(() => decodeBatch('{"o":1}')).toThrow('not an event batch');
+});
+
+test('a relay batch carries its losses and its tenants\' sequences; a malformed sequence is refused', () => {
+  const sequences = [{ tenant: 'acme', before: 41, count: 1, failed: 2 }];
+  const losses = [{ tenant: 'acme', sessionId: 's', tool: 't', kind: EventKind.TOOL_PRE, count: 3 }];
+  const decoded = decodeBatch(encodeBatch('replica-1', [{ tenant: 'acme', event: create(EventSchema, { kind: EventKind.TURN_END }) }], losses, sequences));
+  expect(decoded.sequences).toEqual(sequences);
+  expect(decoded.losses).toEqual(losses);
+  for (const s of [[['acme', -1, 1, 0]], [['acme', 1, 1]], [[1, 1, 1, 1]], [['acme', 1.5, 1, 0]], 'x']) {
+    expect(() => decodeBatch(JSON.stringify({ o: 'r', e: [], s }))).toThrow('not an event batch');
+  }
 });
 
 test('formatEvent: one readable line with what matters for each kind', () => {
@@ -127,4 +139,19 @@ describe('the lean observer of an unwatched turn', () => {
     const turn = new LeanTurn({ tenant: 't', sessionId: 's', turn: 1, callCount: 1 }, env);
     expect(turn.call({ toolCallId: 'c', tool: 'x', arguments: '{}' }).attempt(1, 'x').traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
   });
+});
+
+test('a loss of the system tenant counts where its tool is seen; one whose tool is not known counts for every subscriber', () => {
+  const bus = createEventBus();
+  bus.setVisibility((tenant, tool) => tenant === 'acme' && tool === 'x');
+  const hooks = { wake: () => undefined, closed: () => undefined };
+  const acme = bus.subscribe('acme', { sessionId: '' }, hooks)!;
+  const globex = bus.subscribe('globex', { sessionId: '' }, hooks)!;
+  bus.reportLost(SYSTEM_TENANT, { sessionId: '', tool: 'x', kind: EventKind.BREAKER_STATE, count: 2 });
+  bus.reportLost(SYSTEM_TENANT, { sessionId: '', tool: '', kind: EventKind.UNSPECIFIED, count: 3 });
+  bus.deliverLocal('acme', create(EventSchema, { kind: EventKind.TURN_END }));
+  bus.deliverLocal('globex', create(EventSchema, { kind: EventKind.TURN_END }));
+  expect(acme.next()?.dropped).toBe(5n);
+  expect(globex.next()?.dropped).toBe(3n);
+  bus.close();
 });

@@ -67,9 +67,10 @@ export interface EventBus {
    * Counts `loss.count` events that another replica could not send (Redis away) in the `dropped`
    * of every local subscriber whose filter they pass; the next event delivered says so. A loss
    * of kind 0 and no tool (what was lost is not known) counts for every subscriber of the tenant,
-   * and for the system tenant for every subscriber.
+   * and for the system tenant for every subscriber. With `joinedBy` (a performance.now() time),
+   * only subscribers that had joined by then count it.
    */
-  reportLost(tenant: string, loss: LostEvents): void;
+  reportLost(tenant: string, loss: LostEvents, joinedBy?: number): void;
   /** Joins the bus; undefined when the tenant already has its maximum of subscribers. */
   subscribe(tenant: string, filter: EventFilter, hooks: SubscriberHooks): Subscription | undefined;
   readonly subscriberCount: number;
@@ -86,6 +87,8 @@ interface Subscriber extends Subscription {
   readonly filter: EventFilter;
   readonly buffer: RingBuffer<Event>;
   readonly hooks: SubscriberHooks;
+  /** When it joined (performance.now()). */
+  readonly joined: number;
   waiting: boolean;
 }
 
@@ -125,12 +128,12 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
   const deliverLocal = (tenant: string, event: Event) => forEachSubscriber(tenant, event.tool, offer, event);
   /** Whether events summarised as `loss` would have passed `filter` (a bound's overflow: any). */
   const lossMatches = (filter: EventFilter, loss: LostEvents) => loss.kind === EventKind.UNSPECIFIED || matches(filter, loss as unknown as Event);
-  const countLoss = (sub: Subscriber, loss: LostEvents) => {
-    if (lossMatches(sub.filter, loss)) sub.buffer.addDropped(loss.count);
+  const countLoss = (sub: Subscriber, [loss, joinedBy]: readonly [LostEvents, number]) => {
+    if (sub.joined <= joinedBy && lossMatches(sub.filter, loss)) sub.buffer.addDropped(loss.count);
   };
 
   return {
-    reportLost: (tenant, loss) => forEachSubscriber(tenant, loss.tool, countLoss, loss, loss.kind === EventKind.UNSPECIFIED && loss.tool === ''),
+    reportLost: (tenant, loss, joinedBy = Infinity) => forEachSubscriber(tenant, loss.tool, countLoss, [loss, joinedBy] as const, loss.kind === EventKind.UNSPECIFIED && loss.tool === ''),
     wants: (tenant) => relay?.active === true || (tenant === SYSTEM_TENANT ? count > 0 : byTenant.has(tenant)),
     publish(tenant, event) {
       if (count > 0) deliverLocal(tenant, event);
@@ -147,6 +150,7 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
         filter,
         hooks,
         buffer: createRingBuffer<Event>(capacity),
+        joined: performance.now(),
         waiting: true,
         next() {
           const event = sub.buffer.shift();

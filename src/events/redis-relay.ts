@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Cluster, Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 import { EventKind, type Event } from '../../gen/dispatch/v1/dispatch_pb';
 import type { Logger } from '../log';
 import type { EventBus, EventRelay } from './event-bus';
@@ -29,12 +29,15 @@ export const MAX_LOSS_GROUPS = 1024;
 export const MAX_SEQUENCED_TENANTS = 10_000;
 /** Sending replicas whose sequences a receiving relay keeps; past it, the one heard from least recently is forgotten. */
 export const MAX_SEQUENCED_ORIGINS = 256;
+/** A sending replica not heard from for this long is forgotten (replicas come and go). */
+export const SEQUENCED_ORIGIN_TTL_MS = 10 * 60_000;
 
-/** What a receiving relay last saw of one tenant's events from one replica. */
-interface SeenSequence {
-  /** Events of the tenant the sender had published up to the end of the last batch received. */
-  readonly next: number;
-  readonly failed: number;
+/** What a receiving relay knows of one sending replica's events, per tenant. */
+interface SeenOrigin {
+  /** When its last batch arrived (performance.now()). */
+  at: number;
+  /** Per tenant: events the sender had published up to the end of the last batch received. */
+  readonly next: Map<string, number>;
 }
 
 /** The cross-replica half of the event bus. */
@@ -63,13 +66,16 @@ interface Interest {
  * is away, the other replicas' interest is held as it was (they cannot announce it).
  *
  * Events a replica did publish can still miss a receiver whose own link to Redis was down (pub/sub
- * keeps nothing for it). Each batch says, per tenant, how many events of that tenant its sender
- * had published before it and how many of those it has seen fail; a receiver that finds a gap in
- * a sender's sequence counts the missing events in the `dropped` of every local subscriber of
- * the tenant (what they were, and so whose filter they pass, is not known), when that tenant's
- * next batch from that sender arrives. Not counted: events a sender held back because it no longer
- * heard of any interest (a receiver cut off for over 3 heartbeats), and those of the system tenant
- * beyond their tool's audience (a gap there counts for every subscriber).
+ * keeps nothing for it), and a publish can fail. Each batch says, per tenant, how many events of
+ * that tenant its sender had published before it; a receiver that finds a gap in a sender's
+ * sequence counts the missing events in the `dropped` of every local subscriber of the tenant
+ * that was there before its link last came back (what the events were, and so whose filter they
+ * pass, is not known), when that tenant's next batch from that sender arrives. A failed publish
+ * is left to that count, not summarised as well. Only on a standalone Redis (or Sentinel's):
+ * a Redis Cluster client publishes through any node, so batches may arrive out of order, and
+ * this relay then summarises failed publishes itself and counts no gaps. Not counted: events a
+ * sender held back because it no longer heard of any interest (a receiver cut off for over 3
+ * heartbeats); a gap of the system tenant counts for every subscriber, whatever its tools.
  */
 export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
   const { bus, logger } = options;
@@ -85,11 +91,13 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
   const remote = new Map<string, number>();
   let pending: TenantEvent[] = [];
   let lost = new Map<string, TenantLoss>();
-  // Sending: events of each tenant published, and of those, seen to fail.
+  // Sending: events of each tenant published (none counted through a Cluster, see above).
+  const sequenced = !(pub instanceof Cluster);
   const published = new Map<string, number>();
-  const failed = new Map<string, number>();
-  // Receiving: per sending replica, per tenant.
-  const seen = new Map<string, Map<string, SeenSequence>>();
+  // Receiving: per sending replica, least recently heard first; and when the link last came back.
+  const seen = new Map<string, SeenOrigin>();
+  let linkBackAt = performance.now();
+  sub.on('ready', () => (linkBackAt = performance.now()));
   let flushTimer: NodeJS.Timeout | undefined;
   let listening = false;
   let closed = false;
@@ -136,11 +144,11 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
       const chunk = batch.slice(i, i + maxBatch);
       const losses = [...lost.values()];
       lost = new Map();
-      const sequences = sequence(chunk);
+      const sequences = sequenced ? sequence(chunk) : [];
       pub.publish(channel, encodeBatch(id, chunk, losses, sequences)).catch((e: unknown) => {
-        noteLost(chunk);
+        // Receivers find the sequenced events missing by themselves.
+        noteLost(sequences.length === 0 ? chunk : chunk.filter(({ tenant }) => !sequences.some((x) => x.tenant === tenant)));
         for (const loss of losses) addLoss(loss);
-        for (const { tenant, count } of sequences) failed.set(tenant, (failed.get(tenant) ?? 0) + count);
         warn('event relay: publish failed', e);
       });
     }
@@ -155,27 +163,28 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
       const before = published.get(tenant);
       if (before === undefined && published.size >= MAX_SEQUENCED_TENANTS) continue;
       published.set(tenant, (before ?? 0) + count);
-      sequences.push({ tenant, before: before ?? 0, count, failed: failed.get(tenant) ?? 0 });
+      sequences.push({ tenant, before: before ?? 0, count });
     }
     return sequences;
   }
 
   /** Counts what a batch's sequences show this replica missed of `origin`'s events, and remembers where they stand. */
   function countMissed(origin: string, sequences: readonly TenantSequence[]): void {
-    let tenants = seen.get(origin);
-    if (tenants) seen.delete(origin);
-    else {
-      tenants = new Map();
-      if (seen.size >= MAX_SEQUENCED_ORIGINS) seen.delete(seen.keys().next().value!);
+    const now = performance.now();
+    let known = seen.get(origin);
+    if (known) seen.delete(origin);
+    else known = { at: now, next: new Map() };
+    for (const [oldest, { at }] of seen) {
+      if (seen.size < MAX_SEQUENCED_ORIGINS && now - at < SEQUENCED_ORIGIN_TTL_MS) break;
+      seen.delete(oldest);
     }
-    seen.set(origin, tenants);
-    for (const { tenant, before, count, failed: failedSoFar } of sequences) {
-      const last = tenants.get(tenant);
-      if (last) {
-        const missed = before - last.next - (failedSoFar - last.failed);
-        if (missed > 0) bus.reportLost(tenant, { sessionId: '', tool: '', kind: EventKind.UNSPECIFIED, count: missed });
-      } else if (tenants.size >= MAX_SEQUENCED_TENANTS) continue;
-      tenants.set(tenant, { next: before + count, failed: failedSoFar });
+    known.at = now;
+    seen.set(origin, known);
+    for (const { tenant, before, count } of sequences) {
+      const last = known.next.get(tenant);
+      if (last === undefined && known.next.size >= MAX_SEQUENCED_TENANTS) continue;
+      if (last !== undefined && before > last) bus.reportLost(tenant, { sessionId: '', tool: '', kind: EventKind.UNSPECIFIED, count: before - last }, linkBackAt);
+      known.next.set(tenant, Math.max(last ?? 0, before + count));
     }
   }
 

@@ -15,15 +15,13 @@ export interface TenantLoss extends LostEvents {
 
 /**
  * Where a batch's events of one tenant stand in the sending replica's stream of that tenant: how
- * many it published before them, how many it is sending now, and how many of all it published it
- * has since seen fail (those reach subscribers as its own loss summary). A receiver that finds
- * more published than it received and than failed missed the difference (see the relay).
+ * many it published before them, and how many it is sending now. A receiver that finds more
+ * published before a batch than it received missed the difference (see the relay).
  */
 export interface TenantSequence {
   readonly tenant: string;
   readonly before: number;
   readonly count: number;
-  readonly failed: number;
 }
 
 interface WireBatch {
@@ -33,8 +31,8 @@ interface WireBatch {
   readonly e: readonly (readonly [string, string])[];
   /** Events lost before this batch: [tenant, session, tool, kind, count]. */
   readonly l?: readonly (readonly [string, string, string, number, number])[];
-  /** Sequences of the batch's tenants: [tenant, before, count, failed]; absent from older replicas. */
-  readonly s?: readonly (readonly [string, number, number, number])[];
+  /** Sequences of the batch's tenants: [tenant, before, count]; absent from older replicas. */
+  readonly s?: readonly (readonly [string, number, number])[];
 }
 
 /** One Redis message carrying a batch of events from replica `origin`, and what it lost before them. */
@@ -43,7 +41,7 @@ export function encodeBatch(origin: string, events: readonly TenantEvent[], loss
     o: origin,
     e: events.map(({ tenant, event }) => [tenant, Buffer.from(toBinary(EventSchema, event)).toString('base64')] as const),
     ...(losses.length > 0 ? { l: losses.map((x) => [x.tenant, x.sessionId, x.tool, x.kind, x.count] as const) } : {}),
-    ...(sequences.length > 0 ? { s: sequences.map((x) => [x.tenant, x.before, x.count, x.failed] as const) } : {}),
+    ...(sequences.length > 0 ? { s: sequences.map((x) => [x.tenant, x.before, x.count] as const) } : {}),
   };
   return JSON.stringify(wire);
 }
@@ -52,7 +50,7 @@ const isLoss = (x: unknown): x is [string, string, string, number, number] =>
   Array.isArray(x) && x.length === 5 && typeof x[0] === 'string' && typeof x[1] === 'string' && typeof x[2] === 'string' && Number.isInteger(x[3]) && Number.isSafeInteger(x[4]) && (x[4] as number) > 0;
 
 const isCount = (x: unknown): x is number => Number.isSafeInteger(x) && (x as number) >= 0;
-const isSequence = (x: unknown): x is [string, number, number, number] => Array.isArray(x) && x.length === 4 && typeof x[0] === 'string' && isCount(x[1]) && isCount(x[2]) && isCount(x[3]);
+const isSequence = (x: unknown): x is [string, number, number] => Array.isArray(x) && x.length === 3 && typeof x[0] === 'string' && isCount(x[1]) && isCount(x[2]);
 
 /** Reads a batch; throws on a malformed message. */
 export function decodeBatch(message: string): { readonly origin: string; readonly events: TenantEvent[]; readonly losses: TenantLoss[]; readonly sequences: TenantSequence[] } {
@@ -66,7 +64,7 @@ export function decodeBatch(message: string): { readonly origin: string; readonl
   return {
     origin: wire.o,
     losses: (wire.l ?? []).map(([tenant, sessionId, tool, kind, count]) => ({ tenant, sessionId, tool, kind, count })),
-    sequences: (wire.s ?? []).map(([tenant, before, count, failed]) => ({ tenant, before, count, failed })),
+    sequences: (wire.s ?? []).map(([tenant, before, count]) => ({ tenant, before, count })),
     events: wire.e.map(([tenant, data]) => {
       if (typeof tenant !== 'string' || typeof data !== 'string') throw new Error('malformed event in batch');
       return { tenant, event: fromBinary(EventSchema, Buffer.from(data, 'base64')) };

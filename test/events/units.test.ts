@@ -88,12 +88,12 @@ test('a relay batch round-trips tenants and events exactly', () => {
 });
 
 test('a relay batch carries its losses and its tenants\' sequences; a malformed sequence is refused', () => {
-  const sequences = [{ tenant: 'acme', before: 41, count: 1, failed: 2 }];
+  const sequences = [{ tenant: 'acme', before: 41, count: 1 }];
   const losses = [{ tenant: 'acme', sessionId: 's', tool: 't', kind: EventKind.TOOL_PRE, count: 3 }];
   const decoded = decodeBatch(encodeBatch('replica-1', [{ tenant: 'acme', event: create(EventSchema, { kind: EventKind.TURN_END }) }], losses, sequences));
   expect(decoded.sequences).toEqual(sequences);
   expect(decoded.losses).toEqual(losses);
-  for (const s of [[['acme', -1, 1, 0]], [['acme', 1, 1]], [[1, 1, 1, 1]], [['acme', 1.5, 1, 0]], 'x']) {
+  for (const s of [[['acme', -1, 1]], [['acme', 1]], [[1, 1, 1]], [['acme', 1.5, 1]], 'x']) {
     expect(() => decodeBatch(JSON.stringify({ o: 'r', e: [], s }))).toThrow('not an event batch');
   }
 });
@@ -153,5 +153,19 @@ test('a loss of the system tenant counts where its tool is seen; one whose tool 
   bus.deliverLocal('globex', create(EventSchema, { kind: EventKind.TURN_END }));
   expect(acme.next()?.dropped).toBe(5n);
   expect(globex.next()?.dropped).toBe(3n);
+  bus.close();
+});
+
+test('a loss reported with joinedBy counts only for subscribers that had joined by then', () => {
+  const bus = createEventBus();
+  const hooks = { wake: () => undefined, closed: () => undefined };
+  const early = bus.subscribe('acme', { sessionId: '' }, hooks)!;
+  const cutoff = performance.now();
+  while (performance.now() <= cutoff);
+  const late = bus.subscribe('acme', { sessionId: '' }, hooks)!;
+  bus.reportLost('acme', { sessionId: '', tool: '', kind: EventKind.UNSPECIFIED, count: 4 }, cutoff);
+  bus.deliverLocal('acme', create(EventSchema, { kind: EventKind.TURN_END }));
+  expect(early.next()?.dropped).toBe(4n);
+  expect(late.next()?.dropped).toBe(0n);
   bus.close();
 });

@@ -71,11 +71,9 @@ interface Interest {
  * sequence counts the missing events in the `dropped` of every local subscriber of the tenant
  * that was there before its link last came back (what the events were, and so whose filter they
  * pass, is not known), when that tenant's next batch from that sender arrives. A failed publish
- * is left to that count, not summarised as well. Only on a standalone Redis (or Sentinel's):
- * a Redis Cluster client publishes through any node, so batches may arrive out of order, and
- * this relay then summarises failed publishes itself and counts no gaps. Not counted: events a
- * sender held back because it no longer heard of any interest (a receiver cut off for over 3
- * heartbeats); a gap of the system tenant counts for every subscriber, whatever its tools.
+ * is left to that count, not summarised as well. Not counted: events a sender held back because
+ * it no longer heard of any interest (a receiver cut off for over 3 heartbeats); a gap of the
+ * system tenant counts for every subscriber, whatever its tools.
  */
 export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
   const { bus, logger } = options;
@@ -91,8 +89,7 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
   const remote = new Map<string, number>();
   let pending: TenantEvent[] = [];
   let lost = new Map<string, TenantLoss>();
-  // Sending: events of each tenant published (none counted through a Cluster, see above).
-  const sequenced = !(pub instanceof Cluster);
+  // Sending: events of each tenant published.
   const published = new Map<string, number>();
   // Receiving: per sending replica, least recently heard first; and when the link last came back.
   const seen = new Map<string, SeenOrigin>();
@@ -144,14 +141,31 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
       const chunk = batch.slice(i, i + maxBatch);
       const losses = [...lost.values()];
       lost = new Map();
-      const sequences = sequenced ? sequence(chunk) : [];
-      pub.publish(channel, encodeBatch(id, chunk, losses, sequences)).catch((e: unknown) => {
+      const sequences = sequence(chunk);
+      publisher().publish(channel, encodeBatch(id, chunk, losses, sequences)).catch((e: unknown) => {
         // Receivers find the sequenced events missing by themselves.
-        noteLost(sequences.length === 0 ? chunk : chunk.filter(({ tenant }) => !sequences.some((x) => x.tenant === tenant)));
+        noteLost(chunk.filter(({ tenant }) => !sequences.some((x) => x.tenant === tenant)));
         for (const loss of losses) addLoss(loss);
         warn('event relay: publish failed', e);
       });
     }
+  }
+
+  /**
+   * Where batches are published: on a Cluster, always through the same master (the first by
+   * address), as a Cluster client would send each PUBLISH through any node and batches sent
+   * through different nodes reach a subscriber out of order. From one node they reach every
+   * other over its one cluster-bus link, in order. A change of masters may reorder once.
+   */
+  function publisher(): Redis | Cluster {
+    if (!(pub instanceof Cluster)) return pub;
+    let first: Redis | undefined;
+    let firstKey = '';
+    for (const node of pub.nodes('master')) {
+      const key = `${node.options.host}:${node.options.port}`;
+      if (!first || key < firstKey) [first, firstKey] = [node, key];
+    }
+    return first ?? pub;
   }
 
   /** The sequences of a batch about to be published, counted as published. */

@@ -3,6 +3,7 @@ import { EventKind, EventSchema } from '../../gen/dispatch/v1/dispatch_pb';
 import { createEventBus, createRedisRelay, type EventBus, type RedisRelay, type Subscription } from '../../src/events';
 import { SILENT_LOGGER } from '../../src/log';
 import { connectRedis } from '../../src/store/redis';
+import { until } from '../helpers/until';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-server';
 
 // The event relay on a real three-master Redis Cluster: events cross replicas, in the order they
@@ -32,15 +33,6 @@ afterAll(async () => {
   await cluster?.close();
 });
 
-async function until<T>(read: () => T | undefined, what: string, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 test('on a Redis Cluster, events cross replicas in order and none is counted as dropped', async () => {
   const received: [string, number][] = [];
@@ -53,7 +45,7 @@ test('on a Redis Cluster, events cross replicas in order and none is counted as 
     busA.publish('acme', create(EventSchema, { kind: EventKind.TURN_END, name: 'probe' }));
     drain();
     return received.length > 0 ? true : undefined;
-  }, 'a probe relayed from A to B');
+  }, 'a probe relayed from A to B', 20_000);
   await new Promise((r) => setTimeout(r, 100));
   drain();
   received.length = 0;
@@ -70,7 +62,7 @@ test('on a Redis Cluster, events cross replicas in order and none is counted as 
   await until(() => {
     drain();
     return received.length >= sent.length ? true : undefined;
-  }, 'every event on B');
+  }, 'every event on B', 20_000);
   expect(received.map(([name]) => name)).toEqual(sent);
   expect(received.filter(([, dropped]) => dropped > 0)).toEqual([]);
   sub.close();

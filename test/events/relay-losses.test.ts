@@ -3,6 +3,7 @@ import { EventKind, EventSchema, type Event } from '../../gen/dispatch/v1/dispat
 import { createEventBus, createRedisRelay, type EventBus, type RedisRelay, type Subscription } from '../../src/events';
 import { SILENT_LOGGER } from '../../src/log';
 import { connectRedis } from '../../src/store/redis';
+import { until } from '../helpers/until';
 import { startRedis, type TestRedis } from '../helpers/redis-server';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 
@@ -14,15 +15,6 @@ import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 
 const event = (sessionId: string, tool: string, kind: EventKind, n: number): Event => create(EventSchema, { sessionId, tool, kind, name: `e${n}` });
 
-async function until<T>(read: () => T | undefined, what: string, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 let redis: TestRedis;
 let proxy: TcpProxy;

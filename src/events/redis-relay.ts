@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Cluster, type Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { EventKind, type Event } from '../../gen/dispatch/v1/dispatch_pb';
 import type { Logger } from '../log';
+import { orderedPublisher } from '../store/redis';
 import type { EventBus, EventRelay } from './event-bus';
 import { decodeBatch, encodeBatch, type TenantEvent, type TenantLoss, type TenantSequence } from './relay-codec';
 
@@ -142,30 +143,13 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
       const losses = [...lost.values()];
       lost = new Map();
       const sequences = sequence(chunk);
-      publisher().publish(channel, encodeBatch(id, chunk, losses, sequences)).catch((e: unknown) => {
+      orderedPublisher(pub).publish(channel, encodeBatch(id, chunk, losses, sequences)).catch((e: unknown) => {
         // Receivers find the sequenced events missing by themselves.
         noteLost(chunk.filter(({ tenant }) => !sequences.some((x) => x.tenant === tenant)));
         for (const loss of losses) addLoss(loss);
         warn('event relay: publish failed', e);
       });
     }
-  }
-
-  /**
-   * Where batches are published: on a Cluster, always through the same master (the first by
-   * address), as a Cluster client would send each PUBLISH through any node and batches sent
-   * through different nodes reach a subscriber out of order. From one node they reach every
-   * other over its one cluster-bus link, in order. A change of masters may reorder once.
-   */
-  function publisher(): Redis | Cluster {
-    if (!(pub instanceof Cluster)) return pub;
-    let first: Redis | undefined;
-    let firstKey = '';
-    for (const node of pub.nodes('master')) {
-      const key = `${node.options.host}:${node.options.port}`;
-      if (!first || key < firstKey) [first, firstKey] = [node, key];
-    }
-    return first ?? pub;
   }
 
   /** The sequences of a batch about to be published, counted as published. */

@@ -1,4 +1,4 @@
-import { connectRedis } from '../../store/redis';
+import { clusterSubscribers, connectRedis, orderedPublisher } from '../../store/redis';
 import { randomUUID } from 'node:crypto';
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import type { ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
@@ -55,7 +55,8 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
   const inflight = new Map<string, AbortController>();
   const waiting = new Map<string, Waiting>();
   const warn = (what: string) => (error: Error) => o.logger.warn(what, { error: error.message });
-  const send = (replica: string, message: RelayMessage) => redis.publish(replicaChannel(replica), JSON.stringify(message));
+  // Through one node on a Cluster, so that a cancel never overtakes its assignment.
+  const send = (replica: string, message: RelayMessage) => orderedPublisher(redis).publish(replicaChannel(replica), JSON.stringify(message));
 
   function runInbound(id: string, from: string, request: AssignmentRequest): void {
     const controller = new AbortController();
@@ -140,7 +141,9 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
           await reply.catch(() => undefined);
           throw relayDown(error);
         }
-        if (receivers === 0) {
+        // On a Cluster the count covers one node's subscribers only: ask the others before
+        // taking the call as not delivered (when in doubt, it was, and the reply is awaited).
+        if (receivers === 0 && (await clusterSubscribers(redis, replicaChannel(replica)).catch(() => 1)) === 0) {
           waiting.get(id)?.settle('');
           await reply;
           continue;

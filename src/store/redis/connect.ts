@@ -96,3 +96,31 @@ export function whenReady(client: RedisClient, timeoutMs: number): Promise<boole
     client.on('ready', onReady);
   });
 }
+
+/**
+ * The connection to PUBLISH through when messages must arrive in the order they were sent: the
+ * client itself, or on a Cluster always the same master (the first by address). A Cluster client
+ * sends each PUBLISH through any node, and messages sent through different nodes reach a
+ * subscriber out of order; from one node they reach every other over its one cluster-bus link,
+ * in order. A change of masters may reorder once.
+ */
+export function orderedPublisher(client: RedisClient): Redis | Cluster {
+  if (!(client instanceof Cluster)) return client;
+  let first: Redis | undefined;
+  let firstKey = '';
+  for (const node of client.nodes('master')) {
+    const key = `${node.options.host}:${node.options.port}`;
+    if (!first || key < firstKey) [first, firstKey] = [node, key];
+  }
+  return first ?? client;
+}
+
+/**
+ * Subscribers of `channel` anywhere in a Cluster (0 for another client): a PUBLISH there counts
+ * only the subscribers on the node that took it.
+ */
+export async function clusterSubscribers(client: RedisClient, channel: string): Promise<number> {
+  if (!(client instanceof Cluster)) return 0;
+  const counts = await Promise.all(client.nodes('master').map((node) => node.pubsub('NUMSUB', channel) as Promise<[string, number | string]>));
+  return counts.reduce((sum, [, n]) => sum + Number(n), 0);
+}

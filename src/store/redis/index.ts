@@ -1,6 +1,6 @@
 export { createRedisStore } from './redis-store';
 export type { RedisStore, RedisStoreOptions } from './redis-store';
-export { connectRedis, whenReady } from './connect';
+export { clusterSubscribers, connectRedis, orderedPublisher, whenReady } from './connect';
 export type { RedisClient, RedisConnectOptions } from './connect';
 export { parseRedisUrl } from './redis-url';
 export type { RedisTarget, RedisAddress } from './redis-url';

@@ -63,3 +63,17 @@ test('on Redis Cluster, replicas share registered tools and idempotency records'
   expect(tools.count('/send')).toBe(3);
   expect(results[3]!.output).toBe(results[0]!.output);
 });
+
+test('on Redis Cluster, a tool registered and removed at once on one replica ends removed on the other', async () => {
+  const [a, b] = apps as [TestApp, TestApp];
+  const spec = (n: number) => ({ name: `flip_${n}`, effect: Effect.READ_ONLY, inputSchema: '{"type":"object"}', executor: { case: 'http' as const, value: { url: `${tools.url}/send` } } });
+  // The two announcements of each tool must reach b in the order they were sent.
+  for (let n = 0; n < 10; n++) {
+    await a.registry.registerTools({ tools: [spec(n)] });
+    await a.registry.removeTool({ name: `flip_${n}` });
+  }
+  await a.registry.registerTools({ tools: [spec(99)] });
+  const deadline = Date.now() + 5000;
+  while (!(await b.registry.listTools({})).tools.some((t) => t.name === 'flip_99') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  expect((await b.registry.listTools({})).tools.map((t) => t.name).filter((name) => name.startsWith('flip_'))).toEqual(['flip_99']);
+});

@@ -3,7 +3,7 @@ import { fromBinary, toBinary } from '@bufbuild/protobuf';
 import { ToolSpecSchema, type ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
 import type { Logger } from '../../log';
 import type { RegistryChange, ToolRegistry } from '../../registry';
-import type { RedisClient } from './connect';
+import { orderedPublisher, type RedisClient } from './connect';
 import { registryKeys } from './session-keys';
 
 /** Keeps the tools registered by RPC in Redis, so replicas sharing it share them. */
@@ -61,7 +61,8 @@ export function createRegistryReplica(client: RedisClient, subscriber: RedisClie
       await client.hset(keys.tools(change.tenant), Object.fromEntries(change.specs.map((s, i) => [s.name, announcement.specs![i]!])));
       await client.sadd(keys.tenants, change.tenant);
     } else await client.hdel(keys.tools(change.tenant), change.name);
-    await client.publish(keys.channel, JSON.stringify(announcement));
+    // Through one node on a Cluster, so that a removal never overtakes its registration.
+    await orderedPublisher(client).publish(keys.channel, JSON.stringify(announcement));
   }
 
   function onMessage(channel: string, message: string): void {
@@ -88,8 +89,11 @@ export function createRegistryReplica(client: RedisClient, subscriber: RedisClie
       const subscribe = () => void subscriber.subscribe(keys.channel).catch((error: Error) => logger?.warn('could not subscribe to registry changes', { error: error.message }));
       if (subscriber.status === 'ready') subscribe();
       else subscriber.once('ready', subscribe);
+      // One change at a time: a removal's fewer writes would otherwise let its announcement
+      // overtake the registration's (on a Cluster the writes go to different nodes).
+      let sharing = Promise.resolve();
       target.onChange((change) => {
-        publish(change).catch((error: Error) => logger?.error('a registry change could not be shared through redis', { type: change.type, tenant: change.tenant, error: error.message }));
+        sharing = sharing.then(() => publish(change)).catch((error: Error) => logger?.error('a registry change could not be shared through redis', { type: change.type, tenant: change.tenant, error: error.message }));
       });
       client.on('ready', reload);
       if (client.status === 'ready') await loadAll().catch((error: Error) => logger?.warn('could not load the shared tools from redis', { error: error.message }));

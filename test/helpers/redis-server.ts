@@ -138,20 +138,30 @@ function runCli(port: number, args: readonly string[]): string {
 export interface TestRedisCluster {
   readonly url: string;
   readonly ports: readonly number[];
+  /** The ports of the replica nodes (none unless asked for). */
+  readonly replicaPorts: readonly number[];
+  /** Sends a signal to the node on `port` (SIGSTOP freezes it, SIGCONT resumes it). */
+  signal(port: number, signal: NodeJS.Signals): void;
+  /** Runs redis-cli against the node on `port` and returns stdout. */
+  cli(port: number, ...args: string[]): string;
   close(): Promise<void>;
 }
 
-/** Starts `masters` cluster-enabled servers and joins them into one cluster (no replicas). */
-export async function startRedisCluster(masters = 3): Promise<TestRedisCluster> {
+/**
+ * Starts `masters` cluster-enabled servers, with `replicas` replica nodes each, and joins them into
+ * one cluster; resolves once every replica has synced.
+ */
+export async function startRedisCluster(masters = 3, replicas = 0): Promise<TestRedisCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'dispatch-redis-cluster-'));
   const ports: number[] = [];
   const children: ChildProcess[] = [];
   const close = async () => {
+    for (const c of children) c.kill('SIGCONT');
     await Promise.all(children.map((c) => stopChild(c, 'SIGKILL')));
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    for (let i = 0; i < masters; i++) {
+    for (let i = 0; i < masters * (1 + replicas); i++) {
       const port = await freeRedisPort();
       ports.push(port);
       const nodeDir = join(dir, String(port));
@@ -159,14 +169,25 @@ export async function startRedisCluster(masters = 3): Promise<TestRedisCluster> 
       children.push(spawnRedis(port, nodeDir, ['--appendonly', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '5000']));
     }
     await Promise.all(ports.map((p) => waitForRedis(p)));
-    const created = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8', timeout: 30_000 });
+    const created = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', String(replicas), '--cluster-yes'], { encoding: 'utf8', timeout: 30_000 });
     if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
     const deadline = Date.now() + 15_000;
     while (!ports.every((p) => runCli(p, ['cluster', 'info']).includes('cluster_state:ok'))) {
       if (Date.now() > deadline) throw new Error('the Redis cluster did not reach cluster_state:ok in 15 s');
       await new Promise((r) => setTimeout(r, 100));
     }
-    return { url: `redis-cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, ports, close };
+    const replicaPorts = ports.filter((p) => runCli(p, ['role']).startsWith('slave'));
+    // CLUSTER SLOTS (what clients read) lists a replica once it has replicated something.
+    for (const p of replicas > 0 ? ports.filter((q) => !replicaPorts.includes(q)) : []) {
+      for (let k = 0; runCli(p, ['set', `replicate-${k}`, 'x']).includes('MOVED'); k++);
+    }
+    const listed = (p: number) => runCli(ports[0]!, ['cluster', 'slots']).split('\n').includes(String(p));
+    while (!replicaPorts.every((p) => runCli(p, ['info', 'replication']).includes('master_link_status:up') && listed(p))) {
+      if (Date.now() > deadline) throw new Error('the Redis cluster replicas did not sync in 15 s');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const signal = (port: number, sig: NodeJS.Signals) => void children[ports.indexOf(port)]!.kill(sig);
+    return { url: `redis-cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, ports, replicaPorts, signal, cli: (port, ...args) => runCli(port, args), close };
   } catch (error) {
     await close();
     throw error;

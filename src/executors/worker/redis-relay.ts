@@ -1,5 +1,6 @@
 import { clusterSubscribers, connectRedis, orderedPublisher } from '../../store/redis';
 import { randomUUID } from 'node:crypto';
+import { Cluster } from 'ioredis';
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import type { ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
 import { DispatchError } from '../../errors';
@@ -44,6 +45,16 @@ function relayDown(cause: unknown): DispatchError {
  * workers host (a hash with a TTL refreshed on a timer); a replica with no local worker publishes
  * the assignment on the owner's channel and awaits the reply on its own, up to the deadline.
  */
+/** How long the count of a replica's subscribers on a Cluster may take before it counts as unknown. */
+const NUMSUB_TIMEOUT_MS = 1_000;
+
+/** `work`'s value, or undefined when it has not settled within `ms`. */
+function answerWithin<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
 export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay> {
   const replicaId = randomUUID();
   // Through the store's connector: standalone, Sentinel and Cluster URLs and DISPATCH_REDIS_PASSWORD
@@ -91,6 +102,21 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
   const refresh = setInterval(() => routes.advertise(o.pool.hosted()).catch(warn('worker route refresh failed')), o.options.advertiseIntervalMs);
   refresh.unref();
 
+  /**
+   * Whether `replica` may have heard an assignment whose PUBLISH reached no one. Not on a
+   * standalone Redis, which counts every subscriber. On a Cluster the count covers the subscribers
+   * on the node that took it only, and a replica subscribes through any node: a side-effecting
+   * call counts as delivered (its reply is awaited until the deadline: running it twice is what
+   * must not happen); a read-only one is tried elsewhere when no node this replica knows has a
+   * subscriber (a node it does not know of yet could still have one).
+   */
+  async function mayHaveHeard(replica: string, request: AssignmentRequest): Promise<boolean> {
+    if (!(redis instanceof Cluster)) return false;
+    if (!request.readOnly) return true;
+    const count = await answerWithin(clusterSubscribers(redis, replicaChannel(replica)), NUMSUB_TIMEOUT_MS).catch(() => undefined);
+    return count !== 0;
+  }
+
   function awaitReply(id: string, replica: string, request: AssignmentRequest, signal: AbortSignal): Promise<string> {
     return new Promise<string>((resolve, reject) => {
       const onAbort = () => {
@@ -133,17 +159,21 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
         const replica = replicas[(start + i) % replicas.length]!;
         const id = randomUUID();
         const reply = awaitReply(id, replica, request, signal);
-        let receivers: number;
+        // The reply can fail (cancel, deadline) while the assignment is still on its way: that
+        // ends the wait for it, and the failure is thrown below.
+        const replied = reply.then(
+          () => true,
+          () => true,
+        );
+        let receivers: number | boolean;
         try {
-          receivers = await send(replica, { t: 'assign', id, from: replicaId, request });
+          receivers = await Promise.race([send(replica, { t: 'assign', id, from: replicaId, request }), replied]);
         } catch (error) {
           waiting.get(id)?.settle(undefined, relayDown(error));
-          await reply.catch(() => undefined);
+          await replied;
           throw relayDown(error);
         }
-        // On a Cluster the count covers one node's subscribers only: ask the others before
-        // taking the call as not delivered (when in doubt, it was, and the reply is awaited).
-        if (receivers === 0 && (await clusterSubscribers(redis, replicaChannel(replica)).catch(() => 1)) === 0) {
+        if (receivers === 0 && !(await Promise.race([mayHaveHeard(replica, request), replied]))) {
           waiting.get(id)?.settle('');
           await reply;
           continue;

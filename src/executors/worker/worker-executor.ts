@@ -29,6 +29,7 @@ export function createWorkerExecutor(pool: WorkerPool, relay: () => WorkerRelay 
           idempotencyKey: ctx.idempotencyKey,
           deadline: ctx.deadline,
           traceparent: ctx.traceparent,
+          readOnly: tool.readOnly,
         };
         if (pool.hosts(tool.tenant, tool.name)) return pool.assign(request, ctx);
         const remote = relay();

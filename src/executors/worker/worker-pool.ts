@@ -35,6 +35,8 @@ export interface AssignmentRequest {
   /** Epoch ms by which the worker must answer. */
   readonly deadline: number;
   readonly traceparent?: string;
+  /** The tool is read-only: running it twice is harmless (see the Redis relay). */
+  readonly readOnly?: boolean;
 }
 
 /** Told when a (tenant, tool) gains its first local worker or loses its last. */

@@ -56,6 +56,9 @@ export function connectRedis(url: string | RedisTarget, options: RedisConnectOpt
         clusterRetryStrategy: retryStrategy,
         retryDelayOnClusterDown: 100,
         retryDelayOnFailover: 100,
+        // Also learn of a failover that no command ran into (connections used directly, as
+        // orderedPublisher's, never trigger a refresh themselves).
+        slotsRefreshInterval: 5_000,
       });
       break;
   }
@@ -116,11 +119,15 @@ export function orderedPublisher(client: RedisClient): Redis | Cluster {
 }
 
 /**
- * Subscribers of `channel` anywhere in a Cluster (0 for another client): a PUBLISH there counts
- * only the subscribers on the node that took it.
+ * Subscribers of `channel` anywhere in a Cluster (0 for another client, whose PUBLISH counts
+ * them all; undefined while no node is known): a PUBLISH there counts only the subscribers on
+ * the node that took it. Every node is asked, replicas too: a Cluster client subscribes through
+ * any node.
  */
-export async function clusterSubscribers(client: RedisClient, channel: string): Promise<number> {
+export async function clusterSubscribers(client: RedisClient, channel: string): Promise<number | undefined> {
   if (!(client instanceof Cluster)) return 0;
-  const counts = await Promise.all(client.nodes('master').map((node) => node.pubsub('NUMSUB', channel) as Promise<[string, number | string]>));
+  const nodes = client.nodes('all');
+  if (nodes.length === 0) return undefined;
+  const counts = await Promise.all(nodes.map((node) => node.pubsub('NUMSUB', channel) as Promise<[string, number | string]>));
   return counts.reduce((sum, [, n]) => sum + Number(n), 0);
 }

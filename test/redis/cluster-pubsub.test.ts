@@ -1,0 +1,122 @@
+import { Redis, type Cluster } from 'ioredis';
+import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
+import { Effect } from '../../gen/dispatch/v1/tool_pb';
+import { DEFAULT_TENANT } from '../../src/server/principal';
+import { clusterSubscribers, connectRedis, orderedPublisher, whenReady } from '../../src/store/redis';
+import { createRedisRelay, type RedisRelay } from '../../src/executors/worker/redis-relay';
+import { routeKey } from '../../src/executors/worker/route-table';
+import { resolveWorkerOptions } from '../../src/executors/worker/worker-options';
+import type { WorkerPool } from '../../src/executors/worker/worker-pool';
+import { SILENT_LOGGER } from '../../src/log';
+import type { ToolRegistry } from '../../src/registry';
+import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-server';
+import { startWorkerApp, type WorkerApp } from '../workers/worker-app';
+import { echoAnswer, eventually } from '../workers/worker-harness';
+
+// Pub/sub on a real Redis Cluster of three masters with a replica each: a PUBLISH there counts
+// only the subscribers on the node that took it, and a Cluster client subscribes through any
+// node, replicas too.
+
+jest.setTimeout(90_000);
+
+let cluster: TestRedisCluster;
+beforeAll(async () => {
+  cluster = await startRedisCluster(3, 1);
+});
+afterAll(async () => {
+  await cluster?.close();
+});
+
+test('the subscribers of a channel are counted on every node, replicas too', async () => {
+  const client = connectRedis(cluster.url);
+  const onReplica = new Redis({ host: '127.0.0.1', port: cluster.replicaPorts[0]! });
+  try {
+    expect(await whenReady(client, 10_000)).toBe(true);
+    // The client learns of the replica from CLUSTER SLOTS (at once, or at its next refresh).
+    await eventually(() => (client as Cluster).nodes('all').some((node) => node.options.port === cluster.replicaPorts[0]), 15_000, 'the replica among the client\'s nodes');
+    await onReplica.subscribe('dispatch:test:probe');
+    expect(await clusterSubscribers(client, 'dispatch:test:probe')).toBe(1);
+    expect(await clusterSubscribers(client, 'dispatch:test:nobody')).toBe(0);
+  } finally {
+    onReplica.disconnect();
+    client.disconnect();
+  }
+});
+
+describe('a worker call forwarded through a master that stalls', () => {
+  let a: WorkerApp;
+  let b: WorkerApp;
+  const unhandled: unknown[] = [];
+  const record = (reason: unknown) => void unhandled.push(reason);
+  beforeAll(async () => {
+    process.on('unhandledRejection', record);
+    const options = { advertiseIntervalMs: 200, routeTtlMs: 10_000 };
+    a = await startWorkerApp(options, { redisUrl: cluster.url });
+    b = await startWorkerApp(options, { redisUrl: cluster.url });
+  });
+  afterAll(async () => {
+    process.off('unhandledRejection', record);
+    await a?.close();
+    await b?.close();
+  });
+
+  test('ends with the tool timeout and does not crash the process; calls go on once the master resumes', async () => {
+    // The master every relay publishes through, and a tool whose route lives on another node.
+    const probe = connectRedis(cluster.url);
+    expect(await whenReady(probe, 10_000)).toBe(true);
+    await probe.ping();
+    const publisherPort = Number((orderedPublisher(probe) as Redis).options.port);
+    probe.disconnect();
+    const served = (key: string) => !cluster.cli(publisherPort, 'get', key).includes('MOVED');
+    const name = ['x_a', 'x_b', 'x_c', 'x_d', 'x_e', 'x_f'].find((tool) => !served(routeKey(DEFAULT_TENANT, tool)))!;
+    const tool = { name, inputSchema: '{"type":"object"}', effect: Effect.READ_ONLY, timeoutMs: 800 };
+    const worker = await a.worker({ id: 'on-a', tools: [tool], answer: echoAnswer('on-a') });
+    await eventually(async () => (await b.registry.listTools({})).tools.some((x) => x.name === name), 5_000, 'the tool on replica b');
+    const call = (n: number) => b.dispatch.dispatch({ sessionId: `stall-${n}`, calls: [{ id: `c${n}`, name, arguments: `{"n":${n}}` }] }).then((r) => r.results[0]!);
+
+    cluster.signal(publisherPort, 'SIGSTOP');
+    try {
+      const stalled = await call(0);
+      expect(stalled.error?.kind).toBe(ErrorKind.TIMEOUT);
+    } finally {
+      cluster.signal(publisherPort, 'SIGCONT');
+    }
+    await eventually(async () => !(await call(1)).isError, 20_000, 'a call that succeeds after the master resumed');
+    expect(worker.assignments.length).toBeGreaterThan(0);
+    expect(unhandled).toEqual([]);
+  });
+});
+
+test('a forward whose assignment is stuck on a stalled master ends with its abort, and no rejection goes unhandled', async () => {
+  const unhandled: unknown[] = [];
+  const record = (reason: unknown) => void unhandled.push(reason);
+  process.on('unhandledRejection', record);
+  const probe = connectRedis(cluster.url);
+  expect(await whenReady(probe, 10_000)).toBe(true);
+  await probe.ping();
+  const publisherPort = Number((orderedPublisher(probe) as Redis).options.port);
+  probe.disconnect();
+  const tool = ['y_a', 'y_b', 'y_c', 'y_d', 'y_e', 'y_f'].find((name) => cluster.cli(publisherPort, 'get', routeKey('t', name)).includes('MOVED'))!;
+  // The relays alone, each with the part of a worker pool it reads: A hosts the tool.
+  const registry = { lookup: () => undefined, applyRemote: () => undefined } as unknown as ToolRegistry;
+  const pool = (hosted: boolean) => ({ hosted: () => (hosted ? [{ tenant: 't', tool }] : []), assign: async () => 'done', onHostedChange: () => undefined }) as unknown as WorkerPool;
+  const options = resolveWorkerOptions({});
+  const relays: RedisRelay[] = [];
+  try {
+    relays.push(await createRedisRelay({ url: cluster.url, pool: pool(true), registry, logger: SILENT_LOGGER, options }));
+    relays.push(await createRedisRelay({ url: cluster.url, pool: pool(false), registry, logger: SILENT_LOGGER, options }));
+    const request = () => ({ tenant: 't', tool, toolCallId: 'c', argumentsJson: '{}', sessionId: 's', attempt: 1, idempotencyKey: 'k', deadline: Date.now() + 3_000 });
+    await eventually(async () => (await relays[1]!.forward(request(), new AbortController().signal).catch(() => '')) === 'done', 10_000, 'a forward that A answers');
+    cluster.signal(publisherPort, 'SIGSTOP');
+    try {
+      await expect(relays[1]!.forward(request(), AbortSignal.timeout(500))).rejects.toMatchObject({ name: 'TimeoutError' });
+      await new Promise((r) => setTimeout(r, 200));
+    } finally {
+      cluster.signal(publisherPort, 'SIGCONT');
+    }
+    expect(unhandled).toEqual([]);
+  } finally {
+    process.off('unhandledRejection', record);
+    for (const relay of relays) await relay.close();
+  }
+});

@@ -24,8 +24,8 @@ beforeAll(async () => {
   busB = createEventBus();
   const connect = () => connectRedis(cluster.url, { queueWhileDown: true });
   // Small batches, so one burst goes out as many PUBLISHes.
-  relayA = createRedisRelay({ bus: busA, connect, logger: SILENT_LOGGER, heartbeatMs: 200, maxBatch: 5, flushMs: 5 });
-  relayB = createRedisRelay({ bus: busB, connect, logger: SILENT_LOGGER, heartbeatMs: 200 });
+  relayA = createRedisRelay({ bus: busA, connect, logger: SILENT_LOGGER, heartbeatMs: 1_000, maxBatch: 5, flushMs: 5 });
+  relayB = createRedisRelay({ bus: busB, connect, logger: SILENT_LOGGER, heartbeatMs: 1_000 });
 });
 afterAll(async () => {
   await relayA?.close();

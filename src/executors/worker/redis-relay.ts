@@ -40,11 +40,6 @@ function relayDown(cause: unknown): DispatchError {
   return new DispatchError(ErrorKind.UNAVAILABLE, 'the link to other dispatch replicas (Redis) is down, so no worker could be reached; the call was not executed', { phase: 'before', recoverable: true, cause });
 }
 
-/**
- * Routes calls to workers connected to other replicas: each replica advertises the tools its
- * workers host (a hash with a TTL refreshed on a timer); a replica with no local worker publishes
- * the assignment on the owner's channel and awaits the reply on its own, up to the deadline.
- */
 /** How long the count of a replica's subscribers on a Cluster may take before it counts as unknown. */
 const NUMSUB_TIMEOUT_MS = 1_000;
 
@@ -55,6 +50,11 @@ function answerWithin<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * Routes calls to workers connected to other replicas: each replica advertises the tools its
+ * workers host (a hash with a TTL refreshed on a timer); a replica with no local worker publishes
+ * the assignment on the owner's channel and awaits the reply on its own, up to the deadline.
+ */
 export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay> {
   const replicaId = randomUUID();
   // Through the store's connector: standalone, Sentinel and Cluster URLs and DISPATCH_REDIS_PASSWORD

@@ -18,10 +18,10 @@ export function createRouteTable(redis: Redis, replicaId: string, ttlMs: number)
     async advertise(entries) {
       if (entries.length === 0) return;
       const expires = String(Date.now() + ttlMs);
-      const batch = redis.pipeline();
-      for (const { tenant, tool } of entries) batch.hset(routeKey(tenant, tool), replicaId, expires).pexpire(routeKey(tenant, tool), ttlMs);
-      const results = (await batch.exec()) ?? [];
-      const failed = results.find(([error]) => error);
+      // A pipeline per route: on a Cluster one pipeline may only hold keys of one node, and the
+      // routes of two tools are on any two.
+      const results = await Promise.all(entries.map(({ tenant, tool }) => redis.pipeline().hset(routeKey(tenant, tool), replicaId, expires).pexpire(routeKey(tenant, tool), ttlMs).exec()));
+      const failed = results.flatMap((r) => r ?? []).find(([error]) => error);
       if (failed) throw failed[0];
     },
     async withdraw(tenant, tool) {

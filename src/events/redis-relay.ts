@@ -30,6 +30,8 @@ export const MAX_LOSS_GROUPS = 1024;
 export const MAX_SEQUENCED_TENANTS = 10_000;
 /** Sending replicas whose sequences a receiving relay keeps; past it, the one heard from least recently is forgotten. */
 export const MAX_SEQUENCED_ORIGINS = 256;
+/** Batches published and not yet answered by Redis; past it, events are not sent but counted lost (a stalled node). */
+export const MAX_UNANSWERED_BATCHES = 64;
 /** A sending replica not heard from for this long is forgotten (replicas come and go). */
 export const SEQUENCED_ORIGIN_TTL_MS = 10 * 60_000;
 
@@ -37,8 +39,8 @@ export const SEQUENCED_ORIGIN_TTL_MS = 10 * 60_000;
 interface SeenOrigin {
   /** When its last batch arrived (performance.now()). */
   at: number;
-  /** Per tenant: events the sender had published up to the end of the last batch received. */
-  readonly next: Map<string, number>;
+  /** Per tenant: events the sender had published up to the end of the last batch received, and when it arrived. */
+  readonly next: Map<string, { readonly count: number; readonly at: number }>;
 }
 
 /** The cross-replica half of the event bus. */
@@ -70,11 +72,15 @@ interface Interest {
  * keeps nothing for it), and a publish can fail. Each batch says, per tenant, how many events of
  * that tenant its sender had published before it; a receiver that finds a gap in a sender's
  * sequence counts the missing events in the `dropped` of every local subscriber of the tenant
- * that was there before its link last came back (what the events were, and so whose filter they
- * pass, is not known), when that tenant's next batch from that sender arrives. A failed publish
- * is left to that count, not summarised as well. Not counted: events a sender held back because
- * it no longer heard of any interest (a receiver cut off for over 3 heartbeats); a gap of the
- * system tenant counts for every subscriber, whatever its tools.
+ * that was there when the sender's previous batch arrived (what the events were, and so whose
+ * filter they pass, is not known), when that tenant's next batch from that sender arrives. A
+ * failed publish is left to that count, not summarised as well. A batch that arrives after a
+ * later one (overtaken when a Cluster's publishing master changed) was counted missing then and
+ * is not delivered. Not counted: events a sender held back because it no longer heard of any
+ * interest (a receiver cut off for over 3 heartbeats); a gap of the system tenant counts for
+ * every subscriber, whatever its tools. Batches Redis has not answered are bounded
+ * (MAX_UNANSWERED_BATCHES): past it, events are counted lost instead of piling up on a stalled
+ * node.
  */
 export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
   const { bus, logger } = options;
@@ -90,12 +96,11 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
   const remote = new Map<string, number>();
   let pending: TenantEvent[] = [];
   let lost = new Map<string, TenantLoss>();
+  let unanswered = 0;
   // Sending: events of each tenant published.
   const published = new Map<string, number>();
-  // Receiving: per sending replica, least recently heard first; and when the link last came back.
+  // Receiving: per sending replica, least recently heard first.
   const seen = new Map<string, SeenOrigin>();
-  let linkBackAt = performance.now();
-  sub.on('ready', () => (linkBackAt = performance.now()));
   let flushTimer: NodeJS.Timeout | undefined;
   let listening = false;
   let closed = false;
@@ -140,15 +145,24 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
     }
     for (let i = 0; i < batch.length; i += maxBatch) {
       const chunk = batch.slice(i, i + maxBatch);
+      if (unanswered >= MAX_UNANSWERED_BATCHES) {
+        noteLost(chunk);
+        warn(`event relay: redis has not answered ${unanswered} batches, ${chunk.length} events not sent to other replicas`);
+        continue;
+      }
       const losses = [...lost.values()];
       lost = new Map();
       const sequences = sequence(chunk);
-      orderedPublisher(pub).publish(channel, encodeBatch(id, chunk, losses, sequences)).catch((e: unknown) => {
-        // Receivers find the sequenced events missing by themselves.
-        noteLost(chunk.filter(({ tenant }) => !sequences.some((x) => x.tenant === tenant)));
-        for (const loss of losses) addLoss(loss);
-        warn('event relay: publish failed', e);
-      });
+      unanswered++;
+      orderedPublisher(pub)
+        .publish(channel, encodeBatch(id, chunk, losses, sequences))
+        .catch((e: unknown) => {
+          // Receivers find the sequenced events missing by themselves.
+          noteLost(chunk.filter(({ tenant }) => !sequences.some((x) => x.tenant === tenant)));
+          for (const loss of losses) addLoss(loss);
+          warn('event relay: publish failed', e);
+        })
+        .finally(() => unanswered--);
     }
   }
 
@@ -166,8 +180,12 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
     return sequences;
   }
 
-  /** Counts what a batch's sequences show this replica missed of `origin`'s events, and remembers where they stand. */
-  function countMissed(origin: string, sequences: readonly TenantSequence[]): void {
+  /**
+   * Counts what a batch's sequences show this replica missed of `origin`'s events, and remembers
+   * where they stand. Gives the tenants whose events in this batch come after later ones (a
+   * batch that was overtaken): they were counted missed then, and are not delivered now.
+   */
+  function countMissed(origin: string, sequences: readonly TenantSequence[]): Set<string> | undefined {
     const now = performance.now();
     let known = seen.get(origin);
     if (known) seen.delete(origin);
@@ -178,16 +196,21 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
     }
     known.at = now;
     seen.set(origin, known);
+    let overtaken: Set<string> | undefined;
     for (const { tenant, before, count } of sequences) {
       const last = known.next.get(tenant);
       if (last === undefined && known.next.size >= MAX_SEQUENCED_TENANTS) continue;
-      if (last !== undefined && before > last) bus.reportLost(tenant, { sessionId: '', tool: '', kind: EventKind.UNSPECIFIED, count: before - last }, linkBackAt);
-      known.next.set(tenant, Math.max(last ?? 0, before + count));
+      // The missing events were published after the last batch that arrived: a subscriber that
+      // joined since may not have missed them, and is not charged.
+      if (last !== undefined && before > last.count) bus.reportLost(tenant, { sessionId: '', tool: '', kind: EventKind.UNSPECIFIED, count: before - last.count }, last.at);
+      if (last !== undefined && before < last.count) (overtaken ??= new Set()).add(tenant);
+      known.next.set(tenant, { count: Math.max(last?.count ?? 0, before + count), at: now });
     }
+    return overtaken;
   }
 
   const announce = (message: Omit<Interest, 'id'>) => {
-    if (!closed) pub.publish(interestChannel, JSON.stringify({ id, ...message })).catch((e: unknown) => warn('event relay: announce failed', e));
+    if (!closed) orderedPublisher(pub).publish(interestChannel, JSON.stringify({ id, ...message })).catch((e: unknown) => warn('event relay: announce failed', e));
   };
   const refreshActive = () => {
     // Other replicas cannot renew their interest while Redis is away from this one: hold it.
@@ -218,9 +241,9 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
     try {
       const batch = decodeBatch(text);
       if (batch.origin === id) return;
-      countMissed(batch.origin, batch.sequences);
+      const overtaken = countMissed(batch.origin, batch.sequences);
       for (const { tenant, ...loss } of batch.losses) bus.reportLost(tenant, loss);
-      for (const { tenant, event } of batch.events) bus.deliverLocal(tenant, event);
+      for (const { tenant, event } of batch.events) if (!overtaken?.has(tenant)) bus.deliverLocal(tenant, event);
     } catch (error) {
       warn('event relay: malformed batch ignored', error);
     }

@@ -1,6 +1,6 @@
 import { create } from '@bufbuild/protobuf';
 import { EventKind, EventSchema, type Event } from '../../gen/dispatch/v1/dispatch_pb';
-import { createEventBus, createRedisRelay, type EventBus, type RedisRelay, type Subscription } from '../../src/events';
+import { createEventBus, createRedisRelay, encodeBatch, type EventBus, type RedisRelay, type Subscription } from '../../src/events';
 import { SILENT_LOGGER } from '../../src/log';
 import { connectRedis } from '../../src/store/redis';
 import { until } from '../helpers/until';
@@ -157,7 +157,7 @@ describe('a receiving replica cut off from Redis', () => {
       return d.length > 0 ? d : undefined;
     }, what);
 
-  test('events A published while C was cut off count in the dropped of every subscriber of their tenant that C had before its link came back, at A\'s next batch of that tenant', async () => {
+  test('events A published while C was cut off count in the dropped of every subscriber of their tenant that C had when A\'s previous batch arrived, at A\'s next batch of that tenant', async () => {
     const all = onC('acme');
     const s9 = onC('acme', { sessionId: 's9' });
     const otherTenant = onC('globex');
@@ -171,7 +171,7 @@ describe('a receiving replica cut off from Redis', () => {
     expect(drain(all)).toEqual([]);
     proxyC.restore();
     await reachesC();
-    // A subscriber that joined once the link was back missed nothing.
+    // A subscriber that joined after A's last batch before the cut is not charged.
     const late = onC('acme');
     busA.publish('acme', event('s9', 'echo', EventKind.TURN_END, 6));
     // What the four were is not known on C, so they count for s9's subscriber too; not for
@@ -185,4 +185,36 @@ describe('a receiving replica cut off from Redis', () => {
     busA.publish('acme', event('s9', 'echo', EventKind.TURN_END, 8));
     expect(await next(all, 'one more event')).toEqual([['e8', 0]]);
   });
+});
+
+test('a batch that arrives after a later one of its sender is not delivered: its events were counted dropped when the gap showed', async () => {
+  // Batches of a sender "X" published straight on the relay's channel (as X would), the second
+  // one overtaken by the third: B counts e1 missing when e2 arrives, and then drops e1. Tenants
+  // of their own, so the other tests' events do not count.
+  const hooks = { wake: () => undefined, closed: () => undefined };
+  const sub = busB.subscribe('overtaken', { sessionId: '' }, hooks)!;
+  const probe = busB.subscribe('overtaken-probe', { sessionId: '' }, hooks)!;
+  open.push(sub, probe);
+  const raw = connectRedis(redis.url, { queueWhileDown: true });
+  try {
+    const batch = (tenant: string, n: number) => encodeBatch('replica-x', [{ tenant, event: event('sx', 'echo', EventKind.TOOL_PRE, n) }], [], [{ tenant, before: n, count: 1 }]);
+    let probes = 0;
+    await until(() => {
+      void raw.publish('dispatch:events', batch('overtaken-probe', probes++));
+      return drain(probe).length > 0 ? true : undefined;
+    }, 'B listening');
+    for (const n of [0, 2, 1, 3]) await raw.publish('dispatch:events', batch('overtaken', n));
+    const got: [string, number][] = [];
+    await until(() => {
+      got.push(...drain(sub));
+      return got.length >= 3 ? true : undefined;
+    }, 'the delivered events');
+    await new Promise((r) => setTimeout(r, 100));
+    got.push(...drain(sub));
+    // A drop is reported on the next event read, whenever that is: count them all.
+    expect(got.map(([name]) => name)).toEqual(['e0', 'e2', 'e3']);
+    expect(got.reduce((sum, [, dropped]) => sum + dropped, 0)).toBe(1);
+  } finally {
+    raw.disconnect();
+  }
 });

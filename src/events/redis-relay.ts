@@ -22,6 +22,8 @@ export interface RedisRelayOptions {
   readonly maxBatch?: number;
   /** A replica with subscribers re-announces its interest this often; silence for 3 periods ends it. @default 5000 */
   readonly heartbeatMs?: number;
+  /** Batches published and not yet answered by Redis; past it, events are not sent but counted lost (a stalled node). @default 64 */
+  readonly maxUnanswered?: number;
 }
 
 /** Distinct (tenant, session, tool, kind) groups a relay keeps of events it lost; past it, a tenant's losses are counted for the whole tenant (kind 0). */
@@ -30,8 +32,6 @@ export const MAX_LOSS_GROUPS = 1024;
 export const MAX_SEQUENCED_TENANTS = 10_000;
 /** Sending replicas whose sequences a receiving relay keeps; past it, the one heard from least recently is forgotten. */
 export const MAX_SEQUENCED_ORIGINS = 256;
-/** Batches published and not yet answered by Redis; past it, events are not sent but counted lost (a stalled node). */
-export const MAX_UNANSWERED_BATCHES = 64;
 /** A sending replica not heard from for this long is forgotten (replicas come and go). */
 export const SEQUENCED_ORIGIN_TTL_MS = 10 * 60_000;
 
@@ -79,8 +79,7 @@ interface Interest {
  * is not delivered. Not counted: events a sender held back because it no longer heard of any
  * interest (a receiver cut off for over 3 heartbeats); a gap of the system tenant counts for
  * every subscriber, whatever its tools. Batches Redis has not answered are bounded
- * (MAX_UNANSWERED_BATCHES): past it, events are counted lost instead of piling up on a stalled
- * node.
+ * (`maxUnanswered`): past it, events are counted lost instead of piling up on a stalled node.
  */
 export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
   const { bus, logger } = options;
@@ -90,6 +89,7 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
   const maxPending = options.maxPending ?? 10_000;
   const maxBatch = options.maxBatch ?? 500;
   const heartbeatMs = options.heartbeatMs ?? 5_000;
+  const maxUnanswered = options.maxUnanswered ?? 64;
   const id = randomUUID();
   const pub = options.connect();
   const sub = options.connect();
@@ -145,7 +145,7 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
     }
     for (let i = 0; i < batch.length; i += maxBatch) {
       const chunk = batch.slice(i, i + maxBatch);
-      if (unanswered >= MAX_UNANSWERED_BATCHES) {
+      if (unanswered >= maxUnanswered) {
         noteLost(chunk);
         warn(`event relay: redis has not answered ${unanswered} batches, ${chunk.length} events not sent to other replicas`);
         continue;

@@ -40,9 +40,6 @@ function relayDown(cause: unknown): DispatchError {
   return new DispatchError(ErrorKind.UNAVAILABLE, 'the link to other dispatch replicas (Redis) is down, so no worker could be reached; the call was not executed', { phase: 'before', recoverable: true, cause });
 }
 
-/** How long the count of a replica's subscribers on a Cluster may take before it counts as unknown. */
-const NUMSUB_TIMEOUT_MS = 1_000;
-
 /** `work`'s value, or undefined when it has not settled within `ms`. */
 function answerWithin<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
@@ -113,7 +110,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
   async function mayHaveHeard(replica: string, request: AssignmentRequest): Promise<boolean> {
     if (!(redis instanceof Cluster)) return false;
     if (!request.readOnly) return true;
-    const count = await answerWithin(clusterSubscribers(redis, replicaChannel(replica)), NUMSUB_TIMEOUT_MS).catch(() => undefined);
+    const count = await answerWithin(clusterSubscribers(redis, replicaChannel(replica)), o.options.subscriberCountTimeoutMs).catch(() => undefined);
     return count !== 0;
   }
 

@@ -12,6 +12,12 @@ export interface WorkerOptions {
   readonly routeTtlMs?: number;
   /** Extra wait past a call's deadline for a reply from another replica. @default 1000 */
   readonly relayGraceMs?: number;
+  /**
+   * On a Redis Cluster, longest wait for the count of another replica's subscribers (asked of
+   * every node when a read-only call's PUBLISH reached no one); past it the call counts as
+   * delivered. @default 1000
+   */
+  readonly subscriberCountTimeoutMs?: number;
 }
 
 /** Worker options with every default filled in. */
@@ -26,6 +32,7 @@ export function resolveWorkerOptions(partial: WorkerOptions = {}): ResolvedWorke
     advertiseIntervalMs: partial.advertiseIntervalMs ?? 5_000,
     routeTtlMs: partial.routeTtlMs ?? 15_000,
     relayGraceMs: partial.relayGraceMs ?? 1_000,
+    subscriberCountTimeoutMs: partial.subscriberCountTimeoutMs ?? 1_000,
   };
   for (const [name, value] of Object.entries(resolved)) {
     if (!Number.isInteger(value) || value <= 0) throw new RangeError(`worker.${name} must be a positive integer, got ${String(value)}`);

@@ -17,6 +17,11 @@ export interface RedisConnectOptions {
    * @default false
    */
   readonly queueWhileDown?: boolean;
+  /**
+   * On a Cluster, how often the slots are read again, so that a failover no command ran into is
+   * learnt (connections used directly, as orderedPublisher's, never trigger a refresh). @default 5000
+   */
+  readonly slotsRefreshMs?: number;
   readonly logger?: Logger;
   readonly env?: NodeJS.ProcessEnv;
 }
@@ -56,9 +61,7 @@ export function connectRedis(url: string | RedisTarget, options: RedisConnectOpt
         clusterRetryStrategy: retryStrategy,
         retryDelayOnClusterDown: 100,
         retryDelayOnFailover: 100,
-        // Also learn of a failover that no command ran into (connections used directly, as
-        // orderedPublisher's, never trigger a refresh themselves).
-        slotsRefreshInterval: 5_000,
+        slotsRefreshInterval: options.slotsRefreshMs ?? 5_000,
       });
       break;
   }

@@ -9,7 +9,7 @@ import { newResultHandle, NO_STREAK, StoreUnavailableError, type ClaimOutcome, t
 import { boundResult } from './bound-result';
 import type { PostHookInput } from './guards';
 import type { AttemptObserver, CallObserver } from './observer';
-import type { PipelineDeps, TurnContext } from './pipeline-deps';
+import type { PipelineDeps, Release, TurnContext } from './pipeline-deps';
 import { applyPreHooks } from './pre-attempt';
 import { errorResult, replayedResult, toolResult, toStored } from './results';
 import { breakerKey } from './breaker-key';
@@ -53,22 +53,31 @@ function claimRefusal(claim: ClaimOutcome | undefined): DispatchError | undefine
  * gate, idempotency claim, execution under the tool's timeout, bounding, the one store write,
  * TOOL_POST, post hooks, health. Throws HardError for LOOP_DETECTED and cancellation.
  */
-export async function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId: string, tool: ResolvedTool, rawArgs: unknown, attempt: number, warnings: string[]): Promise<AttemptResult> {
+export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId: string, tool: ResolvedTool, rawArgs: unknown, attempt: number, warnings: string[]): Promise<AttemptResult> {
   const started = performance.now();
   const attemptObs = obs.attempt(attempt, tool.name);
+  const hookFailure = (error: unknown) => failedBefore(attemptObs, callId, tool, DispatchError.from(error, 'before'), attempt, started, warnings);
   let args: unknown;
   try {
     args = applyPreHooks(deps, turn, obs, tool, rawArgs, attempt);
-    if (args instanceof Promise) args = await args;
   } catch (error) {
-    return failedBefore(attemptObs, callId, tool, DispatchError.from(error, 'before'), attempt, started, warnings);
+    return Promise.resolve(hookFailure(error));
   }
-  // In a parallel turn, the resource these arguments name is held until the attempt ends.
-  const held = turn.resources?.hold(tool.spec.resourceKey, args, turn.signal);
-  if (held === undefined) return attemptWith(deps, turn, obs, attemptObs, callId, tool, args, attempt, warnings, started);
+  // Not async itself: a call without hooks or resources runs attemptWith's promise as it is.
+  const run = (ready: unknown) => {
+    // In a parallel turn, the resource these arguments name is held until the attempt ends.
+    const held = turn.resources?.hold(tool.spec.resourceKey, ready, turn.signal);
+    const work = () => attemptWith(deps, turn, obs, attemptObs, callId, tool, ready, attempt, warnings, started);
+    return held === undefined ? work() : whileHeld(held, work);
+  };
+  return args instanceof Promise ? args.then(run, hookFailure) : run(args);
+}
+
+/** Runs `work` once the resource is held, and releases it when `work` settles. */
+async function whileHeld<T>(held: Release | Promise<Release>, work: () => Promise<T>): Promise<T> {
   const release = held instanceof Promise ? await held : held;
   try {
-    return await attemptWith(deps, turn, obs, attemptObs, callId, tool, args, attempt, warnings, started);
+    return await work();
   } finally {
     release();
   }

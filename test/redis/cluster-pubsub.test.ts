@@ -40,12 +40,12 @@ async function publishingPort(): Promise<number> {
 }
 
 test('the subscribers of a channel are counted on every node, replicas too', async () => {
-  const client = connectRedis(cluster.url);
+  const client = connectRedis(cluster.url) as Cluster;
   const onReplica = new Redis({ host: '127.0.0.1', port: cluster.replicaPorts[0]!, lazyConnect: true });
   try {
     expect(await whenReady(client, 10_000)).toBe(true);
     // The client learns of the replica from CLUSTER SLOTS (at once, or at its next refresh).
-    await eventually(() => (client as Cluster).nodes('all').some((node) => node.options.port === cluster.replicaPorts[0]), 15_000, 'the replica among the client\'s nodes');
+    await eventually(() => client.nodes('all').some((node) => node.options.port === cluster.replicaPorts[0]), 15_000, 'the replica among the client\'s nodes');
     await onReplica.subscribe('dispatch:test:probe');
     expect(await clusterSubscribers(client, 'dispatch:test:probe')).toBe(1);
     expect(await clusterSubscribers(client, 'dispatch:test:nobody')).toBe(0);

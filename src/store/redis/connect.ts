@@ -122,13 +122,11 @@ export function orderedPublisher(client: RedisClient): Redis | Cluster {
 }
 
 /**
- * Subscribers of `channel` anywhere in a Cluster (0 for another client, whose PUBLISH counts
- * them all; undefined while no node is known): a PUBLISH there counts only the subscribers on
- * the node that took it. Every node is asked, replicas too: a Cluster client subscribes through
- * any node.
+ * Subscribers of `channel` anywhere in a Cluster (undefined while no node is known): a PUBLISH
+ * there counts only the subscribers on the node that took it. Every node is asked, replicas too:
+ * a Cluster client subscribes through any node.
  */
-export async function clusterSubscribers(client: RedisClient, channel: string): Promise<number | undefined> {
-  if (!(client instanceof Cluster)) return 0;
+export async function clusterSubscribers(client: Cluster, channel: string): Promise<number | undefined> {
   const nodes = client.nodes('all');
   if (nodes.length === 0) return undefined;
   const counts = await Promise.all(nodes.map((node) => node.pubsub('NUMSUB', channel) as Promise<[string, number | string]>));

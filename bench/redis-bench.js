@@ -186,6 +186,17 @@ async function run(options = {}) {
     const bareAt = (row) => rows.find((r) => r.kind === 'bare' && r.concurrency === row.concurrency);
     lib.table('redis: bare grpc-js echo vs Dispatch with the Redis store (servers in child processes)', rows, lib.loadColumns(bareAt));
 
+    // What Redis itself adds, per round trip: (Redis row - in-memory row) / round trips per call,
+    // also in bare echo requests (at concurrency 1 each round trip costs the server a sleep and a
+    // wake-up of its own, as a whole request does).
+    for (const [redisKind, memoryKind, count] of [['redis-ro', 'memory-ro', counts.readOnly.roundTrips], ['redis-se', 'memory-se', counts.sideEffect.roundTrips]]) {
+      for (const concurrency of CONCURRENCY) {
+        const at = (kind) => rows.find((r) => r.kind === kind && r.concurrency === concurrency);
+        const perTrip = (at(redisKind).serverCpuUsPerCall - at(memoryKind).serverCpuUsPerCall) / count;
+        console.log(`  ${at(redisKind).label}, concurrency ${concurrency}: each Redis round trip adds ${lib.fixed(perTrip, 1)} µs of server CPU, ${lib.fixed(perTrip / at('bare').serverCpuUsPerCall, 2)}x a whole bare echo request`);
+      }
+    }
+
     const roundTrips = (name, value) => {
       const ok = value <= ROUND_TRIP_TARGET;
       console.log(`${ok ? 'MET ' : 'MISS'} ${name}: ${lib.fixed(value, 2)} (target <= ${ROUND_TRIP_TARGET})`);

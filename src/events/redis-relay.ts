@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { EventKind, type Event } from '../../gen/dispatch/v1/dispatch_pb';
 import type { Logger } from '../log';
-import { orderedPublisher } from '../store/redis';
+import { createOrderedPublisher } from '../store/redis';
 import type { EventBus, EventRelay } from './event-bus';
 import { decodeBatch, encodeBatch, type TenantEvent, type TenantLoss, type TenantSequence } from './relay-codec';
 
@@ -24,6 +24,8 @@ export interface RedisRelayOptions {
   readonly heartbeatMs?: number;
   /** Batches published and not yet answered by Redis; past it, events are not sent but counted lost (a stalled node). @default 64 */
   readonly maxUnanswered?: number;
+  /** On a Cluster, longest wait for the publishing master to answer a PUBLISH; past it the batch counts as failed and the next go through another master (see createOrderedPublisher). @default 1000 */
+  readonly publishStallMs?: number;
 }
 
 /** Distinct (tenant, session, tool, kind) groups a relay keeps of events it lost; past it, a tenant's losses are counted for the whole tenant (kind 0). */
@@ -76,10 +78,13 @@ interface Interest {
  * filter they pass, is not known), when that tenant's next batch from that sender arrives. A
  * failed publish is left to that count, not summarised as well. A batch that arrives after a
  * later one (overtaken when a Cluster's publishing master changed) was counted missing then and
- * is not delivered. Not counted: events a sender held back because it no longer heard of any
- * interest (a receiver cut off for over 3 heartbeats); a gap of the system tenant counts for
- * every subscriber, whatever its tools. Batches Redis has not answered are bounded
- * (`maxUnanswered`): past it, events are counted lost instead of piling up on a stalled node.
+ * is not delivered. On a Cluster, a master that stalls fails the batches it has not answered
+ * within `publishStallMs` (counted as any failed publish) and the next go through another
+ * master: should such a batch still arrive, it is one of these. Not counted: events a sender
+ * held back because it no longer heard of any interest (a receiver cut off for over 3
+ * heartbeats); a gap of the system tenant counts for every subscriber, whatever its tools.
+ * Batches Redis has not answered are bounded (`maxUnanswered`): past it, events are counted
+ * lost instead of piling up on a stalled node.
  */
 export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
   const { bus, logger } = options;
@@ -92,6 +97,7 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
   const maxUnanswered = options.maxUnanswered ?? 64;
   const id = randomUUID();
   const pub = options.connect();
+  const publisher = createOrderedPublisher(pub, { stallMs: options.publishStallMs });
   const sub = options.connect();
   const remote = new Map<string, number>();
   let pending: TenantEvent[] = [];
@@ -154,7 +160,7 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
       lost = new Map();
       const sequences = sequence(chunk);
       unanswered++;
-      orderedPublisher(pub)
+      publisher
         .publish(channel, encodeBatch(id, chunk, losses, sequences))
         .catch((e: unknown) => {
           // Receivers find the sequenced events missing by themselves.
@@ -210,7 +216,7 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
   }
 
   const announce = (message: Omit<Interest, 'id'>) => {
-    if (!closed) orderedPublisher(pub).publish(interestChannel, JSON.stringify({ id, ...message })).catch((e: unknown) => warn('event relay: announce failed', e));
+    if (!closed) publisher.publish(interestChannel, JSON.stringify({ id, ...message })).catch((e: unknown) => warn('event relay: announce failed', e));
   };
   const refreshActive = () => {
     // Other replicas cannot renew their interest while Redis is away from this one: hold it.

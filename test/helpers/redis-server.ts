@@ -149,9 +149,10 @@ export interface TestRedisCluster {
 
 /**
  * Starts `masters` cluster-enabled servers, with `replicas` replica nodes each, and joins them into
- * one cluster; resolves once every replica has synced.
+ * one cluster; resolves once every replica has synced. A node silent for `nodeTimeoutMs` is deemed
+ * failed (and failed over, when it has a replica).
  */
-export async function startRedisCluster(masters = 3, replicas = 0): Promise<TestRedisCluster> {
+export async function startRedisCluster(masters = 3, replicas = 0, options: { nodeTimeoutMs?: number } = {}): Promise<TestRedisCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'dispatch-redis-cluster-'));
   const ports: number[] = [];
   const children: ChildProcess[] = [];
@@ -166,7 +167,7 @@ export async function startRedisCluster(masters = 3, replicas = 0): Promise<Test
       ports.push(port);
       const nodeDir = join(dir, String(port));
       mkdirSync(nodeDir);
-      children.push(spawnRedis(port, nodeDir, ['--appendonly', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '5000']));
+      children.push(spawnRedis(port, nodeDir, ['--appendonly', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 5_000)]));
     }
     await Promise.all(ports.map((p) => waitForRedis(p)));
     const created = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', String(replicas), '--cluster-yes'], { encoding: 'utf8', timeout: 30_000 });

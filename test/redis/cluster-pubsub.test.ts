@@ -2,14 +2,16 @@ import { Redis, type Cluster } from 'ioredis';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { Effect } from '../../gen/dispatch/v1/tool_pb';
 import { DEFAULT_TENANT } from '../../src/server/principal';
-import { clusterSubscribers, connectRedis, orderedPublisher, whenReady } from '../../src/store/redis';
+import { clusterSubscribers, connectRedis, whenReady } from '../../src/store/redis';
 import { createRedisRelay, type RedisRelay } from '../../src/executors/worker/redis-relay';
 import { routeKey } from '../../src/executors/worker/route-table';
 import { resolveWorkerOptions } from '../../src/executors/worker/worker-options';
-import type { WorkerPool } from '../../src/executors/worker/worker-pool';
+import type { WorkerOptions } from '../../src/executors/worker/worker-options';
+import type { AssignmentRequest, WorkerPool } from '../../src/executors/worker/worker-pool';
 import { SILENT_LOGGER } from '../../src/log';
 import type { ToolRegistry } from '../../src/registry';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-server';
+import { until } from '../helpers/until';
 import { startWorkerApp, type WorkerApp } from '../workers/worker-app';
 import { echoAnswer, eventually } from '../workers/worker-harness';
 
@@ -27,17 +29,25 @@ afterAll(async () => {
   await cluster?.close();
 });
 
-/** The port of the master that relays publish through. */
+/** The port of the master that relays publish through at first: the first by address (every port has five digits). */
 async function publishingPort(): Promise<number> {
-  const probe = connectRedis(cluster.url);
+  const probe = connectRedis(cluster.url) as Cluster;
   try {
     expect(await whenReady(probe, 10_000)).toBe(true);
     await probe.ping();
-    return Number((orderedPublisher(probe) as Redis).options.port);
+    return Math.min(...probe.nodes('master').map((node) => Number(node.options.port)));
   } finally {
     probe.disconnect();
   }
 }
+
+/**
+ * Whether a worker relay subscribes through the node on `port`: a Cluster client subscribes
+ * through a node at random, and one that subscribes through a stopped node hears nothing, whatever
+ * the publisher does. The stalled-master tests start their relays again until none does.
+ */
+const relaySubscribesOn = (port: number) => cluster.cli(port, 'pubsub', 'channels', 'dispatch:worker:replica:*').trim() !== '';
+const START_TRIES = 10;
 
 test('the subscribers of a channel are counted on every node, replicas too', async () => {
   const client = connectRedis(cluster.url) as Cluster;
@@ -62,9 +72,16 @@ describe('a worker call forwarded through a master that stalls', () => {
   const record = (reason: unknown) => void unhandled.push(reason);
   beforeAll(async () => {
     process.on('unhandledRejection', record);
-    const options = { advertiseIntervalMs: 200, routeTtlMs: 10_000 };
-    a = await startWorkerApp(options, { redisUrl: cluster.url });
-    b = await startWorkerApp(options, { redisUrl: cluster.url });
+    const options = { advertiseIntervalMs: 200, routeTtlMs: 10_000, publishStallMs: 200 };
+    const publisherPort = await publishingPort();
+    for (let tries = 1; ; tries++) {
+      a = await startWorkerApp(options, { redisUrl: cluster.url });
+      b = await startWorkerApp(options, { redisUrl: cluster.url });
+      if (!relaySubscribesOn(publisherPort)) break;
+      await a.close();
+      await b.close();
+      if (tries === START_TRIES) throw new Error(`a relay subscribed through the publishing master in ${START_TRIES} starts`);
+    }
   });
   afterAll(async () => {
     process.off('unhandledRejection', record);
@@ -72,7 +89,7 @@ describe('a worker call forwarded through a master that stalls', () => {
     await b?.close();
   });
 
-  test('ends with the tool timeout and does not crash the process; calls go on once the master resumes', async () => {
+  test('a read-only call is sent again through another master and answered within its timeout; calls go on once the master resumes', async () => {
     // The master every relay publishes through, and a tool whose route lives on another node.
     const publisherPort = await publishingPort();
     const served = (key: string) => !cluster.cli(publisherPort, 'get', key).includes('MOVED');
@@ -85,7 +102,8 @@ describe('a worker call forwarded through a master that stalls', () => {
     cluster.signal(publisherPort, 'SIGSTOP');
     try {
       const stalled = await call(0);
-      expect(stalled.error?.kind).toBe(ErrorKind.TIMEOUT);
+      expect(stalled.error).toBeUndefined();
+      expect(JSON.parse(stalled.output)).toEqual({ worker: 'on-a', args: { n: 0 } });
     } finally {
       cluster.signal(publisherPort, 'SIGCONT');
     }
@@ -96,32 +114,82 @@ describe('a worker call forwarded through a master that stalls', () => {
   });
 });
 
+/**
+ * Two worker relays alone, each with the part of a worker pool it reads: A hosts a tool whose
+ * route is not on the publishing master, B forwards calls to it; resolves once one is answered.
+ */
+async function startRelays(workerOptions: WorkerOptions) {
+  const publisherPort = await publishingPort();
+  const tool = ['y_a', 'y_b', 'y_c', 'y_d', 'y_e', 'y_f'].find((name) => cluster.cli(publisherPort, 'get', routeKey('t', name)).includes('MOVED'))!;
+  const registry = { lookup: () => undefined, applyRemote: () => undefined } as unknown as ToolRegistry;
+  const assigned: string[] = [];
+  const assign = async (request: AssignmentRequest) => {
+    assigned.push(request.idempotencyKey);
+    return 'done';
+  };
+  const pool = (hosted: boolean) => ({ hosted: () => (hosted ? [{ tenant: 't', tool }] : []), assign, onHostedChange: () => undefined }) as unknown as WorkerPool;
+  const options = resolveWorkerOptions(workerOptions);
+  const relays: RedisRelay[] = [];
+  const close = async () => {
+    for (const relay of relays) await relay.close();
+  };
+  try {
+    for (let tries = 1; relays.length === 0 || relaySubscribesOn(publisherPort); tries++) {
+      if (tries > START_TRIES) throw new Error(`a relay subscribed through the publishing master in ${START_TRIES} starts`);
+      await close();
+      relays.length = 0;
+      relays.push(await createRedisRelay({ url: cluster.url, pool: pool(true), registry, logger: SILENT_LOGGER, options }));
+      relays.push(await createRedisRelay({ url: cluster.url, pool: pool(false), registry, logger: SILENT_LOGGER, options }));
+    }
+    const request = (idempotencyKey: string, readOnly = false): AssignmentRequest => ({ tenant: 't', tool, toolCallId: 'c', argumentsJson: '{}', sessionId: 's', attempt: 1, idempotencyKey, deadline: Date.now() + 800, readOnly });
+    await eventually(async () => (await relays[1]!.forward(request('warm-up'), new AbortController().signal).catch(() => '')) === 'done', 10_000, 'a forward that A answers');
+    const forward = (request: AssignmentRequest, signal: AbortSignal) => relays[1]!.forward(request, signal);
+    return { publisherPort, forward, request, assigned, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
 test('a forward whose assignment is stuck on a stalled master ends with its abort, and no rejection goes unhandled', async () => {
   const unhandled: unknown[] = [];
   const record = (reason: unknown) => void unhandled.push(reason);
   process.on('unhandledRejection', record);
-  const publisherPort = await publishingPort();
-  const tool = ['y_a', 'y_b', 'y_c', 'y_d', 'y_e', 'y_f'].find((name) => cluster.cli(publisherPort, 'get', routeKey('t', name)).includes('MOVED'))!;
-  // The relays alone, each with the part of a worker pool it reads: A hosts the tool.
-  const registry = { lookup: () => undefined, applyRemote: () => undefined } as unknown as ToolRegistry;
-  const pool = (hosted: boolean) => ({ hosted: () => (hosted ? [{ tenant: 't', tool }] : []), assign: async () => 'done', onHostedChange: () => undefined }) as unknown as WorkerPool;
-  const options = resolveWorkerOptions({});
-  const relays: RedisRelay[] = [];
+  const relays = await startRelays({});
   try {
-    relays.push(await createRedisRelay({ url: cluster.url, pool: pool(true), registry, logger: SILENT_LOGGER, options }));
-    relays.push(await createRedisRelay({ url: cluster.url, pool: pool(false), registry, logger: SILENT_LOGGER, options }));
-    const request = () => ({ tenant: 't', tool, toolCallId: 'c', argumentsJson: '{}', sessionId: 's', attempt: 1, idempotencyKey: 'k', deadline: Date.now() + 3_000 });
-    await eventually(async () => (await relays[1]!.forward(request(), new AbortController().signal).catch(() => '')) === 'done', 10_000, 'a forward that A answers');
-    cluster.signal(publisherPort, 'SIGSTOP');
+    cluster.signal(relays.publisherPort, 'SIGSTOP');
     try {
-      await expect(relays[1]!.forward(request(), AbortSignal.timeout(500))).rejects.toMatchObject({ name: 'TimeoutError' });
+      await expect(relays.forward(relays.request('k'), AbortSignal.timeout(500))).rejects.toMatchObject({ name: 'TimeoutError' });
       await new Promise((r) => setTimeout(r, 200));
     } finally {
-      cluster.signal(publisherPort, 'SIGCONT');
+      cluster.signal(relays.publisherPort, 'SIGCONT');
     }
     expect(unhandled).toEqual([]);
   } finally {
     process.off('unhandledRejection', record);
-    for (const relay of relays) await relay.close();
+    await relays.close();
+  }
+});
+
+test('through a stalled master, a side-effecting forward waits for its reply (it may still arrive) and runs at most once; a read-only one is answered through another master', async () => {
+  // The master stays stopped about a second, well within the cluster's node timeout (5 s).
+  const relays = await startRelays({ publishStallMs: 200, relayGraceMs: 200 });
+  try {
+    cluster.signal(relays.publisherPort, 'SIGSTOP');
+    try {
+      // Not UNAVAILABLE before execution, which a retry policy would run again: the stalled master still holds it.
+      await expect(relays.forward(relays.request('side-effecting'), new AbortController().signal)).rejects.toMatchObject({ kind: ErrorKind.TIMEOUT, phase: 'during' });
+      const started = Date.now();
+      await expect(relays.forward(relays.request('read-only', true), new AbortController().signal)).resolves.toBe('done');
+      expect(Date.now() - started).toBeLessThan(1_000);
+    } finally {
+      cluster.signal(relays.publisherPort, 'SIGCONT');
+    }
+    // The held assignment arrives once the master resumes: late, but never twice.
+    await until(() => (relays.assigned.includes('side-effecting') ? true : undefined), 'the held assignment on A', 5_000);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(relays.assigned.filter((key) => key === 'side-effecting')).toEqual(['side-effecting']);
+  } finally {
+    await relays.close();
   }
 });

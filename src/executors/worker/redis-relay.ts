@@ -1,4 +1,4 @@
-import { clusterSubscribers, connectRedis, orderedPublisher } from '../../store/redis';
+import { clusterSubscribers, connectRedis, createOrderedPublisher, PublishStalledError } from '../../store/redis';
 import { randomUUID } from 'node:crypto';
 import { Cluster } from 'ioredis';
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
@@ -63,8 +63,17 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
   const inflight = new Map<string, AbortController>();
   const waiting = new Map<string, Waiting>();
   const warn = (what: string) => (error: Error) => o.logger.warn(what, { error: error.message });
-  // Through one node on a Cluster, so that a cancel never overtakes its assignment.
-  const send = (replica: string, message: RelayMessage) => orderedPublisher(redis).publish(replicaChannel(replica), JSON.stringify(message));
+  // Through one node on a Cluster, so that a cancel does not overtake its assignment (but for
+  // once, when that node stalls and the next go through another).
+  const publisher = createOrderedPublisher(redis, { stallMs: o.options.publishStallMs });
+  const send = (replica: string, message: RelayMessage) => publisher.publish(replicaChannel(replica), JSON.stringify(message));
+  // A message whose master stalled may still arrive: one that does no harm twice (a reply, a
+  // cancel, a read-only assignment) is sent again, through the next master.
+  const sendAgainIfStalled = (replica: string, message: RelayMessage) =>
+    send(replica, message).catch((error: unknown) => {
+      if (error instanceof PublishStalledError) return send(replica, message);
+      throw error;
+    });
 
   function runInbound(id: string, from: string, request: AssignmentRequest): void {
     const controller = new AbortController();
@@ -72,7 +81,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
     const timer = setTimeout(() => controller.abort(new Error('deadline passed')), Math.max(1, request.deadline - Date.now() + o.options.relayGraceMs));
     o.pool
       .assign(request, abortHookOf(controller.signal))
-      .then((output) => send(from, { t: 'reply', id, output }), (error: unknown) => send(from, { t: 'reply', id, error: toWire(error) }))
+      .then((output) => sendAgainIfStalled(from, { t: 'reply', id, output }), (error: unknown) => sendAgainIfStalled(from, { t: 'reply', id, error: toWire(error) }))
       .catch(warn('a worker reply to another replica was lost'))
       .finally(() => {
         clearTimeout(timer);
@@ -118,7 +127,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
     return new Promise<string>((resolve, reject) => {
       const onAbort = () => {
         cleanup();
-        send(replica, { t: 'cancel', id }).catch(warn('a cancel to another replica was lost'));
+        sendAgainIfStalled(replica, { t: 'cancel', id }).catch(warn('a cancel to another replica was lost'));
         reject(signal.reason);
       };
       const timer = setTimeout(() => {
@@ -164,11 +173,16 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
         );
         let receivers: number | boolean;
         try {
-          receivers = await Promise.race([send(replica, { t: 'assign', id, from: replicaId, request }), replied]);
+          const deliver = request.readOnly ? sendAgainIfStalled : send;
+          receivers = await Promise.race([deliver(replica, { t: 'assign', id, from: replicaId, request }), replied]);
         } catch (error) {
-          waiting.get(id)?.settle(undefined, relayDown(error));
-          await replied;
-          throw relayDown(error);
+          // The assignment may still arrive: like one that may have been heard, its reply is awaited.
+          if (error instanceof PublishStalledError) receivers = true;
+          else {
+            waiting.get(id)?.settle(undefined, relayDown(error));
+            await replied;
+            throw relayDown(error);
+          }
         }
         if (receivers === 0 && !(await Promise.race([mayHaveHeard(replica, request), replied]))) {
           waiting.get(id)?.settle('');

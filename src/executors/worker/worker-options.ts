@@ -18,6 +18,12 @@ export interface WorkerOptions {
    * delivered. @default 1000
    */
   readonly subscriberCountTimeoutMs?: number;
+  /**
+   * On a Redis Cluster, longest wait for the master relaying calls to answer a PUBLISH; past it
+   * the next messages go through another master, and a call whose assignment it held waits for
+   * its reply (a read-only one is sent again first). @default 1000
+   */
+  readonly publishStallMs?: number;
 }
 
 /** Worker options with every default filled in. */
@@ -33,6 +39,7 @@ export function resolveWorkerOptions(partial: WorkerOptions = {}): ResolvedWorke
     routeTtlMs: partial.routeTtlMs ?? 15_000,
     relayGraceMs: partial.relayGraceMs ?? 1_000,
     subscriberCountTimeoutMs: partial.subscriberCountTimeoutMs ?? 1_000,
+    publishStallMs: partial.publishStallMs ?? 1_000,
   };
   for (const [name, value] of Object.entries(resolved)) {
     if (!Number.isInteger(value) || value <= 0) throw new RangeError(`worker.${name} must be a positive integer, got ${String(value)}`);

@@ -19,7 +19,7 @@ export interface RedisConnectOptions {
   readonly queueWhileDown?: boolean;
   /**
    * On a Cluster, how often the slots are read again, so that a failover no command ran into is
-   * learnt (connections used directly, as orderedPublisher's, never trigger a refresh). @default 5000
+   * learnt (connections used directly, as an ordered publisher's, never trigger a refresh). @default 5000
    */
   readonly slotsRefreshMs?: number;
   readonly logger?: Logger;
@@ -101,24 +101,6 @@ export function whenReady(client: RedisClient, timeoutMs: number): Promise<boole
     const timer = setTimeout(() => done(false), timeoutMs);
     client.on('ready', onReady);
   });
-}
-
-/**
- * The connection to PUBLISH through when messages must arrive in the order they were sent: the
- * client itself, or on a Cluster always the same master (the first by address). A Cluster client
- * sends each PUBLISH through any node, and messages sent through different nodes reach a
- * subscriber out of order; from one node they reach every other over its one cluster-bus link,
- * in order. A change of masters may reorder once.
- */
-export function orderedPublisher(client: RedisClient): Redis | Cluster {
-  if (!(client instanceof Cluster)) return client;
-  let first: Redis | undefined;
-  let firstKey = '';
-  for (const node of client.nodes('master')) {
-    const key = `${node.options.host}:${node.options.port}`;
-    if (!first || key < firstKey) [first, firstKey] = [node, key];
-  }
-  return first ?? client;
 }
 
 /**

@@ -1,10 +1,12 @@
 export { createRedisStore } from './redis-store';
 export type { RedisStore, RedisStoreOptions } from './redis-store';
-export { clusterSubscribers, connectRedis, orderedPublisher, whenReady } from './connect';
+export { clusterSubscribers, connectRedis, whenReady } from './connect';
 export type { RedisClient, RedisConnectOptions } from './connect';
+export { createOrderedPublisher, PublishStalledError } from './ordered-publisher';
+export type { OrderedPublisher, OrderedPublisherOptions } from './ordered-publisher';
 export { parseRedisUrl } from './redis-url';
 export type { RedisTarget, RedisAddress } from './redis-url';
 export { sessionKeys, registryKeys } from './session-keys';
 export type { SessionKeys } from './session-keys';
 export { createRegistryReplica } from './registry-replica';
-export type { RegistryReplica } from './registry-replica';
+export type { RegistryReplica, RegistryReplicaOptions } from './registry-replica';

@@ -3,7 +3,8 @@ import { fromBinary, toBinary } from '@bufbuild/protobuf';
 import { ToolSpecSchema, type ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
 import type { Logger } from '../../log';
 import type { RegistryChange, ToolRegistry } from '../../registry';
-import { orderedPublisher, type RedisClient } from './connect';
+import type { RedisClient } from './connect';
+import { createOrderedPublisher } from './ordered-publisher';
 import { registryKeys } from './session-keys';
 
 /** Keeps the tools registered by RPC in Redis, so replicas sharing it share them. */
@@ -11,6 +12,14 @@ export interface RegistryReplica {
   /** Loads the stored tools into `registry`, then publishes its changes and applies the others'. */
   attach(registry: ToolRegistry): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Options of {@link createRegistryReplica}. */
+export interface RegistryReplicaOptions {
+  readonly prefix?: string;
+  readonly logger?: Logger;
+  /** On a Cluster, longest wait for the publishing master to answer an announcement (see createOrderedPublisher). @default 1000 */
+  readonly publishStallMs?: number;
 }
 
 interface Announcement {
@@ -30,8 +39,9 @@ const decodeSpec = (text: string) => fromBinary(ToolSpecSchema, Buffer.from(text
  * every reconnection the stored tools are loaded again, so a replica that missed announcements
  * catches up (removals made meanwhile are not seen until the next announcement).
  */
-export function createRegistryReplica(client: RedisClient, subscriber: RedisClient, options: { prefix?: string; logger?: Logger } = {}): RegistryReplica {
+export function createRegistryReplica(client: RedisClient, subscriber: RedisClient, options: RegistryReplicaOptions = {}): RegistryReplica {
   const keys = registryKeys(options.prefix);
+  const publisher = createOrderedPublisher(client, { stallMs: options.publishStallMs });
   const origin = randomUUID();
   const logger = options.logger;
   let registry: ToolRegistry | undefined;
@@ -61,8 +71,8 @@ export function createRegistryReplica(client: RedisClient, subscriber: RedisClie
       await client.hset(keys.tools(change.tenant), Object.fromEntries(change.specs.map((s, i) => [s.name, announcement.specs![i]!])));
       await client.sadd(keys.tenants, change.tenant);
     } else await client.hdel(keys.tools(change.tenant), change.name);
-    // Through one node on a Cluster, so that a removal never overtakes its registration.
-    await orderedPublisher(client).publish(keys.channel, JSON.stringify(announcement));
+    // Through one node on a Cluster, so that a removal does not overtake its registration.
+    await publisher.publish(keys.channel, JSON.stringify(announcement));
   }
 
   function onMessage(channel: string, message: string): void {

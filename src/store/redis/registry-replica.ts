@@ -35,9 +35,15 @@ const decodeSpec = (text: string) => fromBinary(ToolSpecSchema, Buffer.from(text
 
 /**
  * Replicates a registry through Redis: `client` stores the tools (a hash per tenant) and publishes
- * each change; `subscriber` (a connection that queues while down) hears the other replicas'. On
- * every reconnection the stored tools are loaded again, so a replica that missed announcements
- * catches up (removals made meanwhile are not seen until the next announcement).
+ * each change; `subscriber` (a connection that queues while down) hears the other replicas'.
+ * An announcement is taken as "these tools of this tenant changed": the replica reads them again
+ * from the tenant's hash and registers each stored spec, or removes the tool when it is gone, so
+ * announcements delivered late or out of order (a PUBLISH that stalled on a Cluster master) cannot
+ * bring back a removed tool or an older spec. When that read fails, a warning is logged and the
+ * announcement is applied as it says, which one out of order can still get wrong until the tool
+ * is announced again. On every reconnection the stored tools are loaded again, so a replica that
+ * missed announcements catches up (a removal it missed is not seen until that tool is announced
+ * again).
  */
 export function createRegistryReplica(client: RedisClient, subscriber: RedisClient, options: RegistryReplicaOptions = {}): RegistryReplica {
   const keys = registryKeys(options.prefix);
@@ -71,21 +77,57 @@ export function createRegistryReplica(client: RedisClient, subscriber: RedisClie
       await client.hset(keys.tools(change.tenant), Object.fromEntries(change.specs.map((s, i) => [s.name, announcement.specs![i]!])));
       await client.sadd(keys.tenants, change.tenant);
     } else await client.hdel(keys.tools(change.tenant), change.name);
-    // Through one node on a Cluster, so that a removal does not overtake its registration.
+    // Same fields as ever: replicas of the previous version apply them as they say. Through one
+    // node on a Cluster, so that for them a removal does not overtake its registration.
     await publisher.publish(keys.channel, JSON.stringify(announcement));
+  }
+
+  // The newest re-read of each tool (`tenant \n name`), while it is in flight. A tenant's hash is
+  // on one node and reads over one connection are answered in order, but on a Cluster a read
+  // redirected during a failover is sent again and may be answered after a later one: so only the
+  // newest re-read of a tool applies it.
+  const newest = new Map<string, number>();
+  let reads = 0;
+
+  // Applies what the tenant's hash holds now for the tools `change` names (see the function's doc).
+  async function refresh(change: RegistryChange): Promise<void> {
+    const { tenant } = change;
+    const names = change.type === 'remove' ? [change.name] : change.specs.map((spec) => spec.name);
+    if (names.length === 0) return;
+    const read = ++reads;
+    for (const name of names) newest.set(`${tenant}\n${name}`, read);
+    // True once, for the newest re-read of `name`, which then applies it.
+    const claim = (name: string) => newest.get(`${tenant}\n${name}`) === read && newest.delete(`${tenant}\n${name}`);
+    let stored: (string | null)[];
+    try {
+      stored = await client.hmget(keys.tools(tenant), ...names);
+    } catch (error) {
+      logger?.warn('could not read changed tools from redis; applying the announcement as it says', { tenant, error: (error as Error).message });
+      if (change.type === 'remove') {
+        if (claim(change.name)) apply(change);
+      } else {
+        const specs = change.specs.filter((spec) => claim(spec.name));
+        if (specs.length > 0) apply({ type: 'register', tenant, specs });
+      }
+      return;
+    }
+    const mine = names.map((name, i) => ({ name, text: stored[i] ?? null })).filter(({ name }) => claim(name));
+    for (const { name, text } of mine) apply(text === null ? { type: 'remove', tenant, name } : { type: 'register', tenant, specs: [decodeSpec(text)] });
   }
 
   function onMessage(channel: string, message: string): void {
     if (channel !== keys.channel) return;
-    let a: Announcement;
+    let change: RegistryChange;
     try {
-      a = JSON.parse(message) as Announcement;
+      const a = JSON.parse(message) as Announcement;
+      if (a.origin === origin) return;
+      if (a.type === 'remove' && a.name !== undefined) change = { type: 'remove', tenant: a.tenant, name: a.name };
+      else if (a.type === 'register' && a.specs) change = { type: 'register', tenant: a.tenant, specs: a.specs.map(decodeSpec) };
+      else return;
     } catch {
       return;
     }
-    if (a.origin === origin) return;
-    if (a.type === 'remove' && a.name !== undefined) apply({ type: 'remove', tenant: a.tenant, name: a.name });
-    else if (a.type === 'register' && a.specs) apply({ type: 'register', tenant: a.tenant, specs: a.specs.map(decodeSpec) });
+    void refresh(change).catch((error: Error) => logger?.warn('a tool changed on another replica could not be applied here', { tenant: change.tenant, error: error.message }));
   }
 
   const reload = () =>
@@ -99,8 +141,9 @@ export function createRegistryReplica(client: RedisClient, subscriber: RedisClie
       const subscribe = () => void subscriber.subscribe(keys.channel).catch((error: Error) => logger?.warn('could not subscribe to registry changes', { error: error.message }));
       if (subscriber.status === 'ready') subscribe();
       else subscriber.once('ready', subscribe);
-      // One change at a time: a removal's fewer writes would otherwise let its announcement
-      // overtake the registration's (on a Cluster the writes go to different nodes).
+      // One change at a time, for replicas that apply announcements as they say (the previous
+      // version, or a failed re-read): a removal's fewer writes would otherwise let its
+      // announcement overtake the registration's (on a Cluster the writes go to different nodes).
       let sharing = Promise.resolve();
       target.onChange((change) => {
         sharing = sharing.then(() => publish(change)).catch((error: Error) => logger?.error('a registry change could not be shared through redis', { type: change.type, tenant: change.tenant, error: error.message }));

@@ -144,7 +144,7 @@ async function startRelays(workerOptions: WorkerOptions) {
     const request = (idempotencyKey: string, readOnly = false): AssignmentRequest => ({ tenant: 't', tool, toolCallId: 'c', argumentsJson: '{}', sessionId: 's', attempt: 1, idempotencyKey, deadline: Date.now() + 800, readOnly });
     await eventually(async () => (await relays[1]!.forward(request('warm-up'), new AbortController().signal).catch(() => '')) === 'done', 10_000, 'a forward that A answers');
     const forward = (request: AssignmentRequest, signal: AbortSignal) => relays[1]!.forward(request, signal);
-    return { publisherPort, forward, request, assigned, close };
+    return { publisherPort, forward, request, assigned, close, callerId: relays[1]!.replicaId, tool };
   } catch (error) {
     await close();
     throw error;
@@ -171,9 +171,17 @@ test('a forward whose assignment is stuck on a stalled master ends with its abor
   }
 });
 
-test('through a stalled master, a side-effecting forward waits for its reply (it may still arrive) and runs at most once; a read-only one is answered through another master', async () => {
+test('through a stalled master, a side-effecting forward waits for its reply (it may still arrive) and is not run when it arrives after its deadline; a read-only one is answered through another master', async () => {
   // The master stays stopped about a second, well within the cluster's node timeout (5 s).
   const relays = await startRelays({ publishStallMs: 200, relayGraceMs: 200 });
+  // What A tells the caller's replica, heard through a master that is not stopped.
+  const listener = new Redis({ host: '127.0.0.1', port: cluster.ports.find((p) => p !== relays.publisherPort && !cluster.replicaPorts.includes(p))! });
+  const refusals: string[] = [];
+  listener.on('message', (_channel: string, text: string) => {
+    const message = JSON.parse(text) as { t: string; error?: { kind: ErrorKind; phase: string; message: string } };
+    if (message.t === 'reply' && message.error?.kind === ErrorKind.TIMEOUT && message.error.phase === 'before') refusals.push(message.error.message);
+  });
+  await listener.subscribe(`dispatch:worker:replica:${relays.callerId}`);
   try {
     cluster.signal(relays.publisherPort, 'SIGSTOP');
     try {
@@ -185,11 +193,12 @@ test('through a stalled master, a side-effecting forward waits for its reply (it
     } finally {
       cluster.signal(relays.publisherPort, 'SIGCONT');
     }
-    // The held assignment arrives once the master resumes: late, but never twice.
-    await until(() => (relays.assigned.includes('side-effecting') ? true : undefined), 'the held assignment on A', 5_000);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(relays.assigned.filter((key) => key === 'side-effecting')).toEqual(['side-effecting']);
+    // The held assignment arrives once the master resumes, after its deadline: refused, not run.
+    await until(() => (refusals.length > 0 ? true : undefined), 'the refusal of the held assignment', 5_000);
+    expect(refusals).toEqual([`the call reached the replica hosting "${relays.tool}" after its deadline; it was not executed`]);
+    expect(relays.assigned.filter((key) => key === 'side-effecting')).toEqual([]);
   } finally {
+    listener.disconnect();
     await relays.close();
   }
 });

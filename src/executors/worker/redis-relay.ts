@@ -36,6 +36,9 @@ interface Waiting {
 
 const replicaChannel = (replica: string) => `dispatch:worker:replica:${replica}`;
 
+/** How long a cancel without a deadline (from a replica of an older version) is remembered, in ms. */
+const CANCEL_MEMORY_MS = 60_000;
+
 function relayDown(cause: unknown): DispatchError {
   return new DispatchError(ErrorKind.UNAVAILABLE, 'the link to other dispatch replicas (Redis) is down, so no worker could be reached; the call was not executed', { phase: 'before', recoverable: true, cause });
 }
@@ -75,7 +78,30 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
       throw error;
     });
 
+  // Assignments that ended or were cancelled here, by id, with the epoch ms until which a copy
+  // could still matter (their deadline): a copy arriving late is not run. Oldest first.
+  const ended = new Map<string, number>();
+  const remember = (id: string, until: number) => {
+    ended.delete(id);
+    ended.set(id, until);
+    const now = Date.now();
+    for (const [oldest, expires] of ended) {
+      if (ended.size <= o.options.maxRememberedAssignments && expires > now) break;
+      ended.delete(oldest);
+    }
+  };
+
   function runInbound(id: string, from: string, request: AssignmentRequest): void {
+    // A copy of one running or ended here (sent again after a stalled publish), or one whose
+    // cancel came first (the cancel overtook it): the caller is not waiting for this one.
+    if (inflight.has(id) || ended.has(id)) return;
+    if (!(request.deadline > Date.now())) {
+      // Held somewhere (a stalled node) past its deadline: the caller has given up or is about to.
+      const late = new DispatchError(ErrorKind.TIMEOUT, `the call reached the replica hosting "${request.tool}" after its deadline; it was not executed`, { phase: 'before', recoverable: true });
+      remember(id, Date.now() + o.options.relayGraceMs);
+      sendAgainIfStalled(from, { t: 'reply', id, error: toWire(late) }).catch(warn('a worker reply to another replica was lost'));
+      return;
+    }
     const controller = new AbortController();
     inflight.set(id, controller);
     const timer = setTimeout(() => controller.abort(new Error('deadline passed')), Math.max(1, request.deadline - Date.now() + o.options.relayGraceMs));
@@ -86,6 +112,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
       .finally(() => {
         clearTimeout(timer);
         inflight.delete(id);
+        remember(id, request.deadline + o.options.relayGraceMs);
       });
   }
 
@@ -93,7 +120,11 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
     if (channel === SPECS_KEY) return specs.receive(text);
     const message = parseRelayMessage(text);
     if (message?.t === 'assign') runInbound(message.id, message.from, message.request);
-    else if (message?.t === 'cancel') inflight.get(message.id)?.abort(new Error('cancelled by the calling replica'));
+    else if (message?.t === 'cancel') {
+      const running = inflight.get(message.id);
+      if (running) running.abort(new Error('cancelled by the calling replica'));
+      else if (!ended.has(message.id)) remember(message.id, (typeof message.deadline === 'number' ? message.deadline : Date.now() + CANCEL_MEMORY_MS) + o.options.relayGraceMs);
+    }
     else if (message?.t === 'reply') waiting.get(message.id)?.settle(message.output, message.error && fromWire(message.error));
   });
   await sub.subscribe(replicaChannel(replicaId), SPECS_KEY);
@@ -127,7 +158,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
     return new Promise<string>((resolve, reject) => {
       const onAbort = () => {
         cleanup();
-        sendAgainIfStalled(replica, { t: 'cancel', id }).catch(warn('a cancel to another replica was lost'));
+        sendAgainIfStalled(replica, { t: 'cancel', id, deadline: request.deadline }).catch(warn('a cancel to another replica was lost'));
         reject(signal.reason);
       };
       const timer = setTimeout(() => {

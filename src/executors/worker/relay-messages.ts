@@ -14,7 +14,8 @@ export interface WireError {
 /** What replicas tell each other about assignments, on each replica's own channel. */
 export type RelayMessage =
   | { readonly t: 'assign'; readonly id: string; readonly from: string; readonly request: AssignmentRequest }
-  | { readonly t: 'cancel'; readonly id: string }
+  /** `deadline`: the assignment's (epoch ms), so that one arriving after its cancel is refused until then; absent from older replicas. */
+  | { readonly t: 'cancel'; readonly id: string; readonly deadline?: number }
   | { readonly t: 'reply'; readonly id: string; readonly output?: string; readonly error?: WireError };
 
 /** A failure in its wire form; anything that is not a DispatchError is UNEXPECTED, during. */

@@ -24,6 +24,12 @@ export interface WorkerOptions {
    * its reply (a read-only one is sent again first). @default 1000
    */
   readonly publishStallMs?: number;
+  /**
+   * Assignments from other replicas remembered after they ended or were cancelled, until their
+   * deadline, so that a copy arriving late (a publish that stalled and was sent again, a cancel
+   * that overtook its assignment) is not run; past it the oldest are forgotten. @default 10000
+   */
+  readonly maxRememberedAssignments?: number;
 }
 
 /** Worker options with every default filled in. */
@@ -40,6 +46,7 @@ export function resolveWorkerOptions(partial: WorkerOptions = {}): ResolvedWorke
     relayGraceMs: partial.relayGraceMs ?? 1_000,
     subscriberCountTimeoutMs: partial.subscriberCountTimeoutMs ?? 1_000,
     publishStallMs: partial.publishStallMs ?? 1_000,
+    maxRememberedAssignments: partial.maxRememberedAssignments ?? 10_000,
   };
   for (const [name, value] of Object.entries(resolved)) {
     if (!Number.isInteger(value) || value <= 0) throw new RangeError(`worker.${name} must be a positive integer, got ${String(value)}`);

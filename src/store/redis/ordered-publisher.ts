@@ -37,7 +37,9 @@ const addressOf = (node: Redis) => `${node.options.host}:${node.options.port}`;
  * stalled within `avoidMs` (when all have, the one that stalled longest ago; a publish is never
  * refused). A change of master may reorder messages once, and a PUBLISH that stalled may still
  * be delivered after later ones: the relays tolerate both (the event relay counts gaps and drops
- * overtaken batches; a worker call whose assignment stalled waits for its reply).
+ * overtaken batches; a worker call whose assignment stalled waits for its reply, and the hosting
+ * replica runs no assignment past its deadline, after its cancel or twice; the registry replica
+ * re-reads the tools an announcement names, so a late one changes nothing).
  */
 export function createOrderedPublisher(client: RedisClient, options: OrderedPublisherOptions = {}): OrderedPublisher {
   const stallMs = options.stallMs ?? 1_000;

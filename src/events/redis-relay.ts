@@ -72,19 +72,34 @@ interface Interest {
  *
  * Events a replica did publish can still miss a receiver whose own link to Redis was down (pub/sub
  * keeps nothing for it), and a publish can fail. Each batch says, per tenant, how many events of
- * that tenant its sender had published before it; a receiver that finds a gap in a sender's
- * sequence counts the missing events in the `dropped` of every local subscriber of the tenant
- * that was there when the sender's previous batch arrived (what the events were, and so whose
- * filter they pass, is not known), when that tenant's next batch from that sender arrives. A
- * failed publish is left to that count, not summarised as well. A batch that arrives after a
- * later one (overtaken when a Cluster's publishing master changed) was counted missing then and
- * is not delivered. On a Cluster, a master that stalls fails the batches it has not answered
- * within `publishStallMs` (counted as any failed publish) and the next go through another
- * master: should such a batch still arrive, it is one of these. Not counted: events a sender
- * held back because it no longer heard of any interest (a receiver cut off for over 3
- * heartbeats); a gap of the system tenant counts for every subscriber, whatever its tools.
- * Batches Redis has not answered are bounded (`maxUnanswered`): past it, events are counted
- * lost instead of piling up on a stalled node.
+ * that tenant its sender had published before it, and how many it carries: its events and those its
+ * loss summaries of the tenant count. A receiver that finds a gap in a sender's sequence counts the
+ * missing events in the `dropped` of every local subscriber of the tenant that was there when the
+ * sender's previous batch arrived (what was missed, events or summaries, and so whose filter it
+ * passes, is not known), when that tenant's next batch from that sender arrives. A failed publish
+ * is left to that count: nothing of it is summarised again, so a batch that failed and is delivered
+ * after all counts once. A batch that arrives after a later one (overtaken when a Cluster's
+ * publishing master changed) was counted missing then: neither its events nor its summaries of
+ * those tenants are applied. On a Cluster, a master that stalls fails the batches it has not
+ * answered within `publishStallMs` (counted as any failed publish) and the next go through another
+ * master: should such a batch still arrive, it is one of these. Not counted: events a sender held
+ * back because it no longer heard of any interest (a receiver cut off for over 3 heartbeats); a gap
+ * of the system tenant counts for every subscriber, whatever its tools. Batches Redis has not
+ * answered are bounded (`maxUnanswered`): past it, events are counted lost instead of piling up on
+ * a stalled node.
+ *
+ * Tenants past MAX_SEQUENCED_TENANTS have no sequence: a failed publish counts their events lost
+ * and carries their summaries again on the next batch. A failed publish may still be delivered (a
+ * stalled master's, or one whose answer was lost); those events then arrive as well as counting
+ * in `dropped`, and those summaries count twice. Counted rather than left out: a subscriber may
+ * be told of a loss that did not happen, but is not left unaware of one that did.
+ *
+ * Replicas of the previous version read and write the same batches; only what a sequence's count
+ * covers changed (then: the batch's events alone, and a failed publish's summaries went out
+ * again). Mixed, the one miscount is of an overtaken batch's summaries: a previous-version
+ * receiver applies them on top of the gap that counted them (twice); this version skips those
+ * of a previous-version sender, which sent them again only if that publish had failed (so they
+ * go uncounted when a master change overtook a batch whose publish succeeded).
  */
 export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
   const { bus, logger } = options;
@@ -158,24 +173,26 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
       }
       const losses = [...lost.values()];
       lost = new Map();
-      const sequences = sequence(chunk);
+      const sequences = sequence(chunk, losses);
       unanswered++;
       publisher
         .publish(channel, encodeBatch(id, chunk, losses, sequences))
         .catch((e: unknown) => {
-          // Receivers find the sequenced events missing by themselves.
-          noteLost(chunk.filter(({ tenant }) => !sequences.some((x) => x.tenant === tenant)));
-          for (const loss of losses) addLoss(loss);
+          // Receivers find what the sequenced tenants lost by themselves: their next batch shows a gap.
+          const sequenced = new Set(sequences.map((x) => x.tenant));
+          noteLost(chunk.filter(({ tenant }) => !sequenced.has(tenant)));
+          for (const loss of losses) if (!sequenced.has(loss.tenant)) addLoss(loss);
           warn('event relay: publish failed', e);
         })
         .finally(() => unanswered--);
     }
   }
 
-  /** The sequences of a batch about to be published, counted as published. */
-  function sequence(chunk: readonly TenantEvent[]): TenantSequence[] {
+  /** The sequences of a batch about to be published (its events and losses), counted as published. */
+  function sequence(chunk: readonly TenantEvent[], losses: readonly TenantLoss[]): TenantSequence[] {
     const counts = new Map<string, number>();
     for (const { tenant } of chunk) counts.set(tenant, (counts.get(tenant) ?? 0) + 1);
+    for (const { tenant, count } of losses) counts.set(tenant, (counts.get(tenant) ?? 0) + count);
     const sequences: TenantSequence[] = [];
     for (const [tenant, count] of counts) {
       const before = published.get(tenant);
@@ -188,8 +205,8 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
 
   /**
    * Counts what a batch's sequences show this replica missed of `origin`'s events, and remembers
-   * where they stand. Gives the tenants whose events in this batch come after later ones (a
-   * batch that was overtaken): they were counted missed then, and are not delivered now.
+   * where they stand. Gives the tenants whose events and losses in this batch come after later
+   * ones (a batch that was overtaken): they were counted missed then, and are not applied now.
    */
   function countMissed(origin: string, sequences: readonly TenantSequence[]): Set<string> | undefined {
     const now = performance.now();
@@ -248,7 +265,7 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
       const batch = decodeBatch(text);
       if (batch.origin === id) return;
       const overtaken = countMissed(batch.origin, batch.sequences);
-      for (const { tenant, ...loss } of batch.losses) bus.reportLost(tenant, loss);
+      for (const { tenant, ...loss } of batch.losses) if (!overtaken?.has(tenant)) bus.reportLost(tenant, loss);
       for (const { tenant, event } of batch.events) if (!overtaken?.has(tenant)) bus.deliverLocal(tenant, event);
     } catch (error) {
       warn('event relay: malformed batch ignored', error);

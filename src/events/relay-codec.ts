@@ -15,8 +15,10 @@ export interface TenantLoss extends LostEvents {
 
 /**
  * Where a batch's events of one tenant stand in the sending replica's stream of that tenant: how
- * many it published before them, and how many it is sending now. A receiver that finds more
- * published before a batch than it received missed the difference (see the relay).
+ * many it published before them, and how many it is sending now (its events and the events its
+ * loss summaries of the tenant count; replicas of the previous version count its events alone).
+ * A receiver that finds more published before a batch than it received missed the difference
+ * (see the relay).
  */
 export interface TenantSequence {
   readonly tenant: string;

@@ -29,12 +29,16 @@ interface Decision {
   readonly tenant: string;
   readonly request: string;
   readonly replyTo: string;
+  /** Epoch ms after which the decision is void: its asker has answered "not resolved" by then (absent from older replicas). */
+  readonly expires?: number;
 }
 
 /**
  * An Ask waits on the replica that runs the call, while ResolveApproval may reach any replica
  * behind the Service: a decision this replica does not hold is published to every replica, and
- * the one holding the approval confirms on the asker's reply channel.
+ * the one holding the approval confirms on the asker's reply channel. The asker waits at most
+ * `replyTimeoutMs` (a Redis that holds the publish does not hold the RPC), and a decision that
+ * arrives after that is void: a caller told "not resolved" never sees it applied later.
  */
 export function createApprovalsRelay(options: ApprovalsRelayOptions): ApprovalsRelay {
   const replyTimeoutMs = options.replyTimeoutMs ?? 2000;
@@ -54,8 +58,10 @@ export function createApprovalsRelay(options: ApprovalsRelayOptions): ApprovalsR
       if (message.resolved && message.request) waiting.get(message.request)?.(true);
       return;
     }
-    const { id, approve, tenant, request, replyTo } = message;
+    const { id, approve, tenant, request, replyTo, expires } = message;
     if (typeof id !== 'string' || typeof tenant !== 'string' || typeof request !== 'string' || typeof replyTo !== 'string') return;
+    // Held up on its way (Redis stalled, or it queued while Redis was away) past the time its asker waited.
+    if (typeof expires === 'number' && expires <= Date.now()) return;
     if (options.approvals.resolve(id, approve === true, tenant)) {
       void publisher.publish(replyTo, JSON.stringify({ request, resolved: true })).catch(() => undefined);
     }
@@ -73,8 +79,10 @@ export function createApprovalsRelay(options: ApprovalsRelayOptions): ApprovalsR
         };
         waiting.set(request, settle);
       });
-      const decision: Decision = { id: approvalId, approve, tenant, request, replyTo: replyChannel };
-      await publisher.publish(APPROVALS_CHANNEL, JSON.stringify(decision)).catch((error: Error) => {
+      const decision: Decision = { id: approvalId, approve, tenant, request, replyTo: replyChannel, expires: Date.now() + replyTimeoutMs };
+      // Not awaited: a publish that Redis holds (stalled, or queued while it is away) must not hold
+      // the RPC past replyTimeoutMs; the decision is void once that has passed.
+      publisher.publish(APPROVALS_CHANNEL, JSON.stringify(decision)).catch((error: Error) => {
         options.logger.warn('approvals relay: publish failed', { error: error.message });
         waiting.get(request)?.(false);
       });

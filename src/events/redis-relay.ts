@@ -2,14 +2,15 @@ import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { EventKind, type Event } from '../../gen/dispatch/v1/dispatch_pb';
 import type { Logger } from '../log';
-import { createOrderedPublisher } from '../store/redis';
+import { createOrderedPublisher, createWatchedSubscriber, type SubscriberWatchOptions } from '../store/redis';
 import type { EventBus, EventRelay } from './event-bus';
+import { createReceivedSequences } from './received-sequences';
 import { decodeBatch, encodeBatch, type TenantEvent, type TenantLoss, type TenantSequence } from './relay-codec';
 
 /** Options of {@link createRedisRelay}. */
-export interface RedisRelayOptions {
+export interface RedisRelayOptions extends SubscriberWatchOptions {
   readonly bus: EventBus;
-  /** Opens a new connection; called twice (publishing, subscribing). */
+  /** Opens a new connection: for publishing, and for subscribing (again each time the subscription is deemed deaf and moved, see createWatchedSubscriber). */
   readonly connect: () => Redis | Cluster;
   readonly logger: Logger;
   /** Channel prefix; events go on `{prefix}`, interest on `{prefix}:interest`. @default "dispatch:events" */
@@ -32,18 +33,6 @@ export interface RedisRelayOptions {
 export const MAX_LOSS_GROUPS = 1024;
 /** Tenants whose sequence a relay keeps, as a sender and per sending replica; events of further tenants carry none. */
 export const MAX_SEQUENCED_TENANTS = 10_000;
-/** Sending replicas whose sequences a receiving relay keeps; past it, the one heard from least recently is forgotten. */
-export const MAX_SEQUENCED_ORIGINS = 256;
-/** A sending replica not heard from for this long is forgotten (replicas come and go). */
-export const SEQUENCED_ORIGIN_TTL_MS = 10 * 60_000;
-
-/** What a receiving relay knows of one sending replica's events, per tenant. */
-interface SeenOrigin {
-  /** When its last batch arrived (performance.now()). */
-  at: number;
-  /** Per tenant: events the sender had published up to the end of the last batch received, and when it arrived. */
-  readonly next: Map<string, { readonly count: number; readonly at: number }>;
-}
 
 /** The cross-replica half of the event bus. */
 export interface RedisRelay {
@@ -71,7 +60,8 @@ interface Interest {
  * is away, the other replicas' interest is held as it was (they cannot announce it).
  *
  * Events a replica did publish can still miss a receiver whose own link to Redis was down (pub/sub
- * keeps nothing for it), and a publish can fail. Each batch says, per tenant, how many events of
+ * keeps nothing for it), or deaf until its subscription moved (its node stalled, or its connection
+ * went half-open: see createWatchedSubscriber), and a publish can fail. Each batch says, per tenant, how many events of
  * that tenant its sender had published before it, and how many it carries: its events and those its
  * loss summaries of the tenant count. A receiver that finds a gap in a sender's sequence counts the
  * missing events in the `dropped` of every local subscriber of the tenant that was there when the
@@ -113,15 +103,16 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
   const id = randomUUID();
   const pub = options.connect();
   const publisher = createOrderedPublisher(pub, { stallMs: options.publishStallMs });
-  const sub = options.connect();
+  // Probed on the relay's own publisher: a subscription that stops hearing moves (see createWatchedSubscriber).
+  const { connect, probeIntervalMs, maxMissedProbes, deafNodeAvoidMs } = options;
+  const sub = createWatchedSubscriber({ name: 'event relay', connect, publisher, logger, probeIntervalMs, maxMissedProbes, deafNodeAvoidMs });
   const remote = new Map<string, number>();
   let pending: TenantEvent[] = [];
   let lost = new Map<string, TenantLoss>();
   let unanswered = 0;
   // Sending: events of each tenant published.
   const published = new Map<string, number>();
-  // Receiving: per sending replica, least recently heard first.
-  const seen = new Map<string, SeenOrigin>();
+  const received = createReceivedSequences(bus, MAX_SEQUENCED_TENANTS);
   let flushTimer: NodeJS.Timeout | undefined;
   let listening = false;
   let closed = false;
@@ -133,7 +124,6 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
     logger.warn(message, { error: error instanceof Error ? error.message : error === undefined ? undefined : String(error) });
   };
   pub.on('error', (e) => warn('event relay: redis error', e));
-  sub.on('error', (e) => warn('event relay: redis error', e));
 
   const addLoss = (loss: TenantLoss) => {
     const key = `${loss.tenant}\u0000${loss.sessionId}\u0000${loss.tool}\u0000${loss.kind}`;
@@ -203,35 +193,6 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
     return sequences;
   }
 
-  /**
-   * Counts what a batch's sequences show this replica missed of `origin`'s events, and remembers
-   * where they stand. Gives the tenants whose events and losses in this batch come after later
-   * ones (a batch that was overtaken): they were counted missed then, and are not applied now.
-   */
-  function countMissed(origin: string, sequences: readonly TenantSequence[]): Set<string> | undefined {
-    const now = performance.now();
-    let known = seen.get(origin);
-    if (known) seen.delete(origin);
-    else known = { at: now, next: new Map() };
-    for (const [oldest, { at }] of seen) {
-      if (seen.size < MAX_SEQUENCED_ORIGINS && now - at < SEQUENCED_ORIGIN_TTL_MS) break;
-      seen.delete(oldest);
-    }
-    known.at = now;
-    seen.set(origin, known);
-    let overtaken: Set<string> | undefined;
-    for (const { tenant, before, count } of sequences) {
-      const last = known.next.get(tenant);
-      if (last === undefined && known.next.size >= MAX_SEQUENCED_TENANTS) continue;
-      // The missing events were published after the last batch that arrived: a subscriber that
-      // joined since may not have missed them, and is not charged.
-      if (last !== undefined && before > last.count) bus.reportLost(tenant, { sessionId: '', tool: '', kind: EventKind.UNSPECIFIED, count: before - last.count }, last.at);
-      if (last !== undefined && before < last.count) (overtaken ??= new Set()).add(tenant);
-      known.next.set(tenant, { count: Math.max(last?.count ?? 0, before + count), at: now });
-    }
-    return overtaken;
-  }
-
   const announce = (message: Omit<Interest, 'id'>) => {
     if (!closed) publisher.publish(interestChannel, JSON.stringify({ id, ...message })).catch((e: unknown) => warn('event relay: announce failed', e));
   };
@@ -264,7 +225,7 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
     try {
       const batch = decodeBatch(text);
       if (batch.origin === id) return;
-      const overtaken = countMissed(batch.origin, batch.sequences);
+      const overtaken = received.countMissed(batch.origin, batch.sequences);
       for (const { tenant, ...loss } of batch.losses) if (!overtaken?.has(tenant)) bus.reportLost(tenant, loss);
       for (const { tenant, event } of batch.events) if (!overtaken?.has(tenant)) bus.deliverLocal(tenant, event);
     } catch (error) {
@@ -272,7 +233,7 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
     }
   }
 
-  sub.on('message', (from: string, text: string) => (from === interestChannel ? onInterest(text) : from === channel ? onEvents(text) : undefined));
+  sub.onMessage((from, text) => (from === interestChannel ? onInterest(text) : from === channel ? onEvents(text) : undefined));
   sub.subscribe(interestChannel).then(
     () => announce({ query: true }),
     (e: unknown) => warn('event relay: subscribe failed', e),
@@ -285,7 +246,7 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
     listening = want;
     if (want) {
       // What other replicas sent while no one here listened was lost to no one.
-      seen.clear();
+      received.clear();
       sub.subscribe(channel).catch((e: unknown) => warn('event relay: subscribe failed', e));
       announce({ on: true });
     } else {
@@ -317,7 +278,7 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
         flush();
       }
       bus.setRelay(undefined);
-      await Promise.allSettled([pub.quit(), sub.quit()]);
+      await Promise.allSettled([pub.quit(), sub.close()]);
     },
   };
 }

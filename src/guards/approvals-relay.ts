@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log';
-import type { RedisClient } from '../store/redis';
+import { createOrderedPublisher, createWatchedSubscriber, type RedisClient, type SubscriberWatchOptions } from '../store/redis';
 import type { Approvals } from './approvals';
 
 /** The channel every replica listens on for decisions on approvals it may hold. */
 export const APPROVALS_CHANNEL = 'dispatch:approvals';
 
 /** Options of {@link createApprovalsRelay}. */
-export interface ApprovalsRelayOptions {
+export interface ApprovalsRelayOptions extends SubscriberWatchOptions {
   readonly approvals: Approvals;
-  /** Opens a Redis connection (two are used: one subscribes, one publishes). */
+  /** Opens a Redis connection: one publishes, the others subscribe (a new one each time the subscription is deemed deaf, see createWatchedSubscriber). */
   readonly connect: () => RedisClient;
   readonly logger: Logger;
   /** How long a forwarded decision waits for the holding replica to confirm, in ms. @default 2000 */
@@ -38,16 +38,21 @@ interface Decision {
  * behind the Service: a decision this replica does not hold is published to every replica, and
  * the one holding the approval confirms on the asker's reply channel. The asker waits at most
  * `replyTimeoutMs` (a Redis that holds the publish does not hold the RPC), and a decision that
- * arrives after that is void: a caller told "not resolved" never sees it applied later.
+ * arrives after that is void: a caller told "not resolved" never sees it applied later. A
+ * subscription that stops hearing (its Cluster node stalled, a half-open connection) moves within a
+ * few probes; decisions published meanwhile are lost, and their askers answer "not resolved".
  */
 export function createApprovalsRelay(options: ApprovalsRelayOptions): ApprovalsRelay {
   const replyTimeoutMs = options.replyTimeoutMs ?? 2000;
   const replyChannel = `${APPROVALS_CHANNEL}:reply:${randomUUID()}`;
   const publisher = options.connect();
-  const subscriber = options.connect();
+  const { connect, logger, probeIntervalMs, maxMissedProbes, deafNodeAvoidMs } = options;
+  // Probes through an ordered publisher: on a Cluster, one a stalled master holds fails after its
+  // stallMs and the next go through another master, so the probes keep telling.
+  const subscriber = createWatchedSubscriber({ name: 'approvals relay', connect, publisher: createOrderedPublisher(publisher), logger, probeIntervalMs, maxMissedProbes, deafNodeAvoidMs });
   const waiting = new Map<string, (resolved: boolean) => void>();
-  void subscriber.subscribe(APPROVALS_CHANNEL, replyChannel).catch((error: Error) => options.logger.warn('approvals relay: subscribe failed', { error: error.message }));
-  subscriber.on('message', (channel: string, text: string) => {
+  void subscriber.subscribe(APPROVALS_CHANNEL, replyChannel).catch((error: Error) => logger.warn('approvals relay: subscribe failed', { error: error.message }));
+  subscriber.onMessage((channel, text) => {
     let message: Partial<Decision> & { resolved?: boolean };
     try {
       message = JSON.parse(text) as typeof message;
@@ -90,7 +95,7 @@ export function createApprovalsRelay(options: ApprovalsRelayOptions): ApprovalsR
     },
     async close() {
       for (const settle of [...waiting.values()]) settle(false);
-      await Promise.all([subscriber.quit().catch(() => subscriber.disconnect()), publisher.quit().catch(() => publisher.disconnect())]);
+      await Promise.all([subscriber.close(), publisher.quit().catch(() => publisher.disconnect())]);
     },
   };
 }

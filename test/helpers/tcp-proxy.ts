@@ -8,12 +8,19 @@ export interface TcpProxy {
   restore(): void;
   /** From now on, destroys a connection as soon as its client sends bytes that `predicate` accepts (before they reach the server). */
   cutWhenClientSends(predicate: ((chunk: Buffer) => boolean) | undefined): void;
+  /**
+   * Stops forwarding on the connections open now, both ways, without closing them: what a network
+   * partition leaves (a half-open connection; not even a FIN gets through). New connections work.
+   */
+  freeze(): void;
   close(): Promise<void>;
 }
 
 /** Starts a proxy on 127.0.0.1 port 0 to `port` on 127.0.0.1. */
 export async function startTcpProxy(port: number): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
+  // Each connection's two sockets, for freeze.
+  const pairs: [Socket, Socket][] = [];
   let open = true;
   let cutOn: ((chunk: Buffer) => boolean) | undefined;
   const server: Server = createServer((client) => {
@@ -31,6 +38,7 @@ export async function startTcpProxy(port: number): Promise<TcpProxy> {
       } else upstream.write(chunk);
     });
     upstream.pipe(client);
+    pairs.push([client, upstream]);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const cut = () => {
@@ -42,6 +50,16 @@ export async function startTcpProxy(port: number): Promise<TcpProxy> {
     cut,
     restore: () => void (open = true),
     cutWhenClientSends: (predicate) => void (cutOn = predicate),
+    freeze() {
+      for (const [client, upstream] of pairs.splice(0)) {
+        upstream.unpipe(client);
+        // Neither side is read again, so neither sees the other's data or FIN.
+        client.pause();
+        upstream.pause();
+        client.removeAllListeners('data');
+        upstream.removeAllListeners('data');
+      }
+    },
     close: () => new Promise((resolve) => (cut(), server.close(() => resolve()))),
   };
 }

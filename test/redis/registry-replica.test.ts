@@ -34,7 +34,7 @@ async function startSide(): Promise<Side> {
   const warnings: string[] = [];
   const logger: Logger = { debug() {}, info() {}, warn: (message) => warnings.push(message), error: (message) => warnings.push(message) };
   const client = connectRedis(redis.url);
-  const replica = createRegistryReplica(client, connectRedis(redis.url, { queueWhileDown: true }), { prefix, logger });
+  const replica = createRegistryReplica(client, () => connectRedis(redis.url, { queueWhileDown: true }), { prefix, logger });
   await until(() => (client.status === 'ready' ? true : undefined), 'the replica to connect', 5000);
   await replica.attach(registry);
   return { registry, warnings, replica, client };

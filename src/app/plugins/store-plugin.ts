@@ -14,11 +14,10 @@ export async function storePlugin(ctx: PluginContext): Promise<Plugin> {
   const { logger } = ctx;
   const timeoutMs = ctx.config.limits.storeTimeoutMs;
   const client = connectRedis(url, { commandTimeoutMs: timeoutMs, logger });
-  const subscriber = connectRedis(url, { queueWhileDown: true });
   if (!(await whenReady(client, CONNECT_WAIT_MS))) logger.warn('redis is not reachable yet; side-effecting calls fail with STORE_UNAVAILABLE until it is', { waitedMs: CONNECT_WAIT_MS });
   const store = createRedisStore(client, { timeoutMs, logger });
   // A stalled master's announcement fails within the store's bound, as every command of `client` does.
-  const replica = createRegistryReplica(client, subscriber, { logger, publishStallMs: timeoutMs });
+  const replica = createRegistryReplica(client, () => connectRedis(url, { queueWhileDown: true }), { logger, publishStallMs: timeoutMs });
   let attached = false;
   return {
     name: 'store',

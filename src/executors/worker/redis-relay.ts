@@ -1,4 +1,4 @@
-import { clusterSubscribers, connectRedis, createOrderedPublisher, PublishStalledError } from '../../store/redis';
+import { clusterSubscribers, connectRedis, createOrderedPublisher, createWatchedSubscriber, PublishStalledError } from '../../store/redis';
 import { randomUUID } from 'node:crypto';
 import { Cluster } from 'ioredis';
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
@@ -59,8 +59,8 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
   const replicaId = randomUUID();
   // Through the store's connector: standalone, Sentinel and Cluster URLs and DISPATCH_REDIS_PASSWORD
   // alike; commands queue while Redis is away rather than failing start-up.
-  const redis = connectRedis(o.url, { queueWhileDown: true, logger: o.logger });
-  const sub = connectRedis(o.url, { queueWhileDown: true, logger: o.logger });
+  const connect = () => connectRedis(o.url, { queueWhileDown: true, logger: o.logger });
+  const redis = connect();
   const routes = createRouteTable(redis, replicaId, o.options.routeTtlMs);
   const specs = createSpecSync(redis, replicaId, o.registry, o.logger);
   const inflight = new Map<string, AbortController>();
@@ -69,6 +69,10 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
   // Through one node on a Cluster, so that a cancel does not overtake its assignment (but for
   // once, when that node stalls and the next go through another).
   const publisher = createOrderedPublisher(redis, { stallMs: o.options.publishStallMs });
+  // A subscription that stops hearing its probes moves (see createWatchedSubscriber): calls sent to
+  // this replica meanwhile end at their deadline, and the specs shared meanwhile are read again.
+  const { probeIntervalMs, maxMissedProbes } = o.options;
+  const sub = createWatchedSubscriber({ name: 'worker relay', connect, publisher, logger: o.logger, probeIntervalMs, maxMissedProbes });
   const send = (replica: string, message: RelayMessage) => publisher.publish(replicaChannel(replica), JSON.stringify(message));
   // A message whose master stalled may still arrive: one that does no harm twice (a reply, a
   // cancel, a read-only assignment) is sent again, through the next master.
@@ -116,7 +120,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
       });
   }
 
-  sub.on('message', (channel: string, text: string) => {
+  sub.onMessage((channel, text) => {
     if (channel === SPECS_KEY) return specs.receive(text);
     const message = parseRelayMessage(text);
     if (message?.t === 'assign') runInbound(message.id, message.from, message.request);
@@ -129,6 +133,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
   });
   await sub.subscribe(replicaChannel(replicaId), SPECS_KEY);
   await specs.load();
+  sub.onMoved(() => void specs.load().catch(warn('could not load the worker tools shared by other replicas')));
 
   let closed = false;
   o.pool.onHostedChange((tenant, tool, hosted) => {
@@ -238,7 +243,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
       for (const controller of inflight.values()) controller.abort(new Error('replica shutting down'));
       for (const w of [...waiting.values()]) w.settle(undefined, new DispatchError(ErrorKind.UNAVAILABLE, 'dispatch is shutting down', { phase: 'during', recoverable: true }));
       await Promise.all(o.pool.hosted().map(({ tenant, tool }) => routes.withdraw(tenant, tool).catch(() => undefined)));
-      await Promise.all([sub.quit().catch(() => sub.disconnect()), redis.quit().catch(() => redis.disconnect())]);
+      await Promise.all([sub.close(), redis.quit().catch(() => redis.disconnect())]);
     },
   };
 }

@@ -30,6 +30,16 @@ export interface WorkerOptions {
    * that overtook its assignment) is not run; past it the oldest are forgotten. @default 10000
    */
   readonly maxRememberedAssignments?: number;
+  /**
+   * How often the relay's subscription publishes a probe to itself (Redis only); each must be
+   * heard before the next goes out (see createWatchedSubscriber). @default 1000
+   */
+  readonly probeIntervalMs?: number;
+  /**
+   * Probes in a row Redis took but the relay's subscription did not hear before it is deemed deaf
+   * (its Cluster node stalled, or a half-open connection) and moved to a new connection. @default 2
+   */
+  readonly maxMissedProbes?: number;
 }
 
 /** Worker options with every default filled in. */
@@ -47,6 +57,8 @@ export function resolveWorkerOptions(partial: WorkerOptions = {}): ResolvedWorke
     subscriberCountTimeoutMs: partial.subscriberCountTimeoutMs ?? 1_000,
     publishStallMs: partial.publishStallMs ?? 1_000,
     maxRememberedAssignments: partial.maxRememberedAssignments ?? 10_000,
+    probeIntervalMs: partial.probeIntervalMs ?? 1_000,
+    maxMissedProbes: partial.maxMissedProbes ?? 2,
   };
   for (const [name, value] of Object.entries(resolved)) {
     if (!Number.isInteger(value) || value <= 0) throw new RangeError(`worker.${name} must be a positive integer, got ${String(value)}`);

@@ -10,3 +10,5 @@ export { sessionKeys, registryKeys } from './session-keys';
 export type { SessionKeys } from './session-keys';
 export { createRegistryReplica } from './registry-replica';
 export type { RegistryReplica, RegistryReplicaOptions } from './registry-replica';
+export { createWatchedSubscriber } from './watched-subscriber';
+export type { SubscriberWatchOptions, WatchedSubscriber, WatchedSubscriberOptions } from './watched-subscriber';

@@ -6,6 +6,7 @@ import type { RegistryChange, ToolRegistry } from '../../registry';
 import type { RedisClient } from './connect';
 import { createOrderedPublisher } from './ordered-publisher';
 import { registryKeys } from './session-keys';
+import { createWatchedSubscriber, type SubscriberWatchOptions } from './watched-subscriber';
 
 /** Keeps the tools registered by RPC in Redis, so replicas sharing it share them. */
 export interface RegistryReplica {
@@ -15,7 +16,7 @@ export interface RegistryReplica {
 }
 
 /** Options of {@link createRegistryReplica}. */
-export interface RegistryReplicaOptions {
+export interface RegistryReplicaOptions extends SubscriberWatchOptions {
   readonly prefix?: string;
   readonly logger?: Logger;
   /** On a Cluster, longest wait for the publishing master to answer an announcement (see createOrderedPublisher). @default 1000 */
@@ -35,21 +36,23 @@ const decodeSpec = (text: string) => fromBinary(ToolSpecSchema, Buffer.from(text
 
 /**
  * Replicates a registry through Redis: `client` stores the tools (a hash per tenant) and publishes
- * each change; `subscriber` (a connection that queues while down) hears the other replicas'.
+ * each change; a subscription on connections from `connectSubscriber` (ones that queue while down)
+ * hears the other replicas', and moves when it stops hearing its probes (see createWatchedSubscriber).
  * An announcement is taken as "these tools of this tenant changed": the replica reads them again
  * from the tenant's hash and registers each stored spec, or removes the tool when it is gone, so
  * announcements delivered late or out of order (a PUBLISH that stalled on a Cluster master) cannot
  * bring back a removed tool or an older spec. When that read fails, a warning is logged and the
  * announcement is applied as it says, which one out of order can still get wrong until the tool
- * is announced again. On every reconnection the stored tools are loaded again, so a replica that
- * missed announcements catches up (a removal it missed is not seen until that tool is announced
+ * is announced again. On every reconnection, and every move of the subscription, the stored tools
+ * are loaded again, so a replica that missed announcements catches up (a removal it missed is not seen until that tool is announced
  * again).
  */
-export function createRegistryReplica(client: RedisClient, subscriber: RedisClient, options: RegistryReplicaOptions = {}): RegistryReplica {
+export function createRegistryReplica(client: RedisClient, connectSubscriber: () => RedisClient, options: RegistryReplicaOptions = {}): RegistryReplica {
   const keys = registryKeys(options.prefix);
   const publisher = createOrderedPublisher(client, { stallMs: options.publishStallMs });
   const origin = randomUUID();
-  const logger = options.logger;
+  const { logger, probeIntervalMs, maxMissedProbes, deafNodeAvoidMs } = options;
+  const subscriber = createWatchedSubscriber({ name: 'registry replica', connect: connectSubscriber, publisher, logger, probeIntervalMs, maxMissedProbes, deafNodeAvoidMs });
   let registry: ToolRegistry | undefined;
 
   function apply(change: RegistryChange): void {
@@ -136,11 +139,9 @@ export function createRegistryReplica(client: RedisClient, subscriber: RedisClie
   return {
     async attach(target) {
       registry = target;
-      subscriber.on('message', onMessage);
-      // A cluster client refuses SUBSCRIBE until it knows its nodes; ioredis resubscribes later.
-      const subscribe = () => void subscriber.subscribe(keys.channel).catch((error: Error) => logger?.warn('could not subscribe to registry changes', { error: error.message }));
-      if (subscriber.status === 'ready') subscribe();
-      else subscriber.once('ready', subscribe);
+      subscriber.onMessage(onMessage);
+      subscriber.onMoved(reload);
+      void subscriber.subscribe(keys.channel).catch((error: Error) => logger?.warn('could not subscribe to registry changes', { error: error.message }));
       // One change at a time, for replicas that apply announcements as they say (the previous
       // version, or a failed re-read): a removal's fewer writes would otherwise let its
       // announcement overtake the registration's (on a Cluster the writes go to different nodes).
@@ -153,8 +154,7 @@ export function createRegistryReplica(client: RedisClient, subscriber: RedisClie
     },
     async close() {
       client.off('ready', reload);
-      subscriber.off('message', onMessage);
-      subscriber.disconnect();
+      await subscriber.close();
     },
   };
 }

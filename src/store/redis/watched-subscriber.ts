@@ -1,0 +1,226 @@
+import { randomUUID } from 'node:crypto';
+import { Cluster, type Redis } from 'ioredis';
+import type { Logger } from '../../log';
+import type { RedisClient } from './connect';
+import type { OrderedPublisher } from './ordered-publisher';
+
+/** Bounds of a {@link WatchedSubscriber}'s liveness check. */
+export interface SubscriberWatchOptions {
+  /** How often a probe is published on the subscriber's own channel; each must be heard before the next goes out. @default 1000 */
+  readonly probeIntervalMs?: number;
+  /** Probes in a row that Redis took but the subscriber did not hear before it is deemed deaf and moved. @default 2 */
+  readonly maxMissedProbes?: number;
+  /** On a Cluster, how long a node the subscriber was deaf on is passed over when one is chosen. @default 30000 */
+  readonly deafNodeAvoidMs?: number;
+}
+
+/** Options of {@link createWatchedSubscriber}. */
+export interface WatchedSubscriberOptions extends SubscriberWatchOptions {
+  /**
+   * Opens a connection that queues while Redis is away (connectRedis with queueWhileDown): on
+   * standalone Redis or Sentinel, each one the subscriber uses; on a Cluster, called once, for the
+   * client that tells the masters.
+   */
+  readonly connect: () => RedisClient;
+  /** Publishes the probes: the owner's ordered publisher, so that a probe a stalled master holds says nothing of the subscriber. */
+  readonly publisher: OrderedPublisher;
+  readonly logger?: Logger;
+  /** Names the owner in warnings. */
+  readonly name: string;
+}
+
+/** A pub/sub subscription that moves to another connection when it stops hearing its own probes. */
+export interface WatchedSubscriber {
+  /** Subscribes `channels` on the current connection and on every later one. */
+  subscribe(...channels: string[]): Promise<void>;
+  unsubscribe(...channels: string[]): Promise<void>;
+  /** Calls `listener` with each message of a subscribed channel (the probes excepted). */
+  onMessage(listener: (channel: string, message: string) => void): void;
+  /** Calls `listener` once a new connection has subscribed after a move: what was published meanwhile was lost. */
+  onMoved(listener: () => void): void;
+  close(): Promise<void>;
+}
+
+const addressOf = (node: Redis) => `${node.options.host ?? ''}:${String(node.options.port)}`;
+
+/**
+ * Keeps a subscription alive: every `probeIntervalMs` a probe is published on a channel of this
+ * subscriber's own, and when `maxMissedProbes` in a row that Redis took were not heard by the next
+ * one, the connection is deemed deaf (its node stalled, or a half-open connection after a network
+ * partition) and the subscription moves to a new connection, with its channels and listeners.
+ * A probe Redis did not take (the publishing master stalled, Redis away) says nothing either way.
+ *
+ * On standalone Redis or Sentinel the new connection is a fresh one from `connect`. On a Cluster
+ * it is a plain connection to a master chosen at random among those the subscriber has not been
+ * deaf on within `deafNodeAvoidMs` (all of them: the one deaf on longest ago). Any node will do: the
+ * cluster bus brings every PUBLISH to every node. Not the Cluster client's own subscriber: it
+ * picks a node at random (the deaf one again, as likely as any) and picks again only once its
+ * connection ends or the node leaves the slots, which a stalled node's does not until the cluster
+ * fails it over. A connection that drops reconnects by itself (to the same node on a Cluster);
+ * when that does not help, the probes move it. Messages published while the subscriber was deaf
+ * are lost; `onMoved` tells the owner, which copes as with any loss. A probe is one small PUBLISH
+ * per interval per subscriber.
+ */
+export function createWatchedSubscriber(options: WatchedSubscriberOptions): WatchedSubscriber {
+  const probeIntervalMs = options.probeIntervalMs ?? 1_000;
+  const maxMissedProbes = options.maxMissedProbes ?? 2;
+  const deafNodeAvoidMs = options.deafNodeAvoidMs ?? 30_000;
+  for (const [name, value] of Object.entries({ probeIntervalMs, maxMissedProbes, deafNodeAvoidMs })) {
+    if (!Number.isInteger(value) || value <= 0) throw new RangeError(`watched subscriber: ${name} must be a positive integer, got ${String(value)}`);
+  }
+  const { logger, publisher } = options;
+  const probeChannel = `dispatch:probe:${randomUUID()}`;
+  const wanted = new Set<string>([probeChannel]);
+  const listeners: ((channel: string, message: string) => void)[] = [];
+  const movedListeners: (() => void)[] = [];
+  const first = options.connect();
+  const cluster = first instanceof Cluster ? first : undefined;
+  // Standalone or Sentinel: the first connection, until it is used.
+  let spare = cluster ? undefined : (first as Redis);
+  // Nodes the subscriber was deaf on, by address: when (performance.now()).
+  const avoided = new Map<string, number>();
+  let current: Redis | undefined;
+  let opened: () => void = () => undefined;
+  let whenOpen = new Promise<void>((resolve) => (opened = resolve));
+  let closed = false;
+
+  const fanOut = (channel: string, message: string) => {
+    if (channel === probeChannel) return heard(message);
+    for (const listener of listeners) {
+      try {
+        listener(channel, message);
+      } catch (error) {
+        logger?.warn(`${options.name}: a message handler failed`, { error: error instanceof Error ? error.message : String(error) });
+      }
+    }
+  };
+
+  function chooseNode(masters: readonly Redis[]): Redis | undefined {
+    const now = performance.now();
+    for (const [address, at] of avoided) if (now - at >= deafNodeAvoidMs) avoided.delete(address);
+    const fresh = masters.filter((node) => !avoided.has(addressOf(node)));
+    if (fresh.length > 0) return fresh[Math.floor(Math.random() * fresh.length)];
+    let chosen: Redis | undefined;
+    for (const node of masters) if (!chosen || avoided.get(addressOf(node))! < avoided.get(addressOf(chosen))!) chosen = node;
+    return chosen;
+  }
+
+  /** A new connection to subscribe through, or undefined while no Cluster node is known. */
+  function connection(): Redis | undefined {
+    if (!cluster) {
+      const conn = spare ?? (options.connect() as Redis);
+      spare = undefined;
+      return conn;
+    }
+    const node = chooseNode(cluster.nodes('master'));
+    if (!node) return undefined;
+    const conn = node.duplicate({ lazyConnect: false, readOnly: false, enableOfflineQueue: true, retryStrategy: cluster.options.clusterRetryStrategy });
+    conn.on('error', () => undefined);
+    return conn;
+  }
+
+  function open(afterMove: boolean): void {
+    const conn = connection();
+    if (!conn) return;
+    current = conn;
+    conn.on('message', fanOut);
+    opened();
+    conn.subscribe(...wanted).then(
+      () => {
+        if (afterMove && conn === current) for (const listener of movedListeners) listener();
+      },
+      (error: Error) => {
+        if (conn === current) logger?.warn(`${options.name}: subscribe failed`, { error: error.message });
+      },
+    );
+  }
+
+  const drop = (conn: Redis) => {
+    conn.off('message', fanOut);
+    conn.disconnect();
+    // A half-open connection would wait for its peer's FIN; nothing else is to come on it.
+    conn.stream?.destroy();
+  };
+
+  // Lets Redis forget the subscription before close resolves; dropped when Redis does not answer within an interval.
+  async function release(conn: Redis): Promise<void> {
+    conn.off('message', fanOut);
+    const timer = setTimeout(() => drop(conn), probeIntervalMs);
+    await conn.quit().catch(() => undefined);
+    clearTimeout(timer);
+  }
+
+  function move(): void {
+    const deaf = current;
+    if (deaf) {
+      if (cluster) avoided.set(addressOf(deaf), performance.now());
+      logger?.warn(`${options.name}: redis subscriber heard none of its last ${maxMissedProbes} probes; subscribing on a new connection`, { node: cluster ? addressOf(deaf) : undefined });
+      drop(deaf);
+      current = undefined;
+      whenOpen = new Promise<void>((resolve) => (opened = resolve));
+    }
+    open(true);
+  }
+
+  // The last probe sent: whether Redis took it, whether it was heard.
+  let probe: { readonly seq: number; answered: boolean; heard: boolean } | undefined;
+  let seq = 0;
+  let missed = 0;
+  function heard(message: string): void {
+    if (probe && message === String(probe.seq)) probe.heard = true;
+  }
+  const timer = setInterval(() => {
+    if (probe?.heard) missed = 0;
+    else if (probe?.answered && ++missed >= maxMissedProbes) {
+      missed = 0;
+      move();
+    }
+    const next = { seq: ++seq, answered: false, heard: false };
+    probe = next;
+    publisher.publish(probeChannel, String(next.seq)).then(
+      () => (next.answered = true),
+      () => undefined,
+    );
+  }, probeIntervalMs);
+  timer.unref();
+
+  if (cluster) cluster.once('ready', () => current ?? open(false));
+  else open(false);
+
+  return {
+    async subscribe(...channels) {
+      for (const channel of channels) wanted.add(channel);
+      for (;;) {
+        await whenOpen;
+        const conn = current;
+        if (closed) return;
+        // Moved, and no Cluster node known yet: the next connection is waited for.
+        if (!conn) continue;
+        try {
+          await conn.subscribe(...channels);
+          return;
+        } catch (error) {
+          // Moved meanwhile: the new connection subscribes them too, and is waited for.
+          if (conn === current) throw error;
+        }
+      }
+    },
+    async unsubscribe(...channels) {
+      for (const channel of channels) wanted.delete(channel);
+      await current?.unsubscribe(...channels);
+    },
+    onMessage: (listener) => void listeners.push(listener),
+    onMoved: (listener) => void movedListeners.push(listener),
+    async close() {
+      if (closed) return;
+      closed = true;
+      clearInterval(timer);
+      opened();
+      const last = current;
+      current = undefined;
+      // The Cluster client only told the masters: nothing of it to let Redis forget.
+      cluster?.disconnect();
+      if (last) await release(last);
+    },
+  };
+}

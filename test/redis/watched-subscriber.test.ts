@@ -1,0 +1,130 @@
+import { Redis, type Cluster } from 'ioredis';
+import { connectRedis, createOrderedPublisher, createWatchedSubscriber, whenReady, type RedisClient, type WatchedSubscriber } from '../../src/store/redis';
+import { startRedis, startRedisCluster, type TestRedis, type TestRedisCluster } from '../helpers/redis-server';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
+import { until } from '../helpers/until';
+
+// A subscription that stops hearing its own probes moves to another connection: on a real
+// three-master Cluster whose node under it stops (SIGSTOP: its connections stay open, and with a
+// node timeout of 60 s no failover can help), and on a standalone Redis behind a proxy that stops
+// forwarding without closing (a half-open connection).
+
+jest.setTimeout(60_000);
+
+const PROBE_MS = 200;
+const NODE_TIMEOUT_MS = 60_000;
+
+/** A subscriber watched on a short interval, with what it heard and how often it moved. */
+function watch(connect: () => RedisClient, client: RedisClient) {
+  const heard: string[] = [];
+  let moves = 0;
+  const sub = createWatchedSubscriber({ name: 'test', connect, publisher: createOrderedPublisher(client, { stallMs: 300 }), probeIntervalMs: PROBE_MS, maxMissedProbes: 2 });
+  sub.onMessage((channel, message) => void (channel === 'watched' && heard.push(message)));
+  sub.onMoved(() => void moves++);
+  return { sub, heard, moves: () => moves };
+}
+
+describe('on a Redis Cluster', () => {
+  let cluster: TestRedisCluster;
+  let client: Cluster;
+  let sub: WatchedSubscriber | undefined;
+  beforeAll(async () => {
+    cluster = await startRedisCluster(3, 0, { nodeTimeoutMs: NODE_TIMEOUT_MS });
+    client = connectRedis(cluster.url) as Cluster;
+    expect(await whenReady(client, 10_000)).toBe(true);
+  });
+  afterAll(async () => {
+    await sub?.close();
+    client?.disconnect();
+    await cluster?.close();
+  });
+
+  /** The node whose connections subscribe `channel` (PUBSUB NUMSUB counts a node's own). */
+  const subscribedOn = (channel: string) => cluster.ports.find((port) => cluster.cli(port, 'pubsub', 'numsub', channel).trim().split('\n')[1] === '1');
+
+  test('a subscriber whose node stops hears messages again within a few probes, through another node; a healthy one stays put', async () => {
+    const w = watch(() => connectRedis(cluster.url, { queueWhileDown: true }), client);
+    sub = w.sub;
+    await sub.subscribe('watched');
+    const node = await until(() => subscribedOn('watched'), 'the subscriber on a node');
+
+    // Healthy: it stays where it is, over several intervals.
+    await new Promise((r) => setTimeout(r, 10 * PROBE_MS));
+    expect(w.moves()).toBe(0);
+    expect(subscribedOn('watched')).toBe(node);
+
+    const other = cluster.ports.find((port) => port !== node)!;
+    const direct = new Redis({ host: '127.0.0.1', port: other });
+    cluster.signal(node, 'SIGSTOP');
+    const stopped = Date.now();
+    try {
+      let n = 0;
+      await until(
+        async () => {
+          await direct.publish('watched', String(++n));
+          return w.heard.length > 0 ? true : undefined;
+        },
+        'a message published after the node stopped',
+        10_000,
+      );
+      // Deaf after 2 missed probes, each judged when the next goes out; 300 ms more when the probes
+      // went through the stopped node too (the publisher moves on), and the new connection's SUBSCRIBE.
+      expect(Date.now() - stopped).toBeLessThan(3_000);
+      expect(w.moves()).toBe(1);
+      const now = await until(() => cluster.ports.filter((p) => p !== node).find((p) => cluster.cli(p, 'pubsub', 'numsub', 'watched').trim().split('\n')[1] === '1'), 'the subscriber on another node');
+      expect(now).not.toBe(node);
+    } finally {
+      cluster.signal(node, 'SIGCONT');
+      direct.disconnect();
+    }
+    // The node is back: no flapping either.
+    const moves = w.moves();
+    await new Promise((r) => setTimeout(r, 10 * PROBE_MS));
+    expect(w.moves()).toBe(moves);
+  });
+});
+
+describe('on a standalone Redis', () => {
+  let redis: TestRedis;
+  let proxy: TcpProxy;
+  let client: Redis;
+  let sub: WatchedSubscriber | undefined;
+  beforeAll(async () => {
+    redis = await startRedis({ own: true });
+    proxy = await startTcpProxy(redis.port);
+    client = new Redis(redis.url);
+  });
+  afterAll(async () => {
+    await sub?.close();
+    client?.disconnect();
+    await proxy?.close();
+    await redis?.close();
+  });
+
+  test('a subscriber whose connection went half-open (nothing through, nothing closed) reconnects and hears again', async () => {
+    const w = watch(() => connectRedis(`redis://127.0.0.1:${proxy.port}`, { queueWhileDown: true }), client);
+    sub = w.sub;
+    await sub.subscribe('watched');
+    await until(async () => {
+      await client.publish('watched', 'before');
+      return w.heard.length > 0 ? true : undefined;
+    }, 'a message through the proxy');
+    await new Promise((r) => setTimeout(r, 10 * PROBE_MS));
+    expect(w.moves()).toBe(0);
+
+    proxy.freeze();
+    const frozen = Date.now();
+    const before = w.heard.length;
+    let n = 0;
+    await until(
+      async () => {
+        await client.publish('watched', String(++n));
+        return w.heard.length > before ? true : undefined;
+      },
+      'a message published after the connection went half-open',
+      10_000,
+    );
+    expect(Date.now() - frozen).toBeLessThan(2_000);
+    expect(w.moves()).toBe(1);
+  });
+});

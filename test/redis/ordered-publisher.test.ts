@@ -89,6 +89,8 @@ test('on standalone Redis it publishes through the client', async () => {
   const listener = new Redis({ host: '127.0.0.1', port: server.port });
   try {
     await listener.subscribe(CHANNEL);
+    // A store connection refuses commands until it is ready (it does not queue them).
+    expect(await whenReady(standalone, 10_000)).toBe(true);
     expect(await createOrderedPublisher(standalone).publish(CHANNEL, 'standalone')).toBe(1);
   } finally {
     listener.disconnect();

@@ -4,7 +4,8 @@
 //
 // - Redis round trips per call, read from Redis itself, for a read-only and a side-effecting call
 //   (target <= 2 each): the commands the calls' connection sent, seen through MONITOR (the
-//   server's periodic commands on its other connections are shown apart, per second), and
+//   server's periodic commands, on its other connections and its subscribers' probes, are shown
+//   apart, per second), and
 //   EVAL/EVALSHA from INFO commandstats (whose total also counts the commands the scripts run
 //   inside Redis, and the periodic ones; those are not round trips of a call).
 // - Server CPU per call of Dispatch with the Redis store against the bare grpc-js echo of the same
@@ -92,12 +93,15 @@ async function commandStats(port) {
 
 /**
  * Counts the commands clients send while `body` runs, per client connection (MONITOR shows each
- * command with the connection's address, and script-run ones as `[db lua]`, not counted).
+ * command with the connection's address, and script-run ones as `[db lua]`, not counted). The
+ * probes pub/sub subscribers publish to themselves (one a second each, on `dispatch:probe:*`,
+ * some through the store's connection) are counted apart, as `probes`: they are not a call's.
  */
 async function countClientCommands(port, body) {
   const socket = net.createConnection({ host: '127.0.0.1', port });
   let buffer = '';
   const byConnection = new Map();
+  let probes = 0;
   const watching = new Promise((resolve) => {
     socket.on('data', (chunk) => {
       buffer += chunk.toString('latin1');
@@ -106,7 +110,8 @@ async function countClientCommands(port, body) {
         buffer = buffer.slice(nl + 2);
         if (line === '+OK') resolve();
         const from = /^\+[\d.]+ \[\d+ (?!lua\])([^\]]+)\]/.exec(line)?.[1];
-        if (from) byConnection.set(from, (byConnection.get(from) ?? 0) + 1);
+        if (from && /^[^"]*"publish" "dispatch:probe:/i.test(line)) probes++;
+        else if (from) byConnection.set(from, (byConnection.get(from) ?? 0) + 1);
       }
     });
   });
@@ -117,14 +122,14 @@ async function countClientCommands(port, body) {
   const seconds = (performance.now() - started) / 1000;
   await new Promise((resolve) => setTimeout(resolve, 200));
   socket.destroy();
-  return { byConnection: [...byConnection.values()].sort((a, b) => b - a), seconds };
+  return { byConnection: [...byConnection.values()].sort((a, b) => b - a), probes, seconds };
 }
 
 /**
  * Redis commands per call of `call`, over COUNTED_CALLS calls with 8 in flight. The round trips
  * of the calls are the commands of the connection that carried them (the store's, the busiest by
- * far); the server's other connections send periodic commands whatever the calls (GetToolStats'
- * counts flushed every second, worker routes refreshed), reported apart, per second.
+ * far); the server sends periodic commands whatever the calls (GetToolStats' counts flushed
+ * every second, worker routes refreshed, its subscribers' probes), reported apart, per second.
  */
 async function redisCommandsPerCall(port, call) {
   const before = await commandStats(port);
@@ -132,14 +137,14 @@ async function redisCommandsPerCall(port, call) {
   const worker = async () => {
     while (left-- > 0) await call();
   };
-  const { byConnection, seconds } = await countClientCommands(port, () => Promise.all(Array.from({ length: 8 }, worker)));
+  const { byConnection, probes, seconds } = await countClientCommands(port, () => Promise.all(Array.from({ length: 8 }, worker)));
   const after = await commandStats(port);
   const diff = (name) => (after[name] ?? 0) - (before[name] ?? 0);
   const inside = Object.keys(after).filter((k) => k !== 'info' && k !== 'monitor').reduce((sum, k) => sum + diff(k), 0);
   const [calls = 0, ...others] = byConnection;
   return {
     roundTrips: calls / COUNTED_CALLS,
-    background: others.reduce((sum, n) => sum + n, 0) / seconds,
+    background: (others.reduce((sum, n) => sum + n, 0) + probes) / seconds,
     evalsha: (diff('evalsha') + diff('eval')) / COUNTED_CALLS,
     allCommands: inside / COUNTED_CALLS,
   };
@@ -172,7 +177,7 @@ async function run(options = {}) {
       { label: 'round trips/call', format: ([, c]) => lib.fixed(c.roundTrips, 2) },
       { label: 'EVALSHA/call', format: ([, c]) => lib.fixed(c.evalsha, 2) },
       { label: 'commands incl. inside scripts/call', format: ([, c]) => lib.fixed(c.allCommands, 1) },
-      { label: 'other connections, commands/s', format: ([, c]) => lib.fixed(c.background, 1) },
+      { label: 'periodic (other connections, probes), commands/s', format: ([, c]) => lib.fixed(c.background, 1) },
     ]);
 
     const loads = CONCURRENCY.flatMap((concurrency) => [

@@ -31,16 +31,44 @@ interface Decision {
   readonly replyTo: string;
   /** Epoch ms after which the decision is void: its asker has answered "not resolved" by then (absent from older replicas). */
   readonly expires?: number;
+  /** The asker settles the outcome through the request's key (claim, then applied/failed, or void); absent from older replicas. */
+  readonly claim?: boolean;
+}
+
+/** How long the key that settles a forwarded decision lives, in ms (well past both sides' waits). */
+const DECISION_KEY_TTL_MS = 60_000;
+/** How often an asker reads a key its holder has claimed but not yet settled, in ms. */
+const CLAIMED_POLL_MS = 25;
+
+/** The key on which a forwarded decision is settled once: claimed by its holder, or voided by its asker. */
+const decisionKey = (request: string) => `${APPROVALS_CHANNEL}:request:{${request}}`;
+
+/** `work`'s value, or `undefined` when it has not answered within `ms`. */
+function within<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/** The outcome of a forwarded decision could not be learnt (Redis did not answer in time). */
+export class DecisionUnknownError extends Error {
+  override readonly name = 'DecisionUnknownError';
 }
 
 /**
  * An Ask waits on the replica that runs the call, while ResolveApproval may reach any replica
  * behind the Service: a decision this replica does not hold is published to every replica, and
- * the one holding the approval confirms on the asker's reply channel. The asker waits at most
- * `replyTimeoutMs` (a Redis that holds the publish does not hold the RPC), and a decision that
- * arrives after that is void: a caller told "not resolved" never sees it applied later. A
- * subscription that stops hearing (its Cluster node stalled, a half-open connection) moves within a
- * few probes; decisions published meanwhile are lost, and their askers answer "not resolved".
+ * the one holding the approval confirms on the asker's reply channel. The outcome is settled once,
+ * on a key of the request: the holder claims it (SET NX) before it applies the decision and then
+ * records whether it did; an asker that has no confirmation after `replyTimeoutMs` voids the key
+ * (SET NX) or, when the holder claimed it first, reads what it recorded. So the answer matches
+ * what happened even when the confirmation is lost (the asker's subscription deaf or not yet
+ * subscribed) or late, and a decision that arrives after its asker gave up is not applied. When
+ * Redis does not answer the asker in time either, the outcome cannot be known and `resolve`
+ * rejects with a DecisionUnknownError (the RPC answers UNAVAILABLE). A subscription that stops
+ * hearing (its Cluster node stalled, a half-open connection) moves within a few probes.
+ * Replicas of the previous version neither claim nor void: between them and this one, a decision
+ * can still be applied after its asker answered "not resolved" (as before).
  */
 export function createApprovalsRelay(options: ApprovalsRelayOptions): ApprovalsRelay {
   const replyTimeoutMs = options.replyTimeoutMs ?? 2000;
@@ -50,7 +78,7 @@ export function createApprovalsRelay(options: ApprovalsRelayOptions): ApprovalsR
   // Probes through an ordered publisher: on a Cluster, one a stalled master holds fails after its
   // stallMs and the next go through another master, so the probes keep telling.
   const subscriber = createWatchedSubscriber({ name: 'approvals relay', connect, publisher: createOrderedPublisher(publisher), logger, probeIntervalMs, maxMissedProbes, deafNodeAvoidMs });
-  const waiting = new Map<string, (resolved: boolean) => void>();
+  const waiting = new Map<string, (resolved: boolean | undefined) => void>();
   void subscriber.subscribe(APPROVALS_CHANNEL, replyChannel).catch((error: Error) => logger.warn('approvals relay: subscribe failed', { error: error.message }));
   subscriber.onMessage((channel, text) => {
     let message: Partial<Decision> & { resolved?: boolean };
@@ -60,38 +88,73 @@ export function createApprovalsRelay(options: ApprovalsRelayOptions): ApprovalsR
       return;
     }
     if (channel === replyChannel) {
-      if (message.resolved && message.request) waiting.get(message.request)?.(true);
+      if (typeof message.request === 'string') waiting.get(message.request)?.(message.resolved === true);
       return;
     }
-    const { id, approve, tenant, request, replyTo, expires } = message;
+    const { id, approve, tenant, request, replyTo, expires, claim } = message;
     if (typeof id !== 'string' || typeof tenant !== 'string' || typeof request !== 'string' || typeof replyTo !== 'string') return;
     // Held up on its way (Redis stalled, or it queued while Redis was away) past the time its asker waited.
     if (typeof expires === 'number' && expires <= Date.now()) return;
-    if (options.approvals.resolve(id, approve === true, tenant)) {
-      void publisher.publish(replyTo, JSON.stringify({ request, resolved: true })).catch(() => undefined);
+    if (!options.approvals.holds(id, tenant)) return;
+    const confirm = (resolved: boolean) => void publisher.publish(replyTo, JSON.stringify({ request, resolved })).catch(() => undefined);
+    if (claim !== true) {
+      // An asker of the previous version: applied as it says.
+      if (options.approvals.resolve(id, approve === true, tenant)) confirm(true);
+      return;
     }
+    void settleAsHolder(id, approve === true, tenant, request).then((resolved) => resolved !== undefined && confirm(resolved));
   });
+
+  /** Claims the request's key, applies the decision, records whether it did; undefined when the asker voided it first (or Redis did not answer). */
+  async function settleAsHolder(id: string, approve: boolean, tenant: string, request: string): Promise<boolean | undefined> {
+    const key = decisionKey(request);
+    const claimed = await within(publisher.set(key, 'claimed', 'PX', DECISION_KEY_TTL_MS, 'NX').catch(() => null), replyTimeoutMs);
+    if (claimed !== 'OK') return undefined;
+    const resolved = options.approvals.resolve(id, approve, tenant);
+    await within(publisher.set(key, resolved ? 'applied' : 'failed', 'PX', DECISION_KEY_TTL_MS, 'XX').catch(() => null), replyTimeoutMs);
+    return resolved;
+  }
+
+  /** After no confirmation came: voids the request's key, or reads what its holder recorded. */
+  async function settleAsAsker(request: string): Promise<boolean> {
+    const key = decisionKey(request);
+    const unknown = () => new DecisionUnknownError('the replica holding the approval did not confirm and Redis did not answer in time: whether the decision was applied is not known');
+    const voided = await within(publisher.set(key, 'void', 'PX', DECISION_KEY_TTL_MS, 'NX').catch(() => undefined), replyTimeoutMs);
+    if (voided === undefined) throw unknown();
+    if (voided === 'OK') return false;
+    // Claimed first: the holder records the outcome right after applying it.
+    const until = Date.now() + replyTimeoutMs;
+    for (;;) {
+      const state = await within(publisher.get(key).catch(() => undefined), Math.max(1, until - Date.now()));
+      if (state === 'applied') return true;
+      if (state === 'failed' || state === null) return false;
+      if (state === undefined || Date.now() >= until) throw unknown();
+      await new Promise((r) => setTimeout(r, CLAIMED_POLL_MS));
+    }
+  }
   return {
     async resolve(approvalId, approve, tenant) {
       if (options.approvals.resolve(approvalId, approve, tenant)) return true;
       const request = randomUUID();
-      const answer = new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => settle(false), replyTimeoutMs);
-        const settle = (resolved: boolean) => {
+      // A confirmation (true or false), or undefined after replyTimeoutMs without one.
+      const confirmed = new Promise<boolean | undefined>((resolve) => {
+        const timer = setTimeout(() => settle(undefined), replyTimeoutMs);
+        const settle = (resolved: boolean | undefined) => {
           clearTimeout(timer);
           waiting.delete(request);
           resolve(resolved);
         };
         waiting.set(request, settle);
       });
-      const decision: Decision = { id: approvalId, approve, tenant, request, replyTo: replyChannel, expires: Date.now() + replyTimeoutMs };
+      const decision: Decision = { id: approvalId, approve, tenant, request, replyTo: replyChannel, expires: Date.now() + replyTimeoutMs, claim: true };
       // Not awaited: a publish that Redis holds (stalled, or queued while it is away) must not hold
-      // the RPC past replyTimeoutMs; the decision is void once that has passed.
+      // the RPC; the key settles what happened to it.
       publisher.publish(APPROVALS_CHANNEL, JSON.stringify(decision)).catch((error: Error) => {
         options.logger.warn('approvals relay: publish failed', { error: error.message });
-        waiting.get(request)?.(false);
+        waiting.get(request)?.(undefined);
       });
-      return answer;
+      const resolved = await confirmed;
+      return resolved ?? settleAsAsker(request);
     },
     async close() {
       for (const settle of [...waiting.values()]) settle(false);

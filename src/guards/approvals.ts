@@ -12,6 +12,8 @@ export interface Approvals {
   wait(approvalId: string, signal: AbortSignal, tenant?: string): Promise<boolean>;
   /** Decides a waiting approval of `tenant`; false when it is unknown, decided or another tenant's. */
   resolve(approvalId: string, approve: boolean, tenant: string): boolean;
+  /** True when `resolve` would decide it now: it waits here, for `tenant`. */
+  holds(approvalId: string, tenant: string): boolean;
   /** Approvals waiting now. */
   pending(): number;
   /** Refuses every waiting approval. */
@@ -28,6 +30,10 @@ export function createApprovals(options: ApprovalsOptions = {}): Approvals {
   const timeoutMs = options.timeoutMs ?? 120_000;
   const maxPending = options.maxPending ?? 1000;
   const waiting = new Map<string, Waiting>();
+  const holds = (approvalId: string, tenant: string): boolean => {
+    const entry = waiting.get(approvalId);
+    return entry !== undefined && (entry.tenant === undefined || entry.tenant === tenant);
+  };
   return {
     wait(approvalId, signal, tenant) {
       if (signal.aborted || waiting.size >= maxPending || waiting.has(approvalId)) return Promise.resolve(false);
@@ -47,11 +53,11 @@ export function createApprovals(options: ApprovalsOptions = {}): Approvals {
       });
     },
     resolve(approvalId, approve, tenant) {
-      const entry = waiting.get(approvalId);
-      if (!entry || (entry.tenant !== undefined && entry.tenant !== tenant)) return false;
-      entry.settle(approve);
+      if (!holds(approvalId, tenant)) return false;
+      waiting.get(approvalId)!.settle(approve);
       return true;
     },
+    holds,
     pending: () => waiting.size,
     close() {
       for (const entry of [...waiting.values()]) entry.settle(false);

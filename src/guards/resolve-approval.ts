@@ -3,6 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import { ResolveApprovalResponseSchema, type ResolveApprovalRequest, type ResolveApprovalResponse } from '../../gen/dispatch/v1/dispatch_pb';
 import type { Logger } from '../log';
 import { RpcError, unary, type Authenticator } from '../server';
+import { DecisionUnknownError } from './approvals-relay';
 import type { Approvals } from './approvals';
 
 /** Decides a waiting approval; the relay's across replicas, else the local registry's. */
@@ -18,7 +19,13 @@ export function approvalHandlers(approvals: Approvals, authenticate: Authenticat
     resolveApproval: unary(logger, async (request: ResolveApprovalRequest, call: grpc.ServerUnaryCall<ResolveApprovalRequest, ResolveApprovalResponse>) => {
       const principal = authenticate(call, 'dispatch');
       if (request.approvalId === '') throw new RpcError(grpc.status.INVALID_ARGUMENT, 'approval_id is required');
-      const resolved = await resolveWith()(request.approvalId, request.approve, principal.tenant);
+      let resolved: boolean;
+      try {
+        resolved = await resolveWith()(request.approvalId, request.approve, principal.tenant);
+      } catch (error) {
+        if (error instanceof DecisionUnknownError) throw new RpcError(grpc.status.UNAVAILABLE, `${error.message}; ask again (once applied, a decision answers resolved=false)`);
+        throw error;
+      }
       logger.info('approval resolved', { approvalId: request.approvalId, approve: request.approve, resolved, reason: request.reason.slice(0, 200) });
       return create(ResolveApprovalResponseSchema, { resolved });
     }),

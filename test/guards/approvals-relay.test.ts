@@ -1,11 +1,14 @@
 import { APPROVALS_CHANNEL, createApprovals, createApprovalsRelay, type ApprovalsRelay } from '../../src/guards';
+import { DecisionUnknownError } from '../../src/guards/approvals-relay';
+import { startTcpProxy } from '../helpers/tcp-proxy';
 import { SILENT_LOGGER } from '../../src/log';
 import { connectRedis } from '../../src/store/redis';
 import { startRedis, type TestRedis } from '../helpers/redis-server';
 import { until } from '../helpers/until';
 
 // Decisions forwarded between two replicas' relays through a real redis-server that the test
-// freezes (SIGSTOP): the RPC must not wait on Redis, and a decision held up past the time its
+// freezes (SIGSTOP), or with the asker's subscription cut: the RPC must not wait on Redis, its
+// answer must match what happened to the decision, and a decision held up past the time its
 // asker waited must not be applied when it finally arrives.
 
 let redis: TestRedis;
@@ -46,22 +49,22 @@ test('a decision for an approval waiting on another replica is applied there', a
   expect(await b.relay.resolve('unknown', true, 't')).toBe(false);
 });
 
-test('with Redis frozen, ResolveApproval answers "not resolved" after replyTimeoutMs, and the decision held up in Redis is void when it arrives', async () => {
+test('with Redis frozen, ResolveApproval cannot learn the outcome: it rejects (UNAVAILABLE at the RPC) instead of guessing, and the decision held up in Redis is not applied when it arrives', async () => {
   const a = await replica();
   const b = await replica();
   const controller = new AbortController();
   const decided = a.approvals.wait('ap-2', controller.signal, 't');
   redis.signal('SIGSTOP');
-  let answered: boolean | undefined;
+  let outcome: unknown;
   try {
     const started = Date.now();
-    answered = await b.relay.resolve('ap-2', true, 't');
+    outcome = await b.relay.resolve('ap-2', true, 't').catch((error: unknown) => error);
     expect(Date.now() - started).toBeLessThan(2_000);
   } finally {
     redis.signal('SIGCONT');
   }
-  expect(answered).toBe(false);
-  // The held decision reaches A now, past its expiry: A's approval is still waiting. A later
+  expect(outcome).toBeInstanceOf(DecisionUnknownError);
+  // The held decision reaches A now, after B voided it: A's approval is still waiting. A later
   // decision through the relay shows every earlier message was handled.
   const barrier = a.approvals.wait('barrier', new AbortController().signal, 't');
   expect(await b.relay.resolve('barrier', true, 't')).toBe(true);
@@ -69,4 +72,25 @@ test('with Redis frozen, ResolveApproval answers "not resolved" after replyTimeo
   expect(a.approvals.pending()).toBe(1);
   controller.abort();
   await expect(decided).resolves.toBe(false);
+});
+
+test('a decision whose confirmation is lost (the asker\'s subscription deaf) is still answered as applied', async () => {
+  const a = await replica();
+  // B publishes directly; its subscriptions go through a proxy the test freezes.
+  const proxy = await startTcpProxy(redis.port);
+  try {
+    let opened = 0;
+    const connect = () => connectRedis(opened++ === 0 ? redis.url : `redis://127.0.0.1:${proxy.port}`, { queueWhileDown: true });
+    const relay = createApprovalsRelay({ approvals: createApprovals(), connect, logger: SILENT_LOGGER, replyTimeoutMs: 300 });
+    relays.push(relay);
+    await until(() => (subscriptions().replies >= relays.length ? true : undefined), 'B subscribed', 5_000);
+    proxy.freeze();
+    const decided = a.approvals.wait('ap-3', new AbortController().signal, 't');
+    expect(await relay.resolve('ap-3', true, 't')).toBe(true);
+    await expect(decided).resolves.toBe(true);
+    // Refused on A (it no longer waits): answered as not resolved, from the key as well.
+    expect(await relay.resolve('ap-3', true, 't')).toBe(false);
+  } finally {
+    await proxy.close();
+  }
 });

@@ -1,6 +1,6 @@
 import { Redis, type Cluster } from 'ioredis';
-import { connectRedis, createOrderedPublisher, createWatchedSubscriber, whenReady, type RedisClient, type WatchedSubscriber } from '../../src/store/redis';
-import { startRedis, startRedisCluster, type TestRedis, type TestRedisCluster } from '../helpers/redis-server';
+import { connectRedis, createOrderedPublisher, createWatchedSubscriber, whenReady, type OrderedPublisher, type RedisClient, type WatchedSubscriber } from '../../src/store/redis';
+import { monitorRedis, startRedis, startRedisCluster, type TestRedis, type TestRedisCluster } from '../helpers/redis-server';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 import { until } from '../helpers/until';
 
@@ -15,10 +15,11 @@ const PROBE_MS = 200;
 const NODE_TIMEOUT_MS = 60_000;
 
 /** A subscriber watched on a short interval, with what it heard and how often it moved. */
-function watch(connect: () => RedisClient, client: RedisClient) {
+function watch(connect: () => RedisClient, client: RedisClient, options: { probeIntervalMs?: number; maxMissedProbes?: number; publisher?: OrderedPublisher } = {}) {
   const heard: string[] = [];
   let moves = 0;
-  const sub = createWatchedSubscriber({ name: 'test', connect, publisher: createOrderedPublisher(client, { stallMs: 300 }), probeIntervalMs: PROBE_MS, maxMissedProbes: 2 });
+  const publisher = options.publisher ?? createOrderedPublisher(client, { stallMs: 300 });
+  const sub = createWatchedSubscriber({ name: 'test', connect, publisher, probeIntervalMs: options.probeIntervalMs ?? PROBE_MS, maxMissedProbes: options.maxMissedProbes ?? 2 });
   sub.onMessage((channel, message) => void (channel === 'watched' && heard.push(message)));
   sub.onMoved(() => void moves++);
   return { sub, heard, moves: () => moves };
@@ -126,5 +127,66 @@ describe('on a standalone Redis', () => {
     );
     expect(Date.now() - frozen).toBeLessThan(2_000);
     expect(w.moves()).toBe(1);
+  });
+});
+
+describe('probes on a standalone Redis', () => {
+  let redis: TestRedis;
+  let proxy: TcpProxy;
+  let client: Redis;
+  const closing: (() => Promise<void> | void)[] = [];
+  beforeAll(async () => {
+    redis = await startRedis({ own: true });
+    proxy = await startTcpProxy(redis.port);
+    client = new Redis(redis.url);
+  });
+  afterEach(async () => {
+    for (const close of closing.splice(0).reverse()) await close();
+  });
+  afterAll(async () => {
+    client?.disconnect();
+    await proxy?.close();
+    await redis?.close();
+  });
+
+  test('after a move, with maxMissedProbes 1, a healthy subscriber stays on its new connection (the first probe waits for its SUBSCRIBE)', async () => {
+    const w = watch(() => connectRedis(`redis://127.0.0.1:${proxy.port}`, { queueWhileDown: true }), client, { probeIntervalMs: 50, maxMissedProbes: 1 });
+    closing.push(() => w.sub.close());
+    await w.sub.subscribe('watched');
+    await until(async () => ((await client.publish('watched', 'before')) > 0 ? true : undefined), 'the subscription');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(w.moves()).toBe(0);
+
+    proxy.freeze();
+    await until(() => (w.moves() > 0 ? true : undefined), 'a move off the half-open connection', 5_000);
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(w.moves()).toBe(1);
+  });
+
+  test('while Redis is stopped, a publisher that queues holds one probe, not one per interval', async () => {
+    const pub = connectRedis(redis.url, { queueWhileDown: true });
+    closing.push(() => pub.disconnect());
+    expect(await whenReady(pub, 5_000)).toBe(true);
+    const w = watch(() => connectRedis(redis.url, { queueWhileDown: true }), client, { probeIntervalMs: 50, publisher: createOrderedPublisher(pub) });
+    closing.push(() => w.sub.close());
+    await w.sub.subscribe('watched');
+    await until(async () => ((await client.publish('watched', 'before')) > 0 ? true : undefined), 'the subscription');
+    const monitor = await monitorRedis(redis.port);
+    closing.push(() => monitor.stop());
+    await new Promise((r) => setTimeout(r, 300));
+    const before = monitor.commands().filter((c) => c === 'publish').length;
+    expect(before).toBeGreaterThan(0);
+
+    redis.signal('SIGSTOP');
+    try {
+      await new Promise((r) => setTimeout(r, 1_500));
+    } finally {
+      redis.signal('SIGCONT');
+    }
+    // What was queued reaches Redis at once; a few intervals of probes after it.
+    await new Promise((r) => setTimeout(r, 200));
+    const after = monitor.commands().filter((c) => c === 'publish').length;
+    expect(after - before).toBeLessThanOrEqual(1 + 200 / 50 + 2);
+    expect(w.moves()).toBe(0);
   });
 });

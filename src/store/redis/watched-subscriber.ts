@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Cluster, type Redis } from 'ioredis';
 import type { Logger } from '../../log';
+import { closeWithin, dropConnections } from './close-within';
 import type { RedisClient } from './connect';
 import type { OrderedPublisher } from './ordered-publisher';
 
 /** Bounds of a {@link WatchedSubscriber}'s liveness check. */
 export interface SubscriberWatchOptions {
-  /** How often a probe is published on the subscriber's own channel; each must be heard before the next goes out. @default 1000 */
+  /** How often a probe is published on the subscriber's own channel; one at a time: none goes out while the last is unanswered. @default 1000 */
   readonly probeIntervalMs?: number;
   /** Probes in a row that Redis took but the subscriber did not hear before it is deemed deaf and moved. @default 2 */
   readonly maxMissedProbes?: number;
@@ -48,7 +49,13 @@ const addressOf = (node: Redis) => `${node.options.host ?? ''}:${String(node.opt
  * subscriber's own, and when `maxMissedProbes` in a row that Redis took were not heard by the next
  * one, the connection is deemed deaf (its node stalled, or a half-open connection after a network
  * partition) and the subscription moves to a new connection, with its channels and listeners.
- * A probe Redis did not take (the publishing master stalled, Redis away) says nothing either way.
+ * A probe Redis did not take (the publishing master stalled, Redis away) says nothing either way,
+ * and none goes out while the last is unanswered: a publisher that queues while Redis is away holds
+ * one probe, not one per interval. Probes are published only once the connection's subscription
+ * is confirmed (after a move or a reconnection, a probe published at once would reach Redis before
+ * the SUBSCRIBE and count as missed), and one sent before the connection dropped or moved is not
+ * counted. On a Cluster, a new connection whose subscription is not confirmed within
+ * `maxMissedProbes` + 1 intervals (its node stalled too) moves again.
  *
  * On standalone Redis or Sentinel the new connection is a fresh one from `connect`. On a Cluster
  * it is a plain connection to a master chosen at random among those the subscriber has not been
@@ -83,6 +90,14 @@ export function createWatchedSubscriber(options: WatchedSubscriberOptions): Watc
   let opened: () => void = () => undefined;
   let whenOpen = new Promise<void>((resolve) => (opened = resolve));
   let closed = false;
+  // Whether the current connection's subscription to the probe channel is confirmed: probes go out only then.
+  let confirmed = false;
+  // Intervals since the current connection was opened, while its subscription is not confirmed.
+  let unconfirmedFor = 0;
+  // Bumped whenever the subscription may have lapsed (a move, a dropped connection): a probe sent
+  // in an earlier epoch says nothing of the subscription now.
+  let epoch = 0;
+  let missed = 0;
 
   const fanOut = (channel: string, message: string) => {
     if (channel === probeChannel) return heard(message);
@@ -119,14 +134,34 @@ export function createWatchedSubscriber(options: WatchedSubscriberOptions): Watc
     return conn;
   }
 
+  const confirm = (conn: Redis) => {
+    if (conn !== current || conn.status !== 'ready') return;
+    confirmed = true;
+    unconfirmedFor = 0;
+    missed = 0;
+  };
+
   function open(afterMove: boolean): void {
     const conn = connection();
     if (!conn) return;
     current = conn;
+    confirmed = false;
+    unconfirmedFor = 0;
     conn.on('message', fanOut);
+    conn.on('close', () => {
+      if (conn !== current) return;
+      confirmed = false;
+      epoch++;
+    });
+    // Reconnected: the client subscribes its channels again; a SUBSCRIBE sent now is answered
+    // once the probe channel is subscribed again.
+    conn.on('ready', () => {
+      if (conn === current) conn.subscribe(probeChannel).then(() => confirm(conn), () => undefined);
+    });
     opened();
     conn.subscribe(...wanted).then(
       () => {
+        confirm(conn);
         if (afterMove && conn === current) for (const listener of movedListeners) listener();
       },
       (error: Error) => {
@@ -137,49 +172,53 @@ export function createWatchedSubscriber(options: WatchedSubscriberOptions): Watc
 
   const drop = (conn: Redis) => {
     conn.off('message', fanOut);
-    conn.disconnect();
-    // A half-open connection would wait for its peer's FIN; nothing else is to come on it.
-    conn.stream?.destroy();
+    dropConnections(conn);
   };
 
   // Lets Redis forget the subscription before close resolves; dropped when Redis does not answer within an interval.
-  async function release(conn: Redis): Promise<void> {
+  function release(conn: Redis): Promise<void> {
     conn.off('message', fanOut);
-    const timer = setTimeout(() => drop(conn), probeIntervalMs);
-    await conn.quit().catch(() => undefined);
-    clearTimeout(timer);
+    return closeWithin(conn, probeIntervalMs);
   }
 
-  function move(): void {
+  function move(why: string): void {
     const deaf = current;
     if (deaf) {
       if (cluster) avoided.set(addressOf(deaf), performance.now());
-      logger?.warn(`${options.name}: redis subscriber heard none of its last ${maxMissedProbes} probes; subscribing on a new connection`, { node: cluster ? addressOf(deaf) : undefined });
+      logger?.warn(`${options.name}: redis subscriber ${why}; subscribing on a new connection`, { node: cluster ? addressOf(deaf) : undefined });
       drop(deaf);
       current = undefined;
       whenOpen = new Promise<void>((resolve) => (opened = resolve));
     }
+    epoch++;
+    missed = 0;
     open(true);
   }
 
-  // The last probe sent: whether Redis took it, whether it was heard.
-  let probe: { readonly seq: number; answered: boolean; heard: boolean } | undefined;
+  // The last probe sent: in which epoch, whether Redis took it (or failed it), whether it was heard.
+  let probe: { readonly seq: number; readonly epoch: number; settled: boolean; answered: boolean; heard: boolean } | undefined;
   let seq = 0;
-  let missed = 0;
   function heard(message: string): void {
     if (probe && message === String(probe.seq)) probe.heard = true;
   }
   const timer = setInterval(() => {
-    if (probe?.heard) missed = 0;
-    else if (probe?.answered && ++missed >= maxMissedProbes) {
-      missed = 0;
-      move();
+    if (probe && !probe.settled) return;
+    const last = probe;
+    probe = undefined;
+    if (last?.heard) missed = 0;
+    else if (last?.answered && last.epoch === epoch && ++missed >= maxMissedProbes) return move(`heard none of its last ${maxMissedProbes} probes`);
+    if (!confirmed) {
+      if (cluster && current && ++unconfirmedFor > maxMissedProbes) move(`could not subscribe within ${maxMissedProbes + 1} probe intervals`);
+      return;
     }
-    const next = { seq: ++seq, answered: false, heard: false };
+    const next = { seq: ++seq, epoch, settled: false, answered: false, heard: false };
     probe = next;
     publisher.publish(probeChannel, String(next.seq)).then(
-      () => (next.answered = true),
-      () => undefined,
+      () => {
+        next.settled = true;
+        next.answered = true;
+      },
+      () => (next.settled = true),
     );
   }, probeIntervalMs);
   timer.unref();

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { EventKind, type Event } from '../../gen/dispatch/v1/dispatch_pb';
 import type { Logger } from '../log';
-import { createOrderedPublisher, createWatchedSubscriber, type SubscriberWatchOptions } from '../store/redis';
+import { closeWithin, createOrderedPublisher, createWatchedSubscriber, type SubscriberWatchOptions } from '../store/redis';
 import type { EventBus, EventRelay } from './event-bus';
 import { createReceivedSequences } from './received-sequences';
 import { decodeBatch, encodeBatch, type TenantEvent, type TenantLoss, type TenantSequence } from './relay-codec';
@@ -25,7 +25,10 @@ export interface RedisRelayOptions extends SubscriberWatchOptions {
   readonly heartbeatMs?: number;
   /** Batches published and not yet answered by Redis; past it, events are not sent but counted lost (a stalled node). @default 64 */
   readonly maxUnanswered?: number;
-  /** On a Cluster, longest wait for the publishing master to answer a PUBLISH; past it the batch counts as failed and the next go through another master (see createOrderedPublisher). @default 1000 */
+  /**
+   * On a Cluster, longest wait for the publishing master to answer a PUBLISH; past it the batch counts as failed and the next go through another master (see createOrderedPublisher).
+   * Also, anywhere, the longest wait for Redis to answer the publishing connection's QUIT at close (see closeWithin). @default 1000
+   */
   readonly publishStallMs?: number;
 }
 
@@ -102,7 +105,8 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
   const maxUnanswered = options.maxUnanswered ?? 64;
   const id = randomUUID();
   const pub = options.connect();
-  const publisher = createOrderedPublisher(pub, { stallMs: options.publishStallMs });
+  const publishStallMs = options.publishStallMs ?? 1_000;
+  const publisher = createOrderedPublisher(pub, { stallMs: publishStallMs });
   // Probed on the relay's own publisher: a subscription that stops hearing moves (see createWatchedSubscriber).
   const { connect, probeIntervalMs, maxMissedProbes, deafNodeAvoidMs } = options;
   const sub = createWatchedSubscriber({ name: 'event relay', connect, publisher, logger, probeIntervalMs, maxMissedProbes, deafNodeAvoidMs });
@@ -278,7 +282,7 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
         flush();
       }
       bus.setRelay(undefined);
-      await Promise.allSettled([pub.quit(), sub.close()]);
+      await Promise.allSettled([closeWithin(pub, publishStallMs), sub.close()]);
     },
   };
 }

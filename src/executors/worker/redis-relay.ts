@@ -1,4 +1,4 @@
-import { clusterSubscribers, connectRedis, createOrderedPublisher, createWatchedSubscriber, PublishStalledError } from '../../store/redis';
+import { closeWithin, clusterSubscribers, connectRedis, createOrderedPublisher, createWatchedSubscriber, PublishStalledError } from '../../store/redis';
 import { randomUUID } from 'node:crypto';
 import { Cluster } from 'ioredis';
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
@@ -242,8 +242,10 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
       clearInterval(refresh);
       for (const controller of inflight.values()) controller.abort(new Error('replica shutting down'));
       for (const w of [...waiting.values()]) w.settle(undefined, new DispatchError(ErrorKind.UNAVAILABLE, 'dispatch is shutting down', { phase: 'during', recoverable: true }));
-      await Promise.all(o.pool.hosted().map(({ tenant, tool }) => routes.withdraw(tenant, tool).catch(() => undefined)));
-      await Promise.all([sub.close(), redis.quit().catch(() => redis.disconnect())]);
+      // The connection queues while Redis is away, with no command timeout: neither waits longer
+      // than a PUBLISH may (the routes lapse after their TTL anyway).
+      await answerWithin(Promise.all(o.pool.hosted().map(({ tenant, tool }) => routes.withdraw(tenant, tool).catch(() => undefined))), o.options.publishStallMs);
+      await Promise.all([sub.close(), closeWithin(redis, o.options.publishStallMs)]);
     },
   };
 }

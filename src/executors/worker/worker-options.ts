@@ -21,7 +21,8 @@ export interface WorkerOptions {
   /**
    * On a Redis Cluster, longest wait for the master relaying calls to answer a PUBLISH; past it
    * the next messages go through another master, and a call whose assignment it held waits for
-   * its reply (a read-only one is sent again first). @default 1000
+   * its reply (a read-only one is sent again first). Also, anywhere, the longest wait for Redis
+   * at close (withdrawing this replica's routes, then QUIT). @default 1000
    */
   readonly publishStallMs?: number;
   /**

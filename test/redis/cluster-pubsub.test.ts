@@ -202,3 +202,27 @@ test('through a stalled master, a side-effecting forward waits for its reply (it
     await relays.close();
   }
 });
+
+test('a side-effecting forward whose PUBLISH was written before its node connection closed waits for its reply (it may have been delivered): TIMEOUT during, not UNAVAILABLE before', async () => {
+  const relays = await startRelays({ publishStallMs: 3_000, relayGraceMs: 200 });
+  try {
+    // The publishing master holds PUBLISHes (CLIENT PAUSE WRITE) while its clients' connections are
+    // killed: the assignment was written, and its connection (one a Cluster client does not open
+    // again by itself) closes before any answer.
+    cluster.cli(relays.publisherPort, 'client', 'pause', '5000', 'write');
+    let outcome: Promise<unknown>;
+    try {
+      outcome = relays.forward(relays.request('cut'), new AbortController().signal).then(
+        () => 'answered',
+        (error: unknown) => error,
+      );
+      await new Promise((r) => setTimeout(r, 200));
+      cluster.cli(relays.publisherPort, 'client', 'kill', 'type', 'normal');
+    } finally {
+      cluster.cli(relays.publisherPort, 'client', 'unpause');
+    }
+    await expect(outcome).resolves.toMatchObject({ kind: ErrorKind.TIMEOUT, phase: 'during' });
+  } finally {
+    await relays.close();
+  }
+});

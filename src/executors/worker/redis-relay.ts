@@ -208,12 +208,17 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
           () => true,
         );
         let receivers: number | boolean;
+        // Written at once when ready: it may then reach Redis even if the publish fails.
+        const sent = publisher.connected();
         try {
           const deliver = request.readOnly ? sendAgainIfStalled : send;
           receivers = await Promise.race([deliver(replica, { t: 'assign', id, from: replicaId, request }), replied]);
         } catch (error) {
-          // The assignment may still arrive: like one that may have been heard, its reply is awaited.
-          if (error instanceof PublishStalledError) receivers = true;
+          // The assignment may still arrive (a master that stalled; on a Cluster, a node connection
+          // that closed after the PUBLISH was written: it is not sent again): like one that may have
+          // been heard, its reply is awaited, up to the deadline; the hosting replica runs no copy
+          // twice. Only a side-effecting one: a read-only call that fails may be tried again.
+          if (error instanceof PublishStalledError || (sent && !request.readOnly)) receivers = true;
           else {
             waiting.get(id)?.settle(undefined, relayDown(error));
             await replied;

@@ -16,6 +16,13 @@ export interface OrderedPublisherOptions {
 export interface OrderedPublisher {
   /** Publishes `message` on `channel`; resolves with the subscribers the node that took it counted. */
   publish(channel: string, message: string): Promise<number>;
+  /**
+   * Whether a PUBLISH made now is written at once: the connection it goes through is ready. One made
+   * while it is not waits in the client's queue or is refused; should it then fail, it may never
+   * have been sent. One made while it is, Redis may have taken even when it fails (its connection
+   * closed before the answer).
+   */
+  connected(): boolean;
 }
 
 /** A PUBLISH the master did not answer in time: it may still be delivered, late. */
@@ -47,7 +54,7 @@ export function createOrderedPublisher(client: RedisClient, options: OrderedPubl
   for (const [name, value] of Object.entries({ stallMs, avoidMs })) {
     if (!Number.isInteger(value) || value <= 0) throw new RangeError(`ordered publisher: ${name} must be a positive integer, got ${String(value)}`);
   }
-  if (!(client instanceof Cluster)) return { publish: (channel, message) => client.publish(channel, message) };
+  if (!(client instanceof Cluster)) return { publish: (channel, message) => client.publish(channel, message), connected: () => client.status === 'ready' };
   const cluster = client;
 
   // Masters that stalled, by address: when (performance.now()).
@@ -78,6 +85,7 @@ export function createOrderedPublisher(client: RedisClient, options: OrderedPubl
   }
 
   return {
+    connected: () => master()?.status === 'ready',
     publish(channel, message) {
       const node = master();
       // No node known yet: the client holds the command until it knows them.

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log';
-import { createOrderedPublisher, createWatchedSubscriber, type RedisClient, type SubscriberWatchOptions } from '../store/redis';
+import { closeWithin, createOrderedPublisher, createWatchedSubscriber, type RedisClient, type SubscriberWatchOptions } from '../store/redis';
 import type { Approvals } from './approvals';
 
 /** The channel every replica listens on for decisions on approvals it may hold. */
@@ -158,7 +158,8 @@ export function createApprovalsRelay(options: ApprovalsRelayOptions): ApprovalsR
     },
     async close() {
       for (const settle of [...waiting.values()]) settle(false);
-      await Promise.all([subscriber.close(), publisher.quit().catch(() => publisher.disconnect())]);
+      // The publisher queues while Redis is away, without a command timeout: QUIT is bounded.
+      await Promise.all([subscriber.close(), closeWithin(publisher, replyTimeoutMs)]);
     },
   };
 }

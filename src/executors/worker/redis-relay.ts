@@ -43,6 +43,13 @@ function relayDown(cause: unknown): DispatchError {
   return new DispatchError(ErrorKind.UNAVAILABLE, 'the link to other dispatch replicas (Redis) is down, so no worker could be reached; the call was not executed', { phase: 'before', recoverable: true, cause });
 }
 
+const ABORTED = Symbol('aborted');
+
+/** Resolves with ABORTED once `signal` aborts (never, if it does not; the listener goes with the signal). */
+function aborted(signal: AbortSignal): Promise<typeof ABORTED> {
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(ABORTED), { once: true }));
+}
+
 /** `work`'s value, or undefined when it has not settled within `ms`. */
 function answerWithin<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
@@ -192,8 +199,12 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
       if (signal.aborted) throw signal.reason;
       let replicas: string[];
       try {
-        replicas = await routes.lookup(request.tenant, request.tool);
+        // The connection queues while Redis is away: the lookup is raced against the call's end.
+        const lookup = await Promise.race([routes.lookup(request.tenant, request.tool), aborted(signal)]);
+        if (lookup === ABORTED) throw signal.reason;
+        replicas = lookup;
       } catch (error) {
+        if (signal.aborted) throw signal.reason;
         throw relayDown(error);
       }
       const start = Math.floor(Math.random() * Math.max(1, replicas.length));

@@ -1,0 +1,48 @@
+import { createRedisRelay, type RedisRelay } from '../../src/executors/worker/redis-relay';
+import { resolveWorkerOptions } from '../../src/executors/worker/worker-options';
+import type { AssignmentRequest, WorkerPool } from '../../src/executors/worker/worker-pool';
+import { SILENT_LOGGER } from '../../src/log';
+import type { ToolRegistry } from '../../src/registry';
+import { startRedis, type TestRedis } from '../helpers/redis-server';
+
+// A worker call forwarded to another replica while a standalone Redis is frozen (SIGSTOP): the
+// relay's connection queues while Redis is away, so its route lookup waits; the call must still
+// end when its signal aborts, and send nothing once Redis answers again.
+
+let redis: TestRedis;
+const relays: RedisRelay[] = [];
+const assigned: string[] = [];
+beforeAll(async () => {
+  redis = await startRedis({ own: true });
+  const registry = { lookup: () => undefined, applyRemote: () => undefined } as unknown as ToolRegistry;
+  const pool = (hosted: boolean) =>
+    ({
+      hosted: () => (hosted ? [{ tenant: 't', tool: 'w_tool' }] : []),
+      assign: async (request: AssignmentRequest) => (assigned.push(request.idempotencyKey), 'done'),
+      onHostedChange: () => undefined,
+    }) as unknown as WorkerPool;
+  const options = resolveWorkerOptions({ publishStallMs: 300 });
+  relays.push(await createRedisRelay({ url: redis.url, pool: pool(true), registry, logger: SILENT_LOGGER, options }));
+  relays.push(await createRedisRelay({ url: redis.url, pool: pool(false), registry, logger: SILENT_LOGGER, options }));
+});
+afterAll(async () => {
+  for (const relay of relays) await relay.close();
+  await redis.close();
+});
+
+const request = (idempotencyKey: string): AssignmentRequest => ({ tenant: 't', tool: 'w_tool', toolCallId: 'c', argumentsJson: '{}', sessionId: 's', attempt: 1, idempotencyKey, deadline: Date.now() + 5_000 });
+
+test('a forward whose route lookup Redis holds ends with its abort, and nothing is sent after Redis resumes', async () => {
+  expect(await relays[1]!.forward(request('warm-up'), new AbortController().signal)).toBe('done');
+  redis.signal('SIGSTOP');
+  try {
+    const started = Date.now();
+    await expect(relays[1]!.forward(request('held'), AbortSignal.timeout(300))).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect(Date.now() - started).toBeLessThan(1_500);
+  } finally {
+    redis.signal('SIGCONT');
+  }
+  // A later call goes through, and the held one was never sent.
+  expect(await relays[1]!.forward(request('after'), new AbortController().signal)).toBe('done');
+  expect(assigned).toEqual(['warm-up', 'after']);
+});

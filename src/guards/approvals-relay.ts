@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log';
-import { closeWithin, createOrderedPublisher, createWatchedSubscriber, type RedisClient, type SubscriberWatchOptions } from '../store/redis';
+import { answerWithin, closeWithin, createOrderedPublisher, createWatchedSubscriber, type RedisClient, type SubscriberWatchOptions } from '../store/redis';
 import type { Approvals } from './approvals';
 
 /** The channel every replica listens on for decisions on approvals it may hold. */
@@ -42,13 +42,6 @@ const CLAIMED_POLL_MS = 25;
 
 /** The key on which a forwarded decision is settled once: claimed by its holder, or voided by its asker. */
 const decisionKey = (request: string) => `${APPROVALS_CHANNEL}:request:{${request}}`;
-
-/** `work`'s value, or `undefined` when it has not answered within `ms`. */
-function within<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
-}
 
 /** The outcome of a forwarded decision could not be learnt (Redis did not answer in time). */
 export class DecisionUnknownError extends Error {
@@ -108,10 +101,10 @@ export function createApprovalsRelay(options: ApprovalsRelayOptions): ApprovalsR
   /** Claims the request's key, applies the decision, records whether it did; undefined when the asker voided it first (or Redis did not answer). */
   async function settleAsHolder(id: string, approve: boolean, tenant: string, request: string): Promise<boolean | undefined> {
     const key = decisionKey(request);
-    const claimed = await within(publisher.set(key, 'claimed', 'PX', DECISION_KEY_TTL_MS, 'NX').catch(() => null), replyTimeoutMs);
+    const claimed = await answerWithin(publisher.set(key, 'claimed', 'PX', DECISION_KEY_TTL_MS, 'NX').catch(() => null), replyTimeoutMs);
     if (claimed !== 'OK') return undefined;
     const resolved = options.approvals.resolve(id, approve, tenant);
-    await within(publisher.set(key, resolved ? 'applied' : 'failed', 'PX', DECISION_KEY_TTL_MS, 'XX').catch(() => null), replyTimeoutMs);
+    await answerWithin(publisher.set(key, resolved ? 'applied' : 'failed', 'PX', DECISION_KEY_TTL_MS, 'XX').catch(() => null), replyTimeoutMs);
     return resolved;
   }
 
@@ -119,13 +112,13 @@ export function createApprovalsRelay(options: ApprovalsRelayOptions): ApprovalsR
   async function settleAsAsker(request: string): Promise<boolean> {
     const key = decisionKey(request);
     const unknown = () => new DecisionUnknownError('the replica holding the approval did not confirm and Redis did not answer in time: whether the decision was applied is not known');
-    const voided = await within(publisher.set(key, 'void', 'PX', DECISION_KEY_TTL_MS, 'NX').catch(() => undefined), replyTimeoutMs);
+    const voided = await answerWithin(publisher.set(key, 'void', 'PX', DECISION_KEY_TTL_MS, 'NX').catch(() => undefined), replyTimeoutMs);
     if (voided === undefined) throw unknown();
     if (voided === 'OK') return false;
     // Claimed first: the holder records the outcome right after applying it.
     const until = Date.now() + replyTimeoutMs;
     for (;;) {
-      const state = await within(publisher.get(key).catch(() => undefined), Math.max(1, until - Date.now()));
+      const state = await answerWithin(publisher.get(key).catch(() => undefined), Math.max(1, until - Date.now()));
       if (state === 'applied') return true;
       if (state === 'failed' || state === null) return false;
       if (state === undefined || Date.now() >= until) throw unknown();

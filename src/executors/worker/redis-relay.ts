@@ -1,11 +1,11 @@
-import { closeWithin, clusterSubscribers, connectRedis, createOrderedPublisher, createWatchedSubscriber, PublishStalledError } from '../../store/redis';
+import { answerWithin, closeWithin, clusterSubscribers, connectRedis, createOrderedPublisher, createWatchedSubscriber, PublishStalledError } from '../../store/redis';
 import { randomUUID } from 'node:crypto';
 import { Cluster } from 'ioredis';
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import type { ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
 import { DispatchError } from '../../errors';
 import type { Logger } from '../../log';
-import { abortHookOf } from '../../pipeline/signals';
+import { abortHookOf, onAbort } from '../../pipeline/signals';
 import type { ToolRegistry } from '../../registry';
 import { fromWire, parseRelayMessage, toWire, type RelayMessage } from './relay-messages';
 import { createRouteTable } from './route-table';
@@ -43,18 +43,15 @@ function relayDown(cause: unknown): DispatchError {
   return new DispatchError(ErrorKind.UNAVAILABLE, 'the link to other dispatch replicas (Redis) is down, so no worker could be reached; the call was not executed', { phase: 'before', recoverable: true, cause });
 }
 
-const ABORTED = Symbol('aborted');
-
-/** Resolves with ABORTED once `signal` aborts (never, if it does not; the listener goes with the signal). */
-function aborted(signal: AbortSignal): Promise<typeof ABORTED> {
-  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(ABORTED), { once: true }));
-}
-
-/** `work`'s value, or undefined when it has not settled within `ms`. */
-function answerWithin<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+/** `work`'s value, or undefined once `signal` has aborted first. */
+async function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  let stop = () => undefined as void;
+  const aborted = new Promise<undefined>((resolve) => (stop = onAbort(signal, () => resolve(undefined))));
+  try {
+    return await Promise.race([work, aborted]);
+  } finally {
+    stop();
+  }
 }
 
 /**
@@ -200,8 +197,8 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
       let replicas: string[];
       try {
         // The connection queues while Redis is away: the lookup is raced against the call's end.
-        const lookup = await Promise.race([routes.lookup(request.tenant, request.tool), aborted(signal)]);
-        if (lookup === ABORTED) throw signal.reason;
+        const lookup = await unlessAborted(routes.lookup(request.tenant, request.tool), signal);
+        if (lookup === undefined) throw signal.reason;
         replicas = lookup;
       } catch (error) {
         if (signal.aborted) throw signal.reason;

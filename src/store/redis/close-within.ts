@@ -1,4 +1,5 @@
 import { Cluster } from 'ioredis';
+import { answerWithin } from './answer-within';
 import type { RedisClient } from './connect';
 
 /**
@@ -18,16 +19,7 @@ export function dropConnections(client: RedisClient): void {
  * timeout, would otherwise hold QUIT, and its caller's close, until Redis answers: a stalled
  * server never does. Resolves either way; never rejects.
  */
-export function closeWithin(client: RedisClient, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      dropConnections(client);
-      resolve();
-    }, ms);
-    const done = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-    client.quit().then(done, done);
-  });
+export async function closeWithin(client: RedisClient, ms: number): Promise<void> {
+  const answered = await answerWithin(client.quit().then(() => true, () => true), ms);
+  if (answered === undefined) dropConnections(client);
 }

@@ -1,5 +1,6 @@
 export { createRedisStore } from './redis-store';
 export type { RedisStore, RedisStoreOptions } from './redis-store';
+export { answerWithin } from './answer-within';
 export { closeWithin, dropConnections } from './close-within';
 export { clusterSubscribers, connectRedis, whenReady } from './connect';
 export type { RedisClient, RedisConnectOptions } from './connect';

@@ -120,12 +120,14 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
   let flushTimer: NodeJS.Timeout | undefined;
   let listening = false;
   let closed = false;
-  let lastWarn = 0;
+  // When each warning was last logged: each is logged at most once in 10 s, and one does not hide another.
+  const lastWarned = new Map<string, number>();
 
-  const warn = (message: string, error?: unknown) => {
-    if (Date.now() - lastWarn < 10_000) return;
-    lastWarn = Date.now();
-    logger.warn(message, { error: error instanceof Error ? error.message : error === undefined ? undefined : String(error) });
+  const warn = (message: string, error?: unknown, fields?: Record<string, number>) => {
+    const now = Date.now();
+    if (now - (lastWarned.get(message) ?? -Infinity) < 10_000) return;
+    lastWarned.set(message, now);
+    logger.warn(message, { error: error instanceof Error ? error.message : error === undefined ? undefined : String(error), ...fields });
   };
   pub.on('error', (e) => warn('event relay: redis error', e));
 
@@ -156,13 +158,13 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
     pending = [];
     if (pub.status !== 'ready') {
       noteLost(batch);
-      return warn(`event relay: redis not ready, ${batch.length} events not sent to other replicas (counted in their subscribers' dropped once it is back)`);
+      return warn("event relay: redis not ready, events not sent to other replicas (counted in their subscribers' dropped once it is back)", undefined, { events: batch.length });
     }
     for (let i = 0; i < batch.length; i += maxBatch) {
       const chunk = batch.slice(i, i + maxBatch);
       if (unanswered >= maxUnanswered) {
         noteLost(chunk);
-        warn(`event relay: redis has not answered ${unanswered} batches, ${chunk.length} events not sent to other replicas`);
+        warn('event relay: redis has not answered earlier batches, events not sent to other replicas', undefined, { unanswered, events: chunk.length });
         continue;
       }
       const losses = [...lost.values()];

@@ -179,3 +179,26 @@ test('a publish that fails and is never delivered counts its events and losses o
   expect(got.dropped).toBe(3 + 2);
   expect(got.names.length + got.dropped).toBe(got.sent);
 });
+
+test('one warning does not hide another: a publish that fails is logged though an announce failed just before', async () => {
+  // Each warning is logged at most once in 10 s; one kind used to silence every other for that long.
+  await raw.call('ACL', 'SETUSER', 'relay-mute', 'on', '>secret', '~*', '&*', '+@all', '-publish');
+  const warnings: string[] = [];
+  const logger: Logger = { ...SILENT_LOGGER, warn: (message) => warnings.push(message) };
+  const busA = createEventBus();
+  let calls = 0;
+  const connect = () =>
+    connectRedis(calls++ === 0 ? `redis://relay-mute:secret@127.0.0.1:${redis.port}` : redis.url, { queueWhileDown: true });
+  const relayA = createRedisRelay({ bus: busA, logger, connect, heartbeatMs: 1_000, flushMs: 20 });
+  subscribe('mute');
+  try {
+    await until(() => (warnings.includes('event relay: announce failed') ? true : undefined), 'the announce failed');
+    let n = 0;
+    await until(() => {
+      busA.publish('mute', event(n++));
+      return warnings.includes('event relay: publish failed') ? true : undefined;
+    }, 'the publish failed logged', 5_000);
+  } finally {
+    await relayA.close();
+  }
+});

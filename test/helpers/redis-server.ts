@@ -37,10 +37,14 @@ async function portFree(port: number): Promise<boolean> {
   });
 }
 
-/** A free loopback port whose cluster bus port (+10000) is free too. */
+/**
+ * A free loopback port whose cluster bus port (+10000) is free too. Both lie below Linux's
+ * ephemeral range (32768-60999), where any outgoing connection of a test running alongside could
+ * take a port between this check and the server's bind.
+ */
 export async function freeRedisPort(): Promise<number> {
   for (let i = 0; i < 200; i++) {
-    const port = 20_000 + Math.floor(Math.random() * 35_000);
+    const port = 20_000 + Math.floor(Math.random() * 2_760);
     if ((await portFree(port)) && (await portFree(port + 10_000))) return port;
   }
   throw new Error('no free port for redis-server');
@@ -64,6 +68,21 @@ export async function waitForRedis(port: number, timeoutMs = 10_000): Promise<vo
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`redis-server on port ${port} did not answer PING within ${timeoutMs} ms`);
+}
+
+/**
+ * Spawns a redis-server on a free port (see freeRedisPort) in the directory `dirFor` gives, and
+ * resolves once it answers; a server that exits first (another test took the port in between)
+ * is spawned again on another port.
+ */
+async function spawnOnFreePort(dirFor: (port: number) => string, extra: readonly string[]): Promise<{ port: number; child: ChildProcess }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freeRedisPort();
+    const child = spawnRedis(port, dirFor(port), extra);
+    const exited = new Promise<'exited'>((resolve) => child.once('exit', () => resolve('exited')));
+    if ((await Promise.race([waitForRedis(port).then(() => 'up' as const), exited])) === 'up') return { port, child };
+    if (attempt === 5) throw new Error(`redis-server exited at start ${attempt} times (ports taken?)`);
+  }
 }
 
 function spawnRedis(port: number, dir: string, extra: readonly string[]): ChildProcess {
@@ -95,12 +114,12 @@ export async function startRedis(options: { persistence?: Persistence; own?: boo
     };
     return { url: externalUrl, port, external: true, stop: unsupported, start: unsupported, signal: noSignal, cli: (...args) => runCli(port, args), close: async () => undefined };
   }
-  const port = await freeRedisPort();
   const dir = mkdtempSync(join(tmpdir(), 'dispatch-redis-'));
   const persistence = options.persistence === 'aof-always' ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
   const args = [...persistence, ...(options.extraArgs ?? [])];
-  let child: ChildProcess | undefined = spawnRedis(port, dir, args);
-  await waitForRedis(port);
+  const started = await spawnOnFreePort(() => dir, args);
+  const port = started.port;
+  let child: ChildProcess | undefined = started.child;
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
@@ -162,14 +181,17 @@ export async function startRedisCluster(masters = 3, replicas = 0, options: { no
     rmSync(dir, { recursive: true, force: true });
   };
   try {
+    const nodeArgs = ['--appendonly', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 5_000)];
+    const nodeDir = (port: number) => {
+      const path = join(dir, String(port));
+      mkdirSync(path, { recursive: true });
+      return path;
+    };
     for (let i = 0; i < masters * (1 + replicas); i++) {
-      const port = await freeRedisPort();
+      const { port, child } = await spawnOnFreePort(nodeDir, nodeArgs);
       ports.push(port);
-      const nodeDir = join(dir, String(port));
-      mkdirSync(nodeDir);
-      children.push(spawnRedis(port, nodeDir, ['--appendonly', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 5_000)]));
+      children.push(child);
     }
-    await Promise.all(ports.map((p) => waitForRedis(p)));
     const created = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', String(replicas), '--cluster-yes'], { encoding: 'utf8', timeout: 30_000 });
     if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
     const deadline = Date.now() + 15_000;

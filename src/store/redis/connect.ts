@@ -1,5 +1,6 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from '../../log';
+import { dropDeadSockets } from './dead-sockets';
 import { parseRedisUrl, type RedisTarget } from './redis-url';
 
 /** A connection to standalone Redis (directly or through Sentinel) or to a Redis Cluster. */
@@ -22,6 +23,12 @@ export interface RedisConnectOptions {
    * learnt (connections used directly, as an ordered publisher's, never trigger a refresh). @default 5000
    */
   readonly slotsRefreshMs?: number;
+  /**
+   * A connection with commands waiting this long without a byte from Redis is dropped and made
+   * again (see dropDeadSockets): a half-open connection would otherwise last ~15 minutes.
+   * @default the larger of 3000 and 3 × commandTimeoutMs
+   */
+  readonly deadSocketMs?: number;
   readonly logger?: Logger;
   readonly env?: NodeJS.ProcessEnv;
 }
@@ -29,10 +36,13 @@ export interface RedisConnectOptions {
 /**
  * Connects to the Redis a URL names (see parseRedisUrl). Commands fail at once while the
  * connection is down and after `commandTimeoutMs` when Redis does not answer; the client keeps
- * reconnecting in the background, so the store recovers by itself when Redis returns.
+ * reconnecting in the background, so the store recovers by itself when Redis returns, and drops
+ * a connection that stopped answering (half-open) after `deadSocketMs`.
  */
 export function connectRedis(url: string | RedisTarget, options: RedisConnectOptions = {}): RedisClient {
   const target = typeof url === 'string' ? parseRedisUrl(url, options.env) : url;
+  const deadSocketMs = options.deadSocketMs ?? Math.max(3_000, 3 * (options.commandTimeoutMs ?? 1000));
+  if (!Number.isInteger(deadSocketMs) || deadSocketMs <= 0) throw new RangeError(`redis: deadSocketMs must be a positive integer, got ${String(deadSocketMs)}`);
   const maxDelay = options.maxReconnectDelayMs ?? 1000;
   const queue = options.queueWhileDown ?? false;
   const retryStrategy = (times: number) => Math.min(50 * 2 ** Math.min(times - 1, 10), maxDelay);
@@ -66,6 +76,7 @@ export function connectRedis(url: string | RedisTarget, options: RedisConnectOpt
       break;
   }
   watchConnection(client, target.mode, options.logger);
+  dropDeadSockets(client, deadSocketMs);
   return client;
 }
 

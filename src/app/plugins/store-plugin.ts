@@ -1,4 +1,4 @@
-import { connectRedis, createRedisStore, createRegistryReplica, whenReady } from '../../store/redis';
+import { checkRedisSettings, connectRedis, createRedisStore, createRegistryReplica, whenReady } from '../../store/redis';
 import type { Plugin, PluginContext } from '../plugin';
 
 /** How long start-up waits for Redis before serving anyway (the store recovers when it comes). */
@@ -14,6 +14,8 @@ export async function storePlugin(ctx: PluginContext): Promise<Plugin> {
   const { logger } = ctx;
   const timeoutMs = ctx.config.limits.storeTimeoutMs;
   const client = connectRedis(url, { commandTimeoutMs: timeoutMs, logger });
+  // Settings that would lose idempotency records (eviction, no append-only file) are logged.
+  checkRedisSettings(client, logger);
   if (!(await whenReady(client, CONNECT_WAIT_MS))) logger.warn('redis is not reachable yet; side-effecting calls fail with STORE_UNAVAILABLE until it is', { waitedMs: CONNECT_WAIT_MS });
   const store = createRedisStore(client, { timeoutMs, logger });
   // A stalled master's announcement fails within the store's bound, as every command of `client` does.

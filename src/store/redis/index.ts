@@ -7,6 +7,8 @@ export type { RedisClient, RedisConnectOptions } from './connect';
 export { createOrderedPublisher, PublishStalledError } from './ordered-publisher';
 export type { OrderedPublisher, OrderedPublisherOptions } from './ordered-publisher';
 export { parseRedisUrl } from './redis-url';
+export { checkRedisSettings, findingsOf } from './settings-check';
+export type { SettingsFinding } from './settings-check';
 export type { RedisTarget, RedisAddress } from './redis-url';
 export { sessionKeys, registryKeys } from './session-keys';
 export type { SessionKeys } from './session-keys';

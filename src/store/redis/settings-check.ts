@@ -1,0 +1,85 @@
+import { Cluster, type Redis } from 'ioredis';
+import type { Logger } from '../../log';
+import type { RedisClient } from './connect';
+
+/** What one Redis server's settings put at risk, as log lines. */
+export interface SettingsFinding {
+  readonly level: 'warn' | 'info';
+  readonly message: string;
+  readonly fields: Record<string, string>;
+}
+
+/**
+ * What `maxmemory-policy`, `appendonly` and `appendfsync` (CONFIG GET's reply, as pairs) put at
+ * risk of the idempotency records (docs/redis.md, "Persistence"): an evicted record, or one lost
+ * in a restart, lets a side-effecting call with its key run again.
+ */
+export function findingsOf(settings: ReadonlyMap<string, string>, node: string): SettingsFinding[] {
+  const findings: SettingsFinding[] = [];
+  const policy = settings.get('maxmemory-policy');
+  if (policy !== undefined && policy !== 'noeviction') {
+    findings.push({
+      level: 'warn',
+      message: 'redis evicts keys past maxmemory: an evicted idempotency record lets its side-effecting call run again; set maxmemory-policy noeviction',
+      fields: { node, 'maxmemory-policy': policy },
+    });
+  }
+  const appendonly = settings.get('appendonly');
+  const fsync = settings.get('appendfsync');
+  if (appendonly === 'no') {
+    findings.push({ level: 'warn', message: 'redis keeps no append-only file: a restart forgets every idempotency record; set appendonly yes and appendfsync always', fields: { node, appendonly } });
+  } else if (appendonly === 'yes' && fsync !== undefined && fsync !== 'always') {
+    findings.push({
+      level: 'warn',
+      message: 'redis syncs its append-only file less than on every write: a crash can forget the last acknowledged idempotency records; set appendfsync always',
+      fields: { node, appendfsync: fsync },
+    });
+  }
+  return findings;
+}
+
+const addressOf = (node: Redis) => `${node.options.host ?? ''}:${node.options.port ?? ''}`;
+
+async function readSettings(node: Redis): Promise<Map<string, string>> {
+  const reply = (await node.config('GET', 'maxmemory-policy', 'appendonly', 'appendfsync')) as unknown as string[];
+  const settings = new Map<string, string>();
+  for (let i = 0; i + 1 < reply.length; i += 2) settings.set(String(reply[i]), String(reply[i + 1]));
+  return settings;
+}
+
+/**
+ * Reads the settings that keep idempotency records (eviction, persistence) from every master the
+ * client uses, each time it (re)connects, and logs what they put at risk: a Redis restarted or
+ * failed over with other settings is noticed. A finding is logged once per node; a server that
+ * refuses CONFIG (a managed service, an ACL) is noted once at info. Returns a function that stops.
+ */
+export function checkRedisSettings(client: RedisClient, logger: Logger): () => void {
+  const logged = new Set<string>();
+  const once = (key: string, log: () => void) => {
+    if (logged.has(key)) return;
+    logged.add(key);
+    log();
+  };
+  const check = async () => {
+    const nodes = client instanceof Cluster ? client.nodes('master') : [client];
+    await Promise.all(
+      nodes.map(async (node) => {
+        const address = addressOf(node);
+        try {
+          for (const finding of findingsOf(await readSettings(node), address)) once(`${address}\u0000${finding.message}\u0000${JSON.stringify(finding.fields)}`, () => logger[finding.level](finding.message, finding.fields));
+        } catch (error) {
+          once(`${address}\u0000refused`, () =>
+            logger.info('could not read redis settings (CONFIG GET refused); make sure maxmemory-policy is noeviction and appendfsync always, or idempotency records can be lost', {
+              node: address,
+              error: error instanceof Error ? error.message : String(error),
+            }),
+          );
+        }
+      }),
+    );
+  };
+  const onReady = () => void check();
+  client.on('ready', onReady);
+  if (client.status === 'ready') onReady();
+  return () => client.off('ready', onReady);
+}

@@ -26,6 +26,22 @@ export interface Limits {
   readonly storeTimeoutMs: number;
   /** Time an interactive approval may wait, in ms. @default 120000 */
   readonly approvalTimeoutMs: number;
+  /**
+   * How often the server pings each client connection (HTTP/2 PING), in ms: a client that
+   * vanished without closing (its host gone, a partition) is found, and its streams (Subscribe,
+   * Work) end, instead of lasting until the kernel gives up, ~15 minutes. @default 30000
+   */
+  readonly keepaliveTimeMs: number;
+  /** Time a client has to answer a ping before its connection is closed, in ms. @default 10000 */
+  readonly keepaliveTimeoutMs: number;
+  /**
+   * Age at which a client connection is asked to go away (GOAWAY, ±10%), in ms; 0: never. Calls in
+   * flight finish on it and new calls open a new connection, which a Kubernetes Service may send to
+   * another replica, so clients spread over replicas added since. With keep-alive pings on,
+   * grpc-js (1.14) ends the streams still open on an aged connection at its next ping (UNAVAILABLE:
+   * a Subscribe or Work client must open its stream again), hence off. @default 0
+   */
+  readonly maxConnectionAgeMs: number;
 }
 
 /** The defaults of {@link Limits}. */
@@ -43,15 +59,22 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   loopWindow: 100,
   storeTimeoutMs: 1000,
   approvalTimeoutMs: 120_000,
+  keepaliveTimeMs: 30_000,
+  keepaliveTimeoutMs: 10_000,
+  maxConnectionAgeMs: 0,
 });
 
-/** Fills unset limits with their defaults and rejects values that are not positive integers. */
+/** Limits that 0 turns off. */
+const ZERO_IS_OFF: ReadonlySet<keyof Limits> = new Set(['maxConnectionAgeMs']);
+
+/** Fills unset limits with their defaults and rejects values that are not positive integers (or 0, where 0 turns a limit off). */
 export function resolveLimits(partial: Partial<Record<keyof Limits, unknown>> = {}): Limits {
   const out: Record<string, number> = {};
   for (const key of Object.keys(DEFAULT_LIMITS) as (keyof Limits)[]) {
     const value = partial[key] ?? DEFAULT_LIMITS[key];
-    if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
-      throw new RangeError(`limits.${key} must be a positive integer, got ${JSON.stringify(value)}`);
+    const least = ZERO_IS_OFF.has(key) ? 0 : 1;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < least) {
+      throw new RangeError(`limits.${key} must be a ${least === 0 ? 'non-negative' : 'positive'} integer, got ${JSON.stringify(value)}`);
     }
     out[key] = value;
   }

@@ -54,6 +54,11 @@ export async function startServer(address: string, options: ServerOptions): Prom
     'grpc.enable_channelz': 0,
     'grpc.max_receive_message_length': deps.limits.maxMessageBytes,
     'grpc.max_send_message_length': deps.limits.maxMessageBytes,
+    // Per connection, nothing per call: a dead client's connection (and its streams) ends; with
+    // a connection age, clients reconnect now and then (see Limits.maxConnectionAgeMs).
+    'grpc.keepalive_time_ms': deps.limits.keepaliveTimeMs,
+    'grpc.keepalive_timeout_ms': deps.limits.keepaliveTimeoutMs,
+    ...(deps.limits.maxConnectionAgeMs > 0 && { 'grpc.max_connection_age_ms': deps.limits.maxConnectionAgeMs }),
   });
   const extra = options.extraHandlers ?? {};
   server.addService(serviceDefinition(DispatchService, { dispatch: { decodeRequest: decodeDispatchRequest, encodeResponse: encodeDispatchResponse } }), {

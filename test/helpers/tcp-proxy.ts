@@ -13,6 +13,8 @@ export interface TcpProxy {
    * partition leaves (a half-open connection; not even a FIN gets through). New connections work.
    */
   freeze(): void;
+  /** Connections accepted so far. */
+  connections(): number;
   close(): Promise<void>;
 }
 
@@ -23,8 +25,10 @@ export async function startTcpProxy(port: number): Promise<TcpProxy> {
   const pairs: [Socket, Socket][] = [];
   let open = true;
   let cutOn: ((chunk: Buffer) => boolean) | undefined;
+  let accepted = 0;
   const server: Server = createServer((client) => {
     if (!open) return void client.destroy();
+    accepted++;
     const upstream = tcpConnect(port, '127.0.0.1');
     for (const s of [client, upstream]) {
       sockets.add(s);
@@ -60,6 +64,7 @@ export async function startTcpProxy(port: number): Promise<TcpProxy> {
         upstream.removeAllListeners('data');
       }
     },
+    connections: () => accepted,
     close: () => new Promise((resolve) => (cut(), server.close(() => resolve()))),
   };
 }

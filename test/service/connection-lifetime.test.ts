@@ -1,0 +1,126 @@
+import { status, type ServiceError } from '@grpc/grpc-js';
+import { createDispatchClient } from '../../src/client';
+import { startApp, type TestDispatch } from '../helpers/servers';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
+import { until } from '../helpers/until';
+
+// The server's client connections have a bounded life: a client that vanished without closing
+// (behind a proxy that stops forwarding: a half-open connection) is found by the server's pings and
+// its Subscribe stream ends; a connection past max_connection_age_ms is asked to go away while
+// calls and streams on it finish, and new calls reconnect. Real gRPC over loopback.
+
+jest.setTimeout(30_000);
+
+const TOOLS = `limits: { keepalive_time_ms: 200, keepalive_timeout_ms: 300, max_subscribers_per_tenant: 1 }
+tools:
+  - name: echo
+    effect: read_only
+    input_schema: '{"type":"object"}'
+    builtin: { name: echo }
+`;
+
+let d: TestDispatch;
+let proxy: TcpProxy | undefined;
+const closing: (() => void)[] = [];
+afterEach(async () => {
+  for (const close of closing.splice(0)) close();
+  await proxy?.close();
+  proxy = undefined;
+  await d?.close();
+});
+
+/** Opens a Subscribe stream through `address`; resolves once the server has taken it. */
+async function subscribe(address: string) {
+  const client = createDispatchClient(address);
+  const stream = client.subscribe({ sessionId: '' });
+  const ended = new Promise<ServiceError | undefined>((resolve) => {
+    stream.on('error', (e: ServiceError) => resolve(e));
+    stream.on('end', () => resolve(undefined));
+  });
+  stream.on('data', () => undefined);
+  closing.push(() => {
+    stream.cancel();
+    client.close();
+  });
+  const opened = await Promise.race([new Promise((resolve) => stream.once('metadata', () => resolve(true))), ended.then(() => false)]);
+  return { opened, ended, stream };
+}
+
+test('a subscriber gone half-open is found by the pings and its stream ends, freeing its place', async () => {
+  d = await startApp(TOOLS);
+  proxy = await startTcpProxy(Number(d.address.split(':')[1]));
+  const first = await subscribe(`127.0.0.1:${proxy.port}`);
+  expect(first.opened).toBe(true);
+  // The tenant's one place is taken.
+  const refused = await subscribe(d.address);
+  expect(refused.opened).toBe(false);
+  expect((await refused.ended)?.code).toBe(status.RESOURCE_EXHAUSTED);
+
+  proxy.freeze();
+  const frozen = Date.now();
+  const second = await until(async () => {
+    const attempt = await subscribe(d.address);
+    return attempt.opened ? attempt : undefined;
+  }, 'a place freed by the dead subscriber', 10_000);
+  expect(second.opened).toBe(true);
+  // Within a ping interval and its timeout, with room for a loaded machine.
+  expect(Date.now() - frozen).toBeLessThan(200 + 300 + 3_000);
+});
+
+/** Dispatches echo calls through `client` for `ms`; gives how many succeeded and the failures. */
+async function callFor(client: ReturnType<typeof createDispatchClient>, ms: number) {
+  const failures: string[] = [];
+  let calls = 0;
+  const started = Date.now();
+  while (Date.now() - started < ms) {
+    const { results } = await client.dispatch({ sessionId: 'aged', calls: [{ id: `c${calls}`, name: 'echo', arguments: `{"n":${calls}}` }] }).catch((e: Error) => {
+      failures.push(e.message);
+      return { results: [] };
+    });
+    if (results[0]?.isError === false) calls++;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return { calls, failures };
+}
+
+/** An app whose connections age out after 600 ms, a client through a counting proxy, and a Subscribe stream opened on its first connection. */
+async function agedSetup(keepaliveTimeMs: number) {
+  d = await startApp(`limits: { keepalive_time_ms: ${keepaliveTimeMs}, max_connection_age_ms: 600 }\n${TOOLS.slice(TOOLS.indexOf('tools:'))}`);
+  proxy = await startTcpProxy(Number(d.address.split(':')[1]));
+  const client = createDispatchClient(`127.0.0.1:${proxy.port}`);
+  closing.push(() => client.close());
+  const stream = client.subscribe({ sessionId: 'aged' });
+  closing.push(() => stream.cancel());
+  const events: string[] = [];
+  stream.on('data', (e: { name: string }) => events.push(e.name));
+  const ended = new Promise<ServiceError>((resolve) => stream.on('error', resolve));
+  await new Promise((resolve) => stream.once('metadata', resolve));
+  return { client, events, ended, proxy };
+}
+
+test('a connection past its age is asked to go away: calls in flight finish on it, new calls reconnect, and (pings off) an open stream goes on', async () => {
+  const { client, events, proxy } = await agedSetup(3_600_000);
+  const { calls, failures } = await callFor(client, 2_000);
+  expect(failures).toEqual([]);
+  expect(calls).toBeGreaterThan(20);
+  // Aged out about every 600 ms: the calls went over more than one connection.
+  expect(proxy.connections()).toBeGreaterThan(1);
+  // The stream opened on the first connection still hears the calls made on later ones.
+  const heardBefore = events.length;
+  await client.dispatch({ sessionId: 'aged', calls: [{ id: 'last', name: 'echo', arguments: '{}' }] });
+  await until(() => (events.length > heardBefore ? true : undefined), 'an event on the stream opened on the first connection');
+});
+
+test('with pings on, grpc-js ends a stream still open on an aged connection at its next ping (why max_connection_age_ms is off by default); calls never fail', async () => {
+  const { client, ended, proxy } = await agedSetup(200);
+  const { calls, failures } = await callFor(client, 2_000);
+  expect(failures).toEqual([]);
+  expect(calls).toBeGreaterThan(20);
+  expect(proxy.connections()).toBeGreaterThan(1);
+  expect((await ended).code).toBe(status.UNAVAILABLE);
+});
+
+test('limits: 0 turns max_connection_age_ms off; the pings cannot be turned off that way', async () => {
+  await expect(startApp(`limits: { max_connection_age_ms: 0 }\n${TOOLS.slice(TOOLS.indexOf('tools:'))}`).then((app) => (d = app))).resolves.toBeDefined();
+  await expect(startApp(`limits: { keepalive_time_ms: 0 }\n${TOOLS.slice(TOOLS.indexOf('tools:'))}`)).rejects.toThrow(/keepalive_time_ms|keepaliveTimeMs/);
+});

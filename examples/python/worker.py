@@ -1,5 +1,6 @@
 """A worker in Python: it hosts the tool py_word_count on a WorkerService.Work stream (hello,
-heartbeats, one completion per assignment) until SIGTERM or Ctrl-C.
+heartbeats, one completion per assignment), and on a new stream whenever one ends, until SIGTERM
+or Ctrl-C.
 
     python3 worker.py [--address HOST:PORT] [--id WORKER_ID]
 """
@@ -7,9 +8,11 @@ heartbeats, one completion per assignment) until SIGTERM or Ctrl-C.
 import argparse
 import json
 import queue
+import random
 import signal
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import grpc
@@ -28,17 +31,18 @@ def word_count(arguments: dict) -> str:
 TOOLS = {"py_word_count": word_count}
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--address")
-    parser.add_argument("--id", default="python-worker")
-    args = parser.parse_args()
+# Stream endings another try would meet again: the worker stops instead of opening a new stream.
+FINAL = {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.UNIMPLEMENTED}
+FIRST_BACKOFF_SECONDS = 0.5
+MAX_BACKOFF_SECONDS = 10.0
 
-    stubs = dispatch_stubs.load()
+
+def serve(stubs, address: str, metadata, worker_id: str, stopping: threading.Event, current: dict):
+    """Hosts TOOLS on one Work stream until it ends; gives its status code and details."""
     pb, tool_pb = stubs.worker_pb2, stubs.tool_pb2
-    address, metadata = dispatch_stubs.channel_options(args.address)
     outbox: "queue.Queue[object]" = queue.Queue()
-    stopping = threading.Event()
+    current["outbox"] = outbox
+    ended = threading.Event()
     cancelled: set[str] = set()
 
     def outgoing():
@@ -49,7 +53,7 @@ def main() -> int:
             yield message
 
     def heartbeats():
-        while not stopping.wait(HEARTBEAT_SECONDS):
+        while not ended.wait(HEARTBEAT_SECONDS):
             outbox.put(pb.WorkerMessage(heartbeat=pb.Heartbeat()))
 
     def run(assignment) -> None:
@@ -63,12 +67,6 @@ def main() -> int:
         outbox.put(pb.WorkerMessage(completion=completion))
         print(f"completed {assignment.call.name} call={assignment.call.id} attempt={assignment.attempt} error={is_error}", flush=True)
 
-    def stop(*_):
-        stopping.set()
-        outbox.put(None)
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
     spec = tool_pb.ToolSpec(
         name="py_word_count",
         description="Counts the words of a text (hosted by a Python worker).",
@@ -77,22 +75,66 @@ def main() -> int:
         concurrency_safe=True,
         timeout_ms=5000,
     )
-    outbox.put(pb.WorkerMessage(hello=pb.Hello(worker_id=args.id, tools=[spec])))
+    outbox.put(pb.WorkerMessage(hello=pb.Hello(worker_id=worker_id, tools=[spec])))
+    if stopping.is_set():
+        outbox.put(None)
     threading.Thread(target=heartbeats, daemon=True).start()
-    with grpc.insecure_channel(address) as channel, ThreadPoolExecutor(max_workers=8) as pool:
-        stream = stubs.worker_pb2_grpc.WorkerServiceStub(channel).Work(outgoing(), metadata=metadata)
-        print(f"worker {args.id} hosting {', '.join(TOOLS)} on {address}", flush=True)
-        try:
-            for assignment in stream:
-                if assignment.cancel:
-                    cancelled.add(assignment.assignment_id)
-                    print(f"cancelled {assignment.assignment_id}", flush=True)
-                else:
-                    pool.submit(run, assignment)
-        except grpc.RpcError as error:
-            if not stopping.is_set():
-                print(f"stream ended: {error.code().name}: {error.details()}", file=sys.stderr, flush=True)
-                return 1
+    try:
+        with grpc.insecure_channel(address) as channel, ThreadPoolExecutor(max_workers=8) as pool:
+            stream = stubs.worker_pb2_grpc.WorkerServiceStub(channel).Work(outgoing(), metadata=metadata)
+            print(f"worker {worker_id} hosting {', '.join(TOOLS)} on {address}", flush=True)
+            try:
+                for assignment in stream:
+                    if assignment.cancel:
+                        cancelled.add(assignment.assignment_id)
+                        print(f"cancelled {assignment.assignment_id}", flush=True)
+                    else:
+                        pool.submit(run, assignment)
+                return stream.code(), stream.details()
+            except grpc.RpcError as error:
+                return error.code(), error.details()
+    finally:
+        ended.set()
+        outbox.put(None)  # ends the request iterator, should the stream have ended first
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--address")
+    parser.add_argument("--id", default="python-worker")
+    args = parser.parse_args()
+
+    stubs = dispatch_stubs.load()
+    address, metadata = dispatch_stubs.channel_options(args.address)
+    stopping = threading.Event()
+    current: dict = {}
+
+    def stop(*_):
+        stopping.set()
+        if "outbox" in current:
+            current["outbox"].put(None)  # half-closes the stream: dispatch ends it
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    # A new stream whenever one ends other than by stop (dispatchd restarted or drained, the
+    # connection lost), after a wait drawn at random up to a bound that doubles (full jitter), and
+    # starts over after a stream that lasted a minute.
+    bound = FIRST_BACKOFF_SECONDS
+    while True:
+        opened = time.monotonic()
+        code, details = serve(stubs, address, metadata, args.id, stopping, current)
+        if stopping.is_set():
+            break
+        if code in FINAL:
+            print(f"stream refused: {code.name}: {details}", file=sys.stderr, flush=True)
+            return 1
+        if time.monotonic() - opened >= 60:
+            bound = FIRST_BACKOFF_SECONDS
+        wait = random.uniform(0, bound)
+        print(f"stream ended ({code.name}: {details}); a new one in {round(wait * 1000)} ms", file=sys.stderr, flush=True)
+        if stopping.wait(wait):
+            break
+        bound = min(MAX_BACKOFF_SECONDS, bound * 2)
     print("worker stopped", flush=True)
     return 0
 

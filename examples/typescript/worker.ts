@@ -1,5 +1,5 @@
 import { create, type MessageInitShape } from '@bufbuild/protobuf';
-import type * as grpc from '@grpc/grpc-js';
+import { status as Status, type StatusObject } from '@grpc/grpc-js';
 import { Effect, ToolSpecSchema } from '../../gen/dispatch/v1/tool_pb';
 import { WorkerMessageSchema, type WorkAssignment, type WorkerMessage } from '../../gen/dispatch/v1/worker_pb';
 import { createWorkerClient } from '../../src/client';
@@ -38,7 +38,7 @@ export interface WorkerOptions {
 /** A running worker: `stop` half-closes its stream; `done` settles when the stream has ended. */
 export interface RunningWorker {
   stop(): void;
-  readonly done: Promise<grpc.StatusObject>;
+  readonly done: Promise<StatusObject>;
 }
 
 /**
@@ -77,8 +77,8 @@ export function runWorker(options: WorkerOptions): RunningWorker {
     else void handle(assignment);
   });
   stream.on('error', () => undefined);
-  const done = new Promise<grpc.StatusObject>((resolve) =>
-    stream.on('status', (status: grpc.StatusObject) => {
+  const done = new Promise<StatusObject>((resolve) =>
+    stream.on('status', (status: StatusObject) => {
       open = false;
       clearInterval(heartbeat);
       client.close();
@@ -96,8 +96,64 @@ export function runWorker(options: WorkerOptions): RunningWorker {
   };
 }
 
+/** Stream endings that another try would meet again: the worker stops instead. */
+const FINAL = new Set([Status.UNAUTHENTICATED, Status.PERMISSION_DENIED, Status.INVALID_ARGUMENT, Status.UNIMPLEMENTED]);
+
+/** Options of {@link keepWorking}: those of runWorker, and the wait between streams. */
+export interface KeepWorkingOptions extends WorkerOptions {
+  /** The longest first wait before a new stream; it doubles per stream that ends, up to maxBackoffMs. @default 500 */
+  readonly initialBackoffMs?: number;
+  /** @default 10000 */
+  readonly maxBackoffMs?: number;
+}
+
+/**
+ * Runs the worker, on a new stream whenever its stream ends other than by `stop`: dispatchd
+ * restarted or drained (a rolling update), the connection lost. Behind a Kubernetes Service the
+ * new stream reaches a replica that is up. The wait before each new stream is drawn at random up
+ * to a bound that doubles from `initialBackoffMs` to `maxBackoffMs` (full jitter, so workers
+ * cut off together do not come back together), and starts over after a stream that lasted a
+ * minute. A stream refused for a reason another try would meet again (authentication, permission,
+ * an invalid hello) ends it; `done` settles with the last stream's status.
+ */
+export function keepWorking(options: KeepWorkingOptions): RunningWorker {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const initial = options.initialBackoffMs ?? 500;
+  const max = options.maxBackoffMs ?? 10_000;
+  let stopped = false;
+  let current: RunningWorker | undefined;
+  let wake: (() => void) | undefined;
+  const done = (async () => {
+    let bound = initial;
+    for (;;) {
+      const opened = Date.now();
+      current = runWorker(options);
+      const status = await current.done;
+      if (stopped || FINAL.has(status.code)) return status;
+      if (Date.now() - opened >= 60_000) bound = initial;
+      const wait = Math.round(Math.random() * bound);
+      log(`stream ended (${Status[status.code]}: ${status.details}); a new one in ${wait} ms`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, wait);
+        wake = () => (clearTimeout(timer), resolve());
+      });
+      wake = undefined;
+      if (stopped) return status;
+      bound = Math.min(max, bound * 2);
+    }
+  })();
+  return {
+    stop() {
+      stopped = true;
+      current?.stop();
+      wake?.();
+    },
+    done,
+  };
+}
+
 if (require.main === module) {
-  const worker = runWorker({ address: process.argv[2] ?? process.env.DISPATCH_ADDRESS ?? '127.0.0.1:50051', workerId: process.argv[3], token: process.env.DISPATCH_TOKEN });
+  const worker = keepWorking({ address: process.argv[2] ?? process.env.DISPATCH_ADDRESS ?? '127.0.0.1:50051', workerId: process.argv[3], token: process.env.DISPATCH_TOKEN });
   process.once('SIGTERM', () => worker.stop());
   process.once('SIGINT', () => worker.stop());
   worker.done.then((status) => {

@@ -2,7 +2,10 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { startApp } from '../helpers/servers';
+import { buildApp } from '../../src/app';
+import { parseConfig } from '../../src/config';
+import { SILENT_LOGGER } from '../../src/log';
+import { serveApp, startApp } from '../helpers/servers';
 
 const PYTHON = '/usr/bin/python3';
 const EXAMPLES = path.join(__dirname, '../../examples/python');
@@ -82,5 +85,35 @@ describeWithPython('the Python examples against a running dispatch', () => {
     const { code, lines } = await backend(['--calls', JSON.stringify([{ id: 'x', name: 'py_word_count', arguments: '{"text": "a"}' }])]);
     expect(code).toBe(0);
     expect(lines[0]).toMatch(/^x error UNAVAILABLE tool=py_word_count attempts=2: .*no worker is connected for tool \\"py_word_count\\"/);
+  }, 60_000);
+  it('the worker opens a new stream when dispatchd restarts, and its tool is served again', async () => {
+    const tools = readFileSync(path.join(__dirname, '../../examples/tools.yaml'), 'utf8');
+    let own = await startApp(tools);
+    const address = own.address;
+    const worker = runPython('worker.py', ['--address', address, '--id', 'py-kept'], env);
+    workers.push(worker);
+    const hostedOn = async (d: typeof own) => (await d.registry.listTools({})).tools.some((x) => x.name === 'py_word_count');
+    const waitHosted = async (d: typeof own, what: string) => {
+      const deadline = Date.now() + 20_000;
+      while (!(await hostedOn(d))) {
+        if (Date.now() > deadline || worker.child.exitCode !== null) throw new Error(`the Python worker did not register ${what}: ${worker.out()}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    try {
+      await waitHosted(own, 'at first');
+      await own.close();
+      // The same address again, as a restarted replica behind a Service.
+      own = await serveApp(await buildApp(parseConfig(tools, 'examples/tools.yaml'), { logger: SILENT_LOGGER }), undefined, address);
+      await waitHosted(own, 'on the restarted server');
+      expect(worker.out()).toMatch(/stream ended \([A-Z_]+: .*\); a new one in \d+ ms/);
+      const { results } = await own.dispatch.dispatch({ sessionId: 's', calls: [{ id: 'k', name: 'py_word_count', arguments: '{"text": "still here"}' }] });
+      expect(results[0]).toMatchObject({ isError: false, output: '{"words": 2, "longest": "still"}' });
+      worker.child.kill('SIGTERM');
+      expect(await worker.exited).toBe(0);
+      expect(worker.out()).toContain('worker stopped');
+    } finally {
+      await own.close();
+    }
   }, 60_000);
 });

@@ -112,11 +112,11 @@ export async function startDispatch(toolsYaml: string, options: PipelineOptions 
 }
 
 /**
- * Serves a built app on 127.0.0.1:0 with its clients (over `credentials` when given, to
- * `localhost` so a test certificate's name matches).
+ * Serves a built app on `address` (127.0.0.1:0 unless given) with its clients (over `credentials`
+ * when given, to `localhost` so a test certificate's name matches).
  */
-export async function serveApp(app: App, credentials?: grpc.ChannelCredentials): Promise<TestDispatch & { app: App }> {
-  const server = await app.listen('127.0.0.1:0');
+export async function serveApp(app: App, credentials?: grpc.ChannelCredentials, address = '127.0.0.1:0'): Promise<TestDispatch & { app: App }> {
+  const server = await app.listen(address);
   return { app, server, ...withClients(`${credentials ? 'localhost' : '127.0.0.1'}:${server.port}`, () => app.close(500), credentials) };
 }
 

@@ -15,9 +15,10 @@ const USAGE = `usage: dispatchctl [--address HOST:PORT] [--token T] [--session S
   read HANDLE [OFFSET]       the whole text of a truncated result
   end-session SESSION        clear a session's records, results and scratch directory
   parse FILE                 find tool calls in raw model output ('-' reads stdin)
-  events [--tool T] [--kind K]...
+  events [--tool T] [--kind K]... [--follow]
                              tail events live, one line each; --session, --tool and --kind
-                             (tool_post, RETRY, ...; repeatable) filter; Ctrl-C stops
+                             (tool_post, RETRY, ...; repeatable) filter; --follow subscribes
+                             again when the server restarts or goes away; Ctrl-C stops
   environment: DISPATCH_ADDRESS (default 127.0.0.1:50051), DISPATCH_TOKEN`;
 
 type Out = (line: string) => void;
@@ -26,7 +27,7 @@ type Out = (line: string) => void;
 export async function main(argv: readonly string[], out: Out = (l) => process.stdout.write(`${l}\n`), err: Out = (l) => process.stderr.write(`${l}\n`)): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args: [...argv], allowPositionals: true, options: { address: { type: 'string' }, token: { type: 'string' }, session: { type: 'string' }, tool: { type: 'string' }, kind: { type: 'string', multiple: true }, parallel: { type: 'boolean' }, help: { type: 'boolean' } } });
+    parsed = parseArgs({ args: [...argv], allowPositionals: true, options: { address: { type: 'string' }, token: { type: 'string' }, session: { type: 'string' }, tool: { type: 'string' }, kind: { type: 'string', multiple: true }, follow: { type: 'boolean', short: 'f' }, parallel: { type: 'boolean' }, help: { type: 'boolean' } } });
   } catch (error) {
     err(`dispatchctl: ${(error as Error).message}\n${USAGE}`);
     return 2;
@@ -95,7 +96,7 @@ export async function main(argv: readonly string[], out: Out = (l) => process.st
       case 'events': {
         const controller = new AbortController();
         process.once('SIGINT', () => controller.abort());
-        return eventsCommand(address, { session: values.session, tool: values.tool, kinds: values.kind, token }, out, controller.signal, err);
+        return eventsCommand(address, { session: values.session, tool: values.tool, kinds: values.kind, token, follow: values.follow }, out, controller.signal, err);
       }
       default:
         throw new UsageError(`unknown command "${command}"`);

@@ -22,11 +22,46 @@ export function kindOf(name: string): EventKind | undefined {
   return typeof kind === 'number' && kind !== EventKind.UNSPECIFIED ? kind : undefined;
 }
 
+/** How one Subscribe stream ended. */
+type Ending = { readonly by: 'signal' } | { readonly by: 'server' } | { readonly by: 'error'; readonly error: grpc.ServiceError };
+
+/** Stream failures that `--follow` waits out: the server away or going away. */
+const PASSING = new Set([grpc.status.UNAVAILABLE, grpc.status.INTERNAL, grpc.status.UNKNOWN]);
+
+/** How long `--follow` waits before subscribing again: drawn at random up to a bound that doubles from this... */
+const FIRST_BACKOFF_MS = 500;
+/** ...to this. */
+const MAX_BACKOFF_MS = 10_000;
+
+/** Prints `client`'s events on one Subscribe stream until it ends, or `signal` fires. */
+function tail(client: ReturnType<typeof createDispatchClient>, filter: EventsFilter, kinds: EventKind[], out: Out, signal: AbortSignal): Promise<Ending> {
+  const stream = client.subscribe(
+    { sessionId: filter.session ?? '', tools: filter.tool ? [filter.tool] : [], kinds },
+    { metadata: filter.token ? { authorization: `Bearer ${filter.token}` } : {} },
+  );
+  const cancel = () => stream.cancel();
+  signal.addEventListener('abort', cancel, { once: true });
+  return new Promise<Ending>((resolve) => {
+    stream.on('data', (event: Event) => out(formatEvent(event)));
+    stream.on('error', (error: grpc.ServiceError) => resolve(signal.aborted && error.code === grpc.status.CANCELLED ? { by: 'signal' } : { by: 'error', error }));
+    stream.on('end', () => resolve(signal.aborted ? { by: 'signal' } : { by: 'server' }));
+  }).finally(() => signal.removeEventListener('abort', cancel));
+}
+
 /**
  * `dispatchctl events`: subscribes and prints one line per event until `signal` fires (exit 0),
- * the server ends the stream (exit 0) or the RPC fails (exit 1, the status on `err`).
+ * the server ends the stream (exit 0) or the RPC fails (exit 1, the status on `err`). With
+ * `follow`, a stream the server ended or that failed because the server was away or going away
+ * (UNAVAILABLE: a restart, a rolling update) is opened again after a random wait up to a bound
+ * doubling from 0.5 s to 10 s, with a line on `err`; events meanwhile are not shown.
  */
-export async function eventsCommand(address: string, filter: EventsFilter, out: Out, signal: AbortSignal, err: Out = (line) => process.stderr.write(`${line}\n`)): Promise<number> {
+export async function eventsCommand(
+  address: string,
+  filter: EventsFilter & { readonly follow?: boolean },
+  out: Out,
+  signal: AbortSignal,
+  err: Out = (line) => process.stderr.write(`${line}\n`),
+): Promise<number> {
   const kinds: EventKind[] = [];
   for (const name of filter.kinds ?? []) {
     const kind = kindOf(name);
@@ -36,29 +71,30 @@ export async function eventsCommand(address: string, filter: EventsFilter, out: 
     }
     kinds.push(kind);
   }
-  if (signal.aborted) return 0;
-  const client = createDispatchClient(address);
-  try {
-    const stream = client.subscribe(
-      { sessionId: filter.session ?? '', tools: filter.tool ? [filter.tool] : [], kinds },
-      { metadata: filter.token ? { authorization: `Bearer ${filter.token}` } : {} },
-    );
-    const cancel = () => stream.cancel();
-    signal.addEventListener('abort', cancel, { once: true });
-    try {
-      return await new Promise<number>((resolve) => {
-        stream.on('data', (event: Event) => out(formatEvent(event)));
-        stream.on('error', (error: grpc.ServiceError) => {
-          if (signal.aborted && error.code === grpc.status.CANCELLED) return resolve(0);
-          err(`dispatchctl: ${grpc.status[error.code] ?? error.code}: ${error.details ?? error.message}`);
-          resolve(1);
-        });
-        stream.on('end', () => resolve(0));
-      });
-    } finally {
-      signal.removeEventListener('abort', cancel);
+  for (let bound = FIRST_BACKOFF_MS; !signal.aborted; bound = Math.min(MAX_BACKOFF_MS, bound * 2)) {
+    const opened = Date.now();
+    // A channel per stream: the wait between streams is this loop's, not the channel's reconnection backoff.
+    const client = createDispatchClient(address);
+    const ending = await tail(client, filter, kinds, out, signal).finally(() => client.close());
+    if (ending.by === 'signal') return 0;
+    const why = ending.by === 'server' ? 'the server ended the stream' : `${grpc.status[ending.error.code] ?? ending.error.code}: ${ending.error.details ?? ending.error.message}`;
+    if (!filter.follow || (ending.by === 'error' && !PASSING.has(ending.error.code))) {
+      if (ending.by === 'server') return 0;
+      err(`dispatchctl: ${why}`);
+      return 1;
     }
-  } finally {
-    client.close();
+    if (Date.now() - opened >= 60_000) bound = FIRST_BACKOFF_MS;
+    const wait = Math.round(Math.random() * bound);
+    err(`dispatchctl: ${why}; subscribing again in ${wait} ms (events meanwhile are not shown)`);
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, wait);
+      signal.addEventListener('abort', done, { once: true });
+      function done() {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      }
+    });
   }
+  return 0;
 }

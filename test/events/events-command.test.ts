@@ -2,7 +2,10 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { eventsCommand, kindOf } from '../../src/cli/events-command';
 import { EventKind } from '../../gen/dispatch/v1/dispatch_pb';
-import { startApp, type TestDispatch } from '../helpers/servers';
+import { buildApp } from '../../src/app';
+import { parseConfig } from '../../src/config';
+import { SILENT_LOGGER } from '../../src/log';
+import { serveApp, startApp, type TestDispatch } from '../helpers/servers';
 
 const YAML = `
 tools:
@@ -22,8 +25,8 @@ beforeAll(async () => {
 });
 afterAll(() => d.close());
 
-async function until(predicate: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 5_000;
+async function until(predicate: () => boolean, what: string, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms;
   while (!predicate()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
@@ -68,6 +71,45 @@ test('dispatchctl events refuses an unknown kind and reports a failed RPC', asyn
   const code2 = await eventsCommand('127.0.0.1:1', {}, () => undefined, AbortSignal.timeout(10_000), (l) => unreachable.push(l));
   expect(code2).toBe(1);
   expect(unreachable[0]).toMatch(/^dispatchctl: UNAVAILABLE: /);
+});
+
+test('dispatchctl events --follow subscribes again when the server restarts, and still stops on a refusal', async () => {
+  let own = await startApp(YAML);
+  const address = own.address;
+  const lines: string[] = [];
+  const errors: string[] = [];
+  const controller = new AbortController();
+  const done = eventsCommand(address, { session: 'f', kinds: ['tool_post'], follow: true }, (l) => lines.push(l), controller.signal, (l) => errors.push(l));
+  const call = (id: string) => void own.dispatch.dispatch({ sessionId: 'f', calls: [{ id, name: 'echo', arguments: `{"id":"${id}"}` }] }).catch(() => undefined);
+  try {
+    await until(() => {
+      call('before');
+      return lines.some((l) => l.includes('call=before'));
+    }, 'an event before the restart');
+    await own.close();
+    own = await serveApp(await buildApp(parseConfig(YAML, 'test.yaml'), { logger: SILENT_LOGGER }), undefined, address);
+    await until(() => {
+      call('after');
+      return lines.some((l) => l.includes('call=after'));
+    }, 'an event after the restart', 15_000);
+    expect(errors.length).toBeGreaterThan(0);
+    expect(errors.every((l) => /^dispatchctl: (the server ended the stream|[A-Z_]+: .*); subscribing again in \d+ ms \(events meanwhile are not shown\)$/.test(l))).toBe(true);
+    controller.abort();
+    await expect(done).resolves.toBe(0);
+  } finally {
+    controller.abort();
+    await own.close();
+  }
+  // A refusal (a wrong token) ends it even with --follow: another try would meet it again.
+  const guarded = await startApp(`auth:\n  tokens:\n    - { tenant: a, scopes: [subscribe], sha256: ${'a'.repeat(64)} }\n${YAML}`);
+  try {
+    const refused: string[] = [];
+    const code = await eventsCommand(guarded.address, { token: 'wrong', follow: true }, () => undefined, AbortSignal.timeout(10_000), (l) => refused.push(l));
+    expect(code).toBe(1);
+    expect(refused).toEqual([expect.stringMatching(/^dispatchctl: UNAUTHENTICATED: /)]);
+  } finally {
+    await guarded.close();
+  }
 });
 
 test('the dispatchctl process: `events --session S --tool T --kind K` prints only matching events, and Ctrl-C ends it with 0', async () => {

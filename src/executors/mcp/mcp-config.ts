@@ -25,9 +25,15 @@ export interface McpServerConfig {
   readonly reconnectInitialMs: number;
   /** Longest delay between reconnection attempts. @default 30000 */
   readonly reconnectMaxMs: number;
+  /**
+   * After a call that got no answer (it timed out or was cancelled), the server is pinged; one that
+   * does not answer within this many ms (a hung process, a server gone without closing) is
+   * dropped and connected to again. @default 5000
+   */
+  readonly pingTimeoutMs: number;
 }
 
-const KEYS = ['name', 'command', 'env', 'cwd', 'url', 'headers', 'prefix', 'trusted', 'timeout_ms', 'connect_timeout_ms', 'reconnect_initial_ms', 'reconnect_max_ms'];
+const KEYS = ['name', 'command', 'env', 'cwd', 'url', 'headers', 'prefix', 'trusted', 'timeout_ms', 'connect_timeout_ms', 'reconnect_initial_ms', 'reconnect_max_ms', 'ping_timeout_ms'];
 const SERVER_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const PREFIX = /^[A-Za-z0-9_.:-]{0,64}$/;
 
@@ -68,6 +74,7 @@ export function parseMcpServers(raw: readonly unknown[], file: string): McpServe
       connectTimeoutMs: intOf(e.connect_timeout_ms, 10_000, file, at('connect_timeout_ms')),
       reconnectInitialMs,
       reconnectMaxMs,
+      pingTimeoutMs: intOf(e.ping_timeout_ms, 5_000, file, at('ping_timeout_ms')),
     };
   });
 }

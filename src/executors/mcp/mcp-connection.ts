@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import type { Logger } from '../../log';
 import { linkAbort } from './mcp-abort-link';
 import type { McpServerConfig } from './mcp-config';
@@ -55,6 +56,8 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
   let transport: AnyTransport | undefined;
   let failures = 0;
   let timer: NodeJS.Timeout | undefined;
+  // The client being pinged after a call got no answer (one ping at a time).
+  let pinging: Client | undefined;
   const isClosed = () => state === 'closed';
 
   function newTransport(): AnyTransport {
@@ -83,6 +86,25 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
     logger.warn('mcp server connection lost; reconnecting', { server, reason: why });
     from.close().catch(() => undefined);
     scheduleReconnect();
+  }
+
+  /**
+   * Pings `from` after a call on it got no answer: a server that does not answer a ping either
+   * (its process hung, its host gone without closing) is dropped, so the calls after it do not
+   * all time out until someone restarts it. Nothing is sent while calls succeed.
+   */
+  function probe(from: Client): void {
+    if (pinging === from || from !== client || state !== 'connected') return;
+    pinging = from;
+    from
+      .ping({ timeout: config.pingTimeoutMs })
+      .then(
+        () => undefined,
+        (error: Error) => dropped(from, `it did not answer a ping within ${config.pingTimeoutMs} ms after a call got no answer (${error.message})`),
+      )
+      .finally(() => {
+        if (pinging === from) pinging = undefined;
+      });
   }
 
   async function refreshTools(from: Client): Promise<void> {
@@ -143,9 +165,13 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
         const params = { name: tool, arguments: args, ...(ctx.traceparent ? { _meta: { traceparent: ctx.traceparent } } : {}) };
         return (await current.callTool(params, undefined, { signal: link.signal, timeout: Math.max(1_000, ctx.deadline - Date.now() + 1_000) })) as McpToolResult;
       } catch (error) {
-        if (ctx.signal.aborted) throw error;
+        if (ctx.signal.aborted) {
+          probe(current);
+          throw error;
+        }
         const failure = classifyMcpError(error, server, target);
         if (failure.broken) dropped(current, failure.error.message);
+        else if (failure.error.kind === ErrorKind.TIMEOUT) probe(current);
         throw failure.error;
       } finally {
         link.release();

@@ -33,10 +33,22 @@ function toMetadata(options?: CallOptions): grpc.Metadata {
   return metadata;
 }
 
+/**
+ * The channel options every client starts from. While a call is open the client pings the server
+ * every 30 s and gives up on a connection that does not answer within 10 s: a call (a Dispatch, a
+ * Subscribe or Work stream) on a connection whose server vanished without closing it (half-open)
+ * fails UNAVAILABLE in ~40 s instead of waiting for its deadline, or for ever without one.
+ */
+export const DEFAULT_CHANNEL_OPTIONS: grpc.ChannelOptions = Object.freeze({
+  'grpc.max_receive_message_length': 64 * 1024 * 1024,
+  'grpc.keepalive_time_ms': 30_000,
+  'grpc.keepalive_timeout_ms': 10_000,
+});
+
 /** Creates a client for `service` at `address` (insecure credentials unless given); `codecs` as in serviceDefinition. */
 export function createServiceClient<S extends GenServiceMethods>(service: GenService<S>, address: string, credentials = grpc.credentials.createInsecure(), channelOptions: grpc.ChannelOptions = {}, codecs: Readonly<Record<string, HotCodec>> = {}): ServiceClient<S> {
   const Ctor = grpc.makeGenericClientConstructor(serviceDefinition(service as GenService<GenServiceMethods>, codecs), service.typeName);
-  const raw = new Ctor(address, credentials, { 'grpc.max_receive_message_length': 64 * 1024 * 1024, ...channelOptions }) as unknown as Record<string, (...args: unknown[]) => unknown> & grpc.Client;
+  const raw = new Ctor(address, credentials, { ...DEFAULT_CHANNEL_OPTIONS, ...channelOptions }) as unknown as Record<string, (...args: unknown[]) => unknown> & grpc.Client;
   const client: Record<string, unknown> = { raw, close: () => raw.close() };
   for (const method of service.methods) {
     const name = method.localName;
@@ -44,8 +56,16 @@ export function createServiceClient<S extends GenServiceMethods>(service: GenSer
     if (method.methodKind === 'unary') {
       client[name] = (request: object, options?: CallOptions) =>
         new Promise((resolve, reject) => {
-          const call = raw[name]!.call(raw, create(method.input, request as MessageInitShape<DescMessage>), toMetadata(options), callOptions(options), (error: unknown, response: unknown) => (error ? reject(error) : resolve(response))) as grpc.ClientUnaryCall;
-          options?.signal?.addEventListener('abort', () => call.cancel(), { once: true });
+          const signal = options?.signal;
+          // Removed when the call ends: a signal shared by many calls would otherwise keep a listener (and its call) per call.
+          const cancel = () => call.cancel();
+          const call = raw[name]!.call(raw, create(method.input, request as MessageInitShape<DescMessage>), toMetadata(options), callOptions(options), (error: unknown, response: unknown) => {
+            signal?.removeEventListener('abort', cancel);
+            if (error) reject(error);
+            else resolve(response);
+          }) as grpc.ClientUnaryCall;
+          signal?.addEventListener('abort', cancel, { once: true });
+          if (signal?.aborted) call.cancel();
         });
     } else if (method.methodKind === 'server_streaming') {
       client[name] = (request: object, options?: CallOptions) => raw[name]!.call(raw, create(method.input, request as MessageInitShape<DescMessage>), toMetadata(options), callOptions(options));

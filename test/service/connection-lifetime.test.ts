@@ -1,5 +1,7 @@
 import { status, type ServiceError } from '@grpc/grpc-js';
-import { createDispatchClient } from '../../src/client';
+import { getEventListeners } from 'node:events';
+import { DispatchService } from '../../gen/dispatch/v1/dispatch_pb';
+import { createDispatchClient, createServiceClient, DEFAULT_CHANNEL_OPTIONS } from '../../src/client';
 import { startApp, type TestDispatch } from '../helpers/servers';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 import { until } from '../helpers/until';
@@ -123,4 +125,45 @@ test('with pings on, grpc-js ends a stream still open on an aged connection at i
 test('limits: 0 turns max_connection_age_ms off; the pings cannot be turned off that way', async () => {
   await expect(startApp(`limits: { max_connection_age_ms: 0 }\n${TOOLS.slice(TOOLS.indexOf('tools:'))}`).then((app) => (d = app))).resolves.toBeDefined();
   await expect(startApp(`limits: { keepalive_time_ms: 0 }\n${TOOLS.slice(TOOLS.indexOf('tools:'))}`)).rejects.toThrow(/keepalive_time_ms|keepaliveTimeMs/);
+});
+
+describe('the client library (src/client)', () => {
+  const SLEEP = `tools:
+  - name: sleep
+    effect: read_only
+    timeout_ms: 20000
+    input_schema: '{"type":"object"}'
+    builtin: { name: sleep }
+`;
+
+  test('pings while a call is open: a call on a connection gone half-open fails UNAVAILABLE instead of waiting for ever', async () => {
+    expect(DEFAULT_CHANNEL_OPTIONS).toMatchObject({ 'grpc.keepalive_time_ms': 30_000, 'grpc.keepalive_timeout_ms': 10_000 });
+    // The server's own pings at their default (30 s): only the client's can notice here.
+    d = await startApp(SLEEP);
+    proxy = await startTcpProxy(Number(d.address.split(':')[1]));
+    const client = createServiceClient(DispatchService, `127.0.0.1:${proxy.port}`, undefined, { 'grpc.keepalive_time_ms': 200, 'grpc.keepalive_timeout_ms': 300 });
+    closing.push(() => client.close());
+    const call = client.dispatch({ sessionId: 's', calls: [{ id: 'c1', name: 'sleep', arguments: '{"ms":10000}' }] });
+    const failed = call.then(
+      () => undefined,
+      (error: ServiceError) => error,
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    proxy.freeze();
+    const frozen = Date.now();
+    const error = await failed;
+    expect(error?.code).toBe(status.UNAVAILABLE);
+    expect(Date.now() - frozen).toBeLessThan(200 + 300 + 3_000);
+  });
+
+  test('a cancel signal shared by many calls keeps no listener per call once they end', async () => {
+    d = await startApp(SLEEP);
+    const client = createDispatchClient(d.address);
+    closing.push(() => client.close());
+    const shared = new AbortController();
+    for (let i = 0; i < 20; i++) await client.dispatch({ sessionId: 's', calls: [{ id: `c${i}`, name: 'sleep', arguments: `{"ms":0,"i":${i}}` }] }, { signal: shared.signal });
+    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
+    // An already aborted signal cancels the call.
+    await expect(client.dispatch({ sessionId: 's', calls: [{ id: 'late', name: 'sleep', arguments: '{"ms":5000}' }] }, { signal: AbortSignal.abort() })).rejects.toMatchObject({ code: status.CANCELLED });
+  });
 });

@@ -41,7 +41,7 @@ def main() -> int:
         calls=[stubs.dispatch_pb2.ToolCall(id=c["id"], name=c["name"], arguments=c["arguments"]) for c in calls],
         mode=stubs.dispatch_pb2.DISPATCH_MODE_PARALLEL if args.parallel else stubs.dispatch_pb2.DISPATCH_MODE_SEQUENTIAL,
     )
-    with grpc.insecure_channel(address) as channel:
+    with grpc.insecure_channel(address, options=dispatch_stubs.keepalive_options()) as channel:
         dispatch = stubs.dispatch_pb2_grpc.DispatchServiceStub(channel)
         try:
             response = dispatch.Dispatch(request, metadata=metadata, timeout=60)

@@ -62,5 +62,17 @@ def channel_options(argv_address: str | None) -> tuple[str, list[tuple[str, str]
     return address, [("authorization", f"Bearer {token}")] if token else []
 
 
+def keepalive_options() -> list[tuple[str, int]]:
+    """Channel options that ping dispatchd while a call is open: every DISPATCH_KEEPALIVE_MS (30000),
+    DISPATCH_KEEPALIVE_TIMEOUT_MS (10000) to answer. A call or stream on a connection whose server
+    vanished without closing it (half-open) then fails UNAVAILABLE instead of waiting for ever."""
+    return [
+        ("grpc.keepalive_time_ms", int(os.environ.get("DISPATCH_KEEPALIVE_MS", "30000"))),
+        ("grpc.keepalive_timeout_ms", int(os.environ.get("DISPATCH_KEEPALIVE_TIMEOUT_MS", "10000"))),
+        # Pings go on however long the stream sends nothing (the gRPC core stops after 2 by default).
+        ("grpc.http2.max_pings_without_data", 0),
+    ]
+
+
 if __name__ == "__main__":
     print(generate())

@@ -80,7 +80,7 @@ def serve(stubs, address: str, metadata, worker_id: str, stopping: threading.Eve
         outbox.put(None)
     threading.Thread(target=heartbeats, daemon=True).start()
     try:
-        with grpc.insecure_channel(address) as channel, ThreadPoolExecutor(max_workers=8) as pool:
+        with grpc.insecure_channel(address, options=dispatch_stubs.keepalive_options()) as channel, ThreadPoolExecutor(max_workers=8) as pool:
             stream = stubs.worker_pb2_grpc.WorkerServiceStub(channel).Work(outgoing(), metadata=metadata)
             print(f"worker {worker_id} hosting {', '.join(TOOLS)} on {address}", flush=True)
             try:

@@ -6,6 +6,7 @@ import { buildApp } from '../../src/app';
 import { parseConfig } from '../../src/config';
 import { SILENT_LOGGER } from '../../src/log';
 import { serveApp, startApp } from '../helpers/servers';
+import { startTcpProxy } from '../helpers/tcp-proxy';
 
 const PYTHON = '/usr/bin/python3';
 const EXAMPLES = path.join(__dirname, '../../examples/python');
@@ -86,6 +87,44 @@ describeWithPython('the Python examples against a running dispatch', () => {
     expect(code).toBe(0);
     expect(lines[0]).toMatch(/^x error UNAVAILABLE tool=py_word_count attempts=2: .*no worker is connected for tool \\"py_word_count\\"/);
   }, 60_000);
+  it('the worker finds a connection gone half-open by its pings, and opens a new stream that serves again', async () => {
+    // dispatchd's own pings at their default (30 s): only the worker's can notice here.
+    const own = await startApp(readFileSync(path.join(__dirname, '../../examples/tools.yaml'), 'utf8'));
+    const proxy = await startTcpProxy(Number(own.address.split(':')[1]));
+    const worker = runPython('worker.py', ['--address', `127.0.0.1:${proxy.port}`, '--id', 'py-pinged'], { ...env, DISPATCH_KEEPALIVE_MS: '500', DISPATCH_KEEPALIVE_TIMEOUT_MS: '500' });
+    workers.push(worker);
+    const hosted = async () => (await own.registry.listTools({})).tools.some((x) => x.name === 'py_word_count');
+    try {
+      const deadline = Date.now() + 20_000;
+      while (!(await hosted())) {
+        if (Date.now() > deadline || worker.child.exitCode !== null) throw new Error(`the Python worker did not register: ${worker.out()}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      proxy.freeze();
+      const frozen = Date.now();
+      // The worker's pings go unanswered; it opens a new connection, which the proxy forwards.
+      while (!/stream ended \(UNAVAILABLE: .*\); a new one in \d+ ms/.test(worker.out())) {
+        if (Date.now() - frozen > 20_000) throw new Error(`the Python worker did not notice the half-open connection: ${worker.out()}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const noticedMs = Date.now() - frozen;
+      expect(proxy.connections()).toBeGreaterThanOrEqual(1);
+      let served = await own.dispatch.dispatch({ sessionId: 'p', calls: [{ id: 'p0', name: 'py_word_count', arguments: '{"text": "a b"}' }] });
+      for (let i = 1; served.results[0]!.isError && Date.now() - frozen < 30_000; i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        served = await own.dispatch.dispatch({ sessionId: 'p', calls: [{ id: `p${i}`, name: 'py_word_count', arguments: '{"text": "a b"}' }] });
+      }
+      expect(served.results[0]).toMatchObject({ isError: false, output: '{"words": 2, "longest": "a"}' });
+      expect(proxy.connections()).toBeGreaterThanOrEqual(2);
+      process.stdout.write(`python worker: half-open connection noticed after ${noticedMs} ms (pings every 500 ms, 500 ms to answer)\n`);
+      worker.child.kill('SIGTERM');
+      expect(await worker.exited).toBe(0);
+    } finally {
+      await proxy.close();
+      await own.close();
+    }
+  }, 60_000);
+
   it('the worker opens a new stream when dispatchd restarts, and its tool is served again', async () => {
     const tools = readFileSync(path.join(__dirname, '../../examples/tools.yaml'), 'utf8');
     let own = await startApp(tools);

@@ -105,3 +105,21 @@ test('on a Redis Cluster, each master is read and named', async () => {
     await cluster.close();
   }
 });
+
+test('on a Redis Cluster, a replica promoted by a failover is read once the slots show it a master', async () => {
+  const cluster = await startRedisCluster(3, 1);
+  const log = recordingLogger();
+  const app = await startApp(TOOLS, { redisUrl: cluster.url, logger: log.logger });
+  try {
+    const warned = () => log.about(/redis keeps no append-only file/).map((l) => l.fields!.node as string);
+    await until(() => (warned().length === 3 ? true : undefined), 'a warning per master');
+    const replica = cluster.replicaPorts[0]!;
+    expect(warned()).not.toContain(`127.0.0.1:${replica}`);
+    cluster.cli(replica, 'CLUSTER', 'FAILOVER');
+    await until(() => (warned().includes(`127.0.0.1:${replica}`) ? true : undefined), 'the promoted replica read', 20_000);
+    expect(warned()).toHaveLength(4);
+  } finally {
+    await app.close();
+    await cluster.close();
+  }
+});

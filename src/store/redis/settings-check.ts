@@ -1,4 +1,4 @@
-import { Cluster, type Redis } from 'ioredis';
+import { Cluster, ReplyError, type Redis } from 'ioredis';
 import type { Logger } from '../../log';
 import type { RedisClient } from './connect';
 
@@ -49,9 +49,12 @@ async function readSettings(node: Redis): Promise<Map<string, string>> {
 
 /**
  * Reads the settings that keep idempotency records (eviction, persistence) from every master the
- * client uses, each time it (re)connects, and logs what they put at risk: a Redis restarted or
- * failed over with other settings is noticed. A finding is logged once per node; a server that
- * refuses CONFIG (a managed service, an ACL) is noted once at info. Returns a function that stops.
+ * client uses and logs what they put at risk: each time the client becomes ready (a Redis
+ * restarted with other settings is noticed), and on a Cluster also for each master it has not
+ * read yet when the slots are read again (a replica promoted by a failover). A finding is logged
+ * once per node; a server that refuses CONFIG (a managed service, an ACL) is noted once at info; a
+ * node that could not be asked (its connection failed) is asked again at the next chance.
+ * Returns a function that stops.
  */
 export function checkRedisSettings(client: RedisClient, logger: Logger): () => void {
   const logged = new Set<string>();
@@ -60,26 +63,43 @@ export function checkRedisSettings(client: RedisClient, logger: Logger): () => v
     logged.add(key);
     log();
   };
+  // Masters read since the client last became ready, by address.
+  const read = new Set<string>();
   const check = async () => {
     const nodes = client instanceof Cluster ? client.nodes('master') : [client];
     await Promise.all(
       nodes.map(async (node) => {
         const address = addressOf(node);
+        if (read.has(address)) return;
+        read.add(address);
         try {
           for (const finding of findingsOf(await readSettings(node), address)) once(`${address}\u0000${finding.message}\u0000${JSON.stringify(finding.fields)}`, () => logger[finding.level](finding.message, finding.fields));
         } catch (error) {
+          // Redis answered with an error: it refuses CONFIG. Anything else: ask again later.
+          if (!(error instanceof ReplyError)) return void read.delete(address);
           once(`${address}\u0000refused`, () =>
             logger.info('could not read redis settings (CONFIG GET refused); make sure maxmemory-policy is noeviction and appendfsync always, or idempotency records can be lost', {
               node: address,
-              error: error instanceof Error ? error.message : String(error),
+              error: (error as Error).message,
             }),
           );
         }
       }),
     );
   };
-  const onReady = () => void check();
+  const onReady = () => {
+    read.clear();
+    void check();
+  };
+  // Not while the Cluster is still connecting: commands sent to its nodes then keep it from becoming ready.
+  const onRefresh = () => {
+    if (client.status === 'ready') void check();
+  };
   client.on('ready', onReady);
+  if (client instanceof Cluster) client.on('refresh', onRefresh);
   if (client.status === 'ready') onReady();
-  return () => client.off('ready', onReady);
+  return () => {
+    client.off('ready', onReady);
+    client.off('refresh', onRefresh);
+  };
 }

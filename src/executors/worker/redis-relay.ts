@@ -163,6 +163,24 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
     return count !== 0;
   }
 
+  /**
+   * On a Cluster, whether a side-effecting assignment may be sent to `replica`: false when no node
+   * has a subscriber on its channel. A replica that died (SIGKILL, a lost node) leaves its routes
+   * for up to `routeTtlMs`; an assignment published to it could not be told from one delivered,
+   * so it was awaited until the deadline and ended OUTCOME_UNKNOWN though it never ran. Asked
+   * before sending, the answer is safe either way: a replica passed over was sent nothing (one
+   * caught moving its subscription is passed over once, as is one subscribed through a node this
+   * replica does not know yet). Asked for every such call (one PUBSUB NUMSUB per node, in
+   * parallel): a remembered "listening" would send the calls of the next moments to a replica that
+   * just died. A count that fails or takes longer than `subscriberCountTimeoutMs` lets the
+   * assignment go (and be awaited), as before.
+   */
+  async function mayBeSent(replica: string, request: AssignmentRequest): Promise<boolean> {
+    if (request.readOnly || !(redis instanceof Cluster)) return true;
+    const count = await answerWithin(clusterSubscribers(redis, replicaChannel(replica)), o.options.subscriberCountTimeoutMs).catch(() => undefined);
+    return count !== 0;
+  }
+
   function awaitReply(id: string, replica: string, request: AssignmentRequest, signal: AbortSignal): Promise<string> {
     return new Promise<string>((resolve, reject) => {
       const onAbort = () => {
@@ -207,6 +225,10 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
       const start = Math.floor(Math.random() * Math.max(1, replicas.length));
       for (let i = 0; i < replicas.length; i++) {
         const replica = replicas[(start + i) % replicas.length]!;
+        if (!(await unlessAborted(mayBeSent(replica, request), signal))) {
+          if (signal.aborted) throw signal.reason;
+          continue;
+        }
         const id = randomUUID();
         const reply = awaitReply(id, replica, request, signal);
         // The reply can fail (cancel, deadline) while the assignment is still on its way: that

@@ -70,14 +70,26 @@ function metadataOf(headers: Readonly<Record<string, string>>, logger?: Logger):
  */
 export function otlpGrpcExporter(options: OtlpGrpcOptions, logger?: Logger): BatchExporter {
   const channelOptions: grpc.ChannelOptions = options.compression === 'gzip' ? { 'grpc.default_compression_algorithm': grpc.compressionAlgorithms.gzip } : {};
-  const client = new grpc.Client(options.address, credentialsOf(options, logger), channelOptions);
+  const credentials = credentialsOf(options, logger);
+  let client = new grpc.Client(options.address, credentials, channelOptions);
   const metadata = metadataOf(options.headers, logger);
 
   // Set by stopRetrying: exports are tried once, and a retry being waited for is given up.
   const stopping = new AbortController();
   const call = (request: Buffer, deadline: number) =>
     new Promise<grpc.ServiceError | null>((done) => {
-      client.makeUnaryRequest(TRACE_EXPORT_PATH, identity, identity, request, metadata.clone(), { deadline }, (error) => done(error));
+      const used = client;
+      used.makeUnaryRequest(TRACE_EXPORT_PATH, identity, identity, request, metadata.clone(), { deadline }, (error) => {
+        // No answer by the deadline: the connection may be half-open (a collector gone without
+        // closing it), which a channel keeps until the kernel gives up, ~15 minutes. Later exports
+        // go on a new channel. (Keep-alive pings would find it too, but a collector on grpc-go
+        // answers pings more often than every 5 minutes with GOAWAY by default.)
+        if (error?.code === grpc.status.DEADLINE_EXCEEDED && !stopping.signal.aborted && client === used) {
+          used.close();
+          client = new grpc.Client(options.address, credentials, channelOptions);
+        }
+        done(error);
+      });
     });
 
   return {

@@ -12,6 +12,7 @@ import { otlpGrpcExporter } from '../../src/telemetry/otlp-grpc-exporter';
 import { requestFrame, RequestWriter } from '../../src/telemetry/otlp-request';
 import type { EncodedBatch } from '../../src/telemetry/span-batcher';
 import { startOtlpGrpcReceiver, startRawGrpcEndpoint, type OtlpGrpcReceiver } from './otlp-grpc-receiver';
+import { startTcpProxy } from '../helpers/tcp-proxy';
 import { expectTurnSpans, startTracedDaemon, startTracedTools, TRACED_TURN, traceparentOf, type TracedTools } from './traced-service';
 
 /** A logger keeping its warnings, as `message {fields}`. */
@@ -136,6 +137,23 @@ describe('the OTLP/gRPC exporter', () => {
       expect(receiver.requests).toHaveLength(3);
     } finally {
       await exporter.shutdown();
+    }
+  });
+
+  test('an export that gets no answer by its deadline (a half-open connection) leaves its channel: the next goes on a new connection', async () => {
+    const proxy = await startTcpProxy(Number(new URL(receiver.endpoint).port));
+    const exporter = otlpGrpcExporter(otlpGrpcOptionsFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${proxy.port}`, OTEL_EXPORTER_OTLP_TIMEOUT: '500' }));
+    try {
+      await exporter.export(batch());
+      const before = receiver.requests.length;
+      proxy.freeze();
+      await expect(exporter.export(batch())).rejects.toMatchObject({ code: grpc.status.DEADLINE_EXCEEDED });
+      await exporter.export(batch());
+      expect(receiver.requests).toHaveLength(before + 1);
+      expect(proxy.connections()).toBe(2);
+    } finally {
+      await exporter.shutdown();
+      await proxy.close();
     }
   });
 

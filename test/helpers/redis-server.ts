@@ -220,6 +220,8 @@ export async function startRedisCluster(masters = 3, replicas = 0, options: { no
 /** A Redis Sentinel watching one master, for `redis-sentinel://` URLs. */
 export interface TestSentinel {
   readonly port: number;
+  /** Sends a signal to the sentinel (SIGSTOP freezes it, SIGCONT resumes it). */
+  signal(signal: NodeJS.Signals): void;
   close(): Promise<void>;
 }
 
@@ -243,7 +245,9 @@ export async function startSentinel(masterPort: number, name: string, options: {
   await waitForRedis(port);
   return {
     port,
+    signal: (sig) => void child.kill(sig),
     async close() {
+      child.kill('SIGCONT');
       await stopChild(child, 'SIGKILL');
       rmSync(dir, { recursive: true, force: true });
     },

@@ -62,7 +62,15 @@ export function connectRedis(url: string | RedisTarget, options: RedisConnectOpt
       client = new Redis({ ...common, host: target.address.host, port: target.address.port, db: target.db, tls: target.tls ? { servername: target.address.host } : undefined });
       break;
     case 'sentinel':
-      client = new Redis({ ...common, sentinels: target.sentinels.map((a) => ({ ...a })), name: target.name, sentinelRetryStrategy: retryStrategy });
+      client = new Redis({
+        ...common,
+        sentinels: target.sentinels.map((a) => ({ ...a })),
+        name: target.name,
+        sentinelRetryStrategy: retryStrategy,
+        // A sentinel that takes the connection but never answers (stopped, hung) would otherwise
+        // hold the master lookup for ever, the other sentinels unasked.
+        sentinelCommandTimeout: options.commandTimeoutMs ?? 1000,
+      });
       break;
     case 'cluster':
       client = new Cluster(target.nodes.map((a) => ({ ...a })), {

@@ -33,17 +33,18 @@ function toMetadata(options?: CallOptions): grpc.Metadata {
   return metadata;
 }
 
+/** The channel options every client starts from. */
+export const DEFAULT_CHANNEL_OPTIONS: grpc.ChannelOptions = Object.freeze({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
+
 /**
- * The channel options every client starts from. While a call is open the client pings the server
- * every 30 s and gives up on a connection that does not answer within 10 s: a call (a Dispatch, a
- * Subscribe or Work stream) on a connection whose server vanished without closing it (half-open)
- * fails UNAVAILABLE in ~40 s instead of waiting for its deadline, or for ever without one.
+ * Channel options that ping the server while a call is open (every 30 s, 10 s to answer), to pass
+ * as `channelOptions`: a call or stream on a connection whose server vanished without closing it
+ * (half-open) then fails UNAVAILABLE in ~40 s instead of at its deadline, or never. Not on by
+ * default: grpc-js (1.14) drops a connection whose ping fails after the server's GOAWAY
+ * (grpc/grpc-node#3068), so while dispatchd shuts down gracefully the next ping ends the calls
+ * still running on it.
  */
-export const DEFAULT_CHANNEL_OPTIONS: grpc.ChannelOptions = Object.freeze({
-  'grpc.max_receive_message_length': 64 * 1024 * 1024,
-  'grpc.keepalive_time_ms': 30_000,
-  'grpc.keepalive_timeout_ms': 10_000,
-});
+export const KEEPALIVE_CHANNEL_OPTIONS: grpc.ChannelOptions = Object.freeze({ 'grpc.keepalive_time_ms': 30_000, 'grpc.keepalive_timeout_ms': 10_000 });
 
 /** Creates a client for `service` at `address` (insecure credentials unless given); `codecs` as in serviceDefinition. */
 export function createServiceClient<S extends GenServiceMethods>(service: GenService<S>, address: string, credentials = grpc.credentials.createInsecure(), channelOptions: grpc.ChannelOptions = {}, codecs: Readonly<Record<string, HotCodec>> = {}): ServiceClient<S> {

@@ -1,2 +1,2 @@
-export { createServiceClient, createDispatchClient, createRegistryClient, createWorkerClient, DEFAULT_CHANNEL_OPTIONS } from './clients';
+export { createServiceClient, createDispatchClient, createRegistryClient, createWorkerClient, DEFAULT_CHANNEL_OPTIONS, KEEPALIVE_CHANNEL_OPTIONS } from './clients';
 export type { CallOptions, ServiceClient } from './clients';

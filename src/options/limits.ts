@@ -27,19 +27,22 @@ export interface Limits {
   /** Time an interactive approval may wait, in ms. @default 120000 */
   readonly approvalTimeoutMs: number;
   /**
-   * How often the server pings each client connection (HTTP/2 PING), in ms: a client that
-   * vanished without closing (its host gone, a partition) is found, and its streams (Subscribe,
-   * Work) end, instead of lasting until the kernel gives up, ~15 minutes. @default 30000
+   * How often the server pings each client connection (HTTP/2 PING), in ms; 0: never. With pings,
+   * a client that vanished without closing (its host gone, a partition) is found and its streams
+   * (Subscribe, Work) end, instead of lasting until the kernel gives up, ~15 minutes. Off by
+   * default: grpc-js (1.14) drops a connection whose ping fails after GOAWAY, so during a graceful
+   * shutdown the next ping ends the calls still running on it (test/service/connection-lifetime).
+   * @default 0
    */
   readonly keepaliveTimeMs: number;
-  /** Time a client has to answer a ping before its connection is closed, in ms. @default 10000 */
+  /** With pings on, the time a client has to answer one before its connection is closed, in ms. @default 10000 */
   readonly keepaliveTimeoutMs: number;
   /**
    * Age at which a client connection is asked to go away (GOAWAY, ±10%), in ms; 0: never. Calls in
    * flight finish on it and new calls open a new connection, which a Kubernetes Service may send to
    * another replica, so clients spread over replicas added since. With keep-alive pings on,
-   * grpc-js (1.14) ends the streams still open on an aged connection at its next ping (UNAVAILABLE:
-   * a Subscribe or Work client must open its stream again), hence off. @default 0
+   * grpc-js (1.14) ends the calls and streams still open on an aged connection at its next ping
+   * (UNAVAILABLE). @default 0
    */
   readonly maxConnectionAgeMs: number;
 }
@@ -59,13 +62,13 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   loopWindow: 100,
   storeTimeoutMs: 1000,
   approvalTimeoutMs: 120_000,
-  keepaliveTimeMs: 30_000,
+  keepaliveTimeMs: 0,
   keepaliveTimeoutMs: 10_000,
   maxConnectionAgeMs: 0,
 });
 
 /** Limits that 0 turns off. */
-const ZERO_IS_OFF: ReadonlySet<keyof Limits> = new Set(['maxConnectionAgeMs']);
+const ZERO_IS_OFF: ReadonlySet<keyof Limits> = new Set(['keepaliveTimeMs', 'maxConnectionAgeMs']);
 
 /** Fills unset limits with their defaults and rejects values that are not positive integers (or 0, where 0 turns a limit off). */
 export function resolveLimits(partial: Partial<Record<keyof Limits, unknown>> = {}): Limits {

@@ -54,10 +54,9 @@ export async function startServer(address: string, options: ServerOptions): Prom
     'grpc.enable_channelz': 0,
     'grpc.max_receive_message_length': deps.limits.maxMessageBytes,
     'grpc.max_send_message_length': deps.limits.maxMessageBytes,
-    // Per connection, nothing per call: a dead client's connection (and its streams) ends; with
-    // a connection age, clients reconnect now and then (see Limits.maxConnectionAgeMs).
-    'grpc.keepalive_time_ms': deps.limits.keepaliveTimeMs,
-    'grpc.keepalive_timeout_ms': deps.limits.keepaliveTimeoutMs,
+    // Per connection, nothing per call, both off by default (see Limits.keepaliveTimeMs): pings
+    // find a dead client's connection; a connection age makes clients reconnect now and then.
+    ...(deps.limits.keepaliveTimeMs > 0 && { 'grpc.keepalive_time_ms': deps.limits.keepaliveTimeMs, 'grpc.keepalive_timeout_ms': deps.limits.keepaliveTimeoutMs }),
     ...(deps.limits.maxConnectionAgeMs > 0 && { 'grpc.max_connection_age_ms': deps.limits.maxConnectionAgeMs }),
   });
   const extra = options.extraHandlers ?? {};

@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { EventKind, type Event } from '../../gen/dispatch/v1/dispatch_pb';
 import { createDispatchClient } from '../client';
 import { formatEvent } from '../events';
+import { delay } from '../pipeline/signals';
 
 /** What `dispatchctl events` tails. */
 export interface EventsFilter {
@@ -86,15 +87,8 @@ export async function eventsCommand(
     if (Date.now() - opened >= 60_000) bound = FIRST_BACKOFF_MS;
     const wait = Math.round(Math.random() * bound);
     err(`dispatchctl: ${why}; subscribing again in ${wait} ms (events meanwhile are not shown)`);
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, wait);
-      signal.addEventListener('abort', done, { once: true });
-      function done() {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        resolve();
-      }
-    });
+    // Ends early on Ctrl-C; the loop then returns 0.
+    await delay(wait, signal).catch(() => undefined);
   }
   return 0;
 }

@@ -1,5 +1,5 @@
 import { EventKind } from '../../gen/dispatch/v1/dispatch_pb';
-import type { Logger } from '../log';
+import { throttledWarn, type Logger } from '../log';
 import { NOOP_OBSERVER, parseBreakerKey, type Observer, type TurnInfo, type TurnObserver } from '../pipeline';
 import type { CallSink } from './call-summary';
 import { observeCall } from './call-observer';
@@ -47,7 +47,7 @@ const ERROR_LOG_INTERVAL_MS = 10_000;
 export function createEventObserver(options: EventObserverOptions): EventObserver {
   const { bus, tracer } = options;
   let lookup: ToolLookup = () => undefined;
-  let lastErrorLog = 0;
+  const warnFailed = throttledWarn(options.logger, ERROR_LOG_INTERVAL_MS);
   const env: ObserverEnv = {
     bus,
     tracer,
@@ -57,12 +57,7 @@ export function createEventObserver(options: EventObserverOptions): EventObserve
       const found = lookup(tenant, tool);
       return found === undefined ? '' : found.readOnly ? 'read_only' : 'side_effect';
     },
-    failed(error) {
-      const now = Date.now();
-      if (now - lastErrorLog < ERROR_LOG_INTERVAL_MS) return;
-      lastErrorLog = now;
-      options.logger?.warn('telemetry error (calls are unaffected)', { error: error instanceof Error ? error.stack : String(error) });
-    },
+    failed: (error) => warnFailed('telemetry error (calls are unaffected)', { error: error instanceof Error ? error.stack : String(error) }),
   };
 
   function turn(info: TurnInfo): TurnObserver {

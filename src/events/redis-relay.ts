@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { EventKind, type Event } from '../../gen/dispatch/v1/dispatch_pb';
-import type { Logger } from '../log';
+import { throttledWarn, type Logger } from '../log';
 import { closeWithin, createOrderedPublisher, createWatchedSubscriber, type SubscriberWatchOptions } from '../store/redis';
 import type { EventBus, EventRelay } from './event-bus';
 import { createReceivedSequences } from './received-sequences';
@@ -120,15 +120,9 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
   let flushTimer: NodeJS.Timeout | undefined;
   let listening = false;
   let closed = false;
-  // When each warning was last logged: each is logged at most once in 10 s, and one does not hide another.
-  const lastWarned = new Map<string, number>();
-
-  const warn = (message: string, error?: unknown, fields?: Record<string, number>) => {
-    const now = Date.now();
-    if (now - (lastWarned.get(message) ?? -Infinity) < 10_000) return;
-    lastWarned.set(message, now);
-    logger.warn(message, { error: error instanceof Error ? error.message : error === undefined ? undefined : String(error), ...fields });
-  };
+  const throttled = throttledWarn(logger);
+  const warn = (message: string, error?: unknown, fields?: Record<string, number>) =>
+    throttled(message, { error: error instanceof Error ? error.message : error === undefined ? undefined : String(error), ...fields });
   pub.on('error', (e) => warn('event relay: redis error', e));
 
   const addLoss = (loss: TenantLoss) => {

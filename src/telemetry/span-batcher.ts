@@ -1,7 +1,7 @@
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
-import type { Logger } from '../log';
+import { throttledWarn, type Logger } from '../log';
 import { RequestWriter, type RequestFrame } from './otlp-request';
 import type { SpanData } from './otlp-span-encoding';
 import type { SpanSink } from './span-tracer';
@@ -104,7 +104,8 @@ export class SpanBatcher implements SpanSink {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private shutdownDone: Promise<void> | undefined;
-  private lastLog = 0;
+  /** Drops and failed exports, each logged at most once per LOG_INTERVAL_MS. */
+  private readonly log: (message: string, fields: Record<string, unknown>) => void;
   /** Spans dropped because the queue was full. */
   dropped = 0;
   /** Batches that failed to export (their spans are lost). */
@@ -119,6 +120,7 @@ export class SpanBatcher implements SpanSink {
     private readonly shutdownFlushMs = SHUTDOWN_FLUSH_MS,
   ) {
     this.writer = new RequestWriter(frame, INITIAL_BATCH_BYTES);
+    this.log = throttledWarn(logger, LOG_INTERVAL_MS);
   }
 
   append(span: SpanData): void {
@@ -253,12 +255,6 @@ export class SpanBatcher implements SpanSink {
     }
   }
 
-  private log(message: string, fields: Record<string, unknown>): void {
-    const now = Date.now();
-    if (now - this.lastLog < LOG_INTERVAL_MS) return;
-    this.lastLog = now;
-    this.logger?.warn(message, fields);
-  }
 }
 
 /** ExportResultCode.SUCCESS of @opentelemetry/core. */

@@ -107,6 +107,9 @@ function watchConnection(client: RedisClient, mode: string, logger: Logger | und
   });
 }
 
+/** A node's `host:port`, as a Cluster client's connections name the node they go to. */
+export const nodeAddress = (node: Redis) => `${node.options.host ?? ''}:${String(node.options.port)}`;
+
 /** Resolves true once the client is ready, false after `timeoutMs` (it keeps trying). */
 export function whenReady(client: RedisClient, timeoutMs: number): Promise<boolean> {
   if (client.status === 'ready') return Promise.resolve(true);

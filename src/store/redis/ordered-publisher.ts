@@ -1,5 +1,5 @@
 import { Cluster, type Redis } from 'ioredis';
-import type { RedisClient } from './connect';
+import { nodeAddress, type RedisClient } from './connect';
 
 /** Bounds of an {@link OrderedPublisher} on a Cluster (a standalone or Sentinel client has none). */
 export interface OrderedPublisherOptions {
@@ -30,7 +30,6 @@ export class PublishStalledError extends Error {
   override readonly name = 'PublishStalledError';
 }
 
-const addressOf = (node: Redis) => `${node.options.host}:${node.options.port}`;
 
 /**
  * Publishes so that messages arrive in the order they were sent: through the client itself on
@@ -73,14 +72,14 @@ export function createOrderedPublisher(client: RedisClient, options: OrderedPubl
     const now = performance.now();
     for (const [address, at] of stalled) if (now - at >= avoidMs) stalled.delete(address);
     let chosen: Redis | undefined;
-    for (const node of masters) if (!chosen || before(addressOf(node), addressOf(chosen))) chosen = node;
-    current = chosen && addressOf(chosen);
+    for (const node of masters) if (!chosen || before(nodeAddress(node), nodeAddress(chosen))) chosen = node;
+    current = chosen && nodeAddress(chosen);
     return chosen;
   }
 
   function master(): Redis | undefined {
     const masters = cluster.nodes('master');
-    const held = current === undefined || stalled.has(current) ? undefined : masters.find((node) => addressOf(node) === current);
+    const held = current === undefined || stalled.has(current) ? undefined : masters.find((node) => nodeAddress(node) === current);
     return held ?? choose(masters);
   }
 
@@ -90,7 +89,7 @@ export function createOrderedPublisher(client: RedisClient, options: OrderedPubl
       const node = master();
       // No node known yet: the client holds the command until it knows them.
       if (!node) return cluster.publish(channel, message);
-      const address = addressOf(node);
+      const address = nodeAddress(node);
       return new Promise<number>((resolve, reject) => {
         const timer = setTimeout(() => {
           stalled.set(address, performance.now());

@@ -1,6 +1,6 @@
 import { Cluster, ReplyError, type Redis } from 'ioredis';
 import type { Logger } from '../../log';
-import type { RedisClient } from './connect';
+import { nodeAddress, type RedisClient } from './connect';
 
 /** What one Redis server's settings put at risk, as log lines. */
 export interface SettingsFinding {
@@ -38,7 +38,6 @@ export function findingsOf(settings: ReadonlyMap<string, string>, node: string):
   return findings;
 }
 
-const addressOf = (node: Redis) => `${node.options.host ?? ''}:${node.options.port ?? ''}`;
 
 async function readSettings(node: Redis): Promise<Map<string, string>> {
   const reply = (await node.config('GET', 'maxmemory-policy', 'appendonly', 'appendfsync')) as unknown as string[];
@@ -69,7 +68,7 @@ export function checkRedisSettings(client: RedisClient, logger: Logger): () => v
     const nodes = client instanceof Cluster ? client.nodes('master') : [client];
     await Promise.all(
       nodes.map(async (node) => {
-        const address = addressOf(node);
+        const address = nodeAddress(node);
         if (read.has(address)) return;
         read.add(address);
         try {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Cluster, type Redis } from 'ioredis';
 import type { Logger } from '../../log';
 import { closeWithin, dropConnections } from './close-within';
-import type { RedisClient } from './connect';
+import { nodeAddress, type RedisClient } from './connect';
 import type { OrderedPublisher } from './ordered-publisher';
 
 /** Bounds of a {@link WatchedSubscriber}'s liveness check. */
@@ -42,7 +42,6 @@ export interface WatchedSubscriber {
   close(): Promise<void>;
 }
 
-const addressOf = (node: Redis) => `${node.options.host ?? ''}:${String(node.options.port)}`;
 
 /**
  * Keeps a subscription alive: every `probeIntervalMs` a probe is published on a channel of this
@@ -113,10 +112,10 @@ export function createWatchedSubscriber(options: WatchedSubscriberOptions): Watc
   function chooseNode(masters: readonly Redis[]): Redis | undefined {
     const now = performance.now();
     for (const [address, at] of avoided) if (now - at >= deafNodeAvoidMs) avoided.delete(address);
-    const fresh = masters.filter((node) => !avoided.has(addressOf(node)));
+    const fresh = masters.filter((node) => !avoided.has(nodeAddress(node)));
     if (fresh.length > 0) return fresh[Math.floor(Math.random() * fresh.length)];
     let chosen: Redis | undefined;
-    for (const node of masters) if (!chosen || avoided.get(addressOf(node))! < avoided.get(addressOf(chosen))!) chosen = node;
+    for (const node of masters) if (!chosen || avoided.get(nodeAddress(node))! < avoided.get(nodeAddress(chosen))!) chosen = node;
     return chosen;
   }
 
@@ -184,8 +183,8 @@ export function createWatchedSubscriber(options: WatchedSubscriberOptions): Watc
   function move(why: string): void {
     const deaf = current;
     if (deaf) {
-      if (cluster) avoided.set(addressOf(deaf), performance.now());
-      logger?.warn(`${options.name}: redis subscriber ${why}; subscribing on a new connection`, { node: cluster ? addressOf(deaf) : undefined });
+      if (cluster) avoided.set(nodeAddress(deaf), performance.now());
+      logger?.warn(`${options.name}: redis subscriber ${why}; subscribing on a new connection`, { node: cluster ? nodeAddress(deaf) : undefined });
       drop(deaf);
       current = undefined;
       whenOpen = new Promise<void>((resolve) => (opened = resolve));

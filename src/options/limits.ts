@@ -29,10 +29,9 @@ export interface Limits {
   /**
    * How often the server pings each client connection (HTTP/2 PING), in ms; 0: never. With pings,
    * a client that vanished without closing (its host gone, a partition) is found and its streams
-   * (Subscribe, Work) end, instead of lasting until the kernel gives up, ~15 minutes. Off by
-   * default: grpc-js (1.14) drops a connection whose ping fails after GOAWAY, so during a graceful
-   * shutdown the next ping ends the calls still running on it (test/service/connection-lifetime).
-   * @default 0
+   * (Subscribe, Work) end, instead of lasting until the kernel gives up, ~15 minutes. A connection
+   * that is closing (server shutdown, its age reached, the client closing) is not pinged, so the
+   * calls still running on it finish (src/server/closing-pings.ts). @default 30000
    */
   readonly keepaliveTimeMs: number;
   /** With pings on, the time a client has to answer one before its connection is closed, in ms. @default 10000 */
@@ -40,9 +39,8 @@ export interface Limits {
   /**
    * Age at which a client connection is asked to go away (GOAWAY, ±10%), in ms; 0: never. Calls in
    * flight finish on it and new calls open a new connection, which a Kubernetes Service may send to
-   * another replica, so clients spread over replicas added since. With keep-alive pings on,
-   * grpc-js (1.14) ends the calls and streams still open on an aged connection at its next ping
-   * (UNAVAILABLE). @default 0
+   * another replica, so clients spread over replicas added since; streams open on it (Subscribe,
+   * Work) go on until they end. @default 0
    */
   readonly maxConnectionAgeMs: number;
 }
@@ -62,7 +60,7 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   loopWindow: 100,
   storeTimeoutMs: 1000,
   approvalTimeoutMs: 120_000,
-  keepaliveTimeMs: 0,
+  keepaliveTimeMs: 30_000,
   keepaliveTimeoutMs: 10_000,
   maxConnectionAgeMs: 0,
 });

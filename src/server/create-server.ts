@@ -11,6 +11,7 @@ import { decodeWorkerMessage } from './worker-message-codec';
 import { encodeWorkAssignment } from './work-assignment-codec';
 import { serviceDefinition, unimplemented } from './grpc-adapter';
 import { addHealthAndReflection } from './health-and-reflection';
+import { guardClosingPings } from './closing-pings';
 import { allowAll, type Authenticator } from './principal';
 import { parseHandler } from './parse-service';
 import { registryHandlers } from './registry-service';
@@ -54,8 +55,8 @@ export async function startServer(address: string, options: ServerOptions): Prom
     'grpc.enable_channelz': 0,
     'grpc.max_receive_message_length': deps.limits.maxMessageBytes,
     'grpc.max_send_message_length': deps.limits.maxMessageBytes,
-    // Per connection, nothing per call, both off by default (see Limits.keepaliveTimeMs): pings
-    // find a dead client's connection; a connection age makes clients reconnect now and then.
+    // Per connection, nothing per call (see Limits.keepaliveTimeMs): pings find a dead client's
+    // connection; a connection age (off by default) makes clients reconnect now and then.
     ...(deps.limits.keepaliveTimeMs > 0 && { 'grpc.keepalive_time_ms': deps.limits.keepaliveTimeMs, 'grpc.keepalive_timeout_ms': deps.limits.keepaliveTimeoutMs }),
     ...(deps.limits.maxConnectionAgeMs > 0 && { 'grpc.max_connection_age_ms': deps.limits.maxConnectionAgeMs }),
   });
@@ -77,6 +78,7 @@ export async function startServer(address: string, options: ServerOptions): Prom
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(address, options.credentials ?? grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
   );
+  if (deps.limits.keepaliveTimeMs > 0) guardClosingPings(server, deps.logger);
   health.serving(true);
   let stopping: Promise<void> | undefined;
   return {

@@ -6,10 +6,16 @@ import { Effect } from '../../gen/dispatch/v1/tool_pb';
 import { createDispatchClient, createRegistryClient, type CallOptions } from '../client';
 import { eventsCommand } from './events-command';
 import { formatResult } from './format-result';
+import { parseConfig } from '../config';
+import { formatStats } from './format-stats';
 import { parseCommand } from './parse-command';
 
 const USAGE = `usage: dispatchctl [--address HOST:PORT] [--token T] [--session S] COMMAND
   tools list                 the tools dispatch can call
+  tools register FILE        register the tools of a YAML file (its \`tools:\` list, as in the
+                             config file); --replace replaces tools of the same name
+  tools remove NAME          remove a tool registered by RPC
+  stats [TOOL]               calls, breaker, health and the six rates per tool, with alerts
   call TOOL JSON             dispatch one call, e.g. call echo '{"a":1}'
   dispatch FILE              dispatch a turn: {"session_id","calls":[{"id","name","arguments"}],"mode"}
   read HANDLE [OFFSET]       the whole text of a truncated result
@@ -27,7 +33,7 @@ type Out = (line: string) => void;
 export async function main(argv: readonly string[], out: Out = (l) => process.stdout.write(`${l}\n`), err: Out = (l) => process.stderr.write(`${l}\n`)): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args: [...argv], allowPositionals: true, options: { address: { type: 'string' }, token: { type: 'string' }, session: { type: 'string' }, tool: { type: 'string' }, kind: { type: 'string', multiple: true }, follow: { type: 'boolean', short: 'f' }, parallel: { type: 'boolean' }, help: { type: 'boolean' } } });
+    parsed = parseArgs({ args: [...argv], allowPositionals: true, options: { address: { type: 'string' }, token: { type: 'string' }, session: { type: 'string' }, tool: { type: 'string' }, kind: { type: 'string', multiple: true }, follow: { type: 'boolean', short: 'f' }, parallel: { type: 'boolean' }, replace: { type: 'boolean' }, help: { type: 'boolean' } } });
   } catch (error) {
     err(`dispatchctl: ${(error as Error).message}\n${USAGE}`);
     return 2;
@@ -51,6 +57,20 @@ export async function main(argv: readonly string[], out: Out = (l) => process.st
         for (const t of tools) out(`${t.name.padEnd(24)} ${(t.effect === Effect.READ_ONLY ? 'read-only' : 'side-effect').padEnd(12)} ${t.executor.case ?? ''}  ${t.description}`);
         if (tools.length === 0) out('(no tools)');
         return 0;
+      }
+      case 'tools register': {
+        if (!args[1]) throw new UsageError('tools register needs FILE');
+        const { tools } = parseConfig(readFileSync(args[1] === '-' ? 0 : args[1], 'utf8'), args[1]);
+        if (tools.length === 0) throw new UsageError(`${args[1]} has no tools (a \`tools:\` list, as in the config file)`);
+        const { registered } = await registry.registerTools({ tools: [...tools], replace: values.replace ?? false }, options);
+        out(`registered ${registered} tool${registered === 1 ? '' : 's'}: ${tools.map((t) => t.name).join(', ')}`);
+        return 0;
+      }
+      case 'tools remove': {
+        if (!args[1]) throw new UsageError('tools remove needs NAME');
+        const { removed } = await registry.removeTool({ name: args[1] }, options);
+        out(removed ? `removed ${args[1]}` : `no tool ${args[1]} was registered by RPC`);
+        return removed ? 0 : 1;
       }
       default:
         break;
@@ -89,6 +109,12 @@ export async function main(argv: readonly string[], out: Out = (l) => process.st
         await dispatch.endSession({ sessionId: args[0] }, options);
         out(`session ${args[0]} ended`);
         return 0;
+      case 'stats': {
+        const { stats } = await registry.getToolStats({ tool: args[0] ?? '' }, options);
+        for (const tool of stats) out(formatStats(tool));
+        if (stats.length === 0) out('(no tools)');
+        return 0;
+      }
       case 'parse': {
         if (!args[0]) throw new UsageError('parse needs FILE');
         return parseCommand(args[0], out);

@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { main } from '../../src/cli/dispatchctl';
+import { dispatchctlAt } from '../helpers/dispatchctl';
 import { startDispatch, type TestDispatch } from '../helpers/servers';
 
 let d: TestDispatch;
@@ -20,12 +20,7 @@ tools:
 });
 afterAll(() => d.close());
 
-async function ctl(...args: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(['--address', d.address, ...args], (l) => out.push(l), (l) => err.push(l));
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
+const ctl = dispatchctlAt(() => d.address);
 
 test('tools list prints one readable line per tool', async () => {
   const { code, out } = await ctl('tools', 'list');

@@ -1,0 +1,21 @@
+import type { ToolRates, ToolStats } from '../../gen/dispatch/v1/registry_pb';
+
+/** The six rates in the order the second seed lists them, with their short names. */
+const RATES: readonly (readonly [keyof Omit<ToolRates, '$typeName' | '$unknown'>, string])[] = [
+  ['validationFailure', 'validation'],
+  ['timeout', 'timeout'],
+  ['retry', 'retry'],
+  ['idempotentHit', 'idempotent'],
+  ['resultBounding', 'bounding'],
+  ['unexpectedException', 'unexpected'],
+];
+
+const percent = (fraction: number): string => `${(fraction * 100).toFixed(1)}%`;
+
+/** A tool's GetToolStats as readable lines: calls, breaker and health; the six rates; one line per alert. */
+export function formatStats(stats: ToolStats): string {
+  const lines = [`${stats.tool.padEnd(24)} ${String(stats.calls).padStart(8)} calls  breaker ${stats.breakerState || 'closed'}  health ${stats.healthScore.toFixed(2)}`];
+  if (stats.rates) lines.push(`  ${RATES.map(([field, name]) => `${name} ${percent(stats.rates![field])}`).join('  ')}`);
+  for (const alert of stats.alerts) lines.push(`  ALERT ${alert}`);
+  return lines.join('\n');
+}

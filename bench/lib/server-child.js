@@ -2,7 +2,8 @@
 // Child-process entry of a benchmarked server: `node server-child.js RECIPE OPTIONS_JSON`.
 // Starts the server the recipe module describes, tells the parent its port, and answers
 // `cpu` requests with this process's cpuUsage, so the parent can read the server's CPU time
-// without the client's. Exits on `stop` or when the parent goes away.
+// without the client's, and `request`s with what the recipe's `onMessage(value)` returns.
+// Exits on `stop` or when the parent goes away.
 
 const { writeFileSync } = require('node:fs');
 const inspector = require('node:inspector');
@@ -41,6 +42,8 @@ async function main() {
       if (profileFile && !profiling) profiling = startProfile();
       const usage = process.cpuUsage();
       process.send({ type: 'cpu', id: message.id, user: usage.user, system: usage.system, rss: process.memoryUsage().rss });
+    } else if (message.type === 'request') {
+      process.send({ type: 'reply', id: message.id, value: await recipe.onMessage?.(message.value) });
     } else if (message.type === 'stop') {
       await writeProfile().catch((error) => console.error(`profile not written: ${error.message}`));
       await server.close().catch(() => undefined);

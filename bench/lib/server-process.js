@@ -33,7 +33,7 @@ function startServerProcess(recipe, options = {}, { profileFile } = {}) {
     });
     child.on('message', (message) => {
       if (message.type === 'error') reject(new Error(message.message));
-      if (message.type === 'cpu') waiting.get(message.id)?.done(message);
+      if (message.type === 'cpu' || message.type === 'reply') waiting.get(message.id)?.done(message);
       if (message.type !== 'ready') return;
       clearTimeout(timer);
       resolve({
@@ -51,6 +51,15 @@ function startServerProcess(recipe, options = {}, { profileFile } = {}) {
               fail,
             });
             child.send({ type: 'cpu', id });
+          });
+        },
+        /** Sends `value` to the recipe's `onMessage` in the child; resolves with what it returns. */
+        request(value) {
+          const id = nextId++;
+          return new Promise((done, fail) => {
+            const t = setTimeout(() => fail(new Error('no answer from the server')), CPU_TIMEOUT_MS);
+            waiting.set(id, { done: (m) => (clearTimeout(t), waiting.delete(id), done(m.value)), fail });
+            child.send({ type: 'request', id, value });
           });
         },
         stop() {

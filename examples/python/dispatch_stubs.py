@@ -63,16 +63,17 @@ def channel_options(argv_address: str | None) -> tuple[str, list[tuple[str, str]
 
 
 def keepalive_options() -> list[tuple[str, int]]:
-    """Channel options that ping dispatchd while a call is open, when DISPATCH_KEEPALIVE_MS is set
-    (DISPATCH_KEEPALIVE_TIMEOUT_MS, default 10000, to answer): a call or stream on a connection whose
-    server vanished without closing it (half-open) then fails UNAVAILABLE instead of waiting for
-    ever. Off by default, as in dispatch's own client: a ping that fails while dispatchd drains
-    would end the calls still running."""
-    every = os.environ.get("DISPATCH_KEEPALIVE_MS")
-    if not every:
+    """Channel options that ping dispatchd every DISPATCH_KEEPALIVE_MS (default 30000; 0 turns the
+    pings off) while a call is open, with DISPATCH_KEEPALIVE_TIMEOUT_MS (default 10000) to answer: a
+    call or stream on a connection whose server vanished without closing it (half-open) then fails
+    UNAVAILABLE instead of waiting for ever, and the worker opens a new stream. gRPC core keeps
+    pinging a connection that dispatchd is draining and dispatchd answers, so the calls still
+    running on it finish (the grpc-js client differs: see dispatch's KEEPALIVE_CHANNEL_OPTIONS)."""
+    every = int(os.environ.get("DISPATCH_KEEPALIVE_MS") or "30000")
+    if every <= 0:
         return []
     return [
-        ("grpc.keepalive_time_ms", int(every)),
+        ("grpc.keepalive_time_ms", every),
         ("grpc.keepalive_timeout_ms", int(os.environ.get("DISPATCH_KEEPALIVE_TIMEOUT_MS", "10000"))),
         # Pings go on however long the stream sends nothing (the gRPC core stops after 2 by default).
         ("grpc.http2.max_pings_without_data", 0),

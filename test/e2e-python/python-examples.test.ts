@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { EventKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { buildApp } from '../../src/app';
 import { parseConfig } from '../../src/config';
 import { SILENT_LOGGER } from '../../src/log';
@@ -121,6 +122,26 @@ describeWithPython('the Python examples against a running dispatch', () => {
       expect(await worker.exited).toBe(0);
     } finally {
       await proxy.close();
+      await own.close();
+    }
+  }, 60_000);
+
+  it('with pings on (the default, here every 200 ms), a call in flight while dispatchd shuts down gracefully finishes', async () => {
+    const own = await startApp(readFileSync(path.join(__dirname, '../../examples/tools.yaml'), 'utf8'));
+    const events = own.dispatch.subscribe({ sessionId: 'py-drain' });
+    const started = new Promise<void>((resolve) => events.on('data', (e: { kind: EventKind }) => e.kind === EventKind.TOOL_PRE && resolve()));
+    events.on('error', () => undefined);
+    try {
+      await new Promise((resolve) => events.once('metadata', resolve));
+      const calls = JSON.stringify([{ id: 'd1', name: 'sleep', arguments: '{"ms": 1500}' }]);
+      const run = runPython('backend.py', ['--address', own.address, '--session', 'py-drain', '--calls', calls], { ...env, DISPATCH_KEEPALIVE_MS: '200', DISPATCH_KEEPALIVE_TIMEOUT_MS: '300' });
+      await started;
+      // Several pings come due on the draining connection before the call ends.
+      await own.server.shutdown(10_000);
+      await run.exited;
+      expect(run.out()).toContain('d1 ok tool=sleep attempts=1: {"ms":1500}');
+    } finally {
+      events.cancel();
       await own.close();
     }
   }, 60_000);

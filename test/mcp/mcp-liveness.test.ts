@@ -20,17 +20,22 @@ const run = (app: AppT, name: string, args: string, id: string) => app.dispatch.
 const pidOf = (output: string) => (JSON.parse(output) as { pid: number }).pid;
 
 test('a hung server is pinged after a call times out, dropped, and started again', async () => {
-  t = await startApp(`mcp_servers:\n  - ${stdioServerYaml('stuck', { timeout_ms: 400, ping_timeout_ms: 300, trusted: true })}\n`);
+  // The calls below fail until the new process answers, and each counts against stuck_echo's
+  // breaker: on a loaded machine the restart takes long enough for it to open (for 30 s by
+  // default), so here it half-opens after 200 ms.
+  const policies = 'policies:\n  - match: stuck_echo\n    breaker: { half_open_after_ms: 200 }\n';
+  t = await startApp(`mcp_servers:\n  - ${stdioServerYaml('stuck', { timeout_ms: 400, ping_timeout_ms: 300, trusted: true })}\n${policies}`);
   const first = await run(t, 'stuck_echo', '{"text":"a"}', 'c1');
   expect(first.isError).toBe(false);
   const hung = await run(t, 'stuck_hang', '{}', 'c2');
   expect(hung.error?.kind).toBe(ErrorKind.TIMEOUT);
 
   const deadline = Date.now() + 15_000;
-  let after = await run(t, 'stuck_echo', '{"text":"b"}', 'c3');
+  // Each poll is another call (the same one failing 5 times in a row would be LOOP_BLOCKED).
+  let after = await run(t, 'stuck_echo', '{"text":"b3"}', 'c3');
   for (let i = 4; after.isError && Date.now() < deadline; i++) {
     await new Promise((r) => setTimeout(r, 100));
-    after = await run(t, 'stuck_echo', '{"text":"b"}', `c${i}`);
+    after = await run(t, 'stuck_echo', `{"text":"b${i}"}`, `c${i}`);
   }
   expect(after.isError).toBe(false);
   expect(pidOf(after.output)).not.toBe(pidOf(first.output));

@@ -254,7 +254,6 @@ export class SpanBatcher implements SpanSink {
       clearTimeout(timer);
     }
   }
-
 }
 
 /** ExportResultCode.SUCCESS of @opentelemetry/core. */

@@ -156,11 +156,9 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
    * must not happen); a read-only one is tried elsewhere when no node this replica knows has a
    * subscriber (a node it does not know of yet could still have one).
    */
-  async function mayHaveHeard(replica: string, request: AssignmentRequest): Promise<boolean> {
-    if (!(redis instanceof Cluster)) return false;
-    if (!request.readOnly) return true;
-    const count = await answerWithin(clusterSubscribers(redis, replicaChannel(replica)), o.options.subscriberCountTimeoutMs).catch(() => undefined);
-    return count !== 0;
+  function mayHaveHeard(replica: string, request: AssignmentRequest): Promise<boolean> {
+    if (!(redis instanceof Cluster)) return Promise.resolve(false);
+    return request.readOnly ? mayBeListening(redis, replica) : Promise.resolve(true);
   }
 
   /**
@@ -175,9 +173,17 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
    * just died. A count that fails or takes longer than `subscriberCountTimeoutMs` lets the
    * assignment go (and be awaited), as before.
    */
-  async function mayBeSent(replica: string, request: AssignmentRequest): Promise<boolean> {
-    if (request.readOnly || !(redis instanceof Cluster)) return true;
-    const count = await answerWithin(clusterSubscribers(redis, replicaChannel(replica)), o.options.subscriberCountTimeoutMs).catch(() => undefined);
+  function mayBeSent(replica: string, request: AssignmentRequest): Promise<boolean> {
+    return request.readOnly || !(redis instanceof Cluster) ? Promise.resolve(true) : mayBeListening(redis, replica);
+  }
+
+  /**
+   * Whether some node of the Cluster has a subscriber on `replica`'s channel (PUBSUB NUMSUB on
+   * every node, in parallel); true also when the count fails or takes longer than
+   * `subscriberCountTimeoutMs`, as a replica not known to be gone may be listening.
+   */
+  async function mayBeListening(cluster: Cluster, replica: string): Promise<boolean> {
+    const count = await answerWithin(clusterSubscribers(cluster, replicaChannel(replica)), o.options.subscriberCountTimeoutMs).catch(() => undefined);
     return count !== 0;
   }
 

@@ -30,7 +30,6 @@ export class PublishStalledError extends Error {
   override readonly name = 'PublishStalledError';
 }
 
-
 /**
  * Publishes so that messages arrive in the order they were sent: through the client itself on
  * standalone Redis or Sentinel; on a Cluster always through the same master, which sends them to

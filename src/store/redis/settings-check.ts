@@ -38,7 +38,6 @@ export function findingsOf(settings: ReadonlyMap<string, string>, node: string):
   return findings;
 }
 
-
 async function readSettings(node: Redis): Promise<Map<string, string>> {
   const reply = (await node.config('GET', 'maxmemory-policy', 'appendonly', 'appendfsync')) as unknown as string[];
   const settings = new Map<string, string>();

@@ -42,7 +42,6 @@ export interface WatchedSubscriber {
   close(): Promise<void>;
 }
 
-
 /**
  * Keeps a subscription alive: every `probeIntervalMs` a probe is published on a channel of this
  * subscriber's own, and when `maxMissedProbes` in a row that Redis took were not heard by the next

@@ -20,9 +20,10 @@ const run = (app: AppT, name: string, args: string, id: string) => app.dispatch.
 const pidOf = (output: string) => (JSON.parse(output) as { pid: number }).pid;
 
 test('a hung server is pinged after a call times out, dropped, and started again', async () => {
-  // The calls below fail until the new process answers, and each counts against stuck_echo's
-  // breaker: on a loaded machine the restart takes long enough for it to open (for 30 s by
-  // default), so here it half-opens after 200 ms.
+  // The calls below fail until the hung process is dropped (then they wait for the new one, up
+  // to reconnect_wait_ms), and each failure counts against stuck_echo's breaker: on a loaded
+  // machine that can take long enough for it to open (for 30 s by default), so here it
+  // half-opens after 200 ms.
   const policies = 'policies:\n  - match: stuck_echo\n    breaker: { half_open_after_ms: 200 }\n';
   t = await startApp(`mcp_servers:\n  - ${stdioServerYaml('stuck', { timeout_ms: 400, ping_timeout_ms: 300, trusted: true })}\n${policies}`);
   const first = await run(t, 'stuck_echo', '{"text":"a"}', 'c1');

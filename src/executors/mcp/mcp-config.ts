@@ -31,9 +31,16 @@ export interface McpServerConfig {
    * dropped and connected to again. @default 5000
    */
   readonly pingTimeoutMs: number;
+  /**
+   * How long a call may wait for a dropped server to be connected again, within its deadline,
+   * instead of failing UNAVAILABLE at once: it waits only while a connection attempt is under way
+   * or one is due within this time, so a short restart is hidden and a long outage is not paid for
+   * by every call. 0 fails at once. @default 2000
+   */
+  readonly reconnectWaitMs: number;
 }
 
-const KEYS = ['name', 'command', 'env', 'cwd', 'url', 'headers', 'prefix', 'trusted', 'timeout_ms', 'connect_timeout_ms', 'reconnect_initial_ms', 'reconnect_max_ms', 'ping_timeout_ms'];
+const KEYS = ['name', 'command', 'env', 'cwd', 'url', 'headers', 'prefix', 'trusted', 'timeout_ms', 'connect_timeout_ms', 'reconnect_initial_ms', 'reconnect_max_ms', 'ping_timeout_ms', 'reconnect_wait_ms'];
 const SERVER_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const PREFIX = /^[A-Za-z0-9_.:-]{0,64}$/;
 
@@ -75,6 +82,7 @@ export function parseMcpServers(raw: readonly unknown[], file: string): McpServe
       reconnectInitialMs,
       reconnectMaxMs,
       pingTimeoutMs: intOf(e.ping_timeout_ms, 5_000, file, at('ping_timeout_ms')),
+      reconnectWaitMs: intOf(e.reconnect_wait_ms, 2_000, file, at('reconnect_wait_ms'), 0),
     };
   });
 }
@@ -108,8 +116,10 @@ function mapOf(value: unknown, file: string, path: string): Record<string, strin
   return out;
 }
 
-function intOf(value: unknown, fallback: number, file: string, path: string): number {
+function intOf(value: unknown, fallback: number, file: string, path: string, min = 1): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) throw new ConfigError(file, path, `must be a positive integer (milliseconds), got ${JSON.stringify(value)}`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
+    throw new ConfigError(file, path, `must be a ${min === 0 ? 'non-negative' : 'positive'} integer (milliseconds), got ${JSON.stringify(value)}`);
+  }
   return value;
 }

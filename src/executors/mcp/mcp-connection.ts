@@ -56,9 +56,43 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
   let transport: AnyTransport | undefined;
   let failures = 0;
   let timer: NodeJS.Timeout | undefined;
+  /** When the scheduled reconnection attempt is due (epoch ms), while `waiting`. */
+  let attemptDueAt = 0;
+  /** Calls waiting for a reconnection, told of every change of state. */
+  const waiters = new Set<() => void>();
   // The client being pinged after a call got no answer (one ping at a time).
   let pinging: Client | undefined;
   const isClosed = () => state === 'closed';
+
+  function setState(next: State): void {
+    state = next;
+    for (const waiter of [...waiters]) waiter();
+  }
+
+  /**
+   * The connected client, after waiting (up to `reconnectWaitMs` and the call's deadline) for a
+   * reconnection that is under way or due within that time; undefined when none came. Like a
+   * gRPC channel, which holds calls while it connects and fails them at once in backoff.
+   */
+  function reconnected(ctx: McpCallContext): Promise<Client | undefined> {
+    const until = Math.min(ctx.deadline, Date.now() + config.reconnectWaitMs);
+    const worthWaiting = () => state === 'connecting' || (state === 'waiting' && attemptDueAt < until);
+    if (!worthWaiting() || ctx.signal.aborted) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const done = () => {
+        waiters.delete(check);
+        clearTimeout(timeout);
+        ctx.signal.removeEventListener('abort', done);
+        resolve(state === 'connected' ? client : undefined);
+      };
+      const check = () => {
+        if (state === 'connected' || !worthWaiting()) done();
+      };
+      const timeout = setTimeout(done, until - Date.now());
+      ctx.signal.addEventListener('abort', done, { once: true });
+      waiters.add(check);
+    });
+  }
 
   function newTransport(): AnyTransport {
     if (config.url) return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: { ...config.headers } }, fetch: createRequestScopedFetch() });
@@ -72,6 +106,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
     const base = Math.min(config.reconnectMaxMs, config.reconnectInitialMs * 2 ** Math.min(failures, 30));
     const delay = Math.round(base * (1 + JITTER * Math.random()));
     failures++;
+    attemptDueAt = Date.now() + delay;
     timer = setTimeout(() => {
       timer = undefined;
       void connect();
@@ -82,10 +117,10 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
   function dropped(from: Client, why: string): void {
     if (from !== client || state !== 'connected') return;
     client = undefined;
-    state = 'waiting';
     logger.warn('mcp server connection lost; reconnecting', { server, reason: why });
     from.close().catch(() => undefined);
     scheduleReconnect();
+    setState('waiting');
   }
 
   /**
@@ -121,7 +156,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
 
   async function connect(): Promise<void> {
     if (isClosed()) return;
-    state = 'connecting';
+    setState('connecting');
     const next = new Client(CLIENT_INFO, { capabilities: {} });
     next.onclose = () => dropped(next, 'the connection closed');
     next.onerror = (error) => {
@@ -137,7 +172,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
       if (state !== 'connecting') throw new Error('closed while connecting');
       client = next;
       transport = nextTransport;
-      state = 'connected';
+      setState('connected');
       await refreshTools(next);
       failures = 0;
       logger.info('mcp server connected', { server, target });
@@ -145,9 +180,9 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
       if (client === next) client = undefined;
       await next.close().catch(() => undefined);
       if (isClosed()) return;
-      state = 'waiting';
       logger.warn('mcp server connection failed; retrying', { server, target, error: (error as Error).message });
       scheduleReconnect();
+      setState('waiting');
     }
   }
 
@@ -156,8 +191,9 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
     connected: () => state === 'connected',
     start: () => connect(),
     async call(tool, args, ctx) {
-      const current = client;
-      if (state !== 'connected' || !current) throw notConnectedError(server);
+      let current = state === 'connected' ? client : undefined;
+      if (!current) current = await reconnected(ctx);
+      if (!current) throw notConnectedError(server);
       // The SDK adds an abort listener to the signal it is given and never removes it
       // (modelcontextprotocol/typescript-sdk#1672): it gets one of its own per call.
       const link = linkAbort(ctx.signal);
@@ -179,7 +215,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
     },
     diagnostics: () => clientDiagnostics(client, transport),
     async close() {
-      state = 'closed';
+      setState('closed');
       clearTimeout(timer);
       const last = client;
       const lastTransport = transport;

@@ -183,8 +183,68 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
    * `subscriberCountTimeoutMs`, as a replica not known to be gone may be listening.
    */
   async function mayBeListening(cluster: Cluster, replica: string): Promise<boolean> {
-    const count = await answerWithin(clusterSubscribers(cluster, replicaChannel(replica)), o.options.subscriberCountTimeoutMs).catch(() => undefined);
-    return count !== 0;
+    return (await subscribersOf(cluster, replica)) !== 0;
+  }
+
+  /** Subscribers on `replica`'s channel (on every node of a Cluster); undefined when not known in time. */
+  function subscribersOf(client: typeof redis, replica: string): Promise<number | undefined> {
+    const channel = replicaChannel(replica);
+    const count = client instanceof Cluster ? clusterSubscribers(client, channel) : client.pubsub('NUMSUB', channel).then((reply) => Number((reply as unknown[])[1]));
+    return answerWithin(count, o.options.subscriberCountTimeoutMs).catch(() => undefined);
+  }
+
+  // Replicas running calls this one awaits, by id: the call ids and their tools, and how many
+  // checks in a row found no one subscribed on the replica's channel.
+  const hosts = new Map<string, { readonly calls: Map<string, string>; missed: number }>();
+  let hostChecks: NodeJS.Timeout | undefined;
+  let checking = false;
+
+  /**
+   * Watches the replica running a call whose reply this one awaits: a replica that died (SIGKILL,
+   * its node lost) leaves no subscriber on its channel, as Redis drops a closed connection's
+   * subscriptions, so its calls fail UNAVAILABLE during (their outcome is unknown) once
+   * `maxMissedProbes` + 1 checks in a row, `probeIntervalMs` apart, found none, instead of at
+   * their deadline. A live replica's subscription that moves (it missed its probes) is back
+   * within that time; a count that fails or is late decides nothing. Returns the unwatch.
+   */
+  function watchHost(replica: string, id: string, tool: string): () => void {
+    let host = hosts.get(replica);
+    if (!host) hosts.set(replica, (host = { calls: new Map(), missed: 0 }));
+    host.calls.set(id, tool);
+    if (!hostChecks) {
+      hostChecks = setInterval(() => void checkHosts(), o.options.probeIntervalMs);
+      hostChecks.unref();
+    }
+    return () => {
+      host.calls.delete(id);
+      if (host.calls.size === 0 && hosts.get(replica) === host) hosts.delete(replica);
+      if (hosts.size === 0) {
+        clearInterval(hostChecks);
+        hostChecks = undefined;
+      }
+    };
+  }
+
+  async function checkHosts(): Promise<void> {
+    if (checking) return;
+    checking = true;
+    try {
+      await Promise.all(
+        [...hosts].map(async ([replica, host]) => {
+          const count = await subscribersOf(redis, replica);
+          if (count === undefined) return;
+          host.missed = count === 0 ? host.missed + 1 : 0;
+          if (host.missed <= o.options.maxMissedProbes) return;
+          o.logger.warn('a replica running calls for this one is gone (nothing subscribed on its channel); its calls failed', { replica, calls: host.calls.size });
+          for (const [id, tool] of host.calls) {
+            const gone = new DispatchError(ErrorKind.UNAVAILABLE, `the dispatch replica running "${tool}" on its worker stopped while running the call`, { phase: 'during', recoverable: true });
+            waiting.get(id)?.settle(undefined, gone);
+          }
+        }),
+      );
+    } finally {
+      checking = false;
+    }
   }
 
   function awaitReply(id: string, replica: string, request: AssignmentRequest, signal: AbortSignal): Promise<string> {
@@ -266,11 +326,14 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
           await reply;
           continue;
         }
+        const unwatch = watchHost(replica, id, request.tool);
         try {
           return await reply;
         } catch (error) {
           const noWorkerThere = error instanceof DispatchError && error.kind === ErrorKind.UNAVAILABLE && error.phase === 'before';
           if (!noWorkerThere) throw error;
+        } finally {
+          unwatch();
         }
       }
       throw noWorkerError(request.tool);
@@ -281,6 +344,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
     async close() {
       closed = true;
       clearInterval(refresh);
+      clearInterval(hostChecks);
       for (const controller of inflight.values()) controller.abort(new Error('replica shutting down'));
       for (const w of [...waiting.values()]) w.settle(undefined, new DispatchError(ErrorKind.UNAVAILABLE, 'dispatch is shutting down', { phase: 'during', recoverable: true }));
       // The connection queues while Redis is away, with no command timeout: neither waits longer

@@ -33,12 +33,15 @@ export interface WorkerOptions {
   readonly maxRememberedAssignments?: number;
   /**
    * How often the relay's subscription publishes a probe to itself (Redis only); each must be
-   * heard before the next goes out (see createWatchedSubscriber). @default 1000
+   * heard before the next goes out (see createWatchedSubscriber). Also how often the replicas
+   * running calls this one awaits are checked for a subscriber (see watchHost). @default 1000
    */
   readonly probeIntervalMs?: number;
   /**
    * Probes in a row Redis took but the relay's subscription did not hear before it is deemed deaf
-   * (its Cluster node stalled, or a half-open connection) and moved to a new connection. @default 2
+   * (its Cluster node stalled, or a half-open connection) and moved to a new connection; one more
+   * than this many checks in a row finding no subscriber on a replica's channel deem it gone, and
+   * the calls it runs for this one fail. @default 2
    */
   readonly maxMissedProbes?: number;
 }

@@ -1,0 +1,70 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
+import { Effect } from '../../gen/dispatch/v1/tool_pb';
+import { startDaemon, type Daemon } from '../helpers/daemon';
+import { startRedis, startRedisCluster } from '../helpers/redis-server';
+import { startWorkerApp, type WorkerApp } from './worker-app';
+import { eventually, startWorker, type TestWorker } from './worker-harness';
+
+// A call relayed to the replica whose worker hosts the tool, when that replica is killed
+// (SIGKILL) while the call runs: the calling replica finds nothing subscribed on the dead
+// replica's channel any more (Redis drops a closed connection's subscriptions) and fails the call
+// UNAVAILABLE during within a few seconds, instead of awaiting it until the tool's 20 s deadline.
+// Its outcome is unknown, and an identical call then says so. On a standalone Redis and on a
+// real three-master Cluster, where the count is summed over the nodes.
+
+jest.setTimeout(60_000);
+
+const slow = { name: 'x_slow', inputSchema: '{"type":"object"}', effect: Effect.SIDE_EFFECT, timeoutMs: 20_000 };
+
+describe.each([
+  ['a standalone Redis', async () => startRedis({ own: true })],
+  ['a Redis Cluster', async () => startRedisCluster(3)],
+])('a replica killed while running a relayed call, on %s', (_name, startStore) => {
+  let store: { url: string; close(): Promise<void> };
+  let dir: string;
+  let doomed: Daemon;
+  let caller: WorkerApp;
+  let worker: TestWorker | undefined;
+  beforeAll(async () => {
+    store = await startStore();
+    dir = mkdtempSync(join(tmpdir(), 'dispatch-dead-mid-call-'));
+    const config = join(dir, 'config.yaml');
+    writeFileSync(config, 'tools: []\n');
+    doomed = await startDaemon(['--redis', store.url, '--config', config]);
+    caller = await startWorkerApp({}, { redisUrl: store.url });
+  });
+  afterAll(async () => {
+    await worker?.close().catch(() => undefined);
+    if (doomed?.child.exitCode === null && doomed.child.signalCode === null) doomed.child.kill('SIGKILL');
+    await caller?.close();
+    await store?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const call = (id: string) => caller.dispatch.dispatch({ sessionId: 's', calls: [{ id, name: 'x_slow', arguments: '{"order":7}' }] }).then((r) => r.results[0]!);
+
+  test('the call fails UNAVAILABLE during within seconds, and an identical call is OUTCOME_UNKNOWN', async () => {
+    // The worker never answers: the call runs until its replica dies.
+    worker = startWorker(`127.0.0.1:${doomed.port}`, { id: 'on-doomed', tools: [slow], answer: () => undefined });
+    await eventually(async () => (await caller.registry.listTools({})).tools.some((x) => x.name === 'x_slow'), 10_000, 'the tool shared with the caller');
+    const pending = call('c1');
+    await eventually(() => worker!.assignments.length === 1, 10_000, 'the assignment on the worker');
+
+    doomed.child.kill('SIGKILL');
+    const killed = Date.now();
+    const result = await pending;
+    const took = Date.now() - killed;
+    expect(result.error?.kind).toBe(ErrorKind.UNAVAILABLE);
+    expect(result.error?.message).toBe('the dispatch replica running "x_slow" on its worker stopped while running the call');
+    expect(result.attempts).toBe(1);
+    // Three checks a second apart found no subscriber: well before the 20 s deadline.
+    expect(took).toBeLessThan(8_000);
+
+    const again = await call('c2');
+    expect(again.error?.kind).toBe(ErrorKind.OUTCOME_UNKNOWN);
+    expect(worker.assignments).toHaveLength(1);
+  });
+});

@@ -5,6 +5,7 @@ import * as grpc from '@grpc/grpc-js';
 import { DispatchService } from '../../gen/dispatch/v1/dispatch_pb';
 import { ToolRegistryService } from '../../gen/dispatch/v1/registry_pb';
 import { WorkerService } from '../../gen/dispatch/v1/worker_pb';
+import { guardClientPings } from '../server/closing-pings';
 import { serviceDefinition, type HotCodec } from '../server/grpc-adapter';
 import { decodeWorkAssignment } from '../server/work-assignment-codec';
 import { encodeWorkerMessage } from '../server/worker-message-codec';
@@ -33,23 +34,27 @@ function toMetadata(options?: CallOptions): grpc.Metadata {
   return metadata;
 }
 
-/** The channel options every client starts from. */
-export const DEFAULT_CHANNEL_OPTIONS: grpc.ChannelOptions = Object.freeze({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
-
 /**
- * Channel options that ping the server while a call is open (every 30 s, 10 s to answer), to pass
- * as `channelOptions`: a call or stream on a connection whose server vanished without closing it
- * (half-open) then fails UNAVAILABLE in ~40 s instead of at its deadline, or never. Not on by
- * default: grpc-js (1.14) drops a connection whose ping fails after the server's GOAWAY
- * (grpc/grpc-node#3068), so while dispatchd shuts down gracefully the next ping ends the calls
- * still running on it.
+ * Channel options that ping the server while a call is open (every 30 s, 10 s to answer): a call
+ * or stream on a connection whose server vanished without closing it (half-open) then fails
+ * UNAVAILABLE in ~40 s instead of at its deadline, or never (a worker's Work stream). grpc-js
+ * (1.14) drops a connection whose ping fails, and Node fails every ping once the server has sent
+ * GOAWAY (grpc/grpc-node#3068), which ended the calls still running while dispatchd shut down
+ * gracefully: a channel that pings therefore has its closing connections' pings answered locally
+ * (guardClientPings, process-wide). Part of DEFAULT_CHANNEL_OPTIONS; `'grpc.keepalive_time_ms': 0`
+ * turns the pings off.
  */
 export const KEEPALIVE_CHANNEL_OPTIONS: grpc.ChannelOptions = Object.freeze({ 'grpc.keepalive_time_ms': 30_000, 'grpc.keepalive_timeout_ms': 10_000 });
+
+/** The channel options every client starts from: 64 MiB messages, and KEEPALIVE_CHANNEL_OPTIONS. */
+export const DEFAULT_CHANNEL_OPTIONS: grpc.ChannelOptions = Object.freeze({ 'grpc.max_receive_message_length': 64 * 1024 * 1024, ...KEEPALIVE_CHANNEL_OPTIONS });
 
 /** Creates a client for `service` at `address` (insecure credentials unless given); `codecs` as in serviceDefinition. */
 export function createServiceClient<S extends GenServiceMethods>(service: GenService<S>, address: string, credentials = grpc.credentials.createInsecure(), channelOptions: grpc.ChannelOptions = {}, codecs: Readonly<Record<string, HotCodec>> = {}): ServiceClient<S> {
   const Ctor = grpc.makeGenericClientConstructor(serviceDefinition(service as GenService<GenServiceMethods>, codecs), service.typeName);
-  const raw = new Ctor(address, credentials, { ...DEFAULT_CHANNEL_OPTIONS, ...channelOptions }) as unknown as Record<string, (...args: unknown[]) => unknown> & grpc.Client;
+  const options = { ...DEFAULT_CHANNEL_OPTIONS, ...channelOptions };
+  if (Number(options['grpc.keepalive_time_ms']) > 0) guardClientPings();
+  const raw = new Ctor(address, credentials, options) as unknown as Record<string, (...args: unknown[]) => unknown> & grpc.Client;
   const client: Record<string, unknown> = { raw, close: () => raw.close() };
   for (const method of service.methods) {
     const name = method.localName;

@@ -1,29 +1,39 @@
-import type { Http2Session } from 'node:http2';
+import { connect, type ClientHttp2Session, type Http2Session } from 'node:http2';
+import { Duplex } from 'node:stream';
 import type * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../log';
 
-// grpc-js (1.14) pings each client connection every keepalive_time_ms and destroys the
-// connection when a ping fails. Node fails every ping on an HTTP/2 session that is closing
-// gracefully (it sent or received GOAWAY: a server shutdown, a connection past its age, a client
-// closing its channel), so the next ping ended the calls and streams still running on a
+// grpc-js (1.14) pings each connection every keepalive_time_ms, server and client side alike,
+// and destroys the connection when a ping fails. Node fails every ping on an HTTP/2 session that
+// is closing gracefully (it sent or received GOAWAY: a server shutdown, a connection past its age,
+// a client closing its channel), so the next ping ended the calls and streams still running on a
 // connection that was only waiting for them to finish (grpc/grpc-node#3068 reports the client
 // side). Here a closing session's pings are answered at once without being sent: such a session
-// ends when its last stream does, or when the server's grace period forces it.
+// ends when its last stream does, or when the server's grace period forces it. The cost: a peer
+// that vanishes half-open while a connection closes is not found by pings on it any more.
 
 /** A session's own `ping`, as Node defines it. */
 type Ping = Http2Session['ping'];
 
+/** Acknowledges a ping of a closing (not yet destroyed) session locally; false when `session` is not closing. */
+function answeredLocally(session: Http2Session, args: unknown[]): boolean {
+  if (!session.closed || session.destroyed) return false;
+  const callback = args.find((a): a is (error: Error | null, duration: number, payload: Buffer) => void => typeof a === 'function');
+  const payload = args.find((a): a is Buffer => Buffer.isBuffer(a)) ?? Buffer.alloc(8);
+  if (callback) process.nextTick(callback, null, 0, payload);
+  return true;
+}
+
+/** `ping` that answers locally while its session closes, and is `ping` otherwise. */
+function guarded(ping: Ping): Ping {
+  return function (this: Http2Session, ...args: unknown[]): boolean {
+    return answeredLocally(this, args) || (ping as (...a: unknown[]) => boolean).apply(this, args);
+  } as Ping;
+}
+
 /** Pings of `session` while it closes are acknowledged locally instead of failing. */
 function answerClosingPings(session: Http2Session): void {
-  const ping: Ping = session.ping;
-  const guarded = function (this: Http2Session, ...args: unknown[]): boolean {
-    if (!this.closed || this.destroyed) return (ping as (...a: unknown[]) => boolean).apply(this, args);
-    const callback = args.find((a): a is (error: Error | null, duration: number, payload: Buffer) => void => typeof a === 'function');
-    const payload = args.find((a): a is Buffer => Buffer.isBuffer(a)) ?? Buffer.alloc(8);
-    if (callback) process.nextTick(callback, null, 0, payload);
-    return true;
-  };
-  session.ping = guarded as Ping;
+  session.ping = guarded(session.ping);
 }
 
 /**
@@ -42,4 +52,38 @@ export function guardClosingPings(server: grpc.Server, logger: Logger): boolean 
     http2Server.on('session', answerClosingPings);
   }
   return true;
+}
+
+/** The prototype of Node's client sessions, and whether its `ping` is guarded (then, its own one). */
+let clientPrototype: { readonly proto: ClientHttp2Session; guardedPing?: Ping } | undefined;
+
+/** Node's ClientHttp2Session.prototype (the class is not exported), from a session on a socket that goes nowhere. */
+function clientSessionPrototype(): ClientHttp2Session {
+  const nowhere = new Duplex({ read: () => undefined, write: (_chunk, _encoding, done) => done() });
+  const session = connect('http://guard.invalid', { createConnection: () => nowhere });
+  session.on('error', () => undefined);
+  session.destroy();
+  nowhere.destroy();
+  return Object.getPrototypeOf(session) as ClientHttp2Session;
+}
+
+/**
+ * The same for every HTTP/2 client session of this process (grpc-js offers no hook on the
+ * sessions of a channel): a closing client session's pings are answered locally. Process-wide and
+ * idempotent; the client library calls it for every channel that pings. Returns a function that
+ * undoes it (for tests).
+ */
+export function guardClientPings(): () => void {
+  clientPrototype ??= { proto: clientSessionPrototype() };
+  const target = clientPrototype;
+  if (!target.guardedPing) {
+    target.guardedPing = guarded(target.proto.ping);
+    Object.defineProperty(target.proto, 'ping', { value: target.guardedPing, writable: true, configurable: true });
+  }
+  return () => {
+    if (target.proto.ping !== target.guardedPing) return;
+    // Node defines `ping` on Http2Session.prototype only: deleting the shadow restores it.
+    delete (target.proto as { ping?: Ping }).ping;
+    target.guardedPing = undefined;
+  };
 }

@@ -203,9 +203,10 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
    * Watches the replica running a call whose reply this one awaits: a replica that died (SIGKILL,
    * its node lost) leaves no subscriber on its channel, as Redis drops a closed connection's
    * subscriptions, so its calls fail UNAVAILABLE during (their outcome is unknown) once
-   * `maxMissedProbes` + 1 checks in a row, `probeIntervalMs` apart, found none, instead of at
-   * their deadline. A live replica's subscription that moves (it missed its probes) is back
-   * within that time; a count that fails or is late decides nothing. Returns the unwatch.
+   * `maxMissedProbes` + 2 counts in a row, `probeIntervalMs` apart (4 over 3 s by default),
+   * found none, instead of at their deadline. A live replica's subscription that moves (it missed
+   * its probes) or reconnects (Redis restarted; at most 1 s between attempts) is back within that
+   * time; a count that fails or is late starts the series again. Returns the unwatch.
    */
   function watchHost(replica: string, id: string, tool: string): () => void {
     let host = hosts.get(replica);
@@ -232,9 +233,8 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
       await Promise.all(
         [...hosts].map(async ([replica, host]) => {
           const count = await subscribersOf(redis, replica);
-          if (count === undefined) return;
           host.missed = count === 0 ? host.missed + 1 : 0;
-          if (host.missed <= o.options.maxMissedProbes) return;
+          if (host.missed < o.options.maxMissedProbes + 2) return;
           o.logger.warn('a replica running calls for this one is gone (nothing subscribed on its channel); its calls failed', { replica, calls: host.calls.size });
           for (const [id, tool] of host.calls) {
             const gone = new DispatchError(ErrorKind.UNAVAILABLE, `the dispatch replica running "${tool}" on its worker stopped while running the call`, { phase: 'during', recoverable: true });

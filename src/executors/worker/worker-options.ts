@@ -39,7 +39,7 @@ export interface WorkerOptions {
   readonly probeIntervalMs?: number;
   /**
    * Probes in a row Redis took but the relay's subscription did not hear before it is deemed deaf
-   * (its Cluster node stalled, or a half-open connection) and moved to a new connection; one more
+   * (its Cluster node stalled, or a half-open connection) and moved to a new connection; two more
    * than this many checks in a row finding no subscriber on a replica's channel deem it gone, and
    * the calls it runs for this one fail. @default 2
    */

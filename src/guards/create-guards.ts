@@ -9,6 +9,7 @@ import { EMPTY_POLICIES, type PolicyConfig } from './policy-types';
 import { createPostHook, type PostHook } from './post-hook';
 import { createPreHook, type PreHook } from './pre-hook';
 import { createRecoveryReflector, type ArgumentFixer } from './recovery-reflector';
+import { createToolSlots } from './tool-slots';
 
 /** Options of {@link createGuards}; every field has a default. */
 export interface GuardsOptions {
@@ -67,6 +68,7 @@ export function createGuards(options: GuardsOptions = {}): GuardSet {
     breaker: breakers.gate,
     reflector: options.reflector ?? createRecoveryReflector({ fixArguments: options.fixArguments }),
     awaitApproval: (approvalId, signal, tenant) => approvals.wait(approvalId, signal, tenant),
+    slots: createToolSlots(policies.concurrency),
   };
   return {
     guards,

@@ -1,7 +1,7 @@
 import { ConfigError } from '../config';
 import { breakerSettingsFromYaml } from './breaker-settings';
 import { parseMatch, parseRule, type Fail } from './parse-rule';
-import type { AfterRule, BreakerPolicy, EndpointPolicy, PolicyConfig, PolicyRule } from './policy-types';
+import type { AfterRule, BreakerPolicy, ConcurrencyPolicy, EndpointPolicy, PolicyConfig, PolicyRule } from './policy-types';
 
 const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -10,7 +10,8 @@ export const DEFAULT_ENDPOINT_TIMEOUT_MS = 2000;
 
 const ENDPOINT_KEYS = new Set(['url', 'timeout_ms', 'fail_open', 'headers']);
 const AFTER_KEYS = new Set(['warn', 'on', 'contains']);
-const KINDS = ['decide', 'endpoint', 'breaker', 'after'] as const;
+const CONCURRENCY_KEYS = ['max_in_flight', 'wait_ms'];
+const KINDS = ['decide', 'endpoint', 'breaker', 'after', 'concurrency'] as const;
 
 function onlyKeys(raw: Record<string, unknown>, allowed: readonly string[], fail: Fail, prefix = ''): void {
   for (const key of Object.keys(raw)) if (!allowed.includes(key)) fail(`${prefix}${key}`, `unknown key (expected one of ${allowed.join(', ')})`);
@@ -46,16 +47,28 @@ function parseAfter(raw: unknown, match: string[], fail: Fail): AfterRule {
   return { match, on, warn: raw.warn, contains: raw.contains as string | undefined };
 }
 
+function parseConcurrency(raw: unknown, match: string[], fail: Fail): ConcurrencyPolicy {
+  if (!isRecord(raw)) fail('concurrency', 'must be a mapping with max_in_flight, and optionally wait_ms');
+  onlyKeys(raw, CONCURRENCY_KEYS, fail, 'concurrency.');
+  const max = raw.max_in_flight;
+  if (typeof max !== 'number' || !Number.isInteger(max) || max <= 0) fail('concurrency.max_in_flight', `must be a positive integer, got ${JSON.stringify(max)}`);
+  const wait = raw.wait_ms ?? 0;
+  if (typeof wait !== 'number' || !Number.isInteger(wait) || wait < 0) fail('concurrency.wait_ms', `must be a non-negative integer (milliseconds), got ${JSON.stringify(raw.wait_ms)}`);
+  return { match, maxInFlight: max, waitMs: wait };
+}
+
 /**
  * Checks the raw `policies:` list of a configuration file. Each entry holds exactly one of
  * `decide:` (a pre-tool rule), `endpoint:` (the external policy service, at most one), `breaker:`
- * (breaker settings) or `after:` (a post-tool annotation), plus `match:` globs on the tool name.
+ * (breaker settings), `after:` (a post-tool annotation) or `concurrency:` (a cap on attempts running
+ * at once), plus `match:` globs on the tool name.
  * A problem is a ConfigError naming the file and the path, e.g. `policies[2].when[0].op`.
  */
 export function parsePolicies(raw: readonly unknown[], file: string): PolicyConfig {
   const rules: PolicyRule[] = [];
   const breakers: BreakerPolicy[] = [];
   const after: AfterRule[] = [];
+  const concurrency: ConcurrencyPolicy[] = [];
   let endpoint: EndpointPolicy | undefined;
   raw.forEach((entry, index) => {
     const base = `policies[${index}]`;
@@ -65,7 +78,7 @@ export function parsePolicies(raw: readonly unknown[], file: string): PolicyConf
     if (!isRecord(entry)) fail('', 'must be a mapping');
     const kinds = KINDS.filter((k) => entry[k] !== undefined);
     if (kinds.length !== 1) {
-      fail('', kinds.length === 0 ? 'needs one of decide (a rule), endpoint, breaker or after' : `holds both ${kinds.join(' and ')}; put each in its own entry`);
+      fail('', kinds.length === 0 ? 'needs one of decide (a rule), endpoint, breaker, after or concurrency' : `holds both ${kinds.join(' and ')}; put each in its own entry`);
     }
     const kind = kinds[0]!;
     if (kind === 'decide') {
@@ -81,7 +94,8 @@ export function parsePolicies(raw: readonly unknown[], file: string): PolicyConf
       const settings = breakerSettingsFromYaml(entry.breaker);
       if ('problem' in settings) fail(settings.path ? `breaker.${settings.path}` : 'breaker', settings.problem);
       breakers.push({ match, settings });
-    } else after.push(parseAfter(entry.after, match, fail));
+    } else if (kind === 'concurrency') concurrency.push(parseConcurrency(entry.concurrency, match, fail));
+    else after.push(parseAfter(entry.after, match, fail));
   });
-  return { rules, endpoint, breakers, after };
+  return { rules, endpoint, breakers, after, concurrency };
 }

@@ -47,6 +47,15 @@ export interface BreakerPolicy {
   readonly settings: BreakerSettings;
 }
 
+/** A cap on the attempts of the matching tools that run at once on one replica. */
+export interface ConcurrencyPolicy {
+  readonly match: readonly string[];
+  /** Attempts of one tool running at once, per replica. */
+  readonly maxInFlight: number;
+  /** How long an attempt may wait for a slot before it is refused, in ms; 0 refuses at once. @default 0 */
+  readonly waitMs: number;
+}
+
 /** A post-tool rule: a warning added to the result of matching tools. */
 export interface AfterRule {
   readonly match: readonly string[];
@@ -63,7 +72,9 @@ export interface PolicyConfig {
   readonly endpoint?: EndpointPolicy;
   readonly breakers: readonly BreakerPolicy[];
   readonly after: readonly AfterRule[];
+  /** Concurrency caps; the first entry matching a tool applies. */
+  readonly concurrency: readonly ConcurrencyPolicy[];
 }
 
 /** No policies at all. */
-export const EMPTY_POLICIES: PolicyConfig = Object.freeze({ rules: [], breakers: [], after: [] });
+export const EMPTY_POLICIES: PolicyConfig = Object.freeze({ rules: [], breakers: [], after: [], concurrency: [] });

@@ -1,5 +1,7 @@
 import type { DispatchError } from '../errors';
 import type { ResolvedTool } from '../registry';
+import type { Release } from './pipeline-deps';
+import type { TurnSignal } from './signals';
 
 /** What a pre-tool hook or policy decides about an attempt. */
 export type HookDecision =
@@ -43,6 +45,22 @@ export interface BreakerGate {
   record(tool: string, outcome: { readonly ok: boolean; readonly counts: boolean; readonly durationMs: number }): void;
 }
 
+/**
+ * Caps on how many attempts of a tool run at once on this replica (`concurrency:` policies). An
+ * attempt takes a slot after its pre-tool hooks and before any store step, and gives it back
+ * when it ends.
+ */
+export interface ToolSlots {
+  /**
+   * A slot for an attempt of `tool`: undefined when no cap applies; the release when one is free;
+   * else a promise of it, resolved when an attempt ahead gives one back (first come, first
+   * served), rejected with UNAVAILABLE (before) when none came within the cap's wait and before
+   * `deadline` (epoch ms), or with CANCELLED when `signal` fires first. Throws the UNAVAILABLE at
+   * once when the cap allows no wait.
+   */
+  take(tool: { readonly tenant: string; readonly name: string }, signal: TurnSignal, deadline: number): Release | undefined | Promise<Release>;
+}
+
 /** A correction proposed by a reflector: fixed arguments or a fallback tool. */
 export interface Correction {
   readonly arguments?: unknown;
@@ -81,6 +99,8 @@ export interface Guards {
   readonly reflector: Reflector;
   /** Waits for ResolveApproval of an Ask by the same tenant; resolves true when approved. */
   readonly awaitApproval: (approvalId: string, signal: AbortSignal, tenant?: string) => Promise<boolean>;
+  /** Concurrency caps per tool; absent when no tool has one. */
+  readonly slots?: ToolSlots;
 }
 
 const ALLOW: HookDecision = { action: 'allow' };

@@ -7,7 +7,7 @@ import { redactSecrets } from '../middleware';
 import type { ResolvedTool } from '../registry';
 import { newResultHandle, NO_STREAK, StoreUnavailableError, type ClaimOutcome, type FinishAttempt, type LoopStreak, type SessionScope } from '../store';
 import { boundResult } from './bound-result';
-import type { PostHookInput } from './guards';
+import type { PostHookInput, ToolSlots } from './guards';
 import type { AttemptObserver, CallObserver } from './observer';
 import type { PipelineDeps, Release, TurnContext } from './pipeline-deps';
 import { applyPreHooks } from './pre-attempt';
@@ -63,11 +63,13 @@ export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   } catch (error) {
     return Promise.resolve(hookFailure(error));
   }
-  // Not async itself: a call without hooks or resources runs attemptWith's promise as it is.
+  // Not async itself: a call without hooks, resources or caps runs attemptWith's promise as it is.
   const run = (ready: unknown) => {
     // In a parallel turn, the resource these arguments name is held until the attempt ends.
     const held = turn.resources?.hold(tool.spec.resourceKey, ready, turn.signal);
-    const work = () => attemptWith(deps, turn, obs, attemptObs, callId, tool, ready, attempt, warnings, started);
+    const attemptNow = () => attemptWith(deps, turn, obs, attemptObs, callId, tool, ready, attempt, warnings, started);
+    const slots = deps.guards.slots;
+    const work = slots ? () => inSlot(slots, tool, turn, attemptNow, hookFailure) : attemptNow;
     return held === undefined ? work() : whileHeld(held, work);
   };
   return args instanceof Promise ? args.then(run, hookFailure) : run(args);
@@ -80,6 +82,29 @@ async function whileHeld<T>(held: Release | Promise<Release>, work: () => Promis
     return await work();
   } finally {
     release();
+  }
+}
+
+/**
+ * Runs `work` in one of the tool's concurrency slots (dispatch's own step, between steps 2 and 3
+ * of DESIGN section 3): taken before any store step, so that no idempotency claim waits with it;
+ * a refusal (the cap full, no slot within its wait) is the attempt's result, UNAVAILABLE before
+ * execution.
+ */
+async function inSlot(slots: ToolSlots, tool: ResolvedTool, turn: TurnContext, work: () => Promise<AttemptResult>, refuse: (error: unknown) => AttemptResult): Promise<AttemptResult> {
+  let slot: Release | undefined;
+  try {
+    const taken = slots.take(tool, turn.signal, turn.deadline);
+    slot = taken instanceof Promise ? await taken : taken;
+  } catch (error) {
+    if (error instanceof DispatchError) return refuse(error);
+    throw error;
+  }
+  if (slot === undefined) return work();
+  try {
+    return await work();
+  } finally {
+    slot();
   }
 }
 

@@ -12,6 +12,13 @@ export interface Limits {
   readonly maxSchemaBytes: number;
   /** Largest tool output kept, in characters; longer output is cut before bounding. @default 16 MiB */
   readonly maxToolOutputChars: number;
+  /**
+   * Dispatch RPCs (turns) running at once on a replica, all tenants together; one more is refused
+   * RESOURCE_EXHAUSTED before any of its calls runs. @default 1024
+   */
+  readonly maxTurnsInFlight: number;
+  /** Dispatch RPCs running at once on a replica for one tenant (so one cannot take every place). @default 512 */
+  readonly maxTurnsPerTenant: number;
   /** Concurrent Subscribe streams per tenant. @default 64 */
   readonly maxSubscribersPerTenant: number;
   /** Events buffered per subscriber before the oldest are dropped. @default 1024 */
@@ -49,6 +56,8 @@ export interface Limits {
 export const DEFAULT_LIMITS: Limits = Object.freeze({
   maxMessageBytes: 4 * 1024 * 1024,
   maxCallsPerTurn: 128,
+  maxTurnsInFlight: 1024,
+  maxTurnsPerTenant: 512,
   maxArgumentBytes: 1024 * 1024,
   maxArgumentDepth: 64,
   maxSchemaBytes: 256 * 1024,

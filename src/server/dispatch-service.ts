@@ -14,8 +14,10 @@ import {
 } from '../../gen/dispatch/v1/dispatch_pb';
 import type { ServerSurfaceCall } from '@grpc/grpc-js/build/src/server-call';
 import { HardError } from '../errors';
+import { throttledWarn } from '../log';
 import { codePointLength, createAbortScope, DEADLINES, dispatchSequential, onAbort, sliceCodePoints, type PipelineDeps, type TurnContext } from '../pipeline';
 import { RpcError, unary } from './grpc-adapter';
+import { createTurnAdmission } from './turn-admission';
 import type { Authenticator } from './principal';
 
 /** Runs a turn in parallel mode; absent until waves are wired in. */
@@ -52,9 +54,27 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
   const { deps, authenticate } = options;
   const logger = deps.logger;
 
+  const admission = createTurnAdmission(deps.limits);
+  const warnOverloaded = throttledWarn(logger);
+
   async function dispatch(request: DispatchRequest, call: grpc.ServerUnaryCall<DispatchRequest, DispatchResponse>): Promise<DispatchResponse> {
     const principal = authenticate(call, 'dispatch');
     checkRequest(request, deps.limits.maxCallsPerTurn);
+    let release: () => void;
+    try {
+      release = admission.admit(principal.tenant);
+    } catch (error) {
+      warnOverloaded('turns refused: too many running at once', { tenant: principal.tenant, inFlight: admission.inFlight, error: (error as Error).message });
+      throw error;
+    }
+    try {
+      return await runTurn(request, call, principal.tenant);
+    } finally {
+      release();
+    }
+  }
+
+  async function runTurn(request: DispatchRequest, call: grpc.ServerUnaryCall<DispatchRequest, DispatchResponse>, tenant: string): Promise<DispatchResponse> {
     const scope = createAbortScope();
     const abort = () => scope.abort();
     // `on`, not `once` (removed in finally either way): once wraps the listener per call.
@@ -63,9 +83,9 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
     const deadline = deadlineOf(call);
     const timer = deadline === Infinity ? undefined : DEADLINES.add(Math.max(0, deadline - Date.now()), abort);
     const traceparent = call.metadata.get('traceparent')[0]?.toString();
-    const observer = deps.observer.turn({ tenant: principal.tenant, sessionId: request.sessionId, turn: request.turn, traceparent, callCount: request.calls.length });
+    const observer = deps.observer.turn({ tenant: tenant, sessionId: request.sessionId, turn: request.turn, traceparent, callCount: request.calls.length });
     const turn: TurnContext = {
-      tenant: principal.tenant,
+      tenant: tenant,
       sessionId: request.sessionId,
       turn: request.turn,
       signal: scope.signal,
@@ -74,7 +94,7 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
       interactive: request.interactive,
       observer,
       traceparent,
-      scope: { tenant: principal.tenant, sessionId: request.sessionId },
+      scope: { tenant: tenant, sessionId: request.sessionId },
     };
     try {
       const parallel = request.mode === DispatchMode.PARALLEL && request.calls.length >= 2 && options.parallel;

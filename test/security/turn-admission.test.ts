@@ -1,0 +1,71 @@
+import * as grpc from '@grpc/grpc-js';
+import { DEFAULT_LIMITS } from '../../src/options';
+import { json, startToolServer, type ToolServer } from '../helpers/servers';
+import { errorReason } from '../guards/helpers';
+import { authYaml, bearer, statusOf, startAuthApp, type AuthApp } from './support/auth-app';
+
+// A replica runs a bounded number of Dispatch RPCs at once, in all and per tenant: one more is
+// refused RESOURCE_EXHAUSTED (reason OVERLOADED) before any of its calls runs, and once the turns
+// ahead end, new ones are let in again. A real HTTP tool holds the turns open; the tool server
+// counts what reached it.
+
+let tools: ToolServer;
+let app: AuthApp;
+const ACME = { token: 'tok-acme', tenant: 'acme', scopes: ['dispatch'] };
+const GLOBEX = { token: 'tok-globex', tenant: 'globex', scopes: ['dispatch'] };
+
+beforeAll(async () => {
+  tools = await startToolServer({ '/slow': json({ ok: true }, 400) });
+  app = await startAuthApp(`${authYaml([ACME, GLOBEX])}limits: { max_turns_in_flight: 3, max_turns_per_tenant: 2 }
+tools:
+  - name: slow
+    effect: read_only
+    input_schema: '{"type":"object"}'
+    http: { url: "${tools.url}/slow" }
+`);
+});
+afterAll(async () => {
+  await app.close();
+  await tools.close();
+});
+
+let n = 0;
+const turn = (token: string) => app.dispatch.dispatch({ sessionId: `s${++n}`, calls: [{ id: 'c', name: 'slow', arguments: `{"n":${n}}` }] }, bearer(token));
+
+test('the defaults bound every tenant together and each alone', () => {
+  expect(DEFAULT_LIMITS).toMatchObject({ maxTurnsInFlight: 1024, maxTurnsPerTenant: 512 });
+});
+
+test('a tenant past its turns is refused at once, nothing run; another tenant is not; all together are bounded too', async () => {
+  const running = [turn(ACME.token), turn(ACME.token)];
+  await new Promise((r) => setTimeout(r, 100));
+  const third = await statusOf(turn(ACME.token));
+  expect(third).toEqual({ code: grpc.status.RESOURCE_EXHAUSTED, details: 'tenant "acme" is running its limit of 2 turns at once on this dispatch replica (limits.max_turns_per_tenant); nothing was run, try again shortly' });
+  expect(errorReason(await turn(ACME.token).catch((e: unknown) => e))).toBe('OVERLOADED');
+
+  // globex takes the third place of the replica; a fourth turn finds it full.
+  const other = turn(GLOBEX.token);
+  await new Promise((r) => setTimeout(r, 100));
+  expect(await statusOf(turn(GLOBEX.token))).toEqual({ code: grpc.status.RESOURCE_EXHAUSTED, details: 'this dispatch replica is running its limit of 3 turns at once (limits.max_turns_in_flight); nothing was run, try again shortly' });
+
+  for (const r of await Promise.all([...running, other])) expect(r.results[0]!.isError).toBe(false);
+  expect(tools.count('/slow')).toBe(3);
+
+  // Their places are free again, failed turns' included.
+  const again = await Promise.all([turn(ACME.token), turn(ACME.token), turn(GLOBEX.token)]);
+  expect(again.every((r) => !r.results[0]!.isError)).toBe(true);
+  expect(tools.count('/slow')).toBe(6);
+});
+
+test('a turn its client cancels gives its place back', async () => {
+  const controller = new AbortController();
+  const cancelled = app.dispatch.dispatch({ sessionId: 'cancel-me', calls: [{ id: 'c', name: 'slow', arguments: '{"cancel":1}' }] }, bearer(ACME.token, { signal: controller.signal }));
+  await new Promise((r) => setTimeout(r, 100));
+  controller.abort();
+  expect((await statusOf(cancelled)).code).toBe(grpc.status.CANCELLED);
+  // The client knows at once; the server unwinds the turn when the cancel reaches it.
+  await new Promise((r) => setTimeout(r, 200));
+  // Both places of acme are free: had the cancelled turn kept its own, one of these would be refused.
+  const both = await Promise.all([turn(ACME.token), turn(ACME.token)]);
+  expect(both.every((r) => !r.results[0]!.isError)).toBe(true);
+});

@@ -12,6 +12,7 @@ import { encodeWorkAssignment } from './work-assignment-codec';
 import { serviceDefinition, unimplemented } from './grpc-adapter';
 import { addHealthAndReflection } from './health-and-reflection';
 import { guardClosingPings } from './closing-pings';
+import { createTurnAdmission, type TurnCounts } from './turn-admission';
 import { allowAll, type Authenticator } from './principal';
 import { parseHandler } from './parse-service';
 import { registryHandlers } from './registry-service';
@@ -35,6 +36,8 @@ export interface DispatchServer {
   readonly deps: PipelineDeps;
   /** Fires when shutdown begins, so that long-lived streams (workers, subscribers) can wind down. */
   readonly draining: AbortSignal;
+  /** Dispatch RPCs running now and refused so far for the turn bounds (limits.max_turns_*). */
+  readonly turns: TurnCounts;
   /**
    * Stops accepting calls, lets calls in flight finish within `graceMs`, then cancels the rest.
    * Health turns NOT_SERVING first.
@@ -50,6 +53,7 @@ export async function startServer(address: string, options: ServerOptions): Prom
   // Every Dispatch in flight listens for shutdown; there is no fixed bound on them.
   setMaxListeners(0, shutdownController.signal);
   const drainController = new AbortController();
+  const admission = createTurnAdmission(deps.limits);
   const server = new grpc.Server({
     // dispatchd serves no channelz service: the per-call bookkeeping for it would be unread.
     'grpc.enable_channelz': 0,
@@ -65,7 +69,7 @@ export async function startServer(address: string, options: ServerOptions): Prom
     subscribe: unimplemented('Subscribe'),
     parseToolCalls: parseHandler(authenticate, deps.limits, deps.logger),
     resolveApproval: unimplemented('ResolveApproval'),
-    ...dispatchHandlers({ deps, authenticate, shutdown: shutdownController.signal, parallel: options.parallel }),
+    ...dispatchHandlers({ deps, authenticate, shutdown: shutdownController.signal, parallel: options.parallel, admission }),
     ...extra.dispatch,
   });
   server.addService(serviceDefinition(ToolRegistryService), {
@@ -85,6 +89,7 @@ export async function startServer(address: string, options: ServerOptions): Prom
     port,
     deps,
     draining: drainController.signal,
+    turns: admission,
     shutdown(graceMs) {
       stopping ??= new Promise<void>((resolve) => {
         health.serving(false);

@@ -17,7 +17,7 @@ import { HardError } from '../errors';
 import { throttledWarn } from '../log';
 import { codePointLength, createAbortScope, DEADLINES, dispatchSequential, onAbort, sliceCodePoints, type PipelineDeps, type TurnContext } from '../pipeline';
 import { RpcError, unary } from './grpc-adapter';
-import { createTurnAdmission } from './turn-admission';
+import { createTurnAdmission, type TurnAdmission } from './turn-admission';
 import type { Authenticator } from './principal';
 
 /** Runs a turn in parallel mode; absent until waves are wired in. */
@@ -30,6 +30,8 @@ export interface DispatchServiceOptions {
   /** Fires when the server shuts down past its grace period. */
   readonly shutdown: AbortSignal;
   readonly parallel?: ParallelDispatcher;
+  /** The bounds on turns running at once. @default from deps.limits */
+  readonly admission?: TurnAdmission;
 }
 
 const READ_DEFAULT = 8_000;
@@ -54,7 +56,7 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
   const { deps, authenticate } = options;
   const logger = deps.logger;
 
-  const admission = createTurnAdmission(deps.limits);
+  const admission = options.admission ?? createTurnAdmission(deps.limits);
   const warnOverloaded = throttledWarn(logger);
 
   async function dispatch(request: DispatchRequest, call: grpc.ServerUnaryCall<DispatchRequest, DispatchResponse>): Promise<DispatchResponse> {

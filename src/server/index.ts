@@ -4,5 +4,7 @@ export { RpcError, serviceDefinition, toServiceError, unary, unimplemented } fro
 export { allowAll, DEFAULT_TENANT } from './principal';
 export type { Authenticator, Principal, Scope } from './principal';
 export type { ParallelDispatcher } from './dispatch-service';
+export { createTurnAdmission } from './turn-admission';
+export type { TurnAdmission, TurnBounds, TurnCounts } from './turn-admission';
 export { projectRoot } from './project-root';
 export { HEALTH_SERVICES } from './health-and-reflection';

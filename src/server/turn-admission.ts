@@ -9,12 +9,18 @@ export interface TurnBounds {
   readonly maxTurnsPerTenant: number;
 }
 
-/** Lets turns in within the bounds: `admit` gives the release of an admitted turn, or throws. */
-export interface TurnAdmission {
-  /** Admits a turn of `tenant`, or throws RESOURCE_EXHAUSTED (reason OVERLOADED) with nothing done. */
-  admit(tenant: string): () => void;
+/** What the turn bounds show: turns running now and turns refused since start. */
+export interface TurnCounts {
   /** Turns running now, all tenants together. */
   readonly inFlight: number;
+  /** Turns refused since start for a bound. */
+  readonly refused: number;
+}
+
+/** Lets turns in within the bounds: `admit` gives the release of an admitted turn, or throws. */
+export interface TurnAdmission extends TurnCounts {
+  /** Admits a turn of `tenant`, or throws RESOURCE_EXHAUSTED (reason OVERLOADED) with nothing done. */
+  admit(tenant: string): () => void;
 }
 
 /**
@@ -26,9 +32,11 @@ export interface TurnAdmission {
 export function createTurnAdmission(bounds: TurnBounds): TurnAdmission {
   const perTenant = new Map<string, number>();
   let inFlight = 0;
+  let refused = 0;
   return {
     admit(tenant) {
       const mine = perTenant.get(tenant) ?? 0;
+      if (inFlight >= bounds.maxTurnsInFlight || mine >= bounds.maxTurnsPerTenant) refused++;
       if (inFlight >= bounds.maxTurnsInFlight) {
         throw new RpcError(grpc.status.RESOURCE_EXHAUSTED, `this dispatch replica is running its limit of ${bounds.maxTurnsInFlight} turns at once (limits.max_turns_in_flight); nothing was run, try again shortly`, 'OVERLOADED');
       }
@@ -49,6 +57,9 @@ export function createTurnAdmission(bounds: TurnBounds): TurnAdmission {
     },
     get inFlight() {
       return inFlight;
+    },
+    get refused() {
+      return refused;
     },
   };
 }

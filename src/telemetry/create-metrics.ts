@@ -27,6 +27,8 @@ export interface MetricsOptions {
   readonly breakerStates: () => ReadonlyMap<string, string>;
   /** Local Subscribe streams at scrape time. */
   readonly subscribers: () => number;
+  /** Dispatch RPCs running now and refused so far (the turn bounds), once the server runs. */
+  readonly turns?: () => { readonly inFlight: number; readonly refused: number } | undefined;
   /**
    * Distinct (tenant, tool) label pairs before further pairs are folded into the `_overflow`
    * pair and counted by `dispatch.tool.label_overflows`; an integer >= 0.
@@ -75,6 +77,14 @@ export async function startMetrics(options: MetricsOptions): Promise<Metrics> {
     for (const [labels, value] of worst) result.observe(value, labels);
   });
   meter.createObservableGauge('dispatch.events.subscribers', { description: 'Subscribe streams open on this replica' }).addCallback((result) => result.observe(options.subscribers()));
+  meter.createObservableGauge('dispatch.turns.in_flight', { description: 'Dispatch RPCs (turns) running on this replica' }).addCallback((result) => {
+    const turns = options.turns?.();
+    if (turns) result.observe(turns.inFlight);
+  });
+  meter.createObservableCounter('dispatch.turns.refused', { description: 'Dispatch RPCs refused RESOURCE_EXHAUSTED for limits.max_turns_in_flight or max_turns_per_tenant' }).addCallback((result) => {
+    const turns = options.turns?.();
+    if (turns) result.observe(turns.refused);
+  });
 
   const server = await startMetricsServer(options.listen, (request, response) => exporter.getMetricsRequestHandler(request, response));
   options.logger.info('metrics serving', { listen: options.listen, port: server.port, path: '/metrics' });

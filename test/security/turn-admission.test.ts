@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { DEFAULT_LIMITS } from '../../src/options';
 import { json, startToolServer, type ToolServer } from '../helpers/servers';
 import { errorReason } from '../guards/helpers';
+import { metricsPortLogger } from '../telemetry/metrics-app';
 import { authYaml, bearer, statusOf, startAuthApp, type AuthApp } from './support/auth-app';
 
 // A replica runs a bounded number of Dispatch RPCs at once, in all and per tenant: one more is
@@ -14,6 +15,8 @@ let app: AuthApp;
 const ACME = { token: 'tok-acme', tenant: 'acme', scopes: ['dispatch'] };
 const GLOBEX = { token: 'tok-globex', tenant: 'globex', scopes: ['dispatch'] };
 
+const metrics = metricsPortLogger();
+
 beforeAll(async () => {
   tools = await startToolServer({ '/slow': json({ ok: true }, 400) });
   app = await startAuthApp(`${authYaml([ACME, GLOBEX])}limits: { max_turns_in_flight: 3, max_turns_per_tenant: 2 }
@@ -22,7 +25,7 @@ tools:
     effect: read_only
     input_schema: '{"type":"object"}'
     http: { url: "${tools.url}/slow" }
-`);
+`, { logger: metrics.logger, daemon: { metricsListen: '127.0.0.1:0' } });
 });
 afterAll(async () => {
   await app.close();
@@ -47,6 +50,10 @@ test('a tenant past its turns is refused at once, nothing run; another tenant is
   const other = turn(GLOBEX.token);
   await new Promise((r) => setTimeout(r, 100));
   expect(await statusOf(turn(GLOBEX.token))).toEqual({ code: grpc.status.RESOURCE_EXHAUSTED, details: 'this dispatch replica is running its limit of 3 turns at once (limits.max_turns_in_flight); nothing was run, try again shortly' });
+  // Prometheus shows the turns running and those refused.
+  const m = await metrics.scrape();
+  expect(m.value('dispatch_turns_in_flight')).toBe(3);
+  expect(m.value('dispatch_turns_refused_total')).toBe(3);
 
   for (const r of await Promise.all([...running, other])) expect(r.results[0]!.isError).toBe(false);
   expect(tools.count('/slow')).toBe(3);

@@ -102,6 +102,8 @@ test('the Prometheus endpoint serves calls by tenant, tool and outcome, duration
   expect(m.value('dispatch_breaker_state', { tenant: '_shared', tool: 'failing' })).toBe(2);
   expect(m.value('dispatch_tool_label_overflows_total')).toBe(0);
   expect(m.value('dispatch_events_subscribers')).toBe(0);
+  expect(m.value('dispatch_turns_in_flight')).toBe(0);
+  expect(m.value('dispatch_turns_refused_total')).toBe(0);
   expect((await fetch(`http://127.0.0.1:${d.metricsPort}/other`)).status).toBe(404);
 });
 

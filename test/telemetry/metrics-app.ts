@@ -16,8 +16,8 @@ export const tokenEntry = (tenant: string, token: string, scopes: readonly strin
 /** Call options that send `token` as the bearer. */
 export const bearer = (token: string) => ({ metadata: { authorization: `Bearer ${token}` } });
 
-/** Starts the app from YAML with `--metrics-listen 127.0.0.1:0`; the port is read from its log. */
-export async function startMetricsApp(yaml: string): Promise<MetricsApp> {
+/** A silent logger that remembers the port of the app's `metrics serving` line, and a scrape of it. */
+export function metricsPortLogger(): { readonly logger: Logger; port(): number; scrape(): Promise<Scrape> } {
   let metricsPort = 0;
   const logger: Logger = {
     debug() {},
@@ -27,14 +27,20 @@ export async function startMetricsApp(yaml: string): Promise<MetricsApp> {
     warn() {},
     error() {},
   };
-  const app = await startApp(yaml, { logger, metricsListen: '127.0.0.1:0' });
   return {
-    ...app,
-    metricsPort,
+    logger,
+    port: () => metricsPort,
     async scrape() {
       const response = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
       if (response.status !== 200) throw new Error(`GET /metrics answered ${response.status}`);
       return parsePrometheus(await response.text());
     },
   };
+}
+
+/** Starts the app from YAML with `--metrics-listen 127.0.0.1:0`; the port is read from its log. */
+export async function startMetricsApp(yaml: string): Promise<MetricsApp> {
+  const metrics = metricsPortLogger();
+  const app = await startApp(yaml, { logger: metrics.logger, metricsListen: '127.0.0.1:0' });
+  return { ...app, metricsPort: metrics.port(), scrape: metrics.scrape };
 }

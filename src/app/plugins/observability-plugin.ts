@@ -2,6 +2,7 @@ import { createEventBus, createEventObserver, createRedisRelay, subscribeHandler
 import type { ToolRegistry } from '../../registry';
 import { connectRedis } from '../../store/redis';
 import { createObservedHealth, createSharedToolStats, createToolStats, createTracing, isHealthSource, sharedStatsLimitsFromEnv, startMetrics, telemetrySettings, toolStatsHandler, type Metrics, type SharedToolStats, type ToolHealthSource } from '../../telemetry';
+import type { TurnCounts } from '../../server';
 import type { Plugin, PluginContext } from '../plugin';
 
 /**
@@ -20,10 +21,11 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
   let metrics: Metrics | undefined;
   let relay: RedisRelay | undefined;
   let shared: SharedToolStats | undefined;
+  let turns: (() => TurnCounts) | undefined;
   const tracing = createTracing(process.env, logger);
   try {
     if (ctx.options.metricsListen) {
-      metrics = await startMetrics({ listen: ctx.options.metricsListen, stats, breakerStates: observed.states, subscribers: () => bus.subscriberCount, logger, maxLabelPairs: settings.maxLabelPairs });
+      metrics = await startMetrics({ listen: ctx.options.metricsListen, stats, breakerStates: observed.states, subscribers: () => bus.subscriberCount, turns: () => turns?.(), logger, maxLabelPairs: settings.maxLabelPairs });
     }
     if (ctx.options.redisUrl) {
       const url = ctx.options.redisUrl;
@@ -62,6 +64,7 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
       if (isHealthSource(deps.guards.breaker)) health = deps.guards.breaker;
     },
     started(server) {
+      turns = () => server.turns;
       server.draining.addEventListener('abort', () => bus.close(), { once: true });
     },
     async close() {

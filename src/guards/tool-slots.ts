@@ -67,7 +67,6 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[]): ToolSlo
       if (!(waitMs > 0)) throw refusal(tool.name, policy, 0);
       if (signal.aborted) throw HardError.cancelled();
       const queue = state.waiting;
-      const asked = Date.now();
       return new Promise<Release>((resolve, reject) => {
         const leave = () => {
           clearTimeout(timer);
@@ -81,7 +80,7 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[]): ToolSlo
         };
         const timer = setTimeout(() => {
           leave();
-          reject(refusal(tool.name, policy, Date.now() - asked));
+          reject(refusal(tool.name, policy, waitMs));
         }, waitMs);
         const stopWatching = onAbort(signal, () => {
           leave();
@@ -89,6 +88,11 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[]): ToolSlo
         });
         queue.push(grant);
       });
+    },
+    inUse() {
+      const taken = new Map<string, number>();
+      for (const [key, state] of states) taken.set(key, state.taken);
+      return taken;
     },
   };
 }

@@ -59,6 +59,8 @@ export interface ToolSlots {
    * once when the cap allows no wait.
    */
   take(tool: { readonly tenant: string; readonly name: string }, signal: TurnSignal, deadline: number): Release | undefined | Promise<Release>;
+  /** Slots taken now, by breaker key (`tool`, or `tenant/tool`), of the capped tools running any. */
+  inUse(): ReadonlyMap<string, number>;
 }
 
 /** A correction proposed by a reflector: fixed arguments or a fallback tool. */

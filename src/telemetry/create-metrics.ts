@@ -27,6 +27,8 @@ export interface MetricsOptions {
   readonly breakerStates: () => ReadonlyMap<string, string>;
   /** Local Subscribe streams at scrape time. */
   readonly subscribers: () => number;
+  /** Slots taken now of the tools with a concurrency cap, by breaker key. */
+  readonly slotsInUse?: () => ReadonlyMap<string, number> | undefined;
   /** Dispatch RPCs running now and refused so far (the turn bounds), once the server runs. */
   readonly turns?: () => { readonly inFlight: number; readonly refused: number } | undefined;
   /**
@@ -75,6 +77,19 @@ export async function startMetrics(options: MetricsOptions): Promise<Metrics> {
       worst.set(labels, Math.max(worst.get(labels) ?? 0, BREAKER_VALUE[state] ?? 0));
     }
     for (const [labels, value] of worst) result.observe(value, labels);
+  });
+  // A tool whose attempts all ended leaves the slots' map; the SDK would go on showing its last
+  // value, so every pair seen once is shown, at 0 when idle (the pairs are bounded).
+  const slotPairs = new Set<PairLabels>();
+  meter.createObservableGauge('dispatch.tool.in_flight', { description: 'Attempts running now of each tool with a concurrency cap (policies concurrency:), per tenant and tool' }).addCallback((result) => {
+    const sums = new Map<PairLabels, number>();
+    for (const [key, taken] of options.slotsInUse?.() ?? []) {
+      const { tenant, tool } = parseBreakerKey(key);
+      const { labels } = pairs.of(tenant, tool);
+      sums.set(labels, (sums.get(labels) ?? 0) + taken);
+      slotPairs.add(labels);
+    }
+    for (const labels of slotPairs) result.observe(sums.get(labels) ?? 0, labels);
   });
   meter.createObservableGauge('dispatch.events.subscribers', { description: 'Subscribe streams open on this replica' }).addCallback((result) => result.observe(options.subscribers()));
   meter.createObservableGauge('dispatch.turns.in_flight', { description: 'Dispatch RPCs (turns) running on this replica' }).addCallback((result) => {

@@ -9,7 +9,7 @@ import { EMPTY_POLICIES, type PolicyConfig } from './policy-types';
 import { createPostHook, type PostHook } from './post-hook';
 import { createPreHook, type PreHook } from './pre-hook';
 import { createRecoveryReflector, type ArgumentFixer } from './recovery-reflector';
-import { createToolSlots } from './tool-slots';
+import { createToolSlots, type SharedSlotsOptions } from './tool-slots';
 
 /** Options of {@link createGuards}; every field has a default. */
 export interface GuardsOptions {
@@ -30,6 +30,8 @@ export interface GuardsOptions {
   readonly reflector?: Reflector;
   /** Breaker settings of tools no `breaker:` policy matches. @default DEFAULT_BREAKER_SETTINGS */
   readonly breakerDefaults?: BreakerSettings;
+  /** Where `shared: true` concurrency caps keep their slots (Redis); without it they are each replica's own. */
+  readonly sharedSlots?: SharedSlotsOptions;
 }
 
 /** The pipeline's guards and the parts other components read (breaker stats, approvals). */
@@ -68,7 +70,7 @@ export function createGuards(options: GuardsOptions = {}): GuardSet {
     breaker: breakers.gate,
     reflector: options.reflector ?? createRecoveryReflector({ fixArguments: options.fixArguments }),
     awaitApproval: (approvalId, signal, tenant) => approvals.wait(approvalId, signal, tenant),
-    slots: createToolSlots(policies.concurrency),
+    slots: createToolSlots(policies.concurrency, options.sharedSlots),
   };
   return {
     guards,

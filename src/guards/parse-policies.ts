@@ -10,7 +10,7 @@ export const DEFAULT_ENDPOINT_TIMEOUT_MS = 2000;
 
 const ENDPOINT_KEYS = new Set(['url', 'timeout_ms', 'fail_open', 'headers']);
 const AFTER_KEYS = new Set(['warn', 'on', 'contains']);
-const CONCURRENCY_KEYS = ['max_in_flight', 'wait_ms'];
+const CONCURRENCY_KEYS = ['max_in_flight', 'wait_ms', 'shared'];
 const KINDS = ['decide', 'endpoint', 'breaker', 'after', 'concurrency'] as const;
 
 function onlyKeys(raw: Record<string, unknown>, allowed: readonly string[], fail: Fail, prefix = ''): void {
@@ -48,13 +48,15 @@ function parseAfter(raw: unknown, match: string[], fail: Fail): AfterRule {
 }
 
 function parseConcurrency(raw: unknown, match: string[], fail: Fail): ConcurrencyPolicy {
-  if (!isRecord(raw)) fail('concurrency', 'must be a mapping with max_in_flight, and optionally wait_ms');
+  if (!isRecord(raw)) fail('concurrency', 'must be a mapping with max_in_flight, and optionally wait_ms and shared');
   onlyKeys(raw, CONCURRENCY_KEYS, fail, 'concurrency.');
   const max = raw.max_in_flight;
   if (typeof max !== 'number' || !Number.isInteger(max) || max <= 0) fail('concurrency.max_in_flight', `must be a positive integer, got ${JSON.stringify(max)}`);
   const wait = raw.wait_ms ?? 0;
   if (typeof wait !== 'number' || !Number.isInteger(wait) || wait < 0) fail('concurrency.wait_ms', `must be a non-negative integer (milliseconds), got ${JSON.stringify(raw.wait_ms)}`);
-  return { match, maxInFlight: max, waitMs: wait };
+  const shared = raw.shared ?? false;
+  if (typeof shared !== 'boolean') fail('concurrency.shared', `must be true or false, got ${JSON.stringify(raw.shared)}`);
+  return { match, maxInFlight: max, waitMs: wait, shared };
 }
 
 /**

@@ -54,6 +54,11 @@ export interface ConcurrencyPolicy {
   readonly maxInFlight: number;
   /** How long an attempt may wait for a slot before it is refused, in ms; 0 refuses at once. @default 0 */
   readonly waitMs: number;
+  /**
+   * Whether the slots are shared by every replica through Redis (with a Redis URL; each replica's
+   * own otherwise, and while Redis is unreachable). @default false
+   */
+  readonly shared: boolean;
 }
 
 /** A post-tool rule: a warning added to the result of matching tools. */

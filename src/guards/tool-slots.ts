@@ -1,11 +1,19 @@
+import { randomBytes } from 'node:crypto';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError, HardError } from '../errors';
-import { breakerKey, onAbort, type Release, type ToolSlots, type TurnSignal } from '../pipeline';
+import { throttledWarn, type Logger } from '../log';
+import { breakerKey, delay, onAbort, type Release, type SlotTool, type ToolSlots, type TurnSignal } from '../pipeline';
+import { defineSlotScript, storeCall, type RedisClient } from '../store/redis';
 import { globAny } from './glob';
 import type { ConcurrencyPolicy } from './policy-types';
 
 /** Tool names whose cap (or lack of one) is remembered; past it the memo starts again. */
 const MAX_REMEMBERED_TOOLS = 10_000;
+/** A shared slot's lease beyond the tool's timeout: a replica that died holding it frees it then. */
+const LEASE_MARGIN_MS = 5_000;
+/** First and longest pause between two tries for a shared slot, in ms. */
+const FIRST_RETRY_MS = 25;
+const MAX_RETRY_MS = 200;
 
 /** One tool's slots: how many are taken, and the attempts waiting for one, first in line first. */
 interface ToolState {
@@ -13,21 +21,39 @@ interface ToolState {
   readonly waiting: Array<(release: Release) => void>;
 }
 
+/** Where shared caps keep their slots. */
+export interface SharedSlotsOptions {
+  /** A connection that fails fast while Redis is away (not one that queues). */
+  readonly redis: RedisClient;
+  /** Time one Redis step may take, in ms. @default 1000 */
+  readonly timeoutMs?: number;
+  readonly logger?: Logger;
+}
+
 function refusal(tool: string, policy: ConcurrencyPolicy, waited: number): DispatchError {
-  const limit = `its limit of ${policy.maxInFlight} call${policy.maxInFlight === 1 ? '' : 's'} running at once on this dispatch replica`;
+  const limit = `its limit of ${policy.maxInFlight} call${policy.maxInFlight === 1 ? '' : 's'} running at once ${policy.shared ? 'on all dispatch replicas together' : 'on this dispatch replica'}`;
   const message = waited > 0 ? `tool "${tool}" stayed at ${limit} for ${waited} ms; this call was not executed` : `tool "${tool}" is at ${limit}; this call was not executed`;
   return new DispatchError(ErrorKind.UNAVAILABLE, message, { phase: 'before', recoverable: true, suggestion: 'Call it again in a moment, or do something else first.' });
 }
+
+/** Lease ids: unique across replicas (a random prefix per process, then a count). */
+const LEASE_PREFIX = randomBytes(9).toString('base64url');
+let leases = 0;
 
 /**
  * Concurrency caps from the `concurrency:` policies: per tool (per tenant for a tool a tenant
  * registered, as its breaker) and per replica, at most `max_in_flight` attempts run at once; the
  * next waits up to `wait_ms` (and its deadline) for one to end, first come first served, and is
  * refused UNAVAILABLE before execution when none does. Undefined when there are no caps, so the
- * pipeline asks nothing per attempt.
+ * pipeline asks nothing per attempt. With `shared`, a `shared: true` cap holds for every replica
+ * together: its slots are leases in Redis (take-slot.lua; a lease lasts the tool's timeout plus a
+ * margin), a waiting attempt tries again every 25-200 ms, and while Redis fails the cap falls back
+ * to this replica's own slots.
  */
-export function createToolSlots(policies: readonly ConcurrencyPolicy[]): ToolSlots | undefined {
+export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?: SharedSlotsOptions): ToolSlots | undefined {
   if (policies.length === 0) return undefined;
+  if (shared) defineSlotScript(shared.redis);
+  const warn = throttledWarn(shared?.logger);
   const policyOf = new Map<string, ConcurrencyPolicy | null>();
   const states = new Map<string, ToolState>();
 
@@ -52,42 +78,73 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[]): ToolSlo
     };
   }
 
+  function takeLocal(tool: SlotTool, policy: ConcurrencyPolicy, signal: TurnSignal, deadline: number): Release | Promise<Release> {
+    const key = breakerKey(tool);
+    let state = states.get(key);
+    if (!state) states.set(key, (state = { taken: 0, waiting: [] }));
+    if (state.taken < policy.maxInFlight) {
+      state.taken++;
+      return releaser(key, state);
+    }
+    const waitMs = Math.min(policy.waitMs, deadline - Date.now());
+    if (!(waitMs > 0)) throw refusal(tool.name, policy, 0);
+    if (signal.aborted) throw HardError.cancelled();
+    const queue = state.waiting;
+    return new Promise<Release>((resolve, reject) => {
+      const leave = () => {
+        clearTimeout(timer);
+        stopWatching();
+        const at = queue.indexOf(grant);
+        if (at !== -1) queue.splice(at, 1);
+      };
+      const grant = (release: Release) => {
+        leave();
+        resolve(release);
+      };
+      const timer = setTimeout(() => {
+        leave();
+        reject(refusal(tool.name, policy, waitMs));
+      }, waitMs);
+      const stopWatching = onAbort(signal, () => {
+        leave();
+        reject(HardError.cancelled());
+      });
+      queue.push(grant);
+    });
+  }
+
+  /** A slot of a cap shared through Redis, tried until the wait allows no more; the local cap while Redis fails. */
+  async function takeShared(backend: SharedSlotsOptions, tool: SlotTool, policy: ConcurrencyPolicy, signal: TurnSignal, deadline: number): Promise<Release> {
+    const key = `dispatch:slots:{${breakerKey(tool)}}`;
+    const lease = `${LEASE_PREFIX}${(++leases).toString(36)}`;
+    const asked = Date.now();
+    const until = Math.min(asked + policy.waitMs, deadline);
+    const timeoutMs = backend.timeoutMs ?? 1000;
+    for (let pause = FIRST_RETRY_MS; ; pause = Math.min(pause * 2, MAX_RETRY_MS)) {
+      let taken: number;
+      try {
+        taken = await storeCall('a shared slot', timeoutMs, () => backend.redis.dispatchTakeSlot(key, policy.maxInFlight, tool.timeoutMs + LEASE_MARGIN_MS, lease));
+      } catch (error) {
+        warn("shared concurrency caps: redis failed, this replica's own slots apply", { tool: tool.name, error: (error as Error).message });
+        return takeLocal(tool, policy, signal, deadline);
+      }
+      if (taken === 1) {
+        // A release that fails leaves the slot to its lease.
+        return () => void backend.redis.zrem(key, lease).catch(() => undefined);
+      }
+      if (signal.aborted) throw HardError.cancelled();
+      if (Date.now() + pause > until) throw refusal(tool.name, policy, Math.max(0, until - asked));
+      await delay(pause, signal).catch(() => {
+        throw HardError.cancelled();
+      });
+    }
+  }
+
   return {
     take(tool, signal: TurnSignal, deadline) {
       const policy = capOf(tool.name);
       if (!policy) return undefined;
-      const key = breakerKey(tool);
-      let state = states.get(key);
-      if (!state) states.set(key, (state = { taken: 0, waiting: [] }));
-      if (state.taken < policy.maxInFlight) {
-        state.taken++;
-        return releaser(key, state);
-      }
-      const waitMs = Math.min(policy.waitMs, deadline - Date.now());
-      if (!(waitMs > 0)) throw refusal(tool.name, policy, 0);
-      if (signal.aborted) throw HardError.cancelled();
-      const queue = state.waiting;
-      return new Promise<Release>((resolve, reject) => {
-        const leave = () => {
-          clearTimeout(timer);
-          stopWatching();
-          const at = queue.indexOf(grant);
-          if (at !== -1) queue.splice(at, 1);
-        };
-        const grant = (release: Release) => {
-          leave();
-          resolve(release);
-        };
-        const timer = setTimeout(() => {
-          leave();
-          reject(refusal(tool.name, policy, waitMs));
-        }, waitMs);
-        const stopWatching = onAbort(signal, () => {
-          leave();
-          reject(HardError.cancelled());
-        });
-        queue.push(grant);
-      });
+      return policy.shared && shared ? takeShared(shared, tool, policy, signal, deadline) : takeLocal(tool, policy, signal, deadline);
     },
     inUse() {
       const taken = new Map<string, number>();

@@ -45,6 +45,13 @@ export interface BreakerGate {
   record(tool: string, outcome: { readonly ok: boolean; readonly counts: boolean; readonly durationMs: number }): void;
 }
 
+/** What the caps know of a tool: whose it is, its name, and its timeout (a shared slot's lease). */
+export interface SlotTool {
+  readonly tenant: string;
+  readonly name: string;
+  readonly timeoutMs: number;
+}
+
 /**
  * Caps on how many attempts of a tool run at once on this replica (`concurrency:` policies). An
  * attempt takes a slot after its pre-tool hooks and before any store step, and gives it back
@@ -58,7 +65,7 @@ export interface ToolSlots {
    * `deadline` (epoch ms), or with CANCELLED when `signal` fires first. Throws the UNAVAILABLE at
    * once when the cap allows no wait.
    */
-  take(tool: { readonly tenant: string; readonly name: string }, signal: TurnSignal, deadline: number): Release | undefined | Promise<Release>;
+  take(tool: SlotTool, signal: TurnSignal, deadline: number): Release | undefined | Promise<Release>;
   /** Slots taken now, by breaker key (`tool`, or `tenant/tool`), of the capped tools running any. */
   inUse(): ReadonlyMap<string, number>;
 }

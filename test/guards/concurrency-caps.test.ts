@@ -1,6 +1,6 @@
 import { status, type ServiceError } from '@grpc/grpc-js';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
-import { json, startToolServer, type ReceivedRequest, type ToolServer } from '../helpers/servers';
+import { json, maxInFlight, startToolServer, type ToolServer } from '../helpers/servers';
 import { startMetricsApp, type MetricsApp } from '../telemetry/metrics-app';
 
 // `concurrency:` policies cap how many attempts of a tool run at once on a replica: the others
@@ -38,15 +38,6 @@ policies:
   - match: write
     concurrency: { max_in_flight: 1 }
 `;
-
-/** The most requests the tool server had open at once. */
-function maxInFlight(requests: readonly ReceivedRequest[]): number {
-  const edges = requests.flatMap((r) => [[r.start, 1] as const, [r.end ?? Infinity, -1] as const]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  let now = 0;
-  let max = 0;
-  for (const [, delta] of edges) max = Math.max(max, (now += delta));
-  return max;
-}
 
 let tools: ToolServer;
 let d: MetricsApp;

@@ -31,7 +31,7 @@ test('a full policies section parses into rules, an endpoint, breaker settings a
 - match: search
   after: { warn: check the dates }
 - match: "slow_*"
-  concurrency: { max_in_flight: 4, wait_ms: 250 }
+  concurrency: { max_in_flight: 4, wait_ms: 250, shared: true }
 - concurrency: { max_in_flight: 1 }
 `);
   expect(config.rules).toHaveLength(2);
@@ -41,8 +41,8 @@ test('a full policies section parses into rules, an endpoint, breaker settings a
   expect(config.breakers).toEqual([{ match: ['slow_*', 'flaky'], settings: { ...DEFAULT_BREAKER_SETTINGS, consecutiveFailures: 3, halfOpenAfterMs: 1000 } }]);
   expect(config.after).toEqual([{ match: ['search'], on: 'any', warn: 'check the dates', contains: undefined }]);
   expect(config.concurrency).toEqual([
-    { match: ['slow_*'], maxInFlight: 4, waitMs: 250 },
-    { match: ['*'], maxInFlight: 1, waitMs: 0 },
+    { match: ['slow_*'], maxInFlight: 4, waitMs: 250, shared: true },
+    { match: ['*'], maxInFlight: 1, waitMs: 0, shared: false },
   ]);
 });
 
@@ -70,10 +70,11 @@ test.each([
   ['- { breaker: { failure_rate: 50 } }', 'dispatch.yaml: policies[0].breaker.failure_rate: must be a number in (0, 1], got 50'],
   ['- { breaker: { min_calls: 2.5 } }', 'dispatch.yaml: policies[0].breaker.min_calls: must be a positive integer, got 2.5'],
   ['- { breaker: {}, reason: x }', 'dispatch.yaml: policies[0].reason: unknown key (expected one of match, breaker)'],
-  ['- { concurrency: 4 }', 'dispatch.yaml: policies[0].concurrency: must be a mapping with max_in_flight, and optionally wait_ms'],
+  ['- { concurrency: 4 }', 'dispatch.yaml: policies[0].concurrency: must be a mapping with max_in_flight, and optionally wait_ms and shared'],
+  ['- { concurrency: { max_in_flight: 2, shared: yes please } }', 'dispatch.yaml: policies[0].concurrency.shared: must be true or false, got "yes please"'],
   ['- { concurrency: { max_in_flight: 0 } }', 'dispatch.yaml: policies[0].concurrency.max_in_flight: must be a positive integer, got 0'],
   ['- { concurrency: { max_in_flight: 2, wait_ms: -1 } }', 'dispatch.yaml: policies[0].concurrency.wait_ms: must be a non-negative integer (milliseconds), got -1'],
-  ['- { concurrency: { max_in_flight: 2, queue: 5 } }', 'dispatch.yaml: policies[0].concurrency.queue: unknown key (expected one of max_in_flight, wait_ms)'],
+  ['- { concurrency: { max_in_flight: 2, queue: 5 } }', 'dispatch.yaml: policies[0].concurrency.queue: unknown key (expected one of max_in_flight, wait_ms, shared)'],
   ['- { after: { on: always, warn: x } }', 'dispatch.yaml: policies[0].after.on: must be any, error or success, got "always"'],
 ])('%s', (text, message) => {
   expect(problem(text)).toBe(message);

@@ -6,10 +6,10 @@ import { createAbortScope, type Release } from '../../src/pipeline';
 // The slots of the concurrency caps, alone: who gets a slot, in what order, and when waiting ends.
 
 const slots = createToolSlots([
-  { match: ['one'], maxInFlight: 1, waitMs: 5_000 },
-  { match: ['none*'], maxInFlight: 1, waitMs: 0 },
+  { match: ['one'], maxInFlight: 1, waitMs: 5_000, shared: false },
+  { match: ['none*'], maxInFlight: 1, waitMs: 0, shared: false },
 ])!;
-const shared = (name: string) => ({ tenant: '', name });
+const shared = (name: string) => ({ tenant: '', name, timeoutMs: 30_000 });
 const FAR = Date.now() + 60_000;
 
 test('no policies, no slots: the pipeline asks nothing', () => {
@@ -40,9 +40,9 @@ test('waiters get a slot in the order they asked; a second release does nothing'
 
 test("a tenant's tool has slots of its own", () => {
   const signal = createAbortScope().signal;
-  const mine = slots.take({ tenant: 'acme', name: 'none-shared' }, signal, FAR) as Release;
-  const theirs = slots.take({ tenant: 'other', name: 'none-shared' }, signal, FAR) as Release;
-  expect(() => slots.take({ tenant: 'acme', name: 'none-shared' }, signal, FAR)).toThrow(DispatchError);
+  const mine = slots.take({ tenant: 'acme', name: 'none-shared', timeoutMs: 30_000 }, signal, FAR) as Release;
+  const theirs = slots.take({ tenant: 'other', name: 'none-shared', timeoutMs: 30_000 }, signal, FAR) as Release;
+  expect(() => slots.take({ tenant: 'acme', name: 'none-shared', timeoutMs: 30_000 }, signal, FAR)).toThrow(DispatchError);
   mine();
   theirs();
 });

@@ -66,6 +66,15 @@ export async function startToolServer(routes: Record<string, ToolRoute>): Promis
   };
 }
 
+/** The most requests a tool server had open at once (a request not yet ended counts as open). */
+export function maxInFlight(requests: readonly ReceivedRequest[]): number {
+  const edges = requests.flatMap((r) => [[r.start, 1] as const, [r.end ?? Infinity, -1] as const]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let now = 0;
+  let max = 0;
+  for (const [, delta] of edges) max = Math.max(max, (now += delta));
+  return max;
+}
+
 /** Replies with JSON after an optional delay. */
 export const json = (value: unknown, delayMs = 0, status = 200): ToolRoute => async (_req, res) => {
   if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs).unref());

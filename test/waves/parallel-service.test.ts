@@ -4,7 +4,7 @@ import { status, type ServiceError } from '@grpc/grpc-js';
 import { DispatchMode } from '../../gen/dispatch/v1/dispatch_pb';
 import { ErrorInfoSchema } from '../../gen/google/rpc/error_details_pb';
 import { StatusSchema } from '../../gen/google/rpc/status_pb';
-import { startApp, startToolServer, type ReceivedRequest, type TestDispatch, type ToolRoute, type ToolServer } from '../helpers/servers';
+import { maxInFlight, startApp, startToolServer, type ReceivedRequest, type TestDispatch, type ToolRoute, type ToolServer } from '../helpers/servers';
 
 // Parallel mode through the real gRPC service and the whole app, against real HTTP tools that
 // record when each request started and ended.
@@ -69,13 +69,6 @@ const parallel = (calls: { name: string; args: object }[], maxConcurrency = 0, s
 
 const byId = (id: string): ReceivedRequest => tools.received.find((r) => r.body.tool_call_id === id)!;
 const overlap = (a: ReceivedRequest, b: ReceivedRequest) => a.start < b.end! && b.start < a.end!;
-function maxInFlight(requests: readonly ReceivedRequest[]): number {
-  const edges = requests.flatMap((r) => [[r.start, 1], [r.end!, -1]] as const).sort((x, y) => x[0] - y[0] || x[1] - y[1]);
-  let now = 0;
-  let max = 0;
-  for (const [, delta] of edges) max = Math.max(max, (now += delta));
-  return max;
-}
 function errorInfoReason(error: ServiceError): string | undefined {
   const bin = error.metadata?.get('grpc-status-details-bin')[0];
   if (!bin) return undefined;

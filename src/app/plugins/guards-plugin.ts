@@ -1,5 +1,5 @@
 import { createApprovalsRelay, createGuards, parsePolicies, approvalHandlers, type ApprovalsRelay, type GuardsOptions } from '../../guards';
-import { connectRedis } from '../../store/redis';
+import { closeWithin, connectRedis } from '../../store/redis';
 import { createGuardMiddleware, type GuardMiddlewareOptions } from '../../middleware';
 import type { Authenticator } from '../../server';
 import type { PluginFactory } from '../plugin';
@@ -16,12 +16,16 @@ export type GuardsPluginOptions = Omit<GuardsOptions, 'policies' | 'approvalTime
 export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFactory {
   return async (ctx) => {
     const policies = parsePolicies(ctx.config.policies, ctx.config.file);
-    const set = createGuards({ ...options, policies, approvalTimeoutMs: ctx.config.limits.approvalTimeoutMs, observer: () => ctx.observer(), logger: ctx.logger });
+    const redisUrl = ctx.options.redisUrl;
+    // Shared concurrency caps keep their slots in Redis, on a connection that fails fast (a call
+    // falls back to this replica's own slots rather than wait for Redis).
+    const slotsRedis = redisUrl && policies.concurrency.some((c) => c.shared) ? connectRedis(redisUrl, { commandTimeoutMs: ctx.config.limits.storeTimeoutMs, logger: ctx.logger }) : undefined;
+    const sharedSlots = slotsRedis ? { redis: slotsRedis, timeoutMs: ctx.config.limits.storeTimeoutMs, logger: ctx.logger } : undefined;
+    const set = createGuards({ ...options, policies, approvalTimeoutMs: ctx.config.limits.approvalTimeoutMs, observer: () => ctx.observer(), logger: ctx.logger, sharedSlots });
     const middleware = createGuardMiddleware({ redaction: options.redaction, memoize: options.memoize });
     // Late-bound: the auth plugin's authenticator is known only once every plugin is built.
     const authenticate: Authenticator = (call, scope) => ctx.authenticate()(call, scope);
     // With Redis, ResolveApproval may land on any replica: decisions travel to the one that waits.
-    const redisUrl = ctx.options.redisUrl;
     const relay: ApprovalsRelay | undefined = redisUrl
       ? createApprovalsRelay({ approvals: set.approvals, connect: () => connectRedis(redisUrl, { queueWhileDown: true, logger: ctx.logger }), logger: ctx.logger })
       : undefined;
@@ -33,6 +37,7 @@ export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFac
       handlers: { dispatch: approvalHandlers(set.approvals, authenticate, ctx.logger, () => resolve) },
       async close() {
         await relay?.close();
+        if (slotsRedis) await closeWithin(slotsRedis, 1_000);
         set.close();
         middleware.cache.clear();
       },

@@ -3,6 +3,8 @@ export type { RedisStore, RedisStoreOptions } from './redis-store';
 export { answerWithin } from './answer-within';
 export { closeWithin, dropConnections } from './close-within';
 export { clusterSubscribers, connectRedis, whenReady } from './connect';
+export { defineSlotScript } from './scripts';
+export { storeCall } from './store-call';
 export type { RedisClient, RedisConnectOptions } from './connect';
 export { createOrderedPublisher, PublishStalledError } from './ordered-publisher';
 export type { OrderedPublisher, OrderedPublisherOptions } from './ordered-publisher';

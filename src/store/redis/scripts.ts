@@ -16,6 +16,8 @@ declare module 'ioredis' {
     dispatchReadMemory(memory: string): Result<string[], Context>;
     /** end-session.lua: deletes every key of the session. */
     dispatchEndSession(window: string, memory: string, recordIndex: string, resultIndex: string): Result<number, Context>;
+    /** take-slot.lua: takes a shared concurrency slot; 1 when taken, 0 when all are held. */
+    dispatchTakeSlot(slots: string, max: number, leaseMs: number, leaseId: string): Result<number, Context>;
   }
 }
 
@@ -34,6 +36,11 @@ const SCRIPTS = [
   ['dispatchReadMemory', 'read-memory.lua', 1],
   ['dispatchEndSession', 'end-session.lua', 4],
 ] as const;
+
+/** Defines take-slot.lua (the shared concurrency caps) on a client. */
+export function defineSlotScript(client: RedisClient): void {
+  client.defineCommand('dispatchTakeSlot', { lua: readScript('take-slot.lua'), numberOfKeys: 1 });
+}
 
 /**
  * Defines the store's Lua scripts on a client, each prefixed by session-lib.lua. ioredis then sends

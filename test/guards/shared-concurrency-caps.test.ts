@@ -1,0 +1,94 @@
+import { Redis } from 'ioredis';
+import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
+import { startRedis, type TestRedis } from '../helpers/redis-server';
+import { json, maxInFlight, startApp, startToolServer, type ToolServer } from '../helpers/servers';
+
+// A `shared: true` concurrency cap holds for every replica together: two apps sharing a real
+// Redis, and a real HTTP tool that records overlap. A slot left by a replica that died frees
+// itself at the end of its lease; while Redis is away, each replica's own slots apply.
+
+jest.setTimeout(30_000);
+
+const yaml = (url: string) => `
+tools:
+  - name: capped
+    effect: read_only
+    timeout_ms: 2000
+    retry: { max_attempts: 1 }
+    input_schema: '{"type":"object"}'
+    http: { url: "${url}/capped" }
+  - name: queued
+    effect: read_only
+    retry: { max_attempts: 1 }
+    input_schema: '{"type":"object"}'
+    http: { url: "${url}/queued" }
+policies:
+  - match: capped
+    concurrency: { max_in_flight: 2, shared: true }
+  - match: queued
+    concurrency: { max_in_flight: 1, wait_ms: 5000, shared: true }
+`;
+
+let redis: TestRedis;
+let tools: ToolServer;
+let a: Awaited<ReturnType<typeof startApp>>;
+let b: Awaited<ReturnType<typeof startApp>>;
+beforeAll(async () => {
+  redis = await startRedis({ own: true });
+  tools = await startToolServer({ '/capped': json({ ok: true }, 300), '/queued': json({ ok: true }, 200) });
+  a = await startApp(yaml(tools.url), { redisUrl: redis.url });
+  b = await startApp(yaml(tools.url), { redisUrl: redis.url });
+});
+afterAll(async () => {
+  await a?.close();
+  await b?.close();
+  await tools?.close();
+  await redis?.close();
+});
+beforeEach(() => tools.received.splice(0));
+
+let n = 0;
+const call = (app: typeof a, name: string) => app.dispatch.dispatch({ sessionId: `s${++n}`, calls: [{ id: 'c', name, arguments: `{"n":${n}}` }] }).then((r) => r.results[0]!);
+
+test('two replicas together run at most max_in_flight; the others are refused, saying so', async () => {
+  const results = await Promise.all(Array.from({ length: 6 }, (_, i) => call(i % 2 === 0 ? a : b, 'capped')));
+  expect(results.filter((r) => !r.isError)).toHaveLength(2);
+  for (const r of results.filter((x) => x.isError)) {
+    expect(r.error?.kind).toBe(ErrorKind.UNAVAILABLE);
+    expect(r.error?.message).toBe('tool "capped" is at its limit of 2 calls running at once on all dispatch replicas together; this call was not executed');
+  }
+  expect(tools.count('/capped')).toBe(2);
+});
+
+test('with wait_ms, calls on both replicas take turns: all run, one at a time', async () => {
+  const results = await Promise.all([call(a, 'queued'), call(b, 'queued'), call(a, 'queued'), call(b, 'queued')]);
+  expect(results.every((r) => !r.isError)).toBe(true);
+  expect(tools.count('/queued')).toBe(4);
+  expect(maxInFlight(tools.received)).toBe(1);
+});
+
+test('a slot held by a replica that died frees itself at the end of its lease', async () => {
+  // As a replica would leave it: both slots of `capped` leased for another second, never released.
+  const direct = new Redis(redis.url);
+  const time = await direct.time();
+  const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
+  await direct.zadd('dispatch:slots:{capped}', now + 1_000, 'dead-1', now + 1_000, 'dead-2');
+  direct.disconnect();
+  expect((await call(a, 'capped')).error?.kind).toBe(ErrorKind.UNAVAILABLE);
+  await new Promise((r) => setTimeout(r, 1_100));
+  expect((await call(a, 'capped')).isError).toBe(false);
+});
+
+test('while Redis is away, each replica caps with its own slots, and nothing hangs', async () => {
+  await redis.stop();
+  try {
+    const started = Date.now();
+    const results = await Promise.all([call(a, 'capped'), call(a, 'capped'), call(a, 'capped'), call(b, 'capped')]);
+    // Two on a (its own cap of 2), one on b: one call of a's three is refused.
+    expect(results.filter((r) => !r.isError)).toHaveLength(3);
+    expect(tools.count('/capped')).toBe(3);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  } finally {
+    await redis.start();
+  }
+});

@@ -56,6 +56,8 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
   const warn = throttledWarn(shared?.logger);
   const policyOf = new Map<string, ConcurrencyPolicy | null>();
   const states = new Map<string, ToolState>();
+  /** Shared slots this replica holds now, by breaker key (for the in-flight gauge). */
+  const sharedTaken = new Map<string, number>();
 
   function capOf(name: string): ConcurrencyPolicy | undefined {
     let policy = policyOf.get(name);
@@ -129,8 +131,18 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
         return takeLocal(tool, policy, signal, deadline);
       }
       if (taken === 1) {
-        // A release that fails leaves the slot to its lease.
-        return () => void backend.redis.zrem(key, lease).catch(() => undefined);
+        const local = breakerKey(tool);
+        sharedTaken.set(local, (sharedTaken.get(local) ?? 0) + 1);
+        let released = false;
+        return () => {
+          if (released) return;
+          released = true;
+          const left = sharedTaken.get(local)! - 1;
+          if (left === 0) sharedTaken.delete(local);
+          else sharedTaken.set(local, left);
+          // A release that fails leaves the slot to its lease.
+          backend.redis.zrem(key, lease).catch(() => undefined);
+        };
       }
       if (signal.aborted) throw HardError.cancelled();
       if (Date.now() + pause > until) throw refusal(tool.name, policy, Math.max(0, until - asked));
@@ -147,8 +159,8 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
       return policy.shared && shared ? takeShared(shared, tool, policy, signal, deadline) : takeLocal(tool, policy, signal, deadline);
     },
     inUse() {
-      const taken = new Map<string, number>();
-      for (const [key, state] of states) taken.set(key, state.taken);
+      const taken = new Map(sharedTaken);
+      for (const [key, state] of states) taken.set(key, (taken.get(key) ?? 0) + state.taken);
       return taken;
     },
   };

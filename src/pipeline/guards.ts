@@ -66,7 +66,7 @@ export interface ToolSlots {
    * once when the cap allows no wait.
    */
   take(tool: SlotTool, signal: TurnSignal, deadline: number): Release | undefined | Promise<Release>;
-  /** Slots taken now, by breaker key (`tool`, or `tenant/tool`), of the capped tools running any. */
+  /** Slots this replica holds now (shared ones too), by breaker key (`tool`, or `tenant/tool`), of the capped tools running any. */
   inUse(): ReadonlyMap<string, number>;
 }
 

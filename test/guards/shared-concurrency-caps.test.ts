@@ -61,7 +61,12 @@ test('two replicas together run at most max_in_flight; the others are refused, s
 });
 
 test('with wait_ms, calls on both replicas take turns: all run, one at a time', async () => {
-  const results = await Promise.all([call(a, 'queued'), call(b, 'queued'), call(a, 'queued'), call(b, 'queued')]);
+  // What the replicas say they hold (the in-flight gauge's source), sampled while the calls run.
+  const held = new Set<number>();
+  const inUse = (app: typeof a) => app.app.deps.guards.slots!.inUse().get('queued') ?? 0;
+  const sampler = setInterval(() => held.add(inUse(a) + inUse(b)), 10);
+  const results = await Promise.all([call(a, 'queued'), call(b, 'queued'), call(a, 'queued'), call(b, 'queued')]).finally(() => clearInterval(sampler));
+  expect(Math.max(...held)).toBe(1);
   expect(results.every((r) => !r.isError)).toBe(true);
   expect(tools.count('/queued')).toBe(4);
   expect(maxInFlight(tools.received)).toBe(1);

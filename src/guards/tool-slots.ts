@@ -30,8 +30,9 @@ export interface SharedSlotsOptions {
   readonly logger?: Logger;
 }
 
-function refusal(tool: string, policy: ConcurrencyPolicy, waited: number): DispatchError {
-  const limit = `its limit of ${policy.maxInFlight} call${policy.maxInFlight === 1 ? '' : 's'} running at once ${policy.shared ? 'on all dispatch replicas together' : 'on this dispatch replica'}`;
+/** The refusal of an attempt that got no slot; `everywhere` when the slots it asked for were the shared ones. */
+function refusal(tool: string, policy: ConcurrencyPolicy, waited: number, everywhere: boolean): DispatchError {
+  const limit = `its limit of ${policy.maxInFlight} call${policy.maxInFlight === 1 ? '' : 's'} running at once ${everywhere ? 'on all dispatch replicas together' : 'on this dispatch replica'}`;
   const message = waited > 0 ? `tool "${tool}" stayed at ${limit} for ${waited} ms; this call was not executed` : `tool "${tool}" is at ${limit}; this call was not executed`;
   return new DispatchError(ErrorKind.UNAVAILABLE, message, { phase: 'before', recoverable: true, suggestion: 'Call it again in a moment, or do something else first.' });
 }
@@ -89,7 +90,7 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
       return releaser(key, state);
     }
     const waitMs = Math.min(policy.waitMs, deadline - Date.now());
-    if (!(waitMs > 0)) throw refusal(tool.name, policy, 0);
+    if (!(waitMs > 0)) throw refusal(tool.name, policy, 0, false);
     if (signal.aborted) throw HardError.cancelled();
     const queue = state.waiting;
     return new Promise<Release>((resolve, reject) => {
@@ -105,7 +106,7 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
       };
       const timer = setTimeout(() => {
         leave();
-        reject(refusal(tool.name, policy, waitMs));
+        reject(refusal(tool.name, policy, waitMs, false));
       }, waitMs);
       const stopWatching = onAbort(signal, () => {
         leave();
@@ -145,7 +146,7 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
         };
       }
       if (signal.aborted) throw HardError.cancelled();
-      if (Date.now() + pause > until) throw refusal(tool.name, policy, Math.max(0, until - asked));
+      if (Date.now() + pause > until) throw refusal(tool.name, policy, Math.max(0, until - asked), true);
       await delay(pause, signal).catch(() => {
         throw HardError.cancelled();
       });

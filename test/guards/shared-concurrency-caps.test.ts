@@ -89,8 +89,9 @@ test('while Redis is away, each replica caps with its own slots, and nothing han
   try {
     const started = Date.now();
     const results = await Promise.all([call(a, 'capped'), call(a, 'capped'), call(a, 'capped'), call(b, 'capped')]);
-    // Two on a (its own cap of 2), one on b: one call of a's three is refused.
+    // Two on a (its own cap of 2), one on b: one call of a's three is refused, saying whose cap.
     expect(results.filter((r) => !r.isError)).toHaveLength(3);
+    expect(results.find((r) => r.isError)?.error?.message).toBe('tool "capped" is at its limit of 2 calls running at once on this dispatch replica; this call was not executed');
     expect(tools.count('/capped')).toBe(3);
     expect(Date.now() - started).toBeLessThan(5_000);
   } finally {

@@ -133,6 +133,17 @@ export function createAbortScope(): AbortScope {
   return { signal, abort: (reason) => abortScope(signal, reason) };
 }
 
+/** `work`'s value, or undefined once `signal` has aborted first (its listener removed either way). */
+export async function unlessAborted<T>(work: Promise<T>, signal: TurnSignal): Promise<T | undefined> {
+  let stop = () => undefined as void;
+  const aborted = new Promise<undefined>((resolve) => (stop = onAbort(signal, () => resolve(undefined))));
+  try {
+    return await Promise.race([work, aborted]);
+  } finally {
+    stop();
+  }
+}
+
 /** Waits `ms`, rejecting with the signal's reason as soon as `signal` aborts (the timer is cleared). */
 export function delay(ms: number, signal: TurnSignal): Promise<void> {
   if (signal.aborted) return Promise.reject(signal.reason);

@@ -85,9 +85,9 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
     const deadline = deadlineOf(call);
     const timer = deadline === Infinity ? undefined : DEADLINES.add(Math.max(0, deadline - Date.now()), abort);
     const traceparent = call.metadata.get('traceparent')[0]?.toString();
-    const observer = deps.observer.turn({ tenant: tenant, sessionId: request.sessionId, turn: request.turn, traceparent, callCount: request.calls.length });
+    const observer = deps.observer.turn({ tenant, sessionId: request.sessionId, turn: request.turn, traceparent, callCount: request.calls.length });
     const turn: TurnContext = {
-      tenant: tenant,
+      tenant,
       sessionId: request.sessionId,
       turn: request.turn,
       signal: scope.signal,
@@ -96,7 +96,7 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
       interactive: request.interactive,
       observer,
       traceparent,
-      scope: { tenant: tenant, sessionId: request.sessionId },
+      scope: { tenant, sessionId: request.sessionId },
     };
     try {
       const parallel = request.mode === DispatchMode.PARALLEL && request.calls.length >= 2 && options.parallel;

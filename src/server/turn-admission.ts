@@ -36,12 +36,15 @@ export function createTurnAdmission(bounds: TurnBounds): TurnAdmission {
   return {
     admit(tenant) {
       const mine = perTenant.get(tenant) ?? 0;
-      if (inFlight >= bounds.maxTurnsInFlight || mine >= bounds.maxTurnsPerTenant) refused++;
-      if (inFlight >= bounds.maxTurnsInFlight) {
-        throw new RpcError(grpc.status.RESOURCE_EXHAUSTED, `this dispatch replica is running its limit of ${bounds.maxTurnsInFlight} turns at once (limits.max_turns_in_flight); nothing was run, try again shortly`, 'OVERLOADED');
-      }
-      if (mine >= bounds.maxTurnsPerTenant) {
-        throw new RpcError(grpc.status.RESOURCE_EXHAUSTED, `tenant "${tenant}" is running its limit of ${bounds.maxTurnsPerTenant} turns at once on this dispatch replica (limits.max_turns_per_tenant); nothing was run, try again shortly`, 'OVERLOADED');
+      const full =
+        inFlight >= bounds.maxTurnsInFlight
+          ? `this dispatch replica is running its limit of ${bounds.maxTurnsInFlight} turns at once (limits.max_turns_in_flight)`
+          : mine >= bounds.maxTurnsPerTenant
+            ? `tenant "${tenant}" is running its limit of ${bounds.maxTurnsPerTenant} turns at once on this dispatch replica (limits.max_turns_per_tenant)`
+            : undefined;
+      if (full) {
+        refused++;
+        throw new RpcError(grpc.status.RESOURCE_EXHAUSTED, `${full}; nothing was run, try again shortly`, 'OVERLOADED');
       }
       perTenant.set(tenant, mine + 1);
       inFlight++;

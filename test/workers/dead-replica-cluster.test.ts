@@ -1,10 +1,7 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { Effect } from '../../gen/dispatch/v1/tool_pb';
-import { startDaemon, type Daemon } from '../helpers/daemon';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-server';
+import { startDoomedReplica, type DoomedReplica } from './doomed-replica';
 import { startWorkerApp, type WorkerApp } from './worker-app';
 import { echoAnswer, eventually, startWorker, type TestWorker } from './worker-harness';
 
@@ -20,24 +17,19 @@ jest.setTimeout(60_000);
 const pay = { name: 'x_pay', inputSchema: '{"type":"object"}', effect: Effect.SIDE_EFFECT, timeoutMs: 8_000 };
 
 let cluster: TestRedisCluster;
-let dir: string;
-let doomed: Daemon;
+let doomed: DoomedReplica;
 let caller: WorkerApp;
 let worker: TestWorker | undefined;
 beforeAll(async () => {
   cluster = await startRedisCluster(3);
-  dir = mkdtempSync(join(tmpdir(), 'dispatch-dead-replica-'));
-  const config = join(dir, 'config.yaml');
-  writeFileSync(config, 'tools: []\n');
-  doomed = await startDaemon(['--redis', cluster.url, '--config', config]);
+  doomed = await startDoomedReplica(cluster.url);
   caller = await startWorkerApp({}, { redisUrl: cluster.url });
 });
 afterAll(async () => {
   await worker?.close().catch(() => undefined);
-  if (doomed?.child.exitCode === null && doomed.child.signalCode === null) doomed.child.kill('SIGKILL');
+  doomed?.close();
   await caller?.close();
   await cluster?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const call = (id: string) => caller.dispatch.dispatch({ sessionId: 's', calls: [{ id, name: 'x_pay', arguments: `{"id":"${id}"}` }] }).then((r) => r.results[0]!);

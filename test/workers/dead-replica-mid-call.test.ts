@@ -1,10 +1,7 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { Effect } from '../../gen/dispatch/v1/tool_pb';
-import { startDaemon, type Daemon } from '../helpers/daemon';
 import { startRedis, startRedisCluster, type TestRedis } from '../helpers/redis-server';
+import { startDoomedReplica, type DoomedReplica } from './doomed-replica';
 import { startWorkerApp, type WorkerApp } from './worker-app';
 import { eventually, startWorker, type TestWorker } from './worker-harness';
 
@@ -24,24 +21,19 @@ describe.each([
   ['a Redis Cluster', async () => startRedisCluster(3)],
 ])('a replica killed while running a relayed call, on %s', (_name, startStore) => {
   let store: { url: string; close(): Promise<void> };
-  let dir: string;
-  let doomed: Daemon;
+  let doomed: DoomedReplica;
   let caller: WorkerApp;
   let worker: TestWorker | undefined;
   beforeAll(async () => {
     store = await startStore();
-    dir = mkdtempSync(join(tmpdir(), 'dispatch-dead-mid-call-'));
-    const config = join(dir, 'config.yaml');
-    writeFileSync(config, 'tools: []\n');
-    doomed = await startDaemon(['--redis', store.url, '--config', config]);
+    doomed = await startDoomedReplica(store.url);
     caller = await startWorkerApp({}, { redisUrl: store.url });
   });
   afterAll(async () => {
     await worker?.close().catch(() => undefined);
-    if (doomed?.child.exitCode === null && doomed.child.signalCode === null) doomed.child.kill('SIGKILL');
+    doomed?.close();
     await caller?.close();
     await store?.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   const call = (id: string) => caller.dispatch.dispatch({ sessionId: 's', calls: [{ id, name: 'x_slow', arguments: '{"order":7}' }] }).then((r) => r.results[0]!);

@@ -1,12 +1,13 @@
-import { answerWithin, closeWithin, clusterSubscribers, connectRedis, createOrderedPublisher, createWatchedSubscriber, PublishStalledError } from '../../store/redis';
+import { answerWithin, closeWithin, connectRedis, createOrderedPublisher, createWatchedSubscriber, PublishStalledError } from '../../store/redis';
 import { randomUUID } from 'node:crypto';
 import { Cluster } from 'ioredis';
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import type { ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
 import { DispatchError } from '../../errors';
 import type { Logger } from '../../log';
-import { abortHookOf, onAbort } from '../../pipeline/signals';
+import { abortHookOf, unlessAborted } from '../../pipeline/signals';
 import type { ToolRegistry } from '../../registry';
+import { createHostWatch, subscriberCount } from './host-watch';
 import { fromWire, parseRelayMessage, toWire, type RelayMessage } from './relay-messages';
 import { createRouteTable } from './route-table';
 import { createSpecSync, SPECS_KEY } from './spec-sync';
@@ -41,17 +42,6 @@ const CANCEL_MEMORY_MS = 60_000;
 
 function relayDown(cause: unknown): DispatchError {
   return new DispatchError(ErrorKind.UNAVAILABLE, 'the link to other dispatch replicas (Redis) is down, so no worker could be reached; the call was not executed', { phase: 'before', recoverable: true, cause });
-}
-
-/** `work`'s value, or undefined once `signal` has aborted first. */
-async function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
-  let stop = () => undefined as void;
-  const aborted = new Promise<undefined>((resolve) => (stop = onAbort(signal, () => resolve(undefined))));
-  try {
-    return await Promise.race([work, aborted]);
-  } finally {
-    stop();
-  }
 }
 
 /**
@@ -183,69 +173,18 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
    * `subscriberCountTimeoutMs`, as a replica not known to be gone may be listening.
    */
   async function mayBeListening(cluster: Cluster, replica: string): Promise<boolean> {
-    return (await subscribersOf(cluster, replica)) !== 0;
+    return (await subscriberCount(cluster, replicaChannel(replica), o.options.subscriberCountTimeoutMs)) !== 0;
   }
 
-  /** Subscribers on `replica`'s channel (on every node of a Cluster); undefined when not known in time. */
-  function subscribersOf(client: typeof redis, replica: string): Promise<number | undefined> {
-    const channel = replicaChannel(replica);
-    const count = client instanceof Cluster ? clusterSubscribers(client, channel) : client.pubsub('NUMSUB', channel).then((reply) => Number((reply as unknown[])[1]));
-    return answerWithin(count, o.options.subscriberCountTimeoutMs).catch(() => undefined);
-  }
-
-  // Replicas running calls this one awaits, by id: the call ids and their tools, and how many
-  // checks in a row found no one subscribed on the replica's channel.
-  const hosts = new Map<string, { readonly calls: Map<string, string>; missed: number }>();
-  let hostChecks: NodeJS.Timeout | undefined;
-  let checking = false;
-
-  /**
-   * Watches the replica running a call whose reply this one awaits: a replica that died (SIGKILL,
-   * its node lost) leaves no subscriber on its channel, as Redis drops a closed connection's
-   * subscriptions, so its calls fail UNAVAILABLE during (their outcome is unknown) once
-   * `maxMissedProbes` + 2 counts in a row, `probeIntervalMs` apart (4 over 3 s by default),
-   * found none, instead of at their deadline. A live replica's subscription that moves (it missed
-   * its probes) or reconnects (Redis restarted; at most 1 s between attempts) is back within that
-   * time; a count that fails or is late starts the series again. Returns the unwatch.
-   */
-  function watchHost(replica: string, id: string, tool: string): () => void {
-    let host = hosts.get(replica);
-    if (!host) hosts.set(replica, (host = { calls: new Map(), missed: 0 }));
-    host.calls.set(id, tool);
-    if (!hostChecks) {
-      hostChecks = setInterval(() => void checkHosts(), o.options.probeIntervalMs);
-      hostChecks.unref();
-    }
-    return () => {
-      host.calls.delete(id);
-      if (host.calls.size === 0 && hosts.get(replica) === host) hosts.delete(replica);
-      if (hosts.size === 0) {
-        clearInterval(hostChecks);
-        hostChecks = undefined;
-      }
-    };
-  }
-
-  async function checkHosts(): Promise<void> {
-    if (checking) return;
-    checking = true;
-    try {
-      await Promise.all(
-        [...hosts].map(async ([replica, host]) => {
-          const count = await subscribersOf(redis, replica);
-          host.missed = count === 0 ? host.missed + 1 : 0;
-          if (host.missed < o.options.maxMissedProbes + 2) return;
-          o.logger.warn('a replica running calls for this one is gone (nothing subscribed on its channel); its calls failed', { replica, calls: host.calls.size });
-          for (const [id, tool] of host.calls) {
-            const gone = new DispatchError(ErrorKind.UNAVAILABLE, `the dispatch replica running "${tool}" on its worker stopped while running the call`, { phase: 'during', recoverable: true });
-            waiting.get(id)?.settle(undefined, gone);
-          }
-        }),
-      );
-    } finally {
-      checking = false;
-    }
-  }
+  // A replica that dies while running a call for this one fails the call (its outcome unknown)
+  // after maxMissedProbes + 2 counts that find it gone (4 over 3 s by default), not at its deadline.
+  const hostWatch = createHostWatch({
+    count: (replica) => subscriberCount(redis, replicaChannel(replica), o.options.subscriberCountTimeoutMs),
+    intervalMs: o.options.probeIntervalMs,
+    missesToGone: o.options.maxMissedProbes + 2,
+    logger: o.logger,
+    onGone: (id, tool) => waiting.get(id)?.settle(undefined, new DispatchError(ErrorKind.UNAVAILABLE, `the dispatch replica running "${tool}" on its worker stopped while running the call`, { phase: 'during', recoverable: true })),
+  });
 
   function awaitReply(id: string, replica: string, request: AssignmentRequest, signal: AbortSignal): Promise<string> {
     return new Promise<string>((resolve, reject) => {
@@ -326,7 +265,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
           await reply;
           continue;
         }
-        const unwatch = watchHost(replica, id, request.tool);
+        const unwatch = hostWatch.watch(replica, id, request.tool);
         try {
           return await reply;
         } catch (error) {
@@ -344,7 +283,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
     async close() {
       closed = true;
       clearInterval(refresh);
-      clearInterval(hostChecks);
+      hostWatch.close();
       for (const controller of inflight.values()) controller.abort(new Error('replica shutting down'));
       for (const w of [...waiting.values()]) w.settle(undefined, new DispatchError(ErrorKind.UNAVAILABLE, 'dispatch is shutting down', { phase: 'during', recoverable: true }));
       // The connection queues while Redis is away, with no command timeout: neither waits longer

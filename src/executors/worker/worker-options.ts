@@ -34,7 +34,7 @@ export interface WorkerOptions {
   /**
    * How often the relay's subscription publishes a probe to itself (Redis only); each must be
    * heard before the next goes out (see createWatchedSubscriber). Also how often the replicas
-   * running calls this one awaits are checked for a subscriber (see watchHost). @default 1000
+   * running calls this one awaits are checked for a subscriber (see createHostWatch). @default 1000
    */
   readonly probeIntervalMs?: number;
   /**

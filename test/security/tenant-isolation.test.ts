@@ -145,12 +145,16 @@ describe.each<Mode>(['memory store', 'redis store, A and B on different replicas
   });
 
   test("GetToolStats on one server reports a tenant's own calls only", async () => {
-    const before = await app.registry.getToolStats({ tool: 'lookup' }, asB);
-    const callsOf = (r: typeof before) => Number(r.stats.find((s) => s.tool === 'lookup')?.calls ?? 0n);
-    const bBefore = callsOf(before);
+    const callsOf = (r: Awaited<ReturnType<typeof app.registry.getToolStats>>) => Number(r.stats.find((s) => s.tool === 'lookup')?.calls ?? 0n);
+    const bCallsOn = async (server: AuthApp) => callsOf(await server.registry.getToolStats({ tool: 'lookup' }, asB));
+    // On two replicas, B's earlier call on its own replica reaches A's replica with B's next stats
+    // flush (every second): wait until both replicas agree on B's count before taking it.
+    for (let i = 0; i < 60 && (await bCallsOn(app)) !== (await bCallsOn(appB)); i++) await new Promise((r) => setTimeout(r, 50));
+    const bBefore = await bCallsOn(app);
+    expect(bBefore).toBe(await bCallsOn(appB));
     const aBefore = callsOf(await app.registry.getToolStats({ tool: 'lookup' }, asA));
     await app.dispatch.dispatch({ sessionId: 'stats', calls: [1, 2, 3].map((i) => ({ id: `s${i}`, name: 'lookup', arguments: `{"q":"${i}"}` })) }, asA);
     expect(callsOf(await app.registry.getToolStats({ tool: 'lookup' }, asA))).toBe(aBefore + 3);
-    expect(callsOf(await app.registry.getToolStats({ tool: 'lookup' }, asB))).toBe(bBefore);
+    expect(await bCallsOn(app)).toBe(bBefore);
   });
 });

@@ -12,6 +12,8 @@ export { parsePolicies, DEFAULT_ENDPOINT_TIMEOUT_MS } from './parse-policies';
 export { EMPTY_POLICIES, CONDITION_OPS } from './policy-types';
 export type { PolicyConfig, PolicyRule, Condition, ConditionOp, RuleDecision, EndpointPolicy, BreakerPolicy, AfterRule, ConcurrencyPolicy } from './policy-types';
 export { createToolSlots } from './tool-slots';
+export { createSlotWakeups } from './slot-wakeups';
+export type { SlotWakeups } from './slot-wakeups';
 export type { SharedSlotsOptions } from './tool-slots';
 export { evaluateRules } from './policy-rules';
 export type { RulesVerdict } from './policy-rules';

@@ -2,18 +2,21 @@ import { randomBytes } from 'node:crypto';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError, HardError } from '../errors';
 import { throttledWarn, type Logger } from '../log';
-import { breakerKey, delay, onAbort, type Release, type SlotTool, type ToolSlots, type TurnSignal } from '../pipeline';
+import { breakerKey, onAbort, type Release, type SlotTool, type ToolSlots, type TurnSignal } from '../pipeline';
 import { defineSlotScript, storeCall, type RedisClient } from '../store/redis';
 import { globAny } from './glob';
 import type { ConcurrencyPolicy } from './policy-types';
+import { SlotWaiter, type SlotWakeups } from './slot-wakeups';
 
 /** Tool names whose cap (or lack of one) is remembered; past it the memo starts again. */
 const MAX_REMEMBERED_TOOLS = 10_000;
 /** A shared slot's lease beyond the tool's timeout: a replica that died holding it frees it then. */
 const LEASE_MARGIN_MS = 5_000;
-/** First and longest pause between two tries for a shared slot, in ms. */
+/** First and longest pause between two tries for a shared slot, in ms; a release elsewhere ends a pause at once (with wakeups). */
 const FIRST_RETRY_MS = 25;
 const MAX_RETRY_MS = 200;
+/** The longest pause when releases wake the waiters: the timer then only finds leases that ran out and wakeups that were lost. */
+const MAX_RETRY_WITH_WAKEUPS_MS = 1_000;
 
 /** One tool's slots: how many are taken, and the attempts waiting for one, first in line first. */
 interface ToolState {
@@ -27,6 +30,8 @@ export interface SharedSlotsOptions {
   readonly redis: RedisClient;
   /** Time one Redis step may take, in ms. @default 1000 */
   readonly timeoutMs?: number;
+  /** Wakes a waiting call when another replica gives a slot back; without it, waiting calls only try again every 25-200 ms. */
+  readonly wakeups?: SlotWakeups;
   readonly logger?: Logger;
 }
 
@@ -48,8 +53,9 @@ let leases = 0;
  * refused UNAVAILABLE before execution when none does. Undefined when there are no caps, so the
  * pipeline asks nothing per attempt. With `shared`, a `shared: true` cap holds for every replica
  * together: its slots are leases in Redis (take-slot.lua; a lease lasts the tool's timeout plus a
- * margin), a waiting attempt tries again every 25-200 ms, and while Redis fails the cap falls back
- * to this replica's own slots.
+ * margin), a waiting attempt tries again as soon as any replica gives a slot back (release-slot.lua
+ * publishes it; with `wakeups`) and on a timer besides (25 ms doubling to 1 s, or to 200 ms without
+ * wakeups), and while Redis fails the cap falls back to this replica's own slots.
  */
 export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?: SharedSlotsOptions): ToolSlots | undefined {
   if (policies.length === 0) return undefined;
@@ -123,34 +129,46 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
     const asked = Date.now();
     const until = Math.min(asked + policy.waitMs, deadline);
     const timeoutMs = backend.timeoutMs ?? 1000;
-    for (let pause = FIRST_RETRY_MS; ; pause = Math.min(pause * 2, MAX_RETRY_MS)) {
-      let taken: number;
-      try {
-        taken = await storeCall('a shared slot', timeoutMs, () => backend.redis.dispatchTakeSlot(key, policy.maxInFlight, tool.timeoutMs + LEASE_MARGIN_MS, lease));
-      } catch (error) {
-        warn("shared concurrency caps: redis failed, this replica's own slots apply", { tool: tool.name, error: (error as Error).message });
-        return takeLocal(tool, policy, signal, deadline);
+    const channel = `${key}:free`;
+    const waiter = new SlotWaiter(signal);
+    const maxPause = backend.wakeups ? MAX_RETRY_WITH_WAKEUPS_MS : MAX_RETRY_MS;
+    try {
+      for (let pause = FIRST_RETRY_MS; ; pause = Math.min(pause * 2, maxPause)) {
+        let taken: number;
+        try {
+          taken = await storeCall('a shared slot', timeoutMs, () => backend.redis.dispatchTakeSlot(key, policy.maxInFlight, tool.timeoutMs + LEASE_MARGIN_MS, lease));
+        } catch (error) {
+          warn("shared concurrency caps: redis failed, this replica's own slots apply", { tool: tool.name, error: (error as Error).message });
+          return takeLocal(tool, policy, signal, deadline);
+        }
+        if (taken === 1) return sharedRelease(backend, tool, key, lease, channel);
+        if (signal.aborted) throw HardError.cancelled();
+        const left = until - Date.now();
+        if (left <= 0) throw refusal(tool.name, policy, Math.max(0, until - asked), true);
+        // Listening from the first refusal on: a release from now on ends the pause. The last
+        // pause ends at the end of the wait, for one last try.
+        waiter.listen(backend.wakeups, channel);
+        await waiter.pause(Math.min(pause, left));
       }
-      if (taken === 1) {
-        const local = breakerKey(tool);
-        sharedTaken.set(local, (sharedTaken.get(local) ?? 0) + 1);
-        let released = false;
-        return () => {
-          if (released) return;
-          released = true;
-          const left = sharedTaken.get(local)! - 1;
-          if (left === 0) sharedTaken.delete(local);
-          else sharedTaken.set(local, left);
-          // A release that fails leaves the slot to its lease.
-          backend.redis.zrem(key, lease).catch(() => undefined);
-        };
-      }
-      if (signal.aborted) throw HardError.cancelled();
-      if (Date.now() + pause > until) throw refusal(tool.name, policy, Math.max(0, until - asked), true);
-      await delay(pause, signal).catch(() => {
-        throw HardError.cancelled();
-      });
+    } finally {
+      waiter.stop();
     }
+  }
+
+  /** The release of a shared slot this replica took: the lease is given back and the waiters told. */
+  function sharedRelease(backend: SharedSlotsOptions, tool: SlotTool, key: string, lease: string, channel: string): Release {
+    const local = breakerKey(tool);
+    sharedTaken.set(local, (sharedTaken.get(local) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = sharedTaken.get(local)! - 1;
+      if (left === 0) sharedTaken.delete(local);
+      else sharedTaken.set(local, left);
+      // A release that fails leaves the slot to its lease.
+      backend.redis.dispatchReleaseSlot(key, lease, channel).catch(() => undefined);
+    };
   }
 
   return {

@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { startRedis, type TestRedis } from '../helpers/redis-server';
 import { json, maxInFlight, startApp, startToolServer, type ToolServer } from '../helpers/servers';
+import { HANDOFF_POLICY, handoffTool, takeTurns } from './slot-handoffs';
 
 // A `shared: true` concurrency cap holds for every replica together: two apps sharing a real
 // Redis, and a real HTTP tool that records overlap. A slot left by a replica that died frees
@@ -22,11 +23,20 @@ tools:
     retry: { max_attempts: 1 }
     input_schema: '{"type":"object"}'
     http: { url: "${url}/queued" }
+  - name: brief
+    effect: read_only
+    retry: { max_attempts: 1 }
+    input_schema: '{"type":"object"}'
+    http: { url: "${url}/brief" }
+${handoffTool(url)}
 policies:
   - match: capped
     concurrency: { max_in_flight: 2, shared: true }
   - match: queued
     concurrency: { max_in_flight: 1, wait_ms: 5000, shared: true }
+${HANDOFF_POLICY}
+  - match: brief
+    concurrency: { max_in_flight: 1, wait_ms: 350, shared: true }
 `;
 
 let redis: TestRedis;
@@ -35,7 +45,7 @@ let a: Awaited<ReturnType<typeof startApp>>;
 let b: Awaited<ReturnType<typeof startApp>>;
 beforeAll(async () => {
   redis = await startRedis({ own: true });
-  tools = await startToolServer({ '/capped': json({ ok: true }, 300), '/queued': json({ ok: true }, 200) });
+  tools = await startToolServer({ '/capped': json({ ok: true }, 300), '/queued': json({ ok: true }, 200), '/handoff': json({ ok: true }, 400), '/brief': json({ ok: true }, 250) });
   a = await startApp(yaml(tools.url), { redisUrl: redis.url });
   b = await startApp(yaml(tools.url), { redisUrl: redis.url });
 });
@@ -69,6 +79,26 @@ test('with wait_ms, calls on both replicas take turns: all run, one at a time', 
   expect(Math.max(...held)).toBe(1);
   expect(results.every((r) => !r.isError)).toBe(true);
   expect(tools.count('/queued')).toBe(4);
+  expect(maxInFlight(tools.received)).toBe(1);
+});
+
+test('a call waiting on one replica starts as soon as the other gives the slot back, not at its next try', async () => {
+  // A waiter that only tried again on its timer (25 ms doubling to 200 ms, or to 1 s with
+  // wakeups) would start up to that long after the slot came free.
+  const turns = await takeTurns(a, b, tools);
+  expect(turns.errors).toEqual([]);
+  expect(turns.maxInFlight).toBe(1);
+  expect(turns.gaps).toHaveLength(3);
+  expect(Math.max(...turns.gaps)).toBeLessThan(60);
+});
+
+test('a waiting call gets a slot that comes free near the end of its wait', async () => {
+  // The slot is held for 250 ms of the waiter's 350: it must be taken, not refused because the
+  // next timed try would have fallen past the wait.
+  const first = call(a, 'brief');
+  await new Promise((r) => setTimeout(r, 20));
+  const results = await Promise.all([first, call(b, 'brief')]);
+  expect(results.map((r) => r.error?.message ?? 'ok')).toEqual(['ok', 'ok']);
   expect(maxInFlight(tools.received)).toBe(1);
 });
 

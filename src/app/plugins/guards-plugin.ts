@@ -1,4 +1,4 @@
-import { createApprovalsRelay, createGuards, parsePolicies, approvalHandlers, type ApprovalsRelay, type GuardsOptions } from '../../guards';
+import { createApprovalsRelay, createGuards, createSlotWakeups, parsePolicies, approvalHandlers, type ApprovalsRelay, type GuardsOptions } from '../../guards';
 import { closeWithin, connectRedis } from '../../store/redis';
 import { createGuardMiddleware, type GuardMiddlewareOptions } from '../../middleware';
 import type { Authenticator } from '../../server';
@@ -20,7 +20,9 @@ export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFac
     // Shared concurrency caps keep their slots in Redis, on a connection that fails fast (a call
     // falls back to this replica's own slots rather than wait for Redis).
     const slotsRedis = redisUrl && policies.concurrency.some((c) => c.shared) ? connectRedis(redisUrl, { commandTimeoutMs: ctx.config.limits.storeTimeoutMs, logger: ctx.logger }) : undefined;
-    const sharedSlots = slotsRedis ? { redis: slotsRedis, timeoutMs: ctx.config.limits.storeTimeoutMs, logger: ctx.logger } : undefined;
+    // Waiting calls hear the slots given back on any replica (connections opened at the first wait).
+    const wakeups = slotsRedis && redisUrl ? createSlotWakeups({ connect: () => connectRedis(redisUrl, { queueWhileDown: true, logger: ctx.logger }), logger: ctx.logger }) : undefined;
+    const sharedSlots = slotsRedis ? { redis: slotsRedis, timeoutMs: ctx.config.limits.storeTimeoutMs, wakeups, logger: ctx.logger } : undefined;
     const set = createGuards({ ...options, policies, approvalTimeoutMs: ctx.config.limits.approvalTimeoutMs, observer: () => ctx.observer(), logger: ctx.logger, sharedSlots });
     const middleware = createGuardMiddleware({ redaction: options.redaction, memoize: options.memoize });
     // Late-bound: the auth plugin's authenticator is known only once every plugin is built.
@@ -37,6 +39,7 @@ export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFac
       handlers: { dispatch: approvalHandlers(set.approvals, authenticate, ctx.logger, () => resolve) },
       async close() {
         await relay?.close();
+        await wakeups?.close();
         if (slotsRedis) await closeWithin(slotsRedis, 1_000);
         set.close();
         middleware.cache.clear();

@@ -18,6 +18,8 @@ declare module 'ioredis' {
     dispatchEndSession(window: string, memory: string, recordIndex: string, resultIndex: string): Result<number, Context>;
     /** take-slot.lua: takes a shared concurrency slot; 1 when taken, 0 when all are held. */
     dispatchTakeSlot(slots: string, max: number, leaseMs: number, leaseId: string): Result<number, Context>;
+    /** release-slot.lua: gives a shared concurrency slot back and tells the waiters on `channel`; 1 when it was held. */
+    dispatchReleaseSlot(slots: string, leaseId: string, channel: string): Result<number, Context>;
   }
 }
 
@@ -37,9 +39,10 @@ const SCRIPTS = [
   ['dispatchEndSession', 'end-session.lua', 4],
 ] as const;
 
-/** Defines take-slot.lua (the shared concurrency caps) on a client. */
+/** Defines take-slot.lua and release-slot.lua (the shared concurrency caps) on a client. */
 export function defineSlotScript(client: RedisClient): void {
   client.defineCommand('dispatchTakeSlot', { lua: readScript('take-slot.lua'), numberOfKeys: 1 });
+  client.defineCommand('dispatchReleaseSlot', { lua: readScript('release-slot.lua'), numberOfKeys: 1 });
 }
 
 /**

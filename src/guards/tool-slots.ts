@@ -36,7 +36,7 @@ export interface SharedSlotsOptions {
 }
 
 /** The refusal of an attempt that got no slot; `everywhere` when the slots it asked for were the shared ones. */
-function refusal(tool: string, policy: ConcurrencyPolicy, waited: number, everywhere: boolean): DispatchError {
+function refusalOf(tool: string, policy: ConcurrencyPolicy, waited: number, everywhere: boolean): DispatchError {
   const limit = `its limit of ${policy.maxInFlight} call${policy.maxInFlight === 1 ? '' : 's'} running at once ${everywhere ? 'on all dispatch replicas together' : 'on this dispatch replica'}`;
   const message = waited > 0 ? `tool "${tool}" stayed at ${limit} for ${waited} ms; this call was not executed` : `tool "${tool}" is at ${limit}; this call was not executed`;
   return new DispatchError(ErrorKind.UNAVAILABLE, message, { phase: 'before', recoverable: true, suggestion: 'Call it again in a moment, or do something else first.' });
@@ -65,6 +65,16 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
   const states = new Map<string, ToolState>();
   /** Shared slots this replica holds now, by breaker key (for the in-flight gauge). */
   const sharedTaken = new Map<string, number>();
+  /** Attempts refused so far, by breaker key (for the refusals counter); past MAX_REMEMBERED_TOOLS keys, new ones count under "*". */
+  const refusals = new Map<string, number>();
+
+  /** Counts the refusal of an attempt of `tool` and makes its error. */
+  function refusal(tool: SlotTool, policy: ConcurrencyPolicy, waited: number, everywhere: boolean): DispatchError {
+    let key = breakerKey(tool);
+    if (!refusals.has(key) && refusals.size >= MAX_REMEMBERED_TOOLS) key = '*';
+    refusals.set(key, (refusals.get(key) ?? 0) + 1);
+    return refusalOf(tool.name, policy, waited, everywhere);
+  }
 
   function capOf(name: string): ConcurrencyPolicy | undefined {
     let policy = policyOf.get(name);
@@ -96,7 +106,7 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
       return releaser(key, state);
     }
     const waitMs = Math.min(policy.waitMs, deadline - Date.now());
-    if (!(waitMs > 0)) throw refusal(tool.name, policy, 0, false);
+    if (!(waitMs > 0)) throw refusal(tool, policy, 0, false);
     if (signal.aborted) throw HardError.cancelled();
     const queue = state.waiting;
     return new Promise<Release>((resolve, reject) => {
@@ -112,7 +122,7 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
       };
       const timer = setTimeout(() => {
         leave();
-        reject(refusal(tool.name, policy, waitMs, false));
+        reject(refusal(tool, policy, waitMs, false));
       }, waitMs);
       const stopWatching = onAbort(signal, () => {
         leave();
@@ -144,7 +154,7 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
         if (taken === 1) return sharedRelease(backend, tool, key, lease, channel);
         if (signal.aborted) throw HardError.cancelled();
         const left = until - Date.now();
-        if (left <= 0) throw refusal(tool.name, policy, Math.max(0, until - asked), true);
+        if (left <= 0) throw refusal(tool, policy, Math.max(0, until - asked), true);
         // Listening from the first refusal on: a release from now on ends the pause. The last
         // pause ends at the end of the wait, for one last try.
         waiter.listen(backend.wakeups, channel);
@@ -177,6 +187,7 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
       if (!policy) return undefined;
       return policy.shared && shared ? takeShared(shared, tool, policy, signal, deadline) : takeLocal(tool, policy, signal, deadline);
     },
+    refused: () => refusals,
     inUse() {
       const taken = new Map(sharedTaken);
       for (const [key, state] of states) taken.set(key, (taken.get(key) ?? 0) + state.taken);

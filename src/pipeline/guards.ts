@@ -68,6 +68,8 @@ export interface ToolSlots {
   take(tool: SlotTool, signal: TurnSignal, deadline: number): Release | undefined | Promise<Release>;
   /** Slots this replica holds now (shared ones too), by breaker key (`tool`, or `tenant/tool`), of the capped tools running any. */
   inUse(): ReadonlyMap<string, number>;
+  /** Attempts refused for want of a slot since the start, by breaker key (every capped tool refused at least once). */
+  refused(): ReadonlyMap<string, number>;
 }
 
 /** A correction proposed by a reflector: fixed arguments or a fallback tool. */

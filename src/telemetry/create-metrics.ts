@@ -29,6 +29,8 @@ export interface MetricsOptions {
   readonly subscribers: () => number;
   /** Slots taken now of the tools with a concurrency cap, by breaker key. */
   readonly slotsInUse?: () => ReadonlyMap<string, number> | undefined;
+  /** Attempts refused for want of a slot so far, by breaker key, when there are caps. */
+  readonly slotRefusals?: () => ReadonlyMap<string, number> | undefined;
   /** Dispatch RPCs running now and refused so far (the turn bounds), once the server runs. */
   readonly turns?: () => { readonly inFlight: number; readonly refused: number } | undefined;
   /**
@@ -78,18 +80,26 @@ export async function startMetrics(options: MetricsOptions): Promise<Metrics> {
     }
     for (const [labels, value] of worst) result.observe(value, labels);
   });
+  /** Counts by breaker key summed per label pair (folded pairs share one labels object). */
+  const byPair = (counts: ReadonlyMap<string, number> | undefined) => {
+    const sums = new Map<PairLabels, number>();
+    for (const [key, count] of counts ?? []) {
+      const { tenant, tool } = parseBreakerKey(key);
+      const { labels } = pairs.of(tenant, tool);
+      sums.set(labels, (sums.get(labels) ?? 0) + count);
+    }
+    return sums;
+  };
   // A tool whose attempts all ended leaves the slots' map; the SDK would go on showing its last
   // value, so every pair seen once is shown, at 0 when idle (the pairs are bounded).
   const slotPairs = new Set<PairLabels>();
   meter.createObservableGauge('dispatch.tool.in_flight', { description: 'Attempts running now of each tool with a concurrency cap (policies concurrency:), per tenant and tool' }).addCallback((result) => {
-    const sums = new Map<PairLabels, number>();
-    for (const [key, taken] of options.slotsInUse?.() ?? []) {
-      const { tenant, tool } = parseBreakerKey(key);
-      const { labels } = pairs.of(tenant, tool);
-      sums.set(labels, (sums.get(labels) ?? 0) + taken);
-      slotPairs.add(labels);
-    }
+    const sums = byPair(options.slotsInUse?.());
+    for (const labels of sums.keys()) slotPairs.add(labels);
     for (const labels of slotPairs) result.observe(sums.get(labels) ?? 0, labels);
+  });
+  meter.createObservableCounter('dispatch.tool.slot_refusals', { description: "Attempts refused UNAVAILABLE before execution because every slot of their tool's concurrency cap stayed taken, per tenant and tool" }).addCallback((result) => {
+    for (const [labels, count] of byPair(options.slotRefusals?.())) result.observe(count, labels);
   });
   meter.createObservableGauge('dispatch.events.subscribers', { description: 'Subscribe streams open on this replica' }).addCallback((result) => result.observe(options.subscribers()));
   meter.createObservableGauge('dispatch.turns.in_flight', { description: 'Dispatch RPCs (turns) running on this replica' }).addCallback((result) => {

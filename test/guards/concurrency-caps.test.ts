@@ -76,6 +76,8 @@ test('at most max_in_flight attempts run at once; without a wait the others are 
     expect(r.attempts).toBe(1);
   }
   expect(tools.count('/capped')).toBe(2);
+  // Prometheus counts the refusals per tool.
+  expect((await d.scrape()).value('dispatch_tool_slot_refusals_total', { tenant: '_shared', tool: 'capped' })).toBe(4);
 });
 
 test('with wait_ms the others wait their turn: every call runs, never more than max_in_flight at once', async () => {
@@ -103,6 +105,7 @@ test('a call that gets no slot within wait_ms is refused, saying how long it wai
   expect(Date.now() - asked).toBeLessThan(550);
   expect((await first).isError).toBe(false);
   expect(tools.count('/short_wait')).toBe(1);
+  expect((await d.scrape()).value('dispatch_tool_slot_refusals_total', { tenant: '_shared', tool: 'short_wait' })).toBe(1);
 });
 
 test('a refusal fails before execution, so the retry policy tries again after its backoff', async () => {

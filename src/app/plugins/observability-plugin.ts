@@ -27,7 +27,7 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
   const tracing = createTracing(process.env, logger);
   try {
     if (ctx.options.metricsListen) {
-      metrics = await startMetrics({ listen: ctx.options.metricsListen, stats, breakerStates: observed.states, subscribers: () => bus.subscriberCount, turns: () => turns?.(), slotsInUse: () => slots?.inUse(), logger, maxLabelPairs: settings.maxLabelPairs });
+      metrics = await startMetrics({ listen: ctx.options.metricsListen, stats, breakerStates: observed.states, subscribers: () => bus.subscriberCount, turns: () => turns?.(), slotsInUse: () => slots?.inUse(), slotRefusals: () => slots?.refused(), logger, maxLabelPairs: settings.maxLabelPairs });
     }
     if (ctx.options.redisUrl) {
       const url = ctx.options.redisUrl;

@@ -19,6 +19,13 @@ export interface Limits {
   readonly maxTurnsInFlight: number;
   /** Dispatch RPCs running at once on a replica for one tenant (so one cannot take every place). @default 512 */
   readonly maxTurnsPerTenant: number;
+  /**
+   * Characters of call arguments held by the turns running at once on a replica: a turn that would
+   * take the sum past it is refused RESOURCE_EXHAUSTED before any of its calls runs (unless no
+   * other turn runs), so that many large turns at once cannot exhaust the replica's memory, which
+   * the turn counts alone allow (1,024 turns of 4 MiB). @default 256 Mi (268435456)
+   */
+  readonly maxArgumentCharsInFlight: number;
   /** Concurrent Subscribe streams per tenant. @default 64 */
   readonly maxSubscribersPerTenant: number;
   /** Events buffered per subscriber before the oldest are dropped. @default 1024 */
@@ -58,6 +65,7 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   maxCallsPerTurn: 128,
   maxTurnsInFlight: 1024,
   maxTurnsPerTenant: 512,
+  maxArgumentCharsInFlight: 256 * 1024 * 1024,
   maxArgumentBytes: 1024 * 1024,
   maxArgumentDepth: 64,
   maxSchemaBytes: 256 * 1024,

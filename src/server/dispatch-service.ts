@@ -51,6 +51,13 @@ function deadlineOf(call: ServerSurfaceCall): number {
   return Number.isFinite(ms) && ms > 0 ? ms : Infinity;
 }
 
+/** The characters of a turn's call arguments (what its memory grows with). */
+function argumentChars(request: DispatchRequest): number {
+  let chars = 0;
+  for (const call of request.calls) chars += call.arguments.length;
+  return chars;
+}
+
 /** The unary handlers of DispatchService that this file owns: Dispatch, ReadResult, EndSession. */
 export function dispatchHandlers(options: DispatchServiceOptions) {
   const { deps, authenticate } = options;
@@ -64,7 +71,7 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
     checkRequest(request, deps.limits.maxCallsPerTurn);
     let release: () => void;
     try {
-      release = admission.admit(principal.tenant);
+      release = admission.admit(principal.tenant, argumentChars(request));
     } catch (error) {
       warnOverloaded('turns refused: too many running at once', { tenant: principal.tenant, inFlight: admission.inFlight, error: (error as Error).message });
       throw error;

@@ -7,6 +7,8 @@ export interface TurnBounds {
   readonly maxTurnsInFlight: number;
   /** Turns running at once for one tenant. */
   readonly maxTurnsPerTenant: number;
+  /** Characters of call arguments the running turns hold, all together; a turn alone is always let in. */
+  readonly maxArgumentCharsInFlight: number;
 }
 
 /** What the turn bounds show: turns running now and turns refused since start. */
@@ -19,40 +21,47 @@ export interface TurnCounts {
 
 /** Lets turns in within the bounds: `admit` gives the release of an admitted turn, or throws. */
 export interface TurnAdmission extends TurnCounts {
-  /** Admits a turn of `tenant`, or throws RESOURCE_EXHAUSTED (reason OVERLOADED) with nothing done. */
-  admit(tenant: string): () => void;
+  /** Admits a turn of `tenant` whose calls' arguments hold `chars` characters, or throws RESOURCE_EXHAUSTED (reason OVERLOADED) with nothing done. */
+  admit(tenant: string, chars: number): () => void;
 }
 
 /**
- * Counts the turns running per tenant and in all: a turn past either bound is refused at once,
- * before any call of it runs, so that a flood of turns (one tenant's, or everyone's) cannot hold
- * unbounded memory and tool connections, and one tenant cannot take every place. Clients retry
- * RESOURCE_EXHAUSTED with backoff; a Kubernetes Service spreads the retries over replicas.
+ * Counts the turns running per tenant and in all, and the characters of arguments they hold: a
+ * turn past any bound is refused at once, before any call of it runs, so that a flood of turns
+ * (one tenant's, or everyone's, or a few large ones) cannot hold unbounded memory and tool
+ * connections, and one tenant cannot take every place. A turn is let in whatever its size when
+ * no other runs. Clients retry RESOURCE_EXHAUSTED with backoff; a Kubernetes Service spreads the
+ * retries over replicas.
  */
 export function createTurnAdmission(bounds: TurnBounds): TurnAdmission {
   const perTenant = new Map<string, number>();
   let inFlight = 0;
+  let chars = 0;
   let refused = 0;
   return {
-    admit(tenant) {
+    admit(tenant, size) {
       const mine = perTenant.get(tenant) ?? 0;
       const full =
         inFlight >= bounds.maxTurnsInFlight
           ? `this dispatch replica is running its limit of ${bounds.maxTurnsInFlight} turns at once (limits.max_turns_in_flight)`
           : mine >= bounds.maxTurnsPerTenant
             ? `tenant "${tenant}" is running its limit of ${bounds.maxTurnsPerTenant} turns at once on this dispatch replica (limits.max_turns_per_tenant)`
-            : undefined;
+            : inFlight > 0 && chars + size > bounds.maxArgumentCharsInFlight
+              ? `the turns running on this dispatch replica hold ${chars} characters of arguments; with this turn's ${size} that would pass its limit of ${bounds.maxArgumentCharsInFlight} (limits.max_argument_chars_in_flight)`
+              : undefined;
       if (full) {
         refused++;
         throw new RpcError(grpc.status.RESOURCE_EXHAUSTED, `${full}; nothing was run, try again shortly`, 'OVERLOADED');
       }
       perTenant.set(tenant, mine + 1);
       inFlight++;
+      chars += size;
       let released = false;
       return () => {
         if (released) return;
         released = true;
         inFlight--;
+        chars -= size;
         const left = perTenant.get(tenant)! - 1;
         if (left === 0) perTenant.delete(tenant);
         else perTenant.set(tenant, left);

@@ -106,7 +106,7 @@ export async function startMetrics(options: MetricsOptions): Promise<Metrics> {
     const turns = options.turns?.();
     if (turns) result.observe(turns.inFlight);
   });
-  meter.createObservableCounter('dispatch.turns.refused', { description: 'Dispatch RPCs refused RESOURCE_EXHAUSTED for limits.max_turns_in_flight or max_turns_per_tenant' }).addCallback((result) => {
+  meter.createObservableCounter('dispatch.turns.refused', { description: 'Dispatch RPCs refused RESOURCE_EXHAUSTED for limits.max_turns_in_flight, max_turns_per_tenant or max_argument_chars_in_flight' }).addCallback((result) => {
     const turns = options.turns?.();
     if (turns) result.observe(turns.refused);
   });

@@ -19,7 +19,7 @@ const metrics = metricsPortLogger();
 
 beforeAll(async () => {
   tools = await startToolServer({ '/slow': json({ ok: true }, 400) });
-  app = await startAuthApp(`${authYaml([ACME, GLOBEX])}limits: { max_turns_in_flight: 3, max_turns_per_tenant: 2 }
+  app = await startAuthApp(`${authYaml([ACME, GLOBEX])}limits: { max_turns_in_flight: 3, max_turns_per_tenant: 2, max_argument_chars_in_flight: 1000 }
 tools:
   - name: slow
     effect: read_only
@@ -36,7 +36,7 @@ let n = 0;
 const turn = (token: string) => app.dispatch.dispatch({ sessionId: `s${++n}`, calls: [{ id: 'c', name: 'slow', arguments: `{"n":${n}}` }] }, bearer(token));
 
 test('the defaults bound every tenant together and each alone', () => {
-  expect(DEFAULT_LIMITS).toMatchObject({ maxTurnsInFlight: 1024, maxTurnsPerTenant: 512 });
+  expect(DEFAULT_LIMITS).toMatchObject({ maxTurnsInFlight: 1024, maxTurnsPerTenant: 512, maxArgumentCharsInFlight: 256 * 1024 * 1024 });
 });
 
 test('a tenant past its turns is refused at once, nothing run; another tenant is not; all together are bounded too', async () => {
@@ -75,4 +75,26 @@ test('a turn its client cancels gives its place back', async () => {
   // Both places of acme are free: had the cancelled turn kept its own, one of these would be refused.
   const both = await Promise.all([turn(ACME.token), turn(ACME.token)]);
   expect(both.every((r) => !r.results[0]!.isError)).toBe(true);
+});
+
+test('turns whose arguments would take the replica past its characters in flight are refused; a turn alone always runs', async () => {
+  // Arguments of `chars` characters in all: {"pad":"xxx..."}.
+  const sized = (token: string, chars: number) => app.dispatch.dispatch({ sessionId: `s${++n}`, calls: [{ id: 'c', name: 'slow', arguments: `{"pad":"${'x'.repeat(chars - 10)}"}` }] }, bearer(token));
+  const before = tools.count('/slow');
+  const big = sized(ACME.token, 600);
+  await new Promise((r) => setTimeout(r, 100));
+  expect(await statusOf(sized(GLOBEX.token, 500))).toEqual({
+    code: grpc.status.RESOURCE_EXHAUSTED,
+    details: "the turns running on this dispatch replica hold 600 characters of arguments; with this turn's 500 that would pass its limit of 1000 (limits.max_argument_chars_in_flight); nothing was run, try again shortly",
+  });
+  // One that fits is let in beside it.
+  const small = sized(GLOBEX.token, 300);
+  for (const r of await Promise.all([big, small])) expect(r.results[0]!.isError).toBe(false);
+  expect(tools.count('/slow')).toBe(before + 2);
+  // Their characters are given back: the same two fit again.
+  const again = [sized(ACME.token, 600), sized(GLOBEX.token, 300)];
+  for (const r of await Promise.all(again)) expect(r.results[0]!.isError).toBe(false);
+  // Alone, a turn larger than the whole limit still runs (it would otherwise never run).
+  expect((await sized(ACME.token, 1500)).results[0]!.isError).toBe(false);
+  expect(tools.count('/slow')).toBe(before + 5);
 });

@@ -1,8 +1,8 @@
 import { maxInFlight, type startApp, type ToolServer } from '../helpers/servers';
 
 // The handoff of a shared concurrency slot between two replicas, shared by the standalone and
-// the Cluster tests: the `handoff` tool (one slot for all replicas, a 5 s wait) and four calls
-// that take turns on it.
+// the Cluster tests: the `handoff` tool (one slot for all replicas, a 5 s wait, held 450 ms by
+// each call) and three handoffs of its slot.
 
 type Replica = Awaited<ReturnType<typeof startApp>>;
 
@@ -20,21 +20,28 @@ export const HANDOFF_POLICY = `
     concurrency: { max_in_flight: 1, wait_ms: 5000, shared: true }`;
 
 /**
- * Four calls of `handoff`, alternating replicas, started 50 ms apart, so each waits for the one
- * before; returns their errors (none expected), the most the tool saw at once, and the time (ms)
- * from the end of each run to the start of the next.
+ * Three handoffs of the `handoff` slot between the replicas: each time one replica's call holds
+ * it (450 ms) and the other's, started 50 ms later, waits alone for it. Returns the errors (none
+ * expected), the most the tool saw at once, and for each handoff the time (ms) from the end of
+ * the first run to the start of the second. A waiter that only tried again on its timer would
+ * start ~170 ms after the slot came free: its tries fall 25, 75, 175, 375 and 575 ms after it
+ * asked, the slot comes free ~400 ms after.
  */
 export async function takeTurns(a: Replica, b: Replica, tools: ToolServer): Promise<{ errors: string[]; maxInFlight: number; gaps: number[] }> {
-  const results = await Promise.all(
-    [a, b, a, b].map(async (app, i) => {
-      await new Promise((r) => setTimeout(r, i * 50));
-      return (await app.dispatch.dispatch({ sessionId: `handoff-${i}-${Date.now()}`, calls: [{ id: 'c', name: 'handoff', arguments: `{"n":${i}}` }] })).results[0]!;
-    }),
-  );
-  const runs = tools.received.filter((r) => r.path === '/handoff').sort((x, y) => x.start - y.start);
-  return {
-    errors: results.filter((r) => r.isError).map((r) => r.output),
-    maxInFlight: maxInFlight(runs),
-    gaps: runs.slice(1).map((r, i) => r.start - runs[i]!.end!),
-  };
+  let n = 0;
+  const call = (app: Replica) => app.dispatch.dispatch({ sessionId: `handoff-${Date.now()}-${++n}`, calls: [{ id: 'c', name: 'handoff', arguments: `{"n":${n}}` }] }).then((r) => r.results[0]!);
+  const errors: string[] = [];
+  const gaps: number[] = [];
+  let most = 0;
+  for (const [holder, waiter] of [[a, b], [b, a], [a, b]] as const) {
+    const from = tools.received.length;
+    const held = call(holder);
+    await new Promise((r) => setTimeout(r, 50));
+    for (const r of await Promise.all([held, call(waiter)])) if (r.isError) errors.push(r.output);
+    const [first, second] = tools.received.slice(from).filter((r) => r.path === '/handoff').sort((x, y) => x.start - y.start);
+    if (!first || !second) throw new Error('a handoff call did not reach the tool');
+    most = Math.max(most, maxInFlight([first, second]));
+    gaps.push(second.start - first.end!);
+  }
+  return { errors, maxInFlight: most, gaps };
 }

@@ -10,7 +10,7 @@ export const DEFAULT_ENDPOINT_TIMEOUT_MS = 2000;
 
 const ENDPOINT_KEYS = new Set(['url', 'timeout_ms', 'fail_open', 'headers']);
 const AFTER_KEYS = new Set(['warn', 'on', 'contains']);
-const CONCURRENCY_KEYS = ['max_in_flight', 'wait_ms', 'shared'];
+const CONCURRENCY_KEYS = ['max_in_flight', 'wait_ms', 'shared', 'fallback_max_in_flight', 'fail_closed'];
 const KINDS = ['decide', 'endpoint', 'breaker', 'after', 'concurrency'] as const;
 
 function onlyKeys(raw: Record<string, unknown>, allowed: readonly string[], fail: Fail, prefix = ''): void {
@@ -48,7 +48,7 @@ function parseAfter(raw: unknown, match: string[], fail: Fail): AfterRule {
 }
 
 function parseConcurrency(raw: unknown, match: string[], fail: Fail): ConcurrencyPolicy {
-  if (!isRecord(raw)) fail('concurrency', 'must be a mapping with max_in_flight, and optionally wait_ms and shared');
+  if (!isRecord(raw)) fail('concurrency', 'must be a mapping with max_in_flight, and optionally wait_ms, shared, fallback_max_in_flight and fail_closed');
   onlyKeys(raw, CONCURRENCY_KEYS, fail, 'concurrency.');
   const max = raw.max_in_flight;
   if (typeof max !== 'number' || !Number.isInteger(max) || max <= 0) fail('concurrency.max_in_flight', `must be a positive integer, got ${JSON.stringify(max)}`);
@@ -56,7 +56,15 @@ function parseConcurrency(raw: unknown, match: string[], fail: Fail): Concurrenc
   if (typeof wait !== 'number' || !Number.isInteger(wait) || wait < 0) fail('concurrency.wait_ms', `must be a non-negative integer (milliseconds), got ${JSON.stringify(raw.wait_ms)}`);
   const shared = raw.shared ?? false;
   if (typeof shared !== 'boolean') fail('concurrency.shared', `must be true or false, got ${JSON.stringify(raw.shared)}`);
-  return { match, maxInFlight: max, waitMs: wait, shared };
+  const fallback = raw.fallback_max_in_flight ?? max;
+  if (typeof fallback !== 'number' || !Number.isInteger(fallback) || fallback <= 0) fail('concurrency.fallback_max_in_flight', `must be a positive integer, got ${JSON.stringify(fallback)}`);
+  const failClosed = raw.fail_closed ?? false;
+  if (typeof failClosed !== 'boolean') fail('concurrency.fail_closed', `must be true or false, got ${JSON.stringify(raw.fail_closed)}`);
+  for (const key of ['fallback_max_in_flight', 'fail_closed']) {
+    if (raw[key] !== undefined && !shared) fail(`concurrency.${key}`, 'applies to a shared cap only (shared: true): it says what holds while Redis fails');
+  }
+  if (raw.fallback_max_in_flight !== undefined && failClosed) fail('concurrency', 'has both fallback_max_in_flight and fail_closed: while Redis fails, calls either run under the fallback cap or are refused');
+  return { match, maxInFlight: max, waitMs: wait, shared, fallbackMaxInFlight: fallback, failClosed };
 }
 
 /**

@@ -59,6 +59,10 @@ export interface ConcurrencyPolicy {
    * own otherwise, and while Redis is unreachable). @default false
    */
   readonly shared: boolean;
+  /** A shared cap's per-replica cap while Redis fails (each replica's own slots). @default maxInFlight */
+  readonly fallbackMaxInFlight: number;
+  /** A shared cap refuses every attempt while Redis fails, instead of falling back to per-replica slots. @default false */
+  readonly failClosed: boolean;
 }
 
 /** A post-tool rule: a warning added to the result of matching tools. */

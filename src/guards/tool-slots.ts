@@ -35,11 +35,14 @@ export interface SharedSlotsOptions {
   readonly logger?: Logger;
 }
 
+/** What a refused caller may do. */
+const AGAIN_LATER = 'Call it again in a moment, or do something else first.';
+
 /** The refusal of an attempt that got no slot; `everywhere` when the slots it asked for were the shared ones. */
 function refusalOf(tool: string, policy: ConcurrencyPolicy, waited: number, everywhere: boolean): DispatchError {
   const limit = `its limit of ${policy.maxInFlight} call${policy.maxInFlight === 1 ? '' : 's'} running at once ${everywhere ? 'on all dispatch replicas together' : 'on this dispatch replica'}`;
   const message = waited > 0 ? `tool "${tool}" stayed at ${limit} for ${waited} ms; this call was not executed` : `tool "${tool}" is at ${limit}; this call was not executed`;
-  return new DispatchError(ErrorKind.UNAVAILABLE, message, { phase: 'before', recoverable: true, suggestion: 'Call it again in a moment, or do something else first.' });
+  return new DispatchError(ErrorKind.UNAVAILABLE, message, { phase: 'before', recoverable: true, suggestion: AGAIN_LATER });
 }
 
 /** Lease ids: unique across replicas (a random prefix per process, then a count). */
@@ -68,12 +71,32 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
   /** Attempts refused so far, by breaker key (for the refusals counter); past MAX_REMEMBERED_TOOLS keys, new ones count under "*". */
   const refusals = new Map<string, number>();
 
-  /** Counts the refusal of an attempt of `tool` and makes its error. */
-  function refusal(tool: SlotTool, policy: ConcurrencyPolicy, waited: number, everywhere: boolean): DispatchError {
+  /** Counts the refusal of an attempt of `tool`. */
+  function countRefusal(tool: SlotTool): void {
     let key = breakerKey(tool);
     if (!refusals.has(key) && refusals.size >= MAX_REMEMBERED_TOOLS) key = '*';
     refusals.set(key, (refusals.get(key) ?? 0) + 1);
+  }
+
+  /** Counts the refusal of an attempt of `tool` and makes its error. */
+  function refusal(tool: SlotTool, policy: ConcurrencyPolicy, waited: number, everywhere: boolean): DispatchError {
+    countRefusal(tool);
     return refusalOf(tool.name, policy, waited, everywhere);
+  }
+
+  /** The refusal of an attempt of a `fail_closed` shared cap while Redis fails. */
+  function closedRefusal(tool: SlotTool): DispatchError {
+    countRefusal(tool);
+    return new DispatchError(ErrorKind.UNAVAILABLE, `tool "${tool.name}" has a concurrency cap shared by all dispatch replicas through Redis, which is failing, and the cap is fail_closed; this call was not executed`, { phase: 'before', recoverable: true, suggestion: AGAIN_LATER });
+  }
+
+  /** What a shared cap is per replica while Redis fails: its fallback_max_in_flight (by default, its max_in_flight). */
+  const fallbacks = new WeakMap<ConcurrencyPolicy, ConcurrencyPolicy>();
+  function fallbackOf(policy: ConcurrencyPolicy): ConcurrencyPolicy {
+    if (policy.fallbackMaxInFlight === policy.maxInFlight) return policy;
+    let fallback = fallbacks.get(policy);
+    if (!fallback) fallbacks.set(policy, (fallback = { ...policy, maxInFlight: policy.fallbackMaxInFlight }));
+    return fallback;
   }
 
   function capOf(name: string): ConcurrencyPolicy | undefined {
@@ -148,8 +171,12 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
         try {
           taken = await storeCall('a shared slot', timeoutMs, () => backend.redis.dispatchTakeSlot(key, policy.maxInFlight, tool.timeoutMs + LEASE_MARGIN_MS, lease));
         } catch (error) {
+          if (policy.failClosed) {
+            warn('shared concurrency caps: redis failed, calls of fail_closed caps are refused', { tool: tool.name, error: (error as Error).message });
+            throw closedRefusal(tool);
+          }
           warn("shared concurrency caps: redis failed, this replica's own slots apply", { tool: tool.name, error: (error as Error).message });
-          return takeLocal(tool, policy, signal, deadline);
+          return takeLocal(tool, fallbackOf(policy), signal, deadline);
         }
         if (taken === 1) return sharedRelease(backend, tool, key, lease, channel);
         if (signal.aborted) throw HardError.cancelled();

@@ -31,8 +31,10 @@ test('a full policies section parses into rules, an endpoint, breaker settings a
 - match: search
   after: { warn: check the dates }
 - match: "slow_*"
-  concurrency: { max_in_flight: 4, wait_ms: 250, shared: true }
+  concurrency: { max_in_flight: 4, wait_ms: 250, shared: true, fallback_max_in_flight: 2 }
 - concurrency: { max_in_flight: 1 }
+- match: licensed
+  concurrency: { max_in_flight: 3, shared: true, fail_closed: true }
 `);
   expect(config.rules).toHaveLength(2);
   expect(config.rules[0]).toMatchObject({ label: 'big-payments', match: ['payments.*'], decide: 'block', reason: 'too large', when: [{ pointer: '/amount', op: '>', value: 1000 }, { pointer: '/currency', op: 'in', value: ['USD', 'EUR'] }] });
@@ -41,8 +43,9 @@ test('a full policies section parses into rules, an endpoint, breaker settings a
   expect(config.breakers).toEqual([{ match: ['slow_*', 'flaky'], settings: { ...DEFAULT_BREAKER_SETTINGS, consecutiveFailures: 3, halfOpenAfterMs: 1000 } }]);
   expect(config.after).toEqual([{ match: ['search'], on: 'any', warn: 'check the dates', contains: undefined }]);
   expect(config.concurrency).toEqual([
-    { match: ['slow_*'], maxInFlight: 4, waitMs: 250, shared: true },
-    { match: ['*'], maxInFlight: 1, waitMs: 0, shared: false },
+    { match: ['slow_*'], maxInFlight: 4, waitMs: 250, shared: true, fallbackMaxInFlight: 2, failClosed: false },
+    { match: ['*'], maxInFlight: 1, waitMs: 0, shared: false, fallbackMaxInFlight: 1, failClosed: false },
+    { match: ['licensed'], maxInFlight: 3, waitMs: 0, shared: true, fallbackMaxInFlight: 3, failClosed: true },
   ]);
 });
 
@@ -70,11 +73,16 @@ test.each([
   ['- { breaker: { failure_rate: 50 } }', 'dispatch.yaml: policies[0].breaker.failure_rate: must be a number in (0, 1], got 50'],
   ['- { breaker: { min_calls: 2.5 } }', 'dispatch.yaml: policies[0].breaker.min_calls: must be a positive integer, got 2.5'],
   ['- { breaker: {}, reason: x }', 'dispatch.yaml: policies[0].reason: unknown key (expected one of match, breaker)'],
-  ['- { concurrency: 4 }', 'dispatch.yaml: policies[0].concurrency: must be a mapping with max_in_flight, and optionally wait_ms and shared'],
+  ['- { concurrency: 4 }', 'dispatch.yaml: policies[0].concurrency: must be a mapping with max_in_flight, and optionally wait_ms, shared, fallback_max_in_flight and fail_closed'],
+  ['- { concurrency: { max_in_flight: 2, fallback_max_in_flight: 1 } }', 'dispatch.yaml: policies[0].concurrency.fallback_max_in_flight: applies to a shared cap only (shared: true): it says what holds while Redis fails'],
+  ['- { concurrency: { max_in_flight: 2, fail_closed: true } }', 'dispatch.yaml: policies[0].concurrency.fail_closed: applies to a shared cap only (shared: true): it says what holds while Redis fails'],
+  ['- { concurrency: { max_in_flight: 2, shared: true, fallback_max_in_flight: 0 } }', 'dispatch.yaml: policies[0].concurrency.fallback_max_in_flight: must be a positive integer, got 0'],
+  ['- { concurrency: { max_in_flight: 2, shared: true, fail_closed: 1 } }', 'dispatch.yaml: policies[0].concurrency.fail_closed: must be true or false, got 1'],
+  ['- { concurrency: { max_in_flight: 2, shared: true, fallback_max_in_flight: 1, fail_closed: true } }', 'dispatch.yaml: policies[0].concurrency: has both fallback_max_in_flight and fail_closed: while Redis fails, calls either run under the fallback cap or are refused'],
   ['- { concurrency: { max_in_flight: 2, shared: yes please } }', 'dispatch.yaml: policies[0].concurrency.shared: must be true or false, got "yes please"'],
   ['- { concurrency: { max_in_flight: 0 } }', 'dispatch.yaml: policies[0].concurrency.max_in_flight: must be a positive integer, got 0'],
   ['- { concurrency: { max_in_flight: 2, wait_ms: -1 } }', 'dispatch.yaml: policies[0].concurrency.wait_ms: must be a non-negative integer (milliseconds), got -1'],
-  ['- { concurrency: { max_in_flight: 2, queue: 5 } }', 'dispatch.yaml: policies[0].concurrency.queue: unknown key (expected one of max_in_flight, wait_ms, shared)'],
+  ['- { concurrency: { max_in_flight: 2, queue: 5 } }', 'dispatch.yaml: policies[0].concurrency.queue: unknown key (expected one of max_in_flight, wait_ms, shared, fallback_max_in_flight, fail_closed)'],
   ['- { after: { on: always, warn: x } }', 'dispatch.yaml: policies[0].after.on: must be any, error or success, got "always"'],
 ])('%s', (text, message) => {
   expect(problem(text)).toBe(message);

@@ -23,6 +23,16 @@ tools:
     retry: { max_attempts: 1 }
     input_schema: '{"type":"object"}'
     http: { url: "${url}/queued" }
+  - name: strict
+    effect: read_only
+    retry: { max_attempts: 1 }
+    input_schema: '{"type":"object"}'
+    http: { url: "${url}/capped" }
+  - name: narrow
+    effect: read_only
+    retry: { max_attempts: 1 }
+    input_schema: '{"type":"object"}'
+    http: { url: "${url}/capped" }
   - name: brief
     effect: read_only
     retry: { max_attempts: 1 }
@@ -35,6 +45,10 @@ policies:
   - match: queued
     concurrency: { max_in_flight: 1, wait_ms: 5000, shared: true }
 ${HANDOFF_POLICY}
+  - match: strict
+    concurrency: { max_in_flight: 2, shared: true, fail_closed: true }
+  - match: narrow
+    concurrency: { max_in_flight: 4, shared: true, fallback_max_in_flight: 1 }
   - match: brief
     concurrency: { max_in_flight: 1, wait_ms: 350, shared: true }
 `;
@@ -114,7 +128,7 @@ test('a slot held by a replica that died frees itself at the end of its lease', 
   expect((await call(a, 'capped')).isError).toBe(false);
 });
 
-test('while Redis is away, each replica caps with its own slots, and nothing hangs', async () => {
+test('while Redis is away, each replica caps with its own slots (or its fallback cap, or none run: fail_closed), and nothing hangs', async () => {
   await redis.stop();
   try {
     const started = Date.now();
@@ -124,6 +138,18 @@ test('while Redis is away, each replica caps with its own slots, and nothing han
     expect(results.find((r) => r.isError)?.error?.message).toBe('tool "capped" is at its limit of 2 calls running at once on this dispatch replica; this call was not executed');
     expect(tools.count('/capped')).toBe(3);
     expect(Date.now() - started).toBeLessThan(5_000);
+
+    // fallback_max_in_flight caps each replica tighter while Redis is away: 1 of 3 runs.
+    const narrow = await Promise.all([call(a, 'narrow'), call(a, 'narrow'), call(a, 'narrow')]);
+    expect(narrow.filter((r) => !r.isError)).toHaveLength(1);
+    expect(narrow.find((r) => r.isError)?.error?.message).toBe('tool "narrow" is at its limit of 1 call running at once on this dispatch replica; this call was not executed');
+    // fail_closed refuses every call while Redis is away.
+    const strict = await Promise.all([call(a, 'strict'), call(b, 'strict')]);
+    for (const r of strict) {
+      expect(r.error?.kind).toBe(ErrorKind.UNAVAILABLE);
+      expect(r.error?.message).toBe('tool "strict" has a concurrency cap shared by all dispatch replicas through Redis, which is failing, and the cap is fail_closed; this call was not executed');
+    }
+    expect(tools.count('/capped')).toBe(4);
   } finally {
     await redis.start();
   }

@@ -6,8 +6,8 @@ import { createAbortScope, type Release } from '../../src/pipeline';
 // The slots of the concurrency caps, alone: who gets a slot, in what order, and when waiting ends.
 
 const slots = createToolSlots([
-  { match: ['one'], maxInFlight: 1, waitMs: 5_000, shared: false },
-  { match: ['none*'], maxInFlight: 1, waitMs: 0, shared: false },
+  { match: ['one'], maxInFlight: 1, waitMs: 5_000, shared: false, fallbackMaxInFlight: 1, failClosed: false },
+  { match: ['none*'], maxInFlight: 1, waitMs: 0, shared: false, fallbackMaxInFlight: 1, failClosed: false },
 ])!;
 const shared = (name: string) => ({ tenant: '', name, timeoutMs: 30_000 });
 const FAR = Date.now() + 60_000;

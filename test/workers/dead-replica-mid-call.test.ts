@@ -1,6 +1,7 @@
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { Effect } from '../../gen/dispatch/v1/tool_pb';
 import { startRedis, startRedisCluster, type TestRedis } from '../helpers/redis-server';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 import { startDoomedReplica, type DoomedReplica } from './doomed-replica';
 import { startWorkerApp, type WorkerApp } from './worker-app';
 import { eventually, startWorker, type TestWorker } from './worker-harness';
@@ -91,6 +92,44 @@ describe('a live replica running a relayed call while Redis restarts', () => {
     const result = await pending;
     expect(result.error).toBeUndefined();
     expect(result.output).toBe('late but fine');
+    expect(Date.now() - assigned).toBeGreaterThan(6_000);
+  });
+});
+
+describe('a live replica cut off from Redis for 1.5 s while running a relayed call', () => {
+  let redis: TestRedis;
+  let proxy: TcpProxy;
+  let host: WorkerApp;
+  let caller: WorkerApp;
+  beforeAll(async () => {
+    redis = await startRedis({ own: true });
+    // Only the host reaches Redis through the proxy: cutting it leaves the caller counting.
+    proxy = await startTcpProxy(redis.port);
+    host = await startWorkerApp({}, { redisUrl: `redis://127.0.0.1:${proxy.port}` });
+    caller = await startWorkerApp({}, { redisUrl: redis.url });
+  });
+  afterAll(async () => {
+    await caller?.close();
+    await host?.close();
+    await proxy?.close();
+    await redis?.close();
+  });
+
+  test('is not taken for dead on the counts that find it missing meanwhile: its answer comes through', async () => {
+    // Redis drops the host's subscription with its connection, and the host subscribes again
+    // once it reconnects (within its 1 s reconnect delay after the cut ends): the caller's counts,
+    // one a second, find nobody for 2-3 in a row, fewer than the 4 that deem a replica gone.
+    await host.worker({ id: 'cut-host', tools: [slow], answer: () => new Promise((resolve) => setTimeout(() => resolve({ output: 'cut but fine' }), 7_000)) });
+    await eventually(async () => (await caller.registry.listTools({})).tools.some((x) => x.name === 'x_slow'), 10_000, 'the tool shared with the caller');
+    const assigned = Date.now();
+    const pending = caller.dispatch.dispatch({ sessionId: 's', calls: [{ id: 'c1', name: 'x_slow', arguments: '{"order":9}' }] }).then((r) => r.results[0]!);
+    await new Promise((r) => setTimeout(r, 500));
+    proxy.cut();
+    await new Promise((r) => setTimeout(r, 1_500));
+    proxy.restore();
+    const result = await pending;
+    expect(result.error).toBeUndefined();
+    expect(result.output).toBe('cut but fine');
     expect(Date.now() - assigned).toBeGreaterThan(6_000);
   });
 });

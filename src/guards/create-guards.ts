@@ -10,6 +10,7 @@ import { createPostHook, type PostHook } from './post-hook';
 import { createPreHook, type PreHook } from './pre-hook';
 import { createRecoveryReflector, type ArgumentFixer } from './recovery-reflector';
 import { createToolSlots, type SharedSlotsOptions } from './tool-slots';
+import { createToolRates } from './tool-rates';
 
 /** Options of {@link createGuards}; every field has a default. */
 export interface GuardsOptions {
@@ -30,7 +31,7 @@ export interface GuardsOptions {
   readonly reflector?: Reflector;
   /** Breaker settings of tools no `breaker:` policy matches. @default DEFAULT_BREAKER_SETTINGS */
   readonly breakerDefaults?: BreakerSettings;
-  /** Where `shared: true` concurrency caps keep their slots (Redis); without it they are each replica's own. */
+  /** Where `shared: true` concurrency caps and rate limits keep their state (Redis); without it they are each replica's own. */
   readonly sharedSlots?: SharedSlotsOptions;
 }
 
@@ -71,6 +72,7 @@ export function createGuards(options: GuardsOptions = {}): GuardSet {
     reflector: options.reflector ?? createRecoveryReflector({ fixArguments: options.fixArguments }),
     awaitApproval: (approvalId, signal, tenant) => approvals.wait(approvalId, signal, tenant),
     slots: createToolSlots(policies.concurrency, options.sharedSlots),
+    rates: createToolRates(policies.rates, options.sharedSlots),
   };
   return {
     guards,

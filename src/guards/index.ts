@@ -12,6 +12,7 @@ export { parsePolicies, DEFAULT_ENDPOINT_TIMEOUT_MS } from './parse-policies';
 export { EMPTY_POLICIES, CONDITION_OPS } from './policy-types';
 export type { PolicyConfig, PolicyRule, Condition, ConditionOp, RuleDecision, EndpointPolicy, BreakerPolicy, AfterRule, ConcurrencyPolicy } from './policy-types';
 export { createToolSlots } from './tool-slots';
+export { createToolRates } from './tool-rates';
 export { createSlotWakeups } from './slot-wakeups';
 export type { SlotWakeups } from './slot-wakeups';
 export type { SharedSlotsOptions } from './tool-slots';

@@ -1,9 +1,8 @@
 import { ConfigError } from '../config';
 import { breakerSettingsFromYaml } from './breaker-settings';
-import { parseMatch, parseRule, type Fail } from './parse-rule';
-import type { AfterRule, BreakerPolicy, ConcurrencyPolicy, EndpointPolicy, PolicyConfig, PolicyRule } from './policy-types';
-
-const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+import { isRecord, onlyKeys, parseMatch, parseRule, type Fail } from './parse-rule';
+import type { AfterRule, BreakerPolicy, ConcurrencyPolicy, EndpointPolicy, PolicyConfig, PolicyRule, RatePolicy } from './policy-types';
+import { parseRate } from './parse-rate';
 
 /** Default time the policy endpoint may take, in ms. */
 export const DEFAULT_ENDPOINT_TIMEOUT_MS = 2000;
@@ -11,11 +10,7 @@ export const DEFAULT_ENDPOINT_TIMEOUT_MS = 2000;
 const ENDPOINT_KEYS = new Set(['url', 'timeout_ms', 'fail_open', 'headers']);
 const AFTER_KEYS = new Set(['warn', 'on', 'contains']);
 const CONCURRENCY_KEYS = ['max_in_flight', 'wait_ms', 'shared', 'fallback_max_in_flight', 'fail_closed'];
-const KINDS = ['decide', 'endpoint', 'breaker', 'after', 'concurrency'] as const;
-
-function onlyKeys(raw: Record<string, unknown>, allowed: readonly string[], fail: Fail, prefix = ''): void {
-  for (const key of Object.keys(raw)) if (!allowed.includes(key)) fail(`${prefix}${key}`, `unknown key (expected one of ${allowed.join(', ')})`);
-}
+const KINDS = ['decide', 'endpoint', 'breaker', 'after', 'concurrency', 'rate'] as const;
 
 function parseEndpoint(raw: unknown, match: string[], fail: Fail): EndpointPolicy {
   if (!isRecord(raw)) fail('endpoint', 'must be a mapping with url, and optionally timeout_ms, fail_open and headers');
@@ -70,8 +65,9 @@ function parseConcurrency(raw: unknown, match: string[], fail: Fail): Concurrenc
 /**
  * Checks the raw `policies:` list of a configuration file. Each entry holds exactly one of
  * `decide:` (a pre-tool rule), `endpoint:` (the external policy service, at most one), `breaker:`
- * (breaker settings), `after:` (a post-tool annotation) or `concurrency:` (a cap on attempts running
- * at once), plus `match:` globs on the tool name.
+ * (breaker settings), `after:` (a post-tool annotation), `concurrency:` (a cap on attempts running
+ * at once) or `rate:` (a limit on attempts started per second or minute), plus `match:` globs on
+ * the tool name.
  * A problem is a ConfigError naming the file and the path, e.g. `policies[2].when[0].op`.
  */
 export function parsePolicies(raw: readonly unknown[], file: string): PolicyConfig {
@@ -79,6 +75,7 @@ export function parsePolicies(raw: readonly unknown[], file: string): PolicyConf
   const breakers: BreakerPolicy[] = [];
   const after: AfterRule[] = [];
   const concurrency: ConcurrencyPolicy[] = [];
+  const rates: RatePolicy[] = [];
   let endpoint: EndpointPolicy | undefined;
   raw.forEach((entry, index) => {
     const base = `policies[${index}]`;
@@ -88,7 +85,7 @@ export function parsePolicies(raw: readonly unknown[], file: string): PolicyConf
     if (!isRecord(entry)) fail('', 'must be a mapping');
     const kinds = KINDS.filter((k) => entry[k] !== undefined);
     if (kinds.length !== 1) {
-      fail('', kinds.length === 0 ? 'needs one of decide (a rule), endpoint, breaker, after or concurrency' : `holds both ${kinds.join(' and ')}; put each in its own entry`);
+      fail('', kinds.length === 0 ? 'needs one of decide (a rule), endpoint, breaker, after, concurrency or rate' : `holds both ${kinds.join(' and ')}; put each in its own entry`);
     }
     const kind = kinds[0]!;
     if (kind === 'decide') {
@@ -105,7 +102,8 @@ export function parsePolicies(raw: readonly unknown[], file: string): PolicyConf
       if ('problem' in settings) fail(settings.path ? `breaker.${settings.path}` : 'breaker', settings.problem);
       breakers.push({ match, settings });
     } else if (kind === 'concurrency') concurrency.push(parseConcurrency(entry.concurrency, match, fail));
+    else if (kind === 'rate') rates.push(parseRate(entry.rate, match, fail));
     else after.push(parseAfter(entry.after, match, fail));
   });
-  return { rules, endpoint, breakers, after, concurrency };
+  return { rules, endpoint, breakers, after, concurrency, rates };
 }

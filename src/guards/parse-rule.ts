@@ -8,7 +8,12 @@ const DECISIONS: readonly RuleDecision[] = ['allow', 'block', 'ask', 'modify'];
 const RULE_KEYS = new Set(['name', 'match', 'when', 'decide', 'reason', 'set', 'remove']);
 const CONDITION_KEYS = new Set(['pointer', 'op', 'value']);
 
-const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+export const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Fails on the first key of `raw` not in `allowed`, naming it under `prefix`. */
+export function onlyKeys(raw: Record<string, unknown>, allowed: readonly string[], fail: Fail, prefix = ''): void {
+  for (const key of Object.keys(raw)) if (!allowed.includes(key)) fail(`${prefix}${key}`, `unknown key (expected one of ${allowed.join(', ')})`);
+}
 
 /** A `match:` value: one glob or a list of them; every tool when absent. */
 export function parseMatch(raw: unknown, fail: Fail): string[] {

@@ -65,6 +65,21 @@ export interface ConcurrencyPolicy {
   readonly failClosed: boolean;
 }
 
+/** A limit on how often attempts of the matching tools start (a token bucket, kept as GCRA). */
+export interface RatePolicy {
+  readonly match: readonly string[];
+  /** Attempts started per second, on average (`per_second`, or `per_minute` / 60). */
+  readonly perSecond: number;
+  /** Attempts that may start at once after a quiet spell. @default one second's worth, at least 1 */
+  readonly burst: number;
+  /** How long an attempt may wait for its turn before it is refused, in ms; 0 refuses at once. @default 0 */
+  readonly waitMs: number;
+  /** Whether every replica shares the limit through Redis (each replica's own otherwise, and while Redis fails). @default false */
+  readonly shared: boolean;
+  /** How the limit was written, for messages: "10 calls per second", "30 calls per minute". */
+  readonly text: string;
+}
+
 /** A post-tool rule: a warning added to the result of matching tools. */
 export interface AfterRule {
   readonly match: readonly string[];
@@ -83,7 +98,9 @@ export interface PolicyConfig {
   readonly after: readonly AfterRule[];
   /** Concurrency caps; the first entry matching a tool applies. */
   readonly concurrency: readonly ConcurrencyPolicy[];
+  /** Rate limits; the first entry matching a tool applies. */
+  readonly rates: readonly RatePolicy[];
 }
 
 /** No policies at all. */
-export const EMPTY_POLICIES: PolicyConfig = Object.freeze({ rules: [], breakers: [], after: [], concurrency: [] });
+export const EMPTY_POLICIES: PolicyConfig = Object.freeze({ rules: [], breakers: [], after: [], concurrency: [], rates: [] });

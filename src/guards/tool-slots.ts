@@ -4,7 +4,7 @@ import { DispatchError, HardError } from '../errors';
 import { throttledWarn, type Logger } from '../log';
 import { breakerKey, onAbort, type Release, type SlotTool, type ToolSlots, type TurnSignal } from '../pipeline';
 import { defineSlotScript, storeCall, type RedisClient } from '../store/redis';
-import { globAny } from './glob';
+import { firstMatching } from './glob';
 import type { ConcurrencyPolicy } from './policy-types';
 import { SlotWaiter, type SlotWakeups } from './slot-wakeups';
 
@@ -64,7 +64,6 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
   if (policies.length === 0) return undefined;
   if (shared) defineSlotScript(shared.redis);
   const warn = throttledWarn(shared?.logger);
-  const policyOf = new Map<string, ConcurrencyPolicy | null>();
   const states = new Map<string, ToolState>();
   /** Shared slots this replica holds now, by breaker key (for the in-flight gauge). */
   const sharedTaken = new Map<string, number>();
@@ -99,14 +98,7 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
     return fallback;
   }
 
-  function capOf(name: string): ConcurrencyPolicy | undefined {
-    let policy = policyOf.get(name);
-    if (policy === undefined) {
-      if (policyOf.size >= MAX_REMEMBERED_TOOLS) policyOf.clear();
-      policyOf.set(name, (policy = policies.find((p) => globAny(p.match, name)) ?? null));
-    }
-    return policy ?? undefined;
-  }
+  const capOf = firstMatching(policies);
 
   /** The release of a slot of `key`: hands it to the first waiter, or frees it; a second call does nothing. */
   function releaser(key: string, state: ToolState): Release {

@@ -72,6 +72,19 @@ export interface ToolSlots {
   refused(): ReadonlyMap<string, number>;
 }
 
+/** Rate limits: when each attempt of a limited tool may start. */
+export interface ToolRates {
+  /**
+   * The turn of an attempt of `tool` under its rate limit: undefined when it may start now (or no
+   * limit applies), else a promise resolved when its turn comes. Throws (or rejects) UNAVAILABLE
+   * before execution, with `retryAfterMs`, when its turn is further away than the limit's wait
+   * and `deadline` (epoch ms) allow; rejects CANCELLED when `signal` fires first.
+   */
+  take(tool: SlotTool, signal: TurnSignal, deadline: number): undefined | Promise<void>;
+  /** Attempts refused so far, by breaker key. */
+  refused(): ReadonlyMap<string, number>;
+}
+
 /** A correction proposed by a reflector: fixed arguments or a fallback tool. */
 export interface Correction {
   readonly arguments?: unknown;
@@ -112,6 +125,8 @@ export interface Guards {
   readonly awaitApproval: (approvalId: string, signal: AbortSignal, tenant?: string) => Promise<boolean>;
   /** Concurrency caps per tool; absent when no tool has one. */
   readonly slots?: ToolSlots;
+  /** Rate limits (`rate:` policies); undefined when there are none. */
+  readonly rates?: ToolRates;
 }
 
 const ALLOW: HookDecision = { action: 'allow' };

@@ -7,7 +7,7 @@ import { redactSecrets } from '../middleware';
 import type { ResolvedTool } from '../registry';
 import { newResultHandle, NO_STREAK, StoreUnavailableError, type ClaimOutcome, type FinishAttempt, type LoopStreak, type SessionScope } from '../store';
 import { boundResult } from './bound-result';
-import type { PostHookInput, ToolSlots } from './guards';
+import type { PostHookInput, ToolRates, ToolSlots } from './guards';
 import type { AttemptObserver, CallObserver } from './observer';
 import type { PipelineDeps, Release, TurnContext } from './pipeline-deps';
 import { applyPreHooks } from './pre-attempt';
@@ -68,8 +68,8 @@ export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     // In a parallel turn, the resource these arguments name is held until the attempt ends.
     const held = turn.resources?.hold(tool.spec.resourceKey, ready, turn.signal);
     const attemptNow = () => attemptWith(deps, turn, obs, attemptObs, callId, tool, ready, attempt, warnings, started);
-    const slots = deps.guards.slots;
-    const work = slots ? () => inSlot(slots, tool, turn, attemptNow, hookFailure) : attemptNow;
+    const { slots, rates } = deps.guards;
+    const work = slots || rates ? () => gated(slots, rates, tool, turn, attemptNow, hookFailure) : attemptNow;
     return held === undefined ? work() : whileHeld(held, work);
   };
   return args instanceof Promise ? args.then(run, hookFailure) : run(args);
@@ -86,17 +86,21 @@ async function whileHeld<T>(held: Release | Promise<Release>, work: () => Promis
 }
 
 /**
- * Runs `work` in one of the tool's concurrency slots (dispatch's own step, between steps 2 and 3
- * of DESIGN section 3): taken before any store step, so that no idempotency claim waits with it;
- * a refusal (the cap full, no slot within its wait) is the attempt's result, UNAVAILABLE before
- * execution.
+ * Runs `work` in one of the tool's concurrency slots, at its turn under its rate limit (dispatch's
+ * own steps, between steps 2 and 3 of DESIGN section 3): both before any store step, so that no
+ * idempotency claim waits with them, the slot first, so that a turn is not spent waiting for a
+ * slot. A refusal (the cap full, no slot within its wait; the rate's next turn too far) is the
+ * attempt's result, UNAVAILABLE before execution.
  */
-async function inSlot(slots: ToolSlots, tool: ResolvedTool, turn: TurnContext, work: () => Promise<AttemptResult>, refuse: (error: unknown) => AttemptResult): Promise<AttemptResult> {
+async function gated(slots: ToolSlots | undefined, rates: ToolRates | undefined, tool: ResolvedTool, turn: TurnContext, work: () => Promise<AttemptResult>, refuse: (error: unknown) => AttemptResult): Promise<AttemptResult> {
   let slot: Release | undefined;
   try {
-    const taken = slots.take(tool, turn.signal, turn.deadline);
+    const taken = slots?.take(tool, turn.signal, turn.deadline);
     slot = taken instanceof Promise ? await taken : taken;
+    const due = rates?.take(tool, turn.signal, turn.deadline);
+    if (due) await due;
   } catch (error) {
+    slot?.();
     if (error instanceof DispatchError) return refuse(error);
     throw error;
   }

@@ -31,6 +31,8 @@ export interface MetricsOptions {
   readonly slotsInUse?: () => ReadonlyMap<string, number> | undefined;
   /** Attempts refused for want of a slot so far, by breaker key, when there are caps. */
   readonly slotRefusals?: () => ReadonlyMap<string, number> | undefined;
+  /** Attempts refused by a rate limit so far, by breaker key, when there are limits. */
+  readonly rateRefusals?: () => ReadonlyMap<string, number> | undefined;
   /** Dispatch RPCs running now and refused so far (the turn bounds), once the server runs. */
   readonly turns?: () => { readonly inFlight: number; readonly refused: number } | undefined;
   /**
@@ -100,6 +102,9 @@ export async function startMetrics(options: MetricsOptions): Promise<Metrics> {
   });
   meter.createObservableCounter('dispatch.tool.slot_refusals', { description: "Attempts refused UNAVAILABLE before execution because every slot of their tool's concurrency cap stayed taken, per tenant and tool" }).addCallback((result) => {
     for (const [labels, count] of byPair(options.slotRefusals?.())) result.observe(count, labels);
+  });
+  meter.createObservableCounter('dispatch.tool.rate_refusals', { description: 'Attempts refused UNAVAILABLE before execution because their turn under their tool\'s rate limit (policies rate:) was further away than they could wait, per tenant and tool' }).addCallback((result) => {
+    for (const [labels, count] of byPair(options.rateRefusals?.())) result.observe(count, labels);
   });
   meter.createObservableGauge('dispatch.events.subscribers', { description: 'Subscribe streams open on this replica' }).addCallback((result) => result.observe(options.subscribers()));
   meter.createObservableGauge('dispatch.turns.in_flight', { description: 'Dispatch RPCs (turns) running on this replica' }).addCallback((result) => {

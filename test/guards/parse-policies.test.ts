@@ -35,6 +35,10 @@ test('a full policies section parses into rules, an endpoint, breaker settings a
 - concurrency: { max_in_flight: 1 }
 - match: licensed
   concurrency: { max_in_flight: 3, shared: true, fail_closed: true }
+- match: search
+  rate: { per_second: 2.5, wait_ms: 500, shared: true }
+- match: [mail_*]
+  rate: { per_minute: 30, burst: 5 }
 `);
   expect(config.rules).toHaveLength(2);
   expect(config.rules[0]).toMatchObject({ label: 'big-payments', match: ['payments.*'], decide: 'block', reason: 'too large', when: [{ pointer: '/amount', op: '>', value: 1000 }, { pointer: '/currency', op: 'in', value: ['USD', 'EUR'] }] });
@@ -47,10 +51,14 @@ test('a full policies section parses into rules, an endpoint, breaker settings a
     { match: ['*'], maxInFlight: 1, waitMs: 0, shared: false, fallbackMaxInFlight: 1, failClosed: false },
     { match: ['licensed'], maxInFlight: 3, waitMs: 0, shared: true, fallbackMaxInFlight: 3, failClosed: true },
   ]);
+  expect(config.rates).toEqual([
+    { match: ['search'], perSecond: 2.5, burst: 3, waitMs: 500, shared: true, text: '2.5 calls per second' },
+    { match: ['mail_*'], perSecond: 0.5, burst: 5, waitMs: 0, shared: false, text: '30 calls per minute' },
+  ]);
 });
 
 test.each([
-  ['- {}', 'dispatch.yaml: policies[0]: needs one of decide (a rule), endpoint, breaker, after or concurrency'],
+  ['- {}', 'dispatch.yaml: policies[0]: needs one of decide (a rule), endpoint, breaker, after, concurrency or rate'],
   ['- plain text', 'dispatch.yaml: policies[0]: must be a mapping'],
   ['- { decide: block, breaker: {} , reason: x }', 'dispatch.yaml: policies[0]: holds both decide and breaker; put each in its own entry'],
   ['- { decide: deny }', 'dispatch.yaml: policies[0].decide: must be one of allow, block, ask, modify, got "deny"'],
@@ -73,6 +81,15 @@ test.each([
   ['- { breaker: { failure_rate: 50 } }', 'dispatch.yaml: policies[0].breaker.failure_rate: must be a number in (0, 1], got 50'],
   ['- { breaker: { min_calls: 2.5 } }', 'dispatch.yaml: policies[0].breaker.min_calls: must be a positive integer, got 2.5'],
   ['- { breaker: {}, reason: x }', 'dispatch.yaml: policies[0].reason: unknown key (expected one of match, breaker)'],
+  ['- { rate: 5 }', 'dispatch.yaml: policies[0].rate: must be a mapping with per_second or per_minute, and optionally burst, wait_ms and shared'],
+  ['- { rate: { burst: 2 } }', 'dispatch.yaml: policies[0].rate: needs per_second or per_minute'],
+  ['- { rate: { per_second: 1, per_minute: 60 } }', 'dispatch.yaml: policies[0].rate: has both per_second and per_minute; give one'],
+  ['- { rate: { per_second: 0 } }', 'dispatch.yaml: policies[0].rate.per_second: must be a positive number of calls, at most 1000000 per second, got 0'],
+  ['- { rate: { per_minute: fast } }', 'dispatch.yaml: policies[0].rate.per_minute: must be a positive number of calls, at most 1000000 per second, got "fast"'],
+  ['- { rate: { per_second: 1, burst: 1.5 } }', 'dispatch.yaml: policies[0].rate.burst: must be a positive integer, got 1.5'],
+  ['- { rate: { per_second: 1, wait_ms: -5 } }', 'dispatch.yaml: policies[0].rate.wait_ms: must be a non-negative integer (milliseconds), got -5'],
+  ['- { rate: { per_second: 1, shared: 1 } }', 'dispatch.yaml: policies[0].rate.shared: must be true or false, got 1'],
+  ['- { rate: { per_second: 1, per_hour: 5 } }', 'dispatch.yaml: policies[0].rate.per_hour: unknown key (expected one of per_second, per_minute, burst, wait_ms, shared)'],
   ['- { concurrency: 4 }', 'dispatch.yaml: policies[0].concurrency: must be a mapping with max_in_flight, and optionally wait_ms, shared, fallback_max_in_flight and fail_closed'],
   ['- { concurrency: { max_in_flight: 2, fallback_max_in_flight: 1 } }', 'dispatch.yaml: policies[0].concurrency.fallback_max_in_flight: applies to a shared cap only (shared: true): it says what holds while Redis fails'],
   ['- { concurrency: { max_in_flight: 2, fail_closed: true } }', 'dispatch.yaml: policies[0].concurrency.fail_closed: applies to a shared cap only (shared: true): it says what holds while Redis fails'],

@@ -1,7 +1,8 @@
 import { Redis } from 'ioredis';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
-import { startRedis, type TestRedis } from '../helpers/redis-server';
-import { json, maxInFlight, startApp, startToolServer, type ToolServer } from '../helpers/servers';
+import type { TestRedis } from '../helpers/redis-server';
+import { json, maxInFlight, type ToolServer } from '../helpers/servers';
+import { callOn, closeReplicaPair, startReplicaPair, type Replica } from './replica-pair';
 import { HANDOFF_POLICY, handoffTool, takeTurns } from './slot-handoffs';
 
 // A `shared: true` concurrency cap holds for every replica together: two apps sharing a real
@@ -55,27 +56,14 @@ ${HANDOFF_POLICY}
 
 let redis: TestRedis;
 let tools: ToolServer;
-let a: Awaited<ReturnType<typeof startApp>>;
-let b: Awaited<ReturnType<typeof startApp>>;
-beforeAll(async () => {
-  redis = await startRedis({ own: true });
-  tools = await startToolServer({ '/capped': json({ ok: true }, 300), '/queued': json({ ok: true }, 200), '/handoff': json({ ok: true }, 450), '/brief': json({ ok: true }, 250) });
-  a = await startApp(yaml(tools.url), { redisUrl: redis.url });
-  b = await startApp(yaml(tools.url), { redisUrl: redis.url });
-});
-afterAll(async () => {
-  await a?.close();
-  await b?.close();
-  await tools?.close();
-  await redis?.close();
-});
+let a: Replica;
+let b: Replica;
+beforeAll(async () => ({ redis, tools, a, b } = await startReplicaPair(yaml, { '/capped': json({ ok: true }, 300), '/queued': json({ ok: true }, 200), '/handoff': json({ ok: true }, 450), '/brief': json({ ok: true }, 250) })));
+afterAll(() => closeReplicaPair({ redis, tools, a, b }));
 beforeEach(() => tools.received.splice(0));
 
-let n = 0;
-const call = (app: typeof a, name: string) => app.dispatch.dispatch({ sessionId: `s${++n}`, calls: [{ id: 'c', name, arguments: `{"n":${n}}` }] }).then((r) => r.results[0]!);
-
 test('two replicas together run at most max_in_flight; the others are refused, saying so', async () => {
-  const results = await Promise.all(Array.from({ length: 6 }, (_, i) => call(i % 2 === 0 ? a : b, 'capped')));
+  const results = await Promise.all(Array.from({ length: 6 }, (_, i) => callOn(i % 2 === 0 ? a : b, 'capped')));
   expect(results.filter((r) => !r.isError)).toHaveLength(2);
   for (const r of results.filter((x) => x.isError)) {
     expect(r.error?.kind).toBe(ErrorKind.UNAVAILABLE);
@@ -89,7 +77,7 @@ test('with wait_ms, calls on both replicas take turns: all run, one at a time', 
   const held = new Set<number>();
   const inUse = (app: typeof a) => app.app.deps.guards.slots!.inUse().get('queued') ?? 0;
   const sampler = setInterval(() => held.add(inUse(a) + inUse(b)), 10);
-  const results = await Promise.all([call(a, 'queued'), call(b, 'queued'), call(a, 'queued'), call(b, 'queued')]).finally(() => clearInterval(sampler));
+  const results = await Promise.all([callOn(a, 'queued'), callOn(b, 'queued'), callOn(a, 'queued'), callOn(b, 'queued')]).finally(() => clearInterval(sampler));
   expect(Math.max(...held)).toBe(1);
   expect(results.every((r) => !r.isError)).toBe(true);
   expect(tools.count('/queued')).toBe(4);
@@ -109,9 +97,9 @@ test('a call waiting on one replica starts as soon as the other gives the slot b
 test('a waiting call gets a slot that comes free near the end of its wait', async () => {
   // The slot is held for 250 ms of the waiter's 350: it must be taken, not refused because the
   // next timed try would have fallen past the wait.
-  const first = call(a, 'brief');
+  const first = callOn(a, 'brief');
   await new Promise((r) => setTimeout(r, 20));
-  const results = await Promise.all([first, call(b, 'brief')]);
+  const results = await Promise.all([first, callOn(b, 'brief')]);
   expect(results.map((r) => r.error?.message ?? 'ok')).toEqual(['ok', 'ok']);
   expect(maxInFlight(tools.received)).toBe(1);
 });
@@ -123,16 +111,16 @@ test('a slot held by a replica that died frees itself at the end of its lease', 
   const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
   await direct.zadd('dispatch:slots:{capped}', now + 1_000, 'dead-1', now + 1_000, 'dead-2');
   direct.disconnect();
-  expect((await call(a, 'capped')).error?.kind).toBe(ErrorKind.UNAVAILABLE);
+  expect((await callOn(a, 'capped')).error?.kind).toBe(ErrorKind.UNAVAILABLE);
   await new Promise((r) => setTimeout(r, 1_100));
-  expect((await call(a, 'capped')).isError).toBe(false);
+  expect((await callOn(a, 'capped')).isError).toBe(false);
 });
 
 test('while Redis is away, each replica caps with its own slots (or its fallback cap, or none run: fail_closed), and nothing hangs', async () => {
   await redis.stop();
   try {
     const started = Date.now();
-    const results = await Promise.all([call(a, 'capped'), call(a, 'capped'), call(a, 'capped'), call(b, 'capped')]);
+    const results = await Promise.all([callOn(a, 'capped'), callOn(a, 'capped'), callOn(a, 'capped'), callOn(b, 'capped')]);
     // Two on a (its own cap of 2), one on b: one call of a's three is refused, saying whose cap.
     expect(results.filter((r) => !r.isError)).toHaveLength(3);
     expect(results.find((r) => r.isError)?.error?.message).toBe('tool "capped" is at its limit of 2 calls running at once on this dispatch replica; this call was not executed');
@@ -140,11 +128,11 @@ test('while Redis is away, each replica caps with its own slots (or its fallback
     expect(Date.now() - started).toBeLessThan(5_000);
 
     // fallback_max_in_flight caps each replica tighter while Redis is away: 1 of 3 runs.
-    const narrow = await Promise.all([call(a, 'narrow'), call(a, 'narrow'), call(a, 'narrow')]);
+    const narrow = await Promise.all([callOn(a, 'narrow'), callOn(a, 'narrow'), callOn(a, 'narrow')]);
     expect(narrow.filter((r) => !r.isError)).toHaveLength(1);
     expect(narrow.find((r) => r.isError)?.error?.message).toBe('tool "narrow" is at its limit of 1 call running at once on this dispatch replica; this call was not executed');
     // fail_closed refuses every call while Redis is away.
-    const strict = await Promise.all([call(a, 'strict'), call(b, 'strict')]);
+    const strict = await Promise.all([callOn(a, 'strict'), callOn(b, 'strict')]);
     for (const r of strict) {
       expect(r.error?.kind).toBe(ErrorKind.UNAVAILABLE);
       expect(r.error?.message).toBe('tool "strict" has a concurrency cap shared by all dispatch replicas through Redis, which is failing, and the cap is fail_closed; this call was not executed');

@@ -17,9 +17,9 @@ export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFac
   return async (ctx) => {
     const policies = parsePolicies(ctx.config.policies, ctx.config.file);
     const redisUrl = ctx.options.redisUrl;
-    // Shared concurrency caps keep their slots in Redis, on a connection that fails fast (a call
-    // falls back to this replica's own slots rather than wait for Redis).
-    const slotsRedis = redisUrl && policies.concurrency.some((c) => c.shared) ? connectRedis(redisUrl, { commandTimeoutMs: ctx.config.limits.storeTimeoutMs, logger: ctx.logger }) : undefined;
+    // Shared concurrency caps and rate limits keep their state in Redis, on a connection that fails
+    // fast (a call falls back to this replica's own slots or limit rather than wait for Redis).
+    const slotsRedis = redisUrl && [...policies.concurrency, ...policies.rates].some((c) => c.shared) ? connectRedis(redisUrl, { commandTimeoutMs: ctx.config.limits.storeTimeoutMs, logger: ctx.logger }) : undefined;
     // Waiting calls hear the slots given back on any replica (connections opened at the first wait).
     const wakeups = slotsRedis && redisUrl ? createSlotWakeups({ connect: () => connectRedis(redisUrl, { queueWhileDown: true, logger: ctx.logger }), logger: ctx.logger }) : undefined;
     const sharedSlots = slotsRedis ? { redis: slotsRedis, timeoutMs: ctx.config.limits.storeTimeoutMs, wakeups, logger: ctx.logger } : undefined;

@@ -2,7 +2,7 @@ import { createEventBus, createEventObserver, createRedisRelay, subscribeHandler
 import type { ToolRegistry } from '../../registry';
 import { connectRedis } from '../../store/redis';
 import { createObservedHealth, createSharedToolStats, createToolStats, createTracing, isHealthSource, sharedStatsLimitsFromEnv, startMetrics, telemetrySettings, toolStatsHandler, type Metrics, type SharedToolStats, type ToolHealthSource } from '../../telemetry';
-import type { ToolSlots } from '../../pipeline';
+import type { ToolRates, ToolSlots } from '../../pipeline';
 import type { TurnCounts } from '../../server';
 import type { Plugin, PluginContext } from '../plugin';
 
@@ -24,10 +24,11 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
   let shared: SharedToolStats | undefined;
   let turns: (() => TurnCounts) | undefined;
   let slots: ToolSlots | undefined;
+  let rates: ToolRates | undefined;
   const tracing = createTracing(process.env, logger);
   try {
     if (ctx.options.metricsListen) {
-      metrics = await startMetrics({ listen: ctx.options.metricsListen, stats, breakerStates: observed.states, subscribers: () => bus.subscriberCount, turns: () => turns?.(), slotsInUse: () => slots?.inUse(), slotRefusals: () => slots?.refused(), logger, maxLabelPairs: settings.maxLabelPairs });
+      metrics = await startMetrics({ listen: ctx.options.metricsListen, stats, breakerStates: observed.states, subscribers: () => bus.subscriberCount, turns: () => turns?.(), slotsInUse: () => slots?.inUse(), slotRefusals: () => slots?.refused(), rateRefusals: () => rates?.refused(), logger, maxLabelPairs: settings.maxLabelPairs });
     }
     if (ctx.options.redisUrl) {
       const url = ctx.options.redisUrl;
@@ -62,6 +63,7 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
     attach(deps) {
       registry = deps.registry;
       slots = deps.guards.slots;
+      rates = deps.guards.rates;
       observer.setToolLookup((tenant, tool) => deps.registry.lookup(tenant, tool));
       bus.setVisibility((tenant, tool) => deps.registry.lookup(tenant, tool) !== undefined);
       if (isHealthSource(deps.guards.breaker)) health = deps.guards.breaker;

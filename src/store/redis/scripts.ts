@@ -20,6 +20,8 @@ declare module 'ioredis' {
     dispatchTakeSlot(slots: string, max: number, leaseMs: number, leaseId: string): Result<number, Context>;
     /** release-slot.lua: gives a shared concurrency slot back and tells the waiters on `channel`; 1 when it was held. */
     dispatchReleaseSlot(slots: string, leaseId: string, channel: string): Result<number, Context>;
+    /** take-turn.lua: the wait (ms) before a turn under a shared rate limit, taken; -1 - the wait needed when longer than `maxWaitMs`. */
+    dispatchTakeTurn(limit: string, intervalMs: number, toleranceMs: number, maxWaitMs: number): Result<number, Context>;
   }
 }
 
@@ -39,10 +41,11 @@ const SCRIPTS = [
   ['dispatchEndSession', 'end-session.lua', 4],
 ] as const;
 
-/** Defines take-slot.lua and release-slot.lua (the shared concurrency caps) on a client. */
+/** Defines take-slot.lua and release-slot.lua (the shared concurrency caps) and take-turn.lua (the shared rate limits) on a client. */
 export function defineSlotScript(client: RedisClient): void {
   client.defineCommand('dispatchTakeSlot', { lua: readScript('take-slot.lua'), numberOfKeys: 1 });
   client.defineCommand('dispatchReleaseSlot', { lua: readScript('release-slot.lua'), numberOfKeys: 1 });
+  client.defineCommand('dispatchTakeTurn', { lua: readScript('take-turn.lua'), numberOfKeys: 1 });
 }
 
 /**

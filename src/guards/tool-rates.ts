@@ -1,0 +1,113 @@
+import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
+import { DispatchError, HardError } from '../errors';
+import { throttledWarn } from '../log';
+import { breakerKey, delay, type SlotTool, type ToolRates, type TurnSignal } from '../pipeline';
+import { defineSlotScript, storeCall } from '../store/redis';
+import { firstMatching } from './glob';
+import type { RatePolicy } from './policy-types';
+import type { SharedSlotsOptions } from './tool-slots';
+
+/** Tool names whose limit (or lack of one) is remembered, and local limits kept; past it they start again. */
+const MAX_REMEMBERED_TOOLS = 10_000;
+
+/** A policy's limit as GCRA reads it: the time between two turns and the burst's tolerance, in ms. */
+interface Cadence {
+  readonly intervalMs: number;
+  readonly toleranceMs: number;
+}
+
+function cadenceOf(policy: RatePolicy): Cadence {
+  const intervalMs = 1000 / policy.perSecond;
+  return { intervalMs, toleranceMs: (policy.burst - 1) * intervalMs };
+}
+
+/**
+ * Rate limits from the `rate:` policies: per tool (per tenant for a tool a tenant registered, as
+ * its breaker), attempts start at most `per_second` on average, `burst` at once after a quiet
+ * spell. An attempt whose turn is further away than the limit's `wait_ms` (and its deadline)
+ * allows is refused UNAVAILABLE before execution with `retry_after_ms` set to when its turn would
+ * come (the retry policy waits at least that long); one within it waits for its turn, and gives
+ * it back if its client cancels meanwhile. The limit is GCRA, a token bucket kept as one time.
+ * With `shared: true` and Redis, every replica shares the limit (take-turn.lua, one round trip
+ * per attempt, Redis's clock; a turn given up while waiting is not given back there); while Redis
+ * fails, each replica applies it alone. Undefined when there are no limits, so the pipeline asks
+ * nothing per attempt.
+ */
+export function createToolRates(policies: readonly RatePolicy[], shared?: SharedSlotsOptions): ToolRates | undefined {
+  if (policies.length === 0) return undefined;
+  if (shared) defineSlotScript(shared.redis);
+  const warn = throttledWarn(shared?.logger);
+  const cadences = new Map<RatePolicy, Cadence>(policies.map((p) => [p, cadenceOf(p)]));
+  /** Each locally limited tool's time at which its limit is back to empty (performance.now() ms). */
+  const emptyAt = new Map<string, number>();
+  const refusals = new Map<string, number>();
+
+  const limitOf = firstMatching(policies);
+
+  function refusal(tool: SlotTool, policy: RatePolicy, waitMs: number, allowedMs: number, everywhere: boolean): DispatchError {
+    let key = breakerKey(tool);
+    if (!refusals.has(key) && refusals.size >= MAX_REMEMBERED_TOOLS) key = '*';
+    refusals.set(key, (refusals.get(key) ?? 0) + 1);
+    const next = Math.ceil(waitMs);
+    const where = everywhere ? 'on all dispatch replicas together' : 'on this dispatch replica';
+    const within = policy.waitMs > 0 ? `, past the ${Math.max(0, Math.floor(allowedMs))} ms it may wait` : '';
+    return new DispatchError(ErrorKind.UNAVAILABLE, `tool "${tool.name}" is at its rate limit of ${policy.text} (burst ${policy.burst}) ${where}; its next turn is in ${next} ms${within}; this call was not executed`, {
+      phase: 'before',
+      recoverable: true,
+      retryAfterMs: next,
+      suggestion: `Call it again in ${next} ms or later, or do something else first.`,
+    });
+  }
+
+  /** Waits `ms` for a turn taken, under `signal`; `giveBack` returns it when the client cancels first. */
+  function waitTurn(ms: number, signal: TurnSignal, giveBack?: () => void): Promise<void> {
+    return delay(ms, signal).catch(() => {
+      giveBack?.();
+      throw HardError.cancelled();
+    });
+  }
+
+  function takeLocal(tool: SlotTool, policy: RatePolicy, signal: TurnSignal, deadline: number): undefined | Promise<void> {
+    if (signal.aborted) throw HardError.cancelled();
+    const key = breakerKey(tool);
+    const { intervalMs, toleranceMs } = cadences.get(policy)!;
+    const now = performance.now();
+    const at = Math.max(emptyAt.get(key) ?? now, now);
+    const waitMs = at - toleranceMs - now;
+    if (waitMs > 0) {
+      const allowedMs = Math.min(policy.waitMs, deadline - Date.now());
+      if (waitMs > allowedMs) throw refusal(tool, policy, waitMs, allowedMs, false);
+    }
+    if (!emptyAt.has(key) && emptyAt.size >= MAX_REMEMBERED_TOOLS) {
+      // Limits back to empty are as good as absent.
+      for (const [k, t] of emptyAt) if (t <= now) emptyAt.delete(k);
+      if (emptyAt.size >= MAX_REMEMBERED_TOOLS) emptyAt.clear();
+    }
+    emptyAt.set(key, at + intervalMs);
+    return waitMs > 0 ? waitTurn(waitMs, signal, () => emptyAt.set(key, (emptyAt.get(key) ?? now) - intervalMs)) : undefined;
+  }
+
+  async function takeShared(backend: SharedSlotsOptions, tool: SlotTool, policy: RatePolicy, signal: TurnSignal, deadline: number): Promise<void> {
+    const { intervalMs, toleranceMs } = cadences.get(policy)!;
+    const allowedMs = Math.max(0, Math.min(policy.waitMs, deadline - Date.now()));
+    let waitMs: number;
+    try {
+      waitMs = await storeCall('a shared rate turn', backend.timeoutMs ?? 1000, () => backend.redis.dispatchTakeTurn(`dispatch:rate:{${breakerKey(tool)}}`, intervalMs, toleranceMs, Math.floor(allowedMs)));
+    } catch (error) {
+      warn("shared rate limits: redis failed, this replica's own limit applies", { tool: tool.name, error: (error as Error).message });
+      return takeLocal(tool, policy, signal, deadline);
+    }
+    if (waitMs < 0) throw refusal(tool, policy, -1 - waitMs, allowedMs, true);
+    if (signal.aborted) throw HardError.cancelled();
+    if (waitMs > 0) await waitTurn(waitMs, signal);
+  }
+
+  return {
+    take(tool, signal, deadline) {
+      const policy = limitOf(tool.name);
+      if (!policy) return undefined;
+      return policy.shared && shared ? takeShared(shared, tool, policy, signal, deadline) : takeLocal(tool, policy, signal, deadline);
+    },
+    refused: () => refusals,
+  };
+}

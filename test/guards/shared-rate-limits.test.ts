@@ -1,0 +1,72 @@
+import type { TestRedis } from '../helpers/redis-server';
+import { json, type ToolServer } from '../helpers/servers';
+import { callOn, closeReplicaPair, startReplicaPair, type Replica } from './replica-pair';
+
+// A `shared: true` rate limit holds for every replica together: two apps sharing a real Redis
+// (take-turn.lua, Redis's clock), a real HTTP tool that records when each request started. While
+// Redis is away, each replica applies the limit alone.
+
+jest.setTimeout(30_000);
+
+const yaml = (url: string) => `
+tools:
+  - name: paced
+    effect: read_only
+    retry: { max_attempts: 1 }
+    input_schema: '{"type":"object"}'
+    http: { url: "${url}/paced" }
+  - name: bursty
+    effect: read_only
+    retry: { max_attempts: 1 }
+    input_schema: '{"type":"object"}'
+    http: { url: "${url}/bursty" }
+policies:
+  - match: paced
+    rate: { per_second: 10, burst: 1, wait_ms: 3000, shared: true }
+  - match: bursty
+    rate: { per_minute: 60, burst: 2, shared: true }
+`;
+
+let redis: TestRedis;
+let tools: ToolServer;
+let a: Replica;
+let b: Replica;
+beforeAll(async () => ({ redis, tools, a, b } = await startReplicaPair(yaml, { '/paced': json({ ok: true }), '/bursty': json({ ok: true }) })));
+afterAll(() => closeReplicaPair({ redis, tools, a, b }));
+beforeEach(() => tools.received.splice(0));
+
+test('calls on both replicas start one interval apart in all, each at its turn', async () => {
+  const results = await Promise.all(Array.from({ length: 6 }, (_, i) => callOn(i % 2 === 0 ? a : b, 'paced')));
+  expect(results.every((r) => !r.isError)).toBe(true);
+  const starts = tools.received.map((r) => r.start).sort((x, y) => x - y);
+  expect(starts).toHaveLength(6);
+  // 10 per second for both replicas together (each alone would start two at once, then pairs):
+  // 100 ms apart on Redis's clock, each a few ms late or early as its timer and request go.
+  for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(50);
+  expect(starts[5]! - starts[0]!).toBeGreaterThanOrEqual(440);
+});
+
+test('the burst is shared too: past it, a call on either replica is refused, saying so', async () => {
+  const results = await Promise.all([callOn(a, 'bursty'), callOn(b, 'bursty'), callOn(a, 'bursty'), callOn(b, 'bursty')]);
+  expect(results.filter((r) => !r.isError)).toHaveLength(2);
+  for (const r of results.filter((x) => x.isError)) {
+    expect(r.error?.message).toMatch(/^tool "bursty" is at its rate limit of 60 calls per minute \(burst 2\) on all dispatch replicas together; its next turn is in \d+ ms; this call was not executed$/);
+    expect(r.error?.retryAfterMs).toBeGreaterThan(0);
+    expect(r.error?.retryAfterMs).toBeLessThanOrEqual(2000);
+  }
+  expect(tools.count('/bursty')).toBe(2);
+});
+
+test('while Redis is away, each replica applies the limit alone, and nothing hangs', async () => {
+  await redis.stop();
+  try {
+    const started = Date.now();
+    // Each replica's own limit of `bursty` is fresh: its burst of 2 each.
+    const results = await Promise.all([callOn(a, 'bursty'), callOn(a, 'bursty'), callOn(a, 'bursty'), callOn(b, 'bursty')]);
+    expect(results.filter((r) => !r.isError)).toHaveLength(3);
+    expect(results.find((r) => r.isError)?.error?.message).toMatch(/on this dispatch replica; its next turn is in \d+ ms; this call was not executed$/);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  } finally {
+    await redis.start();
+  }
+});

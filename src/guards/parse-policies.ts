@@ -1,7 +1,7 @@
 import { ConfigError } from '../config';
 import { breakerSettingsFromYaml } from './breaker-settings';
 import { isRecord, onlyKeys, parseMatch, parseRule, type Fail } from './parse-rule';
-import type { AfterRule, BreakerPolicy, ConcurrencyPolicy, EndpointPolicy, PolicyConfig, PolicyRule, RatePolicy } from './policy-types';
+import type { AfterRule, BreakerPolicy, BudgetPolicy, ConcurrencyPolicy, EndpointPolicy, PolicyConfig, PolicyRule, RatePolicy } from './policy-types';
 import { parseRate } from './parse-rate';
 
 /** Default time the policy endpoint may take, in ms. */
@@ -10,7 +10,7 @@ export const DEFAULT_ENDPOINT_TIMEOUT_MS = 2000;
 const ENDPOINT_KEYS = new Set(['url', 'timeout_ms', 'fail_open', 'headers']);
 const AFTER_KEYS = new Set(['warn', 'on', 'contains']);
 const CONCURRENCY_KEYS = ['max_in_flight', 'wait_ms', 'shared', 'fallback_max_in_flight', 'fail_closed'];
-const KINDS = ['decide', 'endpoint', 'breaker', 'after', 'concurrency', 'rate'] as const;
+const KINDS = ['decide', 'endpoint', 'breaker', 'after', 'concurrency', 'rate', 'budget'] as const;
 
 function parseEndpoint(raw: unknown, match: string[], fail: Fail): EndpointPolicy {
   if (!isRecord(raw)) fail('endpoint', 'must be a mapping with url, and optionally timeout_ms, fail_open and headers');
@@ -62,12 +62,20 @@ function parseConcurrency(raw: unknown, match: string[], fail: Fail): Concurrenc
   return { match, maxInFlight: max, waitMs: wait, shared, fallbackMaxInFlight: fallback, failClosed };
 }
 
+function parseBudget(raw: unknown, match: string[], fail: Fail): BudgetPolicy {
+  if (!isRecord(raw)) fail('budget', 'must be a mapping with max_calls_per_session');
+  onlyKeys(raw, ['max_calls_per_session'], fail, 'budget.');
+  const max = raw.max_calls_per_session;
+  if (typeof max !== 'number' || !Number.isInteger(max) || max <= 0) fail('budget.max_calls_per_session', `must be a positive integer, got ${JSON.stringify(max)}`);
+  return { match, maxCalls: max };
+}
+
 /**
  * Checks the raw `policies:` list of a configuration file. Each entry holds exactly one of
  * `decide:` (a pre-tool rule), `endpoint:` (the external policy service, at most one), `breaker:`
  * (breaker settings), `after:` (a post-tool annotation), `concurrency:` (a cap on attempts running
- * at once) or `rate:` (a limit on attempts started per second or minute), plus `match:` globs on
- * the tool name.
+ * at once), `rate:` (a limit on attempts started per second or minute) or `budget:` (calls per
+ * session), plus `match:` globs on the tool name.
  * A problem is a ConfigError naming the file and the path, e.g. `policies[2].when[0].op`.
  */
 export function parsePolicies(raw: readonly unknown[], file: string): PolicyConfig {
@@ -76,6 +84,7 @@ export function parsePolicies(raw: readonly unknown[], file: string): PolicyConf
   const after: AfterRule[] = [];
   const concurrency: ConcurrencyPolicy[] = [];
   const rates: RatePolicy[] = [];
+  const budgets: BudgetPolicy[] = [];
   let endpoint: EndpointPolicy | undefined;
   raw.forEach((entry, index) => {
     const base = `policies[${index}]`;
@@ -85,7 +94,7 @@ export function parsePolicies(raw: readonly unknown[], file: string): PolicyConf
     if (!isRecord(entry)) fail('', 'must be a mapping');
     const kinds = KINDS.filter((k) => entry[k] !== undefined);
     if (kinds.length !== 1) {
-      fail('', kinds.length === 0 ? 'needs one of decide (a rule), endpoint, breaker, after, concurrency or rate' : `holds both ${kinds.join(' and ')}; put each in its own entry`);
+      fail('', kinds.length === 0 ? 'needs one of decide (a rule), endpoint, breaker, after, concurrency, rate or budget' : `holds both ${kinds.join(' and ')}; put each in its own entry`);
     }
     const kind = kinds[0]!;
     if (kind === 'decide') {
@@ -103,7 +112,8 @@ export function parsePolicies(raw: readonly unknown[], file: string): PolicyConf
       breakers.push({ match, settings });
     } else if (kind === 'concurrency') concurrency.push(parseConcurrency(entry.concurrency, match, fail));
     else if (kind === 'rate') rates.push(parseRate(entry.rate, match, fail));
+    else if (kind === 'budget') budgets.push(parseBudget(entry.budget, match, fail));
     else after.push(parseAfter(entry.after, match, fail));
   });
-  return { rules, endpoint, breakers, after, concurrency, rates };
+  return { rules, endpoint, breakers, after, concurrency, rates, budgets };
 }

@@ -80,6 +80,13 @@ export interface RatePolicy {
   readonly text: string;
 }
 
+/** A budget of calls of the matching tools per session. */
+export interface BudgetPolicy {
+  readonly match: readonly string[];
+  /** Calls of the matching tools, all together, that one session may make. */
+  readonly maxCalls: number;
+}
+
 /** A post-tool rule: a warning added to the result of matching tools. */
 export interface AfterRule {
   readonly match: readonly string[];
@@ -100,7 +107,9 @@ export interface PolicyConfig {
   readonly concurrency: readonly ConcurrencyPolicy[];
   /** Rate limits; the first entry matching a tool applies. */
   readonly rates: readonly RatePolicy[];
+  /** Session budgets; the first entry matching a tool applies. */
+  readonly budgets: readonly BudgetPolicy[];
 }
 
 /** No policies at all. */
-export const EMPTY_POLICIES: PolicyConfig = Object.freeze({ rules: [], breakers: [], after: [], concurrency: [], rates: [] });
+export const EMPTY_POLICIES: PolicyConfig = Object.freeze({ rules: [], breakers: [], after: [], concurrency: [], rates: [], budgets: [] });

@@ -1,3 +1,4 @@
+import type { SessionBudget } from '../store';
 import type { DispatchError } from '../errors';
 import type { ResolvedTool } from '../registry';
 import type { Release } from './pipeline-deps';
@@ -127,6 +128,8 @@ export interface Guards {
   readonly slots?: ToolSlots;
   /** Rate limits (`rate:` policies); undefined when there are none. */
   readonly rates?: ToolRates;
+  /** The session budget (`budget:` policies) a call of `tool` counts against; undefined when none applies. */
+  readonly budgetOf?: (tool: SlotTool) => SessionBudget | undefined;
 }
 
 const ALLOW: HookDecision = { action: 'allow' };

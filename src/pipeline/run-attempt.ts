@@ -15,6 +15,7 @@ import { errorResult, replayedResult, toolResult, toStored } from './results';
 import { breakerKey } from './breaker-key';
 import { AttemptContext, CallKey } from './attempt-context';
 import { runGuarded } from './signals';
+import { claimRefusal, overBudget, refused } from './refusals';
 
 /** The result of one attempt and, when it failed, why. */
 export interface AttemptResult {
@@ -40,13 +41,6 @@ export function loopOp(tool: ResolvedTool, args: unknown, canonicalArgs = canoni
   return `${tool.name}\u0000${param}`;
 }
 
-const refused = (kind: ErrorKind, message: string, recoverable = false) => new DispatchError(kind, message, { phase: 'before', recoverable });
-
-function claimRefusal(claim: ClaimOutcome | undefined): DispatchError | undefined {
-  if (claim?.state === 'in_progress') return refused(ErrorKind.IN_PROGRESS, 'an identical call is still running; this one was not executed');
-  if (claim?.state === 'unknown') return refused(ErrorKind.OUTCOME_UNKNOWN, 'an identical earlier call timed out mid-flight, so its effect is unknown; this one was not executed');
-  return undefined;
-}
 
 /**
  * One attempt of a call, steps 1-11 of DESIGN section 3: TOOL_PRE, hooks, loop pre-check, breaker
@@ -126,8 +120,11 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   const owner = wantClaim ? newOwner() : '';
   let claim: ClaimOutcome | undefined;
   try {
-    let begun = deps.store.beginAttempt({ scope, op, claim: wantClaim ? { key: callKey.value, leaseMs: tool.timeoutMs + LEASE_MARGIN_MS, owner } : undefined });
+    // A call counts against its session's budget once, at its first attempt.
+    const budget = attempt === 1 ? deps.guards.budgetOf?.(tool) : undefined;
+    let begun = deps.store.beginAttempt({ scope, op, claim: wantClaim ? { key: callKey.value, leaseMs: tool.timeoutMs + LEASE_MARGIN_MS, owner } : undefined, budget });
     if (begun instanceof Promise) begun = await begun;
+    if (begun.overBudget) return failedBefore(attemptObs, callId, tool, overBudget(tool, budget!), attempt, started, warnings);
     streak = begun.streak;
     claim = begun.claim;
     claimed = claim?.state === 'claimed';

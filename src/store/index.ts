@@ -5,6 +5,7 @@ export type {
   ClaimOutcome,
   LoopStreak,
   BeginAttempt,
+  SessionBudget,
   BeginAttemptResult,
   FinishAttempt,
   FinishAttemptResult,

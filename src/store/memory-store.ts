@@ -36,6 +36,8 @@ interface SessionState {
   /** The store's use count when this session last moved to the back of the recency order. */
   movedAt: number;
   records?: Map<string, Expiring<Record>>;
+  /** Calls counted per budget (`budget:` policies), by budget id. */
+  budgets?: Map<string, number>;
   readonly window: StreakIndex;
   results?: Map<string, Expiring<string>>;
   memory?: Expiring<string>[];
@@ -99,11 +101,17 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   }
 
   return {
-    beginAttempt({ scope, op, claim }) {
+    beginAttempt({ scope, op, claim, budget }) {
       // A read of a session not seen yet creates nothing: its attempt's record will.
-      const state = session(scope, claim !== undefined);
+      const state = session(scope, claim !== undefined || budget !== undefined);
       if (!state) return { streak: NO_STREAK };
       const streak = state.window.streak(opKey(op));
+      if (budget) {
+        const budgets = (state.budgets ??= new Map<string, number>());
+        const used = budgets.get(budget.id) ?? 0;
+        if (used >= budget.max) return { streak, overBudget: true };
+        budgets.set(budget.id, used + 1);
+      }
       if (!claim) return { streak };
       const t = now();
       const records = (state.records ??= new Map<string, Expiring<Record>>());

@@ -47,6 +47,18 @@ export interface BeginAttempt {
    * it can release the claim again; without one the claim is anyone's to release.
    */
   readonly claim?: { readonly key: string; readonly leaseMs: number; readonly owner?: string };
+  /**
+   * A call budget of the session (a `budget:` policy) this call counts against: it is counted,
+   * unless `max` calls were counted already, when the step counts nothing, takes no claim and
+   * answers `overBudget`.
+   */
+  readonly budget?: SessionBudget;
+}
+
+/** A budget of calls per session: its name in the session (one per policy) and its size. */
+export interface SessionBudget {
+  readonly id: string;
+  readonly max: number;
 }
 
 /** What the idempotency record becomes at the end of an attempt. */
@@ -86,6 +98,8 @@ export interface FinishAttempt {
 export interface BeginAttemptResult {
   readonly streak: LoopStreak;
   readonly claim?: ClaimOutcome;
+  /** The session's budget was spent before this call: nothing was counted or claimed. */
+  readonly overBudget?: true;
 }
 
 /** What finishAttempt gives: the op's loop streak after the record. */

@@ -39,6 +39,8 @@ test('a full policies section parses into rules, an endpoint, breaker settings a
   rate: { per_second: 2.5, wait_ms: 500, shared: true }
 - match: [mail_*]
   rate: { per_minute: 30, burst: 5 }
+- match: [send_*, post_*]
+  budget: { max_calls_per_session: 20 }
 `);
   expect(config.rules).toHaveLength(2);
   expect(config.rules[0]).toMatchObject({ label: 'big-payments', match: ['payments.*'], decide: 'block', reason: 'too large', when: [{ pointer: '/amount', op: '>', value: 1000 }, { pointer: '/currency', op: 'in', value: ['USD', 'EUR'] }] });
@@ -55,10 +57,11 @@ test('a full policies section parses into rules, an endpoint, breaker settings a
     { match: ['search'], perSecond: 2.5, burst: 3, waitMs: 500, shared: true, text: '2.5 calls per second' },
     { match: ['mail_*'], perSecond: 0.5, burst: 5, waitMs: 0, shared: false, text: '30 calls per minute' },
   ]);
+  expect(config.budgets).toEqual([{ match: ['send_*', 'post_*'], maxCalls: 20 }]);
 });
 
 test.each([
-  ['- {}', 'dispatch.yaml: policies[0]: needs one of decide (a rule), endpoint, breaker, after, concurrency or rate'],
+  ['- {}', 'dispatch.yaml: policies[0]: needs one of decide (a rule), endpoint, breaker, after, concurrency, rate or budget'],
   ['- plain text', 'dispatch.yaml: policies[0]: must be a mapping'],
   ['- { decide: block, breaker: {} , reason: x }', 'dispatch.yaml: policies[0]: holds both decide and breaker; put each in its own entry'],
   ['- { decide: deny }', 'dispatch.yaml: policies[0].decide: must be one of allow, block, ask, modify, got "deny"'],
@@ -81,6 +84,9 @@ test.each([
   ['- { breaker: { failure_rate: 50 } }', 'dispatch.yaml: policies[0].breaker.failure_rate: must be a number in (0, 1], got 50'],
   ['- { breaker: { min_calls: 2.5 } }', 'dispatch.yaml: policies[0].breaker.min_calls: must be a positive integer, got 2.5'],
   ['- { breaker: {}, reason: x }', 'dispatch.yaml: policies[0].reason: unknown key (expected one of match, breaker)'],
+  ['- { budget: 5 }', 'dispatch.yaml: policies[0].budget: must be a mapping with max_calls_per_session'],
+  ['- { budget: { max_calls_per_session: 0 } }', 'dispatch.yaml: policies[0].budget.max_calls_per_session: must be a positive integer, got 0'],
+  ['- { budget: { max_calls: 5 } }', 'dispatch.yaml: policies[0].budget.max_calls: unknown key (expected one of max_calls_per_session)'],
   ['- { rate: 5 }', 'dispatch.yaml: policies[0].rate: must be a mapping with per_second or per_minute, and optionally burst, wait_ms and shared'],
   ['- { rate: { burst: 2 } }', 'dispatch.yaml: policies[0].rate: needs per_second or per_minute'],
   ['- { rate: { per_second: 1, per_minute: 60 } }', 'dispatch.yaml: policies[0].rate: has both per_second and per_minute; give one'],

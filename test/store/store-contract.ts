@@ -258,5 +258,27 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
       expect(await store.memory(other)).toEqual(['m']);
       await expect(store.endSession(fresh())).resolves.toBeUndefined();
     });
+
+    test('a session budget counts its calls up to its size, then refuses without counting or claiming; EndSession resets it', async () => {
+      const scope = fresh();
+      const other = { tenant: scope.tenant, sessionId: `${scope.sessionId}-other` };
+      const mail = { id: 'send_*', max: 3 };
+      const begin = (s: SessionScope, budget = mail, key?: string) => Promise.resolve(store.beginAttempt({ scope: s, op: OP, budget, claim: key ? { key, leaseMs: 10_000 } : undefined }));
+      // Concurrent calls: exactly the budget's size get through.
+      const first = await Promise.all(Array.from({ length: 5 }, () => begin(scope)));
+      expect(first.filter((r) => r.overBudget)).toHaveLength(2);
+      // Past it, a side-effecting call takes no claim.
+      const refused = await begin(scope, mail, 'late');
+      expect(refused.overBudget).toBe(true);
+      expect(refused.claim).toBeUndefined();
+      expect(await claim(scope, 'late')).toEqual({ state: 'claimed' });
+      // Another budget of the same session, and the same budget in another session, are apart.
+      expect((await begin(scope, { id: 'search', max: 1 })).overBudget).toBeUndefined();
+      expect((await begin(other)).overBudget).toBeUndefined();
+      // A call without a budget is not counted or refused.
+      expect((await store.beginAttempt({ scope, op: OP })).overBudget).toBeUndefined();
+      await store.endSession(scope);
+      expect((await begin(scope)).overBudget).toBeUndefined();
+    });
   });
 }

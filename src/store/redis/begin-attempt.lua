@@ -1,10 +1,21 @@
 -- The first store step of an attempt: the loop pre-check read and, for a side-effecting tool,
 -- the idempotency claim (DESIGN section 5).
--- KEYS[1] loop window, KEYS[2] record index, KEYS[3] idempotency record (KEYS[1] when no claim)
+-- KEYS[1] loop window, KEYS[2] record index, KEYS[3] idempotency record (KEYS[1] when no claim),
+-- KEYS[4] the session's budgets, a hash of budget -> calls counted (KEYS[1] when no budget)
 -- ARGV[1] op, ARGV[2] lease in ms ('' when no claim), ARGV[3] the claim's owner (kept in the
--- in-progress record, 'P' .. owner, so that only this claim can release it)
--- Returns {streak count, streak failed (0|1), claim state ('' when no claim), stored result JSON}.
+-- in-progress record, 'P' .. owner, so that only this claim can release it), ARGV[4] the budget
+-- this call counts against ('' when none), ARGV[5] its size, ARGV[6] the budgets' TTL in seconds
+-- Returns {streak count, streak failed (0|1), claim state ('' when no claim), stored result JSON};
+-- the claim state is 'over_budget' (nothing counted or claimed) when the budget was spent.
 local count, failed = streak_of(KEYS[1], ARGV[1])
+if ARGV[4] ~= '' then
+  local used = tonumber(redis.call('HGET', KEYS[4], ARGV[4]) or '0')
+  if used >= tonumber(ARGV[5]) then
+    return {count, failed, 'over_budget', ''}
+  end
+  redis.call('HINCRBY', KEYS[4], ARGV[4], 1)
+  redis.call('EXPIRE', KEYS[4], tonumber(ARGV[6]))
+end
 if ARGV[2] == '' then
   return {count, failed, '', ''}
 end

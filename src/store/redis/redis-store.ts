@@ -112,14 +112,25 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
   client.on('ready', onReady);
 
   return {
-    async beginAttempt({ scope, op, claim }) {
+    async beginAttempt({ scope, op, claim, budget }) {
       batch();
       const keys = keysOf(scope);
       // A command sent on a ready connection may reach Redis even if no answer comes in time; one
       // issued while the connection is down is refused at once and never sent.
       const sent = client.status === 'ready';
       const [count, failed, state, payload] = await storeCall('the attempt start', timeoutMs, () =>
-        client.dispatchBeginAttempt(keys.window, keys.recordIndex, claim ? keys.record(claim.key) : keys.window, idOf(op), claim ? Math.max(1, Math.ceil(claim.leaseMs)) : '', claim?.owner ?? ''),
+        client.dispatchBeginAttempt(
+          keys.window,
+          keys.recordIndex,
+          claim ? keys.record(claim.key) : keys.window,
+          budget ? keys.budgets : keys.window,
+          idOf(op),
+          claim ? Math.max(1, Math.ceil(claim.leaseMs)) : '',
+          claim?.owner ?? '',
+          budget?.id ?? '',
+          budget?.max ?? '',
+          windowTtl,
+        ),
       ).catch((error: unknown) => {
         // A claim that got no answer may still reach Redis and hold its key for the whole lease:
         // release it (as its owner only) once Redis answers again.
@@ -127,6 +138,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
         throw error;
       });
       const streak = { count: Number(count), failed: Number(failed) === 1 };
+      if (state === 'over_budget') return { streak, overBudget: true };
       return claim ? { streak, claim: claimOutcome(state, payload) } : { streak };
     },
     async finishAttempt(step) {
@@ -150,7 +162,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
     },
     async endSession(scope) {
       const keys = keysOf(scope);
-      await storeCall('the session end', timeoutMs, () => client.dispatchEndSession(keys.window, keys.memory, keys.recordIndex, keys.resultIndex));
+      await storeCall('the session end', timeoutMs, () => client.dispatchEndSession(keys.window, keys.memory, keys.recordIndex, keys.resultIndex, keys.budgets));
     },
     async close() {
       client.off('ready', onReady);

@@ -9,13 +9,13 @@ type Arg = string | number;
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     /** begin-attempt.lua: loop streak and optional claim; see the script for keys and arguments. */
-    dispatchBeginAttempt(window: string, recordIndex: string, record: string, op: string, leaseMs: Arg, owner: string): Result<[number, number, string, string], Context>;
+    dispatchBeginAttempt(window: string, recordIndex: string, record: string, budgets: string, op: string, leaseMs: Arg, owner: string, budget: string, budgetMax: Arg, budgetTtl: Arg): Result<[number, number, string, string], Context>;
     /** finish-attempt.lua: every write of an attempt; resolves with the op's streak. */
     dispatchFinishAttempt(...keysThenArgs: Arg[]): Result<[number, number], Context>;
     /** read-memory.lua: the live memory entries, oldest first. */
     dispatchReadMemory(memory: string): Result<string[], Context>;
     /** end-session.lua: deletes every key of the session. */
-    dispatchEndSession(window: string, memory: string, recordIndex: string, resultIndex: string): Result<number, Context>;
+    dispatchEndSession(window: string, memory: string, recordIndex: string, resultIndex: string, budgets: string): Result<number, Context>;
     /** take-slot.lua: takes a shared concurrency slot; 1 when taken, 0 when all are held. */
     dispatchTakeSlot(slots: string, max: number, leaseMs: number, leaseId: string): Result<number, Context>;
     /** release-slot.lua: gives a shared concurrency slot back and tells the waiters on `channel`; 1 when it was held. */
@@ -35,10 +35,10 @@ export function readScript(name: string): string {
 }
 
 const SCRIPTS = [
-  ['dispatchBeginAttempt', 'begin-attempt.lua', 3],
+  ['dispatchBeginAttempt', 'begin-attempt.lua', 4],
   ['dispatchFinishAttempt', 'finish-attempt.lua', 6],
   ['dispatchReadMemory', 'read-memory.lua', 1],
-  ['dispatchEndSession', 'end-session.lua', 4],
+  ['dispatchEndSession', 'end-session.lua', 5],
 ] as const;
 
 /** Defines take-slot.lua and release-slot.lua (the shared concurrency caps) and take-turn.lua (the shared rate limits) on a client. */

@@ -10,6 +10,8 @@ export interface SessionKeys {
   readonly recordIndex: string;
   /** Names of the session's spilled results, scored by their expiry time (for EndSession and the cap). */
   readonly resultIndex: string;
+  /** Calls counted per budget (`budget:` policies): a hash of budget id -> count. */
+  readonly budgets: string;
   record(idempotencyKey: string): string;
   result(handle: string): string;
 }
@@ -27,6 +29,7 @@ export function sessionKeys(scope: SessionScope, prefix = 'dispatch'): SessionKe
     memory: `${base}memory`,
     recordIndex: `${base}records`,
     resultIndex: `${base}results`,
+    budgets: `${base}budgets`,
     record: (key) => `${base}idem:${key}`,
     result: (handle) => `${base}result:${handle}`,
   };

@@ -1,0 +1,73 @@
+import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
+import type { TestRedis } from '../helpers/redis-server';
+import { json, type ToolServer } from '../helpers/servers';
+import { closeReplicaPair, startReplicaPair, type Replica } from './replica-pair';
+
+// `budget:` policies bound the calls of the matching tools one session may make, whichever
+// replica a call lands on: two apps sharing a real Redis and a real HTTP tool that counts what
+// reaches it. A retry does not count again; another session, or the same one after EndSession,
+// has its whole budget.
+
+jest.setTimeout(30_000);
+
+const tool = (name: string, url: string, extra = '', effect = 'side_effect') => `
+  - name: ${name}
+    effect: ${effect}
+    input_schema: '{"type":"object"}'
+    http: { url: "${url}/${name}" }${extra}`;
+
+const yaml = (url: string) => `
+tools:${tool('send_mail', url)}${tool('send_sms', url)}${tool('flaky_lookup', url, '\n    retry: { max_attempts: 2, initial_backoff_ms: 10 }', 'read_only')}
+policies:
+  - match: ["send_*"]
+    budget: { max_calls_per_session: 3 }
+  - match: flaky_lookup
+    budget: { max_calls_per_session: 1 }
+`;
+
+let redis: TestRedis;
+let tools: ToolServer;
+let a: Replica;
+let b: Replica;
+let failures = 0;
+beforeAll(async () => {
+  ({ redis, tools, a, b } = await startReplicaPair(yaml, {
+    '/send_mail': json({ sent: true }),
+    '/send_sms': json({ sent: true }),
+    // Fails with a 503 the first time it is called (a read-only tool's 503 is retried), then answers.
+    '/flaky_lookup': (_req, res) => void (failures++ === 0 ? res.writeHead(503).end('try again') : res.writeHead(200).end('{"sent":true}')),
+  }));
+});
+afterAll(() => closeReplicaPair({ redis, tools, a, b }));
+
+let n = 0;
+const call = (app: Replica, sessionId: string, name: string) => app.dispatch.dispatch({ sessionId, calls: [{ id: `c${++n}`, name, arguments: `{"n":${n}}` }] }).then((r) => r.results[0]!);
+
+test('a session gets its budget of calls of the matching tools together, on any replica; then each is refused BLOCKED, not executed', async () => {
+  const results = [await call(a, 'budgeted', 'send_mail'), await call(b, 'budgeted', 'send_sms'), await call(a, 'budgeted', 'send_mail')];
+  expect(results.every((r) => !r.isError)).toBe(true);
+  for (const app of [b, a]) {
+    const refused = await call(app, 'budgeted', 'send_sms');
+    expect(refused.error?.kind).toBe(ErrorKind.BLOCKED);
+    expect(refused.error?.recoverable).toBe(false);
+    expect(refused.error?.message).toBe('this session has used its budget of 3 calls of tools matching send_* (policies budget:); this call was not executed');
+  }
+  expect(tools.count('/send_mail') + tools.count('/send_sms')).toBe(3);
+  // Another session has its own budget.
+  expect((await call(b, 'another', 'send_mail')).isError).toBe(false);
+});
+
+test('EndSession gives the session its whole budget again', async () => {
+  for (let i = 0; i < 3; i++) await call(a, 'ended', 'send_mail');
+  expect((await call(a, 'ended', 'send_mail')).error?.kind).toBe(ErrorKind.BLOCKED);
+  await b.dispatch.endSession({ sessionId: 'ended' });
+  expect((await call(a, 'ended', 'send_mail')).isError).toBe(false);
+});
+
+test('a call counts once, however many attempts it takes', async () => {
+  const retried = await call(a, 'flaky', 'flaky_lookup');
+  expect(retried.isError).toBe(false);
+  expect(retried.attempts).toBe(2);
+  expect((await call(b, 'flaky', 'flaky_lookup')).error?.kind).toBe(ErrorKind.BLOCKED);
+  expect(tools.count('/flaky_lookup')).toBe(2);
+});

@@ -7,9 +7,21 @@ import type { ClaimOutcome, SessionBudget } from '../store';
 
 export const refused = (kind: ErrorKind, message: string, recoverable = false) => new DispatchError(kind, message, { phase: 'before', recoverable });
 
+/** A session budget as a model reads it: "its budget of 3 calls of tools matching send_*". */
+const budgetText = (tool: ResolvedTool, budget: SessionBudget) => `budget of ${budget.max} call${budget.max === 1 ? '' : 's'} of ${budget.id === tool.name ? `"${tool.name}"` : `tools matching ${budget.id}`}`;
+
+/**
+ * The warning on a call that leaves its session's budget nearly spent (a fifth of it or less, at
+ * least the last call), so that the model can plan what is left; undefined before that.
+ */
+export function budgetWarning(tool: ResolvedTool, budget: SessionBudget, left: number): string | undefined {
+  if (left > Math.max(1, Math.floor(budget.max / 5))) return undefined;
+  return left === 0 ? `this was the last call of this session's ${budgetText(tool, budget)} (policies budget:)` : `this session has ${left} call${left === 1 ? '' : 's'} left of its ${budgetText(tool, budget)} (policies budget:)`;
+}
+
 /** The refusal of a call past its session's budget. */
 export function overBudget(tool: ResolvedTool, budget: SessionBudget): DispatchError {
-  return new DispatchError(ErrorKind.BLOCKED, `this session has used its budget of ${budget.max} call${budget.max === 1 ? '' : 's'} of ${budget.id === tool.name ? `"${tool.name}"` : `tools matching ${budget.id}`} (policies budget:); this call was not executed`, {
+  return new DispatchError(ErrorKind.BLOCKED, `this session has used its ${budgetText(tool, budget)} (policies budget:); this call was not executed`, {
     phase: 'before',
     recoverable: false,
     suggestion: 'Do without this tool for the rest of this session.',

@@ -15,7 +15,7 @@ import { errorResult, replayedResult, toolResult, toStored } from './results';
 import { breakerKey } from './breaker-key';
 import { AttemptContext, CallKey } from './attempt-context';
 import { runGuarded } from './signals';
-import { claimRefusal, overBudget, refused } from './refusals';
+import { budgetWarning, claimRefusal, overBudget, refused } from './refusals';
 
 /** The result of one attempt and, when it failed, why. */
 export interface AttemptResult {
@@ -125,6 +125,8 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     let begun = deps.store.beginAttempt({ scope, op, claim: wantClaim ? { key: callKey.value, leaseMs: tool.timeoutMs + LEASE_MARGIN_MS, owner } : undefined, budget });
     if (begun instanceof Promise) begun = await begun;
     if (begun.overBudget) return failedBefore(attemptObs, callId, tool, overBudget(tool, budget!), attempt, started, warnings);
+    const nearlySpent = begun.budgetLeft === undefined ? undefined : budgetWarning(tool, budget!, begun.budgetLeft);
+    if (nearlySpent) warnings.push(nearlySpent);
     streak = begun.streak;
     claim = begun.claim;
     claimed = claim?.state === 'claimed';

@@ -106,13 +106,15 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       const state = session(scope, claim !== undefined || budget !== undefined);
       if (!state) return { streak: NO_STREAK };
       const streak = state.window.streak(opKey(op));
+      let budgetLeft: number | undefined;
       if (budget) {
         const budgets = (state.budgets ??= new Map<string, number>());
         const used = budgets.get(budget.id) ?? 0;
         if (used >= budget.max) return { streak, overBudget: true };
         budgets.set(budget.id, used + 1);
+        budgetLeft = budget.max - used - 1;
       }
-      if (!claim) return { streak };
+      if (!claim) return budgetLeft === undefined ? { streak } : { streak, budgetLeft };
       const t = now();
       const records = (state.records ??= new Map<string, Expiring<Record>>());
       const existing = live(records.get(claim.key), t);
@@ -123,7 +125,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
         capMap(records, maxRecords);
         outcome = { state: 'claimed' };
       } else outcome = existing.state === 'in_progress' ? IN_PROGRESS : existing;
-      return { streak, claim: outcome };
+      return budgetLeft === undefined ? { streak, claim: outcome } : { streak, claim: outcome, budgetLeft };
     },
     finishAttempt({ scope, op, record, idempotency, spill, memory }) {
       const state = session(scope, true);

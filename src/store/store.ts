@@ -100,6 +100,8 @@ export interface BeginAttemptResult {
   readonly claim?: ClaimOutcome;
   /** The session's budget was spent before this call: nothing was counted or claimed. */
   readonly overBudget?: true;
+  /** With a budget that counted this call: the calls it has left. */
+  readonly budgetLeft?: number;
 }
 
 /** What finishAttempt gives: the op's loop streak after the record. */

@@ -46,6 +46,12 @@ const call = (app: Replica, sessionId: string, name: string) => app.dispatch.dis
 test('a session gets its budget of calls of the matching tools together, on any replica; then each is refused BLOCKED, not executed', async () => {
   const results = [await call(a, 'budgeted', 'send_mail'), await call(b, 'budgeted', 'send_sms'), await call(a, 'budgeted', 'send_mail')];
   expect(results.every((r) => !r.isError)).toBe(true);
+  // The model is told when the budget is nearly spent (a fifth or less left, at least the last).
+  expect(results.map((r) => r.warnings)).toEqual([
+    [],
+    ['this session has 1 call left of its budget of 3 calls of tools matching send_* (policies budget:)'],
+    ["this was the last call of this session's budget of 3 calls of tools matching send_* (policies budget:)"],
+  ]);
   for (const app of [b, a]) {
     const refused = await call(app, 'budgeted', 'send_sms');
     expect(refused.error?.kind).toBe(ErrorKind.BLOCKED);

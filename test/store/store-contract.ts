@@ -267,6 +267,8 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
       // Concurrent calls: exactly the budget's size get through.
       const first = await Promise.all(Array.from({ length: 5 }, () => begin(scope)));
       expect(first.filter((r) => r.overBudget)).toHaveLength(2);
+      // Each counted call is told what is left after it.
+      expect(first.filter((r) => !r.overBudget).map((r) => r.budgetLeft).sort()).toEqual([0, 1, 2]);
       // Past it, a side-effecting call takes no claim.
       const refused = await begin(scope, mail, 'late');
       expect(refused.overBudget).toBe(true);

@@ -5,32 +5,35 @@
 -- ARGV[1] op, ARGV[2] lease in ms ('' when no claim), ARGV[3] the claim's owner (kept in the
 -- in-progress record, 'P' .. owner, so that only this claim can release it), ARGV[4] the budget
 -- this call counts against ('' when none), ARGV[5] its size, ARGV[6] the budgets' TTL in seconds
--- Returns {streak count, streak failed (0|1), claim state ('' when no claim), stored result JSON};
--- the claim state is 'over_budget' (nothing counted or claimed) when the budget was spent.
+-- Returns {streak count, streak failed (0|1), claim state ('' when no claim), stored result JSON,
+-- calls left in the budget after this one (-1 when no budget)}; the claim state is 'over_budget'
+-- (nothing counted or claimed) when the budget was spent.
 local count, failed = streak_of(KEYS[1], ARGV[1])
+local left = -1
 if ARGV[4] ~= '' then
+  local max = tonumber(ARGV[5])
   local used = tonumber(redis.call('HGET', KEYS[4], ARGV[4]) or '0')
-  if used >= tonumber(ARGV[5]) then
-    return {count, failed, 'over_budget', ''}
+  if used >= max then
+    return {count, failed, 'over_budget', '', 0}
   end
-  redis.call('HINCRBY', KEYS[4], ARGV[4], 1)
+  left = max - redis.call('HINCRBY', KEYS[4], ARGV[4], 1)
   redis.call('EXPIRE', KEYS[4], tonumber(ARGV[6]))
 end
 if ARGV[2] == '' then
-  return {count, failed, '', ''}
+  return {count, failed, '', '', left}
 end
 local record = redis.call('GET', KEYS[3])
 if record then
   local state = string.sub(record, 1, 1)
   if state == 'C' then
-    return {count, failed, 'completed', string.sub(record, 2)}
+    return {count, failed, 'completed', string.sub(record, 2), left}
   elseif state == 'U' then
-    return {count, failed, 'unknown', ''}
+    return {count, failed, 'unknown', '', left}
   end
-  return {count, failed, 'in_progress', ''}
+  return {count, failed, 'in_progress', '', left}
 end
 local lease = tonumber(ARGV[2])
 local now = now_ms()
 redis.call('SET', KEYS[3], 'P' .. ARGV[3], 'PX', lease)
 index_add(KEYS[2], KEYS[3], now + lease, now)
-return {count, failed, 'claimed', ''}
+return {count, failed, 'claimed', '', left}

@@ -118,7 +118,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       // A command sent on a ready connection may reach Redis even if no answer comes in time; one
       // issued while the connection is down is refused at once and never sent.
       const sent = client.status === 'ready';
-      const [count, failed, state, payload] = await storeCall('the attempt start', timeoutMs, () =>
+      const [count, failed, state, payload, left] = await storeCall('the attempt start', timeoutMs, () =>
         client.dispatchBeginAttempt(
           keys.window,
           keys.recordIndex,
@@ -139,7 +139,8 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       });
       const streak = { count: Number(count), failed: Number(failed) === 1 };
       if (state === 'over_budget') return { streak, overBudget: true };
-      return claim ? { streak, claim: claimOutcome(state, payload) } : { streak };
+      const budgetLeft = budget ? Number(left) : undefined;
+      return claim ? { streak, claim: claimOutcome(state, payload), budgetLeft } : { streak, budgetLeft };
     },
     async finishAttempt(step) {
       batch();

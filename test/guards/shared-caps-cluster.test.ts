@@ -2,16 +2,24 @@ import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-serve
 import { json, startApp, startToolServer, type ToolServer } from '../helpers/servers';
 import { HANDOFF_POLICY, handoffTool, takeTurns } from './slot-handoffs';
 
-// A `shared: true` concurrency cap on a Redis Cluster (three masters on loopback): the slots are
-// leases on the master of the tool's key, and a slot given back on one replica wakes the call
-// waiting on the other through the cluster bus (release-slot.lua publishes on that master, the
-// waiting replica listens on any).
+// Shared guards on a Redis Cluster (three masters on loopback). A `shared: true` concurrency cap:
+// the slots are leases on the master of the tool's key, and a slot given back on one replica
+// wakes the call waiting on the other through the cluster bus (release-slot.lua publishes on that
+// master, the waiting replica listens on any). A `shared: true` rate limit: one GCRA time on the
+// master of the tool's key.
 
 jest.setTimeout(60_000);
 
 const yaml = (url: string) => `
 tools:${handoffTool(url)}
+  - name: paced
+    effect: read_only
+    retry: { max_attempts: 1 }
+    input_schema: '{"type":"object"}'
+    http: { url: "${url}/paced" }
 policies:${HANDOFF_POLICY}
+  - match: paced
+    rate: { per_second: 10, burst: 1, wait_ms: 3000, shared: true }
 `;
 
 let cluster: TestRedisCluster;
@@ -20,7 +28,7 @@ let a: Awaited<ReturnType<typeof startApp>>;
 let b: Awaited<ReturnType<typeof startApp>>;
 beforeAll(async () => {
   cluster = await startRedisCluster(3);
-  tools = await startToolServer({ '/handoff': json({ ok: true }, 450) });
+  tools = await startToolServer({ '/handoff': json({ ok: true }, 450), '/paced': json({ ok: true }) });
   a = await startApp(yaml(tools.url), { redisUrl: cluster.url });
   b = await startApp(yaml(tools.url), { redisUrl: cluster.url });
 });
@@ -39,4 +47,14 @@ test('on a Cluster, calls on two replicas take turns, each starting as soon as t
   // 5-36 ms here; 126-183 ms when waiters only tried on their timer. The median: on a loaded
   // machine one handoff may be slow.
   expect([...turns.gaps].sort((x, y) => x - y)[1]).toBeLessThan(60);
+});
+
+test('on a Cluster, a shared rate limit spaces the calls of both replicas together', async () => {
+  let n = 0;
+  const results = await Promise.all([a, b, a, b].map(async (app) => (await app.dispatch.dispatch({ sessionId: `r${++n}`, calls: [{ id: 'c', name: 'paced', arguments: `{"n":${n}}` }] })).results[0]!));
+  expect(results.map((r) => r.isError)).toEqual([false, false, false, false]);
+  const starts = tools.received.filter((r) => r.path === '/paced').map((r) => r.start).sort((x, y) => x - y);
+  expect(starts).toHaveLength(4);
+  // 10 per second in all: ~100 ms apart (two replicas alone would start two at once).
+  for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(50);
 });

@@ -3,12 +3,13 @@ import { DispatchError, HardError } from '../errors';
 import { throttledWarn } from '../log';
 import { breakerKey, delay, type SlotTool, type ToolRates, type TurnSignal } from '../pipeline';
 import { defineSlotScript, storeCall } from '../store/redis';
+import { countUnder } from './bounded-counts';
 import { firstMatching } from './glob';
 import type { RatePolicy } from './policy-types';
 import type { SharedSlotsOptions } from './tool-slots';
 
-/** Tool names whose limit (or lack of one) is remembered, and local limits kept; past it they start again. */
-const MAX_REMEMBERED_TOOLS = 10_000;
+/** Local limits kept; past it, those back to empty go (they are as good as absent), else all. */
+const MAX_LOCAL_LIMITS = 10_000;
 
 /** A policy's limit as GCRA reads it: the time between two turns and the burst's tolerance, in ms. */
 interface Cadence {
@@ -45,9 +46,7 @@ export function createToolRates(policies: readonly RatePolicy[], shared?: Shared
   const limitOf = firstMatching(policies);
 
   function refusal(tool: SlotTool, policy: RatePolicy, waitMs: number, allowedMs: number, everywhere: boolean): DispatchError {
-    let key = breakerKey(tool);
-    if (!refusals.has(key) && refusals.size >= MAX_REMEMBERED_TOOLS) key = '*';
-    refusals.set(key, (refusals.get(key) ?? 0) + 1);
+    countUnder(refusals, breakerKey(tool));
     const next = Math.ceil(waitMs);
     const where = everywhere ? 'on all dispatch replicas together' : 'on this dispatch replica';
     const within = policy.waitMs > 0 ? `, past the ${Math.max(0, Math.floor(allowedMs))} ms it may wait` : '';
@@ -78,10 +77,9 @@ export function createToolRates(policies: readonly RatePolicy[], shared?: Shared
       const allowedMs = Math.min(policy.waitMs, deadline - Date.now());
       if (waitMs > allowedMs) throw refusal(tool, policy, waitMs, allowedMs, false);
     }
-    if (!emptyAt.has(key) && emptyAt.size >= MAX_REMEMBERED_TOOLS) {
-      // Limits back to empty are as good as absent.
+    if (!emptyAt.has(key) && emptyAt.size >= MAX_LOCAL_LIMITS) {
       for (const [k, t] of emptyAt) if (t <= now) emptyAt.delete(k);
-      if (emptyAt.size >= MAX_REMEMBERED_TOOLS) emptyAt.clear();
+      if (emptyAt.size >= MAX_LOCAL_LIMITS) emptyAt.clear();
     }
     emptyAt.set(key, at + intervalMs);
     return waitMs > 0 ? waitTurn(waitMs, signal, () => emptyAt.set(key, (emptyAt.get(key) ?? now) - intervalMs)) : undefined;

@@ -4,12 +4,11 @@ import { DispatchError, HardError } from '../errors';
 import { throttledWarn, type Logger } from '../log';
 import { breakerKey, onAbort, type Release, type SlotTool, type ToolSlots, type TurnSignal } from '../pipeline';
 import { defineSlotScript, storeCall, type RedisClient } from '../store/redis';
+import { countUnder } from './bounded-counts';
 import { firstMatching } from './glob';
 import type { ConcurrencyPolicy } from './policy-types';
 import { SlotWaiter, type SlotWakeups } from './slot-wakeups';
 
-/** Tool names whose cap (or lack of one) is remembered; past it the memo starts again. */
-const MAX_REMEMBERED_TOOLS = 10_000;
 /** A shared slot's lease beyond the tool's timeout: a replica that died holding it frees it then. */
 const LEASE_MARGIN_MS = 5_000;
 /** First and longest pause between two tries for a shared slot, in ms; a release elsewhere ends a pause at once (with wakeups). */
@@ -67,14 +66,12 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
   const states = new Map<string, ToolState>();
   /** Shared slots this replica holds now, by breaker key (for the in-flight gauge). */
   const sharedTaken = new Map<string, number>();
-  /** Attempts refused so far, by breaker key (for the refusals counter); past MAX_REMEMBERED_TOOLS keys, new ones count under "*". */
+  /** Attempts refused so far, by breaker key (for the refusals counter; bounded, see countUnder). */
   const refusals = new Map<string, number>();
 
   /** Counts the refusal of an attempt of `tool`. */
   function countRefusal(tool: SlotTool): void {
-    let key = breakerKey(tool);
-    if (!refusals.has(key) && refusals.size >= MAX_REMEMBERED_TOOLS) key = '*';
-    refusals.set(key, (refusals.get(key) ?? 0) + 1);
+    countUnder(refusals, breakerKey(tool));
   }
 
   /** Counts the refusal of an attempt of `tool` and makes its error. */

@@ -30,7 +30,7 @@ function cadenceOf(policy: RatePolicy): Cadence {
  * come (the retry policy waits at least that long); one within it waits for its turn, and gives
  * it back if its client cancels meanwhile. The limit is GCRA, a token bucket kept as one time.
  * With `shared: true` and Redis, every replica shares the limit (take-turn.lua, one round trip
- * per attempt, Redis's clock; a turn given up while waiting is not given back there); while Redis
+ * per attempt, Redis's clock; give-turn.lua gives back a turn given up while waiting); while Redis
  * fails, each replica applies it alone. Undefined when there are no limits, so the pipeline asks
  * nothing per attempt.
  */
@@ -88,16 +88,18 @@ export function createToolRates(policies: readonly RatePolicy[], shared?: Shared
   async function takeShared(backend: SharedSlotsOptions, tool: SlotTool, policy: RatePolicy, signal: TurnSignal, deadline: number): Promise<void> {
     const { intervalMs, toleranceMs } = cadences.get(policy)!;
     const allowedMs = Math.max(0, Math.min(policy.waitMs, deadline - Date.now()));
+    const key = `dispatch:rate:{${breakerKey(tool)}}`;
     let waitMs: number;
     try {
-      waitMs = await storeCall('a shared rate turn', backend.timeoutMs ?? 1000, () => backend.redis.dispatchTakeTurn(`dispatch:rate:{${breakerKey(tool)}}`, intervalMs, toleranceMs, Math.floor(allowedMs)));
+      waitMs = await storeCall('a shared rate turn', backend.timeoutMs ?? 1000, () => backend.redis.dispatchTakeTurn(key, intervalMs, toleranceMs, Math.floor(allowedMs)));
     } catch (error) {
       warn("shared rate limits: redis failed, this replica's own limit applies", { tool: tool.name, error: (error as Error).message });
       return takeLocal(tool, policy, signal, deadline);
     }
     if (waitMs < 0) throw refusal(tool, policy, -1 - waitMs, allowedMs, true);
     if (signal.aborted) throw HardError.cancelled();
-    if (waitMs > 0) await waitTurn(waitMs, signal);
+    // A turn given up is given back (best effort: one that fails stays spent).
+    if (waitMs > 0) await waitTurn(waitMs, signal, () => void backend.redis.dispatchGiveTurn(key, intervalMs).catch(() => undefined));
   }
 
   return {

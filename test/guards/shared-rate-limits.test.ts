@@ -15,6 +15,11 @@ tools:
     retry: { max_attempts: 1 }
     input_schema: '{"type":"object"}'
     http: { url: "${url}/paced" }
+  - name: halting
+    effect: read_only
+    retry: { max_attempts: 1 }
+    input_schema: '{"type":"object"}'
+    http: { url: "${url}/halting" }
   - name: bursty
     effect: read_only
     retry: { max_attempts: 1 }
@@ -25,13 +30,15 @@ policies:
     rate: { per_second: 10, burst: 1, wait_ms: 3000, shared: true }
   - match: bursty
     rate: { per_minute: 60, burst: 2, shared: true }
+  - match: halting
+    rate: { per_second: 2, burst: 1, wait_ms: 3000, shared: true }
 `;
 
 let redis: TestRedis;
 let tools: ToolServer;
 let a: Replica;
 let b: Replica;
-beforeAll(async () => ({ redis, tools, a, b } = await startReplicaPair(yaml, { '/paced': json({ ok: true }), '/bursty': json({ ok: true }) })));
+beforeAll(async () => ({ redis, tools, a, b } = await startReplicaPair(yaml, { '/paced': json({ ok: true }), '/bursty': json({ ok: true }), '/halting': json({ ok: true }) })));
 afterAll(() => closeReplicaPair({ redis, tools, a, b }));
 beforeEach(() => tools.received.splice(0));
 
@@ -55,6 +62,23 @@ test('the burst is shared too: past it, a call on either replica is refused, say
     expect(r.error?.retryAfterMs).toBeLessThanOrEqual(2000);
   }
   expect(tools.count('/bursty')).toBe(2);
+});
+
+test('a call that gives up waiting for its turn gives it back to the next call, on any replica', async () => {
+  // 2 per second: turns 500 ms apart. The first call takes the first turn, the second waits for
+  // the next and is cancelled; the third then gets that turn, ~500 ms after the first, not ~1 s.
+  expect((await callOn(a, 'halting')).isError).toBe(false);
+  const controller = new AbortController();
+  const cancelled = b.dispatch.dispatch({ sessionId: 'gives-up', calls: [{ id: 'c', name: 'halting', arguments: '{"gives":"up"}' }] }, { signal: controller.signal });
+  await new Promise((r) => setTimeout(r, 100));
+  controller.abort();
+  await expect(cancelled).rejects.toThrow();
+  await new Promise((r) => setTimeout(r, 50));
+  expect((await callOn(a, 'halting')).isError).toBe(false);
+  const starts = tools.received.filter((r) => r.path === '/halting').map((r) => r.start);
+  expect(starts).toHaveLength(2);
+  expect(starts[1]! - starts[0]!).toBeLessThan(800);
+  expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(400);
 });
 
 test('while Redis is away, each replica applies the limit alone, and nothing hangs', async () => {

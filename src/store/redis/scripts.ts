@@ -22,6 +22,8 @@ declare module 'ioredis' {
     dispatchReleaseSlot(slots: string, leaseId: string, channel: string): Result<number, Context>;
     /** take-turn.lua: the wait (ms) before a turn under a shared rate limit, taken; -1 - the wait needed when longer than `maxWaitMs`. */
     dispatchTakeTurn(limit: string, intervalMs: number, toleranceMs: number, maxWaitMs: number): Result<number, Context>;
+    /** give-turn.lua: gives back a turn of a shared rate limit whose call gave up waiting; 1 when given back. */
+    dispatchGiveTurn(limit: string, intervalMs: number): Result<number, Context>;
   }
 }
 
@@ -41,11 +43,12 @@ const SCRIPTS = [
   ['dispatchEndSession', 'end-session.lua', 5],
 ] as const;
 
-/** Defines take-slot.lua and release-slot.lua (the shared concurrency caps) and take-turn.lua (the shared rate limits) on a client. */
+/** Defines take-slot.lua and release-slot.lua (the shared concurrency caps), take-turn.lua and give-turn.lua (the shared rate limits) on a client. */
 export function defineSlotScript(client: RedisClient): void {
   client.defineCommand('dispatchTakeSlot', { lua: readScript('take-slot.lua'), numberOfKeys: 1 });
   client.defineCommand('dispatchReleaseSlot', { lua: readScript('release-slot.lua'), numberOfKeys: 1 });
   client.defineCommand('dispatchTakeTurn', { lua: readScript('take-turn.lua'), numberOfKeys: 1 });
+  client.defineCommand('dispatchGiveTurn', { lua: readScript('give-turn.lua'), numberOfKeys: 1 });
 }
 
 /**

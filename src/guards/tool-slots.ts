@@ -34,6 +34,26 @@ export interface SharedSlotsOptions {
   readonly logger?: Logger;
 }
 
+/**
+ * How long a call waiting for a shared slot keeps its place in line without trying again, in ms:
+ * it tries at least every MAX_RETRY_WITH_WAKEUPS_MS, so only a call whose replica died loses it,
+ * holding up the calls behind it that long at most.
+ */
+const KEEP_IN_LINE_MS = 3_000;
+
+/** The Redis keys of a tool's shared slots (one hash tag, hence one Cluster slot) and the channel of its releases. */
+interface SharedSlotKeys {
+  readonly slots: string;
+  readonly line: string;
+  readonly alive: string;
+  readonly tickets: string;
+  readonly channel: string;
+}
+
+function sharedSlotKeys(key: string): SharedSlotKeys {
+  return { slots: key, line: `${key}:line`, alive: `${key}:alive`, tickets: `${key}:tickets`, channel: `${key}:free` };
+}
+
 /** What a refused caller may do. */
 const AGAIN_LATER = 'Call it again in a moment, or do something else first.';
 
@@ -55,9 +75,11 @@ let leases = 0;
  * refused UNAVAILABLE before execution when none does. Undefined when there are no caps, so the
  * pipeline asks nothing per attempt. With `shared`, a `shared: true` cap holds for every replica
  * together: its slots are leases in Redis (take-slot.lua; a lease lasts the tool's timeout plus a
- * margin), a waiting attempt tries again as soon as any replica gives a slot back (release-slot.lua
- * publishes it; with `wakeups`) and on a timer besides (25 ms doubling to 1 s, or to 200 ms without
- * wakeups), and while Redis fails the cap falls back to this replica's own slots.
+ * margin), waiting attempts are served first come first served across replicas (a line in
+ * Redis, see take-slot.lua), a waiting attempt tries again as soon as any replica gives a slot back
+ * (release-slot.lua publishes it; with `wakeups`) and on a timer besides (25 ms doubling to 1 s,
+ * or to 200 ms without wakeups), and while Redis fails the cap falls back to this replica's own
+ * slots (or its fallback_max_in_flight, or refuses: fail_closed).
  */
 export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?: SharedSlotsOptions): ToolSlots | undefined {
   if (policies.length === 0) return undefined;
@@ -151,14 +173,17 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
     const asked = Date.now();
     const until = Math.min(asked + policy.waitMs, deadline);
     const timeoutMs = backend.timeoutMs ?? 1000;
-    const channel = `${key}:free`;
+    const slotKeys = sharedSlotKeys(key);
     const waiter = new SlotWaiter(signal);
     const maxPause = backend.wakeups ? MAX_RETRY_WITH_WAKEUPS_MS : MAX_RETRY_MS;
+    let inLine = false;
     try {
       for (let pause = FIRST_RETRY_MS; ; pause = Math.min(pause * 2, maxPause)) {
         let taken: number;
+        // A call that may wait after this try joins the line (or keeps its place) when no slot is its.
+        const waits = until - Date.now() > 0 ? 1 : 0;
         try {
-          taken = await storeCall('a shared slot', timeoutMs, () => backend.redis.dispatchTakeSlot(key, policy.maxInFlight, tool.timeoutMs + LEASE_MARGIN_MS, lease));
+          taken = await storeCall('a shared slot', timeoutMs, () => backend.redis.dispatchTakeSlot(slotKeys.slots, slotKeys.line, slotKeys.alive, slotKeys.tickets, policy.maxInFlight, tool.timeoutMs + LEASE_MARGIN_MS, lease, waits, KEEP_IN_LINE_MS));
         } catch (error) {
           if (policy.failClosed) {
             warn('shared concurrency caps: redis failed, calls of fail_closed caps are refused', { tool: tool.name, error: (error as Error).message });
@@ -167,22 +192,28 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
           warn("shared concurrency caps: redis failed, this replica's own slots apply", { tool: tool.name, error: (error as Error).message });
           return takeLocal(tool, fallbackOf(policy), signal, deadline);
         }
-        if (taken === 1) return sharedRelease(backend, tool, key, lease, channel);
+        if (taken === 1) {
+          inLine = false;
+          return sharedRelease(backend, tool, slotKeys, lease);
+        }
+        inLine ||= waits === 1;
         if (signal.aborted) throw HardError.cancelled();
         const left = until - Date.now();
         if (left <= 0) throw refusal(tool, policy, Math.max(0, until - asked), true);
         // Listening from the first refusal on: a release from now on ends the pause. The last
         // pause ends at the end of the wait, for one last try.
-        waiter.listen(backend.wakeups, channel);
+        waiter.listen(backend.wakeups, slotKeys.channel);
         await waiter.pause(Math.min(pause, left));
       }
     } finally {
       waiter.stop();
+      // A call that stops waiting leaves the line (else its place lapses KEEP_IN_LINE_MS later).
+      if (inLine) backend.redis.dispatchReleaseSlot(slotKeys.slots, slotKeys.line, slotKeys.alive, lease, slotKeys.channel).catch(() => undefined);
     }
   }
 
   /** The release of a shared slot this replica took: the lease is given back and the waiters told. */
-  function sharedRelease(backend: SharedSlotsOptions, tool: SlotTool, key: string, lease: string, channel: string): Release {
+  function sharedRelease(backend: SharedSlotsOptions, tool: SlotTool, keys: SharedSlotKeys, lease: string): Release {
     const local = breakerKey(tool);
     sharedTaken.set(local, (sharedTaken.get(local) ?? 0) + 1);
     let released = false;
@@ -193,7 +224,7 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
       if (left === 0) sharedTaken.delete(local);
       else sharedTaken.set(local, left);
       // A release that fails leaves the slot to its lease.
-      backend.redis.dispatchReleaseSlot(key, lease, channel).catch(() => undefined);
+      backend.redis.dispatchReleaseSlot(keys.slots, keys.line, keys.alive, lease, keys.channel).catch(() => undefined);
     };
   }
 

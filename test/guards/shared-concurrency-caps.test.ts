@@ -34,6 +34,11 @@ tools:
     retry: { max_attempts: 1 }
     input_schema: '{"type":"object"}'
     http: { url: "${url}/capped" }
+  - name: fair
+    effect: read_only
+    retry: { max_attempts: 1 }
+    input_schema: '{"type":"object"}'
+    http: { url: "${url}/fair" }
   - name: brief
     effect: read_only
     retry: { max_attempts: 1 }
@@ -50,6 +55,8 @@ ${HANDOFF_POLICY}
     concurrency: { max_in_flight: 2, shared: true, fail_closed: true }
   - match: narrow
     concurrency: { max_in_flight: 4, shared: true, fallback_max_in_flight: 1 }
+  - match: fair
+    concurrency: { max_in_flight: 1, wait_ms: 5000, shared: true }
   - match: brief
     concurrency: { max_in_flight: 1, wait_ms: 350, shared: true }
 `;
@@ -58,7 +65,7 @@ let redis: TestRedis;
 let tools: ToolServer;
 let a: Replica;
 let b: Replica;
-beforeAll(async () => ({ redis, tools, a, b } = await startReplicaPair(yaml, { '/capped': json({ ok: true }, 300), '/queued': json({ ok: true }, 200), '/handoff': json({ ok: true }, 450), '/brief': json({ ok: true }, 250) })));
+beforeAll(async () => ({ redis, tools, a, b } = await startReplicaPair(yaml, { '/capped': json({ ok: true }, 300), '/queued': json({ ok: true }, 200), '/handoff': json({ ok: true }, 450), '/brief': json({ ok: true }, 250), '/fair': json({ ok: true }, 200) })));
 afterAll(() => closeReplicaPair({ redis, tools, a, b }));
 beforeEach(() => tools.received.splice(0));
 
@@ -92,6 +99,37 @@ test('a call waiting on one replica starts as soon as the other gives the slot b
   // 5-36 ms here; 126-183 ms when waiters only tried on their timer. The median: on a loaded
   // machine one handoff may be slow.
   expect([...turns.gaps].sort((x, y) => x - y)[1]).toBeLessThan(60);
+});
+
+test('waiting calls get the slot in the order they asked for it, whichever replica they wait on', async () => {
+  // One holds the slot; five more ask 40 ms apart on alternating replicas. At each release every
+  // waiter tries, and only the one first in line may take it.
+  const ordered = (app: Replica, order: number) => app.dispatch.dispatch({ sessionId: `fair-${order}`, calls: [{ id: 'c', name: 'fair', arguments: `{"order":${order}}` }] }).then((r) => r.results[0]!);
+  const results = await Promise.all(
+    [a, b, a, b, a, b].map(async (app, order) => {
+      await new Promise((r) => setTimeout(r, order * 40));
+      return ordered(app, order);
+    }),
+  );
+  expect(results.map((r) => r.error?.message ?? 'ok')).toEqual(Array(6).fill('ok'));
+  const runs = tools.received.filter((r) => r.path === '/fair').sort((x, y) => x.start - y.start);
+  expect(runs.map((r) => (r.body.arguments as { order: number }).order)).toEqual([0, 1, 2, 3, 4, 5]);
+});
+
+test('a call waiting in line on a replica that died is passed over once it stops trying', async () => {
+  // As a replica would leave it: first in line, its place lapsing in 600 ms (as if it last tried
+  // 2.4 s ago; a place lasts 3 s after each try), never to try again.
+  const direct = new Redis(redis.url);
+  const time = await direct.time();
+  const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
+  await direct.zadd('dispatch:slots:{fair}:line', 0, 'dead-waiter');
+  await direct.zadd('dispatch:slots:{fair}:alive', now + 600, 'dead-waiter');
+  direct.disconnect();
+  const asked = Date.now();
+  expect((await callOn(a, 'fair')).isError).toBe(false);
+  // The slot was free all along, but the dead call was first in line until its place lapsed.
+  expect(Date.now() - asked).toBeGreaterThanOrEqual(500);
+  expect(Date.now() - asked).toBeLessThan(2_500);
 });
 
 test('a waiting call gets a slot that comes free near the end of its wait', async () => {

@@ -16,10 +16,10 @@ declare module 'ioredis' {
     dispatchReadMemory(memory: string): Result<string[], Context>;
     /** end-session.lua: deletes every key of the session. */
     dispatchEndSession(window: string, memory: string, recordIndex: string, resultIndex: string, budgets: string): Result<number, Context>;
-    /** take-slot.lua: takes a shared concurrency slot; 1 when taken, 0 when all are held. */
-    dispatchTakeSlot(slots: string, max: number, leaseMs: number, leaseId: string): Result<number, Context>;
-    /** release-slot.lua: gives a shared concurrency slot back and tells the waiters on `channel`; 1 when it was held. */
-    dispatchReleaseSlot(slots: string, leaseId: string, channel: string): Result<number, Context>;
+    /** take-slot.lua: takes a shared concurrency slot, first come first served; 1 when taken, 0 when not (in line when `waits` is 1). */
+    dispatchTakeSlot(slots: string, line: string, alive: string, tickets: string, max: number, leaseMs: number, leaseId: string, waits: 0 | 1, keepMs: number): Result<number, Context>;
+    /** release-slot.lua: gives a shared concurrency slot, or a place in line, back and tells the waiters on `channel`; 1 when it was held. */
+    dispatchReleaseSlot(slots: string, line: string, alive: string, leaseId: string, channel: string): Result<number, Context>;
     /** take-turn.lua: the wait (ms) before a turn under a shared rate limit, taken; -1 - the wait needed when longer than `maxWaitMs`. */
     dispatchTakeTurn(limit: string, intervalMs: number, toleranceMs: number, maxWaitMs: number): Result<number, Context>;
     /** give-turn.lua: gives back a turn of a shared rate limit whose call gave up waiting; 1 when given back. */
@@ -45,8 +45,8 @@ const SCRIPTS = [
 
 /** Defines take-slot.lua and release-slot.lua (the shared concurrency caps), take-turn.lua and give-turn.lua (the shared rate limits) on a client. */
 export function defineSlotScript(client: RedisClient): void {
-  client.defineCommand('dispatchTakeSlot', { lua: readScript('take-slot.lua'), numberOfKeys: 1 });
-  client.defineCommand('dispatchReleaseSlot', { lua: readScript('release-slot.lua'), numberOfKeys: 1 });
+  client.defineCommand('dispatchTakeSlot', { lua: readScript('take-slot.lua'), numberOfKeys: 4 });
+  client.defineCommand('dispatchReleaseSlot', { lua: readScript('release-slot.lua'), numberOfKeys: 3 });
   client.defineCommand('dispatchTakeTurn', { lua: readScript('take-turn.lua'), numberOfKeys: 1 });
   client.defineCommand('dispatchGiveTurn', { lua: readScript('give-turn.lua'), numberOfKeys: 1 });
 }

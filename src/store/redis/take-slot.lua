@@ -1,16 +1,46 @@
--- Takes one of a tool's concurrency slots shared by every replica, when one is free.
+-- Takes one of a tool's concurrency slots shared by every replica, first come first served.
 -- KEYS[1]: the tool's slot set: member a lease id, score the lease's end (ms, Redis's clock).
--- ARGV[1]: slots in all (max_in_flight); ARGV[2]: the lease, in ms; ARGV[3]: this lease's id.
--- Leases past their end are dropped first: a replica that died holding a slot frees it at the
--- end of its lease. Returns 1 when taken, 0 when every slot is held.
+-- KEYS[2]: the line of waiting calls: member a lease id, score its ticket (the order it asked in).
+-- KEYS[3]: when each waiting call is deemed gone unless it tries again (ms, Redis's clock).
+-- KEYS[4]: the last ticket given.
+-- ARGV[1]: slots in all (max_in_flight); ARGV[2]: the lease, in ms; ARGV[3]: this call's lease id;
+-- ARGV[4]: 1 when the call will wait (it joins the line when no slot is its), 0 when it will not;
+-- ARGV[5]: how long a waiting call keeps its place without trying again, in ms.
+-- A slot is taken only by a call with fewer calls ahead of it in line than slots free, so a call
+-- never overtakes one that waits longer. Leases past their end are dropped first (a replica that
+-- died holding a slot frees it at the end of its lease), and so are waiting calls that stopped
+-- trying (their replica died). Returns 1 when taken, 0 when not (the call is then in line if it
+-- waits).
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then
-  return 0
+local gone = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)
+if #gone > 0 then
+  redis.call('ZREM', KEYS[2], unpack(gone))
+  redis.call('ZREM', KEYS[3], unpack(gone))
 end
+local free = tonumber(ARGV[1]) - redis.call('ZCARD', KEYS[1])
+local rank = redis.call('ZRANK', KEYS[2], ARGV[3])
+local ahead = rank or redis.call('ZCARD', KEYS[2])
 local lease = tonumber(ARGV[2])
-redis.call('ZADD', KEYS[1], now + lease, ARGV[3])
--- The set lives as long as its latest lease (a tool's leases are all as long).
-redis.call('PEXPIRE', KEYS[1], lease)
-return 1
+if ahead < free then
+  if rank then
+    redis.call('ZREM', KEYS[2], ARGV[3])
+    redis.call('ZREM', KEYS[3], ARGV[3])
+  end
+  redis.call('ZADD', KEYS[1], now + lease, ARGV[3])
+  -- The set lives as long as its latest lease (a tool's leases are all as long).
+  redis.call('PEXPIRE', KEYS[1], lease)
+  return 1
+end
+if ARGV[4] == '1' then
+  if not rank then
+    redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[4]), ARGV[3])
+  end
+  local keep = tonumber(ARGV[5])
+  redis.call('ZADD', KEYS[3], now + keep, ARGV[3])
+  for i = 2, 4 do
+    redis.call('PEXPIRE', KEYS[i], keep + lease)
+  end
+end
+return 0

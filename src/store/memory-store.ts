@@ -106,6 +106,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       const state = session(scope, claim !== undefined || budget !== undefined);
       if (!state) return { streak: NO_STREAK };
       const streak = state.window.streak(opKey(op));
+      const t = now();
+      // A call answered from an existing record runs nothing: it is not counted against a budget.
+      const existing = claim && live(state.records?.get(claim.key), t);
+      if (existing !== undefined) return { streak, claim: existing.state === 'in_progress' ? IN_PROGRESS : existing };
       let budgetLeft: number | undefined;
       if (budget) {
         const budgets = (state.budgets ??= new Map<string, number>());
@@ -115,16 +119,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
         budgetLeft = budget.max - used - 1;
       }
       if (!claim) return budgetLeft === undefined ? { streak } : { streak, budgetLeft };
-      const t = now();
       const records = (state.records ??= new Map<string, Expiring<Record>>());
-      const existing = live(records.get(claim.key), t);
-      let outcome: ClaimOutcome;
-      if (existing === undefined) {
-        records.delete(claim.key);
-        records.set(claim.key, { value: { state: 'in_progress', owner: claim.owner ?? '' }, expiresAt: t + claim.leaseMs });
-        capMap(records, maxRecords);
-        outcome = { state: 'claimed' };
-      } else outcome = existing.state === 'in_progress' ? IN_PROGRESS : existing;
+      records.delete(claim.key);
+      records.set(claim.key, { value: { state: 'in_progress', owner: claim.owner ?? '' }, expiresAt: t + claim.leaseMs });
+      capMap(records, maxRecords);
+      const outcome: ClaimOutcome = { state: 'claimed' };
       return budgetLeft === undefined ? { streak, claim: outcome } : { streak, claim: outcome, budgetLeft };
     },
     finishAttempt({ scope, op, record, idempotency, spill, memory }) {

@@ -282,5 +282,23 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
       await store.endSession(scope);
       expect((await begin(scope)).overBudget).toBeUndefined();
     });
+
+    test('a call answered from its idempotency record runs nothing: it is neither counted against a budget nor refused by it', async () => {
+      const scope = fresh();
+      const one = { id: 'send_*', max: 1 };
+      const begin = (key: string) => Promise.resolve(store.beginAttempt({ scope, op: OP, budget: one, claim: { key, leaseMs: 10_000 } }));
+      const first = await begin('sent');
+      expect(first.claim).toEqual({ state: 'claimed' });
+      expect(first.budgetLeft).toBe(0);
+      // An identical call while it runs: in progress, not counted.
+      expect(await begin('sent')).toEqual({ streak: { count: 0, failed: false }, claim: { state: 'in_progress' } });
+      await complete(scope, 'sent', stored('sent'));
+      // The budget is spent, yet the identical call still gets its replay (a client's retry).
+      const replay = await begin('sent');
+      expect(replay.claim).toEqual({ state: 'completed', result: stored('sent') });
+      expect(replay.overBudget).toBeUndefined();
+      // A new call is refused.
+      expect((await begin('another')).overBudget).toBe(true);
+    });
   });
 }

@@ -1,14 +1,28 @@
--- The first store step of an attempt: the loop pre-check read and, for a side-effecting tool,
--- the idempotency claim (DESIGN section 5).
+-- The first store step of an attempt: the loop pre-check read, the session budget's count and,
+-- for a side-effecting tool, the idempotency claim (DESIGN section 5).
 -- KEYS[1] loop window, KEYS[2] record index, KEYS[3] idempotency record (KEYS[1] when no claim),
 -- KEYS[4] the session's budgets, a hash of budget -> calls counted (KEYS[1] when no budget)
 -- ARGV[1] op, ARGV[2] lease in ms ('' when no claim), ARGV[3] the claim's owner (kept in the
 -- in-progress record, 'P' .. owner, so that only this claim can release it), ARGV[4] the budget
 -- this call counts against ('' when none), ARGV[5] its size, ARGV[6] the budgets' TTL in seconds
 -- Returns {streak count, streak failed (0|1), claim state ('' when no claim), stored result JSON,
--- calls left in the budget after this one (-1 when no budget)}; the claim state is 'over_budget'
--- (nothing counted or claimed) when the budget was spent.
+-- calls left in the budget after this one (-1 when not counted)}. A call answered from an
+-- existing record (a replay, an identical call in progress, an unknown outcome) runs nothing and
+-- is not counted; the claim state is 'over_budget' (nothing counted or claimed) when the budget
+-- was spent.
 local count, failed = streak_of(KEYS[1], ARGV[1])
+if ARGV[2] ~= '' then
+  local record = redis.call('GET', KEYS[3])
+  if record then
+    local state = string.sub(record, 1, 1)
+    if state == 'C' then
+      return {count, failed, 'completed', string.sub(record, 2), -1}
+    elseif state == 'U' then
+      return {count, failed, 'unknown', '', -1}
+    end
+    return {count, failed, 'in_progress', '', -1}
+  end
+end
 local left = -1
 if ARGV[4] ~= '' then
   local max = tonumber(ARGV[5])
@@ -21,16 +35,6 @@ if ARGV[4] ~= '' then
 end
 if ARGV[2] == '' then
   return {count, failed, '', '', left}
-end
-local record = redis.call('GET', KEYS[3])
-if record then
-  local state = string.sub(record, 1, 1)
-  if state == 'C' then
-    return {count, failed, 'completed', string.sub(record, 2), left}
-  elseif state == 'U' then
-    return {count, failed, 'unknown', '', left}
-  end
-  return {count, failed, 'in_progress', '', left}
 end
 local lease = tonumber(ARGV[2])
 local now = now_ms()

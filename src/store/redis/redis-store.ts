@@ -139,7 +139,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       });
       const streak = { count: Number(count), failed: Number(failed) === 1 };
       if (state === 'over_budget') return { streak, overBudget: true };
-      const budgetLeft = budget ? Number(left) : undefined;
+      const budgetLeft = budget && Number(left) >= 0 ? Number(left) : undefined;
       return claim ? { streak, claim: claimOutcome(state, payload), budgetLeft } : { streak, budgetLeft };
     },
     async finishAttempt(step) {

@@ -182,6 +182,8 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
         let taken: number;
         // A call that may wait after this try joins the line (or keeps its place) when no slot is its.
         const waits = until - Date.now() > 0 ? 1 : 0;
+        // Counted in line as soon as the try is sent: a try whose answer is lost may have joined.
+        inLine ||= waits === 1;
         try {
           taken = await storeCall('a shared slot', timeoutMs, () => backend.redis.dispatchTakeSlot(slotKeys.slots, slotKeys.line, slotKeys.alive, slotKeys.tickets, policy.maxInFlight, tool.timeoutMs + LEASE_MARGIN_MS, lease, waits, KEEP_IN_LINE_MS));
         } catch (error) {
@@ -196,7 +198,6 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
           inLine = false;
           return sharedRelease(backend, tool, slotKeys, lease);
         }
-        inLine ||= waits === 1;
         if (signal.aborted) throw HardError.cancelled();
         const left = until - Date.now();
         if (left <= 0) throw refusal(tool, policy, Math.max(0, until - asked), true);

@@ -51,18 +51,8 @@ export function rulesByTool<R extends { readonly match: readonly string[] }>(rul
   };
 }
 
-/** Tool names whose first matching policy (or lack of one) {@link firstMatching} remembers; past it the memo starts again. */
-const MAX_REMEMBERED_NAMES = 10_000;
-
-/** The first of `policies` whose `match` globs match a tool name, remembered per name. */
+/** The first of `policies` whose `match` globs match a tool name (see {@link rulesByTool}). */
 export function firstMatching<P extends { readonly match: readonly string[] }>(policies: readonly P[]): (name: string) => P | undefined {
-  const memo = new Map<string, P | null>();
-  return (name) => {
-    let policy = memo.get(name);
-    if (policy === undefined) {
-      if (memo.size >= MAX_REMEMBERED_NAMES) memo.clear();
-      memo.set(name, (policy = policies.find((p) => globAny(p.match, name)) ?? null));
-    }
-    return policy ?? undefined;
-  };
+  const matching = rulesByTool(policies);
+  return (name) => matching(name)[0];
 }

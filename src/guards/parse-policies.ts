@@ -1,6 +1,6 @@
 import { ConfigError } from '../config';
 import { breakerSettingsFromYaml } from './breaker-settings';
-import { isRecord, onlyKeys, parseMatch, parseRule, type Fail } from './parse-rule';
+import { flag, isRecord, onlyKeys, parseMatch, parseRule, positiveInteger, waitMs, type Fail } from './parse-rule';
 import type { AfterRule, BreakerPolicy, BudgetPolicy, ConcurrencyPolicy, EndpointPolicy, PolicyConfig, PolicyRule, RatePolicy } from './policy-types';
 import { parseRate } from './parse-rate';
 
@@ -22,10 +22,8 @@ function parseEndpoint(raw: unknown, match: string[], fail: Fail): EndpointPolic
     url = undefined;
   }
   if (typeof raw.url !== 'string' || !url || (url.protocol !== 'http:' && url.protocol !== 'https:')) fail('endpoint.url', `must be an http or https URL, got ${JSON.stringify(raw.url)}`);
-  const timeout = raw.timeout_ms ?? DEFAULT_ENDPOINT_TIMEOUT_MS;
-  if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout <= 0) fail('endpoint.timeout_ms', `must be a positive integer, got ${JSON.stringify(raw.timeout_ms)}`);
-  const failOpen = raw.fail_open ?? false;
-  if (typeof failOpen !== 'boolean') fail('endpoint.fail_open', `must be true or false, got ${JSON.stringify(raw.fail_open)}`);
+  const timeout = positiveInteger(raw.timeout_ms ?? DEFAULT_ENDPOINT_TIMEOUT_MS, 'endpoint.timeout_ms', fail);
+  const failOpen = flag(raw.fail_open ?? false, 'endpoint.fail_open', fail);
   const headers = raw.headers ?? {};
   if (!isRecord(headers)) fail('endpoint.headers', 'must be a mapping of header name to value');
   for (const [name, value] of Object.entries(headers)) if (typeof value !== 'string') fail(`endpoint.headers.${name}`, 'must be a string');
@@ -45,16 +43,11 @@ function parseAfter(raw: unknown, match: string[], fail: Fail): AfterRule {
 function parseConcurrency(raw: unknown, match: string[], fail: Fail): ConcurrencyPolicy {
   if (!isRecord(raw)) fail('concurrency', 'must be a mapping with max_in_flight, and optionally wait_ms, shared, fallback_max_in_flight and fail_closed');
   onlyKeys(raw, CONCURRENCY_KEYS, fail, 'concurrency.');
-  const max = raw.max_in_flight;
-  if (typeof max !== 'number' || !Number.isInteger(max) || max <= 0) fail('concurrency.max_in_flight', `must be a positive integer, got ${JSON.stringify(max)}`);
-  const wait = raw.wait_ms ?? 0;
-  if (typeof wait !== 'number' || !Number.isInteger(wait) || wait < 0) fail('concurrency.wait_ms', `must be a non-negative integer (milliseconds), got ${JSON.stringify(raw.wait_ms)}`);
-  const shared = raw.shared ?? false;
-  if (typeof shared !== 'boolean') fail('concurrency.shared', `must be true or false, got ${JSON.stringify(raw.shared)}`);
-  const fallback = raw.fallback_max_in_flight ?? max;
-  if (typeof fallback !== 'number' || !Number.isInteger(fallback) || fallback <= 0) fail('concurrency.fallback_max_in_flight', `must be a positive integer, got ${JSON.stringify(fallback)}`);
-  const failClosed = raw.fail_closed ?? false;
-  if (typeof failClosed !== 'boolean') fail('concurrency.fail_closed', `must be true or false, got ${JSON.stringify(raw.fail_closed)}`);
+  const max = positiveInteger(raw.max_in_flight, 'concurrency.max_in_flight', fail);
+  const wait = waitMs(raw.wait_ms ?? 0, 'concurrency.wait_ms', fail);
+  const shared = flag(raw.shared ?? false, 'concurrency.shared', fail);
+  const fallback = positiveInteger(raw.fallback_max_in_flight ?? max, 'concurrency.fallback_max_in_flight', fail);
+  const failClosed = flag(raw.fail_closed ?? false, 'concurrency.fail_closed', fail);
   for (const key of ['fallback_max_in_flight', 'fail_closed']) {
     if (raw[key] !== undefined && !shared) fail(`concurrency.${key}`, 'applies to a shared cap only (shared: true): it says what holds while Redis fails');
   }
@@ -65,9 +58,7 @@ function parseConcurrency(raw: unknown, match: string[], fail: Fail): Concurrenc
 function parseBudget(raw: unknown, match: string[], fail: Fail): BudgetPolicy {
   if (!isRecord(raw)) fail('budget', 'must be a mapping with max_calls_per_session');
   onlyKeys(raw, ['max_calls_per_session'], fail, 'budget.');
-  const max = raw.max_calls_per_session;
-  if (typeof max !== 'number' || !Number.isInteger(max) || max <= 0) fail('budget.max_calls_per_session', `must be a positive integer, got ${JSON.stringify(max)}`);
-  return { match, maxCalls: max };
+  return { match, maxCalls: positiveInteger(raw.max_calls_per_session, 'budget.max_calls_per_session', fail) };
 }
 
 /**

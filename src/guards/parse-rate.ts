@@ -1,4 +1,4 @@
-import { isRecord, onlyKeys, type Fail } from './parse-rule';
+import { flag, isRecord, onlyKeys, positiveInteger, waitMs, type Fail } from './parse-rule';
 import type { RatePolicy } from './policy-types';
 
 const RATE_KEYS = ['per_second', 'per_minute', 'burst', 'wait_ms', 'shared'];
@@ -15,12 +15,9 @@ export function parseRate(raw: unknown, match: string[], fail: Fail): RatePolicy
   const value = raw[unit];
   const perSecond = typeof value === 'number' ? (unit === 'per_second' ? value : value / 60) : NaN;
   if (!(perSecond > 0 && perSecond <= MAX_PER_SECOND)) fail(`rate.${unit}`, `must be a positive number of calls, at most ${MAX_PER_SECOND} per second, got ${JSON.stringify(value)}`);
-  const burst = raw.burst ?? Math.max(1, Math.ceil(perSecond));
-  if (typeof burst !== 'number' || !Number.isInteger(burst) || burst <= 0) fail('rate.burst', `must be a positive integer, got ${JSON.stringify(raw.burst)}`);
-  const wait = raw.wait_ms ?? 0;
-  if (typeof wait !== 'number' || !Number.isInteger(wait) || wait < 0) fail('rate.wait_ms', `must be a non-negative integer (milliseconds), got ${JSON.stringify(raw.wait_ms)}`);
-  const shared = raw.shared ?? false;
-  if (typeof shared !== 'boolean') fail('rate.shared', `must be true or false, got ${JSON.stringify(raw.shared)}`);
+  const burst = positiveInteger(raw.burst ?? Math.max(1, Math.ceil(perSecond)), 'rate.burst', fail);
+  const wait = waitMs(raw.wait_ms ?? 0, 'rate.wait_ms', fail);
+  const shared = flag(raw.shared ?? false, 'rate.shared', fail);
   const calls = value as number;
   const text = `${calls} call${calls === 1 ? '' : 's'} per ${unit === 'per_second' ? 'second' : 'minute'}`;
   return { match, perSecond, burst, waitMs: wait, shared, text };

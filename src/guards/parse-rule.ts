@@ -10,6 +10,24 @@ const CONDITION_KEYS = new Set(['pointer', 'op', 'value']);
 
 export const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
+/** `value` (the key's value, or its default) as a positive integer; else fails at `path`. */
+export function positiveInteger(value: unknown, path: string, fail: Fail): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) fail(path, `must be a positive integer, got ${JSON.stringify(value)}`);
+  return value;
+}
+
+/** `value` as a wait in milliseconds, a non-negative integer; else fails at `path`. */
+export function waitMs(value: unknown, path: string, fail: Fail): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) fail(path, `must be a non-negative integer (milliseconds), got ${JSON.stringify(value)}`);
+  return value;
+}
+
+/** `value` as a boolean; else fails at `path`. */
+export function flag(value: unknown, path: string, fail: Fail): boolean {
+  if (typeof value !== 'boolean') fail(path, `must be true or false, got ${JSON.stringify(value)}`);
+  return value;
+}
+
 /** Fails on the first key of `raw` not in `allowed`, naming it under `prefix`. */
 export function onlyKeys(raw: Record<string, unknown>, allowed: readonly string[], fail: Fail, prefix = ''): void {
   for (const key of Object.keys(raw)) if (!allowed.includes(key)) fail(`${prefix}${key}`, `unknown key (expected one of ${allowed.join(', ')})`);

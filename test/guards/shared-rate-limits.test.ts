@@ -47,9 +47,10 @@ test('calls on both replicas start one interval apart in all, each at its turn',
   expect(results.every((r) => !r.isError)).toBe(true);
   const starts = tools.received.map((r) => r.start).sort((x, y) => x - y);
   expect(starts).toHaveLength(6);
-  // 10 per second for both replicas together (each alone would start two at once, then pairs):
-  // 100 ms apart on Redis's clock, each a few ms late or early as its timer and request go.
-  for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(50);
+  // 10 per second for both replicas together (each alone would start two at once, 2 ms apart,
+  // then pairs): 100 ms apart on Redis's clock, each a few ms late or early as its timer and
+  // request go (48 ms once in a loaded CI run, after a late one), and 500 ms over the six.
+  for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(25);
   expect(starts[5]! - starts[0]!).toBeGreaterThanOrEqual(440);
 });
 

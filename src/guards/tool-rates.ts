@@ -97,9 +97,14 @@ export function createToolRates(policies: readonly RatePolicy[], shared?: Shared
       return takeLocal(tool, policy, signal, deadline);
     }
     if (waitMs < 0) throw refusal(tool, policy, -1 - waitMs, allowedMs, true);
-    if (signal.aborted) throw HardError.cancelled();
-    // A turn given up is given back (best effort: one that fails stays spent).
-    if (waitMs > 0) await waitTurn(waitMs, signal, () => void backend.redis.dispatchGiveTurn(key, intervalMs).catch(() => undefined));
+    // A turn given up is given back (best effort: one that fails stays spent), also when the client
+    // cancelled while Redis answered.
+    const giveBack = () => void backend.redis.dispatchGiveTurn(key, intervalMs).catch(() => undefined);
+    if (signal.aborted) {
+      giveBack();
+      throw HardError.cancelled();
+    }
+    if (waitMs > 0) await waitTurn(waitMs, signal, giveBack);
   }
 
   return {

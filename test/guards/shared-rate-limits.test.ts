@@ -1,3 +1,6 @@
+import { createToolRates } from '../../src/guards';
+import { createAbortScope } from '../../src/pipeline';
+import { connectRedis, whenReady } from '../../src/store/redis';
 import type { TestRedis } from '../helpers/redis-server';
 import { json, type ToolServer } from '../helpers/servers';
 import { callOn, closeReplicaPair, startReplicaPair, type Replica } from './replica-pair';
@@ -80,6 +83,24 @@ test('a call that gives up waiting for its turn gives it back to the next call, 
   expect(starts).toHaveLength(2);
   expect(starts[1]! - starts[0]!).toBeLessThan(800);
   expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(400);
+});
+
+test('a turn taken while its client cancelled, before Redis answered, is given back', async () => {
+  const redisClient = connectRedis(redis.url);
+  try {
+    expect(await whenReady(redisClient, 5_000)).toBe(true);
+    const rates = createToolRates([{ match: ['given'], perSecond: 1, burst: 1, waitMs: 0, shared: true, text: '1 call per second' }], { redis: redisClient })!;
+    const tool = { tenant: '', name: 'given', timeoutMs: 30_000 };
+    const scope = createAbortScope();
+    const taking = rates.take(tool, scope.signal, Date.now() + 60_000);
+    scope.abort();
+    await expect(taking).rejects.toThrow();
+    // The only turn of this second was taken and given back: the next attempt starts at once
+    // (kept, it would be refused for ~1 s).
+    await expect(rates.take(tool, createAbortScope().signal, Date.now() + 60_000)).resolves.toBeUndefined();
+  } finally {
+    redisClient.disconnect();
+  }
 });
 
 test('while Redis is away, each replica applies the limit alone, and nothing hangs', async () => {

@@ -3,12 +3,13 @@ import { NOOP_OBSERVER, parseBreakerKey, type Guards, type Observer, type Reflec
 import { createApprovals, type Approvals } from './approvals';
 import { DEFAULT_BREAKER_SETTINGS, type BreakerSettings } from './breaker-settings';
 import { createBreakers, type Breakers } from './breakers';
-import { firstMatching, globAny } from './glob';
+import { globAny } from './glob';
 import { createPolicyEndpoint } from './policy-endpoint';
-import { EMPTY_POLICIES, type BudgetPolicy, type PolicyConfig } from './policy-types';
+import { EMPTY_POLICIES, type PolicyConfig } from './policy-types';
 import { createPostHook, type PostHook } from './post-hook';
 import { createPreHook, type PreHook } from './pre-hook';
 import { createRecoveryReflector, type ArgumentFixer } from './recovery-reflector';
+import { createSessionBudgets } from './session-budgets';
 import { createToolSlots, type SharedSlotsOptions } from './tool-slots';
 import { createToolRates } from './tool-rates';
 
@@ -43,20 +44,6 @@ export interface GuardSet {
   close(): void;
 }
 
-/**
- * The session budget a tool's calls count against: the first `budget:` policy matching it, named
- * in the session by its `match` globs (so reordering the policies keeps the counts).
- */
-function budgetsOf(policies: readonly BudgetPolicy[]): Guards['budgetOf'] {
-  if (policies.length === 0) return undefined;
-  const policyOf = firstMatching(policies);
-  const budgets = new Map(policies.map((p) => [p, { id: p.match.join(','), max: p.maxCalls }]));
-  return (tool) => {
-    const policy = policyOf(tool.name);
-    return policy && budgets.get(policy);
-  };
-}
-
 /** Assembles hooks and policies, breakers, the approvals registry and recovery. */
 export function createGuards(options: GuardsOptions = {}): GuardSet {
   const policies = options.policies ?? EMPTY_POLICIES;
@@ -87,7 +74,7 @@ export function createGuards(options: GuardsOptions = {}): GuardSet {
     awaitApproval: (approvalId, signal, tenant) => approvals.wait(approvalId, signal, tenant),
     slots: createToolSlots(policies.concurrency, options.sharedSlots),
     rates: createToolRates(policies.rates, options.sharedSlots),
-    budgetOf: budgetsOf(policies.budgets),
+    budgets: createSessionBudgets(policies.budgets),
   };
   return {
     guards,

@@ -1,4 +1,4 @@
-import type { SessionBudget } from '../store';
+import type { SessionBudget, SessionScope } from '../store';
 import type { DispatchError } from '../errors';
 import type { ResolvedTool } from '../registry';
 import type { Release } from './pipeline-deps';
@@ -128,8 +128,18 @@ export interface Guards {
   readonly slots?: ToolSlots;
   /** Rate limits (`rate:` policies); undefined when there are none. */
   readonly rates?: ToolRates;
-  /** The session budget (`budget:` policies) a call of `tool` counts against; undefined when none applies. */
-  readonly budgetOf?: (tool: SlotTool) => SessionBudget | undefined;
+  /** Session budgets (`budget:` policies); undefined when there are none. */
+  readonly budgets?: SessionBudgets;
+}
+
+/** The session budgets a pipeline counts calls against (see createSessionBudgets). */
+export interface SessionBudgets {
+  /** The budget a call of `tool` counts against; undefined when none applies. */
+  of(tool: SlotTool): SessionBudget | undefined;
+  /** Notes the calls the store says the session has `left` after counting one. */
+  counted(scope: SessionScope, budget: SessionBudget, left: number): void;
+  /** Counts a call on this replica while the store is unreachable: the calls left after it, or -1 past the budget (not counted). */
+  countHere(scope: SessionScope, budget: SessionBudget): number;
 }
 
 const ALLOW: HookDecision = { action: 'allow' };

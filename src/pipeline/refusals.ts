@@ -11,12 +11,12 @@ export const refused = (kind: ErrorKind, message: string, recoverable = false) =
 const budgetText = (tool: ResolvedTool, budget: SessionBudget) => `budget of ${budget.max} call${budget.max === 1 ? '' : 's'} of ${budget.id === tool.name ? `"${tool.name}"` : `tools matching ${budget.id}`}`;
 
 /**
- * The warning on a call that leaves its session's budget nearly spent (a fifth of it or less, at
- * least the last call), so that the model can plan what is left; undefined before that.
+ * Adds to `warnings` the warning on a call that leaves its session's budget nearly spent (a fifth
+ * of it or less, at least the last call), so that the model can plan what is left; none before.
  */
-export function budgetWarning(tool: ResolvedTool, budget: SessionBudget, left: number): string | undefined {
-  if (left > Math.max(1, Math.floor(budget.max / 5))) return undefined;
-  return left === 0 ? `this was the last call of this session's ${budgetText(tool, budget)} (policies budget:)` : `this session has ${left} call${left === 1 ? '' : 's'} left of its ${budgetText(tool, budget)} (policies budget:)`;
+export function budgetWarning(tool: ResolvedTool, budget: SessionBudget, left: number, warnings: string[]): void {
+  if (left > Math.max(1, Math.floor(budget.max / 5))) return;
+  warnings.push(left === 0 ? `this was the last call of this session's ${budgetText(tool, budget)} (policies budget:)` : `this session has ${left} call${left === 1 ? '' : 's'} left of its ${budgetText(tool, budget)} (policies budget:)`);
 }
 
 /** The refusal of a call past its session's budget. */

@@ -5,7 +5,7 @@ import { DispatchError, HardError, kindName } from '../errors';
 import { canonicalJson, readPointer } from '../json';
 import { redactSecrets } from '../middleware';
 import type { ResolvedTool } from '../registry';
-import { newResultHandle, NO_STREAK, StoreUnavailableError, type ClaimOutcome, type FinishAttempt, type LoopStreak, type SessionScope } from '../store';
+import { newResultHandle, NO_STREAK, StoreUnavailableError, type ClaimOutcome, type FinishAttempt, type LoopStreak, type SessionBudget, type SessionScope } from '../store';
 import { boundResult } from './bound-result';
 import type { PostHookInput, ToolRates, ToolSlots } from './guards';
 import type { AttemptObserver, CallObserver } from './observer';
@@ -119,14 +119,17 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   const wantClaim = !tool.readOnly && !deps.guards.breaker.isOpen(breaker);
   const owner = wantClaim ? newOwner() : '';
   let claim: ClaimOutcome | undefined;
+  let budget: SessionBudget | undefined;
   try {
     // A call counts against its session's budget once, at its first attempt.
-    const budget = attempt === 1 ? deps.guards.budgetOf?.(tool) : undefined;
+    budget = attempt === 1 ? deps.guards.budgets?.of(tool) : undefined;
     let begun = deps.store.beginAttempt({ scope, op, claim: wantClaim ? { key: callKey.value, leaseMs: tool.timeoutMs + LEASE_MARGIN_MS, owner } : undefined, budget });
     if (begun instanceof Promise) begun = await begun;
     if (begun.overBudget) return failedBefore(attemptObs, callId, tool, overBudget(tool, budget!), attempt, started, warnings);
-    const nearlySpent = begun.budgetLeft === undefined ? undefined : budgetWarning(tool, budget!, begun.budgetLeft);
-    if (nearlySpent) warnings.push(nearlySpent);
+    if (begun.budgetLeft !== undefined) {
+      deps.guards.budgets!.counted(scope, budget!, begun.budgetLeft);
+      budgetWarning(tool, budget!, begun.budgetLeft, warnings);
+    }
     streak = begun.streak;
     claim = begun.claim;
     claimed = claim?.state === 'claimed';
@@ -138,6 +141,9 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     }
     deps.logger.warn('store unavailable at claim; read-only call runs without the store, memory and loop record dropped', { tool: tool.name, error: error.message });
     storeDown = true;
+    const left = budget && deps.guards.budgets!.countHere(scope, budget);
+    if (left !== undefined && left < 0) return failedBefore(attemptObs, callId, tool, overBudget(tool, budget!), attempt, started, warnings);
+    if (left !== undefined) budgetWarning(tool, budget!, left, warnings);
   }
 
   if (!streak.failed && streak.count >= tool.loop.stop) {

@@ -17,8 +17,10 @@ const tool = (name: string, url: string, extra = '', effect = 'side_effect') => 
     http: { url: "${url}/${name}" }${extra}`;
 
 const yaml = (url: string) => `
-tools:${tool('send_mail', url)}${tool('send_sms', url)}${tool('flaky_lookup', url, '\n    retry: { max_attempts: 2, initial_backoff_ms: 10 }', 'read_only')}
+tools:${tool('send_mail', url)}${tool('send_sms', url)}${tool('flaky_lookup', url, '\n    retry: { max_attempts: 2, initial_backoff_ms: 10 }', 'read_only')}${tool('search', url, '', 'read_only')}
 policies:
+  - match: search
+    budget: { max_calls_per_session: 3 }
   - match: ["send_*"]
     budget: { max_calls_per_session: 3 }
   - match: flaky_lookup
@@ -34,6 +36,7 @@ beforeAll(async () => {
   ({ redis, tools, a, b } = await startReplicaPair(yaml, {
     '/send_mail': json({ sent: true }),
     '/send_sms': json({ sent: true }),
+    '/search': json({ found: true }),
     // Fails with a 503 the first time it is called (a read-only tool's 503 is retried), then answers.
     '/flaky_lookup': (_req, res) => void (failures++ === 0 ? res.writeHead(503).end('try again') : res.writeHead(200).end('{"sent":true}')),
   }));
@@ -76,4 +79,23 @@ test('a call counts once, however many attempts it takes', async () => {
   expect(retried.attempts).toBe(2);
   expect((await call(b, 'flaky', 'flaky_lookup')).error?.kind).toBe(ErrorKind.BLOCKED);
   expect(tools.count('/flaky_lookup')).toBe(2);
+});
+
+test('while Redis is away, each replica goes on counting a session from the last count it saw', async () => {
+  expect((await call(a, 'outage', 'search')).isError).toBe(false);
+  await redis.stop();
+  try {
+    // Read-only calls run without the store. Replica A saw 1 of 3 counted: 2 more, then refused.
+    const onA = [await call(a, 'outage', 'search'), await call(a, 'outage', 'search'), await call(a, 'outage', 'search')];
+    expect(onA.map((r) => r.isError)).toEqual([false, false, true]);
+    expect(onA[1]!.warnings).toContain("this was the last call of this session's budget of 3 calls of \"search\" (policies budget:)");
+    expect(onA[2]!.error?.kind).toBe(ErrorKind.BLOCKED);
+    expect(onA[2]!.error?.message).toBe('this session has used its budget of 3 calls of "search" (policies budget:); this call was not executed');
+    // Replica B never saw the session: it counts from zero, so it too stops the session (at 3 of its own).
+    const onB = [await call(b, 'outage', 'search'), await call(b, 'outage', 'search'), await call(b, 'outage', 'search'), await call(b, 'outage', 'search')];
+    expect(onB.map((r) => r.isError)).toEqual([false, false, false, true]);
+    expect(tools.count('/search')).toBe(6);
+  } finally {
+    await redis.start();
+  }
 });

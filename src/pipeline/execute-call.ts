@@ -43,9 +43,10 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
   } catch (error) {
     return errorResult(call.id, call.name, DispatchError.from(error, 'before'), 0, since(started));
   }
+  const progress = deps.guards.budgets ? { budgetCounted: false } : undefined;
   for (let attempt = 1; ; attempt++) {
     if (turn.signal.aborted) throw HardError.cancelled();
-    const { result, error } = await runAttempt(deps, turn, obs, call.id, tool, args, attempt, warnings);
+    const { result, error } = await runAttempt(deps, turn, obs, call.id, tool, args, attempt, warnings, progress);
     if (!error) return stamp(result, call.id, attempt, since(started));
     const reflection = await deps.guards.reflector.reflect({ tool, args, error, attempt, attemptsSoFar: attempt });
     if (!reflection.retry) return stamp(result, call.id, attempt, since(started));

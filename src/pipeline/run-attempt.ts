@@ -15,7 +15,14 @@ import { errorResult, replayedResult, toolResult, toStored } from './results';
 import { breakerKey } from './breaker-key';
 import { AttemptContext, CallKey } from './attempt-context';
 import { runGuarded } from './signals';
+import { gated, whileHeld } from './gated';
 import { budgetWarning, claimRefusal, overBudget, refused } from './refusals';
+
+/** What the attempts of one call share. */
+export interface CallProgress {
+  /** The call was counted against its session's budget (by an earlier attempt). */
+  budgetCounted: boolean;
+}
 
 /** The result of one attempt and, when it failed, why. */
 export interface AttemptResult {
@@ -47,7 +54,7 @@ export function loopOp(tool: ResolvedTool, args: unknown, canonicalArgs = canoni
  * gate, idempotency claim, execution under the tool's timeout, bounding, the one store write,
  * TOOL_POST, post hooks, health. Throws HardError for LOOP_DETECTED and cancellation.
  */
-export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId: string, tool: ResolvedTool, rawArgs: unknown, attempt: number, warnings: string[]): Promise<AttemptResult> {
+export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId: string, tool: ResolvedTool, rawArgs: unknown, attempt: number, warnings: string[], progress?: CallProgress): Promise<AttemptResult> {
   const started = performance.now();
   const attemptObs = obs.attempt(attempt, tool.name);
   const hookFailure = (error: unknown) => failedBefore(attemptObs, callId, tool, DispatchError.from(error, 'before'), attempt, started, warnings);
@@ -61,7 +68,7 @@ export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   const run = (ready: unknown) => {
     // In a parallel turn, the resource these arguments name is held until the attempt ends.
     const held = turn.resources?.hold(tool.spec.resourceKey, ready, turn.signal);
-    const attemptNow = () => attemptWith(deps, turn, obs, attemptObs, callId, tool, ready, attempt, warnings, started);
+    const attemptNow = () => attemptWith(deps, turn, obs, attemptObs, callId, tool, ready, attempt, warnings, started, progress);
     const { slots, rates } = deps.guards;
     const work = slots || rates ? () => gated(slots, rates, tool, turn, attemptNow, hookFailure) : attemptNow;
     return held === undefined ? work() : whileHeld(held, work);
@@ -69,45 +76,8 @@ export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   return args instanceof Promise ? args.then(run, hookFailure) : run(args);
 }
 
-/** Runs `work` once the resource is held, and releases it when `work` settles. */
-async function whileHeld<T>(held: Release | Promise<Release>, work: () => Promise<T>): Promise<T> {
-  const release = held instanceof Promise ? await held : held;
-  try {
-    return await work();
-  } finally {
-    release();
-  }
-}
-
-/**
- * Runs `work` in one of the tool's concurrency slots, at its turn under its rate limit (dispatch's
- * own steps, between steps 2 and 3 of DESIGN section 3): both before any store step, so that no
- * idempotency claim waits with them, the slot first, so that a turn is not spent waiting for a
- * slot. A refusal (the cap full, no slot within its wait; the rate's next turn too far) is the
- * attempt's result, UNAVAILABLE before execution.
- */
-async function gated(slots: ToolSlots | undefined, rates: ToolRates | undefined, tool: ResolvedTool, turn: TurnContext, work: () => Promise<AttemptResult>, refuse: (error: unknown) => AttemptResult): Promise<AttemptResult> {
-  let slot: Release | undefined;
-  try {
-    const taken = slots?.take(tool, turn.signal, turn.deadline);
-    slot = taken instanceof Promise ? await taken : taken;
-    const due = rates?.take(tool, turn.signal, turn.deadline);
-    if (due) await due;
-  } catch (error) {
-    slot?.();
-    if (error instanceof DispatchError) return refuse(error);
-    throw error;
-  }
-  if (slot === undefined) return work();
-  try {
-    return await work();
-  } finally {
-    slot();
-  }
-}
-
 /** Steps 3-11 of an attempt, with the arguments the hooks left. */
-async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, attemptObs: AttemptObserver, callId: string, tool: ResolvedTool, args: unknown, attempt: number, warnings: string[], started: number): Promise<AttemptResult> {
+async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, attemptObs: AttemptObserver, callId: string, tool: ResolvedTool, args: unknown, attempt: number, warnings: string[], started: number, progress: CallProgress | undefined): Promise<AttemptResult> {
   const scope = turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId };
   const breaker = breakerKey(tool);
   let streak: LoopStreak = NO_STREAK;
@@ -121,12 +91,14 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   let claim: ClaimOutcome | undefined;
   let budget: SessionBudget | undefined;
   try {
-    // A call counts against its session's budget once, at its first attempt.
-    budget = attempt === 1 ? deps.guards.budgets?.of(tool) : undefined;
+    // A call counts against its session's budget once, at its first attempt that gets this far
+    // (one refused by a cap or a rate limit before it did not count).
+    budget = progress && !progress.budgetCounted ? deps.guards.budgets?.of(tool) : undefined;
     let begun = deps.store.beginAttempt({ scope, op, claim: wantClaim ? { key: callKey.value, leaseMs: tool.timeoutMs + LEASE_MARGIN_MS, owner } : undefined, budget });
     if (begun instanceof Promise) begun = await begun;
     if (begun.overBudget) return failedBefore(attemptObs, callId, tool, overBudget(tool, budget!), attempt, started, warnings);
     if (begun.budgetLeft !== undefined) {
+      progress!.budgetCounted = true;
       deps.guards.budgets!.counted(scope, budget!, begun.budgetLeft);
       budgetWarning(tool, budget!, begun.budgetLeft, warnings);
     }
@@ -143,7 +115,10 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     storeDown = true;
     const left = budget && deps.guards.budgets!.countHere(scope, budget);
     if (left !== undefined && left < 0) return failedBefore(attemptObs, callId, tool, overBudget(tool, budget!), attempt, started, warnings);
-    if (left !== undefined) budgetWarning(tool, budget!, left, warnings);
+    if (left !== undefined) {
+      progress!.budgetCounted = true;
+      budgetWarning(tool, budget!, left, warnings);
+    }
   }
 
   if (!streak.failed && streak.count >= tool.loop.stop) {

@@ -18,9 +18,18 @@ const tool = (name: string, url: string, extra = '', effect = 'side_effect') => 
 
 const yaml = (url: string) => `
 tools:${tool('send_mail', url)}${tool('send_sms', url)}${tool('flaky_lookup', url, '\n    retry: { max_attempts: 2, initial_backoff_ms: 10 }', 'read_only')}${tool('search', url, '', 'read_only')}
+  - name: paced_mail
+    effect: side_effect
+    input_schema: '{"type":"object"}'
+    retry: { max_attempts: 3 }
+    http: { url: "${url}/paced_mail" }
 policies:
   - match: search
     budget: { max_calls_per_session: 3 }
+  - match: paced_mail
+    rate: { per_second: 20, burst: 1 }
+  - match: paced_mail
+    budget: { max_calls_per_session: 1 }
   - match: ["send_*"]
     budget: { max_calls_per_session: 3 }
   - match: flaky_lookup
@@ -37,6 +46,7 @@ beforeAll(async () => {
     '/send_mail': json({ sent: true }),
     '/send_sms': json({ sent: true }),
     '/search': json({ found: true }),
+    '/paced_mail': json({ sent: true }),
     // Fails with a 503 the first time it is called (a read-only tool's 503 is retried), then answers.
     '/flaky_lookup': (_req, res) => void (failures++ === 0 ? res.writeHead(503).end('try again') : res.writeHead(200).end('{"sent":true}')),
   }));
@@ -79,6 +89,19 @@ test('a call counts once, however many attempts it takes', async () => {
   expect(retried.attempts).toBe(2);
   expect((await call(b, 'flaky', 'flaky_lookup')).error?.kind).toBe(ErrorKind.BLOCKED);
   expect(tools.count('/flaky_lookup')).toBe(2);
+});
+
+test('a call whose first attempt a rate limit refused counts at the attempt that gets through', async () => {
+  // 20 per second, burst 1: the second of two calls at once is refused its turn (retry_after
+  // ~50 ms) and retried; that retry must count against the budget of 1 like any first attempt.
+  const both = await Promise.all([call(a, 'paced', 'paced_mail'), call(a, 'paced', 'paced_mail')]);
+  expect(both.map((r) => r.attempts).sort()).toEqual([1, 2]);
+  expect(both.filter((r) => !r.isError)).toHaveLength(1);
+  expect(both.find((r) => r.isError)?.error?.kind).toBe(ErrorKind.BLOCKED);
+  expect(tools.count('/paced_mail')).toBe(1);
+  await new Promise((r) => setTimeout(r, 100));
+  expect((await call(b, 'paced', 'paced_mail')).error?.kind).toBe(ErrorKind.BLOCKED);
+  expect(tools.count('/paced_mail')).toBe(1);
 });
 
 test('while Redis is away, each replica goes on counting a session from the last count it saw', async () => {

@@ -1,0 +1,42 @@
+import { DispatchError } from '../errors';
+import type { ResolvedTool } from '../registry';
+import type { ToolRates, ToolSlots } from './guards';
+import type { Release, TurnContext } from './pipeline-deps';
+import type { AttemptResult } from './run-attempt';
+
+/** Runs `work` once the resource is held, and releases it when `work` settles. */
+export async function whileHeld<T>(held: Release | Promise<Release>, work: () => Promise<T>): Promise<T> {
+  const release = held instanceof Promise ? await held : held;
+  try {
+    return await work();
+  } finally {
+    release();
+  }
+}
+
+/**
+ * Runs `work` in one of the tool's concurrency slots, at its turn under its rate limit (dispatch's
+ * own steps, between steps 2 and 3 of DESIGN section 3): both before any store step, so that no
+ * idempotency claim waits with them, the slot first, so that a turn is not spent waiting for a
+ * slot. A refusal (the cap full, no slot within its wait; the rate's next turn too far) is the
+ * attempt's result, UNAVAILABLE before execution.
+ */
+export async function gated(slots: ToolSlots | undefined, rates: ToolRates | undefined, tool: ResolvedTool, turn: TurnContext, work: () => Promise<AttemptResult>, refuse: (error: unknown) => AttemptResult): Promise<AttemptResult> {
+  let slot: Release | undefined;
+  try {
+    const taken = slots?.take(tool, turn.signal, turn.deadline);
+    slot = taken instanceof Promise ? await taken : taken;
+    const due = rates?.take(tool, turn.signal, turn.deadline);
+    if (due) await due;
+  } catch (error) {
+    slot?.();
+    if (error instanceof DispatchError) return refuse(error);
+    throw error;
+  }
+  if (slot === undefined) return work();
+  try {
+    return await work();
+  } finally {
+    slot();
+  }
+}

@@ -113,6 +113,10 @@ export function createToolRates(policies: readonly RatePolicy[], shared?: Shared
       if (!policy) return undefined;
       return policy.shared && shared ? takeShared(shared, tool, policy, signal, deadline) : takeLocal(tool, policy, signal, deadline);
     },
+    longestWait(tool, deadline) {
+      const policy = limitOf(tool.name);
+      return policy ? Math.max(0, Math.min(policy.waitMs, deadline - Date.now())) : 0;
+    },
     refused: () => refusals,
   };
 }

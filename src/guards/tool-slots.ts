@@ -75,7 +75,7 @@ let leases = 0;
  * refused UNAVAILABLE before execution when none does. Undefined when there are no caps, so the
  * pipeline asks nothing per attempt. With `shared`, a `shared: true` cap holds for every replica
  * together: its slots are leases in Redis (take-slot.lua; a lease lasts the tool's timeout plus a
- * margin), waiting attempts are served first come first served across replicas (a line in
+ * margin, plus the attempt's longest rate wait: `holdMs`), waiting attempts are served first come first served across replicas (a line in
  * Redis, see take-slot.lua), a waiting attempt tries again as soon as any replica gives a slot back
  * (release-slot.lua publishes it; with `wakeups`) and on a timer besides (25 ms doubling to 1 s,
  * or to 200 ms without wakeups), and while Redis fails the cap falls back to this replica's own
@@ -167,7 +167,7 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
   }
 
   /** A slot of a cap shared through Redis, tried until the wait allows no more; the local cap while Redis fails. */
-  async function takeShared(backend: SharedSlotsOptions, tool: SlotTool, policy: ConcurrencyPolicy, signal: TurnSignal, deadline: number): Promise<Release> {
+  async function takeShared(backend: SharedSlotsOptions, tool: SlotTool, policy: ConcurrencyPolicy, signal: TurnSignal, deadline: number, holdMs: number): Promise<Release> {
     const key = `dispatch:slots:{${breakerKey(tool)}}`;
     const lease = `${LEASE_PREFIX}${(++leases).toString(36)}`;
     const asked = Date.now();
@@ -176,16 +176,20 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
     const slotKeys = sharedSlotKeys(key);
     const waiter = new SlotWaiter(signal);
     const maxPause = backend.wakeups ? MAX_RETRY_WITH_WAKEUPS_MS : MAX_RETRY_MS;
-    let inLine = false;
+    // The lease covers the attempt's wait before its tool starts (a rate turn), then the tool's timeout.
+    const leaseMs = Math.ceil(holdMs) + tool.timeoutMs + LEASE_MARGIN_MS;
+    /** This call may hold a lease or a place in line in Redis, to give back when it stops trying. */
+    let inRedis = false;
     try {
       for (let pause = FIRST_RETRY_MS; ; pause = Math.min(pause * 2, maxPause)) {
         let taken: number;
         // A call that may wait after this try joins the line (or keeps its place) when no slot is its.
         const waits = until - Date.now() > 0 ? 1 : 0;
-        // Counted in line as soon as the try is sent: a try whose answer is lost may have joined.
-        inLine ||= waits === 1;
+        // A try whose answer is lost (Redis slow past the timeout) may still have taken a lease or
+        // joined the line: given back in `finally` as if it had.
+        inRedis = true;
         try {
-          taken = await storeCall('a shared slot', timeoutMs, () => backend.redis.dispatchTakeSlot(slotKeys.slots, slotKeys.line, slotKeys.alive, slotKeys.tickets, policy.maxInFlight, tool.timeoutMs + LEASE_MARGIN_MS, lease, waits, KEEP_IN_LINE_MS));
+          taken = await storeCall('a shared slot', timeoutMs, () => backend.redis.dispatchTakeSlot(slotKeys.slots, slotKeys.line, slotKeys.alive, slotKeys.tickets, policy.maxInFlight, leaseMs, lease, waits, KEEP_IN_LINE_MS));
         } catch (error) {
           if (policy.failClosed) {
             warn('shared concurrency caps: redis failed, calls of fail_closed caps are refused', { tool: tool.name, error: (error as Error).message });
@@ -195,9 +199,13 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
           return takeLocal(tool, fallbackOf(policy), signal, deadline);
         }
         if (taken === 1) {
-          inLine = false;
-          return sharedRelease(backend, tool, slotKeys, lease);
+          inRedis = false;
+          const release = sharedRelease(backend, tool, slotKeys, lease);
+          if (!signal.aborted) return release;
+          release();
+          throw HardError.cancelled();
         }
+        inRedis = waits === 1;
         if (signal.aborted) throw HardError.cancelled();
         const left = until - Date.now();
         if (left <= 0) throw refusal(tool, policy, Math.max(0, until - asked), true);
@@ -209,7 +217,7 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
     } finally {
       waiter.stop();
       // A call that stops waiting leaves the line (else its place lapses KEEP_IN_LINE_MS later).
-      if (inLine) backend.redis.dispatchReleaseSlot(slotKeys.slots, slotKeys.line, slotKeys.alive, lease, slotKeys.channel).catch(() => undefined);
+      if (inRedis) backend.redis.dispatchReleaseSlot(slotKeys.slots, slotKeys.line, slotKeys.alive, lease, slotKeys.channel).catch(() => undefined);
     }
   }
 
@@ -230,10 +238,10 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
   }
 
   return {
-    take(tool, signal: TurnSignal, deadline) {
+    take(tool, signal: TurnSignal, deadline, holdMs = 0) {
       const policy = capOf(tool.name);
       if (!policy) return undefined;
-      return policy.shared && shared ? takeShared(shared, tool, policy, signal, deadline) : takeLocal(tool, policy, signal, deadline);
+      return policy.shared && shared ? takeShared(shared, tool, policy, signal, deadline, holdMs) : takeLocal(tool, policy, signal, deadline);
     },
     refused: () => refusals,
     inUse() {

@@ -24,7 +24,7 @@ export async function whileHeld<T>(held: Release | Promise<Release>, work: () =>
 export async function gated(slots: ToolSlots | undefined, rates: ToolRates | undefined, tool: ResolvedTool, turn: TurnContext, work: () => Promise<AttemptResult>, refuse: (error: unknown) => AttemptResult): Promise<AttemptResult> {
   let slot: Release | undefined;
   try {
-    const taken = slots?.take(tool, turn.signal, turn.deadline);
+    const taken = slots?.take(tool, turn.signal, turn.deadline, rates?.longestWait(tool, turn.deadline));
     slot = taken instanceof Promise ? await taken : taken;
     const due = rates?.take(tool, turn.signal, turn.deadline);
     if (due) await due;

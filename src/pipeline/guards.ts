@@ -64,9 +64,10 @@ export interface ToolSlots {
    * else a promise of it, resolved when an attempt ahead gives one back (first come, first
    * served), rejected with UNAVAILABLE (before) when none came within the cap's wait and before
    * `deadline` (epoch ms), or with CANCELLED when `signal` fires first. Throws the UNAVAILABLE at
-   * once when the cap allows no wait.
+   * once when the cap allows no wait. `holdMs`: how long the attempt may hold the slot before its
+   * tool starts (its longest rate wait), which a shared slot's lease covers beyond the tool's timeout.
    */
-  take(tool: SlotTool, signal: TurnSignal, deadline: number): Release | undefined | Promise<Release>;
+  take(tool: SlotTool, signal: TurnSignal, deadline: number, holdMs?: number): Release | undefined | Promise<Release>;
   /** Slots this replica holds now (shared ones too), by breaker key (`tool`, or `tenant/tool`), of the capped tools running any. */
   inUse(): ReadonlyMap<string, number>;
   /** Attempts refused for want of a slot since the start, by breaker key (every capped tool refused at least once). */
@@ -82,6 +83,8 @@ export interface ToolRates {
    * and `deadline` (epoch ms) allow; rejects CANCELLED when `signal` fires first.
    */
   take(tool: SlotTool, signal: TurnSignal, deadline: number): undefined | Promise<void>;
+  /** The longest an attempt of `tool` may wait for its turn (0 when no limit applies), in ms. */
+  longestWait(tool: SlotTool, deadline: number): number;
   /** Attempts refused so far, by breaker key. */
   refused(): ReadonlyMap<string, number>;
 }

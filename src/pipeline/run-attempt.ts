@@ -146,6 +146,12 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     return failedBefore(attemptObs, callId, tool, refusal, attempt, started, warnings);
   }
 
+  if (turn.signal.aborted) {
+    // Cancelled while the store answered: the tool has not run, so its claim goes (not unknown).
+    deps.guards.breaker.record(breaker, { ok: false, counts: false, durationMs: 0 });
+    if (claimed) await releaseClaim(deps, scope, op, callKey.value, owner);
+    throw HardError.cancelled();
+  }
   const timeoutMs = Math.max(1, Math.min(tool.timeoutMs, turn.deadline - Date.now()));
   let text = '';
   let cached = false;

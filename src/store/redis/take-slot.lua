@@ -11,6 +11,12 @@
 -- died holding a slot frees it at the end of its lease), and so are waiting calls that stopped
 -- trying (their replica died). Returns 1 when taken, 0 when not (the call is then in line if it
 -- waits).
+-- Makes `key` live at least `ms` more (never shortens it).
+local function outlive(key, ms)
+  if redis.call('PTTL', key) < ms then
+    redis.call('PEXPIRE', key, ms)
+  end
+end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
@@ -29,8 +35,9 @@ if ahead < free then
     redis.call('ZREM', KEYS[3], ARGV[3])
   end
   redis.call('ZADD', KEYS[1], now + lease, ARGV[3])
-  -- The set lives as long as its latest lease (a tool's leases are all as long).
-  redis.call('PEXPIRE', KEYS[1], lease)
+  -- The set lives as long as its longest lease (leases differ: a call's rate wait, a tool's
+  -- timeout changed by a rolling deploy).
+  outlive(KEYS[1], lease)
   return 1
 end
 if ARGV[4] == '1' then
@@ -40,7 +47,7 @@ if ARGV[4] == '1' then
   local keep = tonumber(ARGV[5])
   redis.call('ZADD', KEYS[3], now + keep, ARGV[3])
   for i = 2, 4 do
-    redis.call('PEXPIRE', KEYS[i], keep + lease)
+    outlive(KEYS[i], keep + lease)
   end
 end
 return 0

@@ -1,0 +1,102 @@
+import { Redis } from 'ioredis';
+import { createToolRates, createToolSlots } from '../../src/guards';
+import type { ConcurrencyPolicy } from '../../src/guards/policy-types';
+import { createAbortScope, type TurnContext } from '../../src/pipeline';
+import { gated } from '../../src/pipeline/gated';
+import { startRedis, type TestRedis } from '../helpers/redis-server';
+
+// The leases of shared concurrency caps against a real redis-server: what a slow Redis, a
+// cancelled client and a rate wait leave behind.
+
+jest.setTimeout(30_000);
+
+let redis: TestRedis;
+const clients: Redis[] = [];
+const client = () => {
+  const c = new Redis(redis.url, { maxRetriesPerRequest: 0, enableOfflineQueue: false, lazyConnect: false });
+  clients.push(c);
+  return c;
+};
+beforeAll(async () => (redis = await startRedis({ own: true })));
+afterAll(async () => {
+  for (const c of clients) c.disconnect();
+  await redis.close();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const cap = (name: string, waitMs = 0): ConcurrencyPolicy => ({ match: [name], maxInFlight: 1, waitMs, shared: true, fallbackMaxInFlight: 1, failClosed: false });
+const ready = async (c: Redis) => {
+  while (c.status !== 'ready') await sleep(10);
+  return c;
+};
+const leasesOf = (tool: string) => Number(redis.cli('ZCARD', `dispatch:slots:{${tool}}`).trim());
+
+test('a take whose answer came too late gives its lease back: the cap is free once the only call ends', async () => {
+  const tool = { tenant: '', name: 'late', timeoutMs: 20_000 };
+  const slots = createToolSlots([cap('late')], { redis: await ready(client()), timeoutMs: 100 })!;
+  redis.signal('SIGSTOP');
+  let release;
+  try {
+    // Redis takes the slot only after the 100 ms timeout: the call falls back to this replica's slot.
+    const taking = slots.take(tool, createAbortScope().signal, Date.now() + 60_000);
+    await sleep(300);
+    release = await taking;
+  } finally {
+    redis.signal('SIGCONT');
+  }
+  release!();
+  await sleep(200);
+  // Before: the lease taken late stayed for the tool's timeout + 5 s, and every replica was refused.
+  expect(leasesOf('late')).toBe(0);
+  const next = await slots.take(tool, createAbortScope().signal, Date.now() + 60_000);
+  expect(typeof next).toBe('function');
+  next!();
+});
+
+test('a take its client cancelled while Redis answered gives the slot back at once', async () => {
+  const tool = { tenant: '', name: 'dropped', timeoutMs: 20_000 };
+  const slots = createToolSlots([cap('dropped')], { redis: await ready(client()), timeoutMs: 2_000 })!;
+  const scope = createAbortScope();
+  redis.signal('SIGSTOP');
+  let taking;
+  try {
+    taking = Promise.resolve(slots.take(tool, scope.signal, Date.now() + 60_000));
+    await sleep(100);
+    scope.abort();
+  } finally {
+    redis.signal('SIGCONT');
+  }
+  await expect(taking).rejects.toThrow(/cancel/i);
+  await sleep(100);
+  expect(leasesOf('dropped')).toBe(0);
+});
+
+test("a slot held while its attempt waits for a rate turn is leased for that wait too, and no take shortens a longer lease", async () => {
+  const tool = { tenant: '', name: 'paced', timeoutMs: 100 };
+  const slots = createToolSlots([cap('paced', 10_000)], { redis: await ready(client()) })!;
+  const rates = createToolRates([{ match: ['paced'], perSecond: 1, burst: 1, waitMs: 20_000, shared: false, text: '1 call per second' }])!;
+  const turn = { signal: createAbortScope().signal, deadline: Date.now() + 60_000 } as TurnContext;
+  const refuse = (error: unknown) => {
+    throw error;
+  };
+  const other = createToolSlots([{ ...cap('paced'), maxInFlight: 2 }], { redis: await ready(client()) })!;
+  let leaseMs = 0;
+  let setTtl = 0;
+  let ttlAfterShort = 0;
+  await gated(slots, rates, tool as never, turn, async () => {
+    const [, score] = redis.cli('ZRANGE', 'dispatch:slots:{paced}', '0', '-1', 'WITHSCORES').trim().split('\n');
+    const [seconds, micros] = redis.cli('TIME').trim().split('\n');
+    leaseMs = Number(score) - (Number(seconds) * 1000 + Number(micros) / 1000);
+    setTtl = Number(redis.cli('PTTL', 'dispatch:slots:{paced}').trim());
+    // A shorter lease taken meanwhile (no rate wait: a replica with another policy, a rolling
+    // deploy) must not shorten the set's life under the longer one.
+    const short = await other.take(tool, turn.signal, turn.deadline);
+    ttlAfterShort = Number(redis.cli('PTTL', 'dispatch:slots:{paced}').trim());
+    short!();
+    return undefined as never;
+  }, refuse);
+  // 20 s of rate wait allowed + 100 ms timeout + 5 s margin (the lease was 5.1 s before).
+  expect(leaseMs).toBeGreaterThan(24_000);
+  expect(setTtl).toBeGreaterThan(24_000);
+  expect(ttlAfterShort).toBeGreaterThan(24_000);
+});

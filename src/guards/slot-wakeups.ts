@@ -6,11 +6,14 @@ import { closeWithin, createOrderedPublisher, createWatchedSubscriber, type Redi
 /** Tells the calls waiting for a shared concurrency slot that one may have come free. */
 export interface SlotWakeups {
   /**
-   * Calls `wake` each time a slot on `channel` is given back by any replica, and when messages may
-   * have been lost (the subscription moved); returns what stops it. The first listener of a
-   * channel subscribes to it, the last one to stop unsubscribes.
+   * Wakes the listeners of `channel` when a slot is given back on it by any replica: the first
+   * listener (the one that listened longest) whose `wake` answers true, that is, the first that
+   * was paused (one busy trying is told to try again, and the next is asked), so each release
+   * wakes about one waiting call per replica, the one first in line among them; every listener
+   * when messages may have been lost (the subscription moved). Returns what stops it. The first
+   * listener of a channel subscribes to it, the last one to stop unsubscribes.
    */
-  listen(channel: string, wake: () => void): () => void;
+  listen(channel: string, wake: () => boolean): () => void;
   close(): Promise<void>;
 }
 
@@ -30,7 +33,7 @@ export interface SlotWakeupsOptions {
  */
 export function createSlotWakeups(options: SlotWakeupsOptions): SlotWakeups {
   const warn = throttledWarn(options.logger);
-  const listeners = new Map<string, Set<() => void>>();
+  const listeners = new Map<string, Set<() => boolean>>();
   let connections: { publisher: RedisClient; subscriber: WatchedSubscriber } | undefined;
   let closed = false;
 
@@ -38,7 +41,10 @@ export function createSlotWakeups(options: SlotWakeupsOptions): SlotWakeups {
     if (connections) return connections.subscriber;
     const publisher = options.connect();
     const sub = createWatchedSubscriber({ name: 'concurrency slots', connect: options.connect, publisher: createOrderedPublisher(publisher), logger: options.logger });
-    sub.onMessage((channel) => listeners.get(channel)?.forEach((wake) => wake()));
+    sub.onMessage((channel) => {
+      const set = listeners.get(channel);
+      if (set) for (const wake of set) if (wake()) break;
+    });
     sub.onMoved(() => listeners.forEach((set) => set.forEach((wake) => wake())));
     connections = { publisher, subscriber: sub };
     return sub;
@@ -89,9 +95,12 @@ export class SlotWaiter {
     this.stopListening = wakeups.listen(channel, this.wake);
   }
 
-  private readonly wake = (): void => {
+  /** True when it ended a pause; false when the call was busy trying (it then tries again at once). */
+  private readonly wake = (): boolean => {
     this.woken = true;
-    this.resume?.();
+    if (!this.resume) return false;
+    this.resume();
+    return true;
   };
 
   pause(ms: number): Promise<void> {

@@ -1,8 +1,10 @@
 import { Redis } from 'ioredis';
 import { createToolRates, createToolSlots } from '../../src/guards';
+import { createSlotWakeups } from '../../src/guards/slot-wakeups';
 import type { ConcurrencyPolicy } from '../../src/guards/policy-types';
 import { createAbortScope, type TurnContext } from '../../src/pipeline';
 import { gated } from '../../src/pipeline/gated';
+import { connectRedis } from '../../src/store/redis';
 import { startRedis, type TestRedis } from '../helpers/redis-server';
 
 // The leases of shared concurrency caps against a real redis-server: what a slow Redis, a
@@ -99,4 +101,38 @@ test("a slot held while its attempt waits for a rate turn is leased for that wai
   expect(leaseMs).toBeGreaterThan(24_000);
   expect(setTtl).toBeGreaterThan(24_000);
   expect(ttlAfterShort).toBeGreaterThan(24_000);
+});
+
+test('a slot given back wakes one waiting call of a replica (the first in line), not all of them', async () => {
+  const tool = { tenant: '', name: 'crowded', timeoutMs: 20_000 };
+  const wakeups = createSlotWakeups({ connect: () => connectRedis(redis.url, { queueWhileDown: true }) });
+  const c = await ready(client());
+  const slots = createToolSlots([cap('crowded', 20_000)], { redis: c, wakeups })!;
+  // Tries of take-slot.lua, counted on this replica's connection.
+  let tries = 0;
+  const take = c.dispatchTakeSlot.bind(c);
+  c.dispatchTakeSlot = (...args: Parameters<typeof take>) => (tries++, take(...args));
+  const signal = createAbortScope().signal;
+  const deadline = Date.now() + 60_000;
+  const first = (await slots.take(tool, signal, deadline)) as () => void;
+  const order: number[] = [];
+  const waiting = Array.from({ length: 8 }, (_, i) => Promise.resolve(slots.take(tool, signal, deadline)).then((release) => (order.push(i), release!)));
+  // Long enough for every waiter's timer to reach its 1 s pause.
+  await sleep(2_500);
+  try {
+    tries = 0;
+    first();
+    const release = await Promise.race(waiting);
+    const afterRelease = tries;
+    // Each of the 8 tried once at the release before; now the first in line does (a timer of one
+    // of the others may fall in the same moments: at most a few more).
+    expect(order).toEqual([0]);
+    expect(afterRelease).toBeLessThanOrEqual(3);
+    release();
+    // And so on down the line, in order.
+    for (let i = 1; i < 8; i++) (await waiting[i]!)();
+    expect(order).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+  } finally {
+    await wakeups.close();
+  }
 });

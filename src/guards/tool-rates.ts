@@ -2,7 +2,7 @@ import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError, HardError } from '../errors';
 import { throttledWarn } from '../log';
 import { breakerKey, delay, type SlotTool, type ToolRates, type TurnSignal } from '../pipeline';
-import { defineSlotScript, storeCall } from '../store/redis';
+import { defineSlotScript, hashTag, storeCall } from '../store/redis';
 import { countUnder } from './bounded-counts';
 import { firstMatching } from './glob';
 import type { RatePolicy } from './policy-types';
@@ -88,7 +88,7 @@ export function createToolRates(policies: readonly RatePolicy[], shared?: Shared
   async function takeShared(backend: SharedSlotsOptions, tool: SlotTool, policy: RatePolicy, signal: TurnSignal, deadline: number): Promise<void> {
     const { intervalMs, toleranceMs } = cadences.get(policy)!;
     const allowedMs = Math.max(0, Math.min(policy.waitMs, deadline - Date.now()));
-    const key = `dispatch:rate:{${breakerKey(tool)}}`;
+    const key = `dispatch:rate:${hashTag(breakerKey(tool))}`;
     let waitMs: number;
     try {
       waitMs = await storeCall('a shared rate turn', backend.timeoutMs ?? 1000, () => backend.redis.dispatchTakeTurn(key, intervalMs, toleranceMs, Math.floor(allowedMs)));

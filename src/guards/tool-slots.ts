@@ -3,7 +3,7 @@ import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError, HardError } from '../errors';
 import { throttledWarn, type Logger } from '../log';
 import { breakerKey, onAbort, type Release, type SlotTool, type ToolSlots, type TurnSignal } from '../pipeline';
-import { defineSlotScript, storeCall, type RedisClient } from '../store/redis';
+import { defineSlotScript, hashTag, storeCall, type RedisClient } from '../store/redis';
 import { countUnder } from './bounded-counts';
 import { firstMatching } from './glob';
 import type { ConcurrencyPolicy } from './policy-types';
@@ -168,7 +168,7 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
 
   /** A slot of a cap shared through Redis, tried until the wait allows no more; the local cap while Redis fails. */
   async function takeShared(backend: SharedSlotsOptions, tool: SlotTool, policy: ConcurrencyPolicy, signal: TurnSignal, deadline: number, holdMs: number): Promise<Release> {
-    const key = `dispatch:slots:{${breakerKey(tool)}}`;
+    const key = `dispatch:slots:${hashTag(breakerKey(tool))}`;
     const lease = `${LEASE_PREFIX}${(++leases).toString(36)}`;
     const asked = Date.now();
     const until = Math.min(asked + policy.waitMs, deadline);

@@ -1,3 +1,7 @@
+import { createToolRates, createToolSlots } from '../../src/guards';
+import { createLogger } from '../../src/log';
+import { createAbortScope } from '../../src/pipeline';
+import { connectRedis, whenReady } from '../../src/store/redis';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-server';
 import { json, startApp, startToolServer, type ToolServer } from '../helpers/servers';
 import { expectQuickHandoffs, HANDOFF_POLICY, handoffTool } from './slot-handoffs';
@@ -51,4 +55,29 @@ test('on a Cluster, a shared rate limit spaces the calls of both replicas togeth
   expect(starts).toHaveLength(4);
   // 10 per second in all: ~100 ms apart (two replicas alone would start two at once).
   for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(25);
+});
+
+test('on a Cluster, a tenant whose name holds braces keeps its shared cap and rate limit on one slot', async () => {
+  // A tenant named by a client certificate may hold anything: "}odd" made the keys' hash tag
+  // empty, so a script's keys fell on different slots (CROSSSLOT) and every replica fell back.
+  const lines: string[] = [];
+  const logger = createLogger('warn', (line) => lines.push(line) > 0);
+  const redis = connectRedis(cluster.url);
+  try {
+    expect(await whenReady(redis, 10_000)).toBe(true);
+    const tool = { tenant: '}odd{', name: 'braced', timeoutMs: 1_000 };
+    const slots = createToolSlots([{ match: ['braced'], maxInFlight: 1, waitMs: 0, shared: true, fallbackMaxInFlight: 1, failClosed: false }], { redis, logger })!;
+    const rates = createToolRates([{ match: ['braced'], perSecond: 1, burst: 1, waitMs: 0, shared: true, text: '1 call per second' }], { redis, logger })!;
+    const signal = createAbortScope().signal;
+    const release = await slots.take(tool, signal, Date.now() + 10_000);
+    await rates.take(tool, signal, Date.now() + 10_000);
+    // Shared: a second replica's cap and limit see them taken.
+    const other = createToolSlots([{ match: ['braced'], maxInFlight: 1, waitMs: 0, shared: true, fallbackMaxInFlight: 1, failClosed: false }], { redis, logger })!;
+    await expect(Promise.resolve().then(() => other.take(tool, signal, Date.now() + 10_000))).rejects.toThrow(/on all dispatch replicas together/);
+    await expect(Promise.resolve().then(() => rates.take(tool, signal, Date.now() + 10_000))).rejects.toThrow(/on all dispatch replicas together/);
+    release!();
+    expect(lines).toEqual([]);
+  } finally {
+    redis.disconnect();
+  }
 });

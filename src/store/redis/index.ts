@@ -12,7 +12,7 @@ export { parseRedisUrl } from './redis-url';
 export { checkRedisSettings, findingsOf } from './settings-check';
 export type { SettingsFinding } from './settings-check';
 export type { RedisTarget, RedisAddress } from './redis-url';
-export { sessionKeys, registryKeys } from './session-keys';
+export { hashTag, sessionKeys, registryKeys } from './session-keys';
 export type { SessionKeys } from './session-keys';
 export { createRegistryReplica } from './registry-replica';
 export type { RegistryReplica, RegistryReplicaOptions } from './registry-replica';

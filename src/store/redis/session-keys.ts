@@ -35,6 +35,14 @@ export function sessionKeys(scope: SessionScope, prefix = 'dispatch'): SessionKe
   };
 }
 
+/**
+ * `text` as the hash tag of a key: `{text}`, with `%`, `{` and `}` percent-encoded, so a name that
+ * holds braces (a tenant named by a client certificate) neither ends the tag early nor leaves it
+ * empty (a key whose tag is empty is hashed whole, and a script's keys would land on different
+ * Cluster slots). Names without those characters keep the tag they always had.
+ */
+export const hashTag = (text: string) => `{${/[%{}]/.test(text) ? text.replace(/[%{}]/g, (c) => (c === '%' ? '%25' : c === '{' ? '%7B' : '%7D')) : text}}`;
+
 /** Keys of the tools registered by RPC, shared by every replica. */
 export const registryKeys = (prefix = 'dispatch') => ({
   /** The set of tenants (base64url) that have registered tools. */

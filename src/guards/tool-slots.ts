@@ -196,7 +196,8 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
             throw closedRefusal(tool);
           }
           warn("shared concurrency caps: redis failed, this replica's own slots apply", { tool: tool.name, error: (error as Error).message });
-          return takeLocal(tool, fallbackOf(policy), signal, deadline);
+          // What is left of its wait, not a new one.
+          return takeLocal(tool, fallbackOf(policy), signal, until);
         }
         if (taken === 1) {
           inRedis = false;

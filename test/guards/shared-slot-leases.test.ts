@@ -136,3 +136,31 @@ test('a slot given back wakes one waiting call of a replica (the first in line),
     await wakeups.close();
   }
 });
+
+test('a call whose wait Redis fails in the middle of waits locally only for what is left of it', async () => {
+  const tool = { tenant: '', name: 'midway', timeoutMs: 20_000 };
+  const slots = createToolSlots([cap('midway', 1_000)], { redis: await ready(client()), timeoutMs: 200 })!;
+  const signal = createAbortScope().signal;
+  const deadline = Date.now() + 60_000;
+  const first = (await slots.take(tool, signal, deadline)) as () => void;
+  const asked = Date.now();
+  const waiting = Promise.resolve(slots.take(tool, signal, deadline)).then(
+    () => 'granted',
+    () => Date.now() - asked,
+  );
+  await sleep(300);
+  await redis.stop();
+  try {
+    // With Redis away, a new call takes this replica's own slot; the waiting one then falls back
+    // to it too, and is refused at the end of the 1 s it was allowed (not 1 s after falling back).
+    const local = (await slots.take(tool, signal, deadline)) as () => void;
+    const refusedAfter = await waiting;
+    expect(refusedAfter).not.toBe('granted');
+    expect(refusedAfter).toBeGreaterThanOrEqual(900);
+    expect(refusedAfter).toBeLessThan(1_250);
+    local();
+  } finally {
+    await redis.start();
+  }
+  first();
+});

@@ -90,6 +90,8 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   const owner = wantClaim ? newOwner() : '';
   let claim: ClaimOutcome | undefined;
   let budget: SessionBudget | undefined;
+  // Aborted while its hooks, slot or turn were awaited (a hook may ignore the signal): no store step.
+  if (turn.signal.aborted) throw HardError.cancelled();
   try {
     // A call counts against its session's budget once, at its first attempt that gets this far
     // (one refused by a cap or a rate limit before it did not count).
@@ -188,11 +190,13 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
         ? { key: callKey.value, action: 'unknown', ttlSeconds: tool.idempotencyTtlSeconds }
         : { key: callKey.value, action: 'release', owner };
   const memory = failed ? undefined : { entry: memoryEntry(tool.name, canonicalArgs, text), max: deps.limits.maxMemoryEntries, ttlSeconds: MEMORY_TTL_SECONDS };
+  // A cancelled attempt is no repeat of the call (its client, or its wave, gave up): no loop record.
+  const cancelled = error?.kind === ErrorKind.CANCELLED;
   if (!storeDown) {
     try {
-      let after = deps.store.finishAttempt({ scope, op, record: { result: failed ? `${error!.kind}\u0000${error!.message}` : text, failed, window: deps.limits.loopWindow }, idempotency, spill, memory });
+      let after = deps.store.finishAttempt({ scope, op, record: cancelled ? undefined : { result: failed ? `${error!.kind}\u0000${error!.message}` : text, failed, window: deps.limits.loopWindow }, idempotency, spill, memory });
       if (after instanceof Promise) after = await after;
-      if (addLoopWarning(after.streak, tool, obs, attempt, warnings)) result.warnings = [...warnings];
+      if (!cancelled && addLoopWarning(after.streak, tool, obs, attempt, warnings)) result.warnings = [...warnings];
     } catch (storeError) {
       deps.logger.warn('store write after attempt failed; memory and loop record dropped', { tool: tool.name, error: (storeError as Error).message });
       if (spill) result.resultHandle = '';
@@ -201,7 +205,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     // Nothing was stored: a handle would lead nowhere.
     result.resultHandle = '';
   }
-  if (error?.kind === ErrorKind.CANCELLED) {
+  if (cancelled) {
     deps.guards.breaker.record(breaker, { ok: false, counts: false, durationMs: execMs });
     throw HardError.cancelled();
   }

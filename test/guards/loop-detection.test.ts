@@ -16,6 +16,10 @@ tools:
     effect: read_only
     input_schema: '{"type":"object"}'
     http: { url: "${url}/broken" }
+  - name: sleep
+    effect: read_only
+    input_schema: '{"type":"object"}'
+    builtin: { name: sleep }
   - name: strict
     effect: read_only
     primary_parameter: /q
@@ -101,5 +105,19 @@ describe('loop detection through the gRPC service', () => {
     const res = await d.dispatch.dispatch({ sessionId: 's', calls: [call('t1', { q: 'k', n: 1 }, 'strict'), call('t2', { q: 'k', n: 2 }, 'strict'), call('t3', { q: 'k', n: 3 }, 'strict')] });
     expect(res.results.map((r) => loopWarnings(r.warnings).length)).toEqual([0, 1, 1]);
     await expect(d.dispatch.dispatch({ sessionId: 's', calls: [call('t4', { q: 'k', n: 4 }, 'strict')] })).rejects.toMatchObject({ code: status.ABORTED });
+  });
+
+  test('a cancelled attempt is no repeat: five calls cancelled by their client do not block the next', async () => {
+    for (let i = 0; i < 5; i++) {
+      const controller = new AbortController();
+      const pending = d.dispatch.dispatch({ sessionId: 'c', calls: [call(`c${i}`, { ms: 300 }, 'sleep')] }, { signal: controller.signal }).catch((error: unknown) => error);
+      await new Promise((r) => setTimeout(r, 100));
+      controller.abort();
+      expect(await pending).toMatchObject({ code: status.CANCELLED });
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    const res = await d.dispatch.dispatch({ sessionId: 'c', calls: [call('c9', { ms: 300 }, 'sleep')] });
+    expect(res.results[0]!.isError).toBe(false);
+    expect(loopWarnings(res.results[0]!.warnings)).toEqual([]);
   });
 });

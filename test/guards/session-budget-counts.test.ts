@@ -1,4 +1,7 @@
+import { status } from '@grpc/grpc-js';
 import { createSessionBudgets } from '../../src/guards/session-budgets';
+import { defaultGuards, retryTreeReflector, type Guards } from '../../src/pipeline';
+import { startApp } from '../helpers/servers';
 import type { BudgetPolicy } from '../../src/guards/policy-types';
 
 // What one replica counts of a session's budget while the store is away: from the store's last
@@ -36,4 +39,26 @@ test('sessions kept are bounded: the ones counted longest ago go first', () => {
   // kept-0 went (its count starts again); the last ones stay spent.
   expect(budgets.countHere(scope('kept-0'), search)).toBe(1);
   expect(budgets.countHere(scope('kept-10000'), search)).toBe(-1);
+});
+
+test('a call cancelled while a slow pre-tool hook ran (one that ignores the signal) is not counted', async () => {
+  const guards: Guards = {
+    ...defaultGuards(retryTreeReflector),
+    preHook: () => new Promise((resolve) => setTimeout(() => resolve({ action: 'allow' }), 200)),
+    budgets: createSessionBudgets([policy(['echo'], 1)]),
+  };
+  const d = await startApp(`tools:\n  - { name: echo, effect: read_only, input_schema: '{"type":"object"}', builtin: { name: echo } }\n`, { pipeline: { guards } });
+  try {
+    const controller = new AbortController();
+    const cancelled = d.dispatch.dispatch({ sessionId: 'hooked', calls: [{ id: 'a', name: 'echo', arguments: '{"n":1}' }] }, { signal: controller.signal }).catch((error: unknown) => error);
+    await new Promise((r) => setTimeout(r, 50));
+    controller.abort();
+    expect(await cancelled).toMatchObject({ code: status.CANCELLED });
+    // Past the hook: the cancelled call took no store step, so the budget of 1 is whole.
+    await new Promise((r) => setTimeout(r, 300));
+    const next = await d.dispatch.dispatch({ sessionId: 'hooked', calls: [{ id: 'b', name: 'echo', arguments: '{"n":2}' }] });
+    expect(next.results[0]!.isError).toBe(false);
+  } finally {
+    await d.close();
+  }
 });

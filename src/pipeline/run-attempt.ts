@@ -133,7 +133,9 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     if (claimed) await releaseClaim(deps, scope, op, callKey.value, owner);
     return failedBefore(attemptObs, callId, tool, refused(ErrorKind.LOOP_BLOCKED, `this exact call failed the same way ${streak.count} times in a row; dispatch refused to run it again`), attempt, started, warnings);
   }
-  if (!deps.guards.breaker.tryAcquire(breaker)) {
+  // A side-effecting attempt that took no claim (its breaker was open when it began) never runs,
+  // even if the breaker let calls through again while the store answered.
+  if ((!wantClaim && !tool.readOnly) || !deps.guards.breaker.tryAcquire(breaker)) {
     if (claimed) await releaseClaim(deps, scope, op, callKey.value, owner);
     return failedBefore(attemptObs, callId, tool, refused(ErrorKind.BREAKER_OPEN, `tool "${tool.name}" is temporarily unavailable: its circuit breaker is open after repeated failures`, true), attempt, started, warnings);
   }

@@ -62,6 +62,19 @@ function capMap<K>(map: Map<K, unknown>, max: number): void {
   evictOldest(map, () => map.size > max);
 }
 
+/**
+ * Caps a session's idempotency records at `max`, evicting the oldest, but never a claim still in
+ * progress (its tool may be running, and an identical call must find it): past `max` by the
+ * claims running at most.
+ */
+function capRecords(records: Map<string, Expiring<Record>>, max: number, t: number): void {
+  if (records.size <= max) return;
+  for (const [key, held] of records) {
+    if (held.value.state !== 'in_progress' || held.expiresAt <= t) records.delete(key);
+    if (records.size <= max) return;
+  }
+}
+
 /** The embedded default store: one process, everything bounded by a TTL or a named cap. */
 export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   const maxSessions = options.maxSessions ?? 10_000;
@@ -122,7 +135,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       const records = (state.records ??= new Map<string, Expiring<Record>>());
       records.delete(claim.key);
       records.set(claim.key, { value: { state: 'in_progress', owner: claim.owner ?? '' }, expiresAt: t + claim.leaseMs });
-      capMap(records, maxRecords);
+      capRecords(records, maxRecords, t);
       const outcome: ClaimOutcome = { state: 'claimed' };
       return budgetLeft === undefined ? { streak, claim: outcome } : { streak, claim: outcome, budgetLeft };
     },

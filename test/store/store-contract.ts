@@ -5,6 +5,7 @@ import { idempotencyKey, newResultHandle, streakOf, type SessionScope, type Stor
 /** Options every store under contract must honour. */
 export interface ContractStoreOptions {
   readonly maxResultsPerSession?: number;
+  readonly maxRecordsPerSession?: number;
 }
 
 /** Makes a store for the contract; `close` is called on it after the suite. */
@@ -31,17 +32,41 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
   describe(`Store contract: ${name}`, () => {
     let store: Store;
     let capped: Store;
+    let fewRecords: Store;
     beforeAll(async () => {
       store = await factory({});
       capped = await factory({ maxResultsPerSession: 2 });
+      fewRecords = await factory({ maxRecordsPerSession: 3 });
     });
     afterAll(async () => {
       await store?.close();
       await capped?.close();
+      await fewRecords?.close();
     });
 
     const claim = (scope: SessionScope, key: string, leaseMs = 10_000) => Promise.resolve(store.beginAttempt({ scope, op: OP, claim: { key, leaseMs } })).then((r) => r.claim);
     const complete = (scope: SessionScope, key: string, result: StoredResult, ttlSeconds = 60) => store.finishAttempt({ scope, op: OP, idempotency: { key, action: 'complete', result, ttlSeconds } });
+
+    test('past the cap on records per session, old results go but a claim still running stays', async () => {
+      const scope = fresh();
+      const begin = async (key: string) => (await fewRecords.beginAttempt({ scope, op: OP, claim: { key, leaseMs: 30_000, owner: key } })).claim?.state;
+      const done = (key: string) => fewRecords.finishAttempt({ scope, op: OP, idempotency: { key, action: 'complete', result: stored(key), ttlSeconds: 3600 } });
+      for (const key of ['a', 'b']) {
+        expect(await begin(key)).toBe('claimed');
+        await done(key);
+      }
+      // Claimed first (its tool runs long), then one more call and three more complete: the
+      // running claim is the oldest record and expires first, yet an identical call still finds it.
+      expect(await begin('running')).toBe('claimed');
+      for (const key of ['c', 'd', 'e']) {
+        expect(await begin(key)).toBe('claimed');
+        await done(key);
+      }
+      expect(await begin('running')).toBe('in_progress');
+      // Completed results past the cap went, the oldest first.
+      expect(await begin('a')).toBe('claimed');
+      expect(await begin('e')).toBe('completed');
+    });
 
     test('a first claim is granted; an identical claim while it runs is IN_PROGRESS', async () => {
       const scope = fresh();

@@ -32,13 +32,13 @@ elseif action ~= '' then
   end
   redis.call('SET', KEYS[5], value, 'PX', int(ttl))
   index_add(KEYS[3], KEYS[5], now + ttl, now)
-  index_cap(KEYS[3], tonumber(ARGV[8]))
+  index_cap(KEYS[3], tonumber(ARGV[8]), true)
 end
 if ARGV[9] ~= '' then
   local ttl = tonumber(ARGV[9]) * 1000
   redis.call('SET', KEYS[6], ARGV[10], 'PX', int(ttl))
   index_add(KEYS[4], KEYS[6], now + ttl, now)
-  index_cap(KEYS[4], tonumber(ARGV[11]))
+  index_cap(KEYS[4], tonumber(ARGV[11]), false)
 end
 if ARGV[12] ~= '' then
   local expires = now + tonumber(ARGV[12]) * 1000

@@ -25,14 +25,25 @@ local function index_add(index, member, expires_at, now)
   extend_expiry(index, expires_at, now)
 end
 
--- Deletes the members of an index beyond `max`, those that expire first.
-local function index_cap(index, max)
+-- Deletes the members of an index beyond `max`, those that expire first; with `keep_claims`,
+-- never an idempotency record still in progress (value 'P...': its tool may be running, and an
+-- identical call must find it), so the index may stay past `max` by the claims running.
+local function index_cap(index, max, keep_claims)
   local excess = redis.call('ZCARD', index) - max
-  if excess <= 0 then return end
-  local victims = redis.call('ZRANGE', index, 0, excess - 1)
-  for i = 1, #victims do
-    redis.call('DEL', victims[i])
-    redis.call('ZREM', index, victims[i])
+  local kept = 0
+  while excess > 0 do
+    local victims = redis.call('ZRANGE', index, kept, kept + excess - 1)
+    if #victims == 0 then return end
+    for i = 1, #victims do
+      local held = keep_claims and redis.call('GET', victims[i])
+      if held and string.sub(held, 1, 1) == 'P' then
+        kept = kept + 1
+      else
+        redis.call('DEL', victims[i])
+        redis.call('ZREM', index, victims[i])
+        excess = excess - 1
+      end
+    end
   end
 end
 

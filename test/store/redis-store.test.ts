@@ -138,6 +138,28 @@ describe('redis store', () => {
     expect(claim).toEqual({ state: 'completed', result });
     expect((await store.beginAttempt({ scope, op: 'o', claim: { key: 'new', leaseMs: 5000 } })).claim).toEqual({ state: 'claimed' });
   });
+
+  test('a bounded result whose completion is written late replays without a handle: its whole text was not kept', async () => {
+    const scope = fresh();
+    const handle = newResultHandle(scope.sessionId);
+    const cut = { ...result, output: 'head [cut] tail', truncated: true, resultHandle: handle };
+    expect((await store.beginAttempt({ scope, op: 'o', claim: { key: 'spilled', leaseMs: 30_000 } })).claim).toEqual({ state: 'claimed' });
+    await redis.stop('SIGKILL');
+    try {
+      await sleep(100);
+      await expectUnavailableWithin(store.finishAttempt({ scope, op: 'o', idempotency: { key: 'spilled', action: 'complete', result: cut, ttlSeconds: 60 }, spill: { handle, text: 'the whole long text', ttlSeconds: 60 } }), 500);
+    } finally {
+      await redis.start();
+    }
+    let claim;
+    for (const deadline = Date.now() + 5000; Date.now() < deadline; await sleep(100)) {
+      claim = await store.beginAttempt({ scope, op: 'o', claim: { key: 'spilled', leaseMs: 5000 } }).then((r) => r.claim, () => undefined);
+      if (claim?.state === 'completed') break;
+    }
+    // Still cut (the model learns so), but with no handle that ReadResult would not find.
+    expect(claim).toEqual({ state: 'completed', result: { ...cut, resultHandle: '' } });
+    expect(await store.readResult(scope.tenant, handle)).toBeUndefined();
+  });
 });
 
 test('a Redis that is not there fails every step fast with StoreUnavailableError', async () => {

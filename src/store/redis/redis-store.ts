@@ -54,17 +54,27 @@ function claimOutcome(state: string, payload: string): ClaimOutcome | undefined 
   }
 }
 
-/**
- * The store on Redis, shared by every replica: one Lua script (one EVALSHA round trip) per step,
- * every key of a session under the hash tag `{tenant:session}`. The store owns `client` and quits
- * it on close. Failures and timeouts reject with StoreUnavailableError.
- */
 /** The Redis store: every step is a round trip, so every step is a promise. */
 export interface RedisStore extends Store {
   beginAttempt(step: BeginAttempt): Promise<BeginAttemptResult>;
   finishAttempt(step: FinishAttempt): Promise<FinishAttemptResult>;
 }
 
+/**
+ * The idempotency write of a failed finish step, to write again later: its spilled text is not
+ * kept (it may be megabytes, and the write is retried alone), so a replay must not name a handle.
+ */
+function withoutLostHandle(step: FinishAttempt): FinishAttempt['idempotency'] {
+  const idempotency = step.idempotency;
+  if (idempotency?.action !== 'complete' || !step.spill || idempotency.result.resultHandle === '') return idempotency;
+  return { ...idempotency, result: { ...idempotency.result, resultHandle: '' } };
+}
+
+/**
+ * The store on Redis, shared by every replica: one Lua script (one EVALSHA round trip) per step,
+ * every key of a session under the hash tag `{tenant:session}`. The store owns `client` and quits
+ * it on close. Failures and timeouts reject with StoreUnavailableError.
+ */
 export function createRedisStore(client: RedisClient, options: RedisStoreOptions = {}): RedisStore {
   const timeoutMs = options.timeoutMs ?? 1000;
   const windowTtl = options.windowTtlSeconds ?? 86_400;
@@ -148,7 +158,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
         const [count, failed] = await storeCall('the attempt record', timeoutMs, () => finish(step));
         return { streak: { count: Number(count), failed: Number(failed) === 1 } };
       } catch (error) {
-        pending.add({ scope: step.scope, op: step.op, idempotency: step.idempotency });
+        pending.add({ scope: step.scope, op: step.op, idempotency: withoutLostHandle(step) });
         throw error;
       }
     },

@@ -6,6 +6,12 @@ export type HardErrorReason = 'LOOP_DETECTED' | 'RECOVERY_EXHAUSTED' | 'CANCELLE
 /** A failure that ends the whole Dispatch RPC with a gRPC status instead of a soft result. */
 export class HardError extends Error {
   override readonly name = 'HardError';
+  /**
+   * Settles once the calls this error ended (a parallel turn's running siblings, aborted by it)
+   * have ended their events, so that the turn's end is observed after theirs; undefined when it
+   * ended none still running.
+   */
+  unwound?: Promise<unknown>;
   constructor(
     readonly code: status,
     readonly reason: HardErrorReason,

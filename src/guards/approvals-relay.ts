@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log';
-import { answerWithin, closeWithin, createOrderedPublisher, createWatchedSubscriber, type RedisClient, type SubscriberWatchOptions } from '../store/redis';
+import { answerWithin } from '../pipeline';
+import { closeWithin, createOrderedPublisher, createWatchedSubscriber, type RedisClient, type SubscriberWatchOptions } from '../store/redis';
 import type { Approvals } from './approvals';
 
 /** The channel every replica listens on for decisions on approvals it may hold. */

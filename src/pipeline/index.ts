@@ -21,3 +21,4 @@ export type { AttemptResult } from './run-attempt';
 export { dispatchSequential } from './dispatch-turn';
 export { errorResult, replayedResult, toolResult, toStored } from './results';
 export { breakerKey, parseBreakerKey } from './breaker-key';
+export { answerWithin } from './answer-within';

@@ -86,12 +86,16 @@ export function toAbortSignal(signal: TurnSignal): AbortSignal {
 }
 
 /**
- * Subscribes `callback` to `signal`'s abort and returns the unsubscribe. One EventTarget listener
+ * Subscribes `callback` to `signal`'s abort (a signal aborted already runs it at once, on the next
+ * microtask) and returns the unsubscribe. One EventTarget listener
  * per AbortSignal serves every subscriber (a Set add and delete per attempt instead of an
  * addEventListener and removeEventListener, which cost far more on the hot path); a scope's
  * signal needs none at all.
  */
 export function onAbort(signal: TurnSignal, callback: () => void): () => void {
+  // Aborted already, its abort will not come again: the callback runs on the next microtask
+  // (after the caller has finished subscribing), unless unsubscribed first.
+  if (signal.aborted) return abortedAlready(callback);
   if (signal instanceof ScopeSignal) {
     const callbacks = (signal.callbacks ??= new Set());
     callbacks.add(callback);
@@ -111,6 +115,14 @@ export function onAbort(signal: TurnSignal, callback: () => void): () => void {
   const callbacks = cancellation.callbacks;
   callbacks.add(callback);
   return () => void callbacks.delete(callback);
+}
+
+function abortedAlready(callback: () => void): () => void {
+  let subscribed = true;
+  queueMicrotask(() => {
+    if (subscribed) callback();
+  });
+  return () => void (subscribed = false);
 }
 
 /** How many {@link onAbort} subscribers `signal` holds (to check that none outlive their work). */

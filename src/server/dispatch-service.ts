@@ -58,6 +58,9 @@ function argumentChars(request: DispatchRequest): number {
   return chars;
 }
 
+/** A deadline timer may fire a little early (DEADLINES): a cancellation this close to the deadline is its. */
+const DEADLINE_SLACK_MS = 5;
+
 /** The unary handlers of DispatchService that this file owns: Dispatch, ReadResult, EndSession. */
 export function dispatchHandlers(options: DispatchServiceOptions) {
   const { deps, authenticate } = options;
@@ -113,8 +116,12 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
       const response: DispatchResponse = { $typeName: 'dispatch.v1.DispatchResponse', results };
       return response;
     } catch (error) {
-      const hard = error instanceof HardError && error.reason === 'CANCELLED' && Date.now() >= deadline ? HardError.deadline() : error;
-      observer.end(hard instanceof HardError ? hard.reason : 'INTERNAL');
+      const hard = error instanceof HardError && error.reason === 'CANCELLED' && Date.now() + DEADLINE_SLACK_MS >= deadline ? HardError.deadline() : error;
+      const reason = hard instanceof HardError ? hard.reason : 'INTERNAL';
+      // The turn ends after the events of the calls the error aborted (a parallel turn's siblings).
+      const unwound = error instanceof HardError ? error.unwound : undefined;
+      if (unwound) void unwound.then(() => observer.end(reason));
+      else observer.end(reason);
       throw hard;
     } finally {
       DEADLINES.cancel(timer);

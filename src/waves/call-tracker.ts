@@ -10,8 +10,11 @@ export interface CallTracker {
   readonly observer: CallObserver;
   started(work: Promise<unknown>): void;
   succeed(result: ToolResult): void;
-  fail(reason: string): void;
+  /** Ends the observer with `reason` once the call's work has settled; resolves then. */
+  fail(reason: string): Promise<void>;
 }
+
+const SETTLED = Promise.resolve();
 
 /** One call's tracker: its methods on the prototype, not four closures per call. */
 class Tracker implements CallTracker {
@@ -30,12 +33,13 @@ class Tracker implements CallTracker {
     this.observer.end(result);
   }
 
-  fail(reason: string): void {
-    if (this.ended) return;
+  fail(reason: string): Promise<void> {
+    if (this.ended) return SETTLED;
     this.ended = true;
     const end = () => this.observer.end(undefined, reason);
-    if (this.work) this.work.then(end, end);
-    else end();
+    if (this.work) return this.work.then(end, end);
+    end();
+    return SETTLED;
   }
 }
 

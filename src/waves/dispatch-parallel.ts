@@ -4,7 +4,7 @@ import type { ParallelDispatcher } from '../server';
 import { trackCall } from './call-tracker';
 import { prepareArguments } from '../arguments';
 import type { ResolvedTool } from '../registry';
-import type { TurnContext } from '../pipeline';
+import { answerWithin, type TurnContext } from '../pipeline';
 import { planWaves, type ResourceKeyOf, type WaveToolLookup } from './plan-waves';
 import { resourceKeyIn, resourceKeyOf } from './resource-key';
 import { ResourceLocks } from './resource-locks';
@@ -20,6 +20,9 @@ function mayReshape(tool: ResolvedTool): boolean {
   return known;
 }
 
+/** Longest the end of a failed turn waits for its aborted calls to end their events, in ms. */
+const UNWIND_WAIT_MS = 5_000;
+
 /**
  * Parallel mode (DESIGN section 3): plans the turn into waves, fires CALL_RECEIVED for every call
  * before any runs, then runs the waves one after another, checking for cancellation between
@@ -31,7 +34,13 @@ export function createParallelDispatcher(options: WaveOptions = {}): ParallelDis
   const { defaultMaxConcurrency } = resolveWaveOptions(options);
   return async (deps, turn, request) => {
     const { calls } = request;
-    const lookup: WaveToolLookup = (name) => (turn.offeredTools && !turn.offeredTools.has(name) ? undefined : deps.registry.lookup(turn.tenant, name)?.spec);
+    const lookup: WaveToolLookup = (name) => {
+      const spec = turn.offeredTools && !turn.offeredTools.has(name) ? undefined : deps.registry.lookup(turn.tenant, name)?.spec;
+      if (!spec?.concurrencySafe || spec.fallbackTool === '' || spec.fallbackTool === name) return spec;
+      // A call that may fall back is planned as its fallback runs: alone unless that tool is safe too.
+      const fallback = deps.registry.lookup(turn.tenant, spec.fallbackTool)?.spec;
+      return !fallback || fallback.concurrencySafe ? spec : { ...spec, concurrencySafe: false };
+    };
     // The key is read from the arguments as the tool receives them (parsed, repaired for a lenient
     // tool, schema defaults applied), so `"7"` and `7`, or an omitted field and its default, name
     // one resource. Only a lenient tool's or a schema with defaults can change them, so only those
@@ -66,7 +75,9 @@ export function createParallelDispatcher(options: WaveOptions = {}): ParallelDis
       return results;
     } catch (error) {
       const reason = error instanceof HardError ? error.reason : 'INTERNAL';
-      for (const tracker of trackers) tracker.fail(reason);
+      const unwound = Promise.all(trackers.map((tracker) => tracker.fail(reason)));
+      // The turn ends (TURN_END) after its calls' last events, at most UNWIND_WAIT_MS after the RPC.
+      if (error instanceof HardError) error.unwound = answerWithin(unwound, UNWIND_WAIT_MS);
       throw error;
     }
   };

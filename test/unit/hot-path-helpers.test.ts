@@ -2,6 +2,7 @@ import { create, toBinary } from '@bufbuild/protobuf';
 import fc from 'fast-check';
 import { ToolResultSchema } from '../../gen/dispatch/v1/dispatch_pb';
 import { createAbortScope, delay, onAbort, runGuarded, toAbortSignal, toolResult } from '../../src/pipeline';
+import { unlessAborted } from '../../src/pipeline/signals';
 
 describe('toolResult: a ToolResult without create()', () => {
   it('encodes to the same bytes as create() for any fields', () => {
@@ -33,6 +34,36 @@ describe('toolResult: a ToolResult without create()', () => {
     const a = toolResult({});
     a.warnings.push('mine');
     expect(toolResult({}).warnings).toEqual([]);
+  });
+});
+
+describe('onAbort on a signal that aborted already', () => {
+  const never = new Promise<string>(() => undefined);
+  const within = <T>(work: Promise<T>, ms: number) => Promise.race([work, new Promise((r) => setTimeout(() => r('still waiting'), ms))]);
+
+  test('runs the callback on the next microtask, for a scope signal and an AbortSignal alike', async () => {
+    const scope = createAbortScope();
+    scope.abort();
+    const controller = new AbortController();
+    // A first subscriber made the shared listener, which ran at the abort and is gone.
+    onAbort(controller.signal, () => undefined);
+    controller.abort();
+    const heard: string[] = [];
+    onAbort(scope.signal, () => heard.push('scope'));
+    onAbort(controller.signal, () => heard.push('signal'));
+    expect(heard).toEqual([]);
+    await Promise.resolve();
+    expect(heard).toEqual(['scope', 'signal']);
+  });
+
+  test('not once unsubscribed; and unlessAborted answers at once', async () => {
+    const scope = createAbortScope();
+    scope.abort();
+    const heard: string[] = [];
+    onAbort(scope.signal, () => heard.push('late'))();
+    await Promise.resolve();
+    expect(heard).toEqual([]);
+    expect(await within(unlessAborted(never, scope.signal), 200)).toBeUndefined();
   });
 });
 

@@ -4,7 +4,7 @@ import { status, type ServiceError } from '@grpc/grpc-js';
 import { DispatchMode } from '../../gen/dispatch/v1/dispatch_pb';
 import { ErrorInfoSchema } from '../../gen/google/rpc/error_details_pb';
 import { StatusSchema } from '../../gen/google/rpc/status_pb';
-import { maxInFlight, startApp, startToolServer, type ReceivedRequest, type TestDispatch, type ToolRoute, type ToolServer } from '../helpers/servers';
+import { closedPort, maxInFlight, startApp, startToolServer, type ReceivedRequest, type TestDispatch, type ToolRoute, type ToolServer } from '../helpers/servers';
 
 // Parallel mode through the real gRPC service and the whole app, against real HTTP tools that
 // record when each request started and ended.
@@ -45,6 +45,8 @@ beforeAll(async () => {
       tool('loopy', '/100', 'concurrency_safe: true, loop: { stop_threshold: 1 }') +
       tool('read_row', '/150', `concurrency_safe: true, resource_key: /id, lenient_arguments: true, input_schema: '${ROW_SCHEMA}'`) +
       tool('read_region', '/150', `concurrency_safe: true, resource_key: /region, input_schema: '${REGION_SCHEMA}'`) +
+      // Safe, but unreachable: it falls back to an unsafe tool.
+      `  - { name: primary, effect: read_only, concurrency_safe: true, retry: { max_attempts: 1 }, fallback_tool: write_150, http: { url: "http://127.0.0.1:${await closedPort()}/x" } }\n` +
       // A policy that moves a call onto another resource after the turn was planned.
       'policies:\n  - { match: read_150, when: [{ pointer: /alias, op: exists }], decide: modify, set: { /path: shared }, remove: [/alias] }\n',
   );
@@ -165,6 +167,17 @@ test('an unsafe call runs alone: what came before it has ended, what comes after
   expect(byId('call-3').start).toBeGreaterThanOrEqual(unsafe.end!);
   expect(overlap(byId('call-0'), byId('call-1'))).toBe(true);
   expect(overlap(byId('call-3'), byId('call-4'))).toBe(true);
+});
+
+test('a safe call that may fall back to an unsafe tool runs alone too', async () => {
+  const { results } = await parallel([
+    { name: 'fetch_100', args: { q: 1 } },
+    { name: 'primary', args: { path: 'p' } },
+    { name: 'fetch_100', args: { q: 2 } },
+  ]);
+  expect(results[1]!.resolvedToolName).toBe('write_150');
+  const fallback = byId('call-1');
+  for (const id of ['call-0', 'call-2']) expect(overlap(fallback, byId(id))).toBe(false);
 });
 
 test('with max_concurrency 2 the tool server never sees three calls in flight', async () => {

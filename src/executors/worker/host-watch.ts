@@ -1,5 +1,6 @@
 import { Cluster } from 'ioredis';
-import { answerWithin, clusterSubscribers, type RedisClient } from '../../store/redis';
+import { answerWithin } from '../../pipeline';
+import { clusterSubscribers, type RedisClient } from '../../store/redis';
 import type { Logger } from '../../log';
 
 /** Subscribers on `channel` (summed over every node of a Cluster); undefined when not known within `timeoutMs`. */

@@ -1,4 +1,5 @@
-import { answerWithin, closeWithin, connectRedis, createOrderedPublisher, createWatchedSubscriber, PublishStalledError } from '../../store/redis';
+import { answerWithin } from '../../pipeline';
+import { closeWithin, connectRedis, createOrderedPublisher, createWatchedSubscriber, PublishStalledError } from '../../store/redis';
 import { randomUUID } from 'node:crypto';
 import { Cluster } from 'ioredis';
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';

@@ -1,5 +1,5 @@
 import { Cluster } from 'ioredis';
-import { answerWithin } from './answer-within';
+import { answerWithin } from '../../pipeline/answer-within';
 import type { RedisClient } from './connect';
 
 /**

@@ -1,6 +1,5 @@
 export { createRedisStore } from './redis-store';
 export type { RedisStore, RedisStoreOptions } from './redis-store';
-export { answerWithin } from './answer-within';
 export { closeWithin, dropConnections } from './close-within';
 export { clusterSubscribers, connectRedis, whenReady } from './connect';
 export { defineSlotScript } from './scripts';

@@ -45,9 +45,10 @@ test('within its wait, each attempt waits for its turn: they start one interval 
   const first = rates.take(tool('paced'), signal(), FAR);
   expect(first).toBeUndefined();
   await Promise.all([1, 2, 3].map(() => rates.take(tool('paced'), signal(), FAR)!.then(() => times.push(performance.now() - started))));
-  // 20 per second: 50, 100 and 150 ms after the first (timers fire late, never early: how late
-  // depends on the machine's load, so only "not early" is checked).
-  times.forEach((t, i) => expect(t).toBeGreaterThanOrEqual(50 * (i + 1) - 1));
+  // 20 per second: 50, 100 and 150 ms after the first. Timers fire late by the machine's load,
+  // which is not checked, or early by up to ~1 ms (libuv counts from the loop's cached time, in
+  // whole ms; 48.9 ms measured once for 50): only "not early by more than that" is checked.
+  times.forEach((t, i) => expect(t).toBeGreaterThanOrEqual(50 * (i + 1) - 3));
 });
 
 test('an attempt whose wait its client cancels gives its turn back', async () => {

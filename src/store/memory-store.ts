@@ -146,7 +146,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       if (record) state.window.record({ op: key, hash: windowKey(record.result), failed: record.failed }, record.window);
       if (idempotency?.action === 'release') {
         const held = live(state.records?.get(idempotency.key), t);
-        if (held?.state === 'in_progress' && (idempotency.owner === undefined || held.owner === idempotency.owner)) state.records!.delete(idempotency.key);
+        if (held?.state === 'in_progress' && (!idempotency.owner || held.owner === idempotency.owner)) state.records!.delete(idempotency.key);
       } else if (idempotency) {
         const value: Record = idempotency.action === 'complete' ? { state: 'completed', result: idempotency.result } : { state: 'unknown' };
         (state.records ??= new Map<string, Expiring<Record>>()).set(idempotency.key, { value, expiresAt: t + idempotency.ttlSeconds * 1000 });

@@ -67,7 +67,7 @@ export type IdempotencyFinish =
   | { readonly key: string; readonly action: 'unknown'; readonly ttlSeconds: number }
   /**
    * Gives up a claim that did not run: deletes the record only while it is still in progress and,
-   * with `owner`, still that claim (a late release never deletes a later claim or a result).
+   * with `owner` (not empty), still that claim (a late release never deletes a later claim or a result).
    */
   | { readonly key: string; readonly action: 'release'; readonly owner?: string };
 

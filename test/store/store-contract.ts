@@ -122,6 +122,10 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
       await release('k', 'fourth');
       await release('k');
       expect(await claimAs('k', 'sixth')).toEqual({ state: 'completed', result: stored('done') });
+      // Without an owner (none, or empty) a release gives up whichever claim is in progress.
+      expect(await claimAs('k2', 'seventh')).toEqual({ state: 'claimed' });
+      await release('k2', '');
+      expect(await claimAs('k2', 'eighth')).toEqual({ state: 'claimed' });
     });
 
     test('a read without a claim neither claims nor reports a record', async () => {

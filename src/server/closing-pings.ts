@@ -43,15 +43,29 @@ function answerClosingPings(session: Http2Session): void {
  * false, after a warning, when they cannot be found.
  */
 export function guardClosingPings(server: grpc.Server, logger: Logger): boolean {
-  const http2Servers = (server as unknown as { http2Servers?: unknown }).http2Servers;
-  if (!(http2Servers instanceof Map) || http2Servers.size === 0) {
+  const http2Servers = http2ServersOf(server);
+  if (!http2Servers) {
     logger.warn('keep-alive pings may end calls on closing connections: the HTTP/2 servers of grpc-js were not found (an unexpected grpc-js version)');
     return false;
   }
-  for (const http2Server of http2Servers.keys() as IterableIterator<{ on(event: 'session', listener: (session: Http2Session) => void): void }>) {
-    http2Server.on('session', answerClosingPings);
-  }
+  for (const http2Server of http2Servers) http2Server.on('session', answerClosingPings);
   return true;
+}
+
+/** A Node HTTP/2 server as grpc-js keeps it: what matters here is its sessions. */
+interface Http2ServerLike {
+  on(event: 'session', listener: (session: Http2Session) => void): void;
+}
+
+/**
+ * The HTTP/2 servers grpc-js made for `server` once bound (a private field of grpc-js's Server;
+ * test/service/connection-lifetime.test.ts and forced-shutdown.test.ts fail if that changes), or
+ * undefined when they cannot be found.
+ */
+export function http2ServersOf(server: grpc.Server): Http2ServerLike[] | undefined {
+  const http2Servers = (server as unknown as { http2Servers?: unknown }).http2Servers;
+  if (!(http2Servers instanceof Map) || http2Servers.size === 0) return undefined;
+  return [...(http2Servers.keys() as IterableIterator<Http2ServerLike>)];
 }
 
 /** The prototype of Node's client sessions, and whether its `ping` is guarded (then, its own one). */

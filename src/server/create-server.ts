@@ -12,6 +12,7 @@ import { encodeWorkAssignment } from './work-assignment-codec';
 import { serviceDefinition, unimplemented } from './grpc-adapter';
 import { addHealthAndReflection } from './health-and-reflection';
 import { guardClosingPings } from './closing-pings';
+import { trackOpenSessions } from './open-sessions';
 import { createTurnAdmission, type TurnCounts } from './turn-admission';
 import { allowAll, type Authenticator } from './principal';
 import { parseHandler } from './parse-service';
@@ -83,6 +84,7 @@ export async function startServer(address: string, options: ServerOptions): Prom
     server.bindAsync(address, options.credentials ?? grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
   );
   if (deps.limits.keepaliveTimeMs > 0) guardClosingPings(server, deps.logger);
+  const sessions = trackOpenSessions(server, deps.logger);
   health.serving(true);
   let stopping: Promise<void> | undefined;
   return {
@@ -96,7 +98,10 @@ export async function startServer(address: string, options: ServerOptions): Prom
         drainController.abort();
         const force = setTimeout(() => {
           shutdownController.abort();
-          setTimeout(() => server.forceShutdown(), 200).unref();
+          setTimeout(() => {
+            server.forceShutdown();
+            sessions.destroyAll();
+          }, 200).unref();
         }, graceMs);
         server.tryShutdown(() => {
           clearTimeout(force);

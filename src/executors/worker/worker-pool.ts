@@ -53,7 +53,11 @@ export interface WorkerPool {
   /** Runs a call on the least busy worker hosting it; rejects UNAVAILABLE (before) when none does, and with the reason on `abort`. */
   assign(request: AssignmentRequest, abort: AbortHook): Promise<string>;
   onHostedChange(listener: HostedListener): void;
-  /** Ends every worker stream once it holds no assignment (server shutdown). */
+  /**
+   * Server shutdown: the pool hosts nothing from now on (new calls are refused UNAVAILABLE before
+   * execution, and listeners hear every tool withdrawn), and ends every worker stream once it
+   * holds no assignment.
+   */
   drain(): void;
   /** Ends every worker stream now. */
   close(): void;
@@ -149,10 +153,11 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       else pending.resolve(completion.output);
       endIfDrained(link);
     },
-    hosts: (tenant, tool) => (linksOf(tenant, tool)?.length ?? 0) > 0,
-    hosted: () => [...byTenant].flatMap(([tenant, tools]) => [...tools.keys()].map((tool) => ({ tenant, tool }))),
+    // Draining, this replica hosts nothing: new calls (its own, relayed ones) go to other replicas.
+    hosts: (tenant, tool) => !draining && (linksOf(tenant, tool)?.length ?? 0) > 0,
+    hosted: () => (draining ? [] : [...byTenant].flatMap(([tenant, tools]) => [...tools.keys()].map((tool) => ({ tenant, tool })))),
     assign(request, abort) {
-      const link = pick(request.tenant, request.tool);
+      const link = draining ? undefined : pick(request.tenant, request.tool);
       if (!link) return Promise.reject(noWorkerError(request.tool));
       const assignmentId = randomUUID();
       return new Promise<string>((resolve, reject) => {
@@ -190,7 +195,12 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       listeners.push(listener);
     },
     drain() {
+      if (draining) return;
+      // Other replicas stop routing calls here (the relay withdraws the routes); the calls the
+      // workers hold finish, and each link ends once it holds none.
+      const hosted = pool.hosted();
       draining = true;
+      for (const { tenant, tool } of hosted) notify(tenant, tool, false);
       for (const link of links) endIfDrained(link);
     },
     close() {

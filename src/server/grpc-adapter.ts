@@ -75,16 +75,39 @@ export function toServiceError(error: unknown, logger: Logger): Partial<grpc.Sta
     const details = create(StatusSchema, { code, message, details: [anyPack(ErrorInfoSchema, info)] });
     metadata.set('grpc-status-details-bin', Buffer.from(toBinary(StatusSchema, details)));
   }
-  return { code, details: message, metadata };
+  return { code, details: wellFormed(message), metadata };
+}
+
+/** Lone UTF-16 surrogates: a message cut through a pair (a model's emoji at the cut) has one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'g');
+
+/**
+ * `text` with each lone surrogate replaced by U+FFFD. grpc-js sends a status's details through
+ * encodeURI(), which throws on a lone surrogate: thrown inside a handler's callback, that ended
+ * the process (an unhandled rejection).
+ */
+export function wellFormed(text: string): string {
+  return LONE_SURROGATE.test(text) ? text.replace(LONE_SURROGATES, '\uFFFD') : text;
 }
 
 /** A unary handler from an async function, with errors mapped to statuses. */
 export function unary<I, O>(logger: Logger, handler: (request: I, call: grpc.ServerUnaryCall<I, O>) => Promise<O>): grpc.handleUnaryCall<I, O> {
   return (call, callback) => {
-    handler(call.request, call).then(
-      (response) => callback(null, response),
-      (error: unknown) => callback(toServiceError(error, logger)),
-    );
+    handler(call.request, call)
+      .then(
+        (response) => callback(null, response),
+        (error: unknown) => callback(toServiceError(error, logger)),
+      )
+      .catch((error: unknown) => {
+        // grpc-js threw while sending the answer: the call ends INTERNAL, the process goes on.
+        logger.error('answering a call failed', { error: error instanceof Error ? error.message : String(error) });
+        try {
+          callback({ code: grpc.status.INTERNAL, details: 'internal error in dispatch' });
+        } catch {
+          // The call is beyond answering.
+        }
+      });
   };
 }
 

@@ -11,10 +11,39 @@ import {
   type RemoveToolRequest,
   type RemoveToolResponse,
 } from '../../gen/dispatch/v1/registry_pb';
+import type { ToolSpec } from '../../gen/dispatch/v1/tool_pb';
 import type { Logger } from '../log';
 import { RegistryError, type ToolRegistry } from '../registry';
 import { RpcError, unary } from './grpc-adapter';
 import type { Authenticator } from './principal';
+
+/** What ListTools shows for a header's value (a URL's credentials become `redacted@`). */
+export const REDACTED = '[redacted]';
+
+/**
+ * A tool as ListTools shows it: an HTTP tool's header values and any credentials in its URL are
+ * redacted. The operator's tools (the config file's) are listed to every tenant, and their headers
+ * are where their credentials live (`authorization: Bearer ...`).
+ */
+function listed(spec: ToolSpec): ToolSpec {
+  if (spec.executor.case !== 'http') return spec;
+  const http = spec.executor.value;
+  const names = Object.keys(http.headers);
+  let url = http.url;
+  try {
+    const parsed = new URL(url);
+    if (parsed.username !== '' || parsed.password !== '') {
+      parsed.username = 'redacted';
+      parsed.password = '';
+      url = parsed.toString();
+    }
+  } catch {
+    // Checked at registration; a URL that does not parse is shown as it is.
+  }
+  if (names.length === 0 && url === http.url) return spec;
+  const headers = Object.fromEntries(names.map((name) => [name, REDACTED]));
+  return { ...spec, executor: { case: 'http', value: { ...http, url, headers } } };
+}
 
 /** RegisterTools, ListTools and RemoveTool over a registry; tools belong to the caller's tenant. */
 export function registryHandlers(registry: ToolRegistry, authenticate: Authenticator, logger: Logger) {
@@ -31,7 +60,7 @@ export function registryHandlers(registry: ToolRegistry, authenticate: Authentic
     }),
     listTools: unary(logger, async (_request: ListToolsRequest, call: grpc.ServerUnaryCall<ListToolsRequest, ListToolsResponse>) => {
       const { tenant } = authenticate(call, 'dispatch');
-      return create(ListToolsResponseSchema, { tools: registry.list(tenant).map((t) => t.spec) });
+      return create(ListToolsResponseSchema, { tools: registry.list(tenant).map((t) => listed(t.spec)) });
     }),
     removeTool: unary(logger, async (request: RemoveToolRequest, call: grpc.ServerUnaryCall<RemoveToolRequest, RemoveToolResponse>) => {
       const { tenant } = authenticate(call, 'admin');

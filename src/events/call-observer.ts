@@ -149,6 +149,6 @@ export function observeCall(turn: TurnState, info: CallInfo): CallObserver {
     const endMs = nowMs();
     const errorType = callErrorType(result, hardError);
     endSpan(span, endMs, isRecording(span) ? callEnding(errorType, result?.attempts ?? attempts) : undefined, errorType);
-    env.onCall?.(summarizeCall(tenant, info.tool, result, hardError, { attempts, retried, timedOut, unexpected, replayed }, endMs - startMs));
+    env.onCall?.(summarizeCall(tenant, info.tool, result, hardError, { attempts, retried, timedOut, unexpected, replayed }, endMs - startMs, env));
   }
 }

@@ -44,13 +44,20 @@ export function callErrorType(result: ToolResult | undefined, hardError: string 
   return result.isError ? kindName(result.error?.kind ?? ErrorKind.UNSPECIFIED) : undefined;
 }
 
+/** Whether a tool is registered for a tenant: its effect, or '' when none is (ObserverEnv.effectOf). */
+export interface ToolLookup {
+  effectOf(tenant: string, tool: string): string;
+}
+
 /** The summary of a finished call, from its result (or hard error) and what its observer saw. */
-export function summarizeCall(tenant: string, tool: string, result: ToolResult | undefined, hardError: string | undefined, flags: CallFlags, durationMs: number): CallSummary {
+export function summarizeCall(tenant: string, tool: string, result: ToolResult | undefined, hardError: string | undefined, flags: CallFlags, durationMs: number, tools: ToolLookup): CallSummary {
   const kind = result?.isError ? (result.error?.kind ?? ErrorKind.UNSPECIFIED) : undefined;
   return {
     tenant,
     tool,
-    known: kind !== ErrorKind.UNKNOWN_TOOL,
+    // A call that ended before it ran (a parallel turn cancelled or failed first) may name any
+    // tool a model made up: it counts as a tool only if one by that name is registered.
+    known: kind !== ErrorKind.UNKNOWN_TOOL && (result !== undefined || flags.attempts > 0 || tools.effectOf(tenant, tool) !== ''),
     outcome: callErrorType(result, hardError) ?? OUTCOME_OK,
     attempts: result?.attempts ?? flags.attempts,
     durationMs,

@@ -142,7 +142,7 @@ class LeanCall implements CallObserver, CallFlags {
         const errorType = callErrorType(result, hardError);
         endSpan(span, endMs, isRecording(span) ? callEnding(errorType, result?.attempts ?? this.attempts) : undefined, errorType);
       }
-      this.turn.env.onCall?.(summarizeCall(this.turn.info.tenant, this.info.tool, result, hardError, this, endMs - this.startMs));
+      this.turn.env.onCall?.(summarizeCall(this.turn.info.tenant, this.info.tool, result, hardError, this, endMs - this.startMs, this.turn.env));
     } catch (error) {
       this.turn.env.failed(error);
     }

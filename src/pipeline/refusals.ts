@@ -33,3 +33,18 @@ export function claimRefusal(claim: ClaimOutcome | undefined): DispatchError | u
   if (claim?.state === 'unknown') return refused(ErrorKind.OUTCOME_UNKNOWN, 'an identical earlier call timed out mid-flight, so its effect is unknown; this one was not executed');
   return undefined;
 }
+
+/**
+ * A failure while a side-effecting tool ran (a reset connection, a worker gone, an answer that
+ * could not be read), told as what it is: the call may or may not have taken effect, so calling
+ * again as it is may do it twice (DESIGN section 4). Not recoverable by calling again.
+ */
+export function mayHaveRun(error: DispatchError): DispatchError {
+  return new DispatchError(error.kind, error.message, {
+    phase: 'during',
+    recoverable: false,
+    cause: error,
+    httpStatus: error.httpStatus,
+    suggestion: 'The call may or may not have taken effect; verify its effect (for example by reading the current state) before calling again.',
+  });
+}

@@ -16,7 +16,7 @@ import { breakerKey } from './breaker-key';
 import { AttemptContext, CallKey } from './attempt-context';
 import { runGuarded } from './signals';
 import { gated, whileHeld } from './gated';
-import { budgetWarning, claimRefusal, overBudget, refused } from './refusals';
+import { budgetWarning, claimRefusal, mayHaveRun, overBudget, refused } from './refusals';
 
 /** What the attempts of one call share. */
 export interface CallProgress {
@@ -169,6 +169,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   } else if (run.kind === 'cancelled') error = new DispatchError(ErrorKind.CANCELLED, 'the call was cancelled', { phase: 'during' });
   else if (run.kind === 'timeout') error = new DispatchError(ErrorKind.TIMEOUT, `the tool did not answer within ${timeoutMs} ms`, { phase: 'during', recoverable: tool.readOnly, suggestion: tool.readOnly ? undefined : 'The call may or may not have taken effect; verify its effect before calling again.' });
   else error = DispatchError.from(run.error, 'during');
+  if (error && !tool.readOnly && error.phase === 'during' && error.suggestion === undefined && error.kind !== ErrorKind.CANCELLED) error = mayHaveRun(error);
   const execMs = performance.now() - execStarted;
 
   const durationMs = Math.round(performance.now() - started);

@@ -20,6 +20,7 @@ describe('MCP failures by phase', () => {
     ['an unknown session (HTTP 404)', new StreamableHTTPError(404, 'Session not found'), { kind: 'UNAVAILABLE', phase: 'before', recoverable: true, broken: true }],
     ['an HTTP 503', new StreamableHTTPError(503, 'busy'), { kind: 'UNAVAILABLE', phase: 'during', recoverable: true, broken: true }],
     ['an HTTP 401', new StreamableHTTPError(401, 'who'), { kind: 'UNAVAILABLE', phase: 'before', recoverable: false, broken: false }],
+    ['an answer the SDK could not read (-1: a 200 of the wrong content type)', new StreamableHTTPError(-1, 'Unexpected content type: text/plain'), { kind: 'UNAVAILABLE', phase: 'during', recoverable: true, broken: true }],
     ['a refused connection', refused, { kind: 'UNAVAILABLE', phase: 'before', recoverable: true, broken: true }],
     ['a reset connection', reset, { kind: 'UNAVAILABLE', phase: 'during', recoverable: true, broken: true }],
     ['the SDK not connected', new Error('Not connected'), { kind: 'UNAVAILABLE', phase: 'before', recoverable: true, broken: true }],

@@ -46,6 +46,11 @@ export function classifyMcpError(error: unknown, server: string, target: string)
     if (status === 404) {
       return { error: new DispatchError(ErrorKind.UNAVAILABLE, `MCP server "${server}" no longer knows this session; reconnecting`, { phase: 'before', recoverable: true, cause: error }), broken: true };
     }
+    if (status < 400 || status > 599) {
+      // Not an HTTP refusal (the SDK reports an answer it could not read, such as a 200 of the
+      // wrong content type, as -1): the server may have run the tool.
+      return { error: new DispatchError(ErrorKind.UNAVAILABLE, `MCP server "${server}" answered in a way that could not be read: ${error.message}`, { phase: 'during', recoverable: true, cause: error }), broken: true };
+    }
     const during = status >= 500;
     return {
       error: new DispatchError(ErrorKind.UNAVAILABLE, `MCP server "${server}" answered HTTP ${status} to the request`, { phase: during ? 'during' : 'before', recoverable: during, cause: error, httpStatus: status }),

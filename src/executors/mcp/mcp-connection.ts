@@ -47,6 +47,14 @@ type State = 'idle' | 'connecting' | 'connected' | 'waiting' | 'closed';
 type AnyTransport = StdioClientTransport | StreamableHTTPClientTransport;
 
 /** Creates the connection of one configured server (stdio command or Streamable HTTP URL). */
+/**
+ * Largest message read from a stdio MCP server, in bytes, as large as an HTTP tool's answer may
+ * be. The SDK's default (10 MiB) is below what a tool may return (limits.max_tool_output_chars,
+ * 16 Mi characters), and a larger message closes the whole connection: the server is stopped and
+ * every call running on it fails.
+ */
+const MAX_STDIO_MESSAGE_BYTES = 64 * 1024 * 1024;
+
 export function createMcpConnection(config: McpServerConfig, options: McpConnectionOptions): McpConnection {
   const { logger } = options;
   const server = config.name;
@@ -97,7 +105,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
   function newTransport(): AnyTransport {
     if (config.url) return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: { ...config.headers } }, fetch: createRequestScopedFetch() });
     const [command, ...args] = config.command!;
-    const stdio = new StdioClientTransport({ command: command!, args, env: { ...getDefaultEnvironment(), ...config.env }, cwd: config.cwd, stderr: 'pipe' });
+    const stdio = new StdioClientTransport({ command: command!, args, env: { ...getDefaultEnvironment(), ...config.env }, cwd: config.cwd, stderr: 'pipe', maxBufferSize: MAX_STDIO_MESSAGE_BYTES });
     stdio.stderr?.on('data', (chunk: Buffer) => logger.debug('mcp server stderr', { server, text: chunk.toString().slice(0, 1_000) }));
     return stdio;
   }

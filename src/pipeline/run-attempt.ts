@@ -166,7 +166,9 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     text = run.value.text;
     cached = run.value.cached ?? false;
     if (run.value.warnings) warnings.push(...run.value.warnings);
-  } else if (run.kind === 'cancelled') error = new DispatchError(ErrorKind.CANCELLED, 'the call was cancelled', { phase: 'during' });
+    // Out of time because the caller's deadline came first, not the tool's timeout: the caller's
+    // doing (the RPC ends DEADLINE_EXCEEDED), no timeout of the tool's for its breaker and stats.
+  } else if (run.kind === 'cancelled' || (run.kind === 'timeout' && timeoutMs < tool.timeoutMs)) error = new DispatchError(ErrorKind.CANCELLED, 'the call was cancelled', { phase: 'during' });
   else if (run.kind === 'timeout') error = new DispatchError(ErrorKind.TIMEOUT, `the tool did not answer within ${timeoutMs} ms`, { phase: 'during', recoverable: tool.readOnly, suggestion: tool.readOnly ? undefined : 'The call may or may not have taken effect; verify its effect before calling again.' });
   else error = DispatchError.from(run.error, 'during');
   if (error && !tool.readOnly && error.phase === 'during' && error.suggestion === undefined && error.kind !== ErrorKind.CANCELLED) error = mayHaveRun(error);

@@ -51,10 +51,14 @@ function deadlineOf(call: ServerSurfaceCall): number {
   return Number.isFinite(ms) && ms > 0 ? ms : Infinity;
 }
 
-/** The characters of a turn's call arguments (what its memory grows with). */
+/**
+ * The characters a turn holds while it runs: its calls' arguments, ids and names, and its offered
+ * tools (what its memory grows with; any of them can carry most of a 4 MiB message).
+ */
 function argumentChars(request: DispatchRequest): number {
-  let chars = 0;
-  for (const call of request.calls) chars += call.arguments.length;
+  let chars = request.sessionId.length;
+  for (const call of request.calls) chars += call.arguments.length + call.id.length + call.name.length;
+  for (const name of request.offeredTools) chars += name.length;
   return chars;
 }
 

@@ -26,7 +26,7 @@ export interface TurnAdmission extends TurnCounts {
 }
 
 /**
- * Counts the turns running per tenant and in all, and the characters of arguments they hold: a
+ * Counts the turns running per tenant and in all, and the characters of calls they hold: a
  * turn past any bound is refused at once, before any call of it runs, so that a flood of turns
  * (one tenant's, or everyone's, or a few large ones) cannot hold unbounded memory and tool
  * connections, and one tenant cannot take every place. A turn is let in whatever its size when
@@ -47,7 +47,7 @@ export function createTurnAdmission(bounds: TurnBounds): TurnAdmission {
           : mine >= bounds.maxTurnsPerTenant
             ? `tenant "${tenant}" is running its limit of ${bounds.maxTurnsPerTenant} turns at once on this dispatch replica (limits.max_turns_per_tenant)`
             : inFlight > 0 && chars + size > bounds.maxArgumentCharsInFlight
-              ? `the turns running on this dispatch replica hold ${chars} characters of arguments; with this turn's ${size} that would pass its limit of ${bounds.maxArgumentCharsInFlight} (limits.max_argument_chars_in_flight)`
+              ? `the turns running on this dispatch replica hold ${chars} characters of calls; with this turn's ${size} that would pass its limit of ${bounds.maxArgumentCharsInFlight} (limits.max_argument_chars_in_flight)`
               : undefined;
       if (full) {
         refused++;

@@ -16,7 +16,28 @@ const MAX_SCHEMA_DEPTH = 32;
  * never take exponential time on hostile arguments (ReDoS). RE2 has no lookaround or backreferences;
  * a schema using them does not compile.
  */
-const linearRegExp = Object.assign((pattern: string, flags: string) => new RE2(pattern, flags.includes('u') ? flags : `${flags}u`), { code: 'require("re2-wasm").RE2' });
+const linearRegExp = Object.assign((pattern: string, flags: string) => internedRE2(pattern, flags.includes('u') ? flags : `${flags}u`), { code: 'require("re2-wasm").RE2' });
+
+/**
+ * Distinct patterns this process compiles at most. re2-wasm's memory is fixed (16 MiB) and an
+ * RE2 object's is never freed (no finalizer), so each compile of a pattern used to take some for
+ * good: ~13,500 compiles of a one-pattern schema (tools re-registered, or reloaded from Redis at
+ * every reconnection) left none, and every schema with a pattern failed to compile from then on.
+ */
+export const MAX_DISTINCT_PATTERNS = 5_000;
+
+/** One RE2 per distinct pattern and flags, shared by every schema using it (used with `test` only: stateless). */
+const interned = new Map<string, RE2>();
+
+function internedRE2(pattern: string, flags: string): RE2 {
+  const key = `${flags}/${pattern}`;
+  let re = interned.get(key);
+  if (re) return re;
+  if (interned.size >= MAX_DISTINCT_PATTERNS) throw new Error(`this process already holds ${MAX_DISTINCT_PATTERNS} distinct patterns; use fewer distinct "pattern" keywords`);
+  re = new RE2(pattern, flags);
+  interned.set(key, re);
+  return re;
+}
 
 /** Creates a compiler that refuses schemas larger than `maxSchemaBytes`. */
 export function createSchemaCompiler(maxSchemaBytes: number): SchemaCompiler {
@@ -53,6 +74,10 @@ export function createSchemaCompiler(maxSchemaBytes: number): SchemaCompiler {
         return { schema: schema as Record<string, unknown>, validate: ajv.compile(schema as object) };
       } catch (error) {
         throw new Error(`input_schema does not compile: ${(error as Error).message}`);
+      } finally {
+        // Ajv keeps every schema it compiled (keyed by the object) for ever: a tool replaced or
+        // removed would leave its schema and code behind. The validate function needs neither.
+        ajv.removeSchema(schema as object);
       }
     },
   };

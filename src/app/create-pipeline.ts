@@ -1,5 +1,5 @@
 import type { DispatchConfig } from '../config';
-import { createBuiltinExecutor, createHttpExecutor, type BuiltinTool, type Executor } from '../executors';
+import { BUILTIN_TOOLS, createBuiltinExecutor, createHttpExecutor, type BuiltinTool, type Executor } from '../executors';
 import { createLogger, type Logger } from '../log';
 import { DEFAULT_LIMITS, type Limits } from '../options';
 import {
@@ -63,6 +63,15 @@ export function createPipeline(options: PipelineOptions = {}): PipelineDeps {
     scratch: options.scratch ?? createScratchDirs(),
     logger: options.logger ?? createLogger(),
   };
-  if (options.config && options.config.tools.length > 0) registry.register(options.config.tools, { tenant: '' });
+  if (options.config && options.config.tools.length > 0) {
+    // A misspelt built-in would start, and fail every call (UNAVAILABLE, its breaker counting).
+    for (const spec of options.config.tools) {
+      const name = spec.executor.case === 'builtin' ? spec.executor.value.name : undefined;
+      if (name !== undefined && !BUILTIN_TOOLS.has(name) && !options.builtins?.has(name)) {
+        throw new Error(`tool "${spec.name}": there is no built-in tool "${name}" (built-ins: ${[...BUILTIN_TOOLS.keys(), ...(options.builtins?.keys() ?? [])].join(', ')})`);
+      }
+    }
+    registry.register(options.config.tools, { tenant: '' });
+  }
   return deps;
 }

@@ -67,6 +67,9 @@ export function parseTokens(file: string, path: string, raw: unknown): TokenEntr
     const where = `${path}[${i}]`;
     const e = entry as Record<string, unknown>;
     if (typeof e?.tenant !== 'string' || e.tenant === '') throw new ConfigError(file, `${where}.tenant`, 'must be a non-empty string');
+    // A misspelt key (`scope:`) would leave a token that can do nothing, or less than meant.
+    const unknown = Object.keys(e).find((key) => key !== 'tenant' && key !== 'sha256' && key !== 'scopes');
+    if (unknown) throw new ConfigError(file, `${where}.${unknown}`, 'unknown key (tenant, sha256, scopes)');
     if (typeof e.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(e.sha256)) throw new ConfigError(file, `${where}.sha256`, 'must be the lowercase hex SHA-256 of the token (64 characters)');
     return { tenant: e.tenant, sha256: e.sha256, scopes: parseScopes(file, `${where}.scopes`, e.scopes) };
   });

@@ -89,6 +89,7 @@ const ZERO_IS_OFF: ReadonlySet<keyof Limits> = new Set(['keepaliveTimeMs', 'maxC
 export function resolveLimits(partial: Partial<Record<keyof Limits, unknown>> = {}): Limits {
   const out: Record<string, number> = {};
   for (const key of Object.keys(DEFAULT_LIMITS) as (keyof Limits)[]) {
+    if (partial[key] === null) throw new RangeError(`limits.${key} must be a number (leave it out for the default)`);
     const value = partial[key] ?? DEFAULT_LIMITS[key];
     const least = ZERO_IS_OFF.has(key) ? 0 : 1;
     if (typeof value !== 'number' || !Number.isInteger(value) || value < least) {
@@ -97,7 +98,7 @@ export function resolveLimits(partial: Partial<Record<keyof Limits, unknown>> = 
     out[key] = value;
   }
   for (const key of Object.keys(partial)) {
-    if (!(key in DEFAULT_LIMITS)) throw new RangeError(`limits.${key} is not a known limit`);
+    if (!Object.hasOwn(DEFAULT_LIMITS, key)) throw new RangeError(`limits.${key} is not a known limit`);
   }
   return Object.freeze(out) as unknown as Limits;
 }

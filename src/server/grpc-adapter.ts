@@ -91,23 +91,27 @@ export function wellFormed(text: string): string {
   return LONE_SURROGATE.test(text) ? text.replace(LONE_SURROGATES, '\uFFFD') : text;
 }
 
+/** Answers a unary call; if grpc-js throws sending the answer, the call ends INTERNAL and the process goes on. */
+function answer<O>(logger: Logger, callback: grpc.sendUnaryData<O>, error: Partial<grpc.StatusObject> | null, response?: O): void {
+  try {
+    callback(error, response);
+  } catch (thrown) {
+    logger.error('answering a call failed', { error: thrown instanceof Error ? thrown.message : String(thrown) });
+    try {
+      callback({ code: grpc.status.INTERNAL, details: 'internal error in dispatch' });
+    } catch {
+      // The call is beyond answering.
+    }
+  }
+}
+
 /** A unary handler from an async function, with errors mapped to statuses. */
 export function unary<I, O>(logger: Logger, handler: (request: I, call: grpc.ServerUnaryCall<I, O>) => Promise<O>): grpc.handleUnaryCall<I, O> {
   return (call, callback) => {
-    handler(call.request, call)
-      .then(
-        (response) => callback(null, response),
-        (error: unknown) => callback(toServiceError(error, logger)),
-      )
-      .catch((error: unknown) => {
-        // grpc-js threw while sending the answer: the call ends INTERNAL, the process goes on.
-        logger.error('answering a call failed', { error: error instanceof Error ? error.message : String(error) });
-        try {
-          callback({ code: grpc.status.INTERNAL, details: 'internal error in dispatch' });
-        } catch {
-          // The call is beyond answering.
-        }
-      });
+    handler(call.request, call).then(
+      (response) => answer(logger, callback, null, response),
+      (error: unknown) => answer(logger, callback, toServiceError(error, logger)),
+    );
   };
 }
 

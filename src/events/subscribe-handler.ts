@@ -11,7 +11,12 @@ export interface SubscribeHandlerOptions {
   /** Late-bound: the authenticator is known once every plugin is built. */
   readonly authenticate: () => Authenticator;
   readonly logger: Logger;
+  /** How often a stream's credentials are checked again, in ms. @default STREAM_RECHECK_MS */
+  readonly recheckMs?: number;
 }
+
+/** How often a Subscribe stream's credentials are checked again (a revoked token ends it), in ms. */
+export const STREAM_RECHECK_MS = 5_000;
 
 /**
  * Subscribe: streams the events of the caller's tenant that pass its filter. Each subscriber
@@ -47,9 +52,21 @@ export function subscribeHandler(options: SubscribeHandlerOptions): grpc.handleS
     const finish = (endStream: boolean) => {
       if (finished) return;
       finished = true;
+      clearInterval(recheck);
       subscription?.close();
       if (endStream) call.end();
     };
+    // The credentials are checked again now and then: a token revoked (the tokens file changed)
+    // ends the streams it opened, which would otherwise go on for as long as their connection.
+    const recheck = setInterval(() => {
+      try {
+        options.authenticate()(call, 'subscribe');
+      } catch (error) {
+        finish(false);
+        fail(error);
+      }
+    }, options.recheckMs ?? STREAM_RECHECK_MS);
+    recheck.unref();
     subscription = bus.subscribe(tenant, filter, {
       wake: () => {
         if (scheduled) return;
@@ -59,6 +76,7 @@ export function subscribeHandler(options: SubscribeHandlerOptions): grpc.handleS
       closed: () => finish(true),
     });
     if (!subscription) {
+      clearInterval(recheck);
       return fail(new RpcError(grpc.status.RESOURCE_EXHAUSTED, `tenant "${tenant}" already has the maximum number of event subscribers on this server; close one first`));
     }
     call.on('cancelled', () => finish(false));

@@ -4,6 +4,7 @@ import * as grpc from '@grpc/grpc-js';
 import { rmSync, writeFileSync } from 'node:fs';
 import { parseConfig } from '../../src/config';
 import { buildApp } from '../../src/app';
+import { createDispatchClient } from '../../src/client';
 import { createAuthPlugin } from '../../src/app/plugins/auth-plugin';
 import { createLogger } from '../../src/log';
 import { eventually } from '../workers/worker-harness';
@@ -44,6 +45,28 @@ test('DISPATCH_AUTH_TOKENS_FILE tokens work alongside inline ones, and a swapped
     await app.close();
   }
 });
+
+test('a Subscribe stream opened with a token the tokens file then revokes ends (within the 5 s re-check)', async () => {
+  const watcher: TestToken = { token: 'watch-token-44dd', tenant: 'team-a', scopes: ['subscribe'] };
+  const file = writeSecret([watcher]);
+  const app = await startAuthApp('', { auth: { env: { DISPATCH_AUTH_TOKENS_FILE: file }, reloadIntervalMs: RELOAD_MS } });
+  const client = createDispatchClient(app.address);
+  try {
+    const stream = client.subscribe({}, bearer(watcher.token));
+    const ended = new Promise<number>((resolve) => {
+      stream.on('error', () => undefined);
+      stream.on('status', (s: grpc.StatusObject) => resolve(s.code));
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    writeSecret([OLD]);
+    const revoked = Date.now();
+    expect(await ended).toBe(grpc.status.UNAUTHENTICATED);
+    expect(Date.now() - revoked).toBeLessThan(7_000);
+  } finally {
+    client.close();
+    await app.close();
+  }
+}, 20_000);
 
 test('an invalid or missing file on reload keeps the previous tokens and logs a warning without token material', async () => {
   const file = writeSecret([OLD]);

@@ -7,7 +7,7 @@ import { buildApp } from '../../src/app';
 import { createDispatchClient } from '../../src/client';
 import { createAuthPlugin } from '../../src/app/plugins/auth-plugin';
 import { createLogger } from '../../src/log';
-import { eventually } from '../workers/worker-harness';
+import { eventually, startWorker } from '../workers/worker-harness';
 import { authYaml, bearer, codeOf, startAuthApp, tokenEntriesYaml, type TestToken } from './support/auth-app';
 import { createSecretMount, type SecretMount } from './support/secret-mount';
 
@@ -64,6 +64,23 @@ test('a Subscribe stream opened with a token the tokens file then revokes ends (
     expect(Date.now() - revoked).toBeLessThan(7_000);
   } finally {
     client.close();
+    await app.close();
+  }
+}, 20_000);
+
+test('a Work stream opened with a token the tokens file then revokes ends at its next message past the 5 s re-check', async () => {
+  const worker: TestToken = { token: 'worker-token-55ee', tenant: 'team-a', scopes: ['worker'] };
+  const file = writeSecret([worker]);
+  const app = await startAuthApp('', { auth: { env: { DISPATCH_AUTH_TOKENS_FILE: file }, reloadIntervalMs: RELOAD_MS } });
+  const stream = startWorker(app.address, { id: 'w', tools: [{ name: 'w_tool', inputSchema: '{"type":"object"}' }], metadata: { authorization: `Bearer ${worker.token}` } });
+  try {
+    await new Promise((r) => setTimeout(r, 300));
+    writeSecret([OLD]);
+    const revoked = Date.now();
+    expect((await stream.ended).code).toBe(grpc.status.UNAUTHENTICATED);
+    expect(Date.now() - revoked).toBeLessThan(7_000);
+  } finally {
+    stream.disconnect();
     await app.close();
   }
 }, 20_000);

@@ -23,6 +23,9 @@ export interface WorkHandlerDeps {
 
 type WorkCall = grpc.ServerDuplexStream<WorkerMessage, WorkAssignment>;
 
+/** How often, at most, a Work stream's credentials are checked again (at its next message), in ms. */
+const STREAM_RECHECK_MS = 5_000;
+
 /**
  * `WorkerService.Work`: the caller (scope `worker`) says `hello` with the tools it hosts, which are
  * registered for its tenant; it then receives assignments, answers completions and heartbeats.
@@ -84,10 +87,18 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
       deps.logger.info('worker connected', { worker: link.workerId, tenant, tools: [...link.tools] });
     };
 
+    let checkedAt = Date.now();
     call.on('data', (message: WorkerMessage) => {
       if (ended) return;
-      if (link) link.lastSeen = Date.now();
+      const now = Date.now();
+      if (link) link.lastSeen = now;
       try {
+        // The credentials are checked again now and then (heartbeats keep coming): a token
+        // revoked in the tokens file ends the streams it opened.
+        if (now - checkedAt >= STREAM_RECHECK_MS) {
+          checkedAt = now;
+          deps.authenticate()(call, 'worker');
+        }
         switch (message.msg.case) {
           case 'hello':
             return hello(message.msg.value);

@@ -29,6 +29,9 @@ const SUGGESTIONS: Readonly<Record<ErrorKind, string>> = {
   [ErrorKind.CANCELLED]: 'The call was cancelled; call it again only if it is still needed.',
 };
 
+/** The next step after a side-effecting call that failed while it ran: it may have taken effect. */
+export const MAY_HAVE_RUN = 'The call may or may not have taken effect; verify its effect before calling again.';
+
 /** The suggestion for a kind of failure. */
 export function suggestionFor(kind: ErrorKind): string {
   return SUGGESTIONS[kind];

@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Event, SubscribeRequest } from '../../gen/dispatch/v1/dispatch_pb';
 import type { Logger } from '../log';
-import { RpcError, toServiceError, type Authenticator } from '../server';
+import { CREDENTIAL_RECHECK_MS, RpcError, toServiceError, type Authenticator } from '../server';
 import type { EventBus, Subscription } from './event-bus';
 import { filterOf } from './event-filter';
 
@@ -11,12 +11,7 @@ export interface SubscribeHandlerOptions {
   /** Late-bound: the authenticator is known once every plugin is built. */
   readonly authenticate: () => Authenticator;
   readonly logger: Logger;
-  /** How often a stream's credentials are checked again, in ms. @default STREAM_RECHECK_MS */
-  readonly recheckMs?: number;
 }
-
-/** How often a Subscribe stream's credentials are checked again (a revoked token ends it), in ms. */
-export const STREAM_RECHECK_MS = 5_000;
 
 /**
  * Subscribe: streams the events of the caller's tenant that pass its filter. Each subscriber
@@ -65,7 +60,7 @@ export function subscribeHandler(options: SubscribeHandlerOptions): grpc.handleS
         finish(false);
         fail(error);
       }
-    }, options.recheckMs ?? STREAM_RECHECK_MS);
+    }, CREDENTIAL_RECHECK_MS);
     recheck.unref();
     subscription = bus.subscribe(tenant, filter, {
       wake: () => {

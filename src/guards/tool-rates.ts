@@ -17,6 +17,9 @@ interface Cadence {
   readonly toleranceMs: number;
 }
 
+/** How long an attempt may wait for its turn now: the limit's `wait_ms`, within its deadline (epoch ms). */
+const allowedWait = (policy: RatePolicy, deadline: number) => Math.max(0, Math.min(policy.waitMs, deadline - Date.now()));
+
 function cadenceOf(policy: RatePolicy): Cadence {
   const intervalMs = 1000 / policy.perSecond;
   return { intervalMs, toleranceMs: (policy.burst - 1) * intervalMs };
@@ -74,7 +77,7 @@ export function createToolRates(policies: readonly RatePolicy[], shared?: Shared
     const at = Math.max(emptyAt.get(key) ?? now, now);
     const waitMs = at - toleranceMs - now;
     if (waitMs > 0) {
-      const allowedMs = Math.min(policy.waitMs, deadline - Date.now());
+      const allowedMs = allowedWait(policy, deadline);
       if (waitMs > allowedMs) throw refusal(tool, policy, waitMs, allowedMs, false);
     }
     if (!emptyAt.has(key) && emptyAt.size >= MAX_LOCAL_LIMITS) {
@@ -87,7 +90,7 @@ export function createToolRates(policies: readonly RatePolicy[], shared?: Shared
 
   async function takeShared(backend: SharedSlotsOptions, tool: SlotTool, policy: RatePolicy, signal: TurnSignal, deadline: number): Promise<void> {
     const { intervalMs, toleranceMs } = cadences.get(policy)!;
-    const allowedMs = Math.max(0, Math.min(policy.waitMs, deadline - Date.now()));
+    const allowedMs = allowedWait(policy, deadline);
     const key = `dispatch:rate:${hashTag(breakerKey(tool))}`;
     let waitMs: number;
     try {
@@ -115,7 +118,7 @@ export function createToolRates(policies: readonly RatePolicy[], shared?: Shared
     },
     longestWait(tool, deadline) {
       const policy = limitOf(tool.name);
-      return policy ? Math.max(0, Math.min(policy.waitMs, deadline - Date.now())) : 0;
+      return policy ? allowedWait(policy, deadline) : 0;
     },
     refused: () => refusals,
   };

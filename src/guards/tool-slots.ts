@@ -75,8 +75,8 @@ let leases = 0;
  * refused UNAVAILABLE before execution when none does. Undefined when there are no caps, so the
  * pipeline asks nothing per attempt. With `shared`, a `shared: true` cap holds for every replica
  * together: its slots are leases in Redis (take-slot.lua; a lease lasts the tool's timeout plus a
- * margin, plus the attempt's longest rate wait: `holdMs`), waiting attempts are served first come first served across replicas (a line in
- * Redis, see take-slot.lua), a waiting attempt tries again as soon as any replica gives a slot back
+ * margin, plus the attempt's longest rate wait: `holdMs`), waiting attempts are served first come
+ * first served across replicas (a line in Redis, see take-slot.lua), a waiting attempt tries again as soon as any replica gives a slot back
  * (release-slot.lua publishes it; with `wakeups`) and on a timer besides (25 ms doubling to 1 s,
  * or to 200 ms without wakeups), and while Redis fails the cap falls back to this replica's own
  * slots (or its fallback_max_in_flight, or refuses: fail_closed).

@@ -1,5 +1,5 @@
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
-import { DispatchError } from '../errors';
+import { DispatchError, MAY_HAVE_RUN } from '../errors';
 import type { ResolvedTool } from '../registry';
 import type { ClaimOutcome, SessionBudget } from '../store';
 
@@ -45,6 +45,6 @@ export function mayHaveRun(error: DispatchError): DispatchError {
     recoverable: false,
     cause: error,
     httpStatus: error.httpStatus,
-    suggestion: 'The call may or may not have taken effect; verify its effect (for example by reading the current state) before calling again.',
+    suggestion: MAY_HAVE_RUN,
   });
 }

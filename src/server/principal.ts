@@ -12,6 +12,9 @@ export interface Principal {
 /** Finds the caller of an RPC and checks it holds `scope`; throws an RpcError otherwise. */
 export type Authenticator = (call: ServerSurfaceCall, scope: Scope) => Principal;
 
+/** How often a long-lived stream (Subscribe, Work) checks its credentials again, in ms: a token revoked ends it. */
+export const CREDENTIAL_RECHECK_MS = 5_000;
+
 /** The tenant of the embedded default, when no authentication is configured. */
 export const DEFAULT_TENANT = 'default';
 

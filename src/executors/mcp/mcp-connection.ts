@@ -46,7 +46,6 @@ const CLIENT_INFO = { name: 'dispatch', version: '0.1.0' };
 type State = 'idle' | 'connecting' | 'connected' | 'waiting' | 'closed';
 type AnyTransport = StdioClientTransport | StreamableHTTPClientTransport;
 
-/** Creates the connection of one configured server (stdio command or Streamable HTTP URL). */
 /**
  * Largest message read from a stdio MCP server, in bytes, as large as an HTTP tool's answer may
  * be. The SDK's default (10 MiB) is below what a tool may return (limits.max_tool_output_chars,
@@ -55,6 +54,7 @@ type AnyTransport = StdioClientTransport | StreamableHTTPClientTransport;
  */
 const MAX_STDIO_MESSAGE_BYTES = 64 * 1024 * 1024;
 
+/** Creates the connection of one configured server (stdio command or Streamable HTTP URL). */
 export function createMcpConnection(config: McpServerConfig, options: McpConnectionOptions): McpConnection {
   const { logger } = options;
   const server = config.name;

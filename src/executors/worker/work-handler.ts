@@ -4,7 +4,7 @@ import type { ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
 import type { Hello, WorkAssignment, WorkerMessage } from '../../../gen/dispatch/v1/worker_pb';
 import type { Logger } from '../../log';
 import { RegistryError, type ToolRegistry } from '../../registry';
-import { RpcError, toServiceError, type Authenticator } from '../../server';
+import { CREDENTIAL_RECHECK_MS, RpcError, toServiceError, type Authenticator } from '../../server';
 import { helloSpecs } from './hello-specs';
 import type { EndStatus, WorkerLink } from './worker-link';
 import type { ResolvedWorkerOptions } from './worker-options';
@@ -22,9 +22,6 @@ export interface WorkHandlerDeps {
 }
 
 type WorkCall = grpc.ServerDuplexStream<WorkerMessage, WorkAssignment>;
-
-/** How often, at most, a Work stream's credentials are checked again (at its next message), in ms. */
-const STREAM_RECHECK_MS = 5_000;
 
 /**
  * `WorkerService.Work`: the caller (scope `worker`) says `hello` with the tools it hosts, which are
@@ -95,7 +92,7 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
       try {
         // The credentials are checked again now and then (heartbeats keep coming): a token
         // revoked in the tokens file ends the streams it opened.
-        if (now - checkedAt >= STREAM_RECHECK_MS) {
+        if (now - checkedAt >= CREDENTIAL_RECHECK_MS) {
           checkedAt = now;
           deps.authenticate()(call, 'worker');
         }

@@ -1,5 +1,5 @@
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
-import { DispatchError } from '../../errors';
+import { DispatchError, MAY_HAVE_RUN } from '../../errors';
 
 /** No worker hosts the tool: nothing ran, so a retry (later, or by a model) is safe. */
 export function noWorkerError(tool: string): DispatchError {
@@ -15,7 +15,7 @@ export function workerGoneError(tool: string, workerId: string, why: string): Di
   return new DispatchError(ErrorKind.UNAVAILABLE, `worker "${workerId}" hosting "${tool}" ${why} while running the call`, {
     phase: 'during',
     recoverable: true,
-    suggestion: 'The call may or may not have taken effect; verify its effect before calling again.',
+    suggestion: MAY_HAVE_RUN,
   });
 }
 

@@ -35,7 +35,8 @@ function errorSize(error: ToolError): number {
   return uintSize(error.kind) + stringSize(error.message) + (error.recoverable ? 2 : 0) + stringSize(error.suggestion) + uintSize(error.retryAfterMs);
 }
 
-function resultSize(result: ToolResult): number {
+/** Bytes of a result's encoding, without its field tag and length in the response. */
+export function encodedResultSize(result: ToolResult): number {
   let size = stringSize(result.toolCallId) + stringSize(result.output) + (result.isError ? 2 : 0);
   if (result.error) size += fieldSize(errorSize(result.error));
   size += uintSize(result.attempts) + uintSize(result.durationMs) + stringSize(result.resolvedToolName) + (result.truncated ? 2 : 0);
@@ -80,7 +81,7 @@ function writeResult(w: Writer, result: ToolResult): void {
 export function encodeDispatchResponse(response: DispatchResponse): Buffer {
   const results = response.results;
   if (!results.every(encodable)) return Buffer.from(toBinary(DispatchResponseSchema, response));
-  const sizes = results.map(resultSize);
+  const sizes = results.map(encodedResultSize);
   let total = 0;
   for (const size of sizes) total += fieldSize(size);
   const w = new Writer(Buffer.allocUnsafe(total));

@@ -17,6 +17,7 @@ import { HardError } from '../errors';
 import { throttledWarn } from '../log';
 import { codePointLength, createAbortScope, DEADLINES, dispatchSequential, onAbort, sliceCodePoints, type PipelineDeps, type TurnContext } from '../pipeline';
 import { RpcError, unary } from './grpc-adapter';
+import { fitResponse } from './fit-response';
 import { createTurnAdmission, type TurnAdmission } from './turn-admission';
 import type { Authenticator } from './principal';
 
@@ -115,6 +116,7 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
     try {
       const parallel = request.mode === DispatchMode.PARALLEL && request.calls.length >= 2 && options.parallel;
       const results = parallel ? await parallel(deps, turn, request) : await dispatchSequential(deps, turn, request);
+      await fitResponse(results, deps.limits.maxMessageBytes, deps, turn.scope!);
       observer.end();
       // The message's one field, as create() would make it without walking the schema per call.
       const response: DispatchResponse = { $typeName: 'dispatch.v1.DispatchResponse', results };

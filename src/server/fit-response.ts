@@ -1,0 +1,104 @@
+import type { ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
+import { boundResult, codePointLength, type PipelineDeps } from '../pipeline';
+import { newResultHandle, type SessionScope } from '../store';
+import { TOOL_DEFAULTS } from '../options/tool-defaults';
+import { fieldSize } from '../wire/sized-writer';
+import { encodedResultSize } from './dispatch-response-codec';
+
+/**
+ * Room kept below `max_message_bytes` for what this module does not count: the response's own
+ * framing, and per cut result its omission marker, handle and warning.
+ */
+const SLACK_BYTES = 1024;
+const PER_CUT_BYTES = 512;
+
+/** The warning on a result cut so that its turn fits in one response. */
+export const cutWarning = (chars: number, handle: boolean): string =>
+  `the result was cut to ${chars} characters so that the turn's results fit in one response (max_message_bytes)` +
+  (handle ? '; read the rest with ReadResult' : '; the rest could not be kept');
+
+/**
+ * Upper bound of a result's encoded size, from string lengths alone (a UTF-16 unit is at most 3
+ * bytes of UTF-8: a 4-byte code point is two units): the hot path's check, O(fields).
+ */
+function sizeBound(result: ToolResult): number {
+  let units = result.toolCallId.length + result.output.length + result.resolvedToolName.length + result.resultHandle.length;
+  if (result.error) units += result.error.message.length + result.error.suggestion.length;
+  for (const warning of result.warnings) units += warning.length;
+  return 3 * units + 64 + 8 * result.warnings.length;
+}
+
+/**
+ * The largest output size, in bytes, that lets every result fit in `budget` bytes when each output
+ * over it is cut to it (water-filling: small outputs keep all they have).
+ */
+function outputCap(outputs: readonly number[], budget: number): number {
+  const sorted = [...outputs].sort((a, b) => a - b);
+  let left = budget;
+  for (let i = 0; i < sorted.length; i++) {
+    const share = Math.floor(left / (sorted.length - i));
+    if (sorted[i]! > share) return share;
+    left -= sorted[i]!;
+  }
+  return Infinity;
+}
+
+/** `text` bounded to at most `maxBytes` of UTF-8 (marker included), in code points. */
+function boundToBytes(text: string, maxBytes: number): { text: string; chars: number } {
+  let chars = Math.min(codePointLength(text) - 1, maxBytes);
+  for (;;) {
+    const bounded = boundResult(text, Math.max(0, chars)).text;
+    const bytes = Buffer.byteLength(bounded);
+    if (bytes <= maxBytes || chars <= 0) return { text: bounded, chars: Math.max(0, chars) };
+    chars = Math.min(chars - 1, Math.floor((chars * maxBytes) / bytes));
+  }
+}
+
+/**
+ * Makes a turn's results fit in one gRPC message of `maxBytes`: past it, grpc-js would refuse to
+ * send the response (RESOURCE_EXHAUSTED) after every call of the turn ran, side effects included,
+ * and the caller would get none of their results. Each calls' output is already bounded by its
+ * tool's `max_result_chars`, but a turn of many calls, or a tool with a large bound, can add up to
+ * more. The largest outputs are cut (head and tail kept, as bounding does) to an equal share of
+ * what the others leave; the whole text goes to ReadResult as a bounded result's does, under a new
+ * handle unless it has one already. Errors (whose outputs their sources bound) are left whole.
+ * Changes `results` in place; returns at once when the turn is far below the limit.
+ */
+export async function fitResponse(results: ToolResult[], maxBytes: number, deps: Pick<PipelineDeps, 'store' | 'registry' | 'logger'>, scope: SessionScope): Promise<void> {
+  let bound = SLACK_BYTES;
+  for (const result of results) bound += sizeBound(result);
+  if (bound <= maxBytes) return;
+
+  const cuttable = results.map((result) => !result.isError && result.output !== '');
+  const outputs = results.map((result, i) => (cuttable[i] ? Buffer.byteLength(result.output) : 0));
+  let fixed = SLACK_BYTES;
+  results.forEach((result, i) => (fixed += fieldSize(encodedResultSize(result)) - outputs[i]! + (cuttable[i] ? PER_CUT_BYTES : 0)));
+  const cap = outputCap(outputs.filter((_, i) => cuttable[i]), Math.max(0, maxBytes - fixed));
+  if (cap === Infinity) return;
+
+  await Promise.all(
+    results.map(async (result, i) => {
+      if (!cuttable[i] || outputs[i]! <= cap) return;
+      // A bounded result's whole text is in the store already; cut from it, not from its cut.
+      const kept = result.truncated && result.resultHandle !== '' ? await deps.store.readResult(scope.tenant, result.resultHandle).catch(() => undefined) : undefined;
+      const whole = kept ?? result.output;
+      const cut = boundToBytes(whole, cap);
+      let handle = kept === undefined ? '' : result.resultHandle;
+      if (handle === '') {
+        handle = newResultHandle(scope.sessionId);
+        const ttlSeconds = deps.registry.lookup(scope.tenant, result.resolvedToolName)?.idempotencyTtlSeconds ?? TOOL_DEFAULTS.idempotencyTtlSeconds;
+        try {
+          const stored = deps.store.finishAttempt({ scope, op: '', spill: { handle, text: whole, ttlSeconds } });
+          if (stored instanceof Promise) await stored;
+        } catch (error) {
+          deps.logger.warn('store write of a result cut to fit its response failed; the rest of it is lost', { tool: result.resolvedToolName, error: (error as Error).message });
+          handle = '';
+        }
+      }
+      result.output = cut.text;
+      result.truncated = true;
+      result.resultHandle = handle;
+      result.warnings = [...result.warnings, cutWarning(cut.chars, handle !== '')];
+    }),
+  );
+}

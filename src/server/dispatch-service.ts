@@ -142,7 +142,8 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
       throw new RpcError(grpc.status.UNAVAILABLE, 'the result store is unreachable; try again shortly');
     });
     if (text === undefined) throw new RpcError(grpc.status.NOT_FOUND, `result handle "${request.resultHandle.slice(0, 100)}" not found (it may have expired)`);
-    const limit = Math.min(request.limit === 0 ? READ_DEFAULT : request.limit, READ_MAX);
+    // A page fits in one response whatever its characters (4 bytes of UTF-8 at most each).
+    const limit = Math.min(request.limit === 0 ? READ_DEFAULT : request.limit, READ_MAX, Math.max(1, Math.floor((deps.limits.maxMessageBytes - 1024) / 4)));
     const total = codePointLength(text);
     const offset = Math.min(request.offset, total);
     const slice = sliceCodePoints(text, offset, limit);

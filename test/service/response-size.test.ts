@@ -1,4 +1,5 @@
 import { DispatchMode, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
+import { codePointLength } from '../../src/pipeline';
 import { wellFormed } from '../../src/server/grpc-adapter';
 import { connectRedis, createRedisStore, whenReady } from '../../src/store/redis';
 import { startRedis, type TestRedis } from '../helpers/redis-server';
@@ -109,6 +110,13 @@ describe.each(['memory', 'redis'])('with the %s store', (kind) => {
       expect(wellFormed(result.output)).toBe(result.output);
       expect(await readAll(result.resultHandle)).toBe(`${'😀'.repeat(12_000)}END`);
     }
+    // A page asked for with the largest limit still fits in one response: it comes shorter.
+    const [alone] = await turn([{ n: 20_000, ch: '😀' }]);
+    expect(alone!.truncated).toBe(true);
+    const page = await d.dispatch.readResult({ resultHandle: alone!.resultHandle, limit: 65_536 });
+    expect(Buffer.byteLength(page.text)).toBeLessThan(LIMIT);
+    expect(page.nextOffset).toBe(codePointLength(page.text));
+    expect(page.nextOffset).toBeLessThan(page.totalChars);
   });
 
   test('a result its tool bounded already is cut from its whole text, which ReadResult gives under the same handle', async () => {

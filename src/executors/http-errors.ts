@@ -1,5 +1,6 @@
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../errors';
+import { DestinationDeniedError } from './http-transport';
 
 const BEFORE_CODES = new Set([
   'ECONNREFUSED',
@@ -26,22 +27,39 @@ const BEFORE_CODES = new Set([
   'ERR_SSL_WRONG_VERSION_NUMBER',
 ]);
 
-function causeCode(error: unknown): string | undefined {
+/** The errors of `error`'s cause chain, itself first (at most 4). */
+function* causes(error: unknown): Generator<object> {
   let current: unknown = error;
   for (let depth = 0; depth < 4 && current && typeof current === 'object'; depth++) {
+    yield current;
+    current = (current as { cause?: unknown }).cause;
+  }
+}
+
+function causeCode(error: unknown): string | undefined {
+  for (const current of causes(error)) {
     const code = (current as { code?: unknown }).code;
     if (typeof code === 'string') return code;
-    current = (current as { cause?: unknown }).cause;
   }
   return undefined;
 }
 
 /**
  * Translates a Node/undici transport error into a DispatchError: refused or DNS failures happen
- * before the tool ran; resets and anything else mid-request happen during it.
+ * before the tool ran; resets and anything else mid-request happen during it. A connection the
+ * destination policy refused is BLOCKED (before, not retried).
  */
 export function fromTransportError(error: unknown, url: string): DispatchError {
   if (error instanceof DispatchError) return error;
+  const denied = [...causes(error)].find((c): c is DestinationDeniedError => c instanceof DestinationDeniedError);
+  if (denied) {
+    return new DispatchError(ErrorKind.BLOCKED, `dispatch refused to connect to the tool at ${url}: ${denied.message}; nothing was sent`, {
+      phase: 'before',
+      recoverable: false,
+      cause: error,
+      suggestion: "Do not retry this call: the operator's policy forbids this tool's address. Tell the user the tool cannot be reached.",
+    });
+  }
   const code = causeCode(error) ?? 'unknown';
   if (BEFORE_CODES.has(code)) {
     return new DispatchError(ErrorKind.UNAVAILABLE, `could not reach the tool at ${url} (${code})`, {
@@ -65,11 +83,17 @@ export function parseRetryAfter(header: string | null, now = Date.now()): number
   return Number.isFinite(ms) ? Math.min(Math.max(0, Math.round(ms)), 60_000) : undefined;
 }
 
-/** Classifies a non-2xx answer: the tool ran and said no (AFTER); 429, 5xx may succeed later. */
+/**
+ * Classifies a non-2xx answer: the tool ran and said no (AFTER); 429, 5xx may succeed later.
+ * A 429 is a refusal to run at all ("too many requests": a rate limiter answers it before the
+ * request is processed), so it is BEFORE: a side-effecting tool's claim is given back, and the
+ * call is retried after Retry-After instead of replaying the 429 for the record's whole TTL. A 503
+ * stays AFTER: proxies answer it for an upstream reset mid-request too, when the work may be done.
+ */
 export function fromHttpStatus(statusCode: number, body: string, retryAfter: string | null): DispatchError {
   const excerpt = body.length > 500 ? `${body.slice(0, 500)}...` : body;
   return new DispatchError(ErrorKind.TOOL_ERROR, `the tool answered HTTP ${statusCode}${excerpt ? `: ${excerpt}` : ''}`, {
-    phase: 'after',
+    phase: statusCode === 429 ? 'before' : 'after',
     recoverable: statusCode === 429 || statusCode >= 500,
     httpStatus: statusCode,
     retryAfterMs: statusCode === 429 || statusCode === 503 ? parseRetryAfter(retryAfter) : undefined,

@@ -14,7 +14,7 @@ import {
   type PipelineDeps,
   type ToolHandler,
 } from '../pipeline';
-import { createSchemaCompiler, createToolRegistry, type ToolRegistry } from '../registry';
+import { createDestinationPolicy, createSchemaCompiler, createToolRegistry, type ToolRegistry } from '../registry';
 import { createScratchDirs, type ScratchDirs } from '../session';
 import { createMemoryStore, type Store } from '../store';
 
@@ -37,13 +37,14 @@ export interface PipelineOptions {
 /** Builds the pipeline's dependencies and registers the config file's tools (tenant ""). */
 export function createPipeline(options: PipelineOptions = {}): PipelineDeps {
   const limits: Limits = options.config?.limits ?? DEFAULT_LIMITS;
+  const httpPolicy = createDestinationPolicy(options.config?.registry);
   const executors = new Map<string, Executor>([
     // A UTF-8 character is at most 4 bytes: read no more than the output cap can keep.
-    ['http', createHttpExecutor({ maxResponseBytes: limits.maxToolOutputChars * 4 })],
+    ['http', createHttpExecutor({ maxResponseBytes: limits.maxToolOutputChars * 4, policy: httpPolicy })],
     ['builtin', createBuiltinExecutor(options.builtins)],
     ...(options.executors ?? []),
   ]);
-  const registry: ToolRegistry = createToolRegistry(createSchemaCompiler(limits.maxSchemaBytes), () => new Set(executors.keys()));
+  const registry: ToolRegistry = createToolRegistry(createSchemaCompiler(limits.maxSchemaBytes), () => new Set(executors.keys()), { httpPolicy });
   // The output cap is the innermost stage, in the executor's own continuation (one promise fewer).
   const maxChars = limits.maxToolOutputChars;
   const asOutput = (text: string) => capOutput({ text }, maxChars);

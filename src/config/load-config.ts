@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import type { ToolSpec } from '../../gen/dispatch/v1/tool_pb';
 import { resolveLimits, type Limits } from '../options';
+import type { DestinationRules } from '../registry';
 import { ConfigError } from './config-error';
+import { parseRegistryConfig } from './registry-config';
 import { toolFromYaml } from './tool-yaml';
 
 /** A bearer token's entry: the tenant and scopes it grants, and the SHA-256 of the token. */
@@ -34,11 +36,13 @@ export interface DispatchConfig {
   readonly policies: readonly unknown[];
   readonly mcpServers: readonly unknown[];
   readonly telemetry: Readonly<Record<string, unknown>>;
+  /** `registry: { http_allow, http_deny }`: where the HTTP tools of tenants may point. */
+  readonly registry: DestinationRules;
   /** `redis: { url }`: the shared store, when no `--redis` flag or DISPATCH_REDIS_URL is given. */
   readonly redisUrl?: string;
 }
 
-const TOP_LEVEL = new Set(['tools', 'limits', 'auth', 'policies', 'mcp_servers', 'telemetry', 'redis']);
+const TOP_LEVEL = new Set(['tools', 'limits', 'auth', 'policies', 'mcp_servers', 'telemetry', 'redis', 'registry']);
 
 const camel = (key: string) => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
@@ -128,6 +132,7 @@ export function parseConfig(text: string, file: string): DispatchConfig {
     mcpServers: asList(file, 'mcp_servers', top.mcp_servers),
     telemetry: (top.telemetry ?? {}) as Record<string, unknown>,
     redisUrl: parseRedis(file, top.redis),
+    registry: parseRegistryConfig(file, top.registry),
   };
 }
 

@@ -1,7 +1,10 @@
+import { fetch, type Response } from 'undici';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../errors';
+import { createDestinationPolicy, type DestinationPolicy } from '../registry';
 import type { Executor, ExecutorContext } from './executor';
 import { fromHttpStatus, fromTransportError } from './http-errors';
+import { createHttpTransport, type HttpTransportOptions } from './http-transport';
 
 /** Options of the HTTP executor. */
 export interface HttpExecutorOptions {
@@ -9,6 +12,14 @@ export interface HttpExecutorOptions {
   readonly maxResponseBytes?: number;
   /** Same-origin 307/308 redirects followed; redirects to another origin never are. @default 3 */
   readonly maxRedirects?: number;
+  /**
+   * Where the tools of tenants (registered by RPC) may connect, checked at each new connection
+   * against the addresses a host name resolves to; the config file's tools are not checked.
+   * @default the built-in rules alone (link-local, metadata and unspecified addresses refused)
+   */
+  readonly policy?: DestinationPolicy;
+  /** How the tools' connections are made (undici's own timeouts). */
+  readonly transport?: HttpTransportOptions;
 }
 
 async function readCapped(response: Response, maxBytes: number): Promise<string> {
@@ -30,11 +41,13 @@ async function readCapped(response: Response, maxBytes: number): Promise<string>
 /**
  * Calls a tool over HTTP: `POST url` with `{tool, arguments, tool_call_id, session_id, attempt,
  * idempotency_key}` and the `Idempotency-Key` and `traceparent` headers. Only the headers in the
- * tool's spec are sent as credentials.
+ * tool's spec are sent as credentials. A tenant's tool connects only where `options.policy` allows.
  */
 export function createHttpExecutor(options: HttpExecutorOptions = {}): Executor {
   const maxBytes = options.maxResponseBytes ?? 64 * 1024 * 1024;
   const maxRedirects = options.maxRedirects ?? 3;
+  const trusted = createHttpTransport(undefined, options.transport);
+  const guarded = createHttpTransport(options.policy ?? createDestinationPolicy(), options.transport);
   return {
     async execute(tool, args, ctx: ExecutorContext) {
       if (tool.spec.executor.case !== 'http') throw new Error('not an http tool');
@@ -53,11 +66,12 @@ export function createHttpExecutor(options: HttpExecutorOptions = {}): Executor 
         'idempotency-key': ctx.idempotencyKey,
       };
       if (ctx.traceparent) requestHeaders.traceparent = ctx.traceparent;
+      const dispatcher = tool.tenant === '' ? trusted : guarded;
       let target = url;
       for (let hop = 0; ; hop++) {
         let response: Response;
         try {
-          response = await fetch(target, { method: 'POST', body, headers: requestHeaders, signal: ctx.signal, redirect: 'manual' });
+          response = await fetch(target, { method: 'POST', body, headers: requestHeaders, signal: ctx.signal, redirect: 'manual', dispatcher });
         } catch (error) {
           throw fromTransportError(error, target);
         }

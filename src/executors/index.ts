@@ -4,3 +4,5 @@ export type { BuiltinTool } from './builtin-executor';
 export { createHttpExecutor } from './http-executor';
 export type { HttpExecutorOptions } from './http-executor';
 export { fromTransportError, fromHttpStatus, parseRetryAfter } from './http-errors';
+export { createHttpTransport, DestinationDeniedError } from './http-transport';
+export type { HttpTransportOptions } from './http-transport';

@@ -26,6 +26,13 @@ export interface Limits {
    * the turn counts alone allow (1,024 turns of 4 MiB). @default 256 Mi (268435456)
    */
   readonly maxArgumentCharsInFlight: number;
+  /**
+   * Tools one tenant may have registered by RPC on a replica (RegisterTools refuses more,
+   * RESOURCE_EXHAUSTED, before registering any); a tool replacing one of the same name does not
+   * count twice, and the config file's tools count for no tenant. With replicas sharing Redis, each
+   * replica checks its own view of the tenant's tools. @default 1000
+   */
+  readonly maxToolsPerTenant: number;
   /** Concurrent Subscribe streams per tenant. @default 64 */
   readonly maxSubscribersPerTenant: number;
   /** Events buffered per subscriber before the oldest are dropped. @default 1024 */
@@ -70,6 +77,7 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   maxArgumentDepth: 64,
   maxSchemaBytes: 256 * 1024,
   maxToolOutputChars: 16 * 1024 * 1024,
+  maxToolsPerTenant: 1000,
   maxSubscribersPerTenant: 64,
   subscriberBuffer: 1024,
   maxSessions: 10_000,

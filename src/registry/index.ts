@@ -5,3 +5,6 @@ export type { ResolvedTool, ResolvedRetry, ResolvedLoopPolicy } from './resolved
 export { createToolRegistry, RegistryError } from './tool-registry';
 export type { ToolRegistry, RegistryChange } from './tool-registry';
 export { checkSpec } from './validate-spec';
+export { createDestinationPolicy, RANGE_NAMES } from './destination-policy';
+export type { DestinationPolicy, DestinationRules } from './destination-policy';
+export { canonicalAddress } from './ip-address';

@@ -1,13 +1,14 @@
 import type { ToolSpec } from '../../gen/dispatch/v1/tool_pb';
+import { createDestinationPolicy, type DestinationPolicy } from './destination-policy';
 import { resolveTool, type ResolvedTool } from './resolved-tool';
 import type { SchemaCompiler } from './schema-compiler';
 import { checkSpec } from './validate-spec';
 
-/** Why a registration was refused: a bad spec, or a name that exists without `replace`. */
+/** Why a registration was refused: a bad spec, a name that exists without `replace`, or the tenant's tool limit. */
 export class RegistryError extends Error {
   override readonly name = 'RegistryError';
   constructor(
-    readonly code: 'invalid' | 'exists',
+    readonly code: 'invalid' | 'exists' | 'limit',
     message: string,
   ) {
     super(message);
@@ -21,8 +22,12 @@ export type RegistryChange =
 
 /** The tools this server can dispatch, per tenant; config-file tools (tenant "") are seen by all. */
 export interface ToolRegistry {
-  /** Validates and compiles every spec first, then registers all or none. */
-  register(specs: readonly ToolSpec[], options: { tenant: string; replace?: boolean }): ResolvedTool[];
+  /**
+   * Validates and compiles every spec first, then registers all or none. With `maxTools`, refuses
+   * (code `limit`) before anything else when the tenant would own more tools than that; a spec
+   * replacing one of its tools does not count again.
+   */
+  register(specs: readonly ToolSpec[], options: { tenant: string; replace?: boolean; maxTools?: number }): ResolvedTool[];
   lookup(tenant: string, name: string): ResolvedTool | undefined;
   list(tenant: string): ResolvedTool[];
   remove(tenant: string, name: string): boolean;
@@ -32,11 +37,40 @@ export interface ToolRegistry {
   applyRemote(change: RegistryChange): void;
 }
 
+/** Why an HTTP tool's URL may not be registered by a tenant, or undefined (checkSpec has parsed it). */
+function deniedDestination(spec: ToolSpec, policy: DestinationPolicy): string | undefined {
+  if (spec.executor.case !== 'http') return undefined;
+  const { hostname } = new URL(spec.executor.value.url);
+  const rule = policy.checkHost(hostname);
+  return rule === undefined ? undefined : `http.url's host ${hostname} is denied by ${rule}`;
+}
+
+/** Throws `limit` when registering `specs` would give the tenant more than `maxTools` tools of its own. */
+function checkToolCount(specs: readonly ToolSpec[], own: ReadonlyMap<string, unknown> | undefined, tenant: string, maxTools: number): void {
+  const added = new Set(specs.map((spec) => spec.name).filter((name) => !own?.has(name))).size;
+  const total = (own?.size ?? 0) + added;
+  if (total > maxTools) {
+    throw new RegistryError('limit', `tenant "${tenant}" would have ${total} tools, over the limit of ${maxTools} (limits.max_tools_per_tenant); remove tools it no longer uses`);
+  }
+}
+
+/** Options of {@link createToolRegistry}. */
+export interface ToolRegistryOptions {
+  /**
+   * Where the HTTP tools of tenants may point; a URL whose literal address or host it denies is
+   * refused at registration (the config file's tools, tenant "", are not checked).
+   * @default the built-in rules alone
+   */
+  readonly httpPolicy?: DestinationPolicy;
+}
+
 /** Creates a registry compiling schemas with `compiler`, accepting the given executor kinds. */
 export function createToolRegistry(
   compiler: SchemaCompiler,
   executorKinds: () => ReadonlySet<string>,
+  options: ToolRegistryOptions = {},
 ): ToolRegistry {
+  const httpPolicy = options.httpPolicy ?? createDestinationPolicy();
   const byTenant = new Map<string, Map<string, ResolvedTool>>();
   const listeners: ((change: RegistryChange) => void)[] = [];
   const tenantTools = (tenant: string) => {
@@ -51,6 +85,8 @@ export function createToolRegistry(
       const where = `tools[${index}]`;
       const problem = checkSpec(spec, executorKinds());
       if (problem) throw new RegistryError('invalid', `${where}: ${problem}`);
+      const denied = tenant === '' ? undefined : deniedDestination(spec, httpPolicy);
+      if (denied) throw new RegistryError('invalid', `${where} ("${spec.name}"): ${denied}`);
       if (seen.has(spec.name)) throw new RegistryError('invalid', `${where}: duplicate tool name "${spec.name}" in one request`);
       seen.add(spec.name);
       if (!replace && tenantTools(tenant).has(spec.name)) {
@@ -74,7 +110,8 @@ export function createToolRegistry(
   };
 
   return {
-    register(specs, { tenant, replace = false }) {
+    register(specs, { tenant, replace = false, maxTools }) {
+      if (maxTools !== undefined) checkToolCount(specs, byTenant.get(tenant), tenant, maxTools);
       const tools = compileAll(specs, tenant, replace);
       install(tools, tenant);
       notify({ type: 'register', tenant, specs });

@@ -45,17 +45,26 @@ function listed(spec: ToolSpec): ToolSpec {
   return { ...spec, executor: { case: 'http', value: { ...http, url, headers } } };
 }
 
-/** RegisterTools, ListTools and RemoveTool over a registry; tools belong to the caller's tenant. */
-export function registryHandlers(registry: ToolRegistry, authenticate: Authenticator, logger: Logger) {
+const STATUS_OF: Record<RegistryError['code'], grpc.status> = {
+  invalid: grpc.status.INVALID_ARGUMENT,
+  exists: grpc.status.ALREADY_EXISTS,
+  limit: grpc.status.RESOURCE_EXHAUSTED,
+};
+
+/**
+ * RegisterTools, ListTools and RemoveTool over a registry; tools belong to the caller's tenant,
+ * which may own at most `maxToolsPerTenant` of them.
+ */
+export function registryHandlers(registry: ToolRegistry, authenticate: Authenticator, logger: Logger, maxToolsPerTenant: number) {
   return {
     registerTools: unary(logger, async (request: RegisterToolsRequest, call: grpc.ServerUnaryCall<RegisterToolsRequest, RegisterToolsResponse>) => {
       const { tenant } = authenticate(call, 'admin');
       try {
-        const tools = registry.register(request.tools, { tenant, replace: request.replace });
+        const tools = registry.register(request.tools, { tenant, replace: request.replace, maxTools: maxToolsPerTenant });
         return create(RegisterToolsResponseSchema, { registered: tools.length });
       } catch (error) {
         if (!(error instanceof RegistryError)) throw error;
-        throw new RpcError(error.code === 'exists' ? grpc.status.ALREADY_EXISTS : grpc.status.INVALID_ARGUMENT, error.message);
+        throw new RpcError(STATUS_OF[error.code], error.message);
       }
     }),
     listTools: unary(logger, async (_request: ListToolsRequest, call: grpc.ServerUnaryCall<ListToolsRequest, ListToolsResponse>) => {

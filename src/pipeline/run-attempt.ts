@@ -17,6 +17,7 @@ import { AttemptContext, CallKey } from './attempt-context';
 import { runGuarded } from './signals';
 import { gated, whileHeld } from './gated';
 import { budgetWarning, claimRefusal, mayHaveRun, overBudget, refused } from './refusals';
+import { loopRecordOf, recordReplay } from './replay-record';
 
 /** What the attempts of one call share. */
 export interface CallProgress {
@@ -142,7 +143,12 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   if (claim?.state === 'completed') {
     deps.guards.breaker.record(breaker, { ok: true, counts: false, durationMs: 0 });
     obs.replay(attempt);
-    return finished(attemptObs, replayedResult(callId, claim.result, attempt, Math.round(performance.now() - started)));
+    const result = replayedResult(callId, claim.result, attempt, Math.round(performance.now() - started));
+    // A replay repeats the call's result: it counts in the loop window, as a memoized result does,
+    // so that a model re-sending the same side-effecting call is stopped like any other loop.
+    const after = await recordReplay(deps, scope, op, claim.result);
+    if (after && addLoopWarning(after, tool, obs, attempt, warnings)) result.warnings = [...warnings];
+    return finished(attemptObs, result);
   }
   const refusal = claimRefusal(claim);
   if (refusal) {
@@ -199,7 +205,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   const cancelled = error?.kind === ErrorKind.CANCELLED;
   if (!storeDown) {
     try {
-      let after = deps.store.finishAttempt({ scope, op, record: cancelled ? undefined : { result: failed ? `${error!.kind}\u0000${error!.message}` : text, failed, window: deps.limits.loopWindow }, idempotency, spill, memory });
+      let after = deps.store.finishAttempt({ scope, op, record: cancelled ? undefined : { result: loopRecordOf(text, error), failed, window: deps.limits.loopWindow }, idempotency, spill, memory });
       if (after instanceof Promise) after = await after;
       if (!cancelled && addLoopWarning(after.streak, tool, obs, attempt, warnings)) result.warnings = [...warnings];
     } catch (storeError) {

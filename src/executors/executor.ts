@@ -9,8 +9,9 @@ export interface ExecutorContext {
   readonly attempt: number;
   readonly idempotencyKey: string;
   /**
-   * A key for caches in this process: equal for two calls exactly when their idempotency keys
-   * are, but not hashed when short (the key's material as it is). Never sent anywhere.
+   * A key for caches in this process (the memo cache's): tenant, session, tool and every argument,
+   * whatever the tool's `key_fields` (which name what makes two side effects the same; two reads
+   * that differ anywhere are different reads), not hashed when short. Never sent anywhere.
    */
   readonly localKey: string;
   /** Fires on the tool's timeout, the client's cancel, the RPC deadline or shutdown. */

@@ -80,8 +80,15 @@ export class CallKey {
     return (this.hashed ??= hashKeyMaterial(this.text));
   }
 
-  /** The material itself when short (it holds NULs, which no hash does), else the hash. */
+  /**
+   * The memo cache's key: the material of every argument (the idempotency key's own unless the
+   * tool names `key_fields`) as it is when short (it holds NULs, which no hash does), else hashed.
+   */
   get local(): string {
+    if (this.tool.keyFields.length > 0) {
+      const all = keyMaterial(this.scope, this.tool.name, this.args, [], this.canonicalArgs);
+      return all.length <= LOCAL_KEY_MAX ? all : hashKeyMaterial(all);
+    }
     const text = this.text;
     return text.length <= LOCAL_KEY_MAX ? text : this.value;
   }

@@ -2,6 +2,7 @@ import { errors } from '../errors';
 import { jsonDepth } from '../json';
 import type { Limits } from '../options';
 import type { ResolvedTool } from '../registry';
+import { inexactNumber } from './exact-numbers';
 import { defaultsToApply, repairArguments } from './repair';
 import { formatValidationErrors } from './validation-message';
 
@@ -27,6 +28,14 @@ export function prepareArguments(tool: ResolvedTool, text: string, limits: Argum
   // Nesting needs a bracket per level, so a text shorter than the limit cannot exceed it.
   if (text.length > limits.maxArgumentDepth && jsonDepth(text) > limits.maxArgumentDepth) {
     throw errors.invalidArguments(`arguments nest deeper than ${limits.maxArgumentDepth} levels; ${notRun}`);
+  }
+  const inexact = inexactNumber(text);
+  if (inexact !== undefined) {
+    const shown = inexact.length > 40 ? `${inexact.slice(0, 40)}...` : inexact;
+    throw errors.invalidArguments(
+      `the number ${shown} in the arguments cannot be passed on exactly (integers beyond ±9007199254740991 and numbers beyond ±1.8e308 would change); ${notRun}`,
+      'Send such a number as a string, or use a smaller one.',
+    );
   }
   let args: unknown;
   try {

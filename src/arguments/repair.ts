@@ -1,4 +1,5 @@
 import { levenshtein } from '../json';
+import { inexactNumber } from './exact-numbers';
 
 type Schema = Record<string, unknown>;
 
@@ -24,13 +25,16 @@ function matchesType(value: unknown, type: string): boolean {
   }
 }
 
+const DECIMAL = /^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
 /** The candidate values a mismatching scalar could be repaired to, with what each repair is. */
 function candidates(value: unknown, schema: Schema): { value: unknown; what: string }[] {
   const types = typesOf(schema);
   const out: { value: unknown; what: string }[] = [];
   if (typeof value === 'string') {
     const trimmed = value.trim();
-    if ((types.includes('number') || types.includes('integer')) && trimmed !== '' && Number.isFinite(Number(trimmed))) {
+    // A decimal number only ("0x10", "0b1", "Infinity" and "" are not), and one a double keeps exactly.
+    if ((types.includes('number') || types.includes('integer')) && DECIMAL.test(trimmed) && inexactNumber(trimmed) === undefined) {
       const n = Number(trimmed);
       if (types.includes('number') || Number.isInteger(n)) out.push({ value: n, what: 'string to number' });
     }

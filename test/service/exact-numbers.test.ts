@@ -1,0 +1,63 @@
+import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
+import { startDispatch, startToolServer, type TestDispatch, type ToolServer } from '../helpers/servers';
+
+// A number the tool would not get back as the model sent it (an id beyond 2^53, 1e999) is refused
+// INVALID_ARGUMENTS and nothing runs: passed on, the tool deleted another record than the one
+// named, and a call for another id was answered by the first one's replay (found in review).
+
+let tools: ToolServer;
+let d: TestDispatch;
+
+beforeAll(async () => {
+  tools = await startToolServer({ '/delete': (req, res) => void res.writeHead(200).end(`deleted ${JSON.stringify(req.body.arguments)}`) });
+  d = await startDispatch(`
+tools:
+  - name: delete
+    effect: side_effect
+    input_schema: '{"type":"object","properties":{"id":{"type":"integer"},"amount":{"type":"number","maximum":100}}}'
+    http: { url: "${tools.url}/delete" }
+  - name: lenient_delete
+    effect: side_effect
+    lenient_arguments: true
+    input_schema: '{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}'
+    http: { url: "${tools.url}/delete" }
+`);
+});
+afterAll(async () => {
+  await d.close();
+  await tools.close();
+});
+
+const call = (args: string, name = 'delete') => d.dispatch.dispatch({ sessionId: 'exact', calls: [{ id: 'c', name, arguments: args }] }).then((r) => r.results[0]!);
+
+test('an integer id beyond 2^53 is refused, not rounded; nothing runs', async () => {
+  const result = await call('{"id":1234567890123456789}');
+  expect(result.error?.kind).toBe(ErrorKind.INVALID_ARGUMENTS);
+  expect(result.error?.message).toBe('the number 1234567890123456789 in the arguments cannot be passed on exactly (integers beyond ±9007199254740991 and numbers beyond ±1.8e308 would change); the tool was not executed');
+  expect(result.error?.suggestion).toBe('Send such a number as a string, or use a smaller one.');
+  const other = await call('{"id":1234567890123456788}');
+  expect(other.idempotentReplay).toBe(false);
+  expect(other.error?.kind).toBe(ErrorKind.INVALID_ARGUMENTS);
+  expect(tools.count('/delete')).toBe(0);
+});
+
+test('-1e999 is refused, not sent on as null past the schema maximum', async () => {
+  const result = await call('{"amount":-1e999}');
+  expect(result.error?.kind).toBe(ErrorKind.INVALID_ARGUMENTS);
+  expect(tools.count('/delete')).toBe(0);
+});
+
+test('lenient repair does not turn an id string beyond 2^53, nor a hexadecimal one, into a rounded number', async () => {
+  for (const id of ['"1234567890123456789"', '"0x10"']) {
+    const result = await call(`{"id":${id}}`, 'lenient_delete');
+    expect(result.error?.kind).toBe(ErrorKind.INVALID_ARGUMENTS);
+  }
+  expect(tools.count('/delete')).toBe(0);
+  const repaired = await call('{"id":"42"}', 'lenient_delete');
+  expect(repaired.output).toBe('deleted {"id":42}');
+});
+
+test('large numbers that come back as sent go through', async () => {
+  const result = await call('{"id":9007199254740991}');
+  expect(result.output).toBe('deleted {"id":9007199254740991}');
+});

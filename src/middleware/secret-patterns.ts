@@ -37,12 +37,17 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   { kind: 'authorization', regex: /\b(authorization["']?\s*[:=]\s*["']?(?:Basic|Token|Digest)\s+)[A-Za-z0-9._~+/-]{6,}=*/gi, keep: 1 },
   {
     kind: 'api_key',
-    regex: /\b((?:(?:x-)?api[_-]?(?:key|secret|token)|apikey)["']?\s*[:=]\s*["']?)[^\s"'&,;<>[\]]{8,}/gi,
+    regex: /(?<![A-Za-z0-9])((?:(?:x-)?api[_-]?(?:key|secret|token)|apikey)["']?\s*[:=]\s*["']?)[^\s"'&,;<>[\]]{8,}/gi,
     keep: 1,
   },
   {
     kind: 'secret',
-    regex: /\b((?:access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|secret[_-]?key|private[_-]?key|password|passwd)["']?\s*[:=]\s*["']?)[^\s"'&,;<>[\]]{8,}/gi,
+    // Not after a letter or digit, so that DB_PASSWORD= and GITHUB_TOKEN= are caught (`\b` is not
+    // there after `_`), while "tokens=" and "passwords:" are no key of these; nor are the tokens
+    // of pagination (next_token, page_token), which an agent must pass back as they are.
+    regex: /(?<![A-Za-z0-9])((?:access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|secret[_-]?key|private[_-]?key|password|passwd|pwd|(?<!(?:page|next|prev|previous|continuation|sync|resume)[_-]?)token|secret|credentials?)["']?\s*[:=]\s*["']?)[^\s"'&,;<>[\]]{8,}/gi,
     keep: 1,
   },
+  // The password of a URL's user (postgres://admin:S3cret@db/app): the scheme and user stay.
+  { kind: 'secret', regex: /\b([a-z][a-z0-9+.-]{1,20}:\/\/[^\s:/@]{1,256}:)[^\s@/]{1,256}(?=@)/gi, keep: 1 },
 ];

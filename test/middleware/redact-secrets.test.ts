@@ -22,6 +22,15 @@ test.each<[string, string, string]>([
   ['password field', 'password=hunter2hunter2 user=bob', 'password=[REDACTED:secret] user=bob'],
   ['client secret in JSON', '"client_secret":"8Q~abc.def_ghij1234"', '"client_secret":"[REDACTED:secret]"'],
   ['long high-entropy string', 'blob: 9fT2kQ7xLm4ZpR8vW1nB6cY3hJ0sD5gA7eK2uP9q done', 'blob: [REDACTED:high_entropy] done'],
+  // Found in review: `\b` is not there after `_`, so prefixed names went through; plain token,
+  // secret and credentials keys, and a URL's password, had no pattern.
+  ['an environment password', 'POSTGRES_PASSWORD=correcthorsebattery', 'POSTGRES_PASSWORD=[REDACTED:secret]'],
+  ['an environment token', 'export GITHUB_TOKEN=abcd1234efgh5678', 'export GITHUB_TOKEN=[REDACTED:secret]'],
+  ['a prefixed password in JSON', '{"DB_PASSWORD": "Tr0ub4dor-and-3-more"}', '{"DB_PASSWORD": "[REDACTED:secret]"}'],
+  ['a prefixed API key', 'STRIPE_API_KEY=abcd1234efgh5678', 'STRIPE_API_KEY=[REDACTED:api_key]'],
+  ['a token key', '{"token": "abcd1234efgh5678ijkl"}', '{"token": "[REDACTED:secret]"}'],
+  ['a credentials key', '{"credentials": "abcdefgh12345"}', '{"credentials": "[REDACTED:secret]"}'],
+  ['a URL password', 'postgres://admin:S3cr3tPassw0rd@db.internal/app', 'postgres://admin:[REDACTED:secret]@db.internal/app'],
 ])('%s', (_kind, input, expected) => {
   expect(redactSecrets(input)).toBe(expected);
 });
@@ -36,6 +45,9 @@ test.each([
   ['a long identifier', 'this_is_a_very_long_function_name_without_digits_here'],
   ['a certificate header alone', '-----BEGIN PUBLIC KEY-----'],
   ['short text', 'sk-1'],
+  ['pagination tokens', '{"next_token": "abcd1234efgh5678ijkl", "page_token": "CAoQAA12345", "NextToken": "abcdefghijk123"}'],
+  ['words ending in token', 'tokens=abcdefghijkl'],
+  ['a URL with a user and no password', 'https://user@example.com/x and http://example.com:8080/path'],
 ])('keeps %s', (_what, text) => {
   expect(redactSecrets(text)).toBe(text);
 });
@@ -51,6 +63,10 @@ test('every pattern stays linear on hostile output (1 MB each well under a secon
     'Bearer '.concat('a'.repeat(7), ' ').repeat(60_000),
     `${'b'.repeat(31)} `.repeat(30_000),
     'aws_secret_access_key='.concat('A'.repeat(39), ' ').repeat(15_000),
+    'x://'.concat('a'.repeat(250), ':', 'b'.repeat(250), ' ').repeat(2_000),
+    'https://'.repeat(120_000),
+    '_token_token_token:'.repeat(50_000),
+    'next_'.repeat(200_000).concat('token=abcdefgh12345'),
   ];
   for (const text of hostile) {
     const started = performance.now();

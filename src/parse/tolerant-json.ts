@@ -72,8 +72,8 @@ const STRICT_NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
  * Parses one JSON value at `start`, reading no further than `limit`, left to right with no
  * backtracking. Beyond JSON it accepts trailing commas, single-quoted strings, unquoted keys,
  * Python `True`/`False`/`None`, raw newlines in strings, and containers left open where the text
- * ends. Text ending inside a string, or where a value is due, is a failure: such a value was cut
- * off, and guessing its rest would invent arguments. Never throws.
+ * ends. Text ending inside a string or a number, or where a value is due, is a failure: such a
+ * value was cut off, and guessing its rest would invent arguments. Never throws.
  *
  * The value is read twice: first only to recognise it, building nothing, then, if it is one, to
  * build it. Most values tried in prose or hostile input fail, and then cost next to no garbage.
@@ -120,7 +120,7 @@ class TolerantParser {
     if (c === 0x7b) return this.object(depth + 1);
     if (c === 0x5b) return this.array(depth + 1);
     if (c === 0x22 || c === 0x27) return this.string(c);
-    if (c === 0x2d || c === 0x2b || c === 0x2e || isDigit(c)) return this.number();
+    if (c === 0x2d || c === 0x2b || c === 0x2e || isDigit(c)) return this.number(depth);
     if (isWordChar(c)) return this.literal();
     return this.fail('syntax');
   }
@@ -236,9 +236,15 @@ class TolerantParser {
     return decodeEscapes(this.text, start, end);
   }
 
-  private number(): Step {
+  /**
+   * A number in a container that runs to the end of the whole text was cut off (`10` may have
+   * been `10000`); one that runs to an earlier limit (a closing tag, the next marker) ended there,
+   * and so does a number that is the whole value.
+   */
+  private number(depth: number): Step {
     const start = this.pos;
     while (this.pos < this.limit && isNumberChar(this.text.charCodeAt(this.pos))) this.pos++;
+    if (depth > 0 && this.pos >= this.text.length) return this.fail('truncated');
     const raw = this.text.slice(start, this.pos);
     if (STRICT_NUMBER.test(raw)) return this.build ? new JsonNumber(raw) : null;
     const parsed = toNumber(raw);

@@ -23,7 +23,7 @@ describe('parseTolerantValue', () => {
     ['unquoted keys', '{city: "Paris", max_days: 3, $ref: null, x-y: 1}', '{"city":"Paris","max_days":3,"$ref":null,"x-y":1}'],
     ['Python literals', '[True, False, None]', '[true,false,null]'],
     ['a missing closing brace', '{"a": {"b": 1}', '{"a":{"b":1}}'],
-    ['missing closers of every kind', '{"a": [1, {"b": [2', '{"a":[1,{"b":[2]}]}'],
+    ['missing closers of every kind', '{"a": [1, {"b": ["x"', '{"a":[1,{"b":["x"]}]}'],
     ['the text ending after a comma', '{"a": 1,', '{"a":1}'],
     ['raw newlines and tabs in strings', '{"code": "line 1\nline\t2"}', '{"code":"line 1\\nline\\t2"}'],
     ['unknown escapes', '{"a": "\\x41\\$"}', '{"a":"x41$"}'],
@@ -43,6 +43,9 @@ describe('parseTolerantValue', () => {
     ['the text ending inside a key', '{"name": "x", "para', 'truncated'],
     ['the text ending where a value is due', '{"name": "x", "parameters":', 'truncated'],
     ['the text ending inside a literal', '[tru', 'truncated'],
+    ['the text ending inside a number', '{"amount": 10', 'truncated'],
+    ['the text ending after a decimal point', '[1.', 'truncated'],
+    ['the text ending inside an exponent', '{"a": 1e', 'truncated'],
     ['an unknown bare word', '{"a": yes}', 'syntax'],
     ['a missing colon', '{"a" 1}', 'syntax'],
     ['a missing comma', '{"a": 1 "b": 2}', 'syntax'],
@@ -65,6 +68,12 @@ describe('parseTolerantValue', () => {
     const cut = parseTolerantValue(text, 4, 9);
     expect(cut.ok).toBe(false);
     expect(cut.ok ? -1 : cut.at).toBeLessThanOrEqual(9);
+  });
+
+  it('takes a number ending at a limit before the end of the text as complete', () => {
+    const text = '{"a": 10</tool_call>';
+    const parsed = parseTolerantValue(text, 0, text.indexOf('<'));
+    expect(parsed.ok ? toCompactJson(parsed.value) : parsed.reason).toBe('{"a":10}');
   });
 
   it('tells whether a string ran across the soft limit', () => {

@@ -173,7 +173,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       return (session(scope, false)?.memory ?? []).filter((e) => e.expiresAt > t).map((e) => e.value);
     },
     async endSession(scope) {
+      const state = sessions.get(keyOf(scope));
       sessions.delete(keyOf(scope));
+      // A claim still running stays until its lease ends: an identical call meanwhile must not run
+      // the side effect a second time.
+      const t = now();
+      const running = [...(state?.records ?? [])].filter(([, record]) => record.value.state === 'in_progress' && live(record, t) !== undefined);
+      if (running.length > 0) session(scope, true).records = new Map(running);
     },
     async close() {
       sessions.clear();

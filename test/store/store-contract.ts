@@ -264,7 +264,7 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
       expect(await store.memory(fresh())).toEqual([]);
     });
 
-    test('EndSession clears records, window, results and memory of that session only', async () => {
+    test('EndSession clears records, window, results and memory of that session only; a claim still running stays', async () => {
       const scope = fresh();
       const other = { tenant: scope.tenant, sessionId: `${scope.sessionId}-other` };
       const handle = newResultHandle(scope.sessionId);
@@ -275,7 +275,8 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         await store.finishAttempt({ scope: s, op: OP, record: { result: 'h', failed: false, window: 100 }, idempotency: { key: 'done', action: 'complete', result: stored('ok'), ttlSeconds: 60 }, spill: { handle: s === scope ? handle : otherHandle, text: 'spilled', ttlSeconds: 60 }, memory: { entry: 'm', max: 10, ttlSeconds: 60 } });
       }
       await store.endSession(scope);
-      expect(await claim(scope, 'running')).toEqual({ state: 'claimed' });
+      // Its tool may still be running: an identical call must not run it a second time.
+      expect(await claim(scope, 'running')).toEqual({ state: 'in_progress' });
       expect(await claim(scope, 'done')).toEqual({ state: 'claimed' });
       expect((await store.beginAttempt({ scope, op: OP })).streak).toEqual({ count: 0, failed: false });
       expect(await store.readResult(scope.tenant, handle)).toBeUndefined();
@@ -286,6 +287,15 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
       expect(await store.readResult(other.tenant, otherHandle)).toBe('spilled');
       expect(await store.memory(other)).toEqual(['m']);
       await expect(store.endSession(fresh())).resolves.toBeUndefined();
+    });
+
+    test('a claim EndSession left running is claimable again once its lease ends', async () => {
+      const scope = fresh();
+      expect(await claim(scope, 'brief', 300)).toEqual({ state: 'claimed' });
+      await store.endSession(scope);
+      expect(await claim(scope, 'brief', 300)).toEqual({ state: 'in_progress' });
+      await sleep(400);
+      expect(await claim(scope, 'brief', 300)).toEqual({ state: 'claimed' });
     });
 
     test('a session budget counts its calls up to its size, then refuses without counting or claiming; EndSession resets it', async () => {

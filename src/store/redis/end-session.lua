@@ -1,11 +1,24 @@
 -- EndSession: deletes the session's idempotency records, loop window, spilled results, memory
--- and call budgets.
+-- and call budgets; a claim still in progress stays until its lease ends, so that an identical
+-- call meanwhile does not run the side effect a second time.
 -- KEYS[1] loop window, KEYS[2] memory, KEYS[3] record index, KEYS[4] result index, KEYS[5] budgets
 -- Every key named in the indexes shares the session's hash tag, hence this node and slot.
-for _, index in ipairs({KEYS[3], KEYS[4]}) do
-  local members = redis.call('ZRANGE', index, 0, -1)
-  for i = 1, #members do
-    redis.call('DEL', members[i])
+local records = redis.call('ZRANGE', KEYS[3], 0, -1)
+local running = 0
+for i = 1, #records do
+  -- The first byte only: a completed record may hold megabytes.
+  if redis.call('GETRANGE', records[i], 0, 0) == 'P' then
+    running = running + 1
+  else
+    redis.call('DEL', records[i])
+    redis.call('ZREM', KEYS[3], records[i])
   end
 end
-return redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+local results = redis.call('ZRANGE', KEYS[4], 0, -1)
+for i = 1, #results do
+  redis.call('DEL', results[i])
+end
+if running == 0 then
+  redis.call('DEL', KEYS[3])
+end
+return redis.call('DEL', KEYS[1], KEYS[2], KEYS[4], KEYS[5])

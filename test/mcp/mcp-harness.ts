@@ -1,10 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 
 export const STDIO_SERVER = path.join(__dirname, 'fixtures/stdio-server.js');
+/** The stdio fixture that records each start and crashes on tools/list (see the file). */
+export const FLAKY_SERVER = path.join(__dirname, 'fixtures/flaky-server.js');
 const HTTP_SERVER = path.join(__dirname, 'fixtures/http-server.js');
 
 /** A Streamable HTTP MCP server in a child process, restartable on the same port. */
@@ -86,4 +88,30 @@ export function callLog(): { file: string; lines(): string[] } {
 /** YAML of an `mcp_servers` entry for the stdio fixture. */
 export function stdioServerYaml(name: string, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({ name, command: [process.execPath, STDIO_SERVER], reconnect_initial_ms: 100, reconnect_max_ms: 400, ...extra });
+}
+
+/** A stdio fixture process started by a test, as it recorded itself. */
+export interface Started {
+  readonly pid: number;
+  /** When it started (epoch ms). */
+  readonly at: number;
+}
+
+/** The processes the flaky fixture (`FLAKY_SERVER`) started for `dir`, in order of start. */
+export function startedIn(dir: string): Started[] {
+  return readdirSync(dir)
+    .filter((name) => /^\d+$/.test(name))
+    .map((name) => ({ pid: Number(name), at: Number(readFileSync(path.join(dir, name), 'utf8')) }))
+    .sort((a, b) => a.at - b.at);
+}
+
+/** Whether process `pid` is running (a zombie, exited but not yet reaped, is not). */
+export function isAlive(pid: number): boolean {
+  try {
+    // The state follows the command name, which is in parentheses and may hold spaces.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
 }

@@ -10,6 +10,7 @@ import { clientDiagnostics } from './mcp-diagnostics';
 import { classifyMcpError, isStreamLoss, notConnectedError } from './mcp-errors';
 import { createRequestScopedFetch } from './mcp-fetch';
 import type { McpToolInfo } from './mcp-import';
+import { createOpenClients, type McpTransport } from './mcp-open-clients';
 import type { McpToolResult } from './mcp-result';
 
 /** What a call to an MCP tool is given. */
@@ -29,6 +30,7 @@ export interface McpConnection {
   call(tool: string, args: Record<string, unknown>, ctx: McpCallContext): Promise<McpToolResult>;
   /** Counts of what the client holds (pending requests, stream listeners), which must not grow per call. */
   diagnostics(): Record<string, number>;
+  /** Stops reconnecting and resolves once every server process it started has exited (bounded). */
   close(): Promise<void>;
 }
 
@@ -44,7 +46,6 @@ const JITTER = 0.2;
 const CLIENT_INFO = { name: 'dispatch', version: '0.1.0' };
 
 type State = 'idle' | 'connecting' | 'connected' | 'waiting' | 'closed';
-type AnyTransport = StdioClientTransport | StreamableHTTPClientTransport;
 
 /**
  * Largest message read from a stdio MCP server, in bytes, as large as an HTTP tool's answer may
@@ -61,8 +62,12 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
   const target = config.url ?? config.command!.join(' ');
   let state: State = 'idle';
   let client: Client | undefined;
-  let transport: AnyTransport | undefined;
+  let transport: McpTransport | undefined;
+  /** The client of the one connection attempt under way (the loop is in `connect`). */
+  let attempt: Client | undefined;
+  const open = createOpenClients();
   let failures = 0;
+  /** The next attempt of the reconnection loop, while `waiting`; never more than one. */
   let timer: NodeJS.Timeout | undefined;
   /** When the scheduled reconnection attempt is due (epoch ms), while `waiting`. */
   let attemptDueAt = 0;
@@ -102,7 +107,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
     });
   }
 
-  function newTransport(): AnyTransport {
+  function newTransport(): McpTransport {
     if (config.url) return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: { ...config.headers } }, fetch: createRequestScopedFetch() });
     const [command, ...args] = config.command!;
     const stdio = new StdioClientTransport({ command: command!, args, env: { ...getDefaultEnvironment(), ...config.env }, cwd: config.cwd, stderr: 'pipe', maxBufferSize: MAX_STDIO_MESSAGE_BYTES });
@@ -110,7 +115,9 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
     return stdio;
   }
 
+  /** Schedules the loop's next attempt; a no-op while one is due or under way (one loop only). */
   function scheduleReconnect(): void {
+    if (isClosed() || timer !== undefined || attempt !== undefined) return;
     const base = Math.min(config.reconnectMaxMs, config.reconnectInitialMs * 2 ** Math.min(failures, 30));
     const delay = Math.round(base * (1 + JITTER * Math.random()));
     failures++;
@@ -126,7 +133,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
     if (from !== client || state !== 'connected') return;
     client = undefined;
     logger.warn('mcp server connection lost; reconnecting', { server, reason: why });
-    from.close().catch(() => undefined);
+    open.retire(from);
     scheduleReconnect();
     setState('waiting');
   }
@@ -162,11 +169,22 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
     if (from === client) options.onTools(tools);
   }
 
+  /**
+   * One attempt of the reconnection loop. Until the client is connected a failure schedules the
+   * next attempt here; after, the tools are listed and a failure drops the client (`dropped`
+   * schedules it), so each failure schedules one attempt, never two.
+   */
   async function connect(): Promise<void> {
-    if (isClosed()) return;
-    setState('connecting');
+    if (isClosed() || attempt !== undefined || state === 'connected') return;
+    clearTimeout(timer);
+    timer = undefined;
     const next = new Client(CLIENT_INFO, { capabilities: {} });
-    next.onclose = () => dropped(next, 'the connection closed');
+    attempt = next;
+    setState('connecting');
+    next.onclose = () => {
+      open.closed(next);
+      dropped(next, 'the connection closed');
+    };
     next.onerror = (error) => {
       logger.debug('mcp transport error', { server, error: error.message });
       if (config.url && isStreamLoss(error)) dropped(next, error.message);
@@ -175,23 +193,33 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
       await refreshTools(next).catch((error: Error) => logger.warn('mcp tool list refresh failed', { server, error: error.message }));
     });
     const nextTransport = newTransport();
+    open.add(next, nextTransport);
     try {
       await next.connect(nextTransport, { timeout: config.connectTimeoutMs });
-      if (state !== 'connecting') throw new Error('closed while connecting');
-      client = next;
-      transport = nextTransport;
-      setState('connected');
-      await refreshTools(next);
-      failures = 0;
-      logger.info('mcp server connected', { server, target });
+      if (isClosed()) throw new Error('closed while connecting');
     } catch (error) {
-      if (client === next) client = undefined;
-      await next.close().catch(() => undefined);
+      attempt = undefined;
+      open.retire(next);
       if (isClosed()) return;
       logger.warn('mcp server connection failed; retrying', { server, target, error: (error as Error).message });
       scheduleReconnect();
       setState('waiting');
+      return;
     }
+    attempt = undefined;
+    if (client) open.retire(client);
+    client = next;
+    transport = nextTransport;
+    setState('connected');
+    try {
+      await refreshTools(next);
+    } catch (error) {
+      dropped(next, `listing its tools failed: ${(error as Error).message}`);
+      return;
+    }
+    if (client !== next) return;
+    failures = 0;
+    logger.info('mcp server connected', { server, target });
   }
 
   return {
@@ -221,17 +249,13 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
         link.release();
       }
     },
-    diagnostics: () => clientDiagnostics(client, transport),
+    diagnostics: () => ({ ...clientDiagnostics(client, transport), openClients: open.size() }),
     async close() {
       setState('closed');
       clearTimeout(timer);
-      const last = client;
-      const lastTransport = transport;
+      timer = undefined;
       client = undefined;
-      if (lastTransport instanceof StreamableHTTPClientTransport && last) {
-        await Promise.race([lastTransport.terminateSession().catch(() => undefined), new Promise((r) => setTimeout(r, 1_000).unref())]);
-      }
-      await last?.close().catch(() => undefined);
+      await open.closeAll();
     },
   };
 }

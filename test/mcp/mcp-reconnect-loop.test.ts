@@ -1,0 +1,84 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { createMcpConnection, parseMcpServers, resultText, type McpConnection } from '../../src/executors/mcp';
+import { SILENT_LOGGER } from '../../src/log';
+import { FLAKY_SERVER, isAlive, startedIn } from './mcp-harness';
+
+// A connection runs one reconnection loop at a time and owns the processes it starts: a stdio
+// server that exits while its tools are listed (after the client connected) was reconnected by
+// two loops, which then multiplied with every failure, left two server processes running for
+// one connection, and a process alive after close(). Real @modelcontextprotocol/sdk servers in
+// child processes (the flaky fixture records each start in a directory, by pid).
+
+jest.setTimeout(30_000);
+
+let connection: McpConnection | undefined;
+let dir = '';
+afterEach(async () => {
+  await connection?.close();
+  connection = undefined;
+  // Whatever a failing test left running.
+  for (const { pid } of startedIn(dir)) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+});
+
+/** A connection to the flaky fixture crashing `crash`, reconnecting every `backoffMs` (no growth). */
+function open(crash: 'once' | 'always', backoffMs: number): McpConnection {
+  dir = mkdtempSync(path.join(tmpdir(), 'mcp-flaky-'));
+  const server = { name: 'flaky', command: [process.execPath, FLAKY_SERVER], env: { PID_DIR: dir, CRASH: crash }, reconnect_initial_ms: backoffMs, reconnect_max_ms: backoffMs, reconnect_wait_ms: 0 };
+  connection = createMcpConnection(parseMcpServers([server], 'test.yaml')[0]!, { logger: SILENT_LOGGER, onTools: () => undefined });
+  return connection;
+}
+
+const alive = () => startedIn(dir).filter((s) => isAlive(s.pid)).map((s) => s.pid);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (!check() && Date.now() < end) await sleep(50);
+  return check();
+}
+
+test('a server that exits on its first tools/list is started again once: one process runs, and calls run on it', async () => {
+  const c = open('once', 200);
+  await c.start();
+  expect(await until(() => c.connected(), 10_000)).toBe(true);
+  // Past the next attempt of a second loop, had one been started.
+  await sleep(1_500);
+  expect(startedIn(dir)).toHaveLength(2);
+  const running = alive();
+  expect(running).toHaveLength(1);
+  const result = await c.call('echo', { text: 'a' }, { signal: new AbortController().signal, deadline: Date.now() + 5_000 });
+  expect(result.isError).toBeFalsy();
+  expect((JSON.parse(resultText(result)) as { pid: number }).pid).toBe(running[0]);
+});
+
+test('a server that exits on every tools/list is started again by one loop, no sooner than its backoff', async () => {
+  const c = open('always', 300);
+  const began = Date.now();
+  await c.start();
+  await sleep(began + 3_000 - Date.now());
+  const starts = startedIn(dir);
+  // Each start is recorded before the process fails, and the next one follows that failure by
+  // the backoff (300-360 ms) plus a process start: one loop starts at most 1 + 3,000 / 300.
+  expect(starts.length).toBeGreaterThanOrEqual(3);
+  expect(starts.length).toBeLessThanOrEqual(11);
+  const gaps = starts.slice(1).map((s, i) => s.at - starts[i]!.at);
+  expect(Math.min(...gaps)).toBeGreaterThanOrEqual(300);
+});
+
+test.each(['once', 'always'] as const)('close() stops the loop and returns once no process of the server runs (crash %s)', async (crash) => {
+  const c = open(crash, 100);
+  await c.start();
+  await sleep(1_500);
+  expect(startedIn(dir).length).toBeGreaterThanOrEqual(2);
+  const closing = Date.now();
+  await c.close();
+  // The SDK closes stdin, then sends SIGTERM after 2 s and SIGKILL after 2 s more.
+  expect(Date.now() - closing).toBeLessThan(6_000);
+  expect(alive()).toEqual([]);
+  const started = startedIn(dir).length;
+  await sleep(1_000);
+  expect(startedIn(dir)).toHaveLength(started);
+  expect(alive()).toEqual([]);
+});

@@ -3,7 +3,6 @@ import { callFromParts, callsFromValue, type CandidateCall } from './call-shapes
 import { isWordChar } from './char-classes';
 import type { FoundCalls } from './found-calls';
 import { createMarkerFinder, skipSpace } from './marker-finder';
-import { scanForCalls } from './object-scanner';
 import { readTaggedRegion, type RegionCalls } from './tagged-region';
 import { parseTolerantValue, type WorkBudget } from './tolerant-json';
 import { parseValueSequence } from './value-sequence';
@@ -16,7 +15,8 @@ const MAX_NAME = 256;
 /**
  * Mistral calls: `[TOOL_CALLS][{"name": ..., "arguments": ...}, ...]` (v3 tokenizers), and
  * `[TOOL_CALLS]name[ARGS]{...}` or `[TOOL_CALLS]name[CALL_ID]id[ARGS]{...}` (v11 and later),
- * one marker per call. When an array of calls was cut off, the complete calls in it are kept.
+ * one marker per call. When an array of calls was cut off or broken, the complete calls before
+ * the break are kept.
  */
 export function* detectMistral(text: string, budget: WorkBudget): Generator<FoundCalls> {
   const markers = createMarkerFinder(text, MARKER);
@@ -54,19 +54,23 @@ interface ReadBounds {
 }
 
 /**
- * JSON calls. When a container fails, the complete calls inside it (up to the next marker) are
- * searched for, by the read that will be the last: one bounded by the next marker, or one that
- * shows such a read would fail.
+ * JSON calls. When an array of calls fails, its complete elements before the failure are kept,
+ * by the read that will be the last: one bounded by the next marker, or one that shows such a
+ * read would fail. Nothing inside the element that failed is a call: an object in a call's
+ * arguments may well have a `name`.
  */
 function readJson(text: string, from: number, bounds: ReadBounds): RegionCalls {
   const { limit, softLimit, regionEnd, budget } = bounds;
   const sequence = parseValueSequence(text, from, limit, false, budget, softLimit);
   const calls = sequence.items.flatMap((item) => callsFromValue(item.value, true));
+  const { failure } = sequence;
   let end = sequence.end;
-  if (sequence.failure !== undefined && (limit <= regionEnd || sequence.cutBefore)) {
-    for (const rescued of scanForCalls(text, sequence.failure.start + 1, regionEnd, true, budget)) {
-      calls.push(...rescued.calls);
-      end = rescued.end;
+  if (failure !== undefined && failure.elementsEnd > failure.start && (limit <= regionEnd || sequence.cutBefore)) {
+    // The elements alone: `[` and them, which the parser closes where they end.
+    const elements = parseTolerantValue(text, failure.start, failure.elementsEnd, { budget });
+    if (elements.ok) {
+      calls.push(...callsFromValue(elements.value, true));
+      end = elements.end;
     }
   }
   return { calls, end, reached: sequence.reached, cutBefore: sequence.cutBefore };

@@ -14,10 +14,12 @@ const { parseTolerantValue } = tolerantJson;
  * Finds calls written as JSON objects (or arrays of objects) anywhere in prose. At each `{` or
  * `[` that passes `mayStartCallJson`, the tolerant parser reads a value: it balances braces and
  * brackets and respects strings, so a `}` inside a string does not end an object. A call found
- * is skipped past; so is any other complete value (JSON data is not searched for calls). After a
- * failed parse the scan resumes at the next character, so a call nested in a broken value is
- * still found; the caller's work budget bounds those retries (the scan stops when it is spent),
- * keeping the scan linear whatever the input.
+ * is skipped past; so is any other complete value (JSON data is not searched for calls). A broken
+ * call (an object with a call's keys that failed) is skipped to where its brackets balance, or to
+ * the limit: an object in its arguments is never a call. After any other failed parse the scan
+ * resumes at the next character, so a call nested in a broken wrapper is still found; the
+ * caller's work budget bounds those retries (the scan stops when it is spent), keeping the scan
+ * linear whatever the input.
  */
 export function* scanForCalls(
   text: string,
@@ -37,6 +39,8 @@ export function* scanForCalls(
       } else {
         pos = parsed.end;
       }
+    } else if (parsed.callKeys) {
+      pos = balancedEnd(text, pos, limit);
     } else {
       // Past the depth limit, the openers passed over are pathological nesting: skip them.
       pos = parsed.reason === 'depth' && parsed.at > pos ? parsed.at : pos + 1;
@@ -50,6 +54,29 @@ function nextCandidate(text: string, from: number, limit: number): number {
   for (let pos = from; pos < limit; pos++) {
     const c = text.charCodeAt(pos);
     if ((c === 0x7b || c === 0x5b) && mayStartCallJson(text, pos, limit)) return pos;
+  }
+  return limit;
+}
+
+/**
+ * Just after the bracket that closes the one at `from`, counting `{}[]` outside strings (double-
+ * or single-quoted, with escapes), or `limit` when none does.
+ */
+function balancedEnd(text: string, from: number, limit: number): number {
+  let depth = 0;
+  let quote = 0;
+  for (let pos = from; pos < limit; pos++) {
+    const c = text.charCodeAt(pos);
+    if (quote !== 0) {
+      if (c === 0x5c) pos++;
+      else if (c === quote) quote = 0;
+    } else if (c === 0x22 || c === 0x27) {
+      quote = c;
+    } else if (c === 0x7b || c === 0x5b) {
+      depth++;
+    } else if ((c === 0x7d || c === 0x5d) && --depth === 0) {
+      return pos + 1;
+    }
   }
   return limit;
 }

@@ -1,6 +1,7 @@
 import * as charClasses from './char-classes';
 import * as jsonValue from './json-value';
 import type { JsonObject, TolerantValue } from './json-value';
+import type { FailedValue, ParseFailureReason, ParsedValue, TolerantParseOptions } from './parse-outcome';
 import * as stringDecoding from './string-decoding';
 
 // Bound once: under some CommonJS transforms (the test runner's) every call through an import
@@ -15,47 +16,7 @@ const toNumber = Number;
 const { isFinite } = Number;
 const { stringify } = JSON;
 
-/**
- * Why a tolerant parse stopped: bad syntax, text ending inside a string or before a value,
- * nesting beyond the depth limit, or the caller's work budget spent.
- */
-export type ParseFailureReason = 'syntax' | 'truncated' | 'depth' | 'budget';
-
-/** A value parsed from `text[start, end)`. */
-export interface ParsedValue {
-  readonly ok: true;
-  readonly value: TolerantValue;
-  readonly start: number;
-  readonly end: number;
-}
-
-/** A parse that failed at `at`, having read no further than that. */
-export interface FailedValue {
-  readonly ok: false;
-  readonly reason: ParseFailureReason;
-  readonly at: number;
-  /**
-   * Whether a string ran across the `softLimit` the caller gave: a parse stopped at that limit
-   * would then have failed too, cut off inside the string.
-   */
-  readonly stringAcrossSoftLimit: boolean;
-}
-
-/** Characters a caller lets the parser read across many parses; keeps repeated scans linear. */
-export interface WorkBudget {
-  remaining: number;
-}
-
-/** Optional inputs of `parseTolerantValue`. */
-export interface TolerantParseOptions {
-  /**
-   * Charged with every character read, twice over for a parse that fails (work that finds
-   * nothing is what hostile input is made of); once spent, parses fail at once with `budget`.
-   */
-  readonly budget?: WorkBudget;
-  /** A position to report strings running across (see `FailedValue.stringAcrossSoftLimit`). */
-  readonly softLimit?: number;
-}
+export type { FailedValue, ParseFailureReason, ParsedValue, TolerantParseOptions, WorkBudget } from './parse-outcome';
 
 /**
  * Nesting deeper than this fails the parse; the service's argument limit (depth 64) is checked
@@ -66,6 +27,7 @@ export const MAX_PARSE_DEPTH = 128;
 
 const FAIL: unique symbol = Symbol('fail');
 type Step = TolerantValue | typeof FAIL;
+const CALL_KEYS: ReadonlySet<string> = new Set(['name', 'function', 'arguments', 'parameters']);
 const STRICT_NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
 
 /**
@@ -86,7 +48,7 @@ export function parseTolerantValue(
 ): ParsedValue | FailedValue {
   const { budget, softLimit = -1 } = options;
   if (budget !== undefined && budget.remaining <= 0) {
-    return { ok: false, reason: 'budget', at: start, stringAcrossSoftLimit: false };
+    return { ok: false, reason: 'budget', at: start, stringAcrossSoftLimit: false, elementsEnd: -1, callKeys: false };
   }
   const end = limit < text.length ? limit : text.length;
   const recogniser = new TolerantParser(text, start, end, softLimit, false);
@@ -95,7 +57,8 @@ export function parseTolerantValue(
   const parser = recognised === FAIL ? recogniser : new TolerantParser(text, start, end, softLimit, true);
   const value = recognised === FAIL ? FAIL : parser.value(0);
   if (value === FAIL) {
-    return { ok: false, reason: parser.failure, at: parser.pos, stringAcrossSoftLimit: parser.stringAcrossSoftLimit };
+    const { failure, pos, stringAcrossSoftLimit, elementsEnd, callKeys } = parser;
+    return { ok: false, reason: failure, at: pos, stringAcrossSoftLimit, elementsEnd, callKeys };
   }
   return { ok: true, value, start, end: parser.pos };
 }
@@ -103,6 +66,10 @@ export function parseTolerantValue(
 class TolerantParser {
   failure: ParseFailureReason = 'syntax';
   stringAcrossSoftLimit = false;
+  /** Just after the last complete element of the outermost value, when it is an array. */
+  elementsEnd = -1;
+  /** Whether the outermost value is an object with one of `CALL_KEYS`. */
+  callKeys = false;
 
   /** @param build whether to build the value, or only to recognise it (the value is then null) */
   constructor(
@@ -137,8 +104,10 @@ class TolerantParser {
         this.pos++;
         return this.finishObject(result);
       }
+      const keyStart = this.pos;
       const key = this.key();
       if (key === FAIL) return FAIL;
+      if (depth === 1 && !this.callKeys) this.callKeys = isCallKey(this.text, keyStart, this.pos);
       this.skipWhitespace();
       if (this.pos >= this.limit) return this.fail('truncated');
       if (this.text.charCodeAt(this.pos) !== 0x3a) return this.fail('syntax');
@@ -173,6 +142,7 @@ class TolerantParser {
       }
       const item = this.value(depth);
       if (item === FAIL) return FAIL;
+      if (depth === 1) this.elementsEnd = this.pos;
       result?.push(item);
       const next = this.afterItem(0x5d);
       if (next === 'close') return result;
@@ -278,4 +248,11 @@ class TolerantParser {
     this.failure = reason;
     return FAIL;
   }
+}
+
+/** Whether the key written at `text[start, end)`, quoted or not, is one of `CALL_KEYS`. */
+function isCallKey(text: string, start: number, end: number): boolean {
+  const c = text.charCodeAt(start);
+  const quoted = c === 0x22 || c === 0x27;
+  return CALL_KEYS.has(quoted ? text.slice(start + 1, end - 1) : text.slice(start, end));
 }

@@ -57,9 +57,8 @@ export function parseValueSequence(
     if (c !== 0x7b && c !== 0x5b) break;
     const parsed = parseTolerantValue(text, pos, limit, { budget, softLimit });
     if (!parsed.ok) {
-      const { reason, at, stringAcrossSoftLimit } = parsed;
-      const failure = { ok: false, reason, at, stringAcrossSoftLimit, start: pos } as const;
-      return { items, end, reached: at, failure, cutBefore: stringAcrossSoftLimit };
+      const failure = { ...parsed, start: pos };
+      return { items, end, reached: parsed.at, failure, cutBefore: parsed.stringAcrossSoftLimit };
     }
     items.push(parsed);
     end = pos = parsed.end;

@@ -1,9 +1,4 @@
-import { parseToolCalls } from '../../src/parse';
-
-/** The calls a user gets back, as name and arguments text. */
-function callsOf(text: string): [string, string][] {
-  return parseToolCalls(text).calls.map((call) => [call.name, call.arguments]);
-}
+import { callsOf, expectNoCalls } from './parse-helpers';
 
 describe('a call cut off inside a number', () => {
   it.each([
@@ -12,10 +7,7 @@ describe('a call cut off inside a number', () => {
     ['a Hermes tag never closed', '<tool_call>{"name":"transfer","arguments":{"amount": 10'],
     ['Mistral name[ARGS]', '[TOOL_CALLS]transfer[ARGS]{"amount": 10'],
   ])('is not a call: %s', (_label, text) => {
-    const result = parseToolCalls(text);
-    expect(result.calls).toEqual([]);
-    expect(result.format).toBe('none');
-    expect(result.remainingText).toBe(text);
+    expectNoCalls(text);
   });
 
   it('is a call when a closing tag ends the text after the number', () => {

@@ -1,0 +1,53 @@
+import type { TolerantValue } from './json-value';
+
+/**
+ * Why a tolerant parse stopped: bad syntax, text ending inside a string or before a value,
+ * nesting beyond the depth limit, or the caller's work budget spent.
+ */
+export type ParseFailureReason = 'syntax' | 'truncated' | 'depth' | 'budget';
+
+/** A value parsed from `text[start, end)`. */
+export interface ParsedValue {
+  readonly ok: true;
+  readonly value: TolerantValue;
+  readonly start: number;
+  readonly end: number;
+}
+
+/** A parse that failed at `at`, having read no further than that. */
+export interface FailedValue {
+  readonly ok: false;
+  readonly reason: ParseFailureReason;
+  readonly at: number;
+  /**
+   * Whether a string ran across the `softLimit` the caller gave: a parse stopped at that limit
+   * would then have failed too, cut off inside the string.
+   */
+  readonly stringAcrossSoftLimit: boolean;
+  /**
+   * When the value is an array that failed in an element: just after its last complete element
+   * (`[` then those elements parse as an array of them alone), or -1 when none was complete.
+   */
+  readonly elementsEnd: number;
+  /**
+   * Whether the value is an object that had a call's key (`name`, `function`, `arguments`,
+   * `parameters`) before it failed: a broken call, whose arguments hold no calls.
+   */
+  readonly callKeys: boolean;
+}
+
+/** Characters a caller lets the parser read across many parses; keeps repeated scans linear. */
+export interface WorkBudget {
+  remaining: number;
+}
+
+/** Optional inputs of `parseTolerantValue`. */
+export interface TolerantParseOptions {
+  /**
+   * Charged with every character read, twice over for a parse that fails (work that finds
+   * nothing is what hostile input is made of); once spent, parses fail at once with `budget`.
+   */
+  readonly budget?: WorkBudget;
+  /** A position to report strings running across (see `FailedValue.stringAcrossSoftLimit`). */
+  readonly softLimit?: number;
+}

@@ -25,8 +25,8 @@ export function* detectFunctionTags(text: string, budget: WorkBudget): Generator
     }
     const name = text.slice(nameStart, nameEnd);
     const region = { from: nameEnd + 1, regionEnd, closeAt, mayQuoteNext: nextOpen >= 0 && closeAt > nextOpen };
-    const read = readTaggedRegion(text, region, (from, to, softLimit) => {
-      const parsed = parseTolerantValue(text, skipSpace(text, from, to), to, { budget, softLimit });
+    const read = readTaggedRegion(text, region, budget, (from, to, softLimit, readBudget) => {
+      const parsed = parseTolerantValue(text, skipSpace(text, from, to), to, { budget: readBudget, softLimit });
       const call = parsed.ok && isJsonObject(parsed.value) ? callFromParts(name, parsed.value) : undefined;
       const calls: CandidateCall[] = call === undefined ? [] : [call];
       if (parsed.ok) return { calls, end: parsed.end, reached: parsed.end, cutBefore: false };

@@ -26,8 +26,8 @@ export function* detectHermes(text: string, budget: WorkBudget): Generator<Found
     }
     const closeAt = closes.next(from);
     const region = { from, regionEnd, closeAt, mayQuoteNext: nextOpen >= 0 && closeAt > nextOpen };
-    const read = readTaggedRegion(text, region, (start, to, softLimit) => {
-      const sequence = parseValueSequence(text, start, to, true, budget, softLimit);
+    const read = readTaggedRegion(text, region, budget, (start, to, softLimit, readBudget) => {
+      const sequence = parseValueSequence(text, start, to, true, readBudget, softLimit);
       const calls = sequence.items.flatMap((item) => callsFromValue(item.value, true));
       return { calls, end: sequence.end, reached: sequence.reached, cutBefore: sequence.cutBefore };
     });

@@ -29,10 +29,10 @@ export function* detectMistral(text: string, budget: WorkBudget): Generator<Foun
       continue;
     }
     const region = { from, regionEnd, closeAt: -1, mayQuoteNext: next >= 0 };
-    const read = readTaggedRegion(text, region, (start, to, softLimit) => {
+    const read = readTaggedRegion(text, region, budget, (start, to, softLimit, readBudget) => {
       const pos = skipSpace(text, start, to);
       const c = pos < to ? text.charCodeAt(pos) : -1;
-      const within = { limit: to, softLimit, regionEnd, budget };
+      const within = { limit: to, softLimit, regionEnd, budget: readBudget };
       return c === 0x5b || c === 0x7b ? readJson(text, pos, within) : readNamed(text, pos, within);
     });
     if (read === undefined) {

@@ -23,8 +23,8 @@ export function* detectPythonTag(text: string, budget: WorkBudget): Generator<Fo
       continue;
     }
     const region = { from, regionEnd: next < 0 ? text.length : next, closeAt: -1, mayQuoteNext: next >= 0 };
-    const read = readTaggedRegion(text, region, (start, to, softLimit) => {
-      const sequence = parseValueSequence(text, start, to, false, budget, softLimit);
+    const read = readTaggedRegion(text, region, budget, (start, to, softLimit, readBudget) => {
+      const sequence = parseValueSequence(text, start, to, false, readBudget, softLimit);
       const calls = sequence.items.flatMap((item) => callsFromValue(item.value, true));
       return { calls, end: sequence.end, reached: sequence.reached, cutBefore: sequence.cutBefore };
     });

@@ -44,8 +44,9 @@ export interface WorkBudget {
 /** Optional inputs of `parseTolerantValue`. */
 export interface TolerantParseOptions {
   /**
-   * Charged with every character read, twice over for a parse that fails (work that finds
-   * nothing is what hostile input is made of); once spent, parses fail at once with `budget`.
+   * Charged with every character read, and for a parse that fails its first 4,096 characters
+   * once more (many short failures are what hostile input is made of); once spent, parses fail
+   * at once with `budget`.
    */
   readonly budget?: WorkBudget;
   /** A position to report strings running across (see `FailedValue.stringAcrossSoftLimit`). */

@@ -1,5 +1,9 @@
 import type { CandidateCall } from './call-shapes';
+import type { WorkBudget } from './tolerant-json';
 import { skipFillers } from './value-sequence';
+
+/** Work allowed to a read up to a closing tag beyond twice its length: its parses' overheads. */
+const CLOSED_READ_BASE = 1024;
 
 /** Calls read from a region, where the reading ended, and the furthest character it read. */
 export interface RegionCalls {
@@ -10,8 +14,11 @@ export interface RegionCalls {
   readonly cutBefore: boolean;
 }
 
-/** Reads calls from `text[from, to)`, telling whether a read stopped at `softLimit` would fail. */
-export type RegionReader = (from: number, to: number, softLimit: number) => RegionCalls;
+/**
+ * Reads calls from `text[from, to)`, charging `budget`, telling whether a read stopped at
+ * `softLimit` would fail.
+ */
+export type RegionReader = (from: number, to: number, softLimit: number, budget: WorkBudget) => RegionCalls;
 
 /** The bounds of the text after one opening tag. */
 export interface TaggedRegion {
@@ -31,26 +38,36 @@ export interface TaggedRegion {
  * Reads the calls after an opening tag. First, when `mayQuoteNext`, with no bound, so a tag
  * quoted inside an argument string neither ends nor starts a call; then up to the next opening
  * tag, unless the first read shows that would fail; then up to the first closing tag, which
- * recovers a brace dropped just before it. Reads are charged to the caller's work budget, which
- * keeps a scan over all the tags linear.
+ * recovers a brace dropped just before it, unless the read before shows that would fail too.
+ * Reads are charged to `budget`, which keeps a scan over all the tags linear, and no read is made
+ * that could only repeat a failure, so a broken call costs about its length. The read up to the
+ * closing tag repeats the one before it up to there, already charged, so it has an allowance of
+ * its own: it stays within the region, once per region.
  */
-export function readTaggedRegion(text: string, region: TaggedRegion, read: RegionReader): RegionCalls | undefined {
-  const { from, regionEnd } = region;
+export function readTaggedRegion(
+  text: string,
+  region: TaggedRegion,
+  budget: WorkBudget,
+  read: RegionReader,
+): RegionCalls | undefined {
+  const { from, regionEnd, closeAt } = region;
+  const closes = closeAt >= from && closeAt < regionEnd;
   if (region.mayQuoteNext) {
-    const unbounded = read(from, text.length, regionEnd);
+    const unbounded = read(from, text.length, regionEnd, budget);
     if (unbounded.calls.length > 0) return unbounded;
     // A read that stopped before the region's end would stop the same way within it.
-    if (unbounded.reached < regionEnd || unbounded.cutBefore) return readClosed(region, read);
+    if (unbounded.reached < regionEnd || unbounded.cutBefore) return closes ? readClosed(region, read) : undefined;
   }
-  const bounded = read(from, regionEnd, -1);
+  const bounded = read(from, regionEnd, closes ? closeAt : -1, budget);
   if (bounded.calls.length > 0) return bounded;
+  // Likewise a read that stopped before the closing tag, or in a string running across it.
+  if (!closes || bounded.reached < closeAt || bounded.cutBefore) return undefined;
   return readClosed(region, read);
 }
 
 function readClosed(region: TaggedRegion, read: RegionReader): RegionCalls | undefined {
-  const { from, regionEnd, closeAt } = region;
-  if (closeAt < from || closeAt >= regionEnd) return undefined;
-  const closed = read(from, closeAt, -1);
+  const { from, closeAt } = region;
+  const closed = read(from, closeAt, -1, { remaining: 2 * (closeAt - from) + CLOSED_READ_BASE });
   return closed.calls.length > 0 ? closed : undefined;
 }
 

@@ -25,6 +25,12 @@ export type { FailedValue, ParseFailureReason, ParsedValue, TolerantParseOptions
  */
 export const MAX_PARSE_DEPTH = 128;
 
+/**
+ * A failed parse is charged twice for up to this many characters, once for the rest: hostile
+ * input is made of many short failures, while one long honest failure (a cut-off string, a
+ * sample ending in "...") must leave the budget for the valid calls after it.
+ */
+const FAILURE_SURCHARGE = 4096;
 const FAIL: unique symbol = Symbol('fail');
 type Step = TolerantValue | typeof FAIL;
 const CALL_KEYS: ReadonlySet<string> = new Set(['name', 'function', 'arguments', 'parameters']);
@@ -53,7 +59,10 @@ export function parseTolerantValue(
   const end = limit < text.length ? limit : text.length;
   const recogniser = new TolerantParser(text, start, end, softLimit, false);
   const recognised = recogniser.value(0);
-  if (budget !== undefined) budget.remaining -= (recogniser.pos - start + 1) * (recognised === FAIL ? 2 : 1);
+  if (budget !== undefined) {
+    const read = recogniser.pos - start + 1;
+    budget.remaining -= recognised !== FAIL ? read : read + (read < FAILURE_SURCHARGE ? read : FAILURE_SURCHARGE);
+  }
   const parser = recognised === FAIL ? recogniser : new TolerantParser(text, start, end, softLimit, true);
   const value = recognised === FAIL ? FAIL : parser.value(0);
   if (value === FAIL) {

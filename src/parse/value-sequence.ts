@@ -57,8 +57,9 @@ export function parseValueSequence(
     if (c !== 0x7b && c !== 0x5b) break;
     const parsed = parseTolerantValue(text, pos, limit, { budget, softLimit });
     if (!parsed.ok) {
-      const failure = { ...parsed, start: pos };
-      return { items, end, reached: parsed.at, failure, cutBefore: parsed.stringAcrossSoftLimit };
+      const { reason, at, stringAcrossSoftLimit, elementsEnd, callKeys } = parsed;
+      const failure = { ok: false, reason, at, stringAcrossSoftLimit, elementsEnd, callKeys, start: pos } as const;
+      return { items, end, reached: at, failure, cutBefore: stringAcrossSoftLimit };
     }
     items.push(parsed);
     end = pos = parsed.end;

@@ -88,7 +88,14 @@ describe('parseTolerantValue', () => {
     expect(across(2)).toBe(true);
   });
 
-  it('charges what it reads (twice for a failure) and stops at once when the budget is spent', () => {
+  it('charges a long failure its length plus 4,096, not twice its length', () => {
+    const text = `{"a": "${'x'.repeat(100_000)}`;
+    const budget = { remaining: 1_000_000 };
+    expect(parseTolerantValue(text, 0, text.length, { budget })).toMatchObject({ ok: false, reason: 'truncated' });
+    expect(budget.remaining).toBe(1_000_000 - (text.length + 1) - 4096);
+  });
+
+  it('charges what it reads (twice for a short failure) and stops at once when the budget is spent', () => {
     const budget = { remaining: 100 };
     const text = '{"a": [1, 2, 3]}';
     expect(parseTolerantValue(text, 0, text.length, { budget }).ok).toBe(true);

@@ -49,7 +49,7 @@ export function parseToolCalls(text: string, offeredTools?: readonly string[], o
     const maxCalls = countOption(options?.maxCalls, DEFAULT_MAX_CALLS);
     if (input.length > maxChars || maxCalls === 0) return nothingFound(input);
     const offered = new Set(Array.isArray(offeredTools) ? offeredTools.filter((n) => typeof n === 'string') : []);
-    const searched = maskReasoning(input);
+    const searched = maskReasoning(input, createBudget(input));
     const markedBudget = createBudget(input);
     for (const detect of MARKED) {
       const accepted = acceptCalls(detect(searched, markedBudget), offered, maxCalls);

@@ -263,5 +263,8 @@ class TolerantParser {
 function isCallKey(text: string, start: number, end: number): boolean {
   const c = text.charCodeAt(start);
   const quoted = c === 0x22 || c === 0x27;
+  const length = quoted ? end - start - 2 : end - start;
+  // Most keys tried are not these; their length says so without slicing.
+  if (length < 4 || length > 10) return false;
   return CALL_KEYS.has(quoted ? text.slice(start + 1, end - 1) : text.slice(start, end));
 }

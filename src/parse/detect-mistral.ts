@@ -80,12 +80,14 @@ function readNamed(text: string, from: number, bounds: ReadBounds): RegionCalls 
   const { limit, softLimit, budget } = bounds;
   const none = { calls: [], end: from, reached: from, cutBefore: false };
   const nameEnd = endOfWord(text, from, limit);
-  let pos = nameEnd;
+  // Some templates put a space before [CALL_ID] or [ARGS].
+  let pos = skipSpace(text, nameEnd, limit);
   let id: string | undefined;
   if (text.startsWith(CALL_ID, pos)) {
     const idStart = pos + CALL_ID.length;
-    pos = endOfWord(text, idStart, limit);
-    id = text.slice(idStart, pos);
+    const idEnd = endOfWord(text, idStart, limit);
+    id = text.slice(idStart, idEnd);
+    pos = skipSpace(text, idEnd, limit);
   }
   if (!text.startsWith(ARGS, pos)) return none;
   const parsed = parseTolerantValue(text, skipSpace(text, pos + ARGS.length, limit), limit, { budget, softLimit });

@@ -23,7 +23,8 @@ const WORK_BASE = 65_536;
 
 /**
  * Dialects with markers, tried in order, most specific first; they share one work budget. The
- * first detector that yields an offered call wins.
+ * first detector that yields an offered call wins: an output mixing dialects (a bare call, then
+ * a fenced one) gets the calls of that one dialect, the others staying in the remaining text.
  */
 const MARKED: readonly Detector[] = [detectHermes, detectMistral, detectPythonTag, detectFunctionTags, detectFences];
 

@@ -103,6 +103,22 @@ describe('WorkerService.Work protocol errors', () => {
     }
   });
 
+  it('ends a hello that would give its tenant more tools than limits.max_tools_per_tenant, RESOURCE_EXHAUSTED, registering none', async () => {
+    const t = await startWorkerApp({}, { yaml: 'limits: { max_tools_per_tenant: 3 }\n' });
+    try {
+      await t.worker({ id: 'w1', tools: [1, 2].map((n) => ({ ...echoTool, name: `w_${n}` })) });
+      const second = startWorker(t.address, { id: 'w2', tools: [3, 4].map((n) => ({ ...echoTool, name: `w_${n}` })) });
+      const status = await second.ended;
+      expect(status.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+      expect(status.details).toBe('tenant "default" would have 4 tools, over the limit of 3 (limits.max_tools_per_tenant); remove tools it no longer uses');
+      expect((await t.registry.listTools({})).tools.map((x) => x.name).sort()).toEqual(['w_1', 'w_2']);
+      // Hosting the same tools again (a restarted worker) counts them once.
+      await t.worker({ id: 'w1-again', tools: [1, 2].map((n) => ({ ...echoTool, name: `w_${n}` })) });
+    } finally {
+      await t.close();
+    }
+  });
+
   it('ends a stream that never says hello after the heartbeat timeout', async () => {
     const t = await startWorkerApp({ heartbeatTimeoutMs: 300 });
     const client = createWorkerClient(t.address);

@@ -33,6 +33,7 @@ export function createExecutorsPlugin(pluginOptions: ExecutorsPluginOptions = {}
         if (!deps) throw new Error('the worker service was called before the pipeline was attached');
         return deps.registry;
       },
+      maxToolsPerTenant: () => deps?.limits.maxToolsPerTenant ?? Infinity,
       onRegistered: (tenant, specs) => relay?.publishSpecs(tenant, specs),
     });
     return {

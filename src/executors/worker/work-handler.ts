@@ -14,6 +14,8 @@ import type { WorkerPool } from './worker-pool';
 export interface WorkHandlerDeps {
   readonly pool: WorkerPool;
   readonly registry: () => ToolRegistry;
+  /** Tools a tenant may own (limits.max_tools_per_tenant): a worker's hello counts as a registration. */
+  readonly maxToolsPerTenant?: () => number;
   readonly authenticate: () => Authenticator;
   readonly logger: Logger;
   readonly options: ResolvedWorkerOptions;
@@ -61,9 +63,9 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
       const registry = deps.registry();
       const specs = helloSpecs(message, tenant, registry, deps.options.maxToolsPerHello);
       try {
-        registry.register(specs, { tenant, replace: true });
+        registry.register(specs, { tenant, replace: true, maxTools: deps.maxToolsPerTenant?.() });
       } catch (error) {
-        if (error instanceof RegistryError) throw new RpcError(status.INVALID_ARGUMENT, error.message);
+        if (error instanceof RegistryError) throw new RpcError(error.code === 'limit' ? status.RESOURCE_EXHAUSTED : status.INVALID_ARGUMENT, error.message);
         throw error;
       }
       clearTimeout(helloTimer);

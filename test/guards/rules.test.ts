@@ -25,6 +25,21 @@ test.each<[Condition, unknown, boolean]>([
   [when('>', 1000), { v: '5000' }, true],
   [when('>', 1000), { v: '5e3' }, true],
   [when('>', 1000), { v: 'lots' }, false],
+  // Spellings a tool reads as 5000 (Python's int(), JavaScript's Number()) hold too (found in review).
+  [when('>', 1000), { v: '+5000' }, true],
+  [when('>', 1000), { v: `${'0'.repeat(70)}5000` }, true],
+  [when('>', 1000), { v: `${' '.repeat(5_000)}5000` }, true],
+  [when('>', 1000), { v: '5_000' }, true],
+  [when('>', 1000), { v: '５０００' }, true],
+  [when('>', 1000), { v: '٥٠٠٠' }, true],
+  [when('>', 1000), { v: '५०००' }, true],
+  [when('>', 1000), { v: '0x1388' }, true],
+  [when('>', 1000), { v: 'Infinity' }, true],
+  [when('>', 1000), { v: 'inf' }, true],
+  [when('<', 0), { v: '-inf' }, true],
+  [when('>', 1000), { v: '5000 dollars' }, false],
+  [when('>', 1000), { v: '' }, false],
+  [when('>', 1000), { v: '5__000' }, false],
   [when('>=', 10), { v: 10 }, true],
   [when('<', 0), { v: -1 }, true],
   [when('<=', 0), { v: 1 }, false],
@@ -44,6 +59,13 @@ test.each<[Condition, unknown, boolean]>([
   [when('=', 'deep', '/a/b~1c/0'), { a: { 'b/c': ['deep'] } }, true],
 ])('condition %j on %j is %s', (condition, args, expected) => {
   expect(conditionHolds(condition, args)).toBe(expected);
+});
+
+test('numeric conditions stay linear on a megabyte of non-ASCII digits', () => {
+  const started = performance.now();
+  expect(conditionHolds(when('>', 1000), { v: '٥'.repeat(1_000_000) })).toBe(true);
+  expect(conditionHolds(when('>', 1000), { v: `${'٥'.repeat(1_000_000)}x` })).toBe(false);
+  expect(performance.now() - started).toBeLessThan(1500);
 });
 
 test('json edits: set creates parents, appends with -, refuses to cross a scalar; remove deletes', () => {

@@ -2,6 +2,14 @@ import type { ToolSpec } from '../../gen/dispatch/v1/tool_pb';
 import { isJsonPointer } from '../json';
 
 const NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
+/**
+ * The longest backoff between attempts: a longer one waits past any sensible deadline, and past
+ * 2^31 ms Node's timers fire at once (TimeoutOverflowWarning), so a 23-day backoff retried in 1 ms.
+ */
+const MAX_BACKOFF_MS = 3_600_000;
+const MAX_MULTIPLIER = 100;
+/** The least `max_result_chars`: a bounded result holds its omission marker and some of the output. */
+const MIN_RESULT_CHARS = 100;
 
 /**
  * Checks a spec's fields other than its schema and returns the first problem, or undefined.
@@ -26,9 +34,16 @@ export function checkSpec(spec: ToolSpec, knownExecutors: ReadonlySet<string>): 
     }
   }
   const retry = spec.retry;
-  if (retry && (retry.jitter < 0 || retry.jitter > 1)) return `tool "${spec.name}": retry.jitter must be between 0 and 1`;
-  if (retry && retry.backoffMultiplier !== 0 && retry.backoffMultiplier < 1) {
-    return `tool "${spec.name}": retry.backoff_multiplier must be at least 1`;
+  // Negated comparisons, so that NaN (a float field may carry it) is refused too.
+  if (retry && !(retry.jitter >= 0 && retry.jitter <= 1)) return `tool "${spec.name}": retry.jitter must be between 0 and 1`;
+  if (retry && retry.backoffMultiplier !== 0 && !(retry.backoffMultiplier >= 1 && retry.backoffMultiplier <= MAX_MULTIPLIER)) {
+    return `tool "${spec.name}": retry.backoff_multiplier must be between 1 and ${MAX_MULTIPLIER}`;
+  }
+  for (const [field, value] of [['initial_backoff_ms', retry?.initialBackoffMs ?? 0], ['max_backoff_ms', retry?.maxBackoffMs ?? 0]] as const) {
+    if (value > MAX_BACKOFF_MS) return `tool "${spec.name}": retry.${field} must be at most ${MAX_BACKOFF_MS} (an hour), got ${value}`;
+  }
+  if (spec.maxResultChars !== 0 && spec.maxResultChars < MIN_RESULT_CHARS) {
+    return `tool "${spec.name}": max_result_chars must be at least ${MIN_RESULT_CHARS} (the omission marker alone takes up to 60), got ${spec.maxResultChars}`;
   }
   for (const [field, pointer] of [
     ['resource_key', spec.resourceKey],

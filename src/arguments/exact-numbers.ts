@@ -7,9 +7,12 @@
  * replay. Decimals that lose their last digits to rounding are ordinary floating point, not this.
  */
 
-/** Cheap screen: only a run of 16 digits or a 3-digit exponent can hold such a number. */
-const SUSPECT = /\d{16}|[eE][+]?\d{3}/;
-const NUMBER = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+/**
+ * Cheap screen: only a run of 16 digits, an exponent of 16 or more, or a 3-digit one (either sign:
+ * 1e-999 is 0) can hold such a number.
+ */
+const SUSPECT = /\d{16}|[eE][+-]?\d{3}|[eE][+]?(?:1[6-9]|[2-9]\d)/;
+const NUMBER = /-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/y;
 
 /** The first number token of JSON `text` whose value JSON.parse would not keep, or undefined. */
 export function inexactNumber(text: string): string | undefined {
@@ -33,14 +36,30 @@ export function inexactNumber(text: string): string | undefined {
   return undefined;
 }
 
+/** 2^53: below it every integer is a double; at or above it every double is an integer. */
+const EXACT_LIMIT = 2 ** 53;
+const PARTS = /^(-?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
+
+/** A number's significant digits and decimal exponent, `-123e4` for -1.23e6: equal for equal values. */
+function significant(text: string): string {
+  const [, sign, whole, fraction = '', exponent = '0'] = PARTS.exec(text)!;
+  const digits = `${whole}${fraction}`.replace(/^0+/, '');
+  const kept = digits.replace(/0+$/, '');
+  return `${sign}${kept}e${Number(exponent) - fraction.length + (digits.length - kept.length)}`;
+}
+
 /**
- * True when the tool would not get the token's text back: a number no double holds, or an integer
- * of 16 digits or more whose double prints otherwise (fewer digits are below 2^53: exact). The
- * text is what counts, as the tool reads it: 123456789012345680000 comes back as it was sent.
+ * True when the tool would not get the token's value: a number no double holds (1e999, Infinity;
+ * 1e-999, 0), or one of 2^53 or more whose digits the double does not keep, however it is spelt
+ * (1234567890123456789, 1234567890123456789.0, 1.234567890123456789e18). Below 2^53 a decimal's
+ * rounding is ordinary floating point and an integer is exact; above it, a number the double
+ * prints with the same digits (1e300, 123456789012345680000, 1000000000000000000000) is the
+ * number the model meant.
  */
 function changedByParse(token: string): boolean {
   const value = Number(token);
   if (!Number.isFinite(value)) return true;
-  if (/[.eE]/.test(token) || token.length - (token.charCodeAt(0) === 0x2d ? 1 : 0) < 16) return false;
-  return String(value) !== token;
+  if (value === 0) return /[1-9]/.test(token.replace(/[eE].*$/, ''));
+  if (Math.abs(value) < EXACT_LIMIT) return false;
+  return significant(token) !== significant(String(value));
 }

@@ -36,7 +36,7 @@ function candidates(value: unknown, schema: Schema): { value: unknown; what: str
     // A decimal number only ("0x10", "0b1", "Infinity" and "" are not), and one a double keeps exactly.
     if ((types.includes('number') || types.includes('integer')) && DECIMAL.test(trimmed) && inexactNumber(trimmed) === undefined) {
       const n = Number(trimmed);
-      if (types.includes('number') || Number.isInteger(n)) out.push({ value: n, what: 'string to number' });
+      if (Number.isFinite(n) && (types.includes('number') || Number.isInteger(n))) out.push({ value: n, what: 'string to number' });
     }
     if (types.includes('boolean') && /^(true|false)$/i.test(trimmed)) {
       out.push({ value: trimmed.toLowerCase() === 'true', what: 'string to boolean' });

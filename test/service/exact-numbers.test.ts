@@ -19,7 +19,7 @@ tools:
   - name: lenient_delete
     effect: side_effect
     lenient_arguments: true
-    input_schema: '{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}'
+    input_schema: '{"type":"object","properties":{"id":{"type":"integer"},"amount":{"type":"number","maximum":100}},"required":["id"]}'
     http: { url: "${tools.url}/delete" }
 `);
 });
@@ -41,15 +41,16 @@ test('an integer id beyond 2^53 is refused, not rounded; nothing runs', async ()
   expect(tools.count('/delete')).toBe(0);
 });
 
-test('-1e999 is refused, not sent on as null past the schema maximum', async () => {
+test('-1e999 and a big id spelt with .0 are refused, not sent on as null or rounded', async () => {
+  expect((await call('{"id":1234567890123456789.0}')).error?.kind).toBe(ErrorKind.INVALID_ARGUMENTS);
   const result = await call('{"amount":-1e999}');
   expect(result.error?.kind).toBe(ErrorKind.INVALID_ARGUMENTS);
   expect(tools.count('/delete')).toBe(0);
 });
 
-test('lenient repair does not turn an id string beyond 2^53, nor a hexadecimal one, into a rounded number', async () => {
-  for (const id of ['"1234567890123456789"', '"0x10"']) {
-    const result = await call(`{"id":${id}}`, 'lenient_delete');
+test('lenient repair does not turn an id string beyond 2^53 (however spelt), a hexadecimal one or an infinite one into another number', async () => {
+  for (const args of ['{"id":"1234567890123456789"}', '{"id":"0x10"}', '{"id":"1234567890123456789e0"}', '{"id":1,"amount":"-5.E400"}']) {
+    const result = await call(args, 'lenient_delete');
     expect(result.error?.kind).toBe(ErrorKind.INVALID_ARGUMENTS);
   }
   expect(tools.count('/delete')).toBe(0);

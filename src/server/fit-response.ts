@@ -3,6 +3,7 @@ import { boundResult, codePointLength, type PipelineDeps } from '../pipeline';
 import { newResultHandle, type SessionScope } from '../store';
 import { TOOL_DEFAULTS } from '../options/tool-defaults';
 import { fieldSize } from '../wire/sized-writer';
+import { compactResult, textBound } from './compact-result';
 import { encodedResultSize } from './dispatch-response-codec';
 
 /**
@@ -61,7 +62,9 @@ function boundToBytes(text: string, maxBytes: number): { text: string; chars: nu
  * tool's `max_result_chars`, but a turn of many calls, or a tool with a large bound, can add up to
  * more. The largest outputs are cut (head and tail kept, as bounding does) to an equal share of
  * what the others leave; the whole text goes to ReadResult as a bounded result's does, under a new
- * handle unless it has one already. Errors (whose outputs their sources bound) are left whole.
+ * handle unless it has one already. Errors (whose outputs their sources bound) are not cut so; when
+ * the parts outputs leave would take half the message, warnings, error texts and echoed names are
+ * bounded too (compact-result.ts).
  * Changes `results` in place; returns at once when the turn is far below the limit.
  */
 export async function fitResponse(results: ToolResult[], maxBytes: number, deps: Pick<PipelineDeps, 'store' | 'registry' | 'logger'>, scope: SessionScope): Promise<void> {
@@ -71,19 +74,28 @@ export async function fitResponse(results: ToolResult[], maxBytes: number, deps:
 
   const cuttable = results.map((result) => !result.isError && result.output !== '');
   const outputs = results.map((result, i) => (cuttable[i] ? Buffer.byteLength(result.output) : 0));
-  let fixed = SLACK_BYTES;
-  results.forEach((result, i) => (fixed += fieldSize(encodedResultSize(result)) - outputs[i]! + (cuttable[i] ? PER_CUT_BYTES : 0)));
+  const fixedBytes = () => results.reduce((sum, result, i) => sum + fieldSize(encodedResultSize(result)) - outputs[i]! + (cuttable[i] ? PER_CUT_BYTES : 0), SLACK_BYTES);
+  let fixed = fixedBytes();
+  // What cutting outputs leaves would not fit alone (thousands of warnings, error texts, names
+  // echoed back): bound those parts too.
+  if (fixed > maxBytes / 2) {
+    const max = textBound(maxBytes, results.length);
+    for (const result of results) compactResult(result, max);
+    fixed = fixedBytes();
+  }
   const cap = outputCap(outputs.filter((_, i) => cuttable[i]), Math.max(0, maxBytes - fixed));
   if (cap === Infinity) return;
 
   await Promise.all(
     results.map(async (result, i) => {
       if (!cuttable[i] || outputs[i]! <= cap) return;
-      // A bounded result's whole text is in the store already; cut from it, not from its cut.
-      const kept = result.truncated && result.resultHandle !== '' ? await deps.store.readResult(scope.tenant, result.resultHandle).catch(() => undefined) : undefined;
+      // A bounded result's whole text is in the store already; cut from it, not from its cut. If
+      // it cannot be read now, its handle still leads to it: the cut is of the bounded text.
+      const spilled = result.truncated && result.resultHandle !== '';
+      const kept = spilled ? await deps.store.readResult(scope.tenant, result.resultHandle).catch(() => undefined) : undefined;
       const whole = kept ?? result.output;
       const cut = boundToBytes(whole, cap);
-      let handle = kept === undefined ? '' : result.resultHandle;
+      let handle = spilled ? result.resultHandle : '';
       if (handle === '') {
         handle = newResultHandle(scope.sessionId);
         const ttlSeconds = deps.registry.lookup(scope.tenant, result.resolvedToolName)?.idempotencyTtlSeconds ?? TOOL_DEFAULTS.idempotencyTtlSeconds;

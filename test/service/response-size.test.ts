@@ -1,4 +1,4 @@
-import { DispatchMode, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
+import { DispatchMode, ErrorKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { codePointLength } from '../../src/pipeline';
 import { wellFormed } from '../../src/server/grpc-adapter';
 import { connectRedis, createRedisStore, whenReady } from '../../src/store/redis';
@@ -25,7 +25,12 @@ describe.each(['memory', 'redis'])('with the %s store', (kind) => {
     return createRedisStore(client);
   }
   let runs = 0;
-  const shout = async (args: unknown) => {
+  // An in-process tool that fails with a long message, and one that counts what it got.
+const complain = async () => {
+  throw new Error(`refused: ${'x'.repeat(5_000)}`);
+};
+const count = async (args: unknown) => String((args as { n: unknown[] }).n.length);
+const shout = async (args: unknown) => {
     const { n, ch } = args as { n: number; ch?: string };
     runs++;
     return (ch ?? 'A').repeat(n) + 'END';
@@ -42,6 +47,15 @@ describe.each(['memory', 'redis'])('with the %s store', (kind) => {
       max_result_chars: 100000
       input_schema: ${schema}
       builtin: { name: shout }
+    - name: complain
+      effect: side_effect
+      input_schema: '{"type":"object"}'
+      builtin: { name: complain }
+    - name: count
+      effect: side_effect
+      lenient_arguments: true
+      input_schema: '{"type":"object","properties":{"n":{"type":"array","items":{"type":"number"}}}}'
+      builtin: { name: count }
     - name: short_shout
       effect: read_only
       memoize_ttl_seconds: 0
@@ -49,7 +63,7 @@ describe.each(['memory', 'redis'])('with the %s store', (kind) => {
       input_schema: ${schema}
       builtin: { name: shout }
   `,
-      { builtins: new Map([['shout', shout]]), store: kind === 'redis' ? await redisStore() : undefined },
+      { builtins: new Map([['shout', shout], ['complain', complain], ['count', count]]), store: kind === 'redis' ? await redisStore() : undefined },
     );
   });
   afterAll(() => d.close());
@@ -157,6 +171,25 @@ describe.each(['memory', 'redis'])('with the %s store', (kind) => {
     const results = await turn([{ n: 10_000 }, { n: 10_000 }]);
     expect(results.map((r) => r.output)).toEqual([`${'A'.repeat(10_000)}END`, `${'A'.repeat(10_000)}END`]);
     expect(results.every((r) => !r.truncated && r.warnings.length === 0)).toBe(true);
+  });
+
+  test('when what outputs leave would not fit (error texts, thousands of warnings, names echoed back), those are bounded too', async () => {
+    const calls = [
+      ...Array.from({ length: 30 }, (_, i) => ({ id: `e${i}`, name: 'complain', arguments: `{"i":${i}}` })),
+      { id: 'w', name: 'count', arguments: JSON.stringify({ n: Array.from({ length: 3_000 }, () => '1') }) },
+      { id: 'u1', name: `made_up_${'q'.repeat(10_000)}`, arguments: '{}' },
+      { id: 'ok', name: 'shout', arguments: '{"n":10,"k":99}' },
+    ];
+    const { results } = await d.dispatch.dispatch({ sessionId: `size-${kind}-compact`, calls });
+    expect(results.map((r) => r.toolCallId)).toEqual(calls.map((c) => c.id));
+    expect(results.slice(0, 30).every((r) => r.isError && r.error!.message.length < 200)).toBe(true);
+    expect(() => JSON.parse(results[0]!.output) as unknown).not.toThrow();
+    const counted = results[30]!;
+    expect(counted.output).toBe('3000');
+    expect(counted.warnings).toHaveLength(21);
+    expect(counted.warnings[20]).toBe("... and 2980 more warnings, left out so that the turn's results fit in one response (max_message_bytes)");
+    expect(results[31]!.error?.kind).toBe(ErrorKind.UNKNOWN_TOOL);
+    expect(results[32]!.output).toBe(`${'A'.repeat(10)}END`);
   });
 
   // Last: it stops Redis. Read-only calls go on while the store is down; a cut result whose

@@ -1,0 +1,58 @@
+import type { ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
+
+/**
+ * Bounds on the parts of a result that cutting outputs leaves alone, applied only when they alone
+ * would not fit in one response: warnings (lenient repair adds one per repaired element), error
+ * texts (an in-process tool's thrown message, an unknown name quoted back) and the resolved name
+ * (a made-up name is echoed as sent).
+ */
+const MAX_WARNINGS = 20;
+const MAX_NAME_CHARS = 256;
+/** The text bound of a turn's results: its share of the message, between these. */
+const MAX_TEXT_CHARS = 2_000;
+const MIN_TEXT_CHARS = 100;
+
+/**
+ * How long each error text or warning of a turn of `results` results may stay so that they fit
+ * in `maxBytes` (a result holds a few such texts, each up to 3 bytes a character).
+ */
+export function textBound(maxBytes: number, results: number): number {
+  return Math.max(MIN_TEXT_CHARS, Math.min(MAX_TEXT_CHARS, Math.floor(maxBytes / (16 * Math.max(1, results)))));
+}
+
+/** `text` cut to about `max` UTF-16 units, never through a surrogate pair, marked when cut. */
+export function cutText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const end = /[\ud800-\udbff]/.test(text[max - 1] ?? '') ? max - 1 : max;
+  return `${text.slice(0, end)}... [${text.length - end} characters cut]`;
+}
+
+/** An error output (the error JSON) with each long string field cut; other text cut whole. */
+function compactErrorOutput(output: string, max: number): string {
+  if (output.length <= max) return output;
+  try {
+    const json = JSON.parse(output) as unknown;
+    if (json && typeof json === 'object' && !Array.isArray(json)) {
+      const fields = Object.entries(json as Record<string, unknown>).map(([key, value]) => [key, typeof value === 'string' ? cutText(value, max) : value]);
+      return JSON.stringify(Object.fromEntries(fields));
+    }
+  } catch {
+    // Not JSON: cut as text.
+  }
+  return cutText(output, max * 2);
+}
+
+/** Bounds a result's warnings, error texts (to `max` characters) and resolved name in place. */
+export function compactResult(result: ToolResult, max: number): void {
+  let warnings = result.warnings.map((warning) => cutText(warning, max));
+  if (warnings.length > MAX_WARNINGS) {
+    warnings = [...warnings.slice(0, MAX_WARNINGS), `... and ${warnings.length - MAX_WARNINGS} more warnings, left out so that the turn's results fit in one response (max_message_bytes)`];
+  }
+  result.warnings = warnings;
+  result.resolvedToolName = cutText(result.resolvedToolName, MAX_NAME_CHARS);
+  if (result.isError) result.output = compactErrorOutput(result.output, max);
+  if (result.error) {
+    result.error.message = cutText(result.error.message, max);
+    result.error.suggestion = cutText(result.error.suggestion, max);
+  }
+}

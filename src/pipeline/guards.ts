@@ -125,8 +125,11 @@ export interface Guards {
   readonly postHook: (input: PostHookInput) => readonly string[] | Promise<readonly string[]>;
   readonly breaker: BreakerGate;
   readonly reflector: Reflector;
-  /** Waits for ResolveApproval of an Ask by the same tenant; resolves true when approved. */
-  readonly awaitApproval: (approvalId: string, signal: AbortSignal, tenant?: string) => Promise<boolean>;
+  /**
+   * Waits for ResolveApproval of an Ask by the same tenant; resolves true when approved. `waiting`
+   * runs once the wait is taken: not when it is refused at once (too many waiting).
+   */
+  readonly awaitApproval: (approvalId: string, signal: AbortSignal, tenant?: string, waiting?: () => void) => Promise<boolean>;
   /** Concurrency caps per tool; absent when no tool has one. */
   readonly slots?: ToolSlots;
   /** Rate limits (`rate:` policies); undefined when there are none. */

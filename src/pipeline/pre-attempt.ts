@@ -65,8 +65,13 @@ function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, tool: 
 
 async function awaitApproval(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, attempt: number, reason: string, args: unknown): Promise<unknown> {
   const approvalId = randomUUID();
-  obs.approvalRequested(attempt, approvalId, reason);
-  const approved = await deps.guards.awaitApproval(approvalId, toAbortSignal(turn.signal), turn.tenant);
+  // Announced once the wait is taken: an approver never sees the id of an ask refused at once.
+  let asked = false;
+  const approved = await deps.guards.awaitApproval(approvalId, toAbortSignal(turn.signal), turn.tenant, () => {
+    asked = true;
+    obs.approvalRequested(attempt, approvalId, reason);
+  });
+  if (!asked) throw blocked(`needs approval, and too many approvals are waiting already; try again later: ${reason}`);
   if (!approved) throw blocked(`approval was not granted: ${reason}`);
   return args;
 }

@@ -1,4 +1,4 @@
-import { EventKind, DispatchMode, type Event } from '../../gen/dispatch/v1/dispatch_pb';
+import { ErrorKind, EventKind, DispatchMode, type Event } from '../../gen/dispatch/v1/dispatch_pb';
 import { defaultGuards, retryTreeReflector, type Guards } from '../../src/pipeline';
 import { json, startApp, startToolServer, type ToolServer } from '../helpers/servers';
 import { describe as seq, ofSession, tapEvents, turnEnded, type EventTap } from './event-tap';
@@ -211,7 +211,7 @@ test('a cancelled call: its attempt still gets a TOOL_POST, with CANCELLED as th
 });
 
 test('an interactive Ask: APPROVAL_REQUESTED inside the attempt, before TOOL_POST', async () => {
-  const guards: Guards = { ...defaultGuards(retryTreeReflector), preHook: async () => ({ action: 'ask', reason: 'costly' }), awaitApproval: async () => true };
+  const guards: Guards = { ...defaultGuards(retryTreeReflector), preHook: async () => ({ action: 'ask', reason: 'costly' }), awaitApproval: async (_id, _signal, _tenant, waiting) => (waiting?.(), true) };
   await withApp(guards, async (d, tap) => {
     await d.dispatch.dispatch({ sessionId: 's-ask', interactive: true, calls: [call('c1', 'echo')] });
     await tap.waitFor(turnEnded('s-ask'));
@@ -220,6 +220,17 @@ test('an interactive Ask: APPROVAL_REQUESTED inside the attempt, before TOOL_POS
     expect(events[2]!.attributes['dispatch.reason']).toBe('costly');
     expect(events[2]!.attributes['dispatch.approval_id']).toMatch(/^[0-9a-f-]{36}$/);
     expect(events[3]!.attributes['dispatch.outcome']).toBe('ok');
+  });
+});
+
+test('an Ask refused at once (too many approvals waiting) announces no approval id and says why', async () => {
+  const guards: Guards = { ...defaultGuards(retryTreeReflector), preHook: async () => ({ action: 'ask', reason: 'costly' }), awaitApproval: async () => false };
+  await withApp(guards, async (d, tap) => {
+    const { results } = await d.dispatch.dispatch({ sessionId: 's-ask-full', interactive: true, calls: [call('c1', 'echo')] });
+    expect(results[0]!.error?.kind).toBe(ErrorKind.BLOCKED);
+    expect(results[0]!.error?.message).toBe('needs approval, and too many approvals are waiting already; try again later: costly');
+    await tap.waitFor(turnEnded('s-ask-full'));
+    expect(seq(ofSession(tap.events, 's-ask-full'))).toEqual(['CALL_RECEIVED:c1', 'TOOL_PRE:c1#1', 'TOOL_POST:c1#1', 'TURN_END']);
   });
 });
 

@@ -30,6 +30,25 @@ test('timeout, abort, overflow and close all refuse', async () => {
   expect(await pending).toBe(false);
 });
 
+test('one tenant cannot take every place: past its own cap its asks are refused, another tenant\'s still wait', async () => {
+  const approvals = createApprovals({ timeoutMs: 10_000, maxPending: 10, maxPendingPerTenant: 3 });
+  const announced: string[] = [];
+  const waits = ['a1', 'a2', 'a3', 'a4'].map((id) => approvals.wait(id, live(), 'greedy', () => announced.push(id)));
+  expect(announced).toEqual(['a1', 'a2', 'a3']);
+  expect(await waits[3]).toBe(false);
+  const other = approvals.wait('b1', live(), 'modest', () => announced.push('b1'));
+  expect(announced).toEqual(['a1', 'a2', 'a3', 'b1']);
+  expect(approvals.resolve('b1', true, 'modest')).toBe(true);
+  expect(await other).toBe(true);
+  // A place given back (decided) is free again for the tenant.
+  expect(approvals.resolve('a1', false, 'greedy')).toBe(true);
+  expect(await waits[0]).toBe(false);
+  const again = approvals.wait('a5', live(), 'greedy', () => announced.push('a5'));
+  expect(announced).toContain('a5');
+  approvals.close();
+  expect(await again).toBe(false);
+});
+
 test('post hooks: after rules by tool, outcome and text; a failing hook adds nothing and does not fail', async () => {
   const warned: string[] = [];
   const logger = { debug() {}, info() {}, warn: (m: string) => void warned.push(m), error() {} };

@@ -20,21 +20,36 @@ export type RegistryChange =
   | { readonly type: 'register'; readonly tenant: string; readonly specs: readonly ToolSpec[] }
   | { readonly type: 'remove'; readonly tenant: string; readonly name: string };
 
-/** The tools this server can dispatch, per tenant; config-file tools (tenant "") are seen by all. */
+/**
+ * The tools this server can dispatch, per tenant. The operator's tools (tenant "": the config
+ * file's and those imported from MCP servers) are seen by every tenant and win over a tenant's tool
+ * of the same name, which no tenant can register but one may hold from before the name became the
+ * operator's (an MCP server listing it later).
+ */
 export interface ToolRegistry {
   /**
    * Validates and compiles every spec first, then registers all or none. With `maxTools`, refuses
    * (code `limit`) before anything else when the tenant would own more tools than that; a spec
-   * replacing one of its tools does not count again.
+   * replacing one of its tools does not count again. A tenant's spec named as an operator's tool
+   * is refused (code `exists`), with `replace` too.
    */
   register(specs: readonly ToolSpec[], options: { tenant: string; replace?: boolean; maxTools?: number }): ResolvedTool[];
+  /** The operator's tool of that name, else the tenant's own. */
   lookup(tenant: string, name: string): ResolvedTool | undefined;
   list(tenant: string): ResolvedTool[];
   remove(tenant: string, name: string): boolean;
   /** Called after every local change; a replicated registry listens here. */
   onChange(listener: (change: RegistryChange) => void): void;
-  /** Applies a change made on another replica, without notifying listeners. */
+  /**
+   * Applies a change made on another replica, without notifying listeners. A change of the
+   * operator's tools (tenant "") is ignored: each replica has its own (DESIGN section 11).
+   */
   applyRemote(change: RegistryChange): void;
+}
+
+/** The message refusing a tenant's tool named as one of the operator's (RegisterTools, a worker's hello). */
+export function operatorToolMessage(where: string, name: string): string {
+  return `${where}: tool "${name}" is the operator's (from the config file or an MCP server); a tenant cannot register, replace or host a tool of that name`;
 }
 
 /** Why an HTTP tool's URL may not be registered by a tenant, or undefined (checkSpec has parsed it). */
@@ -79,8 +94,10 @@ export function createToolRegistry(
     return tools;
   };
 
-  function compileAll(specs: readonly ToolSpec[], tenant: string, replace: boolean): ResolvedTool[] {
+  /** Compiles `specs` for `tenant`; `local` registrations of a tenant may not take an operator's tool name. */
+  function compileAll(specs: readonly ToolSpec[], tenant: string, replace: boolean, local: boolean): ResolvedTool[] {
     const seen = new Set<string>();
+    const operators = tenant === '' || !local ? undefined : byTenant.get('');
     return specs.map((spec, index) => {
       const where = `tools[${index}]`;
       const problem = checkSpec(spec, executorKinds());
@@ -89,6 +106,7 @@ export function createToolRegistry(
       if (denied) throw new RegistryError('invalid', `${where} ("${spec.name}"): ${denied}`);
       if (seen.has(spec.name)) throw new RegistryError('invalid', `${where}: duplicate tool name "${spec.name}" in one request`);
       seen.add(spec.name);
+      if (operators?.has(spec.name)) throw new RegistryError('exists', operatorToolMessage(where, spec.name));
       if (!replace && tenantTools(tenant).has(spec.name)) {
         throw new RegistryError('exists', `${where}: tool "${spec.name}" is already registered (set replace to overwrite it)`);
       }
@@ -112,18 +130,18 @@ export function createToolRegistry(
   return {
     register(specs, { tenant, replace = false, maxTools }) {
       if (maxTools !== undefined) checkToolCount(specs, byTenant.get(tenant), tenant, maxTools);
-      const tools = compileAll(specs, tenant, replace);
+      const tools = compileAll(specs, tenant, replace, true);
       install(tools, tenant);
       notify({ type: 'register', tenant, specs });
       return tools;
     },
     lookup(tenant, name) {
-      return byTenant.get(tenant)?.get(name) ?? (tenant === '' ? undefined : byTenant.get('')?.get(name));
+      return byTenant.get('')?.get(name) ?? byTenant.get(tenant)?.get(name);
     },
     list(tenant) {
-      const own = byTenant.get(tenant) ?? new Map<string, ResolvedTool>();
-      const shared = tenant === '' ? [] : [...(byTenant.get('')?.values() ?? [])].filter((t) => !own.has(t.name));
-      return [...shared, ...own.values()].sort((a, b) => a.name.localeCompare(b.name));
+      const shared = byTenant.get('') ?? new Map<string, ResolvedTool>();
+      const own = tenant === '' ? [] : [...(byTenant.get(tenant)?.values() ?? [])].filter((t) => !shared.has(t.name));
+      return [...shared.values(), ...own].sort((a, b) => a.name.localeCompare(b.name));
     },
     remove(tenant, name) {
       const removed = byTenant.get(tenant)?.delete(name) ?? false;
@@ -134,8 +152,9 @@ export function createToolRegistry(
       listeners.push(listener);
     },
     applyRemote(change) {
+      if (change.tenant === '') return;
       if (change.type === 'remove') byTenant.get(change.tenant)?.delete(change.name);
-      else install(compileAll(change.specs, change.tenant, true), change.tenant);
+      else install(compileAll(change.specs, change.tenant, true, false), change.tenant);
     },
   };
 }

@@ -45,7 +45,8 @@ function listed(spec: ToolSpec): ToolSpec {
   return { ...spec, executor: { case: 'http', value: { ...http, url, headers } } };
 }
 
-const STATUS_OF: Record<RegistryError['code'], grpc.status> = {
+/** The status answering a registration the registry refused (RegisterTools, a worker's hello). */
+export const REGISTRY_ERROR_STATUS: Readonly<Record<RegistryError['code'], grpc.status>> = {
   invalid: grpc.status.INVALID_ARGUMENT,
   exists: grpc.status.ALREADY_EXISTS,
   limit: grpc.status.RESOURCE_EXHAUSTED,
@@ -64,7 +65,7 @@ export function registryHandlers(registry: ToolRegistry, authenticate: Authentic
         return create(RegisterToolsResponseSchema, { registered: tools.length });
       } catch (error) {
         if (!(error instanceof RegistryError)) throw error;
-        throw new RpcError(STATUS_OF[error.code], error.message);
+        throw new RpcError(REGISTRY_ERROR_STATUS[error.code], error.message);
       }
     }),
     listTools: unary(logger, async (_request: ListToolsRequest, call: grpc.ServerUnaryCall<ListToolsRequest, ListToolsResponse>) => {

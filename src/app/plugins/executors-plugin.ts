@@ -43,6 +43,11 @@ export function createExecutorsPlugin(pluginOptions: ExecutorsPluginOptions = {}
       async attach(pipeline) {
         deps = pipeline;
         if (ctx.options.redisUrl) relay = await createRedisRelay({ url: ctx.options.redisUrl, pool, registry: pipeline.registry, logger: ctx.logger, options });
+        // A worker tool removed by RemoveTool must leave the shared specs too, or replicas loading
+        // them (at start, when their subscription moves) would register it again.
+        pipeline.registry.onChange((change) => {
+          if (change.type === 'remove' && change.tenant !== '') relay?.forgetSpec(change.tenant, change.name);
+        });
         await mcp.start(pipeline.registry);
       },
       started(server) {

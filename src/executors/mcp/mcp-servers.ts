@@ -7,7 +7,7 @@ import { importTools, type McpToolInfo } from './mcp-import';
 /** The configured MCP servers, each with one long-lived connection, and their imported tools. */
 export interface McpServers {
   get(name: string): McpConnection | undefined;
-  /** Connects every server (first attempts in parallel) and imports tools into `registry` (tenant ""). */
+  /** Connects every server (first attempts in parallel) and imports tools into `registry` (tenant "": this replica's own, never shared through Redis). */
   start(registry: ToolRegistry): Promise<void>;
   close(): Promise<void>;
 }

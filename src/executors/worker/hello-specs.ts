@@ -2,12 +2,24 @@ import { clone, create } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import { ToolSpecSchema, WorkerExecutorSchema, type ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
 import type { Hello } from '../../../gen/dispatch/v1/worker_pb';
-import type { ToolRegistry } from '../../registry';
+import { operatorToolMessage, type ToolRegistry } from '../../registry';
 import { RpcError } from '../../server';
 
 /**
+ * Why a worker of `tenant` may not host `name`, or undefined: the name is the operator's (a
+ * config-file or MCP tool, whatever its executor), or the tenant's tool run by another executor.
+ * Hosting either would send the calls meant for that tool to the worker.
+ */
+export function hostingRefusal(registry: ToolRegistry, tenant: string, name: string, where: string): string | undefined {
+  const existing = registry.lookup(tenant, name);
+  if (existing === undefined || (existing.tenant === tenant && existing.spec.executor.case === 'worker')) return undefined;
+  if (existing.tenant === '') return operatorToolMessage(where, name);
+  return `${where}: tool "${name}" is already registered with the ${existing.spec.executor.case} executor; remove it before a worker hosts it`;
+}
+
+/**
  * The specs a worker's `hello` registers: each gets the `worker` executor (a spec naming another
- * executor is refused), and none may take over a tool of the tenant that another executor runs.
+ * executor is refused), and none may take a name that {@link hostingRefusal} refuses.
  */
 export function helloSpecs(hello: Hello, tenant: string, registry: ToolRegistry, maxTools: number): ToolSpec[] {
   if (hello.tools.length === 0) throw new RpcError(grpc.status.INVALID_ARGUMENT, 'hello declares no tools; a worker must host at least one');
@@ -18,10 +30,8 @@ export function helloSpecs(hello: Hello, tenant: string, registry: ToolRegistry,
     if (tool.executor.case !== undefined && tool.executor.case !== 'worker') {
       throw new RpcError(grpc.status.INVALID_ARGUMENT, `tools[${index}] ("${tool.name}"): a worker hosts its tools itself, so the executor must be worker or unset, not ${tool.executor.case}`);
     }
-    const existing = registry.lookup(tenant, tool.name);
-    if (existing && existing.tenant === tenant && existing.spec.executor.case !== 'worker') {
-      throw new RpcError(grpc.status.ALREADY_EXISTS, `tools[${index}]: tool "${tool.name}" is already registered with the ${existing.spec.executor.case} executor; remove it before a worker hosts it`);
-    }
+    const refusal = hostingRefusal(registry, tenant, tool.name, `tools[${index}]`);
+    if (refusal !== undefined) throw new RpcError(grpc.status.ALREADY_EXISTS, refusal);
     const spec = clone(ToolSpecSchema, tool);
     spec.executor = { case: 'worker', value: create(WorkerExecutorSchema, {}) };
     return spec;

@@ -30,6 +30,8 @@ export interface RedisRelayOptions {
 export interface RedisRelay extends WorkerRelay {
   readonly replicaId: string;
   publishSpecs(tenant: string, specs: readonly ToolSpec[]): void;
+  /** Forgets a tool removed here (RemoveTool), so that no replica registers it again from the shared specs. */
+  forgetSpec(tenant: string, name: string): void;
 }
 
 interface Waiting {
@@ -280,6 +282,9 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
     },
     publishSpecs(tenant, shared) {
       specs.publish(tenant, shared).catch(warn('sharing worker tools with other replicas failed'));
+    },
+    forgetSpec(tenant, name) {
+      specs.remove(tenant, name).catch(warn('could not remove a worker tool from the shared specs'));
     },
     async close() {
       closed = true;

@@ -4,20 +4,37 @@ import { ToolSpecSchema, type ToolSpec } from '../../../gen/dispatch/v1/tool_pb'
 import type { Logger } from '../../log';
 import type { ToolRegistry } from '../../registry';
 
-/** Shares the specs of worker-hosted tools, so every replica can dispatch them. */
+/**
+ * Shares the specs of worker-hosted tools, so every replica can dispatch them (with the executors
+ * plugin alone too, where no registry replica shares the tenants' tools).
+ */
 export interface SpecSync {
   publish(tenant: string, specs: readonly ToolSpec[]): Promise<void>;
-  /** Registers every spec shared so far (at start). */
+  /**
+   * Forgets a tool removed here (RemoveTool): its spec is deleted, so that no replica registers it
+   * again from the hash (at start, when its subscription moves), and when one was shared the
+   * replicas are told to remove it.
+   */
+  remove(tenant: string, name: string): Promise<void>;
+  /** Registers every spec shared so far (at start, and when the subscription moved). */
   load(): Promise<void>;
   /** Applies a message from the specs channel. */
   receive(text: string): void;
 }
 
-/** The hash holding every worker tool's spec (field `tenant \n name`), and the channel announcing them. */
+/** The hash holding every worker tool's spec (field `tenant \n name`), and the channel announcing them and their removals. */
 export const SPECS_KEY = 'dispatch:worker:specs';
 
 const encode = (spec: ToolSpec) => Buffer.from(toBinary(ToolSpecSchema, spec)).toString('base64');
 const decode = (text: string) => fromBinary(ToolSpecSchema, Buffer.from(text, 'base64'));
+
+/** A message on the specs channel: specs registered, or (`removed`) a tool removed. */
+interface SpecsMessage {
+  readonly from: string;
+  readonly tenant: string;
+  readonly specs?: string[];
+  readonly removed?: string;
+}
 
 /** Creates the spec sharing of replica `replicaId` into `registry`. */
 export function createSpecSync(redis: Redis, replicaId: string, registry: ToolRegistry, logger: Logger): SpecSync {
@@ -33,13 +50,24 @@ export function createSpecSync(redis: Redis, replicaId: string, registry: ToolRe
       logger.warn('a worker tool shared by another replica was refused', { tenant, error: (error as Error).message });
     }
   };
+  // A tenant's tool of another executor by that name (with the executors plugin alone, a tool
+  // registered by RPC here) is not the one removed.
+  const forget = (tenant: string, name: string) => {
+    const existing = registry.lookup(tenant, name);
+    if (existing?.tenant === tenant && existing.spec.executor.case !== 'worker') return;
+    registry.applyRemote({ type: 'remove', tenant, name });
+  };
   return {
     async publish(tenant, specs) {
       const encoded = specs.map(encode);
       const batch = redis.pipeline();
       specs.forEach((spec, i) => batch.hset(SPECS_KEY, `${tenant}\n${spec.name}`, encoded[i]!));
-      batch.publish(SPECS_KEY, JSON.stringify({ from: replicaId, tenant, specs: encoded }));
+      batch.publish(SPECS_KEY, JSON.stringify({ from: replicaId, tenant, specs: encoded } satisfies SpecsMessage));
       await batch.exec();
+    },
+    async remove(tenant, name) {
+      if ((await redis.hdel(SPECS_KEY, `${tenant}\n${name}`)) === 0) return;
+      await redis.publish(SPECS_KEY, JSON.stringify({ from: replicaId, tenant, removed: name } satisfies SpecsMessage));
     },
     async load() {
       const byTenant = new Map<string, ToolSpec[]>();
@@ -55,8 +83,10 @@ export function createSpecSync(redis: Redis, replicaId: string, registry: ToolRe
     },
     receive(text) {
       try {
-        const message = JSON.parse(text) as { from: string; tenant: string; specs: string[] };
-        if (message.from !== replicaId) apply(message.tenant, message.specs.map(decode));
+        const message = JSON.parse(text) as SpecsMessage;
+        if (message.from === replicaId) return;
+        if (message.removed !== undefined) forget(message.tenant, message.removed);
+        else if (message.specs) apply(message.tenant, message.specs.map(decode));
       } catch (error) {
         logger.warn('an unreadable worker tool announcement was skipped', { error: (error as Error).message });
       }

@@ -4,7 +4,7 @@ import type { ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
 import type { Hello, WorkAssignment, WorkerMessage } from '../../../gen/dispatch/v1/worker_pb';
 import type { Logger } from '../../log';
 import { RegistryError, type ToolRegistry } from '../../registry';
-import { CREDENTIAL_RECHECK_MS, RpcError, toServiceError, type Authenticator } from '../../server';
+import { CREDENTIAL_RECHECK_MS, REGISTRY_ERROR_STATUS, RpcError, toServiceError, type Authenticator } from '../../server';
 import { helloSpecs } from './hello-specs';
 import type { EndStatus, WorkerLink } from './worker-link';
 import type { ResolvedWorkerOptions } from './worker-options';
@@ -65,7 +65,7 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
       try {
         registry.register(specs, { tenant, replace: true, maxTools: deps.maxToolsPerTenant?.() });
       } catch (error) {
-        if (error instanceof RegistryError) throw new RpcError(error.code === 'limit' ? status.RESOURCE_EXHAUSTED : status.INVALID_ARGUMENT, error.message);
+        if (error instanceof RegistryError) throw new RpcError(REGISTRY_ERROR_STATUS[error.code], error.message);
         throw error;
       }
       clearTimeout(helloTimer);

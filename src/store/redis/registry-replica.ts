@@ -8,7 +8,11 @@ import { createOrderedPublisher } from './ordered-publisher';
 import { registryKeys } from './session-keys';
 import { createWatchedSubscriber, type SubscriberWatchOptions } from './watched-subscriber';
 
-/** Keeps the tools registered by RPC in Redis, so replicas sharing it share them. */
+/**
+ * Keeps the tenants' tools (registered by RPC or a worker's hello) in Redis, so replicas sharing it
+ * share them. The operator's tools (tenant "": the config file's, those imported from MCP servers)
+ * are each replica's own and never go through Redis.
+ */
 export interface RegistryReplica {
   /** Loads the stored tools into `registry`, then publishes its changes and applies the others'. */
   attach(registry: ToolRegistry): Promise<void>;
@@ -31,6 +35,9 @@ interface Announcement {
   readonly name?: string;
 }
 
+/** Whether a tenant's tools go through Redis: not the operator's (tenant ""), each replica's own. */
+const shared = (tenant: string) => tenant !== '';
+
 const encodeSpec = (spec: ToolSpec) => Buffer.from(toBinary(ToolSpecSchema, spec)).toString('base64');
 const decodeSpec = (text: string) => fromBinary(ToolSpecSchema, Buffer.from(text, 'base64'));
 
@@ -44,8 +51,10 @@ const decodeSpec = (text: string) => fromBinary(ToolSpecSchema, Buffer.from(text
  * bring back a removed tool or an older spec. When that read fails, a warning is logged and the
  * announcement is applied as it says, which one out of order can still get wrong until the tool
  * is announced again. On every reconnection, and every move of the subscription, the stored tools
- * are loaded again, so a replica that missed announcements catches up (a removal it missed is not seen until that tool is announced
- * again).
+ * are loaded again, so a replica that missed announcements catches up (a removal it missed is not
+ * seen until that tool is announced again). Tenant "" is neither published nor applied: a
+ * `dispatch:tools:{}` hash, or an announcement for it, left by an older version that shared the
+ * operator's tools is ignored.
  */
 export function createRegistryReplica(client: RedisClient, connectSubscriber: () => RedisClient, options: RegistryReplicaOptions = {}): RegistryReplica {
   const keys = registryKeys(options.prefix);
@@ -65,13 +74,14 @@ export function createRegistryReplica(client: RedisClient, connectSubscriber: ()
 
   async function loadAll(): Promise<void> {
     const tenants = await client.smembers(keys.tenants);
-    for (const tenant of tenants) {
+    for (const tenant of tenants.filter(shared)) {
       const stored = await client.hgetall(keys.tools(tenant));
       for (const text of Object.values(stored)) apply({ type: 'register', tenant, specs: [decodeSpec(text)] });
     }
   }
 
   async function publish(change: RegistryChange): Promise<void> {
+    if (!shared(change.tenant)) return;
     const announcement: Announcement =
       change.type === 'register'
         ? { origin, type: 'register', tenant: change.tenant, specs: change.specs.map(encodeSpec) }
@@ -123,7 +133,7 @@ export function createRegistryReplica(client: RedisClient, connectSubscriber: ()
     let change: RegistryChange;
     try {
       const a = JSON.parse(message) as Announcement;
-      if (a.origin === origin) return;
+      if (a.origin === origin || !shared(a.tenant)) return;
       if (a.type === 'remove' && a.name !== undefined) change = { type: 'remove', tenant: a.tenant, name: a.name };
       else if (a.type === 'register' && a.specs) change = { type: 'register', tenant: a.tenant, specs: a.specs.map(decodeSpec) };
       else return;

@@ -2,6 +2,7 @@ import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { RE2 } from 're2-wasm';
 import { jsonDepth } from '../json';
+import { refusedDefault } from './schema-defaults';
 
 /** Compiles tool input schemas: draft 2020-12, defaults applied, no remote references. */
 export interface SchemaCompiler {
@@ -71,7 +72,10 @@ export function createSchemaCompiler(maxSchemaBytes: number): SchemaCompiler {
         throw new Error('input_schema must be a JSON object');
       }
       try {
-        return { schema: schema as Record<string, unknown>, validate: ajv.compile(schema as object) };
+        const validate = ajv.compile(schema as object);
+        const refused = refusedDefault(ajv, schema as Record<string, unknown>);
+        if (refused) throw new Error(refused);
+        return { schema: schema as Record<string, unknown>, validate };
       } catch (error) {
         throw new Error(`input_schema does not compile: ${(error as Error).message}`);
       } finally {

@@ -17,7 +17,9 @@ export interface RecoveryOptions {
 /**
  * The tool named by `fallback_tool`, when the failure is one another tool could fix: the tool was
  * unreachable, its breaker is open, a read-only tool timed out or answered 5xx. A side-effecting
- * tool falls back only from failures before it ran, so nothing is done twice.
+ * tool falls back only from failures before it ran, so nothing is done twice. The pipeline follows
+ * it only to a tool the call has not run on yet and that was offered in the turn (see
+ * applyCorrection), so a cycle of fallbacks ends with the last error instead of recovery giving up.
  */
 export function fallbackFor({ tool, error }: Failure): string | undefined {
   const fallback = tool.spec.fallbackTool;

@@ -8,7 +8,8 @@ import type { ResolvedTool } from '../registry';
 import type { CallObserver } from './observer';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import { errorResult } from './results';
-import { runAttempt } from './run-attempt';
+import { applyCorrection } from './corrections';
+import { runAttempt, type CallProgress } from './run-attempt';
 import { delay } from './signals';
 
 function unknownTool(deps: PipelineDeps, turn: TurnContext, name: string): DispatchError {
@@ -27,8 +28,11 @@ function unknownTool(deps: PipelineDeps, turn: TurnContext, name: string): Dispa
 /**
  * The whole lifecycle of one call (DESIGN section 3): lookup, argument parsing, repair and
  * validation once; then attempts until success, a decision not to retry (the original error is
- * returned, soft), or more than five attempts (ABORTED RECOVERY_EXHAUSTED). The tool_call_id is
- * stamped on the result last, whatever a middleware did.
+ * returned, soft), or more than five attempts (ABORTED RECOVERY_EXHAUSTED). A correction is
+ * applied before the retry is announced, and one that is refused ends the call with its error
+ * (see applyCorrection). A fallback retries under its own policy, its attempts counted from 1;
+ * a call that fell back ends soft at the ceiling. The tool_call_id is stamped on the result
+ * last, whatever a middleware did.
  */
 export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: ToolCall, obs: CallObserver): Promise<ToolResult> {
   const started = performance.now();
@@ -43,14 +47,34 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
   } catch (error) {
     return errorResult(call.id, call.name, DispatchError.from(error, 'before'), 0, since(started));
   }
-  const progress = deps.guards.budgets ? { budgetCounted: false } : undefined;
-  for (let attempt = 1; ; attempt++) {
+  const progress: CallProgress | undefined = deps.guards.budgets ? { budgetsCounted: new Set() } : undefined;
+  // The tools this call has run on: a fallback never leads back to one of them.
+  const tried = new Set([tool.name]);
+  // Attempts of the current tool: a fallback's own retry policy counts its attempts, not the call's.
+  let toolAttempt = 1;
+  for (let attempt = 1; ; attempt++, toolAttempt++) {
     if (turn.signal.aborted) throw HardError.cancelled();
     const { result, error } = await runAttempt(deps, turn, obs, call.id, tool, args, attempt, warnings, progress);
     if (!error) return stamp(result, call.id, attempt, since(started));
-    const reflection = await deps.guards.reflector.reflect({ tool, args, error, attempt, attemptsSoFar: attempt });
+    const reflection = await deps.guards.reflector.reflect({ tool, args, error, attempt: toolAttempt, attemptsSoFar: attempt });
     if (!reflection.retry) return stamp(result, call.id, attempt, since(started));
+    if (reflection.correction) {
+      const next = applyCorrection(deps, turn, { tool, args }, reflection.correction, attempt, tried, warnings);
+      if ('refused' in next) {
+        if (next.warning !== undefined) result.warnings.push(next.warning);
+        return stamp(result, call.id, attempt, since(started));
+      }
+      if (next.tool !== tool) {
+        tool = next.tool;
+        tried.add(tool.name);
+        toolAttempt = 0;
+      }
+      args = next.args;
+    }
     if (attempt + 1 > MAX_RECOVERY_ATTEMPTS) {
+      // A call that fell back ran out of attempts on its fallbacks' own retries, not on a reflector
+      // that never gives up: it ends with its last error, soft, as a call not retried does.
+      if (tried.size > 1) return stamp(result, call.id, attempt, since(started));
       throw new HardError(status.ABORTED, 'RECOVERY_EXHAUSTED', `call ${call.id} to "${call.name}" failed ${attempt} times; recovery gave up after ${MAX_RECOVERY_ATTEMPTS} attempts`);
     }
     obs.retry(attempt, reflection.delayMs, reflection.reason);
@@ -58,18 +82,6 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
       await delay(reflection.delayMs, turn.signal);
     } catch {
       throw HardError.cancelled();
-    }
-    const correction = reflection.correction;
-    if (correction?.tool !== undefined) {
-      const fallback = deps.registry.lookup(turn.tenant, correction.tool);
-      if (!fallback || (correction.arguments === undefined && !fallback.validate(args))) return stamp(result, call.id, attempt, since(started));
-      tool = fallback;
-      warnings.push(`fell back from "${call.name}" to "${fallback.name}"${correction.note ? `: ${correction.note}` : ''}`);
-    }
-    if (correction?.arguments !== undefined) {
-      if (!tool.validate(correction.arguments)) return stamp(result, call.id, attempt, since(started));
-      args = correction.arguments;
-      warnings.push(`arguments corrected after attempt ${attempt}${correction.note ? `: ${correction.note}` : ''}`);
     }
   }
 }

@@ -21,8 +21,11 @@ import { loopRecordOf, recordReplay } from './replay-record';
 
 /** What the attempts of one call share. */
 export interface CallProgress {
-  /** The call was counted against its session's budget (by an earlier attempt). */
-  budgetCounted: boolean;
+  /**
+   * The budgets (by id) the call was counted against by an earlier attempt: once each, so a retry
+   * is not counted again, but a fallback tool under another budget is counted against it too.
+   */
+  readonly budgetsCounted: Set<string>;
 }
 
 /** The result of one attempt and, when it failed, why. */
@@ -94,14 +97,15 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   // Aborted while its hooks, slot or turn were awaited (a hook may ignore the signal): no store step.
   if (turn.signal.aborted) throw HardError.cancelled();
   try {
-    // A call counts against its session's budget once, at its first attempt that gets this far
-    // (one refused by a cap or a rate limit before it did not count).
-    budget = progress && !progress.budgetCounted ? deps.guards.budgets?.of(tool) : undefined;
+    // A call counts against its tool's budget once, at its first attempt of a tool under that
+    // budget that gets this far (one refused by a cap or a rate limit before it did not count).
+    budget = progress && deps.guards.budgets?.of(tool);
+    if (budget && progress!.budgetsCounted.has(budget.id)) budget = undefined;
     let begun = deps.store.beginAttempt({ scope, op, claim: wantClaim ? { key: callKey.value, leaseMs: tool.timeoutMs + LEASE_MARGIN_MS, owner } : undefined, budget });
     if (begun instanceof Promise) begun = await begun;
     if (begun.overBudget) return failedBefore(attemptObs, callId, tool, overBudget(tool, budget!), attempt, started, warnings);
     if (begun.budgetLeft !== undefined) {
-      progress!.budgetCounted = true;
+      progress!.budgetsCounted.add(budget!.id);
       deps.guards.budgets!.counted(scope, budget!, begun.budgetLeft);
       budgetWarning(tool, budget!, begun.budgetLeft, warnings);
     }
@@ -119,7 +123,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     const left = budget && deps.guards.budgets!.countHere(scope, budget);
     if (left !== undefined && left < 0) return failedBefore(attemptObs, callId, tool, overBudget(tool, budget!), attempt, started, warnings);
     if (left !== undefined) {
-      progress!.budgetCounted = true;
+      progress!.budgetsCounted.add(budget!.id);
       budgetWarning(tool, budget!, left, warnings);
     }
   }

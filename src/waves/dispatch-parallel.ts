@@ -6,6 +6,7 @@ import { prepareArguments } from '../arguments';
 import type { ResolvedTool } from '../registry';
 import { answerWithin, type TurnContext } from '../pipeline';
 import { planWaves, type ResourceKeyOf, type WaveToolLookup } from './plan-waves';
+import { plannedTool, type PlannedTool } from './planned-tool';
 import { resourceKeyIn, resourceKeyOf } from './resource-key';
 import { ResourceLocks } from './resource-locks';
 import { runWave } from './run-wave';
@@ -34,27 +35,29 @@ export function createParallelDispatcher(options: WaveOptions = {}): ParallelDis
   const { defaultMaxConcurrency } = resolveWaveOptions(options);
   return async (deps, turn, request) => {
     const { calls } = request;
-    const lookup: WaveToolLookup = (name) => {
-      const spec = turn.offeredTools && !turn.offeredTools.has(name) ? undefined : deps.registry.lookup(turn.tenant, name)?.spec;
-      if (!spec?.concurrencySafe || spec.fallbackTool === '' || spec.fallbackTool === name) return spec;
-      // A call that may fall back is planned as its fallback runs: alone unless that tool is safe too.
-      const fallback = deps.registry.lookup(turn.tenant, spec.fallbackTool)?.spec;
-      return !fallback || fallback.concurrencySafe ? spec : { ...spec, concurrencySafe: false };
-    };
+    const lookup: WaveToolLookup<PlannedTool> = (name) => plannedTool(deps, turn, name);
     // The key is read from the arguments as the tool receives them (parsed, repaired for a lenient
     // tool, schema defaults applied), so `"7"` and `7`, or an omitted field and its default, name
     // one resource. Only a lenient tool's or a schema with defaults can change them, so only those
     // are prepared here (the pipeline prepares them again). Arguments that fail validation never
-    // run; their text's key is used.
-    const keyOf: ResourceKeyOf = (call, spec) => {
-      if (spec.resourceKey === '') return undefined;
-      const tool = deps.registry.lookup(turn.tenant, call.name);
-      if (!tool || !mayReshape(tool)) return resourceKeyOf(call.arguments, spec.resourceKey);
+    // run; their text's key is used. A fallback receives the arguments as the call's tool left them.
+    const keyOf: ResourceKeyOf<PlannedTool> = (call, planned) => {
+      if (planned.tools.every((tool) => tool.spec.resourceKey === '')) return undefined;
+      const tool = planned.tools[0]!;
+      let args: unknown;
       try {
-        return resourceKeyIn(prepareArguments(tool, call.arguments, deps.limits).args, spec.resourceKey);
+        args = mayReshape(tool) ? prepareArguments(tool, call.arguments, deps.limits).args : JSON.parse(call.arguments);
       } catch {
-        return resourceKeyOf(call.arguments, spec.resourceKey);
+        args = undefined;
       }
+      const keyFor = (pointer: string) => (args === undefined ? resourceKeyOf(call.arguments, pointer) : resourceKeyIn(args, pointer));
+      if (planned.tools.length === 1) return keyFor(tool.spec.resourceKey);
+      const keys = new Set<string>();
+      for (const { spec } of planned.tools) {
+        const key = keyFor(spec.resourceKey);
+        if (key !== undefined) keys.add(key);
+      }
+      return [...keys];
     };
     const waves = planWaves(calls, lookup, keyOf);
     const trackers = calls.map((call) => trackCall(turn.observer.call({ toolCallId: call.id, tool: call.name, arguments: call.arguments })));

@@ -23,13 +23,18 @@ export interface Wave {
 }
 
 /** Finds a call's tool; undefined when the name is unknown (or was not offered). */
-export type WaveToolLookup = (name: string) => WaveToolInfo | undefined;
+export type WaveToolLookup<T extends WaveToolInfo = WaveToolInfo> = (name: string) => T | undefined;
 
-/** The resource a safe call touches, or undefined for none (it then conflicts with no call). */
-export type ResourceKeyOf = (call: PlannedCall, tool: WaveToolInfo) => string | undefined;
+/**
+ * The resource a safe call touches, or the resources when it may touch several (a call that may
+ * fall back to a tool with a resource key of its own); undefined or none: it conflicts with no call.
+ */
+export type ResourceKeyOf<T extends WaveToolInfo = WaveToolInfo> = (call: PlannedCall, tool: T) => string | readonly string[] | undefined;
 
 /** The resource key read from the arguments text as the model emitted it. */
-const keyInText: ResourceKeyOf = (call, tool) => resourceKeyOf(call.arguments, tool.resourceKey);
+const keyInText: ResourceKeyOf<WaveToolInfo> = (call, tool) => resourceKeyOf(call.arguments, tool.resourceKey);
+
+const NO_KEYS: readonly string[] = [];
 
 interface OpenWave {
   readonly calls: number[];
@@ -43,15 +48,16 @@ interface OpenWave {
  * - a call that is not concurrency-safe, or names an unknown tool, opens a wave of its own that
  *   takes no other call, and closes every wave before it: no later call may run before it;
  * - a safe call joins the earliest wave that is still open (after the last exclusive wave) and
- *   does not already hold its resource key; a call without a key joins the earliest open wave;
- *   when there is none, it opens a new one.
+ *   does not already hold its resource key (any of its keys, when it has several: the waves
+ *   before the one it joins then count as holding them all); a call without a key joins the
+ *   earliest open wave; when there is none, it opens a new one.
  *
  * So two calls that conflict (same resource key, or either one exclusive) run in separate waves in
  * their request order, and every call lands in exactly one wave. Pure: it reads only its inputs.
  * `keyOf` reads a call's resource key (by default from its arguments text as emitted; the service
  * reads it from the arguments as the tool will receive them, see dispatch-parallel).
  */
-export function planWaves(calls: readonly PlannedCall[], lookup: WaveToolLookup, keyOf: ResourceKeyOf = keyInText): Wave[] {
+export function planWaves<T extends WaveToolInfo>(calls: readonly PlannedCall[], lookup: WaveToolLookup<T>, keyOf: ResourceKeyOf<T> = keyInText): Wave[] {
   const waves: OpenWave[] = [];
   let firstOpen = 0;
   calls.forEach((call, index) => {
@@ -61,15 +67,15 @@ export function planWaves(calls: readonly PlannedCall[], lookup: WaveToolLookup,
       firstOpen = waves.length;
       return;
     }
-    const key = keyOf(call, tool);
-    let target: OpenWave | undefined;
-    for (let w = firstOpen; w < waves.length && !target; w++) if (key === undefined || !waves[w]!.keys.has(key)) target = waves[w];
-    if (!target) {
-      target = { calls: [], keys: new Set(), exclusive: false };
-      waves.push(target);
-    }
-    target.calls.push(index);
-    if (key !== undefined) target.keys.add(key);
+    const found = keyOf(call, tool);
+    const keys = found === undefined ? NO_KEYS : typeof found === 'string' ? [found] : found;
+    let at = firstOpen;
+    while (at < waves.length && keys.some((key) => waves[at]!.keys.has(key))) at++;
+    if (at === waves.length) waves.push({ calls: [], keys: new Set(), exclusive: false });
+    waves[at]!.calls.push(index);
+    // The open waves up to this one are closed to its keys, so a later call on any of them comes
+    // after it (with one key they already held it: that is why this wave was taken).
+    for (let w = keys.length > 1 ? firstOpen : at; w <= at; w++) for (const key of keys) waves[w]!.keys.add(key);
   });
   return waves.map(({ calls: indices, exclusive }) => ({ calls: indices, exclusive }));
 }

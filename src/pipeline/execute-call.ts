@@ -12,12 +12,16 @@ import { applyCorrection } from './corrections';
 import { runAttempt, type CallProgress } from './run-attempt';
 import { delay } from './signals';
 
-function unknownTool(deps: PipelineDeps, turn: TurnContext, name: string): DispatchError {
-  if (turn.offeredTools && !turn.offeredTools.has(name)) {
+/** A name as quoted back in a message: a made-up one may be megabytes. */
+const quoted = (name: string): string => (name.length <= 200 ? name : `${Array.from(name.slice(0, 201)).slice(0, 200).join('')}...`);
+
+function unknownTool(deps: PipelineDeps, turn: TurnContext, sent: string): DispatchError {
+  const name = quoted(sent);
+  if (turn.offeredTools && !turn.offeredTools.has(sent)) {
     return errors.unknownTool(`tool "${name}" is not available; it was not offered to you`, `Call one of the offered tools: ${[...turn.offeredTools].slice(0, 20).join(', ')}.`);
   }
   const names = deps.registry.list(turn.tenant).map((t) => t.name);
-  const guess = closestMatch(name, names);
+  const guess = closestMatch(sent, names);
   const available = names.slice(0, 20).join(', ');
   return errors.unknownTool(
     `tool "${name}" not found${guess ? `; did you mean "${guess}"?` : ''}`,
@@ -76,6 +80,13 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
       // that never gives up: it ends with its last error, soft, as a call not retried does.
       if (tried.size > 1) return stamp(result, call.id, attempt, since(started));
       throw new HardError(status.ABORTED, 'RECOVERY_EXHAUSTED', `call ${call.id} to "${call.name}" failed ${attempt} times; recovery gave up after ${MAX_RECOVERY_ATTEMPTS} attempts`);
+    }
+    // A wait that would end past the request's deadline (a Retry-After of a minute, say) would
+    // cost the whole turn DEADLINE_EXCEEDED, results of calls that ran included: the call ends
+    // with its error, soft, which carries retry_after_ms when the tool gave one.
+    if (Date.now() + reflection.delayMs >= turn.deadline) {
+      result.warnings.push(`not retried: waiting ${reflection.delayMs} ms to retry would pass the request's deadline`);
+      return stamp(result, call.id, attempt, since(started));
     }
     obs.retry(attempt, reflection.delayMs, reflection.reason);
     try {

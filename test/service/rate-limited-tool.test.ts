@@ -19,6 +19,7 @@ beforeAll(async () => {
       } else res.writeHead(200).end('sent');
     },
     '/broken': (_req, res) => void res.writeHead(500).end('boom'),
+    '/busy': (_req, res) => void res.writeHead(429, { 'retry-after': '60' }).end('come back in a minute'),
   });
   d = await startDispatch(`
 tools:
@@ -27,6 +28,10 @@ tools:
     input_schema: '{"type":"object"}'
     retry: { initial_backoff_ms: 5 }
     http: { url: "${tools.url}/send" }
+  - name: busy
+    effect: side_effect
+    input_schema: '{"type":"object"}'
+    http: { url: "${tools.url}/busy" }
   - name: broken
     effect: side_effect
     input_schema: '{"type":"object"}'
@@ -77,4 +82,20 @@ test('a 500 ran: it is neither retried nor run again on a re-call, but replayed'
   const second = await call('broken', 'rl-500');
   expect(second.idempotentReplay).toBe(true);
   expect(tools.count('/broken')).toBe(1);
+});
+
+test('a Retry-After that would end past the request deadline is not waited for: the turn keeps its results, the call its soft error', async () => {
+  const before = tools.count('/send');
+  const started = Date.now();
+  const { results } = await d.dispatch.dispatch(
+    { sessionId: 'rl-deadline', calls: [{ id: 's', name: 'send', arguments: '{"to":"x@y.z"}' }, { id: 'b', name: 'busy', arguments: '{}' }] },
+    { deadlineMs: 5_000 },
+  );
+  expect(Date.now() - started).toBeLessThan(3_000);
+  expect(results[0]!.output).toBe('sent');
+  expect(tools.count('/send')).toBe(before + 1);
+  expect(results[1]!.error?.kind).toBe(ErrorKind.TOOL_ERROR);
+  expect(results[1]!.error?.retryAfterMs).toBe(60_000);
+  expect(results[1]!.attempts).toBe(1);
+  expect(results[1]!.warnings).toEqual(["not retried: waiting 60000 ms to retry would pass the request's deadline"]);
 });

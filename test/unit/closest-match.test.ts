@@ -1,0 +1,24 @@
+import { closestMatch } from '../../src/json';
+
+// "Did you mean" for a made-up tool name: the closest registered name, when close enough; and
+// bounded work whatever the name's length (found in review: a 100 KB name against 200 tools took
+// 3.7 s of CPU, an unbounded edit distance per tool; a turn may carry 128 such names).
+
+const names = Array.from({ length: 200 }, (_, i) => `tool_number_${i}_search`);
+
+test.each<[string, readonly string[], string | undefined]>([
+  ['get_wether', ['get_weather', 'send_email'], 'get_weather'],
+  ['GET_WEATHER', ['get_weather', 'send_email'], 'get_weather'],
+  ['zzz', ['get_weather'], undefined],
+  ['tool_numbr_7_search', names, 'tool_number_7_search'],
+  ['', ['a'], undefined],
+])('%s among %j: %s', (name, candidates, expected) => {
+  expect(closestMatch(name, candidates)).toBe(expected);
+});
+
+test('a name of 100 KB against 200 tools is answered at once', () => {
+  const started = performance.now();
+  expect(closestMatch('x'.repeat(100_000), names)).toBeUndefined();
+  expect(closestMatch(`tool_number_7_search${'y'.repeat(40)}`, names)).toBeUndefined();
+  expect(performance.now() - started).toBeLessThan(200);
+});

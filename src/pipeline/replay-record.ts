@@ -3,19 +3,18 @@ import type { LoopStreak, SessionScope, StoredResult } from '../store';
 import type { PipelineDeps } from './pipeline-deps';
 
 /**
- * What the loop window compares of an attempt's result: the whole output of a success, the kind
- * and message of a failure (so a replay of a stored result records the same as the attempt did).
+ * What the loop window compares of an attempt's result: the output the model is shown (bounded:
+ * head, tail and the count omitted) of a success, the kind and message of a failure. A replay of
+ * the stored result records the same, so replays of a bounded result are repeats from the first.
  */
-export function loopRecordOf(text: string, error: DispatchError | undefined): string {
-  return error ? `${error.kind}\u0000${error.message}` : text;
+export function loopRecordOf(output: string, error: DispatchError | undefined): string {
+  return error ? `${error.kind}\u0000${error.message}` : output;
 }
 
 /**
  * Records a replayed result in the session's loop window, as the attempt that ran recorded its
  * own, and gives the op's streak after it (undefined when the store failed: no record, no
- * warning). A success whose output was bounded is recorded by its bounded output (the whole text
- * is not in the record), so the first replay of it counts as a new result and the next as repeats.
- * One store step: a replay takes no other after its claim.
+ * warning). One store step: a replay takes no other after its claim.
  */
 export async function recordReplay(deps: PipelineDeps, scope: SessionScope, op: string, stored: StoredResult): Promise<LoopStreak | undefined> {
   const result = stored.isError ? `${stored.errorKind ?? 0}\u0000${stored.errorMessage ?? ''}` : stored.output;

@@ -209,7 +209,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   const cancelled = error?.kind === ErrorKind.CANCELLED;
   if (!storeDown) {
     try {
-      let after = deps.store.finishAttempt({ scope, op, record: cancelled ? undefined : { result: loopRecordOf(text, error), failed, window: deps.limits.loopWindow }, idempotency, spill, memory });
+      let after = deps.store.finishAttempt({ scope, op, record: cancelled ? undefined : { result: loopRecordOf(result.output, error), failed, window: deps.limits.loopWindow }, idempotency, spill, memory });
       if (after instanceof Promise) after = await after;
       if (!cancelled && addLoopWarning(after.streak, tool, obs, attempt, warnings)) result.warnings = [...warnings];
     } catch (storeError) {

@@ -15,6 +15,11 @@ tools:
     effect: side_effect
     input_schema: '{"type":"object"}'
     http: { url: "${url}/send" }
+  - name: report
+    effect: side_effect
+    max_result_chars: 100
+    input_schema: '{"type":"object"}'
+    http: { url: "${url}/report" }
   - name: refuse
     effect: side_effect
     input_schema: '{"type":"object"}'
@@ -24,7 +29,11 @@ tools:
 let tools: ToolServer;
 let redis: TestRedis | undefined;
 beforeAll(async () => {
-  tools = await startToolServer({ '/send': (_req, res) => void res.writeHead(200).end('sent'), '/refuse': json({ error: 'no such recipient' }, 0, 400) });
+  tools = await startToolServer({
+    '/send': (_req, res) => void res.writeHead(200).end('sent'),
+    '/report': (_req, res) => void res.writeHead(200).end('r'.repeat(500)),
+    '/refuse': json({ error: 'no such recipient' }, 0, 400),
+  });
 });
 afterAll(async () => {
   await tools.close();
@@ -65,6 +74,15 @@ describe.each(['memory', 'redis'])('with the %s store', (kind) => {
     expect(loopWarnings(results[1]!.warnings)).toEqual(['loop warning: this call has failed the same way 2 times in a row; change the arguments or the approach']);
     expect(results[5]!.error?.kind).toBe(ErrorKind.LOOP_BLOCKED);
     expect(tools.count('/refuse')).toBeGreaterThanOrEqual(1);
+  });
+
+  test('replays of a bounded result are repeats from the first: warned at the 3rd call, stopped at the 11th', async () => {
+    const session = `bounded-${kind}`;
+    const results = [];
+    for (let i = 1; i <= 10; i++) results.push((await send(session, `r${i}`, 'report')).results[0]!);
+    expect(results.every((r) => r.truncated)).toBe(true);
+    expect(results.map((r) => loopWarnings(r.warnings).length)).toEqual([0, 0, 1, 1, 1, 1, 1, 1, 1, 1]);
+    await expect(send(session, 'r11', 'report')).rejects.toMatchObject({ code: status.ABORTED });
   });
 
   test('replays in another session are counted there, not here', async () => {

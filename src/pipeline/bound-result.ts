@@ -11,12 +11,12 @@ const marker = (omitted: number) => `\n\n... [${omitted} characters omitted by d
 /**
  * Keeps the head and the tail of `text` around an omission marker so that the whole output,
  * marker included, is at most `maxChars` code points. The beginning carries context, the end the
- * final state and error messages; the marker tells the model the middle exists.
+ * final state and error messages; the marker tells the model the middle exists. Linear in the
+ * text, with no array of its code points (a 16 Mi-character output took ~0.5 s that way).
  */
 export function boundResult(text: string, maxChars: number): BoundedText {
   if (text.length <= maxChars) return { text, truncated: false, totalChars: codePointLength(text) };
-  const points = Array.from(text);
-  const total = points.length;
+  const total = codePointLength(text);
   if (total <= maxChars) return { text, truncated: false, totalChars: total };
   let keep = Math.max(0, maxChars - marker(total).length);
   // The marker's digit count depends on what is omitted; shrink until everything fits.
@@ -24,21 +24,54 @@ export function boundResult(text: string, maxChars: number): BoundedText {
   while (keep > 0 && keep + marker(total - keep).length > maxChars) keep--;
   const head = Math.ceil(keep / 2);
   const tail = keep - head;
-  const bounded = points.slice(0, head).join('') + marker(total - keep) + (tail > 0 ? points.slice(total - tail).join('') : '');
+  const plain = total === text.length;
+  const bounded = text.slice(0, plain ? head : unitIndex(text, head)) + marker(total - keep) + (tail > 0 ? text.slice(plain ? text.length - tail : unitIndexFromEnd(text, tail)) : '');
   return { text: bounded, truncated: true, totalChars: total };
 }
 
-/** Length of a string in Unicode code points. */
+const SURROGATE = /[\ud800-\udfff]/;
+const isHigh = (unit: number) => unit >= 0xd800 && unit <= 0xdbff;
+const isLow = (unit: number) => unit >= 0xdc00 && unit <= 0xdfff;
+
+/**
+ * Length of a string in Unicode code points: a surrogate pair is one, and so is a lone surrogate
+ * (as `Array.from` and a UTF-8 encoder see it), so that lengths and slices agree and paging with
+ * ReadResult always moves on.
+ */
 export function codePointLength(text: string): number {
-  let surrogates = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff) surrogates++;
+  // Most texts hold no surrogate at all: a regular expression finds that ~5x faster than a loop.
+  if (!SURROGATE.test(text)) return text.length;
+  let pairs = 0;
+  for (let i = 0; i < text.length - 1; i++) {
+    if (isHigh(text.charCodeAt(i)) && isLow(text.charCodeAt(i + 1))) {
+      pairs++;
+      i++;
+    }
   }
-  return text.length - surrogates;
+  return text.length - pairs;
 }
 
-/** The code points [offset, offset + limit) of `text`. */
+/** The UTF-16 index where code point `points` of `text` begins (text.length past the end). */
+function unitIndex(text: string, points: number): number {
+  let i = 0;
+  for (let n = 0; n < points && i < text.length; n++) i += isHigh(text.charCodeAt(i)) && isLow(text.charCodeAt(i + 1)) ? 2 : 1;
+  return i;
+}
+
+/** The UTF-16 index where the last `points` code points of `text` begin. */
+function unitIndexFromEnd(text: string, points: number): number {
+  let i = text.length;
+  for (let n = 0; n < points && i > 0; n++) i -= i >= 2 && isLow(text.charCodeAt(i - 1)) && isHigh(text.charCodeAt(i - 2)) ? 2 : 1;
+  return i;
+}
+
+/**
+ * The code points [offset, offset + limit) of `text`, walking to `offset` without building an
+ * array: ReadResult pages a spilled text (up to 16 Mi characters) this way, each page once.
+ */
 export function sliceCodePoints(text: string, offset: number, limit: number): string {
-  return Array.from(text).slice(offset, offset + limit).join('');
+  if (!SURROGATE.test(text)) return text.slice(offset, offset + limit);
+  const start = unitIndex(text, offset);
+  const end = start + unitIndex(text.slice(start, start + 2 * limit), limit);
+  return text.slice(start, end);
 }

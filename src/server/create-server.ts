@@ -66,7 +66,7 @@ export async function startServer(address: string, options: ServerOptions): Prom
     ...(deps.limits.maxConnectionAgeMs > 0 && { 'grpc.max_connection_age_ms': deps.limits.maxConnectionAgeMs }),
   });
   const extra = options.extraHandlers ?? {};
-  server.addService(serviceDefinition(DispatchService, { dispatch: { decodeRequest: decodeDispatchRequest, encodeResponse: encodeDispatchResponse } }), {
+  server.addService(serviceDefinition(DispatchService, { dispatch: { decodeRequest: (bytes: Buffer) => decodeDispatchRequest(bytes, deps.limits.maxCallsPerTurn), encodeResponse: encodeDispatchResponse } }), {
     subscribe: unimplemented('Subscribe'),
     parseToolCalls: parseHandler(authenticate, deps.limits, deps.logger),
     resolveApproval: unimplemented('ResolveApproval'),

@@ -47,9 +47,27 @@ export function readCall(reader: Reader, out: ToolCall = { $typeName: 'dispatch.
   return out;
 }
 
-/** Decodes a DispatchRequest as fromBinary(DispatchRequestSchema, bytes) does; throws on malformed bytes. */
-export function decodeDispatchRequest(bytes: Buffer): DispatchRequest {
+/** Offered tool names one request may carry (besides max_message_bytes). */
+export const MAX_OFFERED_TOOLS = 10_000;
+
+/** What a request held past the bounds it was decoded with, counted but not decoded. */
+const counted = new WeakMap<DispatchRequest, { calls: number; offeredTools: number }>();
+
+/** How many calls and offered tools the request held, also those past its decoding bounds. */
+export function sentCounts(request: DispatchRequest): { calls: number; offeredTools: number } {
+  return counted.get(request) ?? { calls: request.calls.length, offeredTools: request.offeredTools.length };
+}
+
+/**
+ * Decodes a DispatchRequest as fromBinary(DispatchRequestSchema, bytes) does; throws on malformed
+ * bytes. Past `maxCalls` calls (and MAX_OFFERED_TOOLS names) the rest are counted and skipped, not
+ * decoded: 4 MiB of empty calls were two million objects (~1 s of CPU and 166 MiB) before any
+ * check, for a request refused anyway (`sentCounts` gives the numbers for its message).
+ */
+export function decodeDispatchRequest(bytes: Buffer, maxCalls = Infinity): DispatchRequest {
   const reader = new Reader(bytes);
+  let extraCalls = 0;
+  let extraTools = 0;
   const out: DispatchRequest = {
     $typeName: 'dispatch.v1.DispatchRequest',
     sessionId: '',
@@ -70,7 +88,11 @@ export function decodeDispatchRequest(bytes: Buffer): DispatchRequest {
         out.turn = reader.varint32();
         break;
       case FIELD.calls:
-        out.calls.push(readCall(reader));
+        if (out.calls.length <= maxCalls) out.calls.push(readCall(reader));
+        else {
+          reader.skip(tag);
+          extraCalls++;
+        }
         break;
       case FIELD.mode:
         out.mode = (reader.varint32() | 0) as DispatchMode;
@@ -79,7 +101,11 @@ export function decodeDispatchRequest(bytes: Buffer): DispatchRequest {
         out.maxConcurrency = reader.varint32();
         break;
       case FIELD.offeredTools:
-        out.offeredTools.push(reader.string());
+        if (out.offeredTools.length <= MAX_OFFERED_TOOLS) out.offeredTools.push(reader.string());
+        else {
+          reader.skip(tag);
+          extraTools++;
+        }
         break;
       case FIELD.interactive:
         out.interactive = reader.bool();
@@ -88,5 +114,6 @@ export function decodeDispatchRequest(bytes: Buffer): DispatchRequest {
         reader.skip(tag);
     }
   }
+  if (extraCalls > 0 || extraTools > 0) counted.set(out, { calls: out.calls.length + extraCalls, offeredTools: out.offeredTools.length + extraTools });
   return out;
 }

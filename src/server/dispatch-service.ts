@@ -17,6 +17,7 @@ import { HardError } from '../errors';
 import { throttledWarn } from '../log';
 import { codePointLength, createAbortScope, DEADLINES, dispatchSequential, onAbort, sliceCodePoints, type PipelineDeps, type TurnContext } from '../pipeline';
 import { RpcError, unary } from './grpc-adapter';
+import { MAX_OFFERED_TOOLS, sentCounts } from './dispatch-request-codec';
 import { fitResponse } from './fit-response';
 import { createTurnAdmission, type TurnAdmission } from './turn-admission';
 import type { Authenticator } from './principal';
@@ -41,8 +42,12 @@ const READ_MAX = 65_536;
 function checkRequest(request: DispatchRequest, maxCalls: number): void {
   if (request.sessionId === '') throw new RpcError(grpc.status.INVALID_ARGUMENT, 'session_id is required');
   if (request.sessionId.length > 256) throw new RpcError(grpc.status.INVALID_ARGUMENT, 'session_id is longer than 256 characters');
-  if (request.calls.length > maxCalls) {
-    throw new RpcError(grpc.status.INVALID_ARGUMENT, `${request.calls.length} calls in one turn, over the limit of ${maxCalls}`);
+  const sent = sentCounts(request);
+  if (sent.calls > maxCalls) {
+    throw new RpcError(grpc.status.INVALID_ARGUMENT, `${sent.calls} calls in one turn, over the limit of ${maxCalls}`);
+  }
+  if (sent.offeredTools > MAX_OFFERED_TOOLS) {
+    throw new RpcError(grpc.status.INVALID_ARGUMENT, `${sent.offeredTools} offered tools in one turn, over the limit of ${MAX_OFFERED_TOOLS}`);
   }
 }
 

@@ -62,13 +62,16 @@ export class Reader {
     throw new Error('invalid varint');
   }
 
-  /** A varint read as a bool: true when any of its bits is set. */
+  /**
+   * A varint read as a bool: true when any of its 64 bits is set. The tenth byte holds only bit 63
+   * (its other bits fall outside 64 bits, which protobuf-es and protobuf drop).
+   */
   bool(): boolean {
     let any = false;
     for (let read = 0; read < 10; read++) {
       if (this.pos >= this.end) throw new RangeError('premature EOF');
       const byte = this.buf[this.pos++]!;
-      if ((byte & 0x7f) !== 0) any = true;
+      if ((byte & (read === 9 ? 0x01 : 0x7f)) !== 0) any = true;
       if ((byte & 0x80) === 0) return any;
     }
     throw new Error('invalid varint');

@@ -1,10 +1,10 @@
-import { create } from '@bufbuild/protobuf';
-import type * as grpc from '@grpc/grpc-js';
+import { create, toBinary } from '@bufbuild/protobuf';
+import * as grpc from '@grpc/grpc-js';
 import { ParseToolCallsResponseSchema, type ParseToolCallsRequest, type ParseToolCallsResponse } from '../../gen/dispatch/v1/dispatch_pb';
 import type { Logger } from '../log';
 import type { Limits } from '../options';
 import { parseToolCalls } from '../parse';
-import { unary } from './grpc-adapter';
+import { RpcError, unary } from './grpc-adapter';
 import type { Authenticator } from './principal';
 
 /** ParseToolCalls: finds the tool calls in raw model output; it never fails on the text itself. */
@@ -12,6 +12,19 @@ export function parseHandler(authenticate: Authenticator, limits: Limits, logger
   return unary(logger, async (request: ParseToolCallsRequest, call: grpc.ServerUnaryCall<ParseToolCallsRequest, ParseToolCallsResponse>) => {
     authenticate(call, 'dispatch');
     const parsed = parseToolCalls(request.text, request.offeredTools, { maxInputChars: limits.maxMessageBytes, maxCalls: limits.maxCallsPerTurn });
-    return create(ParseToolCallsResponseSchema, { calls: parsed.calls, remainingText: parsed.remainingText, format: parsed.format });
+    const response = create(ParseToolCallsResponseSchema, { calls: parsed.calls, remainingText: parsed.remainingText, format: parsed.format });
+    // Arguments are answered as JSON, which may take up to 6x the text they came from (a raw
+    // control character is written \u0001): past max_message_bytes grpc-js would answer only
+    // "Sent message larger than max". Say what happened and what to do instead.
+    let units = parsed.remainingText.length + parsed.format.length;
+    for (const found of parsed.calls) units += found.id.length + found.name.length + found.arguments.length + 16;
+    const bytes = 3 * units > limits.maxMessageBytes ? toBinary(ParseToolCallsResponseSchema, response).length : 0;
+    if (bytes > limits.maxMessageBytes) {
+      throw new RpcError(
+        grpc.status.RESOURCE_EXHAUSTED,
+        `the ${parsed.calls.length} calls found take ${bytes} bytes written as JSON, over max_message_bytes (${limits.maxMessageBytes}); send the text in smaller parts`,
+      );
+    }
+    return response;
   });
 }

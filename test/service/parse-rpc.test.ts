@@ -22,3 +22,14 @@ test('prose naming no offered tool is not a call, and any text is answered', asy
     await expect(d.dispatch.parseToolCalls({ text })).resolves.toBeDefined();
   }
 });
+
+test('calls whose arguments take more than max_message_bytes written as JSON get a clear RESOURCE_EXHAUSTED (found in review)', async () => {
+  // A raw control character in a string is read tolerantly and written \u0001: 6x its size.
+  const text = `<tool_call>{"name": "save", "arguments": {"data": "${'\u0001'.repeat(1_000_000)}"}}</tool_call>`;
+  await expect(d.dispatch.parseToolCalls({ text })).rejects.toMatchObject({
+    code: 8,
+    details: 'the 1 calls found take 6000066 bytes written as JSON, over max_message_bytes (4194304); send the text in smaller parts',
+  });
+  const small = await d.dispatch.parseToolCalls({ text: `<tool_call>{"name": "save", "arguments": {"data": "${'\u0001'.repeat(10)}"}}</tool_call>` });
+  expect(JSON.parse(small.calls[0]!.arguments)).toEqual({ data: '\u0001'.repeat(10) });
+});

@@ -65,7 +65,8 @@ export interface EventBus {
   deliverLocal(tenant: string, event: Event): void;
   /**
    * Counts `loss.count` events that another replica could not send (Redis away) in the `dropped`
-   * of every local subscriber whose filter they pass; the next event delivered says so. A loss
+   * of every local subscriber whose filter they pass. They came after the events the subscriber
+   * already holds, so the next event it receives after the report says so (in its `dropped`). A loss
    * of kind 0 and no tool (what was lost is not known) counts for every subscriber of the tenant,
    * and for the system tenant for every subscriber. With `joinedBy` (a performance.now() time),
    * only subscribers that had joined by then count it.
@@ -129,7 +130,7 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
   /** Whether events summarised as `loss` would have passed `filter` (a bound's overflow: any). */
   const lossMatches = (filter: EventFilter, loss: LostEvents) => loss.kind === EventKind.UNSPECIFIED || matches(filter, loss as unknown as Event);
   const countLoss = (sub: Subscriber, [loss, joinedBy]: readonly [LostEvents, number]) => {
-    if (sub.joined <= joinedBy && lossMatches(sub.filter, loss)) sub.buffer.addDropped(loss.count);
+    if (sub.joined <= joinedBy && lossMatches(sub.filter, loss)) sub.buffer.addLost(loss.count);
   };
 
   return {

@@ -1,15 +1,25 @@
-/** A bounded FIFO that drops its oldest item when full and counts what it dropped. */
+/**
+ * A bounded FIFO that drops its oldest item when full and counts what was lost before each item:
+ * the items it dropped, and the losses reported elsewhere ({@link RingBuffer.addLost}) before the
+ * item was pushed.
+ */
 export interface RingBuffer<T> {
   readonly size: number;
   readonly capacity: number;
-  /** Adds an item, dropping the oldest when full. */
+  /** Adds an item, dropping the oldest when full; the losses reported since the last push go with it. */
   push(item: T): void;
   /** Takes the oldest item, or undefined when empty. */
   shift(): T | undefined;
-  /** Items dropped since the last call, then resets the count. */
+  /**
+   * Items lost before the item last shifted and not yet taken (dropped here, or reported lost
+   * before it was pushed), then resets the count.
+   */
   takeDropped(): number;
-  /** Counts `count` items lost before they reached the buffer (elsewhere), as if dropped here. */
-  addDropped(count: number): void;
+  /**
+   * Counts `count` items lost before they reached the buffer (elsewhere): they came after the
+   * items already held, so they are counted before the next item pushed, not the oldest held.
+   */
+  addLost(count: number): void;
   clear(): void;
 }
 
@@ -17,28 +27,36 @@ export interface RingBuffer<T> {
 export function createRingBuffer<T>(capacity: number): RingBuffer<T> {
   if (!Number.isInteger(capacity) || capacity <= 0) throw new RangeError(`ring buffer capacity must be a positive integer, got ${capacity}`);
   const items: (T | undefined)[] = [];
+  // Losses reported before each held item was pushed (0 for most; created on the first loss).
+  let lostBefore: number[] | undefined;
   let head = 0;
   let size = 0;
   let dropped = 0;
+  let lostSincePush = 0;
   return {
     get size() {
       return size;
     },
     capacity,
     push(item) {
+      const slot = size === capacity ? head : (head + size) % capacity;
       if (size === capacity) {
-        items[head] = item;
+        // The oldest item goes, and the losses counted before it go to the next one delivered.
+        dropped += 1 + (lostBefore?.[slot] ?? 0);
         head = (head + 1) % capacity;
-        dropped++;
-        return;
-      }
-      items[(head + size) % capacity] = item;
-      size++;
+      } else size++;
+      items[slot] = item;
+      if (lostSincePush > 0 || lostBefore !== undefined) (lostBefore ??= new Array<number>(capacity).fill(0))[slot] = lostSincePush;
+      lostSincePush = 0;
     },
     shift() {
       if (size === 0) return undefined;
       const item = items[head];
       items[head] = undefined;
+      if (lostBefore !== undefined) {
+        dropped += lostBefore[head]!;
+        lostBefore[head] = 0;
+      }
       head = (head + 1) % capacity;
       size--;
       return item;
@@ -48,11 +66,12 @@ export function createRingBuffer<T>(capacity: number): RingBuffer<T> {
       dropped = 0;
       return count;
     },
-    addDropped(count) {
-      dropped += count;
+    addLost(count) {
+      lostSincePush += count;
     },
     clear() {
       items.length = 0;
+      lostBefore = undefined;
       head = 0;
       size = 0;
     },

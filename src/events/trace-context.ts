@@ -64,15 +64,22 @@ export const newSpanId = (): string => randomHex(8);
 
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
 
-/** Reads a `traceparent` header; undefined when absent or malformed (version ff, zero ids). */
+/** The one trace flag defined (W3C Trace Context level 1): sampled. */
+const SAMPLED_FLAG = 0x01;
+
+/**
+ * Reads a `traceparent` header; undefined when absent or malformed (version ff, zero ids, hex in
+ * uppercase, which W3C Trace Context makes invalid). Its flags are kept to the sampled bit: the
+ * others are reserved, and a span passes on only the flags it knows.
+ */
 export function parseTraceparent(header: string | undefined): TraceContext | undefined {
   if (header === undefined) return undefined;
-  const match = TRACEPARENT.exec(header.trim().toLowerCase());
+  const match = TRACEPARENT.exec(header.trim());
   if (!match) return undefined;
   const [, version, traceId, spanId, flags, rest] = match;
   if (version === 'ff' || (version === '00' && rest !== undefined)) return undefined;
   if (/^0+$/.test(traceId!) || /^0+$/.test(spanId!)) return undefined;
-  return { traceId: traceId!, spanId: spanId!, flags: flags! };
+  return { traceId: traceId!, spanId: spanId!, flags: parseInt(flags!, 16) & SAMPLED_FLAG ? '01' : '00' };
 }
 
 /** The `traceparent` header of a span. */

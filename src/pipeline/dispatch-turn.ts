@@ -2,8 +2,12 @@ import type { DispatchRequest, ToolResult } from '../../gen/dispatch/v1/dispatch
 import { HardError } from '../errors';
 import { executeCall } from './execute-call';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
+import { turnError } from './turn-error';
 
-/** Runs a turn's calls one after another, checking for cancellation between calls. */
+/**
+ * Runs a turn's calls one after another, checking for cancellation between calls. A hard error
+ * ends the call it came from with its reason (a cancellation by the deadline: DEADLINE_EXCEEDED).
+ */
 export async function dispatchSequential(deps: PipelineDeps, turn: TurnContext, request: DispatchRequest): Promise<ToolResult[]> {
   const results: ToolResult[] = [];
   for (const call of request.calls) {
@@ -14,8 +18,9 @@ export async function dispatchSequential(deps: PipelineDeps, turn: TurnContext, 
       obs.end(result);
       results.push(result);
     } catch (error) {
-      obs.end(undefined, error instanceof HardError ? error.reason : 'INTERNAL');
-      throw error;
+      const hard = turnError(error, turn.deadline);
+      obs.end(undefined, hard instanceof HardError ? hard.reason : 'INTERNAL');
+      throw hard;
     }
   }
   return results;

@@ -19,6 +19,7 @@ export { executeCall } from './execute-call';
 export { runAttempt, loopOp } from './run-attempt';
 export type { AttemptResult } from './run-attempt';
 export { dispatchSequential } from './dispatch-turn';
+export { turnError, DEADLINE_SLACK_MS } from './turn-error';
 export { errorResult, replayedResult, toolResult, toStored } from './results';
 export { breakerKey, parseBreakerKey } from './breaker-key';
 export { answerWithin } from './answer-within';

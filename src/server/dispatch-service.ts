@@ -15,7 +15,7 @@ import {
 import type { ServerSurfaceCall } from '@grpc/grpc-js/build/src/server-call';
 import { HardError } from '../errors';
 import { throttledWarn } from '../log';
-import { codePointLength, createAbortScope, DEADLINES, dispatchSequential, onAbort, sliceCodePoints, type PipelineDeps, type TurnContext } from '../pipeline';
+import { codePointLength, createAbortScope, DEADLINES, dispatchSequential, onAbort, sliceCodePoints, turnError, type PipelineDeps, type TurnContext } from '../pipeline';
 import { RpcError, unary } from './grpc-adapter';
 import { MAX_OFFERED_TOOLS, sentCounts } from './dispatch-request-codec';
 import { fitResponse } from './fit-response';
@@ -67,9 +67,6 @@ function argumentChars(request: DispatchRequest): number {
   for (const name of request.offeredTools) chars += name.length;
   return chars;
 }
-
-/** A deadline timer may fire a little early (DEADLINES): a cancellation this close to the deadline is its. */
-const DEADLINE_SLACK_MS = 5;
 
 /** The unary handlers of DispatchService that this file owns: Dispatch, ReadResult, EndSession. */
 export function dispatchHandlers(options: DispatchServiceOptions) {
@@ -127,10 +124,11 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
       const response: DispatchResponse = { $typeName: 'dispatch.v1.DispatchResponse', results };
       return response;
     } catch (error) {
-      const hard = error instanceof HardError && error.reason === 'CANCELLED' && Date.now() + DEADLINE_SLACK_MS >= deadline ? HardError.deadline() : error;
+      // The dispatchers decided it already for the calls they ended; the turn gets the same.
+      const hard = turnError(error, deadline);
       const reason = hard instanceof HardError ? hard.reason : 'INTERNAL';
       // The turn ends after the events of the calls the error aborted (a parallel turn's siblings).
-      const unwound = error instanceof HardError ? error.unwound : undefined;
+      const unwound = hard instanceof HardError ? hard.unwound : undefined;
       if (unwound) void unwound.then(() => observer.end(reason));
       else observer.end(reason);
       throw hard;

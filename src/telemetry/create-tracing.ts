@@ -57,9 +57,14 @@ function exporterFromEnv(env: NodeJS.ProcessEnv, logger?: Logger): BatchExporter
  * OpenTelemetry's exporter does, so pass `process.env`.
  */
 export function createTracing(env: NodeJS.ProcessEnv = process.env, logger?: Logger): Tracing {
-  if (!tracesEnabled(env)) return OFF;
-  const exporters = listOf(env.OTEL_TRACES_EXPORTER).filter((e) => e !== 'otlp');
-  if (exporters.length > 0) logger?.warn('unsupported OTEL_TRACES_EXPORTER values ignored', { exporters });
+  const enabled = tracesEnabled(env);
+  const exporters = listOf(env.OTEL_TRACES_EXPORTER);
+  const unsupported = exporters.filter((e) => e !== 'otlp' && e !== 'none');
+  const switchedOff = exporters.includes('none') || env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true';
+  if (unsupported.length > 0 && enabled) logger?.warn('unsupported OTEL_TRACES_EXPORTER values ignored', { exporters: unsupported });
+  // Without `otlp` (`console` alone, say) nothing is exported: said, or the missing traces leave no clue.
+  else if (unsupported.length > 0 && !switchedOff) logger?.warn('unsupported OTEL_TRACES_EXPORTER values; traces are off (only otlp is supported)', { exporters: unsupported });
+  if (!enabled) return OFF;
   const resource = defaultResource()
     .merge(resourceFromAttributes({ 'service.name': DEFAULT_SERVICE_NAME }))
     .merge(detectResources({ detectors: [envDetector] }));

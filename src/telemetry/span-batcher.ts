@@ -74,14 +74,27 @@ function positive(env: NodeJS.ProcessEnv, name: string, fallback: number): numbe
   return Number.isFinite(value) && value > 0 ? value : fallback;
 }
 
-/** The OTEL_BSP_* variables; the batch size is capped by the queue size, as the SDK caps it. */
+/**
+ * The longest delay a Node timer takes (2^31-1 ms, ~24.8 days): setTimeout runs a longer one after
+ * 1 ms (TimeoutOverflowWarning), which would time every export out at once and send every batch
+ * as its first span ends.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A positive duration in ms, at most {@link MAX_TIMER_MS} (a longer one is taken as that). */
+const milliseconds = (env: NodeJS.ProcessEnv, name: string, fallback: number): number => Math.min(positive(env, name, fallback), MAX_TIMER_MS);
+
+/**
+ * The OTEL_BSP_* variables; the batch size is capped by the queue size, as the SDK caps it, and the
+ * schedule delay and export timeout by {@link MAX_TIMER_MS}.
+ */
 export function batchOptionsFromEnv(env: NodeJS.ProcessEnv): BatchOptions {
   const maxQueueSize = positive(env, 'OTEL_BSP_MAX_QUEUE_SIZE', DEFAULTS.maxQueueSize);
   return {
-    scheduleDelayMs: positive(env, 'OTEL_BSP_SCHEDULE_DELAY', DEFAULTS.scheduleDelayMs),
+    scheduleDelayMs: milliseconds(env, 'OTEL_BSP_SCHEDULE_DELAY', DEFAULTS.scheduleDelayMs),
     maxQueueSize,
     maxExportBatchSize: Math.min(maxQueueSize, positive(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', DEFAULTS.maxExportBatchSize)),
-    exportTimeoutMs: positive(env, 'OTEL_BSP_EXPORT_TIMEOUT', DEFAULTS.exportTimeoutMs),
+    exportTimeoutMs: milliseconds(env, 'OTEL_BSP_EXPORT_TIMEOUT', DEFAULTS.exportTimeoutMs),
   };
 }
 
@@ -158,7 +171,7 @@ export class SpanBatcher implements SpanSink {
         this.timer = undefined;
         this.encodePending();
         this.seal();
-      }, this.options.scheduleDelayMs);
+      }, Math.min(this.options.scheduleDelayMs, MAX_TIMER_MS));
       this.timer.unref();
     }
   }
@@ -243,7 +256,7 @@ export class SpanBatcher implements SpanSink {
       await Promise.race([
         exported,
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`export took longer than ${this.options.exportTimeoutMs} ms`)), this.options.exportTimeoutMs);
+          timer = setTimeout(() => reject(new Error(`export took longer than ${this.options.exportTimeoutMs} ms`)), Math.min(this.options.exportTimeoutMs, MAX_TIMER_MS));
           timer.unref();
         }),
       ]);

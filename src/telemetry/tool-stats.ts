@@ -36,9 +36,20 @@ export interface TenantToolCounters {
 
 /** Options of {@link createToolStats}. */
 export interface ToolStatsOptions {
-  /** (tenant, tool) pairs tracked; calls of further pairs are not counted. @default 10000 */
+  /** (tenant, tool) pairs tracked in all; calls of further pairs are not counted. @default 10000 */
   readonly maxTracked?: number;
+  /**
+   * Tools tracked per tenant; calls of a tenant's further tools are not counted, so one tenant's
+   * calls cannot fill the table that every tenant's GetToolStats reads. @default a tenth of
+   * `maxTracked`, at least 1 (1000)
+   */
+  readonly maxTrackedPerTenant?: number;
 }
+
+/** {@link ToolStatsOptions.maxTracked}'s default. */
+export const DEFAULT_MAX_TRACKED = 10_000;
+/** The share of the table one tenant may hold unless `maxTrackedPerTenant` says otherwise. */
+const TENANT_SHARE = 10;
 
 /** Zero counts. */
 export const emptyCounters = (): ToolCounters => ({ calls: 0, attempts: 0, validationFailures: 0, timeouts: 0, retries: 0, idempotentHits: 0, bounded: 0, unexpected: 0 });
@@ -95,14 +106,27 @@ export function ratesOf(counters: Readonly<ToolCounters> | undefined): ToolRateV
   };
 }
 
-/** Creates an empty table. */
+/** A whole number of pairs, at least 1; anything else is a RangeError naming the option. */
+function pairCount(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${value}`);
+  return value;
+}
+
+/**
+ * Creates an empty table. A pair is tracked from its first call while its tenant has fewer than
+ * `maxTrackedPerTenant` tools and the table fewer than `maxTracked` pairs, and then for as long as
+ * the process runs.
+ */
 export function createToolStats(options: ToolStatsOptions = {}): ToolStats {
-  const maxTracked = options.maxTracked ?? 10_000;
+  const maxTracked = pairCount('maxTracked', options.maxTracked ?? DEFAULT_MAX_TRACKED);
+  const maxPerTenant = pairCount('maxTrackedPerTenant', options.maxTrackedPerTenant ?? Math.max(1, Math.floor(maxTracked / TENANT_SHARE)));
   const byTenant: CountersTable = new Map();
   let tracked = 0;
   return {
     record(s) {
-      if (s.known && countCall(byTenant, s, tracked < maxTracked) === 'added') tracked++;
+      if (!s.known) return;
+      const mayAdd = tracked < maxTracked && (byTenant.get(s.tenant)?.size ?? 0) < maxPerTenant;
+      if (countCall(byTenant, s, mayAdd) === 'added') tracked++;
     },
     get: (tenant, tool) => byTenant.get(tenant)?.get(tool),
     tools: (tenant) => [...(byTenant.get(tenant)?.keys() ?? [])],

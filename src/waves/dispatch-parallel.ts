@@ -4,7 +4,7 @@ import type { ParallelDispatcher } from '../server';
 import { trackCall } from './call-tracker';
 import { prepareArguments } from '../arguments';
 import type { ResolvedTool } from '../registry';
-import { answerWithin, type TurnContext } from '../pipeline';
+import { answerWithin, turnError, type TurnContext } from '../pipeline';
 import { planWaves, type ResourceKeyOf, type WaveToolLookup } from './plan-waves';
 import { plannedTool, type PlannedTool } from './planned-tool';
 import { resourceKeyIn, resourceKeyOf } from './resource-key';
@@ -77,11 +77,13 @@ export function createParallelDispatcher(options: WaveOptions = {}): ParallelDis
       }
       return results;
     } catch (error) {
-      const reason = error instanceof HardError ? error.reason : 'INTERNAL';
+      // A cancellation by the turn's deadline ends its calls DEADLINE_EXCEEDED, as it ends the turn.
+      const hard = turnError(error, turn.deadline);
+      const reason = hard instanceof HardError ? hard.reason : 'INTERNAL';
       const unwound = Promise.all(trackers.map((tracker) => tracker.fail(reason)));
       // The turn ends (TURN_END) after its calls' last events, at most UNWIND_WAIT_MS after the RPC.
-      if (error instanceof HardError) error.unwound = answerWithin(unwound, UNWIND_WAIT_MS);
-      throw error;
+      if (hard instanceof HardError) hard.unwound = answerWithin(unwound, UNWIND_WAIT_MS);
+      throw hard;
     }
   };
 }

@@ -185,6 +185,24 @@ describe('a receiving replica cut off from Redis', () => {
     busA.publish('acme', event('s9', 'echo', EventKind.TURN_END, 8));
     expect(await next(all, 'one more event')).toEqual([['e8', 0]]);
   });
+
+  test('events lost while C was cut off count on the first event after them, not on the oldest event a subscriber still holds', async () => {
+    const held = onC('held');
+    const watch = onC('held');
+    await reachesC();
+    busA.publish('held', event('s1', 'echo', EventKind.TOOL_PRE, 11));
+    busA.publish('held', event('s1', 'echo', EventKind.TOOL_POST, 12));
+    expect(await next(watch, 'the two events on C')).toEqual([['e11', 0], ['e12', 0]]);
+    proxyC.cut();
+    for (let n = 13; n <= 15; n++) busA.publish('held', event('s1', 'echo', EventKind.TOOL_POST, n));
+    await new Promise((r) => setTimeout(r, 150));
+    proxyC.restore();
+    await reachesC();
+    busA.publish('held', event('s1', 'echo', EventKind.TURN_END, 16));
+    expect(await next(watch, 'the event after C reconnected')).toEqual([['e16', 3]]);
+    // `held` read nothing meanwhile: e11 and e12 came before the loss, e16 after it.
+    expect(drain(held)).toEqual([['e11', 0], ['e12', 0], ['e16', 3]]);
+  });
 });
 
 test('a batch that arrives after a later one of its sender is not delivered: its events were counted dropped when the gap showed', async () => {

@@ -40,13 +40,84 @@ test('a ring buffer keeps the newest items in order and counts every item it dro
   expect(() => createRingBuffer(0)).toThrow('ring buffer capacity must be a positive integer, got 0');
 });
 
+test('a ring buffer counts before each item what was lost before it: items it dropped, and losses reported before the item was pushed', () => {
+  type Op = { push: number } | 'shift' | { lost: number };
+  const op = fc.oneof(fc.record({ push: fc.integer() }), fc.constant('shift' as const), fc.record({ lost: fc.integer({ min: 1, max: 5 }) }));
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 6 }), fc.array(op as fc.Arbitrary<Op>), (capacity, ops) => {
+      const buffer = createRingBuffer<number>(capacity);
+      const model: { value: number; lostBefore: number }[] = [];
+      let droppedSinceShift = 0;
+      let lostSincePush = 0;
+      for (const o of ops) {
+        if (o === 'shift') {
+          const item = model.shift();
+          expect(buffer.shift()).toBe(item?.value);
+          if (item) {
+            expect(buffer.takeDropped()).toBe(droppedSinceShift + item.lostBefore);
+            droppedSinceShift = 0;
+          }
+        } else if ('lost' in o) {
+          buffer.addLost(o.lost);
+          lostSincePush += o.lost;
+        } else {
+          buffer.push(o.push);
+          if (model.length === capacity) droppedSinceShift += 1 + model.shift()!.lostBefore;
+          model.push({ value: o.push, lostBefore: lostSincePush });
+          lostSincePush = 0;
+        }
+        expect(buffer.size).toBe(model.length);
+      }
+    }),
+  );
+});
+
+test('a loss reported after events were buffered lands on the next event published, not on the oldest buffered one', () => {
+  const bus = createEventBus({ subscriberBuffer: 4 });
+  const hooks = { wake: () => undefined, closed: () => undefined };
+  const sub = bus.subscribe('A', { sessionId: '' }, hooks)!;
+  const ev = (id: string) => create(EventSchema, { kind: EventKind.TOOL_PRE, sessionId: 's', tool: 't', toolCallId: id });
+  const drain = () => {
+    const out: string[] = [];
+    for (let e = sub.next(); e; e = sub.next()) out.push(`${e.toolCallId}(${e.dropped})`);
+    return out;
+  };
+  bus.publish('A', ev('e1'));
+  bus.publish('A', ev('e2'));
+  bus.reportLost('A', { sessionId: 's', tool: 't', kind: EventKind.TOOL_PRE, count: 3 });
+  bus.publish('A', ev('e3'));
+  expect(drain()).toEqual(['e1(0)', 'e2(0)', 'e3(3)']);
+  // Overflow drops still count before the oldest event kept; a loss carried by a dropped event
+  // goes on to the next one delivered.
+  for (const id of ['f1', 'f2']) bus.publish('A', ev(id));
+  bus.reportLost('A', { sessionId: 's', tool: 't', kind: EventKind.TOOL_PRE, count: 2 });
+  for (const id of ['f3', 'f4', 'f5', 'f6', 'f7']) bus.publish('A', ev(id));
+  // f1, f2 and f3 (with the 2 lost before it) were dropped: 5 before f4.
+  expect(drain()).toEqual(['f4(5)', 'f5(0)', 'f6(0)', 'f7(0)']);
+  // A loss with nothing published after it waits for the next event.
+  bus.reportLost('A', { sessionId: 's', tool: 't', kind: EventKind.TOOL_PRE, count: 1 });
+  expect(drain()).toEqual([]);
+  bus.publish('A', ev('g1'));
+  expect(drain()).toEqual(['g1(1)']);
+  bus.close();
+});
+
 test('traceparent: parsed when valid, refused when malformed, formatted back', () => {
   const header = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
   const parsed = parseTraceparent(header);
   expect(parsed).toEqual({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', flags: '01' });
   expect(formatTraceparent(parsed!)).toBe(header);
-  expect(parseTraceparent(header.toUpperCase())).toEqual(parsed);
   expect(parseTraceparent('01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-future')).toMatchObject({ flags: '01' });
+  // Only the sampled flag is kept: the others are reserved, and must be zero when passed on.
+  expect(parseTraceparent('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-ff')).toEqual({ ...parsed, flags: '01' });
+  expect(parseTraceparent('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-08')).toEqual({ ...parsed, flags: '00' });
+  expect(parseTraceparent(' 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\t')).toEqual(parsed);
+  // W3C Trace Context: hex is lowercase; a header in uppercase is invalid, and ignored.
+  expect(parseTraceparent(header.toUpperCase())).toBeUndefined();
+  expect(parseTraceparent('00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01')).toBeUndefined();
+  expect(parseTraceparent('00-4bf92f3577b34da6a3ce929d0e0e4736-00F067AA0BA902B7-01')).toBeUndefined();
+  expect(parseTraceparent('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0A')).toBeUndefined();
+  expect(parseTraceparent('CC-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')).toBeUndefined();
   for (const bad of [undefined, '', 'garbage', 'ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', '00-00000000000000000000000000000000-00f067aa0ba902b7-01', '00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01', '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra']) {
     expect(parseTraceparent(bad)).toBeUndefined();
   }

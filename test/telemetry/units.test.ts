@@ -49,6 +49,41 @@ test('tool stats count per tenant and tool, skip unknown names, and stop at thei
   ]);
 });
 
+test('one tenant cannot fill the stats table for the others: each tracks up to its own quota of tools', () => {
+  // Before, a single first-come cap: mallory's calls of 3 tools filled a table of 3 pairs, and
+  // alice's calls were never counted.
+  const stats = createToolStats({ maxTracked: 4, maxTrackedPerTenant: 2 });
+  for (const tool of ['t1', 't2', 't3']) stats.record(summary({ tenant: 'mallory', tool }));
+  for (let i = 0; i < 10; i++) stats.record(summary({ tenant: 'alice', tool: 'send_email', validationFailed: true }));
+  stats.record(summary({ tenant: 'mallory', tool: 't1' }));
+  expect(stats.tools('mallory')).toEqual(['t1', 't2']);
+  expect(stats.get('mallory', 't1')).toMatchObject({ calls: 2 });
+  expect(stats.get('mallory', 't3')).toBeUndefined();
+  expect(stats.get('alice', 'send_email')).toMatchObject({ calls: 10, validationFailures: 10 });
+  // The table's own bound still holds: bob's second tool is its fifth pair.
+  stats.record(summary({ tenant: 'bob', tool: 'a' }));
+  stats.record(summary({ tenant: 'bob', tool: 'b' }));
+  expect(stats.tools('bob')).toEqual(['a']);
+  expect([...stats.pairs()]).toHaveLength(4);
+
+  // The defaults: 1,000 tools per tenant, 10,000 pairs in all.
+  const defaults = createToolStats();
+  for (let i = 0; i < 1_001; i++) defaults.record(summary({ tenant: 'mallory', tool: `tool-${i}` }));
+  defaults.record(summary({ tenant: 'alice', tool: 'send_email' }));
+  expect(defaults.tools('mallory')).toHaveLength(1_000);
+  expect(defaults.get('mallory', 'tool-1000')).toBeUndefined();
+  expect(defaults.get('alice', 'send_email')).toMatchObject({ calls: 1 });
+  // Without a quota given, a tenant's is a tenth of the table, at least one tool.
+  const small = createToolStats({ maxTracked: 3 });
+  for (const tool of ['t1', 't2', 't3']) small.record(summary({ tenant: 'mallory', tool }));
+  small.record(summary({ tenant: 'alice', tool: 'send_email' }));
+  expect(small.tools('mallory')).toEqual(['t1']);
+  expect(small.get('alice', 'send_email')).toMatchObject({ calls: 1 });
+
+  expect(() => createToolStats({ maxTrackedPerTenant: 0 })).toThrow('maxTrackedPerTenant must be a positive integer, got 0');
+  expect(() => createToolStats({ maxTracked: 1.5 })).toThrow('maxTracked must be a positive integer, got 1.5');
+});
+
 test('the telemetry section: debug_payloads and max_label_pairs, checked', () => {
   expect(telemetrySettings(parseConfig('telemetry: { debug_payloads: true }', 'c.yaml'))).toEqual({ debugPayloads: true, maxLabelPairs: 1000 });
   expect(telemetrySettings(parseConfig('tools: []', 'c.yaml'))).toEqual({ debugPayloads: false, maxLabelPairs: 1000 });

@@ -1,0 +1,26 @@
+import { HardError } from '../errors';
+
+/** A deadline timer may fire a little early (DEADLINES): a cancellation this close to the deadline is its. */
+export const DEADLINE_SLACK_MS = 5;
+
+/** Errors {@link turnError} has answered for, so a later look at one decides nothing again. */
+const decided = new WeakSet<object>();
+
+/**
+ * The hard error a turn ends with: a cancellation within {@link DEADLINE_SLACK_MS} of the turn's
+ * `deadline` (epoch ms) is the deadline's (DEADLINE_EXCEEDED), anything else stays as it is. The
+ * calls the error ended and the turn itself are told the same reason: the first look decides, and
+ * an error it returned is returned unchanged (the clock may cross the slack between two looks).
+ * Runs on the error path alone.
+ */
+export function turnError(error: unknown, deadline: number): unknown {
+  if (!(error instanceof HardError) || error.reason !== 'CANCELLED' || decided.has(error)) return error;
+  if (Date.now() + DEADLINE_SLACK_MS < deadline) {
+    decided.add(error);
+    return error;
+  }
+  const hard = HardError.deadline();
+  hard.unwound = error.unwound;
+  decided.add(hard);
+  return hard;
+}

@@ -109,9 +109,9 @@ describe('decodeDispatchRequest: the hot path decoder', () => {
 
 test('a bool sent as a 10-byte varint with only bits past 64 set is false, as fromBinary reads it (found in review)', () => {
   // Field 7 (interactive), varint: 0x38, nine 0x80 continuation bytes, then 0x02 (bit 64).
-  const bytes = Uint8Array.from([0x38, ...Array<number>(9).fill(0x80), 0x02]);
+  const bytes = Buffer.from([0x38, ...Array<number>(9).fill(0x80), 0x02]);
   expect(fromBinary(DispatchRequestSchema, bytes).interactive).toBe(false);
   expect(decodeDispatchRequest(bytes).interactive).toBe(false);
-  const bit63 = Uint8Array.from([0x38, ...Array<number>(9).fill(0x80), 0x01]);
+  const bit63 = Buffer.from([0x38, ...Array<number>(9).fill(0x80), 0x01]);
   expect(decodeDispatchRequest(bit63).interactive).toBe(fromBinary(DispatchRequestSchema, bit63).interactive);
 });

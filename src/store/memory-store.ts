@@ -3,6 +3,7 @@ import { evictOldest, TRIM_TO } from './evict-oldest';
 import { rememberLastObject, rememberRecentTexts } from './remember';
 import { NO_STREAK, StreakIndex } from './streak-index';
 import { handleScope } from './result-handle';
+import { createSpillBudget } from './spill-budget';
 import type { ClaimOutcome, SessionScope, Store, StoredResult } from './store';
 
 /** Options of the in-memory store. */
@@ -18,6 +19,11 @@ export interface MemoryStoreOptions {
   readonly maxRecordsPerSession?: number;
   /** Spilled results kept per session before the oldest is evicted. @default 1000 */
   readonly maxResultsPerSession?: number;
+  /**
+   * Characters of spilled results kept across all sessions before the oldest are evicted (a
+   * result may be 16 Mi characters, kept its TTL). @default 134217728 (128 Mi, ~256 MiB)
+   */
+  readonly maxSpilledChars?: number;
   /** Clock, for tests. */
   readonly now?: () => number;
 }
@@ -80,6 +86,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   const maxSessions = options.maxSessions ?? 10_000;
   const maxRecords = options.maxRecordsPerSession ?? 10_000;
   const maxResults = options.maxResultsPerSession ?? 1000;
+  const spilled = createSpillBudget(options.maxSpilledChars ?? 128 * 1024 * 1024);
   const now = options.now ?? Date.now;
   const sessions = new Map<string, SessionState>();
   const moveAfter = Math.max(1, Math.floor(maxSessions / 4));
@@ -153,8 +160,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       }
       if (spill) {
         const results = (state.results ??= new Map<string, Expiring<string>>());
-        results.set(spill.handle, { value: spill.text, expiresAt: t + spill.ttlSeconds * 1000 });
+        const entry = { value: spill.text, expiresAt: t + spill.ttlSeconds * 1000 };
+        results.set(spill.handle, entry);
         capMap(results, maxResults);
+        spilled.add(results, spill.handle, entry, spill.text.length);
       }
       if (memory) {
         const entries = (state.memory ??= []);

@@ -47,3 +47,44 @@ describe('memory store: the session cap', () => {
     expect((await store.beginAttempt({ scope: scope(1), op: 'op', claim: { key: 'k', leaseMs: 1000 } })).claim).toEqual({ state: 'claimed' });
   });
 });
+
+// Found in review: spilled results were capped in number (1,000 per session, 10,000 sessions) but
+// not in size, each up to 16 Mi characters kept its TTL, so a tenant could hold memory about
+// equal to what its tools returned for an hour.
+describe('memory store: the spilled characters across sessions', () => {
+  const spill = (handle: string, chars: number) => ({ handle, text: 'x'.repeat(chars), ttlSeconds: 60 });
+  const handles = (session: number, n: number) => `rh_${Buffer.from(`s${session}`).toString('base64url')}.${String(n).padStart(16, 'A')}`;
+
+  it('past maxSpilledChars the oldest spills go, whichever session holds them', async () => {
+    const store = createMemoryStore({ maxSpilledChars: 100 });
+    const h = [handles(1, 1), handles(2, 2), handles(1, 3)];
+    await store.finishAttempt({ scope: scope(1), op: 'op', spill: spill(h[0]!, 40) });
+    await store.finishAttempt({ scope: scope(2), op: 'op', spill: spill(h[1]!, 40) });
+    expect(await store.readResult('t', h[0]!)).toHaveLength(40);
+    await store.finishAttempt({ scope: scope(1), op: 'op', spill: spill(h[2]!, 40) });
+    expect(await store.readResult('t', h[0]!)).toBeUndefined();
+    expect(await store.readResult('t', h[1]!)).toHaveLength(40);
+    expect(await store.readResult('t', h[2]!)).toHaveLength(40);
+  });
+
+  it('a spill larger than the whole budget is kept alone, never lost at once', async () => {
+    const store = createMemoryStore({ maxSpilledChars: 100 });
+    const small = handles(1, 1);
+    const big = handles(1, 2);
+    await store.finishAttempt({ scope: scope(1), op: 'op', spill: spill(small, 10) });
+    await store.finishAttempt({ scope: scope(1), op: 'op', spill: spill(big, 500) });
+    expect(await store.readResult('t', big)).toHaveLength(500);
+    expect(await store.readResult('t', small)).toBeUndefined();
+  });
+
+  it('an ended session\'s spills stop counting once they are the oldest', async () => {
+    const store = createMemoryStore({ maxSpilledChars: 100 });
+    await store.finishAttempt({ scope: scope(1), op: 'op', spill: spill(handles(1, 1), 60) });
+    await store.endSession(scope(1));
+    const later = [handles(2, 1), handles(2, 2)];
+    await store.finishAttempt({ scope: scope(2), op: 'op', spill: spill(later[0]!, 45) });
+    await store.finishAttempt({ scope: scope(2), op: 'op', spill: spill(later[1]!, 45) });
+    expect(await store.readResult('t', later[0]!)).toHaveLength(45);
+    expect(await store.readResult('t', later[1]!)).toHaveLength(45);
+  });
+});

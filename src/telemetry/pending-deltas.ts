@@ -37,17 +37,26 @@ export interface PendingDeltas {
   readonly pairs: number;
 }
 
-/** Creates an empty set of deltas holding at most `maxPairs` (tenant, tool) entries. */
-export function createPendingDeltas(maxPairs: number): PendingDeltas {
+/**
+ * Creates an empty set of deltas holding at most `maxPairs` (tenant, tool) entries, and at most
+ * `maxPerTenant` of one tenant's, so that while Redis is away one tenant's calls cannot take every
+ * place and have every other tenant's counts dropped.
+ */
+export function createPendingDeltas(maxPairs: number, maxPerTenant = maxPairs): PendingDeltas {
   const pending: CountersTable = new Map();
   const sealed = new Map<string, SealedDeltas>();
+  const perTenant = new Map<string, number>();
   let pairs = 0;
   let seq = 0;
   return {
     add(summary) {
       if (!summary.known) return true;
-      const result = countCall(pending, summary, pairs < maxPairs);
-      if (result === 'added') pairs++;
+      const held = perTenant.get(summary.tenant) ?? 0;
+      const result = countCall(pending, summary, pairs < maxPairs && held < maxPerTenant);
+      if (result === 'added') {
+        pairs++;
+        perTenant.set(summary.tenant, held + 1);
+      }
       return result !== 'dropped';
     },
     seal() {
@@ -62,6 +71,9 @@ export function createPendingDeltas(maxPairs: number): PendingDeltas {
       if (sealed.get(batch.tenant) !== batch) return;
       sealed.delete(batch.tenant);
       pairs -= batch.tools.size;
+      const left = (perTenant.get(batch.tenant) ?? 0) - batch.tools.size;
+      if (left > 0) perTenant.set(batch.tenant, left);
+      else perTenant.delete(batch.tenant);
     },
     held(tenant) {
       const tools = pending.get(tenant);

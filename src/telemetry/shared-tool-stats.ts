@@ -48,7 +48,8 @@ export function createSharedToolStats(options: SharedToolStatsOptions): SharedTo
   defineFlushStats(client);
   const replica = randomBytes(8).toString('hex');
   const keysOf = (tenant: string) => statsKeys(tenant, replica, limits.keyPrefix);
-  const deltas = createPendingDeltas(limits.maxPendingPairs);
+  // One tenant may hold a tenth of the places, as in the local stats table (tool-stats.ts).
+  const deltas = createPendingDeltas(limits.maxPendingPairs, Math.max(1, Math.floor(limits.maxPendingPairs / 10)));
   const outage = outageLog(logger);
   let dropped = 0;
   let flushing: Promise<void> | undefined;

@@ -52,6 +52,18 @@ test('pending deltas hold at most maxPairs (tenant, tool) entries, sealed ones i
   expect(deltas.held('t').pending.get('c')!.calls).toBe(2);
 });
 
+test('pending deltas: one tenant holds at most its own share, so another tenant\'s counts are still kept (while Redis is away)', () => {
+  const deltas = createPendingDeltas(10, 2);
+  expect(deltas.add(call({ tenant: 'greedy', tool: 'a' }))).toBe(true);
+  expect(deltas.add(call({ tenant: 'greedy', tool: 'b' }))).toBe(true);
+  expect(deltas.add(call({ tenant: 'greedy', tool: 'c' }))).toBe(false);
+  expect(deltas.add(call({ tenant: 'greedy', tool: 'a' }))).toBe(true);
+  expect(deltas.add(call({ tenant: 'modest', tool: 'send' }))).toBe(true);
+  const batches = deltas.seal();
+  for (const batch of batches) deltas.settle(batch);
+  expect(deltas.add(call({ tenant: 'greedy', tool: 'c' }))).toBe(true);
+});
+
 test('stats hash: hash-tagged key per tenant, tool\\0counter fields of non-zero counts, parsed back', () => {
   expect(statsKeys('acme', 'r1')).toEqual({ counts: 'dispatch:stats:{tYWNtZQ}', flushed: 'dispatch:stats:{tYWNtZQ}:flushed:r1' });
   expect(statsKeys('', 'r1').counts).toBe('dispatch:stats:{t}');

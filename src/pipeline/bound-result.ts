@@ -65,6 +65,12 @@ function unitIndexFromEnd(text: string, points: number): number {
   return i;
 }
 
+/** The first `max` UTF-16 units of `text`, one fewer when the cut would split a surrogate pair. */
+export function cutUnits(text: string, max: number): string {
+  if (text.length <= max) return text;
+  return text.slice(0, isHigh(text.charCodeAt(max - 1)) ? max - 1 : max);
+}
+
 /**
  * The code points [offset, offset + limit) of `text`, walking to `offset` without building an
  * array: ReadResult pages a spilled text (up to 16 Mi characters) this way, each page once.

@@ -1,5 +1,6 @@
 import type { ExecutorContext } from '../executors';
 import type { ResolvedTool } from '../registry';
+import { cutUnits } from './bound-result';
 
 /** One execution of a tool, as middleware sees it. */
 export interface Invocation {
@@ -37,10 +38,4 @@ export function capOutput(output: ToolOutput, maxChars: number): ToolOutput {
   return output.text.length <= maxChars
     ? output
     : { ...output, text: cutUnits(output.text, maxChars), warnings: [...(output.warnings ?? []), `the tool's output was cut at ${maxChars} characters before bounding`] };
-}
-
-/** The first `max` UTF-16 units of `text`, one fewer when the cut would split a surrogate pair. */
-function cutUnits(text: string, max: number): string {
-  const last = text.charCodeAt(max - 1);
-  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
 }

@@ -7,8 +7,8 @@ import type { PipelineDeps } from './pipeline-deps';
  * head, tail and the count omitted) of a success, the kind and message of a failure. A replay of
  * the stored result records the same, so replays of a bounded result are repeats from the first.
  */
-export function loopRecordOf(output: string, error: DispatchError | undefined): string {
-  return error ? `${error.kind}\u0000${error.message}` : output;
+export function loopRecordOf(output: string, failure: Pick<DispatchError, 'kind' | 'message'> | undefined): string {
+  return failure ? `${failure.kind}\u0000${failure.message}` : output;
 }
 
 /**
@@ -17,7 +17,7 @@ export function loopRecordOf(output: string, error: DispatchError | undefined): 
  * warning). One store step: a replay takes no other after its claim.
  */
 export async function recordReplay(deps: PipelineDeps, scope: SessionScope, op: string, stored: StoredResult): Promise<LoopStreak | undefined> {
-  const result = stored.isError ? `${stored.errorKind ?? 0}\u0000${stored.errorMessage ?? ''}` : stored.output;
+  const result = loopRecordOf(stored.output, stored.isError ? { kind: stored.errorKind ?? 0, message: stored.errorMessage ?? '' } : undefined);
   try {
     const after = await deps.store.finishAttempt({ scope, op, record: { result, failed: stored.isError, window: deps.limits.loopWindow } });
     return after.streak;

@@ -1,4 +1,5 @@
 import type { ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
+import { cutUnits } from '../pipeline';
 
 /**
  * Bounds on the parts of a result that cutting outputs leaves alone, applied only when they alone
@@ -21,10 +22,10 @@ export function textBound(maxBytes: number, results: number): number {
 }
 
 /** `text` cut to about `max` UTF-16 units, never through a surrogate pair, marked when cut. */
-export function cutText(text: string, max: number): string {
+function cutText(text: string, max: number): string {
   if (text.length <= max) return text;
-  const end = /[\ud800-\udbff]/.test(text[max - 1] ?? '') ? max - 1 : max;
-  return `${text.slice(0, end)}... [${text.length - end} characters cut]`;
+  const kept = cutUnits(text, max);
+  return `${kept}... [${text.length - kept.length} characters cut]`;
 }
 
 /** An error output (the error JSON) with each long string field cut; other text cut whole. */

@@ -18,7 +18,7 @@ import { throttledWarn } from '../log';
 import { codePointLength, createAbortScope, DEADLINES, dispatchSequential, onAbort, sliceCodePoints, turnError, type PipelineDeps, type TurnContext } from '../pipeline';
 import { RpcError, unary } from './grpc-adapter';
 import { MAX_OFFERED_TOOLS, sentCounts } from './dispatch-request-codec';
-import { fitResponse } from './fit-response';
+import { fitResponse, SLACK_BYTES } from './fit-response';
 import { createTurnAdmission, type TurnAdmission } from './turn-admission';
 import type { Authenticator } from './principal';
 
@@ -146,7 +146,7 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
     });
     if (text === undefined) throw new RpcError(grpc.status.NOT_FOUND, `result handle "${request.resultHandle.slice(0, 100)}" not found (it may have expired)`);
     // A page fits in one response whatever its characters (4 bytes of UTF-8 at most each).
-    const limit = Math.min(request.limit === 0 ? READ_DEFAULT : request.limit, READ_MAX, Math.max(1, Math.floor((deps.limits.maxMessageBytes - 1024) / 4)));
+    const limit = Math.min(request.limit === 0 ? READ_DEFAULT : request.limit, READ_MAX, Math.max(1, Math.floor((deps.limits.maxMessageBytes - SLACK_BYTES) / 4)));
     const total = codePointLength(text);
     const offset = Math.min(request.offset, total);
     const slice = sliceCodePoints(text, offset, limit);

@@ -7,14 +7,14 @@ import { compactResult, textBound } from './compact-result';
 import { encodedResultSize } from './dispatch-response-codec';
 
 /**
- * Room kept below `max_message_bytes` for what this module does not count: the response's own
- * framing, and per cut result its omission marker, handle and warning.
+ * Room kept below `max_message_bytes` for what is not counted: the response's own framing (here
+ * and for a ReadResult page), and per cut result its omission marker, handle and warning.
  */
-const SLACK_BYTES = 1024;
+export const SLACK_BYTES = 1024;
 const PER_CUT_BYTES = 512;
 
 /** The warning on a result cut so that its turn fits in one response. */
-export const cutWarning = (chars: number, handle: boolean): string =>
+const cutWarning = (chars: number, handle: boolean): string =>
   `the result was cut to ${chars} characters so that the turn's results fit in one response (max_message_bytes)` +
   (handle ? '; read the rest with ReadResult' : '; the rest could not be kept');
 

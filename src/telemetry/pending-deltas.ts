@@ -45,18 +45,15 @@ export interface PendingDeltas {
 export function createPendingDeltas(maxPairs: number, maxPerTenant = maxPairs): PendingDeltas {
   const pending: CountersTable = new Map();
   const sealed = new Map<string, SealedDeltas>();
-  const perTenant = new Map<string, number>();
   let pairs = 0;
+  // A tenant's pairs held, pending and sealed: what its share bounds.
+  const heldBy = (tenant: string) => (pending.get(tenant)?.size ?? 0) + (sealed.get(tenant)?.tools.size ?? 0);
   let seq = 0;
   return {
     add(summary) {
       if (!summary.known) return true;
-      const held = perTenant.get(summary.tenant) ?? 0;
-      const result = countCall(pending, summary, pairs < maxPairs && held < maxPerTenant);
-      if (result === 'added') {
-        pairs++;
-        perTenant.set(summary.tenant, held + 1);
-      }
+      const result = countCall(pending, summary, pairs < maxPairs && heldBy(summary.tenant) < maxPerTenant);
+      if (result === 'added') pairs++;
       return result !== 'dropped';
     },
     seal() {
@@ -71,9 +68,6 @@ export function createPendingDeltas(maxPairs: number, maxPerTenant = maxPairs): 
       if (sealed.get(batch.tenant) !== batch) return;
       sealed.delete(batch.tenant);
       pairs -= batch.tools.size;
-      const left = (perTenant.get(batch.tenant) ?? 0) - batch.tools.size;
-      if (left > 0) perTenant.set(batch.tenant, left);
-      else perTenant.delete(batch.tenant);
     },
     held(tenant) {
       const tools = pending.get(tenant);

@@ -7,7 +7,7 @@ import { defineFlushStats } from './flush-stats-script';
 import { createPendingDeltas, type SealedDeltas } from './pending-deltas';
 import { resolveSharedStatsLimits, type SharedStatsLimits } from './shared-stats-options';
 import { addTools, countFields, parseCounts, statsKeys } from './stats-hash';
-import { tenantCounts, type ToolStats, type ToolStatsReader } from './tool-stats';
+import { tenantCounts, tenantShare, type ToolStats, type ToolStatsReader } from './tool-stats';
 
 /** What {@link createSharedToolStats} needs besides its limits. */
 export interface SharedToolStatsOptions extends SharedStatsLimits {
@@ -48,8 +48,7 @@ export function createSharedToolStats(options: SharedToolStatsOptions): SharedTo
   defineFlushStats(client);
   const replica = randomBytes(8).toString('hex');
   const keysOf = (tenant: string) => statsKeys(tenant, replica, limits.keyPrefix);
-  // One tenant may hold a tenth of the places, as in the local stats table (tool-stats.ts).
-  const deltas = createPendingDeltas(limits.maxPendingPairs, Math.max(1, Math.floor(limits.maxPendingPairs / 10)));
+  const deltas = createPendingDeltas(limits.maxPendingPairs, tenantShare(limits.maxPendingPairs));
   const outage = outageLog(logger);
   let dropped = 0;
   let flushing: Promise<void> | undefined;

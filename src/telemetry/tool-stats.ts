@@ -48,8 +48,8 @@ export interface ToolStatsOptions {
 
 /** {@link ToolStatsOptions.maxTracked}'s default. */
 export const DEFAULT_MAX_TRACKED = 10_000;
-/** The share of the table one tenant may hold unless `maxTrackedPerTenant` says otherwise. */
-const TENANT_SHARE = 10;
+/** The pairs one tenant may hold of `max` (a tenth, at least 1), here and while counts wait for Redis. */
+export const tenantShare = (max: number): number => Math.max(1, Math.floor(max / 10));
 
 /** Zero counts. */
 export const emptyCounters = (): ToolCounters => ({ calls: 0, attempts: 0, validationFailures: 0, timeouts: 0, retries: 0, idempotentHits: 0, bounded: 0, unexpected: 0 });
@@ -119,7 +119,7 @@ function pairCount(name: string, value: number): number {
  */
 export function createToolStats(options: ToolStatsOptions = {}): ToolStats {
   const maxTracked = pairCount('maxTracked', options.maxTracked ?? DEFAULT_MAX_TRACKED);
-  const maxPerTenant = pairCount('maxTrackedPerTenant', options.maxTrackedPerTenant ?? Math.max(1, Math.floor(maxTracked / TENANT_SHARE)));
+  const maxPerTenant = pairCount('maxTrackedPerTenant', options.maxTrackedPerTenant ?? tenantShare(maxTracked));
   const byTenant: CountersTable = new Map();
   let tracked = 0;
   return {

@@ -12,7 +12,7 @@ import { createHostWatch, subscriberCount } from './host-watch';
 import { fromWire, parseRelayMessage, toWire, type RelayMessage } from './relay-messages';
 import { createRouteTable } from './route-table';
 import { createSpecSync, SPECS_KEY } from './spec-sync';
-import { noWorkerError } from './worker-errors';
+import { noWorkerError, relayDown } from './worker-errors';
 import type { WorkerRelay } from './worker-executor';
 import type { ResolvedWorkerOptions } from './worker-options';
 import type { AssignmentRequest, WorkerPool } from './worker-pool';
@@ -42,10 +42,6 @@ const replicaChannel = (replica: string) => `dispatch:worker:replica:${replica}`
 
 /** How long a cancel without a deadline (from a replica of an older version) is remembered, in ms. */
 const CANCEL_MEMORY_MS = 60_000;
-
-function relayDown(cause: unknown): DispatchError {
-  return new DispatchError(ErrorKind.UNAVAILABLE, 'the link to other dispatch replicas (Redis) is down, so no worker could be reached; the call was not executed', { phase: 'before', recoverable: true, cause });
-}
 
 /**
  * Routes calls to workers connected to other replicas: each replica advertises the tools its

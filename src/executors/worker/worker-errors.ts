@@ -1,6 +1,11 @@
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError, MAY_HAVE_RUN } from '../../errors';
 
+/** The link to other replicas (Redis) is down: no worker could be reached, nothing ran. */
+export function relayDown(cause: unknown): DispatchError {
+  return new DispatchError(ErrorKind.UNAVAILABLE, 'the link to other dispatch replicas (Redis) is down, so no worker could be reached; the call was not executed', { phase: 'before', recoverable: true, cause });
+}
+
 /** No worker hosts the tool: nothing ran, so a retry (later, or by a model) is safe. */
 export function noWorkerError(tool: string): DispatchError {
   return new DispatchError(ErrorKind.UNAVAILABLE, `no worker is connected for tool "${tool}"; the call was not executed`, {

@@ -80,7 +80,13 @@ async function spawnOnFreePort(dirFor: (port: number) => string, extra: readonly
     const port = await freeRedisPort();
     const child = spawnRedis(port, dirFor(port), extra);
     const exited = new Promise<'exited'>((resolve) => child.once('exit', () => resolve('exited')));
-    if ((await Promise.race([waitForRedis(port).then(() => 'up' as const), exited])) === 'up') return { port, child };
+    if ((await Promise.race([waitForRedis(port).then(() => 'up' as const), exited])) === 'up') {
+      // The PONG may come from another test's server that took the port just before this one
+      // (two test files choosing the same free port at once): this one then exits, and the test
+      // would share, and see closed under it, the other's server. Only its own answer counts.
+      if (serverPid(port) === child.pid) return { port, child };
+      await stopChild(child, 'SIGKILL');
+    }
     if (attempt === 5) throw new Error(`redis-server exited at start ${attempt} times (ports taken?)`);
   }
 }
@@ -145,6 +151,16 @@ export async function startRedis(options: { persistence?: Persistence; own?: boo
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The process id of the redis-server answering on `port`, or undefined. */
+function serverPid(port: number): number | undefined {
+  try {
+    const match = /process_id:(\d+)/.exec(runCli(port, ['INFO', 'server']));
+    return match ? Number(match[1]) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function runCli(port: number, args: readonly string[]): string {

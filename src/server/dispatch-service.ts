@@ -86,10 +86,18 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
       warnOverloaded('turns refused: too many running at once', { tenant: principal.tenant, inFlight: admission.inFlight, error: (error as Error).message });
       throw error;
     }
+    let unwinding: Promise<unknown> | undefined;
     try {
       return await runTurn(request, call, principal.tenant);
+    } catch (error) {
+      unwinding = error instanceof HardError ? error.unwound : undefined;
+      throw error;
     } finally {
-      release();
+      // A parallel turn's hard error answers at once, while the calls it aborted may still run (a
+      // hook or store step that does not heed the abort): the turn keeps its place until they
+      // have unwound, a wait with its own bound, or each retried failure would add work unbounded.
+      if (unwinding) void unwinding.then(release, release);
+      else release();
     }
   }
 

@@ -13,7 +13,7 @@ export interface TurnBounds {
 
 /** What the turn bounds show: turns running now and turns refused since start. */
 export interface TurnCounts {
-  /** Turns running now, all tenants together. */
+  /** Turns holding a place now, all tenants together (see {@link createTurnAdmission}). */
   readonly inFlight: number;
   /** Turns refused since start for a bound. */
   readonly refused: number;
@@ -30,8 +30,10 @@ export interface TurnAdmission extends TurnCounts {
  * turn past any bound is refused at once, before any call of it runs, so that a flood of turns
  * (one tenant's, or everyone's, or a few large ones) cannot hold unbounded memory and tool
  * connections, and one tenant cannot take every place. A turn is let in whatever its size when
- * no other runs. Clients retry RESOURCE_EXHAUSTED with backoff; a Kubernetes Service spreads the
- * retries over replicas.
+ * no other runs. A turn holds its place while its work runs, which may be past its answer: a
+ * parallel turn's hard error answers at once, and its place is released once the calls it
+ * aborted have unwound (at most the unwind wait later, see `dispatch()`). Clients retry
+ * RESOURCE_EXHAUSTED with backoff; a Kubernetes Service spreads the retries over replicas.
  */
 export function createTurnAdmission(bounds: TurnBounds): TurnAdmission {
   const perTenant = new Map<string, number>();

@@ -21,7 +21,10 @@ function mayReshape(tool: ResolvedTool): boolean {
   return known;
 }
 
-/** Longest the end of a failed turn waits for its aborted calls to end their events, in ms. */
+/**
+ * Longest the end of a failed turn waits for its aborted calls to end their events, in ms; its
+ * TURN_END and its admission place (limits.max_turns_in_flight) wait that long at most.
+ */
 const UNWIND_WAIT_MS = 5_000;
 
 /**
@@ -81,7 +84,8 @@ export function createParallelDispatcher(options: WaveOptions = {}): ParallelDis
       const hard = turnError(error, turn.deadline);
       const reason = hard instanceof HardError ? hard.reason : 'INTERNAL';
       const unwound = Promise.all(trackers.map((tracker) => tracker.fail(reason)));
-      // The turn ends (TURN_END) after its calls' last events, at most UNWIND_WAIT_MS after the RPC.
+      // The turn ends (TURN_END) and gives back its admission place after its calls' last events,
+      // at most UNWIND_WAIT_MS after the RPC.
       if (hard instanceof HardError) hard.unwound = answerWithin(unwound, UNWIND_WAIT_MS);
       throw hard;
     }

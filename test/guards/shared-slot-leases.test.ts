@@ -164,3 +164,27 @@ test('a call whose wait Redis fails in the middle of waits locally only for what
   }
   first();
 });
+
+test('thousands of waiting calls gone at once (their replica died) are cleared, and the cap works on', async () => {
+  const tool = { tenant: '', name: 'crowd', timeoutMs: 20_000 };
+  const key = 'dispatch:slots:{crowd}';
+  const seed = await ready(client());
+  // 20,000 calls waited in line and stopped trying a minute ago: more than Lua can unpack at once.
+  const gone = 20_000;
+  const past = Date.now() - 60_000;
+  const line: (string | number)[] = [];
+  const alive: (string | number)[] = [];
+  for (let i = 0; i < gone; i++) {
+    line.push(i, `dead${i}`);
+    alive.push(past, `dead${i}`);
+  }
+  await seed.zadd(`${key}:line`, ...line);
+  await seed.zadd(`${key}:alive`, ...alive);
+  const slots = createToolSlots([{ ...cap('crowd'), failClosed: true }], { redis: seed, timeoutMs: 2_000 })!;
+  // Before: 'too many results to unpack' on every take, the dead line kept (fail_closed: refused).
+  const release = await slots.take(tool, createAbortScope().signal, Date.now() + 60_000);
+  expect(typeof release).toBe('function');
+  expect(Number(redis.cli('ZCARD', `${key}:line`).trim())).toBe(0);
+  expect(Number(redis.cli('ZCARD', `${key}:alive`).trim())).toBe(0);
+  release!();
+});

@@ -20,10 +20,13 @@ end
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+-- Removed a thousand at a time: Lua cannot unpack many thousands of values at once (a replica
+-- that died with thousands of calls waiting would otherwise make every take fail).
 local gone = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)
-if #gone > 0 then
-  redis.call('ZREM', KEYS[2], unpack(gone))
-  redis.call('ZREM', KEYS[3], unpack(gone))
+for i = 1, #gone, 1000 do
+  local last = math.min(i + 999, #gone)
+  redis.call('ZREM', KEYS[2], unpack(gone, i, last))
+  redis.call('ZREM', KEYS[3], unpack(gone, i, last))
 end
 local free = tonumber(ARGV[1]) - redis.call('ZCARD', KEYS[1])
 local rank = redis.call('ZRANK', KEYS[2], ARGV[3])

@@ -45,3 +45,25 @@ function mayOpenCallObject(text: string, pos: number, limit: number): boolean {
   p = skipSpace(text, p, limit);
   return p < limit && text.charCodeAt(p) === 0x3a;
 }
+
+/**
+ * Whether the key written at `text[start, end)`, quoted or not, is a call's: `name`, `function`,
+ * `arguments` or `parameters`. Runs for every key a parse reads, so compares in place.
+ */
+export function isCallKey(text: string, start: number, end: number): boolean {
+  const c = text.charCodeAt(start);
+  const quoted = c === 0x22 || c === 0x27;
+  const from = quoted ? start + 1 : start;
+  switch (quoted ? end - start - 2 : end - start) {
+    case 4:
+      return text.startsWith('name', from);
+    case 8:
+      return text.startsWith('function', from);
+    case 9:
+      return text.startsWith('arguments', from);
+    case 10:
+      return text.startsWith('parameters', from);
+    default:
+      return false;
+  }
+}

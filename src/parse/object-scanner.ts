@@ -17,8 +17,14 @@ const { parseTolerantValue } = tolerantJson;
  * is skipped past; so is any other complete value (JSON data is not searched for calls). A broken
  * call (an object with a call's keys that failed) is skipped to where its brackets balance, or to
  * the limit: an object in its arguments is never a call. After any other failed parse the scan
- * resumes at the next character, so a call nested in a broken wrapper is still found; the
- * caller's work budget bounds those retries (the scan stops when it is spent), keeping the scan
+ * resumes at the next character, so a call nested in a broken wrapper is still found, passing
+ * over the containers the parse left open (they would fail again where it did, each re-reading
+ * the data up to there).
+ *
+ * Work: the values that parse never overlap (the scan goes on after each), so together they read
+ * the text at most once, and are not charged to `budget`; failed parses are, and the scan stops
+ * when it is spent. Broken data of any size thus costs about its length once, leaving the budget
+ * for the calls after it, while input made to fail again and again is cut off: the scan stays
  * linear whatever the input.
  */
 export function* scanForCalls(
@@ -28,32 +34,39 @@ export function* scanForCalls(
   explicit: boolean,
   budget: WorkBudget,
 ): Generator<FoundCalls> {
-  let pos = nextCandidate(text, start, limit);
+  // The openers failed parses left open, by offset from `start`; allocated at the first one.
+  let unclosed: Uint8Array | undefined;
+  let pos = nextCandidate(text, start, limit, start, unclosed);
   while (pos < limit && budget.remaining > 0) {
+    const charged = budget.remaining;
     const parsed = parseTolerantValue(text, pos, limit, { budget });
     if (parsed.ok) {
+      budget.remaining = charged;
       const calls = callsFromValue(parsed.value, explicit);
-      if (calls.length > 0) {
-        yield { start: pos, end: parsed.end, calls, format: calls[0]?.shape ?? 'llama' };
-        pos = parsed.end;
-      } else {
-        pos = parsed.end;
-      }
+      if (calls.length > 0) yield { start: pos, end: parsed.end, calls, format: calls[0]?.shape ?? 'llama' };
+      pos = parsed.end;
     } else if (parsed.callKeys) {
       pos = balancedEnd(text, pos, limit);
     } else {
+      if (parsed.unclosed.length > 0) {
+        const marks = (unclosed ??= new Uint8Array(limit - start));
+        for (const open of parsed.unclosed) marks[open - start] = 1;
+      }
       // Past the depth limit, the openers passed over are pathological nesting: skip them.
       pos = parsed.reason === 'depth' && parsed.at > pos ? parsed.at : pos + 1;
     }
-    pos = nextCandidate(text, pos, limit);
+    pos = nextCandidate(text, pos, limit, start, unclosed);
   }
 }
 
-/** The next `{` or `[` at or after `from` that may start a call, or `limit`. */
-function nextCandidate(text: string, from: number, limit: number): number {
+/**
+ * The next `{` or `[` at or after `from` that may start a call and is not marked in `unclosed`
+ * (offsets from `start`), or `limit`.
+ */
+function nextCandidate(text: string, from: number, limit: number, start: number, unclosed?: Uint8Array): number {
   for (let pos = from; pos < limit; pos++) {
     const c = text.charCodeAt(pos);
-    if ((c === 0x7b || c === 0x5b) && mayStartCallJson(text, pos, limit)) return pos;
+    if ((c === 0x7b || c === 0x5b) && unclosed?.[pos - start] !== 1 && mayStartCallJson(text, pos, limit)) return pos;
   }
   return limit;
 }

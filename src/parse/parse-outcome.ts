@@ -34,6 +34,13 @@ export interface FailedValue {
    * `parameters`) before it failed: a broken call, whose arguments hold no calls.
    */
   readonly callKeys: boolean;
+  /**
+   * Where the containers inside the value began that were still open when it failed, but for
+   * objects with a call's key (empty after a failure at the depth limit). Read on its own, each
+   * would fail just as the value did, at `at`: a caller that tries again inside the value may
+   * pass them over. Innermost first.
+   */
+  readonly unclosed: readonly number[];
 }
 
 /** Characters a caller lets the parser read across many parses; keeps repeated scans linear. */

@@ -1,3 +1,4 @@
+import * as callPrecheck from './call-precheck';
 import * as charClasses from './char-classes';
 import * as jsonValue from './json-value';
 import type { JsonObject, TolerantValue } from './json-value';
@@ -6,6 +7,7 @@ import * as stringDecoding from './string-decoding';
 
 // Bound once: under some CommonJS transforms (the test runner's) every call through an import
 // binding goes through a getter, and these run once per character or candidate.
+const { isCallKey } = callPrecheck;
 const { isDigit, isNumberChar, isWhitespace, isWordChar } = charClasses;
 const { JsonNumber } = jsonValue;
 const { decodeEscapes, decodeJsonString } = stringDecoding;
@@ -28,12 +30,13 @@ export const MAX_PARSE_DEPTH = 128;
 /**
  * A failed parse is charged twice for up to this many characters, once for the rest: hostile
  * input is made of many short failures, while one long honest failure (a cut-off string, a
- * sample ending in "...") must leave the budget for the valid calls after it.
+ * sample ending in "...") must leave the budget for the valid calls after it. A failure at the
+ * depth limit is charged once: callers that try again go on past the nesting it read.
  */
 const FAILURE_SURCHARGE = 4096;
 const FAIL: unique symbol = Symbol('fail');
 type Step = TolerantValue | typeof FAIL;
-const CALL_KEYS: ReadonlySet<string> = new Set(['name', 'function', 'arguments', 'parameters']);
+const NONE_UNCLOSED: readonly number[] = [];
 const STRICT_NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
 
 /**
@@ -54,20 +57,22 @@ export function parseTolerantValue(
 ): ParsedValue | FailedValue {
   const { budget, softLimit = -1 } = options;
   if (budget !== undefined && budget.remaining <= 0) {
-    return { ok: false, reason: 'budget', at: start, stringAcrossSoftLimit: false, elementsEnd: -1, callKeys: false };
+    const none = { stringAcrossSoftLimit: false, elementsEnd: -1, callKeys: false, unclosed: NONE_UNCLOSED };
+    return { ok: false, reason: 'budget', at: start, ...none };
   }
   const end = limit < text.length ? limit : text.length;
   const recogniser = new TolerantParser(text, start, end, softLimit, false);
   const recognised = recogniser.value(0);
   if (budget !== undefined) {
     const read = recogniser.pos - start + 1;
-    budget.remaining -= recognised !== FAIL ? read : read + (read < FAILURE_SURCHARGE ? read : FAILURE_SURCHARGE);
+    const once = recognised !== FAIL || recogniser.failure === 'depth';
+    budget.remaining -= once ? read : read + (read < FAILURE_SURCHARGE ? read : FAILURE_SURCHARGE);
   }
   const parser = recognised === FAIL ? recogniser : new TolerantParser(text, start, end, softLimit, true);
   const value = recognised === FAIL ? FAIL : parser.value(0);
   if (value === FAIL) {
-    const { failure, pos, stringAcrossSoftLimit, elementsEnd, callKeys } = parser;
-    return { ok: false, reason: failure, at: pos, stringAcrossSoftLimit, elementsEnd, callKeys };
+    const { failure, pos, stringAcrossSoftLimit, elementsEnd, callKeys, unclosed = NONE_UNCLOSED } = parser;
+    return { ok: false, reason: failure, at: pos, stringAcrossSoftLimit, elementsEnd, callKeys, unclosed };
   }
   return { ok: true, value, start, end: parser.pos };
 }
@@ -77,8 +82,10 @@ class TolerantParser {
   stringAcrossSoftLimit = false;
   /** Just after the last complete element of the outermost value, when it is an array. */
   elementsEnd = -1;
-  /** Whether the outermost value is an object with one of `CALL_KEYS`. */
+  /** Whether the outermost value is an object with a call's key (see `isCallKey`). */
   callKeys = false;
+  /** See `FailedValue.unclosed`; innermost first, as the failure unwinds. */
+  unclosed: number[] | undefined;
 
   /** @param build whether to build the value, or only to recognise it (the value is then null) */
   constructor(
@@ -103,9 +110,10 @@ class TolerantParser {
 
   private object(depth: number): Step {
     if (depth > MAX_PARSE_DEPTH) return this.fail('depth');
-    this.pos++;
+    const open = this.pos++;
     // Created at the first member: most objects tried in prose fail before it.
     let result: JsonObject | undefined;
+    let callKeys = false;
     for (;;) {
       this.skipWhitespace();
       if (this.pos >= this.limit) return this.finishObject(result);
@@ -115,22 +123,36 @@ class TolerantParser {
       }
       const keyStart = this.pos;
       const key = this.key();
-      if (key === FAIL) return FAIL;
-      if (depth === 1 && !this.callKeys) this.callKeys = isCallKey(this.text, keyStart, this.pos);
+      if (key === FAIL) break;
+      if (!callKeys) callKeys = isCallKey(this.text, keyStart, this.pos);
       this.skipWhitespace();
-      if (this.pos >= this.limit) return this.fail('truncated');
-      if (this.text.charCodeAt(this.pos) !== 0x3a) return this.fail('syntax');
+      if (this.pos >= this.limit || this.text.charCodeAt(this.pos) !== 0x3a) {
+        this.fail(this.pos >= this.limit ? 'truncated' : 'syntax');
+        break;
+      }
       this.pos++;
       const item = this.value(depth);
-      if (item === FAIL) return FAIL;
+      if (item === FAIL) break;
       if (this.build) {
         result ??= new ObjectMap<string, TolerantValue>();
         result.set(key, item);
       }
       const next = this.afterItem(0x7d);
       if (next === 'close') return this.finishObject(result);
-      if (next === 'fail') return FAIL;
+      if (next === 'fail') break;
     }
+    return this.failedIn(open, depth, callKeys);
+  }
+
+  /**
+   * Notes a container, opened at `open`, that failed: the outermost says whether it had a call's
+   * key; an inner one is `unclosed`, unless it is an object with a call's key (a broken call, which
+   * its caller skips whole) or the failure is the depth limit (its caller skips the nesting).
+   */
+  private failedIn(open: number, depth: number, callKeys: boolean): typeof FAIL {
+    if (depth === 1) this.callKeys = callKeys;
+    else if (!callKeys && this.failure !== 'depth') (this.unclosed ??= []).push(open);
+    return FAIL;
   }
 
   /** The object built, or null when only recognising. */
@@ -140,7 +162,7 @@ class TolerantParser {
 
   private array(depth: number): Step {
     if (depth > MAX_PARSE_DEPTH) return this.fail('depth');
-    this.pos++;
+    const open = this.pos++;
     const result: TolerantValue[] | null = this.build ? [] : null;
     for (;;) {
       this.skipWhitespace();
@@ -150,12 +172,12 @@ class TolerantParser {
         return result;
       }
       const item = this.value(depth);
-      if (item === FAIL) return FAIL;
+      if (item === FAIL) return this.failedIn(open, depth, false);
       if (depth === 1) this.elementsEnd = this.pos;
       result?.push(item);
       const next = this.afterItem(0x5d);
       if (next === 'close') return result;
-      if (next === 'fail') return FAIL;
+      if (next === 'fail') return this.failedIn(open, depth, false);
     }
   }
 
@@ -257,14 +279,4 @@ class TolerantParser {
     this.failure = reason;
     return FAIL;
   }
-}
-
-/** Whether the key written at `text[start, end)`, quoted or not, is one of `CALL_KEYS`. */
-function isCallKey(text: string, start: number, end: number): boolean {
-  const c = text.charCodeAt(start);
-  const quoted = c === 0x22 || c === 0x27;
-  const length = quoted ? end - start - 2 : end - start;
-  // Most keys tried are not these; their length says so without slicing.
-  if (length < 4 || length > 10) return false;
-  return CALL_KEYS.has(quoted ? text.slice(start + 1, end - 1) : text.slice(start, end));
 }

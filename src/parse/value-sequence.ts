@@ -57,8 +57,8 @@ export function parseValueSequence(
     if (c !== 0x7b && c !== 0x5b) break;
     const parsed = parseTolerantValue(text, pos, limit, { budget, softLimit });
     if (!parsed.ok) {
-      const { reason, at, stringAcrossSoftLimit, elementsEnd, callKeys } = parsed;
-      const failure = { ok: false, reason, at, stringAcrossSoftLimit, elementsEnd, callKeys, start: pos } as const;
+      const { reason, at, stringAcrossSoftLimit, elementsEnd, callKeys, unclosed } = parsed;
+      const failure = { ok: false, reason, at, stringAcrossSoftLimit, elementsEnd, callKeys, unclosed, start: pos } as const;
       return { items, end, reached: at, failure, cutBefore: stringAcrossSoftLimit };
     }
     items.push(parsed);

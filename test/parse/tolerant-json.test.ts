@@ -62,6 +62,28 @@ describe('parseTolerantValue', () => {
     expect(compact('{"a":'.repeat(100_000))).toBe('fail:depth');
   });
 
+  it('names the containers left open by a failure, each failing alone just where the value did', () => {
+    const broken = fc
+      .tuple(fc.json({ maxDepth: 6 }), fc.nat(), fc.constantFrom('', ' oops', ':', '"', '}}'))
+      .map(([text, cut, tail]) => text.slice(0, cut % (text.length + 1)) + tail);
+    fc.assert(
+      fc.property(broken, (text) => {
+        const parsed = parseTolerantValue(text, 0, text.length);
+        if (parsed.ok) return;
+        for (const open of parsed.unclosed) {
+          expect(open).toBeGreaterThan(0);
+          expect(parseTolerantValue(text, open, text.length)).toMatchObject({ ok: false, reason: parsed.reason, at: parsed.at });
+        }
+      }),
+      { numRuns: 2000 },
+    );
+    const text = '{"a": [{"b": 1}, {"name": "f", "arguments": {"c": "x';
+    // Innermost first; not the object with a call's keys (a broken call, which a scan skips whole).
+    const unclosed = [text.indexOf('{"c"'), text.indexOf('[')];
+    expect(parseTolerantValue(text, 0, text.length)).toMatchObject({ ok: false, unclosed });
+    expect(parseTolerantValue('{"a":'.repeat(200), 0, 1000)).toMatchObject({ ok: false, reason: 'depth', unclosed: [] });
+  });
+
   it('reports where a value ends and reads nothing past its limit', () => {
     const text = 'say {"a": 1} then {"b": 2}';
     expect(parseTolerantValue(text, 4, text.length)).toMatchObject({ ok: true, start: 4, end: 12 });

@@ -1,5 +1,5 @@
 import { BlockList, isIP } from 'node:net';
-import { canonicalAddress } from './ip-address';
+import { canonicalAddress, embeddedIPv4 } from './ip-address';
 
 /** The operator's destination rules for HTTP tools registered by RPC (`registry:` in the config). */
 export interface DestinationRules {
@@ -20,7 +20,11 @@ export interface DestinationPolicy {
    * checked when the tool connects.
    */
   checkHost(host: string): string | undefined;
-  /** An address the tool is about to connect to, and the host name it was resolved from, if any. */
+  /**
+   * An address the tool is about to connect to, and the host name it was resolved from, if any.
+   * An IPv6 address that embeds an IPv4 one (NAT64, 6to4, Teredo, ::a.b.c.d; see embeddedIPv4)
+   * is checked as both, and refused when either would be.
+   */
   checkAddress(address: string, host?: string): string | undefined;
 }
 
@@ -102,7 +106,8 @@ const BUILT_IN_RULES: readonly Rule[] = BUILT_IN.map(([entry, why]) => compileEn
 /**
  * Compiles the rules, throwing a RangeError naming the first bad entry. A destination is refused
  * when a built-in rule or an `http_deny` entry matches it, or when `http_allow` is non-empty and
- * no entry of it does: a deny always wins over an allow.
+ * no entry of it does: a deny always wins over an allow. An address that embeds an IPv4 one is
+ * refused when either address is.
  */
 export function createDestinationPolicy(rules: DestinationRules = {}): DestinationPolicy {
   const deny = [...BUILT_IN_RULES, ...compileList('registry.http_deny', rules.httpDeny ?? [])];
@@ -127,10 +132,16 @@ export function createDestinationPolicy(rules: DestinationRules = {}): Destinati
     checkAddress(rawAddress, rawHost) {
       const address = canonicalAddress(rawAddress) ?? rawAddress;
       const host = rawHost === undefined ? undefined : trimDot(rawHost);
-      const denied = deny.find((rule) => matches(rule, address, host));
-      if (denied) return denied.text;
-      if (allow.length > 0 && !allow.some((rule) => matches(rule, address, host))) return NOT_ALLOWED;
-      return undefined;
+      // A translator, a tunnel or the host itself may connect to the IPv4 address an IPv6 one embeds: each must pass.
+      const embedded = embeddedIPv4(address);
+      for (const candidate of [address, ...embedded]) {
+        const denied = deny.find((rule) => matches(rule, candidate, host));
+        if (denied) return candidate === address ? denied.text : `${denied.text}, as ${candidate}, the IPv4 address it embeds`;
+      }
+      if (allow.length === 0) return undefined;
+      if (!allow.some((rule) => matches(rule, address, host))) return NOT_ALLOWED;
+      const outside = embedded.find((candidate) => !allow.some((rule) => matches(rule, candidate, host)));
+      return outside === undefined ? undefined : `registry.http_allow (${outside}, the IPv4 address it embeds, is not listed there)`;
     },
   };
 }

@@ -75,3 +75,66 @@ test('canonicalAddress turns IPv4-mapped IPv6 into IPv4 and drops zones', () => 
   expect(canonicalAddress('::1')).toBe('::1');
   expect(canonicalAddress('localhost')).toBeUndefined();
 });
+
+const EMBEDS = (address: string) => `, as ${address}, the IPv4 address it embeds`;
+
+test.each([
+  '[::a9fe:a9fe]',
+  '[::169.254.169.254]',
+  '[::ffff:0:a9fe:a9fe]',
+  '[64:ff9b::a9fe:a9fe]',
+  '[64:ff9b:1::a9fe:a9fe]',
+  '[2002:a9fe:a9fe::1]',
+  '[2001:0:4136:e378:8000:63bf:5601:5601]',
+  '[2001:db8::5efe:a9fe:a9fe]',
+])('the built-in rules refuse 169.254.169.254 embedded in IPv6 as %s', (host) => {
+  expect(createDestinationPolicy().checkHost(host)).toBe(`${LINK_LOCAL}${EMBEDS('169.254.169.254')}`);
+  expect(createDestinationPolicy().checkAddress(host.slice(1, -1), 'rebound.example.com')).toBe(`${LINK_LOCAL}${EMBEDS('169.254.169.254')}`);
+});
+
+test('the other built-in IPv4 rules apply to an embedded address too; ::, ::1 and addresses embedding a public one are as before', () => {
+  const policy = createDestinationPolicy();
+  expect(policy.checkHost('[64:ff9b::6464:64c8]')).toBe(`the built-in rule 100.100.100.200 (Alibaba Cloud metadata)${EMBEDS('100.100.100.200')}`);
+  expect(policy.checkHost('[2002::1]')).toBeUndefined();
+  expect(policy.checkHost('[::]')).toBe('the built-in rule :: (this host)');
+  for (const host of ['[::1]', '[64:ff9b::808:808]', '[2002:808:808::1]', '[2001:0:4136:e378:8000:63bf:3fff:fdd2]', '[64:ff9b:1::c000:201]', '[2001:db8::1]']) {
+    expect(policy.checkHost(host)).toBeUndefined();
+  }
+});
+
+test.each([
+  ['[::a00:1]', '10.0.0.1'],
+  ['[::10.1.2.3]', '10.1.2.3'],
+  ['[64:ff9b::a00:1]', '10.0.0.1'],
+  ['[64:ff9b:1::a00:1]', '10.0.0.1'],
+  ['[2002:a00:1::]', '10.0.0.1'],
+  ['[2001:0:4136:e378:8000:63bf:f5ff:fffe]', '10.0.0.1'],
+  ['[2001:0:a00:1::1]', '10.0.0.1'],
+])('http_deny of 10.0.0.0/8 refuses %s', (host, embedded) => {
+  expect(createDestinationPolicy({ httpDeny: ['10.0.0.0/8'] }).checkHost(host)).toBe(`registry.http_deny "10.0.0.0/8"${EMBEDS(embedded)}`);
+});
+
+test('http_deny of loopback refuses ::127.0.0.1 by its IPv4 address and ::1 by its own', () => {
+  const policy = createDestinationPolicy({ httpDeny: ['loopback'] });
+  expect(policy.checkHost('[::7f00:1]')).toBe(`registry.http_deny "loopback"${EMBEDS('127.0.0.1')}`);
+  expect(policy.checkHost('[::1]')).toBe('registry.http_deny "loopback"');
+  expect(policy.checkAddress('64:ff9b::7f00:1', 'localhost')).toBe(`registry.http_deny "loopback"${EMBEDS('127.0.0.1')}`);
+});
+
+test('a deny of an embedded address wins over an allow of the IPv6 one', () => {
+  const policy = createDestinationPolicy({ httpAllow: ['::/0', '0.0.0.0/0'], httpDeny: ['private'] });
+  expect(policy.checkHost('[2002:c0a8:101::]')).toBe(`registry.http_deny "private"${EMBEDS('192.168.1.1')}`);
+  expect(policy.checkHost('[2002:808:808::]')).toBeUndefined();
+});
+
+test('with a non-empty http_allow, an address that embeds another is allowed only when both are', () => {
+  const v4 = createDestinationPolicy({ httpAllow: ['203.0.113.0/24'] });
+  expect(v4.checkHost('[64:ff9b::cb00:7105]')).toBe('registry.http_allow (it is not listed there)');
+  const prefix = createDestinationPolicy({ httpAllow: ['64:ff9b::/96'] });
+  expect(prefix.checkHost('[64:ff9b::cb00:7105]')).toBe('registry.http_allow (203.0.113.5, the IPv4 address it embeds, is not listed there)');
+  const both = createDestinationPolicy({ httpAllow: ['64:ff9b::/96', '203.0.113.0/24'] });
+  expect(both.checkHost('[64:ff9b::cb00:7105]')).toBeUndefined();
+  expect(both.checkHost('[64:ff9b::808:808]')).toBe('registry.http_allow (8.8.8.8, the IPv4 address it embeds, is not listed there)');
+  const byName = createDestinationPolicy({ httpAllow: ['*.tools.example.com'] });
+  expect(byName.checkAddress('64:ff9b::808:808', 'a.tools.example.com')).toBeUndefined();
+});

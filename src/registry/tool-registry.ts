@@ -21,6 +21,13 @@ export type RegistryChange =
   | { readonly type: 'remove'; readonly tenant: string; readonly name: string };
 
 /**
+ * Told of a change to the registry. One that shares changes (writes them to Redis) returns the
+ * promise of that write, which {@link ToolRegistry.removeShared} awaits; where nobody waits, each
+ * listener reports its own failures.
+ */
+export type ChangeListener = (change: RegistryChange) => void | Promise<void>;
+
+/**
  * The tools this server can dispatch, per tenant. The operator's tools (tenant "": the config
  * file's and those imported from MCP servers) are seen by every tenant and win over a tenant's tool
  * of the same name, which no tenant can register but one may hold from before the name became the
@@ -37,9 +44,17 @@ export interface ToolRegistry {
   /** The operator's tool of that name, else the tenant's own. */
   lookup(tenant: string, name: string): ResolvedTool | undefined;
   list(tenant: string): ResolvedTool[];
+  /** Removes a tool here; listeners are told after, and nobody waits for what they share. */
   remove(tenant: string, name: string): boolean;
-  /** Called after every local change; a replicated registry listens here. */
-  onChange(listener: (change: RegistryChange) => void): void;
+  /**
+   * RemoveTool: tells the listeners first and waits for every one, then removes the tool here, so
+   * that the removal is shared (in Redis, announced) when this resolves. When a listener fails,
+   * rejects with its error and leaves the tool registered here: the removal can be asked again.
+   * A tool registered again while the listeners worked (a worker's hello) is kept.
+   */
+  removeShared(tenant: string, name: string): Promise<boolean>;
+  /** Called on every local change (before it, for {@link removeShared}); a replicated registry listens here. */
+  onChange(listener: ChangeListener): void;
   /**
    * Applies a change made on another replica, without notifying listeners. A change of the
    * operator's tools (tenant "") is ignored: each replica has its own (DESIGN section 11).
@@ -87,7 +102,7 @@ export function createToolRegistry(
 ): ToolRegistry {
   const httpPolicy = options.httpPolicy ?? createDestinationPolicy();
   const byTenant = new Map<string, Map<string, ResolvedTool>>();
-  const listeners: ((change: RegistryChange) => void)[] = [];
+  const listeners: ChangeListener[] = [];
   const tenantTools = (tenant: string) => {
     let tools = byTenant.get(tenant);
     if (!tools) byTenant.set(tenant, (tools = new Map()));
@@ -124,7 +139,7 @@ export function createToolRegistry(
   }
 
   const notify = (change: RegistryChange) => {
-    for (const listener of listeners) listener(change);
+    for (const listener of listeners) void listener(change)?.catch(() => undefined);
   };
 
   return {
@@ -147,6 +162,17 @@ export function createToolRegistry(
       const removed = byTenant.get(tenant)?.delete(name) ?? false;
       if (removed) notify({ type: 'remove', tenant, name });
       return removed;
+    },
+    async removeShared(tenant, name) {
+      const tool = byTenant.get(tenant)?.get(name);
+      if (tool === undefined) return false;
+      const change: RegistryChange = { type: 'remove', tenant, name };
+      const shared = await Promise.allSettled(listeners.map(async (listener) => listener(change)));
+      const failed = shared.find((outcome) => outcome.status === 'rejected');
+      if (failed) throw failed.reason;
+      const tools = byTenant.get(tenant);
+      if (tools?.get(name) === tool) tools.delete(name);
+      return true;
     },
     onChange(listener) {
       listeners.push(listener);

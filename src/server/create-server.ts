@@ -75,7 +75,7 @@ export async function startServer(address: string, options: ServerOptions): Prom
   });
   server.addService(serviceDefinition(ToolRegistryService), {
     getToolStats: unimplemented('GetToolStats'),
-    ...registryHandlers(deps.registry, authenticate, deps.logger, deps.limits.maxToolsPerTenant),
+    ...registryHandlers(deps.registry, authenticate, deps.logger, deps.limits),
     ...extra.registry,
   });
   server.addService(serviceDefinition(WorkerService, { work: { decodeRequest: decodeWorkerMessage, encodeResponse: encodeWorkAssignment } }), { work: unimplemented('Work'), ...extra.worker });

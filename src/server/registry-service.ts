@@ -13,6 +13,7 @@ import {
 } from '../../gen/dispatch/v1/registry_pb';
 import type { ToolSpec } from '../../gen/dispatch/v1/tool_pb';
 import type { Logger } from '../log';
+import { answerWithin } from '../pipeline';
 import { RegistryError, type ToolRegistry } from '../registry';
 import { RpcError, unary } from './grpc-adapter';
 import type { Authenticator } from './principal';
@@ -53,10 +54,28 @@ export const REGISTRY_ERROR_STATUS: Readonly<Record<RegistryError['code'], grpc.
 };
 
 /**
- * RegisterTools, ListTools and RemoveTool over a registry; tools belong to the caller's tenant,
- * which may own at most `maxToolsPerTenant` of them.
+ * RemoveTool's answer: whether the tool was registered, once its removal is shared (written to
+ * Redis and announced, see ToolRegistry.removeShared). UNAVAILABLE when that failed (the tool is
+ * then still registered here) or took longer than `timeoutMs`; either way asking again is safe.
  */
-export function registryHandlers(registry: ToolRegistry, authenticate: Authenticator, logger: Logger, maxToolsPerTenant: number) {
+async function removeShared(registry: ToolRegistry, tenant: string, name: string, timeoutMs: number): Promise<boolean> {
+  let removed: boolean | undefined;
+  try {
+    removed = await answerWithin(registry.removeShared(tenant, name), timeoutMs);
+  } catch (error) {
+    throw new RpcError(grpc.status.UNAVAILABLE, `tool "${name}" was not removed: its removal could not be written to Redis (${(error as Error).message}); it is still registered, call RemoveTool again`);
+  }
+  if (removed !== undefined) return removed;
+  throw new RpcError(grpc.status.UNAVAILABLE, `tool "${name}" was not removed within ${timeoutMs} ms (limits.store_timeout_ms): Redis has not confirmed its removal, which may still take effect; call RemoveTool again`);
+}
+
+/**
+ * RegisterTools, ListTools and RemoveTool over a registry; tools belong to the caller's tenant,
+ * which may own at most `maxToolsPerTenant` of them. RemoveTool waits up to `storeTimeoutMs` for
+ * its removal to be shared.
+ */
+export function registryHandlers(registry: ToolRegistry, authenticate: Authenticator, logger: Logger, limits: { readonly maxToolsPerTenant: number; readonly storeTimeoutMs: number }) {
+  const { maxToolsPerTenant, storeTimeoutMs } = limits;
   return {
     registerTools: unary(logger, async (request: RegisterToolsRequest, call: grpc.ServerUnaryCall<RegisterToolsRequest, RegisterToolsResponse>) => {
       const { tenant } = authenticate(call, 'admin');
@@ -74,7 +93,7 @@ export function registryHandlers(registry: ToolRegistry, authenticate: Authentic
     }),
     removeTool: unary(logger, async (request: RemoveToolRequest, call: grpc.ServerUnaryCall<RemoveToolRequest, RemoveToolResponse>) => {
       const { tenant } = authenticate(call, 'admin');
-      return create(RemoveToolResponseSchema, { removed: registry.remove(tenant, request.name) });
+      return create(RemoveToolResponseSchema, { removed: await removeShared(registry, tenant, request.name, storeTimeoutMs) });
     }),
   };
 }

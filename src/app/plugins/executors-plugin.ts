@@ -44,9 +44,14 @@ export function createExecutorsPlugin(pluginOptions: ExecutorsPluginOptions = {}
         deps = pipeline;
         if (ctx.options.redisUrl) relay = await createRedisRelay({ url: ctx.options.redisUrl, pool, registry: pipeline.registry, logger: ctx.logger, options });
         // A worker tool removed by RemoveTool must leave the shared specs too, or replicas loading
-        // them (at start, when their subscription moves) would register it again.
+        // them (at start, when their subscription moves) would register it again. RemoveTool
+        // answers once that is done (ToolRegistry.removeShared), and UNAVAILABLE when it failed.
         pipeline.registry.onChange((change) => {
-          if (change.type === 'remove' && change.tenant !== '') relay?.forgetSpec(change.tenant, change.name);
+          if (change.type !== 'remove' || change.tenant === '' || !relay) return;
+          return relay.forgetSpec(change.tenant, change.name).catch((error: Error) => {
+            ctx.logger.warn('could not remove a worker tool from the shared specs', { tenant: change.tenant, tool: change.name, error: error.message });
+            throw error;
+          });
         });
         await mcp.start(pipeline.registry);
       },

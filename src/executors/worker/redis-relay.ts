@@ -30,8 +30,11 @@ export interface RedisRelayOptions {
 export interface RedisRelay extends WorkerRelay {
   readonly replicaId: string;
   publishSpecs(tenant: string, specs: readonly ToolSpec[]): void;
-  /** Forgets a tool removed here (RemoveTool), so that no replica registers it again from the shared specs. */
-  forgetSpec(tenant: string, name: string): void;
+  /**
+   * Forgets a tool being removed (RemoveTool), so that no replica registers it again from the
+   * shared specs: resolves once that is written in Redis and announced (see SpecSync.remove).
+   */
+  forgetSpec(tenant: string, name: string): Promise<void>;
 }
 
 interface Waiting {
@@ -279,9 +282,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
     publishSpecs(tenant, shared) {
       specs.publish(tenant, shared).catch(warn('sharing worker tools with other replicas failed'));
     },
-    forgetSpec(tenant, name) {
-      specs.remove(tenant, name).catch(warn('could not remove a worker tool from the shared specs'));
-    },
+    forgetSpec: (tenant, name) => specs.remove(tenant, name),
     async close() {
       closed = true;
       clearInterval(refresh);

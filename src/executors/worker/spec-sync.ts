@@ -1,5 +1,5 @@
 import { fromBinary, toBinary } from '@bufbuild/protobuf';
-import type { RedisClient as Redis } from '../../store/redis';
+import { defineWorkerSpecScript, type RedisClient as Redis } from '../../store/redis';
 import { ToolSpecSchema, type ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
 import type { Logger } from '../../log';
 import type { ToolRegistry } from '../../registry';
@@ -11,9 +11,10 @@ import type { ToolRegistry } from '../../registry';
 export interface SpecSync {
   publish(tenant: string, specs: readonly ToolSpec[]): Promise<void>;
   /**
-   * Forgets a tool removed here (RemoveTool): its spec is deleted, so that no replica registers it
+   * Forgets a tool being removed (RemoveTool): its spec is deleted, so that no replica registers it
    * again from the hash (at start, when its subscription moves), and when one was shared the
-   * replicas are told to remove it.
+   * replicas are told to remove it, in one step (forget-worker-spec.lua). Resolves once Redis has
+   * done both; rejects when it refused.
    */
   remove(tenant: string, name: string): Promise<void>;
   /** Registers every spec shared so far (at start, and when the subscription moved). */
@@ -38,6 +39,7 @@ interface SpecsMessage {
 
 /** Creates the spec sharing of replica `replicaId` into `registry`. */
 export function createSpecSync(redis: Redis, replicaId: string, registry: ToolRegistry, logger: Logger): SpecSync {
+  defineWorkerSpecScript(redis);
   const apply = (tenant: string, specs: ToolSpec[]) => {
     const mine = specs.filter((spec) => {
       const existing = registry.lookup(tenant, spec.name);
@@ -66,8 +68,7 @@ export function createSpecSync(redis: Redis, replicaId: string, registry: ToolRe
       await batch.exec();
     },
     async remove(tenant, name) {
-      if ((await redis.hdel(SPECS_KEY, `${tenant}\n${name}`)) === 0) return;
-      await redis.publish(SPECS_KEY, JSON.stringify({ from: replicaId, tenant, removed: name } satisfies SpecsMessage));
+      await redis.dispatchForgetWorkerSpec(SPECS_KEY, `${tenant}\n${name}`, JSON.stringify({ from: replicaId, tenant, removed: name } satisfies SpecsMessage));
     },
     async load() {
       const byTenant = new Map<string, ToolSpec[]>();

@@ -155,9 +155,12 @@ export function createRegistryReplica(client: RedisClient, connectSubscriber: ()
       // One change at a time, for replicas that apply announcements as they say (the previous
       // version, or a failed re-read): a removal's fewer writes would otherwise let its
       // announcement overtake the registration's (on a Cluster the writes go to different nodes).
+      // A change's own promise is returned, for RemoveTool to wait for (and answer its failure).
       let sharing = Promise.resolve();
       target.onChange((change) => {
-        sharing = sharing.then(() => publish(change)).catch((error: Error) => logger?.error('a registry change could not be shared through redis', { type: change.type, tenant: change.tenant, error: error.message }));
+        const shared = sharing.then(() => publish(change));
+        sharing = shared.catch((error: Error) => logger?.error('a registry change could not be shared through redis', { type: change.type, tenant: change.tenant, error: error.message }));
+        return shared;
       });
       client.on('ready', reload);
       if (client.status === 'ready') await loadAll().catch((error: Error) => logger?.warn('could not load the shared tools from redis', { error: error.message }));

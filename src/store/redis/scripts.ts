@@ -24,6 +24,8 @@ declare module 'ioredis' {
     dispatchTakeTurn(limit: string, intervalMs: number, toleranceMs: number, maxWaitMs: number): Result<number, Context>;
     /** give-turn.lua: gives back a turn of a shared rate limit whose call gave up waiting; 1 when given back. */
     dispatchGiveTurn(limit: string, intervalMs: number): Result<number, Context>;
+    /** forget-worker-spec.lua: deletes a worker tool's shared spec and announces it; 1 when it was there. */
+    dispatchForgetWorkerSpec(specs: string, field: string, announcement: string): Result<number, Context>;
   }
 }
 
@@ -49,6 +51,11 @@ export function defineSlotScript(client: RedisClient): void {
   client.defineCommand('dispatchReleaseSlot', { lua: readScript('release-slot.lua'), numberOfKeys: 3 });
   client.defineCommand('dispatchTakeTurn', { lua: readScript('take-turn.lua'), numberOfKeys: 1 });
   client.defineCommand('dispatchGiveTurn', { lua: readScript('give-turn.lua'), numberOfKeys: 1 });
+}
+
+/** Defines forget-worker-spec.lua (RemoveTool of a worker tool) on a client. */
+export function defineWorkerSpecScript(client: RedisClient): void {
+  client.defineCommand('dispatchForgetWorkerSpec', { lua: readScript('forget-worker-spec.lua'), numberOfKeys: 1 });
 }
 
 /**

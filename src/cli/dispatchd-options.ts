@@ -18,7 +18,9 @@ export interface DaemonOptions {
 export const USAGE = `usage: dispatchd [--listen HOST:PORT] [--redis URL] [--config FILE] [--grace MS]
                  [--insecure] [--metrics-listen HOST:PORT]
                  [--tls-cert F --tls-key F [--tls-ca F] [--tls-refresh-ms MS]]
-  environment: DISPATCH_LISTEN, DISPATCH_REDIS_URL, DISPATCH_CONFIG, DISPATCH_GRACE_MS,
+  environment: DISPATCH_LISTEN, DISPATCH_REDIS_URL, DISPATCH_REDIS_PASSWORD (the master's),
+               DISPATCH_REDIS_SENTINEL_USERNAME, DISPATCH_REDIS_SENTINEL_PASSWORD (the Sentinels'
+               own), DISPATCH_CONFIG, DISPATCH_GRACE_MS,
                DISPATCH_INSECURE=1, DISPATCH_METRICS_LISTEN, DISPATCH_TLS_CERT, DISPATCH_TLS_KEY,
                DISPATCH_TLS_CA, DISPATCH_TLS_REFRESH_MS, DISPATCH_STATS_FLUSH_MS (with --redis:
                how often GetToolStats' counts are shared, default 1000), OTEL_* (OpenTelemetry)`;

@@ -1,137 +1,39 @@
-// The Helm chart's CI check (there is no helm binary or cluster here): render helm/dispatch with
-// tools/helm-render (Go text/template + sprig + Helm's include/tpl/toYaml/required), parse the
-// manifests as Kubernetes does (YAML 1.1), validate every object against the Kubernetes OpenAPI
-// schemas shipped in kubernetes-models (@kubernetes-models/prometheus-operator for ServiceMonitor),
-// and assert the production-shape facts the chart promises. helm/dispatch/README.md says what this
+// The Helm chart's CI check (there is no helm binary or cluster here): render helm/dispatch
+// (render-chart.ts), validate every object against the Kubernetes OpenAPI schemas, and assert the
+// production-shape facts the chart promises. helm/dispatch/README.md says what this
 // covers and what only a real cluster shows.
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { isMap, parseAllDocuments, parseDocument, type YAMLMap } from 'yaml';
+import { appendFileSync, cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isMap, parseDocument, type YAMLMap } from 'yaml';
 import { parseConfig } from '../../src/config';
 import { freeRedisPort } from '../helpers/redis-server';
+import {
+  bundledRedisOf,
+  CHART,
+  checksumOf,
+  containerOf,
+  deploymentOf,
+  directivesOf,
+  envOf,
+  find,
+  FULLNAME,
+  NAMESPACE,
+  problems,
+  REDIS,
+  redisConfOf,
+  redisContainerOf,
+  redisSetOf,
+  render,
+  renderNotes,
+  renderObjects,
+  tempDir,
+  useRenderer,
+  valuesFile,
+  type Obj,
+} from './render-chart';
 
-const ROOT = resolve(__dirname, '../..');
-const CHART = join(ROOT, 'helm/dispatch');
-const APT_PACKAGES = 'golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v3-dev';
-const RELEASE = 'prod';
-const NAMESPACE = 'agents';
-const FULLNAME = 'prod-dispatch';
-const REDIS = `${FULLNAME}-redis`;
-
-type Obj = { apiVersion: string; kind: string; metadata: { name: string; [k: string]: any }; [k: string]: any };
-
-let work = '';
-let renderer = '';
-
-beforeAll(() => {
-  const go = spawnSync('go', ['version'], { encoding: 'utf8' });
-  if (go.error || go.status !== 0) {
-    throw new Error(`'go' is not installed; the Helm chart check needs: apt-get install -y ${APT_PACKAGES}`);
-  }
-  work = mkdtempSync(join(tmpdir(), 'dispatch-helm-'));
-  renderer = join(work, 'helm-render');
-  const build = spawnSync('go', ['build', '-o', renderer, '.'], {
-    cwd: join(ROOT, 'tools/helm-render'),
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      GO111MODULE: 'off', // GOPATH mode against Debian's packaged sources: no downloads
-      GOPATH: '/usr/share/gocode',
-      GOFLAGS: '',
-      GOCACHE: process.env.GOCACHE || join(tmpdir(), 'dispatch-go-build-cache'),
-    },
-  });
-  if (build.status !== 0) {
-    throw new Error(`building tools/helm-render failed (are ${APT_PACKAGES} installed?):\n${build.stderr}`);
-  }
-}, 300_000);
-
-afterAll(() => {
-  if (work) rmSync(work, { recursive: true, force: true });
-});
-
-function render(valueFiles: string[], chart = CHART, lookupFile?: string) {
-  const args = ['-name', RELEASE, '-namespace', NAMESPACE, ...valueFiles.flatMap((f) => ['-f', f]), ...(lookupFile ? ['-lookup', lookupFile] : []), chart];
-  return spawnSync(renderer, args, { encoding: 'utf8' });
-}
-
-/** Values given inline are written to a temp file, so every case goes through `-f` like Helm's. */
-function valuesFile(yamlText: string): string {
-  const file = join(mkdtempSync(join(work, 'values-')), 'values.yaml');
-  writeFileSync(file, yamlText);
-  return file;
-}
-
-/** `lookupFile`: objects the chart's `lookup` finds, as if in the cluster (an upgrade). */
-function renderObjects(valueFiles: string[], lookupFile?: string): Obj[] {
-  const r = render(valueFiles, CHART, lookupFile);
-  if (r.status !== 0) throw new Error(`render failed:\n${r.stderr}`);
-  expect(r.stdout).toMatch(/^# Source: dispatch\/templates\//m);
-  return parseAllDocuments(r.stdout, { version: '1.1' }) // Kubernetes reads YAML 1.1
-    .map((doc) => {
-      if (doc.errors.length) throw doc.errors[0];
-      return doc.toJS() as Obj | null;
-    })
-    .filter((o): o is Obj => o !== null);
-}
-
-// kubernetes-models is ESM-only and Jest runs this file as CommonJS, so the schemas run in a child
-// Node process: objects in on stdin, one error message (or null) per object out.
-const VALIDATOR = `
-let input = '';
-for await (const chunk of process.stdin) input += chunk;
-const results = [];
-for (const o of JSON.parse(input)) {
-  const pkg = o.apiVersion.startsWith('monitoring.coreos.com/') ? '@kubernetes-models/prometheus-operator' : 'kubernetes-models';
-  try {
-    const Model = (await import(pkg + '/' + o.apiVersion))[o.kind];
-    if (typeof Model !== 'function') throw new Error('no schema for ' + o.apiVersion + ' ' + o.kind);
-    new Model(o).validate();
-    results.push(null);
-  } catch (e) {
-    results.push(o.kind + ' ' + (o.metadata && o.metadata.name) + ': ' + e.message);
-  }
-}
-process.stdout.write(JSON.stringify(results));
-`;
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-
-/** Every problem found: schema errors, plus name and label rules the OpenAPI schema leaves to the API server. */
-function problems(objects: Obj[]): string[] {
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', VALIDATOR], {
-    cwd: ROOT,
-    input: JSON.stringify(objects),
-    encoding: 'utf8',
-  });
-  if (r.status !== 0) throw new Error(`validator crashed:\n${r.stderr}`);
-  const found = (JSON.parse(r.stdout) as (string | null)[]).filter((e): e is string => e !== null);
-  for (const o of objects) {
-    const name = o.metadata?.name ?? '';
-    if (!DNS_LABEL.test(name) || name.length > 63) found.push(`${o.kind} ${name}: invalid name`);
-    for (const [k, v] of Object.entries<string>(o.metadata?.labels ?? {})) {
-      if (typeof v !== 'string' || v.length > 63 || !LABEL_VALUE.test(v)) found.push(`${o.kind} ${name}: label ${k}=${v}`);
-    }
-  }
-  return found;
-}
-
-const find = (objects: Obj[], kind: string, name = FULLNAME) =>
-  objects.find((o) => o.kind === kind && o.metadata.name === name);
-const deploymentOf = (objects: Obj[]) => find(objects, 'Deployment')!;
-const containerOf = (objects: Obj[]) => deploymentOf(objects).spec.template.spec.containers[0];
-const envOf = (objects: Obj[]) =>
-  Object.fromEntries(containerOf(objects).env.map((e: { name: string; value?: string; valueFrom?: unknown }) => [e.name, e.value ?? e.valueFrom]));
-const checksumOf = (objects: Obj[]) => deploymentOf(objects).spec.template.metadata.annotations['checksum/config'];
-const bundledRedisOf = (objects: Obj[]) => objects.filter((o) => o.metadata.name === REDIS);
-const redisSetOf = (objects: Obj[]) => find(objects, 'StatefulSet', REDIS)!;
-const redisContainerOf = (objects: Obj[]) => redisSetOf(objects).spec.template.spec.containers[0];
-const redisConfOf = (objects: Obj[]): string => find(objects, 'ConfigMap', REDIS)!.data['redis.conf'];
-/** The directives of a redis.conf, without comments and blank lines. */
-const directivesOf = (conf: string) => conf.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+useRenderer();
 
 const SETS: [string, string[]][] = [
   ['default values', []],
@@ -404,7 +306,7 @@ describe('the bundled Redis (redis.deploy.enabled, on by default)', () => {
   });
 
   it('keeps the generated password on upgrade: the Secret already in the cluster is read back with lookup', () => {
-    const cluster = join(mkdtempSync(join(work, 'cluster-')), 'objects.yaml');
+    const cluster = join(tempDir('cluster-'), 'objects.yaml');
     const before = Buffer.from('the-password-made-at-install').toString('base64');
     writeFileSync(cluster, `apiVersion: v1\nkind: Secret\nmetadata: {name: ${REDIS}-auth, namespace: ${NAMESPACE}}\ndata: {redis-password: ${before}}\n`);
     for (let i = 0; i < 2; i++) expect(find(renderObjects([], cluster), 'Secret', `${REDIS}-auth`)!.data['redis-password']).toBe(before);
@@ -496,7 +398,7 @@ describe("the bundled Redis's rendered redis.conf, args and probe work with this
     // The kubelet reads the generated Secret's value; an existing Secret's is the test's.
     const password = given ?? Buffer.from(find(objects, 'Secret', `${REDIS}-auth`)!.data['redis-password'], 'base64').toString();
     const c = redisContainerOf(objects);
-    const dir = mkdtempSync(join(work, 'redis-'));
+    const dir = tempDir('redis-');
     const confFile = join(dir, 'redis.conf');
     // /data (the PVC) does not exist here, and Redis changes into `dir` as it reads the file.
     const conf = redisConfOf(objects);
@@ -569,7 +471,7 @@ describe('the chart refuses unsafe or inconsistent values', () => {
 
 describe('the check cannot pass silently', () => {
   const brokenChart = (template: string, text: string) => {
-    const copy = join(mkdtempSync(join(work, 'chart-')), 'dispatch');
+    const copy = join(tempDir('chart-'), 'dispatch');
     cpSync(CHART, copy, { recursive: true });
     appendFileSync(join(copy, 'templates', template), text);
     return copy;
@@ -634,19 +536,11 @@ describe('chart hygiene', () => {
   });
 
   it('NOTES.txt renders', () => {
-    const copy = join(mkdtempSync(join(work, 'chart-')), 'dispatch');
-    cpSync(CHART, copy, { recursive: true });
-    writeFileSync(join(copy, 'templates', 'notes-check.yaml'), 'notes: {{ include "dispatch/templates/NOTES.txt" . | toJson }}\n');
-    const r = render([join(__dirname, 'values-sentinel-tls.yaml')], copy);
-    expect(r.stderr).toBe('');
-    const notes = parseAllDocuments(r.stdout).map((d) => d.toJS()).find((o) => o?.notes)?.notes as string;
+    const notes = renderNotes([join(__dirname, 'values-sentinel-tls.yaml')]);
     expect(notes).toContain(`dns:///${FULLNAME}-headless.${NAMESPACE}.svc:50051`);
     expect(notes).toContain('secret generic dispatch-tokens');
     expect(notes).not.toContain('the chart\'s own');
     // With the defaults, the notes name the bundled Redis.
-    const byDefault = render([], copy);
-    expect(byDefault.stderr).toBe('');
-    const defaultNotes = parseAllDocuments(byDefault.stdout).map((d) => d.toJS()).find((o) => o?.notes)?.notes as string;
-    expect(defaultNotes).toContain(`Redis: the chart's own, ${FULLNAME}-redis (append-only file fsynced`);
+    expect(renderNotes([])).toContain(`Redis: the chart's own, ${FULLNAME}-redis (append-only file fsynced`);
   });
 });

@@ -106,6 +106,41 @@ chart generates for its bundled Redis. Its key is redis.existingSecretPasswordKe
 {{- required "redis.existingSecretPasswordKey is required" .Values.redis.existingSecretPasswordKey -}}
 {{- end -}}
 
+{{/*
+The Sentinels' own credentials, as container env entries (DISPATCH_REDIS_SENTINEL_PASSWORD from
+redis.sentinel.auth.existingSecret, or from the Redis password's Secret with useRedisPassword;
+DISPATCH_REDIS_SENTINEL_USERNAME), in sentinel mode only. Empty otherwise.
+*/}}
+{{- define "dispatch.redisSentinelAuthEnv" -}}
+{{- $r := .Values.redis -}}
+{{- $a := $r.sentinel.auth | default dict -}}
+{{- if and (eq $r.mode "sentinel") (or $a.useRedisPassword $a.existingSecret $a.username) -}}
+{{- if and $a.useRedisPassword $a.existingSecret -}}
+{{- fail "redis.sentinel.auth: set useRedisPassword or existingSecret, not both" -}}
+{{- end -}}
+{{- $secret := "" -}}
+{{- $key := "" -}}
+{{- if $a.useRedisPassword -}}
+{{- $secret = required "redis.sentinel.auth.useRedisPassword needs the Redis password in redis.existingSecret" (include "dispatch.redisPasswordSecret" .) -}}
+{{- $key = include "dispatch.redisPasswordKey" . -}}
+{{- else if $a.existingSecret -}}
+{{- $secret = $a.existingSecret -}}
+{{- $key = required "redis.sentinel.auth.existingSecretPasswordKey is required" $a.existingSecretPasswordKey -}}
+{{- end -}}
+{{- with $secret }}
+- name: DISPATCH_REDIS_SENTINEL_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ . }}
+      key: {{ $key | quote }}
+{{- end }}
+{{- with $a.username }}
+- name: DISPATCH_REDIS_SENTINEL_USERNAME
+  value: {{ . | quote }}
+{{- end }}
+{{- end -}}
+{{- end -}}
+
 {{- define "dispatch.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create -}}
 {{- default (include "dispatch.fullname" .) .Values.serviceAccount.name -}}

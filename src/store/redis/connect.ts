@@ -66,6 +66,10 @@ export function connectRedis(url: string | RedisTarget, options: RedisConnectOpt
         ...common,
         sentinels: target.sentinels.map((a) => ({ ...a })),
         name: target.name,
+        // The Sentinels' own credentials: `password` above is the master's alone, and a Sentinel
+        // with requirepass refuses every other command unauthenticated.
+        sentinelUsername: target.sentinelUsername,
+        sentinelPassword: target.sentinelPassword,
         sentinelRetryStrategy: retryStrategy,
         // A sentinel that takes the connection but never answers (stopped, hung) would otherwise
         // hold the master lookup for ever, the other sentinels unasked.

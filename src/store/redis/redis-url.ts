@@ -7,7 +7,17 @@ export interface RedisAddress {
 /** Where the Redis store connects, parsed from a URL. */
 export type RedisTarget =
   | { readonly mode: 'standalone'; readonly address: RedisAddress; readonly db: number; readonly tls: boolean; readonly username?: string; readonly password?: string }
-  | { readonly mode: 'sentinel'; readonly sentinels: readonly RedisAddress[]; readonly name: string; readonly username?: string; readonly password?: string }
+  | {
+      readonly mode: 'sentinel';
+      readonly sentinels: readonly RedisAddress[];
+      readonly name: string;
+      /** The master's (and replicas') credentials. */
+      readonly username?: string;
+      readonly password?: string;
+      /** The Sentinels' own credentials (their `requirepass` or ACL user), apart from the master's. */
+      readonly sentinelUsername?: string;
+      readonly sentinelPassword?: string;
+    }
   | { readonly mode: 'cluster'; readonly nodes: readonly RedisAddress[]; readonly username?: string; readonly password?: string };
 
 const SCHEMES: Readonly<Record<string, { mode: RedisTarget['mode']; port: number; tls: boolean }>> = {
@@ -19,8 +29,12 @@ const SCHEMES: Readonly<Record<string, { mode: RedisTarget['mode']; port: number
 
 const FORMS = 'redis://[:password@]host:port/db, rediss://..., redis-sentinel://[:password@]host:26379,host:26379/MASTER or redis-cluster://[:password@]host:6379,host:6379';
 
+/** Parameters a `redis-sentinel://` URL may carry: the Sentinels' credentials. */
+const SENTINEL_PARAMS = ['sentinel_username', 'sentinel_password'] as const;
+
 function fail(url: string, problem: string): never {
-  throw new Error(`bad Redis URL ${JSON.stringify(url.replace(/\/\/[^@/]*@/, '//***@'))}: ${problem} (expected ${FORMS})`);
+  const hidden = url.replace(/\/\/[^@/]*@/, '//***@').replace(/([?&]sentinel_password=)[^&#]*/g, '$1***');
+  throw new Error(`bad Redis URL ${JSON.stringify(hidden)}: ${problem} (expected ${FORMS})`);
 }
 
 function parseAddress(url: string, text: string, defaultPort: number): RedisAddress {
@@ -32,15 +46,42 @@ function parseAddress(url: string, text: string, defaultPort: number): RedisAddr
 }
 
 /**
+ * The Sentinels' credentials from a sentinel URL's query (percent-encoded, as the userinfo; `+` is
+ * a plus), else from DISPATCH_REDIS_SENTINEL_USERNAME and DISPATCH_REDIS_SENTINEL_PASSWORD.
+ */
+function sentinelAuth(url: string, query: string | undefined, env: NodeJS.ProcessEnv): { sentinelUsername?: string; sentinelPassword?: string } {
+  const given = new Map<string, string>();
+  for (const part of (query ?? '').split('&').filter((p) => p !== '')) {
+    const eq = part.indexOf('=');
+    const key = eq < 0 ? part : part.slice(0, eq);
+    if (!(SENTINEL_PARAMS as readonly string[]).includes(key)) fail(url, `unknown parameter "${key}" (a sentinel URL takes ${SENTINEL_PARAMS.join(' and ')})`);
+    let value = '';
+    try {
+      value = eq < 0 ? '' : decodeURIComponent(part.slice(eq + 1));
+    } catch {
+      fail(url, `parameter "${key}" is not percent-encoded`);
+    }
+    given.set(key, value);
+  }
+  const sentinelUsername = given.get('sentinel_username') || env.DISPATCH_REDIS_SENTINEL_USERNAME || undefined;
+  const sentinelPassword = given.get('sentinel_password') || env.DISPATCH_REDIS_SENTINEL_PASSWORD || undefined;
+  return { ...(sentinelUsername === undefined ? {} : { sentinelUsername }), ...(sentinelPassword === undefined ? {} : { sentinelPassword }) };
+}
+
+/**
  * Parses a Redis URL: `redis://[:pw@]host:port/db`, `rediss://` (TLS),
- * `redis-sentinel://[:pw@]h1:26379,h2:26379/MASTER` or `redis-cluster://[:pw@]h1:6379,h2:6379`.
- * A password absent from the URL comes from DISPATCH_REDIS_PASSWORD.
+ * `redis-sentinel://[:pw@]h1:26379,h2:26379/MASTER[?sentinel_username=U&sentinel_password=P]` or
+ * `redis-cluster://[:pw@]h1:6379,h2:6379`. A password absent from the URL comes from
+ * DISPATCH_REDIS_PASSWORD; the Sentinels' own credentials, absent from the URL, from
+ * DISPATCH_REDIS_SENTINEL_USERNAME and DISPATCH_REDIS_SENTINEL_PASSWORD (the master's password is
+ * never sent to a Sentinel).
  */
 export function parseRedisUrl(url: string, env: NodeJS.ProcessEnv = process.env): RedisTarget {
-  const match = /^([a-z-]+):\/\/(?:([^@/]*)@)?([^/?#]*)(?:\/([^?#]*))?$/.exec(url.trim());
+  const match = /^([a-z-]+):\/\/(?:([^@/]*)@)?([^/?#]*)(?:\/([^?#]*))?(?:\?([^#]*))?$/.exec(url.trim());
   if (!match) fail(url, 'not a URL');
   const scheme = SCHEMES[match[1]!];
   if (!scheme) fail(url, `unknown scheme "${match[1]}:"`);
+  if (match[5] !== undefined && scheme.mode !== 'sentinel') fail(url, `only a redis-sentinel:// URL takes parameters (${SENTINEL_PARAMS.join(', ')})`);
   let username: string | undefined;
   let password: string | undefined;
   if (match[2] !== undefined) {
@@ -62,7 +103,7 @@ export function parseRedisUrl(url: string, env: NodeJS.ProcessEnv = process.env)
     }
     case 'sentinel':
       if (path === '') fail(url, 'the master name is missing (redis-sentinel://host:26379/MASTER)');
-      return { mode: 'sentinel', sentinels: addresses, name: decodeURIComponent(path), ...auth };
+      return { mode: 'sentinel', sentinels: addresses, name: decodeURIComponent(path), ...auth, ...sentinelAuth(url, match[5], env) };
     case 'cluster':
       if (path !== '') fail(url, 'a cluster URL has no path (a cluster has only database 0)');
       return { mode: 'cluster', nodes: addresses, ...auth };

@@ -78,7 +78,8 @@ function inProcess() {
   const outcomes = [{ ok: false, counts: true, durationMs: 1 }, ...Array(9).fill({ ok: true, counts: true, durationMs: 1 })];
   const drive = (gate) => (i) => {
     const tool = tools[i % 20];
-    if (gate.tryAcquire(tool)) gate.record(tool, outcomes[i % 10]);
+    const ticket = gate.tryAcquire(tool, 1000);
+    if (ticket) gate.record(tool, ticket, outcomes[i % 10]);
   };
   const baseline = batches(drive(OPEN_GATE));
   const breakers = createBreakers();

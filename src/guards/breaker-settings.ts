@@ -12,7 +12,11 @@ export interface BreakerSettings {
   readonly windowBuckets: number;
   /** Time an open breaker waits before admitting a single probe, in ms. @default 30000 */
   readonly halfOpenAfterMs: number;
-  /** Time after which a probe that never reported frees the half-open slot, in ms. @default 300000 */
+  /**
+   * Time after which a probe that never reported frees the half-open slot, in ms; never less than
+   * the probe's tool timeout plus 30 s (PROBE_LEASE_MARGIN_MS), so a probe still running keeps it.
+   * @default 300000
+   */
   readonly probeLeaseMs: number;
 }
 

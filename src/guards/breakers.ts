@@ -32,7 +32,9 @@ export interface Breakers extends BreakerStats {
 /**
  * One breaker per tool per replica, created on first use. The gate is keyed by the name the
  * attempt asks for; outcomes are recorded under the name that ran (the same tool, unless a
- * correction chose a fallback).
+ * correction chose a fallback), with the ticket the gate gave. Tickets are compared by identity: one
+ * recorded on another breaker, or on one created since its own was dropped, only counts in the
+ * window. Each replica keeps its own breakers; nothing of them is shared through Redis.
  */
 export function createBreakers(options: BreakersOptions = {}): Breakers {
   const settingsFor = options.settingsFor ?? (() => DEFAULT_BREAKER_SETTINGS);
@@ -66,8 +68,8 @@ export function createBreakers(options: BreakersOptions = {}): Breakers {
   const gate: BreakerGate & BreakerStats = {
     ...stats,
     isOpen: (tool) => breakers.get(tool)?.refusing() ?? false,
-    tryAcquire: (tool) => breakerOf(tool).tryAcquire(),
-    record: (tool, outcome) => breakerOf(tool).record(outcome),
+    tryAcquire: (tool, timeoutMs) => breakerOf(tool).tryAcquire(timeoutMs),
+    record: (tool, ticket, outcome) => breakerOf(tool).record(ticket, outcome),
   };
   return {
     ...stats,

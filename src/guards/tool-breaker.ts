@@ -1,5 +1,6 @@
 import type { EventEmitter } from 'node:events';
 import CircuitBreaker from 'opossum';
+import type { BreakerTicket } from '../pipeline';
 import type { BreakerSettings } from './breaker-settings';
 import { createRollingCounts } from './rolling-counts';
 
@@ -18,12 +19,23 @@ export interface ToolBreaker {
   state(): BreakerState;
   /** Open, or half-open with its probe already out. */
   refusing(): boolean;
-  tryAcquire(): boolean;
-  record(outcome: BreakerOutcome): void;
+  /**
+   * Admits an attempt whose tool times out after `timeoutMs` (the half-open probe's lease is at
+   * least that plus {@link PROBE_LEASE_MARGIN_MS}): its ticket for {@link record}, or undefined.
+   */
+  tryAcquire(timeoutMs: number): BreakerTicket | undefined;
+  /** Records the outcome of the attempt `ticket` admitted. */
+  record(ticket: BreakerTicket, outcome: BreakerOutcome): void;
   /** Success ratio of counted attempts in the window, weighted by state (closed 1, half-open 0.5, open 0). */
   healthScore(): number;
   shutdown(): void;
 }
+
+/**
+ * What a probe's lease adds to its tool's timeout: the time an attempt may take after its tool
+ * answered or timed out (the store write, post-tool hooks) before it reports.
+ */
+export const PROBE_LEASE_MARGIN_MS = 30_000;
 
 const noAction = async () => undefined;
 const STATE_WEIGHT: Readonly<Record<BreakerState, number>> = { closed: 1, half_open: 0.5, open: 0 };
@@ -36,6 +48,15 @@ const STATE_WEIGHT: Readonly<Record<BreakerState, number>> = { closed: 1, half_o
  * latency per call. Its action is never fired, rolling percentiles and snapshots are off, and its
  * bucket rotation is driven by `rotation`, an emitter that never fires: no timer, no allocation per
  * call.
+ *
+ * An outcome is judged by the state its attempt was admitted in, not the one it ends in. Each
+ * generation (a state change, a probe taken or given back) hands out one ticket object, compared
+ * by identity. Only the current generation's ticket acts: a closed-period attempt moves the
+ * consecutive count and may open the breaker; the current probe closes or re-opens it, or, with an
+ * outcome that does not count, frees the probe slot. An outcome from an earlier generation only
+ * enters the rolling window (and so the health score and later rate checks): it never opens,
+ * closes or frees anything by itself, since the state it reports on has been decided since, by
+ * later outcomes or by a probe that ran after it was admitted.
  */
 export function createToolBreaker(settings: BreakerSettings, rotation: EventEmitter, onState: (state: BreakerState) => void, now: () => number): ToolBreaker {
   const opossum = new CircuitBreaker(noAction, {
@@ -47,16 +68,22 @@ export function createToolBreaker(settings: BreakerSettings, rotation: EventEmit
   });
   const window = createRollingCounts(settings.windowMs, settings.windowBuckets, now);
   let consecutive = 0;
+  let generation = 0;
+  let current: BreakerTicket = Object.freeze({ probe: false, generation });
   let probeAt: number | undefined;
-  opossum.on('open', () => onState('open'));
-  opossum.on('halfOpen', () => {
+  let probeLeaseMs = settings.probeLeaseMs;
+  const issue = (probe: boolean) => (current = Object.freeze({ probe, generation: ++generation }));
+  const changed = (state: BreakerState) => {
     probeAt = undefined;
-    onState('half_open');
-  });
-  opossum.on('close', () => onState('closed'));
+    issue(false);
+    onState(state);
+  };
+  opossum.on('open', () => changed('open'));
+  opossum.on('halfOpen', () => changed('half_open'));
+  opossum.on('close', () => changed('closed'));
 
   const state = (): BreakerState => (opossum.opened ? 'open' : opossum.halfOpen ? 'half_open' : 'closed');
-  const probeOut = () => probeAt !== undefined && now() - probeAt < settings.probeLeaseMs;
+  const probeOut = () => probeAt !== undefined && now() - probeAt < probeLeaseMs;
   const trips = () => {
     if (consecutive >= settings.consecutiveFailures) return true;
     const { ok, failed } = window.totals();
@@ -66,21 +93,21 @@ export function createToolBreaker(settings: BreakerSettings, rotation: EventEmit
   return {
     state,
     refusing: () => opossum.opened || (opossum.halfOpen && probeOut()),
-    tryAcquire() {
-      if (opossum.closed) return true;
-      if (opossum.opened || probeOut()) return false;
+    tryAcquire(timeoutMs) {
+      if (opossum.closed) return current;
+      if (opossum.opened || probeOut()) return undefined;
       probeAt = now();
-      return true;
+      probeLeaseMs = Math.max(settings.probeLeaseMs, timeoutMs + PROBE_LEASE_MARGIN_MS);
+      return issue(true);
     },
-    record({ ok, counts }) {
-      const current = state();
-      if (!counts) {
-        if (current === 'half_open') probeAt = undefined;
-        return;
-      }
-      window.add(ok);
-      if (current === 'half_open') {
+    record(ticket, { ok, counts }) {
+      if (counts) window.add(ok);
+      if (ticket !== current) return;
+      if (ticket.probe) {
+        // The probe is spent: its ticket acts once.
         probeAt = undefined;
+        issue(false);
+        if (!counts) return;
         if (ok) {
           consecutive = 0;
           window.reset();
@@ -88,8 +115,9 @@ export function createToolBreaker(settings: BreakerSettings, rotation: EventEmit
         } else opossum.open();
         return;
       }
+      if (!counts) return;
       consecutive = ok ? 0 : consecutive + 1;
-      if (current === 'closed' && !ok && trips()) opossum.open();
+      if (!ok && trips()) opossum.open();
     },
     healthScore() {
       const { ok, failed } = window.totals();

@@ -32,18 +32,33 @@ export interface PostHookInput extends Omit<PreHookInput, 'signal'> {
   readonly isError: boolean;
 }
 
+/**
+ * What a breaker gave an attempt it admitted, handed back with the outcome: whether the attempt is
+ * the half-open probe, and the breaker's generation at admission (bumped on each state change,
+ * and each probe taken or given back).
+ */
+export interface BreakerTicket {
+  readonly probe: boolean;
+  readonly generation: number;
+}
+
 /** The breaker of every tool: a pure read, a gate that may take the half-open probe, a record. */
 export interface BreakerGate {
   /** True when the tool's breaker is open (no side effect). */
   isOpen(tool: string): boolean;
-  /** Admits an attempt, taking the single half-open probe when it is free. */
-  tryAcquire(tool: string): boolean;
+  /**
+   * Admits an attempt, taking the single half-open probe when it is free (held for at least
+   * `timeoutMs`, the tool's timeout): the ticket to record its outcome with, or undefined if refused.
+   */
+  tryAcquire(tool: string, timeoutMs: number): BreakerTicket | undefined;
   /**
    * Records an attempt's outcome under the resolved tool name: `ok` for a success; `counts` when the
    * outcome says something about the tool's health (a success, or a failure of DESIGN section 8's
-   * list). An outcome that does not count only frees a half-open probe.
+   * list). It is judged by the state `ticket` was given in: an attempt admitted before the last
+   * state change only counts in the window, and an outcome that does not count only frees the
+   * probe slot, when the attempt is the current probe.
    */
-  record(tool: string, outcome: { readonly ok: boolean; readonly counts: boolean; readonly durationMs: number }): void;
+  record(tool: string, ticket: BreakerTicket, outcome: { readonly ok: boolean; readonly counts: boolean; readonly durationMs: number }): void;
 }
 
 /** What the caps know of a tool: whose it is, its name, and its timeout (a shared slot's lease). */
@@ -151,8 +166,10 @@ export interface SessionBudgets {
 const ALLOW: HookDecision = { action: 'allow' };
 const NO_NOTES: readonly string[] = [];
 
+const ADMITTED: BreakerTicket = Object.freeze({ probe: false, generation: 0 });
+
 /** A breaker that never opens. */
-export const OPEN_GATE: BreakerGate = { isOpen: () => false, tryAcquire: () => true, record() {} };
+export const OPEN_GATE: BreakerGate = { isOpen: () => false, tryAcquire: () => ADMITTED, record() {} };
 
 /** Default guards: allow everything, never open, reflect with `reflector`, deny approvals. */
 export function defaultGuards(reflector: Reflector): Guards {

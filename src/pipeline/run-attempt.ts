@@ -140,12 +140,13 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   }
   // A side-effecting attempt that took no claim (its breaker was open when it began) never runs,
   // even if the breaker let calls through again while the store answered.
-  if ((!wantClaim && !tool.readOnly) || !deps.guards.breaker.tryAcquire(breaker)) {
+  const ticket = wantClaim || tool.readOnly ? deps.guards.breaker.tryAcquire(breaker, tool.timeoutMs) : undefined;
+  if (ticket === undefined) {
     if (claimed) await releaseClaim(deps, scope, op, callKey.value, owner);
     return failedBefore(attemptObs, callId, tool, refused(ErrorKind.BREAKER_OPEN, `tool "${tool.name}" is temporarily unavailable: its circuit breaker is open after repeated failures`, true), attempt, started, warnings);
   }
   if (claim?.state === 'completed') {
-    deps.guards.breaker.record(breaker, { ok: true, counts: false, durationMs: 0 });
+    deps.guards.breaker.record(breaker, ticket, { ok: true, counts: false, durationMs: 0 });
     obs.replay(attempt);
     const result = replayedResult(callId, claim.result, attempt, Math.round(performance.now() - started));
     // A replay repeats the call's result: it counts in the loop window, as a memoized result does,
@@ -156,13 +157,13 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   }
   const refusal = claimRefusal(claim);
   if (refusal) {
-    deps.guards.breaker.record(breaker, { ok: true, counts: false, durationMs: 0 });
+    deps.guards.breaker.record(breaker, ticket, { ok: true, counts: false, durationMs: 0 });
     return failedBefore(attemptObs, callId, tool, refusal, attempt, started, warnings);
   }
 
   if (turn.signal.aborted) {
     // Cancelled while the store answered: the tool has not run, so its claim goes (not unknown).
-    deps.guards.breaker.record(breaker, { ok: false, counts: false, durationMs: 0 });
+    deps.guards.breaker.record(breaker, ticket, { ok: false, counts: false, durationMs: 0 });
     if (claimed) await releaseClaim(deps, scope, op, callKey.value, owner);
     throw HardError.cancelled();
   }
@@ -221,7 +222,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     result.resultHandle = '';
   }
   if (cancelled) {
-    deps.guards.breaker.record(breaker, { ok: false, counts: false, durationMs: execMs });
+    deps.guards.breaker.record(breaker, ticket, { ok: false, counts: false, durationMs: execMs });
     throw HardError.cancelled();
   }
   const outcome = finished(attemptObs, result, error);
@@ -231,7 +232,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   // A success counts (it closes a half-open breaker); a cache hit and a failure that says nothing
   // about the tool's health (4xx, invalid arguments) do not.
   const counts = !cached && (!failed || countsForBreaker(error!));
-  deps.guards.breaker.record(breaker, { ok: !failed, counts, durationMs: execMs });
+  deps.guards.breaker.record(breaker, ticket, { ok: !failed, counts, durationMs: execMs });
   return outcome;
 }
 

@@ -10,7 +10,7 @@ import { defaultGuards, executeCall, NOOP_OBSERVER, retryTreeReflector, type Bre
 
 test("an attempt cut by the caller's deadline is no timeout of the tool's", async () => {
   const records: { ok: boolean; counts: boolean }[] = [];
-  const breaker: BreakerGate = { isOpen: () => false, tryAcquire: () => true, record: (_tool, outcome) => void records.push({ ok: outcome.ok, counts: outcome.counts }) };
+  const breaker: BreakerGate = { isOpen: () => false, tryAcquire: () => ({ probe: false, generation: 0 }), record: (_tool, _ticket, outcome) => void records.push({ ok: outcome.ok, counts: outcome.counts }) };
   const config = parseConfig('tools:\n  - { name: lookup, effect: read_only, timeout_ms: 30000, retry: { max_attempts: 1 }, builtin: { name: sleep } }\n', 'deadline.yaml');
   const deps = createPipeline({ config, logger: SILENT_LOGGER, guards: { ...defaultGuards(retryTreeReflector), breaker } });
   const observer = NOOP_OBSERVER.turn({ tenant: 't', sessionId: 's', turn: 1, callCount: 1 });

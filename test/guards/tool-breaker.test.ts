@@ -1,9 +1,17 @@
 import { EventEmitter } from 'node:events';
-import { createBreakers, createToolBreaker, DEFAULT_BREAKER_SETTINGS, type BreakerSettings, type BreakerState } from '../../src/guards';
+import { createBreakers, createToolBreaker, DEFAULT_BREAKER_SETTINGS, type BreakerOutcome, type BreakerSettings, type BreakerState, type ToolBreaker } from '../../src/guards';
 
 const FAIL = { ok: false, counts: true } as const;
 const OK = { ok: true, counts: true } as const;
 const NEUTRAL = { ok: false, counts: false } as const;
+const TIMEOUT_MS = 1_000;
+
+/** Admits an attempt (expected to be let in) and records its outcome at once. */
+function ran(b: ToolBreaker, outcome: BreakerOutcome): void {
+  const ticket = b.tryAcquire(TIMEOUT_MS);
+  if (!ticket) throw new Error('the breaker refused the attempt');
+  b.record(ticket, outcome);
+}
 
 function breaker(settings: Partial<BreakerSettings> = {}) {
   let t = 1_000_000;
@@ -20,93 +28,96 @@ describe('a tool breaker', () => {
 
   test('opens on the 5th consecutive counted failure, not the 4th', () => {
     const { b, states } = track(breaker());
-    for (let i = 0; i < 4; i++) b.record(FAIL);
+    for (let i = 0; i < 4; i++) ran(b, FAIL);
     expect(b.state()).toBe('closed');
-    expect(b.tryAcquire()).toBe(true);
-    b.record(FAIL);
+    ran(b, FAIL);
     expect(b.state()).toBe('open');
-    expect(b.tryAcquire()).toBe(false);
+    expect(b.tryAcquire(TIMEOUT_MS)).toBeUndefined();
     expect(states).toEqual(['open']);
   });
 
   test('a success resets the consecutive count; an outcome that does not count neither adds nor resets', () => {
     const { b } = track(breaker());
-    for (let i = 0; i < 4; i++) b.record(FAIL);
-    b.record(OK);
-    for (let i = 0; i < 4; i++) b.record(FAIL);
+    for (let i = 0; i < 4; i++) ran(b, FAIL);
+    ran(b, OK);
+    for (let i = 0; i < 4; i++) ran(b, FAIL);
     expect(b.state()).toBe('closed');
-    b.record(NEUTRAL);
-    b.record({ ok: true, counts: false });
+    ran(b, NEUTRAL);
+    ran(b, { ok: true, counts: false });
     expect(b.state()).toBe('closed');
-    b.record(FAIL);
+    ran(b, FAIL);
     expect(b.state()).toBe('open');
   });
 
   test('opens at >= 50% failures once the window holds 10 calls, not before', () => {
     const { b } = track(breaker());
-    for (const ok of [false, true, false, true, false, true, false]) b.record(ok ? OK : FAIL);
+    for (const ok of [false, true, false, true, false, true, false]) ran(b, ok ? OK : FAIL);
     expect(b.state()).toBe('closed');
-    for (const ok of [true, true]) b.record(ok ? OK : FAIL);
+    for (const ok of [true, true]) ran(b, ok ? OK : FAIL);
     expect(b.state()).toBe('closed');
-    b.record(FAIL);
+    ran(b, FAIL);
     expect(b.state()).toBe('open');
   });
 
   test('failures older than the window no longer count', () => {
     const { b, advance } = track(breaker({ windowMs: 60_000, windowBuckets: 10 }));
     for (let i = 0; i < 4; i++) {
-      b.record(FAIL);
-      b.record(OK);
+      ran(b, FAIL);
+      ran(b, OK);
     }
     advance(61_000);
-    for (let i = 0; i < 5; i++) b.record(OK);
-    b.record(FAIL);
-    b.record(FAIL);
+    for (let i = 0; i < 5; i++) ran(b, OK);
+    ran(b, FAIL);
+    ran(b, FAIL);
     expect(b.state()).toBe('closed');
     expect(b.healthScore()).toBeCloseTo(5 / 7);
   });
 
   test('half-open admits a single probe; a successful probe closes it', async () => {
     const { b, states } = track(breaker({ consecutiveFailures: 1, halfOpenAfterMs: 40 }));
-    b.record(FAIL);
+    ran(b, FAIL);
     expect(b.refusing()).toBe(true);
     await sleep(80);
     expect(b.state()).toBe('half_open');
     expect(b.refusing()).toBe(false);
-    expect(b.tryAcquire()).toBe(true);
+    const probe = b.tryAcquire(TIMEOUT_MS);
+    expect(probe?.probe).toBe(true);
     expect(b.refusing()).toBe(true);
-    expect(b.tryAcquire()).toBe(false);
-    b.record(OK);
+    expect(b.tryAcquire(TIMEOUT_MS)).toBeUndefined();
+    b.record(probe!, OK);
     expect(b.state()).toBe('closed');
-    expect(b.tryAcquire()).toBe(true);
+    expect(b.tryAcquire(TIMEOUT_MS)?.probe).toBe(false);
     expect(states).toEqual(['open', 'half_open', 'closed']);
     expect(b.healthScore()).toBe(1);
   });
 
   test('a failed probe reopens it; an outcome that does not count frees the probe', async () => {
     const { b, states } = track(breaker({ consecutiveFailures: 1, halfOpenAfterMs: 40 }));
-    b.record(FAIL);
+    ran(b, FAIL);
     await sleep(80);
-    expect(b.tryAcquire()).toBe(true);
-    b.record(NEUTRAL);
+    ran(b, NEUTRAL);
     expect(b.state()).toBe('half_open');
-    expect(b.tryAcquire()).toBe(true);
-    b.record(FAIL);
+    ran(b, FAIL);
     expect(b.state()).toBe('open');
-    expect(b.tryAcquire()).toBe(false);
+    expect(b.tryAcquire(TIMEOUT_MS)).toBeUndefined();
     expect(b.healthScore()).toBe(0);
     await sleep(80);
     expect(states).toEqual(['open', 'half_open', 'open', 'half_open']);
   });
 
-  test('a probe that never reports frees the slot after its lease', async () => {
-    const { b, advance } = track(breaker({ consecutiveFailures: 1, halfOpenAfterMs: 30, probeLeaseMs: 1000 }));
-    b.record(FAIL);
+  test('a probe that never reports frees the slot after its lease: probe_lease_ms, or its tool timeout plus 30 s if longer', async () => {
+    const { b, advance } = track(breaker({ consecutiveFailures: 1, halfOpenAfterMs: 30, probeLeaseMs: 40_000 }));
+    ran(b, FAIL);
     await sleep(60);
-    expect(b.tryAcquire()).toBe(true);
-    expect(b.tryAcquire()).toBe(false);
-    advance(1001);
-    expect(b.tryAcquire()).toBe(true);
+    expect(b.tryAcquire(TIMEOUT_MS)).toBeDefined();
+    advance(39_999);
+    expect(b.tryAcquire(TIMEOUT_MS)).toBeUndefined();
+    advance(2);
+    expect(b.tryAcquire(20_000)).toBeDefined();
+    advance(49_999);
+    expect(b.tryAcquire(TIMEOUT_MS)).toBeUndefined();
+    advance(2);
+    expect(b.tryAcquire(TIMEOUT_MS)).toBeDefined();
   });
 });
 
@@ -118,11 +129,10 @@ describe('the breakers of a replica', () => {
       expect(breakers.gate.isOpen('fragile')).toBe(false);
       expect(breakers.state('fragile')).toBe('closed');
       expect(breakers.healthScore('fragile')).toBe(1);
-      breakers.gate.record('fragile', { ...FAIL, durationMs: 1 });
-      breakers.gate.record('sturdy', { ...FAIL, durationMs: 1 });
+      for (const tool of ['fragile', 'sturdy']) breakers.gate.record(tool, breakers.gate.tryAcquire(tool, TIMEOUT_MS)!, { ...FAIL, durationMs: 1 });
       expect(breakers.gate.isOpen('fragile')).toBe(true);
-      expect(breakers.gate.tryAcquire('fragile')).toBe(false);
-      expect(breakers.gate.tryAcquire('sturdy')).toBe(true);
+      expect(breakers.gate.tryAcquire('fragile', TIMEOUT_MS)).toBeUndefined();
+      expect(breakers.gate.tryAcquire('sturdy', TIMEOUT_MS)).toBeDefined();
       expect(breakers.gate.state('fragile')).toBe('open');
       expect(seen).toEqual(['fragile:open']);
     } finally {
@@ -133,10 +143,11 @@ describe('the breakers of a replica', () => {
   test('past maxBreakers the oldest closed breaker is dropped, never an open one', () => {
     const breakers = createBreakers({ maxBreakers: 2, settingsFor: (tool) => ({ ...DEFAULT_BREAKER_SETTINGS, consecutiveFailures: tool === 'a' ? 1 : 2 }) });
     try {
-      breakers.gate.record('a', { ...FAIL, durationMs: 0 });
-      breakers.gate.record('b', { ...FAIL, durationMs: 0 });
-      breakers.gate.tryAcquire('c');
-      breakers.gate.record('b', { ...FAIL, durationMs: 0 });
+      const fail = (tool: string) => breakers.gate.record(tool, breakers.gate.tryAcquire(tool, TIMEOUT_MS)!, { ...FAIL, durationMs: 0 });
+      fail('a');
+      fail('b');
+      breakers.gate.tryAcquire('c', TIMEOUT_MS);
+      fail('b');
       expect(breakers.state('b')).toBe('closed');
       expect(breakers.state('a')).toBe('open');
     } finally {

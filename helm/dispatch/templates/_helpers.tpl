@@ -58,6 +58,16 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
 {{/*
+The bundled Redis's pod template labels: its labels without helm.sh/chart, so that a chart upgrade
+that changes nothing of the Redis pod leaves its one replica running (while it restarts,
+side-effecting calls fail closed). The version label is the image tag, whose change restarts it
+anyway.
+*/}}
+{{- define "dispatch.redisPodLabels" -}}
+{{- omit (include "dispatch.redisLabels" . | fromYaml) "helm.sh/chart" | toYaml | trimSuffix "\n" -}}
+{{- end -}}
+
+{{/*
 Name of the bundled Redis's StatefulSet, Service and ConfigMap, kept within 52 characters: the
 StatefulSet controller labels each pod with `controller-revision-hash: <name>-<10 characters>`,
 which must fit in 63.

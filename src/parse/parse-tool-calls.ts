@@ -7,6 +7,7 @@ import { detectPythonTag } from './detect-python-tag';
 import type { Detector, FoundCalls } from './found-calls';
 import { scanForCalls } from './object-scanner';
 import { maskReasoning } from './reasoning-mask';
+import { chooseSpans } from './span-choice';
 import type { WorkBudget } from './tolerant-json';
 import type { ParseOptions, ParseResult, ParsedCall } from './types';
 
@@ -22,15 +23,16 @@ const WORK_PER_CHAR = 1;
 const WORK_BASE = 65_536;
 
 /**
- * Dialects with markers, tried in order, most specific first; they share one work budget. The
- * first detector that yields an offered call wins: an output mixing dialects (a bare call, then
- * a fenced one) gets the calls of that one dialect, the others staying in the remaining text.
+ * Dialects with markers, read together and sharing one work budget: an output may mix them
+ * (`<|python_tag|>` then `<function=...>`), and their calls are returned in text order, with the
+ * format of the first. A marker quoted in another marked call's arguments is not a call (see
+ * `chooseSpans`).
  */
-const MARKED: readonly Detector[] = [detectHermes, detectMistral, detectPythonTag, detectFunctionTags, detectFences];
+const MARKED: readonly Detector[] = [detectHermes, detectMistral, detectPythonTag, detectFunctionTags];
 
 /**
- * Bare JSON in prose, tried last as the likeliest to be a false positive, with a work budget of
- * its own: text the marked dialects parsed (a long fenced JSON example) must not starve it.
+ * Bare JSON in prose, the likeliest to be a false positive, with a work budget of its own: text
+ * the other dialects parsed (a long fenced JSON example) must not starve it.
  */
 const detectBareJson: Detector = (text, budget) => scanForCalls(text, 0, text.length, false, budget);
 
@@ -51,13 +53,11 @@ export function parseToolCalls(text: string, offeredTools?: readonly string[], o
     if (input.length > maxChars || maxCalls === 0) return nothingFound(input);
     const offered = new Set(Array.isArray(offeredTools) ? offeredTools.filter((n) => typeof n === 'string') : []);
     const searched = maskReasoning(input, createBudget(input));
-    const markedBudget = createBudget(input);
-    for (const detect of MARKED) {
-      const accepted = acceptCalls(detect(searched, markedBudget), offered, maxCalls);
+    for (const tier of detectInTiers(searched)) {
+      const accepted = chooseSpans(tier, offered, maxCalls);
       if (accepted.length > 0) return buildResult(input, accepted);
     }
-    const accepted = acceptCalls(detectBareJson(searched, createBudget(input)), offered, maxCalls);
-    return accepted.length > 0 ? buildResult(input, accepted) : nothingFound(input);
+    return nothingFound(input);
   } catch (error) {
     try {
       options?.onInternalError?.(error);
@@ -68,6 +68,25 @@ export function parseToolCalls(text: string, offeredTools?: readonly string[], o
   }
 }
 
+/**
+ * The detectors, lazily, in tiers, most specific first: the calls returned are those of the
+ * first tier with an offered call, and the calls of later tiers stay in the remaining text. JSON
+ * in prose or in a fence beside marked calls is an example or a recap (the model marked what it
+ * meant to call), and a call written bare and then again fenced must not run twice. So tiers are
+ * not merged: a marked call quoted in a fenced or bare call's arguments (a `<tool_call>` tag in a
+ * string) is still taken for a call, as seeing that it is quoted would mean parsing every JSON
+ * value before every marker, in hostile input about three times the work of one scan. Fences
+ * share the marked dialects' work budget.
+ */
+function detectInTiers(text: string): (readonly Iterable<FoundCalls>[])[] {
+  const markedBudget = createBudget(text);
+  return [
+    MARKED.map((detect) => detect(text, markedBudget)),
+    [detectFences(text, markedBudget)],
+    [detectBareJson(text, createBudget(text))],
+  ];
+}
+
 function createBudget(text: string): WorkBudget {
   return { remaining: WORK_PER_CHAR * text.length + WORK_BASE };
 }
@@ -75,24 +94,6 @@ function createBudget(text: string): WorkBudget {
 /** A non-negative integer option, or its default when unset or not such a number. */
 function countOption(value: number | undefined, fallback: number): number {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : fallback;
-}
-
-/**
- * The spans with calls naming offered tools (keeping only those calls), up to `maxCalls` calls:
- * the span that reaches the limit is cut to fit, and later spans are left alone.
- */
-function acceptCalls(spans: Iterable<FoundCalls>, offered: ReadonlySet<string>, maxCalls: number): FoundCalls[] {
-  const accepted: FoundCalls[] = [];
-  let count = 0;
-  for (const span of spans) {
-    const calls = span.calls.filter((call) => offered.size === 0 || offered.has(call.name));
-    if (calls.length === 0) continue;
-    const kept = calls.slice(0, maxCalls - count);
-    accepted.push({ ...span, calls: kept });
-    count += kept.length;
-    if (count >= maxCalls) break;
-  }
-  return accepted;
 }
 
 function nothingFound(text: string): ParseResult {

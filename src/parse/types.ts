@@ -18,6 +18,7 @@ export interface ParseResult {
   calls: ParsedCall[];
   /** The input with the spans of the returned calls removed, trimmed. */
   remainingText: string;
+  /** The dialect of the first call: marked dialects (tags, `[TOOL_CALLS]`) may be mixed. */
   format: ParseFormat;
 }
 

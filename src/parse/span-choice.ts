@@ -1,0 +1,56 @@
+import type { FoundCalls } from './found-calls';
+
+interface Head {
+  readonly rest: Iterator<FoundCalls>;
+  next: FoundCalls | undefined;
+}
+
+/**
+ * The spans of calls to return from what several detectors found, reading their spans together
+ * in text order. A span that begins inside an earlier one (or at the same place as a longer one)
+ * is passed over, whichever detector found either: its text is quoted in that call's arguments
+ * (a `<tool_call>` tag in the string of a `[TOOL_CALLS]` call). Of the others, those with calls
+ * naming offered tools (any, when `offered` is empty) are kept, only those calls, up to
+ * `maxCalls`: the span that reaches the limit is cut to fit, and later spans are left alone.
+ * Detectors are read lazily, no further than that.
+ */
+export function chooseSpans(
+  sources: readonly Iterable<FoundCalls>[],
+  offered: ReadonlySet<string>,
+  maxCalls: number,
+): FoundCalls[] {
+  const heads: Head[] = sources.map((spans) => {
+    const rest = spans[Symbol.iterator]();
+    return { rest, next: rest.next().value };
+  });
+  const accepted: FoundCalls[] = [];
+  let count = 0;
+  let end = 0;
+  while (count < maxCalls) {
+    const head = earliest(heads);
+    const span = head?.next;
+    if (head === undefined || span === undefined) break;
+    head.next = head.rest.next().value;
+    if (span.start < end) continue;
+    // Even a span with no offered call quotes what lies inside it.
+    end = span.end;
+    const calls = span.calls.filter((call) => offered.size === 0 || offered.has(call.name));
+    if (calls.length === 0) continue;
+    const kept = calls.slice(0, maxCalls - count);
+    accepted.push(kept.length === span.calls.length ? span : { ...span, calls: kept });
+    count += kept.length;
+  }
+  return accepted;
+}
+
+/** The head whose next span begins first (the longer of two at the same place), if any is left. */
+function earliest(heads: readonly Head[]): Head | undefined {
+  let found: Head | undefined;
+  for (const head of heads) {
+    const span = head.next;
+    if (span === undefined) continue;
+    const best = found?.next;
+    if (best === undefined || span.start < best.start || (span.start === best.start && span.end > best.end)) found = head;
+  }
+  return found;
+}

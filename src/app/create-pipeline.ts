@@ -53,16 +53,17 @@ export function createPipeline(options: PipelineOptions = {}): PipelineDeps {
     if (!executor) return Promise.reject(new Error(`no executor for "${tool.spec.executor.case}"`));
     return executor.execute(tool, args, ctx).then(asOutput);
   };
+  const logger = options.logger ?? createLogger();
   const deps: PipelineDeps = {
     registry,
-    store: options.store ?? createMemoryStore({ maxSessions: limits.maxSessions }),
+    store: options.store ?? createMemoryStore({ maxSessions: limits.maxSessions, logger }),
     executors,
     handler: applyMiddleware(core, options.middleware ?? []),
     guards: options.guards ?? defaultGuards(retryTreeReflector),
     observer: options.observer ?? NOOP_OBSERVER,
     limits,
     scratch: options.scratch ?? createScratchDirs(),
-    logger: options.logger ?? createLogger(),
+    logger,
   };
   if (options.config && options.config.tools.length > 0) {
     // A misspelt built-in would start, and fail every call (UNAVAILABLE, its breaker counting).

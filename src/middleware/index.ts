@@ -9,4 +9,4 @@ export { shannonEntropy } from './entropy';
 export { resultVerification } from './result-verification';
 export { memoize } from './memoize';
 export { createMemoCache } from './memo-cache';
-export type { MemoCache, MemoCacheOptions, MemoValue } from './memo-cache';
+export type { MemoCache, MemoCacheOptions, MemoSource, MemoValue } from './memo-cache';

@@ -1,4 +1,5 @@
-import { evictOldest, TRIM_TO } from '../store';
+import { evictOldest, TRIM_TO, type SessionScope } from '../store';
+
 /** Options of {@link createMemoCache}. */
 export interface MemoCacheOptions {
   /** Entries kept; past it the least recently used tenth goes. @default 10000 */
@@ -17,23 +18,57 @@ export interface MemoValue {
   readonly warnings?: readonly string[];
 }
 
-/** A bounded TTL cache of outputs, indexed by the resource each entry read. */
+/** What an entry read, so that it goes when that changes or ends. */
+export interface MemoSource {
+  /** The resource the call read (its `resource_key` value), with its write generation read before the call ran. */
+  readonly resource?: string;
+  readonly generation?: number;
+  /** The session the call belongs to: EndSession drops its entries. */
+  readonly session?: SessionScope;
+}
+
+/** A bounded TTL cache of outputs, indexed by the resource each entry read and by its session. */
 export interface MemoCache {
   get(key: string): MemoValue | undefined;
-  /** Caches `value` unless `resource` was written since `generation` was read. */
-  set(key: string, value: MemoValue, ttlMs: number, resource?: string, generation?: number): void;
+  /** Caches `value` unless `source.resource` was written since `source.generation` was read. */
+  set(key: string, value: MemoValue, ttlMs: number, source?: MemoSource): void;
   /** The write generation of a resource, read before a cached read runs. */
   generation(resource: string): number;
   /** Drops every entry that read `resource` and bumps its generation; returns how many went. */
   evictResource(resource: string): number;
+  /** Drops every entry of a session (EndSession), in time proportional to their number; returns how many went. */
+  endSession(scope: SessionScope): number;
   size(): number;
   clear(): void;
 }
 
-
 interface Entry extends MemoValue {
   readonly expiresAt: number;
   readonly resource?: string;
+  readonly session?: string;
+}
+
+const sessionName = (scope: SessionScope) => `${scope.tenant}\u0000${scope.sessionId}`;
+
+/** Keys grouped by a name (a resource, a session), so that a group can be dropped at once. */
+function createKeyGroups() {
+  const groups = new Map<string, Set<string>>();
+  return {
+    add(name: string | undefined, key: string): void {
+      if (name === undefined) return;
+      const keys = groups.get(name);
+      if (keys) keys.add(key);
+      else groups.set(name, new Set([key]));
+    },
+    delete(name: string | undefined, key: string): void {
+      if (name === undefined) return;
+      const keys = groups.get(name);
+      keys?.delete(key);
+      if (keys?.size === 0) groups.delete(name);
+    },
+    keys: (name: string): string[] => [...(groups.get(name) ?? [])],
+    clear: () => groups.clear(),
+  };
 }
 
 /** Creates a memo cache; every bound has a default. */
@@ -43,25 +78,26 @@ export function createMemoCache(options: MemoCacheOptions = {}): MemoCache {
   const maxTotalChars = options.maxTotalChars ?? 64_000_000;
   const now = options.now ?? Date.now;
   const entries = new Map<string, Entry>();
-  const byResource = new Map<string, Set<string>>();
+  const byResource = createKeyGroups();
+  const bySession = createKeyGroups();
   const generations = new Map<string, number>();
   let totalChars = 0;
 
-  const index = (key: string, resource: string | undefined) => {
-    if (resource === undefined) return;
-    const keys = byResource.get(resource);
-    if (keys) keys.add(key);
-    else byResource.set(resource, new Set([key]));
+  const index = (key: string, entry: Entry) => {
+    byResource.add(entry.resource, key);
+    bySession.add(entry.session, key);
   };
   const remove = (key: string) => {
     const entry = entries.get(key);
     if (!entry) return;
     entries.delete(key);
     totalChars -= entry.text.length;
-    if (entry.resource === undefined) return;
-    const keys = byResource.get(entry.resource);
-    keys?.delete(key);
-    if (keys?.size === 0) byResource.delete(entry.resource);
+    byResource.delete(entry.resource, key);
+    bySession.delete(entry.session, key);
+  };
+  const removeAll = (keys: readonly string[]) => {
+    for (const key of keys) remove(key);
+    return keys.length;
   };
 
   // Past a bound, the least recently used go down to nine tenths of it, in one pass.
@@ -71,20 +107,24 @@ export function createMemoCache(options: MemoCacheOptions = {}): MemoCache {
     get(key) {
       const entry = entries.get(key);
       if (!entry) return undefined;
-      remove(key);
-      if (entry.expiresAt <= now()) return undefined;
+      if (entry.expiresAt <= now()) {
+        remove(key);
+        return undefined;
+      }
+      // The most recently used last; its size and groups stay as they are.
+      entries.delete(key);
       entries.set(key, entry);
-      totalChars += entry.text.length;
-      index(key, entry.resource);
       return entry;
     },
-    set(key, value, ttlMs, resource, generation) {
+    set(key, value, ttlMs, source = {}) {
+      const { resource, generation, session } = source;
       if (ttlMs <= 0 || value.text.length > maxEntryChars) return;
       if (resource !== undefined && generation !== undefined && (generations.get(resource) ?? 0) !== generation) return;
       remove(key);
-      entries.set(key, { text: value.text, warnings: value.warnings, expiresAt: now() + ttlMs, resource });
+      const entry: Entry = { text: value.text, warnings: value.warnings, expiresAt: now() + ttlMs, resource, session: session && sessionName(session) };
+      entries.set(key, entry);
       totalChars += value.text.length;
-      index(key, resource);
+      index(key, entry);
       if (entries.size > maxEntries || totalChars > maxTotalChars) trim();
     },
     generation: (resource) => generations.get(resource) ?? 0,
@@ -93,14 +133,14 @@ export function createMemoCache(options: MemoCacheOptions = {}): MemoCache {
       generations.delete(resource);
       generations.set(resource, next);
       while (generations.size > maxEntries) generations.delete(generations.keys().next().value as string);
-      const keys = [...(byResource.get(resource) ?? [])];
-      for (const key of keys) remove(key);
-      return keys.length;
+      return removeAll(byResource.keys(resource));
     },
+    endSession: (scope) => removeAll(bySession.keys(sessionName(scope))),
     size: () => entries.size,
     clear() {
       entries.clear();
       byResource.clear();
+      bySession.clear();
       generations.clear();
       totalChars = 0;
     },

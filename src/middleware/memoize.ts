@@ -12,7 +12,8 @@ function resourceOf(tenant: string, pointer: string, args: unknown): string | un
 /**
  * Memoize for read-only tools. The key is the call's local key (its idempotency key's material:
  * tenant, session, tool and the canonical arguments; hashed when long), the TTL the tool's
- * `memoize_ttl_seconds`; only successes are cached, and a hit is marked `cached`. A
+ * `memoize_ttl_seconds`; only successes are cached, and a hit is marked `cached`. EndSession drops
+ * a session's entries (see {@link MemoCache.endSession}). A
  * side-effecting call whose `resource_key` value equals a cached read's evicts it, before it runs
  * and again after, and a read that overlapped such a write is not cached.
  */
@@ -31,7 +32,7 @@ export function memoize(cache: MemoCache): Middleware {
     if (hit) return Promise.resolve({ text: hit.text, warnings: hit.warnings, cached: true });
     const generation = resource === undefined ? undefined : cache.generation(resource);
     return next(invocation).then((output) => {
-      cache.set(ctx.localKey, output, tool.memoizeTtlSeconds * 1000, resource, generation);
+      cache.set(ctx.localKey, output, tool.memoizeTtlSeconds * 1000, { resource, generation, session: ctx });
       return output;
     });
   };

@@ -12,6 +12,7 @@ export type {
   IdempotencyFinish,
 } from './store';
 export { StoreUnavailableError } from './store';
+export type { SessionEndListener, SessionEndListeners } from './session-end-listeners';
 export { createMemoryStore } from './memory-store';
 export { NO_STREAK } from './streak-index';
 export { evictOldest, TRIM_TO } from './evict-oldest';

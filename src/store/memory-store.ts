@@ -1,8 +1,10 @@
 import { shortHash } from '../json';
+import type { Logger } from '../log';
 import { evictOldest, TRIM_TO } from './evict-oldest';
 import { rememberLastObject, rememberRecentTexts } from './remember';
 import { NO_STREAK, StreakIndex } from './streak-index';
 import { handleScope } from './result-handle';
+import { createSessionEndListeners } from './session-end-listeners';
 import { createSpillBudget } from './spill-budget';
 import type { ClaimOutcome, SessionScope, Store, StoredResult } from './store';
 
@@ -26,6 +28,8 @@ export interface MemoryStoreOptions {
   readonly maxSpilledChars?: number;
   /** Clock, for tests. */
   readonly now?: () => number;
+  /** Where a failing session-end listener is reported. @default none */
+  readonly logger?: Logger;
 }
 
 interface Expiring<T> {
@@ -88,6 +92,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   const maxResults = options.maxResultsPerSession ?? 1000;
   const spilled = createSpillBudget(options.maxSpilledChars ?? 128 * 1024 * 1024);
   const now = options.now ?? Date.now;
+  const ends = createSessionEndListeners(options.logger);
   const sessions = new Map<string, SessionState>();
   const moveAfter = Math.max(1, Math.floor(maxSessions / 4));
   let uses = 0;
@@ -189,7 +194,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       const t = now();
       const running = [...(state?.records ?? [])].filter(([, record]) => record.value.state === 'in_progress' && live(record, t) !== undefined);
       if (running.length > 0) session(scope, true).records = new Map(running);
+      ends.notify(scope);
     },
+    onSessionEnd: (listener) => ends.add(listener),
     async close() {
       sessions.clear();
     },

@@ -1,3 +1,5 @@
+import type { SessionEndListener } from './session-end-listeners';
+
 /** The tenant and session a piece of state belongs to; every store key is namespaced by both. */
 export interface SessionScope {
   readonly tenant: string;
@@ -117,8 +119,17 @@ export interface Store {
   readResult(tenant: string, handle: string): Promise<string | undefined>;
   /** The session's trajectory memory, oldest first. */
   memory(scope: SessionScope): Promise<string[]>;
-  /** Clears the session's idempotency records, loop window, spilled results and memory. */
+  /**
+   * Clears the session's idempotency records, loop window, spilled results and memory, then tells
+   * the session-end listeners.
+   */
   endSession(scope: SessionScope): Promise<void>;
+  /**
+   * Calls `listener` with each session ended here (before endSession resolves) and, on a store
+   * replicas share, with each one another replica ended, as its announcement arrives: what a
+   * replica keeps of a session beside the store (memoized results) goes with it.
+   */
+  onSessionEnd(listener: SessionEndListener): void;
   close(): Promise<void>;
 }
 

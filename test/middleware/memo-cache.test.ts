@@ -28,15 +28,31 @@ test('bounded by entries (the least recently used tenth goes), by entry size and
 
 test('a write evicts every entry of its resource, and a read that overlapped it is not cached', () => {
   const cache = createMemoCache();
-  cache.set('r1', { text: '1' }, 1000, 'file:/a');
-  cache.set('r2', { text: '2' }, 1000, 'file:/a');
-  cache.set('r3', { text: '3' }, 1000, 'file:/b');
+  cache.set('r1', { text: '1' }, 1000, { resource: 'file:/a' });
+  cache.set('r2', { text: '2' }, 1000, { resource: 'file:/a' });
+  cache.set('r3', { text: '3' }, 1000, { resource: 'file:/b' });
   expect(cache.evictResource('file:/a')).toBe(2);
   expect([cache.get('r1'), cache.get('r2'), cache.get('r3')?.text]).toEqual([undefined, undefined, '3']);
   const before = cache.generation('file:/b');
   cache.evictResource('file:/b');
-  cache.set('r4', { text: 'stale' }, 1000, 'file:/b', before);
+  cache.set('r4', { text: 'stale' }, 1000, { resource: 'file:/b', generation: before });
   expect(cache.get('r4')).toBeUndefined();
-  cache.set('r5', { text: 'fresh' }, 1000, 'file:/b', cache.generation('file:/b'));
+  cache.set('r5', { text: 'fresh' }, 1000, { resource: 'file:/b', generation: cache.generation('file:/b') });
   expect(cache.get('r5')?.text).toBe('fresh');
+});
+
+test("EndSession drops the session's entries only, whatever resource they read, and its index empties", () => {
+  const cache = createMemoCache();
+  const ended = { tenant: 't', sessionId: 's1' };
+  cache.set('a', { text: 'a' }, 1000, { session: ended });
+  cache.set('b', { text: 'b' }, 1000, { session: ended, resource: 'file:/a' });
+  cache.set('c', { text: 'c' }, 1000, { session: { tenant: 't', sessionId: 's2' }, resource: 'file:/a' });
+  cache.set('d', { text: 'd' }, 1000, { session: { tenant: 'u', sessionId: 's1' } });
+  expect(cache.endSession(ended)).toBe(2);
+  expect(['a', 'b', 'c', 'd'].map((k) => cache.get(k)?.text)).toEqual([undefined, undefined, 'c', 'd']);
+  expect(cache.evictResource('file:/a')).toBe(1);
+  expect(cache.endSession(ended)).toBe(0);
+  cache.set('a', { text: 'again' }, 1000, { session: ended });
+  expect(cache.endSession(ended)).toBe(1);
+  expect(cache.size()).toBe(1);
 });

@@ -13,11 +13,15 @@ afterAll(async () => {
   await cluster?.close();
 });
 
-describeStoreContract('redis (cluster of three masters)', async (options) => {
-  const client = connectRedis(cluster.url);
-  if (!(await whenReady(client, 10_000))) throw new Error(`redis cluster at ${cluster.url} is not ready`);
-  return createRedisStore(client, options);
-});
+describeStoreContract(
+  'redis (cluster of three masters)',
+  async (options) => {
+    const client = connectRedis(cluster.url);
+    if (!(await whenReady(client, 10_000))) throw new Error(`redis cluster at ${cluster.url} is not ready`);
+    return createRedisStore(client, { ...options, connectSubscriber: () => connectRedis(cluster.url, { queueWhileDown: true }) });
+  },
+  { shared: true },
+);
 
 test('sessions spread over the masters, all keys of a session on one master', async () => {
   const client = connectRedis(cluster.url);

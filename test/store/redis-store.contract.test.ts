@@ -10,8 +10,12 @@ afterAll(async () => {
   await redis?.close();
 });
 
-describeStoreContract('redis (standalone)', async (options) => {
-  const client = connectRedis(redis.url);
-  if (!(await whenReady(client, 5000))) throw new Error(`redis at ${redis.url} is not ready`);
-  return createRedisStore(client, options);
-});
+describeStoreContract(
+  'redis (standalone)',
+  async (options) => {
+    const client = connectRedis(redis.url);
+    if (!(await whenReady(client, 5000))) throw new Error(`redis at ${redis.url} is not ready`);
+    return createRedisStore(client, { ...options, connectSubscriber: () => connectRedis(redis.url, { queueWhileDown: true }) });
+  },
+  { shared: true },
+);

@@ -11,6 +11,12 @@ export interface ContractStoreOptions {
 /** Makes a store for the contract; `close` is called on it after the suite. */
 export type StoreFactory = (options: ContractStoreOptions) => Promise<Store>;
 
+/** What sets a store apart under the contract. */
+export interface ContractTraits {
+  /** The factory's stores share their state, as replicas on one Redis do. @default false */
+  readonly shared?: boolean;
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fresh = (tenant = `t-${randomUUID()}`): SessionScope => ({ tenant, sessionId: `s-${randomUUID()}` });
 const OP = 'send_email\u0000{"to":"a@example.com"}';
@@ -28,7 +34,7 @@ const stored = (output: string): StoredResult => ({
  * The Store contract (DESIGN sections 5, 6 and 11), run against every implementation: claims,
  * replays, leases, TTLs, the loop window, spilled results, memory and EndSession.
  */
-export function describeStoreContract(name: string, factory: StoreFactory): void {
+export function describeStoreContract(name: string, factory: StoreFactory, traits: ContractTraits = {}): void {
   describe(`Store contract: ${name}`, () => {
     let store: Store;
     let capped: Store;
@@ -288,6 +294,49 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
       expect(await store.memory(other)).toEqual(['m']);
       await expect(store.endSession(fresh())).resolves.toBeUndefined();
     });
+
+    test("EndSession tells each session-end listener, once and before it resolves, which session ended (what a replica keeps of it beside the store, memoized results, goes with it)", async () => {
+      const ending = await factory({});
+      try {
+        const heard: SessionScope[] = [];
+        ending.onSessionEnd(() => {
+          throw new Error('a listener that fails stops neither EndSession nor the others');
+        });
+        ending.onSessionEnd((scope) => heard.push(scope));
+        const scope = fresh();
+        await ending.endSession(scope);
+        expect(heard).toEqual([scope]);
+        // A session the store holds nothing of ends too (its memoized results may be all there is).
+        const unknown = fresh();
+        await ending.endSession(unknown);
+        expect(heard).toEqual([scope, unknown]);
+        // A store that hears the ends announced by replicas does not take its own for another's.
+        await sleep(300);
+        expect(heard).toEqual([scope, unknown]);
+      } finally {
+        await ending.close();
+      }
+    });
+
+    if (traits.shared) {
+      test("a session ended through one store is told to another's listeners sharing the state (another replica)", async () => {
+        const [one, other] = await Promise.all([factory({}), factory({})]);
+        try {
+          const heard: SessionScope[] = [];
+          other.onSessionEnd((scope) => heard.push(scope));
+          const scope = fresh();
+          // Once subscribed: an end announced before is not heard.
+          const deadline = Date.now() + 5_000;
+          while (heard.length === 0 && Date.now() < deadline) {
+            await one.endSession(scope);
+            await sleep(100);
+          }
+          expect(heard[0]).toEqual(scope);
+        } finally {
+          await Promise.all([one.close(), other.close()]);
+        }
+      });
+    }
 
     test('a claim EndSession left running is claimable again once its lease ends', async () => {
       const scope = fresh();

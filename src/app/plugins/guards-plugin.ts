@@ -37,6 +37,10 @@ export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFac
       guards: set.guards,
       middleware: middleware.stages.map((stage) => stage.middleware),
       handlers: { dispatch: approvalHandlers(set.approvals, authenticate, ctx.logger, () => resolve) },
+      // Memoized results are the session's (their key holds it): they end with it, on every replica.
+      attach(deps) {
+        deps.store.onSessionEnd((scope) => middleware.cache.endSession(scope));
+      },
       async close() {
         await relay?.close();
         await wakeups?.close();

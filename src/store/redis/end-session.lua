@@ -1,7 +1,9 @@
 -- EndSession: deletes the session's idempotency records, loop window, spilled results, memory
 -- and call budgets; a claim still in progress stays until its lease ends, so that an identical
--- call meanwhile does not run the side effect a second time.
+-- call meanwhile does not run the side effect a second time. Then announces the end, so that
+-- every replica drops what it keeps of the session beside Redis (memoized results).
 -- KEYS[1] loop window, KEYS[2] memory, KEYS[3] record index, KEYS[4] result index, KEYS[5] budgets
+-- ARGV[1] the channel of session ends, ARGV[2] the announcement
 -- Every key named in the indexes shares the session's hash tag, hence this node and slot.
 local records = redis.call('ZRANGE', KEYS[3], 0, -1)
 local running = 0
@@ -21,4 +23,6 @@ end
 if running == 0 then
   redis.call('DEL', KEYS[3])
 end
-return redis.call('DEL', KEYS[1], KEYS[2], KEYS[4], KEYS[5])
+local deleted = redis.call('DEL', KEYS[1], KEYS[2], KEYS[4], KEYS[5])
+redis.call('PUBLISH', ARGV[1], ARGV[2])
+return deleted

@@ -2,12 +2,14 @@ import { hash } from 'node:crypto';
 import { shortHash } from '../../json';
 import type { Logger } from '../../log';
 import { rememberLastObject, rememberRecentTexts } from '../remember';
+import { createSessionEndListeners } from '../session-end-listeners';
 import { handleScope } from '../result-handle';
 import type { BeginAttempt, BeginAttemptResult, ClaimOutcome, FinishAttempt, FinishAttemptResult, SessionScope, Store, StoredResult } from '../store';
 import type { RedisClient } from './connect';
 import { batchWrites } from './batch-writes';
 import { createPendingWrites } from './pending-writes';
 import { defineScripts } from './scripts';
+import { createSessionEnds } from './session-ends';
 import { sessionKeys } from './session-keys';
 import { storeCall } from './store-call';
 
@@ -27,6 +29,11 @@ export interface RedisStoreOptions {
   readonly pendingRetryMs?: number;
   /** Key prefix, before the session's hash tag. @default "dispatch" */
   readonly prefix?: string;
+  /**
+   * Opens a connection that queues while Redis is away (connectRedis with queueWhileDown), to hear
+   * the sessions other replicas end (see Store.onSessionEnd). @default none: only this replica's
+   */
+  readonly connectSubscriber?: () => RedisClient;
   readonly logger?: Logger;
 }
 
@@ -84,6 +91,8 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
   const idOf = rememberRecentTexts(opId);
   defineScripts(client);
   const batch = batchWrites(client);
+  const ends = createSessionEndListeners(options.logger);
+  const announced = createSessionEnds(client, { prefix: options.prefix, connectSubscriber: options.connectSubscriber, publishStallMs: timeoutMs, logger: options.logger });
 
   function finish(step: FinishAttempt): Promise<[number, number]> {
     const keys = keysOf(step.scope);
@@ -173,9 +182,16 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
     },
     async endSession(scope) {
       const keys = keysOf(scope);
-      await storeCall('the session end', timeoutMs, () => client.dispatchEndSession(keys.window, keys.memory, keys.recordIndex, keys.resultIndex, keys.budgets));
+      const announcement = announced.announcement(scope);
+      await storeCall('the session end', timeoutMs, () => client.dispatchEndSession(keys.window, keys.memory, keys.recordIndex, keys.resultIndex, keys.budgets, announced.channel, announcement));
+      ends.notify(scope);
+    },
+    onSessionEnd(listener) {
+      ends.add(listener);
+      announced.listen(ends.notify);
     },
     async close() {
+      await announced.close();
       client.off('ready', onReady);
       if (pending.size > 0) await pending.flush();
       pending.close();

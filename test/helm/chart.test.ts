@@ -219,8 +219,8 @@ describe('the bundled Redis (redis.deploy.enabled, on by default)', () => {
     expect(env.find((e) => e.name === 'DISPATCH_REDIS_URL')?.value).toBe(`redis://${set.metadata.name}:6379/0`);
   });
 
-  it('is a one-replica StatefulSet with a Service and a redis.conf ConfigMap, and dispatch points at its Service', () => {
-    expect(bundledRedisOf(objects).map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Service', 'StatefulSet']);
+  it('is a one-replica StatefulSet with a Service, a redis.conf ConfigMap and a NetworkPolicy, and dispatch points at its Service', () => {
+    expect(bundledRedisOf(objects).map((o) => o.kind).sort()).toEqual(['ConfigMap', 'NetworkPolicy', 'Service', 'StatefulSet']);
     const set = redisSetOf(objects);
     const svc = find(objects, 'Service', REDIS)!;
     expect(set.spec).toMatchObject({ replicas: 1, serviceName: REDIS });

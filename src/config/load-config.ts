@@ -65,12 +65,17 @@ function parseAuth(file: string, raw: unknown): DispatchConfig['auth'] {
   return { ...auth, mtlsScopes: parseScopes(file, 'auth.mtls_scopes', mtlsScopes) };
 }
 
+/** Characters a tenant name may not hold (C0 controls, NUL among them, and DEL). */
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
 /** Token entries from a YAML list, checked field by field. */
 export function parseTokens(file: string, path: string, raw: unknown): TokenEntry[] {
   return asList(file, path, raw).map((entry, i) => {
     const where = `${path}[${i}]`;
     const e = entry as Record<string, unknown>;
     if (typeof e?.tenant !== 'string' || e.tenant === '') throw new ConfigError(file, `${where}.tenant`, 'must be a non-empty string');
+    // Local keys join a tenant and a session with NUL: "a\0b" + "s" must not name "a" + "b\0s".
+    if (CONTROL_CHARACTER.test(e.tenant)) throw new ConfigError(file, `${where}.tenant`, 'must not contain control characters');
     // A misspelt key (`scope:`) would leave a token that can do nothing, or less than meant.
     const unknown = Object.keys(e).find((key) => key !== 'tenant' && key !== 'sha256' && key !== 'scopes');
     if (unknown) throw new ConfigError(file, `${where}.${unknown}`, 'unknown key (tenant, sha256, scopes)');

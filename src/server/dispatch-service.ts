@@ -39,9 +39,18 @@ export interface DispatchServiceOptions {
 const READ_DEFAULT = 8_000;
 const READ_MAX = 65_536;
 
+/**
+ * A session id the stores can key: local keys join tenant, session and tool with NUL, so a NUL in
+ * a session id could name another tenant's session ("acme" + "prod\0s" is "acme\0prod" + "s").
+ */
+function checkSessionId(sessionId: string): void {
+  if (sessionId === '') throw new RpcError(grpc.status.INVALID_ARGUMENT, 'session_id is required');
+  if (sessionId.length > 256) throw new RpcError(grpc.status.INVALID_ARGUMENT, 'session_id is longer than 256 characters');
+  if (sessionId.includes('\u0000')) throw new RpcError(grpc.status.INVALID_ARGUMENT, 'session_id must not contain NUL (U+0000)');
+}
+
 function checkRequest(request: DispatchRequest, maxCalls: number): void {
-  if (request.sessionId === '') throw new RpcError(grpc.status.INVALID_ARGUMENT, 'session_id is required');
-  if (request.sessionId.length > 256) throw new RpcError(grpc.status.INVALID_ARGUMENT, 'session_id is longer than 256 characters');
+  checkSessionId(request.sessionId);
   const sent = sentCounts(request);
   if (sent.calls > maxCalls) {
     throw new RpcError(grpc.status.INVALID_ARGUMENT, `${sent.calls} calls in one turn, over the limit of ${maxCalls}`);
@@ -163,6 +172,7 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
 
   async function endSession(request: EndSessionRequest, call: grpc.ServerUnaryCall<EndSessionRequest, EndSessionResponse>): Promise<EndSessionResponse> {
     const principal = authenticate(call, 'dispatch');
+    checkSessionId(request.sessionId);
     const scope = { tenant: principal.tenant, sessionId: request.sessionId };
     await deps.store.endSession(scope).catch(() => {
       throw new RpcError(grpc.status.UNAVAILABLE, 'the session store is unreachable; try again shortly');

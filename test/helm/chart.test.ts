@@ -158,7 +158,7 @@ describe('chart specifics per value set', () => {
     const sm = find(objects, 'ServiceMonitor')!;
     expect(sm.metadata.labels.release).toBe('kube-prometheus-stack');
     expect(sm.spec.endpoints).toEqual([{ port: 'metrics', path: '/metrics', interval: '15s', scrapeTimeout: '10s' }]);
-    expect(find(objects, 'Service')!.spec.ports.map((p: { name: string }) => p.name)).toEqual(['grpc', 'metrics']);
+    expect(find(objects, 'Service')!.spec.ports.map((p: { name: string }) => p.name)).toEqual(['grpc']);
     const config = parseConfig(find(objects, 'ConfigMap')!.data['config.yaml'], 'config.yaml');
     expect(config.tools.map((t) => t.name)).toEqual(['get_weather', 'echo']);
     expect(find(objects, 'ConfigMap')!.data['config.yaml']).toContain(`http://weather.${NAMESPACE}.svc:8080/call`);

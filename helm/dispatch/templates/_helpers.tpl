@@ -31,6 +31,16 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- include "dispatch.componentLabels" (dict "root" . "selector" (include "dispatch.selectorLabels" .) "version" (.Values.image.tag | default .Chart.AppVersion) "component" "server") -}}
 {{- end -}}
 
+{{/* The metrics Service's labels: dispatch's, with component "metrics", which the ServiceMonitor selects. */}}
+{{- define "dispatch.metricsLabels" -}}
+{{- include "dispatch.componentLabels" (dict "root" . "selector" (include "dispatch.selectorLabels" .) "version" (.Values.image.tag | default .Chart.AppVersion) "component" "metrics") -}}
+{{- end -}}
+
+{{/* The metrics Service's name, kept within 63 characters. */}}
+{{- define "dispatch.metricsName" -}}
+{{- printf "%s-metrics" (include "dispatch.fullname" . | trunc 55 | trimSuffix "-") -}}
+{{- end -}}
+
 {{/*
 Labels of one component of the release. Call with
 (dict "root" $ "selector" <its selector labels> "version" <its version> "component" <its name>).

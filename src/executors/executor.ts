@@ -1,5 +1,8 @@
 import type { ResolvedTool } from '../registry';
 
+/** How far an attempt's request has got: not yet handed to the tool, or handed to it. */
+export type Delivery = 'pending' | 'sent';
+
 /** What a tool's executor is told about the call it runs. */
 export interface ExecutorContext {
   readonly tenant: string;
@@ -26,6 +29,13 @@ export interface ExecutorContext {
   readonly deadline: number;
   /** W3C trace context of the attempt, to pass on. */
   readonly traceparent?: string;
+  /**
+   * Told by an executor that knows whether its request has reached the tool: 'pending' as it
+   * starts, 'sent' once the request is handed over (an HTTP request written to a connected socket).
+   * A timeout or cancel while 'pending' ends the attempt before execution: the tool cannot have
+   * run. An executor that never calls it is taken to have sent its request at once.
+   */
+  delivery?(state: Delivery): void;
   /** The session's scratch directory, created on first use. */
   scratchDir(): Promise<string>;
 }

@@ -45,11 +45,13 @@ function causeCode(error: unknown): string | undefined {
 }
 
 /**
- * Translates a Node/undici transport error into a DispatchError: refused or DNS failures happen
- * before the tool ran; resets and anything else mid-request happen during it. A connection the
- * destination policy refused is BLOCKED (before, not retried).
+ * Translates a Node/undici transport error into a DispatchError. `sent` says whether the request
+ * was handed to a connected socket: when it was not, any error happened before the tool ran (a
+ * DNS failure, a refused or unroutable connection, a closed client). When it was, or is not known,
+ * the codes above are before and resets and anything else during. A connection the destination
+ * policy refused is BLOCKED (before, not retried).
  */
-export function fromTransportError(error: unknown, url: string): DispatchError {
+export function fromTransportError(error: unknown, url: string, sent?: boolean): DispatchError {
   if (error instanceof DispatchError) return error;
   const denied = [...causes(error)].find((c): c is DestinationDeniedError => c instanceof DestinationDeniedError);
   if (denied) {
@@ -61,7 +63,7 @@ export function fromTransportError(error: unknown, url: string): DispatchError {
     });
   }
   const code = causeCode(error) ?? 'unknown';
-  if (BEFORE_CODES.has(code)) {
+  if (sent === false || BEFORE_CODES.has(code)) {
     return new DispatchError(ErrorKind.UNAVAILABLE, `could not reach the tool at ${url} (${code})`, {
       phase: 'before',
       recoverable: true,

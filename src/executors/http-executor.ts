@@ -4,6 +4,7 @@ import { DispatchError } from '../errors';
 import { createDestinationPolicy, type DestinationPolicy } from '../registry';
 import type { Executor, ExecutorContext } from './executor';
 import { fromHttpStatus, fromTransportError } from './http-errors';
+import { reportingSent } from './http-sent';
 import { createHttpTransport, type HttpTransportOptions } from './http-transport';
 
 /** Options of the HTTP executor. */
@@ -66,14 +67,21 @@ export function createHttpExecutor(options: HttpExecutorOptions = {}): Executor 
         'idempotency-key': ctx.idempotencyKey,
       };
       if (ctx.traceparent) requestHeaders.traceparent = ctx.traceparent;
-      const dispatcher = tool.tenant === '' ? trusted : guarded;
+      // Until undici hands the request to a connected socket, no failure can have run the tool.
+      let sent = false;
+      ctx.delivery?.('pending');
+      const dispatcher = reportingSent(tool.tenant === '' ? trusted : guarded, () => {
+        if (sent) return;
+        sent = true;
+        ctx.delivery?.('sent');
+      });
       let target = url;
       for (let hop = 0; ; hop++) {
         let response: Response;
         try {
           response = await fetch(target, { method: 'POST', body, headers: requestHeaders, signal: ctx.signal, redirect: 'manual', dispatcher });
         } catch (error) {
-          throw fromTransportError(error, target);
+          throw fromTransportError(error, target, sent);
         }
         if (response.status >= 300 && response.status < 400) {
           await response.body?.cancel().catch(() => undefined);

@@ -25,6 +25,8 @@ export interface HttpTransportOptions {
    * call's AbortSignal. Tests lower it to show the mechanism. @default 0
    */
   readonly idleTimeoutMs?: number;
+  /** undici's time to make a connection (DNS, TCP and TLS), in ms. @default 10000 (undici's own) */
+  readonly connectTimeoutMs?: number;
 }
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
@@ -56,8 +58,9 @@ function guardedLookup(policy: DestinationPolicy) {
  */
 export function createHttpTransport(policy?: DestinationPolicy, options: HttpTransportOptions = {}): Agent {
   const timeouts = { headersTimeout: options.idleTimeoutMs ?? 0, bodyTimeout: options.idleTimeoutMs ?? 0 };
-  if (!policy) return new Agent(timeouts);
-  const connect = buildConnector({ lookup: guardedLookup(policy) } as buildConnector.BuildOptions);
+  const timeout = options.connectTimeoutMs;
+  if (!policy) return new Agent({ ...timeouts, connect: { timeout } });
+  const connect = buildConnector({ lookup: guardedLookup(policy), timeout } as buildConnector.BuildOptions);
   return new Agent({
     ...timeouts,
     connect(request, callback) {

@@ -1,4 +1,4 @@
-import type { ExecutorContext } from '../executors/executor';
+import type { Delivery, ExecutorContext } from '../executors/executor';
 import type { ResolvedTool } from '../registry';
 import { hashKeyMaterial, keyMaterial, type SessionScope } from '../store';
 import type { AttemptObserver } from './observer';
@@ -12,6 +12,8 @@ import type { SignalSource } from './signals';
 export class AttemptContext implements ExecutorContext {
   readonly tenant: string;
   readonly sessionId: string;
+  /** What the executor said of its request's delivery, if anything (see {@link ExecutorContext.delivery}). */
+  delivered: Delivery | undefined = undefined;
 
   constructor(
     private readonly deps: PipelineDeps,
@@ -47,6 +49,10 @@ export class AttemptContext implements ExecutorContext {
   /** The attempt's span; its ids are drawn on first read. */
   get traceparent(): string | undefined {
     return this.observer.traceparent ?? this.turn.traceparent;
+  }
+
+  delivery(state: Delivery): void {
+    this.delivered = state;
   }
 
   scratchDir(): Promise<string> {

@@ -30,7 +30,7 @@ export function overBudget(tool: ResolvedTool, budget: SessionBudget): DispatchE
 
 export function claimRefusal(claim: ClaimOutcome | undefined): DispatchError | undefined {
   if (claim?.state === 'in_progress') return refused(ErrorKind.IN_PROGRESS, 'an identical call is still running; this one was not executed');
-  if (claim?.state === 'unknown') return refused(ErrorKind.OUTCOME_UNKNOWN, 'an identical earlier call timed out mid-flight, so its effect is unknown; this one was not executed');
+  if (claim?.state === 'unknown') return refused(ErrorKind.OUTCOME_UNKNOWN, 'an identical earlier call was cut off while the tool ran (a timeout, a lost connection or a lost worker), so its effect is unknown; this one was not executed');
   return undefined;
 }
 

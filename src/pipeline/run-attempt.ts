@@ -172,15 +172,18 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   let cached = false;
   let error: DispatchError | undefined;
   const execStarted = performance.now();
-  const run = await runGuarded(turn.signal, timeoutMs, (source) => deps.handler({ tool, args, ctx: new AttemptContext(deps, turn, attemptObs, callId, attempt, callKey, source, Date.now() + timeoutMs) }));
+  let context: AttemptContext | undefined;
+  const run = await runGuarded(turn.signal, timeoutMs, (source) => deps.handler({ tool, args, ctx: (context = new AttemptContext(deps, turn, attemptObs, callId, attempt, callKey, source, Date.now() + timeoutMs)) }));
+  // Timed out or cancelled while the executor had sent nothing (a connect that hung): not run.
+  const phase = context?.delivered === 'pending' ? 'before' : 'during';
   if (run.kind === 'done') {
     text = run.value.text;
     cached = run.value.cached ?? false;
     if (run.value.warnings) warnings.push(...run.value.warnings);
     // Out of time because the caller's deadline came first, not the tool's timeout: the caller's
     // doing (the RPC ends DEADLINE_EXCEEDED), no timeout of the tool's for its breaker and stats.
-  } else if (run.kind === 'cancelled' || (run.kind === 'timeout' && timeoutMs < tool.timeoutMs)) error = new DispatchError(ErrorKind.CANCELLED, 'the call was cancelled', { phase: 'during' });
-  else if (run.kind === 'timeout') error = new DispatchError(ErrorKind.TIMEOUT, `the tool did not answer within ${timeoutMs} ms`, { phase: 'during', recoverable: tool.readOnly });
+  } else if (run.kind === 'cancelled' || (run.kind === 'timeout' && timeoutMs < tool.timeoutMs)) error = new DispatchError(ErrorKind.CANCELLED, 'the call was cancelled', { phase });
+  else if (run.kind === 'timeout') error = new DispatchError(ErrorKind.TIMEOUT, phase === 'before' ? `the tool could not be reached within ${timeoutMs} ms; nothing was sent to it` : `the tool did not answer within ${timeoutMs} ms`, { phase, recoverable: tool.readOnly || phase === 'before' });
   else error = DispatchError.from(run.error, 'during');
   if (error && !tool.readOnly && error.phase === 'during' && error.suggestion === undefined && error.kind !== ErrorKind.CANCELLED) error = mayHaveRun(error);
   const execMs = performance.now() - execStarted;

@@ -2,6 +2,8 @@ import { fromJson, type JsonValue } from '@bufbuild/protobuf';
 import { ToolSpecSchema, type ToolSpec } from '../../gen/dispatch/v1/tool_pb';
 
 const ENUMS: Readonly<Record<string, string>> = { effect: 'EFFECT_' };
+/** The short names an enum field takes in YAML. */
+const ENUM_NAMES: Readonly<Record<string, readonly string[]>> = { effect: ['read_only', 'side_effect'] };
 const UINT_FIELDS = ['timeout_ms', 'max_result_chars', 'memoize_ttl_seconds'];
 
 /**
@@ -13,7 +15,10 @@ export function toolFromYaml(raw: unknown): { spec: ToolSpec } | { path: string;
   const json: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
   for (const [field, prefix] of Object.entries(ENUMS)) {
     const value = json[field];
-    if (typeof value === 'string' && !value.startsWith(prefix)) json[field] = `${prefix}${value.toUpperCase()}`;
+    if (typeof value !== 'string' || value.startsWith(prefix)) continue;
+    const known = ENUM_NAMES[field]!;
+    if (!known.includes(value)) return { path: field, problem: `must be ${known.join(' or ')}, got ${JSON.stringify(value).slice(0, 100)}` };
+    json[field] = `${prefix}${value.toUpperCase()}`;
   }
   for (const field of UINT_FIELDS) {
     const value = json[field];

@@ -90,6 +90,22 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   maxConnectionAgeMs: 0,
 });
 
+/** Node runs a timer longer than this (2^31 - 1 ms, ~24.8 days) after 1 ms. */
+const TIMER_MAX_MS = 2 ** 31 - 1;
+
+/** Largest values, where a larger one would break what the limit bounds, and why. */
+const MAXIMUMS: Partial<Record<keyof Limits, { readonly max: number; readonly why: string }>> = {
+  storeTimeoutMs: { max: TIMER_MAX_MS, why: 'Node runs longer timers at once' },
+  approvalTimeoutMs: { max: TIMER_MAX_MS, why: 'Node runs longer timers at once' },
+  keepaliveTimeMs: { max: TIMER_MAX_MS, why: 'Node runs longer timers at once' },
+  keepaliveTimeoutMs: { max: TIMER_MAX_MS, why: 'Node runs longer timers at once' },
+  maxConnectionAgeMs: { max: TIMER_MAX_MS, why: 'Node runs longer timers at once' },
+  maxMessageBytes: { max: 2 ** 31 - 1, why: 'grpc-js takes a 32-bit message size' },
+  maxToolOutputChars: { max: 2 ** 29 - 24, why: "V8's longest string" },
+  loopWindow: { max: 10_000, why: 'each call reads its session\'s whole window' },
+  maxArgumentDepth: { max: 1_000, why: 'arguments are validated recursively' },
+};
+
 /** Limits that 0 turns off. */
 const ZERO_IS_OFF: ReadonlySet<keyof Limits> = new Set(['keepaliveTimeMs', 'maxConnectionAgeMs']);
 
@@ -103,6 +119,8 @@ export function resolveLimits(partial: Partial<Record<keyof Limits, unknown>> = 
     if (typeof value !== 'number' || !Number.isInteger(value) || value < least) {
       throw new RangeError(`limits.${key} must be a ${least === 0 ? 'non-negative' : 'positive'} integer, got ${JSON.stringify(value)}`);
     }
+    const maximum = MAXIMUMS[key];
+    if (maximum && value > maximum.max) throw new RangeError(`limits.${key} must be at most ${maximum.max} (${maximum.why}), got ${value}`);
     out[key] = value;
   }
   for (const key of Object.keys(partial)) {

@@ -3,6 +3,7 @@ import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../errors';
 import { createDestinationPolicy, type DestinationPolicy } from '../registry';
 import type { Executor, ExecutorContext } from './executor';
+import { readCapped, readExcerpt } from './http-body';
 import { fromHttpStatus, fromTransportError } from './http-errors';
 import { reportingSent } from './http-sent';
 import { createHttpTransport, type HttpTransportOptions } from './http-transport';
@@ -11,6 +12,13 @@ import { createHttpTransport, type HttpTransportOptions } from './http-transport
 export interface HttpExecutorOptions {
   /** Largest response body read, in bytes. @default 64 MiB */
   readonly maxResponseBytes?: number;
+  /** Most bytes of a non-2xx answer's body read, for the error's message. @default 4096 */
+  readonly errorExcerptBytes?: number;
+  /**
+   * Longest wait for those bytes, in ms (at most half the time the call has left): the status is
+   * the answer, the body only explains it. @default 1000
+   */
+  readonly errorExcerptWaitMs?: number;
   /** Same-origin 307/308 redirects followed; redirects to another origin never are. @default 3 */
   readonly maxRedirects?: number;
   /**
@@ -23,22 +31,6 @@ export interface HttpExecutorOptions {
   readonly transport?: HttpTransportOptions;
 }
 
-async function readCapped(response: Response, maxBytes: number): Promise<string> {
-  if (!response.body) return '';
-  const decoder = new TextDecoder();
-  let size = 0;
-  let text = '';
-  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength;
-    if (size > maxBytes) {
-      await response.body.cancel().catch(() => undefined);
-      throw new DispatchError(ErrorKind.UNEXPECTED, `the tool's answer exceeded ${maxBytes} bytes`, { phase: 'after' });
-    }
-    text += decoder.decode(chunk, { stream: true });
-  }
-  return text + decoder.decode();
-}
-
 /**
  * Calls a tool over HTTP: `POST url` with `{tool, arguments, tool_call_id, session_id, attempt,
  * idempotency_key}` and the `Idempotency-Key` and `traceparent` headers. Only the headers in the
@@ -47,6 +39,8 @@ async function readCapped(response: Response, maxBytes: number): Promise<string>
 export function createHttpExecutor(options: HttpExecutorOptions = {}): Executor {
   const maxBytes = options.maxResponseBytes ?? 64 * 1024 * 1024;
   const maxRedirects = options.maxRedirects ?? 3;
+  const excerptBytes = options.errorExcerptBytes ?? 4096;
+  const excerptWaitMs = options.errorExcerptWaitMs ?? 1000;
   const trusted = createHttpTransport(undefined, options.transport);
   const guarded = createHttpTransport(options.policy ?? createDestinationPolicy(), options.transport);
   return {
@@ -94,16 +88,15 @@ export function createHttpExecutor(options: HttpExecutorOptions = {}): Executor 
           target = next.toString();
           continue;
         }
-        let text: string;
+        if (response.status < 200 || response.status >= 300) {
+          const excerpt = await readExcerpt(response, excerptBytes, Math.min(excerptWaitMs, (ctx.deadline - Date.now()) / 2));
+          throw fromHttpStatus(response.status, excerpt, response.headers.get('retry-after'));
+        }
         try {
-          text = await readCapped(response, maxBytes);
+          return await readCapped(response, maxBytes);
         } catch (error) {
           throw error instanceof DispatchError ? error : fromTransportError(error, target);
         }
-        if (response.status < 200 || response.status >= 300) {
-          throw fromHttpStatus(response.status, text, response.headers.get('retry-after'));
-        }
-        return text;
       }
     },
   };

@@ -5,6 +5,7 @@ import { createDestinationPolicy, type DestinationPolicy } from '../registry';
 import type { Executor, ExecutorContext } from './executor';
 import { readCapped, readExcerpt } from './http-body';
 import { fromHttpStatus, fromTransportError } from './http-errors';
+import { requestHeaders } from './http-headers';
 import { reportingSent } from './http-sent';
 import { createHttpTransport, type HttpTransportOptions } from './http-transport';
 
@@ -55,12 +56,7 @@ export function createHttpExecutor(options: HttpExecutorOptions = {}): Executor 
         attempt: ctx.attempt,
         idempotency_key: ctx.idempotencyKey,
       });
-      const requestHeaders: Record<string, string> = {
-        ...headers,
-        'content-type': 'application/json',
-        'idempotency-key': ctx.idempotencyKey,
-      };
-      if (ctx.traceparent) requestHeaders.traceparent = ctx.traceparent;
+      const sentHeaders = requestHeaders(headers, ctx);
       // Until undici hands the request to a connected socket, no failure can have run the tool.
       let sent = false;
       ctx.delivery?.('pending');
@@ -73,7 +69,7 @@ export function createHttpExecutor(options: HttpExecutorOptions = {}): Executor 
       for (let hop = 0; ; hop++) {
         let response: Response;
         try {
-          response = await fetch(target, { method: 'POST', body, headers: requestHeaders, signal: ctx.signal, redirect: 'manual', dispatcher });
+          response = await fetch(target, { method: 'POST', body, headers: sentHeaders, signal: ctx.signal, redirect: 'manual', dispatcher });
         } catch (error) {
           throw fromTransportError(error, target, sent);
         }

@@ -1,4 +1,5 @@
 import type { ToolSpec } from '../../gen/dispatch/v1/tool_pb';
+import { httpHeadersProblem } from '../executors/http-headers';
 import { isJsonPointer } from '../json';
 
 const NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -32,6 +33,8 @@ export function checkSpec(spec: ToolSpec, knownExecutors: ReadonlySet<string>): 
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       return `tool "${spec.name}": http.url must be http or https, got ${url.protocol}`;
     }
+    const headers = httpHeadersProblem(spec.executor.value.headers);
+    if (headers) return `tool "${spec.name}": ${headers}`;
   }
   const retry = spec.retry;
   // Negated comparisons, so that NaN (a float field may carry it) is refused too.

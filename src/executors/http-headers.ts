@@ -1,0 +1,57 @@
+import { Headers } from 'undici';
+import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
+import { DispatchError } from '../errors';
+import type { ExecutorContext } from './executor';
+
+/** An HTTP field name (RFC 9110 token). */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** What undici sends in a field value: tab, visible ASCII, space and Latin-1; no NUL, CR or LF. */
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+/**
+ * Hop-by-hop and framing fields, which the HTTP client owns: a configured Content-Length or
+ * Transfer-Encoding breaks the framing of every call (undici hangs or refuses it), Host and
+ * Proxy-* address another server than the URL's.
+ */
+const CLIENT_OWNED = new Set(['connection', 'content-length', 'expect', 'host', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const CLIENT_OWNED_LIST = 'connection, content-length, expect, host, keep-alive, proxy-*, te, trailer, transfer-encoding, upgrade';
+
+const clientOwned = (name: string) => CLIENT_OWNED.has(name.toLowerCase()) || name.toLowerCase().startsWith('proxy-');
+
+/**
+ * Why an HTTP tool's configured headers (`http.headers`) cannot be sent, or undefined: a name that
+ * is no HTTP token, a value with a character HTTP does not carry, a hop-by-hop or framing header,
+ * or one name set twice in different case. Checked at registration, from the config file or RPC.
+ */
+export function httpHeadersProblem(headers: Readonly<Record<string, string>>): string | undefined {
+  const seen = new Map<string, string>();
+  for (const [name, value] of Object.entries(headers)) {
+    if (!TOKEN.test(name)) return `http.headers name ${JSON.stringify(name)} is not a valid HTTP header name`;
+    if (clientOwned(name)) return `http.headers may not set ${JSON.stringify(name)}: hop-by-hop and framing headers (${CLIENT_OWNED_LIST}) belong to the HTTP client`;
+    if (!FIELD_VALUE.test(value)) return `http.headers ${JSON.stringify(name)} has a value with a character HTTP headers cannot carry (a control character such as NUL, CR or LF, or one past U+00FF)`;
+    const other = seen.get(name.toLowerCase());
+    if (other !== undefined) return `http.headers sets one header twice: ${JSON.stringify(other)} and ${JSON.stringify(name)} (header names ignore case)`;
+    seen.set(name.toLowerCase(), name);
+  }
+  return undefined;
+}
+
+/**
+ * A call's request headers: the tool's configured ones, then dispatch's own (content-type,
+ * idempotency-key, traceparent), which replace any configured under the same name in any case.
+ * Headers refused at registration that a spec stored by an older version may still carry: the
+ * client-owned ones are left out, an invalid one fails the call before anything is sent.
+ */
+export function requestHeaders(configured: Readonly<Record<string, string>>, ctx: ExecutorContext): Headers {
+  const headers = new Headers();
+  try {
+    for (const [name, value] of Object.entries(configured)) if (!clientOwned(name)) headers.set(name, value);
+  } catch (error) {
+    throw new DispatchError(ErrorKind.UNEXPECTED, `the tool's configured headers cannot be sent (${(error as Error).message}); nothing was sent`, { phase: 'before', cause: error });
+  }
+  headers.set('content-type', 'application/json');
+  headers.set('idempotency-key', ctx.idempotencyKey);
+  const traceparent = ctx.traceparent;
+  if (traceparent) headers.set('traceparent', traceparent);
+  else headers.delete('traceparent');
+  return headers;
+}

@@ -29,6 +29,12 @@ LABEL org.opencontainers.image.title="dispatch" \
       org.opencontainers.image.licenses="Apache-2.0"
 ENV NODE_ENV=production \
     TMPDIR=/tmp
+# tini runs as PID 1: it forwards SIGTERM/SIGINT to node (PID 1 itself would ignore a signal it
+# has no handler for yet, e.g. while node loads its modules) and reaps orphaned processes, such as
+# the children an MCP stdio server leaves behind.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tini \
+ && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system --gid 10001 dispatch \
  && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent \
       --shell /usr/sbin/nologin dispatch
@@ -46,4 +52,5 @@ USER 10001:10001
 EXPOSE 50051 9464
 # In a container the server must listen beyond loopback: set DISPATCH_LISTEN=0.0.0.0:50051 (the
 # Helm chart does) together with auth tokens, or DISPATCH_INSECURE=1 for a trusted test setup.
-ENTRYPOINT ["node", "bin/dispatchd.js"]
+# Without -g: a signal goes to node alone, which drains its calls before it closes its MCP servers.
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "bin/dispatchd.js"]

@@ -1,12 +1,68 @@
 import { join } from 'node:path';
-import { buildApp } from '../app';
+import { buildApp, PLUGINS, type PluginFactory } from '../app';
 import { ConfigError, loadConfig } from '../config';
 import { createLogger } from '../log';
 import { projectRoot } from '../server';
 import { isLoopback, parseDaemonOptions } from './dispatchd-options';
 
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
+
+/** Start-up was cut short by a stop signal (its name is the message). */
+class StartupStopped extends Error {}
+
+/**
+ * Settles as `work` does, or rejects with StartupStopped as soon as `stop` aborts; `work` left
+ * behind is handed to `abandon` when it completes, so whatever it started is closed then.
+ */
+function untilStopped<T>(work: Promise<T>, stop: AbortSignal, abandon?: (late: T) => unknown): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onStop = () => {
+      reject(new StartupStopped(String(stop.reason)));
+      work.then((late) => abandon?.(late), () => undefined).catch(() => undefined);
+    };
+    if (stop.aborted) return onStop();
+    stop.addEventListener('abort', onStop, { once: true });
+    work.then(
+      (value) => {
+        stop.removeEventListener('abort', onStop);
+        resolve(value);
+      },
+      (error: unknown) => {
+        stop.removeEventListener('abort', onStop);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * The plugins, each cut short by a stop signal while it is made or attached (waiting for Redis,
+ * starting MCP servers): buildApp then closes the plugins made so far and rejects.
+ */
+function stoppable(factories: readonly PluginFactory[], stop: AbortSignal): PluginFactory[] {
+  return factories.map((factory) => async (ctx) => {
+    if (stop.aborted) throw new StartupStopped(String(stop.reason));
+    const plugin = await untilStopped(factory(ctx), stop, (late) => late.close?.());
+    const attach = plugin.attach?.bind(plugin);
+    return attach ? { ...plugin, attach: (deps) => untilStopped(Promise.resolve(attach(deps)), stop) } : plugin;
+  });
+}
+
 /** Runs the daemon until SIGTERM or SIGINT; resolves with the process exit code. */
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  // First of all: in a container without an init, node is PID 1, and a signal it has no handler
+  // for is ignored, so a pod deleted while this starts would wait out its whole grace period.
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => stop.abort(signal);
+  for (const s of STOP_SIGNALS) process.once(s, onSignal);
+  try {
+    return await run(argv, env, stop.signal);
+  } finally {
+    for (const s of STOP_SIGNALS) process.off(s, onSignal);
+  }
+}
+
+async function run(argv: readonly string[], env: NodeJS.ProcessEnv, stop: AbortSignal): Promise<number> {
   const logger = createLogger();
   let options;
   try {
@@ -31,22 +87,23 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   }
   let app;
   try {
-    app = await buildApp(config, { ...options, redisUrl: options.redisUrl ?? config.redisUrl, logger });
+    app = await buildApp(config, { ...options, redisUrl: options.redisUrl ?? config.redisUrl, logger }, stoppable(PLUGINS, stop));
   } catch (error) {
+    if (error instanceof StartupStopped) {
+      logger.info('stopped during start-up', { signal: error.message });
+      return 0;
+    }
     process.stderr.write(`dispatchd: cannot start: ${configFile}: ${(error as Error).message}\n`);
     return 1;
   }
   const server = await app.listen(options.listen);
-  const deps = app.deps;
-  logger.info('dispatchd serving', { listen: options.listen, port: server.port, tools: deps.registry.list('').length, redis: (options.redisUrl ?? config.redisUrl) !== undefined, config: configFile });
-  await new Promise<void>((resolve) => {
-    const stop = (sig: string) => {
-      logger.info('draining', { signal: sig, graceMs: options.graceMs });
-      app.close(options.graceMs).then(resolve, resolve);
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
-  });
+  if (!stop.aborted) {
+    const deps = app.deps;
+    logger.info('dispatchd serving', { listen: options.listen, port: server.port, tools: deps.registry.list('').length, redis: (options.redisUrl ?? config.redisUrl) !== undefined, config: configFile });
+    await new Promise((resolve) => stop.addEventListener('abort', resolve, { once: true }));
+  }
+  logger.info('draining', { signal: String(stop.reason), graceMs: options.graceMs });
+  await app.close(options.graceMs).catch(() => undefined);
   logger.info('stopped');
   return 0;
 }

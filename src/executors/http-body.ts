@@ -2,10 +2,30 @@ import type { Response } from 'undici';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../errors';
 
+/** The `charset` parameter of a Content-Type, quoted or not. */
+const CHARSET = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i;
+
+/**
+ * A decoder for the charset a body's Content-Type names, when TextDecoder knows the label
+ * (`iso-8859-1`, `shift_jis`, `utf-16le`, ...); UTF-8 otherwise, and when none is named.
+ */
+export function decoderFor(response: Response): TextDecoder {
+  const match = CHARSET.exec(response.headers.get('content-type') ?? '');
+  const label = match?.[1] ?? match?.[2];
+  if (label) {
+    try {
+      return new TextDecoder(label);
+    } catch {
+      // A label TextDecoder does not know (RangeError): read it as UTF-8.
+    }
+  }
+  return new TextDecoder();
+}
+
 /** A 2xx answer's whole body, refused (UNEXPECTED, after) past `maxBytes`. */
 export async function readCapped(response: Response, maxBytes: number): Promise<string> {
   if (!response.body) return '';
-  const decoder = new TextDecoder();
+  const decoder = decoderFor(response);
   let size = 0;
   let text = '';
   for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
@@ -28,7 +48,7 @@ export async function readCapped(response: Response, maxBytes: number): Promise<
 export async function readExcerpt(response: Response, maxBytes: number, waitMs: number): Promise<string> {
   if (!response.body) return '';
   const reader = response.body.getReader();
-  const decoder = new TextDecoder();
+  const decoder = decoderFor(response);
   let timer: NodeJS.Timeout | undefined;
   const waited = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, Math.max(0, waitMs), undefined)));
   let size = 0;

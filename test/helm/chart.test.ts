@@ -460,7 +460,7 @@ describe('the chart refuses unsafe or inconsistent values', () => {
     ['a bundled Redis image without tag or digest', 'redis: {deploy: {image: {tag: ""}}}', /redis.deploy.image.tag or redis.deploy.image.digest is required/],
     ['no auth and not insecure', 'auth: {enabled: false}', /without authentication/],
     ['TLS without a Secret', 'tls: {enabled: true}', /tls.existingSecret is required/],
-    ['a grace period shorter than preStop + drain', 'shutdown: {terminationGracePeriodSeconds: 15}', /must be larger/],
+    ['a grace period shorter than preStop + drain + closing', 'shutdown: {terminationGracePeriodSeconds: 15}', /must be at least/],
     ['a ServiceMonitor without metrics', 'metrics: {enabled: false, serviceMonitor: {enabled: true}}', /needs metrics.enabled/],
   ])('fails the render for %s', (_label, values, message) => {
     const r = render([valuesFile(values)]);

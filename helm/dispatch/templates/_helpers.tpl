@@ -232,17 +232,35 @@ Empty for mode "none". The password never goes into the URL (DISPATCH_REDIS_PASS
 {{- end -}}
 {{- end -}}
 
-{{/* terminationGracePeriodSeconds: it must outlast the preStop sleep plus the server's drain. */}}
+{{/*
+Seconds dispatchd needs after its drain to exit cleanly: the trace flush (at most 5 s,
+SHUTDOWN_FLUSH_MS in src/telemetry/span-batcher.ts), then the store's pending records and its
+Redis QUIT (each bounded by limits.store_timeout_ms, 1 s by default). test/helm asserts these
+against the server's constants.
+*/}}
+{{- define "dispatch.shutdownCloseSeconds" -}}
+7
+{{- end -}}
+
+{{/*
+terminationGracePeriodSeconds: it must outlast the preStop sleep, the server's drain and its
+closing (dispatch.shutdownCloseSeconds), or the kubelet kills the pod before the traces are
+flushed and Redis is closed.
+*/}}
 {{- define "dispatch.terminationGracePeriodSeconds" -}}
 {{- $s := .Values.shutdown -}}
-{{- $needed := add (int $s.preStopSleepSeconds) (div (add (int $s.graceMs) 999) 1000) -}}
+{{- $close := int (include "dispatch.shutdownCloseSeconds" .) -}}
+{{- $needed := add (int $s.preStopSleepSeconds) (div (add (int $s.graceMs) 999) 1000) $close -}}
 {{- if $s.terminationGracePeriodSeconds -}}
-{{- if le (int64 $s.terminationGracePeriodSeconds) $needed -}}
-{{- fail (printf "shutdown.terminationGracePeriodSeconds (%d) must be larger than preStopSleepSeconds + graceMs/1000 (%d)" (int $s.terminationGracePeriodSeconds) $needed) -}}
+{{- if lt (int64 $s.terminationGracePeriodSeconds) $needed -}}
+{{- fail (printf "shutdown.terminationGracePeriodSeconds (%d) must be at least preStopSleepSeconds + graceMs/1000 + %d s to close (trace flush, Redis) (%d)" (int $s.terminationGracePeriodSeconds) $close $needed) -}}
 {{- end -}}
 {{- int $s.terminationGracePeriodSeconds -}}
 {{- else -}}
-{{- add $needed (int $s.marginSeconds) -}}
+{{- if lt (int $s.marginSeconds) $close -}}
+{{- fail (printf "shutdown.marginSeconds (%d) must be at least %d: the trace flush and closing Redis after the drain" (int $s.marginSeconds) $close) -}}
+{{- end -}}
+{{- add (int $s.preStopSleepSeconds) (div (add (int $s.graceMs) 999) 1000) (int $s.marginSeconds) -}}
 {{- end -}}
 {{- end -}}
 

@@ -183,7 +183,8 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     // Out of time because the caller's deadline came first, not the tool's timeout: the caller's
     // doing (the RPC ends DEADLINE_EXCEEDED), no timeout of the tool's for its breaker and stats.
   } else if (run.kind === 'cancelled' || (run.kind === 'timeout' && timeoutMs < tool.timeoutMs)) error = new DispatchError(ErrorKind.CANCELLED, 'the call was cancelled', { phase });
-  else if (run.kind === 'timeout') error = new DispatchError(ErrorKind.TIMEOUT, phase === 'before' ? `the tool could not be reached within ${timeoutMs} ms; nothing was sent to it` : `the tool did not answer within ${timeoutMs} ms`, { phase, recoverable: tool.readOnly || phase === 'before' });
+  else if (run.kind === 'timeout' && phase === 'before') error = new DispatchError(ErrorKind.UNAVAILABLE, `could not reach the tool within ${timeoutMs} ms; nothing was sent to it`, { phase, recoverable: true });
+  else if (run.kind === 'timeout') error = new DispatchError(ErrorKind.TIMEOUT, `the tool did not answer within ${timeoutMs} ms`, { phase, recoverable: tool.readOnly });
   else error = DispatchError.from(run.error, 'during');
   if (error && !tool.readOnly && error.phase === 'during' && error.suggestion === undefined && error.kind !== ErrorKind.CANCELLED) error = mayHaveRun(error);
   const execMs = performance.now() - execStarted;

@@ -2,6 +2,7 @@ import { create } from '@bufbuild/protobuf';
 import { ToolErrorSchema, ToolResultSchema, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { toErrorJson, suggestionFor, type DispatchError } from '../errors';
 import type { StoredResult } from '../store';
+import { codePointLength } from './bound-result';
 
 type ToolResultInit = Partial<Omit<ToolResult, '$typeName'>>;
 
@@ -15,6 +16,15 @@ const EMPTY_RESULT: ToolResult = create(ToolResultSchema);
  */
 export function toolResult(init: ToolResultInit): ToolResult {
   return { ...EMPTY_RESULT, warnings: [], ...init };
+}
+
+/**
+ * Takes the handle off a bounded result whose full text the store did not keep (it had no room for
+ * it, failed, or was unreachable), since ReadResult would not find it, and tells the model so.
+ */
+export function fullTextNotKept(result: ToolResult, text: string): void {
+  result.resultHandle = '';
+  result.warnings.push(`the full text of this result (${codePointLength(text)} characters) could not be kept, so it cannot be read with ReadResult; only the part shown here is available`);
 }
 
 /** A failed call's result: the error JSON as output, the error fields set. */

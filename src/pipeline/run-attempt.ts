@@ -11,7 +11,7 @@ import type { PostHookInput, ToolRates, ToolSlots } from './guards';
 import type { AttemptObserver, CallObserver } from './observer';
 import type { PipelineDeps, Release, TurnContext } from './pipeline-deps';
 import { applyPreHooks } from './pre-attempt';
-import { errorResult, replayedResult, toolResult, toStored } from './results';
+import { errorResult, fullTextNotKept, replayedResult, toolResult, toStored } from './results';
 import { breakerKey } from './breaker-key';
 import { AttemptContext, CallKey } from './attempt-context';
 import { runGuarded } from './signals';
@@ -212,19 +212,18 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   const memory = failed ? undefined : { entry: memoryEntry(tool.name, canonicalArgs, text), max: deps.limits.maxMemoryEntries, ttlSeconds: MEMORY_TTL_SECONDS };
   // A cancelled attempt is no repeat of the call (its client, or its wave, gave up): no loop record.
   const cancelled = error?.kind === ErrorKind.CANCELLED;
+  let spillKept = false;
   if (!storeDown) {
     try {
       let after = deps.store.finishAttempt({ scope, op, record: cancelled ? undefined : { result: loopRecordOf(result.output, error), failed, window: deps.limits.loopWindow }, idempotency, spill, memory });
       if (after instanceof Promise) after = await after;
+      spillKept = after.spillRefused !== true;
       if (!cancelled && addLoopWarning(after.streak, tool, obs, attempt, warnings)) result.warnings = [...warnings];
     } catch (storeError) {
       deps.logger.warn('store write after attempt failed; memory and loop record dropped', { tool: tool.name, error: (storeError as Error).message });
-      if (spill) result.resultHandle = '';
     }
-  } else if (spill) {
-    // Nothing was stored: a handle would lead nowhere.
-    result.resultHandle = '';
   }
+  if (spill && !spillKept) fullTextNotKept(result, spill.text);
   if (cancelled) {
     deps.guards.breaker.record(breaker, ticket, { ok: false, counts: false, durationMs: execMs });
     throw HardError.cancelled();

@@ -109,6 +109,11 @@ export interface BeginAttemptResult {
 /** What finishAttempt gives: the op's loop streak after the record. */
 export interface FinishAttemptResult {
   readonly streak: LoopStreak;
+  /**
+   * The store had no room for the step's spill and did not keep it (the rest was written, and a
+   * completion without its handle): the result must not name the handle.
+   */
+  readonly spillRefused?: true;
 }
 
 export interface Store {

@@ -7,8 +7,30 @@
 -- release), ARGV[6] stored result JSON (complete) or the claim's owner (release; '' for
 -- any owner), ARGV[7] record TTL s, ARGV[8] max records,
 -- ARGV[9] spill TTL s ('' when none), ARGV[10] spilled text, ARGV[11] max results,
--- ARGV[12] memory TTL s ('' when none), ARGV[13] memory entry, ARGV[14] max memory entries
--- Returns {streak count, streak failed (0|1)} of the op after the record.
+-- ARGV[12] memory TTL s ('' when none), ARGV[13] memory entry, ARGV[14] max memory entries,
+-- ARGV[15] the share of maxmemory spills may fill, ARGV[16] the stored result JSON without its
+-- handle, written instead of ARGV[6] when the spill is refused ('' when there is none)
+-- Returns {streak count, streak failed (0|1), spill refused (0: kept or none, 1: no room,
+-- 2: INFO refused)} of the op after the record.
+
+-- Why a spill of `bytes` is refused, 0 when it is not: 1 when it would take this node's
+-- used_memory past `share` of its maxmemory (the rest is for idempotency claims and records,
+-- which noeviction never drops), 2 when INFO is refused (an ACL without it: no room is known).
+-- Nothing is checked on a node without maxmemory.
+local function spill_refusal(bytes, share)
+  local info = redis.pcall('INFO', 'memory')
+  if type(info) ~= 'string' then return 2 end
+  local max = tonumber(string.match(info, '\nmaxmemory:(%d+)') or '0')
+  if max == 0 then return 0 end
+  local used = tonumber(string.match(info, '\nused_memory:(%d+)') or '0')
+  if used + bytes > max * share then return 1 end
+  return 0
+end
+
+local refused = 0
+if ARGV[9] ~= '' then
+  refused = spill_refusal(#ARGV[10], tonumber(ARGV[15]))
+end
 local now = now_ms()
 if ARGV[2] ~= '' then
   redis.call('LPUSH', KEYS[1], ARGV[1] .. ARGV[2])
@@ -28,13 +50,13 @@ elseif action ~= '' then
   local ttl = tonumber(ARGV[7]) * 1000
   local value = 'U'
   if action == 'complete' then
-    value = 'C' .. ARGV[6]
+    value = 'C' .. ((refused ~= 0 and ARGV[16] ~= '') and ARGV[16] or ARGV[6])
   end
   redis.call('SET', KEYS[5], value, 'PX', int(ttl))
   index_add(KEYS[3], KEYS[5], now + ttl, now)
   index_cap(KEYS[3], tonumber(ARGV[8]), true)
 end
-if ARGV[9] ~= '' then
+if ARGV[9] ~= '' and refused == 0 then
   local ttl = tonumber(ARGV[9]) * 1000
   redis.call('SET', KEYS[6], ARGV[10], 'PX', int(ttl))
   index_add(KEYS[4], KEYS[6], now + ttl, now)
@@ -47,4 +69,4 @@ if ARGV[12] ~= '' then
   extend_expiry(KEYS[2], expires, now)
 end
 local count, failed = streak_of(KEYS[1], ARGV[1])
-return {count, failed}
+return {count, failed, refused}

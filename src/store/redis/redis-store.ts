@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import { shortHash } from '../../json';
-import type { Logger } from '../../log';
+import { throttledWarn, type Logger } from '../../log';
 import { rememberLastObject, rememberRecentTexts } from '../remember';
 import { createSessionEndListeners } from '../session-end-listeners';
 import { handleScope } from '../result-handle';
@@ -11,10 +11,11 @@ import { createPendingWrites } from './pending-writes';
 import { defineScripts } from './scripts';
 import { createSessionEnds } from './session-ends';
 import { sessionKeys } from './session-keys';
+import { fitsBytes, resolveSpillLimits, SPILL_REFUSALS, withoutLostHandle, type SpillLimits } from './spill-limits';
 import { storeCall } from './store-call';
 
-/** Options of the Redis store. */
-export interface RedisStoreOptions {
+/** Options of the Redis store; the spill limits bound the whole texts kept for ReadResult. */
+export interface RedisStoreOptions extends SpillLimits {
   /** Time one store step may take before it counts as failed, in ms. @default 1000 (Limits.storeTimeoutMs) */
   readonly timeoutMs?: number;
   /** How long a session's loop window lives after its last record, in seconds. @default 86400 */
@@ -68,16 +69,6 @@ export interface RedisStore extends Store {
 }
 
 /**
- * The idempotency write of a failed finish step, to write again later: its spilled text is not
- * kept (it may be megabytes, and the write is retried alone), so a replay must not name a handle.
- */
-function withoutLostHandle(step: FinishAttempt): FinishAttempt['idempotency'] {
-  const idempotency = step.idempotency;
-  if (idempotency?.action !== 'complete' || !step.spill || idempotency.result.resultHandle === '') return idempotency;
-  return { ...idempotency, result: { ...idempotency.result, resultHandle: '' } };
-}
-
-/**
  * The store on Redis, shared by every replica: one Lua script (one EVALSHA round trip) per step,
  * every key of a session under the hash tag `{tenant:session}`. The store owns `client` and quits
  * it on close. Failures and timeouts reject with StoreUnavailableError.
@@ -87,6 +78,8 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
   const windowTtl = options.windowTtlSeconds ?? 86_400;
   const maxRecords = options.maxRecordsPerSession ?? 10_000;
   const maxResults = options.maxResultsPerSession ?? 1000;
+  const spillLimits = resolveSpillLimits(options);
+  const warn = throttledWarn(options.logger);
   const keysOf = rememberLastObject((scope: SessionScope) => sessionKeys(scope, options.prefix));
   const idOf = rememberRecentTexts(opId);
   defineScripts(client);
@@ -94,10 +87,16 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
   const ends = createSessionEndListeners(options.logger);
   const announced = createSessionEnds(client, { prefix: options.prefix, connectSubscriber: options.connectSubscriber, publishStallMs: timeoutMs, logger: options.logger });
 
-  function finish(step: FinishAttempt): Promise<[number, number]> {
+  /** A spill past maxSpillBytes is refused before it is sent (the script refuses one Redis has no room for). */
+  const tooLong = (step: FinishAttempt) => step.spill !== undefined && !fitsBytes(step.spill.text, spillLimits.maxSpillBytes);
+
+  /** The finish step's script; a refused spill's completion is kept without its handle. */
+  function finish(step: FinishAttempt, spillTooLong = false): Promise<[number, number, number]> {
     const keys = keysOf(step.scope);
-    const idem = step.idempotency;
-    const { record, spill, memory } = step;
+    const spill = spillTooLong ? undefined : step.spill;
+    const idem = spillTooLong ? withoutLostHandle(step) : step.idempotency;
+    const bare = spill ? withoutLostHandle(step) : undefined;
+    const { record, memory } = step;
     return client.dispatchFinishAttempt(
       keys.window,
       keys.memory,
@@ -113,12 +112,14 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       idem?.action === 'complete' ? JSON.stringify(idem.result) : idem?.action === 'release' ? (idem.owner ?? '') : '',
       idem && idem.action !== 'release' ? idem.ttlSeconds : 0,
       maxRecords,
-      spill ? spill.ttlSeconds : '',
+      spill ? Math.min(spill.ttlSeconds, spillLimits.maxSpillTtlSeconds) : '',
       spill?.text ?? '',
       maxResults,
       memory ? memory.ttlSeconds : '',
       memory?.entry ?? '',
       memory?.max ?? 1,
+      spillLimits.spillMemoryShare,
+      bare !== idem && bare?.action === 'complete' ? JSON.stringify(bare.result) : '',
     );
   }
 
@@ -164,8 +165,12 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
     async finishAttempt(step) {
       batch();
       try {
-        const [count, failed] = await storeCall('the attempt record', timeoutMs, () => finish(step));
-        return { streak: { count: Number(count), failed: Number(failed) === 1 } };
+        const spillTooLong = tooLong(step);
+        const [count, failed, refused] = await storeCall('the attempt record', timeoutMs, () => finish(step, spillTooLong));
+        const streak = { count: Number(count), failed: Number(failed) === 1 };
+        if (!spillTooLong && Number(refused) === 0) return { streak };
+        warn(SPILL_REFUSALS[spillTooLong ? 'tooLong' : Number(refused) === 1 ? 'noRoom' : 'noInfo'], { ...spillLimits });
+        return { streak, spillRefused: true };
       } catch (error) {
         pending.add({ scope: step.scope, op: step.op, idempotency: withoutLostHandle(step) });
         throw error;

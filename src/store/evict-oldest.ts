@@ -2,12 +2,12 @@
 export const TRIM_TO = 0.9;
 
 /**
- * Evicts `map`'s oldest entries (insertion order) while `over()` holds, through one iterator.
- * Evicting from the front of a Map with a new iterator each time is O(n) per entry: V8 leaves
+ * Evicts the oldest entries (insertion order) of a Map or Set while `over()` holds, through one
+ * iterator. Evicting from the front with a new iterator each time is O(n) per entry: V8 leaves
  * deleted slots there until it rehashes, and every new iterator skips them. Callers that evict
  * down to a tenth below their bound (TRIM_TO) keep the cost per insertion flat.
  */
-export function evictOldest<K>(map: Map<K, unknown>, over: () => boolean, evict: (key: K) => void = (key) => void map.delete(key)): void {
+export function evictOldest<K>(map: Map<K, unknown> | Set<K>, over: () => boolean, evict: (key: K) => void = (key) => void map.delete(key)): void {
   const keys = map.keys();
   while (over()) {
     const next = keys.next();

@@ -16,7 +16,7 @@ export type { SessionEndListener, SessionEndListeners } from './session-end-list
 export { createMemoryStore } from './memory-store';
 export { NO_STREAK } from './streak-index';
 export { evictOldest, TRIM_TO } from './evict-oldest';
-export type { MemoryStoreOptions } from './memory-store';
+export type { MemoryStoreOptions } from './memory-store-options';
 export { streakOf } from './loop-window';
 export type { WindowEntry } from './loop-window';
 export { hashKeyMaterial, idempotencyKey, keyMaterial } from './idempotency-key';

@@ -1,51 +1,30 @@
 import { shortHash } from '../json';
-import type { Logger } from '../log';
 import { evictOldest, TRIM_TO } from './evict-oldest';
+import { createIdempotencyRecords, UNKNOWN, type FinishedOutcome } from './idempotency-records';
+import { resolveMemoryStoreOptions, type MemoryStoreOptions } from './memory-store-options';
 import { rememberLastObject, rememberRecentTexts } from './remember';
 import { NO_STREAK, StreakIndex } from './streak-index';
 import { handleScope } from './result-handle';
 import { createSessionEndListeners } from './session-end-listeners';
 import { createSpillBudget } from './spill-budget';
-import type { ClaimOutcome, SessionScope, Store, StoredResult } from './store';
+import { StoreUnavailableError, type ClaimOutcome, type SessionScope, type Store } from './store';
 
-/** Options of the in-memory store. */
-export interface MemoryStoreOptions {
-  /**
-   * Sessions kept; past it the least recently used tenth is evicted. Recency is kept to within a
-   * quarter of this cap: a session used again is moved to the back of the order only if other
-   * sessions were used more than `maxSessions / 4` times since it last moved (a move per use
-   * measured as the store's largest cost). @default 10000
-   */
-  readonly maxSessions?: number;
-  /** Idempotency records kept per session before the oldest is evicted. @default 10000 */
-  readonly maxRecordsPerSession?: number;
-  /** Spilled results kept per session before the oldest is evicted. @default 1000 */
-  readonly maxResultsPerSession?: number;
-  /**
-   * Characters of spilled results kept across all sessions before the oldest are evicted (a
-   * result may be 16 Mi characters, kept its TTL). @default 134217728 (128 Mi, ~256 MiB)
-   */
-  readonly maxSpilledChars?: number;
-  /** Clock, for tests. */
-  readonly now?: () => number;
-  /** Where a failing session-end listener is reported. @default none */
-  readonly logger?: Logger;
-}
+export type { MemoryStoreOptions } from './memory-store-options';
+
+const CLAIMED: ClaimOutcome = Object.freeze({ state: 'claimed' });
 
 interface Expiring<T> {
   readonly value: T;
   readonly expiresAt: number;
 }
 
-const IN_PROGRESS: ClaimOutcome = Object.freeze({ state: 'in_progress' });
-
-type Record = { state: 'in_progress'; owner: string } | { state: 'unknown' } | { state: 'completed'; result: StoredResult };
-
-/** A session's state; each part is made on first use, so a session of one read costs little. */
+/**
+ * A session's state; each part is made on first use, so a session of one read costs little. Its
+ * idempotency records are kept apart (IdempotencyRecords), so that evicting it never drops them.
+ */
 interface SessionState {
   /** The store's use count when this session last moved to the back of the recency order. */
   movedAt: number;
-  records?: Map<string, Expiring<Record>>;
   /** Calls counted per budget (`budget:` policies), by budget id. */
   budgets?: Map<string, number>;
   readonly window: StreakIndex;
@@ -72,27 +51,14 @@ function capMap<K>(map: Map<K, unknown>, max: number): void {
   evictOldest(map, () => map.size > max);
 }
 
-/**
- * Caps a session's idempotency records at `max`, evicting the oldest, but never a claim still in
- * progress (its tool may be running, and an identical call must find it): past `max` by the
- * claims running at most.
- */
-function capRecords(records: Map<string, Expiring<Record>>, max: number, t: number): void {
-  if (records.size <= max) return;
-  for (const [key, held] of records) {
-    if (held.value.state !== 'in_progress' || held.expiresAt <= t) records.delete(key);
-    if (records.size <= max) return;
-  }
-}
-
 /** The embedded default store: one process, everything bounded by a TTL or a named cap. */
 export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
-  const maxSessions = options.maxSessions ?? 10_000;
-  const maxRecords = options.maxRecordsPerSession ?? 10_000;
-  const maxResults = options.maxResultsPerSession ?? 1000;
-  const spilled = createSpillBudget(options.maxSpilledChars ?? 128 * 1024 * 1024);
-  const now = options.now ?? Date.now;
-  const ends = createSessionEndListeners(options.logger);
+  const bounds = resolveMemoryStoreOptions(options);
+  const { maxSessions, maxResultsPerSession: maxResults } = bounds;
+  const spilled = createSpillBudget(bounds.maxSpilledChars);
+  const records = createIdempotencyRecords({ maxPerSession: bounds.maxRecordsPerSession, maxFinished: bounds.maxRecords, maxClaims: bounds.maxClaims });
+  const now = bounds.now ?? Date.now;
+  const ends = createSessionEndListeners(bounds.logger);
   const sessions = new Map<string, SessionState>();
   const moveAfter = Math.max(1, Math.floor(maxSessions / 4));
   let uses = 0;
@@ -128,40 +94,39 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   return {
     beginAttempt({ scope, op, claim, budget }) {
       // A read of a session not seen yet creates nothing: its attempt's record will.
-      const state = session(scope, claim !== undefined || budget !== undefined);
-      if (!state) return { streak: NO_STREAK };
-      const streak = state.window.streak(opKey(op));
+      const state = session(scope, budget !== undefined);
+      const streak = state ? state.window.streak(opKey(op)) : NO_STREAK;
+      if (!claim && !budget) return { streak };
       const t = now();
       // A call answered from an existing record runs nothing: it is not counted against a budget.
-      const existing = claim && live(state.records?.get(claim.key), t);
-      if (existing !== undefined) return { streak, claim: existing.state === 'in_progress' ? IN_PROGRESS : existing };
-      let budgetLeft: number | undefined;
+      const existing = claim && records.find(keyOf(scope), claim.key, t);
+      if (existing !== undefined) return { streak, claim: existing };
+      let budgets: Map<string, number> | undefined;
+      let used = 0;
       if (budget) {
-        const budgets = (state.budgets ??= new Map<string, number>());
-        const used = budgets.get(budget.id) ?? 0;
+        budgets = state!.budgets ??= new Map<string, number>();
+        used = budgets.get(budget.id) ?? 0;
         if (used >= budget.max) return { streak, overBudget: true };
-        budgets.set(budget.id, used + 1);
-        budgetLeft = budget.max - used - 1;
       }
-      if (!claim) return budgetLeft === undefined ? { streak } : { streak, budgetLeft };
-      const records = (state.records ??= new Map<string, Expiring<Record>>());
-      records.delete(claim.key);
-      records.set(claim.key, { value: { state: 'in_progress', owner: claim.owner ?? '' }, expiresAt: t + claim.leaseMs });
-      capRecords(records, maxRecords, t);
-      const outcome: ClaimOutcome = { state: 'claimed' };
-      return budgetLeft === undefined ? { streak, claim: outcome } : { streak, claim: outcome, budgetLeft };
+      // Before the count: a claim refused (too many running) leaves nothing counted, and its call
+      // fails closed, as on a Redis out of memory.
+      if (claim && !records.claim(keyOf(scope), claim.key, claim.owner ?? '', t + claim.leaseMs, t)) {
+        return Promise.reject(new StoreUnavailableError(`the memory store holds ${bounds.maxClaims} idempotency claims in progress (maxClaims): no other is taken until one of them ends`));
+      }
+      if (!budget) return { streak, claim: CLAIMED };
+      budgets!.set(budget.id, used + 1);
+      const budgetLeft = budget.max - used - 1;
+      return claim ? { streak, claim: CLAIMED, budgetLeft } : { streak, budgetLeft };
     },
     finishAttempt({ scope, op, record, idempotency, spill, memory }) {
       const state = session(scope, true);
       const t = now();
       const key = opKey(op);
       if (record) state.window.record({ op: key, hash: windowKey(record.result), failed: record.failed }, record.window);
-      if (idempotency?.action === 'release') {
-        const held = live(state.records?.get(idempotency.key), t);
-        if (held?.state === 'in_progress' && (!idempotency.owner || held.owner === idempotency.owner)) state.records!.delete(idempotency.key);
-      } else if (idempotency) {
-        const value: Record = idempotency.action === 'complete' ? { state: 'completed', result: idempotency.result } : { state: 'unknown' };
-        (state.records ??= new Map<string, Expiring<Record>>()).set(idempotency.key, { value, expiresAt: t + idempotency.ttlSeconds * 1000 });
+      if (idempotency?.action === 'release') records.release(keyOf(scope), idempotency.key, idempotency.owner, t);
+      else if (idempotency) {
+        const outcome: FinishedOutcome = idempotency.action === 'complete' ? { state: 'completed', result: idempotency.result } : UNKNOWN;
+        records.finish(keyOf(scope), idempotency.key, outcome, t + idempotency.ttlSeconds * 1000, t);
       }
       if (spill) {
         const results = (state.results ??= new Map<string, Expiring<string>>());
@@ -187,18 +152,14 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       return (session(scope, false)?.memory ?? []).filter((e) => e.expiresAt > t).map((e) => e.value);
     },
     async endSession(scope) {
-      const state = sessions.get(keyOf(scope));
       sessions.delete(keyOf(scope));
-      // A claim still running stays until its lease ends: an identical call meanwhile must not run
-      // the side effect a second time.
-      const t = now();
-      const running = [...(state?.records ?? [])].filter(([, record]) => record.value.state === 'in_progress' && live(record, t) !== undefined);
-      if (running.length > 0) session(scope, true).records = new Map(running);
+      records.endSession(keyOf(scope), now());
       ends.notify(scope);
     },
     onSessionEnd: (listener) => ends.add(listener),
     async close() {
       sessions.clear();
+      records.clear();
     },
   };
 }

@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { idempotencyKey, newResultHandle, streakOf, type SessionScope, type Store, type StoredResult, type WindowEntry } from '../../src/store';
+import { fresh, OP, sleep, stored } from './contract-fixtures';
+import { describeLifetimes } from './store-contract-lifetimes';
 
 /** Options every store under contract must honour. */
 export interface ContractStoreOptions {
   readonly maxResultsPerSession?: number;
   readonly maxRecordsPerSession?: number;
+  /** Sessions a store bounding them (the memory store) keeps; the others ignore it. */
+  readonly maxSessions?: number;
 }
 
 /** Makes a store for the contract; `close` is called on it after the suite. */
@@ -17,18 +21,6 @@ export interface ContractTraits {
   readonly shared?: boolean;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const fresh = (tenant = `t-${randomUUID()}`): SessionScope => ({ tenant, sessionId: `s-${randomUUID()}` });
-const OP = 'send_email\u0000{"to":"a@example.com"}';
-
-const stored = (output: string): StoredResult => ({
-  output,
-  isError: false,
-  resolvedToolName: 'send_email',
-  truncated: false,
-  resultHandle: '',
-  durationMs: 12,
-});
 
 /**
  * The Store contract (DESIGN sections 5, 6 and 11), run against every implementation: claims,
@@ -73,6 +65,8 @@ export function describeStoreContract(name: string, factory: StoreFactory, trait
       expect(await begin('a')).toBe('claimed');
       expect(await begin('e')).toBe('completed');
     });
+
+    describeLifetimes(factory);
 
     test('a first claim is granted; an identical claim while it runs is IN_PROGRESS', async () => {
       const scope = fresh();

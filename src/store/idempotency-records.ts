@@ -1,0 +1,147 @@
+import { evictOldest, TRIM_TO } from './evict-oldest';
+import type { ClaimOutcome } from './store';
+
+/** What a claim finds of a record: never 'claimed'. */
+export type HeldOutcome = Exclude<ClaimOutcome, { state: 'claimed' }>;
+
+export const IN_PROGRESS: HeldOutcome = Object.freeze({ state: 'in_progress' });
+export const UNKNOWN: FinishedOutcome = Object.freeze({ state: 'unknown' });
+
+/** What an attempt leaves of its claim: a result, or an unknown outcome. */
+export type FinishedOutcome = Exclude<HeldOutcome, { state: 'in_progress' }>;
+
+/** An idempotency record, where it is kept and what it counts against the bounds. */
+interface HeldRecord {
+  readonly outcome: HeldOutcome;
+  /** The claim's owner; '' for a finished record, or a claim anyone may release. */
+  readonly owner: string;
+  readonly expiresAt: number;
+  readonly session: string;
+  readonly key: string;
+}
+
+/** The bounds of {@link createIdempotencyRecords} (see MemoryStoreOptions). */
+export interface RecordBounds {
+  readonly maxPerSession: number;
+  readonly maxFinished: number;
+  readonly maxClaims: number;
+}
+
+/**
+ * The memory store's idempotency records, kept apart from its sessions so that evicting a session
+ * (the session cap) never drops them: a claim stays until it ends or its lease does, a finished
+ * record (completed or unknown) until its TTL, unless the store-wide bound on finished records
+ * or the per-session cap evicts it first, the oldest first. A claim in
+ * progress is never evicted (its tool may be running, and an identical call must find it); past
+ * `maxClaims` of them a new claim is refused instead, as Redis out of memory would refuse it
+ * (claims whose lease ended are swept out first, when one can have ended).
+ */
+export interface IdempotencyRecords {
+  /** What the live record of `key` in `session` holds, or undefined. */
+  find(session: string, key: string, t: number): HeldOutcome | undefined;
+  /** Claims `key`; false, changing nothing, when `maxClaims` claims are in progress. */
+  claim(session: string, key: string, owner: string, expiresAt: number, t: number): boolean;
+  /** Records the finished outcome of `key`, replacing its claim. */
+  finish(session: string, key: string, outcome: FinishedOutcome, expiresAt: number, t: number): void;
+  /** Deletes the claim of `key` while it is in progress and, with an owner, still that owner's. */
+  release(session: string, key: string, owner: string | undefined, t: number): void;
+  /** Deletes the session's records but the claims still running. */
+  endSession(session: string, t: number): void;
+  clear(): void;
+}
+
+export function createIdempotencyRecords(bounds: RecordBounds): IdempotencyRecords {
+  const bySession = new Map<string, Map<string, HeldRecord>>();
+  // Every record is in one of these, oldest first.
+  const claims = new Set<HeldRecord>();
+  const finished = new Set<HeldRecord>();
+  // No claim can have lapsed before this time, so a sweep before it would find none.
+  let nextSweepAt = Infinity;
+  const keepFinished = Math.floor(bounds.maxFinished * TRIM_TO);
+
+  /** Takes `record` out of the bounds' counts. */
+  function uncount(record: HeldRecord): void {
+    if (record.outcome === IN_PROGRESS) claims.delete(record);
+    else finished.delete(record);
+  }
+
+  function remove(record: HeldRecord): void {
+    uncount(record);
+    const held = bySession.get(record.session);
+    if (held?.get(record.key) !== record) return;
+    held.delete(record.key);
+    if (held.size === 0) bySession.delete(record.session);
+  }
+
+  function put(record: HeldRecord, t: number): void {
+    let held = bySession.get(record.session);
+    if (!held) bySession.set(record.session, (held = new Map()));
+    const old = held.get(record.key);
+    if (old) {
+      uncount(old);
+      // Deleted first so that the session's records stay in the order they were written.
+      held.delete(record.key);
+    }
+    held.set(record.key, record);
+    if (held.size > bounds.maxPerSession) capSession(held, t);
+  }
+
+  /** The oldest records of a session past its cap go, but never a claim still running. */
+  function capSession(held: Map<string, HeldRecord>, t: number): void {
+    for (const record of held.values()) {
+      if (record.outcome !== IN_PROGRESS || record.expiresAt <= t) remove(record);
+      if (held.size <= bounds.maxPerSession) return;
+    }
+  }
+
+  function sweepLapsedClaims(t: number): void {
+    let next = Infinity;
+    for (const record of claims) {
+      if (record.expiresAt <= t) remove(record);
+      else next = Math.min(next, record.expiresAt);
+    }
+    nextSweepAt = next;
+  }
+
+  return {
+    find(session, key, t) {
+      const record = bySession.get(session)?.get(key);
+      if (record === undefined) return undefined;
+      if (record.expiresAt > t) return record.outcome;
+      remove(record);
+      return undefined;
+    },
+    claim(session, key, owner, expiresAt, t) {
+      if (claims.size >= bounds.maxClaims && t >= nextSweepAt) sweepLapsedClaims(t);
+      if (claims.size >= bounds.maxClaims) return false;
+      const record: HeldRecord = { outcome: IN_PROGRESS, owner, expiresAt, session, key };
+      claims.add(record);
+      put(record, t);
+      nextSweepAt = Math.min(nextSweepAt, expiresAt);
+      return true;
+    },
+    finish(session, key, outcome, expiresAt, t) {
+      const record: HeldRecord = { outcome, owner: '', expiresAt, session, key };
+      // Counted before it is put: the session's cap may evict it at once (its other records running).
+      finished.add(record);
+      put(record, t);
+      if (finished.size > bounds.maxFinished) evictOldest(finished, () => finished.size > keepFinished, remove);
+    },
+    release(session, key, owner, t) {
+      const record = bySession.get(session)?.get(key);
+      if (record?.outcome === IN_PROGRESS && record.expiresAt > t && (!owner || record.owner === owner)) remove(record);
+    },
+    endSession(session, t) {
+      const held = bySession.get(session);
+      // A claim still running stays until its lease ends: an identical call meanwhile must not run
+      // the side effect a second time.
+      for (const record of held?.values() ?? []) if (record.outcome !== IN_PROGRESS || record.expiresAt <= t) remove(record);
+    },
+    clear() {
+      bySession.clear();
+      claims.clear();
+      finished.clear();
+      nextSweepAt = Infinity;
+    },
+  };
+}

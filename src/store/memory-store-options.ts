@@ -1,0 +1,66 @@
+import type { Logger } from '../log';
+
+/** Options of the in-memory store. */
+export interface MemoryStoreOptions {
+  /**
+   * Sessions kept; past it the least recently used tenth is evicted (with its loop window, budget
+   * counts, spilled results and memory; its idempotency records are kept apart, see `maxRecords`).
+   * Recency is kept to within a quarter of this cap: a session used again is moved to the back of
+   * the order only if other sessions were used more than `maxSessions / 4` times since it last moved
+   * (a move per use measured as the store's largest cost). @default 10000
+   */
+  readonly maxSessions?: number;
+  /** Idempotency records kept per session before the oldest finished one is evicted. @default 10000 */
+  readonly maxRecordsPerSession?: number;
+  /**
+   * Finished idempotency records (completed, or outcome unknown) kept across all sessions, each at
+   * most its TTL: past it the oldest go, whichever session holds them, until a tenth below it.
+   * @default 200000
+   */
+  readonly maxRecords?: number;
+  /**
+   * Idempotency claims in progress held at once across all sessions. A claim is never evicted (its
+   * side effect may be running): past this bound a new claim is refused with a
+   * StoreUnavailableError, so its call fails closed (STORE_UNAVAILABLE, not executed), as on a Redis
+   * out of memory. @default 131072 (every call of 1,024 turns of 128 calls at once)
+   */
+  readonly maxClaims?: number;
+  /** Spilled results kept per session before the oldest is evicted. @default 1000 */
+  readonly maxResultsPerSession?: number;
+  /**
+   * Characters of spilled results kept across all sessions before the oldest are evicted (a
+   * result may be 16 Mi characters, kept its TTL). @default 134217728 (128 Mi, ~256 MiB)
+   */
+  readonly maxSpilledChars?: number;
+  /** Clock, for tests. */
+  readonly now?: () => number;
+  /** Where a failing session-end listener is reported. @default none */
+  readonly logger?: Logger;
+}
+
+type Bound = Exclude<keyof MemoryStoreOptions, 'now' | 'logger'>;
+
+/** The memory store's options with every bound filled. */
+export type ResolvedMemoryStoreOptions = Readonly<Record<Bound, number>> & Pick<MemoryStoreOptions, 'now' | 'logger'>;
+
+const DEFAULTS: Readonly<Record<Bound, number>> = {
+  maxSessions: 10_000,
+  maxRecordsPerSession: 10_000,
+  maxRecords: 200_000,
+  maxClaims: 1024 * 128,
+  maxResultsPerSession: 1000,
+  maxSpilledChars: 128 * 1024 * 1024,
+};
+
+/** Fills the unset bounds with their defaults and rejects a bound that is not a positive integer. */
+export function resolveMemoryStoreOptions(options: MemoryStoreOptions): ResolvedMemoryStoreOptions {
+  const bounds = { ...DEFAULTS };
+  for (const name of Object.keys(DEFAULTS) as Bound[]) {
+    const value: unknown = options[name] ?? DEFAULTS[name];
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+      throw new RangeError(`memory store option ${name} must be a positive integer, got ${JSON.stringify(value)}`);
+    }
+    bounds[name] = value;
+  }
+  return { ...bounds, now: options.now, logger: options.logger };
+}

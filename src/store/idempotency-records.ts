@@ -1,5 +1,5 @@
 import { evictOldest, TRIM_TO } from './evict-oldest';
-import type { ClaimOutcome } from './store';
+import type { ClaimOutcome, StoredResult } from './store';
 
 /** What a claim finds of a record: never 'claimed'. */
 export type HeldOutcome = Exclude<ClaimOutcome, { state: 'claimed' }>;
@@ -18,20 +18,23 @@ interface HeldRecord {
   readonly expiresAt: number;
   readonly session: string;
   readonly key: string;
+  /** Characters counted against the finished records' budget (0 for a claim). */
+  readonly chars: number;
 }
 
 /** The bounds of {@link createIdempotencyRecords} (see MemoryStoreOptions). */
 export interface RecordBounds {
   readonly maxPerSession: number;
   readonly maxFinished: number;
+  readonly maxFinishedChars: number;
   readonly maxClaims: number;
 }
 
 /**
  * The memory store's idempotency records, kept apart from its sessions so that evicting a session
  * (the session cap) never drops them: a claim stays until it ends or its lease does, a finished
- * record (completed or unknown) until its TTL, unless the store-wide bound on finished records
- * or the per-session cap evicts it first, the oldest first. A claim in
+ * record (completed or unknown) until its TTL, unless the store-wide bounds on finished records
+ * (count and characters) or the per-session cap evict it first, the oldest first. A claim in
  * progress is never evicted (its tool may be running, and an identical call must find it); past
  * `maxClaims` of them a new claim is refused instead, as Redis out of memory would refuse it
  * (claims whose lease ended are swept out first, when one can have ended).
@@ -50,19 +53,25 @@ export interface IdempotencyRecords {
   clear(): void;
 }
 
+/** Characters a stored result holds. */
+const resultChars = (r: StoredResult): number =>
+  r.output.length + r.resolvedToolName.length + r.resultHandle.length + (r.errorMessage?.length ?? 0) + (r.suggestion?.length ?? 0);
+
 export function createIdempotencyRecords(bounds: RecordBounds): IdempotencyRecords {
   const bySession = new Map<string, Map<string, HeldRecord>>();
   // Every record is in one of these, oldest first.
   const claims = new Set<HeldRecord>();
   const finished = new Set<HeldRecord>();
+  let finishedChars = 0;
   // No claim can have lapsed before this time, so a sweep before it would find none.
   let nextSweepAt = Infinity;
   const keepFinished = Math.floor(bounds.maxFinished * TRIM_TO);
+  const keepChars = Math.floor(bounds.maxFinishedChars * TRIM_TO);
 
   /** Takes `record` out of the bounds' counts. */
   function uncount(record: HeldRecord): void {
     if (record.outcome === IN_PROGRESS) claims.delete(record);
-    else finished.delete(record);
+    else if (finished.delete(record)) finishedChars -= record.chars;
   }
 
   function remove(record: HeldRecord): void {
@@ -114,18 +123,23 @@ export function createIdempotencyRecords(bounds: RecordBounds): IdempotencyRecor
     claim(session, key, owner, expiresAt, t) {
       if (claims.size >= bounds.maxClaims && t >= nextSweepAt) sweepLapsedClaims(t);
       if (claims.size >= bounds.maxClaims) return false;
-      const record: HeldRecord = { outcome: IN_PROGRESS, owner, expiresAt, session, key };
+      const record: HeldRecord = { outcome: IN_PROGRESS, owner, expiresAt, session, key, chars: 0 };
       claims.add(record);
       put(record, t);
       nextSweepAt = Math.min(nextSweepAt, expiresAt);
       return true;
     },
     finish(session, key, outcome, expiresAt, t) {
-      const record: HeldRecord = { outcome, owner: '', expiresAt, session, key };
+      const chars = key.length + (outcome.state === 'completed' ? resultChars(outcome.result) : 0);
+      const record: HeldRecord = { outcome, owner: '', expiresAt, session, key, chars };
       // Counted before it is put: the session's cap may evict it at once (its other records running).
       finished.add(record);
+      finishedChars += chars;
       put(record, t);
-      if (finished.size > bounds.maxFinished) evictOldest(finished, () => finished.size > keepFinished, remove);
+      if (finished.size > bounds.maxFinished || finishedChars > bounds.maxFinishedChars) {
+        // The record just written stays, even alone past the budget: a result is never lost at once.
+        evictOldest(finished, () => finished.size > 1 && (finished.size > keepFinished || finishedChars > keepChars), remove);
+      }
     },
     release(session, key, owner, t) {
       const record = bySession.get(session)?.get(key);
@@ -141,6 +155,7 @@ export function createIdempotencyRecords(bounds: RecordBounds): IdempotencyRecor
       bySession.clear();
       claims.clear();
       finished.clear();
+      finishedChars = 0;
       nextSweepAt = Infinity;
     },
   };

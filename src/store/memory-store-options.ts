@@ -19,6 +19,12 @@ export interface MemoryStoreOptions {
    */
   readonly maxRecords?: number;
   /**
+   * Characters of finished idempotency records kept across all sessions (their keys and stored
+   * results, each output up to its tool's max_result_chars): past it the oldest go until a tenth
+   * below it; a record larger than the whole budget is kept alone. @default 67108864 (64 Mi, ~128 MiB)
+   */
+  readonly maxRecordChars?: number;
+  /**
    * Idempotency claims in progress held at once across all sessions. A claim is never evicted (its
    * side effect may be running): past this bound a new claim is refused with a
    * StoreUnavailableError, so its call fails closed (STORE_UNAVAILABLE, not executed), as on a Redis
@@ -47,6 +53,7 @@ const DEFAULTS: Readonly<Record<Bound, number>> = {
   maxSessions: 10_000,
   maxRecordsPerSession: 10_000,
   maxRecords: 200_000,
+  maxRecordChars: 64 * 1024 * 1024,
   maxClaims: 1024 * 128,
   maxResultsPerSession: 1000,
   maxSpilledChars: 128 * 1024 * 1024,

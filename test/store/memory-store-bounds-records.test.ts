@@ -7,8 +7,36 @@ const claim = async (store: Store, s: SessionScope, key: string, leaseMs = 60_00
 const complete = (store: Store, s: SessionScope, key: string, chars = 1) => store.finishAttempt({ scope: s, op: 'op', idempotency: { key, action: 'complete', result: result(chars), ttlSeconds: 3600 } });
 
 // Found in review: a session evicted by the session cap took its idempotency records with it;
-// kept apart, they are bounded across sessions instead.
+// kept apart, they are bounded across sessions instead. And finished records held their whole
+// stored output, capped only in number (10,000 per session, 10,000 sessions), never in size:
+// ~95 MiB for 12,000 records of 8,000 characters, growing linearly.
 describe('memory store: finished idempotency records across sessions', () => {
+  it('past maxRecordChars the oldest finished records go, whichever session holds them; a claim in progress stays', async () => {
+    // A record counts its key and its result's texts: 1 + 200 + 1 characters here.
+    const store = createMemoryStore({ maxRecordChars: 1000 });
+    expect(await claim(store, scope(9), 'running')).toBe('claimed');
+    for (const [i, key] of ['a', 'b', 'c', 'd'].entries()) {
+      await claim(store, scope(i % 2), key);
+      await complete(store, scope(i % 2), key, 200);
+    }
+    expect(await claim(store, scope(0), 'a')).toBe('completed');
+    await claim(store, scope(0), 'e');
+    await complete(store, scope(0), 'e', 200);
+    // 1,010 characters: the oldest go until a tenth below the budget.
+    expect(await claim(store, scope(1), 'b')).toBe('completed');
+    expect(await claim(store, scope(0), 'e')).toBe('completed');
+    expect(await claim(store, scope(9), 'running')).toBe('in_progress');
+    expect(await claim(store, scope(0), 'a')).toBe('claimed');
+  });
+
+  it('a record larger than the whole budget is kept alone, never lost at once', async () => {
+    const store = createMemoryStore({ maxRecordChars: 100 });
+    await complete(store, scope(1), 'small', 10);
+    await complete(store, scope(2), 'big', 500);
+    expect(await claim(store, scope(2), 'big')).toBe('completed');
+    expect(await claim(store, scope(1), 'small')).toBe('claimed');
+  });
+
   it('past maxRecords the oldest tenth of finished records goes; claims in progress neither count nor go', async () => {
     const store = createMemoryStore({ maxRecords: 10 });
     for (let i = 0; i < 5; i++) expect(await claim(store, scope(100 + i), 'running')).toBe('claimed');
@@ -57,6 +85,6 @@ describe('memory store: idempotency claims in progress', () => {
 describe('memory store: options', () => {
   it('rejects a bound that is not a positive integer, naming it', () => {
     expect(() => createMemoryStore({ maxClaims: 0 })).toThrow(new RangeError('memory store option maxClaims must be a positive integer, got 0'));
-    expect(() => createMemoryStore({ maxRecords: 2.5 })).toThrow(new RangeError('memory store option maxRecords must be a positive integer, got 2.5'));
+    expect(() => createMemoryStore({ maxRecordChars: 2.5 })).toThrow(new RangeError('memory store option maxRecordChars must be a positive integer, got 2.5'));
   });
 });

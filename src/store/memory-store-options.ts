@@ -31,6 +31,11 @@ export interface MemoryStoreOptions {
    * out of memory. @default 131072 (every call of 1,024 turns of 128 calls at once)
    */
   readonly maxClaims?: number;
+  /**
+   * How long a session's budget counts (`budget:` policies) live after its last counted call, in
+   * seconds, as on Redis (where they expire with the loop window's TTL). @default 86400
+   */
+  readonly budgetTtlSeconds?: number;
   /** Spilled results kept per session before the oldest is evicted. @default 1000 */
   readonly maxResultsPerSession?: number;
   /**
@@ -55,6 +60,7 @@ const DEFAULTS: Readonly<Record<Bound, number>> = {
   maxRecords: 200_000,
   maxRecordChars: 64 * 1024 * 1024,
   maxClaims: 1024 * 128,
+  budgetTtlSeconds: 86_400,
   maxResultsPerSession: 1000,
   maxSpilledChars: 128 * 1024 * 1024,
 };

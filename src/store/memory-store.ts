@@ -25,8 +25,9 @@ interface Expiring<T> {
 interface SessionState {
   /** The store's use count when this session last moved to the back of the recency order. */
   movedAt: number;
-  /** Calls counted per budget (`budget:` policies), by budget id. */
+  /** Calls counted per budget (`budget:` policies), by budget id, until `budgetsExpireAt`. */
   budgets?: Map<string, number>;
+  budgetsExpireAt: number;
   readonly window: StreakIndex;
   results?: Map<string, Expiring<string>>;
   memory?: Expiring<string>[];
@@ -55,6 +56,7 @@ function capMap<K>(map: Map<K, unknown>, max: number): void {
 export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   const bounds = resolveMemoryStoreOptions(options);
   const { maxSessions, maxResultsPerSession: maxResults } = bounds;
+  const budgetTtlMs = bounds.budgetTtlSeconds * 1000;
   const spilled = createSpillBudget(bounds.maxSpilledChars);
   const records = createIdempotencyRecords({ maxPerSession: bounds.maxRecordsPerSession, maxFinished: bounds.maxRecords, maxFinishedChars: bounds.maxRecordChars, maxClaims: bounds.maxClaims });
   const now = bounds.now ?? Date.now;
@@ -83,7 +85,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
         state.movedAt = uses;
       }
     } else if (create) {
-      state = { movedAt: uses, window: new StreakIndex() };
+      state = { movedAt: uses, budgetsExpireAt: 0, window: new StreakIndex() };
       sessions.set(key, state);
       // Past the cap, the least recently used tenth goes at once.
       if (sessions.size > maxSessions) evictOldest(sessions, () => sessions.size > Math.floor(maxSessions * TRIM_TO));
@@ -104,6 +106,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       let budgets: Map<string, number> | undefined;
       let used = 0;
       if (budget) {
+        // Budget counts live a TTL after the last counted call, as on Redis.
+        if (state!.budgetsExpireAt <= t) state!.budgets = undefined;
         budgets = state!.budgets ??= new Map<string, number>();
         used = budgets.get(budget.id) ?? 0;
         if (used >= budget.max) return { streak, overBudget: true };
@@ -115,6 +119,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       }
       if (!budget) return { streak, claim: CLAIMED };
       budgets!.set(budget.id, used + 1);
+      state!.budgetsExpireAt = t + budgetTtlMs;
       const budgetLeft = budget.max - used - 1;
       return claim ? { streak, claim: CLAIMED, budgetLeft } : { streak, budgetLeft };
     },

@@ -6,10 +6,9 @@ const result = (chars: number): StoredResult => ({ output: 'x'.repeat(chars), is
 const claim = async (store: Store, s: SessionScope, key: string, leaseMs = 60_000) => (await store.beginAttempt({ scope: s, op: 'op', claim: { key, leaseMs, owner: key } })).claim?.state;
 const complete = (store: Store, s: SessionScope, key: string, chars = 1) => store.finishAttempt({ scope: s, op: 'op', idempotency: { key, action: 'complete', result: result(chars), ttlSeconds: 3600 } });
 
-// Found in review: a session evicted by the session cap took its idempotency records with it;
-// kept apart, they are bounded across sessions instead. And finished records held their whole
-// stored output, capped only in number (10,000 per session, 10,000 sessions), never in size:
-// ~95 MiB for 12,000 records of 8,000 characters, growing linearly.
+// Found in review: finished idempotency records held their whole stored output and were capped
+// only in number (10,000 per session, 10,000 sessions), never in size: ~95 MiB for 12,000 records
+// of 8,000 characters, growing linearly.
 describe('memory store: finished idempotency records across sessions', () => {
   it('past maxRecordChars the oldest finished records go, whichever session holds them; a claim in progress stays', async () => {
     // A record counts its key and its result's texts: 1 + 200 + 1 characters here.
@@ -82,9 +81,29 @@ describe('memory store: idempotency claims in progress', () => {
   });
 });
 
+describe('memory store: session budgets', () => {
+  it('live budgetTtlSeconds (default 86,400) after the last counted call, as on Redis', async () => {
+    let clock = 0;
+    const begin = (store: Store) => Promise.resolve(store.beginAttempt({ scope: scope(1), op: 'op', budget: { id: 'b', max: 1 } }));
+    const store = createMemoryStore({ now: () => clock });
+    expect((await begin(store)).budgetLeft).toBe(0);
+    clock = 86_400_000 - 1;
+    expect((await begin(store)).overBudget).toBe(true);
+    clock = 86_400_000;
+    expect((await begin(store)).budgetLeft).toBe(0);
+    const brief = createMemoryStore({ budgetTtlSeconds: 10, now: () => clock });
+    expect((await begin(brief)).budgetLeft).toBe(0);
+    clock += 9_999;
+    expect((await begin(brief)).overBudget).toBe(true);
+    clock += 1;
+    expect((await begin(brief)).budgetLeft).toBe(0);
+  });
+});
+
 describe('memory store: options', () => {
   it('rejects a bound that is not a positive integer, naming it', () => {
     expect(() => createMemoryStore({ maxClaims: 0 })).toThrow(new RangeError('memory store option maxClaims must be a positive integer, got 0'));
     expect(() => createMemoryStore({ maxRecordChars: 2.5 })).toThrow(new RangeError('memory store option maxRecordChars must be a positive integer, got 2.5'));
+    expect(() => createMemoryStore({ budgetTtlSeconds: -1 })).toThrow(new RangeError('memory store option budgetTtlSeconds must be a positive integer, got -1'));
   });
 });

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { connectRedis, createRedisStore, whenReady } from '../../src/store/redis';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-server';
-import { describeStoreContract } from './store-contract';
+import { describeStoreContract, redisContractOptions } from './store-contract';
 
 jest.setTimeout(60_000);
 
@@ -18,7 +18,7 @@ describeStoreContract(
   async (options) => {
     const client = connectRedis(cluster.url);
     if (!(await whenReady(client, 10_000))) throw new Error(`redis cluster at ${cluster.url} is not ready`);
-    return createRedisStore(client, { ...options, connectSubscriber: () => connectRedis(cluster.url, { queueWhileDown: true }) });
+    return createRedisStore(client, { ...redisContractOptions(options), connectSubscriber: () => connectRedis(cluster.url, { queueWhileDown: true }) });
   },
   { shared: true },
 );

@@ -1,6 +1,6 @@
 import { connectRedis, createRedisStore, whenReady } from '../../src/store/redis';
 import { startRedis, startSentinel, type TestRedis, type TestSentinel } from '../helpers/redis-server';
-import { describeStoreContract } from './store-contract';
+import { describeStoreContract, redisContractOptions } from './store-contract';
 
 jest.setTimeout(60_000);
 
@@ -31,7 +31,7 @@ async function sentinelStore() {
 describeStoreContract('redis (through Sentinel)', async (options) => {
   const client = connectRedis(sentinelUrl());
   if (!(await whenReady(client, 10_000))) throw new Error('the sentinel did not lead to a ready master');
-  return createRedisStore(client, options);
+  return createRedisStore(client, redisContractOptions(options));
 });
 
 test('a redis-sentinel:// URL finds the master through the sentinel', async () => {

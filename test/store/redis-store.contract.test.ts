@@ -1,6 +1,6 @@
 import { connectRedis, createRedisStore, whenReady } from '../../src/store/redis';
 import { startRedis, type TestRedis } from '../helpers/redis-server';
-import { describeStoreContract } from './store-contract';
+import { describeStoreContract, redisContractOptions } from './store-contract';
 
 let redis: TestRedis;
 beforeAll(async () => {
@@ -15,7 +15,7 @@ describeStoreContract(
   async (options) => {
     const client = connectRedis(redis.url);
     if (!(await whenReady(client, 5000))) throw new Error(`redis at ${redis.url} is not ready`);
-    return createRedisStore(client, { ...options, connectSubscriber: () => connectRedis(redis.url, { queueWhileDown: true }) });
+    return createRedisStore(client, { ...redisContractOptions(options), connectSubscriber: () => connectRedis(redis.url, { queueWhileDown: true }) });
   },
   { shared: true },
 );

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Store } from '../../src/store';
-import { fresh, OP, stored } from './contract-fixtures';
+import { fresh, OP, sleep, stored } from './contract-fixtures';
 import type { StoreFactory } from './store-contract';
 
 /**
- * The Store contract on how long state lives (DESIGN section 5): idempotency records last their
- * lease or TTL whatever other sessions do.
+ * The Store contract on how long state lives (DESIGN sections 5 and 6): idempotency records last
+ * their lease or TTL whatever other sessions do, and session budgets their TTL after the last count.
  * Called inside describeStoreContract.
  */
 export function describeLifetimes(factory: StoreFactory): void {
@@ -50,5 +50,30 @@ export function describeLifetimes(factory: StoreFactory): void {
     await otherTraffic(fewSessions, 300);
     expect(await begin('done')).toEqual({ state: 'completed', result: stored('done') });
     expect(await begin('unknown')).toEqual({ state: 'unknown' });
+  });
+
+  // Found in review: on Redis a session's budget counts expire a TTL after its last counted call
+  // (the loop window's); the memory store kept them for the session's life.
+  test("a session budget starts again once its TTL has passed since its last counted call; a refusal does not extend it", async () => {
+    const brief = await factory({ budgetTtlSeconds: 2 });
+    try {
+      const scope = fresh();
+      const mail = { id: 'send_*', max: 2 };
+      const begin = async () => {
+        const begun = await brief.beginAttempt({ scope, op: OP, budget: mail });
+        return begun.overBudget ? 'over' : begun.budgetLeft;
+      };
+      expect(await begin()).toBe(1);
+      await sleep(1100);
+      expect(await begin()).toBe(0);
+      expect(await begin()).toBe('over');
+      // Past the first count's TTL, not the last's.
+      await sleep(1000);
+      expect(await begin()).toBe('over');
+      await sleep(1100);
+      expect(await begin()).toBe(1);
+    } finally {
+      await brief.close();
+    }
   });
 }

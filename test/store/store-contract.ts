@@ -10,6 +10,13 @@ export interface ContractStoreOptions {
   readonly maxRecordsPerSession?: number;
   /** Sessions a store bounding them (the memory store) keeps; the others ignore it. */
   readonly maxSessions?: number;
+  /** How long a session's budget counts live after its last counted call (Redis: windowTtlSeconds). */
+  readonly budgetTtlSeconds?: number;
+}
+
+/** The Redis store's options for the contract's: there the budgets live the loop window's TTL. */
+export function redisContractOptions({ budgetTtlSeconds, ...options }: ContractStoreOptions) {
+  return { ...options, windowTtlSeconds: budgetTtlSeconds };
 }
 
 /** Makes a store for the contract; `close` is called on it after the suite. */

@@ -3,10 +3,10 @@ import { status } from '@grpc/grpc-js';
 import { ErrorKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError, HardError, kindName } from '../errors';
 import { canonicalJson, readPointer } from '../json';
-import { redactSecrets } from '../middleware';
 import type { ResolvedTool } from '../registry';
 import { newResultHandle, NO_STREAK, StoreUnavailableError, type ClaimOutcome, type FinishAttempt, type LoopStreak, type SessionBudget, type SessionScope } from '../store';
 import { boundResult } from './bound-result';
+import { memoryEntry } from './memory-entry';
 import type { PostHookInput, ToolRates, ToolSlots } from './guards';
 import type { AttemptObserver, CallObserver } from './observer';
 import type { PipelineDeps, Release, TurnContext } from './pipeline-deps';
@@ -36,7 +36,6 @@ export interface AttemptResult {
 
 const LEASE_MARGIN_MS = 5_000;
 const MEMORY_TTL_SECONDS = 86_400;
-const MEMORY_FIELD_CHARS = 500;
 
 /** Claim owners: unique per attempt across replicas (a random prefix per process, then a count). */
 const OWNER_PREFIX = randomBytes(9).toString('base64url');
@@ -270,14 +269,6 @@ function postHookNotes(deps: PipelineDeps, input: PostHookInput): readonly strin
 }
 
 const NO_NOTES: readonly string[] = [];
-
-/**
- * A trajectory entry (`tool=..; input=..; result=..`), each field cut to 500 chars. The input is
- * redacted here; the result already went through the redaction middleware.
- */
-function memoryEntry(tool: string, input: string, result: string): string {
-  return `tool=${tool}; input=${redactSecrets(input.slice(0, MEMORY_FIELD_CHARS * 4)).slice(0, MEMORY_FIELD_CHARS)}; result=${result.slice(0, MEMORY_FIELD_CHARS)}`;
-}
 
 /** Failures that count against a breaker: timeouts, transport errors, crashes and 5xx. */
 function countsForBreaker(error: DispatchError): boolean {

@@ -14,8 +14,13 @@ export function idempotencyKey(scope: SessionScope, tool: string, args: unknown,
 /** The idempotency key of a key material (see {@link keyMaterial}). */
 export const hashKeyMaterial = (material: string): string => hash('sha256', material, 'base64url');
 
-/** What an idempotency key hashes: tenant, session, tool and the canonical key fields, NUL-separated. */
+/**
+ * What an idempotency key hashes: tenant, session, tool and the canonical key fields, NUL-separated.
+ * A call leaving a key field out is keyed by all its arguments: read as null, two emails to one
+ * address without a subject shared a key, and the second body was answered by the first's replay.
+ */
 export function keyMaterial(scope: SessionScope, tool: string, args: unknown, keyFields: readonly string[], canonicalArgs?: string): string {
-  const material = keyFields.length === 0 ? (canonicalArgs ?? canonicalJson(args)) : canonicalJson(keyFields.map((pointer) => readPointer(args, pointer) ?? null));
+  const fields = keyFields.length === 0 ? undefined : keyFields.map((pointer) => readPointer(args, pointer));
+  const material = fields === undefined || fields.includes(undefined) ? (canonicalArgs ?? canonicalJson(args)) : canonicalJson(fields);
   return `${scope.tenant}\u0000${scope.sessionId}\u0000${tool}\u0000${material}`;
 }

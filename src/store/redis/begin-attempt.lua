@@ -4,7 +4,9 @@
 -- KEYS[4] the session's budgets, a hash of budget -> calls counted (KEYS[1] when no budget)
 -- ARGV[1] op, ARGV[2] lease in ms ('' when no claim), ARGV[3] the claim's owner (kept in the
 -- in-progress record, 'P' .. owner, so that only this claim can release it), ARGV[4] the budget
--- this call counts against ('' when none), ARGV[5] its size, ARGV[6] the budgets' TTL in seconds
+-- this call counts against ('' when none), ARGV[5] its size, ARGV[6] the budgets' TTL in seconds,
+-- ARGV[7] the owner of an orphan claim on the record ('' when none): a claim of this replica's
+-- whose answer never came, whose attempt ran nothing and whose release is still to be written
 -- Returns {streak count, streak failed (0|1), claim state ('' when no claim), stored result JSON,
 -- calls left in the budget after this one (-1 when not counted)}. A call answered from an
 -- existing record (a replay, an identical call in progress, an unknown outcome) runs nothing and
@@ -13,6 +15,11 @@
 local count, failed = streak_of(KEYS[1], ARGV[1])
 if ARGV[2] ~= '' then
   local record = redis.call('GET', KEYS[3])
+  -- An orphan claim still in progress is given up (this claim replaces it below), as its pending
+  -- release would do a moment later: it must not make its own call's retry IN_PROGRESS.
+  if record and ARGV[7] ~= '' and record == 'P' .. ARGV[7] then
+    record = false
+  end
   if record then
     local state = string.sub(record, 1, 1)
     if state == 'C' then

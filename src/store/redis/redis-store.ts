@@ -7,7 +7,8 @@ import { handleScope } from '../result-handle';
 import type { BeginAttempt, BeginAttemptResult, ClaimOutcome, FinishAttempt, FinishAttemptResult, SessionScope, Store, StoredResult } from '../store';
 import type { RedisClient } from './connect';
 import { batchWrites } from './batch-writes';
-import { createPendingWrites } from './pending-writes';
+import { createOrphanClaims } from './orphan-claims';
+import { createPendingWrites, type PendingRecord } from './pending-writes';
 import { defineScripts } from './scripts';
 import { createSessionEnds } from './session-ends';
 import { sessionKeys } from './session-keys';
@@ -123,8 +124,13 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
     );
   }
 
-  const pending = createPendingWrites((r) => storeCall('a waiting idempotency record', timeoutMs, () => finish(r)), {
-    max: options.maxPendingRecords ?? 10_000,
+  const maxPending = options.maxPendingRecords ?? 10_000;
+  const orphans = createOrphanClaims(maxPending);
+  const released = (r: PendingRecord) => {
+    if (r.idempotency?.action === 'release' && r.idempotency.owner) orphans.forget(keysOf(r.scope).record(r.idempotency.key), r.idempotency.owner);
+  };
+  const pending = createPendingWrites((r) => storeCall('a waiting idempotency record', timeoutMs, () => finish(r)).then(() => released(r)), {
+    max: maxPending,
     intervalMs: options.pendingRetryMs ?? 1000,
     logger: options.logger,
   });
@@ -138,11 +144,13 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       // A command sent on a ready connection may reach Redis even if no answer comes in time; one
       // issued while the connection is down is refused at once and never sent.
       const sent = client.status === 'ready';
+      const record = claim ? keys.record(claim.key) : keys.window;
+      const orphan = claim ? orphans.ownerOf(record) : '';
       const [count, failed, state, payload, left] = await storeCall('the attempt start', timeoutMs, () =>
         client.dispatchBeginAttempt(
           keys.window,
           keys.recordIndex,
-          claim ? keys.record(claim.key) : keys.window,
+          record,
           budget ? keys.budgets : keys.window,
           idOf(op),
           claim ? Math.max(1, Math.ceil(claim.leaseMs)) : '',
@@ -150,13 +158,18 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
           budget?.id ?? '',
           budget?.max ?? '',
           windowTtl,
+          orphan,
         ),
       ).catch((error: unknown) => {
         // A claim that got no answer may still reach Redis and hold its key for the whole lease:
-        // release it (as its owner only) once Redis answers again.
-        if (claim?.owner && sent) pending.add({ scope, op, idempotency: { key: claim.key, action: 'release', owner: claim.owner } });
+        // release it (as its owner only) once Redis answers again, or with the key's next claim.
+        if (claim?.owner && sent) {
+          pending.add({ scope, op, idempotency: { key: claim.key, action: 'release', owner: claim.owner } });
+          orphans.add(record, claim.owner);
+        }
         throw error;
       });
+      if (orphan !== '') orphans.forget(record, orphan);
       const streak = { count: Number(count), failed: Number(failed) === 1 };
       if (state === 'over_budget') return { streak, overBudget: true };
       const budgetLeft = budget && Number(left) >= 0 ? Number(left) : undefined;

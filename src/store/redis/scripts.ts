@@ -9,7 +9,7 @@ type Arg = string | number;
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     /** begin-attempt.lua: loop streak and optional claim; see the script for keys and arguments. */
-    dispatchBeginAttempt(window: string, recordIndex: string, record: string, budgets: string, op: string, leaseMs: Arg, owner: string, budget: string, budgetMax: Arg, budgetTtl: Arg): Result<[number, number, string, string, number], Context>;
+    dispatchBeginAttempt(window: string, recordIndex: string, record: string, budgets: string, op: string, leaseMs: Arg, owner: string, budget: string, budgetMax: Arg, budgetTtl: Arg, orphanOwner: string): Result<[number, number, string, string, number], Context>;
     /** finish-attempt.lua: every write of an attempt; resolves with the op's streak and why its spill was refused (0: it was not). */
     dispatchFinishAttempt(...keysThenArgs: Arg[]): Result<[number, number, number], Context>;
     /** read-memory.lua: the live memory entries, oldest first. */

@@ -100,8 +100,9 @@ export async function fitResponse(results: ToolResult[], maxBytes: number, deps:
         handle = newResultHandle(scope.sessionId);
         const ttlSeconds = deps.registry.lookup(scope.tenant, result.resolvedToolName)?.idempotencyTtlSeconds ?? TOOL_DEFAULTS.idempotencyTtlSeconds;
         try {
-          const stored = deps.store.finishAttempt({ scope, op: '', spill: { handle, text: whole, ttlSeconds } });
-          if (stored instanceof Promise) await stored;
+          const step = deps.store.finishAttempt({ scope, op: '', spill: { handle, text: whole, ttlSeconds } });
+          // A spill the store had no room for is answered, not thrown: the result then has no handle.
+          if ((step instanceof Promise ? await step : step).spillRefused) handle = '';
         } catch (error) {
           deps.logger.warn('store write of a result cut to fit its response failed; the rest of it is lost', { tool: result.resolvedToolName, error: (error as Error).message });
           handle = '';

@@ -3,6 +3,7 @@ import { parseDocument } from 'yaml';
 import type { ToolSpec } from '../../gen/dispatch/v1/tool_pb';
 import { resolveLimits, type Limits } from '../options';
 import type { DestinationRules } from '../registry';
+import { resolveSpillLimits, type SpillLimits } from '../store/redis/spill-limits';
 import { ConfigError } from './config-error';
 import { parseRegistryConfig } from './registry-config';
 import { toolFromYaml } from './tool-yaml';
@@ -40,6 +41,8 @@ export interface DispatchConfig {
   readonly registry: DestinationRules;
   /** `redis: { url }`: the shared store, when no `--redis` flag or DISPATCH_REDIS_URL is given. */
   readonly redisUrl?: string;
+  /** `redis: { spill_memory_share, max_spill_bytes, max_spill_ttl_seconds }`: what spilled results may take of Redis. */
+  readonly redisSpill: SpillLimits;
 }
 
 const TOP_LEVEL = new Set(['tools', 'limits', 'auth', 'policies', 'mcp_servers', 'telemetry', 'redis', 'registry']);
@@ -92,14 +95,30 @@ function parseScopes(file: string, path: string, raw: unknown): string[] {
   return scopes as string[];
 }
 
-function parseRedis(file: string, raw: unknown): string | undefined {
-  if (raw === undefined || raw === null) return undefined;
+/** The `redis:` section's keys for spilled results, by their SpillLimits names. */
+const SPILL_KEYS: Readonly<Record<string, keyof SpillLimits>> = { spill_memory_share: 'spillMemoryShare', max_spill_bytes: 'maxSpillBytes', max_spill_ttl_seconds: 'maxSpillTtlSeconds' };
+
+function parseRedis(file: string, raw: unknown): { url?: string; spill: SpillLimits } {
+  if (raw === undefined || raw === null) return { spill: {} };
   if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(file, 'redis', 'must be a mapping with a url');
   const { url, ...rest } = raw as Record<string, unknown>;
-  const unknown = Object.keys(rest)[0];
-  if (unknown) throw new ConfigError(file, `redis.${unknown}`, 'unknown key (the mode is chosen by the url: redis://, rediss://, redis-sentinel://, redis-cluster://)');
-  if (typeof url !== 'string' || url === '') throw new ConfigError(file, 'redis.url', 'must be a Redis URL');
-  return url;
+  const spill: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(rest)) {
+    const name = SPILL_KEYS[key];
+    if (!name) throw new ConfigError(file, `redis.${key}`, `unknown key (url, ${Object.keys(SPILL_KEYS).join(', ')}; the mode is chosen by the url: redis://, rediss://, redis-sentinel://, redis-cluster://)`);
+    spill[name] = value;
+  }
+  // The url may come from --redis or DISPATCH_REDIS_URL instead, with the spill settings here.
+  if (url !== undefined && (typeof url !== 'string' || url === '')) throw new ConfigError(file, 'redis.url', 'must be a Redis URL');
+  if (url === undefined && Object.keys(spill).length === 0) throw new ConfigError(file, 'redis.url', 'must be a Redis URL');
+  try {
+    resolveSpillLimits(spill as SpillLimits);
+  } catch (error) {
+    const [name, problem] = (error as Error).message.split(/ (.*)/s);
+    const key = Object.keys(SPILL_KEYS).find((k) => SPILL_KEYS[k] === name) ?? name!;
+    throw new ConfigError(file, `redis.${key}`, problem ?? '');
+  }
+  return { url: url as string | undefined, spill: spill as SpillLimits };
 }
 
 /** Parses configuration text; `file` names it in errors. */
@@ -128,15 +147,17 @@ export function parseConfig(text: string, file: string): DispatchConfig {
   } catch (error) {
     throw new ConfigError(file, 'limits', (error as Error).message.replace(/^limits\./, ''));
   }
+  const redis = parseRedis(file, top.redis);
   return {
     file,
     tools,
     limits,
+    redisUrl: redis.url,
+    redisSpill: redis.spill,
     auth: parseAuth(file, top.auth),
     policies: asList(file, 'policies', top.policies),
     mcpServers: asList(file, 'mcp_servers', top.mcp_servers),
     telemetry: (top.telemetry ?? {}) as Record<string, unknown>,
-    redisUrl: parseRedis(file, top.redis),
     registry: parseRegistryConfig(file, top.registry),
   };
 }

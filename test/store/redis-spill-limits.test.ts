@@ -1,3 +1,4 @@
+import { parseConfig } from '../../src/config';
 import { randomUUID } from 'node:crypto';
 import { SILENT_LOGGER, type Logger } from '../../src/log';
 import { newResultHandle, type SessionScope, type StoredResult } from '../../src/store';
@@ -87,8 +88,18 @@ test('a spill longer than maxSpillBytes (UTF-8) is refused; one at the limit is 
   await store.endSession(scope);
 });
 
-test('a spill lives at most maxSpillTtlSeconds, its idempotency record its own TTL', async () => {
+test('by default a spill lives its tool\'s TTL, as its idempotency record does (DESIGN section 11)', async () => {
   const store = await storeWith();
+  const scope = fresh();
+  const { handle } = await spill(store, scope, 'k', 'whole text', 3600);
+  const keys = sessionKeys(scope);
+  expect(Number(redis.cli('TTL', keys.result(handle)).trim())).toBeGreaterThan(3600 - 30);
+  expect(Number(redis.cli('TTL', keys.record('k')).trim())).toBeGreaterThan(3600 - 30);
+  await store.endSession(scope);
+});
+
+test('a spill lives at most maxSpillTtlSeconds when set, its idempotency record its own TTL', async () => {
+  const store = await storeWith({ maxSpillTtlSeconds: 900 });
   const scope = fresh();
   const { handle } = await spill(store, scope, 'k', 'whole text', 3600);
   const keys = sessionKeys(scope);
@@ -117,9 +128,19 @@ test('with INFO denied to its user (an ACL), no spill is kept and the store says
 });
 
 test('spill limits are checked, with exact messages', () => {
-  expect(resolveSpillLimits()).toEqual({ spillMemoryShare: 0.5, maxSpillBytes: 8 * MIB, maxSpillTtlSeconds: 900 });
+  expect(resolveSpillLimits()).toEqual({ spillMemoryShare: 0.5, maxSpillBytes: 8 * MIB, maxSpillTtlSeconds: 0 });
   expect(() => resolveSpillLimits({ spillMemoryShare: 0 })).toThrow('spillMemoryShare must be a number above 0 and at most 1, got 0');
   expect(() => resolveSpillLimits({ spillMemoryShare: 1.5 })).toThrow('spillMemoryShare must be a number above 0 and at most 1, got 1.5');
   expect(() => resolveSpillLimits({ maxSpillBytes: 0.5 })).toThrow('maxSpillBytes must be a positive integer, got 0.5');
-  expect(() => resolveSpillLimits({ maxSpillTtlSeconds: 0 })).toThrow('maxSpillTtlSeconds must be a positive integer, got 0');
+  expect(() => resolveSpillLimits({ maxSpillTtlSeconds: -1 })).toThrow('maxSpillTtlSeconds must be a non-negative integer, got -1');
+});
+
+test('the config file sets the spill limits under redis:, with or without its url', () => {
+  const config = (redis: string) => parseConfig(`redis: ${redis}\ntools: []\n`, 'test.yaml');
+  expect(config('{ spill_memory_share: 0.25, max_spill_bytes: 1048576, max_spill_ttl_seconds: 600 }').redisSpill).toEqual({ spillMemoryShare: 0.25, maxSpillBytes: 1048576, maxSpillTtlSeconds: 600 });
+  expect(config('{ url: "redis://r:6379", max_spill_bytes: 1000 }')).toMatchObject({ redisUrl: 'redis://r:6379', redisSpill: { maxSpillBytes: 1000 } });
+  expect(() => config('{ spill_memory_share: 2 }')).toThrow('test.yaml: redis.spill_memory_share: must be a number above 0 and at most 1, got 2');
+  expect(() => config('{ max_spill_ttl_seconds: -5 }')).toThrow('test.yaml: redis.max_spill_ttl_seconds: must be a non-negative integer, got -5');
+  expect(() => config('{ spill_share: 1 }')).toThrow('test.yaml: redis.spill_share: unknown key (url, spill_memory_share, max_spill_bytes, max_spill_ttl_seconds;');
+  expect(() => config('{}')).toThrow('test.yaml: redis.url: must be a Redis URL');
 });

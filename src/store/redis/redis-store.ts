@@ -113,7 +113,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       idem?.action === 'complete' ? JSON.stringify(idem.result) : idem?.action === 'release' ? (idem.owner ?? '') : '',
       idem && idem.action !== 'release' ? idem.ttlSeconds : 0,
       maxRecords,
-      spill ? Math.min(spill.ttlSeconds, spillLimits.maxSpillTtlSeconds) : '',
+      spill ? (spillLimits.maxSpillTtlSeconds === 0 ? spill.ttlSeconds : Math.min(spill.ttlSeconds, spillLimits.maxSpillTtlSeconds)) : '',
       spill?.text ?? '',
       maxResults,
       memory ? memory.ttlSeconds : '',

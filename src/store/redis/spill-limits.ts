@@ -13,15 +13,15 @@ export interface SpillLimits {
   readonly maxSpillBytes?: number;
   /**
    * Longest a spill is kept, in seconds, whatever its tool's `ttl_seconds` (which its idempotency
-   * record keeps): a spill is read soon after its call, and room for new spills matters more than
-   * old ones. @default 900
+   * record keeps); 0: as long as that TTL, as DESIGN section 11 has a handle live. A spill is read
+   * soon after its call: a cap leaves more room for new spills. @default 0
    */
   readonly maxSpillTtlSeconds?: number;
 }
 
 export type ResolvedSpillLimits = Required<SpillLimits>;
 
-export const DEFAULT_SPILL_LIMITS: ResolvedSpillLimits = Object.freeze({ spillMemoryShare: 0.5, maxSpillBytes: 8 * 1024 * 1024, maxSpillTtlSeconds: 900 });
+export const DEFAULT_SPILL_LIMITS: ResolvedSpillLimits = Object.freeze({ spillMemoryShare: 0.5, maxSpillBytes: 8 * 1024 * 1024, maxSpillTtlSeconds: 0 });
 
 /** Fills unset spill limits with their defaults; rejects bad values. */
 export function resolveSpillLimits(partial: SpillLimits = {}): ResolvedSpillLimits {
@@ -30,7 +30,8 @@ export function resolveSpillLimits(partial: SpillLimits = {}): ResolvedSpillLimi
   if (typeof share !== 'number' || !(share > 0 && share <= 1)) throw new RangeError(`spillMemoryShare must be a number above 0 and at most 1, got ${JSON.stringify(share)}`);
   for (const key of ['maxSpillBytes', 'maxSpillTtlSeconds'] as const) {
     const value = partial[key] ?? limits[key];
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw new RangeError(`${key} must be a positive integer, got ${JSON.stringify(value)}`);
+    const least = key === 'maxSpillTtlSeconds' ? 0 : 1;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < least) throw new RangeError(`${key} must be a ${least === 0 ? 'non-negative' : 'positive'} integer, got ${JSON.stringify(value)}`);
     limits[key] = value;
   }
   return { ...limits, spillMemoryShare: share };

@@ -65,6 +65,7 @@ export async function buildApp(config: DispatchConfig, options: Partial<DaemonOp
         await server?.shutdown(graceMs);
         for (const plugin of [...plugins].reverse()) await plugin.close?.().catch((e: Error) => logger.warn('plugin close failed', { plugin: plugin.name, error: e.message }));
         await deps.store.close().catch(() => undefined);
+        await deps.scratch.close();
       },
     };
   } catch (error) {

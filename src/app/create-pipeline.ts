@@ -31,6 +31,7 @@ export interface PipelineOptions {
   /** Executors beyond http and builtin, by ToolSpec executor case (`worker`, `mcp`). */
   readonly executors?: ReadonlyMap<string, Executor>;
   readonly builtins?: ReadonlyMap<string, BuiltinTool>;
+  /** @default private directories under the OS temp dir (createScratchDirs); the app closes them */
   readonly scratch?: ScratchDirs;
 }
 
@@ -54,6 +55,7 @@ export function createPipeline(options: PipelineOptions = {}): PipelineDeps {
     return executor.execute(tool, args, ctx).then(asOutput);
   };
   const logger = options.logger ?? createLogger();
+  const scratch = options.scratch ?? createScratchDirs({ logger });
   const deps: PipelineDeps = {
     registry,
     store: options.store ?? createMemoryStore({ maxSessions: limits.maxSessions, logger }),
@@ -62,9 +64,11 @@ export function createPipeline(options: PipelineOptions = {}): PipelineDeps {
     guards: options.guards ?? defaultGuards(retryTreeReflector),
     observer: options.observer ?? NOOP_OBSERVER,
     limits,
-    scratch: options.scratch ?? createScratchDirs(),
+    scratch,
     logger,
   };
+  // A session's scratch directory ends with it, on every replica (the store relays the others' ends).
+  deps.store.onSessionEnd((scope) => void scratch.remove(scope.tenant, scope.sessionId));
   if (options.config && options.config.tools.length > 0) {
     // A misspelt built-in would start, and fail every call (UNAVAILABLE, its breaker counting).
     for (const spec of options.config.tools) {

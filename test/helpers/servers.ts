@@ -116,6 +116,7 @@ export async function startDispatch(toolsYaml: string, options: PipelineOptions 
     ...withClients(`127.0.0.1:${server.port}`, async () => {
       await server.shutdown(500);
       await deps.store.close();
+      await deps.scratch.close();
     }),
   };
 }

@@ -1,0 +1,59 @@
+import { tmpdir } from 'node:os';
+import type { Logger } from '../log';
+
+/** Options of {@link createScratchDirs}. */
+export interface ScratchDirsOptions {
+  /**
+   * Where this process makes its private root (`dispatch-scratch-XXXXXX`, mode 0700, removed on
+   * close), and where it looks for the roots earlier processes left behind. @default the OS temp
+   * dir (`$TMPDIR`, else /tmp)
+   */
+  readonly dir?: string;
+  /**
+   * A session's directory is removed once it has gone this long without use (a call asking for
+   * it), as its loop window and trajectory memory expire in Redis 24 h after their last call.
+   * @default 86400000 (24 h)
+   */
+  readonly ttlMs?: number;
+  /** Session directories this process keeps; one more evicts the least recently used. @default 1000 */
+  readonly maxDirs?: number;
+  /** Time between sweeps (the first runs when the directories are created). @default 600000 (10 min), at most ttlMs */
+  readonly sweepIntervalMs?: number;
+  /** Directories (expired sessions' or left-behind roots) one sweep removes at most. @default 100 */
+  readonly maxRemovalsPerSweep?: number;
+  readonly logger?: Logger;
+}
+
+/** {@link ScratchDirsOptions} with every default filled in. */
+export interface ResolvedScratchDirsOptions extends Required<Omit<ScratchDirsOptions, 'logger'>> {
+  readonly logger?: Logger;
+}
+
+export const DEFAULT_SCRATCH_TTL_MS = 24 * 60 * 60 * 1000;
+export const DEFAULT_MAX_SCRATCH_DIRS = 1000;
+export const DEFAULT_SCRATCH_SWEEP_INTERVAL_MS = 10 * 60 * 1000;
+export const DEFAULT_SCRATCH_REMOVALS_PER_SWEEP = 100;
+/** Node runs a timer of 2^31 ms or more after 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+function positiveInteger(name: string, value: unknown, max = Number.MAX_SAFE_INTEGER): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
+    throw new RangeError(`scratch directories: ${name} must be an integer from 1 to ${max}, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+/** Fills unset options with their defaults; rejects bad values. */
+export function resolveScratchDirsOptions(partial: ScratchDirsOptions = {}): ResolvedScratchDirsOptions {
+  const dir = partial.dir ?? tmpdir();
+  if (typeof dir !== 'string' || dir === '') throw new RangeError(`scratch directories: dir must be a non-empty path, got ${JSON.stringify(dir)}`);
+  const ttlMs = positiveInteger('ttlMs', partial.ttlMs ?? DEFAULT_SCRATCH_TTL_MS);
+  return {
+    dir,
+    ttlMs,
+    maxDirs: positiveInteger('maxDirs', partial.maxDirs ?? DEFAULT_MAX_SCRATCH_DIRS),
+    sweepIntervalMs: positiveInteger('sweepIntervalMs', partial.sweepIntervalMs ?? Math.min(DEFAULT_SCRATCH_SWEEP_INTERVAL_MS, ttlMs), Math.min(ttlMs, MAX_TIMER_MS)),
+    maxRemovalsPerSweep: positiveInteger('maxRemovalsPerSweep', partial.maxRemovalsPerSweep ?? DEFAULT_SCRATCH_REMOVALS_PER_SWEEP),
+    logger: partial.logger,
+  };
+}

@@ -93,6 +93,9 @@ function redactHighEntropy(text: string, minLength: number, factor: number): str
  */
 const ANY_SECRET_PATTERN = new RegExp(SECRET_PATTERNS.map((p) => `(?:${p.regex.source})`).join('|'), 'i');
 
+/** Each pattern's replacement as a string (`$1[REDACTED:kind]`): no callback per match. */
+const REPLACEMENTS = SECRET_PATTERNS.map(({ kind, keep }) => Array.from({ length: keep }, (_, g) => `$${g + 1}`).join('') + marker(kind));
+
 /**
  * Replaces secrets in `text` with `[REDACTED:kind]`: private keys, JWTs, GitHub and Slack tokens,
  * AWS keys, API keys (`sk-...`, `api_key=...`), bearer and other authorization headers, values of
@@ -105,9 +108,10 @@ export function redactSecrets(text: string, options: RedactionOptions = {}): str
   const factor = options.entropyFactor ?? 0.8;
   let out = redactPem(text);
   if (ANY_SECRET_PATTERN.test(out)) {
-    for (const { kind, regex, keep } of SECRET_PATTERNS) {
+    for (let i = 0; i < SECRET_PATTERNS.length; i++) {
+      const { regex } = SECRET_PATTERNS[i]!;
       regex.lastIndex = 0;
-      out = out.replace(regex, (...groups: string[]) => (keep > 0 ? groups.slice(1, keep + 1).join('') : '') + marker(kind));
+      out = out.replace(regex, REPLACEMENTS[i]!);
     }
   }
   return redactHighEntropy(out, minLength, factor);

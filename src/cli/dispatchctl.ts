@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
-import { DispatchMode } from '../../gen/dispatch/v1/dispatch_pb';
 import { Effect } from '../../gen/dispatch/v1/tool_pb';
 import { createDispatchClient, createRegistryClient, type CallOptions } from '../client';
 import { eventsCommand } from './events-command';
@@ -9,8 +8,12 @@ import { formatResult } from './format-result';
 import { parseConfig } from '../config';
 import { formatStats } from './format-stats';
 import { parseCommand } from './parse-command';
+import { DEFAULT_TIMEOUT_SECONDS, resolveConnection, type Connection } from './dispatchctl-connection';
+import { readTurnFile } from './turn-file';
+import { uint32Argument, UsageError } from './usage';
 
-const USAGE = `usage: dispatchctl [--address HOST:PORT] [--token T] [--session S] COMMAND
+const USAGE = `usage: dispatchctl [--address HOST:PORT] [--token T] [--session S] [--timeout SECONDS]
+                   [--tls] [--tls-ca FILE] [--tls-cert FILE --tls-key FILE] COMMAND
   tools list                 the tools dispatch can call
   tools register FILE        register the tools of a YAML file (its \`tools:\` list, as in the
                              config file); --replace replaces tools of the same name
@@ -25,7 +28,32 @@ const USAGE = `usage: dispatchctl [--address HOST:PORT] [--token T] [--session S
                              tail events live, one line each; --session, --tool and --kind
                              (tool_post, RETRY, ...; repeatable) filter; --follow subscribes
                              again when the server restarts or goes away; Ctrl-C stops
-  environment: DISPATCH_ADDRESS (default 127.0.0.1:50051), DISPATCH_TOKEN`;
+  --timeout SECONDS          each call's deadline (default ${DEFAULT_TIMEOUT_SECONDS}; not events)
+  --tls                      TLS, the server checked against the system's CAs
+  --tls-ca FILE              TLS, the server checked against this CA bundle (PEM)
+  --tls-cert F --tls-key F   present this client certificate (mutual TLS; TLS is then on)
+  --allow-plaintext-token    send the token without TLS to an address beyond loopback
+                             (refused otherwise; for a connection protected another way)
+  environment: DISPATCH_ADDRESS (default 127.0.0.1:50051), DISPATCH_TOKEN, DISPATCH_TLS_CA,
+               DISPATCH_TLS_CERT, DISPATCH_TLS_KEY (an empty one counts as unset)`;
+
+const FLAGS = {
+  address: { type: 'string' },
+  token: { type: 'string' },
+  timeout: { type: 'string' },
+  tls: { type: 'boolean' },
+  'tls-ca': { type: 'string' },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
+  'allow-plaintext-token': { type: 'boolean' },
+  session: { type: 'string' },
+  tool: { type: 'string' },
+  kind: { type: 'string', multiple: true },
+  follow: { type: 'boolean', short: 'f' },
+  parallel: { type: 'boolean' },
+  replace: { type: 'boolean' },
+  help: { type: 'boolean' },
+} as const;
 
 type Out = (line: string) => void;
 
@@ -33,7 +61,7 @@ type Out = (line: string) => void;
 export async function main(argv: readonly string[], out: Out = (l) => process.stdout.write(`${l}\n`), err: Out = (l) => process.stderr.write(`${l}\n`)): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args: [...argv], allowPositionals: true, options: { address: { type: 'string' }, token: { type: 'string' }, session: { type: 'string' }, tool: { type: 'string' }, kind: { type: 'string', multiple: true }, follow: { type: 'boolean', short: 'f' }, parallel: { type: 'boolean' }, replace: { type: 'boolean' }, help: { type: 'boolean' } } });
+    parsed = parseArgs({ args: [...argv], allowPositionals: true, options: FLAGS });
   } catch (error) {
     err(`dispatchctl: ${(error as Error).message}\n${USAGE}`);
     return 2;
@@ -44,12 +72,20 @@ export async function main(argv: readonly string[], out: Out = (l) => process.st
     out(USAGE);
     return values.help ? 0 : 2;
   }
-  const address = values.address ?? process.env.DISPATCH_ADDRESS ?? '127.0.0.1:50051';
-  const token = values.token ?? process.env.DISPATCH_TOKEN;
-  const options: CallOptions = { metadata: token ? { authorization: `Bearer ${token}` } : {}, deadlineMs: 120_000 };
+  let connection: Connection;
+  try {
+    connection = resolveConnection(values, process.env);
+  } catch (error) {
+    return failed(error, err);
+  }
+  const { address, credentials, token } = connection;
+  // grpc-js hands Node's TLS an IP address as the server name when the address is one, and Node
+  // then prints a deprecation warning (DEP0123) that a dispatchctl user can do nothing about.
+  if (connection.tls) process.noDeprecation = true;
+  const options: CallOptions = { metadata: token ? { authorization: `Bearer ${token}` } : {}, deadlineMs: connection.deadlineMs };
   const sessionId = values.session ?? `cli-${process.pid}`;
-  const dispatch = createDispatchClient(address);
-  const registry = createRegistryClient(address);
+  const dispatch = createDispatchClient(address, credentials);
+  const registry = createRegistryClient(address, credentials);
   try {
     switch (`${command} ${args[0] ?? ''}`.trim()) {
       case 'tools list': {
@@ -85,16 +121,13 @@ export async function main(argv: readonly string[], out: Out = (l) => process.st
       }
       case 'dispatch': {
         if (!args[0]) throw new UsageError('dispatch needs FILE');
-        const turn = JSON.parse(readFileSync(args[0] === '-' ? 0 : args[0], 'utf8')) as { session_id?: string; turn?: number; mode?: string; max_concurrency?: number; calls: { id?: string; name: string; arguments: unknown }[] };
-        const calls = turn.calls.map((c, i) => ({ id: c.id ?? `call_${i + 1}`, name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments ?? {}) }));
-        const mode = values.parallel || turn.mode === 'parallel' ? DispatchMode.PARALLEL : DispatchMode.SEQUENTIAL;
-        const { results } = await dispatch.dispatch({ sessionId: turn.session_id ?? sessionId, turn: turn.turn ?? 0, calls, mode, maxConcurrency: turn.max_concurrency ?? 0 }, options);
+        const { results } = await dispatch.dispatch(readTurnFile(args[0], { sessionId, parallel: values.parallel ?? false }), options);
         results.forEach((r) => out(formatResult(r)));
         return 0;
       }
       case 'read': {
         if (!args[0]) throw new UsageError('read needs HANDLE');
-        let offset = Number(args[1] ?? 0);
+        let offset = uint32Argument(args[1] ?? '0', 'OFFSET');
         for (;;) {
           const page = await dispatch.readResult({ resultHandle: args[0], offset, limit: 65_536 }, options);
           process.stdout.write(page.text);
@@ -122,23 +155,27 @@ export async function main(argv: readonly string[], out: Out = (l) => process.st
       case 'events': {
         const controller = new AbortController();
         process.once('SIGINT', () => controller.abort());
-        return eventsCommand(address, { session: values.session, tool: values.tool, kinds: values.kind, token, follow: values.follow }, out, controller.signal, err);
+        // Awaited here, so that its failures are reported as the other commands' are.
+        return await eventsCommand(address, { session: values.session, tool: values.tool, kinds: values.kind, token, follow: values.follow, credentials }, out, controller.signal, err);
       }
       default:
         throw new UsageError(`unknown command "${command}"`);
     }
   } catch (error) {
-    if (error instanceof UsageError) {
-      err(`dispatchctl: ${error.message}\n${USAGE}`);
-      return 2;
-    }
-    const status = (error as grpc.ServiceError).code;
-    err(status === undefined ? `dispatchctl: ${(error as Error).message}` : `dispatchctl: ${grpc.status[status]}: ${(error as grpc.ServiceError).details}`);
-    return 1;
+    return failed(error, err);
   } finally {
     dispatch.close();
     registry.close();
   }
 }
 
-class UsageError extends Error {}
+/** Reports `error` on `err`; resolves with the exit code: 2 for a usage error, else 1. */
+function failed(error: unknown, err: Out): number {
+  if (error instanceof UsageError) {
+    err(`dispatchctl: ${error.message}${error.showUsage ? `\n${USAGE}` : ''}`);
+    return 2;
+  }
+  const status = (error as grpc.ServiceError).code;
+  err(typeof status === 'number' ? `dispatchctl: ${grpc.status[status]}: ${(error as grpc.ServiceError).details}` : `dispatchctl: ${(error as Error).message}`);
+  return 1;
+}

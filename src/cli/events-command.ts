@@ -55,10 +55,11 @@ function tail(client: ReturnType<typeof createDispatchClient>, filter: EventsFil
  * `follow`, a stream the server ended or that failed because the server was away or going away
  * (UNAVAILABLE: a restart, a rolling update) is opened again after a random wait up to a bound
  * doubling from 0.5 s to 10 s, with a line on `err`; events meanwhile are not shown.
+ * `credentials`: the channel's (TLS), insecure unless given.
  */
 export async function eventsCommand(
   address: string,
-  filter: EventsFilter & { readonly follow?: boolean },
+  filter: EventsFilter & { readonly follow?: boolean; readonly credentials?: grpc.ChannelCredentials },
   out: Out,
   signal: AbortSignal,
   err: Out = (line) => process.stderr.write(`${line}\n`),
@@ -75,7 +76,7 @@ export async function eventsCommand(
   for (let bound = FIRST_BACKOFF_MS; !signal.aborted; bound = Math.min(MAX_BACKOFF_MS, bound * 2)) {
     const opened = Date.now();
     // A channel per stream: the wait between streams is this loop's, not the channel's reconnection backoff.
-    const client = createDispatchClient(address);
+    const client = createDispatchClient(address, filter.credentials);
     const ending = await tail(client, filter, kinds, out, signal).finally(() => client.close());
     if (ending.by === 'signal') return 0;
     const why = ending.by === 'server' ? 'the server ended the stream' : `${grpc.status[ending.error.code] ?? ending.error.code}: ${ending.error.details ?? ending.error.message}`;

@@ -1,0 +1,82 @@
+// dispatchctl's numeric arguments (read's OFFSET, a turn file's numbers, --timeout) against a
+// real gRPC server on 127.0.0.1: a bad one is a usage error naming it, never a failed RPC.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { dispatchctlAt, runDispatchctl } from '../helpers/dispatchctl';
+import { startApp, type TestDispatch } from '../helpers/servers';
+
+const YAML = `
+tools:
+  - name: echo
+    effect: read_only
+    max_result_chars: 100
+    builtin: { name: echo }
+  - name: sleep
+    effect: read_only
+    timeout_ms: 10000
+    builtin: { name: sleep }
+`;
+
+let d: TestDispatch;
+const dir = mkdtempSync(join(tmpdir(), 'ctl-args-'));
+beforeAll(async () => {
+  d = await startApp(YAML);
+});
+afterAll(async () => {
+  await d.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+const ctl = dispatchctlAt(() => d.address);
+
+test.each(['abc', '1.5', '4294967296', '1e3', ''])('read HANDLE %j: OFFSET is a usage error', async (offset) => {
+  const run = await ctl('read', 'some-handle', offset);
+  expect(run.code).toBe(2);
+  expect(run.err.split('\n')[0]).toBe(`dispatchctl: OFFSET must be a whole number from 0 to 4294967295, got ${JSON.stringify(offset)}`);
+});
+
+test('read HANDLE OFFSET reads the whole text from OFFSET', async () => {
+  const { results } = await d.dispatch.dispatch({ sessionId: 'r', calls: [{ id: 'c', name: 'echo', arguments: JSON.stringify({ text: 'x'.repeat(500) }) }] });
+  expect(results[0]!.truncated).toBe(true);
+  const { text } = await d.dispatch.readResult({ resultHandle: results[0]!.resultHandle, offset: 0, limit: 65_536 });
+  const run = await runDispatchctl(['--address', d.address, 'read', results[0]!.resultHandle, '490']);
+  expect(run).toEqual({ code: 0, out: `${text.slice(490)}\n`, err: '' });
+  expect(text.length).toBeGreaterThan(500);
+});
+
+test.each([
+  ['turn', '"x"'],
+  ['turn', '-1'],
+  ['turn', '1.5'],
+  ['max_concurrency', '4294967296'],
+  ['max_concurrency', 'true'],
+])('dispatch FILE: "%s": %s is a usage error naming the file and the field', async (field, value) => {
+  const file = join(dir, `${field}.json`);
+  writeFileSync(file, `{"${field}": ${value}, "calls": [{"name": "echo", "arguments": {}}]}`);
+  const run = await ctl('dispatch', file);
+  expect(run.code).toBe(2);
+  expect(run.err.split('\n')[0]).toBe(`dispatchctl: ${file}: "${field}" must be a whole number from 0 to 4294967295, got ${value}`);
+});
+
+test('dispatch FILE without a calls list is a usage error', async () => {
+  const file = join(dir, 'no-calls.json');
+  writeFileSync(file, '{"session_id": "s"}');
+  const run = await ctl('dispatch', file);
+  expect(run.code).toBe(2);
+  expect(run.err.split('\n')[0]).toBe(`dispatchctl: ${file}: "calls" must be a list of {"id","name","arguments"}`);
+});
+
+test('--timeout SECONDS is each call\'s deadline', async () => {
+  const started = Date.now();
+  const run = await ctl('--timeout', '0.5', 'call', 'sleep', '{"ms": 3000}');
+  expect(run.code).toBe(1);
+  expect(run.err).toMatch(/^dispatchctl: DEADLINE_EXCEEDED: /);
+  expect(Date.now() - started).toBeLessThan(2_500);
+  expect(await ctl('--timeout', '5', 'call', 'sleep', '{"ms": 10}')).toMatchObject({ code: 0, err: '' });
+});
+
+test.each(['0', 'abc', '-5', '', 'Infinity', '2147484'])('--timeout %j is a usage error', async (value) => {
+  const run = await ctl(`--timeout=${value}`, 'tools', 'list');
+  expect(run.code).toBe(2);
+  expect(run.err.split('\n')[0]).toBe(`dispatchctl: --timeout must be a number of seconds greater than 0 and at most 2147483, got ${JSON.stringify(value)}`);
+});

@@ -18,7 +18,10 @@ type Methods<S extends GenServiceMethods> = {
       : (options?: CallOptions) => grpc.ClientDuplexStream<unknown, unknown>;
 };
 
-/** Per-call options: metadata (a bearer token, a traceparent), a deadline, a cancel signal. */
+/**
+ * Per-call options: metadata (a bearer token, a traceparent), a deadline, a cancel signal. The
+ * signal cancels unary calls and streams alike: a stream then ends with CANCELLED.
+ */
 export interface CallOptions {
   readonly metadata?: Record<string, string>;
   readonly deadlineMs?: number;
@@ -32,6 +35,22 @@ function toMetadata(options?: CallOptions): grpc.Metadata {
   const metadata = new grpc.Metadata();
   for (const [k, v] of Object.entries(options?.metadata ?? {})) metadata.set(k, v);
   return metadata;
+}
+
+/**
+ * Cancels `call` when `signal` aborts (at once when it already has). The listener is removed when
+ * the call ends ('status', which grpc-js emits for every ending), so a signal shared by many calls
+ * holds neither a listener nor a call per call.
+ */
+function cancelOnAbort(call: grpc.Call, signal: AbortSignal | undefined): void {
+  if (signal === undefined) return;
+  if (signal.aborted) {
+    call.cancel();
+    return;
+  }
+  const cancel = () => call.cancel();
+  signal.addEventListener('abort', cancel, { once: true });
+  call.once('status', () => signal.removeEventListener('abort', cancel));
 }
 
 /**
@@ -62,21 +81,24 @@ export function createServiceClient<S extends GenServiceMethods>(service: GenSer
     if (method.methodKind === 'unary') {
       client[name] = (request: object, options?: CallOptions) =>
         new Promise((resolve, reject) => {
-          const signal = options?.signal;
-          // Removed when the call ends: a signal shared by many calls would otherwise keep a listener (and its call) per call.
-          const cancel = () => call.cancel();
           const call = raw[name]!.call(raw, create(method.input, request as MessageInitShape<DescMessage>), toMetadata(options), callOptions(options), (error: unknown, response: unknown) => {
-            signal?.removeEventListener('abort', cancel);
             if (error) reject(error);
             else resolve(response);
           }) as grpc.ClientUnaryCall;
-          signal?.addEventListener('abort', cancel, { once: true });
-          if (signal?.aborted) call.cancel();
+          cancelOnAbort(call, options?.signal);
         });
     } else if (method.methodKind === 'server_streaming') {
-      client[name] = (request: object, options?: CallOptions) => raw[name]!.call(raw, create(method.input, request as MessageInitShape<DescMessage>), toMetadata(options), callOptions(options));
+      client[name] = (request: object, options?: CallOptions) => {
+        const stream = raw[name]!.call(raw, create(method.input, request as MessageInitShape<DescMessage>), toMetadata(options), callOptions(options)) as grpc.ClientReadableStream<unknown>;
+        cancelOnAbort(stream, options?.signal);
+        return stream;
+      };
     } else {
-      client[name] = (options?: CallOptions) => raw[name]!.call(raw, toMetadata(options), callOptions(options));
+      client[name] = (options?: CallOptions) => {
+        const stream = raw[name]!.call(raw, toMetadata(options), callOptions(options)) as grpc.ClientDuplexStream<unknown, unknown>;
+        cancelOnAbort(stream, options?.signal);
+        return stream;
+      };
     }
   }
   return client as ServiceClient<S>;

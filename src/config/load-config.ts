@@ -145,7 +145,10 @@ export function parseConfig(text: string, file: string): DispatchConfig {
   try {
     limits = resolveLimits(Object.fromEntries(Object.entries(rawLimits as object).map(([k, v]) => [camel(k), v])));
   } catch (error) {
-    throw new ConfigError(file, 'limits', (error as Error).message.replace(/^limits\./, ''));
+    // Named as the file spells it: `limits.max_calls_per_turn: must be ...`, not maxCallsPerTurn.
+    const [, name, problem] = /^limits\.(\S+) (.*)$/s.exec((error as Error).message) ?? [];
+    const key = Object.keys(rawLimits as object).find((k) => camel(k) === name) ?? name;
+    throw new ConfigError(file, key === undefined ? 'limits' : `limits.${key}`, problem ?? (error as Error).message);
   }
   const redis = parseRedis(file, top.redis);
   return {

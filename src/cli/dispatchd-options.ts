@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
 import { resolveTlsRefreshIntervalMs, type TlsFiles } from '../auth';
+import { parseHostPort } from '../telemetry';
+import { isLoopbackHost } from './loopback';
 
 /** The settings of `dispatchd`, from flags, then environment variables, then defaults. */
 export interface DaemonOptions {
@@ -23,11 +25,16 @@ export const USAGE = `usage: dispatchd [--listen HOST:PORT] [--redis URL] [--con
                own), DISPATCH_CONFIG, DISPATCH_GRACE_MS,
                DISPATCH_INSECURE=1, DISPATCH_METRICS_LISTEN, DISPATCH_TLS_CERT, DISPATCH_TLS_KEY,
                DISPATCH_TLS_CA, DISPATCH_TLS_REFRESH_MS, DISPATCH_STATS_FLUSH_MS (with --redis:
-               how often GetToolStats' counts are shared, default 1000), OTEL_* (OpenTelemetry)`;
+               how often GetToolStats' counts are shared, default 1000), OTEL_* (OpenTelemetry);
+               an empty variable counts as unset`;
 
-/** Parses argv and the environment; throws an Error with a one-line message on bad input. */
+/**
+ * Parses argv and the environment; throws an Error with a one-line message on bad input. An empty
+ * environment variable counts as unset (a chart or a compose file often writes `VAR: ""`); an
+ * empty flag is refused.
+ */
 export function parseDaemonOptions(argv: readonly string[], env: NodeJS.ProcessEnv): DaemonOptions {
-  const { values } = parseArgs({
+  const { values: flags } = parseArgs({
     args: [...argv],
     options: {
       listen: { type: 'string' },
@@ -44,29 +51,42 @@ export function parseDaemonOptions(argv: readonly string[], env: NodeJS.ProcessE
     },
     strict: true,
   });
-  if (values.help) throw new Error(USAGE);
-  const listen = values.listen ?? env.DISPATCH_LISTEN ?? '127.0.0.1:50051';
-  if (!/^(\[[0-9a-fA-F:.]+\]|[^:\s]+):\d{1,5}$/.test(listen)) throw new Error(`--listen must be HOST:PORT, got ${JSON.stringify(listen)}`);
-  const graceText = values.grace ?? env.DISPATCH_GRACE_MS ?? '10000';
+  if (flags.help) throw new Error(USAGE);
+  const setting = (flag: Exclude<keyof typeof flags, 'insecure' | 'help'>, name: string): string | undefined => {
+    if (flags[flag] === '') throw new Error(`--${flag} must not be empty`);
+    return flags[flag] ?? (env[name] === '' ? undefined : env[name]);
+  };
+  const listen = setting('listen', 'DISPATCH_LISTEN') ?? '127.0.0.1:50051';
+  try {
+    parseHostPort(listen);
+  } catch {
+    throw new Error(`--listen must be HOST:PORT with a port from 0 to 65535, got ${JSON.stringify(listen)}`);
+  }
+  const graceText = setting('grace', 'DISPATCH_GRACE_MS') ?? '10000';
   const graceMs = Number(graceText);
   if (!Number.isInteger(graceMs) || graceMs < 0) throw new Error(`--grace must be a non-negative integer of milliseconds, got ${JSON.stringify(graceText)}`);
-  const cert = values['tls-cert'] ?? env.DISPATCH_TLS_CERT;
-  const key = values['tls-key'] ?? env.DISPATCH_TLS_KEY;
+  const cert = setting('tls-cert', 'DISPATCH_TLS_CERT');
+  const key = setting('tls-key', 'DISPATCH_TLS_KEY');
+  const ca = setting('tls-ca', 'DISPATCH_TLS_CA');
   if ((cert === undefined) !== (key === undefined)) throw new Error('--tls-cert and --tls-key must be given together');
-  const refreshIntervalMs = resolveTlsRefreshIntervalMs(values['tls-refresh-ms'] ?? env.DISPATCH_TLS_REFRESH_MS);
+  if (ca !== undefined && cert === undefined) throw new Error('--tls-ca (DISPATCH_TLS_CA) needs --tls-cert and --tls-key: without them dispatchd would serve plaintext and check no client certificate');
+  const refreshIntervalMs = resolveTlsRefreshIntervalMs(setting('tls-refresh-ms', 'DISPATCH_TLS_REFRESH_MS'));
   return {
     listen,
-    redisUrl: values.redis ?? env.DISPATCH_REDIS_URL ?? undefined,
-    configFile: values.config ?? env.DISPATCH_CONFIG ?? undefined,
+    redisUrl: setting('redis', 'DISPATCH_REDIS_URL'),
+    configFile: setting('config', 'DISPATCH_CONFIG'),
     graceMs,
-    insecure: values.insecure ?? env.DISPATCH_INSECURE === '1',
-    metricsListen: values['metrics-listen'] ?? env.DISPATCH_METRICS_LISTEN ?? undefined,
-    tls: cert && key ? { cert, key, ca: values['tls-ca'] ?? env.DISPATCH_TLS_CA ?? undefined, refreshIntervalMs } : undefined,
+    insecure: flags.insecure ?? env.DISPATCH_INSECURE === '1',
+    metricsListen: setting('metrics-listen', 'DISPATCH_METRICS_LISTEN'),
+    tls: cert !== undefined && key !== undefined ? { cert, key, ca, refreshIntervalMs } : undefined,
   };
 }
 
-/** True for addresses only this machine can reach. */
+/**
+ * True when `listen` (`HOST:PORT`, `[V6]:PORT`) names a host only this machine can reach: a
+ * literal loopback IP or `localhost` (isLoopbackHost). Without authentication dispatchd listens
+ * on such hosts alone.
+ */
 export function isLoopback(listen: string): boolean {
-  const host = listen.slice(0, listen.lastIndexOf(':')).replace(/^\[|\]$/g, '');
-  return host === 'localhost' || host === '::1' || /^127\./.test(host);
+  return isLoopbackHost(listen.slice(0, listen.lastIndexOf(':')));
 }

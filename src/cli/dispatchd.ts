@@ -85,9 +85,10 @@ async function run(argv: readonly string[], env: NodeJS.ProcessEnv, stop: AbortS
     process.stderr.write(`dispatchd: refusing to listen on ${options.listen} without authentication; configure auth tokens or pass --insecure\n`);
     return 1;
   }
+  const redisUrl = options.redisUrl ?? config.redisUrl;
   let app;
   try {
-    app = await buildApp(config, { ...options, redisUrl: options.redisUrl ?? config.redisUrl, logger }, stoppable(PLUGINS, stop));
+    app = await buildApp(config, { ...options, redisUrl, logger }, stoppable(PLUGINS, stop));
   } catch (error) {
     if (error instanceof StartupStopped) {
       logger.info('stopped during start-up', { signal: error.message });
@@ -99,7 +100,7 @@ async function run(argv: readonly string[], env: NodeJS.ProcessEnv, stop: AbortS
   const server = await app.listen(options.listen);
   if (!stop.aborted) {
     const deps = app.deps;
-    logger.info('dispatchd serving', { listen: options.listen, port: server.port, tools: deps.registry.list('').length, redis: (options.redisUrl ?? config.redisUrl) !== undefined, config: configFile });
+    logger.info('dispatchd serving', { listen: options.listen, port: server.port, tools: deps.registry.list('').length, redis: redisUrl !== undefined, config: configFile });
     await new Promise((resolve) => stop.addEventListener('abort', resolve, { once: true }));
   }
   logger.info('draining', { signal: String(stop.reason), graceMs: options.graceMs });

@@ -1,0 +1,59 @@
+// dispatchd's settings as a real process reads them: empty variables, a CA without a certificate,
+// ports out of range, and hosts that only look like loopback.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runDaemon, startDaemon } from '../helpers/daemon';
+import { createTestPki, type TestPki } from '../security/support/certificates';
+
+let pki: TestPki;
+const dir = mkdtempSync(join(tmpdir(), 'dispatchd-options-'));
+beforeAll(() => {
+  pki = createTestPki();
+});
+afterAll(() => {
+  pki.remove();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('empty DISPATCH_GRACE_MS and DISPATCH_REDIS_URL count as unset: the default grace, the in-memory store, logged as such', async () => {
+  const daemon = await startDaemon([], { DISPATCH_GRACE_MS: '', DISPATCH_REDIS_URL: '' });
+  try {
+    daemon.child.kill('SIGTERM');
+    expect(await daemon.exited).toBe(0);
+    const logged = (message: string) => JSON.parse(daemon.stderr().split('\n').find((l) => l.includes(`"message":"${message}"`))!) as Record<string, unknown>;
+    expect({ redis: logged('dispatchd serving').redis, graceMs: logged('draining').graceMs }).toEqual({ redis: false, graceMs: 10_000 });
+  } finally {
+    daemon.child.kill('SIGKILL');
+  }
+});
+
+test('other empty variables count as unset too', async () => {
+  const daemon = await startDaemon([], { DISPATCH_CONFIG: '', DISPATCH_METRICS_LISTEN: '', DISPATCH_TLS_CERT: '', DISPATCH_TLS_KEY: '', DISPATCH_TLS_REFRESH_MS: '' });
+  daemon.child.kill('SIGKILL');
+  expect(daemon.stderr()).toMatch(/"message":"dispatchd serving".*"config":"[^"]*examples\/tools\.yaml"/);
+});
+
+test.each(['grace', 'redis'])('an empty --%s is refused', async (flag) => {
+  const { code, stderr } = await runDaemon(['--listen', '127.0.0.1:0', `--${flag}`, '']);
+  expect(code).toBe(2);
+  expect(stderr).toBe(`dispatchd: --${flag} must not be empty\n`);
+});
+
+test('a client CA without a certificate and key is refused, by flag or environment, instead of serving plaintext', async () => {
+  const message = 'dispatchd: --tls-ca (DISPATCH_TLS_CA) needs --tls-cert and --tls-key: without them dispatchd would serve plaintext and check no client certificate\n';
+  expect(await runDaemon(['--listen', '127.0.0.1:0', '--tls-ca', pki.ca])).toEqual({ code: 2, stderr: message });
+  expect(await runDaemon(['--listen', '127.0.0.1:0'], { DISPATCH_TLS_CA: pki.ca })).toEqual({ code: 2, stderr: message });
+}, 40_000);
+
+test.each(['127.0.0.1:99999', '[::1]:65536'])('--listen %s is a usage error', async (listen) => {
+  const { code, stderr } = await runDaemon(['--listen', listen]);
+  expect(code).toBe(2);
+  expect(stderr).toBe(`dispatchd: --listen must be HOST:PORT with a port from 0 to 65535, got ${JSON.stringify(listen)}\n`);
+});
+
+test('a host name that starts with 127. is not loopback: without authentication it is refused before any lookup', async () => {
+  const { code, stderr } = await runDaemon(['--listen', '127.attacker.invalid:0']);
+  expect(code).toBe(1);
+  expect(stderr).toContain('refusing to listen on 127.attacker.invalid:0 without authentication');
+});

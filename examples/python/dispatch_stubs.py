@@ -2,6 +2,8 @@
 
 Stubs are generated once per version of the .proto files into a cache directory (the system temp
 directory, or DISPATCH_PY_STUBS), never committed. Run this file to generate them and print where.
+The directory is made private (0700); one that another user owns or could write is refused, since
+importing from it would run their code.
 """
 
 import hashlib
@@ -9,6 +11,7 @@ import importlib
 import os
 import pathlib
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -24,26 +27,48 @@ def _stub_dir() -> pathlib.Path:
     if configured:
         return pathlib.Path(configured)
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in PROTO_FILES)).hexdigest()[:16]
-    return pathlib.Path(tempfile.gettempdir()) / f"dispatch-py-stubs-{digest}"
+    # One per user: each user's is private to them (see _check_private).
+    user = f"{os.getuid()}-" if hasattr(os, "getuid") else ""
+    return pathlib.Path(tempfile.gettempdir()) / f"dispatch-py-stubs-{user}{digest}"
+
+
+def _check_private(target: pathlib.Path) -> None:
+    """Refuses a stub directory that another user owns or can write: its modules get imported."""
+    info = os.stat(target)
+    if not stat.S_ISDIR(info.st_mode):
+        raise RuntimeError(f"the stub directory {target} is not a directory; remove it or set DISPATCH_PY_STUBS")
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        raise RuntimeError(f"refusing the stub directory {target}: it belongs to uid {info.st_uid}, not to this user (uid {os.getuid()}), who could have put code there; remove it or set DISPATCH_PY_STUBS")
+    if info.st_mode & 0o022:
+        raise RuntimeError(f"refusing the stub directory {target}: it is group- or world-writable (mode {stat.S_IMODE(info.st_mode):o}), so others could have put code there; remove it or set DISPATCH_PY_STUBS")
+
+
+def _complete(target: pathlib.Path) -> bool:
+    return (target / "dispatch" / "v1" / "worker_pb2_grpc.py").exists()
 
 
 def generate() -> pathlib.Path:
     """Generates the stubs unless they exist; safe when several processes start at once."""
     target = _stub_dir()
-    if (target / "dispatch" / "v1" / "worker_pb2_grpc.py").exists():
-        return target
-    staging = pathlib.Path(tempfile.mkdtemp(prefix="dispatch-py-stubs-"))
+    if os.path.lexists(target):
+        _check_private(target)
+        if _complete(target):
+            return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Beside the target (mode 0700), so that the rename below stays on one filesystem.
+    staging = pathlib.Path(tempfile.mkdtemp(prefix=".dispatch-py-stubs-", dir=target.parent))
     command = [sys.executable, "-m", "grpc_tools.protoc", f"-I{PROTO_ROOT}", f"--python_out={staging}", f"--grpc_python_out={staging}"]
     subprocess.run(command + [str(p) for p in PROTO_FILES], check=True)
     for package in (staging / "dispatch", staging / "dispatch" / "v1"):
         (package / "__init__.py").touch()
-    target.parent.mkdir(parents=True, exist_ok=True)
     try:
         os.rename(staging, target)
     except OSError:
         shutil.rmtree(staging, ignore_errors=True)
-        if not (target / "dispatch" / "v1" / "worker_pb2_grpc.py").exists():
+        if not _complete(target):
             raise
+    # Checked again: another process may have put the directory there first.
+    _check_private(target)
     return target
 
 
@@ -81,4 +106,7 @@ def keepalive_options() -> list[tuple[str, int]]:
 
 
 if __name__ == "__main__":
-    print(generate())
+    try:
+        print(generate())
+    except RuntimeError as error:
+        sys.exit(f"dispatch_stubs: {error}")

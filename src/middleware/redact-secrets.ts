@@ -1,5 +1,6 @@
 import { shannonEntropy } from './entropy';
-import { SECRET_PATTERNS, type SecretKind } from './secret-patterns';
+import { looksLikeJson, redactJson, type JsonRedactor } from './redact-json';
+import { SECRET_KEYS, SECRET_PATTERNS, type SecretKind } from './secret-patterns';
 
 /** Options of {@link redactSecrets}. */
 export interface RedactionOptions {
@@ -12,18 +13,35 @@ export interface RedactionOptions {
   readonly entropyFactor?: number;
 }
 
-const marker = (kind: SecretKind) => `[REDACTED:${kind}]`;
+const MARKER_START = '[REDACTED:';
+const marker = (kind: SecretKind) => `${MARKER_START}${kind}]`;
 const PEM_BEGIN = '-----BEGIN ';
-const PEM_BODY = /[A-Za-z0-9+/=\s\\]/;
+const PEM_BODY = /[A-Za-z0-9+/=\s]/;
 const MAX_PEM_LABEL = 64;
 
-/** PEM private key blocks, found with indexOf so that the scan stays linear. */
+/** End of a PEM body from `i`: base64, whitespace, and `\n`, `\r`, `\t` escaped (in a JSON string). */
+function pemBodyEnd(text: string, i: number): number {
+  while (i < text.length) {
+    const c = text[i]!;
+    if (c === '\\' && 'nrt'.includes(text[i + 1] ?? '-')) i += 2;
+    else if (c !== '\\' && PEM_BODY.test(c)) i++;
+    else break;
+  }
+  return i;
+}
+
+/**
+ * PEM private key blocks, found with indexOf so that the scan stays linear. A block runs to its
+ * END line, or without one (cut short) to the end of its base64; an END past a double quote is
+ * not its own (the block is in a JSON string and the END in another), so JSON stays JSON.
+ */
 function redactPem(text: string): string {
   let begin = text.indexOf(PEM_BEGIN);
   if (begin < 0) return text;
   let out = '';
   let from = 0;
-  let endsLeft = true;
+  let end = -2;
+  let quote = text.indexOf('"', begin);
   while (begin >= 0) {
     const labelEnd = text.indexOf('-----', begin + PEM_BEGIN.length);
     const label = labelEnd < 0 ? '' : text.slice(begin + PEM_BEGIN.length, labelEnd);
@@ -32,13 +50,14 @@ function redactPem(text: string): string {
       continue;
     }
     let stop = labelEnd + 5;
-    const end = endsLeft ? text.indexOf('-----END ', stop) : -1;
-    if (end >= 0) {
+    // Both searches move forward only (-1: none left), so that the scan stays linear.
+    if (quote >= 0 && quote < stop) quote = text.indexOf('"', stop);
+    if (end !== -1 && end < stop) end = text.indexOf('-----END ', stop);
+    if (end >= 0 && (quote < 0 || quote > end)) {
       const close = text.indexOf('-----', end + 9);
       stop = close >= 0 && close - end <= MAX_PEM_LABEL + 9 ? close + 5 : end + 9;
     } else {
-      endsLeft = false;
-      while (stop < text.length && PEM_BODY.test(text[stop]!)) stop++;
+      stop = pemBodyEnd(text, stop);
     }
     out += text.slice(from, begin) + marker('private_key');
     from = stop;
@@ -93,26 +112,83 @@ function redactHighEntropy(text: string, minLength: number, factor: number): str
  */
 const ANY_SECRET_PATTERN = new RegExp(SECRET_PATTERNS.map((p) => `(?:${p.regex.source})`).join('|'), 'i');
 
-/** Each pattern's replacement as a string (`$1[REDACTED:kind]`): no callback per match. */
-const REPLACEMENTS = SECRET_PATTERNS.map(({ kind, keep }) => Array.from({ length: keep }, (_, g) => `$${g + 1}`).join('') + marker(kind));
+const OPENS: Readonly<Record<string, string>> = { ')': '(', ']': '[', '}': '{' };
+
+/**
+ * Length of the start of `value` before its first closing bracket that closes nothing in it, or
+ * before a marker of an earlier redaction.
+ */
+function valueLength(value: string): number {
+  const open: string[] = [];
+  for (let i = 0; i < value.length; i++) {
+    const c = value[i]!;
+    if (c === '[' && value.startsWith(MARKER_START, i)) return i;
+    if (c === '(' || c === '[' || c === '{') open.push(c);
+    else if (OPENS[c] !== undefined && open.pop() !== OPENS[c]) return i;
+  }
+  return value.length;
+}
+
+/**
+ * A key-value match: the key stays, the value is redacted up to a closing bracket it did not open
+ * (`{"token":12345678}` keeps its `}`) or an earlier marker. A value after a quoted key without a
+ * quote of its own (a JSON number) becomes a quoted marker, so that JSON stays JSON.
+ */
+function replaceKeyed(kind: SecretKind) {
+  return (match: string, key: string, value: string): string => {
+    const end = valueLength(value);
+    if (end < 8) return match;
+    return key + (/["']\s*:\s*$/.test(key) ? `"${marker(kind)}"` : marker(kind)) + value.slice(end);
+  };
+}
+
+/** Each pattern's replacement: a string (`$1[REDACTED:kind]`, no callback per match) unless keyed. */
+const REPLACEMENTS = SECRET_PATTERNS.map(({ kind, keep, keyed }) =>
+  keyed ? replaceKeyed(kind) : Array.from({ length: keep }, (_, g) => `$${g + 1}`).join('') + marker(kind),
+);
+
+/** How deep JSON inside JSON strings is redacted as JSON; deeper, as text. */
+const MAX_JSON_DEPTH = 4;
+
+function redactText(text: string, minLength: number, factor: number): string {
+  let out = redactPem(text);
+  if (ANY_SECRET_PATTERN.test(out)) {
+    for (let i = 0; i < SECRET_PATTERNS.length; i++) {
+      const { regex } = SECRET_PATTERNS[i]!;
+      const replacement = REPLACEMENTS[i]!;
+      regex.lastIndex = 0;
+      out = typeof replacement === 'string' ? out.replace(regex, replacement) : out.replace(regex, replacement);
+    }
+  }
+  return redactHighEntropy(out, minLength, factor);
+}
+
+function keyKind(key: string): SecretKind | undefined {
+  if (key.length > 256) return undefined;
+  return SECRET_KEYS.find(({ name }) => name.test(key))?.kind;
+}
+
+/** A whole value under a key named like a secret, as the text patterns take it: 8+ characters, no space. */
+const secretValue = (kind: SecretKind, value: string): string | undefined =>
+  value.length >= 8 && !/\s/.test(value) && !value.includes(MARKER_START) ? marker(kind) : undefined;
+
+function redact(text: string, minLength: number, factor: number, depth: number): string {
+  if (text.length < 8) return text;
+  const out = redactText(text, minLength, factor);
+  // Most outputs hold nothing to redact; only those that do are read again as JSON.
+  if (out === text || depth >= MAX_JSON_DEPTH || !looksLikeJson(text)) return out;
+  const redactor: JsonRedactor = { keyKind, secretValue, redactString: (value) => redact(value, minLength, factor, depth + 1) };
+  return redactJson(text, redactor) ?? out;
+}
 
 /**
  * Replaces secrets in `text` with `[REDACTED:kind]`: private keys, JWTs, GitHub and Slack tokens,
  * AWS keys, API keys (`sk-...`, `api_key=...`), bearer and other authorization headers, values of
  * password and token fields, then long high-entropy strings. Hex strings (hashes, UUIDs) and
- * path-like strings are kept. Every step is linear in the length of `text`.
+ * path-like strings are kept. JSON stays valid JSON: an output that parses is redacted value by
+ * value (strings inside strings too, when they are JSON). Every step is linear in the length of
+ * `text`.
  */
 export function redactSecrets(text: string, options: RedactionOptions = {}): string {
-  if (text.length < 8) return text;
-  const minLength = options.minEntropyLength ?? 32;
-  const factor = options.entropyFactor ?? 0.8;
-  let out = redactPem(text);
-  if (ANY_SECRET_PATTERN.test(out)) {
-    for (let i = 0; i < SECRET_PATTERNS.length; i++) {
-      const { regex } = SECRET_PATTERNS[i]!;
-      regex.lastIndex = 0;
-      out = out.replace(regex, REPLACEMENTS[i]!);
-    }
-  }
-  return redactHighEntropy(out, minLength, factor);
+  return redact(text, options.minEntropyLength ?? 32, options.entropyFactor ?? 0.8, 0);
 }

@@ -28,6 +28,7 @@ const AGAINST_SCANS: readonly string[] = [
   fill('-----BEGIN '),
   fill('-----BEGIN A PRIVATE KEY-----'),
   run('-----BEGIN RSA PRIVATE KEY-----', 'A'),
+  `${fill('"-----BEGIN A PRIVATE KEY-----",')}-----END A PRIVATE KEY-----`,
   run('x1', 'A'),
   fill(`${'a1'.repeat(16)} `),
   fill('9fT2kQ7xLm4ZpR8vW1nB6cY3hJ0sD5gA7eK2uP9q'),
@@ -48,14 +49,14 @@ const timed = (text: string): number => {
 
 /**
  * The inputs that took 300 ms or more, with their start and time: none, when linear. The machine
- * is shared, so a slow first run is timed once more (a superlinear scan is slow both times).
+ * is shared, so a slow run is timed up to twice more (a superlinear scan is slow every time).
  */
 function slowOnes(inputs: readonly string[]): Array<[string, number]> {
   const slow: Array<[string, number]> = [];
   for (const text of inputs) {
     redactSecrets(text.slice(0, 4096)); // compiles the regular expressions first
     let ms = timed(text);
-    if (ms >= MS_PER_MIB) ms = Math.min(ms, timed(text));
+    for (let again = 0; again < 2 && ms >= MS_PER_MIB; again++) ms = Math.min(ms, timed(text));
     if (ms >= MS_PER_MIB) slow.push([text.slice(0, 40), Math.round(ms)]);
   }
   return slow;

@@ -17,12 +17,15 @@ export interface DaemonOptions {
   readonly tls?: TlsFiles;
 }
 
+/** Node runs a timer longer than this after 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export const USAGE = `usage: dispatchd [--listen HOST:PORT] [--redis URL] [--config FILE] [--grace MS]
                  [--insecure] [--metrics-listen HOST:PORT]
                  [--tls-cert F --tls-key F [--tls-ca F] [--tls-refresh-ms MS]]
   environment: DISPATCH_LISTEN, DISPATCH_REDIS_URL, DISPATCH_REDIS_PASSWORD (the master's),
                DISPATCH_REDIS_SENTINEL_USERNAME, DISPATCH_REDIS_SENTINEL_PASSWORD (the Sentinels'
-               own), DISPATCH_CONFIG, DISPATCH_GRACE_MS,
+               own), DISPATCH_CONFIG, DISPATCH_GRACE_MS, DISPATCH_AUTH_TOKENS_FILE,
                DISPATCH_INSECURE=1, DISPATCH_METRICS_LISTEN, DISPATCH_TLS_CERT, DISPATCH_TLS_KEY,
                DISPATCH_TLS_CA, DISPATCH_TLS_REFRESH_MS, DISPATCH_STATS_FLUSH_MS (with --redis:
                how often GetToolStats' counts are shared, default 1000), OTEL_* (OpenTelemetry);
@@ -65,6 +68,8 @@ export function parseDaemonOptions(argv: readonly string[], env: NodeJS.ProcessE
   const graceText = setting('grace', 'DISPATCH_GRACE_MS') ?? '10000';
   const graceMs = Number(graceText);
   if (!Number.isInteger(graceMs) || graceMs < 0) throw new Error(`--grace must be a non-negative integer of milliseconds, got ${JSON.stringify(graceText)}`);
+  // Node runs a longer timer after 1 ms: the drain would end at once.
+  if (graceMs > MAX_TIMER_MS) throw new Error(`--grace must be at most ${MAX_TIMER_MS} ms, got ${JSON.stringify(graceText)}`);
   const cert = setting('tls-cert', 'DISPATCH_TLS_CERT');
   const key = setting('tls-key', 'DISPATCH_TLS_KEY');
   const ca = setting('tls-ca', 'DISPATCH_TLS_CA');

@@ -80,7 +80,7 @@ async function run(argv: readonly string[], env: NodeJS.ProcessEnv, stop: AbortS
     process.stderr.write(`dispatchd: bad config: ${error.message}\n`);
     return 1;
   }
-  const authConfigured = config.auth.tokens.length > 0 || config.auth.tokensFile !== undefined || env.DISPATCH_AUTH_TOKENS_FILE !== undefined || (config.auth.mtlsTenantFrom !== undefined && options.tls?.ca !== undefined);
+  const authConfigured = config.auth.tokens.length > 0 || config.auth.tokensFile !== undefined || (env.DISPATCH_AUTH_TOKENS_FILE ?? '') !== '' || (config.auth.mtlsTenantFrom !== undefined && options.tls?.ca !== undefined);
   if (!isLoopback(options.listen) && !authConfigured && !options.insecure) {
     process.stderr.write(`dispatchd: refusing to listen on ${options.listen} without authentication; configure auth tokens or pass --insecure\n`);
     return 1;
@@ -94,7 +94,9 @@ async function run(argv: readonly string[], env: NodeJS.ProcessEnv, stop: AbortS
       logger.info('stopped during start-up', { signal: error.message });
       return 0;
     }
-    process.stderr.write(`dispatchd: cannot start: ${configFile}: ${(error as Error).message}\n`);
+    // A ConfigError names its file itself (a policy or an MCP server of the config); other
+    // errors (a TLS file, Redis) are not about the config file.
+    process.stderr.write(error instanceof ConfigError ? `dispatchd: bad config: ${error.message}\n` : `dispatchd: cannot start: ${(error as Error).message}\n`);
     return 1;
   }
   const server = await app.listen(options.listen);

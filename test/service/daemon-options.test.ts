@@ -57,3 +57,24 @@ test('a host name that starts with 127. is not loopback: without authentication 
   expect(code).toBe(1);
   expect(stderr).toContain('refusing to listen on 127.attacker.invalid:0 without authentication');
 });
+
+test('an empty DISPATCH_AUTH_TOKENS_FILE counts as unset (it was read as the config directory: EISDIR)', async () => {
+  const daemon = await startDaemon([], { DISPATCH_AUTH_TOKENS_FILE: '' });
+  daemon.child.kill('SIGKILL');
+  expect(daemon.stderr()).toMatch(/"message":"dispatchd serving"/);
+});
+
+test('a grace past the timer limit is a usage error (Node would run it after 1 ms)', async () => {
+  expect(await runDaemon(['--listen', '127.0.0.1:0', '--grace', '2147483648'])).toEqual({ code: 2, stderr: 'dispatchd: --grace must be at most 2147483647 ms, got "2147483648"\n' });
+});
+
+test('a mistake found while the app is built names the config file once; one about a flag names no file', async () => {
+  const file = join(dir, 'bad-policy.yaml');
+  require('node:fs').writeFileSync(file, 'tools: []\npolicies:\n  - decide: { when: [{ field: /x, op: "~", value: 1 }], then: block }\n');
+  const bad = await runDaemon(['--listen', '127.0.0.1:0', '--config', file]);
+  expect(bad.code).toBe(1);
+  expect(bad.stderr).toMatch(new RegExp(`^dispatchd: bad config: ${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: policies\\[0\\]`));
+  const missing = await runDaemon(['--listen', '127.0.0.1:0', '--tls-cert', join(dir, 'none.crt'), '--tls-key', join(dir, 'none.key')]);
+  expect(missing.code).toBe(1);
+  expect(missing.stderr).toMatch(/^dispatchd: cannot start: cannot read --tls-cert/);
+});

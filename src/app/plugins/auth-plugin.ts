@@ -25,7 +25,8 @@ export function createAuthPlugin(options: AuthPluginOptions = {}): PluginFactory
   return async (ctx: PluginContext): Promise<Plugin> => {
     const { auth } = ctx.config;
     const env = options.env ?? process.env;
-    const fileSetting = env.DISPATCH_AUTH_TOKENS_FILE ?? auth.tokensFile;
+    // An empty variable counts as unset, as every dispatchd variable does.
+    const fileSetting = env.DISPATCH_AUTH_TOKENS_FILE || auth.tokensFile;
     const file = fileSetting === undefined ? undefined : resolve(dirname(ctx.config.file), fileSetting);
     const tls = ctx.options.tls;
     const credentials = tls ? serverCredentials(tls, ctx.logger) : undefined;

@@ -107,10 +107,10 @@ function redactHighEntropy(text: string, minLength: number, factor: number): str
 }
 
 /**
- * Every pattern in one, case-insensitive: a superset of their matches, so one scan tells whether
- * any pattern can match and most texts, which hold no secret, skip the ten replacing scans.
+ * Every pattern in one, loose and case-insensitive: a superset of their matches, so one scan tells
+ * whether any pattern can match and most texts, which hold no secret, skip the replacing scans.
  */
-const ANY_SECRET_PATTERN = new RegExp(SECRET_PATTERNS.map((p) => `(?:${p.regex.source})`).join('|'), 'i');
+const ANY_SECRET_PATTERN = new RegExp(SECRET_PATTERNS.map((p) => `(?:${p.loose})`).join('|'), 'i');
 
 const OPENS: Readonly<Record<string, string>> = { ')': '(', ']': '[', '}': '{' };
 

@@ -1,6 +1,7 @@
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../errors';
 import type { Middleware, ToolOutput } from '../pipeline';
+import { redactSecrets } from './redact-secrets';
 
 const EXCERPT_CHARS = 80;
 
@@ -24,7 +25,11 @@ export function resultVerification(): Middleware {
 
 function verifyJson(output: ToolOutput): ToolOutput {
   if (isJson(output.text)) return output;
-  const excerpt = output.text.length > EXCERPT_CHARS ? `${output.text.slice(0, EXCERPT_CHARS)}...` : output.text;
+  // Redacted before it is quoted: JSON.stringify escapes its quotes (\"), which the outer
+  // redaction of the message saw as ending a value. Cut after redaction, so no secret is cut short.
+  const redacted = redactSecrets(output.text.slice(0, EXCERPT_CHARS * 4));
+  const cut = redacted.length > EXCERPT_CHARS || output.text.length > EXCERPT_CHARS * 4;
+  const excerpt = cut ? `${redacted.slice(0, EXCERPT_CHARS)}...` : redacted;
   throw new DispatchError(ErrorKind.UNEXPECTED, `the tool is declared to return JSON but answered text that is not JSON: ${JSON.stringify(excerpt)}`, {
     phase: 'after',
     suggestion: 'The tool broke its contract; do not repeat the same call. Tell the user or use another tool.',

@@ -20,6 +20,11 @@ export interface SecretPattern {
   readonly keep: number;
   /** A key and its value: group 1 (the key, its quotes and separator) stays, group 2 is the value. */
   readonly keyed?: boolean;
+  /**
+   * The source of a superset of its matches under the `i` flag, for the one pre-check scan: a key's
+   * camelCase start, which depends on case, is left out.
+   */
+  readonly loose: string;
 }
 
 /** Key names of API keys: `api_key`, `x-api-key`, `apiKey`, `api-secret`, `api_token`. */
@@ -34,25 +39,60 @@ const SECRET_NAMES =
   '(?<!(?:page|next|prev|previous|continuation|sync|resume)[_-]?)token|secret|credentials?';
 
 /**
+ * Where a token made of `run` characters starts: not after one of them, unless that one follows a
+ * backslash (`\n` written as an escape in a JSON string, `"a\neyJ..."`). One lookbehind, nested
+ * rather than an alternation, which would cost V8 its fast scan for the literal that follows.
+ */
+const tokenStart = (run: string) => String.raw`(?<!(?<!\\)[${run}])`;
+
+/**
+ * Where a key name starts: not after a digit, nor after a letter unless the name starts in capitals
+ * after it (camelCase: dbPassword, githubToken, DBPassword), a letter after a backslash being an
+ * escape. So DB_PASSWORD= and GITHUB_TOKEN= are caught (`\b` is not there after `_`), while
+ * "tokens=" and "passwords:" are no such key. Case matters, so the names are matched in any case
+ * by {@link anyCase} rather than the `i` flag.
+ */
+const KEY_START = String.raw`(?<!(?<!\\)[0-9])(?!(?<=(?<!\\)[A-Za-z])[a-z])`;
+
+/** `source` with each letter in either case: `[pP][wW][dD]`. */
+const anyCase = (source: string) => source.replace(/[a-z]/g, (c) => `[${c}${c.toUpperCase()}]`);
+
+/**
+ * A key's closing quote, the separator and the value's opening quote. A quote may be escaped
+ * (`\"password\":\"...\"`, JSON inside a JSON string or a quoted excerpt).
+ */
+const SEPARATOR = String.raw`\\?["'` + '`' + String.raw`]?\s*[:=]\s*\\?["'` + '`' + ']?';
+
+/**
  * A value after a key, up to what delimits it in the text around it: a space, a quote, `&`, `,`,
  * `;`, `<>`. A backslash goes with the character after it (JSON's `\\` and `\n`), except a quote:
  * `\"` ends the value as `"` does. Brackets are part of it only while balanced (redact-secrets.ts,
  * `valueLength`): the `}` closing a JSON object, or the `)` of a call, ends it.
  */
-const VALUE = `(?:[^\\s"'&,;<>\\\\]|\\\\[^\\s"']){8,4096}`;
+const VALUE = String.raw`(?:[^\s"'` + '`' + String.raw`&,;<>\\]|\\[^\s"'` + '`' + ']){8,4096}';
+
+/** A pattern starting where `start` allows. */
+function pattern(kind: SecretKind, start: string, core: string, flags: string, keep = 0): SecretPattern {
+  return { kind, regex: new RegExp(start + core, flags), keep, loose: start + core };
+}
 
 /**
- * A key named like a secret, not after a letter or digit (so that DB_PASSWORD= and GITHUB_TOKEN=
- * are caught, `\b` is not there after `_`, while "tokens=" and "passwords:" are no such key), its
- * quotes and separator, then its value.
+ * A key named like a secret, its quotes and separator, then its value. Its loose form starts
+ * anywhere but after a digit: an attempt that fails has scanned fewer than 8 characters of value.
  */
-const keyValue = (names: string): RegExp => new RegExp(`(?<![A-Za-z0-9])((?:${names})["']?\\s*[:=]\\s*["']?)(${VALUE})`, 'gi');
+function keyValue(kind: SecretKind, names: string): SecretPattern {
+  const core = `((?:${anyCase(names)})${SEPARATOR})(${VALUE})`;
+  return { ...pattern(kind, KEY_START, core, 'g', 1), keyed: true, loose: String.raw`(?<!(?<!\\)[0-9])` + core };
+}
 
 /** The kinds of the values under keys named like secrets, for outputs read as JSON. */
 export const SECRET_KEYS: ReadonlyArray<{ readonly kind: SecretKind; readonly name: RegExp }> = [
-  { kind: 'api_key', name: new RegExp(`(?<![A-Za-z0-9])(?:${API_KEY_NAMES})$`, 'i') },
-  { kind: 'secret', name: new RegExp(`(?<![A-Za-z0-9])(?:${SECRET_NAMES})$`, 'i') },
+  { kind: 'api_key', name: new RegExp(`${KEY_START}(?:${anyCase(API_KEY_NAMES)})$`) },
+  { kind: 'secret', name: new RegExp(`${KEY_START}(?:${anyCase(SECRET_NAMES)})$`) },
 ];
+
+const WORD_START = tokenStart('A-Za-z0-9_');
+const DASHED_START = tokenStart('A-Za-z0-9_-');
 
 /**
  * The patterns, most specific first. Each is linear-time: no nested or overlapping quantifiers,
@@ -64,17 +104,17 @@ export const SECRET_KEYS: ReadonlyArray<{ readonly kind: SecretKind; readonly na
 export const SECRET_PATTERNS: readonly SecretPattern[] = [
   // Every repetition is bounded: a greedy loop over a whole MiB-long run cost V8 ~100 ms however
   // simple its class (measured), and a bounded one backtracks a bounded distance.
-  { kind: 'jwt', regex: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,4096}\.eyJ[A-Za-z0-9_-]{5,65536}\.[A-Za-z0-9_-]{0,4096}/g, keep: 0 },
-  { kind: 'github_token', regex: /(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})/g, keep: 0 },
-  { kind: 'slack_token', regex: /(?<![A-Za-z0-9-])(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,512}/g, keep: 0 },
-  { kind: 'aws_access_key', regex: /\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b/g, keep: 0 },
-  { kind: 'aws_secret_key', regex: /\b((?:aws_?)?secret_?access_?key["']?\s*[:=]\s*["']?)[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])/gi, keep: 1 },
-  { kind: 'api_key', regex: /(?<![A-Za-z0-9_-])(?:sk-[A-Za-z0-9_-]{20,512}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,512}|AIza[A-Za-z0-9_-]{35})/g, keep: 0 },
-  { kind: 'bearer', regex: /\b(Bearer\s+)[A-Za-z0-9._~+/-]{8,4096}={0,3}/gi, keep: 1 },
-  { kind: 'authorization', regex: /\b(authorization["']?\s*[:=]\s*["']?(?:Basic|Token|Digest)\s+)[A-Za-z0-9._~+/-]{6,4096}={0,3}/gi, keep: 1 },
-  { kind: 'api_key', regex: keyValue(API_KEY_NAMES), keep: 1, keyed: true },
-  { kind: 'secret', regex: keyValue(SECRET_NAMES), keep: 1, keyed: true },
+  pattern('jwt', DASHED_START, String.raw`eyJ[A-Za-z0-9_-]{5,4096}\.eyJ[A-Za-z0-9_-]{5,65536}\.[A-Za-z0-9_-]{0,4096}`, 'g'),
+  pattern('github_token', WORD_START, '(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})', 'g'),
+  pattern('slack_token', tokenStart('A-Za-z0-9-'), '(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,512}', 'g'),
+  pattern('aws_access_key', WORD_START, String.raw`(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`, 'g'),
+  pattern('aws_secret_key', WORD_START, String.raw`((?:aws_?)?secret_?access_?key${SEPARATOR})[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])`, 'gi', 1),
+  pattern('api_key', DASHED_START, '(?:sk-[A-Za-z0-9_-]{20,512}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,512}|AIza[A-Za-z0-9_-]{35})', 'g'),
+  pattern('bearer', WORD_START, String.raw`(Bearer\s+)[A-Za-z0-9._~+/-]{8,4096}={0,3}`, 'gi', 1),
+  pattern('authorization', WORD_START, String.raw`(authorization${SEPARATOR}(?:Basic|Token|Digest)\s+)[A-Za-z0-9._~+/-]{6,4096}={0,3}`, 'gi', 1),
+  keyValue('api_key', API_KEY_NAMES),
+  keyValue('secret', SECRET_NAMES),
   // The password of a URL's user (postgres://admin:S3cret@db/app): the scheme and user stay. No
   // quote or backslash in it (a URL has them encoded), so it never spans two JSON strings.
-  { kind: 'secret', regex: /\b([a-z][a-z0-9+.-]{1,20}:\/\/[^\s:/@]{1,256}:)[^\s@/"\\]{1,256}(?=@)/gi, keep: 1 },
+  pattern('secret', '', String.raw`\b([a-z][a-z0-9+.-]{1,20}:\/\/[^\s:/@]{1,256}:)[^\s@/"\\]{1,256}(?=@)`, 'gi', 1),
 ];

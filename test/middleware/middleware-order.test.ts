@@ -45,7 +45,8 @@ test('the plugin returns the middleware in that order: redaction, result verific
     expect((await first!(secret)(invocation())).text).toBe('Bearer [REDACTED:bearer]');
     expect((await second!(secret)(invocation())).text).toBe('Bearer abcdefghijklmnop');
     const jsonTool = { ...invocation(), tool: { ...invocation().tool, spec: create(ToolSpecSchema, { name: 't', returnsJson: true }) } };
-    await expect(second!(secret)(jsonTool)).rejects.toThrow('the tool is declared to return JSON but answered text that is not JSON: "Bearer abcdefghijklmnop"');
+    // The excerpt is redacted before it is quoted (its escaped quotes hid values from the outer redaction).
+    await expect(second!(secret)(jsonTool)).rejects.toThrow('the tool is declared to return JSON but answered text that is not JSON: "Bearer [REDACTED:bearer]"');
     let runs = 0;
     const counted = third!(async () => ({ text: `run ${++runs}` }));
     expect([(await counted(invocation())).cached, (await counted(invocation())).cached, runs]).toEqual([undefined, true, 1]);

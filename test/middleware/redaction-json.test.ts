@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { redactSecrets } from '../../src/middleware';
-import { startToolServer, type ToolServer } from '../helpers/servers';
-import { startGuardedApp } from '../guards/helpers';
+import type { ToolRoute } from '../helpers/servers';
+import { startToolApp, type ToolApp } from './redaction-service';
 
 // Found in review: the value of a key named like a secret ran to the next quote, space or comma,
 // so `{"session":{"token":12345678}}` lost its closing braces and reached the model as invalid JSON
@@ -68,22 +68,15 @@ test('JSON lines stay JSON line by line (property)', () => {
 });
 
 describe('through the gRPC service', () => {
-  let tools: ToolServer;
-  let d: Awaited<ReturnType<typeof startGuardedApp>>;
+  let d: ToolApp;
   beforeAll(async () => {
-    tools = await startToolServer({ '/json': (_req, res) => void res.writeHead(200).end('{"user":"bob","session":{"token":12345678}}') });
-    d = await startGuardedApp(`
-tools:
-  - { name: get_json, effect: read_only, returns_json: true, input_schema: '{"type":"object"}', http: { url: "${tools.url}/json" } }
-`);
+    const json: ToolRoute = (_req, res) => void res.writeHead(200).end('{"user":"bob","session":{"token":12345678}}');
+    d = await startToolApp({ '/json': json }, (url) => `  - { name: get_json, effect: read_only, returns_json: true, input_schema: '{"type":"object"}', http: { url: "${url}/json" } }`);
   });
-  afterAll(async () => {
-    await d.close();
-    await tools.close();
-  });
+  afterAll(() => d.close());
 
   test('a returns_json tool answering a secret number reaches the model as JSON, the number redacted', async () => {
-    const res = await d.dispatch.dispatch({ sessionId: 's', calls: [{ id: 'j', name: 'get_json', arguments: '{}' }] });
+    const res = await d.app.dispatch.dispatch({ sessionId: 's', calls: [{ id: 'j', name: 'get_json', arguments: '{}' }] });
     expect(res.results[0]).toMatchObject({ isError: false, output: '{"user":"bob","session":{"token":"[REDACTED:secret]"}}' });
     expect(JSON.parse(res.results[0]!.output)).toEqual({ user: 'bob', session: { token: '[REDACTED:secret]' } });
   });

@@ -10,7 +10,7 @@ const run = (prefix: string, char: string): string => prefix + char.repeat(MIB -
 
 /** Hostile inputs for each entry of SECRET_PATTERNS, by index (the kind is a reminder). */
 const AGAINST_PATTERN: ReadonlyArray<readonly [string, readonly string[]]> = [
-  ['jwt', [fill('-eyJ'), fill('eyJ-'), fill('-eyJaaaaa.eyJ'), fill('eyJaaaaa.eyJaaaaa.'), fill(`eyJ${'a'.repeat(4100)}.`), fill(`eyJaaaaa.eyJ${'b'.repeat(70_000)} `), run('eyJ', 'a'), run('eyJaaaaa.eyJaaaaa.', 'c')]],
+  ['jwt', [fill('-eyJ'), fill('\\neyJ'), fill('eyJ-'), fill('-eyJaaaaa.eyJ'), fill('eyJaaaaa.eyJaaaaa.'), fill(`eyJ${'a'.repeat(4100)}.`), fill(`eyJaaaaa.eyJ${'b'.repeat(70_000)} `), run('eyJ', 'a'), run('eyJaaaaa.eyJaaaaa.', 'c')]],
   ['github_token', [fill('ghp_'), fill(` ghp_${'a'.repeat(35)}`), fill(` github_pat_${'a'.repeat(21)}`), run('ghp_', 'a'), run('github_pat_', '_')]],
   ['slack_token', [fill('xoxb-'), fill(` xoxb-${'a'.repeat(9)}`), run('xoxb-', 'a'), run('xapp', '-')]],
   ['aws_access_key', [fill('AKIA'), fill(` AKIA${'A'.repeat(15)}`), fill(` AKIA${'A'.repeat(17)}`), run('AKIA', 'A')]],
@@ -19,7 +19,7 @@ const AGAINST_PATTERN: ReadonlyArray<readonly [string, readonly string[]]> = [
   ['bearer', [fill('Bearer '), fill(`Bearer ${'a'.repeat(7)} `), run('Bearer', ' '), run('Bearer ', 'a'), run('Bearer a', '=')]],
   ['authorization', [fill('authorization: Basic '), fill(`authorization: Basic ${'a'.repeat(5)} `), run('authorization:', ' '), run('authorization: Basic ', 'a')]],
   ['api_key', [fill('api_key='), fill(`x-api-key: ${'a'.repeat(7)} `), fill('apikey:apikey:'), run('api_key', ' '), run('api_key=', 'a'), run('api_key:', '"')]],
-  ['secret', [fill('password=a '), fill('_token_token:'), fill('next_'), fill(`access_token=${'a'.repeat(7)}&`), run('token:', ' '), run('password=', 'a'), run('x', 'token=')]],
+  ['secret', [fill('password=a '), fill('_token_token:'), fill('next_'), fill(`access_token=${'a'.repeat(7)}&`), run('token:', ' '), run('password=', 'a'), `x${fill('token=')}`, fill('aPassword=a '), fill('\\npassword\\":\\"'), fill('\\n\\n\\n'), fill('DBPASSWORD'), run('password=', '\\')]],
   ['secret', [fill(`ab://${'u'.repeat(250)}:${'p'.repeat(250)}`), fill('a.a.a.a.a.a.a.a.a.a://x:'), fill('https://'), fill(`x://${'a'.repeat(300)}:${'b'.repeat(300)}@`), run('a://b:', 'c')]],
 ];
 

@@ -115,7 +115,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     if (!(error instanceof StoreUnavailableError)) throw error;
     if (!tool.readOnly) {
       deps.logger.warn('store unavailable at claim', { tool: tool.name, error: error.message });
-      return failedBefore(attemptObs, callId, tool, new DispatchError(ErrorKind.STORE_UNAVAILABLE, 'the idempotency store is unreachable, so this side-effecting call was not executed', { phase: 'before', recoverable: true, cause: error }), attempt, started, warnings);
+      return failedBefore(attemptObs, callId, tool, new DispatchError(ErrorKind.STORE_UNAVAILABLE, 'the idempotency store could not record this call (unreachable, or out of room), so this side-effecting call was not executed', { phase: 'before', recoverable: true, cause: error }), attempt, started, warnings);
     }
     deps.logger.warn('store unavailable at claim; read-only call runs without the store, memory and loop record dropped', { tool: tool.name, error: error.message });
     storeDown = true;

@@ -7,10 +7,10 @@ export const JSON_REDACTION_MAX_CHARS = 4 * 1024 * 1024;
 export interface JsonRedactor {
   /** The kind of secret the value under `key` is, or undefined for an ordinary key. */
   keyKind(key: string): SecretKind | undefined;
-  /** The value under a key named like a secret, or undefined to redact it as any other string. */
-  secretValue(kind: SecretKind, value: string): string | undefined;
-  /** A string (a key, or a value under an ordinary key) with its secrets replaced. */
-  redactString(value: string): string;
+  /** The value under `key`, named like a secret, or undefined to redact it as any other string. */
+  secretValue(key: string, kind: SecretKind, value: string): string | undefined;
+  /** A string (a key, or a value under `key` or in an array) with its secrets replaced. */
+  redactString(value: string, key: string | undefined): string;
 }
 
 const QUOTE = 0x22;
@@ -56,6 +56,7 @@ export function redactJson(text: string, redactor: JsonRedactor): string | undef
   }
   let out = '';
   let from = 0;
+  let key: string | undefined;
   let kind: SecretKind | undefined;
   const splice = (start: number, end: number, value: string) => {
     out += text.slice(from, start) + JSON.stringify(value);
@@ -68,19 +69,21 @@ export function redactJson(text: string, redactor: JsonRedactor): string | undef
       const raw = text.slice(i + 1, end - 1);
       const value: string = raw.includes('\\') ? JSON.parse(text.slice(i, end)) : raw;
       const isKey = text.charCodeAt(nextNonSpace(text, end)) === COLON;
-      const replaced = (!isKey && kind !== undefined ? redactor.secretValue(kind, value) : undefined) ?? redactor.redactString(value);
+      const secret = !isKey && key !== undefined && kind !== undefined ? redactor.secretValue(key, kind, value) : undefined;
+      const replaced = secret ?? redactor.redactString(value, isKey ? undefined : key);
       if (replaced !== value) splice(i, end, replaced);
+      key = isKey ? value : undefined;
       kind = isKey ? redactor.keyKind(value) : undefined;
       i = end;
-    } else if (kind !== undefined && isNumberChar(c)) {
+    } else if (key !== undefined && kind !== undefined && isNumberChar(c)) {
       let end = i + 1;
       while (end < text.length && isNumberChar(text.charCodeAt(end))) end++;
-      const replaced = redactor.secretValue(kind, text.slice(i, end));
+      const replaced = redactor.secretValue(key, kind, text.slice(i, end));
       if (replaced !== undefined) splice(i, end, replaced);
-      kind = undefined;
+      key = kind = undefined;
       i = end;
     } else {
-      if (!isSpace(c) && c !== COLON) kind = undefined;
+      if (!isSpace(c) && c !== COLON) key = kind = undefined;
       i++;
     }
   }

@@ -1,5 +1,6 @@
-import { shannonEntropy } from './entropy';
+import { redactHighEntropy } from './entropy';
 import { looksLikeJson, redactJson, type JsonRedactor } from './redact-json';
+import { isCode, isOpaqueKey, isPlainValue } from './secret-context';
 import { SECRET_KEYS, SECRET_PATTERNS, type SecretKind } from './secret-patterns';
 
 /** Options of {@link redactSecrets}. */
@@ -66,46 +67,6 @@ function redactPem(text: string): string {
   return out + text.slice(from);
 }
 
-const TOKEN_CHARS = new Uint8Array(128);
-for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_=-') TOKEN_CHARS[c.charCodeAt(0)] = 1;
-const isToken = (code: number) => code < 128 && TOKEN_CHARS[code] === 1;
-
-/** A run that looks like a random token: not path-like, letters and digits, entropy near the maximum. */
-function looksRandom(text: string, start: number, end: number, factor: number): boolean {
-  if (text.charCodeAt(start) === 47) return false;
-  let slashes = 0;
-  let letters = 0;
-  let digits = 0;
-  for (let i = start; i < end; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 47 && ++slashes > 2) return false;
-    if (c >= 48 && c <= 57) digits++;
-    else if ((c | 32) >= 97 && (c | 32) <= 122) letters++;
-  }
-  if (letters === 0 || digits === 0) return false;
-  return shannonEntropy(text, start, end) >= factor * Math.log2(Math.min(end - start, 64));
-}
-
-/** Long high-entropy runs of token characters, found by one scan over the text. */
-function redactHighEntropy(text: string, minLength: number, factor: number): string {
-  let out = '';
-  let from = 0;
-  let i = 0;
-  while (i < text.length) {
-    if (!isToken(text.charCodeAt(i))) {
-      i++;
-      continue;
-    }
-    const start = i;
-    while (i < text.length && isToken(text.charCodeAt(i))) i++;
-    if (i - start >= minLength && looksRandom(text, start, i, factor)) {
-      out += text.slice(from, start) + marker('high_entropy');
-      from = i;
-    }
-  }
-  return from === 0 ? text : out + text.slice(from);
-}
-
 /**
  * Every pattern in one, loose and case-insensitive: a superset of their matches, so one scan tells
  * whether any pattern can match and most texts, which hold no secret, skip the replacing scans.
@@ -131,14 +92,16 @@ function valueLength(value: string): number {
 
 /**
  * A key-value match: the key stays, the value is redacted up to a closing bracket it did not open
- * (`{"token":12345678}` keeps its `}`) or an earlier marker. A value after a quoted key without a
- * quote of its own (a JSON number) becomes a quoted marker, so that JSON stays JSON.
+ * (`{"token":12345678}` keeps its `}`) or an earlier marker, unless it is no secret (a reference,
+ * a path, a word, code: secret-context.ts). A value after a quoted key without a quote of its own
+ * (a JSON number) becomes a quoted marker, so that JSON stays JSON.
  */
 function replaceKeyed(kind: SecretKind) {
-  return (match: string, key: string, value: string): string => {
-    const end = valueLength(value);
-    if (end < 8) return match;
-    return key + (/["']\s*:\s*$/.test(key) ? `"${marker(kind)}"` : marker(kind)) + value.slice(end);
+  return (match: string, key: string, whole: string, offset: number, text: string): string => {
+    const end = valueLength(whole);
+    const value = whole.slice(0, end);
+    if (end < 8 || isPlainValue(key, value) || isCode(text, offset, key, value, offset + key.length + end)) return match;
+    return key + (/["']\s*:\s*$/.test(key) ? `"${marker(kind)}"` : marker(kind)) + whole.slice(end);
   };
 }
 
@@ -150,7 +113,13 @@ const REPLACEMENTS = SECRET_PATTERNS.map(({ kind, keep, keyed }) =>
 /** How deep JSON inside JSON strings is redacted as JSON; deeper, as text. */
 const MAX_JSON_DEPTH = 4;
 
-function redactText(text: string, minLength: number, factor: number): string {
+/** The entropy step's settings; `minLength` Infinity leaves it out. */
+interface EntropySettings {
+  readonly minLength: number;
+  readonly factor: number;
+}
+
+function redactText(text: string, entropy: EntropySettings): string {
   let out = redactPem(text);
   if (ANY_SECRET_PATTERN.test(out)) {
     for (let i = 0; i < SECRET_PATTERNS.length; i++) {
@@ -160,7 +129,7 @@ function redactText(text: string, minLength: number, factor: number): string {
       out = typeof replacement === 'string' ? out.replace(regex, replacement) : out.replace(regex, replacement);
     }
   }
-  return redactHighEntropy(out, minLength, factor);
+  return out.length < entropy.minLength ? out : redactHighEntropy(out, entropy.minLength, entropy.factor, marker('high_entropy'));
 }
 
 function keyKind(key: string): SecretKind | undefined {
@@ -169,26 +138,33 @@ function keyKind(key: string): SecretKind | undefined {
 }
 
 /** A whole value under a key named like a secret, as the text patterns take it: 8+ characters, no space. */
-const secretValue = (kind: SecretKind, value: string): string | undefined =>
-  value.length >= 8 && !/\s/.test(value) && !value.includes(MARKER_START) ? marker(kind) : undefined;
+function secretValue(key: string, kind: SecretKind, value: string): string | undefined {
+  if (value.length < 8 || /\s/.test(value) || value.includes(MARKER_START) || isPlainValue(key, value)) return undefined;
+  return marker(kind);
+}
 
-function redact(text: string, minLength: number, factor: number, depth: number): string {
+function redact(text: string, entropy: EntropySettings, depth: number): string {
   if (text.length < 8) return text;
-  const out = redactText(text, minLength, factor);
+  const out = redactText(text, entropy);
   // Most outputs hold nothing to redact; only those that do are read again as JSON.
   if (out === text || depth >= MAX_JSON_DEPTH || !looksLikeJson(text)) return out;
-  const redactor: JsonRedactor = { keyKind, secretValue, redactString: (value) => redact(value, minLength, factor, depth + 1) };
+  const redactor: JsonRedactor = {
+    keyKind,
+    secretValue,
+    redactString: (value, key) => redact(value, key !== undefined && isOpaqueKey(key) ? { ...entropy, minLength: Infinity } : entropy, depth + 1),
+  };
   return redactJson(text, redactor) ?? out;
 }
 
 /**
  * Replaces secrets in `text` with `[REDACTED:kind]`: private keys, JWTs, GitHub and Slack tokens,
  * AWS keys, API keys (`sk-...`, `api_key=...`), bearer and other authorization headers, values of
- * password and token fields, then long high-entropy strings. Hex strings (hashes, UUIDs) and
- * path-like strings are kept. JSON stays valid JSON: an output that parses is redacted value by
- * value (strings inside strings too, when they are JSON). Every step is linear in the length of
- * `text`.
+ * password and token fields, then long high-entropy strings. Kept: hex strings (hashes, UUIDs),
+ * paths, identifiers, integrity hashes, the values of pagination and id keys, and code and
+ * references after secret-named keys (secret-context.ts). JSON stays valid JSON: an output that
+ * parses is redacted value by value (strings inside strings too, when they are JSON). Every step
+ * is linear in the length of `text`.
  */
 export function redactSecrets(text: string, options: RedactionOptions = {}): string {
-  return redact(text, options.minEntropyLength ?? 32, options.entropyFactor ?? 0.8, 0);
+  return redact(text, { minLength: options.minEntropyLength ?? 32, factor: options.entropyFactor ?? 0.8 }, 0);
 }

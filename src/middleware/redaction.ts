@@ -19,7 +19,8 @@ function redactError(error: unknown, options: RedactionOptions): unknown {
 /**
  * Secret redaction of outputs (outermost middleware): the tool's text, its warnings and the
  * message of an error it answered (which quotes the tool's body) reach the model, the events and
- * the memory with every secret replaced by `[REDACTED:kind]`.
+ * the memory with every secret replaced by `[REDACTED:kind]`. A tool declared `skip_redaction`
+ * passes through as it answered.
  */
 export function redaction(options: RedactionOptions = {}): Middleware {
   const redactOutput = (output: ToolOutput): ToolOutput => {
@@ -31,6 +32,7 @@ export function redaction(options: RedactionOptions = {}): Middleware {
     throw redactError(error, options);
   };
   return (next) => (invocation) => {
+    if (invocation.tool.spec.skipRedaction) return next(invocation);
     let pending: Promise<ToolOutput>;
     try {
       pending = next(invocation);

@@ -20,14 +20,18 @@ function isJson(text: string): boolean {
  */
 export function resultVerification(): Middleware {
   // Tools that do not declare JSON pass straight through: no promise of this stage's own.
-  return (next) => (invocation) => (invocation.tool.spec.returnsJson ? next(invocation).then(verifyJson) : next(invocation));
+  return (next) => (invocation) => {
+    const { returnsJson, skipRedaction } = invocation.tool.spec;
+    return returnsJson ? next(invocation).then((output) => verifyJson(output, !skipRedaction)) : next(invocation);
+  };
 }
 
-function verifyJson(output: ToolOutput): ToolOutput {
+function verifyJson(output: ToolOutput, redact: boolean): ToolOutput {
   if (isJson(output.text)) return output;
   // Redacted before it is quoted: JSON.stringify escapes its quotes (\"), which the outer
   // redaction of the message saw as ending a value. Cut after redaction, so no secret is cut short.
-  const redacted = redactSecrets(output.text.slice(0, EXCERPT_CHARS * 4));
+  const start = output.text.slice(0, EXCERPT_CHARS * 4);
+  const redacted = redact ? redactSecrets(start) : start;
   const cut = redacted.length > EXCERPT_CHARS || output.text.length > EXCERPT_CHARS * 4;
   const excerpt = cut ? `${redacted.slice(0, EXCERPT_CHARS)}...` : redacted;
   throw new DispatchError(ErrorKind.UNEXPECTED, `the tool is declared to return JSON but answered text that is not JSON: ${JSON.stringify(excerpt)}`, {

@@ -115,6 +115,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   keyValue('api_key', API_KEY_NAMES),
   keyValue('secret', SECRET_NAMES),
   // The password of a URL's user (postgres://admin:S3cret@db/app): the scheme and user stay. No
-  // quote or backslash in it (a URL has them encoded), so it never spans two JSON strings.
-  pattern('secret', '', String.raw`\b([a-z][a-z0-9+.-]{1,20}:\/\/[^\s:/@]{1,256}:)[^\s@/"\\]{1,256}(?=@)`, 'gi', 1),
+  // quote or backslash in it (a URL has them encoded), so it never spans two JSON strings; no
+  // bracket in the user (redis://[:password@]host is a usage line).
+  pattern('secret', '', String.raw`\b([a-z][a-z0-9+.-]{1,20}:\/\/[^\s:/@[\]]{1,256}:)[^\s@/"\\]{1,256}(?=@)`, 'gi', 1),
 ];

@@ -1,0 +1,83 @@
+/**
+ * What the text around a secret-like value says about it: the checks that keep values which only
+ * look like secrets (redaction of them broke source code, paths and pagination for the agent).
+ */
+
+/** Key names whose value a human chose: even a plain word after them is a secret. */
+const PASSWORD_NAME = /pass(?:wor)?d|pwd/i;
+
+/** Ends of key names (lowercase, letters and digits only) whose values identify or page. */
+const OPAQUE_KEY =
+  /(?:(?:next|page|prev|previous|continuation|pagination|sync|resume)token|cursor|marker|continue|after|before|scrollid|integrity|etag|checksum|digest|hash|sha\d*|md5|uid|guid|ids?)$/;
+
+/** The name of an environment variable holding a secret (`DB_PASSWORD`, `DISPATCH_TOKEN`). */
+const ENV_NAME = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:TOKEN|SECRET|PASSWORD|PASSWD|PWD|KEY|CREDENTIALS?)(?:_[A-Z0-9]+)*$/;
+
+/** Words in a key that make its value one to hide all the same (Vault's secret_id, a session id). */
+const SECRET_WORD = /secret|session|passw|auth|credential|private/;
+
+/**
+ * A value that points to something, or is a word, rather than being a secret: `${DB_PASSWORD}`,
+ * `$TOKEN`, `$(openssl rand -hex 32)`, a path (`PWD=/home/alice`, `~/x`, `./x`, `C:\x`), a URL
+ * (whose password, if any, has a pattern of its own), the name of a variable (`DB_PASSWORD`), or,
+ * after a key that is not a password's, a word (`{"token":"understanding"}`, `same-origin`).
+ */
+export function isPlainValue(key: string, value: string): boolean {
+  if (value.startsWith('$') || /^(?:\/|~\/|\.\.?\/|[A-Za-z]:\\)/.test(value) || /^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return true;
+  if (ENV_NAME.test(value)) return true;
+  return !PASSWORD_NAME.test(key) && value.length <= 32 && /^(?:[a-z]+(?:[-_][a-z]+)*|[A-Z][a-z]+)$/.test(value);
+}
+
+const DECLARATION = /(?:^|[^\w$])(?:const|let|var|val|final|readonly|private|public|protected)\s+(?:[\w$<>[\]]+\s+)?[\w$]*$/;
+const IDENTIFIER_PATH = /^[A-Za-z_$][\w$]*(?:(?:\.|\?\.|::)[A-Za-z_$][\w$]*)*/;
+const LETTERS_PATH = /^[A-Za-z_$]+(?:\.[A-Za-z_$]+)+$/;
+/** A variable named like a secret: the name as a word of it (db_password, accessToken, $secret). */
+const SECRET_NAME = /(?:^|[_$]|(?<=[a-z])(?=[A-Z]))(?:[Tt]oken|TOKEN|[Ss]ecret|SECRET|[Pp]ass(?:wor)?d|PASS(?:WOR)?D|[Cc]redential|CREDENTIAL|[Aa]pi_?[Kk]ey|API_?KEY)/;
+const CODE_AFTER = /^\s*[;,)|&?=>\]}<{]/;
+
+/**
+ * Whether an unquoted value after a key is code rather than a secret: an expression on the right
+ * of a declaration (`const token = header.slice(7);`), a property path (`options.password`,
+ * `process.env.DB_PASSWORD`, `tokens.yaml`), a call or an index (`getToken()`, `argv[3]`), or,
+ * after `:` or a spaced `=`, a variable named like a secret (`password = dbPassword`) or a name
+ * followed by code punctuation (`privateKey: KeyObject;`, `(token: Principal)`). `API_KEY=sk-...`,
+ * `password: hunter2`, `password=hunter2;` (a connection string) and quoted values stay secrets.
+ */
+export function isCode(text: string, keyStart: number, key: string, value: string, valueEnd: number): boolean {
+  if (/["'`]$/.test(key)) return false;
+  const path = IDENTIFIER_PATH.exec(value)?.[0] ?? '';
+  if (path === value && LETTERS_PATH.test(value)) return true;
+  // A call or an index, unless a closed group is followed by more of the value (`ab(cd)efgh`).
+  const rest = value.slice(path.length);
+  if (path !== '' && /^[([]/.test(rest) && !/^[([][^()[\]]*[)\]][^.()[\]]/.test(rest)) return true;
+  if (DECLARATION.test(text.slice(Math.max(0, keyStart - 64), keyStart))) return true;
+  if (!/(?::|\s=)\s*$/.test(key)) return false;
+  if (path === value && SECRET_NAME.test(value)) return true;
+  return /^[A-Za-z_$]+$/.test(value) && CODE_AFTER.test(text.slice(valueEnd, valueEnd + 64));
+}
+
+/** Whether values under `key` identify or page (`next_token`, `cursor`, `id`, `integrity`): no secret by their entropy alone. */
+export function isOpaqueKey(key: string): boolean {
+  const name = key.replace(/[^A-Za-z0-9]/g, '').toLowerCase();
+  return OPAQUE_KEY.test(name) && !SECRET_WORD.test(name);
+}
+
+const KEY_CHAR = /[\w.-]/;
+
+/**
+ * The key a value at `start` is written under, read backwards past its quotes (escaped or not),
+ * `:` or `=` and spaces: `"NextToken": "AYAD...`, `cursor=...`. Empty when there is none.
+ */
+export function keyBefore(text: string, start: number): string {
+  let i = start;
+  const skip = (chars: string) => {
+    while (i > 0 && start - i < 16 && chars.includes(text[i - 1]!)) i--;
+  };
+  skip('"\'\\ ');
+  if (i === 0 || !':='.includes(text[i - 1]!)) return '';
+  i--;
+  skip('"\'\\ ');
+  const end = i;
+  while (i > 0 && end - i < 64 && KEY_CHAR.test(text[i - 1]!)) i--;
+  return text.slice(i, end);
+}

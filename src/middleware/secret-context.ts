@@ -10,8 +10,17 @@ const PASSWORD_NAME = /pass(?:wor)?d|pwd/i;
 const OPAQUE_KEY =
   /(?:(?:next|page|prev|previous|continuation|pagination|sync|resume)token|cursor|marker|continue|after|before|scrollid|integrity|etag|checksum|digest|hash|sha\d*|md5|uid|guid|ids?)$/;
 
-/** The name of an environment variable holding a secret (`DB_PASSWORD`, `DISPATCH_TOKEN`). */
-const ENV_NAME = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:TOKEN|SECRET|PASSWORD|PASSWD|PWD|KEY|CREDENTIALS?)(?:_[A-Z0-9]+)*$/;
+const SECRET_WORDS = new Set(['TOKEN', 'SECRET', 'PASSWORD', 'PASSWD', 'PWD', 'KEY', 'CREDENTIAL', 'CREDENTIALS']);
+
+/**
+ * The name of an environment variable holding a secret (`DB_PASSWORD`, `DISPATCH_TOKEN`): split
+ * rather than one regular expression, whose `(_[A-Z0-9]+)*_KEY` backtracked quadratically.
+ */
+function isEnvName(value: string): boolean {
+  if (value.length > 64 || !/^[A-Z][A-Z0-9_]*$/.test(value)) return false;
+  const words = value.split('_');
+  return words.every((w) => w !== '') && words.slice(1).some((w) => SECRET_WORDS.has(w));
+}
 
 /** Words in a key that make its value one to hide all the same (Vault's secret_id, a session id). */
 const SECRET_WORD = /secret|session|passw|auth|credential|private/;
@@ -24,7 +33,7 @@ const SECRET_WORD = /secret|session|passw|auth|credential|private/;
  */
 export function isPlainValue(key: string, value: string): boolean {
   if (value.startsWith('$') || /^(?:\/|~\/|\.\.?\/|[A-Za-z]:\\)/.test(value) || /^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return true;
-  if (ENV_NAME.test(value)) return true;
+  if (isEnvName(value)) return true;
   return !PASSWORD_NAME.test(key) && value.length <= 32 && /^(?:[a-z]+(?:[-_][a-z]+)*|[A-Z][a-z]+)$/.test(value);
 }
 
@@ -58,6 +67,7 @@ export function isCode(text: string, keyStart: number, key: string, value: strin
 
 /** Whether values under `key` identify or page (`next_token`, `cursor`, `id`, `integrity`): no secret by their entropy alone. */
 export function isOpaqueKey(key: string): boolean {
+  if (key.length > 256) return false;
   const name = key.replace(/[^A-Za-z0-9]/g, '').toLowerCase();
   return OPAQUE_KEY.test(name) && !SECRET_WORD.test(name);
 }

@@ -22,7 +22,7 @@ const AGAINST_PATTERN: ReadonlyArray<readonly [string, () => readonly string[]]>
   ['bearer', () => [fill('Bearer '), fill(`Bearer ${'a'.repeat(7)} `), run('Bearer', ' '), run('Bearer ', 'a'), run('Bearer a', '=')]],
   ['authorization', () => [fill('authorization: Basic '), fill(`authorization: Basic ${'a'.repeat(5)} `), run('authorization:', ' '), run('authorization: Basic ', 'a')]],
   ['api_key', () => [fill('api_key='), fill(`x-api-key: ${'a'.repeat(7)} `), fill('apikey:apikey:'), run('api_key', ' '), run('api_key=', 'a'), run('api_key:', '"')]],
-  ['secret', () => [fill('password=a '), fill('_token_token:'), fill('next_'), fill(`access_token=${'a'.repeat(7)}&`), run('token:', ' '), run('password=', 'a'), `x${fill('token=')}`, fill('aPassword=a '), fill('\\npassword\\":\\"'), fill('\\n\\n\\n'), fill('DBPASSWORD'), run('password=', '\\')]],
+  ['secret', () => [fill('password=a '), fill('_token_token:'), fill('next_'), fill(`access_token=${'a'.repeat(7)}&`), run('token:', ' '), run('password=', 'a'), `x${fill('token=')}`, fill(`password=A${'_KEY'.repeat(1020)}x `), fill('aPassword=a '), fill('\\npassword\\":\\"'), fill('\\n\\n\\n'), fill('DBPASSWORD'), run('password=', '\\')]],
   ['secret', () => [fill(`ab://${'u'.repeat(250)}:${'p'.repeat(250)}`), fill('a.a.a.a.a.a.a.a.a.a://x:'), fill('https://'), fill(`x://${'a'.repeat(300)}:${'b'.repeat(300)}@`), run('a://b:', 'c')]],
 ];
 
@@ -35,6 +35,9 @@ const againstScans = (): readonly string[] => [
   run('x1', 'A'),
   fill(`${'a1'.repeat(16)} `),
   fill('9fT2kQ7xLm4ZpR8vW1nB6cY3hJ0sD5gA7eK2uP9q'),
+  fill('9fT2kQ7xLm4ZpR8vW1nB6cY3hJ0sD5gA7eK2uP9q '),
+  fill('next_token=9fT2kQ7xLm4ZpR8vW1nB6cY3hJ0sD5gA7eK2uP9q '),
+  fill('"id": "9fT2kQ7xLm4ZpR8vW1nB6cY3hJ0sD5gA7eK2uP9q", '),
   fill('The quick brown fox jumps over the lazy dog. '),
 ];
 

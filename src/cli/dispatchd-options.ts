@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { resolveTlsRefreshIntervalMs, type TlsFiles } from '../auth';
+import { MAX_TIMER_MS } from '../options/limits';
 import { parseHostPort } from '../telemetry';
 import { isLoopbackHost } from './loopback';
 
@@ -16,9 +17,6 @@ export interface DaemonOptions {
   readonly metricsListen?: string;
   readonly tls?: TlsFiles;
 }
-
-/** Node runs a timer longer than this after 1 ms. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export const USAGE = `usage: dispatchd [--listen HOST:PORT] [--redis URL] [--config FILE] [--grace MS]
                  [--insecure] [--metrics-listen HOST:PORT]

@@ -17,7 +17,7 @@ export function toolFromYaml(raw: unknown): { spec: ToolSpec } | { path: string;
     const value = json[field];
     if (typeof value !== 'string' || value.startsWith(prefix)) continue;
     const known = ENUM_NAMES[field]!;
-    if (!known.includes(value)) return { path: field, problem: `must be ${known.join(' or ')}, got ${JSON.stringify(value).slice(0, 100)}` };
+    if (!known.includes(value.toLowerCase())) return { path: field, problem: `must be ${known.join(' or ')}, got ${JSON.stringify(value).slice(0, 100)}` };
     json[field] = `${prefix}${value.toUpperCase()}`;
   }
   for (const field of UINT_FIELDS) {

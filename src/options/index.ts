@@ -1,3 +1,3 @@
-export { DEFAULT_LIMITS, resolveLimits } from './limits';
+export { DEFAULT_LIMITS, MAX_TIMER_MS, resolveLimits } from './limits';
 export type { Limits } from './limits';
 export { TOOL_DEFAULTS, MAX_RECOVERY_ATTEMPTS } from './tool-defaults';

@@ -91,15 +91,15 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
 });
 
 /** Node runs a timer longer than this (2^31 - 1 ms, ~24.8 days) after 1 ms. */
-const TIMER_MAX_MS = 2 ** 31 - 1;
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Largest values, where a larger one would break what the limit bounds, and why. */
 const MAXIMUMS: Partial<Record<keyof Limits, { readonly max: number; readonly why: string }>> = {
-  storeTimeoutMs: { max: TIMER_MAX_MS, why: 'Node runs longer timers at once' },
-  approvalTimeoutMs: { max: TIMER_MAX_MS, why: 'Node runs longer timers at once' },
-  keepaliveTimeMs: { max: TIMER_MAX_MS, why: 'Node runs longer timers at once' },
-  keepaliveTimeoutMs: { max: TIMER_MAX_MS, why: 'Node runs longer timers at once' },
-  maxConnectionAgeMs: { max: TIMER_MAX_MS, why: 'Node runs longer timers at once' },
+  storeTimeoutMs: { max: MAX_TIMER_MS, why: 'Node runs longer timers at once' },
+  approvalTimeoutMs: { max: MAX_TIMER_MS, why: 'Node runs longer timers at once' },
+  keepaliveTimeMs: { max: MAX_TIMER_MS, why: 'Node runs longer timers at once' },
+  keepaliveTimeoutMs: { max: MAX_TIMER_MS, why: 'Node runs longer timers at once' },
+  maxConnectionAgeMs: { max: MAX_TIMER_MS, why: 'Node runs longer timers at once' },
   maxMessageBytes: { max: 2 ** 31 - 1, why: 'grpc-js takes a 32-bit message size' },
   maxToolOutputChars: { max: 2 ** 29 - 24, why: "V8's longest string" },
   loopWindow: { max: 10_000, why: 'each call reads its session\'s whole window' },

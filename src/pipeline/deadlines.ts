@@ -1,3 +1,5 @@
+import { MAX_TIMER_MS } from '../options/limits';
+
 /** A pending deadline; pass it back to {@link Deadlines.cancel}. */
 export interface Deadline {
   /** When it is due, on the deadlines' clock (set by {@link Deadlines.schedule}). */
@@ -6,9 +8,6 @@ export interface Deadline {
   slot: number;
   fire(): void;
 }
-
-/** The longest delay setTimeout takes (longer ones fire after 1 ms); the timer re-arms past it. */
-const MAX_TIMER_MS = 2_147_483_647;
 
 /** A timer may fire this early (ms); a deadline this close to now counts as reached. */
 const EARLY_FIRE_TOLERANCE_MS = 1;

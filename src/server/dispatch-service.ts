@@ -172,7 +172,8 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
 
   async function endSession(request: EndSessionRequest, call: grpc.ServerUnaryCall<EndSessionRequest, EndSessionResponse>): Promise<EndSessionResponse> {
     const principal = authenticate(call, 'dispatch');
-    checkSessionId(request.sessionId);
+    // An unknown session's end is OK (DESIGN section 2), an empty or long id's too; a NUL is not.
+    if (request.sessionId.includes('\u0000')) checkSessionId(request.sessionId);
     const scope = { tenant: principal.tenant, sessionId: request.sessionId };
     await deps.store.endSession(scope).catch(() => {
       throw new RpcError(grpc.status.UNAVAILABLE, 'the session store is unreachable; try again shortly');

@@ -1,5 +1,6 @@
 import { tmpdir } from 'node:os';
 import type { Logger } from '../log';
+import { MAX_TIMER_MS } from '../options/limits';
 
 /** Options of {@link createScratchDirs}. */
 export interface ScratchDirsOptions {
@@ -34,7 +35,6 @@ export const DEFAULT_MAX_SCRATCH_DIRS = 1000;
 export const DEFAULT_SCRATCH_SWEEP_INTERVAL_MS = 10 * 60 * 1000;
 export const DEFAULT_SCRATCH_REMOVALS_PER_SWEEP = 100;
 /** Node runs a timer of 2^31 ms or more after 1 ms. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 function positiveInteger(name: string, value: unknown, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {

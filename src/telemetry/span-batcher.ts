@@ -2,6 +2,7 @@ import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
 import { throttledWarn, type Logger } from '../log';
+import { MAX_TIMER_MS } from '../options/limits';
 import { RequestWriter, type RequestFrame } from './otlp-request';
 import type { SpanData } from './otlp-span-encoding';
 import type { SpanSink } from './span-tracer';
@@ -74,12 +75,9 @@ function positive(env: NodeJS.ProcessEnv, name: string, fallback: number): numbe
   return Number.isFinite(value) && value > 0 ? value : fallback;
 }
 
-/**
- * The longest delay a Node timer takes (2^31-1 ms, ~24.8 days): setTimeout runs a longer one after
- * 1 ms (TimeoutOverflowWarning), which would time every export out at once and send every batch
- * as its first span ends.
- */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
+// MAX_TIMER_MS: a longer delay would time every export out at once and send every batch as its
+// first span ends (setTimeout runs it after 1 ms).
+export { MAX_TIMER_MS };
 
 /** A positive duration in ms, at most {@link MAX_TIMER_MS} (a longer one is taken as that). */
 const milliseconds = (env: NodeJS.ProcessEnv, name: string, fallback: number): number => Math.min(positive(env, name, fallback), MAX_TIMER_MS);

@@ -22,6 +22,8 @@ test('a session id holding NUL is refused by Dispatch and EndSession, and nothin
   const ok = await d.dispatch.dispatch({ sessionId: 'prod\u0001s', calls: [{ id: 'c', name: 'echo', arguments: '{"text":"x"}' }] });
   expect(ok.results[0]!.isError).toBe(false);
   expect(await statusOf(d.dispatch.endSession({ sessionId: 'prod\u0001s' }))).toEqual({ code: grpc.status.OK, details: '' });
+  // Ending an unknown session is OK, whatever its id (DESIGN section 2); only a NUL is refused.
+  for (const sessionId of ['', 'x'.repeat(300)]) expect(await statusOf(d.dispatch.endSession({ sessionId }))).toEqual({ code: grpc.status.OK, details: '' });
 });
 
 test('a tenant name holding a control character is refused at load', () => {

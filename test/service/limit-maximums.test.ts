@@ -41,6 +41,9 @@ test("a tool's effect spelt otherwise than read_only or side_effect is refused w
   expect(() => parseConfig(yaml('side_effecting'), 'test.yaml')).toThrow('test.yaml: tools[0].effect: must be read_only or side_effect, got "side_effecting"');
   expect(parseConfig(yaml('side_effect'), 'test.yaml').tools[0]!.effect).toBe(Effect.SIDE_EFFECT);
   expect(parseConfig(yaml('EFFECT_READ_ONLY'), 'test.yaml').tools[0]!.effect).toBe(Effect.READ_ONLY);
+  // Any case, as before the check.
+  expect(parseConfig(yaml('READ_ONLY'), 'test.yaml').tools[0]!.effect).toBe(Effect.READ_ONLY);
+  expect(parseConfig(yaml('Side_Effect'), 'test.yaml').tools[0]!.effect).toBe(Effect.SIDE_EFFECT);
 });
 
 test('arguments as deep as the largest max_argument_depth are validated and run', async () => {

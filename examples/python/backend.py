@@ -5,7 +5,8 @@ results the model would read next.
 
 --calls is a JSON list of {"id", "name", "arguments"} as a model emitted them (arguments is the
 raw text, even when it is broken); the default turn calls the built-in echo, the py_word_count
-tool of worker.py, and a misspelled tool.
+tool of worker.py, and a misspelled tool. The token, TLS and pings come from DISPATCH_* variables
+(see dispatch_connection.py); a setting that cannot be used exits 2 before anything connects.
 """
 
 import argparse
@@ -15,6 +16,7 @@ import uuid
 
 import grpc
 
+import dispatch_connection
 import dispatch_stubs
 
 DEFAULT_CALLS = [
@@ -32,8 +34,12 @@ def main() -> int:
     parser.add_argument("--parallel", action="store_true", help="dispatch in parallel mode")
     args = parser.parse_args()
 
+    try:
+        connection = dispatch_connection.resolve(args.address)
+    except dispatch_connection.SettingError as error:
+        print(f"backend.py: {error}", file=sys.stderr)
+        return 2
     stubs = dispatch_stubs.load()
-    address, metadata = dispatch_stubs.channel_options(args.address)
     calls = json.loads(args.calls) if args.calls else DEFAULT_CALLS
     request = stubs.dispatch_pb2.DispatchRequest(
         session_id=args.session,
@@ -41,10 +47,10 @@ def main() -> int:
         calls=[stubs.dispatch_pb2.ToolCall(id=c["id"], name=c["name"], arguments=c["arguments"]) for c in calls],
         mode=stubs.dispatch_pb2.DISPATCH_MODE_PARALLEL if args.parallel else stubs.dispatch_pb2.DISPATCH_MODE_SEQUENTIAL,
     )
-    with grpc.insecure_channel(address, options=dispatch_stubs.keepalive_options()) as channel:
+    with connection.channel() as channel:
         dispatch = stubs.dispatch_pb2_grpc.DispatchServiceStub(channel)
         try:
-            response = dispatch.Dispatch(request, metadata=metadata, timeout=60)
+            response = dispatch.Dispatch(request, metadata=connection.metadata, timeout=60)
         except grpc.RpcError as error:
             print(f"dispatch failed: {error.code().name}: {error.details()}", file=sys.stderr)
             return 1
@@ -52,7 +58,7 @@ def main() -> int:
             status = "error" if result.is_error else "ok"
             kind = " " + stubs.dispatch_pb2.ErrorKind.Name(result.error.kind).removeprefix("ERROR_KIND_") if result.is_error else ""
             print(f"{result.tool_call_id} {status}{kind} tool={result.resolved_tool_name or '-'} attempts={result.attempts}: {result.output}")
-        dispatch.EndSession(stubs.dispatch_pb2.EndSessionRequest(session_id=args.session), metadata=metadata, timeout=10)
+        dispatch.EndSession(stubs.dispatch_pb2.EndSessionRequest(session_id=args.session), metadata=connection.metadata, timeout=10)
     return 0
 
 

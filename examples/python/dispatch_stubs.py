@@ -80,31 +80,6 @@ def load() -> types.SimpleNamespace:
     return types.SimpleNamespace(**{name: importlib.import_module(f"dispatch.v1.{name}") for name in MODULES})
 
 
-def channel_options(argv_address: str | None) -> tuple[str, list[tuple[str, str]]]:
-    """The dispatchd address (flag, DISPATCH_ADDRESS, or 127.0.0.1:50051) and auth metadata (DISPATCH_TOKEN)."""
-    address = argv_address or os.environ.get("DISPATCH_ADDRESS") or "127.0.0.1:50051"
-    token = os.environ.get("DISPATCH_TOKEN")
-    return address, [("authorization", f"Bearer {token}")] if token else []
-
-
-def keepalive_options() -> list[tuple[str, int]]:
-    """Channel options that ping dispatchd every DISPATCH_KEEPALIVE_MS (default 30000; 0 turns the
-    pings off) while a call is open, with DISPATCH_KEEPALIVE_TIMEOUT_MS (default 10000) to answer: a
-    call or stream on a connection whose server vanished without closing it (half-open) then fails
-    UNAVAILABLE instead of waiting for ever, and the worker opens a new stream. gRPC core keeps
-    pinging a connection that dispatchd is draining and dispatchd answers, so the calls still
-    running on it finish (the grpc-js client differs: see dispatch's KEEPALIVE_CHANNEL_OPTIONS)."""
-    every = int(os.environ.get("DISPATCH_KEEPALIVE_MS") or "30000")
-    if every <= 0:
-        return []
-    return [
-        ("grpc.keepalive_time_ms", every),
-        ("grpc.keepalive_timeout_ms", int(os.environ.get("DISPATCH_KEEPALIVE_TIMEOUT_MS", "10000"))),
-        # Pings go on however long the stream sends nothing (the gRPC core stops after 2 by default).
-        ("grpc.http2.max_pings_without_data", 0),
-    ]
-
-
 if __name__ == "__main__":
     try:
         print(generate())

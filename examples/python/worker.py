@@ -3,6 +3,9 @@ heartbeats, one completion per assignment), and on a new stream whenever one end
 or Ctrl-C.
 
     python3 worker.py [--address HOST:PORT] [--id WORKER_ID]
+
+The token, TLS and pings come from DISPATCH_* variables (see dispatch_connection.py); a setting
+that cannot be used exits 2 before anything connects.
 """
 
 import argparse
@@ -17,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import grpc
 
+import dispatch_connection
 import dispatch_stubs
 
 HEARTBEAT_SECONDS = 2.0
@@ -37,13 +41,61 @@ FIRST_BACKOFF_SECONDS = 0.5
 MAX_BACKOFF_SECONDS = 10.0
 
 
-def serve(stubs, address: str, metadata, worker_id: str, stopping: threading.Event, current: dict):
+def say(line: str) -> None:
+    """Prints a whole line in one write: print() writes the text and its newline apart, so the
+    lines of threads printing at once ran together."""
+    sys.stdout.write(f"{line}\n")
+    sys.stdout.flush()
+
+
+class Assignments:
+    """The assignments of one stream not yet answered, and which of them dispatch cancelled. A
+    cancel for any other (answered already: the completion and the cancel crossed) is dropped, so
+    neither set outgrows the assignments in progress."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: set[str] = set()
+        self._cancelled: set[str] = set()
+
+    def start(self, assignment_id: str) -> None:
+        with self._lock:
+            self._open.add(assignment_id)
+
+    def cancel(self, assignment_id: str) -> bool:
+        """Marks an open assignment cancelled; False when it is not open."""
+        with self._lock:
+            if assignment_id not in self._open:
+                return False
+            self._cancelled.add(assignment_id)
+            return True
+
+    def cancelled(self, assignment_id: str) -> bool:
+        with self._lock:
+            return assignment_id in self._cancelled
+
+    def finish(self, assignment_id: str) -> bool:
+        """Forgets an assignment; True when it was cancelled (its completion is not sent)."""
+        with self._lock:
+            self._open.discard(assignment_id)
+            if assignment_id not in self._cancelled:
+                return False
+            self._cancelled.discard(assignment_id)
+            return True
+
+    def sizes(self) -> tuple[int, int]:
+        """How many ids are held: open, cancelled."""
+        with self._lock:
+            return len(self._open), len(self._cancelled)
+
+
+def serve(stubs, connection: dispatch_connection.Connection, worker_id: str, stopping: threading.Event, current: dict):
     """Hosts TOOLS on one Work stream until it ends; gives its status code and details."""
     pb, tool_pb = stubs.worker_pb2, stubs.tool_pb2
     outbox: "queue.Queue[object]" = queue.Queue()
     current["outbox"] = outbox
     ended = threading.Event()
-    cancelled: set[str] = set()
+    assignments = Assignments()
 
     def outgoing():
         while True:
@@ -57,15 +109,19 @@ def serve(stubs, address: str, metadata, worker_id: str, stopping: threading.Eve
             outbox.put(pb.WorkerMessage(heartbeat=pb.Heartbeat()))
 
     def run(assignment) -> None:
+        # Cancelled while it waited for a thread: the tool does not run.
+        if assignments.cancelled(assignment.assignment_id):
+            assignments.finish(assignment.assignment_id)
+            return
         try:
             output, is_error = TOOLS[assignment.call.name](json.loads(assignment.call.arguments)), False
         except Exception as error:  # the tool's failure is reported to dispatch, not raised
             output, is_error = f"{type(error).__name__}: {error}", True
-        if assignment.assignment_id in cancelled:
+        if assignments.finish(assignment.assignment_id):
             return
         completion = pb.Completion(assignment_id=assignment.assignment_id, output=output, is_error=is_error, error_message=output if is_error else "")
         outbox.put(pb.WorkerMessage(completion=completion))
-        print(f"completed {assignment.call.name} call={assignment.call.id} attempt={assignment.attempt} error={is_error}", flush=True)
+        say(f"completed {assignment.call.name} call={assignment.call.id} attempt={assignment.attempt} error={is_error}")
 
     spec = tool_pb.ToolSpec(
         name="py_word_count",
@@ -80,16 +136,16 @@ def serve(stubs, address: str, metadata, worker_id: str, stopping: threading.Eve
         outbox.put(None)
     threading.Thread(target=heartbeats, daemon=True).start()
     try:
-        with grpc.insecure_channel(address, options=dispatch_stubs.keepalive_options()) as channel, ThreadPoolExecutor(max_workers=8) as pool:
-            stream = stubs.worker_pb2_grpc.WorkerServiceStub(channel).Work(outgoing(), metadata=metadata)
-            print(f"worker {worker_id} hosting {', '.join(TOOLS)} on {address}", flush=True)
+        with connection.channel() as channel, ThreadPoolExecutor(max_workers=8) as pool:
+            stream = stubs.worker_pb2_grpc.WorkerServiceStub(channel).Work(outgoing(), metadata=connection.metadata)
+            say(f"worker {worker_id} hosting {', '.join(TOOLS)} on {connection.address}{' (TLS)' if connection.tls else ''}")
             try:
                 for assignment in stream:
-                    if assignment.cancel:
-                        cancelled.add(assignment.assignment_id)
-                        print(f"cancelled {assignment.assignment_id}", flush=True)
-                    else:
+                    if not assignment.cancel:
+                        assignments.start(assignment.assignment_id)
                         pool.submit(run, assignment)
+                    elif assignments.cancel(assignment.assignment_id):
+                        say(f"cancelled {assignment.assignment_id}")
                 return stream.code(), stream.details()
             except grpc.RpcError as error:
                 return error.code(), error.details()
@@ -104,8 +160,12 @@ def main() -> int:
     parser.add_argument("--id", default="python-worker")
     args = parser.parse_args()
 
+    try:
+        connection = dispatch_connection.resolve(args.address)
+    except dispatch_connection.SettingError as error:
+        print(f"worker.py: {error}", file=sys.stderr)
+        return 2
     stubs = dispatch_stubs.load()
-    address, metadata = dispatch_stubs.channel_options(args.address)
     stopping = threading.Event()
     current: dict = {}
 
@@ -122,7 +182,7 @@ def main() -> int:
     bound = FIRST_BACKOFF_SECONDS
     while True:
         opened = time.monotonic()
-        code, details = serve(stubs, address, metadata, args.id, stopping, current)
+        code, details = serve(stubs, connection, args.id, stopping, current)
         if stopping.is_set():
             break
         if code in FINAL:

@@ -1,4 +1,3 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -8,33 +7,13 @@ import { parseConfig } from '../../src/config';
 import { SILENT_LOGGER } from '../../src/log';
 import { serveApp, startApp } from '../helpers/servers';
 import { startTcpProxy } from '../helpers/tcp-proxy';
-
-const PYTHON = '/usr/bin/python3';
-const EXAMPLES = path.join(__dirname, '../../examples/python');
-const hasGrpc = spawnSync(PYTHON, ['-c', 'import grpc, grpc_tools'], { stdio: 'ignore' }).status === 0;
-if (!hasGrpc) {
-  // CI installs the packages, so there a missing module is a broken CI step, not a skip.
-  if (process.env.DISPATCH_CI === '1') throw new Error('/usr/bin/python3 lacks grpc in CI; .ci/run must install python3-grpcio python3-grpc-tools');
-  process.stderr.write('test/e2e-python skipped: /usr/bin/python3 lacks grpc; install python3-grpcio python3-grpc-tools (CI does)\n');
-}
-const describeWithPython = hasGrpc ? describe : describe.skip;
-
-type Running = { child: ChildProcess; out: () => string; exited: Promise<number | null> };
-
-function runPython(script: string, args: string[], env: NodeJS.ProcessEnv): Running {
-  const child = spawn(PYTHON, [path.join(EXAMPLES, script), ...args], { env: { ...process.env, ...env, PYTHONUNBUFFERED: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, out: () => out, exited };
-}
+import { describeWithPython, runPython, type RunningPython } from './python';
 
 describeWithPython('the Python examples against a running dispatch', () => {
   let t: Awaited<ReturnType<typeof startApp>>;
   const stubDir = mkdtempSync(path.join(tmpdir(), 'py-stubs-'));
   const env = { DISPATCH_PY_STUBS: path.join(stubDir, 'stubs') };
-  const workers: Running[] = [];
+  const workers: RunningPython[] = [];
   beforeAll(async () => {
     t = await startApp(readFileSync(path.join(__dirname, '../../examples/tools.yaml'), 'utf8'));
   });

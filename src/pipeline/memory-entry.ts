@@ -6,10 +6,12 @@ const MEMORY_FIELD_CHARS = 500;
 
 /**
  * A trajectory entry (`tool=..; input=..; result=..`), each field cut to 500 chars. The input is
- * redacted here; the result already went through the redaction middleware.
+ * redacted here; the result already went through the redaction middleware, unless its tool skips
+ * it (`skip_redaction`: its output reaches its caller as it is, but memory is redacted, DESIGN 9).
  */
-export function memoryEntry(tool: string, input: string, result: string): string {
-  return `tool=${tool}; input=${memoryField(redactSecrets(memoryField(input, MEMORY_FIELD_CHARS * 4)))}; result=${memoryField(result)}`;
+export function memoryEntry(tool: string, input: string, result: string, redactResult = false): string {
+  const shown = redactResult ? memoryField(redactSecrets(memoryField(result, MEMORY_FIELD_CHARS * 4))) : memoryField(result);
+  return `tool=${tool}; input=${memoryField(redactSecrets(memoryField(input, MEMORY_FIELD_CHARS * 4)))}; result=${shown}`;
 }
 
 /**

@@ -208,7 +208,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
       : error.phase === 'during'
         ? { key: callKey.value, action: 'unknown', ttlSeconds: tool.idempotencyTtlSeconds }
         : { key: callKey.value, action: 'release', owner };
-  const memory = failed ? undefined : { entry: memoryEntry(tool.name, canonicalArgs, text), max: deps.limits.maxMemoryEntries, ttlSeconds: MEMORY_TTL_SECONDS };
+  const memory = failed ? undefined : { entry: memoryEntry(tool.name, canonicalArgs, text, tool.spec.skipRedaction), max: deps.limits.maxMemoryEntries, ttlSeconds: MEMORY_TTL_SECONDS };
   // A cancelled attempt is no repeat of the call (its client, or its wave, gave up): no loop record.
   const cancelled = error?.kind === ErrorKind.CANCELLED;
   let spillKept = false;

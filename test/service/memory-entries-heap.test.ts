@@ -33,3 +33,19 @@ test('trajectory entries of large results do not keep the results in the heap', 
     await app.close();
   }
 });
+
+test("a skip_redaction tool's output reaches its caller as it is, and its trajectory entry is redacted (DESIGN 9: memory)", async () => {
+  const secret = 'password=hunter2-prod-db-Pa55';
+  const builtins = new Map([['leak', async () => `config: ${secret}`]]);
+  const store = createMemoryStore();
+  const app = await startApp('tools:\n  - name: leak\n    effect: read_only\n    skip_redaction: true\n    builtin: { name: leak }\n', { pipeline: { builtins, store } });
+  try {
+    const res = await app.dispatch.dispatch({ sessionId: 'skip', calls: [{ id: 'c', name: 'leak', arguments: '{}' }] });
+    expect(res.results[0]!.output).toBe(`config: ${secret}`);
+    const [entry] = await store.memory({ tenant: DEFAULT_TENANT, sessionId: 'skip' });
+    expect(entry).toMatch(/^tool=leak; input=\{\}; result=config: password=\[REDACTED/);
+    expect(entry).not.toContain('hunter2');
+  } finally {
+    await app.close();
+  }
+});

@@ -1,6 +1,6 @@
 import { evictOldest, TRIM_TO } from '../store/evict-oldest';
 import type { SessionBudgets, SlotTool } from '../pipeline';
-import type { SessionBudget, SessionScope } from '../store';
+import { localSessionKey, type SessionBudget, type SessionScope } from '../store';
 import { firstMatching } from './glob';
 import type { BudgetPolicy } from './policy-types';
 
@@ -22,7 +22,7 @@ export function createSessionBudgets(policies: readonly BudgetPolicy[]): Session
   const budgets = new Map(policies.map((p) => [p, { id: p.match.join(','), max: p.maxCalls }]));
   /** Calls counted per session and budget, as the store last said or as counted here since. */
   const used = new Map<string, number>();
-  const keyOf = (scope: SessionScope, budget: SessionBudget) => `${scope.tenant}\u0000${scope.sessionId}\u0000${budget.id}`;
+  const keyOf = (scope: SessionScope, budget: SessionBudget) => `${localSessionKey(scope)}\u0000${budget.id}`;
 
   function keep(key: string, count: number): void {
     used.delete(key);

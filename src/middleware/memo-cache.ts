@@ -1,4 +1,4 @@
-import { evictOldest, TRIM_TO, type SessionScope } from '../store';
+import { evictOldest, localSessionKey, TRIM_TO, type SessionScope } from '../store';
 
 /** Options of {@link createMemoCache}. */
 export interface MemoCacheOptions {
@@ -47,8 +47,6 @@ interface Entry extends MemoValue {
   readonly resource?: string;
   readonly session?: string;
 }
-
-const sessionName = (scope: SessionScope) => `${scope.tenant}\u0000${scope.sessionId}`;
 
 /** Keys grouped by a name (a resource, a session), so that a group can be dropped at once. */
 function createKeyGroups() {
@@ -121,7 +119,7 @@ export function createMemoCache(options: MemoCacheOptions = {}): MemoCache {
       if (ttlMs <= 0 || value.text.length > maxEntryChars) return;
       if (resource !== undefined && generation !== undefined && (generations.get(resource) ?? 0) !== generation) return;
       remove(key);
-      const entry: Entry = { text: value.text, warnings: value.warnings, expiresAt: now() + ttlMs, resource, session: session && sessionName(session) };
+      const entry: Entry = { text: value.text, warnings: value.warnings, expiresAt: now() + ttlMs, resource, session: session && localSessionKey(session) };
       entries.set(key, entry);
       totalChars += value.text.length;
       index(key, entry);
@@ -135,7 +133,7 @@ export function createMemoCache(options: MemoCacheOptions = {}): MemoCache {
       while (generations.size > maxEntries) generations.delete(generations.keys().next().value as string);
       return removeAll(byResource.keys(resource));
     },
-    endSession: (scope) => removeAll(bySession.keys(sessionName(scope))),
+    endSession: (scope) => removeAll(bySession.keys(localSessionKey(scope))),
     size: () => entries.size,
     clear() {
       entries.clear();

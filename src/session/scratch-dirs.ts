@@ -1,6 +1,7 @@
 import { lstat, rm, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { shortHash } from '../json';
+import { localSessionKey } from '../store';
 import { makePrivateDir, makePrivateRoot } from './private-dirs';
 import { resolveScratchDirsOptions, type ScratchDirsOptions } from './scratch-options';
 import { removeStaleRoots } from './stale-roots';
@@ -36,7 +37,7 @@ export function createScratchDirs(options: ScratchDirsOptions = {}): ScratchDirs
   let closed = false;
   let sweeping: Promise<void> | undefined;
 
-  const keyOf = (tenant: string, sessionId: string) => `${tenant}\u0000${sessionId}`;
+  const keyOf = (tenant: string, sessionId: string) => localSessionKey({ tenant, sessionId });
   const nameOf = (key: string) => shortHash(key);
 
   function rootDir(): Promise<string> {

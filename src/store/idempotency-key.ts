@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import { canonicalJson, readPointer } from '../json';
+import { localSessionKey } from './local-session-key';
 import type { SessionScope } from './store';
 
 /**
@@ -22,5 +23,5 @@ export const hashKeyMaterial = (material: string): string => hash('sha256', mate
 export function keyMaterial(scope: SessionScope, tool: string, args: unknown, keyFields: readonly string[], canonicalArgs?: string): string {
   const fields = keyFields.length === 0 ? undefined : keyFields.map((pointer) => readPointer(args, pointer));
   const material = fields === undefined || fields.includes(undefined) ? (canonicalArgs ?? canonicalJson(args)) : canonicalJson(fields);
-  return `${scope.tenant}\u0000${scope.sessionId}\u0000${tool}\u0000${material}`;
+  return `${localSessionKey(scope)}\u0000${tool}\u0000${material}`;
 }

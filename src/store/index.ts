@@ -20,4 +20,5 @@ export type { MemoryStoreOptions } from './memory-store-options';
 export { streakOf } from './loop-window';
 export type { WindowEntry } from './loop-window';
 export { hashKeyMaterial, idempotencyKey, keyMaterial } from './idempotency-key';
+export { localSessionKey } from './local-session-key';
 export { newResultHandle, handleSession, handleScope } from './result-handle';

@@ -4,6 +4,7 @@ import { createIdempotencyRecords, UNKNOWN, type FinishedOutcome } from './idemp
 import { resolveMemoryStoreOptions, type MemoryStoreOptions } from './memory-store-options';
 import { rememberLastObject, rememberRecentTexts } from './remember';
 import { NO_STREAK, StreakIndex } from './streak-index';
+import { localSessionKey } from './local-session-key';
 import { handleScope } from './result-handle';
 import { createSessionEndListeners } from './session-end-listeners';
 import { createSpillBudget } from './spill-budget';
@@ -66,7 +67,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   let uses = 0;
   // A call's two steps, and a turn's calls, share one scope object (TurnContext.scope): its key
   // is remembered for the scope seen last (a WeakMap entry per turn measured dearer than that).
-  const keyOf = rememberLastObject((scope: SessionScope) => `${scope.tenant}\u0000${scope.sessionId}`);
+  const keyOf = rememberLastObject(localSessionKey);
   // An attempt's two steps hash a long op once.
   const hashedOp = rememberRecentTexts(shortHash);
   const opKey = (op: string): string => (keptAsIs(op) ? op : hashedOp(op));

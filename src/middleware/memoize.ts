@@ -12,10 +12,11 @@ function resourceOf(tenant: string, pointer: string, args: unknown): string | un
 /**
  * Memoize for read-only tools. The key is the call's local key (its idempotency key's material:
  * tenant, session, tool and the canonical arguments; hashed when long), the TTL the tool's
- * `memoize_ttl_seconds`; only successes are cached, and a hit is marked `cached`. EndSession drops
- * a session's entries (see {@link MemoCache.endSession}). A
- * side-effecting call whose `resource_key` value equals a cached read's evicts it, before it runs
- * and again after, and a read that overlapped such a write is not cached.
+ * `memoize_ttl_seconds`; only successes are cached, and a hit is marked `cached`. EndSession ends
+ * a session's entries, and a read still running then is not cached (see
+ * {@link MemoCache.endSession}). A side-effecting call whose `resource_key` value equals a cached
+ * read's evicts it, before it runs and again after, and a read that overlapped such a write is not
+ * cached.
  */
 export function memoize(cache: MemoCache): Middleware {
   // Promise chains rather than an async function: one continuation per call instead of an async
@@ -31,8 +32,9 @@ export function memoize(cache: MemoCache): Middleware {
     const hit = cache.get(ctx.localKey);
     if (hit) return Promise.resolve({ text: hit.text, warnings: hit.warnings, cached: true });
     const generation = resource === undefined ? undefined : cache.generation(resource);
+    const sessionEnds = cache.sessionEnds();
     return next(invocation).then((output) => {
-      cache.set(ctx.localKey, output, tool.memoizeTtlSeconds * 1000, { resource, generation, session: ctx });
+      cache.set(ctx.localKey, output, tool.memoizeTtlSeconds * 1000, { resource, generation, session: ctx, sessionEnds });
       return output;
     });
   };

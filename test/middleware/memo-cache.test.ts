@@ -41,18 +41,48 @@ test('a write evicts every entry of its resource, and a read that overlapped it 
   expect(cache.get('r5')?.text).toBe('fresh');
 });
 
-test("EndSession drops the session's entries only, whatever resource they read, and its index empties", () => {
+test("EndSession makes the session's entries unreachable, whatever resource they read; other sessions' stay", () => {
   const cache = createMemoCache();
   const ended = { tenant: 't', sessionId: 's1' };
   cache.set('a', { text: 'a' }, 1000, { session: ended });
   cache.set('b', { text: 'b' }, 1000, { session: ended, resource: 'file:/a' });
   cache.set('c', { text: 'c' }, 1000, { session: { tenant: 't', sessionId: 's2' }, resource: 'file:/a' });
   cache.set('d', { text: 'd' }, 1000, { session: { tenant: 'u', sessionId: 's1' } });
-  expect(cache.endSession(ended)).toBe(2);
-  expect(['a', 'b', 'c', 'd'].map((k) => cache.get(k)?.text)).toEqual([undefined, undefined, 'c', 'd']);
+  cache.set('e', { text: 'e' }, 1000);
+  cache.endSession(ended);
+  expect(['a', 'b', 'c', 'd', 'e'].map((k) => cache.get(k)?.text)).toEqual([undefined, undefined, 'c', 'd', 'e']);
+  expect(cache.size()).toBe(3);
   expect(cache.evictResource('file:/a')).toBe(1);
-  expect(cache.endSession(ended)).toBe(0);
-  cache.set('a', { text: 'again' }, 1000, { session: ended });
-  expect(cache.endSession(ended)).toBe(1);
-  expect(cache.size()).toBe(1);
+  // The session goes on after its end: what it reads next is cached again.
+  cache.set('a', { text: 'again' }, 1000, { session: ended, sessionEnds: cache.sessionEnds() });
+  expect(cache.get('a')?.text).toBe('again');
+});
+
+test('a read running when its session ends is not cached; one begun after the end is', () => {
+  const cache = createMemoCache();
+  const scope = { tenant: 't', sessionId: 's' };
+  const other = { tenant: 't', sessionId: 'other' };
+  const before = cache.sessionEnds();
+  cache.endSession(scope);
+  cache.set('running', { text: 'stale' }, 1000, { session: scope, sessionEnds: before });
+  cache.set('other', { text: 'kept' }, 1000, { session: other, sessionEnds: before });
+  cache.set('after', { text: 'fresh' }, 1000, { session: scope, sessionEnds: cache.sessionEnds() });
+  expect(['running', 'other', 'after'].map((k) => cache.get(k)?.text)).toEqual([undefined, 'kept', 'fresh']);
+});
+
+test('ended sessions are remembered up to maxEntries; past it, an entry not checked since the latest end forgotten is a miss, never a stale hit', () => {
+  const cache = createMemoCache({ maxEntries: 3 });
+  const scope = (i: number) => ({ tenant: 't', sessionId: `s${i}` });
+  cache.set('ended', { text: 'stale' }, 1000, { session: scope(0) });
+  cache.set('idle', { text: 'idle' }, 1000, { session: scope(9) });
+  cache.set('read', { text: 'read' }, 1000, { session: scope(9) });
+  cache.endSession(scope(0));
+  // Read after s0's end: checked then, so s0's end no longer matters to it.
+  expect(cache.get('read')?.text).toBe('read');
+  for (let i = 1; i <= 3; i++) cache.endSession(scope(i));
+  cache.set('new', { text: 'new' }, 1000, { session: scope(9) });
+  // s0's end is forgotten now (four ends, three remembered).
+  expect(['ended', 'idle', 'read', 'new'].map((k) => cache.get(k)?.text)).toEqual([undefined, undefined, 'read', 'new']);
+  cache.set('running', { text: 'x' }, 1000, { session: scope(9), sessionEnds: 0 });
+  expect(cache.get('running')).toBeUndefined();
 });

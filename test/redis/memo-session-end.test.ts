@@ -9,6 +9,8 @@ type TestApp = Awaited<ReturnType<typeof startApp>>;
 
 let tools: ToolServer;
 let redis: TestRedis;
+/** While set, the tool server holds its answers until it settles. */
+let gate: Promise<void> | undefined;
 const apps: TestApp[] = [];
 const start = async (redisUrl?: string) => {
   const app = await startApp(
@@ -32,7 +34,12 @@ const lookup = async (app: TestApp, sessionId: string) => {
 
 beforeAll(async () => {
   let served = 0;
-  tools = await startToolServer({ '/lookup': (_req, res) => void res.writeHead(200).end(`answer #${++served}`) });
+  tools = await startToolServer({
+    '/lookup': async (_req, res) => {
+      await gate;
+      res.writeHead(200).end(`answer #${++served}`);
+    },
+  });
   redis = await startRedis({ own: true });
 });
 afterEach(async () => {
@@ -57,6 +64,26 @@ describe.each([
     expect(again.cached).toBe(false);
     expect(again.output).not.toBe(first.output);
     expect(await lookup(app, 'other')).toEqual({ output: other.output, cached: true });
+  });
+
+  it('a lookup still running when its session ends is not cached for the next call', async () => {
+    const app = await start(withRedis ? redis.url : undefined);
+    const asked = tools.count('/lookup');
+    let open!: () => void;
+    gate = new Promise((resolve) => (open = resolve));
+    const running = lookup(app, 'in-flight');
+    try {
+      for (let i = 0; i < 100 && tools.count('/lookup') === asked; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      await app.dispatch.endSession({ sessionId: 'in-flight' });
+    } finally {
+      open();
+      gate = undefined;
+    }
+    const first = await running;
+    const next = await lookup(app, 'in-flight');
+    expect(next.cached).toBe(false);
+    expect(next.output).not.toBe(first.output);
+    expect(tools.count('/lookup')).toBe(asked + 2);
   });
 });
 

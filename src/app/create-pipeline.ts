@@ -67,8 +67,9 @@ export function createPipeline(options: PipelineOptions = {}): PipelineDeps {
     scratch,
     logger,
   };
-  // A session's scratch directory ends with it, on every replica (the store relays the others' ends).
-  deps.store.onSessionEnd((scope) => void scratch.remove(scope.tenant, scope.sessionId));
+  // A session's scratch directory ends with it, on every replica (the store relays the others' ends);
+  // the replica that ends it removes it before endSession resolves (within the store's timeout).
+  deps.store.onSessionEnd((scope) => scratch.remove(scope.tenant, scope.sessionId));
   if (options.config && options.config.tools.length > 0) {
     // A misspelt built-in would start, and fail every call (UNAVAILABLE, its breaker counting).
     for (const spec of options.config.tools) {

@@ -12,14 +12,26 @@ import { removeStaleRoots } from './stale-roots';
  * used first), and all of them with the root on close.
  */
 export interface ScratchDirs {
-  /** The session's directory, created if needed; rejects after close. */
+  /**
+   * The session's directory, created if needed; rejects after close, and when the session is
+   * removed while this get runs (its directory then goes once made).
+   */
   get(tenant: string, sessionId: string): Promise<string>;
-  /** Removes the session's directory, if any; never throws. Resolves once it is gone. */
+  /**
+   * Removes the session's directory, if any, also one a get running now is making; never throws.
+   * Resolves once it is gone.
+   */
   remove(tenant: string, sessionId: string): Promise<void>;
   /** Removes expired sessions' directories and roots left behind; also run on a timer. */
   sweep(): Promise<void>;
   /** Stops the sweeps and removes the root with every directory in it; never throws. */
   close(): Promise<void>;
+}
+
+/** A get() running: marked ended by a removal of its session, which waits for it to settle. */
+interface Getting {
+  ended: boolean;
+  readonly settled: Promise<void>;
 }
 
 /**
@@ -32,6 +44,8 @@ export function createScratchDirs(options: ScratchDirsOptions = {}): ScratchDirs
   /** Epoch ms of each session's last use, least recently used first. */
   const lastUse = new Map<string, number>();
   const removals = new Map<string, Promise<void>>();
+  /** The gets running per session: a removal meanwhile marks them ended and waits for them. */
+  const getting = new Map<string, Set<Getting>>();
   let root: Promise<string> | undefined;
   let rootPath: string | undefined;
   let closed = false;
@@ -52,13 +66,24 @@ export function createScratchDirs(options: ScratchDirsOptions = {}): ScratchDirs
     return root;
   }
 
-  /** Removes a session's directory once; a removal asked while one runs waits for that one. */
+  /**
+   * Removes a session's directory once; a removal asked while one runs waits for that one, and one
+   * asked while gets run marks them ended and removes the directory once they settle.
+   */
   function removeKey(key: string): Promise<void> {
     const running = removals.get(key);
-    if (!lastUse.delete(key) || rootPath === undefined) return running ?? Promise.resolve();
-    const path = join(rootPath, nameOf(key));
-    const removal: Promise<void> = (running ?? Promise.resolve())
-      .then(() => rm(path, { recursive: true, force: true }))
+    const gets = getting.get(key);
+    getting.delete(key);
+    for (const get of gets ?? []) get.ended = true;
+    if (!lastUse.delete(key) && gets === undefined) return running ?? Promise.resolve();
+    const waits = [running, ...[...(gets ?? [])].map((get) => get.settled)];
+    let path: string | undefined;
+    const removal: Promise<void> = Promise.all(waits)
+      .then(() => {
+        // Read now: the root is made by the first get, and made again if a temp cleaner removed it.
+        path = rootPath === undefined ? undefined : join(rootPath, nameOf(key));
+        return path === undefined ? undefined : rm(path, { recursive: true, force: true });
+      })
       .catch((error: Error) => logger?.warn('could not remove a scratch directory', { path, error: error.message }))
       .finally(() => {
         if (removals.get(key) === removal) removals.delete(key);
@@ -67,10 +92,16 @@ export function createScratchDirs(options: ScratchDirsOptions = {}): ScratchDirs
     return removal;
   }
 
+  /** Expiry and the maxDirs bound pass over a session a get is using now. */
+  const idle = (key: string) => !getting.has(key);
+
   function used(key: string): void {
     lastUse.delete(key);
     lastUse.set(key, Date.now());
-    if (lastUse.size > maxDirs) void removeKey(lastUse.keys().next().value as string);
+    if (lastUse.size <= maxDirs) return;
+    for (const oldest of lastUse.keys()) {
+      if (idle(oldest)) return void removeKey(oldest);
+    }
   }
 
   async function make(key: string): Promise<string> {
@@ -91,7 +122,7 @@ export function createScratchDirs(options: ScratchDirsOptions = {}): ScratchDirs
     const expired: string[] = [];
     for (const [key, at] of lastUse) {
       if (at > now - ttlMs || expired.length >= maxRemovalsPerSweep) break;
-      expired.push(key);
+      if (idle(key)) expired.push(key);
     }
     const removing = Promise.all(expired.map(removeKey));
     // Other processes' sweeps judge a root by its age: keep this one's fresh while it lives.
@@ -114,10 +145,21 @@ export function createScratchDirs(options: ScratchDirsOptions = {}): ScratchDirs
   return {
     async get(tenant, sessionId) {
       const key = keyOf(tenant, sessionId);
-      await removals.get(key);
-      const dir = await make(key);
-      used(key);
-      return dir;
+      let settle!: () => void;
+      const get: Getting = { ended: false, settled: new Promise<void>((resolve) => (settle = resolve)) };
+      const gets = getting.get(key) ?? new Set<Getting>();
+      getting.set(key, gets.add(get));
+      try {
+        await removals.get(key);
+        const dir = await make(key);
+        if (get.ended) throw new Error('the session ended while its scratch directory was being made');
+        used(key);
+        return dir;
+      } finally {
+        gets.delete(get);
+        if (gets.size === 0 && getting.get(key) === gets) getting.delete(key);
+        settle();
+      }
     },
     remove: (tenant, sessionId) => removeKey(keyOf(tenant, sessionId)),
     sweep,

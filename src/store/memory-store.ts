@@ -61,7 +61,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   const spilled = createSpillBudget(bounds.maxSpilledChars);
   const records = createIdempotencyRecords({ maxPerSession: bounds.maxRecordsPerSession, maxFinished: bounds.maxRecords, maxFinishedChars: bounds.maxRecordChars, maxClaims: bounds.maxClaims });
   const now = bounds.now ?? Date.now;
-  const ends = createSessionEndListeners(bounds.logger);
+  const ends = createSessionEndListeners({ logger: bounds.logger });
   const sessions = new Map<string, SessionState>();
   const moveAfter = Math.max(1, Math.floor(maxSessions / 4));
   let uses = 0;
@@ -160,7 +160,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
     async endSession(scope) {
       sessions.delete(keyOf(scope));
       records.endSession(keyOf(scope), now());
-      ends.notify(scope);
+      await ends.notify(scope);
     },
     onSessionEnd: (listener) => ends.add(listener),
     async close() {

@@ -126,13 +126,16 @@ export interface Store {
   memory(scope: SessionScope): Promise<string[]>;
   /**
    * Clears the session's idempotency records, loop window, spilled results and memory, then tells
-   * the session-end listeners.
+   * the session-end listeners and waits for the promises they return, at most the store's timeout
+   * (1 s by default). The listeners are told even when the store step fails or times out (it may
+   * have reached the store), and the rejection follows.
    */
   endSession(scope: SessionScope): Promise<void>;
   /**
-   * Calls `listener` with each session ended here (before endSession resolves) and, on a store
-   * replicas share, with each one another replica ended, as its announcement arrives: what a
-   * replica keeps of a session beside the store (memoized results) goes with it.
+   * Calls `listener` with each session ended here (before endSession resolves, see there) and, on a
+   * store replicas share, with each one another replica ended, as its announcement arrives (nothing
+   * waits for it then): what a replica keeps of a session beside the store (memoized results, scratch
+   * directories) goes with it.
    */
   onSessionEnd(listener: SessionEndListener): void;
   close(): Promise<void>;

@@ -1,4 +1,5 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { status } from '@grpc/grpc-js';
 import { dirname, join } from 'node:path';
 import type { BuiltinTool } from '../../src/executors';
 import { startRedis, type TestRedis } from '../helpers/redis-server';
@@ -76,4 +77,16 @@ test("EndSession on the replica itself removes it before answering, once: the se
   expect(readdirSync(dir)).toEqual(['new.txt']);
   await apps.splice(0)[0]!.close();
   expect(existsSync(dirname(dir))).toBe(false);
+});
+
+test('EndSession that Redis does not answer in time answers UNAVAILABLE, but the directory is removed first: the end may have reached Redis', async () => {
+  const a = await start();
+  const dir = await scratchDir(a, 'frozen', 'work.txt');
+  redis.signal('SIGSTOP');
+  try {
+    await expect(a.dispatch.endSession({ sessionId: 'frozen' })).rejects.toMatchObject({ code: status.UNAVAILABLE });
+    expect(existsSync(dir)).toBe(false);
+  } finally {
+    redis.signal('SIGCONT');
+  }
 });

@@ -303,7 +303,7 @@ export function describeStoreContract(name: string, factory: StoreFactory, trait
         ending.onSessionEnd(() => {
           throw new Error('a listener that fails stops neither EndSession nor the others');
         });
-        ending.onSessionEnd((scope) => heard.push(scope));
+        ending.onSessionEnd((scope) => void heard.push(scope));
         const scope = fresh();
         await ending.endSession(scope);
         expect(heard).toEqual([scope]);
@@ -324,7 +324,7 @@ export function describeStoreContract(name: string, factory: StoreFactory, trait
         const [one, other] = await Promise.all([factory({}), factory({})]);
         try {
           const heard: SessionScope[] = [];
-          other.onSessionEnd((scope) => heard.push(scope));
+          other.onSessionEnd((scope) => void heard.push(scope));
           const scope = fresh();
           // Once subscribed: an end announced before is not heard.
           const deadline = Date.now() + 5_000;

@@ -85,7 +85,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
   const idOf = rememberRecentTexts(opId);
   defineScripts(client);
   const batch = batchWrites(client);
-  const ends = createSessionEndListeners(options.logger);
+  const ends = createSessionEndListeners({ waitMs: timeoutMs, logger: options.logger });
   const announced = createSessionEnds(client, { prefix: options.prefix, connectSubscriber: options.connectSubscriber, publishStallMs: timeoutMs, logger: options.logger });
 
   /** A spill past maxSpillBytes is refused before it is sent (the script refuses one Redis has no room for). */
@@ -201,12 +201,18 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
     async endSession(scope) {
       const keys = keysOf(scope);
       const announcement = announced.announcement(scope);
-      await storeCall('the session end', timeoutMs, () => client.dispatchEndSession(keys.window, keys.memory, keys.recordIndex, keys.resultIndex, keys.budgets, announced.channel, announcement));
-      ends.notify(scope);
+      try {
+        await storeCall('the session end', timeoutMs, () => client.dispatchEndSession(keys.window, keys.memory, keys.recordIndex, keys.resultIndex, keys.budgets, announced.channel, announcement));
+      } finally {
+        // Also when the step failed: a script sent before its timeout may still run (and its
+        // announcement is skipped here), and dropping what this replica keeps of an ending session
+        // early is harmless.
+        await ends.notify(scope);
+      }
     },
     onSessionEnd(listener) {
       ends.add(listener);
-      announced.listen(ends.notify);
+      announced.listen((scope) => void ends.notify(scope));
     },
     async close() {
       await announced.close();

@@ -36,9 +36,10 @@ interface Announcement {
 }
 
 /**
- * Session ends over pub/sub. This replica's own announcements are skipped when they come back (its
- * store has told its listeners already). One published while the subscription was down or moving
- * is lost: what a replica keeps of that session beside Redis then lasts until its own TTL.
+ * Session ends over pub/sub. This replica's own announcements are skipped when they come back: its
+ * store has told its listeners already, whether or not the script answered in time. One published
+ * while the subscription was down or moving is lost: what a replica keeps of that session beside
+ * Redis then lasts until its own TTL.
  */
 export function createSessionEnds(client: RedisClient, options: SessionEndsOptions = {}): SessionEnds {
   const channel = `${options.prefix ?? 'dispatch'}:session-ends`;

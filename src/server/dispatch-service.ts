@@ -178,7 +178,6 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
     await deps.store.endSession(scope).catch(() => {
       throw new RpcError(grpc.status.UNAVAILABLE, 'the session store is unreachable; try again shortly');
     });
-    await deps.scratch.remove(scope.tenant, scope.sessionId);
     return create(EndSessionResponseSchema, {});
   }
 

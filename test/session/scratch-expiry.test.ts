@@ -45,7 +45,10 @@ test('the timer sweeps on its own', async () => {
 });
 
 test('one sweep removes at most maxRemovalsPerSweep directories', async () => {
+  // The sweeps are this test's own: the timer's (every ttlMs, 100 ms here) raced them (2 of 12 runs).
+  const interval = jest.spyOn(global, 'setInterval').mockImplementation((() => ({ unref: () => undefined })) as never);
   const dirs = scratch({ ttlMs: 100, maxRemovalsPerSweep: 2 });
+  interval.mockRestore();
   const root = dirname(await dirs.get('t', 's0'));
   for (let i = 1; i < 5; i++) await dirs.get('t', `s${i}`);
   await sleep(150);

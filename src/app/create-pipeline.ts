@@ -1,4 +1,4 @@
-import type { DispatchConfig } from '../config';
+import { ConfigError, type DispatchConfig } from '../config';
 import { BUILTIN_TOOLS, createBuiltinExecutor, createHttpExecutor, type BuiltinTool, type Executor } from '../executors';
 import { createLogger, type Logger } from '../log';
 import { DEFAULT_LIMITS, type Limits } from '../options';
@@ -71,14 +71,21 @@ export function createPipeline(options: PipelineOptions = {}): PipelineDeps {
   // the replica that ends it removes it before endSession resolves (within the store's timeout).
   deps.store.onSessionEnd((scope) => scratch.remove(scope.tenant, scope.sessionId));
   if (options.config && options.config.tools.length > 0) {
+    const { file, tools } = options.config;
+    // The config's tools are refused as a mistake of its file, which dispatchd names.
+    const refuse = (problem: string) => new ConfigError(file, '', problem);
     // A misspelt built-in would start, and fail every call (UNAVAILABLE, its breaker counting).
-    for (const spec of options.config.tools) {
+    for (const spec of tools) {
       const name = spec.executor.case === 'builtin' ? spec.executor.value.name : undefined;
       if (name !== undefined && !BUILTIN_TOOLS.has(name) && !options.builtins?.has(name)) {
-        throw new Error(`tool "${spec.name}": there is no built-in tool "${name}" (built-ins: ${[...BUILTIN_TOOLS.keys(), ...(options.builtins?.keys() ?? [])].join(', ')})`);
+        throw refuse(`tool "${spec.name}": there is no built-in tool "${name}" (built-ins: ${[...BUILTIN_TOOLS.keys(), ...(options.builtins?.keys() ?? [])].join(', ')})`);
       }
     }
-    registry.register(options.config.tools, { tenant: '' });
+    try {
+      registry.register(tools, { tenant: '' });
+    } catch (error) {
+      throw refuse((error as Error).message);
+    }
   }
   return deps;
 }

@@ -1,6 +1,4 @@
 import type { Response } from 'undici';
-import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
-import { DispatchError } from '../errors';
 
 /** The `charset` parameter of a Content-Type, quoted or not. */
 const CHARSET = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i;
@@ -22,17 +20,24 @@ export function decoderFor(response: Response): TextDecoder {
   return new TextDecoder();
 }
 
-/** A 2xx answer's whole body, refused (UNEXPECTED, after) past `maxBytes`. */
-export async function readCapped(response: Response, maxBytes: number): Promise<string> {
+/** A body that can be read in chunks and cancelled: undici's and the global fetch's `Response` alike. */
+export interface CancellableBody {
+  readonly body: { cancel(): Promise<void> } | null;
+}
+
+/**
+ * A response's whole body as text, decoded with `decoder`; past `maxBytes` the body is cancelled
+ * and `tooLarge()` is thrown (each caller names the failure in its own terms).
+ */
+export async function readCapped(response: CancellableBody, maxBytes: number, tooLarge: () => Error, decoder: TextDecoder): Promise<string> {
   if (!response.body) return '';
-  const decoder = decoderFor(response);
   let size = 0;
   let text = '';
   for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
     size += chunk.byteLength;
     if (size > maxBytes) {
       await response.body.cancel().catch(() => undefined);
-      throw new DispatchError(ErrorKind.UNEXPECTED, `the tool's answer exceeded ${maxBytes} bytes`, { phase: 'after' });
+      throw tooLarge();
     }
     text += decoder.decode(chunk, { stream: true });
   }

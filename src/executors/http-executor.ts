@@ -3,7 +3,7 @@ import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../errors';
 import { createDestinationPolicy, type DestinationPolicy } from '../registry';
 import type { Executor, ExecutorContext } from './executor';
-import { readCapped, readExcerpt } from './http-body';
+import { decoderFor, readCapped, readExcerpt } from './http-body';
 import { fromHttpStatus, fromTransportError } from './http-errors';
 import { requestHeaders } from './http-headers';
 import { reportingSent } from './http-sent';
@@ -89,7 +89,8 @@ export function createHttpExecutor(options: HttpExecutorOptions = {}): Executor 
           throw fromHttpStatus(response.status, excerpt, response.headers.get('retry-after'));
         }
         try {
-          return await readCapped(response, maxBytes);
+          const tooLarge = () => new DispatchError(ErrorKind.UNEXPECTED, `the tool's answer exceeded ${maxBytes} bytes`, { phase: 'after' });
+          return await readCapped(response, maxBytes, tooLarge, decoderFor(response));
         } catch (error) {
           throw error instanceof DispatchError ? error : fromTransportError(error, target);
         }

@@ -1,3 +1,4 @@
+import { readCapped } from '../executors/http-body';
 import type { Logger } from '../log';
 import { linkSignal } from '../pipeline';
 import type { EndpointPolicy } from './policy-types';
@@ -22,21 +23,6 @@ export const MAX_ENDPOINT_ANSWER_BYTES = 1024 * 1024;
 
 class EndpointFailure extends Error {}
 
-async function readCapped(response: Response): Promise<string> {
-  const decoder = new TextDecoder();
-  let size = 0;
-  let text = '';
-  for await (const chunk of (response.body ?? []) as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength;
-    if (size > MAX_ENDPOINT_ANSWER_BYTES) {
-      await response.body?.cancel().catch(() => undefined);
-      throw new EndpointFailure(`its answer is over ${MAX_ENDPOINT_ANSWER_BYTES} bytes`);
-    }
-    text += decoder.decode(chunk, { stream: true });
-  }
-  return text + decoder.decode();
-}
-
 async function ask(policy: EndpointPolicy, question: EndpointQuestion, signal: AbortSignal): Promise<EndpointAnswer> {
   const response = await fetch(policy.url, {
     method: 'POST',
@@ -49,7 +35,8 @@ async function ask(policy: EndpointPolicy, question: EndpointQuestion, signal: A
     await response.body?.cancel().catch(() => undefined);
     throw new EndpointFailure(`it answered HTTP ${response.status}`);
   }
-  const text = await readCapped(response);
+  const tooLarge = () => new EndpointFailure(`its answer is over ${MAX_ENDPOINT_ANSWER_BYTES} bytes`);
+  const text = await readCapped(response, MAX_ENDPOINT_ANSWER_BYTES, tooLarge, new TextDecoder());
   let body: { decision?: unknown; reason?: unknown; arguments?: unknown };
   try {
     body = JSON.parse(text) as typeof body;

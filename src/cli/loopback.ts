@@ -1,9 +1,9 @@
 import { BlockList, isIP } from 'node:net';
+import { addRange, LOOPBACK_RANGES } from '../registry/destination-policy';
 
 /** 127.0.0.0/8 and ::1; an IPv4-mapped address (::ffff:127.0.0.1) is checked as the IPv4 one. */
 const LOOPBACK = new BlockList();
-LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
-LOOPBACK.addAddress('::1', 'ipv6');
+for (const range of LOOPBACK_RANGES) addRange(LOOPBACK, range);
 
 /**
  * True for a host only this machine can reach: a literal loopback IP (127.0.0.0/8 in dotted

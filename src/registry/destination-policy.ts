@@ -28,9 +28,12 @@ export interface DestinationPolicy {
   checkAddress(address: string, host?: string): string | undefined;
 }
 
+/** The addresses only this machine reaches: the rules' `loopback`, and what the CLIs call local. */
+export const LOOPBACK_RANGES: readonly string[] = Object.freeze(['127.0.0.0/8', '::1/128']);
+
 /** Ranges that the words `loopback`, `private` and `link-local` stand for in the rules. */
 export const RANGE_NAMES: Readonly<Record<string, readonly string[]>> = Object.freeze({
-  loopback: ['127.0.0.0/8', '::1/128'],
+  loopback: LOOPBACK_RANGES,
   private: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', 'fc00::/7'],
   'link-local': ['169.254.0.0/16', 'fe80::/10'],
 });
@@ -60,7 +63,8 @@ const HOST_NAME = /^(\*\.)?([a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)(\.[a-z0-9_]([a-z0-
 
 const trimDot = (host: string) => host.toLowerCase().replace(/\.$/, '');
 
-function addRange(list: BlockList, range: string): boolean {
+/** Adds a CIDR range or an address (`::ffff:`-mapped ones in IPv4 terms) to `list`; false when `range` is neither. */
+export function addRange(list: BlockList, range: string): boolean {
   const [address = '', bits, extra] = range.split('/');
   const canonical = canonicalAddress(address);
   if (!canonical || extra !== undefined) return false;

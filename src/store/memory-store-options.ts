@@ -3,13 +3,16 @@ import type { Logger } from '../log';
 /** Options of the in-memory store. */
 export interface MemoryStoreOptions {
   /**
-   * Sessions kept; past it the least recently used tenth is evicted (with its loop window, budget
-   * counts, spilled results and memory; its idempotency records are kept apart, see `maxRecords`).
-   * Recency is kept to within a quarter of this cap: a session used again is moved to the back of
-   * the order only if other sessions were used more than `maxSessions / 4` times since it last moved
-   * (a move per use measured as the store's largest cost). @default 10000
+   * Live sessions kept. A session is live until `windowTtlSeconds` after its last call (longer
+   * while its budget counts, a spilled result or a memory entry live) and is never evicted before:
+   * its loop window and budget counts must not start again while it is in use. With this many live,
+   * a new session is refused with a StoreUnavailableError (its side-effecting calls fail closed,
+   * STORE_UNAVAILABLE; its reads run without the store), as on a Redis at maxmemory, until one ends
+   * or expires. Its idempotency records are kept apart, see `maxRecords`. @default 10000
    */
   readonly maxSessions?: number;
+  /** How long a session's loop window lives after its last record, in seconds, as on Redis. @default 86400 */
+  readonly windowTtlSeconds?: number;
   /** Idempotency records kept per session before the oldest finished one is evicted. @default 10000 */
   readonly maxRecordsPerSession?: number;
   /**
@@ -56,6 +59,7 @@ export type ResolvedMemoryStoreOptions = Readonly<Record<Bound, number>> & Pick<
 
 const DEFAULTS: Readonly<Record<Bound, number>> = {
   maxSessions: 10_000,
+  windowTtlSeconds: 86_400,
   maxRecordsPerSession: 10_000,
   maxRecords: 200_000,
   maxRecordChars: 64 * 1024 * 1024,

@@ -1,9 +1,10 @@
 import { shortHash } from '../json';
-import { evictOldest, TRIM_TO } from './evict-oldest';
+import { evictOldest } from './evict-oldest';
 import { createIdempotencyRecords, UNKNOWN, type FinishedOutcome } from './idempotency-records';
+import { LiveSessions } from './live-sessions';
 import { resolveMemoryStoreOptions, type MemoryStoreOptions } from './memory-store-options';
 import { rememberLastObject, rememberRecentTexts } from './remember';
-import { NO_STREAK, StreakIndex } from './streak-index';
+import { StreakIndex } from './streak-index';
 import { localSessionKey } from './local-session-key';
 import { handleScope } from './result-handle';
 import { createSessionEndListeners } from './session-end-listeners';
@@ -21,15 +22,21 @@ interface Expiring<T> {
 
 /**
  * A session's state; each part is made on first use, so a session of one read costs little. Its
- * idempotency records are kept apart (IdempotencyRecords), so that evicting it never drops them.
+ * idempotency records are kept apart (IdempotencyRecords), so that ending it keeps a running claim.
  */
 interface SessionState {
-  /** The store's use count when this session last moved to the back of the recency order. */
-  movedAt: number;
+  /**
+   * When everything the session holds has expired: `windowTtlSeconds` after its last call, or
+   * later while its budget counts, a spilled result or a memory entry live. Until then it is never
+   * evicted (LiveSessions).
+   */
+  expiresAt: number;
   /** Calls counted per budget (`budget:` policies), by budget id, until `budgetsExpireAt`. */
   budgets?: Map<string, number>;
   budgetsExpireAt: number;
-  readonly window: StreakIndex;
+  window: StreakIndex;
+  /** When the loop window starts again empty: `windowTtlSeconds` after its last record (0: empty). */
+  windowExpiresAt: number;
   results?: Map<string, Expiring<string>>;
   memory?: Expiring<string>[];
 }
@@ -45,6 +52,11 @@ const RAW_MAX = 128;
 const keptAsIs = (text: string): boolean => text.length <= RAW_MAX && text.length !== 32;
 const windowKey = (text: string): string => (keptAsIs(text) ? text : shortHash(text));
 
+/** Keeps `state` until `at` at least. */
+function keepUntil(state: SessionState, at: number): void {
+  if (state.expiresAt < at) state.expiresAt = at;
+}
+
 const live = <T>(entry: Expiring<T> | undefined, now: number): T | undefined =>
   entry !== undefined && entry.expiresAt > now ? entry.value : undefined;
 
@@ -58,13 +70,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   const bounds = resolveMemoryStoreOptions(options);
   const { maxSessions, maxResultsPerSession: maxResults } = bounds;
   const budgetTtlMs = bounds.budgetTtlSeconds * 1000;
+  const windowTtlMs = bounds.windowTtlSeconds * 1000;
   const spilled = createSpillBudget(bounds.maxSpilledChars);
   const records = createIdempotencyRecords({ maxPerSession: bounds.maxRecordsPerSession, maxFinished: bounds.maxRecords, maxFinishedChars: bounds.maxRecordChars, maxClaims: bounds.maxClaims });
   const now = bounds.now ?? Date.now;
   const ends = createSessionEndListeners({ logger: bounds.logger });
-  const sessions = new Map<string, SessionState>();
-  const moveAfter = Math.max(1, Math.floor(maxSessions / 4));
-  let uses = 0;
+  const sessions = new LiveSessions<SessionState>(maxSessions);
   // A call's two steps, and a turn's calls, share one scope object (TurnContext.scope): its key
   // is remembered for the scope seen last (a WeakMap entry per turn measured dearer than that).
   const keyOf = rememberLastObject(localSessionKey);
@@ -72,35 +83,39 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   const hashedOp = rememberRecentTexts(shortHash);
   const opKey = (op: string): string => (keptAsIs(op) ? op : hashedOp(op));
 
-  function session(scope: SessionScope, create: true): SessionState;
-  function session(scope: SessionScope, create: boolean): SessionState | undefined;
-  function session(scope: SessionScope, create: boolean): SessionState | undefined {
+  /**
+   * The session of a call at `t`, made if new, and kept `windowTtlSeconds` from now at least;
+   * undefined when it is new and `maxSessions` live sessions fill the store.
+   */
+  function session(scope: SessionScope, t: number): SessionState | undefined {
     const key = keyOf(scope);
     let state = sessions.get(key);
-    uses++;
-    if (state) {
-      // Fewer than `moveAfter` sessions can have moved behind it since: it is far from the front.
-      if (uses - state.movedAt > moveAfter) {
-        sessions.delete(key);
-        sessions.set(key, state);
-        state.movedAt = uses;
-      }
-    } else if (create) {
-      state = { movedAt: uses, budgetsExpireAt: 0, window: new StreakIndex() };
-      sessions.set(key, state);
-      // Past the cap, the least recently used tenth goes at once.
-      if (sessions.size > maxSessions) evictOldest(sessions, () => sessions.size > Math.floor(maxSessions * TRIM_TO));
+    if (state) keepUntil(state, t + windowTtlMs);
+    else {
+      state = { expiresAt: t + windowTtlMs, budgetsExpireAt: 0, window: new StreakIndex(), windowExpiresAt: 0 };
+      if (!sessions.add(key, state, t)) return undefined;
+    }
+    // Expired as on Redis: a loop window lives its TTL after its last record.
+    if (state.windowExpiresAt !== 0 && state.windowExpiresAt <= t) {
+      state.window = new StreakIndex();
+      state.windowExpiresAt = 0;
     }
     return state;
   }
 
+  /** The refusal of a new session while `maxSessions` live ones fill the store. */
+  const full = () =>
+    Promise.reject(new StoreUnavailableError(`the memory store holds ${maxSessions} live sessions (maxSessions; limits.max_sessions in the config file): no new session is kept until one ends or expires, ${bounds.windowTtlSeconds} s after its last call`));
+
   return {
     beginAttempt({ scope, op, claim, budget }) {
-      // A read of a session not seen yet creates nothing: its attempt's record will.
-      const state = session(scope, budget !== undefined);
-      const streak = state ? state.window.streak(opKey(op)) : NO_STREAK;
-      if (!claim && !budget) return { streak };
       const t = now();
+      // Refused before anything is counted or claimed: a side-effecting call then fails closed, a
+      // read runs without the store (as while Redis is full or unreachable).
+      const state = session(scope, t);
+      if (!state) return full();
+      const streak = state.window.streak(opKey(op));
+      if (!claim && !budget) return { streak };
       // A call answered from an existing record runs nothing: it is not counted against a budget.
       const existing = claim && records.find(keyOf(scope), claim.key, t);
       if (existing !== undefined) return { streak, claim: existing };
@@ -108,8 +123,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       let used = 0;
       if (budget) {
         // Budget counts live a TTL after the last counted call, as on Redis.
-        if (state!.budgetsExpireAt <= t) state!.budgets = undefined;
-        budgets = state!.budgets ??= new Map<string, number>();
+        if (state.budgetsExpireAt <= t) state.budgets = undefined;
+        budgets = state.budgets ??= new Map<string, number>();
         used = budgets.get(budget.id) ?? 0;
         if (used >= budget.max) return { streak, overBudget: true };
       }
@@ -120,19 +135,25 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       }
       if (!budget) return { streak, claim: CLAIMED };
       budgets!.set(budget.id, used + 1);
-      state!.budgetsExpireAt = t + budgetTtlMs;
+      state.budgetsExpireAt = t + budgetTtlMs;
+      keepUntil(state, state.budgetsExpireAt);
       const budgetLeft = budget.max - used - 1;
       return claim ? { streak, claim: CLAIMED, budgetLeft } : { streak, budgetLeft };
     },
     finishAttempt({ scope, op, record, idempotency, spill, memory }) {
-      const state = session(scope, true);
       const t = now();
-      const key = opKey(op);
-      if (record) state.window.record({ op: key, hash: windowKey(record.result), failed: record.failed }, record.window);
+      // Records are kept apart from the session: written even when a new session is refused.
       if (idempotency?.action === 'release') records.release(keyOf(scope), idempotency.key, idempotency.owner, t);
       else if (idempotency) {
         const outcome: FinishedOutcome = idempotency.action === 'complete' ? { state: 'completed', result: idempotency.result } : UNKNOWN;
         records.finish(keyOf(scope), idempotency.key, outcome, t + idempotency.ttlSeconds * 1000, t);
+      }
+      const state = session(scope, t);
+      if (!state) return full();
+      const key = opKey(op);
+      if (record) {
+        state.window.record({ op: key, hash: windowKey(record.result), failed: record.failed }, record.window);
+        state.windowExpiresAt = t + windowTtlMs;
       }
       if (spill) {
         const results = (state.results ??= new Map<string, Expiring<string>>());
@@ -140,10 +161,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
         results.set(spill.handle, entry);
         capMap(results, maxResults);
         spilled.add(results, spill.handle, entry, spill.text.length);
+        keepUntil(state, entry.expiresAt);
       }
       if (memory) {
         const entries = (state.memory ??= []);
         entries.push({ value: memory.entry, expiresAt: t + memory.ttlSeconds * 1000 });
+        keepUntil(state, t + memory.ttlSeconds * 1000);
         // shift() drops the oldest in place (splice() would copy the dropped ones out).
         while (entries.length > memory.max) entries.shift();
       }
@@ -151,11 +174,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
     },
     async readResult(tenant, handle) {
       const scope = handleScope(tenant, handle);
-      return scope ? live(session(scope, false)?.results?.get(handle), now()) : undefined;
+      return scope ? live(sessions.get(keyOf(scope))?.results?.get(handle), now()) : undefined;
     },
     async memory(scope) {
       const t = now();
-      return (session(scope, false)?.memory ?? []).filter((e) => e.expiresAt > t).map((e) => e.value);
+      return (sessions.get(keyOf(scope))?.memory ?? []).filter((e) => e.expiresAt > t).map((e) => e.value);
     },
     async endSession(scope) {
       sessions.delete(keyOf(scope));

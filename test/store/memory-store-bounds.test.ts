@@ -1,39 +1,67 @@
-import { createMemoryStore } from '../../src/store';
+import { createMemoryStore, StoreUnavailableError, type Store } from '../../src/store';
+import { countCall } from './contract-fixtures';
 
 const scope = (i: number) => ({ tenant: 't', sessionId: `s${i}` });
-const remember = (i: number) => ({ entry: `entry ${i}`, max: 10, ttlSeconds: 60 });
 
 describe('memory store: the session cap', () => {
-  it('keeps at most max_sessions, evicting the least recently used tenth at once', async () => {
-    const store = createMemoryStore({ maxSessions: 100 });
-    for (let i = 0; i < 100; i++) await store.finishAttempt({ scope: scope(i), op: 'op', memory: remember(i) });
-    // Session 0 is used again, so it is the most recent one.
-    expect(await store.memory(scope(0))).toEqual(['entry 0']);
-    await store.finishAttempt({ scope: scope(100), op: 'op', memory: remember(100) });
-    const kept = [];
-    for (let i = 0; i <= 100; i++) if ((await store.memory(scope(i))).length > 0) kept.push(i);
-    expect(kept.length).toBe(90);
-    expect(kept).toContain(0);
-    expect(kept).toContain(100);
-    // The evicted ones are the least recently used: 1..11.
-    expect(kept).not.toContain(1);
-    expect(kept).not.toContain(11);
-    expect(kept).toContain(12);
+  const full = (max: number) => new StoreUnavailableError(`the memory store holds ${max} live sessions (maxSessions; limits.max_sessions in the config file): no new session is kept until one ends or expires, 86400 s after its last call`);
+  const budget = { id: 'send_*', max: 3 };
+  const same = { result: 'same', failed: false, window: 100 };
+  const left = (store: Store, i: number) => countCall(store, scope(i), budget, 'op');
+
+  // Found in review: past the cap the least recently used tenth was evicted with its budget
+  // counts and loop window, so other sessions' calls started a session's budget again.
+  it('with maxSessions live sessions a new one is refused StoreUnavailableError, counting and claiming nothing; the live ones keep their budgets and streaks', async () => {
+    const store = createMemoryStore({ maxSessions: 10 });
+    for (let i = 0; i < 10; i++) {
+      expect(await left(store, i)).toBe(2);
+      await store.finishAttempt({ scope: scope(i), op: 'op', record: same });
+    }
+    await expect(Promise.resolve(store.beginAttempt({ scope: scope(10), op: 'op', budget, claim: { key: 'k', leaseMs: 60_000 } }))).rejects.toEqual(full(10));
+    await expect(Promise.resolve(store.beginAttempt({ scope: scope(11), op: 'op' }))).rejects.toEqual(full(10));
+    for (let i = 0; i < 10; i++) {
+      expect((await store.beginAttempt({ scope: scope(i), op: 'op' })).streak).toEqual({ count: 1, failed: false });
+      expect(await left(store, i)).toBe(1);
+    }
   });
 
-  it('a session used again within a quarter of the cap keeps its place, and is still not among the evicted', async () => {
-    const store = createMemoryStore({ maxSessions: 100 });
-    for (let i = 0; i < 100; i++) await store.finishAttempt({ scope: scope(i), op: 'op', memory: remember(i) });
-    // Sessions 80 and 5 are used again: 80 moved recently enough to stay where it is, 5 moves.
-    await store.finishAttempt({ scope: scope(80), op: 'op', memory: remember(80) });
-    await store.finishAttempt({ scope: scope(5), op: 'op', memory: remember(5) });
-    for (let i = 100; i < 110; i++) await store.finishAttempt({ scope: scope(i), op: 'op', memory: remember(i) });
-    const kept: number[] = [];
-    for (let i = 0; i < 110; i++) if ((await store.memory(scope(i))).length > 0) kept.push(i);
-    expect(kept.length).toBeLessThanOrEqual(100);
-    expect(kept).toContain(80);
-    expect(kept).toContain(5);
-    expect(kept).not.toContain(0);
+  it('EndSession makes room at once; a session idle past its TTL when room is needed, unless a spilled result or memory entry of it still lives', async () => {
+    let clock = 0;
+    const store = createMemoryStore({ maxSessions: 3, now: () => clock });
+    await store.finishAttempt({ scope: scope(0), op: 'op', record: same });
+    await store.finishAttempt({ scope: scope(1), op: 'op', memory: { entry: 'kept', max: 10, ttlSeconds: 2 * 86_400 } });
+    await store.finishAttempt({ scope: scope(2), op: 'op', record: same });
+    await expect(Promise.resolve(store.beginAttempt({ scope: scope(3), op: 'op' }))).rejects.toEqual(full(3));
+    await store.endSession(scope(2));
+    expect((await store.beginAttempt({ scope: scope(3), op: 'op' })).streak.count).toBe(0);
+    clock = 86_400_000 - 1;
+    await expect(Promise.resolve(store.beginAttempt({ scope: scope(4), op: 'op' }))).rejects.toEqual(full(3));
+    // Sessions 0 and 3 expire 24 h after their last call; session 1 holds its memory a day more.
+    clock = 86_400_000;
+    expect((await store.beginAttempt({ scope: scope(4), op: 'op' })).streak.count).toBe(0);
+    expect((await store.beginAttempt({ scope: scope(5), op: 'op' })).streak.count).toBe(0);
+    await expect(Promise.resolve(store.beginAttempt({ scope: scope(6), op: 'op' }))).rejects.toEqual(full(3));
+    expect(await store.memory(scope(1))).toEqual(['kept']);
+  });
+
+  it('a budget count keeps its session past the window TTL; the window itself starts again then, as on Redis', async () => {
+    let clock = 0;
+    const store = createMemoryStore({ maxSessions: 1, windowTtlSeconds: 10, budgetTtlSeconds: 100, now: () => clock });
+    expect(await left(store, 0)).toBe(2);
+    await store.finishAttempt({ scope: scope(0), op: 'op', record: same });
+    clock = 10_000;
+    await expect(Promise.resolve(store.beginAttempt({ scope: scope(1), op: 'op' }))).rejects.toEqual(new StoreUnavailableError('the memory store holds 1 live sessions (maxSessions; limits.max_sessions in the config file): no new session is kept until one ends or expires, 10 s after its last call'));
+    expect((await store.beginAttempt({ scope: scope(0), op: 'op' })).streak.count).toBe(0);
+    expect(await left(store, 0)).toBe(1);
+  });
+
+  it("a refused session's idempotency record is still written: an identical call replays it once there is room", async () => {
+    const store = createMemoryStore({ maxSessions: 1 });
+    await store.finishAttempt({ scope: scope(0), op: 'op', record: same });
+    const done = { key: 'k', action: 'complete' as const, result: { output: 'sent', isError: false, resolvedToolName: 't', truncated: false, resultHandle: '', durationMs: 1 }, ttlSeconds: 60 };
+    await expect(Promise.resolve(store.finishAttempt({ scope: scope(1), op: 'op', record: same, idempotency: done }))).rejects.toEqual(full(1));
+    await store.endSession(scope(0));
+    expect((await store.beginAttempt({ scope: scope(1), op: 'op', claim: { key: 'k', leaseMs: 1000 } })).claim).toEqual({ state: 'completed', result: done.result });
   });
 
   it('a session that only read holds no idempotency records or results until it needs them', async () => {

@@ -1,31 +1,60 @@
 import { randomUUID } from 'node:crypto';
-import type { Store } from '../../src/store';
-import { fresh, OP, sleep, stored } from './contract-fixtures';
+import { StoreUnavailableError, type Store } from '../../src/store';
+import { countCall, fresh, OP, sleep, stored } from './contract-fixtures';
 import type { StoreFactory } from './store-contract';
 
 /**
  * The Store contract on how long state lives (DESIGN sections 5 and 6): idempotency records last
- * their lease or TTL whatever other sessions do, and session budgets their TTL after the last count.
- * Called inside describeStoreContract.
+ * their lease or TTL, and a session's budget counts and loop window their TTL after its last count
+ * or record, whatever other sessions do. Called inside describeStoreContract.
  */
 export function describeLifetimes(factory: StoreFactory): void {
   let fewSessions: Store;
-  beforeAll(async () => {
+  // Each test its own store: the memory store refuses new sessions once 100 live ones fill it.
+  beforeEach(async () => {
     fewSessions = await factory({ maxSessions: 100 });
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await fewSessions?.close();
   });
 
-  /** Another tenant's traffic: a side-effecting call completed in each of `sessions` new sessions. */
-  async function otherTraffic(on: Store, sessions: number): Promise<void> {
+  /**
+   * Other sessions' traffic: a side-effecting call completed, then one counted against a budget,
+   * in each of `sessions` new sessions; a session the store refuses (the memory store, full of live
+   * sessions) is counted. Returns the refusals.
+   */
+  async function otherTraffic(on: Store, sessions: number): Promise<number> {
     const tenant = `busy-${randomUUID()}`;
+    let refused = 0;
     for (let i = 0; i < sessions; i++) {
       const scope = { tenant, sessionId: `s${i}` };
-      await on.beginAttempt({ scope, op: OP, claim: { key: 'k', leaseMs: 10_000, owner: 'o' } });
-      await on.finishAttempt({ scope, op: OP, record: { result: 'sent', failed: false, window: 100 }, idempotency: { key: 'k', action: 'complete', result: stored('sent'), ttlSeconds: 60 } });
+      try {
+        await on.beginAttempt({ scope, op: OP, claim: { key: 'k', leaseMs: 10_000, owner: 'o' } });
+        await on.finishAttempt({ scope, op: OP, record: { result: 'sent', failed: false, window: 100 }, idempotency: { key: 'k', action: 'complete', result: stored('sent'), ttlSeconds: 60 } });
+        await on.beginAttempt({ scope, op: OP, budget: { id: 'send_*', max: 5 } });
+      } catch (error) {
+        if (!(error instanceof StoreUnavailableError)) throw error;
+        refused++;
+      }
     }
+    return refused;
   }
+
+  // Found in review: the memory store evicted the least recently used sessions past its cap with
+  // their budget counts and loop windows, so a model spreading its calls over other sessions
+  // started its own budget and loop detection again from zero.
+  test("a session's budget counts and loop streak hold whatever traffic other sessions bring", async () => {
+    const scope = fresh();
+    const mail = { id: 'send_*', max: 3 };
+    const counted = () => countCall(fewSessions, scope, mail);
+    expect(await counted()).toBe(2);
+    expect(await counted()).toBe(1);
+    for (let i = 0; i < 3; i++) await fewSessions.finishAttempt({ scope, op: OP, record: { result: 'same', failed: false, window: 100 } });
+    await otherTraffic(fewSessions, 300);
+    expect((await fewSessions.beginAttempt({ scope, op: OP })).streak).toEqual({ count: 3, failed: false });
+    expect(await counted()).toBe(0);
+    expect(await counted()).toBe('over');
+  });
 
   // Found in review: the memory store evicted a session (its cap on sessions, shared by all
   // tenants) with its idempotency records, so other sessions' traffic alone let an identical call
@@ -59,10 +88,7 @@ export function describeLifetimes(factory: StoreFactory): void {
     try {
       const scope = fresh();
       const mail = { id: 'send_*', max: 2 };
-      const begin = async () => {
-        const begun = await brief.beginAttempt({ scope, op: OP, budget: mail });
-        return begun.overBudget ? 'over' : begun.budgetLeft;
-      };
+      const begin = () => countCall(brief, scope, mail);
       expect(await begin()).toBe(1);
       await sleep(1100);
       expect(await begin()).toBe(0);

@@ -1,3 +1,5 @@
+import { checkInteger } from '../options';
+
 /**
  * A bounded FIFO that drops its oldest item when full and counts what was lost before each item:
  * the items it dropped, and the losses reported elsewhere ({@link RingBuffer.addLost}) before the
@@ -25,7 +27,7 @@ export interface RingBuffer<T> {
 
 /** Creates a ring buffer holding at most `capacity` items. */
 export function createRingBuffer<T>(capacity: number): RingBuffer<T> {
-  if (!Number.isInteger(capacity) || capacity <= 0) throw new RangeError(`ring buffer capacity must be a positive integer, got ${capacity}`);
+  checkInteger('ring buffer capacity', capacity, {}, String);
   const items: (T | undefined)[] = [];
   // Losses reported before each held item was pushed (0 for most; created on the first loss).
   let lostBefore: number[] | undefined;

@@ -1,5 +1,6 @@
 import { tmpdir } from 'node:os';
 import type { Logger } from '../log';
+import { checkInteger } from '../options/integer-option';
 import { MAX_TIMER_MS } from '../options/limits';
 
 /** Options of {@link createScratchDirs}. */
@@ -34,14 +35,8 @@ export const DEFAULT_SCRATCH_TTL_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_MAX_SCRATCH_DIRS = 1000;
 export const DEFAULT_SCRATCH_SWEEP_INTERVAL_MS = 10 * 60 * 1000;
 export const DEFAULT_SCRATCH_REMOVALS_PER_SWEEP = 100;
-/** Node runs a timer of 2^31 ms or more after 1 ms. */
 
-function positiveInteger(name: string, value: unknown, max = Number.MAX_SAFE_INTEGER): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-    throw new RangeError(`scratch directories: ${name} must be an integer from 1 to ${max}, got ${JSON.stringify(value)}`);
-  }
-  return value;
-}
+const positiveInteger = (name: string, value: unknown, max = Number.MAX_SAFE_INTEGER) => checkInteger(`scratch directories: ${name}`, value, { max });
 
 /** Fills unset options with their defaults; rejects bad values. */
 export function resolveScratchDirsOptions(partial: ScratchDirsOptions = {}): ResolvedScratchDirsOptions {

@@ -1,3 +1,5 @@
+import { checkInteger } from '../options';
+
 /** Bounds of the tool counts replicas share through Redis. */
 export interface SharedStatsLimits {
   /** Time between flushes of the counts gathered since the last one, in ms. @default 1000 */
@@ -39,18 +41,11 @@ const RANGES: Readonly<Record<Exclude<keyof SharedStatsLimits, 'keyPrefix'>, rea
 /** The environment variable that sets {@link SharedStatsLimits.flushIntervalMs}. */
 export const FLUSH_INTERVAL_ENV = 'DISPATCH_STATS_FLUSH_MS';
 
-function checkInteger(name: string, value: unknown, [min, max]: readonly [number, number]): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new RangeError(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
-  }
-  return value;
-}
-
 /** Fills unset limits with their defaults; a value out of its range is a RangeError naming it. */
 export function resolveSharedStatsLimits(partial: SharedStatsLimits = {}): ResolvedSharedStatsLimits {
   const out = { ...DEFAULTS, keyPrefix: partial.keyPrefix ?? DEFAULTS.keyPrefix };
   for (const [key, range] of Object.entries(RANGES) as [keyof typeof RANGES, readonly [number, number]][]) {
-    out[key] = checkInteger(key, partial[key] ?? DEFAULTS[key], range);
+    out[key] = checkInteger(key, partial[key] ?? DEFAULTS[key], { min: range[0], max: range[1] });
   }
   return out;
 }
@@ -60,5 +55,6 @@ export function sharedStatsLimitsFromEnv(env: NodeJS.ProcessEnv): SharedStatsLim
   const text = env[FLUSH_INTERVAL_ENV];
   if (text === undefined || text === '') return {};
   const value = /^\d+$/.test(text) ? Number(text) : text;
-  return { flushIntervalMs: checkInteger(FLUSH_INTERVAL_ENV, value, RANGES.flushIntervalMs) };
+  const [min, max] = RANGES.flushIntervalMs;
+  return { flushIntervalMs: checkInteger(FLUSH_INTERVAL_ENV, value, { min, max }) };
 }

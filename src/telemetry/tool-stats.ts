@@ -1,4 +1,5 @@
 import type { CallSummary } from '../events';
+import { checkInteger } from '../options';
 import type { ToolRateValues } from './rate-alerts';
 
 /** Running counts of one tool's calls. */
@@ -106,11 +107,6 @@ export function ratesOf(counters: Readonly<ToolCounters> | undefined): ToolRateV
   };
 }
 
-/** A whole number of pairs, at least 1; anything else is a RangeError naming the option. */
-function pairCount(name: string, value: number): number {
-  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${value}`);
-  return value;
-}
 
 /**
  * Creates an empty table. A pair is tracked from its first call while its tenant has fewer than
@@ -118,8 +114,8 @@ function pairCount(name: string, value: number): number {
  * the process runs.
  */
 export function createToolStats(options: ToolStatsOptions = {}): ToolStats {
-  const maxTracked = pairCount('maxTracked', options.maxTracked ?? DEFAULT_MAX_TRACKED);
-  const maxPerTenant = pairCount('maxTrackedPerTenant', options.maxTrackedPerTenant ?? tenantShare(maxTracked));
+  const maxTracked = checkInteger('maxTracked', options.maxTracked ?? DEFAULT_MAX_TRACKED, {}, String);
+  const maxPerTenant = checkInteger('maxTrackedPerTenant', options.maxTrackedPerTenant ?? tenantShare(maxTracked), {}, String);
   const byTenant: CountersTable = new Map();
   let tracked = 0;
   return {

@@ -1,3 +1,5 @@
+import { checkInteger } from '../options';
+
 /** Options of parallel dispatch. */
 export interface WaveOptions {
   /** Calls run at once inside a wave when a request's `max_concurrency` is 0. @default 8 */
@@ -14,9 +16,5 @@ export const DEFAULT_MAX_CONCURRENCY = 8;
 
 /** Fills unset options with their defaults; rejects a bound that is not a positive integer. */
 export function resolveWaveOptions(partial: WaveOptions = {}): ResolvedWaveOptions {
-  const defaultMaxConcurrency = partial.defaultMaxConcurrency ?? DEFAULT_MAX_CONCURRENCY;
-  if (!Number.isInteger(defaultMaxConcurrency) || defaultMaxConcurrency <= 0) {
-    throw new RangeError(`defaultMaxConcurrency must be a positive integer, got ${JSON.stringify(defaultMaxConcurrency)}`);
-  }
-  return { defaultMaxConcurrency };
+  return { defaultMaxConcurrency: checkInteger('defaultMaxConcurrency', partial.defaultMaxConcurrency ?? DEFAULT_MAX_CONCURRENCY) };
 }

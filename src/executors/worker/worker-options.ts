@@ -1,3 +1,5 @@
+import { checkInteger } from '../../options';
+
 /** Bounds of worker streams and of routing calls to workers on other replicas. */
 export interface WorkerOptions {
   /** A worker silent this long is gone, and so are its assignments. @default 15000 */
@@ -65,7 +67,7 @@ export function resolveWorkerOptions(partial: WorkerOptions = {}): ResolvedWorke
     maxMissedProbes: partial.maxMissedProbes ?? 2,
   };
   for (const [name, value] of Object.entries(resolved)) {
-    if (!Number.isInteger(value) || value <= 0) throw new RangeError(`worker.${name} must be a positive integer, got ${String(value)}`);
+    checkInteger(`worker.${name}`, value, {}, String);
   }
   if (resolved.routeTtlMs <= resolved.advertiseIntervalMs) {
     throw new RangeError(`worker.routeTtlMs (${resolved.routeTtlMs}) must be longer than worker.advertiseIntervalMs (${resolved.advertiseIntervalMs})`);

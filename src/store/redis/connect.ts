@@ -2,6 +2,7 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from '../../log';
 import { dropDeadSockets } from './dead-sockets';
 import { parseRedisUrl, type RedisTarget } from './redis-url';
+import { checkInteger } from '../../options';
 
 /** A connection to standalone Redis (directly or through Sentinel) or to a Redis Cluster. */
 export type RedisClient = Redis | Cluster;
@@ -41,8 +42,7 @@ export interface RedisConnectOptions {
  */
 export function connectRedis(url: string | RedisTarget, options: RedisConnectOptions = {}): RedisClient {
   const target = typeof url === 'string' ? parseRedisUrl(url, options.env) : url;
-  const deadSocketMs = options.deadSocketMs ?? Math.max(3_000, 3 * (options.commandTimeoutMs ?? 1000));
-  if (!Number.isInteger(deadSocketMs) || deadSocketMs <= 0) throw new RangeError(`redis: deadSocketMs must be a positive integer, got ${String(deadSocketMs)}`);
+  const deadSocketMs = checkInteger('redis: deadSocketMs', options.deadSocketMs ?? Math.max(3_000, 3 * (options.commandTimeoutMs ?? 1000)), {}, String);
   const maxDelay = options.maxReconnectDelayMs ?? 1000;
   const queue = options.queueWhileDown ?? false;
   const retryStrategy = (times: number) => Math.min(50 * 2 ** Math.min(times - 1, 10), maxDelay);

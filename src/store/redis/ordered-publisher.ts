@@ -1,5 +1,6 @@
 import { Cluster, type Redis } from 'ioredis';
 import { nodeAddress, type RedisClient } from './connect';
+import { checkInteger } from '../../options';
 
 /** Bounds of an {@link OrderedPublisher} on a Cluster (a standalone or Sentinel client has none). */
 export interface OrderedPublisherOptions {
@@ -50,7 +51,7 @@ export function createOrderedPublisher(client: RedisClient, options: OrderedPubl
   const stallMs = options.stallMs ?? 1_000;
   const avoidMs = options.avoidMs ?? 30_000;
   for (const [name, value] of Object.entries({ stallMs, avoidMs })) {
-    if (!Number.isInteger(value) || value <= 0) throw new RangeError(`ordered publisher: ${name} must be a positive integer, got ${String(value)}`);
+    checkInteger(`ordered publisher: ${name}`, value, {}, String);
   }
   if (!(client instanceof Cluster)) return { publish: (channel, message) => client.publish(channel, message), connected: () => client.status === 'ready' };
   const cluster = client;

@@ -1,4 +1,5 @@
 import type { FinishAttempt } from '../store';
+import { checkInteger } from '../../options';
 
 /** Bounds on the whole texts of bounded results (spills) the Redis store keeps for ReadResult. */
 export interface SpillLimits {
@@ -30,9 +31,7 @@ export function resolveSpillLimits(partial: SpillLimits = {}): ResolvedSpillLimi
   if (typeof share !== 'number' || !(share > 0 && share <= 1)) throw new RangeError(`spillMemoryShare must be a number above 0 and at most 1, got ${JSON.stringify(share)}`);
   for (const key of ['maxSpillBytes', 'maxSpillTtlSeconds'] as const) {
     const value = partial[key] ?? limits[key];
-    const least = key === 'maxSpillTtlSeconds' ? 0 : 1;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < least) throw new RangeError(`${key} must be a ${least === 0 ? 'non-negative' : 'positive'} integer, got ${JSON.stringify(value)}`);
-    limits[key] = value;
+    limits[key] = checkInteger(key, value, { min: key === 'maxSpillTtlSeconds' ? 0 : 1 });
   }
   return { ...limits, spillMemoryShare: share };
 }

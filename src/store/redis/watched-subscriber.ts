@@ -4,6 +4,7 @@ import type { Logger } from '../../log';
 import { closeWithin, dropConnections } from './close-within';
 import { nodeAddress, type RedisClient } from './connect';
 import type { OrderedPublisher } from './ordered-publisher';
+import { checkInteger } from '../../options';
 
 /** Bounds of a {@link WatchedSubscriber}'s liveness check. */
 export interface SubscriberWatchOptions {
@@ -71,7 +72,7 @@ export function createWatchedSubscriber(options: WatchedSubscriberOptions): Watc
   const maxMissedProbes = options.maxMissedProbes ?? 2;
   const deafNodeAvoidMs = options.deafNodeAvoidMs ?? 30_000;
   for (const [name, value] of Object.entries({ probeIntervalMs, maxMissedProbes, deafNodeAvoidMs })) {
-    if (!Number.isInteger(value) || value <= 0) throw new RangeError(`watched subscriber: ${name} must be a positive integer, got ${String(value)}`);
+    checkInteger(`watched subscriber: ${name}`, value, {}, String);
   }
   const { logger, publisher } = options;
   const probeChannel = `dispatch:probe:${randomUUID()}`;

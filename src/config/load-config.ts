@@ -2,10 +2,9 @@ import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import type { ToolSpec } from '../../gen/dispatch/v1/tool_pb';
 import { resolveLimits, type Limits } from '../options';
-import type { DestinationRules } from '../registry';
 import { resolveSpillLimits, type SpillLimits } from '../store/redis/spill-limits';
 import { ConfigError } from './config-error';
-import { parseRegistryConfig } from './registry-config';
+import { parseRegistryConfig, type RegistryConfig } from './registry-config';
 import { toolFromYaml } from './tool-yaml';
 
 /** A bearer token's entry: the tenant and scopes it grants, and the SHA-256 of the token. */
@@ -37,8 +36,8 @@ export interface DispatchConfig {
   readonly policies: readonly unknown[];
   readonly mcpServers: readonly unknown[];
   readonly telemetry: Readonly<Record<string, unknown>>;
-  /** `registry: { http_allow, http_deny }`: where the HTTP tools of tenants may point. */
-  readonly registry: DestinationRules;
+  /** `registry: { http_allow, http_deny, allow_tenant_skip_redaction }`: what the operator lets tenants register. */
+  readonly registry: RegistryConfig;
   /** `redis: { url }`: the shared store, when no `--redis` flag or DISPATCH_REDIS_URL is given. */
   readonly redisUrl?: string;
   /** `redis: { spill_memory_share, max_spill_bytes, max_spill_ttl_seconds }`: what spilled results may take of Redis. */

@@ -1,19 +1,29 @@
 import { createDestinationPolicy, type DestinationRules } from '../registry';
 import { ConfigError } from './config-error';
 
-const KEYS = ['http_allow', 'http_deny'] as const;
+const KEYS = ['http_allow', 'http_deny', 'allow_tenant_skip_redaction'] as const;
+const LISTS = ['http_allow', 'http_deny'] as const;
+
+/** The `registry:` section: what the operator lets tenants register. */
+export interface RegistryConfig extends DestinationRules {
+  /** `allow_tenant_skip_redaction`: whether a tenant's tool may declare skip_redaction. @default false */
+  readonly allowTenantSkipRedaction?: boolean;
+}
 
 /**
- * Parses the `registry:` section, `{ http_allow: [...], http_deny: [...] }`: the destinations the
- * HTTP tools of tenants may point at. Each entry is compiled here, so a bad one stops the start.
+ * Parses the `registry:` section, `{ http_allow: [...], http_deny: [...], allow_tenant_skip_redaction }`:
+ * the destinations the HTTP tools of tenants may point at, and whether their tools may turn
+ * redaction off. Each entry is compiled here, so a bad one stops the start.
  */
-export function parseRegistryConfig(file: string, raw: unknown): DestinationRules {
+export function parseRegistryConfig(file: string, raw: unknown): RegistryConfig {
   if (raw === undefined || raw === null) return {};
   if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(file, 'registry', 'must be a mapping');
   const section = raw as Record<string, unknown>;
   const unknown = Object.keys(section).find((key) => !(KEYS as readonly string[]).includes(key));
   if (unknown) throw new ConfigError(file, `registry.${unknown}`, `unknown key (${KEYS.join(', ')})`);
-  for (const key of KEYS) {
+  const skip = section.allow_tenant_skip_redaction;
+  if (skip !== undefined && typeof skip !== 'boolean') throw new ConfigError(file, 'registry.allow_tenant_skip_redaction', 'must be true or false');
+  for (const key of LISTS) {
     const value = section[key];
     if (value !== undefined && value !== null && !Array.isArray(value)) throw new ConfigError(file, `registry.${key}`, 'must be a list');
   }
@@ -24,5 +34,5 @@ export function parseRegistryConfig(file: string, raw: unknown): DestinationRule
     const [path, ...problem] = (error as Error).message.split(': ');
     throw new ConfigError(file, path!, problem.join(': '));
   }
-  return rules;
+  return skip === undefined ? rules : { ...rules, allowTenantSkipRedaction: skip };
 }

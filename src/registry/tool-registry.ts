@@ -8,7 +8,7 @@ import { checkSpec } from './validate-spec';
 export class RegistryError extends Error {
   override readonly name = 'RegistryError';
   constructor(
-    readonly code: 'invalid' | 'exists' | 'limit',
+    readonly code: 'invalid' | 'exists' | 'limit' | 'denied',
     message: string,
   ) {
     super(message);
@@ -75,6 +75,11 @@ function deniedDestination(spec: ToolSpec, policy: DestinationPolicy): string | 
   return rule === undefined ? undefined : `http.url's host ${hostname} is denied by ${rule}`;
 }
 
+/** The refusal of a tenant's tool declaring skip_redaction, unless the operator allows it. */
+export function skipRedactionMessage(where: string, name: string): string {
+  return `${where} ("${name}"): skip_redaction is refused: this deployment does not let tenants turn redaction off (registry.allow_tenant_skip_redaction in the config file); declare the tool in the config file, or ask the operator`;
+}
+
 /** Throws `limit` when registering `specs` would give the tenant more than `maxTools` tools of its own. */
 function checkToolCount(specs: readonly ToolSpec[], own: ReadonlyMap<string, unknown> | undefined, tenant: string, maxTools: number): void {
   const added = new Set(specs.map((spec) => spec.name).filter((name) => !own?.has(name))).size;
@@ -92,6 +97,11 @@ export interface ToolRegistryOptions {
    * @default the built-in rules alone
    */
   readonly httpPolicy?: DestinationPolicy;
+  /**
+   * Whether a tenant's tool may declare `skip_redaction` (the config file's tools, tenant "", always
+   * may); refused PERMISSION_DENIED otherwise. @default false
+   */
+  readonly allowTenantSkipRedaction?: boolean;
 }
 
 /** Creates a registry compiling schemas with `compiler`, accepting the given executor kinds. */
@@ -119,6 +129,7 @@ export function createToolRegistry(
       if (problem) throw new RegistryError('invalid', `${where}: ${problem}`);
       const denied = tenant === '' ? undefined : deniedDestination(spec, httpPolicy);
       if (denied) throw new RegistryError('invalid', `${where} ("${spec.name}"): ${denied}`);
+      if (spec.skipRedaction && tenant !== '' && !options.allowTenantSkipRedaction) throw new RegistryError('denied', skipRedactionMessage(where, spec.name));
       if (seen.has(spec.name)) throw new RegistryError('invalid', `${where}: duplicate tool name "${spec.name}" in one request`);
       seen.add(spec.name);
       if (operators?.has(spec.name)) throw new RegistryError('exists', operatorToolMessage(where, spec.name));

@@ -51,6 +51,7 @@ export const REGISTRY_ERROR_STATUS: Readonly<Record<RegistryError['code'], grpc.
   invalid: grpc.status.INVALID_ARGUMENT,
   exists: grpc.status.ALREADY_EXISTS,
   limit: grpc.status.RESOURCE_EXHAUSTED,
+  denied: grpc.status.PERMISSION_DENIED,
 };
 
 /**

@@ -24,7 +24,7 @@ export function* detectFunctionTags(text: string, budget: WorkBudget): Generator
       continue;
     }
     const name = text.slice(nameStart, nameEnd);
-    const region = { from: nameEnd + 1, regionEnd, closeAt, mayQuoteNext: nextOpen >= 0 && closeAt > nextOpen };
+    const region = { from: nameEnd + 1, regionEnd, closeAt, mayQuoteNext: nextOpen >= 0 };
     const read = readTaggedRegion(text, region, budget, (from, to, softLimit, readBudget) => {
       const parsed = parseTolerantValue(text, skipSpace(text, from, to), to, { budget: readBudget, softLimit });
       const call = parsed.ok && isJsonObject(parsed.value) ? callFromParts(name, parsed.value) : undefined;

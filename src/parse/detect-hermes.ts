@@ -25,7 +25,7 @@ export function* detectHermes(text: string, budget: WorkBudget): Generator<Found
       continue;
     }
     const closeAt = closes.next(from);
-    const region = { from, regionEnd, closeAt, mayQuoteNext: nextOpen >= 0 && closeAt > nextOpen };
+    const region = { from, regionEnd, closeAt, mayQuoteNext: nextOpen >= 0 };
     const read = readTaggedRegion(text, region, budget, (start, to, softLimit, readBudget) => {
       const sequence = parseValueSequence(text, start, to, true, readBudget, softLimit);
       const calls = sequence.items.flatMap((item) => callsFromValue(item.value, true));

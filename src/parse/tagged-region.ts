@@ -29,7 +29,8 @@ export interface TaggedRegion {
   readonly closeAt: number;
   /**
    * Whether the next opening tag may sit inside this call's argument strings, so the call must
-   * first be read past it: for tags with a closing tag, when that comes after the next opening.
+   * first be read past it: whenever another opening tag follows, even after a closing tag, which
+   * may be quoted too (`"Example: </function><function=rm>..."`).
    */
   readonly mayQuoteNext: boolean;
 }

@@ -47,7 +47,11 @@ export interface MemoCache {
   generation(resource: string): number;
   /** How many sessions ended here so far, read before a cached read runs (see MemoSource). */
   sessionEnds(): number;
-  /** Drops every entry that read `resource` and bumps its generation; returns how many went. */
+  /**
+   * Drops every entry that read `resource` and bumps its generation; returns how many went. The
+   * name is kept (up to maxEntries of them) whether or not anything read it: pass a short one
+   * (memoize hashes a long `resource_key` value).
+   */
   evictResource(resource: string): number;
   /**
    * Ends a session (EndSession) in constant time: its entries are no longer served, and go when

@@ -1,12 +1,22 @@
 import { canonicalJson, readPointer } from '../json';
 import type { Middleware } from '../pipeline';
+import { hashKeyMaterial } from '../store';
 import type { MemoCache } from './memo-cache';
 
-/** The resource a call touches, per tenant: its `resource_key` value, or undefined. */
+/** A resource name up to this many characters is kept as it is, unhashed. */
+const RESOURCE_NAME_MAX = 256;
+
+/**
+ * The resource a call touches, per tenant: tenant and the canonical JSON of its `resource_key`
+ * value, or undefined. The cache keeps a name for every write, so a long one is hashed: a name as
+ * it is holds a NUL, which no hash does, so the two forms never meet.
+ */
 function resourceOf(tenant: string, pointer: string, args: unknown): string | undefined {
   if (pointer === '') return undefined;
   const value = readPointer(args, pointer);
-  return value === undefined ? undefined : `${tenant}\u0000${canonicalJson(value)}`;
+  if (value === undefined) return undefined;
+  const name = `${tenant}\u0000${canonicalJson(value)}`;
+  return name.length <= RESOURCE_NAME_MAX ? name : hashKeyMaterial(name);
 }
 
 /**

@@ -52,15 +52,29 @@ function candidates(value: unknown, schema: Schema): { value: unknown; what: str
     if (Array.isArray(schema.enum)) {
       const allowed = (schema.enum as unknown[]).filter((e): e is string => typeof e === 'string');
       const lower = allowed.filter((e) => e.toLowerCase() === value.toLowerCase());
-      const near = lower.length > 0 ? lower : allowed.filter((e) => levenshtein(e.toLowerCase(), value.toLowerCase(), 2) <= 2);
-      if (near.length === 1) out.push({ value: near[0], what: 'enum value corrected' });
-      else if (near.length > 1) out.push(...near.map((e) => ({ value: e, what: 'enum value corrected' })));
+      const near = lower.length > 0 ? lower : allowed.filter((e) => isNearMiss(value, e));
+      out.push(...near.map((e) => ({ value: e, what: 'enum value corrected' })));
     }
   }
   if (types.includes('array') && !Array.isArray(value) && out.length === 0) {
     out.push({ value: [value], what: 'bare value wrapped in an array' });
   }
   return out;
+}
+
+/**
+ * The edits a misspelt enum value may be from an allowed one, by the length of the shorter of the
+ * two: none below 3 characters, 1 below 6, then 2. Always less than half the word, so a short
+ * word is never turned into another word ("on" is not "no", "ok" not "no", "on" not "off").
+ */
+function enumEditAllowance(length: number): number {
+  return length < 3 ? 0 : length < 6 ? 1 : 2;
+}
+
+/** Whether `value` is a misspelling of `allowed`, case-insensitively (see `enumEditAllowance`). */
+function isNearMiss(value: string, allowed: string): boolean {
+  const max = enumEditAllowance(Math.min(value.length, allowed.length));
+  return max > 0 && levenshtein(allowed.toLowerCase(), value.toLowerCase(), max) <= max;
 }
 
 function valueFits(value: unknown, schema: Schema): boolean {
@@ -71,11 +85,13 @@ function valueFits(value: unknown, schema: Schema): boolean {
 
 /**
  * Repairs arguments against a schema, as a lenient tool opts in to: string to number, integer or
- * boolean; bare value to a one-element array; JSON text to an object; an enum value within
- * Levenshtein 2 of exactly one allowed value; `null` for an optional field dropped. Only values
- * that do not fit are touched, and a value with more than one possible repair is left as it is,
- * so a repair never turns an invalid call into a different valid one. Returns the repaired copy
- * and one line per repair.
+ * boolean; bare value to a one-element array; JSON text to an object; an enum value that differs
+ * from exactly one allowed value in case only, or else is within `enumEditAllowance` edits of
+ * exactly one (so strictly closer to it than to any other; stricter than "Levenshtein 2", which
+ * turned "on" into "no"); `null` for an optional field dropped. Only values that do not fit are
+ * touched, and a value with more than one possible repair is left as it is, so a repair never
+ * turns an invalid call into a different valid one. Returns the repaired copy and one line per
+ * repair.
  */
 export function repairArguments(value: unknown, schema: Schema): { value: unknown; repairs: string[] } {
   const repairs: string[] = [];

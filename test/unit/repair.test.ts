@@ -32,9 +32,34 @@ describe('argument repair', () => {
     expect(repairs).toHaveLength(3);
   });
 
-  test('fixes an enum value within distance 2 of exactly one allowed value, case-insensitive too', () => {
+  test('fixes an enum value a few edits from exactly one allowed value, case-insensitive too', () => {
     expect(repairArguments({ count: 1, units: 'metrc' }, schema).value).toEqual({ count: 1, units: 'metric' });
     expect(repairArguments({ count: 1, units: 'IMPERIAL' }, schema).value).toEqual({ count: 1, units: 'imperial' });
+  });
+
+  // The review's cases: within 2 edits of exactly one value, each became another valid answer.
+  test.each([
+    ['"ok" for yes/no', ['yes', 'no'], 'ok'],
+    ['"on" for yes/no', ['yes', 'no'], 'on'],
+    ['"y" for yes/no', ['yes', 'no'], 'y'],
+    ['"on" for off/auto', ['off', 'auto'], 'on'],
+    ['"of" for on/off', ['on', 'off'], 'of'],
+    ['"pt" for put/delete (1 edit, but half the word)', ['put', 'delete'], 'pt'],
+    ['"cax" for cat/car (as close to both)', ['cat', 'car'], 'cax'],
+    ['"rite_" for write/append (2 edits of a 5-letter word)', ['write', 'append'], 'rite_'],
+  ])('never turns a short word into another word: %s', (_label, allowed, sent) => {
+    const enumSchema = { type: 'object', properties: { choice: { type: 'string', enum: allowed } } };
+    expect(repairArguments({ choice: sent }, enumSchema)).toEqual({ value: { choice: sent }, repairs: [] });
+  });
+
+  test.each([
+    ['one edit of a 3-letter word', ['yes', 'no'], 'yez', 'yes'],
+    ['one edit of a 5-letter word', ['metric', 'imperial'], 'metrc', 'metric'],
+    ['two edits of a 6-letter word', ['metric', 'imperial'], 'mtric_', 'metric'],
+    ['case only, any length', ['on', 'off'], 'ON', 'on'],
+  ])('still fixes a misspelling: %s', (_label, allowed, sent, fixed) => {
+    const enumSchema = { type: 'object', properties: { choice: { type: 'string', enum: allowed } } };
+    expect(repairArguments({ choice: sent }, enumSchema).value).toEqual({ choice: fixed });
   });
 
   test('leaves a value with more than one possible repair alone', () => {

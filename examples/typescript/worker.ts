@@ -5,7 +5,7 @@ import { WorkerMessageSchema, type WorkAssignment, type WorkerMessage } from '..
 import { createWorkerClient } from '../../src/client';
 
 /** A tool this worker hosts: its spec and its implementation. */
-interface HostedTool {
+export interface HostedTool {
   readonly spec: MessageInitShape<typeof ToolSpecSchema>;
   run(args: Record<string, unknown>): Promise<string> | string;
 }
@@ -24,9 +24,43 @@ const TOOLS: Record<string, HostedTool> = {
   },
 };
 
+/**
+ * The assignments of one stream not yet answered, and which of them dispatch cancelled. A cancel
+ * for any other (answered already: the completion and the cancel crossed) is dropped, so neither
+ * set outgrows the assignments in progress (examples/python/worker.py keeps the same).
+ */
+export class Assignments {
+  private readonly open = new Set<string>();
+  private readonly cancelledIds = new Set<string>();
+
+  start(assignmentId: string): void {
+    this.open.add(assignmentId);
+  }
+
+  /** Marks an open assignment cancelled; false when it is not open. */
+  cancel(assignmentId: string): boolean {
+    if (!this.open.has(assignmentId)) return false;
+    this.cancelledIds.add(assignmentId);
+    return true;
+  }
+
+  /** Forgets an assignment; true when it was cancelled (its completion is not sent). */
+  finish(assignmentId: string): boolean {
+    this.open.delete(assignmentId);
+    return this.cancelledIds.delete(assignmentId);
+  }
+
+  /** How many ids are held. */
+  sizes(): { open: number; cancelled: number } {
+    return { open: this.open.size, cancelled: this.cancelledIds.size };
+  }
+}
+
 /** Options of the example worker. */
 export interface WorkerOptions {
   readonly address: string;
+  /** The tools hosted. @default ts_reverse */
+  readonly tools?: Readonly<Record<string, HostedTool>>;
   /** @default 'ts-worker' */
   readonly workerId?: string;
   /** Heartbeat period; dispatch drops a worker silent for 15 s. @default 2000 */
@@ -41,16 +75,22 @@ export interface RunningWorker {
   readonly done: Promise<StatusObject>;
 }
 
+/** A worker on one stream: also what it holds of that stream's assignments. */
+export interface StreamWorker extends RunningWorker {
+  held(): { open: number; cancelled: number };
+}
+
 /**
  * Hosts TOOLS on a WorkerService.Work stream: says hello with their specs, heartbeats, runs each
  * assignment and answers a completion (a thrown error becomes is_error), and drops the answer of
  * an assignment dispatch cancelled.
  */
-export function runWorker(options: WorkerOptions): RunningWorker {
+export function runWorker(options: WorkerOptions): StreamWorker {
   const log = options.log ?? ((line: string) => console.log(line));
+  const hosted = options.tools ?? TOOLS;
   const client = createWorkerClient(options.address);
   const stream = client.work({ metadata: options.token ? { authorization: `Bearer ${options.token}` } : undefined });
-  const cancelled = new Set<string>();
+  const assignments = new Assignments();
   let open = true;
   const send = (message: WorkerMessage) => open && stream.write(message);
   const heartbeat = setInterval(() => send(create(WorkerMessageSchema, { msg: { case: 'heartbeat', value: {} } })), options.heartbeatMs ?? 2_000);
@@ -60,21 +100,25 @@ export function runWorker(options: WorkerOptions): RunningWorker {
     let output: string;
     let isError = false;
     try {
-      const tool = TOOLS[name];
+      const tool = hosted[name];
       if (!tool) throw new Error(`this worker does not host ${name}`);
       output = await tool.run(JSON.parse(assignment.call?.arguments ?? '{}') as Record<string, unknown>);
     } catch (error) {
       output = (error as Error).message;
       isError = true;
     }
-    if (cancelled.delete(assignment.assignmentId)) return;
+    if (assignments.finish(assignment.assignmentId)) return;
     send(create(WorkerMessageSchema, { msg: { case: 'completion', value: { assignmentId: assignment.assignmentId, output, isError, errorMessage: isError ? output : '' } } }));
     log(`completed ${name} call=${assignment.call?.id} attempt=${assignment.attempt} error=${isError}`);
   }
 
   stream.on('data', (assignment: WorkAssignment) => {
-    if (assignment.cancel) cancelled.add(assignment.assignmentId);
-    else void handle(assignment);
+    if (assignment.cancel) {
+      if (assignments.cancel(assignment.assignmentId)) log(`cancelled ${assignment.assignmentId}`);
+    } else {
+      assignments.start(assignment.assignmentId);
+      void handle(assignment);
+    }
   });
   stream.on('error', () => undefined);
   const done = new Promise<StatusObject>((resolve) =>
@@ -85,14 +129,15 @@ export function runWorker(options: WorkerOptions): RunningWorker {
       resolve(status);
     }),
   );
-  const tools = Object.values(TOOLS).map((t) => create(ToolSpecSchema, t.spec));
+  const tools = Object.values(hosted).map((t) => create(ToolSpecSchema, t.spec));
   send(create(WorkerMessageSchema, { msg: { case: 'hello', value: { workerId: options.workerId ?? 'ts-worker', tools } } }));
-  log(`worker ${options.workerId ?? 'ts-worker'} hosting ${Object.keys(TOOLS).join(', ')} on ${options.address}`);
+  log(`worker ${options.workerId ?? 'ts-worker'} hosting ${Object.keys(hosted).join(', ')} on ${options.address}`);
   return {
     stop() {
       if (open) stream.end();
     },
     done,
+    held: () => assignments.sizes(),
   };
 }
 

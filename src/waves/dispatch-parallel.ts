@@ -6,7 +6,7 @@ import { prepareArguments } from '../arguments';
 import type { ResolvedTool } from '../registry';
 import { answerWithin, turnError, type TurnContext } from '../pipeline';
 import { planWaves, type ResourceKeyOf, type WaveToolLookup } from './plan-waves';
-import { plannedTool, type PlannedTool } from './planned-tool';
+import { plannedTools, type PlannedTool } from './planned-tool';
 import { resourceKeyIn, resourceKeyOf } from './resource-key';
 import { ResourceLocks } from './resource-locks';
 import { runWave } from './run-wave';
@@ -38,14 +38,15 @@ export function createParallelDispatcher(options: WaveOptions = {}): ParallelDis
   const { defaultMaxConcurrency } = resolveWaveOptions(options);
   return async (deps, turn, request) => {
     const { calls } = request;
-    const lookup: WaveToolLookup<PlannedTool> = (name) => plannedTool(deps, turn, name);
+    // Planned once per tool name: the calls of a turn naming one tool share its plan.
+    const lookup: WaveToolLookup<PlannedTool> = plannedTools(deps, turn);
     // The key is read from the arguments as the tool receives them (parsed, repaired for a lenient
     // tool, schema defaults applied), so `"7"` and `7`, or an omitted field and its default, name
     // one resource. Only a lenient tool's or a schema with defaults can change them, so only those
     // are prepared here (the pipeline prepares them again). Arguments that fail validation never
     // run; their text's key is used. A fallback receives the arguments as the call's tool left them.
     const keyOf: ResourceKeyOf<PlannedTool> = (call, planned) => {
-      if (planned.tools.every((tool) => tool.spec.resourceKey === '')) return undefined;
+      if (planned.pointers.length === 0) return undefined;
       const tool = planned.tools[0]!;
       let args: unknown;
       try {
@@ -54,10 +55,10 @@ export function createParallelDispatcher(options: WaveOptions = {}): ParallelDis
         args = undefined;
       }
       const keyFor = (pointer: string) => (args === undefined ? resourceKeyOf(call.arguments, pointer) : resourceKeyIn(args, pointer));
-      if (planned.tools.length === 1) return keyFor(tool.spec.resourceKey);
+      if (planned.pointers.length === 1) return keyFor(planned.pointers[0]!);
       const keys = new Set<string>();
-      for (const { spec } of planned.tools) {
-        const key = keyFor(spec.resourceKey);
+      for (const pointer of planned.pointers) {
+        const key = keyFor(pointer);
         if (key !== undefined) keys.add(key);
       }
       return [...keys];

@@ -8,10 +8,11 @@
  */
 
 /**
- * Cheap screen: only a run of 16 digits, an exponent of 16 or more, or a 3-digit one (either sign:
- * 1e-999 is 0) can hold such a number.
+ * Cheap screen: only a number with 16 or more digits (a point may sit among them:
+ * 9007199254740.993e3) or with an exponent can hold such a number. Any exponent, as it may take
+ * a decimal's digits past 2^53 (9.007199254740993e15).
  */
-const SUSPECT = /\d{16}|[eE][+-]?\d{3}|[eE][+]?(?:1[6-9]|[2-9]\d)/;
+const SUSPECT = /\d(?:\.?\d){15}|[\d.][eE][+-]?\d/;
 const NUMBER = /-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/y;
 
 /** The first number token of JSON `text` whose value JSON.parse would not keep, or undefined. */

@@ -48,6 +48,14 @@ test('-1e999 and a big id spelt with .0 are refused, not sent on as null or roun
   expect(tools.count('/delete')).toBe(0);
 });
 
+test('a big id spelt with a point and a short exponent is refused, not run as its neighbour (found in review)', async () => {
+  for (const args of ['{"id":9.007199254740993e15}', '{"id":900719925474099.3e1}']) {
+    const result = await call(args);
+    expect(result.error?.message).toBe(`the number ${args.slice(6, -1)} in the arguments cannot be passed on exactly (integers beyond ±9007199254740991 and numbers beyond ±1.8e308 would change); the tool was not executed`);
+  }
+  expect(tools.count('/delete')).toBe(0);
+});
+
 test('lenient repair does not turn an id string beyond 2^53 (however spelt), a hexadecimal one or an infinite one into another number', async () => {
   for (const args of ['{"id":"1234567890123456789"}', '{"id":"0x10"}', '{"id":"1234567890123456789e0"}', '{"id":1,"amount":"-5.E400"}']) {
     const result = await call(args, 'lenient_delete');

@@ -16,7 +16,8 @@ export interface ExecutorsPluginOptions {
 export function createExecutorsPlugin(pluginOptions: ExecutorsPluginOptions = {}): PluginFactory {
   return async (ctx: PluginContext): Promise<Plugin> => {
     const options = resolveWorkerOptions(pluginOptions.worker);
-    const mcp = createMcpServers(parseMcpServers(ctx.config.mcpServers, ctx.config.file), ctx.logger);
+    // A UTF-8 character is at most 4 bytes: read no more of an answer than the output cap can keep.
+    const mcp = createMcpServers(parseMcpServers(ctx.config.mcpServers, ctx.config.file), ctx.logger, { maxAnswerBytes: ctx.config.limits.maxToolOutputChars * 4 });
     const pool = createWorkerPool({ heartbeatTimeoutMs: options.heartbeatTimeoutMs, sweepIntervalMs: options.sweepIntervalMs, logger: ctx.logger });
     let deps: PipelineDeps | undefined;
     let relay: RedisRelay | undefined;

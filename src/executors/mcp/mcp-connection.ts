@@ -5,6 +5,7 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import type { Logger } from '../../log';
 import { linkAbort } from './mcp-abort-link';
+import { createCallScope, inCallScope } from './mcp-call-scope';
 import type { McpServerConfig } from './mcp-config';
 import { clientDiagnostics } from './mcp-diagnostics';
 import { classifyMcpError, isStreamLoss, notConnectedError } from './mcp-errors';
@@ -39,6 +40,8 @@ export interface McpConnectionOptions {
   readonly logger: Logger;
   /** Told of the server's tools after every connection and every list change. */
   readonly onTools: (tools: McpToolInfo[]) => void;
+  /** Largest answer read from a Streamable HTTP server (RequestScopedFetchOptions.maxAnswerBytes). @default DEFAULT_MAX_ANSWER_BYTES (64 MiB) */
+  readonly maxAnswerBytes?: number;
 }
 
 const MAX_TOOL_PAGES = 20;
@@ -108,7 +111,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
   }
 
   function newTransport(): McpTransport {
-    if (config.url) return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: { ...config.headers } }, fetch: createRequestScopedFetch() });
+    if (config.url) return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: { ...config.headers } }, fetch: createRequestScopedFetch(fetch, { maxAnswerBytes: options.maxAnswerBytes, server }) });
     const [command, ...args] = config.command!;
     const stdio = new StdioClientTransport({ command: command!, args, env: { ...getDefaultEnvironment(), ...config.env }, cwd: config.cwd, stderr: 'pipe', maxBufferSize: MAX_STDIO_MESSAGE_BYTES });
     stdio.stderr?.on('data', (chunk: Buffer) => logger.debug('mcp server stderr', { server, text: chunk.toString().slice(0, 1_000) }));
@@ -233,10 +236,14 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
       // The SDK adds an abort listener to the signal it is given and never removes it
       // (modelcontextprotocol/typescript-sdk#1672): it gets one of its own per call.
       const link = linkAbort(ctx.signal);
+      // An answer too large for the fetch to read fails the call through this scope (see mcp-fetch).
+      const scope = createCallScope((error) => link.abort(error));
       try {
         const params = { name: tool, arguments: args, ...(ctx.traceparent ? { _meta: { traceparent: ctx.traceparent } } : {}) };
-        return (await current.callTool(params, undefined, { signal: link.signal, timeout: Math.max(1_000, ctx.deadline - Date.now() + 1_000) })) as McpToolResult;
+        const timeout = Math.max(1_000, ctx.deadline - Date.now() + 1_000);
+        return (await inCallScope(scope, () => current.callTool(params, undefined, { signal: link.signal, timeout }))) as McpToolResult;
       } catch (error) {
+        if (scope.failure) throw scope.failure;
         if (ctx.signal.aborted) {
           probe(current);
           throw error;

@@ -18,6 +18,23 @@ export function notConnectedError(server: string): DispatchError {
   });
 }
 
+/**
+ * The answer to a call (a JSON body, or an event of the SSE stream answering it) exceeded the
+ * bound on what is read (RequestScopedFetchOptions.maxAnswerBytes): the server ran the call, and
+ * its answer was not read. A retry would get the same answer.
+ */
+export function answerTooLargeError(server: string, maxBytes: number): DispatchError {
+  return new DispatchError(ErrorKind.UNEXPECTED, `the answer of MCP server "${server}" exceeded ${maxBytes} bytes (limits.max_tool_output_chars x 4); it was not read`, {
+    phase: 'during',
+    recoverable: false,
+  });
+}
+
+/** An event of the server's GET stream exceeded the bound on what is read: the stream is dropped. */
+export function eventTooLargeError(server: string, maxBytes: number): Error {
+  return new Error(`an event of MCP server "${server}" exceeded ${maxBytes} bytes (limits.max_tool_output_chars x 4); it was not read`);
+}
+
 /** The server answered the call with `isError`: the tool ran and reported a failure. */
 export function mcpToolError(server: string, tool: string, text: string): DispatchError {
   const excerpt = text.length > 2_000 ? `${text.slice(0, 2_000)}...` : text;
@@ -71,12 +88,15 @@ function hasErrnoCode(error: unknown): boolean {
 }
 
 const STREAM_LOSS = /^(SSE stream disconnected|Failed to reconnect SSE stream|Maximum reconnection attempts)/;
+/** How the SDK reports a POST's SSE answer failed by answerTooLargeError (as text: it keeps no more). */
+const ANSWER_TOO_LARGE = /^SSE stream disconnected: DispatchError: the answer of MCP server "[^"]*" exceeded \d+ bytes/;
 
 /**
  * Whether an error the Streamable HTTP transport reports (it has no codes) means a response stream
  * was cut: the requests waiting on it would never be answered, so the connection is replaced and
- * they fail DURING.
+ * they fail DURING. Not an answer too large: the fetch failed the call it answered, and the
+ * connection serves the others.
  */
 export function isStreamLoss(error: Error): boolean {
-  return STREAM_LOSS.test(error.message);
+  return STREAM_LOSS.test(error.message) && !ANSWER_TOO_LARGE.test(error.message);
 }

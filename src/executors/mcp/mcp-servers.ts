@@ -1,5 +1,7 @@
 import type { Logger } from '../../log';
 import type { ToolRegistry } from '../../registry';
+import { checkInteger } from '../../options/integer-option';
+import { DEFAULT_MAX_ANSWER_BYTES } from './mcp-answer-bound';
 import type { McpServerConfig } from './mcp-config';
 import { createMcpConnection, type McpConnection } from './mcp-connection';
 import { importTools, type McpToolInfo } from './mcp-import';
@@ -12,8 +14,18 @@ export interface McpServers {
   close(): Promise<void>;
 }
 
+/** Options of the servers beyond each one's config. */
+export interface McpServersOptions {
+  /**
+   * Largest answer read from a Streamable HTTP server, in bytes (RequestScopedFetchOptions.maxAnswerBytes);
+   * the app passes limits.max_tool_output_chars x 4, as for HTTP tools. @default DEFAULT_MAX_ANSWER_BYTES (64 MiB)
+   */
+  readonly maxAnswerBytes?: number;
+}
+
 /** Creates the servers of the config's `mcp_servers:`; nothing connects before `start`. */
-export function createMcpServers(configs: readonly McpServerConfig[], logger: Logger): McpServers {
+export function createMcpServers(configs: readonly McpServerConfig[], logger: Logger, options: McpServersOptions = {}): McpServers {
+  const maxAnswerBytes = checkInteger('maxAnswerBytes', options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES);
   const connections = new Map<string, McpConnection>();
   const imported = new Map<string, Set<string>>();
   let registry: ToolRegistry | undefined;
@@ -47,7 +59,7 @@ export function createMcpServers(configs: readonly McpServerConfig[], logger: Lo
     logger.info('mcp tools imported', { server: config.name, tools: accepted.size });
   }
 
-  for (const config of configs) connections.set(config.name, createMcpConnection(config, { logger, onTools: (tools) => install(config, tools) }));
+  for (const config of configs) connections.set(config.name, createMcpConnection(config, { logger, maxAnswerBytes, onTools: (tools) => install(config, tools) }));
 
   return {
     get: (name) => connections.get(name),

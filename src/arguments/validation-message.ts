@@ -1,10 +1,15 @@
 import type { ErrorObject } from 'ajv';
+import { shortened } from '../pipeline/bound-result';
 
+/** Longest value, schema fragment, field path or property name a line shows, in characters. */
 const MAX_FRAGMENT = 200;
+/**
+ * Longest the lines together may be, in characters, as a tool's error text is: keys and paths are
+ * the model's own, and three unexpected keys of 300,000 characters made a 900 KB message.
+ */
+const MAX_MESSAGE = 2_000;
 
-function clip(text: string): string {
-  return text.length > MAX_FRAGMENT ? `${text.slice(0, MAX_FRAGMENT)}...` : text;
-}
+const clip = (text: string): string => shortened(text, MAX_FRAGMENT);
 
 function describe(value: unknown): string {
   if (value === undefined) return 'nothing';
@@ -14,16 +19,17 @@ function describe(value: unknown): string {
 
 /**
  * One line per schema violation, naming the field path, what was passed and the schema fragment
- * expected, so that a model can correct the call.
+ * expected, so that a model can correct the call. Each part is cut at 200 characters and the
+ * lines together at 2,000, with `...` where cut.
  */
 export function formatValidationErrors(errors: readonly ErrorObject[], max = 5): string {
   const lines = errors.slice(0, max).map((error) => {
-    const path = error.instancePath === '' ? '/' : error.instancePath;
+    const path = error.instancePath === '' ? '/' : clip(error.instancePath);
     switch (error.keyword) {
       case 'required':
-        return `${path}: missing required property "${(error.params as { missingProperty: string }).missingProperty}"`;
+        return `${path}: missing required property "${clip((error.params as { missingProperty: string }).missingProperty)}"`;
       case 'additionalProperties':
-        return `${path}: unexpected property "${(error.params as { additionalProperty: string }).additionalProperty}" (the schema allows no other properties)`;
+        return `${path}: unexpected property "${clip((error.params as { additionalProperty: string }).additionalProperty)}" (the schema allows no other properties)`;
       default: {
         const expected = clip(JSON.stringify(error.parentSchema ?? error.schema) ?? '');
         return `${path}: got ${describe(error.data)}; ${error.message ?? 'invalid'}; expected ${expected}`;
@@ -31,5 +37,5 @@ export function formatValidationErrors(errors: readonly ErrorObject[], max = 5):
     }
   });
   const more = errors.length > max ? ` (and ${errors.length - max} more)` : '';
-  return `invalid arguments: ${lines.join('; ')}${more}`;
+  return `invalid arguments: ${shortened(lines.join('; '), MAX_MESSAGE)}${more}`;
 }

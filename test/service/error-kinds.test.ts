@@ -74,6 +74,14 @@ test('a schema violation names the path, the value and the expected fragment', a
   expect(missing.error?.message).toBe('invalid arguments: /: missing required property "city"; /: unexpected property "town" (the schema allows no other properties); the tool was not executed');
 });
 
+test('a schema violation with made-up keys of 300,000 characters gets a message of about 1,000 characters (found in review)', async () => {
+  const key = 'k'.repeat(300_000);
+  const result = await call('weather', JSON.stringify({ city: 'Oslo', [`${key}1`]: 1, [`${key}2`]: 2, [`${key}3`]: 3 }));
+  const line = `/: unexpected property "${'k'.repeat(200)}..." (the schema allows no other properties)`;
+  expect(result.error?.message).toBe(`invalid arguments: ${[line, line, line].join('; ')}; the tool was not executed`);
+  expect(result.output.length).toBeLessThan(2_000);
+});
+
 test('lenient repair is applied, listed in warnings, and defaults are filled', async () => {
   const before = tools.count();
   const result = await call('weather', '{"city": "Oslo", "days": "3"}');

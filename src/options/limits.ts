@@ -37,7 +37,7 @@ export interface Limits {
   readonly maxSubscribersPerTenant: number;
   /** Events buffered per subscriber before the oldest are dropped. @default 1024 */
   readonly subscriberBuffer: number;
-  /** Live sessions the memory store keeps; past it a new session is refused (MemoryStoreOptions.maxSessions). @default 10000 */
+  /** Sessions the memory store keeps; past it idle ones go, and with all used within the hour a new one is refused (MemoryStoreOptions.maxSessions). @default 10000 */
   readonly maxSessions: number;
   /** Trajectory entries kept per session. @default 200 */
   readonly maxMemoryEntries: number;

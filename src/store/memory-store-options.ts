@@ -3,14 +3,19 @@ import type { Logger } from '../log';
 /** Options of the in-memory store. */
 export interface MemoryStoreOptions {
   /**
-   * Live sessions kept. A session is live until `windowTtlSeconds` after its last call (longer
-   * while its budget counts, a spilled result or a memory entry live) and is never evicted before:
-   * its loop window and budget counts must not start again while it is in use. With this many live,
-   * a new session is refused with a StoreUnavailableError (its side-effecting calls fail closed,
-   * STORE_UNAVAILABLE; its reads run without the store), as on a Redis at maxmemory, until one ends
-   * or expires. Its idempotency records are kept apart, see `maxRecords`. @default 10000
+   * Sessions kept. A session's state lives until `windowTtlSeconds` after its last call (longer
+   * while its budget counts, a spilled result or a memory entry live). When a new session needs
+   * room, the expired ones go, then those idle past `sessionHoldSeconds`, longest idle first (their
+   * loop windows and budget counts with them); a session used within its hold is never evicted, so
+   * that other sessions' traffic cannot start its budget and loop window again while it is in use.
+   * With this many held, a new session is refused with a StoreUnavailableError (its side-effecting
+   * calls fail closed, STORE_UNAVAILABLE; its reads run without the store), as on a Redis at
+   * maxmemory, until one ends or has been idle its hold. Its idempotency records are kept apart,
+   * see `maxRecords`. @default 10000
    */
   readonly maxSessions?: number;
+  /** How long after its last call a session is never evicted for room, in seconds. @default 3600 */
+  readonly sessionHoldSeconds?: number;
   /** How long a session's loop window lives after its last record, in seconds, as on Redis. @default 86400 */
   readonly windowTtlSeconds?: number;
   /** Idempotency records kept per session before the oldest finished one is evicted. @default 10000 */
@@ -59,6 +64,7 @@ export type ResolvedMemoryStoreOptions = Readonly<Record<Bound, number>> & Pick<
 
 const DEFAULTS: Readonly<Record<Bound, number>> = {
   maxSessions: 10_000,
+  sessionHoldSeconds: 3600,
   windowTtlSeconds: 86_400,
   maxRecordsPerSession: 10_000,
   maxRecords: 200_000,

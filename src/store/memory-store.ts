@@ -28,9 +28,11 @@ interface SessionState {
   /**
    * When everything the session holds has expired: `windowTtlSeconds` after its last call, or
    * later while its budget counts, a spilled result or a memory entry live. Until then it is never
-   * evicted (LiveSessions).
+   * evicted for room, even once idle past its hold (LiveSessions).
    */
   expiresAt: number;
+  /** Its last call plus `sessionHoldSeconds`: until then it is never evicted, not even for room. */
+  heldUntil: number;
   /** Calls counted per budget (`budget:` policies), by budget id, until `budgetsExpireAt`. */
   budgets?: Map<string, number>;
   budgetsExpireAt: number;
@@ -71,6 +73,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   const { maxSessions, maxResultsPerSession: maxResults } = bounds;
   const budgetTtlMs = bounds.budgetTtlSeconds * 1000;
   const windowTtlMs = bounds.windowTtlSeconds * 1000;
+  const holdMs = bounds.sessionHoldSeconds * 1000;
   const spilled = createSpillBudget(bounds.maxSpilledChars);
   const records = createIdempotencyRecords({ maxPerSession: bounds.maxRecordsPerSession, maxFinished: bounds.maxRecords, maxFinishedChars: bounds.maxRecordChars, maxClaims: bounds.maxClaims });
   const now = bounds.now ?? Date.now;
@@ -84,15 +87,18 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   const opKey = (op: string): string => (keptAsIs(op) ? op : hashedOp(op));
 
   /**
-   * The session of a call at `t`, made if new, and kept `windowTtlSeconds` from now at least;
-   * undefined when it is new and `maxSessions` live sessions fill the store.
+   * The session of a call at `t`, made if new, held `sessionHoldSeconds` and kept
+   * `windowTtlSeconds` from now at least; undefined when it is new and `maxSessions` sessions
+   * used within their hold fill the store.
    */
   function session(scope: SessionScope, t: number): SessionState | undefined {
     const key = keyOf(scope);
     let state = sessions.get(key);
-    if (state) keepUntil(state, t + windowTtlMs);
-    else {
-      state = { expiresAt: t + windowTtlMs, budgetsExpireAt: 0, window: new StreakIndex(), windowExpiresAt: 0 };
+    if (state) {
+      keepUntil(state, t + windowTtlMs);
+      state.heldUntil = t + holdMs;
+    } else {
+      state = { expiresAt: t + windowTtlMs, heldUntil: t + holdMs, budgetsExpireAt: 0, window: new StreakIndex(), windowExpiresAt: 0 };
       if (!sessions.add(key, state, t)) return undefined;
     }
     // Expired as on Redis: a loop window lives its TTL after its last record.
@@ -103,9 +109,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
     return state;
   }
 
-  /** The refusal of a new session while `maxSessions` live ones fill the store. */
+  /** The refusal of a new session while `maxSessions` held ones fill the store. */
   const full = () =>
-    Promise.reject(new StoreUnavailableError(`the memory store holds ${maxSessions} live sessions (maxSessions; limits.max_sessions in the config file): no new session is kept until one ends or expires, ${bounds.windowTtlSeconds} s after its last call`));
+    Promise.reject(new StoreUnavailableError(`the memory store holds ${maxSessions} sessions used within the last ${bounds.sessionHoldSeconds} s (maxSessions; limits.max_sessions in the config file): no new session is kept until one ends or has been idle ${bounds.sessionHoldSeconds} s`));
 
   return {
     beginAttempt({ scope, op, claim, budget }) {

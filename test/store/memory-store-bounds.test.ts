@@ -4,7 +4,7 @@ import { countCall } from './contract-fixtures';
 const scope = (i: number) => ({ tenant: 't', sessionId: `s${i}` });
 
 describe('memory store: the session cap', () => {
-  const full = (max: number) => new StoreUnavailableError(`the memory store holds ${max} live sessions (maxSessions; limits.max_sessions in the config file): no new session is kept until one ends or expires, 86400 s after its last call`);
+  const full = (max: number, hold = 3600) => new StoreUnavailableError(`the memory store holds ${max} sessions used within the last ${hold} s (maxSessions; limits.max_sessions in the config file): no new session is kept until one ends or has been idle ${hold} s`);
   const budget = { id: 'send_*', max: 3 };
   const same = { result: 'same', failed: false, window: 100 };
   const left = (store: Store, i: number) => countCall(store, scope(i), budget, 'op');
@@ -25,23 +25,44 @@ describe('memory store: the session cap', () => {
     }
   });
 
-  it('EndSession makes room at once; a session idle past its TTL when room is needed, unless a spilled result or memory entry of it still lives', async () => {
+  it('EndSession makes room at once; sessions idle past their hold make room, longest idle first, a tenth of the cap at a time', async () => {
     let clock = 0;
     const store = createMemoryStore({ maxSessions: 3, now: () => clock });
-    await store.finishAttempt({ scope: scope(0), op: 'op', record: same });
-    await store.finishAttempt({ scope: scope(1), op: 'op', memory: { entry: 'kept', max: 10, ttlSeconds: 2 * 86_400 } });
-    await store.finishAttempt({ scope: scope(2), op: 'op', record: same });
+    for (let i = 0; i < 3; i++) {
+      clock = i * 1000;
+      expect(await left(store, i)).toBe(2);
+      await store.finishAttempt({ scope: scope(i), op: 'op', record: same });
+    }
     await expect(Promise.resolve(store.beginAttempt({ scope: scope(3), op: 'op' }))).rejects.toEqual(full(3));
     await store.endSession(scope(2));
     expect((await store.beginAttempt({ scope: scope(3), op: 'op' })).streak.count).toBe(0);
-    clock = 86_400_000 - 1;
+    // Sessions 0 and 1 are held until an hour after their last call, session 3 an hour after 2 s.
+    clock = 3_600_000 - 1;
     await expect(Promise.resolve(store.beginAttempt({ scope: scope(4), op: 'op' }))).rejects.toEqual(full(3));
-    // Sessions 0 and 3 expire 24 h after their last call; session 1 holds its memory a day more.
-    clock = 86_400_000;
+    // Session 0 has been idle an hour: it goes (the longest idle), with its window and budget.
+    clock = 3_600_000;
     expect((await store.beginAttempt({ scope: scope(4), op: 'op' })).streak.count).toBe(0);
-    expect((await store.beginAttempt({ scope: scope(5), op: 'op' })).streak.count).toBe(0);
-    await expect(Promise.resolve(store.beginAttempt({ scope: scope(6), op: 'op' }))).rejects.toEqual(full(3));
-    expect(await store.memory(scope(1))).toEqual(['kept']);
+    clock = 3_601_000;
+    expect((await store.beginAttempt({ scope: scope(1), op: 'op' })).streak.count).toBe(1);
+    expect(await left(store, 1)).toBe(1);
+    // Sessions 1, 3 and 4 are now all held: session 0 comes back as a new one only once room is made.
+    await expect(Promise.resolve(store.beginAttempt({ scope: scope(0), op: 'op' }))).rejects.toEqual(full(3));
+  });
+
+  it('a session in use keeps its budget and streak whatever the traffic of other sessions; idle ones make its room', async () => {
+    let clock = 0;
+    const store = createMemoryStore({ maxSessions: 100, sessionHoldSeconds: 60, now: () => clock });
+    expect(await left(store, 0)).toBe(2);
+    await store.finishAttempt({ scope: scope(0), op: 'op', record: same });
+    // 2,000 other sessions over 2,000 s, each one call; session 0 calls every 30 s.
+    for (let i = 1; i <= 2000; i++) {
+      clock = i * 1000;
+      await store.finishAttempt({ scope: scope(i), op: 'op', record: same });
+      if (i % 30 === 0) await store.finishAttempt({ scope: scope(0), op: 'op', record: same });
+    }
+    expect((await store.beginAttempt({ scope: scope(0), op: 'op' })).streak.count).toBe(1 + Math.floor(2000 / 30));
+    expect(await left(store, 0)).toBe(1);
+    expect((await store.beginAttempt({ scope: scope(1), op: 'op' })).streak.count).toBe(0);
   });
 
   it('a budget count keeps its session past the window TTL; the window itself starts again then, as on Redis', async () => {
@@ -50,7 +71,7 @@ describe('memory store: the session cap', () => {
     expect(await left(store, 0)).toBe(2);
     await store.finishAttempt({ scope: scope(0), op: 'op', record: same });
     clock = 10_000;
-    await expect(Promise.resolve(store.beginAttempt({ scope: scope(1), op: 'op' }))).rejects.toEqual(new StoreUnavailableError('the memory store holds 1 live sessions (maxSessions; limits.max_sessions in the config file): no new session is kept until one ends or expires, 10 s after its last call'));
+    await expect(Promise.resolve(store.beginAttempt({ scope: scope(1), op: 'op' }))).rejects.toEqual(full(1));
     expect((await store.beginAttempt({ scope: scope(0), op: 'op' })).streak.count).toBe(0);
     expect(await left(store, 0)).toBe(1);
   });

@@ -48,8 +48,10 @@ export function prepareArguments(tool: ResolvedTool, text: string, limits: Argum
   const problems = tool.validate.errors ?? [];
   if (tool.spec.lenientArguments) {
     const repaired = repairArguments(args, tool.schema);
+    // Listed on the repaired value too: a dropped null or a decoded object leaves defaults to fill.
+    const applied = new Set([...defaults, ...defaultsToApply(repaired.value, tool.schema)]);
     if (repaired.repairs.length > 0 && tool.validate(repaired.value)) {
-      return { args: repaired.value, warnings: [...repaired.repairs, ...defaults] };
+      return { args: repaired.value, warnings: [...repaired.repairs, ...applied] };
     }
   }
   throw errors.invalidArguments(`${formatValidationErrors(problems)}; ${notRun}`);

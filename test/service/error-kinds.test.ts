@@ -93,6 +93,13 @@ test('lenient repair is applied, listed in warnings, and defaults are filled', a
   expect(tools.received[before + 1]!.body.arguments).toEqual({ city: 'Tromsø', days: 1 });
 });
 
+test('a default filled in after a null is dropped is listed too (found in review)', async () => {
+  const before = tools.count();
+  const result = await call('weather', '{"city": "Oslo", "days": null}');
+  expect(result.warnings).toEqual(['repaired /days: null dropped (optional field)', 'applied default /days: 1']);
+  expect(tools.received[before]!.body.arguments).toEqual({ city: 'Oslo', days: 1 });
+});
+
 test('a crashing tool is UNEXPECTED and the server keeps serving', async () => {
   const result = await call('crash', '{}');
   expect(result.error?.kind).toBe(ErrorKind.UNEXPECTED);

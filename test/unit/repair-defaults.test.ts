@@ -1,0 +1,31 @@
+import { prepareArguments } from '../../src/arguments';
+import type { ResolvedTool } from '../../src/registry';
+import { createSchemaCompiler } from '../../src/registry/schema-compiler';
+
+// Every default a lenient tool's arguments get is listed, those a repair leaves to fill included
+// (found in review: `{"limit":null}` became `{"limit":10}` with only "null dropped" listed).
+
+const lenientTool = (schema: object): ResolvedTool => {
+  const { schema: compiled, validate } = createSchemaCompiler(1 << 20).compile(JSON.stringify(schema));
+  return { name: 't', spec: { lenientArguments: true }, schema: compiled, validate } as unknown as ResolvedTool;
+};
+const limits = { maxArgumentBytes: 1 << 20, maxArgumentDepth: 64 };
+
+test('a default filled in after a null is dropped', () => {
+  const tool = lenientTool({ type: 'object', properties: { limit: { type: 'integer', default: 10 } } });
+  expect(prepareArguments(tool, '{"limit":null}', limits)).toEqual({
+    args: { limit: 10 },
+    warnings: ['repaired /limit: null dropped (optional field)', 'applied default /limit: 10'],
+  });
+});
+
+test('defaults inside an object decoded from JSON text, beside those of the call as sent, each once', () => {
+  const tool = lenientTool({
+    type: 'object',
+    properties: { filter: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer', default: 1 } } }, units: { type: 'string', default: 'metric' } },
+  });
+  expect(prepareArguments(tool, '{"filter":"{\\"city\\":\\"Oslo\\"}"}', limits)).toEqual({
+    args: { filter: { city: 'Oslo', days: 1 }, units: 'metric' },
+    warnings: ['repaired /filter: "{\\"city\\":\\"Oslo\\"}" -> {"city":"Oslo"} (JSON text decoded)', 'applied default /units: "metric"', 'applied default /filter/days: 1'],
+  });
+});

@@ -38,6 +38,8 @@ export interface MemoSource {
 /** A bounded TTL cache of outputs, indexed by the resource each entry read. */
 export interface MemoCache {
   get(key: string): MemoValue | undefined;
+  /** What `get` would answer, without making the entry the most recently used (a read that skips its rate turn asks first). */
+  peek(key: string): MemoValue | undefined;
   /**
    * Caches `value` unless `source.resource` was written since `source.generation` was read, or
    * `source.session` ended since `source.sessionEnds` was read.
@@ -132,19 +134,27 @@ export function createMemoCache(options: MemoCacheOptions = {}): MemoCache {
   // Past a bound, the least recently used go down to nine tenths of it, in one pass.
   const trim = () => evictOldest(entries, () => entries.size > maxEntries * TRIM_TO || totalChars > maxTotalChars * TRIM_TO, remove);
 
+  /** The entry of `key` if it may be served; one gone stale is removed. */
+  const live = (key: string): Entry | undefined => {
+    const entry = entries.get(key);
+    if (!entry) return undefined;
+    if (entry.expiresAt <= now() || (entry.checkedAt !== ends && ended(entry))) {
+      remove(key);
+      return undefined;
+    }
+    return entry;
+  };
+
   return {
     get(key) {
-      const entry = entries.get(key);
+      const entry = live(key);
       if (!entry) return undefined;
-      if (entry.expiresAt <= now() || (entry.checkedAt !== ends && ended(entry))) {
-        remove(key);
-        return undefined;
-      }
       // The most recently used last; its size and groups stay as they are.
       entries.delete(key);
       entries.set(key, entry);
       return entry;
     },
+    peek: live,
     set(key, value, ttlMs, source = {}) {
       const { resource, generation, session, sessionEnds } = source;
       if (ttlMs <= 0 || value.text.length > maxEntryChars) return;

@@ -39,7 +39,7 @@ export function memoize(cache: MemoCache): Middleware {
       cache.evictResource(resource);
       return next(invocation).finally(() => cache.evictResource(resource));
     }
-    const hit = cache.get(ctx.localKey);
+    const hit = cache.get(ctx.localKey) ?? invocation.memoized;
     if (hit) return Promise.resolve({ text: hit.text, warnings: hit.warnings, cached: true });
     const generation = resource === undefined ? undefined : cache.generation(resource);
     const sessionEnds = cache.sessionEnds();

@@ -70,12 +70,13 @@ const LOCAL_KEY_MAX = 256;
 export class CallKey {
   private material: string | undefined;
   private hashed: string | undefined;
+  private localKey: string | undefined;
 
   constructor(
     private readonly scope: SessionScope,
     private readonly tool: ResolvedTool,
     private readonly args: unknown,
-    private readonly canonicalArgs: string,
+    readonly canonicalArgs: string,
   ) {}
 
   private get text(): string {
@@ -91,6 +92,10 @@ export class CallKey {
    * tool names `key_fields`) as it is when short (it holds NULs, which no hash does), else hashed.
    */
   get local(): string {
+    return (this.localKey ??= this.localOf());
+  }
+
+  private localOf(): string {
     if (this.tool.keyFields.length > 0) {
       const all = keyMaterial(this.scope, this.tool.name, this.args, [], this.canonicalArgs);
       return all.length <= LOCAL_KEY_MAX ? all : hashKeyMaterial(all);

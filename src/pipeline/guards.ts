@@ -1,6 +1,7 @@
 import type { SessionBudget, SessionScope } from '../store';
 import type { DispatchError } from '../errors';
 import type { ResolvedTool } from '../registry';
+import type { ToolOutput } from './middleware';
 import type { Release } from './pipeline-deps';
 import type { TurnSignal } from './signals';
 
@@ -151,6 +152,14 @@ export interface Guards {
   readonly rates?: ToolRates;
   /** Session budgets (`budget:` policies); undefined when there are none. */
   readonly budgets?: SessionBudgets;
+  /** The memo cache, when memoize runs: a read it answers takes no slot and no rate turn. */
+  readonly memo?: MemoPeek;
+}
+
+/** The memo cache as the pipeline sees it. */
+export interface MemoPeek {
+  /** The output memoize would serve now for a call's local key, if any; a pure read (one Map lookup). */
+  peek(localKey: string): ToolOutput | undefined;
 }
 
 /** The session budgets a pipeline counts calls against (see createSessionBudgets). */

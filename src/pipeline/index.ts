@@ -1,11 +1,11 @@
-export { boundResult, codePointLength, cutUnits, sliceCodePoints } from './bound-result';
+export { boundResult, codePointLength, cutUnits, shortened, sliceCodePoints } from './bound-result';
 export type { BoundedText } from './bound-result';
 export { decideRetry, backoffDelay } from './retry-policy';
 export type { RetryInput, RetryDecision } from './retry-policy';
 export { NOOP_OBSERVER } from './observer';
 export type { Observer, TurnObserver, CallObserver, AttemptObserver, TurnInfo, CallInfo, AttemptOutcome } from './observer';
 export { defaultGuards, OPEN_GATE } from './guards';
-export type { Guards, HookDecision, PreHookInput, PostHookInput, BreakerGate, BreakerTicket, Correction, Reflection, Reflector, Failure, SessionBudgets, SlotTool, ToolRates, ToolSlots } from './guards';
+export type { Guards, HookDecision, PreHookInput, PostHookInput, BreakerGate, BreakerTicket, Correction, Reflection, Reflector, Failure, MemoPeek, SessionBudgets, SlotTool, ToolRates, ToolSlots } from './guards';
 export { retryTreeReflector } from './default-reflector';
 export { applyMiddleware, capOutput } from './middleware';
 export type { Middleware, ToolHandler, Invocation, ToolOutput } from './middleware';

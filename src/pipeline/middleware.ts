@@ -7,6 +7,12 @@ export interface Invocation {
   readonly tool: ResolvedTool;
   readonly args: unknown;
   readonly ctx: ExecutorContext;
+  /**
+   * The memo cache's output for the call, when the attempt skipped its concurrency slot and rate
+   * turn because the cache held it: memoize serves it even if the entry has gone since, so that an
+   * attempt that took no turn never reaches the tool.
+   */
+  readonly memoized?: ToolOutput;
 }
 
 /** What an execution produced. */

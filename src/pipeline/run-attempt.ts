@@ -15,7 +15,7 @@ import { errorResult, fullTextNotKept, replayedResult, toolResult, toStored } fr
 import { breakerKey } from './breaker-key';
 import { AttemptContext, CallKey } from './attempt-context';
 import { runGuarded } from './signals';
-import { gated, whileHeld } from './gated';
+import { gated, gateSkip, whileHeld, type GateSkip } from './gated';
 import { budgetWarning, claimRefusal, mayHaveRun, overBudget, refused } from './refusals';
 import { loopRecordOf, recordReplay } from './replay-record';
 
@@ -71,25 +71,30 @@ export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   const run = (ready: unknown) => {
     // In a parallel turn, the resource these arguments name is held until the attempt ends.
     const held = turn.resources?.hold(tool.spec.resourceKey, ready, turn.signal);
-    const attemptNow = () => attemptWith(deps, turn, obs, attemptObs, callId, tool, ready, attempt, warnings, started, progress);
+    const callKey = new CallKey(turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId }, tool, ready, canonicalJson(ready));
+    // Decided before the slot and turn: an attempt that will not reach the tool skips them.
+    const claims = !tool.readOnly && !deps.guards.breaker.isOpen(breakerKey(tool));
     const { slots, rates } = deps.guards;
-    const work = slots || rates ? () => gated(slots, rates, tool, turn, attemptNow, hookFailure) : attemptNow;
+    const skip = slots || rates ? gateSkip(deps.guards, tool, callKey, claims) : undefined;
+    const attemptNow = () => attemptWith(deps, turn, obs, attemptObs, callId, tool, ready, attempt, warnings, started, progress, callKey, claims, skip);
+    const work = (slots || rates) && !skip ? () => gated(slots, rates, tool, turn, attemptNow, hookFailure) : attemptNow;
     return held === undefined ? work() : whileHeld(held, work);
   };
   return args instanceof Promise ? args.then(run, hookFailure) : run(args);
 }
 
-/** Steps 3-11 of an attempt, with the arguments the hooks left. */
-async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, attemptObs: AttemptObserver, callId: string, tool: ResolvedTool, args: unknown, attempt: number, warnings: string[], started: number, progress: CallProgress | undefined): Promise<AttemptResult> {
+/**
+ * Steps 3-11 of an attempt, with the arguments the hooks left (keyed by `callKey`); `wantClaim`:
+ * a side-effecting call whose breaker was not open; `skip`: why it took no slot or turn, if so.
+ */
+async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, attemptObs: AttemptObserver, callId: string, tool: ResolvedTool, args: unknown, attempt: number, warnings: string[], started: number, progress: CallProgress | undefined, callKey: CallKey, wantClaim: boolean, skip: GateSkip | undefined): Promise<AttemptResult> {
   const scope = turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId };
   const breaker = breakerKey(tool);
   let streak: LoopStreak = NO_STREAK;
   let claimed = false;
   let storeDown = false;
-  const canonicalArgs = canonicalJson(args);
+  const { canonicalArgs } = callKey;
   const op = loopOp(tool, args, canonicalArgs);
-  const callKey = new CallKey(scope, tool, args, canonicalArgs);
-  const wantClaim = !tool.readOnly && !deps.guards.breaker.isOpen(breaker);
   const owner = wantClaim ? newOwner() : '';
   let claim: ClaimOutcome | undefined;
   let budget: SessionBudget | undefined;
@@ -172,7 +177,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   let error: DispatchError | undefined;
   const execStarted = performance.now();
   let context: AttemptContext | undefined;
-  const run = await runGuarded(turn.signal, timeoutMs, (source) => deps.handler({ tool, args, ctx: (context = new AttemptContext(deps, turn, attemptObs, callId, attempt, callKey, source, Date.now() + timeoutMs)) }));
+  const run = await runGuarded(turn.signal, timeoutMs, (source) => deps.handler({ tool, args, memoized: skip?.memoized, ctx: (context = new AttemptContext(deps, turn, attemptObs, callId, attempt, callKey, source, Date.now() + timeoutMs)) }));
   // Timed out or cancelled while the executor had sent nothing (a connect that hung): not run.
   const phase = context?.delivered === 'pending' ? 'before' : 'during';
   if (run.kind === 'done') {

@@ -1,4 +1,5 @@
-import { createMemoCache } from '../../src/middleware';
+import { createMemoCache, memoize } from '../../src/middleware';
+import type { Invocation } from '../../src/pipeline';
 
 test('entries expire after their TTL', () => {
   let t = 0;
@@ -85,4 +86,28 @@ test('ended sessions are remembered up to maxEntries; past it, an entry not chec
   expect(['ended', 'idle', 'read', 'new'].map((k) => cache.get(k)?.text)).toEqual([undefined, undefined, 'read', 'new']);
   cache.set('running', { text: 'x' }, 1000, { session: scope(9), sessionEnds: 0 });
   expect(cache.get('running')).toBeUndefined();
+});
+
+test('peek answers as get does without making the entry the most recently used', () => {
+  let t = 0;
+  const cache = createMemoCache({ maxEntries: 10, now: () => t });
+  for (let i = 0; i < 10; i++) cache.set(`k${i}`, { text: `v${i}` }, 1000);
+  expect(cache.peek('k0')?.text).toBe('v0');
+  expect(cache.peek('nothing')).toBeUndefined();
+  cache.set('k10', { text: 'v10' }, 1000);
+  expect([cache.peek('k0'), cache.peek('k3')?.text]).toEqual([undefined, 'v3']);
+  t = 1000;
+  expect(cache.peek('k3')).toBeUndefined();
+  const ended = { tenant: 't', sessionId: 's' };
+  cache.set('e', { text: 'e' }, 1000, { session: ended });
+  cache.endSession(ended);
+  expect(cache.peek('e')).toBeUndefined();
+});
+
+test('memoize serves the output peeked for an attempt that skipped its rate turn, even if the entry has gone', async () => {
+  let runs = 0;
+  const handler = memoize(createMemoCache())(async () => ({ text: `run ${++runs}` }));
+  const invocation = { tool: { readOnly: true, memoizeTtlSeconds: 60, spec: { resourceKey: '' } }, args: {}, ctx: { tenant: 't', sessionId: 's', localKey: 'k' }, memoized: { text: 'peeked' } } as unknown as Invocation;
+  expect(await handler(invocation)).toEqual({ text: 'peeked', warnings: undefined, cached: true });
+  expect(runs).toBe(0);
 });

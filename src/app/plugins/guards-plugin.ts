@@ -34,7 +34,8 @@ export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFac
     const resolve = relay ? relay.resolve : set.approvals.resolve.bind(set.approvals);
     return {
       name: 'guards',
-      guards: set.guards,
+      // A read the memo cache answers takes no concurrency slot and no rate turn.
+      guards: { ...set.guards, memo: middleware.cache },
       middleware: middleware.stages.map((stage) => stage.middleware),
       handlers: { dispatch: approvalHandlers(set.approvals, authenticate, ctx.logger, () => resolve) },
       // Memoized results are the session's (their key holds it): they end with it, on every replica.

@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import type { Logger } from '../../log';
+import type { Delivery } from '../executor';
 import { linkAbort } from './mcp-abort-link';
 import { createCallScope, inCallScope } from './mcp-call-scope';
 import type { McpServerConfig } from './mcp-config';
@@ -20,6 +21,12 @@ export interface McpCallContext {
   /** Epoch ms by which the tool must answer. */
   readonly deadline: number;
   readonly traceparent?: string;
+  /**
+   * Told 'pending' as the call starts (it may wait for a reconnection) and 'sent' just before its
+   * request is handed to the client: a call that times out or is cancelled before was not run.
+   * @see ExecutorContext.delivery
+   */
+  delivery?(state: Delivery): void;
 }
 
 /** The one long-lived client of an MCP server, replaced only when the connection drops. */
@@ -230,6 +237,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
     connected: () => state === 'connected',
     start: () => connect(),
     async call(tool, args, ctx) {
+      ctx.delivery?.('pending');
       let current = state === 'connected' ? client : undefined;
       if (!current) current = await reconnected(ctx);
       if (!current) throw notConnectedError(server);
@@ -241,6 +249,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
       try {
         const params = { name: tool, arguments: args, ...(ctx.traceparent ? { _meta: { traceparent: ctx.traceparent } } : {}) };
         const timeout = Math.max(1_000, ctx.deadline - Date.now() + 1_000);
+        ctx.delivery?.('sent');
         return (await inCallScope(scope, () => current.callTool(params, undefined, { signal: link.signal, timeout }))) as McpToolResult;
       } catch (error) {
         if (scope.failure) throw scope.failure;

@@ -43,7 +43,8 @@ async function ask(policy: EndpointPolicy, question: EndpointQuestion, signal: A
   } catch {
     throw new EndpointFailure('its answer is not JSON');
   }
-  const decision = typeof body?.decision === 'string' ? body.decision.toLowerCase() : undefined;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new EndpointFailure('its answer is not a JSON object');
+  const decision = typeof body.decision === 'string' ? body.decision.toLowerCase() : undefined;
   const reason = typeof body.reason === 'string' && body.reason !== '' ? body.reason : 'the policy service decided so';
   if (decision === 'allow') return { action: 'allow' };
   if (decision === 'block' || decision === 'ask') return { action: decision, reason };

@@ -28,6 +28,9 @@ describe('policies through the gRPC service', () => {
       '/policy-slow': json({ decision: 'allow' }, 1000),
       '/policy-modify': json({ decision: 'modify', reason: 'capped', arguments: { amount: 5, currency: 'USD' } }),
       '/policy-garbage': (_req, res) => void res.writeHead(200).end('yes please'),
+      '/policy-null': (_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('null'),
+      '/policy-array': (_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('[{"decision":"allow"}]'),
+      '/policy-string': (_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('"allow"'),
     });
   });
   afterEach(async () => {
@@ -86,6 +89,18 @@ describe('policies through the gRPC service', () => {
   - endpoint: { url: "${tools.url}/policy-garbage" }`);
     const garbage = await d!.dispatch.dispatch({ sessionId: 's', calls: [charge('c1', { amount: 3 })] });
     expect(errorJson(garbage.results[0]!.output).message).toContain('its answer is not JSON');
+  });
+
+  test('a policy endpoint answering JSON that is not an object (null, an array, a string) blocks the call, saying so', async () => {
+    for (const answer of ['null', 'array', 'string']) {
+      await start(`
+  - endpoint: { url: "${tools.url}/policy-${answer}" }`);
+      const res = await d!.dispatch.dispatch({ sessionId: 's', calls: [charge('c1', { amount: 3 })] });
+      expect(errorJson(res.results[0]!.output)).toMatchObject({ kind: 'BLOCKED', message: 'blocked by policy: the policy service could not be consulted (its answer is not a JSON object), so the call was refused' });
+      await d!.close();
+      d = undefined;
+    }
+    expect(tools.count('/charge')).toBe(0);
   });
 
   test('fail_open lets the call through when the endpoint fails; an endpoint may modify the arguments', async () => {

@@ -7,7 +7,7 @@ import { detectPythonTag } from './detect-python-tag';
 import type { Detector, FoundCalls } from './found-calls';
 import { scanForCalls } from './object-scanner';
 import { maskReasoning } from './reasoning-mask';
-import { chooseSpans } from './span-choice';
+import { chooseSpans, type ChosenSpan } from './span-choice';
 import type { WorkBudget } from './tolerant-json';
 import type { ParseOptions, ParseResult, ParsedCall } from './types';
 
@@ -100,7 +100,7 @@ function nothingFound(text: string): ParseResult {
   return { calls: [], remainingText: text.trim(), format: 'none' };
 }
 
-function buildResult(text: string, spans: readonly FoundCalls[]): ParseResult {
+function buildResult(text: string, spans: readonly ChosenSpan[]): ParseResult {
   const usedIds = new Set<string>();
   const calls: ParsedCall[] = spans.flatMap((span) => span.calls).map((call) => {
     // A model that repeats an id gets a fresh one for the repeat: results are matched by id.
@@ -111,6 +111,7 @@ function buildResult(text: string, spans: readonly FoundCalls[]): ParseResult {
   const kept: string[] = [];
   let copied = 0;
   for (const span of spans) {
+    if (span.keepText) continue;
     kept.push(text.slice(copied, span.start));
     if (span.end > copied) copied = span.end;
   }

@@ -1,5 +1,11 @@
 import type { FoundCalls } from './found-calls';
 
+/** A span to return calls from, with whether its text stays in the remaining text. */
+export interface ChosenSpan extends FoundCalls {
+  /** Set when only some of the span's calls are returned: the rest must not vanish unseen. */
+  readonly keepText: boolean;
+}
+
 interface Head {
   readonly rest: Iterator<FoundCalls>;
   next: FoundCalls | undefined;
@@ -11,19 +17,21 @@ interface Head {
  * is passed over, whichever detector found either: its text is quoted in that call's arguments
  * (a `<tool_call>` tag in the string of a `[TOOL_CALLS]` call). Of the others, those with calls
  * naming offered tools (any, when `offered` is empty) are kept, only those calls, up to
- * `maxCalls`: the span that reaches the limit is cut to fit, and later spans are left alone.
- * Detectors are read lazily, no further than that.
+ * `maxCalls`: the span that reaches the limit is cut to fit, and later spans are left alone. A
+ * span of which only some calls are kept (others name tools not offered, or come past
+ * `maxCalls`) keeps its text, so the caller can see what was not returned. Detectors are read
+ * lazily, no further than that.
  */
 export function chooseSpans(
   sources: readonly Iterable<FoundCalls>[],
   offered: ReadonlySet<string>,
   maxCalls: number,
-): FoundCalls[] {
+): ChosenSpan[] {
   const heads: Head[] = sources.map((spans) => {
     const rest = spans[Symbol.iterator]();
     return { rest, next: rest.next().value };
   });
-  const accepted: FoundCalls[] = [];
+  const accepted: ChosenSpan[] = [];
   let count = 0;
   let end = 0;
   while (count < maxCalls) {
@@ -37,7 +45,7 @@ export function chooseSpans(
     const calls = span.calls.filter((call) => offered.size === 0 || offered.has(call.name));
     if (calls.length === 0) continue;
     const kept = calls.slice(0, maxCalls - count);
-    accepted.push(kept.length === span.calls.length ? span : { ...span, calls: kept });
+    accepted.push({ ...span, calls: kept, keepText: kept.length < span.calls.length });
     count += kept.length;
   }
   return accepted;

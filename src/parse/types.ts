@@ -16,7 +16,11 @@ export interface ParsedCall {
 /** What `parseToolCalls` found: the calls, the text around them, and the dialect that matched. */
 export interface ParseResult {
   calls: ParsedCall[];
-  /** The input with the spans of the returned calls removed, trimmed. */
+  /**
+   * The input with the spans of the returned calls removed, trimmed. A span holding calls that
+   * are not returned (naming tools not offered, or past `maxCalls`) beside returned ones stays
+   * whole, so those calls do not vanish unseen.
+   */
   remainingText: string;
   /** The dialect of the first call: marked dialects (tags, `[TOOL_CALLS]`) may be mixed. */
   format: ParseFormat;
@@ -30,8 +34,9 @@ export interface ParseOptions {
    */
   readonly maxInputChars?: number;
   /**
-   * At most this many calls are returned. Calls after the limit in their own spans (tags,
-   * objects) stay in `remainingText`; an array of calls that crosses it is cut. The service's
+   * At most this many calls are returned. Calls after the limit stay in `remainingText`: those
+   * in their own spans (tags, objects), and an array of calls that crosses it, whole, though only
+   * its calls before the limit are returned. The service's
    * calls-per-turn limit (128 by default) is enforced later, by Dispatch.
    * @default 1024
    */

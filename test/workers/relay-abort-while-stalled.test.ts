@@ -1,3 +1,4 @@
+import type { Delivery } from '../../src/executors/executor';
 import { createRedisRelay, type RedisRelay } from '../../src/executors/worker/redis-relay';
 import { resolveWorkerOptions } from '../../src/executors/worker/worker-options';
 import type { AssignmentRequest, WorkerPool } from '../../src/executors/worker/worker-pool';
@@ -7,7 +8,8 @@ import { startRedis, type TestRedis } from '../helpers/redis-server';
 
 // A worker call forwarded to another replica while a standalone Redis is frozen (SIGSTOP): the
 // relay's connection queues while Redis is away, so its route lookup waits; the call must still
-// end when its signal aborts, and send nothing once Redis answers again.
+// end when its signal aborts, say it sent nothing (the pipeline took it for cut off DURING, and
+// the same call after Redis came back was OUTCOME_UNKNOWN), and send nothing once Redis answers again.
 
 let redis: TestRedis;
 const relays: RedisRelay[] = [];
@@ -32,12 +34,16 @@ afterAll(async () => {
 
 const request = (idempotencyKey: string): AssignmentRequest => ({ tenant: 't', tool: 'w_tool', toolCallId: 'c', argumentsJson: '{}', sessionId: 's', attempt: 1, idempotencyKey, deadline: Date.now() + 5_000 });
 
-test('a forward whose route lookup Redis holds ends with its abort, and nothing is sent after Redis resumes', async () => {
-  expect(await relays[1]!.forward(request('warm-up'), new AbortController().signal)).toBe('done');
+test('a forward whose route lookup Redis holds ends with its abort, says it sent nothing, and nothing is sent after Redis resumes', async () => {
+  const told: Record<string, Delivery[]> = { 'warm-up': [], held: [] };
+  expect(await relays[1]!.forward(request('warm-up'), new AbortController().signal, (state) => told['warm-up']!.push(state))).toBe('done');
+  expect(told['warm-up']).toEqual(['pending', 'sent']);
   redis.signal('SIGSTOP');
   try {
     const started = Date.now();
-    await expect(relays[1]!.forward(request('held'), AbortSignal.timeout(300))).rejects.toMatchObject({ name: 'TimeoutError' });
+    await expect(relays[1]!.forward(request('held'), AbortSignal.timeout(300), (state) => told.held!.push(state))).rejects.toMatchObject({ name: 'TimeoutError' });
+    // Not sent: the pipeline ends the call as not executed (its record released), not DURING.
+    expect(told.held).toEqual(['pending']);
     expect(Date.now() - started).toBeLessThan(1_500);
   } finally {
     redis.signal('SIGCONT');

@@ -8,6 +8,7 @@ import { DispatchError } from '../../errors';
 import type { Logger } from '../../log';
 import { abortHookOf, unlessAborted } from '../../pipeline/signals';
 import type { ToolRegistry } from '../../registry';
+import { createEndedAssignments } from './ended-assignments';
 import { createHostWatch, subscriberCount } from './host-watch';
 import { fromWire, parseRelayMessage, toWire, type RelayMessage } from './relay-messages';
 import { createRouteTable } from './route-table';
@@ -78,18 +79,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
       throw error;
     });
 
-  // Assignments that ended or were cancelled here, by id, with the epoch ms until which a copy
-  // could still matter (their deadline): a copy arriving late is not run. Oldest first.
-  const ended = new Map<string, number>();
-  const remember = (id: string, until: number) => {
-    ended.delete(id);
-    ended.set(id, until);
-    const now = Date.now();
-    for (const [oldest, expires] of ended) {
-      if (ended.size <= o.options.maxRememberedAssignments && expires > now) break;
-      ended.delete(oldest);
-    }
-  };
+  const ended = createEndedAssignments(o.options.maxRememberedAssignments);
 
   function runInbound(id: string, from: string, request: AssignmentRequest): void {
     // A copy of one running or ended here (sent again after a stalled publish), or one whose
@@ -98,7 +88,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
     if (!(request.deadline > Date.now())) {
       // Held somewhere (a stalled node) past its deadline: the caller has given up or is about to.
       const late = new DispatchError(ErrorKind.TIMEOUT, `the call reached the replica hosting "${request.tool}" after its deadline; it was not executed`, { phase: 'before', recoverable: true });
-      remember(id, Date.now() + o.options.relayGraceMs);
+      ended.remember(id, Date.now() + o.options.relayGraceMs);
       sendAgainIfStalled(from, { t: 'reply', id, error: toWire(late) }).catch(warn('a worker reply to another replica was lost'));
       return;
     }
@@ -112,7 +102,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
       .finally(() => {
         clearTimeout(timer);
         inflight.delete(id);
-        remember(id, request.deadline + o.options.relayGraceMs);
+        ended.remember(id, request.deadline + o.options.relayGraceMs);
       });
   }
 
@@ -123,7 +113,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
     else if (message?.t === 'cancel') {
       const running = inflight.get(message.id);
       if (running) running.abort(new Error('cancelled by the calling replica'));
-      else if (!ended.has(message.id)) remember(message.id, (typeof message.deadline === 'number' ? message.deadline : Date.now() + CANCEL_MEMORY_MS) + o.options.relayGraceMs);
+      else if (!ended.has(message.id)) ended.remember(message.id, (typeof message.deadline === 'number' ? message.deadline : Date.now() + CANCEL_MEMORY_MS) + o.options.relayGraceMs);
     }
     else if (message?.t === 'reply') waiting.get(message.id)?.settle(message.output, message.error && fromWire(message.error));
   });
@@ -217,7 +207,8 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
 
   return {
     replicaId,
-    async forward(request, signal) {
+    async forward(request, signal, delivery) {
+      delivery?.('pending');
       if (signal.aborted) throw signal.reason;
       let replicas: string[];
       try {
@@ -249,6 +240,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
         const sent = publisher.connected();
         try {
           const deliver = request.readOnly ? sendAgainIfStalled : send;
+          delivery?.('sent');
           receivers = await Promise.race([deliver(replica, { t: 'assign', id, from: replicaId, request }), replied]);
         } catch (error) {
           // The assignment may still arrive (a master that stalled; on a Cluster, a node connection

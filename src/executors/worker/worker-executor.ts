@@ -1,11 +1,15 @@
-import type { Executor } from '../executor';
+import type { Delivery, Executor } from '../executor';
 import { noWorkerError } from './worker-errors';
 import type { AssignmentRequest, WorkerPool } from './worker-pool';
 
 /** Carries an assignment to a worker connected to another replica. */
 export interface WorkerRelay {
-  /** Rejects UNAVAILABLE (before) when no replica hosts the tool. */
-  forward(request: AssignmentRequest, signal: AbortSignal): Promise<string>;
+  /**
+   * Rejects UNAVAILABLE (before) when no replica hosts the tool. Tells `delivery` 'pending' as it
+   * starts and 'sent' just before the assignment is published (see ExecutorContext.delivery): a
+   * call that ends before (a route lookup held by a stalled Redis) was sent to no one.
+   */
+  forward(request: AssignmentRequest, signal: AbortSignal, delivery?: (state: Delivery) => void): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -33,7 +37,7 @@ export function createWorkerExecutor(pool: WorkerPool, relay: () => WorkerRelay 
         };
         if (pool.hosts(tool.tenant, tool.name)) return pool.assign(request, ctx);
         const remote = relay();
-        if (remote) return remote.forward(request, ctx.signal);
+        if (remote) return remote.forward(request, ctx.signal, (state) => ctx.delivery?.(state));
         return Promise.reject(noWorkerError(tool.name));
       } catch (error) {
         return Promise.reject(error);

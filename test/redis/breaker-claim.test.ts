@@ -1,6 +1,5 @@
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
-import { startRedis, type TestRedis } from '../helpers/redis-server';
-import { startApp, startToolServer, type ToolServer } from '../helpers/servers';
+import { useRedisApp } from '../helpers/redis-app';
 
 // A side-effecting attempt asks for its idempotency claim only while its tool's breaker lets calls
 // through. One that began with the breaker open, and found it half-open once Redis answered (its
@@ -8,60 +7,47 @@ import { startApp, startToolServer, type ToolServer } from '../helpers/servers';
 
 jest.setTimeout(30_000);
 
-let redis: TestRedis;
-let tools: ToolServer;
-let app: Awaited<ReturnType<typeof startApp>>;
 let failNext = true;
 
-beforeAll(async () => {
-  redis = await startRedis({ own: true });
-  tools = await startToolServer({
+const env = useRedisApp({
+  routes: {
     '/pay': (_req, res) => {
       if (failNext) {
         failNext = false;
         res.writeHead(500).end('boom');
       } else res.writeHead(200).end('paid');
     },
-  });
-  app = await startApp(
-    `tools:
+  },
+  config: (url) => `tools:
   - name: pay
     effect: side_effect
     retry: { max_attempts: 1 }
     input_schema: '{"type":"object"}'
-    http: { url: "${tools.url}/pay" }
+    http: { url: "${url}/pay" }
 policies:
   - match: pay
     breaker: { consecutive_failures: 1, half_open_after_ms: 300 }
 `,
-    { redisUrl: redis.url },
-  );
 });
 
-afterAll(async () => {
-  await app?.close();
-  await tools?.close();
-  await redis?.close();
-});
-
-const pay = (ref: string) => app.dispatch.dispatch({ sessionId: 's', calls: [{ id: 'p', name: 'pay', arguments: JSON.stringify({ ref }) }] }).then((r) => r.results[0]!);
+const pay = (ref: string) => env.app.dispatch.dispatch({ sessionId: 's', calls: [{ id: 'p', name: 'pay', arguments: JSON.stringify({ ref }) }] }).then((r) => r.results[0]!);
 
 test('an attempt that began with the breaker open does not run when it half-opens during the store step', async () => {
   expect((await pay('trip')).isError).toBe(true); // a 500: the breaker opens
-  redis.signal('SIGSTOP');
+  env.redis.signal('SIGSTOP');
   let first: ReturnType<typeof pay>;
   try {
     first = pay('x'); // the breaker is open: no claim asked; the store step waits on Redis
     await new Promise((r) => setTimeout(r, 600)); // half_open_after_ms passes meanwhile
   } finally {
-    redis.signal('SIGCONT');
+    env.redis.signal('SIGCONT');
   }
   const refused = await first;
   expect(refused.error?.kind).toBe(ErrorKind.BREAKER_OPEN);
-  expect(tools.count('/pay')).toBe(1);
+  expect(env.tools.count('/pay')).toBe(1);
   // The next attempt claims, runs once and records; the one after it is a replay.
   expect((await pay('x')).isError).toBe(false);
   const again = await pay('x');
   expect(again.idempotentReplay).toBe(true);
-  expect(tools.count('/pay')).toBe(2);
+  expect(env.tools.count('/pay')).toBe(2);
 });

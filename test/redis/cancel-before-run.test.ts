@@ -1,6 +1,5 @@
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
-import { startRedis, type TestRedis } from '../helpers/redis-server';
-import { startApp, startToolServer, type ToolServer } from '../helpers/servers';
+import { useRedisApp } from '../helpers/redis-app';
 
 // A client that cancels while its side-effecting call's claim is on its way to Redis: the claim
 // is taken, but the tool never runs, so the claim is released (phase before), not recorded as an
@@ -8,36 +7,22 @@ import { startApp, startToolServer, type ToolServer } from '../helpers/servers';
 
 jest.setTimeout(30_000);
 
-let redis: TestRedis;
-let tools: ToolServer;
-let app: Awaited<ReturnType<typeof startApp>>;
-
-beforeAll(async () => {
-  redis = await startRedis({ own: true });
-  tools = await startToolServer({ '/pay': (_req, res) => void res.writeHead(200).end('paid') });
-  app = await startApp(
-    `tools:
+const env = useRedisApp({
+  routes: { '/pay': (_req, res) => void res.writeHead(200).end('paid') },
+  config: (url) => `tools:
   - name: pay
     effect: side_effect
     retry: { max_attempts: 1 }
     input_schema: '{"type":"object"}'
-    http: { url: "${tools.url}/pay" }
+    http: { url: "${url}/pay" }
 `,
-    { redisUrl: redis.url },
-  );
 });
 
-afterAll(async () => {
-  await app?.close();
-  await tools?.close();
-  await redis?.close();
-});
-
-const pay = (signal?: AbortSignal) => app.dispatch.dispatch({ sessionId: 'cancelled', calls: [{ id: 'p', name: 'pay', arguments: '{"ref":"r-1"}' }] }, { signal });
+const pay = (signal?: AbortSignal) => env.app.dispatch.dispatch({ sessionId: 'cancelled', calls: [{ id: 'p', name: 'pay', arguments: '{"ref":"r-1"}' }] }, { signal });
 
 test('a call cancelled while Redis answers its claim releases the claim: the same call runs afterwards', async () => {
   const controller = new AbortController();
-  redis.signal('SIGSTOP');
+  env.redis.signal('SIGSTOP');
   let cancelled: Promise<unknown>;
   try {
     cancelled = pay(controller.signal).catch((error: unknown) => error);
@@ -46,14 +31,14 @@ test('a call cancelled while Redis answers its claim releases the claim: the sam
     controller.abort();
     await new Promise((r) => setTimeout(r, 50));
   } finally {
-    redis.signal('SIGCONT');
+    env.redis.signal('SIGCONT');
   }
   expect(String(await cancelled)).toMatch(/CANCELLED|cancel/i);
   // The claim's answer arrives after the cancellation; the release follows it on the connection.
   await new Promise((r) => setTimeout(r, 300));
-  expect(tools.count('/pay')).toBe(0);
+  expect(env.tools.count('/pay')).toBe(0);
   const again = (await pay()).results[0]!;
   expect(again.error?.kind).toBeUndefined();
   expect(again.isError).toBe(false);
-  expect(tools.count('/pay')).toBe(1);
+  expect(env.tools.count('/pay')).toBe(1);
 });

@@ -1,5 +1,4 @@
-import { startRedis, type TestRedis } from '../helpers/redis-server';
-import { startApp, startToolServer, type ToolServer } from '../helpers/servers';
+import { useRedisApp } from '../helpers/redis-app';
 
 // A side-effecting call whose claim is answered too late fails STORE_UNAVAILABLE (phase before,
 // not run) and is retried ~250 ms later; its claim landed meanwhile. The retry used to find that
@@ -7,37 +6,23 @@ import { startApp, startToolServer, type ToolServer } from '../helpers/servers';
 
 jest.setTimeout(30_000);
 
-let redis: TestRedis;
-let tools: ToolServer;
-let app: Awaited<ReturnType<typeof startApp>>;
-
-beforeAll(async () => {
-  redis = await startRedis({ own: true });
-  tools = await startToolServer({ '/pay': (_req, res) => void res.writeHead(200).end('paid') });
-  app = await startApp(
-    `tools:
+const env = useRedisApp({
+  routes: { '/pay': (_req, res) => void res.writeHead(200).end('paid') },
+  config: (url) => `tools:
   - name: pay
     effect: side_effect
-    http: { url: "${tools.url}/pay" }
+    http: { url: "${url}/pay" }
 `,
-    { redisUrl: redis.url },
-  );
-});
-
-afterAll(async () => {
-  await app?.close();
-  await tools?.close();
-  await redis?.close();
 });
 
 test('the automatic retry after a claim answered too late runs the call, once', async () => {
-  const pay = (amount: number) => app.dispatch.dispatch({ sessionId: 'late', calls: [{ id: 'p', name: 'pay', arguments: JSON.stringify({ amount }) }] });
+  const pay = (amount: number) => env.app.dispatch.dispatch({ sessionId: 'late', calls: [{ id: 'p', name: 'pay', arguments: JSON.stringify({ amount }) }] });
   expect((await pay(1)).results[0]).toMatchObject({ isError: false, output: 'paid' });
   // Redis holds writes (the claim's script among them) past the store's 1 s timeout.
-  redis.cli('CLIENT', 'PAUSE', '1200', 'WRITE');
+  env.redis.cli('CLIENT', 'PAUSE', '1200', 'WRITE');
   const { results } = await pay(2);
   expect(results[0]).toMatchObject({ isError: false, output: 'paid', attempts: 2, idempotentReplay: false });
-  expect(tools.count('/pay')).toBe(2);
+  expect(env.tools.count('/pay')).toBe(2);
   expect((await pay(2)).results[0]).toMatchObject({ isError: false, output: 'paid', idempotentReplay: true });
-  expect(tools.count('/pay')).toBe(2);
+  expect(env.tools.count('/pay')).toBe(2);
 });

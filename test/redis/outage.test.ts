@@ -1,19 +1,16 @@
 import { ErrorKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
-import { startRedis, type TestRedis } from '../helpers/redis-server';
-import { json, startApp, startToolServer, type ToolServer } from '../helpers/servers';
+import { useRedisApp } from '../helpers/redis-app';
+import { json } from '../helpers/servers';
 
 jest.setTimeout(60_000);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-let redis: TestRedis;
-let tools: ToolServer;
-let app: Awaited<ReturnType<typeof startApp>>;
 const paid = new Map<string, number>();
 
-beforeAll(async () => {
-  redis = await startRedis({ own: true, persistence: 'aof-always' });
-  tools = await startToolServer({
+const env = useRedisApp({
+  redis: { own: true, persistence: 'aof-always' },
+  routes: {
     '/pay': async (req, res) => {
       const ref = String((req.body.arguments as { ref: string }).ref);
       paid.set(ref, (paid.get(ref) ?? 0) + 1);
@@ -21,31 +18,22 @@ beforeAll(async () => {
       res.writeHead(200).end(`paid ${ref}`);
     },
     '/look': json({ balance: 10 }),
-  });
-  app = await startApp(
-    `tools:
+  },
+  config: (url) => `tools:
   - name: pay
     effect: side_effect
     timeout_ms: 3000
     input_schema: '{"type":"object","properties":{"ref":{"type":"string"}},"required":["ref"]}'
-    http: { url: "${tools.url}/pay" }
+    http: { url: "${url}/pay" }
   - name: look
     effect: read_only
     input_schema: '{"type":"object"}'
-    http: { url: "${tools.url}/look" }
+    http: { url: "${url}/look" }
 `,
-    { redisUrl: redis.url },
-  );
-});
-
-afterAll(async () => {
-  await app?.close();
-  await tools?.close();
-  await redis?.close();
 });
 
 const call = async (sessionId: string, name: string, args: unknown): Promise<ToolResult> =>
-  (await app.dispatch.dispatch({ sessionId, calls: [{ id: `c_${Math.random().toString(36).slice(2)}`, name, arguments: JSON.stringify(args) }] })).results[0]!;
+  (await env.app.dispatch.dispatch({ sessionId, calls: [{ id: `c_${Math.random().toString(36).slice(2)}`, name, arguments: JSON.stringify(args) }] })).results[0]!;
 
 const kindOf = (r: ToolResult) => (r.isError ? ErrorKind[r.error!.kind] : r.idempotentReplay ? 'REPLAY' : 'OK');
 
@@ -67,13 +55,13 @@ test('Redis killed under load and restarted: no duplicate execution, fail-closed
   const workers = Array.from({ length: 6 }, worker);
 
   await sleep(1500);
-  await redis.stop('SIGKILL');
+  await env.redis.stop('SIGKILL');
   phase = 'outage';
   await sleep(300);
   const duringSide = await call('outage', 'pay', { ref: 'during-outage' });
   const duringRead = await call('outage', 'look', { q: 1 });
   await sleep(1500);
-  await redis.start();
+  await env.redis.start();
   phase = 'after';
   const recoveredAt = Date.now();
   let recovered: ToolResult | undefined;

@@ -1,5 +1,4 @@
-import { startRedis, type TestRedis } from '../helpers/redis-server';
-import { startApp, startToolServer, type ToolServer } from '../helpers/servers';
+import { useRedisApp } from '../helpers/redis-app';
 
 // The whole texts of bounded results (spills, read back with ReadResult) share Redis with the
 // idempotency records, and a Redis with maxmemory and noeviction refuses every write once full:
@@ -9,39 +8,27 @@ import { startApp, startToolServer, type ToolServer } from '../helpers/servers';
 jest.setTimeout(60_000);
 
 const MIB = 1024 * 1024;
-let redis: TestRedis;
-let tools: ToolServer;
-let app: Awaited<ReturnType<typeof startApp>>;
 
-beforeAll(async () => {
-  redis = await startRedis({ own: true, extraArgs: ['--maxmemory', '20mb', '--maxmemory-policy', 'noeviction'] });
-  tools = await startToolServer({
+const env = useRedisApp({
+  redis: { own: true, extraArgs: ['--maxmemory', '20mb', '--maxmemory-policy', 'noeviction'] },
+  routes: {
     '/dump': (req, res) => {
       const { n, size } = req.body.arguments as { n: number; size: number };
       res.writeHead(200).end(`${n}:`.padEnd(size, 'x'));
     },
     '/pay': (_req, res) => void res.writeHead(200).end('paid'),
-  });
-  app = await startApp(
-    `tools:
+  },
+  config: (url) => `tools:
   - name: dump
     effect: read_only
-    http: { url: "${tools.url}/dump" }
+    http: { url: "${url}/dump" }
   - name: note
     effect: read_only
     builtin: { name: echo }
   - name: pay
     effect: side_effect
-    http: { url: "${tools.url}/pay" }
+    http: { url: "${url}/pay" }
 `,
-    { redisUrl: redis.url },
-  );
-});
-
-afterAll(async () => {
-  await app?.close();
-  await tools?.close();
-  await redis?.close();
 });
 
 test('after many large results, a side-effecting call still claims and runs once; the large results past the room say their full text was not kept', async () => {
@@ -49,12 +36,12 @@ test('after many large results, a side-effecting call still claims and runs once
   const sizes = [MIB, 128 * 1024, 16 * 1024, 9000].flatMap((size) => Array<number>(20).fill(size));
   const dumps = [];
   for (const [n, size] of sizes.entries()) {
-    const { results } = await app.dispatch.dispatch({ sessionId: 'spills', calls: [{ id: `d${n}`, name: 'dump', arguments: JSON.stringify({ n, size }) }] });
+    const { results } = await env.app.dispatch.dispatch({ sessionId: 'spills', calls: [{ id: `d${n}`, name: 'dump', arguments: JSON.stringify({ n, size }) }] });
     dumps.push(results[0]!);
   }
   // The first ones keep their whole text, readable through their handle.
   expect(dumps[0]).toMatchObject({ isError: false, truncated: true, warnings: [] });
-  const page = await app.dispatch.readResult({ resultHandle: dumps[0]!.resultHandle, offset: 0, limit: 16 });
+  const page = await env.app.dispatch.readResult({ resultHandle: dumps[0]!.resultHandle, offset: 0, limit: 16 });
   expect(page).toMatchObject({ text: '0:xxxxxxxxxxxxxx', totalChars: MIB });
   // The others are bounded with no handle, and say why; 20 MiB do not fit in 20 MB, so at least
   // the last 10 of the 1 MiB results are among them.
@@ -70,12 +57,12 @@ test('after many large results, a side-effecting call still claims and runs once
   // call found it still in progress.
   for (let turn = 0; turn < 10; turn++) {
     const calls = Array.from({ length: 100 }, (_, i) => ({ id: `n${i}`, name: 'note', arguments: JSON.stringify({ text: `${turn}-${i} `.padEnd(500, 'y') }) }));
-    const { results } = await app.dispatch.dispatch({ sessionId: `notes-${turn}`, calls });
+    const { results } = await env.app.dispatch.dispatch({ sessionId: `notes-${turn}`, calls });
     expect(results.every((r) => !r.isError)).toBe(true);
   }
 
-  const pay = () => app.dispatch.dispatch({ sessionId: 'payments', calls: [{ id: 'p', name: 'pay', arguments: '{"amount":5}' }] });
+  const pay = () => env.app.dispatch.dispatch({ sessionId: 'payments', calls: [{ id: 'p', name: 'pay', arguments: '{"amount":5}' }] });
   expect((await pay()).results[0]).toMatchObject({ isError: false, output: 'paid', idempotentReplay: false });
   expect((await pay()).results[0]).toMatchObject({ isError: false, output: 'paid', idempotentReplay: true });
-  expect(tools.count('/pay')).toBe(1);
+  expect(env.tools.count('/pay')).toBe(1);
 });

@@ -1,8 +1,7 @@
 import { ErrorKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { createLogger } from '../../src/log';
 import { DEFAULT_TENANT } from '../../src/server';
-import { startRedis, type TestRedis } from '../helpers/redis-server';
-import { startApp, startToolServer, type ToolServer } from '../helpers/servers';
+import { useRedisApp } from '../helpers/redis-app';
 
 jest.setTimeout(60_000);
 
@@ -11,15 +10,12 @@ const STORE_TIMEOUT_MS = 400;
 const CALL_DEADLINE_MS = 10_000;
 const DROPPED = 'memory and loop record dropped';
 
-let redis: TestRedis;
-let tools: ToolServer;
-let app: Awaited<ReturnType<typeof startApp>>;
 const lines: string[] = [];
 const paid = new Map<string, number>();
 
-beforeAll(async () => {
-  redis = await startRedis({ own: true, persistence: 'aof-always' });
-  tools = await startToolServer({
+const env = useRedisApp({
+  redis: { own: true, persistence: 'aof-always' },
+  routes: {
     '/pay': (req, res) => {
       const ref = String((req.body.arguments as { ref: string }).ref);
       paid.set(ref, (paid.get(ref) ?? 0) + 1);
@@ -27,9 +23,8 @@ beforeAll(async () => {
     },
     '/look': (req, res) => void res.writeHead(200).end(`look ${String((req.body.arguments as { q: string }).q)}`),
     '/long': (_req, res) => void res.writeHead(200).end('x'.repeat(500)),
-  });
-  app = await startApp(
-    `limits: { store_timeout_ms: ${STORE_TIMEOUT_MS} }
+  },
+  config: (url) => `limits: { store_timeout_ms: ${STORE_TIMEOUT_MS} }
 tools:
   - name: pay
     effect: side_effect
@@ -37,28 +32,21 @@ tools:
     # one attempt, so STORE_UNAVAILABLE takes one store timeout (the default policy retries it)
     retry: { max_attempts: 1 }
     input_schema: '{"type":"object","properties":{"ref":{"type":"string"}},"required":["ref"]}'
-    http: { url: "${tools.url}/pay" }
+    http: { url: "${url}/pay" }
   - name: look
     effect: read_only
     input_schema: '{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}'
-    http: { url: "${tools.url}/look" }
+    http: { url: "${url}/look" }
   - name: long
     effect: read_only
     max_result_chars: 100
-    http: { url: "${tools.url}/long" }
+    http: { url: "${url}/long" }
 `,
-    { redisUrl: redis.url, logger: createLogger('warn', (line) => lines.push(line) > 0) },
-  );
-});
-
-afterAll(async () => {
-  await app?.close();
-  await tools?.close();
-  await redis?.close();
+  app: { logger: createLogger('warn', (line) => lines.push(line) > 0) },
 });
 
 const call = async (sessionId: string, name: string, args: unknown): Promise<ToolResult> =>
-  (await app.dispatch.dispatch({ sessionId, calls: [{ id: `c_${Math.random().toString(36).slice(2)}`, name, arguments: JSON.stringify(args) }] }, { deadlineMs: CALL_DEADLINE_MS })).results[0]!;
+  (await env.app.dispatch.dispatch({ sessionId, calls: [{ id: `c_${Math.random().toString(36).slice(2)}`, name, arguments: JSON.stringify(args) }] }, { deadlineMs: CALL_DEADLINE_MS })).results[0]!;
 
 /** A call and how long it took, in ms. */
 const timed = async (sessionId: string, name: string, args: unknown): Promise<{ result: ToolResult; ms: number }> => {
@@ -81,7 +69,7 @@ async function untilStoreAnswers(sessionId: string): Promise<string[]> {
   const deadline = Date.now() + 10_000;
   for (;;) {
     try {
-      return await app.app.deps.store.memory({ tenant: DEFAULT_TENANT, sessionId });
+      return await env.app.app.deps.store.memory({ tenant: DEFAULT_TENANT, sessionId });
     } catch (error) {
       if (Date.now() > deadline) throw error;
       await new Promise((r) => setTimeout(r, 100));
@@ -91,7 +79,7 @@ async function untilStoreAnswers(sessionId: string): Promise<string[]> {
 
 test('Redis frozen (SIGSTOP): side effects fail closed within the store timeout, reads go on, nothing hangs, and SIGCONT recovers', async () => {
   const from = lines.length;
-  redis.signal('SIGSTOP');
+  env.redis.signal('SIGSTOP');
   try {
     const side = await timed('frozen', 'pay', { ref: 'frozen-1' });
     expect(kindOf(side.result)).toBe('STORE_UNAVAILABLE');
@@ -112,9 +100,9 @@ test('Redis frozen (SIGSTOP): side effects fail closed within the store timeout,
     expect(concurrent.map(kindOf)).toEqual([...Array(5).fill('STORE_UNAVAILABLE'), ...Array(5).fill('OK')]);
     expect(concurrent.slice(5).map((r) => r.output)).toEqual(['look c0', 'look c1', 'look c2', 'look c3', 'look c4']);
   } finally {
-    redis.signal('SIGCONT');
+    env.redis.signal('SIGCONT');
   }
-  expect(tools.count('/pay')).toBe(0);
+  expect(env.tools.count('/pay')).toBe(0);
   expect(droppedSince(from).map((l) => l.tool)).toEqual(Array(6).fill('look'));
 
   await untilStoreAnswers('frozen');
@@ -139,7 +127,7 @@ test('Redis frozen (SIGSTOP): side effects fail closed within the store timeout,
 
 test('Redis killed: a read-only call runs, logs that its memory entry and loop record are dropped, and leaves no entry once Redis is back', async () => {
   expect(await call('killed', 'look', { q: 'before' })).toMatchObject({ isError: false, output: 'look before' });
-  await redis.stop('SIGKILL');
+  await env.redis.stop('SIGKILL');
   try {
     const from = lines.length;
     const read = await timed('killed', 'look', { q: 'outage' });
@@ -154,7 +142,7 @@ test('Redis killed: a read-only call runs, logs that its memory entry and loop r
     const cut = await call('killed', 'long', {});
     expect(cut).toMatchObject({ isError: false, truncated: true, resultHandle: '' });
   } finally {
-    await redis.start();
+    await env.redis.start();
   }
 
   await untilStoreAnswers('killed');

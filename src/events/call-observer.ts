@@ -6,13 +6,11 @@ import { stringAttributes, type TurnState } from './observer-env';
 import { ATTR } from './span-attributes';
 import { endSpan, isRecording, startSpan, type SpanRecord } from './span-record';
 import { callErrorType, summarizeCall } from './call-summary';
+import { eventCallInfo, eventText } from './event-bounds';
 import { spanEvent, type EventFields } from './span-event';
 import { approvalPoint, attemptEnding, attemptSpan, callEnding, callSpan, messagePoint, pointName, retryPoint } from './span-shapes';
 import { nowMs } from './timestamps';
 import { formatTraceparent } from './trace-context';
-
-/** Longest arguments text an event carries with `debug_payloads` (secrets in it are redacted). */
-export const DEBUG_PAYLOAD_CHARS = 8_000;
 
 const NOOP_ATTEMPT = NOOP_OBSERVER.turn({ tenant: '', sessionId: '', turn: 0, callCount: 0 }).call({ toolCallId: '', tool: '', arguments: '' }).attempt(0, '');
 
@@ -24,9 +22,10 @@ interface OpenAttempt {
 }
 
 function argumentAttributes(text: string, debug: boolean): Record<string, string> {
-  if (debug) return { [ATTR.argumentsText]: redactSecrets(text.slice(0, DEBUG_PAYLOAD_CHARS)) };
+  if (debug) return { [ATTR.argumentsText]: redactSecrets(eventText(text)) };
   try {
-    return { [ATTR.argumentsShape]: JSON.stringify(shapeOf(JSON.parse(text))) };
+    // Its keys are the model's: 32 keys of 100,000 characters make a shape of megabytes.
+    return { [ATTR.argumentsShape]: eventText(JSON.stringify(shapeOf(JSON.parse(text)))) };
   } catch {
     return { [ATTR.argumentsShape]: '"unparseable"' };
   }
@@ -39,8 +38,9 @@ function argumentAttributes(text: string, debug: boolean): Record<string, string
  * `gen_ai.tool.name`. An attempt the pipeline left open (LOOP_STOP, cancellation) is ended with
  * the call, and its TOOL_POST names the hard error. Builds events only while someone wants them, and never throws into the pipeline.
  */
-export function observeCall(turn: TurnState, info: CallInfo): CallObserver {
+export function observeCall(turn: TurnState, sent: CallInfo): CallObserver {
   const { env, tenant } = turn;
+  const info = eventCallInfo(sent);
   const startMs = nowMs();
   const span = startSpan(env.tracer, turn.span, callSpan(info, startMs, env.tracer !== undefined));
   let open: OpenAttempt | undefined;

@@ -1,10 +1,19 @@
 import { create } from '@bufbuild/protobuf';
 import { EventKind, EventSchema, type Event } from '../../gen/dispatch/v1/dispatch_pb';
+import { checkInteger } from '../options';
+import { eventBytes } from './event-bounds';
 import { matches, type EventFilter } from './event-filter';
 import { createRingBuffer, type RingBuffer } from './ring-buffer';
 
 /** The tenant of events that belong to no tenant (a breaker's state); shown to every tenant that sees the tool. */
 export const SYSTEM_TENANT = '';
+
+/**
+ * Bytes of events a subscriber that does not read may hold: ordinary events (200-550 bytes) meet
+ * the 1,024 of `subscriberBuffer` first; about 120 CALL_RECEIVED with `debug_payloads` arguments
+ * of 8,000 characters fit.
+ */
+export const DEFAULT_SUBSCRIBER_BUFFER_BYTES = 1_048_576;
 
 /** Where events go beyond this process (other replicas). */
 export interface EventRelay {
@@ -46,6 +55,12 @@ export interface SubscriberHooks {
 export interface EventBusOptions {
   /** Events buffered per subscriber before the oldest are dropped. @default 1024 */
   readonly subscriberBuffer?: number;
+  /**
+   * Bytes of events (about: see eventBytes) buffered per subscriber before the oldest are
+   * dropped, counted in `dropped` as the events past `subscriberBuffer` are; the newest event is
+   * kept whatever its size. @default 1 MiB (DEFAULT_SUBSCRIBER_BUFFER_BYTES)
+   */
+  readonly subscriberBufferBytes?: number;
   /** Subscribers per tenant on this replica. @default 64 */
   readonly maxSubscribersPerTenant?: number;
 }
@@ -96,6 +111,7 @@ interface Subscriber extends Subscription {
 /** Creates an event bus. */
 export function createEventBus(options: EventBusOptions = {}): EventBus {
   const capacity = options.subscriberBuffer ?? 1024;
+  const maxBytes = checkInteger('subscriberBufferBytes', options.subscriberBufferBytes ?? DEFAULT_SUBSCRIBER_BUFFER_BYTES);
   const maxPerTenant = options.maxSubscribersPerTenant ?? 64;
   const byTenant = new Map<string, Set<Subscriber>>();
   const listeners: ((count: number) => void)[] = [];
@@ -106,9 +122,9 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
   const changed = () => {
     for (const listener of listeners) listener(count);
   };
-  const offer = (sub: Subscriber, event: Event) => {
+  const offer = (sub: Subscriber, [event, bytes]: readonly [Event, number]) => {
     if (!matches(sub.filter, event)) return;
-    sub.buffer.push(event);
+    sub.buffer.push(event, bytes);
     if (sub.waiting) {
       sub.waiting = false;
       sub.hooks.wake();
@@ -126,7 +142,7 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
       for (const sub of subs) visit(sub, arg);
     }
   };
-  const deliverLocal = (tenant: string, event: Event) => forEachSubscriber(tenant, event.tool, offer, event);
+  const deliverLocal = (tenant: string, event: Event) => forEachSubscriber(tenant, event.tool, offer, [event, eventBytes(event)] as const);
   /** Whether events summarised as `loss` would have passed `filter` (a bound's overflow: any). */
   const lossMatches = (filter: EventFilter, loss: LostEvents) => loss.kind === EventKind.UNSPECIFIED || matches(filter, loss as unknown as Event);
   const countLoss = (sub: Subscriber, [loss, joinedBy]: readonly [LostEvents, number]) => {
@@ -150,7 +166,7 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
         tenant,
         filter,
         hooks,
-        buffer: createRingBuffer<Event>(capacity),
+        buffer: createRingBuffer<Event>(capacity, maxBytes),
         joined: performance.now(),
         waiting: true,
         next() {

@@ -1,4 +1,4 @@
-export { createEventBus, SYSTEM_TENANT } from './event-bus';
+export { createEventBus, DEFAULT_SUBSCRIBER_BUFFER_BYTES, SYSTEM_TENANT } from './event-bus';
 export type { EventBus, EventBusOptions, EventRelay, Subscription, SubscriberHooks } from './event-bus';
 export { filterOf, matches, MAX_FILTER_TOOLS } from './event-filter';
 export type { EventFilter } from './event-filter';
@@ -6,7 +6,7 @@ export { createRingBuffer } from './ring-buffer';
 export type { RingBuffer } from './ring-buffer';
 export { createEventObserver } from './event-observer';
 export type { EventObserver, EventObserverOptions, ToolLookup } from './event-observer';
-export { DEBUG_PAYLOAD_CHARS } from './call-observer';
+export { EVENT_NAME_CHARS, EVENT_TEXT_CHARS } from './event-bounds';
 export type { CallSummary, CallSink } from './call-summary';
 export { ATTR, EXECUTE_TOOL, OUTCOME_OK, TURN_SPAN_NAME } from './span-attributes';
 export { newSpanId, newTraceId, parseTraceparent, formatTraceparent } from './trace-context';

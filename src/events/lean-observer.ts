@@ -1,6 +1,7 @@
 import { EventKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import type { AttemptObserver, AttemptOutcome, CallInfo, CallObserver, TurnInfo, TurnObserver } from '../pipeline';
 import { callErrorType, summarizeCall, type CallFlags } from './call-summary';
+import { eventCallInfo } from './event-bounds';
 import type { ObserverEnv } from './observer-env';
 import { approvalPoint, attemptEnding, attemptSpan, callEnding, callSpan, messagePoint, pointName, retryPoint, turnEnding, turnSpan } from './span-shapes';
 import { endSpan, isRecording, startSpan, type SpanRecord } from './span-record';
@@ -64,11 +65,15 @@ class LeanCall implements CallObserver, CallFlags {
   private record: SpanRecord | undefined;
   private open: LeanAttempt | undefined;
 
+  /** The call as spans name it (event-bounds.ts). */
+  readonly info: CallInfo;
+
   constructor(
     readonly turn: LeanTurn,
-    readonly info: CallInfo,
+    sent: CallInfo,
   ) {
-    if (turn.traced) this.record = startSpan(turn.env.tracer, turn.span, callSpan(info, this.startMs, true));
+    this.info = eventCallInfo(sent);
+    if (turn.traced) this.record = startSpan(turn.env.tracer, turn.span, callSpan(this.info, this.startMs, true));
   }
 
   get span(): SpanRecord {

@@ -2,6 +2,7 @@ import { SpanKind, type Attributes } from '@opentelemetry/api';
 import { EventKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { redactSecrets } from '../middleware';
 import type { AttemptOutcome, CallInfo, TurnInfo } from '../pipeline';
+import { eventText } from './event-bounds';
 import { ATTR, EXECUTE_TOOL, OUTCOME_OK, TURN_SPAN_NAME } from './span-attributes';
 import type { SpanStart } from './span-record';
 
@@ -10,6 +11,12 @@ import type { SpanStart } from './span-record';
 
 /** Tools whose span names are kept once built; names of further tools are built per call. */
 const MAX_NAMED_TOOLS = 1024;
+
+/**
+ * Longest tool name whose span names are kept: registered names are at most 128 characters
+ * (registry/validate-spec.ts). Longer ones are made up, and are built per call.
+ */
+const MAX_NAMED_TOOL_CHARS = 128;
 
 /**
  * Span names by tool, built once. A name built per call is a cons string, which the OTLP encoder
@@ -25,7 +32,7 @@ class SpanNames {
     let name = this.names.get(tool);
     if (name === undefined) {
       name = `${this.prefix} ${tool}`;
-      if (this.names.size < MAX_NAMED_TOOLS) this.names.set(tool, name);
+      if (this.names.size < MAX_NAMED_TOOLS && tool.length <= MAX_NAMED_TOOL_CHARS) this.names.set(tool, name);
     }
     return name;
   }
@@ -75,6 +82,6 @@ export const attemptEnding = (outcome: AttemptOutcome | undefined, errorType: st
 /** The name of a point event on a span (`retry`, `loop_stop`, ...). */
 export const pointName = (kind: EventKind): string => EventKind[kind].toLowerCase();
 
-export const retryPoint = (delayMs: number, reason: string): Record<string, string> => ({ [ATTR.retryDelayMs]: String(delayMs), [ATTR.reason]: redactSecrets(reason) });
-export const messagePoint = (message: string): Record<string, string> => ({ [ATTR.message]: message });
-export const approvalPoint = (approvalId: string, reason: string): Record<string, string> => ({ [ATTR.approvalId]: approvalId, [ATTR.reason]: redactSecrets(reason) });
+export const retryPoint = (delayMs: number, reason: string): Record<string, string> => ({ [ATTR.retryDelayMs]: String(delayMs), [ATTR.reason]: eventText(redactSecrets(reason)) });
+export const messagePoint = (message: string): Record<string, string> => ({ [ATTR.message]: eventText(message) });
+export const approvalPoint = (approvalId: string, reason: string): Record<string, string> => ({ [ATTR.approvalId]: approvalId, [ATTR.reason]: eventText(redactSecrets(reason)) });

@@ -72,6 +72,16 @@ export function cutUnits(text: string, max: number): string {
 }
 
 /**
+ * `text` cut to its first `max` UTF-16 units with `...` after, when longer: a name or id a model
+ * made up may be megabytes (only the message limit bounds it). The cut is a copy of its own: V8
+ * keeps the whole of a long string alive behind a slice of it.
+ */
+export function shortened(text: string, max: number): string {
+  if (text.length <= max) return text;
+  return Buffer.from(`${cutUnits(text, max)}...`, 'utf16le').toString('utf16le');
+}
+
+/**
  * The code points [offset, offset + limit) of `text`, walking to `offset` without building an
  * array: ReadResult pages a spilled text (up to 16 Mi characters) this way, each page once.
  */

@@ -8,13 +8,13 @@ import type { ResolvedTool } from '../registry';
 import type { CallObserver } from './observer';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import { errorResult } from './results';
-import { cutUnits } from './bound-result';
+import { shortened } from './bound-result';
 import { applyCorrection } from './corrections';
 import { runAttempt, type CallProgress } from './run-attempt';
 import { delay } from './signals';
 
 /** A name as quoted back in a message: a made-up one may be megabytes. */
-const quoted = (name: string): string => (name.length <= 200 ? name : `${cutUnits(name, 200)}...`);
+const quoted = (name: string): string => shortened(name, 200);
 
 function unknownTool(deps: PipelineDeps, turn: TurnContext, sent: string): DispatchError {
   const name = quoted(sent);

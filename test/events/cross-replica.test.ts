@@ -2,23 +2,15 @@ import { Redis } from 'ioredis';
 import { EventKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { startRedis, type TestRedis } from '../helpers/redis-server';
 import { startApp, type TestDispatch } from '../helpers/servers';
-import { describe as seq, ofSession, tapEvents, turnEnded, type EventTap } from './event-tap';
-
-const YAML = `
-tools:
-  - name: echo
-    effect: read_only
-    input_schema: '{"type":"object"}'
-    builtin: { name: echo }
-`;
+import { describe as seq, ECHO_TOOL_YAML, ofSession, tapEvents, turnEnded, type EventTap } from './event-tap';
 
 let redis: TestRedis;
 let a: TestDispatch;
 let b: TestDispatch;
 beforeAll(async () => {
   redis = await startRedis({ own: true });
-  a = await startApp(YAML, { redisUrl: redis.url });
-  b = await startApp(YAML, { redisUrl: redis.url });
+  a = await startApp(ECHO_TOOL_YAML, { redisUrl: redis.url });
+  b = await startApp(ECHO_TOOL_YAML, { redisUrl: redis.url });
 });
 afterAll(async () => {
   await a?.close();

@@ -3,6 +3,15 @@ import * as grpc from '@grpc/grpc-js';
 import { EventKind, type Event, type SubscribeRequestSchema } from '../../gen/dispatch/v1/dispatch_pb';
 import { createDispatchClient } from '../../src/client';
 
+/** A config file of one tool, `echo` (read-only, the built-in echo). */
+export const ECHO_TOOL_YAML = `
+tools:
+  - name: echo
+    effect: read_only
+    input_schema: '{"type":"object"}'
+    builtin: { name: echo }
+`;
+
 /** A live Subscribe stream collecting what it receives. */
 export interface EventTap {
   readonly events: Event[];

@@ -1,21 +1,14 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import type { Event } from '../../gen/dispatch/v1/dispatch_pb';
 import { createDispatchClient } from '../../src/client';
 import { DEFAULT_LIMITS } from '../../src/options';
+import { retainedHeap } from '../helpers/heap';
 import { startApp, type TestDispatch } from '../helpers/servers';
+import { ECHO_TOOL_YAML } from './event-tap';
 
 const CALLS = 2_000;
 const CONCURRENCY = 20;
 const EVENTS_PER_CALL = 4; // CALL_RECEIVED, TOOL_PRE, TOOL_POST, TURN_END
 
-const TOOLS = `
-tools:
-  - name: echo
-    effect: read_only
-    input_schema: '{"type":"object"}'
-    builtin: { name: echo }
-`;
 
 let d: TestDispatch;
 afterEach(() => d?.close());
@@ -36,14 +29,6 @@ async function runCalls(session: string, count = CALLS): Promise<number[]> {
   return latencies;
 }
 
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-const retainedHeap = () => {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
-};
-
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 // Once with a small buffer set in the config, once with the named default (DEFAULT_LIMITS.subscriberBuffer).
@@ -51,7 +36,7 @@ test.each([
   ['a buffer of 100 (limits.subscriber_buffer)', 100, 'limits: { subscriber_buffer: 100 }'],
   [`the default buffer of ${DEFAULT_LIMITS.subscriberBuffer}`, DEFAULT_LIMITS.subscriberBuffer, ''],
 ])(`a subscriber that never reads while ${CALLS} calls run, %s: calls complete, its buffer drops the oldest and says how many`, async (_label, BUFFER, limits) => {
-  d = await startApp(`${limits}${TOOLS}`);
+  d = await startApp(`${limits}${ECHO_TOOL_YAML}`);
   const baseline = await runCalls('warm', 300);
 
   const client = createDispatchClient(d.address);

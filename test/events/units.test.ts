@@ -1,10 +1,11 @@
 import type { CallSummary } from '../../src/events';
 import { LeanTurn } from '../../src/events/lean-observer';
+import { eventBytes } from '../../src/events/event-bounds';
 import type { ObserverEnv } from '../../src/events/observer-env';
 import { create } from '@bufbuild/protobuf';
 import fc from 'fast-check';
-import { EventKind, EventSchema, SubscribeRequestSchema } from '../../gen/dispatch/v1/dispatch_pb';
-import { createEventBus, createRingBuffer, decodeBatch, SYSTEM_TENANT, encodeBatch, filterOf, formatEvent, formatTraceparent, matches, newSpanId, newTraceId, parseTraceparent, timestampOf, type EventFilter } from '../../src/events';
+import { EventKind, EventSchema, SubscribeRequestSchema, type Event } from '../../gen/dispatch/v1/dispatch_pb';
+import { ATTR, createEventBus, createRingBuffer, DEFAULT_SUBSCRIBER_BUFFER_BYTES, EVENT_TEXT_CHARS, decodeBatch, SYSTEM_TENANT, encodeBatch, filterOf, formatEvent, formatTraceparent, matches, newSpanId, newTraceId, parseTraceparent, timestampOf, type EventFilter } from '../../src/events';
 
 test('a ring buffer keeps the newest items in order and counts every item it dropped', () => {
   fc.assert(
@@ -70,6 +71,58 @@ test('a ring buffer counts before each item what was lost before it: items it dr
       }
     }),
   );
+});
+
+test('a ring buffer with a weight bound drops its oldest until the newest fits, keeps the newest whatever its weight, and counts what it dropped', () => {
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 20 }), fc.array(fc.oneof(fc.constant('shift' as const), fc.integer({ min: 0, max: 25 }))), (capacity, maxWeight, ops) => {
+      const buffer = createRingBuffer<number>(capacity, maxWeight);
+      const model: number[] = [];
+      let modelDropped = 0;
+      const held = () => model.reduce((a, b) => a + b, 0);
+      for (const op of ops) {
+        if (op === 'shift') {
+          expect(buffer.shift()).toBe(model.shift());
+        } else {
+          buffer.push(op, op);
+          if (model.length === capacity) (model.shift(), modelDropped++);
+          while (model.length > 0 && held() + op > maxWeight) (model.shift(), modelDropped++);
+          model.push(op);
+        }
+        expect(buffer.size).toBe(model.length);
+        expect(buffer.weight).toBe(held());
+        expect(buffer.weight <= maxWeight || buffer.size === 1).toBe(true);
+      }
+      expect(buffer.takeDropped()).toBe(modelDropped);
+    }),
+  );
+  expect(() => createRingBuffer(4, 0)).toThrow('ring buffer weight bound must be a positive integer, got 0');
+});
+
+test('a subscriber buffers events up to subscriberBufferBytes (1 MiB by default); the next event it reads counts those dropped', () => {
+  const hooks = { wake: () => undefined, closed: () => undefined };
+  // CALL_RECEIVED with debug_payloads: arguments of 8,000 characters.
+  const big = (i: number) => create(EventSchema, { kind: EventKind.CALL_RECEIVED, sessionId: 's', tool: 't', toolCallId: `c${i}`, attributes: { [ATTR.argumentsText]: 'a'.repeat(EVENT_TEXT_CHARS) } });
+  const drain = (sub: { next(): Event | undefined }) => {
+    const out: Event[] = [];
+    for (let e = sub.next(); e; e = sub.next()) out.push(e);
+    return out;
+  };
+  const small = createEventBus({ subscriberBufferBytes: 20_000 });
+  const sub = small.subscribe('A', { sessionId: '' }, hooks)!;
+  for (let i = 0; i < 10; i++) small.publish('A', big(i));
+  expect(drain(sub).map((e) => `${e.toolCallId}(${e.dropped})`)).toEqual(['c8(8)', 'c9(0)']);
+  small.close();
+
+  const bus = createEventBus();
+  const all = bus.subscribe('A', { sessionId: '' }, hooks)!;
+  for (let i = 0; i < 1024; i++) bus.publish('A', big(i));
+  const kept = drain(all);
+  expect(kept.length).toBe(Math.floor(DEFAULT_SUBSCRIBER_BUFFER_BYTES / eventBytes(big(1000))));
+  expect(kept.length).toBeGreaterThan(100);
+  expect(Number(kept[0]!.dropped) + kept.length).toBe(1024);
+  bus.close();
+  expect(() => createEventBus({ subscriberBufferBytes: -1 })).toThrow('subscriberBufferBytes must be a positive integer, got -1');
 });
 
 test('a loss reported after events were buffered lands on the next event published, not on the oldest buffered one', () => {

@@ -1,5 +1,5 @@
 export { planWaves } from './plan-waves';
-export type { Wave, WaveToolInfo, WaveToolLookup, PlannedCall, ResourceKeyOf } from './plan-waves';
+export type { Wave, WaveToolInfo, WaveToolLookup, PlannedCall, ResourceKeyOf, LoopOpsOf } from './plan-waves';
 export { resourceKeyIn, resourceKeyOf } from './resource-key';
 export { createParallelDispatcher } from './dispatch-parallel';
 export { DEFAULT_MAX_CONCURRENCY, resolveWaveOptions } from './wave-options';

@@ -31,6 +31,12 @@ export type WaveToolLookup<T extends WaveToolInfo = WaveToolInfo> = (name: strin
  */
 export type ResourceKeyOf<T extends WaveToolInfo = WaveToolInfo> = (call: PlannedCall, tool: T) => string | readonly string[] | undefined;
 
+/**
+ * The loop operations of a safe call (DESIGN section 6: its tool and primary parameter, for each
+ * tool it may run on); undefined or none: it conflicts with no call by them.
+ */
+export type LoopOpsOf<T extends WaveToolInfo = WaveToolInfo> = (call: PlannedCall, tool: T) => readonly string[] | undefined;
+
 /** The resource key read from the arguments text as the model emitted it. */
 const keyInText: ResourceKeyOf<WaveToolInfo> = (call, tool) => resourceKeyOf(call.arguments, tool.resourceKey);
 
@@ -39,6 +45,7 @@ const NO_KEYS: readonly string[] = [];
 interface OpenWave {
   readonly calls: number[];
   readonly keys: Set<string>;
+  readonly ops: Set<string>;
   readonly exclusive: boolean;
 }
 
@@ -48,34 +55,41 @@ interface OpenWave {
  * - a call that is not concurrency-safe, or names an unknown tool, opens a wave of its own that
  *   takes no other call, and closes every wave before it: no later call may run before it;
  * - a safe call joins the earliest wave that is still open (after the last exclusive wave) and
- *   does not already hold its resource key (any of its keys, when it has several: the waves
- *   before the one it joins then count as holding them all); a call without a key joins the
- *   earliest open wave; when there is none, it opens a new one.
+ *   does not already hold its resource key or its loop operation (any of them, when it has
+ *   several: the waves before the one it joins then count as holding them all); a call without
+ *   either joins the earliest open wave; when there is none, it opens a new one.
  *
- * So two calls that conflict (same resource key, or either one exclusive) run in separate waves in
- * their request order, and every call lands in exactly one wave. Pure: it reads only its inputs.
- * `keyOf` reads a call's resource key (by default from its arguments text as emitted; the service
- * reads it from the arguments as the tool will receive them, see dispatch-parallel).
+ * So two calls that conflict (same resource key, same loop operation, or either one exclusive) run
+ * in separate waves in their request order, and every call lands in exactly one wave. Identical
+ * calls thus run one after another, each after the last one's loop record, as in sequential mode:
+ * the loop stop and LOOP_BLOCKED see every repeat. Pure: it reads only its inputs. `keyOf` reads a
+ * call's resource key (by default from its arguments text as emitted; the service reads it from
+ * the arguments as the tool will receive them, see call-keys); `loopOf` its loop
+ * operations (by default none).
  */
-export function planWaves<T extends WaveToolInfo>(calls: readonly PlannedCall[], lookup: WaveToolLookup<T>, keyOf: ResourceKeyOf<T> = keyInText): Wave[] {
+export function planWaves<T extends WaveToolInfo>(calls: readonly PlannedCall[], lookup: WaveToolLookup<T>, keyOf: ResourceKeyOf<T> = keyInText, loopOf?: LoopOpsOf<T>): Wave[] {
   const waves: OpenWave[] = [];
   let firstOpen = 0;
   calls.forEach((call, index) => {
     const tool = lookup(call.name);
     if (!tool || !tool.concurrencySafe) {
-      waves.push({ calls: [index], keys: new Set(), exclusive: true });
+      waves.push({ calls: [index], keys: new Set(), ops: new Set(), exclusive: true });
       firstOpen = waves.length;
       return;
     }
     const found = keyOf(call, tool);
     const keys = found === undefined ? NO_KEYS : typeof found === 'string' ? [found] : found;
+    const ops = loopOf?.(call, tool) ?? NO_KEYS;
     let at = firstOpen;
-    while (at < waves.length && keys.some((key) => waves[at]!.keys.has(key))) at++;
-    if (at === waves.length) waves.push({ calls: [], keys: new Set(), exclusive: false });
+    while (at < waves.length && (keys.some((key) => waves[at]!.keys.has(key)) || ops.some((op) => waves[at]!.ops.has(op)))) at++;
+    if (at === waves.length) waves.push({ calls: [], keys: new Set(), ops: new Set(), exclusive: false });
     waves[at]!.calls.push(index);
-    // The open waves up to this one are closed to its keys, so a later call on any of them comes
-    // after it (with one key they already held it: that is why this wave was taken).
-    for (let w = keys.length > 1 ? firstOpen : at; w <= at; w++) for (const key of keys) waves[w]!.keys.add(key);
+    // The open waves up to this one are closed to its keys and operations, so a later call on any
+    // of them comes after it (with only one, they already held it: that is why this wave was taken).
+    for (let w = keys.length + ops.length > 1 ? firstOpen : at; w <= at; w++) {
+      for (const key of keys) waves[w]!.keys.add(key);
+      for (const op of ops) waves[w]!.ops.add(op);
+    }
   });
   return waves.map(({ calls: indices, exclusive }) => ({ calls: indices, exclusive }));
 }

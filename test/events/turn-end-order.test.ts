@@ -25,8 +25,8 @@ test('a hard error in a wave: every event of the turn comes before its TURN_END'
         turn: 2,
         mode: DispatchMode.PARALLEL,
         calls: [
-          { id: 'sib-1', name: 'sleep', arguments: '{"ms":3000}' },
-          { id: 'sib-2', name: 'sleep', arguments: '{"ms":3000}' },
+          { id: 'sib-1', name: 'sleep', arguments: '{"ms":3000,"n":1}' },
+          { id: 'sib-2', name: 'sleep', arguments: '{"ms":3000,"n":2}' },
           { id: 'again', name: 'loopy', arguments: '{"q":1}' },
         ],
       })

@@ -37,11 +37,12 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-const SLEEP = '{"ms":5000}';
+/** A call's arguments: distinct per call, as identical calls of a parallel turn run in successive waves. */
+const sleepArgs = (id: string) => JSON.stringify({ ms: 5000, call: id });
 
 /** Runs a turn of `ids` that the 300 ms deadline cuts short, under trace `trace`; resolves with its calls' and attempts' spans and TOOL_POST events. */
 async function cutShort(sessionId: string, trace: string, mode: 0 | 2, ids: string[]) {
-  const error = await d.dispatch.dispatch({ sessionId, mode, calls: ids.map((id) => ({ id, name: 'sleep', arguments: SLEEP })) }, { metadata: { traceparent: `00-${trace}-00f067aa0ba902b7-01` }, deadlineMs: 300 }).then(
+  const error = await d.dispatch.dispatch({ sessionId, mode, calls: ids.map((id) => ({ id, name: 'sleep', arguments: sleepArgs(id) })) }, { metadata: { traceparent: `00-${trace}-00f067aa0ba902b7-01` }, deadlineMs: 300 }).then(
     () => undefined,
     (e: { code: number }) => e,
   );

@@ -4,31 +4,20 @@ import { status, type ServiceError } from '@grpc/grpc-js';
 import { DispatchMode } from '../../gen/dispatch/v1/dispatch_pb';
 import { ErrorInfoSchema } from '../../gen/google/rpc/error_details_pb';
 import { StatusSchema } from '../../gen/google/rpc/status_pb';
-import { closedPort, maxInFlight, startApp, startToolServer, type ReceivedRequest, type TestDispatch, type ToolRoute, type ToolServer } from '../helpers/servers';
+import { closedPort, maxInFlight, startApp, startToolServer, type ReceivedRequest, type TestDispatch, type ToolServer } from '../helpers/servers';
+import { answerAfter } from './answer-after';
 
 // Parallel mode through the real gRPC service and the whole app, against real HTTP tools that
 // record when each request started and ended.
 
-/** Answers `{"id": tool_call_id}` after `ms`, unless the client closes the connection first. */
-const slow = (ms: number): ToolRoute => (req, res) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(() => {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: req.body.tool_call_id }));
-      resolve();
-    }, ms);
-    res.on('close', () => {
-      clearTimeout(timer);
-      if (!res.writableEnded) closedEarly.push(String(req.body.tool_call_id));
-      resolve();
-    });
-  });
+const slow = (ms: number) => answerAfter(ms, closedEarly);
 
 /** A lenient tool's schema: a model that sends `"7"` for 7 is repaired. */
 const ROW_SCHEMA = JSON.stringify({ type: 'object', properties: { id: { type: 'integer' }, n: { type: 'integer' } }, required: ['id'] });
 /** A schema whose key has a default: an omitted region is the default one. */
 const REGION_SCHEMA = JSON.stringify({ type: 'object', properties: { region: { type: 'string', default: 'eu' }, n: { type: 'integer' } } });
 
-let closedEarly: string[] = [];
+const closedEarly: string[] = [];
 let tools: ToolServer;
 let d: TestDispatch;
 
@@ -59,7 +48,7 @@ afterAll(async () => {
 });
 beforeEach(() => {
   tools.received.length = 0;
-  closedEarly = [];
+  closedEarly.length = 0;
 });
 
 let sessions = 0;

@@ -100,6 +100,59 @@ describe('planWaves properties', () => {
   });
 });
 
+describe('planWaves properties with loop operations', () => {
+  // A call's loop operation: its tool and its arguments' `path` (the tool's primary parameter) or,
+  // for a tool without one, all its arguments; arguments that are not JSON never run: none.
+  const loopOf = (call: PlannedCall): string[] | undefined => {
+    let args: { path?: unknown };
+    try {
+      args = JSON.parse(call.arguments) as { path?: unknown };
+    } catch {
+      return undefined;
+    }
+    return [`${call.name}\u0000${call.name === 'fetch' ? call.arguments : JSON.stringify(args.path ?? null)}`];
+  };
+  const opOf = (call: PlannedCall) => (exclusive(call) ? undefined : loopOf(call)?.[0]);
+  const sameOp = (a: PlannedCall, b: PlannedCall) => opOf(a) !== undefined && opOf(a) === opOf(b);
+  const plan = (calls: readonly PlannedCall[]) => planWaves(calls, lookup, undefined, loopOf);
+
+  test('identical loop operations never share a wave, and keep their request order', () => {
+    fc.assert(
+      fc.property(turnArb, (calls) => {
+        const waves = plan(calls);
+        for (const wave of waves) {
+          const ops = wave.calls.map((i) => opOf(calls[i]!)).filter((op) => op !== undefined);
+          expect(new Set(ops).size).toBe(ops.length);
+        }
+        const of = waveIndex(waves, calls.length);
+        for (let i = 0; i < calls.length; i++) {
+          for (let j = i + 1; j < calls.length; j++) {
+            if (conflict(calls[i]!, calls[j]!) || sameOp(calls[i]!, calls[j]!)) expect(of[i]).toBeLessThan(of[j]!);
+          }
+        }
+      }),
+    );
+  });
+
+  test('every call is still planned exactly once; resource keys still never share a wave', () => {
+    fc.assert(
+      fc.property(turnArb, (calls) => {
+        const waves = plan(calls);
+        expect(waves.flatMap((w) => w.calls).sort((a, b) => a - b)).toEqual(calls.map((_, i) => i));
+        for (const wave of waves) {
+          const keys = wave.calls.map((i) => keyOf(calls[i]!)).filter((k) => k !== undefined);
+          expect(new Set(keys).size).toBe(keys.length);
+        }
+      }),
+    );
+  });
+
+  test('identical calls go to successive waves; other calls still share the first', () => {
+    const same = { name: 'fetch', arguments: '{"q":1}' };
+    expect(plan([same, same, { name: 'fetch', arguments: '{"q":2}' }, same]).map((w) => w.calls)).toEqual([[0, 2], [1], [3]]);
+  });
+});
+
 describe('planWaves examples', () => {
   const call = (name: string, path?: string): PlannedCall => ({ name, arguments: JSON.stringify(path === undefined ? {} : { path }) });
   const plan = (calls: PlannedCall[]) => planWaves(calls, lookup).map((w) => w.calls);

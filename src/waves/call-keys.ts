@@ -1,0 +1,74 @@
+import { prepareArguments } from '../arguments';
+import { canonicalJson } from '../json';
+import { loopOp, type PipelineDeps } from '../pipeline';
+import type { ResolvedTool } from '../registry';
+import type { LoopOpsOf, PlannedCall, ResourceKeyOf } from './plan-waves';
+import type { PlannedTool } from './planned-tool';
+import { resourceKeyIn, resourceKeyOf } from './resource-key';
+
+const reshapes = new WeakMap<ResolvedTool, boolean>();
+
+/** Whether preparing a tool's arguments can change their values: lenient repair, or schema defaults. */
+function mayReshape(tool: ResolvedTool): boolean {
+  let known = reshapes.get(tool);
+  if (known === undefined) reshapes.set(tool, (known = tool.spec.lenientArguments || JSON.stringify(tool.schema).includes('"default"')));
+  return known;
+}
+
+/** What a parallel turn's calls conflict on: their resource keys and their loop operations. */
+export interface CallKeys {
+  readonly keyOf: ResourceKeyOf<PlannedTool>;
+  readonly loopOf: LoopOpsOf<PlannedTool>;
+}
+
+/**
+ * Reads a call's keys from its arguments as the tool receives them (parsed, repaired for a lenient
+ * tool, schema defaults applied), so `"7"` and `7`, or an omitted field and its default, name one
+ * resource and one loop operation. Only a lenient tool's or a schema with defaults can change them,
+ * so only those (and a text JSON.parse refuses, such as a blank one) are prepared here (the
+ * pipeline prepares them again). Arguments that fail validation never run: their text's resource
+ * key is used, and they have no loop operation. A fallback receives the arguments as the call's
+ * tool left them. The arguments of the last call read are kept for its next key.
+ */
+export function callKeys(deps: PipelineDeps): CallKeys {
+  let lastCall: PlannedCall | undefined;
+  let lastArgs: unknown;
+  const argsOf = (call: PlannedCall, tool: ResolvedTool): unknown => {
+    if (call === lastCall) return lastArgs;
+    lastCall = call;
+    lastArgs = undefined;
+    if (!mayReshape(tool)) {
+      try {
+        return (lastArgs = JSON.parse(call.arguments));
+      } catch {
+        // Prepared below: a blank text is `{}` to the pipeline.
+      }
+    }
+    try {
+      lastArgs = prepareArguments(tool, call.arguments, deps.limits).args;
+    } catch {
+      // Never runs.
+    }
+    return lastArgs;
+  };
+  return {
+    keyOf(call, planned) {
+      if (planned.pointers.length === 0) return undefined;
+      const args = argsOf(call, planned.tools[0]!);
+      const keyFor = (pointer: string) => (args === undefined ? resourceKeyOf(call.arguments, pointer) : resourceKeyIn(args, pointer));
+      if (planned.pointers.length === 1) return keyFor(planned.pointers[0]!);
+      const keys = new Set<string>();
+      for (const pointer of planned.pointers) {
+        const key = keyFor(pointer);
+        if (key !== undefined) keys.add(key);
+      }
+      return [...keys];
+    },
+    loopOf(call, planned) {
+      const args = argsOf(call, planned.tools[0]!);
+      if (args === undefined) return undefined;
+      const canonical = canonicalJson(args);
+      return planned.tools.map((tool) => loopOp(tool, args, canonical));
+    },
+  };
+}

@@ -1,3 +1,5 @@
+import { checkInteger } from './integer-option';
+
 /** Bounds on what a client may send and what dispatch keeps. Every field has a named default. */
 export interface Limits {
   /** Largest gRPC message accepted, in bytes. @default 4 MiB */
@@ -114,11 +116,7 @@ export function resolveLimits(partial: Partial<Record<keyof Limits, unknown>> = 
   const out: Record<string, number> = {};
   for (const key of Object.keys(DEFAULT_LIMITS) as (keyof Limits)[]) {
     if (partial[key] === null) throw new RangeError(`limits.${key} must be a number (leave it out for the default)`);
-    const value = partial[key] ?? DEFAULT_LIMITS[key];
-    const least = ZERO_IS_OFF.has(key) ? 0 : 1;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < least) {
-      throw new RangeError(`limits.${key} must be a ${least === 0 ? 'non-negative' : 'positive'} integer, got ${JSON.stringify(value)}`);
-    }
+    const value = checkInteger(`limits.${key}`, partial[key] ?? DEFAULT_LIMITS[key], { min: ZERO_IS_OFF.has(key) ? 0 : 1 });
     const maximum = MAXIMUMS[key];
     if (maximum && value > maximum.max) throw new RangeError(`limits.${key} must be at most ${maximum.max} (${maximum.why}), got ${value}`);
     out[key] = value;

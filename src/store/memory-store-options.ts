@@ -1,4 +1,5 @@
 import type { Logger } from '../log';
+import { checkInteger } from '../options/integer-option';
 
 /** Options of the in-memory store. */
 export interface MemoryStoreOptions {
@@ -79,11 +80,7 @@ const DEFAULTS: Readonly<Record<Bound, number>> = {
 export function resolveMemoryStoreOptions(options: MemoryStoreOptions): ResolvedMemoryStoreOptions {
   const bounds = { ...DEFAULTS };
   for (const name of Object.keys(DEFAULTS) as Bound[]) {
-    const value: unknown = options[name] ?? DEFAULTS[name];
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-      throw new RangeError(`memory store option ${name} must be a positive integer, got ${JSON.stringify(value)}`);
-    }
-    bounds[name] = value;
+    bounds[name] = checkInteger(`memory store option ${name}`, options[name] ?? DEFAULTS[name]);
   }
   return { ...bounds, now: options.now, logger: options.logger };
 }

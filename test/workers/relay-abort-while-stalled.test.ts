@@ -3,6 +3,7 @@ import { createRedisRelay, type RedisRelay } from '../../src/executors/worker/re
 import { resolveWorkerOptions } from '../../src/executors/worker/worker-options';
 import type { AssignmentRequest, WorkerPool } from '../../src/executors/worker/worker-pool';
 import { SILENT_LOGGER } from '../../src/log';
+import type { AbortHook } from '../../src/pipeline/signals';
 import type { ToolRegistry } from '../../src/registry';
 import { startRedis, type TestRedis } from '../helpers/redis-server';
 
@@ -20,7 +21,14 @@ beforeAll(async () => {
   const pool = (hosted: boolean) =>
     ({
       hosted: () => (hosted ? [{ tenant: 't', tool: 'w_tool' }] : []),
-      assign: async (request: AssignmentRequest) => (assigned.push(request.idempotencyKey), 'done'),
+      assign: async (request: AssignmentRequest, hook: AbortHook) => {
+        assigned.push(request.idempotencyKey);
+        if (request.idempotencyKey !== 'slow') return 'done';
+        let aborted = false;
+        hook.onAbort(() => (aborted = true));
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        return aborted ? 'aborted' : 'done';
+      },
       onHostedChange: () => undefined,
     }) as unknown as WorkerPool;
   const options = resolveWorkerOptions({ publishStallMs: 300 });
@@ -32,7 +40,7 @@ afterAll(async () => {
   await redis.close();
 });
 
-const request = (idempotencyKey: string): AssignmentRequest => ({ tenant: 't', tool: 'w_tool', toolCallId: 'c', argumentsJson: '{}', sessionId: 's', attempt: 1, idempotencyKey, deadline: Date.now() + 5_000 });
+const request = (idempotencyKey: string, ms = 5_000): AssignmentRequest => ({ tenant: 't', tool: 'w_tool', toolCallId: 'c', argumentsJson: '{}', sessionId: 's', attempt: 1, idempotencyKey, deadline: Date.now() + ms });
 
 test('a forward whose route lookup Redis holds ends with its abort, says it sent nothing, and nothing is sent after Redis resumes', async () => {
   const told: Record<string, Delivery[]> = { 'warm-up': [], held: [] };
@@ -51,4 +59,10 @@ test('a forward whose route lookup Redis holds ends with its abort, says it sent
   // A later call goes through, and the held one was never sent.
   expect(await relays[1]!.forward(request('after'), new AbortController().signal)).toBe('done');
   expect(assigned).toEqual(['warm-up', 'after']);
+});
+
+test('a call whose deadline is past 2^31-1 ms away is awaited and run, not timed out at once', async () => {
+  // Both relays' timers (the reply awaited, the assignment run) were given the whole time, which
+  // Node runs at once: the caller failed TIMEOUT and the hosting replica aborted the assignment.
+  expect(await relays[1]!.forward(request('slow', 4_294_967_295), new AbortController().signal)).toBe('done');
 });

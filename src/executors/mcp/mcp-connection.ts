@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import type { Logger } from '../../log';
+import { MAX_TIMER_MS } from '../../options/limits';
 import type { Delivery } from '../executor';
 import { linkAbort } from './mcp-abort-link';
 import { createCallScope, inCallScope } from './mcp-call-scope';
@@ -248,7 +249,8 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
       const scope = createCallScope((error) => link.abort(error));
       try {
         const params = { name: tool, arguments: args, ...(ctx.traceparent ? { _meta: { traceparent: ctx.traceparent } } : {}) };
-        const timeout = Math.max(1_000, ctx.deadline - Date.now() + 1_000);
+        // The SDK sets a timer of it: a longer one (timeout_ms past 2^31-1) would fire at once.
+        const timeout = Math.min(MAX_TIMER_MS, Math.max(1_000, ctx.deadline - Date.now() + 1_000));
         ctx.delivery?.('sent');
         return (await inCallScope(scope, () => current.callTool(params, undefined, { signal: link.signal, timeout }))) as McpToolResult;
       } catch (error) {

@@ -6,6 +6,7 @@ import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import type { ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
 import { DispatchError } from '../../errors';
 import type { Logger } from '../../log';
+import { MAX_TIMER_MS } from '../../options/limits';
 import { abortHookOf, unlessAborted } from '../../pipeline/signals';
 import type { ToolRegistry } from '../../registry';
 import { createEndedAssignments } from './ended-assignments';
@@ -43,6 +44,13 @@ interface Waiting {
 }
 
 const replicaChannel = (replica: string) => `dispatch:worker:replica:${replica}`;
+
+/**
+ * The delay of a timer due at `at` (epoch ms): at least 1, at most MAX_TIMER_MS (about 24.8
+ * days), as Node runs a longer timer at once and a tool's timeout_ms may be up to 2^32-1 (a call
+ * running longer than MAX_TIMER_MS ends then).
+ */
+const timerMs = (at: number) => Math.min(MAX_TIMER_MS, Math.max(1, at - Date.now()));
 
 /** How long a cancel without a deadline (from a replica of an older version) is remembered, in ms. */
 const CANCEL_MEMORY_MS = 60_000;
@@ -94,7 +102,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
     }
     const controller = new AbortController();
     inflight.set(id, controller);
-    const timer = setTimeout(() => controller.abort(new Error('deadline passed')), Math.max(1, request.deadline - Date.now() + o.options.relayGraceMs));
+    const timer = setTimeout(() => controller.abort(new Error('deadline passed')), timerMs(request.deadline + o.options.relayGraceMs));
     o.pool
       .assign(request, abortHookOf(controller.signal))
       .then((output) => sendAgainIfStalled(from, { t: 'reply', id, output }), (error: unknown) => sendAgainIfStalled(from, { t: 'reply', id, error: toWire(error) }))
@@ -188,7 +196,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
       const timer = setTimeout(() => {
         cleanup();
         reject(new DispatchError(ErrorKind.TIMEOUT, `the replica hosting "${request.tool}" did not answer by the deadline`, { phase: 'during' }));
-      }, Math.max(1, request.deadline - Date.now() + o.options.relayGraceMs));
+      }, timerMs(request.deadline + o.options.relayGraceMs));
       const cleanup = () => {
         waiting.delete(id);
         clearTimeout(timer);

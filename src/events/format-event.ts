@@ -1,4 +1,5 @@
 import { EventKind, type Event } from '../../gen/dispatch/v1/dispatch_pb';
+import { shortened } from '../pipeline';
 import { ATTR } from './span-attributes';
 
 const EXTRAS: Partial<Record<EventKind, readonly (readonly [string, string])[]>> = {
@@ -14,7 +15,31 @@ const EXTRAS: Partial<Record<EventKind, readonly (readonly [string, string])[]>>
 };
 const FLAGS = [ATTR.replay, ATTR.cached, ATTR.truncated] as const;
 
-const quoted = (value: string) => (/^\S+$/.test(value) ? value : JSON.stringify(value));
+/** Longest value a line shows; a longer one is cut, with `...` (an arguments shape may be 8,000 characters). */
+export const MAX_SHOWN_CHARS = 512;
+
+/**
+ * Characters a terminal acts on or hides, which a value shows escaped (`\u001b`): C0 controls
+ * and DEL (ESC starts sequences that set the clipboard, OSC 52, or clear the screen), C1 controls
+ * (U+009B is a one-character CSI), and the invisible or reordering format characters (zero-width,
+ * bidirectional overrides and isolates, the byte order mark), which could make a line read as
+ * another. Values come from the model and the caller.
+ */
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/;
+const UNSAFE_ALL = new RegExp(UNSAFE.source, 'g');
+
+const escaped = (char: string) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
+/**
+ * A value as a line shows it: as is when it is plain (no whitespace, no character from
+ * {@link UNSAFE}, not empty), else quoted as JSON with those characters escaped too (JSON.stringify
+ * leaves DEL, C1 and the format characters raw); cut to {@link MAX_SHOWN_CHARS} either way.
+ */
+function quoted(value: string): string {
+  const shown = shortened(value, MAX_SHOWN_CHARS);
+  if (shown !== '' && !/\s/.test(shown) && !UNSAFE.test(shown)) return shown;
+  return JSON.stringify(shown).replace(UNSAFE_ALL, escaped);
+}
 
 /**
  * One readable line for an event:

@@ -59,6 +59,25 @@ test('dispatchctl events tails one readable line per event, filtered by session 
   expect(errors).toEqual([]);
 });
 
+test('dispatchctl events shows a tool name and call id with terminal control sequences escaped, never raw', async () => {
+  const lines: string[] = [];
+  const controller = new AbortController();
+  const done = eventsCommand(d.address, { session: 'esc' }, (l) => lines.push(l), controller.signal, () => undefined);
+  for (let i = 0; i < 100 && lines.length === 0; i++) {
+    await d.dispatch.dispatch({ sessionId: 'esc', turn: 1, calls: [{ id: 'probe', name: 'echo', arguments: '{}' }] });
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await until(() => lines.some((l) => l.includes('TURN_END')), 'the probe');
+  lines.length = 0;
+  // Sets the clipboard (OSC 52), rings, clears the screen; then a C1 CSI (U+009B) turning text red.
+  await d.dispatch.dispatch({ sessionId: 'esc', turn: 2, calls: [{ id: 'id\u009b31m', name: '\x1b]52;c;cHduZWQ=\x07\x1b[2J', arguments: '{}' }] });
+  await until(() => lines.some((l) => l.includes('TURN_END')), 'TURN_END of turn 2');
+  controller.abort();
+  await done;
+  expect(lines.filter((l) => /[\u0000-\u001f\u007f-\u009f]/.test(l))).toEqual([]);
+  expect(lines.find((l) => l.includes('CALL_RECEIVED'))).toMatch(/ call="id\\u009b31m" tool="\\u001b\]52;c;cHduZWQ=\\u0007\\u001b\[2J" args=\{\}$/);
+});
+
 test('dispatchctl events refuses an unknown kind and reports a failed RPC', async () => {
   const errors: string[] = [];
   const code = await eventsCommand(d.address, { kinds: ['tool_post', 'NOPE'] }, () => undefined, new AbortController().signal, (l) => errors.push(l));

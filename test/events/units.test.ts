@@ -1,6 +1,7 @@
 import type { CallSummary } from '../../src/events';
 import { LeanTurn } from '../../src/events/lean-observer';
 import { eventBytes } from '../../src/events/event-bounds';
+import { MAX_SHOWN_CHARS } from '../../src/events/format-event';
 import type { ObserverEnv } from '../../src/events/observer-env';
 import { create } from '@bufbuild/protobuf';
 import fc from 'fast-check';
@@ -230,6 +231,18 @@ test('formatEvent: one readable line with what matters for each kind', () => {
   expect(formatEvent(retry)).toBe('12:00:01.250 RETRY session=s1 turn=0 call=c1 tool=t attempt=1 delay_ms=250 reason="the tool answered 503"');
   const breaker = create(EventSchema, { kind: EventKind.BREAKER_STATE, tool: 'x', startTime: at, endTime: at, attributes: { 'dispatch.breaker.state': 'open' } });
   expect(formatEvent(breaker)).toBe('12:00:01.250 BREAKER_STATE tool=x state=open');
+});
+
+test('formatEvent: values a terminal would act on or hide are quoted and escaped, long ones cut', () => {
+  const line = (tool: string, toolCallId = 'c1') => formatEvent(create(EventSchema, { kind: EventKind.CALL_RECEIVED, sessionId: 's1', turn: 1, toolCallId, tool, startTime: timestampOf(Date.UTC(2025, 0, 1, 12, 0, 1, 250)) }));
+  // OSC 52 (set the clipboard), BEL, clear the screen, cursor home: C0 controls, which JSON escapes.
+  expect(line('\x1b]52;c;cHduZWQ=\x07\x1b[2J\x1b[1;1H', 'id\x1b[31m')).toBe('12:00:01.250 CALL_RECEIVED session=s1 turn=1 call="id\\u001b[31m" tool="\\u001b]52;c;cHduZWQ=\\u0007\\u001b[2J\\u001b[1;1H"');
+  // DEL, a C1 CSI (U+009B), a right-to-left override and a zero-width space: JSON leaves them raw.
+  expect(line('a\x7fb\u009b2Jc')).toBe('12:00:01.250 CALL_RECEIVED session=s1 turn=1 call=c1 tool="a\\u007fb\\u009b2Jc"');
+  expect(line('report\u202Efdp.exe\u200b')).toBe('12:00:01.250 CALL_RECEIVED session=s1 turn=1 call=c1 tool="report\\u202efdp.exe\\u200b"');
+  expect(line('x'.repeat(100_000))).toBe(`12:00:01.250 CALL_RECEIVED session=s1 turn=1 call=c1 tool=${'x'.repeat(MAX_SHOWN_CHARS)}...`);
+  expect(line('get_weather', 'call_é😀')).toBe('12:00:01.250 CALL_RECEIVED session=s1 turn=1 call=call_é😀 tool=get_weather');
+  for (const text of ['\x1b', '\u009b', '\u202e', ' \x07']) expect(line(text)).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202e]/);
 });
 
 describe('the lean observer of an unwatched turn', () => {

@@ -22,6 +22,11 @@ export interface GuardMiddleware {
   /** In registration order, first outermost (DESIGN section 3 step 6). */
   readonly stages: readonly NamedMiddleware[];
   readonly cache: MemoCache;
+  /**
+   * Sets where memoize tells each resource a side-effecting call wrote (a store replicas share
+   * announces it to the others, whose caches then drop their reads of it).
+   */
+  announceWrites(announce: (resource: string) => void): void;
 }
 
 /**
@@ -31,12 +36,14 @@ export interface GuardMiddleware {
  */
 export function createGuardMiddleware(options: GuardMiddlewareOptions = {}): GuardMiddleware {
   const cache = createMemoCache(options.memoize);
+  let announce: ((resource: string) => void) | undefined;
   return {
     cache,
+    announceWrites: (to) => void (announce = to),
     stages: [
       { name: 'redaction', middleware: redaction(options.redaction) },
       { name: 'result_verification', middleware: resultVerification() },
-      { name: 'memoize', middleware: memoize(cache) },
+      { name: 'memoize', middleware: memoize(cache, (resource) => announce?.(resource)) },
     ],
   };
 }

@@ -26,9 +26,9 @@ function resourceOf(tenant: string, pointer: string, args: unknown): string | un
  * a session's entries, and a read still running then is not cached (see
  * {@link MemoCache.endSession}). A side-effecting call whose `resource_key` value equals a cached
  * read's evicts it, before it runs and again after, and a read that overlapped such a write is not
- * cached.
+ * cached; once it has run, `written` is told the resource (to tell the other replicas).
  */
-export function memoize(cache: MemoCache): Middleware {
+export function memoize(cache: MemoCache, written?: (resource: string) => void): Middleware {
   // Promise chains rather than an async function: one continuation per call instead of an async
   // frame and its promise, on every read-only call.
   return (next) => (invocation) => {
@@ -37,7 +37,10 @@ export function memoize(cache: MemoCache): Middleware {
     if (!tool.readOnly) {
       if (resource === undefined) return next(invocation);
       cache.evictResource(resource);
-      return next(invocation).finally(() => cache.evictResource(resource));
+      return next(invocation).finally(() => {
+        cache.evictResource(resource);
+        written?.(resource);
+      });
     }
     const hit = cache.get(ctx.localKey) ?? invocation.memoized;
     if (hit) return Promise.resolve({ text: hit.text, warnings: hit.warnings, cached: true });

@@ -138,6 +138,14 @@ export interface Store {
    * directories) goes with it.
    */
   onSessionEnd(listener: SessionEndListener): void;
+  /**
+   * On a store replicas share: tells the other replicas that this one wrote `resource` (a memo
+   * cache's resource name), without waiting; absent on a store of one replica. Best effort: a lost
+   * announcement leaves their memoized reads of it until their TTL.
+   */
+  announceWrite?(resource: string): void;
+  /** On a store replicas share: calls `listener` with each resource another replica announced written. */
+  onWriteAnnounced?(listener: (resource: string) => void): void;
   close(): Promise<void>;
 }
 

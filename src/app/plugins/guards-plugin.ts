@@ -38,9 +38,13 @@ export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFac
       guards: { ...set.guards, memo: middleware.cache },
       middleware: middleware.stages.map((stage) => stage.middleware),
       handlers: { dispatch: approvalHandlers(set.approvals, authenticate, ctx.logger, () => resolve) },
-      // Memoized results are the session's (their key holds it): they end with it, on every replica.
+      // Memoized results are the session's (their key holds it): they end with it, on every replica;
+      // a write drops the reads of its resource on every replica too.
       attach(deps) {
-        deps.store.onSessionEnd((scope) => middleware.cache.endSession(scope));
+        const { store } = deps;
+        store.onSessionEnd((scope) => middleware.cache.endSession(scope));
+        store.onWriteAnnounced?.((resource) => void middleware.cache.evictResource(resource));
+        if (store.announceWrite) middleware.announceWrites((resource) => store.announceWrite!(resource));
       },
       async close() {
         await relay?.close();

@@ -86,6 +86,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
   defineScripts(client);
   const batch = batchWrites(client);
   const ends = createSessionEndListeners({ waitMs: timeoutMs, logger: options.logger });
+  const writeListeners: Array<(resource: string) => void> = [];
   const announced = createSessionEnds(client, { prefix: options.prefix, connectSubscriber: options.connectSubscriber, publishStallMs: timeoutMs, logger: options.logger });
 
   /** A spill past maxSpillBytes is refused before it is sent (the script refuses one Redis has no room for). */
@@ -213,6 +214,11 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
     onSessionEnd(listener) {
       ends.add(listener);
       announced.listen((scope) => void ends.notify(scope));
+    },
+    announceWrite: (resource) => announced.announceWrite(resource),
+    onWriteAnnounced(listener) {
+      writeListeners.push(listener);
+      announced.listenWrites((resource) => writeListeners.forEach((heard) => heard(resource)));
     },
     async close() {
       await announced.close();

@@ -7,7 +7,7 @@ import { createWatchedSubscriber, type WatchedSubscriber } from './watched-subsc
 
 /** Options of {@link createSessionEnds}. */
 export interface SessionEndsOptions {
-  /** Key prefix; the channel is `<prefix>:session-ends`. @default "dispatch" */
+  /** Key prefix; the channels are `<prefix>:session-ends` and `<prefix>:resource-writes`. @default "dispatch" */
   readonly prefix?: string;
   /**
    * Opens a connection that queues while Redis is away, for the subscription; without it the
@@ -19,13 +19,20 @@ export interface SessionEndsOptions {
   readonly logger?: Logger;
 }
 
-/** The sessions ended on the replicas sharing a Redis: announced by end-session.lua, heard here. */
+/**
+ * The sessions ended on the replicas sharing a Redis: announced by end-session.lua, heard here;
+ * and the resources written there (the memo cache's names), which drop the memoized reads of them.
+ */
 export interface SessionEnds {
   readonly channel: string;
   /** What end-session.lua publishes when this replica ends `scope`. */
   announcement(scope: SessionScope): string;
   /** Subscribes (the first time; later calls do nothing): each session another replica ends is passed to `heard`. */
   listen(heard: (scope: SessionScope) => void): void;
+  /** Publishes that this replica wrote `resource`, without waiting; a failure is dropped (see createSessionEnds). */
+  announceWrite(resource: string): void;
+  /** Subscribes (the first time; later calls do nothing): each resource another replica wrote is passed to `heard`. */
+  listenWrites(heard: (resource: string) => void): void;
   close(): Promise<void>;
 }
 
@@ -35,34 +42,60 @@ interface Announcement {
   readonly sessionId: string;
 }
 
+interface WriteAnnouncement {
+  readonly origin: string;
+  readonly resource: string;
+}
+
 /**
- * Session ends over pub/sub. This replica's own announcements are skipped when they come back: its
- * store has told its listeners already, whether or not the script answered in time. One published
- * while the subscription was down or moving is lost: what a replica keeps of that session beside
- * Redis then lasts until its own TTL.
+ * Session ends and resource writes over pub/sub, on one subscription. This replica's own
+ * announcements are skipped when they come back: its store has told its listeners already, whether
+ * or not the script answered in time, and its memo cache dropped what it wrote. One published while
+ * the subscription was down or moving, or a write's that failed (it is not retried), is lost: what
+ * a replica keeps of that session or resource beside Redis then lasts until its own TTL (a memoized
+ * read: the tool's memoize_ttl_seconds).
  */
 export function createSessionEnds(client: RedisClient, options: SessionEndsOptions = {}): SessionEnds {
-  const channel = `${options.prefix ?? 'dispatch'}:session-ends`;
+  const prefix = options.prefix ?? 'dispatch';
+  const channel = `${prefix}:session-ends`;
+  const writes = `${prefix}:resource-writes`;
   const origin = randomUUID();
   const { connectSubscriber, logger } = options;
   let subscriber: WatchedSubscriber | undefined;
+  const listeners = new Map<string, (text: string) => void>();
+  /** Subscribes `on` to heard announcements of its own origin skipped (once per channel). */
+  const listenOn = (on: string, what: string, heard: (announcement: Record<string, unknown>) => void) => {
+    if (listeners.has(on) || !connectSubscriber) return;
+    listeners.set(on, (text) => {
+      try {
+        const a = JSON.parse(text) as Record<string, unknown>;
+        if (a.origin !== origin) heard(a);
+      } catch {
+        logger?.warn(`an unreadable ${what} announcement was skipped`, { channel: on });
+      }
+    });
+    if (!subscriber) {
+      const publisher = createOrderedPublisher(client, { stallMs: options.publishStallMs });
+      subscriber = createWatchedSubscriber({ name: 'session ends', connect: connectSubscriber, publisher, logger });
+      subscriber.onMessage((from, text) => listeners.get(from)?.(text));
+    }
+    subscriber.subscribe(on).catch((error: Error) => logger?.warn(`could not subscribe to ${what}s`, { error: error.message }));
+  };
   return {
     channel,
     announcement: (scope) => JSON.stringify({ origin, tenant: scope.tenant, sessionId: scope.sessionId } satisfies Announcement),
     listen(heard) {
-      if (subscriber || !connectSubscriber) return;
-      const publisher = createOrderedPublisher(client, { stallMs: options.publishStallMs });
-      subscriber = createWatchedSubscriber({ name: 'session ends', connect: connectSubscriber, publisher, logger });
-      subscriber.onMessage((from, text) => {
-        if (from !== channel) return;
-        try {
-          const a = JSON.parse(text) as Announcement;
-          if (a.origin !== origin && typeof a.tenant === 'string' && typeof a.sessionId === 'string') heard({ tenant: a.tenant, sessionId: a.sessionId });
-        } catch {
-          logger?.warn('an unreadable session end announcement was skipped', { channel });
-        }
+      listenOn(channel, 'session end', (a) => {
+        if (typeof a.tenant === 'string' && typeof a.sessionId === 'string') heard({ tenant: a.tenant, sessionId: a.sessionId });
       });
-      subscriber.subscribe(channel).catch((error: Error) => logger?.warn('could not subscribe to session ends', { error: error.message }));
+    },
+    announceWrite(resource) {
+      client.publish(writes, JSON.stringify({ origin, resource } satisfies WriteAnnouncement)).catch((error: Error) => logger?.debug('a resource write announcement was lost', { error: error.message }));
+    },
+    listenWrites(heard) {
+      listenOn(writes, 'resource write', (a) => {
+        if (typeof a.resource === 'string') heard(a.resource);
+      });
     },
     close: async () => subscriber?.close(),
   };

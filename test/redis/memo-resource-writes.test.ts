@@ -1,0 +1,67 @@
+import { closeReplicaPair, startReplicaPair, type Replica, type ReplicaPair } from '../guards/replica-pair';
+
+// With Redis, a write on one replica drops the memoized reads of its resource on every replica
+// sharing it (announced over pub/sub, as session ends are), not only on the replica that wrote:
+// a session reading a file on A after writing it on B sees its write. Two apps, one real Redis.
+
+const files = new Map<string, string>();
+const yaml = (url: string) => `
+tools:
+  - name: read_file
+    effect: read_only
+    resource_key: /path
+    input_schema: '{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}'
+    http: { url: "${url}/read" }
+  - name: write_file
+    effect: side_effect
+    resource_key: /path
+    input_schema: '{"type":"object","properties":{"path":{"type":"string"},"text":{"type":"string"}},"required":["path","text"]}'
+    http: { url: "${url}/write" }
+`;
+
+let pair: ReplicaPair;
+beforeAll(async () => {
+  pair = await startReplicaPair(yaml, {
+    '/read': (req, res) => void res.writeHead(200).end(files.get((req.body.arguments as { path: string }).path) ?? 'missing'),
+    '/write': (req, res) => {
+      const { path, text } = req.body.arguments as { path: string; text: string };
+      files.set(path, text);
+      res.writeHead(200).end('written');
+    },
+  });
+});
+afterAll(async () => closeReplicaPair(pair));
+
+const read = (app: Replica, path: string) => app.dispatch.dispatch({ sessionId: 's', calls: [{ id: 'r', name: 'read_file', arguments: JSON.stringify({ path }) }] }).then((r) => r.results[0]!);
+const write = (app: Replica, path: string, text: string) => app.dispatch.dispatch({ sessionId: 's', calls: [{ id: 'w', name: 'write_file', arguments: JSON.stringify({ path, text }) }] }).then((r) => r.results[0]!);
+
+test('a write on B drops the read A memoized of its resource; reads of other resources stay', async () => {
+  files.set('/a', 'v1');
+  files.set('/b', 'b1');
+  expect((await read(pair.a, '/a')).output).toBe('v1');
+  expect((await read(pair.a, '/b')).output).toBe('b1');
+  expect(await read(pair.a, '/a')).toMatchObject({ output: 'v1', cached: true });
+  expect((await write(pair.b, '/a', 'v2')).isError).toBe(false);
+  // Asked again until A has heard: a few times only, as identical results count towards a loop.
+  let again = await read(pair.a, '/a');
+  for (let i = 0; i < 5 && again.cached; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    again = await read(pair.a, '/a');
+  }
+  expect(again).toMatchObject({ output: 'v2', cached: false });
+  expect(await read(pair.a, '/b')).toMatchObject({ output: 'b1', cached: true });
+});
+
+test('a long resource_key value (a hashed name) is announced the same way', async () => {
+  const path = `/${'p'.repeat(1000)}`;
+  files.set(path, 'long v1');
+  expect((await read(pair.a, path)).output).toBe('long v1');
+  expect(await read(pair.a, path)).toMatchObject({ cached: true });
+  await write(pair.b, path, 'long v2');
+  let again = await read(pair.a, path);
+  for (let i = 0; i < 5 && again.cached; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    again = await read(pair.a, path);
+  }
+  expect(again).toMatchObject({ output: 'long v2', cached: false });
+});

@@ -4,7 +4,7 @@ import { redactSecrets } from '../middleware';
 import { NOOP_OBSERVER, type AttemptObserver, type AttemptOutcome, type CallInfo, type CallObserver } from '../pipeline';
 import { stringAttributes, type TurnState } from './observer-env';
 import { ATTR } from './span-attributes';
-import { endSpan, isRecording, startSpan, type SpanRecord } from './span-record';
+import { endSpan, executorContext, isRecording, startSpan, type SpanRecord } from './span-record';
 import { callErrorType, summarizeCall } from './call-summary';
 import { eventCallInfo, eventText } from './event-bounds';
 import { spanEvent, type EventFields } from './span-event';
@@ -107,7 +107,7 @@ export function observeCall(turn: TurnState, sent: CallInfo): CallObserver {
         if (env.bus.wants(tenant)) publish(EventKind.TOOL_PRE, started, { attempt, attributes: { [ATTR.toolName]: tool, [ATTR.attempt]: String(attempt), [ATTR.effect]: effect } });
         return {
           get traceparent() {
-            return formatTraceparent(started);
+            return formatTraceparent(executorContext(env.tracer, turn.caller, () => started));
           },
           post: (outcome) =>
             guarded(() => {

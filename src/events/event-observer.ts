@@ -62,8 +62,9 @@ export function createEventObserver(options: EventObserverOptions): EventObserve
 
   function turn(info: TurnInfo): TurnObserver {
     const startMs = nowMs();
-    const span = startSpan(tracer, parseTraceparent(info.traceparent), turnSpan(info, startMs, tracer !== undefined));
-    const state: TurnState = { tenant: info.tenant, sessionId: info.sessionId, turn: info.turn, span, env };
+    const caller = parseTraceparent(info.traceparent);
+    const span = startSpan(tracer, caller, turnSpan(info, startMs, tracer !== undefined));
+    const state: TurnState = { tenant: info.tenant, sessionId: info.sessionId, turn: info.turn, span, caller, env };
     return {
       call: (call) => observeCall(state, call),
       end(hardError) {

@@ -4,14 +4,14 @@ import { callErrorType, summarizeCall, type CallFlags } from './call-summary';
 import { eventCallInfo } from './event-bounds';
 import type { ObserverEnv } from './observer-env';
 import { approvalPoint, attemptEnding, attemptSpan, callEnding, callSpan, messagePoint, pointName, retryPoint, turnEnding, turnSpan } from './span-shapes';
-import { endSpan, isRecording, startSpan, type SpanRecord } from './span-record';
+import { endSpan, executorContext, isRecording, startSpan, type SpanRecord } from './span-record';
 import { nowMs } from './timestamps';
-import { formatTraceparent, parseTraceparent } from './trace-context';
+import { formatTraceparent, parseTraceparent, type TraceContext } from './trace-context';
 
 // The observer of a turn that no subscriber watches (none of its tenant when it began). It keeps
 // what the call summaries need (metrics, GetToolStats) and the spans: OpenTelemetry spans when
 // traces are on, with the same names and attributes as the full observer's; otherwise only the
-// trace ids an executor may ask for, drawn when asked. One object per turn, call and attempt,
+// trace context an executor may ask for, made when asked. One object per turn, call and attempt,
 // methods on the prototype: the full observer allocates the closures and records of events that
 // nobody would receive, measured at a third of the server's CPU per call under load. A subscriber
 // that joins mid-turn sees events from the next turn on.
@@ -19,6 +19,8 @@ import { formatTraceparent, parseTraceparent } from './trace-context';
 /** A turn that no subscriber watches. */
 export class LeanTurn implements TurnObserver {
   private record: SpanRecord | undefined;
+  private callerRead = false;
+  private callerContext: TraceContext | undefined;
   /**
    * Its calls and attempts make OpenTelemetry spans: traces are on and this turn's span records.
    * Every standard sampler decides a trace's children as it decided its root (parent-based, ratio
@@ -31,13 +33,22 @@ export class LeanTurn implements TurnObserver {
     readonly env: ObserverEnv,
   ) {
     // A traced span starts now, for its start time; ids alone can wait until asked for.
-    if (env.tracer) this.record = startSpan(env.tracer, parseTraceparent(info.traceparent), turnSpan(info, nowMs(), true));
+    if (env.tracer) this.record = startSpan(env.tracer, this.caller, turnSpan(info, nowMs(), true));
     this.traced = this.record !== undefined && isRecording(this.record);
+  }
+
+  /** The caller's trace context (its valid `traceparent`), read when first asked for. */
+  get caller(): TraceContext | undefined {
+    if (!this.callerRead) {
+      this.callerRead = true;
+      this.callerContext = parseTraceparent(this.info.traceparent);
+    }
+    return this.callerContext;
   }
 
   /** The turn's span, under the caller's trace context. */
   get span(): SpanRecord {
-    return (this.record ??= startSpan(undefined, parseTraceparent(this.info.traceparent), turnSpan(this.info, nowMs(), false)));
+    return (this.record ??= startSpan(undefined, this.caller, turnSpan(this.info, nowMs(), false)));
   }
 
   call(info: CallInfo): CallObserver {
@@ -164,9 +175,17 @@ class LeanAttempt implements AttemptObserver {
     readonly record: SpanRecord | undefined,
   ) {}
 
-  /** The attempt's traceparent; untraced, its span ids are drawn now: only executors that pass it on ask. */
+  /**
+   * The traceparent its executor gets (see {@link executorContext}); ids of its own are drawn only
+   * when needed: only executors that pass it on ask.
+   */
   get traceparent(): string {
-    return (this.header ??= formatTraceparent(this.record ?? startSpan(undefined, this.call.span, attemptSpan(0, this.tool, this.tool, '', nowMs(), false))));
+    if (this.header === undefined) {
+      const turn = this.call.turn;
+      const own = () => this.record ?? startSpan(undefined, this.call.span, attemptSpan(0, this.tool, this.tool, '', nowMs(), false));
+      this.header = formatTraceparent(executorContext(turn.env.tracer, turn.caller, own));
+    }
+    return this.header;
   }
 
   post(outcome: AttemptOutcome): void {

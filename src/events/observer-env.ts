@@ -2,6 +2,7 @@ import type { CallSink } from './call-summary';
 import type { EventBus } from './event-bus';
 import type { SpanRecord, SpanTracer } from './span-record';
 import type { EventScope } from './span-event';
+import type { TraceContext } from './trace-context';
 
 /** What every handle of an event observer shares. */
 export interface ObserverEnv {
@@ -20,6 +21,8 @@ export interface ObserverEnv {
 export interface TurnState extends EventScope {
   readonly tenant: string;
   readonly span: SpanRecord;
+  /** The caller's trace context, from its valid `traceparent`. */
+  readonly caller: TraceContext | undefined;
   readonly env: ObserverEnv;
 }
 

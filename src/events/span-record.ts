@@ -80,6 +80,18 @@ export function startSpan(tracer: SpanTracer | undefined, parent: SpanRecord | T
   return tracer ? tracer.start(parent, start) : new IdSpan(parent, start.name, start.startMs);
 }
 
+/**
+ * The trace context an attempt passes to its executor. With a tracer, the attempt's span: it is
+ * exported, or the sampler dropped it and its flags say so. Without one no span of this process
+ * is exported, so a tool that traces would hang its spans under a parent no trace shows: it gets
+ * the caller's context (its valid traceparent, only the sampled flag kept), as an OpenTelemetry
+ * that only propagates would pass it on; events still carry ids of their own. With no caller
+ * either, the attempt's ids: a trace of its own, not sampled.
+ */
+export function executorContext(tracer: SpanTracer | undefined, caller: TraceContext | undefined, attempt: () => SpanRecord): TraceContext {
+  return tracer === undefined && caller !== undefined ? caller : attempt();
+}
+
 /** True when the span records, so its attributes are worth building. */
 export const isRecording = (record: SpanRecord): boolean => record.span?.isRecording() === true;
 

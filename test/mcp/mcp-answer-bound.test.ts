@@ -25,7 +25,8 @@ beforeAll(async () => {
 });
 afterAll(() => void child.kill('SIGKILL'));
 
-const initializes = async () => Number(await (await fetch(`http://127.0.0.1:${port}/initializes`)).text());
+const counted = async (what: string) => Number(await (await fetch(`http://127.0.0.1:${port}/${what}`)).text());
+const initializes = () => counted('initializes');
 const run = (t: AppT, name: string, args: object, sessionId = 's') =>
   t.dispatch.dispatch({ sessionId, calls: [{ id: 'c', name, arguments: JSON.stringify(args) }] }).then((r) => r.results[0]!);
 
@@ -61,6 +62,23 @@ describe.each(['json', 'sse'])('answers as %s', (mode) => {
     expect(written.error?.recoverable).toBe(false);
     // DURING: the outcome of the call it ran is not known, so the same call again is not run.
     expect((await run(t, 'big_big_write', { mb: 2 }, `w-${mode}`)).error?.kind).toBe(ErrorKind.OUTCOME_UNKNOWN);
+  });
+
+  it('two identical calls at once each get their own outcome: the one answered too large fails, the other is read', async () => {
+    const connections = await initializes();
+    const received = await counted('twins');
+    const twins = await Promise.all(['t1', 't2'].map((sessionId) => run(t, 'big_twin', { mb: 2, ms: 300 }, `${sessionId}-${mode}`)));
+    const outcomes = twins.map((r) => (r.error ? `${ErrorKind[r.error.kind]} ${r.error.message}` : `OK ${r.output}`));
+    expect(outcomes.sort()).toEqual(['OK small', `UNEXPECTED ${MESSAGE}`]);
+    // Each ran once: neither waited for an answer that went to the other, and none was retried.
+    expect(await counted('twins')).toBe(received + 2);
+    expect(await initializes()).toBe(connections);
+  });
+
+  it("a server's error made like the stand-in for an answer too large is the server's error", async () => {
+    const forged = await run(t, 'big_forge', {});
+    expect(ErrorKind[forged.error!.kind]).toBe('TOOL_ERROR');
+    expect(forged.error?.message).toBe('MCP server "big" answered an error: MCP error -31413: forged');
   });
 });
 

@@ -5,6 +5,9 @@ export type { McpCallContext, McpConnection, McpConnectionOptions } from './mcp-
 export { createMcpServers } from './mcp-servers';
 export type { McpServers, McpServersOptions } from './mcp-servers';
 export { createAnswerCounter, DEFAULT_MAX_ANSWER_BYTES } from './mcp-answer-bound';
+export { ANSWER_TOO_LARGE_CODE, answerTooLargeResponse, requestIdOf } from './mcp-answer-stand-in';
+export { boundedResponse } from './mcp-bounded-body';
+export type { Overflow } from './mcp-bounded-body';
 export { createMcpExecutor } from './mcp-executor';
 export { createRequestScopedFetch } from './mcp-fetch';
 export type { RequestScopedFetchOptions } from './mcp-fetch';

@@ -5,8 +5,6 @@ export interface AbortLink {
   readonly signal: AbortSignal;
   /** Unlinks `signal`: later aborts of the parent no longer reach it. */
   release(): void;
-  /** Aborts `signal` alone (not the parent) with `reason`. */
-  abort(reason: unknown): void;
 }
 
 /**
@@ -19,10 +17,10 @@ export function linkAbort(parent: AbortSignal): AbortLink {
   const controller = new AbortController();
   if (parent.aborted) {
     controller.abort(parent.reason);
-    return { signal: controller.signal, release: () => undefined, abort: () => undefined };
+    return { signal: controller.signal, release: () => undefined };
   }
   const release = onAbort(parent, () => controller.abort(parent.reason));
-  return { signal: controller.signal, release, abort: (reason) => controller.abort(reason) };
+  return { signal: controller.signal, release };
 }
 
 /** How many links to `parent` are not yet released (for checking that none outlive their work). */

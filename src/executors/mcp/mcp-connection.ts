@@ -7,7 +7,6 @@ import type { Logger } from '../../log';
 import { MAX_TIMER_MS } from '../../options/limits';
 import type { Delivery } from '../executor';
 import { linkAbort } from './mcp-abort-link';
-import { createCallScope, inCallScope } from './mcp-call-scope';
 import type { McpServerConfig } from './mcp-config';
 import { clientDiagnostics } from './mcp-diagnostics';
 import { classifyMcpError, isStreamLoss, notConnectedError } from './mcp-errors';
@@ -245,16 +244,13 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
       // The SDK adds an abort listener to the signal it is given and never removes it
       // (modelcontextprotocol/typescript-sdk#1672): it gets one of its own per call.
       const link = linkAbort(ctx.signal);
-      // An answer too large for the fetch to read fails the call through this scope (see mcp-fetch).
-      const scope = createCallScope((error) => link.abort(error));
       try {
         const params = { name: tool, arguments: args, ...(ctx.traceparent ? { _meta: { traceparent: ctx.traceparent } } : {}) };
         // The SDK sets a timer of it: a longer one (timeout_ms past 2^31-1) would fire at once.
         const timeout = Math.min(MAX_TIMER_MS, Math.max(1_000, ctx.deadline - Date.now() + 1_000));
         ctx.delivery?.('sent');
-        return (await inCallScope(scope, () => current.callTool(params, undefined, { signal: link.signal, timeout }))) as McpToolResult;
+        return (await current.callTool(params, undefined, { signal: link.signal, timeout })) as McpToolResult;
       } catch (error) {
-        if (scope.failure) throw scope.failure;
         if (ctx.signal.aborted) {
           probe(current);
           throw error;

@@ -3,6 +3,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../../errors';
 import { fromTransportError } from '../http-errors';
+import { answerTooLargeBound } from './mcp-answer-stand-in';
 
 /** A classified MCP failure, and whether the connection should be replaced because of it. */
 export interface McpFailure {
@@ -23,10 +24,11 @@ export function notConnectedError(server: string): DispatchError {
  * bound on what is read (RequestScopedFetchOptions.maxAnswerBytes): the server ran the call, and
  * its answer was not read. A retry would get the same answer.
  */
-export function answerTooLargeError(server: string, maxBytes: number): DispatchError {
+export function answerTooLargeError(server: string, maxBytes: number, cause?: unknown): DispatchError {
   return new DispatchError(ErrorKind.UNEXPECTED, `the answer of MCP server "${server}" exceeded ${maxBytes} bytes (limits.max_tool_output_chars x 4); it was not read`, {
     phase: 'during',
     recoverable: false,
+    cause,
   });
 }
 
@@ -44,11 +46,14 @@ export function mcpToolError(server: string, tool: string, text: string): Dispat
 /**
  * Translates what the MCP SDK throws, in one place: a lost connection is DURING; a request that
  * never left (not connected, refused, unknown session) is BEFORE; a JSON-RPC error answered by
- * the server is AFTER (the server handled the request and said no).
+ * the server is AFTER (the server handled the request and said no), but for the stand-in the fetch
+ * gives for an answer too large to read (answerTooLargeResponse), which is answerTooLargeError.
  */
 export function classifyMcpError(error: unknown, server: string, target: string): McpFailure {
   if (error instanceof DispatchError) return { error, broken: false };
   if (error instanceof McpError) {
+    const maxBytes = answerTooLargeBound(error);
+    if (maxBytes !== undefined) return { error: answerTooLargeError(server, maxBytes, error), broken: false };
     if (error.code === ErrorCode.ConnectionClosed) {
       return { error: new DispatchError(ErrorKind.UNAVAILABLE, `the connection to MCP server "${server}" was lost mid-request`, { phase: 'during', recoverable: true, cause: error }), broken: true };
     }
@@ -88,15 +93,12 @@ function hasErrnoCode(error: unknown): boolean {
 }
 
 const STREAM_LOSS = /^(SSE stream disconnected|Failed to reconnect SSE stream|Maximum reconnection attempts)/;
-/** How the SDK reports a POST's SSE answer failed by answerTooLargeError (as text: it keeps no more). */
-const ANSWER_TOO_LARGE = /^SSE stream disconnected: DispatchError: the answer of MCP server "[^"]*" exceeded \d+ bytes/;
 
 /**
  * Whether an error the Streamable HTTP transport reports (it has no codes) means a response stream
  * was cut: the requests waiting on it would never be answered, so the connection is replaced and
- * they fail DURING. Not an answer too large: the fetch failed the call it answered, and the
- * connection serves the others.
+ * they fail DURING.
  */
 export function isStreamLoss(error: Error): boolean {
-  return STREAM_LOSS.test(error.message) && !ANSWER_TOO_LARGE.test(error.message);
+  return STREAM_LOSS.test(error.message);
 }

@@ -1,13 +1,16 @@
-import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import type { ServerResponse } from 'node:http';
+import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import type { CallSummary } from '../events';
 import type { Logger } from '../log';
+import { checkInteger } from '../options';
 import { parseBreakerKey } from '../pipeline';
 import { createCallMetrics } from './call-metrics';
 import { createLabelPairs, type PairLabels } from './label-pairs';
 import { startMetricsServer } from './metrics-server';
-import { RATE_NAMES } from './rate-alerts';
-import { addCounters, ratesOf, type ToolCounters, type ToolStats } from './tool-stats';
+import { rateGaugeText } from './rate-gauge-text';
+import { sharedRendering } from './shared-rendering';
+import type { ToolStats } from './tool-stats';
 
 /** Recording side of the metrics, and their scrape endpoint. */
 export interface Metrics {
@@ -41,8 +44,30 @@ export interface MetricsOptions {
    * @default 1000 (DEFAULT_MAX_LABEL_PAIRS)
    */
   readonly maxLabelPairs?: number;
+  /**
+   * How long a rendering of `/metrics` is served again, in milliseconds; scrapes that come while
+   * one is made always share it. An integer >= 0.
+   * @default 0 (DEFAULT_SCRAPE_CACHE_MS: a scrape after a rendering ended renders anew)
+   */
+  readonly scrapeCacheMs?: number;
+  /**
+   * Connections the scrape endpoint holds at once; further ones are closed as they come.
+   * @default 8 (DEFAULT_MAX_SCRAPE_CONNECTIONS)
+   */
+  readonly maxScrapeConnections?: number;
   readonly logger: Logger;
 }
+
+/**
+ * How long a rendering is served again by default: not at all, so a scrape always shows the state
+ * after the previous one ended (tests and people read metrics back at once). Concurrent scrapes
+ * share one rendering whatever this is; at the label cap a rendering takes ~100 ms of CPU, in
+ * slices of SLICE_MS. Set 1000 to let Prometheus replicas and dashboards within a second share one.
+ */
+export const DEFAULT_SCRAPE_CACHE_MS = 0;
+
+/** Scrape connections held at once: a few Prometheus replicas and people, not a flood. */
+export const DEFAULT_MAX_SCRAPE_CONNECTIONS = 8;
 
 const BREAKER_VALUE: Readonly<Record<string, number>> = { closed: 0, half_open: 1, open: 2 };
 
@@ -53,25 +78,15 @@ const BREAKER_VALUE: Readonly<Record<string, number>> = { closed: 0, half_open: 
  * carries `tenant` and `tool` labels, bounded by `maxLabelPairs`.
  */
 export async function startMetrics(options: MetricsOptions): Promise<Metrics> {
+  const cacheMs = checkInteger('scrapeCacheMs', options.scrapeCacheMs ?? DEFAULT_SCRAPE_CACHE_MS, { min: 0 });
+  const maxConnections = checkInteger('maxScrapeConnections', options.maxScrapeConnections ?? DEFAULT_MAX_SCRAPE_CONNECTIONS);
   const pairs = createLabelPairs(options.maxLabelPairs);
-  // The per-call series are counted by createCallMetrics and read at scrape time: the SDK's
+  // The per-call series are counted by createCallMetrics and written at scrape time: the SDK's
   // synchronous instruments measured at ~12% of the server's CPU per call.
   const callMetrics = createCallMetrics(pairs);
-  const exporter = new PrometheusExporter({ preventServerStart: true, metricProducers: [callMetrics.producer] });
+  const exporter = new PrometheusExporter({ preventServerStart: true });
   const provider = new MeterProvider({ readers: [exporter] });
   const meter = provider.getMeter('dispatch');
-  meter.createObservableGauge('dispatch.tool.rate', { description: 'The six operational rates per tenant and tool since start (fraction of calls)' }).addCallback((result) => {
-    // Folded pairs share one labels object, so their counts are summed before the rates.
-    const sums = new Map<PairLabels, ToolCounters>();
-    for (const { tenant, tool, counters } of options.stats.pairs()) {
-      const { labels } = pairs.of(tenant, tool);
-      sums.set(labels, addCounters(sums.get(labels), counters));
-    }
-    for (const [labels, counters] of sums) {
-      const rates = ratesOf(counters);
-      for (const key of Object.keys(RATE_NAMES) as (keyof typeof RATE_NAMES)[]) result.observe(rates[key], { ...labels, rate: RATE_NAMES[key] });
-    }
-  });
   meter.createObservableGauge('dispatch.breaker.state', { description: 'Breaker state per tenant and tool (tenant "_shared" for config-file tools): 0 closed, 1 half open, 2 open' }).addCallback((result) => {
     // The overflow pair shows the worst state of the breakers folded into it.
     const worst = new Map<PairLabels, number>();
@@ -116,7 +131,19 @@ export async function startMetrics(options: MetricsOptions): Promise<Metrics> {
     if (turns) result.observe(turns.refused);
   });
 
-  const server = await startMetricsServer(options.listen, (request, response) => exporter.getMetricsRequestHandler(request, response));
+  // The SDK's part (the gauges above), as its exporter writes it, then the rates and the per-call series.
+  const serializer = new PrometheusSerializer(undefined, false);
+  const render = sharedRendering(async () => {
+    const { resourceMetrics, errors } = await exporter.collect();
+    if (errors.length > 0) options.logger.warn('metrics collection errors', { errors: errors.map(String) });
+    return callMetrics.prometheusText(serializer.serialize(resourceMetrics) + rateGaugeText(options.stats, pairs));
+  }, cacheMs);
+  const scrape = (response: ServerResponse) =>
+    render().then(
+      (body) => response.writeHead(200, { 'content-type': 'text/plain' }).end(body),
+      (error: unknown) => response.writeHead(500, { 'content-type': 'text/plain' }).end(`# failed to export metrics: ${String(error)}\n`),
+    );
+  const server = await startMetricsServer(options.listen, (_request, response) => void scrape(response), { maxConnections });
   options.logger.info('metrics serving', { listen: options.listen, port: server.port, path: '/metrics' });
   return {
     port: server.port,

@@ -2,13 +2,13 @@ export { createTracing, tracesEnabled, DEFAULT_SERVICE_NAME } from './create-tra
 export type { Tracing } from './create-tracing';
 export { DEFAULT_OTLP_GRPC_ENDPOINT, DEFAULT_OTLP_PROTOCOL, DEFAULT_OTLP_TIMEOUT_MS, otlpGrpcOptionsFromEnv, otlpTracesProtocol } from './otlp-grpc-options';
 export type { OtlpGrpcOptions, OtlpProtocol } from './otlp-grpc-options';
-export { startMetrics } from './create-metrics';
+export { DEFAULT_MAX_SCRAPE_CONNECTIONS, DEFAULT_SCRAPE_CACHE_MS, startMetrics } from './create-metrics';
 export { DURATION_BUCKETS_S } from './call-metrics';
 export type { Metrics, MetricsOptions } from './create-metrics';
 export { createLabelPairs, DEFAULT_MAX_LABEL_PAIRS, OVERFLOW_LABEL, SHARED_TENANT_LABEL, UNKNOWN_TOOL_LABEL } from './label-pairs';
 export type { LabelPair, LabelPairs, PairLabels } from './label-pairs';
 export { startMetricsServer, parseHostPort } from './metrics-server';
-export type { MetricsServer } from './metrics-server';
+export type { MetricsServer, MetricsServerOptions } from './metrics-server';
 export { alertsOf, RATE_NAMES, RATE_THRESHOLDS } from './rate-alerts';
 export type { ToolRateValues } from './rate-alerts';
 export { createToolStats, ratesOf } from './tool-stats';

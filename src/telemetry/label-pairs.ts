@@ -15,8 +15,10 @@ export const OVERFLOW_LABEL = '_overflow';
 
 /**
  * Distinct (tenant, tool) label pairs the per-tool series carry; later pairs share the
- * {@link OVERFLOW_LABEL} pair. A pair is 13 series plus 18 per outcome seen (a count and the
- * histogram), so this bounds the per-tool series at some 50,000 to 70,000.
+ * {@link OVERFLOW_LABEL} pair. A pair is 13 series (attempts, six rate counters, six rate gauges;
+ * a breaker, slot and rate-limit series besides where it has them) plus 18 per outcome seen (a
+ * count and the 17 lines of the duration histogram), so this bounds the per-tool series at some
+ * 31,000 with one outcome per pair, ~103,000 with five (a scrape of 12 MB).
  */
 export const DEFAULT_MAX_LABEL_PAIRS = 1000;
 

@@ -16,8 +16,17 @@ export function parseHostPort(listen: string): { readonly host: string; readonly
   return { host: match[1]!.replace(/^\[|\]$/g, ''), port };
 }
 
+/** Options of {@link startMetricsServer}. */
+export interface MetricsServerOptions {
+  /** Connections held at once; further ones are closed as they come. @default unbounded */
+  readonly maxConnections?: number;
+}
+
+/** How long a client may take to send its request headers, in milliseconds: a held connection is one a scrape cannot have. */
+const HEADERS_TIMEOUT_MS = 10_000;
+
 /** Serves `handler` on `/metrics` at `listen`; every other path is 404. */
-export async function startMetricsServer(listen: string, handler: (request: IncomingMessage, response: ServerResponse) => void): Promise<MetricsServer> {
+export async function startMetricsServer(listen: string, handler: (request: IncomingMessage, response: ServerResponse) => void, options: MetricsServerOptions = {}): Promise<MetricsServer> {
   const { host, port } = parseHostPort(listen);
   const server = createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0];
@@ -28,6 +37,9 @@ export async function startMetricsServer(listen: string, handler: (request: Inco
     handler(request, response);
   });
   server.keepAliveTimeout = 5_000;
+  server.headersTimeout = HEADERS_TIMEOUT_MS;
+  server.requestTimeout = HEADERS_TIMEOUT_MS;
+  if (options.maxConnections !== undefined) server.maxConnections = options.maxConnections;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

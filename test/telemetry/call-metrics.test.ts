@@ -33,6 +33,7 @@ const CALLS: CallSummary[] = [
   call({ tool: 'nope', known: false, outcome: 'UNKNOWN_TOOL', attempts: 0, durationMs: 0.2 }),
   call({ tenant: '', tool: 'shared' }),
   call({ tenant: 'globex' }),
+  call({ tenant: 'we"ird\\ten\nant' }),
   call({ tenant: 'initech', tool: 'late' }),
   call({ tenant: 'initech', tool: 'later', outcome: 'TIMEOUT', timedOut: true }),
 ];
@@ -71,30 +72,33 @@ async function throughSdk(calls: CallSummary[], maxPairs: number): Promise<strin
     }
   }
   const { resourceMetrics } = await exporter.collect();
-  return new PrometheusSerializer(undefined, false, undefined, true, true).serialize(resourceMetrics);
+  // As the exporter serializes: with the scope label, without target_info (which dispatch's own text leaves to the SDK's part).
+  return new PrometheusSerializer(undefined, false, undefined, true, false).serialize(resourceMetrics);
 }
 
 async function throughCallMetrics(calls: CallSummary[], maxPairs: number): Promise<string> {
   const metrics = createCallMetrics(createLabelPairs(maxPairs));
   for (const s of calls) metrics.record(s);
-  const { resourceMetrics } = await metrics.producer.collect();
-  return new PrometheusSerializer(undefined, false, undefined, true, true).serialize(resourceMetrics);
+  return (await metrics.prometheusText()).toString();
 }
 
 /** The exposition's lines, sorted: series order within a metric is not part of the format. */
 const lines = (text: string) => text.split('\n').filter((l) => l !== '').sort();
+
+/** Each metric's block (from its HELP line) with its lines sorted: a metric's samples must stay together. */
+const blocks = (text: string) => text.split(/^(?=# HELP )/m).map((block) => lines(block).join('\n'));
 
 test.each([
   ['under the label cap', 1000],
   ['with pairs folded past a cap of 3', 3],
 ])('the per-call series are exactly what the SDK instruments give, %s', async (_name, maxPairs) => {
   const ours = await throughCallMetrics(CALLS, maxPairs);
-  expect(lines(ours)).toEqual(lines(await throughSdk(CALLS, maxPairs)));
-  expect(ours).toContain('dispatch_tool_call_duration_bucket{tenant="acme",tool="weather",outcome="ok",le="0.005"} 2');
-  if (maxPairs === 3) expect(ours).toMatch(/dispatch_tool_label_overflows_total \d+/);
+  expect(blocks(ours)).toEqual(blocks(await throughSdk(CALLS, maxPairs)));
+  expect(ours).toContain('dispatch_tool_call_duration_bucket{tenant="acme",tool="weather",outcome="ok",otel_scope_name="dispatch",le="0.005"} 2');
+  if (maxPairs === 3) expect(ours).toMatch(/dispatch_tool_label_overflows_total\{otel_scope_name="dispatch"\} \d+/);
 });
 
 test('nothing recorded: only the overflow counter, at 0', async () => {
   const text = await throughCallMetrics([], 10);
-  expect(lines(text).filter((l) => !l.startsWith('#'))).toEqual(['dispatch_tool_label_overflows_total 0']);
+  expect(lines(text).filter((l) => !l.startsWith('#'))).toEqual(['dispatch_tool_label_overflows_total{otel_scope_name="dispatch"} 0']);
 });

@@ -1,0 +1,28 @@
+import { header, pairLabelText } from './call-metrics-text';
+import type { LabelPairs, PairLabels } from './label-pairs';
+import { RATE_NAMES } from './rate-alerts';
+import { addCounters, ratesOf, type ToolCounters, type ToolStats } from './tool-stats';
+
+const RATE_KEYS = Object.keys(RATE_NAMES) as (keyof typeof RATE_NAMES)[];
+
+/**
+ * `dispatch_tool_rate`, the six operational rates per tenant and tool since start, as Prometheus
+ * text. Written here as the per-call series are (call-metrics-text.ts): through an SDK observable
+ * gauge its 6,000 observations at the label cap were hashed attribute set by attribute set, ~100
+ * ms of one synchronous collection per scrape, and past the SDK's 2,000 attribute sets per
+ * instrument the rest went to one `otel_metric_overflow` series. Folded pairs share one labels object, so their
+ * counts are summed before the rates.
+ */
+export function rateGaugeText(stats: ToolStats, pairs: LabelPairs): string {
+  const sums = new Map<PairLabels, ToolCounters>();
+  for (const { tenant, tool, counters } of stats.pairs()) {
+    const { labels } = pairs.of(tenant, tool);
+    sums.set(labels, addCounters(sums.get(labels), counters));
+  }
+  let text = header('dispatch_tool_rate', 'gauge', 'The six operational rates per tenant and tool since start (fraction of calls)');
+  for (const [labels, counters] of sums) {
+    const rates = ratesOf(counters);
+    for (const key of RATE_KEYS) text += `dispatch_tool_rate{${pairLabelText(labels, `rate="${RATE_NAMES[key]}",`)}} ${rates[key]}\n`;
+  }
+  return text;
+}

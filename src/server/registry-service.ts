@@ -14,33 +14,23 @@ import {
 import type { ToolSpec } from '../../gen/dispatch/v1/tool_pb';
 import type { Logger } from '../log';
 import { answerWithin } from '../pipeline';
-import { RegistryError, type ToolRegistry } from '../registry';
+import { RegistryError, type ResolvedTool, type ToolRegistry } from '../registry';
+import { listedUrl, REDACTED } from './listed-url';
 import { RpcError, unary } from './grpc-adapter';
 import type { Authenticator } from './principal';
 
-/** What ListTools shows for a header's value (a URL's credentials become `redacted@`). */
-export const REDACTED = '[redacted]';
-
 /**
- * A tool as ListTools shows it: an HTTP tool's header values and any credentials in its URL are
- * redacted. The operator's tools (the config file's) are listed to every tenant, and their headers
- * are where their credentials live (`authorization: Bearer ...`).
+ * A tool as ListTools shows it to `tenant`: an HTTP tool's header values are redacted, and its URL
+ * as {@link listedUrl} says. The operator's tools (the config file's) are listed to every tenant,
+ * and their headers and URLs are where their credentials live (`authorization: Bearer ...`,
+ * `?key=...`).
  */
-function listed(spec: ToolSpec): ToolSpec {
+function listed(tool: ResolvedTool, tenant: string): ToolSpec {
+  const spec = tool.spec;
   if (spec.executor.case !== 'http') return spec;
   const http = spec.executor.value;
   const names = Object.keys(http.headers);
-  let url = http.url;
-  try {
-    const parsed = new URL(url);
-    if (parsed.username !== '' || parsed.password !== '') {
-      parsed.username = 'redacted';
-      parsed.password = '';
-      url = parsed.toString();
-    }
-  } catch {
-    // Checked at registration; a URL that does not parse is shown as it is.
-  }
+  const url = listedUrl(http.url, tool.tenant === tenant);
   if (names.length === 0 && url === http.url) return spec;
   const headers = Object.fromEntries(names.map((name) => [name, REDACTED]));
   return { ...spec, executor: { case: 'http', value: { ...http, url, headers } } };
@@ -90,7 +80,7 @@ export function registryHandlers(registry: ToolRegistry, authenticate: Authentic
     }),
     listTools: unary(logger, async (_request: ListToolsRequest, call: grpc.ServerUnaryCall<ListToolsRequest, ListToolsResponse>) => {
       const { tenant } = authenticate(call, 'dispatch');
-      return create(ListToolsResponseSchema, { tools: registry.list(tenant).map((t) => listed(t.spec)) });
+      return create(ListToolsResponseSchema, { tools: registry.list(tenant).map((t) => listed(t, tenant)) });
     }),
     removeTool: unary(logger, async (request: RemoveToolRequest, call: grpc.ServerUnaryCall<RemoveToolRequest, RemoveToolResponse>) => {
       const { tenant } = authenticate(call, 'admin');

@@ -1,7 +1,7 @@
 import type { ToolSpec } from '../../gen/dispatch/v1/tool_pb';
 import { createDestinationPolicy, type DestinationPolicy } from './destination-policy';
 import { resolveTool, type ResolvedTool } from './resolved-tool';
-import type { SchemaCompiler } from './schema-compiler';
+import type { CompiledSchema, SchemaCompiler } from './schema-compiler';
 import { checkSpec } from './validate-spec';
 
 /** Why a registration was refused: a bad spec, a name that exists without `replace`, or the tenant's tool limit. */
@@ -119,34 +119,65 @@ export function createToolRegistry(
     return tools;
   };
 
-  /** Compiles `specs` for `tenant`; `local` registrations of a tenant may not take an operator's tool name. */
+  // What gives back each registered tool's schema patterns (counted for its tenant) once it goes.
+  const releases = new WeakMap<ResolvedTool, () => void>();
+  const release = (tools: Iterable<ResolvedTool>) => {
+    for (const tool of tools) releases.get(tool)?.();
+  };
+  /** Removes a tool here, giving back its patterns. */
+  const drop = (tenant: string, name: string, only?: ResolvedTool): boolean => {
+    const tools = byTenant.get(tenant);
+    const tool = tools?.get(name);
+    if (tools === undefined || tool === undefined || (only !== undefined && tool !== only)) return false;
+    tools.delete(name);
+    release([tool]);
+    return true;
+  };
+
+  /** Compiles `specs` for `tenant` (all or none: on a failure, those compiled give their patterns back). */
   function compileAll(specs: readonly ToolSpec[], tenant: string, replace: boolean, local: boolean): ResolvedTool[] {
-    const seen = new Set<string>();
+    const compiled: ResolvedTool[] = [];
+    try {
+      for (const [index, spec] of specs.entries()) compiled.push(compileOne(spec, index, tenant, replace, local, compiled));
+    } catch (error) {
+      release(compiled);
+      throw error;
+    }
+    return compiled;
+  }
+
+  /** Compiles one spec; `local` registrations of a tenant may not take an operator's tool name. */
+  function compileOne(spec: ToolSpec, index: number, tenant: string, replace: boolean, local: boolean, before: readonly ResolvedTool[]): ResolvedTool {
     const operators = tenant === '' || !local ? undefined : byTenant.get('');
-    return specs.map((spec, index) => {
-      const where = `tools[${index}]`;
-      const problem = checkSpec(spec, executorKinds());
-      if (problem) throw new RegistryError('invalid', `${where}: ${problem}`);
-      const denied = tenant === '' ? undefined : deniedDestination(spec, httpPolicy);
-      if (denied) throw new RegistryError('invalid', `${where} ("${spec.name}"): ${denied}`);
-      if (spec.skipRedaction && tenant !== '' && !options.allowTenantSkipRedaction) throw new RegistryError('denied', skipRedactionMessage(where, spec.name));
-      if (seen.has(spec.name)) throw new RegistryError('invalid', `${where}: duplicate tool name "${spec.name}" in one request`);
-      seen.add(spec.name);
-      if (operators?.has(spec.name)) throw new RegistryError('exists', operatorToolMessage(where, spec.name));
-      if (!replace && tenantTools(tenant).has(spec.name)) {
-        throw new RegistryError('exists', `${where}: tool "${spec.name}" is already registered (set replace to overwrite it)`);
-      }
-      try {
-        return resolveTool(spec, tenant, compiler.compile(spec.inputSchema));
-      } catch (error) {
-        throw new RegistryError('invalid', `${where} ("${spec.name}"): ${(error as Error).message}`);
-      }
-    });
+    const where = `tools[${index}]`;
+    const problem = checkSpec(spec, executorKinds());
+    if (problem) throw new RegistryError('invalid', `${where}: ${problem}`);
+    const denied = tenant === '' ? undefined : deniedDestination(spec, httpPolicy);
+    if (denied) throw new RegistryError('invalid', `${where} ("${spec.name}"): ${denied}`);
+    if (spec.skipRedaction && tenant !== '' && !options.allowTenantSkipRedaction) throw new RegistryError('denied', skipRedactionMessage(where, spec.name));
+    if (before.some((tool) => tool.name === spec.name)) throw new RegistryError('invalid', `${where}: duplicate tool name "${spec.name}" in one request`);
+    if (operators?.has(spec.name)) throw new RegistryError('exists', operatorToolMessage(where, spec.name));
+    if (!replace && tenantTools(tenant).has(spec.name)) {
+      throw new RegistryError('exists', `${where}: tool "${spec.name}" is already registered (set replace to overwrite it)`);
+    }
+    let compiled: CompiledSchema;
+    try {
+      compiled = compiler.compile(spec.inputSchema, tenant);
+    } catch (error) {
+      throw new RegistryError('invalid', `${where} ("${spec.name}"): ${(error as Error).message}`);
+    }
+    const tool = resolveTool(spec, tenant, compiled);
+    releases.set(tool, compiled.release);
+    return tool;
   }
 
   function install(tools: readonly ResolvedTool[], tenant: string): void {
     const map = tenantTools(tenant);
-    for (const tool of tools) map.set(tool.name, tool);
+    for (const tool of tools) {
+      const old = map.get(tool.name);
+      map.set(tool.name, tool);
+      if (old !== undefined && old !== tool) release([old]);
+    }
   }
 
   const notify = (change: RegistryChange) => {
@@ -170,7 +201,7 @@ export function createToolRegistry(
       return [...shared.values(), ...own].sort((a, b) => a.name.localeCompare(b.name));
     },
     remove(tenant, name) {
-      const removed = byTenant.get(tenant)?.delete(name) ?? false;
+      const removed = drop(tenant, name);
       if (removed) notify({ type: 'remove', tenant, name });
       return removed;
     },
@@ -181,8 +212,7 @@ export function createToolRegistry(
       const shared = await Promise.allSettled(listeners.map(async (listener) => listener(change)));
       const failed = shared.find((outcome) => outcome.status === 'rejected');
       if (failed) throw failed.reason;
-      const tools = byTenant.get(tenant);
-      if (tools?.get(name) === tool) tools.delete(name);
+      drop(tenant, name, tool);
       return true;
     },
     onChange(listener) {
@@ -190,7 +220,7 @@ export function createToolRegistry(
     },
     applyRemote(change) {
       if (change.tenant === '') return;
-      if (change.type === 'remove') byTenant.get(change.tenant)?.delete(change.name);
+      if (change.type === 'remove') drop(change.tenant, change.name);
       else install(compileAll(change.specs, change.tenant, true, false), change.tenant);
     },
   };

@@ -1,0 +1,131 @@
+import { RE2 } from 're2-wasm';
+
+/**
+ * Distinct patterns this process holds at most. re2-wasm's memory is fixed (16 MiB, ~10,000 small
+ * patterns) and runs out for good if filled: one RE2 per distinct pattern and flags, shared by every
+ * schema using it (with `test` only: stateless).
+ */
+export const MAX_DISTINCT_PATTERNS = 5_000;
+/** Of {@link MAX_DISTINCT_PATTERNS}, kept for the operator's tools (tenant "": the config file's, MCP servers'). */
+export const OPERATOR_RESERVED_PATTERNS = 1_000;
+/** Distinct patterns the registered tools of one tenant hold at most. */
+export const MAX_PATTERNS_PER_TENANT = 500;
+
+/** A pattern's RE2: held strongly while a registered tool counts it, weakly after. */
+interface Entry {
+  strong: RE2 | undefined;
+  readonly weak: WeakRef<RE2>;
+  refs: number;
+}
+
+interface Native {
+  readonly wrapper: { delete(): void };
+}
+
+/** `flags/pattern` to its entry; an entry goes when its RE2 is collected. */
+const entries = new Map<string, Entry>();
+/** Per owner (tenant, "" for the operator), the patterns its registered tools hold, with how many tools hold each. */
+const owned = new Map<string, Map<string, number>>();
+
+// An RE2's native memory is freed only by delete(): once nothing can call it (no validate function
+// of a tool still registered or of a call still running holds it), it is deleted.
+const finalizer = new FinalizationRegistry<{ key: string; native: Native['wrapper'] }>(({ key, native }) => {
+  native.delete();
+  if (entries.get(key)?.weak.deref() === undefined) entries.delete(key);
+});
+
+/** Patterns held in this process (those no longer counted go when collected). */
+export function patternsHeld(): number {
+  return entries.size;
+}
+
+/** Patterns held by `owner`'s registered tools. */
+export function patternsOwned(owner: string): number {
+  return owned.get(owner)?.size ?? 0;
+}
+
+/** The patterns one compile takes: counted for its owner only once committed (the compile succeeded). */
+export interface PatternLease {
+  /** The RE2 of a pattern, refusing one past the owner's or the process's bound. */
+  take(pattern: string, flags: string): RE2;
+  /** Counts the patterns taken for the owner; returns what gives them back (once: the tool is removed or replaced). */
+  commit(): () => void;
+  /** Forgets the patterns taken (the compile failed): those made for it alone are freed now. */
+  abort(): void;
+}
+
+function refusal(owner: string, count: number): string | undefined {
+  if (owner !== '' && count >= MAX_PATTERNS_PER_TENANT) {
+    return `tenant "${owner}" would hold ${count + 1} distinct patterns, over the limit of ${MAX_PATTERNS_PER_TENANT} per tenant; use fewer distinct "pattern" keywords, or remove tools it no longer uses`;
+  }
+  return undefined;
+}
+
+/** Starts the pattern taking of one compile for `owner`. */
+export function leasePatterns(owner: string): PatternLease {
+  const taken = new Map<string, RE2>();
+  const made: RE2[] = [];
+  const mine = owned.get(owner);
+  let newForOwner = 0;
+  return {
+    take(pattern, flags) {
+      const key = `${flags}/${pattern}`;
+      const known = taken.get(key);
+      if (known) return known;
+      if (!mine?.has(key)) {
+        const refused = refusal(owner, (mine?.size ?? 0) + newForOwner);
+        if (refused) throw new Error(refused);
+      }
+      let re = entries.get(key)?.weak.deref();
+      if (!re) {
+        const bound = owner === '' ? MAX_DISTINCT_PATTERNS : MAX_DISTINCT_PATTERNS - OPERATOR_RESERVED_PATTERNS;
+        if (entries.size + made.length >= bound) {
+          throw new Error(owner === ''
+            ? `this process already holds ${MAX_DISTINCT_PATTERNS} distinct patterns; use fewer distinct "pattern" keywords`
+            : `this process already holds ${bound} distinct patterns of tenants' tools (the last ${OPERATOR_RESERVED_PATTERNS} of ${MAX_DISTINCT_PATTERNS} are kept for the operator's); use fewer distinct "pattern" keywords`);
+        }
+        re = new RE2(pattern, flags);
+        made.push(re);
+      }
+      if (!mine?.has(key)) newForOwner++;
+      taken.set(key, re);
+      return re;
+    },
+    commit() {
+      if (taken.size === 0) return () => undefined;
+      const counts = owned.get(owner) ?? new Map<string, number>();
+      owned.set(owner, counts);
+      for (const [key, re] of taken) {
+        let entry = entries.get(key);
+        if (entry?.weak.deref() !== re) {
+          entry = { strong: re, weak: new WeakRef(re), refs: 0 };
+          entries.set(key, entry);
+          finalizer.register(re, { key, native: (re as unknown as Native).wrapper });
+        }
+        entry.strong = re;
+        entry.refs++;
+        counts.set(key, (counts.get(key) ?? 0) + 1);
+      }
+      const keys = [...taken.keys()];
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        for (const key of keys) {
+          const entry = entries.get(key);
+          if (entry && --entry.refs === 0) entry.strong = undefined;
+          const left = (counts.get(key) ?? 1) - 1;
+          if (left > 0) counts.set(key, left);
+          else counts.delete(key);
+        }
+        if (counts.size === 0 && owned.get(owner) === counts) owned.delete(owner);
+      };
+    },
+    abort() {
+      // Only the failed compile's code refers to them, and it is discarded.
+      for (const re of made) (re as unknown as Native).wrapper.delete();
+      made.length = 0;
+      taken.clear();
+    },
+  };
+}

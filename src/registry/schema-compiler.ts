@@ -3,6 +3,7 @@ import addFormats from 'ajv-formats';
 import { jsonDepth } from '../json';
 import { leasePatterns } from './pattern-pool';
 import { refusedDefault } from './schema-defaults';
+import { checkSchemaCost } from './schema-cost';
 
 /** Compiles tool input schemas: draft 2020-12, defaults applied, no remote references. */
 export interface SchemaCompiler {
@@ -63,6 +64,7 @@ export function createSchemaCompiler(maxSchemaBytes: number): SchemaCompiler {
       try {
         meta.validateSchema(schema as object, true);
         const validate = ajv.compile(schema as object);
+        checkSchemaCost(schema as Record<string, unknown>);
         const refused = refusedDefault(ajv, schema as Record<string, unknown>);
         if (refused) throw new Error(refused);
         return { schema: schema as Record<string, unknown>, validate, release: patterns.commit() };

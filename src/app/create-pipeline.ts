@@ -45,7 +45,7 @@ export function createPipeline(options: PipelineOptions = {}): PipelineDeps {
     ['builtin', createBuiltinExecutor(options.builtins)],
     ...(options.executors ?? []),
   ]);
-  const registry: ToolRegistry = createToolRegistry(createSchemaCompiler(limits.maxSchemaBytes), () => new Set(executors.keys()), { httpPolicy, allowTenantSkipRedaction: options.config?.registry.allowTenantSkipRedaction });
+  const registry: ToolRegistry = createToolRegistry(createSchemaCompiler(limits.maxSchemaBytes), () => new Set(executors.keys()), { httpPolicy, allowTenantSkipRedaction: options.config?.registry.allowTenantSkipRedaction, maxSchemaBytesPerTenant: limits.maxSchemaBytesPerTenant });
   // The output cap is the innermost stage, in the executor's own continuation (one promise fewer).
   const maxChars = limits.maxToolOutputChars;
   const asOutput = (text: string) => capOutput({ text }, maxChars);

@@ -10,8 +10,19 @@ export interface Limits {
   readonly maxArgumentBytes: number;
   /** Nesting depth of one call's arguments. @default 64 */
   readonly maxArgumentDepth: number;
-  /** Size of a tool's input schema text, in bytes. @default 256 KiB */
+  /**
+   * Size of a tool's input schema text, in bytes (DESIGN section 11). A compiled schema takes ~16-20
+   * bytes of heap per byte (one of 256 KiB, 6,427 properties: 4 MiB and 2-3 s to compile). @default 256 KiB
+   */
   readonly maxSchemaBytes: number;
+  /**
+   * Bytes of input schema text of the tools one tenant has registered (by RPC or a worker's hello)
+   * on a replica, together; a registration past it is refused RESOURCE_EXHAUSTED, before any
+   * compile, and so is a tool replicated from Redis. A tool replacing one of the same name counts
+   * once; the config file's tools count for no tenant. ~40 MiB of compiled schemas per tenant at
+   * most (the Helm chart's memory limit is 512Mi). @default 2 MiB
+   */
+  readonly maxSchemaBytesPerTenant: number;
   /** Largest tool output kept, in characters; longer output is cut before bounding. @default 16 MiB */
   readonly maxToolOutputChars: number;
   /**
@@ -78,6 +89,7 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   maxArgumentBytes: 1024 * 1024,
   maxArgumentDepth: 64,
   maxSchemaBytes: 256 * 1024,
+  maxSchemaBytesPerTenant: 2 * 1024 * 1024,
   maxToolOutputChars: 16 * 1024 * 1024,
   maxToolsPerTenant: 1000,
   maxSubscribersPerTenant: 64,

@@ -89,6 +89,24 @@ function checkToolCount(specs: readonly ToolSpec[], own: ReadonlyMap<string, unk
   }
 }
 
+/** Bytes of each registered tool's schema text (counted once per tool). */
+const schemaBytes = new WeakMap<ToolSpec, number>();
+const bytesOf = (spec: ToolSpec): number => {
+  let bytes = schemaBytes.get(spec);
+  if (bytes === undefined) schemaBytes.set(spec, (bytes = Buffer.byteLength(spec.inputSchema)));
+  return bytes;
+};
+
+/** Throws `limit` when registering `specs` would give the tenant's tools more than `maxBytes` of schema text. */
+function checkSchemaBytes(specs: readonly ToolSpec[], own: ReadonlyMap<string, ResolvedTool> | undefined, tenant: string, maxBytes: number): void {
+  const named = new Set(specs.map((spec) => spec.name));
+  let total = specs.reduce((sum, spec) => sum + bytesOf(spec), 0);
+  for (const [name, tool] of own ?? []) if (!named.has(name)) total += bytesOf(tool.spec);
+  if (total > maxBytes) {
+    throw new RegistryError('limit', `tenant "${tenant}" would have ${total} bytes of input schemas, over the limit of ${maxBytes} (limits.max_schema_bytes_per_tenant); remove tools it no longer uses, or make their schemas smaller`);
+  }
+}
+
 /** Options of {@link createToolRegistry}. */
 export interface ToolRegistryOptions {
   /**
@@ -102,6 +120,11 @@ export interface ToolRegistryOptions {
    * may); refused PERMISSION_DENIED otherwise. @default false
    */
   readonly allowTenantSkipRedaction?: boolean;
+  /**
+   * Bytes of schema text a tenant's tools may hold together (registered here, by a worker's hello,
+   * or from another replica); refused `limit` before any compile. @default no bound
+   */
+  readonly maxSchemaBytesPerTenant?: number;
 }
 
 /** Creates a registry compiling schemas with `compiler`, accepting the given executor kinds. */
@@ -119,6 +142,9 @@ export function createToolRegistry(
     return tools;
   };
 
+  const checkBytes = (specs: readonly ToolSpec[], tenant: string) => {
+    if (tenant !== '' && options.maxSchemaBytesPerTenant !== undefined) checkSchemaBytes(specs, byTenant.get(tenant), tenant, options.maxSchemaBytesPerTenant);
+  };
   // What gives back each registered tool's schema patterns (counted for its tenant) once it goes.
   const releases = new WeakMap<ResolvedTool, () => void>();
   const release = (tools: Iterable<ResolvedTool>) => {
@@ -187,6 +213,7 @@ export function createToolRegistry(
   return {
     register(specs, { tenant, replace = false, maxTools }) {
       if (maxTools !== undefined) checkToolCount(specs, byTenant.get(tenant), tenant, maxTools);
+      checkBytes(specs, tenant);
       const tools = compileAll(specs, tenant, replace, true);
       install(tools, tenant);
       notify({ type: 'register', tenant, specs });
@@ -221,7 +248,10 @@ export function createToolRegistry(
     applyRemote(change) {
       if (change.tenant === '') return;
       if (change.type === 'remove') drop(change.tenant, change.name);
-      else install(compileAll(change.specs, change.tenant, true, false), change.tenant);
+      else {
+        checkBytes(change.specs, change.tenant);
+        install(compileAll(change.specs, change.tenant, true, false), change.tenant);
+      }
     },
   };
 }

@@ -1,26 +1,37 @@
-/** What {@link LiveSessions} needs of a session: when it was last used and when all it holds expires. */
+/** What {@link LiveSessions} needs of a session: its tenant, its last use and when all it holds expires. */
 export interface Expires {
+  readonly tenant: string;
   /** When everything the session holds has expired: it goes then whenever room is needed. */
   expiresAt: number;
-  /** Its last use plus the hold: until then it is never evicted, not even for room. */
+  /** Its last use plus the hold: until then only its own tenant's sessions can push it out. */
   heldUntil: number;
 }
 
-/** The time from which `session` may go to make room. */
-const evictableAt = (session: Expires): number => Math.min(session.expiresAt, session.heldUntil);
+type Entry<S> = [key: string, session: S];
+
+/** The most sessions each tenant may keep so that `counts` fit in `room`: the largest tenants give way first. */
+function fairShare(counts: readonly number[], room: number): number {
+  const sorted = [...counts].sort((a, b) => a - b);
+  let left = room;
+  for (let i = 0; i < sorted.length; i++) {
+    const share = Math.floor(left / (sorted.length - i));
+    if (sorted[i]! > share) return share;
+    left -= sorted[i]!;
+  }
+  return Infinity;
+}
 
 /**
- * The memory store's sessions, at most `max`. When room is needed, the sessions whose state has
- * expired go, then, if that is not enough, those idle past their hold, longest idle first, until
- * a tenth of `max` is free (so that the pass is rare). A session used within its hold is never
- * evicted: dropping it would start its budget counts and loop window again from zero while it is in
- * use, which other sessions' traffic could otherwise do at will. When every session is held, a new
- * one is refused (`add` returns false), as a Redis at `maxmemory` refuses writes.
+ * The memory store's sessions, at most `max`; a new session is never refused. When one needs
+ * room, the sessions whose state has expired go first; then, until a tenth of `max` is free (so
+ * that the pass is rare), those idle past their hold, longest idle first; then, if every session
+ * left was used within its hold, the least recently used ones of the tenants that hold the most,
+ * down to an equal share. So other sessions' traffic cannot start a session's budget counts and
+ * loop window again while it is in use, unless that traffic is its own tenant's and fills the
+ * store within the hold; another tenant's flood pushes out only its own sessions.
  */
 export class LiveSessions<S extends Expires> {
   private readonly sessions = new Map<string, S>();
-  /** No session is evictable before this time (a lower bound: the times only grow), so a pass before it finds none. */
-  private nextSweepAt = Infinity;
 
   constructor(private readonly max: number) {}
 
@@ -28,12 +39,10 @@ export class LiveSessions<S extends Expires> {
     return this.sessions.get(key);
   }
 
-  /** Keeps `session` as `key`; false, keeping nothing, when `max` sessions are held at `t`. */
-  add(key: string, session: S, t: number): boolean {
-    if (this.sessions.size >= this.max && !this.makeRoom(t)) return false;
+  /** Keeps `session` as `key`, making room first if `max` sessions are kept. */
+  add(key: string, session: S, t: number): void {
+    if (this.sessions.size >= this.max) this.makeRoom(t);
     this.sessions.set(key, session);
-    if (evictableAt(session) < this.nextSweepAt) this.nextSweepAt = evictableAt(session);
-    return true;
   }
 
   delete(key: string): void {
@@ -42,32 +51,33 @@ export class LiveSessions<S extends Expires> {
 
   clear(): void {
     this.sessions.clear();
-    this.nextSweepAt = Infinity;
   }
 
-  /**
-   * Removes the sessions expired at `t`, then the longest idle of those past their hold until a
-   * tenth of `max` is free; true when that made room. At most one pass per evictable time: until
-   * the earliest one it left, none is tried.
-   */
-  private makeRoom(t: number): boolean {
-    if (t < this.nextSweepAt) return false;
-    const idle: [string, S][] = [];
-    let next = Infinity;
+  /** Frees a tenth of `max` at least (see the class): expired, then idle, then the largest tenants' least recent. */
+  private makeRoom(t: number): void {
+    const target = this.max - Math.ceil(this.max / 10);
+    const idle: Entry<S>[] = [];
+    const held: Entry<S>[] = [];
     for (const entry of this.sessions) {
       const session = entry[1];
       if (session.expiresAt <= t) this.sessions.delete(entry[0]);
-      else if (session.heldUntil <= t) idle.push(entry);
-      else next = Math.min(next, evictableAt(session));
+      else (session.heldUntil <= t ? idle : held).push(entry);
     }
-    const target = this.max - Math.ceil(this.max / 10);
-    if (this.sessions.size > target && idle.length > 0) {
-      idle.sort((a, b) => a[1].heldUntil - b[1].heldUntil);
-      let i = 0;
-      for (; i < idle.length && this.sessions.size > target; i++) this.sessions.delete(idle[i]![0]);
-      if (i < idle.length) next = t;
-    } else if (idle.length > 0) next = t;
-    this.nextSweepAt = next;
-    return this.sessions.size < this.max;
+    const byLastUse = (a: Entry<S>, b: Entry<S>) => a[1].heldUntil - b[1].heldUntil;
+    idle.sort(byLastUse);
+    for (let i = 0; i < idle.length && this.sessions.size > target; i++) this.sessions.delete(idle[i]![0]);
+    if (this.sessions.size <= target) return;
+    const byTenant = new Map<string, Entry<S>[]>();
+    for (const entry of held) {
+      const of = byTenant.get(entry[1].tenant);
+      if (of) of.push(entry);
+      else byTenant.set(entry[1].tenant, [entry]);
+    }
+    const share = fairShare([...byTenant.values()].map((of) => of.length), target);
+    for (const of of byTenant.values()) {
+      if (of.length <= share) continue;
+      of.sort(byLastUse);
+      for (let i = 0; i < of.length - share; i++) this.sessions.delete(of[i]![0]);
+    }
   }
 }

@@ -5,17 +5,16 @@ import { checkInteger } from '../options/integer-option';
 export interface MemoryStoreOptions {
   /**
    * Sessions kept. A session's state lives until `windowTtlSeconds` after its last call (longer
-   * while its budget counts, a spilled result or a memory entry live). When a new session needs
-   * room, the expired ones go, then those idle past `sessionHoldSeconds`, longest idle first (their
-   * loop windows and budget counts with them); a session used within its hold is never evicted, so
-   * that other sessions' traffic cannot start its budget and loop window again while it is in use.
-   * With this many held, a new session is refused with a StoreUnavailableError (its side-effecting
-   * calls fail closed, STORE_UNAVAILABLE; its reads run without the store), as on a Redis at
-   * maxmemory, until one ends or has been idle its hold. Its idempotency records are kept apart,
-   * see `maxRecords`. @default 10000
+   * while its budget counts, a spilled result or a memory entry live). A new session is never
+   * refused: when one needs room, the expired sessions go, then those idle past
+   * `sessionHoldSeconds`, longest idle first, then, if every session was used within its hold, the
+   * least recently used of the tenants holding the most, down to an equal share (LiveSessions). An
+   * evicted session's loop window and budget counts start again from zero; so other sessions'
+   * traffic cannot restart those of a session in use, unless it is its own tenant's and fills the
+   * store within the hold. Its idempotency records are kept apart, see `maxRecords`. @default 10000
    */
   readonly maxSessions?: number;
-  /** How long after its last call a session is never evicted for room, in seconds. @default 3600 */
+  /** How long after its last call a session is pushed out only by its own tenant's sessions, in seconds. @default 3600 */
   readonly sessionHoldSeconds?: number;
   /** How long a session's loop window lives after its last record, in seconds, as on Redis. @default 86400 */
   readonly windowTtlSeconds?: number;

@@ -25,13 +25,14 @@ interface Expiring<T> {
  * idempotency records are kept apart (IdempotencyRecords), so that ending it keeps a running claim.
  */
 interface SessionState {
+  readonly tenant: string;
   /**
    * When everything the session holds has expired: `windowTtlSeconds` after its last call, or
-   * later while its budget counts, a spilled result or a memory entry live. Until then it is never
-   * evicted for room, even once idle past its hold (LiveSessions).
+   * later while its budget counts, a spilled result or a memory entry live. Until then it goes only
+   * when room is needed (LiveSessions).
    */
   expiresAt: number;
-  /** Its last call plus `sessionHoldSeconds`: until then it is never evicted, not even for room. */
+  /** Its last call plus `sessionHoldSeconds`: until then only its own tenant's sessions can push it out. */
   heldUntil: number;
   /** Calls counted per budget (`budget:` policies), by budget id, until `budgetsExpireAt`. */
   budgets?: Map<string, number>;
@@ -88,18 +89,17 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
 
   /**
    * The session of a call at `t`, made if new, held `sessionHoldSeconds` and kept
-   * `windowTtlSeconds` from now at least; undefined when it is new and `maxSessions` sessions
-   * used within their hold fill the store.
+   * `windowTtlSeconds` from now at least.
    */
-  function session(scope: SessionScope, t: number): SessionState | undefined {
+  function session(scope: SessionScope, t: number): SessionState {
     const key = keyOf(scope);
     let state = sessions.get(key);
     if (state) {
       keepUntil(state, t + windowTtlMs);
       state.heldUntil = t + holdMs;
     } else {
-      state = { expiresAt: t + windowTtlMs, heldUntil: t + holdMs, budgetsExpireAt: 0, window: new StreakIndex(), windowExpiresAt: 0 };
-      if (!sessions.add(key, state, t)) return undefined;
+      state = { tenant: scope.tenant, expiresAt: t + windowTtlMs, heldUntil: t + holdMs, budgetsExpireAt: 0, window: new StreakIndex(), windowExpiresAt: 0 };
+      sessions.add(key, state, t);
     }
     // Expired as on Redis: a loop window lives its TTL after its last record.
     if (state.windowExpiresAt !== 0 && state.windowExpiresAt <= t) {
@@ -109,17 +109,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
     return state;
   }
 
-  /** The refusal of a new session while `maxSessions` held ones fill the store. */
-  const full = () =>
-    Promise.reject(new StoreUnavailableError(`the memory store holds ${maxSessions} sessions used within the last ${bounds.sessionHoldSeconds} s (maxSessions; limits.max_sessions in the config file): no new session is kept until one ends or has been idle ${bounds.sessionHoldSeconds} s`));
-
   return {
     beginAttempt({ scope, op, claim, budget }) {
       const t = now();
-      // Refused before anything is counted or claimed: a side-effecting call then fails closed, a
-      // read runs without the store (as while Redis is full or unreachable).
       const state = session(scope, t);
-      if (!state) return full();
       const streak = state.window.streak(opKey(op));
       if (!claim && !budget) return { streak };
       // A call answered from an existing record runs nothing: it is not counted against a budget.
@@ -148,14 +141,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
     },
     finishAttempt({ scope, op, record, idempotency, spill, memory }) {
       const t = now();
-      // Records are kept apart from the session: written even when a new session is refused.
+      // Records are kept apart from the session: they outlive its eviction.
       if (idempotency?.action === 'release') records.release(keyOf(scope), idempotency.key, idempotency.owner, t);
       else if (idempotency) {
         const outcome: FinishedOutcome = idempotency.action === 'complete' ? { state: 'completed', result: idempotency.result } : UNKNOWN;
         records.finish(keyOf(scope), idempotency.key, outcome, t + idempotency.ttlSeconds * 1000, t);
       }
       const state = session(scope, t);
-      if (!state) return full();
       const key = opKey(op);
       if (record) {
         state.window.record({ op: key, hash: windowKey(record.result), failed: record.failed }, record.window);

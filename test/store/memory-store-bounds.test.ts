@@ -1,88 +1,103 @@
-import { createMemoryStore, StoreUnavailableError, type Store } from '../../src/store';
+import { createMemoryStore, type Store } from '../../src/store';
 import { countCall } from './contract-fixtures';
 
 const scope = (i: number) => ({ tenant: 't', sessionId: `s${i}` });
 
 describe('memory store: the session cap', () => {
-  const full = (max: number, hold = 3600) => new StoreUnavailableError(`the memory store holds ${max} sessions used within the last ${hold} s (maxSessions; limits.max_sessions in the config file): no new session is kept until one ends or has been idle ${hold} s`);
   const budget = { id: 'send_*', max: 3 };
   const same = { result: 'same', failed: false, window: 100 };
-  const left = (store: Store, i: number) => countCall(store, scope(i), budget, 'op');
+  const of = (tenant: string, i: number) => ({ tenant, sessionId: `s${i}` });
+  const left = (store: Store, i: number, tenant = 't') => countCall(store, of(tenant, i), budget, 'op');
+  const streakOf = async (store: Store, i: number, tenant = 't') => (await store.beginAttempt({ scope: of(tenant, i), op: 'op' })).streak.count;
+  const use = (store: Store, i: number, tenant = 't') => store.finishAttempt({ scope: of(tenant, i), op: 'op', record: same });
 
-  // Found in review: past the cap the least recently used tenth was evicted with its budget
-  // counts and loop window, so other sessions' calls started a session's budget again.
-  it('with maxSessions live sessions a new one is refused StoreUnavailableError, counting and claiming nothing; the live ones keep their budgets and streaks', async () => {
-    const store = createMemoryStore({ maxSessions: 10 });
-    for (let i = 0; i < 10; i++) {
-      expect(await left(store, i)).toBe(2);
-      await store.finishAttempt({ scope: scope(i), op: 'op', record: same });
-    }
-    await expect(Promise.resolve(store.beginAttempt({ scope: scope(10), op: 'op', budget, claim: { key: 'k', leaseMs: 60_000 } }))).rejects.toEqual(full(10));
-    await expect(Promise.resolve(store.beginAttempt({ scope: scope(11), op: 'op' }))).rejects.toEqual(full(10));
-    for (let i = 0; i < 10; i++) {
-      expect((await store.beginAttempt({ scope: scope(i), op: 'op' })).streak).toEqual({ count: 1, failed: false });
-      expect(await left(store, i)).toBe(1);
-    }
-  });
-
-  it('EndSession makes room at once; sessions idle past their hold make room, longest idle first, a tenth of the cap at a time', async () => {
+  it('a new session is never refused; sessions idle past their hold make room first, longest idle first, a tenth of the cap at a time', async () => {
     let clock = 0;
-    const store = createMemoryStore({ maxSessions: 3, now: () => clock });
-    for (let i = 0; i < 3; i++) {
+    const store = createMemoryStore({ maxSessions: 10, now: () => clock });
+    for (let i = 0; i < 10; i++) {
       clock = i * 1000;
       expect(await left(store, i)).toBe(2);
-      await store.finishAttempt({ scope: scope(i), op: 'op', record: same });
+      await use(store, i);
     }
-    await expect(Promise.resolve(store.beginAttempt({ scope: scope(3), op: 'op' }))).rejects.toEqual(full(3));
-    await store.endSession(scope(2));
-    expect((await store.beginAttempt({ scope: scope(3), op: 'op' })).streak.count).toBe(0);
-    // Sessions 0 and 1 are held until an hour after their last call, session 3 an hour after 2 s.
-    clock = 3_600_000 - 1;
-    await expect(Promise.resolve(store.beginAttempt({ scope: scope(4), op: 'op' }))).rejects.toEqual(full(3));
-    // Session 0 has been idle an hour: it goes (the longest idle), with its window and budget.
-    clock = 3_600_000;
-    expect((await store.beginAttempt({ scope: scope(4), op: 'op' })).streak.count).toBe(0);
+    // Sessions 0 and 1 have been idle an hour: the new session takes the room of the longer idle.
     clock = 3_601_000;
-    expect((await store.beginAttempt({ scope: scope(1), op: 'op' })).streak.count).toBe(1);
-    expect(await left(store, 1)).toBe(1);
-    // Sessions 1, 3 and 4 are now all held: session 0 comes back as a new one only once room is made.
-    await expect(Promise.resolve(store.beginAttempt({ scope: scope(0), op: 'op' }))).rejects.toEqual(full(3));
+    await use(store, 10);
+    for (let i = 1; i < 11; i++) expect(await streakOf(store, i)).toBe(1);
+    for (let i = 1; i < 10; i++) expect(await left(store, i)).toBe(1);
+    expect(await streakOf(store, 0)).toBe(0);
+  });
+
+  it("expired sessions go before idle ones; an idle session's spills and memory entries go with it", async () => {
+    let clock = 0;
+    const store = createMemoryStore({ maxSessions: 3, windowTtlSeconds: 10, now: () => clock });
+    await use(store, 0);
+    await store.finishAttempt({ scope: of('t', 1), op: 'op', memory: { entry: 'kept', max: 10, ttlSeconds: 86_400 } });
+    clock = 1000;
+    await use(store, 2);
+    clock = 3_700_000;
+    // Session 0 expired (10 s); session 1 holds its memory a day but has been idle an hour; session 2 expired too.
+    await use(store, 3);
+    expect(await store.memory(of('t', 1))).toEqual(['kept']);
+    await use(store, 4);
+    await use(store, 5);
+    expect(await store.memory(of('t', 1))).toEqual([]);
+  });
+
+  it("with every session used within the hold, the tenants holding the most give way, least recently used first; the others keep their budgets and streaks", async () => {
+    let clock = 0;
+    const store = createMemoryStore({ maxSessions: 100, now: () => clock });
+    for (let i = 0; i < 5; i++) {
+      expect(await left(store, i, 'acme')).toBe(2);
+      await use(store, i, 'acme');
+    }
+    // Another tenant opens 1,000 sessions within the hour: it pushes out its own.
+    for (let i = 0; i < 1000; i++) {
+      clock = i;
+      await use(store, i, 'mallory');
+    }
+    for (let i = 0; i < 5; i++) {
+      expect(await streakOf(store, i, 'acme')).toBe(1);
+      expect(await left(store, i, 'acme')).toBe(1);
+    }
+    expect(await streakOf(store, 999, 'mallory')).toBe(1);
+    expect(await streakOf(store, 0, 'mallory')).toBe(0);
   });
 
   it('a session in use keeps its budget and streak whatever the traffic of other sessions; idle ones make its room', async () => {
     let clock = 0;
     const store = createMemoryStore({ maxSessions: 100, sessionHoldSeconds: 60, now: () => clock });
     expect(await left(store, 0)).toBe(2);
-    await store.finishAttempt({ scope: scope(0), op: 'op', record: same });
+    await use(store, 0);
     // 2,000 other sessions over 2,000 s, each one call; session 0 calls every 30 s.
     for (let i = 1; i <= 2000; i++) {
       clock = i * 1000;
-      await store.finishAttempt({ scope: scope(i), op: 'op', record: same });
-      if (i % 30 === 0) await store.finishAttempt({ scope: scope(0), op: 'op', record: same });
+      await use(store, i);
+      if (i % 30 === 0) await use(store, 0);
     }
-    expect((await store.beginAttempt({ scope: scope(0), op: 'op' })).streak.count).toBe(1 + Math.floor(2000 / 30));
+    expect(await streakOf(store, 0)).toBe(1 + Math.floor(2000 / 30));
     expect(await left(store, 0)).toBe(1);
-    expect((await store.beginAttempt({ scope: scope(1), op: 'op' })).streak.count).toBe(0);
+    expect(await streakOf(store, 1)).toBe(0);
   });
 
   it('a budget count keeps its session past the window TTL; the window itself starts again then, as on Redis', async () => {
     let clock = 0;
-    const store = createMemoryStore({ maxSessions: 1, windowTtlSeconds: 10, budgetTtlSeconds: 100, now: () => clock });
+    const store = createMemoryStore({ maxSessions: 2, windowTtlSeconds: 10, budgetTtlSeconds: 100, now: () => clock });
     expect(await left(store, 0)).toBe(2);
-    await store.finishAttempt({ scope: scope(0), op: 'op', record: same });
+    await use(store, 0);
     clock = 10_000;
-    await expect(Promise.resolve(store.beginAttempt({ scope: scope(1), op: 'op' }))).rejects.toEqual(full(1));
-    expect((await store.beginAttempt({ scope: scope(0), op: 'op' })).streak.count).toBe(0);
+    expect(await streakOf(store, 0)).toBe(0);
     expect(await left(store, 0)).toBe(1);
   });
 
-  it("a refused session's idempotency record is still written: an identical call replays it once there is room", async () => {
-    const store = createMemoryStore({ maxSessions: 1 });
-    await store.finishAttempt({ scope: scope(0), op: 'op', record: same });
-    const done = { key: 'k', action: 'complete' as const, result: { output: 'sent', isError: false, resolvedToolName: 't', truncated: false, resultHandle: '', durationMs: 1 }, ttlSeconds: 60 };
-    await expect(Promise.resolve(store.finishAttempt({ scope: scope(1), op: 'op', record: same, idempotency: done }))).rejects.toEqual(full(1));
-    await store.endSession(scope(0));
-    expect((await store.beginAttempt({ scope: scope(1), op: 'op', claim: { key: 'k', leaseMs: 1000 } })).claim).toEqual({ state: 'completed', result: done.result });
+  it("an evicted session's idempotency records stay: an identical call replays", async () => {
+    let clock = 0;
+    const store = createMemoryStore({ maxSessions: 1, now: () => clock });
+    const done = { key: 'k', action: 'complete' as const, result: { output: 'sent', isError: false, resolvedToolName: 't', truncated: false, resultHandle: '', durationMs: 1 }, ttlSeconds: 7200 };
+    await store.finishAttempt({ scope: of('t', 0), op: 'op', record: same, idempotency: done });
+    clock = 3_600_000;
+    await use(store, 1);
+    expect(await streakOf(store, 0)).toBe(0);
+    expect((await store.beginAttempt({ scope: of('t', 0), op: 'op', claim: { key: 'k', leaseMs: 1000 } })).claim).toEqual({ state: 'completed', result: done.result });
   });
 
   it('a session that only read holds no idempotency records or results until it needs them', async () => {

@@ -50,7 +50,7 @@ export interface Limits {
   readonly maxSubscribersPerTenant: number;
   /** Events buffered per subscriber before the oldest are dropped. @default 1024 */
   readonly subscriberBuffer: number;
-  /** Sessions the memory store keeps; past it idle ones go, and with all used within the hour a new one is refused (MemoryStoreOptions.maxSessions). @default 10000 */
+  /** Sessions the memory store keeps; past it idle ones go first, then the largest tenants' least recently used (MemoryStoreOptions.maxSessions). @default 10000 */
   readonly maxSessions: number;
   /** Trajectory entries kept per session. @default 200 */
   readonly maxMemoryEntries: number;

@@ -29,7 +29,7 @@ const cut = (chunks: (string | Uint8Array)[], contentType: string, overflow: Ove
 /** The `message` events the SDK would read from an SSE body (it skips events of other types), and the parser's errors. */
 async function messages(body: ReadableStream<Uint8Array>): Promise<{ data: string[]; errors: string[] }> {
   const errors: string[] = [];
-  const reader = body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream({ onError: (e) => errors.push(e.message) })).getReader();
+  const reader = body.pipeThrough(new TextDecoderStream() as unknown as ReadableWritablePair<string, Uint8Array>).pipeThrough(new EventSourceParserStream({ onError: (e) => errors.push(e.message) })).getReader();
   const data: string[] = [];
   for (let read = await reader.read(); !read.done; read = await reader.read()) {
     if (!read.value.event || read.value.event === 'message') data.push(read.value.data);

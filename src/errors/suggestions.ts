@@ -1,4 +1,5 @@
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
+import type { FailurePhase } from './dispatch-error';
 
 /** The default next step a model is told for each kind of failure. */
 const SUGGESTIONS: Readonly<Record<ErrorKind, string>> = {
@@ -32,7 +33,21 @@ const SUGGESTIONS: Readonly<Record<ErrorKind, string>> = {
 /** The next step after a side-effecting call that failed while it ran: it may have taken effect. */
 export const MAY_HAVE_RUN = 'The call may or may not have taken effect; verify its effect before calling again.';
 
-/** The suggestion for a kind of failure. */
-export function suggestionFor(kind: ErrorKind): string {
+/**
+ * The next step after a side-effecting call that ran to its end but whose answer could not be
+ * used (UNEXPECTED after it ran): its action took effect, so calling again would do it twice.
+ */
+export const RAN_UNREAD = 'The call ran and its action took effect, but its answer could not be read; do not call it again: tell the user it was done and that its result is not available.';
+
+/** What a failure's suggestion depends on besides its kind, when the caller knows it. */
+export interface FailureFacts {
+  readonly phase: FailurePhase;
+  /** The tool's effect is read_only. */
+  readonly readOnly: boolean;
+}
+
+/** The suggestion for a kind of failure, and for its phase and the tool's effect when given. */
+export function suggestionFor(kind: ErrorKind, facts?: FailureFacts): string {
+  if (kind === ErrorKind.UNEXPECTED && facts?.phase === 'after' && !facts.readOnly) return RAN_UNREAD;
   return SUGGESTIONS[kind];
 }

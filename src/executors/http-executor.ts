@@ -1,6 +1,6 @@
 import { fetch, type Response } from 'undici';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
-import { DispatchError } from '../errors';
+import { DispatchError, suggestionFor } from '../errors';
 import { createDestinationPolicy, type DestinationPolicy } from '../registry';
 import type { Executor, ExecutorContext } from './executor';
 import { decoderFor, readCapped, readExcerpt } from './http-body';
@@ -11,7 +11,11 @@ import { createHttpTransport, type HttpTransportOptions } from './http-transport
 
 /** Options of the HTTP executor. */
 export interface HttpExecutorOptions {
-  /** Largest response body read, in bytes. @default 64 MiB */
+  /**
+   * Largest 2xx response body read, in bytes; past it the call fails UNEXPECTED after it ran, and
+   * the message names limits.max_tool_output_chars x 4, which the app passes.
+   * @default 64 MiB (limits.max_tool_output_chars at its default, 16 Mi chars, x 4)
+   */
   readonly maxResponseBytes?: number;
   /** Most bytes of a non-2xx answer's body read, for the error's message. @default 4096 */
   readonly errorExcerptBytes?: number;
@@ -89,7 +93,12 @@ export function createHttpExecutor(options: HttpExecutorOptions = {}): Executor 
           throw fromHttpStatus(response.status, excerpt, response.headers.get('retry-after'));
         }
         try {
-          const tooLarge = () => new DispatchError(ErrorKind.UNEXPECTED, `the tool's answer exceeded ${maxBytes} bytes`, { phase: 'after' });
+          // It ran: the idempotency record keeps this failure, and the model is told not to repeat it.
+          const tooLarge = () =>
+            new DispatchError(ErrorKind.UNEXPECTED, `the tool ran (HTTP ${response.status}) but its answer exceeded ${maxBytes} bytes (limits.max_tool_output_chars x 4) and was not read`, {
+              phase: 'after',
+              suggestion: suggestionFor(ErrorKind.UNEXPECTED, { phase: 'after', readOnly: tool.readOnly }),
+            });
           return await readCapped(response, maxBytes, tooLarge, decoderFor(response));
         } catch (error) {
           throw error instanceof DispatchError ? error : fromTransportError(error, target);

@@ -41,9 +41,11 @@ test('a side-effecting tool: the message says it ran, the suggestion not to call
   expect(tools.count('/charge')).toBe(1);
 });
 
-test('a read-only tool keeps the plain UNEXPECTED suggestion', async () => {
+test('a read-only tool keeps the plain UNEXPECTED suggestion, and is called again', async () => {
   const result = await call('r1', 'lookup');
   expect(result.error?.kind).toBe(ErrorKind.UNEXPECTED);
   expect(result.error?.message).toBe(MESSAGE);
   expect(result.error?.suggestion).toBe('The tool failed in an unexpected way; do not repeat the same call, tell the user or try a different approach.');
+  expect((await call('r2', 'lookup')).idempotentReplay).toBe(false);
+  expect(tools.count('/lookup')).toBe(2);
 });

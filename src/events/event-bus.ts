@@ -9,11 +9,21 @@ import { createRingBuffer, type RingBuffer } from './ring-buffer';
 export const SYSTEM_TENANT = '';
 
 /**
- * Bytes of events a subscriber that does not read may hold: ordinary events (200-550 bytes) meet
- * the 1,024 of `subscriberBuffer` first; about 120 CALL_RECEIVED with `debug_payloads` arguments
- * of 8,000 characters fit.
+ * Least bytes of events a subscriber that does not read may hold: about 120 CALL_RECEIVED with
+ * `debug_payloads` arguments of 8,000 characters fit.
  */
 export const DEFAULT_SUBSCRIBER_BUFFER_BYTES = 1_048_576;
+
+/**
+ * Bytes of buffer per event of `subscriberBuffer` past DEFAULT_SUBSCRIBER_BUFFER_BYTES, so that
+ * ordinary events (200-550 bytes) meet the count first whatever it is set to.
+ */
+export const SUBSCRIBER_BYTES_PER_EVENT = 1024;
+
+/** The byte bound of a subscriber's buffer of `subscriberBuffer` events: max(1 MiB, 1 KiB each). */
+export function subscriberBufferBytesFor(subscriberBuffer: number): number {
+  return Math.max(DEFAULT_SUBSCRIBER_BUFFER_BYTES, subscriberBuffer * SUBSCRIBER_BYTES_PER_EVENT);
+}
 
 /** Where events go beyond this process (other replicas). */
 export interface EventRelay {
@@ -58,7 +68,7 @@ export interface EventBusOptions {
   /**
    * Bytes of events (about: see eventBytes) buffered per subscriber before the oldest are
    * dropped, counted in `dropped` as the events past `subscriberBuffer` are; the newest event is
-   * kept whatever its size. @default 1 MiB (DEFAULT_SUBSCRIBER_BUFFER_BYTES)
+   * kept whatever its size. @default max(1 MiB, `subscriberBuffer` x 1 KiB) (subscriberBufferBytesFor)
    */
   readonly subscriberBufferBytes?: number;
   /** Subscribers per tenant on this replica. @default 64 */
@@ -111,7 +121,7 @@ interface Subscriber extends Subscription {
 /** Creates an event bus. */
 export function createEventBus(options: EventBusOptions = {}): EventBus {
   const capacity = options.subscriberBuffer ?? 1024;
-  const maxBytes = checkInteger('subscriberBufferBytes', options.subscriberBufferBytes ?? DEFAULT_SUBSCRIBER_BUFFER_BYTES);
+  const maxBytes = checkInteger('subscriberBufferBytes', options.subscriberBufferBytes ?? subscriberBufferBytesFor(capacity));
   const maxPerTenant = options.maxSubscribersPerTenant ?? 64;
   const byTenant = new Map<string, Set<Subscriber>>();
   const listeners: ((count: number) => void)[] = [];

@@ -1,4 +1,4 @@
-export { createEventBus, DEFAULT_SUBSCRIBER_BUFFER_BYTES, SYSTEM_TENANT } from './event-bus';
+export { createEventBus, DEFAULT_SUBSCRIBER_BUFFER_BYTES, SUBSCRIBER_BYTES_PER_EVENT, subscriberBufferBytesFor, SYSTEM_TENANT } from './event-bus';
 export type { EventBus, EventBusOptions, EventRelay, Subscription, SubscriberHooks } from './event-bus';
 export { filterOf, matches, MAX_FILTER_TOOLS } from './event-filter';
 export type { EventFilter } from './event-filter';

@@ -6,7 +6,7 @@ import type { ObserverEnv } from '../../src/events/observer-env';
 import { create } from '@bufbuild/protobuf';
 import fc from 'fast-check';
 import { EventKind, EventSchema, SubscribeRequestSchema, type Event } from '../../gen/dispatch/v1/dispatch_pb';
-import { ATTR, createEventBus, createRingBuffer, DEFAULT_SUBSCRIBER_BUFFER_BYTES, EVENT_TEXT_CHARS, decodeBatch, SYSTEM_TENANT, encodeBatch, filterOf, formatEvent, formatTraceparent, matches, newSpanId, newTraceId, parseTraceparent, timestampOf, type EventFilter } from '../../src/events';
+import { ATTR, createEventBus, createRingBuffer, DEFAULT_SUBSCRIBER_BUFFER_BYTES, EVENT_TEXT_CHARS, subscriberBufferBytesFor, decodeBatch, SYSTEM_TENANT, encodeBatch, filterOf, formatEvent, formatTraceparent, matches, newSpanId, newTraceId, parseTraceparent, timestampOf, type EventFilter } from '../../src/events';
 
 test('a ring buffer keeps the newest items in order and counts every item it dropped', () => {
   fc.assert(
@@ -124,6 +124,37 @@ test('a subscriber buffers events up to subscriberBufferBytes (1 MiB by default)
   expect(Number(kept[0]!.dropped) + kept.length).toBe(1024);
   bus.close();
   expect(() => createEventBus({ subscriberBufferBytes: -1 })).toThrow('subscriberBufferBytes must be a positive integer, got -1');
+});
+
+test('a larger subscriber_buffer raises the byte bound with it: 10,000 ordinary events are all kept, huge ones still bounded', () => {
+  const hooks = { wake: () => undefined, closed: () => undefined };
+  const drain = (sub: { next(): Event | undefined }) => {
+    const out: Event[] = [];
+    for (let e = sub.next(); e; e = sub.next()) out.push(e);
+    return out;
+  };
+  // A TOOL_POST as the pipeline publishes it, about 500 bytes.
+  const ordinary = (i: number) =>
+    create(EventSchema, { kind: EventKind.TOOL_POST, sessionId: 'session-0123456789', tool: 'get_weather', toolCallId: `call_${i}`.padEnd(40, 'x'), traceId: newTraceId(), spanId: newSpanId(), parentSpanId: newSpanId(), name: 'execute_tool get_weather', attributes: { [ATTR.attempt]: '1', [ATTR.outcome]: 'ok', [ATTR.durationMs]: '12', [ATTR.outputChars]: '1234', 'gen_ai.tool.name': 'get_weather', 'gen_ai.operation.name': 'execute_tool', 'dispatch.tenant': 'team-a'.padEnd(60, '-') } });
+  expect(eventBytes(ordinary(1))).toBeGreaterThanOrEqual(450);
+  expect(eventBytes(ordinary(1))).toBeLessThanOrEqual(550);
+  const bus = createEventBus({ subscriberBuffer: 10_000 });
+  const sub = bus.subscribe('A', { sessionId: '' }, hooks)!;
+  for (let i = 0; i < 10_000; i++) bus.publish('A', ordinary(i));
+  const kept = drain(sub);
+  expect(kept.length).toBe(10_000);
+  expect(kept[0]!.dropped).toBe(0n);
+
+  const big = (i: number) => create(EventSchema, { kind: EventKind.CALL_RECEIVED, sessionId: 's', tool: 't', toolCallId: `c${i}`, attributes: { [ATTR.argumentsText]: 'a'.repeat(EVENT_TEXT_CHARS) } });
+  for (let i = 0; i < 10_000; i++) bus.publish('A', big(i));
+  const bounded = drain(sub);
+  expect(subscriberBufferBytesFor(10_000)).toBe(10_000 * 1024);
+  expect(bounded.length).toBe(Math.floor(subscriberBufferBytesFor(10_000) / eventBytes(big(9_999))));
+  expect(bounded.length).toBeLessThan(1_300);
+  bus.close();
+  // Small counts keep the 1 MiB floor.
+  expect(subscriberBufferBytesFor(16)).toBe(DEFAULT_SUBSCRIBER_BUFFER_BYTES);
+  expect(subscriberBufferBytesFor(1024)).toBe(DEFAULT_SUBSCRIBER_BUFFER_BYTES);
 });
 
 test('a loss reported after events were buffered lands on the next event published, not on the oldest buffered one', () => {

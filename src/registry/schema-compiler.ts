@@ -4,6 +4,7 @@ import { jsonDepth } from '../json';
 import { leasePatterns } from './pattern-pool';
 import { refusedDefault } from './schema-defaults';
 import { checkSchemaCost } from './schema-cost';
+import { useLinearUniqueItems } from './unique-items';
 
 /** Compiles tool input schemas: draft 2020-12, defaults applied, no remote references. */
 export interface SchemaCompiler {
@@ -62,6 +63,7 @@ export function createSchemaCompiler(maxSchemaBytes: number): SchemaCompiler {
       // optimize: false halves the compile time (0.4 s, not 0.8, for 64 KiB) for the same code size.
       const ajv = new Ajv2020({ ...AJV_OPTIONS, validateSchema: false, code: { regExp, optimize: false } });
       addFormats(ajv);
+      useLinearUniqueItems(ajv);
       try {
         meta.validateSchema(schema as object, true);
         const validate = ajv.compile(schema as object);

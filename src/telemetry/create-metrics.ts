@@ -62,7 +62,8 @@ export interface MetricsOptions {
  * How long a rendering is served again by default: not at all, so a scrape always shows the state
  * after the previous one ended (tests and people read metrics back at once). Concurrent scrapes
  * share one rendering whatever this is; at the label cap a rendering takes ~100 ms of CPU, in
- * slices of SLICE_MS. Set 1000 to let Prometheus replicas and dashboards within a second share one.
+ * slices of SLICE_MS. `telemetry: { scrape_cache_ms: 1000 }` in the config file lets Prometheus
+ * replicas and dashboards within a second share one.
  */
 export const DEFAULT_SCRAPE_CACHE_MS = 0;
 

@@ -1,4 +1,6 @@
 import { ConfigError, type DispatchConfig } from '../config';
+import { MAX_TIMER_MS } from '../options';
+import { DEFAULT_MAX_SCRAPE_CONNECTIONS, DEFAULT_SCRAPE_CACHE_MS } from './create-metrics';
 import { DEFAULT_MAX_LABEL_PAIRS } from './label-pairs';
 
 /** The `telemetry:` section of the configuration file. */
@@ -7,9 +9,13 @@ export interface TelemetrySettings {
   readonly debugPayloads: boolean;
   /** Distinct (tenant, tool) label pairs of the metrics before new ones fold into `_overflow`. @default 1000 */
   readonly maxLabelPairs: number;
+  /** How long a rendering of `/metrics` is served again, in ms (MetricsOptions.scrapeCacheMs). @default 0 */
+  readonly scrapeCacheMs: number;
+  /** Connections the scrape endpoint holds at once (MetricsOptions.maxScrapeConnections). @default 8 */
+  readonly maxScrapeConnections: number;
 }
 
-const KEYS = new Set(['debug_payloads', 'max_label_pairs']);
+const KEYS = new Set(['debug_payloads', 'max_label_pairs', 'scrape_cache_ms', 'max_scrape_connections']);
 
 /** Reads and checks the `telemetry:` section; unknown keys and wrong types are ConfigErrors. */
 export function telemetrySettings(config: Pick<DispatchConfig, 'file' | 'telemetry'>): TelemetrySettings {
@@ -20,9 +26,17 @@ export function telemetrySettings(config: Pick<DispatchConfig, 'file' | 'telemet
   }
   const debug = raw.debug_payloads ?? false;
   if (typeof debug !== 'boolean') throw new ConfigError(config.file, 'telemetry.debug_payloads', 'must be true or false');
-  const maxLabelPairs = raw.max_label_pairs ?? DEFAULT_MAX_LABEL_PAIRS;
-  if (typeof maxLabelPairs !== 'number' || !Number.isInteger(maxLabelPairs) || maxLabelPairs < 0) {
-    throw new ConfigError(config.file, 'telemetry.max_label_pairs', 'must be an integer >= 0');
-  }
-  return { debugPayloads: debug, maxLabelPairs };
+  /** The integer at `key`, or `fallback` when unset. */
+  const integer = (key: string, fallback: number, min: number, max?: number): number => {
+    const value = raw[key] ?? fallback;
+    if (typeof value === 'number' && Number.isInteger(value) && value >= min && (max === undefined || value <= max)) return value;
+    throw new ConfigError(config.file, `telemetry.${key}`, max === undefined ? `must be an integer >= ${min}` : `must be an integer from ${min} to ${max}`);
+  };
+  return {
+    debugPayloads: debug,
+    maxLabelPairs: integer('max_label_pairs', DEFAULT_MAX_LABEL_PAIRS, 0),
+    // A longer timer runs at once in Node: the rendering would not be kept at all.
+    scrapeCacheMs: integer('scrape_cache_ms', DEFAULT_SCRAPE_CACHE_MS, 0, MAX_TIMER_MS),
+    maxScrapeConnections: integer('max_scrape_connections', DEFAULT_MAX_SCRAPE_CONNECTIONS, 1),
+  };
 }

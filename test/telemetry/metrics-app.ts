@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { request } from 'node:http';
 import type { Logger } from '../../src/log';
 import { startApp } from '../helpers/servers';
 import { parsePrometheus, type Scrape } from './prometheus-text';
@@ -44,3 +45,15 @@ export async function startMetricsApp(yaml: string): Promise<MetricsApp> {
   const app = await startApp(yaml, { logger: metrics.logger, metricsListen: '127.0.0.1:0' });
   return { ...app, metricsPort: metrics.port(), scrape: metrics.scrape };
 }
+
+/** GET /metrics on a connection of its own, closed after it (fetch would keep one open); rejects on any status but 200. */
+export const scrapeOnce = (port: number) =>
+  new Promise<string>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/metrics', agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString()) : reject(new Error(`status ${res.statusCode}`))));
+    });
+    req.on('error', reject);
+    req.end();
+  });

@@ -1,9 +1,9 @@
-import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { CallSummary } from '../../src/events';
 import { SILENT_LOGGER } from '../../src/log';
 import { startMetrics, type Metrics, type MetricsOptions } from '../../src/telemetry/create-metrics';
 import { createToolStats } from '../../src/telemetry/tool-stats';
+import { scrapeOnce as scrape } from './metrics-app';
 import { parsePrometheus } from './prometheus-text';
 
 // A scrape at the label cap (1,000 pairs, five outcomes each: ~100,000 series, 12 MB) was
@@ -28,17 +28,6 @@ async function loaded(options: Partial<MetricsOptions> = {}): Promise<{ metrics:
   }
   return { metrics, renderings: () => renderings };
 }
-
-const scrape = (port: number) =>
-  new Promise<string>((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path: '/metrics', agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString()) : reject(new Error(`status ${res.statusCode}`))));
-    });
-    req.on('error', reject);
-    req.end();
-  });
 
 /** The longest the event loop went without running a 1 ms timer while `work` ran. */
 async function longestGap(work: () => Promise<unknown>): Promise<number> {

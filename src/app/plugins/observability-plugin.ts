@@ -28,7 +28,7 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
   const tracing = createTracing(process.env, logger);
   try {
     if (ctx.options.metricsListen) {
-      metrics = await startMetrics({ listen: ctx.options.metricsListen, stats, breakerStates: observed.states, subscribers: () => bus.subscriberCount, turns: () => turns?.(), slotsInUse: () => slots?.inUse(), slotRefusals: () => slots?.refused(), rateRefusals: () => rates?.refused(), logger, maxLabelPairs: settings.maxLabelPairs });
+      metrics = await startMetrics({ listen: ctx.options.metricsListen, stats, breakerStates: observed.states, subscribers: () => bus.subscriberCount, turns: () => turns?.(), slotsInUse: () => slots?.inUse(), slotRefusals: () => slots?.refused(), rateRefusals: () => rates?.refused(), logger, maxLabelPairs: settings.maxLabelPairs, scrapeCacheMs: settings.scrapeCacheMs, maxScrapeConnections: settings.maxScrapeConnections });
     }
     if (ctx.options.redisUrl) {
       const url = ctx.options.redisUrl;

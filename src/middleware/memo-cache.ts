@@ -21,6 +21,11 @@ export interface MemoValue {
   readonly warnings?: readonly string[];
 }
 
+/** A cached output with the resource it read (see MemoSource). */
+export interface MemoEntry extends MemoValue {
+  readonly resource?: string;
+}
+
 /** What an entry read, so that it goes when that changes or ends. */
 export interface MemoSource {
   /** The resource the call read (its `resource_key` value), with its write generation read before the call ran. */
@@ -39,7 +44,7 @@ export interface MemoSource {
 export interface MemoCache {
   get(key: string): MemoValue | undefined;
   /** What `get` would answer, without making the entry the most recently used (a read that skips its rate turn asks first). */
-  peek(key: string): MemoValue | undefined;
+  peek(key: string): MemoEntry | undefined;
   /**
    * Caches `value` unless `source.resource` was written since `source.generation` was read, or
    * `source.session` ended since `source.sessionEnds` was read.
@@ -65,9 +70,8 @@ export interface MemoCache {
   clear(): void;
 }
 
-interface Entry extends MemoValue, Partial<SessionScope> {
+interface Entry extends MemoEntry, Partial<SessionScope> {
   readonly expiresAt: number;
-  readonly resource?: string;
   /** The count of session ends up to which the entry's session is known not to have ended. */
   checkedAt: number;
 }

@@ -1,5 +1,5 @@
 import { canonicalJson, readPointer } from '../json';
-import type { Middleware } from '../pipeline';
+import { memoStillServes, type Middleware } from '../pipeline';
 import { hashKeyMaterial } from '../store';
 import type { MemoCache } from './memo-cache';
 
@@ -42,7 +42,10 @@ export function memoize(cache: MemoCache, written?: (resource: string) => void):
         written?.(resource);
       });
     }
-    const hit = cache.get(ctx.localKey) ?? invocation.memoized;
+    // An entry peeked before the store step (the attempt took no slot or turn) is served though it
+    // went since, unless what it read changed: its resource written, a session ended.
+    const { memoized } = invocation;
+    const hit = cache.get(ctx.localKey) ?? (memoized && memoStillServes(cache, memoized) ? memoized.output : undefined);
     if (hit) return Promise.resolve({ text: hit.text, warnings: hit.warnings, cached: true });
     const generation = resource === undefined ? undefined : cache.generation(resource);
     const sessionEnds = cache.sessionEnds();

@@ -2,7 +2,7 @@ import { DispatchError } from '../errors';
 import type { ResolvedTool } from '../registry';
 import type { CallKey } from './attempt-context';
 import type { Guards, ToolRates, ToolSlots } from './guards';
-import type { ToolOutput } from './middleware';
+import { peekMemo, type MemoHit } from './memo-hit';
 import type { Release, TurnContext } from './pipeline-deps';
 import type { AttemptResult } from './run-attempt';
 
@@ -19,7 +19,7 @@ export async function whileHeld<T>(held: Release | Promise<Release>, work: () =>
 /** Why an attempt skips its slot and rate turn: it will not reach its tool. */
 export interface GateSkip {
   /** The memo cache's answer to a read, which memoize serves (see Invocation.memoized). */
-  readonly memoized?: ToolOutput;
+  readonly memoized?: MemoHit;
 }
 
 const BREAKER_REFUSES: GateSkip = Object.freeze({});
@@ -27,14 +27,15 @@ const BREAKER_REFUSES: GateSkip = Object.freeze({});
 /**
  * Whether an attempt skips its tool's slot and rate turn, asked once its arguments are final: a
  * rate limit and a cap count the calls that reach the API, and these do not. A read the memo
- * cache answers now (its answer is served even if the entry goes meanwhile), and a side-effecting
+ * cache answers now (asked once the attempt holds its resource in a parallel turn; its answer is
+ * served unless its resource is written or its session ends meanwhile), and a side-effecting
  * call whose breaker refuses it (`claims` false: it takes no claim and is refused BREAKER_OPEN).
  * Replays and the other refusals (loop, budget, a claim in progress) are known only from the
  * store, after the turn: they take it. Undefined: the attempt takes its slot and turn.
  */
 export function gateSkip(guards: Guards, tool: ResolvedTool, key: CallKey, claims: boolean): GateSkip | undefined {
   if (!tool.readOnly) return claims ? undefined : BREAKER_REFUSES;
-  const memoized = guards.memo?.peek(key.local);
+  const memoized = guards.memo && peekMemo(guards.memo, key.local);
   return memoized && { memoized };
 }
 

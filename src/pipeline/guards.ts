@@ -156,10 +156,17 @@ export interface Guards {
   readonly memo?: MemoPeek;
 }
 
-/** The memo cache as the pipeline sees it. */
+/** The memo cache as the pipeline sees it (see MemoCache). */
 export interface MemoPeek {
-  /** The output memoize would serve now for a call's local key, if any; a pure read (one Map lookup). */
-  peek(localKey: string): ToolOutput | undefined;
+  /**
+   * The output memoize would serve now for a call's local key, if any, with the resource it read;
+   * a pure read (one Map lookup).
+   */
+  peek(localKey: string): (ToolOutput & { readonly resource?: string }) | undefined;
+  /** The write generation of a resource. */
+  generation(resource: string): number;
+  /** How many sessions ended so far. */
+  sessionEnds(): number;
 }
 
 /** The session budgets a pipeline counts calls against (see createSessionBudgets). */

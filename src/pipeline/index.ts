@@ -9,6 +9,8 @@ export type { Guards, HookDecision, PreHookInput, PostHookInput, BreakerGate, Br
 export { retryTreeReflector } from './default-reflector';
 export { applyMiddleware, capOutput } from './middleware';
 export type { Middleware, ToolHandler, Invocation, ToolOutput } from './middleware';
+export { memoStillServes } from './memo-hit';
+export type { MemoHit } from './memo-hit';
 export { linkSignal, delay, onAbort, abortHookOf, abortSubscribers, runGuarded, createAbortScope, toAbortSignal } from './signals';
 export type { GuardedOutcome, AbortHook, AbortScope, SignalSource, TurnSignal } from './signals';
 export type { LinkedSignal } from './signals';

@@ -1,6 +1,7 @@
 import type { ExecutorContext } from '../executors';
 import type { ResolvedTool } from '../registry';
 import { cutUnits } from './bound-result';
+import type { MemoHit } from './memo-hit';
 
 /** One execution of a tool, as middleware sees it. */
 export interface Invocation {
@@ -8,11 +9,13 @@ export interface Invocation {
   readonly args: unknown;
   readonly ctx: ExecutorContext;
   /**
-   * The memo cache's output for the call, when the attempt skipped its concurrency slot and rate
-   * turn because the cache held it: memoize serves it even if the entry has gone since, so that an
-   * attempt that took no turn never reaches the tool.
+   * The memo cache's entry for the call, when the attempt skipped its concurrency slot and rate
+   * turn because the cache held it: memoize serves it even if the entry has gone since (its TTL,
+   * the least recently used), unless its resource was written or a session ended since the peek
+   * (`memoStillServes`). The pipeline checks the same just before, synchronously, and otherwise
+   * takes the slot and turn first.
    */
-  readonly memoized?: ToolOutput;
+  readonly memoized?: MemoHit;
 }
 
 /** What an execution produced. */

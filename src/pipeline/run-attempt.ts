@@ -16,6 +16,7 @@ import { breakerKey } from './breaker-key';
 import { AttemptContext, CallKey } from './attempt-context';
 import { runGuarded } from './signals';
 import { gated, gateSkip, whileHeld, type GateSkip } from './gated';
+import { memoServes } from './memo-hit';
 import { budgetWarning, claimRefusal, mayHaveRun, overBudget, refused } from './refusals';
 import { loopRecordOf, recordReplay } from './replay-record';
 
@@ -51,7 +52,6 @@ export function loopOp(tool: ResolvedTool, args: unknown, canonicalArgs = canoni
   return `${tool.name}\u0000${param}`;
 }
 
-
 /**
  * One attempt of a call, steps 1-11 of DESIGN section 3: TOOL_PRE, hooks, loop pre-check, breaker
  * gate, idempotency claim, execution under the tool's timeout, bounding, the one store write,
@@ -72,12 +72,15 @@ export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     // In a parallel turn, the resource these arguments name is held until the attempt ends.
     const held = turn.resources?.hold(tool.spec.resourceKey, ready, turn.signal);
     const callKey = new CallKey(turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId }, tool, ready, canonicalJson(ready));
-    // Decided before the slot and turn: an attempt that will not reach the tool skips them.
-    const claims = !tool.readOnly && !deps.guards.breaker.isOpen(breakerKey(tool));
-    const { slots, rates } = deps.guards;
-    const skip = slots || rates ? gateSkip(deps.guards, tool, callKey, claims) : undefined;
-    const attemptNow = () => attemptWith(deps, turn, obs, attemptObs, callId, tool, ready, attempt, warnings, started, progress, callKey, claims, skip);
-    const work = (slots || rates) && !skip ? () => gated(slots, rates, tool, turn, attemptNow, hookFailure) : attemptNow;
+    const work = () => {
+      // Decided once the resource is held (a write it waited for has evicted what it wrote), before
+      // the slot and turn: an attempt that will not reach the tool skips them.
+      const claims = !tool.readOnly && !deps.guards.breaker.isOpen(breakerKey(tool));
+      const { slots, rates } = deps.guards;
+      const skip = slots || rates ? gateSkip(deps.guards, tool, callKey, claims) : undefined;
+      const attemptNow = () => attemptWith(deps, turn, obs, attemptObs, callId, tool, ready, attempt, warnings, started, progress, callKey, claims, skip);
+      return (slots || rates) && !skip ? gated(slots, rates, tool, turn, attemptNow, hookFailure) : attemptNow();
+    };
     return held === undefined ? work() : whileHeld(held, work);
   };
   return args instanceof Promise ? args.then(run, hookFailure) : run(args);
@@ -142,6 +145,8 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     if (claimed) await releaseClaim(deps, scope, op, callKey.value, owner);
     return failedBefore(attemptObs, callId, tool, refused(ErrorKind.LOOP_BLOCKED, `this exact call failed the same way ${streak.count} times in a row; dispatch refused to run it again`), attempt, started, warnings);
   }
+  // Its memo entry went stale while the store answered (a write, a session end): it takes its slot and turn now, and begins again.
+  if (skip?.memoized && !memoServes(deps.guards.memo!, callKey.local, skip.memoized)) return gated(deps.guards.slots, deps.guards.rates, tool, turn, () => attemptWith(deps, turn, obs, attemptObs, callId, tool, args, attempt, warnings, started, progress, callKey, wantClaim, undefined), (e) => failedBefore(attemptObs, callId, tool, DispatchError.from(e, 'before'), attempt, started, warnings));
   // A side-effecting attempt that took no claim (its breaker was open when it began) never runs,
   // even if the breaker let calls through again while the store answered.
   const ticket = wantClaim || tool.readOnly ? deps.guards.breaker.tryAcquire(breaker, tool.timeoutMs) : undefined;

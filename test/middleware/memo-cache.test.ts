@@ -1,5 +1,6 @@
 import { createMemoCache, memoize } from '../../src/middleware';
-import type { Invocation } from '../../src/pipeline';
+import { memoStillServes, type Invocation, type MemoHit } from '../../src/pipeline';
+import { peekMemo } from '../../src/pipeline/memo-hit';
 
 test('entries expire after their TTL', () => {
   let t = 0;
@@ -107,7 +108,39 @@ test('peek answers as get does without making the entry the most recently used',
 test('memoize serves the output peeked for an attempt that skipped its rate turn, even if the entry has gone', async () => {
   let runs = 0;
   const handler = memoize(createMemoCache())(async () => ({ text: `run ${++runs}` }));
-  const invocation = { tool: { readOnly: true, memoizeTtlSeconds: 60, spec: { resourceKey: '' } }, args: {}, ctx: { tenant: 't', sessionId: 's', localKey: 'k' }, memoized: { text: 'peeked' } } as unknown as Invocation;
+  const memoized: MemoHit = { output: { text: 'peeked' }, generation: 0, sessionEnds: 0 };
+  const invocation = { tool: { readOnly: true, memoizeTtlSeconds: 60, spec: { resourceKey: '' } }, args: {}, ctx: { tenant: 't', sessionId: 's', localKey: 'k' }, memoized } as unknown as Invocation;
   expect(await handler(invocation)).toEqual({ text: 'peeked', warnings: undefined, cached: true });
   expect(runs).toBe(0);
+});
+
+test('memoize does not serve a peeked output once its resource was written or a session ended since the peek; one gone by its TTL still is', async () => {
+  let t = 0;
+  const cache = createMemoCache({ now: () => t });
+  let runs = 0;
+  const handler = memoize(cache)(async () => ({ text: `run ${++runs}` }));
+  const tool = (readOnly: boolean) => ({ readOnly, memoizeTtlSeconds: 60, spec: { resourceKey: '/path' } });
+  const ctx = { tenant: 't', sessionId: 's', localKey: 'k' };
+  const read = (memoized?: MemoHit) => handler({ tool: tool(true), args: { path: 'a' }, ctx, memoized } as unknown as Invocation);
+  const write = () => handler({ tool: tool(false), args: { path: 'a' }, ctx: { ...ctx, localKey: 'w' } } as unknown as Invocation);
+  expect(await read()).toEqual({ text: 'run 1' });
+  // Peeked (the attempt skips its turn), then the resource is written before memoize runs.
+  let peeked = peekMemo(cache, 'k')!;
+  expect(peeked).toMatchObject({ output: { text: 'run 1' }, resource: 't\u0000"a"', generation: 0, sessionEnds: 0 });
+  await write();
+  expect(await read(peeked)).toEqual({ text: 'run 3' });
+  // Peeked, then another session ends: the entry is still there, and served.
+  peeked = peekMemo(cache, 'k')!;
+  cache.endSession({ tenant: 't', sessionId: 'other' });
+  expect(memoStillServes(cache, peeked)).toBe(false);
+  expect(await read(peeked)).toEqual({ text: 'run 3', warnings: undefined, cached: true });
+  // Peeked, then its own session ends.
+  peeked = peekMemo(cache, 'k')!;
+  cache.endSession({ tenant: 't', sessionId: 's' });
+  expect(await read(peeked)).toEqual({ text: 'run 4' });
+  // Peeked, then the entry expires: nothing it read changed, so the peeked output is served.
+  peeked = peekMemo(cache, 'k')!;
+  t = 60_000;
+  expect(await read(peeked)).toEqual({ text: 'run 4', warnings: undefined, cached: true });
+  expect(runs).toBe(4);
 });

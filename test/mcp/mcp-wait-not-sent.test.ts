@@ -46,7 +46,8 @@ async function sameCallRunsLater(): Promise<void> {
 test('a call whose tool timeout passes while it waits for the reconnection fails UNAVAILABLE, not executed', async () => {
   const first = await run('{"text":"pay"}', 'c1');
   expect(first.error?.kind).toBe(ErrorKind.UNAVAILABLE);
-  expect(first.error?.message).toBe('could not reach the tool within 800 ms; nothing was sent to it');
+  // Waiting for the reconnection, or (on a loaded machine, before the crash is seen) refused at once.
+  expect(['could not reach the tool within 800 ms; nothing was sent to it', 'MCP server "r" is not connected (it is down or reconnecting); the call was not executed']).toContain(first.error?.message);
   expect(paid()).toHaveLength(0);
   await sameCallRunsLater();
 });

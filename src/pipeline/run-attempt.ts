@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { status } from '@grpc/grpc-js';
 import { ErrorKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError, HardError, kindName } from '../errors';
-import { canonicalJson, readPointer } from '../json';
+import { canonicalJson } from '../json';
 import type { ResolvedTool } from '../registry';
 import { newResultHandle, NO_STREAK, StoreUnavailableError, type ClaimOutcome, type FinishAttempt, type LoopStreak, type SessionBudget, type SessionScope } from '../store';
 import { boundResult } from './bound-result';
@@ -19,6 +19,7 @@ import { gated, gateSkip, whileHeld, type GateSkip } from './gated';
 import { memoServes } from './memo-hit';
 import { budgetWarning, claimRefusal, mayHaveRun, overBudget, refused } from './refusals';
 import { loopRecordOf, recordReplay } from './replay-record';
+import { loopOp } from './loop-op';
 
 /** What the attempts of one call share. */
 export interface CallProgress {
@@ -42,15 +43,6 @@ const MEMORY_TTL_SECONDS = 86_400;
 const OWNER_PREFIX = randomBytes(9).toString('base64url');
 let owners = 0;
 const newOwner = () => `${OWNER_PREFIX}${(++owners).toString(36)}`;
-
-/**
- * The loop-window operation of a call: the tool, NUL, and the canonical JSON of its primary
- * parameter (all arguments when it names none). Each store keys it as it needs (see `Store`).
- */
-export function loopOp(tool: ResolvedTool, args: unknown, canonicalArgs = canonicalJson(args)): string {
-  const param = tool.spec.primaryParameter === '' ? canonicalArgs : canonicalJson(readPointer(args, tool.spec.primaryParameter) ?? null);
-  return `${tool.name}\u0000${param}`;
-}
 
 /**
  * One attempt of a call, steps 1-11 of DESIGN section 3: TOOL_PRE, hooks, loop pre-check, breaker

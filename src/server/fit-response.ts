@@ -1,6 +1,6 @@
 import type { ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { boundResult, codePointLength, type PipelineDeps } from '../pipeline';
-import { newResultHandle, type SessionScope } from '../store';
+import { newResultHandle, waterLevel, type SessionScope } from '../store';
 import { TOOL_DEFAULTS } from '../options/tool-defaults';
 import { fieldSize } from '../wire/sized-writer';
 import { compactResult, textBound } from './compact-result';
@@ -27,21 +27,6 @@ function sizeBound(result: ToolResult): number {
   if (result.error) units += result.error.message.length + result.error.suggestion.length;
   for (const warning of result.warnings) units += warning.length;
   return 3 * units + 64 + 8 * result.warnings.length;
-}
-
-/**
- * The largest output size, in bytes, that lets every result fit in `budget` bytes when each output
- * over it is cut to it (water-filling: small outputs keep all they have).
- */
-function outputCap(outputs: readonly number[], budget: number): number {
-  const sorted = [...outputs].sort((a, b) => a - b);
-  let left = budget;
-  for (let i = 0; i < sorted.length; i++) {
-    const share = Math.floor(left / (sorted.length - i));
-    if (sorted[i]! > share) return share;
-    left -= sorted[i]!;
-  }
-  return Infinity;
 }
 
 /** `text` bounded to at most `maxBytes` of UTF-8 (marker included), in code points. */
@@ -83,7 +68,8 @@ export async function fitResponse(results: ToolResult[], maxBytes: number, deps:
     for (const result of results) compactResult(result, max);
     fixed = fixedBytes();
   }
-  const cap = outputCap(outputs.filter((_, i) => cuttable[i]), Math.max(0, maxBytes - fixed));
+  // The largest output size that lets every result fit when each output over it is cut to it.
+  const cap = waterLevel(outputs.filter((_, i) => cuttable[i]), Math.max(0, maxBytes - fixed));
   if (cap === Infinity) return;
 
   await Promise.all(

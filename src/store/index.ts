@@ -16,6 +16,7 @@ export type { SessionEndListener, SessionEndListeners } from './session-end-list
 export { createMemoryStore } from './memory-store';
 export { NO_STREAK } from './streak-index';
 export { evictOldest, TRIM_TO } from './evict-oldest';
+export { waterLevel } from './water-level';
 export type { MemoryStoreOptions } from './memory-store-options';
 export { streakOf } from './loop-window';
 export type { WindowEntry } from './loop-window';

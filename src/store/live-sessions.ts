@@ -7,28 +7,19 @@ export interface Expires {
   heldUntil: number;
 }
 
-type Entry<S> = [key: string, session: S];
+import { waterLevel } from './water-level';
 
-/** The most sessions each tenant may keep so that `counts` fit in `room`: the largest tenants give way first. */
-function fairShare(counts: readonly number[], room: number): number {
-  const sorted = [...counts].sort((a, b) => a - b);
-  let left = room;
-  for (let i = 0; i < sorted.length; i++) {
-    const share = Math.floor(left / (sorted.length - i));
-    if (sorted[i]! > share) return share;
-    left -= sorted[i]!;
-  }
-  return Infinity;
-}
+type Entry<S> = [key: string, session: S];
 
 /**
  * The memory store's sessions, at most `max`; a new session is never refused. When one needs
  * room, the sessions whose state has expired go first; then, until a tenth of `max` is free (so
  * that the pass is rare), those idle past their hold, longest idle first; then, if every session
  * left was used within its hold, the least recently used ones of the tenants that hold the most,
- * down to an equal share. So other sessions' traffic cannot start a session's budget counts and
- * loop window again while it is in use, unless that traffic is its own tenant's and fills the
- * store within the hold; another tenant's flood pushes out only its own sessions.
+ * down to an equal share of the room (one session each at least; when even that does not fit, the
+ * largest tenants' least recent go one by one). So a tenant's sessions in use are pushed out by
+ * another tenant's traffic only while it holds more than an equal share; a flood pushes out the
+ * flooding tenant's own.
  */
 export class LiveSessions<S extends Expires> {
   private readonly sessions = new Map<string, S>();
@@ -73,11 +64,16 @@ export class LiveSessions<S extends Expires> {
       if (of) of.push(entry);
       else byTenant.set(entry[1].tenant, [entry]);
     }
-    const share = fairShare([...byTenant.values()].map((of) => of.length), target);
+    const level = Math.max(1, waterLevel([...byTenant.values()].map((of) => of.length), target));
     for (const of of byTenant.values()) {
-      if (of.length <= share) continue;
       of.sort(byLastUse);
-      for (let i = 0; i < of.length - share; i++) this.sessions.delete(of[i]![0]);
+      if (of.length > level) for (const [key] of of.splice(0, of.length - level)) this.sessions.delete(key);
+    }
+    // One session per tenant does not fit: the largest tenants' least recent go, one at a time.
+    const tenants = [...byTenant.values()];
+    while (this.sessions.size >= this.max) {
+      const largest = tenants.reduce((a, b) => (b.length > a.length || (b.length === a.length && b.length > 0 && b[0]![1].heldUntil < a[0]![1].heldUntil) ? b : a));
+      this.sessions.delete(largest.shift()![0]);
     }
   }
 }

@@ -9,12 +9,12 @@ export interface MemoryStoreOptions {
    * refused: when one needs room, the expired sessions go, then those idle past
    * `sessionHoldSeconds`, longest idle first, then, if every session was used within its hold, the
    * least recently used of the tenants holding the most, down to an equal share (LiveSessions). An
-   * evicted session's loop window and budget counts start again from zero; so other sessions'
-   * traffic cannot restart those of a session in use, unless it is its own tenant's and fills the
-   * store within the hold. Its idempotency records are kept apart, see `maxRecords`. @default 10000
+   * evicted session's loop window and budget counts start again from zero; so other tenants'
+   * traffic restarts those of a session in use only while its tenant holds more than an equal
+   * share. Its idempotency records are kept apart, see `maxRecords`. @default 10000
    */
   readonly maxSessions?: number;
-  /** How long after its last call a session is pushed out only by its own tenant's sessions, in seconds. @default 3600 */
+  /** How long after its last call a session is kept before idle ones are chosen to make room, in seconds. @default 3600 */
   readonly sessionHoldSeconds?: number;
   /** How long a session's loop window lives after its last record, in seconds, as on Redis. @default 86400 */
   readonly windowTtlSeconds?: number;

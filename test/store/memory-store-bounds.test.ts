@@ -63,6 +63,26 @@ describe('memory store: the session cap', () => {
     expect(await streakOf(store, 0, 'mallory')).toBe(0);
   });
 
+  it('with more tenants than room, one session goes, the least recent of the largest; a tenant over an equal share is cut to it, no further', async () => {
+    let clock = 0;
+    const small = createMemoryStore({ maxSessions: 3, now: () => clock });
+    for (const [i, tenant] of ['acme', 'globex', 'initech'].entries()) {
+      clock = i;
+      await use(small, 0, tenant);
+    }
+    clock = 10;
+    await use(small, 0, 'mallory');
+    expect(await Promise.all(['globex', 'initech', 'mallory'].map((tenant) => streakOf(small, 0, tenant)))).toEqual([1, 1, 1]);
+
+    const store = createMemoryStore({ maxSessions: 100, now: () => clock });
+    for (let i = 0; i < 70; i++) await use(store, i, 'big');
+    for (let i = 0; i < 200; i++) await use(store, i, 'flood');
+    // 'big' keeps an equal share of the room left once a tenth is freed (45 of 90), its most recent.
+    let kept = 0;
+    for (let i = 69; i >= 0; i--) if ((await store.beginAttempt({ scope: of('big', i), op: 'op' })).streak.count === 1) kept++;
+    expect(kept).toBeGreaterThanOrEqual(45);
+  });
+
   it('a session in use keeps its budget and streak whatever the traffic of other sessions; idle ones make its room', async () => {
     let clock = 0;
     const store = createMemoryStore({ maxSessions: 100, sessionHoldSeconds: 60, now: () => clock });

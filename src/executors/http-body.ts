@@ -1,4 +1,5 @@
 import type { Response } from 'undici';
+import type { AnswerBudget } from './answer-budget';
 
 /** The `charset` parameter of a Content-Type, quoted or not. */
 const CHARSET = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i;
@@ -25,23 +26,47 @@ export interface CancellableBody {
   readonly body: { cancel(): Promise<void> } | null;
 }
 
+/** What bounds a tool's answer beyond its bytes (the HTTP executor's). */
+export interface AnswerBounds {
+  /**
+   * Characters (UTF-16 units) kept at most: once the text is longer the body is cancelled and the
+   * text returned as it is, longer than this, for the output cap to cut with its warning.
+   */
+  readonly maxChars: number;
+  /** Each chunk's bytes are taken from it before decoding (waiting for room), all given back at the end. */
+  readonly budget: AnswerBudget;
+  /** Ends a wait for the budget (the call's deadline or cancel). */
+  readonly signal: AbortSignal;
+}
+
 /**
- * A response's whole body as text, decoded with `decoder`; past `maxBytes` the body is cancelled
- * and `tooLarge()` is thrown (each caller names the failure in its own terms).
+ * A response's body as text, decoded with `decoder` across chunks, read until its end or until the
+ * text passes `bounds.maxChars`; past `maxBytes` before that the body is cancelled and
+ * `tooLarge()` is thrown (each caller names the failure in its own terms).
  */
-export async function readCapped(response: CancellableBody, maxBytes: number, tooLarge: () => Error, decoder: TextDecoder): Promise<string> {
+export async function readCapped(response: CancellableBody, maxBytes: number, tooLarge: () => Error, decoder: TextDecoder, bounds?: AnswerBounds): Promise<string> {
   if (!response.body) return '';
+  const reader = bounds?.budget.open();
   let size = 0;
   let text = '';
-  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength;
-    if (size > maxBytes) {
-      await response.body.cancel().catch(() => undefined);
-      throw tooLarge();
+  let ended = false;
+  try {
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      if (reader && bounds) await reader.take(chunk.byteLength, bounds.signal);
+      // The bytes up to the cap are decoded: they may carry the text past maxChars before it.
+      const allowed = chunk.byteLength <= maxBytes - size ? chunk : chunk.subarray(0, maxBytes - size);
+      size += allowed.byteLength;
+      text += decoder.decode(allowed, { stream: true });
+      if (bounds && text.length > bounds.maxChars) return text;
+      if (allowed !== chunk) throw tooLarge();
     }
-    text += decoder.decode(chunk, { stream: true });
+    ended = true;
+    return text + decoder.decode();
+  } finally {
+    reader?.close();
+    // Stops the download of a body not read to its end: undici closes its connection.
+    if (!ended) await response.body.cancel().catch(() => undefined);
   }
-  return text + decoder.decode();
 }
 
 /**

@@ -2,6 +2,8 @@ import { fetch, type Response } from 'undici';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError, suggestionFor } from '../errors';
 import { createDestinationPolicy, type DestinationPolicy } from '../registry';
+import { DEFAULT_LIMITS } from '../options';
+import { createAnswerBudget } from './answer-budget';
 import type { Executor, ExecutorContext } from './executor';
 import { decoderFor, readCapped, readExcerpt } from './http-body';
 import { fromHttpStatus, fromTransportError } from './http-errors';
@@ -12,11 +14,24 @@ import { createHttpTransport, type HttpTransportOptions } from './http-transport
 /** Options of the HTTP executor. */
 export interface HttpExecutorOptions {
   /**
-   * Largest 2xx response body read, in bytes; past it the call fails UNEXPECTED after it ran, and
-   * the message names limits.max_tool_output_chars x 4, which the app passes.
+   * Largest 2xx response body read, in bytes, while its text is within maxAnswerChars; past it the
+   * call fails UNEXPECTED after it ran, and the message names limits.max_tool_output_chars x 4,
+   * which the app passes.
    * @default 64 MiB (limits.max_tool_output_chars at its default, 16 Mi chars, x 4)
    */
   readonly maxResponseBytes?: number;
+  /**
+   * Characters of a 2xx answer read: once its text is longer the rest is not read (its download
+   * is cancelled) and the output cap cuts it, with its warning, as any longer output; the app passes
+   * limits.max_tool_output_chars. @default 16 Mi (16777216)
+   */
+  readonly maxAnswerChars?: number;
+  /**
+   * Bytes of 2xx answers read at once by every call of this executor (the app's one: the replica's);
+   * a call whose next chunk would pass it waits for room, until its deadline (see createAnswerBudget).
+   * @default limits.max_answer_bytes_in_flight's default, 64 MiB
+   */
+  readonly maxAnswerBytesInFlight?: number;
   /** Most bytes of a non-2xx answer's body read, for the error's message. @default 4096 */
   readonly errorExcerptBytes?: number;
   /**
@@ -43,6 +58,8 @@ export interface HttpExecutorOptions {
  */
 export function createHttpExecutor(options: HttpExecutorOptions = {}): Executor {
   const maxBytes = options.maxResponseBytes ?? 64 * 1024 * 1024;
+  const maxChars = options.maxAnswerChars ?? DEFAULT_LIMITS.maxToolOutputChars;
+  const budget = createAnswerBudget(options.maxAnswerBytesInFlight ?? DEFAULT_LIMITS.maxAnswerBytesInFlight);
   const maxRedirects = options.maxRedirects ?? 3;
   const excerptBytes = options.errorExcerptBytes ?? 4096;
   const excerptWaitMs = options.errorExcerptWaitMs ?? 1000;
@@ -99,7 +116,7 @@ export function createHttpExecutor(options: HttpExecutorOptions = {}): Executor 
               phase: 'after',
               suggestion: suggestionFor(ErrorKind.UNEXPECTED, { phase: 'after', readOnly: tool.readOnly }),
             });
-          return await readCapped(response, maxBytes, tooLarge, decoderFor(response));
+          return await readCapped(response, maxBytes, tooLarge, decoderFor(response), { maxChars, budget, signal: ctx.signal });
         } catch (error) {
           throw error instanceof DispatchError ? error : fromTransportError(error, target);
         }

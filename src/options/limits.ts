@@ -26,6 +26,13 @@ export interface Limits {
   /** Largest tool output kept, in characters; longer output is cut before bounding. @default 16 MiB */
   readonly maxToolOutputChars: number;
   /**
+   * Bytes of HTTP tools' answers being read at once on a replica, all calls together: a call whose
+   * next chunk would pass it waits for room (until its own deadline; the oldest answer being read
+   * never waits, so the total passes it by at most that answer's bytes). Each answer's text is read
+   * only up to maxToolOutputChars. @default 64 MiB
+   */
+  readonly maxAnswerBytesInFlight: number;
+  /**
    * Dispatch RPCs (turns) running at once on a replica, all tenants together; one more is refused
    * RESOURCE_EXHAUSTED before any of its calls runs. @default 1024
    */
@@ -91,6 +98,7 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   maxSchemaBytes: 256 * 1024,
   maxSchemaBytesPerTenant: 2 * 1024 * 1024,
   maxToolOutputChars: 16 * 1024 * 1024,
+  maxAnswerBytesInFlight: 64 * 1024 * 1024,
   maxToolsPerTenant: 1000,
   maxSubscribersPerTenant: 64,
   subscriberBuffer: 1024,

@@ -54,28 +54,48 @@ export interface PatternLease {
   abort(): void;
 }
 
-function refusal(owner: string, count: number): string | undefined {
-  if (owner !== '' && count >= MAX_PATTERNS_PER_TENANT) {
-    return `tenant "${owner}" would hold ${count + 1} distinct patterns, over the limit of ${MAX_PATTERNS_PER_TENANT} per tenant; use fewer distinct "pattern" keywords, or remove tools it no longer uses`;
-  }
-  return undefined;
+function refusal(owner: string, count: number): string {
+  return `tenant "${owner}" would hold ${count + 1} distinct patterns, over the limit of ${MAX_PATTERNS_PER_TENANT} per tenant; use fewer distinct "pattern" keywords, or remove tools it no longer uses`;
+}
+
+/** What each committed compile's release gives back: its owner and pattern keys, until released. */
+const holds = new WeakMap<() => void, { readonly owner: string; readonly keys: readonly string[] }>();
+
+/** Options of {@link leasePatterns}. */
+export interface LeaseOptions {
+  /**
+   * Releases (from {@link PatternLease.commit}) of the owner's tools this compile replaces: a
+   * pattern only they hold does not count for the owner, as they go once it is installed. @default none
+   */
+  readonly replacing?: readonly (() => void)[];
+  /**
+   * Whether {@link MAX_PATTERNS_PER_TENANT} applies; false for a tool another replica registered
+   * (that replica decided). The process's bound always applies. @default true
+   */
+  readonly perTenantBound?: boolean;
 }
 
 /** Starts the pattern taking of one compile for `owner`. */
-export function leasePatterns(owner: string): PatternLease {
+export function leasePatterns(owner: string, options: LeaseOptions = {}): PatternLease {
   const taken = new Map<string, RE2>();
   const made: RE2[] = [];
   const mine = owned.get(owner);
+  // How many of the owner's holders of each pattern go with the replaced tools.
+  const going = new Map<string, number>();
+  for (const release of options.replacing ?? []) {
+    const hold = holds.get(release);
+    if (hold?.owner === owner) for (const key of hold.keys) going.set(key, (going.get(key) ?? 0) + 1);
+  }
+  const kept = (key: string) => (mine?.get(key) ?? 0) > (going.get(key) ?? 0);
+  const keptCount = [...(mine?.keys() ?? [])].filter(kept).length;
+  const bounded = owner !== '' && options.perTenantBound !== false;
   let newForOwner = 0;
   return {
     take(pattern, flags) {
       const key = `${flags}/${pattern}`;
       const known = taken.get(key);
       if (known) return known;
-      if (!mine?.has(key)) {
-        const refused = refusal(owner, (mine?.size ?? 0) + newForOwner);
-        if (refused) throw new Error(refused);
-      }
+      if (bounded && !kept(key) && keptCount + newForOwner >= MAX_PATTERNS_PER_TENANT) throw new Error(refusal(owner, keptCount + newForOwner));
       let re = entries.get(key)?.weak.deref();
       if (!re) {
         const bound = owner === '' ? MAX_DISTINCT_PATTERNS : MAX_DISTINCT_PATTERNS - OPERATOR_RESERVED_PATTERNS;
@@ -87,7 +107,7 @@ export function leasePatterns(owner: string): PatternLease {
         re = new RE2(pattern, flags);
         made.push(re);
       }
-      if (!mine?.has(key)) newForOwner++;
+      if (!kept(key)) newForOwner++;
       taken.set(key, re);
       return re;
     },
@@ -108,9 +128,10 @@ export function leasePatterns(owner: string): PatternLease {
       }
       const keys = [...taken.keys()];
       let released = false;
-      return () => {
+      const release = () => {
         if (released) return;
         released = true;
+        holds.delete(release);
         for (const key of keys) {
           const entry = entries.get(key);
           if (entry && --entry.refs === 0) entry.strong = undefined;
@@ -120,6 +141,8 @@ export function leasePatterns(owner: string): PatternLease {
         }
         if (counts.size === 0 && owned.get(owner) === counts) owned.delete(owner);
       };
+      holds.set(release, { owner, keys });
+      return release;
     },
     abort() {
       // Only the failed compile's code refers to them, and it is discarded.

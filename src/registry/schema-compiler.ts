@@ -1,7 +1,7 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { jsonDepth } from '../json';
-import { leasePatterns } from './pattern-pool';
+import { leasePatterns, type LeaseOptions } from './pattern-pool';
 import { refusedDefault } from './schema-defaults';
 import { checkSchemaCost } from './schema-cost';
 import { useLinearUniqueItems } from './unique-items';
@@ -11,9 +11,10 @@ export interface SchemaCompiler {
   /**
    * Compiles schema text for `owner` (a tenant; "" for the operator's tools, the default),
    * throwing an Error with a precise message when it cannot. Its patterns count for the owner
-   * until `release` is called (the tool removed or replaced).
+   * until `release` is called (the tool removed or replaced); `lease` names the releases of the
+   * tools it replaces, and whether the owner's pattern bound applies.
    */
-  compile(schemaText: string, owner?: string): CompiledSchema;
+  compile(schemaText: string, owner?: string, lease?: LeaseOptions): CompiledSchema;
 }
 
 /** A compiled schema, and what gives back its patterns. */
@@ -34,7 +35,7 @@ export function createSchemaCompiler(maxSchemaBytes: number): SchemaCompiler {
   const meta = new Ajv2020(AJV_OPTIONS);
   addFormats(meta);
   return {
-    compile(schemaText, owner = '') {
+    compile(schemaText, owner = '', lease = {}) {
       const text = schemaText.trim() === '' ? '{"type":"object"}' : schemaText;
       if (Buffer.byteLength(text) > maxSchemaBytes) {
         throw new Error(`input_schema is ${Buffer.byteLength(text)} bytes, over the limit of ${maxSchemaBytes}`);
@@ -58,7 +59,7 @@ export function createSchemaCompiler(maxSchemaBytes: number): SchemaCompiler {
       // can never take exponential time on hostile arguments (ReDoS). RE2 has no lookaround or
       // backreferences; a schema using them does not compile. loadSchema is deliberately absent: a
       // $ref to anything outside the schema fails to compile.
-      const patterns = leasePatterns(owner);
+      const patterns = leasePatterns(owner, lease);
       const regExp = Object.assign((pattern: string, flags: string) => patterns.take(pattern, flags.includes('u') ? flags : `${flags}u`), { code: 'require("re2-wasm").RE2' });
       // optimize: false halves the compile time (0.4 s, not 0.8, for 64 KiB) for the same code size.
       const ajv = new Ajv2020({ ...AJV_OPTIONS, validateSchema: false, code: { regExp, optimize: false } });

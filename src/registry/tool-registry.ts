@@ -1,5 +1,7 @@
 import type { ToolSpec } from '../../gen/dispatch/v1/tool_pb';
+import { createLogger, type Logger } from '../log';
 import { createDestinationPolicy, type DestinationPolicy } from './destination-policy';
+import { MAX_PATTERNS_PER_TENANT, patternsOwned, type LeaseOptions } from './pattern-pool';
 import { resolveTool, type ResolvedTool } from './resolved-tool';
 import type { CompiledSchema, SchemaCompiler } from './schema-compiler';
 import { checkSpec } from './validate-spec';
@@ -57,7 +59,11 @@ export interface ToolRegistry {
   onChange(listener: ChangeListener): void;
   /**
    * Applies a change made on another replica, without notifying listeners. A change of the
-   * operator's tools (tenant "") is ignored: each replica has its own (DESIGN section 11).
+   * operator's tools (tenant "") is ignored: each replica has its own (DESIGN section 11). The
+   * tenant's totals (tools, schema bytes, patterns) are not checked: the registering replica
+   * decided, so every replica holds the same tools. A tenant left over its schema bytes or patterns
+   * is logged (warn, once until it is under again); a registration here that leaves it over is
+   * refused. The process's pattern bound still refuses a tool here (thrown: this replica lacks it).
    */
   applyRemote(change: RegistryChange): void;
 }
@@ -97,11 +103,17 @@ const bytesOf = (spec: ToolSpec): number => {
   return bytes;
 };
 
-/** Throws `limit` when registering `specs` would give the tenant's tools more than `maxBytes` of schema text. */
-function checkSchemaBytes(specs: readonly ToolSpec[], own: ReadonlyMap<string, ResolvedTool> | undefined, tenant: string, maxBytes: number): void {
+/** Bytes of schema text the tenant's tools `own` would hold with `specs` registered. */
+function schemaBytesWith(specs: readonly ToolSpec[], own: ReadonlyMap<string, ResolvedTool> | undefined): number {
   const named = new Set(specs.map((spec) => spec.name));
   let total = specs.reduce((sum, spec) => sum + bytesOf(spec), 0);
   for (const [name, tool] of own ?? []) if (!named.has(name)) total += bytesOf(tool.spec);
+  return total;
+}
+
+/** Throws `limit` when registering `specs` would give the tenant's tools more than `maxBytes` of schema text. */
+function checkSchemaBytes(specs: readonly ToolSpec[], own: ReadonlyMap<string, ResolvedTool> | undefined, tenant: string, maxBytes: number): void {
+  const total = schemaBytesWith(specs, own);
   if (total > maxBytes) {
     throw new RegistryError('limit', `tenant "${tenant}" would have ${total} bytes of input schemas, over the limit of ${maxBytes} (limits.max_schema_bytes_per_tenant); remove tools it no longer uses, or make their schemas smaller`);
   }
@@ -121,10 +133,13 @@ export interface ToolRegistryOptions {
    */
   readonly allowTenantSkipRedaction?: boolean;
   /**
-   * Bytes of schema text a tenant's tools may hold together (registered here, by a worker's hello,
-   * or from another replica); refused `limit` before any compile. @default no bound
+   * Bytes of schema text a tenant's tools may hold together (registered here or by a worker's
+   * hello); refused `limit` before any compile. Not checked on another replica's tools (see
+   * {@link ToolRegistry.applyRemote}). @default no bound
    */
   readonly maxSchemaBytesPerTenant?: number;
+  /** Where a tenant left over its totals by another replica's tools is reported. @default createLogger() */
+  readonly logger?: Logger;
 }
 
 /** Creates a registry compiling schemas with `compiler`, accepting the given executor kinds. */
@@ -160,11 +175,18 @@ export function createToolRegistry(
     return true;
   };
 
-  /** Compiles `specs` for `tenant` (all or none: on a failure, those compiled give their patterns back). */
+  /**
+   * Compiles `specs` for `tenant` (all or none: on a failure, those compiled give their patterns
+   * back). The patterns only the tools they replace hold do not count for the tenant; the tenant's
+   * pattern bound applies to `local` registrations only.
+   */
   function compileAll(specs: readonly ToolSpec[], tenant: string, replace: boolean, local: boolean): ResolvedTool[] {
     const compiled: ResolvedTool[] = [];
+    const own = byTenant.get(tenant);
+    const replaced = replace ? specs.map((spec) => own?.get(spec.name)).filter((tool) => tool !== undefined) : [];
+    const lease = { replacing: replaced.map((tool) => releases.get(tool)).filter((r) => r !== undefined), perTenantBound: local };
     try {
-      for (const [index, spec] of specs.entries()) compiled.push(compileOne(spec, index, tenant, replace, local, compiled));
+      for (const [index, spec] of specs.entries()) compiled.push(compileOne(spec, index, tenant, replace, local, compiled, lease));
     } catch (error) {
       release(compiled);
       throw error;
@@ -173,7 +195,7 @@ export function createToolRegistry(
   }
 
   /** Compiles one spec; `local` registrations of a tenant may not take an operator's tool name. */
-  function compileOne(spec: ToolSpec, index: number, tenant: string, replace: boolean, local: boolean, before: readonly ResolvedTool[]): ResolvedTool {
+  function compileOne(spec: ToolSpec, index: number, tenant: string, replace: boolean, local: boolean, before: readonly ResolvedTool[], lease: LeaseOptions): ResolvedTool {
     const operators = tenant === '' || !local ? undefined : byTenant.get('');
     const where = `tools[${index}]`;
     const problem = checkSpec(spec, executorKinds());
@@ -188,7 +210,7 @@ export function createToolRegistry(
     }
     let compiled: CompiledSchema;
     try {
-      compiled = compiler.compile(spec.inputSchema, tenant);
+      compiled = compiler.compile(spec.inputSchema, tenant, lease);
     } catch (error) {
       throw new RegistryError('invalid', `${where} ("${spec.name}"): ${(error as Error).message}`);
     }
@@ -203,6 +225,22 @@ export function createToolRegistry(
       const old = map.get(tool.name);
       map.set(tool.name, tool);
       if (old !== undefined && old !== tool) release([old]);
+    }
+  }
+
+  const logger = options.logger ?? createLogger();
+  // Tenants another replica's tools left over a total, reported once until they are under again.
+  const over = new Set<string>();
+  function reportOver(tenant: string): void {
+    const schemaBytes = schemaBytesWith([], byTenant.get(tenant));
+    const patterns = patternsOwned(tenant);
+    const maxBytes = options.maxSchemaBytesPerTenant ?? Infinity;
+    if (schemaBytes <= maxBytes && patterns <= MAX_PATTERNS_PER_TENANT) over.delete(tenant);
+    else if (!over.has(tenant)) {
+      over.add(tenant);
+      logger.warn("a tenant's tools from other replicas are over its limits here; they are kept (the registering replica decided), and registrations here that leave it over are refused", {
+        tenant, schemaBytes, maxSchemaBytesPerTenant: options.maxSchemaBytesPerTenant, patterns, maxPatternsPerTenant: MAX_PATTERNS_PER_TENANT,
+      });
     }
   }
 
@@ -248,10 +286,8 @@ export function createToolRegistry(
     applyRemote(change) {
       if (change.tenant === '') return;
       if (change.type === 'remove') drop(change.tenant, change.name);
-      else {
-        checkBytes(change.specs, change.tenant);
-        install(compileAll(change.specs, change.tenant, true, false), change.tenant);
-      }
+      else install(compileAll(change.specs, change.tenant, true, false), change.tenant);
+      reportOver(change.tenant);
     },
   };
 }

@@ -62,12 +62,17 @@ test("a worker's hello past its tenant's bytes ends RESOURCE_EXHAUSTED, register
   }
 });
 
-test('a tool from another replica past the tenant\'s bytes is not compiled here', () => {
-  const registry = createToolRegistry(createSchemaCompiler(65_536), () => new Set(['builtin']), { maxSchemaBytesPerTenant: 3000 });
+test("a tool from another replica past the tenant's bytes is kept here (the registering replica decided), and logged", () => {
+  const warnings: string[] = [];
+  const logger = { debug() {}, info() {}, warn: (m: string) => warnings.push(m), error: (m: string) => warnings.push(m) };
+  const registry = createToolRegistry(createSchemaCompiler(65_536), () => new Set(['builtin']), { maxSchemaBytesPerTenant: 3000, logger });
   const remote = (name: string) => create(ToolSpecSchema, { ...spec(name, 2000) });
   registry.applyRemote({ type: 'register', tenant: 't', specs: [remote('r1')] });
-  expect(() => registry.applyRemote({ type: 'register', tenant: 't', specs: [remote('r2')] })).toThrow(RegistryError);
-  expect(registry.list('t').map((tool) => tool.name)).toEqual(['r1']);
+  registry.applyRemote({ type: 'register', tenant: 't', specs: [remote('r2')] });
+  expect(registry.list('t').map((tool) => tool.name)).toEqual(['r1', 'r2']);
+  expect(warnings).toEqual([expect.stringContaining("a tenant's tools from other replicas are over its limits here")]);
+  // A registration here that leaves the tenant over is still refused.
+  expect(() => registry.register([remote('r3')], { tenant: 't' })).toThrow(RegistryError);
 });
 
 test('the default is 2 MiB', () => {

@@ -48,7 +48,7 @@ test('a refused request keeps none of the patterns its other schemas took', asyn
 test("a tool removed or replaced gives its patterns back to its tenant", async () => {
   expect((await register(A, [tool('t', patterns('u', 450))])).code).toBe('ok');
   expect((await register(A, [tool('t2', patterns('v', 100))])).code).toBe(grpc.status.INVALID_ARGUMENT);
-  // Replaced (while the new schema compiles the old one's still count): the 450 go with it.
+  // Replaced: the 450 only the old one held do not count while the new one compiles, and go with it.
   expect(await register(A, [tool('t', patterns('w', 40))], true)).toEqual({ code: 'ok', details: '' });
   expect(await register(A, [tool('t2', patterns('v', 400))])).toEqual({ code: 'ok', details: '' });
   expect((await app.registry.removeTool({ name: 't' }, bearer(A.token))).removed).toBe(true);

@@ -43,7 +43,9 @@ export interface Limits {
    * Characters of call arguments held by the turns running at once on a replica: a turn that would
    * take the sum past it is refused RESOURCE_EXHAUSTED before any of its calls runs (unless no
    * other turn runs), so that many large turns at once cannot exhaust the replica's memory, which
-   * the turn counts alone allow (1,024 turns of 4 MiB). @default 256 Mi (268435456)
+   * the turn counts alone allow (1,024 turns of 4 MiB). A character in flight costs ~2.2 bytes of
+   * heap (the request, its parsed arguments and their copies), so the default fits the Helm chart's
+   * 512Mi pod (V8 heap ~259 MiB): 128 Mi characters at once ran it out of heap. @default 32 Mi (33554432)
    */
   readonly maxArgumentCharsInFlight: number;
   /**
@@ -92,7 +94,7 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   maxCallsPerTurn: 128,
   maxTurnsInFlight: 1024,
   maxTurnsPerTenant: 512,
-  maxArgumentCharsInFlight: 256 * 1024 * 1024,
+  maxArgumentCharsInFlight: 32 * 1024 * 1024,
   maxArgumentBytes: 1024 * 1024,
   maxArgumentDepth: 64,
   maxSchemaBytes: 256 * 1024,

@@ -36,7 +36,7 @@ let n = 0;
 const turn = (token: string) => app.dispatch.dispatch({ sessionId: `s${++n}`, calls: [{ id: 'c', name: 'slow', arguments: `{"n":${n}}` }] }, bearer(token));
 
 test('the defaults bound every tenant together and each alone', () => {
-  expect(DEFAULT_LIMITS).toMatchObject({ maxTurnsInFlight: 1024, maxTurnsPerTenant: 512, maxArgumentCharsInFlight: 256 * 1024 * 1024 });
+  expect(DEFAULT_LIMITS).toMatchObject({ maxTurnsInFlight: 1024, maxTurnsPerTenant: 512, maxArgumentCharsInFlight: 32 * 1024 * 1024 });
 });
 
 test('a tenant past its turns is refused at once, nothing run; another tenant is not; all together are bounded too', async () => {

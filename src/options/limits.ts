@@ -20,7 +20,8 @@ export interface Limits {
    * on a replica, together; a registration past it is refused RESOURCE_EXHAUSTED, before any
    * compile, and so is a tool replicated from Redis. A tool replacing one of the same name counts
    * once; the config file's tools count for no tenant. ~40 MiB of compiled schemas per tenant at
-   * most (the Helm chart's memory limit is 512Mi). @default 2 MiB
+   * most, and the number of tenants has no bound: a replica's heap must grow with its tenants (the
+   * Helm chart's 512Mi pod has a 384 MiB heap). @default 2 MiB
    */
   readonly maxSchemaBytesPerTenant: number;
   /** Largest tool output kept, in characters; longer output is cut before bounding. @default 16 MiB */

@@ -281,3 +281,55 @@ grpc:
 {{- end }}
 {{ omit .probe "enabled" "service" | toYaml }}
 {{- end -}}
+
+{{/*
+The V8 old-space size in MiB for dispatchd: heapPercent of resources.limits.memory (a Kubernetes
+quantity: plain bytes, or k/M/G/T, Ki/Mi/Gi/Ti). "" when there is no memory limit or heapPercent is
+0: node then sizes its heap itself. Without the flag, Node 20 takes half the cgroup limit (256 MiB
+of a 512Mi pod) and dies "JavaScript heap out of memory" far below the container limit.
+*/}}
+{{- define "dispatch.maxOldSpaceMiB" -}}
+{{- $limit := dig "limits" "memory" "" (.Values.resources | default dict) -}}
+{{- $percent := .Values.heapPercent | default 0 -}}
+{{- if and $limit $percent -}}
+{{- if or (lt (float64 $percent) 1.0) (gt (float64 $percent) 100.0) -}}
+{{- fail (printf "heapPercent must be between 1 and 100 (or 0 for no --max-old-space-size), not %v" $percent) -}}
+{{- end -}}
+{{- $text := kindIs "string" $limit | ternary $limit (printf "%.0f" (float64 $limit)) -}}
+{{- $number := regexFind "^[0-9]+(\\.[0-9]+)?" $text -}}
+{{- $units := dict "" 1.0 "k" 1e3 "M" 1e6 "G" 1e9 "T" 1e12 "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 -}}
+{{- $suffix := trimPrefix $number $text -}}
+{{- if or (not $number) (not (hasKey $units $suffix)) -}}
+{{- fail (printf "resources.limits.memory %q is not a memory quantity the chart can size the heap from (a number with no suffix or one of k, M, G, T, Ki, Mi, Gi, Ti); set heapPercent: 0 to leave the heap to node" $text) -}}
+{{- end -}}
+{{- $mib := floor (divf (mulf (float64 $number) (get $units $suffix) (float64 $percent)) 104857600.0) -}}
+{{- if lt $mib 16.0 -}}
+{{- fail (printf "heapPercent %v of resources.limits.memory %s is %.0f MiB of heap, under the 16 MiB node needs to start" $percent $text $mib) -}}
+{{- end -}}
+{{- printf "%.0f" $mib -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+NODE_OPTIONS for dispatchd: --max-old-space-size from dispatch.maxOldSpaceMiB, merged with a
+NODE_OPTIONS given as a plain value in extraEnv (theirs follows ours; one that sets
+--max-old-space-size itself is kept as given). Empty when there is nothing to set, or when extraEnv
+sets NODE_OPTIONS from a valueFrom (that entry is then rendered as given).
+*/}}
+{{- define "dispatch.nodeOptions" -}}
+{{- $mib := include "dispatch.maxOldSpaceMiB" . -}}
+{{- $user := "" -}}
+{{- $fromRef := false -}}
+{{- range .Values.extraEnv -}}
+{{- if eq (.name | default "") "NODE_OPTIONS" -}}
+{{- if hasKey . "valueFrom" -}}{{- $fromRef = true -}}{{- else -}}{{- $user = toString (.value | default "") -}}{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if not $fromRef -}}
+{{- if or (not $mib) (contains "--max-old-space-size" $user) -}}
+{{- $user -}}
+{{- else -}}
+{{- trim (printf "--max-old-space-size=%s %s" $mib $user) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}

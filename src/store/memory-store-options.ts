@@ -51,6 +51,22 @@ export interface MemoryStoreOptions {
    * result may be 16 Mi characters, kept its TTL). @default 134217728 (128 Mi, ~256 MiB)
    */
   readonly maxSpilledChars?: number;
+  /**
+   * Characters of trajectory-memory entries kept across all sessions (each session keeps its
+   * max_memory_entries for their TTL, a day by default: ~1.2 bytes of heap per character): past it
+   * the oldest entries go, whichever session holds them, until a tenth below it. @default 16777216 (16 Mi, ~20 MiB)
+   */
+  readonly maxMemoryChars?: number;
+  /**
+   * Loop-window entries kept across all sessions (each session keeps its loop_window for a day,
+   * 330 to 600 bytes of heap each). A window is useful only whole, so past it whole windows start
+   * again empty until a tenth below it: those of sessions idle past `sessionHoldSeconds` first,
+   * least recently recorded first; then, if all left are in use, those of the tenants holding the
+   * most entries, least recent first, down to an equal share (as for `maxSessions`: another
+   * tenant's traffic restarts the window of a session in use only while its tenant holds more than
+   * an equal share). Its loop detection then counts from zero. @default 100000 (~60 MiB)
+   */
+  readonly maxWindowEntries?: number;
   /** Clock, for tests. */
   readonly now?: () => number;
   /** Where a failing session-end listener is reported. @default none */
@@ -73,6 +89,8 @@ const DEFAULTS: Readonly<Record<Bound, number>> = {
   budgetTtlSeconds: 86_400,
   maxResultsPerSession: 1000,
   maxSpilledChars: 128 * 1024 * 1024,
+  maxMemoryChars: 16 * 1024 * 1024,
+  maxWindowEntries: 100_000,
 };
 
 /** Fills the unset bounds with their defaults and rejects a bound that is not a positive integer. */

@@ -6,10 +6,12 @@ import { resolveMemoryStoreOptions, type MemoryStoreOptions } from './memory-sto
 import { rememberLastObject, rememberRecentTexts } from './remember';
 import { StreakIndex } from './streak-index';
 import { localSessionKey } from './local-session-key';
+import { createMemoryBudget, type MemoryEntry } from './memory-budget';
 import { handleScope } from './result-handle';
 import { createSessionEndListeners } from './session-end-listeners';
 import { createSpillBudget } from './spill-budget';
 import { StoreUnavailableError, type ClaimOutcome, type SessionScope, type Store } from './store';
+import { WindowBudget } from './window-budget';
 
 export type { MemoryStoreOptions } from './memory-store-options';
 
@@ -41,7 +43,7 @@ interface SessionState {
   /** When the loop window starts again empty: `windowTtlSeconds` after its last record (0: empty). */
   windowExpiresAt: number;
   results?: Map<string, Expiring<string>>;
-  memory?: Expiring<string>[];
+  memory?: MemoryEntry[];
 }
 
 /** Window ops and results up to this many characters are kept as they are, longer ones hashed. */
@@ -76,6 +78,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   const windowTtlMs = bounds.windowTtlSeconds * 1000;
   const holdMs = bounds.sessionHoldSeconds * 1000;
   const spilled = createSpillBudget(bounds.maxSpilledChars);
+  const memoryChars = createMemoryBudget(bounds.maxMemoryChars);
+  const windowEntries = new WindowBudget<SessionState>(bounds.maxWindowEntries);
   const records = createIdempotencyRecords({ maxPerSession: bounds.maxRecordsPerSession, maxFinished: bounds.maxRecords, maxFinishedChars: bounds.maxRecordChars, maxClaims: bounds.maxClaims });
   const now = bounds.now ?? Date.now;
   const ends = createSessionEndListeners({ logger: bounds.logger });
@@ -103,6 +107,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
     }
     // Expired as on Redis: a loop window lives its TTL after its last record.
     if (state.windowExpiresAt !== 0 && state.windowExpiresAt <= t) {
+      windowEntries.forget(state);
       state.window = new StreakIndex();
       state.windowExpiresAt = 0;
     }
@@ -152,6 +157,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       if (record) {
         state.window.record({ op: key, hash: windowKey(record.result), failed: record.failed }, record.window);
         state.windowExpiresAt = t + windowTtlMs;
+        windowEntries.recorded(state, t);
       }
       if (spill) {
         const results = (state.results ??= new Map<string, Expiring<string>>());
@@ -163,10 +169,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       }
       if (memory) {
         const entries = (state.memory ??= []);
-        entries.push({ value: memory.entry, expiresAt: t + memory.ttlSeconds * 1000 });
-        keepUntil(state, t + memory.ttlSeconds * 1000);
+        const entry = { value: memory.entry, expiresAt: t + memory.ttlSeconds * 1000 };
+        entries.push(entry);
+        keepUntil(state, entry.expiresAt);
         // shift() drops the oldest in place (splice() would copy the dropped ones out).
-        while (entries.length > memory.max) entries.shift();
+        while (entries.length > memory.max) memoryChars.drop(entries.shift()!);
+        memoryChars.add(entries, entry);
       }
       return { streak: state.window.streak(key) };
     },
@@ -179,6 +187,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       return (sessions.get(keyOf(scope))?.memory ?? []).filter((e) => e.expiresAt > t).map((e) => e.value);
     },
     async endSession(scope) {
+      const state = sessions.get(keyOf(scope));
+      if (state) {
+        windowEntries.forget(state);
+        for (const entry of state.memory ?? []) memoryChars.drop(entry);
+      }
       sessions.delete(keyOf(scope));
       records.endSession(keyOf(scope), now());
       await ends.notify(scope);
@@ -187,6 +200,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
     async close() {
       sessions.clear();
       records.clear();
+      memoryChars.clear();
+      windowEntries.clear();
     },
   };
 }

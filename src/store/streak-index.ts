@@ -24,6 +24,11 @@ export class StreakIndex {
   private head = 0;
   private readonly ops = new Map<string, OpState>();
 
+  /** Entries in the window. */
+  get size(): number {
+    return this.entries.length - this.head;
+  }
+
   streak(op: string): LoopStreak {
     const state = this.ops.get(op);
     return state ? { count: state.streak, failed: state.failed } : NO_STREAK;

@@ -1,0 +1,108 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { createMemoryStore } from '../../src/store';
+import { ensureDist } from '../security/support/child-server';
+
+// The memory store kept ~1.5 KB of heap per successful call for a day with no store-wide bound
+// (memory entries capped per session only, loop windows too): a replica with the Helm chart's heap
+// (~259 MiB) died after ~150,000 calls, losing every idempotency record. maxMemoryChars and
+// maxWindowEntries now bound them across sessions.
+
+const scopeOf = (tenant: string, sessionId: string) => ({ tenant, sessionId });
+const text = (n: number, seed: string) => seed.padEnd(n, '.');
+
+test('maxMemoryChars: past it the oldest entries go, whichever session holds them, until a tenth below', async () => {
+  const store = createMemoryStore({ maxMemoryChars: 1000 });
+  const a = scopeOf('t', 'a');
+  const b = scopeOf('t', 'b');
+  const write = (scope: typeof a, entry: string) => store.finishAttempt({ scope, op: 'op', memory: { entry, max: 200, ttlSeconds: 60 } });
+  for (let i = 1; i <= 6; i++) await write(a, text(100, `a${i}`));
+  for (let i = 1; i <= 5; i++) await write(b, text(100, `b${i}`));
+  // 1,100 characters: a1 and a2 go (900 left).
+  expect((await store.memory(a)).map((e) => e.slice(0, 2))).toEqual(['a3', 'a4', 'a5', 'a6']);
+  expect(await store.memory(b)).toHaveLength(5);
+  // One entry larger than the whole budget is kept, alone.
+  await write(b, text(1500, 'big'));
+  expect(await store.memory(a)).toEqual([]);
+  expect((await store.memory(b)).map((e) => e.slice(0, 3))).toEqual(['big']);
+  await store.close();
+});
+
+test('maxMemoryChars: entries dropped by the per-session cap or the session end leave the count', async () => {
+  const store = createMemoryStore({ maxMemoryChars: 1000 });
+  const a = scopeOf('t', 'a');
+  for (let i = 0; i < 50; i++) await store.finishAttempt({ scope: a, op: 'op', memory: { entry: text(100, `a${i}`), max: 3, ttlSeconds: 60 } });
+  const gone = scopeOf('t', 'gone');
+  for (let i = 0; i < 5; i++) await store.finishAttempt({ scope: gone, op: 'op', memory: { entry: text(100, `g${i}`), max: 200, ttlSeconds: 60 } });
+  await store.endSession(gone);
+  const b = scopeOf('t', 'b');
+  for (let i = 0; i < 7; i++) await store.finishAttempt({ scope: b, op: 'op', memory: { entry: text(100, `b${i}`), max: 200, ttlSeconds: 60 } });
+  // 3 of a's and 7 of b's: exactly the budget, nothing evicted.
+  expect(await store.memory(a)).toHaveLength(3);
+  expect(await store.memory(b)).toHaveLength(7);
+  await store.close();
+});
+
+const record = (store: ReturnType<typeof createMemoryStore>, scope: { tenant: string; sessionId: string }, times: number) => {
+  for (let i = 0; i < times; i++) void store.finishAttempt({ scope, op: 'op', record: { result: 'same', failed: false, window: 100 } });
+};
+const streak = async (store: ReturnType<typeof createMemoryStore>, scope: { tenant: string; sessionId: string }) => (await store.beginAttempt({ scope, op: 'op' })).streak.count;
+
+test('maxWindowEntries: whole windows of sessions idle past their hold restart first, least recently recorded first', async () => {
+  let t = 0;
+  const store = createMemoryStore({ maxWindowEntries: 10, sessionHoldSeconds: 60, now: () => t });
+  record(store, scopeOf('a', 'idle-1'), 3);
+  record(store, scopeOf('a', 'idle-2'), 3);
+  t = 100_000;
+  record(store, scopeOf('a', 'busy'), 3);
+  record(store, scopeOf('b', 'new'), 2); // 11 entries: idle-1's window goes (8 left)
+  expect(await streak(store, scopeOf('a', 'idle-1'))).toBe(0);
+  expect(await streak(store, scopeOf('a', 'idle-2'))).toBe(3);
+  expect(await streak(store, scopeOf('a', 'busy'))).toBe(3);
+  expect(await streak(store, scopeOf('b', 'new'))).toBe(2);
+  await store.close();
+});
+
+test('maxWindowEntries: with every session in use, another tenant\'s traffic restarts only windows of a tenant over an equal share', async () => {
+  const store = createMemoryStore({ maxWindowEntries: 10, now: () => 0 });
+  record(store, scopeOf('b', 'small'), 1); // least recently recorded, but its tenant holds little
+  for (const id of ['a1', 'a2', 'a3']) record(store, scopeOf('a', id), 3);
+  record(store, scopeOf('a', 'a4'), 2); // 12 entries: a holds 11, over its share of 9: a1 goes
+  expect(await streak(store, scopeOf('b', 'small'))).toBe(1);
+  expect(await streak(store, scopeOf('a', 'a1'))).toBe(0);
+  expect(await streak(store, scopeOf('a', 'a2'))).toBe(3);
+  expect(await streak(store, scopeOf('a', 'a4'))).toBe(2);
+  await store.close();
+});
+
+// The reviewer's fill: each call writes its loop-window record and its memory entry (a 2,000-char
+// argument, a 3,000-char output: ~1,031 characters), 200 per session, under the Helm chart's heap.
+const FILL = `
+const { createMemoryStore } = require(${JSON.stringify(join(__dirname, '../../dist/src/store'))});
+const { memoryEntry } = require(${JSON.stringify(join(__dirname, '../../dist/src/pipeline/memory-entry'))});
+const store = createMemoryStore();
+const ascii = (n, seed) => (seed + 'abcdefghij'.repeat(Math.ceil(n / 10))).slice(0, n);
+(async () => {
+  let chars = 0;
+  for (let s = 0; s < 1000; s++) {
+    const scope = { tenant: 't', sessionId: 'session-' + s };
+    for (let i = 0; i < 200; i++) {
+      const args = '{"path":"/data/file-' + i + '.txt","q":"' + ascii(1960, s + ':' + i) + '"}';
+      const output = ascii(3000, 'out ' + s + ':' + i + ' ');
+      store.finishAttempt({ scope, op: 'read_file\\u0000"/data/file-' + i + '.txt"', record: { result: output, failed: false, window: 100 }, memory: { entry: memoryEntry('read_file', args, output), max: 200, ttlSeconds: 86400 } });
+    }
+  }
+  for (let s = 0; s < 1000; s++) for (const e of await store.memory({ tenant: 't', sessionId: 'session-' + s })) chars += e.length;
+  gc();
+  console.log(JSON.stringify({ heapUsed: process.memoryUsage().heapUsed, chars }));
+})();
+`;
+
+test('200,000 successful calls into the default memory store under a 256 MiB heap: the process stays up, within the budgets', () => {
+  ensureDist();
+  const out = execFileSync(process.execPath, ['--max-old-space-size=256', '--max-semi-space-size=1', '--expose-gc', '-e', FILL], { encoding: 'utf8', timeout: 60_000 });
+  const { heapUsed, chars } = JSON.parse(out) as { heapUsed: number; chars: number };
+  expect(chars).toBeLessThanOrEqual(16 * 1024 * 1024);
+  expect(chars).toBeGreaterThan(8 * 1024 * 1024);
+  expect(heapUsed).toBeLessThan(160 * 1024 * 1024);
+}, 70_000);

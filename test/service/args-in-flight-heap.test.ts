@@ -1,5 +1,5 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDispatchClient } from '../../src/client';
@@ -12,25 +12,17 @@ import { startDaemon, type Daemon } from '../helpers/daemon';
 // RESOURCE_EXHAUSTED before anything runs, and the replica stays up.
 
 const TURNS = 32;
-let daemon: Daemon | undefined;
-let tools: Server | undefined;
-
-afterEach(async () => {
-  daemon?.child.kill('SIGKILL');
-  tools?.closeAllConnections();
-  await new Promise((resolve) => (tools ? tools.close(resolve) : resolve(undefined)));
-});
 
 test(`${TURNS} turns of 4 x 1,000,000-character arguments at once, with a 256 MiB heap: those past the default bound are refused, the replica stays up`, async () => {
-  tools = createServer((req, res) => {
+  const tools = createServer((req, res) => {
     req.resume();
     setTimeout(() => res.writeHead(200).end('ok'), 3000);
   });
-  await new Promise<void>((resolve) => tools!.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => tools.listen(0, '127.0.0.1', resolve));
   const port = (tools.address() as { port: number }).port;
   const config = join(mkdtempSync(join(tmpdir(), 'args-heap-')), 'config.yaml');
   writeFileSync(config, `tools:\n  - name: slow\n    effect: read_only\n    concurrency_safe: true\n    timeout_ms: 30000\n    retry: { max_attempts: 1 }\n    input_schema: '{"type":"object"}'\n    http: { url: "http://127.0.0.1:${port}/slow" }\n`);
-  daemon = await startDaemon(['--config', config, '--grace', '1000'], { DISPATCH_AUTH_TOKENS_FILE: '', NODE_OPTIONS: '--max-old-space-size=256 --max-semi-space-size=1' });
+  const daemon: Daemon = await startDaemon(['--config', config, '--grace', '1000'], { DISPATCH_AUTH_TOKENS_FILE: '', NODE_OPTIONS: '--max-old-space-size=256 --max-semi-space-size=1' });
   const client = createDispatchClient(`127.0.0.1:${daemon.port}`);
   const pad = 'x'.repeat(1_000_000);
   const outcomes: Record<string, number> = {};
@@ -54,5 +46,8 @@ test(`${TURNS} turns of 4 x 1,000,000-character arguments at once, with a 256 Mi
     expect(await Promise.race([daemon.exited.then(() => 'exited'), new Promise((resolve) => setTimeout(resolve, 300, 'alive'))])).toBe('alive');
   } finally {
     client.close();
+    daemon.child.kill('SIGKILL');
+    tools.closeAllConnections();
+    tools.close();
   }
 }, 60_000);

@@ -80,9 +80,10 @@ export class WindowBudget<S extends WindowHolder> {
       byTenant.set(session.tenant, held - this.windows.get(session)!);
       this.restart(session);
     }
-    // Whole windows do not cut evenly to the level: the least recent go until under the bound.
+    // Whole windows do not cut evenly to the level (and the window just recorded stays): the least
+    // recent go until a tenth below the bound, so that the next pass is as far off.
     for (const session of this.windows.keys()) {
-      if (this.total <= this.max) return;
+      if (this.total <= target) return;
       if (session !== current) this.restart(session);
     }
   }

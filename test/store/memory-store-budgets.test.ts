@@ -106,3 +106,14 @@ test('200,000 successful calls into the default memory store under a 256 MiB hea
   expect(chars).toBeGreaterThan(8 * 1024 * 1024);
   expect(heapUsed).toBeLessThan(160 * 1024 * 1024);
 }, 70_000);
+
+test('maxWindowEntries: a pass always ends a tenth below the bound, so that the next is as far off (the cost per record stays flat)', async () => {
+  const store = createMemoryStore({ maxWindowEntries: 10, now: () => 0 });
+  for (const id of ['a1', 'a2', 'a3']) record(store, scopeOf('a', id), 1);
+  record(store, scopeOf('b', 'b1'), 8); // 11: b1 (just recorded) stays, so the least recent others go down to 9
+  expect(await streak(store, scopeOf('a', 'a1'))).toBe(0);
+  expect(await streak(store, scopeOf('a', 'a2'))).toBe(0);
+  expect(await streak(store, scopeOf('a', 'a3'))).toBe(1);
+  expect(await streak(store, scopeOf('b', 'b1'))).toBe(8);
+  await store.close();
+});

@@ -45,7 +45,8 @@ export function createPipeline(options: PipelineOptions = {}): PipelineDeps {
     ['builtin', createBuiltinExecutor(options.builtins)],
     ...(options.executors ?? []),
   ]);
-  const registry: ToolRegistry = createToolRegistry(createSchemaCompiler(limits.maxSchemaBytes), () => new Set(executors.keys()), { httpPolicy, allowTenantSkipRedaction: options.config?.registry.allowTenantSkipRedaction, maxSchemaBytesPerTenant: limits.maxSchemaBytesPerTenant });
+  const logger = options.logger ?? createLogger();
+  const registry: ToolRegistry = createToolRegistry(createSchemaCompiler(limits.maxSchemaBytes), () => new Set(executors.keys()), { httpPolicy, allowTenantSkipRedaction: options.config?.registry.allowTenantSkipRedaction, maxSchemaBytesPerTenant: limits.maxSchemaBytesPerTenant, logger });
   // The output cap is the innermost stage, in the executor's own continuation (one promise fewer).
   const maxChars = limits.maxToolOutputChars;
   const asOutput = (text: string) => capOutput({ text }, maxChars);
@@ -54,7 +55,6 @@ export function createPipeline(options: PipelineOptions = {}): PipelineDeps {
     if (!executor) return Promise.reject(new Error(`no executor for "${tool.spec.executor.case}"`));
     return executor.execute(tool, args, ctx).then(asOutput);
   };
-  const logger = options.logger ?? createLogger();
   const scratch = options.scratch ?? createScratchDirs({ logger });
   const deps: PipelineDeps = {
     registry,

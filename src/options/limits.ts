@@ -21,7 +21,7 @@ export interface Limits {
    * compile, and so is a tool replicated from Redis. A tool replacing one of the same name counts
    * once; the config file's tools count for no tenant. ~40 MiB of compiled schemas per tenant at
    * most, and the number of tenants has no bound: a replica's heap must grow with its tenants (the
-   * Helm chart's 512Mi pod has a 384 MiB heap). @default 2 MiB
+   * Helm chart's 512Mi pod has 332 MiB of old space). @default 2 MiB
    */
   readonly maxSchemaBytesPerTenant: number;
   /** Largest tool output kept, in characters; longer output is cut before bounding. @default 16 MiB */
@@ -45,8 +45,9 @@ export interface Limits {
    * take the sum past it is refused RESOURCE_EXHAUSTED before any of its calls runs (unless no
    * other turn runs), so that many large turns at once cannot exhaust the replica's memory, which
    * the turn counts alone allow (1,024 turns of 4 MiB). A character in flight costs ~2.2 bytes of
-   * heap (the request, its parsed arguments and their copies), so the default fits the Helm chart's
-   * 512Mi pod (V8 heap ~259 MiB): 128 Mi characters at once ran it out of heap. @default 32 Mi (33554432)
+   * heap (the request, its parsed arguments and their copies), so the default fits a 256 MiB heap
+   * (what node gives a 512Mi pod by itself; the chart gives 332 MiB): 128 Mi characters at once ran it
+   * out of that heap. @default 32 Mi (33554432)
    */
   readonly maxArgumentCharsInFlight: number;
   /**

@@ -1,23 +1,23 @@
 // dispatchd's V8 heap is sized from the container's memory limit: without --max-old-space-size,
 // Node 20 takes half the cgroup limit (256 MiB of the chart's 512Mi) and dies "JavaScript heap out
-// of memory" far below the limit. The chart sets heapPercent (75) of limits.memory.
+// of memory" far below the limit. The chart sets heapPercent (65) of limits.memory.
 import { envOf, render, renderObjects, useRenderer, valuesFile } from './render-chart';
 
 useRenderer();
 
 const nodeOptions = (values: string) => envOf(renderObjects(values ? [valuesFile(values)] : [])).NODE_OPTIONS;
 
-it('by default (512Mi), NODE_OPTIONS gives the heap 384 MiB', () => {
-  expect(nodeOptions('')).toBe('--max-old-space-size=384');
+it('by default (512Mi), NODE_OPTIONS gives the heap 332 MiB', () => {
+  expect(nodeOptions('')).toBe('--max-old-space-size=332');
 });
 
 it.each([
-  ['2Gi', '1536'],
-  ['1G', '715'],
-  ['1500M', '1072'],
-  ['1.5Gi', '1152'],
-  ['524288Ki', '384'],
-  ['536870912', '384'],
+  ['2Gi', '1331'],
+  ['1G', '619'],
+  ['1500M', '929'],
+  ['1.5Gi', '998'],
+  ['524288Ki', '332'],
+  ['536870912', '332'],
 ])('limits.memory %s gives %s MiB', (memory, mib) => {
   expect(nodeOptions(`resources: {limits: {memory: ${memory}}}`)).toBe(`--max-old-space-size=${mib}`);
 });
@@ -47,7 +47,7 @@ describe('a NODE_OPTIONS in extraEnv', () => {
 
   it('is appended to the flag, once', () => {
     const entry = '{name: NODE_OPTIONS, value: "--enable-source-maps"}';
-    expect(env(entry).NODE_OPTIONS).toBe('--max-old-space-size=384 --enable-source-maps');
+    expect(env(entry).NODE_OPTIONS).toBe('--max-old-space-size=332 --enable-source-maps');
     expect(count(entry)).toBe(1);
   });
 
@@ -80,5 +80,5 @@ it('refuses a memory limit it cannot read, and a share out of range, by name', (
   expect(over.stderr).toContain('heapPercent must be between 1 and 100 (or 0 for no --max-old-space-size), not 120');
   const small = render([valuesFile('resources: {limits: {memory: 16Mi}}')]);
   expect(small.status).not.toBe(0);
-  expect(small.stderr).toContain('heapPercent 75 of resources.limits.memory 16Mi is 12 MiB of heap, under the 16 MiB node needs to start');
+  expect(small.stderr).toContain('heapPercent 65 of resources.limits.memory 16Mi is 10 MiB of heap, under the 16 MiB node needs to start');
 });

@@ -69,3 +69,35 @@ test("the operator's config file may not hold such a schema either", async () =>
   const yaml = `tools:\n  - name: bomb\n    effect: read_only\n    builtin: { name: echo }\n    input_schema: ${JSON.stringify(bomb(21))}\n`;
   await expect(startAuthApp(yaml)).rejects.toThrow(/input_schema does not compile: #\/\$defs\/l9 applies more than 10000 subschemas to one value/);
 });
+
+// Found in review of a681469: a 141-byte schema whose properties.a and patternProperties '^a$' both
+// $ref the schema doubled Ajv's work per level of {"a":{"a":...}}; a 134-byte argument froze the
+// process 19 s. The 2020-12 $dynamicRef recursion was refused although Ajv validates it.
+const deeper = (pointer: string, name: string) => ({
+  code: grpc.status.INVALID_ARGUMENT,
+  details:
+    `tools[0] ("${name}"): input_schema does not compile: #${pointer} applies more than 10000 subschemas to one value 13 levels below the value it validates ` +
+    '(properties, patternProperties, additionalProperties, unevaluatedProperties, propertyNames, prefixItems, items, contains and unevaluatedItems reaching the same part of a value add up, ' +
+    'and multiply through $ref): validating a call could take exponential time',
+});
+
+test('RegisterTools refuses a recursive $ref reached twice at the same property or item, saying so', async () => {
+  const patterns = { $ref: '#/$defs/n', $defs: { n: { type: 'object', properties: { a: { $ref: '#/$defs/n' } }, patternProperties: { '^a$': { $ref: '#/$defs/n' } } } } };
+  expect(await register('patterns', patterns)).toEqual(deeper('/$defs/n', 'patterns'));
+  const items = { $ref: '#/$defs/n', $defs: { n: { type: 'array', items: { $ref: '#/$defs/n' }, contains: { $ref: '#/$defs/n' } } } };
+  expect(await register('items', items)).toEqual(deeper('/$defs/n', 'items'));
+});
+
+test('the 2020-12 $dynamicRef recursion and a schema with $refs in examples and default register and validate calls', async () => {
+  const tree = { $dynamicAnchor: 'node', type: 'object', additionalProperties: { anyOf: [{ type: 'string' }, { $dynamicRef: '#node' }] } };
+  expect(await register('dyn', tree)).toEqual({ code: 'ok', details: '' });
+  const data = { type: 'object', properties: { doc: { type: 'object', default: { $ref: 'other.json#/x' }, examples: [{ $ref: '#/$defs/Address' }] } } };
+  expect(await register('data', data)).toEqual({ code: 'ok', details: '' });
+  const calls = [
+    { id: 'c1', name: 'dyn', arguments: '{"a":"x","b":{"c":"y"}}' },
+    { id: 'c2', name: 'dyn', arguments: '{"a":{"b":1}}' },
+    { id: 'c3', name: 'data', arguments: '{}' },
+  ];
+  const results = (await app.dispatch.dispatch({ sessionId: 'd', calls }, bearer(A.token))).results;
+  expect(results.map((r) => r.isError)).toEqual([false, true, false]);
+});

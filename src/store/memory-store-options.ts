@@ -48,7 +48,8 @@ export interface MemoryStoreOptions {
   readonly maxResultsPerSession?: number;
   /**
    * Characters of spilled results kept across all sessions before the oldest are evicted (a
-   * result may be 16 Mi characters, kept its TTL). @default 134217728 (128 Mi, ~256 MiB)
+   * result may be 16 Mi characters, kept its TTL). Two-byte text takes 2 bytes a character: 128 Mi
+   * characters were up to 256 MiB, more than the whole heap node gives a 512Mi pod. @default 33554432 (32 Mi, ~64 MiB)
    */
   readonly maxSpilledChars?: number;
   /**
@@ -88,7 +89,7 @@ const DEFAULTS: Readonly<Record<Bound, number>> = {
   maxClaims: 1024 * 128,
   budgetTtlSeconds: 86_400,
   maxResultsPerSession: 1000,
-  maxSpilledChars: 128 * 1024 * 1024,
+  maxSpilledChars: 32 * 1024 * 1024,
   maxMemoryChars: 16 * 1024 * 1024,
   maxWindowEntries: 100_000,
 };

@@ -1,3 +1,4 @@
+import { getHeapStatistics } from 'node:v8';
 import type { Logger } from '../log';
 import { checkInteger } from '../options/integer-option';
 
@@ -29,7 +30,7 @@ export interface MemoryStoreOptions {
   /**
    * Characters of finished idempotency records kept across all sessions (their keys and stored
    * results, each output up to its tool's max_result_chars): past it the oldest go until a tenth
-   * below it; a record larger than the whole budget is kept alone. @default 67108864 (64 Mi, ~128 MiB)
+   * below it; a record larger than the whole budget is kept alone. @default 67108864 (64 Mi, ~128 MiB), scaled to the heap (`heapLimitBytes`)
    */
   readonly maxRecordChars?: number;
   /**
@@ -49,13 +50,13 @@ export interface MemoryStoreOptions {
   /**
    * Characters of spilled results kept across all sessions before the oldest are evicted (a
    * result may be 16 Mi characters, kept its TTL). Two-byte text takes 2 bytes a character: 128 Mi
-   * characters were up to 256 MiB, more than the whole heap node gives a 512Mi pod. @default 33554432 (32 Mi, ~64 MiB)
+   * characters were up to 256 MiB, more than the whole heap node gives a 512Mi pod. @default 33554432 (32 Mi, ~64 MiB), scaled to the heap (`heapLimitBytes`)
    */
   readonly maxSpilledChars?: number;
   /**
    * Characters of trajectory-memory entries kept across all sessions (each session keeps its
    * max_memory_entries for their TTL, a day by default: ~1.2 bytes of heap per character): past it
-   * the oldest entries go, whichever session holds them, until a tenth below it. @default 16777216 (16 Mi, ~20 MiB)
+   * the oldest entries go, whichever session holds them, until a tenth below it. @default 16777216 (16 Mi, ~20 MiB), scaled to the heap (`heapLimitBytes`)
    */
   readonly maxMemoryChars?: number;
   /**
@@ -65,19 +66,30 @@ export interface MemoryStoreOptions {
    * least recently recorded first; then, if all left are in use, those of the tenants holding the
    * most entries, least recent first, down to an equal share (as for `maxSessions`: another
    * tenant's traffic restarts the window of a session in use only while its tenant holds more than
-   * an equal share). Its loop detection then counts from zero. @default 100000 (~60 MiB)
+   * an equal share). Its loop detection then counts from zero. @default 100000 (~60 MiB), scaled to the heap (`heapLimitBytes`)
    */
   readonly maxWindowEntries?: number;
+  /**
+   * The heap the store's defaults are sized for, in bytes. The four store-wide budgets above
+   * (`maxRecordChars`, `maxSpilledChars`, `maxMemoryChars`, `maxWindowEntries`) take up to
+   * ~272 MiB of heap at their defaults, more than a 512Mi pod's whole heap (the Helm chart gives
+   * it ~380 MiB): each one left unset is scaled down so that together they take at most
+   * {@link HEAP_SHARE} of it. @default V8's heap_size_limit (what --max-old-space-size sets)
+   */
+  readonly heapLimitBytes?: number;
   /** Clock, for tests. */
   readonly now?: () => number;
   /** Where a failing session-end listener is reported. @default none */
   readonly logger?: Logger;
 }
 
-type Bound = Exclude<keyof MemoryStoreOptions, 'now' | 'logger'>;
+type Bound = Exclude<keyof MemoryStoreOptions, 'now' | 'logger' | 'heapLimitBytes'>;
 
 /** The memory store's options with every bound filled. */
-export type ResolvedMemoryStoreOptions = Readonly<Record<Bound, number>> & Pick<MemoryStoreOptions, 'now' | 'logger'>;
+export type ResolvedMemoryStoreOptions = Readonly<Record<Bound, number>> & Pick<MemoryStoreOptions, 'now' | 'logger'> & {
+  /** What the unset store-wide budgets' defaults were multiplied by (1 on a heap large enough). */
+  readonly heapScale: number;
+};
 
 const DEFAULTS: Readonly<Record<Bound, number>> = {
   maxSessions: 10_000,
@@ -94,11 +106,34 @@ const DEFAULTS: Readonly<Record<Bound, number>> = {
   maxWindowEntries: 100_000,
 };
 
-/** Fills the unset bounds with their defaults and rejects a bound that is not a positive integer. */
+/** The share of the heap the store-wide budgets may take together at their defaults. */
+export const HEAP_SHARE = 0.4;
+
+/** Heap bytes per unit of each store-wide budget (a character of two-byte text; a window entry). */
+const HEAP_BYTES_PER_UNIT: Readonly<Partial<Record<Bound, number>>> = {
+  maxRecordChars: 2,
+  maxSpilledChars: 2,
+  maxMemoryChars: 1.2,
+  maxWindowEntries: 600,
+};
+
+/** What the store-wide budgets' defaults are multiplied by for a heap of `heapLimitBytes`: at most 1. */
+export function heapScale(heapLimitBytes: number): number {
+  let bytes = 0;
+  for (const [name, perUnit] of Object.entries(HEAP_BYTES_PER_UNIT)) bytes += DEFAULTS[name as Bound] * perUnit;
+  return Math.min(1, (HEAP_SHARE * heapLimitBytes) / bytes);
+}
+
+/**
+ * Fills the unset bounds with their defaults (the store-wide budgets scaled to the heap, see
+ * `heapLimitBytes`) and rejects a bound that is not a positive integer.
+ */
 export function resolveMemoryStoreOptions(options: MemoryStoreOptions): ResolvedMemoryStoreOptions {
   const bounds = { ...DEFAULTS };
+  const scale = heapScale(options.heapLimitBytes ?? getHeapStatistics().heap_size_limit);
   for (const name of Object.keys(DEFAULTS) as Bound[]) {
-    bounds[name] = checkInteger(`memory store option ${name}`, options[name] ?? DEFAULTS[name]);
+    const fallback = HEAP_BYTES_PER_UNIT[name] === undefined ? DEFAULTS[name] : Math.max(1, Math.floor(DEFAULTS[name] * scale));
+    bounds[name] = checkInteger(`memory store option ${name}`, options[name] ?? fallback);
   }
-  return { ...bounds, now: options.now, logger: options.logger };
+  return { ...bounds, now: options.now, logger: options.logger, heapScale: scale };
 }

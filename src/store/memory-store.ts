@@ -73,6 +73,10 @@ function capMap<K>(map: Map<K, unknown>, max: number): void {
 /** The embedded default store: one process, everything bounded by a TTL or a named cap. */
 export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   const bounds = resolveMemoryStoreOptions(options);
+  if (bounds.heapScale < 1) {
+    const { maxRecordChars, maxSpilledChars, maxMemoryChars, maxWindowEntries } = bounds;
+    bounds.logger?.info('memory store: budgets left at their defaults are scaled to this heap', { heapScale: Number(bounds.heapScale.toFixed(3)), maxRecordChars, maxSpilledChars, maxMemoryChars, maxWindowEntries });
+  }
   const { maxSessions, maxResultsPerSession: maxResults } = bounds;
   const budgetTtlMs = bounds.budgetTtlSeconds * 1000;
   const windowTtlMs = bounds.windowTtlSeconds * 1000;

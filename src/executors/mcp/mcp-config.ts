@@ -1,4 +1,5 @@
 import { ConfigError } from '../../config';
+import { MAX_TIMER_MS } from '../../options/limits';
 
 /** One MCP server from the config's `mcp_servers:` list, every default filled in. */
 export interface McpServerConfig {
@@ -43,6 +44,10 @@ export interface McpServerConfig {
 const KEYS = ['name', 'command', 'env', 'cwd', 'url', 'headers', 'prefix', 'trusted', 'timeout_ms', 'connect_timeout_ms', 'reconnect_initial_ms', 'reconnect_max_ms', 'ping_timeout_ms', 'reconnect_wait_ms'];
 const SERVER_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const PREFIX = /^[A-Za-z0-9_.:-]{0,64}$/;
+/** The largest value of a `*_ms` key: a longer timer would fire after 1 ms (an imported tool's timeout is 32-bit too). */
+const TIMER = { max: MAX_TIMER_MS, why: 'Node runs longer timers at once' };
+/** A reconnection delay gets up to 20% jitter added (mcp-connection.ts): the jittered delay must still fit a timer. */
+const RECONNECT = { max: Math.floor(MAX_TIMER_MS / 1.2), why: 'Node runs longer timers at once, and a reconnection delay gets up to 20% jitter added' };
 
 /** Parses and checks the `mcp_servers:` section; errors name the file, the path and the fix. */
 export function parseMcpServers(raw: readonly unknown[], file: string): McpServerConfig[] {
@@ -65,8 +70,8 @@ export function parseMcpServers(raw: readonly unknown[], file: string): McpServe
     const prefix = e.prefix === undefined ? `${e.name}_` : e.prefix;
     if (typeof prefix !== 'string' || !PREFIX.test(prefix)) throw new ConfigError(file, at('prefix'), 'must be at most 64 letters, digits, "_", ".", ":" or "-" (it starts tool names)');
     if (e.trusted !== undefined && typeof e.trusted !== 'boolean') throw new ConfigError(file, at('trusted'), 'must be true or false');
-    const reconnectInitialMs = intOf(e.reconnect_initial_ms, 500, file, at('reconnect_initial_ms'));
-    const reconnectMaxMs = intOf(e.reconnect_max_ms, 30_000, file, at('reconnect_max_ms'));
+    const reconnectInitialMs = intOf(e.reconnect_initial_ms, 500, file, at('reconnect_initial_ms'), 1, RECONNECT);
+    const reconnectMaxMs = intOf(e.reconnect_max_ms, 30_000, file, at('reconnect_max_ms'), 1, RECONNECT);
     if (reconnectMaxMs < reconnectInitialMs) throw new ConfigError(file, at('reconnect_max_ms'), `must be at least reconnect_initial_ms (${reconnectInitialMs})`);
     return {
       name: e.name,
@@ -116,10 +121,11 @@ function mapOf(value: unknown, file: string, path: string): Record<string, strin
   return out;
 }
 
-function intOf(value: unknown, fallback: number, file: string, path: string, min = 1): number {
+function intOf(value: unknown, fallback: number, file: string, path: string, min = 1, bound = TIMER): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
     throw new ConfigError(file, path, `must be a ${min === 0 ? 'non-negative' : 'positive'} integer (milliseconds), got ${JSON.stringify(value)}`);
   }
+  if (value > bound.max) throw new ConfigError(file, path, `must be at most ${bound.max} (milliseconds; ${bound.why}), got ${value}`);
   return value;
 }

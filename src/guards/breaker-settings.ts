@@ -1,3 +1,6 @@
+import { MAX_TIMER_MS } from '../options/limits';
+import { timerTooLong } from './parse-rule';
+
 /** When a tool's breaker opens and how it recovers (DESIGN section 8). */
 export interface BreakerSettings {
   /** Counted failures in a row that open the breaker. @default 5 */
@@ -56,6 +59,8 @@ export function breakerSettingsFromYaml(raw: unknown, base: BreakerSettings = DE
       if (typeof value !== 'number' || !(value > 0 && value <= 1)) return { path: key, problem: `must be a number in (0, 1], got ${JSON.stringify(value)}` };
     } else if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
       return { path: key, problem: `must be a positive integer, got ${JSON.stringify(value)}` };
+    } else if (key.endsWith('_ms') && value > MAX_TIMER_MS) {
+      return { path: key, problem: timerTooLong(value) };
     }
     out[field] = value;
   }

@@ -1,4 +1,5 @@
 import { isJsonPointer } from '../json';
+import { MAX_TIMER_MS } from '../options/limits';
 import { CONDITION_OPS, type Condition, type ConditionOp, type PolicyRule, type RuleDecision } from './policy-types';
 
 /** Throws a configuration problem at `path` (relative to the policy entry). */
@@ -10,15 +11,23 @@ const CONDITION_KEYS = new Set(['pointer', 'op', 'value']);
 
 export const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/** `value` (the key's value, or its default) as a positive integer; else fails at `path`. */
+/** What a `*_ms` key above {@link MAX_TIMER_MS} is told: Node would fire its timer after 1 ms. */
+export const timerTooLong = (value: number) => `must be at most ${MAX_TIMER_MS} (milliseconds; Node runs longer timers at once), got ${value}`;
+
+/**
+ * `value` (the key's value, or its default) as a positive integer, at most MAX_TIMER_MS when
+ * `path` is a `*_ms` key (a timer); else fails at `path`.
+ */
 export function positiveInteger(value: unknown, path: string, fail: Fail): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) fail(path, `must be a positive integer, got ${JSON.stringify(value)}`);
+  if (path.endsWith('_ms') && value > MAX_TIMER_MS) fail(path, timerTooLong(value));
   return value;
 }
 
-/** `value` as a wait in milliseconds, a non-negative integer; else fails at `path`. */
+/** `value` as a wait in milliseconds, a non-negative integer at most MAX_TIMER_MS; else fails at `path`. */
 export function waitMs(value: unknown, path: string, fail: Fail): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) fail(path, `must be a non-negative integer (milliseconds), got ${JSON.stringify(value)}`);
+  if (value > MAX_TIMER_MS) fail(path, timerTooLong(value));
   return value;
 }
 

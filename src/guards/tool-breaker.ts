@@ -1,5 +1,6 @@
 import type { EventEmitter } from 'node:events';
 import CircuitBreaker from 'opossum';
+import { MAX_TIMER_MS } from '../options/limits';
 import type { BreakerTicket } from '../pipeline';
 import type { BreakerSettings } from './breaker-settings';
 import { createRollingCounts } from './rolling-counts';
@@ -61,7 +62,8 @@ const STATE_WEIGHT: Readonly<Record<BreakerState, number>> = { closed: 1, half_o
 export function createToolBreaker(settings: BreakerSettings, rotation: EventEmitter, onState: (state: BreakerState) => void, now: () => number): ToolBreaker {
   const opossum = new CircuitBreaker(noAction, {
     timeout: false,
-    resetTimeout: settings.halfOpenAfterMs,
+    // A longer timer would fire after 1 ms: the breaker would half-open at once (the config refuses it).
+    resetTimeout: Math.min(settings.halfOpenAfterMs, MAX_TIMER_MS),
     rollingPercentilesEnabled: false,
     enableSnapshots: false,
     rotateBucketController: rotation,

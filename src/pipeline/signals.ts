@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { MAX_TIMER_MS } from '../options/limits';
 import { DEADLINES, type Deadline } from './deadlines';
 
 /** A signal that fires on a parent's abort or after a timeout, and the cleanup of both. */
@@ -10,7 +11,10 @@ export interface LinkedSignal {
   dispose(): void;
 }
 
-/** Links `parent` with a timeout of `timeoutMs` (connect-es `createLinkedAbortController`). */
+/**
+ * Links `parent` with a timeout of `timeoutMs` (connect-es `createLinkedAbortController`); one
+ * above MAX_TIMER_MS waits that long instead (Node would fire it after 1 ms), as Deadlines.arm does.
+ */
 export function linkSignal(parent: AbortSignal, timeoutMs: number): LinkedSignal {
   const controller = new AbortController();
   let timedOut = false;
@@ -18,7 +22,7 @@ export function linkSignal(parent: AbortSignal, timeoutMs: number): LinkedSignal
   const timer = setTimeout(() => {
     timedOut = true;
     controller.abort(new Error(`timed out after ${timeoutMs} ms`));
-  }, timeoutMs);
+  }, Math.min(timeoutMs, MAX_TIMER_MS));
   if (parent.aborted) onParentAbort();
   else parent.addEventListener('abort', onParentAbort, { once: true });
   return {

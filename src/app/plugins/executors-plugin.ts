@@ -1,3 +1,4 @@
+import { ConfigError, type DispatchConfig } from '../../config';
 import type { Executor } from '../../executors';
 import { createMcpExecutor, createMcpServers, parseMcpServers } from '../../executors/mcp';
 import { createRedisRelay, createWorkerExecutor, createWorkerPool, createWorkHandler, resolveWorkerOptions, type RedisRelay, type WorkerOptions } from '../../executors/worker';
@@ -16,8 +17,10 @@ export interface ExecutorsPluginOptions {
 export function createExecutorsPlugin(pluginOptions: ExecutorsPluginOptions = {}): PluginFactory {
   return async (ctx: PluginContext): Promise<Plugin> => {
     const options = resolveWorkerOptions(pluginOptions.worker);
+    const servers = parseMcpServers(ctx.config.mcpServers, ctx.config.file);
+    checkMcpTools(ctx.config, servers.map((server) => server.name));
     // A UTF-8 character is at most 4 bytes: read no more of an answer than the output cap can keep.
-    const mcp = createMcpServers(parseMcpServers(ctx.config.mcpServers, ctx.config.file), ctx.logger, { maxAnswerBytes: ctx.config.limits.maxToolOutputChars * 4 });
+    const mcp = createMcpServers(servers, ctx.logger, { maxAnswerBytes: ctx.config.limits.maxToolOutputChars * 4 });
     const pool = createWorkerPool({ heartbeatTimeoutMs: options.heartbeatTimeoutMs, sweepIntervalMs: options.sweepIntervalMs, logger: ctx.logger });
     let deps: PipelineDeps | undefined;
     let relay: RedisRelay | undefined;
@@ -66,6 +69,18 @@ export function createExecutorsPlugin(pluginOptions: ExecutorsPluginOptions = {}
       },
     };
   };
+}
+
+/**
+ * Refuses a config-file tool naming a server not in `mcp_servers:`: it would start and fail every
+ * call UNAVAILABLE. (A tool registered by RPC may name one; its calls fail the same way.)
+ */
+function checkMcpTools(config: DispatchConfig, servers: readonly string[]): void {
+  config.tools.forEach((spec, i) => {
+    if (spec.executor.case !== 'mcp' || servers.includes(spec.executor.value.server)) return;
+    const configured = servers.length === 0 ? 'none is configured' : `configured: ${servers.join(', ')}`;
+    throw new ConfigError(config.file, `tools[${i}].mcp.server`, `no server "${spec.executor.value.server}" in mcp_servers (${configured})`);
+  });
 }
 
 /** The plugin with default options, as the app assembles it. */

@@ -5,6 +5,8 @@ export interface AbortLink {
   readonly signal: AbortSignal;
   /** Unlinks `signal`: later aborts of the parent no longer reach it. */
   release(): void;
+  /** Aborts `signal` alone (the parent is left as it is). */
+  abort(reason: unknown): void;
 }
 
 /**
@@ -17,10 +19,10 @@ export function linkAbort(parent: AbortSignal): AbortLink {
   const controller = new AbortController();
   if (parent.aborted) {
     controller.abort(parent.reason);
-    return { signal: controller.signal, release: () => undefined };
+    return { signal: controller.signal, release: () => undefined, abort: () => undefined };
   }
   const release = onAbort(parent, () => controller.abort(parent.reason));
-  return { signal: controller.signal, release };
+  return { signal: controller.signal, release, abort: (reason) => controller.abort(reason) };
 }
 
 /** How many links to `parent` are not yet released (for checking that none outlive their work). */

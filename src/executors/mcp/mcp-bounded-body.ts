@@ -22,8 +22,12 @@ const encoder = new TextEncoder();
  * whole before any of it is handed on (the SDK parses it whole anyway), so the stand-in replaces
  * it; an SSE stream is handed on event by event, so the event cut short is closed as one the SDK
  * skips and the stand-in follows as one more event.
+ *
+ * `stoppable`, when given, is handed a function that ends the body early: the download is
+ * cancelled (its connection closed) and the body ends as if the server had ended it, so the SDK
+ * reads a stream that ended, not one that failed (which it would report as a lost stream).
  */
-export function boundedResponse(response: Response, maxBytes: number, overflow: () => Overflow, release: () => void): Response {
+export function boundedResponse(response: Response, maxBytes: number, overflow: () => Overflow, release: () => void, stoppable?: (stop: (reason: unknown) => void) => void): Response {
   const body = response.body;
   if (!response.ok || !body || response.status === 204 || response.status === 205) release();
   if (!body) return response;
@@ -31,6 +35,8 @@ export function boundedResponse(response: Response, maxBytes: number, overflow: 
   const past = createAnswerCounter(sse, maxBytes);
   const reader = body.getReader();
   let lastByte = LF;
+  // A read pending when the reader is cancelled ends as done: pull closes the body, and releases.
+  stoppable?.((reason) => void reader.cancel(reason).catch(() => undefined));
 
   const cut = (controller: ReadableStreamDefaultController<Uint8Array>) => {
     const { error, standIn } = overflow();

@@ -37,26 +37,59 @@ export interface RequestScopedFetchOptions {
  * nodejs/undici#5318, which Node 20 does not ship): under load the signal held thousands of
  * listeners and Node warned of a leak. Closing the transport still aborts requests in flight and
  * the streams being read.
+ *
+ * A cancelled request: when a call is aborted or times out, the SDK stops waiting and POSTs a
+ * `notifications/cancelled` naming the request, but leaves the request's POST open, and the SDK's
+ * server never answers a cancelled request: its SSE stream, and a socket, stayed open until the
+ * connection closed. Seeing that notification, the fetch ends the POST of the request it names:
+ * aborted if no answer has begun, else its body cancelled (the socket closed) and ended as if the
+ * server had ended it (boundedResponse's `stoppable`), which the SDK takes as the end of a stream
+ * whose request has no handler left. A server that numbers its events (resumable streams) may be
+ * asked by the SDK to resume that stream: that GET is not stopped here.
  */
 export function createRequestScopedFetch(base: FetchLike = fetch, options: RequestScopedFetchOptions = {}): FetchLike {
   const maxBytes = options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES;
   const server = options.server ?? 'mcp';
+  /** What stops the POST of each request whose answer is not yet read to its end, by request id. */
+  const inFlight = new Map<RequestId, (reason: unknown) => void>();
   return async (url, init) => {
     const post = (init?.method ?? 'GET').toUpperCase() === 'POST';
+    const id = post ? requestIdOf(init?.body) : undefined;
+    const cancelled = post && id === undefined ? cancelledRequestOf(init?.body) : undefined;
+    if (cancelled !== undefined) inFlight.get(cancelled)?.(new Error(`request ${cancelled} was cancelled`));
     const overflow = (): Overflow => {
       if (!post) return { error: eventTooLargeError(server, maxBytes) };
       const error = answerTooLargeError(server, maxBytes);
-      const id = requestIdOf(init?.body);
       return id === undefined ? { error } : { error, standIn: answerTooLargeResponse(id, error.message, maxBytes) };
     };
-    const shared = init?.signal;
-    const link = shared ? linkAbort(shared) : undefined;
-    const release = link ? link.release : () => undefined;
+    const link = linkAbort(init?.signal ?? new AbortController().signal);
+    let stop: (reason: unknown) => void = (reason) => link.abort(reason);
+    const stopper = (reason: unknown) => stop(reason);
+    if (id !== undefined) inFlight.set(id, stopper);
+    const release = () => {
+      link.release();
+      if (id !== undefined && inFlight.get(id) === stopper) inFlight.delete(id);
+    };
     try {
-      return boundedResponse(await base(url, link ? { ...init, signal: link.signal } : init), maxBytes, overflow, release);
+      const response = await base(url, { ...init, signal: link.signal });
+      return boundedResponse(response, maxBytes, overflow, release, (end) => (stop = end));
     } catch (error) {
       release();
       throw error;
     }
   };
+}
+
+type RequestId = string | number;
+
+/** The id of the request a POSTed `notifications/cancelled` names, or undefined for any other body. */
+function cancelledRequestOf(body: unknown): RequestId | undefined {
+  if (typeof body !== 'string' || !body.includes('notifications/cancelled')) return undefined;
+  try {
+    const message = JSON.parse(body) as { method?: unknown; params?: { requestId?: unknown } };
+    const id = message.method === 'notifications/cancelled' ? message.params?.requestId : undefined;
+    return typeof id === 'string' || typeof id === 'number' ? id : undefined;
+  } catch {
+    return undefined;
+  }
 }

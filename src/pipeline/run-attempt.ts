@@ -17,7 +17,8 @@ import { AttemptContext, CallKey } from './attempt-context';
 import { runGuarded } from './signals';
 import { gated, gateSkip, whileHeld, type GateSkip } from './gated';
 import { memoServes } from './memo-hit';
-import { budgetWarning, claimRefusal, mayHaveRun, overBudget, refused } from './refusals';
+import { budgetWarning, claimRefusal, overBudget, refused } from './refusals';
+import { sideEffectFailure } from './side-effect-failure';
 import { loopRecordOf, recordReplay } from './replay-record';
 import { loopOp } from './loop-op';
 
@@ -187,7 +188,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   else if (run.kind === 'timeout' && phase === 'before') error = new DispatchError(ErrorKind.UNAVAILABLE, `could not reach the tool within ${timeoutMs} ms; nothing was sent to it`, { phase, recoverable: true });
   else if (run.kind === 'timeout') error = new DispatchError(ErrorKind.TIMEOUT, `the tool did not answer within ${timeoutMs} ms`, { phase, recoverable: tool.readOnly });
   else error = DispatchError.from(run.error, 'during');
-  if (error && !tool.readOnly && error.phase === 'during' && error.suggestion === undefined && error.kind !== ErrorKind.CANCELLED) error = mayHaveRun(error);
+  if (error && !tool.readOnly && error.kind !== ErrorKind.CANCELLED) error = sideEffectFailure(error, tool, claimed);
   const execMs = performance.now() - execStarted;
 
   const durationMs = Math.round(performance.now() - started);

@@ -1,7 +1,7 @@
 import { status } from '@grpc/grpc-js';
 
 /** The `google.rpc.ErrorInfo` reasons a hard error may carry. */
-export type HardErrorReason = 'LOOP_DETECTED' | 'RECOVERY_EXHAUSTED' | 'CANCELLED' | 'DEADLINE_EXCEEDED';
+export type HardErrorReason = 'LOOP_DETECTED' | 'RECOVERY_EXHAUSTED' | 'CANCELLED' | 'DEADLINE_EXCEEDED' | 'SHUTTING_DOWN';
 
 /** A failure that ends the whole Dispatch RPC with a gRPC status instead of a soft result. */
 export class HardError extends Error {
@@ -22,6 +22,14 @@ export class HardError extends Error {
 
   static cancelled(): HardError {
     return new HardError(status.CANCELLED, 'CANCELLED', 'the client cancelled the call');
+  }
+
+  /**
+   * The turn was still running when dispatchd's drain grace period ended: UNAVAILABLE, which
+   * clients retry (another replica takes the call), not CANCELLED, which they do not.
+   */
+  static shuttingDown(): HardError {
+    return new HardError(status.UNAVAILABLE, 'SHUTTING_DOWN', 'dispatchd is shutting down; retry (another replica will take the call)');
   }
 
   static deadline(): HardError {

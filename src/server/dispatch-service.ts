@@ -141,8 +141,9 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
       const response: DispatchResponse = { $typeName: 'dispatch.v1.DispatchResponse', results };
       return response;
     } catch (error) {
-      // The dispatchers decided it already for the calls they ended; the turn gets the same.
-      const hard = turnError(error, deadline);
+      // The dispatchers decided it already for the calls they ended; the turn gets the same, but
+      // for a cancellation by shutdown (the calls' events say CANCELLED, the RPC SHUTTING_DOWN).
+      const hard = shutdownError(turnError(error, deadline), call);
       const reason = hard instanceof HardError ? hard.reason : 'INTERNAL';
       // The turn ends after the events of the calls the error aborted (a parallel turn's siblings).
       const unwound = hard instanceof HardError ? hard.unwound : undefined;
@@ -154,6 +155,14 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
       call.removeListener('cancelled', abort);
       unsubscribe();
     }
+  }
+
+  /** A cancellation that shutdown caused, not the client, is {@link HardError.shuttingDown}. */
+  function shutdownError(error: unknown, call: grpc.ServerUnaryCall<DispatchRequest, DispatchResponse>): unknown {
+    if (!(error instanceof HardError) || error.reason !== 'CANCELLED' || !options.shutdown.aborted || call.cancelled) return error;
+    const hard = HardError.shuttingDown();
+    hard.unwound = error.unwound;
+    return hard;
   }
 
   async function readResult(request: ReadResultRequest, call: grpc.ServerUnaryCall<ReadResultRequest, ReadResultResponse>): Promise<ReadResultResponse> {

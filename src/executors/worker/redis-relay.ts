@@ -15,6 +15,7 @@ import { fromWire, parseRelayMessage, toWire, type RelayMessage } from './relay-
 import { createRouteTable } from './route-table';
 import { createSpecSync, SPECS_KEY } from './spec-sync';
 import { noWorkerError, relayDown } from './worker-errors';
+import { startInBackground } from './relay-start';
 import type { WorkerRelay } from './worker-executor';
 import type { ResolvedWorkerOptions } from './worker-options';
 import type { AssignmentRequest, WorkerPool } from './worker-pool';
@@ -125,16 +126,16 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
     }
     else if (message?.t === 'reply') waiting.get(message.id)?.settle(message.output, message.error && fromWire(message.error));
   });
-  await sub.subscribe(replicaChannel(replicaId), SPECS_KEY);
-  await specs.load();
+  let closed = false;
+  // Start-up does not wait for Redis beyond a bound (see startInBackground).
+  const link = await startInBackground({ subscribe: () => sub.subscribe(replicaChannel(replicaId), SPECS_KEY), load: () => specs.load(), stopped: () => closed, logger: o.logger });
   sub.onMoved(() => void specs.load().catch(warn('could not load the worker tools shared by other replicas')));
 
-  let closed = false;
   o.pool.onHostedChange((tenant, tool, hosted) => {
     if (closed) return;
     (hosted ? routes.advertise([{ tenant, tool }]) : routes.withdraw(tenant, tool)).catch(warn('worker route update failed'));
   });
-  await routes.advertise(o.pool.hosted());
+  routes.advertise(o.pool.hosted()).catch(warn('worker route update failed'));
   const refresh = setInterval(() => routes.advertise(o.pool.hosted()).catch(warn('worker route refresh failed')), o.options.advertiseIntervalMs);
   refresh.unref();
 
@@ -218,6 +219,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
     async forward(request, signal, delivery) {
       delivery?.('pending');
       if (signal.aborted) throw signal.reason;
+      if (!link.subscribed()) throw relayDown(new Error('not subscribed to its reply channel yet'));
       let replicas: string[];
       try {
         // The connection queues while Redis is away: the lookup is raced against the call's end.

@@ -1,0 +1,44 @@
+import type { Logger } from '../../log';
+import { answerWithin } from '../../pipeline';
+
+/** How long start-up waits for the relay's subscription before serving anyway, in ms. */
+const READY_WAIT_MS = 2_000;
+/** Longest pause between two tries of a subscription that failed, in ms. */
+const RETRY_MAX_MS = 5_000;
+
+/** What the relay's start-up needs: its subscription, then the shared specs' first load. */
+export interface RelayStart {
+  subscribe(): Promise<void>;
+  load(): Promise<void>;
+  /** True once the relay is closing: the tries stop. */
+  stopped(): boolean;
+  readonly logger: Logger;
+}
+
+/**
+ * Subscribes (trying again after a failure, 250 ms then twice as long each time, up to 5 s), then
+ * loads the shared specs, waiting for both READY_WAIT_MS at most: with Redis away, a subscription
+ * waits for it without end, and dispatchd never served, not even read-only calls (the store waits
+ * 5 s for Redis, then serves). Both complete when Redis answers. `subscribed()` tells the relay
+ * when assignments may go out: before, a reply could not be heard.
+ */
+export async function startInBackground(start: RelayStart): Promise<{ subscribed(): boolean }> {
+  let subscribed = false;
+  const warn = (what: string) => (error: Error) => start.logger.warn(what, { error: error.message });
+  const ready = (async () => {
+    for (let pause = 250; !start.stopped() && !subscribed; pause = Math.min(2 * pause, RETRY_MAX_MS)) {
+      try {
+        await start.subscribe();
+        subscribed = true;
+      } catch (error) {
+        warn('the worker relay could not subscribe; trying again')(error as Error);
+        await new Promise((resolve) => setTimeout(resolve, pause).unref());
+      }
+    }
+    if (subscribed) await start.load().catch(warn('could not load the worker tools shared by other replicas'));
+  })();
+  if ((await answerWithin(ready, READY_WAIT_MS)) === undefined && !subscribed) {
+    start.logger.warn('redis is not reachable yet; calls to workers on other replicas fail UNAVAILABLE (not executed) until it is', { waitedMs: READY_WAIT_MS });
+  }
+  return { subscribed: () => subscribed };
+}

@@ -19,6 +19,8 @@ export function approvalHandlers(approvals: Approvals, authenticate: Authenticat
     resolveApproval: unary(logger, async (request: ResolveApprovalRequest, call: grpc.ServerUnaryCall<ResolveApprovalRequest, ResolveApprovalResponse>) => {
       const principal = authenticate(call, 'dispatch');
       if (request.approvalId === '') throw new RpcError(grpc.status.INVALID_ARGUMENT, 'approval_id is required');
+      // Ids are UUIDs (36 characters): a longer one is nobody's, and would be logged whole.
+      if (request.approvalId.length > 256) throw new RpcError(grpc.status.INVALID_ARGUMENT, 'approval_id is longer than 256 characters');
       let resolved: boolean;
       try {
         resolved = await resolveWith()(request.approvalId, request.approve, principal.tenant);
@@ -26,7 +28,10 @@ export function approvalHandlers(approvals: Approvals, authenticate: Authenticat
         if (error instanceof DecisionUnknownError) throw new RpcError(grpc.status.UNAVAILABLE, `${error.message}; ask again (once applied, a decision answers resolved=false)`);
         throw error;
       }
-      logger.info('approval resolved', { approvalId: request.approvalId, approve: request.approve, resolved, reason: request.reason.slice(0, 200) });
+      const fields = { approvalId: request.approvalId, approve: request.approve, resolved, reason: request.reason.slice(0, 200) };
+      // An unknown or stale id is at debug: any client can send one per RPC.
+      if (resolved) logger.info('approval resolved', fields);
+      else logger.debug('approval not resolved', fields);
       return create(ResolveApprovalResponseSchema, { resolved });
     }),
   };

@@ -60,6 +60,8 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
 
     const hello = (message: Hello) => {
       if (link) throw new RpcError(status.FAILED_PRECONDITION, 'hello was already sent on this stream; open another stream to host other tools');
+      // It is logged with every connect and disconnect.
+      if (message.workerId.length > 256) throw new RpcError(status.INVALID_ARGUMENT, 'worker_id is longer than 256 characters');
       const registry = deps.registry();
       const specs = helloSpecs(message, tenant, registry, deps.options.maxToolsPerHello);
       try {

@@ -489,8 +489,10 @@ describe('the check cannot pass silently', () => {
   });
 
   it('an object the API server would reject fails validation (replicas: "two")', () => {
-    const objects = renderObjects([valuesFile('autoscaling: {enabled: false}\nreplicaCount: two')]);
-    expect(deploymentOf(objects).spec.replicas).toBe('two');
+    // values.schema.json refuses `replicaCount: two` before rendering, so the object is mistyped here.
+    expect(render([valuesFile('replicaCount: two')]).stderr).toContain('- replicaCount: Invalid type. Expected: integer, given: string');
+    const objects = renderObjects([valuesFile('autoscaling: {enabled: false}')]);
+    deploymentOf(objects).spec.replicas = 'two';
     expect(problems(objects)).toEqual([expect.stringMatching(/Deployment prod-dispatch: .*replicas must be integer/)]);
   });
 

@@ -2,12 +2,14 @@
 // tools/helm-render (Go text/template + sprig + Helm's include/tpl/toYaml/required), parses the
 // manifests as Kubernetes does (YAML 1.1) and validates every object against the Kubernetes OpenAPI
 // schemas shipped in kubernetes-models (@kubernetes-models/prometheus-operator for ServiceMonitor).
-// A test file calls useRenderer() once at its top.
-import { spawnSync } from 'node:child_process';
+// Like Helm, it first checks the merged values against the chart's values.schema.json
+// (values-schema.ts). A test file calls useRenderer() once at its top.
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { schemaRefusal } from './values-schema';
 
 export const ROOT = resolve(__dirname, '../..');
 export const CHART = join(ROOT, 'helm/dispatch');
@@ -58,10 +60,20 @@ export function tempDir(prefix: string): string {
   return mkdtempSync(join(work, prefix));
 }
 
-/** Runs the renderer on `chart` with the release `prod` in namespace `agents`; the result as spawnSync gives it. */
-export function render(valueFiles: string[], chart = CHART, lookupFile?: string) {
+/** tools/helm-render on `chart` with the release `prod` in namespace `agents`, as spawnSync gives it. */
+function helmRender(valueFiles: string[], chart: string, lookupFile?: string): SpawnSyncReturns<string> {
   const args = ['-name', RELEASE, '-namespace', NAMESPACE, ...valueFiles.flatMap((f) => ['-f', f]), ...(lookupFile ? ['-lookup', lookupFile] : []), chart];
   return spawnSync(renderer, args, { encoding: 'utf8' });
+}
+
+/**
+ * Renders `chart` as `helm template` does: values its values.schema.json refuses fail with Helm's
+ * message (exit 1, nothing rendered) before any template runs; the result as spawnSync gives it.
+ */
+export function render(valueFiles: string[], chart = CHART, lookupFile?: string): SpawnSyncReturns<string> {
+  const refused = schemaRefusal(helmRender, chart, valueFiles, tempDir('schema-'));
+  if (refused) return { pid: 0, output: [null, '', refused.stderr], stdout: '', stderr: refused.stderr, status: 1, signal: null };
+  return helmRender(valueFiles, chart, lookupFile);
 }
 
 /** Values given inline are written to a temp file, so every case goes through `-f` like Helm's. */

@@ -243,24 +243,48 @@ against the server's constants.
 {{- end -}}
 
 {{/*
+A value that must be a whole number >= 0, printed as one; anything else (a string such as "30s",
+a fraction) fails the render naming the key, where Helm's `int` would make it 0. A missing key
+(`--reuse-values` from a chart without it) is 0, as before. Call with
+(dict "value" <the value> "key" <its path in values, for the error>).
+*/}}
+{{- define "dispatch.wholeNumber" -}}
+{{- $v := .value | default 0 -}}
+{{- $number := or (kindIs "float64" $v) (kindIs "int64" $v) (kindIs "int" $v) -}}
+{{- if not (and $number (ge (float64 $v) 0.0) (eq (float64 $v) (floor $v))) -}}
+{{- fail (printf "%s must be a whole number >= 0, not %s" .key (kindIs "string" $v | ternary (quote $v) (toString $v))) -}}
+{{- end -}}
+{{- int64 $v -}}
+{{- end -}}
+
+{{/* shutdown.<key> as an int, checked by dispatch.wholeNumber. Call with (list $ "<key>"). */}}
+{{- define "dispatch.shutdownValue" -}}
+{{- $key := index . 1 -}}
+{{- include "dispatch.wholeNumber" (dict "value" (index (index . 0).Values.shutdown $key) "key" (printf "shutdown.%s" $key)) -}}
+{{- end -}}
+
+{{/*
 terminationGracePeriodSeconds: it must outlast the preStop sleep, the server's drain and its
 closing (dispatch.shutdownCloseSeconds), or the kubelet kills the pod before the traces are
 flushed and Redis is closed.
 */}}
 {{- define "dispatch.terminationGracePeriodSeconds" -}}
-{{- $s := .Values.shutdown -}}
+{{- $preStop := int (include "dispatch.shutdownValue" (list . "preStopSleepSeconds")) -}}
+{{- $graceMs := int (include "dispatch.shutdownValue" (list . "graceMs")) -}}
+{{- $given := int (include "dispatch.shutdownValue" (list . "terminationGracePeriodSeconds")) -}}
 {{- $close := int (include "dispatch.shutdownCloseSeconds" .) -}}
-{{- $needed := add (int $s.preStopSleepSeconds) (div (add (int $s.graceMs) 999) 1000) $close -}}
-{{- if $s.terminationGracePeriodSeconds -}}
-{{- if lt (int64 $s.terminationGracePeriodSeconds) $needed -}}
-{{- fail (printf "shutdown.terminationGracePeriodSeconds (%d) must be at least preStopSleepSeconds + graceMs/1000 + %d s to close (trace flush, Redis) (%d)" (int $s.terminationGracePeriodSeconds) $close $needed) -}}
+{{- $needed := add $preStop (div (add $graceMs 999) 1000) $close -}}
+{{- if $given -}}
+{{- if lt $given $needed -}}
+{{- fail (printf "shutdown.terminationGracePeriodSeconds (%d) must be at least preStopSleepSeconds + graceMs/1000 + %d s to close (trace flush, Redis) (%d)" $given $close $needed) -}}
 {{- end -}}
-{{- int $s.terminationGracePeriodSeconds -}}
+{{- $given -}}
 {{- else -}}
-{{- if lt (int $s.marginSeconds) $close -}}
-{{- fail (printf "shutdown.marginSeconds (%d) must be at least %d: the trace flush and closing Redis after the drain" (int $s.marginSeconds) $close) -}}
+{{- $margin := int (include "dispatch.shutdownValue" (list . "marginSeconds")) -}}
+{{- if lt $margin $close -}}
+{{- fail (printf "shutdown.marginSeconds (%d) must be at least %d: the trace flush and closing Redis after the drain" $margin $close) -}}
 {{- end -}}
-{{- add (int $s.preStopSleepSeconds) (div (add (int $s.graceMs) 999) 1000) (int $s.marginSeconds) -}}
+{{- add $preStop (div (add $graceMs 999) 1000) $margin -}}
 {{- end -}}
 {{- end -}}
 

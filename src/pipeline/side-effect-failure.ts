@@ -12,20 +12,23 @@ export function keptFailureSuggestion(tool: ResolvedTool): string {
 }
 
 /**
- * A side-effecting tool's failure as the model must read it (DESIGN sections 4 and 5). DURING
- * without a suggestion of the executor's: it may have taken effect (see mayHaveRun). AFTER, kept by
- * the idempotency record (`kept`: the attempt held the claim), a transient failure (a 5xx, an MCP
- * internal error) is replayed for the record's TTL rather than run again: it is not recoverable,
- * carries no retry_after_ms, and its suggestion says what does reach the tool. Others as they are.
+ * A side-effecting tool's failure as the model must read it (DESIGN sections 4 and 5). DURING, it
+ * may have taken effect: never recoverable, whatever its executor (or the replica that relayed it)
+ * said, with the executor's suggestion or else mayHaveRun's. AFTER, kept by the idempotency record
+ * (`kept`: the attempt held the claim), a transient failure (a 5xx, an MCP internal error) is
+ * replayed for the record's TTL rather than run again: it is not recoverable, carries no
+ * retry_after_ms, and its suggestion says what does reach the tool. Others as they are.
  */
 export function sideEffectFailure(error: DispatchError, tool: ResolvedTool, kept: boolean): DispatchError {
-  if (error.phase === 'during') return error.suggestion === undefined ? mayHaveRun(error) : error;
-  if (error.phase !== 'after' || !kept || (!error.recoverable && error.retryAfterMs === undefined)) return error;
-  return new DispatchError(error.kind, error.message, {
-    phase: 'after',
-    recoverable: false,
-    cause: error,
-    httpStatus: error.httpStatus,
-    suggestion: keptFailureSuggestion(tool),
-  });
+  const retryable = error.recoverable || error.retryAfterMs !== undefined;
+  if (error.phase === 'during') {
+    if (error.suggestion === undefined) return mayHaveRun(error);
+    return retryable ? notRecoverable(error, error.suggestion) : error;
+  }
+  return error.phase === 'after' && kept && retryable ? notRecoverable(error, keptFailureSuggestion(tool)) : error;
+}
+
+/** `error` with nothing that invites calling again as it is, and `suggestion`. */
+function notRecoverable(error: DispatchError, suggestion: string): DispatchError {
+  return new DispatchError(error.kind, error.message, { phase: error.phase, recoverable: false, cause: error, httpStatus: error.httpStatus, suggestion });
 }

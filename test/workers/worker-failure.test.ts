@@ -51,7 +51,8 @@ describe('a worker dying mid-call', () => {
     expect(result.isError).toBe(true);
     expect(result.error?.kind).toBe(ErrorKind.UNAVAILABLE);
     expect(result.error?.message).toBe('worker "first" hosting "w_write" disconnected while running the call');
-    expect(JSON.parse(result.output)).toMatchObject({ kind: 'UNAVAILABLE', attempts: 1, retried: false, suggestion: 'The call may or may not have taken effect; verify its effect before calling again.' });
+    expect(JSON.parse(result.output)).toMatchObject({ kind: 'UNAVAILABLE', recoverable: false, attempts: 1, retried: false, suggestion: 'The call may or may not have taken effect; verify its effect before calling again.' });
+    expect(result.error?.recoverable).toBe(false);
     expect(result.attempts).toBe(1);
     const again = await call(t, 'w_write', 'c2');
     expect(again.error?.kind).toBe(ErrorKind.OUTCOME_UNKNOWN);
@@ -93,7 +94,10 @@ describe('a worker dying mid-call', () => {
       const result = await pending;
       expect(result.error?.kind).toBe(ErrorKind.UNAVAILABLE);
       expect(result.error?.message).toBe('worker "child" hosting "w_child" disconnected while running the call');
+      expect(result.error?.recoverable).toBe(false);
+      expect(JSON.parse(result.output)).toMatchObject({ recoverable: false, suggestion: 'The call may or may not have taken effect; verify its effect before calling again.' });
       expect(result.attempts).toBe(1);
+      expect((await call(t, 'w_child', 'c2')).error?.kind).toBe(ErrorKind.OUTCOME_UNKNOWN);
     } finally {
       child.kill('SIGKILL');
     }

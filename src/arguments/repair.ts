@@ -137,8 +137,8 @@ export function defaultsToApply(value: unknown, schema: Schema, path = '', depth
   const lines: string[] = [];
   for (const [key, sub] of Object.entries(schema.properties as Record<string, unknown>)) {
     if (!isObject(sub)) continue;
-    if (!(key in value)) {
-      if ('default' in sub) lines.push(`applied default ${path}/${key}: ${JSON.stringify(sub.default)}`);
+    if (!Object.hasOwn(value, key)) {
+      if (Object.hasOwn(sub, 'default')) lines.push(`applied default ${path}/${key}: ${JSON.stringify(sub.default)}`);
     } else lines.push(...defaultsToApply(value[key], sub, `${path}/${key}`, depth + 1));
   }
   return lines;

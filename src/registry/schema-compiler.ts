@@ -1,6 +1,7 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { jsonDepth } from '../json';
+import { useOwnDefaults, withOwnDefaults } from './own-defaults';
 import { leasePatterns, type LeaseOptions } from './pattern-pool';
 import { refusedDefault } from './schema-defaults';
 import { checkSchemaCost } from './schema-cost';
@@ -26,8 +27,12 @@ export interface CompiledSchema {
 
 const MAX_SCHEMA_DEPTH = 32;
 
-/** Options of every Ajv compiling schemas, but for their regular expressions (see `compile`). */
-const AJV_OPTIONS = { allErrors: true, verbose: true, useDefaults: true, strict: false, addUsedSchema: false } as const;
+/**
+ * Options of every Ajv compiling schemas, but for their regular expressions (see `compile`).
+ * ownProperties: `required`, `properties` and the like look at the arguments' own properties only;
+ * without it `required: ["toString"]` passed `{}` (every object inherits toString).
+ */
+const AJV_OPTIONS = { allErrors: true, verbose: true, useDefaults: true, ownProperties: true, strict: false, addUsedSchema: false } as const;
 
 /** Creates a compiler that refuses schemas larger than `maxSchemaBytes`. */
 export function createSchemaCompiler(maxSchemaBytes: number): SchemaCompiler {
@@ -65,11 +70,13 @@ export function createSchemaCompiler(maxSchemaBytes: number): SchemaCompiler {
       const ajv = new Ajv2020({ ...AJV_OPTIONS, validateSchema: false, code: { regExp, optimize: false } });
       addFormats(ajv);
       useLinearUniqueItems(ajv);
+      useOwnDefaults(ajv);
       try {
         meta.validateSchema(schema as object, true);
-        const validate = ajv.compile(schema as object);
+        const compiled = withOwnDefaults(schema as Record<string, unknown>);
+        const validate = ajv.compile(compiled);
         checkSchemaCost(schema as Record<string, unknown>);
-        const refused = refusedDefault(ajv, schema as Record<string, unknown>);
+        const refused = refusedDefault(ajv, schema as Record<string, unknown>, compiled);
         if (refused) throw new Error(refused);
         return { schema: schema as Record<string, unknown>, validate, release: patterns.commit() };
       } catch (error) {

@@ -32,13 +32,14 @@ let serial = 0;
  * The first `default` that its own subschema refuses, as a message, or undefined. Such a default
  * is filled into every call that leaves the field out, and each such call then fails validation
  * with a message blaming a value the model never sent. Each subschema is compiled in the context
- * of the whole schema (its `$ref`s resolve), its default validated on a copy.
+ * of the whole schema (its `$ref`s resolve), its default validated on a copy. `compiled` is the
+ * schema as Ajv compiles it (see `withOwnDefaults`): the same subschemas at the same pointers.
  */
-export function refusedDefault(ajv: Ajv2020, schema: Schema): string | undefined {
+export function refusedDefault(ajv: Ajv2020, schema: Schema, compiled: Schema = schema): string | undefined {
   const pointers = defaultPointers(schema);
   if (pointers.length === 0) return undefined;
   const key = `urn:dispatch:defaults:${++serial}`;
-  const root: Schema = { ...schema };
+  const root: Schema = { ...compiled };
   delete root.$id;
   ajv.addSchema(root, key);
   try {

@@ -90,6 +90,11 @@ export class SchemaIndex {
     }
   }
 
+  /** The objects of the document at schema positions, in document order. */
+  schemas(): IterableIterator<Schema> {
+    return this.bases.keys() as IterableIterator<Schema>;
+  }
+
   /** `#/pointer` of an object of the document, cut at 200 characters. */
   shown(schema: object): string {
     const text = `#${this.pointers.get(schema) ?? '?'}`;

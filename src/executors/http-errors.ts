@@ -86,7 +86,8 @@ export function parseRetryAfter(header: string | null, now = Date.now()): number
 }
 
 /**
- * Classifies a non-2xx answer: the tool ran and said no (AFTER); 429, 5xx may succeed later.
+ * Classifies a non-2xx answer: the tool ran and said no (AFTER); 408, 429, 5xx may succeed later
+ * (a 408 is the server giving up waiting for the request, as a 504 is a gateway's: transient).
  * A 429 is a refusal to run at all ("too many requests": a rate limiter answers it before the
  * request is processed), so it is BEFORE: a side-effecting tool's claim is given back, and the
  * call is retried after Retry-After instead of replaying the 429 for the record's whole TTL. A 503
@@ -96,7 +97,7 @@ export function fromHttpStatus(statusCode: number, body: string, retryAfter: str
   const excerpt = body.length > 500 ? `${body.slice(0, 500)}...` : body;
   return new DispatchError(ErrorKind.TOOL_ERROR, `the tool answered HTTP ${statusCode}${excerpt ? `: ${excerpt}` : ''}`, {
     phase: statusCode === 429 ? 'before' : 'after',
-    recoverable: statusCode === 429 || statusCode >= 500,
+    recoverable: statusCode === 408 || statusCode === 429 || statusCode >= 500,
     httpStatus: statusCode,
     retryAfterMs: statusCode === 429 || statusCode === 503 ? parseRetryAfter(retryAfter) : undefined,
   });

@@ -20,6 +20,7 @@ beforeAll(async () => {
   tools = await startToolServer({
     '/busy': (_req, res) => void res.writeHead(503, { 'retry-after': '1' }).end('upstream busy'),
     '/broken': (_req, res) => void res.writeHead(500).end('boom'),
+    '/slow': (_req, res) => void res.writeHead(408).end('request timeout'),
   });
   const mcp = JSON.stringify({ name: 'internal', command: [process.execPath, path.join(__dirname, 'fixtures/internal-error-mcp.js')], env: { CALL_LOG: log.file } });
   d = await startApp(`
@@ -38,6 +39,15 @@ tools:
     input_schema: '{"type":"object"}'
     retry: { initial_backoff_ms: 5 }
     http: { url: "${tools.url}/busy" }
+  - name: read_slow
+    effect: read_only
+    input_schema: '{"type":"object"}'
+    retry: { initial_backoff_ms: 5 }
+    http: { url: "${tools.url}/slow" }
+  - name: send_slow
+    effect: side_effect
+    input_schema: '{"type":"object"}'
+    http: { url: "${tools.url}/slow" }
 mcp_servers:
   - ${mcp}
 `);
@@ -98,4 +108,19 @@ test("a side-effecting MCP tool's internal error (-32603) is kept the same way",
   expect(again.idempotentReplay).toBe(true);
   expect(again.error?.recoverable).toBe(false);
   expect(log.lines()).toEqual(['explode']);
+});
+
+test('a 408 is transient as a 5xx is: retried for a read-only tool, kept for a side-effecting one', async () => {
+  const read = await call('read_slow', 'kept-408');
+  expect(read.error?.kind).toBe(ErrorKind.TOOL_ERROR);
+  expect(read.error?.message).toBe('the tool answered HTTP 408: request timeout');
+  expect(read.attempts).toBe(2);
+  expect(read.error?.recoverable).toBe(true);
+  expect(tools.count('/slow')).toBe(2);
+  const sent = await call('send_slow', 'kept-408');
+  expect(sent.attempts).toBe(1);
+  expect(sent.error?.recoverable).toBe(false);
+  expect(sent.error?.suggestion).toBe(KEPT(3600));
+  expect((await call('send_slow', 'kept-408')).idempotentReplay).toBe(true);
+  expect(tools.count('/slow')).toBe(3);
 });

@@ -26,8 +26,9 @@ export const USAGE = `usage: dispatchd [--listen HOST:PORT] [--redis URL] [--con
                own), DISPATCH_CONFIG, DISPATCH_GRACE_MS, DISPATCH_AUTH_TOKENS_FILE,
                DISPATCH_INSECURE=1, DISPATCH_METRICS_LISTEN, DISPATCH_TLS_CERT, DISPATCH_TLS_KEY,
                DISPATCH_TLS_CA, DISPATCH_TLS_REFRESH_MS, DISPATCH_STATS_FLUSH_MS (with --redis:
-               how often GetToolStats' counts are shared, default 1000), OTEL_* (OpenTelemetry);
-               an empty variable counts as unset`;
+               how often GetToolStats' counts are shared, default 1000), DISPATCH_LOG_LEVEL
+               (debug, info, warn or error, in any case; default info), OTEL_* (OpenTelemetry);
+               an empty variable counts as unset; another DISPATCH_* name is warned about`;
 
 /**
  * Parses argv and the environment; throws an Error with a one-line message on bad input. An empty
@@ -64,7 +65,8 @@ export function parseDaemonOptions(argv: readonly string[], env: NodeJS.ProcessE
     throw new Error(`--listen must be HOST:PORT with a port from 0 to 65535, got ${JSON.stringify(listen)}`);
   }
   const graceText = setting('grace', 'DISPATCH_GRACE_MS') ?? '10000';
-  const graceMs = Number(graceText);
+  // Decimal digits only: Number() would read " " as 0 and "0x10" as 16.
+  const graceMs = /^\d+$/.test(graceText) ? Number(graceText) : NaN;
   if (!Number.isInteger(graceMs) || graceMs < 0) throw new Error(`--grace must be a non-negative integer of milliseconds, got ${JSON.stringify(graceText)}`);
   // Node runs a longer timer after 1 ms: the drain would end at once.
   if (graceMs > MAX_TIMER_MS) throw new Error(`--grace must be at most ${MAX_TIMER_MS} ms, got ${JSON.stringify(graceText)}`);

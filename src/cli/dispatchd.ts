@@ -2,6 +2,8 @@ import { join } from 'node:path';
 import { buildApp, PLUGINS, type PluginFactory } from '../app';
 import { ConfigError, loadConfig } from '../config';
 import { createLogger } from '../log';
+import { logLevelFromEnv } from '../log/logger';
+import { DAEMON_ENV, unknownDaemonEnv } from './dispatchd-env';
 import { projectRoot } from '../server';
 import { isLoopback, parseDaemonOptions } from './dispatchd-options';
 
@@ -63,14 +65,17 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
 }
 
 async function run(argv: readonly string[], env: NodeJS.ProcessEnv, stop: AbortSignal): Promise<number> {
-  const logger = createLogger();
+  let logger;
   let options;
   try {
     options = parseDaemonOptions(argv, env);
+    logger = createLogger(logLevelFromEnv(env));
   } catch (error) {
     process.stderr.write(`dispatchd: ${(error as Error).message}\n`);
     return 2;
   }
+  const unknown = unknownDaemonEnv(env);
+  if (unknown.length > 0) logger.warn('unrecognised DISPATCH_* environment variables, ignored', { names: unknown, known: DAEMON_ENV });
   const configFile = options.configFile ?? join(projectRoot(), 'examples', 'tools.yaml');
   let config;
   try {

@@ -1,0 +1,89 @@
+// dispatchd's environment read strictly: whole milliseconds, a log level in any case (an unknown
+// one refused), and a warning for DISPATCH_* names it does not know (a misspelt one did nothing).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DAEMON_ENV, unknownDaemonEnv } from '../../src/cli/dispatchd-env';
+import { parseDaemonOptions, USAGE } from '../../src/cli/dispatchd-options';
+import { createLogger, logLevelFromEnv } from '../../src/log/logger';
+import { runDaemon, startDaemon } from '../helpers/daemon';
+
+describe('--grace and DISPATCH_GRACE_MS', () => {
+  it.each([
+    [['--grace', '0x10'], {}, '"0x10"'],
+    [['--grace', '1e3'], {}, '"1e3"'],
+    [[], { DISPATCH_GRACE_MS: '+5' }, '"+5"'],
+    [[], { DISPATCH_GRACE_MS: ' ' }, '" "'],
+    [[], { DISPATCH_GRACE_MS: '10 ' }, '"10 "'],
+  ])('refuses %j %j', (argv, env, shown) => {
+    expect(() => parseDaemonOptions(argv, env)).toThrow(`--grace must be a non-negative integer of milliseconds, got ${shown}`);
+  });
+
+  it('takes decimal digits', () => {
+    expect(parseDaemonOptions(['--grace', '0'], {}).graceMs).toBe(0);
+    expect(parseDaemonOptions([], { DISPATCH_GRACE_MS: '2500' }).graceMs).toBe(2500);
+  });
+});
+
+describe('DISPATCH_LOG_LEVEL', () => {
+  it('names a level in any case; unset or empty is info', () => {
+    expect(logLevelFromEnv({ DISPATCH_LOG_LEVEL: 'DEBUG' })).toBe('debug');
+    expect(logLevelFromEnv({ DISPATCH_LOG_LEVEL: 'Warn' })).toBe('warn');
+    expect(logLevelFromEnv({ DISPATCH_LOG_LEVEL: '' })).toBe('info');
+    expect(logLevelFromEnv({})).toBe('info');
+  });
+
+  it.each(['verbose', 'constructor', 'debug '])('refuses %j', (value) => {
+    expect(() => logLevelFromEnv({ DISPATCH_LOG_LEVEL: value })).toThrow(`DISPATCH_LOG_LEVEL must be debug, info, warn, error (in any case), got ${JSON.stringify(value)}`);
+  });
+
+  it('sets a default logger in any case, and an unknown one logs at info with one warning', () => {
+    const saved = process.env.DISPATCH_LOG_LEVEL;
+    const stderr = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      const lines: string[] = [];
+      const write = (line: string) => lines.push(line) > 0;
+      process.env.DISPATCH_LOG_LEVEL = 'DEBUG';
+      createLogger(undefined, write).debug('seen');
+      process.env.DISPATCH_LOG_LEVEL = 'verbos';
+      const a = createLogger(undefined, write);
+      createLogger(undefined, write);
+      a.debug('not seen');
+      a.info('info seen');
+      expect(lines.map((line) => (JSON.parse(line) as { message: string }).message)).toEqual(['seen', 'info seen']);
+      expect(stderr.mock.calls).toEqual([['DISPATCH_LOG_LEVEL must be debug, info, warn, error (in any case), got "verbos"; logging at info\n']]);
+    } finally {
+      stderr.mockRestore();
+      if (saved === undefined) delete process.env.DISPATCH_LOG_LEVEL;
+      else process.env.DISPATCH_LOG_LEVEL = saved;
+    }
+  });
+
+  it('dispatchd refuses to start with an unknown level', async () => {
+    expect(await runDaemon(['--listen', '127.0.0.1:0'], { DISPATCH_LOG_LEVEL: 'verbose' })).toEqual({ code: 2, stderr: 'dispatchd: DISPATCH_LOG_LEVEL must be debug, info, warn, error (in any case), got "verbose"\n' });
+  });
+});
+
+describe('DISPATCH_* names dispatchd does not read', () => {
+  it('are the ones neither dispatchd nor its clients know', () => {
+    expect(unknownDaemonEnv({ DISPATCH_REDIS: 'redis://x', DISPATCH_LISTEN: '127.0.0.1:0', DISPATCH_TOKEN: 't', DISPATCH_ADDRESS: 'a', DISPATCH_CONFG: 'f', PATH: '/bin' })).toEqual(['DISPATCH_CONFG', 'DISPATCH_REDIS']);
+  });
+
+  it('are each described in the usage text and the README', () => {
+    const readme = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+    expect(DAEMON_ENV.filter((name) => !USAGE.includes(name))).toEqual([]);
+    expect(DAEMON_ENV.filter((name) => !readme.includes(name))).toEqual([]);
+  });
+
+  it('are warned about once at start', async () => {
+    const daemon = await startDaemon([], { DISPATCH_REDIS: 'redis://127.0.0.1:1', DISPATCH_LOG_LEVEL: 'DEBUG' });
+    try {
+      daemon.child.kill('SIGTERM');
+      expect(await daemon.exited).toBe(0);
+      const warnings = daemon.stderr().split('\n').filter((line) => line.includes('unrecognised DISPATCH_*'));
+      expect(warnings).toHaveLength(1);
+      expect(JSON.parse(warnings[0]!)).toMatchObject({ level: 'warn', names: ['DISPATCH_REDIS'], known: DAEMON_ENV });
+    } finally {
+      daemon.child.kill('SIGKILL');
+    }
+  });
+});

@@ -14,6 +14,7 @@ import { createRequestScopedFetch } from './mcp-fetch';
 import type { McpToolInfo } from './mcp-import';
 import { createOpenClients, type McpTransport } from './mcp-open-clients';
 import type { McpToolResult } from './mcp-result';
+import { useLineBuffer } from './mcp-stdio-buffer';
 
 /** What a call to an MCP tool is given. */
 export interface McpCallContext {
@@ -61,7 +62,8 @@ type State = 'idle' | 'connecting' | 'connected' | 'waiting' | 'closed';
  * Largest message read from a stdio MCP server, in bytes, as large as an HTTP tool's answer may
  * be. The SDK's default (10 MiB) is below what a tool may return (limits.max_tool_output_chars,
  * 16 Mi characters), and a larger message closes the whole connection: the server is stopped and
- * every call running on it fails.
+ * every call running on it fails. Read by a LineBuffer (useLineBuffer): the SDK's own buffer costs
+ * time quadratic in a message's size.
  */
 const MAX_STDIO_MESSAGE_BYTES = 64 * 1024 * 1024;
 
@@ -121,6 +123,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
     if (config.url) return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: { ...config.headers } }, fetch: createRequestScopedFetch(fetch, { maxAnswerBytes: options.maxAnswerBytes, server }) });
     const [command, ...args] = config.command!;
     const stdio = new StdioClientTransport({ command: command!, args, env: { ...getDefaultEnvironment(), ...config.env }, cwd: config.cwd, stderr: 'pipe', maxBufferSize: MAX_STDIO_MESSAGE_BYTES });
+    useLineBuffer(stdio, MAX_STDIO_MESSAGE_BYTES);
     stdio.stderr?.on('data', (chunk: Buffer) => logger.debug('mcp server stderr', { server, text: chunk.toString().slice(0, 1_000) }));
     return stdio;
   }

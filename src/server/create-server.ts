@@ -9,7 +9,7 @@ import { decodeDispatchRequest } from './dispatch-request-codec';
 import { encodeDispatchResponse } from './dispatch-response-codec';
 import { decodeWorkerMessage } from './worker-message-codec';
 import { encodeWorkAssignment } from './work-assignment-codec';
-import { serviceDefinition, unimplemented } from './grpc-adapter';
+import { addService, serviceDefinition, unimplemented } from './grpc-adapter';
 import { addHealthAndReflection } from './health-and-reflection';
 import { guardClosingPings } from './closing-pings';
 import { trackOpenSessions } from './open-sessions';
@@ -66,19 +66,19 @@ export async function startServer(address: string, options: ServerOptions): Prom
     ...(deps.limits.maxConnectionAgeMs > 0 && { 'grpc.max_connection_age_ms': deps.limits.maxConnectionAgeMs }),
   });
   const extra = options.extraHandlers ?? {};
-  server.addService(serviceDefinition(DispatchService, { dispatch: { decodeRequest: (bytes: Buffer) => decodeDispatchRequest(bytes, deps.limits.maxCallsPerTurn), encodeResponse: encodeDispatchResponse } }), {
+  addService(server, serviceDefinition(DispatchService, { dispatch: { decodeRequest: (bytes: Buffer) => decodeDispatchRequest(bytes, deps.limits.maxCallsPerTurn), encodeResponse: encodeDispatchResponse } }), {
     subscribe: unimplemented('Subscribe'),
     parseToolCalls: parseHandler(authenticate, deps.limits, deps.logger),
     resolveApproval: unimplemented('ResolveApproval'),
     ...dispatchHandlers({ deps, authenticate, shutdown: shutdownController.signal, parallel: options.parallel, admission }),
     ...extra.dispatch,
   });
-  server.addService(serviceDefinition(ToolRegistryService), {
+  addService(server, serviceDefinition(ToolRegistryService), {
     getToolStats: unimplemented('GetToolStats'),
     ...registryHandlers(deps.registry, authenticate, deps.logger, deps.limits),
     ...extra.registry,
   });
-  server.addService(serviceDefinition(WorkerService, { work: { decodeRequest: decodeWorkerMessage, encodeResponse: encodeWorkAssignment } }), { work: unimplemented('Work'), ...extra.worker });
+  addService(server, serviceDefinition(WorkerService, { work: { decodeRequest: decodeWorkerMessage, encodeResponse: encodeWorkAssignment } }), { work: unimplemented('Work'), ...extra.worker });
   const health = addHealthAndReflection(server);
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(address, options.credentials ?? grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),

@@ -46,13 +46,73 @@ export function serviceDefinition(service: GenService<GenServiceMethods>, codecs
       requestStream: method.methodKind === 'client_streaming' || method.methodKind === 'bidi_streaming',
       responseStream: method.methodKind === 'server_streaming' || method.methodKind === 'bidi_streaming',
       requestSerialize: (codecs[method.localName]?.encodeRequest as ((value: unknown) => Buffer) | undefined) ?? ((value) => Buffer.from(toBinary(input, value as MessageShape<DescMessage>))),
-      requestDeserialize: codecs[method.localName]?.decodeRequest ?? ((bytes) => fromBinary(input, bytes)),
+      requestDeserialize: refusable(codecs[method.localName]?.decodeRequest ?? ((bytes) => fromBinary(input, bytes)), input.typeName),
       responseSerialize: (codecs[method.localName]?.encodeResponse as ((value: unknown) => Buffer) | undefined) ?? ((value) => Buffer.from(toBinary(output, value as MessageShape<DescMessage>))),
       responseDeserialize: codecs[method.localName]?.decodeResponse ?? ((bytes) => fromBinary(output, bytes)),
       originalName: method.name,
     };
   }
   return definition;
+}
+
+/** A request its method's deserializer threw on, and the status it is answered with. */
+class UndecodableRequest {
+  constructor(readonly status: Partial<grpc.StatusObject>) {}
+}
+
+/**
+ * `decode`, returning an {@link UndecodableRequest} where it throws: grpc-js answers a throwing
+ * deserializer INTERNAL ("Error deserializing request"), a fault of dispatch's to the client,
+ * for what is the client's (malformed protobuf, invalid UTF-8 in a string field).
+ */
+function refusable(decode: (bytes: Buffer) => unknown, typeName: string): (bytes: Buffer) => unknown {
+  return (bytes) => {
+    try {
+      return decode(bytes);
+    } catch (error) {
+      const detail = (error instanceof Error ? error.message : String(error)).slice(0, 200);
+      return new UndecodableRequest({ code: grpc.status.INVALID_ARGUMENT, details: wellFormed(`the request is not a valid ${typeName} (protobuf or UTF-8): ${detail}`) });
+    }
+  };
+}
+
+type AnyCall = grpc.ServerUnaryCall<unknown, unknown> & grpc.ServerDuplexStream<unknown, unknown>;
+type AnyHandler = (call: AnyCall, callback?: grpc.sendUnaryData<unknown>) => void;
+
+/** Answers `call` with `status`: through the callback of a unary or client-streaming call, else as the stream's error. */
+function refuse(call: AnyCall, callback: grpc.sendUnaryData<unknown> | undefined, status: Partial<grpc.StatusObject>): void {
+  if (callback) callback(status);
+  else call.emit('error', status);
+}
+
+/** `handler`, with an undecodable request answered INVALID_ARGUMENT before it runs. */
+function refusing(handler: AnyHandler, requestStream: boolean): AnyHandler {
+  if (!requestStream) return (call, callback) => (call.request instanceof UndecodableRequest ? refuse(call, callback, call.request.status) : handler(call, callback));
+  // A stream's messages reach its handler through push(): the first undecodable one ends the
+  // call, and none after it reaches the handler.
+  return (call, callback) => {
+    const push = call.push;
+    call.push = (chunk: unknown, encoding?: BufferEncoding) => {
+      if (!(chunk instanceof UndecodableRequest)) return push.call(call, chunk, encoding);
+      call.push = () => false;
+      refuse(call, callback, chunk.status);
+      return false;
+    };
+    handler(call, callback);
+  };
+}
+
+/**
+ * Adds a service whose definition came from {@link serviceDefinition} to `server`, each handler
+ * answering a request its deserializer could not read INVALID_ARGUMENT, naming the message.
+ */
+export function addService(server: grpc.Server, definition: grpc.ServiceDefinition, implementation: grpc.UntypedServiceImplementation): void {
+  const guarded: grpc.UntypedServiceImplementation = {};
+  for (const [name, handler] of Object.entries(implementation)) {
+    const method = definition[name];
+    guarded[name] = method ? (refusing(handler as AnyHandler, method.requestStream) as grpc.UntypedHandleCall) : handler;
+  }
+  server.addService(definition, guarded);
 }
 
 /** The status sent for anything a handler throws; unknown errors become INTERNAL, logged. */

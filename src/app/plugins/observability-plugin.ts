@@ -28,7 +28,11 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
   const tracing = createTracing(process.env, logger);
   try {
     if (ctx.options.metricsListen) {
-      metrics = await startMetrics({ listen: ctx.options.metricsListen, stats, breakerStates: observed.states, subscribers: () => bus.subscriberCount, turns: () => turns?.(), slotsInUse: () => slots?.inUse(), slotRefusals: () => slots?.refused(), rateRefusals: () => rates?.refused(), logger, maxLabelPairs: settings.maxLabelPairs, scrapeCacheMs: settings.scrapeCacheMs, maxScrapeConnections: settings.maxScrapeConnections });
+      const listen = ctx.options.metricsListen;
+      metrics = await startMetrics({ listen, stats, breakerStates: observed.states, subscribers: () => bus.subscriberCount, turns: () => turns?.(), slotsInUse: () => slots?.inUse(), slotRefusals: () => slots?.refused(), rateRefusals: () => rates?.refused(), logger, maxLabelPairs: settings.maxLabelPairs, scrapeCacheMs: settings.scrapeCacheMs, maxScrapeConnections: settings.maxScrapeConnections }).catch((error: NodeJS.ErrnoException) => {
+        // A bare "listen EADDRINUSE" (a system error, with a code) names neither the flag nor the port's use.
+        throw error.code === undefined ? error : new Error(`--metrics-listen ${listen}: ${error.message}`, { cause: error });
+      });
     }
     if (ctx.options.redisUrl) {
       const url = ctx.options.redisUrl;

@@ -52,7 +52,7 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
   } catch (error) {
     return errorResult(call.id, call.name, DispatchError.from(error, 'before'), 0, since(started));
   }
-  const progress: CallProgress | undefined = deps.guards.budgets ? { budgetsCounted: new Set() } : undefined;
+  const progress: CallProgress = {};
   // The tools this call has run on: a fallback never leads back to one of them.
   const tried = new Set([tool.name]);
   // Attempts of the current tool: a fallback's own retry policy counts its attempts, not the call's.

@@ -19,7 +19,7 @@ import { gated, gateSkip, whileHeld, type GateSkip } from './gated';
 import { memoServes } from './memo-hit';
 import { budgetWarning, claimRefusal, overBudget, refused } from './refusals';
 import { sideEffectFailure } from './side-effect-failure';
-import { loopRecordOf, recordReplay } from './replay-record';
+import { addLoopWarning, loopRecordOf, recordReplay, sameFailure } from './replay-record';
 import { loopOp } from './loop-op';
 
 /** What the attempts of one call share. */
@@ -28,7 +28,9 @@ export interface CallProgress {
    * The budgets (by id) the call was counted against by an earlier attempt: once each, so a retry
    * is not counted again, but a fallback tool under another budget is counted against it too.
    */
-  readonly budgetsCounted: Set<string>;
+  budgetsCounted?: Set<string>;
+  /** The loop operation and record of the call's last attempt, when it failed (see sameFailure). */
+  lastFailure?: { readonly op: string; readonly record: string };
 }
 
 /** The result of one attempt and, when it failed, why. */
@@ -50,7 +52,7 @@ const newOwner = () => `${OWNER_PREFIX}${(++owners).toString(36)}`;
  * gate, idempotency claim, execution under the tool's timeout, bounding, the one store write,
  * TOOL_POST, post hooks, health. Throws HardError for LOOP_DETECTED and cancellation.
  */
-export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId: string, tool: ResolvedTool, rawArgs: unknown, attempt: number, warnings: string[], progress?: CallProgress): Promise<AttemptResult> {
+export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId: string, tool: ResolvedTool, rawArgs: unknown, attempt: number, warnings: string[], progress: CallProgress): Promise<AttemptResult> {
   const started = performance.now();
   const attemptObs = obs.attempt(attempt, tool.name);
   const hookFailure = (error: unknown) => failedBefore(attemptObs, callId, tool, DispatchError.from(error, 'before'), attempt, started, warnings);
@@ -83,7 +85,7 @@ export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObser
  * Steps 3-11 of an attempt, with the arguments the hooks left (keyed by `callKey`); `wantClaim`:
  * a side-effecting call whose breaker was not open; `skip`: why it took no slot or turn, if so.
  */
-async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, attemptObs: AttemptObserver, callId: string, tool: ResolvedTool, args: unknown, attempt: number, warnings: string[], started: number, progress: CallProgress | undefined, callKey: CallKey, wantClaim: boolean, skip: GateSkip | undefined): Promise<AttemptResult> {
+async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, attemptObs: AttemptObserver, callId: string, tool: ResolvedTool, args: unknown, attempt: number, warnings: string[], started: number, progress: CallProgress, callKey: CallKey, wantClaim: boolean, skip: GateSkip | undefined): Promise<AttemptResult> {
   const scope = turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId };
   const breaker = breakerKey(tool);
   let streak: LoopStreak = NO_STREAK;
@@ -99,13 +101,13 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   try {
     // A call counts against its tool's budget once, at its first attempt of a tool under that
     // budget that gets this far (one refused by a cap or a rate limit before it did not count).
-    budget = progress && deps.guards.budgets?.of(tool);
-    if (budget && progress!.budgetsCounted.has(budget.id)) budget = undefined;
+    budget = deps.guards.budgets?.of(tool);
+    if (budget && progress.budgetsCounted?.has(budget.id)) budget = undefined;
     let begun = deps.store.beginAttempt({ scope, op, claim: wantClaim ? { key: callKey.value, leaseMs: tool.timeoutMs + LEASE_MARGIN_MS, owner } : undefined, budget });
     if (begun instanceof Promise) begun = await begun;
     if (begun.overBudget) return failedBefore(attemptObs, callId, tool, overBudget(tool, budget!), attempt, started, warnings);
     if (begun.budgetLeft !== undefined) {
-      progress!.budgetsCounted.add(budget!.id);
+      (progress.budgetsCounted ??= new Set()).add(budget!.id);
       deps.guards.budgets!.counted(scope, budget!, begun.budgetLeft);
       budgetWarning(tool, budget!, begun.budgetLeft, warnings);
     }
@@ -123,7 +125,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     const left = budget && deps.guards.budgets!.countHere(scope, budget);
     if (left !== undefined && left < 0) return failedBefore(attemptObs, callId, tool, overBudget(tool, budget!), attempt, started, warnings);
     if (left !== undefined) {
-      progress!.budgetsCounted.add(budget!.id);
+      (progress.budgetsCounted ??= new Set()).add(budget!.id);
       budgetWarning(tool, budget!, left, warnings);
     }
   }
@@ -134,7 +136,8 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     obs.loopStop(attempt, message);
     throw new HardError(status.ABORTED, 'LOOP_DETECTED', message);
   }
-  if (streak.failed && streak.count >= tool.loop.failureBlock) {
+  // A retry of this call after it failed here was let in already: its own failures are not the model's repeats.
+  if (streak.failed && streak.count >= tool.loop.failureBlock && progress.lastFailure?.op !== op) {
     if (claimed) await releaseClaim(deps, scope, op, callKey.value, owner);
     return failedBefore(attemptObs, callId, tool, refused(ErrorKind.LOOP_BLOCKED, `this exact call failed the same way ${streak.count} times in a row; dispatch refused to run it again`), attempt, started, warnings);
   }
@@ -214,13 +217,17 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   const memory = failed ? undefined : { entry: memoryEntry(tool.name, canonicalArgs, text, tool.spec.skipRedaction), max: deps.limits.maxMemoryEntries, ttlSeconds: MEMORY_TTL_SECONDS };
   // A cancelled attempt is no repeat of the call (its client, or its wave, gave up): no loop record.
   const cancelled = error?.kind === ErrorKind.CANCELLED;
+  const record = cancelled ? undefined : loopRecordOf(result.output, error);
+  // A retry failing as the call's last attempt did is the same call failing once more, not the
+  // model repeating it: recorded once, so one call does not warn, nor block the next.
+  const repeated = sameFailure(progress, op, record, failed);
   let spillKept = false;
   if (!storeDown) {
     try {
-      let after = deps.store.finishAttempt({ scope, op, record: cancelled ? undefined : { result: loopRecordOf(result.output, error), failed, window: deps.limits.loopWindow }, idempotency, spill, memory });
+      let after = deps.store.finishAttempt({ scope, op, record: record === undefined || repeated ? undefined : { result: record, failed, window: deps.limits.loopWindow }, idempotency, spill, memory });
       if (after instanceof Promise) after = await after;
       spillKept = after.spillRefused !== true;
-      if (!cancelled && addLoopWarning(after.streak, tool, obs, attempt, warnings)) result.warnings = [...warnings];
+      if (!cancelled && !repeated && addLoopWarning(after.streak, tool, obs, attempt, warnings)) result.warnings = [...warnings];
     } catch (storeError) {
       deps.logger.warn('store write after attempt failed; memory and loop record dropped', { tool: tool.name, error: (storeError as Error).message });
     }
@@ -277,16 +284,4 @@ const NO_NOTES: readonly string[] = [];
 function countsForBreaker(error: DispatchError): boolean {
   if (error.kind === ErrorKind.TIMEOUT || error.kind === ErrorKind.UNAVAILABLE || error.kind === ErrorKind.UNEXPECTED) return true;
   return error.kind === ErrorKind.TOOL_ERROR && (error.httpStatus === undefined || error.httpStatus >= 500);
-}
-
-/** Adds the loop warning the streak calls for, if any; true when it did. */
-function addLoopWarning(streak: LoopStreak, tool: ResolvedTool, obs: CallObserver, attempt: number, warnings: string[]): boolean {
-  const threshold = streak.failed ? tool.loop.failureWarn : tool.loop.warn;
-  if (streak.count < threshold) return false;
-  const message = streak.failed
-    ? `loop warning: this call has failed the same way ${streak.count} times in a row; change the arguments or the approach`
-    : `loop warning: ${tool.name} returned the same result ${streak.count} times in a row for the same input; use the result you have or change the approach`;
-  warnings.push(message);
-  obs.loopWarning(attempt, message);
-  return true;
 }

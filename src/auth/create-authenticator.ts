@@ -19,6 +19,10 @@ const unauthenticated = (message: string) => new RpcError(grpc.status.UNAUTHENTI
 function bearerToken(call: ServerSurfaceCall): string | undefined {
   const values = call.metadata.get('authorization');
   if (values.length === 0) return undefined;
+  // Never true over the network: Node's HTTP/2 server keeps only the first of repeated
+  // `authorization` header fields (gRPC core sends each value as its own), so the first decides
+  // and a second is never seen (docs/security.md, test/security/repeated-authorization.test.ts).
+  // Kept for a caller that hands the authenticator Metadata holding two.
   if (values.length > 1) throw unauthenticated('more than one authorization header was sent');
   const match = typeof values[0] === 'string' ? BEARER.exec(values[0]) : null;
   if (!match) throw unauthenticated('the authorization metadata must be "Bearer <token>"');

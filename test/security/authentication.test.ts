@@ -47,12 +47,13 @@ describe('with bearer tokens configured', () => {
     }
   });
 
-  test('a header joining a valid token with another (as HTTP/2 joins repeated headers) is refused', async () => {
+  test('a header joining a valid token with another (as HTTP/2 joins most repeated headers, or a proxy may) is refused', async () => {
     const s = await statusOf(app.registry.listTools({}, { metadata: { authorization: `Bearer ${ALL.token}, Bearer other` } }));
     expect(s.code).toBe(grpc.status.UNAUTHENTICATED);
   });
 
-  test('two authorization values are refused even when one is valid', () => {
+  // Over the network a second value never arrives (test/security/repeated-authorization.test.ts).
+  test('two authorization values handed to the authenticator are refused even when one is valid', () => {
     const metadata = new grpc.Metadata();
     metadata.add('authorization', `Bearer ${ALL.token}`);
     metadata.add('authorization', 'Bearer other');

@@ -3,8 +3,8 @@ import { buildApp, PLUGINS, type PluginFactory } from '../app';
 import { ConfigError, loadConfig } from '../config';
 import { createLogger } from '../log';
 import { logLevelFromEnv } from '../log/logger';
-import { DAEMON_ENV, unknownDaemonEnv } from './dispatchd-env';
 import { projectRoot } from '../server';
+import { DAEMON_ENV, unknownDaemonEnv } from './dispatchd-env';
 import { isLoopback, parseDaemonOptions } from './dispatchd-options';
 
 const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;

@@ -2,7 +2,7 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../../errors';
-import { fromTransportError } from '../http-errors';
+import { fromTransportError, parseRetryAfter } from '../http-errors';
 import { answerTooLargeBound } from './mcp-answer-stand-in';
 
 /** A classified MCP failure, and whether the connection should be replaced because of it. */
@@ -35,6 +35,22 @@ export function answerTooLargeError(server: string, maxBytes: number, cause?: un
 /** An event of the server's GET stream exceeded the bound on what is read: the stream is dropped. */
 export function eventTooLargeError(server: string, maxBytes: number): Error {
   return new Error(`an event of MCP server "${server}" exceeded ${maxBytes} bytes (limits.max_tool_output_chars x 4); it was not read`);
+}
+
+/**
+ * The server answered a POST with HTTP 429: as an HTTP tool's 429 (fromHttpStatus), a refusal to
+ * run at all (BEFORE, a side-effecting call's claim given back), retried after `retryAfter` (the
+ * Retry-After header, at most 60 s). Thrown by the fetch (createRequestScopedFetch), which alone
+ * sees the header; the SDK hands it to the call as it is. Not a fault of the server: no breaker
+ * counts it (a TOOL_ERROR below 500) and the connection stays.
+ */
+export function rateLimitedError(server: string, retryAfter: string | null): DispatchError {
+  return new DispatchError(ErrorKind.TOOL_ERROR, `MCP server "${server}" answered HTTP 429 (too many requests); the call was not executed`, {
+    phase: 'before',
+    recoverable: true,
+    httpStatus: 429,
+    retryAfterMs: parseRetryAfter(retryAfter),
+  });
 }
 
 /** The server answered the call with `isError`: the tool ran and reported a failure. */
@@ -73,9 +89,11 @@ export function classifyMcpError(error: unknown, server: string, target: string)
       // wrong content type, as -1): the server may have run the tool.
       return { error: new DispatchError(ErrorKind.UNAVAILABLE, `MCP server "${server}" answered in a way that could not be read: ${error.message}`, { phase: 'during', recoverable: true, cause: error }), broken: true };
     }
+    // A 408 is the server giving up waiting for the request (as a 504 is a gateway's): transient.
+    // A 429 to a POST is rateLimitedError, thrown by the fetch.
     const during = status >= 500;
     return {
-      error: new DispatchError(ErrorKind.UNAVAILABLE, `MCP server "${server}" answered HTTP ${status} to the request`, { phase: during ? 'during' : 'before', recoverable: during, cause: error, httpStatus: status }),
+      error: new DispatchError(ErrorKind.UNAVAILABLE, `MCP server "${server}" answered HTTP ${status} to the request`, { phase: during ? 'during' : 'before', recoverable: during || status === 408 || status === 429, cause: error, httpStatus: status }),
       broken: during,
     };
   }

@@ -3,7 +3,7 @@ import { linkAbort } from './mcp-abort-link';
 import { DEFAULT_MAX_ANSWER_BYTES } from './mcp-answer-bound';
 import { answerTooLargeResponse, requestIdOf } from './mcp-answer-stand-in';
 import { boundedResponse, type Overflow } from './mcp-bounded-body';
-import { answerTooLargeError, eventTooLargeError } from './mcp-errors';
+import { answerTooLargeError, eventTooLargeError, rateLimitedError } from './mcp-errors';
 
 /** Options of {@link createRequestScopedFetch}. */
 export interface RequestScopedFetchOptions {
@@ -30,6 +30,9 @@ export interface RequestScopedFetchOptions {
  * connection stays. Without a request id (or with an error status) the body fails with
  * answerTooLargeError. An event past it on the GET stream fails that stream (eventTooLargeError),
  * which the connection takes as a lost stream.
+ *
+ * A POST answered HTTP 429 fails with rateLimitedError (its Retry-After, which the SDK's error
+ * leaves out, read here); the SDK hands what its fetch throws to the request as it is.
  *
  * The signal: the transport passes one, alive as long as the connection, to every request. Node's
  * fetch (undici 6, bundled with Node 20) adds an abort listener to it per request and removes it
@@ -72,6 +75,10 @@ export function createRequestScopedFetch(base: FetchLike = fetch, options: Reque
     };
     try {
       const response = await base(url, { ...init, signal: link.signal });
+      if (post && response.status === 429) {
+        await response.body?.cancel().catch(() => undefined);
+        throw rateLimitedError(server, response.headers.get('retry-after'));
+      }
       return boundedResponse(response, maxBytes, overflow, release, (end) => (stop = end));
     } catch (error) {
       release();

@@ -1,0 +1,70 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
+import { DispatchError } from '../../src/errors';
+import { createMcpConnection, parseMcpServers, type McpConnection } from '../../src/executors/mcp';
+import { SILENT_LOGGER } from '../../src/log';
+import { decideRetry } from '../../src/pipeline/retry-policy';
+
+// A Streamable HTTP MCP server that answers a call HTTP 429 refused it before running it, as an
+// HTTP tool's 429 does: recoverable, BEFORE, retried after its Retry-After. It was UNAVAILABLE,
+// not recoverable, Retry-After unread: never retried. A 408 (the server gave up waiting for the
+// request) is transient too. A real HTTP server on loopback, speaking MCP with JSON answers.
+
+jest.setTimeout(20_000);
+
+/** Answers initialize and tools/list; a call to tool `status_<code>` gets that HTTP status. */
+function startServer(): Promise<Server> {
+  const server = createServer((req, res) => {
+    if (req.method !== 'POST') return void res.writeHead(405).end();
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      const message = JSON.parse(body) as { id?: number; method: string; params: { name?: string; protocolVersion?: string } };
+      if (message.id === undefined) return void res.writeHead(202).end();
+      const reply = (result: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
+      if (message.method === 'initialize') return reply({ protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'limited', version: '1' } });
+      if (message.method === 'tools/list') return reply({ tools: ['status_429', 'status_408', 'echo'].map((name) => ({ name, inputSchema: { type: 'object' } })) });
+      const status = /^status_(\d+)$/.exec(message.params.name ?? '');
+      if (status) return void res.writeHead(Number(status[1]), { 'retry-after': '2', 'content-type': 'text/plain' }).end('slow down');
+      reply({ content: [{ type: 'text', text: 'echoed' }] });
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+let server: Server;
+let c: McpConnection;
+beforeAll(async () => {
+  server = await startServer();
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  c = createMcpConnection(parseMcpServers([{ name: 'limited', url }], 'test.yaml')[0]!, { logger: SILENT_LOGGER, onTools: () => undefined });
+  await c.start();
+});
+afterAll(async () => {
+  await c.close();
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+});
+
+const call = (tool: string) => c.call(tool, {}, { signal: new AbortController().signal, deadline: Date.now() + 5_000 });
+const failure = (tool: string) => call(tool).then(() => undefined, (error: unknown) => error as DispatchError);
+const policy = { maxAttempts: 3, initialBackoffMs: 100, maxBackoffMs: 1_000, multiplier: 2, jitter: 0 };
+
+test('HTTP 429: recoverable, before the tool ran, retried after Retry-After, the connection kept', async () => {
+  const error = await failure('status_429');
+  expect(error).toBeInstanceOf(DispatchError);
+  expect(error).toMatchObject({ kind: ErrorKind.TOOL_ERROR, phase: 'before', recoverable: true, httpStatus: 429, retryAfterMs: 2_000 });
+  expect(error!.message).toBe('MCP server "limited" answered HTTP 429 (too many requests); the call was not executed');
+  // Even a side-effecting tool's call is retried: nothing ran.
+  expect(decideRetry({ error: error!, readOnly: false, attempt: 1, policy })).toMatchObject({ retry: true, delayMs: 2_000 });
+  expect(c.connected()).toBe(true);
+  expect(await call('echo')).toMatchObject({ content: [{ text: 'echoed' }] });
+});
+
+test('HTTP 408: transient', async () => {
+  const error = await failure('status_408');
+  expect(error).toMatchObject({ kind: ErrorKind.UNAVAILABLE, recoverable: true, httpStatus: 408 });
+  expect(decideRetry({ error: error!, readOnly: true, attempt: 1, policy })).toMatchObject({ retry: true });
+  expect(c.connected()).toBe(true);
+});

@@ -43,6 +43,16 @@ describe('a worker dying mid-call', () => {
     expect(only.assignments).toHaveLength(1);
   });
 
+  it("a read-only call whose worker died is not told it may have taken effect (a read has no effect to check)", async () => {
+    let once!: TestWorker;
+    once = await t.worker({ id: 'once', tools: [{ ...readOnly, name: 'w_once', retry: { maxAttempts: 1 } }], answer: dieOnAssignment(() => once) });
+    const result = await call(t, 'w_once');
+    expect(result.error?.kind).toBe(ErrorKind.UNAVAILABLE);
+    expect(result.error?.message).toMatch(/^worker "once" hosting "w_once" .* while running the call$/);
+    expect(result.error?.suggestion).not.toMatch(/may or may not have taken effect/);
+    expect(JSON.parse(result.output)).toMatchObject({ kind: 'UNAVAILABLE', attempts: 1 });
+  });
+
   it('does not retry a side-effecting call, and an identical re-call reports OUTCOME_UNKNOWN', async () => {
     let first!: TestWorker;
     first = await t.worker({ id: 'first', tools: [writing], answer: dieOnAssignment(() => first) });

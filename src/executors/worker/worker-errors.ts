@@ -1,5 +1,5 @@
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
-import { DispatchError, MAY_HAVE_RUN } from '../../errors';
+import { DispatchError } from '../../errors';
 
 /** The link to other replicas (Redis) is down: no worker could be reached, nothing ran. */
 export function relayDown(cause: unknown): DispatchError {
@@ -15,13 +15,13 @@ export function noWorkerError(tool: string): DispatchError {
   });
 }
 
-/** The worker holding an assignment disconnected or went silent: the outcome is unknown. */
+/**
+ * The worker holding an assignment disconnected or went silent: the outcome is unknown. A
+ * side-effecting call's result then says it may have taken effect, and is not recoverable (the
+ * pipeline decides both, sideEffectFailure); a read-only one may simply be called again.
+ */
 export function workerGoneError(tool: string, workerId: string, why: string): DispatchError {
-  return new DispatchError(ErrorKind.UNAVAILABLE, `worker "${workerId}" hosting "${tool}" ${why} while running the call`, {
-    phase: 'during',
-    recoverable: true,
-    suggestion: MAY_HAVE_RUN,
-  });
+  return new DispatchError(ErrorKind.UNAVAILABLE, `worker "${workerId}" hosting "${tool}" ${why} while running the call`, { phase: 'during', recoverable: true });
 }
 
 /** The worker answered the assignment with an error: the tool ran and said no. */

@@ -25,13 +25,14 @@ const lostDefaults = (properties: unknown): [string, Schema][] =>
   isObject(properties) ? Object.entries(properties).filter((entry): entry is [string, Schema] => isObject(entry[1]) && Object.hasOwn(entry[1], 'default') && ajvWouldLose(entry[0], entry[1].default)) : [];
 
 /**
- * The schema Ajv compiles: `schema` itself, or a copy in which each default Ajv would lose is moved
+ * The schema Ajv compiles: the indexed schema itself, or a copy in which each default Ajv would lose is moved
  * to the `dispatch:ownDefaults` keyword of the schema holding the `properties`, which fills it as
- * an own data property (see `useOwnDefaults`). Throws when `schema` uses that keyword itself.
+ * an own data property (see `useOwnDefaults`). Throws when the schema uses that keyword itself.
  */
-export function withOwnDefaults(schema: Schema): Schema {
+export function withOwnDefaults(index: SchemaIndex): Schema {
+  const schema = index.root;
   let lost = false;
-  for (const at of new SchemaIndex(schema).schemas()) {
+  for (const at of index.schemas()) {
     if (Object.hasOwn(at, OWN_DEFAULTS)) throw new Error(`the keyword "${OWN_DEFAULTS}" is reserved`);
     lost ||= lostDefaults(at.properties).length > 0;
   }

@@ -5,7 +5,9 @@ import { refuseUnknownFormats } from './known-formats';
 import { useOwnDefaults, withOwnDefaults } from './own-defaults';
 import { leasePatterns, type LeaseOptions } from './pattern-pool';
 import { refusedDefault } from './schema-defaults';
+import { refLoop } from './ref-loops';
 import { checkSchemaCost } from './schema-cost';
+import { SchemaIndex } from './schema-index';
 import { useLinearUniqueItems } from './unique-items';
 
 /** Compiles tool input schemas: draft 2020-12, defaults applied, no remote references. */
@@ -76,9 +78,12 @@ export function createSchemaCompiler(maxSchemaBytes: number): SchemaCompiler {
       useOwnDefaults(ajv);
       try {
         meta.validateSchema(schema as object, true);
-        const compiled = withOwnDefaults(schema as Record<string, unknown>);
+        const index = new SchemaIndex(schema as Record<string, unknown>);
+        const loop = refLoop(index);
+        if (loop) throw new Error(loop);
+        const compiled = withOwnDefaults(index);
         const validate = ajv.compile(compiled);
-        checkSchemaCost(schema as Record<string, unknown>);
+        checkSchemaCost(schema as Record<string, unknown>, index);
         const refused = refusedDefault(ajv, schema as Record<string, unknown>, compiled);
         if (refused) throw new Error(refused);
         return { schema: schema as Record<string, unknown>, validate, release: patterns.commit() };

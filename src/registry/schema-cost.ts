@@ -163,8 +163,7 @@ const most = (base: number, extras: Iterable<number>) => {
  * subschemas each reach a different part (trees) stay at their count per value, and two reaching
  * the same part double it per level. Counted level by level until nothing changes.
  */
-export function checkSchemaCost(root: Schema): void {
-  const index = new SchemaIndex(root);
+export function checkSchemaCost(root: Schema, index = new SchemaIndex(root)): void {
   const nodes = reachable(root, index);
   let below = new Map<object, number>(nodes.map((node) => [node.schema, node.count]));
   for (let depth = 1; depth <= MAX_ARGUMENT_DEPTH; depth++) {

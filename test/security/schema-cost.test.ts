@@ -101,3 +101,12 @@ test('the 2020-12 $dynamicRef recursion and a schema with $refs in examples and 
   const results = (await app.dispatch.dispatch({ sessionId: 'd', calls }, bearer(A.token))).results;
   expect(results.map((r) => r.isError)).toEqual([false, true, false]);
 });
+
+// Found by the edge-case hunt: Ajv's own compile overflowed its stack on a schema that is only a
+// $ref to itself ('input_schema does not compile: Maximum call stack size exceeded').
+test('RegisterTools refuses a $ref to itself, naming the loop', async () => {
+  expect(await register('self', { $ref: '#/$defs/a', $defs: { a: { $ref: '#/$defs/a' } } })).toEqual({
+    code: grpc.status.INVALID_ARGUMENT,
+    details: 'tools[0] ("self"): input_schema does not compile: the $ref chain #/$defs/a -> #/$defs/a comes back where it started: each passes the same value on to the next, so validating would never end',
+  });
+});

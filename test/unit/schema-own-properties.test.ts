@@ -35,6 +35,10 @@ test('defaults Ajv would lose are filled as own properties, nested too, each cal
   expect(JSON.stringify(compiler.compile(schema).schema)).toBe(schema);
 });
 
+test('those defaults are filled before required and the rest look at the object', () => {
+  expect(validated('{"properties":{"toString":{"default":"d"}},"required":["toString"],"minProperties":1}', '{}')).toEqual({ valid: true, value: '{"toString":"d"}', errors: [] });
+});
+
 test('like the other defaults, none is filled under anyOf, oneOf or not', () => {
   expect(validated('{"anyOf":[{"properties":{"toString":{"default":"d"}}}]}', '{}')).toEqual({ valid: true, value: '{}', errors: [] });
 });

@@ -55,3 +55,6 @@ export class DispatchError extends Error {
 export function kindName(kind: ErrorKind): string {
   return ErrorKind[kind] ?? 'UNEXPECTED';
 }
+
+/** An HTTP status that says the tool's server is in trouble (5xx), or timed out waiting (408): transient, and a sign of its health. */
+export const serverTrouble = (httpStatus: number): boolean => httpStatus >= 500 || httpStatus === 408;

@@ -1,5 +1,5 @@
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
-import { kindName } from '../errors';
+import { kindName, serverTrouble } from '../errors';
 import { canonicalJson } from '../json';
 import { retryTreeReflector, type Failure, type Reflection, type Reflector } from '../pipeline';
 
@@ -32,7 +32,7 @@ export function fallbackFor({ tool, error }: Failure): string | undefined {
     case ErrorKind.TIMEOUT:
       return tool.readOnly ? fallback : undefined;
     case ErrorKind.TOOL_ERROR:
-      return error.httpStatus !== undefined && error.httpStatus >= 500 ? fallback : undefined;
+      return error.httpStatus !== undefined && serverTrouble(error.httpStatus) ? fallback : undefined;
     default:
       return undefined;
   }

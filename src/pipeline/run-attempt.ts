@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { status } from '@grpc/grpc-js';
 import { ErrorKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
-import { DispatchError, HardError, kindName } from '../errors';
+import { DispatchError, HardError, kindName, serverTrouble } from '../errors';
 import { canonicalJson } from '../json';
 import type { ResolvedTool } from '../registry';
 import { newResultHandle, NO_STREAK, StoreUnavailableError, type ClaimOutcome, type FinishAttempt, type LoopStreak, type SessionBudget, type SessionScope } from '../store';
@@ -280,8 +280,8 @@ function postHookNotes(deps: PipelineDeps, input: PostHookInput): readonly strin
 
 const NO_NOTES: readonly string[] = [];
 
-/** Failures that count against a breaker: timeouts, transport errors, crashes and 5xx. */
+/** Failures that count against a breaker: timeouts, transport errors, crashes, 5xx and 408. */
 function countsForBreaker(error: DispatchError): boolean {
   if (error.kind === ErrorKind.TIMEOUT || error.kind === ErrorKind.UNAVAILABLE || error.kind === ErrorKind.UNEXPECTED) return true;
-  return error.kind === ErrorKind.TOOL_ERROR && (error.httpStatus === undefined || error.httpStatus >= 500);
+  return error.kind === ErrorKind.TOOL_ERROR && (error.httpStatus === undefined || serverTrouble(error.httpStatus));
 }

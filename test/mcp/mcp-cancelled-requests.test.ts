@@ -35,6 +35,7 @@ test('aborted and timed-out calls leave no socket open, and the connection still
   await c.start();
   expect(c.connected()).toBe(true);
   const baseline = socketsTo(server.port);
+  const requests = c.diagnostics().transportOpenRequests;
 
   for (let i = 0; i < CALLS; i++) {
     const abort = new AbortController();
@@ -46,6 +47,7 @@ test('aborted and timed-out calls leave no socket open, and the connection still
   await expect(c.call('slow', { ms: 600_000 }, { signal: new AbortController().signal, deadline: Date.now() })).rejects.toThrow(/did not answer in time/);
 
   await eventually(() => socketsTo(server.port) <= baseline, 3_000, `sockets back to ${baseline} (${socketsTo(server.port)} open)`);
+  expect(c.diagnostics().transportOpenRequests).toBeLessThanOrEqual(requests);
   expect(c.connected()).toBe(true);
   const answer = await c.call('echo', { text: 'still here' }, { signal: new AbortController().signal, deadline: Date.now() + 5_000 });
   expect(JSON.stringify(answer)).toContain('still here');

@@ -18,7 +18,7 @@ export async function dispatchSequential(deps: PipelineDeps, turn: TurnContext, 
       obs.end(result);
       results.push(result);
     } catch (error) {
-      const hard = turnError(error, turn.deadline);
+      const hard = turnError(error, turn.deadline, turn.shutdown);
       obs.end(undefined, hard instanceof HardError ? hard.reason : 'INTERNAL');
       throw hard;
     }

@@ -33,6 +33,11 @@ export interface TurnContext {
   readonly signal: TurnSignal;
   /** Epoch ms of the RPC deadline, or Infinity. */
   readonly deadline: number;
+  /**
+   * Fires when dispatchd's drain grace period ends: a cancellation after it is shutdown's
+   * (SHUTTING_DOWN), not the client's (see turnError).
+   */
+  readonly shutdown?: TurnSignal;
   readonly offeredTools?: ReadonlySet<string>;
   readonly interactive: boolean;
   readonly observer: TurnObserver;

@@ -1,4 +1,5 @@
 import { HardError } from '../errors';
+import type { TurnSignal } from './signals';
 
 /**
  * A cancellation this close to the turn's deadline is the deadline's. A deadline timer may fire a
@@ -14,18 +15,20 @@ const decided = new WeakSet<object>();
 
 /**
  * The hard error a turn ends with: a cancellation within {@link DEADLINE_SLACK_MS} of the turn's
- * `deadline` (epoch ms) is the deadline's (DEADLINE_EXCEEDED), anything else stays as it is. The
+ * `deadline` (epoch ms) is the deadline's (DEADLINE_EXCEEDED), one once `shutdown` has fired is
+ * shutdown's (UNAVAILABLE SHUTTING_DOWN: clients retry it), anything else stays as it is. The
  * calls the error ended and the turn itself are told the same reason: the first look decides, and
  * an error it returned is returned unchanged (the clock may cross the slack between two looks).
  * Runs on the error path alone.
  */
-export function turnError(error: unknown, deadline: number): unknown {
+export function turnError(error: unknown, deadline: number, shutdown?: TurnSignal): unknown {
   if (!(error instanceof HardError) || error.reason !== 'CANCELLED' || decided.has(error)) return error;
-  if (Date.now() + DEADLINE_SLACK_MS < deadline) {
+  const byDeadline = Date.now() + DEADLINE_SLACK_MS >= deadline;
+  if (!byDeadline && !shutdown?.aborted) {
     decided.add(error);
     return error;
   }
-  const hard = HardError.deadline();
+  const hard = byDeadline ? HardError.deadline() : HardError.shuttingDown();
   hard.unwound = error.unwound;
   decided.add(hard);
   return hard;

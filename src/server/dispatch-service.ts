@@ -126,6 +126,7 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
       turn: request.turn,
       signal: scope.signal,
       deadline,
+      shutdown: options.shutdown,
       offeredTools: request.offeredTools.length > 0 ? new Set(request.offeredTools) : undefined,
       interactive: request.interactive,
       observer,
@@ -141,9 +142,8 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
       const response: DispatchResponse = { $typeName: 'dispatch.v1.DispatchResponse', results };
       return response;
     } catch (error) {
-      // The dispatchers decided it already for the calls they ended; the turn gets the same, but
-      // for a cancellation by shutdown (the calls' events say CANCELLED, the RPC SHUTTING_DOWN).
-      const hard = shutdownError(turnError(error, deadline), call);
+      // The dispatchers decided it already for the calls they ended; the turn gets the same.
+      const hard = turnError(error, deadline, call.cancelled ? undefined : options.shutdown);
       const reason = hard instanceof HardError ? hard.reason : 'INTERNAL';
       // The turn ends after the events of the calls the error aborted (a parallel turn's siblings).
       const unwound = hard instanceof HardError ? hard.unwound : undefined;
@@ -155,14 +155,6 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
       call.removeListener('cancelled', abort);
       unsubscribe();
     }
-  }
-
-  /** A cancellation that shutdown caused, not the client, is {@link HardError.shuttingDown}. */
-  function shutdownError(error: unknown, call: grpc.ServerUnaryCall<DispatchRequest, DispatchResponse>): unknown {
-    if (!(error instanceof HardError) || error.reason !== 'CANCELLED' || !options.shutdown.aborted || call.cancelled) return error;
-    const hard = HardError.shuttingDown();
-    hard.unwound = error.unwound;
-    return hard;
   }
 
   async function readResult(request: ReadResultRequest, call: grpc.ServerUnaryCall<ReadResultRequest, ReadResultResponse>): Promise<ReadResultResponse> {

@@ -49,8 +49,8 @@ export function createParallelDispatcher(options: WaveOptions = {}): ParallelDis
       }
       return results;
     } catch (error) {
-      // A cancellation by the turn's deadline ends its calls DEADLINE_EXCEEDED, as it ends the turn.
-      const hard = turnError(error, turn.deadline);
+      // A cancellation by the turn's deadline or by shutdown ends its calls as it ends the turn.
+      const hard = turnError(error, turn.deadline, turn.shutdown);
       const reason = hard instanceof HardError ? hard.reason : 'INTERNAL';
       const unwound = Promise.all(trackers.map((tracker) => tracker.fail(reason)));
       // The turn ends (TURN_END) and gives back its admission place after its calls' last events,

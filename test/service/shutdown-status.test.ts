@@ -1,10 +1,13 @@
 import { status, type ServiceError } from '@grpc/grpc-js';
 import { DispatchMode } from '../../gen/dispatch/v1/dispatch_pb';
+import { NOOP_OBSERVER, type CallObserver, type Observer } from '../../src/pipeline';
+import { createParallelDispatcher } from '../../src/waves';
 import { errorReason } from '../guards/helpers';
-import { startApp, startToolServer, type ToolServer } from '../helpers/servers';
+import { startDispatch, startToolServer, type ToolServer } from '../helpers/servers';
 
 // A Dispatch still running when the drain grace period ends is cut by dispatchd, not by its client:
-// it ends UNAVAILABLE (clients retry it, on another replica), not CANCELLED (they do not).
+// it ends UNAVAILABLE (clients retry it, on another replica), not CANCELLED (they do not), and so
+// do the calls it cut short (their events, spans and call counts).
 
 jest.setTimeout(20_000);
 
@@ -22,13 +25,28 @@ tools:
     http: { url: "${tools.url}/hang" }
 `;
 
+/** An observer recording how each call and the turn ended. */
+function endings(): { observer: Observer; ends: string[] } {
+  const ends: string[] = [];
+  const noopCall = NOOP_OBSERVER.turn({ tenant: '', sessionId: '', turn: 0, callCount: 0 }).call({ toolCallId: '', tool: '', arguments: '' });
+  const observer: Observer = {
+    turn: () => ({
+      call: (info): CallObserver => ({ ...noopCall, end: (_result, hardError) => void ends.push(`${info.toolCallId} ${hardError}`) }),
+      end: (hardError) => void ends.push(`turn ${hardError}`),
+    }),
+    breakerState() {},
+  };
+  return { observer, ends };
+}
+
 test.each([
-  ['sequential', DispatchMode.SEQUENTIAL, 1],
-  ['parallel', DispatchMode.PARALLEL, 2],
-])('a %s turn running when the grace period ends is UNAVAILABLE SHUTTING_DOWN', async (_name, mode, count) => {
-  const d = await startApp(yaml());
+  ['sequential', DispatchMode.SEQUENTIAL, ['c0']],
+  ['parallel', DispatchMode.PARALLEL, ['c0', 'c1']],
+])('a %s turn running when the grace period ends is UNAVAILABLE SHUTTING_DOWN, and so are its calls', async (_name, mode, ids) => {
+  const { observer, ends } = endings();
+  const d = await startDispatch(yaml(), { observer }, { parallel: createParallelDispatcher() });
   try {
-    const calls = Array.from({ length: count }, (_, i) => ({ id: `c${i}`, name: 'hang', arguments: '{}' }));
+    const calls = ids.map((id) => ({ id, name: 'hang', arguments: JSON.stringify({ id }) }));
     const pending = d.dispatch.dispatch({ sessionId: 's', mode, calls }).then(() => undefined, (error: ServiceError) => error);
     await new Promise((r) => setTimeout(r, 300));
     await d.server.shutdown(300);
@@ -36,6 +54,7 @@ test.each([
     expect(error?.code).toBe(status.UNAVAILABLE);
     expect(error?.details).toBe('dispatchd is shutting down; retry (another replica will take the call)');
     expect(errorReason(error)).toBe('SHUTTING_DOWN');
+    expect(ends.sort()).toEqual([...ids.map((id) => `${id} SHUTTING_DOWN`), 'turn SHUTTING_DOWN']);
   } finally {
     await d.close();
   }

@@ -18,7 +18,12 @@ const problem = (server: string) => {
 // Node fires a timer longer than 2^31 - 1 ms after 1 ms, and an imported tool's timeout above
 // 2^32 - 1 failed every ListTools (INTERNAL, "Error serializing response").
 describe('mcp_servers timer keys', () => {
-  it.each(['timeout_ms', 'connect_timeout_ms', 'ping_timeout_ms', 'reconnect_wait_ms'])('refuses %s above 2^31 - 1, naming the key', (key) => {
+  it("refuses timeout_ms above 2^32 - 1 (each imported tool's 32-bit timeout; the pipeline holds its timers to 2^31 - 1), naming the key", () => {
+    expect(problem('timeout_ms: 4294967295')).toBe('accepted');
+    expect(problem('timeout_ms: 4294967296')).toBe(`dispatch.yaml: mcp_servers[0].timeout_ms: must be at most 4294967295 (milliseconds; it becomes each imported tool's timeout_ms, a 32-bit field), got 4294967296`);
+  });
+
+  it.each(['connect_timeout_ms', 'ping_timeout_ms', 'reconnect_wait_ms'])('refuses %s above 2^31 - 1, naming the key', (key) => {
     expect(problem(`${key}: 2147483647`)).toBe('accepted');
     expect(problem(`${key}: 2147483648`)).toBe(`dispatch.yaml: mcp_servers[0].${key}: must be at most 2147483647 (milliseconds; Node runs longer timers at once), got 2147483648`);
     expect(problem(`${key}: 5000000000`)).toBe(`dispatch.yaml: mcp_servers[0].${key}: must be at most 2147483647 (milliseconds; Node runs longer timers at once), got 5000000000`);
@@ -37,6 +42,6 @@ describe('mcp_servers timer keys', () => {
     writeFileSync(file, 'mcp_servers:\n  - { name: r, command: [node, server.js], timeout_ms: 5000000000 }\n');
     const { code, stderr } = await runDaemon(['--listen', '127.0.0.1:0', '--config', file]);
     expect(code).not.toBe(0);
-    expect(stderr).toContain(`${file}: mcp_servers[0].timeout_ms: must be at most 2147483647`);
+    expect(stderr).toContain(`${file}: mcp_servers[0].timeout_ms: must be at most 4294967295`);
   });
 });

@@ -48,6 +48,8 @@ const PREFIX = /^[A-Za-z0-9_.:-]{0,64}$/;
 const TIMER = { max: MAX_TIMER_MS, why: 'Node runs longer timers at once' };
 /** A reconnection delay gets up to 20% jitter added (mcp-connection.ts): the jittered delay must still fit a timer. */
 const RECONNECT = { max: Math.floor(MAX_TIMER_MS / 1.2), why: 'Node runs longer timers at once, and a reconnection delay gets up to 20% jitter added' };
+/** A server's timeout_ms is its imported tools' timeout: a uint32 as any tool's (the pipeline holds its timers to MAX_TIMER_MS). */
+const TOOL_TIMEOUT = { max: 2 ** 32 - 1, why: "it becomes each imported tool's timeout_ms, a 32-bit field" };
 
 /** Parses and checks the `mcp_servers:` section; errors name the file, the path and the fix. */
 export function parseMcpServers(raw: readonly unknown[], file: string): McpServerConfig[] {
@@ -82,7 +84,7 @@ export function parseMcpServers(raw: readonly unknown[], file: string): McpServe
       headers: mapOf(e.headers, file, at('headers')),
       prefix,
       trusted: e.trusted === true,
-      timeoutMs: e.timeout_ms === undefined ? 0 : intOf(e.timeout_ms, 0, file, at('timeout_ms')),
+      timeoutMs: e.timeout_ms === undefined ? 0 : intOf(e.timeout_ms, 0, file, at('timeout_ms'), 1, TOOL_TIMEOUT),
       connectTimeoutMs: intOf(e.connect_timeout_ms, 10_000, file, at('connect_timeout_ms')),
       reconnectInitialMs,
       reconnectMaxMs,

@@ -11,6 +11,17 @@ function hint(format: string, known: readonly string[]): string {
 }
 
 /**
+ * Formats of JSON Schema 2020-12 that ajv-formats does not check: known, so never refused, and
+ * taken as annotations (any string passes), as the specification allows.
+ */
+const ANNOTATION_ONLY = ['idn-email', 'idn-hostname', 'iri', 'iri-reference'];
+
+/** Adds the standard formats ajv-formats lacks, as annotations (see ANNOTATION_ONLY). */
+export function addAnnotationFormats(ajv: Ajv2020): void {
+  for (const name of ANNOTATION_ONLY) ajv.addFormat(name, true);
+}
+
+/**
  * Makes a `format` Ajv does not know a compile error naming it and where it is. Strict mode stays
  * off (tool schemas carry keywords Ajv does not know), and without it Ajv ignored such a format:
  * `"format": "emial"` checked nothing. Ajv's own keyword does the rest.

@@ -1,7 +1,7 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { jsonDepth } from '../json';
-import { refuseUnknownFormats } from './known-formats';
+import { addAnnotationFormats, refuseUnknownFormats } from './known-formats';
 import { useOwnDefaults, withOwnDefaults } from './own-defaults';
 import { leasePatterns, type LeaseOptions } from './pattern-pool';
 import { refusedDefault } from './schema-defaults';
@@ -18,7 +18,17 @@ export interface SchemaCompiler {
    * until `release` is called (the tool removed or replaced); `lease` names the releases of the
    * tools it replaces, and whether the owner's pattern bound applies.
    */
-  compile(schemaText: string, owner?: string, lease?: LeaseOptions): CompiledSchema;
+  compile(schemaText: string, owner?: string, lease?: LeaseOptions, options?: CompileOptions): CompiledSchema;
+}
+
+/** How a schema is held to what dispatch cannot check. */
+export interface CompileOptions {
+  /**
+   * A `format` no one knows: refused (a typo in a tool written for dispatch), or taken as an
+   * annotation, checking nothing (a tool dispatch does not own: an MCP server's, or one another
+   * replica registered, which must load here as there). @default 'refuse'
+   */
+  readonly unknownFormats?: 'refuse' | 'annotate';
 }
 
 /** A compiled schema, and what gives back its patterns. */
@@ -43,8 +53,9 @@ export function createSchemaCompiler(maxSchemaBytes: number): SchemaCompiler {
   // Checks schemas against the meta-schema; compiles nothing else, so it keeps nothing per schema.
   const meta = new Ajv2020(AJV_OPTIONS);
   addFormats(meta);
+  addAnnotationFormats(meta);
   return {
-    compile(schemaText, owner = '', lease = {}) {
+    compile(schemaText, owner = '', lease = {}, options = {}) {
       const text = schemaText.trim() === '' ? '{"type":"object"}' : schemaText;
       if (Buffer.byteLength(text) > maxSchemaBytes) {
         throw new Error(`input_schema is ${Buffer.byteLength(text)} bytes, over the limit of ${maxSchemaBytes}`);
@@ -75,7 +86,8 @@ export function createSchemaCompiler(maxSchemaBytes: number): SchemaCompiler {
       // $id: a tree, a filter of nested nodes) resolves; alone in its Ajv, its $ids clash with none.
       const ajv = new Ajv2020({ ...AJV_OPTIONS, addUsedSchema: true, validateSchema: false, code: { regExp, optimize: false } });
       addFormats(ajv);
-      refuseUnknownFormats(ajv);
+      addAnnotationFormats(ajv);
+      if (options.unknownFormats !== 'annotate') refuseUnknownFormats(ajv);
       useLinearUniqueItems(ajv);
       useOwnDefaults(ajv);
       try {

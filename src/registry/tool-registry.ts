@@ -3,7 +3,7 @@ import { createLogger, type Logger } from '../log';
 import { createDestinationPolicy, type DestinationPolicy } from './destination-policy';
 import { MAX_PATTERNS_PER_TENANT, patternsOwned, type LeaseOptions } from './pattern-pool';
 import { resolveTool, type ResolvedTool } from './resolved-tool';
-import type { CompiledSchema, SchemaCompiler } from './schema-compiler';
+import type { CompiledSchema, CompileOptions, SchemaCompiler } from './schema-compiler';
 import { checkSpec } from './validate-spec';
 
 /** Why a registration was refused: a bad spec, a name that exists without `replace`, or the tenant's tool limit. */
@@ -40,9 +40,10 @@ export interface ToolRegistry {
    * Validates and compiles every spec first, then registers all or none. With `maxTools`, refuses
    * (code `limit`) before anything else when the tenant would own more tools than that; a spec
    * replacing one of its tools does not count again. A tenant's spec named as an operator's tool
-   * is refused (code `exists`), with `replace` too.
+   * is refused (code `exists`), with `replace` too. `unknownFormats` (see CompileOptions): an MCP
+   * server's tools take an unknown `format` as an annotation.
    */
-  register(specs: readonly ToolSpec[], options: { tenant: string; replace?: boolean; maxTools?: number }): ResolvedTool[];
+  register(specs: readonly ToolSpec[], options: { tenant: string; replace?: boolean; maxTools?: number; unknownFormats?: CompileOptions['unknownFormats'] }): ResolvedTool[];
   /** The operator's tool of that name, else the tenant's own. */
   lookup(tenant: string, name: string): ResolvedTool | undefined;
   list(tenant: string): ResolvedTool[];
@@ -180,13 +181,13 @@ export function createToolRegistry(
    * back). The patterns only the tools they replace hold do not count for the tenant; the tenant's
    * pattern bound applies to `local` registrations only.
    */
-  function compileAll(specs: readonly ToolSpec[], tenant: string, replace: boolean, local: boolean): ResolvedTool[] {
+  function compileAll(specs: readonly ToolSpec[], tenant: string, replace: boolean, local: boolean, unknownFormats: CompileOptions['unknownFormats'] = local ? 'refuse' : 'annotate'): ResolvedTool[] {
     const compiled: ResolvedTool[] = [];
     const own = byTenant.get(tenant);
     const replaced = replace ? specs.map((spec) => own?.get(spec.name)).filter((tool) => tool !== undefined) : [];
     const lease = { replacing: replaced.map((tool) => releases.get(tool)).filter((r) => r !== undefined), perTenantBound: local };
     try {
-      for (const [index, spec] of specs.entries()) compiled.push(compileOne(spec, index, tenant, replace, local, compiled, lease));
+      for (const [index, spec] of specs.entries()) compiled.push(compileOne(spec, index, tenant, replace, local, compiled, lease, { unknownFormats }));
     } catch (error) {
       release(compiled);
       throw error;
@@ -195,7 +196,7 @@ export function createToolRegistry(
   }
 
   /** Compiles one spec; `local` registrations of a tenant may not take an operator's tool name. */
-  function compileOne(spec: ToolSpec, index: number, tenant: string, replace: boolean, local: boolean, before: readonly ResolvedTool[], lease: LeaseOptions): ResolvedTool {
+  function compileOne(spec: ToolSpec, index: number, tenant: string, replace: boolean, local: boolean, before: readonly ResolvedTool[], lease: LeaseOptions, formats: CompileOptions): ResolvedTool {
     const operators = tenant === '' || !local ? undefined : byTenant.get('');
     const where = `tools[${index}]`;
     const problem = checkSpec(spec, executorKinds());
@@ -210,7 +211,7 @@ export function createToolRegistry(
     }
     let compiled: CompiledSchema;
     try {
-      compiled = compiler.compile(spec.inputSchema, tenant, lease);
+      compiled = compiler.compile(spec.inputSchema, tenant, lease, formats);
     } catch (error) {
       throw new RegistryError('invalid', `${where} ("${spec.name}"): ${(error as Error).message}`);
     }
@@ -249,10 +250,10 @@ export function createToolRegistry(
   };
 
   return {
-    register(specs, { tenant, replace = false, maxTools }) {
+    register(specs, { tenant, replace = false, maxTools, unknownFormats }) {
       if (maxTools !== undefined) checkToolCount(specs, byTenant.get(tenant), tenant, maxTools);
       checkBytes(specs, tenant);
-      const tools = compileAll(specs, tenant, replace, true);
+      const tools = compileAll(specs, tenant, replace, true, unknownFormats);
       install(tools, tenant);
       notify({ type: 'register', tenant, specs });
       return tools;

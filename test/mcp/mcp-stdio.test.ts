@@ -34,6 +34,12 @@ describe('an MCP server over stdio', () => {
     expect(echo.description).toBe('Echoes its text');
   });
 
+  it("imports a tool whose schema uses a format dispatch does not know, taking it as an annotation (RegisterTools would refuse it)", async () => {
+    const result = (await t.dispatch.dispatch({ sessionId: 'dial', calls: [{ id: 'd', name: 'files_dial', arguments: '{"number":"call me maybe"}' }] })).results[0]!;
+    expect(result.error).toBeUndefined();
+    expect(JSON.parse(result.output)).toMatchObject({ server: 'files' });
+  });
+
   it('sets effects from annotations only for the trusted server', async () => {
     const effect = async (name: string) => (await t.registry.listTools({})).tools.find((x) => x.name === name)!.effect;
     expect(await effect('files_echo')).toBe(Effect.READ_ONLY);

@@ -1,3 +1,6 @@
+import { create } from '@bufbuild/protobuf';
+import { BuiltinExecutorSchema, Effect, ToolSpecSchema } from '../../gen/dispatch/v1/tool_pb';
+import { createToolRegistry } from '../../src/registry';
 import { createSchemaCompiler } from '../../src/registry/schema-compiler';
 
 // Unknown formats are compile errors; the formats Ajv knows (ajv-formats) compile and are checked.
@@ -27,4 +30,30 @@ test('known formats compile and are checked, for strings and numbers', () => {
 
 test('a format its schema never applies (an unused $defs entry) is not looked at, as Ajv does not compile it', () => {
   expect(refusal({ $defs: { unused: { format: 'nope' } } })).toBeUndefined();
+});
+
+test("the standard formats ajv-formats does not check (idn-email, idn-hostname, iri, iri-reference) compile, as annotations", () => {
+  for (const format of ['idn-email', 'idn-hostname', 'iri', 'iri-reference']) {
+    const { validate } = compiler.compile(JSON.stringify({ properties: { a: { type: 'string', format } } }));
+    expect(validate({ a: 'anything at all' })).toBe(true);
+  }
+});
+
+describe("tools dispatch does not own take an unknown format as an annotation", () => {
+  const spec = (name: string, format: string) =>
+    create(ToolSpecSchema, { name, effect: Effect.READ_ONLY, inputSchema: JSON.stringify({ type: 'object', properties: { a: { type: 'string', format } } }), executor: { case: 'builtin', value: create(BuiltinExecutorSchema, { name: 'echo' }) } });
+  const registry = () => createToolRegistry(createSchemaCompiler(1 << 20), () => new Set(['builtin']));
+
+  test("an MCP server's tool (unknownFormats: 'annotate') registers and checks nothing of it; the same by RPC is refused", () => {
+    const r = registry();
+    const [tool] = r.register([spec('mcp_tool', 'x-custom')], { tenant: '', unknownFormats: 'annotate' });
+    expect(tool!.validate({ a: 'whatever' })).toBe(true);
+    expect(() => r.register([spec('rpc_tool', 'x-custom')], { tenant: 'team' })).toThrow('unknown format "x-custom"');
+  });
+
+  test('a tool another replica registered (an older version allowed the format) loads here', () => {
+    const r = registry();
+    r.applyRemote({ type: 'register', tenant: 'team', specs: [spec('old_tool', 'emial')] });
+    expect(r.lookup('team', 'old_tool')?.validate({ a: 'not an address' })).toBe(true);
+  });
 });

@@ -20,7 +20,7 @@ const USAGE = `usage: dispatchctl [--address HOST:PORT] [--token T] [--session S
   tools remove NAME          remove a tool registered by RPC
   stats [TOOL]               calls, breaker, health and the six rates per tool, with alerts
   call TOOL JSON             dispatch one call, e.g. call echo '{"a":1}'
-  dispatch FILE              dispatch a turn: {"session_id","calls":[{"id","name","arguments"}],"mode"}
+  dispatch FILE              dispatch a turn: {"session_id","calls":[{"id","name","arguments"}],"mode"} (mode: parallel or sequential)
   read HANDLE [OFFSET]       the whole text of a truncated result
   end-session SESSION        clear a session's records, results and scratch directory
   parse FILE                 find tool calls in raw model output ('-' reads stdin)

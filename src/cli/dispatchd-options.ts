@@ -18,6 +18,9 @@ export interface DaemonOptions {
   readonly tls?: TlsFiles;
 }
 
+/** `--help`: the usage goes to standard output and dispatchd exits 0 (its message is the usage). */
+export class HelpRequested extends Error {}
+
 export const USAGE = `usage: dispatchd [--listen HOST:PORT] [--redis URL] [--config FILE] [--grace MS]
                  [--insecure] [--metrics-listen HOST:PORT]
                  [--tls-cert F --tls-key F [--tls-ca F] [--tls-refresh-ms MS]]
@@ -53,7 +56,7 @@ export function parseDaemonOptions(argv: readonly string[], env: NodeJS.ProcessE
     },
     strict: true,
   });
-  if (flags.help) throw new Error(USAGE);
+  if (flags.help) throw new HelpRequested(USAGE);
   const setting = (flag: Exclude<keyof typeof flags, 'insecure' | 'help'>, name: string): string | undefined => {
     if (flags[flag] === '') throw new Error(`--${flag} must not be empty`);
     return flags[flag] ?? (env[name] === '' ? undefined : env[name]);

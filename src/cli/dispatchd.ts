@@ -5,7 +5,7 @@ import { createLogger } from '../log';
 import { logLevelFromEnv } from '../log/logger';
 import { projectRoot } from '../server';
 import { DAEMON_ENV, unknownDaemonEnv } from './dispatchd-env';
-import { isLoopback, parseDaemonOptions } from './dispatchd-options';
+import { HelpRequested, isLoopback, parseDaemonOptions } from './dispatchd-options';
 
 const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
@@ -71,6 +71,10 @@ async function run(argv: readonly string[], env: NodeJS.ProcessEnv, stop: AbortS
     options = parseDaemonOptions(argv, env);
     logger = createLogger(logLevelFromEnv(env));
   } catch (error) {
+    if (error instanceof HelpRequested) {
+      process.stdout.write(`${error.message}\n`);
+      return 0;
+    }
     process.stderr.write(`dispatchd: ${(error as Error).message}\n`);
     return 2;
   }

@@ -7,17 +7,47 @@ import { uint32Argument, UsageError } from './usage';
 interface TurnFile {
   readonly session_id?: string;
   readonly turn?: unknown;
-  readonly mode?: string;
+  readonly mode?: unknown;
   readonly max_concurrency?: unknown;
   readonly calls?: unknown;
 }
 
+/** The modes a turn file may name: short, or as the proto names them, in any case. */
+const MODES: Readonly<Record<string, DispatchMode>> = {
+  parallel: DispatchMode.PARALLEL,
+  dispatch_mode_parallel: DispatchMode.PARALLEL,
+  sequential: DispatchMode.SEQUENTIAL,
+  dispatch_mode_sequential: DispatchMode.SEQUENTIAL,
+};
+
+/** The turn's mode: `--parallel` wins; an unknown name is a usage error (it ran sequential, silently). */
+function modeOf(mode: unknown, file: string, parallel: boolean): DispatchMode {
+  if (parallel) return DispatchMode.PARALLEL;
+  if (mode === undefined) return DispatchMode.SEQUENTIAL;
+  const known = typeof mode === 'string' ? MODES[mode.toLowerCase()] : undefined;
+  if (known === undefined) throw new UsageError(`${file}: "mode" must be "parallel" or "sequential" (or DISPATCH_MODE_PARALLEL, DISPATCH_MODE_SEQUENTIAL), got ${JSON.stringify(mode)}`);
+  return known;
+}
+
+/** The JSON text of the turn file, parsed; a syntax error, or a value that is no object, names the file. */
+function parseTurn(text: string, file: string): TurnFile {
+  let turn: unknown;
+  try {
+    turn = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${file}: not valid JSON: ${(error as Error).message}`);
+  }
+  if (turn === null || typeof turn !== 'object' || Array.isArray(turn)) throw new UsageError(`${file}: must hold a JSON object {"session_id","calls":[...],"mode"}`);
+  return turn as TurnFile;
+}
+
 /**
  * The DispatchRequest in `file` (`-` reads standard input). Numbers that do not fit their uint32
- * fields and a missing `calls` list are usage errors naming the file and the field.
+ * fields, a missing `calls` list, an unknown mode and text that is no JSON object are usage errors
+ * naming the file and the field.
  */
 export function readTurnFile(file: string, defaults: { readonly sessionId: string; readonly parallel: boolean }): MessageInitShape<typeof DispatchRequestSchema> {
-  const turn = JSON.parse(readFileSync(file === '-' ? 0 : file, 'utf8')) as TurnFile;
+  const turn = parseTurn(readFileSync(file === '-' ? 0 : file, 'utf8'), file);
   if (!Array.isArray(turn.calls)) throw new UsageError(`${file}: "calls" must be a list of {"id","name","arguments"}`);
   const calls = (turn.calls as { id?: string; name: string; arguments: unknown }[]).map((c, i) => ({
     id: c.id ?? `call_${i + 1}`,
@@ -28,7 +58,7 @@ export function readTurnFile(file: string, defaults: { readonly sessionId: strin
     sessionId: turn.session_id ?? defaults.sessionId,
     turn: uint32Argument(turn.turn ?? 0, `${file}: "turn"`),
     calls,
-    mode: defaults.parallel || turn.mode === 'parallel' ? DispatchMode.PARALLEL : DispatchMode.SEQUENTIAL,
+    mode: modeOf(turn.mode, file, defaults.parallel),
     maxConcurrency: uint32Argument(turn.max_concurrency ?? 0, `${file}: "max_concurrency"`),
   };
 }

@@ -1,5 +1,6 @@
 // dispatchd's settings as a real process reads them: empty variables, a CA without a certificate,
 // ports out of range, and hosts that only look like loopback.
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -77,4 +78,16 @@ test('a mistake found while the app is built names the config file once; one abo
   const missing = await runDaemon(['--listen', '127.0.0.1:0', '--tls-cert', join(dir, 'none.crt'), '--tls-key', join(dir, 'none.key')]);
   expect(missing.code).toBe(1);
   expect(missing.stderr).toMatch(/^dispatchd: cannot start: cannot read --tls-cert/);
+});
+
+test('--help prints the usage on standard output and exits 0; a bad flag prints the error on standard error and exits 2', () => {
+  const bin = join(__dirname, '..', '..', 'bin', 'dispatchd.js');
+  const help = spawnSync(process.execPath, [bin, '--help'], { encoding: 'utf8', timeout: 15_000 });
+  expect(help.status).toBe(0);
+  expect(help.stdout).toMatch(/^usage: dispatchd \[--listen HOST:PORT\]/);
+  expect(help.stderr).toBe('');
+  const bad = spawnSync(process.execPath, [bin, '--nope'], { encoding: 'utf8', timeout: 15_000 });
+  expect(bad.status).toBe(2);
+  expect(bad.stdout).toBe('');
+  expect(bad.stderr).toMatch(/^dispatchd: .*--nope/);
 });

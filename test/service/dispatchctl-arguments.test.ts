@@ -14,6 +14,7 @@ tools:
     builtin: { name: echo }
   - name: sleep
     effect: read_only
+    concurrency_safe: true
     timeout_ms: 10000
     builtin: { name: sleep }
 `;
@@ -64,6 +65,42 @@ test('dispatch FILE without a calls list is a usage error', async () => {
   const run = await ctl('dispatch', file);
   expect(run.code).toBe(2);
   expect(run.err.split('\n')[0]).toBe(`dispatchctl: ${file}: "calls" must be a list of {"id","name","arguments"}`);
+});
+
+test.each(['parallel', 'PARALLEL', 'DISPATCH_MODE_PARALLEL', 'dispatch_mode_parallel'])('dispatch FILE: mode %j runs the turn in parallel', async (mode) => {
+  const file = join(dir, `mode-${mode}.json`);
+  // Two 300 ms sleeps: together well under 600 ms in parallel, at least 600 ms one after the other
+  // (a session of their own, so that no result is memoized).
+  writeFileSync(file, JSON.stringify({ session_id: `mode-${mode}`, mode, calls: [{ name: 'sleep', arguments: { ms: 300 } }, { name: 'sleep', arguments: { ms: 300, n: 2 } }] }));
+  const started = Date.now();
+  const run = await ctl('dispatch', file);
+  expect(run.code).toBe(0);
+  expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+  expect(Date.now() - started).toBeLessThan(580);
+});
+
+test.each(['sequential', 'DISPATCH_MODE_SEQUENTIAL'])('dispatch FILE: mode %j runs the turn in order', async (mode) => {
+  const file = join(dir, `mode-${mode}.json`);
+  writeFileSync(file, JSON.stringify({ session_id: `mode-${mode}`, mode, calls: [{ name: 'sleep', arguments: { ms: 300 } }, { name: 'sleep', arguments: { ms: 300, n: 2 } }] }));
+  const started = Date.now();
+  expect((await ctl('dispatch', file)).code).toBe(0);
+  expect(Date.now() - started).toBeGreaterThanOrEqual(600);
+});
+
+test.each([['"paralel"', '"paralel"'], ['2', '2']])('dispatch FILE: mode %s is a usage error naming the file (it ran sequential, silently)', async (value, shown) => {
+  const file = join(dir, 'bad-mode.json');
+  writeFileSync(file, `{"mode": ${value}, "calls": [{"name": "echo", "arguments": {}}]}`);
+  const run = await ctl('dispatch', file);
+  expect(run.code).toBe(2);
+  expect(run.err.split('\n')[0]).toBe(`dispatchctl: ${file}: "mode" must be "parallel" or "sequential" (or DISPATCH_MODE_PARALLEL, DISPATCH_MODE_SEQUENTIAL), got ${shown}`);
+});
+
+test.each([['{"calls": [', 'not valid JSON: '], ['[1, 2]', 'must hold a JSON object'], ['null', 'must hold a JSON object']])('dispatch FILE holding %s is a usage error naming the file', async (text, message) => {
+  const file = join(dir, 'bad-json.json');
+  writeFileSync(file, text);
+  const run = await ctl('dispatch', file);
+  expect(run.code).toBe(2);
+  expect(run.err.split('\n')[0]).toContain(`dispatchctl: ${file}: ${message}`);
 });
 
 test('--timeout SECONDS is each call\'s deadline', async () => {

@@ -1,4 +1,5 @@
-import type { ToolSpec } from '../../gen/dispatch/v1/tool_pb';
+import { equals } from '@bufbuild/protobuf';
+import { ToolSpecSchema, type ToolSpec } from '../../gen/dispatch/v1/tool_pb';
 import { createLogger, type Logger } from '../log';
 import { createDestinationPolicy, type DestinationPolicy } from './destination-policy';
 import { MAX_PATTERNS_PER_TENANT, patternsOwned, type LeaseOptions } from './pattern-pool';
@@ -287,7 +288,12 @@ export function createToolRegistry(
     applyRemote(change) {
       if (change.tenant === '') return;
       if (change.type === 'remove') drop(change.tenant, change.name);
-      else install(compileAll(change.specs, change.tenant, true, false), change.tenant);
+      else {
+        // A tool held here already, spec for spec, is not compiled again (each Redis reconnection loads every stored tool).
+        const own = byTenant.get(change.tenant);
+        const changed = change.specs.filter((spec) => { const held = own?.get(spec.name); return held === undefined || !equals(ToolSpecSchema, held.spec, spec); });
+        if (changed.length > 0) install(compileAll(changed, change.tenant, true, false), change.tenant);
+      }
       reportOver(change.tenant);
     },
   };

@@ -3,7 +3,7 @@ import { create, toBinary } from '@bufbuild/protobuf';
 import { Redis } from 'ioredis';
 import { Effect, ToolSpecSchema } from '../../gen/dispatch/v1/tool_pb';
 import type { Logger } from '../../src/log';
-import { createSchemaCompiler, createToolRegistry, type ToolRegistry } from '../../src/registry';
+import { createSchemaCompiler, createToolRegistry, type SchemaCompiler, type ToolRegistry } from '../../src/registry';
 import { connectRedis, createRegistryReplica, registryKeys, type RedisClient, type RegistryReplica } from '../../src/store/redis';
 import { startRedis, type TestRedis } from '../helpers/redis-server';
 import { until } from '../helpers/until';
@@ -29,8 +29,8 @@ let publisher: Redis;
 let listener: Redis;
 let heard: string[] = [];
 
-async function startSide(): Promise<Side> {
-  const registry = createToolRegistry(createSchemaCompiler(65_536), () => new Set(['http']));
+async function startSide(compiler: SchemaCompiler = createSchemaCompiler(65_536)): Promise<Side> {
+  const registry = createToolRegistry(compiler, () => new Set(['http']));
   const warnings: string[] = [];
   const logger: Logger = { debug() {}, info() {}, warn: (message) => warnings.push(message), error: (message) => warnings.push(message) };
   const client = connectRedis(redis.url);
@@ -137,4 +137,25 @@ test('when the tools cannot be read again, the announcement is applied as it say
   await publisher.publish(registryKeys(prefix).channel, JSON.stringify({ origin: 'a-replica-of-the-previous-version', type: 'register', tenant: 'broken', specs }));
   await until(() => b.registry.lookup('broken', 'fallback'), 'fallback on replica B', 5000);
   expect(b.warnings).toEqual(['could not read changed tools from redis; applying the announcement as it says']);
+});
+
+test("a reconnection's reload compiles only the tools that changed, not every stored one again", async () => {
+  const real = createSchemaCompiler(65_536);
+  let compiles = 0;
+  const c = await startSide({ compile: (...args) => (compiles++, real.compile(...args)) });
+  try {
+    a.registry.register([spec('one'), spec('two'), spec('three')], { tenant: TENANT });
+    await until(() => c.registry.lookup(TENANT, 'three'), 'the tools on replica C', 5000);
+    expect(compiles).toBe(3);
+    const held = c.registry.lookup(TENANT, 'one');
+    // A tool written while C was away (its announcement missed): the reload after C reconnects finds it.
+    c.client.disconnect(true);
+    await publisher.hset(registryKeys(prefix).tools(TENANT), 'four', Buffer.from(toBinary(ToolSpecSchema, spec('four'))).toString('base64'));
+    await until(() => c.registry.lookup(TENANT, 'four'), "the reload's new tool on replica C", 10_000);
+    expect(compiles).toBe(4);
+    expect(c.registry.lookup(TENANT, 'one')).toBe(held);
+  } finally {
+    await c.replica.close();
+    c.client.disconnect();
+  }
 });

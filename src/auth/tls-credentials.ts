@@ -29,7 +29,8 @@ export interface TlsFiles {
  * not a whole number of ms from 1 to a day.
  */
 export function resolveTlsRefreshIntervalMs(value: number | string | undefined): number {
-  const ms = value === undefined ? DEFAULT_TLS_REFRESH_INTERVAL_MS : Number(value);
+  // Decimal digits only, as every time flag: Number() would read "0x10" as 16 and " 5000" as 5000.
+  const ms = value === undefined ? DEFAULT_TLS_REFRESH_INTERVAL_MS : typeof value === 'number' || /^\d+$/.test(value) ? Number(value) : NaN;
   if (!Number.isInteger(ms) || ms < 1 || ms > MAX_TLS_REFRESH_INTERVAL_MS) {
     throw new Error(`--tls-refresh-ms must be an integer from 1 to ${MAX_TLS_REFRESH_INTERVAL_MS} milliseconds, got ${JSON.stringify(value)}`);
   }

@@ -25,7 +25,7 @@ export const DAEMON_ENV: readonly string[] = [
  * DISPATCH_* variables of the clients (dispatchctl, the Python examples) and of the CI script,
  * which dispatchd does not read: one shell or pod may set them for both, so they are not warned about.
  */
-const OTHER_ENV: readonly string[] = ['DISPATCH_ADDRESS', 'DISPATCH_TOKEN', 'DISPATCH_KEEPALIVE_MS', 'DISPATCH_KEEPALIVE_TIMEOUT_MS', 'DISPATCH_ALLOW_PLAINTEXT_TOKEN', 'DISPATCH_PY_STUBS', 'DISPATCH_CI'];
+const OTHER_ENV: readonly string[] = ['DISPATCH_ADDRESS', 'DISPATCH_TOKEN', 'DISPATCH_KEEPALIVE_MS', 'DISPATCH_KEEPALIVE_TIMEOUT_MS', 'DISPATCH_ALLOW_PLAINTEXT_TOKEN', 'DISPATCH_PY_STUBS', 'DISPATCH_TLS', 'DISPATCH_CI'];
 
 /** The DISPATCH_* names in `env` that neither dispatchd nor its clients read, sorted. */
 export function unknownDaemonEnv(env: NodeJS.ProcessEnv): string[] {

@@ -24,7 +24,7 @@ const MODES: Readonly<Record<string, DispatchMode>> = {
 function modeOf(mode: unknown, file: string, parallel: boolean): DispatchMode {
   if (parallel) return DispatchMode.PARALLEL;
   if (mode === undefined) return DispatchMode.SEQUENTIAL;
-  const known = typeof mode === 'string' ? MODES[mode.toLowerCase()] : undefined;
+  const known = typeof mode === 'string' && Object.hasOwn(MODES, mode.toLowerCase()) ? MODES[mode.toLowerCase()] : undefined;
   if (known === undefined) throw new UsageError(`${file}: "mode" must be "parallel" or "sequential" (or DISPATCH_MODE_PARALLEL, DISPATCH_MODE_SEQUENTIAL), got ${JSON.stringify(mode)}`);
   return known;
 }

@@ -52,7 +52,8 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
   } catch (error) {
     return errorResult(call.id, call.name, DispatchError.from(error, 'before'), 0, since(started));
   }
-  const progress: CallProgress = {};
+  // Its shape fixed from the start (a field added later would change it on the hot path).
+  const progress: CallProgress = { budgetsCounted: undefined, lastFailure: undefined };
   // The tools this call has run on: a fallback never leads back to one of them.
   const tried = new Set([tool.name]);
   // Attempts of the current tool: a fallback's own retry policy counts its attempts, not the call's.

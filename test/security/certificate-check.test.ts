@@ -56,7 +56,8 @@ test('the refresh interval: a minute by default, --tls-refresh-ms or DISPATCH_TL
   expect(parseDaemonOptions(tls, {}).tls?.refreshIntervalMs).toBe(60_000);
   expect(parseDaemonOptions([...tls, '--tls-refresh-ms', '250'], { DISPATCH_TLS_REFRESH_MS: '9' }).tls?.refreshIntervalMs).toBe(250);
   expect(parseDaemonOptions(tls, { DISPATCH_TLS_REFRESH_MS: '86400000' }).tls?.refreshIntervalMs).toBe(86_400_000);
-  for (const bad of ['0', '1.5', 'soon', '86400001']) {
+  // Decimal digits only, as every time flag (Number() read "0x10" as 16, " 5000" as 5000, "1e3" as 1000).
+  for (const bad of ['0', '1.5', 'soon', '86400001', '0x10', ' 5000', '1e3']) {
     expect(() => parseDaemonOptions([...tls, '--tls-refresh-ms', bad], {})).toThrow(`--tls-refresh-ms must be an integer from 1 to 86400000 milliseconds, got ${JSON.stringify(bad)}`);
   }
   expect(() => serverCredentials({ cert: pki.serverCert, key: pki.serverKey, refreshIntervalMs: 0 })).toThrow('--tls-refresh-ms must be an integer from 1 to 86400000 milliseconds, got 0');

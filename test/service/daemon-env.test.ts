@@ -66,6 +66,8 @@ describe('DISPATCH_LOG_LEVEL', () => {
 describe('DISPATCH_* names dispatchd does not read', () => {
   it('are the ones neither dispatchd nor its clients know', () => {
     expect(unknownDaemonEnv({ DISPATCH_REDIS: 'redis://x', DISPATCH_LISTEN: '127.0.0.1:0', DISPATCH_TOKEN: 't', DISPATCH_ADDRESS: 'a', DISPATCH_CONFG: 'f', PATH: '/bin' })).toEqual(['DISPATCH_CONFG', 'DISPATCH_REDIS']);
+    // The Python examples' TLS switch (examples/python/README.md) is a client's.
+    expect(unknownDaemonEnv({ DISPATCH_TLS: '1', DISPATCH_TLS_CA: 'ca.pem' })).toEqual([]);
   });
 
   it('are each described in the usage text and the README', () => {

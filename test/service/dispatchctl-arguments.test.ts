@@ -87,7 +87,7 @@ test.each(['sequential', 'DISPATCH_MODE_SEQUENTIAL'])('dispatch FILE: mode %j ru
   expect(Date.now() - started).toBeGreaterThanOrEqual(600);
 });
 
-test.each([['"paralel"', '"paralel"'], ['2', '2']])('dispatch FILE: mode %s is a usage error naming the file (it ran sequential, silently)', async (value, shown) => {
+test.each([['"paralel"', '"paralel"'], ['2', '2'], ['"constructor"', '"constructor"'], ['"__proto__"', '"__proto__"']])('dispatch FILE: mode %s is a usage error naming the file (it ran sequential, silently)', async (value, shown) => {
   const file = join(dir, 'bad-mode.json');
   writeFileSync(file, `{"mode": ${value}, "calls": [{"name": "echo", "arguments": {}}]}`);
   const run = await ctl('dispatch', file);

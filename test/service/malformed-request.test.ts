@@ -2,8 +2,9 @@ import * as grpc from '@grpc/grpc-js';
 import { startDispatch, type TestDispatch } from '../helpers/servers';
 
 // The Dispatch request is decoded by hand (src/server/dispatch-request-codec.ts): bytes that are
-// not a DispatchRequest end the RPC with INTERNAL, as grpc-js answers any request that does not
-// deserialize, and the server goes on serving.
+// not a DispatchRequest end the RPC with INVALID_ARGUMENT (grpc-js answered INTERNAL for any request
+// that did not deserialize, until 7a42596: the caller's mistake, not the server's), and the server
+// goes on serving.
 
 let d: TestDispatch;
 let raw: grpc.Client;
@@ -31,11 +32,11 @@ test.each([
   ['a call whose field runs past the call', [0x1a, 0x03, 0x0a, 0x05, 0x61]],
   ['invalid UTF-8 in the session id', [0x0a, 0x02, 0xc3, 0x28]],
   ['field number 0', [0x00, 0x01]],
-])('%s ends the RPC with INTERNAL, and the next Dispatch is served', async (_name, bytes) => {
+])('%s ends the RPC with INVALID_ARGUMENT, and the next Dispatch is served', async (_name, bytes) => {
   const answer = await send(Buffer.from(bytes));
   expect(answer).toBeInstanceOf(Error);
-  expect((answer as grpc.ServiceError).code).toBe(grpc.status.INTERNAL);
-  expect((answer as grpc.ServiceError).details).toMatch(/deserializ/);
+  expect((answer as grpc.ServiceError).code).toBe(grpc.status.INVALID_ARGUMENT);
+  expect((answer as grpc.ServiceError).details).toMatch(/^the request is not a valid dispatch\.v1\.DispatchRequest \(protobuf or UTF-8\): /);
   const ok = await d.dispatch.dispatch({ sessionId: 's', calls: [{ id: 'c1', name: 'echo', arguments: '{"a":1}' }] });
   expect(ok.results[0]!.output).toBe('{"a":1}');
 });

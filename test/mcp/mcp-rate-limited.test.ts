@@ -62,9 +62,11 @@ test('HTTP 429: recoverable, before the tool ran, retried after Retry-After, the
   expect(await call('echo')).toMatchObject({ content: [{ text: 'echoed' }] });
 });
 
-test('HTTP 408: transient', async () => {
+test('HTTP 408: transient, and the tool may have run: a read-only call is retried, a side-effecting one is not', async () => {
   const error = await failure('status_408');
-  expect(error).toMatchObject({ kind: ErrorKind.UNAVAILABLE, recoverable: true, httpStatus: 408 });
+  expect(error).toMatchObject({ kind: ErrorKind.UNAVAILABLE, phase: 'during', recoverable: true, httpStatus: 408 });
   expect(decideRetry({ error: error!, readOnly: true, attempt: 1, policy })).toMatchObject({ retry: true });
+  // A proxy's 408 may come after the server ran the call: a charge must not run twice (found in review of 008a3ab).
+  expect(decideRetry({ error: error!, readOnly: false, attempt: 1, policy })).toMatchObject({ retry: false });
   expect(c.connected()).toBe(true);
 });

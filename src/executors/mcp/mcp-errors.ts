@@ -89,12 +89,13 @@ export function classifyMcpError(error: unknown, server: string, target: string)
       // wrong content type, as -1): the server may have run the tool.
       return { error: new DispatchError(ErrorKind.UNAVAILABLE, `MCP server "${server}" answered in a way that could not be read: ${error.message}`, { phase: 'during', recoverable: true, cause: error }), broken: true };
     }
-    // A 408 is the server giving up waiting for the request (as a 504 is a gateway's): transient.
-    // A 429 to a POST is rateLimitedError, thrown by the fetch.
-    const during = status >= 500;
+    // A 408 is the server (or a proxy) giving up waiting for the request, as a 504 is a gateway's:
+    // transient, and like a 5xx the tool may have run (an HTTP tool's 408 is after it ran too), so a
+    // side-effecting call is not retried. A 429 to a POST is rateLimitedError, thrown by the fetch.
+    const mayHaveRun = status >= 500 || status === 408;
     return {
-      error: new DispatchError(ErrorKind.UNAVAILABLE, `MCP server "${server}" answered HTTP ${status} to the request`, { phase: during ? 'during' : 'before', recoverable: during || status === 408 || status === 429, cause: error, httpStatus: status }),
-      broken: during,
+      error: new DispatchError(ErrorKind.UNAVAILABLE, `MCP server "${server}" answered HTTP ${status} to the request`, { phase: mayHaveRun ? 'during' : 'before', recoverable: mayHaveRun || status === 429, cause: error, httpStatus: status }),
+      broken: status >= 500,
     };
   }
   if (error instanceof Error && /not connected/i.test(error.message)) return { error: notConnectedError(server), broken: true };

@@ -71,6 +71,12 @@ async function awaitApproval(deps: PipelineDeps, turn: TurnContext, obs: CallObs
     asked = true;
     obs.approvalRequested(attempt, approvalId, reason);
   });
+  // Cut short by the client's cancel, the deadline or shutdown's abort: no refusal (it said BLOCKED
+  // "not granted"). The attempt's resource, slot and turn refuse an aborted turn, and its abort
+  // check comes before any store step and its tool (run-attempt: "Aborted while its hooks..."):
+  // each throws HardError CANCELLED, which turnError names. One thrown here would be taken for the
+  // hook's own failure (UNEXPECTED, the turn going on).
+  if (!approved && turn.signal.aborted) return args;
   if (!asked) throw blocked(`needs approval, and too many approvals are waiting already; try again later: ${reason}`);
   if (!approved) throw blocked(`approval was not granted: ${reason}`);
   return args;

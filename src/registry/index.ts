@@ -1,5 +1,5 @@
 export { createSchemaCompiler } from './schema-compiler';
-export type { CompileOptions, SchemaCompiler } from './schema-compiler';
+export type { SchemaCompiler } from './schema-compiler';
 export { resolveTool } from './resolved-tool';
 export type { ResolvedTool, ResolvedRetry, ResolvedLoopPolicy } from './resolved-tool';
 export { createToolRegistry, operatorToolMessage, RegistryError } from './tool-registry';

@@ -1,7 +1,7 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { jsonDepth } from '../json';
-import { addAnnotationFormats, refuseUnknownFormats } from './known-formats';
+import { addAnnotationFormats, noteUnknownFormats } from './known-formats';
 import { useOwnDefaults, withOwnDefaults } from './own-defaults';
 import { leasePatterns, type LeaseOptions } from './pattern-pool';
 import { refusedDefault } from './schema-defaults';
@@ -18,17 +18,7 @@ export interface SchemaCompiler {
    * until `release` is called (the tool removed or replaced); `lease` names the releases of the
    * tools it replaces, and whether the owner's pattern bound applies.
    */
-  compile(schemaText: string, owner?: string, lease?: LeaseOptions, options?: CompileOptions): CompiledSchema;
-}
-
-/** How a schema is held to what dispatch cannot check. */
-export interface CompileOptions {
-  /**
-   * A `format` no one knows: refused (a typo in a tool written for dispatch), or taken as an
-   * annotation, checking nothing (a tool dispatch does not own: an MCP server's, or one another
-   * replica registered, which must load here as there). @default 'refuse'
-   */
-  readonly unknownFormats?: 'refuse' | 'annotate';
+  compile(schemaText: string, owner?: string, lease?: LeaseOptions): CompiledSchema;
 }
 
 /** A compiled schema, and what gives back its patterns. */
@@ -36,6 +26,8 @@ export interface CompiledSchema {
   readonly schema: Record<string, unknown>;
   readonly validate: ValidateFunction;
   readonly release: () => void;
+  /** The `format`s it names that nothing checks (annotations), each with where it is: for a log line. */
+  readonly unknownFormats: readonly string[];
 }
 
 const MAX_SCHEMA_DEPTH = 32;
@@ -55,7 +47,7 @@ export function createSchemaCompiler(maxSchemaBytes: number): SchemaCompiler {
   addFormats(meta);
   addAnnotationFormats(meta);
   return {
-    compile(schemaText, owner = '', lease = {}, options = {}) {
+    compile(schemaText, owner = '', lease = {}) {
       const text = schemaText.trim() === '' ? '{"type":"object"}' : schemaText;
       if (Buffer.byteLength(text) > maxSchemaBytes) {
         throw new Error(`input_schema is ${Buffer.byteLength(text)} bytes, over the limit of ${maxSchemaBytes}`);
@@ -87,7 +79,8 @@ export function createSchemaCompiler(maxSchemaBytes: number): SchemaCompiler {
       const ajv = new Ajv2020({ ...AJV_OPTIONS, addUsedSchema: true, validateSchema: false, code: { regExp, optimize: false } });
       addFormats(ajv);
       addAnnotationFormats(ajv);
-      if (options.unknownFormats !== 'annotate') refuseUnknownFormats(ajv);
+      const unknownFormats = new Set<string>();
+      noteUnknownFormats(ajv, unknownFormats);
       useLinearUniqueItems(ajv);
       useOwnDefaults(ajv);
       try {
@@ -100,7 +93,7 @@ export function createSchemaCompiler(maxSchemaBytes: number): SchemaCompiler {
         checkSchemaCost(schema as Record<string, unknown>, index);
         const refused = refusedDefault(ajv, schema as Record<string, unknown>, compiled);
         if (refused) throw new Error(refused);
-        return { schema: schema as Record<string, unknown>, validate, release: patterns.commit() };
+        return { schema: schema as Record<string, unknown>, validate, release: patterns.commit(), unknownFormats: [...unknownFormats] };
       } catch (error) {
         patterns.abort();
         throw new Error(`input_schema does not compile: ${(error as Error).message}`);

@@ -4,7 +4,7 @@ import { createLogger, type Logger } from '../log';
 import { createDestinationPolicy, type DestinationPolicy } from './destination-policy';
 import { MAX_PATTERNS_PER_TENANT, patternsOwned, type LeaseOptions } from './pattern-pool';
 import { resolveTool, type ResolvedTool } from './resolved-tool';
-import type { CompiledSchema, CompileOptions, SchemaCompiler } from './schema-compiler';
+import type { CompiledSchema, SchemaCompiler } from './schema-compiler';
 import { checkSpec } from './validate-spec';
 
 /** Why a registration was refused: a bad spec, a name that exists without `replace`, or the tenant's tool limit. */
@@ -41,10 +41,9 @@ export interface ToolRegistry {
    * Validates and compiles every spec first, then registers all or none. With `maxTools`, refuses
    * (code `limit`) before anything else when the tenant would own more tools than that; a spec
    * replacing one of its tools does not count again. A tenant's spec named as an operator's tool
-   * is refused (code `exists`), with `replace` too. `unknownFormats` (see CompileOptions): an MCP
-   * server's tools take an unknown `format` as an annotation.
+   * is refused (code `exists`), with `replace` too.
    */
-  register(specs: readonly ToolSpec[], options: { tenant: string; replace?: boolean; maxTools?: number; unknownFormats?: CompileOptions['unknownFormats'] }): ResolvedTool[];
+  register(specs: readonly ToolSpec[], options: { tenant: string; replace?: boolean; maxTools?: number }): ResolvedTool[];
   /** The operator's tool of that name, else the tenant's own. */
   lookup(tenant: string, name: string): ResolvedTool | undefined;
   list(tenant: string): ResolvedTool[];
@@ -182,13 +181,13 @@ export function createToolRegistry(
    * back). The patterns only the tools they replace hold do not count for the tenant; the tenant's
    * pattern bound applies to `local` registrations only.
    */
-  function compileAll(specs: readonly ToolSpec[], tenant: string, replace: boolean, local: boolean, unknownFormats: CompileOptions['unknownFormats'] = local ? 'refuse' : 'annotate'): ResolvedTool[] {
+  function compileAll(specs: readonly ToolSpec[], tenant: string, replace: boolean, local: boolean): ResolvedTool[] {
     const compiled: ResolvedTool[] = [];
     const own = byTenant.get(tenant);
     const replaced = replace ? specs.map((spec) => own?.get(spec.name)).filter((tool) => tool !== undefined) : [];
     const lease = { replacing: replaced.map((tool) => releases.get(tool)).filter((r) => r !== undefined), perTenantBound: local };
     try {
-      for (const [index, spec] of specs.entries()) compiled.push(compileOne(spec, index, tenant, replace, local, compiled, lease, { unknownFormats }));
+      for (const [index, spec] of specs.entries()) compiled.push(compileOne(spec, index, tenant, replace, local, compiled, lease));
     } catch (error) {
       release(compiled);
       throw error;
@@ -197,7 +196,7 @@ export function createToolRegistry(
   }
 
   /** Compiles one spec; `local` registrations of a tenant may not take an operator's tool name. */
-  function compileOne(spec: ToolSpec, index: number, tenant: string, replace: boolean, local: boolean, before: readonly ResolvedTool[], lease: LeaseOptions, formats: CompileOptions): ResolvedTool {
+  function compileOne(spec: ToolSpec, index: number, tenant: string, replace: boolean, local: boolean, before: readonly ResolvedTool[], lease: LeaseOptions): ResolvedTool {
     const operators = tenant === '' || !local ? undefined : byTenant.get('');
     const where = `tools[${index}]`;
     const problem = checkSpec(spec, executorKinds());
@@ -212,10 +211,11 @@ export function createToolRegistry(
     }
     let compiled: CompiledSchema;
     try {
-      compiled = compiler.compile(spec.inputSchema, tenant, lease, formats);
+      compiled = compiler.compile(spec.inputSchema, tenant, lease);
     } catch (error) {
       throw new RegistryError('invalid', `${where} ("${spec.name}"): ${(error as Error).message}`);
     }
+    if (compiled.unknownFormats.length > 0) logger.warn('a tool schema names formats nothing checks: they are annotations', { tenant, tool: spec.name.slice(0, 256), formats: compiled.unknownFormats.slice(0, 5) });
     const tool = resolveTool(spec, tenant, compiled);
     releases.set(tool, compiled.release);
     return tool;
@@ -251,10 +251,10 @@ export function createToolRegistry(
   };
 
   return {
-    register(specs, { tenant, replace = false, maxTools, unknownFormats }) {
+    register(specs, { tenant, replace = false, maxTools }) {
       if (maxTools !== undefined) checkToolCount(specs, byTenant.get(tenant), tenant, maxTools);
       checkBytes(specs, tenant);
-      const tools = compileAll(specs, tenant, replace, true, unknownFormats);
+      const tools = compileAll(specs, tenant, replace, true);
       install(tools, tenant);
       notify({ type: 'register', tenant, specs });
       return tools;

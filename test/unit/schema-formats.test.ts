@@ -1,24 +1,24 @@
 import { create } from '@bufbuild/protobuf';
 import { BuiltinExecutorSchema, Effect, ToolSpecSchema } from '../../gen/dispatch/v1/tool_pb';
+import type { Logger } from '../../src/log';
 import { createToolRegistry } from '../../src/registry';
 import { createSchemaCompiler } from '../../src/registry/schema-compiler';
 
-// Unknown formats are compile errors; the formats Ajv knows (ajv-formats) compile and are checked.
+// A format Ajv does not know is an annotation, as JSON Schema 2020-12 has it (schemas made by
+// generators name such formats: pydantic's path, zod's ulid): it compiles, checks nothing, and is
+// noted with where it is and, for a near miss, the known format it may mean. The formats Ajv knows
+// (ajv-formats) compile and are checked.
 
 const compiler = createSchemaCompiler(1 << 20);
-const refusal = (schema: object) => {
-  try {
-    compiler.compile(JSON.stringify(schema));
-    return undefined;
-  } catch (error) {
-    return (error as Error).message;
-  }
-};
+const notes = (schema: object) => compiler.compile(JSON.stringify(schema)).unknownFormats;
 
-test('an unknown format anywhere Ajv compiles is refused, with the nearest known one', () => {
-  expect(refusal({ $defs: { a: { format: 'Email' } }, properties: { x: { $ref: '#/$defs/a' } } })).toBe('input_schema does not compile: unknown format "Email" at #/$defs/a: did you mean "email"?');
-  expect(refusal({ properties: { a: { anyOf: [{ format: 'date-tim' }] } } })).toBe('input_schema does not compile: unknown format "date-tim" at #/properties/a/anyOf/0: did you mean "date-time"?');
-  expect(refusal({ properties: { a: { format: 'x'.repeat(300) } } })).toMatch(/^input_schema does not compile: unknown format "x{100}\.\.\." at #\/properties\/a: known formats: /);
+test('an unknown format anywhere Ajv compiles is an annotation, noted with the nearest known one', () => {
+  expect(notes({ $defs: { a: { format: 'Email' } }, properties: { x: { $ref: '#/$defs/a' } } })).toEqual(['"Email" at #/$defs/a (did you mean "email"?)']);
+  expect(notes({ properties: { a: { anyOf: [{ format: 'date-tim' }] } } })).toEqual(['"date-tim" at #/properties/a/anyOf/0 (did you mean "date-time"?)']);
+  expect(notes({ properties: { a: { format: 'x'.repeat(300) } } })).toEqual([`"${'x'.repeat(100)}..." at #/properties/a`]);
+  const { validate } = compiler.compile(JSON.stringify({ properties: { p: { type: 'string', format: 'path' }, id: { type: 'string', format: 'ulid' } } }));
+  expect(validate({ p: '/tmp/x', id: 'anything' })).toBe(true);
+  expect(validate({ p: 7 })).toBe(false);
 });
 
 test('known formats compile and are checked, for strings and numbers', () => {
@@ -29,7 +29,7 @@ test('known formats compile and are checked, for strings and numbers', () => {
 });
 
 test('a format its schema never applies (an unused $defs entry) is not looked at, as Ajv does not compile it', () => {
-  expect(refusal({ $defs: { unused: { format: 'nope' } } })).toBeUndefined();
+  expect(notes({ $defs: { unused: { format: 'nope' } } })).toEqual([]);
 });
 
 test("the standard formats ajv-formats does not check (idn-email, idn-hostname, iri, iri-reference) compile, as annotations", () => {
@@ -39,19 +39,26 @@ test("the standard formats ajv-formats does not check (idn-email, idn-hostname, 
   }
 });
 
-describe("tools dispatch does not own take an unknown format as an annotation", () => {
+describe('in the registry, a tool with an unknown format registers, whoever registers it', () => {
   const spec = (name: string, format: string) =>
     create(ToolSpecSchema, { name, effect: Effect.READ_ONLY, inputSchema: JSON.stringify({ type: 'object', properties: { a: { type: 'string', format } } }), executor: { case: 'builtin', value: create(BuiltinExecutorSchema, { name: 'echo' }) } });
-  const registry = () => createToolRegistry(createSchemaCompiler(1 << 20), () => new Set(['builtin']));
+  const warnings: unknown[] = [];
+  const logger: Logger = { debug() {}, info() {}, error() {}, warn: (message, fields) => void warnings.push({ message, ...fields }) };
+  const registry = () => createToolRegistry(createSchemaCompiler(1 << 20), () => new Set(['builtin']), { logger });
 
-  test("an MCP server's tool (unknownFormats: 'annotate') registers and checks nothing of it; the same by RPC is refused", () => {
+  test('by RPC (a pydantic path, a typo): registered, checking nothing, logged once per tool with the hint', () => {
+    warnings.length = 0;
     const r = registry();
-    const [tool] = r.register([spec('mcp_tool', 'x-custom')], { tenant: '', unknownFormats: 'annotate' });
-    expect(tool!.validate({ a: 'whatever' })).toBe(true);
-    expect(() => r.register([spec('rpc_tool', 'x-custom')], { tenant: 'team' })).toThrow('unknown format "x-custom"');
+    const [path, typo] = r.register([spec('read_file', 'path'), spec('mail', 'emial')], { tenant: 'team' });
+    expect(path!.validate({ a: 'whatever' })).toBe(true);
+    expect(typo!.validate({ a: 'not an address' })).toBe(true);
+    expect(warnings).toEqual([
+      { message: 'a tool schema names formats nothing checks: they are annotations', tenant: 'team', tool: 'read_file', formats: ['"path" at #/properties/a'] },
+      { message: 'a tool schema names formats nothing checks: they are annotations', tenant: 'team', tool: 'mail', formats: ['"emial" at #/properties/a (did you mean "email"?)'] },
+    ]);
   });
 
-  test('a tool another replica registered (an older version allowed the format) loads here', () => {
+  test('from another replica (an older version stored it)', () => {
     const r = registry();
     r.applyRemote({ type: 'register', tenant: 'team', specs: [spec('old_tool', 'emial')] });
     expect(r.lookup('team', 'old_tool')?.validate({ a: 'not an address' })).toBe(true);

@@ -46,7 +46,7 @@ export function createMcpServers(configs: readonly McpServerConfig[], logger: Lo
         continue;
       }
       try {
-        registry.register([spec], { tenant: '', replace: true, unknownFormats: 'annotate' });
+        registry.register([spec], { tenant: '', replace: true });
         accepted.add(spec.name);
       } catch (error) {
         logger.warn('mcp tool not imported', { server: config.name, tool: spec.name, reason: (error as Error).message });

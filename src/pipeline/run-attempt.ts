@@ -250,7 +250,9 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
 
 /** Ends an attempt: its TOOL_POST, and what it gives the call. */
 function finished(attemptObs: AttemptObserver, result: ToolResult, error?: DispatchError): AttemptResult {
-  attemptObs.post({ isError: result.isError, errorKind: error ? kindName(error.kind) : undefined, resolvedTool: result.resolvedToolName, durationMs: result.durationMs, replay: result.idempotentReplay, cached: result.cached, truncated: result.truncated, outputChars: result.output.length });
+  // A replayed failure has no error of its own: its stored kind is the outcome.
+  const kind = error?.kind ?? (result.isError ? result.error?.kind : undefined);
+  attemptObs.post({ isError: result.isError, errorKind: kind === undefined ? undefined : kindName(kind), resolvedTool: result.resolvedToolName, durationMs: result.durationMs, replay: result.idempotentReplay, cached: result.cached, truncated: result.truncated, outputChars: result.output.length });
   return { result, error };
 }
 

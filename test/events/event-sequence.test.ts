@@ -26,6 +26,10 @@ tools:
     effect: side_effect
     input_schema: '{"type":"object"}'
     http: { url: "${url}/send" }
+  - name: pay
+    effect: side_effect
+    input_schema: '{"type":"object"}'
+    http: { url: "${url}/pay" }
   - name: echo
     effect: read_only
     concurrency_safe: true
@@ -50,6 +54,7 @@ beforeAll(async () => {
     },
     '/failing': json({ error: 'down' }, 0, 500),
     '/send': json({ sent: true }),
+    '/pay': json({ error: 'declined' }, 0, 500),
   });
 });
 afterAll(() => tools.close());
@@ -175,6 +180,20 @@ test('an identical side-effecting call replays: IDEMPOTENT_REPLAY between TOOL_P
     expect(second[3]!.attributes['dispatch.replay']).toBe('true');
     expect(second[1]!.attributes['dispatch.effect']).toBe('side_effect');
     expect(tools.count('/send')).toBe(before + 1);
+  });
+});
+
+test("a replayed failure's TOOL_POST says its kind, as the metrics do, not ok", async () => {
+  await withApp(undefined, async (d, tap) => {
+    await d.dispatch.dispatch({ sessionId: 's-replay-fail', turn: 1, calls: [call('p1', 'pay', { card: 'x' })] });
+    const { results } = await d.dispatch.dispatch({ sessionId: 's-replay-fail', turn: 2, calls: [call('p2', 'pay', { card: 'x' })] });
+    expect(results[0]!.idempotentReplay).toBe(true);
+    await tap.waitFor(turnEnded('s-replay-fail', 2));
+    const posts = ofSession(tap.events, 's-replay-fail').filter((e) => e.kind === EventKind.TOOL_POST);
+    expect(posts.map((e) => [e.attributes['dispatch.replay'], e.attributes['dispatch.outcome'], e.attributes['error.type']])).toEqual([
+      ['false', 'TOOL_ERROR', 'TOOL_ERROR'],
+      ['true', 'TOOL_ERROR', 'TOOL_ERROR'],
+    ]);
   });
 });
 

@@ -31,11 +31,11 @@ function cadenceOf(policy: RatePolicy): Cadence {
  * spell. An attempt whose turn is further away than the limit's `wait_ms` (and its deadline)
  * allows is refused UNAVAILABLE before execution with `retry_after_ms` set to when its turn would
  * come (the retry policy waits at least that long); one within it waits for its turn, and gives
- * it back if its client cancels meanwhile. The limit is GCRA, a token bucket kept as one time.
- * With `shared: true` and Redis, every replica shares the limit (take-turn.lua, one round trip
- * per attempt, Redis's clock; give-turn.lua gives back a turn given up while waiting); while Redis
- * fails, each replica applies it alone. Undefined when there are no limits, so the pipeline asks
- * nothing per attempt.
+ * it back if its client cancels meanwhile and it is still the last turn queued. The limit is
+ * GCRA, a token bucket kept as one time. With `shared: true` and Redis, every replica shares the
+ * limit (take-turn.lua, one round trip per attempt, Redis's clock; give-turn.lua gives back a turn
+ * given up while waiting); while Redis fails, each replica applies it alone. Undefined when there
+ * are no limits, so the pipeline asks nothing per attempt.
  */
 export function createToolRates(policies: readonly RatePolicy[], shared?: SharedSlotsOptions): ToolRates | undefined {
   if (policies.length === 0) return undefined;
@@ -84,8 +84,11 @@ export function createToolRates(policies: readonly RatePolicy[], shared?: Shared
       for (const [k, t] of emptyAt) if (t <= now) emptyAt.delete(k);
       if (emptyAt.size >= MAX_LOCAL_LIMITS) emptyAt.clear();
     }
-    emptyAt.set(key, at + intervalMs);
-    return waitMs > 0 ? waitTurn(waitMs, signal, () => emptyAt.set(key, (emptyAt.get(key) ?? now) - intervalMs)) : undefined;
+    const after = at + intervalMs;
+    emptyAt.set(key, after);
+    // Given back only while it is the last turn queued: moved back under a later one, the next turn
+    // taken would start with that one, at the same time.
+    return waitMs > 0 ? waitTurn(waitMs, signal, () => void (emptyAt.get(key) === after && emptyAt.set(key, at))) : undefined;
   }
 
   async function takeShared(backend: SharedSlotsOptions, tool: SlotTool, policy: RatePolicy, signal: TurnSignal, deadline: number): Promise<void> {
@@ -101,8 +104,10 @@ export function createToolRates(policies: readonly RatePolicy[], shared?: Shared
     }
     if (waitMs < 0) throw refusal(tool, policy, -1 - waitMs, allowedMs, true);
     // A turn given up is given back (best effort: one that fails stays spent), also when the client
-    // cancelled while Redis answered.
-    const giveBack = () => void backend.redis.dispatchGiveTurn(key, intervalMs).catch(() => undefined);
+    // cancelled while Redis answered, if it is still the last one queued: give-turn.lua knows it by
+    // the wait it has left (Redis's clock is not this one's).
+    const due = performance.now() + waitMs;
+    const giveBack = () => void backend.redis.dispatchGiveTurn(key, intervalMs, toleranceMs, Math.max(0, due - performance.now())).catch(() => undefined);
     if (signal.aborted) {
       giveBack();
       throw HardError.cancelled();

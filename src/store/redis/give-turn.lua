@@ -1,16 +1,25 @@
 -- Gives back a turn taken under a shared rate limit (take-turn.lua) whose call gave up waiting
 -- for it, or that its call gave up as Redis answered: the limit's time moves back one interval,
 -- but never into the past (back to empty at the most; a limit already empty has nothing to give
--- back).
--- KEYS[1]: the tool's limit. ARGV[1]: the interval between two turns (ms).
--- Returns 1 when the turn was given back, 0 when there was nothing to give back.
+-- back), and only while that turn is the last one queued: moved back under a later turn still
+-- waiting, the next turn taken would start with that one, at the same time.
+-- KEYS[1]: the tool's limit. ARGV[1]: the interval between two turns (ms); ARGV[2]: the burst's
+-- tolerance (ms); ARGV[3]: the wait the turn given back had left (ms, its caller's clock).
+-- Returns 1 when the turn was given back, 0 when there was nothing to give back or it stays spent.
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
+local interval = tonumber(ARGV[1])
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tat <= now then
   return 0
 end
-local back = tat - tonumber(ARGV[1])
+-- The wait the last turn queued has left; turns queued are one interval apart, so the turn given
+-- back is that one when their waits are within half an interval of each other.
+local last = tat - interval - tonumber(ARGV[2]) - now
+if last > 0 and math.abs(last - tonumber(ARGV[3])) >= interval / 2 then
+  return 0
+end
+local back = tat - interval
 if back <= now then
   -- The turn given back was the only one the limit still counted: it is empty again.
   redis.call('DEL', KEYS[1])

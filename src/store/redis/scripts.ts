@@ -22,8 +22,8 @@ declare module 'ioredis' {
     dispatchReleaseSlot(slots: string, line: string, alive: string, leaseId: string, channel: string): Result<number, Context>;
     /** take-turn.lua: the wait (ms) before a turn under a shared rate limit, taken; -1 - the wait needed when longer than `maxWaitMs`. */
     dispatchTakeTurn(limit: string, intervalMs: number, toleranceMs: number, maxWaitMs: number): Result<number, Context>;
-    /** give-turn.lua: gives back a turn of a shared rate limit whose call gave up waiting; 1 when given back. */
-    dispatchGiveTurn(limit: string, intervalMs: number): Result<number, Context>;
+    /** give-turn.lua: gives back a turn of a shared rate limit whose call gave up waiting, `waitLeftMs` before it, if it is the last one queued; 1 when given back. */
+    dispatchGiveTurn(limit: string, intervalMs: number, toleranceMs: number, waitLeftMs: number): Result<number, Context>;
     /** forget-worker-spec.lua: deletes a worker tool's shared spec and announces it; 1 when it was there. */
     dispatchForgetWorkerSpec(specs: string, field: string, announcement: string): Result<number, Context>;
   }

@@ -9,7 +9,7 @@ export interface BreakersOptions {
   readonly settingsFor?: (tool: string) => BreakerSettings;
   /** Told of every state change (BREAKER_STATE). */
   readonly onState?: (tool: string, state: BreakerState) => void;
-  /** Breakers kept; past it the oldest closed one is dropped. @default 10000 */
+  /** Breakers kept; past it the oldest closed one is dropped, else the oldest half-open one with no probe out. @default 10000 */
   readonly maxBreakers?: number;
   /** Clock, for tests. @default Date.now */
   readonly now?: () => number;
@@ -26,6 +26,8 @@ export interface BreakerStats {
 /** The breakers of this replica: the pipeline's gate, the stats, and shutdown. */
 export interface Breakers extends BreakerStats {
   readonly gate: BreakerGate & BreakerStats;
+  /** Drops the breaker of a tool removed from the registry: the name registered again starts closed. */
+  forget(tool: string): void;
   close(): void;
 }
 
@@ -43,18 +45,23 @@ export function createBreakers(options: BreakersOptions = {}): Breakers {
   const rotation = new EventEmitter().setMaxListeners(0);
   const breakers = new Map<string, ToolBreaker>();
 
-  const dropOneClosed = () => {
-    for (const [name, breaker] of breakers) {
-      if (breaker.state() !== 'closed') continue;
-      breaker.shutdown();
-      breakers.delete(name);
-      return;
-    }
+  /** Drops a breaker; one not closed is told closed (BREAKER_STATE, the gauge): its tool's next breaker is. */
+  const drop = (name: string, breaker: ToolBreaker) => {
+    const state = breaker.state();
+    breaker.shutdown();
+    breakers.delete(name);
+    if (state !== 'closed') options.onState?.(name, 'closed');
+  };
+  // A half-open breaker with no probe out goes too (past the closed ones), or breakers of tools
+  // that are never called again (their probe never taken) would pile up past maxBreakers.
+  const dropOne = () => {
+    for (const [name, breaker] of breakers) if (breaker.state() === 'closed') return drop(name, breaker);
+    for (const [name, breaker] of breakers) if (breaker.state() === 'half_open' && !breaker.refusing()) return drop(name, breaker);
   };
   const breakerOf = (tool: string): ToolBreaker => {
     let breaker = breakers.get(tool);
     if (!breaker) {
-      if (breakers.size >= maxBreakers) dropOneClosed();
+      if (breakers.size >= maxBreakers) dropOne();
       breaker = createToolBreaker(settingsFor(tool), rotation, (state) => options.onState?.(tool, state), now);
       breakers.set(tool, breaker);
     }
@@ -74,6 +81,10 @@ export function createBreakers(options: BreakersOptions = {}): Breakers {
   return {
     ...stats,
     gate,
+    forget(tool) {
+      const breaker = breakers.get(tool);
+      if (breaker) drop(tool, breaker);
+    },
     close() {
       for (const breaker of breakers.values()) breaker.shutdown();
       breakers.clear();

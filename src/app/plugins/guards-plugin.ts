@@ -1,6 +1,7 @@
 import { createApprovalsRelay, createGuards, createSlotWakeups, parsePolicies, approvalHandlers, type ApprovalsRelay, type GuardsOptions } from '../../guards';
 import { closeWithin, connectRedis } from '../../store/redis';
 import { createGuardMiddleware, type GuardMiddlewareOptions } from '../../middleware';
+import { breakerKey } from '../../pipeline';
 import type { Authenticator } from '../../server';
 import type { PluginFactory } from '../plugin';
 
@@ -42,6 +43,10 @@ export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFac
       // a write drops the reads of its resource on every replica too.
       attach(deps) {
         const { store } = deps;
+        // A removed tool's breaker goes with it: the name registered again (another URL, say) starts closed.
+        deps.registry.onChange((change) => {
+          if (change.type === 'remove') set.breakers.forget(breakerKey(change));
+        });
         store.onSessionEnd((scope) => middleware.cache.endSession(scope));
         store.onWriteAnnounced?.((resource) => void middleware.cache.evictResource(resource));
         if (store.announceWrite) middleware.announceWrites((resource) => store.announceWrite!(resource));

@@ -90,10 +90,12 @@ export function createSchemaCompiler(maxSchemaBytes: number): SchemaCompiler {
         if (loop) throw new Error(loop);
         const compiled = withOwnDefaults(index);
         const validate = ajv.compile(compiled);
+        // Noted now: refusedDefault compiles subschemas again, under its own key.
+        const notes = [...unknownFormats];
         checkSchemaCost(schema as Record<string, unknown>, index);
         const refused = refusedDefault(ajv, schema as Record<string, unknown>, compiled);
         if (refused) throw new Error(refused);
-        return { schema: schema as Record<string, unknown>, validate, release: patterns.commit(), unknownFormats: [...unknownFormats] };
+        return { schema: schema as Record<string, unknown>, validate, release: patterns.commit(), unknownFormats: notes };
       } catch (error) {
         patterns.abort();
         throw new Error(`input_schema does not compile: ${(error as Error).message}`);

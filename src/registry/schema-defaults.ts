@@ -38,7 +38,10 @@ let serial = 0;
 export function refusedDefault(ajv: Ajv2020, schema: Schema, compiled: Schema = schema): string | undefined {
   const pointers = defaultPointers(schema);
   if (pointers.length === 0) return undefined;
-  const key = `urn:dispatch:defaults:${++serial}`;
+  // A key no schema can hold already: the Ajv knows the schema by its own $id (which may be any URI).
+  let key: string;
+  do key = `urn:dispatch:defaults:${++serial}`;
+  while (ajv.schemas[key] !== undefined || ajv.refs[key] !== undefined);
   const root: Schema = { ...compiled };
   delete root.$id;
   ajv.addSchema(root, key);

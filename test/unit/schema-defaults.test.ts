@@ -26,3 +26,13 @@ test.each<object>([
   const { validate } = compile(schema);
   expect(typeof validate).toBe('function');
 });
+
+test("a schema holding the $id the defaults' check would take as its key compiles, in any process (found in review)", () => {
+  const compiler = createSchemaCompiler(1 << 20);
+  // The keys are numbered per process: $ids 1 to 400 in one schema meet the next one, wherever the count is.
+  const $defs = Object.fromEntries(Array.from({ length: 400 }, (_, k) => [`d${k + 1}`, { $id: `urn:dispatch:defaults:${k + 1}`, type: 'string' }]));
+  const { validate } = compiler.compile(JSON.stringify({ type: 'object', $defs, properties: { a: { type: 'integer', default: 1 } } }));
+  const value: Record<string, unknown> = {};
+  expect(validate(value)).toBe(true);
+  expect(value).toEqual({ a: 1 });
+});

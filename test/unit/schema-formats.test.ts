@@ -64,3 +64,10 @@ describe('in the registry, a tool with an unknown format registers, whoever regi
     expect(r.lookup('team', 'old_tool')?.validate({ a: 'not an address' })).toBe(true);
   });
 });
+
+test("an unknown format is noted once per place, not again where a default's check compiles it (found in review)", () => {
+  expect(notes({ properties: { p: { type: 'string', format: 'path', default: '/tmp' }, q: { type: 'object', properties: { e: { type: 'string', format: 'emial' } }, default: {} } } })).toEqual([
+    '"path" at #/properties/p',
+    '"emial" at #/properties/q/properties/e (did you mean "email"?)',
+  ]);
+});

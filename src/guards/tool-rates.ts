@@ -96,8 +96,9 @@ export function createToolRates(policies: readonly RatePolicy[], shared?: Shared
     const allowedMs = allowedWait(policy, deadline);
     const key = `dispatch:rate:${hashTag(breakerKey(tool))}`;
     let waitMs: number;
+    let setAt: string;
     try {
-      waitMs = await storeCall('a shared rate turn', backend.timeoutMs ?? 1000, () => backend.redis.dispatchTakeTurn(key, intervalMs, toleranceMs, Math.floor(allowedMs)));
+      [waitMs, setAt] = await storeCall('a shared rate turn', backend.timeoutMs ?? 1000, () => backend.redis.dispatchTakeTurn(key, intervalMs, toleranceMs, Math.floor(allowedMs)));
     } catch (error) {
       warn("shared rate limits: redis failed, this replica's own limit applies", { tool: tool.name, error: (error as Error).message });
       return takeLocal(tool, policy, signal, deadline);
@@ -105,9 +106,8 @@ export function createToolRates(policies: readonly RatePolicy[], shared?: Shared
     if (waitMs < 0) throw refusal(tool, policy, -1 - waitMs, allowedMs, true);
     // A turn given up is given back (best effort: one that fails stays spent), also when the client
     // cancelled while Redis answered, if it is still the last one queued: give-turn.lua knows it by
-    // the wait it has left (Redis's clock is not this one's).
-    const due = performance.now() + waitMs;
-    const giveBack = () => void backend.redis.dispatchGiveTurn(key, intervalMs, toleranceMs, Math.max(0, due - performance.now())).catch(() => undefined);
+    // the limit's time it set, as the local give-back does.
+    const giveBack = () => void backend.redis.dispatchGiveTurn(key, intervalMs, setAt).catch(() => undefined);
     if (signal.aborted) {
       giveBack();
       throw HardError.cancelled();

@@ -20,10 +20,10 @@ declare module 'ioredis' {
     dispatchTakeSlot(slots: string, line: string, alive: string, tickets: string, max: number, leaseMs: number, leaseId: string, waits: 0 | 1, keepMs: number): Result<number, Context>;
     /** release-slot.lua: gives a shared concurrency slot, or a place in line, back and tells the waiters on `channel`; 1 when it was held. */
     dispatchReleaseSlot(slots: string, line: string, alive: string, leaseId: string, channel: string): Result<number, Context>;
-    /** take-turn.lua: the wait (ms) before a turn under a shared rate limit, taken; -1 - the wait needed when longer than `maxWaitMs`. */
-    dispatchTakeTurn(limit: string, intervalMs: number, toleranceMs: number, maxWaitMs: number): Result<number, Context>;
-    /** give-turn.lua: gives back a turn of a shared rate limit whose call gave up waiting, `waitLeftMs` before it, if it is the last one queued; 1 when given back. */
-    dispatchGiveTurn(limit: string, intervalMs: number, toleranceMs: number, waitLeftMs: number): Result<number, Context>;
+    /** take-turn.lua: the wait (ms) before a turn under a shared rate limit, taken, and the limit's time it set; -1 - the wait needed (and '') when longer than `maxWaitMs`. */
+    dispatchTakeTurn(limit: string, intervalMs: number, toleranceMs: number, maxWaitMs: number): Result<[number, string], Context>;
+    /** give-turn.lua: gives back a turn of a shared rate limit whose call gave up waiting, if the limit's time is still `setAt`, the one it set (the last turn queued); 1 when given back. */
+    dispatchGiveTurn(limit: string, intervalMs: number, setAt: string): Result<number, Context>;
     /** forget-worker-spec.lua: deletes a worker tool's shared spec and announces it; 1 when it was there. */
     dispatchForgetWorkerSpec(specs: string, field: string, announcement: string): Result<number, Context>;
   }

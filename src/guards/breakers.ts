@@ -26,8 +26,11 @@ export interface BreakerStats {
 /** The breakers of this replica: the pipeline's gate, the stats, and shutdown. */
 export interface Breakers extends BreakerStats {
   readonly gate: BreakerGate & BreakerStats;
-  /** Drops the breaker of a tool removed from the registry: the name registered again starts closed. */
-  forget(tool: string): void;
+  /**
+   * Drops the breaker of a tool removed from the registry: the name registered again starts closed.
+   * With `gone`, only once it says the tool is gone (asked now, then before each use of the breaker).
+   */
+  forget(tool: string, gone?: () => boolean): void;
   close(): void;
 }
 
@@ -44,12 +47,15 @@ export function createBreakers(options: BreakersOptions = {}): Breakers {
   const now = options.now ?? Date.now;
   const rotation = new EventEmitter().setMaxListeners(0);
   const breakers = new Map<string, ToolBreaker>();
+  /** Breakers to drop once their tool is gone (a removal still being shared, which may fail). */
+  const forgetting = new Map<string, () => boolean>();
 
   /** Drops a breaker; one not closed is told closed (BREAKER_STATE, the gauge): its tool's next breaker is. */
   const drop = (name: string, breaker: ToolBreaker) => {
     const state = breaker.state();
     breaker.shutdown();
     breakers.delete(name);
+    forgetting.delete(name);
     if (state !== 'closed') options.onState?.(name, 'closed');
   };
   // A half-open breaker with no probe out goes too (past the closed ones), or breakers of tools
@@ -58,8 +64,14 @@ export function createBreakers(options: BreakersOptions = {}): Breakers {
     for (const [name, breaker] of breakers) if (breaker.state() === 'closed') return drop(name, breaker);
     for (const [name, breaker] of breakers) if (breaker.state() === 'half_open' && !breaker.refusing()) return drop(name, breaker);
   };
+  /** The tool's breaker, if it has one; dropped first when its tool is gone since it was forgotten. */
+  const current = (tool: string): ToolBreaker | undefined => {
+    const breaker = breakers.get(tool);
+    if (breaker && forgetting.get(tool)?.()) return void drop(tool, breaker);
+    return breaker;
+  };
   const breakerOf = (tool: string): ToolBreaker => {
-    let breaker = breakers.get(tool);
+    let breaker = current(tool);
     if (!breaker) {
       if (breakers.size >= maxBreakers) dropOne();
       breaker = createToolBreaker(settingsFor(tool), rotation, (state) => options.onState?.(tool, state), now);
@@ -69,25 +81,28 @@ export function createBreakers(options: BreakersOptions = {}): Breakers {
   };
 
   const stats: BreakerStats = {
-    state: (tool) => breakers.get(tool)?.state() ?? 'closed',
-    healthScore: (tool) => breakers.get(tool)?.healthScore() ?? 1,
+    state: (tool) => current(tool)?.state() ?? 'closed',
+    healthScore: (tool) => current(tool)?.healthScore() ?? 1,
   };
   const gate: BreakerGate & BreakerStats = {
     ...stats,
-    isOpen: (tool) => breakers.get(tool)?.refusing() ?? false,
+    isOpen: (tool) => current(tool)?.refusing() ?? false,
     tryAcquire: (tool, timeoutMs) => breakerOf(tool).tryAcquire(timeoutMs),
     record: (tool, ticket, outcome) => breakerOf(tool).record(ticket, outcome),
   };
   return {
     ...stats,
     gate,
-    forget(tool) {
+    forget(tool, gone = () => true) {
       const breaker = breakers.get(tool);
-      if (breaker) drop(tool, breaker);
+      if (!breaker) return;
+      if (gone()) drop(tool, breaker);
+      else forgetting.set(tool, gone);
     },
     close() {
       for (const breaker of breakers.values()) breaker.shutdown();
       breakers.clear();
+      forgetting.clear();
     },
   };
 }

@@ -43,9 +43,13 @@ export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFac
       // a write drops the reads of its resource on every replica too.
       attach(deps) {
         const { store } = deps;
-        // A removed tool's breaker goes with it: the name registered again (another URL, say) starts closed.
+        // A removed tool's breaker goes with it: the name registered again (another URL, say) starts
+        // closed. RemoveTool tells listeners before its removal is written to Redis, and the tool stays
+        // when that fails: the breaker goes once the tool it guarded is no longer the one registered.
         deps.registry.onChange((change) => {
-          if (change.type === 'remove') set.breakers.forget(breakerKey(change));
+          if (change.type !== 'remove') return;
+          const tool = deps.registry.lookup(change.tenant, change.name);
+          set.breakers.forget(breakerKey(change), () => tool === undefined || deps.registry.lookup(change.tenant, change.name) !== tool);
         });
         store.onSessionEnd((scope) => middleware.cache.endSession(scope));
         store.onWriteAnnounced?.((resource) => void middleware.cache.evictResource(resource));

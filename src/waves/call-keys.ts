@@ -2,11 +2,14 @@ import { prepareArguments } from '../arguments';
 import { canonicalJson } from '../json';
 import { loopOp, type PipelineDeps } from '../pipeline';
 import type { ResolvedTool } from '../registry';
+import { keyMaterial } from '../store';
 import type { LoopOpsOf, PlannedCall, ResourceKeyOf } from './plan-waves';
 import type { PlannedTool } from './planned-tool';
 import { resourceKeyIn, resourceKeyOf } from './resource-key';
 
 const reshapes = new WeakMap<ResolvedTool, boolean>();
+/** A turn's calls share their session: its part of an idempotency key is left out here. */
+const NO_SCOPE = { tenant: '', sessionId: '' };
 
 /** Whether preparing a tool's arguments can change their values: lenient repair, or schema defaults. */
 function mayReshape(tool: ResolvedTool): boolean {
@@ -15,7 +18,7 @@ function mayReshape(tool: ResolvedTool): boolean {
   return known;
 }
 
-/** What a parallel turn's calls conflict on: their resource keys and their loop operations. */
+/** What a parallel turn's calls conflict on: their resource keys, their loop operations and idempotency keys. */
 export interface CallKeys {
   readonly keyOf: ResourceKeyOf<PlannedTool>;
   readonly loopOf: LoopOpsOf<PlannedTool>;
@@ -68,7 +71,13 @@ export function callKeys(deps: PipelineDeps): CallKeys {
       const args = argsOf(call, planned.tools[0]!);
       if (args === undefined) return undefined;
       const canonical = canonicalJson(args);
-      return planned.tools.map((tool) => loopOp(tool, args, canonical));
+      const ops = planned.tools.map((tool) => loopOp(tool, args, canonical));
+      // Side-effecting calls sharing an idempotency key (their key_fields agree, the rest differs)
+      // run one after the other, so the later is replayed, as in sequential mode: side by side it
+      // found the earlier's claim and failed IN_PROGRESS. (Without key_fields, the key is all the
+      // arguments, and identical calls share a loop operation already.)
+      for (const tool of planned.tools) if (!tool.readOnly && tool.keyFields.length > 0) ops.push(`\u0001${keyMaterial(NO_SCOPE, tool.name, args, tool.keyFields, canonical)}`);
+      return ops;
     },
   };
 }

@@ -20,10 +20,10 @@ export function parseHandler(authenticate: Authenticator, limits: Limits, logger
     for (const found of parsed.calls) units += found.id.length + found.name.length + found.arguments.length + 16;
     const bytes = 3 * units > limits.maxMessageBytes ? toBinary(ParseToolCallsResponseSchema, response).length : 0;
     if (bytes > limits.maxMessageBytes) {
-      throw new RpcError(
-        grpc.status.RESOURCE_EXHAUSTED,
-        `the ${parsed.calls.length} calls found take ${bytes} bytes written as JSON, over max_message_bytes (${limits.maxMessageBytes}); send the text in smaller parts`,
-      );
+      // A text just under the limit with no call in it comes back whole as remaining_text, beside
+      // the format: over the limit by a few bytes. Name what takes the room.
+      const what = parsed.calls.length === 0 ? `its remaining text (${parsed.remainingText.length} characters, no call found)` : `the ${parsed.calls.length} calls found, written as JSON, and the remaining text (${parsed.remainingText.length} characters)`;
+      throw new RpcError(grpc.status.RESOURCE_EXHAUSTED, `the answer takes ${bytes} bytes, over max_message_bytes (${limits.maxMessageBytes}): ${what}; send the text in smaller parts`);
     }
     return response;
   });

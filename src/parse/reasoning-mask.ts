@@ -6,66 +6,143 @@ const REASONING_TAGS: readonly (readonly [string, string])[] = [
   ['<think>', '</think>'],
   ['<thinking>', '</thinking>'],
 ];
-/** Call markers that show a closing reasoning tag belongs to a call's arguments instead. */
-const CALL_MARKERS: readonly string[] = ['<tool_call>', '[TOOL_CALLS]', '<|python_tag|>', '<function='];
+/** Call markers, and the tag that ends what follows a marker when it is not one JSON value. */
+const CALL_MARKERS = /<tool_call>|\[TOOL_CALLS\]|<\|python_tag\|>|<function=/g;
+const MARKER_ENDS: Readonly<Record<string, string>> = { '<tool_call>': '</tool_call>', '<function=': '</function>' };
 
 /**
- * The text with its leading reasoning block (`<think>...</think>` or `<thinking>...</thinking>`)
- * blanked out with spaces of the same length, so calls drafted while thinking are not taken as
- * calls and offsets still point into the original. Reasoning comes first in an output: an
- * opening tag anywhere else is text (an argument may quote it). A closing tag with no opening
- * tag before it ends a block that began with the text, as when the chat template put the
- * opening tag in the prompt, unless a call marker comes before it or it lies inside JSON that
- * may be a call (bare, OpenAI or fenced): then it is quoted in an argument, and blanking up to it
- * would drop that call or expose one quoted after it. Such JSON is looked for with `budget`; when
- * that is spent nothing is blanked. An opening tag never closed runs to the end.
+ * The text with its reasoning blocks (`<think>...</think>` or `<thinking>...</thinking>`) blanked
+ * out with spaces of the same length, so calls drafted while thinking are not taken as calls and
+ * offsets still point into the original. A closing tag with no opening tag before it ends a block
+ * that began with the text, as when the chat template put the opening tag in the prompt. A tag
+ * that lies inside a call's arguments (a marked call not yet ended, or JSON that may be a call:
+ * bare, OpenAI or fenced) is quoted there and is text: blanking from or up to it would drop that
+ * call or expose one quoted after it. Such calls are looked for with `budget`; when that is spent
+ * nothing more is blanked. An opening tag never closed runs to the end. Linear in the text.
  */
 export function maskReasoning(text: string, budget: WorkBudget): string {
-  const start = skipSpace(text, 0, text.length);
-  for (const [open, close] of REASONING_TAGS) {
-    const closeAt = text.indexOf(close);
-    if (text.startsWith(open, start)) return blank(text, closeAt < 0 ? text.length : closeAt + close.length);
-    if (
-      closeAt >= 0 &&
-      text.lastIndexOf(open, closeAt) < 0 &&
-      !hasCallMarkerBefore(text, closeAt) &&
-      !isInsideJson(text, closeAt, budget)
-    ) {
-      return blank(text, closeAt + close.length);
-    }
-  }
-  return text;
-}
-
-function hasCallMarkerBefore(text: string, end: number): boolean {
-  return CALL_MARKERS.some((marker) => {
-    const at = text.indexOf(marker);
-    return at >= 0 && at < end;
-  });
-}
-
-/**
- * Whether a value that may be a call, starting before `at`, is read past it (parsed or not), or
- * the budget ran out before that was known.
- */
-function isInsideJson(text: string, at: number, budget: WorkBudget): boolean {
-  let pos = 0;
-  while (pos < at) {
-    const c = text.charCodeAt(pos);
-    if ((c !== 0x7b && c !== 0x5b) || !mayStartCallJson(text, pos, text.length)) {
-      pos++;
+  const calls = new CallExtents(text, budget);
+  const blocks: [number, number][] = [];
+  let from = leadingBlockEnd(text, calls);
+  if (from > 0) blocks.push([0, from]);
+  const openTags = /<think(?:ing)?>/g;
+  openTags.lastIndex = from;
+  for (let open = openTags.exec(text); open !== null; open = openTags.exec(text)) {
+    const quotedUntil = calls.enclosing(from, open.index);
+    if (quotedUntil >= text.length) break;
+    if (quotedUntil >= 0) {
+      from = quotedUntil;
+      openTags.lastIndex = Math.max(quotedUntil, open.index + 1);
       continue;
     }
-    const parsed = parseTolerantValue(text, pos, text.length, { budget });
-    if (!parsed.ok && parsed.reason === 'budget') return true;
-    const reached = parsed.ok ? parsed.end : parsed.at;
-    if (reached > at) return true;
-    // A value read whole is skipped; after a failure, what it held may still be a value.
-    pos = parsed.ok || (parsed.reason === 'depth' && parsed.at > pos) ? reached : pos + 1;
+    const close = open[0] === '<think>' ? '</think>' : '</thinking>';
+    const closeAt = text.indexOf(close, open.index + open[0].length);
+    from = closeAt < 0 ? text.length : closeAt + close.length;
+    blocks.push([open.index, from]);
+    openTags.lastIndex = from;
   }
-  return false;
+  return blank(text, blocks);
 }
 
-function blank(text: string, end: number): string {
-  return ' '.repeat(end) + text.slice(end);
+/** The end of a block opened in the prompt: a closing tag with no opening tag before it, or 0. */
+function leadingBlockEnd(text: string, calls: CallExtents): number {
+  for (const [open, close] of REASONING_TAGS) {
+    const closeAt = text.indexOf(close);
+    if (closeAt >= 0 && text.lastIndexOf(open, closeAt) < 0 && calls.enclosing(0, closeAt) < 0) {
+      return closeAt + close.length;
+    }
+  }
+  return 0;
+}
+
+/** Finds the calls whose arguments may hold a position; see `enclosing`. */
+class CallExtents {
+  private markerFrom = -1;
+  private marker: RegExpExecArray | null = null;
+
+  constructor(
+    private readonly text: string,
+    private readonly budget: WorkBudget,
+  ) {}
+
+  /**
+   * -1 when no call starting in `from..at` is read past `at`; else where the furthest one that
+   * is ends (the text's length when the budget ran out before that was known).
+   */
+  enclosing(from: number, at: number): number {
+    return Math.max(this.markedEnclosing(from, at), this.jsonEnclosing(from, at));
+  }
+
+  private markedEnclosing(from: number, at: number): number {
+    let pos = from;
+    for (let marker = this.nextMarker(pos); marker !== null && marker.index < at; marker = this.nextMarker(pos)) {
+      const reached = this.markedCallEnd(marker.index, marker[0]);
+      if (reached > at) return reached;
+      pos = Math.max(reached, marker.index + marker[0].length);
+    }
+    return -1;
+  }
+
+  /** Where what follows a marker ends: its JSON value, or else its closing tag if it has one. */
+  private markedCallEnd(markerAt: number, marker: string): number {
+    const { text } = this;
+    let valueAt = markerAt + marker.length;
+    if (marker === '<function=') {
+      const nameEnd = text.indexOf('>', valueAt);
+      if (nameEnd < 0) return text.length;
+      valueAt = nameEnd + 1;
+    }
+    valueAt = skipSpace(text, valueAt, text.length);
+    let reached = valueAt;
+    const c = text.charCodeAt(valueAt);
+    if (c === 0x7b || c === 0x5b) {
+      const parsed = parseTolerantValue(text, valueAt, text.length, { budget: this.budget });
+      if (parsed.ok) return parsed.end;
+      if (parsed.reason === 'budget') return text.length;
+      reached = parsed.at;
+    }
+    const end = MARKER_ENDS[marker];
+    if (end === undefined) return reached;
+    const endAt = text.indexOf(end, valueAt);
+    return endAt < 0 ? text.length : Math.max(reached, endAt);
+  }
+
+  /** The first marker at or after `from`, remembering the last search (`from` mostly grows). */
+  private nextMarker(from: number): RegExpExecArray | null {
+    const known = this.markerFrom >= 0 && this.markerFrom <= from;
+    if (known && (this.marker === null || this.marker.index >= from)) return this.marker;
+    CALL_MARKERS.lastIndex = from;
+    this.markerFrom = from;
+    this.marker = CALL_MARKERS.exec(this.text);
+    return this.marker;
+  }
+
+  private jsonEnclosing(from: number, at: number): number {
+    const { text } = this;
+    let pos = from;
+    while (pos < at) {
+      const c = text.charCodeAt(pos);
+      if ((c !== 0x7b && c !== 0x5b) || !mayStartCallJson(text, pos, text.length)) {
+        pos++;
+        continue;
+      }
+      const parsed = parseTolerantValue(text, pos, text.length, { budget: this.budget });
+      if (!parsed.ok && parsed.reason === 'budget') return text.length;
+      const reached = parsed.ok ? parsed.end : parsed.at;
+      if (reached > at) return reached;
+      // A value read whole is skipped; after a failure, what it held may still be a value.
+      pos = parsed.ok || (parsed.reason === 'depth' && parsed.at > pos) ? reached : pos + 1;
+    }
+    return -1;
+  }
+}
+
+function blank(text: string, blocks: readonly [number, number][]): string {
+  let out = '';
+  let pos = 0;
+  for (const [start, end] of blocks) {
+    out += text.slice(pos, start) + ' '.repeat(end - start);
+    pos = end;
+  }
+  return out + text.slice(pos);
 }

@@ -1,4 +1,4 @@
-import { callsOf } from './parse-helpers';
+import { callsOf, expectNoCalls } from './parse-helpers';
 
 describe('a </think> quoted in a call is not the end of reasoning', () => {
   it('keeps a bare call whose argument quotes it', () => {
@@ -37,5 +37,62 @@ describe('a </think> with no opening tag still ends reasoning', () => {
       'I could call {"name":"get_weather","arguments":{"city":"Paris"}}, but they said Lyon.\n</think>\n' +
       '{"name":"get_weather","arguments":{"city":"Lyon"}}';
     expect(callsOf(text)).toEqual([['get_weather', '{"city":"Lyon"}']]);
+  });
+});
+
+describe('a call drafted in reasoning opened in the prompt is not returned', () => {
+  it('when the draft is a marked call before the closing tag', () => {
+    const draft =
+      'I could emit <tool_call>{"name": "send_email", "arguments": {"to": "boss@x.com"}}</tool_call> but the user only asked a question.\n</think>\n\n';
+    expectNoCalls(draft + 'Paris is the capital of France.');
+    expect(callsOf(draft + '<tool_call>{"name":"get_weather","arguments":{"city":"Lyon"}}</tool_call>')).toEqual([
+      ['get_weather', '{"city":"Lyon"}'],
+    ]);
+    expectNoCalls('Maybe [TOOL_CALLS] [{"name":"send_email","arguments":{}}] no.\n</think>\nNo tools needed.');
+    expectNoCalls('Maybe <function=send_email>{"to":"boss@x.com"}</function> no.\n</think>\nNo tools needed.');
+  });
+
+  it('but keeps a marked call whose argument quotes the closing tag', () => {
+    expect(callsOf('<tool_call>{"name":"write_file","arguments":{"content":"a </think> b"}}</tool_call>')).toEqual([
+      ['write_file', '{"content":"a </think> b"}'],
+    ]);
+    expect(callsOf('<function=write_file>{"content":"a </think> b"}</function>')).toEqual([
+      ['write_file', '{"content":"a </think> b"}'],
+    ]);
+    expect(callsOf('[TOOL_CALLS] [{"name":"write_file","arguments":{"content":"a </think> b"}}]')).toEqual([
+      ['write_file', '{"content":"a </think> b"}'],
+    ]);
+  });
+});
+
+describe('every reasoning block is masked', () => {
+  it('a call drafted in a later block is not returned', () => {
+    const text = '<think>\nplan\n</think>\n<think>\nMaybe <tool_call>{"name":"send_email","arguments":{}}</tool_call>? No.\n</think>\n';
+    expectNoCalls(text + 'No tools needed.');
+    expect(callsOf(text + '<tool_call>{"name":"get_weather","arguments":{"city":"Lyon"}}</tool_call>')).toEqual([
+      ['get_weather', '{"city":"Lyon"}'],
+    ]);
+    expectNoCalls('Let me see. <thinking>Maybe {"name":"send_email","arguments":{}}</thinking> No tools needed.');
+  });
+
+  it('a later block never closed runs to the end, as reasoning cut off', () => {
+    expectNoCalls('Done.\n<think>\nMaybe also <tool_call>{"name":"send_email","arguments":{}}</tool_call>');
+  });
+
+  it('but not a block quoted in a call', () => {
+    const args = '{"content":"<think>x</think> y"}';
+    expect(callsOf(`<think>plan</think>\n<tool_call>{"name":"write_file","arguments":${args}}</tool_call>`)).toEqual([
+      ['write_file', args],
+    ]);
+    expect(callsOf(`<think>plan</think>\n{"name":"write_file","arguments":${args}}`)).toEqual([['write_file', args]]);
+  });
+
+  it('in time linear in the text', () => {
+    const many = 'a <think>b {"name":"x","arguments":{}}</think> c '.repeat(20_000);
+    const quoted = `<tool_call>{"name":"write_file","arguments":{"content":"${'<think> </think> '.repeat(40_000)}"}}</tool_call>`;
+    const started = Date.now();
+    expectNoCalls(many);
+    expect(callsOf(quoted)).toHaveLength(1);
+    expect(Date.now() - started).toBeLessThan(2_000);
   });
 });

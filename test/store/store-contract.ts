@@ -312,8 +312,11 @@ export function describeStoreContract(name: string, factory: StoreFactory, trait
         await ending.endSession(unknown);
         expect(heard).toEqual([scope, unknown]);
         // A store that hears the ends announced by replicas does not take its own for another's.
+        // (Only this test's sessions: on a shared Redis, an earlier test's announced end may
+        // still arrive, a Cluster's pub/sub being slower; seen once in a clean-clone CI run.)
         await sleep(300);
-        expect(heard).toEqual([scope, unknown]);
+        const ours = new Set([scope.tenant, unknown.tenant]);
+        expect(heard.filter((s) => ours.has(s.tenant))).toEqual([scope, unknown]);
       } finally {
         await ending.close();
       }

@@ -1,5 +1,5 @@
 import { Redis, type Cluster } from 'ioredis';
-import { connectRedis, createOrderedPublisher, createWatchedSubscriber, whenReady, type OrderedPublisher, type RedisClient, type WatchedSubscriber } from '../../src/store/redis';
+import { connectRedis, createOrderedPublisher, createWatchedSubscriber, dropConnections, whenReady, type OrderedPublisher, type RedisClient, type WatchedSubscriber } from '../../src/store/redis';
 import { monitorRedis, startRedis, startRedisCluster, type TestRedis, type TestRedisCluster } from '../helpers/redis-server';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 import { until } from '../helpers/until';
@@ -188,5 +188,32 @@ describe('probes on a standalone Redis', () => {
     const after = monitor.commands().filter((c) => c === 'publish').length;
     expect(after - before).toBeLessThanOrEqual(1 + 200 / 50 + 2);
     expect(w.moves()).toBe(0);
+  });
+
+  test('a subscription resumed after Redis restarted, its connection dropped before Redis answered, leaves no unhandled rejection', async () => {
+    // ioredis's own re-SUBSCRIBE on reconnection has no handler: a connection dropped (a move, a
+    // close that Redis did not answer in time) before its reply rejected it unhandled, which ends
+    // a Node process.
+    const conns: Redis[] = [];
+    const w = watch(() => {
+      const conn = connectRedis(redis.url, { queueWhileDown: true }) as Redis;
+      conns.push(conn);
+      return conn;
+    }, client, { probeIntervalMs: 50 });
+    closing.push(() => w.sub.close());
+    await w.sub.subscribe('watched');
+    await until(async () => ((await client.publish('watched', 'before')) > 0 ? true : undefined), 'the subscription');
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    closing.push(() => void process.off('unhandledRejection', onUnhandled));
+    const conn = conns[0]!;
+    // Emitted once the connection is ready again, after the re-SUBSCRIBE went out: dropped at once.
+    const dropped = new Promise<void>((resolve) => conn.once('ready', () => resolve(dropConnections(conn))));
+    await redis.stop();
+    await redis.start();
+    await dropped;
+    await new Promise((r) => setTimeout(r, 300));
+    expect(unhandled).toEqual([]);
   });
 });

@@ -121,15 +121,20 @@ export function createWatchedSubscriber(options: WatchedSubscriberOptions): Watc
 
   /** A new connection to subscribe through, or undefined while no Cluster node is known. */
   function connection(): Redis | undefined {
-    if (!cluster) {
-      const conn = spare ?? (options.connect() as Redis);
+    let conn: Redis;
+    if (cluster) {
+      const node = chooseNode(cluster.nodes('master'));
+      if (!node) return undefined;
+      conn = node.duplicate({ lazyConnect: false, readOnly: false, enableOfflineQueue: true, retryStrategy: cluster.options.clusterRetryStrategy });
+      conn.on('error', () => undefined);
+    } else {
+      conn = spare ?? (options.connect() as Redis);
       spare = undefined;
-      return conn;
     }
-    const node = chooseNode(cluster.nodes('master'));
-    if (!node) return undefined;
-    const conn = node.duplicate({ lazyConnect: false, readOnly: false, enableOfflineQueue: true, retryStrategy: cluster.options.clusterRetryStrategy });
-    conn.on('error', () => undefined);
+    // Subscribed again on reconnection here (see open), where a failure is handled: ioredis's own
+    // re-SUBSCRIBE has no handler, and a connection dropped before its reply (a move, a close Redis
+    // did not answer in time) rejected it unhandled, which ends the process.
+    conn.options.autoResubscribe = false;
     return conn;
   }
 
@@ -152,10 +157,10 @@ export function createWatchedSubscriber(options: WatchedSubscriberOptions): Watc
       confirmed = false;
       epoch++;
     });
-    // Reconnected: the client subscribes its channels again; a SUBSCRIBE sent now is answered
-    // once the probe channel is subscribed again.
+    // Reconnected (or connected at last): the channels are subscribed again, probes go out once
+    // Redis confirms. Once more on the first connection, which SUBSCRIBE below also does: harmless.
     conn.on('ready', () => {
-      if (conn === current) conn.subscribe(probeChannel).then(() => confirm(conn), () => undefined);
+      if (conn === current) conn.subscribe(...wanted).then(() => confirm(conn), () => undefined);
     });
     opened();
     conn.subscribe(...wanted).then(

@@ -5,6 +5,7 @@ import { createDestinationPolicy, type DestinationPolicy } from './destination-p
 import { MAX_PATTERNS_PER_TENANT, patternsOwned, type LeaseOptions } from './pattern-pool';
 import { resolveTool, type ResolvedTool } from './resolved-tool';
 import type { CompiledSchema, SchemaCompiler } from './schema-compiler';
+import { schemaBytesExcess, schemaBytesWith, toolCountExcess } from './tenant-totals';
 import { checkSpec } from './validate-spec';
 
 /** Why a registration was refused: a bad spec, a name that exists without `replace`, or the tenant's tool limit. */
@@ -41,7 +42,8 @@ export interface ToolRegistry {
    * Validates and compiles every spec first, then registers all or none. With `maxTools`, refuses
    * (code `limit`) before anything else when the tenant would own more tools than that; a spec
    * replacing one of its tools does not count again. A tenant's spec named as an operator's tool
-   * is refused (code `exists`), with `replace` too.
+   * is refused (code `exists`), with `replace` too. With `replace`, a spec equal to the tool held by
+   * its name (a worker's hello on each reconnection) is checked and that tool kept, not compiled again.
    */
   register(specs: readonly ToolSpec[], options: { tenant: string; replace?: boolean; maxTools?: number }): ResolvedTool[];
   /** The operator's tool of that name, else the tenant's own. */
@@ -87,39 +89,6 @@ export function skipRedactionMessage(where: string, name: string): string {
   return `${where} ("${name}"): skip_redaction is refused: this deployment does not let tenants turn redaction off (registry.allow_tenant_skip_redaction in the config file); declare the tool in the config file, or ask the operator`;
 }
 
-/** Throws `limit` when registering `specs` would give the tenant more than `maxTools` tools of its own. */
-function checkToolCount(specs: readonly ToolSpec[], own: ReadonlyMap<string, unknown> | undefined, tenant: string, maxTools: number): void {
-  const added = new Set(specs.map((spec) => spec.name).filter((name) => !own?.has(name))).size;
-  const total = (own?.size ?? 0) + added;
-  if (total > maxTools) {
-    throw new RegistryError('limit', `tenant "${tenant}" would have ${total} tools, over the limit of ${maxTools} (limits.max_tools_per_tenant); remove tools it no longer uses`);
-  }
-}
-
-/** Bytes of each registered tool's schema text (counted once per tool). */
-const schemaBytes = new WeakMap<ToolSpec, number>();
-const bytesOf = (spec: ToolSpec): number => {
-  let bytes = schemaBytes.get(spec);
-  if (bytes === undefined) schemaBytes.set(spec, (bytes = Buffer.byteLength(spec.inputSchema)));
-  return bytes;
-};
-
-/** Bytes of schema text the tenant's tools `own` would hold with `specs` registered. */
-function schemaBytesWith(specs: readonly ToolSpec[], own: ReadonlyMap<string, ResolvedTool> | undefined): number {
-  const named = new Set(specs.map((spec) => spec.name));
-  let total = specs.reduce((sum, spec) => sum + bytesOf(spec), 0);
-  for (const [name, tool] of own ?? []) if (!named.has(name)) total += bytesOf(tool.spec);
-  return total;
-}
-
-/** Throws `limit` when registering `specs` would give the tenant's tools more than `maxBytes` of schema text. */
-function checkSchemaBytes(specs: readonly ToolSpec[], own: ReadonlyMap<string, ResolvedTool> | undefined, tenant: string, maxBytes: number): void {
-  const total = schemaBytesWith(specs, own);
-  if (total > maxBytes) {
-    throw new RegistryError('limit', `tenant "${tenant}" would have ${total} bytes of input schemas, over the limit of ${maxBytes} (limits.max_schema_bytes_per_tenant); remove tools it no longer uses, or make their schemas smaller`);
-  }
-}
-
 /** Options of {@link createToolRegistry}. */
 export interface ToolRegistryOptions {
   /**
@@ -158,8 +127,11 @@ export function createToolRegistry(
     return tools;
   };
 
+  const refuseOver = (excess: string | undefined) => {
+    if (excess !== undefined) throw new RegistryError('limit', excess);
+  };
   const checkBytes = (specs: readonly ToolSpec[], tenant: string) => {
-    if (tenant !== '' && options.maxSchemaBytesPerTenant !== undefined) checkSchemaBytes(specs, byTenant.get(tenant), tenant, options.maxSchemaBytesPerTenant);
+    if (tenant !== '' && options.maxSchemaBytesPerTenant !== undefined) refuseOver(schemaBytesExcess(specs, byTenant.get(tenant), tenant, options.maxSchemaBytesPerTenant));
   };
   // What gives back each registered tool's schema patterns (counted for its tenant) once it goes.
   const releases = new WeakMap<ResolvedTool, () => void>();
@@ -176,27 +148,40 @@ export function createToolRegistry(
     return true;
   };
 
+  // Tools whose removal is being shared (removeShared), with how many: one registered again meanwhile is another object, which it keeps.
+  const removing = new Map<ResolvedTool, number>();
+  /** The tool the tenant holds by `spec`'s name when its spec is protobuf-equal, so is right as it is (resolveTool reads the spec and tenant alone). */
+  const heldAsIs = (own: ReadonlyMap<string, ResolvedTool> | undefined, spec: ToolSpec): ResolvedTool | undefined => {
+    const held = own?.get(spec.name);
+    return held !== undefined && !removing.has(held) && equals(ToolSpecSchema, held.spec, spec) ? held : undefined;
+  };
+
   /**
    * Compiles `specs` for `tenant` (all or none: on a failure, those compiled give their patterns
    * back). The patterns only the tools they replace hold do not count for the tenant; the tenant's
-   * pattern bound applies to `local` registrations only.
+   * pattern bound applies to `local` registrations only. With `replace`, a tool held as it is
+   * ({@link heldAsIs}: a worker declares its tools again on every reconnection) is kept, not
+   * compiled again (0.4-1 s of event loop per 256 KiB of schema); not while the tenant is over its
+   * pattern bound (another replica's tools), where a local registration compiles, refused as before.
    */
   function compileAll(specs: readonly ToolSpec[], tenant: string, replace: boolean, local: boolean): ResolvedTool[] {
     const compiled: ResolvedTool[] = [];
     const own = byTenant.get(tenant);
-    const replaced = replace ? specs.map((spec) => own?.get(spec.name)).filter((tool) => tool !== undefined) : [];
+    const keep = replace && !(local && tenant !== '' && patternsOwned(tenant) > MAX_PATTERNS_PER_TENANT);
+    const kept = specs.map((spec) => (keep ? heldAsIs(own, spec) : undefined));
+    const replaced = replace ? specs.map((spec, i) => (kept[i] ? undefined : own?.get(spec.name))).filter((tool) => tool !== undefined) : [];
     const lease = { replacing: replaced.map((tool) => releases.get(tool)).filter((r) => r !== undefined), perTenantBound: local };
     try {
-      for (const [index, spec] of specs.entries()) compiled.push(compileOne(spec, index, tenant, replace, local, compiled, lease));
+      for (const [index, spec] of specs.entries()) compiled.push(compileOne(spec, index, tenant, replace, local, compiled, lease, kept[index]));
     } catch (error) {
-      release(compiled);
+      release(compiled.filter((tool, i) => tool !== kept[i]));
       throw error;
     }
     return compiled;
   }
 
-  /** Compiles one spec; `local` registrations of a tenant may not take an operator's tool name. */
-  function compileOne(spec: ToolSpec, index: number, tenant: string, replace: boolean, local: boolean, before: readonly ResolvedTool[], lease: LeaseOptions): ResolvedTool {
+  /** Compiles one spec, or checks it and returns `held`; `local` registrations of a tenant may not take an operator's tool name. */
+  function compileOne(spec: ToolSpec, index: number, tenant: string, replace: boolean, local: boolean, before: readonly ResolvedTool[], lease: LeaseOptions, held?: ResolvedTool): ResolvedTool {
     const operators = tenant === '' || !local ? undefined : byTenant.get('');
     const where = `tools[${index}]`;
     const problem = checkSpec(spec, executorKinds());
@@ -209,6 +194,7 @@ export function createToolRegistry(
     if (!replace && tenantTools(tenant).has(spec.name)) {
       throw new RegistryError('exists', `${where}: tool "${spec.name}" is already registered (set replace to overwrite it)`);
     }
+    if (held !== undefined) return held;
     let compiled: CompiledSchema;
     try {
       compiled = compiler.compile(spec.inputSchema, tenant, lease);
@@ -252,7 +238,7 @@ export function createToolRegistry(
 
   return {
     register(specs, { tenant, replace = false, maxTools }) {
-      if (maxTools !== undefined) checkToolCount(specs, byTenant.get(tenant), tenant, maxTools);
+      if (maxTools !== undefined) refuseOver(toolCountExcess(specs, byTenant.get(tenant), tenant, maxTools));
       checkBytes(specs, tenant);
       const tools = compileAll(specs, tenant, replace, true);
       install(tools, tenant);
@@ -276,7 +262,11 @@ export function createToolRegistry(
       const tool = byTenant.get(tenant)?.get(name);
       if (tool === undefined) return false;
       const change: RegistryChange = { type: 'remove', tenant, name };
+      removing.set(tool, (removing.get(tool) ?? 0) + 1);
       const shared = await Promise.allSettled(listeners.map(async (listener) => listener(change)));
+      const left = removing.get(tool)! - 1;
+      if (left > 0) removing.set(tool, left);
+      else removing.delete(tool);
       const failed = shared.find((outcome) => outcome.status === 'rejected');
       if (failed) throw failed.reason;
       drop(tenant, name, tool);
@@ -291,7 +281,7 @@ export function createToolRegistry(
       else {
         // A tool held here already, spec for spec, is not compiled again (each Redis reconnection loads every stored tool).
         const own = byTenant.get(change.tenant);
-        const changed = change.specs.filter((spec) => { const held = own?.get(spec.name); return held === undefined || !equals(ToolSpecSchema, held.spec, spec); });
+        const changed = change.specs.filter((spec) => heldAsIs(own, spec) === undefined);
         if (changed.length > 0) install(compileAll(changed, change.tenant, true, false), change.tenant);
       }
       reportOver(change.tenant);

@@ -5,6 +5,7 @@ import type { CallSummary } from '../events';
 import type { Logger } from '../log';
 import { checkInteger } from '../options';
 import { parseBreakerKey } from '../pipeline';
+import { breakerGaugeText } from './breaker-gauge-text';
 import { createCallMetrics } from './call-metrics';
 import { createLabelPairs, type PairLabels } from './label-pairs';
 import { startMetricsServer } from './metrics-server';
@@ -70,8 +71,6 @@ export const DEFAULT_SCRAPE_CACHE_MS = 0;
 /** Scrape connections held at once: a few Prometheus replicas and people, not a flood. */
 export const DEFAULT_MAX_SCRAPE_CONNECTIONS = 8;
 
-const BREAKER_VALUE: Readonly<Record<string, number>> = { closed: 0, half_open: 1, open: 2 };
-
 /**
  * OpenTelemetry metrics served for Prometheus: calls by tenant, tool and outcome, a duration
  * histogram, a counter per operational rate (divide by `dispatch_tool_calls_total` for the rate),
@@ -88,16 +87,6 @@ export async function startMetrics(options: MetricsOptions): Promise<Metrics> {
   const exporter = new PrometheusExporter({ preventServerStart: true });
   const provider = new MeterProvider({ readers: [exporter] });
   const meter = provider.getMeter('dispatch');
-  meter.createObservableGauge('dispatch.breaker.state', { description: 'Breaker state per tenant and tool (tenant "_shared" for config-file tools): 0 closed, 1 half open, 2 open' }).addCallback((result) => {
-    // The overflow pair shows the worst state of the breakers folded into it.
-    const worst = new Map<PairLabels, number>();
-    for (const [key, state] of options.breakerStates()) {
-      const { tenant, tool } = parseBreakerKey(key);
-      const { labels } = pairs.of(tenant, tool);
-      worst.set(labels, Math.max(worst.get(labels) ?? 0, BREAKER_VALUE[state] ?? 0));
-    }
-    for (const [labels, value] of worst) result.observe(value, labels);
-  });
   /** Counts by breaker key summed per label pair (folded pairs share one labels object). */
   const byPair = (counts: ReadonlyMap<string, number> | undefined) => {
     const sums = new Map<PairLabels, number>();
@@ -132,12 +121,14 @@ export async function startMetrics(options: MetricsOptions): Promise<Metrics> {
     if (turns) result.observe(turns.refused);
   });
 
-  // The SDK's part (the gauges above), as its exporter writes it, then the rates and the per-call series.
+  // The breakers' states (read first, taking label pairs before the SDK's gauges as they did), the
+  // SDK's part (the gauges above) as its exporter writes it, then the rates and the per-call series.
   const serializer = new PrometheusSerializer(undefined, false);
   const render = sharedRendering(async () => {
+    const breakers = breakerGaugeText(options.breakerStates(), pairs);
     const { resourceMetrics, errors } = await exporter.collect();
     if (errors.length > 0) options.logger.warn('metrics collection errors', { errors: errors.map(String) });
-    return callMetrics.prometheusText(serializer.serialize(resourceMetrics) + rateGaugeText(options.stats, pairs));
+    return callMetrics.prometheusText(serializer.serialize(resourceMetrics) + breakers + rateGaugeText(options.stats, pairs));
   }, cacheMs);
   const scrape = (response: ServerResponse) =>
     render().then(

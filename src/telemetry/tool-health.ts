@@ -15,12 +15,15 @@ export function isHealthSource(value: unknown): value is ToolHealthSource {
 const SCORE: Readonly<Record<string, number>> = { closed: 1, half_open: 0.5, open: 0 };
 
 /** A health source built from the BREAKER_STATE changes seen; tools never seen are closed. */
-export function createObservedHealth(): ToolHealthSource & { observe(tool: string, state: string): void; states(): ReadonlyMap<string, string> } {
+export function createObservedHealth(): ToolHealthSource & { observe(tool: string, state: string): void; forget(tool: string): void; states(): ReadonlyMap<string, string> } {
   const states = new Map<string, string>();
   return {
     states: () => states,
     observe(tool, state) {
       states.set(tool, state);
+    },
+    forget(tool) {
+      states.delete(tool);
     },
     state: (tool) => states.get(tool) ?? 'closed',
     healthScore: (tool) => SCORE[states.get(tool) ?? 'closed'] ?? 1,

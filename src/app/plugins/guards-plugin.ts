@@ -2,6 +2,7 @@ import { createApprovalsRelay, createGuards, createSlotWakeups, parsePolicies, a
 import { closeWithin, connectRedis } from '../../store/redis';
 import { createGuardMiddleware, type GuardMiddlewareOptions } from '../../middleware';
 import { breakerKey } from '../../pipeline';
+import { onRemoteChange } from '../../registry';
 import type { Authenticator } from '../../server';
 import type { PluginFactory } from '../plugin';
 
@@ -50,6 +51,11 @@ export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFac
           if (change.type !== 'remove') return;
           const tool = deps.registry.lookup(change.tenant, change.name);
           set.breakers.forget(breakerKey(change), () => tool === undefined || deps.registry.lookup(change.tenant, change.name) !== tool);
+        });
+        // A tool removed on another replica is gone here once that is applied: its breaker goes at
+        // once (one not closed is told closed: BREAKER_STATE). A replacement keeps it, as here.
+        onRemoteChange(deps.registry, (change) => {
+          if (change.type === 'remove') set.breakers.forget(breakerKey(change));
         });
         store.onSessionEnd((scope) => middleware.cache.endSession(scope));
         store.onWriteAnnounced?.((resource) => void middleware.cache.evictResource(resource));

@@ -2,7 +2,7 @@ import { createEventBus, createEventObserver, createRedisRelay, subscribeHandler
 import type { ToolRegistry } from '../../registry';
 import { connectRedis } from '../../store/redis';
 import { createObservedHealth, createSharedToolStats, createToolStats, createTracing, isHealthSource, sharedStatsLimitsFromEnv, startMetrics, telemetrySettings, toolStatsHandler, type Metrics, type SharedToolStats, type ToolHealthSource } from '../../telemetry';
-import type { ToolRates, ToolSlots } from '../../pipeline';
+import { parseBreakerKey, type ToolRates, type ToolSlots } from '../../pipeline';
 import type { TurnCounts } from '../../server';
 import type { Plugin, PluginContext } from '../plugin';
 
@@ -26,10 +26,19 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
   let slots: ToolSlots | undefined;
   let rates: ToolRates | undefined;
   const tracing = createTracing(process.env, logger);
+  // The gauge lists the breakers of tools still registered: a tool removed (here, or on another
+  // replica) leaves it, its observed state forgotten (the name registered again starts closed).
+  const heldStates = () => {
+    for (const key of registry ? [...observed.states().keys()] : []) {
+      const { tenant, tool } = parseBreakerKey(key);
+      if (registry?.lookup(tenant, tool)?.tenant !== tenant) observed.forget(key);
+    }
+    return observed.states();
+  };
   try {
     if (ctx.options.metricsListen) {
       const listen = ctx.options.metricsListen;
-      metrics = await startMetrics({ listen, stats, breakerStates: observed.states, subscribers: () => bus.subscriberCount, turns: () => turns?.(), slotsInUse: () => slots?.inUse(), slotRefusals: () => slots?.refused(), rateRefusals: () => rates?.refused(), logger, maxLabelPairs: settings.maxLabelPairs, scrapeCacheMs: settings.scrapeCacheMs, maxScrapeConnections: settings.maxScrapeConnections }).catch((error: NodeJS.ErrnoException) => {
+      metrics = await startMetrics({ listen, stats, breakerStates: heldStates, subscribers: () => bus.subscriberCount, turns: () => turns?.(), slotsInUse: () => slots?.inUse(), slotRefusals: () => slots?.refused(), rateRefusals: () => rates?.refused(), logger, maxLabelPairs: settings.maxLabelPairs, scrapeCacheMs: settings.scrapeCacheMs, maxScrapeConnections: settings.maxScrapeConnections }).catch((error: NodeJS.ErrnoException) => {
         // A bare "listen EADDRINUSE" (a system error, with a code) names neither the flag nor the port's use.
         throw error.code === undefined ? error : new Error(`--metrics-listen ${listen}: ${error.message}`, { cause: error });
       });

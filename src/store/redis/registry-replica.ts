@@ -48,11 +48,12 @@ const decodeSpec = (text: string) => fromBinary(ToolSpecSchema, Buffer.from(text
  * An announcement is taken as "these tools of this tenant changed": the replica reads them again
  * from the tenant's hash and registers each stored spec, or removes the tool when it is gone, so
  * announcements delivered late or out of order (a PUBLISH that stalled on a Cluster master) cannot
- * bring back a removed tool or an older spec. When that read fails, a warning is logged and the
- * announcement is applied as it says, which one out of order can still get wrong until the tool
- * is announced again. On every reconnection, and every move of the subscription, the stored tools
- * are loaded again, so a replica that missed announcements catches up (a removal it missed is not
- * seen until that tool is announced again). Tenant "" is neither published nor applied: a
+ * bring back a removed tool or an older spec; a removal whose tool is stored again (registered
+ * again before the read) is applied, then the stored spec. When that read fails, a warning is
+ * logged and the announcement is applied as it says, which one out of order can still get wrong
+ * until the tool is announced again. On every reconnection, and every move of the subscription,
+ * the stored tools are loaded again, so a replica that missed announcements catches up (a removal
+ * it missed is not seen until that tool is announced again). Tenant "" is neither published nor applied: a
  * `dispatch:tools:{}` hash, or an announcement for it, left by an older version that shared the
  * operator's tools is ignored.
  */
@@ -125,7 +126,12 @@ export function createRegistryReplica(client: RedisClient, connectSubscriber: ()
       return;
     }
     const mine = names.map((name, i) => ({ name, text: stored[i] ?? null })).filter(({ name }) => claim(name));
-    for (const { name, text } of mine) apply(text === null ? { type: 'remove', tenant, name } : { type: 'register', tenant, specs: [decodeSpec(text)] });
+    for (const { name, text } of mine) {
+      // A removal whose tool is stored again was followed by a registration: both are applied, in
+      // one go, as on the replica that made them (the tool registered again gets a new breaker).
+      if (text === null || change.type === 'remove') apply({ type: 'remove', tenant, name });
+      if (text !== null) apply({ type: 'register', tenant, specs: [decodeSpec(text)] });
+    }
   }
 
   function onMessage(channel: string, message: string): void {

@@ -66,6 +66,8 @@ export function createPolicyEndpoint(policy: EndpointPolicy, logger: Logger): (q
     try {
       return await ask(policy, question, link.signal);
     } catch (error) {
+      // The call was cancelled (or its deadline passed, or dispatchd shuts down): not the endpoint's failure.
+      if (question.signal.aborted && !link.timedOut()) return { action: 'block', reason: 'the call was cancelled while the policy service was consulted' };
       const why = link.timedOut()
         ? `no answer within ${policy.timeoutMs} ms`
         : error instanceof EndpointFailure

@@ -43,6 +43,10 @@ class HookInput implements PreHookInput {
 
 /** What a hook decision means for the attempt: its arguments, a BLOCKED throw, or an approval wait. */
 function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, tool: ResolvedTool, args: unknown, attempt: number, decision: HookDecision): unknown {
+  // Aborted while a hook or the policy endpoint was consulted: its answer is moot, and a block is
+  // most likely the consult's own abort (the endpoint fails closed). The attempt is refused
+  // CANCELLED before any store step or tool, as after an approval wait cut short (see awaitApproval).
+  if (turn.signal.aborted) return args;
   switch (decision.action) {
     case 'allow':
       return args;

@@ -73,3 +73,12 @@ export const ofSession = (events: readonly Event[], sessionId: string) => events
 
 /** True once a TURN_END of `sessionId` arrived (`count` of them). */
 export const turnEnded = (sessionId: string, count = 1) => (events: Event[]) => events.filter((e) => e.sessionId === sessionId && e.kind === EventKind.TURN_END).length >= count;
+
+/** The TOOL_POST outcomes (`[call, outcome, error.type]`) and the TURN_END outcome of `sessionId`. */
+export const callOutcomes = (events: readonly Event[], sessionId: string) => {
+  const own = ofSession(events, sessionId);
+  return {
+    posts: own.filter((e) => e.kind === EventKind.TOOL_POST).map((e) => [e.toolCallId, e.attributes['dispatch.outcome'], e.attributes['error.type']]),
+    turn: own.find((e) => e.kind === EventKind.TURN_END)?.attributes['dispatch.outcome'],
+  };
+};

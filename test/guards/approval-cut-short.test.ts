@@ -1,9 +1,9 @@
 import { status, type ServiceError } from '@grpc/grpc-js';
-import { EventKind, type Event } from '../../gen/dispatch/v1/dispatch_pb';
-import { ofSession, tapEvents, turnEnded, type EventTap } from '../events/event-tap';
+import { EventKind } from '../../gen/dispatch/v1/dispatch_pb';
+import { callOutcomes, ofSession, tapEvents, turnEnded, type EventTap } from '../events/event-tap';
 import { json, startToolServer, type ToolServer } from '../helpers/servers';
 import { startMetricsApp, type MetricsApp } from '../telemetry/metrics-app';
-import { errorReason } from './helpers';
+import { errorReason, sendToolYaml } from './helpers';
 
 // An approval wait (decide: ask) cut short by the client's cancel, the RPC deadline or dispatchd's
 // shutdown is no refusal: the call ends as the RPC does (CANCELLED, DEADLINE_EXCEEDED, UNAVAILABLE
@@ -20,13 +20,7 @@ beforeAll(async () => {
 });
 afterAll(() => tools.close());
 
-const yaml = (approvalTimeoutMs: number) => `
-tools:
-  - name: send
-    effect: side_effect
-    concurrency_safe: true
-    input_schema: '{"type":"object"}'
-    http: { url: "${tools.url}/send" }
+const yaml = (approvalTimeoutMs: number) => `${sendToolYaml(tools.url)}
 limits: { approval_timeout_ms: ${approvalTimeoutMs} }
 policies:
   - match: send
@@ -35,15 +29,6 @@ policies:
 `;
 
 const send = (id: string) => ({ id, name: 'send', arguments: JSON.stringify({ to: id }) });
-
-/** The TOOL_POST outcomes and the TURN_END outcome of `sessionId`. */
-const outcomes = (events: readonly Event[], sessionId: string) => {
-  const own = ofSession(events, sessionId);
-  return {
-    posts: own.filter((e) => e.kind === EventKind.TOOL_POST).map((e) => [e.toolCallId, e.attributes['dispatch.outcome'], e.attributes['error.type']]),
-    turn: own.find((e) => e.kind === EventKind.TURN_END)?.attributes['dispatch.outcome'],
-  };
-};
 
 describe('an approval wait cut short', () => {
   let d: MetricsApp;
@@ -66,7 +51,7 @@ describe('an approval wait cut short', () => {
     controller.abort();
     expect((await pending)?.code).toBe(status.CANCELLED);
     await tap.waitFor(turnEnded('cancel'));
-    expect(outcomes(tap.events, 'cancel')).toEqual({ posts: [['c1', 'CANCELLED', 'CANCELLED']], turn: 'CANCELLED' });
+    expect(callOutcomes(tap.events, 'cancel')).toEqual({ posts: [['c1', 'CANCELLED', 'CANCELLED']], turn: 'CANCELLED' });
   });
 
   test("a parallel turn's approvals, by the client's cancel: every call CANCELLED", async () => {
@@ -76,7 +61,7 @@ describe('an approval wait cut short', () => {
     controller.abort();
     expect((await pending)?.code).toBe(status.CANCELLED);
     await tap.waitFor(turnEnded('parallel'));
-    const { posts, turn } = outcomes(tap.events, 'parallel');
+    const { posts, turn } = callOutcomes(tap.events, 'parallel');
     expect({ posts: posts.sort(), turn }).toEqual({ posts: [['p1', 'CANCELLED', 'CANCELLED'], ['p2', 'CANCELLED', 'CANCELLED']], turn: 'CANCELLED' });
   });
 
@@ -85,7 +70,7 @@ describe('an approval wait cut short', () => {
     expect(error?.code).toBe(status.DEADLINE_EXCEEDED);
     await tap.waitFor(turnEnded('deadline'));
     expect(ofSession(tap.events, 'deadline').some((e) => e.kind === EventKind.APPROVAL_REQUESTED)).toBe(true);
-    expect(outcomes(tap.events, 'deadline')).toEqual({ posts: [['d1', 'DEADLINE_EXCEEDED', 'DEADLINE_EXCEEDED']], turn: 'DEADLINE_EXCEEDED' });
+    expect(callOutcomes(tap.events, 'deadline')).toEqual({ posts: [['d1', 'DEADLINE_EXCEEDED', 'DEADLINE_EXCEEDED']], turn: 'DEADLINE_EXCEEDED' });
     const m = await d.scrape();
     const count = (outcome: string) => m.value('dispatch_tool_calls_total', { tenant: 'default', tool: 'send', outcome });
     expect([count('CANCELLED'), count('DEADLINE_EXCEEDED'), count('BLOCKED')]).toEqual([3, 1, undefined]);

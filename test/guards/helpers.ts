@@ -74,3 +74,12 @@ export async function until(check: () => boolean, timeoutMs = 3000): Promise<voi
 export const errorJson = (output: string) => JSON.parse(output) as { kind: string; message: string; recoverable: boolean; attempts: number };
 
 export { closedPort } from '../helpers/servers';
+
+/** The `tools:` block of one side-effecting, concurrency-safe HTTP tool `send` at `${url}/send`. */
+export const sendToolYaml = (url: string) => `
+tools:
+  - name: send
+    effect: side_effect
+    concurrency_safe: true
+    input_schema: '{"type":"object"}'
+    http: { url: "${url}/send" }`;

@@ -1,8 +1,8 @@
 import { status, type ServiceError } from '@grpc/grpc-js';
-import { EventKind, type Event } from '../../gen/dispatch/v1/dispatch_pb';
-import { ofSession, tapEvents, turnEnded, type EventTap } from '../events/event-tap';
+import { callOutcomes, tapEvents, turnEnded, type EventTap } from '../events/event-tap';
 import { json, startToolServer, type ToolServer } from '../helpers/servers';
 import { startMetricsApp, type MetricsApp } from '../telemetry/metrics-app';
+import { sendToolYaml } from './helpers';
 
 // A policy endpoint consult (policies `endpoint:`) cut short by the client's cancel or the RPC
 // deadline is no refusal: the call ends as the RPC does (CANCELLED, DEADLINE_EXCEEDED), and its
@@ -22,28 +22,13 @@ beforeAll(async () => {
 });
 afterAll(() => tools.close());
 
-const yaml = (failOpen: boolean) => `
-tools:
-  - name: send
-    effect: side_effect
-    concurrency_safe: true
-    input_schema: '{"type":"object"}'
-    http: { url: "${tools.url}/send" }
+const yaml = (failOpen: boolean) => `${sendToolYaml(tools.url)}
 policies:
   - match: send
     endpoint: { url: "${tools.url}/policy-slow", timeout_ms: 5000, fail_open: ${failOpen} }
 `;
 
 const send = (id: string) => ({ id, name: 'send', arguments: JSON.stringify({ to: id }) });
-
-/** The TOOL_POST outcomes and the TURN_END outcome of `sessionId`. */
-const outcomes = (events: readonly Event[], sessionId: string) => {
-  const own = ofSession(events, sessionId);
-  return {
-    posts: own.filter((e) => e.kind === EventKind.TOOL_POST).map((e) => [e.toolCallId, e.attributes['dispatch.outcome'], e.attributes['error.type']]),
-    turn: own.find((e) => e.kind === EventKind.TURN_END)?.attributes['dispatch.outcome'],
-  };
-};
 
 describe.each([false, true])('a policy endpoint consult cut short (fail_open %s)', (failOpen) => {
   let d: MetricsApp;
@@ -67,14 +52,14 @@ describe.each([false, true])('a policy endpoint consult cut short (fail_open %s)
     controller.abort();
     expect((await pending)?.code).toBe(status.CANCELLED);
     await tap.waitFor(turnEnded('cancel'));
-    expect(outcomes(tap.events, 'cancel')).toEqual({ posts: [['c1', 'CANCELLED', 'CANCELLED']], turn: 'CANCELLED' });
+    expect(callOutcomes(tap.events, 'cancel')).toEqual({ posts: [['c1', 'CANCELLED', 'CANCELLED']], turn: 'CANCELLED' });
   });
 
   test('by the RPC deadline: DEADLINE_EXCEEDED, and the metrics count neither as BLOCKED; the tool is never reached', async () => {
     const error = await d.dispatch.dispatch({ sessionId: 'deadline', calls: [send('d1')] }, { deadlineMs: 400 }).then(() => undefined, (e: ServiceError) => e);
     expect(error?.code).toBe(status.DEADLINE_EXCEEDED);
     await tap.waitFor(turnEnded('deadline'));
-    expect(outcomes(tap.events, 'deadline')).toEqual({ posts: [['d1', 'DEADLINE_EXCEEDED', 'DEADLINE_EXCEEDED']], turn: 'DEADLINE_EXCEEDED' });
+    expect(callOutcomes(tap.events, 'deadline')).toEqual({ posts: [['d1', 'DEADLINE_EXCEEDED', 'DEADLINE_EXCEEDED']], turn: 'DEADLINE_EXCEEDED' });
     const m = await d.scrape();
     const count = (outcome: string) => m.value('dispatch_tool_calls_total', { tenant: 'default', tool: 'send', outcome });
     expect([count('CANCELLED'), count('DEADLINE_EXCEEDED'), count('BLOCKED')]).toEqual([1, 1, undefined]);

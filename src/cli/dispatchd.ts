@@ -5,6 +5,7 @@ import { createLogger } from '../log';
 import { logLevelFromEnv } from '../log/logger';
 import { projectRoot } from '../server';
 import { DAEMON_ENV, unknownDaemonEnv } from './dispatchd-env';
+import { logStrayRejections } from './stray-rejections';
 import { HelpRequested, isLoopback, parseDaemonOptions } from './dispatchd-options';
 
 const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
@@ -78,6 +79,15 @@ async function run(argv: readonly string[], env: NodeJS.ProcessEnv, stop: AbortS
     process.stderr.write(`dispatchd: ${(error as Error).message}\n`);
     return 2;
   }
+  const stopLogging = logStrayRejections(logger);
+  try {
+    return await serve(options, env, stop, logger);
+  } finally {
+    stopLogging();
+  }
+}
+
+async function serve(options: ReturnType<typeof parseDaemonOptions>, env: NodeJS.ProcessEnv, stop: AbortSignal, logger: ReturnType<typeof createLogger>): Promise<number> {
   const unknown = unknownDaemonEnv(env);
   if (unknown.length > 0) logger.warn('unrecognised DISPATCH_* environment variables, ignored', { names: unknown, known: DAEMON_ENV });
   const configFile = options.configFile ?? join(projectRoot(), 'examples', 'tools.yaml');

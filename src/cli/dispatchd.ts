@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { buildApp, PLUGINS, type PluginFactory } from '../app';
 import { ConfigError, loadConfig } from '../config';
-import { createLogger } from '../log';
+import { createLogger, type Logger } from '../log';
 import { logLevelFromEnv } from '../log/logger';
 import { projectRoot } from '../server';
 import { DAEMON_ENV, unknownDaemonEnv } from './dispatchd-env';
@@ -55,17 +55,26 @@ function stoppable(factories: readonly PluginFactory[], stop: AbortSignal): Plug
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   // First of all: in a container without an init, node is PID 1, and a signal it has no handler
   // for is ignored, so a pod deleted while this starts would wait out its whole grace period.
+  // A second signal while stopping (a double Ctrl-C, a supervisor that sends two) leaves the drain
+  // to finish: Node's default action would end the process at once, cutting off the calls in
+  // flight with their outcome unknown (one could then run twice). SIGKILL stops at once.
   const stop = new AbortController();
-  const onSignal = (signal: NodeJS.Signals) => stop.abort(signal);
-  for (const s of STOP_SIGNALS) process.once(s, onSignal);
+  let onRepeat = (signal: NodeJS.Signals): void => void process.stderr.write(`dispatchd: ${signal} again: already stopping; the drain goes on (SIGKILL stops at once)\n`);
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stop.signal.aborted) onRepeat(signal);
+    else stop.abort(signal);
+  };
+  for (const s of STOP_SIGNALS) process.on(s, onSignal);
   try {
-    return await run(argv, env, stop.signal);
+    return await run(argv, env, stop.signal, (logger) => {
+      onRepeat = (signal) => logger.warn('stop signal again: already stopping; the drain goes on (SIGKILL stops at once)', { signal });
+    });
   } finally {
     for (const s of STOP_SIGNALS) process.off(s, onSignal);
   }
 }
 
-async function run(argv: readonly string[], env: NodeJS.ProcessEnv, stop: AbortSignal): Promise<number> {
+async function run(argv: readonly string[], env: NodeJS.ProcessEnv, stop: AbortSignal, logging: (logger: Logger) => void): Promise<number> {
   let logger;
   let options;
   try {
@@ -79,6 +88,7 @@ async function run(argv: readonly string[], env: NodeJS.ProcessEnv, stop: AbortS
     process.stderr.write(`dispatchd: ${(error as Error).message}\n`);
     return 2;
   }
+  logging(logger);
   const stopLogging = logStrayRejections(logger);
   try {
     return await serve(options, env, stop, logger);

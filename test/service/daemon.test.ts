@@ -54,6 +54,26 @@ test('SIGTERM finishes the call in flight, then exits 0', async () => {
   }
 });
 
+test('a second SIGTERM (or SIGINT) during the drain is logged and the drain goes on: the call in flight finishes', async () => {
+  const daemon = await startDaemon([]);
+  const client = createDispatchClient(`127.0.0.1:${daemon.port}`);
+  try {
+    const pending = client.dispatch({ sessionId: 's', calls: [{ id: 'c1', name: 'sleep', arguments: '{"ms":900}' }] });
+    await new Promise((r) => setTimeout(r, 200));
+    daemon.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 200));
+    daemon.child.kill('SIGTERM');
+    daemon.child.kill('SIGINT');
+    const { results } = await pending;
+    expect(results[0]!.output).toBe('{"ms":900}');
+    expect(await daemon.exited).toBe(0);
+    expect(daemon.stderr().match(/stop signal again: already stopping/g)).toHaveLength(2);
+  } finally {
+    client.close();
+    daemon.child.kill('SIGKILL');
+  }
+});
+
 test('SIGTERM cancels calls still running after the grace period and exits 0', async () => {
   const daemon = await startDaemon(['--grace', '300']);
   const client = createDispatchClient(`127.0.0.1:${daemon.port}`);

@@ -1,4 +1,4 @@
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type Callback, type RedisOptions } from 'ioredis';
 import type { Logger } from '../../log';
 import { dropDeadSockets } from './dead-sockets';
 import { parseRedisUrl, type RedisTarget } from './redis-url';
@@ -33,6 +33,9 @@ export interface RedisConnectOptions {
   readonly logger?: Logger;
   readonly env?: NodeJS.ProcessEnv;
 }
+
+/** Wait before a command answered TRYAGAIN (its slot moving between Cluster nodes) is sent again, in ms. */
+const TRY_AGAIN_MS = 100;
 
 /**
  * Connects to the Redis a URL names (see parseRedisUrl). Commands fail at once while the
@@ -83,13 +86,40 @@ export function connectRedis(url: string | RedisTarget, options: RedisConnectOpt
         clusterRetryStrategy: retryStrategy,
         retryDelayOnClusterDown: 100,
         retryDelayOnFailover: 100,
+        // While a slot moves between nodes (a reshard), a script whose keys are not all on one node
+        // (split, or some not created yet: every new call's claim) is answered TRYAGAIN there for
+        // the whole move, and sent again every retryDelayOnTryAgain. Counting 16 redirections (2-3
+        // per retry), ioredis gave up after ~0.6 s: here it retries until the command times out.
+        // A TRYAGAIN, ASK or MOVED reply means the command did not run, so none runs twice.
+        retryDelayOnTryAgain: TRY_AGAIN_MS,
+        maxRedirections: Math.max(16, 3 * Math.ceil((node.commandTimeout ?? 0) / TRY_AGAIN_MS) + 4),
         slotsRefreshInterval: options.slotsRefreshMs ?? 5_000,
       });
+      catchAskingReplies(client);
       break;
   }
   watchConnection(client, target.mode, options.logger);
   dropDeadSockets(client, deadSocketMs);
   return client;
+}
+
+/**
+ * On an -ASK redirect (a slot being moved to another node), ioredis sends ASKING to the importing
+ * node before the command and drops ASKING's own promise: a node that does not answer it within
+ * the command timeout, or whose connection drops, rejects it unhandled, which ends the process.
+ * Each node's ASKING gets a handler here; the command sent after it still fails for its caller.
+ * (Pipelines send their ASKING as a queued command, whose failure the pipeline already handles.)
+ */
+function catchAskingReplies(cluster: Cluster): void {
+  cluster.on('+node', (node: Redis) => {
+    const asking = node.asking.bind(node);
+    // The arguments as given: an explicit `undefined` would be sent to Redis as an argument.
+    node.asking = (...args: [callback?: Callback<'OK'>]) => {
+      const reply = asking(...args);
+      reply.catch(() => undefined);
+      return reply;
+    };
+  });
 }
 
 /** Logs each outage once and each recovery; an 'error' listener keeps ioredis from throwing. */

@@ -131,6 +131,8 @@ function watchConnection(client: RedisClient, mode: string, logger: Logger | und
     lastError = error.message;
   });
   client.on('close', () => {
+    // Closed by its owner (quit, disconnect: dispatchd stopping), not lost: the client has ended.
+    if (client.status === 'end') return;
     if (!down) logger?.warn('redis connection lost; reconnecting', { mode });
     down = true;
   });

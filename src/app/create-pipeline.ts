@@ -41,7 +41,7 @@ export function createPipeline(options: PipelineOptions = {}): PipelineDeps {
   const httpPolicy = createDestinationPolicy(options.config?.registry);
   const executors = new Map<string, Executor>([
     // A UTF-8 character is at most 4 bytes: read no more than the output cap can keep.
-    ['http', createHttpExecutor({ maxResponseBytes: limits.maxToolOutputChars * 4, maxAnswerChars: limits.maxToolOutputChars, maxAnswerBytesInFlight: limits.maxAnswerBytesInFlight, policy: httpPolicy })],
+    ['http', createHttpExecutor({ maxResponseBytes: limits.maxToolOutputChars * 4, maxAnswerChars: limits.maxToolOutputChars, maxAnswerBytesInFlight: limits.maxAnswerBytesInFlight, maxAnswerBytesInFlightPerTenant: limits.maxAnswerBytesInFlightPerTenant, policy: httpPolicy })],
     ['builtin', createBuiltinExecutor(options.builtins)],
     ...(options.executors ?? []),
   ]);

@@ -1,26 +1,45 @@
 /**
- * Bytes of HTTP tool answers being read at once on a replica (limits.max_answer_bytes_in_flight).
- * Each answer read opens a reader, which takes the bytes of each chunk before it decodes it and
- * gives them all back when the read ends, however it ends.
+ * Bytes of HTTP tool answers being read at once on a replica: all tenants together
+ * (limits.max_answer_bytes_in_flight) and each tenant alone
+ * (limits.max_answer_bytes_in_flight_per_tenant). Each answer read opens a reader for the tenant
+ * whose call reads it (the caller's, for the config file's tools too), which takes the bytes of
+ * each chunk before it decodes it and gives them all back when the read ends, however it ends.
  */
 export interface AnswerBudget {
-  /** A reader of one answer, holding nothing yet. */
-  open(): AnswerReader;
-  /** Bytes held by the readers open now. */
+  /** A reader of one answer for `tenant` (the calling tenant; '' without auth), holding nothing yet. */
+  open(tenant?: string): AnswerReader;
+  /** Bytes held by the readers open now, all tenants together. */
   inUse(): number;
+  /** Bytes held by `tenant`'s readers open now. */
+  inUseBy(tenant: string): number;
 }
 
 /** One answer's share of an {@link AnswerBudget}. */
 export interface AnswerReader {
   /**
-   * Takes `bytes` (undefined: taken at once); when they would take the total past the budget, waits
-   * for room, until `signal` aborts (rejected with its reason). The oldest open reader never waits,
-   * so readers never wait for each other in a circle: the total passes the budget by at most what
-   * that one holds.
+   * Takes `bytes` (undefined: taken at once); when they would take its tenant past its share, or
+   * the total past the budget, waits for room, until `signal` aborts (rejected with its reason). A
+   * tenant's readers take room in the order they asked; a tenant's oldest open reader never waits,
+   * so readers never wait for each other in a circle and no tenant's reads queue behind another
+   * tenant's: the total passes the budget by at most what the tenants' oldest readers hold.
    */
   take(bytes: number, signal: AbortSignal): Promise<void> | undefined;
   /** Gives back what this reader holds, and ends its wait if it waits. */
   close(): void;
+}
+
+interface Tenant {
+  readonly name: string;
+  bytes: number;
+  /** Its open readers, oldest first (a Set keeps insertion order). */
+  readonly open: Set<Held>;
+  /** Its waiting readers, in the order they asked. */
+  readonly queue: Waiter[];
+}
+
+interface Held {
+  readonly tenant: Tenant;
+  bytes: number;
 }
 
 interface Waiter {
@@ -29,49 +48,66 @@ interface Waiter {
   readonly grant: () => void;
 }
 
-interface Held {
-  bytes: number;
-}
+const remove = <T>(list: T[], item: T) => {
+  const at = list.indexOf(item);
+  if (at >= 0) list.splice(at, 1);
+};
 
-/** A budget of `maxBytes` (at least 1) shared by every reader it opens. */
-export function createAnswerBudget(maxBytes: number): AnswerBudget {
+/**
+ * A budget of `maxBytes` (at least 1) shared by every reader it opens, of which one tenant's
+ * readers hold at most `maxBytesPerTenant` together (default: `maxBytes`), beyond its oldest
+ * reader's own.
+ */
+export function createAnswerBudget(maxBytes: number, maxBytesPerTenant = maxBytes): AnswerBudget {
   let total = 0;
-  // Open readers, oldest first (a Set keeps insertion order).
-  const open = new Set<Held>();
+  const tenants = new Map<string, Tenant>();
+  // Every tenant's waiters, in the order they asked: room given back goes to them in that order,
+  // passing those whose tenant is at its share (a tenant's wait never holds up another's).
   const queue: Waiter[] = [];
-  const oldest = () => open.values().next().value as Held | undefined;
-  const fits = (held: Held, bytes: number) => total + bytes <= maxBytes || oldest() === held;
+  const oldest = (tenant: Tenant) => tenant.open.values().next().value as Held | undefined;
+  const room = (tenant: Tenant, bytes: number) => tenant.bytes + bytes <= maxBytesPerTenant && total + bytes <= maxBytes;
+  const fits = (w: Waiter) => oldest(w.reader.tenant) === w.reader || (w.reader.tenant.queue[0] === w && room(w.reader.tenant, w.bytes));
+  const add = (held: Held, bytes: number) => {
+    held.bytes += bytes;
+    held.tenant.bytes += bytes;
+    total += bytes;
+  };
 
   const grant = (waiter: Waiter) => {
-    queue.splice(queue.indexOf(waiter), 1);
-    waiter.reader.bytes += waiter.bytes;
-    total += waiter.bytes;
+    remove(queue, waiter);
+    remove(waiter.reader.tenant.queue, waiter);
+    add(waiter.reader, waiter.bytes);
     waiter.grant();
   };
-  // The oldest reader's wait ends first; then the others', in order, while they fit.
+  // One pass in order suffices: a grant only takes room, and a tenant's next waiter comes later.
   const drain = () => {
-    const first = queue.find((w) => w.reader === oldest());
-    if (first) grant(first);
-    while (queue.length > 0 && fits(queue[0]!.reader, queue[0]!.bytes)) grant(queue[0]!);
+    for (const waiter of [...queue]) if (fits(waiter)) grant(waiter);
   };
 
   return {
     inUse: () => total,
-    open() {
-      const held: Held = { bytes: 0 };
-      open.add(held);
+    inUseBy: (name) => tenants.get(name)?.bytes ?? 0,
+    open(name = '') {
+      let tenant = tenants.get(name);
+      if (!tenant) tenants.set(name, (tenant = { name, bytes: 0, open: new Set(), queue: [] }));
+      const held: Held = { tenant, bytes: 0 };
+      tenant.open.add(held);
       let waiting: { waiter: Waiter; fail: (error: unknown) => void } | undefined;
+      const unqueue = (waiter: Waiter) => {
+        remove(queue, waiter);
+        remove(held.tenant.queue, waiter);
+        waiting = undefined;
+      };
       return {
         take(bytes, signal) {
-          if (oldest() === held || (queue.length === 0 && total + bytes <= maxBytes)) {
-            held.bytes += bytes;
-            total += bytes;
+          const mine = held.tenant;
+          if (oldest(mine) === held || (mine.queue.length === 0 && room(mine, bytes))) {
+            add(held, bytes);
             return undefined;
           }
           return new Promise<void>((resolve, reject) => {
             const onAbort = () => {
-              queue.splice(queue.indexOf(waiter), 1);
-              waiting = undefined;
+              unqueue(waiter);
               reject(signal.reason);
               drain();
             };
@@ -94,18 +130,22 @@ export function createAnswerBudget(maxBytes: number): AnswerBudget {
               },
             };
             queue.push(waiter);
+            mine.queue.push(waiter);
             drain();
           });
         },
         close() {
-          if (!open.delete(held)) return;
+          const mine = held.tenant;
+          if (!mine.open.delete(held)) return;
           if (waiting) {
-            queue.splice(queue.indexOf(waiting.waiter), 1);
-            waiting.fail(new Error('the answer read ended'));
-            waiting = undefined;
+            const { waiter, fail } = waiting;
+            unqueue(waiter);
+            fail(new Error('the answer read ended'));
           }
           total -= held.bytes;
+          mine.bytes -= held.bytes;
           held.bytes = 0;
+          if (mine.open.size === 0) tenants.delete(mine.name);
           drain();
         },
       };

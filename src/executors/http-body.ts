@@ -35,6 +35,8 @@ export interface AnswerBounds {
   readonly maxChars: number;
   /** Each chunk's bytes are taken from it before decoding (waiting for room), all given back at the end. */
   readonly budget: AnswerBudget;
+  /** Whose share of the budget the read takes: the calling tenant's ('' without auth). */
+  readonly tenant: string;
   /** Ends a wait for the budget (the call's deadline or cancel). */
   readonly signal: AbortSignal;
 }
@@ -46,7 +48,7 @@ export interface AnswerBounds {
  */
 export async function readCapped(response: CancellableBody, maxBytes: number, tooLarge: () => Error, decoder: TextDecoder, bounds?: AnswerBounds): Promise<string> {
   if (!response.body) return '';
-  const reader = bounds?.budget.open();
+  const reader = bounds?.budget.open(bounds.tenant);
   let size = 0;
   let text = '';
   let ended = false;

@@ -32,6 +32,12 @@ export interface HttpExecutorOptions {
    * @default limits.max_answer_bytes_in_flight's default, 64 MiB
    */
   readonly maxAnswerBytesInFlight?: number;
+  /**
+   * Of those, the bytes read at once by the calls of one tenant (the calling tenant, whoever owns
+   * the tool), beyond its oldest answer being read: one tenant's slow answers cannot hold the room
+   * every other tenant's calls need. @default a quarter of maxAnswerBytesInFlight (at least 1)
+   */
+  readonly maxAnswerBytesInFlightPerTenant?: number;
   /** Most bytes of a non-2xx answer's body read, for the error's message. @default 4096 */
   readonly errorExcerptBytes?: number;
   /**
@@ -59,7 +65,8 @@ export interface HttpExecutorOptions {
 export function createHttpExecutor(options: HttpExecutorOptions = {}): Executor {
   const maxBytes = options.maxResponseBytes ?? 64 * 1024 * 1024;
   const maxChars = options.maxAnswerChars ?? DEFAULT_LIMITS.maxToolOutputChars;
-  const budget = createAnswerBudget(options.maxAnswerBytesInFlight ?? DEFAULT_LIMITS.maxAnswerBytesInFlight);
+  const inFlight = options.maxAnswerBytesInFlight ?? DEFAULT_LIMITS.maxAnswerBytesInFlight;
+  const budget = createAnswerBudget(inFlight, options.maxAnswerBytesInFlightPerTenant ?? Math.max(1, Math.floor(inFlight / 4)));
   const maxRedirects = options.maxRedirects ?? 3;
   const excerptBytes = options.errorExcerptBytes ?? 4096;
   const excerptWaitMs = options.errorExcerptWaitMs ?? 1000;
@@ -116,7 +123,7 @@ export function createHttpExecutor(options: HttpExecutorOptions = {}): Executor 
               phase: 'after',
               suggestion: suggestionFor(ErrorKind.UNEXPECTED, { phase: 'after', readOnly: tool.readOnly }),
             });
-          return await readCapped(response, maxBytes, tooLarge, decoderFor(response), { maxChars, budget, signal: ctx.signal });
+          return await readCapped(response, maxBytes, tooLarge, decoderFor(response), { maxChars, budget, tenant: ctx.tenant, signal: ctx.signal });
         } catch (error) {
           throw error instanceof DispatchError ? error : fromTransportError(error, target);
         }

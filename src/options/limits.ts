@@ -28,11 +28,21 @@ export interface Limits {
   readonly maxToolOutputChars: number;
   /**
    * Bytes of HTTP tools' answers being read at once on a replica, all calls together: a call whose
-   * next chunk would pass it waits for room (until its own deadline; the oldest answer being read
-   * never waits, so the total passes it by at most that answer's bytes). Each answer's text is read
+   * next chunk would pass it waits for room (until its own deadline; each tenant's oldest answer
+   * being read never waits, so the total passes it by at most those answers' bytes, one per tenant
+   * reading; see maxAnswerBytesInFlightPerTenant). Each answer's text is read
    * only up to maxToolOutputChars. @default 64 MiB
    */
   readonly maxAnswerBytesInFlight: number;
+  /**
+   * Of maxAnswerBytesInFlight, the bytes of answers read at once for one tenant's calls (the calling
+   * tenant's, the config file's tools included): a call whose next chunk would pass it waits for
+   * room, but a tenant's oldest answer being read never waits, for its share or for the total, so
+   * one tenant's slow or stalled answers never hold up another tenant's calls; the total passes
+   * maxAnswerBytesInFlight by at most those oldest answers' bytes, one per tenant reading. At most
+   * maxAnswerBytesInFlight. @default a quarter of maxAnswerBytesInFlight (16 MiB with its default)
+   */
+  readonly maxAnswerBytesInFlightPerTenant: number;
   /**
    * Dispatch RPCs (turns) running at once on a replica, all tenants together; one more is refused
    * RESOURCE_EXHAUSTED before any of its calls runs. @default 1024
@@ -50,6 +60,14 @@ export interface Limits {
    * out of that heap. @default 32 Mi (33554432)
    */
   readonly maxArgumentCharsInFlight: number;
+  /**
+   * Of maxArgumentCharsInFlight, the characters held by one tenant's running turns: a turn that
+   * would take its tenant past it is refused RESOURCE_EXHAUSTED before any of its calls runs
+   * (unless none of the tenant's turns runs), so one tenant's large turns cannot take the room
+   * every other tenant's turns need. At most maxArgumentCharsInFlight. @default half of
+   * maxArgumentCharsInFlight (16 Mi, 16777216, with its default)
+   */
+  readonly maxArgumentCharsInFlightPerTenant: number;
   /**
    * Tools one tenant may have registered by RPC on a replica (RegisterTools refuses more,
    * RESOURCE_EXHAUSTED, before registering any); a tool replacing one of the same name does not
@@ -97,12 +115,14 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   maxTurnsInFlight: 1024,
   maxTurnsPerTenant: 512,
   maxArgumentCharsInFlight: 32 * 1024 * 1024,
+  maxArgumentCharsInFlightPerTenant: 16 * 1024 * 1024,
   maxArgumentBytes: 1024 * 1024,
   maxArgumentDepth: 64,
   maxSchemaBytes: 256 * 1024,
   maxSchemaBytesPerTenant: 2 * 1024 * 1024,
   maxToolOutputChars: 16 * 1024 * 1024,
   maxAnswerBytesInFlight: 64 * 1024 * 1024,
+  maxAnswerBytesInFlightPerTenant: 16 * 1024 * 1024,
   maxToolsPerTenant: 1000,
   maxSubscribersPerTenant: 64,
   subscriberBuffer: 1024,
@@ -132,6 +152,15 @@ const MAXIMUMS: Partial<Record<keyof Limits, { readonly max: number; readonly wh
   maxArgumentDepth: { max: 1_000, why: 'arguments are validated recursively' },
 };
 
+/**
+ * Per-tenant shares of a limit on all tenants together: left out, a share is that limit divided
+ * by `divisor` (at least 1), so lowering the limit lowers its share; set, it must not pass it.
+ */
+const SHARES: Partial<Record<keyof Limits, { readonly of: keyof Limits; readonly divisor: number }>> = {
+  maxAnswerBytesInFlightPerTenant: { of: 'maxAnswerBytesInFlight', divisor: 4 },
+  maxArgumentCharsInFlightPerTenant: { of: 'maxArgumentCharsInFlight', divisor: 2 },
+};
+
 /** Limits that 0 turns off. */
 const ZERO_IS_OFF: ReadonlySet<keyof Limits> = new Set(['keepaliveTimeMs', 'maxConnectionAgeMs']);
 
@@ -140,7 +169,11 @@ export function resolveLimits(partial: Partial<Record<keyof Limits, unknown>> = 
   const out: Record<string, number> = {};
   for (const key of Object.keys(DEFAULT_LIMITS) as (keyof Limits)[]) {
     if (partial[key] === null) throw new RangeError(`limits.${key} must be a number (leave it out for the default)`);
-    const value = checkInteger(`limits.${key}`, partial[key] ?? DEFAULT_LIMITS[key], { min: ZERO_IS_OFF.has(key) ? 0 : 1 });
+    const share = SHARES[key];
+    const whole = share && checkInteger(`limits.${share.of}`, partial[share.of] ?? DEFAULT_LIMITS[share.of]);
+    const fallback = share && whole !== undefined ? Math.max(1, Math.floor(whole / share.divisor)) : DEFAULT_LIMITS[key];
+    const value = checkInteger(`limits.${key}`, partial[key] ?? fallback, { min: ZERO_IS_OFF.has(key) ? 0 : 1 });
+    if (whole !== undefined && value > whole) throw new RangeError(`limits.${key} must be at most the limit on all tenants together (${whole}), got ${value}`);
     const maximum = MAXIMUMS[key];
     if (maximum && value > maximum.max) throw new RangeError(`limits.${key} must be at most ${maximum.max} (${maximum.why}), got ${value}`);
     out[key] = value;

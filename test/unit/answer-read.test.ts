@@ -40,7 +40,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const bounds = (maxChars: number, budget = createAnswerBudget(1024 * 1024), signal = new AbortController().signal) => ({ maxChars, budget, signal });
+const bounds = (maxChars: number, budget = createAnswerBudget(1024 * 1024), signal = new AbortController().signal) => ({ maxChars, budget, tenant: '', signal });
 
 test('text split mid-character across chunks is decoded whole, within the cap', async () => {
   const response = await undiciFetch(`${server.url}/split`, { method: 'POST' });

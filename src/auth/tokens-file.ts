@@ -50,7 +50,7 @@ export function watchTokensFile(file: string, onChange: (entries: TokenEntry[]) 
       onChange(entries);
       options.logger.info('auth tokens reloaded', { file, tokens: entries.length });
     } catch (error) {
-      options.logger.warn('auth tokens file unreadable; keeping the previous tokens', { file, error: (error as Error).message });
+      options.logger.warn('auth tokens file unreadable or invalid; keeping the previous tokens', { file, error: (error as Error).message });
     }
   }, options.intervalMs ?? 2000);
   timer.unref();

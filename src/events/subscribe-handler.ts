@@ -52,10 +52,11 @@ export function subscribeHandler(options: SubscribeHandlerOptions): grpc.handleS
       if (endStream) call.end();
     };
     // The credentials are checked again now and then: a token revoked (the tokens file changed)
-    // ends the streams it opened, which would otherwise go on for as long as their connection.
+    // ends the streams it opened, which would otherwise go on for as long as their connection;
+    // so does a token the file gave to another tenant (its holder would see the old tenant's events).
     const recheck = setInterval(() => {
       try {
-        options.authenticate()(call, 'subscribe');
+        if (options.authenticate()(call, 'subscribe').tenant !== tenant) throw new RpcError(grpc.status.UNAUTHENTICATED, 'the token now belongs to another tenant; reconnect');
       } catch (error) {
         finish(false);
         fail(error);

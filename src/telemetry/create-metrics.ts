@@ -46,6 +46,13 @@ export interface MetricsOptions {
    */
   readonly maxLabelPairs?: number;
   /**
+   * Of those, the pairs one tenant may take; its later pairs fold into `tenant="<t>",
+   * tool="_overflow"` (also counted by `dispatch.tool.label_overflows`), so that one tenant cannot
+   * push the others' series into overflow; an integer >= 1.
+   * @default half of maxLabelPairs, at least 1 (500)
+   */
+  readonly maxLabelPairsPerTenant?: number;
+  /**
    * How long a rendering of `/metrics` is served again, in milliseconds; scrapes that come while
    * one is made always share it. An integer >= 0.
    * @default 0 (DEFAULT_SCRAPE_CACHE_MS: a scrape after a rendering ended renders anew)
@@ -80,7 +87,7 @@ export const DEFAULT_MAX_SCRAPE_CONNECTIONS = 8;
 export async function startMetrics(options: MetricsOptions): Promise<Metrics> {
   const cacheMs = checkInteger('scrapeCacheMs', options.scrapeCacheMs ?? DEFAULT_SCRAPE_CACHE_MS, { min: 0 });
   const maxConnections = checkInteger('maxScrapeConnections', options.maxScrapeConnections ?? DEFAULT_MAX_SCRAPE_CONNECTIONS);
-  const pairs = createLabelPairs(options.maxLabelPairs);
+  const pairs = createLabelPairs(options.maxLabelPairs, options.maxLabelPairsPerTenant);
   // The per-call series are counted by createCallMetrics and written at scrape time: the SDK's
   // synchronous instruments measured at ~12% of the server's CPU per call.
   const callMetrics = createCallMetrics(pairs);

@@ -10,7 +10,10 @@ export const UNKNOWN_TOOL_LABEL = '_unknown';
  */
 export const SHARED_TENANT_LABEL = '_shared';
 
-/** The tenant and tool label of every (tenant, tool) pair that came after the cap was reached. */
+/**
+ * The tool label of a tenant's pairs past its quota (`tenant="<t>", tool="_overflow"`), and the
+ * tenant and tool label of every pair that came after the cap was reached.
+ */
 export const OVERFLOW_LABEL = '_overflow';
 
 /**
@@ -22,6 +25,13 @@ export const OVERFLOW_LABEL = '_overflow';
  */
 export const DEFAULT_MAX_LABEL_PAIRS = 1000;
 
+/**
+ * The pairs one tenant may hold of `max` label pairs by default: half, at least 1 (500), so one
+ * tenant cannot take them all, and a deployment of one tenant (`default`, without auth) keeps a
+ * series per tool up to 500 tools.
+ */
+export const labelPairsPerTenant = (max: number): number => Math.max(1, Math.floor(max / 2));
+
 /** The `tenant` and `tool` labels of one series. */
 export interface PairLabels extends Attributes {
   readonly tenant: string;
@@ -31,7 +41,7 @@ export interface PairLabels extends Attributes {
 /** What {@link LabelPairs.of} returns: the same frozen object every time for a pair. */
 export interface LabelPair {
   readonly labels: PairLabels;
-  /** True when the pair came past the cap and `labels` is the overflow pair. */
+  /** True when the pair came past a bound and `labels` is an overflow pair. */
   readonly folded: boolean;
 }
 
@@ -43,21 +53,34 @@ export interface LabelPairs {
 
 const FOLDED: LabelPair = Object.freeze({ labels: Object.freeze({ tenant: OVERFLOW_LABEL, tool: OVERFLOW_LABEL }), folded: true });
 
-/** Label pairs capped at `max` (0 folds every pair); a RangeError when `max` is not an integer >= 0. */
-export function createLabelPairs(max: number = DEFAULT_MAX_LABEL_PAIRS): LabelPairs {
+const pairOf = (tenant: string, tool: string, folded: boolean): LabelPair => Object.freeze({ labels: Object.freeze({ tenant: tenant === '' ? SHARED_TENANT_LABEL : tenant, tool }), folded });
+
+/**
+ * Label pairs capped at `max` in all (0 folds every pair) and at `maxPerTenant` per tenant, so one
+ * tenant calling or registering thousands of tools cannot take every pair and push the others'
+ * series into overflow. A tenant's pairs past its quota share `tenant="<t>", tool="_overflow"`,
+ * which takes a pair of the cap too; once the cap is reached, new pairs (and a tenant's overflow
+ * pair) share the global `_overflow` pair. The `_shared` pairs (config-file tools' breakers, set by
+ * the operator) have the cap alone. A RangeError when either bound is not an integer (`max` >= 0,
+ * `maxPerTenant` >= 1).
+ */
+export function createLabelPairs(max: number = DEFAULT_MAX_LABEL_PAIRS, maxPerTenant: number = labelPairsPerTenant(max)): LabelPairs {
   if (!Number.isInteger(max) || max < 0) throw new RangeError(`maxLabelPairs must be an integer >= 0, got ${String(max)}`);
-  const byTenant = new Map<string, Map<string, LabelPair>>();
+  if (!Number.isInteger(maxPerTenant) || maxPerTenant < 1) throw new RangeError(`maxLabelPairsPerTenant must be an integer >= 1, got ${String(maxPerTenant)}`);
+  const byTenant = new Map<string, { readonly pairs: Map<string, LabelPair>; overflow?: LabelPair }>();
   let admitted = 0;
   return {
     of(tenant, tool) {
-      const tools = byTenant.get(tenant);
-      const known = tools?.get(tool);
+      const held = byTenant.get(tenant);
+      const known = held?.pairs.get(tool);
       if (known) return known;
+      if (held?.overflow) return held.overflow;
       if (admitted >= max) return FOLDED;
-      const pair: LabelPair = Object.freeze({ labels: Object.freeze({ tenant: tenant === '' ? SHARED_TENANT_LABEL : tenant, tool }), folded: false });
-      if (tools) tools.set(tool, pair);
-      else byTenant.set(tenant, new Map([[tool, pair]]));
       admitted++;
+      if (held && held.pairs.size >= maxPerTenant && tenant !== '') return (held.overflow = pairOf(tenant, OVERFLOW_LABEL, true));
+      const pair = pairOf(tenant, tool, false);
+      if (held) held.pairs.set(tool, pair);
+      else byTenant.set(tenant, { pairs: new Map([[tool, pair]]) });
       return pair;
     },
   };

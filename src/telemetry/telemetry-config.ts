@@ -1,7 +1,7 @@
 import { ConfigError, type DispatchConfig } from '../config';
 import { MAX_TIMER_MS } from '../options';
 import { DEFAULT_MAX_SCRAPE_CONNECTIONS, DEFAULT_SCRAPE_CACHE_MS } from './create-metrics';
-import { DEFAULT_MAX_LABEL_PAIRS } from './label-pairs';
+import { DEFAULT_MAX_LABEL_PAIRS, labelPairsPerTenant } from './label-pairs';
 
 /** The `telemetry:` section of the configuration file. */
 export interface TelemetrySettings {
@@ -9,13 +9,15 @@ export interface TelemetrySettings {
   readonly debugPayloads: boolean;
   /** Distinct (tenant, tool) label pairs of the metrics before new ones fold into `_overflow`. @default 1000 */
   readonly maxLabelPairs: number;
+  /** Of those, the pairs one tenant may take before its new ones fold into `tenant="<t>", tool="_overflow"`. @default half of maxLabelPairs, at least 1 (500) */
+  readonly maxLabelPairsPerTenant: number;
   /** How long a rendering of `/metrics` is served again, in ms (MetricsOptions.scrapeCacheMs). @default 0 */
   readonly scrapeCacheMs: number;
   /** Connections the scrape endpoint holds at once (MetricsOptions.maxScrapeConnections). @default 8 */
   readonly maxScrapeConnections: number;
 }
 
-const KEYS = new Set(['debug_payloads', 'max_label_pairs', 'scrape_cache_ms', 'max_scrape_connections']);
+const KEYS = new Set(['debug_payloads', 'max_label_pairs', 'max_label_pairs_per_tenant', 'scrape_cache_ms', 'max_scrape_connections']);
 
 /** Reads and checks the `telemetry:` section; unknown keys and wrong types are ConfigErrors. */
 export function telemetrySettings(config: Pick<DispatchConfig, 'file' | 'telemetry'>): TelemetrySettings {
@@ -32,9 +34,11 @@ export function telemetrySettings(config: Pick<DispatchConfig, 'file' | 'telemet
     if (typeof value === 'number' && Number.isInteger(value) && value >= min && (max === undefined || value <= max)) return value;
     throw new ConfigError(config.file, `telemetry.${key}`, max === undefined ? `must be an integer >= ${min}` : `must be an integer from ${min} to ${max}`);
   };
+  const maxLabelPairs = integer('max_label_pairs', DEFAULT_MAX_LABEL_PAIRS, 0);
   return {
     debugPayloads: debug,
-    maxLabelPairs: integer('max_label_pairs', DEFAULT_MAX_LABEL_PAIRS, 0),
+    maxLabelPairs,
+    maxLabelPairsPerTenant: integer('max_label_pairs_per_tenant', labelPairsPerTenant(maxLabelPairs), 1),
     // A longer timer runs at once in Node: the rendering would not be kept at all.
     scrapeCacheMs: integer('scrape_cache_ms', DEFAULT_SCRAPE_CACHE_MS, 0, MAX_TIMER_MS),
     maxScrapeConnections: integer('max_scrape_connections', DEFAULT_MAX_SCRAPE_CONNECTIONS, 1),

@@ -122,10 +122,16 @@ describe('the token table', () => {
     expect(JSON.stringify(entries)).not.toContain('token-3');
   });
 
-  test('the first of two entries with one digest wins; a large table finds as a small one does', () => {
-    const table = createTokenTable([...entries, { tenant: 'late', scopes: ['admin'], sha256: sha256Hex('token-2') }]);
-    expect(table.find('token-2')).toEqual({ tenant: 't2', scopes: new Set(['dispatch']) });
-    expect(table.size).toBe(entries.length + 1);
+  test('one digest listed for two tenants is refused, naming both entries; listed twice for one tenant, its scopes merge', () => {
+    expect(() => createTokenTable([...entries, { tenant: 'late', scopes: ['admin'], sha256: sha256Hex('token-2') }])).toThrow(
+      `auth tokens: [5].sha256: sha256 ${sha256Hex('token-2').slice(0, 12)}… already belongs to tenant "t2" ([2]); a token names one tenant`,
+    );
+    const table = createTokenTable([...entries, { tenant: 't2', scopes: ['admin'], sha256: sha256Hex('token-2') }]);
+    expect(table.find('token-2')).toEqual({ tenant: 't2', scopes: new Set(['dispatch', 'admin']) });
+    expect(table.size).toBe(entries.length);
+  });
+
+  test('a large table finds as a small one does', () => {
     const large = createTokenTable(Array.from({ length: 10_000 }, (_, i) => ({ tenant: `t${i}`, scopes: ['dispatch'], sha256: sha256Hex(`token-${i}`) })));
     expect(large.find('token-9999')?.tenant).toBe('t9999');
     expect(large.find('token-0')?.tenant).toBe('t0');

@@ -34,7 +34,10 @@ export function createAuthPlugin(options: AuthPluginOptions = {}): PluginFactory
     if (auth.mtlsTenantFrom && !tls?.ca) ctx.logger.warn('auth.mtls_tenant_from is ignored: it needs mutual TLS (--tls-ca)', {});
     if (auth.tokens.length === 0 && file === undefined && mtls === undefined) return { name: 'auth', credentials };
 
-    const tableOf = (fromFile: readonly TokenEntry[]) => createTokenTable([...auth.tokens, ...fromFile]);
+    // Inline entries come first; a digest in both the config and the tokens file is named in the latter.
+    const inline = auth.tokens.length;
+    const origin = (i: number) => (i < inline || file === undefined ? { file: ctx.config.file, path: `auth.tokens[${i}]` } : { file, path: `tokens[${i - inline}]` });
+    const tableOf = (fromFile: readonly TokenEntry[]) => createTokenTable([...auth.tokens, ...fromFile], origin);
     let table: TokenTable = tableOf(file ? readTokensFile(file) : []);
     const stop = file ? watchTokensFile(file, (entries) => (table = tableOf(entries)), { intervalMs: options.reloadIntervalMs, logger: ctx.logger }) : undefined;
     ctx.logger.info('authentication on', { tokens: table.size, tokensFile: file, mtlsTenantFrom: mtls?.tenantFrom, tls: tls !== undefined });

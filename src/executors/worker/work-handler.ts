@@ -95,10 +95,11 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
       if (link) link.lastSeen = now;
       try {
         // The credentials are checked again now and then (heartbeats keep coming): a token
-        // revoked in the tokens file ends the streams it opened.
+        // revoked in the tokens file ends the streams it opened, and so does one the file gave to
+        // another tenant (the worker would go on serving the old tenant's calls).
         if (now - checkedAt >= CREDENTIAL_RECHECK_MS) {
           checkedAt = now;
-          deps.authenticate()(call, 'worker');
+          if (deps.authenticate()(call, 'worker').tenant !== tenant) throw new RpcError(status.UNAUTHENTICATED, 'the token now belongs to another tenant; reconnect');
         }
         switch (message.msg.case) {
           case 'hello':

@@ -7,18 +7,22 @@ import { turnError } from './turn-error';
 /**
  * Runs a turn's calls one after another, checking for cancellation between calls. A hard error
  * ends the call it came from with its reason (a cancellation by the deadline: DEADLINE_EXCEEDED).
+ * Once dispatchd drains, no call starts: the turn ends SHUTTING_DOWN, so the client retries it
+ * on another replica (where the calls that ran are replayed), and the calls not reached have no
+ * events, as after a cancellation.
  */
 export async function dispatchSequential(deps: PipelineDeps, turn: TurnContext, request: DispatchRequest): Promise<ToolResult[]> {
   const results: ToolResult[] = [];
   for (const call of request.calls) {
     if (turn.signal.aborted) throw HardError.cancelled();
+    if (turn.draining?.aborted) throw HardError.shuttingDown();
     const obs = turn.observer.call({ toolCallId: call.id, tool: call.name, arguments: call.arguments });
     try {
       const result = await executeCall(deps, turn, call, obs);
       obs.end(result);
       results.push(result);
     } catch (error) {
-      const hard = turnError(error, turn.deadline, turn.shutdown);
+      const hard = turnError(error, turn.deadline, turn.shutdown, turn.received);
       obs.end(undefined, hard instanceof HardError ? hard.reason : 'INTERNAL');
       throw hard;
     }

@@ -36,7 +36,8 @@ function unknownTool(deps: PipelineDeps, turn: TurnContext, sent: string): Dispa
  * returned, soft), or more than five attempts (ABORTED RECOVERY_EXHAUSTED). A correction is
  * applied before the retry is announced, and one that is refused ends the call with its error
  * (see applyCorrection). A fallback retries under its own policy, its attempts counted from 1;
- * a call that fell back ends soft at the ceiling. The tool_call_id is stamped on the result
+ * a call that fell back ends soft at the ceiling. Once dispatchd drains, no attempt starts and a
+ * backoff ends at once: the call throws SHUTTING_DOWN. The tool_call_id is stamped on the result
  * last, whatever a middleware did.
  */
 export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: ToolCall, obs: CallObserver): Promise<ToolResult> {
@@ -60,6 +61,7 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
   let toolAttempt = 1;
   for (let attempt = 1; ; attempt++, toolAttempt++) {
     if (turn.signal.aborted) throw HardError.cancelled();
+    if (turn.draining?.aborted) throw HardError.shuttingDown();
     const { result, error } = await runAttempt(deps, turn, obs, call.id, tool, args, attempt, warnings, progress);
     if (!error) return stamp(result, call.id, attempt, since(started));
     const reflection = await deps.guards.reflector.reflect({ tool, args, error, attempt: toolAttempt, attemptsSoFar: attempt });
@@ -92,9 +94,9 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
     }
     obs.retry(attempt, reflection.delayMs, reflection.reason);
     try {
-      await delay(reflection.delayMs, turn.signal);
+      await delay(reflection.delayMs, turn.signal, turn.draining);
     } catch {
-      throw HardError.cancelled();
+      throw turn.signal.aborted ? HardError.cancelled() : HardError.shuttingDown();
     }
   }
 }

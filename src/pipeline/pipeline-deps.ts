@@ -33,6 +33,14 @@ export interface TurnContext {
   readonly signal: TurnSignal;
   /** Epoch ms of the RPC deadline, or Infinity. */
   readonly deadline: number;
+  /** Epoch ms when the request was received: the deadline's slack is a share of the time between. */
+  readonly received?: number;
+  /**
+   * Fires when dispatchd begins to drain: from then no attempt starts (a sequential turn's next
+   * call, a parallel turn's next call or wave, a retry, whose backoff it ends), attempts running
+   * go on until `shutdown`, and a turn with calls left ends SHUTTING_DOWN (clients retry it).
+   */
+  readonly draining?: TurnSignal;
   /**
    * Fires when dispatchd's drain grace period ends: a cancellation after it is shutdown's
    * (SHUTTING_DOWN), not the client's (see turnError).

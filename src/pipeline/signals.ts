@@ -160,16 +160,25 @@ export async function unlessAborted<T>(work: Promise<T>, signal: TurnSignal): Pr
   }
 }
 
-/** Waits `ms`, rejecting with the signal's reason as soon as `signal` aborts (the timer is cleared). */
-export function delay(ms: number, signal: TurnSignal): Promise<void> {
+/**
+ * Waits `ms`, rejecting with the signal's reason as soon as `signal` (or `also`, when given)
+ * aborts; the timer is cleared and both subscriptions removed either way.
+ */
+export function delay(ms: number, signal: TurnSignal, also?: TurnSignal): Promise<void> {
   if (signal.aborted) return Promise.reject(signal.reason);
+  if (also?.aborted) return Promise.reject(also.reason);
   return new Promise((resolve, reject) => {
-    const unsubscribe = onAbort(signal, () => {
+    const stop = (reason: unknown) => {
       clearTimeout(timer);
-      reject(signal.reason);
-    });
+      unsubscribe();
+      unsubscribeAlso?.();
+      reject(reason);
+    };
+    const unsubscribe = onAbort(signal, () => stop(signal.reason));
+    const unsubscribeAlso = also && onAbort(also, () => stop(also.reason));
     const timer = setTimeout(() => {
       unsubscribe();
+      unsubscribeAlso?.();
       resolve();
     }, ms);
   });

@@ -2,28 +2,49 @@ import { HardError } from '../errors';
 import type { TurnSignal } from './signals';
 
 /**
- * A cancellation this close to the turn's deadline is the deadline's. A deadline timer may fire a
- * little early (DEADLINES), and the client's own deadline passes before the server's by the time
- * its request took to arrive and be read: its cancellation (RST_STREAM) then comes first, 9 ms
- * before the server's deadline in a test on a loaded 2-core machine, and the calls it cut short
- * said CANCELLED. A client that really cancels this close to its deadline is counted as timed out.
+ * A cancellation this close to the turn's deadline is the deadline's: {@link DEADLINE_SLACK_MS},
+ * or {@link DEADLINE_SLACK_SHARE} of the turn's timeout (deadline less the time its request was
+ * received) when that is more. A deadline timer may fire a little early (DEADLINES), and the
+ * client's own deadline passes before the server's by the time its request took to arrive and be
+ * read: its cancellation (RST_STREAM) then comes first, 9 ms before the server's deadline in a test
+ * on a loaded 2-core machine, and more than 50 ms before it for 2 of 87 turns of 2.5 s under a
+ * rolling restart's load, and the calls it cut short said CANCELLED. A client that really cancels
+ * this close to its deadline is counted as timed out.
  */
 export const DEADLINE_SLACK_MS = 50;
+
+/** The share of a turn's timeout that {@link deadlineSlack} allows, when over {@link DEADLINE_SLACK_MS}. */
+export const DEADLINE_SLACK_SHARE = 0.05;
+
+/**
+ * How long before `deadline` (epoch ms) a cancellation is the deadline's, for a request received at
+ * `received` (epoch ms; the fixed slack alone when unknown).
+ */
+export function deadlineSlack(deadline: number, received?: number): number {
+  if (received === undefined || !Number.isFinite(deadline)) return DEADLINE_SLACK_MS;
+  return Math.max(DEADLINE_SLACK_MS, (deadline - received) * DEADLINE_SLACK_SHARE);
+}
+
+/** Whether a cancellation at `now` (epoch ms) is the deadline's (see {@link deadlineSlack}). */
+export function cancelledByDeadline(now: number, deadline: number, received?: number): boolean {
+  return now + deadlineSlack(deadline, received) >= deadline;
+}
 
 /** Errors {@link turnError} has answered for, so a later look at one decides nothing again. */
 const decided = new WeakSet<object>();
 
 /**
- * The hard error a turn ends with: a cancellation within {@link DEADLINE_SLACK_MS} of the turn's
- * `deadline` (epoch ms) is the deadline's (DEADLINE_EXCEEDED), one once `shutdown` has fired is
- * shutdown's (UNAVAILABLE SHUTTING_DOWN: clients retry it), anything else stays as it is. The
+ * The hard error a turn ends with: a cancellation within {@link deadlineSlack} of the turn's
+ * `deadline` (epoch ms; its request `received` then) is the deadline's (DEADLINE_EXCEEDED), one
+ * once `shutdown` has fired is shutdown's (UNAVAILABLE SHUTTING_DOWN: clients retry it; so is the
+ * SHUTTING_DOWN a draining turn ends with, which is no cancellation), anything else stays. The
  * calls the error ended and the turn itself are told the same reason: the first look decides, and
  * an error it returned is returned unchanged (the clock may cross the slack between two looks).
  * Runs on the error path alone.
  */
-export function turnError(error: unknown, deadline: number, shutdown?: TurnSignal): unknown {
+export function turnError(error: unknown, deadline: number, shutdown?: TurnSignal, received?: number): unknown {
   if (!(error instanceof HardError) || error.reason !== 'CANCELLED' || decided.has(error)) return error;
-  const byDeadline = Date.now() + DEADLINE_SLACK_MS >= deadline;
+  const byDeadline = cancelledByDeadline(Date.now(), deadline, received);
   if (!byDeadline && !shutdown?.aborted) {
     decided.add(error);
     return error;

@@ -31,6 +31,8 @@ export interface DispatchServiceOptions {
   readonly authenticate: Authenticator;
   /** Fires when the server shuts down past its grace period. */
   readonly shutdown: AbortSignal;
+  /** Fires when the server begins to drain: turns start no more attempts (TurnContext.draining). */
+  readonly draining?: AbortSignal;
   readonly parallel?: ParallelDispatcher;
   /** The bounds on turns running at once. @default from deps.limits */
   readonly admission?: TurnAdmission;
@@ -111,6 +113,7 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
   }
 
   async function runTurn(request: DispatchRequest, call: grpc.ServerUnaryCall<DispatchRequest, DispatchResponse>, tenant: string): Promise<DispatchResponse> {
+    const received = Date.now();
     const scope = createAbortScope();
     const abort = () => scope.abort();
     // `on`, not `once` (removed in finally either way): once wraps the listener per call.
@@ -126,7 +129,9 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
       turn: request.turn,
       signal: scope.signal,
       deadline,
+      received,
       shutdown: options.shutdown,
+      draining: options.draining,
       offeredTools: request.offeredTools.length > 0 ? new Set(request.offeredTools) : undefined,
       interactive: request.interactive,
       observer,
@@ -143,7 +148,7 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
       return response;
     } catch (error) {
       // The dispatchers decided it already for the calls they ended; the turn gets the same.
-      const hard = turnError(error, deadline, call.cancelled ? undefined : options.shutdown);
+      const hard = turnError(error, deadline, call.cancelled ? undefined : options.shutdown, received);
       const reason = hard instanceof HardError ? hard.reason : 'INTERNAL';
       // The turn ends after the events of the calls the error aborted (a parallel turn's siblings).
       const unwound = hard instanceof HardError ? hard.unwound : undefined;

@@ -19,7 +19,8 @@ const UNWIND_WAIT_MS = 5_000;
 /**
  * Parallel mode (DESIGN section 3): plans the turn into waves, fires CALL_RECEIVED for every call
  * before any runs, then runs the waves one after another, checking for cancellation between
- * them. Results are returned in request order. A hard error ends the turn: every call observer is
+ * them; once dispatchd drains, no wave starts and the turn ends SHUTTING_DOWN (see runWave).
+ * Results are returned in request order. A hard error ends the turn: every call observer is
  * ended with its reason and the error is thrown, so the RPC ends with its status. The service
  * takes the sequential path for turns of fewer than two calls.
  */
@@ -40,6 +41,7 @@ export function createParallelDispatcher(options: WaveOptions = {}): ParallelDis
     try {
       for (const wave of waves) {
         if (turn.signal.aborted) throw HardError.cancelled();
+        if (turn.draining?.aborted) throw HardError.shuttingDown();
         const entries = wave.calls.map((index) => ({ call: calls[index]!, tracker: trackers[index]! }));
         const waveResults = await runWave(deps, lockedTurn, entries, limit);
         wave.calls.forEach((index, k) => {
@@ -50,7 +52,7 @@ export function createParallelDispatcher(options: WaveOptions = {}): ParallelDis
       return results;
     } catch (error) {
       // A cancellation by the turn's deadline or by shutdown ends its calls as it ends the turn.
-      const hard = turnError(error, turn.deadline, turn.shutdown);
+      const hard = turnError(error, turn.deadline, turn.shutdown, turn.received);
       const reason = hard instanceof HardError ? hard.reason : 'INTERNAL';
       const unwound = Promise.all(trackers.map((tracker) => tracker.fail(reason)));
       // The turn ends (TURN_END) and gives back its admission place after its calls' last events,

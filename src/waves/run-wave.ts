@@ -17,6 +17,10 @@ export interface WaveEntry {
  * wave's finished results are discarded. The wave settles at that error or abort without waiting
  * for a sibling that is slow to unwind. Results are in `entries` order.
  *
+ * Once dispatchd drains (`turn.draining`), no call starts and a call refused its retry (it throws
+ * SHUTTING_DOWN) aborts no sibling: the calls running go on, and when none is left the wave ends
+ * SHUTTING_DOWN, unless every call had finished.
+ *
  * Each call is followed by one pair of callbacks on its promise, not an async task and a race
  * per call: a wave of eight calls measured a tenth of its allocations in those.
  */
@@ -60,11 +64,16 @@ export function runWave(deps: PipelineDeps, turn: TurnContext, entries: readonly
         },
         (error: unknown) => {
           running--;
-          fail(error);
+          if (error instanceof HardError && error.reason === 'SHUTTING_DOWN') startMore();
+          else fail(error);
         },
       );
     }
     function startMore(): void {
+      if (turn.draining?.aborted) {
+        if (running === 0) fail(HardError.shuttingDown());
+        return;
+      }
       while (!settled && next < entries.length && running < limit) start(next++);
     }
     if (turn.signal.aborted) scope.abort(HardError.cancelled());

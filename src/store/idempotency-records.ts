@@ -1,4 +1,4 @@
-import { evictOldest, TRIM_TO } from './evict-oldest';
+import { TenantShares } from './tenant-shares';
 import type { ClaimOutcome, StoredResult } from './store';
 
 /** What a claim finds of a record: never 'claimed'. */
@@ -10,15 +10,17 @@ export const UNKNOWN: FinishedOutcome = Object.freeze({ state: 'unknown' });
 /** What an attempt leaves of its claim: a result, or an unknown outcome. */
 export type FinishedOutcome = Exclude<HeldOutcome, { state: 'in_progress' }>;
 
-/** An idempotency record, where it is kept and what it counts against the bounds. */
+/** An idempotency record and where it is kept. */
 interface HeldRecord {
   readonly outcome: HeldOutcome;
   /** The claim's owner; '' for a finished record, or a claim anyone may release. */
   readonly owner: string;
   readonly expiresAt: number;
+  /** The tenant whose share a finished record counts against ('' for a claim: claims are not shared out). */
+  readonly tenant: string;
   readonly session: string;
   readonly key: string;
-  /** Characters counted against the finished records' budget (0 for a claim). */
+  /** Characters counted against the finished records' budget: its key and result (0 for a claim). */
   readonly chars: number;
 }
 
@@ -33,8 +35,11 @@ export interface RecordBounds {
 /**
  * The memory store's idempotency records, kept apart from its sessions so that evicting a session
  * (the session cap) never drops them: a claim stays until it ends or its lease does, a finished
- * record (completed or unknown) until its TTL, unless the store-wide bounds on finished records
- * (count and characters) or the per-session cap evict it first, the oldest first. A claim in
+ * record (completed or unknown) until its TTL, unless the per-session cap (the session's oldest go)
+ * or the store-wide bounds on finished records (count and characters) evict it first. Past either
+ * store-wide bound, the expired records go, then the oldest of the tenants holding more than an
+ * equal share, down to it (TenantShares): so one tenant's traffic never evicts the records of a
+ * tenant within its share, and a retried side effect of that tenant is still replayed. A claim in
  * progress is never evicted (its tool may be running, and an identical call must find it); past
  * `maxClaims` of them a new claim is refused instead, as Redis out of memory would refuse it
  * (claims whose lease ended are swept out first, when one can have ended).
@@ -44,8 +49,8 @@ export interface IdempotencyRecords {
   find(session: string, key: string, t: number): HeldOutcome | undefined;
   /** Claims `key`; false, changing nothing, when `maxClaims` claims are in progress. */
   claim(session: string, key: string, owner: string, expiresAt: number, t: number): boolean;
-  /** Records the finished outcome of `key`, replacing its claim. */
-  finish(session: string, key: string, outcome: FinishedOutcome, expiresAt: number, t: number): void;
+  /** Records the finished outcome of `key` in `tenant`'s `session`, replacing its claim. */
+  finish(tenant: string, session: string, key: string, outcome: FinishedOutcome, expiresAt: number, t: number): void;
   /** Deletes the claim of `key` while it is in progress and, with an owner, still that owner's. */
   release(session: string, key: string, owner: string | undefined, t: number): void;
   /** Deletes the session's records but the claims still running. */
@@ -59,19 +64,16 @@ const resultChars = (r: StoredResult): number =>
 
 export function createIdempotencyRecords(bounds: RecordBounds): IdempotencyRecords {
   const bySession = new Map<string, Map<string, HeldRecord>>();
-  // Every record is in one of these, oldest first.
+  // Every record is counted in one of these: the claims oldest first, the finished records by tenant.
   const claims = new Set<HeldRecord>();
-  const finished = new Set<HeldRecord>();
-  let finishedChars = 0;
+  const finished = new TenantShares<HeldRecord>({ maxEntries: bounds.maxFinished, maxChars: bounds.maxFinishedChars });
   // No claim can have lapsed before this time, so a sweep before it would find none.
   let nextSweepAt = Infinity;
-  const keepFinished = Math.floor(bounds.maxFinished * TRIM_TO);
-  const keepChars = Math.floor(bounds.maxFinishedChars * TRIM_TO);
 
   /** Takes `record` out of the bounds' counts. */
   function uncount(record: HeldRecord): void {
     if (record.outcome === IN_PROGRESS) claims.delete(record);
-    else if (finished.delete(record)) finishedChars -= record.chars;
+    else finished.delete(record);
   }
 
   function remove(record: HeldRecord): void {
@@ -123,23 +125,20 @@ export function createIdempotencyRecords(bounds: RecordBounds): IdempotencyRecor
     claim(session, key, owner, expiresAt, t) {
       if (claims.size >= bounds.maxClaims && t >= nextSweepAt) sweepLapsedClaims(t);
       if (claims.size >= bounds.maxClaims) return false;
-      const record: HeldRecord = { outcome: IN_PROGRESS, owner, expiresAt, session, key, chars: 0 };
+      const record: HeldRecord = { outcome: IN_PROGRESS, owner, expiresAt, tenant: '', session, key, chars: 0 };
       claims.add(record);
       put(record, t);
       nextSweepAt = Math.min(nextSweepAt, expiresAt);
       return true;
     },
-    finish(session, key, outcome, expiresAt, t) {
+    finish(tenant, session, key, outcome, expiresAt, t) {
       const chars = key.length + (outcome.state === 'completed' ? resultChars(outcome.result) : 0);
-      const record: HeldRecord = { outcome, owner: '', expiresAt, session, key, chars };
+      const record: HeldRecord = { outcome, owner: '', expiresAt, tenant, session, key, chars };
       // Counted before it is put: the session's cap may evict it at once (its other records running).
       finished.add(record);
-      finishedChars += chars;
       put(record, t);
-      if (finished.size > bounds.maxFinished || finishedChars > bounds.maxFinishedChars) {
-        // The record just written stays, even alone past the budget: a result is never lost at once.
-        evictOldest(finished, () => finished.size > 1 && (finished.size > keepFinished || finishedChars > keepChars), remove);
-      }
+      // The record just written stays, even alone past the budget: a result is never lost at once.
+      if (finished.over) finished.trim(record, t, remove);
     },
     release(session, key, owner, t) {
       const record = bySession.get(session)?.get(key);
@@ -155,7 +154,6 @@ export function createIdempotencyRecords(bounds: RecordBounds): IdempotencyRecor
       bySession.clear();
       claims.clear();
       finished.clear();
-      finishedChars = 0;
       nextSweepAt = Infinity;
     },
   };

@@ -23,14 +23,17 @@ export interface MemoryStoreOptions {
   readonly maxRecordsPerSession?: number;
   /**
    * Finished idempotency records (completed, or outcome unknown) kept across all sessions, each at
-   * most its TTL: past it the oldest go, whichever session holds them, until a tenth below it.
-   * @default 200000
+   * most its TTL. Past it (or `maxRecordChars`), until a tenth below it, the expired records go,
+   * then the oldest records of the tenants holding more than an equal share, down to it, as for
+   * `maxSessions`: so another tenant's traffic evicts a tenant's records only while that tenant
+   * holds more than an equal share (a flood evicts the flooder's own oldest). @default 200000
    */
   readonly maxRecords?: number;
   /**
    * Characters of finished idempotency records kept across all sessions (their keys and stored
-   * results, each output up to its tool's max_result_chars): past it the oldest go until a tenth
-   * below it; a record larger than the whole budget is kept alone. @default 67108864 (64 Mi, ~128 MiB), scaled to the heap (`heapLimitBytes`)
+   * results, each output up to its tool's max_result_chars): past it records go as past
+   * `maxRecords`, by the tenants' shares of the characters; the record just written is kept, even
+   * alone past the budget. @default 67108864 (64 Mi, ~128 MiB), scaled to the heap (`heapLimitBytes`)
    */
   readonly maxRecordChars?: number;
   /**
@@ -48,9 +51,11 @@ export interface MemoryStoreOptions {
   /** Spilled results kept per session before the oldest is evicted. @default 1000 */
   readonly maxResultsPerSession?: number;
   /**
-   * Characters of spilled results kept across all sessions before the oldest are evicted (a
-   * result may be 16 Mi characters, kept its TTL). Two-byte text takes 2 bytes a character: 128 Mi
-   * characters were up to 256 MiB, more than the whole heap node gives a 512Mi pod. @default 33554432 (32 Mi, ~64 MiB), scaled to the heap (`heapLimitBytes`)
+   * Characters of spilled results kept across all sessions (a result may be 16 Mi characters, kept
+   * its TTL). Past it, until a tenth below it, the expired spills go, then the oldest spills of the
+   * tenants holding more than an equal share of the characters, down to it, as for `maxRecords`.
+   * Two-byte text takes 2 bytes a character: 128 Mi characters were up to 256 MiB, more than the
+   * whole heap node gives a 512Mi pod. @default 33554432 (32 Mi, ~64 MiB), scaled to the heap (`heapLimitBytes`)
    */
   readonly maxSpilledChars?: number;
   /**

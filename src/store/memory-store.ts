@@ -154,7 +154,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       if (idempotency?.action === 'release') records.release(keyOf(scope), idempotency.key, idempotency.owner, t);
       else if (idempotency) {
         const outcome: FinishedOutcome = idempotency.action === 'complete' ? { state: 'completed', result: idempotency.result } : UNKNOWN;
-        records.finish(keyOf(scope), idempotency.key, outcome, t + idempotency.ttlSeconds * 1000, t);
+        records.finish(scope.tenant, keyOf(scope), idempotency.key, outcome, t + idempotency.ttlSeconds * 1000, t);
       }
       const state = session(scope, t);
       const key = opKey(op);
@@ -168,7 +168,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
         const entry = { value: spill.text, expiresAt: t + spill.ttlSeconds * 1000 };
         results.set(spill.handle, entry);
         capMap(results, maxResults);
-        spilled.add(results, spill.handle, entry, spill.text.length);
+        spilled.add(scope.tenant, results, spill.handle, entry, spill.text.length, t);
         keepUntil(state, entry.expiresAt);
       }
       if (memory) {

@@ -1,0 +1,140 @@
+import { createMemoryStore, type SessionScope, type Store, type StoredResult } from '../../src/store';
+import { TenantShares } from '../../src/store/tenant-shares';
+
+// Found in a tenant-isolation hunt: past the memory store's store-wide bounds on finished
+// idempotency records and on spilled results, the oldest went whichever tenant held them, so one
+// tenant's flood (a side-effecting tool of 2 M-character results, 48 calls) evicted another's
+// record and its retried side effect ran twice. Past a bound, the tenants holding more than an
+// equal share now lose their own oldest first, down to it, as for sessions and loop windows.
+
+const of = (tenant: string, sessionId = 's'): SessionScope => ({ tenant, sessionId });
+const result = (chars: number): StoredResult => ({ output: 'x'.repeat(chars), isError: false, resolvedToolName: 't', truncated: false, resultHandle: '', durationMs: 1 });
+const claim = async (store: Store, scope: SessionScope, key: string) => (await store.beginAttempt({ scope, op: 'op', claim: { key, leaseMs: 60_000, owner: key } })).claim?.state;
+const complete = (store: Store, scope: SessionScope, key: string, chars: number, ttlSeconds = 3600) =>
+  store.finishAttempt({ scope, op: 'op', idempotency: { key, action: 'complete', result: result(chars), ttlSeconds } });
+
+describe('memory store: finished idempotency records, shared out by tenant', () => {
+  it("past maxRecordChars another tenant's flood evicts its own oldest records, not a tenant's within its share", async () => {
+    // A record counts its key and its result's texts: 'pay' 3 + 200 + 1, 'kN' 2 + 200 + 1.
+    const store = createMemoryStore({ maxRecordChars: 1000 });
+    await claim(store, of('victim'), 'pay');
+    await complete(store, of('victim'), 'pay', 200);
+    expect(await claim(store, of('flooder', 'run'), 'running')).toBe('claimed');
+    for (let i = 0; i < 10; i++) {
+      await claim(store, of('flooder', `f${i}`), `k${i}`);
+      await complete(store, of('flooder', `f${i}`), `k${i}`, 200);
+    }
+    expect(await claim(store, of('victim'), 'pay')).toBe('completed');
+    // The flooder's oldest went, its newest stayed; its claim in progress too.
+    expect(await claim(store, of('flooder', 'f0'), 'k0')).toBe('claimed');
+    expect(await claim(store, of('flooder', 'f9'), 'k9')).toBe('completed');
+    expect(await claim(store, of('flooder', 'run'), 'running')).toBe('in_progress');
+  });
+
+  it('past maxRecords likewise, by count', async () => {
+    const store = createMemoryStore({ maxRecords: 10 });
+    for (const key of ['a', 'b']) await complete(store, of('victim'), key, 1);
+    for (let i = 0; i < 30; i++) await complete(store, of('flooder', `f${i}`), 'k', 1);
+    expect(await claim(store, of('victim'), 'a')).toBe('completed');
+    expect(await claim(store, of('victim'), 'b')).toBe('completed');
+    expect(await claim(store, of('flooder', 'f0'), 'k')).toBe('claimed');
+    expect(await claim(store, of('flooder', 'f29'), 'k')).toBe('completed');
+  });
+
+  it("two tenants past their share each lose their own oldest, down to an equal share", async () => {
+    const store = createMemoryStore({ maxRecords: 10 });
+    for (let i = 0; i < 6; i++) await complete(store, of('a', `s${i}`), 'k', 1);
+    for (let i = 0; i < 5; i++) await complete(store, of('b', `s${i}`), 'k', 1);
+    // 11 records: down to 9, each tenant to 4 at most (the record just written stays).
+    const held = async (tenant: string, n: number) => {
+      const states = [];
+      for (let i = 0; i < n; i++) states.push(await claim(store, of(tenant, `s${i}`), 'k'));
+      return states;
+    };
+    expect(await held('a', 6)).toEqual(['claimed', 'claimed', 'completed', 'completed', 'completed', 'completed']);
+    expect(await held('b', 5)).toEqual(['claimed', 'completed', 'completed', 'completed', 'completed']);
+  });
+
+  it("expired records give their room back first: a quiet tenant's dead records do not keep a share", async () => {
+    let clock = 0;
+    const store = createMemoryStore({ maxRecordChars: 1000, now: () => clock });
+    for (let i = 0; i < 4; i++) await complete(store, of('quiet'), `q${i}`, 200, 10);
+    clock = 20_000;
+    for (let i = 0; i < 4; i++) await complete(store, of('busy'), `k${i}`, 200);
+    for (let i = 0; i < 4; i++) expect(await claim(store, of('busy'), `k${i}`)).toBe('completed');
+  });
+});
+
+describe('memory store: spilled results, shared out by tenant', () => {
+  const handle = (session: string, n: number) => `rh_${Buffer.from(session).toString('base64url')}.${String(n).padStart(16, 'A')}`;
+  const spill = (store: Store, scope: SessionScope, h: string, chars: number, ttlSeconds = 60) =>
+    store.finishAttempt({ scope, op: 'op', spill: { handle: h, text: 'x'.repeat(chars), ttlSeconds } });
+
+  it("past maxSpilledChars another tenant's spills evict its own oldest, not a tenant's within its share", async () => {
+    const store = createMemoryStore({ maxSpilledChars: 100 });
+    const mine = handle('pay', 1);
+    await spill(store, of('victim', 'pay'), mine, 20);
+    const flood = [1, 2, 3, 4, 5].map((n) => handle('f', n));
+    for (const h of flood) await spill(store, of('flooder', 'f'), h, 40);
+    expect(await store.readResult('victim', mine)).toHaveLength(20);
+    expect(await store.readResult('flooder', flood[0]!)).toBeUndefined();
+    expect(await store.readResult('flooder', flood[4]!)).toHaveLength(40);
+  });
+
+  it("expired spills give their room back first", async () => {
+    let clock = 0;
+    const store = createMemoryStore({ maxSpilledChars: 100, now: () => clock });
+    await spill(store, of('quiet', 'q'), handle('q', 1), 30, 1);
+    clock = 2000;
+    // 120 characters: the expired spill goes, and that is enough (kept, it would hold a share of 30).
+    const busy = [handle('b', 1), handle('b', 2)];
+    for (const h of busy) await spill(store, of('busy', 'b'), h, 45);
+    for (const h of busy) expect(await store.readResult('busy', h)).toHaveLength(45);
+  });
+});
+
+describe('TenantShares', () => {
+  interface Entry {
+    readonly tenant: string;
+    readonly name: string;
+    readonly chars: number;
+    readonly expiresAt: number;
+  }
+  const entry = (tenant: string, name: string, chars: number, expiresAt = Infinity): Entry => ({ tenant, name, chars, expiresAt });
+
+  it('water-fills: a tenant under the level keeps all; the entry just added stays even past its share', () => {
+    const shares = new TenantShares<Entry>({ maxEntries: Infinity, maxChars: 100 });
+    const evicted: string[] = [];
+    const evict = (e: Entry) => void (evicted.push(e.name), shares.delete(e));
+    shares.add(entry('small', 's1', 10));
+    for (const [i, chars] of [30, 30, 30].entries()) shares.add(entry('big', `b${i}`, chars));
+    shares.add(entry('huge', 'h0', 5));
+    const h1 = entry('huge', 'h1', 80);
+    shares.add(h1);
+    expect(shares.over).toBe(true);
+    // Down to 90: levels 10 (small), then 40 each for big and huge.
+    shares.trim(h1, 0, evict);
+    expect(evicted).toEqual(['b0', 'b1', 'h0']);
+    expect([shares.entries, shares.chars]).toEqual([3, 120]);
+    const s2 = entry('small', 's2', 1);
+    shares.add(s2);
+    shares.trim(s2, 0, evict);
+    expect(evicted).toEqual(['b0', 'b1', 'h0', 'h1']);
+    expect(shares.chars).toBe(41);
+  });
+
+  it('looks for dead entries only once one can have expired', () => {
+    const shares = new TenantShares<Entry>({ maxEntries: 10, maxChars: Infinity });
+    let looked = 0;
+    const gone = () => (looked++, false);
+    const evict = (e: Entry) => void shares.delete(e);
+    for (const name of ['a', 'b', 'c']) shares.add(entry('t', name, 1, 1000));
+    shares.trim(entry('t', 'none', 0), 999, evict, gone);
+    expect(looked).toBe(0);
+    shares.add(entry('t', 'd', 1, 5000));
+    shares.add(entry('t', 'e', 1, 5000));
+    shares.trim(entry('t', 'none', 0), 1000, evict, gone);
+    // a, b, c expired; d and e looked at, kept.
+    expect([looked, shares.entries]).toEqual([2, 2]);
+  });
+});

@@ -23,14 +23,20 @@ export interface BreakerStats {
   healthScore(tool: string): number;
 }
 
+/** How many breakers a replica holds: one per tool called since it was registered, up to maxBreakers. */
+export interface HeldBreakers {
+  readonly size: number;
+}
+
 /** The breakers of this replica: the pipeline's gate, the stats, and shutdown. */
 export interface Breakers extends BreakerStats {
-  readonly gate: BreakerGate & BreakerStats;
+  readonly gate: BreakerGate & BreakerStats & HeldBreakers;
   /**
-   * Drops the breaker of a tool removed from the registry: the name registered again starts closed.
-   * With `gone`, only once it says the tool is gone (asked now, then before each use of the breaker).
+   * Drops the breaker of a tool removed from the registry, at once: the name registered again starts
+   * closed. Told once the removal has happened (ToolRegistry.onRemoved, onRemoteChange), never
+   * before: nothing waits here for a removal in flight, which may fail and keep the tool.
    */
-  forget(tool: string, gone?: () => boolean): void;
+  forget(tool: string): void;
   close(): void;
 }
 
@@ -47,15 +53,12 @@ export function createBreakers(options: BreakersOptions = {}): Breakers {
   const now = options.now ?? Date.now;
   const rotation = new EventEmitter().setMaxListeners(0);
   const breakers = new Map<string, ToolBreaker>();
-  /** Breakers to drop once their tool is gone (a removal still being shared, which may fail). */
-  const forgetting = new Map<string, () => boolean>();
 
   /** Drops a breaker; one not closed is told closed (BREAKER_STATE, the gauge): its tool's next breaker is. */
   const drop = (name: string, breaker: ToolBreaker) => {
     const state = breaker.state();
     breaker.shutdown();
     breakers.delete(name);
-    forgetting.delete(name);
     if (state !== 'closed') options.onState?.(name, 'closed');
   };
   // A half-open breaker with no probe out goes too (past the closed ones), or breakers of tools
@@ -64,12 +67,7 @@ export function createBreakers(options: BreakersOptions = {}): Breakers {
     for (const [name, breaker] of breakers) if (breaker.state() === 'closed') return drop(name, breaker);
     for (const [name, breaker] of breakers) if (breaker.state() === 'half_open' && !breaker.refusing()) return drop(name, breaker);
   };
-  /** The tool's breaker, if it has one; dropped first when its tool is gone since it was forgotten. */
-  const current = (tool: string): ToolBreaker | undefined => {
-    const breaker = breakers.get(tool);
-    if (breaker && forgetting.get(tool)?.()) return void drop(tool, breaker);
-    return breaker;
-  };
+  const current = (tool: string): ToolBreaker | undefined => breakers.get(tool);
   const breakerOf = (tool: string): ToolBreaker => {
     let breaker = current(tool);
     if (!breaker) {
@@ -84,8 +82,11 @@ export function createBreakers(options: BreakersOptions = {}): Breakers {
     state: (tool) => current(tool)?.state() ?? 'closed',
     healthScore: (tool) => current(tool)?.healthScore() ?? 1,
   };
-  const gate: BreakerGate & BreakerStats = {
+  const gate: BreakerGate & BreakerStats & HeldBreakers = {
     ...stats,
+    get size() {
+      return breakers.size;
+    },
     isOpen: (tool) => current(tool)?.refusing() ?? false,
     tryAcquire: (tool, timeoutMs) => breakerOf(tool).tryAcquire(timeoutMs),
     record: (tool, ticket, outcome) => breakerOf(tool).record(ticket, outcome),
@@ -93,16 +94,13 @@ export function createBreakers(options: BreakersOptions = {}): Breakers {
   return {
     ...stats,
     gate,
-    forget(tool, gone = () => true) {
+    forget(tool) {
       const breaker = breakers.get(tool);
-      if (!breaker) return;
-      if (gone()) drop(tool, breaker);
-      else forgetting.set(tool, gone);
+      if (breaker) drop(tool, breaker);
     },
     close() {
       for (const breaker of breakers.values()) breaker.shutdown();
       breakers.clear();
-      forgetting.clear();
     },
   };
 }

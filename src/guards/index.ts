@@ -1,7 +1,7 @@
 export { createGuards } from './create-guards';
 export type { GuardsOptions, GuardSet } from './create-guards';
 export { createBreakers, breakerStatsOf } from './breakers';
-export type { Breakers, BreakersOptions, BreakerStats } from './breakers';
+export type { Breakers, BreakersOptions, BreakerStats, HeldBreakers } from './breakers';
 export { createToolBreaker } from './tool-breaker';
 export type { BreakerState, BreakerOutcome, ToolBreaker } from './tool-breaker';
 export { DEFAULT_BREAKER_SETTINGS, breakerSettingsFromYaml } from './breaker-settings';

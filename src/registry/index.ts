@@ -3,7 +3,7 @@ export type { SchemaCompiler } from './schema-compiler';
 export { resolveTool } from './resolved-tool';
 export type { ResolvedTool, ResolvedRetry, ResolvedLoopPolicy } from './resolved-tool';
 export { createToolRegistry, operatorToolMessage, RegistryError } from './tool-registry';
-export type { ChangeListener, ToolRegistry, RegistryChange } from './tool-registry';
+export type { ChangeListener, RemovedListener, ToolRegistry, RegistryChange } from './tool-registry';
 export { checkSpec } from './validate-spec';
 export { createDestinationPolicy, RANGE_NAMES } from './destination-policy';
 export type { DestinationPolicy, DestinationRules } from './destination-policy';

@@ -2,6 +2,7 @@ import { equals } from '@bufbuild/protobuf';
 import { ToolSpecSchema, type ToolSpec } from '../../gen/dispatch/v1/tool_pb';
 import { createLogger, type Logger } from '../log';
 import { createDestinationPolicy, type DestinationPolicy } from './destination-policy';
+import { deniedDestination, operatorToolMessage, skipRedactionMessage } from './refusals';
 import { MAX_PATTERNS_PER_TENANT, patternsOwned, type LeaseOptions } from './pattern-pool';
 import { resolveTool, type ResolvedTool } from './resolved-tool';
 import type { CompiledSchema, SchemaCompiler } from './schema-compiler';
@@ -30,6 +31,9 @@ export type RegistryChange =
  * listener reports its own failures.
  */
 export type ChangeListener = (change: RegistryChange) => void | Promise<void>;
+
+/** Told once a tool removed here by this replica is gone (see {@link ToolRegistry.onRemoved}). */
+export type RemovedListener = (tenant: string, name: string) => void;
 
 /**
  * The tools this server can dispatch, per tenant. The operator's tools (tenant "": the config
@@ -61,6 +65,12 @@ export interface ToolRegistry {
   /** Called on every local change (before it, for {@link removeShared}); a replicated registry listens here. */
   onChange(listener: ChangeListener): void;
   /**
+   * Called once a removal made here has happened: after {@link remove}, and after
+   * {@link removeShared} once shared (the tool dropped, or one registered again meanwhile kept), never
+   * for one that failed. Not for {@link applyRemote}: see onRemoteChange. A listener's throw is logged.
+   */
+  onRemoved(listener: RemovedListener): void;
+  /**
    * Applies a change made on another replica, without notifying listeners. A change of the
    * operator's tools (tenant "") is ignored: each replica has its own (DESIGN section 11). The
    * tenant's totals (tools, schema bytes, patterns) are not checked: the registering replica
@@ -71,23 +81,7 @@ export interface ToolRegistry {
   applyRemote(change: RegistryChange): void;
 }
 
-/** The message refusing a tenant's tool named as one of the operator's (RegisterTools, a worker's hello). */
-export function operatorToolMessage(where: string, name: string): string {
-  return `${where}: tool "${name}" is the operator's (from the config file or an MCP server); a tenant cannot register, replace or host a tool of that name`;
-}
-
-/** Why an HTTP tool's URL may not be registered by a tenant, or undefined (checkSpec has parsed it). */
-function deniedDestination(spec: ToolSpec, policy: DestinationPolicy): string | undefined {
-  if (spec.executor.case !== 'http') return undefined;
-  const { hostname } = new URL(spec.executor.value.url);
-  const rule = policy.checkHost(hostname);
-  return rule === undefined ? undefined : `http.url's host ${hostname} is denied by ${rule}`;
-}
-
-/** The refusal of a tenant's tool declaring skip_redaction, unless the operator allows it. */
-export function skipRedactionMessage(where: string, name: string): string {
-  return `${where} ("${name}"): skip_redaction is refused: this deployment does not let tenants turn redaction off (registry.allow_tenant_skip_redaction in the config file); declare the tool in the config file, or ask the operator`;
-}
+export { operatorToolMessage, skipRedactionMessage } from './refusals';
 
 /** Options of {@link createToolRegistry}. */
 export interface ToolRegistryOptions {
@@ -121,6 +115,7 @@ export function createToolRegistry(
   const httpPolicy = options.httpPolicy ?? createDestinationPolicy();
   const byTenant = new Map<string, Map<string, ResolvedTool>>();
   const listeners: ChangeListener[] = [];
+  const removedListeners: RemovedListener[] = [];
   const tenantTools = (tenant: string) => {
     let tools = byTenant.get(tenant);
     if (!tools) byTenant.set(tenant, (tools = new Map()));
@@ -235,6 +230,15 @@ export function createToolRegistry(
   const notify = (change: RegistryChange) => {
     for (const listener of listeners) void listener(change)?.catch(() => undefined);
   };
+  const removed = (tenant: string, name: string) => {
+    for (const listener of removedListeners) {
+      try {
+        listener(tenant, name);
+      } catch (error) {
+        logger.warn('a listener of a removed tool failed', { tenant, tool: name.slice(0, 256), error: (error as Error).message });
+      }
+    }
+  };
 
   return {
     register(specs, { tenant, replace = false, maxTools }) {
@@ -254,9 +258,10 @@ export function createToolRegistry(
       return [...shared.values(), ...own].sort((a, b) => a.name.localeCompare(b.name));
     },
     remove(tenant, name) {
-      const removed = drop(tenant, name);
-      if (removed) notify({ type: 'remove', tenant, name });
-      return removed;
+      if (!drop(tenant, name)) return false;
+      notify({ type: 'remove', tenant, name });
+      removed(tenant, name);
+      return true;
     },
     async removeShared(tenant, name) {
       const tool = byTenant.get(tenant)?.get(name);
@@ -270,10 +275,14 @@ export function createToolRegistry(
       const failed = shared.find((outcome) => outcome.status === 'rejected');
       if (failed) throw failed.reason;
       drop(tenant, name, tool);
+      removed(tenant, name);
       return true;
     },
     onChange(listener) {
       listeners.push(listener);
+    },
+    onRemoved(listener) {
+      removedListeners.push(listener);
     },
     applyRemote(change) {
       if (change.tenant === '') return;

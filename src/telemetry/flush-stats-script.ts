@@ -8,7 +8,7 @@ declare module 'ioredis' {
      * Adds one replica's sealed batch of a tenant's counts; resolves 1, or 0 when the batch was
      * applied before (a resend after a lost reply). See src/store/redis/flush-stats.lua for keys and arguments.
      */
-    dispatchFlushStats(counts: string, flushed: string, seq: number, ttlSeconds: number, flushedTtlSeconds: number, ...fieldsAndDeltas: string[]): Result<number, Context>;
+    dispatchFlushStats(counts: string, flushed: string, seq: number, ttlSeconds: number, flushedTtlSeconds: number, maxFields: number, ...fieldsAndDeltas: string[]): Result<number, Context>;
   }
 }
 

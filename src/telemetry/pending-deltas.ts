@@ -33,6 +33,11 @@ export interface PendingDeltas {
   settle(batch: SealedDeltas): void;
   /** A tenant's held counts, for a read that adds them to what Redis holds. */
   held(tenant: string): HeldDeltas;
+  /**
+   * Drops a removed tool's held counts, pending and sealed (a sealed batch is sent again without
+   * them, under its sequence number); true when there were some.
+   */
+  forget(tenant: string, tool: string): boolean;
   /** (tenant, tool) entries held, pending and sealed together. */
   readonly pairs: number;
 }
@@ -74,6 +79,21 @@ export function createPendingDeltas(maxPairs: number, maxPerTenant = maxPairs): 
       const copy = new Map<string, Readonly<ToolCounters>>();
       for (const [tool, counters] of tools ?? []) copy.set(tool, { ...counters });
       return { pending: copy, sealed: sealed.get(tenant) };
+    },
+    forget(tenant, tool) {
+      let held = pending.get(tenant)?.delete(tool) ?? false;
+      if (held) pairs--;
+      const batch = sealed.get(tenant);
+      if (batch?.tools.has(tool)) {
+        // One out now settles nothing: this one is sent (again) after it, and counts once (its seq).
+        const tools = new Map(batch.tools);
+        tools.delete(tool);
+        if (tools.size > 0) sealed.set(tenant, { ...batch, tools });
+        else sealed.delete(tenant);
+        pairs--;
+        held = true;
+      }
+      return held;
     },
     get pairs() {
       return pairs;

@@ -16,6 +16,11 @@ export interface SharedStatsLimits {
    * of other pairs are left out of the shared counts, with a log line. @default 10000
    */
   readonly maxPendingPairs?: number;
+  /**
+   * Tools a tenant's hash takes in: once it holds this many times 8 fields (one per counter), calls
+   * of a tool it does not count yet are left out of the shared counts. @default 2000
+   */
+  readonly maxToolsPerTenant?: number;
   /** @default dispatch */
   readonly keyPrefix?: string;
 }
@@ -28,6 +33,7 @@ const DEFAULTS: ResolvedSharedStatsLimits = {
   ttlSeconds: 7 * 24 * 3600,
   flushedTtlSeconds: 3600,
   maxPendingPairs: 10_000,
+  maxToolsPerTenant: 2_000,
   keyPrefix: 'dispatch',
 };
 
@@ -36,6 +42,7 @@ const RANGES: Readonly<Record<Exclude<keyof SharedStatsLimits, 'keyPrefix'>, rea
   ttlSeconds: [1, 365 * 24 * 3600],
   flushedTtlSeconds: [1, 365 * 24 * 3600],
   maxPendingPairs: [1, 1_000_000],
+  maxToolsPerTenant: [1, 1_000_000],
 };
 
 /** The environment variable that sets {@link SharedStatsLimits.flushIntervalMs}. */

@@ -6,7 +6,7 @@ import type { RedisClient } from '../store/redis';
 import { defineFlushStats } from './flush-stats-script';
 import { createPendingDeltas, type SealedDeltas } from './pending-deltas';
 import { resolveSharedStatsLimits, type SharedStatsLimits } from './shared-stats-options';
-import { addTools, countFields, parseCounts, statsKeys } from './stats-hash';
+import { addTools, countFields, FIELDS_PER_TOOL, parseCounts, statsKeys, toolFields } from './stats-hash';
 import { tenantCounts, tenantShare, type ToolStats, type ToolStatsReader } from './tool-stats';
 
 /** What {@link createSharedToolStats} needs besides its limits. */
@@ -22,6 +22,13 @@ export interface SharedToolStatsOptions extends SharedStatsLimits {
 export interface SharedToolStats extends ToolStatsReader {
   /** Adds a finished call to the counts waiting for the next flush; never waits. */
   record(summary: CallSummary): void;
+  /**
+   * Drops a removed tool's counts waiting for Redis, then deletes its fields from the tenant's hash
+   * (HDEL, one command) once the flush out, if any, is done. Every replica does, the one that removed
+   * it and those that hear of it: a flush of this one that landed before it heard (its reply in
+   * first) is deleted too. Never rejects.
+   */
+  forget(tenant: string, tool: string): Promise<void>;
   /** Sends the waiting counts now (a timer does it every `flushIntervalMs`); never rejects. */
   flush(): Promise<void>;
   /** Stops the timer, sends what waits and closes the connection. */
@@ -55,7 +62,7 @@ export function createSharedToolStats(options: SharedToolStatsOptions): SharedTo
 
   const argsOf = (batch: SealedDeltas): FlushArgs => {
     const keys = keysOf(batch.tenant);
-    return [keys.counts, keys.flushed, batch.seq, limits.ttlSeconds, limits.flushedTtlSeconds, ...countFields(batch.tools)];
+    return [keys.counts, keys.flushed, batch.seq, limits.ttlSeconds, limits.flushedTtlSeconds, limits.maxToolsPerTenant * FIELDS_PER_TOOL, ...countFields(batch.tools)];
   };
 
   async function flushOnce(): Promise<void> {
@@ -103,6 +110,13 @@ export function createSharedToolStats(options: SharedToolStatsOptions): SharedTo
         outage.down('read', error, deltas.pairs);
         return { tools: tenantCounts(local, tenant), scope: 'replica', warning: UNREACHABLE_WARNING };
       }
+    },
+    async forget(tenant, tool) {
+      deltas.forget(tenant, tool);
+      await flushing;
+      await client.hdel(keysOf(tenant).counts, ...toolFields(tool)).catch((error: Error) => {
+        logger.warn("shared tool stats: could not delete a removed tool's counts; they expire with the tenant's hash", { tenant, tool: tool.slice(0, 256), error: error.message });
+      });
     },
     flush,
     async close() {

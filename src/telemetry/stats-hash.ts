@@ -42,6 +42,14 @@ export function countFields(tools: ReadonlyMap<string, Readonly<ToolCounters>>):
   return out;
 }
 
+/** Every field a tool's counts may take in the hash (what a removal deletes). */
+export function toolFields(tool: string): string[] {
+  return Object.values(FIELD).map((counter) => `${tool}${SEPARATOR}${counter}`);
+}
+
+/** The fields of a hash holding `tools` tools with every counter. */
+export const FIELDS_PER_TOOL = Object.keys(FIELD).length;
+
 /** A tenant's counts per tool from its hash; fields that are not counts are ignored. */
 export function parseCounts(hash: Readonly<Record<string, string>>): Map<string, ToolCounters> {
   const tools = new Map<string, ToolCounters>();

@@ -31,7 +31,9 @@ export const STATS_WARNING_HEADER = 'dispatch-stats-warning';
 /**
  * GetToolStats: per tool of the caller's tenant (its own tools and the shared ones), the calls,
  * the six rates, breaker state, health score, the rates past their alert thresholds and the thresholds. An
- * empty `tool` means every tool; a name that is neither registered nor counted is NOT_FOUND.
+ * empty `tool` means every tool registered (counts of a name no longer registered are not listed: a
+ * removed tool's are deleted, and what is left of them, an operator's tool gone, say, stays out);
+ * a name that is neither registered nor counted is NOT_FOUND.
  * With Redis, calls and rates cover every replica's calls (up to each one's last flush, plus this
  * replica's unflushed calls); breaker state and health score are this replica's own, as each
  * replica keeps its own breaker per tool. The `dispatch-stats-scope` header says which counts
@@ -69,7 +71,7 @@ export function toolStatsHandler(options: ToolStatsHandlerOptions) {
       }
       return create(GetToolStatsResponseSchema, { stats: [statsOf(tenant, request.tool, counters)] });
     }
-    const names = new Set([...(registry?.list(tenant).map((t) => t.name) ?? []), ...counts.tools.keys()]);
-    return create(GetToolStatsResponseSchema, { stats: [...names].sort().map((tool) => statsOf(tenant, tool, counts.tools.get(tool))) });
+    const names = registry ? registry.list(tenant).map((t) => t.name) : [...counts.tools.keys()];
+    return create(GetToolStatsResponseSchema, { stats: names.sort().map((tool) => statsOf(tenant, tool, counts.tools.get(tool))) });
   });
 }

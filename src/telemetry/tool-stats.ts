@@ -26,6 +26,8 @@ export interface ToolStats {
   totals(): Map<string, ToolCounters>;
   /** Every tracked (tenant, tool) pair with its counts, for the per-tenant rate gauges. */
   pairs(): IterableIterator<TenantToolCounters>;
+  /** Drops a removed tool's counts: its place counts for another tool, and the name registered again starts at zero. */
+  forget(tenant: string, tool: string): void;
 }
 
 /** One (tenant, tool) pair's counts, as {@link ToolStats.pairs} yields them. */
@@ -110,8 +112,8 @@ export function ratesOf(counters: Readonly<ToolCounters> | undefined): ToolRateV
 
 /**
  * Creates an empty table. A pair is tracked from its first call while its tenant has fewer than
- * `maxTrackedPerTenant` tools and the table fewer than `maxTracked` pairs, and then for as long as
- * the process runs.
+ * `maxTrackedPerTenant` tools and the table fewer than `maxTracked` pairs, and then until its tool
+ * is removed ({@link ToolStats.forget}) or the process ends.
  */
 export function createToolStats(options: ToolStatsOptions = {}): ToolStats {
   const maxTracked = checkInteger('maxTracked', options.maxTracked ?? DEFAULT_MAX_TRACKED, {}, String);
@@ -137,6 +139,12 @@ export function createToolStats(options: ToolStatsOptions = {}): ToolStats {
       for (const [tenant, tools] of byTenant) {
         for (const [tool, counters] of tools) yield { tenant, tool, counters };
       }
+    },
+    forget(tenant, tool) {
+      const tools = byTenant.get(tenant);
+      if (!tools?.delete(tool)) return;
+      tracked--;
+      if (tools.size === 0) byTenant.delete(tenant);
     },
   };
 }

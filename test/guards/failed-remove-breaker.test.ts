@@ -1,6 +1,9 @@
+import { create } from '@bufbuild/protobuf';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
-import { Effect } from '../../gen/dispatch/v1/tool_pb';
+import { Effect, ToolSpecSchema } from '../../gen/dispatch/v1/tool_pb';
 import { createBreakers, DEFAULT_BREAKER_SETTINGS } from '../../src/guards';
+import { breakerKey } from '../../src/pipeline';
+import { createSchemaCompiler, createToolRegistry } from '../../src/registry';
 import { useRedisApp } from '../helpers/redis-app';
 
 // A RemoveTool that fails leaves the tool registered, and its breaker with it. The breaker went
@@ -46,17 +49,25 @@ test('once RemoveTool succeeds, the breaker goes: the name registered again star
   expect(kindOf(await call())).toBe('ok');
 });
 
-test('a breaker forgotten while its tool is still there goes at its first use once the tool is gone', () => {
+test('a breaker stays while its removal is shared and after one that failed, and goes at once when it happened', async () => {
   const breakers = createBreakers({ settingsFor: () => ({ ...DEFAULT_BREAKER_SETTINGS, consecutiveFailures: 1 }) });
+  const registry = createToolRegistry(createSchemaCompiler(65_536), () => new Set(['builtin']));
+  registry.onRemoved((tenant, name) => breakers.forget(breakerKey({ tenant, name })));
+  let share!: (ok: boolean) => void;
+  registry.onChange((change) => (change.type === 'remove' ? new Promise<void>((resolve, reject) => (share = (ok) => (ok ? resolve() : reject(new Error('NOREPLICAS'))))) : undefined));
   try {
-    breakers.gate.record('t', breakers.gate.tryAcquire('t', 1000)!, { ok: false, counts: true, durationMs: 0 });
-    let gone = false;
-    breakers.forget('t', () => gone);
-    expect(breakers.gate.isOpen('t')).toBe(true);
-    expect(breakers.state('t')).toBe('open');
-    gone = true;
-    expect(breakers.gate.isOpen('t')).toBe(false);
-    expect(breakers.gate.tryAcquire('t', 1000)).toBeDefined();
+    registry.register([create(ToolSpecSchema, { name: 't', effect: Effect.READ_ONLY, inputSchema: '{}', executor: { case: 'builtin', value: { name: 'echo' } } })], { tenant: 'acme' });
+    breakers.gate.record('acme/t', breakers.gate.tryAcquire('acme/t', 1000)!, { ok: false, counts: true, durationMs: 0 });
+    const failing = registry.removeShared('acme', 't');
+    expect(breakers.gate.isOpen('acme/t')).toBe(true);
+    share(false);
+    await expect(failing).rejects.toThrow('NOREPLICAS');
+    expect([breakers.gate.isOpen('acme/t'), breakers.gate.size]).toEqual([true, 1]);
+    const removing = registry.removeShared('acme', 't');
+    expect(breakers.gate.size).toBe(1);
+    share(true);
+    await expect(removing).resolves.toBe(true);
+    expect([breakers.gate.isOpen('acme/t'), breakers.gate.size]).toEqual([false, 0]);
   } finally {
     breakers.close();
   }

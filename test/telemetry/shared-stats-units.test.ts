@@ -84,7 +84,7 @@ test('stats hash: hash-tagged key per tenant, tool\\0counter fields of non-zero 
 });
 
 test('shared stats limits: defaults, and exact messages for values out of range', () => {
-  expect(resolveSharedStatsLimits()).toEqual({ flushIntervalMs: 1000, ttlSeconds: 604800, flushedTtlSeconds: 3600, maxPendingPairs: 10000, keyPrefix: 'dispatch' });
+  expect(resolveSharedStatsLimits()).toEqual({ flushIntervalMs: 1000, ttlSeconds: 604800, flushedTtlSeconds: 3600, maxPendingPairs: 10000, maxToolsPerTenant: 2000, keyPrefix: 'dispatch' });
   expect(resolveSharedStatsLimits({ flushIntervalMs: 50, keyPrefix: 'p' })).toMatchObject({ flushIntervalMs: 50, keyPrefix: 'p' });
   expect(() => resolveSharedStatsLimits({ flushIntervalMs: 5 })).toThrow('flushIntervalMs must be an integer from 10 to 3600000, got 5');
   expect(() => resolveSharedStatsLimits({ maxPendingPairs: 0 })).toThrow('maxPendingPairs must be an integer from 1 to 1000000, got 0');
@@ -116,4 +116,23 @@ test('without Redis: reads answer from the local counts with a warning, a full p
     'warn: shared tool stats: redis unreachable; GetToolStats answers from this replica’s counts and counts wait to be flushed',
     'error: shared tool stats: closed with counts redis never received',
   ]);
+});
+
+test("pending deltas forget a removed tool's counts, pending and sealed; the sealed batch keeps its number", () => {
+  const deltas = createPendingDeltas(10);
+  deltas.add(call({ tool: 'x' }));
+  deltas.add(call({ tool: 'y' }));
+  const [batch] = deltas.seal();
+  deltas.add(call({ tool: 'x' }));
+  expect(deltas.pairs).toBe(3);
+  expect(deltas.forget('t', 'x')).toBe(true);
+  expect(deltas.forget('t', 'x')).toBe(false);
+  expect(deltas.pairs).toBe(1);
+  const [again] = deltas.seal();
+  expect([again!.seq, [...again!.tools.keys()]]).toEqual([batch!.seq, ['y']]);
+  deltas.settle(batch!);
+  expect(deltas.pairs).toBe(1);
+  deltas.settle(again!);
+  expect(deltas.pairs).toBe(0);
+  expect(deltas.forget('t', 'y')).toBe(false);
 });

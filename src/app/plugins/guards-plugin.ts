@@ -45,13 +45,9 @@ export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFac
       attach(deps) {
         const { store } = deps;
         // A removed tool's breaker goes with it: the name registered again (another URL, say) starts
-        // closed. RemoveTool tells listeners before its removal is written to Redis, and the tool stays
-        // when that fails: the breaker goes once the tool it guarded is no longer the one registered.
-        deps.registry.onChange((change) => {
-          if (change.type !== 'remove') return;
-          const tool = deps.registry.lookup(change.tenant, change.name);
-          set.breakers.forget(breakerKey(change), () => tool === undefined || deps.registry.lookup(change.tenant, change.name) !== tool);
-        });
+        // closed. RemoveTool's removal is written to Redis first, and the tool stays when that fails:
+        // the breaker goes once the removal has happened here (onRemoved), and only then.
+        deps.registry.onRemoved((tenant, name) => set.breakers.forget(breakerKey({ tenant, name })));
         // A tool removed on another replica is gone here once that is applied: its breaker goes at
         // once (one not closed is told closed: BREAKER_STATE). A replacement keeps it, as here.
         onRemoteChange(deps.registry, (change) => {

@@ -1,5 +1,5 @@
 import { createEventBus, createEventObserver, createRedisRelay, subscribeHandler, type CallSummary, type RedisRelay } from '../../events';
-import type { ToolRegistry } from '../../registry';
+import { onRemoteChange, type ToolRegistry } from '../../registry';
 import { connectRedis } from '../../store/redis';
 import { createObservedHealth, createSharedToolStats, createToolStats, createTracing, isHealthSource, sharedStatsLimitsFromEnv, startMetrics, telemetrySettings, toolStatsHandler, type Metrics, type SharedToolStats, type ToolHealthSource } from '../../telemetry';
 import { parseBreakerKey, type ToolRates, type ToolSlots } from '../../pipeline';
@@ -38,7 +38,7 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
   try {
     if (ctx.options.metricsListen) {
       const listen = ctx.options.metricsListen;
-      metrics = await startMetrics({ listen, stats, breakerStates: heldStates, subscribers: () => bus.subscriberCount, turns: () => turns?.(), slotsInUse: () => slots?.inUse(), slotRefusals: () => slots?.refused(), rateRefusals: () => rates?.refused(), logger, maxLabelPairs: settings.maxLabelPairs, scrapeCacheMs: settings.scrapeCacheMs, maxScrapeConnections: settings.maxScrapeConnections }).catch((error: NodeJS.ErrnoException) => {
+      metrics = await startMetrics({ listen, stats, breakerStates: heldStates, subscribers: () => bus.subscriberCount, turns: () => turns?.(), slotsInUse: () => slots?.inUse(), slotRefusals: () => slots?.refused(), rateRefusals: () => rates?.refused(), logger, maxLabelPairs: settings.maxLabelPairs, maxLabelPairsPerTenant: settings.maxLabelPairsPerTenant, scrapeCacheMs: settings.scrapeCacheMs, maxScrapeConnections: settings.maxScrapeConnections }).catch((error: NodeJS.ErrnoException) => {
         // A bare "listen EADDRINUSE" (a system error, with a code) names neither the flag nor the port's use.
         throw error.code === undefined ? error : new Error(`--metrics-listen ${listen}: ${error.message}`, { cause: error });
       });
@@ -80,6 +80,19 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
       observer.setToolLookup((tenant, tool) => deps.registry.lookup(tenant, tool));
       bus.setVisibility((tenant, tool) => deps.registry.lookup(tenant, tool) !== undefined);
       if (isHealthSource(deps.guards.breaker)) health = deps.guards.breaker;
+      // A removed tool's counts go with it (here, and its fields in the shared hash: every replica
+      // deletes them), so that removing and registering names does not grow them without bound.
+      // An operator's tool (tenant "") is counted under each calling tenant: its counts stay (unlisted).
+      deps.registry.onRemoved((tenant, tool) => {
+        if (tenant === '') return;
+        stats.forget(tenant, tool);
+        void shared?.forget(tenant, tool);
+      });
+      onRemoteChange(deps.registry, (change) => {
+        if (change.type !== 'remove') return;
+        stats.forget(change.tenant, change.name);
+        void shared?.forget(change.tenant, change.name);
+      });
     },
     started(server) {
       turns = () => server.turns;

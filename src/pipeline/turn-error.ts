@@ -4,7 +4,7 @@ import type { TurnSignal } from './signals';
 /**
  * A cancellation this close to the turn's deadline is the deadline's: {@link DEADLINE_SLACK_MS},
  * or {@link DEADLINE_SLACK_SHARE} of the turn's timeout (deadline less the time its request was
- * received) when that is more. A deadline timer may fire a little early (DEADLINES), and the
+ * received) when that is more, at most {@link MAX_DEADLINE_SLACK_MS}. A deadline timer may fire a little early (DEADLINES), and the
  * client's own deadline passes before the server's by the time its request took to arrive and be
  * read: its cancellation (RST_STREAM) then comes first, 9 ms before the server's deadline in a test
  * on a loaded 2-core machine, and more than 50 ms before it for 2 of 87 turns of 2.5 s under a
@@ -17,12 +17,19 @@ export const DEADLINE_SLACK_MS = 50;
 export const DEADLINE_SLACK_SHARE = 0.05;
 
 /**
+ * The most {@link deadlineSlack} allows, whatever the timeout: 5% of a 60 s turn would be 3 s, of
+ * an hour's (an approval wait) 3 minutes, and a client's real cancel that long before its deadline
+ * would be counted as timed out.
+ */
+export const MAX_DEADLINE_SLACK_MS = 250;
+
+/**
  * How long before `deadline` (epoch ms) a cancellation is the deadline's, for a request received at
  * `received` (epoch ms; the fixed slack alone when unknown).
  */
 export function deadlineSlack(deadline: number, received?: number): number {
   if (received === undefined || !Number.isFinite(deadline)) return DEADLINE_SLACK_MS;
-  return Math.max(DEADLINE_SLACK_MS, (deadline - received) * DEADLINE_SLACK_SHARE);
+  return Math.max(DEADLINE_SLACK_MS, Math.min(MAX_DEADLINE_SLACK_MS, (deadline - received) * DEADLINE_SLACK_SHARE));
 }
 
 /** Whether a cancellation at `now` (epoch ms) is the deadline's (see {@link deadlineSlack}). */

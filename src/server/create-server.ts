@@ -41,8 +41,9 @@ export interface DispatchServer {
   readonly turns: TurnCounts;
   /**
    * Stops accepting calls, lets calls in flight finish within `graceMs`, then cancels the rest.
-   * Health turns NOT_SERVING first. A turn in flight starts no more attempts (no next call, wave
-   * or retry): one with calls left ends UNAVAILABLE SHUTTING_DOWN once its running attempts end.
+   * Health turns NOT_SERVING first. With a store replicas share (Store.shared), a turn in flight
+   * starts no more attempts (no next call, wave or retry): one with calls left ends UNAVAILABLE
+   * SHUTTING_DOWN once its running attempts end; with a store of its own, it goes on.
    */
   shutdown(graceMs: number): Promise<void>;
 }
@@ -71,7 +72,7 @@ export async function startServer(address: string, options: ServerOptions): Prom
     subscribe: unimplemented('Subscribe'),
     parseToolCalls: parseHandler(authenticate, deps.limits, deps.logger),
     resolveApproval: unimplemented('ResolveApproval'),
-    ...dispatchHandlers({ deps, authenticate, shutdown: shutdownController.signal, draining: drainController.signal, parallel: options.parallel, admission }),
+    ...dispatchHandlers({ deps, authenticate, shutdown: shutdownController.signal, draining: deps.store.shared ? drainController.signal : undefined, parallel: options.parallel, admission }),
     ...extra.dispatch,
   });
   addService(server, serviceDefinition(ToolRegistryService), {

@@ -117,6 +117,13 @@ export interface FinishAttemptResult {
 }
 
 export interface Store {
+  /**
+   * Other replicas share this store (Redis): a turn retried on another one finds its records, so
+   * a draining replica may end a turn early (UNAVAILABLE SHUTTING_DOWN) rather than start more of
+   * it. A store of its own (memory) dies with its replica: a retried turn would run again what had
+   * run, so a draining replica finishes its turns within the grace period instead.
+   */
+  readonly shared?: true;
   beginAttempt(step: BeginAttempt): BeginAttemptResult | Promise<BeginAttemptResult>;
   /** Gives the op's streak after the record. */
   finishAttempt(step: FinishAttempt): FinishAttemptResult | Promise<FinishAttemptResult>;

@@ -90,8 +90,9 @@ type Request = MessageInitShape<typeof DispatchRequestSchema>;
  */
 async function drainAndRetry(request: Request, ready: () => boolean, retry = true) {
   const shared = createMemoryStore();
-  // Both replicas use one store; the first one's close must not clear it.
-  const store: Store = { ...shared, close: async () => undefined };
+  // Both replicas use one store, shared as Redis is (a draining replica then ends its turns early);
+  // the first one's close must not clear it.
+  const store: Store = { ...shared, shared: true, close: async () => undefined };
   const first = endings();
   const a = await startApp(yaml(), { pipeline: { store, observer: first.observer } });
   const b = await startApp(yaml(), { pipeline: { store } });
@@ -187,4 +188,25 @@ test('in a parallel wave, a retry refused by draining cuts no running call short
   expect(busy()).toBe(1);
   expect(completed - before).toBe(1);
   expect(ends.sort()).toEqual(['b1 SHUTTING_DOWN', 's1 SHUTTING_DOWN', 'turn SHUTTING_DOWN']);
+});
+
+test("with a store of its own (memory, not shared), a draining replica finishes the turn within its grace: a retry elsewhere would find no record and run again what had run", async () => {
+  const since = tools.received.length;
+  const a = await startApp(yaml());
+  const request: Request = { sessionId: 'own', turn: 1, mode: DispatchMode.SEQUENTIAL, calls: sends('send', 'own').slice(0, 2) };
+  const pending = a.dispatch.dispatch(request);
+  await until(() => sent('/send', since).length === 1);
+  const closing = a.app.close(5_000);
+  try {
+    const { results } = await pending;
+    expect(results.map((r) => [r.toolCallId, r.isError])).toEqual([
+      ['c1', false],
+      ['c2', false],
+    ]);
+    expect(sent('/send', since)).toEqual(['own-1', 'own-2']);
+  } finally {
+    await closing;
+    a.dispatch.close();
+    a.registry.close();
+  }
 });

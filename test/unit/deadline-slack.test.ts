@@ -1,17 +1,20 @@
 import { HardError } from '../../src/errors';
-import { cancelledByDeadline, deadlineSlack, turnError, DEADLINE_SLACK_MS } from '../../src/pipeline';
+import { cancelledByDeadline, deadlineSlack, turnError, DEADLINE_SLACK_MS, MAX_DEADLINE_SLACK_MS } from '../../src/pipeline';
 
 // A client's cancel at its own deadline reaches dispatchd before dispatchd's deadline by the time
 // the request took to arrive: under load more than a fixed 50 ms for 2.5 s deadlines, and the
-// turn said CANCELLED. The slack is 5% of the turn's own timeout, 50 ms at least.
+// turn said CANCELLED. The slack is 5% of the turn's own timeout, 50 ms at least, 250 ms at most.
 
 const received = 1_000_000;
 
-test('the slack is 50 ms for short turns and 5% of the timeout for long ones', () => {
+test('the slack is 50 ms for short turns and 5% of the timeout for longer ones, at most 250 ms', () => {
   expect(deadlineSlack(received + 200, received)).toBe(DEADLINE_SLACK_MS);
   expect(deadlineSlack(received + 1000, received)).toBe(50);
   expect(deadlineSlack(received + 2500, received)).toBe(125);
-  expect(deadlineSlack(received + 60_000, received)).toBe(3000);
+  expect(deadlineSlack(received + 5000, received)).toBe(250);
+  // A real cancel 3 s before a minute's deadline, or 3 minutes before an hour's, is the client's.
+  expect(deadlineSlack(received + 60_000, received)).toBe(MAX_DEADLINE_SLACK_MS);
+  expect(deadlineSlack(received + 3_600_000, received)).toBe(250);
 });
 
 test('without a receive time or a deadline the slack is the fixed 50 ms', () => {

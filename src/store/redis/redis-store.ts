@@ -139,6 +139,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
   client.on('ready', onReady);
 
   return {
+    shared: true,
     async beginAttempt({ scope, op, claim, budget }) {
       batch();
       const keys = keysOf(scope);

@@ -65,9 +65,9 @@ function keepUntil(state: SessionState, at: number): void {
 const live = <T>(entry: Expiring<T> | undefined, now: number): T | undefined =>
   entry !== undefined && entry.expiresAt > now ? entry.value : undefined;
 
-/** Caps a per-session map at `max`, evicting the oldest entries. */
-function capMap<K>(map: Map<K, unknown>, max: number): void {
-  evictOldest(map, () => map.size > max);
+/** Caps a per-session map at `max`, evicting the oldest entries (`evict` must delete them). */
+function capMap<K>(map: Map<K, unknown>, max: number, evict?: (key: K) => void): void {
+  evictOldest(map, () => map.size > max, evict);
 }
 
 /** The embedded default store: one process, everything bounded by a TTL or a named cap. */
@@ -167,8 +167,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
         const results = (state.results ??= new Map<string, Expiring<string>>());
         const entry = { value: spill.text, expiresAt: t + spill.ttlSeconds * 1000 };
         results.set(spill.handle, entry);
-        capMap(results, maxResults);
-        spilled.add(scope.tenant, results, spill.handle, entry, spill.text.length, t);
+        capMap(results, maxResults, (handle) => {
+          spilled.drop(results, handle);
+          results.delete(handle);
+        });
+        const sessionKey = keyOf(scope);
+        spilled.add(scope.tenant, results, spill.handle, entry, spill.text.length, t, () => sessions.get(sessionKey) === state);
         keepUntil(state, entry.expiresAt);
       }
       if (memory) {
@@ -195,6 +199,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       if (state) {
         windowEntries.forget(state);
         for (const entry of state.memory ?? []) memoryChars.drop(entry);
+        if (state.results) spilled.forget(state.results);
       }
       sessions.delete(keyOf(scope));
       records.endSession(keyOf(scope), now());

@@ -15,6 +15,8 @@ interface Spill {
   readonly value: Held;
   readonly chars: number;
   readonly expiresAt: number;
+  /** Whether its session is still kept (false once evicted for room). */
+  readonly kept: () => boolean;
 }
 
 /**
@@ -22,30 +24,62 @@ interface Spill {
  * be up to 16 Mi characters, kept an hour by default). Past the budget, until a tenth below it,
  * the expired spills go first, then the oldest spills of the tenants holding more than an equal
  * share of the characters, down to it (TenantShares): so one tenant's spills never evict those of
- * a tenant within its share. Spills gone otherwise (their session evicted or ended, the
- * per-session cap) stay counted against their tenant's share until a pass finds them (one that
- * looks for expired spills, or cuts that share), so the budget errs on the safe side.
+ * a tenant within its share. A spill that leaves its session (the per-session cap, the handle
+ * written again, the session's end) is uncounted then ({@link SpillBudget.drop},
+ * {@link SpillBudget.forget}); one whose session was evicted for room, at the next trim (which
+ * looks for such spills every time): so a session gone does not keep its tenant's share, and
+ * another tenant's live spills are not evicted in its place.
  */
 export interface SpillBudget {
-  /** Counts `chars` for `tenant`'s spill `value` at `handle` in `holder`, evicting while over the budget at `t`. */
-  add(tenant: string, holder: Holder, handle: string, value: Held, chars: number, t: number): void;
+  /**
+   * Counts `chars` for `tenant`'s spill `value` at `handle` in `holder` (uncounting the spill it
+   * replaces there), evicting while over the budget at `t`; `kept` tells whether its session still is.
+   */
+  add(tenant: string, holder: Holder, handle: string, value: Held, chars: number, t: number, kept?: () => boolean): void;
+  /** Uncounts the spill at `handle` in `holder`, which left it (the per-session cap); none counted: nothing. */
+  drop(holder: Holder, handle: string): void;
+  /** Uncounts every spill in `holder`, whose session ended. */
+  forget(holder: Holder): void;
   /** Characters counted now. */
   readonly chars: number;
 }
 
 export function createSpillBudget(maxChars: number): SpillBudget {
   const spills = new TenantShares<Spill>({ maxEntries: Infinity, maxChars });
-  const evict = (spill: Spill): void => {
+  // The spills counted, by holder and handle: a spill is uncounted once (TenantShares.delete says whether it was).
+  const byHolder = new WeakMap<Holder, Map<string, Spill>>();
+  const uncount = (spill: Spill): void => {
     spills.delete(spill);
+    const counted = byHolder.get(spill.holder);
+    if (counted?.get(spill.handle) === spill) counted.delete(spill.handle);
+  };
+  const evict = (spill: Spill): void => {
+    uncount(spill);
     // Only the very spill counted: the handle may have been written again since.
     if (spill.holder.get(spill.handle) === spill.value) spill.holder.delete(spill.handle);
   };
+  const gone = (s: Spill): boolean => s.holder.get(s.handle) !== s.value || !s.kept();
   return {
-    add(tenant, holder, handle, value, chars, t) {
-      const spill: Spill = { tenant, holder, handle, value, chars, expiresAt: value.expiresAt };
+    add(tenant, holder, handle, value, chars, t, kept = () => true) {
+      let counted = byHolder.get(holder);
+      if (!counted) byHolder.set(holder, (counted = new Map()));
+      const replaced = counted.get(handle);
+      if (replaced) uncount(replaced);
+      const spill: Spill = { tenant, holder, handle, value, chars, expiresAt: value.expiresAt, kept };
       spills.add(spill);
+      counted.set(handle, spill);
       // The spill just added stays even alone past the budget: a result is never lost at once.
-      if (spills.over) spills.trim(spill, t, evict, (s) => s.holder.get(s.handle) !== s.value);
+      if (spills.over) spills.trim(spill, t, evict, gone);
+    },
+    drop(holder, handle) {
+      const spill = byHolder.get(holder)?.get(handle);
+      if (spill) uncount(spill);
+    },
+    forget(holder) {
+      const counted = byHolder.get(holder);
+      if (!counted) return;
+      byHolder.delete(holder);
+      for (const spill of counted.values()) spills.delete(spill);
     },
     get chars() {
       return spills.chars;

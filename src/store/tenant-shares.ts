@@ -95,10 +95,12 @@ export class TenantShares<E extends SharedEntry> {
    * Evicts until a tenth below both bounds at `t` (see the class): the dead entries (expired, or
    * `gone`), then the oldest of the tenants over an equal share. `evict` must uncount the entry
    * ({@link delete}). `current`, the entry just added, stays even alone past a bound: a result is
-   * never lost at once.
+   * never lost at once. Given `gone`, the dead are looked for in every trim (a trim takes the
+   * total to a tenth below the bound, so that is at most one pass per tenth added): an entry can
+   * be gone at any time, not only once one has expired.
    */
-  trim(current: E, t: number, evict: (entry: E) => void, gone: (entry: E) => boolean = () => false): void {
-    if (t >= this.nextDeathAt) this.evictDead(current, t, evict, gone);
+  trim(current: E, t: number, evict: (entry: E) => void, gone?: (entry: E) => boolean): void {
+    if (gone || t >= this.nextDeathAt) this.evictDead(current, t, evict, gone ?? (() => false));
     if (this.count <= this.keepEntries && this.total <= this.keepChars) return;
     const shares = [...this.tenants.values()];
     const entryLevel = waterLevel(shares.map((share) => share.entries.size), this.keepEntries);

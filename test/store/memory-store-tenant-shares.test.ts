@@ -1,4 +1,5 @@
 import { createMemoryStore, type SessionScope, type Store, type StoredResult } from '../../src/store';
+import { createSpillBudget } from '../../src/store/spill-budget';
 import { TenantShares } from '../../src/store/tenant-shares';
 
 // Found in a tenant-isolation hunt: past the memory store's store-wide bounds on finished
@@ -91,6 +92,63 @@ describe('memory store: spilled results, shared out by tenant', () => {
     for (const h of busy) await spill(store, of('busy', 'b'), h, 45);
     for (const h of busy) expect(await store.readResult('busy', h)).toHaveLength(45);
   });
+
+  // Review of 928114d: the spills of a session ended or evicted stayed counted against their
+  // tenant's share until they expired (an hour by default), so another tenant's live spills went
+  // in their place: of B's 9 below, only the last 5 were readable.
+  const nine = async (store: Store) => {
+    const b = [1, 2, 3, 4, 5, 6, 7, 8, 9].map((n) => handle('b1', n));
+    for (const h of b) await spill(store, of('B', 'b1'), h, 1000, 3600);
+    return Promise.all(b.map(async (h) => ((await store.readResult('B', h)) ? 1 : 0)));
+  };
+
+  it("the spills of a session ended no longer count: another tenant's live spills stay", async () => {
+    const store = createMemoryStore({ maxSpilledChars: 10_000 });
+    const a = [1, 2, 3, 4].map((n) => handle('a1', n));
+    for (const h of a) await spill(store, of('A', 'a1'), h, 1000, 3600);
+    await store.endSession(of('A', 'a1'));
+    expect((await nine(store)).join('')).toBe('111111111');
+    // Ended twice: nothing uncounted twice (the budget still holds B's 9000 and takes 1000 more).
+    await store.endSession(of('A', 'a1'));
+    await spill(store, of('C', 'c1'), handle('c1', 1), 1000, 3600);
+    expect((await nine(store)).join('')).toBe('111111111');
+  });
+
+  it("the spills of a session evicted for room no longer count either", async () => {
+    let clock = 0;
+    const store = createMemoryStore({ maxSpilledChars: 10_000, maxSessions: 2, sessionHoldSeconds: 1, now: () => clock });
+    const a = [1, 2, 3, 4].map((n) => handle('a1', n));
+    for (const h of a) await spill(store, of('A', 'a1'), h, 1000, 3600);
+    clock = 2000;
+    await store.beginAttempt({ scope: of('B', 'b1'), op: 'op' });
+    // A third session: a1, idle past its hold, is evicted.
+    await store.beginAttempt({ scope: of('C', 'c1'), op: 'op' });
+    expect(await store.readResult('A', a[0]!)).toBeUndefined();
+    expect((await nine(store)).join('')).toBe('111111111');
+  });
+});
+
+describe('SpillBudget', () => {
+  it('keeps its total exact: a spill uncounted twice, replaced, or capped off counts once', () => {
+    const budget = createSpillBudget(100);
+    const holder = new Map<string, { expiresAt: number }>();
+    const put = (handle: string, chars: number) => {
+      const value = { expiresAt: Infinity };
+      holder.set(handle, value);
+      budget.add('t', holder, handle, value, chars, 0);
+    };
+    put('a', 10);
+    put('b', 20);
+    put('a', 5); // written again: the first 'a' is uncounted
+    expect(budget.chars).toBe(25);
+    budget.drop(holder, 'b');
+    budget.drop(holder, 'b');
+    expect(budget.chars).toBe(5);
+    budget.forget(holder);
+    budget.forget(holder);
+    budget.drop(holder, 'a');
+    expect(budget.chars).toBe(0);
+  });
 });
 
 describe('TenantShares', () => {
@@ -123,18 +181,18 @@ describe('TenantShares', () => {
     expect(shares.chars).toBe(41);
   });
 
-  it('looks for dead entries only once one can have expired', () => {
+  it('given `gone`, looks for gone entries in every trim, not only once one can have expired', () => {
     const shares = new TenantShares<Entry>({ maxEntries: 10, maxChars: Infinity });
     let looked = 0;
     const gone = () => (looked++, false);
     const evict = (e: Entry) => void shares.delete(e);
     for (const name of ['a', 'b', 'c']) shares.add(entry('t', name, 1, 1000));
     shares.trim(entry('t', 'none', 0), 999, evict, gone);
-    expect(looked).toBe(0);
+    expect([looked, shares.entries]).toEqual([3, 3]);
     shares.add(entry('t', 'd', 1, 5000));
     shares.add(entry('t', 'e', 1, 5000));
     shares.trim(entry('t', 'none', 0), 1000, evict, gone);
-    // a, b, c expired; d and e looked at, kept.
-    expect([looked, shares.entries]).toEqual([2, 2]);
+    // a, b, c expired (gone not asked); d and e looked at, kept.
+    expect([looked, shares.entries]).toEqual([5, 2]);
   });
 });

@@ -19,9 +19,10 @@ export interface AnswerReader {
   /**
    * Takes `bytes` (undefined: taken at once); when they would take its tenant past its share, or
    * the total past the budget, waits for room, until `signal` aborts (rejected with its reason). A
-   * tenant's readers take room in the order they asked; a tenant's oldest open reader never waits,
-   * so readers never wait for each other in a circle and no tenant's reads queue behind another
-   * tenant's: the total passes the budget by at most what the tenants' oldest readers hold.
+   * tenant's readers take room in the order they asked, but never behind another tenant's; a
+   * tenant's oldest open reader never waits for its tenant's share (only for the total), and the
+   * oldest open reader of all never waits, so readers never wait for each other in a circle and the
+   * total passes the budget by at most what that one reader holds.
    */
   take(bytes: number, signal: AbortSignal): Promise<void> | undefined;
   /** Gives back what this reader holds, and ends its wait if it waits. */
@@ -56,17 +57,22 @@ const remove = <T>(list: T[], item: T) => {
 /**
  * A budget of `maxBytes` (at least 1) shared by every reader it opens, of which one tenant's
  * readers hold at most `maxBytesPerTenant` together (default: `maxBytes`), beyond its oldest
- * reader's own.
+ * reader's own; the oldest reader of all alone may take the total past `maxBytes`.
  */
 export function createAnswerBudget(maxBytes: number, maxBytesPerTenant = maxBytes): AnswerBudget {
   let total = 0;
   const tenants = new Map<string, Tenant>();
+  // Every open reader, oldest first: the oldest of all never waits (a Set keeps insertion order).
+  const all = new Set<Held>();
   // Every tenant's waiters, in the order they asked: room given back goes to them in that order,
   // passing those whose tenant is at its share (a tenant's wait never holds up another's).
   const queue: Waiter[] = [];
   const oldest = (tenant: Tenant) => tenant.open.values().next().value as Held | undefined;
-  const room = (tenant: Tenant, bytes: number) => tenant.bytes + bytes <= maxBytesPerTenant && total + bytes <= maxBytes;
-  const fits = (w: Waiter) => oldest(w.reader.tenant) === w.reader || (w.reader.tenant.queue[0] === w && room(w.reader.tenant, w.bytes));
+  // The oldest reader of all takes at once; a tenant's oldest reader only within the total; any
+  // other within the total and its tenant's share, once its tenant's earlier waiters have theirs.
+  const fits = (reader: Held, bytes: number, first: boolean) =>
+    all.values().next().value === reader ||
+    (total + bytes <= maxBytes && (oldest(reader.tenant) === reader || (first && reader.tenant.bytes + bytes <= maxBytesPerTenant)));
   const add = (held: Held, bytes: number) => {
     held.bytes += bytes;
     held.tenant.bytes += bytes;
@@ -81,7 +87,7 @@ export function createAnswerBudget(maxBytes: number, maxBytesPerTenant = maxByte
   };
   // One pass in order suffices: a grant only takes room, and a tenant's next waiter comes later.
   const drain = () => {
-    for (const waiter of [...queue]) if (fits(waiter)) grant(waiter);
+    for (const waiter of [...queue]) if (fits(waiter.reader, waiter.bytes, waiter.reader.tenant.queue[0] === waiter)) grant(waiter);
   };
 
   return {
@@ -92,6 +98,7 @@ export function createAnswerBudget(maxBytes: number, maxBytesPerTenant = maxByte
       if (!tenant) tenants.set(name, (tenant = { name, bytes: 0, open: new Set(), queue: [] }));
       const held: Held = { tenant, bytes: 0 };
       tenant.open.add(held);
+      all.add(held);
       let waiting: { waiter: Waiter; fail: (error: unknown) => void } | undefined;
       const unqueue = (waiter: Waiter) => {
         remove(queue, waiter);
@@ -101,7 +108,7 @@ export function createAnswerBudget(maxBytes: number, maxBytesPerTenant = maxByte
       return {
         take(bytes, signal) {
           const mine = held.tenant;
-          if (oldest(mine) === held || (mine.queue.length === 0 && room(mine, bytes))) {
+          if (fits(held, bytes, mine.queue.length === 0)) {
             add(held, bytes);
             return undefined;
           }
@@ -137,6 +144,7 @@ export function createAnswerBudget(maxBytes: number, maxBytesPerTenant = maxByte
         close() {
           const mine = held.tenant;
           if (!mine.open.delete(held)) return;
+          all.delete(held);
           if (waiting) {
             const { waiter, fail } = waiting;
             unqueue(waiter);

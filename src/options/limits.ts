@@ -28,18 +28,17 @@ export interface Limits {
   readonly maxToolOutputChars: number;
   /**
    * Bytes of HTTP tools' answers being read at once on a replica, all calls together: a call whose
-   * next chunk would pass it waits for room (until its own deadline; each tenant's oldest answer
-   * being read never waits, so the total passes it by at most those answers' bytes, one per tenant
-   * reading; see maxAnswerBytesInFlightPerTenant). Each answer's text is read
-   * only up to maxToolOutputChars. @default 64 MiB
+   * next chunk would pass it waits for room (until its own deadline; the oldest answer being read
+   * never waits, so the total passes it by at most that answer's bytes; see
+   * maxAnswerBytesInFlightPerTenant). Each answer's text is read only up to maxToolOutputChars.
+   * @default 64 MiB
    */
   readonly maxAnswerBytesInFlight: number;
   /**
    * Of maxAnswerBytesInFlight, the bytes of answers read at once for one tenant's calls (the calling
    * tenant's, the config file's tools included): a call whose next chunk would pass it waits for
-   * room, but a tenant's oldest answer being read never waits, for its share or for the total, so
-   * one tenant's slow or stalled answers never hold up another tenant's calls; the total passes
-   * maxAnswerBytesInFlight by at most those oldest answers' bytes, one per tenant reading. At most
+   * room, but a tenant's oldest answer being read never waits for its share (only for the total),
+   * so one tenant's slow or stalled answers never hold up another tenant's calls. At most
    * maxAnswerBytesInFlight. @default a quarter of maxAnswerBytesInFlight (16 MiB with its default)
    */
   readonly maxAnswerBytesInFlightPerTenant: number;
@@ -64,8 +63,9 @@ export interface Limits {
    * Of maxArgumentCharsInFlight, the characters held by one tenant's running turns: a turn that
    * would take its tenant past it is refused RESOURCE_EXHAUSTED before any of its calls runs
    * (unless none of the tenant's turns runs), so one tenant's large turns cannot take the room
-   * every other tenant's turns need. At most maxArgumentCharsInFlight. @default half of
-   * maxArgumentCharsInFlight (16 Mi, 16777216, with its default)
+   * every other tenant's turns need. At most maxArgumentCharsInFlight. @default three quarters of
+   * maxArgumentCharsInFlight (24 Mi, 25165824, with its default): one tenant alone (every turn is
+   * tenant `default` without auth) keeps most of the bound, and a quarter always stays for the others
    */
   readonly maxArgumentCharsInFlightPerTenant: number;
   /**
@@ -115,7 +115,7 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   maxTurnsInFlight: 1024,
   maxTurnsPerTenant: 512,
   maxArgumentCharsInFlight: 32 * 1024 * 1024,
-  maxArgumentCharsInFlightPerTenant: 16 * 1024 * 1024,
+  maxArgumentCharsInFlightPerTenant: 24 * 1024 * 1024,
   maxArgumentBytes: 1024 * 1024,
   maxArgumentDepth: 64,
   maxSchemaBytes: 256 * 1024,
@@ -153,12 +153,13 @@ const MAXIMUMS: Partial<Record<keyof Limits, { readonly max: number; readonly wh
 };
 
 /**
- * Per-tenant shares of a limit on all tenants together: left out, a share is that limit divided
- * by `divisor` (at least 1), so lowering the limit lowers its share; set, it must not pass it.
+ * Per-tenant shares of a limit on all tenants together: left out, a share is that limit times
+ * `times` divided by `divisor` (at least 1), so lowering the limit lowers its share; set, it must
+ * not pass it.
  */
-const SHARES: Partial<Record<keyof Limits, { readonly of: keyof Limits; readonly divisor: number }>> = {
-  maxAnswerBytesInFlightPerTenant: { of: 'maxAnswerBytesInFlight', divisor: 4 },
-  maxArgumentCharsInFlightPerTenant: { of: 'maxArgumentCharsInFlight', divisor: 2 },
+const SHARES: Partial<Record<keyof Limits, { readonly of: keyof Limits; readonly times: number; readonly divisor: number }>> = {
+  maxAnswerBytesInFlightPerTenant: { of: 'maxAnswerBytesInFlight', times: 1, divisor: 4 },
+  maxArgumentCharsInFlightPerTenant: { of: 'maxArgumentCharsInFlight', times: 3, divisor: 4 },
 };
 
 /** Limits that 0 turns off. */
@@ -171,7 +172,7 @@ export function resolveLimits(partial: Partial<Record<keyof Limits, unknown>> = 
     if (partial[key] === null) throw new RangeError(`limits.${key} must be a number (leave it out for the default)`);
     const share = SHARES[key];
     const whole = share && checkInteger(`limits.${share.of}`, partial[share.of] ?? DEFAULT_LIMITS[share.of]);
-    const fallback = share && whole !== undefined ? Math.max(1, Math.floor(whole / share.divisor)) : DEFAULT_LIMITS[key];
+    const fallback = share && whole !== undefined ? Math.max(1, Math.floor((whole * share.times) / share.divisor)) : DEFAULT_LIMITS[key];
     const value = checkInteger(`limits.${key}`, partial[key] ?? fallback, { min: ZERO_IS_OFF.has(key) ? 0 : 1 });
     if (whole !== undefined && value > whole) throw new RangeError(`limits.${key} must be at most the limit on all tenants together (${whole}), got ${value}`);
     const maximum = MAXIMUMS[key];

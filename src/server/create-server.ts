@@ -35,7 +35,12 @@ export interface ServerOptions {
 export interface DispatchServer {
   readonly port: number;
   readonly deps: PipelineDeps;
-  /** Fires when shutdown begins, so that long-lived streams (workers, subscribers) can wind down. */
+  /**
+   * Fires when this replica stops hosting long-lived streams (workers, subscribers), so that they
+   * wind down: at the drain's start with a store replicas share; with a store of its own, once the
+   * turns it runs have ended (they go on within the grace, and need their workers and subscribers),
+   * or at the grace's end.
+   */
   readonly draining: AbortSignal;
   /** Dispatch RPCs running now and refused so far for the turn bounds (limits.max_turns_*). */
   readonly turns: TurnCounts;
@@ -56,6 +61,7 @@ export async function startServer(address: string, options: ServerOptions): Prom
   // Every Dispatch in flight listens for shutdown; there is no fixed bound on them.
   setMaxListeners(0, shutdownController.signal);
   const drainController = new AbortController();
+  const hostingController = new AbortController();
   const admission = createTurnAdmission(deps.limits);
   const server = new grpc.Server({
     // dispatchd serves no channelz service: the per-call bookkeeping for it would be unread.
@@ -92,13 +98,17 @@ export async function startServer(address: string, options: ServerOptions): Prom
   return {
     port,
     deps,
-    draining: drainController.signal,
+    draining: hostingController.signal,
     turns: admission,
     shutdown(graceMs) {
       stopping ??= new Promise<void>((resolve) => {
         health.serving(false);
         drainController.abort();
+        const idle = deps.store.shared ? undefined : whenIdle(admission, () => hostingController.abort());
+        if (!idle) hostingController.abort();
         const force = setTimeout(() => {
+          clearInterval(idle);
+          hostingController.abort();
           shutdownController.abort();
           setTimeout(() => {
             server.forceShutdown();
@@ -107,6 +117,7 @@ export async function startServer(address: string, options: ServerOptions): Prom
         }, graceMs);
         server.tryShutdown(() => {
           clearTimeout(force);
+          clearInterval(idle);
           shutdownController.abort();
           resolve();
         });
@@ -114,4 +125,15 @@ export async function startServer(address: string, options: ServerOptions): Prom
       return stopping;
     },
   };
+}
+
+/** Calls `then` once no turn holds a place (checked every 10 ms); returns the check's timer. */
+function whenIdle(turns: TurnCounts, then: () => void): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    if (turns.inFlight > 0) return;
+    clearInterval(timer);
+    then();
+  }, 10);
+  timer.unref();
+  return timer;
 }

@@ -5,6 +5,7 @@ import { NOOP_OBSERVER, type CallObserver, type Observer } from '../../src/pipel
 import { createMemoryStore, type Store } from '../../src/store';
 import { errorReason } from '../guards/helpers';
 import { startApp, startToolServer, type ToolServer } from '../helpers/servers';
+import { callOutcomes, tapEvents, turnEnded } from '../events/event-tap';
 
 // A draining replica starts no new attempt: not a sequential turn's next call, not a parallel
 // turn's next wave or next call of a wave, not a retry (whose backoff draining ends). The
@@ -205,6 +206,28 @@ test("with a store of its own (memory, not shared), a draining replica finishes 
     ]);
     expect(sent('/send', since)).toEqual(['own-1', 'own-2']);
   } finally {
+    await closing;
+    a.dispatch.close();
+    a.registry.close();
+  }
+});
+
+test('with a store of its own, the turns a draining replica finishes keep their subscribers and workers until they end', async () => {
+  const since = tools.received.length;
+  const a = await startApp(yaml());
+  const tap = await tapEvents(a.address);
+  const request: Request = { sessionId: 'hosting', turn: 1, mode: DispatchMode.SEQUENTIAL, calls: sends('send', 'hosting').slice(0, 3) };
+  const pending = a.dispatch.dispatch(request);
+  await until(() => sent('/send', since).length === 1);
+  const closing = a.app.close(5_000);
+  try {
+    const { results } = await pending;
+    expect(results.every((r) => !r.isError)).toBe(true);
+    // The subscriber saw the whole turn: its stream ended once the turn had, not when the drain began.
+    await tap.waitFor(turnEnded('hosting'));
+    expect(callOutcomes(tap.events, 'hosting')).toEqual({ posts: [['c1', 'ok', undefined], ['c2', 'ok', undefined], ['c3', 'ok', undefined]], turn: 'ok' });
+  } finally {
+    tap.close();
     await closing;
     a.dispatch.close();
     a.registry.close();

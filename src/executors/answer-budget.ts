@@ -17,12 +17,13 @@ export interface AnswerBudget {
 /** One answer's share of an {@link AnswerBudget}. */
 export interface AnswerReader {
   /**
-   * Takes `bytes` (undefined: taken at once); when they would take its tenant past its share, or
-   * the total past the budget, waits for room, until `signal` aborts (rejected with its reason). A
-   * tenant's readers take room in the order they asked, but never behind another tenant's; a
-   * tenant's oldest open reader never waits for its tenant's share (only for the total), and the
-   * oldest open reader of all never waits, so readers never wait for each other in a circle and the
-   * total passes the budget by at most what that one reader holds.
+   * Takes `bytes` (undefined: taken at once), or waits for room until `signal` aborts (rejected
+   * with its reason). The oldest open reader of all never waits, so readers never wait for each
+   * other in a circle. Any other waits while the chunk would take its tenant past its share (a
+   * tenant's oldest open reader passes its share), or while it would take the total past the budget
+   * and its tenant already holds an equal split of the budget among the tenants reading now: a
+   * tenant within its split never waits for other tenants' bytes. A tenant's readers take room in
+   * the order they asked, but never behind another tenant's.
    */
   take(bytes: number, signal: AbortSignal): Promise<void> | undefined;
   /** Gives back what this reader holds, and ends its wait if it waits. */
@@ -57,7 +58,9 @@ const remove = <T>(list: T[], item: T) => {
 /**
  * A budget of `maxBytes` (at least 1) shared by every reader it opens, of which one tenant's
  * readers hold at most `maxBytesPerTenant` together (default: `maxBytes`), beyond its oldest
- * reader's own; the oldest reader of all alone may take the total past `maxBytes`.
+ * reader's own. The total passes `maxBytes` only by the oldest reader of all and by tenants taking
+ * up to their equal split (`maxBytes` / the tenants reading) while the total stays within twice
+ * `maxBytes`: at most twice `maxBytes` plus that oldest reader's answer (and a chunk).
  */
 export function createAnswerBudget(maxBytes: number, maxBytesPerTenant = maxBytes): AnswerBudget {
   let total = 0;
@@ -68,11 +71,16 @@ export function createAnswerBudget(maxBytes: number, maxBytesPerTenant = maxByte
   // passing those whose tenant is at its share (a tenant's wait never holds up another's).
   const queue: Waiter[] = [];
   const oldest = (tenant: Tenant) => tenant.open.values().next().value as Held | undefined;
-  // The oldest reader of all takes at once; a tenant's oldest reader only within the total; any
-  // other within the total and its tenant's share, once its tenant's earlier waiters have theirs.
+  // The oldest reader of all takes at once. Any other reader within its tenant's share (its
+  // tenant's oldest: whatever it holds; any other: once its tenant's earlier waiters have theirs),
+  // and within the total or, past it, while its tenant holds less than an equal split of the budget
+  // among the tenants reading now (so other tenants' bytes never hold up a tenant within its split),
+  // up to twice the budget (tenants starting one after another while earlier answers stall would
+  // otherwise take it to the budget times 2 + 1/2 + ... + 1/k, for k tenants).
   const fits = (reader: Held, bytes: number, first: boolean) =>
     all.values().next().value === reader ||
-    (total + bytes <= maxBytes && (oldest(reader.tenant) === reader || (first && reader.tenant.bytes + bytes <= maxBytesPerTenant)));
+    ((oldest(reader.tenant) === reader || (first && reader.tenant.bytes + bytes <= maxBytesPerTenant)) &&
+      (total + bytes <= maxBytes || (reader.tenant.bytes < maxBytes / tenants.size && total + bytes <= 2 * maxBytes)));
   const add = (held: Held, bytes: number) => {
     held.bytes += bytes;
     held.tenant.bytes += bytes;
@@ -85,7 +93,8 @@ export function createAnswerBudget(maxBytes: number, maxBytesPerTenant = maxByte
     add(waiter.reader, waiter.bytes);
     waiter.grant();
   };
-  // One pass in order suffices: a grant only takes room, and a tenant's next waiter comes later.
+  // Run when room is given back or a tenant stops reading (the split grows). One pass in order
+  // suffices: a grant only takes room, and a tenant's next waiter comes later in the queue.
   const drain = () => {
     for (const waiter of [...queue]) if (fits(waiter.reader, waiter.bytes, waiter.reader.tenant.queue[0] === waiter)) grant(waiter);
   };

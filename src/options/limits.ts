@@ -28,17 +28,20 @@ export interface Limits {
   readonly maxToolOutputChars: number;
   /**
    * Bytes of HTTP tools' answers being read at once on a replica, all calls together: a call whose
-   * next chunk would pass it waits for room (until its own deadline; the oldest answer being read
-   * never waits, so the total passes it by at most that answer's bytes; see
-   * maxAnswerBytesInFlightPerTenant). Each answer's text is read only up to maxToolOutputChars.
+   * next chunk would pass it waits for room (until its own deadline), unless it is the oldest
+   * answer being read or its tenant holds less than an equal split of this limit among the tenants
+   * reading (see maxAnswerBytesInFlightPerTenant) and the total stays within twice this limit: the
+   * total stays under twice this limit plus the oldest answer. Each answer's text is read only up to maxToolOutputChars.
    * @default 64 MiB
    */
   readonly maxAnswerBytesInFlight: number;
   /**
    * Of maxAnswerBytesInFlight, the bytes of answers read at once for one tenant's calls (the calling
    * tenant's, the config file's tools included): a call whose next chunk would pass it waits for
-   * room, but a tenant's oldest answer being read never waits for its share (only for the total),
-   * so one tenant's slow or stalled answers never hold up another tenant's calls. At most
+   * room, but a tenant's oldest answer being read never waits for its share, and a tenant holding
+   * less than an equal split of maxAnswerBytesInFlight (among the tenants reading) does not wait for
+   * the total (up to twice it), so one tenant's slow or stalled answers do not hold up another
+   * tenant's calls. At most
    * maxAnswerBytesInFlight. @default a quarter of maxAnswerBytesInFlight (16 MiB with its default)
    */
   readonly maxAnswerBytesInFlightPerTenant: number;

@@ -26,6 +26,11 @@ beforeAll(async () => {
       res.writeHead(200, { 'content-type': 'text/plain' }).write('s'.repeat(900));
       stalled.push(res);
     },
+    // 3,900 bytes, then nothing more: nearly the whole total in one answer.
+    '/big': (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' }).write('b'.repeat(3900));
+      stalled.push(res);
+    },
     '/medium': (_req, res) => void res.writeHead(200, { 'content-type': 'text/plain' }).end('m'.repeat(600)),
     '/charge': (_req, res) => {
       charged++;
@@ -36,7 +41,7 @@ beforeAll(async () => {
   const tool = (name: string, effect: string, timeoutMs: number) =>
     `  - { name: ${name}, effect: ${effect}, concurrency_safe: true, timeout_ms: ${timeoutMs}, retry: { max_attempts: 1 }, memoize_ttl_seconds: 0, http: { url: "${tools.url}/${name}" } }\n`;
   app = await startAuthApp(
-    `${authYaml([HOG, VICTIM])}limits: { max_answer_bytes_in_flight: 4000 }\ntools:\n${tool('stall', 'read_only', 8000)}${tool('medium', 'read_only', 800)}${tool('charge', 'side_effect', 1500)}`,
+    `${authYaml([HOG, VICTIM])}limits: { max_answer_bytes_in_flight: 4000 }\ntools:\n${tool('stall', 'read_only', 8000)}${tool('big', 'read_only', 8000)}${tool('medium', 'read_only', 800)}${tool('charge', 'side_effect', 1500)}`,
   );
 });
 afterAll(async () => {
@@ -70,6 +75,24 @@ test("one tenant's stalled answers hold only its share: another tenant's calls a
 
   for (const res of stalled) res.destroy();
   await Promise.all(hogTurns);
+}, 20_000);
+
+test("one tenant's single stalled answer holding nearly the whole total does not hold up another tenant's reads", async () => {
+  // hog's only answer is its tenant's oldest, which passes its share: 3,900 of the 4,000 bytes.
+  // victim holds less than its equal split (2,000 bytes, 2 tenants reading): its answer is read at
+  // once, past the total. (It waited for the total until its 800 ms timeout: TIMEOUT.)
+  const hogTurn = app.dispatch.dispatch({ sessionId: 'hog-big', calls: [{ id: 'b1', name: 'big', arguments: '{}' }] }, bearer(HOG.token)).catch((e: unknown) => e);
+  for (let i = 0; i < 50 && tools.count('/big') < 1; i++) await sleep(20);
+  expect(tools.count('/big')).toBe(1);
+  await sleep(200); // its 3,900 bytes arrive and are taken
+
+  const started = Date.now();
+  const medium = await app.dispatch.dispatch({ sessionId: 'look-big', calls: [{ id: 'm3', name: 'medium', arguments: '{"big":1}' }] }, bearer(VICTIM.token));
+  expect(medium.results[0]).toMatchObject({ isError: false, output: 'm'.repeat(600) });
+  expect(Date.now() - started).toBeLessThan(700);
+
+  for (const res of stalled) res.destroy();
+  await hogTurn;
 }, 20_000);
 
 test('the share is a quarter of the total unless set, and at most the total', () => {

@@ -1,7 +1,8 @@
 import { createAnswerBudget } from '../../src/executors/answer-budget';
 
-// The answer budget per tenant: a tenant's readers hold at most its share beyond its oldest reader,
-// which never waits; one tenant's waits never hold up another tenant's reads.
+// The answer budget per tenant: a tenant's readers hold at most its share beyond its oldest reader;
+// one tenant's waits never hold up another tenant's reads, nor do its bytes while the other holds
+// less than an equal split of the budget; the oldest reader of all never waits.
 
 const signal = new AbortController().signal;
 const settled = async (promise: Promise<void> | undefined) => {
@@ -30,7 +31,7 @@ test("a tenant past its share waits; another tenant's reads are taken at once, e
   expect([budget.inUse(), budget.inUseBy('a')]).toEqual([0, 0]);
 });
 
-test("a tenant's oldest reader never waits for its share, only for the total; the oldest reader of all never waits", async () => {
+test("a tenant's oldest reader never waits for its share; past the total, a tenant waits once it holds its split; the oldest reader of all never waits", async () => {
   const budget = createAnswerBudget(1000, 300);
   const [a1, a2] = [budget.open('a'), budget.open('a')];
   expect(a1.take(700, signal)).toBeUndefined(); // past a's share: the oldest of a, and of all
@@ -38,23 +39,48 @@ test("a tenant's oldest reader never waits for its share, only for the total; th
   expect(a2Waits).toBeInstanceOf(Promise);
   const b = budget.open('b');
   expect(b.take(250, signal)).toBeUndefined(); // a's wait does not hold b up
-  // b's oldest passes no share, but waits for the total; the oldest of all does not.
+  // b's oldest passes no share; past the total it reads while b holds less than half the budget
+  // (2 tenants read), then waits for the total. The oldest of all does not.
+  expect(b.take(300, signal)).toBeUndefined();
   const bWaits = b.take(100, signal);
   expect(bWaits).toBeInstanceOf(Promise);
   expect(a1.take(500, signal)).toBeUndefined();
+  // c holds nothing, less than its split (a third): it reads at once, past the total.
   const c = budget.open('c');
-  const cWaits = c.take(10, signal);
-  expect(cWaits).toBeInstanceOf(Promise);
-  expect(budget.inUse()).toBe(1450);
-  // a1's room goes to the waiters that fit: b's, c's, and a2, now a's oldest (and the oldest of all).
+  expect(c.take(10, signal)).toBeUndefined();
+  expect(budget.inUse()).toBe(1760);
+  // a1's room goes to the waiters that fit: b's, and a2, now a's oldest (and the oldest of all).
   a1.close();
-  for (const wait of [bWaits, cWaits, a2Waits]) expect(await settled(wait)).toBe(true);
-  expect([budget.inUseBy('a'), budget.inUseBy('b'), budget.inUseBy('c'), budget.inUse()]).toEqual([1, 350, 10, 361]);
+  for (const wait of [bWaits, a2Waits]) expect(await settled(wait)).toBe(true);
+  expect([budget.inUseBy('a'), budget.inUseBy('b'), budget.inUseBy('c'), budget.inUse()]).toEqual([1, 650, 10, 661]);
 });
 
-test("several tenants' oldest readers take the total past the budget by at most one answer", async () => {
+test("another tenant's stalled answer holding the whole total does not hold up a tenant within its equal split", async () => {
+  const budget = createAnswerBudget(1000, 1000);
+  const g = budget.open('g'); // the oldest reader of all, waiting on its server: holds nothing
+  const a = budget.open('a');
+  expect(a.take(1000, signal)).toBeUndefined(); // a's only answer takes the whole total, and stalls
+  // b holds less than a third of the budget (3 tenants read): it reads past the total at once.
+  const b = budget.open('b');
+  expect(b.take(100, signal)).toBeUndefined();
+  expect(b.take(300, signal)).toBeUndefined();
+  // 400 held, past its split: b waits for the total...
+  const bWaits = b.take(50, signal);
+  expect(bWaits).toBeInstanceOf(Promise);
+  // ...until a tenant stops reading (g, holding nothing): b's split is now half the budget.
+  g.close();
+  expect(await settled(bWaits)).toBe(true);
+  expect([budget.inUseBy('a'), budget.inUseBy('b'), budget.inUse()]).toEqual([1000, 450, 1450]);
+  a.close();
+  b.close();
+  expect(budget.inUse()).toBe(0);
+});
+
+test("several tenants' oldest readers take the total past the budget by at most the budget and one answer", async () => {
   // 8 tenants each read a 64 MiB answer at once, 1 MiB a chunk, under the default 64 MiB and
-  // 16 MiB a tenant: the total passed 64 MiB by one answer per tenant (512 MiB held).
+  // 16 MiB a tenant: once each tenant's oldest could pass the total, 512 MiB were held. Past the
+  // total a tenant reads only below its split (64 MiB / 8): at most 2 x 64 MiB, the oldest reader's
+  // answer (64 MiB) and a chunk per tenant (124 MiB seen).
   const MiB = 1024 * 1024;
   const budget = createAnswerBudget(64 * MiB, 16 * MiB);
   const readers = [...Array(8).keys()].map((t) => ({ reader: budget.open(`t${t}`), taken: 0, wait: undefined as Promise<void> | undefined }));
@@ -77,7 +103,7 @@ test("several tenants' oldest readers take the total past the budget by at most 
     await new Promise((resolve) => setImmediate(resolve));
   }
   expect(done).toHaveLength(8);
-  expect(most).toBeLessThanOrEqual(128 * MiB);
+  expect(most).toBeLessThanOrEqual(2 * 64 * MiB + 64 * MiB + 8 * MiB);
   expect(budget.inUse()).toBe(0);
 });
 

@@ -14,7 +14,7 @@ import {
   type PipelineDeps,
   type ToolHandler,
 } from '../pipeline';
-import { createDestinationPolicy, createSchemaCompiler, createToolRegistry, withRemoteChanges, type ToolRegistry } from '../registry';
+import { createDestinationPolicy, createSchemaCompiler, createToolRegistry, type ToolRegistry } from '../registry';
 import { createScratchDirs, type ScratchDirs } from '../session';
 import { createMemoryStore, type Store } from '../store';
 
@@ -46,8 +46,7 @@ export function createPipeline(options: PipelineOptions = {}): PipelineDeps {
     ...(options.executors ?? []),
   ]);
   const logger = options.logger ?? createLogger();
-  // Plugins hear the other replicas' changes applied here too (onRemoteChange: a removed tool's breaker goes).
-  const registry: ToolRegistry = withRemoteChanges(createToolRegistry(createSchemaCompiler(limits.maxSchemaBytes), () => new Set(executors.keys()), { httpPolicy, allowTenantSkipRedaction: options.config?.registry.allowTenantSkipRedaction, maxSchemaBytesPerTenant: limits.maxSchemaBytesPerTenant, logger }), logger);
+  const registry: ToolRegistry = createToolRegistry(createSchemaCompiler(limits.maxSchemaBytes), () => new Set(executors.keys()), { httpPolicy, allowTenantSkipRedaction: options.config?.registry.allowTenantSkipRedaction, maxSchemaBytesPerTenant: limits.maxSchemaBytesPerTenant, logger });
   // The output cap is the innermost stage, in the executor's own continuation (one promise fewer).
   const maxChars = limits.maxToolOutputChars;
   const asOutput = (text: string) => capOutput({ text }, maxChars);

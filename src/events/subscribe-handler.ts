@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Event, SubscribeRequest } from '../../gen/dispatch/v1/dispatch_pb';
 import type { Logger } from '../log';
-import { CREDENTIAL_RECHECK_MS, RpcError, toServiceError, type Authenticator } from '../server';
+import { CREDENTIAL_RECHECK_MS, recheckCredentials, RpcError, toServiceError, type Authenticator } from '../server';
 import type { EventBus, Subscription } from './event-bus';
 import { filterOf } from './event-filter';
 
@@ -56,7 +56,7 @@ export function subscribeHandler(options: SubscribeHandlerOptions): grpc.handleS
     // so does a token the file gave to another tenant (its holder would see the old tenant's events).
     const recheck = setInterval(() => {
       try {
-        if (options.authenticate()(call, 'subscribe').tenant !== tenant) throw new RpcError(grpc.status.UNAUTHENTICATED, 'the token now belongs to another tenant; reconnect');
+        recheckCredentials(options.authenticate(), call, 'subscribe', tenant);
       } catch (error) {
         finish(false);
         fail(error);

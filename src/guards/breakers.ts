@@ -33,7 +33,7 @@ export interface Breakers extends BreakerStats {
   readonly gate: BreakerGate & BreakerStats & HeldBreakers;
   /**
    * Drops the breaker of a tool removed from the registry, at once: the name registered again starts
-   * closed. Told once the removal has happened (ToolRegistry.onRemoved, onRemoteChange), never
+   * closed. Told once the removal has happened (ToolRegistry.onRemoved), never
    * before: nothing waits here for a removal in flight, which may fail and keep the tool.
    */
   forget(tool: string): void;
@@ -67,9 +67,8 @@ export function createBreakers(options: BreakersOptions = {}): Breakers {
     for (const [name, breaker] of breakers) if (breaker.state() === 'closed') return drop(name, breaker);
     for (const [name, breaker] of breakers) if (breaker.state() === 'half_open' && !breaker.refusing()) return drop(name, breaker);
   };
-  const current = (tool: string): ToolBreaker | undefined => breakers.get(tool);
   const breakerOf = (tool: string): ToolBreaker => {
-    let breaker = current(tool);
+    let breaker = breakers.get(tool);
     if (!breaker) {
       if (breakers.size >= maxBreakers) dropOne();
       breaker = createToolBreaker(settingsFor(tool), rotation, (state) => options.onState?.(tool, state), now);
@@ -79,15 +78,15 @@ export function createBreakers(options: BreakersOptions = {}): Breakers {
   };
 
   const stats: BreakerStats = {
-    state: (tool) => current(tool)?.state() ?? 'closed',
-    healthScore: (tool) => current(tool)?.healthScore() ?? 1,
+    state: (tool) => breakers.get(tool)?.state() ?? 'closed',
+    healthScore: (tool) => breakers.get(tool)?.healthScore() ?? 1,
   };
   const gate: BreakerGate & BreakerStats & HeldBreakers = {
     ...stats,
     get size() {
       return breakers.size;
     },
-    isOpen: (tool) => current(tool)?.refusing() ?? false,
+    isOpen: (tool) => breakers.get(tool)?.refusing() ?? false,
     tryAcquire: (tool, timeoutMs) => breakerOf(tool).tryAcquire(timeoutMs),
     record: (tool, ticket, outcome) => breakerOf(tool).record(ticket, outcome),
   };

@@ -2,7 +2,7 @@ import type { DispatchRequest, ToolResult } from '../../gen/dispatch/v1/dispatch
 import { HardError } from '../errors';
 import { executeCall } from './execute-call';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
-import { turnError } from './turn-error';
+import { checkMayStart, turnError } from './turn-error';
 
 /**
  * Runs a turn's calls one after another, checking for cancellation between calls. A hard error
@@ -14,8 +14,7 @@ import { turnError } from './turn-error';
 export async function dispatchSequential(deps: PipelineDeps, turn: TurnContext, request: DispatchRequest): Promise<ToolResult[]> {
   const results: ToolResult[] = [];
   for (const call of request.calls) {
-    if (turn.signal.aborted) throw HardError.cancelled();
-    if (turn.draining?.aborted) throw HardError.shuttingDown();
+    checkMayStart(turn);
     const obs = turn.observer.call({ toolCallId: call.id, tool: call.name, arguments: call.arguments });
     try {
       const result = await executeCall(deps, turn, call, obs);

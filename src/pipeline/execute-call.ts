@@ -12,6 +12,7 @@ import { shortened } from './bound-result';
 import { applyCorrection } from './corrections';
 import { runAttempt, type CallProgress } from './run-attempt';
 import { delay } from './signals';
+import { checkMayStart } from './turn-error';
 
 /** A name as quoted back in a message: a made-up one may be megabytes. */
 const quoted = (name: string): string => shortened(name, 200);
@@ -60,8 +61,7 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
   // Attempts of the current tool: a fallback's own retry policy counts its attempts, not the call's.
   let toolAttempt = 1;
   for (let attempt = 1; ; attempt++, toolAttempt++) {
-    if (turn.signal.aborted) throw HardError.cancelled();
-    if (turn.draining?.aborted) throw HardError.shuttingDown();
+    checkMayStart(turn);
     const { result, error } = await runAttempt(deps, turn, obs, call.id, tool, args, attempt, warnings, progress);
     if (!error) return stamp(result, call.id, attempt, since(started));
     const reflection = await deps.guards.reflector.reflect({ tool, args, error, attempt: toolAttempt, attemptsSoFar: attempt });

@@ -22,7 +22,7 @@ export { runAttempt } from './run-attempt';
 export { loopOp } from './loop-op';
 export type { AttemptResult } from './run-attempt';
 export { dispatchSequential } from './dispatch-turn';
-export { cancelledByDeadline, deadlineSlack, turnError, DEADLINE_SLACK_MS, DEADLINE_SLACK_SHARE, MAX_DEADLINE_SLACK_MS } from './turn-error';
+export { cancelledByDeadline, checkMayStart, deadlineSlack, turnError, DEADLINE_SLACK_MS, DEADLINE_SLACK_SHARE, MAX_DEADLINE_SLACK_MS } from './turn-error';
 export { errorResult, replayedResult, toolResult, toStored } from './results';
 export { breakerKey, parseBreakerKey } from './breaker-key';
 export { answerWithin } from './answer-within';

@@ -61,3 +61,12 @@ export function turnError(error: unknown, deadline: number, shutdown?: TurnSigna
   decided.add(hard);
   return hard;
 }
+
+/**
+ * Throws when a turn may start no more work (a call, a wave, an attempt): CANCELLED once its
+ * signal aborted, SHUTTING_DOWN once dispatchd drains (`draining`, set with a shared store).
+ */
+export function checkMayStart(turn: { readonly signal: TurnSignal; readonly draining?: TurnSignal }): void {
+  if (turn.signal.aborted) throw HardError.cancelled();
+  if (turn.draining?.aborted) throw HardError.shuttingDown();
+}

@@ -8,5 +8,3 @@ export { checkSpec } from './validate-spec';
 export { createDestinationPolicy, RANGE_NAMES } from './destination-policy';
 export type { DestinationPolicy, DestinationRules } from './destination-policy';
 export { canonicalAddress } from './ip-address';
-export { onRemoteChange, withRemoteChanges } from './remote-changes';
-export type { RemoteChangeListener, RemoteChanges } from './remote-changes';

@@ -32,7 +32,7 @@ export type RegistryChange =
  */
 export type ChangeListener = (change: RegistryChange) => void | Promise<void>;
 
-/** Told once a tool removed here by this replica is gone (see {@link ToolRegistry.onRemoved}). */
+/** Told once a removed tool is gone here, whichever replica removed it (see {@link ToolRegistry.onRemoved}). */
 export type RemovedListener = (tenant: string, name: string) => void;
 
 /**
@@ -67,7 +67,8 @@ export interface ToolRegistry {
   /**
    * Called once a removal made here has happened: after {@link remove}, and after
    * {@link removeShared} once shared (the tool dropped, or one registered again meanwhile kept), never
-   * for one that failed. Not for {@link applyRemote}: see onRemoteChange. A listener's throw is logged.
+   * for one that failed; and for a removal from another replica once {@link applyRemote} has dropped
+   * the tool here. A listener's throw is logged.
    */
   onRemoved(listener: RemovedListener): void;
   /**
@@ -286,8 +287,9 @@ export function createToolRegistry(
     },
     applyRemote(change) {
       if (change.tenant === '') return;
-      if (change.type === 'remove') drop(change.tenant, change.name);
-      else {
+      if (change.type === 'remove') {
+        if (drop(change.tenant, change.name)) removed(change.tenant, change.name);
+      } else {
         // A tool held here already, spec for spec, is not compiled again (each Redis reconnection loads every stored tool).
         const own = byTenant.get(change.tenant);
         const changed = change.specs.filter((spec) => heldAsIs(own, spec) === undefined);

@@ -3,6 +3,7 @@ export type { DispatchServer, ServerOptions, ExtraHandlers } from './create-serv
 export { RpcError, serviceDefinition, toServiceError, unary, unimplemented } from './grpc-adapter';
 export { REGISTRY_ERROR_STATUS } from './registry-service';
 export { allowAll, CREDENTIAL_RECHECK_MS, DEFAULT_TENANT } from './principal';
+export { recheckCredentials } from './recheck-credentials';
 export type { Authenticator, Principal, Scope } from './principal';
 export type { ParallelDispatcher } from './dispatch-service';
 export { createTurnAdmission } from './turn-admission';

@@ -47,7 +47,7 @@ export function toolFields(tool: string): string[] {
   return Object.values(FIELD).map((counter) => `${tool}${SEPARATOR}${counter}`);
 }
 
-/** The fields of a hash holding `tools` tools with every counter. */
+/** The fields one tool's counts take in the hash, every counter counted. */
 export const FIELDS_PER_TOOL = Object.keys(FIELD).length;
 
 /** A tenant's counts per tool from its hash; fields that are not counts are ignored. */

@@ -2,7 +2,7 @@ import type { ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { HardError } from '../errors';
 import type { ParallelDispatcher } from '../server';
 import { trackCall } from './call-tracker';
-import { answerWithin, turnError, type TurnContext } from '../pipeline';
+import { answerWithin, checkMayStart, turnError, type TurnContext } from '../pipeline';
 import { callKeys } from './call-keys';
 import { planWaves, type WaveToolLookup } from './plan-waves';
 import { plannedTools, type PlannedTool } from './planned-tool';
@@ -40,8 +40,7 @@ export function createParallelDispatcher(options: WaveOptions = {}): ParallelDis
     const lockedTurn: TurnContext = { ...turn, resources: new ResourceLocks() };
     try {
       for (const wave of waves) {
-        if (turn.signal.aborted) throw HardError.cancelled();
-        if (turn.draining?.aborted) throw HardError.shuttingDown();
+        checkMayStart(turn);
         const entries = wave.calls.map((index) => ({ call: calls[index]!, tracker: trackers[index]! }));
         const waveResults = await runWave(deps, lockedTurn, entries, limit);
         wave.calls.forEach((index, k) => {

@@ -1,9 +1,10 @@
 import { status, type ServiceError } from '@grpc/grpc-js';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { DispatchMode, type DispatchRequestSchema } from '../../gen/dispatch/v1/dispatch_pb';
-import { NOOP_OBSERVER, type CallObserver, type Observer } from '../../src/pipeline';
 import { createMemoryStore, type Store } from '../../src/store';
 import { errorReason } from '../guards/helpers';
+import { endings } from '../helpers/endings';
+import { until } from '../helpers/until';
 import { startApp, startToolServer, type ToolServer } from '../helpers/servers';
 import { callOutcomes, tapEvents, turnEnded } from '../events/event-tap';
 
@@ -57,27 +58,6 @@ tools:
     http: { url: "${tools.url}/busy" }
 `;
 
-/** An observer recording how each call and the turn ended. */
-function endings(): { observer: Observer; ends: string[] } {
-  const ends: string[] = [];
-  const noopCall = NOOP_OBSERVER.turn({ tenant: '', sessionId: '', turn: 0, callCount: 0 }).call({ toolCallId: '', tool: '', arguments: '' });
-  const observer: Observer = {
-    turn: () => ({
-      call: (info): CallObserver => ({ ...noopCall, end: (result, hardError) => void ends.push(`${info.toolCallId} ${hardError ?? (result?.isError ? 'error' : 'ok')}`) }),
-      end: (hardError) => void ends.push(`turn ${hardError ?? 'ok'}`),
-    }),
-    breakerState() {},
-  };
-  return { observer, ends };
-}
-
-/** Waits (bounded) until `done` holds. */
-async function until(done: () => boolean, ms = 5000): Promise<void> {
-  for (const end = Date.now() + ms; !done(); ) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 /** The `n` of each request the tool server received at `path`, in order. */
 const sent = (path: string, since: number) => tools.received.slice(since).filter((r) => r.path === path).map((r) => (r.body.arguments as { n: string }).n);
@@ -100,7 +80,7 @@ async function drainAndRetry(request: Request, ready: () => boolean, retry = tru
   let closing: Promise<void> | undefined;
   try {
     const pending = a.dispatch.dispatch(request).then(() => undefined, (error: ServiceError) => error);
-    await until(ready);
+    await until(() => ready() || undefined, 'the drain point');
     const drained = Date.now();
     closing = a.app.close(GRACE_MS);
     const error = await pending;
@@ -196,7 +176,7 @@ test("with a store of its own (memory, not shared), a draining replica finishes 
   const a = await startApp(yaml());
   const request: Request = { sessionId: 'own', turn: 1, mode: DispatchMode.SEQUENTIAL, calls: sends('send', 'own').slice(0, 2) };
   const pending = a.dispatch.dispatch(request);
-  await until(() => sent('/send', since).length === 1);
+  await until(() => sent('/send', since).length === 1 || undefined, 'the first call');
   const closing = a.app.close(5_000);
   try {
     const { results } = await pending;
@@ -218,7 +198,7 @@ test('with a store of its own, the turns a draining replica finishes keep their 
   const tap = await tapEvents(a.address);
   const request: Request = { sessionId: 'hosting', turn: 1, mode: DispatchMode.SEQUENTIAL, calls: sends('send', 'hosting').slice(0, 3) };
   const pending = a.dispatch.dispatch(request);
-  await until(() => sent('/send', since).length === 1);
+  await until(() => sent('/send', since).length === 1 || undefined, 'the first call');
   const closing = a.app.close(5_000);
   try {
     const { results } = await pending;

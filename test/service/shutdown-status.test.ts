@@ -1,8 +1,8 @@
 import { status, type ServiceError } from '@grpc/grpc-js';
 import { DispatchMode } from '../../gen/dispatch/v1/dispatch_pb';
-import { NOOP_OBSERVER, type CallObserver, type Observer } from '../../src/pipeline';
 import { createParallelDispatcher } from '../../src/waves';
 import { errorReason } from '../guards/helpers';
+import { endings } from '../helpers/endings';
 import { startDispatch, startToolServer, type ToolServer } from '../helpers/servers';
 
 // A Dispatch still running when the drain grace period ends is cut by dispatchd, not by its client:
@@ -24,20 +24,6 @@ tools:
     timeout_ms: 10000
     http: { url: "${tools.url}/hang" }
 `;
-
-/** An observer recording how each call and the turn ended. */
-function endings(): { observer: Observer; ends: string[] } {
-  const ends: string[] = [];
-  const noopCall = NOOP_OBSERVER.turn({ tenant: '', sessionId: '', turn: 0, callCount: 0 }).call({ toolCallId: '', tool: '', arguments: '' });
-  const observer: Observer = {
-    turn: () => ({
-      call: (info): CallObserver => ({ ...noopCall, end: (_result, hardError) => void ends.push(`${info.toolCallId} ${hardError}`) }),
-      end: (hardError) => void ends.push(`turn ${hardError}`),
-    }),
-    breakerState() {},
-  };
-  return { observer, ends };
-}
 
 test.each([
   ['sequential', DispatchMode.SEQUENTIAL, ['c0']],

@@ -2,7 +2,6 @@ import { createApprovalsRelay, createGuards, createSlotWakeups, parsePolicies, a
 import { closeWithin, connectRedis } from '../../store/redis';
 import { createGuardMiddleware, type GuardMiddlewareOptions } from '../../middleware';
 import { breakerKey } from '../../pipeline';
-import { onRemoteChange } from '../../registry';
 import type { Authenticator } from '../../server';
 import type { PluginFactory } from '../plugin';
 
@@ -44,15 +43,12 @@ export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFac
       // a write drops the reads of its resource on every replica too.
       attach(deps) {
         const { store } = deps;
-        // A removed tool's breaker goes with it: the name registered again (another URL, say) starts
-        // closed. RemoveTool's removal is written to Redis first, and the tool stays when that fails:
-        // the breaker goes once the removal has happened here (onRemoved), and only then.
+        // A removed tool's breaker goes with it (one not closed is told closed: BREAKER_STATE): the
+        // name registered again (another URL, say) starts closed. RemoveTool's removal is written to
+        // Redis first, and the tool stays when that fails: the breaker goes once the removal has
+        // happened here (onRemoved: here, or applied from another replica), and only then. A
+        // replacement keeps it.
         deps.registry.onRemoved((tenant, name) => set.breakers.forget(breakerKey({ tenant, name })));
-        // A tool removed on another replica is gone here once that is applied: its breaker goes at
-        // once (one not closed is told closed: BREAKER_STATE). A replacement keeps it, as here.
-        onRemoteChange(deps.registry, (change) => {
-          if (change.type === 'remove') set.breakers.forget(breakerKey(change));
-        });
         store.onSessionEnd((scope) => middleware.cache.endSession(scope));
         store.onWriteAnnounced?.((resource) => void middleware.cache.evictResource(resource));
         if (store.announceWrite) middleware.announceWrites((resource) => store.announceWrite!(resource));

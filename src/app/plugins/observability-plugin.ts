@@ -1,5 +1,5 @@
 import { createEventBus, createEventObserver, createRedisRelay, subscribeHandler, type CallSummary, type RedisRelay } from '../../events';
-import { onRemoteChange, type ToolRegistry } from '../../registry';
+import type { ToolRegistry } from '../../registry';
 import { connectRedis } from '../../store/redis';
 import { createObservedHealth, createSharedToolStats, createToolStats, createTracing, isHealthSource, sharedStatsLimitsFromEnv, startMetrics, telemetrySettings, toolStatsHandler, type Metrics, type SharedToolStats, type ToolHealthSource } from '../../telemetry';
 import { parseBreakerKey, type ToolRates, type ToolSlots } from '../../pipeline';
@@ -87,11 +87,6 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
         if (tenant === '') return;
         stats.forget(tenant, tool);
         void shared?.forget(tenant, tool);
-      });
-      onRemoteChange(deps.registry, (change) => {
-        if (change.type !== 'remove') return;
-        stats.forget(change.tenant, change.name);
-        void shared?.forget(change.tenant, change.name);
       });
     },
     started(server) {

@@ -4,7 +4,7 @@ import type { ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
 import type { Hello, WorkAssignment, WorkerMessage } from '../../../gen/dispatch/v1/worker_pb';
 import type { Logger } from '../../log';
 import { RegistryError, type ToolRegistry } from '../../registry';
-import { CREDENTIAL_RECHECK_MS, REGISTRY_ERROR_STATUS, RpcError, toServiceError, type Authenticator } from '../../server';
+import { CREDENTIAL_RECHECK_MS, recheckCredentials, REGISTRY_ERROR_STATUS, RpcError, toServiceError, type Authenticator } from '../../server';
 import { helloSpecs } from './hello-specs';
 import type { EndStatus, WorkerLink } from './worker-link';
 import type { ResolvedWorkerOptions } from './worker-options';
@@ -99,7 +99,7 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
         // another tenant (the worker would go on serving the old tenant's calls).
         if (now - checkedAt >= CREDENTIAL_RECHECK_MS) {
           checkedAt = now;
-          if (deps.authenticate()(call, 'worker').tenant !== tenant) throw new RpcError(status.UNAUTHENTICATED, 'the token now belongs to another tenant; reconnect');
+          recheckCredentials(deps.authenticate(), call, 'worker', tenant);
         }
         switch (message.msg.case) {
           case 'hello':

@@ -1,3 +1,4 @@
+import { authConfigured } from '../auth';
 import type { DaemonOptions } from '../cli/dispatchd-options';
 import type { DispatchConfig } from '../config';
 import type { Executor } from '../executors';
@@ -22,12 +23,18 @@ function single<K extends keyof Plugin>(plugins: readonly Plugin[], key: K): Plu
   return providers[0]?.[key];
 }
 
-/** Builds dispatch from its configuration and every plugin (or the given ones, in tests). */
-export async function buildApp(config: DispatchConfig, options: Partial<DaemonOptions> & { logger?: Logger; pipeline?: Partial<PipelineOptions> } = {}, factories: readonly PluginFactory[] = PLUGINS): Promise<App> {
+/**
+ * Builds dispatch from its configuration and every plugin (or the given ones, in tests). Without
+ * authentication configured (see authConfigured) every caller is tenant `default`, so the plugins
+ * and the pipeline get `config.singleTenantLimits`: per-tenant shares left out are whole limits.
+ */
+export async function buildApp(configured: DispatchConfig, options: Partial<DaemonOptions> & { logger?: Logger; pipeline?: Partial<PipelineOptions> } = {}, factories: readonly PluginFactory[] = PLUGINS): Promise<App> {
   const logger = options.logger ?? createLogger();
   let observer: Observer = NOOP_OBSERVER;
   let authenticate: Authenticator = allowAll;
-  const ctx = { config, options, logger, observer: () => observer, authenticate: () => authenticate };
+  const singleTenant = !authConfigured(configured.auth, process.env, options.tls);
+  const config = singleTenant ? { ...configured, limits: configured.singleTenantLimits ?? configured.limits } : configured;
+  const ctx = { config, options, logger, singleTenant, observer: () => observer, authenticate: () => authenticate };
   const plugins: Plugin[] = [];
   try {
     for (const factory of factories) plugins.push(await factory(ctx));

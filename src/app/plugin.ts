@@ -12,6 +12,11 @@ export interface PluginContext {
   readonly config: DispatchConfig;
   readonly options: Partial<DaemonOptions>;
   readonly logger: Logger;
+  /**
+   * No authentication is configured: every caller is tenant `default`, and per-tenant shares left
+   * out of the config are whole limits (`config.limits` already holds them). @default false
+   */
+  readonly singleTenant?: boolean;
   /** The assembled observer; valid once the app is built (late-bound, safe to call from callbacks). */
   observer(): Observer;
   /**

@@ -1,3 +1,4 @@
+export { authConfigured } from './auth-configured';
 export { createAuthenticator } from './create-authenticator';
 export type { AuthenticatorOptions } from './create-authenticator';
 export { certificateTenant } from './client-certificate';

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { buildApp, PLUGINS, type PluginFactory } from '../app';
+import { authConfigured } from '../auth';
 import { ConfigError, loadConfig } from '../config';
 import { createLogger, type Logger } from '../log';
 import { logLevelFromEnv } from '../log/logger';
@@ -109,8 +110,7 @@ async function serve(options: ReturnType<typeof parseDaemonOptions>, env: NodeJS
     process.stderr.write(`dispatchd: bad config: ${error.message}\n`);
     return 1;
   }
-  const authConfigured = config.auth.tokens.length > 0 || config.auth.tokensFile !== undefined || (env.DISPATCH_AUTH_TOKENS_FILE ?? '') !== '' || (config.auth.mtlsTenantFrom !== undefined && options.tls?.ca !== undefined);
-  if (!isLoopback(options.listen) && !authConfigured && !options.insecure) {
+  if (!isLoopback(options.listen) && !authConfigured(config.auth, env, options.tls) && !options.insecure) {
     process.stderr.write(`dispatchd: refusing to listen on ${options.listen} without authentication; configure auth tokens or pass --insecure\n`);
     return 1;
   }

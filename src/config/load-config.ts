@@ -31,7 +31,14 @@ export interface AuthConfig {
 export interface DispatchConfig {
   readonly file: string;
   readonly tools: readonly ToolSpec[];
+  /** The limits; a per-tenant share left out is its fraction of the limit on all tenants together. */
   readonly limits: Limits;
+  /**
+   * The limits for a replica with no authentication configured, where every caller is tenant
+   * `default`: a per-tenant share left out is its whole limit (resolveLimits' singleTenant).
+   * buildApp uses them then. Absent (a config built by hand): `limits`.
+   */
+  readonly singleTenantLimits?: Limits;
   readonly auth: AuthConfig;
   readonly policies: readonly unknown[];
   readonly mcpServers: readonly unknown[];
@@ -141,8 +148,11 @@ export function parseConfig(text: string, file: string): DispatchConfig {
   const rawLimits = top.limits ?? {};
   if (typeof rawLimits !== 'object' || Array.isArray(rawLimits)) throw new ConfigError(file, 'limits', 'must be a mapping');
   let limits: Limits;
+  let singleTenantLimits: Limits;
   try {
-    limits = resolveLimits(Object.fromEntries(Object.entries(rawLimits as object).map(([k, v]) => [camel(k), v])));
+    const given = Object.fromEntries(Object.entries(rawLimits as object).map(([k, v]) => [camel(k), v]));
+    limits = resolveLimits(given);
+    singleTenantLimits = resolveLimits(given, { singleTenant: true });
   } catch (error) {
     // Named as the file spells it: `limits.max_calls_per_turn: must be ...`, not maxCallsPerTurn.
     const [, name, problem] = /^limits\.(\S+) (.*)$/s.exec((error as Error).message) ?? [];
@@ -154,6 +164,7 @@ export function parseConfig(text: string, file: string): DispatchConfig {
     file,
     tools,
     limits,
+    singleTenantLimits,
     redisUrl: redis.url,
     redisSpill: redis.spill,
     auth: parseAuth(file, top.auth),

@@ -6,7 +6,7 @@
  * each chunk before it decodes it and gives them all back when the read ends, however it ends.
  */
 export interface AnswerBudget {
-  /** A reader of one answer for `tenant` (the calling tenant; '' without auth), holding nothing yet. */
+  /** A reader of one answer for `tenant` (the calling tenant: `default` for every call without auth, the config file's tools included), holding nothing yet. */
   open(tenant?: string): AnswerReader;
   /** Bytes held by the readers open now, all tenants together. */
   inUse(): number;

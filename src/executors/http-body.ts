@@ -35,7 +35,7 @@ export interface AnswerBounds {
   readonly maxChars: number;
   /** Each chunk's bytes are taken from it before decoding (waiting for room), all given back at the end. */
   readonly budget: AnswerBudget;
-  /** Whose share of the budget the read takes: the calling tenant's ('' without auth). */
+  /** Whose share of the budget the read takes: the calling tenant's (`default` without auth). */
   readonly tenant: string;
   /** Ends a wait for the budget (the call's deadline or cancel). */
   readonly signal: AbortSignal;

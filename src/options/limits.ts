@@ -43,6 +43,7 @@ export interface Limits {
    * the total (up to twice it), so one tenant's slow or stalled answers do not hold up another
    * tenant's calls. At most
    * maxAnswerBytesInFlight. @default a quarter of maxAnswerBytesInFlight (16 MiB with its default)
+   * with authentication configured; without it (every call is tenant `default`), maxAnswerBytesInFlight
    */
   readonly maxAnswerBytesInFlightPerTenant: number;
   /**
@@ -50,7 +51,11 @@ export interface Limits {
    * RESOURCE_EXHAUSTED before any of its calls runs. @default 1024
    */
   readonly maxTurnsInFlight: number;
-  /** Dispatch RPCs running at once on a replica for one tenant (so one cannot take every place). @default 512 */
+  /**
+   * Dispatch RPCs running at once on a replica for one tenant (so one cannot take every place).
+   * @default 512 with authentication configured; without it (every turn is tenant `default`),
+   * maxTurnsInFlight
+   */
   readonly maxTurnsPerTenant: number;
   /**
    * Characters of call arguments held by the turns running at once on a replica: a turn that would
@@ -67,8 +72,9 @@ export interface Limits {
    * would take its tenant past it is refused RESOURCE_EXHAUSTED before any of its calls runs
    * (unless none of the tenant's turns runs), so one tenant's large turns cannot take the room
    * every other tenant's turns need. At most maxArgumentCharsInFlight. @default three quarters of
-   * maxArgumentCharsInFlight (24 Mi, 25165824, with its default): one tenant alone (every turn is
-   * tenant `default` without auth) keeps most of the bound, and a quarter always stays for the others
+   * maxArgumentCharsInFlight (24 Mi, 25165824, with its default) with authentication configured, so
+   * a quarter always stays for the other tenants; without it (every turn is tenant `default`),
+   * maxArgumentCharsInFlight
    */
   readonly maxArgumentCharsInFlightPerTenant: number;
   /**
@@ -157,25 +163,40 @@ const MAXIMUMS: Partial<Record<keyof Limits, { readonly max: number; readonly wh
 
 /**
  * Per-tenant shares of a limit on all tenants together: left out, a share is that limit times
- * `times` divided by `divisor` (at least 1), so lowering the limit lowers its share; set, it must
- * not pass it.
+ * `times` divided by `divisor` (at least 1), so lowering the limit lowers its share, or the whole
+ * limit for a single tenant; set, it must not pass it.
  */
 const SHARES: Partial<Record<keyof Limits, { readonly of: keyof Limits; readonly times: number; readonly divisor: number }>> = {
   maxAnswerBytesInFlightPerTenant: { of: 'maxAnswerBytesInFlight', times: 1, divisor: 4 },
   maxArgumentCharsInFlightPerTenant: { of: 'maxArgumentCharsInFlight', times: 3, divisor: 4 },
 };
 
+/** Per-tenant limits with a fixed default that, for a single tenant, default to the whole limit named. */
+const WHOLE_FOR_ONE: Partial<Record<keyof Limits, keyof Limits>> = { maxTurnsPerTenant: 'maxTurnsInFlight' };
+
 /** Limits that 0 turns off. */
 const ZERO_IS_OFF: ReadonlySet<keyof Limits> = new Set(['keepaliveTimeMs', 'maxConnectionAgeMs']);
 
+/** How {@link resolveLimits} fills the per-tenant shares left out. */
+export interface ResolveLimitsOptions {
+  /**
+   * Only one caller tenant can exist (no authentication is configured: every call is tenant
+   * `default`), so a share left out is its whole limit: a fraction would only take capacity from
+   * the one tenant there is. @default false (the fractions, for tenants kept apart by auth)
+   */
+  readonly singleTenant?: boolean;
+}
+
 /** Fills unset limits with their defaults and rejects values that are not positive integers (or 0, where 0 turns a limit off). */
-export function resolveLimits(partial: Partial<Record<keyof Limits, unknown>> = {}): Limits {
+export function resolveLimits(partial: Partial<Record<keyof Limits, unknown>> = {}, options: ResolveLimitsOptions = {}): Limits {
   const out: Record<string, number> = {};
   for (const key of Object.keys(DEFAULT_LIMITS) as (keyof Limits)[]) {
     if (partial[key] === null) throw new RangeError(`limits.${key} must be a number (leave it out for the default)`);
     const share = SHARES[key];
     const whole = share && checkInteger(`limits.${share.of}`, partial[share.of] ?? DEFAULT_LIMITS[share.of]);
-    const fallback = share && whole !== undefined ? Math.max(1, Math.floor((whole * share.times) / share.divisor)) : DEFAULT_LIMITS[key];
+    const alone = options.singleTenant ? WHOLE_FOR_ONE[key] : undefined;
+    const fixed = alone ? checkInteger(`limits.${alone}`, partial[alone] ?? DEFAULT_LIMITS[alone]) : DEFAULT_LIMITS[key];
+    const fallback = !share || whole === undefined ? fixed : options.singleTenant ? whole : Math.max(1, Math.floor((whole * share.times) / share.divisor));
     const value = checkInteger(`limits.${key}`, partial[key] ?? fallback, { min: ZERO_IS_OFF.has(key) ? 0 : 1 });
     if (whole !== undefined && value > whole) throw new RangeError(`limits.${key} must be at most the limit on all tenants together (${whole}), got ${value}`);
     const maximum = MAXIMUMS[key];

@@ -9,7 +9,11 @@ export interface TelemetrySettings {
   readonly debugPayloads: boolean;
   /** Distinct (tenant, tool) label pairs of the metrics before new ones fold into `_overflow`. @default 1000 */
   readonly maxLabelPairs: number;
-  /** Of those, the pairs one tenant may take before its new ones fold into `tenant="<t>", tool="_overflow"`. @default half of maxLabelPairs, at least 1 (500) */
+  /**
+   * Of those, the pairs one tenant may take before its new ones fold into `tenant="<t>", tool="_overflow"`.
+   * @default half of maxLabelPairs, at least 1 (500), with authentication configured; without it
+   * (every call is tenant `default`), maxLabelPairs, at least 1
+   */
   readonly maxLabelPairsPerTenant: number;
   /** How long a rendering of `/metrics` is served again, in ms (MetricsOptions.scrapeCacheMs). @default 0 */
   readonly scrapeCacheMs: number;
@@ -19,8 +23,12 @@ export interface TelemetrySettings {
 
 const KEYS = new Set(['debug_payloads', 'max_label_pairs', 'max_label_pairs_per_tenant', 'scrape_cache_ms', 'max_scrape_connections']);
 
-/** Reads and checks the `telemetry:` section; unknown keys and wrong types are ConfigErrors. */
-export function telemetrySettings(config: Pick<DispatchConfig, 'file' | 'telemetry'>): TelemetrySettings {
+/**
+ * Reads and checks the `telemetry:` section; unknown keys and wrong types are ConfigErrors. With
+ * `singleTenant` (no authentication configured), max_label_pairs_per_tenant left out is the whole
+ * max_label_pairs: a half would only fold the one tenant's series early.
+ */
+export function telemetrySettings(config: Pick<DispatchConfig, 'file' | 'telemetry'>, options: { readonly singleTenant?: boolean } = {}): TelemetrySettings {
   const raw = config.telemetry;
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(config.file, 'telemetry', 'must be a mapping');
   for (const key of Object.keys(raw)) {
@@ -38,7 +46,7 @@ export function telemetrySettings(config: Pick<DispatchConfig, 'file' | 'telemet
   return {
     debugPayloads: debug,
     maxLabelPairs,
-    maxLabelPairsPerTenant: integer('max_label_pairs_per_tenant', labelPairsPerTenant(maxLabelPairs), 1),
+    maxLabelPairsPerTenant: integer('max_label_pairs_per_tenant', options.singleTenant ? Math.max(1, maxLabelPairs) : labelPairsPerTenant(maxLabelPairs), 1),
     // A longer timer runs at once in Node: the rendering would not be kept at all.
     scrapeCacheMs: integer('scrape_cache_ms', DEFAULT_SCRAPE_CACHE_MS, 0, MAX_TIMER_MS),
     maxScrapeConnections: integer('max_scrape_connections', DEFAULT_MAX_SCRAPE_CONNECTIONS, 1),

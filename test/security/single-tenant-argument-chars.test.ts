@@ -2,8 +2,9 @@ import type { ServiceError } from '@grpc/grpc-js';
 import { startApp, startToolServer, type ToolServer } from '../helpers/servers';
 
 // Without auth every turn is tenant `default`, so limits.max_argument_chars_in_flight_per_tenant
-// bounds the whole replica: by default three quarters of max_argument_chars_in_flight (24 Mi of
-// 32 Mi). At half, 8 of 24 turns of ~1 MB of arguments, all admitted before the share, were refused.
+// bounds the whole replica: by default, without auth, the whole max_argument_chars_in_flight (32 Mi;
+// three quarters with auth, test/security/single-tenant-defaults.test.ts). At half, 8 of 24 turns
+// of ~1 MB of arguments, all admitted before the share, were refused.
 
 jest.setTimeout(30_000);
 

@@ -1,5 +1,5 @@
 import { dirname, resolve } from 'node:path';
-import { createAuthenticator, createTokenTable, readTokensFile, serverCredentials, watchTokensFile, type TokenTable } from '../../auth';
+import { authConfigured, createAuthenticator, createTokenTable, readTokensFile, serverCredentials, watchTokensFile, type TokenTable } from '../../auth';
 import type { TokenEntry } from '../../config';
 import type { Scope } from '../../server';
 import type { Plugin, PluginContext, PluginFactory } from '../plugin';
@@ -32,7 +32,7 @@ export function createAuthPlugin(options: AuthPluginOptions = {}): PluginFactory
     const credentials = tls ? serverCredentials(tls, ctx.logger) : undefined;
     const mtls = auth.mtlsTenantFrom && tls?.ca ? { tenantFrom: auth.mtlsTenantFrom, scopes: new Set((auth.mtlsScopes ?? DEFAULT_MTLS_SCOPES) as Scope[]) } : undefined;
     if (auth.mtlsTenantFrom && !tls?.ca) ctx.logger.warn('auth.mtls_tenant_from is ignored: it needs mutual TLS (--tls-ca)', {});
-    if (auth.tokens.length === 0 && file === undefined && mtls === undefined) return { name: 'auth', credentials };
+    if (!authConfigured(auth, env, tls)) return { name: 'auth', credentials };
 
     // Inline entries come first; a digest in both the config and the tokens file is named in the latter.
     const inline = auth.tokens.length;

@@ -13,7 +13,7 @@ import type { Plugin, PluginContext } from '../plugin';
  */
 export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
   const { logger, config } = ctx;
-  const settings = telemetrySettings(config);
+  const settings = telemetrySettings(config, { singleTenant: ctx.singleTenant });
   const bus = createEventBus({ subscriberBuffer: config.limits.subscriberBuffer, maxSubscribersPerTenant: config.limits.maxSubscribersPerTenant });
   const stats = createToolStats();
   const observed = createObservedHealth();

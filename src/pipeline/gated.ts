@@ -5,6 +5,7 @@ import type { Guards, ToolRates, ToolSlots } from './guards';
 import { peekMemo, type MemoHit } from './memo-hit';
 import type { Release, TurnContext } from './pipeline-deps';
 import type { AttemptResult } from './run-attempt';
+import { waitError, waitSignal } from './turn-error';
 
 /** Runs `work` once the resource is held, and releases it when `work` settles. */
 export async function whileHeld<T>(held: Release | Promise<Release>, work: () => Promise<T>): Promise<T> {
@@ -48,15 +49,18 @@ export function gateSkip(guards: Guards, tool: ResolvedTool, key: CallKey, claim
  */
 export async function gated(slots: ToolSlots | undefined, rates: ToolRates | undefined, tool: ResolvedTool, turn: TurnContext, work: () => Promise<AttemptResult>, refuse: (error: unknown) => AttemptResult): Promise<AttemptResult> {
   let slot: Release | undefined;
+  const wait = waitSignal(turn);
   try {
-    const taken = slots?.take(tool, turn.signal, turn.deadline, rates?.longestWait(tool, turn.deadline));
+    const taken = slots?.take(tool, wait.signal, turn.deadline, rates?.longestWait(tool, turn.deadline));
     slot = taken instanceof Promise ? await taken : taken;
-    const due = rates?.take(tool, turn.signal, turn.deadline);
+    const due = rates?.take(tool, wait.signal, turn.deadline);
     if (due) await due;
   } catch (error) {
     slot?.();
     if (error instanceof DispatchError) return refuse(error);
-    throw error;
+    throw waitError(turn, error);
+  } finally {
+    wait.stop();
   }
   if (slot === undefined) return work();
   try {

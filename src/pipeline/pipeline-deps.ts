@@ -37,8 +37,10 @@ export interface TurnContext {
   readonly received?: number;
   /**
    * Fires when dispatchd begins to drain: from then no attempt starts (a sequential turn's next
-   * call, a parallel turn's next call or wave, a retry, whose backoff it ends), attempts running
-   * go on until `shutdown`, and a turn with calls left ends SHUTTING_DOWN (clients retry it).
+   * call, a parallel turn's next call or wave, a retry, whose backoff it ends), an attempt waiting
+   * before its tool runs (an approval, a slot, a rate turn: see waitSignal) stops waiting and
+   * throws SHUTTING_DOWN, attempts running go on until `shutdown`, and a turn with calls left ends
+   * SHUTTING_DOWN (clients retry it).
    */
   readonly draining?: TurnSignal;
   /**

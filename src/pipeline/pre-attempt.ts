@@ -6,6 +6,7 @@ import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import type { HookDecision, PreHookInput } from './guards';
 import type { CallObserver } from './observer';
 import { toAbortSignal } from './signals';
+import { waitSignal } from './turn-error';
 
 const blocked = (message: string) =>
   new DispatchError(ErrorKind.BLOCKED, message, { phase: 'before', suggestion: 'Do not retry this call; choose a different action or ask the user for permission.' });
@@ -71,16 +72,24 @@ async function awaitApproval(deps: PipelineDeps, turn: TurnContext, obs: CallObs
   const approvalId = randomUUID();
   // Announced once the wait is taken: an approver never sees the id of an ask refused at once.
   let asked = false;
-  const approved = await deps.guards.awaitApproval(approvalId, toAbortSignal(turn.signal), turn.tenant, () => {
-    asked = true;
-    obs.approvalRequested(attempt, approvalId, reason);
-  });
-  // Cut short by the client's cancel, the deadline or shutdown's abort: no refusal (it said BLOCKED
-  // "not granted"). The attempt's resource, slot and turn refuse an aborted turn, and its abort
-  // check comes before any store step and its tool (run-attempt: "Aborted while its hooks..."):
-  // each throws HardError CANCELLED, which turnError names. One thrown here would be taken for the
-  // hook's own failure (UNEXPECTED, the turn going on).
-  if (!approved && turn.signal.aborted) return args;
+  // With a shared store, dispatchd's drain ends the wait too (see waitSignal); the approval is
+  // then gone, and a later ResolveApproval of it answers resolved=false, as after a timeout.
+  const wait = waitSignal(turn);
+  let approved: boolean;
+  try {
+    approved = await deps.guards.awaitApproval(approvalId, toAbortSignal(wait.signal), turn.tenant, () => {
+      asked = true;
+      obs.approvalRequested(attempt, approvalId, reason);
+    });
+  } finally {
+    wait.stop();
+  }
+  // Cut short by the client's cancel, the deadline, shutdown's abort or the drain: no refusal (it
+  // said BLOCKED "not granted"). The attempt's resource, slot and turn refuse an aborted turn, and
+  // its check comes before any store step and its tool (run-attempt: "Aborted while its hooks..."):
+  // each throws HardError CANCELLED, which turnError names, or SHUTTING_DOWN. One thrown here
+  // would be taken for the hook's own failure (UNEXPECTED, the turn going on).
+  if (!approved && wait.signal.aborted) return args;
   if (!asked) throw blocked(`needs approval, and too many approvals are waiting already; try again later: ${reason}`);
   if (!approved) throw blocked(`approval was not granted: ${reason}`);
   return args;

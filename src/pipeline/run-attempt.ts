@@ -21,6 +21,7 @@ import { budgetWarning, claimRefusal, overBudget, refused } from './refusals';
 import { sideEffectFailure } from './side-effect-failure';
 import { addLoopWarning, loopRecordOf, recordReplay, sameFailure } from './replay-record';
 import { loopOp } from './loop-op';
+import { checkMayStart } from './turn-error';
 
 /** What the attempts of one call share. */
 export interface CallProgress {
@@ -96,8 +97,9 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   const owner = wantClaim ? newOwner() : '';
   let claim: ClaimOutcome | undefined;
   let budget: SessionBudget | undefined;
-  // Aborted while its hooks, slot or turn were awaited (a hook may ignore the signal): no store step.
-  if (turn.signal.aborted) throw HardError.cancelled();
+  // Aborted while its hooks, slot or turn were awaited (a hook may ignore the signal), or dispatchd
+  // began to drain meanwhile (nothing has run: the client retries elsewhere): no store step.
+  checkMayStart(turn);
   try {
     // A call counts against its tool's budget once, at its first attempt of a tool under that
     // budget that gets this far (one refused by a cap or a rate limit before it did not count).

@@ -1,5 +1,5 @@
 import { HardError } from '../errors';
-import type { TurnSignal } from './signals';
+import { createAbortScope, onAbort, type TurnSignal } from './signals';
 
 /**
  * A cancellation this close to the turn's deadline is the deadline's: {@link DEADLINE_SLACK_MS},
@@ -69,4 +69,45 @@ export function turnError(error: unknown, deadline: number, shutdown?: TurnSigna
 export function checkMayStart(turn: { readonly signal: TurnSignal; readonly draining?: TurnSignal }): void {
   if (turn.signal.aborted) throw HardError.cancelled();
   if (turn.draining?.aborted) throw HardError.shuttingDown();
+}
+
+/** A signal a wait listens to, and the end of that listening. */
+export interface WaitSignal {
+  readonly signal: TurnSignal;
+  /** Stops following the turn's signals; call once the wait is over. */
+  stop(): void;
+}
+
+const NOT_LISTENING = (): void => undefined;
+
+/**
+ * What a wait before a tool runs (an approval, a concurrency slot, a rate turn) ends on: the
+ * turn's signal and, with a shared store, dispatchd's drain (`draining`): nothing has run yet, so
+ * the attempt ends at once, SHUTTING_DOWN (see {@link waitError} and {@link checkMayStart}), and
+ * the client retries the turn elsewhere instead of its wait being cut off at the grace period's
+ * end. Without `draining`, the turn's own signal (nothing is made).
+ */
+export function waitSignal(turn: { readonly signal: TurnSignal; readonly draining?: TurnSignal }): WaitSignal {
+  const { signal, draining } = turn;
+  if (!draining) return { signal, stop: NOT_LISTENING };
+  const scope = createAbortScope();
+  if (signal.aborted || draining.aborted) {
+    scope.abort(signal.aborted ? signal.reason : draining.reason);
+    return { signal: scope.signal, stop: NOT_LISTENING };
+  }
+  const stopTurn = onAbort(signal, () => scope.abort(signal.reason));
+  const stopDrain = onAbort(draining, () => scope.abort(draining.reason));
+  return {
+    signal: scope.signal,
+    stop() {
+      stopTurn();
+      stopDrain();
+    },
+  };
+}
+
+/** The error a wait under {@link waitSignal} ended with, as the turn tells it: SHUTTING_DOWN for the drain's. */
+export function waitError(turn: { readonly signal: TurnSignal; readonly draining?: TurnSignal }, error: unknown): unknown {
+  const drained = error instanceof HardError && error.reason === 'CANCELLED' && !turn.signal.aborted && turn.draining?.aborted === true;
+  return drained ? HardError.shuttingDown() : error;
 }

@@ -17,9 +17,9 @@ export interface WaveEntry {
  * wave's finished results are discarded. The wave settles at that error or abort without waiting
  * for a sibling that is slow to unwind. Results are in `entries` order.
  *
- * Once dispatchd drains (`turn.draining`), no call starts and a call refused its retry (it throws
- * SHUTTING_DOWN) aborts no sibling: the calls running go on, and when none is left the wave ends
- * SHUTTING_DOWN, unless every call had finished.
+ * Once dispatchd drains (`turn.draining`), no call starts, and a call refused its retry or cut
+ * short waiting before its tool ran (it throws SHUTTING_DOWN) aborts no sibling: the calls running
+ * go on, and when none is left the wave ends SHUTTING_DOWN, unless every call had finished.
  *
  * Each call is followed by one pair of callbacks on its promise, not an async task and a race
  * per call: a wave of eight calls measured a tenth of its allocations in those.

@@ -1,6 +1,7 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { jsonDepth } from '../json';
+import { shortened } from '../pipeline/bound-result';
 import { addAnnotationFormats, noteUnknownFormats } from './known-formats';
 import { useOwnDefaults, withOwnDefaults } from './own-defaults';
 import { leasePatterns, type LeaseOptions } from './pattern-pool';
@@ -31,6 +32,11 @@ export interface CompiledSchema {
 }
 
 const MAX_SCHEMA_DEPTH = 32;
+/**
+ * The longest compile error quoted: Ajv's and RE2's quote the schema's own text (a `pattern`, a
+ * `$ref` target), which may be most of its 256 KiB.
+ */
+const MAX_ERROR_CHARS = 1_000;
 
 /**
  * Options of every Ajv compiling schemas, but for their regular expressions (see `compile`).
@@ -59,7 +65,7 @@ export function createSchemaCompiler(maxSchemaBytes: number): SchemaCompiler {
       try {
         schema = JSON.parse(text);
       } catch (error) {
-        throw new Error(`input_schema is not valid JSON: ${(error as Error).message}`);
+        throw new Error(`input_schema is not valid JSON: ${shortened((error as Error).message, MAX_ERROR_CHARS)}`);
       }
       if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
         throw new Error('input_schema must be a JSON object');
@@ -98,7 +104,7 @@ export function createSchemaCompiler(maxSchemaBytes: number): SchemaCompiler {
         return { schema: schema as Record<string, unknown>, validate, release: patterns.commit(), unknownFormats: notes };
       } catch (error) {
         patterns.abort();
-        throw new Error(`input_schema does not compile: ${(error as Error).message}`);
+        throw new Error(`input_schema does not compile: ${shortened((error as Error).message, MAX_ERROR_CHARS)}`);
       }
     },
   };

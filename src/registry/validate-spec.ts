@@ -1,8 +1,13 @@
 import type { ToolSpec } from '../../gen/dispatch/v1/tool_pb';
 import { httpHeadersProblem } from '../executors/http-headers';
 import { isJsonPointer } from '../json';
+import { shortened } from '../pipeline/bound-result';
 
-const NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
+/** The longest tool name: a name sent that is longer names no tool. */
+export const MAX_TOOL_NAME_CHARS = 128;
+const NAME = new RegExp(`^[A-Za-z0-9_.:-]{1,${MAX_TOOL_NAME_CHARS}}$`);
+/** A caller's text (a name, URL or pointer) quoted in a message: it may be megabytes. */
+const quoted = (text: string): string => JSON.stringify(shortened(text, 200));
 /**
  * The longest backoff between attempts: a longer one waits past any sensible deadline, and past
  * 2^31 ms Node's timers fire at once (TimeoutOverflowWarning), so a 23-day backoff retried in 1 ms.
@@ -18,7 +23,7 @@ const MIN_RESULT_CHARS = 100;
  */
 export function checkSpec(spec: ToolSpec, knownExecutors: ReadonlySet<string>): string | undefined {
   if (!NAME.test(spec.name)) {
-    return `name ${JSON.stringify(spec.name)} must be 1-128 characters of letters, digits, '_', '.', ':' or '-'`;
+    return `name ${quoted(spec.name)} must be 1-${MAX_TOOL_NAME_CHARS} characters of letters, digits, '_', '.', ':' or '-'`;
   }
   const executor = spec.executor.case;
   if (executor === undefined) return `tool "${spec.name}" has no executor (one of http, worker, mcp, builtin)`;
@@ -28,7 +33,7 @@ export function checkSpec(spec: ToolSpec, knownExecutors: ReadonlySet<string>): 
     try {
       url = new URL(spec.executor.value.url);
     } catch {
-      return `tool "${spec.name}": http.url ${JSON.stringify(spec.executor.value.url)} is not a URL`;
+      return `tool "${spec.name}": http.url ${quoted(spec.executor.value.url)} is not a URL`;
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       return `tool "${spec.name}": http.url must be http or https, got ${url.protocol}`;
@@ -53,7 +58,7 @@ export function checkSpec(spec: ToolSpec, knownExecutors: ReadonlySet<string>): 
     ['primary_parameter', spec.primaryParameter],
     ...(spec.idempotency?.keyFields ?? []).map((p) => ['idempotency.key_fields', p] as const),
   ] as const) {
-    if (!isJsonPointer(pointer)) return `tool "${spec.name}": ${field} ${JSON.stringify(pointer)} is not a JSON pointer`;
+    if (!isJsonPointer(pointer)) return `tool "${spec.name}": ${field} ${quoted(pointer)} is not a JSON pointer`;
   }
   return undefined;
 }

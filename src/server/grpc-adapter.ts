@@ -6,6 +6,7 @@ import { ErrorInfoSchema } from '../../gen/google/rpc/error_details_pb';
 import { StatusSchema } from '../../gen/google/rpc/status_pb';
 import { HardError } from '../errors';
 import type { Logger } from '../log';
+import { cutUnits } from '../pipeline/bound-result';
 
 /** An RPC failure with a gRPC status, and optionally a google.rpc.ErrorInfo reason. */
 export class RpcError extends Error {
@@ -129,13 +130,39 @@ export function toServiceError(error: unknown, logger: Logger): Partial<grpc.Sta
     code = grpc.status.INTERNAL;
     message = 'internal error in dispatch';
   }
+  message = wellFormed(boundedMessage(message));
   const metadata = new grpc.Metadata();
   if (reason) {
     const info = create(ErrorInfoSchema, { reason, domain: 'dispatch.v1' });
     const details = create(StatusSchema, { code, message, details: [anyPack(ErrorInfoSchema, info)] });
     metadata.set('grpc-status-details-bin', Buffer.from(toBinary(StatusSchema, details)));
   }
-  return { code, details: wellFormed(message), metadata };
+  return { code, details: message, metadata };
+}
+
+/**
+ * The longest status message, in UTF-16 units (with its omission note): in ASCII ~5 KB of
+ * trailers with its copy in grpc-status-details-bin, within the 8 KB of metadata that clients on
+ * gRPC's C core (Python, Ruby, C++) accept by default.
+ */
+const MAX_MESSAGE_UNITS = 2_000;
+const HEAD_UNITS = 1_400;
+const TAIL_UNITS = 500;
+
+/**
+ * `message` cut to its head and tail around a note of what was left out, when longer than
+ * {@link MAX_MESSAGE_UNITS}; a surrogate pair is never split. A status travels in HTTP/2 trailers
+ * (grpc-message, and grpc-status-details-bin again): one over ~64 KB never reached the client,
+ * which waited until its deadline, and stalled every other call on the connection with it.
+ */
+function boundedMessage(message: string): string {
+  if (message.length <= MAX_MESSAGE_UNITS) return message;
+  const head = cutUnits(message, HEAD_UNITS);
+  let from = message.length - TAIL_UNITS;
+  const unit = message.charCodeAt(from);
+  if (unit >= 0xdc00 && unit <= 0xdfff && (message.charCodeAt(from - 1) & 0xfc00) === 0xd800) from++;
+  const tail = message.slice(from);
+  return `${head} ... [${message.length - head.length - tail.length} characters omitted] ... ${tail}`;
 }
 
 /** Lone UTF-16 surrogates: a message cut through a pair (a model's emoji at the cut) has one. */

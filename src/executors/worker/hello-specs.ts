@@ -2,6 +2,7 @@ import { clone, create } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import { ToolSpecSchema, WorkerExecutorSchema, type ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
 import type { Hello } from '../../../gen/dispatch/v1/worker_pb';
+import { shortened } from '../../pipeline';
 import { operatorToolMessage, type ToolRegistry } from '../../registry';
 import { RpcError } from '../../server';
 
@@ -28,7 +29,7 @@ export function helloSpecs(hello: Hello, tenant: string, registry: ToolRegistry,
   }
   return hello.tools.map((tool, index) => {
     if (tool.executor.case !== undefined && tool.executor.case !== 'worker') {
-      throw new RpcError(grpc.status.INVALID_ARGUMENT, `tools[${index}] ("${tool.name}"): a worker hosts its tools itself, so the executor must be worker or unset, not ${tool.executor.case}`);
+      throw new RpcError(grpc.status.INVALID_ARGUMENT, `tools[${index}] ("${shortened(tool.name, 200)}"): a worker hosts its tools itself, so the executor must be worker or unset, not ${tool.executor.case}`);
     }
     const refusal = hostingRefusal(registry, tenant, tool.name, `tools[${index}]`);
     if (refusal !== undefined) throw new RpcError(grpc.status.ALREADY_EXISTS, refusal);

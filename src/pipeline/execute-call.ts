@@ -17,10 +17,37 @@ import { checkMayStart } from './turn-error';
 /** A name as quoted back in a message: a made-up one may be megabytes. */
 const quoted = (name: string): string => shortened(name, 200);
 
+/** The most offered tools a suggestion lists, and the most characters it lists them in. */
+const MAX_LISTED_TOOLS = 20;
+const MAX_LISTED_CHARS = 2_000;
+/** Each turn's list of its offered tools, built at its first call of a tool not offered. */
+const offeredLists = new WeakMap<ReadonlySet<string>, string>();
+
+/**
+ * The first offered tools, each quoted short, in at most {@link MAX_LISTED_CHARS}: built once per
+ * turn, as each call of a tool not offered gets it (128 calls listing 20 names of 150,000
+ * characters took 1.1 GB and blocked the event loop for seconds).
+ */
+function offeredList(offered: ReadonlySet<string>): string {
+  let list = offeredLists.get(offered);
+  if (list === undefined) {
+    const names: string[] = [];
+    let chars = 0;
+    for (const name of offered) {
+      if (names.length === MAX_LISTED_TOOLS || chars > MAX_LISTED_CHARS) break;
+      names.push(quoted(name));
+      chars += names[names.length - 1]!.length + 2;
+    }
+    list = shortened(names.join(', '), MAX_LISTED_CHARS);
+    offeredLists.set(offered, list);
+  }
+  return list;
+}
+
 function unknownTool(deps: PipelineDeps, turn: TurnContext, sent: string): DispatchError {
   const name = quoted(sent);
   if (turn.offeredTools && !turn.offeredTools.has(sent)) {
-    return errors.unknownTool(`tool "${name}" is not available; it was not offered to you`, `Call one of the offered tools: ${[...turn.offeredTools].slice(0, 20).join(', ')}.`);
+    return errors.unknownTool(`tool "${name}" is not available; it was not offered to you`, `Call one of the offered tools: ${offeredList(turn.offeredTools)}.`);
   }
   const names = deps.registry.list(turn.tenant).map((t) => t.name);
   const guess = closestMatch(sent, names);
@@ -44,7 +71,8 @@ function unknownTool(deps: PipelineDeps, turn: TurnContext, sent: string): Dispa
 export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: ToolCall, obs: CallObserver): Promise<ToolResult> {
   const started = performance.now();
   let tool: ResolvedTool | undefined = turn.offeredTools && !turn.offeredTools.has(call.name) ? undefined : deps.registry.lookup(turn.tenant, call.name);
-  if (!tool) return errorResult(call.id, call.name, unknownTool(deps, turn, call.name), 0, since(started));
+  // The error's `tool` quoted short: a made-up name may be megabytes, and max_result_chars bounds only a tool's output.
+  if (!tool) return errorResult(call.id, quoted(call.name), unknownTool(deps, turn, call.name), 0, since(started));
   let args: unknown;
   let warnings: string[];
   try {

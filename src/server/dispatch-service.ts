@@ -16,6 +16,7 @@ import type { ServerSurfaceCall } from '@grpc/grpc-js/build/src/server-call';
 import { HardError } from '../errors';
 import { throttledWarn } from '../log';
 import { codePointLength, createAbortScope, DEADLINES, dispatchSequential, onAbort, sliceCodePoints, turnError, type PipelineDeps, type TurnContext } from '../pipeline';
+import { MAX_TOOL_NAME_CHARS } from '../registry/validate-spec';
 import { RpcError, unary } from './grpc-adapter';
 import { MAX_OFFERED_TOOLS, sentCounts } from './dispatch-request-codec';
 import { fitResponse, SLACK_BYTES } from './fit-response';
@@ -59,6 +60,13 @@ function checkRequest(request: DispatchRequest, maxCalls: number): void {
   }
   if (sent.offeredTools > MAX_OFFERED_TOOLS) {
     throw new RpcError(grpc.status.INVALID_ARGUMENT, `${sent.offeredTools} offered tools in one turn, over the limit of ${MAX_OFFERED_TOOLS}`);
+  }
+  // A longer name names no tool; each call of a tool not offered lists some of them back.
+  for (let i = 0; i < request.offeredTools.length; i++) {
+    const length = request.offeredTools[i]!.length;
+    if (length > MAX_TOOL_NAME_CHARS) {
+      throw new RpcError(grpc.status.INVALID_ARGUMENT, `offered_tools[${i}] is ${length} characters long, over the limit of ${MAX_TOOL_NAME_CHARS} of a tool name`);
+    }
   }
 }
 

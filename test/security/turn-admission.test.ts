@@ -89,7 +89,7 @@ test('turns whose arguments would take the replica past its characters in flight
     details: `the turns running on this dispatch replica hold ${600 + `s${n - 1}`.length + 5} characters of calls; with this turn's ${500 + `s${n}`.length + 5} that would pass its limit of 1000 (limits.max_argument_chars_in_flight); nothing was run, try again shortly`,
   });
   // Offered tools count too: a turn with small arguments but 500 characters of offered tool names.
-  const offering = app.dispatch.dispatch({ sessionId: `s${++n}`, offeredTools: ['slow', 'x'.repeat(496)], calls: [{ id: 'c', name: 'slow', arguments: '{}' }] }, bearer(GLOBEX.token));
+  const offering = app.dispatch.dispatch({ sessionId: `s${++n}`, offeredTools: ['slow', ...['a', 'b', 'c', 'd'].map((c) => c.repeat(124))], calls: [{ id: 'c', name: 'slow', arguments: '{}' }] }, bearer(GLOBEX.token));
   expect((await statusOf(offering)).code).toBe(grpc.status.RESOURCE_EXHAUSTED);
   // One that fits is let in beside it.
   const small = sized(GLOBEX.token, 300);

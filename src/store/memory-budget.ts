@@ -1,4 +1,4 @@
-import { evictOldest, TRIM_TO } from './evict-oldest';
+import { TenantShares } from './tenant-shares';
 
 /** A trajectory-memory entry as the memory store keeps it. */
 export interface MemoryEntry {
@@ -6,16 +6,29 @@ export interface MemoryEntry {
   readonly expiresAt: number;
 }
 
+/** An entry as the budget counts it: its tenant, and the session's list that holds it. */
+interface Counted {
+  readonly tenant: string;
+  readonly entry: MemoryEntry;
+  readonly holder: MemoryEntry[];
+  readonly chars: number;
+  readonly expiresAt: number;
+}
+
 /**
  * Bounds the characters of trajectory-memory entries the memory store holds across all sessions
- * (each session keeps up to its max_memory_entries, for their TTL of a day by default): past the
- * budget the oldest entries go, whichever session holds them, until a tenth below it, so the cost
- * per entry stays flat. Entries of a session evicted for room stay counted (and held) until they
- * are the oldest, so the budget errs on the safe side. An entry larger than the budget is kept alone.
+ * (each session keeps up to its max_memory_entries, for their TTL of a day by default). Past the
+ * budget, until a tenth below it (so the cost per entry stays flat), the expired entries go first,
+ * then the oldest entries of the tenants holding more than an equal share of the characters, down
+ * to it (TenantShares, as for spilled results): so one tenant's flood of memory writes evicts its
+ * own oldest entries, never those of a tenant within its share. Entries of a session evicted for
+ * room stay counted (and held) until they expire or are their tenant's oldest: unlike spills they
+ * are not looked for at every pass, which with ~50-character entries took ~150 ms (a look at each
+ * of ~300,000 entries). An entry larger than the budget is kept alone.
  */
 export interface MemoryBudget {
-  /** Counts `entry`, just pushed onto its session's `holder`, evicting the oldest while over the budget. */
-  add(holder: MemoryEntry[], entry: MemoryEntry): void;
+  /** Counts `tenant`'s `entry`, just pushed onto its session's `holder`, evicting while over the budget at `t`. */
+  add(tenant: string, holder: MemoryEntry[], entry: MemoryEntry, t: number): void;
   /** Uncounts `entry`, which left its session (its per-session cap, the session's end). */
   drop(entry: MemoryEntry): void;
   clear(): void;
@@ -24,14 +37,15 @@ export interface MemoryBudget {
 }
 
 export function createMemoryBudget(maxChars: number): MemoryBudget {
-  // Oldest first: an entry and the session's list that holds it.
-  const entries = new Map<MemoryEntry, MemoryEntry[]>();
-  let total = 0;
+  const shares = new TenantShares<Counted>({ maxEntries: Infinity, maxChars });
+  const counted = new Map<MemoryEntry, Counted>();
   const drop = (entry: MemoryEntry): void => {
-    if (entries.delete(entry)) total -= entry.value.length;
+    const of = counted.get(entry);
+    if (!of) return;
+    counted.delete(entry);
+    shares.delete(of);
   };
-  const evict = (entry: MemoryEntry): void => {
-    const holder = entries.get(entry)!;
+  const evict = ({ entry, holder }: Counted): void => {
     drop(entry);
     // A session's entries are in the order they were counted: the oldest counted is its first.
     if (holder[0] === entry) holder.shift();
@@ -41,20 +55,20 @@ export function createMemoryBudget(maxChars: number): MemoryBudget {
     }
   };
   return {
-    add(holder, entry) {
-      entries.set(entry, holder);
-      total += entry.value.length;
-      if (total <= maxChars) return;
-      const target = maxChars * TRIM_TO;
-      evictOldest(entries, () => total > target && entries.size > 1, evict);
+    add(tenant, holder, entry, t) {
+      const of: Counted = { tenant, entry, holder, chars: entry.value.length, expiresAt: entry.expiresAt };
+      counted.set(entry, of);
+      shares.add(of);
+      // The entry just added stays even alone past the budget.
+      if (shares.over) shares.trim(of, t, evict);
     },
     drop,
     clear() {
-      entries.clear();
-      total = 0;
+      counted.clear();
+      shares.clear();
     },
     get chars() {
-      return total;
+      return shares.chars;
     },
   };
 }

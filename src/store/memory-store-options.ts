@@ -60,8 +60,10 @@ export interface MemoryStoreOptions {
   readonly maxSpilledChars?: number;
   /**
    * Characters of trajectory-memory entries kept across all sessions (each session keeps its
-   * max_memory_entries for their TTL, a day by default: ~1.2 bytes of heap per character): past it
-   * the oldest entries go, whichever session holds them, until a tenth below it. @default 16777216 (16 Mi, ~20 MiB), scaled to the heap (`heapLimitBytes`)
+   * max_memory_entries for their TTL, a day by default: ~1.2 bytes of heap per character). Past it,
+   * until a tenth below it, the expired entries go, then the oldest entries of the tenants holding
+   * more than an equal share of the characters, down to it, as for `maxSpilledChars`: so one
+   * tenant's flood of memory writes evicts its own oldest entries. @default 16777216 (16 Mi, ~20 MiB), scaled to the heap (`heapLimitBytes`)
    */
   readonly maxMemoryChars?: number;
   /**

@@ -182,7 +182,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
         keepUntil(state, entry.expiresAt);
         // shift() drops the oldest in place (splice() would copy the dropped ones out).
         while (entries.length > memory.max) memoryChars.drop(entries.shift()!);
-        memoryChars.add(entries, entry);
+        memoryChars.add(scope.tenant, entries, entry, t);
       }
       return { streak: state.window.streak(key) };
     },

@@ -1,6 +1,6 @@
 import { createMemoryStore, type SessionScope, type Store, type StoredResult } from '../../src/store';
 import { createSpillBudget } from '../../src/store/spill-budget';
-import { TenantShares } from '../../src/store/tenant-shares';
+import { TenantShares, TRIM_CHUNK } from '../../src/store/tenant-shares';
 
 // Found in a tenant-isolation hunt: past the memory store's store-wide bounds on finished
 // idempotency records and on spilled results, the oldest went whichever tenant held them, so one
@@ -128,6 +128,48 @@ describe('memory store: spilled results, shared out by tenant', () => {
   });
 });
 
+// Trajectory memory was bounded store-wide oldest first across all tenants: one tenant's flood of
+// memory writes evicted every other tenant's entries (here all 5 of the victim's went).
+describe('memory store: trajectory memory, shared out by tenant', () => {
+  const remember = (store: Store, scope: SessionScope, entry: string, ttlSeconds = 60) =>
+    store.finishAttempt({ scope, op: 'op', memory: { entry, max: 1000, ttlSeconds } });
+  const entry = (name: string) => name.padEnd(100, '.');
+
+  it("past maxMemoryChars another tenant's flood evicts its own oldest entries, not a tenant's within its share", async () => {
+    const store = createMemoryStore({ maxMemoryChars: 2000 });
+    for (let i = 0; i < 5; i++) await remember(store, of('victim'), entry(`v${i}`));
+    for (let i = 0; i < 60; i++) await remember(store, of('flooder', `f${i % 3}`), entry(`f${i}`));
+    expect((await store.memory(of('victim'))).map((e) => e.slice(0, 2))).toEqual(['v0', 'v1', 'v2', 'v3', 'v4']);
+    // The flooder keeps its newest, within the rest of the budget (2,000 less the victim's 500).
+    const flooder = [...(await store.memory(of('flooder', 'f0'))), ...(await store.memory(of('flooder', 'f1'))), ...(await store.memory(of('flooder', 'f2')))];
+    expect(flooder.length).toBeLessThanOrEqual(15);
+    expect(flooder.map((e) => e.split('.')[0])).toContain('f59');
+    expect(flooder.map((e) => e.split('.')[0])).not.toContain('f0');
+    await store.close();
+  });
+
+  it('two tenants past their share each lose their own oldest, down to an equal share', async () => {
+    const store = createMemoryStore({ maxMemoryChars: 1000 });
+    for (let i = 0; i < 6; i++) await remember(store, of('a'), entry(`a${i}`));
+    for (let i = 0; i < 5; i++) await remember(store, of('b'), entry(`b${i}`));
+    // 1,100 characters: down to 900, 450 each at most (the entry just written stays).
+    expect((await store.memory(of('a'))).map((e) => e.slice(0, 2))).toEqual(['a2', 'a3', 'a4', 'a5']);
+    expect((await store.memory(of('b'))).map((e) => e.slice(0, 2))).toEqual(['b1', 'b2', 'b3', 'b4']);
+    await store.close();
+  });
+
+  it("expired entries give their room back first: a quiet tenant's dead entries do not keep a share", async () => {
+    let clock = 0;
+    const store = createMemoryStore({ maxMemoryChars: 1000, now: () => clock });
+    for (let i = 0; i < 4; i++) await remember(store, of('quiet'), entry(`q${i}`), 1);
+    clock = 2000;
+    // Kept counted, q's 400 characters would leave busy 500 (a share of 450 each, then the rest).
+    for (let i = 0; i < 10; i++) await remember(store, of('busy'), entry(`b${i}`), 3600);
+    expect(await store.memory(of('busy'))).toHaveLength(10);
+    await store.close();
+  });
+});
+
 describe('SpillBudget', () => {
   it('keeps its total exact: a spill uncounted twice, replaced, or capped off counts once', () => {
     const budget = createSpillBudget(100);
@@ -179,6 +221,71 @@ describe('TenantShares', () => {
     shares.trim(s2, 0, evict);
     expect(evicted).toEqual(['b0', 'b1', 'h0', 'h1']);
     expect(shares.chars).toBe(41);
+  });
+
+  // A pass at the default 200,000 records evicted 20,000 at once: ~15-25 ms of one event-loop
+  // turn on a quiet machine (more with its first, cold run, or under load). Past the bound it now
+  // gets back within it at once, then goes on TRIM_CHUNK evictions a call, the calls `over` asks for.
+  it('once back within the bounds, a call evicts TRIM_CHUNK entries at most; the pass goes on while `over` holds', () => {
+    const shares = new TenantShares<Entry>({ maxEntries: 100_000, maxChars: Infinity });
+    const victim = ['v0', 'v1', 'v2'].map((name) => entry('victim', name, 1));
+    for (const e of victim) shares.add(e);
+    let last = victim[2]!;
+    for (let i = 0; i < 99_998; i++) shares.add((last = entry('flooder', `f${i}`, 1)));
+    expect(shares.over).toBe(true);
+    const perCall: number[] = [];
+    const tenants = new Set<string>();
+    for (let calls = 0; shares.over && calls < 100; calls++) {
+      let evicted = 0;
+      shares.trim(last, 0, (e) => void (evicted++, tenants.add(e.tenant), shares.delete(e)));
+      perCall.push(evicted);
+    }
+    // 10,001 evictions down to 90,000, in 5 calls; the victim's 3, within its share, all stay.
+    expect(perCall).toEqual([TRIM_CHUNK, TRIM_CHUNK, TRIM_CHUNK, TRIM_CHUNK, 10_001 - 4 * TRIM_CHUNK]);
+    expect([shares.entries, [...tenants]]).toEqual([90_000, ['flooder']]);
+  });
+
+  it('the dead entries likewise go TRIM_CHUNK a call, the look for them going on where it stopped', () => {
+    const shares = new TenantShares<Entry>({ maxEntries: 100_000, maxChars: Infinity });
+    let last = entry('t', 'none', 0);
+    for (let i = 0; i < 100_001; i++) shares.add((last = entry(i % 2 ? 'a' : 'b', `e${i}`, 1, i < 10_000 ? 500 : 5000)));
+    const perCall: number[] = [];
+    let dead = 0;
+    for (let calls = 0; shares.over && calls < 100; calls++) {
+      let evicted = 0;
+      shares.trim(last, 1000, (e) => void (evicted++, e.expiresAt === 500 && dead++, shares.delete(e)));
+      perCall.push(evicted);
+    }
+    // The 10,000 expired, then one live (b's oldest: a holds one less).
+    expect(perCall).toEqual([TRIM_CHUNK, TRIM_CHUNK, TRIM_CHUNK, TRIM_CHUNK, 10_001 - 4 * TRIM_CHUNK]);
+    expect([dead, shares.entries]).toEqual([10_000, 90_000]);
+  });
+
+  it('past a bound, a call evicts whatever it takes to get back within it, more than TRIM_CHUNK if need be', () => {
+    const shares = new TenantShares<Entry>({ maxEntries: Infinity, maxChars: 100_000 });
+    for (let i = 0; i < 100_000; i++) shares.add(entry('t', `e${i}`, 1));
+    const big = entry('t', 'big', 5000);
+    shares.add(big);
+    let evicted = 0;
+    shares.trim(big, 0, (e) => void (evicted++, shares.delete(e)));
+    expect(evicted).toBe(5000);
+    expect(shares.chars).toBe(100_000);
+    expect(shares.over).toBe(true);
+  });
+
+  it("looks for dead entries only as far as it must: up to a tenant's first live one when its entries expire in the order added", () => {
+    const shares = new TenantShares<Entry>({ maxEntries: 10_000, maxChars: Infinity });
+    let looked = 0;
+    // Each look at an entry reads its expiry.
+    const timed = (tenant: string, name: string, expiresAt: number): Entry => ({ tenant, name, chars: 1, get expiresAt() { return looked++, expiresAt; } });
+    for (let i = 0; i < 5000; i++) shares.add(timed('ordered', `o${i}`, 1000 + i));
+    // Expiring out of order: looked at whole; its dead entry behind a live one goes all the same.
+    for (const [name, at] of [['u0', 5000], ['u1', 1000], ['u2', 6000]] as const) shares.add(timed('mixed', name, at));
+    const evicted: string[] = [];
+    looked = 0;
+    shares.trim(entry('x', 'none', 0), 1010, (e) => void (evicted.push(e.name), shares.delete(e)));
+    expect(evicted).toEqual(['o0', 'o1', 'o2', 'o3', 'o4', 'o5', 'o6', 'o7', 'o8', 'o9', 'o10', 'u1']);
+    expect(looked).toBeLessThan(50);
   });
 
   it('given `gone`, looks for gone entries in every trim, not only once one can have expired', () => {

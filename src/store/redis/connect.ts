@@ -1,6 +1,7 @@
 import { Cluster, Redis, type Callback, type RedisOptions } from 'ioredis';
 import type { Logger } from '../../log';
 import { dropDeadSockets } from './dead-sockets';
+import { closeFailoverDetector } from './failover-detector';
 import { parseRedisUrl, type RedisTarget } from './redis-url';
 import { checkInteger } from '../../options';
 
@@ -77,7 +78,14 @@ export function connectRedis(url: string | RedisTarget, options: RedisConnectOpt
         // A sentinel that takes the connection but never answers (stopped, hung) would otherwise
         // hold the master lookup for ever, the other sentinels unasked.
         sentinelCommandTimeout: options.commandTimeoutMs ?? 1000,
+        // Sentinel names the new master (+switch-master) seconds before it demotes the old one (a
+        // planned failover: ~10 s): the client must leave it then, or what it writes there
+        // meanwhile (claims, records) is erased when it resyncs as a replica. The detector's
+        // subscriptions to the Sentinels reconnect as the master's connection does, not each minute.
+        failoverDetector: true,
+        sentinelReconnectStrategy: retryStrategy,
       });
+      closeFailoverDetector(client);
       break;
     case 'cluster':
       client = new Cluster(target.nodes.map((a) => ({ ...a })), {

@@ -6,10 +6,13 @@
 -- in-progress record, 'P' .. owner, so that only this claim can release it), ARGV[4] the budget
 -- this call counts against ('' when none), ARGV[5] its size, ARGV[6] the budgets' TTL in seconds,
 -- ARGV[7] the owner of an orphan claim on the record ('' when none): a claim of this replica's
--- whose answer never came, whose attempt ran nothing and whose release is still to be written
+-- whose answer never came, whose attempt ran nothing and whose release is still to be written,
+-- ARGV[8] the owner of a claim on the record whose completion (or UNKNOWN mark) waits on this
+-- replica to be written ('' when none): while the record is that claim or gone (its lease ended
+-- while Redis refused writes), the state is 'waiting' and the replica answers from what waits
 -- Returns {streak count, streak failed (0|1), claim state ('' when no claim), stored result JSON,
 -- calls left in the budget after this one (-1 when not counted)}. A call answered from an
--- existing record (a replay, an identical call in progress, an unknown outcome) runs nothing and
+-- existing record (a replay, an identical call in progress, an unknown outcome, one waiting) runs nothing and
 -- is not counted; the claim state is 'over_budget' (nothing counted or claimed) when the budget
 -- was spent.
 local count, failed = streak_of(KEYS[1], ARGV[1])
@@ -19,6 +22,9 @@ if ARGV[2] ~= '' then
   -- release would do a moment later: it must not make its own call's retry IN_PROGRESS.
   if record and ARGV[7] ~= '' and record == 'P' .. ARGV[7] then
     record = false
+  end
+  if ARGV[8] ~= '' and (not record or record == 'P' .. ARGV[8]) then
+    return {count, failed, 'waiting', '', -1}
   end
   if record then
     local state = string.sub(record, 1, 1)

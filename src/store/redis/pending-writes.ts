@@ -2,28 +2,69 @@ import type { Logger } from '../../log';
 import type { FinishAttempt } from '../store';
 
 /** An idempotency record that must still reach Redis: the tool ran, or its outcome is unknown. */
-export type PendingRecord = Pick<FinishAttempt, 'scope' | 'op' | 'idempotency'>;
+export interface PendingRecord extends Pick<FinishAttempt, 'scope' | 'op' | 'idempotency'> {
+  /** The owner of the claim a completion or UNKNOWN mark ends: that claim is kept alive while it waits. */
+  readonly owner?: string;
+}
+
+/** Options of {@link createPendingWrites}. */
+export interface PendingWritesOptions {
+  /** Records kept at most. */
+  readonly max: number;
+  /** Interval between attempts to write them, in ms. */
+  readonly intervalMs: number;
+  /**
+   * Holds a waiting record's claim (its `owner`'s) `ms` longer from now; resolves false when the
+   * claim is no longer that owner's (expired, replaced, or the record written): nothing to hold.
+   */
+  readonly keepAlive?: (record: PendingRecord, ms: number) => Promise<boolean>;
+  /** How long one keepAlive holds a claim, in ms; it is renewed halfway. @default max(10000, 3 × intervalMs) */
+  readonly holdMs?: number;
+  /** The key a waiting record is found by with {@link PendingWrites.waiting}. */
+  readonly keyOf?: (record: PendingRecord) => string;
+  readonly logger?: Logger;
+  readonly now?: () => number;
+}
 
 /** Records whose write failed, written again once Redis answers. */
 export interface PendingWrites {
   add(record: PendingRecord): void;
   /** Writes what it can, oldest first; stops at the first failure. */
   flush(): Promise<void>;
+  /** The completion or UNKNOWN mark with an owner waiting under `key` (see keyOf), if any. */
+  waiting(key: string): PendingRecord | undefined;
   readonly size: number;
   close(): void;
 }
 
+interface Entry {
+  readonly record: PendingRecord;
+  /** When the record would have expired, had it been written at once (epoch ms; Infinity for a release). */
+  readonly expiresAt: number;
+  /** Its key for {@link PendingWrites.waiting}: a completion or UNKNOWN mark with an owner. */
+  readonly key?: string;
+  /** Until when its claim is known held (epoch ms), and whether there is a claim to hold. */
+  heldUntil: number;
+  holds: boolean;
+  holding?: boolean;
+}
+
 /**
  * Keeps the completion (or UNKNOWN mark) of a call whose finishing write failed while Redis was
- * away, and retries it every `intervalMs` and when the connection returns. Without this, the
- * call's IN_PROGRESS lease would lapse and an identical call could run the side effect again.
- * A release is retried only with its claim's owner, which deletes nothing but that very claim
- * still in progress (one that timed out may reach Redis later and would hold its key for the
- * whole lease); an ownerless release is not: the lease frees the key anyway. At most `max`
- * records wait; beyond that a waiting release goes first, else the oldest record, with a log line.
+ * away or full, and retries it every `intervalMs` and when the connection returns. Meanwhile the
+ * call's claim, when its owner is known, is held (`keepAlive`) at once and every `holdMs / 2`,
+ * since its lease would end first and an identical call could then run the side effect again; up
+ * to the record's own TTL, when it is dropped, written or not. A release is retried only with its
+ * claim's owner, which deletes nothing but that very claim still in progress (one that timed out
+ * may reach Redis later and would hold its key for the whole lease); an ownerless release is not:
+ * the lease frees the key anyway. At most `max` records wait; beyond that a waiting release goes
+ * first, else the oldest record, with a log line.
  */
-export function createPendingWrites(write: (record: PendingRecord) => Promise<unknown>, options: { max: number; intervalMs: number; logger?: Logger }): PendingWrites {
-  const queue: PendingRecord[] = [];
+export function createPendingWrites(write: (record: PendingRecord) => Promise<unknown>, options: PendingWritesOptions): PendingWrites {
+  const queue: Entry[] = [];
+  const byKey = new Map<string, Entry>();
+  const now = options.now ?? Date.now;
+  const holdMs = options.holdMs ?? Math.max(10_000, 3 * options.intervalMs);
   let flushing: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
 
@@ -36,37 +77,78 @@ export function createPendingWrites(write: (record: PendingRecord) => Promise<un
     timer.unref();
   };
 
+  const remove = (entry: Entry) => {
+    // By identity: add() may have dropped records from the queue meanwhile.
+    const at = queue.indexOf(entry);
+    if (at !== -1) queue.splice(at, 1);
+    if (entry.key !== undefined && byKey.get(entry.key) === entry) byKey.delete(entry.key);
+  };
+
+  function hold(entry: Entry): void {
+    const t = now();
+    if (!entry.holds || entry.holding || entry.heldUntil - t > holdMs / 2 || t >= entry.expiresAt) return;
+    const ms = Math.max(1, Math.min(holdMs, entry.expiresAt - t));
+    entry.holding = true;
+    options.keepAlive!(entry.record, ms).then(
+      (held) => {
+        entry.holding = false;
+        if (held) entry.heldUntil = t + ms;
+        else entry.holds = false;
+      },
+      () => (entry.holding = false),
+    );
+  }
+
   async function drain(): Promise<void> {
+    const t = now();
+    const expired = queue.filter((e) => e.expiresAt <= t);
+    for (const entry of expired) remove(entry);
+    if (expired.length > 0) options.logger?.warn('idempotency records that could not be written to redis within their TTL were dropped', { count: expired.length });
     while (queue.length > 0) {
-      const record = queue[0]!;
+      const entry = queue[0]!;
       try {
-        await write(record);
+        await write(entry.record);
       } catch {
+        for (const waiting of queue) hold(waiting);
         schedule();
         return;
       }
-      // By identity: add() may have dropped records from the queue meanwhile.
-      const at = queue.indexOf(record);
-      if (at !== -1) queue.splice(at, 1);
+      remove(entry);
     }
     options.logger?.info('pending idempotency records written to redis');
   }
 
   const pendingWrites: PendingWrites = {
     add(record) {
-      if (record.idempotency === undefined || (record.idempotency.action === 'release' && record.idempotency.owner === undefined)) return;
-      queue.push(record);
+      const idempotency = record.idempotency;
+      if (idempotency === undefined || (idempotency.action === 'release' && idempotency.owner === undefined)) return;
+      const ends = idempotency.action !== 'release' && record.owner !== undefined;
+      const entry: Entry = {
+        record,
+        expiresAt: idempotency.action === 'release' ? Infinity : now() + idempotency.ttlSeconds * 1000,
+        key: ends ? options.keyOf?.(record) : undefined,
+        heldUntil: 0,
+        holds: ends && options.keepAlive !== undefined,
+      };
+      queue.push(entry);
+      if (entry.key !== undefined) byKey.set(entry.key, entry);
       if (queue.length > options.max) {
         // A release only frees its key before the lease does: drop one of those first.
-        const release = queue.findIndex((r) => r.idempotency?.action === 'release');
-        const [dropped] = queue.splice(release === -1 ? 0 : release, 1);
-        if (dropped?.idempotency?.action !== 'release') options.logger?.error('dropped an idempotency record that could not be written to redis', { max: options.max });
+        const release = queue.findIndex((e) => e.record.idempotency?.action === 'release');
+        const dropped = queue[release === -1 ? 0 : release]!;
+        remove(dropped);
+        if (dropped.record.idempotency?.action !== 'release') options.logger?.error('dropped an idempotency record that could not be written to redis', { max: options.max });
       }
+      if (queue.includes(entry)) hold(entry);
       schedule();
     },
     flush() {
       flushing ??= drain().finally(() => (flushing = undefined));
       return flushing;
+    },
+    waiting(key) {
+      const entry = byKey.get(key);
+      return entry && entry.expiresAt > now() ? entry.record : undefined;
     },
     get size() {
       return queue.length;

@@ -7,6 +7,7 @@ import { handleScope } from '../result-handle';
 import type { BeginAttempt, BeginAttemptResult, ClaimOutcome, FinishAttempt, FinishAttemptResult, SessionScope, Store, StoredResult } from '../store';
 import type { RedisClient } from './connect';
 import { batchWrites } from './batch-writes';
+import { createLiveClaims } from './live-claims';
 import { createOrphanClaims } from './orphan-claims';
 import { createPendingWrites, type PendingRecord } from './pending-writes';
 import { defineScripts } from './scripts';
@@ -29,6 +30,11 @@ export interface RedisStoreOptions extends SpillLimits {
   readonly maxPendingRecords?: number;
   /** Interval between attempts to write waiting records, in ms. @default 1000 */
   readonly pendingRetryMs?: number;
+  /**
+   * Claims in flight on this replica whose owner is remembered, so that a completion Redis refuses
+   * holds its claim while it waits (see PendingWrites); beyond it the oldest is forgotten. @default 100000
+   */
+  readonly maxLiveClaims?: number;
   /** Key prefix, before the session's hash tag. @default "dispatch" */
   readonly prefix?: string;
   /**
@@ -50,8 +56,11 @@ function opId(op: string): string {
   return hash('sha256', first, 'base64url');
 }
 
-function claimOutcome(state: string, payload: string): ClaimOutcome | undefined {
+function claimOutcome(state: string, payload: string, waiting: PendingRecord | undefined): ClaimOutcome | undefined {
   switch (state) {
+    case 'waiting':
+      // The completion (or UNKNOWN mark) this replica could not write yet answers for it.
+      return waiting?.idempotency?.action === 'complete' ? { state: 'completed', result: waiting.idempotency.result } : { state: 'unknown' };
     case 'claimed':
     case 'in_progress':
     case 'unknown':
@@ -130,9 +139,13 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
   const released = (r: PendingRecord) => {
     if (r.idempotency?.action === 'release' && r.idempotency.owner) orphans.forget(keysOf(r.scope).record(r.idempotency.key), r.idempotency.owner);
   };
+  const liveClaims = createLiveClaims(options.maxLiveClaims ?? 100_000);
+  const recordOf = (r: PendingRecord) => keysOf(r.scope).record(r.idempotency!.key);
   const pending = createPendingWrites((r) => storeCall('a waiting idempotency record', timeoutMs, () => finish(r)).then(() => released(r)), {
     max: maxPending,
     intervalMs: options.pendingRetryMs ?? 1000,
+    keepAlive: (r, ms) => storeCall('a waiting claim held', timeoutMs, () => client.dispatchKeepClaim(recordOf(r), r.owner!, ms)).then((held) => Number(held) === 1),
+    keyOf: recordOf,
     logger: options.logger,
   });
   const onReady = () => void pending.flush();
@@ -148,6 +161,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       const sent = client.status === 'ready';
       const record = claim ? keys.record(claim.key) : keys.window;
       const orphan = claim ? orphans.ownerOf(record) : '';
+      const waiting = claim ? pending.waiting(record) : undefined;
       const [count, failed, state, payload, left] = await storeCall('the attempt start', timeoutMs, () =>
         client.dispatchBeginAttempt(
           keys.window,
@@ -161,6 +175,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
           budget?.max ?? '',
           windowTtl,
           orphan,
+          waiting?.owner ?? '',
         ),
       ).catch((error: unknown) => {
         // A claim that got no answer may still reach Redis and hold its key for the whole lease:
@@ -172,13 +187,15 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
         throw error;
       });
       if (orphan !== '') orphans.forget(record, orphan);
+      if (state === 'claimed' && claim?.owner) liveClaims.add(record, claim.owner, claim.leaseMs);
       const streak = { count: Number(count), failed: Number(failed) === 1 };
       if (state === 'over_budget') return { streak, overBudget: true };
       const budgetLeft = budget && Number(left) >= 0 ? Number(left) : undefined;
-      return claim ? { streak, claim: claimOutcome(state, payload), budgetLeft } : { streak, budgetLeft };
+      return claim ? { streak, claim: claimOutcome(state, payload, waiting), budgetLeft } : { streak, budgetLeft };
     },
     async finishAttempt(step) {
       batch();
+      const owner = step.idempotency ? liveClaims.take(keysOf(step.scope).record(step.idempotency.key)) : undefined;
       try {
         const spillTooLong = tooLong(step);
         const [count, failed, refused] = await storeCall('the attempt record', timeoutMs, () => finish(step, spillTooLong));
@@ -187,7 +204,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
         warn(SPILL_REFUSALS[spillTooLong ? 'tooLong' : Number(refused) === 1 ? 'noRoom' : 'noInfo'], { ...spillLimits });
         return { streak, spillRefused: true };
       } catch (error) {
-        pending.add({ scope: step.scope, op: step.op, idempotency: withoutLostHandle(step) });
+        pending.add({ scope: step.scope, op: step.op, idempotency: withoutLostHandle(step), owner });
         throw error;
       }
     },

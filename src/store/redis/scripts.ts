@@ -9,9 +9,11 @@ type Arg = string | number;
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     /** begin-attempt.lua: loop streak and optional claim; see the script for keys and arguments. */
-    dispatchBeginAttempt(window: string, recordIndex: string, record: string, budgets: string, op: string, leaseMs: Arg, owner: string, budget: string, budgetMax: Arg, budgetTtl: Arg, orphanOwner: string): Result<[number, number, string, string, number], Context>;
+    dispatchBeginAttempt(window: string, recordIndex: string, record: string, budgets: string, op: string, leaseMs: Arg, owner: string, budget: string, budgetMax: Arg, budgetTtl: Arg, orphanOwner: string, waitingOwner: string): Result<[number, number, string, string, number], Context>;
     /** finish-attempt.lua: every write of an attempt; resolves with the op's streak and why its spill was refused (0: it was not). */
     dispatchFinishAttempt(...keysThenArgs: Arg[]): Result<[number, number, number], Context>;
+    /** keep-claim.lua: holds `owner`'s claim on `record` at least `ms` from now; 1 when it is still that claim, 0 when not. */
+    dispatchKeepClaim(record: string, owner: string, ms: Arg): Result<number, Context>;
     /** read-memory.lua: the live memory entries, oldest first. */
     dispatchReadMemory(memory: string): Result<string[], Context>;
     /** end-session.lua: deletes every key of the session and announces its end on `channel`. */
@@ -41,6 +43,7 @@ export function readScript(name: string): string {
 const SCRIPTS = [
   ['dispatchBeginAttempt', 'begin-attempt.lua', 4],
   ['dispatchFinishAttempt', 'finish-attempt.lua', 6],
+  ['dispatchKeepClaim', 'keep-claim.lua', 1],
   ['dispatchReadMemory', 'read-memory.lua', 1],
   ['dispatchEndSession', 'end-session.lua', 5],
 ] as const;

@@ -6,7 +6,7 @@ import { createLogger, type Logger } from '../log';
 import { NOOP_OBSERVER, type Observer, type PipelineDeps } from '../pipeline';
 import { allowAll, startServer, type Authenticator, type DispatchServer } from '../server';
 import { createPipeline, type PipelineOptions } from './create-pipeline';
-import type { Plugin, PluginFactory } from './plugin';
+import type { AppEnvironment, Plugin, PluginFactory } from './plugin';
 import { PLUGINS } from './plugins';
 
 /** An assembled dispatch: the pipeline, and how to serve it and stop it. */
@@ -28,11 +28,12 @@ function single<K extends keyof Plugin>(plugins: readonly Plugin[], key: K): Plu
  * authentication configured (see authConfigured) every caller is tenant `default`, so the plugins
  * and the pipeline get `config.singleTenantLimits`: per-tenant shares left out are whole limits.
  */
-export async function buildApp(configured: DispatchConfig, options: Partial<DaemonOptions> & { logger?: Logger; pipeline?: Partial<PipelineOptions> } = {}, factories: readonly PluginFactory[] = PLUGINS): Promise<App> {
+export async function buildApp(configured: DispatchConfig, options: Partial<DaemonOptions> & AppEnvironment & { logger?: Logger; pipeline?: Partial<PipelineOptions> } = {}, factories: readonly PluginFactory[] = PLUGINS): Promise<App> {
   const logger = options.logger ?? createLogger();
   let observer: Observer = NOOP_OBSERVER;
   let authenticate: Authenticator = allowAll;
-  const singleTenant = !authConfigured(configured.auth, process.env, options.tls);
+  // The same environment as the auth plugin's (AppEnvironment), so both see the same tokens file.
+  const singleTenant = !authConfigured(configured.auth, options.env ?? process.env, options.tls);
   const config = singleTenant ? { ...configured, limits: configured.singleTenantLimits ?? configured.limits } : configured;
   const ctx = { config, options, logger, singleTenant, observer: () => observer, authenticate: () => authenticate };
   const plugins: Plugin[] = [];
@@ -40,6 +41,8 @@ export async function buildApp(configured: DispatchConfig, options: Partial<Daem
     for (const factory of factories) plugins.push(await factory(ctx));
     observer = single(plugins, 'observer') ?? NOOP_OBSERVER;
     authenticate = single(plugins, 'authenticate') ?? allowAll;
+    // A plugin of the embedder's authenticating callers the config does not name: its tenants share whole limits.
+    if (singleTenant && authenticate !== allowAll) logger.warn('a plugin authenticates callers, but no authentication is configured: each per-tenant limit left out is the whole limit; set them in limits', {});
     const executors = new Map<string, Executor>(plugins.flatMap((p) => [...(p.executors ?? [])]));
     const deps = createPipeline({
       config,

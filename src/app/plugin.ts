@@ -1,5 +1,11 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { DaemonOptions } from '../cli/dispatchd-options';
+
+/** Where the app reads its environment variables (DISPATCH_AUTH_TOKENS_FILE among them). */
+export interface AppEnvironment {
+  /** @default process.env */
+  readonly env?: NodeJS.ProcessEnv;
+}
 import type { DispatchConfig } from '../config';
 import type { Executor } from '../executors';
 import type { Logger } from '../log';
@@ -10,7 +16,7 @@ import type { Store } from '../store';
 /** What every plugin is given when the app is assembled. */
 export interface PluginContext {
   readonly config: DispatchConfig;
-  readonly options: Partial<DaemonOptions>;
+  readonly options: Partial<DaemonOptions> & AppEnvironment;
   readonly logger: Logger;
   /**
    * No authentication is configured: every caller is tenant `default`, and per-tenant shares left

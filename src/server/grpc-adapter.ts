@@ -6,7 +6,6 @@ import { ErrorInfoSchema } from '../../gen/google/rpc/error_details_pb';
 import { StatusSchema } from '../../gen/google/rpc/status_pb';
 import { HardError } from '../errors';
 import type { Logger } from '../log';
-import { cutUnits } from '../pipeline/bound-result';
 
 /** An RPC failure with a gRPC status, and optionally a google.rpc.ErrorInfo reason. */
 export class RpcError extends Error {
@@ -141,28 +140,51 @@ export function toServiceError(error: unknown, logger: Logger): Partial<grpc.Sta
 }
 
 /**
- * The longest status message, in UTF-16 units (with its omission note): in ASCII ~5 KB of
- * trailers with its copy in grpc-status-details-bin, within the 8 KB of metadata that clients on
- * gRPC's C core (Python, Ruby, C++) accept by default.
+ * The most a status message may cost on the wire, in thirds of a byte: its grpc-message trailer
+ * (percent-encoded UTF-8: an ASCII character 1 byte, any other byte 3) and its copy in
+ * grpc-status-details-bin (base64: 4/3 of its UTF-8). 6,000 bytes stay within the 8 KB of
+ * metadata that clients on gRPC's C core (Python, Ruby, C++) accept by default: ~2,500 ASCII
+ * characters, ~460 CJK. Counted in UTF-16 units, a status of CJK or emoji text reached 18-24 KB,
+ * and a Python client got RESOURCE_EXHAUSTED "received metadata size exceeds limit" instead.
  */
-const MAX_MESSAGE_UNITS = 2_000;
-const HEAD_UNITS = 1_400;
-const TAIL_UNITS = 500;
+const MAX_MESSAGE_COST = 6_000 * 3;
+/** Of it, the message's head and tail (the rest for the omission note). */
+const HEAD_COST = MAX_MESSAGE_COST * 0.7;
+const TAIL_COST = MAX_MESSAGE_COST * 0.25;
+
+/** A UTF-16 unit's cost (see {@link MAX_MESSAGE_COST}): a surrogate is half of a 4-byte character. */
+function unitCost(unit: number): number {
+  if (unit < 0x80) return 7;
+  if (unit < 0x800) return 26;
+  return unit >= 0xd800 && unit <= 0xdfff ? 26 : 39;
+}
+
+const isLow = (unit: number) => unit >= 0xdc00 && unit <= 0xdfff;
 
 /**
- * `message` cut to its head and tail around a note of what was left out, when longer than
- * {@link MAX_MESSAGE_UNITS}; a surrogate pair is never split. A status travels in HTTP/2 trailers
- * (grpc-message, and grpc-status-details-bin again): one over ~64 KB never reached the client,
- * which waited until its deadline, and stalled every other call on the connection with it.
+ * `message` cut to its head and tail around a note of what was left out, when it would cost more
+ * than {@link MAX_MESSAGE_COST}; a surrogate pair is never split. A status travels in HTTP/2
+ * trailers (grpc-message, and grpc-status-details-bin again): one over ~64 KB never reached the
+ * client, which waited until its deadline, and stalled every other call on the connection with it.
  */
 function boundedMessage(message: string): string {
-  if (message.length <= MAX_MESSAGE_UNITS) return message;
-  const head = cutUnits(message, HEAD_UNITS);
-  let from = message.length - TAIL_UNITS;
-  const unit = message.charCodeAt(from);
-  if (unit >= 0xdc00 && unit <= 0xdfff && (message.charCodeAt(from - 1) & 0xfc00) === 0xd800) from++;
-  const tail = message.slice(from);
-  return `${head} ... [${message.length - head.length - tail.length} characters omitted] ... ${tail}`;
+  // An ASCII message this short fits whatever it holds.
+  if (message.length * 39 <= MAX_MESSAGE_COST) return message;
+  let cost = 0;
+  let head = 0;
+  for (; head < message.length && cost + unitCost(message.charCodeAt(head)) <= HEAD_COST; head++) cost += unitCost(message.charCodeAt(head));
+  if (head === message.length) {
+    for (let i = head; i < message.length; i++) cost += unitCost(message.charCodeAt(i));
+    if (cost <= MAX_MESSAGE_COST) return message;
+  }
+  // Never between the two halves of a pair.
+  if (head > 0 && isLow(message.charCodeAt(head))) head--;
+  cost = 0;
+  let from = message.length;
+  while (from > head && cost + unitCost(message.charCodeAt(from - 1)) <= TAIL_COST) cost += unitCost(message.charCodeAt(--from));
+  if (from < message.length && isLow(message.charCodeAt(from))) from++;
+  if (from <= head) return message;
+  return `${message.slice(0, head)} ... [${from - head} characters omitted] ... ${message.slice(from)}`;
 }
 
 /** Lone UTF-16 surrogates: a message cut through a pair (a model's emoji at the cut) has one. */

@@ -3,7 +3,10 @@ import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ServiceError } from '@grpc/grpc-js';
+import { buildApp, PLUGINS, type PluginFactory } from '../../src/app';
+import { authPlugin } from '../../src/app/plugins/auth-plugin';
 import { parseConfig } from '../../src/config';
+import { SILENT_LOGGER } from '../../src/log';
 import { resolveLimits } from '../../src/options';
 import { telemetrySettings } from '../../src/telemetry';
 import { startApp, startToolServer, type ToolServer } from '../helpers/servers';
@@ -145,4 +148,25 @@ test('the defaults follow authentication: whole shares without it, the fractions
   expect(() => parseConfig('limits: { max_answer_bytes_in_flight: 4000, max_answer_bytes_in_flight_per_tenant: 4001 }', 'c.yaml')).toThrow(
     'c.yaml: limits.max_answer_bytes_in_flight_per_tenant: must be at most the limit on all tenants together (4000), got 4001',
   );
+});
+
+test("the app decides on the auth plugin's environment: a tokens file named only there keeps the fractions; a plugin of its own authenticating is warned about", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'single-tenant-env-'));
+  writeFileSync(join(dir, 'tokens.yaml'), tokenEntriesYaml([ACME]));
+  const viaEnv = await startAuthApp('limits: { max_answer_bytes_in_flight: 4000, max_argument_chars_in_flight: 4000 }\ntools: []', { auth: { env: { DISPATCH_AUTH_TOKENS_FILE: join(dir, 'tokens.yaml') } } });
+  try {
+    expect([viaEnv.app.deps.limits.maxAnswerBytesInFlightPerTenant, viaEnv.app.deps.limits.maxArgumentCharsInFlightPerTenant, viaEnv.app.deps.limits.maxTurnsPerTenant]).toEqual([1000, 3000, 512]);
+  } finally {
+    await viaEnv.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const warnings: string[] = [];
+  const logger = { ...SILENT_LOGGER, warn: (message: string) => void warnings.push(message) };
+  const custom: PluginFactory = async () => ({ name: 'custom-auth', authenticate: () => ({ tenant: 'x', scopes: new Set(['dispatch']) }) as never });
+  const app = await buildApp(parseConfig('tools: []', 'c.yaml'), { logger, env: {} }, [...PLUGINS.filter((f) => f !== authPlugin), custom]);
+  try {
+    expect(warnings).toContain('a plugin authenticates callers, but no authentication is configured: each per-tenant limit left out is the whole limit; set them in limits');
+  } finally {
+    await app.close();
+  }
 });

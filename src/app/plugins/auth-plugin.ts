@@ -8,7 +8,7 @@ import type { Plugin, PluginContext, PluginFactory } from '../plugin';
 export interface AuthPluginOptions {
   /** How often a tokens file is re-stat'ed for changes, in ms. @default 2000 */
   readonly reloadIntervalMs?: number;
-  /** Where DISPATCH_AUTH_TOKENS_FILE is read from. @default process.env */
+  /** Where DISPATCH_AUTH_TOKENS_FILE is read from. @default the app's env (buildApp's options), else process.env */
   readonly env?: NodeJS.ProcessEnv;
 }
 
@@ -24,7 +24,7 @@ const DEFAULT_MTLS_SCOPES: readonly Scope[] = ['dispatch', 'subscribe'];
 export function createAuthPlugin(options: AuthPluginOptions = {}): PluginFactory {
   return async (ctx: PluginContext): Promise<Plugin> => {
     const { auth } = ctx.config;
-    const env = options.env ?? process.env;
+    const env = options.env ?? ctx.options.env ?? process.env;
     // An empty variable counts as unset, as every dispatchd variable does.
     const fileSetting = env.DISPATCH_AUTH_TOKENS_FILE || auth.tokensFile;
     const file = fileSetting === undefined ? undefined : resolve(dirname(ctx.config.file), fileSetting);

@@ -63,8 +63,10 @@ export async function startAuthApp(
   options: { auth?: AuthPluginOptions; daemon?: Partial<DaemonOptions>; logger?: Logger; credentials?: grpc.ChannelCredentials; configFile?: string } = {},
 ): Promise<AuthApp> {
   const config = parseConfig(yaml, options.configFile ?? 'test.yaml');
-  const factories = PLUGINS.map((f) => (f === authPlugin ? createAuthPlugin({ env: {}, ...options.auth }) : f));
-  const app = await buildApp(config, { logger: options.logger ?? SILENT_LOGGER, ...options.daemon }, factories);
+  const env = options.auth?.env ?? {};
+  const factories = PLUGINS.map((f) => (f === authPlugin ? createAuthPlugin({ ...options.auth, env }) : f));
+  // The app reads the same environment, so it sees the tokens file the plugin does (its limits per tenant).
+  const app = await buildApp(config, { logger: options.logger ?? SILENT_LOGGER, env, ...options.daemon }, factories);
   const served = await serveApp(app, options.credentials);
   return { ...served, port: served.server.port };
 }

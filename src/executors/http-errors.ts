@@ -100,5 +100,10 @@ export function fromHttpStatus(statusCode: number, body: string, retryAfter: str
     recoverable: statusCode === 408 || statusCode === 429 || statusCode >= 500,
     httpStatus: statusCode,
     retryAfterMs: statusCode === 429 || statusCode === 503 ? parseRetryAfter(retryAfter) : undefined,
+    // Busy, not wrong: TOOL_ERROR's default told the model to correct its request.
+    suggestion: statusCode === 429 || statusCode === 503 ? WAIT_THEN_RETRY : undefined,
   });
 }
+
+/** The next step after HTTP 429 or 503: the tool asked to be called later. */
+const WAIT_THEN_RETRY = 'The tool is busy and asked to be called later; call it again after a short wait (retry_after_ms, when given), unchanged, or use another tool meanwhile.';

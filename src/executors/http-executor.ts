@@ -107,7 +107,7 @@ export function createHttpExecutor(options: HttpExecutorOptions = {}): Executor 
           const next = location ? new URL(location, target) : undefined;
           const sameOrigin = next !== undefined && next.origin === new URL(target).origin;
           if (!sameOrigin || (response.status !== 307 && response.status !== 308) || hop >= maxRedirects) {
-            throw new DispatchError(ErrorKind.TOOL_ERROR, `the tool answered a redirect (HTTP ${response.status}) that dispatch does not follow`, { phase: 'after' });
+            throw new DispatchError(ErrorKind.TOOL_ERROR, redirectRefusal(response.status, next !== undefined, sameOrigin, maxRedirects), { phase: 'after' });
           }
           target = next.toString();
           continue;
@@ -130,4 +130,13 @@ export function createHttpExecutor(options: HttpExecutorOptions = {}): Executor 
       }
     },
   };
+}
+
+/** Why a 3xx answer ends the call: what it was, and why dispatch did not follow it. */
+function redirectRefusal(status: number, located: boolean, sameOrigin: boolean, maxRedirects: number): string {
+  if (status === 304) return 'the tool answered HTTP 304 (Not Modified), which is no answer to a call';
+  if (!located) return `the tool answered a redirect (HTTP ${status}) without a valid Location`;
+  if (!sameOrigin) return `the tool answered a redirect (HTTP ${status}) to another origin, which dispatch does not follow`;
+  if (status !== 307 && status !== 308) return `the tool answered a redirect (HTTP ${status}) that would not resend the request as it was (only 307 and 308 are followed)`;
+  return `the tool redirected more than ${maxRedirects} times (HTTP ${status}); dispatch follows at most ${maxRedirects} redirects`;
 }

@@ -16,9 +16,13 @@ beforeAll(async () => {
     '/same': (_req, res) => void res.writeHead(307, { location: '/target' }).end(),
     '/target': json({ reached: true }),
     '/plain': json({ ok: true }),
+    '/same-302': (_req, res) => void res.writeHead(302, { location: '/target' }).end(),
+    '/loop': (_req, res) => void res.writeHead(307, { location: '/loop' }).end(),
+    '/not-modified': (_req, res) => void res.writeHead(304).end(),
+    '/busy': (_req, res) => void res.writeHead(429, { 'retry-after': '1' }).end('slow down'),
   });
   const tool = (name: string, path: string, headers = '') => `  - name: ${name}\n    effect: read_only\n    retry: { max_attempts: 1 }\n    http: { url: "${origin.url}${path}"${headers} }\n`;
-  app = await startAuthApp(`tools:\n${tool('cross', '/cross')}${tool('cross_302', '/cross-302')}${tool('same', '/same')}${tool('keyed', '/plain', ', headers: { x-api-key: tool-key-1 }')}${tool('own_auth', '/plain', ', headers: { authorization: "Bearer tool-own-credential" }')}${authYaml([CLIENT])}`);
+  app = await startAuthApp(`tools:\n${tool('cross', '/cross')}${tool('cross_302', '/cross-302')}${tool('same', '/same')}${tool('same_302', '/same-302')}${tool('loop', '/loop')}${tool('not_modified', '/not-modified')}${tool('busy', '/busy')}${tool('keyed', '/plain', ', headers: { x-api-key: tool-key-1 }')}${tool('own_auth', '/plain', ', headers: { authorization: "Bearer tool-own-credential" }')}${authYaml([CLIENT])}`);
 });
 afterAll(async () => {
   await app.close();
@@ -43,6 +47,22 @@ test('a same-origin 307 is followed (so the cross-origin refusal above is the or
   const res = await run('same');
   expect(res.output).toBe('{"reached":true}');
   expect(origin.count('/target')).toBe(1);
+});
+
+test('each refused 3xx says why: another origin, a method change, too many hops, a 304', async () => {
+  const messages = Object.fromEntries(await Promise.all(['cross', 'same_302', 'loop', 'not_modified'].map(async (name) => [name, JSON.parse((await run(name)).output).message as string])));
+  expect(messages).toEqual({
+    cross: expect.stringContaining('redirect (HTTP 307) to another origin, which dispatch does not follow'),
+    same_302: expect.stringContaining('would not resend the request as it was (only 307 and 308 are followed)'),
+    loop: expect.stringMatching(/redirected more than \d+ times \(HTTP 307\)/),
+    not_modified: expect.stringContaining('HTTP 304 (Not Modified), which is no answer to a call'),
+  });
+});
+
+test('HTTP 429 tells the model to wait and call again unchanged, not to correct its request', async () => {
+  const res = JSON.parse((await run('busy')).output);
+  expect(res).toMatchObject({ kind: 'TOOL_ERROR', retry_after_ms: 1000 });
+  expect(res.suggestion).toMatch(/^The tool is busy and asked to be called later; call it again after a short wait/);
 });
 
 test("a tool receives only its configured headers, never the client's bearer token", async () => {

@@ -11,10 +11,11 @@ import type { McpServerConfig } from './mcp-config';
 import { clientDiagnostics } from './mcp-diagnostics';
 import { classifyMcpError, isStreamLoss, notConnectedError } from './mcp-errors';
 import { createRequestScopedFetch } from './mcp-fetch';
-import type { McpToolInfo } from './mcp-import';
 import { createOpenClients, type McpTransport } from './mcp-open-clients';
+import { guardRequests } from './mcp-request-guard';
 import type { McpToolResult } from './mcp-result';
 import { useLineBuffer } from './mcp-stdio-buffer';
+import { coalesced, listAllTools, listDigest } from './mcp-tool-list';
 
 /** What a call to an MCP tool is given. */
 export interface McpCallContext {
@@ -46,13 +47,12 @@ export interface McpConnection {
 /** Hooks of a connection. */
 export interface McpConnectionOptions {
   readonly logger: Logger;
-  /** Told of the server's tools after every connection and every list change. */
-  readonly onTools: (tools: McpToolInfo[]) => void;
+  /** Told of the server's tools (as listed, unchecked) after every connection and every list change. */
+  readonly onTools: (tools: unknown[]) => void;
   /** Largest answer read from a Streamable HTTP server (RequestScopedFetchOptions.maxAnswerBytes). @default DEFAULT_MAX_ANSWER_BYTES (64 MiB) */
   readonly maxAnswerBytes?: number;
 }
 
-const MAX_TOOL_PAGES = 20;
 const JITTER = 0.2;
 const CLIENT_INFO = { name: 'dispatch', version: '0.1.0' };
 
@@ -79,6 +79,8 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
   let attempt: Client | undefined;
   const open = createOpenClients();
   let failures = 0;
+  /** How many connections were dropped for passing a bound of mcp-request-guard (never reset). */
+  let abuses = 0;
   /** The next attempt of the reconnection loop, while `waiting`; never more than one. */
   let timer: NodeJS.Timeout | undefined;
   /** When the scheduled reconnection attempt is due (epoch ms), while `waiting`. */
@@ -170,16 +172,31 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
       });
   }
 
-  async function refreshTools(from: Client): Promise<void> {
-    const tools: McpToolInfo[] = [];
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-      const listed = await from.listTools(cursor === undefined ? undefined : { cursor }, { timeout: config.connectTimeoutMs });
-      tools.push(...(listed.tools as McpToolInfo[]));
-      cursor = listed.nextCursor;
-      if (cursor === undefined) break;
-    }
-    if (from === client) options.onTools(tools);
+  /**
+   * Lists the tools of `from` and tells them, one listing at a time and one more after it however
+   * many changes were told meanwhile; a list the same as the last one told on `from` is not told again.
+   */
+  function toolRefresher(from: Client): () => Promise<void> {
+    let told: string | undefined;
+    return coalesced(async () => {
+      const tools = await listAllTools(from, config.connectTimeoutMs);
+      const digest = listDigest(tools);
+      if (from !== client || digest === told) return;
+      told = digest;
+      options.onTools(tools);
+    });
+  }
+
+  /**
+   * Drops `from`, or ends it while it connects, for a server that passed a bound of mcp-request-guard.
+   * Its next attempt waits as after as many failures as it was dropped for this (its connections
+   * succeed, which restarts the backoff otherwise), up to reconnect_max_ms.
+   */
+  function abused(from: Client, reason: string): void {
+    failures = Math.max(failures, ++abuses);
+    if (from === client) return dropped(from, reason);
+    logger.warn('mcp server connection dropped while connecting', { server, reason });
+    open.retire(from);
   }
 
   /**
@@ -202,10 +219,12 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
       logger.debug('mcp transport error', { server, error: error.message });
       if (config.url && isStreamLoss(error)) dropped(next, error.message);
     };
-    next.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-      await refreshTools(next).catch((error: Error) => logger.warn('mcp tool list refresh failed', { server, error: error.message }));
+    const refresh = toolRefresher(next);
+    next.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      void refresh().catch((error: Error) => logger.warn('mcp tool list refresh failed', { server, error: error.message }));
     });
     const nextTransport = newTransport();
+    guardRequests(nextTransport, { onAbuse: (reason) => abused(next, reason) });
     open.add(next, nextTransport);
     try {
       await next.connect(nextTransport, { timeout: config.connectTimeoutMs });
@@ -225,7 +244,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
     transport = nextTransport;
     setState('connected');
     try {
-      await refreshTools(next);
+      await refresh();
     } catch (error) {
       dropped(next, `listing its tools failed: ${(error as Error).message}`);
       return;

@@ -1,4 +1,5 @@
 import { create } from '@bufbuild/protobuf';
+import { ToolSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Effect, McpExecutorSchema, ToolSpecSchema, type ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
 import type { McpServerConfig } from './mcp-config';
 
@@ -36,11 +37,42 @@ export function inputSchemaText(schema: Record<string, unknown>): string {
   return JSON.stringify($schema === DRAFT_2020 ? schema : rest);
 }
 
-/** ToolSpecs for a server's tools under its prefix, with the `mcp` executor. */
-export function importTools(server: McpServerConfig, tools: readonly McpToolInfo[]): ImportedTools {
+/** Longest reason given for a tool that is not a valid MCP tool. */
+const MAX_REASON_CHARS = 200;
+
+/** A listed tool's name, for logging it (whatever the server sent). */
+function listedName(tool: unknown): string {
+  const name = typeof tool === 'object' && tool !== null ? (tool as { name?: unknown }).name : undefined;
+  return (typeof name === 'string' ? name : JSON.stringify(name) ?? 'undefined').slice(0, 128);
+}
+
+/**
+ * The tool as the MCP schema (the SDK's ToolSchema) has it, or why it is not one: its first
+ * problem, on one line (e.g. `inputSchema.type: Invalid input: expected "object"`).
+ */
+export function checkTool(tool: unknown): { tool: McpToolInfo } | { reason: string } {
+  const parsed = ToolSchema.safeParse(tool);
+  if (parsed.success) return { tool: parsed.data as McpToolInfo };
+  const issue = parsed.error.issues[0];
+  const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
+  const reason = `not a valid MCP tool: ${where}${issue?.message ?? 'invalid'}`.replace(/\s+/g, ' ');
+  return { reason: reason.slice(0, MAX_REASON_CHARS) };
+}
+
+/**
+ * ToolSpecs for a server's tools under its prefix, with the `mcp` executor. `tools` are as listed:
+ * one that is not a valid MCP tool is skipped, with its first problem, and the others imported.
+ */
+export function importTools(server: McpServerConfig, tools: readonly unknown[]): ImportedTools {
   const specs: ToolSpec[] = [];
   const skipped: ImportedTools['skipped'] = [];
-  for (const tool of tools) {
+  for (const listed of tools) {
+    const checked = checkTool(listed);
+    if ('reason' in checked) {
+      skipped.push({ tool: listedName(listed), reason: checked.reason });
+      continue;
+    }
+    const { tool } = checked;
     const name = `${server.prefix}${tool.name}`;
     if (!NAME.test(name)) {
       skipped.push({ tool: tool.name, reason: `"${name}" is not a valid dispatch tool name (1-128 letters, digits, '_', '.', ':' or '-')` });

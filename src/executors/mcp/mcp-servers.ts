@@ -4,7 +4,7 @@ import { checkInteger } from '../../options/integer-option';
 import { DEFAULT_MAX_ANSWER_BYTES } from './mcp-answer-bound';
 import type { McpServerConfig } from './mcp-config';
 import { createMcpConnection, type McpConnection } from './mcp-connection';
-import { importTools, type McpToolInfo } from './mcp-import';
+import { importTools } from './mcp-import';
 
 /** The configured MCP servers, each with one long-lived connection, and their imported tools. */
 export interface McpServers {
@@ -35,7 +35,7 @@ export function createMcpServers(configs: readonly McpServerConfig[], logger: Lo
     return tool !== undefined && tool.spec.executor.case === 'mcp' && tool.spec.executor.value.server === server;
   };
 
-  function install(config: McpServerConfig, tools: McpToolInfo[]): void {
+  function install(config: McpServerConfig, tools: unknown[]): void {
     if (!registry) return;
     const { specs, skipped } = importTools(config, tools);
     for (const s of skipped) logger.warn('mcp tool not imported', { server: config.name, tool: s.tool, reason: s.reason });

@@ -6,6 +6,7 @@ import type { Logger } from '../../log';
 import { RegistryError, type ToolRegistry } from '../../registry';
 import { CREDENTIAL_RECHECK_MS, recheckCredentials, REGISTRY_ERROR_STATUS, RpcError, toServiceError, type Authenticator } from '../../server';
 import { helloSpecs } from './hello-specs';
+import { streamEndReason } from './worker-errors';
 import type { EndStatus, WorkerLink } from './worker-link';
 import type { ResolvedWorkerOptions } from './worker-options';
 import type { WorkerPool } from './worker-pool';
@@ -71,15 +72,30 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
         throw error;
       }
       clearTimeout(helloTimer);
+      let unsent = 0;
+      let takenAt = 0;
       link = {
         serial: ++serials,
         workerId: message.workerId || `worker-${serials}`,
         tenant,
         tools: new Set(specs.map((s) => s.name)),
         pending: new Map(),
+        overdue: new Map(),
         lastSeen: Date.now(),
+        unsent: () => unsent,
+        takenAt: () => takenAt,
+        maxUnsentBytes: deps.options.maxUnsentBytes,
         send: (assignment) => {
-          if (!ended) call.write(assignment);
+          if (ended) return;
+          // The callback runs once the transport took the message; a worker that reads nothing
+          // leaves it (and every later one) in the stream's buffers (see WorkerPool's pick).
+          const bytes = assignmentBytes(assignment);
+          if (unsent === 0) takenAt = Date.now();
+          unsent += bytes;
+          call.write(assignment, () => {
+            unsent -= bytes;
+            takenAt = Date.now();
+          });
         },
         end,
       };
@@ -118,11 +134,32 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
     const gone = () => {
       ended = true;
       clearTimeout(helloTimer);
-      detach('disconnected');
+      if (link) deps.pool.remove(link, streamEndReason(oversizedMessage(call)));
     };
     call.on('cancelled', gone);
     call.on('error', gone);
   };
+}
+
+/** About the size of an assignment on the wire (its strings, plus room for the rest). */
+function assignmentBytes(a: WorkAssignment): number {
+  const call = a.call;
+  return 64 + a.assignmentId.length + a.sessionId.length + a.idempotencyKey.length + a.traceparent.length + (call ? call.id.length + call.name.length + call.arguments.length : 0);
+}
+
+/**
+ * What grpc-js said when it ended the stream itself because a message from the worker was over the
+ * server's receive limit (max_message_bytes), else undefined. grpc-js tells the handler only
+ * 'cancelled', and its status goes out later, so the size is read from the call's frame decoder
+ * (grpc-js 1.14's BaseServerInterceptingCall): should that change, the calls are told
+ * 'disconnected' as before (test/workers/oversized-completion.test.ts would say so).
+ */
+function oversizedMessage(call: WorkCall): string | undefined {
+  const decoder = (call as unknown as { call?: { decoder?: { readMessageSize?: unknown; maxReadMessageLength?: unknown } } }).call?.decoder;
+  const size = decoder?.readMessageSize;
+  const max = decoder?.maxReadMessageLength;
+  if (typeof size !== 'number' || typeof max !== 'number' || max < 0 || size <= max) return undefined;
+  return `Received message larger than max (${size} vs ${max})`;
 }
 
 function isEndStatus(value: unknown): value is EndStatus {

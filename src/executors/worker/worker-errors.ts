@@ -18,10 +18,44 @@ export function noWorkerError(tool: string): DispatchError {
 /**
  * The worker holding an assignment disconnected or went silent: the outcome is unknown. A
  * side-effecting call's result then says it may have taken effect, and is not recoverable (the
- * pipeline decides both, sideEffectFailure); a read-only one may simply be called again.
+ * pipeline decides both, sideEffectFailure); a read-only one may simply be called again, unless
+ * `recoverable` is false (calling again would meet the same end, see streamEndReason).
  */
-export function workerGoneError(tool: string, workerId: string, why: string): DispatchError {
-  return new DispatchError(ErrorKind.UNAVAILABLE, `worker "${workerId}" hosting "${tool}" ${why} while running the call`, { phase: 'during', recoverable: true });
+export function workerGoneError(tool: string, workerId: string, reason: EndReason): DispatchError {
+  const note = reason.note ? `; ${reason.note}` : '';
+  return new DispatchError(ErrorKind.UNAVAILABLE, `worker "${workerId}" hosting "${tool}" ${reason.why} while running the call${note}`, { phase: 'during', recoverable: reason.recoverable ?? true });
+}
+
+/** Why a worker's stream ended, as its calls are told (WorkerPool.remove). */
+export interface EndReason {
+  /** Completes "worker "w" hosting "t" ... while running the call". */
+  readonly why: string;
+  /** Said after "while running the call". */
+  readonly note?: string;
+  /** False when calling again would likely end the same way. @default true */
+  readonly recoverable?: boolean;
+}
+
+const size = (bytes: number) => (bytes % 1_048_576 === 0 ? `${bytes / 1_048_576} MiB` : `${bytes} bytes`);
+
+/**
+ * What ended a stream that dispatch did not end itself: `details` is grpc-js's own message when it
+ * refused a message from the worker over max_message_bytes (the answer was never read, and the same
+ * call would likely bring the same answer), else undefined, a disconnect.
+ */
+export function streamEndReason(details: string | undefined): EndReason {
+  const tooLarge = details && /^Received message larger than max \((\d+) vs (\d+)\)/.exec(details);
+  if (!tooLarge) return { why: 'disconnected' };
+  return {
+    why: `sent a message (${tooLarge[1]} bytes) larger than max_message_bytes (${size(Number(tooLarge[2]))})`,
+    note: "dispatch did not read it (a worker's answer must fit in max_message_bytes) and ended the worker's stream, failing every call it held",
+    recoverable: false,
+  };
+}
+
+/** The worker left this many bytes of assignments unread: it is ended, and its calls fail. */
+export function unreadReason(bytes: number): EndReason {
+  return { why: `was disconnected because it does not read its assignments (${size(bytes)} of them were waiting to be sent to it)` };
 }
 
 /** The worker answered the assignment with an error: the tool ran and said no. */

@@ -24,8 +24,20 @@ export interface WorkerLink {
   readonly tools: ReadonlySet<string>;
   /** Assignments sent and not answered, by assignment id. */
   readonly pending: Map<string, PendingAssignment>;
+  /**
+   * Assignments abandoned after they were sent (timed out or cancelled) and not answered since, by
+   * id, with the epoch ms at which they stop counting against the link: a worker that never
+   * answers is not picked before its peers (see createWorkerPool). At most MAX_OVERDUE.
+   */
+  readonly overdue: Map<string, number>;
   /** Epoch ms of the last message from the worker. */
   lastSeen: number;
+  /** About how many bytes of assignments were written to the stream and not yet taken by the transport (the worker is not reading them). */
+  unsent(): number;
+  /** Epoch ms at which the transport last took an assignment from the stream, or some were first left unsent. */
+  takenAt(): number;
+  /** Past this many unsent bytes the link is ended (worker.maxUnsentBytes). */
+  readonly maxUnsentBytes: number;
   send(assignment: WorkAssignment): void;
   end(status?: EndStatus): void;
 }

@@ -46,6 +46,13 @@ export interface WorkerOptions {
    * the calls it runs for this one fail. @default 2
    */
   readonly maxMissedProbes?: number;
+  /**
+   * Bytes of assignments a worker may leave unread (written to its stream, held by dispatch until
+   * the worker reads them); past it the worker is ended RESOURCE_EXHAUSTED and its calls fail as
+   * when it disconnects. Past an eighth of it, other workers of the tool are picked first.
+   * @default 16777216 (16 MiB)
+   */
+  readonly maxUnsentBytes?: number;
 }
 
 /** Worker options with every default filled in. */
@@ -65,6 +72,7 @@ export function resolveWorkerOptions(partial: WorkerOptions = {}): ResolvedWorke
     maxRememberedAssignments: partial.maxRememberedAssignments ?? 10_000,
     probeIntervalMs: partial.probeIntervalMs ?? 1_000,
     maxMissedProbes: partial.maxMissedProbes ?? 2,
+    maxUnsentBytes: partial.maxUnsentBytes ?? 16 * 1024 * 1024,
   };
   for (const [name, value] of Object.entries(resolved)) {
     checkInteger(`worker.${name}`, value, {}, String);

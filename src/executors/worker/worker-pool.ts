@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Completion, WorkAssignment } from '../../../gen/dispatch/v1/worker_pb';
 import type { Logger } from '../../log';
 import type { AbortHook } from '../../pipeline/signals';
-import { noWorkerError, workerGoneError, workerToolError } from './worker-errors';
+import { noWorkerError, unreadReason, workerGoneError, workerToolError, type EndReason } from './worker-errors';
 import type { WorkerLink } from './worker-link';
 
 /**
@@ -45,8 +45,8 @@ export type HostedListener = (tenant: string, tool: string, hosted: boolean) => 
 /** The workers connected to this replica, and the assignments they hold. */
 export interface WorkerPool {
   add(link: WorkerLink): void;
-  /** Removes a worker; its unanswered assignments fail DURING with `why`. */
-  remove(link: WorkerLink, why: string): void;
+  /** Removes a worker; its unanswered assignments fail DURING with `why` (see workerGoneError). */
+  remove(link: WorkerLink, why: string | EndReason): void;
   complete(link: WorkerLink, completion: Completion): void;
   hosts(tenant: string, tool: string): boolean;
   hosted(): { tenant: string; tool: string }[];
@@ -70,7 +70,27 @@ export interface WorkerPoolOptions {
   readonly logger: Logger;
 }
 
-/** Creates a pool that shares each tool's calls among its workers by least outstanding, round-robin on ties. */
+/**
+ * How long an assignment abandoned after it was sent (timed out, cancelled) still counts against
+ * its worker when it does not answer it, and how many such a worker is charged at most: a worker
+ * that never answers is picked again only once its peers are as busy, or after this time.
+ */
+const OVERDUE_MS = 30_000;
+const MAX_OVERDUE = 64;
+/**
+ * How long the transport must have taken nothing from a worker's stream holding an eighth of
+ * worker.maxUnsentBytes before its peers are picked first, and holding all of it before the worker
+ * is ended. Bytes written in one burst (a turn's calls) show as unsent until the transport runs:
+ * a worker reading them, however slowly, is neither.
+ */
+const SLOW_MS = 250;
+const STUCK_MS = 2_000;
+
+/**
+ * Creates a pool that shares each tool's calls among its workers by least outstanding (assignments
+ * unanswered, abandoned ones included for a while), round-robin on ties; a worker that leaves its
+ * assignments unread is picked last, and ended past worker.maxUnsentBytes.
+ */
 export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   // Links by tenant, then tool: two lookups of strings whose hashes are kept (a key built of both
   // per call would be hashed anew each time).
@@ -93,14 +113,46 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     if (draining && link.pending.size === 0) link.end();
   };
 
+  /** Assignments the link was sent, has not answered and still counts (expired ones are forgotten). */
+  const outstanding = (link: WorkerLink, now: number): number => {
+    for (const [id, until] of link.overdue) {
+      // Entries are added with the same delay, so the oldest come first.
+      if (until > now) break;
+      link.overdue.delete(id);
+    }
+    return link.pending.size + link.overdue.size;
+  };
+
   function pick(tenant: string, tool: string): WorkerLink | undefined {
     const candidates = linksOf(tenant, tool);
     if (!candidates || candidates.length === 0) return undefined;
+    const now = Date.now();
     const start = rotation++ % candidates.length;
     let best: WorkerLink | undefined;
+    let bestLoad = 0;
+    let bestSlow = false;
+    let stuck: WorkerLink[] | undefined;
     for (let i = 0; i < candidates.length; i++) {
       const link = candidates[(start + i) % candidates.length]!;
-      if (!best || link.pending.size < best.pending.size) best = link;
+      const unsent = link.unsent();
+      const stalled = unsent > 0 ? now - link.takenAt() : 0;
+      if (unsent >= link.maxUnsentBytes && stalled >= STUCK_MS) {
+        (stuck ??= []).push(link);
+        continue;
+      }
+      // A link whose stream holds assignments it does not read is picked only when every other is too.
+      const slow = unsent > link.maxUnsentBytes / 8 && stalled >= SLOW_MS;
+      const load = outstanding(link, now);
+      if (!best || (slow !== bestSlow ? !slow : load < bestLoad)) {
+        best = link;
+        bestLoad = load;
+        bestSlow = slow;
+      }
+    }
+    for (const link of stuck ?? []) {
+      const reason = unreadReason(link.unsent());
+      pool.remove(link, reason);
+      link.end({ code: grpc.status.RESOURCE_EXHAUSTED, details: `the worker does not read its assignments (${link.unsent()} bytes of them are waiting to be sent to it, worker.maxUnsentBytes ${link.maxUnsentBytes}); its calls were failed` });
     }
     return best;
   }
@@ -130,6 +182,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     },
     remove(link, why) {
       if (!links.delete(link)) return;
+      const reason = typeof why === 'string' ? { why } : why;
       // add() made the tenant's map, so a link that was in `links` finds it.
       const tools = byTenant.get(link.tenant)!;
       for (const tool of link.tools) {
@@ -143,11 +196,12 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       if (tools.size === 0) byTenant.delete(link.tenant);
       const pending = [...link.pending.values()];
       link.pending.clear();
-      for (const p of pending) p.reject(workerGoneError(p.tool, link.workerId, why));
+      link.overdue.clear();
+      for (const p of pending) p.reject(workerGoneError(p.tool, link.workerId, reason));
     },
     complete(link, completion) {
       const pending = link.pending.get(completion.assignmentId);
-      if (!pending) return;
+      if (!pending) return void link.overdue.delete(completion.assignmentId);
       link.pending.delete(completion.assignmentId);
       if (completion.isError) pending.reject(workerToolError(pending.tool, completion.errorMessage || completion.output));
       else pending.resolve(completion.output);
@@ -164,7 +218,12 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         let sent = false;
         const onAbort = (reason: unknown) => {
           if (!link.pending.delete(assignmentId)) return;
-          if (sent) link.send(assignment({ assignmentId, cancel: true }));
+          if (sent) {
+            link.send(assignment({ assignmentId, cancel: true }));
+            // It counts against the worker until answered: one that never answers is not picked again at once.
+            link.overdue.set(assignmentId, Date.now() + OVERDUE_MS);
+            if (link.overdue.size > MAX_OVERDUE) link.overdue.delete(link.overdue.keys().next().value!);
+          }
           reject(reason);
           endIfDrained(link);
         };

@@ -60,10 +60,10 @@ export interface MemoryStoreOptions {
   readonly maxSpilledChars?: number;
   /**
    * Characters of trajectory-memory entries kept across all sessions (each session keeps its
-   * max_memory_entries for their TTL, a day by default: ~1.2 bytes of heap per character). Past it,
+   * max_memory_entries for their TTL, a day by default: ~2 bytes of heap per character). Past it,
    * until a tenth below it, the expired entries go, then the oldest entries of the tenants holding
    * more than an equal share of the characters, down to it, as for `maxSpilledChars`: so one
-   * tenant's flood of memory writes evicts its own oldest entries. @default 16777216 (16 Mi, ~20 MiB), scaled to the heap (`heapLimitBytes`)
+   * tenant's flood of memory writes evicts its own oldest entries. @default 16777216 (16 Mi, ~32 MiB), scaled to the heap (`heapLimitBytes`)
    */
   readonly maxMemoryChars?: number;
   /**
@@ -120,7 +120,9 @@ export const HEAP_SHARE = 0.4;
 const HEAP_BYTES_PER_UNIT: Readonly<Partial<Record<Bound, number>>> = {
   maxRecordChars: 2,
   maxSpilledChars: 2,
-  maxMemoryChars: 1.2,
+  // Measured with the entry, its string and the budget's count: ~1.1 (one-byte text) and ~2.1 (two-byte) at
+  // 1,600-character entries, ~1.6 and ~2.6 at 200; short entries take more (~3.7 at 50 characters).
+  maxMemoryChars: 2,
   maxWindowEntries: 600,
 };
 

@@ -6,7 +6,7 @@ import { resolveMemoryStoreOptions, type MemoryStoreOptions } from './memory-sto
 import { rememberLastObject, rememberRecentTexts } from './remember';
 import { StreakIndex } from './streak-index';
 import { localSessionKey } from './local-session-key';
-import { createMemoryBudget, type MemoryEntry } from './memory-budget';
+import { createMemoryBudget, memoryEntry, type MemoryEntry } from './memory-budget';
 import { handleScope } from './result-handle';
 import { createSessionEndListeners } from './session-end-listeners';
 import { createSpillBudget } from './spill-budget';
@@ -177,12 +177,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       }
       if (memory) {
         const entries = (state.memory ??= []);
-        const entry = { value: memory.entry, expiresAt: t + memory.ttlSeconds * 1000 };
+        const entry = memoryEntry(scope.tenant, entries, memory.entry, t + memory.ttlSeconds * 1000);
         entries.push(entry);
         keepUntil(state, entry.expiresAt);
         // shift() drops the oldest in place (splice() would copy the dropped ones out).
         while (entries.length > memory.max) memoryChars.drop(entries.shift()!);
-        memoryChars.add(scope.tenant, entries, entry, t);
+        memoryChars.add(entry, t);
       }
       return { streak: state.window.streak(key) };
     },

@@ -47,12 +47,17 @@ export const TRIM_CHUNK = 2048;
  * per entry or character added flat). A pass takes everything back within both bounds at once, and
  * the rest of the way in calls of {@link TRIM_CHUNK} evictions at most ({@link over} holds until
  * then), so that one call never blocks the event loop for a tenth of the bound's evictions (20,000
- * records: ~15-30 ms measured, more under load). First the dead entries go (expired, or no longer
- * held), whoever holds them, when one can have expired since the last look; then the oldest of the
- * tenants holding more than an equal share, down to it (water-filling, as LiveSessions does for
- * sessions: a tenant holding less than an equal share keeps all it holds, and the room it leaves
- * is shared by the others). So one tenant's flood evicts its own oldest entries, never those of a
- * tenant within its share. The totals are kept as entries come and go: adding and deleting are O(1).
+ * records: ~15-30 ms measured, more under load). The pass spares every live entry added since it
+ * began (each call's entry just added, a result that may be asked for again): the room past the
+ * first call is not needed, and before the pass was cut into calls such an entry stayed until the
+ * bound was next passed. Only when an entry added passes a bound again and the others above an
+ * equal share are not enough do they go, oldest first, until back within both bounds (the entry
+ * just added stays, as ever). First the dead entries go (expired, or no longer held), whoever holds
+ * them, when one can have expired since the last look; then the oldest of the tenants holding more
+ * than an equal share, down to it (water-filling, as LiveSessions does for sessions: a tenant
+ * holding less than an equal share keeps all it holds, and the room it leaves is shared by the
+ * others). So one tenant's flood evicts its own oldest entries, never those of a tenant within its
+ * share. The totals are kept as entries come and go: adding and deleting are O(1).
  */
 export class TenantShares<E extends SharedEntry> {
   private readonly tenants = new Map<string, Share<E>>();
@@ -66,6 +71,11 @@ export class TenantShares<E extends SharedEntry> {
   private deadScan?: DeadScan<E>;
   /** Evictions left to the call of {@link trim} under way once within both bounds. */
   private chunkLeft = 0;
+  /**
+   * The entries added since the pass under way began, which it spares: each its tenant's newest, so
+   * a tenant's entries after one of them are too. A few: one per call of the pass, as a rule.
+   */
+  private readonly spared = new Set<E>();
   private readonly keepEntries: number;
   private readonly keepChars: number;
 
@@ -105,12 +115,14 @@ export class TenantShares<E extends SharedEntry> {
     this.count++;
     this.total += entry.chars;
     if (entry.expiresAt < this.nextDeathAt) this.nextDeathAt = entry.expiresAt;
+    if (this.draining) this.spared.add(entry);
   }
 
   /** Uncounts `entry`; false when it was not counted. */
   delete(entry: E): boolean {
     const share = this.tenants.get(entry.tenant);
     if (!share?.entries.delete(entry)) return false;
+    if (this.spared.size > 0) this.spared.delete(entry);
     share.chars -= entry.chars;
     this.count--;
     this.total -= entry.chars;
@@ -125,6 +137,7 @@ export class TenantShares<E extends SharedEntry> {
     this.nextDeathAt = Infinity;
     this.draining = false;
     this.deadScan = undefined;
+    this.spared.clear();
   }
 
   /**
@@ -132,9 +145,10 @@ export class TenantShares<E extends SharedEntry> {
    * `gone`), then the oldest of the tenants over an equal share. `evict` must uncount the entry
    * ({@link delete}). `current`, the entry just added, stays even alone past a bound: a result is
    * never lost at once. Once back within both bounds, a call evicts {@link TRIM_CHUNK} entries at
-   * most, and the next calls go on ({@link over}). Given `gone`, the dead are looked for at the
-   * start of every pass (a pass takes the total to a tenth below the bound, so that is at most one
-   * per tenth added): an entry can be gone at any time, not only once one has expired.
+   * most, and the next calls go on ({@link over}), sparing the live entries added since the pass
+   * began (but those needed to get back within both bounds). Given `gone`, the dead are looked for
+   * at the start of every pass (a pass takes the total to a tenth below the bound, so that is at
+   * most one per tenth added): an entry can be gone at any time, not only once one has expired.
    */
   trim(current: E, t: number, evict: (entry: E) => void, gone?: (entry: E) => boolean): void {
     this.chunkLeft = TRIM_CHUNK;
@@ -142,33 +156,59 @@ export class TenantShares<E extends SharedEntry> {
       this.nextDeathAt = Infinity;
       this.deadScan = { shares: this.tenants.values(), shareNext: Infinity };
     }
+    this.spared.add(current);
     this.draining = true;
     if (this.deadScan && !this.evictDead(current, t, evict, gone)) return;
     const overEntries = this.count > this.keepEntries;
     const overChars = this.total > this.keepChars;
     if (overEntries || overChars) this.fill(current, evict, overEntries, overChars);
-    else this.draining = false;
+    else this.end();
   }
 
-  /** Evicts the oldest of the tenants over an equal share of the bound(s) passed; stops when the chunk is spent. */
+  /** Ends the pass under way. */
+  private end(): void {
+    this.draining = false;
+    this.spared.clear();
+  }
+
+  /**
+   * Evicts the oldest of the tenants over an equal share of the bound(s) passed but those spared;
+   * stops when the chunk is spent. Then, still past a bound (an entry added in the pass passed it
+   * again, and the entries not spared above an equal share were not enough), those spared but
+   * `current` go too, until back within both bounds, as before the pass was cut into calls.
+   */
   private fill(current: E, evict: (entry: E) => void, overEntries: boolean, overChars: boolean): void {
     // Only the bound passed is shared out (the other's level is Infinity: it cuts nothing).
     const amounts = new Float64Array(this.tenants.size);
     const entryLevel = overEntries ? waterLevel(this.amounts(amounts, (share) => share.entries.size), this.keepEntries) : Infinity;
     const charLevel = overChars ? waterLevel(this.amounts(amounts, (share) => share.chars), this.keepChars) : Infinity;
+    if (!this.cut(entryLevel, charLevel, evict)) return;
+    if (this.pastBounds()) this.cut(entryLevel, charLevel, evict, current);
+    this.end();
+  }
+
+  /**
+   * Evicts the oldest entries of each tenant above `entryLevel` or `charLevel`, down to them. Without
+   * `current`, up to the tenant's first spared entry (those after it were added later: spared too),
+   * and false when the call's chunk was spent first; with it, all but `current`, while past a bound.
+   */
+  private cut(entryLevel: number, charLevel: number, evict: (entry: E) => void, current?: E): boolean {
     // A tenant emptied is deleted from the map as it is iterated: a Map iterator skips it.
     for (const share of this.tenants.values()) {
       if (share.entries.size <= entryLevel && share.chars <= charLevel) continue;
       // One iterator per tenant: evicting from the front with a new one each time is O(n) an entry (evict-oldest.ts).
       for (const entry of share.entries) {
         if (share.entries.size <= entryLevel && share.chars <= charLevel) break;
-        if (entry === current) continue;
-        if (this.spent()) return;
+        if (current === undefined) {
+          if (this.spared.has(entry)) break;
+          if (this.spent()) return false;
+        } else if (entry === current) continue;
+        else if (!this.pastBounds()) return true;
         evict(entry);
         this.chunkLeft--;
       }
     }
-    this.draining = false;
+    return true;
   }
 
   /** Whether the call under way has evicted its chunk and is within both bounds: the pass goes on in the next call. */
@@ -185,8 +225,9 @@ export class TenantShares<E extends SharedEntry> {
 
   /**
    * Goes on with the look for dead entries but `current` (see {@link trim}): the expired ones, of
-   * the tenants where one can be, and given `gone`, those it tells. False when the call's chunk
-   * was spent first (the next call goes on from there).
+   * the tenants where one can be, and given `gone`, those it tells. Those added since the pass
+   * began go too: dead, they are read no more, so their going frees room and does nothing else.
+   * False when the call's chunk was spent first (the next call goes on from there).
    */
   private evictDead(current: E, t: number, evict: (entry: E) => void, gone?: (entry: E) => boolean): boolean {
     const scan = this.deadScan!;

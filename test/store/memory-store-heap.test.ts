@@ -11,7 +11,7 @@ import { ensureDist } from '../security/support/child-server';
 
 const MiB = 1024 * 1024;
 /** Heap bytes the four budgets may take, by the store's own estimate per unit. */
-const heapBytes = (b: ReturnType<typeof resolveMemoryStoreOptions>) => b.maxRecordChars * 2 + b.maxSpilledChars * 2 + b.maxMemoryChars * 1.2 + b.maxWindowEntries * 600;
+const heapBytes = (b: ReturnType<typeof resolveMemoryStoreOptions>) => b.maxRecordChars * 2 + b.maxSpilledChars * 2 + b.maxMemoryChars * 2 + b.maxWindowEntries * 600;
 
 test('on a large heap the defaults stand', () => {
   const bounds = resolveMemoryStoreOptions({ heapLimitBytes: 4096 * MiB });

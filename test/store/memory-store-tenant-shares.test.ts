@@ -66,6 +66,24 @@ describe('memory store: finished idempotency records, shared out by tenant', () 
   });
 });
 
+// Found in a review of the chunked trim: only the entry of the call under way was spared, so the
+// next call of a pass (anyone's, the store back within its bound) evicted the previous call's
+// record if its tenant was still over its share: the retry of a call whose response was lost ran
+// its tool again. Before the pass was cut into calls that record stayed until the bound was next passed.
+describe('memory store: a trim pass spread over calls', () => {
+  it("keeps the record of a call that began it: another tenant's next call does not evict it", async () => {
+    const store = createMemoryStore({ maxRecordChars: 10 * 1024 * 1024 });
+    // ~99% of the bound in 10 tenants' small records, then t0's large result passes it: the pass
+    // goes on past that call (a tenth of the bound is ~3,000 of these records, over TRIM_CHUNK).
+    for (let i = 0; i < 29_650; i++) await complete(store, of(`t${i % 10}`, `s${i % 10}`), `k${i}`, 330);
+    await claim(store, of('t0', 'big'), 'big');
+    await complete(store, of('t0', 'big'), 'big', 1300 * 1024);
+    await complete(store, of('t3', 'other'), 'one-more', 330);
+    expect(await claim(store, of('t0', 'big'), 'big')).toBe('completed');
+    await store.close();
+  });
+});
+
 describe('memory store: spilled results, shared out by tenant', () => {
   const handle = (session: string, n: number) => `rh_${Buffer.from(session).toString('base64url')}.${String(n).padStart(16, 'A')}`;
   const spill = (store: Store, scope: SessionScope, h: string, chars: number, ttlSeconds = 60) =>
@@ -259,6 +277,64 @@ describe('TenantShares', () => {
     // The 10,000 expired, then one live (b's oldest: a holds one less).
     expect(perCall).toEqual([TRIM_CHUNK, TRIM_CHUNK, TRIM_CHUNK, TRIM_CHUNK, 10_001 - 4 * TRIM_CHUNK]);
     expect([dead, shares.entries]).toEqual([10_000, 90_000]);
+  });
+
+  // The calls going on with a pass spare every entry added since it began, not only their own.
+  it("a pass going on in later calls keeps the entries added since it began, the first call's too", () => {
+    const shares = new TenantShares<Entry>({ maxEntries: Infinity, maxChars: 100_000 });
+    const evicted = new Set<string>();
+    const evict = (e: Entry) => void (evicted.add(e.name), shares.delete(e));
+    for (let i = 0; i < 10; i++) for (let j = 0; j < 9_900; j++) shares.add(entry(`t${i}`, `t${i}-${j}`, 1));
+    const big = entry('t0', 'big', 12_000);
+    shares.add(big);
+    shares.trim(big, 0, evict);
+    expect([shares.chars, shares.over]).toEqual([100_000, true]);
+    // Others' entries, one a call, each passing the bound by a character: t0's oldest go, not big.
+    const added = [big];
+    for (let i = 0; shares.over && i < 20; i++) {
+      const e = entry(`t${1 + (i % 9)}`, `n${i}`, 1);
+      added.push(e);
+      shares.add(e);
+      shares.trim(e, 0, evict);
+      expect(shares.chars).toBeLessThanOrEqual(100_000);
+    }
+    expect(shares.over).toBe(false);
+    expect(added.filter((e) => evicted.has(e.name))).toEqual([]);
+    // t0 kept big alone, over its share (9,000 of the 90,000 a tenth below): the pass ended there.
+    expect(shares.chars).toBe(12_000 + 9 * 9_000);
+  });
+
+  it('one tenant alone: the entry that began the pass stays while the calls going on with it evict', () => {
+    const shares = new TenantShares<Entry>({ maxEntries: Infinity, maxChars: 100_000 });
+    const evicted = new Set<string>();
+    const evict = (e: Entry) => void (evicted.add(e.name), shares.delete(e));
+    for (let i = 0; i < 99_000; i++) shares.add(entry('a', `s${i}`, 1));
+    const big = entry('a', 'big', 91_000);
+    shares.add(big);
+    shares.trim(big, 0, evict);
+    for (let i = 0; shares.over && i < 10; i++) {
+      const small = entry('a', `n${i}`, 1);
+      shares.add(small);
+      shares.trim(small, 0, evict);
+    }
+    expect(shares.over).toBe(false);
+    expect(evicted.has('big')).toBe(false);
+  });
+
+  it('the entries added since the pass began go too when the rest is not enough to get back within the bound', () => {
+    const shares = new TenantShares<Entry>({ maxEntries: Infinity, maxChars: 100_000 });
+    const evicted = new Set<string>();
+    const evict = (e: Entry) => void (evicted.add(e.name), shares.delete(e));
+    for (let i = 0; i < 99_000; i++) shares.add(entry('a', `s${i}`, 1));
+    const big1 = entry('a', 'big1', 91_000);
+    shares.add(big1);
+    shares.trim(big1, 0, evict);
+    expect(shares.over).toBe(true);
+    // 9,000 small ones left and big1: 60,000 more pass the bound by 60,000, the small ones are not enough.
+    const big2 = entry('a', 'big2', 60_000);
+    shares.add(big2);
+    shares.trim(big2, 0, evict);
+    expect([evicted.has('big1'), evicted.has('big2'), shares.chars, shares.over]).toEqual([true, false, 60_000, false]);
   });
 
   it('past a bound, a call evicts whatever it takes to get back within it, more than TRIM_CHUNK if need be', () => {

@@ -24,6 +24,15 @@ export interface Limits {
    * Helm chart's 512Mi pod has 332 MiB of old space). @default 2 MiB
    */
   readonly maxSchemaBytesPerTenant: number;
+  /**
+   * Bytes of input schema text compiled for one tenant's registrations (RPC, a worker's hello) on
+   * a replica per minute: one whose new or changed schemas would pass what is left is refused
+   * RESOURCE_EXHAUSTED before any compile (a spec registered again unchanged costs nothing).
+   * Compiling is synchronous, ~3.5 ms of event loop per KB: a worker helloing with another 220 KB
+   * schema on each reconnection stalled the replica 0.8-1.5 s each time. Another replica's tools
+   * count here but are never refused. @default twice maxSchemaBytesPerTenant (4 MiB with its default)
+   */
+  readonly maxSchemaBytesCompiledPerMinutePerTenant: number;
   /** Largest tool output kept, in characters; longer output is cut before bounding. @default 16 MiB */
   readonly maxToolOutputChars: number;
   /**
@@ -129,6 +138,7 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   maxArgumentDepth: 64,
   maxSchemaBytes: 256 * 1024,
   maxSchemaBytesPerTenant: 2 * 1024 * 1024,
+  maxSchemaBytesCompiledPerMinutePerTenant: 4 * 1024 * 1024,
   maxToolOutputChars: 16 * 1024 * 1024,
   maxAnswerBytesInFlight: 64 * 1024 * 1024,
   maxAnswerBytesInFlightPerTenant: 16 * 1024 * 1024,
@@ -171,6 +181,11 @@ const SHARES: Partial<Record<keyof Limits, { readonly of: keyof Limits; readonly
   maxArgumentCharsInFlightPerTenant: { of: 'maxArgumentCharsInFlight', times: 3, divisor: 4 },
 };
 
+/** Limits whose default is another limit (as set) times `times`. */
+const MULTIPLES: Partial<Record<keyof Limits, { readonly of: keyof Limits; readonly times: number }>> = {
+  maxSchemaBytesCompiledPerMinutePerTenant: { of: 'maxSchemaBytesPerTenant', times: 2 },
+};
+
 /** Per-tenant limits with a fixed default that, for a single tenant, default to the whole limit named. */
 const WHOLE_FOR_ONE: Partial<Record<keyof Limits, keyof Limits>> = { maxTurnsPerTenant: 'maxTurnsInFlight' };
 
@@ -195,7 +210,12 @@ export function resolveLimits(partial: Partial<Record<keyof Limits, unknown>> = 
     const share = SHARES[key];
     const whole = share && checkInteger(`limits.${share.of}`, partial[share.of] ?? DEFAULT_LIMITS[share.of]);
     const alone = options.singleTenant ? WHOLE_FOR_ONE[key] : undefined;
-    const fixed = alone ? checkInteger(`limits.${alone}`, partial[alone] ?? DEFAULT_LIMITS[alone]) : DEFAULT_LIMITS[key];
+    const multiple = MULTIPLES[key];
+    const fixed = alone
+      ? checkInteger(`limits.${alone}`, partial[alone] ?? DEFAULT_LIMITS[alone])
+      : multiple
+        ? Math.min(Number.MAX_SAFE_INTEGER, checkInteger(`limits.${multiple.of}`, partial[multiple.of] ?? DEFAULT_LIMITS[multiple.of]) * multiple.times)
+        : DEFAULT_LIMITS[key];
     const fallback = !share || whole === undefined ? fixed : options.singleTenant ? whole : Math.max(1, Math.floor((whole * share.times) / share.divisor));
     const value = checkInteger(`limits.${key}`, partial[key] ?? fallback, { min: ZERO_IS_OFF.has(key) ? 0 : 1 });
     if (whole !== undefined && value > whole) throw new RangeError(`limits.${key} must be at most the limit on all tenants together (${whole}), got ${value}`);

@@ -1,11 +1,13 @@
 import { equals } from '@bufbuild/protobuf';
 import { ToolSpecSchema, type ToolSpec } from '../../gen/dispatch/v1/tool_pb';
 import { createLogger, type Logger } from '../log';
+import { createCompileBudget } from './compile-budget';
 import { createDestinationPolicy, type DestinationPolicy } from './destination-policy';
 import { deniedDestination, operatorToolMessage, skipRedactionMessage } from './refusals';
 import { MAX_PATTERNS_PER_TENANT, patternsOwned, type LeaseOptions } from './pattern-pool';
 import { resolveTool, type ResolvedTool } from './resolved-tool';
 import type { CompiledSchema, SchemaCompiler } from './schema-compiler';
+import { remoteOverReporter } from './remote-over';
 import { schemaBytesExcess, schemaBytesWith, toolCountExcess } from './tenant-totals';
 import { checkSpec } from './validate-spec';
 
@@ -78,6 +80,7 @@ export interface ToolRegistry {
    * decided, so every replica holds the same tools. A tenant left over its schema bytes or patterns
    * is logged (warn, once until it is under again); a registration here that leaves it over is
    * refused. The process's pattern bound still refuses a tool here (thrown: this replica lacks it).
+   * Its compiled schemas count against the tenant's compile budget here, never refused by it.
    */
   applyRemote(change: RegistryChange): void;
 }
@@ -103,6 +106,13 @@ export interface ToolRegistryOptions {
    * {@link ToolRegistry.applyRemote}). @default no bound
    */
   readonly maxSchemaBytesPerTenant?: number;
+  /**
+   * Bytes of input schema a tenant may have compiled here per minute (see compile-budget.ts): a
+   * registration here (RPC, a worker's hello) whose new or changed schemas would pass what is left
+   * is refused `limit` before any compile; a spec held as it is costs nothing. Another replica's
+   * tools are applied whatever is left, and counted. @default no bound
+   */
+  readonly maxSchemaBytesCompiledPerMinute?: number;
   /** Where a tenant left over its totals by another replica's tools is reported. @default createLogger() */
   readonly logger?: Logger;
 }
@@ -117,6 +127,9 @@ export function createToolRegistry(
   const byTenant = new Map<string, Map<string, ResolvedTool>>();
   const listeners: ChangeListener[] = [];
   const removedListeners: RemovedListener[] = [];
+  const logger = options.logger ?? createLogger();
+  const reportOver = remoteOverReporter((tenant) => byTenant.get(tenant), options.maxSchemaBytesPerTenant, logger);
+  const budget = createCompileBudget(options.maxSchemaBytesCompiledPerMinute, logger);
   const tenantTools = (tenant: string) => {
     let tools = byTenant.get(tenant);
     if (!tools) byTenant.set(tenant, (tools = new Map()));
@@ -166,6 +179,7 @@ export function createToolRegistry(
     const keep = replace && !(local && tenant !== '' && patternsOwned(tenant) > MAX_PATTERNS_PER_TENANT);
     const kept = specs.map((spec) => (keep ? heldAsIs(own, spec) : undefined));
     const replaced = replace ? specs.map((spec, i) => (kept[i] ? undefined : own?.get(spec.name))).filter((tool) => tool !== undefined) : [];
+    if (local && tenant !== '') refuseOver(budget.excess(tenant, schemaBytesWith(specs.filter((_, i) => kept[i] === undefined), undefined)));
     const lease = { replacing: replaced.map((tool) => releases.get(tool)).filter((r) => r !== undefined), perTenantBound: local };
     try {
       for (const [index, spec] of specs.entries()) compiled.push(compileOne(spec, index, tenant, replace, local, compiled, lease, kept[index]));
@@ -191,6 +205,7 @@ export function createToolRegistry(
       throw new RegistryError('exists', `${where}: tool "${spec.name}" is already registered (set replace to overwrite it)`);
     }
     if (held !== undefined) return held;
+    if (tenant !== '') budget.charge(tenant, schemaBytesWith([spec], undefined), !local);
     let compiled: CompiledSchema;
     try {
       compiled = compiler.compile(spec.inputSchema, tenant, lease);
@@ -209,22 +224,6 @@ export function createToolRegistry(
       const old = map.get(tool.name);
       map.set(tool.name, tool);
       if (old !== undefined && old !== tool) release([old]);
-    }
-  }
-
-  const logger = options.logger ?? createLogger();
-  // Tenants another replica's tools left over a total, reported once until they are under again.
-  const over = new Set<string>();
-  function reportOver(tenant: string): void {
-    const schemaBytes = schemaBytesWith([], byTenant.get(tenant));
-    const patterns = patternsOwned(tenant);
-    const maxBytes = options.maxSchemaBytesPerTenant ?? Infinity;
-    if (schemaBytes <= maxBytes && patterns <= MAX_PATTERNS_PER_TENANT) over.delete(tenant);
-    else if (!over.has(tenant)) {
-      over.add(tenant);
-      logger.warn("a tenant's tools from other replicas are over its limits here; they are kept (the registering replica decided), and registrations here that leave it over are refused", {
-        tenant, schemaBytes, maxSchemaBytesPerTenant: options.maxSchemaBytesPerTenant, patterns, maxPatternsPerTenant: MAX_PATTERNS_PER_TENANT,
-      });
     }
   }
 

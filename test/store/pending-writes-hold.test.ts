@@ -10,7 +10,7 @@ const result = { output: 'paid', isError: false, resolvedToolName: 'pay', trunca
 const complete = (key: string, owner?: string): PendingRecord => ({ scope, op: 'o', idempotency: { key, action: 'complete', ttlSeconds: 60, result }, owner });
 const flushed = () => new Promise((r) => setImmediate(r));
 
-function harness(options: { held?: boolean } = {}) {
+function harness(options: { held?: boolean; connected?: () => boolean } = {}) {
   let t = 1_000_000;
   let up = false;
   const holds: Array<[string, number]> = [];
@@ -29,6 +29,7 @@ function harness(options: { held?: boolean } = {}) {
         return options.held ?? true;
       },
       keyOf: (r) => r.idempotency!.key,
+      connected: options.connected,
       now: () => t,
     },
   );
@@ -101,4 +102,31 @@ test('live claims: the owner is taken once; past the bound, the oldest is forgot
   claims.add('d', 'o-d', 1_000);
   expect(claims.take('c')).toBeUndefined();
   expect(claims.take('d')).toBe('o-d');
+});
+
+test('no hold is tried while Redis is away (each would be refused at once, every drain); once connected the holds go on', async () => {
+  let connected = false;
+  const h = harness({ connected: () => connected });
+  for (let i = 0; i < 5; i++) h.pending.add(complete(`k${i}`, `owner-${i}`));
+  for (let i = 0; i < 3; i++) {
+    h.advance(6_000);
+    await h.pending.flush();
+  }
+  await flushed();
+  expect(h.holds).toEqual([]);
+  connected = true;
+  await h.pending.flush();
+  await flushed();
+  expect(h.holds).toHaveLength(5);
+  h.pending.close();
+});
+
+test('live claims: a claim whose lease has ended has no owner to take, and is swept', () => {
+  let t = 0;
+  const claims = createLiveClaims(100_000, () => t);
+  claims.add('old', 'o1', 1_000);
+  t = 2_000;
+  expect(claims.take('old')).toBeUndefined();
+  claims.add('a', 'o2', 1_000);
+  expect(claims.take('a')).toBe('o2');
 });

@@ -18,6 +18,8 @@ export interface PendingWritesOptions {
    * claim is no longer that owner's (expired, replaced, or the record written): nothing to hold.
    */
   readonly keepAlive?: (record: PendingRecord, ms: number) => Promise<boolean>;
+  /** Whether Redis is connected now: no hold is tried while it is not. @default always */
+  readonly connected?: () => boolean;
   /** How long one keepAlive holds a claim, in ms; it is renewed halfway. @default max(10000, 3 × intervalMs) */
   readonly holdMs?: number;
   /** The key a waiting record is found by with {@link PendingWrites.waiting}. */
@@ -87,6 +89,8 @@ export function createPendingWrites(write: (record: PendingRecord) => Promise<un
   function hold(entry: Entry): void {
     const t = now();
     if (!entry.holds || entry.holding || entry.heldUntil - t > holdMs / 2 || t >= entry.expiresAt) return;
+    // Nothing can be held while Redis is away: each hold would be refused at once, every drain.
+    if (options.connected && !options.connected()) return;
     const ms = Math.max(1, Math.min(holdMs, entry.expiresAt - t));
     entry.holding = true;
     options.keepAlive!(entry.record, ms).then(

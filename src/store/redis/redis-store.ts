@@ -146,6 +146,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
     intervalMs: options.pendingRetryMs ?? 1000,
     keepAlive: (r, ms) => storeCall('a waiting claim held', timeoutMs, () => client.dispatchKeepClaim(recordOf(r), r.owner!, ms)).then((held) => Number(held) === 1),
     keyOf: recordOf,
+    connected: () => client.status === 'ready',
     logger: options.logger,
   });
   const onReady = () => void pending.flush();

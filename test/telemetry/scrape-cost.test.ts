@@ -46,7 +46,7 @@ async function longestGap(work: () => Promise<unknown>): Promise<number> {
   return Math.max(worst, performance.now() - last);
 }
 
-test('scrapes at the label cap leave the event loop free (gaps under 300 ms, 0.8-1 s before), and concurrent ones render once', async () => {
+test('scrapes at the label cap leave the event loop free (gaps under 500 ms, 0.8-1 s before), and concurrent ones render once', async () => {
   const { metrics, renderings } = await loaded();
   try {
     const first = parsePrometheus(await scrape(metrics.port));
@@ -59,7 +59,8 @@ test('scrapes at the label cap leave the event loop free (gaps under 300 ms, 0.8
     });
     expect(renderings() - before).toBe(1);
     expect(new Set(bodies).size).toBe(1);
-    expect(Math.round(gap)).toBeLessThan(300);
+    // 405 ms once in a CI run with the machine's two cores shared; the blocking it guards was 0.8-1 s.
+    expect(Math.round(gap)).toBeLessThan(500);
   } finally {
     await metrics.shutdown();
   }
@@ -77,14 +78,15 @@ test('every pair shows its six rates (the SDK gauge kept 2,000 series and folded
 }, 30_000);
 
 test('with scrapeCacheMs, scrapes within it are served the same rendering; after it, a new one', async () => {
-  const { metrics, renderings } = await loaded({ scrapeCacheMs: 400 });
+  // Long enough that a scrape of the loaded registry, parsed here, ends within it on a busy machine.
+  const { metrics, renderings } = await loaded({ scrapeCacheMs: 2_000 });
   try {
     await scrape(metrics.port);
     metrics.recordCall(summary('tenant0', 'tool_0', 'ok'));
     const cached = parsePrometheus(await scrape(metrics.port));
     expect(renderings()).toBe(1);
     expect(cached.value('dispatch_tool_calls_total', { tenant: 'tenant0', tool: 'tool_0', outcome: 'ok' })).toBe(1);
-    await new Promise((r) => setTimeout(r, 500));
+    await new Promise((r) => setTimeout(r, 2_100));
     const fresh = parsePrometheus(await scrape(metrics.port));
     expect(renderings()).toBe(2);
     expect(fresh.value('dispatch_tool_calls_total', { tenant: 'tenant0', tool: 'tool_0', outcome: 'ok' })).toBe(2);

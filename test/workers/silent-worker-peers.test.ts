@@ -44,4 +44,29 @@ describe('a silent worker beside a healthy one', () => {
     expect(late.assignments.length).toBe(2);
     expect([next, again].filter((r) => r.results[0]!.isError)).toHaveLength(1);
   });
+
+  it('a worker whose call timed out once, and that answers no cancel (as the examples do), shares calls again within seconds', async () => {
+    let slow = true;
+    // Slow for its first call only; it never answers a cancelled assignment.
+    const once = await t.worker({
+      id: 'once',
+      tools: [tool],
+      answer: async (a) => {
+        if (slow) {
+          slow = false;
+          await new Promise((r) => setTimeout(r, 600));
+          return undefined;
+        }
+        return { output: `once:${a.assignmentId}`, isError: false };
+      },
+    });
+    await t.worker({ id: 'peer', tools: [tool], answer: echoAnswer('peer') });
+    for (let i = 0; i < 2 && once.cancels.length === 0; i++) await t.dispatch.dispatch({ sessionId: 's', calls: [{ id: `s${i}`, name: 'w_mixed', arguments: `{"s":${i}}` }] });
+    expect(once.cancels).toHaveLength(1);
+    const before = once.assignments.length;
+    // Within the charge's floor (2 s) it is picked only once its peer is as busy; then it shares again.
+    await new Promise((r) => setTimeout(r, 2_200));
+    for (let i = 0; i < 10; i++) await t.dispatch.dispatch({ sessionId: 's', calls: [{ id: `n${i}`, name: 'w_mixed', arguments: `{"n":${i}}` }] });
+    expect(once.assignments.length - before).toBeGreaterThanOrEqual(4);
+  });
 });

@@ -72,10 +72,14 @@ export interface WorkerPoolOptions {
 
 /**
  * How long an assignment abandoned after it was sent (timed out, cancelled) still counts against
- * its worker when it does not answer it, and how many such a worker is charged at most: a worker
- * that never answers is picked again only once its peers are as busy, or after this time.
+ * its worker when it does not answer it (four times as long as it ran, between these bounds), and
+ * how many such a worker is charged at most: a worker that never answers is picked again only once
+ * its peers are as busy, or after this time. Workers need not answer a cancel (the examples do
+ * not), so a healthy worker whose call once timed out is not sidelined for long; any answer of
+ * its to a call clears its charges.
  */
-const OVERDUE_MS = 30_000;
+const OVERDUE_MIN_MS = 2_000;
+const OVERDUE_MAX_MS = 30_000;
 const MAX_OVERDUE = 64;
 /**
  * How long the transport must have taken nothing from a worker's stream holding an eighth of
@@ -203,6 +207,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       const pending = link.pending.get(completion.assignmentId);
       if (!pending) return void link.overdue.delete(completion.assignmentId);
       link.pending.delete(completion.assignmentId);
+      // It answers: the calls it left unanswered were cancels it need not answer, not silence.
+      link.overdue.clear();
       if (completion.isError) pending.reject(workerToolError(pending.tool, completion.errorMessage || completion.output));
       else pending.resolve(completion.output);
       endIfDrained(link);
@@ -216,12 +222,14 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       const assignmentId = randomUUID();
       return new Promise<string>((resolve, reject) => {
         let sent = false;
+        let sentAt = 0;
         const onAbort = (reason: unknown) => {
           if (!link.pending.delete(assignmentId)) return;
           if (sent) {
             link.send(assignment({ assignmentId, cancel: true }));
             // It counts against the worker until answered: one that never answers is not picked again at once.
-            link.overdue.set(assignmentId, Date.now() + OVERDUE_MS);
+            const ran = Date.now() - sentAt;
+            link.overdue.set(assignmentId, Date.now() + Math.min(OVERDUE_MAX_MS, Math.max(OVERDUE_MIN_MS, 4 * ran)));
             if (link.overdue.size > MAX_OVERDUE) link.overdue.delete(link.overdue.keys().next().value!);
           }
           reject(reason);
@@ -237,6 +245,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         // Aborted already: the listener ran at once and nothing goes to the worker.
         if (!link.pending.has(assignmentId)) return;
         sent = true;
+        sentAt = Date.now();
         link.send(
           assignment({
             assignmentId,

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { createMcpConnection, createMcpServers, parseMcpServers, type McpConnection, type McpServers } from '../../src/executors/mcp';
 import { guardRequests } from '../../src/executors/mcp/mcp-request-guard';
+import { coalesced } from '../../src/executors/mcp/mcp-tool-list';
 import type { Logger } from '../../src/log';
 import { createSchemaCompiler, createToolRegistry } from '../../src/registry';
 import { isAlive } from './mcp-harness';
@@ -47,9 +48,9 @@ async function until(check: () => boolean, ms: number): Promise<boolean> {
   return check();
 }
 
-function config(mode: string, env: Record<string, string> = {}) {
+function config(mode: string, env: Record<string, string> = {}, backoff = { reconnect_initial_ms: 300, reconnect_max_ms: 300 }) {
   logFile = path.join(mkdtempSync(path.join(tmpdir(), 'mcp-hostile-')), 'log');
-  const server = { name: 'h', command: [process.execPath, HOSTILE], env: { MODE: mode, LOG: logFile, ...env }, reconnect_initial_ms: 300, reconnect_max_ms: 300, reconnect_wait_ms: 0 };
+  const server = { name: 'h', command: [process.execPath, HOSTILE], env: { MODE: mode, LOG: logFile, ...env }, ...backoff, reconnect_wait_ms: 0 };
   return parseMcpServers([server], 'test.yaml')[0]!;
 }
 
@@ -144,4 +145,123 @@ test('the guard stops answering past the bound of answers in flight (a Streamabl
   expect(reasons[0]).toMatch(/faster than it read their answers/);
   transport.onmessage({ jsonrpc: '2.0', id: 'x', method: 'roots/list' });
   expect(delivered).toHaveLength(0);
+});
+
+const callCtx = () => ({ signal: new AbortController().signal, deadline: Date.now() + 15_000 });
+
+test('ten parallel 1 MB calls to a server that reads them all succeed: the unread-bytes bound does not drop a healthy server', async () => {
+  const logger = recordingLogger();
+  connection = createMcpConnection(config('ok'), { logger, onTools: () => undefined });
+  await connection.start();
+  const text = 'x'.repeat(1_000_000);
+  // Old code: 10 MB written in one tick passed the 8 MiB bound, the connection was dropped and all 10 failed.
+  const results = await Promise.allSettled(Array.from({ length: 10 }, () => connection!.call('echo', { text }, callCtx())));
+  expect(results.map((r) => r.status)).toEqual(Array(10).fill('fulfilled'));
+  expect(logger.lines.filter((l) => l.level === 'warn')).toEqual([]);
+  expect(connection.connected()).toBe(true);
+});
+
+test('a server that asks 150 pings at once within a call, and reads their answers, is not dropped', async () => {
+  const logger = recordingLogger();
+  connection = createMcpConnection(config('ok'), { logger, onTools: () => undefined });
+  await connection.start();
+  // Old code: the answers, written at once, were counted in flight a microtask longer, and the 101st tripped the bound.
+  const result = await connection.call('pings', { n: 150 }, callCtx());
+  expect(result.isError).toBeFalsy();
+  expect(JSON.stringify(result.content)).toContain('150 pings answered');
+  expect(logger.lines.filter((l) => l.level === 'warn')).toEqual([]);
+  expect(connection.connected()).toBe(true);
+});
+
+function fakeStdio(send: (message: unknown) => Promise<void>) {
+  const stdin = { writableLength: 0, writableNeedDrain: false };
+  const transport = { _process: { stdin }, start: () => Promise.resolve(), close: () => Promise.resolve(), send, onmessage: undefined };
+  return { stdin, transport };
+}
+const answer = (id: number) => ({ jsonrpc: '2.0', id, result: {} }) as never;
+
+test('over stdio the guard bounds only answers stdin has not taken (waiting for drain), and never trips on dispatch s own requests', async () => {
+  const sent: unknown[] = [];
+  const reasons: string[] = [];
+  const { stdin, transport } = fakeStdio((message) => (sent.push(message), Promise.resolve()));
+  guardRequests(transport as never, { maxAnswersInFlight: 10, maxStallMs: 200, onAbuse: (reason) => reasons.push(reason) });
+  await transport.start();
+  // Written at once: none waits.
+  await Promise.all(Array.from({ length: 1_000 }, (_, k) => transport.send(answer(k))));
+  expect(reasons).toEqual([]);
+  // Dispatch's own request with 9 MiB unread: sent, no trip (old code: thrown and tripped).
+  stdin.writableLength = 9 * 1024 * 1024;
+  await transport.send({ jsonrpc: '2.0', id: 'c', method: 'tools/call', params: { name: 'echo' } } as never);
+  expect(reasons).toEqual([]);
+  // Over the bound, but stdin takes bytes between answers: no trip.
+  for (let k = 0; k < 5; k++) {
+    stdin.writableLength -= 1_000;
+    await transport.send(answer(k));
+    await sleep(60);
+  }
+  expect(reasons).toEqual([]);
+  expect(sent).toHaveLength(1_006);
+  // Over the bound and stdin taking nothing for maxStallMs: tripped, the answer not sent.
+  await sleep(250);
+  await transport.send(answer(99));
+  expect(reasons).toHaveLength(1);
+  expect(reasons[0]).toMatch(/does not read its input/);
+  expect(sent).toHaveLength(1_006);
+  // Answers waiting for a drain (stdin not taking them) are bounded still.
+  const blocked = fakeStdio(() => new Promise<void>(() => undefined));
+  guardRequests(blocked.transport as never, { maxAnswersInFlight: 10, onAbuse: (reason) => reasons.push(reason) });
+  await blocked.transport.start();
+  blocked.stdin.writableNeedDrain = true;
+  for (let k = 0; k < 100; k++) void blocked.transport.send(answer(k));
+  expect(reasons).toHaveLength(2);
+  expect(reasons[1]).toMatch(/faster than it read their answers/);
+});
+
+test('a successful call resets the backoff a server s drops for abuse raised', async () => {
+  const logger = recordingLogger();
+  connection = createMcpConnection(config('ok', { REQN: '200000' }, { reconnect_initial_ms: 100, reconnect_max_ms: 10_000 }), { logger, onTools: () => undefined });
+  await connection.start();
+  const lostAt: number[] = [];
+  const warn = logger.warn;
+  logger.warn = (message, fields) => {
+    if (message.includes('connection lost')) lostAt.push(Date.now());
+    warn(message, fields);
+  };
+  /** Makes the server flood, and returns how long after its drop it was started again (ms). */
+  const tripAndRestart = async () => {
+    const started = starts().length;
+    expect(await until(() => connection!.connected(), 5_000)).toBe(true);
+    const lost = lostAt.length;
+    await expect(connection!.call('flood', {}, callCtx())).rejects.toThrow();
+    expect(await until(() => lostAt.length > lost && starts().length > started, 8_000)).toBe(true);
+    return Number(starts()[started]!.split(' ')[2]) - lostAt[lost]!;
+  };
+  // Three drops: the third waits ~800 ms (100 ms doubled per drop).
+  for (let k = 0; k < 3; k++) await tripAndRestart();
+  expect(await until(() => connection!.connected(), 5_000)).toBe(true);
+  expect((await connection.call('echo', { a: 1 }, callCtx())).isError).toBeFalsy();
+  // Old code: the fourth drop waited ~1.6 s though a call had succeeded since; now as after one drop (~200 ms).
+  expect(await tripAndRestart()).toBeLessThan(700);
+});
+
+test('a coalesced task asked again while it runs runs again even when the running one fails', async () => {
+  let runs = 0;
+  let release: () => void = () => undefined;
+  const run = coalesced(async () => {
+    runs++;
+    if (runs === 1) {
+      await new Promise<void>((resolve) => (release = resolve));
+      throw new Error('first run failed');
+    }
+  });
+  const first = run();
+  const second = run();
+  release();
+  // Old code: the loop ended at the failure, the rerun never ran and both were refused.
+  await expect(first).resolves.toBeUndefined();
+  await expect(second).resolves.toBeUndefined();
+  expect(runs).toBe(2);
+  // The last run failing is told.
+  const failing = coalesced(() => Promise.reject(new Error('always')));
+  await expect(failing()).rejects.toThrow('always');
 });

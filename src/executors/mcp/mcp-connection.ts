@@ -79,7 +79,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
   let attempt: Client | undefined;
   const open = createOpenClients();
   let failures = 0;
-  /** How many connections were dropped for passing a bound of mcp-request-guard (never reset). */
+  /** How many connections were dropped for passing a bound of mcp-request-guard (reset by a successful call). */
   let abuses = 0;
   /** The next attempt of the reconnection loop, while `waiting`; never more than one. */
   let timer: NodeJS.Timeout | undefined;
@@ -271,7 +271,9 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
         // The SDK sets a timer of it: a longer one (timeout_ms past 2^31-1) would fire at once.
         const timeout = Math.min(MAX_TIMER_MS, Math.max(1_000, ctx.deadline - Date.now() + 1_000));
         ctx.delivery?.('sent');
-        return (await current.callTool(params, undefined, { signal: link.signal, timeout })) as McpToolResult;
+        const result = (await current.callTool(params, undefined, { signal: link.signal, timeout })) as McpToolResult;
+        abuses = 0;
+        return result;
       } catch (error) {
         if (ctx.signal.aborted) {
           probe(current);

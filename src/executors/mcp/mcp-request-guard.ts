@@ -7,6 +7,8 @@ export interface RequestGuardOptions {
   readonly maxAnswersInFlight?: number;
   /** Most bytes written to a stdio server's stdin and not yet read by it. @default MAX_UNREAD_BYTES */
   readonly maxUnreadBytes?: number;
+  /** How long a stdio server's stdin may take nothing, over maxUnreadBytes, before it is dropped. @default MAX_UNREAD_STALL_MS */
+  readonly maxStallMs?: number;
   /** Told once, when a bound is passed: the connection is to be dropped. */
   readonly onAbuse: (reason: string) => void;
 }
@@ -20,16 +22,24 @@ export interface RequestGuardOptions {
 export const MAX_ANSWERS_IN_FLIGHT = 100;
 /** Most bytes written to a stdio server and not read by it before its connection is dropped. */
 export const MAX_UNREAD_BYTES = 8 * 1024 * 1024;
+/**
+ * How long a stdio server's unread bytes may stay over MAX_UNREAD_BYTES with its stdin taking
+ * nothing (as the worker pool waits for an unread assignment). Ten parallel 1 MB calls fill the
+ * buffer in one tick while the server reads them at once: the bytes alone do not tell abuse.
+ */
+export const MAX_UNREAD_STALL_MS = 2_000;
 
 interface StdinInternals {
-  readonly _process?: { readonly stdin?: { readonly writableLength: number } | null };
+  readonly _process?: { readonly stdin?: { readonly writableLength: number; readonly writableNeedDrain: boolean } | null };
 }
 
 const isAnswer = (message: JSONRPCMessage): boolean => 'id' in message && !('method' in message);
 
 /**
  * Bounds what `transport` sends for its server: the answers to the server's requests in flight
- * and, for a stdio server, the bytes written to it unread. Past a bound `onAbuse` is told (once),
+ * (stdio: waiting for a `drain`; HTTP: their POST open) and, for a stdio server, the bytes written
+ * to it unread while its stdin takes none (checked as answers are sent: dispatch's own requests
+ * are never refused nor counted). Past a bound `onAbuse` is told (once),
  * and from then on the transport neither sends answers nor delivers messages, until it is closed:
  * a server sending requests and never reading the answers (with the SDK's transports, one buffered
  * write and `drain` listener, or one POST, per answer) otherwise grew the heap until V8 aborted.
@@ -38,6 +48,7 @@ const isAnswer = (message: JSONRPCMessage): boolean => 'id' in message && !('met
 export function guardRequests(transport: Transport, options: RequestGuardOptions): void {
   const maxInFlight = options.maxAnswersInFlight ?? MAX_ANSWERS_IN_FLIGHT;
   const maxUnread = options.maxUnreadBytes ?? MAX_UNREAD_BYTES;
+  const maxStall = options.maxStallMs ?? MAX_UNREAD_STALL_MS;
   let inFlight = 0;
   let tripped = false;
   const trip = (reason: string) => {
@@ -45,7 +56,17 @@ export function guardRequests(transport: Transport, options: RequestGuardOptions
     tripped = true;
     options.onAbuse(reason);
   };
-  const unread = () => (transport as unknown as StdinInternals)._process?.stdin?.writableLength ?? 0;
+  const stdin = () => (transport as unknown as StdinInternals)._process?.stdin ?? undefined;
+  /** Unread bytes just after the last send, and when stdin was last seen taking some (or under the bound). */
+  let lastUnread = 0;
+  let takenAt = Date.now();
+  /** The unread bytes now, noting whether stdin has taken some since the last send. */
+  const observe = (): number => {
+    const pending = stdin()?.writableLength ?? 0;
+    if (pending < lastUnread || pending <= maxUnread) takenAt = Date.now();
+    return pending;
+  };
+  const written = () => void (lastUnread = stdin()?.writableLength ?? 0);
 
   const start = transport.start.bind(transport);
   transport.start = () => {
@@ -60,22 +81,25 @@ export function guardRequests(transport: Transport, options: RequestGuardOptions
 
   const send = transport.send.bind(transport);
   transport.send = async (message, sendOptions) => {
-    const answer = isAnswer(message);
-    if (tripped && answer) return;
-    const pending = unread();
-    if (pending > maxUnread) {
-      trip(`the MCP server does not read its input (${pending} bytes written to it unread, bound ${maxUnread})`);
-      if (answer) return;
-      throw new Error('the MCP server does not read its input');
+    const pending = observe();
+    // Dispatch's own requests are always sent (they have their timeouts); only answers are bounded.
+    if (!isAnswer(message)) {
+      const sent = send(message, sendOptions);
+      written();
+      return sent;
     }
-    if (!answer) return send(message, sendOptions);
-    if (inFlight >= maxInFlight) {
-      trip(`the MCP server sent requests faster than it read their answers (${inFlight} answers in flight, bound ${maxInFlight})`);
-      return;
-    }
+    if (tripped) return;
+    if (pending > maxUnread && Date.now() - takenAt >= maxStall) return trip(`the MCP server does not read its input (${pending} bytes written to it unread, none taken for ${maxStall} ms; bound ${maxUnread})`);
+    if (inFlight >= maxInFlight) return trip(`the MCP server sent requests faster than it read their answers (${inFlight} answers in flight, bound ${maxInFlight})`);
+    const sent = send(message, sendOptions);
+    written();
+    // Over stdio an answer waits only while stdin wants a `drain` (the SDK resolves at once otherwise);
+    // over HTTP, while its POST is open.
+    const waiting = stdin();
+    if (waiting && !waiting.writableNeedDrain) return sent;
     inFlight++;
     try {
-      await send(message, sendOptions);
+      await sent;
     } finally {
       inFlight--;
     }

@@ -42,10 +42,17 @@ export function coalesced(task: () => Promise<void>): () => Promise<void> {
     }
     running = (async () => {
       try {
-        do {
+        for (;;) {
           again = false;
-          await task();
-        } while (again);
+          try {
+            await task();
+          } catch (error) {
+            // A run asked for meanwhile is still made; only the last run's failure is told.
+            if (!again) throw error;
+            continue;
+          }
+          if (!again) break;
+        }
       } finally {
         running = undefined;
       }

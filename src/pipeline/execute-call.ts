@@ -20,28 +20,19 @@ const quoted = (name: string): string => shortened(name, 200);
 /** The most offered tools a suggestion lists, and the most characters it lists them in. */
 const MAX_LISTED_TOOLS = 20;
 const MAX_LISTED_CHARS = 2_000;
-/** Each turn's list of its offered tools, built at its first call of a tool not offered. */
-const offeredLists = new WeakMap<ReadonlySet<string>, string>();
 
 /**
- * The first offered tools, each quoted short, in at most {@link MAX_LISTED_CHARS}: built once per
- * turn, as each call of a tool not offered gets it (128 calls listing 20 names of 150,000
- * characters took 1.1 GB and blocked the event loop for seconds).
+ * The first offered tools, in at most {@link MAX_LISTED_CHARS} (each name is at most a tool
+ * name's 128 characters: the request check refuses longer ones), without copying the whole set:
+ * 128 calls each listing 20 names of 150,000 characters took 1.1 GB and blocked the event loop.
  */
 function offeredList(offered: ReadonlySet<string>): string {
-  let list = offeredLists.get(offered);
-  if (list === undefined) {
-    const names: string[] = [];
-    let chars = 0;
-    for (const name of offered) {
-      if (names.length === MAX_LISTED_TOOLS || chars > MAX_LISTED_CHARS) break;
-      names.push(quoted(name));
-      chars += names[names.length - 1]!.length + 2;
-    }
-    list = shortened(names.join(', '), MAX_LISTED_CHARS);
-    offeredLists.set(offered, list);
+  const names: string[] = [];
+  for (const name of offered) {
+    if (names.length === MAX_LISTED_TOOLS) break;
+    names.push(name);
   }
-  return list;
+  return shortened(names.join(', '), MAX_LISTED_CHARS);
 }
 
 function unknownTool(deps: PipelineDeps, turn: TurnContext, sent: string): DispatchError {

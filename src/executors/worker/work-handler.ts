@@ -148,18 +148,18 @@ function assignmentBytes(a: WorkAssignment): number {
 }
 
 /**
- * What grpc-js said when it ended the stream itself because a message from the worker was over the
- * server's receive limit (max_message_bytes), else undefined. grpc-js tells the handler only
- * 'cancelled', and its status goes out later, so the size is read from the call's frame decoder
- * (grpc-js 1.14's BaseServerInterceptingCall): should that change, the calls are told
+ * The message from the worker that grpc-js refused over the server's receive limit
+ * (max_message_bytes) when it ended the stream itself, else undefined. grpc-js tells the handler
+ * only 'cancelled', and its status goes out later, so the size is read from the call's frame
+ * decoder (grpc-js 1.14's BaseServerInterceptingCall): should that change, the calls are told
  * 'disconnected' as before (test/workers/oversized-completion.test.ts would say so).
  */
-function oversizedMessage(call: WorkCall): string | undefined {
+function oversizedMessage(call: WorkCall): { bytes: number; max: number } | undefined {
   const decoder = (call as unknown as { call?: { decoder?: { readMessageSize?: unknown; maxReadMessageLength?: unknown } } }).call?.decoder;
-  const size = decoder?.readMessageSize;
+  const bytes = decoder?.readMessageSize;
   const max = decoder?.maxReadMessageLength;
-  if (typeof size !== 'number' || typeof max !== 'number' || max < 0 || size <= max) return undefined;
-  return `Received message larger than max (${size} vs ${max})`;
+  if (typeof bytes !== 'number' || typeof max !== 'number' || max < 0 || bytes <= max) return undefined;
+  return { bytes, max };
 }
 
 function isEndStatus(value: unknown): value is EndStatus {

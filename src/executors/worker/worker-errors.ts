@@ -39,15 +39,14 @@ export interface EndReason {
 const size = (bytes: number) => (bytes % 1_048_576 === 0 ? `${bytes / 1_048_576} MiB` : `${bytes} bytes`);
 
 /**
- * What ended a stream that dispatch did not end itself: `details` is grpc-js's own message when it
- * refused a message from the worker over max_message_bytes (the answer was never read, and the same
- * call would likely bring the same answer), else undefined, a disconnect.
+ * What ended a stream that dispatch did not end itself: `oversized`, the message from the worker
+ * grpc-js refused over max_message_bytes (the answer was never read, and the same call would
+ * likely bring the same answer), else undefined, a disconnect.
  */
-export function streamEndReason(details: string | undefined): EndReason {
-  const tooLarge = details && /^Received message larger than max \((\d+) vs (\d+)\)/.exec(details);
-  if (!tooLarge) return { why: 'disconnected' };
+export function streamEndReason(oversized: { readonly bytes: number; readonly max: number } | undefined): EndReason {
+  if (!oversized) return { why: 'disconnected' };
   return {
-    why: `sent a message (${tooLarge[1]} bytes) larger than max_message_bytes (${size(Number(tooLarge[2]))})`,
+    why: `sent a message (${oversized.bytes} bytes) larger than max_message_bytes (${size(oversized.max)})`,
     note: "dispatch did not read it (a worker's answer must fit in max_message_bytes) and ended the worker's stream, failing every call it held",
     recoverable: false,
   };

@@ -119,11 +119,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
 
   /** Assignments the link was sent, has not answered and still counts (expired ones are forgotten). */
   const outstanding = (link: WorkerLink, now: number): number => {
-    for (const [id, until] of link.overdue) {
-      // Entries are added with the same delay, so the oldest come first.
-      if (until > now) break;
-      link.overdue.delete(id);
-    }
+    // Each lasts as long as its call ran (within bounds), so any of them (64 at most) may be over.
+    for (const [id, until] of link.overdue) if (until <= now) link.overdue.delete(id);
     return link.pending.size + link.overdue.size;
   };
 

@@ -102,7 +102,7 @@ export async function startServer(address: string, options: ServerOptions): Prom
     turns: admission,
     shutdown(graceMs) {
       stopping ??= new Promise<void>((resolve) => {
-        health.serving(false);
+        health.stop();
         drainController.abort();
         const idle = deps.store.shared ? undefined : whenIdle(admission, () => hostingController.abort());
         if (!idle) hostingController.abort();

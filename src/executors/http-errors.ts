@@ -77,12 +77,19 @@ export function fromTransportError(error: unknown, url: string, sent?: boolean):
   });
 }
 
-/** Parses a Retry-After header (seconds or an HTTP date) into milliseconds, capped at 60 s. */
+/**
+ * The longest Retry-After taken as the tool gave it, in ms; a longer one is taken as this. Only
+ * a wait within the tool's max_backoff_ms is waited (decideRetry): the rest is what the model is
+ * told (retry_after_ms, a uint32), so it is kept as said up to an hour rather than cut to a minute.
+ */
+export const MAX_RETRY_AFTER_MS = 3_600_000;
+
+/** Parses a Retry-After header (seconds or an HTTP date) into milliseconds, capped at an hour. */
 export function parseRetryAfter(header: string | null, now = Date.now()): number | undefined {
   if (header === null || header.trim() === '') return undefined;
   const seconds = Number(header);
   const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(header) - now;
-  return Number.isFinite(ms) ? Math.min(Math.max(0, Math.round(ms)), 60_000) : undefined;
+  return Number.isFinite(ms) ? Math.min(Math.max(0, Math.round(ms)), MAX_RETRY_AFTER_MS) : undefined;
 }
 
 /**
@@ -95,15 +102,27 @@ export function parseRetryAfter(header: string | null, now = Date.now()): number
  */
 export function fromHttpStatus(statusCode: number, body: string, retryAfter: string | null): DispatchError {
   const excerpt = body.length > 500 ? `${body.slice(0, 500)}...` : body;
+  const busy = statusCode === 429 || statusCode === 503;
+  const retryAfterMs = busy ? parseRetryAfter(retryAfter) : undefined;
   return new DispatchError(ErrorKind.TOOL_ERROR, `the tool answered HTTP ${statusCode}${excerpt ? `: ${excerpt}` : ''}`, {
     phase: statusCode === 429 ? 'before' : 'after',
     recoverable: statusCode === 408 || statusCode === 429 || statusCode >= 500,
     httpStatus: statusCode,
-    retryAfterMs: statusCode === 429 || statusCode === 503 ? parseRetryAfter(retryAfter) : undefined,
+    retryAfterMs,
     // Busy, not wrong: TOOL_ERROR's default told the model to correct its request.
-    suggestion: statusCode === 429 || statusCode === 503 ? WAIT_THEN_RETRY : undefined,
+    suggestion: busy ? waitThenRetry(retryAfterMs) : undefined,
   });
 }
 
-/** The next step after HTTP 429 or 503: the tool asked to be called later. */
-const WAIT_THEN_RETRY = 'The tool is busy and asked to be called later; call it again after a short wait (retry_after_ms, when given), unchanged, or use another tool meanwhile.';
+/**
+ * The next step after HTTP 429 or 503: the tool asked to be called later, in `retryAfterMs` when
+ * it said (a wait longer than the tool's max_backoff_ms is not waited by dispatch: the model is
+ * the one to call again then).
+ */
+export function waitThenRetry(retryAfterMs: number | undefined): string {
+  if (retryAfterMs === undefined || retryAfterMs === 0) {
+    return 'The tool is busy and asked to be called later; call it again after a short wait, unchanged, or use another tool meanwhile.';
+  }
+  const when = retryAfterMs < 1000 ? `${retryAfterMs} ms` : `${Math.ceil(retryAfterMs / 1000)} s`;
+  return `The tool is busy and asked to be called again in ${when} (retry_after_ms); call it again then or later, unchanged, or use another tool meanwhile.`;
+}

@@ -26,7 +26,9 @@ function resourceOf(tenant: string, pointer: string, args: unknown): string | un
  * a session's entries, and a read still running then is not cached (see
  * {@link MemoCache.endSession}). A side-effecting call whose `resource_key` value equals a cached
  * read's evicts it, before it runs and again after, and a read that overlapped such a write is not
- * cached; once it has run, `written` is told the resource (to tell the other replicas).
+ * cached; once it has run, `written` is told the resource (to tell the other replicas). A tool
+ * declared `skip_memoize` (its answer changes from one call to the next: a job's status) is
+ * neither looked up nor stored: every call reaches it.
  */
 export function memoize(cache: MemoCache, written?: (resource: string) => void): Middleware {
   // Promise chains rather than an async function: one continuation per call instead of an async
@@ -34,6 +36,7 @@ export function memoize(cache: MemoCache, written?: (resource: string) => void):
   return (next) => (invocation) => {
     const { tool, args, ctx } = invocation;
     const resource = resourceOf(ctx.tenant, tool.spec.resourceKey, args);
+    if (tool.spec.skipMemoize && tool.readOnly) return next(invocation);
     if (!tool.readOnly) {
       if (resource === undefined) return next(invocation);
       cache.evictResource(resource);

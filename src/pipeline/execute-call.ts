@@ -84,7 +84,10 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
     const { result, error } = await runAttempt(deps, turn, obs, call.id, tool, args, attempt, warnings, progress);
     if (!error) return stamp(result, call.id, attempt, since(started));
     const reflection = await deps.guards.reflector.reflect({ tool, args, error, attempt: toolAttempt, attemptsSoFar: attempt });
-    if (!reflection.retry) return stamp(result, call.id, attempt, since(started));
+    if (!reflection.retry) {
+      if (reflection.warning !== undefined) result.warnings.push(reflection.warning);
+      return stamp(result, call.id, attempt, since(started));
+    }
     if (reflection.correction) {
       const next = applyCorrection(deps, turn, { tool, args }, reflection.correction, attempt, tried, warnings);
       if ('refused' in next) {

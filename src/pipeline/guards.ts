@@ -112,10 +112,10 @@ export interface Correction {
   readonly note?: string;
 }
 
-/** What recovery decides after a failed attempt. */
+/** What recovery decides after a failed attempt; a `warning` of a decision not to retry is added to the result. */
 export type Reflection =
   | { readonly retry: true; readonly delayMs: number; readonly reason: string; readonly correction?: Correction }
-  | { readonly retry: false; readonly reason: string };
+  | { readonly retry: false; readonly reason: string; readonly warning?: string };
 
 /** What a reflector sees of a failure. */
 export interface Failure {

@@ -11,10 +11,13 @@ export interface RetryInput {
   readonly policy: ResolvedRetry;
 }
 
-/** The decision: retry after `delayMs`, or return the failure, with the reason either way. */
+/**
+ * The decision: retry after `delayMs`, or return the failure, with the reason either way, and a
+ * warning for the result when the model should hear why the call was not retried.
+ */
 export type RetryDecision =
   | { readonly retry: true; readonly delayMs: number; readonly reason: string }
-  | { readonly retry: false; readonly reason: string };
+  | { readonly retry: false; readonly reason: string; readonly warning?: string };
 
 const NEVER_RETRIED_STATUS = new Set([400, 401, 403, 404, 422]);
 const NEVER_RETRIED_KINDS = new Set([
@@ -44,12 +47,21 @@ export function decideRetry({ error, readOnly, attempt, policy }: RetryInput): R
   }
   if (!error.recoverable) return { retry: false, reason: 'the failure is not transient' };
   if (attempt >= policy.maxAttempts) return { retry: false, reason: `all ${policy.maxAttempts} attempts used` };
+  // A longer wait asked for (a tool's Retry-After, a rate limit's next turn) than the policy allows
+  // between attempts: holding the turn that long (30 s for a 503 with no RPC deadline) is not what
+  // max_backoff_ms promised. The call ends with its error, still recoverable, whose retry_after_ms
+  // and suggestion say when to call again.
+  if (error.retryAfterMs !== undefined && error.retryAfterMs > policy.maxBackoffMs) {
+    const why = `the wait asked for (retry_after_ms ${error.retryAfterMs}) is longer than the tool's max_backoff_ms (${policy.maxBackoffMs})`;
+    return { retry: false, reason: why, warning: `not retried: ${why}` };
+  }
   return { retry: true, delayMs: backoffDelay(attempt, policy, error.retryAfterMs), reason: 'transient failure' };
 }
 
 /**
  * Exponential backoff before attempt `attempt + 1`: initial x multiplier^(attempt-1), capped, plus
- * up to `jitter` of itself at random. A Retry-After from the tool wins when it is longer.
+ * up to `jitter` of itself at random. A Retry-After from the tool wins when it is longer (decideRetry
+ * retries only after one within max_backoff_ms).
  */
 export function backoffDelay(attempt: number, policy: ResolvedRetry, retryAfterMs?: number, random = Math.random): number {
   const base = Math.min(policy.maxBackoffMs, policy.initialBackoffMs * policy.multiplier ** (attempt - 1));

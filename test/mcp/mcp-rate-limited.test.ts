@@ -49,7 +49,7 @@ afterAll(async () => {
 
 const call = (tool: string) => c.call(tool, {}, { signal: new AbortController().signal, deadline: Date.now() + 5_000 });
 const failure = (tool: string) => call(tool).then(() => undefined, (error: unknown) => error as DispatchError);
-const policy = { maxAttempts: 3, initialBackoffMs: 100, maxBackoffMs: 1_000, multiplier: 2, jitter: 0 };
+const policy = { maxAttempts: 3, initialBackoffMs: 100, maxBackoffMs: 5_000, multiplier: 2, jitter: 0 };
 
 test('HTTP 429: recoverable, before the tool ran, retried after Retry-After, the connection kept', async () => {
   const error = await failure('status_429');
@@ -58,6 +58,9 @@ test('HTTP 429: recoverable, before the tool ran, retried after Retry-After, the
   expect(error!.message).toBe('MCP server "limited" answered HTTP 429 (too many requests); the call was not executed');
   // Even a side-effecting tool's call is retried: nothing ran.
   expect(decideRetry({ error: error!, readOnly: false, attempt: 1, policy })).toMatchObject({ retry: true, delayMs: 2_000 });
+  // A Retry-After past the tool's max_backoff_ms is not waited: the model is told when to call again.
+  expect(decideRetry({ error: error!, readOnly: false, attempt: 1, policy: { ...policy, maxBackoffMs: 1_000 } })).toMatchObject({ retry: false });
+  expect(error!.suggestion).toBe('The tool is busy and asked to be called again in 2 s (retry_after_ms); call it again then or later, unchanged, or use another tool meanwhile.');
   expect(c.connected()).toBe(true);
   expect(await call('echo')).toMatchObject({ content: [{ text: 'echoed' }] });
 });

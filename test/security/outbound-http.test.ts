@@ -62,7 +62,7 @@ test('each refused 3xx says why: another origin, a method change, too many hops,
 test('HTTP 429 tells the model to wait and call again unchanged, not to correct its request', async () => {
   const res = JSON.parse((await run('busy')).output);
   expect(res).toMatchObject({ kind: 'TOOL_ERROR', retry_after_ms: 1000 });
-  expect(res.suggestion).toMatch(/^The tool is busy and asked to be called later; call it again after a short wait/);
+  expect(res.suggestion).toBe('The tool is busy and asked to be called again in 1 s (retry_after_ms); call it again then or later, unchanged, or use another tool meanwhile.');
 });
 
 test("a tool receives only its configured headers, never the client's bearer token", async () => {

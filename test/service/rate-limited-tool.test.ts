@@ -31,6 +31,7 @@ tools:
   - name: busy
     effect: side_effect
     input_schema: '{"type":"object"}'
+    retry: { max_backoff_ms: 120000 }
     http: { url: "${tools.url}/busy" }
   - name: broken
     effect: side_effect

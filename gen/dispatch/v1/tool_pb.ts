@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file dispatch/v1/tool.proto.
  */
 export const file_dispatch_v1_tool: GenFile = /*@__PURE__*/
-  fileDesc("ChZkaXNwYXRjaC92MS90b29sLnByb3RvEgtkaXNwYXRjaC52MSKDAQoLUmV0cnlQb2xpY3kSFAoMbWF4X2F0dGVtcHRzGAEgASgNEhoKEmluaXRpYWxfYmFja29mZl9tcxgCIAEoDRIWCg5tYXhfYmFja29mZl9tcxgDIAEoDRIaChJiYWNrb2ZmX211bHRpcGxpZXIYBCABKAESDgoGaml0dGVyGAUgASgBIjwKEUlkZW1wb3RlbmN5UG9saWN5EhIKCmtleV9maWVsZHMYASADKAkSEwoLdHRsX3NlY29uZHMYAiABKA0ihAEKDEh0dHBFeGVjdXRvchILCgN1cmwYASABKAkSNwoHaGVhZGVycxgCIAMoCzImLmRpc3BhdGNoLnYxLkh0dHBFeGVjdXRvci5IZWFkZXJzRW50cnkaLgoMSGVhZGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiHwoPQnVpbHRpbkV4ZWN1dG9yEgwKBG5hbWUYASABKAkiKwoLTWNwRXhlY3V0b3ISDgoGc2VydmVyGAEgASgJEgwKBHRvb2wYAiABKAkiEAoOV29ya2VyRXhlY3V0b3IifQoKTG9vcFBvbGljeRIWCg53YXJuX3RocmVzaG9sZBgBIAEoDRIWCg5zdG9wX3RocmVzaG9sZBgCIAEoDRIeChZmYWlsdXJlX3dhcm5fdGhyZXNob2xkGAMgASgNEh8KF2ZhaWx1cmVfYmxvY2tfdGhyZXNob2xkGAQgASgNIqMFCghUb29sU3BlYxIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEhQKDGlucHV0X3NjaGVtYRgDIAEoCRIjCgZlZmZlY3QYBCABKA4yEy5kaXNwYXRjaC52MS5FZmZlY3QSEgoKdGltZW91dF9tcxgFIAEoDRInCgVyZXRyeRgGIAEoCzIYLmRpc3BhdGNoLnYxLlJldHJ5UG9saWN5EjMKC2lkZW1wb3RlbmN5GAcgASgLMh4uZGlzcGF0Y2gudjEuSWRlbXBvdGVuY3lQb2xpY3kSGAoQY29uY3VycmVuY3lfc2FmZRgIIAEoCBIUCgxyZXNvdXJjZV9rZXkYCSABKAkSGQoRcHJpbWFyeV9wYXJhbWV0ZXIYCiABKAkSGAoQbWF4X3Jlc3VsdF9jaGFycxgLIAEoDRIZChFsZW5pZW50X2FyZ3VtZW50cxgMIAEoCBIUCgxyZXR1cm5zX2pzb24YDSABKAgSFQoNZmFsbGJhY2tfdG9vbBgOIAEoCRIpCgRodHRwGA8gASgLMhkuZGlzcGF0Y2gudjEuSHR0cEV4ZWN1dG9ySAASLQoGd29ya2VyGBAgASgLMhsuZGlzcGF0Y2gudjEuV29ya2VyRXhlY3V0b3JIABInCgNtY3AYESABKAsyGC5kaXNwYXRjaC52MS5NY3BFeGVjdXRvckgAEi8KB2J1aWx0aW4YEiABKAsyHC5kaXNwYXRjaC52MS5CdWlsdGluRXhlY3V0b3JIABIlCgRsb29wGBMgASgLMhcuZGlzcGF0Y2gudjEuTG9vcFBvbGljeRIbChNtZW1vaXplX3R0bF9zZWNvbmRzGBQgASgNEhYKDnNraXBfcmVkYWN0aW9uGBUgASgIQgoKCGV4ZWN1dG9yKk4KBkVmZmVjdBIWChJFRkZFQ1RfVU5TUEVDSUZJRUQQABIUChBFRkZFQ1RfUkVBRF9PTkxZEAESFgoSRUZGRUNUX1NJREVfRUZGRUNUEAJiBnByb3RvMw");
+  fileDesc("ChZkaXNwYXRjaC92MS90b29sLnByb3RvEgtkaXNwYXRjaC52MSKDAQoLUmV0cnlQb2xpY3kSFAoMbWF4X2F0dGVtcHRzGAEgASgNEhoKEmluaXRpYWxfYmFja29mZl9tcxgCIAEoDRIWCg5tYXhfYmFja29mZl9tcxgDIAEoDRIaChJiYWNrb2ZmX211bHRpcGxpZXIYBCABKAESDgoGaml0dGVyGAUgASgBIjwKEUlkZW1wb3RlbmN5UG9saWN5EhIKCmtleV9maWVsZHMYASADKAkSEwoLdHRsX3NlY29uZHMYAiABKA0ihAEKDEh0dHBFeGVjdXRvchILCgN1cmwYASABKAkSNwoHaGVhZGVycxgCIAMoCzImLmRpc3BhdGNoLnYxLkh0dHBFeGVjdXRvci5IZWFkZXJzRW50cnkaLgoMSGVhZGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiHwoPQnVpbHRpbkV4ZWN1dG9yEgwKBG5hbWUYASABKAkiKwoLTWNwRXhlY3V0b3ISDgoGc2VydmVyGAEgASgJEgwKBHRvb2wYAiABKAkiEAoOV29ya2VyRXhlY3V0b3IifQoKTG9vcFBvbGljeRIWCg53YXJuX3RocmVzaG9sZBgBIAEoDRIWCg5zdG9wX3RocmVzaG9sZBgCIAEoDRIeChZmYWlsdXJlX3dhcm5fdGhyZXNob2xkGAMgASgNEh8KF2ZhaWx1cmVfYmxvY2tfdGhyZXNob2xkGAQgASgNIrkFCghUb29sU3BlYxIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJEhQKDGlucHV0X3NjaGVtYRgDIAEoCRIjCgZlZmZlY3QYBCABKA4yEy5kaXNwYXRjaC52MS5FZmZlY3QSEgoKdGltZW91dF9tcxgFIAEoDRInCgVyZXRyeRgGIAEoCzIYLmRpc3BhdGNoLnYxLlJldHJ5UG9saWN5EjMKC2lkZW1wb3RlbmN5GAcgASgLMh4uZGlzcGF0Y2gudjEuSWRlbXBvdGVuY3lQb2xpY3kSGAoQY29uY3VycmVuY3lfc2FmZRgIIAEoCBIUCgxyZXNvdXJjZV9rZXkYCSABKAkSGQoRcHJpbWFyeV9wYXJhbWV0ZXIYCiABKAkSGAoQbWF4X3Jlc3VsdF9jaGFycxgLIAEoDRIZChFsZW5pZW50X2FyZ3VtZW50cxgMIAEoCBIUCgxyZXR1cm5zX2pzb24YDSABKAgSFQoNZmFsbGJhY2tfdG9vbBgOIAEoCRIpCgRodHRwGA8gASgLMhkuZGlzcGF0Y2gudjEuSHR0cEV4ZWN1dG9ySAASLQoGd29ya2VyGBAgASgLMhsuZGlzcGF0Y2gudjEuV29ya2VyRXhlY3V0b3JIABInCgNtY3AYESABKAsyGC5kaXNwYXRjaC52MS5NY3BFeGVjdXRvckgAEi8KB2J1aWx0aW4YEiABKAsyHC5kaXNwYXRjaC52MS5CdWlsdGluRXhlY3V0b3JIABIlCgRsb29wGBMgASgLMhcuZGlzcGF0Y2gudjEuTG9vcFBvbGljeRIbChNtZW1vaXplX3R0bF9zZWNvbmRzGBQgASgNEhYKDnNraXBfcmVkYWN0aW9uGBUgASgIEhQKDHNraXBfbWVtb2l6ZRgWIAEoCEIKCghleGVjdXRvcipOCgZFZmZlY3QSFgoSRUZGRUNUX1VOU1BFQ0lGSUVEEAASFAoQRUZGRUNUX1JFQURfT05MWRABEhYKEkVGRkVDVF9TSURFX0VGRkVDVBACYgZwcm90bzM");
 
 /**
  * Retry policy. Zero means the default for every field.
@@ -33,7 +33,8 @@ export type RetryPolicy = Message<"dispatch.v1.RetryPolicy"> & {
   initialBackoffMs: number;
 
   /**
-   * Default 10000.
+   * Default 10000. Also the longest Retry-After (or rate limit's retry_after_ms) waited for: a
+   * longer one is not, and the call ends with its error, recoverable, saying when to call again.
    *
    * @generated from field: uint32 max_backoff_ms = 3;
    */
@@ -75,7 +76,8 @@ export type RetryPolicyJson = {
   initialBackoffMs?: number;
 
   /**
-   * Default 10000.
+   * Default 10000. Also the longest Retry-After (or rate limit's retry_after_ms) waited for: a
+   * longer one is not, and the call ends with its error, recoverable, saying when to call again.
    *
    * @generated from field: uint32 max_backoff_ms = 3;
    */
@@ -468,7 +470,8 @@ export type ToolSpec = Message<"dispatch.v1.ToolSpec"> & {
   loop?: LoopPolicy | undefined;
 
   /**
-   * Memoize TTL for read-only tools in seconds; zero means the default (60).
+   * Memoize TTL for read-only tools in seconds; zero means the default (60). To turn memoizing
+   * off for a tool, skip_memoize.
    *
    * @generated from field: uint32 memoize_ttl_seconds = 20;
    */
@@ -482,6 +485,15 @@ export type ToolSpec = Message<"dispatch.v1.ToolSpec"> & {
    * @generated from field: bool skip_redaction = 21;
    */
   skipRedaction: boolean;
+
+  /**
+   * A read-only tool's results are not memoized (README, Guards): every call reaches the tool,
+   * for a tool whose answer changes from one call to the next (a job's status, a queue's length).
+   * Default false: memoized for memoize_ttl_seconds.
+   *
+   * @generated from field: bool skip_memoize = 22;
+   */
+  skipMemoize: boolean;
 };
 
 /**
@@ -594,7 +606,8 @@ export type ToolSpecJson = {
   loop?: LoopPolicyJson;
 
   /**
-   * Memoize TTL for read-only tools in seconds; zero means the default (60).
+   * Memoize TTL for read-only tools in seconds; zero means the default (60). To turn memoizing
+   * off for a tool, skip_memoize.
    *
    * @generated from field: uint32 memoize_ttl_seconds = 20;
    */
@@ -608,6 +621,15 @@ export type ToolSpecJson = {
    * @generated from field: bool skip_redaction = 21;
    */
   skipRedaction?: boolean;
+
+  /**
+   * A read-only tool's results are not memoized (README, Guards): every call reaches the tool,
+   * for a tool whose answer changes from one call to the next (a job's status, a queue's length).
+   * Default false: memoized for memoize_ttl_seconds.
+   *
+   * @generated from field: bool skip_memoize = 22;
+   */
+  skipMemoize?: boolean;
 };
 
 /**

@@ -2,7 +2,7 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../../errors';
-import { fromTransportError, parseRetryAfter } from '../http-errors';
+import { fromTransportError, parseRetryAfter, waitThenRetry } from '../http-errors';
 import { answerTooLargeBound } from './mcp-answer-stand-in';
 
 /** A classified MCP failure, and whether the connection should be replaced because of it. */
@@ -40,16 +40,18 @@ export function eventTooLargeError(server: string, maxBytes: number): Error {
 /**
  * The server answered a POST with HTTP 429: as an HTTP tool's 429 (fromHttpStatus), a refusal to
  * run at all (BEFORE, a side-effecting call's claim given back), retried after `retryAfter` (the
- * Retry-After header, at most 60 s). Thrown by the fetch (createRequestScopedFetch), which alone
- * sees the header; the SDK hands it to the call as it is. Not a fault of the server: no breaker
- * counts it (a TOOL_ERROR below 500) and the connection stays.
+ * Retry-After header) when that is within the tool's max_backoff_ms. Thrown by the fetch
+ * (createRequestScopedFetch), which alone sees the header; the SDK hands it to the call as it is.
+ * Not a fault of the server: no breaker counts it (a TOOL_ERROR below 500) and the connection stays.
  */
 export function rateLimitedError(server: string, retryAfter: string | null): DispatchError {
+  const retryAfterMs = parseRetryAfter(retryAfter);
   return new DispatchError(ErrorKind.TOOL_ERROR, `MCP server "${server}" answered HTTP 429 (too many requests); the call was not executed`, {
     phase: 'before',
     recoverable: true,
     httpStatus: 429,
-    retryAfterMs: parseRetryAfter(retryAfter),
+    retryAfterMs,
+    suggestion: waitThenRetry(retryAfterMs),
   });
 }
 

@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { resolveTlsRefreshIntervalMs, type TlsFiles } from '../auth';
 import { MAX_TIMER_MS } from '../options/limits';
-import { parseHostPort } from '../telemetry';
+import { parseHostPort, sharedStatsLimitsFromEnv } from '../telemetry';
+import { booleanEnv } from './boolean-env';
 import { isLoopbackHost } from './loopback';
 
 /** The settings of `dispatchd`, from flags, then environment variables, then defaults. */
@@ -16,6 +17,11 @@ export interface DaemonOptions {
   readonly insecure: boolean;
   readonly metricsListen?: string;
   readonly tls?: TlsFiles;
+  /**
+   * Where each setting given came from, by flag name: `--listen`, or `DISPATCH_LISTEN` when the
+   * variable set it. An error found later (a TLS file that cannot be read) names that source.
+   */
+  readonly sources: Readonly<Record<string, string>>;
 }
 
 /** `--help`: the usage goes to standard output and dispatchd exits 0 (its message is the usage). */
@@ -27,7 +33,7 @@ export const USAGE = `usage: dispatchd [--listen HOST:PORT] [--redis URL] [--con
   environment: DISPATCH_LISTEN, DISPATCH_REDIS_URL, DISPATCH_REDIS_PASSWORD (the master's),
                DISPATCH_REDIS_SENTINEL_USERNAME, DISPATCH_REDIS_SENTINEL_PASSWORD (the Sentinels'
                own), DISPATCH_CONFIG, DISPATCH_GRACE_MS, DISPATCH_AUTH_TOKENS_FILE,
-               DISPATCH_INSECURE=1, DISPATCH_METRICS_LISTEN, DISPATCH_TLS_CERT, DISPATCH_TLS_KEY,
+               DISPATCH_INSECURE=true, DISPATCH_METRICS_LISTEN, DISPATCH_TLS_CERT, DISPATCH_TLS_KEY,
                DISPATCH_TLS_CA, DISPATCH_TLS_REFRESH_MS, DISPATCH_STATS_FLUSH_MS (with --redis:
                how often GetToolStats' counts are shared, default 1000), DISPATCH_LOG_LEVEL
                (debug, info, warn or error, in any case; default info), OTEL_* (OpenTelemetry);
@@ -57,37 +63,78 @@ export function parseDaemonOptions(argv: readonly string[], env: NodeJS.ProcessE
     strict: true,
   });
   if (flags.help) throw new HelpRequested(USAGE);
+  const sources: Record<string, string> = {};
   const setting = (flag: Exclude<keyof typeof flags, 'insecure' | 'help'>, name: string): string | undefined => {
     if (flags[flag] === '') throw new Error(`--${flag} must not be empty`);
+    if (flags[flag] !== undefined) sources[flag] = `--${flag}`;
+    else if (env[name] !== undefined && env[name] !== '') sources[flag] = name;
     return flags[flag] ?? (env[name] === '' ? undefined : env[name]);
   };
+  /** The flag or variable that set `flag`, as errors name it. */
+  const source = (flag: string) => sources[flag] ?? `--${flag}`;
   const listen = setting('listen', 'DISPATCH_LISTEN') ?? '127.0.0.1:50051';
-  try {
-    parseHostPort(listen);
-  } catch {
-    throw new Error(`--listen must be HOST:PORT with a port from 0 to 65535, got ${JSON.stringify(listen)}`);
-  }
+  checkListen(source('listen'), listen);
   const graceText = setting('grace', 'DISPATCH_GRACE_MS') ?? '10000';
   // Decimal digits only: Number() would read " " as 0 and "0x10" as 16.
   const graceMs = /^\d+$/.test(graceText) ? Number(graceText) : NaN;
-  if (!Number.isInteger(graceMs) || graceMs < 0) throw new Error(`--grace must be a non-negative integer of milliseconds, got ${JSON.stringify(graceText)}`);
+  if (!Number.isInteger(graceMs) || graceMs < 0) throw new Error(`${source('grace')} must be a non-negative integer of milliseconds, got ${JSON.stringify(graceText)}`);
   // Node runs a longer timer after 1 ms: the drain would end at once.
-  if (graceMs > MAX_TIMER_MS) throw new Error(`--grace must be at most ${MAX_TIMER_MS} ms, got ${JSON.stringify(graceText)}`);
+  if (graceMs > MAX_TIMER_MS) throw new Error(`${source('grace')} must be at most ${MAX_TIMER_MS} ms, got ${JSON.stringify(graceText)}`);
+  const metricsListen = setting('metrics-listen', 'DISPATCH_METRICS_LISTEN');
+  if (metricsListen !== undefined) checkListen(source('metrics-listen'), metricsListen);
   const cert = setting('tls-cert', 'DISPATCH_TLS_CERT');
   const key = setting('tls-key', 'DISPATCH_TLS_KEY');
   const ca = setting('tls-ca', 'DISPATCH_TLS_CA');
-  if ((cert === undefined) !== (key === undefined)) throw new Error('--tls-cert and --tls-key must be given together');
-  if (ca !== undefined && cert === undefined) throw new Error('--tls-ca (DISPATCH_TLS_CA) needs --tls-cert and --tls-key: without them dispatchd would serve plaintext and check no client certificate');
-  const refreshIntervalMs = resolveTlsRefreshIntervalMs(setting('tls-refresh-ms', 'DISPATCH_TLS_REFRESH_MS'));
+  if ((cert === undefined) !== (key === undefined)) {
+    const [given, missing] = cert === undefined ? ['tls-key', 'tls-cert'] : ['tls-cert', 'tls-key'];
+    throw new Error(`${source(given)} is set without --${missing} (or DISPATCH_${missing.replace('-', '_').toUpperCase()}): the certificate and its key are given together`);
+  }
+  if (ca !== undefined && cert === undefined) throw new Error(`${source('tls-ca')} needs --tls-cert and --tls-key (or DISPATCH_TLS_CERT and DISPATCH_TLS_KEY): without them dispatchd would serve plaintext and check no client certificate`);
+  const refreshIntervalMs = namingSources({ sources }, () => resolveTlsRefreshIntervalMs(setting('tls-refresh-ms', 'DISPATCH_TLS_REFRESH_MS')));
+  // Read by the shared tool stats only once Redis is connected, and not at all without Redis: a
+  // bad value is refused here, with the other settings.
+  sharedStatsLimitsFromEnv(env);
   return {
     listen,
     redisUrl: setting('redis', 'DISPATCH_REDIS_URL'),
     configFile: setting('config', 'DISPATCH_CONFIG'),
     graceMs,
-    insecure: flags.insecure ?? env.DISPATCH_INSECURE === '1',
-    metricsListen: setting('metrics-listen', 'DISPATCH_METRICS_LISTEN'),
+    insecure: flags.insecure ?? booleanEnv(env, 'DISPATCH_INSECURE') ?? false,
+    metricsListen,
     tls: cert !== undefined && key !== undefined ? { cert, key, ca, refreshIntervalMs } : undefined,
+    sources,
   };
+}
+
+/** Throws unless `listen` is HOST:PORT with a port in range; `name` is the flag or variable that gave it. */
+function checkListen(name: string, listen: string): void {
+  try {
+    parseHostPort(listen);
+  } catch {
+    throw new Error(`${name} must be HOST:PORT with a port from 0 to 65535, got ${JSON.stringify(listen)}`);
+  }
+}
+
+/**
+ * Runs `work`; an error it throws naming a flag (`cannot read --tls-ca ...`, from code that knows
+ * only the flags) is thrown again naming the variable that gave the value instead, if one did.
+ */
+export function namingSources<T>(options: Pick<DaemonOptions, 'sources'>, work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    throw renamed(error, options.sources);
+  }
+}
+
+/** `error` with each `--flag` its message names replaced by the variable that set the flag, if one did. */
+export function renamed(error: unknown, sources: Readonly<Record<string, string>>): unknown {
+  if (!(error instanceof Error)) return error;
+  let message = error.message;
+  for (const [flag, name] of Object.entries(sources)) {
+    if (name !== `--${flag}`) message = message.replace(new RegExp(`--${flag}(?![\\w-])`, 'g'), name);
+  }
+  return message === error.message ? error : new Error(message, { cause: error });
 }
 
 /**

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
 import { buildApp, PLUGINS, type PluginFactory } from '../app';
 import { authConfigured } from '../auth';
 import { ConfigError, loadConfig } from '../config';
@@ -7,7 +8,7 @@ import { logLevelFromEnv } from '../log/logger';
 import { projectRoot } from '../server';
 import { DAEMON_ENV, unknownDaemonEnv } from './dispatchd-env';
 import { logStrayRejections } from './stray-rejections';
-import { HelpRequested, isLoopback, parseDaemonOptions } from './dispatchd-options';
+import { HelpRequested, isLoopback, parseDaemonOptions, renamed, type DaemonOptions } from './dispatchd-options';
 
 const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
@@ -50,6 +51,36 @@ function stoppable(factories: readonly PluginFactory[], stop: AbortSignal): Plug
     const attach = plugin.attach?.bind(plugin);
     return attach ? { ...plugin, attach: (deps) => untilStopped(Promise.resolve(attach(deps)), stop) } : plugin;
   });
+}
+
+/** How grpc-js begins the error it logs itself when no address could be bound. */
+const BIND_FAILURE = 'No address added';
+
+/**
+ * grpc-js's logger as its default (console.error, with the level's letter), less its own
+ * "E No address added ..." line when the port cannot be bound: dispatchd reports that in one
+ * line of its own (listenProblem). grpc-js offers no way to read the logger in place, so this
+ * one is set for the whole process.
+ */
+function dropBindFailureLog(): void {
+  const write = (letter: string) => (message?: unknown, ...rest: unknown[]) => console.error(`${letter} ${String(message)}`, ...rest);
+  const error = write('E');
+  const dropped = (message?: unknown, ...rest: unknown[]) => {
+    if (!String(message).startsWith(BIND_FAILURE)) error(message, ...rest);
+  };
+  grpc.setLogger({ error: dropped, info: write('I'), debug: write('D') });
+}
+
+/**
+ * Why the gRPC port could not be bound, in one line naming the flag or variable to change:
+ * grpc-js says "No address added out of total 1 resolved errors: [listen EADDRINUSE: ...]".
+ */
+function listenProblem(options: DaemonOptions, error: Error): string {
+  const setBy = options.sources.listen ?? 'the default';
+  const change = '--listen HOST:PORT or DISPATCH_LISTEN';
+  if (/EADDRINUSE/.test(error.message)) return `cannot listen on ${options.listen} (from ${setBy}): the address is already in use; stop what holds it, or choose another with ${change}`;
+  const cause = /errors: \[(.*)\]$/s.exec(error.message)?.[1] ?? error.message;
+  return `cannot listen on ${options.listen} (from ${setBy}): ${cause}; choose another address with ${change}`;
 }
 
 /** Runs the daemon until SIGTERM or SIGINT; resolves with the process exit code. */
@@ -111,7 +142,7 @@ async function serve(options: ReturnType<typeof parseDaemonOptions>, env: NodeJS
     return 1;
   }
   if (!isLoopback(options.listen) && !authConfigured(config.auth, env, options.tls) && !options.insecure) {
-    process.stderr.write(`dispatchd: refusing to listen on ${options.listen} without authentication; configure auth tokens or pass --insecure\n`);
+    process.stderr.write(`dispatchd: refusing to listen on ${options.listen} without authentication; configure auth tokens or pass --insecure (DISPATCH_INSECURE=true)\n`);
     return 1;
   }
   const redisUrl = options.redisUrl ?? config.redisUrl;
@@ -125,10 +156,18 @@ async function serve(options: ReturnType<typeof parseDaemonOptions>, env: NodeJS
     }
     // A ConfigError names its file itself (a policy or an MCP server of the config); other
     // errors (a TLS file, Redis) are not about the config file.
-    process.stderr.write(error instanceof ConfigError ? `dispatchd: bad config: ${error.message}\n` : `dispatchd: cannot start: ${(error as Error).message}\n`);
+    process.stderr.write(error instanceof ConfigError ? `dispatchd: bad config: ${error.message}\n` : `dispatchd: cannot start: ${(renamed(error, options.sources) as Error).message}\n`);
     return 1;
   }
-  const server = await app.listen(options.listen);
+  let server;
+  dropBindFailureLog();
+  try {
+    server = await app.listen(options.listen);
+  } catch (error) {
+    process.stderr.write(`dispatchd: cannot start: ${listenProblem(options, error as Error)}\n`);
+    await app.close(0).catch(() => undefined);
+    return 1;
+  }
   if (!stop.aborted) {
     const deps = app.deps;
     logger.info('dispatchd serving', { listen: options.listen, port: server.port, tools: deps.registry.list('').length, redis: redisUrl !== undefined, config: configFile });

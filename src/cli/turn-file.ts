@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { DispatchMode, type DispatchRequestSchema } from '../../gen/dispatch/v1/dispatch_pb';
+import { unknownKeyProblem } from '../config/unknown-key';
 import { uint32Argument, UsageError } from './usage';
 
 /** A turn as `dispatchctl dispatch FILE` reads it (snake_case, arguments as JSON or as text). */
@@ -10,6 +11,16 @@ interface TurnFile {
   readonly mode?: unknown;
   readonly max_concurrency?: unknown;
   readonly calls?: unknown;
+}
+
+/** The keys of a turn file, and of each of its calls: another (`"args"`, `"sessionId"`) was silently dropped. */
+const TURN_KEYS = ['session_id', 'turn', 'mode', 'max_concurrency', 'calls'];
+const CALL_KEYS = ['id', 'name', 'arguments'];
+
+/** Throws a usage error naming the first key of `value` not in `known`, with its path and the key likely meant. */
+function refuseUnknownKeys(value: object, known: readonly string[], file: string, prefix: string): void {
+  const unknown = Object.keys(value).find((key) => !known.includes(key));
+  if (unknown !== undefined) throw new UsageError(`${file}: ${prefix}${unknown}: ${unknownKeyProblem(unknown, known)}`);
 }
 
 /** The modes a turn file may name: short, or as the proto names them, in any case. */
@@ -38,6 +49,7 @@ function parseTurn(text: string, file: string): TurnFile {
     throw new UsageError(`${file}: not valid JSON: ${(error as Error).message}`);
   }
   if (turn === null || typeof turn !== 'object' || Array.isArray(turn)) throw new UsageError(`${file}: must hold a JSON object {"session_id","calls":[...],"mode"}`);
+  refuseUnknownKeys(turn, TURN_KEYS, file, '');
   return turn as TurnFile;
 }
 
@@ -49,11 +61,12 @@ function parseTurn(text: string, file: string): TurnFile {
 export function readTurnFile(file: string, defaults: { readonly sessionId: string; readonly parallel: boolean }): MessageInitShape<typeof DispatchRequestSchema> {
   const turn = parseTurn(readFileSync(file === '-' ? 0 : file, 'utf8'), file);
   if (!Array.isArray(turn.calls)) throw new UsageError(`${file}: "calls" must be a list of {"id","name","arguments"}`);
-  const calls = (turn.calls as { id?: string; name: string; arguments: unknown }[]).map((c, i) => ({
-    id: c.id ?? `call_${i + 1}`,
-    name: c.name,
-    arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments ?? {}),
-  }));
+  const calls = (turn.calls as unknown[]).map((call, i) => {
+    if (call === null || typeof call !== 'object' || Array.isArray(call)) throw new UsageError(`${file}: calls[${i}] must be an object {"id","name","arguments"}`);
+    refuseUnknownKeys(call, CALL_KEYS, file, `calls[${i}].`);
+    const c = call as { id?: string; name: string; arguments: unknown };
+    return { id: c.id ?? `call_${i + 1}`, name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments ?? {}) };
+  });
   return {
     sessionId: turn.session_id ?? defaults.sessionId,
     turn: uint32Argument(turn.turn ?? 0, `${file}: "turn"`),

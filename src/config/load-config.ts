@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { parseDocument } from 'yaml';
+import { parseDocument, type YAMLError } from 'yaml';
 import type { ToolSpec } from '../../gen/dispatch/v1/tool_pb';
 import { resolveLimits, type Limits } from '../options';
 import { resolveSpillLimits, type SpillLimits } from '../store/redis/spill-limits';
 import { ConfigError } from './config-error';
 import { parseRegistryConfig, type RegistryConfig } from './registry-config';
 import { toolFromYaml } from './tool-yaml';
+import { unknownKeyProblem } from './unknown-key';
 
 /** A bearer token's entry: the tenant and scopes it grants, and the SHA-256 of the token. */
 export interface TokenEntry {
@@ -51,7 +52,9 @@ export interface DispatchConfig {
   readonly redisSpill: SpillLimits;
 }
 
-const TOP_LEVEL = new Set(['tools', 'limits', 'auth', 'policies', 'mcp_servers', 'telemetry', 'redis', 'registry']);
+const TOP_LEVEL = ['tools', 'limits', 'auth', 'policies', 'mcp_servers', 'telemetry', 'redis', 'registry'];
+const AUTH_KEYS = ['tokens', 'tokens_file', 'mtls_tenant_from', 'mtls_scopes'];
+const TOKEN_KEYS = ['tenant', 'sha256', 'scopes'];
 
 const camel = (key: string) => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
@@ -66,7 +69,7 @@ function parseAuth(file: string, raw: unknown): DispatchConfig['auth'] {
   if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(file, 'auth', 'must be a mapping');
   const { tokens, tokens_file: tokensFile, mtls_tenant_from: mtlsTenantFrom, mtls_scopes: mtlsScopes, ...rest } = raw as Record<string, unknown>;
   const unknown = Object.keys(rest)[0];
-  if (unknown) throw new ConfigError(file, `auth.${unknown}`, 'unknown key');
+  if (unknown) throw new ConfigError(file, `auth.${unknown}`, unknownKeyProblem(unknown, AUTH_KEYS));
   if (tokensFile !== undefined && typeof tokensFile !== 'string') throw new ConfigError(file, 'auth.tokens_file', 'must be a path');
   if (mtlsTenantFrom !== undefined && mtlsTenantFrom !== 'cn' && mtlsTenantFrom !== 'o' && mtlsTenantFrom !== 'ou') throw new ConfigError(file, 'auth.mtls_tenant_from', 'must be cn, o or ou');
   const auth: AuthConfig = { tokens: parseTokens(file, 'auth.tokens', tokens), tokensFile, mtlsTenantFrom: mtlsTenantFrom as MtlsTenantField | undefined };
@@ -86,8 +89,8 @@ export function parseTokens(file: string, path: string, raw: unknown): TokenEntr
     // Local keys join a tenant and a session with NUL: "a\0b" + "s" must not name "a" + "b\0s".
     if (CONTROL_CHARACTER.test(e.tenant)) throw new ConfigError(file, `${where}.tenant`, 'must not contain control characters');
     // A misspelt key (`scope:`) would leave a token that can do nothing, or less than meant.
-    const unknown = Object.keys(e).find((key) => key !== 'tenant' && key !== 'sha256' && key !== 'scopes');
-    if (unknown) throw new ConfigError(file, `${where}.${unknown}`, 'unknown key (tenant, sha256, scopes)');
+    const unknown = Object.keys(e).find((key) => !TOKEN_KEYS.includes(key));
+    if (unknown) throw new ConfigError(file, `${where}.${unknown}`, unknownKeyProblem(unknown, TOKEN_KEYS));
     if (typeof e.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(e.sha256)) throw new ConfigError(file, `${where}.sha256`, 'must be the lowercase hex SHA-256 of the token (64 characters)');
     return { tenant: e.tenant, sha256: e.sha256, scopes: parseScopes(file, `${where}.scopes`, e.scopes) };
   });
@@ -111,7 +114,7 @@ function parseRedis(file: string, raw: unknown): { url?: string; spill: SpillLim
   const spill: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(rest)) {
     const name = SPILL_KEYS[key];
-    if (!name) throw new ConfigError(file, `redis.${key}`, `unknown key (url, ${Object.keys(SPILL_KEYS).join(', ')}; the mode is chosen by the url: redis://, rediss://, redis-sentinel://, redis-cluster://)`);
+    if (!name) throw new ConfigError(file, `redis.${key}`, unknownKeyProblem(key, ['url', ...Object.keys(SPILL_KEYS)], 'the mode is chosen by the url: redis://, rediss://, redis-sentinel://, redis-cluster://'));
     spill[name] = value;
   }
   // The url may come from --redis or DISPATCH_REDIS_URL instead, with the spill settings here.
@@ -127,24 +130,45 @@ function parseRedis(file: string, raw: unknown): { url?: string; spill: SpillLim
   return { url: url as string | undefined, spill: spill as SpillLimits };
 }
 
+/**
+ * A YAML syntax error as one message: where (line, column), what, and the yaml library's excerpt
+ * with its caret (its message said the line twice, and only its first line was kept).
+ */
+function syntaxError(file: string, error: YAMLError): ConfigError {
+  const [head = '', ...excerpt] = error.message.split('\n');
+  const at = error.linePos?.[0];
+  const what = head.replace(/ at line \d+, column \d+:?$/, '');
+  const frame = excerpt.filter((line) => line.trim() !== '').map((line) => `  ${line}`);
+  return new ConfigError(file, at ? `line ${at.line}, column ${at.col}` : '', [what, ...frame].join('\n'));
+}
+
+/**
+ * The `tools:` list. A name given twice is refused here, naming both entries: the registry would
+ * refuse it too, but in the words of a RegisterTools request ("in one request").
+ */
+function parseTools(file: string, raw: unknown): ToolSpec[] {
+  const first = new Map<string, number>();
+  return asList(file, 'tools', raw).map((entry, i) => {
+    const parsed = toolFromYaml(entry);
+    if (!('spec' in parsed)) throw new ConfigError(file, `tools[${i}]${parsed.path ? `.${parsed.path}` : ''}`, parsed.problem);
+    const earlier = first.get(parsed.spec.name);
+    if (earlier !== undefined && parsed.spec.name !== '') throw new ConfigError(file, `tools[${i}].name`, `tool ${JSON.stringify(parsed.spec.name)} is already defined by tools[${earlier}]; each tool name appears once`);
+    first.set(parsed.spec.name, i);
+    return parsed.spec;
+  });
+}
+
 /** Parses configuration text; `file` names it in errors. */
 export function parseConfig(text: string, file: string): DispatchConfig {
   const doc = parseDocument(text, { uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    const first = doc.errors[0]!;
-    throw new ConfigError(file, `line ${first.linePos?.[0]?.line ?? '?'}`, first.message.split('\n')[0]!);
-  }
+  if (doc.errors.length > 0) throw syntaxError(file, doc.errors[0]!);
   const root = (doc.toJS() ?? {}) as unknown;
   if (typeof root !== 'object' || Array.isArray(root)) throw new ConfigError(file, '', 'the file must be a YAML mapping');
   const top = root as Record<string, unknown>;
   for (const key of Object.keys(top)) {
-    if (!TOP_LEVEL.has(key)) throw new ConfigError(file, key, `unknown key (expected one of ${[...TOP_LEVEL].join(', ')})`);
+    if (!TOP_LEVEL.includes(key)) throw new ConfigError(file, key, unknownKeyProblem(key, TOP_LEVEL));
   }
-  const tools = asList(file, 'tools', top.tools).map((raw, i) => {
-    const parsed = toolFromYaml(raw);
-    if ('spec' in parsed) return parsed.spec;
-    throw new ConfigError(file, `tools[${i}]${parsed.path ? `.${parsed.path}` : ''}`, parsed.problem);
-  });
+  const tools = parseTools(file, top.tools);
   const rawLimits = top.limits ?? {};
   if (typeof rawLimits !== 'object' || Array.isArray(rawLimits)) throw new ConfigError(file, 'limits', 'must be a mapping');
   let limits: Limits;

@@ -1,5 +1,6 @@
 import { createDestinationPolicy, type DestinationRules } from '../registry';
 import { ConfigError } from './config-error';
+import { unknownKeyProblem } from './unknown-key';
 
 const KEYS = ['http_allow', 'http_deny', 'allow_tenant_skip_redaction'] as const;
 const LISTS = ['http_allow', 'http_deny'] as const;
@@ -20,7 +21,7 @@ export function parseRegistryConfig(file: string, raw: unknown): RegistryConfig 
   if (typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(file, 'registry', 'must be a mapping');
   const section = raw as Record<string, unknown>;
   const unknown = Object.keys(section).find((key) => !(KEYS as readonly string[]).includes(key));
-  if (unknown) throw new ConfigError(file, `registry.${unknown}`, `unknown key (${KEYS.join(', ')})`);
+  if (unknown) throw new ConfigError(file, `registry.${unknown}`, unknownKeyProblem(unknown, KEYS));
   const skip = section.allow_tenant_skip_redaction;
   if (skip !== undefined && typeof skip !== 'boolean') throw new ConfigError(file, 'registry.allow_tenant_skip_redaction', 'must be true or false');
   for (const key of LISTS) {

@@ -158,9 +158,9 @@ describe('the auth config section', () => {
     expect(err(`auth:\n  tokens:\n    - { tenant: a, scopes: [root], sha256: ${sha256Hex('x')} }\n`)).toBe('c.yaml: auth.tokens[0].scopes[0]: unknown scope "root" (dispatch, subscribe, admin or worker)');
     expect(err('auth:\n  mtls_tenant_from: dn\n')).toBe('c.yaml: auth.mtls_tenant_from: must be cn, o or ou');
     expect(err('auth:\n  mtls_scopes: [dispatch, everything]\n')).toBe('c.yaml: auth.mtls_scopes[1]: unknown scope "everything" (dispatch, subscribe, admin or worker)');
-    expect(err('auth:\n  token: []\n')).toBe('c.yaml: auth.token: unknown key');
+    expect(err('auth:\n  token: []\n')).toBe('c.yaml: auth.token: unknown key "token" (did you mean tokens?)');
     // A misspelt key would have left a token with no scopes.
-    expect(err(`auth:\n  tokens:\n    - { tenant: a, scope: [dispatch], sha256: ${sha256Hex('x')} }\n`)).toBe('c.yaml: auth.tokens[0].scope: unknown key (tenant, sha256, scopes)');
+    expect(err(`auth:\n  tokens:\n    - { tenant: a, scope: [dispatch], sha256: ${sha256Hex('x')} }\n`)).toBe('c.yaml: auth.tokens[0].scope: unknown key "scope" (did you mean scopes?)');
     expect(parseConfig('auth:\n  mtls_tenant_from: ou\n  mtls_scopes: [dispatch]\n', 'c.yaml').auth).toMatchObject({ mtlsTenantFrom: 'ou', mtlsScopes: ['dispatch'] });
   });
 });

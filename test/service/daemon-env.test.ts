@@ -9,13 +9,13 @@ import { runDaemon, startDaemon } from '../helpers/daemon';
 
 describe('--grace and DISPATCH_GRACE_MS', () => {
   it.each([
-    [['--grace', '0x10'], {}, '"0x10"'],
-    [['--grace', '1e3'], {}, '"1e3"'],
-    [[], { DISPATCH_GRACE_MS: '+5' }, '"+5"'],
-    [[], { DISPATCH_GRACE_MS: ' ' }, '" "'],
-    [[], { DISPATCH_GRACE_MS: '10 ' }, '"10 "'],
-  ])('refuses %j %j', (argv, env, shown) => {
-    expect(() => parseDaemonOptions(argv, env)).toThrow(`--grace must be a non-negative integer of milliseconds, got ${shown}`);
+    [['--grace', '0x10'], {}, '--grace', '"0x10"'],
+    [['--grace', '1e3'], {}, '--grace', '"1e3"'],
+    [[], { DISPATCH_GRACE_MS: '+5' }, 'DISPATCH_GRACE_MS', '"+5"'],
+    [[], { DISPATCH_GRACE_MS: ' ' }, 'DISPATCH_GRACE_MS', '" "'],
+    [[], { DISPATCH_GRACE_MS: '10 ' }, 'DISPATCH_GRACE_MS', '"10 "'],
+  ])('refuses %j %j, naming where it came from', (argv, env, source, shown) => {
+    expect(() => parseDaemonOptions(argv, env)).toThrow(`${source} must be a non-negative integer of milliseconds, got ${shown}`);
   });
 
   it('takes decimal digits', () => {
@@ -87,5 +87,44 @@ describe('DISPATCH_* names dispatchd does not read', () => {
     } finally {
       daemon.child.kill('SIGKILL');
     }
+  });
+});
+
+describe('an error names the flag or the variable that gave the value', () => {
+  const cert = ['--tls-cert', 'c.pem', '--tls-key', 'k.pem'];
+  it.each([
+    [[], { DISPATCH_LISTEN: '127.0.0.1:x' }, 'DISPATCH_LISTEN must be HOST:PORT with a port from 0 to 65535, got "127.0.0.1:x"'],
+    [['--listen', '127.0.0.1:x'], { DISPATCH_LISTEN: '127.0.0.1:0' }, '--listen must be HOST:PORT with a port from 0 to 65535, got "127.0.0.1:x"'],
+    [[], { DISPATCH_TLS_CERT: 'c.pem' }, 'DISPATCH_TLS_CERT is set without --tls-key (or DISPATCH_TLS_KEY): the certificate and its key are given together'],
+    [['--tls-key', 'k.pem'], {}, '--tls-key is set without --tls-cert (or DISPATCH_TLS_CERT): the certificate and its key are given together'],
+    [[], { DISPATCH_TLS_CA: 'ca.pem' }, 'DISPATCH_TLS_CA needs --tls-cert and --tls-key (or DISPATCH_TLS_CERT and DISPATCH_TLS_KEY): without them'],
+    [cert, { DISPATCH_TLS_REFRESH_MS: '0' }, 'DISPATCH_TLS_REFRESH_MS must be an integer from 1 to 86400000 milliseconds, got "0"'],
+    [[], { DISPATCH_METRICS_LISTEN: 'metrics' }, 'DISPATCH_METRICS_LISTEN must be HOST:PORT with a port from 0 to 65535, got "metrics"'],
+    [['--metrics-listen', '127.0.0.1:99999'], {}, '--metrics-listen must be HOST:PORT with a port from 0 to 65535, got "127.0.0.1:99999"'],
+    [[], { DISPATCH_STATS_FLUSH_MS: 'abc' }, 'DISPATCH_STATS_FLUSH_MS must be an integer from 10 to 3600000, got "abc"'],
+  ])('%j %j', (argv, env, message) => {
+    expect(() => parseDaemonOptions(argv, env)).toThrow(message);
+  });
+
+  it('records the sources, for errors found later (a TLS file that cannot be read)', () => {
+    expect(parseDaemonOptions(['--tls-cert', 'c.pem'], { DISPATCH_TLS_KEY: 'k.pem', DISPATCH_TLS_CA: '' }).sources).toEqual({ 'tls-cert': '--tls-cert', 'tls-key': 'DISPATCH_TLS_KEY' });
+  });
+});
+
+describe('DISPATCH_INSECURE', () => {
+  it.each(['1', 'true', 'TRUE', 'yes', 'On'])('%j turns it on (only "1" did)', (value) => {
+    expect(parseDaemonOptions([], { DISPATCH_INSECURE: value }).insecure).toBe(true);
+  });
+
+  it.each(['0', 'false', 'No', 'OFF', ''])('%j leaves it off', (value) => {
+    expect(parseDaemonOptions([], { DISPATCH_INSECURE: value }).insecure).toBe(false);
+  });
+
+  it.each(['maybe', 'enabled', ' 1'])('%j is refused (it was silently off)', (value) => {
+    expect(() => parseDaemonOptions([], { DISPATCH_INSECURE: value })).toThrow(`DISPATCH_INSECURE must be one of 1, true, yes, on (on) or 0, false, no, off (off), in any case, got ${JSON.stringify(value)}`);
+  });
+
+  it('--insecure wins', () => {
+    expect(parseDaemonOptions(['--insecure'], { DISPATCH_INSECURE: 'false' }).insecure).toBe(true);
   });
 });

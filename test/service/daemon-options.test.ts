@@ -2,6 +2,7 @@
 // ports out of range, and hosts that only look like loopback.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runDaemon, startDaemon } from '../helpers/daemon';
@@ -42,9 +43,9 @@ test.each(['grace', 'redis'])('an empty --%s is refused', async (flag) => {
 });
 
 test('a client CA without a certificate and key is refused, by flag or environment, instead of serving plaintext', async () => {
-  const message = 'dispatchd: --tls-ca (DISPATCH_TLS_CA) needs --tls-cert and --tls-key: without them dispatchd would serve plaintext and check no client certificate\n';
-  expect(await runDaemon(['--listen', '127.0.0.1:0', '--tls-ca', pki.ca])).toEqual({ code: 2, stderr: message });
-  expect(await runDaemon(['--listen', '127.0.0.1:0'], { DISPATCH_TLS_CA: pki.ca })).toEqual({ code: 2, stderr: message });
+  const message = (source: string) => `dispatchd: ${source} needs --tls-cert and --tls-key (or DISPATCH_TLS_CERT and DISPATCH_TLS_KEY): without them dispatchd would serve plaintext and check no client certificate\n`;
+  expect(await runDaemon(['--listen', '127.0.0.1:0', '--tls-ca', pki.ca])).toEqual({ code: 2, stderr: message('--tls-ca') });
+  expect(await runDaemon(['--listen', '127.0.0.1:0'], { DISPATCH_TLS_CA: pki.ca })).toEqual({ code: 2, stderr: message('DISPATCH_TLS_CA') });
 }, 40_000);
 
 test.each(['127.0.0.1:99999', '[::1]:65536'])('--listen %s is a usage error', async (listen) => {
@@ -90,4 +91,32 @@ test('--help prints the usage on standard output and exits 0; a bad flag prints 
   expect(bad.status).toBe(2);
   expect(bad.stdout).toBe('');
   expect(bad.stderr).toMatch(/^dispatchd: .*--nope/);
+});
+
+test('a busy port is one line naming the address and what to change, exit 1 as other start-up errors (not a stack trace)', async () => {
+  const holder = createServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  try {
+    const listen = `127.0.0.1:${(holder.address() as AddressInfo).port}`;
+    expect(await runDaemon(['--listen', listen])).toEqual({
+      code: 1,
+      stderr: `dispatchd: cannot start: cannot listen on ${listen} (from --listen): the address is already in use; stop what holds it, or choose another with --listen HOST:PORT or DISPATCH_LISTEN\n`,
+    });
+    expect((await runDaemon([], { DISPATCH_LISTEN: listen })).stderr).toContain(`cannot listen on ${listen} (from DISPATCH_LISTEN): the address is already in use`);
+  } finally {
+    holder.close();
+  }
+}, 40_000);
+
+test('a file that cannot be read names the variable that gave it, not the flag', async () => {
+  const env = { DISPATCH_TLS_CERT: pki.serverCert, DISPATCH_TLS_KEY: pki.serverKey, DISPATCH_TLS_CA: join(dir, 'none-ca.pem') };
+  expect(await runDaemon(['--listen', '127.0.0.1:0'], env)).toEqual({ code: 1, stderr: `dispatchd: cannot start: cannot read DISPATCH_TLS_CA ${join(dir, 'none-ca.pem')} (ENOENT)\n` });
+}, 40_000);
+
+test.each([
+  [['--metrics-listen', '127.0.0.1:99999'], {}, '--metrics-listen must be HOST:PORT with a port from 0 to 65535, got "127.0.0.1:99999"'],
+  [[], { DISPATCH_STATS_FLUSH_MS: 'abc' }, 'DISPATCH_STATS_FLUSH_MS must be an integer from 10 to 3600000, got "abc"'],
+  [[], { DISPATCH_INSECURE: 'maybe' }, 'DISPATCH_INSECURE must be one of 1, true, yes, on (on) or 0, false, no, off (off), in any case, got "maybe"'],
+])('%j %j is a usage error at start, exit 2, with or without Redis', async (argv, env, message) => {
+  expect(await runDaemon(['--listen', '127.0.0.1:0', ...argv], env)).toEqual({ code: 2, stderr: `dispatchd: ${message}\n` });
 });

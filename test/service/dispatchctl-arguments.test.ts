@@ -103,6 +103,19 @@ test.each([['{"calls": [', 'not valid JSON: '], ['[1, 2]', 'must hold a JSON obj
   expect(run.err.split('\n')[0]).toContain(`dispatchctl: ${file}: ${message}`);
 });
 
+test.each([
+  ['{"session_id": "s", "calls": [{"name": "echo", "args": {"q": 1}}]}', 'calls[0].args: unknown key "args" (did you mean arguments?)'],
+  ['{"sessionId": "s", "calls": [{"name": "echo", "arguments": {}}]}', 'sessionId: unknown key "sessionId" (did you mean session_id?)'],
+  ['{"calls": [{"name": "echo", "arguments": {}, "timeout": 5}]}', 'calls[0].timeout: unknown key "timeout" (expected one of id, name, arguments)'],
+  ['{"calls": [5]}', 'calls[0] must be an object {"id","name","arguments"}'],
+])('dispatch FILE with an unknown key (it ran without it, silently) is a usage error naming its path: %s', async (text, message) => {
+  const file = join(dir, 'unknown-key.json');
+  writeFileSync(file, text);
+  const run = await ctl('dispatch', file);
+  expect(run.code).toBe(2);
+  expect(run.err.split('\n')[0]).toBe(`dispatchctl: ${file}: ${message}`);
+});
+
 test('--timeout SECONDS is each call\'s deadline', async () => {
   const started = Date.now();
   const run = await ctl('--timeout', '0.5', 'call', 'sleep', '{"ms": 3000}');

@@ -141,6 +141,6 @@ test('the config file sets the spill limits under redis:, with or without its ur
   expect(config('{ url: "redis://r:6379", max_spill_bytes: 1000 }')).toMatchObject({ redisUrl: 'redis://r:6379', redisSpill: { maxSpillBytes: 1000 } });
   expect(() => config('{ spill_memory_share: 2 }')).toThrow('test.yaml: redis.spill_memory_share: must be a number above 0 and at most 1, got 2');
   expect(() => config('{ max_spill_ttl_seconds: -5 }')).toThrow('test.yaml: redis.max_spill_ttl_seconds: must be a non-negative integer, got -5');
-  expect(() => config('{ spill_share: 1 }')).toThrow('test.yaml: redis.spill_share: unknown key (url, spill_memory_share, max_spill_bytes, max_spill_ttl_seconds;');
+  expect(() => config('{ spill_share: 1 }')).toThrow('test.yaml: redis.spill_share: unknown key "spill_share" (did you mean spill_memory_share?)');
   expect(() => config('{}')).toThrow('test.yaml: redis.url: must be a Redis URL');
 });

@@ -23,7 +23,7 @@ test('registry: a bad destination entry, an unknown key or a non-list stops the 
   expect(() => parseConfig('registry:\n  http_deny: [loopback, 10.0.0.0/33]\n', 'c.yaml')).toThrow(
     'c.yaml: registry.http_deny[1]: "10.0.0.0/33" is not an address, a CIDR range, a host name, *.domain, or one of loopback, private, link-local',
   );
-  expect(() => parseConfig('registry:\n  http_denied: [loopback]\n', 'c.yaml')).toThrow('c.yaml: registry.http_denied: unknown key (http_allow, http_deny, allow_tenant_skip_redaction)');
+  expect(() => parseConfig('registry:\n  http_denied: [loopback]\n', 'c.yaml')).toThrow('c.yaml: registry.http_denied: unknown key "http_denied" (did you mean http_deny?)');
   expect(() => parseConfig('registry:\n  http_allow: localhost\n', 'c.yaml')).toThrow('c.yaml: registry.http_allow: must be a list');
   expect(() => parseConfig('registry: [loopback]\n', 'c.yaml')).toThrow('c.yaml: registry: must be a mapping');
   expect(parseConfig('registry:\n  http_allow: ["*.tools.svc.cluster.local"]\n  http_deny: [private]\n', 'c.yaml').registry).toEqual({ httpAllow: ['*.tools.svc.cluster.local'], httpDeny: ['private'] });

@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { Effect } from '../../gen/dispatch/v1/tool_pb';
 import { createRegistryClient } from '../../src/client';
-import { connectRedis, createRedisStore, parseRedisUrl, whenReady, type RedisClient } from '../../src/store/redis';
+import { connectRedis, createRedisStore, parseRedisUrl, RedisConfigError, whenReady, type RedisClient } from '../../src/store/redis';
 import { startAuthRedis, type AuthRedis } from '../helpers/auth-redis';
-import { startDaemon } from '../helpers/daemon';
+import { runDaemon, startDaemon } from '../helpers/daemon';
 
 // Sentinels with requirepass (Bitnami's redis chart: auth.sentinel true, its default) answer
 // nothing but AUTH until the client authenticates, with the Sentinels' password, not the master's.
@@ -58,13 +58,23 @@ test('the URL form: ?sentinel_password= (percent-encoded), and an ACL username w
   expect(master.cli('GET', 'url-form')).toBe('ok\n');
 });
 
-test('without the Sentinels\' password, or with only the master\'s, the master is never found', async () => {
+test('without the Sentinels\' password, or with only the master\'s, the master is never found: whenReady rejects naming DISPATCH_REDIS_SENTINEL_PASSWORD', async () => {
   const without = connect(url(), { DISPATCH_REDIS_PASSWORD: MASTER_PASSWORD });
   const wrong = connect(url(), { DISPATCH_REDIS_PASSWORD: MASTER_PASSWORD, DISPATCH_REDIS_SENTINEL_PASSWORD: MASTER_PASSWORD });
-  const [a, b] = await Promise.all([whenReady(without, 2_000), whenReady(wrong, 2_000)]);
-  expect([a, b]).toEqual([false, false]);
-  without.disconnect();
-  wrong.disconnect();
+  const [a, b] = await Promise.allSettled([whenReady(without, 5_000), whenReady(wrong, 5_000)]);
+  expect(a).toMatchObject({ status: 'rejected', reason: expect.any(RedisConfigError) });
+  expect(b).toMatchObject({ status: 'rejected', reason: expect.any(RedisConfigError) });
+  expect(a.status === 'rejected' && (a.reason as Error).message).toMatch(/^the Sentinels require a password and none was given: set DISPATCH_REDIS_SENTINEL_PASSWORD, or the Redis URL's sentinel_password parameter \(NOAUTH/);
+  expect(b.status === 'rejected' && (b.reason as Error).message).toMatch(/^the Sentinels refused the password from DISPATCH_REDIS_SENTINEL_PASSWORD: set it to the password the Sentinels require \(WRONGPASS/);
+  await new Promise((r) => setTimeout(r, 300));
+});
+
+test('the Sentinels\' password right, the master\'s wrong: whenReady rejects naming DISPATCH_REDIS_PASSWORD, and dispatchd stops at start', async () => {
+  const client = connect(url(), { DISPATCH_REDIS_PASSWORD: 'not-the-master-pw', DISPATCH_REDIS_SENTINEL_PASSWORD: SENTINEL_PASSWORD });
+  await expect(whenReady(client, 5_000)).rejects.toThrow(/^the master the Sentinels name \(auth-master\) refused the password from DISPATCH_REDIS_PASSWORD: set it to the password the master the Sentinels name \(auth-master\) requires \(WRONGPASS/);
+  const run = await runDaemon(['--listen', '127.0.0.1:0', '--redis', url(`?sentinel_password=${encodeURIComponent(MASTER_PASSWORD)}`)], { DISPATCH_REDIS_PASSWORD: MASTER_PASSWORD });
+  expect(run.stderr).toMatch(/dispatchd: cannot start: the Sentinels refused the Redis URL's sentinel_password parameter: set it to the password the Sentinels require/);
+  expect(run.code).toBe(1);
   await new Promise((r) => setTimeout(r, 300));
 });
 

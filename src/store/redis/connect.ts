@@ -2,7 +2,8 @@ import { Cluster, Redis, type Callback, type RedisOptions } from 'ioredis';
 import type { Logger } from '../../log';
 import { dropDeadSockets } from './dead-sockets';
 import { closeFailoverDetector } from './failover-detector';
-import { parseRedisUrl, type RedisTarget } from './redis-url';
+import { misconfiguration, RedisConfigError, selectFailed, warnMisconfigured, type ConfigContext } from './misconfiguration';
+import { parseRedisUrlWithSources, type RedisTarget } from './redis-url';
 import { checkInteger } from '../../options';
 
 /** A connection to standalone Redis (directly or through Sentinel) or to a Redis Cluster. */
@@ -42,10 +43,13 @@ const TRY_AGAIN_MS = 100;
  * Connects to the Redis a URL names (see parseRedisUrl). Commands fail at once while the
  * connection is down and after `commandTimeoutMs` when Redis does not answer; the client keeps
  * reconnecting in the background, so the store recovers by itself when Redis returns, and drops
- * a connection that stopped answering (half-open) after `deadSocketMs`.
+ * a connection that stopped answering (half-open) after `deadSocketMs`. A configuration Redis
+ * refuses (a password, the database number) is logged naming what to fix, and makes whenReady
+ * reject; a connection whose SELECT failed is dropped and made again, never used on database 0.
  */
 export function connectRedis(url: string | RedisTarget, options: RedisConnectOptions = {}): RedisClient {
-  const target = typeof url === 'string' ? parseRedisUrl(url, options.env) : url;
+  const ctx: ConfigContext = typeof url === 'string' ? parseRedisUrlWithSources(url, options.env) : { target: url };
+  const { target } = ctx;
   const deadSocketMs = checkInteger('redis: deadSocketMs', options.deadSocketMs ?? Math.max(3_000, 3 * (options.commandTimeoutMs ?? 1000)), {}, String);
   const maxDelay = options.maxReconnectDelayMs ?? 1000;
   const queue = options.queueWhileDown ?? false;
@@ -106,7 +110,7 @@ export function connectRedis(url: string | RedisTarget, options: RedisConnectOpt
       catchAskingReplies(client);
       break;
   }
-  watchConnection(client, target.mode, options.logger);
+  watchConnection(client, ctx, options.logger);
   dropDeadSockets(client, deadSocketMs);
   return client;
 }
@@ -130,15 +134,41 @@ function catchAskingReplies(cluster: Cluster): void {
   });
 }
 
-/** Logs each outage once and each recovery; an 'error' listener keeps ioredis from throwing. */
-function watchConnection(client: RedisClient, mode: string, logger: Logger | undefined): void {
+/** What each client's connection last reported that waiting will not cure, until it is ready again. */
+const problems = new WeakMap<RedisClient, { problem?: string; readonly waiters: Set<(problem: string) => void> }>();
+
+/**
+ * Logs each outage once and each recovery; an 'error' listener keeps ioredis from throwing. A
+ * configuration Redis refuses is logged naming what to fix, once per interval across connections
+ * (see warnMisconfigured), and kept for whenReady.
+ */
+function watchConnection(client: RedisClient, ctx: ConfigContext, logger: Logger | undefined): void {
+  const mode = ctx.target.mode;
+  const state = { problem: undefined as string | undefined, waiters: new Set<(problem: string) => void>() };
+  problems.set(client, state);
   let down = false;
   let lastError = '';
+  /** True from dropping a connection whose SELECT failed until it closes: what fails meanwhile is that. */
+  let dropping = false;
   client.on('error', (error: Error) => {
+    const problem = misconfiguration(error, ctx);
+    if (problem !== undefined) {
+      // ioredis goes on after a failed SELECT, on database 0: another deployment's keys.
+      if (selectFailed(error) && client instanceof Redis && client.status === 'connect') {
+        dropping = true;
+        client.disconnect(true);
+      }
+      state.problem = problem;
+      for (const waiter of state.waiters) waiter(problem);
+      warnMisconfigured(logger, problem, { mode, error: error.message });
+      return;
+    }
+    if (dropping) return;
     if (!down || error.message !== lastError) logger?.warn('redis error', { mode, error: error.message });
     lastError = error.message;
   });
   client.on('close', () => {
+    dropping = false;
     // Closed by its owner (quit, disconnect: dispatchd stopping), not lost: the client has ended.
     if (client.status === 'end') return;
     if (!down) logger?.warn('redis connection lost; reconnecting', { mode });
@@ -148,24 +178,47 @@ function watchConnection(client: RedisClient, mode: string, logger: Logger | und
     if (down) logger?.info('redis connection restored', { mode });
     down = false;
     lastError = '';
+    state.problem = undefined;
   });
 }
 
 /** A node's `host:port`, as a Cluster client's connections name the node they go to. */
 export const nodeAddress = (node: Redis) => `${node.options.host ?? ''}:${String(node.options.port)}`;
 
-/** Resolves true once the client is ready, false after `timeoutMs` (it keeps trying). */
+/**
+ * Resolves true once the client is ready, false after `timeoutMs` (it keeps trying): Redis away
+ * may come back. Rejects with RedisConfigError, and ends the client, as soon as Redis refuses its
+ * configuration (a password, the database number): that waiting will not cure, so start-up stops
+ * there with what to fix.
+ */
 export function whenReady(client: RedisClient, timeoutMs: number): Promise<boolean> {
+  const state = problems.get(client);
+  const refused = (problem: string) => {
+    client.disconnect();
+    return new RedisConfigError(problem);
+  };
+  if (state?.problem !== undefined) return Promise.reject(refused(state.problem));
   if (client.status === 'ready') return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const done = (ok: boolean) => {
+  return new Promise((resolve, reject) => {
+    const done = () => {
       clearTimeout(timer);
       client.off('ready', onReady);
-      resolve(ok);
+      state?.waiters.delete(onProblem);
     };
-    const onReady = () => done(true);
-    const timer = setTimeout(() => done(false), timeoutMs);
+    const onReady = () => {
+      done();
+      resolve(true);
+    };
+    const onProblem = (problem: string) => {
+      done();
+      reject(refused(problem));
+    };
+    const timer = setTimeout(() => {
+      done();
+      resolve(false);
+    }, timeoutMs);
     client.on('ready', onReady);
+    state?.waiters.add(onProblem);
   });
 }
 

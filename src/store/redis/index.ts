@@ -7,6 +7,7 @@ export { storeCall } from './store-call';
 export type { RedisClient, RedisConnectOptions } from './connect';
 export { createOrderedPublisher, PublishStalledError } from './ordered-publisher';
 export type { OrderedPublisher, OrderedPublisherOptions } from './ordered-publisher';
+export { RedisConfigError } from './misconfiguration';
 export { parseRedisUrl } from './redis-url';
 export { checkRedisSettings, findingsOf } from './settings-check';
 export type { SettingsFinding } from './settings-check';

@@ -20,6 +20,15 @@ export type RedisTarget =
     }
   | { readonly mode: 'cluster'; readonly nodes: readonly RedisAddress[]; readonly username?: string; readonly password?: string };
 
+/**
+ * Where each credential of a URL came from, to name in an error Redis answers (misconfiguration):
+ * the URL itself, or the variable. Absent: not given at all.
+ */
+export interface CredentialSources {
+  readonly password?: 'url' | 'env';
+  readonly sentinelPassword?: 'url' | 'env';
+}
+
 const SCHEMES: Readonly<Record<string, { mode: RedisTarget['mode']; port: number; tls: boolean }>> = {
   redis: { mode: 'standalone', port: 6379, tls: false },
   rediss: { mode: 'standalone', port: 6379, tls: true },
@@ -49,7 +58,7 @@ function parseAddress(url: string, text: string, defaultPort: number): RedisAddr
  * The Sentinels' credentials from a sentinel URL's query (percent-encoded, as the userinfo; `+` is
  * a plus), else from DISPATCH_REDIS_SENTINEL_USERNAME and DISPATCH_REDIS_SENTINEL_PASSWORD.
  */
-function sentinelAuth(url: string, query: string | undefined, env: NodeJS.ProcessEnv): { sentinelUsername?: string; sentinelPassword?: string } {
+function sentinelAuth(url: string, query: string | undefined, env: NodeJS.ProcessEnv): { sentinelUsername?: string; sentinelPassword?: string; from?: 'url' | 'env' } {
   const given = new Map<string, string>();
   for (const part of (query ?? '').split('&').filter((p) => p !== '')) {
     const eq = part.indexOf('=');
@@ -65,7 +74,8 @@ function sentinelAuth(url: string, query: string | undefined, env: NodeJS.Proces
   }
   const sentinelUsername = given.get('sentinel_username') || env.DISPATCH_REDIS_SENTINEL_USERNAME || undefined;
   const sentinelPassword = given.get('sentinel_password') || env.DISPATCH_REDIS_SENTINEL_PASSWORD || undefined;
-  return { ...(sentinelUsername === undefined ? {} : { sentinelUsername }), ...(sentinelPassword === undefined ? {} : { sentinelPassword }) };
+  const from = given.get('sentinel_password') ? 'url' : sentinelPassword === undefined ? undefined : 'env';
+  return { ...(sentinelUsername === undefined ? {} : { sentinelUsername }), ...(sentinelPassword === undefined ? {} : { sentinelPassword }), ...(from === undefined ? {} : { from }) };
 }
 
 /**
@@ -77,6 +87,11 @@ function sentinelAuth(url: string, query: string | undefined, env: NodeJS.Proces
  * never sent to a Sentinel).
  */
 export function parseRedisUrl(url: string, env: NodeJS.ProcessEnv = process.env): RedisTarget {
+  return parseRedisUrlWithSources(url, env).target;
+}
+
+/** parseRedisUrl, and where the URL's credentials came from (see CredentialSources). */
+export function parseRedisUrlWithSources(url: string, env: NodeJS.ProcessEnv = process.env): { target: RedisTarget; sources: CredentialSources } {
   const match = /^([a-z-]+):\/\/(?:([^@/]*)@)?([^/?#]*)(?:\/([^?#]*))?(?:\?([^#]*))?$/.exec(url.trim());
   if (!match) fail(url, 'not a URL');
   const scheme = SCHEMES[match[1]!];
@@ -89,7 +104,9 @@ export function parseRedisUrl(url: string, env: NodeJS.ProcessEnv = process.env)
     username = decodeURIComponent(colon < 0 ? match[2] : match[2].slice(0, colon)) || undefined;
     password = colon < 0 ? undefined : decodeURIComponent(match[2].slice(colon + 1)) || undefined;
   }
+  const passwordFrom = password !== undefined ? 'url' : env.DISPATCH_REDIS_PASSWORD ? 'env' : undefined;
   password ??= env.DISPATCH_REDIS_PASSWORD || undefined;
+  const sources: CredentialSources = passwordFrom === undefined ? {} : { password: passwordFrom };
   const hosts = match[3]!.split(',').filter((h) => h !== '');
   if (hosts.length === 0) fail(url, 'no host');
   const addresses = hosts.map((h) => parseAddress(url, h, scheme.port));
@@ -99,13 +116,15 @@ export function parseRedisUrl(url: string, env: NodeJS.ProcessEnv = process.env)
     case 'standalone': {
       if (addresses.length > 1) fail(url, 'a standalone URL names one host (use redis-sentinel:// or redis-cluster:// for several)');
       if (path !== '' && !/^\d{1,5}$/.test(path)) fail(url, `database ${JSON.stringify(path)} is not a number`);
-      return { mode: 'standalone', address: addresses[0]!, db: path === '' ? 0 : Number(path), tls: scheme.tls, ...auth };
+      return { target: { mode: 'standalone', address: addresses[0]!, db: path === '' ? 0 : Number(path), tls: scheme.tls, ...auth }, sources };
     }
-    case 'sentinel':
+    case 'sentinel': {
       if (path === '') fail(url, 'the master name is missing (redis-sentinel://host:26379/MASTER)');
-      return { mode: 'sentinel', sentinels: addresses, name: decodeURIComponent(path), ...auth, ...sentinelAuth(url, match[5], env) };
+      const { from, ...sentinel } = sentinelAuth(url, match[5], env);
+      return { target: { mode: 'sentinel', sentinels: addresses, name: decodeURIComponent(path), ...auth, ...sentinel }, sources: from === undefined ? sources : { ...sources, sentinelPassword: from } };
+    }
     case 'cluster':
       if (path !== '') fail(url, 'a cluster URL has no path (a cluster has only database 0)');
-      return { mode: 'cluster', nodes: addresses, ...auth };
+      return { target: { mode: 'cluster', nodes: addresses, ...auth }, sources };
   }
 }

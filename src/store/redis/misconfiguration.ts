@@ -1,0 +1,89 @@
+import { throttledWarn, type Logger } from '../../log';
+import type { CredentialSources, RedisTarget } from './redis-url';
+
+/**
+ * Redis refused dispatch's configuration (a password, a database number): unlike Redis being away,
+ * waiting will not cure it. The message names what to fix.
+ */
+export class RedisConfigError extends Error {
+  override readonly name = 'RedisConfigError';
+}
+
+/** How often one configuration problem is logged while it lasts (after start-up), in ms. */
+export const MISCONFIGURED_LOG_INTERVAL_MS = 60_000;
+
+/** An error a connection reported: ioredis adds the command, a Cluster the last node's error. */
+type ConnectionError = Error & { readonly command?: { readonly name?: string }; readonly lastNodeError?: Error };
+
+/** What the URL's connections were given, to name in a message. */
+export interface ConfigContext {
+  readonly target: RedisTarget;
+  /** Unknown when the caller passed a RedisTarget instead of a URL. */
+  readonly sources?: CredentialSources;
+}
+
+const REFUSED_PASSWORD = /^(WRONGPASS|ERR invalid password|ERR invalid username-password)/i;
+const NO_PASSWORD = /^NOAUTH/i;
+const NO_PERMISSION = /^NOPERM/i;
+/** What ioredis's sentinel connector says once every Sentinel failed; the last one's error follows. */
+const ALL_SENTINELS_FAILED = /^All sentinels are unreachable\b.*?Last error: (.+)$/s;
+
+/** The problem an authentication error shows, of the master's (or the server's) or the Sentinels' credentials. */
+function authProblem(reply: string, ctx: ConfigContext, sentinels: boolean): string | undefined {
+  const t = ctx.target;
+  const who = sentinels ? 'the Sentinels' : t.mode === 'sentinel' ? `the master the Sentinels name (${t.name})` : 'redis';
+  const variable = sentinels ? 'DISPATCH_REDIS_SENTINEL_PASSWORD' : 'DISPATCH_REDIS_PASSWORD';
+  const inUrl = sentinels ? "the Redis URL's sentinel_password parameter" : 'the password in the Redis URL (redis://:PASSWORD@host:port)';
+  const given = sentinels ? t.mode === 'sentinel' && t.sentinelPassword !== undefined : t.password !== undefined;
+  const username = sentinels ? (t.mode === 'sentinel' ? t.sentinelUsername : undefined) : t.username;
+  const from = sentinels ? ctx.sources?.sentinelPassword : ctx.sources?.password;
+  const which = from === 'url' ? inUrl : from === 'env' ? `the password from ${variable}` : `the password (from ${variable} or ${inUrl})`;
+  const user = username === undefined ? '' : ` of user "${username}"`;
+  const requires = sentinels ? 'require' : 'requires';
+  if (NO_PERMISSION.test(reply)) return `${who} refused a command dispatch needs to ${username === undefined ? 'the default user' : `user "${username}"`}: grant it in the user's ACL (${reply})`;
+  if (REFUSED_PASSWORD.test(reply) || (NO_PASSWORD.test(reply) && given)) return `${who} refused ${which}${user}: set it to the password ${who} ${requires} (${reply})`;
+  if (NO_PASSWORD.test(reply)) return `${who} ${requires} a password and none was given: set ${variable}, or ${inUrl} (${reply})`;
+  return undefined;
+}
+
+/** True when `error` is the answer to the connection's SELECT (the URL's database number). */
+export function selectFailed(error: ConnectionError): boolean {
+  return error.command?.name === 'select' || /DB index is out of range|SELECT is not allowed in cluster mode|'select' command/i.test(error.message);
+}
+
+/**
+ * The configuration problem `error` shows, as a message naming what to fix; undefined for any
+ * other error (Redis away, a timeout, a failover), which waiting may cure. Through Sentinel, an
+ * authentication error every Sentinel answered is the Sentinels' credentials, one on the
+ * connection itself the master's.
+ */
+export function misconfiguration(error: ConnectionError, ctx: ConfigContext): string | undefined {
+  const reply = error.message;
+  const t = ctx.target;
+  if (t.mode === 'sentinel') {
+    const lastSentinelError = ALL_SENTINELS_FAILED.exec(reply)?.[1]?.trim();
+    if (lastSentinelError !== undefined) return authProblem(lastSentinelError, ctx, true);
+  }
+  if (t.mode === 'cluster' && error.lastNodeError) return misconfiguration(error.lastNodeError, ctx);
+  if (NO_PERMISSION.test(reply)) return authProblem(reply, ctx, false);
+  if (selectFailed(error)) {
+    const db = t.mode === 'standalone' ? t.db : 0;
+    if (/cluster mode/i.test(reply)) return `redis is a Cluster node, and a Cluster has only database 0: use a redis-cluster:// URL, without a database number (${reply})`;
+    return `redis has no database ${db}, the number at the end of the Redis URL (redis://host:port/${db}): use one below the server's "databases" setting (16 by default) (${reply})`;
+  }
+  return authProblem(reply, ctx, false);
+}
+
+const throttles = new WeakMap<Logger, ReturnType<typeof throttledWarn>>();
+
+/**
+ * Logs a configuration problem at most once per MISCONFIGURED_LOG_INTERVAL_MS per logger, however
+ * many connections (store, subscribers, relays) report it: each reconnection of each would
+ * otherwise log it again.
+ */
+export function warnMisconfigured(logger: Logger | undefined, problem: string, fields: Record<string, unknown>): void {
+  if (!logger) return;
+  let warn = throttles.get(logger);
+  if (!warn) throttles.set(logger, (warn = throttledWarn(logger, MISCONFIGURED_LOG_INTERVAL_MS)));
+  warn(problem, fields);
+}

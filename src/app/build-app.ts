@@ -5,6 +5,7 @@ import type { Executor } from '../executors';
 import { createLogger, type Logger } from '../log';
 import { NOOP_OBSERVER, type Observer, type PipelineDeps } from '../pipeline';
 import { allowAll, startServer, type Authenticator, type DispatchServer } from '../server';
+import { closeApp } from './close-app';
 import { createPipeline, type PipelineOptions } from './create-pipeline';
 import type { AppEnvironment, Plugin, PluginFactory } from './plugin';
 import { PLUGINS } from './plugins';
@@ -13,7 +14,10 @@ import { PLUGINS } from './plugins';
 export interface App {
   readonly deps: PipelineDeps;
   listen(address: string): Promise<DispatchServer>;
-  /** Shuts the server (if listening) and every plugin down. */
+  /**
+   * Shuts the server (if listening) down, `graceMs` given to the calls in flight, then every plugin,
+   * the store and the scratch directories, within CLOSE_BUDGET_MS (`close-app.ts`). Never rejects.
+   */
   close(graceMs?: number): Promise<void>;
 }
 
@@ -73,9 +77,7 @@ export async function buildApp(configured: DispatchConfig, options: Partial<Daem
       },
       async close(graceMs = 0) {
         await server?.shutdown(graceMs);
-        for (const plugin of [...plugins].reverse()) await plugin.close?.().catch((e: Error) => logger.warn('plugin close failed', { plugin: plugin.name, error: e.message }));
-        await deps.store.close().catch(() => undefined);
-        await deps.scratch.close();
+        await closeApp(plugins, deps, logger);
       },
     };
   } catch (error) {

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Redis, ReplyError } from 'ioredis';
 import type { CallSummary } from '../events';
 import type { Logger } from '../log';
-import type { RedisClient } from '../store/redis';
+import { dropConnections, type RedisClient } from '../store/redis';
 import { defineFlushStats } from './flush-stats-script';
 import { createPendingDeltas, type SealedDeltas } from './pending-deltas';
 import { resolveSharedStatsLimits, type SharedStatsLimits } from './shared-stats-options';
@@ -31,7 +31,10 @@ export interface SharedToolStats extends ToolStatsReader {
   forget(tenant: string, tool: string): Promise<void>;
   /** Sends the waiting counts now (a timer does it every `flushIntervalMs`); never rejects. */
   flush(): Promise<void>;
-  /** Stops the timer, sends what waits and closes the connection. */
+  /**
+   * Stops the timer, sends what waits and closes the connection: within twice the command timeout
+   * (a flush still out, then the last one), once when Redis does not answer.
+   */
   close(): Promise<void>;
 }
 
@@ -59,6 +62,8 @@ export function createSharedToolStats(options: SharedToolStatsOptions): SharedTo
   const outage = outageLog(logger);
   let dropped = 0;
   let flushing: Promise<void> | undefined;
+  /** The last flush got no answer from Redis (away, or not answering within the command timeout). */
+  let unanswered = false;
 
   const argsOf = (batch: SealedDeltas): FlushArgs => {
     const keys = keysOf(batch.tenant);
@@ -71,6 +76,8 @@ export function createSharedToolStats(options: SharedToolStatsOptions): SharedTo
     const errors = await sendAll(client, batches.map(argsOf));
     let failure: Error | undefined;
     errors.forEach((error, i) => (error ? (failure = error) : deltas.settle(batches[i]!)));
+    // An error reply is an answer: Redis is there, and the next flush may well go through.
+    unanswered = errors.some((error) => error !== undefined && !(error instanceof ReplyError));
     if (failure) return outage.down('flush', failure, deltas.pairs);
     outage.up();
     if (dropped > 0) logger.warn('shared tool stats: calls left out while the pending counts were full', { dropped, maxPendingPairs: limits.maxPendingPairs });
@@ -79,7 +86,10 @@ export function createSharedToolStats(options: SharedToolStatsOptions): SharedTo
 
   const flush = () => {
     flushing ??= flushOnce()
-      .catch((error: unknown) => outage.down('flush', error, deltas.pairs))
+      .catch((error: unknown) => {
+        unanswered = !(error instanceof ReplyError);
+        outage.down('flush', error, deltas.pairs);
+      })
       .finally(() => (flushing = undefined));
     return flushing;
   };
@@ -121,11 +131,16 @@ export function createSharedToolStats(options: SharedToolStatsOptions): SharedTo
     flush,
     async close() {
       clearInterval(timer);
-      await flushing;
-      await flush();
+      // A flush still out ends within the command timeout. When Redis did not answer it (away, or
+      // stalled), one more would only wait out the timeout again: the counts are lost either way.
+      const out = flushing;
+      if (out) await out;
+      if (!(out && unanswered)) await flush();
       if (deltas.pairs > 0) logger.error('shared tool stats: closed with counts redis never received', { pairs: deltas.pairs });
-      if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
-      else client.disconnect();
+      // The connection holds nothing Redis must forget (no subscription): one that does not answer
+      // is dropped rather than sent a QUIT that would wait out the command timeout once more.
+      if (client.status === 'ready' && !unanswered) await client.quit().catch(() => dropConnections(client));
+      else dropConnections(client);
     },
   };
 }

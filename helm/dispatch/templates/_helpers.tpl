@@ -233,10 +233,12 @@ Empty for mode "none". The password never goes into the URL (DISPATCH_REDIS_PASS
 {{- end -}}
 
 {{/*
-Seconds dispatchd needs after its drain to exit cleanly: the trace flush (at most 5 s,
-SHUTDOWN_FLUSH_MS in src/telemetry/span-batcher.ts), then the store's pending records and its
-Redis QUIT (each bounded by limits.store_timeout_ms, 1 s by default). test/helm asserts these
-against the server's constants.
+Seconds dispatchd needs after its drain to exit cleanly: its close is bounded by CLOSE_BUDGET_MS
+(6.5 s, src/app/close-app.ts), the rest is its exit. Within it, the plugins that may still end
+calls close first (at most FIRST_CLOSE_MS, 1 s); then, together, the trace flush (at most 5 s,
+SHUTDOWN_FLUSH_MS in src/telemetry/span-batcher.ts), the tool stats' last flush, the store's
+pending records and QUIT, and the relays (each bounded by limits.store_timeout_ms, 1 s by
+default). test/helm asserts this against the server's constants.
 */}}
 {{- define "dispatch.shutdownCloseSeconds" -}}
 7

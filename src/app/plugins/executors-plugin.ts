@@ -4,6 +4,7 @@ import { createMcpExecutor, createMcpServers, parseMcpServers } from '../../exec
 import { createRedisRelay, createWorkerExecutor, createWorkerPool, createWorkHandler, resolveWorkerOptions, type RedisRelay, type WorkerOptions } from '../../executors/worker';
 import type { PipelineDeps } from '../../pipeline';
 import type { Plugin, PluginContext, PluginFactory } from '../plugin';
+import { allClosed } from '../close-app';
 
 /** Options of the executors plugin beyond the config file (tests, embedding). */
 export interface ExecutorsPluginOptions {
@@ -62,10 +63,13 @@ export function createExecutorsPlugin(pluginOptions: ExecutorsPluginOptions = {}
       started(server) {
         server.draining.addEventListener('abort', () => pool.drain(), { once: true });
       },
+      // The worker relay (Redis) and the MCP servers (child processes) close together.
       async close() {
-        await relay?.close();
-        pool.close();
-        await mcp.close();
+        const closeWorkers = async () => {
+          await relay?.close();
+          pool.close();
+        };
+        await allClosed([closeWorkers(), mcp.close()]);
       },
     };
   };

@@ -5,6 +5,7 @@ import { createObservedHealth, createSharedToolStats, createToolStats, createTra
 import { parseBreakerKey, type ToolRates, type ToolSlots } from '../../pipeline';
 import type { TurnCounts } from '../../server';
 import type { Plugin, PluginContext } from '../plugin';
+import { allClosed } from '../close-app';
 
 /**
  * Events, Subscribe, traces, metrics and GetToolStats (issue 6). Traces are exported when the
@@ -93,12 +94,12 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
       turns = () => server.turns;
       server.draining.addEventListener('abort', () => bus.close(), { once: true });
     },
+    // Each bounded (the relay and the tool stats by the store timeout, the trace flush by
+    // SHUTDOWN_FLUSH_MS) and independent of the others: together, so that their waits on a Redis or
+    // a collector that does not answer overlap.
     async close() {
       bus.close();
-      await relay?.close();
-      await shared?.close();
-      await metrics?.shutdown();
-      await tracing.shutdown();
+      await allClosed([relay?.close(), shared?.close(), metrics?.shutdown(), tracing.shutdown()]);
     },
   };
 }

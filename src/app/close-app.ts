@@ -67,10 +67,10 @@ async function settlesBy(work: Promise<unknown>, deadline: number): Promise<bool
  * steps wait on the network (Redis, the trace collector), so they run together rather than one
  * after the other, in two rounds: first every plugin but the observer's, as they may end calls
  * still running (waited for at most {@link FIRST_CLOSE_MS}); then the observer's plugin (trace
- * flush, tool stats, event relay), the store (its pending records, then QUIT) and the scratch
- * directories. Never rejects; what failed or was still running at the deadline is logged.
+ * flush, tool stats, event relay), the store (its pending records, then QUIT), the scratch
+ * directories and the schema compiler's worker thread. Never rejects; what failed or was still running at the deadline is logged.
  */
-export async function closeApp(plugins: readonly Plugin[], deps: Pick<PipelineDeps, 'store' | 'scratch'>, logger: Logger, bounds: CloseBounds = {}): Promise<void> {
+export async function closeApp(plugins: readonly Plugin[], deps: Pick<PipelineDeps, 'store' | 'scratch'> & Partial<Pick<PipelineDeps, 'registry'>>, logger: Logger, bounds: CloseBounds = {}): Promise<void> {
   const { budgetMs = CLOSE_BUDGET_MS, firstMs = FIRST_CLOSE_MS } = bounds;
   const started = Date.now();
   const budget = started + budgetMs;
@@ -79,7 +79,7 @@ export async function closeApp(plugins: readonly Plugin[], deps: Pick<PipelineDe
   const withClose = plugins.filter((p) => p.close !== undefined);
   const first = start(withClose.filter((p) => p.observer === undefined).map(stepOf), running, logger);
   await settlesBy(first, Math.min(budget, started + firstMs));
-  const lastSteps = [...withClose.filter((p) => p.observer !== undefined).map(stepOf), { name: 'store', run: () => deps.store.close() }, { name: 'scratch', run: () => deps.scratch.close() }];
+  const lastSteps = [...withClose.filter((p) => p.observer !== undefined).map(stepOf), { name: 'store', run: () => deps.store.close() }, { name: 'scratch', run: () => deps.scratch.close() }, { name: 'schema compiler', run: () => deps.registry?.close() ?? Promise.resolve() }];
   const last = start(lastSteps, running, logger);
   if (!(await settlesBy(Promise.all([first, last]), budget))) logger.warn('closing steps did not finish in time; stopping without them', { steps: [...running], budgetMs });
 }

@@ -5,8 +5,8 @@ const MINUTE_MS = 60_000;
 const SWEEP_AT = 4096;
 
 /**
- * A tenant's budget of input schema bytes compiled on this replica (compiling is synchronous: a
- * changed schema of 220 KB held the event loop 0.8-1.5 s, and a worker may hello with another on
+ * A tenant's budget of input schema bytes compiled on this replica (a changed schema of 220 KB
+ * takes 0.8-1.5 s of CPU, in the compiler's worker thread, and a worker may hello with another on
  * every reconnection). A token bucket per tenant: it holds up to `perMinute` bytes and fills again
  * at `perMinute` bytes a minute.
  */

@@ -48,8 +48,11 @@ export function withOwnDefaults(index: SchemaIndex): Schema {
   return copy;
 }
 
+/** What the source of a compiled `dispatch:ownDefaults` requires for {@link fillOwnDefaults}; see schema-module.ts. */
+export const OWN_DEFAULTS_MODULE = 'dispatch:own-defaults';
+
 /** Fills each default missing from `data` as an own data property, a copy of the schema's value. */
-function fillOwnDefaults(data: Record<string, unknown>, defaults: Record<string, unknown>): void {
+export function fillOwnDefaults(data: Record<string, unknown>, defaults: Record<string, unknown>): void {
   for (const [name, value] of Object.entries(defaults)) {
     if (!Object.hasOwn(data, name)) Object.defineProperty(data, name, { value: structuredClone(value), writable: true, enumerable: true, configurable: true });
   }
@@ -68,7 +71,7 @@ export function useOwnDefaults(ajv: Ajv2020): void {
     before: 'maxProperties',
     code(cxt) {
       if (cxt.it.compositeRule) return;
-      const fill = cxt.gen.scopeValue('func', { ref: fillOwnDefaults });
+      const fill = cxt.gen.scopeValue('func', { ref: fillOwnDefaults, code: _`require(${OWN_DEFAULTS_MODULE}).fillOwnDefaults` });
       cxt.gen.code(_`${fill}(${cxt.data}, ${cxt.schemaValue})`);
     },
   });

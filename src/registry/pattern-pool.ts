@@ -58,6 +58,31 @@ function refusal(owner: string, count: number): string {
   return `tenant "${owner}" would hold ${count + 1} distinct patterns, over the limit of ${MAX_PATTERNS_PER_TENANT} per tenant; use fewer distinct "pattern" keywords, or remove tools it no longer uses`;
 }
 
+/** The refusal of a pattern past the process's bound, for `owner`'s tools. */
+function processRefusal(owner: string): string {
+  return owner === ''
+    ? `this process already holds ${MAX_DISTINCT_PATTERNS} distinct patterns; use fewer distinct "pattern" keywords`
+    : `this process already holds ${MAX_DISTINCT_PATTERNS - OPERATOR_RESERVED_PATTERNS} distinct patterns of tenants' tools (the last ${OPERATOR_RESERVED_PATTERNS} of ${MAX_DISTINCT_PATTERNS} are kept for the operator's); use fewer distinct "pattern" keywords`;
+}
+
+/** The most distinct patterns one schema may have for `owner`: past it, a lease always refuses it, with `refusal`. */
+export interface SchemaPatternBound {
+  readonly max: number;
+  readonly refusal: string;
+}
+
+/**
+ * The bound of {@link SchemaPatternBound} for a compile of `owner` with `options`: where a schema
+ * is compiled before its patterns are leased (a worker thread), one with more distinct patterns
+ * than any lease could take is refused there, with the lease's words, as soon as its compile meets
+ * the first pattern past the bound (as a compile leasing its patterns as it goes did), not after
+ * compiling all of a 5,000-pattern schema (seconds) for the lease to refuse it.
+ */
+export function schemaPatternBound(owner: string, options: LeaseOptions = {}): SchemaPatternBound {
+  if (owner !== '' && options.perTenantBound !== false) return { max: MAX_PATTERNS_PER_TENANT, refusal: refusal(owner, MAX_PATTERNS_PER_TENANT) };
+  return { max: owner === '' ? MAX_DISTINCT_PATTERNS : MAX_DISTINCT_PATTERNS - OPERATOR_RESERVED_PATTERNS, refusal: processRefusal(owner) };
+}
+
 /** What each committed compile's release gives back: its owner and pattern keys, until released. */
 const holds = new WeakMap<() => void, { readonly owner: string; readonly keys: readonly string[] }>();
 
@@ -99,11 +124,7 @@ export function leasePatterns(owner: string, options: LeaseOptions = {}): Patter
       let re = entries.get(key)?.weak.deref();
       if (!re) {
         const bound = owner === '' ? MAX_DISTINCT_PATTERNS : MAX_DISTINCT_PATTERNS - OPERATOR_RESERVED_PATTERNS;
-        if (entries.size + made.length >= bound) {
-          throw new Error(owner === ''
-            ? `this process already holds ${MAX_DISTINCT_PATTERNS} distinct patterns; use fewer distinct "pattern" keywords`
-            : `this process already holds ${bound} distinct patterns of tenants' tools (the last ${OPERATOR_RESERVED_PATTERNS} of ${MAX_DISTINCT_PATTERNS} are kept for the operator's); use fewer distinct "pattern" keywords`);
-        }
+        if (entries.size + made.length >= bound) throw new Error(processRefusal(owner));
         re = new RE2(pattern, flags);
         made.push(re);
       }

@@ -1,15 +1,10 @@
-import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
-import { jsonDepth } from '../json';
-import { shortened } from '../pipeline/bound-result';
-import { addAnnotationFormats, noteUnknownFormats } from './known-formats';
-import { useOwnDefaults, withOwnDefaults } from './own-defaults';
-import { leasePatterns, type LeaseOptions } from './pattern-pool';
-import { refusedDefault } from './schema-defaults';
-import { refLoop } from './ref-loops';
-import { checkSchemaCost } from './schema-cost';
-import { SchemaIndex } from './schema-index';
-import { useLinearUniqueItems } from './unique-items';
+import type { ValidateFunction } from 'ajv';
+import { createCompileWorker, type WorkerCode } from './compile-worker';
+import { leasePatterns, schemaPatternBound, type LeaseOptions } from './pattern-pool';
+import { createSchemaCodegen, doesNotCompile, parseSchemaText } from './schema-codegen';
+import { loadSchemaModule } from './schema-module';
+
+export { CompilerBusyError, type WorkerCode } from './compile-worker';
 
 /** Compiles tool input schemas: draft 2020-12, defaults applied, no remote references. */
 export interface SchemaCompiler {
@@ -17,9 +12,20 @@ export interface SchemaCompiler {
    * Compiles schema text for `owner` (a tenant; "" for the operator's tools, the default),
    * throwing an Error with a precise message when it cannot. Its patterns count for the owner
    * until `release` is called (the tool removed or replaced); `lease` names the releases of the
-   * tools it replaces, and whether the owner's pattern bound applies.
+   * tools it replaces, and whether the owner's pattern bound applies. With `code` (from
+   * {@link generate}), only loads it here; without, compiles on the event loop (0.4-4 s for
+   * 256 KiB): for the config file's tools at startup, and an MCP server's.
    */
-  compile(schemaText: string, owner?: string, lease?: LeaseOptions): CompiledSchema;
+  compile(schemaText: string, owner?: string, lease?: LeaseOptions, code?: WorkerCode): CompiledSchema;
+  /**
+   * Compiles schema text in the compiler's worker thread, for {@link compile} to load with the same
+   * `owner` and `lease` (a schema with more distinct patterns than the owner could lease is refused
+   * there): the event loop serves calls meanwhile. Resolves to its code or its compile error; rejects
+   * ({@link CompilerBusyError}) when the worker takes no more now.
+   */
+  generate(schemaText: string, owner?: string, lease?: Pick<LeaseOptions, 'perTenantBound'>): Promise<WorkerCode>;
+  /** Ends the worker thread (the app closing). */
+  close(): Promise<void>;
 }
 
 /** A compiled schema, and what gives back its patterns. */
@@ -31,81 +37,44 @@ export interface CompiledSchema {
   readonly unknownFormats: readonly string[];
 }
 
-const MAX_SCHEMA_DEPTH = 32;
-/**
- * The longest compile error quoted: Ajv's and RE2's quote the schema's own text (a `pattern`, a
- * `$ref` target), which may be most of its 256 KiB.
- */
-const MAX_ERROR_CHARS = 1_000;
+/** How long one schema's compile in the worker may take: 256 KiB took 1-5 s on two busy cores, 30 s and more on a host loaded 7 times over. */
+export const COMPILE_TIMEOUT_MS = 60_000;
+/** Schemas waiting for the worker, past which registrations are refused (each is at most max_schema_bytes). */
+export const MAX_QUEUED_COMPILES = 64;
 
-/**
- * Options of every Ajv compiling schemas, but for their regular expressions (see `compile`).
- * ownProperties: `required`, `properties` and the like look at the arguments' own properties only;
- * without it `required: ["toString"]` passed `{}` (every object inherits toString). logger: false,
- * as Ajv's logger is the console: its lines were raw text in the JSON log.
- */
-const AJV_OPTIONS = { allErrors: true, verbose: true, useDefaults: true, ownProperties: true, strict: false, addUsedSchema: false, logger: false } as const;
+/** Options of {@link createSchemaCompiler}. */
+export interface SchemaCompilerOptions {
+  /** @default COMPILE_TIMEOUT_MS */
+  readonly timeoutMs?: number;
+  /** @default MAX_QUEUED_COMPILES */
+  readonly maxQueued?: number;
+  /** How long the worker thread lives idle before it ends, giving its heap back. @default 30 s */
+  readonly idleMs?: number;
+}
 
 /** Creates a compiler that refuses schemas larger than `maxSchemaBytes`. */
-export function createSchemaCompiler(maxSchemaBytes: number): SchemaCompiler {
-  // Checks schemas against the meta-schema; compiles nothing else, so it keeps nothing per schema.
-  const meta = new Ajv2020(AJV_OPTIONS);
-  addFormats(meta);
-  addAnnotationFormats(meta);
+export function createSchemaCompiler(maxSchemaBytes: number, options: SchemaCompilerOptions = {}): SchemaCompiler {
+  // Ajv is set up at the first compile on the event loop (rare: the config file's, MCP's tools).
+  let generateHere: ReturnType<typeof createSchemaCodegen> | undefined;
+  const worker = createCompileWorker(maxSchemaBytes, { timeoutMs: options.timeoutMs ?? COMPILE_TIMEOUT_MS, maxQueued: options.maxQueued ?? MAX_QUEUED_COMPILES, idleMs: options.idleMs });
   return {
-    compile(schemaText, owner = '', lease = {}) {
-      const text = schemaText.trim() === '' ? '{"type":"object"}' : schemaText;
-      if (Buffer.byteLength(text) > maxSchemaBytes) {
-        throw new Error(`input_schema is ${Buffer.byteLength(text)} bytes, over the limit of ${maxSchemaBytes}`);
-      }
-      if (jsonDepth(text) > MAX_SCHEMA_DEPTH) {
-        throw new Error(`input_schema nests deeper than ${MAX_SCHEMA_DEPTH} levels`);
-      }
-      let schema: unknown;
-      try {
-        schema = JSON.parse(text);
-      } catch (error) {
-        throw new Error(`input_schema is not valid JSON: ${shortened((error as Error).message, MAX_ERROR_CHARS)}`);
-      }
-      if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
-        throw new Error('input_schema must be a JSON object');
-      }
-      // An Ajv per schema: one keeps every schema, validate function and pattern it compiled for
-      // ever (in its code scope, which removeSchema leaves), so a tool removed, replaced or reloaded
-      // from Redis left ~20 bytes per byte of schema behind. This one lives as long as the tool.
-      // `pattern` and `patternProperties` run on RE2 (linear time), so a schema's regular expression
-      // can never take exponential time on hostile arguments (ReDoS). RE2 has no lookaround or
-      // backreferences; a schema using them does not compile. loadSchema is deliberately absent: a
-      // $ref to anything outside the schema fails to compile.
+    compile(schemaText, owner = '', lease = {}, code) {
+      if (code !== undefined && 'error' in code) throw new Error(code.error);
+      const made = code ?? (generateHere ??= createSchemaCodegen(maxSchemaBytes))(schemaText, schemaPatternBound(owner, lease));
+      // Cheap (2 ms for 256 KiB), and this thread's own objects: the code was made from the same text.
+      const schema = parseSchemaText(schemaText, maxSchemaBytes);
+      // Each pattern's RE2 is leased for the owner: the pool shares one RE2 per pattern in the
+      // process, and bounds the patterns of a tenant and of the process.
       const patterns = leasePatterns(owner, lease);
-      const regExp = Object.assign((pattern: string, flags: string) => patterns.take(pattern, flags.includes('u') ? flags : `${flags}u`), { code: 'require("re2-wasm").RE2' });
-      // optimize: false halves the compile time (0.4 s, not 0.8, for 64 KiB) for the same code size.
-      // addUsedSchema: the schema is known by its base URI, so a `$ref` to its root ("#", or its
-      // $id: a tree, a filter of nested nodes) resolves; alone in its Ajv, its $ids clash with none.
-      const ajv = new Ajv2020({ ...AJV_OPTIONS, addUsedSchema: true, validateSchema: false, code: { regExp, optimize: false } });
-      addFormats(ajv);
-      addAnnotationFormats(ajv);
-      const unknownFormats = new Set<string>();
-      noteUnknownFormats(ajv, unknownFormats);
-      useLinearUniqueItems(ajv);
-      useOwnDefaults(ajv);
       try {
-        meta.validateSchema(schema as object, true);
-        const index = new SchemaIndex(schema as Record<string, unknown>);
-        const loop = refLoop(index);
-        if (loop) throw new Error(loop);
-        const compiled = withOwnDefaults(index);
-        const validate = ajv.compile(compiled);
-        // Noted now: refusedDefault compiles subschemas again, under its own key.
-        const notes = [...unknownFormats];
-        checkSchemaCost(schema as Record<string, unknown>, index);
-        const refused = refusedDefault(ajv, schema as Record<string, unknown>, compiled);
-        if (refused) throw new Error(refused);
-        return { schema: schema as Record<string, unknown>, validate, release: patterns.commit(), unknownFormats: notes };
+        const { validate } = loadSchemaModule(made.source, (pattern, flags) => patterns.take(pattern, flags.includes('u') ? flags : `${flags}u`), code?.cachedData);
+        return { schema, validate, release: patterns.commit(), unknownFormats: made.unknownFormats };
       } catch (error) {
         patterns.abort();
-        throw new Error(`input_schema does not compile: ${shortened((error as Error).message, MAX_ERROR_CHARS)}`);
+        throw new Error(doesNotCompile(error));
       }
     },
+    generate: (schemaText, owner = '', lease = {}) => worker.compile(schemaText, schemaPatternBound(owner, lease)),
+    close: () => worker.close(),
   };
 }

@@ -1,121 +1,25 @@
 import { equals } from '@bufbuild/protobuf';
 import { ToolSpecSchema, type ToolSpec } from '../../gen/dispatch/v1/tool_pb';
-import { createLogger, type Logger } from '../log';
+import type { ValidateFunction } from 'ajv';
+import { createLogger } from '../log';
 import { createCompileBudget } from './compile-budget';
-import { createDestinationPolicy, type DestinationPolicy } from './destination-policy';
+import { createDestinationPolicy } from './destination-policy';
 import { deniedDestination, operatorToolMessage, skipRedactionMessage } from './refusals';
 import { MAX_PATTERNS_PER_TENANT, patternsOwned, type LeaseOptions } from './pattern-pool';
 import { resolveTool, type ResolvedTool } from './resolved-tool';
-import type { CompiledSchema, SchemaCompiler } from './schema-compiler';
+import { CompilerBusyError, type CompiledSchema, type SchemaCompiler, type WorkerCode } from './schema-compiler';
+import { RegistryError, type ChangeListener, type RegistryChange, type RemovedListener, type ToolRegistry, type ToolRegistryOptions } from './registry-api';
+import { createTenantQueue } from './tenant-queue';
 import { remoteOverReporter } from './remote-over';
 import { schemaBytesExcess, schemaBytesWith, toolCountExcess } from './tenant-totals';
 import { checkSpec } from './validate-spec';
 
-/** Why a registration was refused: a bad spec, a name that exists without `replace`, or the tenant's tool limit. */
-export class RegistryError extends Error {
-  override readonly name = 'RegistryError';
-  constructor(
-    readonly code: 'invalid' | 'exists' | 'limit' | 'denied',
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** A change to the registry, so that a shared store can carry it to other replicas. */
-export type RegistryChange =
-  | { readonly type: 'register'; readonly tenant: string; readonly specs: readonly ToolSpec[] }
-  | { readonly type: 'remove'; readonly tenant: string; readonly name: string };
-
-/**
- * Told of a change to the registry. One that shares changes (writes them to Redis) returns the
- * promise of that write, which {@link ToolRegistry.removeShared} awaits; where nobody waits, each
- * listener reports its own failures.
- */
-export type ChangeListener = (change: RegistryChange) => void | Promise<void>;
-
-/** Told once a removed tool is gone here, whichever replica removed it (see {@link ToolRegistry.onRemoved}). */
-export type RemovedListener = (tenant: string, name: string) => void;
-
-/**
- * The tools this server can dispatch, per tenant. The operator's tools (tenant "": the config
- * file's and those imported from MCP servers) are seen by every tenant and win over a tenant's tool
- * of the same name, which no tenant can register but one may hold from before the name became the
- * operator's (an MCP server listing it later).
- */
-export interface ToolRegistry {
-  /**
-   * Validates and compiles every spec first, then registers all or none. With `maxTools`, refuses
-   * (code `limit`) before anything else when the tenant would own more tools than that; a spec
-   * replacing one of its tools does not count again. A tenant's spec named as an operator's tool
-   * is refused (code `exists`), with `replace` too. With `replace`, a spec equal to the tool held by
-   * its name (a worker's hello on each reconnection) is checked and that tool kept, not compiled again.
-   */
-  register(specs: readonly ToolSpec[], options: { tenant: string; replace?: boolean; maxTools?: number }): ResolvedTool[];
-  /** The operator's tool of that name, else the tenant's own. */
-  lookup(tenant: string, name: string): ResolvedTool | undefined;
-  list(tenant: string): ResolvedTool[];
-  /** Removes a tool here; listeners are told after, and nobody waits for what they share. */
-  remove(tenant: string, name: string): boolean;
-  /**
-   * RemoveTool: tells the listeners first and waits for every one, then removes the tool here, so
-   * that the removal is shared (in Redis, announced) when this resolves. When a listener fails,
-   * rejects with its error and leaves the tool registered here: the removal can be asked again.
-   * A tool registered again while the listeners worked (a worker's hello) is kept.
-   */
-  removeShared(tenant: string, name: string): Promise<boolean>;
-  /** Called on every local change (before it, for {@link removeShared}); a replicated registry listens here. */
-  onChange(listener: ChangeListener): void;
-  /**
-   * Called once a removal made here has happened: after {@link remove}, and after
-   * {@link removeShared} once shared (the tool dropped, or one registered again meanwhile kept), never
-   * for one that failed; and for a removal from another replica once {@link applyRemote} has dropped
-   * the tool here. A listener's throw is logged.
-   */
-  onRemoved(listener: RemovedListener): void;
-  /**
-   * Applies a change made on another replica, without notifying listeners. A change of the
-   * operator's tools (tenant "") is ignored: each replica has its own (DESIGN section 11). The
-   * tenant's totals (tools, schema bytes, patterns) are not checked: the registering replica
-   * decided, so every replica holds the same tools. A tenant left over its schema bytes or patterns
-   * is logged (warn, once until it is under again); a registration here that leaves it over is
-   * refused. The process's pattern bound still refuses a tool here (thrown: this replica lacks it).
-   * Its compiled schemas count against the tenant's compile budget here, never refused by it.
-   */
-  applyRemote(change: RegistryChange): void;
-}
-
+export { RegistryError } from './registry-api';
+export type { ChangeListener, RegistryChange, RemovedListener, ToolRegistry, ToolRegistryOptions } from './registry-api';
 export { operatorToolMessage, skipRedactionMessage } from './refusals';
 
-/** Options of {@link createToolRegistry}. */
-export interface ToolRegistryOptions {
-  /**
-   * Where the HTTP tools of tenants may point; a URL whose literal address or host it denies is
-   * refused at registration (the config file's tools, tenant "", are not checked).
-   * @default the built-in rules alone
-   */
-  readonly httpPolicy?: DestinationPolicy;
-  /**
-   * Whether a tenant's tool may declare `skip_redaction` (the config file's tools, tenant "", always
-   * may); refused PERMISSION_DENIED otherwise. @default false
-   */
-  readonly allowTenantSkipRedaction?: boolean;
-  /**
-   * Bytes of schema text a tenant's tools may hold together (registered here or by a worker's
-   * hello); refused `limit` before any compile. Not checked on another replica's tools (see
-   * {@link ToolRegistry.applyRemote}). @default no bound
-   */
-  readonly maxSchemaBytesPerTenant?: number;
-  /**
-   * Bytes of input schema a tenant may have compiled here per minute (see compile-budget.ts): a
-   * registration here (RPC, a worker's hello) whose new or changed schemas would pass what is left
-   * is refused `limit` before any compile; a spec held as it is costs nothing. Another replica's
-   * tools are applied whatever is left, and counted. @default no bound
-   */
-  readonly maxSchemaBytesCompiledPerMinute?: number;
-  /** Where a tenant left over its totals by another replica's tools is reported. @default createLogger() */
-  readonly logger?: Logger;
-}
+/** What a spec's tool holds while a registration is only checked (see compileAll's `collect`): never installed. */
+const UNCOMPILED = { schema: {}, validate: (() => false) as unknown as ValidateFunction };
 
 /** Creates a registry compiling schemas with `compiler`, accepting the given executor kinds. */
 export function createToolRegistry(
@@ -172,8 +76,11 @@ export function createToolRegistry(
    * ({@link heldAsIs}: a worker declares its tools again on every reconnection) is kept, not
    * compiled again (0.4-1 s of event loop per 256 KiB of schema); not while the tenant is over its
    * pattern bound (another replica's tools), where a local registration compiles, refused as before.
+   * A schema's code from the worker thread is taken from `codes` (compiled here when absent); with
+   * `collect`, nothing is compiled or charged: the schema texts to compile are listed there, after
+   * every check (the tools returned are never to be installed).
    */
-  function compileAll(specs: readonly ToolSpec[], tenant: string, replace: boolean, local: boolean): ResolvedTool[] {
+  function compileAll(specs: readonly ToolSpec[], tenant: string, replace: boolean, local: boolean, codes?: ReadonlyMap<string, WorkerCode>, collect?: string[]): ResolvedTool[] {
     const compiled: ResolvedTool[] = [];
     const own = byTenant.get(tenant);
     const keep = replace && !(local && tenant !== '' && patternsOwned(tenant) > MAX_PATTERNS_PER_TENANT);
@@ -182,7 +89,7 @@ export function createToolRegistry(
     if (local && tenant !== '') refuseOver(budget.excess(tenant, schemaBytesWith(specs.filter((_, i) => kept[i] === undefined), undefined)));
     const lease = { replacing: replaced.map((tool) => releases.get(tool)).filter((r) => r !== undefined), perTenantBound: local };
     try {
-      for (const [index, spec] of specs.entries()) compiled.push(compileOne(spec, index, tenant, replace, local, compiled, lease, kept[index]));
+      for (const [index, spec] of specs.entries()) compiled.push(compileOne(spec, index, tenant, replace, local, compiled, lease, kept[index], codes, collect));
     } catch (error) {
       release(compiled.filter((tool, i) => tool !== kept[i]));
       throw error;
@@ -191,7 +98,7 @@ export function createToolRegistry(
   }
 
   /** Compiles one spec, or checks it and returns `held`; `local` registrations of a tenant may not take an operator's tool name. */
-  function compileOne(spec: ToolSpec, index: number, tenant: string, replace: boolean, local: boolean, before: readonly ResolvedTool[], lease: LeaseOptions, held?: ResolvedTool): ResolvedTool {
+  function compileOne(spec: ToolSpec, index: number, tenant: string, replace: boolean, local: boolean, before: readonly ResolvedTool[], lease: LeaseOptions, held?: ResolvedTool, codes?: ReadonlyMap<string, WorkerCode>, collect?: string[]): ResolvedTool {
     const operators = tenant === '' || !local ? undefined : byTenant.get('');
     const where = `tools[${index}]`;
     const problem = checkSpec(spec, executorKinds());
@@ -205,10 +112,14 @@ export function createToolRegistry(
       throw new RegistryError('exists', `${where}: tool "${spec.name}" is already registered (set replace to overwrite it)`);
     }
     if (held !== undefined) return held;
+    if (collect) {
+      collect.push(spec.inputSchema);
+      return resolveTool(spec, tenant, UNCOMPILED);
+    }
     if (tenant !== '') budget.charge(tenant, schemaBytesWith([spec], undefined), !local);
     let compiled: CompiledSchema;
     try {
-      compiled = compiler.compile(spec.inputSchema, tenant, lease);
+      compiled = compiler.compile(spec.inputSchema, tenant, lease, codes?.get(spec.inputSchema));
     } catch (error) {
       throw new RegistryError('invalid', `${where} ("${spec.name}"): ${(error as Error).message}`);
     }
@@ -227,6 +138,49 @@ export function createToolRegistry(
     }
   }
 
+  /** Compiles each distinct text in the worker thread, one after the other (a registration takes one place in its queue). */
+  async function generateAll(texts: readonly string[], tenant: string, local: boolean): Promise<Map<string, WorkerCode>> {
+    const codes = new Map<string, WorkerCode>();
+    for (const text of texts) {
+      if (codes.has(text)) continue;
+      try {
+        codes.set(text, await compiler.generate(text, tenant, { perTenantBound: local }));
+      } catch (error) {
+        if (error instanceof CompilerBusyError) throw new RegistryError('limit', error.message);
+        throw error;
+      }
+    }
+    return codes;
+  }
+  const inOrder = createTenantQueue();
+
+  /** The registration's refusals made before anything is compiled. */
+  const admit = (specs: readonly ToolSpec[], tenant: string, maxTools: number | undefined) => {
+    if (maxTools !== undefined) refuseOver(toolCountExcess(specs, byTenant.get(tenant), tenant, maxTools));
+    checkBytes(specs, tenant);
+  };
+  function registerWith(specs: readonly ToolSpec[], { tenant, replace = false, maxTools }: { tenant: string; replace?: boolean; maxTools?: number }, codes?: ReadonlyMap<string, WorkerCode>): ResolvedTool[] {
+    admit(specs, tenant, maxTools);
+    const tools = compileAll(specs, tenant, replace, true, codes);
+    install(tools, tenant);
+    notify({ type: 'register', tenant, specs });
+    return tools;
+  }
+  /** The specs of another replica's registration not held here as they are (each Redis reconnection loads every stored tool). */
+  const changedSpecs = (tenant: string, specs: readonly ToolSpec[]) => {
+    const own = byTenant.get(tenant);
+    return specs.filter((spec) => heldAsIs(own, spec) === undefined);
+  };
+  function applyWith(change: RegistryChange, codes?: ReadonlyMap<string, WorkerCode>): void {
+    if (change.type === 'remove') {
+      if (drop(change.tenant, change.name)) removed(change.tenant, change.name);
+    } else {
+      const changed = changedSpecs(change.tenant, change.specs);
+      if (changed.length > 0) install(compileAll(changed, change.tenant, true, false, codes), change.tenant);
+    }
+    reportOver(change.tenant);
+  }
+
   const notify = (change: RegistryChange) => {
     for (const listener of listeners) void listener(change)?.catch(() => undefined);
   };
@@ -241,13 +195,14 @@ export function createToolRegistry(
   };
 
   return {
-    register(specs, { tenant, replace = false, maxTools }) {
-      if (maxTools !== undefined) refuseOver(toolCountExcess(specs, byTenant.get(tenant), tenant, maxTools));
-      checkBytes(specs, tenant);
-      const tools = compileAll(specs, tenant, replace, true);
-      install(tools, tenant);
-      notify({ type: 'register', tenant, specs });
-      return tools;
+    register: (specs, options) => registerWith(specs, options),
+    registerAsync(specs, options) {
+      return inOrder(options.tenant, async () => {
+        const texts: string[] = [];
+        admit(specs, options.tenant, options.maxTools);
+        compileAll(specs, options.tenant, options.replace ?? false, true, undefined, texts);
+        return registerWith(specs, options, await generateAll(texts, options.tenant, true));
+      });
     },
     lookup(tenant, name) {
       return byTenant.get('')?.get(name) ?? byTenant.get(tenant)?.get(name);
@@ -285,16 +240,32 @@ export function createToolRegistry(
       removedListeners.push(listener);
     },
     applyRemote(change) {
-      if (change.tenant === '') return;
-      if (change.type === 'remove') {
-        if (drop(change.tenant, change.name)) removed(change.tenant, change.name);
-      } else {
-        // A tool held here already, spec for spec, is not compiled again (each Redis reconnection loads every stored tool).
-        const own = byTenant.get(change.tenant);
-        const changed = change.specs.filter((spec) => heldAsIs(own, spec) === undefined);
-        if (changed.length > 0) install(compileAll(changed, change.tenant, true, false), change.tenant);
-      }
-      reportOver(change.tenant);
+      if (change.tenant !== '') applyWith(change);
     },
+    async applyRemoteAsync(changes) {
+      // Array.isArray does not narrow a readonly array.
+      const list: readonly RegistryChange[] = Array.isArray(changes) ? (changes as readonly RegistryChange[]) : [changes as RegistryChange];
+      const tenant = list[0]?.tenant ?? '';
+      if (tenant === '') return;
+      if (list.some((change) => change.tenant !== tenant)) throw new Error('applyRemoteAsync: every change must be of one tenant');
+      await inOrder(tenant, async () => {
+        // What the changes compile: specs not held as they are, or whose tool a change of them removes.
+        const removedHere = new Set(list.map((change) => (change.type === 'remove' ? change.name : undefined)));
+        const own = byTenant.get(tenant);
+        const texts = list.flatMap((change) => (change.type === 'register' ? change.specs.filter((spec) => removedHere.has(spec.name) || heldAsIs(own, spec) === undefined).map((spec) => spec.inputSchema) : []));
+        const codes = await generateAll(texts, tenant, false);
+        // Each applied, one refused or not; in one go, as on the replica that made them.
+        let failure: unknown;
+        for (const change of list) {
+          try {
+            applyWith(change, codes);
+          } catch (error) {
+            failure ??= error;
+          }
+        }
+        if (failure !== undefined) throw failure;
+      });
+    },
+    close: () => compiler.close(),
   };
 }

@@ -1,5 +1,5 @@
 import type Ajv2020 from 'ajv/dist/2020';
-import type { ErrorObject } from 'ajv';
+import { _, str, type KeywordErrorDefinition } from 'ajv/dist/2020';
 import { canonicalJson } from '../json';
 
 /**
@@ -20,24 +20,33 @@ export function uniqueIndexes(items: readonly unknown[]): { i: number; j: number
   return undefined;
 }
 
-interface UniqueItemsCheck {
-  (schema: boolean, data: unknown[], parentSchema?: object): boolean;
-  errors?: Partial<ErrorObject>[];
-}
+/** What the source of a compiled `uniqueItems` requires for {@link uniqueIndexes}; see schema-module.ts. */
+export const UNIQUE_ITEMS_MODULE = 'dispatch:unique-items';
 
-const check: UniqueItemsCheck = (schema, data, parentSchema) => {
-  check.errors = undefined;
-  if (!schema) return true;
-  const duplicate = uniqueIndexes(data);
-  if (!duplicate) return true;
-  const { i, j } = duplicate;
-  // Ajv's own error, word for word: the keyword, its params, its message and (verbose) the schema holding it.
-  check.errors = [{ keyword: 'uniqueItems', params: { i, j }, message: `must NOT have duplicate items (items ## ${j} and ${i} are identical)`, parentSchema }];
-  return false;
+// Ajv's own error, word for word: the keyword, its params, its message and (verbose) the schema holding it.
+const error: KeywordErrorDefinition = {
+  message: ({ params: { i, j } }) => str`must NOT have duplicate items (items ## ${j} and ${i} are identical)`,
+  params: ({ params: { i, j } }) => _`{i: ${i}, j: ${j}}`,
 };
 
-/** Replaces Ajv's quadratic `uniqueItems` with the linear check above. */
+/**
+ * Replaces Ajv's quadratic `uniqueItems` with the linear check above, as code calling it (which
+ * Ajv's standalone code can hold: a `validate` function keyword it cannot).
+ */
 export function useLinearUniqueItems(ajv: Ajv2020): void {
   ajv.removeKeyword('uniqueItems');
-  ajv.addKeyword({ keyword: 'uniqueItems', type: 'array', schemaType: 'boolean', errors: true, validate: check });
+  ajv.addKeyword({
+    keyword: 'uniqueItems',
+    type: 'array',
+    schemaType: 'boolean',
+    error,
+    code(cxt) {
+      if (!cxt.schema) return;
+      const { gen } = cxt;
+      const find = gen.scopeValue('func', { ref: uniqueIndexes, code: _`require(${UNIQUE_ITEMS_MODULE}).uniqueIndexes` });
+      const duplicate = gen.const('duplicate', _`${find}(${cxt.data})`);
+      cxt.setParams({ i: _`${duplicate}.i`, j: _`${duplicate}.j` });
+      cxt.fail(_`${duplicate} !== undefined`);
+    },
+  });
 }

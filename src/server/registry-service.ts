@@ -71,7 +71,7 @@ export function registryHandlers(registry: ToolRegistry, authenticate: Authentic
     registerTools: unary(logger, async (request: RegisterToolsRequest, call: grpc.ServerUnaryCall<RegisterToolsRequest, RegisterToolsResponse>) => {
       const { tenant } = authenticate(call, 'admin');
       try {
-        const tools = registry.register(request.tools, { tenant, replace: request.replace, maxTools: maxToolsPerTenant });
+        const tools = await registry.registerAsync(request.tools, { tenant, replace: request.replace, maxTools: maxToolsPerTenant });
         return create(RegisterToolsResponseSchema, { registered: tools.length });
       } catch (error) {
         if (!(error instanceof RegistryError)) throw error;

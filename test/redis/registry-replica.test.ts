@@ -142,7 +142,7 @@ test('when the tools cannot be read again, the announcement is applied as it say
 test("a reconnection's reload compiles only the tools that changed, not every stored one again", async () => {
   const real = createSchemaCompiler(65_536);
   let compiles = 0;
-  const c = await startSide({ compile: (...args) => (compiles++, real.compile(...args)) });
+  const c = await startSide({ ...real, compile: (...args) => (compiles++, real.compile(...args)) });
   try {
     a.registry.register([spec('one'), spec('two'), spec('three')], { tenant: TENANT });
     await until(() => c.registry.lookup(TENANT, 'three'), 'the tools on replica C', 5000);

@@ -13,7 +13,7 @@ const spec = (name: string, description = 'a tool'): ToolSpec =>
 function counting(): { compiler: SchemaCompiler; compiles: () => number } {
   const real = createSchemaCompiler(1 << 20);
   let n = 0;
-  return { compiler: { compile: (...args) => (n++, real.compile(...args)) }, compiles: () => n };
+  return { compiler: { ...real, compile: (...args) => (n++, real.compile(...args)) }, compiles: () => n };
 }
 
 test('a tool another replica announces again unchanged is not compiled again; a changed one is', () => {

@@ -40,24 +40,21 @@ interface SpecsMessage {
 /** Creates the spec sharing of replica `replicaId` into `registry`. */
 export function createSpecSync(redis: Redis, replicaId: string, registry: ToolRegistry, logger: Logger): SpecSync {
   defineWorkerSpecScript(redis);
-  const apply = (tenant: string, specs: ToolSpec[]) => {
+  /** Applies another replica's worker tools, in order with the tenant's other changes; resolves once applied or refused. */
+  const apply = async (tenant: string, specs: ToolSpec[]): Promise<void> => {
     const mine = specs.filter((spec) => {
       const existing = registry.lookup(tenant, spec.name);
       return !existing || existing.tenant !== tenant || existing.spec.executor.case === 'worker';
     });
     if (mine.length === 0) return;
-    try {
-      registry.applyRemote({ type: 'register', tenant, specs: mine });
-    } catch (error) {
-      logger.warn('a worker tool shared by another replica was refused', { tenant, error: (error as Error).message });
-    }
+    await registry.applyRemoteAsync({ type: 'register', tenant, specs: mine }).catch((error: Error) => logger.warn('a worker tool shared by another replica was refused', { tenant, error: error.message }));
   };
   // A tenant's tool of another executor by that name (with the executors plugin alone, a tool
   // registered by RPC here) is not the one removed.
   const forget = (tenant: string, name: string) => {
     const existing = registry.lookup(tenant, name);
     if (existing?.tenant === tenant && existing.spec.executor.case !== 'worker') return;
-    registry.applyRemote({ type: 'remove', tenant, name });
+    registry.applyRemoteAsync({ type: 'remove', tenant, name }).catch((error: Error) => logger.warn('a worker tool removed by another replica could not be removed here', { tenant, error: error.message }));
   };
   return {
     async publish(tenant, specs) {
@@ -80,14 +77,14 @@ export function createSpecSync(redis: Redis, replicaId: string, registry: ToolRe
           logger.warn('an unreadable worker tool spec in Redis was skipped', { field });
         }
       }
-      for (const [tenant, specs] of byTenant) apply(tenant, specs);
+      for (const [tenant, specs] of byTenant) await apply(tenant, specs);
     },
     receive(text) {
       try {
         const message = JSON.parse(text) as SpecsMessage;
         if (message.from === replicaId) return;
         if (message.removed !== undefined) forget(message.tenant, message.removed);
-        else if (message.specs) apply(message.tenant, message.specs.map(decode));
+        else if (message.specs) void apply(message.tenant, message.specs.map(decode));
       } catch (error) {
         logger.warn('an unreadable worker tool announcement was skipped', { error: (error as Error).message });
       }

@@ -59,19 +59,28 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
       return;
     }
 
+    // Set once a hello arrived: its tools may take seconds to compile (in the compiler's thread).
+    let greeted = false;
     const hello = (message: Hello) => {
-      if (link) throw new RpcError(status.FAILED_PRECONDITION, 'hello was already sent on this stream; open another stream to host other tools');
+      if (link || greeted) throw new RpcError(status.FAILED_PRECONDITION, 'hello was already sent on this stream; open another stream to host other tools');
       // It is logged with every connect and disconnect.
       if (message.workerId.length > 256) throw new RpcError(status.INVALID_ARGUMENT, 'worker_id is longer than 256 characters');
       const registry = deps.registry();
       const specs = helloSpecs(message, tenant, registry, deps.options.maxToolsPerHello);
-      try {
-        registry.register(specs, { tenant, replace: true, maxTools: deps.maxToolsPerTenant?.() });
-      } catch (error) {
-        if (error instanceof RegistryError) throw new RpcError(REGISTRY_ERROR_STATUS[error.code], error.message);
-        throw error;
-      }
+      greeted = true;
       clearTimeout(helloTimer);
+      registry
+        .registerAsync(specs, { tenant, replace: true, maxTools: deps.maxToolsPerTenant?.() })
+        .then(() => connect(message, specs))
+        .catch((error: unknown) => end(error instanceof RegistryError ? new RpcError(REGISTRY_ERROR_STATUS[error.code], error.message) : error));
+    };
+
+    /** Takes the worker's calls once its tools are registered; a stream ended meanwhile only shares them (they are registered). */
+    const connect = (message: Hello, specs: ToolSpec[]) => {
+      if (ended) {
+        deps.onRegistered?.(tenant, specs);
+        return;
+      }
       let unsent = 0;
       let takenAt = 0;
       link = {

@@ -65,19 +65,19 @@ export function createRegistryReplica(client: RedisClient, connectSubscriber: ()
   const subscriber = createWatchedSubscriber({ name: 'registry replica', connect: connectSubscriber, publisher, logger, probeIntervalMs, maxMissedProbes, deafNodeAvoidMs });
   let registry: ToolRegistry | undefined;
 
-  function apply(change: RegistryChange): void {
-    try {
-      registry?.applyRemote(change);
-    } catch (error) {
-      logger?.warn('a tool from another replica could not be registered here', { tenant: change.tenant, error: (error as Error).message });
-    }
+  /**
+   * Applies changes of one tenant, in one go, in order with the tenant's others (their schemas
+   * compile in the compiler's thread); resolves once applied or refused.
+   */
+  async function apply(...changes: RegistryChange[]): Promise<void> {
+    await registry?.applyRemoteAsync(changes).catch((error: Error) => logger?.warn('a tool from another replica could not be registered here', { tenant: changes[0]?.tenant, error: error.message }));
   }
 
   async function loadAll(): Promise<void> {
     const tenants = await client.smembers(keys.tenants);
     for (const tenant of tenants.filter(shared)) {
       const stored = await client.hgetall(keys.tools(tenant));
-      for (const text of Object.values(stored)) apply({ type: 'register', tenant, specs: [decodeSpec(text)] });
+      for (const text of Object.values(stored)) await apply({ type: 'register', tenant, specs: [decodeSpec(text)] });
     }
   }
 
@@ -118,10 +118,10 @@ export function createRegistryReplica(client: RedisClient, connectSubscriber: ()
     } catch (error) {
       logger?.warn('could not read changed tools from redis; applying the announcement as it says', { tenant, error: (error as Error).message });
       if (change.type === 'remove') {
-        if (claim(change.name)) apply(change);
+        if (claim(change.name)) void apply(change);
       } else {
         const specs = change.specs.filter((spec) => claim(spec.name));
-        if (specs.length > 0) apply({ type: 'register', tenant, specs });
+        if (specs.length > 0) void apply({ type: 'register', tenant, specs });
       }
       return;
     }
@@ -129,8 +129,8 @@ export function createRegistryReplica(client: RedisClient, connectSubscriber: ()
     for (const { name, text } of mine) {
       // A removal whose tool is stored again was followed by a registration: both are applied, in
       // one go, as on the replica that made them (the tool registered again gets a new breaker).
-      if (text === null || change.type === 'remove') apply({ type: 'remove', tenant, name });
-      if (text !== null) apply({ type: 'register', tenant, specs: [decodeSpec(text)] });
+      const removal: RegistryChange[] = text === null || change.type === 'remove' ? [{ type: 'remove', tenant, name }] : [];
+      void apply(...removal, ...(text !== null ? [{ type: 'register', tenant, specs: [decodeSpec(text)] } as const] : []));
     }
   }
 

@@ -10,6 +10,7 @@ import type { SchemaPatternBound } from './pattern-pool';
 import { refusedDefault } from './schema-defaults';
 import { refLoop } from './ref-loops';
 import { checkSchemaCost } from './schema-cost';
+import { upgradeDraft } from './schema-drafts';
 import { SchemaIndex } from './schema-index';
 import { useLinearUniqueItems } from './unique-items';
 
@@ -59,7 +60,7 @@ export function parseSchemaText(schemaText: string, maxSchemaBytes: number): Rec
   if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
     throw new Error('input_schema must be a JSON object');
   }
-  return schema as Record<string, unknown>;
+  return upgradeDraft(schema as Record<string, unknown>, text);
 }
 
 /** The message of every compile failure past parsing. */

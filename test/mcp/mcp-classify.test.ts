@@ -44,16 +44,17 @@ describe('MCP tool import', () => {
     expect(effectOf(tool(annotations), false)).toBe(whenUntrusted);
   });
 
-  it('prefixes names, keeps the schema, drops a non-2020 $schema and skips names dispatch cannot hold', () => {
+  it('prefixes names, keeps the schema (a known draft\'s $schema too, which the compiler upgrades), drops an unknown $schema and skips names dispatch cannot hold', () => {
     const { specs, skipped } = importTools(trusted!, [
       { name: 'read', description: 'reads', inputSchema: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { p: { type: 'string' } } }, annotations: { readOnlyHint: true } },
       { name: 'bad name', inputSchema: { type: 'object' } },
     ]);
     expect(specs.map((s) => [s.name, s.effect, s.concurrencySafe, s.executor.case])).toEqual([['t_read', Effect.READ_ONLY, true, 'mcp']]);
-    expect(JSON.parse(specs[0]!.inputSchema)).toEqual({ type: 'object', properties: { p: { type: 'string' } } });
+    expect(JSON.parse(specs[0]!.inputSchema)).toEqual({ $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { p: { type: 'string' } } });
     expect(skipped).toEqual([{ tool: 'bad name', reason: '"t_bad name" is not a valid dispatch tool name (1-128 letters, digits, \'_\', \'.\', \':\' or \'-\')' }]);
     expect(importTools(untrusted!, [tool({ readOnlyHint: true })]).specs[0]!.name).toBe('x');
     expect(inputSchemaText({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' })).toBe('{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object"}');
+    expect(inputSchemaText({ $schema: 'https://example.com/my-meta', type: 'object' })).toBe('{"type":"object"}');
   });
 });
 

@@ -1,6 +1,7 @@
 import { create } from '@bufbuild/protobuf';
 import { ToolSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Effect, McpExecutorSchema, ToolSpecSchema, type ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
+import { declaredDraft } from '../../registry/schema-drafts';
 import type { McpServerConfig } from './mcp-config';
 
 /** A tool as an MCP server lists it. */
@@ -18,7 +19,6 @@ export interface ImportedTools {
 }
 
 const NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
-const DRAFT_2020 = 'https://json-schema.org/draft/2020-12/schema';
 
 /**
  * Whether a tool only reads. Annotations are hints the server chooses, so they count only for a
@@ -31,10 +31,14 @@ export function effectOf(tool: McpToolInfo, trusted: boolean): Effect {
   return trusted && hints.readOnlyHint === true && hints.destructiveHint !== true ? Effect.READ_ONLY : Effect.SIDE_EFFECT;
 }
 
-/** The input schema as dispatch compiles it (draft 2020-12): another draft's `$schema` is dropped. */
+/**
+ * The input schema as registered: a `$schema` naming a draft the compiler knows is kept (it upgrades
+ * draft-04 to 2019-09 to 2020-12, see schema-drafts.ts), another is dropped, the schema then read as
+ * 2020-12.
+ */
 export function inputSchemaText(schema: Record<string, unknown>): string {
   const { $schema, ...rest } = schema;
-  return JSON.stringify($schema === DRAFT_2020 ? schema : rest);
+  return JSON.stringify(declaredDraft($schema) !== undefined ? schema : rest);
 }
 
 /** Longest reason given for a tool that is not a valid MCP tool. */

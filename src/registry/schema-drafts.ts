@@ -1,0 +1,61 @@
+import { draft2020 } from 'json-schema-migrate';
+import { shortened } from '../pipeline/bound-result';
+
+/** The draft dispatch compiles (Ajv2020's meta-schema, by the URI it knows). */
+export const DRAFT_2020 = 'https://json-schema.org/draft/2020-12/schema';
+
+/**
+ * `$schema` URIs of the drafts before 2020-12, as written with or without `#` and over http or
+ * https: zod-to-json-schema (the MCP TypeScript SDK's tools among them) declares draft-07, older
+ * tooling draft-04.
+ */
+const OLDER_DRAFTS: ReadonlyMap<string, string> = new Map([
+  ['json-schema.org/draft-04/schema', 'draft-04'],
+  ['json-schema.org/draft-06/schema', 'draft-06'],
+  ['json-schema.org/draft-07/schema', 'draft-07'],
+  ['json-schema.org/draft/2019-09/schema', 'draft 2019-09'],
+]);
+
+/** The longest `$schema` quoted back. */
+const MAX_QUOTED = 200;
+
+/** `uri` without its scheme and an empty fragment, as OLDER_DRAFTS keys it. */
+const bare = (uri: string) => uri.trim().replace(/^https?:\/\//, '').replace(/#$/, '');
+
+/** Which draft `$schema` names: 2020 (what dispatch compiles), an older one by name, or undefined (not a draft dispatch knows). */
+export function declaredDraft(uri: unknown): '2020' | string | undefined {
+  if (typeof uri !== 'string') return undefined;
+  if (bare(uri) === 'json-schema.org/draft/2020-12/schema') return '2020';
+  return OLDER_DRAFTS.get(bare(uri));
+}
+
+/**
+ * A parsed input schema as dispatch compiles it, draft 2020-12: one declaring an older draft is
+ * upgraded in place (json-schema-migrate, Ajv's: `items` as a list becomes `prefixItems` and
+ * `additionalItems` `items`, `dependencies` becomes `dependentRequired`/`dependentSchemas`,
+ * draft-04's boolean `exclusiveMinimum`/`exclusiveMaximum` and `id`) and then declares 2020-12.
+ * Before, any `$schema` but 2020-12's was refused ("no schema with key or ref"), so every tool whose
+ * schema zod-to-json-schema made could not be registered. One naming no draft dispatch knows is
+ * refused, saying which it knows. Throws an Error with the message for the caller.
+ */
+export function upgradeDraft(schema: Record<string, unknown>, text: string): Record<string, unknown> {
+  if (!('$schema' in schema)) return schema;
+  const draft = declaredDraft(schema.$schema);
+  if (draft === '2020') {
+    schema.$schema = DRAFT_2020;
+    return schema;
+  }
+  if (draft === undefined) {
+    const named = typeof schema.$schema === 'string' ? `"${shortened(schema.$schema, MAX_QUOTED)}"` : 'is not a string and';
+    throw new Error(`input_schema's $schema ${named} names no JSON Schema draft dispatch knows: use ${DRAFT_2020} (draft-04, -06, -07 and 2019-09 are upgraded to it), or leave $schema out`);
+  }
+  // The upgrade assigns keys by name: a "__proto__" key would set an object's prototype instead.
+  if (text.includes('"__proto__"')) throw new Error(`input_schema declares ${draft}, which dispatch upgrades to draft 2020-12, and has a "__proto__" key: declare ${DRAFT_2020} instead (no upgrade), or rename the key`);
+  try {
+    draft2020(schema);
+  } catch (error) {
+    throw new Error(`input_schema declares ${draft} and could not be upgraded to draft 2020-12: ${shortened((error as Error).message, MAX_QUOTED)}`);
+  }
+  schema.$schema = DRAFT_2020;
+  return schema;
+}

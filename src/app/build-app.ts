@@ -60,6 +60,7 @@ export async function buildApp(configured: DispatchConfig, options: Partial<Daem
     });
     for (const plugin of plugins) await plugin.attach?.(deps);
     let server: DispatchServer | undefined;
+    let closing: Promise<void> | undefined;
     return {
       deps,
       async listen(address) {
@@ -75,9 +76,13 @@ export async function buildApp(configured: DispatchConfig, options: Partial<Daem
         for (const plugin of plugins) await plugin.started?.(server);
         return server;
       },
-      async close(graceMs = 0) {
-        await server?.shutdown(graceMs);
-        await closeApp(plugins, deps, logger);
+      close(graceMs = 0) {
+        // Once: a second close (a signal during an embedder's own) waits for the first, not closing twice.
+        closing ??= (async () => {
+          await server?.shutdown(graceMs);
+          await closeApp(plugins, deps, logger);
+        })();
+        return closing;
       },
     };
   } catch (error) {

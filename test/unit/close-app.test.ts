@@ -60,3 +60,14 @@ test('a plugin that does not close in time is left behind, and the whole close e
   expect(text).toContain('"steps":["plugin executors"]');
   expect(text).toMatch(/"message":"closing step failed","step":"plugin broken","error":"boom"/);
 });
+
+test('an app closed twice at once closes each plugin once, both closes resolving when it is done', async () => {
+  const { buildApp } = await import('../../src/app');
+  const { parseConfig } = await import('../../src/config');
+  const { SILENT_LOGGER } = await import('../../src/log');
+  const log: string[] = [];
+  const app = await buildApp(parseConfig('tools: []\n', 'test.yaml'), { logger: SILENT_LOGGER }, [async () => plugin('counted', 100, log)]);
+  await app.listen('127.0.0.1:0');
+  await Promise.all([app.close(100), app.close(100), app.close(0)]);
+  expect(log).toEqual(['counted start', 'counted end']);
+});

@@ -1,6 +1,7 @@
 import { closeApp } from '../../src/app/close-app';
-import type { Plugin } from '../../src/app';
-import { createLogger } from '../../src/log';
+import { buildApp, type Plugin } from '../../src/app';
+import { parseConfig } from '../../src/config';
+import { createLogger, SILENT_LOGGER } from '../../src/log';
 import { NOOP_OBSERVER } from '../../src/pipeline';
 import { createScratchDirs } from '../../src/session';
 import { createMemoryStore } from '../../src/store';
@@ -62,9 +63,6 @@ test('a plugin that does not close in time is left behind, and the whole close e
 });
 
 test('an app closed twice at once closes each plugin once, both closes resolving when it is done', async () => {
-  const { buildApp } = await import('../../src/app');
-  const { parseConfig } = await import('../../src/config');
-  const { SILENT_LOGGER } = await import('../../src/log');
   const log: string[] = [];
   const app = await buildApp(parseConfig('tools: []\n', 'test.yaml'), { logger: SILENT_LOGGER }, [async () => plugin('counted', 100, log)]);
   await app.listen('127.0.0.1:0');

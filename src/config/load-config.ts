@@ -131,15 +131,21 @@ function parseRedis(file: string, raw: unknown): { url?: string; spill: SpillLim
 }
 
 /**
- * A YAML syntax error as one message: where (line, column), what, and the yaml library's excerpt
- * with its caret (its message said the line twice, and only its first line was kept).
+ * The yaml library's messages that end in source text (a stray token, a block scalar's header, a
+ * tag, an escape): cut before it, as the excerpt is.
+ */
+const ENDS_IN_SOURCE = /^(Unexpected [\w-]+ token in YAML (?:stream|document)|Not a YAML token|Block scalar header includes extra characters|Could not resolve tag|Not a valid tag|Unresolved tag|Ordered maps must not include duplicate keys|Invalid escape sequence)\b.*$/s;
+
+/**
+ * A YAML syntax error as one message: where (line, column) and what. The yaml library's excerpt
+ * of the source is left out: the line may hold a secret (a header's bearer token, an MCP server's
+ * API key), and the message goes to stderr, kept in pod logs.
  */
 function syntaxError(file: string, error: YAMLError): ConfigError {
-  const [head = '', ...excerpt] = error.message.split('\n');
+  const [head = ''] = error.message.split('\n');
   const at = error.linePos?.[0];
-  const what = head.replace(/ at line \d+, column \d+:?$/, '');
-  const frame = excerpt.filter((line) => line.trim() !== '').map((line) => `  ${line}`);
-  return new ConfigError(file, at ? `line ${at.line}, column ${at.col}` : '', [what, ...frame].join('\n'));
+  const what = head.replace(/ at line \d+, column \d+:?$/, '').replace(ENDS_IN_SOURCE, '$1');
+  return new ConfigError(file, at ? `line ${at.line}, column ${at.col}` : '', what);
 }
 
 /**

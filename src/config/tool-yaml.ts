@@ -44,7 +44,11 @@ const isMapping = (value: unknown): value is Record<string, unknown> => typeof v
 function valueProblem(field: DescField, value: unknown, path: string): Problem | undefined {
   switch (field.fieldKind) {
     case 'scalar': {
-      if (MAPPING_AS_TEXT.has(field.name) && isMapping(value)) return undefined;
+      if (MAPPING_AS_TEXT.has(field.name)) {
+        // `true` or a list is no schema dispatch takes; "put it in quotes" would only move the refusal.
+        if (isMapping(value) || typeof value === 'string') return undefined;
+        return { path, problem: `must be a JSON Schema object: a mapping, or JSON text of one; got ${shown(value)}` };
+      }
       const problem = scalarProblem(field.scalar, value);
       return problem === undefined ? undefined : { path, problem };
     }
@@ -96,8 +100,9 @@ function keyProblem(raw: Readonly<Record<string, unknown>>, desc: DescMessage, p
 
 /** A tool that names two executors: fromJson's "cannot decode oneof" said it in the proto's terms. */
 function executorProblem(json: Readonly<Record<string, unknown>>): Problem | undefined {
+  // Counted when left empty too (`builtin:`): fromJson counts it ("oneof set multiple times"), and
   // `worker:` with no value is the worker executor (its message has no fields).
-  const given = Object.keys(json).filter((name) => EXECUTORS.includes(name) && json[name] !== undefined && (json[name] !== null || name === 'worker'));
+  const given = Object.keys(json).filter((name) => EXECUTORS.includes(name) && json[name] !== undefined);
   if (given.length < 2) return undefined;
   return { path: given[1]!, problem: `a tool has exactly one executor, one of ${EXECUTORS.join(', ')}; this one also has ${given[0]}` };
 }

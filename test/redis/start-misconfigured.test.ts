@@ -1,11 +1,11 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { Effect } from '../../gen/dispatch/v1/tool_pb';
 import { createRegistryClient } from '../../src/client';
 import type { Logger } from '../../src/log';
 import { connectRedis, RedisConfigError, whenReady, type RedisClient } from '../../src/store/redis';
 import { startAuthRedis, type AuthRedis } from '../helpers/auth-redis';
 import { runDaemon, startDaemon } from '../helpers/daemon';
-import { freeRedisPort } from '../helpers/redis-server';
+import { freeRedisPort, startRedis } from '../helpers/redis-server';
 import { until } from '../helpers/until';
 
 // An operator walk-through: a Redis URL with a database number the server does not have (`/99`)
@@ -136,4 +136,41 @@ test('an ACL user without a command the connection needs (SELECT, for a database
   const client = connectRedis(at('no-select:user-pw@', '/3'), { env: {}, maxReconnectDelayMs: 100 });
   clients.push(client);
   await expect(whenReady(client, 5_000)).rejects.toThrow(/^redis refused a command dispatch needs to user "no-select": grant it in the user's ACL \(NOPERM/);
+});
+
+test('a server busy running a script (BUSY answering SELECT) is not a configuration problem: whenReady waits, the connection is used on its database once the script is killed', async () => {
+  // SELECT has no allow_busy flag: past busy-reply-threshold it is answered BUSY, as every command
+  // but SCRIPT KILL (AUTH aside). That was reported as "redis has no database 1", and dispatchd exited 1.
+  const busy = await startRedis({ own: true, extraArgs: ['--busy-reply-threshold', '100'] });
+  const script = spawn('redis-cli', ['-p', String(busy.port), 'EVAL', 'while true do end', '0'], { stdio: 'ignore' });
+  const warnings: { message: string; error: unknown }[] = [];
+  const logger: Logger = { debug() {}, info() {}, error() {}, warn: (message, fields) => void warnings.push({ message, error: fields?.error }) };
+  try {
+    await until(() => (spawnSync('redis-cli', ['-p', String(busy.port), 'PING'], { encoding: 'utf8', timeout: 2_000 }).stdout.startsWith('BUSY') ? true : undefined), 'the server to answer BUSY', 5_000);
+    const client = connectRedis(`redis://127.0.0.1:${busy.port}/1`, { env: {}, maxReconnectDelayMs: 100, logger });
+    clients.push(client);
+    await expect(whenReady(client, 1_500)).resolves.toBe(false);
+    expect(warnings.map((w) => w.message)).not.toContainEqual(expect.stringMatching(/no database/));
+    expect(warnings).toContainEqual({ message: expect.stringMatching(/^redis refused to select the database for now; reconnecting/), error: expect.stringMatching(/^BUSY /) });
+    busy.cli('SCRIPT', 'KILL');
+    await expect(whenReady(client, 5_000)).resolves.toBe(true);
+    expect(await client.set('after-busy', 'x')).toBe('OK');
+    expect(busy.cli('-n', '1', 'EXISTS', 'after-busy').trim()).toBe('1');
+    expect(busy.cli('-n', '0', 'EXISTS', 'after-busy').trim()).toBe('0');
+  } finally {
+    if (script.exitCode === null) spawnSync('redis-cli', ['-p', String(busy.port), 'SCRIPT', 'KILL'], { timeout: 2_000 });
+    script.kill('SIGKILL');
+    await busy.close();
+  }
+});
+
+test('a server without SELECT (renamed away, or a proxy) stops start-up saying it has only database 0, not that database 2 is missing', async () => {
+  const noSelect = await startRedis({ own: true, extraArgs: ['--rename-command', 'SELECT', ''] });
+  try {
+    const client = connectRedis(`redis://127.0.0.1:${noSelect.port}/2`, { env: {}, maxReconnectDelayMs: 100 });
+    clients.push(client);
+    await expect(whenReady(client, 5_000)).rejects.toThrow(/^redis does not take SELECT \(a proxy, or the command renamed\), so it has only database 0: remove the number at the end of the Redis URL \(redis:\/\/host:port\/2\) \(ERR unknown command/);
+  } finally {
+    await noSelect.close();
+  }
 });

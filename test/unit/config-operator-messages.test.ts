@@ -1,6 +1,7 @@
 // Config mistakes an operator makes, reported at the path where they are, in the config's own
 // words: a misspelt key at any depth with the key it likely misspells, a duplicate tool, a YAML
-// syntax error with its place and excerpt, and a wrong value without the proto's type names.
+// syntax error with its place (not the source line: it may hold a secret), and a wrong value
+// without the proto's type names.
 import { ConfigError, parseConfig } from '../../src/config';
 
 const problem = (text: string) => {
@@ -22,6 +23,8 @@ test.each([
   ['builtin: { name: echo }, effct: read_only', 'tools[0].effct: unknown key "effct" (did you mean effect?)'],
   ['builtin: { name: echo }, retry: { zzz: 1 }', 'tools[0].retry.zzz: unknown key "zzz" (expected one of max_attempts, initial_backoff_ms, max_backoff_ms, backoff_multiplier, jitter)'],
   ['worker: { queue: q }', 'tools[0].worker.queue: unknown key "queue" (this mapping takes no keys)'],
+  ['builtin: { name: echo }, memoize: false', 'tools[0].memoize: unknown key "memoize" (did you mean memoize_ttl_seconds or skip_memoize?)'],
+  ['builtin: { name: echo }, redaction: false', 'tools[0].redaction: unknown key "redaction" (did you mean skip_redaction?)'],
 ])('a misspelt key at any depth: %s', (keys, message) => {
   expect(tool(keys)).toBe(`dispatch.yaml: ${message}`);
 });
@@ -38,10 +41,20 @@ test('a tool defined twice is refused at the second, naming the first (not "in o
   );
 });
 
-test('a YAML syntax error: file, line and column once, what is wrong, and the excerpt with its caret', () => {
-  expect(problem('tools:\n  - name: a\n    effect: read_only\n   builtin: { name: echo }\n')).toBe(
-    ['dispatch.yaml: line 4, column 1: Sequence item without - indicator', '      effect: read_only', '     builtin: { name: echo }', '  ^'].join('\n'),
-  );
+test('a YAML syntax error: file, line and column once and what is wrong, without the source line', () => {
+  expect(problem('tools:\n  - name: a\n    effect: read_only\n   builtin: { name: echo }\n')).toBe('dispatch.yaml: line 4, column 1: Sequence item without - indicator');
+});
+
+test.each([
+  ['a duplicated header', 'tools:\n  - name: send\n    http: {url: "http://x/", headers: {authorization: "Bearer tok-AAA", authorization: "Bearer tok-BBB"}}\n', 'line 3, column 73: Map keys must be unique'],
+  ["an MCP server's env", 'mcp_servers:\n  - name: files\n    command: [node, x.js]\n    env: { API_KEY: "ak-SECRET456", OTHER: x }}\n', 'line 4, column 47: Unexpected flow-map-end token in YAML stream'],
+  ['a stray token', 'tools: []\n]ak-SECRET456\n', 'line 2, column 1: Unexpected flow-seq-end token in YAML stream'],
+  ["a block scalar's header", 'telemetry:\n  key: | ak-SECRET456\n    x\n', 'line 2, column 10: Not a YAML token'],
+  ['an escape in a quoted secret', 'telemetry:\n  key: "ak-SECRET\\q456"\n', 'line 2, column 18: Invalid escape sequence'],
+])('a secret on the line of a YAML syntax error is not in the message (stderr ends in pod logs): %s', (_, text, message) => {
+  const got = problem(text);
+  expect(got).toBe(`dispatch.yaml: ${message}`);
+  expect(got).not.toMatch(/tok-|SECRET/);
 });
 
 test.each([
@@ -56,6 +69,13 @@ test.each([
   ['http: { url: "http://x", headers: { x-n: 1 } }', 'tools[0].http.headers.x-n: must be text, got 1 (put it in quotes)'],
   ['builtin: { name: echo }, retry: 3', 'tools[0].retry: must be a mapping, got 3'],
   ['builtin: { name: echo }, effect: EFFECT_BOGUS', 'tools[0].effect: must be read_only or side_effect, got "EFFECT_BOGUS"'],
+  // Quoting these, as "must be text ... (put it in quotes)" said, only moved the refusal.
+  ['builtin: { name: echo }, input_schema: true', 'tools[0].input_schema: must be a JSON Schema object: a mapping, or JSON text of one; got true'],
+  ['builtin: { name: echo }, input_schema: [1]', 'tools[0].input_schema: must be a JSON Schema object: a mapping, or JSON text of one; got [1]'],
+  ['builtin: { name: echo }, input_schema: 5', 'tools[0].input_schema: must be a JSON Schema object: a mapping, or JSON text of one; got 5'],
+  // An executor left empty counts: fromJson said "oneof set multiple times", with no path.
+  ['builtin: , worker: ', 'tools[0].worker: a tool has exactly one executor, one of http, worker, mcp, builtin; this one also has builtin'],
+  ['http: , builtin: { name: echo }', 'tools[0].builtin: a tool has exactly one executor, one of http, worker, mcp, builtin; this one also has http'],
 ])('a wrong value is said in the config\'s terms: %s', (keys, message) => {
   const got = tool(keys);
   expect(got).toBe(`dispatch.yaml: ${message}`);
@@ -65,4 +85,5 @@ test.each([
 test('the proto\'s enum names and a schema written as YAML are still taken', () => {
   expect(tool('builtin: { name: echo }, effect: EFFECT_SIDE_EFFECT, input_schema: { type: object }')).toBe('accepted');
   expect(tool('worker:, effect: side_effect')).toBe('accepted');
+  expect(tool('builtin: { name: echo }, input_schema: \'{"type": "object"}\'')).toBe('accepted');
 });

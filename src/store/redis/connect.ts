@@ -151,20 +151,24 @@ function watchConnection(client: RedisClient, ctx: ConfigContext, logger: Logger
   /** True from dropping a connection whose SELECT failed until it closes: what fails meanwhile is that. */
   let dropping = false;
   client.on('error', (error: Error) => {
+    // ioredis goes on after a failed SELECT, on database 0: another deployment's keys. Whatever
+    // SELECT answered (no such database, or BUSY while a script runs), the connection is dropped.
+    const select = selectFailed(error) && client instanceof Redis && client.status === 'connect';
+    if (select) {
+      dropping = true;
+      client.disconnect(true);
+    }
     const problem = misconfiguration(error, ctx);
     if (problem !== undefined) {
-      // ioredis goes on after a failed SELECT, on database 0: another deployment's keys.
-      if (selectFailed(error) && client instanceof Redis && client.status === 'connect') {
-        dropping = true;
-        client.disconnect(true);
-      }
       state.problem = problem;
       for (const waiter of state.waiters) waiter(problem);
       warnMisconfigured(logger, problem, { mode, error: error.message });
       return;
     }
-    if (dropping) return;
-    if (!down || error.message !== lastError) logger?.warn('redis error', { mode, error: error.message });
+    if (dropping && !select) return;
+    // A SELECT that waiting may cure (BUSY, LOADING): said as what it is, once per outage.
+    const message = select ? 'redis refused to select the database for now; reconnecting' : 'redis error';
+    if (!down || error.message !== lastError) logger?.warn(message, { mode, error: error.message });
     lastError = error.message;
   });
   client.on('close', () => {

@@ -46,16 +46,37 @@ function authProblem(reply: string, ctx: ConfigContext, sentinels: boolean): str
   return undefined;
 }
 
-/** True when `error` is the answer to the connection's SELECT (the URL's database number). */
+/** True when `error` is the answer to the connection's SELECT (the URL's database number), whatever it said. */
 export function selectFailed(error: ConnectionError): boolean {
   return error.command?.name === 'select' || /DB index is out of range|SELECT is not allowed in cluster mode|'select' command/i.test(error.message);
 }
 
+/** SELECT's answers that say the server will never take the URL's database number. */
+const NO_SUCH_DATABASE = /^ERR DB index is out of range/i;
+const CLUSTER_NODE = /^ERR SELECT is not allowed in cluster mode/i;
+/** A proxy that has no SELECT, or a server with the command renamed away: only database 0 is there. */
+const NO_SELECT = /^ERR unknown command/i;
+
+/**
+ * The configuration problem a failed SELECT shows, or undefined when waiting may cure it: a
+ * server busy running a script (BUSY), loading its data (LOADING), and whatever else SELECT may
+ * answer for a while. The connection is dropped either way (see connectRedis), never used on
+ * database 0. (NOPERM is the ACL's, said by authProblem.)
+ */
+function selectProblem(reply: string, ctx: ConfigContext): string | undefined {
+  const t = ctx.target;
+  const db = t.mode === 'standalone' ? t.db : 0;
+  if (CLUSTER_NODE.test(reply)) return `redis is a Cluster node, and a Cluster has only database 0: use a redis-cluster:// URL, without a database number (${reply})`;
+  if (NO_SUCH_DATABASE.test(reply)) return `redis has no database ${db}, the number at the end of the Redis URL (redis://host:port/${db}): use one below the server's "databases" setting (16 by default) (${reply})`;
+  if (NO_SELECT.test(reply)) return `redis does not take SELECT (a proxy, or the command renamed), so it has only database 0: remove the number at the end of the Redis URL (redis://host:port/${db}) (${reply})`;
+  return undefined;
+}
+
 /**
  * The configuration problem `error` shows, as a message naming what to fix; undefined for any
- * other error (Redis away, a timeout, a failover), which waiting may cure. Through Sentinel, an
- * authentication error every Sentinel answered is the Sentinels' credentials, one on the
- * connection itself the master's.
+ * other error (Redis away, a timeout, a failover, a busy server), which waiting may cure. Through
+ * Sentinel, an authentication error every Sentinel answered is the Sentinels' credentials, one on
+ * the connection itself the master's.
  */
 export function misconfiguration(error: ConnectionError, ctx: ConfigContext): string | undefined {
   const reply = error.message;
@@ -66,11 +87,7 @@ export function misconfiguration(error: ConnectionError, ctx: ConfigContext): st
   }
   if (t.mode === 'cluster' && error.lastNodeError) return misconfiguration(error.lastNodeError, ctx);
   if (NO_PERMISSION.test(reply)) return authProblem(reply, ctx, false);
-  if (selectFailed(error)) {
-    const db = t.mode === 'standalone' ? t.db : 0;
-    if (/cluster mode/i.test(reply)) return `redis is a Cluster node, and a Cluster has only database 0: use a redis-cluster:// URL, without a database number (${reply})`;
-    return `redis has no database ${db}, the number at the end of the Redis URL (redis://host:port/${db}): use one below the server's "databases" setting (16 by default) (${reply})`;
-  }
+  if (selectFailed(error)) return selectProblem(reply, ctx);
   return authProblem(reply, ctx, false);
 }
 

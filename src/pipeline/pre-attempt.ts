@@ -7,14 +7,20 @@ import type { HookDecision, PreHookInput } from './guards';
 import type { CallObserver } from './observer';
 import { toAbortSignal } from './signals';
 import { waitSignal } from './turn-error';
+import { recordGone, unlessRecorded } from './answered-by-record';
 
 const blocked = (message: string) =>
   new DispatchError(ErrorKind.BLOCKED, message, { phase: 'before', suggestion: 'Do not retry this call; choose a different action or ask the user for permission.' });
 
+/** The suggestion of an Ask refused because too many approvals wait on this replica. */
+const APPROVALS_FULL = 'Call it again in a while, when fewer approvals are waiting, or do something else first.';
+
 /**
  * Step 2 of an attempt: pre-tool hooks and policy. Gives the arguments to run with (a Modify
  * makes a new object, validated again) or throws BLOCKED; synchronously when the hooks answer
- * synchronously and nobody is asked, so a call without policies awaits nothing here.
+ * synchronously and nobody is asked, so a call without policies awaits nothing here. A
+ * side-effecting call they would refuse or ask about whose idempotency record exists (it ran
+ * already) gives an AnsweredByRecord instead: the store step answers it (see unlessRecorded).
  */
 export function applyPreHooks(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, tool: ResolvedTool, args: unknown, attempt: number): unknown {
   const decision = deps.guards.preHook(new HookInput(turn, tool, args, attempt));
@@ -51,8 +57,11 @@ function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, tool: 
   switch (decision.action) {
     case 'allow':
       return args;
-    case 'block':
-      throw blocked(`blocked by policy: ${decision.reason}`);
+    case 'block': {
+      const refusal = blocked(`blocked by policy: ${decision.reason}`);
+      if (tool.readOnly) throw refusal;
+      return unlessRecorded(deps, turn, tool, args, args, refusal);
+    }
     case 'modify':
       if (!tool.validate(decision.arguments)) {
         throw blocked(`a policy modified the arguments into ones the schema refuses (${tool.validate.errors?.[0]?.message ?? 'invalid'})`);
@@ -62,8 +71,12 @@ function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, tool: 
       if (decision.arguments !== undefined && !tool.validate(decision.arguments)) {
         throw blocked(`a policy modified the arguments into ones the schema refuses (${tool.validate.errors?.[0]?.message ?? 'invalid'})`);
       }
-      if (!turn.interactive) throw blocked(`needs approval, and this dispatch is headless: ${decision.reason}`);
-      return awaitApproval(deps, turn, obs, attempt, decision.reason, decision.arguments ?? args);
+      const ready = decision.arguments ?? args;
+      const headless = turn.interactive ? undefined : blocked(`needs approval, and this dispatch is headless: ${decision.reason}`);
+      // A side-effecting call that ran already (a client's retry) is answered from its record, unasked.
+      if (!tool.readOnly) return unlessRecorded(deps, turn, tool, args, ready, headless ?? recordGone(decision.reason), headless ? undefined : () => awaitApproval(deps, turn, obs, attempt, decision.reason, ready));
+      if (headless) throw headless;
+      return awaitApproval(deps, turn, obs, attempt, decision.reason, ready);
     }
   }
 }
@@ -90,7 +103,8 @@ async function awaitApproval(deps: PipelineDeps, turn: TurnContext, obs: CallObs
   // each throws HardError CANCELLED, which turnError names, or SHUTTING_DOWN. One thrown here
   // would be taken for the hook's own failure (UNEXPECTED, the turn going on).
   if (!approved && wait.signal.aborted) return args;
-  if (!asked) throw blocked(`needs approval, and too many approvals are waiting already; try again later: ${reason}`);
+  // Refused for want of room, as a concurrency cap refuses: the same call may be asked later.
+  if (!asked) throw new DispatchError(ErrorKind.UNAVAILABLE, `needs approval, and too many approvals are waiting already; try again later: ${reason}`, { phase: 'before', recoverable: true, suggestion: APPROVALS_FULL });
   if (!approved) throw blocked(`approval was not granted: ${reason}`);
   return args;
 }

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { status } from '@grpc/grpc-js';
 import { ErrorKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
-import { DispatchError, HardError, kindName, serverTrouble } from '../errors';
+import { DispatchError, HardError, kindName } from '../errors';
 import { canonicalJson } from '../json';
 import type { ResolvedTool } from '../registry';
 import { newResultHandle, NO_STREAK, StoreUnavailableError, type ClaimOutcome, type FinishAttempt, type LoopStreak, type SessionBudget, type SessionScope } from '../store';
 import { boundResult } from './bound-result';
 import { memoryEntry } from './memory-entry';
-import type { PostHookInput, ToolRates, ToolSlots } from './guards';
+import type { ToolRates, ToolSlots } from './guards';
 import type { AttemptObserver, CallObserver } from './observer';
 import type { PipelineDeps, Release, TurnContext } from './pipeline-deps';
 import { applyPreHooks } from './pre-attempt';
@@ -22,6 +22,8 @@ import { sideEffectFailure } from './side-effect-failure';
 import { addLoopWarning, loopRecordOf, recordReplay, sameFailure } from './replay-record';
 import { loopOp } from './loop-op';
 import { checkMayStart } from './turn-error';
+import { countsForBreaker, postHookNotes } from './attempt-end';
+import { AnsweredByRecord } from './answered-by-record';
 
 /** What the attempts of one call share. */
 export interface CallProgress {
@@ -64,17 +66,21 @@ export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     return Promise.resolve(hookFailure(error));
   }
   // Not async itself: a call without hooks, resources or caps runs attemptWith's promise as it is.
-  const run = (ready: unknown) => {
+  const run = (decided: unknown) => {
+    const answered = decided instanceof AnsweredByRecord ? decided : undefined;
+    const ready = answered ? answered.args : decided;
     // In a parallel turn, the resource these arguments name is held until the attempt ends.
     const held = turn.resources?.hold(tool.spec.resourceKey, ready, turn.signal);
-    const callKey = new CallKey(turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId }, tool, ready, canonicalJson(ready));
+    // A side-effecting call is keyed by its arguments as validated, before the hooks and policies:
+    // a policy stamping a field (a check time) must not make a client's retry another call.
+    const callKey = new CallKey(turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId }, tool, ready, canonicalJson(ready), tool.readOnly ? ready : rawArgs);
     const work = () => {
       // Decided once the resource is held (a write it waited for has evicted what it wrote), before
       // the slot and turn: an attempt that will not reach the tool skips them.
       const claims = !tool.readOnly && !deps.guards.breaker.isOpen(breakerKey(tool));
       const { slots, rates } = deps.guards;
-      const skip = slots || rates ? gateSkip(deps.guards, tool, callKey, claims) : undefined;
-      const attemptNow = () => attemptWith(deps, turn, obs, attemptObs, callId, tool, ready, attempt, warnings, started, progress, callKey, claims, skip);
+      const skip = answered ? ANSWERED_BY_RECORD : slots || rates ? gateSkip(deps.guards, tool, callKey, claims) : undefined;
+      const attemptNow = () => attemptWith(deps, turn, obs, attemptObs, callId, tool, ready, attempt, warnings, started, progress, callKey, claims, skip, answered?.refusal);
       return (slots || rates) && !skip ? gated(slots, rates, tool, turn, attemptNow, hookFailure) : attemptNow();
     };
     return held === undefined ? work() : whileHeld(held, work);
@@ -82,11 +88,16 @@ export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   return args instanceof Promise ? args.then(run, hookFailure) : run(args);
 }
 
+/** An attempt its record answers takes no slot or rate turn: it will not reach its tool. */
+const ANSWERED_BY_RECORD: GateSkip = Object.freeze({});
+
 /**
  * Steps 3-11 of an attempt, with the arguments the hooks left (keyed by `callKey`); `wantClaim`:
- * a side-effecting call whose breaker was not open; `skip`: why it took no slot or turn, if so.
+ * a side-effecting call whose breaker was not open; `skip`: why it took no slot or turn, if so;
+ * `recordOnly`: the refusal of an attempt let through only for its record (AnsweredByRecord),
+ * should its claim find none.
  */
-async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, attemptObs: AttemptObserver, callId: string, tool: ResolvedTool, args: unknown, attempt: number, warnings: string[], started: number, progress: CallProgress, callKey: CallKey, wantClaim: boolean, skip: GateSkip | undefined): Promise<AttemptResult> {
+async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, attemptObs: AttemptObserver, callId: string, tool: ResolvedTool, args: unknown, attempt: number, warnings: string[], started: number, progress: CallProgress, callKey: CallKey, wantClaim: boolean, skip: GateSkip | undefined, recordOnly?: DispatchError): Promise<AttemptResult> {
   const scope = turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId };
   const breaker = breakerKey(tool);
   let streak: LoopStreak = NO_STREAK;
@@ -103,7 +114,8 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   try {
     // A call counts against its tool's budget once, at its first attempt of a tool under that
     // budget that gets this far (one refused by a cap or a rate limit before it did not count).
-    budget = deps.guards.budgets?.of(tool);
+    // One answered from its record is not counted (and, its record gone, is refused uncounted).
+    budget = recordOnly ? undefined : deps.guards.budgets?.of(tool);
     if (budget && progress.budgetsCounted?.has(budget.id)) budget = undefined;
     let begun = deps.store.beginAttempt({ scope, op, claim: wantClaim ? { key: callKey.value, leaseMs: tool.timeoutMs + LEASE_MARGIN_MS, owner } : undefined, budget });
     if (begun instanceof Promise) begun = await begun;
@@ -132,6 +144,11 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     }
   }
 
+  // Let through for a record that ended since: nothing runs unasked (or despite a block).
+  if (recordOnly && claimed) {
+    await releaseClaim(deps, scope, op, callKey.value, owner);
+    return failedBefore(attemptObs, callId, tool, recordOnly, attempt, started, warnings);
+  }
   if (!streak.failed && streak.count >= tool.loop.stop) {
     if (claimed) await releaseClaim(deps, scope, op, callKey.value, owner);
     const message = `loop detected: ${tool.name} returned the same result ${streak.count} times in a row for the same input`;
@@ -270,22 +287,4 @@ async function releaseClaim(deps: PipelineDeps, scope: SessionScope, op: string,
   } catch {
     // The lease runs out by itself.
   }
-}
-
-/** The post hooks' notes; a hook that throws or rejects adds none. Awaits only a promise. */
-function postHookNotes(deps: PipelineDeps, input: PostHookInput): readonly string[] | Promise<readonly string[]> {
-  try {
-    const notes = deps.guards.postHook(input);
-    return notes instanceof Promise ? notes.catch(() => NO_NOTES) : notes;
-  } catch {
-    return NO_NOTES;
-  }
-}
-
-const NO_NOTES: readonly string[] = [];
-
-/** Failures that count against a breaker: timeouts, transport errors, crashes, 5xx and 408. */
-function countsForBreaker(error: DispatchError): boolean {
-  if (error.kind === ErrorKind.TIMEOUT || error.kind === ErrorKind.UNAVAILABLE || error.kind === ErrorKind.UNEXPECTED) return true;
-  return error.kind === ErrorKind.TOOL_ERROR && (error.httpStatus === undefined || serverTrouble(error.httpStatus));
 }

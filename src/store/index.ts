@@ -3,6 +3,7 @@ export type {
   SessionScope,
   StoredResult,
   ClaimOutcome,
+  RecordState,
   LoopStreak,
   BeginAttempt,
   SessionBudget,

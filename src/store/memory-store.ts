@@ -186,6 +186,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       }
       return { streak: state.window.streak(key) };
     },
+    findRecord(scope, key) {
+      return records.find(keyOf(scope), key, now())?.state;
+    },
     async readResult(tenant, handle) {
       const scope = handleScope(tenant, handle);
       return scope ? live(sessions.get(keyOf(scope))?.results?.get(handle), now()) : undefined;

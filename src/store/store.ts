@@ -28,6 +28,12 @@ export type ClaimOutcome =
   | { readonly state: 'in_progress' }
   | { readonly state: 'unknown' };
 
+/**
+ * What a live idempotency record holds, as {@link Store.findRecord} reads it: the states a claim
+ * answers from without running the call.
+ */
+export type RecordState = Exclude<ClaimOutcome, { state: 'claimed' }>['state'];
+
 /** How many identical results a (tool, parameter) operation has in a row, newest first. */
 export interface LoopStreak {
   readonly count: number;
@@ -127,6 +133,13 @@ export interface Store {
   beginAttempt(step: BeginAttempt): BeginAttemptResult | Promise<BeginAttemptResult>;
   /** Gives the op's streak after the record. */
   finishAttempt(step: FinishAttempt): FinishAttemptResult | Promise<FinishAttemptResult>;
+  /**
+   * The state of the session's live idempotency record of `key`, or undefined when there is none: a
+   * read that changes nothing (one GET on Redis), for the pipeline to learn, before it refuses or
+   * asks about a side-effecting call, whether the claim would answer it from a record instead of
+   * running it (docs/policies.md, "Calls that ran already"). Rejects like the other steps.
+   */
+  findRecord(scope: SessionScope, key: string): RecordState | undefined | Promise<RecordState | undefined>;
   /** The spilled text of a result handle of this tenant, or undefined. */
   readResult(tenant: string, handle: string): Promise<string | undefined>;
   /** The session's trajectory memory, oldest first. */

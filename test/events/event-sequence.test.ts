@@ -246,10 +246,11 @@ test('an Ask refused at once (too many approvals waiting) announces no approval 
   const guards: Guards = { ...defaultGuards(retryTreeReflector), preHook: async () => ({ action: 'ask', reason: 'costly' }), awaitApproval: async () => false };
   await withApp(guards, async (d, tap) => {
     const { results } = await d.dispatch.dispatch({ sessionId: 's-ask-full', interactive: true, calls: [call('c1', 'echo')] });
-    expect(results[0]!.error?.kind).toBe(ErrorKind.BLOCKED);
+    // Refused for want of room, not denied: recoverable UNAVAILABLE, which dispatch retries as it retries a full concurrency cap.
+    expect(results[0]!.error).toMatchObject({ kind: ErrorKind.UNAVAILABLE, recoverable: true });
     expect(results[0]!.error?.message).toBe('needs approval, and too many approvals are waiting already; try again later: costly');
     await tap.waitFor(turnEnded('s-ask-full'));
-    expect(seq(ofSession(tap.events, 's-ask-full'))).toEqual(['CALL_RECEIVED:c1', 'TOOL_PRE:c1#1', 'TOOL_POST:c1#1', 'TURN_END']);
+    expect(seq(ofSession(tap.events, 's-ask-full'))).toEqual(['CALL_RECEIVED:c1', 'TOOL_PRE:c1#1', 'TOOL_POST:c1#1', 'RETRY:c1#1', 'TOOL_PRE:c1#2', 'TOOL_POST:c1#2', 'TURN_END']);
   });
 });
 

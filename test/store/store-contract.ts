@@ -142,6 +142,31 @@ export function describeStoreContract(name: string, factory: StoreFactory, trait
       expect((await store.beginAttempt({ scope, op: OP })).claim).toBeUndefined();
     });
 
+    test('findRecord reads the state of a live record and changes nothing', async () => {
+      const scope = fresh();
+      const find = (key: string) => Promise.resolve(store.findRecord(scope, key));
+      expect(await find('k')).toBeUndefined();
+      // The look claims nothing: the call's own claim after it is granted.
+      expect(await claim(scope, 'k')).toEqual({ state: 'claimed' });
+      expect(await find('k')).toBe('in_progress');
+      await complete(scope, 'k', stored('done'));
+      expect(await find('k')).toBe('completed');
+      expect(await claim(scope, 'k')).toEqual({ state: 'completed', result: stored('done') });
+      await claim(scope, 'u');
+      await store.finishAttempt({ scope, op: OP, idempotency: { key: 'u', action: 'unknown', ttlSeconds: 60 } });
+      expect(await find('u')).toBe('unknown');
+      await claim(scope, 'r');
+      await store.finishAttempt({ scope, op: OP, idempotency: { key: 'r', action: 'release' } });
+      expect(await find('r')).toBeUndefined();
+      // Another session's record of the same key is not this one's.
+      expect(await Promise.resolve(store.findRecord(fresh(scope.tenant), 'k'))).toBeUndefined();
+      // Nor a record past its TTL.
+      await claim(scope, 'short');
+      await complete(scope, 'short', stored('brief'), 1);
+      await sleep(1_100);
+      expect(await find('short')).toBeUndefined();
+    });
+
     test('a lease lapses after leaseMs; records and unknown marks after their TTL', async () => {
       const scope = fresh();
       await claim(scope, 'lease', 300);

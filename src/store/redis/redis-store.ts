@@ -4,7 +4,7 @@ import { throttledWarn, type Logger } from '../../log';
 import { rememberLastObject, rememberRecentTexts } from '../remember';
 import { createSessionEndListeners } from '../session-end-listeners';
 import { handleScope } from '../result-handle';
-import type { BeginAttempt, BeginAttemptResult, ClaimOutcome, FinishAttempt, FinishAttemptResult, SessionScope, Store, StoredResult } from '../store';
+import type { BeginAttempt, BeginAttemptResult, ClaimOutcome, FinishAttempt, FinishAttemptResult, RecordState, SessionScope, Store, StoredResult } from '../store';
 import type { RedisClient } from './connect';
 import { batchWrites } from './batch-writes';
 import { createLiveClaims } from './live-claims';
@@ -70,6 +70,11 @@ function claimOutcome(state: string, payload: string, waiting: PendingRecord | u
     default:
       return undefined;
   }
+}
+
+/** The state of a stored idempotency record (see begin-attempt.lua for its encoding). */
+function recordState(held: string): RecordState {
+  return held.startsWith('C') ? 'completed' : held.startsWith('U') ? 'unknown' : 'in_progress';
 }
 
 /** The Redis store: every step is a round trip, so every step is a promise. */
@@ -208,6 +213,16 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
         pending.add({ scope: step.scope, op: step.op, idempotency: withoutLostHandle(step), owner });
         throw error;
       }
+    },
+    async findRecord(scope, key) {
+      const record = keysOf(scope).record(key);
+      // As begin-attempt.lua reads it: what waits on this replica answers for the record, and an
+      // orphan claim of this replica's (its attempt ran nothing) is as good as gone.
+      const waiting = pending.waiting(record);
+      if (waiting) return waiting.idempotency?.action === 'complete' ? 'completed' : 'unknown';
+      const held = await storeCall('an idempotency record read', timeoutMs, () => client.get(record));
+      const orphan = orphans.ownerOf(record);
+      return held === null || (orphan !== '' && held === `P${orphan}`) ? undefined : recordState(held);
     },
     async readResult(tenant, handle) {
       const scope = handleScope(tenant, handle);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '../log';
+import { throttledWarn, type Logger } from '../log';
 import { answerWithin } from '../pipeline';
 import { closeWithin, createOrderedPublisher, createWatchedSubscriber, type RedisClient, type SubscriberWatchOptions } from '../store/redis';
 import type { Approvals } from './approvals';
@@ -44,6 +44,12 @@ const CLAIMED_POLL_MS = 25;
 /** The key on which a forwarded decision is settled once: claimed by its holder, or voided by its asker. */
 const decisionKey = (request: string) => `${APPROVALS_CHANNEL}:request:{${request}}`;
 
+/** The key that says an approval waits on some replica, holding its tenant; it lives as long as the wait may. */
+const pendingKey = (approvalId: string) => `${APPROVALS_CHANNEL}:pending:{${approvalId}}`;
+
+/** The tenant recorded for an approval any tenant may decide (a wait that named none). */
+const ANY_TENANT = '';
+
 /** The outcome of a forwarded decision could not be learnt (Redis did not answer in time). */
 export class DecisionUnknownError extends Error {
   override readonly name = 'DecisionUnknownError';
@@ -63,6 +69,16 @@ export class DecisionUnknownError extends Error {
  * hearing (its Cluster node stalled, a half-open connection) moves within a few probes.
  * Replicas of the previous version neither claim nor void: between them and this one, a decision
  * can still be applied after its asker answered "not resolved" (as before).
+ *
+ * Every wait on this replica is recorded on a key of its id holding its tenant (see PendingRecord),
+ * written before the id is announced, deleted when the wait ends, and living no longer than the
+ * wait may: a decision this replica does not hold is published only when that key says the
+ * approval waits for the caller's tenant. An unknown, stale, decided or other tenant's id is so
+ * answered "not resolved" after one GET, instead of holding the RPC `replyTimeoutMs` and leaving a
+ * request key behind. When the GET fails or takes `replyTimeoutMs`, the decision is published as
+ * before. A wait whose key could not be written (Redis away) is still announced and can be decided
+ * on its own replica; elsewhere it answers "not resolved". Replicas of the previous version write
+ * no such key: their approvals can be decided on them only.
  */
 export function createApprovalsRelay(options: ApprovalsRelayOptions): ApprovalsRelay {
   const replyTimeoutMs = options.replyTimeoutMs ?? 2000;
@@ -73,6 +89,16 @@ export function createApprovalsRelay(options: ApprovalsRelayOptions): ApprovalsR
   // stallMs and the next go through another master, so the probes keep telling.
   const subscriber = createWatchedSubscriber({ name: 'approvals relay', connect, publisher: createOrderedPublisher(publisher), logger, probeIntervalMs, maxMissedProbes, deafNodeAvoidMs });
   const waiting = new Map<string, (resolved: boolean | undefined) => void>();
+  const warn = throttledWarn(logger);
+  options.approvals.recordWith({
+    async record(approvalId, tenant, ttlMs) {
+      const written = await answerWithin(publisher.set(pendingKey(approvalId), tenant ?? ANY_TENANT, 'PX', ttlMs).catch(() => undefined), replyTimeoutMs);
+      if (written !== 'OK') warn('approvals relay: a waiting approval could not be recorded in Redis; a ResolveApproval reaching another replica answers resolved=false for it', { approvalId });
+    },
+    forget(approvalId) {
+      void publisher.del(pendingKey(approvalId)).catch(() => undefined);
+    },
+  });
   void subscriber.subscribe(APPROVALS_CHANNEL, replyChannel).catch((error: Error) => logger.warn('approvals relay: subscribe failed', { error: error.message }));
   subscriber.onMessage((channel, text) => {
     let message: Partial<Decision> & { resolved?: boolean };
@@ -129,6 +155,9 @@ export function createApprovalsRelay(options: ApprovalsRelayOptions): ApprovalsR
   return {
     async resolve(approvalId, approve, tenant) {
       if (options.approvals.resolve(approvalId, approve, tenant)) return true;
+      // Waits nowhere, or for another tenant: not resolved at once. Unknown (Redis failed): published as before.
+      const pendingFor = await answerWithin(publisher.get(pendingKey(approvalId)).catch(() => undefined), replyTimeoutMs);
+      if (pendingFor === null || (pendingFor !== undefined && pendingFor !== ANY_TENANT && pendingFor !== tenant)) return false;
       const request = randomUUID();
       // A confirmation (true or false), or undefined after replyTimeoutMs without one.
       const confirmed = new Promise<boolean | undefined>((resolve) => {

@@ -11,11 +11,24 @@ export interface ApprovalsOptions {
   readonly maxPendingPerTenant?: number;
 }
 
+/**
+ * Where this replica writes down the approvals it waits for, so that a ResolveApproval reaching
+ * another replica can tell at once whether an id waits anywhere, and for whom (the relay's Redis).
+ */
+export interface PendingRecord {
+  /** Records that `approvalId` of `tenant` waits, for at most `ttlMs`; resolves (never rejects) once written or given up on. */
+  record(approvalId: string, tenant: string | undefined, ttlMs: number): Promise<void>;
+  /** Forgets it, without waiting: decided, timed out or cut short. */
+  forget(approvalId: string): void;
+}
+
 /** The approvals this replica is waiting for. */
 export interface Approvals {
   /**
    * Waits for a decision on `approvalId`; false on refusal, timeout, abort or overflow. `waiting`
-   * runs once the wait is taken (not on an overflow), before anyone can resolve it.
+   * runs once the wait is taken (not on an overflow), before anyone can resolve it; with a
+   * {@link PendingRecord}, once the wait is also recorded there (not when it was cut short
+   * meanwhile), so that the id is announced only when every replica can find it.
    */
   wait(approvalId: string, signal: AbortSignal, tenant?: string, waiting?: () => void): Promise<boolean>;
   /** Decides a waiting approval of `tenant`; false when it is unknown, decided or another tenant's. */
@@ -24,6 +37,8 @@ export interface Approvals {
   holds(approvalId: string, tenant: string): boolean;
   /** Approvals waiting now. */
   pending(): number;
+  /** Records every wait taken from now on in `record` (and forgets it there once it ends). */
+  recordWith(record: PendingRecord): void;
   /** Refuses every waiting approval. */
   close(): void;
 }
@@ -39,6 +54,7 @@ export function createApprovals(options: ApprovalsOptions = {}): Approvals {
   const maxPending = options.maxPending ?? 1000;
   const maxPerTenant = options.maxPendingPerTenant ?? 250;
   const waiting = new Map<string, Waiting>();
+  let recorder: PendingRecord | undefined;
   const perTenant = new Map<string, number>();
   const count = (tenant: string, delta: number) => {
     const n = (perTenant.get(tenant) ?? 0) + delta;
@@ -53,6 +69,7 @@ export function createApprovals(options: ApprovalsOptions = {}): Approvals {
     wait(approvalId, signal, tenant, onWaiting) {
       const key = tenant ?? '';
       if (signal.aborted || waiting.size >= maxPending || (perTenant.get(key) ?? 0) >= maxPerTenant || waiting.has(approvalId)) return Promise.resolve(false);
+      const recordedIn = recorder;
       return new Promise<boolean>((resolve) => {
         const settle = (approved: boolean) => {
           if (waiting.get(approvalId) !== entry) return;
@@ -60,6 +77,7 @@ export function createApprovals(options: ApprovalsOptions = {}): Approvals {
           count(key, -1);
           clearTimeout(timer);
           signal.removeEventListener('abort', onAbort);
+          recordedIn?.forget(approvalId);
           resolve(approved);
         };
         const onAbort = () => settle(false);
@@ -68,7 +86,18 @@ export function createApprovals(options: ApprovalsOptions = {}): Approvals {
         waiting.set(approvalId, entry);
         count(key, 1);
         signal.addEventListener('abort', onAbort, { once: true });
-        onWaiting?.();
+        if (!recordedIn) {
+          onWaiting?.();
+          return;
+        }
+        // Announced once recorded: a ResolveApproval on another replica then finds it. A wait that
+        // timed out meanwhile is still announced (it reads "not granted"); one cut short is not.
+        void recordedIn
+          .record(approvalId, tenant, timeoutMs)
+          .catch(() => undefined)
+          .then(() => {
+            if (!signal.aborted) onWaiting?.();
+          });
       });
     },
     resolve(approvalId, approve, tenant) {
@@ -78,6 +107,9 @@ export function createApprovals(options: ApprovalsOptions = {}): Approvals {
     },
     holds,
     pending: () => waiting.size,
+    recordWith(record) {
+      recorder = record;
+    },
     close() {
       for (const entry of [...waiting.values()]) entry.settle(false);
     },

@@ -18,8 +18,11 @@ export interface NotCorrected {
  * Applies a reflector's correction to the next attempt of a call, or refuses it. A fallback tool
  * is refused when it is unknown, was not offered in this turn (the model may call only what it
  * was offered, and a fallback is no way around that), was already tried by this call (a cycle of
- * fallbacks would only repeat failures until recovery gives up and ends the whole turn), or does
- * not accept the arguments; fixed arguments are refused when the tool's schema does not accept
+ * fallbacks would only repeat failures until recovery gives up and ends the whole turn), does
+ * not accept the arguments, or is side-effecting while the tool it would replace is read-only (a
+ * call the model made to a tool that changes nothing must not change anything; the config file
+ * is only warned of such a pair at start-up, and a tenant may register either tool later, so this
+ * is the check that holds); fixed arguments are refused when the tool's schema does not accept
  * them. Adds to `warnings` what the model should know of a correction applied.
  */
 export function applyCorrection(deps: PipelineDeps, turn: TurnContext, current: Corrected, correction: Correction, attempt: number, tried: ReadonlySet<string>, warnings: string[]): Corrected | NotCorrected {
@@ -33,6 +36,9 @@ export function applyCorrection(deps: PipelineDeps, turn: TurnContext, current: 
     }
     const fallback = deps.registry.lookup(turn.tenant, correction.tool);
     if (!fallback || (correction.arguments === undefined && !fallback.validate(args))) return { refused: true };
+    if (tool.readOnly && !fallback.readOnly) {
+      return { refused: true, warning: `no fallback ran: "${tool.name}" is read-only and its fallback_tool "${fallback.name}" is side-effecting; a read-only call never falls back to a tool that changes things` };
+    }
     notes.push(`fell back from "${tool.name}" to "${fallback.name}"${correction.note ? `: ${correction.note}` : ''}`);
     tool = fallback;
   }

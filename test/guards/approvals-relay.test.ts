@@ -1,4 +1,4 @@
-import { APPROVALS_CHANNEL, createApprovals, createApprovalsRelay, type ApprovalsRelay } from '../../src/guards';
+import { APPROVALS_CHANNEL, createApprovals, createApprovalsRelay, type Approvals, type ApprovalsRelay } from '../../src/guards';
 import { DecisionUnknownError } from '../../src/guards/approvals-relay';
 import { startTcpProxy } from '../helpers/tcp-proxy';
 import { SILENT_LOGGER } from '../../src/log';
@@ -28,6 +28,18 @@ function subscriptions(): { decisions: number; replies: number } {
   return { decisions, replies };
 }
 
+/**
+ * A wait on `approvals` once its id is announced: with a relay, only when the wait is recorded in
+ * Redis, where another replica's relay looks before it forwards a decision.
+ */
+async function announcedWait(approvals: Approvals, id: string, signal = new AbortController().signal): Promise<{ decided: Promise<boolean> }> {
+  let announced!: () => void;
+  const seen = new Promise<void>((resolve) => (announced = resolve));
+  const decided = approvals.wait(id, signal, 't', () => announced());
+  await seen;
+  return { decided };
+}
+
 /** A replica's relay, once it is subscribed (a confirmation sent before would be lost). */
 async function replica() {
   const approvals = createApprovals({ timeoutMs: 20_000 });
@@ -43,7 +55,7 @@ async function replica() {
 test('a decision for an approval waiting on another replica is applied there', async () => {
   const a = await replica();
   const b = await replica();
-  const decided = a.approvals.wait('ap-1', new AbortController().signal, 't');
+  const { decided } = await announcedWait(a.approvals, 'ap-1');
   expect(await b.relay.resolve('ap-1', true, 't')).toBe(true);
   await expect(decided).resolves.toBe(true);
   expect(await b.relay.resolve('unknown', true, 't')).toBe(false);
@@ -53,7 +65,7 @@ test('with Redis frozen, ResolveApproval cannot learn the outcome: it rejects (U
   const a = await replica();
   const b = await replica();
   const controller = new AbortController();
-  const decided = a.approvals.wait('ap-2', controller.signal, 't');
+  const { decided } = await announcedWait(a.approvals, 'ap-2', controller.signal);
   redis.signal('SIGSTOP');
   let outcome: unknown;
   try {
@@ -66,7 +78,7 @@ test('with Redis frozen, ResolveApproval cannot learn the outcome: it rejects (U
   expect(outcome).toBeInstanceOf(DecisionUnknownError);
   // The held decision reaches A now, after B voided it: A's approval is still waiting. A later
   // decision through the relay shows every earlier message was handled.
-  const barrier = a.approvals.wait('barrier', new AbortController().signal, 't');
+  const { decided: barrier } = await announcedWait(a.approvals, 'barrier');
   expect(await b.relay.resolve('barrier', true, 't')).toBe(true);
   await expect(barrier).resolves.toBe(true);
   expect(a.approvals.pending()).toBe(1);
@@ -85,7 +97,7 @@ test('a decision whose confirmation is lost (the asker\'s subscription deaf) is 
     relays.push(relay);
     await until(() => (subscriptions().replies >= relays.length ? true : undefined), 'B subscribed', 5_000);
     proxy.freeze();
-    const decided = a.approvals.wait('ap-3', new AbortController().signal, 't');
+    const { decided } = await announcedWait(a.approvals, 'ap-3');
     expect(await relay.resolve('ap-3', true, 't')).toBe(true);
     await expect(decided).resolves.toBe(true);
     // Refused on A (it no longer waits): answered as not resolved, from the key as well.

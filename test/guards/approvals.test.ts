@@ -49,6 +49,34 @@ test('one tenant cannot take every place: past its own cap its asks are refused,
   expect(await again).toBe(false);
 });
 
+test('with a pending record, a wait is announced only once recorded (not when cut short meanwhile), and forgotten when it ends', async () => {
+  const approvals = createApprovals({ timeoutMs: 10_000 });
+  const log: string[] = [];
+  const written: (() => void)[] = [];
+  approvals.recordWith({
+    record: (id, tenant, ttlMs) => new Promise<void>((resolve) => written.push(() => (log.push(`recorded ${id} ${tenant} ${ttlMs}`), resolve()))),
+    forget: (id) => void log.push(`forgot ${id}`),
+  });
+  const settled = () => new Promise((r) => setImmediate(r));
+  const decided = approvals.wait('a', live(), 'acme', () => log.push('announced a'));
+  await settled();
+  expect(log).toEqual([]);
+  written[0]!();
+  await settled();
+  expect(log).toEqual(['recorded a acme 10000', 'announced a']);
+  expect(approvals.resolve('a', true, 'acme')).toBe(true);
+  await expect(decided).resolves.toBe(true);
+  expect(log.at(-1)).toBe('forgot a');
+
+  const controller = new AbortController();
+  const cut = approvals.wait('b', controller.signal, 'acme', () => log.push('announced b'));
+  controller.abort();
+  await expect(cut).resolves.toBe(false);
+  written[1]!();
+  await settled();
+  expect(log.slice(3)).toEqual(['forgot b', 'recorded b acme 10000']);
+});
+
 test('post hooks: after rules by tool, outcome and text; a failing hook adds nothing and does not fail', async () => {
   const warned: string[] = [];
   const logger = { debug() {}, info() {}, warn: (m: string) => void warned.push(m), error() {} };

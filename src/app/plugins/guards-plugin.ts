@@ -1,4 +1,4 @@
-import { createApprovalsRelay, createGuards, createSlotWakeups, parsePolicies, approvalHandlers, type ApprovalsRelay, type GuardsOptions } from '../../guards';
+import { createApprovalsRelay, createGuards, createSlotWakeups, parsePolicies, approvalHandlers, startupWarnings, type ApprovalsRelay, type GuardsOptions } from '../../guards';
 import { closeWithin, connectRedis } from '../../store/redis';
 import { createGuardMiddleware, type GuardMiddlewareOptions } from '../../middleware';
 import { breakerKey } from '../../pipeline';
@@ -18,6 +18,8 @@ export type GuardsPluginOptions = Omit<GuardsOptions, 'policies' | 'approvalTime
 export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFactory {
   return async (ctx) => {
     const policies = parsePolicies(ctx.config.policies, ctx.config.file);
+    // Likely mistakes the file is still valid with (a match fitting no tool, a fallback never taken).
+    for (const warning of startupWarnings(ctx.config)) ctx.logger.warn(warning.message, { file: ctx.config.file, ...warning.fields });
     const redisUrl = ctx.options.redisUrl;
     // Shared concurrency caps and rate limits keep their state in Redis, on a connection that fails
     // fast (a call falls back to this replica's own slots or limit rather than wait for Redis).

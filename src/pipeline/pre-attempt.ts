@@ -6,6 +6,7 @@ import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import type { HookDecision, PreHookInput } from './guards';
 import type { CallObserver } from './observer';
 import { toAbortSignal } from './signals';
+import { onSessionEnded } from './session-end-waits';
 import { waitSignal } from './turn-error';
 import { recordGone, unlessRecorded } from './answered-by-record';
 
@@ -88,15 +89,20 @@ async function awaitApproval(deps: PipelineDeps, turn: TurnContext, obs: CallObs
   // With a shared store, dispatchd's drain ends the wait too (see waitSignal); the approval is
   // then gone, and a later ResolveApproval of it answers resolved=false, as after a timeout.
   const wait = waitSignal(turn);
+  // EndSession refuses the session's pending approvals, here and (a shared store) on every replica.
+  const sessionEnd = new AbortController();
+  const stopEnd = onSessionEnded(deps.store, turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId }, () => sessionEnd.abort());
   let approved: boolean;
   try {
-    approved = await deps.guards.awaitApproval(approvalId, toAbortSignal(wait.signal), turn.tenant, () => {
+    approved = await deps.guards.awaitApproval(approvalId, AbortSignal.any([toAbortSignal(wait.signal), sessionEnd.signal]), turn.tenant, () => {
       asked = true;
       obs.approvalRequested(attempt, approvalId, reason);
     });
   } finally {
     wait.stop();
+    stopEnd();
   }
+  if (!approved && sessionEnd.signal.aborted && !wait.signal.aborted) throw blocked(`the session ended while the call waited for approval, so it was not executed: ${reason}`);
   // Cut short by the client's cancel, the deadline, shutdown's abort or the drain: no refusal (it
   // said BLOCKED "not granted"). The attempt's resource, slot and turn refuse an aborted turn, and
   // its check comes before any store step and its tool (run-attempt: "Aborted while its hooks..."):

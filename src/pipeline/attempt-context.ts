@@ -66,10 +66,6 @@ const LOCAL_KEY_MAX = 256;
 /**
  * A call's idempotency key, hashed on first read: a read-only call whose executor never reads it
  * (a builtin, say) costs no hash; nor does a short call's local key (the memo cache's).
- *
- * `args` are the arguments the attempt runs with (`canonicalArgs` their canonical JSON); `keyArgs`
- * those the idempotency key is made of, when others: a side-effecting call's arguments as
- * validated, before pre-tool hooks and policies changed them (see keyArguments).
  */
 export class CallKey {
   private material: string | undefined;
@@ -81,13 +77,10 @@ export class CallKey {
     private readonly tool: ResolvedTool,
     private readonly args: unknown,
     readonly canonicalArgs: string,
-    private readonly keyArgs: unknown = args,
   ) {}
 
   private get text(): string {
-    // Their canonical JSON is computed here only when the policies changed the arguments.
-    const canonical = this.keyArgs === this.args ? this.canonicalArgs : undefined;
-    return (this.material ??= keyMaterial(this.scope, this.tool.name, this.keyArgs, this.tool.keyFields, canonical));
+    return (this.material ??= keyMaterial(this.scope, this.tool.name, this.args, this.tool.keyFields, this.canonicalArgs));
   }
 
   get value(): string {
@@ -95,16 +88,15 @@ export class CallKey {
   }
 
   /**
-   * The memo cache's key: the material of every argument the attempt runs with (the idempotency
-   * key's own unless the tool names `key_fields` or the policies changed the arguments) as it is
-   * when short (it holds NULs, which no hash does), else hashed.
+   * The memo cache's key: the material of every argument (the idempotency key's own unless the
+   * tool names `key_fields`) as it is when short (it holds NULs, which no hash does), else hashed.
    */
   get local(): string {
     return (this.localKey ??= this.localOf());
   }
 
   private localOf(): string {
-    if (this.tool.keyFields.length > 0 || this.keyArgs !== this.args) {
+    if (this.tool.keyFields.length > 0) {
       const all = keyMaterial(this.scope, this.tool.name, this.args, [], this.canonicalArgs);
       return all.length <= LOCAL_KEY_MAX ? all : hashKeyMaterial(all);
     }

@@ -75,7 +75,7 @@ function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, tool: 
       const ready = decision.arguments ?? args;
       const headless = turn.interactive ? undefined : blocked(`needs approval, and this dispatch is headless: ${decision.reason}`);
       // A side-effecting call that ran already (a client's retry) is answered from its record, unasked.
-      if (!tool.readOnly) return unlessRecorded(deps, turn, tool, args, ready, headless ?? recordGone(decision.reason), headless ? undefined : () => awaitApproval(deps, turn, obs, attempt, decision.reason, ready));
+      if (!tool.readOnly) return unlessRecorded(deps, turn, tool, ready, ready, headless ?? recordGone(decision.reason), headless ? undefined : () => awaitApproval(deps, turn, obs, attempt, decision.reason, ready));
       if (headless) throw headless;
       return awaitApproval(deps, turn, obs, attempt, decision.reason, ready);
     }

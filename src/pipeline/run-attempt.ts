@@ -71,9 +71,9 @@ export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     const ready = answered ? answered.args : decided;
     // In a parallel turn, the resource these arguments name is held until the attempt ends.
     const held = turn.resources?.hold(tool.spec.resourceKey, ready, turn.signal);
-    // A side-effecting call is keyed by its arguments as validated, before the hooks and policies:
-    // a policy stamping a field (a check time) must not make a client's retry another call.
-    const callKey = new CallKey(turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId }, tool, ready, canonicalJson(ready), tool.readOnly ? ready : rawArgs);
+    // Keyed by the arguments the tool receives, after the hooks and policies (as the version before
+    // keyed them, so a retry across an upgrade finds its record; docs/policies.md, `modify`).
+    const callKey = new CallKey(turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId }, tool, ready, canonicalJson(ready));
     const work = () => {
       // Decided once the resource is held (a write it waited for has evicted what it wrote), before
       // the slot and turn: an attempt that will not reach the tool skips them.

@@ -2,15 +2,15 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { json, startApp, startToolServer, type ToolServer } from '../helpers/servers';
 
-// A side-effecting call's idempotency key is made of its arguments as validated, before pre-tool
-// hooks and policies modify them (key_fields read from those too); the tool receives the modified
-// ones. Keyed by the modified arguments, a policy endpoint stamping a field (a check time) made
-// a client's retry of the same call another call: the side effect ran twice.
+// A side-effecting call's idempotency key is made of the arguments the tool receives, after pre-tool
+// hooks and policies modified them (key_fields read from those too), as the versions before keyed
+// them: a retry after an upgrade finds its record, and calls a policy makes identical are one call.
+// A policy's modify must therefore be deterministic (docs/policies.md): this endpoint adds a field
+// derived from the arguments.
 
 let tools: ToolServer;
 let endpoint: Server;
 let endpointUrl: string;
-let stamps = 0;
 beforeAll(async () => {
   tools = await startToolServer({ '/send': json({ sent: true }) });
   endpoint = createServer((req, res) => {
@@ -18,7 +18,7 @@ beforeAll(async () => {
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
       const question = JSON.parse(body) as { tool: string; arguments: Record<string, unknown> };
-      const answer = question.tool === 'send' ? { decision: 'modify', arguments: { ...question.arguments, policy_checked_at: Date.now() + ++stamps } } : { decision: 'allow' };
+      const answer = question.tool === 'send' ? { decision: 'modify', arguments: { ...question.arguments, checked_for: String(question.arguments.to).toLowerCase() } } : { decision: 'allow' };
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
     });
   });
@@ -46,34 +46,33 @@ policies:
   - endpoint: { url: "${endpointUrl}" }
 `;
 
-test('a policy stamping a changing field: the identical retry is replayed, the tool got the stamp once', async () => {
+test('a policy adding a field derived from the arguments: the identical retry is replayed, the tool ran once', async () => {
   const d = await startApp(yaml());
   const before = tools.count('/send');
   try {
-    const call = { sessionId: 's-stamp', calls: [{ id: 'c1', name: 'send', arguments: '{"to":"bob"}' }] };
+    const call = { sessionId: 's-derived', calls: [{ id: 'c1', name: 'send', arguments: '{"to":"Bob"}' }] };
     const first = (await d.dispatch.dispatch(call)).results[0]!;
     const retry = (await d.dispatch.dispatch(call)).results[0]!;
     expect(first).toMatchObject({ isError: false, idempotentReplay: false });
     expect(retry).toMatchObject({ isError: false, output: '{"sent":true}', idempotentReplay: true });
     const sent = tools.received.slice(before);
     expect(sent).toHaveLength(1);
-    expect(sent[0]!.body.arguments).toMatchObject({ to: 'bob', policy_checked_at: expect.any(Number) });
+    expect(sent[0]!.body.arguments).toEqual({ to: 'Bob', checked_for: 'bob' });
   } finally {
     await d.close();
   }
 });
 
-test('key_fields are read from the arguments as sent, not as a policy set them', async () => {
+test('key_fields are read from the arguments as a policy set them: calls it makes identical are one call', async () => {
   const d = await startApp(yaml());
   const before = tools.count('/send');
   try {
     const send = (id: string, to: string) => d.dispatch.dispatch({ sessionId: 's-keyed', calls: [{ id, name: 'send_keyed', arguments: JSON.stringify({ to, body: 'hi' }) }] });
     const a = (await send('c1', 'alice@example.com')).results[0]!;
     const b = (await send('c2', 'bob@example.com')).results[0]!;
-    const again = (await send('c3', 'bob@example.com')).results[0]!;
-    expect([a.idempotentReplay, b.idempotentReplay, again.idempotentReplay]).toEqual([false, false, true]);
+    expect([a.idempotentReplay, b.idempotentReplay]).toEqual([false, true]);
     const sent = tools.received.slice(before);
-    expect(sent.map((r) => (r.body.arguments as { to: string }).to)).toEqual(['ops@example.com', 'ops@example.com']);
+    expect(sent.map((r) => (r.body.arguments as { to: string }).to)).toEqual(['ops@example.com']);
   } finally {
     await d.close();
   }

@@ -60,7 +60,7 @@ export function parseSchemaText(schemaText: string, maxSchemaBytes: number): Rec
   if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) {
     throw new Error('input_schema must be a JSON object');
   }
-  return upgradeDraft(schema as Record<string, unknown>, text);
+  return upgradeDraft(schema as Record<string, unknown>);
 }
 
 /** The message of every compile failure past parsing. */

@@ -1,4 +1,4 @@
-import { draft2020 } from 'json-schema-migrate';
+import { draft2020, getAjv } from 'json-schema-migrate';
 import { shortened } from '../pipeline/bound-result';
 
 /** The draft dispatch compiles (Ajv2020's meta-schema, by the URI it knows). */
@@ -15,6 +15,9 @@ const OLDER_DRAFTS: ReadonlyMap<string, string> = new Map([
   ['json-schema.org/draft-07/schema', 'draft-07'],
   ['json-schema.org/draft/2019-09/schema', 'draft 2019-09'],
 ]);
+
+// Its Ajv's logger is the console: dispatch logs JSON, and what it would say is handled here.
+(getAjv() as unknown as { logger: unknown }).logger = { log() {}, warn() {}, error() {} };
 
 /** The longest `$schema` quoted back. */
 const MAX_QUOTED = 200;
@@ -38,7 +41,7 @@ export function declaredDraft(uri: unknown): '2020' | string | undefined {
  * schema zod-to-json-schema made could not be registered. One naming no draft dispatch knows is
  * refused, saying which it knows. Throws an Error with the message for the caller.
  */
-export function upgradeDraft(schema: Record<string, unknown>, text: string): Record<string, unknown> {
+export function upgradeDraft(schema: Record<string, unknown>): Record<string, unknown> {
   if (!('$schema' in schema)) return schema;
   const draft = declaredDraft(schema.$schema);
   if (draft === '2020') {
@@ -49,13 +52,63 @@ export function upgradeDraft(schema: Record<string, unknown>, text: string): Rec
     const named = typeof schema.$schema === 'string' ? `"${shortened(schema.$schema, MAX_QUOTED)}"` : 'is not a string and';
     throw new Error(`input_schema's $schema ${named} names no JSON Schema draft dispatch knows: use ${DRAFT_2020} (draft-04, -06, -07 and 2019-09 are upgraded to it), or leave $schema out`);
   }
-  // The upgrade assigns keys by name: a "__proto__" key would set an object's prototype instead.
-  if (text.includes('"__proto__"')) throw new Error(`input_schema declares ${draft}, which dispatch upgrades to draft 2020-12, and has a "__proto__" key: declare ${DRAFT_2020} instead (no upgrade), or rename the key`);
+  // The upgrade assigns keys by name: a "__proto__" key (however JSON spelled it) would set an
+  // object's prototype instead.
+  if (hasKey(schema, '__proto__')) throw new Error(`input_schema declares ${draft}, which dispatch upgrades to draft 2020-12, and has a "__proto__" key: declare ${DRAFT_2020} instead (no upgrade), or rename the key`);
+  // json-schema-migrate reads exclusiveMinimum/Maximum as draft-04's booleans whatever the draft,
+  // dropping a number (zod's .positive() is exclusiveMinimum: 0): draft-06 on, numbers are kept as
+  // they are, hidden from it under another name and put back.
+  const hidden = draft === 'draft-04' ? [] : hideNumericExclusives(schema);
   try {
     draft2020(schema);
   } catch (error) {
     throw new Error(`input_schema declares ${draft} and could not be upgraded to draft 2020-12: ${shortened((error as Error).message, MAX_QUOTED)}`);
+  } finally {
+    for (const [object, key, value] of hidden) {
+      delete object[`${HIDDEN}${key}`];
+      object[key] = value;
+    }
   }
   schema.$schema = DRAFT_2020;
   return schema;
+}
+
+/** The prefix a numeric exclusiveMinimum/Maximum is kept under while json-schema-migrate runs. */
+const HIDDEN = '\u0000dispatch:';
+const EXCLUSIVES = ['exclusiveMinimum', 'exclusiveMaximum'] as const;
+
+type Hidden = [object: Record<string, unknown>, key: string, value: number];
+
+/** Renames every numeric exclusiveMinimum/Maximum of the tree (keywords and property names alike: each is put back where it was). */
+function hideNumericExclusives(root: unknown): Hidden[] {
+  const hidden: Hidden[] = [];
+  walk(root, (object) => {
+    for (const key of EXCLUSIVES) {
+      const value = object[key];
+      if (typeof value !== 'number' || !Object.hasOwn(object, key)) continue;
+      hidden.push([object, key, value]);
+      delete object[key];
+      object[`${HIDDEN}${key}`] = value;
+    }
+  });
+  return hidden;
+}
+
+/** Whether any object of the tree has its own `key`. */
+function hasKey(root: unknown, key: string): boolean {
+  let found = false;
+  walk(root, (object) => (found ||= Object.hasOwn(object, key)));
+  return found;
+}
+
+/** Calls `visit` with every object of a parsed JSON tree (its depth is bounded by the schema checks before). */
+function walk(node: unknown, visit: (object: Record<string, unknown>) => void): void {
+  if (node === null || typeof node !== 'object') return;
+  if (Array.isArray(node)) {
+    for (const item of node) walk(item, visit);
+    return;
+  }
+  const object = node as Record<string, unknown>;
+  visit(object);
+  for (const key of Object.keys(object)) walk(object[key], visit);
 }

@@ -54,8 +54,9 @@ const SAME_REALM = runInThisContext('Object') === Object;
 
 /**
  * The source as a function of (require, module, exports). Ajv writes the schema's objects as
- * object literals, where a "__proto__" key sets the prototype (a property named so, or its
- * default, was lost): a computed key makes it a property. Inside a string literal the closing
- * quote would be escaped, so this matches keys only.
+ * object literals (JSON, no spaces), where a "__proto__" key sets the prototype (a property named
+ * so, or its default, was lost): a computed key makes it a property. A key follows `{` or `,`;
+ * inside a string literal the quote before `__proto__` is escaped (a property named
+ * `a"__proto__` is `"a\\"__proto__":`), so the look-behind matches keys only.
  */
-const wrapped = (source: string) => `(function (require, module, exports) {${source.replace(/"__proto__":/g, '["__proto__"]:')}\n})`;
+const wrapped = (source: string) => `(function (require, module, exports) {${source.replace(/(?<=[{,])"__proto__":/g, '["__proto__"]:')}\n})`;

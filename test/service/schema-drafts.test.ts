@@ -51,6 +51,23 @@ test('a draft-07 schema as zod-to-json-schema writes it is registered, with draf
   expect(JSON.parse(tools.find((t) => t.name === 'zod_tool')!.inputSchema)).toEqual(zod);
 });
 
+test("draft-07's numeric exclusiveMinimum and exclusiveMaximum (zod's .positive()) are kept, also in a property so named; a __proto__ string is no key", async () => {
+  const schema = {
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    type: 'object',
+    properties: {
+      amount: { type: 'number', exclusiveMinimum: 0, exclusiveMaximum: 1000 },
+      exclusiveMinimum: { type: 'string', enum: ['__proto__', 'x'] },
+    },
+  };
+  await expect(d.registry.registerTools({ tools: [spec('positive', schema)] })).resolves.toMatchObject({ registered: 1 });
+  expect(await outcome('positive', { amount: 5, exclusiveMinimum: '__proto__' })).toBe('ok');
+  expect(await outcome('positive', { amount: 0 })).toMatch(/^error: .*amount/);
+  expect(await outcome('positive', { amount: -5 })).toMatch(/^error: .*amount/);
+  expect(await outcome('positive', { amount: 1000 })).toMatch(/^error: .*amount/);
+  expect(await outcome('positive', { amount: 1, exclusiveMinimum: 'y' })).toMatch(/^error: .*exclusiveMinimum/);
+});
+
 test("draft-04's boolean exclusiveMinimum excludes; 2020-12's URI with '#' and 2019-09's are accepted", async () => {
   const draft4 = { $schema: 'http://json-schema.org/draft-04/schema#', type: 'object', properties: { n: { type: 'number', minimum: 1, exclusiveMinimum: true } } };
   const tools = [
@@ -68,6 +85,7 @@ test.each([
   [{ $schema: 'https://example.com/my-meta', type: 'object' }, 'input_schema\'s $schema "https://example.com/my-meta" names no JSON Schema draft dispatch knows: use https://json-schema.org/draft/2020-12/schema (draft-04, -06, -07 and 2019-09 are upgraded to it), or leave $schema out'],
   [{ $schema: 7, type: 'object' }, "input_schema's $schema is not a string and names no JSON Schema draft dispatch knows"],
   ['{"$schema":"http://json-schema.org/draft-07/schema#","properties":{"a":{"__proto__":{"type":"string"}}}}', 'input_schema declares draft-07, which dispatch upgrades to draft 2020-12, and has a "__proto__" key'],
+  ['{"$schema":"http://json-schema.org/draft-07/schema#","dependencies":{"\\u005f_proto__":["must"]}}', 'input_schema declares draft-07, which dispatch upgrades to draft 2020-12, and has a "__proto__" key'],
 ])('a $schema dispatch cannot read is refused, saying why (%#)', async (schema, message) => {
   const error = await d.registry.registerTools({ tools: [spec('bad', schema)] }).catch((e: ServiceError) => e);
   expect(error).toMatchObject({ code: status.INVALID_ARGUMENT });

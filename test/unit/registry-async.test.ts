@@ -147,3 +147,18 @@ test('an idle worker thread ends, giving its heap back, and the next compile sta
   await registry.registerAsync([spec('again', schema('again', 5))], { tenant: 'idle' });
   expect(registry.lookup('idle', 'again')!.validate({ p0: 'again0' })).toBe(true);
 });
+
+test('property names holding "__proto__" compile in the worker as they did in-thread', async () => {
+  const registry = newRegistry();
+  const text = JSON.stringify({
+    type: 'object',
+    properties: { 'a"__proto__': { type: 'string' }, b: { const: 'x"__proto__' } },
+    required: ['a"__proto__'],
+    additionalProperties: false,
+  });
+  await registry.registerAsync([spec('proto', text)], { tenant: 'proto' });
+  const tool = registry.lookup('proto', 'proto')!;
+  const args = JSON.parse('{"a\\"__proto__":"x"}') as Record<string, unknown>;
+  expect(tool.validate(args)).toBe(true);
+  expect(tool.validate(JSON.parse('{"a\\"__proto__":5}'))).toBe(false);
+});

@@ -117,11 +117,15 @@ export function fromHttpStatus(statusCode: number, body: string, retryAfter: str
 /**
  * The next step after HTTP 429 or 503: the tool asked to be called later, in `retryAfterMs` when
  * it said (a wait longer than the tool's max_backoff_ms is not waited by dispatch: the model is
- * the one to call again then).
+ * the one to call again then). A Retry-After parsed to MAX_RETRY_AFTER_MS may have asked for
+ * longer (it is capped there), so that one reads "an hour or more", not the cap as if asked.
  */
 export function waitThenRetry(retryAfterMs: number | undefined): string {
   if (retryAfterMs === undefined || retryAfterMs === 0) {
     return 'The tool is busy and asked to be called later; call it again after a short wait, unchanged, or use another tool meanwhile.';
+  }
+  if (retryAfterMs >= MAX_RETRY_AFTER_MS) {
+    return `The tool is busy and asked to be called again in an hour or more (retry_after_ms ${MAX_RETRY_AFTER_MS} is the longest dispatch passes on); call it again no sooner, unchanged, or use another tool meanwhile.`;
   }
   const when = retryAfterMs < 1000 ? `${retryAfterMs} ms` : `${Math.ceil(retryAfterMs / 1000)} s`;
   return `The tool is busy and asked to be called again in ${when} (retry_after_ms); call it again then or later, unchanged, or use another tool meanwhile.`;

@@ -5,6 +5,7 @@ import { breakerKey, delay, type SlotTool, type ToolRates, type TurnSignal } fro
 import { defineSlotScript, hashTag, storeCall } from '../store/redis';
 import { countUnder } from './bounded-counts';
 import { firstMatching } from './glob';
+import { createToldTurns } from './told-turns';
 import type { RatePolicy } from './policy-types';
 import type { SharedSlotsOptions } from './tool-slots';
 
@@ -30,12 +31,14 @@ function cadenceOf(policy: RatePolicy): Cadence {
  * its breaker), attempts start at most `per_second` on average, `burst` at once after a quiet
  * spell. An attempt whose turn is further away than the limit's `wait_ms` (and its deadline)
  * allows is refused UNAVAILABLE before execution with `retry_after_ms` set to when its turn would
- * come (the retry policy waits at least that long); one within it waits for its turn, and gives
- * it back if its client cancels meanwhile and it is still the last turn queued. The limit is
- * GCRA, a token bucket kept as one time. With `shared: true` and Redis, every replica shares the
- * limit (take-turn.lua, one round trip per attempt, Redis's clock; give-turn.lua gives back a turn
- * given up while waiting); while Redis fails, each replica applies it alone. Undefined when there
- * are no limits, so the pipeline asks nothing per attempt.
+ * come, after the turns of the calls refused before it that were told to come back first
+ * (told-turns.ts; the retry policy waits at least that long); one within it waits for its turn,
+ * and gives it back if its client cancels meanwhile and it is still the last turn queued. The
+ * limit is GCRA, a token bucket kept as one time. With `shared: true` and Redis, every replica
+ * shares the limit (take-turn.lua, one round trip per attempt, Redis's clock, which keeps the times
+ * told to refused calls too; give-turn.lua gives back a turn given up while waiting); while Redis
+ * fails, each replica applies it alone. Undefined when there are no limits, so the pipeline asks
+ * nothing per attempt.
  */
 export function createToolRates(policies: readonly RatePolicy[], shared?: SharedSlotsOptions): ToolRates | undefined {
   if (policies.length === 0) return undefined;
@@ -45,19 +48,27 @@ export function createToolRates(policies: readonly RatePolicy[], shared?: Shared
   /** Each locally limited tool's time at which its limit is back to empty (performance.now() ms). */
   const emptyAt = new Map<string, number>();
   const refusals = new Map<string, number>();
+  const toldTurns = createToldTurns();
 
   const limitOf = firstMatching(policies);
 
-  function refusal(tool: SlotTool, policy: RatePolicy, waitMs: number, allowedMs: number, everywhere: boolean): DispatchError {
+  /**
+   * The refusal of an attempt whose limit's next turn is `waitMs` away, told to come back in
+   * `toldMs` (later than `waitMs` when calls refused before it were told to come back first).
+   */
+  function refusal(tool: SlotTool, policy: RatePolicy, waitMs: number, toldMs: number, allowedMs: number, everywhere: boolean): DispatchError {
     countUnder(refusals, breakerKey(tool));
     const next = Math.ceil(waitMs);
+    const told = Math.max(next, Math.ceil(toldMs));
     const where = everywhere ? 'on all dispatch replicas together' : 'on this dispatch replica';
     const within = policy.waitMs > 0 ? `, past the ${Math.max(0, Math.floor(allowedMs))} ms it may wait` : '';
-    return new DispatchError(ErrorKind.UNAVAILABLE, `tool "${tool.name}" is at its rate limit of ${policy.text} (burst ${policy.burst}) ${where}; its next turn is in ${next} ms${within}; this call was not executed`, {
+    const ahead = Math.max(1, Math.round((told - next) / cadences.get(policy)!.intervalMs));
+    const queued = told > next ? `, and ${ahead === 1 ? '1 call' : `${ahead} calls`} refused before this one ${ahead === 1 ? 'was' : 'were'} told to come back first: this one's turn is in ${told} ms at the earliest` : '';
+    return new DispatchError(ErrorKind.UNAVAILABLE, `tool "${tool.name}" is at its rate limit of ${policy.text} (burst ${policy.burst}) ${where}; its next turn is in ${next} ms${within}${queued}; this call was not executed`, {
       phase: 'before',
       recoverable: true,
-      retryAfterMs: next,
-      suggestion: `Call it again in ${next} ms or later, or do something else first.`,
+      retryAfterMs: told,
+      suggestion: `Call it again in ${told} ms or later, or do something else first.`,
     });
   }
 
@@ -78,7 +89,7 @@ export function createToolRates(policies: readonly RatePolicy[], shared?: Shared
     const waitMs = at - toleranceMs - now;
     if (waitMs > 0) {
       const allowedMs = allowedWait(policy, deadline);
-      if (waitMs > allowedMs) throw refusal(tool, policy, waitMs, allowedMs, false);
+      if (waitMs > allowedMs) throw refusal(tool, policy, waitMs, toldTurns.tell(key, now, now + waitMs, intervalMs) - now, allowedMs, false);
     }
     if (!emptyAt.has(key) && emptyAt.size >= MAX_LOCAL_LIMITS) {
       for (const [k, t] of emptyAt) if (t <= now) emptyAt.delete(k);
@@ -95,15 +106,17 @@ export function createToolRates(policies: readonly RatePolicy[], shared?: Shared
     const { intervalMs, toleranceMs } = cadences.get(policy)!;
     const allowedMs = allowedWait(policy, deadline);
     const key = `dispatch:rate:${hashTag(breakerKey(tool))}`;
+    const toldKey = `${key}:told`;
     let waitMs: number;
     let setAt: string;
+    let nextMs: number | undefined;
     try {
-      [waitMs, setAt] = await storeCall('a shared rate turn', backend.timeoutMs ?? 1000, () => backend.redis.dispatchTakeTurn(key, intervalMs, toleranceMs, Math.floor(allowedMs)));
+      [waitMs, setAt, nextMs] = await storeCall('a shared rate turn', backend.timeoutMs ?? 1000, () => backend.redis.dispatchTakeTurn(key, toldKey, intervalMs, toleranceMs, Math.floor(allowedMs)));
     } catch (error) {
       warn("shared rate limits: redis failed, this replica's own limit applies", { tool: tool.name, error: (error as Error).message });
       return takeLocal(tool, policy, signal, deadline);
     }
-    if (waitMs < 0) throw refusal(tool, policy, -1 - waitMs, allowedMs, true);
+    if (waitMs < 0) throw refusal(tool, policy, nextMs ?? -1 - waitMs, -1 - waitMs, allowedMs, true);
     // A turn given up is given back (best effort: one that fails stays spent), also when the client
     // cancelled while Redis answered, if it is still the last one queued: give-turn.lua knows it by
     // the limit's time it set, as the local give-back does.

@@ -1,4 +1,4 @@
-import type { ToolSpec } from '../../gen/dispatch/v1/tool_pb';
+import { Effect, type ToolSpec } from '../../gen/dispatch/v1/tool_pb';
 import { httpHeadersProblem } from '../executors/http-headers';
 import { isJsonPointer } from '../json';
 import { shortened } from '../pipeline/bound-result';
@@ -49,6 +49,11 @@ export function checkSpec(spec: ToolSpec, knownExecutors: ReadonlySet<string>): 
   }
   for (const [field, value] of [['initial_backoff_ms', retry?.initialBackoffMs ?? 0], ['max_backoff_ms', retry?.maxBackoffMs ?? 0]] as const) {
     if (value > MAX_BACKOFF_MS) return `tool "${spec.name}": retry.${field} must be at most ${MAX_BACKOFF_MS} (an hour), got ${value}`;
+  }
+  // Accepted silently, it would read as if it turned off something that was never on (the effect
+  // unspecified is side-effecting too).
+  if (spec.skipMemoize && spec.effect !== Effect.READ_ONLY) {
+    return `tool "${spec.name}": skip_memoize applies to read-only tools: a side-effecting tool is never memoized; remove it`;
   }
   if (spec.maxResultChars !== 0 && spec.maxResultChars < MIN_RESULT_CHARS) {
     return `tool "${spec.name}": max_result_chars must be at least ${MIN_RESULT_CHARS} (the omission marker alone takes up to 60), got ${spec.maxResultChars}`;

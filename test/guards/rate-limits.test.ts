@@ -11,7 +11,7 @@ jest.setTimeout(30_000);
 
 const toolsYaml = (url: string) => `
 tools:
-${['limited', 'paced', 'retried']
+${['limited', 'paced', 'retried', 'waved']
   .map(
     (name) => `  - name: ${name}
     effect: read_only
@@ -26,13 +26,15 @@ ${name === 'retried' ? '' : '    retry: { max_attempts: 1 }\n'}`,
     rate: { per_minute: 600, burst: 1, wait_ms: 2000 }
   - match: retried
     rate: { per_second: 1, burst: 1 }
+  - match: waved
+    rate: { per_second: 2, burst: 2 }
 `;
 
 let tools: ToolServer;
 let d: MetricsApp;
 let calls = 0;
 beforeAll(async () => {
-  tools = await startToolServer({ '/limited': json({ ok: true }), '/paced': json({ ok: true }), '/retried': json({ ok: true }) });
+  tools = await startToolServer({ '/limited': json({ ok: true }), '/paced': json({ ok: true }), '/retried': json({ ok: true }), '/waved': json({ ok: true }) });
   d = await startMetricsApp(toolsYaml(tools.url));
 });
 afterAll(async () => {
@@ -50,19 +52,38 @@ const startsOf = (path: string) => tools.received.filter((r) => r.path === path)
 test('past the limit, without a wait, attempts are refused UNAVAILABLE with when to come back; nothing reaches the tool', async () => {
   const results = await Promise.all([call('limited'), call('limited'), call('limited')]);
   expect(results.filter((r) => !r.isError)).toHaveLength(1);
-  const refused = results.filter((r) => r.isError);
+  const refused = results.filter((r) => r.isError).sort((x, y) => x.error!.retryAfterMs! - y.error!.retryAfterMs!);
   expect(refused).toHaveLength(2);
   for (const r of refused) {
     expect(r.error?.kind).toBe(ErrorKind.UNAVAILABLE);
     expect(r.error?.recoverable).toBe(true);
-    expect(r.error?.message).toMatch(/^tool "limited" is at its rate limit of 5 calls per second \(burst 1\) on this dispatch replica; its next turn is in \d+ ms; this call was not executed$/);
-    // 5 per second: the turns after the first are 200 and 400 ms away.
-    expect(r.error?.retryAfterMs).toBeGreaterThan(0);
-    expect(r.error?.retryAfterMs).toBeLessThanOrEqual(400);
     expect(JSON.parse(r.output)).toMatchObject({ kind: 'UNAVAILABLE', retry_after_ms: r.error?.retryAfterMs });
   }
+  // 5 per second: the turns after the first are 200 and 400 ms away, one for each call refused
+  // (told the same next turn, one of them would be refused again when it came back).
+  const [sooner, later] = refused.map((r) => r.error!);
+  expect(sooner!.message).toMatch(/^tool "limited" is at its rate limit of 5 calls per second \(burst 1\) on this dispatch replica; its next turn is in \d+ ms; this call was not executed$/);
+  expect(sooner!.retryAfterMs).toBeGreaterThan(0);
+  expect(sooner!.retryAfterMs).toBeLessThanOrEqual(200);
+  expect(later!.message).toMatch(/^tool "limited" is at its rate limit of 5 calls per second \(burst 1\) on this dispatch replica; its next turn is in \d+ ms, and 1 call refused before this one was told to come back first: this one's turn is in \d+ ms at the earliest; this call was not executed$/);
+  // Each counted from its own refusal, a few ms apart.
+  expect(later!.retryAfterMs! - sooner!.retryAfterMs!).toBeGreaterThanOrEqual(150);
+  expect(later!.retryAfterMs).toBeLessThanOrEqual(400);
+  expect(later!.suggestion).toBe(`Call it again in ${later!.retryAfterMs} ms or later, or do something else first.`);
   expect(tools.count('/limited')).toBe(1);
   expect((await d.scrape()).value('dispatch_tool_rate_refusals_total', { tenant: '_shared', tool: 'limited' })).toBe(2);
+});
+
+test('calls refused together that each come back after their retry_after_ms all run', async () => {
+  const wave = await Promise.all([call('waved'), call('waved'), call('waved'), call('waved')]);
+  const told = performance.now();
+  const refused = wave.filter((r) => r.isError).map((r) => r.error!.retryAfterMs!);
+  expect(refused).toHaveLength(2);
+  // 2 per second, burst 2: 500 and 1,000 ms. Each comes back once its retry_after_ms has passed,
+  // counted from when the answer arrived, as a model following the hint would.
+  const again = await Promise.all(refused.map((ms) => new Promise((r) => setTimeout(r, Math.max(0, ms + 50 - (performance.now() - told)))).then(() => call('waved'))));
+  expect(again.map((r) => r.error?.message ?? 'ran')).toEqual(['ran', 'ran']);
+  expect(tools.count('/waved')).toBe(4);
 });
 
 test('within its wait, each attempt starts at its turn: the tool sees them one interval apart', async () => {

@@ -1,3 +1,4 @@
+import type { DispatchError } from '../../src/errors';
 import { createToolRates } from '../../src/guards';
 import { createAbortScope } from '../../src/pipeline';
 import { connectRedis, whenReady } from '../../src/store/redis';
@@ -59,13 +60,24 @@ test('calls on both replicas start one interval apart in all, each at its turn',
 
 test('the burst is shared too: past it, a call on either replica is refused, saying so', async () => {
   const results = await Promise.all([callOn(a, 'bursty'), callOn(b, 'bursty'), callOn(a, 'bursty'), callOn(b, 'bursty')]);
+  const told = performance.now();
   expect(results.filter((r) => !r.isError)).toHaveLength(2);
-  for (const r of results.filter((x) => x.isError)) {
-    expect(r.error?.message).toMatch(/^tool "bursty" is at its rate limit of 60 calls per minute \(burst 2\) on all dispatch replicas together; its next turn is in \d+ ms; this call was not executed$/);
-    expect(r.error?.retryAfterMs).toBeGreaterThan(0);
-    expect(r.error?.retryAfterMs).toBeLessThanOrEqual(2000);
-  }
+  // One a second: the next turns are ~1 s and ~2 s away, one for each call refused, whichever
+  // replica refused it (take-turn.lua keeps the last time told).
+  const [sooner, later] = results.filter((x) => x.isError).map((r) => r.error!).sort((x, y) => x.retryAfterMs! - y.retryAfterMs!);
+  expect(sooner!.message).toMatch(/^tool "bursty" is at its rate limit of 60 calls per minute \(burst 2\) on all dispatch replicas together; its next turn is in \d+ ms; this call was not executed$/);
+  expect(later!.message).toMatch(/^tool "bursty" is at its rate limit of 60 calls per minute \(burst 2\) on all dispatch replicas together; its next turn is in \d+ ms, and 1 call refused before this one was told to come back first: this one's turn is in \d+ ms at the earliest; this call was not executed$/);
+  expect(sooner!.retryAfterMs).toBeGreaterThan(0);
+  expect(sooner!.retryAfterMs).toBeLessThanOrEqual(1000);
+  expect(later!.retryAfterMs! - sooner!.retryAfterMs!).toBeGreaterThanOrEqual(900);
+  expect(later!.retryAfterMs).toBeLessThanOrEqual(2000);
   expect(tools.count('/bursty')).toBe(2);
+  // Each comes back once its retry_after_ms has passed, on the other replica, and runs.
+  const again = await Promise.all(
+    [sooner!, later!].map((e, i) => new Promise((r) => setTimeout(r, Math.max(0, e.retryAfterMs! + 50 - (performance.now() - told)))).then(() => callOn(i === 0 ? b : a, 'bursty'))),
+  );
+  expect(again.map((r) => r.error?.message ?? 'ran')).toEqual(['ran', 'ran']);
+  expect(tools.count('/bursty')).toBe(4);
 });
 
 test('a call that gives up waiting for its turn gives it back to the next call, on any replica', async () => {
@@ -98,6 +110,26 @@ test('a turn taken while its client cancelled, before Redis answered, is given b
     // The only turn of this second was taken and given back: the next attempt starts at once
     // (kept, it would be refused for ~1 s).
     await expect(rates.take(tool, createAbortScope().signal, Date.now() + 60_000)).resolves.toBeUndefined();
+  } finally {
+    redisClient.disconnect();
+  }
+});
+
+test('calls refused together are told successive turns by take-turn.lua, at most an hour ahead', async () => {
+  const redisClient = connectRedis(redis.url);
+  try {
+    expect(await whenReady(redisClient, 5_000)).toBe(true);
+    const rates = createToolRates([{ match: ['flooded'], perSecond: 1 / 60, burst: 1, waitMs: 0, shared: true, text: '1 call per minute' }], { redis: redisClient })!;
+    const tool = { tenant: '', name: 'flooded', timeoutMs: 30_000 };
+    const take = () => Promise.resolve().then(() => rates.take(tool, createAbortScope().signal, Date.now() + 60_000));
+    await expect(take()).resolves.toBeUndefined();
+    const told: number[] = [];
+    for (let i = 0; i < 65; i++) told.push(await take().then(() => 0, (e: DispatchError) => e.retryAfterMs!));
+    // A minute apart up to the hour, then the hour (as each replica's own limit).
+    expect(told[1]! - told[0]!).toBeGreaterThanOrEqual(59_900);
+    expect(told[58]! - told[57]!).toBeGreaterThanOrEqual(59_900);
+    expect(Math.max(...told)).toBeLessThanOrEqual(3_600_001);
+    expect(told[64]).toBeGreaterThanOrEqual(3_599_000);
   } finally {
     redisClient.disconnect();
   }

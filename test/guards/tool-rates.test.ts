@@ -22,6 +22,14 @@ function refusalOf(run: () => unknown): DispatchError {
   throw new Error('not refused');
 }
 
+function refusalOrTurn(run: () => unknown): string {
+  try {
+    return run() === undefined ? 'turn' : 'waits';
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
 test('no policies, no limits; a tool no policy matches is not limited', () => {
   expect(createToolRates([])).toBeUndefined();
   expect(rates.take(tool('other'), signal(), FAR)).toBeUndefined();
@@ -71,4 +79,56 @@ test("a wait past the call's deadline is refused; each tenant's tool has its own
   expect(rates.take(tool('slow'), signal(), FAR)).toBeInstanceOf(Promise);
   expect(refusalOf(() => rates.take(tool('slow'), signal(), Date.now() + 10)).message).toMatch(/its next turn is in \d+ ms, past the \d+ ms it may wait; this call was not executed$/);
   expect(rates.refused().get('a/tenanted')).toBe(1);
+});
+
+test('calls refused together are told successive turns, not all the same next one', () => {
+  const waved = createToolRates([policy('waved', 4, 1, 0)])!;
+  expect(waved.take(tool('waved'), signal(), FAR)).toBeUndefined();
+  const told = [1, 2, 3].map(() => refusalOf(() => waved.take(tool('waved'), signal(), FAR)));
+  // 4 per second: the next turns are 250, 500 and 750 ms away, one for each (all three told the
+  // next turn, two of them would be refused again when they came back).
+  const ms = told.map((e) => e.retryAfterMs!);
+  expect(ms[0]).toBeLessThanOrEqual(250);
+  expect(ms[1]! - ms[0]!).toBeGreaterThanOrEqual(249);
+  expect(ms[2]! - ms[1]!).toBeGreaterThanOrEqual(249);
+  expect(told[0]!.message).toMatch(/; its next turn is in \d+ ms; this call was not executed$/);
+  expect(told[1]!.message).toMatch(/; its next turn is in \d+ ms, and 1 call refused before this one was told to come back first: this one's turn is in \d+ ms at the earliest; this call was not executed$/);
+  expect(told[2]!.message).toMatch(/; its next turn is in \d+ ms, and 2 calls refused before this one were told to come back first: this one's turn is in \d+ ms at the earliest; this call was not executed$/);
+  expect(told[2]!.suggestion).toBe(`Call it again in ${ms[2]} ms or later, or do something else first.`);
+});
+
+test('calls refused together each get a turn when they come back after their retry_after_ms', async () => {
+  // Burst 2: a call coming back a little after its time (up to an interval) leaves the next one's
+  // turn where it was told. With burst 1 each turn starts an interval after the last one taken,
+  // so one coming back late delays the next one by as much (refused again, told the few ms left).
+  const waved = createToolRates([policy('returning', 4, 2, 0)])!;
+  for (let i = 0; i < 2; i++) expect(waved.take(tool('returning'), signal(), FAR)).toBeUndefined();
+  const ms = [1, 2, 3].map(() => refusalOf(() => waved.take(tool('returning'), signal(), FAR)).retryAfterMs!);
+  const asked = performance.now();
+  const back = await Promise.all(ms.map((wait) => new Promise((r) => setTimeout(r, wait + 20)).then(() => refusalOrTurn(() => waved.take(tool('returning'), signal(), FAR)))));
+  expect(back).toEqual(['turn', 'turn', 'turn']);
+  expect(performance.now() - asked).toBeGreaterThanOrEqual(750);
+});
+
+test('a call waiting for its turn (wait_ms) takes it as before, whatever refused calls were told', async () => {
+  const mixed = createToolRates([policy('mixed', 10, 1, 250)])!;
+  const started = performance.now();
+  expect(mixed.take(tool('mixed'), signal(), FAR)).toBeUndefined();
+  const waits = [mixed.take(tool('mixed'), signal(), FAR), mixed.take(tool('mixed'), signal(), FAR)];
+  // The fourth's turn is 300 ms away, past its 250 ms wait: refused, told 300 ms.
+  const refused = refusalOf(() => mixed.take(tool('mixed'), signal(), FAR));
+  expect(refused.retryAfterMs).toBeGreaterThan(250);
+  expect(refused.retryAfterMs).toBeLessThanOrEqual(300);
+  const times = await Promise.all(waits.map((w) => w!.then(() => performance.now() - started)));
+  times.forEach((t, i) => expect(t).toBeGreaterThanOrEqual(100 * (i + 1) - 3));
+});
+
+test('a flood of refusals is told at most an hour ahead (retry_after_ms is a uint32)', () => {
+  const flooded = createToolRates([{ match: ['flooded'], perSecond: 1 / 60, burst: 1, waitMs: 0, shared: false, text: '1 call per minute' }])!;
+  expect(flooded.take(tool('flooded'), signal(), FAR)).toBeUndefined();
+  const told = Array.from({ length: 70 }, () => refusalOf(() => flooded.take(tool('flooded'), signal(), FAR)).retryAfterMs!);
+  // A minute apart up to the hour, then the hour.
+  expect(told[58]! - told[57]!).toBeGreaterThanOrEqual(59_999);
+  expect(Math.max(...told)).toBeLessThanOrEqual(3_600_001);
+  expect(told[69]).toBeGreaterThanOrEqual(3_599_990);
 });

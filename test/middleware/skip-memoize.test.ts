@@ -1,3 +1,4 @@
+import { status } from '@grpc/grpc-js';
 import { Effect } from '../../gen/dispatch/v1/tool_pb';
 import { startApp, startToolServer, type ToolServer } from '../helpers/servers';
 
@@ -83,4 +84,21 @@ test('a tool registered again with skip_memoize is not answered from what was me
   const after = await poll('switched', 'poll-switched', 'w3');
   expect(after.cached).toBe(false);
   expect(after.output).not.toBe(first.output);
+});
+
+// Found in review: accepted silently on a side-effecting tool, which is never memoized, it read as
+// if it turned something off. Refused in the spec check, which every registration goes through.
+const SIDE_EFFECT_REFUSAL = 'skip_memoize applies to read-only tools: a side-effecting tool is never memoized; remove it';
+
+test('RegisterTools refuses skip_memoize on a side-effecting tool, saying why', async () => {
+  const spec = { name: 'send_status', effect: Effect.SIDE_EFFECT, inputSchema: '{"type":"object"}', skipMemoize: true, executor: { case: 'http' as const, value: { url: `${tools.url}/status`, headers: {} } } };
+  await expect(d.registry.registerTools({ tools: [spec] })).rejects.toMatchObject({ code: status.INVALID_ARGUMENT, details: `tools[0]: tool "send_status": ${SIDE_EFFECT_REFUSAL}` });
+  await expect(d.registry.registerTools({ tools: [{ ...spec, skipMemoize: false }] })).resolves.toMatchObject({ registered: 1 });
+});
+
+test('a config file with skip_memoize on a side-effecting tool does not start, saying why', async () => {
+  await expect(startApp(`
+tools:
+  - { name: send_poll, effect: side_effect, skip_memoize: true, input_schema: '{"type":"object"}', http: { url: "${tools.url}/status" } }
+`)).rejects.toThrow(`tools[0]: tool "send_poll": ${SIDE_EFFECT_REFUSAL}`);
 });

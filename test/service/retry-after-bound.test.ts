@@ -15,6 +15,7 @@ beforeAll(async () => {
   tools = await startToolServer({
     '/later': (_req, res) => void res.writeHead(503, { 'retry-after': '30' }).end('upstream busy'),
     '/much-later': (_req, res) => void res.writeHead(503, { 'retry-after': '120' }).end('maintenance'),
+    '/hours-later': (_req, res) => void res.writeHead(503, { 'retry-after': '7200' }).end('long maintenance'),
     '/limited': (_req, res) => void res.writeHead(429, { 'retry-after': '30' }).end('slow down'),
     // Refuses the first `refusals` requests with a short Retry-After, then answers.
     '/soon': (_req, res) => {
@@ -28,6 +29,7 @@ beforeAll(async () => {
 tools:
   - { name: status_later, effect: read_only, input_schema: '{"type":"object"}', http: { url: "${tools.url}/later" } }
   - { name: status_much_later, effect: read_only, input_schema: '{"type":"object"}', http: { url: "${tools.url}/much-later" } }
+  - { name: status_hours_later, effect: read_only, input_schema: '{"type":"object"}', http: { url: "${tools.url}/hours-later" } }
   - { name: send_limited, effect: side_effect, input_schema: '{"type":"object"}', http: { url: "${tools.url}/limited" } }
   - { name: status_soon, effect: read_only, input_schema: '{"type":"object"}', http: { url: "${tools.url}/soon" } }
   - { name: status_patient, effect: read_only, retry: { max_backoff_ms: 60000 }, input_schema: '{"type":"object"}', http: { url: "${tools.url}/later" } }
@@ -59,6 +61,17 @@ test('a Retry-After over a minute is told as the tool said it (it is no longer w
   expect(result.attempts).toBe(1);
   expect(result.error?.retryAfterMs).toBe(120_000);
   expect(result.error?.suggestion).toContain('called again in 120 s');
+}, 8_000);
+
+test('a Retry-After past an hour is passed on as an hour, and the suggestion does not claim the tool asked for that', async () => {
+  // Retry-After: 7200. retry_after_ms stops at an hour; "asked to be called again in 3600 s" would
+  // misquote the tool.
+  const result = await call('status_hours_later', 'ra-hours-later');
+  expect(result.attempts).toBe(1);
+  expect(result.error?.retryAfterMs).toBe(3_600_000);
+  expect(result.error?.suggestion).toBe(
+    'The tool is busy and asked to be called again in an hour or more (retry_after_ms 3600000 is the longest dispatch passes on); call it again no sooner, unchanged, or use another tool meanwhile.',
+  );
 }, 8_000);
 
 test('a side-effecting 429 asking for 30 s: not waited, recoverable, its claim given back: the same call again reaches the tool', async () => {

@@ -22,8 +22,12 @@ declare module 'ioredis' {
     dispatchTakeSlot(slots: string, line: string, alive: string, tickets: string, max: number, leaseMs: number, leaseId: string, waits: 0 | 1, keepMs: number): Result<number, Context>;
     /** release-slot.lua: gives a shared concurrency slot, or a place in line, back and tells the waiters on `channel`; 1 when it was held. */
     dispatchReleaseSlot(slots: string, line: string, alive: string, leaseId: string, channel: string): Result<number, Context>;
-    /** take-turn.lua: the wait (ms) before a turn under a shared rate limit, taken, and the limit's time it set; -1 - the wait needed (and '') when longer than `maxWaitMs`. */
-    dispatchTakeTurn(limit: string, intervalMs: number, toleranceMs: number, maxWaitMs: number): Result<[number, string], Context>;
+    /**
+     * take-turn.lua: the wait (ms) before a turn under a shared rate limit, taken, and the limit's
+     * time it set; when the wait needed is longer than `maxWaitMs`, -1 - the wait to tell the call
+     * refused (after the calls refused before it, kept at `told`), '' and the wait needed.
+     */
+    dispatchTakeTurn(limit: string, told: string, intervalMs: number, toleranceMs: number, maxWaitMs: number): Result<[number, string, number?], Context>;
     /** give-turn.lua: gives back a turn of a shared rate limit whose call gave up waiting, if the limit's time is still `setAt`, the one it set (the last turn queued); 1 when given back. */
     dispatchGiveTurn(limit: string, intervalMs: number, setAt: string): Result<number, Context>;
     /** forget-worker-spec.lua: deletes a worker tool's shared spec and announces it; 1 when it was there. */
@@ -52,7 +56,7 @@ const SCRIPTS = [
 export function defineSlotScript(client: RedisClient): void {
   client.defineCommand('dispatchTakeSlot', { lua: readScript('take-slot.lua'), numberOfKeys: 4 });
   client.defineCommand('dispatchReleaseSlot', { lua: readScript('release-slot.lua'), numberOfKeys: 3 });
-  client.defineCommand('dispatchTakeTurn', { lua: readScript('take-turn.lua'), numberOfKeys: 1 });
+  client.defineCommand('dispatchTakeTurn', { lua: readScript('take-turn.lua'), numberOfKeys: 2 });
   client.defineCommand('dispatchGiveTurn', { lua: readScript('give-turn.lua'), numberOfKeys: 1 });
 }
 

@@ -53,8 +53,11 @@ test('calls on both replicas start one interval apart in all, each at its turn',
   expect(starts).toHaveLength(6);
   // 10 per second for both replicas together (each alone would start two at once, 2 ms apart,
   // then pairs): 100 ms apart on Redis's clock, each a few ms late or early as its timer and
-  // request go (48 ms once in a loaded CI run, after a late one), and 500 ms over the six.
-  for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(25);
+  // request go (48 ms once in a loaded CI run, after a late one), and 500 ms over the six. One
+  // start late past 75 ms (a loaded machine) shortens the gap after it: one such gap is allowed;
+  // per replica, every other gap would be ~2 ms.
+  const close = starts.slice(1).filter((start, i) => start - starts[i]! < 25);
+  expect(close.length).toBeLessThanOrEqual(1);
   expect(starts[5]! - starts[0]!).toBeGreaterThanOrEqual(440);
 });
 

@@ -1,4 +1,4 @@
 export { prepareArguments } from './prepare-arguments';
-export type { PreparedArguments } from './prepare-arguments';
+export type { ParsedText, PreparedArguments } from './prepare-arguments';
 export { defaultsToApply, repairArguments } from './repair';
 export { formatValidationErrors } from './validation-message';

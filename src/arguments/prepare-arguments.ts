@@ -14,12 +14,19 @@ export interface PreparedArguments {
 
 type ArgumentLimits = Pick<Limits, 'maxArgumentBytes' | 'maxArgumentDepth'>;
 
+/** Arguments text parsed already: `value` is what JSON.parse made of it, untouched since. */
+export interface ParsedText {
+  readonly value: unknown;
+}
+
 /**
  * Parses a call's JSON arguments, repairs them when the tool is lenient, and validates them
  * against the tool's schema (missing optionals take their defaults). Throws INVALID_ARGUMENTS
  * naming the path, the value passed and what the schema expects; the tool is never executed then.
+ * `parsed`, when given, is `text` as JSON.parse read it (a parallel turn's planner did): it is
+ * taken instead of parsing again, after the same checks of the text.
  */
-export function prepareArguments(tool: ResolvedTool, text: string, limits: ArgumentLimits): PreparedArguments {
+export function prepareArguments(tool: ResolvedTool, text: string, limits: ArgumentLimits, parsed?: ParsedText): PreparedArguments {
   const notRun = 'the tool was not executed';
   // A UTF-16 code unit is at most 3 UTF-8 bytes: most texts are measured without encoding them.
   if (text.length * 3 > limits.maxArgumentBytes && Buffer.byteLength(text) > limits.maxArgumentBytes) {
@@ -39,7 +46,7 @@ export function prepareArguments(tool: ResolvedTool, text: string, limits: Argum
   }
   let args: unknown;
   try {
-    args = text.trim() === '' ? {} : JSON.parse(text);
+    args = parsed !== undefined ? parsed.value : text.trim() === '' ? {} : JSON.parse(text);
   } catch (error) {
     throw errors.invalidArguments(`arguments are not valid JSON (${(error as Error).message}); ${notRun}`, 'Send the arguments as one JSON object, with double-quoted keys and strings.');
   }

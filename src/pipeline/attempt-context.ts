@@ -60,12 +60,21 @@ export class AttemptContext implements ExecutorContext {
   }
 }
 
+/** A call's arguments as read already for its tool: their canonical JSON and the call's loop operation (see loopOp). */
+export interface ReadKeys {
+  readonly canonical: string;
+  readonly op: string;
+}
+
 /** Key material up to this many characters is a call's local key as it is, unhashed. */
 const LOCAL_KEY_MAX = 256;
 
 /**
  * A call's idempotency key, hashed on first read: a read-only call whose executor never reads it
  * (a builtin, say) costs no hash; nor does a short call's local key (the memo cache's).
+ *
+ * `op` is the call's loop operation on `tool` with `args`, when read already (a parallel turn's
+ * planner did).
  */
 export class CallKey {
   private material: string | undefined;
@@ -77,6 +86,7 @@ export class CallKey {
     private readonly tool: ResolvedTool,
     private readonly args: unknown,
     readonly canonicalArgs: string,
+    readonly op?: string,
   ) {}
 
   private get text(): string {

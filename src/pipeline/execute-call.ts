@@ -1,6 +1,6 @@
 import { status } from '@grpc/grpc-js';
 import type { ToolCall, ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
-import { prepareArguments } from '../arguments';
+import { prepareArguments, type ParsedText } from '../arguments';
 import { DispatchError, errors, HardError } from '../errors';
 import { closestMatch } from '../json';
 import { MAX_RECOVERY_ATTEMPTS } from '../options';
@@ -10,6 +10,7 @@ import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import { errorResult } from './results';
 import { shortened } from './bound-result';
 import { applyCorrection } from './corrections';
+import type { ReadKeys } from './attempt-context';
 import { runAttempt, type CallProgress } from './run-attempt';
 import { delay } from './signals';
 import { checkMayStart } from './turn-error';
@@ -50,6 +51,17 @@ function unknownTool(deps: PipelineDeps, turn: TurnContext, sent: string): Dispa
 }
 
 /**
+ * A call's arguments as a parallel turn's planner read them for `tool`: JSON.parse of the text
+ * (for a tool whose schema has no default and which is not lenient, so preparing them changes
+ * nothing), their canonical JSON and the call's loop operation on `tool`. The call's first
+ * attempt takes them instead of reading the text again, when it runs on that tool with the
+ * arguments its hooks left as they were.
+ */
+export interface ReadArguments extends ParsedText, ReadKeys {
+  readonly tool: ResolvedTool;
+}
+
+/**
  * The whole lifecycle of one call (DESIGN section 3): lookup, argument parsing, repair and
  * validation once; then attempts until success, a decision not to retry (the original error is
  * returned, soft), or more than five attempts (ABORTED RECOVERY_EXHAUSTED). A correction is
@@ -59,15 +71,17 @@ function unknownTool(deps: PipelineDeps, turn: TurnContext, sent: string): Dispa
  * backoff ends at once: the call throws SHUTTING_DOWN. The tool_call_id is stamped on the result
  * last, whatever a middleware did.
  */
-export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: ToolCall, obs: CallObserver): Promise<ToolResult> {
+export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: ToolCall, obs: CallObserver, read?: ReadArguments): Promise<ToolResult> {
   const started = performance.now();
   let tool: ResolvedTool | undefined = turn.offeredTools && !turn.offeredTools.has(call.name) ? undefined : deps.registry.lookup(turn.tenant, call.name);
   // The error's `tool` quoted short: a made-up name may be megabytes, and max_result_chars bounds only a tool's output.
   if (!tool) return errorResult(call.id, quoted(call.name), unknownTool(deps, turn, call.name), 0, since(started));
   let args: unknown;
   let warnings: string[];
+  // Read for another tool (the registry changed since), the planner's reading is not this call's.
+  const known = read?.tool === tool ? read : undefined;
   try {
-    const prepared = prepareArguments(tool, call.arguments, deps.limits);
+    const prepared = prepareArguments(tool, call.arguments, deps.limits, known);
     args = prepared.args;
     warnings = prepared.warnings.length === 0 ? [] : [...prepared.warnings];
   } catch (error) {
@@ -75,13 +89,15 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
   }
   // Its shape fixed from the start (a field added later would change it on the hot path).
   const progress: CallProgress = { budgetsCounted: undefined, lastFailure: undefined };
-  // The tools this call has run on: a fallback never leads back to one of them.
-  const tried = new Set([tool.name]);
+  // The tools this call has run on: a fallback never leads back to one of them. Made at the first
+  // correction (a Set per call measured ~2% of a parallel turn's allocations).
+  let tried: Set<string> | undefined;
   // Attempts of the current tool: a fallback's own retry policy counts its attempts, not the call's.
   let toolAttempt = 1;
   for (let attempt = 1; ; attempt++, toolAttempt++) {
     checkMayStart(turn);
-    const { result, error } = await runAttempt(deps, turn, obs, call.id, tool, args, attempt, warnings, progress);
+    // Only the first attempt's arguments are the planner's: an executor or middleware may change them in place.
+    const { result, error } = await runAttempt(deps, turn, obs, call.id, tool, args, attempt, warnings, progress, attempt === 1 ? known : undefined);
     if (!error) return stamp(result, call.id, attempt, since(started));
     const reflection = await deps.guards.reflector.reflect({ tool, args, error, attempt: toolAttempt, attemptsSoFar: attempt });
     if (!reflection.retry) {
@@ -89,6 +105,7 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
       return stamp(result, call.id, attempt, since(started));
     }
     if (reflection.correction) {
+      tried ??= new Set([tool.name]);
       const next = applyCorrection(deps, turn, { tool, args }, reflection.correction, attempt, tried, warnings);
       if ('refused' in next) {
         if (next.warning !== undefined) result.warnings.push(next.warning);
@@ -104,7 +121,7 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
     if (attempt + 1 > MAX_RECOVERY_ATTEMPTS) {
       // A call that fell back ran out of attempts on its fallbacks' own retries, not on a reflector
       // that never gives up: it ends with its last error, soft, as a call not retried does.
-      if (tried.size > 1) return stamp(result, call.id, attempt, since(started));
+      if (tried !== undefined && tried.size > 1) return stamp(result, call.id, attempt, since(started));
       throw new HardError(status.ABORTED, 'RECOVERY_EXHAUSTED', `call ${call.id} to "${call.name}" failed ${attempt} times; recovery gave up after ${MAX_RECOVERY_ATTEMPTS} attempts`);
     }
     // A wait that would end past the request's deadline (a Retry-After of a minute, say) would

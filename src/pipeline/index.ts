@@ -18,6 +18,7 @@ export { Deadlines, DEADLINES } from './deadlines';
 export type { Deadline } from './deadlines';
 export type { PipelineDeps, TurnContext, ResourceHolds, Release } from './pipeline-deps';
 export { executeCall } from './execute-call';
+export type { ReadArguments } from './execute-call';
 export { runAttempt } from './run-attempt';
 export { loopOp } from './loop-op';
 export type { AttemptResult } from './run-attempt';

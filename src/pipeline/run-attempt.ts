@@ -13,7 +13,7 @@ import type { PipelineDeps, Release, TurnContext } from './pipeline-deps';
 import { applyPreHooks } from './pre-attempt';
 import { errorResult, fullTextNotKept, replayedResult, toolResult, toStored } from './results';
 import { breakerKey } from './breaker-key';
-import { AttemptContext, CallKey } from './attempt-context';
+import { AttemptContext, CallKey, type ReadKeys } from './attempt-context';
 import { runGuarded } from './signals';
 import { gated, gateSkip, whileHeld, type GateSkip } from './gated';
 import { memoServes } from './memo-hit';
@@ -54,8 +54,10 @@ const newOwner = () => `${OWNER_PREFIX}${(++owners).toString(36)}`;
  * One attempt of a call, steps 1-11 of DESIGN section 3: TOOL_PRE, hooks, loop pre-check, breaker
  * gate, idempotency claim, execution under the tool's timeout, bounding, the one store write,
  * TOOL_POST, post hooks, health. Throws HardError for LOOP_DETECTED and cancellation.
+ * `read`, when known, is what `rawArgs` were read as for `tool`: kept when the hooks answer at
+ * once and leave the arguments as they were (the rules copy before they modify).
  */
-export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId: string, tool: ResolvedTool, rawArgs: unknown, attempt: number, warnings: string[], progress: CallProgress): Promise<AttemptResult> {
+export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId: string, tool: ResolvedTool, rawArgs: unknown, attempt: number, warnings: string[], progress: CallProgress, read?: ReadKeys): Promise<AttemptResult> {
   const started = performance.now();
   const attemptObs = obs.attempt(attempt, tool.name);
   const hookFailure = (error: unknown) => failedBefore(attemptObs, callId, tool, DispatchError.from(error, 'before'), attempt, started, warnings);
@@ -66,14 +68,16 @@ export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     return Promise.resolve(hookFailure(error));
   }
   // Not async itself: a call without hooks, resources or caps runs attemptWith's promise as it is.
-  const run = (decided: unknown) => {
+  const run = (decided: unknown, reading: ReadKeys | undefined) => {
     const answered = decided instanceof AnsweredByRecord ? decided : undefined;
     const ready = answered ? answered.args : decided;
     // In a parallel turn, the resource these arguments name is held until the attempt ends.
     const held = turn.resources?.hold(tool.spec.resourceKey, ready, turn.signal);
     // Keyed by the arguments the tool receives, after the hooks and policies (as the version before
     // keyed them, so a retry across an upgrade finds its record; docs/policies.md, `modify`).
-    const callKey = new CallKey(turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId }, tool, ready, canonicalJson(ready));
+    // The planner's reading is of rawArgs: taken only when the attempt runs with them.
+    const known = ready === rawArgs ? reading : undefined;
+    const callKey = new CallKey(turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId }, tool, ready, known?.canonical ?? canonicalJson(ready), known?.op);
     const work = () => {
       // Decided once the resource is held (a write it waited for has evicted what it wrote), before
       // the slot and turn: an attempt that will not reach the tool skips them.
@@ -85,7 +89,8 @@ export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     };
     return held === undefined ? work() : whileHeld(held, work);
   };
-  return args instanceof Promise ? args.then(run, hookFailure) : run(args);
+  // A hook that answers later (one given in code, the policy endpoint) may have changed them in place.
+  return args instanceof Promise ? args.then((decided) => run(decided, undefined), hookFailure) : run(args, read);
 }
 
 /** An attempt its record answers takes no slot or rate turn: it will not reach its tool. */
@@ -104,7 +109,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   let claimed = false;
   let storeDown = false;
   const { canonicalArgs } = callKey;
-  const op = loopOp(tool, args, canonicalArgs);
+  const op = callKey.op ?? loopOp(tool, args, canonicalArgs);
   const owner = wantClaim ? newOwner() : '';
   let claim: ClaimOutcome | undefined;
   let budget: SessionBudget | undefined;

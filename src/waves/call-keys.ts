@@ -1,6 +1,6 @@
 import { prepareArguments } from '../arguments';
 import { canonicalJson } from '../json';
-import { loopOp, type PipelineDeps } from '../pipeline';
+import { loopOp, type PipelineDeps, type ReadArguments } from '../pipeline';
 import type { ResolvedTool } from '../registry';
 import { keyMaterial } from '../store';
 import type { LoopOpsOf, PlannedCall, ResourceKeyOf } from './plan-waves';
@@ -22,6 +22,12 @@ function mayReshape(tool: ResolvedTool): boolean {
 export interface CallKeys {
   readonly keyOf: ResourceKeyOf<PlannedTool>;
   readonly loopOf: LoopOpsOf<PlannedTool>;
+  /**
+   * A call's arguments as read for its loop operations, handed to the pipeline so that it does
+   * not parse and canonicalise them again (undefined when they were prepared, not just parsed).
+   * Each is handed to one call, after planning: nothing else holds the parsed value then.
+   */
+  readonly readOf: (call: PlannedCall) => ReadArguments | undefined;
 }
 
 /**
@@ -36,13 +42,19 @@ export interface CallKeys {
 export function callKeys(deps: PipelineDeps): CallKeys {
   let lastCall: PlannedCall | undefined;
   let lastArgs: unknown;
+  /** Whether lastArgs is JSON.parse's value itself (not prepared: nothing reshaped it). */
+  let lastParsed = false;
+  const reads = new Map<PlannedCall, ReadArguments>();
   const argsOf = (call: PlannedCall, tool: ResolvedTool): unknown => {
     if (call === lastCall) return lastArgs;
     lastCall = call;
     lastArgs = undefined;
+    lastParsed = false;
     if (!mayReshape(tool)) {
       try {
-        return (lastArgs = JSON.parse(call.arguments));
+        lastArgs = JSON.parse(call.arguments);
+        lastParsed = true;
+        return lastArgs;
       } catch {
         // Prepared below: a blank text is `{}` to the pipeline.
       }
@@ -72,6 +84,7 @@ export function callKeys(deps: PipelineDeps): CallKeys {
       if (args === undefined) return undefined;
       const canonical = canonicalJson(args);
       const ops = planned.tools.map((tool) => loopOp(tool, args, canonical));
+      if (lastParsed) reads.set(call, { tool: planned.tools[0]!, value: args, canonical, op: ops[0]! });
       // Side-effecting calls sharing an idempotency key (their key_fields agree, the rest differs)
       // run one after the other, so the later is replayed, as in sequential mode: side by side it
       // found the earlier's claim and failed IN_PROGRESS. (Without key_fields, the key is all the
@@ -79,5 +92,6 @@ export function callKeys(deps: PipelineDeps): CallKeys {
       for (const tool of planned.tools) if (!tool.readOnly && tool.keyFields.length > 0) ops.push(`\u0001${keyMaterial(NO_SCOPE, tool.name, args, tool.keyFields, canonical)}`);
       return ops;
     },
+    readOf: (call) => reads.get(call),
   };
 }

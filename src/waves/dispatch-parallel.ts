@@ -31,7 +31,7 @@ export function createParallelDispatcher(options: WaveOptions = {}): ParallelDis
     // Planned once per tool name: the calls of a turn naming one tool share its plan.
     const lookup: WaveToolLookup<PlannedTool> = plannedTools(deps, turn);
     // Calls conflict on their resource keys and loop operations (see callKeys).
-    const { keyOf, loopOf } = callKeys(deps);
+    const { keyOf, loopOf, readOf } = callKeys(deps);
     const waves = planWaves(calls, lookup, keyOf, loopOf);
     const trackers = calls.map((call) => trackCall(turn.observer.call({ toolCallId: call.id, tool: call.name, arguments: call.arguments })));
     const limit = request.maxConcurrency === 0 ? defaultMaxConcurrency : request.maxConcurrency;
@@ -41,7 +41,7 @@ export function createParallelDispatcher(options: WaveOptions = {}): ParallelDis
     try {
       for (const wave of waves) {
         checkMayStart(turn);
-        const entries = wave.calls.map((index) => ({ call: calls[index]!, tracker: trackers[index]! }));
+        const entries = wave.calls.map((index) => ({ call: calls[index]!, tracker: trackers[index]!, read: readOf(calls[index]!) }));
         const waveResults = await runWave(deps, lockedTurn, entries, limit);
         wave.calls.forEach((index, k) => {
           results[index] = waveResults[k]!;

@@ -1,12 +1,14 @@
 import type { ToolCall, ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { HardError } from '../errors';
-import { createAbortScope, executeCall, onAbort, type PipelineDeps, type TurnContext } from '../pipeline';
+import { createAbortScope, executeCall, onAbort, type PipelineDeps, type ReadArguments, type TurnContext } from '../pipeline';
 import type { CallTracker } from './call-tracker';
 
 /** One call of a wave and its tracker. */
 export interface WaveEntry {
   readonly call: ToolCall;
   readonly tracker: CallTracker;
+  /** Its arguments as the planner read them, if it did (see callKeys). */
+  readonly read?: ReadArguments;
 }
 
 /**
@@ -48,9 +50,9 @@ export function runWave(deps: PipelineDeps, turn: TurnContext, entries: readonly
       reject(error);
     }
     function start(index: number): void {
-      const { call, tracker } = entries[index]!;
+      const { call, tracker, read } = entries[index]!;
       running++;
-      const work = executeCall(deps, waveTurn, call, tracker.observer);
+      const work = executeCall(deps, waveTurn, call, tracker.observer, read);
       tracker.started(work);
       work.then(
         (result) => {

@@ -21,6 +21,14 @@ export { operatorToolMessage, skipRedactionMessage } from './refusals';
 /** What a spec's tool holds while a registration is only checked (see compileAll's `collect`): never installed. */
 const UNCOMPILED = { schema: {}, validate: (() => false) as unknown as ValidateFunction };
 
+/**
+ * Schemas this small (most tools') compile on the event loop in a few ms, as before the worker
+ * thread: a worker's tools are then callable as soon as its hello is read, not after a round
+ * trip to the compiler's thread (80-300 ms when it starts), which calls sent right after the hello
+ * lost (UNKNOWN_TOOL).
+ */
+const SMALL_SCHEMA_BYTES = 4 * 1024;
+
 /** Creates a registry compiling schemas with `compiler`, accepting the given executor kinds. */
 export function createToolRegistry(
   compiler: SchemaCompiler,
@@ -138,11 +146,14 @@ export function createToolRegistry(
     }
   }
 
-  /** Compiles each distinct text in the worker thread, one after the other (a registration takes one place in its queue). */
+  /**
+   * Compiles each distinct text in the worker thread, one after the other (a registration takes one
+   * place in its queue); a small one is left out, to be compiled on the event loop at install.
+   */
   async function generateAll(texts: readonly string[], tenant: string, local: boolean): Promise<Map<string, WorkerCode>> {
     const codes = new Map<string, WorkerCode>();
     for (const text of texts) {
-      if (codes.has(text)) continue;
+      if (codes.has(text) || Buffer.byteLength(text) <= SMALL_SCHEMA_BYTES) continue;
       try {
         codes.set(text, await compiler.generate(text, tenant, { perTenantBound: local }));
       } catch (error) {

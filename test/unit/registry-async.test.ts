@@ -16,7 +16,7 @@ function schema(tag: string, count: number): string {
   const props = Array.from({ length: count }, (_, i) => [`p${i}`, { type: 'string', pattern: `^${tag}${i}$`, default: `${tag}${i}` }]);
   return JSON.stringify({ type: 'object', properties: Object.fromEntries(props) });
 }
-/** A schema of `count` properties sharing one pattern: ~3 s to compile at 3,000. */
+/** A schema of `count` properties sharing one pattern: ~3 s to compile at 3,000. (Over 4 KiB, ~70 properties, a schema compiles in the worker thread.) */
 function wide(count: number): string {
   const props = Array.from({ length: count }, (_, i) => [`p${i}`, { type: 'string', pattern: '^a+$', format: 'email', default: 'a@b.co' }]);
   return JSON.stringify({ type: 'object', properties: Object.fromEntries(props) });
@@ -123,14 +123,14 @@ test('a full queue refuses (limit); closing refuses what waits and what comes af
   await expect(second).resolves.toHaveLength(1);
   // One compiling (long), one waiting: closing refuses both.
   const running = registry.registerAsync([spec('d', wide(3000))], { tenant: 'q4' }).catch((e: unknown) => e);
-  const waiting = registry.registerAsync([spec('e', schema('e', 2))], { tenant: 'q5' }).catch((e: unknown) => e);
+  const waiting = registry.registerAsync([spec('e', schema('e', 100))], { tenant: 'q5' }).catch((e: unknown) => e);
   await new Promise((resolve) => setTimeout(resolve, 50));
   await registry.close();
   for (const outcome of [await running, await waiting]) {
     expect((outcome as RegistryError).code).toBe('limit');
     expect((outcome as Error).message).toBe('the schema compiler was closed while the schema waited: the server is shutting down; register the tools with another replica');
   }
-  const late = await registry.registerAsync([spec('f', schema('f', 2))], { tenant: 'q6' }).catch((e: unknown) => e);
+  const late = await registry.registerAsync([spec('f', schema('f', 100))], { tenant: 'q6' }).catch((e: unknown) => e);
   expect((late as RegistryError).code).toBe('limit');
   expect((late as Error).message).toBe('the schema compiler is closed: the server is shutting down; register the tools with another replica');
 });
@@ -139,12 +139,12 @@ test('an idle worker thread ends, giving its heap back, and the next compile sta
   const threads = () => readdirSync('/proc/self/task').length;
   const registry = newRegistry({ idleMs: 300 });
   const before = threads();
-  await registry.registerAsync([spec('idle', schema('idle', 5))], { tenant: 'idle' });
+  await registry.registerAsync([spec('idle', schema('idle', 100))], { tenant: 'idle' });
   expect(threads()).toBeGreaterThan(before);
   // Bounded wait for the thread to end (300 ms idle, then its termination).
   for (let i = 0; i < 50 && threads() > before; i++) await new Promise((r) => setTimeout(r, 100));
   expect(threads()).toBe(before);
-  await registry.registerAsync([spec('again', schema('again', 5))], { tenant: 'idle' });
+  await registry.registerAsync([spec('again', schema('again', 100))], { tenant: 'idle' });
   expect(registry.lookup('idle', 'again')!.validate({ p0: 'again0' })).toBe(true);
 });
 
@@ -161,4 +161,18 @@ test('property names holding "__proto__" compile in the worker as they did in-th
   const args = JSON.parse('{"a\\"__proto__":"x"}') as Record<string, unknown>;
   expect(tool.validate(args)).toBe(true);
   expect(tool.validate(JSON.parse('{"a\\"__proto__":5}'))).toBe(false);
+});
+
+test('a small schema (4 KiB at most) compiles on the event loop: its tool is there as soon as the registration settles, no worker started', async () => {
+  const threads = () => readdirSync('/proc/self/task').length;
+  const registry = newRegistry();
+  const before = threads();
+  const small = schema('small', 10);
+  expect(Buffer.byteLength(small)).toBeLessThanOrEqual(4 * 1024);
+  const started = performance.now();
+  await registry.registerAsync([spec('small', small)], { tenant: 'small' });
+  expect(performance.now() - started).toBeLessThan(1_000);
+  // No thread started (another test's idle worker may end meanwhile).
+  expect(threads()).toBeLessThanOrEqual(before);
+  expect(registry.lookup('small', 'small')!.validate({ p0: 'small0' })).toBe(true);
 });

@@ -35,8 +35,9 @@ export function memoize(cache: MemoCache, written?: (resource: string) => void):
   // frame and its promise, on every read-only call.
   return (next) => (invocation) => {
     const { tool, args, ctx } = invocation;
+    // Before its resource is read: such a read neither looks up nor evicts anything.
+    if (tool.readOnly && tool.spec.skipMemoize) return next(invocation);
     const resource = resourceOf(ctx.tenant, tool.spec.resourceKey, args);
-    if (tool.spec.skipMemoize && tool.readOnly) return next(invocation);
     if (!tool.readOnly) {
       if (resource === undefined) return next(invocation);
       cache.evictResource(resource);

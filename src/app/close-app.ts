@@ -1,5 +1,5 @@
 import type { Logger } from '../log';
-import type { PipelineDeps } from '../pipeline';
+import { settlesBefore, type PipelineDeps } from '../pipeline';
 import type { Plugin } from './plugin';
 
 /**
@@ -55,13 +55,6 @@ function start(steps: readonly Step[], running: Set<string>, logger: Logger): Pr
   );
 }
 
-/** True when `work` settles before `deadline` (epoch ms). */
-async function settlesBy(work: Promise<unknown>, deadline: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - Date.now()), false)));
-  return Promise.race([work.then(() => true), late]).finally(() => clearTimeout(timer));
-}
-
 /**
  * Closes the plugins, the store and the scratch directories within {@link CLOSE_BUDGET_MS}. Most
  * steps wait on the network (Redis, the trace collector), so they run together rather than one
@@ -78,8 +71,8 @@ export async function closeApp(plugins: readonly Plugin[], deps: Pick<PipelineDe
   const stepOf = (plugin: Plugin): Step => ({ name: `plugin ${plugin.name}`, run: () => plugin.close?.() ?? Promise.resolve() });
   const withClose = plugins.filter((p) => p.close !== undefined);
   const first = start(withClose.filter((p) => p.observer === undefined).map(stepOf), running, logger);
-  await settlesBy(first, Math.min(budget, started + firstMs));
+  await settlesBefore(first, Math.min(budget, started + firstMs));
   const lastSteps = [...withClose.filter((p) => p.observer !== undefined).map(stepOf), { name: 'store', run: () => deps.store.close() }, { name: 'scratch', run: () => deps.scratch.close() }, { name: 'schema compiler', run: () => deps.registry?.close() ?? Promise.resolve() }];
   const last = start(lastSteps, running, logger);
-  if (!(await settlesBy(Promise.all([first, last]), budget))) logger.warn('closing steps did not finish in time; stopping without them', { steps: [...running], budgetMs });
+  if (!(await settlesBefore(Promise.all([first, last]), budget))) logger.warn('closing steps did not finish in time; stopping without them', { steps: [...running], budgetMs });
 }

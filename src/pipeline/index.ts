@@ -26,4 +26,4 @@ export { dispatchSequential } from './dispatch-turn';
 export { cancelledByDeadline, checkMayStart, deadlineSlack, turnError, DEADLINE_SLACK_MS, DEADLINE_SLACK_SHARE, MAX_DEADLINE_SLACK_MS } from './turn-error';
 export { errorResult, replayedResult, toolResult, toStored } from './results';
 export { breakerKey, parseBreakerKey } from './breaker-key';
-export { answerWithin } from './answer-within';
+export { answerWithin, settlesBefore } from './answer-within';

@@ -3,6 +3,7 @@ import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
 import { throttledWarn, type Logger } from '../log';
 import { MAX_TIMER_MS } from '../options/limits';
+import { settlesBefore } from '../pipeline/answer-within';
 import { RequestWriter, type RequestFrame } from './otlp-request';
 import type { SpanData } from './otlp-span-encoding';
 import type { SpanSink } from './span-tracer';
@@ -51,21 +52,6 @@ export const SHUTDOWN_FLUSH_MS = 5_000;
 const SPARE_BUFFERS = 2;
 /** The first batch buffer; it grows to the batch size and is then reused. */
 const INITIAL_BATCH_BYTES = 64 * 1024;
-
-/** True when `work` settles (either way) before `deadline` (epoch ms); a later rejection is ignored. */
-function settlesBefore(work: Promise<unknown>, deadline: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    work.then(
-      () => true,
-      () => true,
-    ),
-    new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
-      timer.unref();
-    }),
-  ]).finally(() => clearTimeout(timer));
-}
 
 /** Export failures and drops are logged at most this often. */
 const LOG_INTERVAL_MS = 10_000;
@@ -201,13 +187,13 @@ export class SpanBatcher implements SpanSink {
     let flushed = false;
     try {
       this.exporter.stopRetrying?.();
-      flushed = await settlesBefore(this.forceFlush(), deadline);
+      flushed = await settlesBefore(this.forceFlush(), deadline, false);
     } finally {
       this.stopped = true;
     }
     if (!flushed) this.logger?.warn('trace export did not finish at shutdown; the spans not exported by then are lost', { spans: this.waiting, waitedMs: this.shutdownFlushMs });
     // OpenTelemetry's HTTP transport waits for its exports in flight, retries included.
-    if (!(await settlesBefore(this.exporter.shutdown(), deadline))) this.logger?.warn('the trace exporter did not close at shutdown; stopping without it', { waitedMs: this.shutdownFlushMs });
+    if (!(await settlesBefore(this.exporter.shutdown(), deadline, false))) this.logger?.warn('the trace exporter did not close at shutdown; stopping without it', { waitedMs: this.shutdownFlushMs });
   }
 
   private seal(): void {

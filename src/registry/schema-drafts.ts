@@ -1,5 +1,6 @@
 import { draft2020, getAjv } from 'json-schema-migrate';
 import { shortened } from '../pipeline/bound-result';
+import { rewriteRecursiveRefs, visitSchemas } from './recursive-refs';
 
 /** The draft dispatch compiles (Ajv2020's meta-schema, by the URI it knows). */
 export const DRAFT_2020 = 'https://json-schema.org/draft/2020-12/schema';
@@ -36,7 +37,9 @@ export function declaredDraft(uri: unknown): '2020' | string | undefined {
  * A parsed input schema as dispatch compiles it, draft 2020-12: one declaring an older draft is
  * upgraded in place (json-schema-migrate, Ajv's: `items` as a list becomes `prefixItems` and
  * `additionalItems` `items`, `dependencies` becomes `dependentRequired`/`dependentSchemas`,
- * draft-04's boolean `exclusiveMinimum`/`exclusiveMaximum` and `id`) and then declares 2020-12.
+ * draft-04's boolean `exclusiveMinimum`/`exclusiveMaximum` and `id`; here, draft-06/07's `$id`
+ * with a fragment and 2019-09's `$recursiveAnchor`/`$recursiveRef`, see recursive-refs.ts) and
+ * then declares 2020-12.
  * Before, any `$schema` but 2020-12's was refused ("no schema with key or ref"), so every tool whose
  * schema zod-to-json-schema made could not be registered. One naming no draft dispatch knows is
  * refused, saying which it knows. Throws an Error with the message for the caller.
@@ -69,6 +72,8 @@ export function upgradeDraft(schema: Record<string, unknown>): Record<string, un
       object[key] = value;
     }
   }
+  rewriteRecursiveRefs(schema, draft);
+  if (draft === 'draft-06' || draft === 'draft-07') fragmentIdsToAnchors(schema);
   schema.$schema = DRAFT_2020;
   return schema;
 }
@@ -92,6 +97,24 @@ function hideNumericExclusives(root: unknown): Hidden[] {
     }
   });
   return hidden;
+}
+
+/**
+ * Draft-06 and -07 name a subschema with `$id: "#name"` (or `"uri#name"`), 2019-09 on with
+ * `$anchor: "name"`, and 2020-12's meta-schema refuses an `$id` with a fragment: so a draft-07
+ * schema with `$ref: "#name"` did not compile. json-schema-migrate does this for draft-04's `id`
+ * only. A subschema's `$id` naming the root's URI again is dropped, not repeated.
+ */
+function fragmentIdsToAnchors(root: Record<string, unknown>): void {
+  const rootUri = typeof root.$id === 'string' ? root.$id.split('#')[0] : undefined;
+  visitSchemas(root, (schema) => {
+    const id = schema.$id;
+    if (typeof id !== 'string' || !/^[^#]*#[A-Za-z_][-A-Za-z0-9._]*$/.test(id) || Object.hasOwn(schema, '$anchor')) return;
+    const [uri, name] = id.split('#') as [string, string];
+    delete schema.$id;
+    if (uri !== '' && (schema === root || uri !== rootUri)) schema.$id = uri;
+    schema.$anchor = name;
+  });
 }
 
 /** Whether any object of the tree has its own `key`. */

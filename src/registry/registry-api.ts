@@ -43,7 +43,8 @@ export interface ToolRegistry {
    * is refused (code `exists`), with `replace` too. With `replace`, a spec equal to the tool held by
    * its name (a worker's hello on each reconnection) is checked and that tool kept, not compiled again.
    * Compiles on the event loop (0.4-4 s per 256 KiB of schema): for the config file's tools at
-   * startup and an MCP server's; a tenant's registrations use {@link registerAsync}.
+   * startup (and an MCP server's when the worker takes no more); a tenant's registrations and an
+   * MCP server's use {@link registerAsync}.
    */
   register(specs: readonly ToolSpec[], options: { tenant: string; replace?: boolean; maxTools?: number }): ResolvedTool[];
   /** The operator's tool of that name, else the tenant's own. */

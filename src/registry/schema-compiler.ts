@@ -14,7 +14,8 @@ export interface SchemaCompiler {
    * until `release` is called (the tool removed or replaced); `lease` names the releases of the
    * tools it replaces, and whether the owner's pattern bound applies. With `code` (from
    * {@link generate}), only loads it here; without, compiles on the event loop (0.4-4 s for
-   * 256 KiB): for the config file's tools at startup, and an MCP server's.
+   * 256 KiB): for schemas of 4 KiB or less, the config file's tools at startup, and an MCP
+   * server's when the worker takes no more.
    */
   compile(schemaText: string, owner?: string, lease?: LeaseOptions, code?: WorkerCode): CompiledSchema;
   /**
@@ -54,7 +55,7 @@ export interface SchemaCompilerOptions {
 
 /** Creates a compiler that refuses schemas larger than `maxSchemaBytes`. */
 export function createSchemaCompiler(maxSchemaBytes: number, options: SchemaCompilerOptions = {}): SchemaCompiler {
-  // Ajv is set up at the first compile on the event loop (rare: the config file's, MCP's tools).
+  // Ajv is set up at the first compile on the event loop (small schemas, the config file's tools).
   let generateHere: ReturnType<typeof createSchemaCodegen> | undefined;
   const worker = createCompileWorker(maxSchemaBytes, { timeoutMs: options.timeoutMs ?? COMPILE_TIMEOUT_MS, maxQueued: options.maxQueued ?? MAX_QUEUED_COMPILES, idleMs: options.idleMs });
   return {

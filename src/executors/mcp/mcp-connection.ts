@@ -47,8 +47,8 @@ export interface McpConnection {
 /** Hooks of a connection. */
 export interface McpConnectionOptions {
   readonly logger: Logger;
-  /** Told of the server's tools (as listed, unchecked) after every connection and every list change. */
-  readonly onTools: (tools: unknown[]) => void;
+  /** Told of the server's tools (as listed, unchecked) after every connection and every list change; awaited (a first attempt ends with them registered). */
+  readonly onTools: (tools: unknown[]) => void | Promise<void>;
   /** Largest answer read from a Streamable HTTP server (RequestScopedFetchOptions.maxAnswerBytes). @default DEFAULT_MAX_ANSWER_BYTES (64 MiB) */
   readonly maxAnswerBytes?: number;
 }
@@ -183,7 +183,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
       const digest = listDigest(tools);
       if (from !== client || digest === told) return;
       told = digest;
-      options.onTools(tools);
+      await options.onTools(tools);
     });
   }
 

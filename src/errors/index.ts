@@ -2,7 +2,7 @@ export { DispatchError, kindName, serverTrouble } from './dispatch-error';
 export type { DispatchErrorOptions, FailurePhase } from './dispatch-error';
 export { toErrorJson, errors } from './error-json';
 export type { ErrorJson } from './error-json';
-export { MAY_HAVE_RUN, RAN_UNREAD, suggestionFor } from './suggestions';
+export { breakerOpenSuggestion, MAY_HAVE_RUN, RAN_UNREAD, suggestionFor } from './suggestions';
 export type { FailureFacts } from './suggestions';
 export { HardError } from './hard-error';
 export type { HardErrorReason } from './hard-error';

@@ -10,13 +10,13 @@ const SUGGESTIONS: Readonly<Record<ErrorKind, string>> = {
   [ErrorKind.BLOCKED]:
     'Do not retry this call; choose a different action or ask the user for permission.',
   [ErrorKind.BREAKER_OPEN]:
-    'The tool is temporarily unavailable after repeated failures; use another tool or try again in about 30 seconds.',
+    'The tool is temporarily unavailable after repeated failures; use another tool, or try again later.',
   [ErrorKind.TIMEOUT]:
     'Try again with a smaller request (narrower query, fewer items), or use another tool.',
   [ErrorKind.UNAVAILABLE]:
     'The tool could not be reached; it is safe to call again later, or use another tool meanwhile.',
   [ErrorKind.TOOL_ERROR]:
-    'Read the tool\'s error message, correct the request accordingly, and call again only if the change addresses it.',
+    'Read the tool\'s error message. If it is about the request, correct the request and call again only if the change addresses it; if the tool itself failed (a server error), call again later or use another tool.',
   [ErrorKind.UNEXPECTED]:
     'The tool failed in an unexpected way; do not repeat the same call, tell the user or try a different approach.',
   [ErrorKind.IN_PROGRESS]:
@@ -38,6 +38,15 @@ export const MAY_HAVE_RUN = 'The call may or may not have taken effect; verify i
  * used (UNEXPECTED after it ran): its action took effect, so calling again would do it twice.
  */
 export const RAN_UNREAD = 'The call ran and its action took effect, but its answer could not be read; do not call it again: tell the user it was done and that its result is not available.';
+
+/**
+ * The next step after a refusal of a tool whose circuit breaker is open, when the breaker knows
+ * when it may let a call through again (`retryAfterMs`, rounded up to whole seconds).
+ */
+export function breakerOpenSuggestion(retryAfterMs: number): string {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return `The tool is temporarily unavailable after repeated failures; use another tool, or try again in about ${seconds} second${seconds === 1 ? '' : 's'}.`;
+}
 
 /** What a failure's suggestion depends on besides its kind, when the caller knows it. */
 export interface FailureFacts {

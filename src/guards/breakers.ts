@@ -87,6 +87,7 @@ export function createBreakers(options: BreakersOptions = {}): Breakers {
       return breakers.size;
     },
     isOpen: (tool) => breakers.get(tool)?.refusing() ?? false,
+    retryAfterMs: (tool) => breakers.get(tool)?.retryAfterMs(),
     tryAcquire: (tool, timeoutMs) => breakerOf(tool).tryAcquire(timeoutMs),
     record: (tool, ticket, outcome) => breakerOf(tool).record(ticket, outcome),
   };

@@ -27,6 +27,12 @@ export interface ToolBreaker {
   tryAcquire(timeoutMs: number): BreakerTicket | undefined;
   /** Records the outcome of the attempt `ticket` admitted. */
   record(ticket: BreakerTicket, outcome: BreakerOutcome): void;
+  /**
+   * While it refuses, about how long until it may let a call through: until it half-opens, or, its
+   * probe out, until the probe's tool times out (by then the probe has closed or re-opened it).
+   * Undefined when it does not refuse.
+   */
+  retryAfterMs(): number | undefined;
   /** Success ratio of counted attempts in the window, weighted by state (closed 1, half-open 0.5, open 0). */
   healthScore(): number;
   shutdown(): void;
@@ -60,10 +66,11 @@ const STATE_WEIGHT: Readonly<Record<BreakerState, number>> = { closed: 1, half_o
  * later outcomes or by a probe that ran after it was admitted.
  */
 export function createToolBreaker(settings: BreakerSettings, rotation: EventEmitter, onState: (state: BreakerState) => void, now: () => number): ToolBreaker {
+  // A longer timer would fire after 1 ms: the breaker would half-open at once (the config refuses it).
+  const resetTimeout = Math.min(settings.halfOpenAfterMs, MAX_TIMER_MS);
   const opossum = new CircuitBreaker(noAction, {
     timeout: false,
-    // A longer timer would fire after 1 ms: the breaker would half-open at once (the config refuses it).
-    resetTimeout: Math.min(settings.halfOpenAfterMs, MAX_TIMER_MS),
+    resetTimeout,
     rollingPercentilesEnabled: false,
     enableSnapshots: false,
     rotateBucketController: rotation,
@@ -74,13 +81,18 @@ export function createToolBreaker(settings: BreakerSettings, rotation: EventEmit
   let current: BreakerTicket = Object.freeze({ probe: false, generation });
   let probeAt: number | undefined;
   let probeLeaseMs = settings.probeLeaseMs;
+  let probeTimeoutMs = 0;
+  let halfOpensAt = 0;
   const issue = (probe: boolean) => (current = Object.freeze({ probe, generation: ++generation }));
   const changed = (state: BreakerState) => {
     probeAt = undefined;
     issue(false);
     onState(state);
   };
-  opossum.on('open', () => changed('open'));
+  opossum.on('open', () => {
+    halfOpensAt = now() + resetTimeout;
+    changed('open');
+  });
   opossum.on('halfOpen', () => changed('half_open'));
   opossum.on('close', () => changed('closed'));
 
@@ -99,6 +111,7 @@ export function createToolBreaker(settings: BreakerSettings, rotation: EventEmit
       if (opossum.closed) return current;
       if (opossum.opened || probeOut()) return undefined;
       probeAt = now();
+      probeTimeoutMs = timeoutMs;
       probeLeaseMs = Math.max(settings.probeLeaseMs, timeoutMs + PROBE_LEASE_MARGIN_MS);
       return issue(true);
     },
@@ -120,6 +133,10 @@ export function createToolBreaker(settings: BreakerSettings, rotation: EventEmit
       if (!counts) return;
       consecutive = ok ? 0 : consecutive + 1;
       if (!ok && trips()) opossum.open();
+    },
+    retryAfterMs() {
+      if (opossum.opened) return Math.max(0, halfOpensAt - now());
+      return opossum.halfOpen && probeOut() ? Math.max(0, probeAt! + probeTimeoutMs - now()) : undefined;
     },
     healthScore() {
       const { ok, failed } = window.totals();

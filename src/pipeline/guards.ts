@@ -48,6 +48,11 @@ export interface BreakerGate {
   /** True when the tool's breaker is open (no side effect). */
   isOpen(tool: string): boolean;
   /**
+   * While the tool's breaker refuses calls, about how long until it may let one through (its
+   * half-open time, or its probe's timeout); undefined when it does not refuse, or cannot tell.
+   */
+  retryAfterMs?(tool: string): number | undefined;
+  /**
    * Admits an attempt, taking the single half-open probe when it is free (held for at least
    * `timeoutMs`, the tool's timeout): the ticket to record its outcome with, or undefined if refused.
    */

@@ -1,15 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { status } from '@grpc/grpc-js';
 import { ErrorKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
-import { DispatchError, HardError, kindName } from '../errors';
+import { DispatchError, HardError } from '../errors';
 import { canonicalJson } from '../json';
 import type { ResolvedTool } from '../registry';
-import { newResultHandle, NO_STREAK, StoreUnavailableError, type ClaimOutcome, type FinishAttempt, type LoopStreak, type SessionBudget, type SessionScope } from '../store';
+import { newResultHandle, NO_STREAK, StoreUnavailableError, type ClaimOutcome, type FinishAttempt, type LoopStreak, type SessionBudget } from '../store';
 import { boundResult } from './bound-result';
 import { memoryEntry } from './memory-entry';
-import type { ToolRates, ToolSlots } from './guards';
 import type { AttemptObserver, CallObserver } from './observer';
-import type { PipelineDeps, Release, TurnContext } from './pipeline-deps';
+import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import { applyPreHooks } from './pre-attempt';
 import { errorResult, fullTextNotKept, replayedResult, toolResult, toStored } from './results';
 import { breakerKey } from './breaker-key';
@@ -24,6 +23,8 @@ import { loopOp } from './loop-op';
 import { checkMayStart } from './turn-error';
 import { countsForBreaker, postHookNotes } from './attempt-end';
 import { AnsweredByRecord } from './answered-by-record';
+import { failedBefore, finished, releaseClaim } from './attempt-outcome';
+import { breakerOpen, failedThenRefused, hasRecord } from './breaker-refusal';
 
 /** What the attempts of one call share. */
 export interface CallProgress {
@@ -34,6 +35,8 @@ export interface CallProgress {
   budgetsCounted?: Set<string>;
   /** The loop operation and record of the call's last attempt, when it failed (see sameFailure). */
   lastFailure?: { readonly op: string; readonly record: string };
+  /** The error of the call's last attempt that ran its tool and failed, and the tool's name (see failedThenRefused). */
+  ranAndFailed?: { readonly tool: string; readonly error: DispatchError };
 }
 
 /** The result of one attempt and, when it failed, why. */
@@ -77,15 +80,21 @@ export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     // keyed them, so a retry across an upgrade finds its record; docs/policies.md, `modify`).
     // The planner's reading is of rawArgs: taken only when the attempt runs with them.
     const known = ready === rawArgs ? reading : undefined;
-    const callKey = new CallKey(turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId }, tool, ready, known?.canonical ?? canonicalJson(ready), known?.op);
+    const scope = turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId };
+    const callKey = new CallKey(scope, tool, ready, known?.canonical ?? canonicalJson(ready), known?.op);
+    const attemptNow = (claims: boolean, skip: GateSkip | undefined, recordOnly: DispatchError | undefined) => attemptWith(deps, turn, obs, attemptObs, callId, tool, ready, attempt, warnings, started, progress, callKey, claims, skip, recordOnly);
     const work = () => {
       // Decided once the resource is held (a write it waited for has evicted what it wrote), before
-      // the slot and turn: an attempt that will not reach the tool skips them.
-      const claims = !tool.readOnly && !deps.guards.breaker.isOpen(breakerKey(tool));
+      // the slot and turn: an attempt that will not reach the tool skips them. A side-effecting
+      // call its breaker refuses takes no claim, unless its record answers it as with the breaker
+      // closed (DESIGN section 5): a read of the store only then. Refused, it may fall back.
+      if (!answered && !tool.readOnly && deps.guards.breaker.isOpen(breakerKey(tool))) {
+        return hasRecord(deps, scope, tool, callKey.value).then((found) => (found ? attemptNow(true, ANSWERED_BY_RECORD, breakerOpen(deps, tool)) : attemptNow(false, undefined, undefined)));
+      }
+      const claims = !tool.readOnly;
       const { slots, rates } = deps.guards;
       const skip = answered ? ANSWERED_BY_RECORD : slots || rates ? gateSkip(deps.guards, tool, callKey, claims) : undefined;
-      const attemptNow = () => attemptWith(deps, turn, obs, attemptObs, callId, tool, ready, attempt, warnings, started, progress, callKey, claims, skip, answered?.refusal);
-      return (slots || rates) && !skip ? gated(slots, rates, tool, turn, attemptNow, hookFailure) : attemptNow();
+      return (slots || rates) && !skip ? gated(slots, rates, tool, turn, () => attemptNow(claims, skip, answered?.refusal), hookFailure) : attemptNow(claims, skip, answered?.refusal);
     };
     return held === undefined ? work() : whileHeld(held, work);
   };
@@ -98,9 +107,9 @@ const ANSWERED_BY_RECORD: GateSkip = Object.freeze({});
 
 /**
  * Steps 3-11 of an attempt, with the arguments the hooks left (keyed by `callKey`); `wantClaim`:
- * a side-effecting call whose breaker was not open; `skip`: why it took no slot or turn, if so;
- * `recordOnly`: the refusal of an attempt let through only for its record (AnsweredByRecord),
- * should its claim find none.
+ * a side-effecting call whose breaker was not open, or whose record answers it; `skip`: why it
+ * took no slot or turn, if so; `recordOnly`: the refusal of an attempt let through only for its
+ * record (AnsweredByRecord, or its breaker open), should its claim find none.
  */
 async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, attemptObs: AttemptObserver, callId: string, tool: ResolvedTool, args: unknown, attempt: number, warnings: string[], started: number, progress: CallProgress, callKey: CallKey, wantClaim: boolean, skip: GateSkip | undefined, recordOnly?: DispatchError): Promise<AttemptResult> {
   const scope = turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId };
@@ -167,15 +176,9 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   }
   // Its memo entry went stale while the store answered (a write, a session end): it takes its slot and turn now, and begins again.
   if (skip?.memoized && !memoServes(deps.guards.memo!, callKey.local, skip.memoized)) return gated(deps.guards.slots, deps.guards.rates, tool, turn, () => attemptWith(deps, turn, obs, attemptObs, callId, tool, args, attempt, warnings, started, progress, callKey, wantClaim, undefined), (e) => failedBefore(attemptObs, callId, tool, DispatchError.from(e, 'before'), attempt, started, warnings));
-  // A side-effecting attempt that took no claim (its breaker was open when it began) never runs,
-  // even if the breaker let calls through again while the store answered.
-  const ticket = wantClaim || tool.readOnly ? deps.guards.breaker.tryAcquire(breaker, tool.timeoutMs) : undefined;
-  if (ticket === undefined) {
-    if (claimed) await releaseClaim(deps, scope, op, callKey.value, owner);
-    return failedBefore(attemptObs, callId, tool, refused(ErrorKind.BREAKER_OPEN, `tool "${tool.name}" is temporarily unavailable: its circuit breaker is open after repeated failures`, true), attempt, started, warnings);
-  }
+  // A record answers before the breaker gate: its call does not reach the tool, whatever the
+  // breaker says (nor takes a half-open probe).
   if (claim?.state === 'completed') {
-    deps.guards.breaker.record(breaker, ticket, { ok: true, counts: false, durationMs: 0 });
     obs.replay(attempt);
     const result = replayedResult(callId, claim.result, attempt, Math.round(performance.now() - started));
     // A replay repeats the call's result: it counts in the loop window, as a memoized result does,
@@ -185,9 +188,16 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     return finished(attemptObs, result);
   }
   const refusal = claimRefusal(claim);
-  if (refusal) {
-    deps.guards.breaker.record(breaker, ticket, { ok: true, counts: false, durationMs: 0 });
-    return failedBefore(attemptObs, callId, tool, refusal, attempt, started, warnings);
+  if (refusal) return failedBefore(attemptObs, callId, tool, refusal, attempt, started, warnings);
+  // A side-effecting attempt that took no claim (its breaker was open when it began) never runs,
+  // even if the breaker let calls through again while the store answered.
+  const ticket = wantClaim || tool.readOnly ? deps.guards.breaker.tryAcquire(breaker, tool.timeoutMs) : undefined;
+  if (ticket === undefined) {
+    if (claimed) await releaseClaim(deps, scope, op, callKey.value, owner);
+    const closed = breakerOpen(deps, tool);
+    const failure = progress.ranAndFailed?.tool === tool.name ? progress.ranAndFailed.error : undefined;
+    // Refused after its own tool failed (its failures opened the breaker): the model reads that failure.
+    return failedBefore(attemptObs, callId, tool, closed, attempt, started, warnings, failure && failedThenRefused(failure, closed));
   }
 
   if (turn.signal.aborted) {
@@ -216,6 +226,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   else if (run.kind === 'timeout') error = new DispatchError(ErrorKind.TIMEOUT, `the tool did not answer within ${timeoutMs} ms`, { phase, recoverable: tool.readOnly });
   else error = DispatchError.from(run.error, 'during');
   if (error && !tool.readOnly && error.kind !== ErrorKind.CANCELLED) error = sideEffectFailure(error, tool, claimed);
+  if (error) progress.ranAndFailed = { tool: tool.name, error };
   const execMs = performance.now() - execStarted;
 
   const durationMs = Math.round(performance.now() - started);
@@ -270,26 +281,4 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   const counts = !cached && (!failed || countsForBreaker(error!));
   deps.guards.breaker.record(breaker, ticket, { ok: !failed, counts, durationMs: execMs });
   return outcome;
-}
-
-/** Ends an attempt: its TOOL_POST, and what it gives the call. */
-function finished(attemptObs: AttemptObserver, result: ToolResult, error?: DispatchError): AttemptResult {
-  // A replayed failure has no error of its own: its stored kind is the outcome.
-  const kind = error?.kind ?? (result.isError ? result.error?.kind : undefined);
-  attemptObs.post({ isError: result.isError, errorKind: kind === undefined ? undefined : kindName(kind), resolvedTool: result.resolvedToolName, durationMs: result.durationMs, replay: result.idempotentReplay, cached: result.cached, truncated: result.truncated, outputChars: result.output.length });
-  return { result, error };
-}
-
-/** Ends an attempt that failed before its tool ran (or instead of it). */
-function failedBefore(attemptObs: AttemptObserver, callId: string, tool: ResolvedTool, error: DispatchError, attempt: number, started: number, warnings: string[]): AttemptResult {
-  return finished(attemptObs, errorResult(callId, tool.name, error, attempt, Math.round(performance.now() - started), warnings), error);
-}
-
-/** Gives up a claim taken for an attempt that will not run; on failure the lease runs out by itself. */
-async function releaseClaim(deps: PipelineDeps, scope: SessionScope, op: string, key: string, owner: string): Promise<void> {
-  try {
-    await deps.store.finishAttempt({ scope, op, idempotency: { key, action: 'release', owner } });
-  } catch {
-    // The lease runs out by itself.
-  }
 }

@@ -1,0 +1,55 @@
+import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
+import { breakerOpenSuggestion, DispatchError, suggestionFor } from '../errors';
+import type { ResolvedTool } from '../registry';
+import type { SessionScope } from '../store';
+import { breakerKey } from './breaker-key';
+import type { PipelineDeps } from './pipeline-deps';
+
+/**
+ * The refusal of an attempt its tool's breaker does not let through: recoverable, with when the
+ * breaker may let a call through again (retry_after_ms and the suggestion), when it can tell.
+ */
+export function breakerOpen(deps: PipelineDeps, tool: ResolvedTool): DispatchError {
+  const wait = deps.guards.breaker.retryAfterMs?.(breakerKey(tool));
+  const retryAfterMs = wait === undefined ? undefined : Math.max(1, Math.ceil(wait));
+  return new DispatchError(ErrorKind.BREAKER_OPEN, `tool "${tool.name}" is temporarily unavailable: its circuit breaker is open after repeated failures`, {
+    phase: 'before',
+    recoverable: true,
+    retryAfterMs,
+    suggestion: retryAfterMs === undefined ? undefined : breakerOpenSuggestion(retryAfterMs),
+  });
+}
+
+/**
+ * What a call whose retry its breaker refused is told: the error its tool gave (`failure`, the
+ * call's last attempt on it that ran), which the refusal would hide, and that the tool is now
+ * unavailable (DESIGN section 3, step 12: a call not retried returns its original error). A
+ * recoverable one says when to call again, as the refusal does.
+ */
+export function failedThenRefused(failure: DispatchError, refusal: DispatchError): DispatchError {
+  const message = `${failure.message} (not retried: the tool's circuit breaker opened after repeated failures, so it is temporarily unavailable)`;
+  const { recoverable } = failure;
+  return new DispatchError(failure.kind, message, {
+    phase: failure.phase,
+    recoverable,
+    cause: failure,
+    httpStatus: failure.httpStatus,
+    retryAfterMs: recoverable ? refusal.retryAfterMs : failure.retryAfterMs,
+    suggestion: recoverable ? (refusal.suggestion ?? suggestionFor(ErrorKind.BREAKER_OPEN)) : failure.suggestion,
+  });
+}
+
+/**
+ * Whether the session holds an idempotency record of `key` (the claim's key), asked for a
+ * side-effecting call its breaker refuses: one with a record is answered from it, as with the
+ * breaker closed (DESIGN section 5), and never falls back. A round trip only while the breaker
+ * refuses. A store that cannot be read is no record: the call goes on to be refused.
+ */
+export async function hasRecord(deps: PipelineDeps, scope: SessionScope, tool: ResolvedTool, key: string): Promise<boolean> {
+  try {
+    return (await deps.store.findRecord(scope, key)) !== undefined;
+  } catch (error) {
+    deps.logger.warn('store unavailable for the record of a call its breaker refuses; refused without it', { tool: tool.name, error: (error as Error).message });
+    return false;
+  }
+}

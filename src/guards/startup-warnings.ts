@@ -1,5 +1,6 @@
 import { Effect, type ToolSpec } from '../../gen/dispatch/v1/tool_pb';
 import type { DispatchConfig } from '../config';
+import { TOOL_DEFAULTS } from '../options';
 import { suggestKey } from '../config/unknown-key';
 import { globAny, globMatch } from './glob';
 import { isRecord, parseMatch } from './parse-rule';
@@ -83,7 +84,67 @@ export function fallbackEffectWarnings(tools: readonly ToolSpec[]): StartupWarni
   return warnings;
 }
 
-/** Every start-up warning of the config file's `policies:` and `tools:`. */
-export function startupWarnings(config: Pick<DispatchConfig, 'policies' | 'tools'>): StartupWarning[] {
-  return [...policyMatchWarnings(config.policies, config.tools), ...fallbackEffectWarnings(config.tools)];
+/** A tool's loop thresholds, as the file spells them, with their defaults (tool-defaults). */
+const LOOP_THRESHOLDS = [
+  { key: 'warn_threshold', field: 'warnThreshold', byDefault: TOOL_DEFAULTS.loopWarn, off: 'warned of (LOOP_WARNING)' },
+  { key: 'stop_threshold', field: 'stopThreshold', byDefault: TOOL_DEFAULTS.loopStop, off: 'stopped (LOOP_DETECTED)' },
+  { key: 'failure_warn_threshold', field: 'failureWarnThreshold', byDefault: TOOL_DEFAULTS.failureWarn, off: 'warned of failing the same way' },
+  { key: 'failure_block_threshold', field: 'failureBlockThreshold', byDefault: TOOL_DEFAULTS.failureBlock, off: 'refused (LOOP_BLOCKED)' },
+] as const;
+
+type LoopThreshold = (typeof LOOP_THRESHOLDS)[number];
+
+/** "a, b or c". */
+const either = (items: readonly string[]) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`);
+
+/** The threshold a tool's `loop:` sets (0 is the default), or undefined. */
+function ownThreshold(tool: ToolSpec, t: LoopThreshold): number | undefined {
+  const value = tool.loop?.[t.field];
+  return value === undefined || value === 0 ? undefined : value;
+}
+
+/**
+ * Loop settings that turn loop detection off without a word (DESIGN section 6). A streak is
+ * counted within the session's window, so a threshold above `limits.loop_window` is never reached:
+ * the default ones (every tool that does not set its own, including those registered later) or a
+ * config-file tool's own. A warning threshold above its stop (or block) threshold never warns: the
+ * call is stopped first (one equal to it warns once, on the call before the stop).
+ */
+export function loopSettingWarnings(tools: readonly ToolSpec[], loopWindow: number): StartupWarning[] {
+  const warnings: StartupWarning[] = [];
+  const unreached = LOOP_THRESHOLDS.filter((t) => t.byDefault > loopWindow);
+  if (unreached.length > 0) {
+    const listed = unreached.map((t) => `${t.key} ${t.byDefault}`).join(', ');
+    warnings.push({
+      message: `limits.loop_window ${loopWindow} is smaller than the default loop ${listed}: a session's window never holds that many repeats of a call, so a repeated call of a tool without its own threshold is never ${either(unreached.map((t) => t.off))}; make loop_window at least ${Math.max(...unreached.map((t) => t.byDefault))}`,
+      fields: { loopWindow, thresholds: unreached.map((t) => t.key) },
+    });
+  }
+  for (const tool of tools) {
+    for (const t of LOOP_THRESHOLDS) {
+      const own = ownThreshold(tool, t);
+      if (own === undefined || own <= loopWindow) continue;
+      warnings.push({
+        message: `tool "${tool.name}": loop.${t.key} ${own} is larger than limits.loop_window ${loopWindow}: a session's window never holds that many repeats of a call, so a repeated call of it is never ${t.off}`,
+        fields: { tool: tool.name, threshold: t.key, value: own, loopWindow },
+      });
+    }
+    for (const [warn, stop] of [[LOOP_THRESHOLDS[0], LOOP_THRESHOLDS[1]], [LOOP_THRESHOLDS[2], LOOP_THRESHOLDS[3]]] as const) {
+      if (ownThreshold(tool, warn) === undefined && ownThreshold(tool, stop) === undefined) continue;
+      const warnAt = ownThreshold(tool, warn) ?? warn.byDefault;
+      const stopAt = ownThreshold(tool, stop) ?? stop.byDefault;
+      if (warnAt <= stopAt) continue;
+      const said = (t: LoopThreshold, value: number) => `${t.key} ${value}${ownThreshold(tool, t) === undefined ? ' (the default)' : ''}`;
+      warnings.push({
+        message: `tool "${tool.name}": loop.${said(warn, warnAt)} is larger than its ${said(stop, stopAt)}: a repeated call is ${stop.off} before it is ever warned of; make ${warn.key} at most ${stop.key}`,
+        fields: { tool: tool.name, threshold: warn.key, value: warnAt, [stop.key]: stopAt },
+      });
+    }
+  }
+  return warnings;
+}
+
+/** Every start-up warning of the config file's `policies:`, `tools:` and loop settings. */
+export function startupWarnings(config: Pick<DispatchConfig, 'policies' | 'tools' | 'limits'>): StartupWarning[] {
+  return [...policyMatchWarnings(config.policies, config.tools), ...fallbackEffectWarnings(config.tools), ...loopSettingWarnings(config.tools, config.limits.loopWindow)];
 }

@@ -17,8 +17,15 @@ export function postHookNotes(deps: PipelineDeps, input: PostHookInput): readonl
 
 const NO_NOTES: readonly string[] = [];
 
-/** Failures that count against a breaker: timeouts, transport errors, crashes, 5xx and 408. */
+/**
+ * Failures that count against a breaker (DESIGN section 8): timeouts, transport and executor
+ * errors (a connection refused or lost, a worker gone), crashes, and answers of 5xx or 408. An
+ * answer with any other HTTP status (4xx, 429) is not counted, nor is an error the tool answered
+ * itself, which says no more of its health than a 4xx: a worker's `is_error` completion, an MCP
+ * tool's `isError` result or its server's JSON-RPC error, a redirect dispatch does not follow.
+ * Counted, one tenant's bad calls to a shared tool would open its breaker for every tenant.
+ */
 export function countsForBreaker(error: DispatchError): boolean {
-  if (error.kind === ErrorKind.TIMEOUT || error.kind === ErrorKind.UNAVAILABLE || error.kind === ErrorKind.UNEXPECTED) return true;
-  return error.kind === ErrorKind.TOOL_ERROR && (error.httpStatus === undefined || serverTrouble(error.httpStatus));
+  if (error.httpStatus !== undefined) return serverTrouble(error.httpStatus);
+  return error.kind === ErrorKind.TIMEOUT || error.kind === ErrorKind.UNAVAILABLE || error.kind === ErrorKind.UNEXPECTED;
 }

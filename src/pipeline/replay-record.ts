@@ -5,14 +5,34 @@ import type { CallObserver } from './observer';
 import type { PipelineDeps } from './pipeline-deps';
 import type { CallProgress } from './run-attempt';
 
+/** What the loop window reads of a failure. */
+export type LoopFailure = Pick<DispatchError, 'kind' | 'message'> & Partial<Pick<DispatchError, 'phase' | 'recoverable' | 'retryAfterMs'>>;
+
+/**
+ * A failure after which the model was told to call again later, unchanged: the tool did not run
+ * (a 429, a refusal before it ran: an unreachable tool, no worker) and calling again may succeed,
+ * or the tool said it was busy and when to call again (a 503 with Retry-After). Such a call is
+ * the model doing as it was told, not a loop, so it is neither counted nor warned of: five of them
+ * would otherwise refuse the call LOOP_BLOCKED once the tool is back (DESIGN section 6). A tool
+ * that stays unreachable, or answers 503, opens its breaker instead (DESIGN section 8).
+ * BREAKER_OPEN, STORE_UNAVAILABLE and a rate limit's or cap's refusal end before any record.
+ */
+function callAgainLater(failure: LoopFailure): boolean {
+  return failure.recoverable === true && (failure.phase === 'before' || failure.retryAfterMs !== undefined);
+}
+
 /**
  * What the loop window compares of an attempt's result: the output the model is shown (bounded:
- * head, tail and the count omitted) of a success, the kind and message of a failure. A replay of
- * the stored result records the same, so replays of a bounded result are repeats from the first.
+ * head, tail and the count omitted) of a success, the kind and message of a failure; undefined,
+ * nothing recorded, for a failure that asked to be called again later (callAgainLater). A replay
+ * of the stored result records the same, so replays of a bounded result are repeats from the first.
  */
-export function loopRecordOf(output: string, failure: Pick<DispatchError, 'kind' | 'message'> | undefined): string {
-  return failure ? `${failure.kind}\u0000${failure.message}` : output;
+export function loopRecordOf(output: string, failure: LoopFailure | undefined): string | undefined {
+  if (!failure) return output;
+  return callAgainLater(failure) ? undefined : failureRecord(failure);
 }
+
+const failureRecord = (failure: LoopFailure) => `${failure.kind}\u0000${failure.message}`;
 
 /**
  * Records a replayed result in the session's loop window, as the attempt that ran recorded its
@@ -20,7 +40,8 @@ export function loopRecordOf(output: string, failure: Pick<DispatchError, 'kind'
  * warning). One store step: a replay takes no other after its claim.
  */
 export async function recordReplay(deps: PipelineDeps, scope: SessionScope, op: string, stored: StoredResult): Promise<LoopStreak | undefined> {
-  const result = loopRecordOf(stored.output, stored.isError ? { kind: stored.errorKind ?? 0, message: stored.errorMessage ?? '' } : undefined);
+  // A stored failure ran to its answer (a claim is kept only then): never one to call again later.
+  const result = stored.isError ? failureRecord({ kind: stored.errorKind ?? 0, message: stored.errorMessage ?? '' }) : stored.output;
   try {
     const after = await deps.store.finishAttempt({ scope, op, record: { result, failed: stored.isError, window: deps.limits.loopWindow } });
     return after.streak;
@@ -31,14 +52,21 @@ export async function recordReplay(deps: PipelineDeps, scope: SessionScope, op: 
 }
 
 /**
- * True when this attempt failed with the same loop record, on the same operation, as the call's
- * last attempt: a retry failing again, which the loop window already counts. Remembers this
- * attempt's failure (or forgets the last one, on a success) for the next.
+ * True when this attempt's failure adds nothing to the loop window, nor warns: a retry failing
+ * with the same loop record, on the same operation, as the call's last attempt (the window already
+ * counts it), or a failure that records nothing (`record` undefined: loopRecordOf). Remembers
+ * this attempt's failure (or forgets the last one, on a success) for the next; one that records
+ * nothing leaves the last one as it was.
  */
 export function sameFailure(progress: CallProgress, op: string, record: string | undefined, failed: boolean): boolean {
+  if (!failed) {
+    progress.lastFailure = undefined;
+    return false;
+  }
+  if (record === undefined) return true;
   const last = progress.lastFailure;
-  progress.lastFailure = failed && record !== undefined ? { op, record } : undefined;
-  return failed && last !== undefined && last.op === op && last.record === record;
+  progress.lastFailure = { op, record };
+  return last !== undefined && last.op === op && last.record === record;
 }
 
 /** Adds the loop warning the streak calls for, if any; true when it did. */

@@ -27,6 +27,15 @@ const BEFORE_CODES = new Set([
   'ERR_SSL_WRONG_VERSION_NUMBER',
 ]);
 
+/**
+ * zlib's and brotli's decoding failures: the tool answered, with a body its Content-Encoding did
+ * not describe (corrupt or cut gzip, deflate or br). A connection lost mid-body fails with the
+ * socket's error instead.
+ */
+function undecodable(code: string): boolean {
+  return code.startsWith('Z_') || code.startsWith('ERR__ERROR_FORMAT') || code.startsWith('ERR_BROTLI') || code === 'ERR_ZLIB_INITIALIZATION_FAILED';
+}
+
 /** The errors of `error`'s cause chain, itself first (at most 4). */
 function* causes(error: unknown): Generator<object> {
   let current: unknown = error;
@@ -48,8 +57,9 @@ function causeCode(error: unknown): string | undefined {
  * Translates a Node/undici transport error into a DispatchError. `sent` says whether the request
  * was handed to a connected socket: when it was not, any error happened before the tool ran (a
  * DNS failure, a refused or unroutable connection, a closed client). When it was, or is not known,
- * the codes above are before and resets and anything else during. A connection the destination
- * policy refused is BLOCKED (before, not retried).
+ * the codes above are before, a body that cannot be decoded is UNEXPECTED after (the tool
+ * answered), and resets and anything else during. A connection the destination policy refused is
+ * BLOCKED (before, not retried).
  */
 export function fromTransportError(error: unknown, url: string, sent?: boolean): DispatchError {
   if (error instanceof DispatchError) return error;
@@ -67,6 +77,16 @@ export function fromTransportError(error: unknown, url: string, sent?: boolean):
     return new DispatchError(ErrorKind.UNAVAILABLE, `could not reach the tool at ${url} (${code})`, {
       phase: 'before',
       recoverable: true,
+      cause: error,
+    });
+  }
+  if (undecodable(code)) {
+    // It ran and answered: its answer broke the HTTP contract, as a non-JSON body of a
+    // returns_json tool does (DESIGN section 11). After, so not retried, and a side-effecting
+    // call's record keeps it rather than marking its outcome unknown.
+    return new DispatchError(ErrorKind.UNEXPECTED, `the tool at ${url} answered, but its body could not be decoded as its Content-Encoding says (${code}); the answer is lost`, {
+      phase: 'after',
+      recoverable: false,
       cause: error,
     });
   }

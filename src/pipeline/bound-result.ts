@@ -82,12 +82,7 @@ export function shortened(text: string, max: number): string {
 }
 
 /**
- * The code points [offset, offset + limit) of `text`, walking to `offset` without building an
- * array: ReadResult pages a spilled text (up to 16 Mi characters) this way, each page once.
+ * The code points [offset, offset + limit) of `text`, walking from its start without building an
+ * array (the store's, which pages a spilled text by its chunks: see store/spilled-text.ts).
  */
-export function sliceCodePoints(text: string, offset: number, limit: number): string {
-  if (!SURROGATE.test(text)) return text.slice(offset, offset + limit);
-  const start = unitIndex(text, offset);
-  const end = start + unitIndex(text.slice(start, start + 2 * limit), limit);
-  return text.slice(start, end);
-}
+export { slicePoints as sliceCodePoints } from '../store/spilled-text';

@@ -1,7 +1,7 @@
 import { create } from '@bufbuild/protobuf';
 import { ToolErrorSchema, ToolResultSchema, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { toErrorJson, suggestionFor, type DispatchError } from '../errors';
-import type { StoredResult } from '../store';
+import { fullTextNotKeptWarning, type StoredResult } from '../store';
 import { codePointLength } from './bound-result';
 
 type ToolResultInit = Partial<Omit<ToolResult, '$typeName'>>;
@@ -24,7 +24,7 @@ export function toolResult(init: ToolResultInit): ToolResult {
  */
 export function fullTextNotKept(result: ToolResult, text: string): void {
   result.resultHandle = '';
-  result.warnings.push(`the full text of this result (${codePointLength(text)} characters) could not be kept, so it cannot be read with ReadResult; only the part shown here is available`);
+  result.warnings.push(fullTextNotKeptWarning(codePointLength(text)));
 }
 
 /** A failed call's result: the error JSON as output, the error fields set. */
@@ -68,12 +68,18 @@ export function replayedResult(callId: string, stored: StoredResult, attempts: n
     truncated: stored.truncated,
     resultHandle: stored.resultHandle,
     idempotentReplay: true,
+    // Records of older versions have none.
+    warnings: stored.warnings ? [...stored.warnings] : [],
   });
 }
 
-/** The record kept for replay of a finished result. */
+/**
+ * The record kept for replay of a finished result. Its warnings are copied (a later one, such as
+ * a full text not kept, is added to the record by the store that did not keep it), and left out
+ * when there are none, so that most records stay as small as before.
+ */
 export function toStored(result: ToolResult): StoredResult {
-  return {
+  const stored: StoredResult = {
     output: result.output,
     isError: result.isError,
     errorKind: result.error?.kind,
@@ -85,4 +91,5 @@ export function toStored(result: ToolResult): StoredResult {
     resultHandle: result.resultHandle,
     durationMs: result.durationMs,
   };
+  return result.warnings.length === 0 ? stored : { ...stored, warnings: [...result.warnings] };
 }

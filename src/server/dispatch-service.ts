@@ -3,23 +3,21 @@ import * as grpc from '@grpc/grpc-js';
 import {
   DispatchMode,
   EndSessionResponseSchema,
-  ReadResultResponseSchema,
   type DispatchRequest,
   type DispatchResponse,
   type EndSessionRequest,
   type EndSessionResponse,
-  type ReadResultRequest,
-  type ReadResultResponse,
   type ToolResult,
 } from '../../gen/dispatch/v1/dispatch_pb';
 import type { ServerSurfaceCall } from '@grpc/grpc-js/build/src/server-call';
 import { HardError } from '../errors';
 import { throttledWarn } from '../log';
-import { codePointLength, createAbortScope, DEADLINES, dispatchSequential, onAbort, sliceCodePoints, turnError, type PipelineDeps, type TurnContext } from '../pipeline';
+import { createAbortScope, DEADLINES, dispatchSequential, onAbort, turnError, type PipelineDeps, type TurnContext } from '../pipeline';
 import { MAX_TOOL_NAME_CHARS } from '../registry/validate-spec';
 import { RpcError, unary } from './grpc-adapter';
 import { MAX_OFFERED_TOOLS, sentCounts } from './dispatch-request-codec';
-import { fitResponse, SLACK_BYTES } from './fit-response';
+import { fitResponse } from './fit-response';
+import { readResultHandler } from './read-result';
 import { createTurnAdmission, type TurnAdmission } from './turn-admission';
 import type { Authenticator } from './principal';
 
@@ -38,9 +36,6 @@ export interface DispatchServiceOptions {
   /** The bounds on turns running at once. @default from deps.limits */
   readonly admission?: TurnAdmission;
 }
-
-const READ_DEFAULT = 8_000;
-const READ_MAX = 65_536;
 
 /**
  * A session id the stores can key: local keys join tenant, session and tool with NUL, so a NUL in
@@ -170,20 +165,6 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
     }
   }
 
-  async function readResult(request: ReadResultRequest, call: grpc.ServerUnaryCall<ReadResultRequest, ReadResultResponse>): Promise<ReadResultResponse> {
-    const principal = authenticate(call, 'dispatch');
-    const text = await deps.store.readResult(principal.tenant, request.resultHandle).catch(() => {
-      throw new RpcError(grpc.status.UNAVAILABLE, 'the result store is unreachable; try again shortly');
-    });
-    if (text === undefined) throw new RpcError(grpc.status.NOT_FOUND, `result handle "${request.resultHandle.slice(0, 100)}" not found (it may have expired)`);
-    // A page fits in one response whatever its characters (4 bytes of UTF-8 at most each).
-    const limit = Math.min(request.limit === 0 ? READ_DEFAULT : request.limit, READ_MAX, Math.max(1, Math.floor((deps.limits.maxMessageBytes - SLACK_BYTES) / 4)));
-    const total = codePointLength(text);
-    const offset = Math.min(request.offset, total);
-    const slice = sliceCodePoints(text, offset, limit);
-    return create(ReadResultResponseSchema, { text: slice, totalChars: total, nextOffset: offset + codePointLength(slice) });
-  }
-
   async function endSession(request: EndSessionRequest, call: grpc.ServerUnaryCall<EndSessionRequest, EndSessionResponse>): Promise<EndSessionResponse> {
     const principal = authenticate(call, 'dispatch');
     // An unknown session's end is OK (DESIGN section 2), an empty or long id's too; a NUL is not.
@@ -197,7 +178,7 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
 
   return {
     dispatch: unary(logger, dispatch),
-    readResult: unary(logger, readResult),
+    readResult: unary(logger, readResultHandler(options)),
     endSession: unary(logger, endSession),
   };
 }

@@ -23,4 +23,6 @@ export { streakOf } from './loop-window';
 export type { WindowEntry } from './loop-window';
 export { hashKeyMaterial, idempotencyKey, keyMaterial } from './idempotency-key';
 export { localSessionKey } from './local-session-key';
+export type { TextPage } from './spilled-text';
+export { fullTextNotKeptWarning } from './spilled-text';
 export { newResultHandle, handleSession, handleScope } from './result-handle';

@@ -10,6 +10,7 @@ import { createMemoryBudget, memoryEntry, type MemoryEntry } from './memory-budg
 import { handleScope } from './result-handle';
 import { createSessionEndListeners } from './session-end-listeners';
 import { createSpillBudget } from './spill-budget';
+import { indexChunks, pageOf, type ChunkIndex } from './spilled-text';
 import { StoreUnavailableError, type ClaimOutcome, type SessionScope, type Store } from './store';
 import { WindowBudget } from './window-budget';
 
@@ -42,8 +43,14 @@ interface SessionState {
   window: StreakIndex;
   /** When the loop window starts again empty: `windowTtlSeconds` after its last record (0: empty). */
   windowExpiresAt: number;
-  results?: Map<string, Expiring<string>>;
+  results?: Map<string, Expiring<Spilled>>;
   memory?: MemoryEntry[];
+}
+
+/** A spilled text with its chunk index, so that a ReadResult page costs about its size. */
+interface Spilled {
+  readonly text: string;
+  readonly index: ChunkIndex;
 }
 
 /** Window ops and results up to this many characters are kept as they are, longer ones hashed. */
@@ -164,8 +171,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
         windowEntries.recorded(state, t);
       }
       if (spill) {
-        const results = (state.results ??= new Map<string, Expiring<string>>());
-        const entry = { value: spill.text, expiresAt: t + spill.ttlSeconds * 1000 };
+        const results = (state.results ??= new Map<string, Expiring<Spilled>>());
+        const entry = { value: { text: spill.text, index: indexChunks(spill.text) }, expiresAt: t + spill.ttlSeconds * 1000 };
         results.set(spill.handle, entry);
         capMap(results, maxResults, (handle) => {
           spilled.drop(results, handle);
@@ -191,7 +198,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
     },
     async readResult(tenant, handle) {
       const scope = handleScope(tenant, handle);
-      return scope ? live(sessions.get(keyOf(scope))?.results?.get(handle), now()) : undefined;
+      return scope ? live(sessions.get(keyOf(scope))?.results?.get(handle), now())?.text : undefined;
+    },
+    async readResultPage(tenant, handle, offset, limit) {
+      const scope = handleScope(tenant, handle);
+      const spilled = scope ? live(sessions.get(keyOf(scope))?.results?.get(handle), now()) : undefined;
+      return spilled && pageOf(spilled.text, spilled.index, offset, limit);
     },
     async memory(scope) {
       const t = now();

@@ -1,4 +1,5 @@
 import type { SessionEndListener } from './session-end-listeners';
+import type { TextPage } from './spilled-text';
 
 /** The tenant and session a piece of state belongs to; every store key is namespaced by both. */
 export interface SessionScope {
@@ -19,6 +20,8 @@ export interface StoredResult {
   readonly truncated: boolean;
   readonly resultHandle: string;
   readonly durationMs: number;
+  /** The result's warnings, absent when it had none (and in records of older versions). */
+  readonly warnings?: readonly string[];
 }
 
 /** What an idempotency claim found. */
@@ -140,8 +143,14 @@ export interface Store {
    * running it (docs/policies.md, "Calls that ran already"). Rejects like the other steps.
    */
   findRecord(scope: SessionScope, key: string): RecordState | undefined | Promise<RecordState | undefined>;
-  /** The spilled text of a result handle of this tenant, or undefined. */
+  /** The whole spilled text of a result handle of this tenant, or undefined. */
   readResult(tenant: string, handle: string): Promise<string | undefined>;
+  /**
+   * The code points [offset, offset + limit) of the spilled text of a result handle of this
+   * tenant, with the text's length, or undefined: at a cost of about the page, not of the whole
+   * text (a spill is kept in chunks, see spilled-text.ts). An offset past the end gives ''.
+   */
+  readResultPage(tenant: string, handle: string, offset: number, limit: number): Promise<TextPage | undefined>;
   /** The session's trajectory memory, oldest first. */
   memory(scope: SessionScope): Promise<string[]>;
   /**

@@ -1,7 +1,7 @@
 import { parseConfig } from '../../src/config';
 import { randomUUID } from 'node:crypto';
 import { SILENT_LOGGER, type Logger } from '../../src/log';
-import { newResultHandle, type SessionScope, type StoredResult } from '../../src/store';
+import { fullTextNotKeptWarning, newResultHandle, type SessionScope, type StoredResult } from '../../src/store';
 import { connectRedis, createRedisStore, sessionKeys, whenReady, type RedisStore, type RedisStoreOptions } from '../../src/store/redis';
 import { resolveSpillLimits } from '../../src/store/redis/spill-limits';
 import { startRedis, type TestRedis } from '../helpers/redis-server';
@@ -68,7 +68,7 @@ test('spills stop at their share of maxmemory: a side-effecting claim still gets
   expect(kept.slice(-10)).toEqual(Array(10).fill(false));
   const used = Number(/\nused_memory:(\d+)/.exec(redis.cli('INFO', 'memory'))![1]);
   expect(used).toBeLessThan(0.5 * 20 * MIB + 2 * MIB);
-  expect(await replayOf(store, scope, refused!.key)).toEqual({ ...cut(refused!.handle), resultHandle: '' });
+  expect(await replayOf(store, scope, refused!.key)).toEqual({ ...cut(refused!.handle), resultHandle: '', warnings: [fullTextNotKeptWarning(MIB)] });
   expect(await replayOf(store, scope, 'big0')).toMatchObject({ resultHandle: expect.stringMatching(/./) });
   // The side-effecting call of another session claims, and its completion is kept.
   const other = fresh();
@@ -84,7 +84,7 @@ test('a spill longer than maxSpillBytes (UTF-8) is refused; one at the limit is 
   expect(await spill(store, scope, 'ascii', 'x'.repeat(1000))).toMatchObject({ kept: true });
   const long = await spill(store, scope, 'accents', 'é'.repeat(501));
   expect(long.kept).toBe(false);
-  expect(await replayOf(store, scope, 'accents')).toEqual({ ...cut(long.handle), resultHandle: '' });
+  expect(await replayOf(store, scope, 'accents')).toEqual({ ...cut(long.handle), resultHandle: '', warnings: [fullTextNotKeptWarning(501)] });
   await store.endSession(scope);
 });
 

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { shortHash } from '../../src/json';
-import { newResultHandle, StoreUnavailableError, type SessionScope } from '../../src/store';
+import { fullTextNotKeptWarning, newResultHandle, StoreUnavailableError, type SessionScope } from '../../src/store';
 import { connectRedis, createRedisStore, sessionKeys, whenReady, type RedisStore, type RedisStoreOptions } from '../../src/store/redis';
 import { freeRedisPort, monitorRedis, startRedis, type TestRedis } from '../helpers/redis-server';
 
@@ -32,19 +32,20 @@ describe('redis store', () => {
     await redis?.close();
   });
 
-  test('each step is one round trip: EVALSHA for the start and the finish of an attempt, GET for ReadResult', async () => {
+  test('each step is one round trip: EVALSHA for the start and the finish of an attempt and for a ReadResult page', async () => {
     const scope = fresh();
     await store.beginAttempt({ scope, op: 'warm', claim: { key: 'warm', leaseMs: 1000 } });
     await store.finishAttempt({ scope, op: 'warm', idempotency: { key: 'warm', action: 'release' } });
+    await store.readResultPage(scope.tenant, newResultHandle(scope.sessionId), 0, 10);
     const monitor = await monitorRedis(redis.port);
     for (let i = 0; i < 10; i++) {
       await store.beginAttempt({ scope, op: `op${i}`, claim: { key: `k${i}`, leaseMs: 5000 } });
       await store.finishAttempt({ scope, op: `op${i}`, record: { result: 'h', failed: false, window: 100 }, idempotency: { key: `k${i}`, action: 'complete', result, ttlSeconds: 60 }, spill: { handle: newResultHandle(scope.sessionId), text: 'long', ttlSeconds: 60 }, memory: { entry: 'm', max: 10, ttlSeconds: 60 } });
     }
-    await store.readResult(scope.tenant, newResultHandle(scope.sessionId));
+    await store.readResultPage(scope.tenant, newResultHandle(scope.sessionId), 0, 10);
     await sleep(50);
     monitor.stop();
-    expect(monitor.commands()).toEqual([...Array(20).fill('evalsha'), 'get']);
+    expect(monitor.commands()).toEqual(Array(21).fill('evalsha'));
   });
 
   test('loop-window ops are stored under the hash of their first format, so replicas of the previous version share windows', async () => {
@@ -156,8 +157,9 @@ describe('redis store', () => {
       claim = await store.beginAttempt({ scope, op: 'o', claim: { key: 'spilled', leaseMs: 5000 } }).then((r) => r.claim, () => undefined);
       if (claim?.state === 'completed') break;
     }
-    // Still cut (the model learns so), but with no handle that ReadResult would not find.
-    expect(claim).toEqual({ state: 'completed', result: { ...cut, resultHandle: '' } });
+    // Still cut (the model learns so), but with no handle that ReadResult would not find, and the
+    // warning that says why.
+    expect(claim).toEqual({ state: 'completed', result: { ...cut, resultHandle: '', warnings: [fullTextNotKeptWarning(19)] } });
     expect(await store.readResult(scope.tenant, handle)).toBeUndefined();
   });
 });

@@ -6,10 +6,15 @@
 -- ARGV[3] window size, ARGV[4] window TTL s, ARGV[5] idempotency action ('', complete, unknown,
 -- release), ARGV[6] stored result JSON (complete) or the claim's owner (release; '' for
 -- any owner), ARGV[7] record TTL s, ARGV[8] max records,
--- ARGV[9] spill TTL s ('' when none), ARGV[10] spilled text, ARGV[11] max results,
+-- ARGV[9] spill TTL s ('' when none), ARGV[10] the spilled text's length in code points,
+-- ARGV[11] max results,
 -- ARGV[12] memory TTL s ('' when none), ARGV[13] memory entry, ARGV[14] max memory entries,
 -- ARGV[15] the share of maxmemory spills may fill, ARGV[16] the stored result JSON without its
--- handle, written instead of ARGV[6] when the spill is refused ('' when there is none)
+-- handle, written instead of ARGV[6] when the spill is refused ('' when there is none),
+-- ARGV[17] code points per chunk of the spill, ARGV[18..] its chunks, in order
+-- A spill is a hash: `n` its length in code points, `c` the code points per chunk, and fields
+-- 0, 1, ... its chunks, so that ReadResult reads a page's chunks, not the whole text
+-- (read-result.lua).
 -- Returns {streak count, streak failed (0|1), spill refused (0: kept or none, 1: no room,
 -- 2: INFO refused)} of the op after the record.
 
@@ -29,7 +34,9 @@ end
 
 local refused = 0
 if ARGV[9] ~= '' then
-  refused = spill_refusal(#ARGV[10], tonumber(ARGV[15]))
+  local bytes = 0
+  for i = 18, #ARGV do bytes = bytes + #ARGV[i] end
+  refused = spill_refusal(bytes, tonumber(ARGV[15]))
 end
 local now = now_ms()
 if ARGV[2] ~= '' then
@@ -58,7 +65,19 @@ elseif action ~= '' then
 end
 if ARGV[9] ~= '' and refused == 0 then
   local ttl = tonumber(ARGV[9]) * 1000
-  redis.call('SET', KEYS[6], ARGV[10], 'PX', int(ttl))
+  redis.call('DEL', KEYS[6])
+  redis.call('HSET', KEYS[6], 'n', ARGV[10], 'c', ARGV[17])
+  -- In batches: unpack() of thousands of values would pass Lua's stack.
+  local fields = {}
+  for i = 18, #ARGV do
+    fields[#fields + 1] = tostring(i - 18)
+    fields[#fields + 1] = ARGV[i]
+    if #fields >= 200 or i == #ARGV then
+      redis.call('HSET', KEYS[6], unpack(fields))
+      fields = {}
+    end
+  end
+  redis.call('PEXPIRE', KEYS[6], int(ttl))
   index_add(KEYS[4], KEYS[6], now + ttl, now)
   index_cap(KEYS[4], tonumber(ARGV[11]), false)
 end

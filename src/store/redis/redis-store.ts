@@ -13,6 +13,7 @@ import { createPendingWrites, type PendingRecord } from './pending-writes';
 import { defineScripts } from './scripts';
 import { createSessionEnds } from './session-ends';
 import { sessionKeys } from './session-keys';
+import { NO_SPILL, spillArguments, spillPage } from './spill-chunks';
 import { fitsBytes, resolveSpillLimits, SPILL_REFUSALS, withoutLostHandle, type SpillLimits } from './spill-limits';
 import { storeCall } from './store-call';
 
@@ -110,8 +111,9 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
   function finish(step: FinishAttempt, spillTooLong = false): Promise<[number, number, number]> {
     const keys = keysOf(step.scope);
     const spill = spillTooLong ? undefined : step.spill;
+    const chunks = spill ? spillArguments(spill.text) : NO_SPILL;
     const idem = spillTooLong ? withoutLostHandle(step) : step.idempotency;
-    const bare = spill ? withoutLostHandle(step) : undefined;
+    const bare = spill ? withoutLostHandle(step, chunks.totalChars) : undefined;
     const { record, memory } = step;
     return client.dispatchFinishAttempt(
       keys.window,
@@ -129,13 +131,15 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       idem && idem.action !== 'release' ? idem.ttlSeconds : 0,
       maxRecords,
       spill ? (spillLimits.maxSpillTtlSeconds === 0 ? spill.ttlSeconds : Math.min(spill.ttlSeconds, spillLimits.maxSpillTtlSeconds)) : '',
-      spill?.text ?? '',
+      chunks.totalChars,
       maxResults,
       memory ? memory.ttlSeconds : '',
       memory?.entry ?? '',
       memory?.max ?? 1,
       spillLimits.spillMemoryShare,
       bare !== idem && bare?.action === 'complete' ? JSON.stringify(bare.result) : '',
+      chunks.chunkPoints,
+      ...chunks.chunks,
     );
   }
 
@@ -227,8 +231,15 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
     async readResult(tenant, handle) {
       const scope = handleScope(tenant, handle);
       if (!scope) return undefined;
-      const text = await storeCall('a result read', timeoutMs, () => client.get(sessionKeys(scope, options.prefix).result(handle)));
-      return text ?? undefined;
+      const reply = await storeCall('a result read', timeoutMs, () => client.dispatchReadResult(sessionKeys(scope, options.prefix).result(handle), 0, -1));
+      if (!reply) return undefined;
+      return reply[0] === 's' ? reply[1] : (reply.slice(4) as string[]).join('');
+    },
+    async readResultPage(tenant, handle, offset, limit) {
+      const scope = handleScope(tenant, handle);
+      if (!scope) return undefined;
+      const reply = await storeCall('a result read', timeoutMs, () => client.dispatchReadResult(sessionKeys(scope, options.prefix).result(handle), offset, limit));
+      return reply ? spillPage(reply, offset, limit) : undefined;
     },
     async memory(scope) {
       return storeCall('a memory read', timeoutMs, () => client.dispatchReadMemory(keysOf(scope).memory));

@@ -6,12 +6,17 @@ import type { RedisClient } from './connect';
 
 type Arg = string | number;
 
+/** What read-result.lua answers for a spill: in chunks ('h', then its length, chunk size, first chunk index and chunks), or whole ('s'). */
+export type ReadResultReply = ['h', number, number, number, ...string[]] | ['s', string];
+
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     /** begin-attempt.lua: loop streak and optional claim; see the script for keys and arguments. */
     dispatchBeginAttempt(window: string, recordIndex: string, record: string, budgets: string, op: string, leaseMs: Arg, owner: string, budget: string, budgetMax: Arg, budgetTtl: Arg, orphanOwner: string, waitingOwner: string): Result<[number, number, string, string, number], Context>;
     /** finish-attempt.lua: every write of an attempt; resolves with the op's streak and why its spill was refused (0: it was not). */
     dispatchFinishAttempt(...keysThenArgs: Arg[]): Result<[number, number, number], Context>;
+    /** read-result.lua: a page of a spilled result (limit -1: the whole text); see the script for its reply. */
+    dispatchReadResult(result: string, offset: number, limit: number): Result<ReadResultReply | null, Context>;
     /** keep-claim.lua: holds `owner`'s claim on `record` at least `ms` from now; 1 when it is still that claim, 0 when not. */
     dispatchKeepClaim(record: string, owner: string, ms: Arg): Result<number, Context>;
     /** read-memory.lua: the live memory entries, oldest first. */
@@ -49,6 +54,7 @@ const SCRIPTS = [
   ['dispatchFinishAttempt', 'finish-attempt.lua', 6],
   ['dispatchKeepClaim', 'keep-claim.lua', 1],
   ['dispatchReadMemory', 'read-memory.lua', 1],
+  ['dispatchReadResult', 'read-result.lua', 1],
   ['dispatchEndSession', 'end-session.lua', 5],
 ] as const;
 

@@ -1,5 +1,6 @@
 import type { FinishAttempt } from '../store';
 import { checkInteger } from '../../options';
+import { fullTextNotKeptWarning, indexChunks } from '../spilled-text';
 
 /** Bounds on the whole texts of bounded results (spills) the Redis store keeps for ReadResult. */
 export interface SpillLimits {
@@ -52,10 +53,13 @@ export function fitsBytes(text: string, maxBytes: number): boolean {
 
 /**
  * The idempotency write of a step whose spill is not kept (refused, or lost with a failed write):
- * no handle that ReadResult would not find, still `truncated` so the model knows it was cut.
+ * no handle that ReadResult would not find, still `truncated` so the model knows it was cut, and
+ * the warning the result gets for it (fullTextNotKept), so that a replay says so too.
+ * `spillChars`, the spill's length in code points, when known.
  */
-export function withoutLostHandle(step: FinishAttempt): FinishAttempt['idempotency'] {
+export function withoutLostHandle(step: FinishAttempt, spillChars?: number): FinishAttempt['idempotency'] {
   const idempotency = step.idempotency;
   if (idempotency?.action !== 'complete' || !step.spill || idempotency.result.resultHandle === '') return idempotency;
-  return { ...idempotency, result: { ...idempotency.result, resultHandle: '' } };
+  const warnings = [...(idempotency.result.warnings ?? []), fullTextNotKeptWarning(spillChars ?? indexChunks(step.spill.text).totalChars)];
+  return { ...idempotency, result: { ...idempotency.result, resultHandle: '', warnings } };
 }

@@ -1,0 +1,87 @@
+import { create } from '@bufbuild/protobuf';
+import * as grpc from '@grpc/grpc-js';
+import { ReadResultResponseSchema, type ReadResultRequest, type ReadResultResponse } from '../../gen/dispatch/v1/dispatch_pb';
+import { checkInteger } from '../options';
+import { codePointLength, type PipelineDeps } from '../pipeline';
+import { SLACK_BYTES } from './fit-response';
+import { RpcError } from './grpc-adapter';
+import type { Authenticator } from './principal';
+
+/** A page's code points when the request names no limit (DESIGN section 11). */
+export const READ_DEFAULT = 8_000;
+/** The most code points a page holds (DESIGN section 11). */
+export const READ_MAX = 65_536;
+
+/** Bounds on the ReadResult RPCs one replica runs at once. */
+export interface ReadResultBounds {
+  /** ReadResults running at once on this replica, all tenants together. @default 64 */
+  readonly maxReadsInFlight?: number;
+  /** ReadResults running at once on this replica for one tenant. @default 16 */
+  readonly maxReadsPerTenant?: number;
+}
+
+export const DEFAULT_READ_BOUNDS: Required<ReadResultBounds> = Object.freeze({ maxReadsInFlight: 64, maxReadsPerTenant: 16 });
+
+/** Fills unset read bounds with their defaults; rejects bad values. */
+export function resolveReadBounds(partial: ReadResultBounds = {}): Required<ReadResultBounds> {
+  return {
+    maxReadsInFlight: checkInteger('maxReadsInFlight', partial.maxReadsInFlight ?? DEFAULT_READ_BOUNDS.maxReadsInFlight),
+    maxReadsPerTenant: checkInteger('maxReadsPerTenant', partial.maxReadsPerTenant ?? DEFAULT_READ_BOUNDS.maxReadsPerTenant),
+  };
+}
+
+/** What the ReadResult handler needs. */
+export interface ReadResultOptions {
+  readonly deps: PipelineDeps;
+  readonly authenticate: Authenticator;
+  readonly bounds?: ReadResultBounds;
+}
+
+/**
+ * The ReadResult handler: one page of a spilled result, read from the store at a cost of about
+ * the page (the store keeps a spill in chunks). The reads running at once are bounded per tenant
+ * and in all, so that one tenant's flood of reads cannot take the store's time from every call: a
+ * read past a bound is refused at once with RESOURCE_EXHAUSTED (reason OVERLOADED), recoverable by
+ * trying again shortly.
+ */
+export function readResultHandler(options: ReadResultOptions) {
+  const { deps, authenticate } = options;
+  const bounds = resolveReadBounds(options.bounds);
+  const perTenant = new Map<string, number>();
+  let inFlight = 0;
+
+  function admit(tenant: string): () => void {
+    const mine = perTenant.get(tenant) ?? 0;
+    const full =
+      inFlight >= bounds.maxReadsInFlight
+        ? `this dispatch replica is running its limit of ${bounds.maxReadsInFlight} ReadResult calls at once`
+        : mine >= bounds.maxReadsPerTenant
+          ? `tenant "${tenant}" is running its limit of ${bounds.maxReadsPerTenant} ReadResult calls at once on this dispatch replica`
+          : undefined;
+    if (full) throw new RpcError(grpc.status.RESOURCE_EXHAUSTED, `${full}; try again shortly, or read fewer pages at once`, 'OVERLOADED');
+    inFlight++;
+    perTenant.set(tenant, mine + 1);
+    return () => {
+      inFlight--;
+      const left = perTenant.get(tenant)! - 1;
+      if (left === 0) perTenant.delete(tenant);
+      else perTenant.set(tenant, left);
+    };
+  }
+
+  return async function readResult(request: ReadResultRequest, call: grpc.ServerUnaryCall<ReadResultRequest, ReadResultResponse>): Promise<ReadResultResponse> {
+    const principal = authenticate(call, 'dispatch');
+    // A page fits in one response whatever its characters (4 bytes of UTF-8 at most each).
+    const limit = Math.min(request.limit === 0 ? READ_DEFAULT : request.limit, READ_MAX, Math.max(1, Math.floor((deps.limits.maxMessageBytes - SLACK_BYTES) / 4)));
+    const release = admit(principal.tenant);
+    const page = await deps.store
+      .readResultPage(principal.tenant, request.resultHandle, request.offset, limit)
+      .catch(() => {
+        throw new RpcError(grpc.status.UNAVAILABLE, 'the result store is unreachable; try again shortly');
+      })
+      .finally(release);
+    if (page === undefined) throw new RpcError(grpc.status.NOT_FOUND, `result handle "${request.resultHandle.slice(0, 100)}" not found (it may have expired)`);
+    const offset = Math.min(request.offset, page.totalChars);
+    return create(ReadResultResponseSchema, { text: page.text, totalChars: page.totalChars, nextOffset: offset + codePointLength(page.text) });
+  }
+}

@@ -7,6 +7,7 @@ import { eventsCommand } from './events-command';
 import { formatResult } from './format-result';
 import { parseConfig } from '../config';
 import { formatStats } from './format-stats';
+import { formatApproval } from './format-approval';
 import { parseCommand } from './parse-command';
 import { DEFAULT_TIMEOUT_SECONDS, resolveConnection, type Connection } from './dispatchctl-connection';
 import { readTurnFile } from './turn-file';
@@ -23,6 +24,8 @@ const USAGE = `usage: dispatchctl [--address HOST:PORT] [--token T] [--session S
   dispatch FILE              dispatch a turn: {"session_id","calls":[{"id","name","arguments"}],"mode"} (mode: parallel or sequential)
   read HANDLE [OFFSET]       the whole text of a truncated result
   end-session SESSION        clear a session's records, results and scratch directory
+  approvals [--tool T]       the calls waiting for approval (ResolveApproval), with the
+                             arguments that run if approved; --session and --tool filter
   parse FILE                 find tool calls in raw model output ('-' reads stdin)
   events [--tool T] [--kind K]... [--follow]
                              tail events live, one line each; --session, --tool and --kind
@@ -142,6 +145,13 @@ export async function main(argv: readonly string[], out: Out = (l) => process.st
         await dispatch.endSession({ sessionId: args[0] }, options);
         out(`session ${args[0]} ended`);
         return 0;
+      case 'approvals': {
+        const { approvals, truncated } = await dispatch.listApprovals({ sessionId: values.session ?? '', tool: values.tool ?? '' }, options);
+        for (const approval of approvals) out(formatApproval(approval));
+        if (approvals.length === 0) out('(no approvals waiting)');
+        if (truncated) out('(more are waiting than one answer holds: filter with --session or --tool)');
+        return 0;
+      }
       case 'stats': {
         const { stats } = await registry.getToolStats({ tool: args[0] ?? '' }, options);
         for (const tool of stats) out(formatStats(tool));

@@ -8,7 +8,7 @@ import { endSpan, executorContext, isRecording, startSpan, type SpanRecord } fro
 import { callErrorType, summarizeCall } from './call-summary';
 import { eventCallInfo, eventText } from './event-bounds';
 import { spanEvent, type EventFields } from './span-event';
-import { approvalPoint, attemptEnding, attemptSpan, callEnding, callSpan, messagePoint, pointName, retryPoint } from './span-shapes';
+import { approvalArgumentsPoint, approvalPoint, attemptEnding, attemptSpan, callEnding, callSpan, messagePoint, pointName, retryPoint } from './span-shapes';
 import { nowMs } from './timestamps';
 import { formatTraceparent } from './trace-context';
 
@@ -51,11 +51,12 @@ export function observeCall(turn: TurnState, sent: CallInfo): CallObserver {
   let replayed = false;
   const publish = (kind: EventKind, on: SpanRecord, fields: EventFields) =>
     env.bus.publish(tenant, spanEvent(kind, turn, on, { toolCallId: info.toolCallId, tool: info.tool, ...fields }));
-  const point = (kind: EventKind, attempt: number, attributes: Record<string, string>, onAttempt: boolean) => {
+  /** A point event on the span, and to subscribers with `published` too (what spans must not carry). */
+  const point = (kind: EventKind, attempt: number, attributes: Record<string, string>, onAttempt: boolean, published?: Record<string, string>) => {
     const at = nowMs();
     const target = onAttempt && open ? open.span : span;
     target.span?.addEvent(pointName(kind), attributes, at);
-    if (env.bus.wants(tenant)) publish(kind, target, { attempt, startMs: at, endMs: at, attributes: { [ATTR.attempt]: String(attempt), ...attributes } });
+    if (env.bus.wants(tenant)) publish(kind, target, { attempt, startMs: at, endMs: at, attributes: { [ATTR.attempt]: String(attempt), ...attributes, ...published } });
   };
   const guarded = (body: () => void) => {
     try {
@@ -133,7 +134,7 @@ export function observeCall(turn: TurnState, sent: CallInfo): CallObserver {
         replayed = true;
         point(EventKind.IDEMPOTENT_REPLAY, attempt, {}, true);
       }),
-    approvalRequested: (attempt, approvalId, reason) => guarded(() => point(EventKind.APPROVAL_REQUESTED, attempt, approvalPoint(approvalId, reason), true)),
+    approvalRequested: (attempt, approvalId, reason, request) => guarded(() => point(EventKind.APPROVAL_REQUESTED, attempt, approvalPoint(approvalId, reason, request), true, approvalArgumentsPoint(request))),
     end: (result, hardError) =>
       guarded(() => {
         if (open) {

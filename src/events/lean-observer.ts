@@ -1,10 +1,12 @@
 import { EventKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
-import type { AttemptObserver, AttemptOutcome, CallInfo, CallObserver, TurnInfo, TurnObserver } from '../pipeline';
+import type { ApprovalRequest, AttemptObserver, AttemptOutcome, CallInfo, CallObserver, TurnInfo, TurnObserver } from '../pipeline';
 import { callErrorType, summarizeCall, type CallFlags } from './call-summary';
 import { eventCallInfo } from './event-bounds';
 import type { ObserverEnv } from './observer-env';
-import { approvalPoint, attemptEnding, attemptSpan, callEnding, callSpan, messagePoint, pointName, retryPoint, turnEnding, turnSpan } from './span-shapes';
+import { approvalArgumentsPoint, approvalPoint, attemptEnding, attemptSpan, callEnding, callSpan, messagePoint, pointName, retryPoint, turnEnding, turnSpan } from './span-shapes';
 import { endSpan, executorContext, isRecording, startSpan, type SpanRecord } from './span-record';
+import { ATTR } from './span-attributes';
+import { spanEvent } from './span-event';
 import { nowMs } from './timestamps';
 import { formatTraceparent, parseTraceparent, type TraceContext } from './trace-context';
 
@@ -14,7 +16,8 @@ import { formatTraceparent, parseTraceparent, type TraceContext } from './trace-
 // trace context an executor may ask for, made when asked. One object per turn, call and attempt,
 // methods on the prototype: the full observer allocates the closures and records of events that
 // nobody would receive, measured at a third of the server's CPU per call under load. A subscriber
-// that joins mid-turn sees events from the next turn on.
+// that joins mid-turn sees events from the next turn on, but for APPROVAL_REQUESTED: it is
+// published to whoever watches when the call asks.
 
 /** A turn that no subscriber watches. */
 export class LeanTurn implements TurnObserver {
@@ -145,8 +148,20 @@ class LeanCall implements CallObserver, CallFlags {
     this.point(EventKind.IDEMPOTENT_REPLAY, () => ({}));
   }
 
-  approvalRequested(_attempt: number, approvalId: string, reason: string): void {
-    this.point(EventKind.APPROVAL_REQUESTED, () => approvalPoint(approvalId, reason));
+  approvalRequested(attempt: number, approvalId: string, reason: string, request?: ApprovalRequest): void {
+    this.point(EventKind.APPROVAL_REQUESTED, () => approvalPoint(approvalId, reason, request));
+    // The one event a lean turn publishes, to whoever watches by now: an approver that
+    // (re)subscribed after the turn began must learn of the wait, or the call waits in vain.
+    const { env, info } = this.turn;
+    if (!env.bus.wants(info.tenant)) return;
+    try {
+      const at = nowMs();
+      const attributes = { [ATTR.attempt]: String(attempt), ...approvalPoint(approvalId, reason, request), ...approvalArgumentsPoint(request) };
+      const on = this.open?.record ?? this.span;
+      env.bus.publish(info.tenant, spanEvent(EventKind.APPROVAL_REQUESTED, info, on, { toolCallId: this.info.toolCallId, tool: this.info.tool, attempt, startMs: at, endMs: at, attributes }));
+    } catch (error) {
+      env.failed(error);
+    }
   }
 
   end(result: ToolResult | undefined, hardError?: string): void {

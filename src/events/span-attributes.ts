@@ -24,6 +24,7 @@ export const ATTR = {
   resolvedTool: 'dispatch.resolved_tool',
   argumentsShape: 'dispatch.arguments.shape',
   argumentsText: 'dispatch.arguments',
+  argumentsModified: 'dispatch.arguments.modified',
   retryDelayMs: 'dispatch.retry.delay_ms',
   reason: 'dispatch.reason',
   message: 'dispatch.message',

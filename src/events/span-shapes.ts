@@ -1,7 +1,7 @@
 import { SpanKind, type Attributes } from '@opentelemetry/api';
 import { EventKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { redactSecrets } from '../middleware';
-import type { AttemptOutcome, CallInfo, TurnInfo } from '../pipeline';
+import type { ApprovalRequest, AttemptOutcome, CallInfo, TurnInfo } from '../pipeline';
 import { eventText } from './event-bounds';
 import { ATTR, EXECUTE_TOOL, OUTCOME_OK, TURN_SPAN_NAME } from './span-attributes';
 import type { SpanStart } from './span-record';
@@ -84,4 +84,15 @@ export const pointName = (kind: EventKind): string => EventKind[kind].toLowerCas
 
 export const retryPoint = (delayMs: number, reason: string): Record<string, string> => ({ [ATTR.retryDelayMs]: String(delayMs), [ATTR.reason]: eventText(redactSecrets(reason)) });
 export const messagePoint = (message: string): Record<string, string> => ({ [ATTR.message]: eventText(message) });
-export const approvalPoint = (approvalId: string, reason: string): Record<string, string> => ({ [ATTR.approvalId]: approvalId, [ATTR.reason]: eventText(redactSecrets(reason)) });
+/**
+ * An approval's point event as spans carry it: its id, reason and whether a policy changed the
+ * arguments; never their values (spans are exported: docs/security.md).
+ */
+export function approvalPoint(approvalId: string, reason: string, request?: ApprovalRequest): Record<string, string> {
+  const attributes: Record<string, string> = { [ATTR.approvalId]: approvalId, [ATTR.reason]: eventText(redactSecrets(reason)) };
+  if (request) attributes[ATTR.argumentsModified] = String(request.argumentsModified);
+  return attributes;
+}
+
+/** What APPROVAL_REQUESTED carries to subscribers beyond its span's point: the arguments that run if approved (already redacted). */
+export const approvalArgumentsPoint = (request: ApprovalRequest | undefined): Record<string, string> | undefined => (request ? { [ATTR.argumentsText]: eventText(request.arguments) } : undefined);

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { throttledWarn, type Logger } from '../log';
 import { answerWithin } from '../pipeline';
-import { closeWithin, createOrderedPublisher, createWatchedSubscriber, type RedisClient, type SubscriberWatchOptions } from '../store/redis';
-import type { Approvals } from './approvals';
+import { closeWithin, createOrderedPublisher, createWatchedSubscriber, defineApprovalScripts, type RedisClient, type SubscriberWatchOptions } from '../store/redis';
+import { approvalMatches, type ApprovalFilter, type Approvals, type PendingApproval } from './approvals';
+import { indexApproval, indexedApprovals, unindexApproval } from './approvals-index';
 
 /** The channel every replica listens on for decisions on approvals it may hold. */
 export const APPROVALS_CHANNEL = 'dispatch:approvals';
@@ -21,6 +22,12 @@ export interface ApprovalsRelayOptions extends SubscriberWatchOptions {
 export interface ApprovalsRelay {
   /** True when the approval was waiting (here or on another replica) and is now decided. */
   resolve(approvalId: string, approve: boolean, tenant: string): Promise<boolean>;
+  /**
+   * The approvals of `tenant` waiting on any replica that `filter` passes, the first to end first:
+   * those indexed in Redis and this replica's own. Rejects with an ApprovalsUnlistedError when
+   * Redis does not answer within `replyTimeoutMs`.
+   */
+  list(tenant: string, filter?: ApprovalFilter): Promise<PendingApproval[]>;
   close(): Promise<void>;
 }
 
@@ -49,6 +56,11 @@ const pendingKey = (approvalId: string) => `${APPROVALS_CHANNEL}:pending:{${appr
 
 /** The tenant recorded for an approval any tenant may decide (a wait that named none). */
 const ANY_TENANT = '';
+
+/** The approvals waiting on other replicas could not be read (Redis did not answer in time). */
+export class ApprovalsUnlistedError extends Error {
+  override readonly name = 'ApprovalsUnlistedError';
+}
 
 /** The outcome of a forwarded decision could not be learnt (Redis did not answer in time). */
 export class DecisionUnknownError extends Error {
@@ -79,6 +91,13 @@ export class DecisionUnknownError extends Error {
  * before. A wait whose key could not be written (Redis away) is still announced and can be decided
  * on its own replica; elsewhere it answers "not resolved". Replicas of the previous version write
  * no such key: their approvals can be decided on them only.
+ *
+ * For ListApprovals, each wait is also indexed under its tenant (approvals-index.ts: a sorted set
+ * by expiry and a hash of what is shown, in the tenant's cluster slot, each step one Lua script),
+ * beside its pending key (whose value stays the tenant alone, as replicas of the previous version
+ * read it), and taken out when it ends; members whose wait ended without that (their replica died)
+ * are pruned when the index is read or written. Replicas of the previous version index nothing:
+ * their waits are listed by none.
  */
 export function createApprovalsRelay(options: ApprovalsRelayOptions): ApprovalsRelay {
   const replyTimeoutMs = options.replyTimeoutMs ?? 2000;
@@ -90,13 +109,17 @@ export function createApprovalsRelay(options: ApprovalsRelayOptions): ApprovalsR
   const subscriber = createWatchedSubscriber({ name: 'approvals relay', connect, publisher: createOrderedPublisher(publisher), logger, probeIntervalMs, maxMissedProbes, deafNodeAvoidMs });
   const waiting = new Map<string, (resolved: boolean | undefined) => void>();
   const warn = throttledWarn(logger);
+  defineApprovalScripts(publisher);
   options.approvals.recordWith({
-    async record(approvalId, tenant, ttlMs) {
+    async record(approvalId, tenant, ttlMs, shown) {
+      const indexed = shown ? answerWithin(indexApproval(publisher, tenant ?? ANY_TENANT, shown, ttlMs).catch(() => undefined), replyTimeoutMs) : undefined;
       const written = await answerWithin(publisher.set(pendingKey(approvalId), tenant ?? ANY_TENANT, 'PX', ttlMs).catch(() => undefined), replyTimeoutMs);
       if (written !== 'OK') warn('approvals relay: a waiting approval could not be recorded in Redis; a ResolveApproval reaching another replica answers resolved=false for it', { approvalId });
+      if (indexed && (await indexed) !== true) warn('approvals relay: a waiting approval could not be indexed in Redis (unreachable, or 1,000 of its tenant indexed); ListApprovals on another replica does not show it', { approvalId });
     },
-    forget(approvalId) {
+    forget(approvalId, tenant) {
       void publisher.del(pendingKey(approvalId)).catch(() => undefined);
+      void unindexApproval(publisher, tenant ?? ANY_TENANT, approvalId).catch(() => undefined);
     },
   });
   void subscriber.subscribe(APPROVALS_CHANNEL, replyChannel).catch((error: Error) => logger.warn('approvals relay: subscribe failed', { error: error.message }));
@@ -178,6 +201,15 @@ export function createApprovalsRelay(options: ApprovalsRelayOptions): ApprovalsR
       });
       const resolved = await confirmed;
       return resolved ?? settleAsAsker(request);
+    },
+    async list(tenant, filter = {}) {
+      const indexed = await answerWithin(indexedApprovals(publisher, tenant).catch(() => undefined), replyTimeoutMs);
+      if (indexed === undefined) throw new ApprovalsUnlistedError('Redis did not answer in time: the approvals waiting on other replicas cannot be listed');
+      // This replica's own first: one whose index write failed is still shown.
+      const own = options.approvals.list(tenant, filter);
+      const seen = new Set(own.map((approval) => approval.approvalId));
+      const others = indexed.filter((approval) => !seen.has(approval.approvalId) && approvalMatches(approval, filter));
+      return [...own, ...others].sort((a, b) => a.expiresAt - b.expiresAt);
     },
     async close() {
       for (const settle of [...waiting.values()]) settle(false);

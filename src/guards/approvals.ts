@@ -1,3 +1,24 @@
+import type { ApprovalRequest } from '../pipeline';
+
+/** An approval waiting for ResolveApproval, as ListApprovals shows it. */
+export interface PendingApproval extends ApprovalRequest {
+  readonly approvalId: string;
+  /** Epoch ms when the wait began. */
+  readonly requestedAt: number;
+  /** Epoch ms when it ends unanswered (refused): `requestedAt` plus the approval timeout. */
+  readonly expiresAt: number;
+}
+
+/** Which approvals ListApprovals shows; an absent or empty field matches any. */
+export interface ApprovalFilter {
+  readonly sessionId?: string;
+  readonly tool?: string;
+}
+
+/** Whether `approval` passes `filter`. */
+export const approvalMatches = (approval: PendingApproval, filter: ApprovalFilter): boolean =>
+  (!filter.sessionId || approval.sessionId === filter.sessionId) && (!filter.tool || approval.tool === filter.tool);
+
 /** Options of {@link createApprovals}. */
 export interface ApprovalsOptions {
   /** Time an Ask waits for ResolveApproval before it counts as refused, in ms. @default 120000 (Limits.approvalTimeoutMs) */
@@ -16,10 +37,13 @@ export interface ApprovalsOptions {
  * another replica can tell at once whether an id waits anywhere, and for whom (the relay's Redis).
  */
 export interface PendingRecord {
-  /** Records that `approvalId` of `tenant` waits, for at most `ttlMs`; resolves (never rejects) once written or given up on. */
-  record(approvalId: string, tenant: string | undefined, ttlMs: number): Promise<void>;
+  /**
+   * Records that `approvalId` of `tenant` waits, for at most `ttlMs`, and what ListApprovals shows
+   * of it; resolves (never rejects) once written or given up on.
+   */
+  record(approvalId: string, tenant: string | undefined, ttlMs: number, shown?: PendingApproval): Promise<void>;
   /** Forgets it, without waiting: decided, timed out or cut short. */
-  forget(approvalId: string): void;
+  forget(approvalId: string, tenant?: string): void;
 }
 
 /** The approvals this replica is waiting for. */
@@ -30,13 +54,19 @@ export interface Approvals {
    * {@link PendingRecord}, once the wait is also recorded there (not when it was cut short
    * meanwhile), so that the id is announced only when every replica can find it.
    */
-  wait(approvalId: string, signal: AbortSignal, tenant?: string, waiting?: () => void): Promise<boolean>;
+  wait(approvalId: string, signal: AbortSignal, tenant?: string, waiting?: () => void, request?: ApprovalRequest): Promise<boolean>;
   /** Decides a waiting approval of `tenant`; false when it is unknown, decided or another tenant's. */
   resolve(approvalId: string, approve: boolean, tenant: string): boolean;
   /** True when `resolve` would decide it now: it waits here, for `tenant`. */
   holds(approvalId: string, tenant: string): boolean;
   /** Approvals waiting now. */
   pending(): number;
+  /**
+   * The approvals waiting here that `tenant` may decide and `filter` passes, oldest first (a wait
+   * that named no tenant included, as `resolve` decides it). At most `maxPendingPerTenant`: the
+   * pipeline's waits all name their tenant.
+   */
+  list(tenant: string, filter?: ApprovalFilter): PendingApproval[];
   /** Records every wait taken from now on in `record` (and forgets it there once it ends). */
   recordWith(record: PendingRecord): void;
   /** Refuses every waiting approval. */
@@ -45,8 +75,12 @@ export interface Approvals {
 
 interface Waiting {
   readonly tenant?: string;
+  readonly shown: PendingApproval;
   settle(approved: boolean): void;
 }
+
+/** What a wait without a request (one not from the pipeline) shows. */
+const UNDESCRIBED: ApprovalRequest = { sessionId: '', toolCallId: '', tool: '', arguments: '', argumentsModified: false, reason: '' };
 
 /** The approvals registry behind Ask in interactive mode and the ResolveApproval RPC. */
 export function createApprovals(options: ApprovalsOptions = {}): Approvals {
@@ -66,7 +100,7 @@ export function createApprovals(options: ApprovalsOptions = {}): Approvals {
     return entry !== undefined && (entry.tenant === undefined || entry.tenant === tenant);
   };
   return {
-    wait(approvalId, signal, tenant, onWaiting) {
+    wait(approvalId, signal, tenant, onWaiting, request = UNDESCRIBED) {
       const key = tenant ?? '';
       if (signal.aborted || waiting.size >= maxPending || (perTenant.get(key) ?? 0) >= maxPerTenant || waiting.has(approvalId)) return Promise.resolve(false);
       const recordedIn = recorder;
@@ -77,11 +111,13 @@ export function createApprovals(options: ApprovalsOptions = {}): Approvals {
           count(key, -1);
           clearTimeout(timer);
           signal.removeEventListener('abort', onAbort);
-          recordedIn?.forget(approvalId);
+          recordedIn?.forget(approvalId, tenant);
           resolve(approved);
         };
         const onAbort = () => settle(false);
-        const entry: Waiting = { tenant, settle };
+        const requestedAt = Date.now();
+        const shown: PendingApproval = { ...request, approvalId, requestedAt, expiresAt: requestedAt + timeoutMs };
+        const entry: Waiting = { tenant, shown, settle };
         const timer = setTimeout(() => settle(false), timeoutMs);
         waiting.set(approvalId, entry);
         count(key, 1);
@@ -93,7 +129,7 @@ export function createApprovals(options: ApprovalsOptions = {}): Approvals {
         // Announced once recorded: a ResolveApproval on another replica then finds it. A wait that
         // timed out meanwhile is still announced (it reads "not granted"); one cut short is not.
         void recordedIn
-          .record(approvalId, tenant, timeoutMs)
+          .record(approvalId, tenant, timeoutMs, shown)
           .catch(() => undefined)
           .then(() => {
             if (!signal.aborted) onWaiting?.();
@@ -107,6 +143,13 @@ export function createApprovals(options: ApprovalsOptions = {}): Approvals {
     },
     holds,
     pending: () => waiting.size,
+    list(tenant, filter = {}) {
+      const found: PendingApproval[] = [];
+      for (const entry of waiting.values()) {
+        if ((entry.tenant === undefined || entry.tenant === tenant) && approvalMatches(entry.shown, filter)) found.push(entry.shown);
+      }
+      return found;
+    },
     recordWith(record) {
       recorder = record;
     },

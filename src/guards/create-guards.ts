@@ -71,7 +71,7 @@ export function createGuards(options: GuardsOptions = {}): GuardSet {
     postHook: createPostHook(policies.after, options.postHooks ?? [], logger),
     breaker: breakers.gate,
     reflector: options.reflector ?? createRecoveryReflector({ fixArguments: options.fixArguments }),
-    awaitApproval: (approvalId, signal, tenant, waiting) => approvals.wait(approvalId, signal, tenant, waiting),
+    awaitApproval: (approvalId, signal, tenant, waiting, request) => approvals.wait(approvalId, signal, tenant, waiting, request),
     slots: createToolSlots(policies.concurrency, options.sharedSlots),
     rates: createToolRates(policies.rates, options.sharedSlots),
     budgets: createSessionBudgets(policies.budgets),

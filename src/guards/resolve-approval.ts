@@ -5,17 +5,28 @@ import type { Logger } from '../log';
 import { RpcError, unary, type Authenticator } from '../server';
 import { DecisionUnknownError } from './approvals-relay';
 import type { Approvals } from './approvals';
+import { listApprovalsHandler, type ListApprovals } from './list-approvals';
 
 /** Decides a waiting approval; the relay's across replicas, else the local registry's. */
 export type ResolveApproval = (approvalId: string, approve: boolean, tenant: string) => boolean | Promise<boolean>;
 
+/** Where ListApprovals reads, and how large its answer may be. */
+export interface ListingOptions {
+  /** @default this replica's approvals */
+  readonly listWith?: () => ListApprovals;
+  /** @default 4194304 (Limits.maxMessageBytes) */
+  readonly maxMessageBytes?: number;
+}
+
 /**
- * The ResolveApproval handler of DispatchService (scope `dispatch`): decides a waiting Ask of the
- * caller's tenant. `resolved` is false when the approval is unknown, already decided, timed out or
- * belongs to another tenant.
+ * The ResolveApproval and ListApprovals handlers of DispatchService (scope `dispatch`).
+ * ResolveApproval decides a waiting Ask of the caller's tenant; `resolved` is false when the
+ * approval is unknown, already decided, timed out or belongs to another tenant.
  */
-export function approvalHandlers(approvals: Approvals, authenticate: Authenticator, logger: Logger, resolveWith: () => ResolveApproval = () => approvals.resolve.bind(approvals)): grpc.UntypedServiceImplementation {
+export function approvalHandlers(approvals: Approvals, authenticate: Authenticator, logger: Logger, resolveWith: () => ResolveApproval = () => approvals.resolve.bind(approvals), listing: ListingOptions = {}): grpc.UntypedServiceImplementation {
+  const listWith = listing.listWith ?? (() => approvals.list.bind(approvals));
   return {
+    listApprovals: listApprovalsHandler(authenticate, logger, listing.maxMessageBytes ?? 4 * 1024 * 1024, listWith),
     resolveApproval: unary(logger, async (request: ResolveApprovalRequest, call: grpc.ServerUnaryCall<ResolveApprovalRequest, ResolveApprovalResponse>) => {
       const principal = authenticate(call, 'dispatch');
       if (request.approvalId === '') throw new RpcError(grpc.status.INVALID_ARGUMENT, 'approval_id is required');

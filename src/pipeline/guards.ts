@@ -2,6 +2,7 @@ import type { SessionBudget, SessionScope } from '../store';
 import type { DispatchError } from '../errors';
 import type { ResolvedTool } from '../registry';
 import type { ToolOutput } from './middleware';
+import type { ApprovalRequest } from './approval-request';
 import type { Release } from './pipeline-deps';
 import type { TurnSignal } from './signals';
 
@@ -148,9 +149,10 @@ export interface Guards {
   readonly reflector: Reflector;
   /**
    * Waits for ResolveApproval of an Ask by the same tenant; resolves true when approved. `waiting`
-   * runs once the wait is taken: not when it is refused at once (too many waiting).
+   * runs once the wait is taken: not when it is refused at once (too many waiting). `request` is
+   * what ListApprovals shows of it.
    */
-  readonly awaitApproval: (approvalId: string, signal: AbortSignal, tenant?: string, waiting?: () => void) => Promise<boolean>;
+  readonly awaitApproval: (approvalId: string, signal: AbortSignal, tenant?: string, waiting?: () => void, request?: ApprovalRequest) => Promise<boolean>;
   /** Concurrency caps per tool; absent when no tool has one. */
   readonly slots?: ToolSlots;
   /** Rate limits (`rate:` policies); undefined when there are none. */

@@ -1,4 +1,5 @@
 import type { ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
+import type { ApprovalRequest } from './approval-request';
 
 /** What an observer is told about a turn when it starts. */
 export interface TurnInfo {
@@ -47,7 +48,8 @@ export interface CallObserver {
   loopWarning(attempt: number, message: string): void;
   loopStop(attempt: number, message: string): void;
   replay(attempt: number): void;
-  approvalRequested(attempt: number, approvalId: string, reason: string): void;
+  /** APPROVAL_REQUESTED; `request` (absent from older callers) shows what would run. */
+  approvalRequested(attempt: number, approvalId: string, reason: string, request?: ApprovalRequest): void;
   /** The call is finished; `result` is what the client gets, or undefined on a hard error. */
   end(result: ToolResult | undefined, hardError?: string): void;
 }

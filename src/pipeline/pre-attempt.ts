@@ -9,6 +9,7 @@ import { toAbortSignal } from './signals';
 import { onSessionEnded } from './session-end-waits';
 import { waitSignal } from './turn-error';
 import { recordGone, unlessRecorded } from './answered-by-record';
+import { approvalArguments, approvalText, type ApprovalRequest } from './approval-request';
 
 const blocked = (message: string) =>
   new DispatchError(ErrorKind.BLOCKED, message, { phase: 'before', suggestion: 'Do not retry this call; choose a different action or ask the user for permission.' });
@@ -23,9 +24,9 @@ const APPROVALS_FULL = 'Call it again in a while, when fewer approvals are waiti
  * side-effecting call they would refuse or ask about whose idempotency record exists (it ran
  * already) gives an AnsweredByRecord instead: the store step answers it (see unlessRecorded).
  */
-export function applyPreHooks(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, tool: ResolvedTool, args: unknown, attempt: number): unknown {
+export function applyPreHooks(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId: string, tool: ResolvedTool, args: unknown, attempt: number): unknown {
   const decision = deps.guards.preHook(new HookInput(turn, tool, args, attempt));
-  return decision instanceof Promise ? decision.then((d) => decide(deps, turn, obs, tool, args, attempt, d)) : decide(deps, turn, obs, tool, args, attempt, decision);
+  return decision instanceof Promise ? decision.then((d) => decide(deps, turn, obs, callId, tool, args, attempt, d)) : decide(deps, turn, obs, callId, tool, args, attempt, decision);
 }
 
 /** What a pre-tool hook sees; the signal's getter is on the prototype (no closure per attempt). */
@@ -50,7 +51,7 @@ class HookInput implements PreHookInput {
 }
 
 /** What a hook decision means for the attempt: its arguments, a BLOCKED throw, or an approval wait. */
-function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, tool: ResolvedTool, args: unknown, attempt: number, decision: HookDecision): unknown {
+function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId: string, tool: ResolvedTool, args: unknown, attempt: number, decision: HookDecision): unknown {
   // Aborted while a hook or the policy endpoint was consulted: its answer is moot, and a block is
   // most likely the consult's own abort (the endpoint fails closed). The attempt is refused
   // CANCELLED before any store step or tool, as after an approval wait cut short (see awaitApproval).
@@ -74,15 +75,20 @@ function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, tool: 
       }
       const ready = decision.arguments ?? args;
       const headless = turn.interactive ? undefined : blocked(`needs approval, and this dispatch is headless: ${decision.reason}`);
+      // What the approver is shown: the arguments that run if approved, and whether a policy changed them.
+      const ask = () => {
+        const request: ApprovalRequest = { sessionId: turn.sessionId, toolCallId: callId, tool: tool.name, arguments: approvalArguments(ready), argumentsModified: decision.arguments !== undefined, reason: approvalText(decision.reason) };
+        return awaitApproval(deps, turn, obs, attempt, decision.reason, request, ready);
+      };
       // A side-effecting call that ran already (a client's retry) is answered from its record, unasked.
-      if (!tool.readOnly) return unlessRecorded(deps, turn, tool, ready, ready, headless ?? recordGone(decision.reason), headless ? undefined : () => awaitApproval(deps, turn, obs, attempt, decision.reason, ready));
+      if (!tool.readOnly) return unlessRecorded(deps, turn, tool, ready, ready, headless ?? recordGone(decision.reason), headless ? undefined : ask);
       if (headless) throw headless;
-      return awaitApproval(deps, turn, obs, attempt, decision.reason, ready);
+      return ask();
     }
   }
 }
 
-async function awaitApproval(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, attempt: number, reason: string, args: unknown): Promise<unknown> {
+async function awaitApproval(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, attempt: number, reason: string, request: ApprovalRequest, args: unknown): Promise<unknown> {
   const approvalId = randomUUID();
   // Announced once the wait is taken: an approver never sees the id of an ask refused at once.
   let asked = false;
@@ -94,10 +100,11 @@ async function awaitApproval(deps: PipelineDeps, turn: TurnContext, obs: CallObs
   const stopEnd = onSessionEnded(deps.store, turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId }, () => sessionEnd.abort());
   let approved: boolean;
   try {
-    approved = await deps.guards.awaitApproval(approvalId, AbortSignal.any([toAbortSignal(wait.signal), sessionEnd.signal]), turn.tenant, () => {
+    const signal = AbortSignal.any([toAbortSignal(wait.signal), sessionEnd.signal]);
+    approved = await deps.guards.awaitApproval(approvalId, signal, turn.tenant, () => {
       asked = true;
-      obs.approvalRequested(attempt, approvalId, reason);
-    });
+      obs.approvalRequested(attempt, approvalId, reason, request);
+    }, request);
   } finally {
     wait.stop();
     stopEnd();

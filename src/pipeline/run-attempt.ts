@@ -66,7 +66,7 @@ export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   const hookFailure = (error: unknown) => failedBefore(attemptObs, callId, tool, DispatchError.from(error, 'before'), attempt, started, warnings);
   let args: unknown;
   try {
-    args = applyPreHooks(deps, turn, obs, tool, rawArgs, attempt);
+    args = applyPreHooks(deps, turn, obs, callId, tool, rawArgs, attempt);
   } catch (error) {
     return Promise.resolve(hookFailure(error));
   }

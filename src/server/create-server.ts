@@ -78,6 +78,7 @@ export async function startServer(address: string, options: ServerOptions): Prom
     subscribe: unimplemented('Subscribe'),
     parseToolCalls: parseHandler(authenticate, deps.limits, deps.logger),
     resolveApproval: unimplemented('ResolveApproval'),
+    listApprovals: unimplemented('ListApprovals'),
     ...dispatchHandlers({ deps, authenticate, shutdown: shutdownController.signal, draining: deps.store.shared ? drainController.signal : undefined, parallel: options.parallel, admission }),
     ...extra.dispatch,
   });

@@ -77,6 +77,32 @@ test('with a pending record, a wait is announced only once recorded (not when cu
   expect(log.slice(3)).toEqual(['forgot b', 'recorded b acme 10000']);
 });
 
+test('list: a tenant\'s waits with what they run, filtered by session and tool, until they end; the record gets the same', async () => {
+  const approvals = createApprovals({ timeoutMs: 10_000 });
+  const recorded: unknown[] = [];
+  approvals.recordWith({ record: async (_id, _tenant, _ttl, shown) => void recorded.push(shown), forget() {} });
+  const request = (sessionId: string, tool: string) => ({ sessionId, toolCallId: `${sessionId}-${tool}`, tool, arguments: '{"a":1}', argumentsModified: tool === 'pay', reason: 'why' });
+  const before = Date.now();
+  const pay = approvals.wait('p', live(), 'acme', undefined, request('s1', 'pay'));
+  void approvals.wait('m', live(), 'acme', undefined, request('s2', 'mail'));
+  void approvals.wait('g', live(), 'globex', undefined, request('s1', 'pay'));
+  expect(approvals.list('acme').map((a) => a.approvalId)).toEqual(['p', 'm']);
+  expect(approvals.list('acme', { sessionId: 's2' }).map((a) => a.approvalId)).toEqual(['m']);
+  expect(approvals.list('acme', { tool: 'pay' }).map((a) => a.approvalId)).toEqual(['p']);
+  expect(approvals.list('acme', { sessionId: 's2', tool: 'pay' })).toEqual([]);
+  const [first] = approvals.list('acme');
+  expect(first).toMatchObject({ approvalId: 'p', sessionId: 's1', toolCallId: 's1-pay', tool: 'pay', arguments: '{"a":1}', argumentsModified: true, reason: 'why' });
+  expect(first!.requestedAt).toBeGreaterThanOrEqual(before);
+  expect(first!.expiresAt - first!.requestedAt).toBe(10_000);
+  expect(recorded[0]).toEqual(first);
+  expect(approvals.resolve('p', true, 'acme')).toBe(true);
+  await expect(pay).resolves.toBe(true);
+  expect(approvals.list('acme').map((a) => a.approvalId)).toEqual(['m']);
+  expect(approvals.list('globex').map((a) => a.approvalId)).toEqual(['g']);
+  approvals.close();
+  expect(approvals.list('acme')).toEqual([]);
+});
+
 test('post hooks: after rules by tool, outcome and text; a failing hook adds nothing and does not fail', async () => {
   const warned: string[] = [];
   const logger = { debug() {}, info() {}, warn: (m: string) => void warned.push(m), error() {} };

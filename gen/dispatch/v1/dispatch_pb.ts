@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file dispatch/v1/dispatch.proto.
  */
 export const file_dispatch_v1_dispatch: GenFile = /*@__PURE__*/
-  fileDesc("ChpkaXNwYXRjaC92MS9kaXNwYXRjaC5wcm90bxILZGlzcGF0Y2gudjEiNwoIVG9vbENhbGwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIRCglhcmd1bWVudHMYAyABKAkixwEKD0Rpc3BhdGNoUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEgwKBHR1cm4YAiABKA0SJAoFY2FsbHMYAyADKAsyFS5kaXNwYXRjaC52MS5Ub29sQ2FsbBInCgRtb2RlGAQgASgOMhkuZGlzcGF0Y2gudjEuRGlzcGF0Y2hNb2RlEhcKD21heF9jb25jdXJyZW5jeRgFIAEoDRIVCg1vZmZlcmVkX3Rvb2xzGAYgAygJEhMKC2ludGVyYWN0aXZlGAcgASgIIoMBCglUb29sRXJyb3ISJAoEa2luZBgBIAEoDjIWLmRpc3BhdGNoLnYxLkVycm9yS2luZBIPCgdtZXNzYWdlGAIgASgJEhMKC3JlY292ZXJhYmxlGAMgASgIEhIKCnN1Z2dlc3Rpb24YBCABKAkSFgoOcmV0cnlfYWZ0ZXJfbXMYBSABKA0ilQIKClRvb2xSZXN1bHQSFAoMdG9vbF9jYWxsX2lkGAEgASgJEg4KBm91dHB1dBgCIAEoCRIQCghpc19lcnJvchgDIAEoCBIlCgVlcnJvchgEIAEoCzIWLmRpc3BhdGNoLnYxLlRvb2xFcnJvchIQCghhdHRlbXB0cxgFIAEoDRITCgtkdXJhdGlvbl9tcxgGIAEoDRIaChJyZXNvbHZlZF90b29sX25hbWUYByABKAkSEQoJdHJ1bmNhdGVkGAggASgIEhUKDXJlc3VsdF9oYW5kbGUYCSABKAkSGQoRaWRlbXBvdGVudF9yZXBsYXkYCiABKAgSDgoGY2FjaGVkGAsgASgIEhAKCHdhcm5pbmdzGAwgAygJIjwKEERpc3BhdGNoUmVzcG9uc2USKAoHcmVzdWx0cxgBIAMoCzIXLmRpc3BhdGNoLnYxLlRvb2xSZXN1bHQipwMKBUV2ZW50EiQKBGtpbmQYASABKA4yFi5kaXNwYXRjaC52MS5FdmVudEtpbmQSEgoKc2Vzc2lvbl9pZBgCIAEoCRIMCgR0dXJuGAMgASgNEhQKDHRvb2xfY2FsbF9pZBgEIAEoCRIMCgR0b29sGAUgASgJEg8KB2F0dGVtcHQYBiABKA0SEAoIdHJhY2VfaWQYByABKAkSDwoHc3Bhbl9pZBgIIAEoCRIWCg5wYXJlbnRfc3Bhbl9pZBgJIAEoCRIMCgRuYW1lGAogASgJEi4KCnN0YXJ0X3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI2CgphdHRyaWJ1dGVzGA0gAygLMiIuZGlzcGF0Y2gudjEuRXZlbnQuQXR0cmlidXRlc0VudHJ5Eg8KB2Ryb3BwZWQYDiABKAQaMQoPQXR0cmlidXRlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiXAoQU3Vic2NyaWJlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEg0KBXRvb2xzGAIgAygJEiUKBWtpbmRzGAMgAygOMhYuZGlzcGF0Y2gudjEuRXZlbnRLaW5kIj0KDlBhcnNlZFRvb2xDYWxsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJYXJndW1lbnRzGAMgASgJIjwKFVBhcnNlVG9vbENhbGxzUmVxdWVzdBIMCgR0ZXh0GAEgASgJEhUKDW9mZmVyZWRfdG9vbHMYAiADKAkibAoWUGFyc2VUb29sQ2FsbHNSZXNwb25zZRIqCgVjYWxscxgBIAMoCzIbLmRpc3BhdGNoLnYxLlBhcnNlZFRvb2xDYWxsEhYKDnJlbWFpbmluZ190ZXh0GAIgASgJEg4KBmZvcm1hdBgDIAEoCSJJChFSZWFkUmVzdWx0UmVxdWVzdBIVCg1yZXN1bHRfaGFuZGxlGAEgASgJEg4KBm9mZnNldBgCIAEoDRINCgVsaW1pdBgDIAEoDSJMChJSZWFkUmVzdWx0UmVzcG9uc2USDAoEdGV4dBgBIAEoCRITCgt0b3RhbF9jaGFycxgCIAEoDRITCgtuZXh0X29mZnNldBgDIAEoDSJOChZSZXNvbHZlQXBwcm92YWxSZXF1ZXN0EhMKC2FwcHJvdmFsX2lkGAEgASgJEg8KB2FwcHJvdmUYAiABKAgSDgoGcmVhc29uGAMgASgJIisKF1Jlc29sdmVBcHByb3ZhbFJlc3BvbnNlEhAKCHJlc29sdmVkGAEgASgIIicKEUVuZFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiFAoSRW5kU2Vzc2lvblJlc3BvbnNlKmcKDERpc3BhdGNoTW9kZRIdChlESVNQQVRDSF9NT0RFX1VOU1BFQ0lGSUVEEAASHAoYRElTUEFUQ0hfTU9ERV9TRVFVRU5USUFMEAESGgoWRElTUEFUQ0hfTU9ERV9QQVJBTExFTBACKpoDCglFcnJvcktpbmQSGgoWRVJST1JfS0lORF9VTlNQRUNJRklFRBAAEhsKF0VSUk9SX0tJTkRfVU5LTk9XTl9UT09MEAESIAocRVJST1JfS0lORF9JTlZBTElEX0FSR1VNRU5UUxACEhYKEkVSUk9SX0tJTkRfQkxPQ0tFRBADEhsKF0VSUk9SX0tJTkRfQlJFQUtFUl9PUEVOEAQSFgoSRVJST1JfS0lORF9USU1FT1VUEAUSGgoWRVJST1JfS0lORF9VTkFWQUlMQUJMRRAGEhkKFUVSUk9SX0tJTkRfVE9PTF9FUlJPUhAHEhkKFUVSUk9SX0tJTkRfVU5FWFBFQ1RFRBAIEhoKFkVSUk9SX0tJTkRfSU5fUFJPR1JFU1MQCRIeChpFUlJPUl9LSU5EX09VVENPTUVfVU5LTk9XThAKEiAKHEVSUk9SX0tJTkRfU1RPUkVfVU5BVkFJTEFCTEUQCxIbChdFUlJPUl9LSU5EX0xPT1BfQkxPQ0tFRBAMEhgKFEVSUk9SX0tJTkRfQ0FOQ0VMTEVEEA0qwQIKCUV2ZW50S2luZBIaChZFVkVOVF9LSU5EX1VOU1BFQ0lGSUVEEAASHAoYRVZFTlRfS0lORF9DQUxMX1JFQ0VJVkVEEAESFwoTRVZFTlRfS0lORF9UT09MX1BSRRACEhgKFEVWRU5UX0tJTkRfVE9PTF9QT1NUEAMSFwoTRVZFTlRfS0lORF9UVVJOX0VORBAEEhQKEEVWRU5UX0tJTkRfUkVUUlkQBRIbChdFVkVOVF9LSU5EX0xPT1BfV0FSTklORxAGEhgKFEVWRU5UX0tJTkRfTE9PUF9TVE9QEAcSHAoYRVZFTlRfS0lORF9CUkVBS0VSX1NUQVRFEAgSIQodRVZFTlRfS0lORF9BUFBST1ZBTF9SRVFVRVNURUQQCRIgChxFVkVOVF9LSU5EX0lERU1QT1RFTlRfUkVQTEFZEAoy8wMKD0Rpc3BhdGNoU2VydmljZRJHCghEaXNwYXRjaBIcLmRpc3BhdGNoLnYxLkRpc3BhdGNoUmVxdWVzdBodLmRpc3BhdGNoLnYxLkRpc3BhdGNoUmVzcG9uc2USQAoJU3Vic2NyaWJlEh0uZGlzcGF0Y2gudjEuU3Vic2NyaWJlUmVxdWVzdBoSLmRpc3BhdGNoLnYxLkV2ZW50MAESWQoOUGFyc2VUb29sQ2FsbHMSIi5kaXNwYXRjaC52MS5QYXJzZVRvb2xDYWxsc1JlcXVlc3QaIy5kaXNwYXRjaC52MS5QYXJzZVRvb2xDYWxsc1Jlc3BvbnNlEk0KClJlYWRSZXN1bHQSHi5kaXNwYXRjaC52MS5SZWFkUmVzdWx0UmVxdWVzdBofLmRpc3BhdGNoLnYxLlJlYWRSZXN1bHRSZXNwb25zZRJcCg9SZXNvbHZlQXBwcm92YWwSIy5kaXNwYXRjaC52MS5SZXNvbHZlQXBwcm92YWxSZXF1ZXN0GiQuZGlzcGF0Y2gudjEuUmVzb2x2ZUFwcHJvdmFsUmVzcG9uc2USTQoKRW5kU2Vzc2lvbhIeLmRpc3BhdGNoLnYxLkVuZFNlc3Npb25SZXF1ZXN0Gh8uZGlzcGF0Y2gudjEuRW5kU2Vzc2lvblJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("ChpkaXNwYXRjaC92MS9kaXNwYXRjaC5wcm90bxILZGlzcGF0Y2gudjEiNwoIVG9vbENhbGwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIRCglhcmd1bWVudHMYAyABKAkixwEKD0Rpc3BhdGNoUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEgwKBHR1cm4YAiABKA0SJAoFY2FsbHMYAyADKAsyFS5kaXNwYXRjaC52MS5Ub29sQ2FsbBInCgRtb2RlGAQgASgOMhkuZGlzcGF0Y2gudjEuRGlzcGF0Y2hNb2RlEhcKD21heF9jb25jdXJyZW5jeRgFIAEoDRIVCg1vZmZlcmVkX3Rvb2xzGAYgAygJEhMKC2ludGVyYWN0aXZlGAcgASgIIoMBCglUb29sRXJyb3ISJAoEa2luZBgBIAEoDjIWLmRpc3BhdGNoLnYxLkVycm9yS2luZBIPCgdtZXNzYWdlGAIgASgJEhMKC3JlY292ZXJhYmxlGAMgASgIEhIKCnN1Z2dlc3Rpb24YBCABKAkSFgoOcmV0cnlfYWZ0ZXJfbXMYBSABKA0ilQIKClRvb2xSZXN1bHQSFAoMdG9vbF9jYWxsX2lkGAEgASgJEg4KBm91dHB1dBgCIAEoCRIQCghpc19lcnJvchgDIAEoCBIlCgVlcnJvchgEIAEoCzIWLmRpc3BhdGNoLnYxLlRvb2xFcnJvchIQCghhdHRlbXB0cxgFIAEoDRITCgtkdXJhdGlvbl9tcxgGIAEoDRIaChJyZXNvbHZlZF90b29sX25hbWUYByABKAkSEQoJdHJ1bmNhdGVkGAggASgIEhUKDXJlc3VsdF9oYW5kbGUYCSABKAkSGQoRaWRlbXBvdGVudF9yZXBsYXkYCiABKAgSDgoGY2FjaGVkGAsgASgIEhAKCHdhcm5pbmdzGAwgAygJIjwKEERpc3BhdGNoUmVzcG9uc2USKAoHcmVzdWx0cxgBIAMoCzIXLmRpc3BhdGNoLnYxLlRvb2xSZXN1bHQipwMKBUV2ZW50EiQKBGtpbmQYASABKA4yFi5kaXNwYXRjaC52MS5FdmVudEtpbmQSEgoKc2Vzc2lvbl9pZBgCIAEoCRIMCgR0dXJuGAMgASgNEhQKDHRvb2xfY2FsbF9pZBgEIAEoCRIMCgR0b29sGAUgASgJEg8KB2F0dGVtcHQYBiABKA0SEAoIdHJhY2VfaWQYByABKAkSDwoHc3Bhbl9pZBgIIAEoCRIWCg5wYXJlbnRfc3Bhbl9pZBgJIAEoCRIMCgRuYW1lGAogASgJEi4KCnN0YXJ0X3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI2CgphdHRyaWJ1dGVzGA0gAygLMiIuZGlzcGF0Y2gudjEuRXZlbnQuQXR0cmlidXRlc0VudHJ5Eg8KB2Ryb3BwZWQYDiABKAQaMQoPQXR0cmlidXRlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiXAoQU3Vic2NyaWJlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEg0KBXRvb2xzGAIgAygJEiUKBWtpbmRzGAMgAygOMhYuZGlzcGF0Y2gudjEuRXZlbnRLaW5kIj0KDlBhcnNlZFRvb2xDYWxsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJYXJndW1lbnRzGAMgASgJIjwKFVBhcnNlVG9vbENhbGxzUmVxdWVzdBIMCgR0ZXh0GAEgASgJEhUKDW9mZmVyZWRfdG9vbHMYAiADKAkibAoWUGFyc2VUb29sQ2FsbHNSZXNwb25zZRIqCgVjYWxscxgBIAMoCzIbLmRpc3BhdGNoLnYxLlBhcnNlZFRvb2xDYWxsEhYKDnJlbWFpbmluZ190ZXh0GAIgASgJEg4KBmZvcm1hdBgDIAEoCSJJChFSZWFkUmVzdWx0UmVxdWVzdBIVCg1yZXN1bHRfaGFuZGxlGAEgASgJEg4KBm9mZnNldBgCIAEoDRINCgVsaW1pdBgDIAEoDSJMChJSZWFkUmVzdWx0UmVzcG9uc2USDAoEdGV4dBgBIAEoCRITCgt0b3RhbF9jaGFycxgCIAEoDRITCgtuZXh0X29mZnNldBgDIAEoDSJOChZSZXNvbHZlQXBwcm92YWxSZXF1ZXN0EhMKC2FwcHJvdmFsX2lkGAEgASgJEg8KB2FwcHJvdmUYAiABKAgSDgoGcmVhc29uGAMgASgJIisKF1Jlc29sdmVBcHByb3ZhbFJlc3BvbnNlEhAKCHJlc29sdmVkGAEgASgIIjgKFExpc3RBcHByb3ZhbHNSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDAoEdG9vbBgCIAEoCSL/AQoPUGVuZGluZ0FwcHJvdmFsEhMKC2FwcHJvdmFsX2lkGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkSFAoMdG9vbF9jYWxsX2lkGAMgASgJEgwKBHRvb2wYBCABKAkSEQoJYXJndW1lbnRzGAUgASgJEhoKEmFyZ3VtZW50c19tb2RpZmllZBgGIAEoCBIOCgZyZWFzb24YByABKAkSMAoMcmVxdWVzdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJbChVMaXN0QXBwcm92YWxzUmVzcG9uc2USLwoJYXBwcm92YWxzGAEgAygLMhwuZGlzcGF0Y2gudjEuUGVuZGluZ0FwcHJvdmFsEhEKCXRydW5jYXRlZBgCIAEoCCInChFFbmRTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIhQKEkVuZFNlc3Npb25SZXNwb25zZSpnCgxEaXNwYXRjaE1vZGUSHQoZRElTUEFUQ0hfTU9ERV9VTlNQRUNJRklFRBAAEhwKGERJU1BBVENIX01PREVfU0VRVUVOVElBTBABEhoKFkRJU1BBVENIX01PREVfUEFSQUxMRUwQAiqaAwoJRXJyb3JLaW5kEhoKFkVSUk9SX0tJTkRfVU5TUEVDSUZJRUQQABIbChdFUlJPUl9LSU5EX1VOS05PV05fVE9PTBABEiAKHEVSUk9SX0tJTkRfSU5WQUxJRF9BUkdVTUVOVFMQAhIWChJFUlJPUl9LSU5EX0JMT0NLRUQQAxIbChdFUlJPUl9LSU5EX0JSRUFLRVJfT1BFThAEEhYKEkVSUk9SX0tJTkRfVElNRU9VVBAFEhoKFkVSUk9SX0tJTkRfVU5BVkFJTEFCTEUQBhIZChVFUlJPUl9LSU5EX1RPT0xfRVJST1IQBxIZChVFUlJPUl9LSU5EX1VORVhQRUNURUQQCBIaChZFUlJPUl9LSU5EX0lOX1BST0dSRVNTEAkSHgoaRVJST1JfS0lORF9PVVRDT01FX1VOS05PV04QChIgChxFUlJPUl9LSU5EX1NUT1JFX1VOQVZBSUxBQkxFEAsSGwoXRVJST1JfS0lORF9MT09QX0JMT0NLRUQQDBIYChRFUlJPUl9LSU5EX0NBTkNFTExFRBANKsECCglFdmVudEtpbmQSGgoWRVZFTlRfS0lORF9VTlNQRUNJRklFRBAAEhwKGEVWRU5UX0tJTkRfQ0FMTF9SRUNFSVZFRBABEhcKE0VWRU5UX0tJTkRfVE9PTF9QUkUQAhIYChRFVkVOVF9LSU5EX1RPT0xfUE9TVBADEhcKE0VWRU5UX0tJTkRfVFVSTl9FTkQQBBIUChBFVkVOVF9LSU5EX1JFVFJZEAUSGwoXRVZFTlRfS0lORF9MT09QX1dBUk5JTkcQBhIYChRFVkVOVF9LSU5EX0xPT1BfU1RPUBAHEhwKGEVWRU5UX0tJTkRfQlJFQUtFUl9TVEFURRAIEiEKHUVWRU5UX0tJTkRfQVBQUk9WQUxfUkVRVUVTVEVEEAkSIAocRVZFTlRfS0lORF9JREVNUE9URU5UX1JFUExBWRAKMssECg9EaXNwYXRjaFNlcnZpY2USRwoIRGlzcGF0Y2gSHC5kaXNwYXRjaC52MS5EaXNwYXRjaFJlcXVlc3QaHS5kaXNwYXRjaC52MS5EaXNwYXRjaFJlc3BvbnNlEkAKCVN1YnNjcmliZRIdLmRpc3BhdGNoLnYxLlN1YnNjcmliZVJlcXVlc3QaEi5kaXNwYXRjaC52MS5FdmVudDABElkKDlBhcnNlVG9vbENhbGxzEiIuZGlzcGF0Y2gudjEuUGFyc2VUb29sQ2FsbHNSZXF1ZXN0GiMuZGlzcGF0Y2gudjEuUGFyc2VUb29sQ2FsbHNSZXNwb25zZRJNCgpSZWFkUmVzdWx0Eh4uZGlzcGF0Y2gudjEuUmVhZFJlc3VsdFJlcXVlc3QaHy5kaXNwYXRjaC52MS5SZWFkUmVzdWx0UmVzcG9uc2USXAoPUmVzb2x2ZUFwcHJvdmFsEiMuZGlzcGF0Y2gudjEuUmVzb2x2ZUFwcHJvdmFsUmVxdWVzdBokLmRpc3BhdGNoLnYxLlJlc29sdmVBcHByb3ZhbFJlc3BvbnNlElYKDUxpc3RBcHByb3ZhbHMSIS5kaXNwYXRjaC52MS5MaXN0QXBwcm92YWxzUmVxdWVzdBoiLmRpc3BhdGNoLnYxLkxpc3RBcHByb3ZhbHNSZXNwb25zZRJNCgpFbmRTZXNzaW9uEh4uZGlzcGF0Y2gudjEuRW5kU2Vzc2lvblJlcXVlc3QaHy5kaXNwYXRjaC52MS5FbmRTZXNzaW9uUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message dispatch.v1.ToolCall
@@ -911,6 +911,229 @@ export const ResolveApprovalResponseSchema: GenMessage<ResolveApprovalResponse, 
   messageDesc(file_dispatch_v1_dispatch, 13);
 
 /**
+ * @generated from message dispatch.v1.ListApprovalsRequest
+ */
+export type ListApprovalsRequest = Message<"dispatch.v1.ListApprovalsRequest"> & {
+  /**
+   * Only this session's approvals (empty: every session's).
+   *
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * Only this tool's approvals (empty: every tool's).
+   *
+   * @generated from field: string tool = 2;
+   */
+  tool: string;
+};
+
+/**
+ * @generated from message dispatch.v1.ListApprovalsRequest
+ */
+export type ListApprovalsRequestJson = {
+  /**
+   * Only this session's approvals (empty: every session's).
+   *
+   * @generated from field: string session_id = 1;
+   */
+  sessionId?: string;
+
+  /**
+   * Only this tool's approvals (empty: every tool's).
+   *
+   * @generated from field: string tool = 2;
+   */
+  tool?: string;
+};
+
+/**
+ * Describes the message dispatch.v1.ListApprovalsRequest.
+ * Use `create(ListApprovalsRequestSchema)` to create a new message.
+ */
+export const ListApprovalsRequestSchema: GenMessage<ListApprovalsRequest, {jsonType: ListApprovalsRequestJson}> = /*@__PURE__*/
+  messageDesc(file_dispatch_v1_dispatch, 14);
+
+/**
+ * An Ask waiting for ResolveApproval.
+ *
+ * @generated from message dispatch.v1.PendingApproval
+ */
+export type PendingApproval = Message<"dispatch.v1.PendingApproval"> & {
+  /**
+   * @generated from field: string approval_id = 1;
+   */
+  approvalId: string;
+
+  /**
+   * @generated from field: string session_id = 2;
+   */
+  sessionId: string;
+
+  /**
+   * @generated from field: string tool_call_id = 3;
+   */
+  toolCallId: string;
+
+  /**
+   * The tool that runs if approved.
+   *
+   * @generated from field: string tool = 4;
+   */
+  tool: string;
+
+  /**
+   * The arguments that run if approved, as JSON text: after the policies and hooks, secrets
+   * redacted, cut to 8,000 characters (with "..." after) as events cut text.
+   *
+   * @generated from field: string arguments = 5;
+   */
+  arguments: string;
+
+  /**
+   * A policy or hook changed the arguments the model sent.
+   *
+   * @generated from field: bool arguments_modified = 6;
+   */
+  argumentsModified: boolean;
+
+  /**
+   * Redacted and cut as the arguments are.
+   *
+   * @generated from field: string reason = 7;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp requested_at = 8;
+   */
+  requestedAt?: Timestamp | undefined;
+
+  /**
+   * When the wait ends unanswered (refused): requested_at plus limits.approval_timeout_ms.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 9;
+   */
+  expiresAt?: Timestamp | undefined;
+};
+
+/**
+ * An Ask waiting for ResolveApproval.
+ *
+ * @generated from message dispatch.v1.PendingApproval
+ */
+export type PendingApprovalJson = {
+  /**
+   * @generated from field: string approval_id = 1;
+   */
+  approvalId?: string;
+
+  /**
+   * @generated from field: string session_id = 2;
+   */
+  sessionId?: string;
+
+  /**
+   * @generated from field: string tool_call_id = 3;
+   */
+  toolCallId?: string;
+
+  /**
+   * The tool that runs if approved.
+   *
+   * @generated from field: string tool = 4;
+   */
+  tool?: string;
+
+  /**
+   * The arguments that run if approved, as JSON text: after the policies and hooks, secrets
+   * redacted, cut to 8,000 characters (with "..." after) as events cut text.
+   *
+   * @generated from field: string arguments = 5;
+   */
+  arguments?: string;
+
+  /**
+   * A policy or hook changed the arguments the model sent.
+   *
+   * @generated from field: bool arguments_modified = 6;
+   */
+  argumentsModified?: boolean;
+
+  /**
+   * Redacted and cut as the arguments are.
+   *
+   * @generated from field: string reason = 7;
+   */
+  reason?: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp requested_at = 8;
+   */
+  requestedAt?: TimestampJson;
+
+  /**
+   * When the wait ends unanswered (refused): requested_at plus limits.approval_timeout_ms.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 9;
+   */
+  expiresAt?: TimestampJson;
+};
+
+/**
+ * Describes the message dispatch.v1.PendingApproval.
+ * Use `create(PendingApprovalSchema)` to create a new message.
+ */
+export const PendingApprovalSchema: GenMessage<PendingApproval, {jsonType: PendingApprovalJson}> = /*@__PURE__*/
+  messageDesc(file_dispatch_v1_dispatch, 15);
+
+/**
+ * @generated from message dispatch.v1.ListApprovalsResponse
+ */
+export type ListApprovalsResponse = Message<"dispatch.v1.ListApprovalsResponse"> & {
+  /**
+   * The first to expire first; at most 1,000, and no more than fit in one response.
+   *
+   * @generated from field: repeated dispatch.v1.PendingApproval approvals = 1;
+   */
+  approvals: PendingApproval[];
+
+  /**
+   * More approvals wait than this response holds: narrow by session_id or tool.
+   *
+   * @generated from field: bool truncated = 2;
+   */
+  truncated: boolean;
+};
+
+/**
+ * @generated from message dispatch.v1.ListApprovalsResponse
+ */
+export type ListApprovalsResponseJson = {
+  /**
+   * The first to expire first; at most 1,000, and no more than fit in one response.
+   *
+   * @generated from field: repeated dispatch.v1.PendingApproval approvals = 1;
+   */
+  approvals?: PendingApprovalJson[];
+
+  /**
+   * More approvals wait than this response holds: narrow by session_id or tool.
+   *
+   * @generated from field: bool truncated = 2;
+   */
+  truncated?: boolean;
+};
+
+/**
+ * Describes the message dispatch.v1.ListApprovalsResponse.
+ * Use `create(ListApprovalsResponseSchema)` to create a new message.
+ */
+export const ListApprovalsResponseSchema: GenMessage<ListApprovalsResponse, {jsonType: ListApprovalsResponseJson}> = /*@__PURE__*/
+  messageDesc(file_dispatch_v1_dispatch, 16);
+
+/**
  * @generated from message dispatch.v1.EndSessionRequest
  */
 export type EndSessionRequest = Message<"dispatch.v1.EndSessionRequest"> & {
@@ -935,7 +1158,7 @@ export type EndSessionRequestJson = {
  * Use `create(EndSessionRequestSchema)` to create a new message.
  */
 export const EndSessionRequestSchema: GenMessage<EndSessionRequest, {jsonType: EndSessionRequestJson}> = /*@__PURE__*/
-  messageDesc(file_dispatch_v1_dispatch, 14);
+  messageDesc(file_dispatch_v1_dispatch, 17);
 
 /**
  * @generated from message dispatch.v1.EndSessionResponse
@@ -954,7 +1177,7 @@ export type EndSessionResponseJson = {
  * Use `create(EndSessionResponseSchema)` to create a new message.
  */
 export const EndSessionResponseSchema: GenMessage<EndSessionResponse, {jsonType: EndSessionResponseJson}> = /*@__PURE__*/
-  messageDesc(file_dispatch_v1_dispatch, 15);
+  messageDesc(file_dispatch_v1_dispatch, 18);
 
 /**
  * @generated from enum dispatch.v1.DispatchMode
@@ -1189,6 +1412,16 @@ export const DispatchService: GenService<{
     methodKind: "unary";
     input: typeof ResolveApprovalRequestSchema;
     output: typeof ResolveApprovalResponseSchema;
+  },
+  /**
+   * The approvals waiting for the caller's tenant: on this replica, and with Redis on every replica.
+   *
+   * @generated from rpc dispatch.v1.DispatchService.ListApprovals
+   */
+  listApprovals: {
+    methodKind: "unary";
+    input: typeof ListApprovalsRequestSchema;
+    output: typeof ListApprovalsResponseSchema;
   },
   /**
    * @generated from rpc dispatch.v1.DispatchService.EndSession

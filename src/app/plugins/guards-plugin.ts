@@ -12,7 +12,7 @@ export type GuardsPluginOptions = Omit<GuardsOptions, 'policies' | 'approvalTime
 /**
  * Loop detection's thresholds live in the pipeline; this plugin adds the rest of issue 4: the
  * `policies:` section (rules, policy endpoint, breaker settings, post-tool notes), breakers,
- * approvals with the ResolveApproval RPC, recovery, and the redaction, result verification and
+ * approvals with the ResolveApproval and ListApprovals RPCs, recovery, and the redaction, result verification and
  * memoize middleware, in that order.
  */
 export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFactory {
@@ -36,12 +36,13 @@ export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFac
       ? createApprovalsRelay({ approvals: set.approvals, connect: () => connectRedis(redisUrl, { queueWhileDown: true, logger: ctx.logger }), logger: ctx.logger })
       : undefined;
     const resolve = relay ? relay.resolve : set.approvals.resolve.bind(set.approvals);
+    const list = relay ? relay.list : set.approvals.list.bind(set.approvals);
     return {
       name: 'guards',
       // A read the memo cache answers takes no concurrency slot and no rate turn.
       guards: { ...set.guards, memo: middleware.cache },
       middleware: middleware.stages.map((stage) => stage.middleware),
-      handlers: { dispatch: approvalHandlers(set.approvals, authenticate, ctx.logger, () => resolve) },
+      handlers: { dispatch: approvalHandlers(set.approvals, authenticate, ctx.logger, () => resolve, { listWith: () => list, maxMessageBytes: ctx.config.limits.maxMessageBytes }) },
       // Memoized results are the session's (their key holds it): they end with it, on every replica;
       // a write drops the reads of its resource on every replica too.
       attach(deps) {

@@ -2,7 +2,7 @@ export { createRedisStore } from './redis-store';
 export type { RedisStore, RedisStoreOptions } from './redis-store';
 export { closeWithin, dropConnections } from './close-within';
 export { clusterSubscribers, connectRedis, whenReady } from './connect';
-export { defineSlotScript, defineWorkerSpecScript } from './scripts';
+export { defineApprovalScripts, defineSlotScript, defineWorkerSpecScript } from './scripts';
 export { storeCall } from './store-call';
 export type { RedisClient, RedisConnectOptions } from './connect';
 export { createOrderedPublisher, PublishStalledError } from './ordered-publisher';

@@ -37,6 +37,12 @@ declare module 'ioredis' {
     dispatchGiveTurn(limit: string, intervalMs: number, setAt: string): Result<number, Context>;
     /** forget-worker-spec.lua: deletes a worker tool's shared spec and announces it; 1 when it was there. */
     dispatchForgetWorkerSpec(specs: string, field: string, announcement: string): Result<number, Context>;
+    /** record-approval.lua: indexes a waiting approval under its tenant for `ttlMs`; 1 when indexed, 0 when the tenant's index holds `max`. */
+    dispatchRecordApproval(index: string, shown: string, approvalId: string, ttlMs: number, json: string, max: number): Result<number, Context>;
+    /** forget-approval.lua: takes an ended approval out of its tenant's index; 1 when it was there. */
+    dispatchForgetApproval(index: string, shown: string, approvalId: string): Result<number, Context>;
+    /** list-approvals.lua: the tenant's approvals still waiting, at most `max`: id, JSON, id, JSON, ... */
+    dispatchListApprovals(index: string, shown: string, max: number): Result<string[], Context>;
   }
 }
 
@@ -69,6 +75,14 @@ export function defineSlotScript(client: RedisClient): void {
 /** Defines forget-worker-spec.lua (RemoveTool of a worker tool) on a client. */
 export function defineWorkerSpecScript(client: RedisClient): void {
   client.defineCommand('dispatchForgetWorkerSpec', { lua: readScript('forget-worker-spec.lua'), numberOfKeys: 1 });
+}
+
+/** Defines record-approval.lua, forget-approval.lua and list-approvals.lua (ListApprovals across replicas), each prefixed by session-lib.lua (its clock) and approvals-lib.lua. */
+export function defineApprovalScripts(client: RedisClient): void {
+  const lib = `${readScript('session-lib.lua')}\n${readScript('approvals-lib.lua')}`;
+  client.defineCommand('dispatchRecordApproval', { lua: `${lib}\n${readScript('record-approval.lua')}`, numberOfKeys: 2 });
+  client.defineCommand('dispatchForgetApproval', { lua: `${lib}\n${readScript('forget-approval.lua')}`, numberOfKeys: 2 });
+  client.defineCommand('dispatchListApprovals', { lua: `${lib}\n${readScript('list-approvals.lua')}`, numberOfKeys: 2 });
 }
 
 /**

@@ -55,6 +55,7 @@ export const RPCS: readonly RpcProbe[] = [
     const code = await unaryCode(a.dispatch.resolveApproval({ approvalId: 'none', approve: false }, o));
     return code === grpc.status.NOT_FOUND ? 'ok' : code;
   } },
+  { method: 'ListApprovals', scope: 'dispatch', call: (a, o) => unaryCode(a.dispatch.listApprovals({}, o)) },
   { method: 'EndSession', scope: 'dispatch', call: (a, o) => unaryCode(a.dispatch.endSession({ sessionId: 's' }, o)) },
   { method: 'ListTools', scope: 'dispatch', call: (a, o) => unaryCode(a.registry.listTools({}, o)) },
   { method: 'GetToolStats', scope: 'dispatch', call: (a, o) => unaryCode(a.registry.getToolStats({ tool: 'echo' }, o)) },

@@ -1,0 +1,16 @@
+-- Helpers shared by the approvals index scripts; prepended to each of them (after session-lib.lua) when they are defined.
+-- KEYS[1] of each: a tenant's approvals waiting on any replica, a sorted set of approval ids
+-- scored by when their wait ends (ms, Redis's clock); KEYS[2]: what ListApprovals shows of each,
+-- a hash of approval id -> JSON. Both share the tenant's hash tag, hence one cluster slot.
+
+-- now_ms and int are session-lib.lua's, prepended before this.
+
+-- Forgets approvals whose wait has ended (their replica died before it forgot them), at most a
+-- thousand at a time: Lua cannot unpack many thousands of values at once.
+local function prune(now)
+  local gone = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', int(now), 'LIMIT', 0, 1000)
+  if #gone > 0 then
+    redis.call('ZREM', KEYS[1], unpack(gone))
+    redis.call('HDEL', KEYS[2], unpack(gone))
+  end
+end

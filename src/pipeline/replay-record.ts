@@ -1,4 +1,5 @@
 import type { DispatchError } from '../errors';
+import { shortHash } from '../json';
 import type { ResolvedTool } from '../registry';
 import type { LoopStreak, SessionScope, StoredResult } from '../store';
 import type { CallObserver } from './observer';
@@ -22,15 +23,21 @@ function callAgainLater(failure: LoopFailure): boolean {
 }
 
 /**
- * What the loop window compares of an attempt's result: the output the model is shown (bounded:
- * head, tail and the count omitted) of a success, the kind and message of a failure; undefined,
- * nothing recorded, for a failure that asked to be called again later (callAgainLater). A replay
- * of the stored result records the same, so replays of a bounded result are repeats from the first.
+ * What the loop window compares of an attempt's result: the output of a success, the kind and
+ * message of a failure; undefined, nothing recorded, for a failure that asked to be called again
+ * later (callAgainLater). A bounded success (`whole`: the text it was cut from) is compared by its
+ * whole text, as wholeRecord gives it: its head and tail alone took a poll whose answers differ
+ * only in the omitted middle for the same result ten times, and ended it LOOP_DETECTED. A replay
+ * of the stored result records what its first attempt did (StoredResult.loopRecord), so replays
+ * of a bounded result are repeats from the first.
  */
-export function loopRecordOf(output: string, failure: LoopFailure | undefined): string | undefined {
-  if (!failure) return output;
+export function loopRecordOf(output: string, failure: LoopFailure | undefined, whole?: string): string | undefined {
+  if (!failure) return whole === undefined ? output : wholeRecord(whole);
   return callAgainLater(failure) ? undefined : failureRecord(failure);
 }
+
+/** A bounded result's loop record: its whole text's hash, which no output the model is shown equals (a NUL first). */
+export const wholeRecord = (whole: string) => `\u0000whole\u0000${shortHash(whole)}`;
 
 const failureRecord = (failure: LoopFailure) => `${failure.kind}\u0000${failure.message}`;
 
@@ -41,7 +48,8 @@ const failureRecord = (failure: LoopFailure) => `${failure.kind}\u0000${failure.
  */
 export async function recordReplay(deps: PipelineDeps, scope: SessionScope, op: string, stored: StoredResult): Promise<LoopStreak | undefined> {
   // A stored failure ran to its answer (a claim is kept only then): never one to call again later.
-  const result = stored.isError ? failureRecord({ kind: stored.errorKind ?? 0, message: stored.errorMessage ?? '' }) : stored.output;
+  // A bounded result's record is its whole text's (records of older versions have none: its output).
+  const result = stored.isError ? failureRecord({ kind: stored.errorKind ?? 0, message: stored.errorMessage ?? '' }) : (stored.loopRecord ?? stored.output);
   try {
     const after = await deps.store.finishAttempt({ scope, op, record: { result, failed: stored.isError, window: deps.limits.loopWindow } });
     return after.streak;

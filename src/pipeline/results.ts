@@ -78,7 +78,7 @@ export function replayedResult(callId: string, stored: StoredResult, attempts: n
  * a full text not kept, is added to the record by the store that did not keep it), and left out
  * when there are none, so that most records stay as small as before.
  */
-export function toStored(result: ToolResult): StoredResult {
+export function toStored(result: ToolResult, loopRecord?: string): StoredResult {
   const stored: StoredResult = {
     output: result.output,
     isError: result.isError,
@@ -91,5 +91,6 @@ export function toStored(result: ToolResult): StoredResult {
     resultHandle: result.resultHandle,
     durationMs: result.durationMs,
   };
-  return result.warnings.length === 0 ? stored : { ...stored, warnings: [...result.warnings] };
+  const kept = result.warnings.length === 0 ? stored : { ...stored, warnings: [...result.warnings] };
+  return loopRecord === undefined ? kept : { ...kept, loopRecord };
 }

@@ -242,17 +242,17 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   }
 
   const failed = error !== undefined;
+  // A cancelled attempt is no repeat of the call (its client, or its wave, gave up): no loop record.
+  const cancelled = error?.kind === ErrorKind.CANCELLED;
+  const record = cancelled ? undefined : loopRecordOf(result.output, error, result.truncated ? text : undefined);
   const idempotency: FinishAttempt['idempotency'] = !claimed
     ? undefined
     : !error || error.phase === 'after'
-      ? { key: callKey.value, action: 'complete', result: toStored(result), ttlSeconds: tool.idempotencyTtlSeconds }
+      ? { key: callKey.value, action: 'complete', result: toStored(result, result.truncated ? record : undefined), ttlSeconds: tool.idempotencyTtlSeconds }
       : error.phase === 'during'
         ? { key: callKey.value, action: 'unknown', ttlSeconds: tool.idempotencyTtlSeconds }
         : { key: callKey.value, action: 'release', owner };
   const memory = failed ? undefined : { entry: memoryEntry(tool.name, canonicalArgs, text, tool.spec.skipRedaction), max: deps.limits.maxMemoryEntries, ttlSeconds: MEMORY_TTL_SECONDS };
-  // A cancelled attempt is no repeat of the call (its client, or its wave, gave up): no loop record.
-  const cancelled = error?.kind === ErrorKind.CANCELLED;
-  const record = cancelled ? undefined : loopRecordOf(result.output, error);
   // A retry failing as the call's last attempt did is the same call failing once more, not the
   // model repeating it: recorded once, so one call does not warn, nor block the next.
   const repeated = sameFailure(progress, op, record, failed);

@@ -22,6 +22,8 @@ export interface StoredResult {
   readonly durationMs: number;
   /** The result's warnings, absent when it had none (and in records of older versions). */
   readonly warnings?: readonly string[];
+  /** What the loop window compared of a bounded result (its whole text's hash), for its replays; absent for others. */
+  readonly loopRecord?: string;
 }
 
 /** What an idempotency claim found. */

@@ -82,10 +82,13 @@ interface Waiting {
 /** What a wait without a request (one not from the pipeline) shows. */
 const UNDESCRIBED: ApprovalRequest = { sessionId: '', toolCallId: '', tool: '', arguments: '', argumentsModified: false, reason: '' };
 
+/** Approvals waiting at once on a replica, all tenants together (ApprovalsOptions.maxPending). */
+export const MAX_PENDING_APPROVALS = 1000;
+
 /** The approvals registry behind Ask in interactive mode and the ResolveApproval RPC. */
 export function createApprovals(options: ApprovalsOptions = {}): Approvals {
   const timeoutMs = options.timeoutMs ?? 120_000;
-  const maxPending = options.maxPending ?? 1000;
+  const maxPending = options.maxPending ?? MAX_PENDING_APPROVALS;
   const maxPerTenant = options.maxPendingPerTenant ?? 250;
   const waiting = new Map<string, Waiting>();
   let recorder: PendingRecord | undefined;

@@ -1,6 +1,6 @@
 import { createLogger, type Logger } from '../log';
 import { NOOP_OBSERVER, parseBreakerKey, type Guards, type Observer, type Reflector } from '../pipeline';
-import { createApprovals, type Approvals } from './approvals';
+import { createApprovals, MAX_PENDING_APPROVALS, type Approvals } from './approvals';
 import { DEFAULT_BREAKER_SETTINGS, type BreakerSettings } from './breaker-settings';
 import { createBreakers, type Breakers } from './breakers';
 import { globAny } from './glob';
@@ -19,6 +19,11 @@ export interface GuardsOptions {
   readonly policies?: PolicyConfig;
   /** Time an Ask waits for ResolveApproval, in ms. @default 120000 */
   readonly approvalTimeoutMs?: number;
+  /**
+   * No authentication is configured: every call is tenant `default`, so a per-tenant share (the
+   * approvals waiting) is the whole bound, as for the limits (build-app's singleTenant). @default false
+   */
+  readonly singleTenant?: boolean;
   /** The observer told of breaker state changes (late-bound). @default no observer */
   readonly observer?: () => Observer;
   readonly logger?: Logger;
@@ -64,7 +69,7 @@ export function createGuards(options: GuardsOptions = {}): GuardSet {
       }
     },
   });
-  const approvals = createApprovals({ timeoutMs: options.approvalTimeoutMs });
+  const approvals = createApprovals({ timeoutMs: options.approvalTimeoutMs, maxPendingPerTenant: options.singleTenant ? MAX_PENDING_APPROVALS : undefined });
   const endpoint = policies.endpoint ? { policy: policies.endpoint, ask: createPolicyEndpoint(policies.endpoint, logger) } : undefined;
   const guards: Guards = {
     preHook: createPreHook({ rules: policies.rules, hooks: options.preHooks, endpoint }),

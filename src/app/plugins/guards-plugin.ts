@@ -7,7 +7,7 @@ import type { PluginFactory } from '../plugin';
 import { allClosed } from '../close-app';
 
 /** What a test or an embedding may set beyond the configuration file. */
-export type GuardsPluginOptions = Omit<GuardsOptions, 'policies' | 'approvalTimeoutMs' | 'observer' | 'logger'> & GuardMiddlewareOptions;
+export type GuardsPluginOptions = Omit<GuardsOptions, 'policies' | 'approvalTimeoutMs' | 'singleTenant' | 'observer' | 'logger'> & GuardMiddlewareOptions;
 
 /**
  * Loop detection's thresholds live in the pipeline; this plugin adds the rest of issue 4: the
@@ -27,7 +27,7 @@ export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFac
     // Waiting calls hear the slots given back on any replica (connections opened at the first wait).
     const wakeups = slotsRedis && redisUrl ? createSlotWakeups({ connect: () => connectRedis(redisUrl, { queueWhileDown: true, logger: ctx.logger }), logger: ctx.logger }) : undefined;
     const sharedSlots = slotsRedis ? { redis: slotsRedis, timeoutMs: ctx.config.limits.storeTimeoutMs, wakeups, logger: ctx.logger } : undefined;
-    const set = createGuards({ ...options, policies, approvalTimeoutMs: ctx.config.limits.approvalTimeoutMs, observer: () => ctx.observer(), logger: ctx.logger, sharedSlots });
+    const set = createGuards({ ...options, policies, approvalTimeoutMs: ctx.config.limits.approvalTimeoutMs, singleTenant: ctx.singleTenant, observer: () => ctx.observer(), logger: ctx.logger, sharedSlots });
     const middleware = createGuardMiddleware({ redaction: options.redaction, memoize: options.memoize });
     // Late-bound: the auth plugin's authenticator is known only once every plugin is built.
     const authenticate: Authenticator = (call, scope) => ctx.authenticate()(call, scope);

@@ -23,20 +23,17 @@ export interface GateSkip {
   readonly memoized?: MemoHit;
 }
 
-const BREAKER_REFUSES: GateSkip = Object.freeze({});
-
 /**
  * Whether an attempt skips its tool's slot and rate turn, asked once its arguments are final: a
  * rate limit and a cap count the calls that reach the API, and these do not. A read the memo
  * cache answers now (asked once the attempt holds its resource in a parallel turn; its answer is
  * served unless its resource is written or its session ends meanwhile; never a `skip_memoize`
- * tool's, which memoize does not serve), and a side-effecting
- * call whose breaker refuses it (`claims` false: it takes no claim and is refused BREAKER_OPEN).
- * Replays and the other refusals (loop, budget, a claim in progress) are known only from the
+ * tool's, which memoize does not serve). A side-effecting call whose breaker refuses it is not
+ * asked here: run-attempt sends it past the gate (to its record, or refused BREAKER_OPEN). Replays and the other refusals (loop, budget, a claim in progress) are known only from the
  * store, after the turn: they take it. Undefined: the attempt takes its slot and turn.
  */
-export function gateSkip(guards: Guards, tool: ResolvedTool, key: CallKey, claims: boolean): GateSkip | undefined {
-  if (!tool.readOnly) return claims ? undefined : BREAKER_REFUSES;
+export function gateSkip(guards: Guards, tool: ResolvedTool, key: CallKey): GateSkip | undefined {
+  if (!tool.readOnly) return undefined;
   if (tool.spec.skipMemoize) return undefined;
   const memoized = guards.memo && peekMemo(guards.memo, key.local);
   return memoized && { memoized };

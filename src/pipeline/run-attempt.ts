@@ -93,7 +93,7 @@ export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObser
       }
       const claims = !tool.readOnly;
       const { slots, rates } = deps.guards;
-      const skip = answered ? ANSWERED_BY_RECORD : slots || rates ? gateSkip(deps.guards, tool, callKey, claims) : undefined;
+      const skip = answered ? ANSWERED_BY_RECORD : slots || rates ? gateSkip(deps.guards, tool, callKey) : undefined;
       return (slots || rates) && !skip ? gated(slots, rates, tool, turn, () => attemptNow(claims, skip, answered?.refusal), hookFailure) : attemptNow(claims, skip, answered?.refusal);
     };
     return held === undefined ? work() : whileHeld(held, work);

@@ -13,6 +13,7 @@ import { createTenantQueue } from './tenant-queue';
 import { remoteOverReporter } from './remote-over';
 import { schemaBytesExcess, schemaBytesWith, toolCountExcess } from './tenant-totals';
 import { checkSpec } from './validate-spec';
+import { specSizeProblem } from './spec-bounds';
 
 export { RegistryError } from './registry-api';
 export type { ChangeListener, RegistryChange, RemovedListener, ToolRegistry, ToolRegistryOptions } from './registry-api';
@@ -167,6 +168,10 @@ export function createToolRegistry(
 
   /** The registration's refusals made before anything is compiled. */
   const admit = (specs: readonly ToolSpec[], tenant: string, maxTools: number | undefined) => {
+    // A field past its own bound first: INVALID_ARGUMENT, which no retry mends (the totals' RESOURCE_EXHAUSTED is retried).
+    specs.forEach((spec, i) => {
+      if (specSizeProblem(spec) !== undefined) throw new RegistryError('invalid', `tools[${i}]: ${checkSpec(spec, executorKinds())}`);
+    });
     if (maxTools !== undefined) refuseOver(toolCountExcess(specs, byTenant.get(tenant), tenant, maxTools));
     checkBytes(specs, tenant);
   };

@@ -2,6 +2,7 @@ import { Effect, type ToolSpec } from '../../gen/dispatch/v1/tool_pb';
 import { httpHeadersProblem } from '../executors/http-headers';
 import { isJsonPointer } from '../json';
 import { shortened } from '../pipeline/bound-result';
+import { specSizeProblem } from './spec-bounds';
 
 /** The longest tool name: a name sent that is longer names no tool. */
 export const MAX_TOOL_NAME_CHARS = 128;
@@ -18,7 +19,8 @@ const MAX_MULTIPLIER = 100;
 const MIN_RESULT_CHARS = 100;
 
 /**
- * Checks a spec's fields other than its schema and returns the first problem, or undefined.
+ * Checks a spec's fields other than its schema and returns the first problem, or undefined; last,
+ * the sizes of its free-form fields ({@link specSizeProblem}), once each reads as it should.
  * `knownExecutors` are the executor kinds this server can run.
  */
 export function checkSpec(spec: ToolSpec, knownExecutors: ReadonlySet<string>): string | undefined {
@@ -65,5 +67,6 @@ export function checkSpec(spec: ToolSpec, knownExecutors: ReadonlySet<string>): 
   ] as const) {
     if (!isJsonPointer(pointer)) return `tool "${spec.name}": ${field} ${quoted(pointer)} is not a JSON pointer`;
   }
-  return undefined;
+  const size = specSizeProblem(spec);
+  return size === undefined ? undefined : `tool "${spec.name}": ${size}`;
 }

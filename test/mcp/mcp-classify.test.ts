@@ -3,6 +3,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { Effect } from '../../gen/dispatch/v1/tool_pb';
 import { classifyMcpError, effectOf, importTools, inputSchemaText, parseMcpServers, resultText } from '../../src/executors/mcp';
+import { createSchemaCompiler, createToolRegistry } from '../../src/registry';
 
 const classify = (error: unknown) => {
   const { error: e, broken } = classifyMcpError(error, 'files', 'http://127.0.0.1:9/mcp');
@@ -55,6 +56,17 @@ describe('MCP tool import', () => {
     expect(importTools(untrusted!, [tool({ readOnlyHint: true })]).specs[0]!.name).toBe('x');
     expect(inputSchemaText({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' })).toBe('{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object"}');
     expect(inputSchemaText({ $schema: 'https://example.com/my-meta', type: 'object' })).toBe('{"type":"object"}');
+  });
+
+  it("cuts a description past the spec's bound (32,768 characters) and imports the tool, saying so; was skipped", () => {
+    const long = '\u{1F600}'.repeat(40_000);
+    const { specs, skipped, cut } = importTools(trusted!, [{ name: 'long', description: long, inputSchema: { type: 'object' } }]);
+    expect(skipped).toEqual([]);
+    expect(cut).toEqual([{ tool: 'long', chars: 40_000 }]);
+    expect([...specs[0]!.description]).toHaveLength(32_768);
+    expect(specs[0]!.description.endsWith('\u{1F600} [description cut]')).toBe(true);
+    const registry = createToolRegistry(createSchemaCompiler(65_536), () => new Set(['mcp']));
+    expect(registry.register(specs, { tenant: '' }).map((t) => t.name)).toEqual(['t_long']);
   });
 });
 

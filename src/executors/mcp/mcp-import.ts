@@ -1,7 +1,9 @@
 import { create } from '@bufbuild/protobuf';
 import { ToolSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Effect, McpExecutorSchema, ToolSpecSchema, type ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
+import { codePointLength, sliceCodePoints } from '../../pipeline/bound-result';
 import { declaredDraft } from '../../registry/schema-drafts';
+import { MAX_DESCRIPTION_CHARS } from '../../registry/spec-bounds';
 import type { McpServerConfig } from './mcp-config';
 
 /** A tool as an MCP server lists it. */
@@ -16,7 +18,11 @@ export interface McpToolInfo {
 export interface ImportedTools {
   readonly specs: ToolSpec[];
   readonly skipped: { readonly tool: string; readonly reason: string }[];
+  /** Tools imported with their description cut to MAX_DESCRIPTION_CHARS, with its length as listed. */
+  readonly cut: { readonly tool: string; readonly chars: number }[];
 }
+
+const CUT_MARKER = ' [description cut]';
 
 const NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
 
@@ -70,6 +76,7 @@ export function checkTool(tool: unknown): { tool: McpToolInfo } | { reason: stri
 export function importTools(server: McpServerConfig, tools: readonly unknown[]): ImportedTools {
   const specs: ToolSpec[] = [];
   const skipped: ImportedTools['skipped'] = [];
+  const cut: ImportedTools['cut'] = [];
   for (const listed of tools) {
     const checked = checkTool(listed);
     if ('reason' in checked) {
@@ -83,10 +90,16 @@ export function importTools(server: McpServerConfig, tools: readonly unknown[]):
       continue;
     }
     const effect = effectOf(tool, server.trusted);
+    let description = tool.description ?? '';
+    const chars = codePointLength(description);
+    if (chars > MAX_DESCRIPTION_CHARS) {
+      description = sliceCodePoints(description, 0, MAX_DESCRIPTION_CHARS - CUT_MARKER.length) + CUT_MARKER;
+      cut.push({ tool: tool.name, chars });
+    }
     specs.push(
       create(ToolSpecSchema, {
         name,
-        description: tool.description ?? '',
+        description,
         inputSchema: inputSchemaText(tool.inputSchema ?? { type: 'object' }),
         effect,
         concurrencySafe: effect === Effect.READ_ONLY,
@@ -95,5 +108,5 @@ export function importTools(server: McpServerConfig, tools: readonly unknown[]):
       }),
     );
   }
-  return { specs, skipped };
+  return { specs, skipped, cut };
 }

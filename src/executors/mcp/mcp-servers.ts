@@ -5,6 +5,7 @@ import { checkInteger } from '../../options/integer-option';
 import { DEFAULT_MAX_ANSWER_BYTES } from './mcp-answer-bound';
 import type { McpServerConfig } from './mcp-config';
 import { createMcpConnection, type McpConnection } from './mcp-connection';
+import { MAX_DESCRIPTION_CHARS } from '../../registry/spec-bounds';
 import { importTools } from './mcp-import';
 
 /** The configured MCP servers, each with one long-lived connection, and their imported tools. */
@@ -61,8 +62,9 @@ export function createMcpServers(configs: readonly McpServerConfig[], logger: Lo
   };
 
   async function importInto(into: ToolRegistry, config: McpServerConfig, tools: unknown[]): Promise<void> {
-    const { specs, skipped } = importTools(config, tools);
+    const { specs, skipped, cut } = importTools(config, tools);
     for (const s of skipped) logger.warn('mcp tool not imported', { server: config.name, tool: s.tool, reason: s.reason });
+    for (const c of cut) logger.warn('mcp tool description cut', { server: config.name, tool: c.tool, chars: c.chars, maxChars: MAX_DESCRIPTION_CHARS });
     const accepted = new Set<string>();
     for (const spec of specs) {
       if (closed) return;

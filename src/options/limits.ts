@@ -87,6 +87,27 @@ export interface Limits {
    */
   readonly maxArgumentCharsInFlightPerTenant: number;
   /**
+   * Tool calls the turns running on a replica may run at once, all together: each turn holds its
+   * peak from admission to its end (1 for a sequential turn; min(its calls, its max_concurrency,
+   * 8 when 0) for a parallel one), and one that would take the sum past it is refused
+   * RESOURCE_EXHAUSTED before any of its calls runs (unless no other turn runs). The turn count
+   * alone let 170 parallel turns of 128 calls each run 21,760 HTTP calls at once, which ran the
+   * Helm chart's 332 MiB heap out. An HTTP call in flight holds ~35 KB of live heap (its request,
+   * socket, attempt and events; ~45 KB with the garbage between collections), so the default (what
+   * 1,024 turns of the default concurrency 8 reach, so that nothing the turn count let in is
+   * refused) holds ~280 MiB of live heap at its peak: most of the chart's 512Mi pod; give the pod
+   * more or lower it where wide turns call slow HTTP tools. @default 8192
+   */
+  readonly maxCallsInFlight: number;
+  /**
+   * Of maxCallsInFlight, the calls one tenant's running turns may run at once: a turn that would
+   * take its tenant past it is refused RESOURCE_EXHAUSTED before any of its calls runs (unless none
+   * of the tenant's turns runs). At most maxCallsInFlight. @default half of maxCallsInFlight (4096
+   * with its default) with authentication configured; without it (every turn is tenant `default`),
+   * maxCallsInFlight
+   */
+  readonly maxCallsInFlightPerTenant: number;
+  /**
    * Tools one tenant may have registered by RPC on a replica (RegisterTools refuses more,
    * RESOURCE_EXHAUSTED, before registering any); a tool replacing one of the same name does not
    * count twice, and the config file's tools count for no tenant. With replicas sharing Redis, each
@@ -134,6 +155,8 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   maxTurnsPerTenant: 512,
   maxArgumentCharsInFlight: 32 * 1024 * 1024,
   maxArgumentCharsInFlightPerTenant: 24 * 1024 * 1024,
+  maxCallsInFlight: 8192,
+  maxCallsInFlightPerTenant: 4096,
   maxArgumentBytes: 1024 * 1024,
   maxArgumentDepth: 64,
   maxSchemaBytes: 256 * 1024,
@@ -179,6 +202,7 @@ const MAXIMUMS: Partial<Record<keyof Limits, { readonly max: number; readonly wh
 const SHARES: Partial<Record<keyof Limits, { readonly of: keyof Limits; readonly times: number; readonly divisor: number }>> = {
   maxAnswerBytesInFlightPerTenant: { of: 'maxAnswerBytesInFlight', times: 1, divisor: 4 },
   maxArgumentCharsInFlightPerTenant: { of: 'maxArgumentCharsInFlight', times: 3, divisor: 4 },
+  maxCallsInFlightPerTenant: { of: 'maxCallsInFlight', times: 1, divisor: 2 },
 };
 
 /** Limits whose default is another limit (as set) times `times`. */

@@ -18,6 +18,7 @@ import { RpcError, unary } from './grpc-adapter';
 import { MAX_OFFERED_TOOLS, sentCounts } from './dispatch-request-codec';
 import { fitResponse } from './fit-response';
 import { readResultHandler } from './read-result';
+import { peakCalls } from './peak-calls';
 import { createTurnAdmission, type TurnAdmission } from './turn-admission';
 import type { Authenticator } from './principal';
 
@@ -95,7 +96,7 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
     checkRequest(request, deps.limits.maxCallsPerTurn);
     let release: () => void;
     try {
-      release = admission.admit(principal.tenant, argumentChars(request));
+      release = admission.admit(principal.tenant, argumentChars(request), peakCalls(request, options.parallel));
     } catch (error) {
       warnOverloaded('turns refused: too many running at once', { tenant: principal.tenant, inFlight: admission.inFlight, error: (error as Error).message });
       throw error;

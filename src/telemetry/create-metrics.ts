@@ -37,8 +37,8 @@ export interface MetricsOptions {
   readonly slotRefusals?: () => ReadonlyMap<string, number> | undefined;
   /** Attempts refused by a rate limit so far, by breaker key, when there are limits. */
   readonly rateRefusals?: () => ReadonlyMap<string, number> | undefined;
-  /** Dispatch RPCs running now and refused so far (the turn bounds), once the server runs. */
-  readonly turns?: () => { readonly inFlight: number; readonly refused: number } | undefined;
+  /** Dispatch RPCs running now, the tool calls they may run at once, and RPCs refused so far (the turn bounds), once the server runs. */
+  readonly turns?: () => { readonly inFlight: number; readonly callsInFlight?: number; readonly refused: number } | undefined;
   /**
    * Distinct (tenant, tool) label pairs before further pairs are folded into the `_overflow`
    * pair and counted by `dispatch.tool.label_overflows`; an integer >= 0.
@@ -123,7 +123,11 @@ export async function startMetrics(options: MetricsOptions): Promise<Metrics> {
     const turns = options.turns?.();
     if (turns) result.observe(turns.inFlight);
   });
-  meter.createObservableCounter('dispatch.turns.refused', { description: 'Dispatch RPCs refused RESOURCE_EXHAUSTED for limits.max_turns_in_flight, max_turns_per_tenant or max_argument_chars_in_flight' }).addCallback((result) => {
+  meter.createObservableGauge('dispatch.turns.calls_in_flight', { description: 'Tool calls the running Dispatch RPCs may run at once on this replica (each turn holds its peak: 1 sequential, min(calls, max_concurrency) parallel)' }).addCallback((result) => {
+    const turns = options.turns?.();
+    if (turns?.callsInFlight !== undefined) result.observe(turns.callsInFlight);
+  });
+  meter.createObservableCounter('dispatch.turns.refused', { description: 'Dispatch RPCs refused RESOURCE_EXHAUSTED for limits.max_turns_in_flight, max_turns_per_tenant, max_argument_chars_in_flight or max_calls_in_flight (and their per-tenant shares)' }).addCallback((result) => {
     const turns = options.turns?.();
     if (turns) result.observe(turns.refused);
   });

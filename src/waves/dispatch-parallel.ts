@@ -22,11 +22,13 @@ const UNWIND_WAIT_MS = 5_000;
  * them; once dispatchd drains, no wave starts and the turn ends SHUTTING_DOWN (see runWave).
  * Results are returned in request order. A hard error ends the turn: every call observer is
  * ended with its reason and the error is thrown, so the RPC ends with its status. The service
- * takes the sequential path for turns of fewer than two calls.
+ * takes the sequential path for turns of fewer than two calls. A wave runs at most
+ * min(calls, max_concurrency) calls at once, what the turn's admission reserved
+ * (limits.max_calls_in_flight, see peakCalls); the dispatcher's `defaultMaxConcurrency` tells it.
  */
-export function createParallelDispatcher(options: WaveOptions = {}): ParallelDispatcher {
+export function createParallelDispatcher(options: WaveOptions = {}): ParallelDispatcher & { readonly defaultMaxConcurrency: number } {
   const { defaultMaxConcurrency } = resolveWaveOptions(options);
-  return async (deps, turn, request) => {
+  const dispatch: ParallelDispatcher = async (deps, turn, request) => {
     const { calls } = request;
     // Planned once per tool name: the calls of a turn naming one tool share its plan.
     const lookup: WaveToolLookup<PlannedTool> = plannedTools(deps, turn);
@@ -34,7 +36,8 @@ export function createParallelDispatcher(options: WaveOptions = {}): ParallelDis
     const { keyOf, loopOf, readOf } = callKeys(deps);
     const waves = planWaves(calls, lookup, keyOf, loopOf);
     const trackers = calls.map((call) => trackCall(turn.observer.call({ toolCallId: call.id, tool: call.name, arguments: call.arguments })));
-    const limit = request.maxConcurrency === 0 ? defaultMaxConcurrency : request.maxConcurrency;
+    // Any uint32 is accepted; past the turn's calls it changes nothing, so it is cut there.
+    const limit = Math.min(calls.length, request.maxConcurrency === 0 ? defaultMaxConcurrency : request.maxConcurrency);
     const results = new Array<ToolResult>(calls.length);
     // Calls that a policy rewrote onto another call's resource wait for it (see ResourceLocks).
     const lockedTurn: TurnContext = { ...turn, resources: new ResourceLocks() };
@@ -60,4 +63,5 @@ export function createParallelDispatcher(options: WaveOptions = {}): ParallelDis
       throw hard;
     }
   };
+  return Object.assign(dispatch, { defaultMaxConcurrency });
 }

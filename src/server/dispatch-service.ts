@@ -38,13 +38,16 @@ export interface DispatchServiceOptions {
   readonly admission?: TurnAdmission;
 }
 
+/** The longest session id a turn may name. */
+const MAX_SESSION_ID_CHARS = 256;
+
 /**
  * A session id the stores can key: local keys join tenant, session and tool with NUL, so a NUL in
  * a session id could name another tenant's session ("acme" + "prod\0s" is "acme\0prod" + "s").
  */
 function checkSessionId(sessionId: string): void {
   if (sessionId === '') throw new RpcError(grpc.status.INVALID_ARGUMENT, 'session_id is required');
-  if (sessionId.length > 256) throw new RpcError(grpc.status.INVALID_ARGUMENT, 'session_id is longer than 256 characters');
+  if (sessionId.length > MAX_SESSION_ID_CHARS) throw new RpcError(grpc.status.INVALID_ARGUMENT, `session_id is longer than ${MAX_SESSION_ID_CHARS} characters`);
   if (sessionId.includes('\u0000')) throw new RpcError(grpc.status.INVALID_ARGUMENT, 'session_id must not contain NUL (U+0000)');
 }
 
@@ -170,6 +173,9 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
     const principal = authenticate(call, 'dispatch');
     // An unknown session's end is OK (DESIGN section 2), an empty or long id's too; a NUL is not.
     if (request.sessionId.includes('\u0000')) checkSessionId(request.sessionId);
+    // Ids no turn may have (checkSessionId) name no session: nothing to clear, no store step (a
+    // 4 MiB id made a 4 MiB key for every store to clear, per call).
+    if (request.sessionId === '' || request.sessionId.length > MAX_SESSION_ID_CHARS) return create(EndSessionResponseSchema, {});
     const scope = { tenant: principal.tenant, sessionId: request.sessionId };
     await deps.store.endSession(scope).catch(() => {
       throw new RpcError(grpc.status.UNAVAILABLE, 'the session store is unreachable; try again shortly');

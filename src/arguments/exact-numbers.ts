@@ -64,3 +64,9 @@ function changedByParse(token: string): boolean {
   if (Math.abs(value) < EXACT_LIMIT) return false;
   return significant(token) !== significant(String(value));
 }
+
+/** Why `token` (from `inexactNumber`) is refused, as an INVALID_ARGUMENTS message says it. */
+export function inexactNumberProblem(token: string): string {
+  const shown = token.length > 40 ? `${token.slice(0, 40)}...` : token;
+  return `the number ${shown} in the arguments cannot be passed on exactly (integers beyond ±9007199254740991 and numbers beyond ±1.8e308 would change)`;
+}

@@ -1,8 +1,9 @@
 import { errors } from '../errors';
 import { jsonDepth } from '../json';
 import type { Limits } from '../options';
+import { shortened } from '../pipeline/bound-result';
 import type { ResolvedTool } from '../registry';
-import { inexactNumber } from './exact-numbers';
+import { inexactNumber, inexactNumberProblem } from './exact-numbers';
 import { defaultsToApply, repairArguments } from './repair';
 import { formatValidationErrors } from './validation-message';
 
@@ -38,11 +39,8 @@ export function prepareArguments(tool: ResolvedTool, text: string, limits: Argum
   }
   const inexact = inexactNumber(text);
   if (inexact !== undefined) {
-    const shown = inexact.length > 40 ? `${inexact.slice(0, 40)}...` : inexact;
-    throw errors.invalidArguments(
-      `the number ${shown} in the arguments cannot be passed on exactly (integers beyond ±9007199254740991 and numbers beyond ±1.8e308 would change); ${notRun}`,
-      'Send such a number as a string, or use a smaller one.',
-    );
+    const suggestion = 'Send such a number as a string, or use a smaller one.';
+    throw errors.invalidArguments(`${inexactNumberProblem(inexact)}; ${notRun}`, suggestion);
   }
   let args: unknown;
   try {
@@ -53,13 +51,16 @@ export function prepareArguments(tool: ResolvedTool, text: string, limits: Argum
   const defaults = tool.spec.lenientArguments ? defaultsToApply(args, tool.schema) : [];
   if (tool.validate(args)) return { args, warnings: defaults };
   const problems = tool.validate.errors ?? [];
+  let refused = '';
   if (tool.spec.lenientArguments) {
-    const repaired = repairArguments(args, tool.schema);
+    const repaired = repairArguments(args, tool.schema, { maxDepth: limits.maxArgumentDepth, sideEffects: !tool.readOnly });
     // Listed on the repaired value too: a dropped null or a decoded object leaves defaults to fill.
     const applied = new Set([...defaults, ...defaultsToApply(repaired.value, tool.schema)]);
     if (repaired.repairs.length > 0 && tool.validate(repaired.value)) {
       return { args: repaired.value, warnings: [...repaired.repairs, ...applied] };
     }
+    // Paths are the model's own keys: each line is cut, as the validation lines are.
+    refused = repaired.refused.slice(0, 3).map((line) => `; ${shortened(line, 400)}`).join('');
   }
-  throw errors.invalidArguments(`${formatValidationErrors(problems)}; ${notRun}`);
+  throw errors.invalidArguments(`${formatValidationErrors(problems)}${refused}; ${notRun}`);
 }

@@ -1,5 +1,6 @@
-import { levenshtein } from '../json';
-import { inexactNumber } from './exact-numbers';
+import { jsonDepth } from '../json';
+import { isNearMiss } from './enum-near-miss';
+import { inexactNumber, inexactNumberProblem } from './exact-numbers';
 
 type Schema = Record<string, unknown>;
 
@@ -27,10 +28,32 @@ function matchesType(value: unknown, type: string): boolean {
 
 const DECIMAL = /^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
-/** The candidate values a mismatching scalar could be repaired to, with what each repair is. */
-function candidates(value: unknown, schema: Schema): { value: unknown; what: string }[] {
+type Candidate = { value: unknown; what: string };
+/** What a value could be repaired to; `refused` when a repair was found and refused (it says why). */
+type Candidates = Candidate[] | { refused: string };
+
+/**
+ * JSON text in a string, decoded under the checks the arguments text had: not nesting the
+ * arguments deeper than `maxDepth` with the `above` levels it sits in, and every number kept
+ * exactly (`"[9007199254740993]"` is not `[9007199254740992]`, `"{\"a\":1e400}"` not `{"a":null}`).
+ * Undefined when the text is not JSON.
+ */
+function decodeJsonText(text: string, above: number, maxDepth: number): { value: unknown } | { refused: string } | undefined {
+  if (above + jsonDepth(text) > maxDepth) return { refused: `JSON text not decoded: the arguments would nest deeper than ${maxDepth} levels` };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const inexact = inexactNumber(text);
+  return inexact === undefined ? { value } : { refused: `JSON text not decoded: ${inexactNumberProblem(inexact)}` };
+}
+
+/** The candidate values a mismatching scalar at `depth` could be repaired to, with what each repair is. */
+function candidates(value: unknown, schema: Schema, depth: number, maxDepth: number): Candidates {
   const types = typesOf(schema);
-  const out: { value: unknown; what: string }[] = [];
+  const out: Candidate[] = [];
   if (typeof value === 'string') {
     const trimmed = value.trim();
     // A decimal number only ("0x10", "0b1", "Infinity" and "" are not), and one a double keeps exactly.
@@ -42,12 +65,10 @@ function candidates(value: unknown, schema: Schema): { value: unknown; what: str
       out.push({ value: trimmed.toLowerCase() === 'true', what: 'string to boolean' });
     }
     if ((types.includes('object') || types.includes('array')) && /^[[{]/.test(trimmed)) {
-      try {
-        const decoded: unknown = JSON.parse(trimmed);
-        if (types.some((t) => matchesType(decoded, t))) out.push({ value: decoded, what: 'JSON text decoded' });
-      } catch {
-        // not JSON: no candidate
-      }
+      const decoded = decodeJsonText(trimmed, depth, maxDepth);
+      // Refused, the text is not wrapped in an array either: that would be another call.
+      if (decoded !== undefined && 'refused' in decoded) return decoded;
+      if (decoded !== undefined && types.some((t) => matchesType(decoded.value, t))) out.push({ value: decoded.value, what: 'JSON text decoded' });
     }
     if (Array.isArray(schema.enum)) {
       const allowed = (schema.enum as unknown[]).filter((e): e is string => typeof e === 'string');
@@ -62,47 +83,44 @@ function candidates(value: unknown, schema: Schema): { value: unknown; what: str
   return out;
 }
 
-/**
- * The edits a misspelt enum value may be from an allowed one, by the length of the shorter of the
- * two: none below 3 characters, 1 below 6, then 2. Always less than half the word, so a short
- * word is never turned into another word ("on" is not "no", "ok" not "no", "on" not "off").
- */
-function enumEditAllowance(length: number): number {
-  return length < 3 ? 0 : length < 6 ? 1 : 2;
-}
-
-/** Whether `value` is a misspelling of `allowed`, case-insensitively (see `enumEditAllowance`). */
-function isNearMiss(value: string, allowed: string): boolean {
-  const max = enumEditAllowance(Math.min(value.length, allowed.length));
-  return max > 0 && levenshtein(allowed.toLowerCase(), value.toLowerCase(), max) <= max;
-}
-
 function valueFits(value: unknown, schema: Schema): boolean {
   const types = typesOf(schema);
   if (types.length > 0 && !types.some((t) => matchesType(value, t))) return false;
   return !Array.isArray(schema.enum) || (schema.enum as unknown[]).some((e) => e === value);
 }
 
+/** Limits of a repair: the arguments' depth limit, and whether the tool has side effects. */
+export interface RepairOptions {
+  readonly maxDepth?: number;
+  readonly sideEffects?: boolean;
+}
+
 /**
  * Repairs arguments against a schema, as a lenient tool opts in to: string to number, integer or
- * boolean; bare value to a one-element array; JSON text to an object; an enum value that differs
- * from exactly one allowed value in case only, or else is within `enumEditAllowance` edits of
- * exactly one (so strictly closer to it than to any other; stricter than "Levenshtein 2", which
- * turned "on" into "no"); `null` for an optional field dropped. Only values that do not fit are
- * touched, and a value with more than one possible repair is left as it is, so a repair never
- * turns an invalid call into a different valid one. Returns the repaired copy and one line per
- * repair.
+ * boolean; bare value to a one-element array; JSON text to an object or array (refused when it
+ * would nest the arguments deeper than `maxDepth` or holds a number a double does not keep); an
+ * enum value that differs from exactly one allowed value in case only, or else is a misspelling
+ * of exactly one (`isNearMiss`: one typo, never a prefix that makes an opposite, stricter than
+ * DESIGN's "Levenshtein 2"); `null` for an optional field dropped, unless the field has a
+ * default and the tool has side effects (`sideEffects`): the default would take null's place,
+ * `{"notify":null}` becoming `notify: true`, where the model may have meant "no". Only values
+ * that do not fit are touched, and a value with more than one possible repair is left as it is,
+ * so a repair never turns an invalid call into a different valid one. Returns the repaired copy,
+ * one line per repair, and one per repair refused (for the error message).
  */
-export function repairArguments(value: unknown, schema: Schema): { value: unknown; repairs: string[] } {
+export function repairArguments(value: unknown, schema: Schema, options: RepairOptions = {}): { value: unknown; repairs: string[]; refused: string[] } {
+  const { maxDepth = 64, sideEffects = false } = options;
   const repairs: string[] = [];
+  const refused: string[] = [];
   const walk = (current: unknown, sub: Schema, path: string, depth: number): unknown => {
     if (depth > 32) return current;
     let next = current;
     if (!valueFits(next, sub)) {
-      const options = candidates(next, sub);
-      if (options.length === 1) {
-        repairs.push(`repaired ${path || '/'}: ${JSON.stringify(next)} -> ${JSON.stringify(options[0]!.value)} (${options[0]!.what})`);
-        next = options[0]!.value;
+      const found = candidates(next, sub, depth, maxDepth);
+      if ('refused' in found) refused.push(`${path || '/'}: ${found.refused}`);
+      else if (found.length === 1) {
+        repairs.push(`repaired ${path || '/'}: ${JSON.stringify(next)} -> ${JSON.stringify(found[0]!.value)} (${found[0]!.what})`);
+        next = found[0]!.value;
       }
     }
     if (isObject(next) && isObject(sub.properties)) {
@@ -112,6 +130,11 @@ export function repairArguments(value: unknown, schema: Schema): { value: unknow
       for (const [key, propSchema] of Object.entries(props)) {
         if (!(key in copy) || !isObject(propSchema)) continue;
         if (copy[key] === null && !required.has(key) && !valueFits(null, propSchema)) {
+          if (sideEffects && Object.hasOwn(propSchema, 'default')) {
+            const fallback = JSON.stringify(propSchema.default);
+            refused.push(`${path}/${key}: null not dropped, as the default ${fallback} would take its place (send the value meant, or leave the field out)`);
+            continue;
+          }
           delete copy[key];
           repairs.push(`repaired ${path}/${key}: null dropped (optional field)`);
           continue;
@@ -125,7 +148,7 @@ export function repairArguments(value: unknown, schema: Schema): { value: unknow
     }
     return next;
   };
-  return { value: walk(value, schema, '', 0), repairs };
+  return { value: walk(value, schema, '', 0), repairs, refused };
 }
 
 /**

@@ -5,17 +5,29 @@ import { createSchemaCompiler } from '../../src/registry/schema-compiler';
 // Every default a lenient tool's arguments get is listed, those a repair leaves to fill included
 // (found in review: `{"limit":null}` became `{"limit":10}` with only "null dropped" listed).
 
-const lenientTool = (schema: object): ResolvedTool => {
+const lenientTool = (schema: object, readOnly = true): ResolvedTool => {
   const { schema: compiled, validate } = createSchemaCompiler(1 << 20).compile(JSON.stringify(schema));
-  return { name: 't', spec: { lenientArguments: true }, schema: compiled, validate } as unknown as ResolvedTool;
+  return { name: 't', spec: { lenientArguments: true }, schema: compiled, validate, readOnly } as unknown as ResolvedTool;
 };
 const limits = { maxArgumentBytes: 1 << 20, maxArgumentDepth: 64 };
 
-test('a default filled in after a null is dropped', () => {
+test('a default filled in after a null is dropped, for a read-only tool', () => {
   const tool = lenientTool({ type: 'object', properties: { limit: { type: 'integer', default: 10 } } });
   expect(prepareArguments(tool, '{"limit":null}', limits)).toEqual({
     args: { limit: 10 },
     warnings: ['repaired /limit: null dropped (optional field)', 'applied default /limit: 10'],
+  });
+});
+
+test('for a side-effecting tool, a null for a field with a default is not dropped for the default to take its place', () => {
+  // `{"notify":null}` became `notify: true`; a model writing null may have meant "no".
+  const tool = lenientTool({ type: 'object', properties: { limit: { type: 'integer', default: 10 }, note: { type: 'string' } } }, false);
+  expect(() => prepareArguments(tool, '{"limit":null,"note":null}', limits)).toThrow(
+    '; /limit: null not dropped, as the default 10 would take its place (send the value meant, or leave the field out); the tool was not executed',
+  );
+  expect(prepareArguments(tool, '{"note":null}', limits)).toEqual({
+    args: { limit: 10 },
+    warnings: ['repaired /note: null dropped (optional field)', 'applied default /limit: 10'],
   });
 });
 

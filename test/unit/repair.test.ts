@@ -49,7 +49,7 @@ describe('argument repair', () => {
     ['"rite_" for write/append (2 edits of a 5-letter word)', ['write', 'append'], 'rite_'],
   ])('never turns a short word into another word: %s', (_label, allowed, sent) => {
     const enumSchema = { type: 'object', properties: { choice: { type: 'string', enum: allowed } } };
-    expect(repairArguments({ choice: sent }, enumSchema)).toEqual({ value: { choice: sent }, repairs: [] });
+    expect(repairArguments({ choice: sent }, enumSchema)).toEqual({ value: { choice: sent }, repairs: [], refused: [] });
   });
 
   test.each([
@@ -69,7 +69,7 @@ describe('argument repair', () => {
   });
 
   test('never touches values that already fit, nor an integer that is not whole', () => {
-    expect(repairArguments({ count: '2.5', note: '5' }, schema)).toEqual({ value: { count: '2.5', note: '5' }, repairs: [] });
+    expect(repairArguments({ count: '2.5', note: '5' }, schema)).toEqual({ value: { count: '2.5', note: '5' }, repairs: [], refused: [] });
   });
 
   test('keeps a required null (the call stays invalid)', () => {

@@ -1,0 +1,57 @@
+import { levenshtein } from '../json';
+
+/**
+ * Whether `value` is a misspelling of the enum value `allowed`, so that lenient repair may put
+ * `allowed` in its place. Both are read as words (split at anything not a letter or digit, at a
+ * lower-case letter followed by a capital, and between letters and digits), case-insensitively.
+ * It is the same words with other separators, or one typo in one word, the other words the same:
+ *   - one letter added, dropped or replaced, in a word of 3 letters or more (`activte`,
+ *     `deleete`, `metrc`), or two adjacent letters swapped in one of 6 or more (`cancle`,
+ *     `pubilsh`);
+ *   - never in the first letter (`deactivate` is not `activate`, `import` not `export`,
+ *     `unpublish` not `publish`, `sort_ascending` not `sort_descending`: a prefix added or
+ *     taken off turns a word into its opposite);
+ *   - never in a number (`tier2` is not `tier1`, `v1` not `v2`).
+ * Two independent edits, once allowed as "Levenshtein 2", are refused: they turned `min_price`
+ * into `max_price`, `price_asc` into `price_desc`, `restart` into `restore`. A refused repair
+ * costs the model one more call with the schema's message; a wrong one may act on a side effect.
+ * A word one letter from another real word (`charge` sent, `change` allowed) is still taken for
+ * it: a side-effecting tool whose enum a model may miss that way should not be lenient.
+ */
+export function isNearMiss(value: string, allowed: string): boolean {
+  const sent = words(value);
+  const meant = words(allowed);
+  if (sent.length !== meant.length) return false;
+  let differing = 0;
+  for (let i = 0; i < sent.length; i++) {
+    if (sent[i] === meant[i]) continue;
+    if (++differing > 1 || !isWordTypo(sent[i]!, meant[i]!)) return false;
+  }
+  // No word differs: only the separators do (`sort-asc` for `sort_asc`, `sortAsc` for `sort_asc`).
+  return true;
+}
+
+const WORD_BREAK = /[^\p{L}\p{N}]+|(?<=\p{Ll})(?=\p{Lu})|(?<=\p{L})(?=\p{N})|(?<=\p{N})(?=\p{L})/u;
+
+/** `value`'s words, lower-cased: `sortAsc`, `sort_asc` and `SORT-asc` are `sort`, `asc`. */
+function words(value: string): string[] {
+  return value
+    .split(WORD_BREAK)
+    .filter((word) => word !== '')
+    .map((word) => word.toLowerCase());
+}
+
+function isWordTypo(sent: string, meant: string): boolean {
+  if (/\p{N}/u.test(sent) || /\p{N}/u.test(meant)) return false;
+  if (sent[0] !== meant[0] || Math.min(sent.length, meant.length) < 3) return false;
+  const distance = levenshtein(sent, meant, 2);
+  return distance === 1 || (distance === 2 && meant.length >= 6 && isSwap(sent, meant));
+}
+
+/** Whether `a` is `b` with two adjacent letters swapped. */
+function isSwap(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  const at: number[] = [];
+  for (let i = 0; i < a.length && at.length <= 2; i++) if (a[i] !== b[i]) at.push(i);
+  return at.length === 2 && at[1] === at[0]! + 1 && a[at[0]!] === b[at[1]!] && a[at[1]!] === b[at[0]!];
+}

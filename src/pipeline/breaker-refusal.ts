@@ -1,7 +1,6 @@
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { breakerOpenSuggestion, DispatchError, suggestionFor } from '../errors';
 import type { ResolvedTool } from '../registry';
-import type { SessionScope } from '../store';
 import { breakerKey } from './breaker-key';
 import type { PipelineDeps } from './pipeline-deps';
 
@@ -37,19 +36,4 @@ export function failedThenRefused(failure: DispatchError, refusal: DispatchError
     retryAfterMs: recoverable ? refusal.retryAfterMs : failure.retryAfterMs,
     suggestion: recoverable ? (refusal.suggestion ?? suggestionFor(ErrorKind.BREAKER_OPEN)) : failure.suggestion,
   });
-}
-
-/**
- * Whether the session holds an idempotency record of `key` (the claim's key), asked for a
- * side-effecting call its breaker refuses: one with a record is answered from it, as with the
- * breaker closed (DESIGN section 5), and never falls back. A round trip only while the breaker
- * refuses. A store that cannot be read is no record: the call goes on to be refused.
- */
-export async function hasRecord(deps: PipelineDeps, scope: SessionScope, tool: ResolvedTool, key: string): Promise<boolean> {
-  try {
-    return (await deps.store.findRecord(scope, key)) !== undefined;
-  } catch (error) {
-    deps.logger.warn('store unavailable for the record of a call its breaker refuses; refused without it', { tool: tool.name, error: (error as Error).message });
-    return false;
-  }
 }

@@ -24,7 +24,7 @@ import { checkMayStart } from './turn-error';
 import { countsForBreaker, postHookNotes } from './attempt-end';
 import { AnsweredByRecord } from './answered-by-record';
 import { failedBefore, finished, releaseClaim } from './attempt-outcome';
-import { breakerOpen, failedThenRefused, hasRecord } from './breaker-refusal';
+import { breakerOpen, failedThenRefused } from './breaker-refusal';
 
 /** What the attempts of one call share. */
 export interface CallProgress {
@@ -86,11 +86,12 @@ export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     const work = () => {
       // Decided once the resource is held (a write it waited for has evicted what it wrote), before
       // the slot and turn: an attempt that will not reach the tool skips them. A side-effecting
-      // call its breaker refuses takes no claim, unless its record answers it as with the breaker
-      // closed (DESIGN section 5): a read of the store only then. Refused, it may fall back.
-      if (!answered && !tool.readOnly && deps.guards.breaker.isOpen(breakerKey(tool))) {
-        return hasRecord(deps, scope, tool, callKey.value).then((found) => (found ? attemptNow(true, ANSWERED_BY_RECORD, breakerOpen(deps, tool)) : attemptNow(false, undefined, undefined)));
-      }
+      // call its breaker refuses is let through for its record only (DESIGN section 5): its claim
+      // answers it as with the breaker closed (a replay, IN_PROGRESS, OUTCOME_UNKNOWN); finding
+      // none, it is given back and the call refused BREAKER_OPEN, which may fall back; a store
+      // that cannot answer ends it STORE_UNAVAILABLE, which never falls back (a lookup taken for
+      // "no record" on a store timeout let the fallback send a sent email again).
+      if (!answered && !tool.readOnly && deps.guards.breaker.isOpen(breakerKey(tool))) return attemptNow(true, ANSWERED_BY_RECORD, breakerOpen(deps, tool));
       const claims = !tool.readOnly;
       const { slots, rates } = deps.guards;
       const skip = answered ? ANSWERED_BY_RECORD : slots || rates ? gateSkip(deps.guards, tool, callKey) : undefined;

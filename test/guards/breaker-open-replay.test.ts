@@ -110,3 +110,29 @@ test.each(['memory', 'redis'] as const)('a call a policy now blocks, whose recor
     await d.close();
   }
 });
+
+test('a store that cannot answer while the breaker is open ends the call STORE_UNAVAILABLE, and its fallback does not send it again (redis store)', async () => {
+  // Found in a review: the record was looked up apart; a lookup timed out was taken for "no
+  // record", the next step (Redis back by then) refused BREAKER_OPEN, and the fallback re-sent.
+  const d = await start('redis');
+  const session = 'blip';
+  const backups = sentTo('/backup').length;
+  try {
+    expect(await send(d, session, 'send_email', 'alice')).toMatchObject({ isError: false, output: 'sent to alice' });
+    expect((await send(d, 'trip-blip', 'send_email', 'bob')).isError).toBe(true); // a 500: the breaker opens
+    redis.signal('SIGSTOP');
+    const resume = setTimeout(() => redis.signal('SIGCONT'), 1_500);
+    let again;
+    try {
+      again = await send(d, session, 'send_email', 'alice');
+    } finally {
+      clearTimeout(resume);
+      redis.signal('SIGCONT');
+    }
+    expect(again.resolvedToolName).not.toBe('send_backup');
+    expect(again.error?.kind ?? ErrorKind.UNSPECIFIED).not.toBe(ErrorKind.BREAKER_OPEN);
+    expect(sentTo('/backup').length - backups).toBe(0);
+  } finally {
+    await d.close();
+  }
+});

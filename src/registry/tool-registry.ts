@@ -110,8 +110,13 @@ export function createToolRegistry(
   function compileOne(spec: ToolSpec, index: number, tenant: string, replace: boolean, local: boolean, before: readonly ResolvedTool[], lease: LeaseOptions, held?: ResolvedTool, codes?: ReadonlyMap<string, WorkerCode>, collect?: string[]): ResolvedTool {
     const operators = tenant === '' || !local ? undefined : byTenant.get('');
     const where = `tools[${index}]`;
-    const problem = checkSpec(spec, executorKinds());
+    // Another replica's tool (read from Redis at start, or registered by an older version) is kept
+    // past a field's bound, logged: refused, it vanished on every upgraded replica and RemoveTool
+    // could not reach it. A registration here is refused (admit).
+    const problem = checkSpec(spec, executorKinds(), local);
     if (problem) throw new RegistryError('invalid', `${where}: ${problem}`);
+    const oversized = local ? undefined : specSizeProblem(spec);
+    if (oversized !== undefined) logger.warn('a tool from another replica is past a spec field bound and kept; register it again within the bound', { tenant, tool: spec.name, problem: oversized });
     const denied = tenant === '' ? undefined : deniedDestination(spec, httpPolicy);
     if (denied) throw new RegistryError('invalid', `${where} ("${spec.name}"): ${denied}`);
     if (spec.skipRedaction && tenant !== '' && !options.allowTenantSkipRedaction) throw new RegistryError('denied', skipRedactionMessage(where, spec.name));

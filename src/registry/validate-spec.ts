@@ -21,9 +21,10 @@ const MIN_RESULT_CHARS = 100;
 /**
  * Checks a spec's fields other than its schema and returns the first problem, or undefined; last,
  * the sizes of its free-form fields ({@link specSizeProblem}), once each reads as it should.
- * `knownExecutors` are the executor kinds this server can run.
+ * `knownExecutors` are the executor kinds this server can run; `sizes` false skips the field sizes
+ * (another replica's tool, which may predate them).
  */
-export function checkSpec(spec: ToolSpec, knownExecutors: ReadonlySet<string>): string | undefined {
+export function checkSpec(spec: ToolSpec, knownExecutors: ReadonlySet<string>, sizes = true): string | undefined {
   if (!NAME.test(spec.name)) {
     return `name ${quoted(spec.name)} must be 1-${MAX_TOOL_NAME_CHARS} characters of letters, digits, '_', '.', ':' or '-'`;
   }
@@ -67,6 +68,6 @@ export function checkSpec(spec: ToolSpec, knownExecutors: ReadonlySet<string>): 
   ] as const) {
     if (!isJsonPointer(pointer)) return `tool "${spec.name}": ${field} ${quoted(pointer)} is not a JSON pointer`;
   }
-  const size = specSizeProblem(spec);
+  const size = sizes ? specSizeProblem(spec) : undefined;
   return size === undefined ? undefined : `tool "${spec.name}": ${size}`;
 }

@@ -72,6 +72,7 @@ export async function buildApp(configured: DispatchConfig, options: Partial<Daem
           credentials: single(plugins, 'credentials'),
           parallel: single(plugins, 'parallel'),
           extraHandlers: handlers,
+          singleTenant,
         });
         for (const plugin of plugins) await plugin.started?.(server);
         return server;

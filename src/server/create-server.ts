@@ -29,6 +29,8 @@ export interface ServerOptions {
   readonly credentials?: grpc.ServerCredentials;
   readonly parallel?: ParallelDispatcher;
   readonly extraHandlers?: ExtraHandlers;
+  /** No authentication is configured (every caller tenant `default`): a per-tenant share is the whole bound. @default false */
+  readonly singleTenant?: boolean;
 }
 
 /** A running dispatch server. */
@@ -79,7 +81,7 @@ export async function startServer(address: string, options: ServerOptions): Prom
     parseToolCalls: parseHandler(authenticate, deps.limits, deps.logger),
     resolveApproval: unimplemented('ResolveApproval'),
     listApprovals: unimplemented('ListApprovals'),
-    ...dispatchHandlers({ deps, authenticate, shutdown: shutdownController.signal, draining: deps.store.shared ? drainController.signal : undefined, parallel: options.parallel, admission }),
+    ...dispatchHandlers({ deps, authenticate, shutdown: shutdownController.signal, draining: deps.store.shared ? drainController.signal : undefined, parallel: options.parallel, admission, singleTenant: options.singleTenant }),
     ...extra.dispatch,
   });
   addService(server, serviceDefinition(ToolRegistryService), {

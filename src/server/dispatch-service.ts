@@ -36,6 +36,8 @@ export interface DispatchServiceOptions {
   readonly parallel?: ParallelDispatcher;
   /** The bounds on turns running at once. @default from deps.limits */
   readonly admission?: TurnAdmission;
+  /** No authentication is configured: ReadResult's per-tenant bound is its whole bound. @default false */
+  readonly singleTenant?: boolean;
 }
 
 /** The longest session id a turn may name. */

@@ -35,6 +35,8 @@ export interface ReadResultOptions {
   readonly deps: PipelineDeps;
   readonly authenticate: Authenticator;
   readonly bounds?: ReadResultBounds;
+  /** No authentication is configured: the per-tenant bound defaults to the whole one. */
+  readonly singleTenant?: boolean;
 }
 
 /**
@@ -46,7 +48,8 @@ export interface ReadResultOptions {
  */
 export function readResultHandler(options: ReadResultOptions) {
   const { deps, authenticate } = options;
-  const bounds = resolveReadBounds(options.bounds);
+  // Without authentication every caller is tenant `default`, the only tenant: it may take every place.
+  const bounds = resolveReadBounds(options.singleTenant ? { maxReadsPerTenant: options.bounds?.maxReadsInFlight ?? DEFAULT_READ_BOUNDS.maxReadsInFlight, ...options.bounds } : options.bounds);
   const perTenant = new Map<string, number>();
   let inFlight = 0;
 

@@ -20,7 +20,9 @@ function mixedText(): string {
   return parts.join('');
 }
 
-const TEXTS = { plain: 'x'.repeat(2 * CHUNK_POINTS + 5).replace(/^x{3}/, 'abc'), mixed: mixedText(), short: 'one 🚀 two' };
+// `whole`: two whole chunks, so a page at or past the end must read no chunk (read-result.lua asked
+// for the chunk after the last, and answered 'not found': found in a review).
+const TEXTS = { plain: 'x'.repeat(2 * CHUNK_POINTS + 5).replace(/^x{3}/, 'abc'), mixed: mixedText(), short: 'one 🚀 two', whole: '🚀'.repeat(2 * CHUNK_POINTS) };
 
 function offsets(total: number): Array<[number, number]> {
   const edges = [0, 1, CHUNK_POINTS - 1, CHUNK_POINTS, CHUNK_POINTS + 1, 2 * CHUNK_POINTS - 3, total - 1, total, total + 5];

@@ -21,6 +21,11 @@ local offset = math.max(0, math.min(tonumber(ARGV[1]), total))
 local limit = tonumber(ARGV[2])
 local stop = total
 if limit >= 0 then stop = math.min(total, offset + limit) end
+-- An empty page (at or past the end, or a limit of 0) reads no chunk: at the end of a text of a
+-- whole number of chunks the chunk after the last does not exist (it answered 'not found').
+if stop <= offset then
+  return {'h', total, size, 0}
+end
 local first = math.floor(offset / size)
 local last = math.max(first, math.ceil(stop / size) - 1)
 local reply = {'h', total, size, first}

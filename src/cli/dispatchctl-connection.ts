@@ -33,10 +33,58 @@ export interface Connection {
   readonly deadlineMs: number;
 }
 
+/** gRPC target schemes passed as they are: a Unix socket names a path, not a port. */
+const SOCKET_TARGET = /^unix(-abstract)?:./;
+
+/** A port in decimal digits from 1 to 65535. */
+const isPort = (text: string): boolean => /^\d{1,5}$/.test(text) && Number(text) >= 1 && Number(text) <= 65_535;
+
+/**
+ * `target` when it names a port dispatchctl can reach: HOST:PORT (`[::1]:PORT` for IPv6), or the
+ * gRPC forms `dns:[//AUTHORITY/]HOST:PORT`, `ipv4:`/`ipv6:` lists of them, `unix:PATH`. Throws a
+ * UsageError naming `from` otherwise: grpc-js took a port past 65535 and failed only at run time,
+ * and one left out as 443.
+ */
+export function checkedTarget(target: string, from: string): string {
+  if (SOCKET_TARGET.test(target)) return target;
+  const list = /^ipv[46]:(.*)$/.exec(target);
+  const addresses = list ? list[1]!.split(',') : [target.replace(/^dns:(\/\/[^/]*\/)?/, '')];
+  for (const address of addresses) {
+    const match = /^(\[[^\]]+\]|[^:[\]]+):([^:]*)$/.exec(address);
+    if (!match || !isPort(match[2]!)) {
+      throw new UsageError(`${from} must be HOST:PORT with a port from 1 to 65535 ([::1]:PORT for IPv6), or unix:PATH; got ${JSON.stringify(target)}`, false);
+    }
+  }
+  return target;
+}
+
+/**
+ * A hint for an error a plaintext channel meets at a TLS server: grpc-js says only "Failed to
+ * connect" when the server drops a connection that does not start with a TLS handshake.
+ */
+export function connectionHint(error: { readonly code?: unknown; readonly details?: string }, tls: boolean): string {
+  if (tls || error.code !== grpc.status.UNAVAILABLE || !/Failed to connect/.test(error.details ?? '')) return '';
+  return ' (is the server using TLS? pass --tls-ca FILE, or --tls when its certificate is from a public CA)';
+}
+
 /** An environment variable, an empty one counting as unset. */
 const setting = (env: NodeJS.ProcessEnv, name: string): string | undefined => (env[name] === '' ? undefined : env[name]);
 
-function read(flag: string, file: string): Buffer {
+/** A file setting and where it came from (a flag or an environment variable), named in its errors. */
+interface FileSetting {
+  readonly file: string;
+  readonly from: string;
+}
+
+/** The file of `flag`, else of the variable `name` (an empty one counting as unset); undefined when neither is set. */
+function fileSetting(flags: ConnectionFlags, flag: '--tls-ca' | '--tls-cert' | '--tls-key', env: NodeJS.ProcessEnv, name: string): FileSetting | undefined {
+  const given = flags[flag.slice(2) as 'tls-ca' | 'tls-cert' | 'tls-key'];
+  if (given !== undefined) return { file: given, from: flag };
+  const set = setting(env, name);
+  return set === undefined ? undefined : { file: set, from: name };
+}
+
+function read({ from: flag, file }: FileSetting): Buffer {
   try {
     return readFileSync(file);
   } catch (error) {
@@ -77,13 +125,17 @@ function timeoutMs(text: string | undefined): number {
  * TLS file. A token is never sent in plaintext beyond loopback unless --allow-plaintext-token.
  */
 export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv): Connection {
-  const address = flags.address ?? setting(env, 'DISPATCH_ADDRESS') ?? '127.0.0.1:50051';
+  const fromEnv = flags.address === undefined ? setting(env, 'DISPATCH_ADDRESS') : undefined;
+  const address = checkedTarget(flags.address ?? fromEnv ?? '127.0.0.1:50051', fromEnv === undefined ? '--address' : 'DISPATCH_ADDRESS');
   const token = bearerToken(flags, env);
   const deadlineMs = timeoutMs(flags.timeout);
-  const ca = flags['tls-ca'] ?? setting(env, 'DISPATCH_TLS_CA');
-  const cert = flags['tls-cert'] ?? setting(env, 'DISPATCH_TLS_CERT');
-  const key = flags['tls-key'] ?? setting(env, 'DISPATCH_TLS_KEY');
-  if ((cert === undefined) !== (key === undefined)) throw new UsageError('--tls-cert and --tls-key must be given together');
+  const ca = fileSetting(flags, '--tls-ca', env, 'DISPATCH_TLS_CA');
+  const cert = fileSetting(flags, '--tls-cert', env, 'DISPATCH_TLS_CERT');
+  const key = fileSetting(flags, '--tls-key', env, 'DISPATCH_TLS_KEY');
+  if ((cert === undefined) !== (key === undefined)) {
+    const [given, missing] = cert ? [cert.from, '--tls-key (DISPATCH_TLS_KEY)'] : [key!.from, '--tls-cert (DISPATCH_TLS_CERT)'];
+    throw new UsageError(`--tls-cert and --tls-key must be given together: ${given} is set, ${missing} is not`);
+  }
   const tls = flags.tls === true || ca !== undefined || cert !== undefined;
   if (token !== undefined && !tls && !flags['allow-plaintext-token'] && !isLocalTarget(address)) {
     throw new UsageError(
@@ -100,10 +152,12 @@ export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv
  * presented (mutual TLS). The files are checked as dispatchd checks its own: Node's TLS would
  * take a CA bundle of garbage and then fail every handshake.
  */
-function tlsCredentials(ca: string | undefined, cert: string | undefined, key: string | undefined): grpc.ChannelCredentials {
-  const caPem = ca === undefined ? null : read('--tls-ca', ca);
-  const identity = cert === undefined || key === undefined ? undefined : { cert: read('--tls-cert', cert), key: read('--tls-key', key) };
-  const problem = (caPem && caProblem(caPem, ca!)) || (identity && identityProblem(identity.cert, identity.key, { cert: cert!, key: key! }));
-  if (problem) throw new Error(problem);
-  return grpc.credentials.createSsl(caPem, identity?.key ?? null, identity?.cert ?? null);
+function tlsCredentials(ca: FileSetting | undefined, cert: FileSetting | undefined, key: FileSetting | undefined): grpc.ChannelCredentials {
+  const caPem = ca === undefined ? null : read(ca);
+  const identity = cert === undefined || key === undefined ? undefined : { cert: read(cert), key: read(key) };
+  const problem = (caPem && caProblem(caPem, ca!.file)) || (identity && identityProblem(identity.cert, identity.key, { cert: cert!.file, key: key!.file }));
+  if (!problem) return grpc.credentials.createSsl(caPem, identity?.key ?? null, identity?.cert ?? null);
+  // A file named by a variable (the flags are named by the file the user typed) is said to come from it.
+  const variables = [ca, cert, key].filter((s): s is FileSetting => s !== undefined && !s.from.startsWith('--') && problem.includes(s.file));
+  throw new Error(variables.length > 0 ? `${problem} (from ${variables.map((s) => s.from).join(', ')})` : problem);
 }

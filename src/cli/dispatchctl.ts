@@ -6,10 +6,11 @@ import { createDispatchClient, createRegistryClient, type CallOptions } from '..
 import { eventsCommand } from './events-command';
 import { formatResult } from './format-result';
 import { parseConfig } from '../config';
+import { terminalText, terminalWord } from '../events';
 import { formatStats } from './format-stats';
 import { formatApproval } from './format-approval';
 import { parseCommand } from './parse-command';
-import { DEFAULT_TIMEOUT_SECONDS, resolveConnection, type Connection } from './dispatchctl-connection';
+import { connectionHint, DEFAULT_TIMEOUT_SECONDS, resolveConnection, type Connection } from './dispatchctl-connection';
 import { readTurnFile } from './turn-file';
 import { uint32Argument, UsageError } from './usage';
 
@@ -31,14 +32,24 @@ const USAGE = `usage: dispatchctl [--address HOST:PORT] [--token T] [--session S
                              tail events live, one line each; --session, --tool and --kind
                              (tool_post, RETRY, ...; repeatable) filter; --follow subscribes
                              again when the server restarts or goes away; Ctrl-C stops
-  --timeout SECONDS          each call's deadline (default ${DEFAULT_TIMEOUT_SECONDS}; not events)
+  --address HOST:PORT        the server ([::1]:PORT for IPv6, or unix:PATH); the port is required
+  --session S                the session of call and dispatch (a turn file's session_id wins);
+                             default cli-<pid>, a new session each run, so a side-effecting
+                             call run again runs again: retry with the same --session (its
+                             idempotency record, kept per session, then replays the result)
+  --timeout SECONDS          each call's deadline, and how long events waits for the server to
+                             answer (default ${DEFAULT_TIMEOUT_SECONDS})
   --tls                      TLS, the server checked against the system's CAs
   --tls-ca FILE              TLS, the server checked against this CA bundle (PEM)
   --tls-cert F --tls-key F   present this client certificate (mutual TLS; TLS is then on)
   --allow-plaintext-token    send the token without TLS to an address beyond loopback
                              (refused otherwise; for a connection protected another way)
   environment: DISPATCH_ADDRESS (default 127.0.0.1:50051), DISPATCH_TOKEN, DISPATCH_TLS_CA,
-               DISPATCH_TLS_CERT, DISPATCH_TLS_KEY (an empty one counts as unset)`;
+               DISPATCH_TLS_CERT, DISPATCH_TLS_KEY (an empty one counts as unset)
+  exit codes: 0; 1 an RPC failed (the status on stderr), or events' stream ended by the server;
+              2 a usage error; 3 call or dispatch ran and a result is an error (UNKNOWN_TOOL, ...)
+  what a client, a model or a tool wrote is shown with control, bidi and invisible characters
+  escaped (\\u001b); names and ids with whitespace or escapes are quoted`;
 
 const FLAGS = {
   address: { type: 'string' },
@@ -59,6 +70,9 @@ const FLAGS = {
 } as const;
 
 type Out = (line: string) => void;
+
+/** The exit code of `call` and `dispatch` when the turn ran and any result is an error (INVALID_ARGUMENTS, UNKNOWN_TOOL, ...). */
+export const RESULT_ERROR = 3;
 
 /** Runs one dispatchctl command; resolves with the exit code (non-zero on a hard error). */
 export async function main(argv: readonly string[], out: Out = (l) => process.stdout.write(`${l}\n`), err: Out = (l) => process.stderr.write(`${l}\n`)): Promise<number> {
@@ -93,7 +107,7 @@ export async function main(argv: readonly string[], out: Out = (l) => process.st
     switch (`${command} ${args[0] ?? ''}`.trim()) {
       case 'tools list': {
         const { tools } = await registry.listTools({}, options);
-        for (const t of tools) out(`${t.name.padEnd(24)} ${(t.effect === Effect.READ_ONLY ? 'read-only' : 'side-effect').padEnd(12)} ${t.executor.case ?? ''}  ${t.description}`);
+        for (const t of tools) out(`${terminalWord(t.name).padEnd(24)} ${(t.effect === Effect.READ_ONLY ? 'read-only' : 'side-effect').padEnd(12)} ${t.executor.case ?? ''}  ${terminalText(t.description)}`);
         if (tools.length === 0) out('(no tools)');
         return 0;
       }
@@ -102,13 +116,13 @@ export async function main(argv: readonly string[], out: Out = (l) => process.st
         const { tools } = parseConfig(readFileSync(args[1] === '-' ? 0 : args[1], 'utf8'), args[1]);
         if (tools.length === 0) throw new UsageError(`${args[1]} has no tools (a \`tools:\` list, as in the config file)`);
         const { registered } = await registry.registerTools({ tools: [...tools], replace: values.replace ?? false }, options);
-        out(`registered ${registered} tool${registered === 1 ? '' : 's'}: ${tools.map((t) => t.name).join(', ')}`);
+        out(`registered ${registered} tool${registered === 1 ? '' : 's'}: ${tools.map((t) => terminalWord(t.name)).join(', ')}`);
         return 0;
       }
       case 'tools remove': {
         if (!args[1]) throw new UsageError('tools remove needs NAME');
         const { removed } = await registry.removeTool({ name: args[1] }, options);
-        out(removed ? `removed ${args[1]}` : `no tool ${args[1]} was registered by RPC`);
+        out(removed ? `removed ${terminalWord(args[1])}` : `no tool ${terminalWord(args[1])} was registered by RPC`);
         return removed ? 0 : 1;
       }
       default:
@@ -120,30 +134,31 @@ export async function main(argv: readonly string[], out: Out = (l) => process.st
         if (!name) throw new UsageError('call needs TOOL and JSON');
         const { results } = await dispatch.dispatch({ sessionId, calls: [{ id: 'call_1', name, arguments: json }] }, options);
         results.forEach((r) => out(formatResult(r)));
-        return 0;
+        return results.some((r) => r.isError) ? RESULT_ERROR : 0;
       }
       case 'dispatch': {
         if (!args[0]) throw new UsageError('dispatch needs FILE');
         const { results } = await dispatch.dispatch(readTurnFile(args[0], { sessionId, parallel: values.parallel ?? false }), options);
         results.forEach((r) => out(formatResult(r)));
-        return 0;
+        return results.some((r) => r.isError) ? RESULT_ERROR : 0;
       }
       case 'read': {
         if (!args[0]) throw new UsageError('read needs HANDLE');
         let offset = uint32Argument(args[1] ?? '0', 'OFFSET');
+        const pages: string[] = [];
         for (;;) {
           const page = await dispatch.readResult({ resultHandle: args[0], offset, limit: 65_536 }, options);
-          process.stdout.write(page.text);
+          pages.push(terminalText(page.text, true));
           if (page.nextOffset >= page.totalChars || page.text === '') break;
           offset = page.nextOffset;
         }
-        out('');
+        out(pages.join(''));
         return 0;
       }
       case 'end-session':
         if (!args[0]) throw new UsageError('end-session needs SESSION');
         await dispatch.endSession({ sessionId: args[0] }, options);
-        out(`session ${args[0]} ended`);
+        out(`session ${terminalWord(args[0])} ended`);
         return 0;
       case 'approvals': {
         const { approvals, truncated } = await dispatch.listApprovals({ sessionId: values.session ?? '', tool: values.tool ?? '' }, options);
@@ -160,32 +175,33 @@ export async function main(argv: readonly string[], out: Out = (l) => process.st
       }
       case 'parse': {
         if (!args[0]) throw new UsageError('parse needs FILE');
-        return parseCommand(args[0], out);
+        return parseCommand(args[0], out, { err });
       }
       case 'events': {
         const controller = new AbortController();
         process.once('SIGINT', () => controller.abort());
         // Awaited here, so that its failures are reported as the other commands' are.
-        return await eventsCommand(address, { session: values.session, tool: values.tool, kinds: values.kind, token, follow: values.follow, credentials }, out, controller.signal, err);
+        return await eventsCommand(address, { session: values.session, tool: values.tool, kinds: values.kind, token, follow: values.follow, credentials, tls: connection.tls, startTimeoutMs: connection.deadlineMs }, out, controller.signal, err);
       }
       default:
         throw new UsageError(`unknown command "${command}"`);
     }
   } catch (error) {
-    return failed(error, err);
+    return failed(error, err, connection.tls);
   } finally {
     dispatch.close();
     registry.close();
   }
 }
 
-/** Reports `error` on `err`; resolves with the exit code: 2 for a usage error, else 1. */
-function failed(error: unknown, err: Out): number {
+/** Reports `error` on `err` (with a hint when a plaintext channel seems to meet TLS); resolves with the exit code: 2 for a usage error, else 1. */
+function failed(error: unknown, err: Out, tls = true): number {
   if (error instanceof UsageError) {
     err(`dispatchctl: ${error.message}${error.showUsage ? `\n${USAGE}` : ''}`);
     return 2;
   }
   const status = (error as grpc.ServiceError).code;
-  err(typeof status === 'number' ? `dispatchctl: ${grpc.status[status]}: ${(error as grpc.ServiceError).details}` : `dispatchctl: ${(error as Error).message}`);
+  // A status's details can quote what the model or a tool wrote.
+  err(typeof status === 'number' ? `dispatchctl: ${grpc.status[status]}: ${terminalText(((error as grpc.ServiceError).details ?? '').trimEnd(), true)}${connectionHint(error as grpc.ServiceError, tls)}` : `dispatchctl: ${(error as Error).message}`);
   return 1;
 }

@@ -1,4 +1,5 @@
 import type { ToolRates, ToolStats } from '../../gen/dispatch/v1/registry_pb';
+import { terminalText, terminalWord } from '../events';
 
 /** The six rates in the order the second seed lists them, with their short names. */
 const RATES: readonly (readonly [keyof Omit<ToolRates, '$typeName' | '$unknown'>, string])[] = [
@@ -12,10 +13,10 @@ const RATES: readonly (readonly [keyof Omit<ToolRates, '$typeName' | '$unknown'>
 
 const percent = (fraction: number): string => `${(fraction * 100).toFixed(1)}%`;
 
-/** A tool's GetToolStats as readable lines: calls, breaker and health; the six rates; one line per alert. */
+/** A tool's GetToolStats as readable lines: calls, breaker and health; the six rates; one line per alert. Names and alerts are shown escaped (a tenant names its tools). */
 export function formatStats(stats: ToolStats): string {
-  const lines = [`${stats.tool.padEnd(24)} ${String(stats.calls).padStart(8)} calls  breaker ${stats.breakerState || 'closed'}  health ${stats.healthScore.toFixed(2)}`];
+  const lines = [`${terminalWord(stats.tool).padEnd(24)} ${String(stats.calls).padStart(8)} calls  breaker ${terminalWord(stats.breakerState || 'closed')}  health ${stats.healthScore.toFixed(2)}`];
   if (stats.rates) lines.push(`  ${RATES.map(([field, name]) => `${name} ${percent(stats.rates![field])}`).join('  ')}`);
-  for (const alert of stats.alerts) lines.push(`  ALERT ${alert}`);
+  for (const alert of stats.alerts) lines.push(`  ALERT ${terminalText(alert)}`);
   return lines.join('\n');
 }

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { terminalText, terminalWord } from '../events';
 import { DEFAULT_MAX_INPUT_CHARS, parseToolCalls } from '../parse';
 
 /** Inputs of `parseCommand` beyond the file name. */
@@ -7,13 +8,16 @@ export interface ParseCommandOptions {
   readonly offeredTools?: readonly string[];
   /** What `-` reads. @default process.stdin */
   readonly stdin?: AsyncIterable<Buffer | string>;
+  /** Where a failure is reported. @default standard error */
+  readonly err?: (line: string) => void;
 }
 
 /**
  * `dispatchctl parse FILE`: finds the tool calls in raw model output (`-` reads standard input)
  * locally, with no server, and prints the format, each call as `name(arguments)` with its id,
- * and the text left around the calls. Resolves with the exit code: 0, or 1 when the input
- * cannot be read.
+ * and the text left around the calls, all escaped as model text must be (terminalWord,
+ * terminalText: a name, an id or arguments on one line; the remaining text keeps its line breaks
+ * and tabs). Resolves with the exit code: 0, or 1 when the input cannot be read (said on `err`).
  */
 export async function parseCommand(
   file: string,
@@ -24,7 +28,8 @@ export async function parseCommand(
   try {
     text = file === '-' ? await readAll(options.stdin ?? process.stdin) : await readFile(file, 'utf8');
   } catch (error) {
-    out(`dispatchctl parse: cannot read ${file === '-' ? 'standard input' : file}: ${reason(error)}`);
+    const err = options.err ?? ((line: string) => process.stderr.write(`${line}\n`));
+    err(`dispatchctl parse: cannot read ${file === '-' ? 'standard input' : file}: ${reason(error)}`);
     return 1;
   }
   const result = parseToolCalls(text, options.offeredTools);
@@ -33,9 +38,9 @@ export async function parseCommand(
     out(`note: the input has ${text.length} characters, over the ${DEFAULT_MAX_INPUT_CHARS} searched`);
   }
   out(`calls: ${result.calls.length}`);
-  for (const call of result.calls) out(`  ${call.name}(${call.arguments})  id ${call.id}`);
+  for (const call of result.calls) out(`  ${terminalWord(call.name)}(${terminalText(call.arguments)})  id ${terminalWord(call.id)}`);
   out('remaining text:');
-  out(result.remainingText === '' ? '  (none)' : result.remainingText);
+  out(result.remainingText === '' ? '  (none)' : terminalText(result.remainingText, true));
   return 0;
 }
 

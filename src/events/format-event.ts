@@ -1,6 +1,7 @@
 import { EventKind, type Event } from '../../gen/dispatch/v1/dispatch_pb';
 import { shortened } from '../pipeline';
 import { ATTR } from './span-attributes';
+import { terminalWord } from './terminal-text';
 
 const EXTRAS: Partial<Record<EventKind, readonly (readonly [string, string])[]>> = {
   [EventKind.CALL_RECEIVED]: [['args', ATTR.argumentsShape], ['args', ATTR.argumentsText]],
@@ -19,26 +20,11 @@ const FLAGS = [ATTR.replay, ATTR.cached, ATTR.truncated] as const;
 export const MAX_SHOWN_CHARS = 512;
 
 /**
- * Characters a terminal acts on or hides, which a value shows escaped (`\u001b`): C0 controls
- * and DEL (ESC starts sequences that set the clipboard, OSC 52, or clear the screen), C1 controls
- * (U+009B is a one-character CSI), and the invisible or reordering format characters (zero-width,
- * bidirectional overrides and isolates, the byte order mark), which could make a line read as
- * another. Values come from the model and the caller.
- */
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/;
-const UNSAFE_ALL = new RegExp(UNSAFE.source, 'g');
-
-const escaped = (char: string) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
-
-/**
- * A value as a line shows it: as is when it is plain (no whitespace, no character from
- * {@link UNSAFE}, not empty), else quoted as JSON with those characters escaped too (JSON.stringify
- * leaves DEL, C1 and the format characters raw); cut to {@link MAX_SHOWN_CHARS} either way.
+ * A value as a line shows it: {@link terminalWord}, cut to {@link MAX_SHOWN_CHARS}. Values come
+ * from the model and the caller.
  */
 function quoted(value: string): string {
-  const shown = shortened(value, MAX_SHOWN_CHARS);
-  if (shown !== '' && !/\s/.test(shown) && !UNSAFE.test(shown)) return shown;
-  return JSON.stringify(shown).replace(UNSAFE_ALL, escaped);
+  return terminalWord(shortened(value, MAX_SHOWN_CHARS));
 }
 
 /**

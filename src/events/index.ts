@@ -13,6 +13,7 @@ export { newSpanId, newTraceId, parseTraceparent, formatTraceparent } from './tr
 export type { TraceContext } from './trace-context';
 export { nowMs, timestampOf } from './timestamps';
 export { formatEvent } from './format-event';
+export { terminalText, terminalWord } from './terminal-text';
 export { subscribeHandler } from './subscribe-handler';
 export type { SubscribeHandlerOptions } from './subscribe-handler';
 export { createRedisRelay } from './redis-relay';

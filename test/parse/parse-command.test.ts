@@ -54,9 +54,20 @@ describe('parseCommand', () => {
     expect(lines).toEqual(['format: none', 'calls: 0', 'remaining text:', text]);
   });
 
-  it('exits 1 with a clear message when the file cannot be read', async () => {
+  it('exits 1 with a clear message on standard error when the file cannot be read', async () => {
     const missing = join(dir, 'missing.txt');
-    expect(await run(missing)).toEqual({ code: 1, lines: [`dispatchctl parse: cannot read ${missing}: no such file`] });
-    expect(await run(dir)).toEqual({ code: 1, lines: [`dispatchctl parse: cannot read ${dir}: it is a directory`] });
+    const errors: string[] = [];
+    expect(await run(missing, { err: (line) => errors.push(line) })).toEqual({ code: 1, lines: [] });
+    expect(await run(dir, { err: (line) => errors.push(line) })).toEqual({ code: 1, lines: [] });
+    expect(errors).toEqual([`dispatchctl parse: cannot read ${missing}: no such file`, `dispatchctl parse: cannot read ${dir}: it is a directory`]);
+  });
+
+  it('shows what the model wrote with its control, bidi and invisible characters escaped', async () => {
+    const file = join(dir, 'escapes.txt');
+    writeFileSync(file, 'said\x1b]52;c;cHduZWQ=\x07\r\u202e\n\tthen\n<tool_call>{"name": "get_time", "arguments": {"tz": "\u009b31m"}, "id": "c1\\r\\n\\u001b[8m"}</tool_call>');
+    const { code, lines } = await run(file);
+    expect(code).toBe(0);
+    expect(lines.slice(0, 3)).toEqual(['format: hermes', 'calls: 1', String.raw`  get_time({"tz":"\u009b31m"})  id "c1\r\n\u001b[8m"`]);
+    expect(lines.slice(3)).toEqual(['remaining text:', String.raw`said\u001b]52;c;cHduZWQ=\u0007\u000d\u202e` + '\n\tthen']);
   });
 });

@@ -44,10 +44,15 @@ describe('TLS', () => {
   test('without TLS, or with --tls alone (the system CAs, which do not hold the test CA), there is no connection', async () => {
     const plaintext = await runDispatchctl(['--address', at(tls), '--token', ADMIN.token, '--timeout', '5', 'tools', 'list']);
     expect(plaintext.code).toBe(1);
-    expect(plaintext.err).toMatch(/^dispatchctl: UNAVAILABLE: /);
+    // grpc-js says only "Failed to connect": the hint names the likely cause.
+    expect(plaintext.err).toMatch(/^dispatchctl: UNAVAILABLE: .*Failed to connect.* \(is the server using TLS\? pass --tls-ca FILE, or --tls when its certificate is from a public CA\)\n$/);
+    const events = await runDispatchctl(['--address', at(tls), '--token', ADMIN.token, '--timeout', '5', 'events']);
+    expect(events.code).toBe(1);
+    expect(events.err).toMatch(/ \(is the server using TLS\? pass --tls-ca FILE/);
     const systemCas = await runDispatchctl(['--address', at(tls), '--token', ADMIN.token, '--timeout', '5', '--tls', 'tools', 'list']);
     expect(systemCas.code).toBe(1);
     expect(systemCas.err).toMatch(/^dispatchctl: UNAVAILABLE: /);
+    expect(systemCas.err).not.toContain('is the server using TLS');
   });
 
   test('events streams over TLS too', async () => {
@@ -69,7 +74,7 @@ describe('TLS', () => {
     expect(await runDispatchctl(['--tls-ca', pki.serverKey, 'tools', 'list'])).toMatchObject({ code: 1, err: `dispatchctl: no PEM certificate in ${pki.serverKey}\n` });
     const lone = await runDispatchctl(['--tls-cert', pki.serverCert, 'tools', 'list']);
     expect(lone.code).toBe(2);
-    expect(lone.err).toMatch(/^dispatchctl: --tls-cert and --tls-key must be given together\n/);
+    expect(lone.err).toMatch(/^dispatchctl: --tls-cert and --tls-key must be given together: --tls-cert is set, --tls-key \(DISPATCH_TLS_KEY\) is not\n/);
   });
 });
 

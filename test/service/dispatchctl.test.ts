@@ -34,7 +34,8 @@ test('call prints the result and its attempts', async () => {
   expect(code).toBe(0);
   expect(out).toMatch(/^✓ call_1 echo \(1 attempt, \d+ ms\)\n  \{"a":1\}$/);
   const unknown = await ctl('call', 'ecko', '{}');
-  expect(unknown.code).toBe(0);
+  // The turn ran, and its result is an error: 3, for scripts.
+  expect(unknown.code).toBe(3);
   expect(unknown.out).toContain('✗ call_1 ecko: UNKNOWN_TOOL');
   expect(unknown.out).toContain('did you mean \\"echo\\"?');
 });

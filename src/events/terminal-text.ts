@@ -1,0 +1,31 @@
+/**
+ * Characters a terminal acts on or hides, which text from a client, a model or a tool is shown
+ * with escaped (`\u001b`): C0 controls and DEL (ESC starts sequences that set the clipboard,
+ * OSC 52, or clear the screen; CR and LF start a line that reads as dispatch's own), C1 controls
+ * (U+009B is a one-character CSI), and the invisible or reordering format characters (zero-width,
+ * bidirectional overrides and isolates, line and paragraph separators, the byte order mark), which
+ * could make a line read as another.
+ */
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/;
+const UNSAFE_ALL = new RegExp(UNSAFE.source, 'g');
+
+const escaped = (char: string) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
+/**
+ * `text` with every character of {@link UNSAFE} written as `\uXXXX`. `multiline` keeps LF and
+ * TAB (an output body shown over several lines); CR is escaped either way.
+ */
+export function terminalText(text: string, multiline = false): string {
+  return text.replace(UNSAFE_ALL, (char) => (multiline && (char === '\n' || char === '\t') ? char : escaped(char)));
+}
+
+/**
+ * A name or id as one word of a line: as is when it is plain (no whitespace, no character from
+ * {@link UNSAFE}, not empty), else quoted as JSON with those characters escaped too
+ * (JSON.stringify leaves DEL, C1 and the format characters raw), so that it cannot pass for
+ * several words or for an escape it does not hold.
+ */
+export function terminalWord(value: string): string {
+  if (value !== '' && !/\s/.test(value) && !UNSAFE.test(value)) return value;
+  return JSON.stringify(value).replace(UNSAFE_ALL, escaped);
+}

@@ -1,6 +1,8 @@
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../errors';
-import type { Executor, ExecutorContext } from './executor';
+import { MAX_TIMER_MS } from '../options/limits';
+import type { ScratchHold } from '../session';
+import type { Delivery, Executor, ExecutorContext } from './executor';
 
 /** A tool implemented inside dispatch. */
 export type BuiltinTool = (args: unknown, ctx: ExecutorContext) => Promise<string>;
@@ -20,18 +22,96 @@ function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** `sleep`'s wait: `ms` as a number (a negative or non-number one is 0), at most Node's longest timer. */
+function sleepMs(args: unknown): number {
+  const ms = Number((args as { ms?: unknown } | null)?.ms ?? 0);
+  if (ms > MAX_TIMER_MS) {
+    // Node would fire a longer timer after 1 ms (and warn on stderr).
+    throw new DispatchError(ErrorKind.INVALID_ARGUMENTS, `sleep: ms must be at most ${MAX_TIMER_MS}, got ${ms}`, { phase: 'before' });
+  }
+  return Number.isFinite(ms) && ms > 0 ? ms : 0;
+}
+
 /** The built-in tools: `echo` returns its arguments as JSON; `sleep { ms }` waits, then echoes. */
 export const BUILTIN_TOOLS: ReadonlyMap<string, BuiltinTool> = new Map<string, BuiltinTool>([
   ['echo', async (args) => JSON.stringify(args)],
   [
     'sleep',
     async (args, ctx) => {
-      const ms = Number((args as { ms?: unknown } | null)?.ms ?? 0);
-      await abortableDelay(Number.isFinite(ms) && ms > 0 ? ms : 0, ctx.signal);
+      await abortableDelay(sleepMs(args), ctx.signal);
       return JSON.stringify(args);
     },
   ],
 ]);
+
+/** A context that can hold its session's scratch directory (an attempt's; a test's may not). */
+type HoldingContext = ExecutorContext & Required<Pick<ExecutorContext, 'holdScratchDir'>>;
+
+const canHold = (ctx: ExecutorContext): ctx is HoldingContext => ctx.holdScratchDir !== undefined;
+
+/**
+ * A built-in's context: its attempt's, except that scratchDir() holds the session's directory until
+ * the built-in settles, so neither expiry nor the maxDirs bound removes it under a running call.
+ */
+class BuiltinContext implements ExecutorContext {
+  /** Made on the first scratchDir(): most built-ins never ask. */
+  private holds: ScratchHold[] | undefined;
+  private settled = false;
+
+  constructor(private readonly ctx: HoldingContext) {}
+
+  get tenant(): string {
+    return this.ctx.tenant;
+  }
+  get sessionId(): string {
+    return this.ctx.sessionId;
+  }
+  get toolCallId(): string {
+    return this.ctx.toolCallId;
+  }
+  get attempt(): number {
+    return this.ctx.attempt;
+  }
+  get idempotencyKey(): string {
+    return this.ctx.idempotencyKey;
+  }
+  get localKey(): string {
+    return this.ctx.localKey;
+  }
+  get signal(): AbortSignal {
+    return this.ctx.signal;
+  }
+  get deadline(): number {
+    return this.ctx.deadline;
+  }
+  get traceparent(): string | undefined {
+    return this.ctx.traceparent;
+  }
+  onAbort(listener: (reason: unknown) => void): () => void {
+    return this.ctx.onAbort(listener);
+  }
+  delivery(state: Delivery): void {
+    this.ctx.delivery?.(state);
+  }
+  holdScratchDir(): Promise<ScratchHold> {
+    return this.ctx.holdScratchDir();
+  }
+
+  async scratchDir(): Promise<string> {
+    const hold = await this.ctx.holdScratchDir();
+    // One hold per directory (a new one after the session ended meanwhile); none past the end.
+    if (this.settled || this.holds?.some((held) => held.path === hold.path)) hold.release();
+    else (this.holds ??= []).push(hold);
+    return hold.path;
+  }
+
+  /** The built-in settled: its directories go back to expiry and the maxDirs bound. */
+  release(): void {
+    this.settled = true;
+    for (const hold of this.holds ?? []) hold.release();
+    this.holds = undefined;
+  }
+}
 
 /** Creates the executor of built-in tools, optionally with extra ones (tests, embedding). */
 export function createBuiltinExecutor(extra: ReadonlyMap<string, BuiltinTool> = new Map()): Executor {
@@ -43,7 +123,13 @@ export function createBuiltinExecutor(extra: ReadonlyMap<string, BuiltinTool> = 
       if (!impl) {
         throw new DispatchError(ErrorKind.UNAVAILABLE, `built-in tool "${name}" does not exist`, { phase: 'before' });
       }
-      return impl(args, ctx);
+      if (!canHold(ctx)) return impl(args, ctx);
+      const scoped = new BuiltinContext(ctx);
+      try {
+        return await impl(args, scoped);
+      } finally {
+        scoped.release();
+      }
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { ResolvedTool } from '../registry';
+import type { ScratchHold } from '../session';
 
 /** How far an attempt's request has got: not yet handed to the tool, or handed to it. */
 export type Delivery = 'pending' | 'sent';
@@ -36,8 +37,16 @@ export interface ExecutorContext {
    * run. An executor that never calls it is taken to have sent its request at once.
    */
   delivery?(state: Delivery): void;
-  /** The session's scratch directory, created on first use. */
+  /**
+   * The session's scratch directory, created on first use. A built-in's is held until the
+   * built-in settles: expiry and the maxDirs bound pass over it meanwhile (EndSession does not).
+   */
   scratchDir(): Promise<string>;
+  /**
+   * The session's scratch directory, held until released; what a built-in's scratchDir() is made
+   * of (`builtin-executor.ts`). Absent from a context with no scratch directories behind it.
+   */
+  holdScratchDir?(): Promise<ScratchHold>;
 }
 
 /**

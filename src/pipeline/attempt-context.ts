@@ -1,5 +1,6 @@
 import type { Delivery, ExecutorContext } from '../executors/executor';
 import type { ResolvedTool } from '../registry';
+import type { ScratchHold } from '../session';
 import { hashKeyMaterial, keyMaterial, type SessionScope } from '../store';
 import type { AttemptObserver } from './observer';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
@@ -57,6 +58,10 @@ export class AttemptContext implements ExecutorContext {
 
   scratchDir(): Promise<string> {
     return this.deps.scratch.get(this.turn.tenant, this.turn.sessionId);
+  }
+
+  holdScratchDir(): Promise<ScratchHold> {
+    return this.deps.scratch.hold(this.turn.tenant, this.turn.sessionId);
   }
 }
 

@@ -1,4 +1,4 @@
 export { createScratchDirs } from './scratch-dirs';
-export type { ScratchDirs } from './scratch-dirs';
+export type { ScratchDirs, ScratchHold } from './scratch-dirs';
 export { DEFAULT_MAX_SCRATCH_DIRS, DEFAULT_SCRATCH_TTL_MS, resolveScratchDirsOptions } from './scratch-options';
 export type { ResolvedScratchDirsOptions, ScratchDirsOptions } from './scratch-options';

@@ -7,8 +7,9 @@ import { MAX_TIMER_MS } from '../options/limits';
 export interface ScratchDirsOptions {
   /**
    * Where this process makes its private root (`dispatch-scratch-XXXXXX`, mode 0700, removed on
-   * close), and where it looks for the roots earlier processes left behind. @default the OS temp
-   * dir (`$TMPDIR`, else /tmp)
+   * close), and where it looks for the roots other processes left behind (a root is theirs until
+   * unchanged for two of its owner's heartbeats and a minute: `stale-roots.ts`). @default the OS
+   * temp dir (`$TMPDIR`, else /tmp)
    */
   readonly dir?: string;
   /**
@@ -17,9 +18,16 @@ export interface ScratchDirsOptions {
    * @default 86400000 (24 h)
    */
   readonly ttlMs?: number;
-  /** Session directories this process keeps; one more evicts the least recently used. @default 1000 */
+  /**
+   * Session directories this process keeps; one more evicts the least recently used that no
+   * running call holds, and is refused (its call fails) while calls hold them all. @default 1000
+   */
   readonly maxDirs?: number;
-  /** Time between sweeps (the first runs when the directories are created). @default 600000 (10 min), at most ttlMs */
+  /**
+   * Time between sweeps (the first runs when the directories are created), and between the
+   * heartbeats that keep this process's root from other processes' sweeps (recorded in the root).
+   * @default 600000 (10 min), at most ttlMs
+   */
   readonly sweepIntervalMs?: number;
   /** Directories (expired sessions' or left-behind roots) one sweep removes at most. @default 100 */
   readonly maxRemovalsPerSweep?: number;

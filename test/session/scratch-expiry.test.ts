@@ -15,7 +15,8 @@ const scratch = (options: Omit<ScratchDirsOptions, 'dir'> = {}) => {
   return dirs;
 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const count = (root: string) => (existsSync(root) ? readdirSync(root).length : 0);
+/** Session directories in a root: all but its owner file (`.owner`). */
+const count = (root: string) => (existsSync(root) ? readdirSync(root).filter((name) => name !== '.owner').length : 0);
 
 beforeEach(() => {
   base = mkdtempSync(join(tmpdir(), 'scratch-expiry-'));
@@ -72,12 +73,14 @@ test('past maxDirs the least recently used directory is removed', async () => {
 });
 
 test('the first sweep removes roots left behind, and only private, old ones', async () => {
+  // Their owners marked them alive every 10 s (their owner files say): 3 min unchanged is left behind.
   const old = (Date.now() - 3 * 60_000) / 1000;
   const leftover = (name: string, mode = 0o700) => {
     const path = join(base, name);
     mkdirSync(path, { mode });
     mkdirSync(join(path, 'inner'), { mode: 0o700 });
     writeFileSync(join(path, 'inner', 'work.txt'), 'data');
+    writeFileSync(join(path, '.owner'), JSON.stringify({ heartbeatMs: 10_000 }));
     utimesSync(path, old, old);
     return path;
   };

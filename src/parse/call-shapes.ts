@@ -11,6 +11,11 @@ export interface CandidateCall {
   readonly id?: string;
   /** The JSON shape it came in, which names the format when no marker did. */
   readonly shape: Extract<ParseFormat, 'llama' | 'openai'>;
+  /**
+   * Set when the text ended inside the call before its arguments: it is never returned, and the
+   * text of the span holding it stays in the remaining text, as for a call not offered.
+   */
+  readonly cutOff?: true;
 }
 
 const MAX_NAME_LENGTH = 256;
@@ -18,24 +23,28 @@ const MAX_NAME_LENGTH = 256;
 // Builtins bound once: in a sandbox such as the test runner's, each global lookup costs more
 // than the work around it, and these run once per token.
 const { isArray } = Array;
+const NONE_CUT: readonly JsonObject[] = [];
 
 /**
  * The calls a parsed value describes: `{name, arguments|parameters}` (Hermes, Llama, Mistral),
  * `{function: {name, arguments}}` and `{tool_calls: [...]}` (OpenAI), or an array of these.
  * `explicit` says a marker already announced a call (a `<tool_call>` tag, `[TOOL_CALLS]`):
  * then the arguments key may be absent and an array may mix in non-calls. Without a marker
- * the shape must be complete, so ordinary JSON in prose is not mistaken for a call.
+ * the shape must be complete, so ordinary JSON in prose is not mistaken for a call. But a call
+ * object among `cut` (the objects the limit closed, see `ParsedValue`) with no arguments key is
+ * `cutOff`: the text ended before its arguments, which are not `{}` because the model got no
+ * further.
  */
-export function callsFromValue(value: TolerantValue, explicit: boolean): CandidateCall[] {
+export function callsFromValue(value: TolerantValue, explicit: boolean, cut: readonly JsonObject[] = NONE_CUT): CandidateCall[] {
   if (isArray(value)) {
-    const calls = value.map((item) => (isJsonObject(item) ? callFromObject(item, explicit) : undefined));
+    const calls = value.map((item) => (isJsonObject(item) ? callFromObject(item, explicit, cut) : undefined));
     const found = calls.filter((call): call is CandidateCall => call !== undefined);
     return explicit || found.length === calls.length ? found : [];
   }
   if (!isJsonObject(value)) return [];
   const list = value.get('tool_calls');
-  if (isArray(list)) return callsFromValue(list, true);
-  const call = callFromObject(value, explicit);
+  if (isArray(list)) return callsFromValue(list, true, cut);
+  const call = callFromObject(value, explicit, cut);
   return call === undefined ? [] : [call];
 }
 
@@ -46,19 +55,21 @@ export function callFromParts(name: string, args: TolerantValue, id?: string): C
   return { name: cleanName, arguments: argumentsText(args), id: plausibleId(id), shape: 'llama' };
 }
 
-function callFromObject(object: JsonObject, explicit: boolean): CandidateCall | undefined {
+function callFromObject(object: JsonObject, explicit: boolean, cut: readonly JsonObject[]): CandidateCall | undefined {
   const id = plausibleId(object.get('id'));
   const fn = object.get('function');
   if (isJsonObject(fn)) {
     const name = plausibleName(fn.get('name'));
     const args = argumentsOf(fn);
     if (name === undefined || (args === undefined && !explicit)) return undefined;
+    if (args === undefined && cut.includes(fn)) return { name, arguments: '{}', id, shape: 'openai', cutOff: true };
     return { name, arguments: argumentsText(args ?? null), id, shape: 'openai' };
   }
   const name = plausibleName(object.get('name'));
   const args = argumentsOf(object);
   if (name === undefined || (args === undefined && !explicit)) return undefined;
   if (!explicit && !looksLikeCall(object, args)) return undefined;
+  if (args === undefined && cut.includes(object)) return { name, arguments: '{}', id, shape: 'llama', cutOff: true };
   return { name, arguments: argumentsText(args ?? null), id, shape: 'llama' };
 }
 

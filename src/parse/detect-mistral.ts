@@ -62,14 +62,14 @@ interface ReadBounds {
 function readJson(text: string, from: number, bounds: ReadBounds): RegionCalls {
   const { limit, softLimit, regionEnd, budget } = bounds;
   const sequence = parseValueSequence(text, from, limit, false, budget, softLimit);
-  const calls = sequence.items.flatMap((item) => callsFromValue(item.value, true));
+  const calls = sequence.items.flatMap((item) => callsFromValue(item.value, true, item.objectsClosedAtLimit));
   const { failure } = sequence;
   let end = sequence.end;
   if (failure !== undefined && failure.elementsEnd > failure.start && (limit <= regionEnd || sequence.cutBefore)) {
     // The elements alone: `[` and them, which the parser closes where they end.
     const elements = parseTolerantValue(text, failure.start, failure.elementsEnd, { budget });
     if (elements.ok) {
-      calls.push(...callsFromValue(elements.value, true));
+      calls.push(...callsFromValue(elements.value, true, elements.objectsClosedAtLimit));
       end = elements.end;
     }
   }

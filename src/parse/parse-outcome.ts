@@ -1,4 +1,4 @@
-import type { TolerantValue } from './json-value';
+import type { JsonObject, TolerantValue } from './json-value';
 
 /**
  * Why a tolerant parse stopped: bad syntax, text ending inside a string or before a value,
@@ -12,6 +12,12 @@ export interface ParsedValue {
   readonly value: TolerantValue;
   readonly start: number;
   readonly end: number;
+  /**
+   * The objects the limit closed, their closing braces missing where the text ended after a
+   * complete member, innermost first; empty when the value closed itself. Each may have been cut
+   * off before more members.
+   */
+  readonly objectsClosedAtLimit: readonly JsonObject[];
 }
 
 /** A parse that failed at `at`, having read no further than that. */

@@ -40,9 +40,10 @@ const detectBareJson: Detector = (text, budget) => scanForCalls(text, 0, text.le
  * Extracts the tool calls in raw model output (the `ParseToolCalls` RPC): Hermes/Qwen
  * `<tool_call>` tags, Llama 3.x JSON (with or without `<|python_tag|>`, or `<function=...>`),
  * Mistral `[TOOL_CALLS]`, OpenAI `tool_calls` / `function` objects, and any of these in a
- * Markdown fence, read tolerantly (see `parseTolerantValue`). Calls drafted inside `<think>`
- * blocks are ignored. With `offeredTools` non-empty, a call naming any other tool is not a
- * call. Runs in time linear in the text and never throws: whatever goes wrong, the answer is
+ * Markdown fence, read tolerantly (see `parseTolerantValue`); a call cut off before its
+ * arguments, or inside them, is not a call. Calls drafted in reasoning (`<think>` blocks and the
+ * like, see `maskReasoning`) are ignored. With `offeredTools` non-empty, a call naming any other
+ * tool is not a call. Runs in time linear in the text and never throws: whatever goes wrong, the answer is
  * format `none` with the whole text remaining.
  */
 export function parseToolCalls(text: string, offeredTools?: readonly string[], options?: ParseOptions): ParseResult {

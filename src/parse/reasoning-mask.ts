@@ -1,56 +1,48 @@
 import { mayStartCallJson } from './call-precheck';
 import { skipSpace } from './marker-finder';
+import { nextReasoningOpening, reasoningBlockEnd, unopenedClosings } from './reasoning-tags';
 import { parseTolerantValue, type WorkBudget } from './tolerant-json';
 
-const REASONING_TAGS: readonly (readonly [string, string])[] = [
-  ['<think>', '</think>'],
-  ['<thinking>', '</thinking>'],
-];
 /** Call markers, and the tag that ends what follows a marker when it is not one JSON value. */
 const CALL_MARKERS = /<tool_call>|\[TOOL_CALLS\]|<\|python_tag\|>|<function=/g;
 const MARKER_ENDS: Readonly<Record<string, string>> = { '<tool_call>': '</tool_call>', '<function=': '</function>' };
 
 /**
- * The text with its reasoning blocks (`<think>...</think>` or `<thinking>...</thinking>`) blanked
- * out with spaces of the same length, so calls drafted while thinking are not taken as calls and
- * offsets still point into the original. A closing tag with no opening tag before it ends a block
- * that began with the text, as when the chat template put the opening tag in the prompt. A tag
- * that lies inside a call's arguments (a marked call not yet ended, or JSON that may be a call:
- * bare, OpenAI or fenced) is quoted there and is text: blanking from or up to it would drop that
- * call or expose one quoted after it. Such calls are looked for with `budget`; when that is spent
- * nothing more is blanked. An opening tag never closed runs to the end. Linear in the text.
+ * The text with its reasoning blocks blanked out with spaces of the same length, so calls
+ * drafted while thinking are not taken as calls and offsets still point into the original. A
+ * block is `<think>...</think>`, `<thinking>`, `<reasoning>` or `<reflection>` (in any case, with
+ * attributes or spaces in the tags), or gpt-oss's analysis channel up to its `<|end|>`. A closing
+ * tag with no opening tag before it ends a block that began with the text, as when the chat
+ * template put the opening tag in the prompt. A tag that lies inside a call's arguments (a marked
+ * call not yet ended, or JSON that may be a call: bare, OpenAI or fenced) is quoted there and is
+ * text: blanking from or up to it would drop that call or expose one quoted after it. Such calls
+ * are looked for with `budget`; when that is spent nothing more is blanked. An opening tag never
+ * closed runs to the end. Linear in the text.
  */
 export function maskReasoning(text: string, budget: WorkBudget): string {
   const calls = new CallExtents(text, budget);
   const blocks: [number, number][] = [];
   let from = leadingBlockEnd(text, calls);
   if (from > 0) blocks.push([0, from]);
-  const openTags = /<think(?:ing)?>/g;
-  openTags.lastIndex = from;
-  for (let open = openTags.exec(text); open !== null; open = openTags.exec(text)) {
-    const quotedUntil = calls.enclosing(from, open.index);
+  for (let open = nextReasoningOpening(text, from); open !== undefined; ) {
+    const quotedUntil = calls.enclosing(from, open.at);
     if (quotedUntil >= text.length) break;
     if (quotedUntil >= 0) {
       from = quotedUntil;
-      openTags.lastIndex = Math.max(quotedUntil, open.index + 1);
+      open = nextReasoningOpening(text, Math.max(quotedUntil, open.at + 1));
       continue;
     }
-    const close = open[0] === '<think>' ? '</think>' : '</thinking>';
-    const closeAt = text.indexOf(close, open.index + open[0].length);
-    from = closeAt < 0 ? text.length : closeAt + close.length;
-    blocks.push([open.index, from]);
-    openTags.lastIndex = from;
+    from = reasoningBlockEnd(text, open);
+    blocks.push([open.at, from]);
+    open = nextReasoningOpening(text, from);
   }
   return blank(text, blocks);
 }
 
 /** The end of a block opened in the prompt: a closing tag with no opening tag before it, or 0. */
 function leadingBlockEnd(text: string, calls: CallExtents): number {
-  for (const [open, close] of REASONING_TAGS) {
-    const closeAt = text.indexOf(close);
-    if (closeAt >= 0 && text.lastIndexOf(open, closeAt) < 0 && calls.enclosing(0, closeAt) < 0) {
-      return closeAt + close.length;
-    }
+  for (const close of unopenedClosings(text)) {
+    if (calls.enclosing(0, close.at) < 0) return close.after;
   }
   return 0;
 }

@@ -18,8 +18,9 @@ interface Head {
  * (a `<tool_call>` tag in the string of a `[TOOL_CALLS]` call). Of the others, those with calls
  * naming offered tools (any, when `offered` is empty) are kept, only those calls, up to
  * `maxCalls`: the span that reaches the limit is cut to fit, and later spans are left alone. A
- * span of which only some calls are kept (others name tools not offered, or come past
- * `maxCalls`) keeps its text, so the caller can see what was not returned. Detectors are read
+ * call cut off before its arguments is never kept. A span of which only some calls are kept
+ * (others name tools not offered, are cut off, or come past `maxCalls`) keeps its text, so the
+ * caller can see what was not returned. Detectors are read
  * lazily, no further than that.
  */
 export function chooseSpans(
@@ -42,7 +43,7 @@ export function chooseSpans(
     if (span.start < end) continue;
     // Even a span with no offered call quotes what lies inside it.
     end = span.end;
-    const calls = span.calls.filter((call) => offered.size === 0 || offered.has(call.name));
+    const calls = span.calls.filter((call) => call.cutOff !== true && (offered.size === 0 || offered.has(call.name)));
     if (calls.length === 0) continue;
     const kept = calls.slice(0, maxCalls - count);
     accepted.push({ ...span, calls: kept, keepText: kept.length < span.calls.length });

@@ -16,8 +16,10 @@ export function decodeJsonString(quoted: string): string | undefined {
 }
 
 /**
- * Decodes the escapes in `text[start, end)` leniently: JSON's escapes as in JSON, a malformed
- * `\u` as the letter u, and any other escaped character as itself (`\'` is `'`).
+ * Decodes the escapes in `text[start, end)` leniently: JSON's escapes as in JSON; those
+ * JavaScript and Python share as there (`\x41` is `A`, `\101` too, `\0` is NUL, `\v` a vertical
+ * tab); a malformed `\u` or `\x` as the letter; any other escaped character as itself (`\'` is
+ * `'`).
  */
 export function decodeEscapes(text: string, start: number, end: number): string {
   const parts: string[] = [];
@@ -34,9 +36,22 @@ export function decodeEscapes(text: string, start: number, end: number): string 
     const simple = SIMPLE_ESCAPES.get(c);
     if (simple !== undefined) {
       parts.push(simple);
-    } else if (c === 0x75 && pos + 4 <= end && hex4(text, pos) >= 0) {
-      parts.push(fromCharCode(hex4(text, pos)));
+    } else if (c === 0x75 && pos + 4 <= end && hexValueOf(text, pos, 4) >= 0) {
+      parts.push(fromCharCode(hexValueOf(text, pos, 4)));
       pos += 4;
+    } else if (c === 0x78 && pos + 2 <= end && hexValueOf(text, pos, 2) >= 0) {
+      parts.push(fromCharCode(hexValueOf(text, pos, 2)));
+      pos += 2;
+    } else if (isOctal(c)) {
+      // Up to three octal digits, at most 0o377, as in JavaScript and (but for 0o400 up) Python.
+      let code = c - 0x30;
+      for (let digits = 1; digits < 3 && pos < end && isOctal(text.charCodeAt(pos)); digits++) {
+        const next = code * 8 + text.charCodeAt(pos) - 0x30;
+        if (next > 0o377) break;
+        code = next;
+        pos++;
+      }
+      parts.push(fromCharCode(code));
     } else {
       parts.push(fromCharCode(c));
     }
@@ -52,17 +67,22 @@ const SIMPLE_ESCAPES: ReadonlyMap<number, string> = new Map([
   [0x72, '\r'],
   [0x62, '\b'],
   [0x66, '\f'],
+  [0x76, '\v'],
 ]);
 
-/** The value of the four hex digits at `from`, or -1. */
-function hex4(text: string, from: number): number {
+/** The value of the `count` hex digits at `from`, or -1. */
+function hexValueOf(text: string, from: number, count: number): number {
   let value = 0;
-  for (let i = from; i < from + 4; i++) {
+  for (let i = from; i < from + count; i++) {
     const digit = hexValue(text.charCodeAt(i));
     if (digit < 0) return -1;
     value = value * 16 + digit;
   }
   return value;
+}
+
+function isOctal(c: number): boolean {
+  return c >= 0x30 && c <= 0x37;
 }
 
 function hexValue(c: number): number {

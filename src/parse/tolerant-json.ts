@@ -2,6 +2,7 @@ import * as callPrecheck from './call-precheck';
 import * as charClasses from './char-classes';
 import * as jsonValue from './json-value';
 import type { JsonObject, TolerantValue } from './json-value';
+import * as numberText from './number-text';
 import type { FailedValue, ParseFailureReason, ParsedValue, TolerantParseOptions } from './parse-outcome';
 import * as stringDecoding from './string-decoding';
 
@@ -10,13 +11,11 @@ import * as stringDecoding from './string-decoding';
 const { isCallKey } = callPrecheck;
 const { isDigit, isNumberChar, isWhitespace, isWordChar } = charClasses;
 const { JsonNumber } = jsonValue;
+const { lenientNumberAsJson } = numberText;
 const { decodeEscapes, decodeJsonString } = stringDecoding;
 // Builtins bound once: in a sandbox such as the test runner's, each global lookup costs more
 // than the work around it, and these run once per token.
 const ObjectMap = Map;
-const toNumber = Number;
-const { isFinite } = Number;
-const { stringify } = JSON;
 
 export type { FailedValue, ParseFailureReason, ParsedValue, TolerantParseOptions, WorkBudget } from './parse-outcome';
 
@@ -37,13 +36,16 @@ const FAILURE_SURCHARGE = 4096;
 const FAIL: unique symbol = Symbol('fail');
 type Step = TolerantValue | typeof FAIL;
 const NONE_UNCLOSED: readonly number[] = [];
+const NONE_CLOSED: readonly JsonObject[] = [];
 const STRICT_NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
 
 /**
  * Parses one JSON value at `start`, reading no further than `limit`, left to right with no
  * backtracking. Beyond JSON it accepts trailing commas, single-quoted strings, unquoted keys,
- * Python `True`/`False`/`None`, raw newlines in strings, and containers left open where the text
- * ends. Text ending inside a string or a number, or where a value is due, is a failure: such a
+ * Python `True`/`False`/`None`, raw newlines in strings, numbers such as `+1`, `007` and `.5`
+ * (rewritten as JSON with their digits as written), and containers left open where the text ends
+ * just after a complete value (a missing closing brace). Text ending inside a string or a number,
+ * where a value or key is due (after `{`, `[`, `,` or `:`), or inside a key, is a failure: such a
  * value was cut off, and guessing its rest would invent arguments. Never throws.
  *
  * The value is read twice: first only to recognise it, building nothing, then, if it is one, to
@@ -74,7 +76,8 @@ export function parseTolerantValue(
     const { failure, pos, stringAcrossSoftLimit, elementsEnd, callKeys, unclosed = NONE_UNCLOSED } = parser;
     return { ok: false, reason: failure, at: pos, stringAcrossSoftLimit, elementsEnd, callKeys, unclosed };
   }
-  return { ok: true, value, start, end: parser.pos };
+  const { objectsClosedAtLimit = NONE_CLOSED } = parser;
+  return { ok: true, value, start, end: parser.pos, objectsClosedAtLimit };
 }
 
 class TolerantParser {
@@ -84,6 +87,8 @@ class TolerantParser {
   elementsEnd = -1;
   /** Whether the outermost value is an object with a call's key (see `isCallKey`). */
   callKeys = false;
+  /** See `ParsedValue.objectsClosedAtLimit`; recorded only when building. */
+  objectsClosedAtLimit: JsonObject[] | undefined;
   /** See `FailedValue.unclosed`; innermost first, as the failure unwinds. */
   unclosed: number[] | undefined;
 
@@ -116,7 +121,11 @@ class TolerantParser {
     let callKeys = false;
     for (;;) {
       this.skipWhitespace();
-      if (this.pos >= this.limit) return this.finishObject(result);
+      // Only a complete member may end an object at the limit: after `{` or `,` it was cut off.
+      if (this.pos >= this.limit) {
+        this.fail('truncated');
+        break;
+      }
       if (this.text.charCodeAt(this.pos) === 0x7d) {
         this.pos++;
         return this.finishObject(result);
@@ -138,7 +147,7 @@ class TolerantParser {
         result.set(key, item);
       }
       const next = this.afterItem(0x7d);
-      if (next === 'close') return this.finishObject(result);
+      if (next === 'close' || next === 'limit') return this.finishObject(result, next === 'limit');
       if (next === 'fail') break;
     }
     return this.failedIn(open, depth, callKeys);
@@ -155,9 +164,12 @@ class TolerantParser {
     return FAIL;
   }
 
-  /** The object built, or null when only recognising. */
-  private finishObject(result: JsonObject | undefined): JsonObject | null {
-    return this.build ? (result ?? new ObjectMap<string, TolerantValue>()) : null;
+  /** The object built (noted when the limit closed it), or null when only recognising. */
+  private finishObject(result: JsonObject | undefined, atLimit = false): JsonObject | null {
+    if (!this.build) return null;
+    const object = result ?? new ObjectMap<string, TolerantValue>();
+    if (atLimit) (this.objectsClosedAtLimit ??= []).push(object);
+    return object;
   }
 
   private array(depth: number): Step {
@@ -166,7 +178,10 @@ class TolerantParser {
     const result: TolerantValue[] | null = this.build ? [] : null;
     for (;;) {
       this.skipWhitespace();
-      if (this.pos >= this.limit) return result;
+      if (this.pos >= this.limit) {
+        this.fail('truncated');
+        return this.failedIn(open, depth, false);
+      }
       if (this.text.charCodeAt(this.pos) === 0x5d) {
         this.pos++;
         return result;
@@ -176,15 +191,15 @@ class TolerantParser {
       if (depth === 1) this.elementsEnd = this.pos;
       result?.push(item);
       const next = this.afterItem(0x5d);
-      if (next === 'close') return result;
+      if (next === 'close' || next === 'limit') return result;
       if (next === 'fail') return this.failedIn(open, depth, false);
     }
   }
 
-  /** After a member: a comma continues, the closer (or the end of the text) closes. */
-  private afterItem(closer: number): 'more' | 'close' | 'fail' {
+  /** After a member: a comma continues, the closer closes, and so does the limit. */
+  private afterItem(closer: number): 'more' | 'close' | 'limit' | 'fail' {
     this.skipWhitespace();
-    if (this.pos >= this.limit) return 'close';
+    if (this.pos >= this.limit) return 'limit';
     const c = this.text.charCodeAt(this.pos);
     if (c === 0x2c) {
       this.pos++;
@@ -240,7 +255,8 @@ class TolerantParser {
   /**
    * A number in a container that runs to the end of the whole text was cut off (`10` may have
    * been `10000`); one that runs to an earlier limit (a closing tag, the next marker) ended there,
-   * and so does a number that is the whole value.
+   * and so does a number that is the whole value. A lenient number is rewritten as JSON from its
+   * own digits, never through a double, so `+9007199254740993` keeps its last digit.
    */
   private number(depth: number): Step {
     const start = this.pos;
@@ -248,8 +264,8 @@ class TolerantParser {
     if (depth > 0 && this.pos >= this.text.length) return this.fail('truncated');
     const raw = this.text.slice(start, this.pos);
     if (STRICT_NUMBER.test(raw)) return this.build ? new JsonNumber(raw) : null;
-    const parsed = toNumber(raw);
-    if (isFinite(parsed)) return this.build ? new JsonNumber(stringify(parsed)) : null;
+    const json = lenientNumberAsJson(raw);
+    if (json !== undefined) return this.build ? new JsonNumber(json) : null;
     return this.fail(this.pos >= this.limit ? 'truncated' : 'syntax');
   }
 

@@ -1,5 +1,5 @@
 import * as charClasses from './char-classes';
-import type { TolerantValue } from './json-value';
+import type { JsonObject, TolerantValue } from './json-value';
 import * as markerFinder from './marker-finder';
 import * as tolerantJson from './tolerant-json';
 import type { FailedValue, WorkBudget } from './tolerant-json';
@@ -15,6 +15,8 @@ export interface SequenceItem {
   readonly value: TolerantValue;
   readonly start: number;
   readonly end: number;
+  /** See `ParsedValue.objectsClosedAtLimit`. */
+  readonly objectsClosedAtLimit: readonly JsonObject[];
 }
 
 /** The containers read one after another from a region, and how the reading stopped. */

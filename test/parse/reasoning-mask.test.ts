@@ -96,3 +96,42 @@ describe('every reasoning block is masked', () => {
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 });
+
+// Calls drafted in reasoning were returned unless the tag was exactly `<think>` or `<thinking>`:
+// `<reasoning>`, `<THINK>`, `<think >` and gpt-oss's analysis channel all let them through (found
+// by the parse hunt).
+describe('reasoning in other tags, cases and channels is masked too', () => {
+  const draft = '<tool_call>{"name":"send_email","arguments":{"to":"boss@x.com"}}</tool_call>';
+  const bare = '{"name":"send_email","arguments":{"to":"boss@x.com"}}';
+  it.each([
+    ['<reasoning>', `<reasoning>Maybe ${draft}</reasoning> Shall I?`],
+    ['<reflection>', `<reflection>Or ${bare}?</reflection> Shall I?`],
+    ['upper case', `<THINK>Maybe ${bare}</THINK> Shall I?`],
+    ['mixed case', `<Thinking>Maybe ${draft}</Thinking> Shall I?`],
+    ['spaces in the tags', `<think >Maybe ${bare}</think > Shall I?`],
+    ['attributes', `<think>Plan.</think> <think type="check">Maybe ${draft}</think> Shall I?`],
+    ['a closing tag with no opening tag, in upper case', `Maybe ${draft}\n</THINK>\nShall I?`],
+    ['a <reasoning> block opened in the prompt', `Maybe ${bare}\n</reasoning>\nShall I?`],
+    ['a block never closed', `Done. <Reasoning>\nMaybe ${draft}`],
+    ['the analysis channel, up to <|end|>', `<|channel|>analysis<|message|>Maybe ${bare}<|end|><|start|>assistant<|channel|>final<|message|>Shall I?<|return|>`],
+    ['the analysis channel with no <|end|>', `<|channel|>analysis<|message|>Maybe ${draft}<|channel|>final<|message|>Shall I?`],
+    ['the analysis channel never ended', `<|start|>assistant<|channel|>analysis<|message|>Maybe ${draft}`],
+  ])('%s', (_label, text) => {
+    expectNoCalls(text);
+    expectNoCalls(text, ['send_email']);
+  });
+
+  it('and the calls after the block are still found', () => {
+    const call = '<tool_call>{"name":"get_weather","arguments":{"city":"Lyon"}}</tool_call>';
+    expect(callsOf(`<REASONING>Maybe ${draft}</Reasoning >\n${call}`)).toEqual([['get_weather', '{"city":"Lyon"}']]);
+    expect(callsOf(`<|channel|>analysis<|message|>Maybe ${draft}<|end|><|start|>assistant<|channel|>final<|message|>${call}`)).toEqual([
+      ['get_weather', '{"city":"Lyon"}'],
+    ]);
+    expect(callsOf(`<|channel|>analysis<|message|>Maybe ${draft}<|channel|>final<|message|>${call}`)).toEqual([['get_weather', '{"city":"Lyon"}']]);
+  });
+
+  it('but a tag that only begins with a reasoning tag name is not one', () => {
+    expect(callsOf(`<thinker>${bare}</thinker>`)).toEqual([['send_email', '{"to":"boss@x.com"}']]);
+    expect(callsOf(`<|channel|>analysiswise ${bare}`)).toEqual([['send_email', '{"to":"boss@x.com"}']]);
+  });
+});

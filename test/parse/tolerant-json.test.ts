@@ -24,12 +24,14 @@ describe('parseTolerantValue', () => {
     ['Python literals', '[True, False, None]', '[true,false,null]'],
     ['a missing closing brace', '{"a": {"b": 1}', '{"a":{"b":1}}'],
     ['missing closers of every kind', '{"a": [1, {"b": ["x"', '{"a":[1,{"b":["x"]}]}'],
-    ['the text ending after a comma', '{"a": 1,', '{"a":1}'],
     ['raw newlines and tabs in strings', '{"code": "line 1\nline\t2"}', '{"code":"line 1\\nline\\t2"}'],
-    ['unknown escapes', '{"a": "\\x41\\$"}', '{"a":"x41$"}'],
+    ['unknown escapes, as the character escaped', '{"a": "\\$\\/\\q"}', '{"a":"$/q"}'],
+    ['JavaScript and Python escapes', '{"a": "\\x41\\x7a|\\101\\0|\\v|\\xZ"}', '{"a":"Az|A\\u0000|\\u000b|xZ"}'],
+    ['JavaScript and Python escapes in single quotes', "['\\x41\\'\\x2']", '["A\'x2"]'],
     ['a malformed unicode escape', '{"a": "\\u12G4"}', '{"a":"u12G4"}'],
     ['surrogate pair escapes', '{"a": "\\ud83d\\ude00"}', '{"a":"😀"}'],
-    ['lenient numbers', '[+1, .5, 1., 007, -0.0e0]', '[1,0.5,1,7,-0.0e0]'],
+    ['lenient numbers', '[+1, .5, 1., 007, -0.0e0, -.5e3, 1.e5, 000]', '[1,0.5,1,7,-0.0e0,-0.5e3,1e5,0]'],
+    ['lenient numbers beyond a double, digit for digit', '[+9007199254740993, 0012345678901234567891, +00.10000000000000000001]', '[9007199254740993,12345678901234567891,0.10000000000000000001]'],
     ['integers beyond 2^53, kept as written', '{"id": 123456789012345678901234567890}', '{"id":123456789012345678901234567890}'],
     ['a __proto__ key, kept as a key', '{"__proto__": {"x": 1}}', '{"__proto__":{"x":1}}'],
     ['duplicate keys, the last winning', '{"a": 1, "a": 2}', '{"a":2}'],
@@ -42,6 +44,12 @@ describe('parseTolerantValue', () => {
     ['the text ending inside a string', '{"query": "best trails near Gren', 'truncated'],
     ['the text ending inside a key', '{"name": "x", "para', 'truncated'],
     ['the text ending where a value is due', '{"name": "x", "parameters":', 'truncated'],
+    ['the text ending after a comma', '{"a": 1,', 'truncated'],
+    ['the text ending after a comma in an array', '{"to": ["a@x.com",', 'truncated'],
+    ['the text ending after a comma and spaces', '{"to": ["a@x.com"], \n ', 'truncated'],
+    ['the text ending after an opening brace', '{"name": "x", "arguments": {', 'truncated'],
+    ['the text ending after an opening bracket', '{"to": [', 'truncated'],
+    ['the text ending after a key', '{"name": "x", "arguments"', 'truncated'],
     ['the text ending inside a literal', '[tru', 'truncated'],
     ['the text ending inside a number', '{"amount": 10', 'truncated'],
     ['the text ending after a decimal point', '[1.', 'truncated'],
@@ -52,6 +60,7 @@ describe('parseTolerantValue', () => {
     ['a double comma', '[1,,2]', 'syntax'],
     ['prose in braces', '{x | x > 0}', 'syntax'],
     ['not-a-number words', '[NaN, Infinity]', 'syntax'],
+    ['signs and points with no digit', '[+, .]', 'syntax'],
   ])('rejects %s', (_label, text, reason) => {
     expect(compact(text)).toBe(`fail:${reason}`);
   });
@@ -90,6 +99,19 @@ describe('parseTolerantValue', () => {
     const cut = parseTolerantValue(text, 4, 9);
     expect(cut.ok).toBe(false);
     expect(cut.ok ? -1 : cut.at).toBeLessThanOrEqual(9);
+  });
+
+  it('names the objects the limit closed, innermost first', () => {
+    const closed = (text: string): string[] | string => {
+      const parsed = parseTolerantValue(text, 0, text.length);
+      return parsed.ok ? parsed.objectsClosedAtLimit.map(toCompactJson) : parsed.reason;
+    };
+    expect(closed('{"a": [1, {"b": "x"}]}')).toEqual([]);
+    expect(closed('{"a": [1, {"b": "x"}]')).toEqual(['{"a":[1,{"b":"x"}]}']);
+    expect(closed('{"a": [1, {"b": "x"}')).toEqual(['{"a":[1,{"b":"x"}]}']);
+    expect(closed('{"a": [1, {"b": "x"')).toEqual(['{"b":"x"}', '{"a":[1,{"b":"x"}]}']);
+    expect(closed('{"a": 1, "b": {"c": "x"}, "a": {"d": "y"')).toEqual(['{"d":"y"}', '{"a":{"d":"y"},"b":{"c":"x"}}']);
+    expect(closed('{"a": [1, {"b": "x",')).toBe('truncated');
   });
 
   it('takes a number ending at a limit before the end of the text as complete', () => {

@@ -145,6 +145,9 @@ async function serve(options: ReturnType<typeof parseDaemonOptions>, env: NodeJS
     process.stderr.write(`dispatchd: refusing to listen on ${options.listen} without authentication; configure auth tokens or pass --insecure (DISPATCH_INSECURE=true)\n`);
     return 1;
   }
+  if (options.metricsListen !== undefined && !isLoopback(options.metricsListen)) {
+    logger.warn('metrics endpoint listens beyond loopback without authentication: anyone who reaches it reads every tenant\'s name and their tool names; restrict it to Prometheus (the Helm chart\'s network policy, a firewall)', { metricsListen: options.metricsListen });
+  }
   const redisUrl = options.redisUrl ?? config.redisUrl;
   let app;
   try {

@@ -11,6 +11,12 @@ export interface CallSummary {
   readonly known: boolean;
   /** `ok`, the error kind's short name (`TIMEOUT`), or a hard error's reason (`LOOP_DETECTED`). */
   readonly outcome: string;
+  /**
+   * Attempts begun, as `ToolResult.attempts` counts them: runs of the per-attempt pipeline (DESIGN
+   * section 3, each a TOOL_PRE event and an attempt span), whether or not the executor ran, so a
+   * replay, a memo hit and an attempt the loop pre-check stopped count 1 each; a retry or a
+   * fallback adds one. 0 for a call that never began one.
+   */
   readonly attempts: number;
   readonly durationMs: number;
   readonly validationFailed: boolean;
@@ -18,7 +24,11 @@ export interface CallSummary {
   readonly timedOut: boolean;
   /** The call was retried at least once. */
   readonly retried: boolean;
-  /** Answered from an idempotency record. */
+  /**
+   * Answered from an idempotency record instead of running: a replay of the stored result, or
+   * IN_PROGRESS / OUTCOME_UNKNOWN for an identical call still running or cut off (the model
+   * re-calling a side-effecting tool with identical arguments, the seed's idempotent hit).
+   */
   readonly idempotentHit: boolean;
   /** The result was cut by the dispatch layer. */
   readonly bounded: boolean;
@@ -64,7 +74,7 @@ export function summarizeCall(tenant: string, tool: string, result: ToolResult |
     validationFailed: kind === ErrorKind.INVALID_ARGUMENTS,
     timedOut: flags.timedOut,
     retried: flags.retried,
-    idempotentHit: result?.idempotentReplay ?? flags.replayed,
+    idempotentHit: (result?.idempotentReplay ?? flags.replayed) || kind === ErrorKind.IN_PROGRESS || kind === ErrorKind.OUTCOME_UNKNOWN,
     bounded: result?.truncated ?? false,
     unexpected: flags.unexpected || kind === ErrorKind.UNEXPECTED,
   };

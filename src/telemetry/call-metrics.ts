@@ -2,14 +2,15 @@ import type { CallSummary } from '../events';
 import { callMetricsText } from './call-metrics-text';
 import { OutcomeSeries, PairSeries, RATE_COUNTERS } from './call-series';
 import { UNKNOWN_TOOL_LABEL, type LabelPairs, type PairLabels } from './label-pairs';
+import { SlicedText } from './sliced-text';
 
 export { DURATION_BUCKETS_S } from './call-series';
 
 /** The per-call instruments, counted in place and written at scrape time. */
 export interface CallMetrics {
   record(summary: CallSummary): void;
-  /** `head` (other metrics' text), then the series as Prometheus text (call-metrics-text.ts); the event loop runs while it is written. */
-  prometheusText(head?: string): Promise<Buffer>;
+  /** The series as Prometheus text added to `out` (call-metrics-text.ts), and the chunks of `out`; the event loop runs while it is written. */
+  prometheusText(out?: SlicedText): Promise<readonly Buffer[]>;
 }
 
 /**
@@ -37,6 +38,9 @@ export function createCallMetrics(pairs: LabelPairs): CallMetrics {
       if (!outcome) pair.outcomes.set(s.outcome, (outcome = new OutcomeSeries(pair, s.outcome)));
       outcome.record(s.durationMs / 1000);
     },
-    prometheusText: (head = '') => callMetricsText([...series.values()], () => overflows, head),
+    async prometheusText(out = new SlicedText()) {
+      await callMetricsText(out, [...series.values()], () => overflows);
+      return out.chunks();
+    },
   };
 }

@@ -1,6 +1,12 @@
 import type { CallSummary } from '../events';
 import type { PairLabels } from './label-pairs';
 
+/**
+ * The call duration histogram's name: its unit as the suffix, as Prometheus names go (and
+ * OpenMetrics requires of a metric with a `# UNIT` line); its series add `_bucket`, `_sum`, `_count`.
+ */
+export const DURATION_METRIC = 'dispatch_tool_call_duration_seconds';
+
 /** Upper bounds of the call duration histogram, in seconds (inclusive, as OpenTelemetry's). */
 export const DURATION_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 

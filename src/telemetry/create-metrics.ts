@@ -8,9 +8,10 @@ import { parseBreakerKey } from '../pipeline';
 import { breakerGaugeText } from './breaker-gauge-text';
 import { createCallMetrics } from './call-metrics';
 import { createLabelPairs, type PairLabels } from './label-pairs';
-import { startMetricsServer } from './metrics-server';
+import { sendChunks, startMetricsServer } from './metrics-server';
 import { rateGaugeText } from './rate-gauge-text';
 import { sharedRendering } from './shared-rendering';
+import { SlicedText } from './sliced-text';
 import type { ToolStats } from './tool-stats';
 
 /** Recording side of the metrics, and their scrape endpoint. */
@@ -59,7 +60,8 @@ export interface MetricsOptions {
    */
   readonly scrapeCacheMs?: number;
   /**
-   * Connections the scrape endpoint holds at once; further ones are closed as they come.
+   * Connections the scrape endpoint holds at once; a further one closes the oldest with no request
+   * in service (idle, or still sending its request), or itself when all are being answered.
    * @default 8 (DEFAULT_MAX_SCRAPE_CONNECTIONS)
    */
   readonly maxScrapeConnections?: number;
@@ -70,8 +72,9 @@ export interface MetricsOptions {
  * How long a rendering is served again by default: not at all, so a scrape always shows the state
  * after the previous one ended (tests and people read metrics back at once). Concurrent scrapes
  * share one rendering whatever this is; at the label cap a rendering takes ~100 ms of CPU, in
- * slices of SLICE_MS. `telemetry: { scrape_cache_ms: 1000 }` in the config file lets Prometheus
- * replicas and dashboards within a second share one.
+ * slices of SLICE_MS, and is sent in chunks made within them (sliced-text.ts).
+ * `telemetry: { scrape_cache_ms: 1000 }` in the config file lets Prometheus replicas and
+ * dashboards within a second share one.
  */
 export const DEFAULT_SCRAPE_CACHE_MS = 0;
 
@@ -139,11 +142,15 @@ export async function startMetrics(options: MetricsOptions): Promise<Metrics> {
     const breakers = breakerGaugeText(options.breakerStates(), pairs);
     const { resourceMetrics, errors } = await exporter.collect();
     if (errors.length > 0) options.logger.warn('metrics collection errors', { errors: errors.map(String) });
-    return callMetrics.prometheusText(serializer.serialize(resourceMetrics) + breakers + rateGaugeText(options.stats, pairs));
+    const out = new SlicedText();
+    out.add(serializer.serialize(resourceMetrics));
+    await breakers(out);
+    await rateGaugeText(out, options.stats, pairs);
+    return callMetrics.prometheusText(out);
   }, cacheMs);
   const scrape = (response: ServerResponse) =>
     render().then(
-      (body) => response.writeHead(200, { 'content-type': 'text/plain' }).end(body),
+      (chunks) => sendChunks(response, chunks),
       (error: unknown) => response.writeHead(500, { 'content-type': 'text/plain' }).end(`# failed to export metrics: ${String(error)}\n`),
     );
   const server = await startMetricsServer(options.listen, (_request, response) => void scrape(response), { maxConnections });

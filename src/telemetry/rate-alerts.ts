@@ -28,13 +28,30 @@ export const RATE_THRESHOLDS: Readonly<Record<keyof ToolRateValues, number>> = {
   unexpectedException: 0,
 };
 
-const percent = (fraction: number) => `${Number((fraction * 100).toFixed(1))}%`;
+const percent = (fraction: number, digits: number) => Number((fraction * 100).toFixed(digits));
+
+/** Decimals tried at most for a rate just past its threshold; past them the rate is shown in full. */
+const MAX_DIGITS = 12;
+
+/**
+ * A rate above `threshold` as a percentage: one decimal, or as many more as it takes for the shown
+ * rate to be above the shown threshold (1 call in 2,001 past 0% is `0.05%`, not `0%`).
+ */
+export function ratePastThreshold(rate: number, threshold: number): string {
+  const limit = percent(threshold, MAX_DIGITS);
+  for (let digits = 1; digits <= MAX_DIGITS; digits++) {
+    const shown = percent(rate, digits);
+    if (shown > limit) return `${shown}%`;
+  }
+  return `${rate * 100}%`;
+}
 
 /** The rates past their thresholds, as `"timeout: 7.5% > 5%"`, in the order of RATE_NAMES. */
 export function alertsOf(rates: ToolRateValues): string[] {
   const alerts: string[] = [];
   for (const key of Object.keys(RATE_NAMES) as (keyof ToolRateValues)[]) {
-    if (rates[key] > RATE_THRESHOLDS[key]) alerts.push(`${RATE_NAMES[key]}: ${percent(rates[key])} > ${percent(RATE_THRESHOLDS[key])}`);
+    const threshold = RATE_THRESHOLDS[key];
+    if (rates[key] > threshold) alerts.push(`${RATE_NAMES[key]}: ${ratePastThreshold(rates[key], threshold)} > ${percent(threshold, MAX_DIGITS)}%`);
   }
   return alerts;
 }

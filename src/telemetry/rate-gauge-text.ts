@@ -1,6 +1,7 @@
 import { header, pairLabelText } from './call-metrics-text';
 import type { LabelPairs, PairLabels } from './label-pairs';
 import { RATE_NAMES } from './rate-alerts';
+import type { SlicedText } from './sliced-text';
 import { addCounters, ratesOf, type ToolCounters, type ToolStats } from './tool-stats';
 
 const RATE_KEYS = Object.keys(RATE_NAMES) as (keyof typeof RATE_NAMES)[];
@@ -11,18 +12,20 @@ const RATE_KEYS = Object.keys(RATE_NAMES) as (keyof typeof RATE_NAMES)[];
  * gauge its 6,000 observations at the label cap were hashed attribute set by attribute set, ~100
  * ms of one synchronous collection per scrape, and past the SDK's 2,000 attribute sets per
  * instrument the rest went to one `otel_metric_overflow` series. Folded pairs share one labels object, so their
- * counts are summed before the rates.
+ * counts are summed before the rates. Added to `out` in its slices, the event loop running between them.
  */
-export function rateGaugeText(stats: ToolStats, pairs: LabelPairs): string {
+export async function rateGaugeText(out: SlicedText, stats: ToolStats, pairs: LabelPairs): Promise<void> {
   const sums = new Map<PairLabels, ToolCounters>();
   for (const { tenant, tool, counters } of stats.pairs()) {
     const { labels } = pairs.of(tenant, tool);
     sums.set(labels, addCounters(sums.get(labels), counters));
+    await out.pause();
   }
-  let text = header('dispatch_tool_rate', 'gauge', 'The six operational rates per tenant and tool since start (fraction of calls)');
-  for (const [labels, counters] of sums) {
+  out.add(header('dispatch_tool_rate', 'gauge', 'The six operational rates per tenant and tool since start (fraction of calls)'));
+  await out.each(sums, ([labels, counters]) => {
     const rates = ratesOf(counters);
+    let text = '';
     for (const key of RATE_KEYS) text += `dispatch_tool_rate{${pairLabelText(labels, `rate="${RATE_NAMES[key]}",`)}} ${rates[key]}\n`;
-  }
-  return text;
+    return text;
+  });
 }

@@ -3,12 +3,12 @@
  * and served again to those that ask within `cacheMs` of its end; after that it is let go and the
  * next scrape renders anew. A rendering that fails is not kept.
  */
-export function sharedRendering(render: () => Promise<Buffer>, cacheMs: number): () => Promise<Buffer> {
-  let running: Promise<Buffer> | undefined;
-  let kept: Buffer | undefined;
+export function sharedRendering<T>(render: () => Promise<T>, cacheMs: number): () => Promise<T> {
+  let running: Promise<T> | undefined;
+  let kept: T | undefined;
   let expiry: NodeJS.Timeout | undefined;
   return () => {
-    if (kept) return Promise.resolve(kept);
+    if (kept !== undefined) return Promise.resolve(kept);
     running ??= render().then(
       (bytes) => {
         running = undefined;

@@ -128,3 +128,27 @@ describe('DISPATCH_INSECURE', () => {
     expect(parseDaemonOptions(['--insecure'], { DISPATCH_INSECURE: 'false' }).insecure).toBe(true);
   });
 });
+
+describe('--metrics-listen beyond loopback', () => {
+  const warningsOf = async (metricsListen: string) => {
+    const daemon = await startDaemon(['--metrics-listen', metricsListen]);
+    try {
+      daemon.child.kill('SIGTERM');
+      expect(await daemon.exited).toBe(0);
+      return daemon.stderr().split('\n').filter((line) => line.includes('metrics endpoint listens beyond loopback'));
+    } finally {
+      daemon.child.kill('SIGKILL');
+    }
+  };
+
+  it('is warned about at start: the endpoint has no authentication and shows tenant and tool names', async () => {
+    const warnings = await warningsOf('0.0.0.0:0');
+    expect(warnings).toHaveLength(1);
+    expect(JSON.parse(warnings[0]!)).toMatchObject({ level: 'warn', metricsListen: '0.0.0.0:0' });
+    expect(warnings[0]).toContain("every tenant's name and their tool names");
+  });
+
+  it('is not warned about on loopback', async () => {
+    expect(await warningsOf('127.0.0.1:0')).toEqual([]);
+  });
+});

@@ -45,7 +45,7 @@ async function throughSdk(calls: CallSummary[], maxPairs: number): Promise<strin
   const meter = new MeterProvider({ readers: [exporter] }).getMeter('dispatch');
   const calls_ = meter.createCounter('dispatch.tool.calls', { description: 'Tool calls finished, by tenant, tool and outcome (ok, an error kind, or a hard error reason)' });
   const attempts = meter.createCounter('dispatch.tool.attempts', { description: 'Attempts made, by tenant and tool' });
-  const duration = meter.createHistogram('dispatch.tool.call.duration', { description: 'Call duration including retries', unit: 's', advice: { explicitBucketBoundaries: DURATION_BUCKETS_S } });
+  const duration = meter.createHistogram('dispatch.tool.call.duration_seconds', { description: 'Call duration including retries', unit: 'seconds', advice: { explicitBucketBoundaries: DURATION_BUCKETS_S } });
   const rate = (name: string, description: string) => meter.createCounter(`dispatch.tool.${name}`, { description: `${description}; divide by dispatch.tool.calls for the rate` });
   const events = {
     validationFailed: rate('validation_failures', 'Calls refused for invalid arguments'),
@@ -79,7 +79,7 @@ async function throughSdk(calls: CallSummary[], maxPairs: number): Promise<strin
 async function throughCallMetrics(calls: CallSummary[], maxPairs: number): Promise<string> {
   const metrics = createCallMetrics(createLabelPairs(maxPairs));
   for (const s of calls) metrics.record(s);
-  return (await metrics.prometheusText()).toString();
+  return Buffer.concat(await metrics.prometheusText()).toString();
 }
 
 /** The exposition's lines, sorted: series order within a metric is not part of the format. */
@@ -94,7 +94,7 @@ test.each([
 ])('the per-call series are exactly what the SDK instruments give, %s', async (_name, maxPairs) => {
   const ours = await throughCallMetrics(CALLS, maxPairs);
   expect(blocks(ours)).toEqual(blocks(await throughSdk(CALLS, maxPairs)));
-  expect(ours).toContain('dispatch_tool_call_duration_bucket{tenant="acme",tool="weather",outcome="ok",otel_scope_name="dispatch",le="0.005"} 2');
+  expect(ours).toContain('dispatch_tool_call_duration_seconds_bucket{tenant="acme",tool="weather",outcome="ok",otel_scope_name="dispatch",le="0.005"} 2');
   if (maxPairs === 3) expect(ours).toMatch(/dispatch_tool_label_overflows_total\{otel_scope_name="dispatch"\} \d+/);
 });
 

@@ -83,10 +83,10 @@ test('the Prometheus endpoint serves calls by tenant, tool and outcome, duration
   expect(m.value('dispatch_tool_calls_total', acme({ tool: 'slow', outcome: 'TIMEOUT' }))).toBe(1);
   expect(m.value('dispatch_tool_calls_total', acme({ tool: '_unknown', outcome: 'UNKNOWN_TOOL' }))).toBe(1);
   expect(m.samples.some((s) => s.labels.tool === 'nonexistent')).toBe(false);
-  expect(m.types.dispatch_tool_call_duration).toBe('histogram');
-  expect(m.value('dispatch_tool_call_duration_count', acme({ tool: 'weather', outcome: 'ok' }))).toBe(2);
-  expect(m.value('dispatch_tool_call_duration_bucket', acme({ tool: 'slow', outcome: 'TIMEOUT', le: '0.05' }))).toBe(0);
-  expect(m.value('dispatch_tool_call_duration_bucket', acme({ tool: 'slow', outcome: 'TIMEOUT', le: '+Inf' }))).toBe(1);
+  expect(m.types.dispatch_tool_call_duration_seconds).toBe('histogram');
+  expect(m.value('dispatch_tool_call_duration_seconds_count', acme({ tool: 'weather', outcome: 'ok' }))).toBe(2);
+  expect(m.value('dispatch_tool_call_duration_seconds_bucket', acme({ tool: 'slow', outcome: 'TIMEOUT', le: '0.05' }))).toBe(0);
+  expect(m.value('dispatch_tool_call_duration_seconds_bucket', acme({ tool: 'slow', outcome: 'TIMEOUT', le: '+Inf' }))).toBe(1);
   expect(m.value('dispatch_tool_attempts_total', acme({ tool: 'slow' }))).toBe(2);
   expect(m.value('dispatch_tool_validation_failures_total', acme({ tool: 'weather' }))).toBe(1);
   expect(m.value('dispatch_tool_validation_failures_total', { tenant: 'globex', tool: 'weather' })).toBe(0);

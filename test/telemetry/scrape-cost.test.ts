@@ -1,7 +1,10 @@
+import { createHash } from 'node:crypto';
+import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { CallSummary } from '../../src/events';
 import { SILENT_LOGGER } from '../../src/log';
 import { startMetrics, type Metrics, type MetricsOptions } from '../../src/telemetry/create-metrics';
+import { startMetricsServer } from '../../src/telemetry/metrics-server';
 import { createToolStats } from '../../src/telemetry/tool-stats';
 import { scrapeOnce as scrape } from './metrics-app';
 import { parsePrometheus } from './prometheus-text';
@@ -46,16 +49,28 @@ async function longestGap(work: () => Promise<unknown>): Promise<number> {
   return Math.max(worst, performance.now() - last);
 }
 
+/** GET /metrics, answering the body's SHA-256 (hashed as it comes: joining 12 MB bodies here would stall the loop measured). */
+const scrapeDigest = (port: number) =>
+  new Promise<string>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/metrics', agent: false }, (res) => {
+      const hash = createHash('sha256');
+      res.on('data', (chunk: Buffer) => hash.update(chunk));
+      res.on('end', () => (res.statusCode === 200 ? resolve(hash.digest('hex')) : reject(new Error(`status ${res.statusCode}`))));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+
 test('scrapes at the label cap leave the event loop free (gaps under 500 ms, 0.8-1 s before), and concurrent ones render once', async () => {
   const { metrics, renderings } = await loaded();
   try {
     const first = parsePrometheus(await scrape(metrics.port));
-    expect(first.samples.filter((s) => s.name === 'dispatch_tool_call_duration_bucket')).toHaveLength(75_000);
+    expect(first.samples.filter((s) => s.name === 'dispatch_tool_call_duration_seconds_bucket')).toHaveLength(75_000);
     expect(first.value('dispatch_tool_calls_total', { tenant: 'tenant7', tool: 'tool_987', outcome: 'TIMEOUT' })).toBe(1);
     const before = renderings();
     let bodies: string[] = [];
     const gap = await longestGap(async () => {
-      bodies = await Promise.all(Array.from({ length: 4 }, () => scrape(metrics.port)));
+      bodies = await Promise.all(Array.from({ length: 4 }, () => scrapeDigest(metrics.port)));
     });
     expect(renderings() - before).toBe(1);
     expect(new Set(bodies).size).toBe(1);
@@ -95,22 +110,39 @@ test('with scrapeCacheMs, scrapes within it are served the same rendering; after
   }
 }, 30_000);
 
-test('the scrape endpoint holds at most maxScrapeConnections connections; a connection past them is closed', async () => {
+test('the scrape endpoint holds at most maxScrapeConnections connections: a connection past them closes the oldest one without a request in service', async () => {
   const metrics = await startMetrics({ listen: '127.0.0.1:0', stats: createToolStats(), breakerStates: () => new Map(), subscribers: () => 0, logger: SILENT_LOGGER, maxScrapeConnections: 2 });
   const held: Socket[] = [];
+  const closed: number[] = [];
   try {
     for (let i = 0; i < 2; i++) {
       const socket = connect(metrics.port, '127.0.0.1');
       await new Promise((resolve) => socket.once('connect', resolve));
+      socket.once('close', () => closed.push(i));
       held.push(socket);
     }
-    await expect(scrape(metrics.port)).rejects.toThrow(/socket hang up|ECONNRESET/);
-    held.pop()!.destroy();
     await new Promise((r) => setTimeout(r, 50));
     expect(parsePrometheus(await scrape(metrics.port)).value('dispatch_tool_label_overflows_total')).toBe(0);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(closed).toEqual([0]);
   } finally {
     for (const socket of held) socket.destroy();
     await metrics.shutdown();
+  }
+});
+
+test('a connection past maxScrapeConnections is closed itself when every one held is being answered', async () => {
+  let answering = 0;
+  const server = await startMetricsServer('127.0.0.1:0', () => answering++, { maxConnections: 1 });
+  const held = connect(server.port, '127.0.0.1');
+  try {
+    held.write('GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n');
+    while (answering === 0) await new Promise((r) => setTimeout(r, 10));
+    await expect(scrape(server.port)).rejects.toThrow(/socket hang up|ECONNRESET/);
+    expect(held.destroyed).toBe(false);
+  } finally {
+    held.destroy();
+    await server.close();
   }
 });
 

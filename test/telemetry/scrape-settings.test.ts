@@ -32,16 +32,16 @@ test('scrape_cache_ms: a scrape within it is served the rendering before the cal
   expect(await calls()).toBe(1);
 });
 
-test('max_scrape_connections: while one connection is held, a scrape is closed', async () => {
+test('max_scrape_connections: a scrape past it closes the connection held without a request', async () => {
   const held: Socket = connect(d.metricsPort, '127.0.0.1');
   try {
     await new Promise((resolve) => held.once('connect', resolve));
+    const closed = new Promise((resolve) => held.once('close', resolve));
     await new Promise((r) => setTimeout(r, 50));
-    await expect(scrapeOnce(d.metricsPort)).rejects.toThrow(/socket hang up|ECONNRESET/);
+    // Served: still the rendering of the first test, within scrape_cache_ms.
+    expect(await calls()).toBe(1);
+    await closed;
   } finally {
     held.destroy();
   }
-  await new Promise((r) => setTimeout(r, 50));
-  // Served again: still the rendering of the first test, within scrape_cache_ms.
-  expect(await calls()).toBe(1);
 });

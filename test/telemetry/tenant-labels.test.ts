@@ -61,7 +61,7 @@ describe('two tenants on one replica', () => {
     expect(m.value('dispatch_tool_calls_total', { tenant: 'globex', tool: 'flaky', outcome: 'ok' })).toBe(2);
     expect(m.value('dispatch_tool_calls_total', { tenant: 'globex', tool: 'flaky', outcome: 'TOOL_ERROR' })).toBeUndefined();
     expect(m.value('dispatch_tool_attempts_total', { tenant: 'globex', tool: 'flaky' })).toBe(2);
-    expect(m.value('dispatch_tool_call_duration_count', { tenant: 'globex', tool: 'flaky', outcome: 'ok' })).toBe(2);
+    expect(m.value('dispatch_tool_call_duration_seconds_count', { tenant: 'globex', tool: 'flaky', outcome: 'ok' })).toBe(2);
     const perTool = m.samples.filter((s) => /^dispatch_(tool|breaker)_/.test(s.name) && s.name !== 'dispatch_tool_label_overflows_total');
     expect(perTool.length).toBeGreaterThan(0);
     expect(perTool.filter((s) => !s.labels.tenant)).toEqual([]);

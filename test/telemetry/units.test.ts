@@ -24,7 +24,7 @@ test('alerts name each rate past its threshold, as "timeout: 7.5% > 5%"', () => 
     'retry: 10.1% > 10%',
     'idempotent_hit: 5.1% > 5%',
     'result_bounding: 20.1% > 20%',
-    'unexpected_exception: 0% > 0%',
+    'unexpected_exception: 0.01% > 0%',
   ]);
 });
 

@@ -1,42 +1,62 @@
+import { listedApproval } from '../pipeline';
 import { hashTag, type RedisClient } from '../store/redis';
-import type { PendingApproval } from './approvals';
+import type { ApprovalFilter, PendingApproval } from './approvals';
 
 /**
- * Approvals a tenant's index holds across replicas, and so the most ListApprovals answers: each
- * replica holds at most 250 waits of a tenant (ApprovalsOptions.maxPendingPerTenant), 1,000 in all.
- * A wait past it is not indexed (ListApprovals on another replica does not show it; it can still
- * be decided anywhere).
+ * Approvals a tenant's index holds across replicas: each replica holds at most 250 waits of a
+ * tenant (ApprovalsOptions.maxPendingPerTenant), 1,000 in all. A wait past it is not indexed
+ * (ListApprovals on another replica does not show it; it can still be decided anywhere).
  */
 export const MAX_INDEXED_APPROVALS = 1000;
 
-/** The keys of a tenant's approvals waiting on any replica (see approvals-lib.lua), in one cluster slot. */
-function indexKeys(tenant: string): [index: string, shown: string] {
-  const base = `dispatch:approvals:tenant:${hashTag(tenant)}`;
-  return [base, `${base}:shown`];
+/** Approvals one ListApprovals answer holds at most, the first to end first (then `truncated`). */
+export const LIST_PAGE_APPROVALS = 100;
+/**
+ * Bytes of JSON a page reads from Redis at most (its first entry whatever its size): 100 entries
+ * of 2,000 characters of arguments (listedApproval) take ~600 KB of CJK, up to ~1.3 MB when the
+ * reasons and ids are long and escaped too.
+ */
+export const LIST_PAGE_BYTES = 1024 * 1024;
+
+/** One page of the approvals waiting; `truncated` when more pass the filter. */
+export interface ApprovalsPage {
+  readonly approvals: PendingApproval[];
+  readonly truncated: boolean;
 }
 
-/** Indexes a waiting approval under `tenant` for as long as it may wait; false when the tenant's index is full. */
+/** The keys of a tenant's approvals waiting on any replica (see approvals-lib.lua), in one cluster slot. */
+function indexKeys(tenant: string): [index: string, shown: string, who: string] {
+  const base = `dispatch:approvals:tenant:${hashTag(tenant)}`;
+  return [base, `${base}:shown`, `${base}:who`];
+}
+
+/** Indexes a waiting approval under `tenant` for as long as it may wait, as ListApprovals shows it; false when the tenant's index is full. */
 export async function indexApproval(redis: RedisClient, tenant: string, shown: PendingApproval, ttlMs: number): Promise<boolean> {
-  const [index, shownKey] = indexKeys(tenant);
-  return (await redis.dispatchRecordApproval(index, shownKey, shown.approvalId, ttlMs, JSON.stringify(shown), MAX_INDEXED_APPROVALS)) === 1;
+  const [index, shownKey, whoKey] = indexKeys(tenant);
+  const json = JSON.stringify(listedApproval(shown));
+  return (await redis.dispatchRecordApproval(index, shownKey, whoKey, shown.approvalId, ttlMs, json, MAX_INDEXED_APPROVALS, `${shown.tool}\0${shown.sessionId}`)) === 1;
 }
 
 /** Takes an ended approval out of its tenant's index. */
 export async function unindexApproval(redis: RedisClient, tenant: string, approvalId: string): Promise<void> {
-  const [index, shownKey] = indexKeys(tenant);
-  await redis.dispatchForgetApproval(index, shownKey, approvalId);
+  const [index, shownKey, whoKey] = indexKeys(tenant);
+  await redis.dispatchForgetApproval(index, shownKey, whoKey, approvalId);
 }
 
-/** The tenant's approvals waiting on any replica, the first to end first (expired ones forgotten on the way). */
-export async function indexedApprovals(redis: RedisClient, tenant: string): Promise<PendingApproval[]> {
-  const [index, shownKey] = indexKeys(tenant);
-  const flat = await redis.dispatchListApprovals(index, shownKey, MAX_INDEXED_APPROVALS);
-  const found: PendingApproval[] = [];
+/**
+ * One page of the tenant's approvals waiting on any replica that `filter` passes, the first to end
+ * first (expired ones forgotten on the way): the script matches the filter on each id's tool and
+ * session and reads only the page's JSON, at most `maxEntries` and about LIST_PAGE_BYTES.
+ */
+export async function indexedApprovals(redis: RedisClient, tenant: string, filter: ApprovalFilter = {}, maxEntries = LIST_PAGE_APPROVALS): Promise<ApprovalsPage> {
+  const [index, shownKey, whoKey] = indexKeys(tenant);
+  const [more, ...flat] = await redis.dispatchListApprovals(index, shownKey, whoKey, filter.sessionId ?? '', filter.tool ?? '', maxEntries, LIST_PAGE_BYTES, MAX_INDEXED_APPROVALS);
+  const approvals: PendingApproval[] = [];
   for (let i = 0; i + 1 < flat.length; i += 2) {
     const approval = parseShown(flat[i]!, flat[i + 1]!);
-    if (approval) found.push(approval);
+    if (approval) approvals.push(approval);
   }
-  return found;
+  return { approvals, truncated: more === 1 };
 }
 
 /** An indexed approval's JSON, checked field by field; undefined when it is not one (written by a later version, or damaged). */

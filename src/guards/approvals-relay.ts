@@ -3,7 +3,7 @@ import { throttledWarn, type Logger } from '../log';
 import { answerWithin } from '../pipeline';
 import { closeWithin, createOrderedPublisher, createWatchedSubscriber, defineApprovalScripts, type RedisClient, type SubscriberWatchOptions } from '../store/redis';
 import { approvalMatches, type ApprovalFilter, type Approvals, type PendingApproval } from './approvals';
-import { indexApproval, indexedApprovals, unindexApproval } from './approvals-index';
+import { indexApproval, indexedApprovals, LIST_PAGE_APPROVALS, unindexApproval, type ApprovalsPage } from './approvals-index';
 
 /** The channel every replica listens on for decisions on approvals it may hold. */
 export const APPROVALS_CHANNEL = 'dispatch:approvals';
@@ -23,11 +23,12 @@ export interface ApprovalsRelay {
   /** True when the approval was waiting (here or on another replica) and is now decided. */
   resolve(approvalId: string, approve: boolean, tenant: string): Promise<boolean>;
   /**
-   * The approvals of `tenant` waiting on any replica that `filter` passes, the first to end first:
-   * those indexed in Redis and this replica's own. Rejects with an ApprovalsUnlistedError when
-   * Redis does not answer within `replyTimeoutMs`.
+   * A page of the approvals of `tenant` waiting on any replica that `filter` passes, the first to
+   * end first (LIST_PAGE_APPROVALS at most; `truncated` when more pass): those indexed in Redis and
+   * this replica's own. Rejects with an ApprovalsUnlistedError when Redis does not answer within
+   * `replyTimeoutMs`.
    */
-  list(tenant: string, filter?: ApprovalFilter): Promise<PendingApproval[]>;
+  list(tenant: string, filter?: ApprovalFilter): Promise<ApprovalsPage>;
   close(): Promise<void>;
 }
 
@@ -93,7 +94,8 @@ export class DecisionUnknownError extends Error {
  * no such key: their approvals can be decided on them only.
  *
  * For ListApprovals, each wait is also indexed under its tenant (approvals-index.ts: a sorted set
- * by expiry and a hash of what is shown, in the tenant's cluster slot, each step one Lua script),
+ * by expiry, a hash of what is shown and one of each id's tool and session, in the tenant's cluster
+ * slot, each step one Lua script; a listing filters on the latter and reads one page of the first),
  * beside its pending key (whose value stays the tenant alone, as replicas of the previous version
  * read it), and taken out when it ends; members whose wait ended without that (their replica died)
  * are pruned when the index is read or written. Replicas of the previous version index nothing:
@@ -203,13 +205,16 @@ export function createApprovalsRelay(options: ApprovalsRelayOptions): ApprovalsR
       return resolved ?? settleAsAsker(request);
     },
     async list(tenant, filter = {}) {
-      const indexed = await answerWithin(indexedApprovals(publisher, tenant).catch(() => undefined), replyTimeoutMs);
+      const indexed = await answerWithin(indexedApprovals(publisher, tenant, filter).catch(() => undefined), replyTimeoutMs);
       if (indexed === undefined) throw new ApprovalsUnlistedError('Redis did not answer in time: the approvals waiting on other replicas cannot be listed');
-      // This replica's own first: one whose index write failed is still shown.
-      const own = options.approvals.list(tenant, filter);
+      // This replica's own first: one whose index write failed is still shown. When more pass
+      // than the page holds, none past its last (so that the answer is the first ones only).
+      const last = indexed.truncated ? indexed.approvals.at(-1)?.expiresAt : undefined;
+      const own = options.approvals.list(tenant, filter).filter((approval) => last === undefined || approval.expiresAt <= last);
       const seen = new Set(own.map((approval) => approval.approvalId));
-      const others = indexed.filter((approval) => !seen.has(approval.approvalId) && approvalMatches(approval, filter));
-      return [...own, ...others].sort((a, b) => a.expiresAt - b.expiresAt);
+      const others = indexed.approvals.filter((approval) => !seen.has(approval.approvalId) && approvalMatches(approval, filter));
+      const all = [...own, ...others].sort((a, b) => a.expiresAt - b.expiresAt);
+      return { approvals: all.slice(0, LIST_PAGE_APPROVALS), truncated: indexed.truncated || all.length > LIST_PAGE_APPROVALS };
     },
     async close() {
       for (const settle of [...waiting.values()]) settle(false);

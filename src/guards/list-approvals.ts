@@ -2,19 +2,28 @@ import { create, toBinary } from '@bufbuild/protobuf';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import * as grpc from '@grpc/grpc-js';
 import { ListApprovalsResponseSchema, PendingApprovalSchema, type ListApprovalsRequest, type ListApprovalsResponse, type PendingApproval as PendingApprovalMessage } from '../../gen/dispatch/v1/dispatch_pb';
+import { listedApproval } from '../pipeline';
 import { RpcError, unary, type Authenticator } from '../server';
 import type { Logger } from '../log';
 import type { ApprovalFilter, PendingApproval } from './approvals';
-import { MAX_INDEXED_APPROVALS } from './approvals-index';
+import { LIST_PAGE_APPROVALS, type ApprovalsPage } from './approvals-index';
 import { ApprovalsUnlistedError } from './approvals-relay';
 
-/** Lists the approvals waiting for a tenant; the relay's across replicas, else the local registry's. */
-export type ListApprovals = (tenant: string, filter: ApprovalFilter) => PendingApproval[] | Promise<PendingApproval[]>;
+/** Lists the approvals waiting for a tenant; the relay's across replicas (a page), else the local registry's. */
+export type ListApprovals = (tenant: string, filter: ApprovalFilter) => PendingApproval[] | ApprovalsPage | Promise<PendingApproval[] | ApprovalsPage>;
 
 /** Room left in a response for its framing and the truncated flag, in bytes. */
 const RESPONSE_SLACK_BYTES = 1024;
 /** Longest session id or tool name a filter may name. */
 const MAX_FILTER_CHARS = 1024;
+
+/**
+ * ListApprovals running at once on a replica, all tenants together and for one tenant: each reads
+ * up to a page (about 1 MB) from Redis, so that approvers listing in a loop cannot take the store's
+ * time from every call.
+ */
+export const MAX_LISTINGS_IN_FLIGHT = 8;
+export const MAX_LISTINGS_PER_TENANT = 2;
 
 const toMessage = (approval: PendingApproval): PendingApprovalMessage =>
   create(PendingApprovalSchema, {
@@ -29,32 +38,64 @@ const toMessage = (approval: PendingApproval): PendingApprovalMessage =>
     expiresAt: timestampFromMs(Math.round(approval.expiresAt)),
   });
 
+/** Admits a listing within the bounds (released by the function returned), or refuses it RESOURCE_EXHAUSTED (OVERLOADED) at once. */
+function listingBounds(): (tenant: string) => () => void {
+  const perTenant = new Map<string, number>();
+  let inFlight = 0;
+  return (tenant) => {
+    const mine = perTenant.get(tenant) ?? 0;
+    const full =
+      inFlight >= MAX_LISTINGS_IN_FLIGHT
+        ? `this dispatch replica is running its limit of ${MAX_LISTINGS_IN_FLIGHT} ListApprovals calls at once`
+        : mine >= MAX_LISTINGS_PER_TENANT
+          ? `tenant "${tenant}" is running its limit of ${MAX_LISTINGS_PER_TENANT} ListApprovals calls at once on this dispatch replica`
+          : undefined;
+    if (full) throw new RpcError(grpc.status.RESOURCE_EXHAUSTED, `${full}; try again shortly`, 'OVERLOADED');
+    inFlight++;
+    perTenant.set(tenant, mine + 1);
+    return () => {
+      inFlight--;
+      const left = perTenant.get(tenant)! - 1;
+      if (left === 0) perTenant.delete(tenant);
+      else perTenant.set(tenant, left);
+    };
+  };
+}
+
 /**
  * The ListApprovals handler of DispatchService (scope `dispatch`, as ResolveApproval): the
- * approvals waiting for the caller's tenant, the first to expire first, at most 1,000 and no more
- * than fit in `maxMessageBytes` (then `truncated`). Redis not answering is UNAVAILABLE.
+ * approvals waiting for the caller's tenant, the first to expire first, at most
+ * LIST_PAGE_APPROVALS and no more than fit in `maxMessageBytes` (then `truncated`), each with its
+ * arguments and reason cut as listedApproval says. At most MAX_LISTINGS_IN_FLIGHT run at once
+ * (MAX_LISTINGS_PER_TENANT per tenant); past them RESOURCE_EXHAUSTED (OVERLOADED) at once. Redis
+ * not answering is UNAVAILABLE.
  */
 export function listApprovalsHandler(authenticate: Authenticator, logger: Logger, maxMessageBytes: number, listWith: () => ListApprovals): grpc.UntypedHandleCall {
+  const admit = listingBounds();
   return unary(logger, async (request: ListApprovalsRequest, call: grpc.ServerUnaryCall<ListApprovalsRequest, ListApprovalsResponse>) => {
     const principal = authenticate(call, 'dispatch');
     if (request.sessionId.length > MAX_FILTER_CHARS || request.tool.length > MAX_FILTER_CHARS) throw new RpcError(grpc.status.INVALID_ARGUMENT, `session_id and tool are at most ${MAX_FILTER_CHARS} characters`);
-    let found: PendingApproval[];
+    const release = admit(principal.tenant);
+    let page: ApprovalsPage;
     try {
-      found = await listWith()(principal.tenant, { sessionId: request.sessionId, tool: request.tool });
+      const found = await listWith()(principal.tenant, { sessionId: request.sessionId, tool: request.tool });
+      page = Array.isArray(found) ? { approvals: found, truncated: false } : found;
     } catch (error) {
       if (error instanceof ApprovalsUnlistedError) throw new RpcError(grpc.status.UNAVAILABLE, `${error.message}; ask again shortly`);
       throw error;
+    } finally {
+      release();
     }
     const room = maxMessageBytes - RESPONSE_SLACK_BYTES;
     const approvals: PendingApprovalMessage[] = [];
     let bytes = 0;
-    for (const approval of found) {
-      const message = toMessage(approval);
+    for (const approval of page.approvals) {
+      const message = toMessage(listedApproval(approval));
       // Its bytes, and at most 6 of tag and length before them.
       bytes += toBinary(PendingApprovalSchema, message).length + 6;
-      if (approvals.length === MAX_INDEXED_APPROVALS || bytes > room) break;
+      if (approvals.length === LIST_PAGE_APPROVALS || bytes > room) break;
       approvals.push(message);
     }
-    return create(ListApprovalsResponseSchema, { approvals, truncated: approvals.length < found.length });
+    return create(ListApprovalsResponseSchema, { approvals, truncated: page.truncated || approvals.length < page.approvals.length });
   });
 }

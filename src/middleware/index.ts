@@ -2,6 +2,7 @@ export { createGuardMiddleware } from './guard-middleware';
 export type { GuardMiddleware, GuardMiddlewareOptions, NamedMiddleware } from './guard-middleware';
 export { redaction } from './redaction';
 export { redactSecrets } from './redact-secrets';
+export { redactSecretFields } from './secret-fields';
 export type { RedactionOptions } from './redact-secrets';
 export { SECRET_PATTERNS } from './secret-patterns';
 export type { SecretKind, SecretPattern } from './secret-patterns';

@@ -15,7 +15,7 @@ export interface RedactionOptions {
 }
 
 const MARKER_START = '[REDACTED:';
-const marker = (kind: SecretKind) => `${MARKER_START}${kind}]`;
+export const marker = (kind: SecretKind) => `${MARKER_START}${kind}]`;
 const PEM_BEGIN = '-----BEGIN ';
 const PEM_BODY = /[A-Za-z0-9+/=\s]/;
 const MAX_PEM_LABEL = 64;
@@ -132,7 +132,8 @@ function redactText(text: string, entropy: EntropySettings): string {
   return out.length < entropy.minLength ? out : redactHighEntropy(out, entropy.minLength, entropy.factor, marker('high_entropy'));
 }
 
-function keyKind(key: string): SecretKind | undefined {
+/** The kind of secret a key names (`password`, `api_key`, `DB_PASSWORD`...), if it names one. */
+export function keyKind(key: string): SecretKind | undefined {
   if (key.length > 256) return undefined;
   return SECRET_KEYS.find(({ name }) => name.test(key))?.kind;
 }

@@ -1,11 +1,19 @@
-import { redactSecrets } from '../middleware';
+import { redactSecretFields, redactSecrets } from '../middleware';
 import { shortened } from './bound-result';
 
 /**
- * Longest arguments text or reason an approval shows (APPROVAL_REQUESTED, ListApprovals): a longer
- * one is cut, with `...` after. The events' cap on a text from outside (EVENT_TEXT_CHARS, events/event-bounds.ts).
+ * Longest arguments text or reason an approval's APPROVAL_REQUESTED shows: a longer one is cut,
+ * with `...` after. The events' cap on a text from outside (EVENT_TEXT_CHARS, events/event-bounds.ts).
  */
 export const APPROVAL_TEXT_CHARS = 8_000;
+
+/**
+ * Longest arguments text ListApprovals shows of an approval (cut again, with `...`), so that a page
+ * of 100 stays small: its APPROVAL_REQUESTED carries up to APPROVAL_TEXT_CHARS.
+ */
+export const LISTED_ARGUMENTS_CHARS = 2_000;
+/** Longest reason ListApprovals shows of an approval (cut again, with `...`). */
+export const LISTED_REASON_CHARS = 1_000;
 
 /** What an approver is shown of an Ask: on its APPROVAL_REQUESTED event and by ListApprovals. */
 export interface ApprovalRequest {
@@ -30,5 +38,15 @@ export interface ApprovalRequest {
  */
 export const approvalText = (text: string): string => shortened(redactSecrets(text), APPROVAL_TEXT_CHARS);
 
-/** The arguments as an approver is shown them (see {@link approvalText}). */
-export const approvalArguments = (args: unknown): string => approvalText(JSON.stringify(args) ?? 'null');
+/**
+ * The arguments as an approver is shown them (see {@link approvalText}), every value under a key
+ * named like a secret hidden whatever its length (`"password":"hunter2"`, a 4-digit `pin`), which
+ * the text rules keep as a word: an approval shows argument values that events otherwise do not.
+ */
+export const approvalArguments = (args: unknown): string => approvalText(JSON.stringify(redactSecretFields(args)) ?? 'null');
+
+/** What ListApprovals shows of an approval: its arguments and reason cut shorter than on its event. */
+export const listedApproval = <T extends ApprovalRequest>(request: T): T => {
+  if (request.arguments.length <= LISTED_ARGUMENTS_CHARS && request.reason.length <= LISTED_REASON_CHARS) return request;
+  return { ...request, arguments: shortened(request.arguments, LISTED_ARGUMENTS_CHARS), reason: shortened(request.reason, LISTED_REASON_CHARS) };
+};

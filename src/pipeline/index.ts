@@ -27,5 +27,5 @@ export { cancelledByDeadline, checkMayStart, deadlineSlack, turnError, DEADLINE_
 export { errorResult, replayedResult, toolResult, toStored } from './results';
 export { breakerKey, parseBreakerKey } from './breaker-key';
 export { answerWithin, settlesBefore } from './answer-within';
-export { approvalArguments, approvalText, APPROVAL_TEXT_CHARS } from './approval-request';
+export { approvalArguments, approvalText, listedApproval, APPROVAL_TEXT_CHARS, LISTED_ARGUMENTS_CHARS, LISTED_REASON_CHARS } from './approval-request';
 export type { ApprovalRequest } from './approval-request';

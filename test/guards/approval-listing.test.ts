@@ -187,20 +187,38 @@ test('dispatchctl approvals prints the waits, --session filters', async () => {
   await pending;
 });
 
-test('an answer holds no more than fit in max_message_bytes, and says it was cut', async () => {
-  const d = await start(10_000, 65_536);
+test('an answer holds no more than fit in max_message_bytes, and says it was cut; each entry\'s arguments are cut to 2,000 characters (its event keeps 8,000)', async () => {
+  const d = await start(10_000, 16_384);
+  const events = await tap(d, ACME);
   const note = 'x'.repeat(7_000);
   const pending = Array.from({ length: 12 }, (_, i) => d.dispatch.dispatch({ sessionId: `big${i}`, interactive: true, calls: [{ id: `b${i}`, name: 'refund', arguments: JSON.stringify({ note }) }] }, { metadata: ACME }));
   const response = await waitUntil(async () => {
     const answer = await d.dispatch.listApprovals({}, { metadata: ACME });
     return answer.truncated ? answer : undefined;
   }, 'a truncated answer', 5_000);
-  // About 9 of 7 KB fit in 64 KiB, less a little room.
-  expect(response.approvals.length).toBeGreaterThanOrEqual(7);
+  // About 7 of 2 KB fit in 16 KiB, less a little room.
+  expect(response.approvals.length).toBeGreaterThanOrEqual(5);
   expect(response.approvals.length).toBeLessThan(12);
-  expect(response.approvals[0]!.arguments).toBe(JSON.stringify({ note }));
+  expect(response.approvals[0]!.arguments).toBe(`${JSON.stringify({ note }).slice(0, 2_000)}...`);
+  await events.waitFor((e) => asked(e).length === 12);
+  expect(asked(events.events)[0]!.attributes['dispatch.arguments']).toBe(JSON.stringify({ note }));
   const narrowed = await d.dispatch.listApprovals({ sessionId: 'big11' }, { metadata: ACME });
   expect([narrowed.truncated, narrowed.approvals.map((a) => a.toolCallId)]).toEqual([false, ['b11']]);
   for (let i = 0; i < 12; i++) await d.dispatch.endSession({ sessionId: `big${i}` }, { metadata: ACME });
+  await Promise.all(pending);
+});
+
+test('an answer holds at most 100 waits, the first to expire first, and says more wait', async () => {
+  const d = await start(10_000);
+  const pending = Array.from({ length: 110 }, (_, i) => d.dispatch.dispatch({ sessionId: `many${i}`, interactive: true, calls: [{ id: `m${i}`, name: 'refund', arguments: '{}' }] }, { metadata: ACME }));
+  const answer = await waitUntil(async () => {
+    const found = await d.dispatch.listApprovals({}, { metadata: ACME });
+    return found.approvals.length >= 100 ? found : undefined;
+  }, '100 waits listed', 5_000);
+  expect([answer.approvals.length, answer.truncated]).toEqual([100, true]);
+  const expiries = answer.approvals.map((a) => ms(a.expiresAt));
+  expect(expiries).toEqual([...expiries].sort((x, y) => x - y));
+  expect((await d.dispatch.listApprovals({ tool: 'refund', sessionId: 'many105' }, { metadata: ACME })).approvals.map((a) => a.toolCallId)).toEqual(['m105']);
+  for (let i = 0; i < 110; i++) await d.dispatch.endSession({ sessionId: `many${i}` }, { metadata: ACME });
   await Promise.all(pending);
 });

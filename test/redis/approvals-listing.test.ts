@@ -122,12 +122,13 @@ test('an entry left by a replica that died is pruned once its wait would have en
     // Its replica died before forgetting it; another wait of the tenant keeps the keys alive.
     expect(await indexApproval(redisClient, 'dead-tenant', shown('gone', 300), 300)).toBe(true);
     expect(await indexApproval(redisClient, 'dead-tenant', shown('alive', 20_000), 20_000)).toBe(true);
-    expect((await indexedApprovals(redisClient, 'dead-tenant')).map((x) => x.approvalId)).toEqual(['gone', 'alive']);
+    expect((await indexedApprovals(redisClient, 'dead-tenant')).approvals.map((x) => x.approvalId)).toEqual(['gone', 'alive']);
     await new Promise((r) => setTimeout(r, 400));
-    expect((await indexedApprovals(redisClient, 'dead-tenant')).map((x) => x.approvalId)).toEqual(['alive']);
-    const [index] = indexKeys().filter((key) => key.includes('dead-tenant') && !key.endsWith(':shown'));
+    expect((await indexedApprovals(redisClient, 'dead-tenant')).approvals.map((x) => x.approvalId)).toEqual(['alive']);
+    const [index] = indexKeys().filter((key) => key.includes('dead-tenant') && !key.endsWith(':shown') && !key.endsWith(':who'));
     expect(redis.cli('zrange', index!, '0', '-1').trim()).toBe('alive');
     expect(redis.cli('hkeys', `${index!}:shown`).trim()).toBe('alive');
+    expect(redis.cli('hkeys', `${index!}:who`).trim()).toBe('alive');
   } finally {
     redisClient.disconnect();
   }

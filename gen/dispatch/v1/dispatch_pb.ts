@@ -1093,7 +1093,7 @@ export const PendingApprovalSchema: GenMessage<PendingApproval, {jsonType: Pendi
  */
 export type ListApprovalsResponse = Message<"dispatch.v1.ListApprovalsResponse"> & {
   /**
-   * The first to expire first; at most 1,000, and no more than fit in one response.
+   * The first to expire first; at most 100, and no more than fit in one response.
    *
    * @generated from field: repeated dispatch.v1.PendingApproval approvals = 1;
    */
@@ -1112,7 +1112,7 @@ export type ListApprovalsResponse = Message<"dispatch.v1.ListApprovalsResponse">
  */
 export type ListApprovalsResponseJson = {
   /**
-   * The first to expire first; at most 1,000, and no more than fit in one response.
+   * The first to expire first; at most 100, and no more than fit in one response.
    *
    * @generated from field: repeated dispatch.v1.PendingApproval approvals = 1;
    */

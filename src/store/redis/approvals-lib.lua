@@ -1,7 +1,9 @@
 -- Helpers shared by the approvals index scripts; prepended to each of them (after session-lib.lua) when they are defined.
 -- KEYS[1] of each: a tenant's approvals waiting on any replica, a sorted set of approval ids
 -- scored by when their wait ends (ms, Redis's clock); KEYS[2]: what ListApprovals shows of each,
--- a hash of approval id -> JSON. Both share the tenant's hash tag, hence one cluster slot.
+-- a hash of approval id -> JSON; KEYS[3]: what ListApprovals filters by, a hash of approval id ->
+-- tool .. '\0' .. session (a tool name holds no NUL), so that a filter reads these small values and
+-- only the JSON it returns. All share the tenant's hash tag, hence one cluster slot.
 
 -- now_ms and int are session-lib.lua's, prepended before this.
 
@@ -12,5 +14,6 @@ local function prune(now)
   if #gone > 0 then
     redis.call('ZREM', KEYS[1], unpack(gone))
     redis.call('HDEL', KEYS[2], unpack(gone))
+    redis.call('HDEL', KEYS[3], unpack(gone))
   end
 end

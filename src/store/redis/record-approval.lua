@@ -1,7 +1,8 @@
 -- Indexes an approval waiting on this replica under its tenant, for ListApprovals on any replica.
 -- KEYS: see approvals-lib.lua. ARGV[1]: the approval id; ARGV[2]: how long its wait may last, in
--- ms; ARGV[3]: what ListApprovals shows of it (JSON); ARGV[4]: most approvals indexed per tenant.
--- Both keys live as long as the longest wait in them may. Returns 1 when indexed, 0 when the
+-- ms; ARGV[3]: what ListApprovals shows of it (JSON); ARGV[4]: most approvals indexed per tenant;
+-- ARGV[5]: its tool .. '\0' .. its session (what ListApprovals filters by).
+-- The keys live as long as the longest wait in them may. Returns 1 when indexed, 0 when the
 -- tenant's index is full.
 local now = now_ms()
 prune(now)
@@ -11,7 +12,8 @@ end
 local ttl = tonumber(ARGV[2])
 redis.call('ZADD', KEYS[1], int(now + ttl), ARGV[1])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
-for i = 1, 2 do
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[5])
+for i = 1, 3 do
   if redis.call('PTTL', KEYS[i]) < ttl then
     redis.call('PEXPIRE', KEYS[i], ttl)
   end

@@ -19,6 +19,8 @@ import { levenshtein } from '../json';
  * it: a side-effecting tool whose enum a model may miss that way should not be lenient.
  */
 export function isNearMiss(value: string, allowed: string): boolean {
+  // Symbols are meaning, not separators: `!=` is not `=`, `UTC+5` not `UTC-5`, `-1` not `1`, `C` not `C++`.
+  if (skeleton(value) !== skeleton(allowed)) return false;
   const sent = words(value);
   const meant = words(allowed);
   if (sent.length !== meant.length) return false;
@@ -32,6 +34,18 @@ export function isNearMiss(value: string, allowed: string): boolean {
 }
 
 const WORD_BREAK = /[^\p{L}\p{N}]+|(?<=\p{Ll})(?=\p{Lu})|(?<=\p{L})(?=\p{N})|(?<=\p{N})(?=\p{L})/u;
+
+/**
+ * What `value` is beside its words: each run of letters and digits as `w`, a space, `_` or `-`
+ * between two of them (or a change of case, `sortAsc`) as `_`, and every other character as it
+ * is, leading and trailing `-` and `_` too. Values that differ in it are never near misses.
+ */
+function skeleton(value: string): string {
+  return value
+    .replace(/(?<=\p{Ll})(?=\p{Lu})/gu, '_')
+    .replace(/(?<=[\p{L}\p{N}])[\s_-]+(?=[\p{L}\p{N}])/gu, '_')
+    .replace(/[\p{L}\p{N}]+/gu, 'w');
+}
 
 /** `value`'s words, lower-cased: `sortAsc`, `sort_asc` and `SORT-asc` are `sort`, `asc`. */
 function words(value: string): string[] {

@@ -37,6 +37,18 @@ test.each([
   ['sort_acs', 'sort_asc'],
   ['sortasc', 'sort_asc'],
   ['form', 'from'],
+  // Symbols are meaning (found in a review: a value of symbols alone has no words, and was taken
+  // for any other: `!=` became `=` on a side-effecting delete_rows).
+  ['!=', '='],
+  ['<>', '='],
+  ['≤', '≥'],
+  ['\u2039', '>'],
+  ['', '*'],
+  ['-1', '1'],
+  ['C', 'C++'],
+  ['UTC+5', 'UTC-5'],
+  ['1.5', '1-5'],
+  ['_draft', 'draft'],
 ])('refused: %s is not taken for %s', (sent, other) => {
   expect(repairIn([other, 'noop'], sent)).toEqual({ value: { choice: sent }, repairs: [], refused: [] });
 });

@@ -37,6 +37,9 @@ const REQUEST_TIMEOUT_MS = 5_000;
 /** How long an idle keep-alive connection stays open, in milliseconds; less than any scrape interval, so scrapers reconnect. */
 const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 
+/** How long an answer's client may leave its socket full before a new connection past the limit may take its place, in milliseconds. */
+const STALLED_MS = 2_000;
+
 /** How long one answer may take to send, in milliseconds, before its connection is closed (a client reading slowly holds a slot). */
 const SEND_TIMEOUT_MS = 30_000;
 
@@ -44,16 +47,16 @@ const SEND_TIMEOUT_MS = 30_000;
  * Serves `handler` on `/metrics` at `listen`; every other path is 404. The endpoint has no
  * authentication: a held connection is one a scrape cannot have, so half-sent requests time out
  * and give way to new connections past `maxConnections` (eight of them, reopened as they were
- * closed, once made every scrape fail).
+ * closed, once made every scrape fail), as do answers their clients have not read for 2 s.
  */
 export async function startMetricsServer(listen: string, handler: (request: IncomingMessage, response: ServerResponse) => void, options: MetricsServerOptions = {}): Promise<MetricsServer> {
   const { host, port } = parseHostPort(listen);
-  /** Open connections, oldest first, and whether a request of theirs is being answered. */
-  const open = new Map<Socket, boolean>();
+  /** Open connections, oldest first, and since when a request of theirs is being answered (0: idle). */
+  const open = new Map<Socket, number>();
   const server = createServer({ connectionsCheckingInterval: 1_000, headersTimeout: REQUEST_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS }, (request, response) => {
     const socket = request.socket;
-    open.set(socket, true);
-    const answered = () => void (open.has(socket) && open.set(socket, false));
+    open.set(socket, Date.now());
+    const answered = () => void (open.has(socket) && open.set(socket, 0));
     response.once('finish', answered).once('close', answered);
     const path = (request.url ?? '/').split('?')[0];
     if (request.method !== 'GET' || path !== '/metrics') {
@@ -65,16 +68,23 @@ export async function startMetricsServer(listen: string, handler: (request: Inco
     handler(request, response);
   });
   server.on('connection', (socket: Socket) => {
-    open.set(socket, false);
+    open.set(socket, 0);
     socket.once('close', () => open.delete(socket));
     if (options.maxConnections === undefined || open.size <= options.maxConnections) return;
     let victim = socket;
-    for (const [held, serving] of open) {
-      if (held !== socket && !serving) {
+    let stalled: Socket | undefined;
+    const now = Date.now();
+    for (const [held, since] of open) {
+      if (held === socket) continue;
+      if (since === 0) {
         victim = held;
         break;
       }
+      // A client that asked and does not read (its socket full for a while) holds its slot until the
+      // send timeout: eight of them kept every scrape out 30 s at a time (found in a review).
+      if (!stalled && now - since > STALLED_MS && held.writableNeedDrain) stalled = held;
     }
+    if (victim === socket && stalled) victim = stalled;
     open.delete(victim);
     victim.destroy();
   });

@@ -1,17 +1,21 @@
 /** Tags models wrap their reasoning in, in the order a closing tag with no opening tag is looked for. */
 const NAMES = ['think', 'thinking', 'reasoning', 'reflection'] as const;
 /**
- * Spaces or attributes a reasoning tag may have before its `>`: at most 256 characters, so
- * searching for tags stays linear in the text.
+ * Spaces or attributes (`name="value"`) a reasoning tag may have before its `>`, at most 8 of
+ * 200 characters each, so searching for tags stays linear; words are not attributes (`<think
+ * about it>` in prose is no tag: found in a review).
  */
-const ATTRIBUTES = '(?:\\s[^<>]{0,256})?';
+const ATTRIBUTES = `(?:\\s+[A-Za-z_:][-\\w:.]{0,64}\\s*=\\s*(?:"[^"<>]{0,200}"|'[^'<>]{0,200}'|[^\\s"'<>=]{1,200})){0,8}\\s*`;
+/** Names whose closing tag with no opening tag ends a block the chat template opened in the prompt (DeepSeek-R1's `<think>`). */
+const PROMPT_OPENED = new Set<string>(['think', 'thinking']);
 const ANALYSIS = 'analysis';
 
 /**
  * An opening reasoning tag, in any case, with spaces or attributes (`<think>`, `<THINK >`,
- * `<reasoning type="plan">`), or the header of gpt-oss's analysis channel.
+ * `<reasoning type="plan">`), or the header of gpt-oss's analysis channel
+ * (`<|channel|>analysis<|message|>`, as its chat format writes it).
  */
-const OPENING = new RegExp(`<(thinking|think|reasoning|reflection)${ATTRIBUTES}>|<\\|channel\\|>[ \\t]*${ANALYSIS}\\b`, 'gi');
+const OPENING = new RegExp(`<(thinking|think|reasoning|reflection)${ATTRIBUTES}>|<\\|channel\\|>${ANALYSIS}<\\|message\\|>`, 'gi');
 const OPENING_BY_NAME = new Map(NAMES.map((name) => [name, new RegExp(`<${name}${ATTRIBUTES}>`, 'gi')]));
 const CLOSING_BY_NAME = new Map<string, RegExp>(NAMES.map((name) => [name, new RegExp(`</${name}\\s*>`, 'gi')]));
 /**
@@ -36,10 +40,16 @@ export interface TagSpan {
 /** The first reasoning block opened at or after `from`. */
 export function nextReasoningOpening(text: string, from: number): ReasoningOpening | undefined {
   OPENING.lastIndex = from;
-  const open = OPENING.exec(text);
-  if (open === null) return undefined;
-  return { at: open.index, after: open.index + open[0].length, name: open[1]?.toLowerCase() ?? ANALYSIS };
+  for (let open = OPENING.exec(text); open !== null; open = OPENING.exec(text)) {
+    const after = open.index + open[0].length;
+    // A tag in inline code (`<reasoning>`) is prose about tags, not one.
+    if (!inCode(text, open.index, after)) return { at: open.index, after, name: open[1]?.toLowerCase() ?? ANALYSIS };
+  }
+  return undefined;
 }
+
+/** Whether text[at, after) stands between backticks. */
+const inCode = (text: string, at: number, after: number) => text[at - 1] === '`' && text[after] === '`';
 
 /** Just after the end of a block (past its closing tag), or the text's length when it never ends. */
 export function reasoningBlockEnd(text: string, open: ReasoningOpening): number {
@@ -57,6 +67,7 @@ export function reasoningBlockEnd(text: string, open: ReasoningOpening): number 
 export function unopenedClosings(text: string): TagSpan[] {
   const found: TagSpan[] = [];
   for (const [name, opening] of OPENING_BY_NAME) {
+    if (!PROMPT_OPENED.has(name)) continue;
     const closing = CLOSING_BY_NAME.get(name);
     if (closing === undefined) continue;
     closing.lastIndex = 0;
@@ -64,6 +75,7 @@ export function unopenedClosings(text: string): TagSpan[] {
     if (close === null) continue;
     opening.lastIndex = 0;
     const open = opening.exec(text);
+    if (inCode(text, close.index, close.index + close[0].length)) continue;
     if (open === null || open.index > close.index) found.push({ at: close.index, after: close.index + close[0].length });
   }
   return found;

@@ -111,7 +111,7 @@ describe('reasoning in other tags, cases and channels is masked too', () => {
     ['spaces in the tags', `<think >Maybe ${bare}</think > Shall I?`],
     ['attributes', `<think>Plan.</think> <think type="check">Maybe ${draft}</think> Shall I?`],
     ['a closing tag with no opening tag, in upper case', `Maybe ${draft}\n</THINK>\nShall I?`],
-    ['a <reasoning> block opened in the prompt', `Maybe ${bare}\n</reasoning>\nShall I?`],
+    ['a <think> block opened in the prompt', `Maybe ${bare}\n</think>\nShall I?`],
     ['a block never closed', `Done. <Reasoning>\nMaybe ${draft}`],
     ['the analysis channel, up to <|end|>', `<|channel|>analysis<|message|>Maybe ${bare}<|end|><|start|>assistant<|channel|>final<|message|>Shall I?<|return|>`],
     ['the analysis channel with no <|end|>', `<|channel|>analysis<|message|>Maybe ${draft}<|channel|>final<|message|>Shall I?`],
@@ -133,5 +133,20 @@ describe('reasoning in other tags, cases and channels is masked too', () => {
   it('but a tag that only begins with a reasoning tag name is not one', () => {
     expect(callsOf(`<thinker>${bare}</thinker>`)).toEqual([['send_email', '{"to":"boss@x.com"}']]);
     expect(callsOf(`<|channel|>analysiswise ${bare}`)).toEqual([['send_email', '{"to":"boss@x.com"}']]);
+  });
+});
+
+// Prose about tags is not a tag (found in a review: each of these dropped the call after it).
+// Only <think> and <thinking> may be opened in the prompt (DeepSeek-R1's template does).
+describe('prose about reasoning tags leaves the call', () => {
+  const call = '<tool_call>{"name":"send_email","arguments":{"to":"a@b.c"}}</tool_call>';
+  test.each([
+    ['a tag in inline code', `Use \`<reasoning>\` blocks. ${call}`],
+    ['words after the tag name', `if a <think about it> then ${call}`],
+    ['the channel token in prose', `The <|channel|> analysis token. ${call}`],
+    ['a closing </reflection> after the call', `${call} End your notes with </reflection>.`],
+    ['a closing </think> in inline code', `${call} then \`</think>\``],
+  ])('%s', (_label, text) => {
+    expect(callsOf(text, ['send_email']).map(([name]) => name)).toEqual(['send_email']);
   });
 });

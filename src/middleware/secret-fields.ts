@@ -11,14 +11,34 @@ const MAX_DEPTH = 64;
  * and null are kept; an object or array under such a key is replaced whole.
  */
 export function redactSecretFields(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return jsonInString(value, depth);
   if (value === null || typeof value !== 'object' || depth >= MAX_DEPTH) return value;
   if (Array.isArray(value)) return value.map((item) => redactSecretFields(item, depth + 1));
+  // A name-value pair naming a secret (`{"name":"DB_PASSWORD","value":"..."}`, as Kubernetes writes env).
+  const named = (value as Record<string, unknown>).name ?? (value as Record<string, unknown>).key;
+  const pairKind = typeof named === 'string' ? keyKind(named) : undefined;
   const out: Record<string, unknown> = {};
   for (const [key, field] of Object.entries(value)) {
-    const kind = keyKind(key);
+    const kind = keyKind(key) ?? (pairKind !== undefined && key === 'value' ? pairKind : undefined);
     const hidden = kind !== undefined && field !== null && typeof field !== 'boolean' && field !== '';
     // Defined as an own property: a key named __proto__ stays a key, as JSON.parse made it.
     Object.defineProperty(out, key, { value: hidden ? marker(kind) : redactSecretFields(field, depth + 1), enumerable: true, writable: true, configurable: true });
   }
   return out;
+}
+
+/** JSON text in a string (`{"config":"{\\"password\\":\\"x\\"}"}`), its secret fields hidden; other strings as they are. */
+function jsonInString(text: string, depth: number): string {
+  const first = text.trimStart()[0];
+  if ((first !== '{' && first !== '[') || depth >= MAX_DEPTH) return text;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  const hidden = redactSecretFields(parsed, depth + 1);
+  const again = JSON.stringify(hidden);
+  // Unchanged, the text is kept as it was written (its spacing and key order).
+  return again === JSON.stringify(parsed) ? text : again;
 }

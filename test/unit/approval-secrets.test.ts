@@ -28,3 +28,10 @@ test('the arguments are copied, not changed, and a __proto__ key stays a key', (
   expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
   expect(JSON.stringify(copy)).toBe('{"__proto__":{"password":"[REDACTED:secret]"},"password":"[REDACTED:secret]"}');
 });
+
+test('secrets in JSON text in a string and in name-value pairs are hidden too (found in a review)', () => {
+  const shown = JSON.parse(approvalArguments({ config: '{"password":"hunter2","user":"bob"}', env: [{ name: 'DB_PASSWORD', value: 'hunter2' }, { name: 'MODE', value: 'fast' }], note: '{not json' })) as Record<string, unknown>;
+  expect(JSON.parse(shown.config as string)).toEqual({ password: '[REDACTED:secret]', user: 'bob' });
+  expect(shown.env).toEqual([{ name: 'DB_PASSWORD', value: '[REDACTED:secret]' }, { name: 'MODE', value: 'fast' }]);
+  expect(shown.note).toBe('{not json');
+});

@@ -3,13 +3,18 @@
  * with escaped (`\u001b`): C0 controls and DEL (ESC starts sequences that set the clipboard,
  * OSC 52, or clear the screen; CR and LF start a line that reads as dispatch's own), C1 controls
  * (U+009B is a one-character CSI), and the invisible or reordering format characters (zero-width,
- * bidirectional overrides and isolates, line and paragraph separators, the byte order mark), which
- * could make a line read as another.
+ * bidirectional overrides and isolates, line and paragraph separators, the byte order mark, the
+ * soft hyphen, Hangul fillers, the combining grapheme joiner, the tag characters U+E0000-E007F),
+ * which could make a line read as another.
  */
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/;
-const UNSAFE_ALL = new RegExp(UNSAFE.source, 'g');
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u00ad\u034f\u061c\u115f\u1160\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb\u{e0000}-\u{e007f}]/u;
+const UNSAFE_ALL = new RegExp(UNSAFE.source, 'gu');
 
-const escaped = (char: string) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+/** `\uXXXX`, or `\u{XXXXX}` past the BMP (the tag characters U+E0000-E007F, invisible). */
+const escaped = (char: string) => {
+  const code = char.codePointAt(0)!;
+  return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, '0')}`;
+};
 
 /**
  * `text` with every character of {@link UNSAFE} written as `\uXXXX`. `multiline` keeps LF and

@@ -6,7 +6,7 @@ const MAX_DEPTH = 64;
 /**
  * A copy of a JSON value with every string or number under a key named like a secret replaced by
  * `[REDACTED:kind]`, whatever its length or form (redactSecrets, for text, keeps a value under 8
- * characters or a plain word: `"password":"hunter2"`, a 4-digit `pin`). For what is shown of
+ * characters or a plain word: `"password":"hunter2"`, `"token":1234567`). For what is shown of
  * arguments that will run (an approval), where a short password must not pass as a word. Booleans
  * and null are kept; an object or array under such a key is replaced whole.
  */

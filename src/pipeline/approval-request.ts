@@ -40,7 +40,7 @@ export const approvalText = (text: string): string => shortened(redactSecrets(te
 
 /**
  * The arguments as an approver is shown them (see {@link approvalText}), every value under a key
- * named like a secret hidden whatever its length (`"password":"hunter2"`, a 4-digit `pin`), which
+ * named like a secret hidden whatever its length (`"password":"hunter2"`, `"token":1234567`), which
  * the text rules keep as a word: an approval shows argument values that events otherwise do not.
  */
 export const approvalArguments = (args: unknown): string => approvalText(JSON.stringify(redactSecretFields(args)) ?? 'null');

@@ -2,6 +2,7 @@ import type { CallSummary } from '../../src/events';
 import { LeanTurn } from '../../src/events/lean-observer';
 import { eventBytes } from '../../src/events/event-bounds';
 import { MAX_SHOWN_CHARS } from '../../src/events/format-event';
+import { terminalText, terminalWord } from '../../src/events/terminal-text';
 import type { ObserverEnv } from '../../src/events/observer-env';
 import { create } from '@bufbuild/protobuf';
 import fc from 'fast-check';
@@ -334,4 +335,10 @@ test('a loss reported with joinedBy counts only for subscribers that had joined 
   expect(early.next()?.dropped).toBe(4n);
   expect(late.next()?.dropped).toBe(0n);
   bus.close();
+});
+
+test('terminal text escapes the invisible characters a review found printed raw (soft hyphen, fillers, tag characters)', () => {
+  expect(terminalText('a\u00adb\u034fc\u115fd\u3164e\u{e0041}f')).toBe('a\\u00adb\\u034fc\\u115fd\\u3164e\\u{e0041}f');
+  expect(terminalWord('id\u{e0041}')).toBe('"id\\u{e0041}"');
+  expect(terminalText('plain 😀 text')).toBe('plain 😀 text');
 });

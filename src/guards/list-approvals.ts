@@ -3,7 +3,7 @@ import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import * as grpc from '@grpc/grpc-js';
 import { ListApprovalsResponseSchema, PendingApprovalSchema, type ListApprovalsRequest, type ListApprovalsResponse, type PendingApproval as PendingApprovalMessage } from '../../gen/dispatch/v1/dispatch_pb';
 import { listedApproval } from '../pipeline';
-import { RpcError, unary, type Authenticator } from '../server';
+import { concurrentCalls, RpcError, unary, type Authenticator } from '../server';
 import type { Logger } from '../log';
 import type { ApprovalFilter, PendingApproval } from './approvals';
 import { LIST_PAGE_APPROVALS, type ApprovalsPage } from './approvals-index';
@@ -38,30 +38,6 @@ const toMessage = (approval: PendingApproval): PendingApprovalMessage =>
     expiresAt: timestampFromMs(Math.round(approval.expiresAt)),
   });
 
-/** Admits a listing within the bounds (released by the function returned), or refuses it RESOURCE_EXHAUSTED (OVERLOADED) at once. */
-function listingBounds(): (tenant: string) => () => void {
-  const perTenant = new Map<string, number>();
-  let inFlight = 0;
-  return (tenant) => {
-    const mine = perTenant.get(tenant) ?? 0;
-    const full =
-      inFlight >= MAX_LISTINGS_IN_FLIGHT
-        ? `this dispatch replica is running its limit of ${MAX_LISTINGS_IN_FLIGHT} ListApprovals calls at once`
-        : mine >= MAX_LISTINGS_PER_TENANT
-          ? `tenant "${tenant}" is running its limit of ${MAX_LISTINGS_PER_TENANT} ListApprovals calls at once on this dispatch replica`
-          : undefined;
-    if (full) throw new RpcError(grpc.status.RESOURCE_EXHAUSTED, `${full}; try again shortly`, 'OVERLOADED');
-    inFlight++;
-    perTenant.set(tenant, mine + 1);
-    return () => {
-      inFlight--;
-      const left = perTenant.get(tenant)! - 1;
-      if (left === 0) perTenant.delete(tenant);
-      else perTenant.set(tenant, left);
-    };
-  };
-}
-
 /**
  * The ListApprovals handler of DispatchService (scope `dispatch`, as ResolveApproval): the
  * approvals waiting for the caller's tenant, the first to expire first, at most
@@ -71,7 +47,7 @@ function listingBounds(): (tenant: string) => () => void {
  * not answering is UNAVAILABLE.
  */
 export function listApprovalsHandler(authenticate: Authenticator, logger: Logger, maxMessageBytes: number, listWith: () => ListApprovals): grpc.UntypedHandleCall {
-  const admit = listingBounds();
+  const admit = concurrentCalls('ListApprovals', MAX_LISTINGS_IN_FLIGHT, MAX_LISTINGS_PER_TENANT, 'try again shortly');
   return unary(logger, async (request: ListApprovalsRequest, call: grpc.ServerUnaryCall<ListApprovalsRequest, ListApprovalsResponse>) => {
     const principal = authenticate(call, 'dispatch');
     if (request.sessionId.length > MAX_FILTER_CHARS || request.tool.length > MAX_FILTER_CHARS) throw new RpcError(grpc.status.INVALID_ARGUMENT, `session_id and tool are at most ${MAX_FILTER_CHARS} characters`);

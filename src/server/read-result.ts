@@ -5,6 +5,7 @@ import { checkInteger } from '../options';
 import { codePointLength, type PipelineDeps } from '../pipeline';
 import { SLACK_BYTES } from './fit-response';
 import { RpcError } from './grpc-adapter';
+import { concurrentCalls } from './concurrent-calls';
 import type { Authenticator } from './principal';
 
 /** A page's code points when the request names no limit (DESIGN section 11). */
@@ -50,27 +51,7 @@ export function readResultHandler(options: ReadResultOptions) {
   const { deps, authenticate } = options;
   // Without authentication every caller is tenant `default`, the only tenant: it may take every place.
   const bounds = resolveReadBounds(options.singleTenant ? { maxReadsPerTenant: options.bounds?.maxReadsInFlight ?? DEFAULT_READ_BOUNDS.maxReadsInFlight, ...options.bounds } : options.bounds);
-  const perTenant = new Map<string, number>();
-  let inFlight = 0;
-
-  function admit(tenant: string): () => void {
-    const mine = perTenant.get(tenant) ?? 0;
-    const full =
-      inFlight >= bounds.maxReadsInFlight
-        ? `this dispatch replica is running its limit of ${bounds.maxReadsInFlight} ReadResult calls at once`
-        : mine >= bounds.maxReadsPerTenant
-          ? `tenant "${tenant}" is running its limit of ${bounds.maxReadsPerTenant} ReadResult calls at once on this dispatch replica`
-          : undefined;
-    if (full) throw new RpcError(grpc.status.RESOURCE_EXHAUSTED, `${full}; try again shortly, or read fewer pages at once`, 'OVERLOADED');
-    inFlight++;
-    perTenant.set(tenant, mine + 1);
-    return () => {
-      inFlight--;
-      const left = perTenant.get(tenant)! - 1;
-      if (left === 0) perTenant.delete(tenant);
-      else perTenant.set(tenant, left);
-    };
-  }
+  const admit = concurrentCalls('ReadResult', bounds.maxReadsInFlight, bounds.maxReadsPerTenant, 'try again shortly, or read fewer pages at once');
 
   return async function readResult(request: ReadResultRequest, call: grpc.ServerUnaryCall<ReadResultRequest, ReadResultResponse>): Promise<ReadResultResponse> {
     const principal = authenticate(call, 'dispatch');

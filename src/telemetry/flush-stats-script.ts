@@ -5,14 +5,14 @@ import { readScript } from '../store/redis/scripts';
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     /**
-     * Adds one replica's sealed batch of a tenant's counts; resolves 1, or 0 when the batch was
+     * Adds one replica's sealed batch of a tenant's counts, all-time and in its rate-window bucket; resolves 1, or 0 when the batch was
      * applied before (a resend after a lost reply). See src/store/redis/flush-stats.lua for keys and arguments.
      */
-    dispatchFlushStats(counts: string, flushed: string, seq: number, ttlSeconds: number, flushedTtlSeconds: number, maxFields: number, ...fieldsAndDeltas: string[]): Result<number, Context>;
+    dispatchFlushStats(counts: string, flushed: string, bucket: string, seq: number, ttlSeconds: number, flushedTtlSeconds: number, maxFields: number, bucketTtlMs: number, ...fieldsAndDeltas: string[]): Result<number, Context>;
   }
 }
 
 /** Defines `dispatchFlushStats` on a client (ioredis sends EVALSHA, EVAL the first time). */
 export function defineFlushStats(client: RedisClient): void {
-  client.defineCommand('dispatchFlushStats', { lua: readScript('flush-stats.lua'), numberOfKeys: 2 });
+  client.defineCommand('dispatchFlushStats', { lua: readScript('flush-stats.lua'), numberOfKeys: 3 });
 }

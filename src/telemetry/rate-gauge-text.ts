@@ -7,7 +7,8 @@ import { addCounters, ratesOf, type ToolCounters, type ToolStats } from './tool-
 const RATE_KEYS = Object.keys(RATE_NAMES) as (keyof typeof RATE_NAMES)[];
 
 /**
- * `dispatch_tool_rate`, the six operational rates per tenant and tool since start, as Prometheus
+ * `dispatch_tool_rate`, the six operational rates per tenant and tool over the recent window
+ * (`stats.window`: a tool's past problems leave it, a new one shows), as Prometheus
  * text. Written here as the per-call series are (call-metrics-text.ts): through an SDK observable
  * gauge its 6,000 observations at the label cap were hashed attribute set by attribute set, ~100
  * ms of one synchronous collection per scrape, and past the SDK's 2,000 attribute sets per
@@ -16,12 +17,12 @@ const RATE_KEYS = Object.keys(RATE_NAMES) as (keyof typeof RATE_NAMES)[];
  */
 export async function rateGaugeText(out: SlicedText, stats: ToolStats, pairs: LabelPairs): Promise<void> {
   const sums = new Map<PairLabels, ToolCounters>();
-  for (const { tenant, tool, counters } of stats.pairs()) {
+  for (const { tenant, tool } of stats.pairs()) {
     const { labels } = pairs.of(tenant, tool);
-    sums.set(labels, addCounters(sums.get(labels), counters));
+    sums.set(labels, addCounters(sums.get(labels), stats.recent(tenant, tool)));
     await out.pause();
   }
-  out.add(header('dispatch_tool_rate', 'gauge', 'The six operational rates per tenant and tool since start (fraction of calls)'));
+  out.add(header('dispatch_tool_rate', 'gauge', `The six operational rates per tenant and tool over the last ${stats.window.seconds} s (fraction of the calls in them)`));
   await out.each(sums, ([labels, counters]) => {
     const rates = ratesOf(counters);
     let text = '';

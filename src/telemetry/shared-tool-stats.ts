@@ -6,8 +6,9 @@ import { dropConnections, type RedisClient } from '../store/redis';
 import { defineFlushStats } from './flush-stats-script';
 import { createPendingDeltas, type SealedDeltas } from './pending-deltas';
 import { resolveSharedStatsLimits, type SharedStatsLimits } from './shared-stats-options';
-import { addTools, countFields, FIELDS_PER_TOOL, parseCounts, statsKeys, toolFields } from './stats-hash';
-import { tenantCounts, tenantShare, type ToolStats, type ToolStatsReader } from './tool-stats';
+import { bucketOf, RATE_WINDOW_BUCKETS, windowBuckets } from './rate-window';
+import { addTools, countFields, FIELDS_PER_TOOL, parseCounts, statsKeys, toolFields, windowKey } from './stats-hash';
+import { tenantCounts, tenantShare, type ToolCounters, type ToolStats, type ToolStatsReader } from './tool-stats';
 
 /** What {@link createSharedToolStats} needs besides its limits. */
 export interface SharedToolStatsOptions extends SharedStatsLimits {
@@ -24,7 +25,7 @@ export interface SharedToolStats extends ToolStatsReader {
   record(summary: CallSummary): void;
   /**
    * Drops a removed tool's counts waiting for Redis, then deletes its fields from the tenant's hash
-   * (HDEL, one command) once the flush out, if any, is done. Every replica does, the one that removed
+   * and its rate window's buckets (HDELs in one transaction) once the flush out, if any, is done. Every replica does, the one that removed
    * it and those that hear of it: a flush of this one that landed before it heard (its reply in
    * first) is deleted too. Never rejects.
    */
@@ -46,7 +47,9 @@ type FlushArgs = Parameters<RedisClient['dispatchFlushStats']>;
 /**
  * Shares the per-(tenant, tool) counts through Redis. A call only adds to this replica's pending
  * counts; every `flushIntervalMs` they are sealed per tenant and added with one script per tenant
- * (HINCRBY into `dispatch:stats:{tenant}`, TTL refreshed), in one pipeline. A batch that fails is
+ * (HINCRBY into `dispatch:stats:{tenant}`, TTL refreshed, and into the hash of the rate window's
+ * bucket it was sealed in, `dispatch:stats:{tenant}:w<bucketMs>:<bucket>`, which expires once the
+ * bucket has left the window), in one pipeline. A batch that fails is
  * sent again unchanged, and counts once even if an earlier send did reach Redis. A read takes the
  * tenant's hash and adds what this replica holds that Redis has not applied; with Redis away it
  * answers from `local` with a warning.
@@ -58,7 +61,9 @@ export function createSharedToolStats(options: SharedToolStatsOptions): SharedTo
   defineFlushStats(client);
   const replica = randomBytes(8).toString('hex');
   const keysOf = (tenant: string) => statsKeys(tenant, replica, limits.keyPrefix);
-  const deltas = createPendingDeltas(limits.maxPendingPairs, tenantShare(limits.maxPendingPairs));
+  const { window } = local;
+  const bucketTtlMs = (RATE_WINDOW_BUCKETS + 1) * window.bucketMs;
+  const deltas = createPendingDeltas(limits.maxPendingPairs, tenantShare(limits.maxPendingPairs), () => bucketOf(window));
   const outage = outageLog(logger);
   let dropped = 0;
   let flushing: Promise<void> | undefined;
@@ -67,7 +72,8 @@ export function createSharedToolStats(options: SharedToolStatsOptions): SharedTo
 
   const argsOf = (batch: SealedDeltas): FlushArgs => {
     const keys = keysOf(batch.tenant);
-    return [keys.counts, keys.flushed, batch.seq, limits.ttlSeconds, limits.flushedTtlSeconds, limits.maxToolsPerTenant * FIELDS_PER_TOOL, ...countFields(batch.tools)];
+    const bucket = windowKey(keys.counts, window.bucketMs, batch.bucket);
+    return [keys.counts, keys.flushed, bucket, batch.seq, limits.ttlSeconds, limits.flushedTtlSeconds, limits.maxToolsPerTenant * FIELDS_PER_TOOL, bucketTtlMs, ...countFields(batch.tools)];
   };
 
   async function flushOnce(): Promise<void> {
@@ -105,26 +111,39 @@ export function createSharedToolStats(options: SharedToolStatsOptions): SharedTo
       const keys = keysOf(tenant);
       const held = deltas.held(tenant);
       try {
-        const replies = await client.multi().hgetall(keys.counts).get(keys.flushed).exec();
-        const [counts, flushed] = (replies ?? []).map(([error, value]) => {
+        const transaction = client.multi().hgetall(keys.counts).get(keys.flushed);
+        for (const bucket of windowBuckets(window)) transaction.hgetall(windowKey(keys.counts, window.bucketMs, bucket));
+        const replies = await transaction.exec();
+        const [counts, flushed, ...buckets] = (replies ?? []).map(([error, value]) => {
           if (error) throw error;
           return value;
         });
         if (counts === undefined) throw new Error('the read transaction was aborted');
         const tools = parseCounts(counts as Record<string, string>);
-        addTools(tools, held.pending);
-        if (held.sealed && Number(flushed ?? 0) < held.sealed.seq) addTools(tools, held.sealed.tools);
+        const recent = new Map<string, ToolCounters>();
+        for (const hash of buckets) addTools(recent, parseCounts(hash as Record<string, string>));
+        // Calls this replica holds are recent: they count in the bucket of the flush that delivers them.
+        for (const into of [tools, recent]) {
+          addTools(into, held.pending);
+          if (held.sealed && Number(flushed ?? 0) < held.sealed.seq) addTools(into, held.sealed.tools);
+        }
         outage.up();
-        return { tools, scope: 'service' };
+        return { tools, recent, scope: 'service' };
       } catch (error) {
         outage.down('read', error, deltas.pairs);
-        return { tools: tenantCounts(local, tenant), scope: 'replica', warning: UNREACHABLE_WARNING };
+        return { ...tenantCounts(local, tenant), scope: 'replica', warning: UNREACHABLE_WARNING };
       }
     },
     async forget(tenant, tool) {
       deltas.forget(tenant, tool);
       await flushing;
-      await client.hdel(keysOf(tenant).counts, ...toolFields(tool)).catch((error: Error) => {
+      const { counts } = keysOf(tenant);
+      const transaction = client.multi().hdel(counts, ...toolFields(tool));
+      for (const bucket of windowBuckets(window)) transaction.hdel(windowKey(counts, window.bucketMs, bucket), ...toolFields(tool));
+      await transaction.exec().then((replies) => {
+        const failed = replies?.find(([error]) => error)?.[0];
+        if (failed) throw failed;
+      }).catch((error: Error) => {
         logger.warn("shared tool stats: could not delete a removed tool's counts; they expire with the tenant's hash", { tenant, tool: tool.slice(0, 256), error: error.message });
       });
     },

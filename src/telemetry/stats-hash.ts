@@ -8,6 +8,12 @@ export interface StatsKeys {
   readonly flushed: string;
 }
 
+/**
+ * The hash of a tenant's counts flushed in one bucket of the rate window (same fields as `counts`,
+ * same slot): `<counts>:w<bucketMs>:<bucket>`, expiring once the bucket has left the window.
+ */
+export const windowKey = (counts: string, bucketMs: number, bucket: number): string => `${counts}:w${bucketMs}:${bucket}`;
+
 /** A counter's name in the hash. */
 const FIELD: Readonly<Record<keyof ToolCounters, string>> = {
   calls: 'calls',

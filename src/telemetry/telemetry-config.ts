@@ -1,7 +1,9 @@
 import { ConfigError, type DispatchConfig } from '../config';
 import { MAX_TIMER_MS } from '../options';
 import { DEFAULT_MAX_SCRAPE_CONNECTIONS, DEFAULT_SCRAPE_CACHE_MS } from './create-metrics';
+import type { Logger } from '../log';
 import { DEFAULT_MAX_LABEL_PAIRS, labelPairsPerTenant } from './label-pairs';
+import { DEFAULT_RATE_WINDOW_SECONDS, MAX_RATE_WINDOW_SECONDS } from './rate-window';
 
 /** The `telemetry:` section of the configuration file. */
 export interface TelemetrySettings {
@@ -19,9 +21,14 @@ export interface TelemetrySettings {
   readonly scrapeCacheMs: number;
   /** Connections the scrape endpoint holds at once (MetricsOptions.maxScrapeConnections). @default 8 */
   readonly maxScrapeConnections: number;
+  /**
+   * The recent window GetToolStats' rates and alerts and `dispatch_tool_rate` cover, in s (1 to
+   * 86400); replicas sharing Redis should agree on it. @default 900
+   */
+  readonly rateWindowSeconds: number;
 }
 
-const KEYS = new Set(['debug_payloads', 'max_label_pairs', 'max_label_pairs_per_tenant', 'scrape_cache_ms', 'max_scrape_connections']);
+const KEYS = new Set(['debug_payloads', 'max_label_pairs', 'max_label_pairs_per_tenant', 'scrape_cache_ms', 'max_scrape_connections', 'rate_window_seconds']);
 
 /**
  * Reads and checks the `telemetry:` section; unknown keys and wrong types are ConfigErrors. With
@@ -50,5 +57,28 @@ export function telemetrySettings(config: Pick<DispatchConfig, 'file' | 'telemet
     // A longer timer runs at once in Node: the rendering would not be kept at all.
     scrapeCacheMs: integer('scrape_cache_ms', DEFAULT_SCRAPE_CACHE_MS, 0, MAX_TIMER_MS),
     maxScrapeConnections: integer('max_scrape_connections', DEFAULT_MAX_SCRAPE_CONNECTIONS, 1),
+    rateWindowSeconds: integer('rate_window_seconds', DEFAULT_RATE_WINDOW_SECONDS, 1, MAX_RATE_WINDOW_SECONDS),
   };
+}
+
+/** The OTEL_METRICS_EXPORTER values dispatch acts on. */
+const METRICS_EXPORTERS = new Set(['prometheus', 'none']);
+
+/**
+ * Where the Prometheus endpoint listens, `listen` (--metrics-listen) as the standard variables
+ * allow it: undefined (metrics off) with OTEL_METRICS_EXPORTER=none or OTEL_SDK_DISABLED=true.
+ * `prometheus` (or the variable unset) serves `listen`; other values (`otlp`, `console`: dispatch
+ * has no metrics push) are logged and ignored.
+ */
+export function metricsListenFromEnv(listen: string | undefined, env: NodeJS.ProcessEnv, logger: Logger): string | undefined {
+  const exporters = (env.OTEL_METRICS_EXPORTER ?? '').split(',').map((s) => s.trim().toLowerCase()).filter((s) => s !== '');
+  const ignored = exporters.filter((e) => !METRICS_EXPORTERS.has(e));
+  if (ignored.length > 0) logger.warn('unsupported OTEL_METRICS_EXPORTER values ignored (metrics are served for Prometheus only, at --metrics-listen)', { exporters: ignored });
+  const off = exporters.includes('none') ? 'OTEL_METRICS_EXPORTER=none' : env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true' ? 'OTEL_SDK_DISABLED=true' : undefined;
+  if (off !== undefined) {
+    if (listen !== undefined) logger.info('metrics off: the Prometheus endpoint is not served', { reason: off, metricsListen: listen });
+    return undefined;
+  }
+  if (listen === undefined && exporters.includes('prometheus')) logger.warn('OTEL_METRICS_EXPORTER=prometheus, but metrics are served only where --metrics-listen (DISPATCH_METRICS_LISTEN) says, and it is unset: metrics are off');
+  return listen;
 }

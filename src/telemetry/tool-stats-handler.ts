@@ -6,7 +6,7 @@ import { breakerKey } from '../pipeline';
 import type { ToolRegistry } from '../registry';
 import { RpcError, unary, type Authenticator } from '../server';
 import { alertsOf, RATE_THRESHOLDS } from './rate-alerts';
-import { localStatsReader, ratesOf, type ToolCounters, type ToolStats, type ToolStatsReader } from './tool-stats';
+import { localStatsReader, ratesOf, type TenantCounts, type ToolStats, type ToolStatsReader } from './tool-stats';
 import type { ToolHealthSource } from './tool-health';
 
 /** What GetToolStats needs; the late-bound parts exist once the app is assembled. */
@@ -30,7 +30,8 @@ export const STATS_WARNING_HEADER = 'dispatch-stats-warning';
 
 /**
  * GetToolStats: per tool of the caller's tenant (its own tools and the shared ones), the calls,
- * the six rates, breaker state, health score, the rates past their alert thresholds and the thresholds. An
+ * the six rates over the recent window (`telemetry.rate_window_seconds`, rate-window.ts) and over
+ * every call, the window's calls, breaker state, health score, the rates past their alert thresholds and the thresholds. An
  * empty `tool` means every tool registered (counts of a name no longer registered are not listed: a
  * removed tool's are deleted, and what is left of them, an operator's tool gone, say, stays out);
  * a name that is neither registered nor counted is NOT_FOUND.
@@ -41,8 +42,11 @@ export const STATS_WARNING_HEADER = 'dispatch-stats-warning';
  */
 export function toolStatsHandler(options: ToolStatsHandlerOptions) {
   const reader = options.shared ?? localStatsReader(options.stats);
-  const statsOf = (tenant: string, tool: string, counters: Readonly<ToolCounters> | undefined): ToolStatsMessage => {
-    const rates = ratesOf(counters);
+  const windowSeconds = options.stats.window.seconds;
+  const statsOf = (tenant: string, tool: string, counts: TenantCounts): ToolStatsMessage => {
+    const counters = counts.tools.get(tool);
+    const recent = counts.recent.get(tool);
+    const rates = ratesOf(recent);
     const health = options.health();
     const owner = options.registry()?.lookup(tenant, tool)?.tenant ?? '';
     const key = breakerKey({ tenant: owner, name: tool });
@@ -50,6 +54,9 @@ export function toolStatsHandler(options: ToolStatsHandlerOptions) {
       tool,
       calls: BigInt(counters?.calls ?? 0),
       rates: create(ToolRatesSchema, rates),
+      windowCalls: BigInt(recent?.calls ?? 0),
+      windowSeconds,
+      allTimeRates: create(ToolRatesSchema, ratesOf(counters)),
       breakerState: health.state(key),
       healthScore: health.healthScore(key),
       alerts: alertsOf(rates),
@@ -69,9 +76,9 @@ export function toolStatsHandler(options: ToolStatsHandlerOptions) {
       if (!registry?.lookup(tenant, request.tool) && !counters) {
         throw new RpcError(grpc.status.NOT_FOUND, `tool "${request.tool.slice(0, 200)}" is not registered and has no recorded calls`);
       }
-      return create(GetToolStatsResponseSchema, { stats: [statsOf(tenant, request.tool, counters)] });
+      return create(GetToolStatsResponseSchema, { stats: [statsOf(tenant, request.tool, counts)] });
     }
     const names = registry ? registry.list(tenant).map((t) => t.name) : [...counts.tools.keys()];
-    return create(GetToolStatsResponseSchema, { stats: names.sort().map((tool) => statsOf(tenant, tool, counts.tools.get(tool))) });
+    return create(GetToolStatsResponseSchema, { stats: names.sort().map((tool) => statsOf(tenant, tool, counts)) });
   });
 }

@@ -1,18 +1,10 @@
 import type { CallSummary } from '../events';
 import { checkInteger } from '../options';
 import type { ToolRateValues } from './rate-alerts';
+import { rateWindow, WindowCounts, type RateWindow } from './rate-window';
+import { addCounters, emptyCounters, type ToolCounters } from './tool-counters';
 
-/** Running counts of one tool's calls. */
-export interface ToolCounters {
-  calls: number;
-  attempts: number;
-  validationFailures: number;
-  timeouts: number;
-  retries: number;
-  idempotentHits: number;
-  bounded: number;
-  unexpected: number;
-}
+export { addCounters, emptyCounters, type ToolCounters } from './tool-counters';
 
 /** Per-tenant, per-tool call counts behind GetToolStats and the rate gauges. */
 export interface ToolStats {
@@ -20,6 +12,10 @@ export interface ToolStats {
   record(summary: CallSummary): void;
   /** The counts of a tenant's tool, or undefined if it has none. */
   get(tenant: string, tool: string): Readonly<ToolCounters> | undefined;
+  /** The counts of a tenant's tool over the recent window (zeros when none), what its rates are of. */
+  recent(tenant: string, tool: string): ToolCounters;
+  /** The window {@link recent} covers. */
+  readonly window: RateWindow;
   /** Tools with counts for a tenant. */
   tools(tenant: string): string[];
   /** Counts per tool summed over tenants. */
@@ -47,15 +43,14 @@ export interface ToolStatsOptions {
    * `maxTracked`, at least 1 (1000)
    */
   readonly maxTrackedPerTenant?: number;
+  /** The recent window the rates cover. @default rateWindow(): the last 900 s */
+  readonly window?: RateWindow;
 }
 
 /** {@link ToolStatsOptions.maxTracked}'s default. */
 export const DEFAULT_MAX_TRACKED = 10_000;
 /** The pairs one tenant may hold of `max` (a tenth, at least 1), here and while counts wait for Redis. */
 export const tenantShare = (max: number): number => Math.max(1, Math.floor(max / 10));
-
-/** Zero counts. */
-export const emptyCounters = (): ToolCounters => ({ calls: 0, attempts: 0, validationFailures: 0, timeouts: 0, retries: 0, idempotentHits: 0, bounded: 0, unexpected: 0 });
 
 /** Counts per tenant, then per tool. */
 export type CountersTable = Map<string, Map<string, ToolCounters>>;
@@ -77,6 +72,12 @@ export function countCall(table: CountersTable, s: CallSummary, mayAdd: boolean)
     tools.set(s.tool, (c = emptyCounters()));
     result = 'added';
   }
+  addCall(c, s);
+  return result;
+}
+
+/** Adds one finished call to `c`. */
+export function addCall(c: ToolCounters, s: CallSummary): void {
   c.calls++;
   c.attempts += s.attempts;
   if (s.validationFailed) c.validationFailures++;
@@ -85,14 +86,6 @@ export function countCall(table: CountersTable, s: CallSummary, mayAdd: boolean)
   if (s.idempotentHit) c.idempotentHits++;
   if (s.bounded) c.bounded++;
   if (s.unexpected) c.unexpected++;
-  return result;
-}
-
-/** Adds `from` into `into` (a new zero when undefined) and returns it. */
-export function addCounters(into: ToolCounters | undefined, from: Readonly<ToolCounters>): ToolCounters {
-  const sum = into ?? emptyCounters();
-  for (const key of Object.keys(sum) as (keyof ToolCounters)[]) sum[key] += from[key];
-  return sum;
 }
 
 /** The six rates of a tool's counts, each a fraction of its calls (0 with no calls). */
@@ -118,15 +111,30 @@ export function ratesOf(counters: Readonly<ToolCounters> | undefined): ToolRateV
 export function createToolStats(options: ToolStatsOptions = {}): ToolStats {
   const maxTracked = checkInteger('maxTracked', options.maxTracked ?? DEFAULT_MAX_TRACKED, {}, String);
   const maxPerTenant = checkInteger('maxTrackedPerTenant', options.maxTrackedPerTenant ?? tenantShare(maxTracked), {}, String);
+  const window = options.window ?? rateWindow();
   const byTenant: CountersTable = new Map();
+  // A pair's recent counts, by its all-time counts (dropped with them when its tool is forgotten).
+  const recent = new WeakMap<ToolCounters, WindowCounts>();
   let tracked = 0;
   return {
+    window,
     record(s) {
       if (!s.known) return;
       const mayAdd = tracked < maxTracked && (byTenant.get(s.tenant)?.size ?? 0) < maxPerTenant;
-      if (countCall(byTenant, s, mayAdd) === 'added') tracked++;
+      const result = countCall(byTenant, s, mayAdd);
+      if (result === 'dropped') return;
+      if (result === 'added') tracked++;
+      const total = byTenant.get(s.tenant)!.get(s.tool)!;
+      let buckets = recent.get(total);
+      if (!buckets) recent.set(total, (buckets = new WindowCounts(window)));
+      addCall(buckets.current(), s);
     },
     get: (tenant, tool) => byTenant.get(tenant)?.get(tool),
+    recent(tenant, tool) {
+      const total = byTenant.get(tenant)?.get(tool);
+      const buckets = total && recent.get(total);
+      return buckets ? buckets.sumInto(emptyCounters()) : emptyCounters();
+    },
     tools: (tenant) => [...(byTenant.get(tenant)?.keys() ?? [])],
     totals() {
       const out = new Map<string, ToolCounters>();
@@ -154,7 +162,10 @@ export type StatsScope = 'service' | 'replica';
 
 /** A tenant's counts per tool, as GetToolStats answers them. */
 export interface TenantCounts {
+  /** Every call counted, per tool. */
   readonly tools: ReadonlyMap<string, Readonly<ToolCounters>>;
+  /** The calls of the recent window per tool (the window of the stats read); a tool left out has none. */
+  readonly recent: ReadonlyMap<string, Readonly<ToolCounters>>;
   readonly scope: StatsScope;
   /** Why the counts reach less far than they should (the shared counts were unreachable). */
   readonly warning?: string;
@@ -165,12 +176,13 @@ export interface ToolStatsReader {
   read(tenant: string): Promise<TenantCounts>;
 }
 
-/** A tenant's counts in this replica's table. */
-export function tenantCounts(stats: ToolStats, tenant: string): Map<string, Readonly<ToolCounters>> {
-  return new Map(stats.tools(tenant).map((tool) => [tool, stats.get(tenant, tool)!]));
+/** A tenant's counts in this replica's table, all-time and recent. */
+export function tenantCounts(stats: ToolStats, tenant: string): Pick<TenantCounts, 'tools' | 'recent'> {
+  const names = stats.tools(tenant);
+  return { tools: new Map(names.map((tool) => [tool, stats.get(tenant, tool)!])), recent: new Map(names.map((tool) => [tool, stats.recent(tenant, tool)])) };
 }
 
 /** Reads this replica's table alone: the answer of a dispatch without Redis. */
 export function localStatsReader(stats: ToolStats): ToolStatsReader {
-  return { read: async (tenant) => ({ tools: tenantCounts(stats, tenant), scope: 'replica' }) };
+  return { read: async (tenant) => ({ ...tenantCounts(stats, tenant), scope: 'replica' }) };
 }

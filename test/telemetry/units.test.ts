@@ -85,7 +85,7 @@ test('one tenant cannot fill the stats table for the others: each tracks up to i
 });
 
 test('the telemetry section: debug_payloads, max_label_pairs, scrape_cache_ms and max_scrape_connections, checked', () => {
-  const defaults = { debugPayloads: false, maxLabelPairs: 1000, maxLabelPairsPerTenant: 500, scrapeCacheMs: 0, maxScrapeConnections: 8 };
+  const defaults = { debugPayloads: false, maxLabelPairs: 1000, maxLabelPairsPerTenant: 500, scrapeCacheMs: 0, maxScrapeConnections: 8, rateWindowSeconds: 900 };
   expect(telemetrySettings(parseConfig('telemetry: { debug_payloads: true }', 'c.yaml'))).toEqual({ ...defaults, debugPayloads: true });
   expect(telemetrySettings(parseConfig('tools: []', 'c.yaml'))).toEqual(defaults);
   expect(telemetrySettings(parseConfig('telemetry: { max_label_pairs: 20 }', 'c.yaml'))).toEqual({ ...defaults, maxLabelPairs: 20, maxLabelPairsPerTenant: 10 });
@@ -98,7 +98,9 @@ test('the telemetry section: debug_payloads, max_label_pairs, scrape_cache_ms an
   expect(() => telemetrySettings(parseConfig('telemetry: { scrape_cache_ms: 1.5 }', 'c.yaml'))).toThrow('c.yaml: telemetry.scrape_cache_ms: must be an integer from 0 to 2147483647');
   expect(() => telemetrySettings(parseConfig('telemetry: { max_scrape_connections: 0 }', 'c.yaml'))).toThrow('c.yaml: telemetry.max_scrape_connections: must be an integer >= 1');
   expect(() => telemetrySettings(parseConfig('telemetry: { max_scrape_connections: "8" }', 'c.yaml'))).toThrow('c.yaml: telemetry.max_scrape_connections: must be an integer >= 1');
-  expect(() => telemetrySettings(parseConfig('telemetry: { debug: true }', 'c.yaml'))).toThrow('c.yaml: telemetry.debug: unknown key (expected one of debug_payloads, max_label_pairs, max_label_pairs_per_tenant, scrape_cache_ms, max_scrape_connections)');
+  expect(() => telemetrySettings(parseConfig('telemetry: { debug: true }', 'c.yaml'))).toThrow('c.yaml: telemetry.debug: unknown key (expected one of debug_payloads, max_label_pairs, max_label_pairs_per_tenant, scrape_cache_ms, max_scrape_connections, rate_window_seconds)');
+  expect(telemetrySettings(parseConfig('telemetry: { rate_window_seconds: 60 }', 'c.yaml')).rateWindowSeconds).toBe(60);
+  expect(() => telemetrySettings(parseConfig('telemetry: { rate_window_seconds: 0 }', 'c.yaml'))).toThrow('c.yaml: telemetry.rate_window_seconds: must be an integer from 1 to 86400');
   expect(() => telemetrySettings(parseConfig('telemetry: { debug_payloads: "yes" }', 'c.yaml'))).toThrow('c.yaml: telemetry.debug_payloads: must be true or false');
   expect(() => telemetrySettings(parseConfig('telemetry: [1]', 'c.yaml'))).toThrow('c.yaml: telemetry: must be a mapping');
 });

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file dispatch/v1/registry.proto.
  */
 export const file_dispatch_v1_registry: GenFile = /*@__PURE__*/
-  fileDesc("ChpkaXNwYXRjaC92MS9yZWdpc3RyeS5wcm90bxILZGlzcGF0Y2gudjEiTQoUUmVnaXN0ZXJUb29sc1JlcXVlc3QSJAoFdG9vbHMYASADKAsyFS5kaXNwYXRjaC52MS5Ub29sU3BlYxIPCgdyZXBsYWNlGAIgASgIIisKFVJlZ2lzdGVyVG9vbHNSZXNwb25zZRISCgpyZWdpc3RlcmVkGAEgASgNIhIKEExpc3RUb29sc1JlcXVlc3QiOQoRTGlzdFRvb2xzUmVzcG9uc2USJAoFdG9vbHMYASADKAsyFS5kaXNwYXRjaC52MS5Ub29sU3BlYyIhChFSZW1vdmVUb29sUmVxdWVzdBIMCgRuYW1lGAEgASgJIiUKElJlbW92ZVRvb2xSZXNwb25zZRIPCgdyZW1vdmVkGAEgASgIIiMKE0dldFRvb2xTdGF0c1JlcXVlc3QSDAoEdG9vbBgBIAEoCSKWAQoJVG9vbFJhdGVzEhoKEnZhbGlkYXRpb25fZmFpbHVyZRgBIAEoARIPCgd0aW1lb3V0GAIgASgBEg0KBXJldHJ5GAMgASgBEhYKDmlkZW1wb3RlbnRfaGl0GAQgASgBEhcKD3Jlc3VsdF9ib3VuZGluZxgFIAEoARIcChR1bmV4cGVjdGVkX2V4Y2VwdGlvbhgGIAEoASK+AQoJVG9vbFN0YXRzEgwKBHRvb2wYASABKAkSDQoFY2FsbHMYAiABKAQSJQoFcmF0ZXMYAyABKAsyFi5kaXNwYXRjaC52MS5Ub29sUmF0ZXMSFQoNYnJlYWtlcl9zdGF0ZRgEIAEoCRIUCgxoZWFsdGhfc2NvcmUYBSABKAESDgoGYWxlcnRzGAYgAygJEjAKEGFsZXJ0X3RocmVzaG9sZHMYByABKAsyFi5kaXNwYXRjaC52MS5Ub29sUmF0ZXMiPQoUR2V0VG9vbFN0YXRzUmVzcG9uc2USJQoFc3RhdHMYASADKAsyFi5kaXNwYXRjaC52MS5Ub29sU3RhdHMy3QIKE1Rvb2xSZWdpc3RyeVNlcnZpY2USVgoNUmVnaXN0ZXJUb29scxIhLmRpc3BhdGNoLnYxLlJlZ2lzdGVyVG9vbHNSZXF1ZXN0GiIuZGlzcGF0Y2gudjEuUmVnaXN0ZXJUb29sc1Jlc3BvbnNlEkoKCUxpc3RUb29scxIdLmRpc3BhdGNoLnYxLkxpc3RUb29sc1JlcXVlc3QaHi5kaXNwYXRjaC52MS5MaXN0VG9vbHNSZXNwb25zZRJNCgpSZW1vdmVUb29sEh4uZGlzcGF0Y2gudjEuUmVtb3ZlVG9vbFJlcXVlc3QaHy5kaXNwYXRjaC52MS5SZW1vdmVUb29sUmVzcG9uc2USUwoMR2V0VG9vbFN0YXRzEiAuZGlzcGF0Y2gudjEuR2V0VG9vbFN0YXRzUmVxdWVzdBohLmRpc3BhdGNoLnYxLkdldFRvb2xTdGF0c1Jlc3BvbnNlYgZwcm90bzM", [file_dispatch_v1_tool]);
+  fileDesc("ChpkaXNwYXRjaC92MS9yZWdpc3RyeS5wcm90bxILZGlzcGF0Y2gudjEiTQoUUmVnaXN0ZXJUb29sc1JlcXVlc3QSJAoFdG9vbHMYASADKAsyFS5kaXNwYXRjaC52MS5Ub29sU3BlYxIPCgdyZXBsYWNlGAIgASgIIisKFVJlZ2lzdGVyVG9vbHNSZXNwb25zZRISCgpyZWdpc3RlcmVkGAEgASgNIhIKEExpc3RUb29sc1JlcXVlc3QiOQoRTGlzdFRvb2xzUmVzcG9uc2USJAoFdG9vbHMYASADKAsyFS5kaXNwYXRjaC52MS5Ub29sU3BlYyIhChFSZW1vdmVUb29sUmVxdWVzdBIMCgRuYW1lGAEgASgJIiUKElJlbW92ZVRvb2xSZXNwb25zZRIPCgdyZW1vdmVkGAEgASgIIiMKE0dldFRvb2xTdGF0c1JlcXVlc3QSDAoEdG9vbBgBIAEoCSKWAQoJVG9vbFJhdGVzEhoKEnZhbGlkYXRpb25fZmFpbHVyZRgBIAEoARIPCgd0aW1lb3V0GAIgASgBEg0KBXJldHJ5GAMgASgBEhYKDmlkZW1wb3RlbnRfaGl0GAQgASgBEhcKD3Jlc3VsdF9ib3VuZGluZxgFIAEoARIcChR1bmV4cGVjdGVkX2V4Y2VwdGlvbhgGIAEoASKcAgoJVG9vbFN0YXRzEgwKBHRvb2wYASABKAkSDQoFY2FsbHMYAiABKAQSJQoFcmF0ZXMYAyABKAsyFi5kaXNwYXRjaC52MS5Ub29sUmF0ZXMSFQoNYnJlYWtlcl9zdGF0ZRgEIAEoCRIUCgxoZWFsdGhfc2NvcmUYBSABKAESDgoGYWxlcnRzGAYgAygJEjAKEGFsZXJ0X3RocmVzaG9sZHMYByABKAsyFi5kaXNwYXRjaC52MS5Ub29sUmF0ZXMSFAoMd2luZG93X2NhbGxzGAggASgEEhYKDndpbmRvd19zZWNvbmRzGAkgASgNEi4KDmFsbF90aW1lX3JhdGVzGAogASgLMhYuZGlzcGF0Y2gudjEuVG9vbFJhdGVzIj0KFEdldFRvb2xTdGF0c1Jlc3BvbnNlEiUKBXN0YXRzGAEgAygLMhYuZGlzcGF0Y2gudjEuVG9vbFN0YXRzMt0CChNUb29sUmVnaXN0cnlTZXJ2aWNlElYKDVJlZ2lzdGVyVG9vbHMSIS5kaXNwYXRjaC52MS5SZWdpc3RlclRvb2xzUmVxdWVzdBoiLmRpc3BhdGNoLnYxLlJlZ2lzdGVyVG9vbHNSZXNwb25zZRJKCglMaXN0VG9vbHMSHS5kaXNwYXRjaC52MS5MaXN0VG9vbHNSZXF1ZXN0Gh4uZGlzcGF0Y2gudjEuTGlzdFRvb2xzUmVzcG9uc2USTQoKUmVtb3ZlVG9vbBIeLmRpc3BhdGNoLnYxLlJlbW92ZVRvb2xSZXF1ZXN0Gh8uZGlzcGF0Y2gudjEuUmVtb3ZlVG9vbFJlc3BvbnNlElMKDEdldFRvb2xTdGF0cxIgLmRpc3BhdGNoLnYxLkdldFRvb2xTdGF0c1JlcXVlc3QaIS5kaXNwYXRjaC52MS5HZXRUb29sU3RhdHNSZXNwb25zZWIGcHJvdG8z", [file_dispatch_v1_tool]);
 
 /**
  * @generated from message dispatch.v1.RegisterToolsRequest
@@ -300,11 +300,15 @@ export type ToolStats = Message<"dispatch.v1.ToolStats"> & {
   tool: string;
 
   /**
+   * Every call counted (since the counts began: this replica's start, or the shared counts' TTL).
+   *
    * @generated from field: uint64 calls = 2;
    */
   calls: bigint;
 
   /**
+   * The six rates over the recent window (`window_calls` calls in the last `window_seconds`).
+   *
    * @generated from field: dispatch.v1.ToolRates rates = 3;
    */
   rates?: ToolRates | undefined;
@@ -337,6 +341,28 @@ export type ToolStats = Message<"dispatch.v1.ToolStats"> & {
    * @generated from field: dispatch.v1.ToolRates alert_thresholds = 7;
    */
   alertThresholds?: ToolRates | undefined;
+
+  /**
+   * Calls in the recent window: what `rates` and `alerts` are fractions of (`calls` is every call
+   * counted).
+   *
+   * @generated from field: uint64 window_calls = 8;
+   */
+  windowCalls: bigint;
+
+  /**
+   * The length of that window, in seconds (telemetry.rate_window_seconds; 900 by default).
+   *
+   * @generated from field: uint32 window_seconds = 9;
+   */
+  windowSeconds: number;
+
+  /**
+   * The six rates over every call counted (`calls`), as `rates` were before they had a window.
+   *
+   * @generated from field: dispatch.v1.ToolRates all_time_rates = 10;
+   */
+  allTimeRates?: ToolRates | undefined;
 };
 
 /**
@@ -349,11 +375,15 @@ export type ToolStatsJson = {
   tool?: string;
 
   /**
+   * Every call counted (since the counts began: this replica's start, or the shared counts' TTL).
+   *
    * @generated from field: uint64 calls = 2;
    */
   calls?: string;
 
   /**
+   * The six rates over the recent window (`window_calls` calls in the last `window_seconds`).
+   *
    * @generated from field: dispatch.v1.ToolRates rates = 3;
    */
   rates?: ToolRatesJson;
@@ -386,6 +416,28 @@ export type ToolStatsJson = {
    * @generated from field: dispatch.v1.ToolRates alert_thresholds = 7;
    */
   alertThresholds?: ToolRatesJson;
+
+  /**
+   * Calls in the recent window: what `rates` and `alerts` are fractions of (`calls` is every call
+   * counted).
+   *
+   * @generated from field: uint64 window_calls = 8;
+   */
+  windowCalls?: string;
+
+  /**
+   * The length of that window, in seconds (telemetry.rate_window_seconds; 900 by default).
+   *
+   * @generated from field: uint32 window_seconds = 9;
+   */
+  windowSeconds?: number;
+
+  /**
+   * The six rates over every call counted (`calls`), as `rates` were before they had a window.
+   *
+   * @generated from field: dispatch.v1.ToolRates all_time_rates = 10;
+   */
+  allTimeRates?: ToolRatesJson;
 };
 
 /**

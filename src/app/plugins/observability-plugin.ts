@@ -1,7 +1,7 @@
 import { createEventBus, createEventObserver, createRedisRelay, subscribeHandler, type CallSummary, type RedisRelay } from '../../events';
 import type { ToolRegistry } from '../../registry';
 import { connectRedis } from '../../store/redis';
-import { createObservedHealth, createSharedToolStats, createToolStats, createTracing, isHealthSource, sharedStatsLimitsFromEnv, startMetrics, telemetrySettings, toolStatsHandler, type Metrics, type SharedToolStats, type ToolHealthSource } from '../../telemetry';
+import { createObservedHealth, createSharedToolStats, createToolStats, createTracing, isHealthSource, metricsListenFromEnv, rateWindow, sharedStatsLimitsFromEnv, startMetrics, telemetrySettings, toolStatsHandler, type Metrics, type SharedToolStats, type ToolHealthSource } from '../../telemetry';
 import { parseBreakerKey, type ToolRates, type ToolSlots } from '../../pipeline';
 import type { TurnCounts } from '../../server';
 import type { Plugin, PluginContext } from '../plugin';
@@ -16,7 +16,7 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
   const { logger, config } = ctx;
   const settings = telemetrySettings(config, { singleTenant: ctx.singleTenant });
   const bus = createEventBus({ subscriberBuffer: config.limits.subscriberBuffer, maxSubscribersPerTenant: config.limits.maxSubscribersPerTenant });
-  const stats = createToolStats();
+  const stats = createToolStats({ window: rateWindow(settings.rateWindowSeconds) });
   const observed = createObservedHealth();
   let health: ToolHealthSource = observed;
   let registry: ToolRegistry | undefined;
@@ -37,8 +37,8 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
     return observed.states();
   };
   try {
-    if (ctx.options.metricsListen) {
-      const listen = ctx.options.metricsListen;
+    const listen = metricsListenFromEnv(ctx.options.metricsListen || undefined, process.env, logger);
+    if (listen) {
       metrics = await startMetrics({ listen, stats, breakerStates: heldStates, subscribers: () => bus.subscriberCount, turns: () => turns?.(), slotsInUse: () => slots?.inUse(), slotRefusals: () => slots?.refused(), rateRefusals: () => rates?.refused(), logger, maxLabelPairs: settings.maxLabelPairs, maxLabelPairsPerTenant: settings.maxLabelPairsPerTenant, scrapeCacheMs: settings.scrapeCacheMs, maxScrapeConnections: settings.maxScrapeConnections }).catch((error: NodeJS.ErrnoException) => {
         // A bare "listen EADDRINUSE" (a system error, with a code) names neither the flag nor the port's use.
         throw error.code === undefined ? error : new Error(`--metrics-listen ${listen}: ${error.message}`, { cause: error });

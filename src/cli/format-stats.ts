@@ -13,10 +13,18 @@ const RATES: readonly (readonly [keyof Omit<ToolRates, '$typeName' | '$unknown'>
 
 const percent = (fraction: number): string => `${(fraction * 100).toFixed(1)}%`;
 
-/** A tool's GetToolStats as readable lines: calls, breaker and health; the six rates; one line per alert. Names and alerts are shown escaped (a tenant names its tools). */
+/** The window the rates cover, as a line's prefix (`last 15 min, 4 calls: `); none from a server that predates the window. */
+function windowPrefix(stats: ToolStats): string {
+  const seconds = stats.windowSeconds;
+  if (!seconds) return '';
+  const span = seconds % 60 === 0 ? `${seconds / 60} min` : `${seconds} s`;
+  return `last ${span}, ${stats.windowCalls} call${stats.windowCalls === 1n ? '' : 's'}: `;
+}
+
+/** A tool's GetToolStats as readable lines: calls (all time), breaker and health; the six rates over the recent window; one line per alert. Names and alerts are shown escaped (a tenant names its tools). */
 export function formatStats(stats: ToolStats): string {
   const lines = [`${terminalWord(stats.tool).padEnd(24)} ${String(stats.calls).padStart(8)} calls  breaker ${terminalWord(stats.breakerState || 'closed')}  health ${stats.healthScore.toFixed(2)}`];
-  if (stats.rates) lines.push(`  ${RATES.map(([field, name]) => `${name} ${percent(stats.rates![field])}`).join('  ')}`);
+  if (stats.rates) lines.push(`  ${windowPrefix(stats)}${RATES.map(([field, name]) => `${name} ${percent(stats.rates![field])}`).join('  ')}`);
   for (const alert of stats.alerts) lines.push(`  ALERT ${terminalText(alert)}`);
   return lines.join('\n');
 }

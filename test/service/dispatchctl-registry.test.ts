@@ -69,14 +69,14 @@ test('tools register refuses a file with a bad tool or no tools, naming the prob
   expect((await ctl('tools', 'list')).out).not.toMatch(/^x\s/m);
 });
 
-test('stats prints calls, breaker, health and the six rates per tool, and the rates past their thresholds as alerts', async () => {
+test('stats prints calls, breaker, health and the six rates per tool over the window they cover, and the rates past their thresholds as alerts', async () => {
   // Two valid calls, two that fail validation: a validation failure rate of 50% (> 15%).
   for (const args of ['{"n":1}', '{"n":2}', '{"n":"one"}', '{}']) await ctl('--session', 'stats', 'call', 'echo', args);
   const { code, out } = await ctl('stats', 'echo');
   expect(code).toBe(0);
   const [head, rates, ...alerts] = out.split('\n');
   expect(head).toMatch(/^echo\s+4 calls {2}breaker closed {2}health \d\.\d\d$/);
-  expect(rates).toBe('  validation 50.0%  timeout 0.0%  retry 0.0%  idempotent 0.0%  bounding 0.0%  unexpected 0.0%');
+  expect(rates).toBe('  last 15 min, 4 calls: validation 50.0%  timeout 0.0%  retry 0.0%  idempotent 0.0%  bounding 0.0%  unexpected 0.0%');
   expect(alerts).toEqual([expect.stringMatching(/^ {2}ALERT validation.*50(\.0)?% > 15%$/)]);
   // Every tool without a name.
   expect((await ctl('stats')).out).toMatch(/^echo\s+4 calls/m);

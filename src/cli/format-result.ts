@@ -3,9 +3,17 @@ import { kindName } from '../errors';
 import { terminalText, terminalWord } from '../events';
 
 /**
+ * Marks each line of a tool's output: dispatchctl's own lines after it (`  ! ` warnings) never
+ * start with it, so an output line cannot pass for one, whatever it holds (`! loop warning`, a
+ * look-alike of `!` such as U+01C3 or U+FF01, leading spaces).
+ */
+const OUTPUT_MARGIN = '  │';
+
+/**
  * A result as readable lines: status, the output, and what dispatch noted about it. The call id,
  * the tool name, the output and the warnings come from the caller, the model or the tool: they are
- * shown escaped (terminalWord, terminalText; the output keeps its line breaks and tabs).
+ * shown escaped (terminalWord, terminalText; the output keeps its line breaks and tabs, each line
+ * behind {@link OUTPUT_MARGIN}).
  */
 export function formatResult(result: ToolResult): string {
   const flags = [
@@ -18,7 +26,7 @@ export function formatResult(result: ToolResult): string {
   const head = result.isError
     ? `✗ ${terminalWord(result.toolCallId)} ${terminalWord(result.resolvedToolName)}: ${kindName(result.error?.kind ?? 0)} (${flags.join(', ')})`
     : `✓ ${terminalWord(result.toolCallId)} ${terminalWord(result.resolvedToolName)} (${flags.join(', ')})`;
-  const lines = [head, `  ${terminalText(result.output, true).replace(/\n/g, '\n  ')}`];
+  const lines = [head, ...terminalText(result.output, true).split('\n').map((line) => (line === '' ? OUTPUT_MARGIN : `${OUTPUT_MARGIN} ${line}`))];
   for (const warning of result.warnings) lines.push(`  ! ${terminalText(warning)}`);
   return lines.join('\n');
 }

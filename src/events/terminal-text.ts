@@ -34,3 +34,10 @@ export function terminalWord(value: string): string {
   if (value !== '' && !/\s/.test(value) && !UNSAFE.test(value)) return value;
   return JSON.stringify(value).replace(UNSAFE_ALL, escaped);
 }
+
+/** The first character of `text` from {@link UNSAFE}: its code point and its position, counted in code points from 1. */
+export function firstUnsafeChar(text: string): { readonly code: number; readonly position: number } | undefined {
+  const match = UNSAFE.exec(text);
+  if (match === null) return undefined;
+  return { code: match[0].codePointAt(0)!, position: [...text.slice(0, match.index)].length + 1 };
+}

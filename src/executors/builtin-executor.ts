@@ -1,7 +1,7 @@
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../errors';
 import { MAX_TIMER_MS } from '../options/limits';
-import type { ScratchHold } from '../session';
+import { withoutScratchPaths, type ScratchHold } from '../session';
 import type { Delivery, Executor, ExecutorContext } from './executor';
 
 /** A tool implemented inside dispatch. */
@@ -57,6 +57,8 @@ class BuiltinContext implements ExecutorContext {
   /** Made on the first scratchDir(): most built-ins never ask. */
   private holds: ScratchHold[] | undefined;
   private settled = false;
+  /** Every directory scratchDir() gave, which the built-in's errors must not name (session/scratch-paths.ts). */
+  readonly dirs: string[] = [];
 
   constructor(private readonly ctx: HoldingContext) {}
 
@@ -99,6 +101,7 @@ class BuiltinContext implements ExecutorContext {
 
   async scratchDir(): Promise<string> {
     const hold = await this.ctx.holdScratchDir();
+    if (!this.dirs.includes(hold.path)) this.dirs.push(hold.path);
     // One hold per directory (a new one after the session ended meanwhile); none past the end.
     if (this.settled || this.holds?.some((held) => held.path === hold.path)) hold.release();
     else (this.holds ??= []).push(hold);
@@ -127,6 +130,8 @@ export function createBuiltinExecutor(extra: ReadonlyMap<string, BuiltinTool> = 
       const scoped = new BuiltinContext(ctx);
       try {
         return await impl(args, scoped);
+      } catch (error) {
+        throw withoutScratchPaths(error, scoped.dirs);
       } finally {
         scoped.release();
       }

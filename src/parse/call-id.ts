@@ -1,4 +1,5 @@
 import { randomFillSync } from 'node:crypto';
+import { firstUnsafeChar } from '../events/terminal-text';
 
 const ALPHABET = Buffer.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789', 'latin1');
 const ID_LENGTH = 24;
@@ -26,4 +27,21 @@ export function createCallId(): string {
     if (byte < UNBIASED_LIMIT) chars[filled++] = ALPHABET[byte % ALPHABET.length] ?? 0x30;
   }
   return `call_${chars.toString('latin1')}`;
+}
+
+/** The longest call id: what Dispatch takes, and ParseToolCalls passes on from a model. */
+export const MAX_CALL_ID_CHARS = 256;
+
+/**
+ * Why `id` cannot be a call's id, or undefined: it is longer than {@link MAX_CALL_ID_CHARS}, or it
+ * holds a control character or an invisible or reordering format character (terminal-text's set:
+ * NUL, ESC, CR, LF, DEL, C1, bidirectional controls, zero-width). A call id reaches events, spans,
+ * logs, a worker's assignment and a terminal; the ids createCallId makes never fail it.
+ */
+export function callIdProblem(id: string): string | undefined {
+  if (id.length > MAX_CALL_ID_CHARS) return `is ${id.length} characters long, over the limit of ${MAX_CALL_ID_CHARS}`;
+  const unsafe = firstUnsafeChar(id);
+  if (unsafe === undefined) return undefined;
+  const code = `U+${unsafe.code.toString(16).toUpperCase().padStart(4, '0')}`;
+  return `holds ${code} at position ${unsafe.position}: a call id may not hold control characters or invisible or bidirectional format characters`;
 }

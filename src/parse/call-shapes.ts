@@ -1,4 +1,5 @@
 import { isJsonObject, toCompactJson, type JsonObject, type TolerantValue } from './json-value';
+import { callIdProblem } from './call-id';
 import { parseTolerantValue } from './tolerant-json';
 import type { ParseFormat } from './types';
 
@@ -121,8 +122,9 @@ function plausibleName(value: TolerantValue | undefined): string | undefined {
   return name;
 }
 
+/** The model's id when Dispatch would take it (callIdProblem); else the call gets a fresh one. */
 function plausibleId(value: TolerantValue | undefined): string | undefined {
   if (typeof value !== 'string') return undefined;
   const id = value.trim();
-  return id.length > 0 && id.length <= MAX_NAME_LENGTH ? id : undefined;
+  return id.length > 0 && callIdProblem(id) === undefined ? id : undefined;
 }

@@ -4,4 +4,4 @@ export { parseTolerantValue, MAX_PARSE_DEPTH } from './tolerant-json';
 export type { FailedValue, ParseFailureReason, ParsedValue, WorkBudget } from './tolerant-json';
 export { JsonNumber, isJsonObject, toCompactJson } from './json-value';
 export type { JsonObject, TolerantValue } from './json-value';
-export { createCallId } from './call-id';
+export { callIdProblem, createCallId, MAX_CALL_ID_CHARS } from './call-id';

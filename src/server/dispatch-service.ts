@@ -11,6 +11,7 @@ import {
 } from '../../gen/dispatch/v1/dispatch_pb';
 import type { ServerSurfaceCall } from '@grpc/grpc-js/build/src/server-call';
 import { HardError } from '../errors';
+import { callIdProblem } from '../parse';
 import { throttledWarn } from '../log';
 import { createAbortScope, DEADLINES, dispatchSequential, onAbort, turnError, type PipelineDeps, type TurnContext } from '../pipeline';
 import { MAX_TOOL_NAME_CHARS } from '../registry/validate-spec';
@@ -58,6 +59,11 @@ function checkRequest(request: DispatchRequest, maxCalls: number): void {
   const sent = sentCounts(request);
   if (sent.calls > maxCalls) {
     throw new RpcError(grpc.status.INVALID_ARGUMENT, `${sent.calls} calls in one turn, over the limit of ${maxCalls}`);
+  }
+  // A call id reaches events, spans, logs, workers and terminals; the model reads it back.
+  for (let i = 0; i < request.calls.length; i++) {
+    const problem = callIdProblem(request.calls[i]!.id);
+    if (problem !== undefined) throw new RpcError(grpc.status.INVALID_ARGUMENT, `calls[${i}].id ${problem}; nothing was run`);
   }
   if (sent.offeredTools > MAX_OFFERED_TOOLS) {
     throw new RpcError(grpc.status.INVALID_ARGUMENT, `${sent.offeredTools} offered tools in one turn, over the limit of ${MAX_OFFERED_TOOLS}`);

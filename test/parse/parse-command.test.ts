@@ -67,7 +67,8 @@ describe('parseCommand', () => {
     writeFileSync(file, 'said\x1b]52;c;cHduZWQ=\x07\r\u202e\n\tthen\n<tool_call>{"name": "get_time", "arguments": {"tz": "\u009b31m"}, "id": "c1\\r\\n\\u001b[8m"}</tool_call>');
     const { code, lines } = await run(file);
     expect(code).toBe(0);
-    expect(lines.slice(0, 3)).toEqual(['format: hermes', 'calls: 1', String.raw`  get_time({"tz":"\u009b31m"})  id "c1\r\n\u001b[8m"`]);
+    // The model's id holds CR, LF and ESC, which Dispatch refuses: the call gets a fresh one.
+    expect(lines.slice(0, 3)).toEqual(['format: hermes', 'calls: 1', expect.stringMatching(/^ {2}get_time\(\{"tz":"\\u009b31m"\}\) {2}id call_[A-Za-z0-9]{24}$/)]);
     expect(lines.slice(3)).toEqual(['remaining text:', String.raw`said\u001b]52;c;cHduZWQ=\u0007\u000d\u202e` + '\n\tthen']);
   });
 });

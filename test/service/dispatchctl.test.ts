@@ -32,7 +32,7 @@ test('tools list prints one readable line per tool', async () => {
 test('call prints the result and its attempts', async () => {
   const { code, out } = await ctl('call', 'echo', '{"a":1}');
   expect(code).toBe(0);
-  expect(out).toMatch(/^✓ call_1 echo \(1 attempt, \d+ ms\)\n  \{"a":1\}$/);
+  expect(out).toMatch(/^✓ call_1 echo \(1 attempt, \d+ ms\)\n  │ \{"a":1\}$/);
   const unknown = await ctl('call', 'ecko', '{}');
   // The turn ran, and its result is an error: 3, for scripts.
   expect(unknown.code).toBe(3);

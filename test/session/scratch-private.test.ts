@@ -71,7 +71,8 @@ test('a link or a wider mode found in the root is refused, not used', async () =
   const dir = await dirs.get('acme', 'link');
   rmSync(dir, { recursive: true });
   symlinkSync(attacker, dir);
-  await expect(dirs.get('acme', 'link')).rejects.toThrow(`scratch directory ${dir} is not a directory of this user with mode 0700 (a symbolic link, another owner or a wider mode): not used`);
+  // The message names the path under the scratch root, not where the root is (it reaches the model).
+  await expect(dirs.get('acme', 'link')).rejects.toThrow(`scratch directory ${dir.replace(`${shared}/`, '<scratch root>/')} is not a directory of this user with mode 0700 (a symbolic link, another owner or a wider mode): not used`);
   expect(readdirSync(attacker)).toEqual([]);
   const wide = await dirs.get('acme', 'wide');
   chmodSync(wide, 0o777);

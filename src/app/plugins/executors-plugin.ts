@@ -39,6 +39,7 @@ export function createExecutorsPlugin(pluginOptions: ExecutorsPluginOptions = {}
         return deps.registry;
       },
       maxToolsPerTenant: () => deps?.limits.maxToolsPerTenant ?? Infinity,
+      maxSchemaBytesPerTenant: () => deps?.limits.maxSchemaBytesPerTenant ?? Infinity,
       onRegistered: (tenant, specs) => relay?.publishSpecs(tenant, specs),
     });
     return {

@@ -5,6 +5,7 @@ import type { Hello, WorkAssignment, WorkerMessage } from '../../../gen/dispatch
 import type { Logger } from '../../log';
 import { RegistryError, type ToolRegistry } from '../../registry';
 import { CREDENTIAL_RECHECK_MS, recheckCredentials, REGISTRY_ERROR_STATUS, RpcError, toServiceError, type Authenticator } from '../../server';
+import { helloBytesRefusal } from './hello-bytes';
 import { helloSpecs } from './hello-specs';
 import { streamEndReason } from './worker-errors';
 import type { EndStatus, WorkerLink } from './worker-link';
@@ -17,6 +18,8 @@ export interface WorkHandlerDeps {
   readonly registry: () => ToolRegistry;
   /** Tools a tenant may own (limits.max_tools_per_tenant): a worker's hello counts as a registration. */
   readonly maxToolsPerTenant?: () => number;
+  /** Bytes of specs a tenant's tools may hold (limits.max_schema_bytes_per_tenant): a hello past it alone is refused for good. */
+  readonly maxSchemaBytesPerTenant?: () => number;
   readonly authenticate: () => Authenticator;
   readonly logger: Logger;
   readonly options: ResolvedWorkerOptions;
@@ -67,6 +70,8 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
       if (message.workerId.length > 256) throw new RpcError(status.INVALID_ARGUMENT, 'worker_id is longer than 256 characters');
       const registry = deps.registry();
       const specs = helloSpecs(message, tenant, registry, deps.options.maxToolsPerHello);
+      const overAlone = tenant === '' ? undefined : helloBytesRefusal(specs, deps.maxSchemaBytesPerTenant?.() ?? Infinity);
+      if (overAlone !== undefined) throw new RpcError(status.INVALID_ARGUMENT, overAlone);
       greeted = true;
       clearTimeout(helloTimer);
       registry

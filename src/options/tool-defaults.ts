@@ -13,6 +13,8 @@ export const TOOL_DEFAULTS = Object.freeze({
   loopStop: 10,
   failureWarn: 2,
   failureBlock: 5,
+  /** How long LOOP_BLOCKED lasts after the call's last counted failure, before it may run once more. */
+  blockCooldownMs: 30_000,
 });
 
 /** The hard ceiling on attempts of one call, whatever the policy says. */

@@ -10,30 +10,17 @@ import type { CallProgress } from './run-attempt';
 export type LoopFailure = Pick<DispatchError, 'kind' | 'message'> & Partial<Pick<DispatchError, 'phase' | 'recoverable' | 'retryAfterMs'>>;
 
 /**
- * A failure after which the model was told to call again later, unchanged: the tool did not run
- * (a 429, a refusal before it ran: an unreachable tool, no worker) and calling again may succeed,
- * or the tool said it was busy and when to call again (a 503 with Retry-After). Such a call is
- * the model doing as it was told, not a loop, so it is neither counted nor warned of: five of them
- * would otherwise refuse the call LOOP_BLOCKED once the tool is back (DESIGN section 6). A tool
- * that stays unreachable, or answers 503, opens its breaker instead (DESIGN section 8).
- * BREAKER_OPEN, STORE_UNAVAILABLE and a rate limit's or cap's refusal end before any record.
- */
-function callAgainLater(failure: LoopFailure): boolean {
-  return failure.recoverable === true && (failure.phase === 'before' || failure.retryAfterMs !== undefined);
-}
-
-/**
  * What the loop window compares of an attempt's result: the output of a success, the kind and
- * message of a failure; undefined, nothing recorded, for a failure that asked to be called again
- * later (callAgainLater). A bounded success (`whole`: the text it was cut from) is compared by its
+ * message of a failure (one that asked to be called again later too: whether it counts is
+ * windowRecord's to say). A bounded success (`whole`: the text it was cut from) is compared by its
  * whole text, as wholeRecord gives it: its head and tail alone took a poll whose answers differ
  * only in the omitted middle for the same result ten times, and ended it LOOP_DETECTED. A replay
  * of the stored result records what its first attempt did (StoredResult.loopRecord), so replays
  * of a bounded result are repeats from the first.
  */
-export function loopRecordOf(output: string, failure: LoopFailure | undefined, whole?: string): string | undefined {
+export function loopRecordOf(output: string, failure: LoopFailure | undefined, whole?: string): string {
   if (!failure) return whole === undefined ? output : wholeRecord(whole);
-  return callAgainLater(failure) ? undefined : failureRecord(failure);
+  return failureRecord(failure);
 }
 
 /** A bounded result's loop record: its whole text's hash, which no output the model is shown equals (a NUL first). */
@@ -60,11 +47,11 @@ export async function recordReplay(deps: PipelineDeps, scope: SessionScope, op: 
 }
 
 /**
- * True when this attempt's failure adds nothing to the loop window, nor warns: a retry failing
- * with the same loop record, on the same operation, as the call's last attempt (the window already
- * counts it), or a failure that records nothing (`record` undefined: loopRecordOf). Remembers
- * this attempt's failure (or forgets the last one, on a success) for the next; one that records
- * nothing leaves the last one as it was.
+ * True when this attempt's failure adds nothing to the loop window's counts, nor warns: a retry
+ * failing with the same loop record, on the same operation, as the call's last attempt (the window
+ * already counts it), or a failure that records nothing (`record` undefined: a cancelled attempt).
+ * Remembers this attempt's failure (or forgets the last one, on a success) for the next; one that
+ * records nothing leaves the last one as it was.
  */
 export function sameFailure(progress: CallProgress, op: string, record: string | undefined, failed: boolean): boolean {
   if (!failed) {

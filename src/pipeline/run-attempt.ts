@@ -16,10 +16,11 @@ import { AttemptContext, CallKey, type ReadKeys } from './attempt-context';
 import { runGuarded } from './signals';
 import { gated, gateSkip, whileHeld, type GateSkip } from './gated';
 import { memoServes } from './memo-hit';
-import { budgetWarning, claimRefusal, overBudget, refused } from './refusals';
+import { budgetWarning, claimRefusal, overBudget } from './refusals';
 import { sideEffectFailure } from './side-effect-failure';
 import { addLoopWarning, loopRecordOf, recordReplay, sameFailure } from './replay-record';
 import { loopOp } from './loop-op';
+import { blockLeftMs, loopBlocked, windowRecord } from './loop-block';
 import { checkMayStart } from './turn-error';
 import { countsForBreaker, postHookNotes } from './attempt-end';
 import { AnsweredByRecord } from './answered-by-record';
@@ -170,10 +171,13 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     obs.loopStop(attempt, message);
     throw new HardError(status.ABORTED, 'LOOP_DETECTED', message);
   }
-  // A retry of this call after it failed here was let in already: its own failures are not the model's repeats.
-  if (streak.failed && streak.count >= tool.loop.failureBlock && progress.lastFailure?.op !== op) {
+  // A retry of this call after it failed here was let in already: its own failures are not the
+  // model's repeats, nor early. A block ends after its cool-down: the call then runs once, a probe.
+  const ownRetry = progress.lastFailure?.op === op;
+  const blockLeft = ownRetry ? undefined : blockLeftMs(streak, tool);
+  if (blockLeft !== undefined && blockLeft > 0) {
     if (claimed) await releaseClaim(deps, scope, op, callKey.value, owner);
-    return failedBefore(attemptObs, callId, tool, refused(ErrorKind.LOOP_BLOCKED, `this exact call failed the same way ${streak.count} times in a row; dispatch refused to run it again`), attempt, started, warnings);
+    return failedBefore(attemptObs, callId, tool, loopBlocked(streak, blockLeft), attempt, started, warnings);
   }
   // Its memo entry went stale while the store answered (a write, a session end): it takes its slot and turn now, and begins again.
   if (skip?.memoized && !memoServes(deps.guards.memo!, callKey.local, skip.memoized)) return gated(deps.guards.slots, deps.guards.rates, tool, turn, () => attemptWith(deps, turn, obs, attemptObs, callId, tool, args, attempt, warnings, started, progress, callKey, wantClaim, undefined), (e) => failedBefore(attemptObs, callId, tool, DispatchError.from(e, 'before'), attempt, started, warnings));
@@ -245,25 +249,28 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   const failed = error !== undefined;
   // A cancelled attempt is no repeat of the call (its client, or its wave, gave up): no loop record.
   const cancelled = error?.kind === ErrorKind.CANCELLED;
-  const record = cancelled ? undefined : loopRecordOf(result.output, error, result.truncated ? text : undefined);
+  const loopResult = cancelled ? undefined : loopRecordOf(result.output, error, result.truncated ? text : undefined);
   const idempotency: FinishAttempt['idempotency'] = !claimed
     ? undefined
     : !error || error.phase === 'after'
-      ? { key: callKey.value, action: 'complete', result: toStored(result, result.truncated ? record : undefined), ttlSeconds: tool.idempotencyTtlSeconds }
+      ? { key: callKey.value, action: 'complete', result: toStored(result, result.truncated ? loopResult : undefined), ttlSeconds: tool.idempotencyTtlSeconds }
       : error.phase === 'during'
         ? { key: callKey.value, action: 'unknown', ttlSeconds: tool.idempotencyTtlSeconds }
         : { key: callKey.value, action: 'release', owner };
   const memory = failed ? undefined : { entry: memoryEntry(tool.name, canonicalArgs, text, tool.spec.skipRedaction), max: deps.limits.maxMemoryEntries, ttlSeconds: MEMORY_TTL_SECONDS };
   // A retry failing as the call's last attempt did is the same call failing once more, not the
-  // model repeating it: recorded once, so one call does not warn, nor block the next.
-  const repeated = sameFailure(progress, op, record, failed);
+  // model repeating it: counted once, so one call does not warn, nor block the next (windowRecord
+  // still records the wait it told). A call-again-later failure counts only when `early`.
+  const repeated = sameFailure(progress, op, loopResult, failed);
+  const early = !ownRetry && streak.waitMs !== undefined;
+  const record = windowRecord({ result: loopResult, failure: error, repeated, early, probe: blockLeft === 0, window: deps.limits.loopWindow });
   let spillKept = false;
   if (!storeDown) {
     try {
-      let after = deps.store.finishAttempt({ scope, op, record: record === undefined || repeated ? undefined : { result: record, failed, window: deps.limits.loopWindow }, idempotency, spill, memory });
+      let after = deps.store.finishAttempt({ scope, op, record, idempotency, spill, memory });
       if (after instanceof Promise) after = await after;
       spillKept = after.spillRefused !== true;
-      if (!cancelled && !repeated && addLoopWarning(after.streak, tool, obs, attempt, warnings)) result.warnings = [...warnings];
+      if (record && record.counts !== false && addLoopWarning(after.streak, tool, obs, attempt, warnings)) result.warnings = [...warnings];
     } catch (storeError) {
       deps.logger.warn('store write after attempt failed; memory and loop record dropped', { tool: tool.name, error: (storeError as Error).message });
     }

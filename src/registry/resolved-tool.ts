@@ -17,6 +17,8 @@ export interface ResolvedLoopPolicy {
   readonly stop: number;
   readonly failureWarn: number;
   readonly failureBlock: number;
+  /** How long LOOP_BLOCKED lasts after the call's last counted failure (or the wait it told, if longer), in ms. */
+  readonly blockCooldownMs: number;
 }
 
 /** A registered tool: its spec, the compiled schema and every policy resolved to a value. */
@@ -71,6 +73,7 @@ export function resolveTool(
       stop: orDefault(spec.loop?.stopThreshold, d.loopStop),
       failureWarn: orDefault(spec.loop?.failureWarnThreshold, d.failureWarn),
       failureBlock: orDefault(spec.loop?.failureBlockThreshold, d.failureBlock),
+      blockCooldownMs: orDefault(spec.loop?.blockCooldownMs, d.blockCooldownMs),
     }),
   });
 }

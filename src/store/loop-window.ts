@@ -5,24 +5,49 @@ export interface WindowEntry {
   readonly op: string;
   readonly hash: string;
   readonly failed: boolean;
+  /** False for a record that neither adds to its op's streak nor breaks it. @default true */
+  readonly counts?: boolean;
+  /** When it was recorded, in ms by the store's clock. @default 0 */
+  readonly at?: number;
+  /** When the wait it told the model ends, in ms by the store's clock (0: it told none). @default 0 */
+  readonly until?: number;
 }
 
 /**
- * The streak of an operation in a window ordered oldest first: how many of its newest entries
- * carry the same result, stopping at the first different result (progress).
+ * A streak as stores give it: `count` identical results, the newest recorded `at`; `until`, the
+ * end of the wait the op's newest record told. Ages and waits are given only when they say
+ * something, so that a success streak is `{ count, failed }` alone.
  */
-export function streakOf(window: readonly WindowEntry[], op: string): LoopStreak {
+export function loopStreak(count: number, failed: boolean, at: number, until: number, now: number): LoopStreak {
+  const isFailed = failed && count > 0;
+  const waitMs = until > now ? until - now : 0;
+  if (!isFailed && waitMs === 0) return { count, failed: false };
+  return { count, failed: isFailed, ...(isFailed ? { sinceMs: Math.max(0, now - at) } : {}), ...(waitMs > 0 ? { waitMs } : {}) };
+}
+
+/**
+ * The streak of an operation in a window ordered oldest first, at `now`: how many of its newest
+ * counted entries carry the same result, stopping at the first different result (progress);
+ * entries that do not count are skipped, but the newest entry of the op, counted or not, says
+ * how long the model was told to wait.
+ */
+export function streakOf(window: readonly WindowEntry[], op: string, now = 0): LoopStreak {
   let count = 0;
   let hash: string | undefined;
   let failed = false;
+  let at = 0;
+  let until: number | undefined;
   for (let i = window.length - 1; i >= 0; i--) {
     const entry = window[i]!;
     if (entry.op !== op) continue;
+    until ??= entry.until ?? 0;
+    if (entry.counts === false) continue;
     if (hash === undefined) {
       hash = entry.hash;
       failed = entry.failed;
+      at = entry.at ?? 0;
     } else if (entry.hash !== hash) break;
     count++;
   }
-  return { count, failed };
+  return loopStreak(count, failed, at, until ?? 0, now);
 }

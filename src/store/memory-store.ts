@@ -129,7 +129,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
     beginAttempt({ scope, op, claim, budget }) {
       const t = now();
       const state = session(scope, t);
-      const streak = state.window.streak(opKey(op));
+      const streak = state.window.streak(opKey(op), t);
       if (!claim && !budget) return { streak };
       // A call answered from an existing record runs nothing: it is not counted against a budget.
       const existing = claim && records.find(keyOf(scope), claim.key, t);
@@ -166,7 +166,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       const state = session(scope, t);
       const key = opKey(op);
       if (record) {
-        state.window.record({ op: key, hash: windowKey(record.result), failed: record.failed }, record.window);
+        const until = record.waitMs === undefined ? 0 : t + record.waitMs;
+        state.window.record({ op: key, hash: windowKey(record.result), failed: record.failed, counts: record.counts ?? true, at: t, until }, record.window);
         state.windowExpiresAt = t + windowTtlMs;
         windowEntries.recorded(state, t);
       }
@@ -191,7 +192,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
         while (entries.length > memory.max) memoryChars.drop(entries.shift()!);
         memoryChars.add(entry, t);
       }
-      return { streak: state.window.streak(key) };
+      return { streak: state.window.streak(key, t) };
     },
     findRecord(scope, key) {
       return records.find(keyOf(scope), key, now())?.state;

@@ -39,11 +39,19 @@ export type ClaimOutcome =
  */
 export type RecordState = Exclude<ClaimOutcome, { state: 'claimed' }>['state'];
 
-/** How many identical results a (tool, parameter) operation has in a row, newest first. */
+/**
+ * How many identical results a (tool, parameter) operation has in a row, newest first, counting
+ * only the records that count (see FinishAttempt.record.counts), and how long ago, by the store's
+ * clock, so that a block can end after its cool-down (DESIGN section 6).
+ */
 export interface LoopStreak {
   readonly count: number;
   /** Whether the repeated result was a failure. */
   readonly failed: boolean;
+  /** A failed streak's age: ms since its newest failure was recorded. Absent for others. */
+  readonly sinceMs?: number;
+  /** Ms left of the wait the op's newest record told the model (FinishAttempt.record.waitMs); absent when none is left. */
+  readonly waitMs?: number;
 }
 
 /** The first store step of an attempt: the loop pre-check read and, optionally, the claim. */
@@ -91,9 +99,11 @@ export interface FinishAttempt {
   /**
    * The result recorded in the loop window, absent when nothing ran: the output text, or the
    * error's kind and message; repeats are counted by equal `result`, which stores compare by hash
-   * (or, the memory store, as it is when short).
+   * (or, the memory store, as it is when short). `counts: false` records a failure that neither
+   * adds to the op's streak nor breaks it (a call that waited as it was told: see loopRecordOf);
+   * `waitMs`, the wait the model was told after it (a call within it is early).
    */
-  readonly record?: { readonly result: string; readonly failed: boolean; readonly window: number };
+  readonly record?: { readonly result: string; readonly failed: boolean; readonly window: number; readonly counts?: false; readonly waitMs?: number };
   readonly idempotency?: IdempotencyFinish;
   /** The whole text of a bounded result, for ReadResult. */
   readonly spill?: { readonly handle: string; readonly text: string; readonly ttlSeconds: number };

@@ -1,5 +1,5 @@
 import type { LoopStreak } from './store';
-import type { WindowEntry } from './loop-window';
+import { loopStreak, type WindowEntry } from './loop-window';
 
 /** The streak of an op the window does not hold (shared: streaks are read, never changed). */
 export const NO_STREAK: LoopStreak = Object.freeze({ count: 0, failed: false });
@@ -7,17 +7,23 @@ export const NO_STREAK: LoopStreak = Object.freeze({ count: 0, failed: false });
 interface OpState {
   hash: string;
   failed: boolean;
-  /** The newest entries of the op that carry `hash`. */
+  /** The newest counted entries of the op that carry `hash`. */
   streak: number;
-  /** Entries of the op still in the window. */
+  /** Counted entries of the op still in the window. */
+  counted: number;
+  /** Entries of the op still in the window, counted or not. */
   total: number;
+  /** When the newest counted entry was recorded. */
+  at: number;
+  /** When the wait the newest entry told ends (0: none). */
+  until: number;
 }
 
 /**
  * A session's loop window with each operation's streak kept up to date, so that reading and
  * recording cost O(1) instead of a scan of the window. Equivalent to `streakOf` over the last
- * `window` entries: when an op's oldest entry leaves the window, it leaves the streak too only
- * if every entry of the op is in the streak.
+ * `window` entries: when an op's oldest counted entry leaves the window, it leaves the streak too
+ * only if every counted entry of the op is in the streak.
  */
 export class StreakIndex {
   private readonly entries: WindowEntry[] = [];
@@ -29,20 +35,23 @@ export class StreakIndex {
     return this.entries.length - this.head;
   }
 
-  streak(op: string): LoopStreak {
+  streak(op: string, now: number): LoopStreak {
     const state = this.ops.get(op);
-    return state ? { count: state.streak, failed: state.failed } : NO_STREAK;
+    return state ? loopStreak(state.streak, state.failed, state.at, state.until, now) : NO_STREAK;
   }
 
   record(entry: WindowEntry, window: number): void {
-    const state = this.ops.get(entry.op);
-    if (!state) this.ops.set(entry.op, { hash: entry.hash, failed: entry.failed, streak: 1, total: 1 });
-    else {
-      if (state.hash === entry.hash) state.streak++;
+    let state = this.ops.get(entry.op);
+    if (!state) this.ops.set(entry.op, (state = { hash: entry.hash, failed: entry.failed, streak: 0, counted: 0, total: 0, at: 0, until: 0 }));
+    if (entry.counts !== false) {
+      if (state.streak > 0 && state.hash === entry.hash) state.streak++;
       else Object.assign(state, { hash: entry.hash, streak: 1 });
       state.failed = entry.failed;
-      state.total++;
+      state.at = entry.at ?? 0;
+      state.counted++;
     }
+    state.until = entry.until ?? 0;
+    state.total++;
     this.entries.push(entry);
     while (this.entries.length - this.head > window) this.evict(this.entries[this.head++]!);
     if (this.head > 1024 && this.head * 2 > this.entries.length) {
@@ -53,7 +62,10 @@ export class StreakIndex {
 
   private evict(entry: WindowEntry): void {
     const state = this.ops.get(entry.op)!;
-    if (state.streak === state.total) state.streak--;
+    if (entry.counts !== false) {
+      if (state.streak === state.counted) state.streak--;
+      state.counted--;
+    }
     if (--state.total === 0) this.ops.delete(entry.op);
   }
 }

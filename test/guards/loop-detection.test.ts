@@ -95,7 +95,10 @@ describe('loop detection through the gRPC service', () => {
     expect(tools.count('/broken')).toBe(5);
     const blocked = res.results[5]!;
     expect(blocked.error?.kind).toBe(ErrorKind.LOOP_BLOCKED);
-    expect(errorJson(blocked.output).message).toBe('this exact call failed the same way 5 times in a row; dispatch refused to run it again');
+    // Refused for the default cool-down (30 s after the 5th failure), then let run once more.
+    expect(errorJson(blocked.output).message).toBe('this exact call failed the same way 5 times in a row; dispatch refuses to run it again for 30 s, then runs it once more');
+    expect(blocked.error?.retryAfterMs).toBeGreaterThan(29_000);
+    expect(blocked.error?.retryAfterMs).toBeLessThanOrEqual(30_000);
     const changed = await d.dispatch.dispatch({ sessionId: 's', calls: [call('f7', { same: false }, 'broken')] });
     expect(errorJson(changed.results[0]!.output).kind).toBe('TOOL_ERROR');
     expect(tools.count('/broken')).toBe(6);

@@ -6,34 +6,49 @@ import { recordingObserver } from '../guards/helpers';
 import { monitorRedis, startRedis, type TestRedis } from '../helpers/redis-server';
 import { closedPort, startApp, startToolServer, type ToolRoute, type ToolServer } from '../helpers/servers';
 
-// DESIGN section 6: the same call failing the same way 2 times is warned of, 5 times refused
-// LOOP_BLOCKED. A call the tool refused to run (429, a 503 with Retry-After) or that could not
-// reach it is not failing that way: dispatch told the model to call again later, unchanged, and a
-// model that did so 5 times was warned "change the arguments or the approach" from the 2nd answer
-// and refused LOOP_BLOCKED from the 6th, once the tool was healthy again, for the session's
-// window (24 h). Such failures are not recorded; a tool's real error still is. Real HTTP tools,
-// the memory store and a private redis-server.
+// DESIGN section 6, over time: the same call failing the same way 2 times is warned of, 5 times
+// refused LOOP_BLOCKED for a cool-down (loop.block_cooldown_ms, or the Retry-After told if later),
+// after which it runs once more. A failure after which the model was told to call again later
+// (a 429, a 503 with Retry-After, an unreachable tool) counts only when the call came before the
+// wait it was told had passed: a model that waits is never warned nor blocked (it was, from the
+// 2nd call, for the session's 24 h, once), one that hammers is stopped (it was never: a tool
+// answering 429 forever was called forever). Real HTTP tools, both stores.
 
-jest.setTimeout(30_000);
+jest.setTimeout(60_000);
 
 let busy = true;
+let broken = true;
 let tools: ToolServer;
 let redis: TestRedis;
 
-/** While `busy`, answers `status` with Retry-After: 30; then 200 with `{"price":42}`. */
-const busyRoute = (status: number): ToolRoute => (_req, res) => {
-  if (busy) res.writeHead(status, { 'retry-after': '30' }).end('too many requests');
-  else res.writeHead(200, { 'content-type': 'application/json' }).end('{"price":42}');
-};
+/** Told waits, in seconds as Retry-After says them (dispatch takes decimals: 0.3 is 300 ms). */
+const RETRY_AFTER = '0.3';
+const RETRY_AFTER_MS = 300;
+/** A model that waits as told waits this long (UNSAID_WAIT_MS, 1 s, for a failure that said no wait). */
+const waited = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms + 60));
+
+/** While `busy`, answers `status` (with `retryAfter` when given); then 200 with `{"price":42}`. */
+const busyRoute =
+  (status: number, retryAfter: string | undefined = RETRY_AFTER): ToolRoute =>
+  (_req, res) => {
+    if (busy) res.writeHead(status, retryAfter === undefined ? {} : { 'retry-after': retryAfter }).end('too many requests');
+    else res.writeHead(200, { 'content-type': 'application/json' }).end('{"price":42}');
+  };
 
 beforeAll(async () => {
   tools = await startToolServer({
     '/quote': busyRoute(429),
+    // Hammered: told waits long enough that calls at once are early however slow the machine.
+    '/hq': busyRoute(429, '30'),
+    '/hm': busyRoute(503, '30'),
+    '/quick': busyRoute(429, '1'),
+    '/retried': busyRoute(429, '0.8'),
     '/post': busyRoute(429),
     '/maint': busyRoute(503),
-    '/bad': (_req, res) => void res.writeHead(400).end('no such symbol'),
+    '/unsaid': busyRoute(429, undefined),
+    '/bad': (_req, res) => void (broken ? res.writeHead(400).end('no such symbol') : res.writeHead(200).end('{"price":42}')),
     // 429 while `busy`, else 400.
-    '/flip': (_req, res) => void (busy ? res.writeHead(429, { 'retry-after': '30' }).end('too many requests') : res.writeHead(400).end('no such symbol')),
+    '/flip': (_req, res) => void (busy ? res.writeHead(429, { 'retry-after': RETRY_AFTER }).end('too many requests') : res.writeHead(400).end('no such symbol')),
   });
   redis = await startRedis({ own: true });
 });
@@ -43,21 +58,32 @@ afterAll(async () => {
 });
 beforeEach(() => {
   busy = true;
+  broken = true;
 });
 
-const tool = (name: string, effect: string, url: string) => `
+const tool = (name: string, effect: string, url: string, extra = '') => `
   - name: ${name}
     effect: ${effect}${effect === 'read_only' ? '\n    skip_memoize: true' : ''}
     retry: { max_attempts: 1 }
     input_schema: '{"type":"object"}'
-    http: { url: "${url}" }`;
+    http: { url: "${url}" }${extra}`;
+
+/** A short cool-down, so that a test sees a block end. */
+const COOLDOWN_MS = 400;
+const cooldown = `\n    loop: { block_cooldown_ms: ${COOLDOWN_MS} }`;
 
 async function start(store: 'memory' | 'redis') {
   const down = `http://127.0.0.1:${await closedPort()}/down`;
   const yaml = `
 policies:
-  - { match: [down, maint], breaker: { consecutive_failures: 100 } }
-tools:${tool('quote', 'read_only', `${tools.url}/quote`)}${tool('post', 'side_effect', `${tools.url}/post`)}${tool('maint', 'read_only', `${tools.url}/maint`)}${tool('bad', 'read_only', `${tools.url}/bad`)}${tool('flip', 'read_only', `${tools.url}/flip`)}${tool('down', 'read_only', down)}
+  - { match: [down, maint, hm], breaker: { consecutive_failures: 100 } }
+tools:${tool('quote', 'read_only', `${tools.url}/quote`)}${tool('hq', 'read_only', `${tools.url}/hq`)}${tool('hm', 'read_only', `${tools.url}/hm`)}${tool('quick', 'read_only', `${tools.url}/quick`, cooldown)}${tool('post', 'side_effect', `${tools.url}/post`)}${tool('maint', 'read_only', `${tools.url}/maint`)}${tool('unsaid', 'read_only', `${tools.url}/unsaid`)}${tool('bad', 'read_only', `${tools.url}/bad`, cooldown)}${tool('flip', 'read_only', `${tools.url}/flip`)}${tool('down', 'read_only', down)}
+  - name: retried
+    effect: read_only
+    skip_memoize: true
+    retry: { max_attempts: 2, initial_backoff_ms: 10, max_backoff_ms: 1000 }
+    input_schema: '{"type":"object"}'
+    http: { url: "${tools.url}/retried" }
 `;
   const { observer, events } = recordingObserver();
   const factories = PLUGINS.map((factory) => {
@@ -73,6 +99,8 @@ type App = Awaited<ReturnType<typeof start>>;
 const callOn = async (d: App, session: string, name: string, n: number) =>
   (await d.dispatch.dispatch({ sessionId: session, turn: n, calls: [{ id: `c${n}`, name, arguments: '{"symbol":"ACME"}' }] })).results[0]!;
 const loopWarnings = (warnings: readonly string[]) => warnings.filter((w) => w.startsWith('loop warning'));
+type Result = Awaited<ReturnType<typeof callOn>>;
+const kindOf = (r: Result) => (r.error ? ErrorKind[r.error.kind] : 'ok');
 
 describe.each(['memory', 'redis'] as const)('%s store', (store) => {
   let d: App;
@@ -83,42 +111,102 @@ describe.each(['memory', 'redis'] as const)('%s store', (store) => {
     await d?.close();
   });
 
-  test.each([
-    ['quote', 'read-only, HTTP 429', '/quote', 'TOOL_ERROR'],
-    ['post', 'side-effecting, HTTP 429', '/post', 'TOOL_ERROR'],
-    ['maint', 'read-only, HTTP 503 with Retry-After', '/maint', 'TOOL_ERROR'],
-  ])('%s (%s): 6 calls told to call again later are neither warned of nor blocked, and the 7th runs once the tool is back', async (name, _what, path, kind) => {
-    const session = `${store}-${name}`;
-    const before = tools.count(path);
-    for (let n = 1; n <= 6; n++) {
-      const r = await callOn(d, session, name, n);
-      expect({ n, kind: ErrorKind[r.error!.kind], recoverable: r.error!.recoverable, retryAfterMs: r.error!.retryAfterMs }).toEqual({ n, kind, recoverable: true, retryAfterMs: 30_000 });
-      expect(loopWarnings(r.warnings)).toEqual([]);
-    }
+  test('(a) a model that waits as told is neither warned of nor blocked, and runs once the tool is back', async () => {
+    const cases = [
+      ['quote', '/quote', RETRY_AFTER_MS],
+      ['post', '/post', RETRY_AFTER_MS],
+      ['maint', '/maint', RETRY_AFTER_MS],
+      ['unsaid', '/unsaid', 1000],
+      ['down', undefined, 1000],
+    ] as const;
+    const before = cases.map(([, path]) => (path ? tools.count(path) : 0));
+    const seen = await Promise.all(
+      cases.map(async ([name, , waitMs]) => {
+        const session = `${store}-obedient-${name}`;
+        const kinds: string[] = [];
+        for (let n = 1; n <= 6; n++) {
+          const r = await callOn(d, session, name, n);
+          kinds.push(`${kindOf(r)}${loopWarnings(r.warnings).length > 0 ? ' warned' : ''}`);
+          await waited(waitMs);
+        }
+        return kinds;
+      }),
+    );
+    expect(seen).toEqual([...Array(4).fill(Array(6).fill('TOOL_ERROR')), Array(6).fill('UNAVAILABLE')]);
     busy = false;
-    const back = await callOn(d, session, name, 7);
-    expect(back).toMatchObject({ isError: false, output: '{"price":42}' });
-    expect(tools.count(path) - before).toBe(7);
+    for (const [i, [name, path]] of cases.entries()) {
+      if (!path) continue;
+      expect(await callOn(d, `${store}-obedient-${name}`, name, 7)).toMatchObject({ isError: false, output: '{"price":42}' });
+      expect(tools.count(path) - before[i]!).toBe(7);
+    }
     expect(d.events.filter((e) => e.kind === 'LOOP_WARNING')).toEqual([]);
   });
 
-  test('an unreachable tool (connection refused, not executed) is neither warned of nor blocked', async () => {
-    for (let n = 1; n <= 6; n++) {
-      const r = await callOn(d, `${store}-down`, 'down', n);
-      expect({ n, kind: ErrorKind[r.error!.kind], warnings: loopWarnings(r.warnings) }).toEqual({ n, kind: 'UNAVAILABLE', warnings: [] });
-    }
+  test.each([
+    ['hq', 'HTTP 429, Retry-After', 'TOOL_ERROR'],
+    ['hm', 'HTTP 503, Retry-After', 'TOOL_ERROR'],
+    ['unsaid', 'HTTP 429 saying no wait', 'TOOL_ERROR'],
+    ['down', 'unreachable', 'UNAVAILABLE'],
+  ])('(b) %s (%s) called again at once: warned from the 3rd call, refused LOOP_BLOCKED at the 7th without running', async (name, _what, kind) => {
+    const results: Result[] = [];
+    const before = tools.count(`/${name}`);
+    for (let n = 1; n <= 7; n++) results.push(await callOn(d, `${store}-hammer-${name}`, name, n));
+    // The 1st came before any wait was told: it does not count; the 2nd to 6th were early.
+    expect(results.map(kindOf)).toEqual([kind, kind, kind, kind, kind, kind, 'LOOP_BLOCKED']);
+    expect(results.map((r) => loopWarnings(r.warnings).length)).toEqual([0, 0, 1, 1, 1, 1, 0]);
+    if (name !== 'down') expect(tools.count(`/${name}`) - before).toBe(6);
+    // The default cool-down is 30 s (and so is the wait hq and hm tell): about that is left.
+    expect(results[6]!.error?.retryAfterMs).toBeGreaterThan(29_000);
+    expect(results[6]!.error?.retryAfterMs).toBeLessThanOrEqual(30_000);
   });
 
-  test("the tool's own error repeated still is: warned at the 2nd, refused LOOP_BLOCKED at the 6th without running", async () => {
+  test("(b) a hammered tool whose retries wait its Retry-After within the call is still counted: the call's last told wait is the one compared", async () => {
+    const results: Result[] = [];
+    for (let n = 1; n <= 7; n++) results.push(await callOn(d, `${store}-retried`, 'retried', n));
+    expect(results.map((r) => `${kindOf(r)} ${r.attempts}`)).toEqual([...Array(6).fill('TOOL_ERROR 2'), 'LOOP_BLOCKED 1']);
+    expect(results.map((r) => loopWarnings(r.warnings).length)).toEqual([0, 0, 1, 1, 1, 1, 0]);
+    expect(tools.count('/retried')).toBeGreaterThanOrEqual(12);
+  });
+
+  test('(c) a block ends after its cool-down: the call runs once more, the same failure blocks it again, a success clears it', async () => {
+    const session = `${store}-cooldown`;
+    const before = tools.count('/quick');
+    const results: Result[] = [];
+    for (let n = 1; n <= 7; n++) results.push(await callOn(d, session, 'quick', n));
+    expect(results.map(kindOf)).toEqual([...Array(6).fill('TOOL_ERROR'), 'LOOP_BLOCKED']);
+    // The wait the tool told (1 s) is longer than the cool-down: the block lasts until it ends.
+    const left = results[6]!.error!.retryAfterMs;
+    expect(left).toBeGreaterThan(COOLDOWN_MS);
+    expect(left).toBeLessThanOrEqual(1000);
+    await waited(left);
+    // A probe: it runs, fails the same way (warned), and the next call at once is refused again.
+    const probe = await callOn(d, session, 'quick', 8);
+    expect([kindOf(probe), loopWarnings(probe.warnings).length]).toEqual(['TOOL_ERROR', 1]);
+    expect(kindOf(await callOn(d, session, 'quick', 9))).toBe('LOOP_BLOCKED');
+    expect(tools.count('/quick') - before).toBe(7);
+    busy = false;
+    await waited(1000);
+    const back = await callOn(d, session, 'quick', 10);
+    expect(back).toMatchObject({ isError: false, output: '{"price":42}', warnings: [] });
+    expect(await callOn(d, session, 'quick', 11)).toMatchObject({ isError: false, warnings: [] });
+    expect(tools.count('/quick') - before).toBe(9);
+  });
+
+  test("(c) the tool's own error repeated: warned at the 2nd, refused at the 6th, run again after the cool-down once the tool is fixed", async () => {
+    const session = `${store}-bad`;
     const before = tools.count('/bad');
-    const results = [];
-    for (let n = 1; n <= 6; n++) results.push(await callOn(d, `${store}-bad`, 'bad', n));
-    expect(results.map((r) => ErrorKind[r.error!.kind])).toEqual(['TOOL_ERROR', 'TOOL_ERROR', 'TOOL_ERROR', 'TOOL_ERROR', 'TOOL_ERROR', 'LOOP_BLOCKED']);
+    const results: Result[] = [];
+    for (let n = 1; n <= 6; n++) results.push(await callOn(d, session, 'bad', n));
+    expect(results.map(kindOf)).toEqual(['TOOL_ERROR', 'TOOL_ERROR', 'TOOL_ERROR', 'TOOL_ERROR', 'TOOL_ERROR', 'LOOP_BLOCKED']);
     expect(results.map((r) => loopWarnings(r.warnings).length)).toEqual([0, 1, 1, 1, 1, 0]);
     expect(tools.count('/bad') - before).toBe(5);
+    broken = false;
+    await waited(results[5]!.error!.retryAfterMs);
+    expect(await callOn(d, session, 'bad', 7)).toMatchObject({ isError: false, output: '{"price":42}', warnings: [] });
+    expect(tools.count('/bad') - before).toBe(6);
   });
 
-  test('answers to call again later between the same real failures neither add to their streak nor break it', async () => {
+  test('answers to call again later, waited out, between the same real failures neither add to their streak nor break it', async () => {
     const session = `${store}-flip`;
     const kinds: string[] = [];
     const warned: number[] = [];
@@ -127,6 +215,7 @@ describe.each(['memory', 'redis'] as const)('%s store', (store) => {
       const r = await callOn(d, session, 'flip', n);
       kinds.push(`${ErrorKind[r.error!.kind]} ${r.error!.recoverable}`);
       warned.push(loopWarnings(r.warnings).length);
+      await waited(RETRY_AFTER_MS);
     }
     expect(kinds).toEqual(['TOOL_ERROR false', 'TOOL_ERROR true', 'TOOL_ERROR true', 'TOOL_ERROR true', 'TOOL_ERROR false', 'TOOL_ERROR false']);
     expect(warned).toEqual([0, 0, 0, 0, 1, 1]);
@@ -138,7 +227,7 @@ describe.each(['memory', 'redis'] as const)('%s store', (store) => {
       const monitor = await monitorRedis(redis.port);
       try {
         const r = await callOn(d, `${store}-steps`, 'post', 2);
-        expect(r.error?.retryAfterMs).toBe(30_000);
+        expect(r.error?.retryAfterMs).toBe(RETRY_AFTER_MS);
         await new Promise((resolve) => setTimeout(resolve, 100));
         // The app here has no shared stats (its observer is the recording one): nothing else runs scripts.
         expect(monitor.commands().filter((c) => c.startsWith('eval'))).toEqual(['evalsha', 'evalsha']);

@@ -55,7 +55,12 @@ describe('redis store', () => {
     await whenReady(client, 5000);
     try {
       const first = createHash('sha256').update(`search\u0000${shortHash('{"q":"x"}')}`).digest('base64url');
-      expect(await client.lrange(sessionKeys(scope).window, 0, -1)).toEqual([`${first}0${shortHash('found')}`]);
+      // Then when it was recorded and when the wait it told ends (0: none), after an '@'.
+      const [entry] = await client.lrange(sessionKeys(scope).window, 0, -1);
+      expect(entry).toMatch(new RegExp(`^${first}0${shortHash('found')}@\\d{13}/0$`));
+      // An entry of the previous version (no times) still counts toward its op's streak.
+      await client.lpush(sessionKeys(scope).window, `${first}0${shortHash('found')}`);
+      expect((await store.beginAttempt({ scope, op: 'search\u0000{"q":"x"}' })).streak).toEqual({ count: 2, failed: false });
     } finally {
       client.disconnect();
     }

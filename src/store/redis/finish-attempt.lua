@@ -2,7 +2,9 @@
 -- record (complete, unknown or release), the spilled result and the trajectory memory entry.
 -- KEYS[1] loop window, KEYS[2] memory, KEYS[3] record index, KEYS[4] result index,
 -- KEYS[5] idempotency record, KEYS[6] spilled result (KEYS[1] when unused)
--- ARGV[1] op, ARGV[2] window entry suffix: failed(0|1) .. result hash ('' when nothing ran),
+-- ARGV[1] op, ARGV[2] window entry suffix: flag (0 a success, 1 a failure, 2 a failure that does
+-- not count) .. result hash ('' when nothing ran), stored with '@' .. now .. '/' .. the end of the
+-- wait it told (session-lib.lua, streak_of),
 -- ARGV[3] window size, ARGV[4] window TTL s, ARGV[5] idempotency action ('', complete, unknown,
 -- release), ARGV[6] stored result JSON (complete) or the claim's owner (release; '' for
 -- any owner), ARGV[7] record TTL s, ARGV[8] max records,
@@ -11,12 +13,13 @@
 -- ARGV[12] memory TTL s ('' when none), ARGV[13] memory entry, ARGV[14] max memory entries,
 -- ARGV[15] the share of maxmemory spills may fill, ARGV[16] the stored result JSON without its
 -- handle, written instead of ARGV[6] when the spill is refused ('' when there is none),
--- ARGV[17] code points per chunk of the spill, ARGV[18..] its chunks, in order
+-- ARGV[17] code points per chunk of the spill, ARGV[18] the wait the record told the model in ms
+-- ('' when none), ARGV[19..] the spill's chunks, in order
 -- A spill is a hash: `n` its length in code points, `c` the code points per chunk, and fields
 -- 0, 1, ... its chunks, so that ReadResult reads a page's chunks, not the whole text
 -- (read-result.lua).
 -- Returns {streak count, streak failed (0|1), spill refused (0: kept or none, 1: no room,
--- 2: INFO refused)} of the op after the record.
+-- 2: INFO refused), streak age in ms (-1: no failure's), wait left in ms} of the op after the record.
 
 -- Why a spill of `bytes` is refused, 0 when it is not: 1 when it would take this node's
 -- used_memory past `share` of its maxmemory (the rest is for idempotency claims and records,
@@ -35,12 +38,14 @@ end
 local refused = 0
 if ARGV[9] ~= '' then
   local bytes = 0
-  for i = 18, #ARGV do bytes = bytes + #ARGV[i] end
+  for i = 19, #ARGV do bytes = bytes + #ARGV[i] end
   refused = spill_refusal(bytes, tonumber(ARGV[15]))
 end
 local now = now_ms()
 if ARGV[2] ~= '' then
-  redis.call('LPUSH', KEYS[1], ARGV[1] .. ARGV[2])
+  local ends = '0'
+  if ARGV[18] ~= '' then ends = int(now + tonumber(ARGV[18])) end
+  redis.call('LPUSH', KEYS[1], ARGV[1] .. ARGV[2] .. '@' .. int(now) .. '/' .. ends)
   redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[3]) - 1)
   redis.call('PEXPIRE', KEYS[1], int(tonumber(ARGV[4]) * 1000))
 end
@@ -69,8 +74,8 @@ if ARGV[9] ~= '' and refused == 0 then
   redis.call('HSET', KEYS[6], 'n', ARGV[10], 'c', ARGV[17])
   -- In batches: unpack() of thousands of values would pass Lua's stack.
   local fields = {}
-  for i = 18, #ARGV do
-    fields[#fields + 1] = tostring(i - 18)
+  for i = 19, #ARGV do
+    fields[#fields + 1] = tostring(i - 19)
     fields[#fields + 1] = ARGV[i]
     if #fields >= 200 or i == #ARGV then
       redis.call('HSET', KEYS[6], unpack(fields))
@@ -87,5 +92,5 @@ if ARGV[12] ~= '' then
   redis.call('LTRIM', KEYS[2], -tonumber(ARGV[14]), -1)
   extend_expiry(KEYS[2], expires, now)
 end
-local count, failed = streak_of(KEYS[1], ARGV[1])
-return {count, failed, refused}
+local count, failed, since, wait = streak_of(KEYS[1], ARGV[1], now)
+return {count, failed, refused, since, wait}

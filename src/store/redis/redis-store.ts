@@ -4,7 +4,7 @@ import { throttledWarn, type Logger } from '../../log';
 import { rememberLastObject, rememberRecentTexts } from '../remember';
 import { createSessionEndListeners } from '../session-end-listeners';
 import { handleScope } from '../result-handle';
-import type { BeginAttempt, BeginAttemptResult, ClaimOutcome, FinishAttempt, FinishAttemptResult, RecordState, SessionScope, Store, StoredResult } from '../store';
+import type { BeginAttempt, BeginAttemptResult, ClaimOutcome, FinishAttempt, FinishAttemptResult, LoopStreak, RecordState, SessionScope, Store, StoredResult } from '../store';
 import type { RedisClient } from './connect';
 import { batchWrites } from './batch-writes';
 import { createLiveClaims } from './live-claims';
@@ -55,6 +55,13 @@ function opId(op: string): string {
   const cut = op.indexOf('\u0000');
   const first = cut === -1 ? op : `${op.slice(0, cut + 1)}${shortHash(op.slice(cut + 1))}`;
   return hash('sha256', first, 'base64url');
+}
+
+/** A streak as the scripts answer it (session-lib.lua, streak_of): an age of -1 and a wait of 0 are none. */
+function streakFrom(count: number, failed: number, since: number, wait: number): LoopStreak {
+  const streak = { count: Number(count), failed: Number(failed) === 1 };
+  if (Number(since) < 0 && Number(wait) <= 0) return streak;
+  return { ...streak, ...(Number(since) >= 0 ? { sinceMs: Number(since) } : {}), ...(Number(wait) > 0 ? { waitMs: Number(wait) } : {}) };
 }
 
 function claimOutcome(state: string, payload: string, waiting: PendingRecord | undefined): ClaimOutcome | undefined {
@@ -108,7 +115,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
   const tooLong = (step: FinishAttempt) => step.spill !== undefined && !fitsBytes(step.spill.text, spillLimits.maxSpillBytes);
 
   /** The finish step's script; a refused spill's completion is kept without its handle. */
-  function finish(step: FinishAttempt, spillTooLong = false): Promise<[number, number, number]> {
+  function finish(step: FinishAttempt, spillTooLong = false): Promise<[number, number, number, number, number]> {
     const keys = keysOf(step.scope);
     const spill = spillTooLong ? undefined : step.spill;
     const chunks = spill ? spillArguments(spill.text) : NO_SPILL;
@@ -123,7 +130,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       idem ? keys.record(idem.key) : keys.window,
       spill ? keys.result(spill.handle) : keys.window,
       idOf(step.op),
-      record ? `${record.failed ? 1 : 0}${shortHash(record.result)}` : '',
+      record ? `${!record.failed ? 0 : record.counts === false ? 2 : 1}${shortHash(record.result)}` : '',
       record?.window ?? 1,
       windowTtl,
       idem?.action ?? '',
@@ -139,6 +146,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       spillLimits.spillMemoryShare,
       bare !== idem && bare?.action === 'complete' ? JSON.stringify(bare.result) : '',
       chunks.chunkPoints,
+      record?.waitMs === undefined ? '' : Math.ceil(record.waitMs),
       ...chunks.chunks,
     );
   }
@@ -172,7 +180,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       const record = claim ? keys.record(claim.key) : keys.window;
       const orphan = claim ? orphans.ownerOf(record) : '';
       const waiting = claim ? pending.waiting(record) : undefined;
-      const [count, failed, state, payload, left] = await storeCall('the attempt start', timeoutMs, () =>
+      const [count, failed, state, payload, left, since, wait] = await storeCall('the attempt start', timeoutMs, () =>
         client.dispatchBeginAttempt(
           keys.window,
           keys.recordIndex,
@@ -198,7 +206,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       });
       if (orphan !== '') orphans.forget(record, orphan);
       if (state === 'claimed' && claim?.owner) liveClaims.add(record, claim.owner, claim.leaseMs);
-      const streak = { count: Number(count), failed: Number(failed) === 1 };
+      const streak = streakFrom(count, failed, since, wait);
       if (state === 'over_budget') return { streak, overBudget: true };
       const budgetLeft = budget && Number(left) >= 0 ? Number(left) : undefined;
       return claim ? { streak, claim: claimOutcome(state, payload, waiting), budgetLeft } : { streak, budgetLeft };
@@ -208,8 +216,8 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       const owner = step.idempotency ? liveClaims.take(keysOf(step.scope).record(step.idempotency.key)) : undefined;
       try {
         const spillTooLong = tooLong(step);
-        const [count, failed, refused] = await storeCall('the attempt record', timeoutMs, () => finish(step, spillTooLong));
-        const streak = { count: Number(count), failed: Number(failed) === 1 };
+        const [count, failed, refused, since, wait] = await storeCall('the attempt record', timeoutMs, () => finish(step, spillTooLong));
+        const streak = streakFrom(count, failed, since, wait);
         if (!spillTooLong && Number(refused) === 0) return { streak };
         warn(SPILL_REFUSALS[spillTooLong ? 'tooLong' : Number(refused) === 1 ? 'noRoom' : 'noInfo'], { ...spillLimits });
         return { streak, spillRefused: true };

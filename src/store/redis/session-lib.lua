@@ -10,7 +10,7 @@ local function int(n)
   return string.format('%.0f', n)
 end
 
--- Makes `key` live at least until `at` (epoch ms).
+-- Makes `key` live at least ends `at` (epoch ms).
 local function extend_expiry(key, at, now)
   local pttl = redis.call('PTTL', key)
   if pttl < 0 or now + pttl < at then
@@ -47,24 +47,47 @@ local function index_cap(index, max, keep_claims)
   end
 end
 
--- The streak of `op` in a window stored newest first, each entry `op .. failed(0|1) .. hash`
--- with ops of one fixed length: exactly streakOf in loop-window.ts. Returns count, failed.
-local function streak_of(window, op)
+-- The streak of `op` at `now` in a window stored newest first, each entry
+-- `op .. flag .. hash .. '@' .. at .. '/' .. ends` with ops of one fixed length: flag 0 a
+-- success, 1 a failure, 2 a failure that does not count (skipped: it neither adds to the streak
+-- nor breaks it); at, when it was recorded; ends, when the wait it told ends (0: none). An entry
+-- of an older version stops at its hash (at and ends 0). Exactly streakOf in loop-window.ts.
+-- Returns count, failed (0|1), the newest counted failure's age in ms (-1 when the streak is no
+-- failure's) and the ms left of the wait the op's newest entry told (0: none).
+local function streak_of(window, op, now)
   local entries = redis.call('LRANGE', window, 0, -1)
   local len = #op
-  local count, hash, failed = 0, nil, 0
+  local count, hash, failed, at, ends = 0, nil, 0, 0, nil
   for i = 1, #entries do
     local entry = entries[i]
     if string.sub(entry, 1, len) == op then
+      local flag = string.sub(entry, len + 1, len + 1)
       local h = string.sub(entry, len + 2)
-      if hash == nil then
-        hash = h
-        failed = tonumber(string.sub(entry, len + 1, len + 1))
-      elseif h ~= hash then
-        break
+      local e_at, e_ends = 0, 0
+      local cut = string.find(h, '@', 1, true)
+      if cut then
+        local times = string.sub(h, cut + 1)
+        h = string.sub(h, 1, cut - 1)
+        local slash = string.find(times, '/', 1, true)
+        e_at = tonumber(string.sub(times, 1, slash - 1)) or 0
+        e_ends = tonumber(string.sub(times, slash + 1)) or 0
       end
-      count = count + 1
+      if ends == nil then ends = e_ends end
+      if flag ~= '2' then
+        if hash == nil then
+          hash = h
+          failed = tonumber(flag)
+          at = e_at
+        elseif h ~= hash then
+          break
+        end
+        count = count + 1
+      end
     end
   end
-  return count, failed
+  local since = -1
+  if failed == 1 and count > 0 then since = math.max(0, now - at) end
+  local wait = 0
+  if ends ~= nil and ends > now then wait = ends - now end
+  return count, failed, since, wait
 end

@@ -1,0 +1,87 @@
+import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
+import { DispatchError } from '../errors';
+import type { ResolvedTool } from '../registry';
+import type { FinishAttempt, LoopStreak } from '../store';
+import type { LoopFailure } from './replay-record';
+
+// The time-aware half of loop detection (DESIGN section 6): a block's cool-down, and which
+// failures after which the model was told to call again later count toward the thresholds.
+
+/**
+ * The wait a failure that asked to be called again later without saying when (a 429 without
+ * Retry-After, an unreachable tool) is taken to have told: the same call sooner is early.
+ */
+export const UNSAID_WAIT_MS = 1000;
+
+/**
+ * A failure after which the model was told to call again later, unchanged: the tool did not run
+ * (a 429, a refusal before it ran: an unreachable tool, no worker) and calling again may succeed,
+ * or the tool said it was busy and when to call again (a 503 with Retry-After). BREAKER_OPEN,
+ * STORE_UNAVAILABLE and a rate limit's or cap's refusal end before any record.
+ */
+export function callAgainLater(failure: LoopFailure): boolean {
+  return failure.recoverable === true && (failure.phase === 'before' || failure.retryAfterMs !== undefined);
+}
+
+/** The wait a failure told the model before calling again unchanged, in ms; undefined when it told none (see callAgainLater). */
+export function toldWaitMs(failure: LoopFailure | undefined): number | undefined {
+  if (!failure || !callAgainLater(failure)) return undefined;
+  return failure.retryAfterMs === undefined || failure.retryAfterMs === 0 ? UNSAID_WAIT_MS : failure.retryAfterMs;
+}
+
+/**
+ * How long a failed streak of `tool`'s keeps its call refused, in ms: undefined when the streak
+ * blocks nothing (fewer failures than failure_block_threshold), 0 when its cool-down is over (the
+ * call runs once more: a probe), else the time left until the later of the cool-down after the
+ * newest counted failure (loop.block_cooldown_ms) and the end of the wait the op's newest record
+ * told (a Retry-After longer than the cool-down). So no block outlives both.
+ */
+export function blockLeftMs(streak: LoopStreak, tool: ResolvedTool): number | undefined {
+  if (!streak.failed || streak.count < tool.loop.failureBlock) return undefined;
+  return Math.max(0, tool.loop.blockCooldownMs - (streak.sinceMs ?? Infinity), streak.waitMs ?? 0);
+}
+
+/** The refusal of a blocked call, `leftMs` before it may run once more. */
+export function loopBlocked(streak: LoopStreak, leftMs: number): DispatchError {
+  const wait = Math.max(1, Math.ceil(leftMs));
+  const when = wait < 1000 ? `${wait} ms` : `${Math.ceil(wait / 1000)} s`;
+  return new DispatchError(ErrorKind.LOOP_BLOCKED, `this exact call failed the same way ${streak.count} times in a row; dispatch refuses to run it again for ${when}, then runs it once more`, {
+    phase: 'before',
+    recoverable: false,
+    retryAfterMs: wait,
+    suggestion: `This exact call has failed the same way several times; change the arguments or take a different approach. Unchanged, it runs again no sooner than in ${when} (retry_after_ms).`,
+  });
+}
+
+/** What decides how an attempt's result is recorded in the loop window. */
+export interface WindowRecordInput {
+  /** The loop record (loopRecordOf); undefined when nothing is recorded (a cancelled attempt). */
+  readonly result: string | undefined;
+  readonly failure: LoopFailure | undefined;
+  /** The same failure as the call's last attempt (sameFailure): the window counts it already. */
+  readonly repeated: boolean;
+  /** The call came before the wait the op's newest record told had passed (LoopStreak.waitMs). */
+  readonly early: boolean;
+  /** The call ran as a block's probe (blockLeftMs gave 0). */
+  readonly probe: boolean;
+  readonly window: number;
+}
+
+/**
+ * The loop-window record of an attempt. A failure after which the model was told to call again
+ * later counts toward the thresholds only when the call was early (it came before the wait the
+ * op's last record told had passed: the model is hammering, not waiting) or was a block's probe;
+ * otherwise it is recorded without counting (it neither adds to the streak nor breaks it), so
+ * that the next call's earliness is known. A repeat within one call is recorded, uncounted, only
+ * when it told a wait (the newer one); other repeats not at all.
+ */
+export function windowRecord(input: WindowRecordInput): FinishAttempt['record'] {
+  const { result, failure, repeated } = input;
+  if (result === undefined) return undefined;
+  const waitMs = toldWaitMs(failure);
+  if (repeated && waitMs === undefined) return undefined;
+  const counts = !repeated && (waitMs === undefined || input.early || input.probe);
+  const record = { result, failed: failure !== undefined, window: input.window };
+  if (waitMs === undefined) return record;
+  return counts ? { ...record, waitMs } : { ...record, counts: false, waitMs };
+}

@@ -50,8 +50,11 @@ function decodeJsonText(text: string, above: number, maxDepth: number): { value:
   return inexact === undefined ? { value } : { refused: `JSON text not decoded: ${inexactNumberProblem(inexact)}` };
 }
 
-/** The candidate values a mismatching scalar at `depth` could be repaired to, with what each repair is. */
-function candidates(value: unknown, schema: Schema, depth: number, maxDepth: number): Candidates {
+/**
+ * The candidate values a mismatching scalar at `depth` could be repaired to, with what each repair
+ * is; `sideEffects` holds enum corrections to typos that spell no other word (`isNearMiss`).
+ */
+function candidates(value: unknown, schema: Schema, depth: number, maxDepth: number, sideEffects: boolean): Candidates {
   const types = typesOf(schema);
   const out: Candidate[] = [];
   if (typeof value === 'string') {
@@ -73,7 +76,7 @@ function candidates(value: unknown, schema: Schema, depth: number, maxDepth: num
     if (Array.isArray(schema.enum)) {
       const allowed = (schema.enum as unknown[]).filter((e): e is string => typeof e === 'string');
       const lower = allowed.filter((e) => e.toLowerCase() === value.toLowerCase());
-      const near = lower.length > 0 ? lower : allowed.filter((e) => isNearMiss(value, e));
+      const near = lower.length > 0 ? lower : allowed.filter((e) => isNearMiss(value, e, sideEffects));
       out.push(...near.map((e) => ({ value: e, what: 'enum value corrected' })));
     }
   }
@@ -101,7 +104,8 @@ export interface RepairOptions {
  * would nest the arguments deeper than `maxDepth` or holds a number a double does not keep); an
  * enum value that differs from exactly one allowed value in case only, or else is a misspelling
  * of exactly one (`isNearMiss`: one typo, never a prefix that makes an opposite, stricter than
- * DESIGN's "Levenshtein 2"); `null` for an optional field dropped, unless the field has a
+ * DESIGN's "Levenshtein 2"; with `sideEffects`, only a typo that spells no other word, so not
+ * `charge` for `change`); `null` for an optional field dropped, unless the field has a
  * default and the tool has side effects (`sideEffects`): the default would take null's place,
  * `{"notify":null}` becoming `notify: true`, where the model may have meant "no". Only values
  * that do not fit are touched, and a value with more than one possible repair is left as it is,
@@ -116,7 +120,7 @@ export function repairArguments(value: unknown, schema: Schema, options: RepairO
     if (depth > 32) return current;
     let next = current;
     if (!valueFits(next, sub)) {
-      const found = candidates(next, sub, depth, maxDepth);
+      const found = candidates(next, sub, depth, maxDepth, sideEffects);
       if ('refused' in found) refused.push(`${path || '/'}: ${found.refused}`);
       else if (found.length === 1) {
         repairs.push(`repaired ${path || '/'}: ${JSON.stringify(next)} -> ${JSON.stringify(found[0]!.value)} (${found[0]!.what})`);

@@ -1,5 +1,6 @@
 import { isJsonObject, toCompactJson, type JsonObject, type TolerantValue } from './json-value';
 import { callIdProblem } from './call-id';
+import type { ParsedValue } from './parse-outcome';
 import { parseTolerantValue } from './tolerant-json';
 import type { ParseFormat } from './types';
 
@@ -13,65 +14,87 @@ export interface CandidateCall {
   /** The JSON shape it came in, which names the format when no marker did. */
   readonly shape: Extract<ParseFormat, 'llama' | 'openai'>;
   /**
-   * Set when the text ended inside the call before its arguments: it is never returned, and the
-   * text of the span holding it stays in the remaining text, as for a call not offered.
+   * Set when the text ended inside the call before its arguments or inside them: it is never
+   * returned, and the text of the span holding it stays in the remaining text, as for a call not
+   * offered.
    */
   readonly cutOff?: true;
 }
+
+/** The objects a parse's limit closed, and whether that limit was the end of the text. */
+export type ClosedAtLimit = Pick<ParsedValue, 'objectsClosedAtLimit' | 'limitEndsText'>;
 
 const MAX_NAME_LENGTH = 256;
 
 // Builtins bound once: in a sandbox such as the test runner's, each global lookup costs more
 // than the work around it, and these run once per token.
 const { isArray } = Array;
-const NONE_CUT: readonly JsonObject[] = [];
+const NONE_CLOSED: ClosedAtLimit = { objectsClosedAtLimit: [], limitEndsText: false };
 
 /**
  * The calls a parsed value describes: `{name, arguments|parameters}` (Hermes, Llama, Mistral),
  * `{function: {name, arguments}}` and `{tool_calls: [...]}` (OpenAI), or an array of these.
  * `explicit` says a marker already announced a call (a `<tool_call>` tag, `[TOOL_CALLS]`):
  * then the arguments key may be absent and an array may mix in non-calls. Without a marker
- * the shape must be complete, so ordinary JSON in prose is not mistaken for a call. But a call
- * object among `cut` (the objects the limit closed, see `ParsedValue`) with no arguments key is
- * `cutOff`: the text ended before its arguments, which are not `{}` because the model got no
- * further.
+ * the shape must be complete, so ordinary JSON in prose is not mistaken for a call. A call the
+ * parse's limit cut off is `cutOff` (see `isCutOff`).
  */
-export function callsFromValue(value: TolerantValue, explicit: boolean, cut: readonly JsonObject[] = NONE_CUT): CandidateCall[] {
+export function callsFromValue(value: TolerantValue, explicit: boolean, closed: ClosedAtLimit = NONE_CLOSED): CandidateCall[] {
   if (isArray(value)) {
-    const calls = value.map((item) => (isJsonObject(item) ? callFromObject(item, explicit, cut) : undefined));
+    const calls = value.map((item) => (isJsonObject(item) ? callFromObject(item, explicit, closed) : undefined));
     const found = calls.filter((call): call is CandidateCall => call !== undefined);
     return explicit || found.length === calls.length ? found : [];
   }
   if (!isJsonObject(value)) return [];
   const list = value.get('tool_calls');
-  if (isArray(list)) return callsFromValue(list, true, cut);
-  const call = callFromObject(value, explicit, cut);
+  if (isArray(list)) return callsFromValue(list, true, closed);
+  const call = callFromObject(value, explicit, closed);
   return call === undefined ? [] : [call];
 }
 
-/** A call from a name and an arguments value parsed separately (Mistral `name[ARGS]{...}`). */
-export function callFromParts(name: string, args: TolerantValue, id?: string): CandidateCall | undefined {
+/**
+ * A call from a name and an arguments value parsed separately (Mistral `name[ARGS]{...}`, Llama
+ * `<function=name>{...}`), `closed` telling what the arguments' parse closed at its limit.
+ */
+export function callFromParts(name: string, args: TolerantValue, id?: string, closed = NONE_CLOSED): CandidateCall | undefined {
   const cleanName = plausibleName(name);
   if (cleanName === undefined) return undefined;
-  return { name: cleanName, arguments: argumentsText(args), id: plausibleId(id), shape: 'llama' };
+  const call = { name: cleanName, arguments: argumentsText(args), id: plausibleId(id), shape: 'llama' } as const;
+  return isCutOff(undefined, args, closed) ? { ...call, cutOff: true } : call;
 }
 
-function callFromObject(object: JsonObject, explicit: boolean, cut: readonly JsonObject[]): CandidateCall | undefined {
+/**
+ * Whether a call, `holder` holding its arguments `args`, was cut off: the limit closed `holder`
+ * with no arguments key in it (the text ended before them; they are not `{}`, the model got no
+ * further), or the end of the text closed the arguments object (`{"env":"staging"` may have
+ * gone on `,"dry_run":true`). Arguments that closed themselves are complete, though the text
+ * ended before the braces around them: what a call holds beside its arguments changes nothing.
+ * A closing tag or the next call's marker, unlike the end of the text, shows where the model
+ * ended the arguments, so a brace missing there is supplied.
+ */
+function isCutOff(holder: JsonObject | undefined, args: TolerantValue | undefined, closed: ClosedAtLimit): boolean {
+  const { objectsClosedAtLimit: cut, limitEndsText } = closed;
+  if (cut.length === 0) return false;
+  if (args === undefined) return holder !== undefined && cut.includes(holder);
+  return limitEndsText && isJsonObject(args) && cut.includes(args);
+}
+
+function callFromObject(object: JsonObject, explicit: boolean, closed: ClosedAtLimit): CandidateCall | undefined {
   const id = plausibleId(object.get('id'));
   const fn = object.get('function');
   if (isJsonObject(fn)) {
     const name = plausibleName(fn.get('name'));
     const args = argumentsOf(fn);
     if (name === undefined || (args === undefined && !explicit)) return undefined;
-    if (args === undefined && cut.includes(fn)) return { name, arguments: '{}', id, shape: 'openai', cutOff: true };
-    return { name, arguments: argumentsText(args ?? null), id, shape: 'openai' };
+    const call = { name, arguments: argumentsText(args ?? null), id, shape: 'openai' } as const;
+    return isCutOff(fn, args, closed) ? { ...call, cutOff: true } : call;
   }
   const name = plausibleName(object.get('name'));
   const args = argumentsOf(object);
   if (name === undefined || (args === undefined && !explicit)) return undefined;
   if (!explicit && !looksLikeCall(object, args)) return undefined;
-  if (args === undefined && cut.includes(object)) return { name, arguments: '{}', id, shape: 'llama', cutOff: true };
-  return { name, arguments: argumentsText(args ?? null), id, shape: 'llama' };
+  const call = { name, arguments: argumentsText(args ?? null), id, shape: 'llama' } as const;
+  return isCutOff(object, args, closed) ? { ...call, cutOff: true } : call;
 }
 
 /**

@@ -22,7 +22,7 @@ export function* detectFences(text: string, budget: WorkBudget): Generator<Found
     const contentEnd = close < 0 ? text.length : close + 1;
     const sequence = parseValueSequence(text, from, contentEnd, false, budget);
     // No marker announced a call, so only complete call shapes count: fenced data is not a call.
-    const calls = sequence.items.flatMap((item) => callsFromValue(item.value, false, item.objectsClosedAtLimit));
+    const calls = sequence.items.flatMap((item) => callsFromValue(item.value, false, item));
     if (calls.length > 0) {
       const after = skipSpace(text, sequence.end, text.length);
       const end = text.startsWith(FENCE, after) ? after + FENCE.length : sequence.end;

@@ -27,7 +27,7 @@ export function* detectFunctionTags(text: string, budget: WorkBudget): Generator
     const region = { from: nameEnd + 1, regionEnd, closeAt, mayQuoteNext: nextOpen >= 0 };
     const read = readTaggedRegion(text, region, budget, (from, to, softLimit, readBudget) => {
       const parsed = parseTolerantValue(text, skipSpace(text, from, to), to, { budget: readBudget, softLimit });
-      const call = parsed.ok && isJsonObject(parsed.value) ? callFromParts(name, parsed.value) : undefined;
+      const call = parsed.ok && isJsonObject(parsed.value) ? callFromParts(name, parsed.value, undefined, parsed) : undefined;
       const calls: CandidateCall[] = call === undefined ? [] : [call];
       if (parsed.ok) return { calls, end: parsed.end, reached: parsed.end, cutBefore: false };
       return { calls, end: from, reached: parsed.at, cutBefore: parsed.stringAcrossSoftLimit };

@@ -28,7 +28,7 @@ export function* detectHermes(text: string, budget: WorkBudget): Generator<Found
     const region = { from, regionEnd, closeAt, mayQuoteNext: nextOpen >= 0 };
     const read = readTaggedRegion(text, region, budget, (start, to, softLimit, readBudget) => {
       const sequence = parseValueSequence(text, start, to, true, readBudget, softLimit);
-      const calls = sequence.items.flatMap((item) => callsFromValue(item.value, true, item.objectsClosedAtLimit));
+      const calls = sequence.items.flatMap((item) => callsFromValue(item.value, true, item));
       return { calls, end: sequence.end, reached: sequence.reached, cutBefore: sequence.cutBefore };
     });
     if (read === undefined) {

@@ -62,14 +62,14 @@ interface ReadBounds {
 function readJson(text: string, from: number, bounds: ReadBounds): RegionCalls {
   const { limit, softLimit, regionEnd, budget } = bounds;
   const sequence = parseValueSequence(text, from, limit, false, budget, softLimit);
-  const calls = sequence.items.flatMap((item) => callsFromValue(item.value, true, item.objectsClosedAtLimit));
+  const calls = sequence.items.flatMap((item) => callsFromValue(item.value, true, item));
   const { failure } = sequence;
   let end = sequence.end;
   if (failure !== undefined && failure.elementsEnd > failure.start && (limit <= regionEnd || sequence.cutBefore)) {
     // The elements alone: `[` and them, which the parser closes where they end.
     const elements = parseTolerantValue(text, failure.start, failure.elementsEnd, { budget });
     if (elements.ok) {
-      calls.push(...callsFromValue(elements.value, true, elements.objectsClosedAtLimit));
+      calls.push(...callsFromValue(elements.value, true, elements));
       end = elements.end;
     }
   }
@@ -92,7 +92,7 @@ function readNamed(text: string, from: number, bounds: ReadBounds): RegionCalls 
   if (!text.startsWith(ARGS, pos)) return none;
   const parsed = parseTolerantValue(text, skipSpace(text, pos + ARGS.length, limit), limit, { budget, softLimit });
   if (!parsed.ok) return { ...none, reached: parsed.at, cutBefore: parsed.stringAcrossSoftLimit };
-  const call = callFromParts(text.slice(from, nameEnd), parsed.value, id);
+  const call = callFromParts(text.slice(from, nameEnd), parsed.value, id, parsed);
   const calls: CandidateCall[] = call === undefined ? [] : [call];
   return { calls, end: parsed.end, reached: parsed.end, cutBefore: false };
 }

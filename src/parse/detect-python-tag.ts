@@ -25,7 +25,7 @@ export function* detectPythonTag(text: string, budget: WorkBudget): Generator<Fo
     const region = { from, regionEnd: next < 0 ? text.length : next, closeAt: -1, mayQuoteNext: next >= 0 };
     const read = readTaggedRegion(text, region, budget, (start, to, softLimit, readBudget) => {
       const sequence = parseValueSequence(text, start, to, false, readBudget, softLimit);
-      const calls = sequence.items.flatMap((item) => callsFromValue(item.value, true, item.objectsClosedAtLimit));
+      const calls = sequence.items.flatMap((item) => callsFromValue(item.value, true, item));
       return { calls, end: sequence.end, reached: sequence.reached, cutBefore: sequence.cutBefore };
     });
     if (read === undefined) {

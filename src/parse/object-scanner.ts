@@ -42,7 +42,7 @@ export function* scanForCalls(
     const parsed = parseTolerantValue(text, pos, limit, { budget });
     if (parsed.ok) {
       budget.remaining = charged;
-      const calls = callsFromValue(parsed.value, explicit, parsed.objectsClosedAtLimit);
+      const calls = callsFromValue(parsed.value, explicit, parsed);
       if (calls.length > 0) yield { start: pos, end: parsed.end, calls, format: calls[0]?.shape ?? 'llama' };
       pos = parsed.end;
     } else if (parsed.callKeys) {

@@ -18,6 +18,12 @@ export interface ParsedValue {
    * off before more members.
    */
   readonly objectsClosedAtLimit: readonly JsonObject[];
+  /**
+   * Whether the limit was the end of the whole text: the objects it closed were then cut off
+   * where the output ended, and what they hold may be incomplete. An earlier limit (a closing
+   * tag, the next call's marker) is where the model ended them.
+   */
+  readonly limitEndsText: boolean;
 }
 
 /** A parse that failed at `at`, having read no further than that. */

@@ -11,11 +11,12 @@ const MARKER_ENDS: Readonly<Record<string, string>> = { '<tool_call>': '</tool_c
  * The text with its reasoning blocks blanked out with spaces of the same length, so calls
  * drafted while thinking are not taken as calls and offsets still point into the original. A
  * block is `<think>...</think>`, `<thinking>`, `<reasoning>` or `<reflection>` (in any case, with
- * attributes or spaces in the tags), or gpt-oss's analysis channel up to its `<|end|>`. A closing
- * tag with no opening tag before it ends a block that began with the text, as when the chat
- * template put the opening tag in the prompt. A tag that lies inside a call's arguments (a marked
- * call not yet ended, or JSON that may be a call: bare, OpenAI or fenced) is quoted there and is
- * text: blanking from or up to it would drop that call or expose one quoted after it. Such calls
+ * attributes or spaces in the tags; blocks of one name nest, see `reasoningBlockEnd`), or
+ * gpt-oss's analysis channel up to its `<|end|>`. A closing tag no opening tag before it matches
+ * ends a block that began with the text, as when the chat template put the opening tag in the
+ * prompt. A tag that lies inside a call's arguments (a marked call not yet ended, or JSON that
+ * may be a call: bare, OpenAI or fenced) is quoted there and is text: blanking from or up to it
+ * would drop that call or expose one quoted after it. Such calls
  * are looked for with `budget`; when that is spent nothing more is blanked. An opening tag never
  * closed runs to the end. Linear in the text.
  */

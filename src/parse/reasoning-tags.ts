@@ -1,4 +1,4 @@
-/** Tags models wrap their reasoning in, in the order a closing tag with no opening tag is looked for. */
+/** Tags models wrap their reasoning in. */
 const NAMES = ['think', 'thinking', 'reasoning', 'reflection'] as const;
 /**
  * Spaces or attributes (`name="value"`) a reasoning tag may have before its `>`, at most 8 of
@@ -6,7 +6,10 @@ const NAMES = ['think', 'thinking', 'reasoning', 'reflection'] as const;
  * about it>` in prose is no tag: found in a review).
  */
 const ATTRIBUTES = `(?:\\s+[A-Za-z_:][-\\w:.]{0,64}\\s*=\\s*(?:"[^"<>]{0,200}"|'[^'<>]{0,200}'|[^\\s"'<>=]{1,200})){0,8}\\s*`;
-/** Names whose closing tag with no opening tag ends a block the chat template opened in the prompt (DeepSeek-R1's `<think>`). */
+/**
+ * Names whose closing tag with no opening tag ends a block the chat template opened in the prompt
+ * (DeepSeek-R1's `<think>`), in the order such a tag is looked for.
+ */
 const PROMPT_OPENED = new Set<string>(['think', 'thinking']);
 const ANALYSIS = 'analysis';
 
@@ -16,8 +19,13 @@ const ANALYSIS = 'analysis';
  * (`<|channel|>analysis<|message|>`, as its chat format writes it).
  */
 const OPENING = new RegExp(`<(thinking|think|reasoning|reflection)${ATTRIBUTES}>|<\\|channel\\|>${ANALYSIS}<\\|message\\|>`, 'gi');
-const OPENING_BY_NAME = new Map(NAMES.map((name) => [name, new RegExp(`<${name}${ATTRIBUTES}>`, 'gi')]));
-const CLOSING_BY_NAME = new Map<string, RegExp>(NAMES.map((name) => [name, new RegExp(`</${name}\\s*>`, 'gi')]));
+/** A name's opening and closing tags, in one search: a block of that name nests inside another. */
+const TAGS_BY_NAME = new Map<string, RegExp>(NAMES.map((name) => [name, new RegExp(`<${name}${ATTRIBUTES}>|</${name}\\s*>`, 'gi')]));
+/**
+ * Blocks of one name nested deeper than this are not counted out: the outermost then runs to the
+ * end of the text, so tags stacked in hostile input can only hide more, never less.
+ */
+export const MAX_REASONING_DEPTH = 16;
 /**
  * What ends an analysis message: its `<|end|>` (or `<|call|>`, `<|return|>`), or, that missing,
  * the next message's `<|start|>` or `<|channel|>`, which stay outside the block.
@@ -51,32 +59,59 @@ export function nextReasoningOpening(text: string, from: number): ReasoningOpeni
 /** Whether text[at, after) stands between backticks. */
 const inCode = (text: string, at: number, after: number) => text[at - 1] === '`' && text[after] === '`';
 
-/** Just after the end of a block (past its closing tag), or the text's length when it never ends. */
+/**
+ * Just after the end of a block (past its closing tag), or the text's length when it never ends.
+ * Blocks of the same name nest (`<think>a <think>b</think> c </think>` is one block): the block
+ * ends at the closing tag that matches its opening, counting those of that name in between, up
+ * to `MAX_REASONING_DEPTH`.
+ */
 export function reasoningBlockEnd(text: string, open: ReasoningOpening): number {
-  const closing = CLOSING_BY_NAME.get(open.name) ?? ANALYSIS_END;
-  closing.lastIndex = open.after;
-  const close = closing.exec(text);
-  if (close === null) return text.length;
-  return close[0] === '<|start|>' || close[0] === '<|channel|>' ? close.index : close.index + close[0].length;
+  const tags = TAGS_BY_NAME.get(open.name);
+  if (tags === undefined) {
+    ANALYSIS_END.lastIndex = open.after;
+    const close = ANALYSIS_END.exec(text);
+    if (close === null) return text.length;
+    return close[0] === '<|start|>' || close[0] === '<|channel|>' ? close.index : close.index + close[0].length;
+  }
+  tags.lastIndex = open.after;
+  const closing = matchingClosing(text, tags, 1);
+  return closing === undefined ? text.length : closing.after;
 }
 
 /**
- * For each tag name in turn, its first closing tag when no opening tag of that name comes before
- * it: such a tag ends a block opened in the prompt.
+ * For each name a block may be opened with in the prompt, its first closing tag that no opening
+ * tag of that name before it matches (counting nested pairs, as `reasoningBlockEnd` does): such
+ * a tag ends a block opened in the prompt.
  */
 export function unopenedClosings(text: string): TagSpan[] {
   const found: TagSpan[] = [];
-  for (const [name, opening] of OPENING_BY_NAME) {
-    if (!PROMPT_OPENED.has(name)) continue;
-    const closing = CLOSING_BY_NAME.get(name);
-    if (closing === undefined) continue;
-    closing.lastIndex = 0;
-    const close = closing.exec(text);
-    if (close === null) continue;
-    opening.lastIndex = 0;
-    const open = opening.exec(text);
-    if (inCode(text, close.index, close.index + close[0].length)) continue;
-    if (open === null || open.index > close.index) found.push({ at: close.index, after: close.index + close[0].length });
+  for (const name of PROMPT_OPENED) {
+    const tags = TAGS_BY_NAME.get(name);
+    if (tags === undefined) continue;
+    tags.lastIndex = 0;
+    const closing = matchingClosing(text, tags, 0);
+    if (closing !== undefined) found.push(closing);
   }
   return found;
+}
+
+/**
+ * Searching with `tags` from its `lastIndex`, inside `depth` open blocks of its name, the closing
+ * tag that leaves none open (for a depth of 0, the first closing tag not matched by an opening
+ * one); undefined when there is none or the blocks nest deeper than `MAX_REASONING_DEPTH`. A tag
+ * in inline code is prose about tags, not one.
+ */
+function matchingClosing(text: string, tags: RegExp, depth: number): TagSpan | undefined {
+  let open = depth;
+  for (let tag = tags.exec(text); tag !== null; tag = tags.exec(text)) {
+    const at = tag.index;
+    const after = at + tag[0].length;
+    if (inCode(text, at, after)) continue;
+    if (tag[0].charCodeAt(1) !== 0x2f) {
+      if (++open > MAX_REASONING_DEPTH) return undefined;
+    } else if (--open < depth) {
+      return { at, after };
+    }
+  }
+  return undefined;
 }

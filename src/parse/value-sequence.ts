@@ -17,6 +17,8 @@ export interface SequenceItem {
   readonly end: number;
   /** See `ParsedValue.objectsClosedAtLimit`. */
   readonly objectsClosedAtLimit: readonly JsonObject[];
+  /** See `ParsedValue.limitEndsText`. */
+  readonly limitEndsText: boolean;
 }
 
 /** The containers read one after another from a region, and how the reading stopped. */

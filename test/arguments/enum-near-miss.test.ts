@@ -80,3 +80,57 @@ test('two typos, or one in each of two words, are refused (once accepted as 2 ed
 test('a typo as near two allowed values is still refused', () => {
   expect(repairIn(['publish', 'polish'], 'pulish').value).toEqual({ choice: 'pulish' });
 });
+
+// On a side-effecting tool a one-letter typo was still taken for another real word: `charge` for
+// `change` (found by the last session). There the typo must spell no other word: a vowel doubled,
+// or dropped between consonants, or two letters swapped. A letter replaced, a consonant added or
+// dropped, or a vowel beside another vowel or at the end makes words as often as not.
+const repairSideEffecting = (allowed: string[], sent: string) =>
+  repairArguments({ choice: sent }, { type: 'object', properties: { choice: { type: 'string', enum: allowed } } }, { sideEffects: true });
+
+describe('on a side-effecting tool', () => {
+  test.each([
+    ['charge', 'change', 'a letter replaced'],
+    ['pause', 'parse', 'a letter replaced'],
+    ['stop', 'step', 'a vowel replaced'],
+    ['list', 'lost', 'a vowel replaced'],
+    ['post', 'past', 'a vowel replaced'],
+    ['delate', 'delete', 'a vowel replaced'],
+    ['yez', 'yes', 'a letter replaced'],
+    ['send', 'spend', 'a consonant dropped'],
+    ['pan', 'plan', 'a consonant dropped'],
+    ['sale', 'scale', 'a consonant dropped'],
+    ['stat', 'start', 'a consonant dropped'],
+    ['metrics', 'metric', 'a consonant added'],
+    ['bred', 'bread', 'a vowel dropped beside another'],
+    ['cost', 'coast', 'a vowel dropped beside another'],
+    ['plan', 'plain', 'a vowel dropped beside another'],
+    ['spit', 'spite', 'a vowel dropped at the end'],
+  ])('refused: %s is not taken for %s (%s)', (sent, other) => {
+    expect(repairSideEffecting([other, 'noop'], sent)).toEqual({ value: { choice: sent }, repairs: [], refused: [] });
+  });
+
+  test.each([
+    ['cancle', 'cancel', 'two adjacent letters swapped'],
+    ['pubilsh', 'publish', 'two adjacent letters swapped'],
+    ['recieve', 'receive', 'two adjacent letters swapped'],
+    ['activte', 'activate', 'a vowel dropped between consonants'],
+    ['metrc', 'metric', 'a vowel dropped between consonants'],
+    ['mtric', 'metric', 'a vowel dropped between consonants'],
+    ['sort_descnding', 'sort_descending', 'a vowel dropped between consonants in one word'],
+    ['tier1_standrd', 'tier1_standard', 'a vowel dropped between consonants, the number the same'],
+    ['deleete', 'delete', 'a vowel doubled'],
+    ['suspeend', 'suspend', 'a vowel doubled'],
+    ['Delete', 'delete', 'case only'],
+    ['sort-asc', 'sort_asc', 'another separator'],
+    ['sortAsc', 'sort_asc', 'another separator'],
+  ])('accepted: %s -> %s (%s)', (sent, meant) => {
+    expect(repairSideEffecting([meant, 'noop'], sent)).toEqual({ value: { choice: meant }, repairs: [`repaired /choice: "${sent}" -> "${meant}" (enum value corrected)`], refused: [] });
+  });
+
+  test('while a read-only tool still takes a replaced letter for a typo (a wrong read costs one read)', () => {
+    expect(repairIn(['change', 'noop'], 'charge').value).toEqual({ choice: 'change' });
+    expect(repairIn(['delete', 'noop'], 'delate').value).toEqual({ choice: 'delete' });
+    expect(repairIn(['spend', 'noop'], 'send').value).toEqual({ choice: 'spend' });
+  });
+});

@@ -37,6 +37,11 @@ tools:
     lenient_arguments: true
     input_schema: '{"type":"object","properties":{"order_ids":{"type":"array","items":{"type":"integer"}},"filter":{"type":"object"}},"additionalProperties":false}'
     http: { url: "${url}/refund" }
+  - name: update_subscription
+    effect: side_effect
+    lenient_arguments: true
+    input_schema: '{"type":"object","properties":{"action":{"type":"string","enum":["change","cancel","pause"]},"seats":{"type":"integer"},"note":{"type":["string","null"],"default":"n/a"},"coupon":{"anyOf":[{"type":"string"},{"type":"null"}],"default":""}},"required":["action"],"additionalProperties":false}'
+    http: { url: "${url}/subscription" }
 `);
 });
 afterAll(async () => {
@@ -111,4 +116,23 @@ test('JSON text decoded within the depth limit of 64 only; deeper is INVALID_ARG
   expect(stats).toHaveLength(1);
   expect(stats[0]!.rates?.unexpectedException).toBe(0);
   expect(stats[0]!.alerts.filter((alert) => alert.startsWith('unexpected'))).toEqual([]);
+});
+
+test('on a side-effecting tool an enum value that is another word is not corrected: charge is not change', async () => {
+  for (const action of ['charge', 'parse']) {
+    const result = await call('update_subscription', JSON.stringify({ action }));
+    expect(result.error?.kind).toBe(ErrorKind.INVALID_ARGUMENTS);
+    expect(result.error?.message).toContain(`/action: got "${action}" (string)`);
+  }
+  expect(raw).toEqual([]);
+  const typo = await call('update_subscription', '{"action":"cancle"}');
+  expect(typo.warnings).toContain('repaired /action: "cancle" -> "cancel" (enum value corrected)');
+  expect(received()).toEqual(['{"action":"cancel","note":"n/a","coupon":""}']);
+});
+
+test('null for a field whose schema allows null reaches a side-effecting tool as null, beside a repair', async () => {
+  const result = await call('update_subscription', '{"action":"change","seats":"3","note":null,"coupon":null}');
+  expect(result.isError).toBe(false);
+  expect(result.warnings).toEqual(['repaired /seats: "3" -> 3 (string to number)']);
+  expect(received()).toEqual(['{"action":"change","seats":3,"note":null,"coupon":null}']);
 });

@@ -5,7 +5,10 @@ import { callsOf, expectNoCalls } from './parse-helpers';
 // A model output cut off mid-call came back as a complete call, which Dispatch then ran: cut after
 // the name or the arguments' `{`, with arguments {} (and the schema's defaults filled in); cut
 // after a comma, with a partial recipient list and the later fields dropped (found by the parse
-// hunt). Only a missing closing bracket after a complete value is repaired.
+// hunt); and cut after a complete value in the arguments, `{"env":"staging"` that may have gone on
+// `,"dry_run":true` (found by the next session). Where the text ends, only the braces around
+// arguments that closed themselves are supplied; before a closing tag, which shows the model ended
+// the call there, a missing brace is supplied and a stray comma passed over.
 
 describe('a call cut off where more was due is not a call', () => {
   it.each([
@@ -29,11 +32,23 @@ describe('a call cut off where more was due is not a call', () => {
     ['a fence never closed, after a comma', '```json\n{"name":"deploy","arguments":{"env":"staging",'],
     ['an OpenAI call, after the name', '{"tool_calls":[{"id":"c1","type":"function","function":{"name":"deploy"'],
     ['an OpenAI call after a repeated key, after the name', '{"tool_calls":[],"x":1,"tool_calls":[{"id":"c1","function":{"name":"deploy"'],
-    // A closing tag is a limit like the end of the text: a brace missing there is supplied only
-    // after a complete value, and a call object it closes must have its arguments.
+    // Before a closing tag nothing is supplied where a value or key was due, and a call object
+    // the tag closes must have its arguments.
     ['before a closing tag, after the name', '<tool_call>{"name":"deploy"</tool_call>'],
     ["before a closing tag, after the arguments' brace", '<tool_call>{"name":"deploy","arguments":{</tool_call>'],
-    ['before a closing tag, after a comma', '<function=send_email>{"to":["ceo@x.com"],</function>'],
+    // Where the text ends, after a complete value inside the arguments: more members may have followed.
+    ['a Hermes tag, after a string', '<tool_call>{"name":"deploy","arguments":{"env":"staging"'],
+    ['a Hermes tag, after a literal', '<tool_call>{"name":"deploy","arguments":{"env":"staging","dry_run":true'],
+    ['a Hermes tag, after a nested object', '<tool_call>{"name":"deploy","arguments":{"env":"staging","opts":{"fast":true}'],
+    ['a Hermes tag, after a list', '<tool_call>{"name":"send_email","arguments":{"to":["ceo@x.com"]'],
+    ['a Hermes tag, after a string and spaces', '<tool_call>{"name":"deploy","arguments":{"env":"staging"  \n'],
+    ['a Llama <function=...> tag', '<function=deploy>{"env":"staging"'],
+    ['a Mistral array', '[TOOL_CALLS][{"name":"deploy","arguments":{"env":"staging"'],
+    ['Mistral name[ARGS]', '[TOOL_CALLS]deploy[ARGS]{"env":"staging"'],
+    ['<|python_tag|>', '<|python_tag|>{"name":"deploy","parameters":{"env":"staging"'],
+    ['bare JSON', 'Deploying: {"name":"deploy","arguments":{"env":"staging"'],
+    ['a fence never closed', '```json\n{"name":"deploy","arguments":{"env":"staging"'],
+    ['an OpenAI call', '{"tool_calls":[{"id":"c1","function":{"name":"deploy","arguments":{"env":"staging"'],
   ])('%s', (_label, text) => {
     expectNoCalls(text);
     expectNoCalls(text, ['deploy', 'send_email']);
@@ -52,38 +67,67 @@ describe('a call cut off where more was due is not a call', () => {
   });
 });
 
-describe('any call cut off where a value or key was due', () => {
-  it('is no call, whatever its arguments and however it is spaced', () => {
+describe('a call whose arguments the end of the text left open is not a call', () => {
+  it('wherever the text ends before the arguments close (where a value or key was due, or after one), whatever they hold and however spaced', () => {
     const args = fc.tuple(fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 4 }), fc.constantFrom(0, 1, '\t'));
     fc.assert(
       fc.property(args, fc.constantFrom('<tool_call>', '[TOOL_CALLS][', '<|python_tag|>', ''), ([value, space], marker) => {
         const text = `${marker}${JSON.stringify({ name: 'f', arguments: value }, null, space)}`;
-        for (let end = marker.length + 1; end < text.length; end++) {
+        // The arguments' own closing brace is the one before the call's.
+        const argumentsClose = text.lastIndexOf('}', text.lastIndexOf('}') - 1);
+        for (let end = marker.length + 1; end <= argumentsClose; end++) {
           const cut = text.slice(0, end);
-          if (!',:{['.includes(cut.trimEnd().slice(-1))) continue;
           expect(parseToolCalls(cut)).toEqual({ calls: [], remainingText: cut.trim(), format: 'none' });
         }
+        expect(callsOf(text.slice(0, argumentsClose + 1))).toEqual([['f', JSON.stringify(value)]]);
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('nor is the last of several, whose span keeps its text', () => {
+    const text = '[TOOL_CALLS][{"name":"get_time","arguments":{}}, {"name":"deploy","arguments":{"env":"staging"';
+    expect(parseToolCalls(text)).toMatchObject({ calls: [{ name: 'get_time', arguments: '{}' }], remainingText: text, format: 'mistral' });
   });
 });
 
 describe('a missing closing bracket after a complete value is still repaired', () => {
   it.each([
-    ['bare JSON', '{"name":"transfer","arguments":{"to":"bob","memo":"rent"}', '{"to":"bob","memo":"rent"}'],
-    ['a Hermes tag never closed', '<tool_call>{"name":"transfer","arguments":{"to":"bob","dry_run":true}', '{"to":"bob","dry_run":true}'],
+    ['bare JSON, around arguments that closed', '{"name":"transfer","arguments":{"to":"bob","memo":"rent"}', '{"to":"bob","memo":"rent"}'],
+    ['a Hermes tag never closed, around arguments that closed', '<tool_call>{"name":"transfer","arguments":{"to":"bob","dry_run":true}', '{"to":"bob","dry_run":true}'],
     ['before a closing tag', '<tool_call>{"name":"transfer","arguments":{"amount":50}</tool_call>', '{"amount":50}'],
-    ['a Mistral array', '[TOOL_CALLS][{"name":"transfer","arguments":{"to":"bob"}}', '{"to":"bob"}'],
-    ['after a string', '<function=transfer>{"to":"bob","memo":"rent"', '{"to":"bob","memo":"rent"}'],
+    ['before a closing tag, in the arguments', '<tool_call>{"name":"transfer","arguments":{"to":"bob"</tool_call>', '{"to":"bob"}'],
+    ['a Mistral array, around arguments that closed', '[TOOL_CALLS][{"name":"transfer","arguments":{"to":"bob"}}', '{"to":"bob"}'],
+    ['after a string, before a closing tag', '<function=transfer>{"to":"bob","memo":"rent"</function>', '{"to":"bob","memo":"rent"}'],
+    ['before the next call', '<function=transfer>{"to":"bob"<function=get_time>{}</function>', '{"to":"bob"}'],
   ])('%s', (_label, text, args) => {
-    expect(callsOf(text)).toEqual([['transfer', args]]);
+    expect(callsOf(text)[0]).toEqual(['transfer', args]);
   });
 
   it('and a call that closed itself needs no arguments key', () => {
     expect(callsOf('<tool_call>{"name":"get_time"}')).toEqual([['get_time', '{}']]);
     expect(callsOf('<tool_call>{"name":"get_time"}</tool_call>')).toEqual([['get_time', '{}']]);
     expect(callsOf('[TOOL_CALLS][{"name":"get_time"}]')).toEqual([['get_time', '{}']]);
+  });
+});
+
+describe('a stray comma before a closing tag is passed over: the tag shows the call ended', () => {
+  it.each([
+    ['after the arguments', '<tool_call>{"name":"get_weather","arguments":{"city":"Paris"},</tool_call>', '{"city":"Paris"}'],
+    ['in the arguments', '<tool_call>{"name":"get_weather","arguments":{"city":"Paris",</tool_call>', '{"city":"Paris"}'],
+    ['in a list', '<tool_call>{"name":"get_weather","arguments":{"cities":["Paris",</tool_call>', '{"cities":["Paris"]}'],
+    ['with spaces', '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"},\n</tool_call>', '{"city":"Paris"}'],
+    ['a Llama <function=...> tag', '<function=get_weather>{"city":"Paris",</function>', '{"city":"Paris"}'],
+    ['before a closing brace, as before', '<tool_call>{"name":"get_weather","arguments":{"city":"Paris",},}</tool_call>', '{"city":"Paris"}'],
+  ])('%s', (_label, text, args) => {
+    expect(parseToolCalls(text)).toMatchObject({ calls: [{ name: 'get_weather', arguments: args }], remainingText: '' });
+  });
+
+  it('but not where a value or key was due, nor in a call with no arguments', () => {
+    expectNoCalls('<tool_call>{"name":"get_weather","arguments":{"city":</tool_call>');
+    expectNoCalls('<tool_call>{"name":"get_weather","arguments":{</tool_call>');
+    expectNoCalls('<tool_call>{"name":"get_weather","arguments":{"cities":[</tool_call>');
+    expectNoCalls('<tool_call>{"name":"get_weather",</tool_call>');
   });
 });
 

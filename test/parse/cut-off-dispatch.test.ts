@@ -52,6 +52,9 @@ test('a cut-off call comes back as no call, its text remaining, and nothing runs
     '[TOOL_CALLS][{"name":"deploy","arguments":{',
     '<tool_call>{"name":"send_email","arguments":{"to":["ceo@x.com",',
     '<tool_call>{"name":"send_email","arguments":{"to":["ceo@x.com"],"subject":"Q3 numbers",',
+    // Cut after a complete value: deploy ran on staging, where `,"version":"1.4.2"` may have followed.
+    '<tool_call>{"name":"deploy","arguments":{"env":"staging"',
+    '<function=deploy>{"env":"staging"',
   ]) {
     const { parsed, results } = await parseThenDispatch(`Let me do that.\n${text}`);
     expect({ text, calls: parsed.calls, remaining: parsed.remainingText, format: parsed.format, results }).toEqual({

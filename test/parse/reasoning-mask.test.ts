@@ -150,3 +150,44 @@ describe('prose about reasoning tags leaves the call', () => {
     expect(callsOf(text, ['send_email']).map(([name]) => name)).toEqual(['send_email']);
   });
 });
+
+// A block nested in another of the same name ended the outer one at its own closing tag, so a
+// call drafted after it, still in the outer reasoning, was returned (found by the last session).
+describe('reasoning blocks of one name nest', () => {
+  const draft = '<tool_call>{"name":"send_email","arguments":{"to":"boss@x.com"}}</tool_call>';
+  const call = '<tool_call>{"name":"get_weather","arguments":{"city":"Lyon"}}</tool_call>';
+  const nested = (depth: number, inner: string) => '<think>a '.repeat(depth) + inner + ' </think>'.repeat(depth);
+
+  it.each([
+    ['a call after the inner block', `<think>a <think>b</think> ${draft} </think> Shall I?`],
+    ['a bare call after the inner block', `<THINK>a <think type="x">b</think > {"name":"send_email","arguments":{}} </Think> Shall I?`],
+    ['three deep', `<thinking>1 <thinking>2 <thinking>3</thinking> ${draft}</thinking> ${draft}</thinking> Shall I?`],
+    ['in a block opened in the prompt', `a <think>b</think> ${draft} </think>\nShall I?`],
+  ])('%s', (_label, text) => {
+    expectNoCalls(text);
+    expectNoCalls(text, ['send_email']);
+  });
+
+  it('and the call after the outer block is found', () => {
+    expect(callsOf(`<think>a <think>b</think> ${draft} </think>\n${call}`)).toEqual([['get_weather', '{"city":"Lyon"}']]);
+    expect(callsOf(`a <think>b</think> ${draft} </think>\n${call}`)).toEqual([['get_weather', '{"city":"Lyon"}']]);
+    expect(callsOf(`${nested(16, draft)}\n${call}`)).toEqual([['get_weather', '{"city":"Lyon"}']]);
+  });
+
+  it('but blocks of other names, and tags in inline code, do not nest', () => {
+    expect(callsOf(`<think>a <reasoning>b</think>\n${call}`)).toEqual([['get_weather', '{"city":"Lyon"}']]);
+    expect(callsOf(`<think>I would write \`<think>\` here</think>\n${call}`)).toEqual([['get_weather', '{"city":"Lyon"}']]);
+  });
+
+  it('up to 16 deep: deeper, the outer block runs to the end', () => {
+    expectNoCalls(`${nested(17, draft)}\n${call}`);
+  });
+
+  it('in time linear in the text', () => {
+    const started = Date.now();
+    expectNoCalls(`${'<think>'.repeat(100_000)}${draft}`);
+    expect(callsOf(`${nested(8, draft)}`.repeat(5_000) + call)).toEqual([['get_weather', '{"city":"Lyon"}']]);
+    expect(callsOf(`${'</think>'.repeat(100_000)}\n${call}`)).toEqual([['get_weather', '{"city":"Lyon"}']]);
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+});

@@ -120,6 +120,23 @@ describe('parseTolerantValue', () => {
     expect(parsed.ok ? toCompactJson(parsed.value) : parsed.reason).toBe('{"a":10}');
   });
 
+  it('ends a container at a limit before the end of the text after a stray comma, and says which limit closed it', () => {
+    const atTag = (text: string): string => {
+      const parsed = parseTolerantValue(text, 0, text.indexOf('<'));
+      return parsed.ok ? `${toCompactJson(parsed.value)} ${parsed.limitEndsText}` : parsed.reason;
+    };
+    expect(atTag('{"a": 1, "b": ["x", </tool_call>')).toBe('{"a":1,"b":["x"]} false');
+    expect(atTag('{"a": {"b": 1},\n</tool_call>')).toBe('{"a":{"b":1}} false');
+    expect(atTag('{"a": 1</tool_call>')).toBe('{"a":1} false');
+    // Where a value or key was due, an earlier limit cuts off as the end of the text does.
+    expect(atTag('{"a": </tool_call>')).toBe('truncated');
+    expect(atTag('{ </tool_call>')).toBe('truncated');
+    expect(atTag('[ </tool_call>')).toBe('truncated');
+    const atEnd = parseTolerantValue('{"a": "x"', 0, 9);
+    expect(atEnd.ok && atEnd.limitEndsText).toBe(true);
+    expect(parseTolerantValue('{"a": "x",', 0, 10).ok).toBe(false);
+  });
+
   it('tells whether a string ran across the soft limit', () => {
     const text = '{"a": 1, "b": "a long string';
     const across = (softLimit: number): boolean => {

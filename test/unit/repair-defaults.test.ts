@@ -41,3 +41,24 @@ test('defaults inside an object decoded from JSON text, beside those of the call
     warnings: ['repaired /filter: "{\\"city\\":\\"Oslo\\"}" -> {"city":"Oslo"} (JSON text decoded)', 'applied default /units: "metric"', 'applied default /filter/days: 1'],
   });
 });
+
+test('for a side-effecting tool, a null the schema allows is kept as null, whatever the default', () => {
+  // Checked after the refusal above: only a null the schema refuses is dropped or refused.
+  const tool = lenientTool(
+    {
+      type: 'object',
+      properties: {
+        count: { type: 'integer' },
+        note: { type: ['string', 'null'], default: 'n/a' },
+        coupon: { anyOf: [{ type: 'string' }, { type: 'null' }], default: '' },
+        tier: { enum: ['gold', null], default: 'gold' },
+        filter: { type: 'object', properties: { city: { type: ['string', 'null'], default: 'Oslo' } } },
+      },
+    },
+    false,
+  );
+  expect(prepareArguments(tool, '{"count":"2","note":null,"coupon":null,"tier":null,"filter":{"city":null}}', limits)).toEqual({
+    args: { count: 2, note: null, coupon: null, tier: null, filter: { city: null } },
+    warnings: ['repaired /count: "2" -> 2 (string to number)'],
+  });
+});

@@ -50,7 +50,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       throw unauthenticated(`authentication required: send the metadata "authorization: Bearer <token>"${options.mtls ? ' or a client certificate naming the tenant' : ''}`);
     }
     if (!principal.scopes.has(scope)) {
-      throw new RpcError(grpc.status.PERMISSION_DENIED, `${call.getPath()} needs the "${scope}" scope, which this caller (tenant "${principal.tenant}") does not hold`);
+      throw new RpcError(grpc.status.PERMISSION_DENIED, `${call.getPath()} needs the "${scope}" scope, which this caller (tenant "${principal.tenant}") does not hold`, 'PERMISSION_DENIED', { scope, tenant: principal.tenant });
     }
     return principal;
   };

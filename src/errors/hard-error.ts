@@ -16,6 +16,8 @@ export class HardError extends Error {
     readonly code: status,
     readonly reason: HardErrorReason,
     message: string,
+    /** Its google.rpc.ErrorInfo metadata (tool, tool_call_id, attempts); the server adds session_id. */
+    public facts: Readonly<Record<string, string | number | undefined>> = {},
   ) {
     super(message);
   }

@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Event, SubscribeRequest } from '../../gen/dispatch/v1/dispatch_pb';
 import type { Logger } from '../log';
-import { CREDENTIAL_RECHECK_MS, recheckCredentials, RpcError, toServiceError, type Authenticator } from '../server';
+import { CREDENTIAL_RECHECK_MS, invalidArgument, recheckCredentials, RpcError, toServiceError, type Authenticator } from '../server';
 import type { EventBus, Subscription } from './event-bus';
 import { filterOf } from './event-filter';
 
@@ -29,7 +29,7 @@ export function subscribeHandler(options: SubscribeHandlerOptions): grpc.handleS
       return fail(error);
     }
     const filter = filterOf(call.request);
-    if (typeof filter === 'string') return fail(new RpcError(grpc.status.INVALID_ARGUMENT, filter));
+    if (typeof filter === 'string') return fail(invalidArgument(filter.startsWith('session_id') ? 'session_id' : filter.includes(' tools ') ? 'tools' : 'kinds', filter));
 
     let finished = false;
     let scheduled = false;
@@ -73,7 +73,7 @@ export function subscribeHandler(options: SubscribeHandlerOptions): grpc.handleS
     });
     if (!subscription) {
       clearInterval(recheck);
-      return fail(new RpcError(grpc.status.RESOURCE_EXHAUSTED, `tenant "${tenant}" already has the maximum number of event subscribers on this server; close one first`));
+      return fail(new RpcError(grpc.status.RESOURCE_EXHAUSTED, `tenant "${tenant}" already has the maximum number of event subscribers on this server; close one first`, 'SUBSCRIBER_LIMIT', { tenant }));
     }
     call.on('cancelled', () => finish(false));
     call.on('close', () => finish(false));

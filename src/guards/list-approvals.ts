@@ -3,7 +3,7 @@ import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import * as grpc from '@grpc/grpc-js';
 import { ListApprovalsResponseSchema, PendingApprovalSchema, type ListApprovalsRequest, type ListApprovalsResponse, type PendingApproval as PendingApprovalMessage } from '../../gen/dispatch/v1/dispatch_pb';
 import { listedApproval } from '../pipeline';
-import { concurrentCalls, RpcError, unary, type Authenticator } from '../server';
+import { concurrentCalls, invalidArgument, RpcError, unary, type Authenticator } from '../server';
 import type { Logger } from '../log';
 import type { ApprovalFilter, PendingApproval } from './approvals';
 import { LIST_PAGE_APPROVALS, type ApprovalsPage } from './approvals-index';
@@ -41,28 +41,28 @@ const toMessage = (approval: PendingApproval): PendingApprovalMessage =>
 /**
  * The ListApprovals handler of DispatchService (scope `dispatch`, as ResolveApproval): the
  * approvals waiting for the caller's tenant, the first to expire first, at most
- * LIST_PAGE_APPROVALS and no more than fit in `maxMessageBytes` (then `truncated`), each with its
+ * LIST_PAGE_APPROVALS and no more than fit in `maxResponseBytes` (limits.max_response_bytes; then `truncated`), each with its
  * arguments and reason cut as listedApproval says. At most MAX_LISTINGS_IN_FLIGHT run at once
  * (MAX_LISTINGS_PER_TENANT per tenant); past them RESOURCE_EXHAUSTED (OVERLOADED) at once. Redis
  * not answering is UNAVAILABLE.
  */
-export function listApprovalsHandler(authenticate: Authenticator, logger: Logger, maxMessageBytes: number, listWith: () => ListApprovals): grpc.UntypedHandleCall {
+export function listApprovalsHandler(authenticate: Authenticator, logger: Logger, maxResponseBytes: number, listWith: () => ListApprovals): grpc.UntypedHandleCall {
   const admit = concurrentCalls('ListApprovals', MAX_LISTINGS_IN_FLIGHT, MAX_LISTINGS_PER_TENANT, 'try again shortly');
   return unary(logger, async (request: ListApprovalsRequest, call: grpc.ServerUnaryCall<ListApprovalsRequest, ListApprovalsResponse>) => {
     const principal = authenticate(call, 'dispatch');
-    if (request.sessionId.length > MAX_FILTER_CHARS || request.tool.length > MAX_FILTER_CHARS) throw new RpcError(grpc.status.INVALID_ARGUMENT, `session_id and tool are at most ${MAX_FILTER_CHARS} characters`);
+    if (request.sessionId.length > MAX_FILTER_CHARS || request.tool.length > MAX_FILTER_CHARS) throw invalidArgument(request.sessionId.length > MAX_FILTER_CHARS ? 'session_id' : 'tool', `session_id and tool are at most ${MAX_FILTER_CHARS} characters`);
     const release = admit(principal.tenant);
     let page: ApprovalsPage;
     try {
       const found = await listWith()(principal.tenant, { sessionId: request.sessionId, tool: request.tool });
       page = Array.isArray(found) ? { approvals: found, truncated: false } : found;
     } catch (error) {
-      if (error instanceof ApprovalsUnlistedError) throw new RpcError(grpc.status.UNAVAILABLE, `${error.message}; ask again shortly`);
+      if (error instanceof ApprovalsUnlistedError) throw new RpcError(grpc.status.UNAVAILABLE, `${error.message}; ask again shortly`, 'STORE_UNAVAILABLE');
       throw error;
     } finally {
       release();
     }
-    const room = maxMessageBytes - RESPONSE_SLACK_BYTES;
+    const room = maxResponseBytes - RESPONSE_SLACK_BYTES;
     const approvals: PendingApprovalMessage[] = [];
     let bytes = 0;
     for (const approval of page.approvals) {

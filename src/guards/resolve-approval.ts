@@ -2,7 +2,7 @@ import { create } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import { ResolveApprovalResponseSchema, type ResolveApprovalRequest, type ResolveApprovalResponse } from '../../gen/dispatch/v1/dispatch_pb';
 import type { Logger } from '../log';
-import { RpcError, unary, type Authenticator } from '../server';
+import { invalidArgument, RpcError, unary, type Authenticator } from '../server';
 import { DecisionUnknownError } from './approvals-relay';
 import type { Approvals } from './approvals';
 import { listApprovalsHandler, type ListApprovals } from './list-approvals';
@@ -14,8 +14,8 @@ export type ResolveApproval = (approvalId: string, approve: boolean, tenant: str
 export interface ListingOptions {
   /** @default this replica's approvals */
   readonly listWith?: () => ListApprovals;
-  /** @default 4194304 (Limits.maxMessageBytes) */
-  readonly maxMessageBytes?: number;
+  /** The largest answer, in bytes. @default 4194304 (Limits.maxResponseBytes) */
+  readonly maxResponseBytes?: number;
 }
 
 /**
@@ -26,17 +26,17 @@ export interface ListingOptions {
 export function approvalHandlers(approvals: Approvals, authenticate: Authenticator, logger: Logger, resolveWith: () => ResolveApproval = () => approvals.resolve.bind(approvals), listing: ListingOptions = {}): grpc.UntypedServiceImplementation {
   const listWith = listing.listWith ?? (() => approvals.list.bind(approvals));
   return {
-    listApprovals: listApprovalsHandler(authenticate, logger, listing.maxMessageBytes ?? 4 * 1024 * 1024, listWith),
+    listApprovals: listApprovalsHandler(authenticate, logger, listing.maxResponseBytes ?? 4 * 1024 * 1024, listWith),
     resolveApproval: unary(logger, async (request: ResolveApprovalRequest, call: grpc.ServerUnaryCall<ResolveApprovalRequest, ResolveApprovalResponse>) => {
       const principal = authenticate(call, 'dispatch');
-      if (request.approvalId === '') throw new RpcError(grpc.status.INVALID_ARGUMENT, 'approval_id is required');
+      if (request.approvalId === '') throw invalidArgument('approval_id', 'approval_id is required');
       // Ids are UUIDs (36 characters): a longer one is nobody's, and would be logged whole.
-      if (request.approvalId.length > 256) throw new RpcError(grpc.status.INVALID_ARGUMENT, 'approval_id is longer than 256 characters');
+      if (request.approvalId.length > 256) throw invalidArgument('approval_id', 'approval_id is longer than 256 characters');
       let resolved: boolean;
       try {
         resolved = await resolveWith()(request.approvalId, request.approve, principal.tenant);
       } catch (error) {
-        if (error instanceof DecisionUnknownError) throw new RpcError(grpc.status.UNAVAILABLE, `${error.message}; ask again (once applied, a decision answers resolved=false)`);
+        if (error instanceof DecisionUnknownError) throw new RpcError(grpc.status.UNAVAILABLE, `${error.message}; ask again (once applied, a decision answers resolved=false)`, 'STORE_UNAVAILABLE', { approval_id: request.approvalId });
         throw error;
       }
       const fields = { approvalId: request.approvalId, approve: request.approve, resolved, reason: request.reason.slice(0, 200) };

@@ -1,9 +1,19 @@
 import { checkInteger } from './integer-option';
 
-/** Bounds on what a client may send and what dispatch keeps. Every field has a named default. */
+/** Bounds on what a client may send, what dispatch answers and what it keeps. Every field has a named default. */
 export interface Limits {
   /** Largest gRPC message accepted, in bytes. @default 4 MiB */
   readonly maxMessageBytes: number;
+  /**
+   * Largest answer sent, in bytes: a turn's results are cut to fit it (read the rest with
+   * ReadResult), and ReadResult pages, ParseToolCalls answers and ListApprovals pages stay within it.
+   * A gRPC client refuses a message past its own receive limit, 4 MiB unless raised in every gRPC
+   * implementation (grpc-go, grpc-java, grpc-js, the C core under Python, C++, Ruby), and the
+   * turn's calls have run by then: raise it only with every client's receive limit. At most
+   * maxMessageBytes, the largest message grpc-js sends here. @default 4 MiB, or maxMessageBytes
+   * when that is lower
+   */
+  readonly maxResponseBytes: number;
   /** Calls in one Dispatch. @default 128 */
   readonly maxCallsPerTurn: number;
   /** Size of one call's arguments text, in bytes. @default 1 MiB */
@@ -150,6 +160,7 @@ export interface Limits {
 /** The defaults of {@link Limits}. */
 export const DEFAULT_LIMITS: Limits = Object.freeze({
   maxMessageBytes: 4 * 1024 * 1024,
+  maxResponseBytes: 4 * 1024 * 1024,
   maxCallsPerTurn: 128,
   maxTurnsInFlight: 1024,
   maxTurnsPerTenant: 512,
@@ -205,6 +216,11 @@ const SHARES: Partial<Record<keyof Limits, { readonly of: keyof Limits; readonly
   maxCallsInFlightPerTenant: { of: 'maxCallsInFlight', times: 1, divisor: 2 },
 };
 
+/** Limits that may not pass another (as set), and default to the lower of theirs and it. */
+const AT_MOST: Partial<Record<keyof Limits, { readonly of: keyof Limits; readonly name: string; readonly why: string }>> = {
+  maxResponseBytes: { of: 'maxMessageBytes', name: 'max_message_bytes', why: 'the largest message grpc-js sends' },
+};
+
 /** Limits whose default is another limit (as set) times `times`. */
 const MULTIPLES: Partial<Record<keyof Limits, { readonly of: keyof Limits; readonly times: number }>> = {
   maxSchemaBytesCompiledPerMinutePerTenant: { of: 'maxSchemaBytesPerTenant', times: 2 },
@@ -226,6 +242,15 @@ export interface ResolveLimitsOptions {
   readonly singleTenant?: boolean;
 }
 
+/** A limit's default apart from shares and ceilings: the whole limit for one tenant, a multiple of another, or its own. */
+function plainDefault(key: keyof Limits, partial: Partial<Record<keyof Limits, unknown>>, options: ResolveLimitsOptions): number {
+  const alone = options.singleTenant ? WHOLE_FOR_ONE[key] : undefined;
+  if (alone) return checkInteger(`limits.${alone}`, partial[alone] ?? DEFAULT_LIMITS[alone]);
+  const multiple = MULTIPLES[key];
+  if (multiple) return Math.min(Number.MAX_SAFE_INTEGER, checkInteger(`limits.${multiple.of}`, partial[multiple.of] ?? DEFAULT_LIMITS[multiple.of]) * multiple.times);
+  return DEFAULT_LIMITS[key];
+}
+
 /** Fills unset limits with their defaults and rejects values that are not positive integers (or 0, where 0 turns a limit off). */
 export function resolveLimits(partial: Partial<Record<keyof Limits, unknown>> = {}, options: ResolveLimitsOptions = {}): Limits {
   const out: Record<string, number> = {};
@@ -233,15 +258,12 @@ export function resolveLimits(partial: Partial<Record<keyof Limits, unknown>> = 
     if (partial[key] === null) throw new RangeError(`limits.${key} must be a number (leave it out for the default)`);
     const share = SHARES[key];
     const whole = share && checkInteger(`limits.${share.of}`, partial[share.of] ?? DEFAULT_LIMITS[share.of]);
-    const alone = options.singleTenant ? WHOLE_FOR_ONE[key] : undefined;
-    const multiple = MULTIPLES[key];
-    const fixed = alone
-      ? checkInteger(`limits.${alone}`, partial[alone] ?? DEFAULT_LIMITS[alone])
-      : multiple
-        ? Math.min(Number.MAX_SAFE_INTEGER, checkInteger(`limits.${multiple.of}`, partial[multiple.of] ?? DEFAULT_LIMITS[multiple.of]) * multiple.times)
-        : DEFAULT_LIMITS[key];
+    const ceiling = AT_MOST[key];
+    const cap = ceiling && checkInteger(`limits.${ceiling.of}`, partial[ceiling.of] ?? DEFAULT_LIMITS[ceiling.of]);
+    const fixed = cap !== undefined ? Math.min(DEFAULT_LIMITS[key], cap) : plainDefault(key, partial, options);
     const fallback = !share || whole === undefined ? fixed : options.singleTenant ? whole : Math.max(1, Math.floor((whole * share.times) / share.divisor));
     const value = checkInteger(`limits.${key}`, partial[key] ?? fallback, { min: ZERO_IS_OFF.has(key) ? 0 : 1 });
+    if (ceiling && cap !== undefined && value > cap) throw new RangeError(`limits.${key} must be at most ${ceiling.name} (${cap}), ${ceiling.why}, got ${value}`);
     if (whole !== undefined && value > whole) throw new RangeError(`limits.${key} must be at most the limit on all tenants together (${whole}), got ${value}`);
     const maximum = MAXIMUMS[key];
     if (maximum && value > maximum.max) throw new RangeError(`limits.${key} must be at most ${maximum.max} (${maximum.why}), got ${value}`);

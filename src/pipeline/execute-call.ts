@@ -97,7 +97,15 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
   for (let attempt = 1; ; attempt++, toolAttempt++) {
     checkMayStart(turn);
     // Only the first attempt's arguments are the planner's: an executor or middleware may change them in place.
-    const { result, error } = await runAttempt(deps, turn, obs, call.id, tool, args, attempt, warnings, progress, attempt === 1 ? known : undefined);
+    let outcome: Awaited<ReturnType<typeof runAttempt>>;
+    try {
+      outcome = await runAttempt(deps, turn, obs, call.id, tool, args, attempt, warnings, progress, attempt === 1 ? known : undefined);
+    } catch (thrown) {
+      // The loop check names no call: its ErrorInfo says which one stopped the turn.
+      if (thrown instanceof HardError && thrown.reason === 'LOOP_DETECTED') thrown.facts = { tool: tool.name, tool_call_id: call.id, attempts: attempt };
+      throw thrown;
+    }
+    const { result, error } = outcome;
     if (!error) return stamp(result, call.id, attempt, since(started));
     const reflection = await deps.guards.reflector.reflect({ tool, args, error, attempt: toolAttempt, attemptsSoFar: attempt });
     if (!reflection.retry) {
@@ -122,7 +130,11 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
       // A call that fell back ran out of attempts on its fallbacks' own retries, not on a reflector
       // that never gives up: it ends with its last error, soft, as a call not retried does.
       if (tried !== undefined && tried.size > 1) return stamp(result, call.id, attempt, since(started));
-      throw new HardError(status.ABORTED, 'RECOVERY_EXHAUSTED', `call ${call.id} to "${call.name}" failed ${attempt} times; recovery gave up after ${MAX_RECOVERY_ATTEMPTS} attempts`);
+      throw new HardError(status.ABORTED, 'RECOVERY_EXHAUSTED', `call ${call.id} to "${call.name}" failed ${attempt} times; recovery gave up after ${MAX_RECOVERY_ATTEMPTS} attempts`, {
+        tool: call.name,
+        tool_call_id: call.id,
+        attempts: attempt,
+      });
     }
     // A wait that would end past the request's deadline (a Retry-After of a minute, say) would
     // cost the whole turn DEADLINE_EXCEEDED, results of calls that ran included: the call ends

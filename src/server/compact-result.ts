@@ -47,7 +47,7 @@ function compactErrorOutput(output: string, max: number): string {
 export function compactResult(result: ToolResult, max: number): void {
   let warnings = result.warnings.map((warning) => cutText(warning, max));
   if (warnings.length > MAX_WARNINGS) {
-    warnings = [...warnings.slice(0, MAX_WARNINGS), `... and ${warnings.length - MAX_WARNINGS} more warnings, left out so that the turn's results fit in one response (max_message_bytes)`];
+    warnings = [...warnings.slice(0, MAX_WARNINGS), `... and ${warnings.length - MAX_WARNINGS} more warnings, left out so that the turn's results fit in one response (max_response_bytes)`];
   }
   result.warnings = warnings;
   result.resolvedToolName = cutText(result.resolvedToolName, MAX_NAME_CHARS);

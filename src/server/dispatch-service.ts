@@ -15,7 +15,7 @@ import { callIdProblem } from '../parse';
 import { throttledWarn } from '../log';
 import { createAbortScope, DEADLINES, dispatchSequential, onAbort, turnError, type PipelineDeps, type TurnContext } from '../pipeline';
 import { MAX_TOOL_NAME_CHARS } from '../registry/validate-spec';
-import { RpcError, unary } from './grpc-adapter';
+import { invalidArgument, RpcError, unary } from './grpc-adapter';
 import { MAX_OFFERED_TOOLS, sentCounts } from './dispatch-request-codec';
 import { fitResponse } from './fit-response';
 import { readResultHandler } from './read-result';
@@ -49,30 +49,30 @@ const MAX_SESSION_ID_CHARS = 256;
  * a session id could name another tenant's session ("acme" + "prod\0s" is "acme\0prod" + "s").
  */
 function checkSessionId(sessionId: string): void {
-  if (sessionId === '') throw new RpcError(grpc.status.INVALID_ARGUMENT, 'session_id is required');
-  if (sessionId.length > MAX_SESSION_ID_CHARS) throw new RpcError(grpc.status.INVALID_ARGUMENT, `session_id is longer than ${MAX_SESSION_ID_CHARS} characters`);
-  if (sessionId.includes('\u0000')) throw new RpcError(grpc.status.INVALID_ARGUMENT, 'session_id must not contain NUL (U+0000)');
+  if (sessionId === '') throw invalidArgument('session_id', 'session_id is required');
+  if (sessionId.length > MAX_SESSION_ID_CHARS) throw invalidArgument('session_id', `session_id is longer than ${MAX_SESSION_ID_CHARS} characters`);
+  if (sessionId.includes('\u0000')) throw invalidArgument('session_id', 'session_id must not contain NUL (U+0000)');
 }
 
 function checkRequest(request: DispatchRequest, maxCalls: number): void {
   checkSessionId(request.sessionId);
   const sent = sentCounts(request);
   if (sent.calls > maxCalls) {
-    throw new RpcError(grpc.status.INVALID_ARGUMENT, `${sent.calls} calls in one turn, over the limit of ${maxCalls}`);
+    throw invalidArgument('calls', `${sent.calls} calls in one turn, over the limit of ${maxCalls}`);
   }
   // A call id reaches events, spans, logs, workers and terminals; the model reads it back.
   for (let i = 0; i < request.calls.length; i++) {
     const problem = callIdProblem(request.calls[i]!.id);
-    if (problem !== undefined) throw new RpcError(grpc.status.INVALID_ARGUMENT, `calls[${i}].id ${problem}; nothing was run`);
+    if (problem !== undefined) throw invalidArgument(`calls[${i}].id`, `calls[${i}].id ${problem}; nothing was run`);
   }
   if (sent.offeredTools > MAX_OFFERED_TOOLS) {
-    throw new RpcError(grpc.status.INVALID_ARGUMENT, `${sent.offeredTools} offered tools in one turn, over the limit of ${MAX_OFFERED_TOOLS}`);
+    throw invalidArgument('offered_tools', `${sent.offeredTools} offered tools in one turn, over the limit of ${MAX_OFFERED_TOOLS}`);
   }
   // A longer name names no tool; each call of a tool not offered lists some of them back.
   for (let i = 0; i < request.offeredTools.length; i++) {
     const length = request.offeredTools[i]!.length;
     if (length > MAX_TOOL_NAME_CHARS) {
-      throw new RpcError(grpc.status.INVALID_ARGUMENT, `offered_tools[${i}] is ${length} characters long, over the limit of ${MAX_TOOL_NAME_CHARS} of a tool name`);
+      throw invalidArgument(`offered_tools[${i}]`, `offered_tools[${i}] is ${length} characters long, over the limit of ${MAX_TOOL_NAME_CHARS} of a tool name`);
     }
   }
 }
@@ -156,7 +156,7 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
     try {
       const parallel = request.mode === DispatchMode.PARALLEL && request.calls.length >= 2 && options.parallel;
       const results = parallel ? await parallel(deps, turn, request) : await dispatchSequential(deps, turn, request);
-      await fitResponse(results, deps.limits.maxMessageBytes, deps, turn.scope!);
+      await fitResponse(results, deps.limits.maxResponseBytes, deps, turn.scope!);
       observer.end();
       // The message's one field, as create() would make it without walking the schema per call.
       const response: DispatchResponse = { $typeName: 'dispatch.v1.DispatchResponse', results };
@@ -186,7 +186,7 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
     if (request.sessionId === '' || request.sessionId.length > MAX_SESSION_ID_CHARS) return create(EndSessionResponseSchema, {});
     const scope = { tenant: principal.tenant, sessionId: request.sessionId };
     await deps.store.endSession(scope).catch(() => {
-      throw new RpcError(grpc.status.UNAVAILABLE, 'the session store is unreachable; try again shortly');
+      throw new RpcError(grpc.status.UNAVAILABLE, 'the session store is unreachable; try again shortly', 'STORE_UNAVAILABLE');
     });
     return create(EndSessionResponseSchema, {});
   }

@@ -7,7 +7,7 @@ import { compactResult, textBound } from './compact-result';
 import { encodedResultSize } from './dispatch-response-codec';
 
 /**
- * Room kept below `max_message_bytes` for what is not counted: the response's own framing (here
+ * Room kept below `max_response_bytes` for what is not counted: the response's own framing (here
  * and for a ReadResult page), and per cut result its omission marker, handle and warning.
  */
 export const SLACK_BYTES = 1024;
@@ -15,7 +15,7 @@ const PER_CUT_BYTES = 512;
 
 /** The warning on a result cut so that its turn fits in one response. */
 const cutWarning = (chars: number, handle: boolean): string =>
-  `the result was cut to ${chars} characters so that the turn's results fit in one response (max_message_bytes)` +
+  `the result was cut to ${chars} characters so that the turn's results fit in one response (max_response_bytes)` +
   (handle ? '; read the rest with ReadResult' : '; the rest could not be kept');
 
 /**
@@ -41,9 +41,10 @@ function boundToBytes(text: string, maxBytes: number): { text: string; chars: nu
 }
 
 /**
- * Makes a turn's results fit in one gRPC message of `maxBytes`: past it, grpc-js would refuse to
- * send the response (RESOURCE_EXHAUSTED) after every call of the turn ran, side effects included,
- * and the caller would get none of their results. Each calls' output is already bounded by its
+ * Makes a turn's results fit in one gRPC message of `maxBytes` (limits.max_response_bytes): past
+ * it, the client refuses to receive the response (grpc-js here to send it, past max_message_bytes),
+ * RESOURCE_EXHAUSTED after every call of the turn ran, side effects included, and the caller would
+ * get none of their results. Each calls' output is already bounded by its
  * tool's `max_result_chars`, but a turn of many calls, or a tool with a large bound, can add up to
  * more. The largest outputs are cut (head and tail kept, as bounding does) to an equal share of
  * what the others leave; the whole text goes to ReadResult as a bounded result's does, under a new

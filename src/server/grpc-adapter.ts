@@ -7,17 +7,31 @@ import { StatusSchema } from '../../gen/google/rpc/status_pb';
 import { HardError } from '../errors';
 import type { Logger } from '../log';
 
-/** An RPC failure with a gRPC status, and optionally a google.rpc.ErrorInfo reason. */
+/**
+ * What an error's google.rpc.ErrorInfo says besides its reason (docs/failures.md lists the keys):
+ * `tool`, `tool_call_id`, `session_id`, `attempts`, `field`, `retry_after_ms`...; an undefined
+ * value is left out.
+ */
+export type ErrorFacts = Readonly<Record<string, string | number | undefined>>;
+
+/**
+ * An RPC failure with a gRPC status, and a google.rpc.ErrorInfo reason (the status code's name,
+ * e.g. INVALID_ARGUMENT, when none is given) with `facts` as its metadata.
+ */
 export class RpcError extends Error {
   override readonly name = 'RpcError';
   constructor(
     readonly code: grpc.status,
     message: string,
     readonly reason?: string,
+    readonly facts: ErrorFacts = {},
   ) {
     super(message);
   }
 }
+
+/** An INVALID_ARGUMENT naming the request's `field` (a path such as calls[2].id) in its ErrorInfo. */
+export const invalidArgument = (field: string, message: string): RpcError => new RpcError(grpc.status.INVALID_ARGUMENT, message, 'INVALID_ARGUMENT', { field });
 
 /**
  * A method's own codec, in place of protobuf-es's reflective one, for any of the four ends: the
@@ -71,7 +85,8 @@ function refusable(decode: (bytes: Buffer) => unknown, typeName: string): (bytes
       return decode(bytes);
     } catch (error) {
       const detail = (error instanceof Error ? error.message : String(error)).slice(0, 200);
-      return new UndecodableRequest({ code: grpc.status.INVALID_ARGUMENT, details: wellFormed(`the request is not a valid ${typeName} (protobuf or UTF-8): ${detail}`) });
+      const message = wellFormed(`the request is not a valid ${typeName} (protobuf or UTF-8): ${detail}`);
+      return new UndecodableRequest({ code: grpc.status.INVALID_ARGUMENT, details: message, metadata: statusDetails(grpc.status.INVALID_ARGUMENT, message, 'MALFORMED_REQUEST', { message_type: typeName }) });
     }
   };
 }
@@ -115,28 +130,60 @@ export function addService(server: grpc.Server, definition: grpc.ServiceDefiniti
   server.addService(definition, guarded);
 }
 
-/** The status sent for anything a handler throws; unknown errors become INTERNAL, logged. */
-export function toServiceError(error: unknown, logger: Logger): Partial<grpc.StatusObject> {
+/**
+ * The longest metadata value an ErrorInfo carries, and the most UTF-8 bytes all of them take: the
+ * status's trailers stay within the 8 KB of headers gRPC core accepts beside a message of
+ * {@link MAX_MESSAGE_COST} (base64 makes 1,024 bytes 1,368).
+ */
+const MAX_FACT_CHARS = 256;
+const MAX_FACTS_BYTES = 1_024;
+
+/**
+ * Trailers holding grpc-status-details-bin: a google.rpc.Status with one google.rpc.ErrorInfo,
+ * domain dispatch.v1, `reason` (the code's name when none), and `facts` as its metadata (a value
+ * over {@link MAX_FACT_CHARS}, or past {@link MAX_FACTS_BYTES} in all, left out: a session id or
+ * tool name is shorter, a made-up one may not be).
+ */
+export function statusDetails(code: grpc.status, message: string, reason: string | undefined, facts: ErrorFacts = {}): grpc.Metadata {
+  const metadata: Record<string, string> = {};
+  let bytes = 0;
+  for (const [key, value] of Object.entries(facts)) {
+    const text = value === undefined ? '' : wellFormed(String(value));
+    if (text === '' || text.length > MAX_FACT_CHARS) continue;
+    const cost = key.length + Buffer.byteLength(text);
+    if (bytes + cost > MAX_FACTS_BYTES) continue;
+    bytes += cost;
+    metadata[key] = text;
+  }
+  const info = create(ErrorInfoSchema, { reason: reason ?? grpc.status[code], domain: 'dispatch.v1', metadata });
+  const details = create(StatusSchema, { code, message, details: [anyPack(ErrorInfoSchema, info)] });
+  const trailers = new grpc.Metadata();
+  trailers.set('grpc-status-details-bin', Buffer.from(toBinary(StatusSchema, details)));
+  return trailers;
+}
+
+/**
+ * The status sent for anything a handler throws; unknown errors become INTERNAL, logged. `known`
+ * (the request's session_id, say) is added to the error's own facts.
+ */
+export function toServiceError(error: unknown, logger: Logger, known: ErrorFacts = {}): Partial<grpc.StatusObject> {
   let code: grpc.status;
   let reason: string | undefined;
   let message: string;
+  let facts: ErrorFacts = known;
   if (error instanceof HardError || error instanceof RpcError) {
     code = error.code;
     reason = error.reason;
     message = error.message;
+    // The error's own facts first (kept first within the bound), and over what the request says.
+    facts = { ...error.facts, ...known, ...error.facts };
   } else {
     logger.error('internal error', { error: error instanceof Error ? error.stack : String(error) });
     code = grpc.status.INTERNAL;
     message = 'internal error in dispatch';
   }
   message = wellFormed(boundedMessage(message));
-  const metadata = new grpc.Metadata();
-  if (reason) {
-    const info = create(ErrorInfoSchema, { reason, domain: 'dispatch.v1' });
-    const details = create(StatusSchema, { code, message, details: [anyPack(ErrorInfoSchema, info)] });
-    metadata.set('grpc-status-details-bin', Buffer.from(toBinary(StatusSchema, details)));
-  }
-  return { code, details: message, metadata };
+  return { code, details: message, metadata: statusDetails(code, message, reason, facts) };
 }
 
 /**
@@ -207,11 +254,17 @@ function answer<O>(logger: Logger, callback: grpc.sendUnaryData<O>, error: Parti
   } catch (thrown) {
     logger.error('answering a call failed', { error: thrown instanceof Error ? thrown.message : String(thrown) });
     try {
-      callback({ code: grpc.status.INTERNAL, details: 'internal error in dispatch' });
+      callback({ code: grpc.status.INTERNAL, details: 'internal error in dispatch', metadata: statusDetails(grpc.status.INTERNAL, 'internal error in dispatch', undefined) });
     } catch {
       // The call is beyond answering.
     }
   }
+}
+
+/** What a request says that its error may repeat: the session it names. */
+export function requestFacts(request: unknown): ErrorFacts {
+  const sessionId = (request as { sessionId?: unknown } | null)?.sessionId;
+  return typeof sessionId === 'string' && !sessionId.includes('\u0000') ? { session_id: sessionId } : {};
 }
 
 /** A unary handler from an async function, with errors mapped to statuses. */
@@ -219,12 +272,12 @@ export function unary<I, O>(logger: Logger, handler: (request: I, call: grpc.Ser
   return (call, callback) => {
     handler(call.request, call).then(
       (response) => answer(logger, callback, null, response),
-      (error: unknown) => answer(logger, callback, toServiceError(error, logger)),
+      (error: unknown) => answer(logger, callback, toServiceError(error, logger, requestFacts(call.request))),
     );
   };
 }
 
 /** A handler for an RPC that a later version fills in. */
 export function unimplemented(name: string): grpc.handleUnaryCall<unknown, unknown> {
-  return (_call, callback) => callback({ code: grpc.status.UNIMPLEMENTED, details: `${name} is not implemented yet` });
+  return (_call, callback) => callback({ code: grpc.status.UNIMPLEMENTED, details: `${name} is not implemented yet`, metadata: statusDetails(grpc.status.UNIMPLEMENTED, `${name} is not implemented yet`, undefined) });
 }

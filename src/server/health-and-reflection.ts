@@ -1,9 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation, service as healthService } from 'grpc-health-check';
-import { join } from 'node:path';
-import { projectRoot } from './project-root';
+import { reflectedFiles } from './reflected-files';
 
 /** The services whose health is reported. */
 export const HEALTH_SERVICES = ['', 'dispatch.v1.DispatchService'] as const;
@@ -37,9 +35,7 @@ export function addHealthAndReflection(server: grpc.Server): HealthControl {
       call.on('cancelled', () => watches.delete(call));
     },
   });
-  const protoDir = join(projectRoot(), 'proto');
-  const files = ['dispatch/v1/dispatch.proto', 'dispatch/v1/registry.proto', 'dispatch/v1/worker.proto'];
-  new ReflectionService(loadSync(files, { includeDirs: [protoDir] })).addToServer(server);
+  new ReflectionService(reflectedFiles()).addToServer(server);
   const setAll = (up: boolean) => {
     for (const service of HEALTH_SERVICES) health.setStatus(service, up ? 'SERVING' : 'NOT_SERVING');
   };

@@ -1,8 +1,9 @@
 export { startServer } from './create-server';
 export type { DispatchServer, ServerOptions, ExtraHandlers } from './create-server';
-export { RpcError, serviceDefinition, toServiceError, unary, unimplemented } from './grpc-adapter';
+export { invalidArgument, RpcError, serviceDefinition, statusDetails, toServiceError, unary, unimplemented } from './grpc-adapter';
+export type { ErrorFacts } from './grpc-adapter';
 export { concurrentCalls } from './concurrent-calls';
-export { REGISTRY_ERROR_STATUS } from './registry-service';
+export { REGISTRY_ERROR_STATUS, registryRpcError } from './registry-service';
 export { allowAll, CREDENTIAL_RECHECK_MS, DEFAULT_TENANT } from './principal';
 export { recheckCredentials } from './recheck-credentials';
 export type { Authenticator, Principal, Scope } from './principal';

@@ -14,16 +14,17 @@ export function parseHandler(authenticate: Authenticator, limits: Limits, logger
     const parsed = parseToolCalls(request.text, request.offeredTools, { maxInputChars: limits.maxMessageBytes, maxCalls: limits.maxCallsPerTurn });
     const response = create(ParseToolCallsResponseSchema, { calls: parsed.calls, remainingText: parsed.remainingText, format: parsed.format });
     // Arguments are answered as JSON, which may take up to 6x the text they came from (a raw
-    // control character is written \u0001): past max_message_bytes grpc-js would answer only
-    // "Sent message larger than max". Say what happened and what to do instead.
+    // control character is written \u0001): past max_response_bytes the client would refuse it
+    // (grpc-js, past max_message_bytes, would send only "Sent message larger than max"). Say what
+    // happened and what to do instead.
     let units = parsed.remainingText.length + parsed.format.length;
     for (const found of parsed.calls) units += found.id.length + found.name.length + found.arguments.length + 16;
-    const bytes = 3 * units > limits.maxMessageBytes ? toBinary(ParseToolCallsResponseSchema, response).length : 0;
-    if (bytes > limits.maxMessageBytes) {
+    const bytes = 3 * units > limits.maxResponseBytes ? toBinary(ParseToolCallsResponseSchema, response).length : 0;
+    if (bytes > limits.maxResponseBytes) {
       // A text just under the limit with no call in it comes back whole as remaining_text, beside
       // the format: over the limit by a few bytes. Name what takes the room.
       const what = parsed.calls.length === 0 ? `its remaining text (${parsed.remainingText.length} characters, no call found)` : `the ${parsed.calls.length} calls found, written as JSON, and the remaining text (${parsed.remainingText.length} characters)`;
-      throw new RpcError(grpc.status.RESOURCE_EXHAUSTED, `the answer takes ${bytes} bytes, over max_message_bytes (${limits.maxMessageBytes}): ${what}; send the text in smaller parts`);
+      throw new RpcError(grpc.status.RESOURCE_EXHAUSTED, `the answer takes ${bytes} bytes, over max_response_bytes (${limits.maxResponseBytes}): ${what}; send the text in smaller parts`, 'RESPONSE_TOO_LARGE', { bytes, max_response_bytes: limits.maxResponseBytes });
     }
     return response;
   });

@@ -55,16 +55,16 @@ export function readResultHandler(options: ReadResultOptions) {
 
   return async function readResult(request: ReadResultRequest, call: grpc.ServerUnaryCall<ReadResultRequest, ReadResultResponse>): Promise<ReadResultResponse> {
     const principal = authenticate(call, 'dispatch');
-    // A page fits in one response whatever its characters (4 bytes of UTF-8 at most each).
-    const limit = Math.min(request.limit === 0 ? READ_DEFAULT : request.limit, READ_MAX, Math.max(1, Math.floor((deps.limits.maxMessageBytes - SLACK_BYTES) / 4)));
+    // A page fits in one response (max_response_bytes) whatever its characters (4 bytes of UTF-8 at most each).
+    const limit = Math.min(request.limit === 0 ? READ_DEFAULT : request.limit, READ_MAX, Math.max(1, Math.floor((deps.limits.maxResponseBytes - SLACK_BYTES) / 4)));
     const release = admit(principal.tenant);
     const page = await deps.store
       .readResultPage(principal.tenant, request.resultHandle, request.offset, limit)
       .catch(() => {
-        throw new RpcError(grpc.status.UNAVAILABLE, 'the result store is unreachable; try again shortly');
+        throw new RpcError(grpc.status.UNAVAILABLE, 'the result store is unreachable; try again shortly', 'STORE_UNAVAILABLE');
       })
       .finally(release);
-    if (page === undefined) throw new RpcError(grpc.status.NOT_FOUND, `result handle "${request.resultHandle.slice(0, 100)}" not found (it may have expired)`);
+    if (page === undefined) throw new RpcError(grpc.status.NOT_FOUND, `result handle "${request.resultHandle.slice(0, 100)}" not found (it may have expired)`, 'RESULT_NOT_FOUND');
     const offset = Math.min(request.offset, page.totalChars);
     return create(ReadResultResponseSchema, { text: page.text, totalChars: page.totalChars, nextOffset: offset + codePointLength(page.text) });
   }

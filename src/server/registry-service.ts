@@ -44,6 +44,23 @@ export const REGISTRY_ERROR_STATUS: Readonly<Record<RegistryError['code'], grpc.
   denied: grpc.status.PERMISSION_DENIED,
 };
 
+/** The ErrorInfo reason of a registry refusal, by its code. */
+const REGISTRY_ERROR_REASON: Readonly<Record<RegistryError['code'], string>> = {
+  invalid: 'INVALID_ARGUMENT',
+  exists: 'ALREADY_EXISTS',
+  limit: 'REGISTRY_LIMIT',
+  denied: 'PERMISSION_DENIED',
+};
+
+/**
+ * The RpcError of a registry refusal, its ErrorInfo naming the spec (`field`, `tools[2]` after
+ * `prefix`) that the message begins with.
+ */
+export function registryRpcError(error: RegistryError, prefix = ''): RpcError {
+  const spec = /^tools\[\d+\]/.exec(error.message)?.[0];
+  return new RpcError(REGISTRY_ERROR_STATUS[error.code], error.message, REGISTRY_ERROR_REASON[error.code], { field: spec === undefined ? undefined : prefix + spec });
+}
+
 /**
  * RemoveTool's answer: whether the tool was registered, once its removal is shared (written to
  * Redis and announced, see ToolRegistry.removeShared). UNAVAILABLE when that failed (the tool is
@@ -54,10 +71,10 @@ async function removeShared(registry: ToolRegistry, tenant: string, name: string
   try {
     removed = await answerWithin(registry.removeShared(tenant, name), timeoutMs);
   } catch (error) {
-    throw new RpcError(grpc.status.UNAVAILABLE, `tool "${name}" was not removed: its removal could not be written to Redis (${(error as Error).message}); it is still registered, call RemoveTool again`);
+    throw new RpcError(grpc.status.UNAVAILABLE, `tool "${name}" was not removed: its removal could not be written to Redis (${(error as Error).message}); it is still registered, call RemoveTool again`, 'STORE_UNAVAILABLE', { tool: name });
   }
   if (removed !== undefined) return removed;
-  throw new RpcError(grpc.status.UNAVAILABLE, `tool "${name}" was not removed within ${timeoutMs} ms (limits.store_timeout_ms): Redis has not confirmed its removal, which may still take effect; call RemoveTool again`);
+  throw new RpcError(grpc.status.UNAVAILABLE, `tool "${name}" was not removed within ${timeoutMs} ms (limits.store_timeout_ms): Redis has not confirmed its removal, which may still take effect; call RemoveTool again`, 'STORE_UNAVAILABLE', { tool: name });
 }
 
 /**
@@ -75,7 +92,7 @@ export function registryHandlers(registry: ToolRegistry, authenticate: Authentic
         return create(RegisterToolsResponseSchema, { registered: tools.length });
       } catch (error) {
         if (!(error instanceof RegistryError)) throw error;
-        throw new RpcError(REGISTRY_ERROR_STATUS[error.code], error.message);
+        throw registryRpcError(error);
       }
     }),
     listTools: unary(logger, async (_request: ListToolsRequest, call: grpc.ServerUnaryCall<ListToolsRequest, ListToolsResponse>) => {

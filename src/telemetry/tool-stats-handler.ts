@@ -74,7 +74,7 @@ export function toolStatsHandler(options: ToolStatsHandlerOptions) {
     if (request.tool !== '') {
       const counters = counts.tools.get(request.tool);
       if (!registry?.lookup(tenant, request.tool) && !counters) {
-        throw new RpcError(grpc.status.NOT_FOUND, `tool "${request.tool.slice(0, 200)}" is not registered and has no recorded calls`);
+        throw new RpcError(grpc.status.NOT_FOUND, `tool "${request.tool.slice(0, 200)}" is not registered and has no recorded calls`, 'TOOL_NOT_FOUND', { tool: request.tool });
       }
       return create(GetToolStatsResponseSchema, { stats: [statsOf(tenant, request.tool, counts)] });
     }

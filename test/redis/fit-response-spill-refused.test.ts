@@ -39,6 +39,6 @@ test('a cut result whose whole text Redis refused has no handle and says the res
     expect(result.isError).toBe(false);
     expect(result.truncated).toBe(true);
     expect(result.resultHandle).toBe('');
-    expect(result.warnings).toEqual([expect.stringMatching(/fit in one response \(max_message_bytes\); the rest could not be kept$/)]);
+    expect(result.warnings).toEqual([expect.stringMatching(/fit in one response \(max_response_bytes\); the rest could not be kept$/)]);
   }
 });

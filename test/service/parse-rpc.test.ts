@@ -23,18 +23,18 @@ test('prose naming no offered tool is not a call, and any text is answered', asy
   }
 });
 
-test('calls whose arguments take more than max_message_bytes written as JSON get a clear RESOURCE_EXHAUSTED (found in review)', async () => {
+test('calls whose arguments take more than max_response_bytes written as JSON get a clear RESOURCE_EXHAUSTED (found in review)', async () => {
   // A raw control character in a string is read tolerantly and written \u0001: 6x its size.
   const text = `<tool_call>{"name": "save", "arguments": {"data": "${'\u0001'.repeat(1_000_000)}"}}</tool_call>`;
   await expect(d.dispatch.parseToolCalls({ text })).rejects.toMatchObject({
     code: 8,
-    details: 'the answer takes 6000066 bytes, over max_message_bytes (4194304): the 1 calls found, written as JSON, and the remaining text (0 characters); send the text in smaller parts',
+    details: 'the answer takes 6000066 bytes, over max_response_bytes (4194304): the 1 calls found, written as JSON, and the remaining text (0 characters); send the text in smaller parts',
   });
   // A text a few bytes under the limit with no call comes back whole beside the format: said so (it
   // was "the 0 calls found take ... bytes written as JSON", found by the parse hunt).
   await expect(d.dispatch.parseToolCalls({ text: 'x'.repeat(4 * 1024 * 1024 - 6) })).rejects.toMatchObject({
     code: 8,
-    details: 'the answer takes 4194309 bytes, over max_message_bytes (4194304): its remaining text (4194298 characters, no call found); send the text in smaller parts',
+    details: 'the answer takes 4194309 bytes, over max_response_bytes (4194304): its remaining text (4194298 characters, no call found); send the text in smaller parts',
   });
   const small = await d.dispatch.parseToolCalls({ text: `<tool_call>{"name": "save", "arguments": {"data": "${'\u0001'.repeat(10)}"}}</tool_call>` });
   expect(JSON.parse(small.calls[0]!.arguments)).toEqual({ data: '\u0001'.repeat(10) });

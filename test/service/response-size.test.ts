@@ -5,8 +5,9 @@ import { connectRedis, createRedisStore, whenReady } from '../../src/store/redis
 import { startRedis, type TestRedis } from '../helpers/redis-server';
 import { startDispatch, type TestDispatch } from '../helpers/servers';
 
-// A turn's results together fit in one response of max_message_bytes: past it grpc-js refuses to
-// send the response (RESOURCE_EXHAUSTED) after every call ran, and the caller would lose them all.
+// A turn's results together fit in one response of max_response_bytes (here max_message_bytes,
+// lower, which it defaults to then): past it the client refuses the response (RESOURCE_EXHAUSTED)
+// after every call ran, and the caller would lose them all.
 // The largest outputs are cut to share what is left, their whole text kept for ReadResult, with
 // the memory store and with Redis (where the spill of a cut result is a step of its own).
 
@@ -85,7 +86,7 @@ const shout = async (args: unknown) => {
   }
 
   const bytes = (results: ToolResult[]) => results.reduce((sum, r) => sum + Buffer.byteLength(r.output), 0);
-  const CUT = /^the result was cut to \d+ characters so that the turn's results fit in one response \(max_message_bytes\); read the rest with ReadResult$/;
+  const CUT = /^the result was cut to \d+ characters so that the turn's results fit in one response \(max_response_bytes\); read the rest with ReadResult$/;
 
   test('three side-effecting results of 30,000 characters in a 64 KiB response: all come back, cut, each whole via ReadResult, each run once', async () => {
     runs = 0;
@@ -187,7 +188,7 @@ const shout = async (args: unknown) => {
     const counted = results[30]!;
     expect(counted.output).toBe('3000');
     expect(counted.warnings).toHaveLength(21);
-    expect(counted.warnings[20]).toBe("... and 2980 more warnings, left out so that the turn's results fit in one response (max_message_bytes)");
+    expect(counted.warnings[20]).toBe("... and 2980 more warnings, left out so that the turn's results fit in one response (max_response_bytes)");
     expect(results[31]!.error?.kind).toBe(ErrorKind.UNKNOWN_TOOL);
     expect(results[32]!.output).toBe(`${'A'.repeat(10)}END`);
   });
@@ -202,7 +203,7 @@ const shout = async (args: unknown) => {
       expect(result.isError).toBe(false);
       expect(result.truncated).toBe(true);
       expect(result.resultHandle).toBe('');
-      expect(result.warnings).toEqual([expect.stringMatching(/^the result was cut to \d+ characters so that the turn's results fit in one response \(max_message_bytes\); the rest could not be kept$/)]);
+      expect(result.warnings).toEqual([expect.stringMatching(/^the result was cut to \d+ characters so that the turn's results fit in one response \(max_response_bytes\); the rest could not be kept$/)]);
     }
   });
 });

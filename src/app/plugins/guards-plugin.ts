@@ -42,7 +42,7 @@ export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFac
       // A read the memo cache answers takes no concurrency slot and no rate turn.
       guards: { ...set.guards, memo: middleware.cache },
       middleware: middleware.stages.map((stage) => stage.middleware),
-      handlers: { dispatch: approvalHandlers(set.approvals, authenticate, ctx.logger, () => resolve, { listWith: () => list, maxMessageBytes: ctx.config.limits.maxMessageBytes }) },
+      handlers: { dispatch: approvalHandlers(set.approvals, authenticate, ctx.logger, () => resolve, { listWith: () => list, maxResponseBytes: ctx.config.limits.maxResponseBytes }) },
       // Memoized results are the session's (their key holds it): they end with it, on every replica;
       // a write drops the reads of its resource on every replica too.
       attach(deps) {

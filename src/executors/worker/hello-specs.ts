@@ -4,7 +4,7 @@ import { ToolSpecSchema, WorkerExecutorSchema, type ToolSpec } from '../../../ge
 import type { Hello } from '../../../gen/dispatch/v1/worker_pb';
 import { shortened } from '../../pipeline';
 import { operatorToolMessage, type ToolRegistry } from '../../registry';
-import { RpcError } from '../../server';
+import { invalidArgument, RpcError } from '../../server';
 
 /**
  * Why a worker of `tenant` may not host `name`, or undefined: the name is the operator's (a
@@ -23,16 +23,16 @@ export function hostingRefusal(registry: ToolRegistry, tenant: string, name: str
  * executor is refused), and none may take a name that {@link hostingRefusal} refuses.
  */
 export function helloSpecs(hello: Hello, tenant: string, registry: ToolRegistry, maxTools: number): ToolSpec[] {
-  if (hello.tools.length === 0) throw new RpcError(grpc.status.INVALID_ARGUMENT, 'hello declares no tools; a worker must host at least one');
+  if (hello.tools.length === 0) throw invalidArgument('hello.tools', 'hello declares no tools; a worker must host at least one');
   if (hello.tools.length > maxTools) {
-    throw new RpcError(grpc.status.INVALID_ARGUMENT, `hello declares ${hello.tools.length} tools, over the limit of ${maxTools}`);
+    throw invalidArgument('hello.tools', `hello declares ${hello.tools.length} tools, over the limit of ${maxTools}`);
   }
   return hello.tools.map((tool, index) => {
     if (tool.executor.case !== undefined && tool.executor.case !== 'worker') {
-      throw new RpcError(grpc.status.INVALID_ARGUMENT, `tools[${index}] ("${shortened(tool.name, 200)}"): a worker hosts its tools itself, so the executor must be worker or unset, not ${tool.executor.case}`);
+      throw invalidArgument(`hello.tools[${index}].executor`, `tools[${index}] ("${shortened(tool.name, 200)}"): a worker hosts its tools itself, so the executor must be worker or unset, not ${tool.executor.case}`);
     }
     const refusal = hostingRefusal(registry, tenant, tool.name, `tools[${index}]`);
-    if (refusal !== undefined) throw new RpcError(grpc.status.ALREADY_EXISTS, refusal);
+    if (refusal !== undefined) throw new RpcError(grpc.status.ALREADY_EXISTS, refusal, 'ALREADY_EXISTS', { field: `hello.tools[${index}]`, tool: tool.name });
     const spec = clone(ToolSpecSchema, tool);
     spec.executor = { case: 'worker', value: create(WorkerExecutorSchema, {}) };
     return spec;

@@ -4,7 +4,7 @@ import type { ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
 import type { Hello, WorkAssignment, WorkerMessage } from '../../../gen/dispatch/v1/worker_pb';
 import type { Logger } from '../../log';
 import { RegistryError, type ToolRegistry } from '../../registry';
-import { CREDENTIAL_RECHECK_MS, recheckCredentials, REGISTRY_ERROR_STATUS, RpcError, toServiceError, type Authenticator } from '../../server';
+import { CREDENTIAL_RECHECK_MS, invalidArgument, recheckCredentials, registryRpcError, RpcError, statusDetails, toServiceError, type Authenticator } from '../../server';
 import { helloBytesRefusal } from './hello-bytes';
 import { helloSpecs } from './hello-specs';
 import { streamEndReason } from './worker-errors';
@@ -42,7 +42,7 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
     const detach = (why: string) => {
       if (link) deps.pool.remove(link, why);
     };
-    const helloTimer = setTimeout(() => end({ code: status.DEADLINE_EXCEEDED, details: `no hello within ${deps.options.heartbeatTimeoutMs} ms` }), deps.options.heartbeatTimeoutMs);
+    const helloTimer = setTimeout(() => end({ code: status.DEADLINE_EXCEEDED, reason: 'HELLO_TIMEOUT', details: `no hello within ${deps.options.heartbeatTimeoutMs} ms` }), deps.options.heartbeatTimeoutMs);
     helloTimer.unref();
     /** Ends the stream: OK without a reason; else an EndStatus, or an error mapped to a status. */
     const end = (reason?: unknown) => {
@@ -51,7 +51,7 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
       clearTimeout(helloTimer);
       detach('disconnected');
       if (reason === undefined) call.end();
-      else call.emit('error', isEndStatus(reason) ? reason : toServiceError(reason, deps.logger));
+      else call.emit('error', isEndStatus(reason) ? { ...reason, metadata: statusDetails(reason.code, reason.details, reason.reason) } : toServiceError(reason, deps.logger));
     };
 
     let tenant: string;
@@ -65,19 +65,19 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
     // Set once a hello arrived: its tools may take seconds to compile (in the compiler's thread).
     let greeted = false;
     const hello = (message: Hello) => {
-      if (link || greeted) throw new RpcError(status.FAILED_PRECONDITION, 'hello was already sent on this stream; open another stream to host other tools');
+      if (link || greeted) throw new RpcError(status.FAILED_PRECONDITION, 'hello was already sent on this stream; open another stream to host other tools', 'OUT_OF_ORDER');
       // It is logged with every connect and disconnect.
-      if (message.workerId.length > 256) throw new RpcError(status.INVALID_ARGUMENT, 'worker_id is longer than 256 characters');
+      if (message.workerId.length > 256) throw invalidArgument('hello.worker_id', 'worker_id is longer than 256 characters');
       const registry = deps.registry();
       const specs = helloSpecs(message, tenant, registry, deps.options.maxToolsPerHello);
       const overAlone = tenant === '' ? undefined : helloBytesRefusal(specs, deps.maxSchemaBytesPerTenant?.() ?? Infinity);
-      if (overAlone !== undefined) throw new RpcError(status.INVALID_ARGUMENT, overAlone);
+      if (overAlone !== undefined) throw invalidArgument('hello.tools', overAlone);
       greeted = true;
       clearTimeout(helloTimer);
       registry
         .registerAsync(specs, { tenant, replace: true, maxTools: deps.maxToolsPerTenant?.() })
         .then(() => connect(message, specs))
-        .catch((error: unknown) => end(error instanceof RegistryError ? new RpcError(REGISTRY_ERROR_STATUS[error.code], error.message) : error));
+        .catch((error: unknown) => end(error instanceof RegistryError ? registryRpcError(error, 'hello.') : error));
     };
 
     /** Takes the worker's calls once its tools are registered; a stream ended meanwhile only shares them (they are registered). */
@@ -135,7 +135,7 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
           case 'hello':
             return hello(message.msg.value);
           case 'completion':
-            if (!link) throw new RpcError(status.FAILED_PRECONDITION, 'a completion arrived before hello');
+            if (!link) throw new RpcError(status.FAILED_PRECONDITION, 'a completion arrived before hello', 'OUT_OF_ORDER');
             return deps.pool.complete(link, message.msg.value);
           default:
             return;

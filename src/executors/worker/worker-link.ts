@@ -13,6 +13,8 @@ export interface PendingAssignment {
 export interface EndStatus {
   readonly code: grpc.status;
   readonly details: string;
+  /** Its google.rpc.ErrorInfo reason (docs/failures.md); the code's name when absent. */
+  readonly reason?: string;
 }
 
 /** One connected worker: who it is, what it hosts, what it owes, and how to reach it. */

@@ -153,7 +153,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     for (const link of stuck ?? []) {
       const reason = unreadReason(link.unsent());
       pool.remove(link, reason);
-      link.end({ code: grpc.status.RESOURCE_EXHAUSTED, details: `the worker does not read its assignments (${link.unsent()} bytes of them are waiting to be sent to it, worker.maxUnsentBytes ${link.maxUnsentBytes}); its calls were failed` });
+      link.end({ code: grpc.status.RESOURCE_EXHAUSTED, reason: 'WORKER_NOT_READING', details: `the worker does not read its assignments (${link.unsent()} bytes of them are waiting to be sent to it, worker.maxUnsentBytes ${link.maxUnsentBytes}); its calls were failed` });
     }
     return best;
   }
@@ -164,7 +164,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       if (now - link.lastSeen <= options.heartbeatTimeoutMs) continue;
       const why = `sent no heartbeat for ${options.heartbeatTimeoutMs} ms`;
       pool.remove(link, why);
-      link.end({ code: grpc.status.UNAVAILABLE, details: `worker ${why}; its assignments were failed` });
+      link.end({ code: grpc.status.UNAVAILABLE, reason: 'HEARTBEAT_MISSED', details: `worker ${why}; its assignments were failed` });
     }
   }, options.sweepIntervalMs);
   sweep.unref();
@@ -272,7 +272,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       clearInterval(sweep);
       for (const link of [...links]) {
         pool.remove(link, 'was disconnected by shutdown');
-        link.end({ code: grpc.status.UNAVAILABLE, details: 'dispatch is shutting down' });
+        link.end({ code: grpc.status.UNAVAILABLE, reason: 'SHUTTING_DOWN', details: 'dispatch is shutting down' });
       }
     },
   };

@@ -17,6 +17,7 @@ the network readable by anyone on the path.
 import dataclasses
 import errno
 import ipaddress
+import json
 import os
 import re
 import ssl
@@ -29,6 +30,30 @@ DEFAULT_KEEPALIVE_MS = 30_000
 DEFAULT_KEEPALIVE_TIMEOUT_MS = 10_000
 # gRPC core reads channel arguments as C ints.
 MAX_MS = 2**31 - 1
+# dispatchd answers a turn with all its results in one message, up to its limits.max_response_bytes
+# (4 MiB unless raised); gRPC core refuses a message over 4 MiB by default, which would lose the
+# results of a turn whose side effects had run. 64 MiB, as dispatch's own TypeScript client.
+MAX_RECEIVE_BYTES = 64 * 1024 * 1024
+# gRPC's standard retry (a service config): a call dispatchd refused UNAVAILABLE (SHUTTING_DOWN: it
+# is draining, a rolling update) or RESOURCE_EXHAUSTED (OVERLOADED: too many turns in flight,
+# nothing run) is sent again as it was, the same session_id and tool_call_ids, so a call that did
+# run is replayed from its idempotency record rather than run twice. At most 4 attempts, all within
+# the call's deadline. ParseToolCalls' RESOURCE_EXHAUSTED (an answer too large) would come again,
+# so only UNAVAILABLE is retried there.
+_RETRY = {"maxAttempts": 4, "initialBackoff": "0.5s", "maxBackoff": "4s", "backoffMultiplier": 2}
+RETRY_SERVICE_CONFIG = json.dumps({
+    "methodConfig": [
+        {"name": [{"service": "dispatch.v1.DispatchService", "method": m} for m in ("Dispatch", "ReadResult")],
+         "retryPolicy": {**_RETRY, "retryableStatusCodes": ["UNAVAILABLE", "RESOURCE_EXHAUSTED"]}},
+        {"name": [{"service": "dispatch.v1.DispatchService", "method": m} for m in ("ParseToolCalls", "EndSession")],
+         "retryPolicy": {**_RETRY, "retryableStatusCodes": ["UNAVAILABLE"]}},
+    ]
+})
+CHANNEL_OPTIONS = (
+    ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
+    ("grpc.enable_retries", 1),
+    ("grpc.service_config", RETRY_SERVICE_CONFIG),
+)
 
 
 class SettingError(Exception):
@@ -42,7 +67,8 @@ class Connection:
     address: str
     metadata: tuple[tuple[str, str], ...]
     credentials: grpc.ChannelCredentials | None
-    options: tuple[tuple[str, int], ...]
+    # CHANNEL_OPTIONS and the keepalive pings.
+    options: tuple[tuple[str, int | str], ...]
 
     @property
     def tls(self) -> bool:
@@ -59,7 +85,7 @@ def resolve(argv_address: str | None, env: Mapping[str, str] = os.environ) -> Co
     before anything connects."""
     address = argv_address or _setting(env, "DISPATCH_ADDRESS") or DEFAULT_ADDRESS
     token = _bearer_token(env)
-    options = _keepalive_options(env)
+    options = CHANNEL_OPTIONS + _keepalive_options(env)
     ca, cert, key = (_setting(env, f"DISPATCH_TLS_{name}") for name in ("CA", "CERT", "KEY"))
     if (cert is None) != (key is None):
         raise SettingError("DISPATCH_TLS_CERT and DISPATCH_TLS_KEY must be given together")

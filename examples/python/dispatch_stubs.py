@@ -1,4 +1,6 @@
-"""Generates the dispatch.v1 Python stubs from ../../proto with grpc_tools and imports them.
+"""Generates the dispatch.v1 Python stubs from ../../proto with grpc_tools and imports them, with
+the google.rpc Status and ErrorInfo messages the repository ships (a hard error's reason travels in
+them; Debian packages no grpcio-status).
 
 Stubs are generated once per version of the .proto files into a cache directory (the system temp
 directory, or DISPATCH_PY_STUBS), never committed. Run this file to generate them and print where.
@@ -18,8 +20,10 @@ import tempfile
 import types
 
 PROTO_ROOT = pathlib.Path(__file__).resolve().parents[2] / "proto"
-PROTO_FILES = sorted((PROTO_ROOT / "dispatch" / "v1").glob("*.proto"))
+PROTO_FILES = sorted((PROTO_ROOT / "dispatch" / "v1").glob("*.proto")) + sorted((PROTO_ROOT / "google" / "rpc").glob("*.proto"))
 MODULES = ("dispatch_pb2", "dispatch_pb2_grpc", "tool_pb2", "registry_pb2", "registry_pb2_grpc", "worker_pb2", "worker_pb2_grpc")
+# google.rpc: no __init__.py at google/, which stays a namespace package shared with google.protobuf.
+RPC_MODULES = ("status_pb2", "error_details_pb2")
 
 
 def _stub_dir() -> pathlib.Path:
@@ -44,7 +48,7 @@ def _check_private(target: pathlib.Path) -> None:
 
 
 def _complete(target: pathlib.Path) -> bool:
-    return (target / "dispatch" / "v1" / "worker_pb2_grpc.py").exists()
+    return (target / "dispatch" / "v1" / "worker_pb2_grpc.py").exists() and (target / "google" / "rpc" / "error_details_pb2.py").exists()
 
 
 def generate() -> pathlib.Path:
@@ -54,12 +58,14 @@ def generate() -> pathlib.Path:
         _check_private(target)
         if _complete(target):
             return target
+        if (target / "dispatch").exists():
+            raise RuntimeError(f"the stub directory {target} holds stubs of an older version (no google/rpc); remove it")
     target.parent.mkdir(parents=True, exist_ok=True)
     # Beside the target (mode 0700), so that the rename below stays on one filesystem.
     staging = pathlib.Path(tempfile.mkdtemp(prefix=".dispatch-py-stubs-", dir=target.parent))
     command = [sys.executable, "-m", "grpc_tools.protoc", f"-I{PROTO_ROOT}", f"--python_out={staging}", f"--grpc_python_out={staging}"]
     subprocess.run(command + [str(p) for p in PROTO_FILES], check=True)
-    for package in (staging / "dispatch", staging / "dispatch" / "v1"):
+    for package in (staging / "dispatch", staging / "dispatch" / "v1", staging / "google" / "rpc"):
         (package / "__init__.py").touch()
     try:
         os.rename(staging, target)
@@ -73,11 +79,13 @@ def generate() -> pathlib.Path:
 
 
 def load() -> types.SimpleNamespace:
-    """The generated modules, by name (dispatch_pb2, worker_pb2_grpc, ...)."""
+    """The generated modules, by name (dispatch_pb2, worker_pb2_grpc, ..., status_pb2, error_details_pb2)."""
     path = str(generate())
     if path not in sys.path:
         sys.path.insert(0, path)
-    return types.SimpleNamespace(**{name: importlib.import_module(f"dispatch.v1.{name}") for name in MODULES})
+    modules = {name: importlib.import_module(f"dispatch.v1.{name}") for name in MODULES}
+    modules.update({name: importlib.import_module(f"google.rpc.{name}") for name in RPC_MODULES})
+    return types.SimpleNamespace(**modules)
 
 
 if __name__ == "__main__":

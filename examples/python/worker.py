@@ -36,7 +36,15 @@ TOOLS = {"py_word_count": word_count}
 
 
 # Stream endings another try would meet again: the worker stops instead of opening a new stream.
-FINAL = {grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.UNIMPLEMENTED}
+# ALREADY_EXISTS: another tenant's tool has one of these names; FAILED_PRECONDITION: the worker
+# broke the protocol (a second hello, a completion before hello).
+FINAL = {
+    grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.INVALID_ARGUMENT,
+    grpc.StatusCode.UNIMPLEMENTED, grpc.StatusCode.ALREADY_EXISTS, grpc.StatusCode.FAILED_PRECONDITION,
+}
+# dispatch sends nothing when it accepts a hello, and refuses one at once: a stream still open this
+# long after hello, or one an assignment came on, is taken as accepted ("hosting" is said then).
+ACCEPTED_AFTER_SECONDS = 1.0
 FIRST_BACKOFF_SECONDS = 0.5
 MAX_BACKOFF_SECONDS = 10.0
 
@@ -135,12 +143,21 @@ def serve(stubs, connection: dispatch_connection.Connection, worker_id: str, sto
     if stopping.is_set():
         outbox.put(None)
     threading.Thread(target=heartbeats, daemon=True).start()
+    once = threading.Lock()
+
+    def accepted() -> None:
+        if not ended.is_set() and once.acquire(blocking=False):
+            say(f"worker {worker_id} hosting {', '.join(TOOLS)} on {connection.address}{' (TLS)' if connection.tls else ''}")
+
+    timer = threading.Timer(ACCEPTED_AFTER_SECONDS, accepted)
+    timer.daemon = True
     try:
         with connection.channel() as channel, ThreadPoolExecutor(max_workers=8) as pool:
             stream = stubs.worker_pb2_grpc.WorkerServiceStub(channel).Work(outgoing(), metadata=connection.metadata)
-            say(f"worker {worker_id} hosting {', '.join(TOOLS)} on {connection.address}{' (TLS)' if connection.tls else ''}")
+            timer.start()
             try:
                 for assignment in stream:
+                    accepted()
                     if not assignment.cancel:
                         assignments.start(assignment.assignment_id)
                         pool.submit(run, assignment)
@@ -151,6 +168,7 @@ def serve(stubs, connection: dispatch_connection.Connection, worker_id: str, sto
                 return error.code(), error.details()
     finally:
         ended.set()
+        timer.cancel()
         outbox.put(None)  # ends the request iterator, should the stream have ended first
 
 

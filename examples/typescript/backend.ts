@@ -1,5 +1,10 @@
-import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
-import { createDispatchClient } from '../../src/client';
+import { fromBinary } from '@bufbuild/protobuf';
+import { anyUnpack } from '@bufbuild/protobuf/wkt';
+import { status as Status, type ServiceError } from '@grpc/grpc-js';
+import { DispatchService, ErrorKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
+import { ErrorInfoSchema } from '../../gen/google/rpc/error_details_pb';
+import { StatusSchema } from '../../gen/google/rpc/status_pb';
+import { createServiceClient } from '../../src/client';
 
 /** A tool call as the model emitted it: `arguments` is the raw text, even when broken. */
 export interface ModelCall {
@@ -15,30 +20,159 @@ export const DEFAULT_CALLS: readonly ModelCall[] = [
   { id: 'call_3', name: 'ecko', arguments: '{}' },
 ];
 
+const retry = (codes: string[]) => ({ maxAttempts: 4, initialBackoff: '0.5s', maxBackoff: '4s', backoffMultiplier: 2, retryableStatusCodes: codes });
+const methods = (...names: string[]) => names.map((method) => ({ service: DispatchService.typeName, method }));
 /**
- * Sends one turn's calls to dispatch and returns one line per result, in call order: what the
- * model would read next. `token` is a bearer token when the server requires one.
+ * gRPC's standard retry (a service config): a call dispatchd refused UNAVAILABLE (SHUTTING_DOWN, a
+ * rolling update) or RESOURCE_EXHAUSTED (OVERLOADED: nothing run) is sent again as it was, the same
+ * session_id and tool_call_ids, so a call that did run is replayed from its idempotency record, not
+ * run twice. At most 4 attempts within the call's deadline. ParseToolCalls' RESOURCE_EXHAUSTED (an
+ * answer too large) would come again: only UNAVAILABLE is retried there.
  */
-export async function dispatchTurn(address: string, calls: readonly ModelCall[] = DEFAULT_CALLS, token?: string): Promise<string[]> {
-  const client = createDispatchClient(address);
-  const metadata = token ? { authorization: `Bearer ${token}` } : undefined;
-  const sessionId = `ts-${Date.now().toString(36)}`;
+export const RETRY_SERVICE_CONFIG = JSON.stringify({
+  methodConfig: [
+    { name: methods('Dispatch', 'ReadResult'), retryPolicy: retry(['UNAVAILABLE', 'RESOURCE_EXHAUSTED']) },
+    { name: methods('ParseToolCalls', 'EndSession'), retryPolicy: retry(['UNAVAILABLE']) },
+  ],
+});
+/** The longest wait a soft error's retry_after_ms may put before the next turn. */
+const MAX_PAUSE_MS = 60_000;
+/** ReadResult pages read of one truncated result. */
+const MAX_PAGES = 64;
+
+/** A --calls turn checked: a message naming what is wrong, not a TypeError later. */
+export function parseCalls(text: string): ModelCall[] {
+  let calls: unknown;
   try {
-    const { results } = await client.dispatch({ sessionId, turn: 1, calls: [...calls] }, { metadata, deadlineMs: 60_000 });
-    await client.endSession({ sessionId }, { metadata });
-    return results.map((r) => `${r.toolCallId} ${r.isError ? `error ${ErrorKind[r.error?.kind ?? 0]}` : 'ok'} tool=${r.resolvedToolName || '-'} attempts=${r.attempts}: ${r.output}`);
+    calls = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`calls are not JSON (${(error as Error).message})`);
+  }
+  if (!Array.isArray(calls)) throw new Error('calls must be a JSON list of {"id", "name", "arguments"}');
+  calls.forEach((call: unknown, i) => {
+    const fields = typeof call === 'object' && call !== null ? (call as Record<string, unknown>) : {};
+    const bad = ['id', 'name', 'arguments'].filter((f) => typeof fields[f] !== 'string');
+    if (bad.length > 0) throw new Error(`call ${i} needs ${bad.join(', ')} as strings (arguments is the JSON text the model emitted), got ${JSON.stringify(call)?.slice(0, 200)}`);
+  });
+  return calls as ModelCall[];
+}
+
+/** The google.rpc.ErrorInfo reason of a failed call (LOOP_DETECTED, OVERLOADED...), '' without. */
+export function hardErrorReason(error: ServiceError): string {
+  const bin = error.metadata?.get('grpc-status-details-bin')[0];
+  if (!(bin instanceof Buffer)) return '';
+  const infos = fromBinary(StatusSchema, bin).details.map((any) => anyUnpack(any, ErrorInfoSchema));
+  return infos.find((info) => info !== undefined)?.reason ?? '';
+}
+
+/** A hard error as a line: `ABORTED LOOP_DETECTED: loop detected...`. */
+export const describeHardError = (error: ServiceError) => `${Status[error.code] ?? error.code}${hardErrorReason(error) ? ` ${hardErrorReason(error)}` : ''}: ${error.details}`;
+
+/** One dispatch session, turn after turn: what an agent keeps for a conversation. */
+export interface Conversation {
+  readonly sessionId: string;
+  /** Dispatches a turn; gives one line per result (and its warnings, truncation, retry hint). */
+  turn(calls: readonly ModelCall[]): Promise<string[]>;
+  /** The tool calls dispatch finds in a model's text (ParseToolCalls). */
+  parse(text: string): Promise<ModelCall[]>;
+  /** Ends the session (once, when the conversation ends) and closes the channel. */
+  end(): Promise<void>;
+}
+
+/**
+ * Opens a conversation: its turns share one session, which is what lets dispatch see a loop
+ * across turns and replay a side effect sent again; end it when the conversation ends, not per
+ * turn. `token` is a bearer token when the server requires one.
+ */
+export function openConversation(address: string, token?: string, sessionId = `ts-${Date.now().toString(36)}`): Conversation {
+  const client = createServiceClient(DispatchService, address, undefined, { 'grpc.service_config': RETRY_SERVICE_CONFIG });
+  const metadata = token ? { authorization: `Bearer ${token}` } : undefined;
+  let turns = 0;
+  let pauseMs = 0;
+
+  async function readWhole(resultHandle: string): Promise<string> {
+    let text = '';
+    for (let offset = 0, page = 0; page < MAX_PAGES; page++) {
+      const read = await client.readResult({ resultHandle, offset, limit: 65_536 }, { metadata, deadlineMs: 30_000 });
+      text += read.text;
+      if (read.nextOffset >= read.totalChars || read.text === '') break;
+      offset = read.nextOffset;
+    }
+    return text;
+  }
+
+  async function show(r: ToolResult, lines: string[]): Promise<number> {
+    lines.push(`${r.toolCallId} ${r.isError ? `error ${ErrorKind[r.error?.kind ?? 0]}` : 'ok'} tool=${r.resolvedToolName || '-'} attempts=${r.attempts}: ${r.output}`);
+    for (const warning of r.warnings) lines.push(`  warning: ${warning}`);
+    if (r.truncated && r.resultHandle) lines.push(`  truncated: ${[...(await readWhole(r.resultHandle))].length} characters in all, read with ReadResult`);
+    if (!r.isError || !r.error?.recoverable || !r.error.retryAfterMs) return 0;
+    lines.push(`  retry_after_ms: ${r.error.retryAfterMs}`);
+    return Math.min(r.error.retryAfterMs, MAX_PAUSE_MS);
+  }
+
+  return {
+    sessionId,
+    async turn(calls) {
+      const lines: string[] = [];
+      // A call refused with retry_after_ms would be refused again sooner: the next turn waits.
+      if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      const { results } = await client.dispatch({ sessionId, turn: ++turns, calls: [...calls] }, { metadata, deadlineMs: 60_000 });
+      pauseMs = 0;
+      for (const r of results) pauseMs = Math.max(pauseMs, await show(r, lines));
+      return lines;
+    },
+    async parse(text) {
+      const { calls } = await client.parseToolCalls({ text }, { metadata, deadlineMs: 30_000 });
+      return calls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args }));
+    },
+    async end() {
+      try {
+        await client.endSession({ sessionId }, { metadata, deadlineMs: 10_000 });
+      } finally {
+        client.close();
+      }
+    },
+  };
+}
+
+/** Turns of a conversation: calls, or a model's text to parse for them. */
+export type Turn = readonly ModelCall[] | { readonly text: string };
+
+/**
+ * Runs `turns` in one conversation and returns the lines the model would read, with `-- turn N`
+ * before each when there are several, each also given to `print` as it comes; the session is ended
+ * once, after the last turn (or a hard error, which rejects).
+ */
+export async function runConversation(address: string, turns: readonly Turn[], token?: string, print: (line: string) => void = () => undefined): Promise<string[]> {
+  const conversation = openConversation(address, token);
+  const lines: string[] = [];
+  const add = (line: string) => (lines.push(line), print(line));
+  try {
+    for (const [i, turn] of turns.entries()) {
+      if (turns.length > 1) add(`-- turn ${i + 1}`);
+      (await conversation.turn('text' in turn ? await conversation.parse(turn.text) : turn)).forEach(add);
+    }
+    return lines;
   } finally {
-    client.close();
+    await conversation.end().catch(() => undefined);
   }
 }
 
+/** One turn in a conversation of its own. */
+export const dispatchTurn = (address: string, calls: readonly ModelCall[] = DEFAULT_CALLS, token?: string) => runConversation(address, [calls], token);
+
 if (require.main === module) {
-  const address = process.argv[2] ?? process.env.DISPATCH_ADDRESS ?? '127.0.0.1:50051';
-  const calls = process.argv[3] ? (JSON.parse(process.argv[3]) as ModelCall[]) : DEFAULT_CALLS;
-  dispatchTurn(address, calls, process.env.DISPATCH_TOKEN).then(
-    (lines) => console.log(lines.join('\n')),
-    (error: Error) => {
-      console.error(`dispatch failed: ${error.message}`);
+  const [address = process.env.DISPATCH_ADDRESS ?? '127.0.0.1:50051', ...rest] = process.argv.slice(2);
+  const turns: Turn[] = [];
+  try {
+    for (let i = 0; i < rest.length; i++) turns.push(rest[i] === '--text' ? { text: rest[++i] ?? '' } : parseCalls(rest[i]!));
+  } catch (error) {
+    console.error(`backend: ${(error as Error).message}`);
+    process.exit(2);
+  }
+  runConversation(address, turns.length > 0 ? turns : [DEFAULT_CALLS], process.env.DISPATCH_TOKEN, (line) => console.log(line)).catch(
+    (error: ServiceError) => {
+      console.error(`dispatch failed: ${error.code === undefined ? error.message : describeHardError(error)}`);
       process.exitCode = 1;
     },
   );

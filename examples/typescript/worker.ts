@@ -4,6 +4,9 @@ import { Effect, ToolSpecSchema } from '../../gen/dispatch/v1/tool_pb';
 import { WorkerMessageSchema, type WorkAssignment, type WorkerMessage } from '../../gen/dispatch/v1/worker_pb';
 import { createWorkerClient } from '../../src/client';
 
+/** How long a stream stays open after hello before the worker says it is hosting (see runWorker). */
+const ACCEPTED_AFTER_MS = 1_000;
+
 /** A tool this worker hosts: its spec and its implementation. */
 export interface HostedTool {
   readonly spec: MessageInitShape<typeof ToolSpecSchema>;
@@ -112,7 +115,18 @@ export function runWorker(options: WorkerOptions): StreamWorker {
     log(`completed ${name} call=${assignment.call?.id} attempt=${assignment.attempt} error=${isError}`);
   }
 
+  // dispatch sends nothing when it accepts a hello, and refuses one at once: a stream still open
+  // ACCEPTED_AFTER_MS after hello, or one an assignment came on, is taken as accepted.
+  let announced = false;
+  const accepted = () => {
+    if (!open || announced) return;
+    announced = true;
+    log(`worker ${options.workerId ?? 'ts-worker'} hosting ${Object.keys(hosted).join(', ')} on ${options.address}`);
+  };
+  const acceptedTimer = setTimeout(accepted, ACCEPTED_AFTER_MS);
+
   stream.on('data', (assignment: WorkAssignment) => {
+    accepted();
     if (assignment.cancel) {
       if (assignments.cancel(assignment.assignmentId)) log(`cancelled ${assignment.assignmentId}`);
     } else {
@@ -125,13 +139,13 @@ export function runWorker(options: WorkerOptions): StreamWorker {
     stream.on('status', (status: StatusObject) => {
       open = false;
       clearInterval(heartbeat);
+      clearTimeout(acceptedTimer);
       client.close();
       resolve(status);
     }),
   );
   const tools = Object.values(hosted).map((t) => create(ToolSpecSchema, t.spec));
   send(create(WorkerMessageSchema, { msg: { case: 'hello', value: { workerId: options.workerId ?? 'ts-worker', tools } } }));
-  log(`worker ${options.workerId ?? 'ts-worker'} hosting ${Object.keys(hosted).join(', ')} on ${options.address}`);
   return {
     stop() {
       if (open) stream.end();
@@ -141,8 +155,11 @@ export function runWorker(options: WorkerOptions): StreamWorker {
   };
 }
 
-/** Stream endings that another try would meet again: the worker stops instead. */
-const FINAL = new Set([Status.UNAUTHENTICATED, Status.PERMISSION_DENIED, Status.INVALID_ARGUMENT, Status.UNIMPLEMENTED]);
+/**
+ * Stream endings that another try would meet again: the worker stops instead. ALREADY_EXISTS:
+ * another owner's tool has one of these names; FAILED_PRECONDITION: the protocol was broken.
+ */
+const FINAL = new Set([Status.UNAUTHENTICATED, Status.PERMISSION_DENIED, Status.INVALID_ARGUMENT, Status.UNIMPLEMENTED, Status.ALREADY_EXISTS, Status.FAILED_PRECONDITION]);
 
 /** Options of {@link keepWorking}: those of runWorker, and the wait between streams. */
 export interface KeepWorkingOptions extends WorkerOptions {
@@ -159,7 +176,7 @@ export interface KeepWorkingOptions extends WorkerOptions {
  * to a bound that doubles from `initialBackoffMs` to `maxBackoffMs` (full jitter, so workers
  * cut off together do not come back together), and starts over after a stream that lasted a
  * minute. A stream refused for a reason another try would meet again (authentication, permission,
- * an invalid hello) ends it; `done` settles with the last stream's status.
+ * an invalid hello, a tool name taken) ends it; `done` settles with the last stream's status.
  */
 export function keepWorking(options: KeepWorkingOptions): RunningWorker {
   const log = options.log ?? ((line: string) => console.log(line));
@@ -202,7 +219,8 @@ if (require.main === module) {
   process.once('SIGTERM', () => worker.stop());
   process.once('SIGINT', () => worker.stop());
   worker.done.then((status) => {
-    console.log(`worker stopped: ${status.details || 'ok'}`);
-    process.exitCode = status.code === 0 ? 0 : 1;
+    if (status.code === Status.OK) console.log('worker stopped: ok');
+    else console.error(`worker stopped: ${Status[status.code]}: ${status.details}`);
+    process.exitCode = status.code === Status.OK ? 0 : 1;
   });
 }

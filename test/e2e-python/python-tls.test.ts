@@ -74,9 +74,10 @@ describeWithPython('the Python examples over TLS, and their settings', () => {
   test('DISPATCH_TLS_CA: the worker hosts its tool and the backend dispatches to it, the server verified against that CA', async () => {
     const env = { DISPATCH_TLS_CA: pki.ca };
     const worker = await hostWorker(tls, env, grpc.credentials.createSsl(readFileSync(pki.ca)));
-    expect(worker.out()).toContain(`worker py-0 hosting py_word_count on ${at(tls)} (TLS)`);
     const served = await backend(['--address', at(tls), '--calls', WORD_COUNT], { ...env, DISPATCH_TOKEN: BACKEND.token });
     expect(served).toMatchObject({ code: 0, lines: [COUNTED] });
+    // Said once the stream is up: a second after hello, or at its first assignment (this call).
+    expect(worker.out()).toContain(`worker py-0 hosting py_word_count on ${at(tls)} (TLS)`);
     expect(worker.out()).toContain('completed py_word_count call=w attempt=1 error=False');
     // In plaintext a TLS server is not reached.
     const plaintext = await backend(['--address', at(tls), '--calls', WORD_COUNT], { DISPATCH_TOKEN: BACKEND.token });

@@ -214,6 +214,9 @@ export type WorkAssignment = Message<"dispatch.v1.WorkAssignment"> & {
   idempotencyKey: string;
 
   /**
+   * When the attempt's time is up, as milliseconds since the Unix epoch (dispatch's clock), not a
+   * duration: a worker compares it with its own clock (an answer after it is not waited for).
+   *
    * @generated from field: uint64 deadline_ms = 6;
    */
   deadlineMs: bigint;
@@ -261,6 +264,9 @@ export type WorkAssignmentJson = {
   idempotencyKey?: string;
 
   /**
+   * When the attempt's time is up, as milliseconds since the Unix epoch (dispatch's clock), not a
+   * duration: a worker compares it with its own clock (an answer after it is not waited for).
+   *
    * @generated from field: uint64 deadline_ms = 6;
    */
   deadlineMs?: string;

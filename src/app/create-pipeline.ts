@@ -1,4 +1,5 @@
 import { ConfigError, type DispatchConfig } from '../config';
+import { suggestKey } from '../config/unknown-key';
 import { BUILTIN_TOOLS, createBuiltinExecutor, createHttpExecutor, type BuiltinTool, type Executor } from '../executors';
 import { createLogger, type Logger } from '../log';
 import { DEFAULT_LIMITS, type Limits } from '../options';
@@ -73,12 +74,15 @@ export function createPipeline(options: PipelineOptions = {}): PipelineDeps {
   if (options.config && options.config.tools.length > 0) {
     const { file, tools } = options.config;
     // The config's tools are refused as a mistake of its file, which dispatchd names.
-    const refuse = (problem: string) => new ConfigError(file, '', problem);
+    const refuse = (problem: string, path = '') => new ConfigError(file, path, problem);
     // A misspelt built-in would start, and fail every call (UNAVAILABLE, its breaker counting).
-    for (const spec of tools) {
+    // config.tools is the file's `tools:` list in its order: the index names the entry (tools[0]).
+    for (const [i, spec] of tools.entries()) {
       const name = spec.executor.case === 'builtin' ? spec.executor.value.name : undefined;
       if (name !== undefined && !BUILTIN_TOOLS.has(name) && !options.builtins?.has(name)) {
-        throw refuse(`tool "${spec.name}": there is no built-in tool "${name}" (built-ins: ${[...BUILTIN_TOOLS.keys(), ...(options.builtins?.keys() ?? [])].join(', ')})`);
+        const builtins = [...BUILTIN_TOOLS.keys(), ...(options.builtins?.keys() ?? [])];
+        const meant = suggestKey(name, builtins);
+        throw refuse(`there is no built-in tool ${JSON.stringify(name)} (${meant === undefined ? '' : `did you mean ${meant}? `}built-ins: ${builtins.join(', ')})`, `tools[${i}].builtin.name`);
       }
     }
     try {

@@ -8,7 +8,7 @@ import { formatResult } from './format-result';
 import { parseConfig } from '../config';
 import { terminalText, terminalWord } from '../events';
 import { formatStats } from './format-stats';
-import { formatApproval } from './format-approval';
+import { approvalsCommand } from './approvals-command';
 import { parseCommand } from './parse-command';
 import { connectionHint, DEFAULT_TIMEOUT_SECONDS, resolveConnection, type Connection } from './dispatchctl-connection';
 import { readTurnFile } from './turn-file';
@@ -22,11 +22,17 @@ const USAGE = `usage: dispatchctl [--address HOST:PORT] [--token T] [--session S
   tools remove NAME          remove a tool registered by RPC
   stats [TOOL]               calls, breaker, health and the six rates per tool, with alerts
   call TOOL JSON             dispatch one call, e.g. call echo '{"a":1}'
-  dispatch FILE              dispatch a turn: {"session_id","calls":[{"id","name","arguments"}],"mode"} (mode: parallel or sequential)
+  dispatch FILE              dispatch a turn: {"session_id","calls":[{"id","name","arguments"}],"mode"} (mode: parallel or sequential;
+                             also "interactive": true, an ask policy's call waiting for approval, and "offered_tools")
   read HANDLE [OFFSET]       the whole text of a truncated result
   end-session SESSION        clear a session's records, results and scratch directory
-  approvals [--tool T]       the calls waiting for approval (ResolveApproval), with the
-                             arguments that run if approved; --session and --tool filter
+  approvals [list] [--tool T]
+                             the calls waiting for approval, with the arguments that run
+                             if approved; --session and --tool filter
+  approvals resolve ID --approve|--deny [--reason R]
+                             decide a waiting call (its ID as approvals lists it): approved,
+                             it runs; denied, it is refused BLOCKED; R is logged by dispatchd;
+                             exit 1 if it was not waiting
   parse FILE                 find tool calls in raw model output ('-' reads stdin)
   events [--tool T] [--kind K]... [--follow]
                              tail events live, one line each; --session, --tool and --kind
@@ -46,7 +52,8 @@ const USAGE = `usage: dispatchctl [--address HOST:PORT] [--token T] [--session S
                              (refused otherwise; for a connection protected another way)
   environment: DISPATCH_ADDRESS (default 127.0.0.1:50051), DISPATCH_TOKEN, DISPATCH_TLS_CA,
                DISPATCH_TLS_CERT, DISPATCH_TLS_KEY (an empty one counts as unset)
-  exit codes: 0; 1 an RPC failed (the status on stderr), or events' stream ended by the server;
+  exit codes: 0; 1 an RPC failed (the status on stderr), events' stream ended by the server, or
+              the approval approvals resolve named was not waiting;
               2 a usage error; 3 call or dispatch ran and a result is an error (UNKNOWN_TOOL, ...)
   what a client, a model or a tool wrote is shown with control, bidi and invisible characters
   escaped (\\u001b); names and ids with whitespace or escapes are quoted`;
@@ -66,6 +73,9 @@ const FLAGS = {
   follow: { type: 'boolean', short: 'f' },
   parallel: { type: 'boolean' },
   replace: { type: 'boolean' },
+  approve: { type: 'boolean' },
+  deny: { type: 'boolean' },
+  reason: { type: 'string' },
   help: { type: 'boolean' },
 } as const;
 
@@ -160,13 +170,8 @@ export async function main(argv: readonly string[], out: Out = (l) => process.st
         await dispatch.endSession({ sessionId: args[0] }, options);
         out(`session ${terminalWord(args[0])} ended`);
         return 0;
-      case 'approvals': {
-        const { approvals, truncated } = await dispatch.listApprovals({ sessionId: values.session ?? '', tool: values.tool ?? '' }, options);
-        for (const approval of approvals) out(formatApproval(approval));
-        if (approvals.length === 0) out('(no approvals waiting)');
-        if (truncated) out('(more are waiting than one answer holds: filter with --session or --tool)');
-        return 0;
-      }
+      case 'approvals':
+        return await approvalsCommand(dispatch, args, values, options, out);
       case 'stats': {
         const { stats } = await registry.getToolStats({ tool: args[0] ?? '' }, options);
         for (const tool of stats) out(formatStats(tool));

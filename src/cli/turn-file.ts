@@ -11,10 +11,12 @@ interface TurnFile {
   readonly mode?: unknown;
   readonly max_concurrency?: unknown;
   readonly calls?: unknown;
+  readonly offered_tools?: unknown;
+  readonly interactive?: unknown;
 }
 
 /** The keys of a turn file, and of each of its calls: another (`"args"`, `"sessionId"`) was silently dropped. */
-const TURN_KEYS = ['session_id', 'turn', 'mode', 'max_concurrency', 'calls'];
+const TURN_KEYS = ['session_id', 'turn', 'mode', 'max_concurrency', 'calls', 'offered_tools', 'interactive'];
 const CALL_KEYS = ['id', 'name', 'arguments'];
 
 /** Throws a usage error naming the first key of `value` not in `known`, with its path and the key likely meant. */
@@ -40,6 +42,23 @@ function modeOf(mode: unknown, file: string, parallel: boolean): DispatchMode {
   return known;
 }
 
+/** `offered_tools`: a list of tool names, none when absent. */
+function offeredTools(value: unknown, file: string): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || value.some((name) => typeof name !== 'string')) throw new UsageError(`${file}: "offered_tools" must be a list of tool names, got ${JSON.stringify(value)}`);
+  return value as string[];
+}
+
+/**
+ * `interactive`: true makes an ask policy's call wait for `dispatchctl approvals resolve` (or
+ * another approver) instead of being refused.
+ */
+function interactiveOf(value: unknown, file: string): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean') throw new UsageError(`${file}: "interactive" must be true or false, got ${JSON.stringify(value)}`);
+  return value;
+}
+
 /** The JSON text of the turn file, parsed; a syntax error, or a value that is no object, names the file. */
 function parseTurn(text: string, file: string): TurnFile {
   let turn: unknown;
@@ -55,8 +74,9 @@ function parseTurn(text: string, file: string): TurnFile {
 
 /**
  * The DispatchRequest in `file` (`-` reads standard input). Numbers that do not fit their uint32
- * fields, a missing `calls` list, an unknown mode and text that is no JSON object are usage errors
- * naming the file and the field.
+ * fields, a missing `calls` list, an unknown mode, `offered_tools` that is no list of names,
+ * `interactive` that is no boolean and text that is no JSON object are usage errors naming the
+ * file and the field.
  */
 export function readTurnFile(file: string, defaults: { readonly sessionId: string; readonly parallel: boolean }): MessageInitShape<typeof DispatchRequestSchema> {
   const turn = parseTurn(readFileSync(file === '-' ? 0 : file, 'utf8'), file);
@@ -73,5 +93,7 @@ export function readTurnFile(file: string, defaults: { readonly sessionId: strin
     calls,
     mode: modeOf(turn.mode, file, defaults.parallel),
     maxConcurrency: uint32Argument(turn.max_concurrency ?? 0, `${file}: "max_concurrency"`),
+    offeredTools: offeredTools(turn.offered_tools, file),
+    interactive: interactiveOf(turn.interactive, file),
   };
 }

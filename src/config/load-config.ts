@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { parseDocument, type YAMLError } from 'yaml';
 import type { ToolSpec } from '../../gen/dispatch/v1/tool_pb';
-import { resolveLimits, type Limits } from '../options';
+import { DEFAULT_LIMITS, resolveLimits, type Limits } from '../options';
 import { resolveSpillLimits, type SpillLimits } from '../store/redis/spill-limits';
 import { ConfigError } from './config-error';
 import { parseRegistryConfig, type RegistryConfig } from './registry-config';
 import { toolFromYaml } from './tool-yaml';
-import { unknownKeyProblem } from './unknown-key';
+import { snake, unknownKeyProblem } from './unknown-key';
 
 /** A bearer token's entry: the tenant and scopes it grants, and the SHA-256 of the token. */
 export interface TokenEntry {
@@ -57,6 +57,8 @@ const AUTH_KEYS = ['tokens', 'tokens_file', 'mtls_tenant_from', 'mtls_scopes'];
 const TOKEN_KEYS = ['tenant', 'sha256', 'scopes'];
 
 const camel = (key: string) => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+/** The `limits:` keys as the file spells them (`max_calls_per_turn`). */
+const LIMIT_KEYS = Object.keys(DEFAULT_LIMITS).map(snake);
 
 function asList(file: string, path: string, value: unknown): unknown[] {
   if (value === undefined || value === null) return [];
@@ -179,6 +181,8 @@ export function parseConfig(text: string, file: string): DispatchConfig {
   if (typeof rawLimits !== 'object' || Array.isArray(rawLimits)) throw new ConfigError(file, 'limits', 'must be a mapping');
   let limits: Limits;
   let singleTenantLimits: Limits;
+  const stray = Object.keys(rawLimits).find((key) => !Object.hasOwn(DEFAULT_LIMITS, camel(key)));
+  if (stray !== undefined) throw new ConfigError(file, `limits.${stray}`, unknownKeyProblem(stray, LIMIT_KEYS));
   try {
     const given = Object.fromEntries(Object.entries(rawLimits as object).map(([k, v]) => [camel(k), v]));
     limits = resolveLimits(given);

@@ -15,7 +15,7 @@ function abbreviates(short: string, long: string): boolean {
 }
 
 /** `timeoutMs` as the config spells it: `timeout_ms`. */
-const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+export const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 /** The most known keys offered together for a key that is a word of each (`memoize`). */
 const MAX_WORD_MATCHES = 3;

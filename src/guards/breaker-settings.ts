@@ -1,3 +1,4 @@
+import { unknownKeyProblem } from '../config/unknown-key';
 import { MAX_TIMER_MS } from '../options/limits';
 import { timerTooLong } from './parse-rule';
 
@@ -54,7 +55,7 @@ export function breakerSettingsFromYaml(raw: unknown, base: BreakerSettings = DE
   const out: Record<string, number> = { ...base };
   for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
     const field = byYaml.get(key);
-    if (!field) return { path: key, problem: `unknown key (expected one of ${Object.values(YAML_NAMES).join(', ')})` };
+    if (!field) return { path: key, problem: unknownKeyProblem(key, Object.values(YAML_NAMES)) };
     if (field === 'failureRate') {
       if (typeof value !== 'number' || !(value > 0 && value <= 1)) return { path: key, problem: `must be a number in (0, 1], got ${JSON.stringify(value)}` };
     } else if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {

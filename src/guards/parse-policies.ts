@@ -1,4 +1,5 @@
 import { ConfigError } from '../config';
+import { suggestKey, unknownKeyProblem } from '../config/unknown-key';
 import { breakerSettingsFromYaml } from './breaker-settings';
 import { flag, isRecord, onlyKeys, parseMatch, parseRule, positiveInteger, waitMs, type Fail } from './parse-rule';
 import type { AfterRule, BreakerPolicy, BudgetPolicy, ConcurrencyPolicy, EndpointPolicy, PolicyConfig, PolicyRule, RatePolicy } from './policy-types';
@@ -84,6 +85,9 @@ export function parsePolicies(raw: readonly unknown[], file: string): PolicyConf
     };
     if (!isRecord(entry)) fail('', 'must be a mapping');
     const kinds = KINDS.filter((k) => entry[k] !== undefined);
+    // A misspelt kind (`rat:`) is named with the one meant, not as a missing kind.
+    const misspelt = kinds.length === 0 ? Object.keys(entry).find((key) => suggestKey(key, KINDS) !== undefined) : undefined;
+    if (misspelt !== undefined) fail(misspelt, unknownKeyProblem(misspelt, KINDS));
     if (kinds.length !== 1) {
       fail('', kinds.length === 0 ? 'needs one of decide (a rule), endpoint, breaker, after, concurrency, rate or budget' : `holds both ${kinds.join(' and ')}; put each in its own entry`);
     }

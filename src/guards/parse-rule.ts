@@ -1,3 +1,4 @@
+import { unknownKeyProblem } from '../config/unknown-key';
 import { isJsonPointer } from '../json';
 import { MAX_TIMER_MS } from '../options/limits';
 import { CONDITION_OPS, type Condition, type ConditionOp, type PolicyRule, type RuleDecision } from './policy-types';
@@ -6,8 +7,8 @@ import { CONDITION_OPS, type Condition, type ConditionOp, type PolicyRule, type 
 export type Fail = (path: string, problem: string) => never;
 
 const DECISIONS: readonly RuleDecision[] = ['allow', 'block', 'ask', 'modify'];
-const RULE_KEYS = new Set(['name', 'match', 'when', 'decide', 'reason', 'set', 'remove']);
-const CONDITION_KEYS = new Set(['pointer', 'op', 'value']);
+const RULE_KEYS = ['name', 'match', 'when', 'decide', 'reason', 'set', 'remove'];
+const CONDITION_KEYS = ['pointer', 'op', 'value'];
 
 export const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -39,7 +40,7 @@ export function flag(value: unknown, path: string, fail: Fail): boolean {
 
 /** Fails on the first key of `raw` not in `allowed`, naming it under `prefix`. */
 export function onlyKeys(raw: Record<string, unknown>, allowed: readonly string[], fail: Fail, prefix = ''): void {
-  for (const key of Object.keys(raw)) if (!allowed.includes(key)) fail(`${prefix}${key}`, `unknown key (expected one of ${allowed.join(', ')})`);
+  for (const key of Object.keys(raw)) if (!allowed.includes(key)) fail(`${prefix}${key}`, unknownKeyProblem(key, allowed));
 }
 
 /** A `match:` value: one glob or a list of them; every tool when absent. */
@@ -62,7 +63,7 @@ function parsePointer(raw: unknown, path: string, fail: Fail, allowRoot: boolean
 
 function parseCondition(raw: unknown, path: string, fail: Fail): Condition {
   if (!isRecord(raw)) fail(path, 'must be a mapping with pointer, op and value');
-  for (const key of Object.keys(raw)) if (!CONDITION_KEYS.has(key)) fail(`${path}.${key}`, 'unknown key (expected pointer, op or value)');
+  onlyKeys(raw, CONDITION_KEYS, fail, `${path}.`);
   const pointer = parsePointer(raw.pointer, `${path}.pointer`, fail, true);
   const op = raw.op as ConditionOp;
   if (!CONDITION_OPS.includes(op)) fail(`${path}.op`, `must be one of ${CONDITION_OPS.join(' ')}, got ${JSON.stringify(raw.op)}`);
@@ -83,7 +84,7 @@ function parseCondition(raw: unknown, path: string, fail: Fail): Condition {
 
 /** A pre-tool rule entry (`decide:`) of the policies list. */
 export function parseRule(raw: Record<string, unknown>, label: string, fail: Fail): PolicyRule {
-  for (const key of Object.keys(raw)) if (!RULE_KEYS.has(key)) fail(key, `unknown key in a rule (expected one of ${[...RULE_KEYS].join(', ')})`);
+  onlyKeys(raw, RULE_KEYS, fail);
   const decide = raw.decide as RuleDecision;
   if (!DECISIONS.includes(decide)) fail('decide', `must be one of ${DECISIONS.join(', ')}, got ${JSON.stringify(raw.decide)}`);
   if (raw.name !== undefined && (typeof raw.name !== 'string' || raw.name === '')) fail('name', 'must be a non-empty string');

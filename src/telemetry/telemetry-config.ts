@@ -1,4 +1,5 @@
 import { ConfigError, type DispatchConfig } from '../config';
+import { unknownKeyProblem } from '../config/unknown-key';
 import { MAX_TIMER_MS } from '../options';
 import { DEFAULT_MAX_SCRAPE_CONNECTIONS, DEFAULT_SCRAPE_CACHE_MS } from './create-metrics';
 import type { Logger } from '../log';
@@ -28,7 +29,7 @@ export interface TelemetrySettings {
   readonly rateWindowSeconds: number;
 }
 
-const KEYS = new Set(['debug_payloads', 'max_label_pairs', 'max_label_pairs_per_tenant', 'scrape_cache_ms', 'max_scrape_connections', 'rate_window_seconds']);
+const KEYS = ['debug_payloads', 'max_label_pairs', 'max_label_pairs_per_tenant', 'scrape_cache_ms', 'max_scrape_connections', 'rate_window_seconds'];
 
 /**
  * Reads and checks the `telemetry:` section; unknown keys and wrong types are ConfigErrors. With
@@ -39,7 +40,7 @@ export function telemetrySettings(config: Pick<DispatchConfig, 'file' | 'telemet
   const raw = config.telemetry;
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(config.file, 'telemetry', 'must be a mapping');
   for (const key of Object.keys(raw)) {
-    if (!KEYS.has(key)) throw new ConfigError(config.file, `telemetry.${key}`, `unknown key (expected one of ${[...KEYS].join(', ')})`);
+    if (!KEYS.includes(key)) throw new ConfigError(config.file, `telemetry.${key}`, unknownKeyProblem(key, KEYS));
   }
   const debug = raw.debug_payloads ?? false;
   if (typeof debug !== 'boolean') throw new ConfigError(config.file, 'telemetry.debug_payloads', 'must be true or false');

@@ -46,7 +46,7 @@ describe('mcp_servers configuration', () => {
     ['mcp_servers: [ { name: a, command: [x], env: { a: [1] } } ]', 'dispatch.yaml: mcp_servers[0].env.a: must be a string, number or boolean'],
     ['mcp_servers: [ { name: a, command: [x], timeout_ms: -1 } ]', 'dispatch.yaml: mcp_servers[0].timeout_ms: must be a positive integer (milliseconds), got -1'],
     ['mcp_servers: [ { name: a, command: [x], reconnect_initial_ms: 500, reconnect_max_ms: 100 } ]', 'dispatch.yaml: mcp_servers[0].reconnect_max_ms: must be at least reconnect_initial_ms (500)'],
-    ['mcp_servers: [ { name: a, command: [x], args: [y] } ]', 'dispatch.yaml: mcp_servers[0].args: unknown key (expected one of name, command, env, cwd, url, headers, prefix, trusted, timeout_ms, connect_timeout_ms, reconnect_initial_ms, reconnect_max_ms, ping_timeout_ms, reconnect_wait_ms)'],
+    ['mcp_servers: [ { name: a, command: [x], args: [y] } ]', 'dispatch.yaml: mcp_servers[0].args: unknown key "args" (expected one of name, command, env, cwd, url, headers, prefix, trusted, timeout_ms, connect_timeout_ms, reconnect_initial_ms, reconnect_max_ms, ping_timeout_ms, reconnect_wait_ms)'],
     ['mcp_servers: [ { name: a, command: [x], reconnect_wait_ms: -1 } ]', 'dispatch.yaml: mcp_servers[0].reconnect_wait_ms: must be a non-negative integer (milliseconds), got -1'],
     ['mcp_servers: [ files ]', 'dispatch.yaml: mcp_servers[0]: must be a mapping with name and command or url'],
   ])('rejects %s', (yaml, message) => {

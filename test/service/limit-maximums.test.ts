@@ -59,7 +59,7 @@ test('arguments as deep as the largest max_argument_depth are validated and run'
 
 test('a limit mistake in the config file names the key as the file spells it', () => {
   // Before: 'limits: maxCallsPerTunr is not a known limit' for a file saying max_calls_per_tunr.
-  expect(() => parseConfig('limits: { max_calls_per_tunr: 5 }\ntools: []\n', 'd.yaml')).toThrow('d.yaml: limits.max_calls_per_tunr: is not a known limit');
+  expect(() => parseConfig('limits: { max_calls_per_tunr: 5 }\ntools: []\n', 'd.yaml')).toThrow('d.yaml: limits.max_calls_per_tunr: unknown key "max_calls_per_tunr" (did you mean max_calls_per_turn?)');
   expect(() => parseConfig('limits: { max_calls_per_turn: 0 }\ntools: []\n', 'd.yaml')).toThrow('d.yaml: limits.max_calls_per_turn: must be a positive integer, got 0');
   expect(() => parseConfig('limits: { loop_window: 20000 }\ntools: []\n', 'd.yaml')).toThrow("d.yaml: limits.loop_window: must be at most 10000 (each call reads its session's whole window), got 20000");
 });

@@ -98,7 +98,7 @@ test('the telemetry section: debug_payloads, max_label_pairs, scrape_cache_ms an
   expect(() => telemetrySettings(parseConfig('telemetry: { scrape_cache_ms: 1.5 }', 'c.yaml'))).toThrow('c.yaml: telemetry.scrape_cache_ms: must be an integer from 0 to 2147483647');
   expect(() => telemetrySettings(parseConfig('telemetry: { max_scrape_connections: 0 }', 'c.yaml'))).toThrow('c.yaml: telemetry.max_scrape_connections: must be an integer >= 1');
   expect(() => telemetrySettings(parseConfig('telemetry: { max_scrape_connections: "8" }', 'c.yaml'))).toThrow('c.yaml: telemetry.max_scrape_connections: must be an integer >= 1');
-  expect(() => telemetrySettings(parseConfig('telemetry: { debug: true }', 'c.yaml'))).toThrow('c.yaml: telemetry.debug: unknown key (expected one of debug_payloads, max_label_pairs, max_label_pairs_per_tenant, scrape_cache_ms, max_scrape_connections, rate_window_seconds)');
+  expect(() => telemetrySettings(parseConfig('telemetry: { debug: true }', 'c.yaml'))).toThrow('c.yaml: telemetry.debug: unknown key "debug" (did you mean debug_payloads?)');
   expect(telemetrySettings(parseConfig('telemetry: { rate_window_seconds: 60 }', 'c.yaml')).rateWindowSeconds).toBe(60);
   expect(() => telemetrySettings(parseConfig('telemetry: { rate_window_seconds: 0 }', 'c.yaml'))).toThrow('c.yaml: telemetry.rate_window_seconds: must be an integer from 1 to 86400');
   expect(() => telemetrySettings(parseConfig('telemetry: { debug_payloads: "yes" }', 'c.yaml'))).toThrow('c.yaml: telemetry.debug_payloads: must be true or false');

@@ -1,4 +1,5 @@
 import { ConfigError } from '../../config';
+import { unknownKeyProblem } from '../../config/unknown-key';
 import { MAX_TIMER_MS } from '../../options/limits';
 
 /** One MCP server from the config's `mcp_servers:` list, every default filled in. */
@@ -59,7 +60,7 @@ export function parseMcpServers(raw: readonly unknown[], file: string): McpServe
     if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) throw new ConfigError(file, at(), 'must be a mapping with name and command or url');
     const e = entry as Record<string, unknown>;
     const unknown = Object.keys(e).find((k) => !KEYS.includes(k));
-    if (unknown) throw new ConfigError(file, at(unknown), `unknown key (expected one of ${KEYS.join(', ')})`);
+    if (unknown) throw new ConfigError(file, at(unknown), unknownKeyProblem(unknown, KEYS));
     if (typeof e.name !== 'string' || !SERVER_NAME.test(e.name)) throw new ConfigError(file, at('name'), 'must be 1-64 letters, digits, "_", "." or "-"');
     if (names.has(e.name)) throw new ConfigError(file, at('name'), `duplicate server name "${e.name}"`);
     names.add(e.name);

@@ -1,0 +1,47 @@
+import type { CallOptions, createDispatchClient } from '../client';
+import { terminalWord } from '../events';
+import { formatApproval } from './format-approval';
+import { UsageError } from './usage';
+
+/** The flags of `dispatchctl approvals`. */
+export interface ApprovalsFlags {
+  readonly session?: string;
+  readonly tool?: string;
+  readonly approve?: boolean;
+  readonly deny?: boolean;
+  readonly reason?: string;
+}
+
+/** The RPCs the command calls. */
+type ApprovalsClient = Pick<ReturnType<typeof createDispatchClient>, 'listApprovals' | 'resolveApproval'>;
+
+/** ResolveApproval's check on an id: longer is nobody's (ids are UUIDs). */
+const MAX_APPROVAL_ID = 256;
+
+/**
+ * `dispatchctl approvals [list]` prints the calls waiting for approval (ListApprovals);
+ * `dispatchctl approvals resolve ID --approve|--deny [--reason R]` decides one (ResolveApproval):
+ * approved, the call runs with the arguments listed; denied, it is refused BLOCKED. Resolves with
+ * the exit code: 0, or 1 when the id was not waiting (unknown, already decided, timed out, ended
+ * or another tenant's). A missing id or decision, or both decisions, is a usage error.
+ */
+export async function approvalsCommand(dispatch: ApprovalsClient, args: readonly string[], flags: ApprovalsFlags, options: CallOptions, out: (line: string) => void): Promise<number> {
+  const [sub, id, ...extra] = args;
+  if (sub === undefined || sub === 'list') {
+    if (id !== undefined) throw new UsageError(`approvals list takes no arguments, got ${JSON.stringify(id)} (filter with --session or --tool)`);
+    const { approvals, truncated } = await dispatch.listApprovals({ sessionId: flags.session ?? '', tool: flags.tool ?? '' }, options);
+    for (const approval of approvals) out(formatApproval(approval));
+    if (approvals.length === 0) out('(no approvals waiting)');
+    if (truncated) out('(more are waiting than one answer holds: filter with --session or --tool)');
+    return 0;
+  }
+  if (sub !== 'resolve') throw new UsageError(`unknown approvals command "${sub}" (list or resolve)`);
+  if (id === undefined || id === '') throw new UsageError('approvals resolve needs ID (as approvals lists it) and --approve or --deny');
+  if (extra.length > 0) throw new UsageError(`approvals resolve takes one ID, got also ${JSON.stringify(extra[0])}`);
+  if (id.length > MAX_APPROVAL_ID) throw new UsageError(`approvals resolve: ID is longer than ${MAX_APPROVAL_ID} characters`);
+  const approve = flags.approve === true;
+  if (approve === (flags.deny === true)) throw new UsageError(`approvals resolve needs ${approve ? 'only one' : 'one'} of --approve or --deny`);
+  const { resolved } = await dispatch.resolveApproval({ approvalId: id, approve, reason: flags.reason ?? '' }, options);
+  out(resolved ? `${approve ? 'approved' : 'denied'} ${terminalWord(id)}` : `approval ${terminalWord(id)} is not waiting: unknown, already decided, timed out, ended, or another tenant's`);
+  return resolved ? 0 : 1;
+}

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { resolveTlsRefreshIntervalMs, type TlsFiles } from '../auth';
 import { MAX_TIMER_MS } from '../options/limits';
+import { parseRedisUrl } from '../store/redis';
 import { parseHostPort, sharedStatsLimitsFromEnv } from '../telemetry';
 import { booleanEnv } from './boolean-env';
 import { isLoopbackHost } from './loopback';
@@ -94,9 +95,11 @@ export function parseDaemonOptions(argv: readonly string[], env: NodeJS.ProcessE
   // Read by the shared tool stats only once Redis is connected, and not at all without Redis: a
   // bad value is refused here, with the other settings.
   sharedStatsLimitsFromEnv(env);
+  const redisUrl = setting('redis', 'DISPATCH_REDIS_URL');
+  if (redisUrl !== undefined) checkRedisUrl(source('redis'), redisUrl, env);
   return {
     listen,
-    redisUrl: setting('redis', 'DISPATCH_REDIS_URL'),
+    redisUrl,
     configFile: setting('config', 'DISPATCH_CONFIG'),
     graceMs,
     insecure: flags.insecure ?? booleanEnv(env, 'DISPATCH_INSECURE') ?? false,
@@ -112,6 +115,15 @@ function checkListen(name: string, listen: string): void {
     parseHostPort(listen);
   } catch {
     throw new Error(`${name} must be HOST:PORT with a port from 0 to 65535, got ${JSON.stringify(listen)}`);
+  }
+}
+
+/** Throws unless `url` is a Redis URL dispatch connects to; `name` is the flag or variable that gave it. */
+function checkRedisUrl(name: string, url: string, env: NodeJS.ProcessEnv): void {
+  try {
+    parseRedisUrl(url, env);
+  } catch (error) {
+    throw new Error(`${name}: ${(error as Error).message}`, { cause: error });
   }
 }
 

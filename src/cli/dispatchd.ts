@@ -1,14 +1,16 @@
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { buildApp, PLUGINS, type PluginFactory } from '../app';
+import { ListenFailure, listenProblem } from '../app/listen-failure';
 import { authConfigured } from '../auth';
 import { ConfigError, loadConfig } from '../config';
 import { createLogger, type Logger } from '../log';
 import { logLevelFromEnv } from '../log/logger';
 import { projectRoot } from '../server';
+import { routeDiagnostics } from '../telemetry/diag-logger';
 import { DAEMON_ENV, unknownDaemonEnv } from './dispatchd-env';
 import { logStrayRejections } from './stray-rejections';
-import { HelpRequested, isLoopback, parseDaemonOptions, renamed, type DaemonOptions } from './dispatchd-options';
+import { HelpRequested, isLoopback, parseDaemonOptions, renamed } from './dispatchd-options';
 
 const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
@@ -71,18 +73,6 @@ function dropBindFailureLog(): void {
   grpc.setLogger({ error: dropped, info: write('I'), debug: write('D') });
 }
 
-/**
- * Why the gRPC port could not be bound, in one line naming the flag or variable to change:
- * grpc-js says "No address added out of total 1 resolved errors: [listen EADDRINUSE: ...]".
- */
-function listenProblem(options: DaemonOptions, error: Error): string {
-  const setBy = options.sources.listen ?? 'the default';
-  const change = '--listen HOST:PORT or DISPATCH_LISTEN';
-  if (/EADDRINUSE/.test(error.message)) return `cannot listen on ${options.listen} (from ${setBy}): the address is already in use; stop what holds it, or choose another with ${change}`;
-  const cause = /errors: \[(.*)\]$/s.exec(error.message)?.[1] ?? error.message;
-  return `cannot listen on ${options.listen} (from ${setBy}): ${cause}; choose another address with ${change}`;
-}
-
 /** Runs the daemon until SIGTERM or SIGINT; resolves with the process exit code. */
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   // First of all: in a container without an init, node is PID 1, and a signal it has no handler
@@ -122,9 +112,11 @@ async function run(argv: readonly string[], env: NodeJS.ProcessEnv, stop: AbortS
   }
   logging(logger);
   const stopLogging = logStrayRejections(logger);
+  const stopDiagnostics = routeDiagnostics(logger);
   try {
     return await serve(options, env, stop, logger);
   } finally {
+    stopDiagnostics();
     stopLogging();
   }
 }
@@ -142,8 +134,9 @@ async function serve(options: ReturnType<typeof parseDaemonOptions>, env: NodeJS
     return 1;
   }
   if (!isLoopback(options.listen) && !authConfigured(config.auth, env, options.tls) && !options.insecure) {
-    process.stderr.write(`dispatchd: refusing to listen on ${options.listen} without authentication; configure auth tokens or pass --insecure (DISPATCH_INSECURE=true)\n`);
-    return 1;
+    // A usage error, as a bad flag is: the address comes from a setting, named.
+    process.stderr.write(`dispatchd: refusing to listen on ${options.listen} without authentication; configure auth tokens or pass --insecure (DISPATCH_INSECURE=true), or give a loopback address with ${options.sources.listen ?? '--listen'}\n`);
+    return 2;
   }
   if (options.metricsListen !== undefined && !isLoopback(options.metricsListen)) {
     logger.warn('metrics endpoint listens beyond loopback without authentication: anyone who reaches it reads every tenant\'s name and their tool names; restrict it to Prometheus (the Helm chart\'s network policy, a firewall)', { metricsListen: options.metricsListen });
@@ -159,7 +152,11 @@ async function serve(options: ReturnType<typeof parseDaemonOptions>, env: NodeJS
     }
     // A ConfigError names its file itself (a policy or an MCP server of the config); other
     // errors (a TLS file, Redis) are not about the config file.
-    process.stderr.write(error instanceof ConfigError ? `dispatchd: bad config: ${error.message}\n` : `dispatchd: cannot start: ${(renamed(error, options.sources) as Error).message}\n`);
+    const problem =
+      error instanceof ConfigError ? `bad config: ${error.message}`
+      : error instanceof ListenFailure ? `cannot start: ${listenProblem(error, options.sources[error.flag.slice(2)] ?? 'the default', error.cause as Error)}`
+      : `cannot start: ${(renamed(error, options.sources) as Error).message}`;
+    process.stderr.write(`dispatchd: ${problem}\n`);
     return 1;
   }
   let server;
@@ -167,7 +164,8 @@ async function serve(options: ReturnType<typeof parseDaemonOptions>, env: NodeJS
   try {
     server = await app.listen(options.listen);
   } catch (error) {
-    process.stderr.write(`dispatchd: cannot start: ${listenProblem(options, error as Error)}\n`);
+    const listen = { flag: '--listen', variable: 'DISPATCH_LISTEN', address: options.listen };
+    process.stderr.write(`dispatchd: cannot start: ${listenProblem(listen, options.sources.listen ?? 'the default', error as Error)}\n`);
     await app.close(0).catch(() => undefined);
     return 1;
   }

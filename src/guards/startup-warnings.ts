@@ -84,6 +84,26 @@ export function fallbackEffectWarnings(tools: readonly ToolSpec[]): StartupWarni
   return warnings;
 }
 
+/**
+ * The tools of the config file whose `fallback_tool` names none of its tools: most likely a
+ * misspelt name, which would leave the tool without its fallback without a word. Only warnings,
+ * as for policyMatchWarnings: a tool registered later (by a tenant or an MCP server) may be meant.
+ */
+export function fallbackNameWarnings(tools: readonly ToolSpec[]): StartupWarning[] {
+  const names = tools.map((tool) => tool.name);
+  const warnings: StartupWarning[] = [];
+  for (const tool of tools) {
+    if (tool.fallbackTool === '' || names.includes(tool.fallbackTool)) continue;
+    const meant = suggestKey(tool.fallbackTool, names);
+    const hint = meant !== undefined ? ` (did you mean ${JSON.stringify(meant)}?)` : '';
+    warnings.push({
+      message: `tool "${tool.name}": fallback_tool "${tool.fallbackTool}" names no tool of the config file${hint}; the fallback is taken only once a tool of that name is registered (by a tenant or an MCP server)`,
+      fields: { tool: tool.name, fallbackTool: tool.fallbackTool },
+    });
+  }
+  return warnings;
+}
+
 /** A tool's loop thresholds, as the file spells them, with their defaults (tool-defaults). */
 const LOOP_THRESHOLDS = [
   { key: 'warn_threshold', field: 'warnThreshold', byDefault: TOOL_DEFAULTS.loopWarn, off: 'warned of (LOOP_WARNING)' },
@@ -146,5 +166,5 @@ export function loopSettingWarnings(tools: readonly ToolSpec[], loopWindow: numb
 
 /** Every start-up warning of the config file's `policies:`, `tools:` and loop settings. */
 export function startupWarnings(config: Pick<DispatchConfig, 'policies' | 'tools' | 'limits'>): StartupWarning[] {
-  return [...policyMatchWarnings(config.policies, config.tools), ...fallbackEffectWarnings(config.tools), ...loopSettingWarnings(config.tools, config.limits.loopWindow)];
+  return [...policyMatchWarnings(config.policies, config.tools), ...fallbackEffectWarnings(config.tools), ...fallbackNameWarnings(config.tools), ...loopSettingWarnings(config.tools, config.limits.loopWindow)];
 }

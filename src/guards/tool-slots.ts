@@ -4,7 +4,7 @@ import { DispatchError, HardError } from '../errors';
 import { throttledWarn, type Logger } from '../log';
 import { breakerKey, onAbort, type Release, type SlotTool, type ToolSlots, type TurnSignal } from '../pipeline';
 import { defineSlotScript, hashTag, storeCall, type RedisClient } from '../store/redis';
-import { countUnder } from './bounded-counts';
+import { countUnder, MAX_COUNTED_KEYS } from './bounded-counts';
 import { firstMatching } from './glob';
 import type { ConcurrencyPolicy } from './policy-types';
 import { SlotWaiter, type SlotWakeups } from './slot-wakeups';
@@ -90,6 +90,11 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
   const sharedTaken = new Map<string, number>();
   /** Attempts refused so far, by breaker key (for the refusals counter; bounded, see countUnder). */
   const refusals = new Map<string, number>();
+  /** Keys that took a slot since the start, shown at 0 once idle (bounded as the refusals' keys). */
+  const everTaken = new Set<string>();
+  const noteTaken = (key: string) => {
+    if (everTaken.size < MAX_COUNTED_KEYS) everTaken.add(key);
+  };
 
   /** Counts the refusal of an attempt of `tool`. */
   function countRefusal(tool: SlotTool): void {
@@ -137,6 +142,7 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
     if (!state) states.set(key, (state = { taken: 0, waiting: [] }));
     if (state.taken < policy.maxInFlight) {
       state.taken++;
+      noteTaken(key);
       return releaser(key, state);
     }
     const waitMs = Math.min(policy.waitMs, deadline - Date.now());
@@ -226,6 +232,7 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
   function sharedRelease(backend: SharedSlotsOptions, tool: SlotTool, keys: SharedSlotKeys, lease: string): Release {
     const local = breakerKey(tool);
     sharedTaken.set(local, (sharedTaken.get(local) ?? 0) + 1);
+    noteTaken(local);
     let released = false;
     return () => {
       if (released) return;
@@ -246,7 +253,9 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
     },
     refused: () => refusals,
     inUse() {
-      const taken = new Map(sharedTaken);
+      const taken = new Map<string, number>();
+      for (const key of everTaken) taken.set(key, 0);
+      for (const [key, count] of sharedTaken) taken.set(key, count);
       for (const [key, state] of states) taken.set(key, (taken.get(key) ?? 0) + state.taken);
       return taken;
     },

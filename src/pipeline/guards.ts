@@ -90,7 +90,7 @@ export interface ToolSlots {
    * tool starts (its longest rate wait), which a shared slot's lease covers beyond the tool's timeout.
    */
   take(tool: SlotTool, signal: TurnSignal, deadline: number, holdMs?: number): Release | undefined | Promise<Release>;
-  /** Slots this replica holds now (shared ones too), by breaker key (`tool`, or `tenant/tool`), of the capped tools running any. */
+  /** Slots this replica holds now (shared ones too), by breaker key (`tool`, or `tenant/tool`), of the capped tools that took one since the start (0 once idle). */
   inUse(): ReadonlyMap<string, number>;
   /** Attempts refused for want of a slot since the start, by breaker key (every capped tool refused at least once). */
   refused(): ReadonlyMap<string, number>;

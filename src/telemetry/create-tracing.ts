@@ -4,8 +4,9 @@ import type { Logger } from '../log';
 import { samplerFromEnv } from './sampler-from-env';
 import { otlpGrpcExporter } from './otlp-grpc-exporter';
 import { otlpGrpcOptionsFromEnv, otlpTracesProtocol } from './otlp-grpc-options';
+import { otlpHttpExporter, otlpHttpOptionsFromEnv } from './otlp-http-exporter';
 import { requestFrame } from './otlp-request';
-import { batchOptionsFromEnv, otlpHttpExporter, SpanBatcher, type BatchExporter } from './span-batcher';
+import { batchOptionsFromEnv, SpanBatcher, type BatchExporter } from './span-batcher';
 import { createSpanTracer } from './span-tracer';
 
 /** Trace export, when the environment asks for it. */
@@ -39,11 +40,11 @@ export function tracesEnabled(env: NodeJS.ProcessEnv): boolean {
 const OFF: Tracing = { tracer: undefined, forceFlush: async () => undefined, shutdown: async () => undefined };
 
 /**
- * The exporter OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL names: `grpc` (`otlp-grpc-exporter.ts`, set by
- * `env`), else OpenTelemetry's OTLP/HTTP protobuf transport, which reads `process.env` itself.
+ * The exporter OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL names: `grpc` (`otlp-grpc-exporter.ts`), else
+ * OpenTelemetry's OTLP/HTTP protobuf transport (`otlp-http-exporter.ts`); both set by `env`.
  */
 function exporterFromEnv(env: NodeJS.ProcessEnv, logger?: Logger): BatchExporter {
-  return otlpTracesProtocol(env, logger) === 'grpc' ? otlpGrpcExporter(otlpGrpcOptionsFromEnv(env, logger), logger) : otlpHttpExporter();
+  return otlpTracesProtocol(env, logger) === 'grpc' ? otlpGrpcExporter(otlpGrpcOptionsFromEnv(env, logger), logger) : otlpHttpExporter(otlpHttpOptionsFromEnv(env, logger), logger);
 }
 
 /**
@@ -53,8 +54,7 @@ function exporterFromEnv(env: NodeJS.ProcessEnv, logger?: Logger): BatchExporter
  * (`otlp-span-encoding.ts`), batched (`span-batcher.ts`) and sent by OpenTelemetry's OTLP/HTTP
  * transport or dispatch's OTLP/gRPC one. Nothing is registered globally and no context manager is
  * installed; parents are passed explicitly. `env` decides whether traces are on, the protocol, the
- * sampler, the batch and the gRPC transport; the HTTP transport reads `process.env` itself, as
- * OpenTelemetry's exporter does, so pass `process.env`.
+ * sampler, the batch and the transport's settings; a bad one is logged and its default used.
  */
 export function createTracing(env: NodeJS.ProcessEnv = process.env, logger?: Logger): Tracing {
   const enabled = tracesEnabled(env);

@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../log';
+import { readOtlpTlsFiles } from './otlp-env';
 import type { OtlpGrpcOptions } from './otlp-grpc-options';
 import type { BatchExporter, EncodedBatch } from './span-batcher';
 
@@ -25,27 +24,11 @@ const RETRY = { maxRetries: 5, initialBackoffMs: 1_000, maxBackoffMs: 5_000, mul
 const identity = (bytes: Buffer) => bytes;
 const asBuffer = (bytes: Uint8Array) => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
 
-function readFile(path: string | undefined, what: string, logger?: Logger): Buffer | undefined {
-  if (path === undefined) return undefined;
-  try {
-    return readFileSync(resolve(path));
-  } catch (error) {
-    logger?.warn(`trace export: cannot read the ${what}; going on without it`, { path, error: (error as Error).message });
-    return undefined;
-  }
-}
-
-/** TLS as the HTTP exporter sets it up from the same variables: a client key without its chain (or the reverse) is left out. */
+/** TLS as the HTTP exporter sets it up from the same variables (`readOtlpTlsFiles`). */
 function credentialsOf(options: OtlpGrpcOptions, logger?: Logger): grpc.ChannelCredentials {
   if (!options.secure) return grpc.credentials.createInsecure();
-  const ca = readFile(options.certificateFile, 'root certificate file (OTEL_EXPORTER_OTLP_CERTIFICATE)', logger);
-  const key = readFile(options.clientKeyFile, 'client key file (OTEL_EXPORTER_OTLP_CLIENT_KEY)', logger);
-  const chain = readFile(options.clientCertificateFile, 'client certificate file (OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE)', logger);
-  if ((key === undefined) !== (chain === undefined)) {
-    logger?.warn('trace export: a client key and certificate go together; using neither');
-    return grpc.credentials.createSsl(ca);
-  }
-  return grpc.credentials.createSsl(ca, key, chain);
+  const { ca, key, cert } = readOtlpTlsFiles(options, logger);
+  return grpc.credentials.createSsl(ca, key, cert);
 }
 
 function metadataOf(headers: Readonly<Record<string, string>>, logger?: Logger): grpc.Metadata {

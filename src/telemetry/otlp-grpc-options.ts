@@ -1,5 +1,7 @@
-import { parseKeyPairsIntoRecord } from '@opentelemetry/core';
 import type { Logger } from '../log';
+import { asIs, otlpSetting as setting, otlpSharedOptionsFromEnv, type OtlpSharedOptions } from './otlp-env';
+
+export { DEFAULT_OTLP_TIMEOUT_MS } from './otlp-env';
 
 /** The OTLP transports dispatch can export traces over. */
 export type OtlpProtocol = 'http/protobuf' | 'grpc';
@@ -10,46 +12,15 @@ export const DEFAULT_OTLP_PROTOCOL: OtlpProtocol = 'http/protobuf';
 /** Where OTLP/gRPC goes when neither endpoint variable is set, as the specification sets it. */
 export const DEFAULT_OTLP_GRPC_ENDPOINT = 'http://localhost:4317';
 
-/** How long one export may take, retries included, when OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT is unset. */
-export const DEFAULT_OTLP_TIMEOUT_MS = 10_000;
-
 /** OTLP/gRPC trace export, as the OTEL_EXPORTER_OTLP_* variables configure it. */
-export interface OtlpGrpcOptions {
+export interface OtlpGrpcOptions extends OtlpSharedOptions {
   /** The endpoint as configured. @default DEFAULT_OTLP_GRPC_ENDPOINT */
   readonly endpoint: string;
   /** The gRPC target, `host:port` (the endpoint's path, if any, is not used). */
   readonly address: string;
   /** TLS, from the scheme (https) or, without one, unless OTEL_EXPORTER_OTLP_(TRACES_)INSECURE=true. */
   readonly secure: boolean;
-  /** Sent as metadata on every export. */
-  readonly headers: Readonly<Record<string, string>>;
-  /** The deadline of one export, retries included. @default DEFAULT_OTLP_TIMEOUT_MS */
-  readonly timeoutMs: number;
-  /** @default 'none' */
-  readonly compression: 'gzip' | 'none';
-  /** Files of the TLS root certificates, the client certificate chain and its key. */
-  readonly certificateFile?: string;
-  readonly clientCertificateFile?: string;
-  readonly clientKeyFile?: string;
 }
-
-const variables = (suffix: string) => [`OTEL_EXPORTER_OTLP_TRACES_${suffix}`, `OTEL_EXPORTER_OTLP_${suffix}`];
-
-/**
- * The value of OTEL_EXPORTER_OTLP_TRACES_{suffix} if set and not blank, else of
- * OTEL_EXPORTER_OTLP_{suffix}; undefined when neither is set, or when the one set is invalid (it is
- * reported as `must be {expected}`, and the default applies).
- */
-function setting<T>(env: NodeJS.ProcessEnv, suffix: string, parse: (raw: string) => T | undefined, expected = '', logger?: Logger): T | undefined {
-  const name = variables(suffix).find((n) => env[n]?.trim());
-  if (name === undefined) return undefined;
-  const raw = env[name]!.trim();
-  const value = parse(raw);
-  if (value === undefined) logger?.warn(`${name} must be ${expected}; using the default`, { [name]: raw });
-  return value;
-}
-
-const asIs = (raw: string) => raw;
 
 /**
  * The protocol of OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL, else
@@ -90,16 +61,5 @@ export function otlpGrpcOptionsFromEnv(env: NodeJS.ProcessEnv, logger?: Logger):
     return resolved && { endpoint: raw, ...resolved };
   };
   const endpoint = setting(env, 'ENDPOINT', withTarget, 'an http(s) URL or host:port', logger) ?? withTarget(DEFAULT_OTLP_GRPC_ENDPOINT)!;
-  const positive = (raw: string) => (Number.isFinite(Number(raw)) && Number(raw) > 0 ? Number(raw) : undefined);
-  const gzipOrNone = (raw: string) => (raw === 'gzip' || raw === 'none' ? raw : undefined);
-  return {
-    ...endpoint,
-    // `k1=v1,k2=v2`, URL-decoded, parsed as OpenTelemetry's HTTP exporter parses them.
-    headers: { ...parseKeyPairsIntoRecord(env.OTEL_EXPORTER_OTLP_HEADERS), ...parseKeyPairsIntoRecord(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) },
-    timeoutMs: setting(env, 'TIMEOUT', positive, 'a number of milliseconds > 0', logger) ?? DEFAULT_OTLP_TIMEOUT_MS,
-    compression: setting(env, 'COMPRESSION', gzipOrNone, 'gzip or none', logger) ?? 'none',
-    certificateFile: setting(env, 'CERTIFICATE', asIs),
-    clientCertificateFile: setting(env, 'CLIENT_CERTIFICATE', asIs),
-    clientKeyFile: setting(env, 'CLIENT_KEY', asIs),
-  };
+  return { ...endpoint, ...otlpSharedOptionsFromEnv(env, logger) };
 }

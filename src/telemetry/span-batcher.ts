@@ -1,6 +1,3 @@
-import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
-import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
-import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
 import { throttledWarn, type Logger } from '../log';
 import { MAX_TIMER_MS } from '../options/limits';
 import { settlesBefore } from '../pipeline/answer-within';
@@ -251,28 +248,4 @@ export class SpanBatcher implements SpanSink {
       clearTimeout(timer);
     }
   }
-}
-
-/** ExportResultCode.SUCCESS of @opentelemetry/core. */
-const EXPORT_SUCCESS = 0;
-
-/**
- * OpenTelemetry's OTLP/HTTP protobuf transport for encoded batches: endpoint, headers, timeout,
- * compression and retries from the standard OTEL_EXPORTER_OTLP_* variables, exactly as
- * OTLPTraceExporter configures it; only the encoding is ours.
- */
-export function otlpHttpExporter(): BatchExporter {
-  const delegate = createOtlpHttpExportDelegate<EncodedBatch, unknown>(
-    convertLegacyHttpOptions({}, 'TRACES', 'v1/traces', { 'Content-Type': 'application/x-protobuf' }),
-    { serializeRequest: (batch) => batch.bytes, deserializeResponse: (data) => ProtobufTraceSerializer.deserializeResponse(data) },
-    'otlp_http_span_exporter',
-    { name: 'span', countItems: (batch) => batch.spans },
-    undefined,
-  );
-  const base = new OTLPExporterBase<EncodedBatch>(delegate);
-  return {
-    export: (batch) =>
-      new Promise((resolve, reject) => base.export(batch, (result) => (result.code === EXPORT_SUCCESS ? resolve() : reject(result.error ?? new Error('export failed'))))),
-    shutdown: () => base.shutdown(),
-  };
 }

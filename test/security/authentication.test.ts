@@ -171,7 +171,7 @@ test('dispatchd refuses to listen beyond loopback without authentication unless 
   try {
     const dir = mkdtempSync(join(tmpdir(), 'dispatch-cfg-'));
     writeFileSync(join(dir, 'c.yaml'), TOOLS);
-    expect(await main(['--listen', '0.0.0.0:0', '--config', join(dir, 'c.yaml')], {})).toBe(1);
+    expect(await main(['--listen', '0.0.0.0:0', '--config', join(dir, 'c.yaml')], {})).toBe(2);
     rmSync(dir, { recursive: true, force: true });
   } finally {
     spy.mockRestore();

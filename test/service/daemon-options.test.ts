@@ -56,7 +56,7 @@ test.each(['127.0.0.1:99999', '[::1]:65536'])('--listen %s is a usage error', as
 
 test('a host name that starts with 127. is not loopback: without authentication it is refused before any lookup', async () => {
   const { code, stderr } = await runDaemon(['--listen', '127.attacker.invalid:0']);
-  expect(code).toBe(1);
+  expect(code).toBe(2);
   expect(stderr).toContain('refusing to listen on 127.attacker.invalid:0 without authentication');
 });
 
@@ -106,6 +106,40 @@ test('a busy port is one line naming the address and what to change, exit 1 as o
   } finally {
     holder.close();
   }
+}, 40_000);
+
+test('the metrics port busy is the same one line, naming --metrics-listen or DISPATCH_METRICS_LISTEN (it was a bare EADDRINUSE)', async () => {
+  const holder = createServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  try {
+    const listen = `127.0.0.1:${(holder.address() as AddressInfo).port}`;
+    const change = 'stop what holds it, or choose another with --metrics-listen HOST:PORT or DISPATCH_METRICS_LISTEN';
+    expect(await runDaemon(['--listen', '127.0.0.1:0', '--metrics-listen', listen])).toEqual({
+      code: 1,
+      stderr: `dispatchd: cannot start: cannot listen on ${listen} (from --metrics-listen): the address is already in use; ${change}\n`,
+    });
+    expect(await runDaemon(['--listen', '127.0.0.1:0'], { DISPATCH_METRICS_LISTEN: listen })).toEqual({
+      code: 1,
+      stderr: `dispatchd: cannot start: cannot listen on ${listen} (from DISPATCH_METRICS_LISTEN): the address is already in use; ${change}\n`,
+    });
+  } finally {
+    holder.close();
+  }
+}, 40_000);
+
+test('listening beyond loopback without authentication is a usage error, exit 2, naming the flag or variable that gave the address', async () => {
+  const refusal = (from: string) => `dispatchd: refusing to listen on 0.0.0.0:0 without authentication; configure auth tokens or pass --insecure (DISPATCH_INSECURE=true), or give a loopback address with ${from}\n`;
+  expect(await runDaemon(['--listen', '0.0.0.0:0'])).toEqual({ code: 2, stderr: refusal('--listen') });
+  expect(await runDaemon([], { DISPATCH_LISTEN: '0.0.0.0:0' })).toEqual({ code: 2, stderr: refusal('DISPATCH_LISTEN') });
+}, 40_000);
+
+test('a bad Redis URL is a usage error, exit 2, naming --redis or DISPATCH_REDIS_URL', async () => {
+  const forms = '(expected redis://[:password@]host:port/db, rediss://..., redis-sentinel://[:password@]host:26379,host:26379/MASTER or redis-cluster://[:password@]host:6379,host:6379)';
+  expect(await runDaemon(['--listen', '127.0.0.1:0', '--redis', 'foo://x:1'])).toEqual({ code: 2, stderr: `dispatchd: --redis: bad Redis URL "foo://x:1": unknown scheme "foo:" ${forms}\n` });
+  expect(await runDaemon(['--listen', '127.0.0.1:0'], { DISPATCH_REDIS_URL: 'redis://:hunter2@h:1/x' })).toEqual({
+    code: 2,
+    stderr: `dispatchd: DISPATCH_REDIS_URL: bad Redis URL "redis://***@h:1/x": database "x" is not a number ${forms}\n`,
+  });
 }, 40_000);
 
 test('a file that cannot be read names the variable that gave it, not the flag', async () => {

@@ -33,7 +33,7 @@ test('a missing config file is named', async () => {
 
 test('refuses to listen beyond loopback without auth unless --insecure', async () => {
   const { code, stderr } = await runDaemon(['--listen', '0.0.0.0:0']);
-  expect(code).toBe(1);
+  expect(code).toBe(2);
   expect(stderr).toContain('refusing to listen on 0.0.0.0:0 without authentication');
 });
 

@@ -28,6 +28,6 @@ describe('--metrics-listen on a busy port', () => {
 
   it('makes dispatchd exit 1 naming the flag', async () => {
     const { code, stderr } = await runDaemon(['--listen', '127.0.0.1:0', '--metrics-listen', address]);
-    expect({ code, stderr }).toEqual({ code: 1, stderr: `dispatchd: cannot start: --metrics-listen ${address}: listen EADDRINUSE: address already in use ${address}\n` });
+    expect({ code, stderr }).toEqual({ code: 1, stderr: `dispatchd: cannot start: cannot listen on ${address} (from --metrics-listen): the address is already in use; stop what holds it, or choose another with --metrics-listen HOST:PORT or DISPATCH_METRICS_LISTEN\n` });
   });
 });

@@ -6,6 +6,7 @@ import { parseBreakerKey, type ToolRates, type ToolSlots } from '../../pipeline'
 import type { TurnCounts } from '../../server';
 import type { Plugin, PluginContext } from '../plugin';
 import { allClosed } from '../close-app';
+import { ListenFailure } from '../listen-failure';
 
 /**
  * Events, Subscribe, traces, metrics and GetToolStats (issue 6). Traces are exported when the
@@ -41,7 +42,7 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
     if (listen) {
       metrics = await startMetrics({ listen, stats, breakerStates: heldStates, subscribers: () => bus.subscriberCount, turns: () => turns?.(), slotsInUse: () => slots?.inUse(), slotRefusals: () => slots?.refused(), rateRefusals: () => rates?.refused(), logger, maxLabelPairs: settings.maxLabelPairs, maxLabelPairsPerTenant: settings.maxLabelPairsPerTenant, scrapeCacheMs: settings.scrapeCacheMs, maxScrapeConnections: settings.maxScrapeConnections }).catch((error: NodeJS.ErrnoException) => {
         // A bare "listen EADDRINUSE" (a system error, with a code) names neither the flag nor the port's use.
-        throw error.code === undefined ? error : new Error(`--metrics-listen ${listen}: ${error.message}`, { cause: error });
+        throw error.code === undefined ? error : new ListenFailure('--metrics-listen', 'DISPATCH_METRICS_LISTEN', listen, error);
       });
     }
     if (ctx.options.redisUrl) {

@@ -2,6 +2,7 @@ import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../errors';
 import type { ResolvedTool } from '../registry';
 import type { FinishAttempt, LoopStreak } from '../store';
+import type { TurnContext } from './pipeline-deps';
 import type { LoopFailure } from './replay-record';
 
 // The time-aware half of loop detection (DESIGN section 6): a block's cool-down, and which
@@ -29,6 +30,45 @@ export function toldWaitMs(failure: LoopFailure | undefined): number | undefined
   return failure.retryAfterMs === undefined || failure.retryAfterMs === 0 ? UNSAID_WAIT_MS : failure.retryAfterMs;
 }
 
+/** `error` telling the model to wait `waitMs` (retry_after_ms) before calling again. */
+export function withWait(error: DispatchError, waitMs: number | undefined): DispatchError {
+  if (waitMs === undefined || waitMs === error.retryAfterMs) return error;
+  const { kind, message, phase, recoverable, suggestion, httpStatus, cause } = error;
+  return new DispatchError(kind, message, { phase, recoverable, suggestion, retryAfterMs: waitMs, httpStatus, cause });
+}
+
+/**
+ * How many times in a row the call failed the same way, as the model is told: the counted streak,
+ * or the answers to call again later in a row when more (the first, and those waited out, do not count).
+ */
+export const failuresInARow = (streak: LoopStreak): number => Math.max(streak.count, streak.toldRun ?? 0);
+
+/**
+ * Whether a call came early: before the wait the op's newest record told had passed, a record the
+ * model had read. One of this turn's (`toldInTurn`: calls sent together came before any answer)
+ * or of the call's own last attempt (`ownRetry`) is not.
+ */
+export function cameEarly(streak: LoopStreak, ownRetry: boolean, toldInTurn: boolean): boolean {
+  return !ownRetry && !toldInTurn && streak.waitMs !== undefined;
+}
+
+/** Notes that `op`'s record told a wait in this turn (see cameEarly); true when `op` had one already. */
+export function toldInTurn(turn: TurnContext, op: string, record?: FinishAttempt['record']): boolean {
+  const told = turn.toldWaits?.has(op) ?? false;
+  if (record?.waitMs !== undefined) turn.toldWaits?.add(op);
+  return told;
+}
+
+/**
+ * The wait a failed attempt's result tells when the call's next identical call would be refused
+ * LOOP_BLOCKED for longer than the wait it told (`toldMs`): the block's; undefined otherwise (or
+ * when it told none: a failure not to call again unchanged).
+ */
+export function blockedWaitMs(streak: LoopStreak, tool: ResolvedTool, toldMs: number | undefined): number | undefined {
+  const left = toldMs === undefined ? undefined : blockLeftMs(streak, tool);
+  return left !== undefined && left > toldMs! ? Math.ceil(left) : undefined;
+}
+
 /**
  * How long a failed streak of `tool`'s keeps its call refused, in ms: undefined when the streak
  * blocks nothing (fewer failures than failure_block_threshold), 0 when its cool-down is over (the
@@ -41,11 +81,14 @@ export function blockLeftMs(streak: LoopStreak, tool: ResolvedTool): number | un
   return Math.max(0, tool.loop.blockCooldownMs - (streak.sinceMs ?? Infinity), streak.waitMs ?? 0);
 }
 
+/** A wait as the model reads it: 300 ms, 30 s. */
+export const inWords = (ms: number): string => (ms < 1000 ? `${ms} ms` : `${Math.ceil(ms / 1000)} s`);
+
 /** The refusal of a blocked call, `leftMs` before it may run once more. */
 export function loopBlocked(streak: LoopStreak, leftMs: number): DispatchError {
   const wait = Math.max(1, Math.ceil(leftMs));
-  const when = wait < 1000 ? `${wait} ms` : `${Math.ceil(wait / 1000)} s`;
-  return new DispatchError(ErrorKind.LOOP_BLOCKED, `this exact call failed the same way ${streak.count} times in a row; dispatch refuses to run it again for ${when}, then runs it once more`, {
+  const when = inWords(wait);
+  return new DispatchError(ErrorKind.LOOP_BLOCKED, `this exact call failed the same way ${failuresInARow(streak)} times in a row; dispatch refuses to run it again for ${when}, then runs it once more`, {
     phase: 'before',
     recoverable: false,
     retryAfterMs: wait,
@@ -64,13 +107,18 @@ export interface WindowRecordInput {
   readonly early: boolean;
   /** The call ran as a block's probe (blockLeftMs gave 0). */
   readonly probe: boolean;
+  /** The op's answers to call again later in a row before the call (LoopStreak.toldRun). */
+  readonly toldRun: number | undefined;
+  /** The tool's stop_threshold: so many answers to call again later in a row, the next counts. */
+  readonly toldCap: number;
   readonly window: number;
 }
 
 /**
  * The loop-window record of an attempt. A failure after which the model was told to call again
  * later counts toward the thresholds only when the call was early (it came before the wait the
- * op's last record told had passed: the model is hammering, not waiting) or was a block's probe;
+ * op's last record told had passed: the model is hammering, not waiting), was a block's probe, or
+ * came after `toldCap` such answers in a row (a model waiting as told forever is stopped too);
  * otherwise it is recorded without counting (it neither adds to the streak nor breaks it), so
  * that the next call's earliness is known. A repeat within one call is recorded, uncounted, only
  * when it told a wait (the newer one); other repeats not at all.
@@ -80,7 +128,7 @@ export function windowRecord(input: WindowRecordInput): FinishAttempt['record'] 
   if (result === undefined) return undefined;
   const waitMs = toldWaitMs(failure);
   if (repeated && waitMs === undefined) return undefined;
-  const counts = !repeated && (waitMs === undefined || input.early || input.probe);
+  const counts = !repeated && (waitMs === undefined || input.early || input.probe || (input.toldRun ?? 0) >= input.toldCap);
   const record = { result, failed: failure !== undefined, window: input.window };
   if (waitMs === undefined) return record;
   return counts ? { ...record, waitMs } : { ...record, counts: false, waitMs };

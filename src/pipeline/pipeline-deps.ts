@@ -56,6 +56,11 @@ export interface TurnContext {
   readonly scope?: SessionScope;
   /** A parallel turn's resources: each attempt holds the one its arguments name while it runs. */
   readonly resources?: ResourceHolds;
+  /**
+   * The loop ops a call of this turn was told to call again later for (shared by the turn's waves):
+   * another call of the op in the turn was sent before that answer, so it is not early (loop-block.ts).
+   */
+  readonly toldWaits?: Set<string>;
 }
 
 /** Gives up a resource an attempt held. */

@@ -5,14 +5,16 @@ import type { LoopStreak, SessionScope, StoredResult } from '../store';
 import type { CallObserver } from './observer';
 import type { PipelineDeps } from './pipeline-deps';
 import type { CallProgress } from './run-attempt';
+import { callAgainLater, failuresInARow, inWords } from './loop-block';
 
 /** What the loop window reads of a failure. */
 export type LoopFailure = Pick<DispatchError, 'kind' | 'message'> & Partial<Pick<DispatchError, 'phase' | 'recoverable' | 'retryAfterMs'>>;
 
 /**
  * What the loop window compares of an attempt's result: the output of a success, the kind and
- * message of a failure (one that asked to be called again later too: whether it counts is
- * windowRecord's to say). A bounded success (`whole`: the text it was cut from) is compared by its
+ * message of a failure; of one that asked to be called again later, its kind alone (whether it
+ * counts is windowRecord's to say), so that 429s whose bodies differ (a request id) and a 429
+ * alternating with a 503 make one streak. A bounded success (`whole`: the text it was cut from) is compared by its
  * whole text, as wholeRecord gives it: its head and tail alone took a poll whose answers differ
  * only in the omitted middle for the same result ten times, and ended it LOOP_DETECTED. A replay
  * of the stored result records what its first attempt did (StoredResult.loopRecord), so replays
@@ -26,7 +28,7 @@ export function loopRecordOf(output: string, failure: LoopFailure | undefined, w
 /** A bounded result's loop record: its whole text's hash, which no output the model is shown equals (a NUL first). */
 export const wholeRecord = (whole: string) => `\u0000whole\u0000${shortHash(whole)}`;
 
-const failureRecord = (failure: LoopFailure) => `${failure.kind}\u0000${failure.message}`;
+const failureRecord = (failure: LoopFailure) => `${failure.kind}\u0000${callAgainLater(failure) ? 'call again later' : failure.message}`;
 
 /**
  * Records a replayed result in the session's loop window, as the attempt that ran recorded its
@@ -64,12 +66,16 @@ export function sameFailure(progress: CallProgress, op: string, record: string |
   return last !== undefined && last.op === op && last.record === record;
 }
 
-/** Adds the loop warning the streak calls for, if any; true when it did. */
-export function addLoopWarning(streak: LoopStreak, tool: ResolvedTool, obs: CallObserver, attempt: number, warnings: string[]): boolean {
+/**
+ * Adds the loop warning the streak calls for, if any; true when it did. `blockedMs`: the next
+ * identical call is refused for longer than the tool asked to wait, and the result says so (blockedWaitMs).
+ */
+export function addLoopWarning(streak: LoopStreak, tool: ResolvedTool, obs: CallObserver, attempt: number, warnings: string[], blockedMs?: number): boolean {
   const threshold = streak.failed ? tool.loop.failureWarn : tool.loop.warn;
   if (streak.count < threshold) return false;
+  const refused = blockedMs === undefined ? '' : `; dispatch refuses to run it again unchanged for ${inWords(blockedMs)}, longer than the tool asked (retry_after_ms)`;
   const message = streak.failed
-    ? `loop warning: this call has failed the same way ${streak.count} times in a row; change the arguments or the approach`
+    ? `loop warning: this call has failed the same way ${failuresInARow(streak)} times in a row${refused}; change the arguments or the approach`
     : `loop warning: ${tool.name} returned the same result ${streak.count} times in a row for the same input; use the result you have or change the approach`;
   warnings.push(message);
   obs.loopWarning(attempt, message);

@@ -20,7 +20,7 @@ import { budgetWarning, claimRefusal, overBudget } from './refusals';
 import { sideEffectFailure } from './side-effect-failure';
 import { addLoopWarning, loopRecordOf, recordReplay, sameFailure } from './replay-record';
 import { loopOp } from './loop-op';
-import { blockLeftMs, loopBlocked, windowRecord } from './loop-block';
+import { blockedWaitMs, blockLeftMs, cameEarly, loopBlocked, toldInTurn, toldWaitMs, windowRecord, withWait } from './loop-block';
 import { checkMayStart } from './turn-error';
 import { countsForBreaker, postHookNotes } from './attempt-end';
 import { AnsweredByRecord } from './answered-by-record';
@@ -119,6 +119,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   let streak: LoopStreak = NO_STREAK;
   let claimed = false;
   let storeDown = false;
+  let toldBefore = false;
   const { canonicalArgs } = callKey;
   const op = callKey.op ?? loopOp(tool, args, canonicalArgs);
   const owner = wantClaim ? newOwner() : '';
@@ -143,6 +144,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     }
     streak = begun.streak;
     claim = begun.claim;
+    toldBefore = toldInTurn(turn, op);
     claimed = claim?.state === 'claimed';
   } catch (error) {
     if (!(error instanceof StoreUnavailableError)) throw error;
@@ -238,7 +240,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   let result: ToolResult;
   let spill: FinishAttempt['spill'];
   if (error) {
-    result = errorResult(callId, tool.name, error, attempt, durationMs, warnings);
+    result = errorResult(callId, tool.name, withWait(error, toldWaitMs(error)), attempt, durationMs, warnings);
   } else {
     const bounded = boundResult(text, tool.maxResultChars);
     const handle = bounded.truncated ? newResultHandle(turn.sessionId) : '';
@@ -262,15 +264,19 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   // model repeating it: counted once, so one call does not warn, nor block the next (windowRecord
   // still records the wait it told). A call-again-later failure counts only when `early`.
   const repeated = sameFailure(progress, op, loopResult, failed);
-  const early = !ownRetry && streak.waitMs !== undefined;
-  const record = windowRecord({ result: loopResult, failure: error, repeated, early, probe: blockLeft === 0, window: deps.limits.loopWindow });
+  const early = cameEarly(streak, ownRetry, toldBefore);
+  const record = windowRecord({ result: loopResult, failure: error, repeated, early, probe: blockLeft === 0, toldRun: streak.toldRun, toldCap: tool.loop.stop, window: deps.limits.loopWindow });
+  toldInTurn(turn, op, record);
   let spillKept = false;
   if (!storeDown) {
     try {
       let after = deps.store.finishAttempt({ scope, op, record, idempotency, spill, memory });
       if (after instanceof Promise) after = await after;
       spillKept = after.spillRefused !== true;
-      if (record && record.counts !== false && addLoopWarning(after.streak, tool, obs, attempt, warnings)) result.warnings = [...warnings];
+      // Its next identical call refused for longer than the tool asked to wait: the result says so.
+      const blockedMs = error ? blockedWaitMs(after.streak, tool, toldWaitMs(error)) : undefined;
+      if (record && record.counts !== false && addLoopWarning(after.streak, tool, obs, attempt, warnings, blockedMs)) result.warnings = [...warnings];
+      if (blockedMs !== undefined) result = errorResult(callId, tool.name, withWait(error!, blockedMs), attempt, durationMs, warnings);
     } catch (storeError) {
       deps.logger.warn('store write after attempt failed; memory and loop record dropped', { tool: tool.name, error: (storeError as Error).message });
     }

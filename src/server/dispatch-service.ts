@@ -152,6 +152,7 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
       observer,
       traceparent,
       scope: { tenant, sessionId: request.sessionId },
+      toldWaits: new Set(),
     };
     try {
       const parallel = request.mode === DispatchMode.PARALLEL && request.calls.length >= 2 && options.parallel;

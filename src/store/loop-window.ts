@@ -15,21 +15,22 @@ export interface WindowEntry {
 
 /**
  * A streak as stores give it: `count` identical results, the newest recorded `at`; `until`, the
- * end of the wait the op's newest record told. Ages and waits are given only when they say
- * something, so that a success streak is `{ count, failed }` alone.
+ * end of the wait the op's newest record told; `toldRun` (LoopStreak.toldRun). Ages, waits and
+ * runs are given only when they say something, so that a success streak is `{ count, failed }` alone.
  */
-export function loopStreak(count: number, failed: boolean, at: number, until: number, now: number): LoopStreak {
+export function loopStreak(count: number, failed: boolean, at: number, until: number, now: number, toldRun = 0): LoopStreak {
   const isFailed = failed && count > 0;
   const waitMs = until > now ? until - now : 0;
-  if (!isFailed && waitMs === 0) return { count, failed: false };
-  return { count, failed: isFailed, ...(isFailed ? { sinceMs: Math.max(0, now - at) } : {}), ...(waitMs > 0 ? { waitMs } : {}) };
+  const run = toldRun > 0 ? { toldRun } : {};
+  if (!isFailed && waitMs === 0) return { count, failed: false, ...run };
+  return { count, failed: isFailed, ...(isFailed ? { sinceMs: Math.max(0, now - at) } : {}), ...(waitMs > 0 ? { waitMs } : {}), ...run };
 }
 
 /**
  * The streak of an operation in a window ordered oldest first, at `now`: how many of its newest
  * counted entries carry the same result, stopping at the first different result (progress);
  * entries that do not count are skipped, but the newest entry of the op, counted or not, says
- * how long the model was told to wait.
+ * how long the model was told to wait, and starts the run of entries that told one (toldRun).
  */
 export function streakOf(window: readonly WindowEntry[], op: string, now = 0): LoopStreak {
   let count = 0;
@@ -37,10 +38,17 @@ export function streakOf(window: readonly WindowEntry[], op: string, now = 0): L
   let failed = false;
   let at = 0;
   let until: number | undefined;
+  let toldRun = 0;
+  let runHash: string | undefined;
+  let runOpen = true;
   for (let i = window.length - 1; i >= 0; i--) {
     const entry = window[i]!;
     if (entry.op !== op) continue;
     until ??= entry.until ?? 0;
+    if (runOpen && (entry.until ?? 0) > 0 && (runHash ?? entry.hash) === entry.hash) {
+      runHash = entry.hash;
+      toldRun++;
+    } else runOpen = false;
     if (entry.counts === false) continue;
     if (hash === undefined) {
       hash = entry.hash;
@@ -49,5 +57,5 @@ export function streakOf(window: readonly WindowEntry[], op: string, now = 0): L
     } else if (entry.hash !== hash) break;
     count++;
   }
-  return loopStreak(count, failed, at, until ?? 0, now);
+  return loopStreak(count, failed, at, until ?? 0, now, toldRun);
 }

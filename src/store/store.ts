@@ -52,6 +52,12 @@ export interface LoopStreak {
   readonly sinceMs?: number;
   /** Ms left of the wait the op's newest record told the model (FinishAttempt.record.waitMs); absent when none is left. */
   readonly waitMs?: number;
+  /**
+   * How many of the op's newest records in a row told the model to call again later (a wait) and
+   * carry the same result as the newest, counted or not; absent when the newest told none. A
+   * model that keeps waiting as told is counted again once this reaches the tool's stop_threshold.
+   */
+  readonly toldRun?: number;
 }
 
 /** The first store step of an attempt: the loop pre-check read and, optionally, the claim. */

@@ -17,6 +17,9 @@ interface OpState {
   at: number;
   /** When the wait the newest entry told ends (0: none). */
   until: number;
+  /** The newest entries of the op in a row that told a wait and carry `runHash` (LoopStreak.toldRun). */
+  toldRun: number;
+  runHash: string;
 }
 
 /**
@@ -37,12 +40,12 @@ export class StreakIndex {
 
   streak(op: string, now: number): LoopStreak {
     const state = this.ops.get(op);
-    return state ? loopStreak(state.streak, state.failed, state.at, state.until, now) : NO_STREAK;
+    return state ? loopStreak(state.streak, state.failed, state.at, state.until, now, state.toldRun) : NO_STREAK;
   }
 
   record(entry: WindowEntry, window: number): void {
     let state = this.ops.get(entry.op);
-    if (!state) this.ops.set(entry.op, (state = { hash: entry.hash, failed: entry.failed, streak: 0, counted: 0, total: 0, at: 0, until: 0 }));
+    if (!state) this.ops.set(entry.op, (state = { hash: entry.hash, failed: entry.failed, streak: 0, counted: 0, total: 0, at: 0, until: 0, toldRun: 0, runHash: '' }));
     if (entry.counts !== false) {
       if (state.streak > 0 && state.hash === entry.hash) state.streak++;
       else Object.assign(state, { hash: entry.hash, streak: 1 });
@@ -51,6 +54,9 @@ export class StreakIndex {
       state.counted++;
     }
     state.until = entry.until ?? 0;
+    if (state.until === 0) state.toldRun = 0;
+    else if (state.toldRun > 0 && state.runHash === entry.hash) state.toldRun++;
+    else Object.assign(state, { runHash: entry.hash, toldRun: 1 });
     state.total++;
     this.entries.push(entry);
     while (this.entries.length - this.head > window) this.evict(this.entries[this.head++]!);
@@ -66,6 +72,7 @@ export class StreakIndex {
       if (state.streak === state.counted) state.streak--;
       state.counted--;
     }
+    if (state.toldRun === state.total) state.toldRun--;
     if (--state.total === 0) this.ops.delete(entry.op);
   }
 }

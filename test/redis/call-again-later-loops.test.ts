@@ -18,6 +18,7 @@ jest.setTimeout(60_000);
 
 let busy = true;
 let broken = true;
+let answers = 0;
 let tools: ToolServer;
 let redis: TestRedis;
 
@@ -27,11 +28,11 @@ const RETRY_AFTER_MS = 300;
 /** A model that waits as told waits this long (UNSAID_WAIT_MS, 1 s, for a failure that said no wait). */
 const waited = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms + 60));
 
-/** While `busy`, answers `status` (with `retryAfter` when given); then 200 with `{"price":42}`. */
+/** While `busy`, answers `status` (with `retryAfter` unless null); then 200 with `{"price":42}`. */
 const busyRoute =
-  (status: number, retryAfter: string | undefined = RETRY_AFTER): ToolRoute =>
+  (status: number, retryAfter: string | null = RETRY_AFTER): ToolRoute =>
   (_req, res) => {
-    if (busy) res.writeHead(status, retryAfter === undefined ? {} : { 'retry-after': retryAfter }).end('too many requests');
+    if (busy) res.writeHead(status, retryAfter === null ? {} : { 'retry-after': retryAfter }).end('too many requests');
     else res.writeHead(200, { 'content-type': 'application/json' }).end('{"price":42}');
   };
 
@@ -42,10 +43,15 @@ beforeAll(async () => {
     '/hq': busyRoute(429, '30'),
     '/hm': busyRoute(503, '30'),
     '/quick': busyRoute(429, '1'),
+    '/short': busyRoute(429),
+    '/patient': busyRoute(429),
+    // Bodies that differ (a request id), and a 429 alternating with a 503: one answer to call again later.
+    '/varying': (_req, res) => void res.writeHead(429, { 'retry-after': '30' }).end(`{"error":"rate limited","request_id":"${++answers}"}`),
+    '/alt': (_req, res) => void (answers++ % 2 ? res.writeHead(503, { 'retry-after': '30' }).end('maintenance') : res.writeHead(429, { 'retry-after': '30' }).end('slow down')),
     '/retried': busyRoute(429, '0.8'),
     '/post': busyRoute(429),
     '/maint': busyRoute(503),
-    '/unsaid': busyRoute(429, undefined),
+    '/unsaid': busyRoute(429, null),
     '/bad': (_req, res) => void (broken ? res.writeHead(400).end('no such symbol') : res.writeHead(200).end('{"price":42}')),
     // 429 while `busy`, else 400.
     '/flip': (_req, res) => void (busy ? res.writeHead(429, { 'retry-after': RETRY_AFTER }).end('too many requests') : res.writeHead(400).end('no such symbol')),
@@ -76,8 +82,8 @@ async function start(store: 'memory' | 'redis') {
   const down = `http://127.0.0.1:${await closedPort()}/down`;
   const yaml = `
 policies:
-  - { match: [down, maint, hm], breaker: { consecutive_failures: 100 } }
-tools:${tool('quote', 'read_only', `${tools.url}/quote`)}${tool('hq', 'read_only', `${tools.url}/hq`)}${tool('hm', 'read_only', `${tools.url}/hm`)}${tool('quick', 'read_only', `${tools.url}/quick`, cooldown)}${tool('post', 'side_effect', `${tools.url}/post`)}${tool('maint', 'read_only', `${tools.url}/maint`)}${tool('unsaid', 'read_only', `${tools.url}/unsaid`)}${tool('bad', 'read_only', `${tools.url}/bad`, cooldown)}${tool('flip', 'read_only', `${tools.url}/flip`)}${tool('down', 'read_only', down)}
+  - { match: [down, maint, hm, alt, varying, short, patient], breaker: { consecutive_failures: 100 } }
+tools:${tool('quote', 'read_only', `${tools.url}/quote`)}${tool('hq', 'read_only', `${tools.url}/hq`)}${tool('hm', 'read_only', `${tools.url}/hm`)}${tool('quick', 'read_only', `${tools.url}/quick`, cooldown)}${tool('post', 'side_effect', `${tools.url}/post`)}${tool('maint', 'read_only', `${tools.url}/maint`)}${tool('unsaid', 'read_only', `${tools.url}/unsaid`)}${tool('bad', 'read_only', `${tools.url}/bad`, cooldown)}${tool('flip', 'read_only', `${tools.url}/flip`)}${tool('varying', 'read_only', `${tools.url}/varying`)}${tool('alt', 'read_only', `${tools.url}/alt`)}${tool('short', 'read_only', `${tools.url}/short`, '\n    loop: { block_cooldown_ms: 1000 }')}${tool('patient', 'read_only', `${tools.url}/patient`, '\n    loop: { warn_threshold: 2, stop_threshold: 3, failure_block_threshold: 3 }')}${tool('down', 'read_only', down)}
   - name: retried
     effect: read_only
     skip_memoize: true
@@ -204,6 +210,61 @@ describe.each(['memory', 'redis'] as const)('%s store', (store) => {
     await waited(results[5]!.error!.retryAfterMs);
     expect(await callOn(d, session, 'bad', 7)).toMatchObject({ isError: false, output: '{"price":42}', warnings: [] });
     expect(tools.count('/bad') - before).toBe(6);
+  });
+
+  test('calls sent together in one turn are not early against each other: 8 identical calls to a tool answering 429 (Retry-After 30) all run, unwarned', async () => {
+    const before = tools.count('/hq');
+    const calls = Array.from({ length: 8 }, (_, i) => ({ id: `t${i}`, name: 'hq', arguments: '{"symbol":"ACME"}' }));
+    const { results } = await d.dispatch.dispatch({ sessionId: `${store}-one-turn`, turn: 1, calls });
+    expect(results.map(kindOf)).toEqual(Array(8).fill('TOOL_ERROR'));
+    expect(results.flatMap((r) => loopWarnings(r.warnings))).toEqual([]);
+    expect(tools.count('/hq') - before).toBe(8);
+    // The next turns, at once, did not wait what the last one was told: they are early, and count.
+    expect(loopWarnings((await callOn(d, `${store}-one-turn`, 'hq', 2)).warnings)).toEqual([]);
+    expect(loopWarnings((await callOn(d, `${store}-one-turn`, 'hq', 3)).warnings)).toEqual(['loop warning: this call has failed the same way 10 times in a row; change the arguments or the approach']);
+  });
+
+  test.each([
+    ['varying', 'HTTP 429 whose body differs (a request id)'],
+    ['alt', 'HTTP 429 and 503 (Retry-After) alternating'],
+  ])('(b) %s (%s) called again at once is one streak: refused LOOP_BLOCKED at the 7th', async (name) => {
+    const results: Result[] = [];
+    for (let n = 1; n <= 7; n++) results.push(await callOn(d, `${store}-vary-${name}`, name, n));
+    expect(results.map(kindOf)).toEqual([...Array(6).fill('TOOL_ERROR'), 'LOOP_BLOCKED']);
+    expect(results.map((r) => loopWarnings(r.warnings).length)).toEqual([0, 0, 1, 1, 1, 1, 0]);
+    // The tool answered 6 times, the 1st uncounted: the count told is the tool's.
+    expect(results[6]!.error!.message).toMatch(/^this exact call failed the same way 6 times in a row; dispatch refuses to run it again for (29|30) s, then runs it once more$/);
+  });
+
+  test('a 429 saying no wait tells the wait dispatch takes (retry_after_ms 1000); a model waiting as told forever is counted after stop_threshold answers, and blocked', async () => {
+    const first = await callOn(d, `${store}-told`, 'unsaid', 1);
+    expect([kindOf(first), first.error!.retryAfterMs, JSON.parse(first.output).retry_after_ms]).toEqual(['TOOL_ERROR', 1000, 1000]);
+    // patient: stop_threshold 3, failure_warn_threshold 2, failure_block_threshold 3, told 300 ms.
+    const results: Result[] = [];
+    for (let n = 1; n <= 7; n++) {
+      results.push(await callOn(d, `${store}-patient`, 'patient', n));
+      await waited(RETRY_AFTER_MS);
+    }
+    expect(results.map(kindOf)).toEqual([...Array(6).fill('TOOL_ERROR'), 'LOOP_BLOCKED']);
+    expect(results.map((r) => loopWarnings(r.warnings).length)).toEqual([0, 0, 0, 0, 1, 1, 0]);
+    expect(results[6]!.error!.message).toMatch(/^this exact call failed the same way 6 times in a row/);
+  });
+
+  test('a failure that blocks the next call for longer than the tool asked tells the block (retry_after_ms and a warning); the probe after it too', async () => {
+    // short: told 300 ms, cool-down 1 s.
+    const session = `${store}-short`;
+    const results: Result[] = [];
+    for (let n = 1; n <= 7; n++) results.push(await callOn(d, session, 'short', n));
+    expect(results.map(kindOf)).toEqual([...Array(6).fill('TOOL_ERROR'), 'LOOP_BLOCKED']);
+    expect(results.slice(0, 5).map((r) => r.error!.retryAfterMs)).toEqual(Array(5).fill(RETRY_AFTER_MS));
+    const sixth = results[5]!;
+    expect([sixth.error!.retryAfterMs > 900, sixth.error!.retryAfterMs <= 1000, JSON.parse(sixth.output).retry_after_ms]).toEqual([true, true, sixth.error!.retryAfterMs]);
+    expect(loopWarnings(sixth.warnings)).toEqual(['loop warning: this call has failed the same way 6 times in a row; dispatch refuses to run it again unchanged for 1 s, longer than the tool asked (retry_after_ms); change the arguments or the approach']);
+    // Waiting what it was told reaches the probe, not another refusal; the probe failing tells the new block.
+    await waited(sixth.error!.retryAfterMs);
+    const probe = await callOn(d, session, 'short', 8);
+    expect([kindOf(probe), probe.error!.retryAfterMs > 900]).toEqual(['TOOL_ERROR', true]);
+    expect(loopWarnings(probe.warnings)[0]).toContain('failed the same way 7 times in a row; dispatch refuses to run it again unchanged for 1 s');
   });
 
   test('answers to call again later, waited out, between the same real failures neither add to their streak nor break it', async () => {

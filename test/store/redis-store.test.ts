@@ -66,6 +66,52 @@ describe('redis store', () => {
     }
   });
 
+  test("during a rolling upgrade an older replica's entry (no times) was recorded when the window's newest entry with times was", async () => {
+    const scope = fresh();
+    const op = 'lookup\u0000{"q":"x"}';
+    const fail = (window = 100) => store.finishAttempt({ scope, op, record: { result: 'bad', failed: true, window } });
+    const client = connectRedis(redis.url, {});
+    await whenReady(client, 5000);
+    try {
+      const key = sessionKeys(scope).window;
+      await fail();
+      const [entry] = await client.lrange(key, 0, 0);
+      const old = entry!.split('@')[0]!;
+      // A 400 hammered through a new and an old replica in turn: the old one's entries are the newest.
+      for (let i = 0; i < 2; i++) {
+        await fail();
+        await client.lpush(key, old);
+      }
+      const mixed = (await store.beginAttempt({ scope, op })).streak;
+      expect(mixed).toEqual({ count: 5, failed: true, sinceMs: expect.any(Number) });
+      expect(mixed.sinceMs).toBeLessThan(5_000);
+      // Only entries without times: as recorded long ago (the block of an older replica ends).
+      const other = fresh();
+      for (let i = 0; i < 5; i++) await client.lpush(sessionKeys(other).window, old);
+      expect((await store.beginAttempt({ scope: other, op })).streak.sinceMs).toBeGreaterThan(1e12);
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  test("a malformed window entry ('@' without '/') is read (its time, 0 when none; no wait), not a script error on every call of its op", async () => {
+    const scope = fresh();
+    const op = 'lookup\u0000{"q":"y"}';
+    const fail = () => store.finishAttempt({ scope, op, record: { result: 'bad', failed: true, window: 100 } });
+    const client = connectRedis(redis.url, {});
+    await whenReady(client, 5000);
+    try {
+      await fail();
+      const key = sessionKeys(scope).window;
+      const old = (await client.lrange(key, 0, 0))[0]!.split('@')[0]!;
+      await client.lpush(key, `${old}@123`, `${old}@`);
+      expect((await store.beginAttempt({ scope, op })).streak).toEqual({ count: 3, failed: true, sinceMs: expect.any(Number) });
+      expect((await fail()).streak.count).toBe(4);
+    } finally {
+      client.disconnect();
+    }
+  });
+
   test('while replies are awaited, the steps issued in one tick leave in one socket write, and each gets its own answer', async () => {
     const client = connectRedis(redis.url, {});
     await whenReady(client, 5000);

@@ -242,15 +242,15 @@ export function describeStoreContract(name: string, factory: StoreFactory, trait
       // (and those of exactly 32 characters) hashed; the Redis store hashes all.
       const long = (c: string) => `${'L'.repeat(300)}${c}`;
       // Some failures do not count (a call that waited as told): they neither add nor break.
-      const entry = fc.record({ op: fc.constantFrom('a', 'b', `c\u0000${long('p')}`), hash: fc.constantFrom('h1', 'h2', 'x'.repeat(32), long('1'), long('2')), failed: fc.boolean(), counts: fc.constantFrom(true, true, false) }).map((e) => ({ ...e, counts: e.counts || !e.failed }));
+      const entry = fc.record({ op: fc.constantFrom('a', 'b', `c\u0000${long('p')}`), hash: fc.constantFrom('h1', 'h2', 'x'.repeat(32), long('1'), long('2')), failed: fc.boolean(), counts: fc.constantFrom(true, true, false), told: fc.boolean() }).map((e) => ({ ...e, counts: e.counts || !e.failed, until: e.told ? 1 : 0 }));
       // Ages and waits are the store's clock's: compared by whether they are given.
-      const bare = ({ count, failed, sinceMs }: { count: number; failed: boolean; sinceMs?: number }) => ({ count, failed, aged: sinceMs !== undefined });
+      const bare = ({ count, failed, sinceMs, toldRun }: { count: number; failed: boolean; sinceMs?: number; toldRun?: number }) => ({ count, failed, aged: sinceMs !== undefined, toldRun });
       await fc.assert(
         fc.asyncProperty(fc.integer({ min: 1, max: 6 }), fc.array(entry, { maxLength: 14 }), fc.constantFrom('a', 'b', `c\u0000${long('p')}`), async (window, entries, probe) => {
           const scope = fresh();
           let model: WindowEntry[] = [];
           for (const e of entries) {
-            const { streak } = await store.finishAttempt({ scope, op: e.op, record: { result: e.hash, failed: e.failed, window, ...(e.counts ? {} : { counts: false as const }) } });
+            const { streak } = await store.finishAttempt({ scope, op: e.op, record: { result: e.hash, failed: e.failed, window, ...(e.counts ? {} : { counts: false as const }), ...(e.told ? { waitMs: 60_000 } : {}) } });
             model = [...model, e].slice(-window);
             expect(bare(streak)).toEqual(bare(streakOf(model, e.op)));
           }

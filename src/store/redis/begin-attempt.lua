@@ -12,12 +12,12 @@
 -- while Redis refused writes), the state is 'waiting' and the replica answers from what waits
 -- Returns {streak count, streak failed (0|1), claim state ('' when no claim), stored result JSON,
 -- calls left in the budget after this one (-1 when not counted), the streak's age in ms (-1: no
--- failure's), the ms left of the wait the op's newest record told (0: none)}. A call answered from an
+-- failure's), the ms left of the wait the op's newest record told (0: none), its toldRun}. A call answered from an
 -- existing record (a replay, an identical call in progress, an unknown outcome, one waiting) runs nothing and
 -- is not counted; the claim state is 'over_budget' (nothing counted or claimed) when the budget
 -- was spent.
 local now = now_ms()
-local count, failed, since, wait = streak_of(KEYS[1], ARGV[1], now)
+local count, failed, since, wait, run = streak_of(KEYS[1], ARGV[1], now)
 if ARGV[2] ~= '' then
   local record = redis.call('GET', KEYS[3])
   -- An orphan claim still in progress is given up (this claim replaces it below), as its pending
@@ -26,16 +26,16 @@ if ARGV[2] ~= '' then
     record = false
   end
   if ARGV[8] ~= '' and (not record or record == 'P' .. ARGV[8]) then
-    return {count, failed, 'waiting', '', -1, since, wait}
+    return {count, failed, 'waiting', '', -1, since, wait, run}
   end
   if record then
     local state = string.sub(record, 1, 1)
     if state == 'C' then
-      return {count, failed, 'completed', string.sub(record, 2), -1, since, wait}
+      return {count, failed, 'completed', string.sub(record, 2), -1, since, wait, run}
     elseif state == 'U' then
-      return {count, failed, 'unknown', '', -1, since, wait}
+      return {count, failed, 'unknown', '', -1, since, wait, run}
     end
-    return {count, failed, 'in_progress', '', -1, since, wait}
+    return {count, failed, 'in_progress', '', -1, since, wait, run}
   end
 end
 local left = -1
@@ -43,15 +43,15 @@ if ARGV[4] ~= '' then
   local max = tonumber(ARGV[5])
   local used = tonumber(redis.call('HGET', KEYS[4], ARGV[4]) or '0')
   if used >= max then
-    return {count, failed, 'over_budget', '', 0, since, wait}
+    return {count, failed, 'over_budget', '', 0, since, wait, run}
   end
   left = max - redis.call('HINCRBY', KEYS[4], ARGV[4], 1)
   redis.call('EXPIRE', KEYS[4], tonumber(ARGV[6]))
 end
 if ARGV[2] == '' then
-  return {count, failed, '', '', left, since, wait}
+  return {count, failed, '', '', left, since, wait, run}
 end
 local lease = tonumber(ARGV[2])
 redis.call('SET', KEYS[3], 'P' .. ARGV[3], 'PX', lease)
 index_add(KEYS[2], KEYS[3], now + lease, now)
-return {count, failed, 'claimed', '', left, since, wait}
+return {count, failed, 'claimed', '', left, since, wait, run}

@@ -19,7 +19,7 @@
 -- 0, 1, ... its chunks, so that ReadResult reads a page's chunks, not the whole text
 -- (read-result.lua).
 -- Returns {streak count, streak failed (0|1), spill refused (0: kept or none, 1: no room,
--- 2: INFO refused), streak age in ms (-1: no failure's), wait left in ms} of the op after the record.
+-- 2: INFO refused), streak age in ms (-1: no failure's), wait left in ms, toldRun} of the op after the record.
 
 -- Why a spill of `bytes` is refused, 0 when it is not: 1 when it would take this node's
 -- used_memory past `share` of its maxmemory (the rest is for idempotency claims and records,
@@ -92,5 +92,5 @@ if ARGV[12] ~= '' then
   redis.call('LTRIM', KEYS[2], -tonumber(ARGV[14]), -1)
   extend_expiry(KEYS[2], expires, now)
 end
-local count, failed, since, wait = streak_of(KEYS[1], ARGV[1], now)
-return {count, failed, refused, since, wait}
+local count, failed, since, wait, run = streak_of(KEYS[1], ARGV[1], now)
+return {count, failed, refused, since, wait, run}

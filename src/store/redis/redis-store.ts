@@ -57,11 +57,11 @@ function opId(op: string): string {
   return hash('sha256', first, 'base64url');
 }
 
-/** A streak as the scripts answer it (session-lib.lua, streak_of): an age of -1 and a wait of 0 are none. */
-function streakFrom(count: number, failed: number, since: number, wait: number): LoopStreak {
+/** A streak as the scripts answer it (session-lib.lua, streak_of): an age of -1, a wait or a run of 0 are none. */
+function streakFrom(count: number, failed: number, since: number, wait: number, run = 0): LoopStreak {
   const streak = { count: Number(count), failed: Number(failed) === 1 };
-  if (Number(since) < 0 && Number(wait) <= 0) return streak;
-  return { ...streak, ...(Number(since) >= 0 ? { sinceMs: Number(since) } : {}), ...(Number(wait) > 0 ? { waitMs: Number(wait) } : {}) };
+  if (Number(since) < 0 && Number(wait) <= 0 && !(Number(run) > 0)) return streak;
+  return { ...streak, ...(Number(since) >= 0 ? { sinceMs: Number(since) } : {}), ...(Number(wait) > 0 ? { waitMs: Number(wait) } : {}), ...(Number(run) > 0 ? { toldRun: Number(run) } : {}) };
 }
 
 function claimOutcome(state: string, payload: string, waiting: PendingRecord | undefined): ClaimOutcome | undefined {
@@ -115,7 +115,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
   const tooLong = (step: FinishAttempt) => step.spill !== undefined && !fitsBytes(step.spill.text, spillLimits.maxSpillBytes);
 
   /** The finish step's script; a refused spill's completion is kept without its handle. */
-  function finish(step: FinishAttempt, spillTooLong = false): Promise<[number, number, number, number, number]> {
+  function finish(step: FinishAttempt, spillTooLong = false): Promise<[number, number, number, number, number, number]> {
     const keys = keysOf(step.scope);
     const spill = spillTooLong ? undefined : step.spill;
     const chunks = spill ? spillArguments(spill.text) : NO_SPILL;
@@ -180,7 +180,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       const record = claim ? keys.record(claim.key) : keys.window;
       const orphan = claim ? orphans.ownerOf(record) : '';
       const waiting = claim ? pending.waiting(record) : undefined;
-      const [count, failed, state, payload, left, since, wait] = await storeCall('the attempt start', timeoutMs, () =>
+      const [count, failed, state, payload, left, since, wait, run] = await storeCall('the attempt start', timeoutMs, () =>
         client.dispatchBeginAttempt(
           keys.window,
           keys.recordIndex,
@@ -206,7 +206,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       });
       if (orphan !== '') orphans.forget(record, orphan);
       if (state === 'claimed' && claim?.owner) liveClaims.add(record, claim.owner, claim.leaseMs);
-      const streak = streakFrom(count, failed, since, wait);
+      const streak = streakFrom(count, failed, since, wait, run);
       if (state === 'over_budget') return { streak, overBudget: true };
       const budgetLeft = budget && Number(left) >= 0 ? Number(left) : undefined;
       return claim ? { streak, claim: claimOutcome(state, payload, waiting), budgetLeft } : { streak, budgetLeft };
@@ -216,8 +216,8 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       const owner = step.idempotency ? liveClaims.take(keysOf(step.scope).record(step.idempotency.key)) : undefined;
       try {
         const spillTooLong = tooLong(step);
-        const [count, failed, refused, since, wait] = await storeCall('the attempt record', timeoutMs, () => finish(step, spillTooLong));
-        const streak = streakFrom(count, failed, since, wait);
+        const [count, failed, refused, since, wait, run] = await storeCall('the attempt record', timeoutMs, () => finish(step, spillTooLong));
+        const streak = streakFrom(count, failed, since, wait, run);
         if (!spillTooLong && Number(refused) === 0) return { streak };
         warn(SPILL_REFUSALS[spillTooLong ? 'tooLong' : Number(refused) === 1 ? 'noRoom' : 'noInfo'], { ...spillLimits });
         return { streak, spillRefused: true };

@@ -47,37 +47,65 @@ local function index_cap(index, max, keep_claims)
   end
 end
 
+-- A window entry of `op` (its first `len` characters): flag, result hash, when it was recorded
+-- (nil: an entry of an older version, without times) and when the wait it told ends (0: none).
+-- A malformed time reads as 0 (long ago), never as an error.
+local function window_entry(entry, len)
+  local flag = string.sub(entry, len + 1, len + 1)
+  local h = string.sub(entry, len + 2)
+  local cut = string.find(h, '@', 1, true)
+  if not cut then return flag, h, nil, 0 end
+  local times = string.sub(h, cut + 1)
+  h = string.sub(h, 1, cut - 1)
+  local slash = string.find(times, '/', 1, true)
+  if not slash then return flag, h, tonumber(times) or 0, 0 end
+  return flag, h, tonumber(string.sub(times, 1, slash - 1)) or 0, tonumber(string.sub(times, slash + 1)) or 0
+end
+
+-- When the newest entry of the window that has times was recorded (0: none has): the time taken
+-- for an entry of an older version, which was written during a rolling upgrade, after it or not
+-- long before (0, long ago, let an old replica's newest failure unblock its call at once).
+local function newest_time(entries)
+  for i = 1, #entries do
+    local cut = string.find(entries[i], '@', 1, true)
+    if cut then
+      local t = tonumber(string.match(entries[i], '^%d+', cut + 1))
+      if t then return t end
+    end
+  end
+  return 0
+end
+
 -- The streak of `op` at `now` in a window stored newest first, each entry
 -- `op .. flag .. hash .. '@' .. at .. '/' .. ends` with ops of one fixed length: flag 0 a
 -- success, 1 a failure, 2 a failure that does not count (skipped: it neither adds to the streak
 -- nor breaks it); at, when it was recorded; ends, when the wait it told ends (0: none). An entry
--- of an older version stops at its hash (at and ends 0). Exactly streakOf in loop-window.ts.
+-- of an older version stops at its hash: it told no wait and was recorded when the window's
+-- newest entry with times was (newest_time). Exactly streakOf in loop-window.ts.
 -- Returns count, failed (0|1), the newest counted failure's age in ms (-1 when the streak is no
--- failure's) and the ms left of the wait the op's newest entry told (0: none).
+-- failure's), the ms left of the wait the op's newest entry told (0: none) and how many of the
+-- op's newest entries in a row told a wait with the same hash (toldRun).
 local function streak_of(window, op, now)
   local entries = redis.call('LRANGE', window, 0, -1)
   local len = #op
   local count, hash, failed, at, ends = 0, nil, 0, 0, nil
+  local run, run_hash, run_open = 0, nil, true
   for i = 1, #entries do
     local entry = entries[i]
     if string.sub(entry, 1, len) == op then
-      local flag = string.sub(entry, len + 1, len + 1)
-      local h = string.sub(entry, len + 2)
-      local e_at, e_ends = 0, 0
-      local cut = string.find(h, '@', 1, true)
-      if cut then
-        local times = string.sub(h, cut + 1)
-        h = string.sub(h, 1, cut - 1)
-        local slash = string.find(times, '/', 1, true)
-        e_at = tonumber(string.sub(times, 1, slash - 1)) or 0
-        e_ends = tonumber(string.sub(times, slash + 1)) or 0
-      end
+      local flag, h, e_at, e_ends = window_entry(entry, len)
       if ends == nil then ends = e_ends end
+      if run_open and e_ends > 0 and (run_hash == nil or run_hash == h) then
+        run_hash = h
+        run = run + 1
+      else
+        run_open = false
+      end
       if flag ~= '2' then
         if hash == nil then
           hash = h
           failed = tonumber(flag)
-          at = e_at
+          at = e_at or newest_time(entries)
         elseif h ~= hash then
           break
         end
@@ -89,5 +117,5 @@ local function streak_of(window, op, now)
   if failed == 1 and count > 0 then since = math.max(0, now - at) end
   local wait = 0
   if ends ~= nil and ends > now then wait = ends - now end
-  return count, failed, since, wait
+  return count, failed, since, wait, run
 end

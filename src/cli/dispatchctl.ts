@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { Effect } from '../../gen/dispatch/v1/tool_pb';
-import { createDispatchClient, createRegistryClient, type CallOptions } from '../client';
+import { allPages, createDispatchClient, createRegistryClient, type CallOptions } from '../client';
 import { eventsCommand } from './events-command';
 import { formatResult } from './format-result';
 import { parseConfig } from '../config';
@@ -116,9 +116,13 @@ export async function main(argv: readonly string[], out: Out = (l) => process.st
   try {
     switch (`${command} ${args[0] ?? ''}`.trim()) {
       case 'tools list': {
-        const { tools } = await registry.listTools({}, options);
-        for (const t of tools) out(`${terminalWord(t.name).padEnd(24)} ${(t.effect === Effect.READ_ONLY ? 'read-only' : 'side-effect').padEnd(12)} ${t.executor.case ?? ''}  ${terminalText(t.description)}`);
-        if (tools.length === 0) out('(no tools)');
+        let listed = 0;
+        for await (const { tools, warnings } of allPages((pageToken) => registry.listTools({ pageToken }, options))) {
+          for (const t of tools) out(`${terminalWord(t.name).padEnd(24)} ${(t.effect === Effect.READ_ONLY ? 'read-only' : 'side-effect').padEnd(12)} ${t.executor.case ?? ''}  ${terminalText(t.description)}`);
+          for (const warning of warnings) err(`dispatchctl: ${terminalText(warning)}`);
+          listed += tools.length;
+        }
+        if (listed === 0) out('(no tools)');
         return 0;
       }
       case 'tools register': {
@@ -173,9 +177,12 @@ export async function main(argv: readonly string[], out: Out = (l) => process.st
       case 'approvals':
         return await approvalsCommand(dispatch, args, values, options, out);
       case 'stats': {
-        const { stats } = await registry.getToolStats({ tool: args[0] ?? '' }, options);
-        for (const tool of stats) out(formatStats(tool));
-        if (stats.length === 0) out('(no tools)');
+        let shown = 0;
+        for await (const { stats } of allPages((pageToken) => registry.getToolStats({ tool: args[0] ?? '', pageToken }, options))) {
+          for (const tool of stats) out(formatStats(tool));
+          shown += stats.length;
+        }
+        if (shown === 0) out('(no tools)');
         return 0;
       }
       case 'parse': {

@@ -13,18 +13,31 @@ const RATES: readonly (readonly [keyof Omit<ToolRates, '$typeName' | '$unknown'>
 
 const percent = (fraction: number): string => `${(fraction * 100).toFixed(1)}%`;
 
+/** A window's length in the largest unit that divides it (the longest is a day): 86400 -> `24 h`, 5400 -> `90 min`, 45 -> `45 s`. */
+export function spanText(seconds: number): string {
+  for (const [unit, size] of [['h', 3_600], ['min', 60]] as const) {
+    if (seconds % size === 0) return `${seconds / size} ${unit}`;
+  }
+  return `${seconds} s`;
+}
+
 /** The window the rates cover, as a line's prefix (`last 15 min, 4 calls: `); none from a server that predates the window. */
 function windowPrefix(stats: ToolStats): string {
   const seconds = stats.windowSeconds;
   if (!seconds) return '';
-  const span = seconds % 60 === 0 ? `${seconds / 60} min` : `${seconds} s`;
-  return `last ${span}, ${stats.windowCalls} call${stats.windowCalls === 1n ? '' : 's'}: `;
+  return `last ${spanText(seconds)}, ${stats.windowCalls} call${stats.windowCalls === 1n ? '' : 's'}: `;
+}
+
+/** The rates line: the window and its rates, or that it holds no call (0.0% would read as measured). */
+function ratesLine(stats: ToolStats, rates: ToolRates): string {
+  if (stats.windowSeconds && stats.windowCalls === 0n) return `  no calls in the last ${spanText(stats.windowSeconds)}`;
+  return `  ${windowPrefix(stats)}${RATES.map(([field, name]) => `${name} ${percent(rates[field])}`).join('  ')}`;
 }
 
 /** A tool's GetToolStats as readable lines: calls (all time), breaker and health; the six rates over the recent window; one line per alert. Names and alerts are shown escaped (a tenant names its tools). */
 export function formatStats(stats: ToolStats): string {
   const lines = [`${terminalWord(stats.tool).padEnd(24)} ${String(stats.calls).padStart(8)} calls  breaker ${terminalWord(stats.breakerState || 'closed')}  health ${stats.healthScore.toFixed(2)}`];
-  if (stats.rates) lines.push(`  ${windowPrefix(stats)}${RATES.map(([field, name]) => `${name} ${percent(stats.rates![field])}`).join('  ')}`);
+  if (stats.rates) lines.push(ratesLine(stats, stats.rates));
   for (const alert of stats.alerts) lines.push(`  ALERT ${terminalText(alert)}`);
   return lines.join('\n');
 }

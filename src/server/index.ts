@@ -3,6 +3,8 @@ export type { DispatchServer, ServerOptions, ExtraHandlers } from './create-serv
 export { invalidArgument, RpcError, serviceDefinition, statusDetails, toServiceError, unary, unimplemented } from './grpc-adapter';
 export type { ErrorFacts } from './grpc-adapter';
 export { concurrentCalls } from './concurrent-calls';
+export { namePage, pageAfter, pageToken, PAGE_SLACK_BYTES } from './name-pages';
+export type { Page, PageEntry, PageFill } from './name-pages';
 export { REGISTRY_ERROR_STATUS, registryRpcError } from './registry-service';
 export { allowAll, CREDENTIAL_RECHECK_MS, DEFAULT_TENANT } from './principal';
 export { recheckCredentials } from './recheck-credentials';

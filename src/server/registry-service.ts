@@ -1,4 +1,4 @@
-import { create } from '@bufbuild/protobuf';
+import { create, toBinary } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import {
   ListToolsResponseSchema,
@@ -11,11 +11,12 @@ import {
   type RemoveToolRequest,
   type RemoveToolResponse,
 } from '../../gen/dispatch/v1/registry_pb';
-import type { ToolSpec } from '../../gen/dispatch/v1/tool_pb';
+import { ToolSpecSchema, type ToolSpec } from '../../gen/dispatch/v1/tool_pb';
 import type { Logger } from '../log';
-import { answerWithin } from '../pipeline';
+import { answerWithin, codePointLength } from '../pipeline';
 import { RegistryError, type ResolvedTool, type ToolRegistry } from '../registry';
 import { listedUrl, REDACTED } from './listed-url';
+import { namePage, type PageEntry } from './name-pages';
 import { RpcError, unary } from './grpc-adapter';
 import type { Authenticator } from './principal';
 
@@ -34,6 +35,33 @@ function listed(tool: ResolvedTool, tenant: string): ToolSpec {
   if (names.length === 0 && url === http.url) return spec;
   const headers = Object.fromEntries(names.map((name) => [name, REDACTED]));
   return { ...spec, executor: { case: 'http', value: { ...http, url, headers } } };
+}
+
+const sized = (spec: ToolSpec): PageEntry<ToolSpec> => ({ value: spec, bytes: toBinary(ToolSpecSchema, spec).length });
+
+/** The first `maxBytes` bytes of `text`'s UTF-8, a code point cut in two left out. */
+function utf8Head(text: string, maxBytes: number): string {
+  const bytes = Buffer.from(text);
+  let end = Math.min(maxBytes, bytes.length);
+  while (end > 0 && end < bytes.length && (bytes[end]! & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end).toString();
+}
+
+/**
+ * A listed tool that alone would not fit in `room` bytes (only when limits.max_response_bytes is
+ * set below ~500 KB, a spec's largest with the default max_schema_bytes, spec-bounds.ts): its
+ * description's head with a marker, or, when it would not fit even without a description, a note
+ * naming it; the tool stays callable either way.
+ */
+function listedWithin(spec: ToolSpec, room: number, maxResponseBytes: number): PageEntry<ToolSpec> | { note: string } {
+  const bare = toBinary(ToolSpecSchema, { ...spec, description: '' }).length;
+  const total = codePointLength(spec.description);
+  const marker = (kept: number) => ` [description cut to ${kept} of ${total} characters so that the listing fits in max_response_bytes]`;
+  // The description's tag and length (at most 4 bytes: it is at most 128 KiB) and the marker's longest.
+  const left = room - bare - 4 - Buffer.byteLength(marker(total));
+  if (left < 0) return { note: `tool "${spec.name}" is left out of this listing: its spec takes ${bare} bytes without its description, more than an answer of max_response_bytes (${maxResponseBytes}) has room for; it can still be called` };
+  const head = utf8Head(spec.description, left);
+  return sized({ ...spec, description: head + marker(codePointLength(head)) });
 }
 
 /** The status answering a registration the registry refused (RegisterTools, a worker's hello). */
@@ -79,11 +107,11 @@ async function removeShared(registry: ToolRegistry, tenant: string, name: string
 
 /**
  * RegisterTools, ListTools and RemoveTool over a registry; tools belong to the caller's tenant,
- * which may own at most `maxToolsPerTenant` of them. RemoveTool waits up to `storeTimeoutMs` for
- * its removal to be shared.
+ * which may own at most `maxToolsPerTenant` of them. ListTools answers a page (namePage) of at
+ * most `maxResponseBytes`. RemoveTool waits up to `storeTimeoutMs` for its removal to be shared.
  */
-export function registryHandlers(registry: ToolRegistry, authenticate: Authenticator, logger: Logger, limits: { readonly maxToolsPerTenant: number; readonly storeTimeoutMs: number }) {
-  const { maxToolsPerTenant, storeTimeoutMs } = limits;
+export function registryHandlers(registry: ToolRegistry, authenticate: Authenticator, logger: Logger, limits: { readonly maxToolsPerTenant: number; readonly storeTimeoutMs: number; readonly maxResponseBytes: number }) {
+  const { maxToolsPerTenant, storeTimeoutMs, maxResponseBytes } = limits;
   return {
     registerTools: unary(logger, async (request: RegisterToolsRequest, call: grpc.ServerUnaryCall<RegisterToolsRequest, RegisterToolsResponse>) => {
       const { tenant } = authenticate(call, 'admin');
@@ -95,9 +123,17 @@ export function registryHandlers(registry: ToolRegistry, authenticate: Authentic
         throw registryRpcError(error);
       }
     }),
-    listTools: unary(logger, async (_request: ListToolsRequest, call: grpc.ServerUnaryCall<ListToolsRequest, ListToolsResponse>) => {
+    listTools: unary(logger, async (request: ListToolsRequest, call: grpc.ServerUnaryCall<ListToolsRequest, ListToolsResponse>) => {
       const { tenant } = authenticate(call, 'dispatch');
-      return create(ListToolsResponseSchema, { tools: registry.list(tenant).map((t) => listed(t, tenant)) });
+      const tools = new Map(registry.list(tenant).map((tool) => [tool.name, tool]));
+      const page = namePage(tools.keys(), {
+        pageSize: request.pageSize,
+        pageToken: request.pageToken,
+        maxBytes: maxResponseBytes,
+        entry: (name) => sized(listed(tools.get(name)!, tenant)),
+        alone: (name, room) => listedWithin(listed(tools.get(name)!, tenant), room, maxResponseBytes),
+      });
+      return create(ListToolsResponseSchema, { tools: page.values, nextPageToken: page.nextPageToken, warnings: page.notes });
     }),
     removeTool: unary(logger, async (request: RemoveToolRequest, call: grpc.ServerUnaryCall<RemoveToolRequest, RemoveToolResponse>) => {
       const { tenant } = authenticate(call, 'admin');

@@ -9,8 +9,6 @@ export interface SealedDeltas {
   readonly tenant: string;
   /** Grows with every batch this replica seals, whatever the tenant. */
   readonly seq: number;
-  /** The rate window's bucket the batch's calls count in: the one it was sealed in (rate-window.ts). */
-  readonly bucket: number;
   readonly tools: ReadonlyMap<string, Readonly<ToolCounters>>;
 }
 
@@ -46,11 +44,11 @@ export interface PendingDeltas {
 
 /**
  * Creates an empty set of deltas holding at most `maxPairs` (tenant, tool) entries, and at most
- * `maxPerTenant` of one tenant's; a batch counts in the rate window's bucket `bucketNow()` names
- * when it is sealed, so that while Redis is away one tenant's calls cannot take every
- * place and have every other tenant's counts dropped.
+ * `maxPerTenant` of one tenant's, so that while Redis is away one tenant's calls cannot take every
+ * place and have every other tenant's counts dropped. A batch counts in the rate window's bucket
+ * current when Redis applies it (flush-stats.lua), not when it was sealed.
  */
-export function createPendingDeltas(maxPairs: number, maxPerTenant = maxPairs, bucketNow: () => number = () => 0): PendingDeltas {
+export function createPendingDeltas(maxPairs: number, maxPerTenant = maxPairs): PendingDeltas {
   const pending: CountersTable = new Map();
   const sealed = new Map<string, SealedDeltas>();
   let pairs = 0;
@@ -67,7 +65,7 @@ export function createPendingDeltas(maxPairs: number, maxPerTenant = maxPairs, b
     seal() {
       for (const [tenant, tools] of pending) {
         if (sealed.has(tenant)) continue;
-        sealed.set(tenant, { tenant, seq: ++seq, bucket: bucketNow(), tools });
+        sealed.set(tenant, { tenant, seq: ++seq, tools });
         pending.delete(tenant);
       }
       return [...sealed.values()];

@@ -6,8 +6,9 @@ import { dropConnections, type RedisClient } from '../store/redis';
 import { defineFlushStats } from './flush-stats-script';
 import { createPendingDeltas, type SealedDeltas } from './pending-deltas';
 import { resolveSharedStatsLimits, type SharedStatsLimits } from './shared-stats-options';
-import { bucketOf, RATE_WINDOW_BUCKETS, windowBuckets } from './rate-window';
-import { addTools, countFields, FIELDS_PER_TOOL, parseCounts, statsKeys, toolFields, windowKey } from './stats-hash';
+import { MAX_RATE_WINDOW_BUCKETS } from './rate-window';
+import { addTools, FIELDS_PER_TOOL, hmgetCounts, packedFields, parseCounts, statsKeys, toolFields, widthKey, windowCounts, windowHashKey } from './stats-hash';
+import { sharedWindowReads } from './shared-window-reads';
 import { tenantCounts, tenantShare, type ToolCounters, type ToolStats, type ToolStatsReader } from './tool-stats';
 
 /** What {@link createSharedToolStats} needs besides its limits. */
@@ -17,6 +18,15 @@ export interface SharedToolStatsOptions extends SharedStatsLimits {
   /** Opens the connection the shared counts own; its commands must fail fast while Redis is away. */
   readonly connect: () => RedisClient;
   readonly logger: Logger;
+  /** How long a read of a tenant's counts from Redis is served again to GetToolStats, in ms. @default 1000 */
+  readonly readKeepMs?: number;
+}
+
+/** A tenant's counts as Redis held them at a read (shared by the reads that get it: not changed). */
+interface Snapshot {
+  readonly flushed: number;
+  readonly tools: ReadonlyMap<string, Readonly<ToolCounters>>;
+  readonly recent: ReadonlyMap<string, Readonly<ToolCounters>>;
 }
 
 /** Tool counts of every replica sharing one Redis, read per tenant for GetToolStats. */
@@ -25,7 +35,7 @@ export interface SharedToolStats extends ToolStatsReader {
   record(summary: CallSummary): void;
   /**
    * Drops a removed tool's counts waiting for Redis, then deletes its fields from the tenant's hash
-   * and its rate window's buckets (HDELs in one transaction) once the flush out, if any, is done. Every replica does, the one that removed
+   * and its window hash (HDELs in one transaction) once the flush out, if any, is done. Every replica does, the one that removed
    * it and those that hear of it: a flush of this one that landed before it heard (its reply in
    * first) is deleted too. Never rejects.
    */
@@ -48,10 +58,11 @@ type FlushArgs = Parameters<RedisClient['dispatchFlushStats']>;
  * Shares the per-(tenant, tool) counts through Redis. A call only adds to this replica's pending
  * counts; every `flushIntervalMs` they are sealed per tenant and added with one script per tenant
  * (HINCRBY into `dispatch:stats:{tenant}`, TTL refreshed, and into the hash of the rate window's
- * bucket it was sealed in, `dispatch:stats:{tenant}:w<bucketMs>:<bucket>`, which expires once the
- * bucket has left the window), in one pipeline. A batch that fails is
- * sent again unchanged, and counts once even if an earlier send did reach Redis. A read takes the
- * tenant's hash and adds what this replica holds that Redis has not applied; with Redis away it
+ * bucket current by Redis' TIME, in `dispatch:stats:{tenant}:window`: a field per tool holding its
+ * counts per bucket, at most 60 buckets), in one pipeline. A batch that fails is
+ * sent again unchanged, and counts once even if an earlier send did reach Redis. A read (one MULTI: Redis'
+ * TIME, the all-time hash and the window hash; only one tool's fields when one is asked) is shared by concurrent GetToolStats and served again for `readKeepMs`, until
+ * this replica's next flush of the tenant lands; it adds what this replica holds that Redis has not applied; with Redis away it
  * answers from `local` with a warning.
  */
 export function createSharedToolStats(options: SharedToolStatsOptions): SharedToolStats {
@@ -62,8 +73,8 @@ export function createSharedToolStats(options: SharedToolStatsOptions): SharedTo
   const replica = randomBytes(8).toString('hex');
   const keysOf = (tenant: string) => statsKeys(tenant, replica, limits.keyPrefix);
   const { window } = local;
-  const bucketTtlMs = (RATE_WINDOW_BUCKETS + 1) * window.bucketMs;
-  const deltas = createPendingDeltas(limits.maxPendingPairs, tenantShare(limits.maxPendingPairs), () => bucketOf(window));
+  const bucketSeconds = window.bucketMs / 1000;
+  const deltas = createPendingDeltas(limits.maxPendingPairs, tenantShare(limits.maxPendingPairs));
   const outage = outageLog(logger);
   let dropped = 0;
   let flushing: Promise<void> | undefined;
@@ -72,19 +83,60 @@ export function createSharedToolStats(options: SharedToolStatsOptions): SharedTo
 
   const argsOf = (batch: SealedDeltas): FlushArgs => {
     const keys = keysOf(batch.tenant);
-    const bucket = windowKey(keys.counts, window.bucketMs, batch.bucket);
-    return [keys.counts, keys.flushed, bucket, batch.seq, limits.ttlSeconds, limits.flushedTtlSeconds, limits.maxToolsPerTenant * FIELDS_PER_TOOL, bucketTtlMs, ...countFields(batch.tools)];
+    return [keys.counts, keys.flushed, widthKey(keys.counts), windowHashKey(keys.counts), batch.seq, limits.ttlSeconds, limits.flushedTtlSeconds, limits.maxToolsPerTenant * FIELDS_PER_TOOL, bucketSeconds, MAX_RATE_WINDOW_BUCKETS, ...packedFields(batch.tools)];
   };
+  const widths = widthWarning(logger, bucketSeconds);
+
+  async function readRedis(tenant: string, tool: string): Promise<Snapshot> {
+    const keys = keysOf(tenant);
+    const windowed = windowHashKey(keys.counts);
+    // One round trip: Redis' clock, the width, this replica's sequence number, the all-time counts
+    // and the window hash (one field per tool), or only the asked tool's fields.
+    const transaction = client.multi().time().get(widthKey(keys.counts)).get(keys.flushed);
+    if (tool === '') transaction.hgetall(keys.counts).hgetall(windowed);
+    else transaction.hmget(keys.counts, ...toolFields(tool)).hget(windowed, tool);
+    const replies = await transaction.exec();
+    const [time, stored, flushed, counts, buckets] = (replies ?? []).map(([error, value]) => {
+      if (error) throw error;
+      return value;
+    });
+    if (buckets === undefined) throw new Error('the read transaction was aborted');
+    const width = Number(stored) >= 1 ? Number(stored) : bucketSeconds;
+    if (stored !== null) widths.check(tenant, width);
+    const oldest = Math.floor(Number((time as string[])[0]) / width) - Math.min(Math.ceil(window.seconds / width), MAX_RATE_WINDOW_BUCKETS) + 1;
+    const seq = Number(flushed ?? 0);
+    if (tool !== '') {
+      const all = hmgetCounts(counts as (string | null)[]);
+      const recent = windowCounts(buckets as string | null, oldest);
+      return { flushed: seq, tools: new Map(all ? [[tool, all]] : []), recent: new Map(recent ? [[tool, recent]] : []) };
+    }
+    const recent = new Map<string, ToolCounters>();
+    for (const [name, value] of Object.entries(buckets as Record<string, string>)) {
+      const counters = windowCounts(value, oldest);
+      if (counters) recent.set(name, counters);
+    }
+    return { flushed: seq, tools: parseCounts(counts as Record<string, string>), recent };
+  }
+  const reads = sharedWindowReads(readRedis, options.readKeepMs ?? 1000);
 
   async function flushOnce(): Promise<void> {
     const batches = deltas.seal();
     if (batches.length === 0) return;
-    const errors = await sendAll(client, batches.map(argsOf));
+    const replies = await sendAll(client, batches.map(argsOf));
     let failure: Error | undefined;
-    errors.forEach((error, i) => (error ? (failure = error) : deltas.settle(batches[i]!)));
+    replies.forEach((reply, i) => {
+      if (reply instanceof Error) return void (failure = reply);
+      deltas.settle(batches[i]!);
+      reads.invalidate(batches[i]!.tenant);
+      widths.check(batches[i]!.tenant, reply[1]);
+    });
+    const errors = replies.map((reply) => (reply instanceof Error ? reply : undefined));
     // An error reply is an answer: Redis is there, and the next flush may well go through.
     unanswered = errors.some((error) => error !== undefined && !(error instanceof ReplyError));
-    if (failure) return outage.down('flush', failure, deltas.pairs);
+    if (failure) {
+      reads.clear();
+      return outage.down('flush', failure, deltas.pairs);
+    }
     outage.up();
     if (dropped > 0) logger.warn('shared tool stats: calls left out while the pending counts were full', { dropped, maxPendingPairs: limits.maxPendingPairs });
     dropped = 0;
@@ -93,6 +145,7 @@ export function createSharedToolStats(options: SharedToolStatsOptions): SharedTo
   const flush = () => {
     flushing ??= flushOnce()
       .catch((error: unknown) => {
+        reads.clear();
         unanswered = !(error instanceof ReplyError);
         outage.down('flush', error, deltas.pairs);
       })
@@ -107,25 +160,17 @@ export function createSharedToolStats(options: SharedToolStatsOptions): SharedTo
       if (deltas.add(summary)) return;
       if (dropped++ === 0) logger.warn('shared tool stats: too many counts wait for redis; calls of further (tenant, tool) pairs are left out', { maxPendingPairs: limits.maxPendingPairs });
     },
-    async read(tenant) {
-      const keys = keysOf(tenant);
+    async read(tenant, tool = '') {
+      // Taken before the read: a batch settled since is in what Redis answers (same connection, in order).
       const held = deltas.held(tenant);
       try {
-        const transaction = client.multi().hgetall(keys.counts).get(keys.flushed);
-        for (const bucket of windowBuckets(window)) transaction.hgetall(windowKey(keys.counts, window.bucketMs, bucket));
-        const replies = await transaction.exec();
-        const [counts, flushed, ...buckets] = (replies ?? []).map(([error, value]) => {
-          if (error) throw error;
-          return value;
-        });
-        if (counts === undefined) throw new Error('the read transaction was aborted');
-        const tools = parseCounts(counts as Record<string, string>);
-        const recent = new Map<string, ToolCounters>();
-        for (const hash of buckets) addTools(recent, parseCounts(hash as Record<string, string>));
-        // Calls this replica holds are recent: they count in the bucket of the flush that delivers them.
+        const snapshot = await reads.get(tenant, tool);
+        const tools = new Map(snapshot.tools);
+        const recent = new Map(snapshot.recent);
+        // Calls this replica holds are recent: they count in the bucket current when Redis applies them.
         for (const into of [tools, recent]) {
           addTools(into, held.pending);
-          if (held.sealed && Number(flushed ?? 0) < held.sealed.seq) addTools(into, held.sealed.tools);
+          if (held.sealed && snapshot.flushed < held.sealed.seq) addTools(into, held.sealed.tools);
         }
         outage.up();
         return { tools, recent, scope: 'service' };
@@ -138,11 +183,10 @@ export function createSharedToolStats(options: SharedToolStatsOptions): SharedTo
       deltas.forget(tenant, tool);
       await flushing;
       const { counts } = keysOf(tenant);
-      const transaction = client.multi().hdel(counts, ...toolFields(tool));
-      for (const bucket of windowBuckets(window)) transaction.hdel(windowKey(counts, window.bucketMs, bucket), ...toolFields(tool));
-      await transaction.exec().then((replies) => {
+      await client.multi().hdel(counts, ...toolFields(tool)).hdel(windowHashKey(counts), tool).exec().then((replies) => {
         const failed = replies?.find(([error]) => error)?.[0];
         if (failed) throw failed;
+        reads.invalidate(tenant);
       }).catch((error: Error) => {
         logger.warn("shared tool stats: could not delete a removed tool's counts; they expire with the tenant's hash", { tenant, tool: tool.slice(0, 256), error: error.message });
       });
@@ -164,19 +208,33 @@ export function createSharedToolStats(options: SharedToolStatsOptions): SharedTo
   };
 }
 
+type FlushReply = [number, number];
+
 /**
  * Sends every batch: in one pipeline to a standalone Redis, each on its own to a cluster (which
- * routes it by its tenant's slot). Resolves with each batch's error, undefined when it was applied.
+ * routes it by its tenant's slot). Resolves with each batch's error, or its reply when it was applied.
  */
-async function sendAll(client: RedisClient, batches: readonly FlushArgs[]): Promise<(Error | undefined)[]> {
+async function sendAll(client: RedisClient, batches: readonly FlushArgs[]): Promise<(Error | FlushReply)[]> {
   if (client instanceof Redis) {
     const pipeline = client.pipeline();
     for (const args of batches) pipeline.dispatchFlushStats(...args);
     const replies = await pipeline.exec().catch((error: Error) => batches.map(() => [error, null] as const));
-    return batches.map((_, i) => (replies?.[i] ? (replies[i][0] ?? undefined) : new Error('the flush pipeline was aborted')));
+    return batches.map((_, i) => (replies?.[i] ? (replies[i][0] ?? (replies[i][1] as FlushReply)) : new Error('the flush pipeline was aborted')));
   }
   const settled = await Promise.allSettled(batches.map((args) => client.dispatchFlushStats(...args)));
-  return settled.map((s) => (s.status === 'rejected' ? (s.reason as Error) : undefined));
+  return settled.map((s) => (s.status === 'rejected' ? (s.reason as Error) : s.value));
+}
+
+/** Logs once per width when Redis holds a tenant's buckets in another width than this replica's rate_bucket_seconds. */
+function widthWarning(logger: Logger, bucketSeconds: number) {
+  const warned = new Set<number>();
+  return {
+    check(tenant: string, width: number | undefined) {
+      if (width === undefined || width === bucketSeconds || warned.has(width) || warned.size >= 16) return;
+      warned.add(width);
+      logger.warn('shared tool stats: redis holds the rate window in buckets of another width than telemetry.rate_bucket_seconds (set by the first replica to flush); that width is used, replicas should agree', { tenant, redisBucketSeconds: width, rateBucketSeconds: bucketSeconds });
+    },
+  };
 }
 
 /** Logs when Redis stops answering the shared counts, once, and when it answers again. */

@@ -8,11 +8,13 @@ export interface StatsKeys {
   readonly flushed: string;
 }
 
+/** The key of a tenant's bucket width (s), set by the first flush (flush-stats.lua); same slot. */
+export const widthKey = (counts: string): string => `${counts}:bucket_seconds`;
 /**
- * The hash of a tenant's counts flushed in one bucket of the rate window (same fields as `counts`,
- * same slot): `<counts>:w<bucketMs>:<bucket>`, expiring once the bucket has left the window.
+ * The key of a tenant's window hash (same slot): a field per tool, its counts per bucket numbered
+ * by Redis' TIME, `B:<packed>` joined by `;`, newest first (flush-stats.lua, {@link packCounts}).
  */
-export const windowKey = (counts: string, bucketMs: number, bucket: number): string => `${counts}:w${bucketMs}:${bucket}`;
+export const windowHashKey = (counts: string): string => `${counts}:window`;
 
 /** A counter's name in the hash. */
 const FIELD: Readonly<Record<keyof ToolCounters, string>> = {
@@ -46,6 +48,49 @@ export function countFields(tools: ReadonlyMap<string, Readonly<ToolCounters>>):
     }
   }
   return out;
+}
+
+/** The `tool, deltas` pairs of a batch for flush-stats.lua: a tool's 8 counts packed. */
+export function packedFields(tools: ReadonlyMap<string, Readonly<ToolCounters>>): string[] {
+  const out: string[] = [];
+  for (const [tool, counters] of tools) out.push(tool, packCounts(counters));
+  return out;
+}
+
+const COUNTERS = Object.keys(FIELD) as (keyof ToolCounters)[];
+
+/** A tool's 8 counts as one bucket-hash value: comma-separated, in {@link FIELD}'s order. */
+export const packCounts = (counters: Readonly<ToolCounters>): string => COUNTERS.map((counter) => counters[counter]).join(',');
+
+/** Counts from `values` in {@link FIELD}'s order (a packed value split, or an HMGET of {@link toolFields}); undefined when none is a count. */
+function countsOf(values: readonly (string | null | undefined)[]): ToolCounters | undefined {
+  const counters = emptyCounters();
+  let any = false;
+  COUNTERS.forEach((counter, i) => {
+    const count = Number(values[i] ?? NaN);
+    if (values[i] === '' || !Number.isSafeInteger(count)) return;
+    counters[counter] = count;
+    any = true;
+  });
+  return any ? counters : undefined;
+}
+
+/** A packed value's counts (undefined when it holds none). */
+const unpackCounts = (packed: string | null | undefined): ToolCounters | undefined => (packed ? countsOf(packed.split(',')) : undefined);
+
+/** One tool's counts from an HMGET of its {@link toolFields} (undefined when it has none). */
+export const hmgetCounts = (values: readonly (string | null)[]): ToolCounters | undefined => countsOf(values);
+
+/** The sum of a window-hash value's buckets from `oldest` on (undefined when none is). */
+export function windowCounts(value: string | null | undefined, oldest: number): ToolCounters | undefined {
+  let sum: ToolCounters | undefined;
+  for (const segment of value ? value.split(';') : []) {
+    const colon = segment.indexOf(':');
+    if (Number(segment.slice(0, colon)) < oldest) break; // newest first: the rest are older
+    const counters = unpackCounts(segment.slice(colon + 1));
+    if (counters) sum = addCounters(sum, counters);
+  }
+  return sum;
 }
 
 /** Every field a tool's counts may take in the hash (what a removal deletes). */

@@ -4,7 +4,7 @@ import { MAX_TIMER_MS } from '../options';
 import { DEFAULT_MAX_SCRAPE_CONNECTIONS, DEFAULT_SCRAPE_CACHE_MS } from './create-metrics';
 import type { Logger } from '../log';
 import { DEFAULT_MAX_LABEL_PAIRS, labelPairsPerTenant } from './label-pairs';
-import { DEFAULT_RATE_WINDOW_SECONDS, MAX_RATE_WINDOW_SECONDS } from './rate-window';
+import { DEFAULT_RATE_BUCKET_SECONDS, DEFAULT_RATE_WINDOW_SECONDS, MAX_RATE_BUCKET_SECONDS, MAX_RATE_WINDOW_BUCKETS, MAX_RATE_WINDOW_SECONDS, maxWindowSeconds } from './rate-window';
 
 /** The `telemetry:` section of the configuration file. */
 export interface TelemetrySettings {
@@ -23,13 +23,20 @@ export interface TelemetrySettings {
   /** Connections the scrape endpoint holds at once (MetricsOptions.maxScrapeConnections). @default 8 */
   readonly maxScrapeConnections: number;
   /**
-   * The recent window GetToolStats' rates and alerts and `dispatch_tool_rate` cover, in s (1 to
-   * 86400); replicas sharing Redis should agree on it. @default 900
+   * The recent window GetToolStats' rates and alerts and `dispatch_tool_rate` cover, in s: 1 to
+   * 60 buckets (rateBucketSeconds x 60, and at most 86400). Replicas sharing Redis may differ: each
+   * reads as many of the shared buckets as its window needs. @default 900
    */
   readonly rateWindowSeconds: number;
+  /**
+   * The width of the window's buckets, in s (1 to 3600). Replicas sharing Redis must agree: the
+   * first to flush a tenant's counts stores its width, and the others use it for the shared window
+   * and log a warning. @default 60
+   */
+  readonly rateBucketSeconds: number;
 }
 
-const KEYS = ['debug_payloads', 'max_label_pairs', 'max_label_pairs_per_tenant', 'scrape_cache_ms', 'max_scrape_connections', 'rate_window_seconds'];
+const KEYS = ['debug_payloads', 'max_label_pairs', 'max_label_pairs_per_tenant', 'scrape_cache_ms', 'max_scrape_connections', 'rate_window_seconds', 'rate_bucket_seconds'];
 
 /**
  * Reads and checks the `telemetry:` section; unknown keys and wrong types are ConfigErrors. With
@@ -51,6 +58,11 @@ export function telemetrySettings(config: Pick<DispatchConfig, 'file' | 'telemet
     throw new ConfigError(config.file, `telemetry.${key}`, max === undefined ? `must be an integer >= ${min}` : `must be an integer from ${min} to ${max}`);
   };
   const maxLabelPairs = integer('max_label_pairs', DEFAULT_MAX_LABEL_PAIRS, 0);
+  const rateBucketSeconds = integer('rate_bucket_seconds', DEFAULT_RATE_BUCKET_SECONDS, 1, MAX_RATE_BUCKET_SECONDS);
+  const rateWindowSeconds = integer('rate_window_seconds', DEFAULT_RATE_WINDOW_SECONDS, 1, MAX_RATE_WINDOW_SECONDS);
+  if (rateWindowSeconds > maxWindowSeconds(rateBucketSeconds)) {
+    throw new ConfigError(config.file, 'telemetry.rate_window_seconds', `must be an integer from 1 to ${maxWindowSeconds(rateBucketSeconds)}: at most ${MAX_RATE_WINDOW_BUCKETS} buckets of rate_bucket_seconds (${rateBucketSeconds}), and at most a day; raise rate_bucket_seconds for a longer window`);
+  }
   return {
     debugPayloads: debug,
     maxLabelPairs,
@@ -58,7 +70,8 @@ export function telemetrySettings(config: Pick<DispatchConfig, 'file' | 'telemet
     // A longer timer runs at once in Node: the rendering would not be kept at all.
     scrapeCacheMs: integer('scrape_cache_ms', DEFAULT_SCRAPE_CACHE_MS, 0, MAX_TIMER_MS),
     maxScrapeConnections: integer('max_scrape_connections', DEFAULT_MAX_SCRAPE_CONNECTIONS, 1),
-    rateWindowSeconds: integer('rate_window_seconds', DEFAULT_RATE_WINDOW_SECONDS, 1, MAX_RATE_WINDOW_SECONDS),
+    rateWindowSeconds,
+    rateBucketSeconds,
   };
 }
 

@@ -1,10 +1,10 @@
-import { create } from '@bufbuild/protobuf';
+import { create, toBinary } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import { GetToolStatsResponseSchema, ToolRatesSchema, ToolStatsSchema, type GetToolStatsRequest, type GetToolStatsResponse, type ToolStats as ToolStatsMessage } from '../../gen/dispatch/v1/registry_pb';
 import type { Logger } from '../log';
 import { breakerKey } from '../pipeline';
 import type { ToolRegistry } from '../registry';
-import { RpcError, unary, type Authenticator } from '../server';
+import { namePage, pageAfter, RpcError, unary, type Authenticator } from '../server';
 import { alertsOf, RATE_THRESHOLDS } from './rate-alerts';
 import { localStatsReader, ratesOf, type TenantCounts, type ToolStats, type ToolStatsReader } from './tool-stats';
 import type { ToolHealthSource } from './tool-health';
@@ -19,6 +19,8 @@ export interface ToolStatsHandlerOptions {
   readonly health: () => ToolHealthSource;
   readonly authenticate: () => Authenticator;
   readonly logger: Logger;
+  /** The largest answer, in bytes (limits.max_response_bytes): every tool's stats come a page at a time. @default 4194304 */
+  readonly maxResponseBytes?: number;
 }
 
 const THRESHOLDS = create(ToolRatesSchema, RATE_THRESHOLDS);
@@ -33,7 +35,8 @@ export const STATS_WARNING_HEADER = 'dispatch-stats-warning';
  * the six rates over the recent window (`telemetry.rate_window_seconds`, rate-window.ts) and over
  * every call, the window's calls, breaker state, health score, the rates past their alert thresholds and the thresholds. An
  * empty `tool` means every tool registered (counts of a name no longer registered are not listed: a
- * removed tool's are deleted, and what is left of them, an operator's tool gone, say, stays out);
+ * removed tool's are deleted, and what is left of them, an operator's tool gone, say, stays out),
+ * a page at a time by name (namePage: at most page_size, within max_response_bytes);
  * a name that is neither registered nor counted is NOT_FOUND.
  * With Redis, calls and rates cover every replica's calls (up to each one's last flush, plus this
  * replica's unflushed calls); breaker state and health score are this replica's own, as each
@@ -66,7 +69,8 @@ export function toolStatsHandler(options: ToolStatsHandlerOptions) {
   return unary(options.logger, async (request: GetToolStatsRequest, call: grpc.ServerUnaryCall<GetToolStatsRequest, GetToolStatsResponse>) => {
     const { tenant } = options.authenticate()(call, 'dispatch');
     const registry = options.registry();
-    const counts = await reader.read(tenant);
+    if (request.tool === '') pageAfter(request.pageToken);
+    const counts = await reader.read(tenant, request.tool);
     const headers = new grpc.Metadata();
     headers.set(STATS_SCOPE_HEADER, counts.scope);
     if (counts.warning !== undefined) headers.set(STATS_WARNING_HEADER, counts.warning);
@@ -79,6 +83,15 @@ export function toolStatsHandler(options: ToolStatsHandlerOptions) {
       return create(GetToolStatsResponseSchema, { stats: [statsOf(tenant, request.tool, counts)] });
     }
     const names = registry ? registry.list(tenant).map((t) => t.name) : [...counts.tools.keys()];
-    return create(GetToolStatsResponseSchema, { stats: names.sort().map((tool) => statsOf(tenant, tool, counts)) });
+    const page = namePage(names, {
+      pageSize: request.pageSize,
+      pageToken: request.pageToken,
+      maxBytes: options.maxResponseBytes ?? 4 * 1024 * 1024,
+      entry: (tool) => {
+        const stats = statsOf(tenant, tool, counts);
+        return { value: stats, bytes: toBinary(ToolStatsSchema, stats).length };
+      },
+    });
+    return create(GetToolStatsResponseSchema, { stats: page.values, nextPageToken: page.nextPageToken });
   });
 }

@@ -173,7 +173,8 @@ export interface TenantCounts {
 
 /** Where GetToolStats reads a tenant's counts. */
 export interface ToolStatsReader {
-  read(tenant: string): Promise<TenantCounts>;
+  /** A tenant's counts: every tool's, or with `tool` at least that one's (a shared read then fetches only its). */
+  read(tenant: string, tool?: string): Promise<TenantCounts>;
 }
 
 /** A tenant's counts in this replica's table, all-time and recent. */

@@ -15,6 +15,18 @@ export const tokenEntry = (tenant: string, token: string, scopes: readonly strin
   `    - { tenant: ${tenant}, scopes: [${scopes.join(', ')}], sha256: ${createHash('sha256').update(token).digest('hex')} }\n`;
 
 /** Call options that send `token` as the bearer. */
+/** A config of tenant acme (token tok-acme) with one tool, lookup (a city required), and the `telemetry:` mapping given. */
+export const lookupConfig = (telemetry: string) => `
+telemetry: ${telemetry}
+auth:
+  tokens:
+${tokenEntry('acme', 'tok-acme', ['dispatch'])}tools:
+  - name: lookup
+    effect: read_only
+    input_schema: '{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}'
+    builtin: { name: echo }
+`;
+
 export const bearer = (token: string) => ({ metadata: { authorization: `Bearer ${token}` } });
 
 /** A silent logger that remembers the port of the app's `metrics serving` line, and a scrape of it. */

@@ -1,24 +1,15 @@
 import type { CallSummary } from '../../src/events';
 import type { Logger } from '../../src/log';
 import { createToolStats, metricsListenFromEnv, rateWindow } from '../../src/telemetry';
-import { RATE_WINDOW_BUCKETS } from '../../src/telemetry/rate-window';
+import { MAX_RATE_WINDOW_BUCKETS } from '../../src/telemetry/rate-window';
 import { startRedis, type TestRedis } from '../helpers/redis-server';
 import { startApp } from '../helpers/servers';
-import { bearer, metricsPortLogger, tokenEntry } from './metrics-app';
+import { bearer, lookupConfig, metricsPortLogger } from './metrics-app';
 
 jest.setTimeout(60_000);
 
 const WINDOW_S = 2;
-const CONFIG = `
-telemetry: { rate_window_seconds: ${WINDOW_S} }
-auth:
-  tokens:
-${tokenEntry('acme', 'tok-acme', ['dispatch'])}tools:
-  - name: lookup
-    effect: read_only
-    input_schema: '{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}'
-    builtin: { name: echo }
-`;
+const CONFIG = lookupConfig(`{ rate_window_seconds: ${WINDOW_S}, rate_bucket_seconds: 1 }`);
 
 type App = Awaited<ReturnType<typeof startApp>>;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -91,23 +82,22 @@ describe('shared through Redis', () => {
     await redis?.close();
   });
 
-  test("a call on replica A counts in replica B's window, and leaves it when the window passes; the bucket hashes expire", async () => {
+  test("a call on replica A counts in replica B's window, and leaves it when the window passes; the window hash keeps at most 60 buckets and expires", async () => {
     await badThenHealthy(a, b);
-    const buckets = redis.cli('KEYS', 'dispatch:stats:*:w*').split('\n').filter((k) => k !== '');
-    expect(buckets.length).toBeGreaterThan(0);
-    expect(buckets.length).toBeLessThanOrEqual(RATE_WINDOW_BUCKETS + 1);
-    for (const key of buckets) {
-      const ttl = Number(redis.cli('PTTL', key));
-      if (ttl === -2) continue; // expired since KEYS listed it: what the TTL is for
-      expect(ttl).toBeGreaterThan(0); // -1 would be a bucket without a TTL
-      expect(ttl).toBeLessThanOrEqual((WINDOW_S * 1000 * (RATE_WINDOW_BUCKETS + 1)) / RATE_WINDOW_BUCKETS + 1);
-    }
+    const [key, ...others] = redis.cli('KEYS', 'dispatch:stats:*:window').split('\n').filter((k) => k !== '');
+    expect(others).toEqual([]);
+    expect(Number(redis.cli('TTL', key!))).toBeGreaterThan(0); // -1 would be a hash without a TTL
+    // One field per tool: its buckets, newest first, `bucket:8 counts`.
+    const buckets = redis.cli('HGET', key!, 'lookup').trim().split(';');
+    expect(buckets.length).toBeGreaterThanOrEqual(2);
+    expect(buckets.length).toBeLessThanOrEqual(MAX_RATE_WINDOW_BUCKETS);
+    for (const bucket of buckets) expect(bucket).toMatch(/^\d+:\d+(,\d+){7}$/);
   });
 });
 
 test('the local window: buckets by a clock, older ones forgotten, all-time counts kept', () => {
   let now = 1_000_000;
-  const window = rateWindow(60, () => now);
+  const window = rateWindow(60, () => now, 4); // 15 buckets of 4 s
   const stats = createToolStats({ window });
   const summary = (over: Partial<CallSummary>) => ({ tenant: 't', tool: 'x', known: true, attempts: 1, validationFailed: false, timedOut: false, retried: false, idempotentHit: false, bounded: false, unexpected: false, ...over }) as CallSummary;
   stats.record(summary({ timedOut: true }));
@@ -123,9 +113,12 @@ test('the local window: buckets by a clock, older ones forgotten, all-time count
   expect(stats.recent('t', 'nothing')).toMatchObject({ calls: 0 });
   // A call per bucket for 16 minutes: the window holds the last 15 buckets' (the current one empty: 14).
   for (let i = 0; i < 240; i++, now += 4_000) stats.record(summary({}));
-  expect(stats.recent('t', 'x').calls).toBe(RATE_WINDOW_BUCKETS - 1);
+  expect(stats.recent('t', 'x').calls).toBe(window.buckets - 1);
   expect(stats.get('t', 'x')?.calls).toBe(242);
   expect(() => rateWindow(0)).toThrow('rateWindowSeconds');
+  // At most 60 buckets: a day needs buckets of 1440 s.
+  expect(() => rateWindow(3601)).toThrow('rateWindowSeconds');
+  expect(rateWindow(86_400, Date.now, 1440).buckets).toBe(60);
 });
 
 test('OTEL_METRICS_EXPORTER: none turns the Prometheus endpoint off, prometheus keeps it, other values are logged and ignored', async () => {

@@ -85,7 +85,7 @@ test('one tenant cannot fill the stats table for the others: each tracks up to i
 });
 
 test('the telemetry section: debug_payloads, max_label_pairs, scrape_cache_ms and max_scrape_connections, checked', () => {
-  const defaults = { debugPayloads: false, maxLabelPairs: 1000, maxLabelPairsPerTenant: 500, scrapeCacheMs: 0, maxScrapeConnections: 8, rateWindowSeconds: 900 };
+  const defaults = { debugPayloads: false, maxLabelPairs: 1000, maxLabelPairsPerTenant: 500, scrapeCacheMs: 0, maxScrapeConnections: 8, rateWindowSeconds: 900, rateBucketSeconds: 60 };
   expect(telemetrySettings(parseConfig('telemetry: { debug_payloads: true }', 'c.yaml'))).toEqual({ ...defaults, debugPayloads: true });
   expect(telemetrySettings(parseConfig('tools: []', 'c.yaml'))).toEqual(defaults);
   expect(telemetrySettings(parseConfig('telemetry: { max_label_pairs: 20 }', 'c.yaml'))).toEqual({ ...defaults, maxLabelPairs: 20, maxLabelPairsPerTenant: 10 });
@@ -101,6 +101,10 @@ test('the telemetry section: debug_payloads, max_label_pairs, scrape_cache_ms an
   expect(() => telemetrySettings(parseConfig('telemetry: { debug: true }', 'c.yaml'))).toThrow('c.yaml: telemetry.debug: unknown key "debug" (did you mean debug_payloads?)');
   expect(telemetrySettings(parseConfig('telemetry: { rate_window_seconds: 60 }', 'c.yaml')).rateWindowSeconds).toBe(60);
   expect(() => telemetrySettings(parseConfig('telemetry: { rate_window_seconds: 0 }', 'c.yaml'))).toThrow('c.yaml: telemetry.rate_window_seconds: must be an integer from 1 to 86400');
+  // At most 60 buckets of rate_bucket_seconds: a day needs buckets of 1440 s.
+  expect(() => telemetrySettings(parseConfig('telemetry: { rate_window_seconds: 3601 }', 'c.yaml'))).toThrow('c.yaml: telemetry.rate_window_seconds: must be an integer from 1 to 3600: at most 60 buckets of rate_bucket_seconds (60), and at most a day; raise rate_bucket_seconds for a longer window');
+  expect(telemetrySettings(parseConfig('telemetry: { rate_window_seconds: 86400, rate_bucket_seconds: 1440 }', 'c.yaml'))).toMatchObject({ rateWindowSeconds: 86400, rateBucketSeconds: 1440 });
+  expect(() => telemetrySettings(parseConfig('telemetry: { rate_bucket_seconds: 0 }', 'c.yaml'))).toThrow('c.yaml: telemetry.rate_bucket_seconds: must be an integer from 1 to 3600');
   expect(() => telemetrySettings(parseConfig('telemetry: { debug_payloads: "yes" }', 'c.yaml'))).toThrow('c.yaml: telemetry.debug_payloads: must be true or false');
   expect(() => telemetrySettings(parseConfig('telemetry: [1]', 'c.yaml'))).toThrow('c.yaml: telemetry: must be a mapping');
 });

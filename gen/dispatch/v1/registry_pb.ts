@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file dispatch/v1/registry.proto.
  */
 export const file_dispatch_v1_registry: GenFile = /*@__PURE__*/
-  fileDesc("ChpkaXNwYXRjaC92MS9yZWdpc3RyeS5wcm90bxILZGlzcGF0Y2gudjEiTQoUUmVnaXN0ZXJUb29sc1JlcXVlc3QSJAoFdG9vbHMYASADKAsyFS5kaXNwYXRjaC52MS5Ub29sU3BlYxIPCgdyZXBsYWNlGAIgASgIIisKFVJlZ2lzdGVyVG9vbHNSZXNwb25zZRISCgpyZWdpc3RlcmVkGAEgASgNIhIKEExpc3RUb29sc1JlcXVlc3QiOQoRTGlzdFRvb2xzUmVzcG9uc2USJAoFdG9vbHMYASADKAsyFS5kaXNwYXRjaC52MS5Ub29sU3BlYyIhChFSZW1vdmVUb29sUmVxdWVzdBIMCgRuYW1lGAEgASgJIiUKElJlbW92ZVRvb2xSZXNwb25zZRIPCgdyZW1vdmVkGAEgASgIIiMKE0dldFRvb2xTdGF0c1JlcXVlc3QSDAoEdG9vbBgBIAEoCSKWAQoJVG9vbFJhdGVzEhoKEnZhbGlkYXRpb25fZmFpbHVyZRgBIAEoARIPCgd0aW1lb3V0GAIgASgBEg0KBXJldHJ5GAMgASgBEhYKDmlkZW1wb3RlbnRfaGl0GAQgASgBEhcKD3Jlc3VsdF9ib3VuZGluZxgFIAEoARIcChR1bmV4cGVjdGVkX2V4Y2VwdGlvbhgGIAEoASKcAgoJVG9vbFN0YXRzEgwKBHRvb2wYASABKAkSDQoFY2FsbHMYAiABKAQSJQoFcmF0ZXMYAyABKAsyFi5kaXNwYXRjaC52MS5Ub29sUmF0ZXMSFQoNYnJlYWtlcl9zdGF0ZRgEIAEoCRIUCgxoZWFsdGhfc2NvcmUYBSABKAESDgoGYWxlcnRzGAYgAygJEjAKEGFsZXJ0X3RocmVzaG9sZHMYByABKAsyFi5kaXNwYXRjaC52MS5Ub29sUmF0ZXMSFAoMd2luZG93X2NhbGxzGAggASgEEhYKDndpbmRvd19zZWNvbmRzGAkgASgNEi4KDmFsbF90aW1lX3JhdGVzGAogASgLMhYuZGlzcGF0Y2gudjEuVG9vbFJhdGVzIj0KFEdldFRvb2xTdGF0c1Jlc3BvbnNlEiUKBXN0YXRzGAEgAygLMhYuZGlzcGF0Y2gudjEuVG9vbFN0YXRzMt0CChNUb29sUmVnaXN0cnlTZXJ2aWNlElYKDVJlZ2lzdGVyVG9vbHMSIS5kaXNwYXRjaC52MS5SZWdpc3RlclRvb2xzUmVxdWVzdBoiLmRpc3BhdGNoLnYxLlJlZ2lzdGVyVG9vbHNSZXNwb25zZRJKCglMaXN0VG9vbHMSHS5kaXNwYXRjaC52MS5MaXN0VG9vbHNSZXF1ZXN0Gh4uZGlzcGF0Y2gudjEuTGlzdFRvb2xzUmVzcG9uc2USTQoKUmVtb3ZlVG9vbBIeLmRpc3BhdGNoLnYxLlJlbW92ZVRvb2xSZXF1ZXN0Gh8uZGlzcGF0Y2gudjEuUmVtb3ZlVG9vbFJlc3BvbnNlElMKDEdldFRvb2xTdGF0cxIgLmRpc3BhdGNoLnYxLkdldFRvb2xTdGF0c1JlcXVlc3QaIS5kaXNwYXRjaC52MS5HZXRUb29sU3RhdHNSZXNwb25zZWIGcHJvdG8z", [file_dispatch_v1_tool]);
+  fileDesc("ChpkaXNwYXRjaC92MS9yZWdpc3RyeS5wcm90bxILZGlzcGF0Y2gudjEiTQoUUmVnaXN0ZXJUb29sc1JlcXVlc3QSJAoFdG9vbHMYASADKAsyFS5kaXNwYXRjaC52MS5Ub29sU3BlYxIPCgdyZXBsYWNlGAIgASgIIisKFVJlZ2lzdGVyVG9vbHNSZXNwb25zZRISCgpyZWdpc3RlcmVkGAEgASgNIjkKEExpc3RUb29sc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgNEhIKCnBhZ2VfdG9rZW4YAiABKAkiZAoRTGlzdFRvb2xzUmVzcG9uc2USJAoFdG9vbHMYASADKAsyFS5kaXNwYXRjaC52MS5Ub29sU3BlYxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSEAoId2FybmluZ3MYAyADKAkiIQoRUmVtb3ZlVG9vbFJlcXVlc3QSDAoEbmFtZRgBIAEoCSIlChJSZW1vdmVUb29sUmVzcG9uc2USDwoHcmVtb3ZlZBgBIAEoCCJKChNHZXRUb29sU3RhdHNSZXF1ZXN0EgwKBHRvb2wYASABKAkSEQoJcGFnZV9zaXplGAIgASgNEhIKCnBhZ2VfdG9rZW4YAyABKAkilgEKCVRvb2xSYXRlcxIaChJ2YWxpZGF0aW9uX2ZhaWx1cmUYASABKAESDwoHdGltZW91dBgCIAEoARINCgVyZXRyeRgDIAEoARIWCg5pZGVtcG90ZW50X2hpdBgEIAEoARIXCg9yZXN1bHRfYm91bmRpbmcYBSABKAESHAoUdW5leHBlY3RlZF9leGNlcHRpb24YBiABKAEinAIKCVRvb2xTdGF0cxIMCgR0b29sGAEgASgJEg0KBWNhbGxzGAIgASgEEiUKBXJhdGVzGAMgASgLMhYuZGlzcGF0Y2gudjEuVG9vbFJhdGVzEhUKDWJyZWFrZXJfc3RhdGUYBCABKAkSFAoMaGVhbHRoX3Njb3JlGAUgASgBEg4KBmFsZXJ0cxgGIAMoCRIwChBhbGVydF90aHJlc2hvbGRzGAcgASgLMhYuZGlzcGF0Y2gudjEuVG9vbFJhdGVzEhQKDHdpbmRvd19jYWxscxgIIAEoBBIWCg53aW5kb3dfc2Vjb25kcxgJIAEoDRIuCg5hbGxfdGltZV9yYXRlcxgKIAEoCzIWLmRpc3BhdGNoLnYxLlRvb2xSYXRlcyJWChRHZXRUb29sU3RhdHNSZXNwb25zZRIlCgVzdGF0cxgBIAMoCzIWLmRpc3BhdGNoLnYxLlRvb2xTdGF0cxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAky3QIKE1Rvb2xSZWdpc3RyeVNlcnZpY2USVgoNUmVnaXN0ZXJUb29scxIhLmRpc3BhdGNoLnYxLlJlZ2lzdGVyVG9vbHNSZXF1ZXN0GiIuZGlzcGF0Y2gudjEuUmVnaXN0ZXJUb29sc1Jlc3BvbnNlEkoKCUxpc3RUb29scxIdLmRpc3BhdGNoLnYxLkxpc3RUb29sc1JlcXVlc3QaHi5kaXNwYXRjaC52MS5MaXN0VG9vbHNSZXNwb25zZRJNCgpSZW1vdmVUb29sEh4uZGlzcGF0Y2gudjEuUmVtb3ZlVG9vbFJlcXVlc3QaHy5kaXNwYXRjaC52MS5SZW1vdmVUb29sUmVzcG9uc2USUwoMR2V0VG9vbFN0YXRzEiAuZGlzcGF0Y2gudjEuR2V0VG9vbFN0YXRzUmVxdWVzdBohLmRpc3BhdGNoLnYxLkdldFRvb2xTdGF0c1Jlc3BvbnNlYgZwcm90bzM", [file_dispatch_v1_tool]);
 
 /**
  * @generated from message dispatch.v1.RegisterToolsRequest
@@ -83,15 +83,51 @@ export const RegisterToolsResponseSchema: GenMessage<RegisterToolsResponse, {jso
   messageDesc(file_dispatch_v1_registry, 1);
 
 /**
+ * Pages as Google AIP-158 says: ask again with `page_token` set to the last answer's
+ * `next_page_token` until that is empty.
+ *
  * @generated from message dispatch.v1.ListToolsRequest
  */
 export type ListToolsRequest = Message<"dispatch.v1.ListToolsRequest"> & {
+  /**
+   * The most tools to return; 0 means as many as fit in one answer. An answer never takes more
+   * than limits.max_response_bytes (4 MiB by default), so it may hold fewer.
+   *
+   * @generated from field: uint32 page_size = 1;
+   */
+  pageSize: number;
+
+  /**
+   * The `next_page_token` of the previous answer; empty for the first page. Opaque; one that is
+   * not a token this service gave is INVALID_ARGUMENT (field page_token).
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken: string;
 };
 
 /**
+ * Pages as Google AIP-158 says: ask again with `page_token` set to the last answer's
+ * `next_page_token` until that is empty.
+ *
  * @generated from message dispatch.v1.ListToolsRequest
  */
 export type ListToolsRequestJson = {
+  /**
+   * The most tools to return; 0 means as many as fit in one answer. An answer never takes more
+   * than limits.max_response_bytes (4 MiB by default), so it may hold fewer.
+   *
+   * @generated from field: uint32 page_size = 1;
+   */
+  pageSize?: number;
+
+  /**
+   * The `next_page_token` of the previous answer; empty for the first page. Opaque; one that is
+   * not a token this service gave is INVALID_ARGUMENT (field page_token).
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken?: string;
 };
 
 /**
@@ -106,9 +142,27 @@ export const ListToolsRequestSchema: GenMessage<ListToolsRequest, {jsonType: Lis
  */
 export type ListToolsResponse = Message<"dispatch.v1.ListToolsResponse"> & {
   /**
+   * Sorted by name (byte order).
+   *
    * @generated from field: repeated dispatch.v1.ToolSpec tools = 1;
    */
   tools: ToolSpec[];
+
+  /**
+   * Empty on the last page; else the `page_token` that asks for the next.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+
+  /**
+   * What was changed or left out so that the answer fits in limits.max_response_bytes: a tool
+   * whose spec alone would not fit has its description cut (with a marker), or, if it still would
+   * not fit, is left out and named here.
+   *
+   * @generated from field: repeated string warnings = 3;
+   */
+  warnings: string[];
 };
 
 /**
@@ -116,9 +170,27 @@ export type ListToolsResponse = Message<"dispatch.v1.ListToolsResponse"> & {
  */
 export type ListToolsResponseJson = {
   /**
+   * Sorted by name (byte order).
+   *
    * @generated from field: repeated dispatch.v1.ToolSpec tools = 1;
    */
   tools?: ToolSpecJson[];
+
+  /**
+   * Empty on the last page; else the `page_token` that asks for the next.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken?: string;
+
+  /**
+   * What was changed or left out so that the answer fits in limits.max_response_bytes: a tool
+   * whose spec alone would not fit has its description cut (with a marker), or, if it still would
+   * not fit, is left out and named here.
+   *
+   * @generated from field: repeated string warnings = 3;
+   */
+  warnings?: string[];
 };
 
 /**
@@ -187,11 +259,27 @@ export const RemoveToolResponseSchema: GenMessage<RemoveToolResponse, {jsonType:
  */
 export type GetToolStatsRequest = Message<"dispatch.v1.GetToolStatsRequest"> & {
   /**
-   * Empty means every tool.
+   * Empty means every tool, a page at a time (as ListToolsRequest).
    *
    * @generated from field: string tool = 1;
    */
   tool: string;
+
+  /**
+   * With an empty `tool`: the most tools to return; 0 means as many as fit in one answer
+   * (limits.max_response_bytes).
+   *
+   * @generated from field: uint32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * The `next_page_token` of the previous answer; empty for the first page. Opaque; one that is
+   * not a token this service gave is INVALID_ARGUMENT (field page_token).
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
 };
 
 /**
@@ -199,11 +287,27 @@ export type GetToolStatsRequest = Message<"dispatch.v1.GetToolStatsRequest"> & {
  */
 export type GetToolStatsRequestJson = {
   /**
-   * Empty means every tool.
+   * Empty means every tool, a page at a time (as ListToolsRequest).
    *
    * @generated from field: string tool = 1;
    */
   tool?: string;
+
+  /**
+   * With an empty `tool`: the most tools to return; 0 means as many as fit in one answer
+   * (limits.max_response_bytes).
+   *
+   * @generated from field: uint32 page_size = 2;
+   */
+  pageSize?: number;
+
+  /**
+   * The `next_page_token` of the previous answer; empty for the first page. Opaque; one that is
+   * not a token this service gave is INVALID_ARGUMENT (field page_token).
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken?: string;
 };
 
 /**
@@ -452,9 +556,18 @@ export const ToolStatsSchema: GenMessage<ToolStats, {jsonType: ToolStatsJson}> =
  */
 export type GetToolStatsResponse = Message<"dispatch.v1.GetToolStatsResponse"> & {
   /**
+   * Sorted by tool name (byte order).
+   *
    * @generated from field: repeated dispatch.v1.ToolStats stats = 1;
    */
   stats: ToolStats[];
+
+  /**
+   * Empty on the last page; else the `page_token` that asks for the next.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
 };
 
 /**
@@ -462,9 +575,18 @@ export type GetToolStatsResponse = Message<"dispatch.v1.GetToolStatsResponse"> &
  */
 export type GetToolStatsResponseJson = {
   /**
+   * Sorted by tool name (byte order).
+   *
    * @generated from field: repeated dispatch.v1.ToolStats stats = 1;
    */
   stats?: ToolStatsJson[];
+
+  /**
+   * Empty on the last page; else the `page_token` that asks for the next.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken?: string;
 };
 
 /**

@@ -17,7 +17,7 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
   const { logger, config } = ctx;
   const settings = telemetrySettings(config, { singleTenant: ctx.singleTenant });
   const bus = createEventBus({ subscriberBuffer: config.limits.subscriberBuffer, maxSubscribersPerTenant: config.limits.maxSubscribersPerTenant });
-  const stats = createToolStats({ window: rateWindow(settings.rateWindowSeconds) });
+  const stats = createToolStats({ window: rateWindow(settings.rateWindowSeconds, Date.now, settings.rateBucketSeconds) });
   const observed = createObservedHealth();
   let health: ToolHealthSource = observed;
   let registry: ToolRegistry | undefined;
@@ -73,7 +73,7 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
     observer,
     handlers: {
       dispatch: { subscribe: subscribeHandler({ bus, authenticate: ctx.authenticate, logger }) },
-      registry: { getToolStats: toolStatsHandler({ stats, shared, registry: () => registry, health: () => health, authenticate: ctx.authenticate, logger }) },
+      registry: { getToolStats: toolStatsHandler({ stats, shared, registry: () => registry, health: () => health, authenticate: ctx.authenticate, logger, maxResponseBytes: config.limits.maxResponseBytes }) },
     },
     attach(deps) {
       registry = deps.registry;

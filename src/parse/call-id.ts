@@ -1,5 +1,6 @@
 import { randomFillSync } from 'node:crypto';
 import { firstUnsafeChar } from '../events/terminal-text';
+import { codePointLength } from '../pipeline/bound-result';
 
 const ALPHABET = Buffer.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789', 'latin1');
 const ID_LENGTH = 24;
@@ -29,7 +30,7 @@ export function createCallId(): string {
   return `call_${chars.toString('latin1')}`;
 }
 
-/** The longest call id: what Dispatch takes, and ParseToolCalls passes on from a model. */
+/** The longest call id, in code points (an emoji is one): what Dispatch takes, and ParseToolCalls passes on from a model. */
 export const MAX_CALL_ID_CHARS = 256;
 
 /**
@@ -39,7 +40,8 @@ export const MAX_CALL_ID_CHARS = 256;
  * logs, a worker's assignment and a terminal; the ids createCallId makes never fail it.
  */
 export function callIdProblem(id: string): string | undefined {
-  if (id.length > MAX_CALL_ID_CHARS) return `is ${id.length} characters long, over the limit of ${MAX_CALL_ID_CHARS}`;
+  const chars = id.length > MAX_CALL_ID_CHARS ? codePointLength(id) : id.length;
+  if (chars > MAX_CALL_ID_CHARS) return `is ${chars} characters long, over the limit of ${MAX_CALL_ID_CHARS}`;
   const unsafe = firstUnsafeChar(id);
   if (unsafe === undefined) return undefined;
   const code = `U+${unsafe.code.toString(16).toUpperCase().padStart(4, '0')}`;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { shortHash } from '../json';
 import { localSessionKey } from '../store';
 import { makePrivateDir, makePrivateRoot } from './private-dirs';
-import { hideScratchRoot } from './scratch-paths';
+import { forgetRealRoot, hideScratchRoot, noteRealRoot } from './scratch-paths';
 import { resolveScratchDirsOptions, type ScratchDirsOptions } from './scratch-options';
 import { removeStaleRoots, writeOwnerFile } from './stale-roots';
 
@@ -95,6 +95,7 @@ export function createScratchDirs(options: ScratchDirsOptions = {}): ScratchDirs
     root ??= makePrivateRoot(base).then(
       async (path) => {
         await writeOwnerFile(path, sweepIntervalMs, logger);
+        noteRealRoot(path);
         return (rootPath = path);
       },
       (error: unknown) => {
@@ -185,7 +186,10 @@ export function createScratchDirs(options: ScratchDirsOptions = {}): ScratchDirs
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       // The root itself may have been removed (a temp cleaner): then make another, once.
       const gone = await lstat(parent).then(() => false, () => true);
-      if (gone && rootPath === parent) [root, rootPath] = [undefined, undefined];
+      if (gone && rootPath === parent) {
+        forgetRealRoot(parent);
+        [root, rootPath] = [undefined, undefined];
+      }
       return makePrivateDir(join(await rootDir(), name));
     }
   }
@@ -278,7 +282,9 @@ export function createScratchDirs(options: ScratchDirsOptions = {}): ScratchDirs
       lastUse.clear();
       current.clear();
       const path = await root?.catch(() => undefined);
-      if (path !== undefined) await rm(path, { recursive: true, force: true }).catch((error: Error) => logger?.warn('could not remove the scratch root', { path, error: error.message }));
+      if (path === undefined) return;
+      forgetRealRoot(path);
+      await rm(path, { recursive: true, force: true }).catch((error: Error) => logger?.warn('could not remove the scratch root', { path, error: error.message }));
     },
   };
 }

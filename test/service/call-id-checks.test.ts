@@ -49,6 +49,14 @@ test('a call id longer than 256 characters is refused; 256 are taken', async () 
   expect(results.map((r) => [r.toolCallId, r.output])).toEqual([['x'.repeat(256), 'ran']]);
 });
 
+test('the 256 are code points: 256 emoji (512 UTF-16 units) are taken, 257 are refused as 257 characters', async () => {
+  const { results } = await turn('😀'.repeat(256));
+  expect(results.map((r) => [r.toolCallId, r.output])).toEqual([['😀'.repeat(256), 'ran']]);
+  await expect(turn('😀'.repeat(257))).rejects.toMatchObject(refusal('calls[0].id is 257 characters long, over the limit of 256; nothing was run'));
+  const parsed = await d.dispatch.parseToolCalls({ text: `<tool_call>{"name": "hit", "arguments": {}, "id": "${'😀'.repeat(200)}"}</tool_call>` });
+  expect(parsed.calls.map((c) => c.id)).toEqual(['😀'.repeat(200)]);
+});
+
 test("ids models and SDKs write are taken as they are: OpenAI's, Anthropic's, Kimi's, a UUID, non-Latin text, spaces, none", async () => {
   const ids = ['call_abc123XYZ', 'toolu_01A09q90qw90lq917835lq9', 'functions.get_weather:0', '3f2b8c1e-9d4a-4e6b-8f0a-2c5d7e9b1a3f', '呼叫 1', ''];
   const { results } = await turn(...ids);

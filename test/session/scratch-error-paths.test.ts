@@ -2,7 +2,7 @@
 // directory named the server's absolute path (`/tmp/dispatch-scratch-Ab12Cd/3f0e...-9c1d.../notes`),
 // and so did a scratch directory that could not be made. The path is now written relative to the
 // session's directory (`<scratch>/notes/missing.txt`) or to the scratch root; the log keeps it.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
@@ -21,14 +21,16 @@ const wrote: BuiltinTool = async (_args, ctx) => {
   writeFileSync(join(await ctx.scratchDir(), 'x'), 'x');
   return 'ok';
 };
-const YAML = `tools:\n${['crash', 'refuse', 'wrote'].map((name) => `  - name: ${name}\n    effect: read_only\n    skip_memoize: true\n    builtin: { name: ${name} }\n`).join('')}`;
+const realCrash: BuiltinTool = async (_args, ctx) => readFileSync(join(realpathSync(await ctx.scratchDir()), 'missing.txt'), 'utf8');
+const NAMES = ['crash', 'refuse', 'wrote', 'realCrash'];
+const YAML = `tools:\n${NAMES.map((name) => `  - name: ${name}\n    effect: read_only\n    skip_memoize: true\n    builtin: { name: ${name} }\n`).join('')}`;
 
 let base: string;
 let d: TestDispatch | undefined;
 const warnings: string[] = [];
 const logger: Logger = { debug() {}, info() {}, warn: (message, fields) => void warnings.push(`${message} ${JSON.stringify(fields)}`), error() {} };
 const start = async (dir: string) => {
-  d = await startDispatch(YAML, { builtins: new Map([['crash', crash], ['refuse', refuse], ['wrote', wrote]]), scratch: createScratchDirs({ dir, logger }) });
+  d = await startDispatch(YAML, { builtins: new Map([['crash', crash], ['refuse', refuse], ['wrote', wrote], ['realCrash', realCrash]]), scratch: createScratchDirs({ dir, logger }) });
 };
 const call = async (name: string) => (await d!.dispatch.dispatch({ sessionId: 's', calls: [{ id: 'c', name, arguments: '{}' }] })).results[0]!;
 
@@ -66,6 +68,17 @@ test('a scratch directory that cannot be made fails the built-in without the pat
   expect(result.error?.message).toMatch(/^the tool crashed: ENOTDIR: not a directory, mkdtemp '<scratch root>\/dispatch-scratch-[A-Za-z0-9]{6}'$/);
   expect(result.output).not.toContain(base);
   expect(warnings.filter((w) => w.startsWith('could not make a scratch directory'))).toEqual([expect.stringContaining(`${file}/dispatch-scratch-`)]);
+});
+
+test('through a symlinked scratch base, a path the built-in resolved (fs.realpath) is hidden too', async () => {
+  mkdirSync(join(base, 'real'));
+  symlinkSync(join(base, 'real'), join(base, 'link'));
+  await start(join(base, 'link'));
+  const result = await call('realCrash');
+  expect(result.error?.message).toBe("the tool crashed: ENOENT: no such file or directory, open '<scratch>/missing.txt'");
+  expect(result.output).not.toContain(base);
+  // The path as given is hidden as before.
+  expect((await call('crash')).error?.message).toBe("the tool crashed: ENOENT: no such file or directory, open '<scratch>/notes/missing.txt'");
 });
 
 test('a built-in that succeeds is not changed', async () => {

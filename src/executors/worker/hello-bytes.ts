@@ -35,3 +35,18 @@ export function helloBytesRefusal(specs: readonly ToolSpec[], maxBytes: number):
   }
   return undefined;
 }
+
+/**
+ * Why a hello's tools could never be registered for their number, or undefined: their distinct
+ * names alone are more than `maxTools` (limits.max_tools_per_tenant), before the tenant's other
+ * tools count. Like {@link helloBytesRefusal}, INVALID_ARGUMENT rather than the registry's retried
+ * RESOURCE_EXHAUSTED, which would refuse each reconnection of the worker alike.
+ */
+export function helloCountRefusal(specs: readonly ToolSpec[], maxTools: number): string | undefined {
+  const distinct = new Set(specs.map((spec) => spec.name)).size;
+  if (distinct <= maxTools) return undefined;
+  return (
+    `hello declares ${distinct} distinct tool names, ${distinct - maxTools} over the limit of ${maxTools} tools a tenant may own ` +
+    `(limits.max_tools_per_tenant): no retry can register them. Host at most ${maxTools} tools on one worker, or raise the limit`
+  );
+}

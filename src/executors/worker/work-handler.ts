@@ -5,7 +5,7 @@ import type { Hello, WorkAssignment, WorkerMessage } from '../../../gen/dispatch
 import type { Logger } from '../../log';
 import { RegistryError, type ToolRegistry } from '../../registry';
 import { CREDENTIAL_RECHECK_MS, invalidArgument, recheckCredentials, registryRpcError, RpcError, statusDetails, toServiceError, type Authenticator } from '../../server';
-import { helloBytesRefusal } from './hello-bytes';
+import { helloBytesRefusal, helloCountRefusal } from './hello-bytes';
 import { helloSpecs } from './hello-specs';
 import { streamEndReason } from './worker-errors';
 import type { EndStatus, WorkerLink } from './worker-link';
@@ -70,7 +70,7 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
       if (message.workerId.length > 256) throw invalidArgument('hello.worker_id', 'worker_id is longer than 256 characters');
       const registry = deps.registry();
       const specs = helloSpecs(message, tenant, registry, deps.options.maxToolsPerHello);
-      const overAlone = tenant === '' ? undefined : helloBytesRefusal(specs, deps.maxSchemaBytesPerTenant?.() ?? Infinity);
+      const overAlone = helloCountRefusal(specs, deps.maxToolsPerTenant?.() ?? Infinity) ?? (tenant === '' ? undefined : helloBytesRefusal(specs, deps.maxSchemaBytesPerTenant?.() ?? Infinity));
       if (overAlone !== undefined) throw invalidArgument('hello.tools', overAlone);
       greeted = true;
       clearTimeout(helloTimer);

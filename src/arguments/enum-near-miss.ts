@@ -16,11 +16,14 @@ import { levenshtein } from '../json';
  * into `max_price`, `price_asc` into `price_desc`, `restart` into `restore`. A refused repair
  * costs the model one more call with the schema's message; a wrong one may act on a side effect.
  *
- * For a tool with side effects (`sideEffects`) the typo must also be one that does not spell
- * another word (see `isSlip`): a letter replaced, or a consonant added or dropped, turns one
- * English word into another as often as not (`charge` and `change`, `stop` and `step`, `send`
- * and `spend`, `sale` and `scale`), and a model writes words: the value sent may be the one it
- * meant, for an action the enum does not have.
+ * For a tool with side effects (`sideEffects`) the only typo corrected is a doubled letter added
+ * or dropped (`aprove`, `comit`, `adress`, `sucess`, `cancell`, `deleete`; see `isDoubling`),
+ * beside case and separators: every other edit turns one English word into another as often as
+ * not, and a model writes words, so the value sent may be the one it meant, for an action the
+ * enum does not have. A letter replaced (`charge`/`change`, `stop`/`step`), a letter added or
+ * dropped (`send`/`spend`, `rest`/`reset`, `fact`/`facet`), two letters swapped
+ * (`causal`/`casual`, `marital`/`martial`, `complaint`/`compliant`) are refused, with the
+ * schema's message naming the allowed values.
  */
 export function isNearMiss(value: string, allowed: string, sideEffects = false): boolean {
   // Symbols are meaning, not separators: `!=` is not `=`, `UTC+5` not `UTC-5`, `-1` not `1`, `C` not `C++`.
@@ -63,34 +66,24 @@ function isWordTypo(sent: string, meant: string, sideEffects: boolean): boolean 
   if (/\p{N}/u.test(sent) || /\p{N}/u.test(meant)) return false;
   if (sent[0] !== meant[0] || Math.min(sent.length, meant.length) < 3) return false;
   const distance = levenshtein(sent, meant, 2);
+  if (sideEffects) return distance === 1 && isDoubling(sent, meant);
   if (distance === 2) return meant.length >= 6 && isSwap(sent, meant);
-  return distance === 1 && (!sideEffects || isSlip(sent, meant));
+  return distance === 1;
 }
 
-const VOWEL = /^[aeiou]$/;
-const CONSONANT = /^(?![aeiou])\p{L}$/u;
-
 /**
- * Whether two words one letter apart (an added or dropped letter, or a replaced one) differ by a
- * slip that leaves no other word: a vowel doubled or dropped from a double (`deleete` for
- * `delete`), or a vowel dropped or added between two consonants (`activte`, `metrc`, `mtric`,
- * `standrd`), which leaves a run of consonants English spells few words with. Not a replaced
- * letter (`charge`/`change`, `stop`/`step`, `delate`/`delete`), a consonant added or dropped
- * (`send`/`spend`, `pan`/`plan`, `stat`/`start`), a vowel dropped beside another vowel
- * (`bred`/`bread`, `cost`/`coast`, `plan`/`plain`) or at the end (`spit`/`spite`): each of
- * these makes words. Some slips still do (`lose` and `loose`, `card` and `cared`); they are
- * rarer than the typos refused here.
+ * Whether two words one letter apart differ only by a letter doubled in one of them (`aprove` and
+ * `approve`, `cancell` and `cancel`): the added letter is the one beside it, so no letter the
+ * other word lacks comes in. Some such pairs are words (`later` and `latter`, `lose` and
+ * `loose`); far fewer than those of any other one-letter edit.
  */
-function isSlip(a: string, b: string): boolean {
-  if (a.length === b.length) return false;
+function isDoubling(a: string, b: string): boolean {
+  if (Math.abs(a.length - b.length) !== 1) return false;
   const [short, long] = a.length < b.length ? [a, b] : [b, a];
-  for (let i = 0; i < long.length; i++) {
-    if (long.slice(0, i) + long.slice(i + 1) !== short) continue;
-    const [before, letter, after] = [long[i - 1] ?? '', long[i]!, long[i + 1] ?? ''];
-    if (!VOWEL.test(letter)) continue;
-    if (before === letter || after === letter || (CONSONANT.test(before) && CONSONANT.test(after))) return true;
-  }
-  return false;
+  let i = 0;
+  while (i < short.length && short[i] === long[i]) i++;
+  // long[i] is the added letter: the rest must match, and it must double a neighbour.
+  return long.slice(i + 1) === short.slice(i) && (long[i] === long[i - 1] || long[i] === long[i + 1]);
 }
 
 /** Whether `a` is `b` with two adjacent letters swapped. */

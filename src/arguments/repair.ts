@@ -52,7 +52,7 @@ function decodeJsonText(text: string, above: number, maxDepth: number): { value:
 
 /**
  * The candidate values a mismatching scalar at `depth` could be repaired to, with what each repair
- * is; `sideEffects` holds enum corrections to typos that spell no other word (`isNearMiss`).
+ * is; `sideEffects` holds enum corrections to a doubled letter added or dropped (`isNearMiss`).
  */
 function candidates(value: unknown, schema: Schema, depth: number, maxDepth: number, sideEffects: boolean): Candidates {
   const types = typesOf(schema);

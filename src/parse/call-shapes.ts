@@ -22,14 +22,14 @@ export interface CandidateCall {
 }
 
 /** The objects a parse's limit closed, and whether that limit was the end of the text. */
-export type ClosedAtLimit = Pick<ParsedValue, 'objectsClosedAtLimit' | 'limitEndsText'>;
+export type ClosedAtLimit = Pick<ParsedValue, 'containersClosedAtLimit' | 'limitEndsText'>;
 
 const MAX_NAME_LENGTH = 256;
 
 // Builtins bound once: in a sandbox such as the test runner's, each global lookup costs more
 // than the work around it, and these run once per token.
 const { isArray } = Array;
-const NONE_CLOSED: ClosedAtLimit = { objectsClosedAtLimit: [], limitEndsText: false };
+const NONE_CLOSED: ClosedAtLimit = { containersClosedAtLimit: [], limitEndsText: false };
 
 /**
  * The calls a parsed value describes: `{name, arguments|parameters}` (Hermes, Llama, Mistral),
@@ -66,17 +66,17 @@ export function callFromParts(name: string, args: TolerantValue, id?: string, cl
 /**
  * Whether a call, `holder` holding its arguments `args`, was cut off: the limit closed `holder`
  * with no arguments key in it (the text ended before them; they are not `{}`, the model got no
- * further), or the end of the text closed the arguments object (`{"env":"staging"` may have
- * gone on `,"dry_run":true`). Arguments that closed themselves are complete, though the text
+ * further), or the end of the text closed the arguments object or array (`{"env":"staging"` may
+ * have gone on `,"dry_run":true`, `["staging","prod"` on `,"eu"`). Arguments that closed themselves are complete, though the text
  * ended before the braces around them: what a call holds beside its arguments changes nothing.
  * A closing tag or the next call's marker, unlike the end of the text, shows where the model
  * ended the arguments, so a brace missing there is supplied.
  */
 function isCutOff(holder: JsonObject | undefined, args: TolerantValue | undefined, closed: ClosedAtLimit): boolean {
-  const { objectsClosedAtLimit: cut, limitEndsText } = closed;
+  const { containersClosedAtLimit: cut, limitEndsText } = closed;
   if (cut.length === 0) return false;
   if (args === undefined) return holder !== undefined && cut.includes(holder);
-  return limitEndsText && isJsonObject(args) && cut.includes(args);
+  return limitEndsText && cut.some((container) => container === args);
 }
 
 function callFromObject(object: JsonObject, explicit: boolean, closed: ClosedAtLimit): CandidateCall | undefined {

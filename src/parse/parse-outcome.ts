@@ -1,5 +1,8 @@
 import type { JsonObject, TolerantValue } from './json-value';
 
+/** An object or array a parse closed at its limit. */
+export type ClosedContainer = JsonObject | TolerantValue[];
+
 /**
  * Why a tolerant parse stopped: bad syntax, text ending inside a string or before a value,
  * nesting beyond the depth limit, or the caller's work budget spent.
@@ -13,11 +16,11 @@ export interface ParsedValue {
   readonly start: number;
   readonly end: number;
   /**
-   * The objects the limit closed, their closing braces missing where the text ended after a
-   * complete member, innermost first; empty when the value closed itself. Each may have been cut
-   * off before more members.
+   * The objects and arrays the limit closed, their closing braces or brackets missing where the
+   * text ended after a complete member, innermost first; empty when the value closed itself. Each
+   * may have been cut off before more members.
    */
-  readonly objectsClosedAtLimit: readonly JsonObject[];
+  readonly containersClosedAtLimit: readonly ClosedContainer[];
   /**
    * Whether the limit was the end of the whole text: the objects it closed were then cut off
    * where the output ended, and what they hold may be incomplete. An earlier limit (a closing

@@ -22,11 +22,6 @@ const OPENING = new RegExp(`<(thinking|think|reasoning|reflection)${ATTRIBUTES}>
 /** A name's opening and closing tags, in one search: a block of that name nests inside another. */
 const TAGS_BY_NAME = new Map<string, RegExp>(NAMES.map((name) => [name, new RegExp(`<${name}${ATTRIBUTES}>|</${name}\\s*>`, 'gi')]));
 /**
- * Blocks of one name nested deeper than this are not counted out: the outermost then runs to the
- * end of the text, so tags stacked in hostile input can only hide more, never less.
- */
-export const MAX_REASONING_DEPTH = 16;
-/**
  * What ends an analysis message: its `<|end|>` (or `<|call|>`, `<|return|>`), or, that missing,
  * the next message's `<|start|>` or `<|channel|>`, which stay outside the block.
  */
@@ -62,8 +57,9 @@ const inCode = (text: string, at: number, after: number) => text[at - 1] === '`'
 /**
  * Just after the end of a block (past its closing tag), or the text's length when it never ends.
  * Blocks of the same name nest (`<think>a <think>b</think> c </think>` is one block): the block
- * ends at the closing tag that matches its opening, counting those of that name in between, up
- * to `MAX_REASONING_DEPTH`.
+ * ends at the closing tag that balances its opening, counting those of that name in between. When
+ * none balances it (an opening tag mentioned in prose, in quotes, in an unclosed code span), it
+ * ends at its first closing tag, so a mention never hides the call after `</think>`.
  */
 export function reasoningBlockEnd(text: string, open: ReasoningOpening): number {
   const tags = TAGS_BY_NAME.get(open.name);
@@ -73,14 +69,13 @@ export function reasoningBlockEnd(text: string, open: ReasoningOpening): number 
     if (close === null) return text.length;
     return close[0] === '<|start|>' || close[0] === '<|channel|>' ? close.index : close.index + close[0].length;
   }
-  tags.lastIndex = open.after;
-  const closing = matchingClosing(text, tags, 1);
-  return closing === undefined ? text.length : closing.after;
+  const pairs = tagPairs(text, open.name, tags);
+  return pairs.ends.get(open.at) ?? firstClosingAfter(pairs, open.after)?.after ?? text.length;
 }
 
 /**
  * For each name a block may be opened with in the prompt, its first closing tag that no opening
- * tag of that name before it matches (counting nested pairs, as `reasoningBlockEnd` does): such
+ * tag of that name before it balances (counting nested pairs, as `reasoningBlockEnd` does): such
  * a tag ends a block opened in the prompt.
  */
 export function unopenedClosings(text: string): TagSpan[] {
@@ -88,30 +83,100 @@ export function unopenedClosings(text: string): TagSpan[] {
   for (const name of PROMPT_OPENED) {
     const tags = TAGS_BY_NAME.get(name);
     if (tags === undefined) continue;
-    tags.lastIndex = 0;
-    const closing = matchingClosing(text, tags, 0);
-    if (closing !== undefined) found.push(closing);
+    const unopened = tagPairs(text, name, tags).unopened;
+    if (unopened !== undefined) found.push(unopened);
   }
   return found;
 }
 
+/** A text's tags of one name, paired as brackets. */
+interface TagPairs {
+  /** Just after the closing tag that balances each opening tag, by where the opening begins. */
+  readonly ends: Map<number, number>;
+  /** Closing tags outside code, then all closing tags, each in order. */
+  readonly plainClosings: TagSpan[];
+  readonly allClosings: TagSpan[];
+  /** The first closing tag with no opening tag before it left to balance. */
+  readonly unopened: TagSpan | undefined;
+}
+
+let pairsText: string | undefined;
+const pairsByName = new Map<string, TagPairs>();
+
 /**
- * Searching with `tags` from its `lastIndex`, inside `depth` open blocks of its name, the closing
- * tag that leaves none open (for a depth of 0, the first closing tag not matched by an opening
- * one); undefined when there is none or the blocks nest deeper than `MAX_REASONING_DEPTH`. A tag
- * in inline code is prose about tags, not one.
+ * Pairs the text's tags of `name` in one pass (so masking stays linear however many blocks there
+ * are), remembering the last text. Tags in inline code or in a fenced code block are prose about
+ * tags and pair with nothing.
  */
-function matchingClosing(text: string, tags: RegExp, depth: number): TagSpan | undefined {
-  let open = depth;
+function tagPairs(text: string, name: string, tags: RegExp): TagPairs {
+  if (pairsText !== text) {
+    pairsText = text;
+    pairsByName.clear();
+  }
+  const known = pairsByName.get(name);
+  if (known !== undefined) return known;
+  const fences = fencedRanges(text);
+  const ends = new Map<number, number>();
+  const plainClosings: TagSpan[] = [];
+  const allClosings: TagSpan[] = [];
+  const stack: number[] = [];
+  let unopened: TagSpan | undefined;
+  let fence = 0;
+  tags.lastIndex = 0;
   for (let tag = tags.exec(text); tag !== null; tag = tags.exec(text)) {
     const at = tag.index;
     const after = at + tag[0].length;
-    if (inCode(text, at, after)) continue;
-    if (tag[0].charCodeAt(1) !== 0x2f) {
-      if (++open > MAX_REASONING_DEPTH) return undefined;
-    } else if (--open < depth) {
-      return { at, after };
+    const closing = tag[0].charCodeAt(1) === 0x2f;
+    if (closing) allClosings.push({ at, after });
+    while (fence < fences.length && (fences[fence]?.[1] ?? 0) <= at) fence++;
+    const fenced = fence < fences.length && (fences[fence]?.[0] ?? Infinity) <= at;
+    if (fenced || inCode(text, at, after)) continue;
+    if (!closing) {
+      stack.push(at);
+      continue;
+    }
+    plainClosings.push({ at, after });
+    const opening = stack.pop();
+    if (opening !== undefined) ends.set(opening, after);
+    else unopened ??= { at, after };
+  }
+  const pairs = { ends, plainClosings, allClosings, unopened };
+  pairsByName.set(name, pairs);
+  return pairs;
+}
+
+/** The first closing tag at or after `from`: outside code if there is one, else any. */
+function firstClosingAfter(pairs: TagPairs, from: number): TagSpan | undefined {
+  return firstAt(pairs.plainClosings, from) ?? firstAt(pairs.allClosings, from);
+}
+
+function firstAt(spans: readonly TagSpan[], from: number): TagSpan | undefined {
+  let low = 0;
+  let high = spans.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if ((spans[mid]?.at ?? Infinity) < from) low = mid + 1;
+    else high = mid;
+  }
+  return spans[low];
+}
+
+const FENCE_LINE = /^ {0,3}(`{3,}|~{3,})(.*)$/gm;
+
+/** Where fenced code blocks (```` ``` ```` or `~~~` lines, closed) begin and end, in order. */
+function fencedRanges(text: string): [number, number][] {
+  const ranges: [number, number][] = [];
+  let open: { at: number; run: string } | undefined;
+  FENCE_LINE.lastIndex = 0;
+  for (let line = FENCE_LINE.exec(text); line !== null; line = FENCE_LINE.exec(text)) {
+    const run = line[1] ?? '';
+    const rest = line[2] ?? '';
+    if (open === undefined) {
+      if (!(run.startsWith('`') && rest.includes('`'))) open = { at: line.index, run };
+    } else if (run[0] === open.run[0] && run.length >= open.run.length && rest.trim() === '') {
+      ranges.push([open.at, line.index + line[0].length]);
+      open = undefined;
     }
   }
-  return undefined;
+  return ranges;
 }

@@ -1,5 +1,4 @@
-import type { JsonObject } from './json-value';
-import type { FailedValue, ParsedValue, TolerantParseOptions } from './parse-outcome';
+import type { ClosedContainer, FailedValue, ParsedValue, TolerantParseOptions } from './parse-outcome';
 import * as tolerantParser from './tolerant-parser';
 
 // Bound once: under some CommonJS transforms (the test runner's) every use of an import binding
@@ -18,7 +17,7 @@ export { MAX_PARSE_DEPTH } from './tolerant-parser';
  */
 const FAILURE_SURCHARGE = 4096;
 const NONE_UNCLOSED: readonly number[] = [];
-const NONE_CLOSED: readonly JsonObject[] = [];
+const NONE_CLOSED: readonly ClosedContainer[] = [];
 
 /**
  * Parses one JSON value at `start`, reading no further than `limit`, left to right with no
@@ -59,7 +58,7 @@ export function parseTolerantValue(
     const { failure, pos, stringAcrossSoftLimit, elementsEnd, callKeys, unclosed = NONE_UNCLOSED } = parser;
     return { ok: false, reason: failure, at: pos, stringAcrossSoftLimit, elementsEnd, callKeys, unclosed };
   }
-  const { objectsClosedAtLimit = NONE_CLOSED } = parser;
-  return { ok: true, value, start, end: parser.pos, objectsClosedAtLimit, limitEndsText: end === text.length };
+  const { containersClosedAtLimit = NONE_CLOSED } = parser;
+  return { ok: true, value, start, end: parser.pos, containersClosedAtLimit, limitEndsText: end === text.length };
 }
 

@@ -3,7 +3,7 @@ import * as charClasses from './char-classes';
 import * as jsonValue from './json-value';
 import type { JsonObject, TolerantValue } from './json-value';
 import * as numberText from './number-text';
-import type { ParseFailureReason } from './parse-outcome';
+import type { ClosedContainer, ParseFailureReason } from './parse-outcome';
 import * as stringDecoding from './string-decoding';
 
 // Bound once: under some CommonJS transforms (the test runner's) every call through an import
@@ -37,8 +37,8 @@ export class TolerantParser {
   elementsEnd = -1;
   /** Whether the outermost value is an object with a call's key (see `isCallKey`). */
   callKeys = false;
-  /** See `ParsedValue.objectsClosedAtLimit`; recorded only when building. */
-  objectsClosedAtLimit: JsonObject[] | undefined;
+  /** See `ParsedValue.containersClosedAtLimit`; recorded only when building. */
+  containersClosedAtLimit: ClosedContainer[] | undefined;
   /** See `FailedValue.unclosed`; innermost first, as the failure unwinds. */
   unclosed: number[] | undefined;
 
@@ -120,19 +120,24 @@ export class TolerantParser {
   private finishObject(result: JsonObject | undefined, atLimit = false): JsonObject | null {
     if (!this.build) return null;
     const object = result ?? new ObjectMap<string, TolerantValue>();
-    if (atLimit) (this.objectsClosedAtLimit ??= []).push(object);
+    if (atLimit) (this.containersClosedAtLimit ??= []).push(object);
     return object;
+  }
+
+  /** An array the limit closed, noted as such when building. */
+  private finishArray(result: TolerantValue[] | null): TolerantValue[] | null {
+    if (result !== null) (this.containersClosedAtLimit ??= []).push(result);
+    return result;
   }
 
   private array(depth: number): Step {
     if (depth > MAX_PARSE_DEPTH) return this.fail('depth');
     const open = this.pos++;
     const result: TolerantValue[] | null = this.build ? [] : null;
-    let elements = 0;
     for (;;) {
       this.skipWhitespace();
       if (this.pos >= this.limit) {
-        if (elements > 0 && this.strayCommaAtLimit()) return result;
+        // After a comma in a list a value was due, even before a closing tag (`["a@x.com",`).
         this.fail('truncated');
         return this.failedIn(open, depth, false);
       }
@@ -142,20 +147,22 @@ export class TolerantParser {
       }
       const item = this.value(depth);
       if (item === FAIL) return this.failedIn(open, depth, false);
-      elements++;
       if (depth === 1) this.elementsEnd = this.pos;
       result?.push(item);
       const next = this.afterItem(0x5d);
-      if (next === 'close' || next === 'limit') return result;
+      if (next === 'close') return result;
+      if (next === 'limit') return this.finishArray(result);
       if (next === 'fail') return this.failedIn(open, depth, false);
     }
   }
 
   /**
-   * Whether a container whose last member is followed by `,` ends at the limit. Where the text
-   * ends, the comma says more was due and the container was cut off (`{"to":["a@x.com",`); an
-   * earlier limit is a closing tag or the next call's marker, written after the comma, so the
-   * model ended the container there and the comma was a stray one (`{"city":"Paris",</tool_call>`).
+   * Whether an object whose last member is followed by `,` ends at the limit. Where the text
+   * ends, the comma says more was due and the object was cut off (`{"city":"Paris",`); an earlier
+   * limit is a closing tag or the next call's marker, written after the comma, so the model ended
+   * the object there and the comma was a stray one (`{"city":"Paris",</tool_call>`). Not in a
+   * list: there the comma after an element is where a value was due (`["a@x.com",</tool_call>`
+   * may have been meant for more recipients).
    */
   private strayCommaAtLimit(): boolean {
     return this.limit < this.text.length;

@@ -1,7 +1,8 @@
 import * as charClasses from './char-classes';
-import type { JsonObject, TolerantValue } from './json-value';
+import type { TolerantValue } from './json-value';
 import * as markerFinder from './marker-finder';
 import * as tolerantJson from './tolerant-json';
+import type { ClosedContainer } from './parse-outcome';
 import type { FailedValue, WorkBudget } from './tolerant-json';
 
 // Bound once: under some CommonJS transforms (the test runner's) every call through an import
@@ -15,8 +16,8 @@ export interface SequenceItem {
   readonly value: TolerantValue;
   readonly start: number;
   readonly end: number;
-  /** See `ParsedValue.objectsClosedAtLimit`. */
-  readonly objectsClosedAtLimit: readonly JsonObject[];
+  /** See `ParsedValue.containersClosedAtLimit`. */
+  readonly containersClosedAtLimit: readonly ClosedContainer[];
   /** See `ParsedValue.limitEndsText`. */
   readonly limitEndsText: boolean;
 }

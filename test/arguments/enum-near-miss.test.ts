@@ -82,9 +82,10 @@ test('a typo as near two allowed values is still refused', () => {
 });
 
 // On a side-effecting tool a one-letter typo was still taken for another real word: `charge` for
-// `change` (found by the last session). There the typo must spell no other word: a vowel doubled,
-// or dropped between consonants, or two letters swapped. A letter replaced, a consonant added or
-// dropped, or a vowel beside another vowel or at the end makes words as often as not.
+// `change` (found by the last session), then `rest` for `reset`, `causal` for `casual`,
+// `complaint` for `compliant`, `marital` for `martial` (a vowel between consonants, two letters
+// swapped: found by a review). There the only typo corrected is a doubled letter added or dropped
+// (`aprove`, `cancell`), beside case and separators: every other edit makes words.
 const repairSideEffecting = (allowed: string[], sent: string) =>
   repairArguments({ choice: sent }, { type: 'object', properties: { choice: { type: 'string', enum: allowed } } }, { sideEffects: true });
 
@@ -111,14 +112,35 @@ describe('on a side-effecting tool', () => {
   });
 
   test.each([
+    ['rest', 'reset', 'a vowel added between consonants'],
+    ['reset', 'rest', 'a vowel dropped between consonants'],
+    ['fact', 'facet', 'a vowel added between consonants'],
+    ['causal', 'casual', 'two adjacent letters swapped'],
+    ['complaint', 'compliant', 'two adjacent letters swapped'],
+    ['marital', 'martial', 'two adjacent letters swapped'],
+    ['scared', 'sacred', 'two adjacent letters swapped'],
+    ['untied', 'united', 'two adjacent letters swapped'],
+    ['sliver', 'silver', 'two adjacent letters swapped'],
     ['cancle', 'cancel', 'two adjacent letters swapped'],
-    ['pubilsh', 'publish', 'two adjacent letters swapped'],
     ['recieve', 'receive', 'two adjacent letters swapped'],
     ['activte', 'activate', 'a vowel dropped between consonants'],
     ['metrc', 'metric', 'a vowel dropped between consonants'],
-    ['mtric', 'metric', 'a vowel dropped between consonants'],
     ['sort_descnding', 'sort_descending', 'a vowel dropped between consonants in one word'],
-    ['tier1_standrd', 'tier1_standard', 'a vowel dropped between consonants, the number the same'],
+    ['delet', 'delete', 'a letter dropped at the end'],
+    ['pubish', 'publish', 'a consonant dropped'],
+  ])('refused: %s is not taken for %s (%s), unlike on a read-only tool', (sent, other) => {
+    expect(repairSideEffecting([other, 'noop'], sent)).toEqual({ value: { choice: sent }, repairs: [], refused: [] });
+    expect(repairIn([other, 'noop'], sent).value).toEqual({ choice: other });
+  });
+
+  test.each([
+    ['aprove', 'approve', 'a doubled letter written once'],
+    ['comit', 'commit', 'a doubled letter written once'],
+    ['adress', 'address', 'a doubled letter written once'],
+    ['sucess', 'success', 'a doubled letter written once'],
+    ['cancell', 'cancel', 'a letter doubled'],
+    ['aprove_all', 'approve_all', 'a doubled letter written once in one word'],
+    ['tier1_standdard', 'tier1_standard', 'a letter doubled, the number the same'],
     ['deleete', 'delete', 'a vowel doubled'],
     ['suspeend', 'suspend', 'a vowel doubled'],
     ['Delete', 'delete', 'case only'],

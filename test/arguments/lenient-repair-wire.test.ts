@@ -69,9 +69,9 @@ test('an enum value is not turned into its opposite: refused, nothing runs', asy
 });
 
 test('a misspelt enum value is still corrected, and says so', async () => {
-  const result = await call('manage_account', '{"user":"alice","action":"cancle"}');
+  const result = await call('manage_account', '{"user":"alice","action":"cancell"}');
   expect(result.isError).toBe(false);
-  expect(result.warnings).toContain('repaired /action: "cancle" -> "cancel" (enum value corrected)');
+  expect(result.warnings).toContain('repaired /action: "cancell" -> "cancel" (enum value corrected)');
   expect(raw).toHaveLength(1);
   expect(raw[0]).toContain('"arguments":{"user":"alice","action":"cancel","notify":true}');
 });
@@ -118,15 +118,15 @@ test('JSON text decoded within the depth limit of 64 only; deeper is INVALID_ARG
   expect(stats[0]!.alerts.filter((alert) => alert.startsWith('unexpected'))).toEqual([]);
 });
 
-test('on a side-effecting tool an enum value that is another word is not corrected: charge is not change', async () => {
-  for (const action of ['charge', 'parse']) {
+test('on a side-effecting tool an enum value is corrected only for a doubled letter: charge is not change, cancle not cancel, cancell is', async () => {
+  for (const action of ['charge', 'parse', 'cancle']) {
     const result = await call('update_subscription', JSON.stringify({ action }));
     expect(result.error?.kind).toBe(ErrorKind.INVALID_ARGUMENTS);
     expect(result.error?.message).toContain(`/action: got "${action}" (string)`);
   }
   expect(raw).toEqual([]);
-  const typo = await call('update_subscription', '{"action":"cancle"}');
-  expect(typo.warnings).toContain('repaired /action: "cancle" -> "cancel" (enum value corrected)');
+  const typo = await call('update_subscription', '{"action":"cancell"}');
+  expect(typo.warnings).toContain('repaired /action: "cancell" -> "cancel" (enum value corrected)');
   expect(received()).toEqual(['{"action":"cancel","note":"n/a","coupon":""}']);
 });
 

@@ -91,6 +91,28 @@ describe('a call whose arguments the end of the text left open is not a call', (
   });
 });
 
+// Only arguments objects were checked: arguments that are an array, left open by the end of the
+// text, ran with the values read so far (found by a review).
+describe('arguments that are an array, left open by the end of the text, are not a call', () => {
+  it.each([
+    ['Hermes', '<tool_call>{"name":"deploy","arguments":["staging","prod"'],
+    ['Hermes, spaced', '<tool_call>{"name": "deploy", "arguments": ["staging", "prod" \n'],
+    ['Hermes, nested', '<tool_call>{"name":"deploy","arguments":[["staging"],["prod"]'],
+    ['Mistral', '[TOOL_CALLS][{"name":"deploy","arguments":["staging","prod"'],
+    ['Mistral named', '[TOOL_CALLS]deploy[ARGS]["staging","prod"'],
+    ['Llama', '<function=deploy>["staging","prod"'],
+    ['python_tag', '<|python_tag|>{"name":"deploy","parameters":["staging","prod"'],
+    ['bare', '{"name":"deploy","arguments":["staging","prod"'],
+  ])('%s', (_label, text) => {
+    expectNoCalls(text);
+  });
+
+  it('but arrays that closed themselves, or that a closing tag ended, are complete', () => {
+    expect(callsOf('<tool_call>{"name":"deploy","arguments":["staging","prod"]')).toEqual([['deploy', '["staging","prod"]']]);
+    expect(callsOf('<tool_call>{"name":"deploy","arguments":["staging","prod"</tool_call>')).toEqual([['deploy', '["staging","prod"]']]);
+  });
+});
+
 describe('a missing closing bracket after a complete value is still repaired', () => {
   it.each([
     ['bare JSON, around arguments that closed', '{"name":"transfer","arguments":{"to":"bob","memo":"rent"}', '{"to":"bob","memo":"rent"}'],
@@ -115,7 +137,7 @@ describe('a stray comma before a closing tag is passed over: the tag shows the c
   it.each([
     ['after the arguments', '<tool_call>{"name":"get_weather","arguments":{"city":"Paris"},</tool_call>', '{"city":"Paris"}'],
     ['in the arguments', '<tool_call>{"name":"get_weather","arguments":{"city":"Paris",</tool_call>', '{"city":"Paris"}'],
-    ['in a list', '<tool_call>{"name":"get_weather","arguments":{"cities":["Paris",</tool_call>', '{"cities":["Paris"]}'],
+    ['after a list', '<tool_call>{"name":"get_weather","arguments":{"cities":["Paris"],</tool_call>', '{"cities":["Paris"]}'],
     ['with spaces', '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"},\n</tool_call>', '{"city":"Paris"}'],
     ['a Llama <function=...> tag', '<function=get_weather>{"city":"Paris",</function>', '{"city":"Paris"}'],
     ['before a closing brace, as before', '<tool_call>{"name":"get_weather","arguments":{"city":"Paris",},}</tool_call>', '{"city":"Paris"}'],
@@ -123,10 +145,14 @@ describe('a stray comma before a closing tag is passed over: the tag shows the c
     expect(parseToolCalls(text)).toMatchObject({ calls: [{ name: 'get_weather', arguments: args }], remainingText: '' });
   });
 
-  it('but not where a value or key was due, nor in a call with no arguments', () => {
+  it('but not where a value or key was due, nor after a comma in a list, nor in a call with no arguments', () => {
     expectNoCalls('<tool_call>{"name":"get_weather","arguments":{"city":</tool_call>');
     expectNoCalls('<tool_call>{"name":"get_weather","arguments":{</tool_call>');
     expectNoCalls('<tool_call>{"name":"get_weather","arguments":{"cities":[</tool_call>');
+    // In a list the comma is where a value was due: the model may have meant more recipients (found by a review).
+    expectNoCalls('<tool_call>{"name":"send_email","arguments":{"to":["a@x.com","b@x.com",</tool_call>');
+    expectNoCalls('<function=send_email>{"to":["a@x.com", </function>');
+    expect(callsOf('[TOOL_CALLS][{"name":"send_email","arguments":{"to":["a@x.com",[TOOL_CALLS][{"name":"x","arguments":{}}]')).toEqual([['x', '{}']]);
     expectNoCalls('<tool_call>{"name":"get_weather",</tool_call>');
   });
 });

@@ -179,13 +179,38 @@ describe('reasoning blocks of one name nest', () => {
     expect(callsOf(`<think>I would write \`<think>\` here</think>\n${call}`)).toEqual([['get_weather', '{"city":"Lyon"}']]);
   });
 
-  it('up to 16 deep: deeper, the outer block runs to the end', () => {
-    expectNoCalls(`${nested(17, draft)}\n${call}`);
+  it('at any depth the tags balance', () => {
+    expect(callsOf(`${nested(17, draft)}\n${call}`)).toEqual([['get_weather', '{"city":"Lyon"}']]);
+    expect(callsOf(`${nested(100, draft)}\n${call}`)).toEqual([['get_weather', '{"city":"Lyon"}']]);
+  });
+
+  // A mention of the opening tag inside reasoning was counted as a nested block that never closed,
+  // so the block ran to the end and hid the real call after </think> (found by a review).
+  it.each([
+    ['in prose', '<think>The user wants prod. I should not put the call inside <think> tags, so I close first.</think>'],
+    ['in quotes', '<think>the tag "<think>" opens a block</think>'],
+    ['in an unbalanced fence', '<think>Format:\n```\n<think> then the reasoning\nok</think>'],
+    ['in an unclosed code span', '<think>use `<think> please</think>'],
+    ['17 times', `<think>${'I said <think> '.repeat(17)}</think>`],
+    ['with a closed inner block', '<think>a <think>b</think> c <think> mention</think>'],
+  ])('a mention of <think> %s does not hide the call after the block', (_label, thinking) => {
+    expect(callsOf(`${thinking}${call}`)).toEqual([['get_weather', '{"city":"Lyon"}']]);
+    expect(callsOf(`${thinking.replace('</think>', ` ${draft}</think>`)}${call}`)).toEqual([['get_weather', '{"city":"Lyon"}']]);
+  });
+
+  it('tags in a fenced code block do not nest', () => {
+    const fenced = '<think>Format reminder:\n```\n<think>reasoning</think>\n```\nok</think>';
+    expect(callsOf(`${fenced}${call}`)).toEqual([['get_weather', '{"city":"Lyon"}']]);
+    expect(callsOf(`<think>x\n~~~\n<think>\n~~~\n${draft}</think>${call}`)).toEqual([['get_weather', '{"city":"Lyon"}']]);
+    // Reasoning that quotes a closing tag in a fence goes on past it.
+    expectNoCalls(`<think>Format reminder:\n\`\`\`\n</think>\n\`\`\`\n${draft} ok</think>`);
   });
 
   it('in time linear in the text', () => {
     const started = Date.now();
     expectNoCalls(`${'<think>'.repeat(100_000)}${draft}`);
+    expect(callsOf(`${'<think><think>x</think>'.repeat(30_000)}\n${call}`)).toEqual([['get_weather', '{"city":"Lyon"}']]);
+    expect(callsOf(`${'<think>```\n'.repeat(30_000)}</think>${call}`)).toEqual([['get_weather', '{"city":"Lyon"}']]);
     expect(callsOf(`${nested(8, draft)}`.repeat(5_000) + call)).toEqual([['get_weather', '{"city":"Lyon"}']]);
     expect(callsOf(`${'</think>'.repeat(100_000)}\n${call}`)).toEqual([['get_weather', '{"city":"Lyon"}']]);
     expect(Date.now() - started).toBeLessThan(2_000);

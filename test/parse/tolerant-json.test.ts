@@ -101,15 +101,17 @@ describe('parseTolerantValue', () => {
     expect(cut.ok ? -1 : cut.at).toBeLessThanOrEqual(9);
   });
 
-  it('names the objects the limit closed, innermost first', () => {
+  it('names the objects and arrays the limit closed, innermost first', () => {
     const closed = (text: string): string[] | string => {
       const parsed = parseTolerantValue(text, 0, text.length);
-      return parsed.ok ? parsed.objectsClosedAtLimit.map(toCompactJson) : parsed.reason;
+      return parsed.ok ? parsed.containersClosedAtLimit.map(toCompactJson) : parsed.reason;
     };
     expect(closed('{"a": [1, {"b": "x"}]}')).toEqual([]);
     expect(closed('{"a": [1, {"b": "x"}]')).toEqual(['{"a":[1,{"b":"x"}]}']);
-    expect(closed('{"a": [1, {"b": "x"}')).toEqual(['{"a":[1,{"b":"x"}]}']);
-    expect(closed('{"a": [1, {"b": "x"')).toEqual(['{"b":"x"}', '{"a":[1,{"b":"x"}]}']);
+    expect(closed('{"a": [1, {"b": "x"}')).toEqual(['[1,{"b":"x"}]', '{"a":[1,{"b":"x"}]}']);
+    expect(closed('{"a": [1, {"b": "x"')).toEqual(['{"b":"x"}', '[1,{"b":"x"}]', '{"a":[1,{"b":"x"}]}']);
+    expect(closed('["staging", "prod"')).toEqual(['["staging","prod"]']);
+    expect(closed('["staging", "prod"]')).toEqual([]);
     expect(closed('{"a": 1, "b": {"c": "x"}, "a": {"d": "y"')).toEqual(['{"d":"y"}', '{"a":{"d":"y"},"b":{"c":"x"}}']);
     expect(closed('{"a": [1, {"b": "x",')).toBe('truncated');
   });
@@ -125,7 +127,9 @@ describe('parseTolerantValue', () => {
       const parsed = parseTolerantValue(text, 0, text.indexOf('<'));
       return parsed.ok ? `${toCompactJson(parsed.value)} ${parsed.limitEndsText}` : parsed.reason;
     };
-    expect(atTag('{"a": 1, "b": ["x", </tool_call>')).toBe('{"a":1,"b":["x"]} false');
+    expect(atTag('{"a": 1, "b": ["x"], </tool_call>')).toBe('{"a":1,"b":["x"]} false');
+    // In a list a value was due after the comma.
+    expect(atTag('{"a": 1, "b": ["x", </tool_call>')).toBe('truncated');
     expect(atTag('{"a": {"b": 1},\n</tool_call>')).toBe('{"a":{"b":1}} false');
     expect(atTag('{"a": 1</tool_call>')).toBe('{"a":1} false');
     // Where a value or key was due, an earlier limit cuts off as the end of the text does.

@@ -249,12 +249,12 @@ describe('dispatchd exporting over OTLP/gRPC', () => {
     receiver.answer = grpc.status.OK;
   });
   /** dispatchd exporting to the receiver over gRPC at once (50 ms batches), each export given `timeoutMs` with its retries. */
-  const exportingDaemon = (timeoutMs: number) =>
+  const exportingDaemon = (timeoutMs: number, scheduleDelayMs = 50) =>
     startTracedDaemon(traced.configFile, {
       OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc',
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: receiver.endpoint,
       OTEL_EXPORTER_OTLP_TIMEOUT: String(timeoutMs),
-      OTEL_BSP_SCHEDULE_DELAY: '50',
+      OTEL_BSP_SCHEDULE_DELAY: String(scheduleDelayMs),
     });
 
   test('spans reach a real OTLP/gRPC receiver, parented under the caller’s traceparent, with OTEL_EXPORTER_OTLP_HEADERS as metadata', async () => {
@@ -290,7 +290,9 @@ describe('dispatchd exporting over OTLP/gRPC', () => {
     const later = '8ff92f3577b34da6a3ce929d0e0e473a';
     receiver.answer = grpc.status.UNAVAILABLE;
     const requestsBefore = receiver.requests.length;
-    const server = await exportingDaemon(1_500);
+    // The turn's spans in one batch: with a 50 ms delay a turn slowed by a loaded machine (263 ms
+    // seen in CI) went out in two, and the second, still retrying when the receiver came back, arrived.
+    const server = await exportingDaemon(1_500, 1_000);
     const client = createDispatchClient(server.address);
     try {
       const refused = await client.dispatch(TRACED_TURN, { metadata: { traceparent: traceparentOf(trace) } });

@@ -222,6 +222,16 @@ const AT_MOST: Partial<Record<keyof Limits, { readonly of: keyof Limits; readonl
   maxResponseBytes: { of: 'maxMessageBytes', name: 'max_message_bytes', why: 'the largest message grpc-js sends' },
 };
 
+/**
+ * Limits that, when set, may not be below `min` (or below their AT_MOST ceiling, if that is lower):
+ * a smaller value would be taken and make every answer useless rather than fail.
+ */
+const AT_LEAST: Partial<Record<keyof Limits, { readonly min: number; readonly why: string }>> = {
+  // 1,024 bytes of an answer are kept for its framing; at 1,024 every result was cut to 0 characters
+  // and ReadResult gave 1 code point a page (found in review).
+  maxResponseBytes: { min: 16_384, why: "room for a turn's results besides the answer's framing, and ReadResult pages of thousands of characters" },
+};
+
 /** Limits whose default is another limit (as set) times `times`. */
 const MULTIPLES: Partial<Record<keyof Limits, { readonly of: keyof Limits; readonly times: number }>> = {
   maxSchemaBytesCompiledPerMinutePerTenant: { of: 'maxSchemaBytesPerTenant', times: 2 },
@@ -264,6 +274,8 @@ export function resolveLimits(partial: Partial<Record<keyof Limits, unknown>> = 
     const fixed = cap !== undefined ? Math.min(DEFAULT_LIMITS[key], cap) : plainDefault(key, partial, options);
     const fallback = !share || whole === undefined ? fixed : options.singleTenant ? whole : Math.max(1, Math.floor((whole * share.times) / share.divisor));
     const value = checkInteger(`limits.${key}`, partial[key] ?? fallback, { min: ZERO_IS_OFF.has(key) ? 0 : 1 });
+    const floor = AT_LEAST[key] && Math.min(AT_LEAST[key]!.min, cap ?? Infinity);
+    if (floor !== undefined && partial[key] !== undefined && value < floor) throw new RangeError(`limits.${key} must be at least ${floor} (${AT_LEAST[key]!.why}), got ${value}`);
     if (ceiling && cap !== undefined && value > cap) throw new RangeError(`limits.${key} must be at most ${ceiling.name} (${cap}), ${ceiling.why}, got ${value}`);
     if (whole !== undefined && value > whole) throw new RangeError(`limits.${key} must be at most the limit on all tenants together (${whole}), got ${value}`);
     const maximum = MAXIMUMS[key];

@@ -20,7 +20,7 @@ const start = async (yaml: string, builtins?: Map<string, (args: unknown) => Pro
   return d;
 };
 
-test('max_response_bytes is 4 MiB, or max_message_bytes when lower, and may not pass max_message_bytes', () => {
+test('max_response_bytes is 4 MiB, or max_message_bytes when lower, may not pass max_message_bytes, and when set is at least 16 KiB (or max_message_bytes, if lower)', () => {
   expect(DEFAULT_LIMITS.maxResponseBytes).toBe(4 * MiB);
   expect(resolveLimits({ maxMessageBytes: 16 * MiB }).maxResponseBytes).toBe(4 * MiB);
   expect(resolveLimits({ maxMessageBytes: 65_536 }).maxResponseBytes).toBe(65_536);
@@ -28,6 +28,11 @@ test('max_response_bytes is 4 MiB, or max_message_bytes when lower, and may not 
   expect(() => resolveLimits({ maxMessageBytes: 65_536, maxResponseBytes: 65_537 })).toThrow('limits.maxResponseBytes must be at most max_message_bytes (65536), the largest message grpc-js sends, got 65537');
   expect(() => parseConfig('limits: { max_response_bytes: 8388608 }\ntools: []\n', 'd.yaml')).toThrow('d.yaml: limits.max_response_bytes: must be at most max_message_bytes (4194304), the largest message grpc-js sends, got 8388608');
   expect(() => parseConfig('limits: { max_response_bytes: 0 }\ntools: []\n', 'd.yaml')).toThrow('d.yaml: limits.max_response_bytes: must be a positive integer, got 0');
+  // At 1,024 every result was cut to 0 characters and ReadResult gave 1 code point a page.
+  expect(() => parseConfig('limits: { max_response_bytes: 1024 }\ntools: []\n', 'd.yaml')).toThrow("d.yaml: limits.max_response_bytes: must be at least 16384 (room for a turn's results besides the answer's framing, and ReadResult pages of thousands of characters), got 1024");
+  expect(resolveLimits({ maxResponseBytes: 16_384 }).maxResponseBytes).toBe(16_384);
+  expect(resolveLimits({ maxMessageBytes: 8_192, maxResponseBytes: 8_192 }).maxResponseBytes).toBe(8_192);
+  expect(resolveLimits({ maxMessageBytes: 8_192 }).maxResponseBytes).toBe(8_192);
 });
 
 test('a ParseToolCalls answer past max_response_bytes is a clear RESOURCE_EXHAUSTED, even under max_message_bytes; raised, it comes back whole', async () => {

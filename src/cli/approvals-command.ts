@@ -21,7 +21,8 @@ const MAX_APPROVAL_ID = 256;
 /**
  * `dispatchctl approvals [list]` prints the calls waiting for approval (ListApprovals);
  * `dispatchctl approvals resolve ID --approve|--deny [--reason R]` decides one (ResolveApproval):
- * approved, the call runs with the arguments listed; denied, it is refused BLOCKED. Resolves with
+ * approved, the call runs with the arguments listed; denied, it is refused BLOCKED, and the model
+ * reads `--reason R` in its error (`...; the approver said: R`: resolve-approval.ts). Resolves with
  * the exit code: 0, or 1 when the id was not waiting (unknown, already decided, timed out, ended
  * or another tenant's). A missing id or decision, or both decisions, is a usage error.
  */

@@ -1,7 +1,7 @@
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../errors';
 import { MAX_TIMER_MS } from '../options/limits';
-import { withoutScratchPaths, type ScratchHold } from '../session';
+import { hideScratchPaths, withoutScratchPaths, type ScratchHold } from '../session';
 import type { Delivery, Executor, ExecutorContext } from './executor';
 
 /** A tool implemented inside dispatch. */
@@ -57,7 +57,7 @@ class BuiltinContext implements ExecutorContext {
   /** Made on the first scratchDir(): most built-ins never ask. */
   private holds: ScratchHold[] | undefined;
   private settled = false;
-  /** Every directory scratchDir() gave, which the built-in's errors must not name (session/scratch-paths.ts). */
+  /** Every directory scratchDir() gave, which the built-in's errors and output must not name (session/scratch-paths.ts). */
   readonly dirs: string[] = [];
 
   constructor(private readonly ctx: HoldingContext) {}
@@ -129,7 +129,9 @@ export function createBuiltinExecutor(extra: ReadonlyMap<string, BuiltinTool> = 
       if (!canHold(ctx)) return impl(args, ctx);
       const scoped = new BuiltinContext(ctx);
       try {
-        return await impl(args, scoped);
+        // What it returns reaches the model as its errors do: a listing or a resolved path names no server path.
+        const output = await impl(args, scoped);
+        return scoped.dirs.length === 0 ? output : hideScratchPaths(output, scoped.dirs);
       } catch (error) {
         throw withoutScratchPaths(error, scoped.dirs);
       } finally {

@@ -21,7 +21,7 @@ export interface ApprovalsRelayOptions extends SubscriberWatchOptions {
 /** Decides approvals wherever they wait: on this replica, or on another one through Redis. */
 export interface ApprovalsRelay {
   /** True when the approval was waiting (here or on another replica) and is now decided. */
-  resolve(approvalId: string, approve: boolean, tenant: string): Promise<boolean>;
+  resolve(approvalId: string, approve: boolean, tenant: string, reason?: string): Promise<boolean>;
   /**
    * A page of the approvals of `tenant` waiting on any replica that `filter` passes, the first to
    * end first (LIST_PAGE_APPROVALS at most; `truncated` when more pass): those indexed in Redis and
@@ -42,6 +42,8 @@ interface Decision {
   readonly expires?: number;
   /** The asker settles the outcome through the request's key (claim, then applied/failed, or void); absent from older replicas. */
   readonly claim?: boolean;
+  /** A denial's reason, for the denied call's result (absent from older replicas, and on an approval). */
+  readonly reason?: string;
 }
 
 /** How long the key that settles a forwarded decision lives, in ms (well past both sides' waits). */
@@ -137,6 +139,7 @@ export function createApprovalsRelay(options: ApprovalsRelayOptions): ApprovalsR
       return;
     }
     const { id, approve, tenant, request, replyTo, expires, claim } = message;
+    const reason = typeof message.reason === 'string' ? message.reason : undefined;
     if (typeof id !== 'string' || typeof tenant !== 'string' || typeof request !== 'string' || typeof replyTo !== 'string') return;
     // Held up on its way (Redis stalled, or it queued while Redis was away) past the time its asker waited.
     if (typeof expires === 'number' && expires <= Date.now()) return;
@@ -144,18 +147,18 @@ export function createApprovalsRelay(options: ApprovalsRelayOptions): ApprovalsR
     const confirm = (resolved: boolean) => void publisher.publish(replyTo, JSON.stringify({ request, resolved })).catch(() => undefined);
     if (claim !== true) {
       // An asker of the previous version: applied as it says.
-      if (options.approvals.resolve(id, approve === true, tenant)) confirm(true);
+      if (options.approvals.resolve(id, approve === true, tenant, reason)) confirm(true);
       return;
     }
-    void settleAsHolder(id, approve === true, tenant, request).then((resolved) => resolved !== undefined && confirm(resolved));
+    void settleAsHolder(id, approve === true, tenant, request, reason).then((resolved) => resolved !== undefined && confirm(resolved));
   });
 
   /** Claims the request's key, applies the decision, records whether it did; undefined when the asker voided it first (or Redis did not answer). */
-  async function settleAsHolder(id: string, approve: boolean, tenant: string, request: string): Promise<boolean | undefined> {
+  async function settleAsHolder(id: string, approve: boolean, tenant: string, request: string, reason: string | undefined): Promise<boolean | undefined> {
     const key = decisionKey(request);
     const claimed = await answerWithin(publisher.set(key, 'claimed', 'PX', DECISION_KEY_TTL_MS, 'NX').catch(() => null), replyTimeoutMs);
     if (claimed !== 'OK') return undefined;
-    const resolved = options.approvals.resolve(id, approve, tenant);
+    const resolved = options.approvals.resolve(id, approve, tenant, reason);
     await answerWithin(publisher.set(key, resolved ? 'applied' : 'failed', 'PX', DECISION_KEY_TTL_MS, 'XX').catch(() => null), replyTimeoutMs);
     return resolved;
   }
@@ -178,8 +181,8 @@ export function createApprovalsRelay(options: ApprovalsRelayOptions): ApprovalsR
     }
   }
   return {
-    async resolve(approvalId, approve, tenant) {
-      if (options.approvals.resolve(approvalId, approve, tenant)) return true;
+    async resolve(approvalId, approve, tenant, reason) {
+      if (options.approvals.resolve(approvalId, approve, tenant, reason)) return true;
       // Waits nowhere, or for another tenant: not resolved at once. Unknown (Redis failed): published as before.
       const pendingFor = await answerWithin(publisher.get(pendingKey(approvalId)).catch(() => undefined), replyTimeoutMs);
       if (pendingFor === null || (pendingFor !== undefined && pendingFor !== ANY_TENANT && pendingFor !== tenant)) return false;
@@ -194,7 +197,7 @@ export function createApprovalsRelay(options: ApprovalsRelayOptions): ApprovalsR
         };
         waiting.set(request, settle);
       });
-      const decision: Decision = { id: approvalId, approve, tenant, request, replyTo: replyChannel, expires: Date.now() + replyTimeoutMs, claim: true };
+      const decision: Decision = { id: approvalId, approve, tenant, request, replyTo: replyChannel, expires: Date.now() + replyTimeoutMs, claim: true, ...(reason ? { reason } : {}) };
       // Not awaited: a publish that Redis holds (stalled, or queued while it is away) must not hold
       // the RPC; the key settles what happened to it.
       publisher.publish(APPROVALS_CHANNEL, JSON.stringify(decision)).catch((error: Error) => {

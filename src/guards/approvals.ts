@@ -54,9 +54,13 @@ export interface Approvals {
    * {@link PendingRecord}, once the wait is also recorded there (not when it was cut short
    * meanwhile), so that the id is announced only when every replica can find it.
    */
-  wait(approvalId: string, signal: AbortSignal, tenant?: string, waiting?: () => void, request?: ApprovalRequest): Promise<boolean>;
-  /** Decides a waiting approval of `tenant`; false when it is unknown, decided or another tenant's. */
-  resolve(approvalId: string, approve: boolean, tenant: string): boolean;
+  wait(approvalId: string, signal: AbortSignal, tenant?: string, waiting?: () => void, request?: ApprovalRequest, denied?: (reason: string) => void): Promise<boolean>;
+  /**
+   * Decides a waiting approval of `tenant`; false when it is unknown, decided or another tenant's.
+   * A denial's `reason` (a human's, already bounded and escaped: resolve-approval.ts) goes to the
+   * wait's `denied`, before it resolves false.
+   */
+  resolve(approvalId: string, approve: boolean, tenant: string, reason?: string): boolean;
   /** True when `resolve` would decide it now: it waits here, for `tenant`. */
   holds(approvalId: string, tenant: string): boolean;
   /** Approvals waiting now. */
@@ -76,7 +80,7 @@ export interface Approvals {
 interface Waiting {
   readonly tenant?: string;
   readonly shown: PendingApproval;
-  settle(approved: boolean): void;
+  settle(approved: boolean, reason?: string): void;
 }
 
 /** What a wait without a request (one not from the pipeline) shows. */
@@ -103,13 +107,14 @@ export function createApprovals(options: ApprovalsOptions = {}): Approvals {
     return entry !== undefined && (entry.tenant === undefined || entry.tenant === tenant);
   };
   return {
-    wait(approvalId, signal, tenant, onWaiting, request = UNDESCRIBED) {
+    wait(approvalId, signal, tenant, onWaiting, request = UNDESCRIBED, denied) {
       const key = tenant ?? '';
       if (signal.aborted || waiting.size >= maxPending || (perTenant.get(key) ?? 0) >= maxPerTenant || waiting.has(approvalId)) return Promise.resolve(false);
       const recordedIn = recorder;
       return new Promise<boolean>((resolve) => {
-        const settle = (approved: boolean) => {
+        const settle = (approved: boolean, reason?: string) => {
           if (waiting.get(approvalId) !== entry) return;
+          if (!approved && reason !== undefined && reason !== '') denied?.(reason);
           waiting.delete(approvalId);
           count(key, -1);
           clearTimeout(timer);
@@ -139,9 +144,9 @@ export function createApprovals(options: ApprovalsOptions = {}): Approvals {
           });
       });
     },
-    resolve(approvalId, approve, tenant) {
+    resolve(approvalId, approve, tenant, reason) {
       if (!holds(approvalId, tenant)) return false;
-      waiting.get(approvalId)!.settle(approve);
+      waiting.get(approvalId)!.settle(approve, reason);
       return true;
     },
     holds,

@@ -1,17 +1,52 @@
 import type { Logger } from './logger';
 
+/** Options of {@link throttledWarn}. */
+export interface ThrottleOptions {
+  /** The least time between two logs of one key, in ms. @default 10000 */
+  readonly intervalMs?: number;
+  /**
+   * The key a message is throttled by. @default the message itself (fixed texts, what varies in
+   * `fields`); {@link messageShape} for texts that carry ids or values (OpenTelemetry's diag).
+   */
+  readonly keyOf?: (message: string) => string;
+  /** Keys remembered at once; past it the one logged longest ago is forgotten. @default 1000 */
+  readonly maxKeys?: number;
+}
+
+/** Keys a throttle remembers at once (ThrottleOptions.maxKeys). */
+export const MAX_THROTTLE_KEYS = 1000;
+
+/**
+ * `message` with what varies between two reports of one failure written `#`: quoted values
+ * (`"..."`, `'...'`, `` `...` ``), `key=value` values, and runs of digits or of hex
+ * digits with at least one digit (ids, trace ids, UUIDs, ports, counts). So a warning that names a
+ * header's value or a request id is one key, not one per report.
+ */
+export function messageShape(message: string): string {
+  return message
+    .replace(/"(?:[^"\\]|\\.)*"|(?<!\w)'(?:[^'\\]|\\.)*'|`[^`]*`/g, '#')
+    .replace(/=[^\s,;)\]}]+/g, '=#')
+    .replace(/\b(?=[0-9a-f-]*\d)[0-9a-f][0-9a-f-]*\b/gi, '#')
+    .replace(/\d+/g, '#');
+}
+
 /**
  * A warn that logs each message at most once per `intervalMs`, for failures that repeat per call
- * or per batch. Throttled per message, so that one warning does not hide another for the interval
- * (a relay's "announce failed" once hid its "publish failed"). Messages are fixed texts, with what
- * varies in `fields`: each distinct text is remembered.
+ * or per batch. Throttled per message (or per its `keyOf`), so that one warning does not hide
+ * another for the interval (a relay's "announce failed" once hid its "publish failed"). At most
+ * `maxKeys` are remembered, so that messages that vary do not grow the map without bound.
  */
-export function throttledWarn(logger: Logger | undefined, intervalMs = 10_000): (message: string, fields?: Record<string, unknown>) => void {
+export function throttledWarn(logger: Logger | undefined, options: number | ThrottleOptions = {}): (message: string, fields?: Record<string, unknown>) => void {
+  const { intervalMs = 10_000, keyOf = (message: string) => message, maxKeys = MAX_THROTTLE_KEYS } = typeof options === 'number' ? { intervalMs: options } : options;
+  // In the order logged: the first is the one logged longest ago.
   const lastLogged = new Map<string, number>();
   return (message, fields) => {
     const now = Date.now();
-    if (now - (lastLogged.get(message) ?? -Infinity) < intervalMs) return;
-    lastLogged.set(message, now);
+    const key = keyOf(message);
+    if (now - (lastLogged.get(key) ?? -Infinity) < intervalMs) return;
+    lastLogged.delete(key);
+    lastLogged.set(key, now);
+    if (lastLogged.size > maxKeys) lastLogged.delete(lastLogged.keys().next().value!);
     logger?.warn(message, fields);
   };
 }

@@ -150,9 +150,9 @@ export interface Guards {
   /**
    * Waits for ResolveApproval of an Ask by the same tenant; resolves true when approved. `waiting`
    * runs once the wait is taken: not when it is refused at once (too many waiting). `request` is
-   * what ListApprovals shows of it.
+   * what ListApprovals shows of it. `denied` hears the approver's reason when a denial gave one.
    */
-  readonly awaitApproval: (approvalId: string, signal: AbortSignal, tenant?: string, waiting?: () => void, request?: ApprovalRequest) => Promise<boolean>;
+  readonly awaitApproval: (approvalId: string, signal: AbortSignal, tenant?: string, waiting?: () => void, request?: ApprovalRequest, denied?: (reason: string) => void) => Promise<boolean>;
   /** Concurrency caps per tool; absent when no tool has one. */
   readonly slots?: ToolSlots;
   /** Rate limits (`rate:` policies); undefined when there are none. */

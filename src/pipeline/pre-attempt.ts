@@ -99,12 +99,15 @@ async function awaitApproval(deps: PipelineDeps, turn: TurnContext, obs: CallObs
   const sessionEnd = new AbortController();
   const stopEnd = onSessionEnded(deps.store, turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId }, () => sessionEnd.abort());
   let approved: boolean;
+  // What the approver said with a denial (ResolveApproval's reason, bounded and escaped there).
+  let said: string | undefined;
   try {
     const signal = AbortSignal.any([toAbortSignal(wait.signal), sessionEnd.signal]);
-    approved = await deps.guards.awaitApproval(approvalId, signal, turn.tenant, () => {
+    const waiting = () => {
       asked = true;
       obs.approvalRequested(attempt, approvalId, reason, request);
-    }, request);
+    };
+    approved = await deps.guards.awaitApproval(approvalId, signal, turn.tenant, waiting, request, (text) => (said = text));
   } finally {
     wait.stop();
     stopEnd();
@@ -118,6 +121,6 @@ async function awaitApproval(deps: PipelineDeps, turn: TurnContext, obs: CallObs
   if (!approved && wait.signal.aborted) return args;
   // Refused for want of room, as a concurrency cap refuses: the same call may be asked later.
   if (!asked) throw new DispatchError(ErrorKind.UNAVAILABLE, `needs approval, and too many approvals are waiting already; try again later: ${reason}`, { phase: 'before', recoverable: true, suggestion: APPROVALS_FULL });
-  if (!approved) throw blocked(`approval was not granted: ${reason}`);
+  if (!approved) throw blocked(`approval was not granted: ${reason}${said === undefined ? '' : `; the approver said: ${said}`}`);
   return args;
 }

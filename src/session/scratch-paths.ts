@@ -1,5 +1,5 @@
 import { realpathSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, posix } from 'node:path';
 import { DispatchError } from '../errors';
 
 /** What a session's scratch directory is called in a built-in's error: its path is the server's. */
@@ -37,15 +37,55 @@ const spellings = (dir: string): string[] => {
   return real === undefined ? [dir] : [dir, join(real, basename(dir))];
 };
 
+/** An absolute path in a text, up to a space, a quote or a bracket; or a `file:` URL's (group 1). */
+const PATH_OR_FILE_URL = /\bfile:(?:\/\/(?:localhost)?)?(\/[^\s'"`<>|]*)|\/[^\s'"`<>|]*/g;
+
+/** `path` read as it names a file: `.` and `..` and doubled slashes taken out (a URL's path also decoded); undefined when it cannot be. */
+const plainPath = (path: string, url: boolean): string | undefined => {
+  try {
+    return posix.normalize(url ? decodeURIComponent(path) : path);
+  } catch {
+    return undefined;
+  }
+};
+
+/** `path` written from `name` when it is `dir` or inside it. */
+const under = (path: string, dir: string, name: string): string | undefined =>
+  path === dir ? name : path.startsWith(`${dir}/`) ? `${name}${path.slice(dir.length)}` : undefined;
+
+/**
+ * `text` with each path spelt another way than `dirs` are (`dir/../dir/a`, `dir//a`, a `file:` URL,
+ * percent-encoded or not) that names one of them, or the directory their roots are in, written
+ * from {@link SCRATCH_DIR_NAME} or {@link SCRATCH_ROOT_NAME}, its `.` and `..` resolved.
+ */
+function hideOtherSpellings(text: string, dirs: readonly string[]): string {
+  const bases = [...new Set(dirs.map((dir) => dirname(dirname(dir))))];
+  return text.replace(PATH_OR_FILE_URL, (match: string, urlPath: string | undefined) => {
+    if (urlPath === undefined && !/\/\.{1,2}(?:\/|$)|\/\//.test(match)) return match;
+    const path = plainPath(urlPath ?? match, urlPath !== undefined);
+    if (path === undefined) return match;
+    for (const dir of dirs) {
+      const hidden = under(path, dir, SCRATCH_DIR_NAME);
+      if (hidden !== undefined) return hidden;
+    }
+    for (const base of bases) {
+      const hidden = under(path, base, SCRATCH_ROOT_NAME);
+      if (hidden !== undefined) return hidden;
+    }
+    return match;
+  });
+}
+
 /**
  * `text` with each of `dirs` (sessions' scratch directories, `<dir>/dispatch-scratch-XXXXXX/<name>`)
  * written {@link SCRATCH_DIR_NAME}, and the directory their roots are in {@link SCRATCH_ROOT_NAME}:
  * a file of the session reads `<scratch>/notes/a.txt`, and no absolute path of the server is left.
- * Each is also matched through its root's real path (fs.realpath of a symlinked base).
+ * Each is also matched through its root's real path (fs.realpath of a symlinked base), spelt with
+ * `..`, `.` or doubled slashes, and as a `file:` URL (`file:///tmp/.../a%20b.txt` reads `<scratch>/a b.txt`).
  */
 export function hideScratchPaths(text: string, dirs: readonly string[]): string {
-  let hidden = text;
   const all = dirs.flatMap(spellings);
+  let hidden = hideOtherSpellings(text, all);
   for (const dir of all) hidden = hidden.split(dir).join(SCRATCH_DIR_NAME);
   for (const dir of all) hidden = hideScratchRoot(hidden, dirname(dirname(dir)));
   return hidden;
@@ -55,7 +95,7 @@ export function hideScratchPaths(text: string, dirs: readonly string[]): string 
  * What a built-in threw, with {@link hideScratchPaths} applied to the message (and a DispatchError's
  * suggestion) the model and the client read; the error itself when it names none of `dirs`. A
  * rewritten error keeps the original as its `cause` (logged, never sent) and its kind and phase.
- * Only thrown errors are rewritten: output a built-in returns (an error's text in it included) is sent as it is.
+ * What a built-in returns is rewritten too (see builtin-executor.ts).
  */
 export function withoutScratchPaths(error: unknown, dirs: readonly string[]): unknown {
   // Duck-typed: Node's own errors are not instances of another realm's Error (a vm context, jest).

@@ -1,4 +1,4 @@
-import { createApprovalsRelay, createGuards, createSlotWakeups, parsePolicies, approvalHandlers, startupWarnings, type ApprovalsRelay, type GuardsOptions } from '../../guards';
+import { createApprovalsRelay, createGuards, createSlotWakeups, parsePolicies, approvalHandlers, startupWarnings, watchFallbackNames, type ApprovalsRelay, type GuardsOptions } from '../../guards';
 import { closeWithin, connectRedis } from '../../store/redis';
 import { createGuardMiddleware, type GuardMiddlewareOptions } from '../../middleware';
 import { breakerKey } from '../../pipeline';
@@ -53,6 +53,8 @@ export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFac
         // happened here (onRemoved: here, or applied from another replica), and only then. A
         // replacement keeps it.
         deps.registry.onRemoved((tenant, name) => set.breakers.forget(breakerKey({ tenant, name })));
+        // A fallback_tool left naming no tool by a change at runtime (start-up's are warned of above).
+        watchFallbackNames(deps.registry, ctx.logger);
         store.onSessionEnd((scope) => middleware.cache.endSession(scope));
         store.onWriteAnnounced?.((resource) => void middleware.cache.evictResource(resource));
         if (store.announceWrite) middleware.announceWrites((resource) => store.announceWrite!(resource));

@@ -1,5 +1,6 @@
 import type { Event } from '../../gen/dispatch/v1/dispatch_pb';
 import { shortened, type CallInfo } from '../pipeline';
+import { firstUnsafeChar, terminalText } from './terminal-text';
 
 // What a model sends is bounded only by the message limit (4 MiB): a made-up tool name or call id
 // may be megabytes. Events and spans copy them (CALL_RECEIVED's tool, gen_ai.tool.name, the span
@@ -18,10 +19,15 @@ export const EVENT_NAME_CHARS = 256;
  */
 export const EVENT_TEXT_CHARS = 8_000;
 
-/** The call as events and spans name it: its tool name and id cut to {@link EVENT_NAME_CHARS}. Two length tests when they fit. */
+/**
+ * The call as events and spans name it: its tool name and id cut to {@link EVENT_NAME_CHARS}, and
+ * the name's control and invisible or bidirectional format characters written `\u001b`
+ * (terminal-text; no registered name holds one, so only a made-up name changes; a call id holding
+ * one is refused at the RPC boundary). Two length tests and a scan of the name when they fit.
+ */
 export function eventCallInfo(info: CallInfo): CallInfo {
-  if (info.tool.length <= EVENT_NAME_CHARS && info.toolCallId.length <= EVENT_NAME_CHARS) return info;
-  return { toolCallId: shortened(info.toolCallId, EVENT_NAME_CHARS), tool: shortened(info.tool, EVENT_NAME_CHARS), arguments: info.arguments };
+  if (info.tool.length <= EVENT_NAME_CHARS && info.toolCallId.length <= EVENT_NAME_CHARS && firstUnsafeChar(info.tool) === undefined) return info;
+  return { toolCallId: shortened(info.toolCallId, EVENT_NAME_CHARS), tool: terminalText(shortened(info.tool, EVENT_NAME_CHARS)), arguments: info.arguments };
 }
 
 /** A value from outside as an event or span carries it: cut to {@link EVENT_TEXT_CHARS}, a copy of its own. */

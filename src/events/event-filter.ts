@@ -1,4 +1,5 @@
 import { EventKind, type Event, type SubscribeRequest } from '../../gen/dispatch/v1/dispatch_pb';
+import { clientIdRefusal } from '../parse/client-id';
 
 /** Which events a subscriber wants; an empty field means any. */
 export interface EventFilter {
@@ -9,11 +10,12 @@ export interface EventFilter {
 
 /** Bounds on a SubscribeRequest. */
 export const MAX_FILTER_TOOLS = 1024;
-const MAX_SESSION_ID = 256;
 
 /** The filter of a SubscribeRequest, or a message saying what is wrong with it. */
 export function filterOf(request: SubscribeRequest): EventFilter | string {
-  if (request.sessionId.length > MAX_SESSION_ID) return `session_id is longer than ${MAX_SESSION_ID} characters`;
+  // The rule of client ids (client-id.ts): a session past it is no turn's; an empty one means any.
+  const refusal = clientIdRefusal('session_id', request.sessionId, 'a session id');
+  if (refusal !== undefined) return refusal;
   if (request.tools.length > MAX_FILTER_TOOLS) return `${request.tools.length} tools in the filter, over the limit of ${MAX_FILTER_TOOLS}`;
   for (const kind of request.kinds) {
     if (kind === EventKind.UNSPECIFIED || EventKind[kind] === undefined) return `unknown event kind ${kind}`;

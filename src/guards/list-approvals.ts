@@ -5,6 +5,7 @@ import { ListApprovalsResponseSchema, PendingApprovalSchema, type ListApprovalsR
 import { listedApproval } from '../pipeline';
 import { concurrentCalls, invalidArgument, RpcError, unary, type Authenticator } from '../server';
 import type { Logger } from '../log';
+import { clientIdRefusal } from '../parse/client-id';
 import type { ApprovalFilter, PendingApproval } from './approvals';
 import { LIST_PAGE_APPROVALS, type ApprovalsPage } from './approvals-index';
 import { ApprovalsUnlistedError } from './approvals-relay';
@@ -14,7 +15,7 @@ export type ListApprovals = (tenant: string, filter: ApprovalFilter) => PendingA
 
 /** Room left in a response for its framing and the truncated flag, in bytes. */
 const RESPONSE_SLACK_BYTES = 1024;
-/** Longest session id or tool name a filter may name. */
+/** Longest session id or tool name a filter may name, in code points (the rule of client ids, client-id.ts, with this bound). */
 const MAX_FILTER_CHARS = 1024;
 
 /**
@@ -50,7 +51,10 @@ export function listApprovalsHandler(authenticate: Authenticator, logger: Logger
   const admit = concurrentCalls('ListApprovals', MAX_LISTINGS_IN_FLIGHT, MAX_LISTINGS_PER_TENANT, 'try again shortly');
   return unary(logger, async (request: ListApprovalsRequest, call: grpc.ServerUnaryCall<ListApprovalsRequest, ListApprovalsResponse>) => {
     const principal = authenticate(call, 'dispatch');
-    if (request.sessionId.length > MAX_FILTER_CHARS || request.tool.length > MAX_FILTER_CHARS) throw invalidArgument(request.sessionId.length > MAX_FILTER_CHARS ? 'session_id' : 'tool', `session_id and tool are at most ${MAX_FILTER_CHARS} characters`);
+    const sessionRefusal = clientIdRefusal('session_id', request.sessionId, 'a session id', MAX_FILTER_CHARS);
+    if (sessionRefusal !== undefined) throw invalidArgument('session_id', sessionRefusal);
+    const toolRefusal = clientIdRefusal('tool', request.tool, 'a tool name', MAX_FILTER_CHARS);
+    if (toolRefusal !== undefined) throw invalidArgument('tool', toolRefusal);
     const release = admit(principal.tenant);
     let page: ApprovalsPage;
     try {

@@ -1,14 +1,30 @@
 import { create } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import { ResolveApprovalResponseSchema, type ResolveApprovalRequest, type ResolveApprovalResponse } from '../../gen/dispatch/v1/dispatch_pb';
+import { terminalText } from '../events/terminal-text';
 import type { Logger } from '../log';
+import { shortened } from '../pipeline';
+import { clientIdRefusal } from '../parse/client-id';
 import { invalidArgument, RpcError, unary, type Authenticator } from '../server';
 import { DecisionUnknownError } from './approvals-relay';
 import type { Approvals } from './approvals';
 import { listApprovalsHandler, type ListApprovals } from './list-approvals';
 
-/** Decides a waiting approval; the relay's across replicas, else the local registry's. */
-export type ResolveApproval = (approvalId: string, approve: boolean, tenant: string) => boolean | Promise<boolean>;
+/** Decides a waiting approval; the relay's across replicas, else the local registry's. A denial's `reason` reaches the denied call's result. */
+export type ResolveApproval = (approvalId: string, approve: boolean, tenant: string, reason?: string) => boolean | Promise<boolean>;
+
+/** Longest denial reason the model reads, in characters before escaping (cut, with `...` after). */
+export const DENIAL_REASON_CHARS = 1_000;
+
+/**
+ * A human's denial reason as the model reads it in the denied call's BLOCKED error: trimmed, cut
+ * to {@link DENIAL_REASON_CHARS}, control and invisible characters written `\uXXXX` (a line break
+ * in it would read as dispatch's own text); undefined when empty.
+ */
+export function denialReason(text: string): string | undefined {
+  const trimmed = text.trim();
+  return trimmed === '' ? undefined : terminalText(shortened(trimmed, DENIAL_REASON_CHARS));
+}
 
 /** Where ListApprovals reads, and how large its answer may be. */
 export interface ListingOptions {
@@ -21,7 +37,9 @@ export interface ListingOptions {
 /**
  * The ResolveApproval and ListApprovals handlers of DispatchService (scope `dispatch`).
  * ResolveApproval decides a waiting Ask of the caller's tenant; `resolved` is false when the
- * approval is unknown, already decided, timed out or belongs to another tenant.
+ * approval is unknown, already decided, timed out or belongs to another tenant. A denial's
+ * `reason` reaches the model in the denied call's error (see {@link denialReason}); an approval's
+ * is only logged.
  */
 export function approvalHandlers(approvals: Approvals, authenticate: Authenticator, logger: Logger, resolveWith: () => ResolveApproval = () => approvals.resolve.bind(approvals), listing: ListingOptions = {}): grpc.UntypedServiceImplementation {
   const listWith = listing.listWith ?? (() => approvals.list.bind(approvals));
@@ -30,11 +48,13 @@ export function approvalHandlers(approvals: Approvals, authenticate: Authenticat
     resolveApproval: unary(logger, async (request: ResolveApprovalRequest, call: grpc.ServerUnaryCall<ResolveApprovalRequest, ResolveApprovalResponse>) => {
       const principal = authenticate(call, 'dispatch');
       if (request.approvalId === '') throw invalidArgument('approval_id', 'approval_id is required');
-      // Ids are UUIDs (36 characters): a longer one is nobody's, and would be logged whole.
-      if (request.approvalId.length > 256) throw invalidArgument('approval_id', 'approval_id is longer than 256 characters');
+      // Ids are UUIDs (36 characters): one past the rule of client ids is nobody's, and would be logged whole.
+      const refusal = clientIdRefusal('approval_id', request.approvalId, 'an approval id');
+      if (refusal !== undefined) throw invalidArgument('approval_id', refusal);
       let resolved: boolean;
       try {
-        resolved = await resolveWith()(request.approvalId, request.approve, principal.tenant);
+        const said = request.approve ? undefined : denialReason(request.reason);
+        resolved = await resolveWith()(request.approvalId, request.approve, principal.tenant, said);
       } catch (error) {
         if (error instanceof DecisionUnknownError) throw new RpcError(grpc.status.UNAVAILABLE, `${error.message}; ask again (once applied, a decision answers resolved=false)`, 'STORE_UNAVAILABLE', { approval_id: request.approvalId });
         throw error;

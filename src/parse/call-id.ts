@@ -1,6 +1,5 @@
 import { randomFillSync } from 'node:crypto';
-import { firstUnsafeChar } from '../events/terminal-text';
-import { codePointLength } from '../pipeline/bound-result';
+import { idProblem, MAX_CLIENT_ID_CHARS } from './client-id';
 
 const ALPHABET = Buffer.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789', 'latin1');
 const ID_LENGTH = 24;
@@ -31,19 +30,14 @@ export function createCallId(): string {
 }
 
 /** The longest call id, in code points (an emoji is one): what Dispatch takes, and ParseToolCalls passes on from a model. */
-export const MAX_CALL_ID_CHARS = 256;
+export const MAX_CALL_ID_CHARS = MAX_CLIENT_ID_CHARS;
 
 /**
- * Why `id` cannot be a call's id, or undefined: it is longer than {@link MAX_CALL_ID_CHARS}, or it
- * holds a control character or an invisible or reordering format character (terminal-text's set:
- * NUL, ESC, CR, LF, DEL, C1, bidirectional controls, zero-width). A call id reaches events, spans,
+ * Why `id` cannot be a call's id, or undefined: the rule of every client-chosen id (client-id.ts):
+ * longer than {@link MAX_CALL_ID_CHARS} code points, or holding a control character or an invisible
+ * or reordering format character. A call id reaches events, spans,
  * logs, a worker's assignment and a terminal; the ids createCallId makes never fail it.
  */
 export function callIdProblem(id: string): string | undefined {
-  const chars = id.length > MAX_CALL_ID_CHARS ? codePointLength(id) : id.length;
-  if (chars > MAX_CALL_ID_CHARS) return `is ${chars} characters long, over the limit of ${MAX_CALL_ID_CHARS}`;
-  const unsafe = firstUnsafeChar(id);
-  if (unsafe === undefined) return undefined;
-  const code = `U+${unsafe.code.toString(16).toUpperCase().padStart(4, '0')}`;
-  return `holds ${code} at position ${unsafe.position}: a call id may not hold control characters or invisible or bidirectional format characters`;
+  return idProblem(id, 'a call id', MAX_CALL_ID_CHARS);
 }

@@ -2,6 +2,7 @@ import { status } from '@grpc/grpc-js';
 import type { ToolCall, ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { prepareArguments, type ParsedText } from '../arguments';
 import { DispatchError, errors, HardError } from '../errors';
+import { terminalText } from '../events/terminal-text';
 import { closestMatch } from '../json';
 import { MAX_RECOVERY_ATTEMPTS } from '../options';
 import type { ResolvedTool } from '../registry';
@@ -15,8 +16,12 @@ import { runAttempt, type CallProgress } from './run-attempt';
 import { delay } from './signals';
 import { checkMayStart } from './turn-error';
 
-/** A name as quoted back in a message: a made-up one may be megabytes. */
-const quoted = (name: string): string => shortened(name, 200);
+/**
+ * A name as quoted back in a message (and as a result's resolved_tool_name): a made-up one may be
+ * megabytes, so cut at 200 characters, then its control and invisible or bidirectional format
+ * characters written `\u001b` (terminal-text), so the model and a terminal see what it held.
+ */
+const quoted = (name: string): string => terminalText(shortened(name, 200));
 
 /** The most offered tools a suggestion lists, and the most characters it lists them in. */
 const MAX_LISTED_TOOLS = 20;

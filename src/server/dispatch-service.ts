@@ -12,6 +12,7 @@ import {
 import type { ServerSurfaceCall } from '@grpc/grpc-js/build/src/server-call';
 import { HardError } from '../errors';
 import { callIdProblem } from '../parse';
+import { clientIdRefusal, idLength, MAX_CLIENT_ID_CHARS } from '../parse/client-id';
 import { throttledWarn } from '../log';
 import { createAbortScope, DEADLINES, dispatchSequential, onAbort, turnError, type PipelineDeps, type TurnContext } from '../pipeline';
 import { MAX_TOOL_NAME_CHARS } from '../registry/validate-spec';
@@ -41,17 +42,16 @@ export interface DispatchServiceOptions {
   readonly singleTenant?: boolean;
 }
 
-/** The longest session id a turn may name. */
-const MAX_SESSION_ID_CHARS = 256;
-
 /**
- * A session id the stores can key: local keys join tenant, session and tool with NUL, so a NUL in
- * a session id could name another tenant's session ("acme" + "prod\0s" is "acme\0prod" + "s").
+ * A session id a turn may name: required, and the rule of every client-chosen id (client-id.ts):
+ * at most 256 code points, no control or invisible or bidirectional format character. It is
+ * logged, keyed (local keys join tenant, session and tool with NUL, so a NUL could name another
+ * tenant's session: "acme" + "prod\0s" is "acme\0prod" + "s"), sent in events and to tools.
  */
 function checkSessionId(sessionId: string): void {
   if (sessionId === '') throw invalidArgument('session_id', 'session_id is required');
-  if (sessionId.length > MAX_SESSION_ID_CHARS) throw invalidArgument('session_id', `session_id is longer than ${MAX_SESSION_ID_CHARS} characters`);
-  if (sessionId.includes('\u0000')) throw invalidArgument('session_id', 'session_id must not contain NUL (U+0000)');
+  const refusal = clientIdRefusal('session_id', sessionId, 'a session id');
+  if (refusal !== undefined) throw invalidArgument('session_id', refusal);
 }
 
 function checkRequest(request: DispatchRequest, maxCalls: number): void {
@@ -180,11 +180,11 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
 
   async function endSession(request: EndSessionRequest, call: grpc.ServerUnaryCall<EndSessionRequest, EndSessionResponse>): Promise<EndSessionResponse> {
     const principal = authenticate(call, 'dispatch');
-    // An unknown session's end is OK (DESIGN section 2), an empty or long id's too; a NUL is not.
-    if (request.sessionId.includes('\u0000')) checkSessionId(request.sessionId);
-    // Ids no turn may have (checkSessionId) name no session: nothing to clear, no store step (a
-    // 4 MiB id made a 4 MiB key for every store to clear, per call).
-    if (request.sessionId === '' || request.sessionId.length > MAX_SESSION_ID_CHARS) return create(EndSessionResponseSchema, {});
+    // An unknown session's end is OK (DESIGN section 2), an empty or long id's too (no turn may
+    // name one: nothing to clear, no store step; a 4 MiB id made a 4 MiB key for every store to
+    // clear, per call); an id holding a control or format character is refused as Dispatch refuses it.
+    if (request.sessionId === '' || idLength(request.sessionId, MAX_CLIENT_ID_CHARS) > MAX_CLIENT_ID_CHARS) return create(EndSessionResponseSchema, {});
+    checkSessionId(request.sessionId);
     const scope = { tenant: principal.tenant, sessionId: request.sessionId };
     await deps.store.endSession(scope).catch(() => {
       throw new RpcError(grpc.status.UNAVAILABLE, 'the session store is unreachable; try again shortly', 'STORE_UNAVAILABLE');

@@ -228,7 +228,7 @@ test('filters: session, tools and kinds; empty fields match everything; bad requ
   expect(matches(f({ tools: ['other'] }), event)).toBe(false);
   expect(matches(f({ kinds: [EventKind.TOOL_PRE] }), event)).toBe(false);
   expect(filterOf(create(SubscribeRequestSchema, { kinds: [EventKind.UNSPECIFIED] }))).toBe('unknown event kind 0');
-  expect(filterOf(create(SubscribeRequestSchema, { sessionId: 'x'.repeat(257) }))).toBe('session_id is longer than 256 characters');
+  expect(filterOf(create(SubscribeRequestSchema, { sessionId: 'x'.repeat(257) }))).toBe('session_id is 257 characters long, over the limit of 256');
   expect(filterOf(create(SubscribeRequestSchema, { tools: Array.from({ length: 1025 }, (_, i) => `t${i}`) }))).toBe('1025 tools in the filter, over the limit of 1024');
 });
 

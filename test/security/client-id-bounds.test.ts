@@ -23,7 +23,7 @@ test('ResolveApproval refuses an approval_id over 256 characters; an unknown one
   try {
     await expect(d.dispatch.resolveApproval({ approvalId: 'x'.repeat(257), approve: true })).rejects.toMatchObject({
       code: grpc.status.INVALID_ARGUMENT,
-      details: 'approval_id is longer than 256 characters',
+      details: 'approval_id is 257 characters long, over the limit of 256',
     });
     expect((await d.dispatch.resolveApproval({ approvalId: 'x'.repeat(256), approve: true })).resolved).toBe(false);
     expect(lines.filter((l) => l.message.startsWith('approval'))).toEqual([{ level: 'debug', message: 'approval not resolved' }]);
@@ -39,7 +39,7 @@ test('a worker hello with a worker_id over 256 characters is refused and registe
     const long = startWorker(t.address, { id: 'w'.repeat(257), tools: [tool] });
     const status = await long.ended;
     expect(status.code).toBe(grpc.status.INVALID_ARGUMENT);
-    expect(status.details).toBe('worker_id is longer than 256 characters');
+    expect(status.details).toBe('worker_id is 257 characters long, over the limit of 256');
     expect((await t.registry.listTools({})).tools.map((x) => x.name)).not.toContain('w_echo');
     await t.worker({ id: 'w'.repeat(256), tools: [tool], answer: echoAnswer('w') });
     expect((await t.registry.listTools({})).tools.map((x) => x.name)).toContain('w_echo');

@@ -107,7 +107,8 @@ test('call and dispatch: the call id, the output and the tool name are escaped; 
   const run = await ctl('dispatch', turn);
   expect(run.out).not.toMatch(RAW_CONTROL);
   expect(run.out).toContain(`✓ ${SPACED_SHOWN} raw (`);
-  expect(run.out).toMatch(/^✗ u "nope\\u001b\[2J\\u202e": UNKNOWN_TOOL/m);
+  // Dispatch itself shows a made-up name escaped (resolved_tool_name); no registered name holds a backslash.
+  expect(run.out).toMatch(/^✗ u nope\\u001b\[2J\\u202e: UNKNOWN_TOOL/m);
 });
 
 test("call: a tool's output cannot print lines that pass for dispatchctl's warnings; the real warning is the only one", async () => {
@@ -133,8 +134,9 @@ test('read: the full text of a truncated result, its controls escaped', async ()
 });
 
 test('end-session, tools list and parse show what they echo escaped', async () => {
+  // Dispatch refuses a session id holding a control character (src/parse/client-id.ts); the refusal names no raw one.
   const ended = await ctl('end-session', `s\x1b[2J\r\nsession other ended`);
-  expect(ended.out).toBe(String.raw`session "s\u001b[2J\r\nsession other ended" ended`);
+  expect(ended).toEqual({ code: 1, out: '', err: 'dispatchctl: INVALID_ARGUMENT: session_id holds U+001B at position 2: a session id may not hold control characters or invisible or bidirectional format characters' });
   const listed = await ctl('tools', 'list');
   expect(listed.out).not.toMatch(RAW_CONTROL);
   expect(listed.out).toMatch(/^echo\s+read-only\s+builtin {2}Echoes\.\\u001b\]52;c;cHduZWQ=\\u0007\\u202eevil$/m);

@@ -1,0 +1,38 @@
+import { firstUnsafeChar } from '../events/terminal-text';
+import { codePointLength } from '../pipeline/bound-result';
+
+/**
+ * The one rule for an id a client or a model chooses (a call's id, `session_id`, `approval_id`,
+ * `hello.worker_id`, a session filter): at most a bound of characters, counted as code points (an
+ * emoji is one), and no control character nor invisible or reordering format character
+ * (terminal-text's set: NUL, ESC, CR, LF, DEL, C1, bidirectional controls, zero-width, tags).
+ * Such ids reach logs, events, spans, Redis keys, workers and terminals whole.
+ */
+
+/** The longest id a client may choose, in code points. */
+export const MAX_CLIENT_ID_CHARS = 256;
+
+/** An id's length in code points; a surrogate scan only past `max` UTF-16 units (shorter ones cannot be over). */
+export function idLength(id: string, max: number): number {
+  return id.length > max ? codePointLength(id) : id.length;
+}
+
+/**
+ * Why `id` breaks the rule, as the end of a sentence that starts with the id's name (`is 257
+ * characters long, over the limit of 256`, `holds U+001B at position 3: a call id may not
+ * hold ...`), or undefined. `noun` names the id in the second (`a call id`, `a session id`).
+ */
+export function idProblem(id: string, noun: string, max = MAX_CLIENT_ID_CHARS): string | undefined {
+  const chars = idLength(id, max);
+  if (chars > max) return `is ${chars} characters long, over the limit of ${max}`;
+  const unsafe = firstUnsafeChar(id);
+  if (unsafe === undefined) return undefined;
+  const code = `U+${unsafe.code.toString(16).toUpperCase().padStart(4, '0')}`;
+  return `holds ${code} at position ${unsafe.position}: ${noun} may not hold control characters or invisible or bidirectional format characters`;
+}
+
+/** The message refusing the id in request field `field`, or undefined when it keeps the rule: `session_id holds U+000A at position 2: ...`. */
+export function clientIdRefusal(field: string, id: string, noun: string, max = MAX_CLIENT_ID_CHARS): string | undefined {
+  const problem = idProblem(id, noun, max);
+  return problem === undefined ? undefined : `${field} ${problem}`;
+}

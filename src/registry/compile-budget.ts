@@ -12,11 +12,12 @@ const SWEEP_AT = 4096;
  */
 export interface CompileBudget {
   /**
-   * Why compiling `bytes` more for the tenant now would pass its budget, or undefined. A tenant
-   * whose budget is whole may compile one registration of any size (each is bounded by
-   * max_schema_bytes_per_tenant), so a budget below one registration never refuses it for ever.
+   * Why compiling `bytes` more for the tenant now would pass its budget, and how long until it
+   * would not (`retryAfterMs`), or undefined. A tenant whose budget is whole may compile one
+   * registration of any size (each is bounded by max_schema_bytes_per_tenant), so a budget below
+   * one registration never refuses it for ever.
    */
-  excess(tenant: string, bytes: number): string | undefined;
+  excess(tenant: string, bytes: number): { readonly message: string; readonly retryAfterMs: number } | undefined;
   /**
    * Counts `bytes` compiled for the tenant. `remote` (another replica's registration, which that
    * replica admitted and this one cannot refuse) may take the tenant past its budget, down to a
@@ -43,10 +44,10 @@ export function createCompileBudget(perMinute: number | undefined, logger: Logge
       const left = leftNow(tenant, now());
       if (bytes <= left || left >= perMinute) return undefined;
       const seconds = Math.max(1, Math.ceil(((Math.min(bytes, perMinute) - left) * MINUTE_MS) / perMinute / 1000));
-      return (
+      const message =
         `tenant "${tenant}" would compile ${bytes} bytes of new or changed input schemas, over what is left of its budget of ${perMinute} bytes compiled per minute on this replica ` +
-        `(${Math.max(0, Math.floor(left))} bytes; limits.max_schema_bytes_compiled_per_minute_per_tenant); try again in ${seconds} s. A tool registered again unchanged is not compiled and not counted`
-      );
+        `(${Math.max(0, Math.floor(left))} bytes; limits.max_schema_bytes_compiled_per_minute_per_tenant); try again in ${seconds} s. A tool registered again unchanged is not compiled and not counted`;
+      return { message, retryAfterMs: seconds * 1000 };
     },
     charge(tenant, bytes, remote) {
       if (bytes === 0) return;

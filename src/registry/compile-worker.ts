@@ -20,10 +20,24 @@ export type CompileAnswer = { readonly id: number; readonly error: string } | ({
 /** What a compile in the worker gives: code, or the schema's compile error (a message for the caller). */
 export type WorkerCode = { readonly error: string } | ({ readonly cachedData?: Uint8Array } & SchemaCode);
 
-/** Thrown when the worker takes no more compiles now (its queue is full, or it is closed); nothing about the schema. */
+/**
+ * Thrown when the worker takes no more compiles now (its queue is full, or it is closed); nothing
+ * about the schema. `retryAfterMs`: when to try again (a full queue drains in a few seconds; a
+ * closed compiler's replica is going, another takes the registration at once).
+ */
 export class CompilerBusyError extends Error {
   override readonly name = 'CompilerBusyError';
+  constructor(
+    message: string,
+    readonly retryAfterMs: number,
+  ) {
+    super(message);
+  }
 }
+
+/** {@link CompilerBusyError.retryAfterMs} when the queue is full, and when the compiler is closed. */
+const QUEUE_FULL_RETRY_MS = 2_000;
+const CLOSED_RETRY_MS = 200;
 
 /** Options of {@link createCompileWorker}. */
 export interface CompileWorkerOptions {
@@ -155,9 +169,9 @@ export function createCompileWorker(maxSchemaBytes: number, options: CompileWork
 
   return {
     compile(text, patternBound) {
-      if (closed) return Promise.reject(new CompilerBusyError('the schema compiler is closed: the server is shutting down; register the tools with another replica'));
+      if (closed) return Promise.reject(new CompilerBusyError('the schema compiler is closed: the server is shutting down; register the tools with another replica', CLOSED_RETRY_MS));
       if (queue.length >= options.maxQueued) {
-        return Promise.reject(new CompilerBusyError(`the schema compiler has ${queue.length} schemas waiting, its limit; try again in a few seconds`));
+        return Promise.reject(new CompilerBusyError(`the schema compiler has ${queue.length} schemas waiting, its limit; try again in a few seconds`, QUEUE_FULL_RETRY_MS));
       }
       return new Promise<WorkerCode>((resolve, reject) => {
         queue.push({ text, patternBound, resolve, reject });
@@ -167,7 +181,7 @@ export function createCompileWorker(maxSchemaBytes: number, options: CompileWork
     async close() {
       closed = true;
       clearTimeout(idle);
-      const busy = new CompilerBusyError('the schema compiler was closed while the schema waited: the server is shutting down; register the tools with another replica');
+      const busy = new CompilerBusyError('the schema compiler was closed while the schema waited: the server is shutting down; register the tools with another replica', CLOSED_RETRY_MS);
       for (const job of queue.splice(0)) job.reject(busy);
       if (running) {
         clearTimeout(running.timer);

@@ -3,12 +3,18 @@ import type { DestinationPolicy } from './destination-policy';
 import type { Logger } from '../log';
 import type { ResolvedTool } from './resolved-tool';
 
-/** Why a registration was refused: a bad spec, a name that exists without `replace`, or the tenant's tool limit. */
+/**
+ * Why a registration was refused: a bad spec, a name that exists without `replace`, or a limit.
+ * A `limit` with `retryAfterMs` is transient (the compiler busy, the compile budget spent: the
+ * same registration succeeds after that wait); one without is lasting (the tenant's tools or
+ * schema bytes), mended only by registering less.
+ */
 export class RegistryError extends Error {
   override readonly name = 'RegistryError';
   constructor(
     readonly code: 'invalid' | 'exists' | 'limit' | 'denied',
     message: string,
+    readonly retryAfterMs?: number,
   ) {
     super(message);
   }

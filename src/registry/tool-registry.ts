@@ -95,7 +95,8 @@ export function createToolRegistry(
     const keep = replace && !(local && tenant !== '' && patternsOwned(tenant) > MAX_PATTERNS_PER_TENANT);
     const kept = specs.map((spec) => (keep ? heldAsIs(own, spec) : undefined));
     const replaced = replace ? specs.map((spec, i) => (kept[i] ? undefined : own?.get(spec.name))).filter((tool) => tool !== undefined) : [];
-    if (local && tenant !== '') refuseOver(budget.excess(tenant, schemaBytesWith(specs.filter((_, i) => kept[i] === undefined), undefined)));
+    const spent = local && tenant !== '' ? budget.excess(tenant, schemaBytesWith(specs.filter((_, i) => kept[i] === undefined), undefined)) : undefined;
+    if (spent) throw new RegistryError('limit', spent.message, spent.retryAfterMs);
     const lease = { replacing: replaced.map((tool) => releases.get(tool)).filter((r) => r !== undefined), perTenantBound: local };
     try {
       for (const [index, spec] of specs.entries()) compiled.push(compileOne(spec, index, tenant, replace, local, compiled, lease, kept[index], codes, collect));
@@ -163,7 +164,7 @@ export function createToolRegistry(
       try {
         codes.set(text, await compiler.generate(text, tenant, { perTenantBound: local }));
       } catch (error) {
-        if (error instanceof CompilerBusyError) throw new RegistryError('limit', error.message);
+        if (error instanceof CompilerBusyError) throw new RegistryError('limit', error.message, error.retryAfterMs);
         throw error;
       }
     }

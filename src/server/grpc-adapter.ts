@@ -4,6 +4,7 @@ import type { GenService, GenServiceMethods } from '@bufbuild/protobuf/codegenv2
 import * as grpc from '@grpc/grpc-js';
 import { ErrorInfoSchema } from '../../gen/google/rpc/error_details_pb';
 import { StatusSchema } from '../../gen/google/rpc/status_pb';
+import { retryDelayOf, retryInfo } from './retry-info';
 import { HardError } from '../errors';
 import type { Logger } from '../log';
 
@@ -16,7 +17,8 @@ export type ErrorFacts = Readonly<Record<string, string | number | undefined>>;
 
 /**
  * An RPC failure with a gRPC status, and a google.rpc.ErrorInfo reason (the status code's name,
- * e.g. INVALID_ARGUMENT, when none is given) with `facts` as its metadata.
+ * e.g. INVALID_ARGUMENT, when none is given) with `facts` as its metadata. `retryDelayMs`: the
+ * wait its google.rpc.RetryInfo asks for, over its reason's (see RETRY_DELAY_MS).
  */
 export class RpcError extends Error {
   override readonly name = 'RpcError';
@@ -25,6 +27,7 @@ export class RpcError extends Error {
     message: string,
     readonly reason?: string,
     readonly facts: ErrorFacts = {},
+    readonly retryDelayMs?: number,
   ) {
     super(message);
   }
@@ -142,9 +145,10 @@ const MAX_FACTS_BYTES = 1_024;
  * Trailers holding grpc-status-details-bin: a google.rpc.Status with one google.rpc.ErrorInfo,
  * domain dispatch.v1, `reason` (the code's name when none), and `facts` as its metadata (a value
  * over {@link MAX_FACT_CHARS}, or past {@link MAX_FACTS_BYTES} in all, left out: a session id or
- * tool name is shorter, a made-up one may not be).
+ * tool name is shorter, a made-up one may not be); then a google.rpc.RetryInfo when waiting
+ * mends the error (`retryDelayMs`, else its reason's delay: RETRY_DELAY_MS).
  */
-export function statusDetails(code: grpc.status, message: string, reason: string | undefined, facts: ErrorFacts = {}): grpc.Metadata {
+export function statusDetails(code: grpc.status, message: string, reason: string | undefined, facts: ErrorFacts = {}, retryDelayMs?: number): grpc.Metadata {
   const metadata: Record<string, string> = {};
   let bytes = 0;
   for (const [key, value] of Object.entries(facts)) {
@@ -156,7 +160,8 @@ export function statusDetails(code: grpc.status, message: string, reason: string
     metadata[key] = text;
   }
   const info = create(ErrorInfoSchema, { reason: reason ?? grpc.status[code], domain: 'dispatch.v1', metadata });
-  const details = create(StatusSchema, { code, message, details: [anyPack(ErrorInfoSchema, info)] });
+  const delay = retryDelayOf(reason, retryDelayMs);
+  const details = create(StatusSchema, { code, message, details: delay === undefined ? [anyPack(ErrorInfoSchema, info)] : [anyPack(ErrorInfoSchema, info), retryInfo(delay)] });
   const trailers = new grpc.Metadata();
   trailers.set('grpc-status-details-bin', Buffer.from(toBinary(StatusSchema, details)));
   return trailers;
@@ -171,19 +176,21 @@ export function toServiceError(error: unknown, logger: Logger, known: ErrorFacts
   let reason: string | undefined;
   let message: string;
   let facts: ErrorFacts = known;
+  let retryDelayMs: number | undefined;
   if (error instanceof HardError || error instanceof RpcError) {
     code = error.code;
     reason = error.reason;
     message = error.message;
     // The error's own facts first (kept first within the bound), and over what the request says.
     facts = { ...error.facts, ...known, ...error.facts };
+    if (error instanceof RpcError) retryDelayMs = error.retryDelayMs;
   } else {
     logger.error('internal error', { error: error instanceof Error ? error.stack : String(error) });
     code = grpc.status.INTERNAL;
     message = 'internal error in dispatch';
   }
   message = wellFormed(boundedMessage(message));
-  return { code, details: message, metadata: statusDetails(code, message, reason, facts) };
+  return { code, details: message, metadata: statusDetails(code, message, reason, facts, retryDelayMs) };
 }
 
 /**

@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation, service as healthService } from 'grpc-health-check';
-import { reflectedFiles } from './reflected-files';
+import { indexEnumValues, reflectedFiles } from './reflected-files';
 
 /** The services whose health is reported. */
 export const HEALTH_SERVICES = ['', 'dispatch.v1.DispatchService'] as const;
@@ -35,7 +35,9 @@ export function addHealthAndReflection(server: grpc.Server): HealthControl {
       call.on('cancelled', () => watches.delete(call));
     },
   });
-  new ReflectionService(reflectedFiles()).addToServer(server);
+  const reflection = new ReflectionService(reflectedFiles());
+  indexEnumValues(reflection);
+  reflection.addToServer(server);
   const setAll = (up: boolean) => {
     for (const service of HEALTH_SERVICES) health.setStatus(service, up ? 'SERVING' : 'NOT_SERVING');
   };

@@ -82,11 +82,14 @@ const REGISTRY_ERROR_REASON: Readonly<Record<RegistryError['code'], string>> = {
 
 /**
  * The RpcError of a registry refusal, its ErrorInfo naming the spec (`field`, `tools[2]` after
- * `prefix`) that the message begins with.
+ * `prefix`) that the message begins with. A transient limit (one with a wait: the compiler busy,
+ * the compile budget spent) is REGISTRY_BUSY with a RetryInfo of that wait, so that a client
+ * tells it from a lasting REGISTRY_LIMIT, which no retry mends.
  */
 export function registryRpcError(error: RegistryError, prefix = ''): RpcError {
   const spec = /^tools\[\d+\]/.exec(error.message)?.[0];
-  return new RpcError(REGISTRY_ERROR_STATUS[error.code], error.message, REGISTRY_ERROR_REASON[error.code], { field: spec === undefined ? undefined : prefix + spec });
+  const busy = error.code === 'limit' && error.retryAfterMs !== undefined;
+  return new RpcError(REGISTRY_ERROR_STATUS[error.code], error.message, busy ? 'REGISTRY_BUSY' : REGISTRY_ERROR_REASON[error.code], { field: spec === undefined ? undefined : prefix + spec }, error.retryAfterMs);
 }
 
 /**

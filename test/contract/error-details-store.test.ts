@@ -28,6 +28,8 @@ async function expectStoreUnavailable(): Promise<void> {
     details: 'the session store is unreachable; try again shortly',
     reason: 'STORE_UNAVAILABLE',
     metadata: { session_id: 'gone-s' },
+    // A google.rpc.RetryInfo beside the ErrorInfo: wait a second (the store's timeout), then retry.
+    retryDelayMs: 1000,
   });
-  expect(await failure(env.app.dispatch.readResult({ resultHandle: newResultHandle('gone-s') }, deadline))).toMatchObject({ code: grpc.status.UNAVAILABLE, reason: 'STORE_UNAVAILABLE' });
+  expect(await failure(env.app.dispatch.readResult({ resultHandle: newResultHandle('gone-s') }, deadline))).toMatchObject({ code: grpc.status.UNAVAILABLE, reason: 'STORE_UNAVAILABLE', retryDelayMs: 1000 });
 }

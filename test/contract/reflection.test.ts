@@ -41,5 +41,24 @@ describeWithPython('server reflection, read by a standard client', () => {
     expect(out['dispatch.v1.Event']).toMatchObject({ start_time: 'google.protobuf.Timestamp' });
     expect(out['dispatch.v1.ToolSpec']).toMatchObject({ input_schema: expect.any(Number) });
     expect(out['google.rpc.ErrorInfo']).toEqual({ reason: 9, domain: 9, metadata: 'google.rpc.ErrorInfo.MetadataEntry' });
+    // RetryInfo beside it, with the Duration it imports.
+    expect(out.files['google/rpc/error_details.proto']).toEqual(['google/protobuf/duration.proto']);
+  });
+
+  test('file_containing_symbol finds an enum value by its protobuf name, a sibling of its enum', async () => {
+    const out = await reflect(d.address);
+    expect(out.containing).toEqual({
+      'dispatch.v1.DISPATCH_MODE_PARALLEL': 'dispatch/v1/dispatch.proto',
+      'dispatch.v1.EFFECT_READ_ONLY': 'dispatch/v1/tool.proto',
+      'dispatch.v1.EVENT_KIND_CALL_RECEIVED': 'dispatch/v1/dispatch.proto',
+      'google.rpc.RetryInfo': 'google/rpc/error_details.proto',
+      'dispatch.v1.NO_SUCH_VALUE': null,
+    });
+  });
+
+  test('every dispatch.v1 file names its Go package, so that protoc-gen-go needs no M flags', async () => {
+    const out = await reflect(d.address);
+    const go = 'dispatch/gen/go/dispatch/v1;dispatchv1';
+    expect(out.go_package).toEqual({ 'dispatch/v1/dispatch.proto': go, 'dispatch/v1/registry.proto': go, 'dispatch/v1/tool.proto': go, 'dispatch/v1/worker.proto': go });
   });
 });

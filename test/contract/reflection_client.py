@@ -87,4 +87,14 @@ with grpc.insecure_channel(sys.argv[1]) as channel:
     for name in ('dispatch/v1/dispatch.proto', 'dispatch/v1/registry.proto', 'dispatch/v1/worker.proto', 'google/rpc/status.proto', 'google/rpc/error_details.proto'):
         out['files'][name] = [d.name for d in pool.FindFileByName(name).dependencies]
     out['asked'] = db.asked
+    # A symbol looked up alone, as `grpcurl describe SYMBOL` does: a fresh database asks the server
+    # file_containing_symbol for it. An enum value is named as a sibling of its enum
+    # (dispatch.v1.DISPATCH_MODE_PARALLEL), protobuf's scoping; None when the server knows no such symbol.
+    out['containing'] = {}
+    for symbol in ('dispatch.v1.DISPATCH_MODE_PARALLEL', 'dispatch.v1.EFFECT_READ_ONLY', 'dispatch.v1.EVENT_KIND_CALL_RECEIVED', 'google.rpc.RetryInfo', 'dispatch.v1.NO_SUCH_VALUE'):
+        try:
+            out['containing'][symbol] = descriptor_pool.DescriptorPool(ReflectionDatabase(channel)).FindFileContainingSymbol(symbol).name
+        except KeyError:
+            out['containing'][symbol] = None
+    out['go_package'] = {name: pool.FindFileByName(name).GetOptions().go_package for name in ('dispatch/v1/dispatch.proto', 'dispatch/v1/registry.proto', 'dispatch/v1/tool.proto', 'dispatch/v1/worker.proto')}
     print(json.dumps(out))

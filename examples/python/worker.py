@@ -139,7 +139,10 @@ def serve(stubs, connection: dispatch_connection.Connection, worker_id: str, sto
         concurrency_safe=True,
         timeout_ms=5000,
     )
-    outbox.put(pb.WorkerMessage(hello=pb.Hello(worker_id=worker_id, tools=[spec])))
+    # The channel receives up to MAX_RECEIVE_BYTES: said in hello, dispatch sends assignments up to
+    # that (without it, up to its limits.max_response_bytes, 4 MiB by default, gRPC's default).
+    hello = pb.Hello(worker_id=worker_id, tools=[spec], max_receive_message_bytes=dispatch_connection.MAX_RECEIVE_BYTES)
+    outbox.put(pb.WorkerMessage(hello=hello))
     if stopping.is_set():
         outbox.put(None)
     threading.Thread(target=heartbeats, daemon=True).start()

@@ -4,7 +4,7 @@ import type { GenService, GenServiceMethods } from '@bufbuild/protobuf/codegenv2
 import * as grpc from '@grpc/grpc-js';
 import { DispatchService } from '../../gen/dispatch/v1/dispatch_pb';
 import { ToolRegistryService } from '../../gen/dispatch/v1/registry_pb';
-import { WorkerService } from '../../gen/dispatch/v1/worker_pb';
+import { WorkerService, type WorkerMessage } from '../../gen/dispatch/v1/worker_pb';
 import { guardClientPings } from '../server/closing-pings';
 import { serviceDefinition, type HotCodec } from '../server/grpc-adapter';
 import { decodeWorkAssignment } from '../server/work-assignment-codec';
@@ -107,6 +107,20 @@ export function createServiceClient<S extends GenServiceMethods>(service: GenSer
 /** Clients of the three dispatch.v1 services. */
 export const createDispatchClient = (address: string, credentials?: grpc.ChannelCredentials) => createServiceClient(DispatchService, address, credentials);
 export const createRegistryClient = (address: string, credentials?: grpc.ChannelCredentials) => createServiceClient(ToolRegistryService, address, credentials);
-/** A worker's end of the Work stream: its messages encoded and its assignments decoded by hand. */
-const WORKER_CODECS = { work: { encodeRequest: encodeWorkerMessage, decodeResponse: decodeWorkAssignment } };
-export const createWorkerClient = (address: string, credentials?: grpc.ChannelCredentials) => createServiceClient(WorkerService, address, credentials, {}, WORKER_CODECS);
+/**
+ * A worker's end of the Work stream: its messages encoded and its assignments decoded by hand. A
+ * hello that does not say max_receive_message_bytes is sent saying the channel's receive limit (64
+ * MiB unless `channelOptions` set another; grpc-js's -1, none, as the largest uint32), so dispatch
+ * sends the worker any assignment it can read, and refuses before sending one it could not (past
+ * its receive limit, grpc-js would end the stream).
+ */
+export function createWorkerClient(address: string, credentials?: grpc.ChannelCredentials, channelOptions: grpc.ChannelOptions = {}) {
+  const limit = Number({ ...DEFAULT_CHANNEL_OPTIONS, ...channelOptions }['grpc.max_receive_message_length']);
+  const said = !Number.isInteger(limit) ? 0 : limit < 0 || limit > 0xffff_ffff ? 0xffff_ffff : limit;
+  const encodeRequest = (message: WorkerMessage): Buffer => {
+    const { msg } = message;
+    if (msg.case !== 'hello' || msg.value.maxReceiveMessageBytes !== 0) return encodeWorkerMessage(message);
+    return encodeWorkerMessage({ ...message, msg: { case: 'hello', value: { ...msg.value, maxReceiveMessageBytes: said } } });
+  };
+  return createServiceClient(WorkerService, address, credentials, channelOptions, { work: { encodeRequest, decodeResponse: decodeWorkAssignment } });
+}

@@ -7,7 +7,8 @@ export interface Limits {
   /**
    * Largest answer sent, in bytes: a turn's results are cut to fit it (read the rest with
    * ReadResult), and ReadResult pages, ParseToolCalls answers and ListApprovals, ListTools and
-   * GetToolStats pages stay within it.
+   * GetToolStats pages stay within it, and so does an assignment to a worker whose hello does not
+   * say its own receive limit (a larger one is refused INVALID_ARGUMENTS, not sent).
    * A gRPC client refuses a message past its own receive limit, 4 MiB unless raised in every gRPC
    * implementation (grpc-go, grpc-java, grpc-js, the C core under Python, C++, Ruby), and the
    * turn's calls have run by then: raise it only with every client's receive limit. At most

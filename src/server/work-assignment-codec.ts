@@ -34,22 +34,46 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 const callSize = (call: ToolCall): number => stringSize(call.id) + stringSize(call.name) + stringSize(call.arguments);
 
-/** The protobuf encoding of a WorkAssignment, the same bytes as protobuf-es's toBinary. */
-export function encodeWorkAssignment(assignment: WorkAssignment): Buffer {
-  const { call, deadlineMs } = assignment;
-  if (!isUint32(assignment.attempt) || deadlineMs < 0n || deadlineMs > MAX_SAFE) return Buffer.from(toBinary(WorkAssignmentSchema, assignment));
-  const deadline = Number(deadlineMs);
-  const inner = call ? callSize(call) : 0;
-  const size =
+/** Whether encodeWorkAssignment writes `assignment` by hand (else through toBinary). */
+const byHand = (assignment: WorkAssignment): boolean => isUint32(assignment.attempt) && assignment.deadlineMs >= 0n && assignment.deadlineMs <= MAX_SAFE;
+
+/** The size of a hand-encoded assignment whose call's fields take `inner` bytes. */
+function handSize(assignment: WorkAssignment, inner: number): number {
+  return (
     stringSize(assignment.assignmentId) +
-    (call ? fieldSize(inner) : 0) +
+    (assignment.call ? fieldSize(inner) : 0) +
     stringSize(assignment.sessionId) +
     uintSize(assignment.attempt) +
     stringSize(assignment.idempotencyKey) +
-    uintSize(deadline) +
+    uintSize(Number(assignment.deadlineMs)) +
     stringSize(assignment.traceparent) +
-    (assignment.cancel ? 2 : 0);
-  const w = new Writer(Buffer.allocUnsafe(size));
+    (assignment.cancel ? 2 : 0)
+  );
+}
+
+/**
+ * At least the bytes of `assignment`'s encoding, from its strings' UTF-16 lengths alone (3 bytes
+ * of UTF-8 at most per unit, 6 of tag and length per field, 11 per number): when a worker's receive
+ * limit is not below it, the call of ordinary size is not measured (see workAssignmentBytes).
+ */
+export function workAssignmentBytesAtMost(assignment: WorkAssignment): number {
+  const { call } = assignment;
+  const units = assignment.assignmentId.length + assignment.sessionId.length + assignment.idempotencyKey.length + assignment.traceparent.length + (call ? call.id.length + call.name.length + call.arguments.length : 0);
+  return 3 * units + 80;
+}
+
+/** The bytes of `assignment`'s encoding (encodeWorkAssignment's length): what a worker's receive limit is compared with. */
+export function workAssignmentBytes(assignment: WorkAssignment): number {
+  return byHand(assignment) ? handSize(assignment, assignment.call ? callSize(assignment.call) : 0) : toBinary(WorkAssignmentSchema, assignment).length;
+}
+
+/** The protobuf encoding of a WorkAssignment, the same bytes as protobuf-es's toBinary. */
+export function encodeWorkAssignment(assignment: WorkAssignment): Buffer {
+  const { call, deadlineMs } = assignment;
+  if (!byHand(assignment)) return Buffer.from(toBinary(WorkAssignmentSchema, assignment));
+  const deadline = Number(deadlineMs);
+  const inner = call ? callSize(call) : 0;
+  const w = new Writer(Buffer.allocUnsafe(handSize(assignment, inner)));
   w.string(TAG.assignmentId, assignment.assignmentId);
   if (call) {
     w.nested(TAG.call, inner);

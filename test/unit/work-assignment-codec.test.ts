@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { ToolCallSchema } from '../../gen/dispatch/v1/dispatch_pb';
 import { WorkAssignmentSchema, type WorkAssignment } from '../../gen/dispatch/v1/worker_pb';
 import { varintSize, Writer } from '../../src/wire/sized-writer';
-import { decodeWorkAssignment, encodeWorkAssignment } from '../../src/server/work-assignment-codec';
+import { decodeWorkAssignment, encodeWorkAssignment, workAssignmentBytes, workAssignmentBytesAtMost } from '../../src/server/work-assignment-codec';
 import { expectRefusesWhatFromBinaryRefuses, fieldList } from '../helpers/codec-properties';
 
 const text = fc.oneof(fc.constant(''), fc.string(), fc.string({ unit: 'grapheme', maxLength: 40 }), fc.string({ minLength: 130, maxLength: 20_000 }));
@@ -32,6 +32,18 @@ describe('encodeWorkAssignment: the worker stream encoder', () => {
       fc.property(assignment, ({ call, ...rest }) => {
         const message = create(WorkAssignmentSchema, { ...rest, call: call && create(ToolCallSchema, call) });
         expect(encodeWorkAssignment(message)).toEqual(Buffer.from(toBinary(WorkAssignmentSchema, message)));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("measures an assignment as its encoding's length, never above what its lengths allow", () => {
+    fc.assert(
+      fc.property(assignment, ({ call, ...rest }) => {
+        const message = create(WorkAssignmentSchema, { ...rest, call: call && create(ToolCallSchema, call) });
+        const bytes = toBinary(WorkAssignmentSchema, message).length;
+        expect(workAssignmentBytes(message)).toBe(bytes);
+        expect(workAssignmentBytesAtMost(message)).toBeGreaterThanOrEqual(bytes);
       }),
       { numRuns: 300 },
     );

@@ -31,7 +31,7 @@ describe('decodeWorkerMessage: the hot path decoder of the Work stream', () => {
   it('knows every field of the messages it decodes by hand (a field added to the proto fails here)', () => {
     expect(fieldList(WorkerMessageSchema)).toEqual(['1:hello', '2:completion', '3:heartbeat']);
     expect(fieldList(CompletionSchema)).toEqual(['1:assignmentId', '2:output', '3:isError', '4:errorMessage']);
-    expect(fieldList(HelloSchema)).toEqual(['1:workerId', '2:tools']);
+    expect(fieldList(HelloSchema)).toEqual(['1:workerId', '2:tools', '3:maxReceiveMessageBytes']);
   });
 
   it('makes the same message as fromBinary for arbitrary messages sent alone or back to back (oneof cases merged or replaced), with unknown fields', () => {

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file dispatch/v1/worker.proto.
  */
 export const file_dispatch_v1_worker: GenFile = /*@__PURE__*/
-  fileDesc("ChhkaXNwYXRjaC92MS93b3JrZXIucHJvdG8SC2Rpc3BhdGNoLnYxIkAKBUhlbGxvEhEKCXdvcmtlcl9pZBgBIAEoCRIkCgV0b29scxgCIAMoCzIVLmRpc3BhdGNoLnYxLlRvb2xTcGVjIlwKCkNvbXBsZXRpb24SFQoNYXNzaWdubWVudF9pZBgBIAEoCRIOCgZvdXRwdXQYAiABKAkSEAoIaXNfZXJyb3IYAyABKAgSFQoNZXJyb3JfbWVzc2FnZRgEIAEoCSILCglIZWFydGJlYXQilwEKDVdvcmtlck1lc3NhZ2USIwoFaGVsbG8YASABKAsyEi5kaXNwYXRjaC52MS5IZWxsb0gAEi0KCmNvbXBsZXRpb24YAiABKAsyFy5kaXNwYXRjaC52MS5Db21wbGV0aW9uSAASKwoJaGVhcnRiZWF0GAMgASgLMhYuZGlzcGF0Y2gudjEuSGVhcnRiZWF0SABCBQoDbXNnIsQBCg5Xb3JrQXNzaWdubWVudBIVCg1hc3NpZ25tZW50X2lkGAEgASgJEiMKBGNhbGwYAiABKAsyFS5kaXNwYXRjaC52MS5Ub29sQ2FsbBISCgpzZXNzaW9uX2lkGAMgASgJEg8KB2F0dGVtcHQYBCABKA0SFwoPaWRlbXBvdGVuY3lfa2V5GAUgASgJEhMKC2RlYWRsaW5lX21zGAYgASgEEhMKC3RyYWNlcGFyZW50GAcgASgJEg4KBmNhbmNlbBgIIAEoCDJUCg1Xb3JrZXJTZXJ2aWNlEkMKBFdvcmsSGi5kaXNwYXRjaC52MS5Xb3JrZXJNZXNzYWdlGhsuZGlzcGF0Y2gudjEuV29ya0Fzc2lnbm1lbnQoATABYgZwcm90bzM", [file_dispatch_v1_dispatch, file_dispatch_v1_tool]);
+  fileDesc("ChhkaXNwYXRjaC92MS93b3JrZXIucHJvdG8SC2Rpc3BhdGNoLnYxImMKBUhlbGxvEhEKCXdvcmtlcl9pZBgBIAEoCRIkCgV0b29scxgCIAMoCzIVLmRpc3BhdGNoLnYxLlRvb2xTcGVjEiEKGW1heF9yZWNlaXZlX21lc3NhZ2VfYnl0ZXMYAyABKA0iXAoKQ29tcGxldGlvbhIVCg1hc3NpZ25tZW50X2lkGAEgASgJEg4KBm91dHB1dBgCIAEoCRIQCghpc19lcnJvchgDIAEoCBIVCg1lcnJvcl9tZXNzYWdlGAQgASgJIgsKCUhlYXJ0YmVhdCKXAQoNV29ya2VyTWVzc2FnZRIjCgVoZWxsbxgBIAEoCzISLmRpc3BhdGNoLnYxLkhlbGxvSAASLQoKY29tcGxldGlvbhgCIAEoCzIXLmRpc3BhdGNoLnYxLkNvbXBsZXRpb25IABIrCgloZWFydGJlYXQYAyABKAsyFi5kaXNwYXRjaC52MS5IZWFydGJlYXRIAEIFCgNtc2cixAEKDldvcmtBc3NpZ25tZW50EhUKDWFzc2lnbm1lbnRfaWQYASABKAkSIwoEY2FsbBgCIAEoCzIVLmRpc3BhdGNoLnYxLlRvb2xDYWxsEhIKCnNlc3Npb25faWQYAyABKAkSDwoHYXR0ZW1wdBgEIAEoDRIXCg9pZGVtcG90ZW5jeV9rZXkYBSABKAkSEwoLZGVhZGxpbmVfbXMYBiABKAQSEwoLdHJhY2VwYXJlbnQYByABKAkSDgoGY2FuY2VsGAggASgIMlQKDVdvcmtlclNlcnZpY2USQwoEV29yaxIaLmRpc3BhdGNoLnYxLldvcmtlck1lc3NhZ2UaGy5kaXNwYXRjaC52MS5Xb3JrQXNzaWdubWVudCgBMAFCKFomZGlzcGF0Y2gvZ2VuL2dvL2Rpc3BhdGNoL3YxO2Rpc3BhdGNodjFiBnByb3RvMw", [file_dispatch_v1_dispatch, file_dispatch_v1_tool]);
 
 /**
  * @generated from message dispatch.v1.Hello
@@ -29,6 +29,17 @@ export type Hello = Message<"dispatch.v1.Hello"> & {
    * @generated from field: repeated dispatch.v1.ToolSpec tools = 2;
    */
   tools: ToolSpec[];
+
+  /**
+   * The largest message this worker's gRPC channel receives, in bytes (its
+   * grpc.max_receive_message_length); 0: not said, taken as dispatch's limits.max_response_bytes
+   * (4 MiB unless raised, every gRPC library's default). Dispatch sends no assignment larger than
+   * this (nor than its limits.max_message_bytes): the call fails INVALID_ARGUMENTS before it is
+   * sent, rather than the worker's stream ending on an assignment it cannot read.
+   *
+   * @generated from field: uint32 max_receive_message_bytes = 3;
+   */
+  maxReceiveMessageBytes: number;
 };
 
 /**
@@ -44,6 +55,17 @@ export type HelloJson = {
    * @generated from field: repeated dispatch.v1.ToolSpec tools = 2;
    */
   tools?: ToolSpecJson[];
+
+  /**
+   * The largest message this worker's gRPC channel receives, in bytes (its
+   * grpc.max_receive_message_length); 0: not said, taken as dispatch's limits.max_response_bytes
+   * (4 MiB unless raised, every gRPC library's default). Dispatch sends no assignment larger than
+   * this (nor than its limits.max_message_bytes): the call fails INVALID_ARGUMENTS before it is
+   * sent, rather than the worker's stream ending on an assignment it cannot read.
+   *
+   * @generated from field: uint32 max_receive_message_bytes = 3;
+   */
+  maxReceiveMessageBytes?: number;
 };
 
 /**

@@ -40,6 +40,7 @@ export function createExecutorsPlugin(pluginOptions: ExecutorsPluginOptions = {}
       },
       maxToolsPerTenant: () => deps?.limits.maxToolsPerTenant ?? Infinity,
       maxSchemaBytesPerTenant: () => deps?.limits.maxSchemaBytesPerTenant ?? Infinity,
+      messageLimits: () => deps?.limits ?? ctx.config.limits,
       onRegistered: (tenant, specs) => relay?.publishSpecs(tenant, specs),
     });
     return {

@@ -3,12 +3,13 @@ import { status } from '@grpc/grpc-js';
 import type { ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
 import type { Hello, WorkAssignment, WorkerMessage } from '../../../gen/dispatch/v1/worker_pb';
 import type { Logger } from '../../log';
+import { clientIdRefusal } from '../../parse/client-id';
 import { RegistryError, type ToolRegistry } from '../../registry';
 import { CREDENTIAL_RECHECK_MS, invalidArgument, recheckCredentials, registryRpcError, RpcError, statusDetails, toServiceError, type Authenticator } from '../../server';
 import { helloBytesRefusal, helloCountRefusal } from './hello-bytes';
 import { helloSpecs } from './hello-specs';
 import { streamEndReason } from './worker-errors';
-import type { EndStatus, WorkerLink } from './worker-link';
+import type { EndStatus, ReceiveLimit, WorkerLink } from './worker-link';
 import type { ResolvedWorkerOptions } from './worker-options';
 import type { WorkerPool } from './worker-pool';
 
@@ -23,6 +24,11 @@ export interface WorkHandlerDeps {
   readonly authenticate: () => Authenticator;
   readonly logger: Logger;
   readonly options: ResolvedWorkerOptions;
+  /**
+   * limits.max_response_bytes (what a worker whose hello does not say receives) and
+   * limits.max_message_bytes (the largest message sent here). @default 4 MiB each
+   */
+  readonly messageLimits?: () => { readonly maxResponseBytes: number; readonly maxMessageBytes: number };
   /** Told of the tools a worker registered, to share them with other replicas. */
   readonly onRegistered?: (tenant: string, specs: readonly ToolSpec[]) => void;
 }
@@ -67,7 +73,8 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
     const hello = (message: Hello) => {
       if (link || greeted) throw new RpcError(status.FAILED_PRECONDITION, 'hello was already sent on this stream; open another stream to host other tools', 'OUT_OF_ORDER');
       // It is logged with every connect and disconnect.
-      if (message.workerId.length > 256) throw invalidArgument('hello.worker_id', 'worker_id is longer than 256 characters');
+      const refusal = clientIdRefusal('worker_id', message.workerId, 'a worker id');
+      if (refusal !== undefined) throw invalidArgument('hello.worker_id', refusal);
       const registry = deps.registry();
       const specs = helloSpecs(message, tenant, registry, deps.options.maxToolsPerHello);
       const overAlone = helloCountRefusal(specs, deps.maxToolsPerTenant?.() ?? Infinity) ?? (tenant === '' ? undefined : helloBytesRefusal(specs, deps.maxSchemaBytesPerTenant?.() ?? Infinity));
@@ -99,6 +106,7 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
         unsent: () => unsent,
         takenAt: () => takenAt,
         maxUnsentBytes: deps.options.maxUnsentBytes,
+        receiveLimit: receiveLimit(message.maxReceiveMessageBytes, deps.messageLimits?.()),
         send: (assignment) => {
           if (ended) return;
           // The callback runs once the transport took the message; a worker that reads nothing
@@ -153,6 +161,16 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
     call.on('cancelled', gone);
     call.on('error', gone);
   };
+}
+
+/**
+ * The largest assignment a worker receives: what its hello says (`said`; 0 when it says nothing),
+ * else limits.max_response_bytes, what every gRPC library receives by default; never past
+ * limits.max_message_bytes, the largest message grpc-js sends here.
+ */
+function receiveLimit(said: number, limits = { maxResponseBytes: 4 * 1024 * 1024, maxMessageBytes: 4 * 1024 * 1024 }): ReceiveLimit {
+  const wanted = said > 0 ? { bytes: said, from: "its hello's max_receive_message_bytes" } : { bytes: limits.maxResponseBytes, from: 'limits.max_response_bytes, as its hello does not say max_receive_message_bytes' };
+  return wanted.bytes > limits.maxMessageBytes ? { bytes: limits.maxMessageBytes, from: 'limits.max_message_bytes' } : wanted;
 }
 
 /** About the size of an assignment on the wire (its strings, plus room for the rest). */

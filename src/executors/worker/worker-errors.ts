@@ -1,5 +1,6 @@
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../../errors';
+import type { ReceiveLimit } from './worker-link';
 
 /** The link to other replicas (Redis) is down: no worker could be reached, nothing ran. */
 export function relayDown(cause: unknown): DispatchError {
@@ -55,6 +56,22 @@ export function streamEndReason(oversized: { readonly bytes: number; readonly ma
 /** The worker left this many bytes of assignments unread: it is ended, and its calls fail. */
 export function unreadReason(bytes: number): EndReason {
   return { why: `was disconnected because it does not read its assignments (${size(bytes)} of them were waiting to be sent to it)` };
+}
+
+/**
+ * The call's assignment (`bytes`, its arguments `argumentBytes` of them) is larger than any worker
+ * hosting the tool receives (`limit`, the largest of theirs): it was sent to none (a gRPC channel
+ * refuses a message past its receive limit and ends the stream, and the call was then told "no
+ * worker is connected"). INVALID_ARGUMENTS, before, never retried: the same arguments meet the
+ * same limit. The message says what an operator changes.
+ */
+export function assignmentTooLargeError(tool: string, workerId: string, bytes: number, argumentBytes: number, limit: ReceiveLimit): DispatchError {
+  return new DispatchError(
+    ErrorKind.INVALID_ARGUMENTS,
+    `arguments are ${argumentBytes} bytes: the assignment carrying them would be ${bytes} bytes, over the ${limit.bytes} bytes${limit.bytes % 1_048_576 === 0 ? ` (${limit.bytes / 1_048_576} MiB)` : ''} that worker "${workerId}" hosting "${tool}" can receive (${limit.from}); it was not sent and the tool was not executed. ` +
+      `To allow it, ${limit.from === 'limits.max_message_bytes' ? 'raise limits.max_message_bytes' : "raise the worker's receive limit (grpc.max_receive_message_length) and say so in its hello's max_receive_message_bytes"}, or keep limits.max_argument_bytes below it`,
+    { phase: 'before', recoverable: false, suggestion: 'Send smaller arguments, for example by splitting the work into several calls.' },
+  );
 }
 
 /** The worker answered the assignment with an error: the tool ran and said no. */

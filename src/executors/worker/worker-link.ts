@@ -17,6 +17,13 @@ export interface EndStatus {
   readonly reason?: string;
 }
 
+/** The largest assignment a worker receives, in bytes, and the setting that says so (named in refusals). */
+export interface ReceiveLimit {
+  readonly bytes: number;
+  /** Which: "its hello's max_receive_message_bytes", "limits.max_response_bytes, as its hello does not say ..." or "limits.max_message_bytes". */
+  readonly from: string;
+}
+
 /** One connected worker: who it is, what it hosts, what it owes, and how to reach it. */
 export interface WorkerLink {
   /** Unique per server, even when two workers claim the same `worker_id`. */
@@ -40,6 +47,8 @@ export interface WorkerLink {
   takenAt(): number;
   /** Past this many unsent bytes the link is ended (worker.maxUnsentBytes). */
   readonly maxUnsentBytes: number;
+  /** No larger assignment is sent to it (its gRPC channel would refuse it and end the stream): see WorkerPool.assign. */
+  readonly receiveLimit: ReceiveLimit;
   send(assignment: WorkAssignment): void;
   end(status?: EndStatus): void;
 }

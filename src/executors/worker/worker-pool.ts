@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import type { Completion, WorkAssignment } from '../../../gen/dispatch/v1/worker_pb';
 import type { Logger } from '../../log';
 import type { AbortHook } from '../../pipeline/signals';
-import { noWorkerError, unreadReason, workerGoneError, workerToolError, type EndReason } from './worker-errors';
+import { workAssignmentBytes, workAssignmentBytesAtMost } from '../../server/work-assignment-codec';
+import { assignmentTooLargeError, noWorkerError, unreadReason, workerGoneError, workerToolError, type EndReason } from './worker-errors';
 import type { WorkerLink } from './worker-link';
 
 /**
@@ -50,7 +51,11 @@ export interface WorkerPool {
   complete(link: WorkerLink, completion: Completion): void;
   hosts(tenant: string, tool: string): boolean;
   hosted(): { tenant: string; tool: string }[];
-  /** Runs a call on the least busy worker hosting it; rejects UNAVAILABLE (before) when none does, and with the reason on `abort`. */
+  /**
+   * Runs a call on the least busy worker hosting it that can receive its assignment; rejects
+   * UNAVAILABLE (before) when none hosts it, INVALID_ARGUMENTS (before) when none can receive it
+   * (see WorkerLink.receiveLimit), and with the reason on `abort`.
+   */
   assign(request: AssignmentRequest, abort: AbortHook): Promise<string>;
   onHostedChange(listener: HostedListener): void;
   /**
@@ -124,9 +129,14 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     return link.pending.size + link.overdue.size;
   };
 
-  function pick(tenant: string, tool: string): WorkerLink | undefined {
+  /** The link to send `message` to, else undefined when none hosts the tool, else the refusal when none can receive it. */
+  function pick(tenant: string, tool: string, message: WorkAssignment): WorkerLink | undefined | { tooLarge: number; link: WorkerLink } {
     const candidates = linksOf(tenant, tool);
     if (!candidates || candidates.length === 0) return undefined;
+    let tooLarge: { tooLarge: number; link: WorkerLink } | undefined;
+    // Measured once, and only when some worker's limit is below what its lengths allow.
+    const atMost = workAssignmentBytesAtMost(message);
+    let bytes: number | undefined;
     const now = Date.now();
     const start = rotation++ % candidates.length;
     let best: WorkerLink | undefined;
@@ -139,6 +149,10 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       const stalled = unsent > 0 ? now - link.takenAt() : 0;
       if (unsent >= link.maxUnsentBytes && stalled >= STUCK_MS) {
         (stuck ??= []).push(link);
+        continue;
+      }
+      if (atMost > link.receiveLimit.bytes && (bytes ??= workAssignmentBytes(message)) > link.receiveLimit.bytes) {
+        if (!tooLarge || link.receiveLimit.bytes > tooLarge.link.receiveLimit.bytes) tooLarge = { tooLarge: bytes, link };
         continue;
       }
       // A link whose stream holds assignments it does not read is picked only when every other is too.
@@ -155,7 +169,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       pool.remove(link, reason);
       link.end({ code: grpc.status.RESOURCE_EXHAUSTED, reason: 'WORKER_NOT_READING', details: `the worker does not read its assignments (${link.unsent()} bytes of them are waiting to be sent to it, worker.maxUnsentBytes ${link.maxUnsentBytes}); its calls were failed` });
     }
-    return best;
+    return best ?? tooLarge;
   }
 
   const sweep = setInterval(() => {
@@ -214,9 +228,22 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     hosts: (tenant, tool) => !draining && (linksOf(tenant, tool)?.length ?? 0) > 0,
     hosted: () => (draining ? [] : [...byTenant].flatMap(([tenant, tools]) => [...tools.keys()].map((tool) => ({ tenant, tool })))),
     assign(request, abort) {
-      const link = draining ? undefined : pick(request.tenant, request.tool);
-      if (!link) return Promise.reject(noWorkerError(request.tool));
       const assignmentId = randomUUID();
+      const message = assignment({
+        assignmentId,
+        call: { $typeName: 'dispatch.v1.ToolCall', id: request.toolCallId, name: request.tool, arguments: request.argumentsJson },
+        sessionId: request.sessionId,
+        attempt: request.attempt,
+        idempotencyKey: request.idempotencyKey,
+        deadlineMs: BigInt(Number.isFinite(request.deadline) ? Math.round(request.deadline) : 0),
+        traceparent: request.traceparent ?? '',
+      });
+      const link = draining ? undefined : pick(request.tenant, request.tool, message);
+      if (!link) return Promise.reject(noWorkerError(request.tool));
+      if ('tooLarge' in link) {
+        const { tooLarge, link: largest } = link;
+        return Promise.reject(assignmentTooLargeError(request.tool, largest.workerId, tooLarge, Buffer.byteLength(request.argumentsJson), largest.receiveLimit));
+      }
       return new Promise<string>((resolve, reject) => {
         let sent = false;
         let sentAt = 0;
@@ -243,17 +270,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         if (!link.pending.has(assignmentId)) return;
         sent = true;
         sentAt = Date.now();
-        link.send(
-          assignment({
-            assignmentId,
-            call: { $typeName: 'dispatch.v1.ToolCall', id: request.toolCallId, name: request.tool, arguments: request.argumentsJson },
-            sessionId: request.sessionId,
-            attempt: request.attempt,
-            idempotencyKey: request.idempotencyKey,
-            deadlineMs: BigInt(Number.isFinite(request.deadline) ? Math.round(request.deadline) : 0),
-            traceparent: request.traceparent ?? '',
-          }),
-        );
+        link.send(message);
       });
     },
     onHostedChange(listener) {

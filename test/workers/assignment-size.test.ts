@@ -1,0 +1,145 @@
+// With limits.max_argument_bytes raised past 4 MiB, a call of ~5 MB of arguments was sent to a
+// worker whose gRPC channel receives 4 MiB (every gRPC library's default): its channel refused
+// the assignment and ended the stream, the call failed and the worker reconnected (a retry was
+// told "no worker is connected"). An assignment past what the worker receives (its hello's
+// max_receive_message_bytes, else limits.max_response_bytes) is now refused INVALID_ARGUMENTS
+// before anything is sent, and the worker goes on serving. createWorkerClient's hello says its
+// channel's receive limit (64 MiB unless set).
+import { create } from '@bufbuild/protobuf';
+import type * as grpc from '@grpc/grpc-js';
+import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
+import { Effect } from '../../gen/dispatch/v1/tool_pb';
+import { WorkerMessageSchema, WorkerService, type WorkAssignment, type WorkerMessage } from '../../gen/dispatch/v1/worker_pb';
+import { createServiceClient, createWorkerClient } from '../../src/client';
+import { startRedis, type TestRedis } from '../helpers/redis-server';
+import { startApp, type TestDispatch } from '../helpers/servers';
+import { startWorkerApp, type WorkerApp } from './worker-app';
+import { eventually } from './worker-harness';
+
+jest.setTimeout(30_000);
+
+const MiB = 1024 * 1024;
+const TOOL = { name: 'w_count', effect: Effect.READ_ONLY, description: 'counts characters', inputSchema: '{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}' };
+const LIMITS = `limits: { max_argument_bytes: ${6 * MiB}, max_message_bytes: ${16 * MiB} }\n`;
+
+/** A worker on a Work stream of `client`: hello (saying `maxReceive` when given), heartbeats, and an answer of its argument's length to each assignment. */
+function startCounter(client: { work: () => grpc.ClientDuplexStream<unknown, unknown>; close: () => void }, id: string, maxReceive = 0, tool = TOOL) {
+  const call = client.work();
+  const assignments: WorkAssignment[] = [];
+  let ended: grpc.StatusObject | undefined;
+  const send = (init: Parameters<typeof create<typeof WorkerMessageSchema>>[1]) => ended === undefined && call.write(create(WorkerMessageSchema, init) satisfies WorkerMessage);
+  const heartbeat = setInterval(() => send({ msg: { case: 'heartbeat', value: {} } }), 200);
+  call.on('status', (status: grpc.StatusObject) => {
+    ended = status;
+    clearInterval(heartbeat);
+  });
+  call.on('error', () => undefined);
+  call.on('data', (a: WorkAssignment) => {
+    if (a.cancel) return;
+    assignments.push(a);
+    const chars = (JSON.parse(a.call!.arguments) as { text: string }).text.length;
+    send({ msg: { case: 'completion', value: { assignmentId: a.assignmentId, output: JSON.stringify({ worker: id, chars }) } } });
+  });
+  send({ msg: { case: 'hello', value: { workerId: id, tools: [tool], maxReceiveMessageBytes: maxReceive } } });
+  return {
+    assignments,
+    ended: () => ended,
+    stop() {
+      clearInterval(heartbeat);
+      call.cancel();
+      client.close();
+    },
+  };
+}
+
+let t: TestDispatch;
+let stops: (() => void)[] = [];
+beforeEach(async () => {
+  t = await startApp(LIMITS);
+  stops = [];
+});
+afterEach(async () => {
+  for (const stop of stops) stop();
+  await t.close();
+});
+
+const counter = async (client: Parameters<typeof startCounter>[0], id: string, maxReceive?: number) => {
+  const worker = startCounter(client, id, maxReceive);
+  stops.push(worker.stop);
+  await eventually(async () => (await t.registry.listTools({})).tools.some((x) => x.name === TOOL.name), 5_000, 'the worker to register');
+  return worker;
+};
+const call = async (session: string, chars: number) => {
+  const { results } = await t.dispatch.dispatch({ sessionId: session, calls: [{ id: `c-${chars}`, name: TOOL.name, arguments: JSON.stringify({ text: 'a'.repeat(chars) }) }] });
+  return results[0]!;
+};
+
+test('a worker whose hello says nothing gets no assignment past max_response_bytes: refused before sending, the worker serves on', async () => {
+  // A plain client of grpc's default receive limit, whose hello leaves max_receive_message_bytes out.
+  const worker = await counter(createServiceClient(WorkerService, t.address, undefined, { 'grpc.max_receive_message_length': 4 * MiB }), 'plain');
+  const big = await call('s', 5_000_000);
+  expect(big.isError).toBe(true);
+  expect(big.error?.kind).toBe(ErrorKind.INVALID_ARGUMENTS);
+  expect(big.error?.message).toMatch(
+    /^arguments are 5000011 bytes: the assignment carrying them would be 50001\d\d bytes, over the 4194304 bytes \(4 MiB\) that worker "plain" hosting "w_count" can receive \(limits\.max_response_bytes, as its hello does not say max_receive_message_bytes\); it was not sent and the tool was not executed\. To allow it, raise the worker's receive limit \(grpc\.max_receive_message_length\) and say so in its hello's max_receive_message_bytes, or keep limits\.max_argument_bytes below it$/,
+  );
+  expect(big.error?.message).not.toContain('no worker is connected');
+  expect(big.attempts).toBe(1);
+  expect(worker.assignments).toHaveLength(0);
+  const small = await call('s', 10);
+  expect(small).toMatchObject({ isError: false, output: '{"worker":"plain","chars":10}' });
+  expect(worker.assignments).toHaveLength(1);
+  expect(worker.ended()).toBeUndefined();
+});
+
+test("createWorkerClient's hello says its channel's receive limit: assignments up to it are sent, larger ones refused", async () => {
+  const worker = await counter(createWorkerClient(t.address, undefined, { 'grpc.max_receive_message_length': 4.5 * MiB }), 'ts');
+  // Past max_response_bytes (4 MiB), within the 4.5 MiB the hello said.
+  expect(await call('s', 4_500_000)).toMatchObject({ isError: false, output: '{"worker":"ts","chars":4500000}' });
+  const big = await call('s', 5_000_000);
+  expect(big.error?.kind).toBe(ErrorKind.INVALID_ARGUMENTS);
+  expect(big.error?.message).toMatch(/over the 4718592 bytes that worker "ts" hosting "w_count" can receive \(its hello's max_receive_message_bytes\); it was not sent/);
+  expect(await call('s', 3)).toMatchObject({ isError: false, output: '{"worker":"ts","chars":3}' });
+  expect(worker.assignments.map((a) => a.call!.arguments.length)).toEqual([4_500_011, 14]);
+  expect(worker.ended()).toBeUndefined();
+});
+
+test('with its default 64 MiB, a createWorkerClient worker gets the 5 MB call; a worker that cannot is passed over for one that can', async () => {
+  const small = await counter(createServiceClient(WorkerService, t.address, undefined, { 'grpc.max_receive_message_length': 4 * MiB }), 'small');
+  const large = await counter(createWorkerClient(t.address), 'large');
+  for (let i = 0; i < 3; i++) expect(await call(`s${i}`, 5_000_000)).toMatchObject({ isError: false, output: '{"worker":"large","chars":5000000}' });
+  expect(small.assignments).toHaveLength(0);
+  expect(small.ended()).toBeUndefined();
+  expect(large.ended()).toBeUndefined();
+});
+
+describe('across replicas sharing Redis', () => {
+  let redis: TestRedis;
+  let a: WorkerApp;
+  let b: WorkerApp;
+  beforeAll(async () => {
+    redis = await startRedis({ own: true });
+  });
+  afterAll(() => redis.close());
+  afterEach(async () => {
+    await a?.close();
+    await b?.close();
+  });
+
+  it('a call arriving at another replica is refused there, before anything is sent, as a side-effecting one', async () => {
+    const options = { advertiseIntervalMs: 200, routeTtlMs: 1_000 };
+    a = await startWorkerApp(options, { redisUrl: redis.url, yaml: LIMITS });
+    b = await startWorkerApp(options, { redisUrl: redis.url, yaml: LIMITS });
+    const pay = { ...TOOL, name: 'w_pay', effect: Effect.SIDE_EFFECT };
+    const worker = startCounter(createServiceClient(WorkerService, a.address, undefined, { 'grpc.max_receive_message_length': 4 * MiB }), 'on-a', 0, pay);
+    stops.push(worker.stop);
+    await eventually(async () => (await b.registry.listTools({})).tools.some((x) => x.name === 'w_pay'), 5_000, 'the tool on replica b');
+    const send = async (chars: number) => (await b.dispatch.dispatch({ sessionId: 'x', calls: [{ id: `p${chars}`, name: 'w_pay', arguments: JSON.stringify({ text: 'a'.repeat(chars) }) }] })).results[0]!;
+    const big = await send(5_000_000);
+    expect(big.error?.kind).toBe(ErrorKind.INVALID_ARGUMENTS);
+    expect(big.error?.message).toMatch(/^arguments are 5000011 bytes: the assignment carrying them would be 50001\d\d bytes, over the 4194304 bytes \(4 MiB\) that worker "on-a" hosting "w_pay" can receive .*; it was not sent and the tool was not executed/);
+    expect(await send(4)).toMatchObject({ isError: false, output: '{"worker":"on-a","chars":4}' });
+    expect(worker.assignments).toHaveLength(1);
+    expect(worker.ended()).toBeUndefined();
+  });
+});

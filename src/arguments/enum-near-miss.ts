@@ -40,6 +40,21 @@ export function isNearMiss(value: string, allowed: string, sideEffects = false):
   return true;
 }
 
+/** At most this many values a "did you mean" names. */
+const MAX_MEANT = 3;
+
+/**
+ * The allowed values a string the enum does not allow was most likely meant as, for a "did you
+ * mean": those it equals but for case, else those it is a near miss of by the read-only rule
+ * (`isNearMiss` without `sideEffects`), at most 3. None for a value near no allowed one, as an
+ * opposite (`deactivate` for `activate`) is: it may well be meant as written, and naming the
+ * other would invite the model to send it.
+ */
+export function nearestAllowed(value: string, allowed: readonly string[]): string[] {
+  const lower = allowed.filter((e) => e.toLowerCase() === value.toLowerCase());
+  return (lower.length > 0 ? lower : allowed.filter((e) => isNearMiss(value, e))).slice(0, MAX_MEANT);
+}
+
 const WORD_BREAK = /[^\p{L}\p{N}]+|(?<=\p{Ll})(?=\p{Lu})|(?<=\p{L})(?=\p{N})|(?<=\p{N})(?=\p{L})/u;
 
 /**

@@ -1,5 +1,5 @@
 export { prepareArguments } from './prepare-arguments';
 export type { ParsedText, PreparedArguments } from './prepare-arguments';
 export { defaultsToApply, repairArguments } from './repair';
-export type { RepairOptions } from './repair';
+export type { RepairOptions, RepairResult } from './repair';
 export { formatValidationErrors } from './validation-message';

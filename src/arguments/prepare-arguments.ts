@@ -52,6 +52,7 @@ export function prepareArguments(tool: ResolvedTool, text: string, limits: Argum
   if (tool.validate(args)) return { args, warnings: defaults };
   const problems = tool.validate.errors ?? [];
   let refused = '';
+  let suggestion: string | undefined;
   if (tool.spec.lenientArguments) {
     const repaired = repairArguments(args, tool.schema, { maxDepth: limits.maxArgumentDepth, sideEffects: !tool.readOnly });
     // Listed on the repaired value too: a dropped null or a decoded object leaves defaults to fill.
@@ -61,6 +62,8 @@ export function prepareArguments(tool: ResolvedTool, text: string, limits: Argum
     }
     // Paths are the model's own keys: each line is cut, as the validation lines are.
     refused = repaired.refused.slice(0, 3).map((line) => `; ${shortened(line, 400)}`).join('');
+    // A "did you mean" is the next step; the values are the schema's, the path the model's own.
+    if (repaired.suggestion !== undefined) suggestion = shortened(repaired.suggestion, 400);
   }
-  throw errors.invalidArguments(`${formatValidationErrors(problems)}${refused}; ${notRun}`);
+  throw errors.invalidArguments(`${formatValidationErrors(problems)}${refused}; ${notRun}`, suggestion);
 }

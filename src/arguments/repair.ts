@@ -1,5 +1,5 @@
 import { jsonDepth } from '../json';
-import { isNearMiss } from './enum-near-miss';
+import { isNearMiss, nearestAllowed } from './enum-near-miss';
 import { inexactNumber, inexactNumberProblem } from './exact-numbers';
 
 type Schema = Record<string, unknown>;
@@ -92,6 +92,25 @@ function valueFits(value: unknown, schema: Schema): boolean {
   return !Array.isArray(schema.enum) || (schema.enum as unknown[]).some((e) => e === value);
 }
 
+const SIDE_EFFECTS_REASON = 'on a tool with side effects only a doubled letter is corrected, as other typos often spell another word';
+
+/**
+ * The line naming the allowed values a string the enum refused was likely meant as (see
+ * `nearestAllowed`), when it was not corrected: on a tool with side effects (`found` empty), or
+ * as near to several values or with several repairs possible. Undefined when it names none.
+ */
+function didYouMean(value: unknown, schema: Schema, path: string, found: readonly Candidate[]): { line: string; suggestion: string } | undefined {
+  if (typeof value !== 'string' || !Array.isArray(schema.enum)) return undefined;
+  const meant = nearestAllowed(value, (schema.enum as unknown[]).filter((e): e is string => typeof e === 'string'));
+  if (meant.length === 0) return undefined;
+  const names = meant.map((e) => JSON.stringify(e)).join(' or ');
+  const why = found.length === 0 ? SIDE_EFFECTS_REASON : meant.length > 1 ? 'it is as near to each' : 'more than one repair fits';
+  return {
+    line: `${path}: ${JSON.stringify(value)} is not an allowed value; did you mean ${names}? (not corrected: ${why})`,
+    suggestion: `If you meant ${names} for ${path}, call again with it; otherwise fix the arguments to match the tool's input schema.`,
+  };
+}
+
 /** Limits of a repair: the arguments' depth limit, and whether the tool has side effects. */
 export interface RepairOptions {
   readonly maxDepth?: number;
@@ -110,12 +129,15 @@ export interface RepairOptions {
  * `{"notify":null}` becoming `notify: true`, where the model may have meant "no". Only values
  * that do not fit are touched, and a value with more than one possible repair is left as it is,
  * so a repair never turns an invalid call into a different valid one. Returns the repaired copy,
- * one line per repair, and one per repair refused (for the error message).
+ * one line per repair, and one per repair refused (for the error message). An enum near miss not
+ * corrected is named there ("did you mean"), never applied, and the first such is `suggestion`,
+ * the next step for the model.
  */
-export function repairArguments(value: unknown, schema: Schema, options: RepairOptions = {}): { value: unknown; repairs: string[]; refused: string[] } {
+export function repairArguments(value: unknown, schema: Schema, options: RepairOptions = {}): RepairResult {
   const { maxDepth = 64, sideEffects = false } = options;
   const repairs: string[] = [];
   const refused: string[] = [];
+  let suggestion: string | undefined;
   const walk = (current: unknown, sub: Schema, path: string, depth: number): unknown => {
     if (depth > 32) return current;
     let next = current;
@@ -125,6 +147,12 @@ export function repairArguments(value: unknown, schema: Schema, options: RepairO
       else if (found.length === 1) {
         repairs.push(`repaired ${path || '/'}: ${JSON.stringify(next)} -> ${JSON.stringify(found[0]!.value)} (${found[0]!.what})`);
         next = found[0]!.value;
+      } else {
+        const meant = didYouMean(next, sub, path || '/', found);
+        if (meant !== undefined) {
+          refused.push(meant.line);
+          suggestion ??= meant.suggestion;
+        }
       }
     }
     if (isObject(next) && isObject(sub.properties)) {
@@ -152,7 +180,16 @@ export function repairArguments(value: unknown, schema: Schema, options: RepairO
     }
     return next;
   };
-  return { value: walk(value, schema, '', 0), repairs, refused };
+  const repaired = walk(value, schema, '', 0);
+  return suggestion === undefined ? { value: repaired, repairs, refused } : { value: repaired, repairs, refused, suggestion };
+}
+
+/** What `repairArguments` made of arguments; see there. */
+export interface RepairResult {
+  readonly value: unknown;
+  readonly repairs: string[];
+  readonly refused: string[];
+  readonly suggestion?: string;
 }
 
 /**

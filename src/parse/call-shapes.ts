@@ -14,15 +14,19 @@ export interface CandidateCall {
   /** The JSON shape it came in, which names the format when no marker did. */
   readonly shape: Extract<ParseFormat, 'llama' | 'openai'>;
   /**
-   * Set when the text ended inside the call before its arguments or inside them: it is never
+   * Set when the text ended inside the call before its arguments or inside them (or just after
+   * arguments that are a literal or number, which nothing ended; see `isCutOff`): it is never
    * returned, and the text of the span holding it stays in the remaining text, as for a call not
    * offered.
    */
   readonly cutOff?: true;
 }
 
-/** The objects a parse's limit closed, and whether that limit was the end of the text. */
-export type ClosedAtLimit = Pick<ParsedValue, 'containersClosedAtLimit' | 'limitEndsText'>;
+/**
+ * The objects a parse's limit closed, whether that limit was the end of the text, and the literal
+ * or number the text ended in.
+ */
+export type ClosedAtLimit = Pick<ParsedValue, 'containersClosedAtLimit' | 'limitEndsText' | 'scalarAtTextEnd'>;
 
 const MAX_NAME_LENGTH = 256;
 
@@ -70,10 +74,14 @@ export function callFromParts(name: string, args: TolerantValue, id?: string, cl
  * have gone on `,"dry_run":true`, `["staging","prod"` on `,"eu"`). Arguments that closed themselves are complete, though the text
  * ended before the braces around them: what a call holds beside its arguments changes nothing.
  * A closing tag or the next call's marker, unlike the end of the text, shows where the model
- * ended the arguments, so a brace missing there is supplied.
+ * ended the arguments, so a brace missing there is supplied. Arguments that are a literal or a
+ * number the text ends in (`"arguments":null`, `[ARGS]12`) are cut off too: nothing ended them,
+ * and `null` may have been the start of more; once something ended one (a space, a comma, a
+ * brace, a closing tag) it is as complete as arguments that closed themselves.
  */
 function isCutOff(holder: JsonObject | undefined, args: TolerantValue | undefined, closed: ClosedAtLimit): boolean {
-  const { containersClosedAtLimit: cut, limitEndsText } = closed;
+  const { containersClosedAtLimit: cut, limitEndsText, scalarAtTextEnd: scalar } = closed;
+  if (scalar !== undefined && scalar.holder === holder && (holder === undefined || scalar.key === argumentsKey(holder))) return true;
   if (cut.length === 0) return false;
   if (args === undefined) return holder !== undefined && cut.includes(holder);
   return limitEndsText && cut.some((container) => container === args);
@@ -107,8 +115,12 @@ function looksLikeCall(object: JsonObject, args: TolerantValue | undefined): boo
 }
 
 function argumentsOf(object: JsonObject): TolerantValue | undefined {
-  if (object.has('arguments')) return object.get('arguments');
-  return object.get('parameters');
+  return object.get(argumentsKey(object));
+}
+
+/** The key a call object holds its arguments under: `arguments`, else `parameters`. */
+function argumentsKey(object: JsonObject): string {
+  return object.has('arguments') ? 'arguments' : 'parameters';
 }
 
 /**

@@ -4,6 +4,17 @@ import type { JsonObject, TolerantValue } from './json-value';
 export type ClosedContainer = JsonObject | TolerantValue[];
 
 /**
+ * A literal (`null`, `true`, `None`...) or number that ran to the end of the whole text, and the
+ * object member it is (`holder` and `key`; neither for the parsed value itself). Nothing ended
+ * it, so it may have gone on (`null` as the start of `nullable`, `12` of `123`): a call whose
+ * arguments it is was cut off.
+ */
+export interface ScalarAtTextEnd {
+  readonly holder?: JsonObject;
+  readonly key?: string;
+}
+
+/**
  * Why a tolerant parse stopped: bad syntax, text ending inside a string or before a value,
  * nesting beyond the depth limit, or the caller's work budget spent.
  */
@@ -27,6 +38,8 @@ export interface ParsedValue {
    * tag, the next call's marker) is where the model ended them.
    */
   readonly limitEndsText: boolean;
+  /** Set when the text ends in a literal or number of the value; see `ScalarAtTextEnd`. */
+  readonly scalarAtTextEnd?: ScalarAtTextEnd;
 }
 
 /** A parse that failed at `at`, having read no further than that. */

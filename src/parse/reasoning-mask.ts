@@ -1,6 +1,6 @@
 import { mayStartCallJson } from './call-precheck';
 import { skipSpace } from './marker-finder';
-import { nextReasoningOpening, reasoningBlockEnd, unopenedClosings } from './reasoning-tags';
+import { mentionedOpenings, nextReasoningOpening, reasoningBlockEnd, unopenedClosings } from './reasoning-tags';
 import { parseTolerantValue, type WorkBudget } from './tolerant-json';
 
 /** Call markers, and the tag that ends what follows a marker when it is not one JSON value. */
@@ -14,7 +14,8 @@ const MARKER_ENDS: Readonly<Record<string, string>> = { '<tool_call>': '</tool_c
  * attributes or spaces in the tags; blocks of one name nest, see `reasoningBlockEnd`), or
  * gpt-oss's analysis channel up to its `<|end|>`. A closing tag no opening tag before it matches
  * ends a block that began with the text, as when the chat template put the opening tag in the
- * prompt. A tag that lies inside a call's arguments (a marked call not yet ended, or JSON that
+ * prompt; so does one an opening tag mentioned in that reasoning seems to balance (see
+ * `mentionedOpenings`). A tag that lies inside a call's arguments (a marked call not yet ended, or JSON that
  * may be a call: bare, OpenAI or fenced) is quoted there and is text: blanking from or up to it
  * would drop that call or expose one quoted after it. Such calls
  * are looked for with `budget`; when that is spent nothing more is blanked. An opening tag never
@@ -40,10 +41,17 @@ export function maskReasoning(text: string, budget: WorkBudget): string {
   return blank(text, blocks);
 }
 
-/** The end of a block opened in the prompt: a closing tag with no opening tag before it, or 0. */
+/**
+ * The end of a block opened in the prompt, or 0: a closing tag with no opening tag before it, or
+ * else the end of the block a mention of an opening tag in prose seems to open (see
+ * `mentionedOpenings`), neither quoted in a call.
+ */
 function leadingBlockEnd(text: string, calls: CallExtents): number {
   for (const close of unopenedClosings(text)) {
     if (calls.enclosing(0, close.at) < 0) return close.after;
+  }
+  for (const { open, close } of mentionedOpenings(text)) {
+    if (calls.enclosing(0, open.at) < 0 && calls.enclosing(0, close.at) < 0) return close.after;
   }
   return 0;
 }

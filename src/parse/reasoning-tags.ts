@@ -70,7 +70,12 @@ export function reasoningBlockEnd(text: string, open: ReasoningOpening): number 
     return close[0] === '<|start|>' || close[0] === '<|channel|>' ? close.index : close.index + close[0].length;
   }
   const pairs = tagPairs(text, open.name, tags);
-  return pairs.ends.get(open.at) ?? firstClosingAfter(pairs, open.after)?.after ?? text.length;
+  return closingOf(pairs, open)?.after ?? text.length;
+}
+
+/** The closing tag that ends the block `open` begins: the one balancing it, else its first. */
+function closingOf(pairs: TagPairs, open: TagSpan): TagSpan | undefined {
+  return pairs.ends.get(open.at) ?? firstClosingAfter(pairs, open.after);
 }
 
 /**
@@ -89,10 +94,46 @@ export function unopenedClosings(text: string): TagSpan[] {
   return found;
 }
 
+/**
+ * For each name a block may be opened with in the prompt, when no closing tag of that name is
+ * unopened (see `unopenedClosings`) but the first opening tag of that name is a mention in prose
+ * (text before it on its line, as in "I must not wrap calls in <think> tags") and the closing tag
+ * that ends its block begins a later line: that opening tag and that closing tag. In reasoning
+ * opened in the prompt a mention pairs with the `</think>` that ends the reasoning (on a line of
+ * its own, as chat templates write it), which then looks opened in the text; the text before the
+ * mention is reasoning too. A block the model opens itself starts the text or a line, and a pair
+ * on one line (`use <think>...</think> tags`) is prose or a block of its own.
+ */
+export function mentionedOpenings(text: string): { readonly open: TagSpan; readonly close: TagSpan }[] {
+  const found: { open: TagSpan; close: TagSpan }[] = [];
+  for (const name of PROMPT_OPENED) {
+    const tags = TAGS_BY_NAME.get(name);
+    if (tags === undefined) continue;
+    const pairs = tagPairs(text, name, tags);
+    const open = pairs.firstOpening;
+    if (pairs.unopened !== undefined || open === undefined || !afterTextOnItsLine(text, open.at)) continue;
+    const close = closingOf(pairs, open);
+    if (close !== undefined && !afterTextOnItsLine(text, close.at) && text.slice(open.after, close.at).includes('\n')) found.push({ open, close });
+  }
+  return found;
+}
+
+/** Whether a character other than whitespace stands before `at` on its line. */
+function afterTextOnItsLine(text: string, at: number): boolean {
+  for (let pos = at - 1; pos >= 0; pos--) {
+    const c = text.charCodeAt(pos);
+    if (c === 0x0a || c === 0x0d) return false;
+    if (c !== 0x20 && c !== 0x09) return true;
+  }
+  return false;
+}
+
 /** A text's tags of one name, paired as brackets. */
 interface TagPairs {
-  /** Just after the closing tag that balances each opening tag, by where the opening begins. */
-  readonly ends: Map<number, number>;
+  /** The closing tag that balances each opening tag, by where the opening begins. */
+  readonly ends: Map<number, TagSpan>;
+  /** The first opening tag outside code. */
+  readonly firstOpening: TagSpan | undefined;
   /** Closing tags outside code, then all closing tags, each in order. */
   readonly plainClosings: TagSpan[];
   readonly allClosings: TagSpan[];
@@ -116,7 +157,8 @@ function tagPairs(text: string, name: string, tags: RegExp): TagPairs {
   const known = pairsByName.get(name);
   if (known !== undefined) return known;
   const fences = fencedRanges(text);
-  const ends = new Map<number, number>();
+  const ends = new Map<number, TagSpan>();
+  let firstOpening: TagSpan | undefined;
   const plainClosings: TagSpan[] = [];
   const allClosings: TagSpan[] = [];
   const stack: number[] = [];
@@ -133,14 +175,15 @@ function tagPairs(text: string, name: string, tags: RegExp): TagPairs {
     if (fenced || inCode(text, at, after)) continue;
     if (!closing) {
       stack.push(at);
+      firstOpening ??= { at, after };
       continue;
     }
     plainClosings.push({ at, after });
     const opening = stack.pop();
-    if (opening !== undefined) ends.set(opening, after);
+    if (opening !== undefined) ends.set(opening, { at, after });
     else unopened ??= { at, after };
   }
-  const pairs = { ends, plainClosings, allClosings, unopened };
+  const pairs = { ends, firstOpening, plainClosings, allClosings, unopened };
   pairsByName.set(name, pairs);
   return pairs;
 }

@@ -1,9 +1,9 @@
-import type { ClosedContainer, FailedValue, ParsedValue, TolerantParseOptions } from './parse-outcome';
+import type { ClosedContainer, FailedValue, ParsedValue, ScalarAtTextEnd, TolerantParseOptions } from './parse-outcome';
 import * as tolerantParser from './tolerant-parser';
 
 // Bound once: under some CommonJS transforms (the test runner's) every use of an import binding
 // goes through a getter, and this runs once per candidate.
-const { TolerantParser } = tolerantParser;
+const { TolerantParser, isBareScalar } = tolerantParser;
 const FAIL: typeof tolerantParser.FAIL = tolerantParser.FAIL;
 
 export type { FailedValue, ParseFailureReason, ParsedValue, TolerantParseOptions, WorkBudget } from './parse-outcome';
@@ -18,6 +18,7 @@ export { MAX_PARSE_DEPTH } from './tolerant-parser';
 const FAILURE_SURCHARGE = 4096;
 const NONE_UNCLOSED: readonly number[] = [];
 const NONE_CLOSED: readonly ClosedContainer[] = [];
+const TOP_LEVEL_SCALAR: ScalarAtTextEnd = {};
 
 /**
  * Parses one JSON value at `start`, reading no further than `limit`, left to right with no
@@ -59,6 +60,9 @@ export function parseTolerantValue(
     return { ok: false, reason: failure, at: pos, stringAcrossSoftLimit, elementsEnd, callKeys, unclosed };
   }
   const { containersClosedAtLimit = NONE_CLOSED } = parser;
-  return { ok: true, value, start, end: parser.pos, containersClosedAtLimit, limitEndsText: end === text.length };
+  const parsed = { ok: true, value, start, end: parser.pos, containersClosedAtLimit, limitEndsText: end === text.length } as const;
+  // The value itself is the literal or number the text ends in, or one of its members is.
+  const scalarAtTextEnd = parser.pos >= text.length && isBareScalar(value) ? TOP_LEVEL_SCALAR : parser.scalarAtTextEnd;
+  return scalarAtTextEnd === undefined ? parsed : { ...parsed, scalarAtTextEnd };
 }
 

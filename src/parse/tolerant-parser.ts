@@ -3,7 +3,7 @@ import * as charClasses from './char-classes';
 import * as jsonValue from './json-value';
 import type { JsonObject, TolerantValue } from './json-value';
 import * as numberText from './number-text';
-import type { ClosedContainer, ParseFailureReason } from './parse-outcome';
+import type { ClosedContainer, ParseFailureReason, ScalarAtTextEnd } from './parse-outcome';
 import * as stringDecoding from './string-decoding';
 
 // Bound once: under some CommonJS transforms (the test runner's) every call through an import
@@ -29,6 +29,11 @@ export const FAIL: unique symbol = Symbol('fail');
 export type Step = TolerantValue | typeof FAIL;
 const STRICT_NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
 
+/** A literal or number: a value with no closing mark of its own, unlike strings and containers. */
+export function isBareScalar(value: TolerantValue): boolean {
+  return value === null || typeof value === 'boolean' || value instanceof JsonNumber;
+}
+
 /** The parser behind `parseTolerantValue`, reading from `pos` to `limit`; see there for what it accepts. */
 export class TolerantParser {
   failure: ParseFailureReason = 'syntax';
@@ -41,6 +46,8 @@ export class TolerantParser {
   containersClosedAtLimit: ClosedContainer[] | undefined;
   /** See `FailedValue.unclosed`; innermost first, as the failure unwinds. */
   unclosed: number[] | undefined;
+  /** See `ParsedValue.scalarAtTextEnd`; recorded here for object members, only when building. */
+  scalarAtTextEnd: ScalarAtTextEnd | undefined;
 
   /** @param build whether to build the value, or only to recognise it (the value is then null) */
   constructor(
@@ -97,6 +104,7 @@ export class TolerantParser {
       if (this.build) {
         result ??= new ObjectMap<string, TolerantValue>();
         result.set(key, item);
+        if (this.pos >= this.text.length && isBareScalar(item)) this.scalarAtTextEnd = { holder: result, key };
       }
       const next = this.afterItem(0x7d);
       if (next === 'close' || next === 'limit') return this.finishObject(result, next === 'limit');

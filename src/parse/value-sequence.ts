@@ -2,7 +2,7 @@ import * as charClasses from './char-classes';
 import type { TolerantValue } from './json-value';
 import * as markerFinder from './marker-finder';
 import * as tolerantJson from './tolerant-json';
-import type { ClosedContainer } from './parse-outcome';
+import type { ClosedContainer, ScalarAtTextEnd } from './parse-outcome';
 import type { FailedValue, WorkBudget } from './tolerant-json';
 
 // Bound once: under some CommonJS transforms (the test runner's) every call through an import
@@ -20,6 +20,8 @@ export interface SequenceItem {
   readonly containersClosedAtLimit: readonly ClosedContainer[];
   /** See `ParsedValue.limitEndsText`. */
   readonly limitEndsText: boolean;
+  /** See `ParsedValue.scalarAtTextEnd`. */
+  readonly scalarAtTextEnd?: ScalarAtTextEnd;
 }
 
 /** The containers read one after another from a region, and how the reading stopped. */

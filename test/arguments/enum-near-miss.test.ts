@@ -108,7 +108,10 @@ describe('on a side-effecting tool', () => {
     ['plan', 'plain', 'a vowel dropped beside another'],
     ['spit', 'spite', 'a vowel dropped at the end'],
   ])('refused: %s is not taken for %s (%s)', (sent, other) => {
-    expect(repairSideEffecting([other, 'noop'], sent)).toEqual({ value: { choice: sent }, repairs: [], refused: [] });
+    const result = repairSideEffecting([other, 'noop'], sent);
+    expect(result).toMatchObject({ value: { choice: sent }, repairs: [] });
+    // Named as a suggestion (see below), never applied.
+    expect(result.refused).toEqual([expect.stringContaining(`did you mean ${JSON.stringify(other)}?`)]);
   });
 
   test.each([
@@ -129,7 +132,9 @@ describe('on a side-effecting tool', () => {
     ['delet', 'delete', 'a letter dropped at the end'],
     ['pubish', 'publish', 'a consonant dropped'],
   ])('refused: %s is not taken for %s (%s), unlike on a read-only tool', (sent, other) => {
-    expect(repairSideEffecting([other, 'noop'], sent)).toEqual({ value: { choice: sent }, repairs: [], refused: [] });
+    const result = repairSideEffecting([other, 'noop'], sent);
+    expect(result).toMatchObject({ value: { choice: sent }, repairs: [] });
+    expect(result.refused).toEqual([expect.stringContaining(`did you mean ${JSON.stringify(other)}?`)]);
     expect(repairIn([other, 'noop'], sent).value).toEqual({ choice: other });
   });
 
@@ -154,5 +159,49 @@ describe('on a side-effecting tool', () => {
     expect(repairIn(['change', 'noop'], 'charge').value).toEqual({ choice: 'change' });
     expect(repairIn(['delete', 'noop'], 'delate').value).toEqual({ choice: 'delete' });
     expect(repairIn(['spend', 'noop'], 'send').value).toEqual({ choice: 'spend' });
+  });
+});
+
+// A near miss left uncorrected (on a side-effecting tool, or as near two allowed values) showed the
+// allowed values but no "did you mean" (found by the last session): the nearest value is now named
+// in the message and the suggestion, never applied. A value near no allowed value by the near-miss
+// rule (an opposite such as `deactivate`) gets no suggestion: it may well be meant as written.
+describe('a near miss not corrected is named as a suggestion, not applied', () => {
+  const hintFor = (sent: string, meant: string[], why: string) => ({
+    value: { choice: sent },
+    repairs: [],
+    refused: [`/choice: ${JSON.stringify(sent)} is not an allowed value; did you mean ${meant.map((m) => JSON.stringify(m)).join(' or ')}? (not corrected: ${why})`],
+    suggestion: `If you meant ${meant.map((m) => JSON.stringify(m)).join(' or ')} for /choice, call again with it; otherwise fix the arguments to match the tool's input schema.`,
+  });
+  const sideEffects = 'on a tool with side effects only a doubled letter is corrected, as other typos often spell another word';
+
+  test.each([
+    ['charge', 'change'],
+    ['rest', 'reset'],
+    ['causal', 'casual'],
+    ['cancle', 'cancel'],
+    ['delet', 'delete'],
+    ['stop', 'step'],
+  ])('on a side-effecting tool: %s -> did you mean %s', (sent, meant) => {
+    expect(repairSideEffecting([meant, 'noop'], sent)).toEqual(hintFor(sent, [meant], sideEffects));
+  });
+
+  test('as near two allowed values: both are named', () => {
+    expect(repairIn(['publish', 'polish'], 'pulish')).toEqual(hintFor('pulish', ['publish', 'polish'], 'it is as near to each'));
+    expect(repairSideEffecting(['Pause', 'PAUSE', 'noop'], 'pause')).toEqual(hintFor('pause', ['Pause', 'PAUSE'], 'it is as near to each'));
+  });
+
+  test('an opposite, or a value near nothing, gets none', () => {
+    for (const [sent, other] of [['deactivate', 'activate'], ['import', 'export'], ['min_price', 'max_price'], ['tier2', 'tier1'], ['refund', 'change']]) {
+      expect(repairSideEffecting([other!, 'noop'], sent!)).toEqual({ value: { choice: sent }, repairs: [], refused: [] });
+      expect(repairIn([other!, 'noop'], sent!)).toEqual({ value: { choice: sent }, repairs: [], refused: [] });
+    }
+  });
+
+  test('nested, with the path of the value', () => {
+    const schema = { type: 'object', properties: { steps: { type: 'array', items: { type: 'object', properties: { op: { enum: ['change', 'pause'] } } } } } };
+    const result = repairArguments({ steps: [{ op: 'pause' }, { op: 'charge' }] }, schema, { sideEffects: true });
+    expect(result.refused).toEqual([`/steps/1/op: "charge" is not an allowed value; did you mean "change"? (not corrected: ${sideEffects})`]);
+    expect(result.suggestion).toBe(`If you meant "change" for /steps/1/op, call again with it; otherwise fix the arguments to match the tool's input schema.`);
   });
 });

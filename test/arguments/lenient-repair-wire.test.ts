@@ -130,6 +130,25 @@ test('on a side-effecting tool an enum value is corrected only for a doubled let
   expect(received()).toEqual(['{"action":"cancel","note":"n/a","coupon":""}']);
 });
 
+// A near miss refused on a side-effecting tool listed the allowed values but no "did you mean"
+// (found by the last session): the nearest value is now named, in the message and the suggestion,
+// and never applied; an opposite names none.
+test('an enum near miss not corrected is answered with a "did you mean", and nothing runs', async () => {
+  const result = await call('update_subscription', '{"action":"charge","seats":2}');
+  expect(result.error?.kind).toBe(ErrorKind.INVALID_ARGUMENTS);
+  expect(result.error?.message).toContain(
+    '/action: "charge" is not an allowed value; did you mean "change"? (not corrected: on a tool with side effects only a doubled letter is corrected, as other typos often spell another word); the tool was not executed',
+  );
+  expect(result.error?.suggestion).toBe('If you meant "change" for /action, call again with it; otherwise fix the arguments to match the tool\'s input schema.');
+  const output = JSON.parse(result.output) as { message: string; suggestion: string };
+  expect(output.message).toContain('did you mean "change"?');
+  expect(output.suggestion).toBe(result.error?.suggestion);
+  const opposite = await call('manage_account', '{"user":"alice","action":"deactivate"}');
+  expect(opposite.error?.message).not.toContain('did you mean');
+  expect(opposite.error?.suggestion).toBe("Fix the arguments to match the tool's input schema and call the tool again.");
+  expect(raw).toEqual([]);
+});
+
 test('null for a field whose schema allows null reaches a side-effecting tool as null, beside a repair', async () => {
   const result = await call('update_subscription', '{"action":"change","seats":"3","note":null,"coupon":null}');
   expect(result.isError).toBe(false);

@@ -171,3 +171,64 @@ describe('lenient numbers keep their digits', () => {
     expect(callsOf("<tool_call>{'name':'write','arguments':{'text':'\\x41\\x42'}}</tool_call>")).toEqual([['write', '{"text":"AB"}']]);
   });
 });
+
+// Arguments that are `null` (or another literal) where the text ends ran the tool with {}: the
+// null was taken as complete, though the text may have gone on (`nul` was refused, `null` not;
+// found by the last session). A literal or number the text ends in has no closing mark, so the
+// call is not runnable; one that something ended (a space, a brace, a closing tag) is complete.
+describe('arguments that are a literal the end of the text may have cut are not a call', () => {
+  it.each([
+    ['Hermes', '<tool_call>{"name":"deploy","arguments":null'],
+    ['Hermes, parameters', '<tool_call>{"name":"deploy","parameters":null'],
+    ['Hermes, Python None', "<tool_call>{'name':'deploy','arguments':None"],
+    ['Hermes, spaced', '<tool_call>{"name": "deploy", "arguments": null'],
+    ['Hermes, true', '<tool_call>{"name":"deploy","arguments":true'],
+    ['Hermes, a duplicate arguments key', '<tool_call>{"name":"deploy","arguments":{"env":"staging"},"arguments":null'],
+    ['Mistral array', '[TOOL_CALLS][{"name":"deploy","arguments":null'],
+    ['Mistral name[ARGS]', '[TOOL_CALLS]deploy[ARGS]null'],
+    ['Mistral name[ARGS], a number', '[TOOL_CALLS]deploy[ARGS]12'],
+    ['<|python_tag|>', '<|python_tag|>{"name":"deploy","parameters":null'],
+    ['bare JSON', 'Deploying: {"name":"deploy","arguments":null'],
+    ['a fence never closed', '```json\n{"name":"deploy","arguments":null'],
+    ['an OpenAI call', '{"tool_calls":[{"id":"c1","function":{"name":"deploy","arguments":null'],
+  ])('%s', (_label, text) => {
+    expectNoCalls(text);
+    expectNoCalls(text, ['deploy']);
+  });
+
+  it('nor is the last of several, whose span keeps its text', () => {
+    const text = '[TOOL_CALLS][{"name":"get_time","arguments":{}}, {"name":"deploy","arguments":null';
+    expect(parseToolCalls(text)).toMatchObject({ calls: [{ name: 'get_time', arguments: '{}' }], remainingText: text, format: 'mistral' });
+  });
+
+  it('but a literal something ended is complete: a brace, a closing tag, the next marker, a space, a later member', () => {
+    expect(callsOf('<tool_call>{"name":"deploy","arguments":null}')).toEqual([['deploy', '{}']]);
+    expect(callsOf('<tool_call>{"name":"deploy","arguments":null</tool_call>')).toEqual([['deploy', '{}']]);
+    expect(callsOf('[TOOL_CALLS][{"name":"deploy","arguments":null}')).toEqual([['deploy', '{}']]);
+    expect(callsOf('[TOOL_CALLS]deploy[ARGS]null[TOOL_CALLS]get_time[ARGS]{}')).toEqual([['deploy', '{}'], ['get_time', '{}']]);
+    expect(callsOf('<tool_call>{"name":"deploy","arguments":null ')).toEqual([['deploy', '{}']]);
+    expect(callsOf('<tool_call>{"arguments":null,"name":"deploy"')).toEqual([['deploy', '{}']]);
+    // A literal the text ends in beside complete arguments is not theirs.
+    expect(callsOf('<tool_call>{"name":"deploy","arguments":{"env":"staging"},"strict":true')).toEqual([['deploy', '{"env":"staging"}']]);
+    // A string closed itself, OpenAI's arguments text too.
+    expect(callsOf('{"tool_calls":[{"id":"c1","function":{"name":"deploy","arguments":"{\\"env\\":\\"staging\\"}"')).toEqual([['deploy', '{"env":"staging"}']]);
+  });
+
+  it('wherever the text ends in a call whose arguments are a literal, before the call closes', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom('null', 'None', 'true', 'false', 'True', '12'),
+        fc.constantFrom('arguments', 'parameters'),
+        fc.constantFrom('<tool_call>', '[TOOL_CALLS][', '<|python_tag|>', ''),
+        (literal, key, marker) => {
+          const text = `${marker}{"name":"f","${key}":${literal}}`;
+          for (let end = marker.length + 1; end < text.length; end++) {
+            const cut = text.slice(0, end);
+            expect(parseToolCalls(cut).calls).toEqual([]);
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});

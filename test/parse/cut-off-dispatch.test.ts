@@ -68,6 +68,45 @@ test('a cut-off call comes back as no call, its text remaining, and nothing runs
   expect(tools.received.slice(before)).toEqual([]);
 });
 
+// `"arguments":null` where the text ended ran deploy with {}, so on production, the schema's
+// default (found by the last session): the null may have been the start of more.
+test('a call whose null arguments the end of the text may have cut comes back as no call, and nothing runs', async () => {
+  const before = tools.received.length;
+  for (const text of [
+    '<tool_call>{"name":"deploy","arguments":null',
+    '<tool_call>{"name":"deploy","parameters":null',
+    "<tool_call>{'name':'deploy','arguments':None",
+    '[TOOL_CALLS]deploy[ARGS]null',
+    '{"tool_calls":[{"id":"c1","function":{"name":"deploy","arguments":null',
+  ]) {
+    const { parsed, results } = await parseThenDispatch(`Let me do that.\n${text}`);
+    expect({ text, calls: parsed.calls, remaining: parsed.remainingText, format: parsed.format, results }).toEqual({
+      text,
+      calls: [],
+      remaining: `Let me do that.\n${text}`,
+      format: 'none',
+      results: [],
+    });
+  }
+  expect(tools.received.slice(before)).toEqual([]);
+  // Ended by its brace, null arguments are none: deploy runs with the schema's defaults.
+  const { results } = await parseThenDispatch('<tool_call>{"name":"deploy","arguments":null}');
+  expect(results.map((r) => r.isError)).toEqual([false]);
+  expect(tools.received.slice(before).map((r) => [r.path, r.body.arguments])).toEqual([['/deploy', { env: 'production', version: 'latest' }]]);
+});
+
+// In reasoning opened in the prompt, a mention of <think> paired with the </think> that ended it, so
+// the call drafted before the mention came back as a call and ran (found by the last session).
+test('a call drafted in reasoning opened in the prompt, before a mention of <think>, does not run; the call after it does', async () => {
+  const before = tools.received.length;
+  const draft = '<tool_call>{"name":"send_email","arguments":{"to":["ceo@x.com"],"subject":"draft"}}</tool_call>';
+  const real = '<tool_call>{"name":"deploy","arguments":{"env":"staging"}}</tool_call>';
+  const { parsed, results } = await parseThenDispatch(`Maybe ${draft} first? No, and no calls inside <think> tags.\n</think>\n\n${real}`);
+  expect(parsed.calls.map((c) => c.name)).toEqual(['deploy']);
+  expect(results.map((r) => r.isError)).toEqual([false]);
+  expect(tools.received.slice(before).map((r) => [r.path, r.body.arguments])).toEqual([['/deploy', { env: 'staging', version: 'latest' }]]);
+});
+
 test('the complete call runs, with the arguments the model wrote', async () => {
   const before = tools.received.length;
   const { results } = await parseThenDispatch('<tool_call>{"name":"deploy","arguments":{"env":"staging","version":"1.4.2-rc1"}}</tool_call>');

@@ -216,3 +216,43 @@ describe('reasoning blocks of one name nest', () => {
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 });
+
+// In reasoning opened in the prompt (only `</think>` in the output), a mention of `<think>` paired
+// with the `</think>` as a block of its own, so the block opened in the prompt was not seen: the
+// reasoning before the mention was taken for the answer, and a call drafted there was returned
+// (found by the last session).
+describe('a mention of <think> in reasoning opened in the prompt', () => {
+  const draft = '<tool_call>{"name":"send_email","arguments":{"to":"boss@x.com"}}</tool_call>';
+  const call = '<tool_call>{"name":"get_weather","arguments":{"city":"Lyon"}}</tool_call>';
+
+  it.each([
+    ['a marked draft before it', `I could send ${draft} but I must not wrap calls in <think> tags.\n</think>\n`],
+    ['a bare draft before it', 'Maybe {"name":"send_email","arguments":{"to":"boss@x.com"}} then. I reason in <think> blocks.\n</think>\n'],
+    ['two mentions', `Maybe ${draft}, no: <think> opens, and <think> again.\n</think>\n`],
+    ['a mention with attributes', `Maybe ${draft}, as in <think type="plan"> notes.\n</think>\n`],
+    ['a mention of <thinking>', `Maybe ${draft}, not in <thinking> tags.\n</thinking>\n`],
+    ['a draft on both sides of it', `Maybe ${draft}, the <think> tag, ${draft}\n</think>\n`],
+  ])('does not expose the reasoning before it: %s', (_label, reasoning) => {
+    expectNoCalls(`${reasoning}No tools needed.`);
+    expectNoCalls(`${reasoning}No tools needed.`, ['send_email', 'get_weather']);
+    expect(callsOf(`${reasoning}${call}`)).toEqual([['get_weather', '{"city":"Lyon"}']]);
+  });
+
+  it('still lets a call after the block be found, and a mention quoted in a call stays text', () => {
+    expect(callsOf(`Use <think> tags.\n</think>\n${call}`)).toEqual([['get_weather', '{"city":"Lyon"}']]);
+    const args = '{"content":"wrap reasoning in <think> and </think>"}';
+    expect(callsOf(`<tool_call>{"name":"write_file","arguments":${args}}</tool_call>`)).toEqual([['write_file', args]]);
+    expect(callsOf(`Saving it: <tool_call>{"name":"write_file","arguments":${args}}</tool_call>`)).toEqual([['write_file', args]]);
+  });
+
+  it('but a pair on one line, or a closing tag after text on its line, is not taken for one', () => {
+    expect(callsOf(`${call} Note: wrap reasoning in <think>...</think> tags.`)).toEqual([['get_weather', '{"city":"Lyon"}']]);
+    expect(callsOf(`${call} Then <think>did it work?</think>`)).toEqual([['get_weather', '{"city":"Lyon"}']]);
+    expect(callsOf(`${call} Then <think>did it\nwork?</think>`)).toEqual([['get_weather', '{"city":"Lyon"}']]);
+  });
+
+  it('but a block the model opened on a line of its own, after the answer, is its own', () => {
+    expect(callsOf(`${call}\n<think>\ndone?\n</think>\nYes.`)).toEqual([['get_weather', '{"city":"Lyon"}']]);
+    expect(callsOf(`<think>plan</think>\n${call}\n<think>check <think> tags</think>`)).toEqual([['get_weather', '{"city":"Lyon"}']]);
+  });
+});

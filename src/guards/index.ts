@@ -39,4 +39,5 @@ export { createApprovalsRelay, APPROVALS_CHANNEL, ApprovalsUnlistedError } from 
 export type { ApprovalsRelay, ApprovalsRelayOptions } from './approvals-relay';
 export type { ResolveApproval } from './resolve-approval';
 export { startupWarnings, policyMatchWarnings, fallbackEffectWarnings } from './startup-warnings';
+export { watchFallbackNames } from './fallback-watch';
 export type { StartupWarning } from './startup-warnings';

@@ -15,6 +15,8 @@ export const TOOL_DEFAULTS = Object.freeze({
   failureBlock: 5,
   /** How long LOOP_BLOCKED lasts after the call's last counted failure, before it may run once more. */
   blockCooldownMs: 30_000,
+  /** The wait a failure asking to be called again later without saying when is taken to have told (loop.assumed_wait_ms). */
+  assumedWaitMs: 1000,
 });
 
 /** The hard ceiling on attempts of one call, whatever the policy says. */

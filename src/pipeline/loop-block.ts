@@ -1,7 +1,7 @@
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../errors';
 import type { ResolvedTool } from '../registry';
-import type { FinishAttempt, LoopStreak } from '../store';
+import type { FinishAttempt, LoopBlock, LoopStreak } from '../store';
 import type { TurnContext } from './pipeline-deps';
 import type { LoopFailure } from './replay-record';
 
@@ -9,10 +9,10 @@ import type { LoopFailure } from './replay-record';
 // failures after which the model was told to call again later count toward the thresholds.
 
 /**
- * The wait a failure that asked to be called again later without saying when (a 429 without
- * Retry-After, an unreachable tool) is taken to have told: the same call sooner is early.
+ * The most a call refused for the probe another call holds is told to wait: the probe reports
+ * within its tool's timeout, usually sooner, and then the call runs or is blocked anew.
  */
-export const UNSAID_WAIT_MS = 1000;
+export const PROBE_HELD_WAIT_MS = 1000;
 
 /**
  * A failure after which the model was told to call again later, unchanged: the tool did not run
@@ -24,10 +24,15 @@ export function callAgainLater(failure: LoopFailure): boolean {
   return failure.recoverable === true && (failure.phase === 'before' || failure.retryAfterMs !== undefined);
 }
 
-/** The wait a failure told the model before calling again unchanged, in ms; undefined when it told none (see callAgainLater). */
-export function toldWaitMs(failure: LoopFailure | undefined): number | undefined {
+/**
+ * The wait a failure told the model before calling again unchanged, in ms; undefined when it told
+ * none (see callAgainLater). One that asked to be called again later without saying when (a 429
+ * without Retry-After, an unreachable tool) is taken to have told `assumedMs` (the tool's
+ * loop.assumed_wait_ms): the same call sooner is early.
+ */
+export function toldWaitMs(failure: LoopFailure | undefined, assumedMs: number): number | undefined {
   if (!failure || !callAgainLater(failure)) return undefined;
-  return failure.retryAfterMs === undefined || failure.retryAfterMs === 0 ? UNSAID_WAIT_MS : failure.retryAfterMs;
+  return failure.retryAfterMs === undefined || failure.retryAfterMs === 0 ? assumedMs : failure.retryAfterMs;
 }
 
 /** `error` telling the model to wait `waitMs` (retry_after_ms) before calling again. */
@@ -81,14 +86,28 @@ export function blockLeftMs(streak: LoopStreak, tool: ResolvedTool): number | un
   return Math.max(0, tool.loop.blockCooldownMs - (streak.sinceMs ?? Infinity), streak.waitMs ?? 0);
 }
 
+/** `tool`'s block as beginAttempt takes it (BeginAttempt.block); its probe is held `leaseMs` at most. */
+export const loopBlockOf = (tool: ResolvedTool, leaseMs: number): LoopBlock => ({ threshold: tool.loop.failureBlock, cooldownMs: tool.loop.blockCooldownMs, leaseMs });
+
 /** A wait as the model reads it: 300 ms, 30 s. */
 export const inWords = (ms: number): string => (ms < 1000 ? `${ms} ms` : `${Math.ceil(ms / 1000)} s`);
 
-/** The refusal of a blocked call, `leftMs` before it may run once more. */
-export function loopBlocked(streak: LoopStreak, leftMs: number): DispatchError {
+/**
+ * The refusal of a call its streak blocks (`leftMs`, blockLeftMs, not undefined), or undefined when
+ * it runs: the block's cool-down is over and it is the probe, not another call's holding it for
+ * `probeHeldMs` more (BeginAttemptResult.probeHeldMs: told to call again in at most PROBE_HELD_WAIT_MS).
+ */
+export function blockRefusal(streak: LoopStreak, leftMs: number, probeHeldMs: number | undefined): DispatchError | undefined {
+  if (leftMs > 0) return loopBlocked(streak, leftMs);
+  return probeHeldMs === undefined ? undefined : loopBlocked(streak, Math.min(probeHeldMs, PROBE_HELD_WAIT_MS), true);
+}
+
+/** The refusal of a blocked call, `leftMs` before it may run once more (`probing`: another call is running it once more now). */
+export function loopBlocked(streak: LoopStreak, leftMs: number, probing = false): DispatchError {
   const wait = Math.max(1, Math.ceil(leftMs));
   const when = inWords(wait);
-  return new DispatchError(ErrorKind.LOOP_BLOCKED, `this exact call failed the same way ${failuresInARow(streak)} times in a row; dispatch refuses to run it again for ${when}, then runs it once more`, {
+  const now = probing ? `; another call of it is running once more now to see whether it works, call again in ${when}` : `; dispatch refuses to run it again for ${when}, then runs it once more`;
+  return new DispatchError(ErrorKind.LOOP_BLOCKED, `this exact call failed the same way ${failuresInARow(streak)} times in a row${now}`, {
     phase: 'before',
     recoverable: false,
     retryAfterMs: wait,
@@ -111,6 +130,8 @@ export interface WindowRecordInput {
   readonly toldRun: number | undefined;
   /** The tool's stop_threshold: so many answers to call again later in a row, the next counts. */
   readonly toldCap: number;
+  /** The tool's loop.assumed_wait_ms (toldWaitMs). */
+  readonly assumedWaitMs: number;
   readonly window: number;
 }
 
@@ -121,15 +142,17 @@ export interface WindowRecordInput {
  * came after `toldCap` such answers in a row (a model waiting as told forever is stopped too);
  * otherwise it is recorded without counting (it neither adds to the streak nor breaks it), so
  * that the next call's earliness is known. A repeat within one call is recorded, uncounted, only
- * when it told a wait (the newer one); other repeats not at all.
+ * when it told a wait (the newer one), as a retry's (it adds nothing to the run of answers to call
+ * again later: only the model's calls do); other repeats not at all.
  */
 export function windowRecord(input: WindowRecordInput): FinishAttempt['record'] {
   const { result, failure, repeated } = input;
   if (result === undefined) return undefined;
-  const waitMs = toldWaitMs(failure);
+  const waitMs = toldWaitMs(failure, input.assumedWaitMs);
   if (repeated && waitMs === undefined) return undefined;
   const counts = !repeated && (waitMs === undefined || input.early || input.probe || (input.toldRun ?? 0) >= input.toldCap);
   const record = { result, failed: failure !== undefined, window: input.window };
   if (waitMs === undefined) return record;
+  if (repeated) return { ...record, counts: false, waitMs, retry: true };
   return counts ? { ...record, waitMs } : { ...record, counts: false, waitMs };
 }

@@ -20,7 +20,7 @@ import { budgetWarning, claimRefusal, overBudget } from './refusals';
 import { sideEffectFailure } from './side-effect-failure';
 import { addLoopWarning, loopRecordOf, recordReplay, sameFailure } from './replay-record';
 import { loopOp } from './loop-op';
-import { blockedWaitMs, blockLeftMs, cameEarly, loopBlocked, toldInTurn, toldWaitMs, windowRecord, withWait } from './loop-block';
+import { blockedWaitMs, blockLeftMs, blockRefusal, cameEarly, loopBlockOf, toldInTurn, toldWaitMs, windowRecord, withWait } from './loop-block';
 import { checkMayStart } from './turn-error';
 import { countsForBreaker, postHookNotes } from './attempt-end';
 import { AnsweredByRecord } from './answered-by-record';
@@ -120,8 +120,12 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   let claimed = false;
   let storeDown = false;
   let toldBefore = false;
+  let probeHeldMs: number | undefined;
   const { canonicalArgs } = callKey;
   const op = callKey.op ?? loopOp(tool, args, canonicalArgs);
+  // A retry of this call after it failed here was let in already: its own failures are not the
+  // model's repeats, nor early, nor blocked. A block ends after its cool-down: one call then runs once, a probe.
+  const ownRetry = progress.lastFailure?.op === op;
   const owner = wantClaim ? newOwner() : '';
   let claim: ClaimOutcome | undefined;
   let budget: SessionBudget | undefined;
@@ -134,7 +138,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     // One answered from its record is not counted (and, its record gone, is refused uncounted).
     budget = recordOnly ? undefined : deps.guards.budgets?.of(tool);
     if (budget && progress.budgetsCounted?.has(budget.id)) budget = undefined;
-    let begun = deps.store.beginAttempt({ scope, op, claim: wantClaim ? { key: callKey.value, leaseMs: tool.timeoutMs + LEASE_MARGIN_MS, owner } : undefined, budget });
+    let begun = deps.store.beginAttempt({ scope, op, claim: wantClaim ? { key: callKey.value, leaseMs: tool.timeoutMs + LEASE_MARGIN_MS, owner } : undefined, budget, block: ownRetry ? undefined : loopBlockOf(tool, tool.timeoutMs + LEASE_MARGIN_MS) });
     if (begun instanceof Promise) begun = await begun;
     if (begun.overBudget) return failedBefore(attemptObs, callId, tool, overBudget(tool, budget!), attempt, started, warnings);
     if (begun.budgetLeft !== undefined) {
@@ -142,8 +146,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
       deps.guards.budgets!.counted(scope, budget!, begun.budgetLeft);
       budgetWarning(tool, budget!, begun.budgetLeft, warnings);
     }
-    streak = begun.streak;
-    claim = begun.claim;
+    ({ streak, claim, probeHeldMs } = begun);
     toldBefore = toldInTurn(turn, op);
     claimed = claim?.state === 'claimed';
   } catch (error) {
@@ -173,13 +176,11 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     obs.loopStop(attempt, message);
     throw new HardError(status.ABORTED, 'LOOP_DETECTED', message);
   }
-  // A retry of this call after it failed here was let in already: its own failures are not the
-  // model's repeats, nor early. A block ends after its cool-down: the call then runs once, a probe.
-  const ownRetry = progress.lastFailure?.op === op;
   const blockLeft = ownRetry ? undefined : blockLeftMs(streak, tool);
-  if (blockLeft !== undefined && blockLeft > 0) {
+  const blocked = blockLeft === undefined ? undefined : blockRefusal(streak, blockLeft, probeHeldMs);
+  if (blocked) {
     if (claimed) await releaseClaim(deps, scope, op, callKey.value, owner);
-    return failedBefore(attemptObs, callId, tool, loopBlocked(streak, blockLeft), attempt, started, warnings);
+    return failedBefore(attemptObs, callId, tool, blocked, attempt, started, warnings);
   }
   // Its memo entry went stale while the store answered (a write, a session end): it takes its slot and turn now, and begins again.
   if (skip?.memoized && !memoServes(deps.guards.memo!, callKey.local, skip.memoized)) return gated(deps.guards.slots, deps.guards.rates, tool, turn, () => attemptWith(deps, turn, obs, attemptObs, callId, tool, args, attempt, warnings, started, progress, callKey, wantClaim, undefined), (e) => failedBefore(attemptObs, callId, tool, DispatchError.from(e, 'before'), attempt, started, warnings));
@@ -240,7 +241,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   let result: ToolResult;
   let spill: FinishAttempt['spill'];
   if (error) {
-    result = errorResult(callId, tool.name, withWait(error, toldWaitMs(error)), attempt, durationMs, warnings);
+    result = errorResult(callId, tool.name, withWait(error, toldWaitMs(error, tool.loop.assumedWaitMs)), attempt, durationMs, warnings);
   } else {
     const bounded = boundResult(text, tool.maxResultChars);
     const handle = bounded.truncated ? newResultHandle(turn.sessionId) : '';
@@ -265,7 +266,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   // still records the wait it told). A call-again-later failure counts only when `early`.
   const repeated = sameFailure(progress, op, loopResult, failed);
   const early = cameEarly(streak, ownRetry, toldBefore);
-  const record = windowRecord({ result: loopResult, failure: error, repeated, early, probe: blockLeft === 0, toldRun: streak.toldRun, toldCap: tool.loop.stop, window: deps.limits.loopWindow });
+  const record = windowRecord({ result: loopResult, failure: error, repeated, early, probe: blockLeft === 0, toldRun: streak.toldRun, toldCap: tool.loop.stop, assumedWaitMs: tool.loop.assumedWaitMs, window: deps.limits.loopWindow });
   toldInTurn(turn, op, record);
   let spillKept = false;
   if (!storeDown) {
@@ -274,7 +275,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
       if (after instanceof Promise) after = await after;
       spillKept = after.spillRefused !== true;
       // Its next identical call refused for longer than the tool asked to wait: the result says so.
-      const blockedMs = error ? blockedWaitMs(after.streak, tool, toldWaitMs(error)) : undefined;
+      const blockedMs = error ? blockedWaitMs(after.streak, tool, toldWaitMs(error, tool.loop.assumedWaitMs)) : undefined;
       if (record && record.counts !== false && addLoopWarning(after.streak, tool, obs, attempt, warnings, blockedMs)) result.warnings = [...warnings];
       if (blockedMs !== undefined) result = errorResult(callId, tool.name, withWait(error!, blockedMs), attempt, durationMs, warnings);
     } catch (storeError) {

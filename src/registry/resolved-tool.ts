@@ -19,6 +19,8 @@ export interface ResolvedLoopPolicy {
   readonly failureBlock: number;
   /** How long LOOP_BLOCKED lasts after the call's last counted failure (or the wait it told, if longer), in ms. */
   readonly blockCooldownMs: number;
+  /** The wait a failure asking to be called again later without saying when is taken to have told, in ms. */
+  readonly assumedWaitMs: number;
 }
 
 /** A registered tool: its spec, the compiled schema and every policy resolved to a value. */
@@ -74,6 +76,7 @@ export function resolveTool(
       failureWarn: orDefault(spec.loop?.failureWarnThreshold, d.failureWarn),
       failureBlock: orDefault(spec.loop?.failureBlockThreshold, d.failureBlock),
       blockCooldownMs: orDefault(spec.loop?.blockCooldownMs, d.blockCooldownMs),
+      assumedWaitMs: orDefault(spec.loop?.assumedWaitMs, d.assumedWaitMs),
     }),
   });
 }

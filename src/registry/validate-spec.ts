@@ -50,8 +50,8 @@ export function checkSpec(spec: ToolSpec, knownExecutors: ReadonlySet<string>, s
   if (retry && retry.backoffMultiplier !== 0 && !(retry.backoffMultiplier >= 1 && retry.backoffMultiplier <= MAX_MULTIPLIER)) {
     return `tool "${spec.name}": retry.backoff_multiplier must be between 1 and ${MAX_MULTIPLIER}`;
   }
-  for (const [field, value] of [['initial_backoff_ms', retry?.initialBackoffMs ?? 0], ['max_backoff_ms', retry?.maxBackoffMs ?? 0]] as const) {
-    if (value > MAX_BACKOFF_MS) return `tool "${spec.name}": retry.${field} must be at most ${MAX_BACKOFF_MS} (an hour), got ${value}`;
+  for (const [field, value] of [['retry.initial_backoff_ms', retry?.initialBackoffMs ?? 0], ['retry.max_backoff_ms', retry?.maxBackoffMs ?? 0], ['loop.assumed_wait_ms', spec.loop?.assumedWaitMs ?? 0]] as const) {
+    if (value > MAX_BACKOFF_MS) return `tool "${spec.name}": ${field} must be at most ${MAX_BACKOFF_MS} (an hour), got ${value}`;
   }
   // Accepted silently, it would read as if it turned off something that was never on (the effect
   // unspecified is side-effecting too).

@@ -4,6 +4,7 @@ export type {
   StoredResult,
   ClaimOutcome,
   RecordState,
+  LoopBlock,
   LoopStreak,
   BeginAttempt,
   SessionBudget,

@@ -11,6 +11,8 @@ export interface WindowEntry {
   readonly at?: number;
   /** When the wait it told the model ends, in ms by the store's clock (0: it told none). @default 0 */
   readonly until?: number;
+  /** A retry's record within one call: its wait counts, but it does not add to toldRun (FinishAttempt.record.retry). */
+  readonly retry?: boolean;
 }
 
 /**
@@ -30,7 +32,8 @@ export function loopStreak(count: number, failed: boolean, at: number, until: nu
  * The streak of an operation in a window ordered oldest first, at `now`: how many of its newest
  * counted entries carry the same result, stopping at the first different result (progress);
  * entries that do not count are skipped, but the newest entry of the op, counted or not, says
- * how long the model was told to wait, and starts the run of entries that told one (toldRun).
+ * how long the model was told to wait, and starts the run of entries that told one (toldRun; a
+ * retry's entry within one call continues the run without adding to it).
  */
 export function streakOf(window: readonly WindowEntry[], op: string, now = 0): LoopStreak {
   let count = 0;
@@ -47,7 +50,7 @@ export function streakOf(window: readonly WindowEntry[], op: string, now = 0): L
     until ??= entry.until ?? 0;
     if (runOpen && (entry.until ?? 0) > 0 && (runHash ?? entry.hash) === entry.hash) {
       runHash = entry.hash;
-      toldRun++;
+      if (entry.retry !== true) toldRun++;
     } else runOpen = false;
     if (entry.counts === false) continue;
     if (hash === undefined) {

@@ -5,6 +5,7 @@ import { LiveSessions } from './live-sessions';
 import { resolveMemoryStoreOptions, type MemoryStoreOptions } from './memory-store-options';
 import { rememberLastObject, rememberRecentTexts } from './remember';
 import { StreakIndex } from './streak-index';
+import { ProbeClaims, probeDue } from './loop-probe';
 import { localSessionKey } from './local-session-key';
 import { createMemoryBudget, memoryEntry, type MemoryEntry } from './memory-budget';
 import { handleScope } from './result-handle';
@@ -41,6 +42,8 @@ interface SessionState {
   budgets?: Map<string, number>;
   budgetsExpireAt: number;
   window: StreakIndex;
+  /** The loop blocks' probes handed out (BeginAttempt.block). */
+  probes?: ProbeClaims;
   /** When the loop window starts again empty: `windowTtlSeconds` after its last record (0: empty). */
   windowExpiresAt: number;
   results?: Map<string, Expiring<Spilled>>;
@@ -126,11 +129,16 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   }
 
   return {
-    beginAttempt({ scope, op, claim, budget }) {
+    beginAttempt({ scope, op, claim, budget, block }) {
       const t = now();
       const state = session(scope, t);
-      const streak = state.window.streak(opKey(op), t);
-      if (!claim && !budget) return { streak };
+      const key = opKey(op);
+      const streak = state.window.streak(key, t);
+      // A call refused for the probe another holds takes nothing; one that runs takes the probe.
+      const probe = (take: boolean) => (block && probeDue(streak, block) ? (state.probes ??= new ProbeClaims()).step(key, streak, block, t, take) : {});
+      const held = probe(false);
+      if (held.probeHeldMs !== undefined) return { streak, ...held };
+      if (!claim && !budget) return { streak, ...probe(true) };
       // A call answered from an existing record runs nothing: it is not counted against a budget.
       const existing = claim && records.find(keyOf(scope), claim.key, t);
       if (existing !== undefined) return { streak, claim: existing };
@@ -148,12 +156,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       if (claim && !records.claim(keyOf(scope), claim.key, claim.owner ?? '', t + claim.leaseMs, t)) {
         return Promise.reject(new StoreUnavailableError(`the memory store holds ${bounds.maxClaims} idempotency claims in progress (maxClaims): no other is taken until one of them ends`));
       }
-      if (!budget) return { streak, claim: CLAIMED };
+      if (!budget) return { streak, claim: CLAIMED, ...probe(true) };
       budgets!.set(budget.id, used + 1);
       state.budgetsExpireAt = t + budgetTtlMs;
       keepUntil(state, state.budgetsExpireAt);
       const budgetLeft = budget.max - used - 1;
-      return claim ? { streak, claim: CLAIMED, budgetLeft } : { streak, budgetLeft };
+      return claim ? { streak, claim: CLAIMED, budgetLeft, ...probe(true) } : { streak, budgetLeft, ...probe(true) };
     },
     finishAttempt({ scope, op, record, idempotency, spill, memory }) {
       const t = now();
@@ -167,7 +175,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       const key = opKey(op);
       if (record) {
         const until = record.waitMs === undefined ? 0 : t + record.waitMs;
-        state.window.record({ op: key, hash: windowKey(record.result), failed: record.failed, counts: record.counts ?? true, at: t, until }, record.window);
+        state.window.record({ op: key, hash: windowKey(record.result), failed: record.failed, counts: record.counts ?? true, at: t, until, retry: record.retry === true }, record.window);
         state.windowExpiresAt = t + windowTtlMs;
         windowEntries.recorded(state, t);
       }

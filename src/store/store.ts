@@ -80,6 +80,20 @@ export interface BeginAttempt {
    * answers `overBudget`.
    */
   readonly budget?: SessionBudget;
+  /**
+   * The block of the op's failed streaks (DESIGN section 6), for its probe: once the streak has
+   * `threshold` counted failures and `cooldownMs` have passed since the newest (and no wait it
+   * told is left), one call runs once more. The step hands that probe to the first call only,
+   * held `leaseMs` or until a newer failure is recorded (see BeginAttemptResult.probeHeldMs).
+   */
+  readonly block?: LoopBlock;
+}
+
+/** A tool's block of failed streaks as beginAttempt needs it (BeginAttempt.block). */
+export interface LoopBlock {
+  readonly threshold: number;
+  readonly cooldownMs: number;
+  readonly leaseMs: number;
 }
 
 /** A budget of calls per session: its name in the session (one per policy) and its size. */
@@ -107,9 +121,11 @@ export interface FinishAttempt {
    * error's kind and message; repeats are counted by equal `result`, which stores compare by hash
    * (or, the memory store, as it is when short). `counts: false` records a failure that neither
    * adds to the op's streak nor breaks it (a call that waited as it was told: see loopRecordOf);
-   * `waitMs`, the wait the model was told after it (a call within it is early).
+   * `waitMs`, the wait the model was told after it (a call within it is early); `retry`, a record of
+   * a retry within one call (it tells its newer wait, but is no call of the model's: it does not
+   * add to LoopStreak.toldRun).
    */
-  readonly record?: { readonly result: string; readonly failed: boolean; readonly window: number; readonly counts?: false; readonly waitMs?: number };
+  readonly record?: { readonly result: string; readonly failed: boolean; readonly window: number; readonly counts?: false; readonly waitMs?: number; readonly retry?: true };
   readonly idempotency?: IdempotencyFinish;
   /** The whole text of a bounded result, for ReadResult. */
   readonly spill?: { readonly handle: string; readonly text: string; readonly ttlSeconds: number };
@@ -131,6 +147,10 @@ export interface BeginAttemptResult {
   readonly overBudget?: true;
   /** With a budget that counted this call: the calls it has left. */
   readonly budgetLeft?: number;
+  /** With `block`: this call took the block's probe (it runs once more). */
+  readonly probeClaimed?: true;
+  /** With `block`: another call holds the block's probe, for so many ms more at most (this one is refused). */
+  readonly probeHeldMs?: number;
 }
 
 /** What finishAttempt gives: the op's loop streak after the record. */

@@ -17,7 +17,9 @@ interface OpState {
   at: number;
   /** When the wait the newest entry told ends (0: none). */
   until: number;
-  /** The newest entries of the op in a row that told a wait and carry `runHash` (LoopStreak.toldRun). */
+  /** The newest entries of the op in a row that told a wait and carry `runHash`. */
+  runEntries: number;
+  /** Those of them that are no retry's within one call (LoopStreak.toldRun). */
   toldRun: number;
   runHash: string;
 }
@@ -45,7 +47,7 @@ export class StreakIndex {
 
   record(entry: WindowEntry, window: number): void {
     let state = this.ops.get(entry.op);
-    if (!state) this.ops.set(entry.op, (state = { hash: entry.hash, failed: entry.failed, streak: 0, counted: 0, total: 0, at: 0, until: 0, toldRun: 0, runHash: '' }));
+    if (!state) this.ops.set(entry.op, (state = { hash: entry.hash, failed: entry.failed, streak: 0, counted: 0, total: 0, at: 0, until: 0, runEntries: 0, toldRun: 0, runHash: '' }));
     if (entry.counts !== false) {
       if (state.streak > 0 && state.hash === entry.hash) state.streak++;
       else Object.assign(state, { hash: entry.hash, streak: 1 });
@@ -54,9 +56,12 @@ export class StreakIndex {
       state.counted++;
     }
     state.until = entry.until ?? 0;
-    if (state.until === 0) state.toldRun = 0;
-    else if (state.toldRun > 0 && state.runHash === entry.hash) state.toldRun++;
-    else Object.assign(state, { runHash: entry.hash, toldRun: 1 });
+    const told = entry.retry === true ? 0 : 1;
+    if (state.until === 0) Object.assign(state, { runEntries: 0, toldRun: 0 });
+    else if (state.runEntries > 0 && state.runHash === entry.hash) {
+      state.runEntries++;
+      state.toldRun += told;
+    } else Object.assign(state, { runHash: entry.hash, runEntries: 1, toldRun: told });
     state.total++;
     this.entries.push(entry);
     while (this.entries.length - this.head > window) this.evict(this.entries[this.head++]!);
@@ -72,7 +77,10 @@ export class StreakIndex {
       if (state.streak === state.counted) state.streak--;
       state.counted--;
     }
-    if (state.toldRun === state.total) state.toldRun--;
+    if (state.runEntries === state.total) {
+      state.runEntries--;
+      if (entry.retry !== true) state.toldRun--;
+    }
     if (--state.total === 0) this.ops.delete(entry.op);
   }
 }

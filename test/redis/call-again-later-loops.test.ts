@@ -25,7 +25,7 @@ let redis: TestRedis;
 /** Told waits, in seconds as Retry-After says them (dispatch takes decimals: 0.3 is 300 ms). */
 const RETRY_AFTER = '0.3';
 const RETRY_AFTER_MS = 300;
-/** A model that waits as told waits this long (UNSAID_WAIT_MS, 1 s, for a failure that said no wait). */
+/** A model that waits as told waits this long (loop.assumed_wait_ms, 1 s by default, for a failure that said no wait). */
 const waited = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms + 60));
 
 /** While `busy`, answers `status` (with `retryAfter` unless null); then 200 with `{"price":42}`. */

@@ -1,4 +1,4 @@
-import type { Store } from '../../src/store';
+import type { BeginAttemptResult, Store } from '../../src/store';
 import { fresh, sleep } from './contract-fixtures';
 import type { StoreFactory } from './store-contract';
 
@@ -66,5 +66,66 @@ export function describeLoopTimes(factory: StoreFactory): void {
     for (let i = 0; i < 3; i++) await record('a', 'busy', { counts: false, waitMs: 60_000 }, 4);
     expect(await record('a', 'busy', { counts: false, waitMs: 60_000 }, 4)).toBe(4);
     expect(await record('a', 'busy', { waitMs: 60_000 }, 4)).toBe(4);
+  });
+
+  test("a retry's record within one call tells its newer wait but adds nothing to toldRun, in the window or leaving it", async () => {
+    const scope = fresh();
+    const record = (op: string, extra: { counts?: false; waitMs?: number; retry?: true }, window = 100) =>
+      Promise.resolve(store.finishAttempt({ scope, op, record: { result: 'busy', failed: true, window, ...extra } })).then((r) => r.streak);
+    expect((await record('a', { counts: false, waitMs: 1000 })).toldRun).toBe(1);
+    const retried = await record('a', { counts: false, waitMs: 60_000, retry: true });
+    expect([retried.toldRun, retried.count, retried.waitMs! > 59_000]).toEqual([1, 0, true]);
+    expect((await record('a', { counts: false, waitMs: 60_000, retry: true })).toldRun).toBe(1);
+    expect((await record('a', { counts: false, waitMs: 60_000 })).toldRun).toBe(2);
+    expect((await store.beginAttempt({ scope, op: 'a' })).streak.toldRun).toBe(2);
+    // A retry's record continues the run: a model's call after it adds to it.
+    expect((await record('a', { counts: false, waitMs: 60_000, retry: true })).toldRun).toBe(2);
+    expect((await record('a', { waitMs: 60_000 })).toldRun).toBe(3);
+    // Leaving the window: a call and its retries, then one call; in a window of 3 the first call left.
+    const scope2 = fresh();
+    const in3 = (extra: { counts?: false; waitMs?: number; retry?: true }) =>
+      Promise.resolve(store.finishAttempt({ scope: scope2, op: 'c', record: { result: 'busy', failed: true, window: 3, counts: false, waitMs: 60_000, ...extra } })).then((r) => r.streak.toldRun);
+    expect(await in3({})).toBe(1);
+    expect(await in3({ retry: true })).toBe(1);
+    expect(await in3({ retry: true })).toBe(1);
+    expect(await in3({})).toBe(1);
+    expect(await in3({})).toBe(2);
+  });
+
+  test("after a block's cool-down its probe goes to one call: the others are told how long it is held and take nothing; a newer failure, or the lease's end, frees it", async () => {
+    const scope = fresh();
+    const block = { threshold: 3, cooldownMs: 100, leaseMs: 400 };
+    const fail = () => Promise.resolve(store.finishAttempt({ scope, op: 'p', record: { result: 'e', failed: true, window: 100 } }));
+    const begin = () => Promise.resolve(store.beginAttempt({ scope, op: 'p', block }));
+    const probeOf = (r: BeginAttemptResult) => (r.probeClaimed ? 'claimed' : r.probeHeldMs !== undefined ? 'held' : 'none');
+    for (let i = 0; i < 3; i++) await fail();
+    // Within the cool-down no probe is due (the streak's age refuses the call); nor below the threshold.
+    expect(probeOf(await begin())).toBe('none');
+    expect(probeOf(await store.beginAttempt({ scope, op: 'p', block: { ...block, threshold: 4 } }))).toBe('none');
+    await sleep(150);
+    const many = await Promise.all(Array.from({ length: 6 }, begin));
+    expect(many.map(probeOf).sort()).toEqual(['claimed', 'held', 'held', 'held', 'held', 'held']);
+    for (const r of many.filter((m) => m.probeHeldMs !== undefined)) {
+      expect(r.probeHeldMs).toBeGreaterThan(0);
+      expect(r.probeHeldMs).toBeLessThanOrEqual(400);
+    }
+    // Refused for the held probe: no idempotency claim taken, no budget counted.
+    const budget = { id: 'b', max: 5 };
+    const held = await store.beginAttempt({ scope, op: 'p', block, claim: { key: 'k', leaseMs: 5000, owner: 'o' }, budget });
+    expect([probeOf(held), held.claim, held.budgetLeft]).toEqual(['held', undefined, undefined]);
+    expect(await store.findRecord(scope, 'k')).toBeUndefined();
+    // Without a block (the probe's own retry): nothing held.
+    expect(probeOf(await store.beginAttempt({ scope, op: 'p' }))).toBe('none');
+    // The probe failed again (a newer failure): the next cool-down's probe is free, the lease not over.
+    await fail();
+    expect(probeOf(await begin())).toBe('none');
+    await sleep(150);
+    expect(probeOf(await begin())).toBe('claimed');
+    // A probe that never reports is held until its lease ends; then the next call takes it, claim and budget too.
+    expect(probeOf(await begin())).toBe('held');
+    await sleep(450);
+    const next = await store.beginAttempt({ scope, op: 'p', block, claim: { key: 'k', leaseMs: 5000, owner: 'o' }, budget });
+    expect([probeOf(next), next.claim?.state, next.budgetLeft]).toEqual(['claimed', 'claimed', 4]);
+    expect(probeOf(await begin())).toBe('held');
   });
 }

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file dispatch/v1/tool.proto.
  */
 export const file_dispatch_v1_tool: GenFile = /*@__PURE__*/
-  fileDesc("ChZkaXNwYXRjaC92MS90b29sLnByb3RvEgtkaXNwYXRjaC52MSKDAQoLUmV0cnlQb2xpY3kSFAoMbWF4X2F0dGVtcHRzGAEgASgNEhoKEmluaXRpYWxfYmFja29mZl9tcxgCIAEoDRIWCg5tYXhfYmFja29mZl9tcxgDIAEoDRIaChJiYWNrb2ZmX211bHRpcGxpZXIYBCABKAESDgoGaml0dGVyGAUgASgBIjwKEUlkZW1wb3RlbmN5UG9saWN5EhIKCmtleV9maWVsZHMYASADKAkSEwoLdHRsX3NlY29uZHMYAiABKA0ihAEKDEh0dHBFeGVjdXRvchILCgN1cmwYASABKAkSNwoHaGVhZGVycxgCIAMoCzImLmRpc3BhdGNoLnYxLkh0dHBFeGVjdXRvci5IZWFkZXJzRW50cnkaLgoMSGVhZGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiHwoPQnVpbHRpbkV4ZWN1dG9yEgwKBG5hbWUYASABKAkiKwoLTWNwRXhlY3V0b3ISDgoGc2VydmVyGAEgASgJEgwKBHRvb2wYAiABKAkiEAoOV29ya2VyRXhlY3V0b3IimAEKCkxvb3BQb2xpY3kSFgoOd2Fybl90aHJlc2hvbGQYASABKA0SFgoOc3RvcF90aHJlc2hvbGQYAiABKA0SHgoWZmFpbHVyZV93YXJuX3RocmVzaG9sZBgDIAEoDRIfChdmYWlsdXJlX2Jsb2NrX3RocmVzaG9sZBgEIAEoDRIZChFibG9ja19jb29sZG93bl9tcxgFIAEoDSK5BQoIVG9vbFNwZWMSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRIUCgxpbnB1dF9zY2hlbWEYAyABKAkSIwoGZWZmZWN0GAQgASgOMhMuZGlzcGF0Y2gudjEuRWZmZWN0EhIKCnRpbWVvdXRfbXMYBSABKA0SJwoFcmV0cnkYBiABKAsyGC5kaXNwYXRjaC52MS5SZXRyeVBvbGljeRIzCgtpZGVtcG90ZW5jeRgHIAEoCzIeLmRpc3BhdGNoLnYxLklkZW1wb3RlbmN5UG9saWN5EhgKEGNvbmN1cnJlbmN5X3NhZmUYCCABKAgSFAoMcmVzb3VyY2Vfa2V5GAkgASgJEhkKEXByaW1hcnlfcGFyYW1ldGVyGAogASgJEhgKEG1heF9yZXN1bHRfY2hhcnMYCyABKA0SGQoRbGVuaWVudF9hcmd1bWVudHMYDCABKAgSFAoMcmV0dXJuc19qc29uGA0gASgIEhUKDWZhbGxiYWNrX3Rvb2wYDiABKAkSKQoEaHR0cBgPIAEoCzIZLmRpc3BhdGNoLnYxLkh0dHBFeGVjdXRvckgAEi0KBndvcmtlchgQIAEoCzIbLmRpc3BhdGNoLnYxLldvcmtlckV4ZWN1dG9ySAASJwoDbWNwGBEgASgLMhguZGlzcGF0Y2gudjEuTWNwRXhlY3V0b3JIABIvCgdidWlsdGluGBIgASgLMhwuZGlzcGF0Y2gudjEuQnVpbHRpbkV4ZWN1dG9ySAASJQoEbG9vcBgTIAEoCzIXLmRpc3BhdGNoLnYxLkxvb3BQb2xpY3kSGwoTbWVtb2l6ZV90dGxfc2Vjb25kcxgUIAEoDRIWCg5za2lwX3JlZGFjdGlvbhgVIAEoCBIUCgxza2lwX21lbW9pemUYFiABKAhCCgoIZXhlY3V0b3IqTgoGRWZmZWN0EhYKEkVGRkVDVF9VTlNQRUNJRklFRBAAEhQKEEVGRkVDVF9SRUFEX09OTFkQARIWChJFRkZFQ1RfU0lERV9FRkZFQ1QQAmIGcHJvdG8z");
+  fileDesc("ChZkaXNwYXRjaC92MS90b29sLnByb3RvEgtkaXNwYXRjaC52MSKDAQoLUmV0cnlQb2xpY3kSFAoMbWF4X2F0dGVtcHRzGAEgASgNEhoKEmluaXRpYWxfYmFja29mZl9tcxgCIAEoDRIWCg5tYXhfYmFja29mZl9tcxgDIAEoDRIaChJiYWNrb2ZmX211bHRpcGxpZXIYBCABKAESDgoGaml0dGVyGAUgASgBIjwKEUlkZW1wb3RlbmN5UG9saWN5EhIKCmtleV9maWVsZHMYASADKAkSEwoLdHRsX3NlY29uZHMYAiABKA0ihAEKDEh0dHBFeGVjdXRvchILCgN1cmwYASABKAkSNwoHaGVhZGVycxgCIAMoCzImLmRpc3BhdGNoLnYxLkh0dHBFeGVjdXRvci5IZWFkZXJzRW50cnkaLgoMSGVhZGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiHwoPQnVpbHRpbkV4ZWN1dG9yEgwKBG5hbWUYASABKAkiKwoLTWNwRXhlY3V0b3ISDgoGc2VydmVyGAEgASgJEgwKBHRvb2wYAiABKAkiEAoOV29ya2VyRXhlY3V0b3IisQEKCkxvb3BQb2xpY3kSFgoOd2Fybl90aHJlc2hvbGQYASABKA0SFgoOc3RvcF90aHJlc2hvbGQYAiABKA0SHgoWZmFpbHVyZV93YXJuX3RocmVzaG9sZBgDIAEoDRIfChdmYWlsdXJlX2Jsb2NrX3RocmVzaG9sZBgEIAEoDRIZChFibG9ja19jb29sZG93bl9tcxgFIAEoDRIXCg9hc3N1bWVkX3dhaXRfbXMYBiABKA0iuQUKCFRvb2xTcGVjEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSFAoMaW5wdXRfc2NoZW1hGAMgASgJEiMKBmVmZmVjdBgEIAEoDjITLmRpc3BhdGNoLnYxLkVmZmVjdBISCgp0aW1lb3V0X21zGAUgASgNEicKBXJldHJ5GAYgASgLMhguZGlzcGF0Y2gudjEuUmV0cnlQb2xpY3kSMwoLaWRlbXBvdGVuY3kYByABKAsyHi5kaXNwYXRjaC52MS5JZGVtcG90ZW5jeVBvbGljeRIYChBjb25jdXJyZW5jeV9zYWZlGAggASgIEhQKDHJlc291cmNlX2tleRgJIAEoCRIZChFwcmltYXJ5X3BhcmFtZXRlchgKIAEoCRIYChBtYXhfcmVzdWx0X2NoYXJzGAsgASgNEhkKEWxlbmllbnRfYXJndW1lbnRzGAwgASgIEhQKDHJldHVybnNfanNvbhgNIAEoCBIVCg1mYWxsYmFja190b29sGA4gASgJEikKBGh0dHAYDyABKAsyGS5kaXNwYXRjaC52MS5IdHRwRXhlY3V0b3JIABItCgZ3b3JrZXIYECABKAsyGy5kaXNwYXRjaC52MS5Xb3JrZXJFeGVjdXRvckgAEicKA21jcBgRIAEoCzIYLmRpc3BhdGNoLnYxLk1jcEV4ZWN1dG9ySAASLwoHYnVpbHRpbhgSIAEoCzIcLmRpc3BhdGNoLnYxLkJ1aWx0aW5FeGVjdXRvckgAEiUKBGxvb3AYEyABKAsyFy5kaXNwYXRjaC52MS5Mb29wUG9saWN5EhsKE21lbW9pemVfdHRsX3NlY29uZHMYFCABKA0SFgoOc2tpcF9yZWRhY3Rpb24YFSABKAgSFAoMc2tpcF9tZW1vaXplGBYgASgIQgoKCGV4ZWN1dG9yKk4KBkVmZmVjdBIWChJFRkZFQ1RfVU5TUEVDSUZJRUQQABIUChBFRkZFQ1RfUkVBRF9PTkxZEAESFgoSRUZGRUNUX1NJREVfRUZGRUNUEAJCKFomZGlzcGF0Y2gvZ2VuL2dvL2Rpc3BhdGNoL3YxO2Rpc3BhdGNodjFiBnByb3RvMw");
 
 /**
  * Retry policy. Zero means the default for every field.
@@ -311,11 +311,22 @@ export type LoopPolicy = Message<"dispatch.v1.LoopPolicy"> & {
   /**
    * How long a call stays refused LOOP_BLOCKED after its last counted failure, in ms (or until the
    * retry_after its last failure told, if later); then it runs once more, and its success clears
-   * the block, the same failure starts it again. Default 30000.
+   * the block, the same failure starts it again. That probe is one call: others meanwhile are
+   * refused LOOP_BLOCKED for at most 1 s, until it reports (or its tool's timeout plus 5 s
+   * passes). Default 30000.
    *
    * @generated from field: uint32 block_cooldown_ms = 5;
    */
   blockCooldownMs: number;
+
+  /**
+   * The wait a failure that asks to be called again later without saying when (a 429 without
+   * Retry-After, an unreachable tool) is taken to have told, in ms: the model is told it
+   * (retry_after_ms), and the same call sooner is early. Default 1000, at most 3600000.
+   *
+   * @generated from field: uint32 assumed_wait_ms = 6;
+   */
+  assumedWaitMs: number;
 };
 
 /**
@@ -355,11 +366,22 @@ export type LoopPolicyJson = {
   /**
    * How long a call stays refused LOOP_BLOCKED after its last counted failure, in ms (or until the
    * retry_after its last failure told, if later); then it runs once more, and its success clears
-   * the block, the same failure starts it again. Default 30000.
+   * the block, the same failure starts it again. That probe is one call: others meanwhile are
+   * refused LOOP_BLOCKED for at most 1 s, until it reports (or its tool's timeout plus 5 s
+   * passes). Default 30000.
    *
    * @generated from field: uint32 block_cooldown_ms = 5;
    */
   blockCooldownMs?: number;
+
+  /**
+   * The wait a failure that asks to be called again later without saying when (a 429 without
+   * Retry-After, an unreachable tool) is taken to have told, in ms: the model is told it
+   * (retry_after_ms), and the same call sooner is early. Default 1000, at most 3600000.
+   *
+   * @generated from field: uint32 assumed_wait_ms = 6;
+   */
+  assumedWaitMs?: number;
 };
 
 /**

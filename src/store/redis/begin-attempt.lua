@@ -1,7 +1,8 @@
 -- The first store step of an attempt: the loop pre-check read, the session budget's count and,
 -- for a side-effecting tool, the idempotency claim (DESIGN section 5).
 -- KEYS[1] loop window, KEYS[2] record index, KEYS[3] idempotency record (KEYS[1] when no claim),
--- KEYS[4] the session's budgets, a hash of budget -> calls counted (KEYS[1] when no budget)
+-- KEYS[4] the session's budgets, a hash of budget -> calls counted (KEYS[1] when no budget),
+-- KEYS[5] the op's loop-block probe, 'until:at' (KEYS[1] when no block is given)
 -- ARGV[1] op, ARGV[2] lease in ms ('' when no claim), ARGV[3] the claim's owner (kept in the
 -- in-progress record, 'P' .. owner, so that only this claim can release it), ARGV[4] the budget
 -- this call counts against ('' when none), ARGV[5] its size, ARGV[6] the budgets' TTL in seconds,
@@ -9,15 +10,41 @@
 -- whose answer never came, whose attempt ran nothing and whose release is still to be written,
 -- ARGV[8] the owner of a claim on the record whose completion (or UNKNOWN mark) waits on this
 -- replica to be written ('' when none): while the record is that claim or gone (its lease ended
--- while Redis refused writes), the state is 'waiting' and the replica answers from what waits
+-- while Redis refused writes), the state is 'waiting' and the replica answers from what waits,
+-- ARGV[9] the tool's failure_block_threshold ('' when no block is given), ARGV[10] its cool-down
+-- in ms, ARGV[11] the probe's lease in ms
 -- Returns {streak count, streak failed (0|1), claim state ('' when no claim), stored result JSON,
 -- calls left in the budget after this one (-1 when not counted), the streak's age in ms (-1: no
--- failure's), the ms left of the wait the op's newest record told (0: none), its toldRun}. A call answered from an
+-- failure's), the ms left of the wait the op's newest record told (0: none), its toldRun, the
+-- probe (0: none due, -1: this call took it, else the ms another call holds it: this one is
+-- refused, nothing counted or claimed)}. A call answered from an
 -- existing record (a replay, an identical call in progress, an unknown outcome, one waiting) runs nothing and
 -- is not counted; the claim state is 'over_budget' (nothing counted or claimed) when the budget
 -- was spent.
+-- The probe (DESIGN section 6): once a blocked streak's cool-down is over (exactly blockLeftMs 0
+-- in loop-block.ts), the first call that runs takes it for the lease; it is held for that streak
+-- only (`at`, its newest counted failure), so a newer failure frees the next cool-down's probe.
 local now = now_ms()
-local count, failed, since, wait, run = streak_of(KEYS[1], ARGV[1], now)
+local count, failed, since, wait, run, at = streak_of(KEYS[1], ARGV[1], now)
+local probe = 0
+local due = ARGV[9] ~= '' and failed == 1 and count >= tonumber(ARGV[9]) and since >= tonumber(ARGV[10]) and wait == 0
+if due then
+  local held = redis.call('GET', KEYS[5])
+  local cut = held and string.find(held, ':', 1, true)
+  if cut and string.sub(held, cut + 1) == int(at) then
+    local ends = tonumber(string.sub(held, 1, cut - 1)) or 0
+    if ends > now then
+      return {count, failed, '', '', -1, since, wait, run, ends - now}
+    end
+  end
+end
+-- Takes the probe when due: the call runs.
+local function take_probe()
+  if not due then return 0 end
+  local lease = tonumber(ARGV[11])
+  redis.call('SET', KEYS[5], int(now + lease) .. ':' .. int(at), 'PX', lease)
+  return -1
+end
 if ARGV[2] ~= '' then
   local record = redis.call('GET', KEYS[3])
   -- An orphan claim still in progress is given up (this claim replaces it below), as its pending
@@ -49,9 +76,9 @@ if ARGV[4] ~= '' then
   redis.call('EXPIRE', KEYS[4], tonumber(ARGV[6]))
 end
 if ARGV[2] == '' then
-  return {count, failed, '', '', left, since, wait, run}
+  return {count, failed, '', '', left, since, wait, run, take_probe()}
 end
 local lease = tonumber(ARGV[2])
 redis.call('SET', KEYS[3], 'P' .. ARGV[3], 'PX', lease)
 index_add(KEYS[2], KEYS[3], now + lease, now)
-return {count, failed, 'claimed', '', left, since, wait, run}
+return {count, failed, 'claimed', '', left, since, wait, run, take_probe()}

@@ -14,7 +14,8 @@
 -- ARGV[15] the share of maxmemory spills may fill, ARGV[16] the stored result JSON without its
 -- handle, written instead of ARGV[6] when the spill is refused ('' when there is none),
 -- ARGV[17] code points per chunk of the spill, ARGV[18] the wait the record told the model in ms
--- ('' when none), ARGV[19..] the spill's chunks, in order
+-- ('' when none; with a trailing 'r' when the record is a retry's within one call, see streak_of),
+-- ARGV[19..] the spill's chunks, in order
 -- A spill is a hash: `n` its length in code points, `c` the code points per chunk, and fields
 -- 0, 1, ... its chunks, so that ReadResult reads a page's chunks, not the whole text
 -- (read-result.lua).
@@ -44,7 +45,11 @@ end
 local now = now_ms()
 if ARGV[2] ~= '' then
   local ends = '0'
-  if ARGV[18] ~= '' then ends = int(now + tonumber(ARGV[18])) end
+  if string.sub(ARGV[18], -1) == 'r' then
+    ends = int(now + tonumber(string.sub(ARGV[18], 1, -2))) .. '/r'
+  elseif ARGV[18] ~= '' then
+    ends = int(now + tonumber(ARGV[18]))
+  end
   redis.call('LPUSH', KEYS[1], ARGV[1] .. ARGV[2] .. '@' .. int(now) .. '/' .. ends)
   redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[3]) - 1)
   redis.call('PEXPIRE', KEYS[1], int(tonumber(ARGV[4]) * 1000))

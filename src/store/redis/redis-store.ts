@@ -146,7 +146,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       spillLimits.spillMemoryShare,
       bare !== idem && bare?.action === 'complete' ? JSON.stringify(bare.result) : '',
       chunks.chunkPoints,
-      record?.waitMs === undefined ? '' : Math.ceil(record.waitMs),
+      record?.waitMs === undefined ? '' : `${Math.ceil(record.waitMs)}${record.retry ? 'r' : ''}`,
       ...chunks.chunks,
     );
   }
@@ -171,7 +171,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
 
   return {
     shared: true,
-    async beginAttempt({ scope, op, claim, budget }) {
+    async beginAttempt({ scope, op, claim, budget, block }) {
       batch();
       const keys = keysOf(scope);
       // A command sent on a ready connection may reach Redis even if no answer comes in time; one
@@ -180,13 +180,15 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       const record = claim ? keys.record(claim.key) : keys.window;
       const orphan = claim ? orphans.ownerOf(record) : '';
       const waiting = claim ? pending.waiting(record) : undefined;
-      const [count, failed, state, payload, left, since, wait, run] = await storeCall('the attempt start', timeoutMs, () =>
+      const id = idOf(op);
+      const [count, failed, state, payload, left, since, wait, run, probe] = await storeCall('the attempt start', timeoutMs, () =>
         client.dispatchBeginAttempt(
           keys.window,
           keys.recordIndex,
           record,
           budget ? keys.budgets : keys.window,
-          idOf(op),
+          block ? keys.probe(id) : keys.window,
+          id,
           claim ? Math.max(1, Math.ceil(claim.leaseMs)) : '',
           claim?.owner ?? '',
           budget?.id ?? '',
@@ -194,6 +196,9 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
           windowTtl,
           orphan,
           waiting?.owner ?? '',
+          block?.threshold ?? '',
+          block ? Math.max(0, Math.ceil(block.cooldownMs)) : '',
+          block ? Math.max(1, Math.ceil(block.leaseMs)) : '',
         ),
       ).catch((error: unknown) => {
         // A claim that got no answer may still reach Redis and hold its key for the whole lease:
@@ -204,12 +209,15 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
         }
         throw error;
       });
-      if (orphan !== '') orphans.forget(record, orphan);
+      // Refused for the probe another call holds, the script left the record as it was.
+      if (orphan !== '' && !(Number(probe) > 0)) orphans.forget(record, orphan);
       if (state === 'claimed' && claim?.owner) liveClaims.add(record, claim.owner, claim.leaseMs);
       const streak = streakFrom(count, failed, since, wait, run);
+      if (Number(probe) > 0) return { streak, probeHeldMs: Number(probe) };
       if (state === 'over_budget') return { streak, overBudget: true };
       const budgetLeft = budget && Number(left) >= 0 ? Number(left) : undefined;
-      return claim ? { streak, claim: claimOutcome(state, payload, waiting), budgetLeft } : { streak, budgetLeft };
+      const probed = Number(probe) === -1 ? { probeClaimed: true as const } : {};
+      return claim ? { streak, claim: claimOutcome(state, payload, waiting), budgetLeft, ...probed } : { streak, budgetLeft, ...probed };
     },
     async finishAttempt(step) {
       batch();

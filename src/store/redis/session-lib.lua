@@ -48,18 +48,25 @@ local function index_cap(index, max, keep_claims)
 end
 
 -- A window entry of `op` (its first `len` characters): flag, result hash, when it was recorded
--- (nil: an entry of an older version, without times) and when the wait it told ends (0: none).
+-- (nil: an entry of an older version, without times), when the wait it told ends (0: none) and
+-- whether it is a retry's within one call (a third time field '/r': it adds nothing to toldRun).
 -- A malformed time reads as 0 (long ago), never as an error.
 local function window_entry(entry, len)
   local flag = string.sub(entry, len + 1, len + 1)
   local h = string.sub(entry, len + 2)
   local cut = string.find(h, '@', 1, true)
-  if not cut then return flag, h, nil, 0 end
+  if not cut then return flag, h, nil, 0, false end
   local times = string.sub(h, cut + 1)
   h = string.sub(h, 1, cut - 1)
   local slash = string.find(times, '/', 1, true)
-  if not slash then return flag, h, tonumber(times) or 0, 0 end
-  return flag, h, tonumber(string.sub(times, 1, slash - 1)) or 0, tonumber(string.sub(times, slash + 1)) or 0
+  if not slash then return flag, h, tonumber(times) or 0, 0, false end
+  local ends = string.sub(times, slash + 1)
+  local retry = false
+  if string.sub(ends, -2) == '/r' then
+    ends = string.sub(ends, 1, -3)
+    retry = true
+  end
+  return flag, h, tonumber(string.sub(times, 1, slash - 1)) or 0, tonumber(ends) or 0, retry
 end
 
 -- When the newest entry of the window that has times was recorded (0: none has): the time taken
@@ -77,14 +84,16 @@ local function newest_time(entries)
 end
 
 -- The streak of `op` at `now` in a window stored newest first, each entry
--- `op .. flag .. hash .. '@' .. at .. '/' .. ends` with ops of one fixed length: flag 0 a
+-- `op .. flag .. hash .. '@' .. at .. '/' .. ends` (then '/r' for a retry's within one call,
+-- which continues the run of entries that told a wait without adding to it) with ops of one fixed length: flag 0 a
 -- success, 1 a failure, 2 a failure that does not count (skipped: it neither adds to the streak
 -- nor breaks it); at, when it was recorded; ends, when the wait it told ends (0: none). An entry
 -- of an older version stops at its hash: it told no wait and was recorded when the window's
 -- newest entry with times was (newest_time). Exactly streakOf in loop-window.ts.
 -- Returns count, failed (0|1), the newest counted failure's age in ms (-1 when the streak is no
 -- failure's), the ms left of the wait the op's newest entry told (0: none) and how many of the
--- op's newest entries in a row told a wait with the same hash (toldRun).
+-- op's newest entries in a row told a wait with the same hash (toldRun), and when the newest
+-- counted entry was recorded (0: none; the probe of a block is held for that failure's streak).
 local function streak_of(window, op, now)
   local entries = redis.call('LRANGE', window, 0, -1)
   local len = #op
@@ -93,11 +102,11 @@ local function streak_of(window, op, now)
   for i = 1, #entries do
     local entry = entries[i]
     if string.sub(entry, 1, len) == op then
-      local flag, h, e_at, e_ends = window_entry(entry, len)
+      local flag, h, e_at, e_ends, e_retry = window_entry(entry, len)
       if ends == nil then ends = e_ends end
       if run_open and e_ends > 0 and (run_hash == nil or run_hash == h) then
         run_hash = h
-        run = run + 1
+        if not e_retry then run = run + 1 end
       else
         run_open = false
       end
@@ -117,5 +126,5 @@ local function streak_of(window, op, now)
   if failed == 1 and count > 0 then since = math.max(0, now - at) end
   local wait = 0
   if ends ~= nil and ends > now then wait = ends - now end
-  return count, failed, since, wait, run
+  return count, failed, since, wait, run, at
 end

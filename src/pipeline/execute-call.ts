@@ -13,6 +13,7 @@ import { shortened } from './bound-result';
 import { applyCorrection } from './corrections';
 import type { ReadKeys } from './attempt-context';
 import { runAttempt, type CallProgress } from './run-attempt';
+import { retryRefusal } from './retry-room';
 import { delay } from './signals';
 import { checkMayStart } from './turn-error';
 
@@ -141,11 +142,13 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
         attempts: attempt,
       });
     }
-    // A wait that would end past the request's deadline (a Retry-After of a minute, say) would
-    // cost the whole turn DEADLINE_EXCEEDED, results of calls that ran included: the call ends
-    // with its error, soft, which carries retry_after_ms when the tool gave one.
-    if (Date.now() + reflection.delayMs >= turn.deadline) {
-      result.warnings.push(`not retried: waiting ${reflection.delayMs} ms to retry would pass the request's deadline`);
+    // A wait that would end past the request's deadline (a Retry-After of a minute, say), or leave
+    // too little of it for the retry to run (see retryRefusal), would cost the whole turn
+    // DEADLINE_EXCEEDED, results of calls that ran included: the call ends with its error, soft,
+    // which carries retry_after_ms when the tool gave one.
+    const tooLate = retryRefusal(tool, turn, reflection.delayMs, result.durationMs);
+    if (tooLate !== undefined) {
+      result.warnings.push(tooLate);
       return stamp(result, call.id, attempt, since(started));
     }
     obs.retry(attempt, reflection.delayMs, reflection.reason);

@@ -5,7 +5,7 @@ import type { Guards, ToolRates, ToolSlots } from './guards';
 import { peekMemo, type MemoHit } from './memo-hit';
 import type { Release, TurnContext } from './pipeline-deps';
 import type { AttemptResult } from './run-attempt';
-import { waitError, waitSignal } from './turn-error';
+import { deadlineSlack, waitError, waitSignal } from './turn-error';
 
 /** Runs `work` once the resource is held, and releases it when `work` settles. */
 export async function whileHeld<T>(held: Release | Promise<Release>, work: () => Promise<T>): Promise<T> {
@@ -49,10 +49,13 @@ export function gateSkip(guards: Guards, tool: ResolvedTool, key: CallKey): Gate
 export async function gated(slots: ToolSlots | undefined, rates: ToolRates | undefined, tool: ResolvedTool, turn: TurnContext, work: () => Promise<AttemptResult>, refuse: (error: unknown) => AttemptResult): Promise<AttemptResult> {
   let slot: Release | undefined;
   const wait = waitSignal(turn);
+  // The waits end the deadline's slack before it: a refusal then still goes back with the turn's
+  // other results, where one at the deadline came after the client had given up (DEADLINE_EXCEEDED).
+  const until = Math.floor(turn.deadline - deadlineSlack(turn.deadline, turn.received));
   try {
-    const taken = slots?.take(tool, wait.signal, turn.deadline, rates?.longestWait(tool, turn.deadline));
+    const taken = slots?.take(tool, wait.signal, until, rates?.longestWait(tool, until));
     slot = taken instanceof Promise ? await taken : taken;
-    const due = rates?.take(tool, wait.signal, turn.deadline);
+    const due = rates?.take(tool, wait.signal, until);
     if (due) await due;
   } catch (error) {
     slot?.();

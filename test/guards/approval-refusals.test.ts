@@ -18,8 +18,10 @@ afterAll(async () => {
   await tools?.close();
 });
 
+// timeout_ms within the turn's 10 s deadline: a side-effecting call is retried only when its
+// retry could run its whole timeout before the deadline (retry-room.ts).
 const config = (maxAttempts: number) =>
-  parseConfig(`tools:\n  - { name: charge, effect: side_effect, retry: { max_attempts: ${maxAttempts}, initial_backoff_ms: 1 }, input_schema: '{"type":"object"}', http: { url: "${tools.url}/charge" } }\n`, 'ask.yaml');
+  parseConfig(`tools:\n  - { name: charge, effect: side_effect, timeout_ms: 5000, retry: { max_attempts: ${maxAttempts}, initial_backoff_ms: 1 }, input_schema: '{"type":"object"}', http: { url: "${tools.url}/charge" } }\n`, 'ask.yaml');
 
 async function run(guards: Guards, maxAttempts: number, store?: Store) {
   const deps = createPipeline({ config: config(maxAttempts), logger: SILENT_LOGGER, guards, store });

@@ -5,7 +5,7 @@ export interface PendingApproval extends ApprovalRequest {
   readonly approvalId: string;
   /** Epoch ms when the wait began. */
   readonly requestedAt: number;
-  /** Epoch ms when it ends unanswered (refused): `requestedAt` plus the approval timeout. */
+  /** Epoch ms when it ends unanswered: `requestedAt` plus the approval timeout, or the turn's deadline when sooner. */
   readonly expiresAt: number;
 }
 
@@ -124,7 +124,10 @@ export function createApprovals(options: ApprovalsOptions = {}): Approvals {
         };
         const onAbort = () => settle(false);
         const requestedAt = Date.now();
-        const shown: PendingApproval = { ...request, approvalId, requestedAt, expiresAt: requestedAt + timeoutMs };
+        // The turn's deadline ends the wait (its signal) before the approval timeout when sooner.
+        const { endsBy, ...described } = request;
+        const expiresAt = Math.min(requestedAt + timeoutMs, endsBy ?? Infinity);
+        const shown: PendingApproval = { ...described, approvalId, requestedAt, expiresAt };
         const entry: Waiting = { tenant, shown, settle };
         const timer = setTimeout(() => settle(false), timeoutMs);
         waiting.set(approvalId, entry);
@@ -137,7 +140,7 @@ export function createApprovals(options: ApprovalsOptions = {}): Approvals {
         // Announced once recorded: a ResolveApproval on another replica then finds it. A wait that
         // timed out meanwhile is still announced (it reads "not granted"); one cut short is not.
         void recordedIn
-          .record(approvalId, tenant, timeoutMs, shown)
+          .record(approvalId, tenant, Math.max(1, expiresAt - requestedAt), shown)
           .catch(() => undefined)
           .then(() => {
             if (!signal.aborted) onWaiting?.();

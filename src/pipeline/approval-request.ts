@@ -30,6 +30,11 @@ export interface ApprovalRequest {
   readonly argumentsModified: boolean;
   /** Why it is asked, redacted and cut as the arguments are. */
   readonly reason: string;
+  /**
+   * Epoch ms by which the wait ends anyway, answered or not: the turn's deadline (the client's),
+   * when sooner than the approval timeout. Not shown itself: it bounds the approval's `expiresAt`.
+   */
+  readonly endsBy?: number;
 }
 
 /**

@@ -77,7 +77,7 @@ function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId
       const headless = turn.interactive ? undefined : blocked(`needs approval, and this dispatch is headless: ${decision.reason}`);
       // What the approver is shown: the arguments that run if approved, and whether a policy changed them.
       const ask = () => {
-        const request: ApprovalRequest = { sessionId: turn.sessionId, toolCallId: callId, tool: tool.name, arguments: approvalArguments(ready), argumentsModified: decision.arguments !== undefined, reason: approvalText(decision.reason) };
+        const request: ApprovalRequest = { sessionId: turn.sessionId, toolCallId: callId, tool: tool.name, arguments: approvalArguments(ready), argumentsModified: decision.arguments !== undefined, reason: approvalText(decision.reason), endsBy: turn.deadline };
         return awaitApproval(deps, turn, obs, attempt, decision.reason, request, ready);
       };
       // A side-effecting call that ran already (a client's retry) is answered from its record, unasked.

@@ -12,6 +12,7 @@ import { clientDiagnostics } from './mcp-diagnostics';
 import { classifyMcpError, isStreamLoss, notConnectedError } from './mcp-errors';
 import { createRequestScopedFetch } from './mcp-fetch';
 import { createOpenClients, type McpTransport } from './mcp-open-clients';
+import { createLiveness } from './mcp-liveness';
 import { guardRequests } from './mcp-request-guard';
 import type { McpToolResult } from './mcp-result';
 import { useLineBuffer } from './mcp-stdio-buffer';
@@ -29,6 +30,12 @@ export interface McpCallContext {
    * @see ExecutorContext.delivery
    */
   delivery?(state: Delivery): void;
+  /**
+   * Whether `signal` was aborted by the tool's own timeout (timeout_ms), after which the server is
+   * pinged (it may be hung); an abort otherwise (the client's cancel or deadline, shutdown) says
+   * nothing of the server. Absent: no abort is the tool's own timeout.
+   */
+  timedOut?(): boolean;
 }
 
 /** The one long-lived client of an MCP server, replaced only when the connection drops. */
@@ -87,8 +94,8 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
   let attemptDueAt = 0;
   /** Calls waiting for a reconnection, told of every change of state. */
   const waiters = new Set<() => void>();
-  // The client being pinged after a call got no answer (one ping at a time).
-  let pinging: Client | undefined;
+  /** Pings a server after a call on it timed out; drops it only when it is hung (see createLiveness). */
+  const liveness = createLiveness({ pingTimeoutMs: config.pingTimeoutMs, isCurrent: (from) => from === client && state === 'connected', drop: (from, why) => dropped(from, why) });
   const isClosed = () => state === 'closed';
 
   function setState(next: State): void {
@@ -154,25 +161,6 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
   }
 
   /**
-   * Pings `from` after a call on it got no answer: a server that does not answer a ping either
-   * (its process hung, its host gone without closing) is dropped, so the calls after it do not
-   * all time out until someone restarts it. Nothing is sent while calls succeed.
-   */
-  function probe(from: Client): void {
-    if (pinging === from || from !== client || state !== 'connected') return;
-    pinging = from;
-    from
-      .ping({ timeout: config.pingTimeoutMs })
-      .then(
-        () => undefined,
-        (error: Error) => dropped(from, `it did not answer a ping within ${config.pingTimeoutMs} ms after a call got no answer (${error.message})`),
-      )
-      .finally(() => {
-        if (pinging === from) pinging = undefined;
-      });
-  }
-
-  /**
    * Lists the tools of `from` and tells them, one listing at a time and one more after it however
    * many changes were told meanwhile; a list the same as the last one told on `from` is not told again.
    */
@@ -225,6 +213,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
     });
     const nextTransport = newTransport();
     guardRequests(nextTransport, { onAbuse: (reason) => abused(next, reason) });
+    liveness.watch(next, nextTransport);
     open.add(next, nextTransport);
     try {
       await next.connect(nextTransport, { timeout: config.connectTimeoutMs });
@@ -266,30 +255,36 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
       // The SDK adds an abort listener to the signal it is given and never removes it
       // (modelcontextprotocol/typescript-sdk#1672): it gets one of its own per call.
       const link = linkAbort(ctx.signal);
+      let done: (() => void) | undefined;
       try {
         const params = { name: tool, arguments: args, ...(ctx.traceparent ? { _meta: { traceparent: ctx.traceparent } } : {}) };
         // The SDK sets a timer of it: a longer one (timeout_ms past 2^31-1) would fire at once.
         const timeout = Math.min(MAX_TIMER_MS, Math.max(1_000, ctx.deadline - Date.now() + 1_000));
         ctx.delivery?.('sent');
+        done = liveness.sent(current, ctx.deadline);
         const result = (await current.callTool(params, undefined, { signal: link.signal, timeout })) as McpToolResult;
         abuses = 0;
         return result;
       } catch (error) {
+        // A call aborted by the client's cancel or deadline says nothing of the server: only the
+        // tool's own timeout (or the SDK's) is followed by a ping.
         if (ctx.signal.aborted) {
-          probe(current);
+          if (ctx.timedOut?.() === true) liveness.probe(current);
           throw error;
         }
         const failure = classifyMcpError(error, server, target);
         if (failure.broken) dropped(current, failure.error.message);
-        else if (failure.error.kind === ErrorKind.TIMEOUT) probe(current);
+        else if (failure.error.kind === ErrorKind.TIMEOUT) liveness.probe(current);
         throw failure.error;
       } finally {
+        done?.();
         link.release();
       }
     },
     diagnostics: () => ({ ...clientDiagnostics(client, transport), openClients: open.size() }),
     async close() {
       setState('closed');
+      liveness.close();
       clearTimeout(timer);
       timer = undefined;
       client = undefined;

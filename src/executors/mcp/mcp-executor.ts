@@ -6,6 +6,17 @@ import { resultText } from './mcp-result';
 import type { McpServers } from './mcp-servers';
 
 /**
+ * Whether an attempt's abort `reason` is its tool's own timeout: the pipeline's runGuarded aborts
+ * with "timed out after <ms> ms", its ms the tool's timeout_ms unless the client's deadline came
+ * first (then fewer: the client's doing, as the pipeline classifies it). A cancel carries the
+ * client's reason.
+ */
+function isOwnTimeout(reason: unknown, toolTimeoutMs: number): boolean {
+  const ms = reason instanceof Error ? /^timed out after (\d+) ms$/.exec(reason.message)?.[1] : undefined;
+  return ms !== undefined && Number(ms) >= toolTimeoutMs;
+}
+
+/**
  * Runs `mcp { server, tool }` tools over the server's one connection. An `isError` result is a
  * TOOL_ERROR after execution; transport failures are classified by phase (see mcp-errors).
  */
@@ -19,7 +30,9 @@ export function createMcpExecutor(servers: McpServers): Executor {
         throw new DispatchError(ErrorKind.UNAVAILABLE, `MCP server "${server}" is not configured on this dispatch (add it to mcp_servers)`, { phase: 'before' });
       }
       const input = args !== null && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
-      const result = await connection.call(remote, input, ctx);
+      const signal = ctx.signal;
+      const timedOut = () => isOwnTimeout(signal.reason, tool.timeoutMs);
+      const result = await connection.call(remote, input, { signal, deadline: ctx.deadline, traceparent: ctx.traceparent, delivery: (state) => ctx.delivery?.(state), timedOut });
       const text = resultText(result);
       if (result.isError === true) throw mcpToolError(server, remote, text);
       return text;

@@ -1,0 +1,109 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { MAX_TIMER_MS } from '../../options/limits';
+
+/** What a liveness check is told of its connection. */
+export interface LivenessOptions {
+  /** How long a ping may go unanswered (ping_timeout_ms). */
+  readonly pingTimeoutMs: number;
+  /** Whether `from` is the connection's connected client (a retired one is never checked). */
+  readonly isCurrent: (from: Client) => boolean;
+  /** Drops `from` (the connection's `dropped`). */
+  readonly drop: (from: Client, why: string) => void;
+}
+
+/** Finds a hung server after a call timed out, without dropping one that is only busy. */
+export interface Liveness {
+  /** Notes every message `transport` receives for `from`; call before the client connects it. */
+  watch(from: Client, transport: Transport): void;
+  /** Notes a call sent on `from` until `deadline` (epoch ms); returns its end. */
+  sent(from: Client, deadline: number): () => void;
+  /** Checks `from` after a call on it got no answer within the tool's own timeout. */
+  probe(from: Client): void;
+  /** Cancels a check waiting on calls in flight. */
+  close(): void;
+}
+
+interface Check {
+  readonly from: Client;
+  /** When its ping was sent: a message from the server after it proves the server alive. */
+  readonly since: number;
+  timer?: NodeJS.Timeout;
+}
+
+/**
+ * A server that got a call it did not answer in time is pinged (one check at a time), and is
+ * dropped only when it is hung: not a message from it (an answer, a notification, the ping's
+ * late answer) since the ping was sent, and none until the last call that was in flight when the
+ * ping went unanswered has passed its own deadline. A server that serves one request at a time
+ * cannot answer a ping while it works on a long call: dropping it then failed every other call
+ * in flight on it (another session's, which the server had not even read) as lost mid-request.
+ */
+export function createLiveness(options: LivenessOptions): Liveness {
+  const heardAt = new WeakMap<Client, number>();
+  const inFlight = new Set<{ readonly from: Client; readonly deadline: number }>();
+  let check: Check | undefined;
+
+  const heardSince = (c: Check) => (heardAt.get(c.from) ?? -1) >= c.since;
+  const end = (c: Check) => {
+    clearTimeout(c.timer);
+    if (check === c) check = undefined;
+  };
+  /** Drops `c.from` unless it was heard from; waits first for calls in flight within their deadlines. */
+  const decide = (c: Check, why: string) => {
+    if (check !== c) return;
+    if (heardSince(c) || !options.isCurrent(c.from)) return end(c);
+    let last = 0;
+    for (const call of inFlight) if (call.from === c.from) last = Math.max(last, call.deadline);
+    waitThenDrop(c, last, why);
+  };
+  /** Drops `c.from` at `until` unless it is heard from first (a wait past MAX_TIMER_MS in steps). */
+  const waitThenDrop = (c: Check, until: number, why: string) => {
+    const wait = until - Date.now();
+    if (wait <= 0) {
+      end(c);
+      if (!heardSince(c) && options.isCurrent(c.from)) options.drop(c.from, until === 0 ? why : `${why}, nor anything until the calls in flight then passed their deadlines`);
+      return;
+    }
+    clearTimeout(c.timer);
+    c.timer = setTimeout(() => {
+      c.timer = undefined;
+      if (check === c) waitThenDrop(c, until, why);
+    }, Math.min(wait, MAX_TIMER_MS));
+    c.timer.unref();
+  };
+
+  return {
+    watch(from, transport) {
+      const start = transport.start.bind(transport);
+      transport.start = () => {
+        const deliver = transport.onmessage;
+        transport.onmessage = (message, extra) => {
+          heardAt.set(from, Date.now());
+          // Proof of life: a check waiting on calls in flight ends here.
+          if (check?.from === from && check.timer !== undefined) end(check);
+          deliver?.(message, extra);
+        };
+        return start();
+      };
+    },
+    sent(from, deadline) {
+      const call = { from, deadline };
+      inFlight.add(call);
+      return () => void inFlight.delete(call);
+    },
+    probe(from) {
+      if (check !== undefined && !options.isCurrent(check.from)) end(check);
+      if (check !== undefined || !options.isCurrent(from)) return;
+      const c: Check = { from, since: Date.now() };
+      check = c;
+      from.ping({ timeout: options.pingTimeoutMs }).then(
+        () => end(c),
+        (error: Error) => decide(c, `it did not answer a ping within ${options.pingTimeoutMs} ms after a call got no answer (${error.message})`),
+      );
+    },
+    close() {
+      if (check) end(check);
+    },
+  };
+}

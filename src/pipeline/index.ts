@@ -11,7 +11,7 @@ export { applyMiddleware, capOutput } from './middleware';
 export type { Middleware, ToolHandler, Invocation, ToolOutput } from './middleware';
 export { memoStillServes } from './memo-hit';
 export type { MemoHit } from './memo-hit';
-export { linkSignal, delay, onAbort, abortHookOf, abortSubscribers, runGuarded, createAbortScope, toAbortSignal } from './signals';
+export { TimedOutError, linkSignal, delay, onAbort, abortHookOf, abortSubscribers, runGuarded, createAbortScope, toAbortSignal } from './signals';
 export type { GuardedOutcome, AbortHook, AbortScope, SignalSource, TurnSignal } from './signals';
 export type { LinkedSignal } from './signals';
 export { Deadlines, DEADLINES } from './deadlines';

@@ -2,6 +2,18 @@ import { setMaxListeners } from 'node:events';
 import { MAX_TIMER_MS } from '../options/limits';
 import { DEADLINES, type Deadline } from './deadlines';
 
+/**
+ * The abort reason of an attempt whose time ran out (runGuarded's deadline, linkSignal's timer):
+ * `timeoutMs` is the time it was given, so an executor tells its tool's own timeout (timeoutMs at
+ * least the tool's timeout_ms) from a client's deadline that came first, and either from a cancel.
+ */
+export class TimedOutError extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`timed out after ${timeoutMs} ms`);
+    this.name = 'TimedOutError';
+  }
+}
+
 /** A signal that fires on a parent's abort or after a timeout, and the cleanup of both. */
 export interface LinkedSignal {
   readonly signal: AbortSignal;
@@ -21,7 +33,7 @@ export function linkSignal(parent: AbortSignal, timeoutMs: number): LinkedSignal
   const onParentAbort = () => controller.abort(parent.reason);
   const timer = setTimeout(() => {
     timedOut = true;
-    controller.abort(new Error(`timed out after ${timeoutMs} ms`));
+    controller.abort(new TimedOutError(timeoutMs));
   }, Math.min(timeoutMs, MAX_TIMER_MS));
   if (parent.aborted) onParentAbort();
   else parent.addEventListener('abort', onParentAbort, { once: true });
@@ -258,7 +270,7 @@ class GuardedRun<T> implements Deadline, SignalSource {
 
   /** The deadline passed. */
   fire(): void {
-    this.settle({ kind: 'timeout' }, new Error(`timed out after ${this.timeoutMs} ms`));
+    this.settle({ kind: 'timeout' }, new TimedOutError(this.timeoutMs));
   }
 
   private cancel(): void {

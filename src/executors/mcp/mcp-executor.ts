@@ -1,5 +1,6 @@
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../../errors';
+import { TimedOutError } from '../../pipeline';
 import type { Executor } from '../executor';
 import { mcpToolError } from './mcp-errors';
 import { resultText } from './mcp-result';
@@ -7,13 +8,12 @@ import type { McpServers } from './mcp-servers';
 
 /**
  * Whether an attempt's abort `reason` is its tool's own timeout: the pipeline's runGuarded aborts
- * with "timed out after <ms> ms", its ms the tool's timeout_ms unless the client's deadline came
- * first (then fewer: the client's doing, as the pipeline classifies it). A cancel carries the
- * client's reason.
+ * with a TimedOutError of the time the attempt was given, the tool's timeout_ms unless the
+ * client's deadline came first (then less: the client's doing, as the pipeline classifies it). A
+ * cancel carries the client's reason.
  */
 function isOwnTimeout(reason: unknown, toolTimeoutMs: number): boolean {
-  const ms = reason instanceof Error ? /^timed out after (\d+) ms$/.exec(reason.message)?.[1] : undefined;
-  return ms !== undefined && Number(ms) >= toolTimeoutMs;
+  return reason instanceof TimedOutError && reason.timeoutMs >= toolTimeoutMs;
 }
 
 /**

@@ -4,7 +4,8 @@ import { ErrorKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError, HardError } from '../errors';
 import { canonicalJson } from '../json';
 import type { ResolvedTool } from '../registry';
-import { newResultHandle, NO_STREAK, StoreUnavailableError, type ClaimOutcome, type FinishAttempt, type LoopStreak, type SessionBudget } from '../store';
+import { newResultHandle, NO_STREAK, StoreUnavailableError, type ClaimOutcome, type FinishAttempt, type LoopStreak } from '../store';
+import { budgetToCount, type BudgetProgress, type CountedBudget } from './budget-count';
 import { boundResult } from './bound-result';
 import { memoryEntry } from './memory-entry';
 import type { AttemptObserver, CallObserver } from './observer';
@@ -27,13 +28,8 @@ import { AnsweredByRecord } from './answered-by-record';
 import { failedBefore, finished, releaseClaim } from './attempt-outcome';
 import { breakerOpen, failedThenRefused } from './breaker-refusal';
 
-/** What the attempts of one call share. */
-export interface CallProgress {
-  /**
-   * The budgets (by id) the call was counted against by an earlier attempt: once each, so a retry
-   * is not counted again, but a fallback tool under another budget is counted against it too.
-   */
-  budgetsCounted?: Set<string>;
+/** What the attempts of one call share: its budgets counted (BudgetProgress), and what follows. */
+export interface CallProgress extends BudgetProgress {
   /** The loop operation and record of the call's last attempt, when it failed (see sameFailure). */
   lastFailure?: { readonly op: string; readonly record: string };
   /** The error of the call's last attempt that ran its tool and failed, and the tool's name (see failedThenRefused). */
@@ -128,7 +124,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   const ownRetry = progress.lastFailure?.op === op;
   const owner = wantClaim ? newOwner() : '';
   let claim: ClaimOutcome | undefined;
-  let budget: SessionBudget | undefined;
+  let budget: CountedBudget | undefined;
   // Aborted while its hooks, slot or turn were awaited (a hook may ignore the signal), or dispatchd
   // began to drain meanwhile (nothing has run: the client retries elsewhere): no store step.
   checkMayStart(turn);
@@ -136,8 +132,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     // A call counts against its tool's budget once, at its first attempt of a tool under that
     // budget that gets this far (one refused by a cap or a rate limit before it did not count).
     // One answered from its record is not counted (and, its record gone, is refused uncounted).
-    budget = recordOnly ? undefined : deps.guards.budgets?.of(tool);
-    if (budget && progress.budgetsCounted?.has(budget.id)) budget = undefined;
+    budget = recordOnly ? undefined : budgetToCount(deps.guards.budgets?.of(tool), progress);
     let begun = deps.store.beginAttempt({ scope, op, claim: wantClaim ? { key: callKey.value, leaseMs: tool.timeoutMs + LEASE_MARGIN_MS, owner } : undefined, budget, block: ownRetry ? undefined : loopBlockOf(tool, tool.timeoutMs + LEASE_MARGIN_MS) });
     if (begun instanceof Promise) begun = await begun;
     if (begun.overBudget) return failedBefore(attemptObs, callId, tool, overBudget(tool, budget!), attempt, started, warnings);

@@ -77,9 +77,12 @@ export interface BeginAttempt {
   /**
    * A call budget of the session (a `budget:` policy) this call counts against: it is counted,
    * unless `max` calls were counted already, when the step counts nothing, takes no claim and
-   * answers `overBudget`.
+   * answers `overBudget`. With `token` (the call's, the same at each of its attempts) a call is
+   * counted once: a step that finds its token counted already counts nothing and answers the calls
+   * left (never `overBudget`), so the retry of an attempt whose step got no answer but ran all the
+   * same (a slow Redis) is not counted twice. The memory store ignores it: its step answers all it counts.
    */
-  readonly budget?: SessionBudget;
+  readonly budget?: SessionBudget & { readonly token?: string };
   /**
    * The block of the op's failed streaks (DESIGN section 6), for its probe: once the streak has
    * `threshold` counted failures and `cooldownMs` have passed since the newest (and no wait it

@@ -12,7 +12,10 @@
 -- replica to be written ('' when none): while the record is that claim or gone (its lease ended
 -- while Redis refused writes), the state is 'waiting' and the replica answers from what waits,
 -- ARGV[9] the tool's failure_block_threshold ('' when no block is given), ARGV[10] its cool-down
--- in ms, ARGV[11] the probe's lease in ms
+-- in ms, ARGV[11] the probe's lease in ms, ARGV[12] the call's token for its budget ('' when none):
+-- a call is counted once per token, marked by the field budget .. NUL .. token of KEYS[4] (one
+-- per counted call, living and ending with the counts), so that the retry of an attempt whose
+-- answer never came (this script ran late) is not counted again
 -- Returns {streak count, streak failed (0|1), claim state ('' when no claim), stored result JSON,
 -- calls left in the budget after this one (-1 when not counted), the streak's age in ms (-1: no
 -- failure's), the ms left of the wait the op's newest record told (0: none), its toldRun, the
@@ -69,16 +72,34 @@ local left = -1
 if ARGV[4] ~= '' then
   local max = tonumber(ARGV[5])
   local used = tonumber(redis.call('HGET', KEYS[4], ARGV[4]) or '0')
-  if used >= max then
-    return {count, failed, 'over_budget', '', 0, since, wait, run}
+  local mark = ARGV[12] ~= '' and ARGV[4] .. '\0' .. ARGV[12]
+  if mark and redis.call('HEXISTS', KEYS[4], mark) == 1 then
+    -- Counted already by an earlier attempt of this call: not again, and never over its budget.
+    left = math.max(0, max - used)
+  else
+    if used >= max then
+      return {count, failed, 'over_budget', '', 0, since, wait, run}
+    end
+    left = max - redis.call('HINCRBY', KEYS[4], ARGV[4], 1)
+    if mark then redis.call('HSET', KEYS[4], mark, 1) end
+    redis.call('EXPIRE', KEYS[4], tonumber(ARGV[6]))
   end
-  left = max - redis.call('HINCRBY', KEYS[4], ARGV[4], 1)
-  redis.call('EXPIRE', KEYS[4], tonumber(ARGV[6]))
 end
 if ARGV[2] == '' then
   return {count, failed, '', '', left, since, wait, run, take_probe()}
 end
 local lease = tonumber(ARGV[2])
+-- The claim comes first of the claim's writes, so that Redis out of memory refuses it (a script's
+-- first write is refused then, not the later ones). A script that fails after it (a command the
+-- ACL denies) deletes it again: an error reply means no claim, and redis-store.ts queues no
+-- release for it.
 redis.call('SET', KEYS[3], 'P' .. ARGV[3], 'PX', lease)
-index_add(KEYS[2], KEYS[3], now + lease, now)
-return {count, failed, 'claimed', '', left, since, wait, run, take_probe()}
+local ok, probe = pcall(function()
+  index_add(KEYS[2], KEYS[3], now + lease, now)
+  return take_probe()
+end)
+if not ok then
+  redis.call('DEL', KEYS[3])
+  error(probe)
+end
+return {count, failed, 'claimed', '', left, since, wait, run, probe}

@@ -15,7 +15,7 @@ import { createSessionEnds } from './session-ends';
 import { sessionKeys } from './session-keys';
 import { NO_SPILL, spillArguments, spillPage } from './spill-chunks';
 import { fitsBytes, resolveSpillLimits, SPILL_REFUSALS, withoutLostHandle, type SpillLimits } from './spill-limits';
-import { storeCall } from './store-call';
+import { answeredWithError, storeCall } from './store-call';
 
 /** Options of the Redis store; the spill limits bound the whole texts kept for ReadResult. */
 export interface RedisStoreOptions extends SpillLimits {
@@ -199,11 +199,13 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
           block?.threshold ?? '',
           block ? Math.max(0, Math.ceil(block.cooldownMs)) : '',
           block ? Math.max(1, Math.ceil(block.leaseMs)) : '',
+          budget?.token ?? '',
         ),
       ).catch((error: unknown) => {
         // A claim that got no answer may still reach Redis and hold its key for the whole lease:
         // release it (as its owner only) once Redis answers again, or with the key's next claim.
-        if (claim?.owner && sent) {
+        // One Redis answered with an error took nothing (the claim is the script's last write).
+        if (claim?.owner && sent && !answeredWithError(error)) {
           pending.add({ scope, op, idempotency: { key: claim.key, action: 'release', owner: claim.owner } });
           orphans.add(record, claim.owner);
         }

@@ -1,3 +1,4 @@
+import { ReplyError } from 'ioredis';
 import { StoreUnavailableError } from '../store';
 
 /**
@@ -26,3 +27,10 @@ export function storeCall<T>(what: string, timeoutMs: number, run: () => Promise
     );
   });
 }
+
+/**
+ * Whether a step that failed got Redis's answer, an error reply (out of memory, NOPERM, READONLY, a
+ * script's error): Redis ran none of the command, or a script up to the command that failed. A
+ * step with no answer (timed out, connection lost) may still have run, or run later.
+ */
+export const answeredWithError = (error: unknown): boolean => error instanceof StoreUnavailableError && error.cause instanceof ReplyError;

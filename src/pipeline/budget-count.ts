@@ -1,0 +1,32 @@
+import { randomBytes } from 'node:crypto';
+import type { SessionBudget } from '../store';
+
+/** A budget as an attempt's store step counts it: with its call's token (BeginAttempt.budget). */
+export type CountedBudget = SessionBudget & { readonly token: string };
+
+/** What budgetToCount keeps of a call across its attempts (part of CallProgress). */
+export interface BudgetProgress {
+  /**
+   * The budgets (by id) the call was counted against by an earlier attempt: once each, so a retry
+   * is not counted again, but a fallback tool under another budget is counted against it too.
+   */
+  budgetsCounted?: Set<string>;
+  /** The call's token for its budgets, made at its first attempt under one (see budgetToCount). */
+  budgetToken?: string;
+}
+
+/** Call tokens: unique across replicas (a random prefix per process, then a count), as claim owners are. */
+const TOKEN_PREFIX = randomBytes(9).toString('base64url');
+let tokens = 0;
+
+/**
+ * The budget an attempt counts against, with its call's token, or undefined when an earlier
+ * attempt of the call was counted against it (its store step said so). An attempt whose step got
+ * no answer may have been counted all the same (Redis ran it late): its retry sends the same
+ * token, which the store counts once, so a slow Redis does not count a call twice.
+ */
+export function budgetToCount(budget: SessionBudget | undefined, progress: BudgetProgress): CountedBudget | undefined {
+  if (budget === undefined || progress.budgetsCounted?.has(budget.id)) return undefined;
+  progress.budgetToken ??= `${TOKEN_PREFIX}${(++tokens).toString(36)}`;
+  return { id: budget.id, max: budget.max, token: progress.budgetToken };
+}

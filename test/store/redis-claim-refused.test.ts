@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../../src/log';
+import { StoreUnavailableError, type SessionScope } from '../../src/store';
+import { connectRedis, createRedisStore, sessionKeys, whenReady, type RedisStore } from '../../src/store/redis';
+import { startRedis, type TestRedis } from '../helpers/redis-server';
+
+// A claim Redis refused with an error reply (out of memory, NOPERM) was queued as a pending
+// release all the same, as if it might have landed: it took room in the pending queue, and
+// shutdown logged "redis store closed with idempotency records unwritten" though nothing was. A
+// release is now queued only for a claim that got no answer; a script that fails after its claim
+// deletes it again, so an error reply means no claim.
+
+jest.setTimeout(30_000);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const fresh = (): SessionScope => ({ tenant: 't', sessionId: `refused-${randomUUID()}` });
+
+interface Logged {
+  readonly level: string;
+  readonly message: string;
+  readonly fields?: Record<string, unknown>;
+}
+function recorder(): Logger & { lines: Logged[] } {
+  const lines: Logged[] = [];
+  const at = (level: string) => (message: string, fields?: Record<string, unknown>) => void lines.push({ level, message, fields });
+  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+let redis: TestRedis;
+beforeAll(async () => {
+  redis = await startRedis({ own: true });
+});
+afterAll(async () => {
+  await redis?.close();
+});
+
+/** A store as ACL user `user` (all permissions until the test takes some away), logging to `logger`. */
+async function storeAs(user: string, logger: Logger): Promise<RedisStore> {
+  redis.cli('ACL', 'SETUSER', user, 'reset', 'on', '>pw', '~*', '&*', '+@all');
+  const client = connectRedis(`redis://${user}:pw@127.0.0.1:${redis.port}/0`, {});
+  await whenReady(client, 5000);
+  return createRedisStore(client, { timeoutMs: 1000, pendingRetryMs: 100, logger });
+}
+
+const claim = (store: RedisStore, scope: SessionScope, owner: string) => store.beginAttempt({ scope, op: 'pay', claim: { key: 'K', leaseMs: 30_000, owner } });
+
+test('a claim refused for want of memory queues no release: nothing is written later, and its key is free', async () => {
+  const logger = recorder();
+  const store = await storeAs('oom', logger);
+  const scope = fresh();
+  try {
+    await store.beginAttempt({ scope, op: 'warm' });
+    redis.cli('CONFIG', 'SET', 'maxmemory-policy', 'noeviction');
+    redis.cli('CONFIG', 'SET', 'maxmemory', '1');
+    const refused = await claim(store, scope, 'a1').catch((e: unknown) => e);
+    redis.cli('CONFIG', 'SET', 'maxmemory', '0');
+    expect(refused).toBeInstanceOf(StoreUnavailableError);
+    expect((refused as Error).message).toMatch(/OOM/);
+    await sleep(500);
+    expect(logger.lines.filter((l) => l.message === 'pending idempotency records written to redis')).toEqual([]);
+    expect((await claim(store, scope, 'a2')).claim).toEqual({ state: 'claimed' });
+  } finally {
+    redis.cli('CONFIG', 'SET', 'maxmemory', '0');
+    await store.close();
+  }
+  expect(logger.lines.filter((l) => l.level === 'error')).toEqual([]);
+});
+
+test('a claim whose script failed midway (a command the ACL denies) took no claim, and queues no release', async () => {
+  const logger = recorder();
+  const store = await storeAs('nozadd', logger);
+  const scope = fresh();
+  try {
+    redis.cli('ACL', 'SETUSER', 'nozadd', '-zadd');
+    const refused = await claim(store, scope, 'a1').catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(StoreUnavailableError);
+    expect((refused as Error).message).toMatch(/can't run this command/);
+    expect(redis.cli('GET', sessionKeys(scope).record('K')).trim()).toBe('');
+    await sleep(500);
+    expect(logger.lines.filter((l) => l.message === 'pending idempotency records written to redis')).toEqual([]);
+  } finally {
+    await store.close();
+  }
+  expect(logger.lines.filter((l) => l.level === 'error')).toEqual([]);
+});
+
+test('claims refused NOPERM leave nothing unwritten at shutdown', async () => {
+  const logger = recorder();
+  const store = await storeAs('noscript', logger);
+  try {
+    redis.cli('ACL', 'SETUSER', 'noscript', '-eval', '-evalsha');
+    for (let i = 0; i < 8; i++) {
+      const refused = await claim(store, fresh(), `o${i}`).catch((e: unknown) => e);
+      expect((refused as Error).message).toMatch(/NOPERM/);
+    }
+  } finally {
+    await store.close();
+  }
+  expect(logger.lines.filter((l) => l.level === 'error')).toEqual([]);
+});

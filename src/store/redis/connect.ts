@@ -1,8 +1,9 @@
 import { Cluster, Redis, type Callback, type RedisOptions } from 'ioredis';
 import type { Logger } from '../../log';
+import { aclProbe, warnRefusedCommands } from './acl-probe';
 import { dropDeadSockets } from './dead-sockets';
 import { closeFailoverDetector } from './failover-detector';
-import { misconfiguration, RedisConfigError, selectFailed, warnMisconfigured, type ConfigContext } from './misconfiguration';
+import { aclProblem, misconfiguration, RedisConfigError, selectFailed, warnMisconfigured, type ConfigContext } from './misconfiguration';
 import { parseRedisUrlWithSources, type RedisTarget } from './redis-url';
 import { checkInteger } from '../../options';
 
@@ -111,6 +112,7 @@ export function connectRedis(url: string | RedisTarget, options: RedisConnectOpt
       break;
   }
   watchConnection(client, ctx, options.logger);
+  if (options.logger) warnRefusedCommands(client, ctx, options.logger);
   dropDeadSockets(client, deadSocketMs);
   return client;
 }
@@ -134,8 +136,20 @@ function catchAskingReplies(cluster: Cluster): void {
   });
 }
 
-/** What each client's connection last reported that waiting will not cure, until it is ready again. */
-const problems = new WeakMap<RedisClient, { problem?: string; readonly waiters: Set<(problem: string) => void> }>();
+/**
+ * What each client's connection last reported that waiting will not cure, until it is ready again;
+ * with `probe` set (by whenReady), the ACL probe of its latest ready (see aclProbe).
+ */
+interface ConnectionState {
+  problem?: string;
+  readonly waiters: Set<(problem: string) => void>;
+  probe?: Promise<string | undefined>;
+  runProbe(): Promise<string | undefined>;
+}
+const problems = new WeakMap<RedisClient, ConnectionState>();
+
+/** ioredis's text of a Sentinel failure holds the retry delay, which changes each attempt: not part of what it says. */
+const sameError = (message: string) => message.replace(/ after \d+ms\./, '.');
 
 /**
  * Logs each outage once and each recovery; an 'error' listener keeps ioredis from throwing. A
@@ -144,7 +158,20 @@ const problems = new WeakMap<RedisClient, { problem?: string; readonly waiters: 
  */
 function watchConnection(client: RedisClient, ctx: ConfigContext, logger: Logger | undefined): void {
   const mode = ctx.target.mode;
-  const state = { problem: undefined as string | undefined, waiters: new Set<(problem: string) => void>() };
+  const report = (problem: string, error: string, logged = problem) => {
+    state.problem = problem;
+    for (const waiter of state.waiters) waiter(problem);
+    warnMisconfigured(logger, logged, { mode, error });
+  };
+  const state: ConnectionState = {
+    waiters: new Set(),
+    runProbe: () =>
+      (state.probe = aclProbe(client).then((refusal) => {
+        // Logged as a refused command is (warnRefusedCommands): one line a minute, whatever was refused.
+        if (refusal !== undefined) report(aclProblem(refusal, ctx), refusal, aclProblem(undefined, ctx));
+        return refusal;
+      })),
+  };
   problems.set(client, state);
   let down = false;
   let lastError = '';
@@ -159,17 +186,13 @@ function watchConnection(client: RedisClient, ctx: ConfigContext, logger: Logger
       client.disconnect(true);
     }
     const problem = misconfiguration(error, ctx);
-    if (problem !== undefined) {
-      state.problem = problem;
-      for (const waiter of state.waiters) waiter(problem);
-      warnMisconfigured(logger, problem, { mode, error: error.message });
-      return;
-    }
+    if (problem !== undefined) return report(problem, error.message);
     if (dropping && !select) return;
     // A SELECT that waiting may cure (BUSY, LOADING): said as what it is, once per outage.
     const message = select ? 'redis refused to select the database for now; reconnecting' : 'redis error';
-    if (!down || error.message !== lastError) logger?.warn(message, { mode, error: error.message });
-    lastError = error.message;
+    // Once per error text until ready again: a Sentinel lookup fails again and again without a close.
+    if (sameError(error.message) !== lastError) logger?.warn(message, { mode, error: error.message });
+    lastError = sameError(error.message);
   });
   client.on('close', () => {
     dropping = false;
@@ -183,6 +206,8 @@ function watchConnection(client: RedisClient, ctx: ConfigContext, logger: Logger
     down = false;
     lastError = '';
     state.problem = undefined;
+    // Each ready of a client whenReady was asked about: a Redis back with another ACL is noticed.
+    if (state.probe) void state.runProbe();
   });
 }
 
@@ -190,10 +215,11 @@ function watchConnection(client: RedisClient, ctx: ConfigContext, logger: Logger
 export const nodeAddress = (node: Redis) => `${node.options.host ?? ''}:${String(node.options.port)}`;
 
 /**
- * Resolves true once the client is ready, false after `timeoutMs` (it keeps trying): Redis away
- * may come back. Rejects with RedisConfigError, and ends the client, as soon as Redis refuses its
- * configuration (a password, the database number): that waiting will not cure, so start-up stops
- * there with what to fix.
+ * Resolves true once the client is ready and its user's ACL lets dispatch work (see aclProbe),
+ * false after `timeoutMs` (it keeps trying): Redis away may come back. Rejects with
+ * RedisConfigError, and ends the client, as soon as Redis refuses its configuration (a password,
+ * the database number, the ACL): that waiting will not cure, so start-up stops there with what to
+ * fix. From then on the ACL is asked again at each ready, a refusal logged (warnMisconfigured).
  */
 export function whenReady(client: RedisClient, timeoutMs: number): Promise<boolean> {
   const state = problems.get(client);
@@ -202,17 +228,21 @@ export function whenReady(client: RedisClient, timeoutMs: number): Promise<boole
     return new RedisConfigError(problem);
   };
   if (state?.problem !== undefined) return Promise.reject(refused(state.problem));
-  if (client.status === 'ready') return Promise.resolve(true);
+  // The probe of this ready (watchConnection's listener ran first and started it), or a first one.
+  const probed = () => (state ? state.probe ?? state.runProbe() : Promise.resolve(undefined));
   return new Promise((resolve, reject) => {
     const done = () => {
       clearTimeout(timer);
       client.off('ready', onReady);
       state?.waiters.delete(onProblem);
     };
-    const onReady = () => {
-      done();
-      resolve(true);
-    };
+    const onReady = () =>
+      void probed().then((problem) => {
+        // A problem reached onProblem already.
+        if (problem !== undefined) return;
+        done();
+        resolve(true);
+      });
     const onProblem = (problem: string) => {
       done();
       reject(refused(problem));
@@ -221,8 +251,9 @@ export function whenReady(client: RedisClient, timeoutMs: number): Promise<boole
       done();
       resolve(false);
     }, timeoutMs);
-    client.on('ready', onReady);
     state?.waiters.add(onProblem);
+    if (client.status === 'ready') onReady();
+    else client.on('ready', onReady);
   });
 }
 

@@ -2,6 +2,12 @@ import { throttledWarn, type Logger } from '../../log';
 import type { CredentialSources, RedisTarget } from './redis-url';
 
 /**
+ * The ACL rules a dispatch user needs (docs/redis.md, "ACL"): its keys and channels, the commands
+ * it and its scripts run. dispatchd runs under exactly these in test/redis/acl.test.ts.
+ */
+export const REQUIRED_ACL = '~dispatch:* &dispatch:* -@all +@read +@write +@scripting +@pubsub +@transaction +@connection -@dangerous +info +time +cluster|slots +config|get';
+
+/**
  * Redis refused dispatch's configuration (a password, a database number): unlike Redis being away,
  * waiting will not cure it. The message names what to fix.
  */
@@ -25,6 +31,8 @@ export interface ConfigContext {
 const REFUSED_PASSWORD = /^(WRONGPASS|ERR invalid password|ERR invalid username-password)/i;
 const NO_PASSWORD = /^NOAUTH/i;
 const NO_PERMISSION = /^NOPERM/i;
+/** What a Sentinel answers when it monitors no master of the URL's name. */
+const NO_SUCH_MASTER = /^ERR No such master with that name/i;
 /** What ioredis's sentinel connector says once every Sentinel failed; the last one's error follows. */
 const ALL_SENTINELS_FAILED = /^All sentinels are unreachable\b.*?Last error: (.+)$/s;
 
@@ -40,10 +48,22 @@ function authProblem(reply: string, ctx: ConfigContext, sentinels: boolean): str
   const which = from === 'url' ? inUrl : from === 'env' ? `the password from ${variable}` : `the password (from ${variable} or ${inUrl})`;
   const user = username === undefined ? '' : ` of user "${username}"`;
   const requires = sentinels ? 'require' : 'requires';
-  if (NO_PERMISSION.test(reply)) return `${who} refused a command dispatch needs to ${username === undefined ? 'the default user' : `user "${username}"`}: grant it in the user's ACL (${reply})`;
+  if (NO_PERMISSION.test(reply)) return aclProblem(reply, ctx, sentinels);
   if (REFUSED_PASSWORD.test(reply) || (NO_PASSWORD.test(reply) && given)) return `${who} refused ${which}${user}: set it to the password ${who} ${requires} (${reply})`;
   if (NO_PASSWORD.test(reply)) return `${who} ${requires} a password and none was given: set ${variable}, or ${inUrl} (${reply})`;
   return undefined;
+}
+
+/**
+ * What an ACL refusal (a NOPERM reply, or the permission probe's list of denied commands) says: the
+ * user refused, the reply (when given: left out of a line logged for every command refused), and the rules dispatch needs (of the master or server; of the Sentinels with `sentinels`).
+ */
+export function aclProblem(reply: string | undefined, ctx: ConfigContext, sentinels = false): string {
+  const t = ctx.target;
+  const server = sentinels ? 'the Sentinels' : t.mode === 'sentinel' ? `the master the Sentinels name (${t.name})` : 'redis';
+  const username = sentinels ? (t.mode === 'sentinel' ? t.sentinelUsername : undefined) : t.username;
+  const user = username === undefined ? 'the default user' : `user "${username}"`;
+  return `${server} refused a command dispatch needs to ${user}: grant it in the user's ACL${reply === undefined ? '' : ` (${reply})`}${sentinels ? '' : `; dispatch needs ${REQUIRED_ACL}`}`;
 }
 
 /** True when `error` is the answer to the connection's SELECT (the URL's database number), whatever it said. */
@@ -83,6 +103,9 @@ export function misconfiguration(error: ConnectionError, ctx: ConfigContext): st
   const t = ctx.target;
   if (t.mode === 'sentinel') {
     const lastSentinelError = ALL_SENTINELS_FAILED.exec(reply)?.[1]?.trim();
+    if (lastSentinelError !== undefined && NO_SUCH_MASTER.test(lastSentinelError)) {
+      return `the Sentinels monitor no master named "${t.name}", the name at the end of the Redis URL (redis-sentinel://host:port/${t.name}): use the name of their "sentinel monitor" line (${lastSentinelError})`;
+    }
     if (lastSentinelError !== undefined) return authProblem(lastSentinelError, ctx, true);
   }
   if (t.mode === 'cluster' && error.lastNodeError) return misconfiguration(error.lastNodeError, ctx);

@@ -38,6 +38,15 @@ export function findingsOf(settings: ReadonlyMap<string, string>, node: string):
   return findings;
 }
 
+/**
+ * The address of the server `node` is connected to: through Sentinel the master's, from the
+ * socket (its options hold ioredis's defaults, localhost:6379); otherwise as nodeAddress names it.
+ */
+function serverAddress(node: Redis): string {
+  const socket = node.options.sentinels?.length ? node.stream : undefined;
+  return socket?.remoteAddress === undefined ? nodeAddress(node) : `${socket.remoteAddress}:${String(socket.remotePort)}`;
+}
+
 async function readSettings(node: Redis): Promise<Map<string, string>> {
   const reply = (await node.config('GET', 'maxmemory-policy', 'appendonly', 'appendfsync')) as unknown as string[];
   const settings = new Map<string, string>();
@@ -48,7 +57,7 @@ async function readSettings(node: Redis): Promise<Map<string, string>> {
 /**
  * Reads the settings that keep idempotency records (eviction, persistence) from every master the
  * client uses and logs what they put at risk: each time the client becomes ready (a Redis
- * restarted with other settings is noticed), and on a Cluster also for each master it has not
+ * restarted with other settings is noticed; through Sentinel, the master a failover promoted), and on a Cluster also for each master it has not
  * read yet when the slots are read again (a replica promoted by a failover). A finding is logged
  * once per node; a server that refuses CONFIG (a managed service, an ACL) is noted once at info; a
  * node that could not be asked (its connection failed) is asked again at the next chance.
@@ -67,7 +76,7 @@ export function checkRedisSettings(client: RedisClient, logger: Logger): () => v
     const nodes = client instanceof Cluster ? client.nodes('master') : [client];
     await Promise.all(
       nodes.map(async (node) => {
-        const address = nodeAddress(node);
+        const address = serverAddress(node);
         if (read.has(address)) return;
         read.add(address);
         try {

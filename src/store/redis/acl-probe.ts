@@ -1,0 +1,116 @@
+import { createHash } from 'node:crypto';
+import { ReplyError } from 'ioredis';
+import type { Logger } from '../../log';
+import type { RedisClient } from './connect';
+import { aclProblem, warnMisconfigured, type ConfigContext } from './misconfiguration';
+import { registryKeys, sessionKeys } from './session-keys';
+
+/**
+ * Whether the ACL lets dispatch's user do its work, asked once the connection is ready: a user
+ * that may not run scripts or touch `dispatch:*` keys otherwise served with every side-effecting
+ * call failing STORE_UNAVAILABLE, the log a NOPERM line per call.
+ */
+
+const KEY = sessionKeys({ tenant: 'acl-probe', sessionId: 'acl-probe' }).window;
+const CHANNEL = registryKeys().channel;
+
+/** The commands dispatch and its scripts send, each on a key or channel of its own namespace. */
+const NEEDED: readonly (readonly string[])[] = [
+  ...['GET', 'DEL', 'EXISTS', 'PTTL', 'TYPE', 'INCR', 'LRANGE', 'ZCARD', 'HGETALL', 'SMEMBERS'].map((c) => [c, KEY]),
+  ['SET', KEY, 'v'],
+  ['GETRANGE', KEY, '0', '1'],
+  ['EXPIRE', KEY, '1'],
+  ['PEXPIRE', KEY, '1'],
+  ['PEXPIREAT', KEY, '1'],
+  ['HGET', KEY, 'f'],
+  ['HMGET', KEY, 'f'],
+  ['HSET', KEY, 'f', 'v'],
+  ['HDEL', KEY, 'f'],
+  ['HEXISTS', KEY, 'f'],
+  ['HLEN', KEY],
+  ['HINCRBY', KEY, 'f', '1'],
+  ['LPUSH', KEY, 'v'],
+  ['RPUSH', KEY, 'v'],
+  ['LTRIM', KEY, '0', '1'],
+  ['ZADD', KEY, '1', 'm'],
+  ['ZRANGE', KEY, '0', '1'],
+  ['ZRANGEBYSCORE', KEY, '0', '1'],
+  ['ZRANK', KEY, 'm'],
+  ['ZREM', KEY, 'm'],
+  ['ZREMRANGEBYSCORE', KEY, '0', '1'],
+  ['SADD', KEY, 'm'],
+  ['EVAL', 'return 0', '1', KEY],
+  ['EVALSHA', '0000000000000000000000000000000000000000', '1', KEY],
+  ['MULTI'],
+  ['EXEC'],
+  ['TIME'],
+  ['PUBLISH', CHANNEL, 'm'],
+  ['SUBSCRIBE', CHANNEL],
+  ['PUBSUB', 'NUMSUB', CHANNEL],
+];
+
+/**
+ * Reads one key of dispatch's namespace (EVAL checks the key first), writes nothing, and on
+ * Redis 7+ asks redis.acl_check_cmd about each command dispatch needs: the denied ones, as text.
+ * (ACL DRYRUN would say the same, but an application user is rarely allowed ACL commands.)
+ */
+const SCRIPT = `redis.call('EXISTS', KEYS[1])
+if not redis.acl_check_cmd then return {} end
+local denied = {}
+for _, c in ipairs(cjson.decode(ARGV[1])) do
+  if not redis.acl_check_cmd(unpack(c)) then denied[#denied + 1] = c[1] .. (c[2] and (' ' .. c[2]) or '') end
+end
+return denied`;
+const SHA = createHash('sha1').update(SCRIPT).digest('hex');
+const CHECKS = JSON.stringify(NEEDED);
+
+/** How long the probe may take before it is given up (no answer is no finding), in ms. */
+const PROBE_TIMEOUT_MS = 2_000;
+
+/**
+ * What the ACL of the client's user refused dispatch (a NOPERM reply, or the commands denied), to
+ * name in aclProblem; undefined when nothing was refused, or the probe could not tell (Redis
+ * away, busy, no scripting at all: those show elsewhere). Runs EVAL, then EVALSHA of the same script.
+ */
+export async function aclProbe(client: RedisClient): Promise<string | undefined> {
+  const run = async () => {
+    const byEval = (await client.eval(SCRIPT, 1, KEY, CHECKS)) as string[];
+    const bySha = (await client.evalsha(SHA, 1, KEY, CHECKS)) as string[];
+    const denied = [...new Set([...byEval, ...bySha])];
+    return denied.length === 0 ? undefined : `NOPERM denied on dispatch:* keys and channels: ${denied.join(', ')}`;
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), PROBE_TIMEOUT_MS)));
+  try {
+    return await Promise.race([run(), timeout]);
+  } catch (error) {
+    const message = error instanceof ReplyError ? (error as Error).message : '';
+    return /^NOPERM/i.test(message) ? message : undefined;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+type Sender = { sendCommand(command: { reject: (error: Error) => void }, ...rest: unknown[]): unknown };
+const watched = new WeakSet<object>();
+
+/**
+ * Logs a command Redis refused for the ACL (NOPERM) as the ACL problem it is, naming the user and
+ * the rules dispatch needs, at most once a minute (warnMisconfigured): the call itself fails as
+ * it did (STORE_UNAVAILABLE), its own log line saying the command.
+ */
+export function warnRefusedCommands(client: RedisClient, ctx: ConfigContext, logger: Logger): void {
+  const sender = client as unknown as Sender;
+  const send = sender.sendCommand.bind(client);
+  sender.sendCommand = (command, ...rest) => {
+    if (!watched.has(command)) {
+      watched.add(command);
+      const reject = command.reject;
+      command.reject = (error: Error) => {
+        if (/^NOPERM/i.test(error?.message ?? '')) warnMisconfigured(logger, aclProblem(undefined, ctx), { mode: ctx.target.mode, error: error.message });
+        reject(error);
+      };
+    }
+    return send(command, ...rest);
+  };
+}

@@ -1011,7 +1011,8 @@ export type PendingApproval = Message<"dispatch.v1.PendingApproval"> & {
   requestedAt?: Timestamp | undefined;
 
   /**
-   * When the wait ends unanswered (refused): requested_at plus limits.approval_timeout_ms.
+   * When the wait ends unanswered (refused): requested_at plus limits.approval_timeout_ms, or the
+   * call's deadline when that comes sooner.
    *
    * @generated from field: google.protobuf.Timestamp expires_at = 9;
    */
@@ -1074,7 +1075,8 @@ export type PendingApprovalJson = {
   requestedAt?: TimestampJson;
 
   /**
-   * When the wait ends unanswered (refused): requested_at plus limits.approval_timeout_ms.
+   * When the wait ends unanswered (refused): requested_at plus limits.approval_timeout_ms, or the
+   * call's deadline when that comes sooner.
    *
    * @generated from field: google.protobuf.Timestamp expires_at = 9;
    */

@@ -1,15 +1,18 @@
-import { evictOldest, localSessionKey, TRIM_TO, type SessionScope } from '../store';
+import type { SessionScope } from '../store';
+import { TenantShares, type SharedEntry } from '../store/tenant-shares';
+import { MemoMarks, resourceGroup } from './memo-marks';
 
 /** Options of {@link createMemoCache}. */
 export interface MemoCacheOptions {
   /**
-   * Entries kept; past it the least recently used tenth goes. Also bounds the resource generations
+   * Entries kept; past it, down to nine tenths, the dead go, then the least recently used of the
+   * tenants holding more than an equal share. Also bounds, alike, the resources' write generations
    * and the ended sessions remembered. @default 10000
    */
   readonly maxEntries?: number;
   /** Longest output kept, in characters; longer ones are not cached. @default 1000000 */
   readonly maxEntryChars?: number;
-  /** Characters kept over all entries; past it the least recently used go, down to nine tenths. @default 64000000 */
+  /** Characters kept over all entries; past it, down to nine tenths, as for maxEntries. @default 64000000 */
   readonly maxTotalChars?: number;
   /** Clock, for tests. @default Date.now */
   readonly now?: () => number;
@@ -56,8 +59,10 @@ export interface MemoCache {
   sessionEnds(): number;
   /**
    * Drops every entry that read `resource` and bumps its generation; returns how many went. The
-   * name is kept (up to maxEntries of them) whether or not anything read it: pass a short one
-   * (memoize hashes a long `resource_key` value).
+   * name is kept (up to maxEntries of them, an equal share per tenant: the part of the name before
+   * its first NUL, '' for a hashed one) whether or not anything read it: pass a short one (memoize
+   * hashes a long `resource_key` value). One forgotten reads as the largest generation its tenant
+   * forgot, so a read begun before is never cached.
    */
   evictResource(resource: string): number;
   /**
@@ -70,8 +75,11 @@ export interface MemoCache {
   clear(): void;
 }
 
-interface Entry extends MemoEntry, Partial<SessionScope> {
-  readonly expiresAt: number;
+interface Entry extends MemoEntry, SharedEntry {
+  readonly key: string;
+  /** The session's tenant, or '' for an entry of no session. */
+  readonly tenant: string;
+  readonly sessionId?: string;
   /** The count of session ends up to which the entry's session is known not to have ended. */
   checkedAt: number;
 }
@@ -99,50 +107,53 @@ function createKeyGroups() {
   };
 }
 
-/** Creates a memo cache; every bound has a default. */
+/**
+ * Creates a memo cache; every bound has a default. Its entries, the resources' write generations and
+ * the ended sessions it remembers are each bounded by an equal share per tenant (TenantShares,
+ * MemoMarks): one tenant's reads, writes or session ends push out only its own once it holds more.
+ */
 export function createMemoCache(options: MemoCacheOptions = {}): MemoCache {
   const maxEntries = options.maxEntries ?? 10_000;
   const maxEntryChars = options.maxEntryChars ?? 1_000_000;
   const maxTotalChars = options.maxTotalChars ?? 64_000_000;
   const now = options.now ?? Date.now;
   const entries = new Map<string, Entry>();
+  const shares = new TenantShares<Entry>({ maxEntries, maxChars: maxTotalChars });
   const byResource = createKeyGroups();
-  const generations = new Map<string, number>();
-  let totalChars = 0;
-  // Session ends are counted; each ended session keeps the count at its last end, for the latest
-  // maxEntries sessions ended. An entry checked before the latest end forgotten may be of that
-  // session: it is not served (a miss, never a stale hit).
-  let ends = 0;
-  const endedAt = new Map<string, number>();
-  let forgotten = 0;
-  const endedSince = (scope: SessionScope, count: number): boolean => count < forgotten || (endedAt.get(localSessionKey(scope)) ?? 0) > count;
+  // Writes and session ends are marked by counters that only grow, per tenant; a resource or an
+  // ended session forgotten reads as the largest mark its tenant forgot, so a read begun before
+  // is not cached and an entry checked before is not served (a miss, never a stale hit).
+  const generations = new MemoMarks(maxEntries);
+  const endedAt = new MemoMarks(maxEntries);
+  const endedSince = (scope: SessionScope, count: number): boolean => count < endedAt.forgotten(scope.tenant) || (endedAt.last(scope.tenant, scope.sessionId) ?? 0) > count;
   /** Whether an entry's session ended since it was checked; a live one is checked again now. */
   const ended = (entry: Entry): boolean => {
     if (hasSession(entry) && endedSince(entry, entry.checkedAt)) return true;
-    entry.checkedAt = ends;
+    entry.checkedAt = endedAt.marks;
     return false;
   };
+  /** Whether an entry may no longer be served, whatever its TTL (its session ended): it goes first when room is needed. */
+  const gone = (entry: Entry): boolean => entry.checkedAt !== endedAt.marks && hasSession(entry) && endedSince(entry, entry.checkedAt);
 
   const remove = (key: string) => {
     const entry = entries.get(key);
     if (!entry) return;
     entries.delete(key);
-    totalChars -= entry.text.length;
+    shares.delete(entry);
     byResource.delete(entry.resource, key);
   };
   const removeAll = (keys: readonly string[]) => {
     for (const key of keys) remove(key);
     return keys.length;
   };
-
-  // Past a bound, the least recently used go down to nine tenths of it, in one pass.
-  const trim = () => evictOldest(entries, () => entries.size > maxEntries * TRIM_TO || totalChars > maxTotalChars * TRIM_TO, remove);
+  /** Evicts an entry TenantShares chose (always the one its key holds: one replaced was uncounted first). */
+  const evict = (entry: Entry) => (entries.get(entry.key) === entry ? remove(entry.key) : void shares.delete(entry));
 
   /** The entry of `key` if it may be served; one gone stale is removed. */
   const live = (key: string): Entry | undefined => {
     const entry = entries.get(key);
     if (!entry) return undefined;
-    if (entry.expiresAt <= now() || (entry.checkedAt !== ends && ended(entry))) {
+    if (entry.expiresAt <= now() || (entry.checkedAt !== endedAt.marks && ended(entry))) {
       remove(key);
       return undefined;
     }
@@ -153,51 +164,42 @@ export function createMemoCache(options: MemoCacheOptions = {}): MemoCache {
     get(key) {
       const entry = live(key);
       if (!entry) return undefined;
-      // The most recently used last; its size and groups stay as they are.
-      entries.delete(key);
-      entries.set(key, entry);
+      // The most recently used of its tenant last (O(1)); its size and groups stay as they are.
+      shares.delete(entry);
+      shares.add(entry);
       return entry;
     },
     peek: live,
     set(key, value, ttlMs, source = {}) {
       const { resource, generation, session, sessionEnds } = source;
       if (ttlMs <= 0 || value.text.length > maxEntryChars) return;
-      if (resource !== undefined && generation !== undefined && (generations.get(resource) ?? 0) !== generation) return;
-      if (session !== undefined && sessionEnds !== undefined && sessionEnds !== ends && endedSince(session, sessionEnds)) return;
+      if (resource !== undefined && generation !== undefined && generations.at(resourceGroup(resource), resource) !== generation) return;
+      if (session !== undefined && sessionEnds !== undefined && sessionEnds !== endedAt.marks && endedSince(session, sessionEnds)) return;
       remove(key);
-      const entry: Entry = { text: value.text, warnings: value.warnings, expiresAt: now() + ttlMs, resource, tenant: session?.tenant, sessionId: session?.sessionId, checkedAt: ends };
+      const t = now();
+      const entry: Entry = { key, text: value.text, warnings: value.warnings, expiresAt: t + ttlMs, chars: value.text.length, resource, tenant: session?.tenant ?? '', sessionId: session?.sessionId, checkedAt: endedAt.marks };
       entries.set(key, entry);
-      totalChars += value.text.length;
+      shares.add(entry);
       byResource.add(resource, key);
-      if (entries.size > maxEntries || totalChars > maxTotalChars) trim();
+      // Past a bound, down to nine tenths of it: the dead first, then the least recently used of the tenants over an equal share.
+      if (shares.over) shares.trim(entry, t, evict, gone);
     },
-    generation: (resource) => generations.get(resource) ?? 0,
-    sessionEnds: () => ends,
+    generation: (resource) => generations.at(resourceGroup(resource), resource),
+    sessionEnds: () => endedAt.marks,
     evictResource(resource) {
-      const next = (generations.get(resource) ?? 0) + 1;
-      generations.delete(resource);
-      generations.set(resource, next);
-      while (generations.size > maxEntries) generations.delete(generations.keys().next().value as string);
+      generations.mark(resourceGroup(resource), resource);
       return removeAll(byResource.keys(resource));
     },
     endSession(scope) {
-      const name = localSessionKey(scope);
-      endedAt.delete(name);
-      endedAt.set(name, ++ends);
-      if (endedAt.size > maxEntries) {
-        const [oldest, at] = endedAt.entries().next().value as [string, number];
-        endedAt.delete(oldest);
-        forgotten = at;
-      }
+      endedAt.mark(scope.tenant, scope.sessionId);
     },
     size: () => entries.size,
     clear() {
       entries.clear();
+      shares.clear();
       byResource.clear();
       generations.clear();
       endedAt.clear();
-      forgotten = ends;
-      totalChars = 0;
     },
   };
 }

@@ -79,11 +79,12 @@ test('ended sessions are remembered up to maxEntries; past it, an entry not chec
   cache.set('idle', { text: 'idle' }, 1000, { session: scope(9) });
   cache.set('read', { text: 'read' }, 1000, { session: scope(9) });
   cache.endSession(scope(0));
-  // Read after s0's end: checked then, so s0's end no longer matters to it.
+  cache.endSession(scope(1));
+  // Read after s0's and s1's ends: checked then, so they no longer matter to it.
   expect(cache.get('read')?.text).toBe('read');
-  for (let i = 1; i <= 3; i++) cache.endSession(scope(i));
+  for (let i = 2; i <= 3; i++) cache.endSession(scope(i));
   cache.set('new', { text: 'new' }, 1000, { session: scope(9) });
-  // s0's end is forgotten now (four ends, three remembered).
+  // s0's and s1's ends are forgotten now (four ends, three remembered: a pass keeps nine tenths, two).
   expect(['ended', 'idle', 'read', 'new'].map((k) => cache.get(k)?.text)).toEqual([undefined, undefined, 'read', 'new']);
   cache.set('running', { text: 'x' }, 1000, { session: scope(9), sessionEnds: 0 });
   expect(cache.get('running')).toBeUndefined();

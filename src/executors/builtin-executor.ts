@@ -1,7 +1,8 @@
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../errors';
 import { MAX_TIMER_MS } from '../options/limits';
-import { hideScratchPaths, withoutScratchPaths, type ScratchHold } from '../session';
+import { withoutScratchPaths, type ScratchHold } from '../session';
+import { hideScratchOutput } from '../session/scratch-paths';
 import type { Delivery, Executor, ExecutorContext } from './executor';
 
 /** A tool implemented inside dispatch. */
@@ -129,9 +130,10 @@ export function createBuiltinExecutor(extra: ReadonlyMap<string, BuiltinTool> = 
       if (!canHold(ctx)) return impl(args, ctx);
       const scoped = new BuiltinContext(ctx);
       try {
-        // What it returns reaches the model as its errors do: a listing or a resolved path names no server path.
+        // A listing or a resolved path it returns names no server path; only its own directories are
+        // rewritten, at path boundaries: the rest (a file it read with /tmp/... in it) is content.
         const output = await impl(args, scoped);
-        return scoped.dirs.length === 0 ? output : hideScratchPaths(output, scoped.dirs);
+        return scoped.dirs.length === 0 ? output : hideScratchOutput(output, scoped.dirs);
       } catch (error) {
         throw withoutScratchPaths(error, scoped.dirs);
       } finally {

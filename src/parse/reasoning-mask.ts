@@ -6,6 +6,8 @@ import { parseTolerantValue, type WorkBudget } from './tolerant-json';
 /** Call markers, and the tag that ends what follows a marker when it is not one JSON value. */
 const CALL_MARKERS = /<tool_call>|\[TOOL_CALLS\]|<\|python_tag\|>|<function=/g;
 const MARKER_ENDS: Readonly<Record<string, string>> = { '<tool_call>': '</tool_call>', '<function=': '</function>' };
+/** A name and its `[ARGS]` after Mistral's `[TOOL_CALLS]` (v11 and later, an id in `[CALL_ID]` allowed). */
+const MISTRAL_NAME = /[\w.-]{1,128}\s*(?:\[CALL_ID\]\s*[\w-]{0,64}\s*)?\[ARGS\]/y;
 
 /**
  * The text with its reasoning blocks blanked out with spaces of the same length, so calls
@@ -24,8 +26,9 @@ const MARKER_ENDS: Readonly<Record<string, string>> = { '<tool_call>': '</tool_c
 export function maskReasoning(text: string, budget: WorkBudget): string {
   const calls = new CallExtents(text, budget);
   const blocks: [number, number][] = [];
-  let from = leadingBlockEnd(text, calls);
-  if (from > 0) blocks.push([0, from]);
+  const leading = leadingBlock(text, calls);
+  let from = leading?.[1] ?? 0;
+  if (leading !== undefined) blocks.push(leading);
   for (let open = nextReasoningOpening(text, from); open !== undefined; ) {
     const quotedUntil = calls.enclosing(from, open.at);
     if (quotedUntil >= text.length) break;
@@ -42,18 +45,28 @@ export function maskReasoning(text: string, budget: WorkBudget): string {
 }
 
 /**
- * The end of a block opened in the prompt, or 0: a closing tag with no opening tag before it, or
- * else the end of the block a mention of an opening tag in prose seems to open (see
- * `mentionedOpenings`), neither quoted in a call.
+ * The block opened in the prompt, if any: from the start to a closing tag with no opening tag
+ * before it, or else to the end of the block a mention of an opening tag in prose seems to open
+ * (see `mentionedOpenings`), neither quoted in a call. For a mention, the block starts at the
+ * mention's line instead when a call the model closed ends before that line: such a call is the
+ * answer and the mention prose after it (`<tool_call>...</tool_call>\nQwen puts <think> first and
+ * a\n</think>\nline after`; found in a review), while a draft on the mention's line stays hidden.
  */
-function leadingBlockEnd(text: string, calls: CallExtents): number {
+function leadingBlock(text: string, calls: CallExtents): [number, number] | undefined {
   for (const close of unopenedClosings(text)) {
-    if (calls.enclosing(0, close.at) < 0) return close.after;
+    if (calls.enclosing(0, close.at) < 0) return [0, close.after];
   }
   for (const { open, close } of mentionedOpenings(text)) {
-    if (calls.enclosing(0, open.at) < 0 && calls.enclosing(0, close.at) < 0) return close.after;
+    if (calls.enclosing(0, open.at) >= 0 || calls.enclosing(0, close.at) >= 0) continue;
+    const line = lineStart(text, open.at);
+    return [calls.closedBefore(line) ? line : 0, close.after];
   }
-  return 0;
+  return undefined;
+}
+
+/** Where the line holding `at` begins. */
+function lineStart(text: string, at: number): number {
+  return Math.max(text.lastIndexOf('\n', at - 1), text.lastIndexOf('\r', at - 1)) + 1;
 }
 
 /** Finds the calls whose arguments may hold a position; see `enclosing`. */
@@ -72,6 +85,49 @@ class CallExtents {
    */
   enclosing(from: number, at: number): number {
     return Math.max(this.markedEnclosing(from, at), this.jsonEnclosing(from, at));
+  }
+
+  /**
+   * Whether a call the model closed ends at or before `at`: a marked call whose JSON value or
+   * closing tag was read (Mistral's `[TOOL_CALLS]name[ARGS]{...}` too), or JSON that may be a call,
+   * read whole. False when the budget ran out first.
+   */
+  closedBefore(at: number): boolean {
+    for (let marker = this.nextMarker(0); marker !== null && marker.index < at; marker = this.nextMarker(marker.index + 1)) {
+      const end = this.closedMarkedEnd(marker.index, marker[0]);
+      if (end !== undefined && end <= at) return true;
+    }
+    const { text } = this;
+    for (let pos = 0; pos < at; ) {
+      if (!mayStartCallJson(text, pos, text.length)) {
+        pos++;
+        continue;
+      }
+      const parsed = parseTolerantValue(text, pos, text.length, { budget: this.budget });
+      if (parsed.ok && parsed.end <= at) return true;
+      if (!parsed.ok && parsed.reason === 'budget') return false;
+      // As in jsonEnclosing: a value read whole is skipped; after a failure, what it held may still be one.
+      const reached = parsed.ok ? parsed.end : parsed.at;
+      pos = parsed.ok || (parsed.reason === 'depth' && reached > pos) ? reached : pos + 1;
+    }
+    return false;
+  }
+
+  /** Where a marked call ends when it was closed: its JSON value read whole, or its closing tag found. */
+  private closedMarkedEnd(markerAt: number, marker: string): number | undefined {
+    const { text } = this;
+    if (MARKER_ENDS[marker] !== undefined) {
+      const end = this.markedCallEnd(markerAt, marker);
+      return end < text.length ? end : undefined;
+    }
+    let valueAt = skipSpace(text, markerAt + marker.length, text.length);
+    MISTRAL_NAME.lastIndex = valueAt;
+    const named = marker === '[TOOL_CALLS]' ? MISTRAL_NAME.exec(text) : null;
+    if (named !== null) valueAt = skipSpace(text, valueAt + named[0].length, text.length);
+    const c = text.charCodeAt(valueAt);
+    if (c !== 0x7b && c !== 0x5b) return undefined;
+    const parsed = parseTolerantValue(text, valueAt, text.length, { budget: this.budget });
+    return parsed.ok ? parsed.end : undefined;
   }
 
   private markedEnclosing(from: number, at: number): number {

@@ -256,3 +256,29 @@ describe('a mention of <think> in reasoning opened in the prompt', () => {
     expect(callsOf(`<think>plan</think>\n${call}\n<think>check <think> tags</think>`)).toEqual([['get_weather', '{"city":"Lyon"}']]);
   });
 });
+
+// The rule above hid a complete call the model made before prose that mentions `<think>` and
+// then writes `</think>` at the start of a line: the call was taken for reasoning (found in a
+// review). A call closed before the mention's line is kept; the mention's line is still masked.
+describe('a complete call before a prose mention of <think> is kept', () => {
+  it.each([
+    [
+      'a marked call',
+      '<tool_call>\n{"name": "search", "arguments": {"q": "qwen chat template"}}\n</tool_call>\nQwen3\'s template puts <think> at the start of the reply and a\n</think>\nline after the reasoning.',
+      [['search', '{"q":"qwen chat template"}']],
+    ],
+    ['a bare JSON call', '{"name": "get_time", "arguments": {}}\nNote: reasoning goes inside <think>\n</think>\n', [['get_time', '{}']]],
+    ['a Mistral call', '[TOOL_CALLS]get_time[ARGS]{}\nThe answer will mention <think> tags\n</think> closes them.', [['get_time', '{}']]],
+  ])('%s', (_label, text, expected) => {
+    expect(callsOf(text)).toEqual(expected);
+  });
+
+  it('but a draft on the mention\'s line, or an unclosed one before it, is still reasoning', () => {
+    const after = '\n</think>\n<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>';
+    expect(callsOf(`<tool_call>{"name": "deploy", "arguments": {}}</tool_call> maybe? No, the <think> block is\nnot done.${after}`)).toEqual([
+      ['get_time', '{}'],
+    ]);
+    expect(callsOf(`I should not write <think> again.\nI will call get_time.${after}`)).toEqual([['get_time', '{}']]);
+    expectNoCalls('<tool_call>{"name": "deploy", "arguments": {"env": "prod"\nNo, I must not use <think> tags.\n</think>\nDone.');
+  });
+});

@@ -1,12 +1,16 @@
 // A built-in's thrown error named its scratch directory `<scratch>/...`, but a path spelt
 // `dir/../dir/...` or as a `file:` URL, and anything the built-in returned (a listing, a resolved
 // path), still carried the server's absolute path to the model. Now those are rewritten too.
+// Then every path under the shared root (`/tmp` by default) in output was rewritten, even in a
+// file's contents (`/var/tmp/out.csv` read `/var<scratch root>/out.csv`: found in a review): output
+// now names only the call's own directory, at path boundaries.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { BuiltinTool } from '../../src/executors';
 import { createScratchDirs, hideScratchPaths } from '../../src/session';
+import { hideScratchOutput } from '../../src/session/scratch-paths';
 import { SILENT_LOGGER } from '../../src/log';
 import { startDispatch, type TestDispatch } from '../helpers/servers';
 
@@ -23,6 +27,12 @@ const builtins = new Map<string, BuiltinTool>([
     writeFileSync(join(dir, 'x.txt'), 'x');
     return JSON.stringify({ dir, files: readdirSync(dir).map((name) => join(dir, name)), url: pathToFileURL(join(dir, 'x.txt')).href });
   }],
+  ['write_file', async (args, ctx) => {
+    const { path, content } = args as { path: string; content: string };
+    writeFileSync(join(await ctx.scratchDir(), path), content);
+    return 'written';
+  }],
+  ['read_file', async (args, ctx) => readFileSync(join(await ctx.scratchDir(), (args as { path: string }).path), 'utf8')],
   ['resolved', async (_args, ctx) => {
     const real = realpathSync(await ctx.scratchDir());
     return `${real} ${pathToFileURL(join(real, 'x.txt')).href} ${real}//y/../z`;
@@ -35,7 +45,8 @@ let d: TestDispatch | undefined;
 const start = async (dir: string) => {
   d = await startDispatch(YAML, { builtins, scratch: createScratchDirs({ dir, logger: SILENT_LOGGER }) });
 };
-const call = async (name: string) => (await d!.dispatch.dispatch({ sessionId: 's', calls: [{ id: 'c', name, arguments: '{}' }] })).results[0]!;
+const call = async (name: string, args: object = {}) =>
+  (await d!.dispatch.dispatch({ sessionId: 's', calls: [{ id: 'c', name, arguments: JSON.stringify(args) }] })).results[0]!;
 
 beforeEach(() => {
   base = mkdtempSync(join(tmpdir(), 'scratch-path-spellings-'));
@@ -79,4 +90,35 @@ test('paths outside the directories and its root are left alone', () => {
   const dir = join(base, 'dispatch-scratch-Ab12Cd', 'sess');
   const text = `see /etc/passwd, file:///usr/lib/../share/x and ${dir}/../other/a`;
   expect(hideScratchPaths(text, [dir])).toBe('see /etc/passwd, file:///usr/lib/../share/x and <scratch root>/dispatch-scratch-Ab12Cd/other/a');
+});
+
+test('a file whose contents name paths under the shared root, not in the session directory, round-trips unchanged', async () => {
+  await start(base);
+  const other = join(base, 'dispatch-scratch-Zz99Yy', 'other-session');
+  const content = [
+    'import shutil',
+    `shutil.copy("${base}/input.csv", "/var${base}/out.csv")  # from ${base}/`,
+    `url = "file://${base}/report.html"`,
+    `log = "${base}/../${basename(base)}/app.log"`,
+    `peer = '${other}/a.txt' x${base}/y ${base}x`,
+    '',
+  ].join('\n');
+  expect((await call('write_file', { path: 'job.py', content })).output).toBe('written');
+  const read = await call('read_file', { path: 'job.py' });
+  expect(read.isError).toBe(false);
+  expect(read.output).toBe(content);
+});
+
+test('in output, only the directory itself is rewritten, where a path begins and its name ends', () => {
+  const dir = join(base, 'dispatch-scratch-Ab12Cd', 'sess');
+  const text = `${dir} "${dir}/a" path=${dir}/b (${dir}). x${dir} ${dir}x ${dir}.bak /var${dir} file://${dir}/c file://${base}/d ${base}/e`;
+  expect(hideScratchOutput(text, [dir])).toBe(
+    `<scratch> "<scratch>/a" path=<scratch>/b (<scratch>). x${dir} ${dir}x ${dir}.bak /var${dir} <scratch>/c file://${base}/d ${base}/e`,
+  );
+});
+
+test('in an error, the root is still hidden wherever it is named, as before, and its file: URL', () => {
+  const dir = join(base, 'dispatch-scratch-Ab12Cd', 'sess');
+  expect(hideScratchPaths(`open '${base}/x' and file://${base}/y`, [dir])).toBe("open '<scratch root>/x' and <scratch root>/y");
+  expect(hideScratchPaths(`a/b${base}/../${basename(base)}/z`, [dir])).toBe(`a/b<scratch root>/../${basename(base)}/z`);
 });

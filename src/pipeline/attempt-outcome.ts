@@ -1,18 +1,16 @@
 import type { ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { kindName, type DispatchError } from '../errors';
 import type { ResolvedTool } from '../registry';
-import type { SessionScope } from '../store';
 import type { AttemptObserver } from './observer';
-import type { PipelineDeps } from './pipeline-deps';
 import { errorResult } from './results';
 import type { AttemptResult } from './run-attempt';
 
-/** Ends an attempt: its TOOL_POST, and what it gives the call. */
-export function finished(attemptObs: AttemptObserver, result: ToolResult, error?: DispatchError): AttemptResult {
+/** Ends an attempt: its TOOL_POST, and what it gives the call (`ranMs`: how long its tool ran, if it did). */
+export function finished(attemptObs: AttemptObserver, result: ToolResult, error?: DispatchError, ranMs?: number): AttemptResult {
   // A replayed failure has no error of its own: its stored kind is the outcome.
   const kind = error?.kind ?? (result.isError ? result.error?.kind : undefined);
   attemptObs.post({ isError: result.isError, errorKind: kind === undefined ? undefined : kindName(kind), resolvedTool: result.resolvedToolName, durationMs: result.durationMs, replay: result.idempotentReplay, cached: result.cached, truncated: result.truncated, outputChars: result.output.length });
-  return { result, error };
+  return { result, error, ranMs };
 }
 
 /**
@@ -21,13 +19,4 @@ export function finished(attemptObs: AttemptObserver, result: ToolResult, error?
  */
 export function failedBefore(attemptObs: AttemptObserver, callId: string, tool: ResolvedTool, error: DispatchError, attempt: number, started: number, warnings: string[], shown = error): AttemptResult {
   return finished(attemptObs, errorResult(callId, tool.name, shown, attempt, Math.round(performance.now() - started), warnings), error);
-}
-
-/** Gives up a claim taken for an attempt that will not run; on failure the lease runs out by itself. */
-export async function releaseClaim(deps: PipelineDeps, scope: SessionScope, op: string, key: string, owner: string): Promise<void> {
-  try {
-    await deps.store.finishAttempt({ scope, op, idempotency: { key, action: 'release', owner } });
-  } catch {
-    // The lease runs out by itself.
-  }
 }

@@ -146,7 +146,7 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
     // too little of it for the retry to run (see retryRefusal), would cost the whole turn
     // DEADLINE_EXCEEDED, results of calls that ran included: the call ends with its error, soft,
     // which carries retry_after_ms when the tool gave one.
-    const tooLate = retryRefusal(tool, turn, reflection.delayMs, result.durationMs);
+    const tooLate = retryRefusal(tool, turn, reflection.delayMs, outcome.ranMs);
     if (tooLate !== undefined) {
       result.warnings.push(tooLate);
       return stamp(result, call.id, attempt, since(started));

@@ -86,8 +86,8 @@ export function blockLeftMs(streak: LoopStreak, tool: ResolvedTool): number | un
   return Math.max(0, tool.loop.blockCooldownMs - (streak.sinceMs ?? Infinity), streak.waitMs ?? 0);
 }
 
-/** `tool`'s block as beginAttempt takes it (BeginAttempt.block); its probe is held `leaseMs` at most. */
-export const loopBlockOf = (tool: ResolvedTool, leaseMs: number): LoopBlock => ({ threshold: tool.loop.failureBlock, cooldownMs: tool.loop.blockCooldownMs, leaseMs });
+/** `tool`'s block as beginAttempt takes it (BeginAttempt.block); its probe is held `leaseMs` at most, by `holder` (see giveBack). */
+export const loopBlockOf = (tool: ResolvedTool, leaseMs: number, holder: string): LoopBlock => ({ threshold: tool.loop.failureBlock, cooldownMs: tool.loop.blockCooldownMs, leaseMs, holder });
 
 /** A wait as the model reads it: 300 ms, 30 s. */
 export const inWords = (ms: number): string => (ms < 1000 ? `${ms} ms` : `${Math.ceil(ms / 1000)} s`);

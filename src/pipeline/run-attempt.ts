@@ -25,7 +25,8 @@ import { blockedWaitMs, blockLeftMs, blockRefusal, cameEarly, loopBlockOf, toldI
 import { checkMayStart } from './turn-error';
 import { countsForBreaker, postHookNotes } from './attempt-end';
 import { AnsweredByRecord } from './answered-by-record';
-import { failedBefore, finished, releaseClaim } from './attempt-outcome';
+import { failedBefore, finished } from './attempt-outcome';
+import { giveBack } from './give-back';
 import { breakerOpen, failedThenRefused } from './breaker-refusal';
 
 /** What the attempts of one call share: its budgets counted (BudgetProgress), and what follows. */
@@ -40,6 +41,8 @@ export interface CallProgress extends BudgetProgress {
 export interface AttemptResult {
   readonly result: ToolResult;
   readonly error?: DispatchError;
+  /** How long the executor ran its tool (not the waits before it), when it did: a retry's room (retryRefusal). */
+  readonly ranMs?: number;
 }
 
 const LEASE_MARGIN_MS = 5_000;
@@ -117,12 +120,14 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   let storeDown = false;
   let toldBefore = false;
   let probeHeldMs: number | undefined;
+  let probeTaken: true | undefined;
   const { canonicalArgs } = callKey;
   const op = callKey.op ?? loopOp(tool, args, canonicalArgs);
   // A retry of this call after it failed here was let in already: its own failures are not the
   // model's repeats, nor early, nor blocked. A block ends after its cool-down: one call then runs once, a probe.
   const ownRetry = progress.lastFailure?.op === op;
-  const owner = wantClaim ? newOwner() : '';
+  const owner = newOwner();
+  const giveBackTaken = () => giveBack(deps, scope, op, owner, claimed ? callKey.value : undefined, probeTaken);
   let claim: ClaimOutcome | undefined;
   let budget: CountedBudget | undefined;
   // Aborted while its hooks, slot or turn were awaited (a hook may ignore the signal), or dispatchd
@@ -133,7 +138,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     // budget that gets this far (one refused by a cap or a rate limit before it did not count).
     // One answered from its record is not counted (and, its record gone, is refused uncounted).
     budget = recordOnly ? undefined : budgetToCount(deps.guards.budgets?.of(tool), progress);
-    let begun = deps.store.beginAttempt({ scope, op, claim: wantClaim ? { key: callKey.value, leaseMs: tool.timeoutMs + LEASE_MARGIN_MS, owner } : undefined, budget, block: ownRetry ? undefined : loopBlockOf(tool, tool.timeoutMs + LEASE_MARGIN_MS) });
+    let begun = deps.store.beginAttempt({ scope, op, claim: wantClaim ? { key: callKey.value, leaseMs: tool.timeoutMs + LEASE_MARGIN_MS, owner } : undefined, budget, block: ownRetry ? undefined : loopBlockOf(tool, tool.timeoutMs + LEASE_MARGIN_MS, owner) });
     if (begun instanceof Promise) begun = await begun;
     if (begun.overBudget) return failedBefore(attemptObs, callId, tool, overBudget(tool, budget!), attempt, started, warnings);
     if (begun.budgetLeft !== undefined) {
@@ -141,7 +146,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
       deps.guards.budgets!.counted(scope, budget!, begun.budgetLeft);
       budgetWarning(tool, budget!, begun.budgetLeft, warnings);
     }
-    ({ streak, claim, probeHeldMs } = begun);
+    ({ streak, claim, probeHeldMs, probeClaimed: probeTaken } = begun);
     toldBefore = toldInTurn(turn, op);
     claimed = claim?.state === 'claimed';
   } catch (error) {
@@ -162,11 +167,11 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
 
   // Let through for a record that ended since: nothing runs unasked (or despite a block).
   if (recordOnly && claimed) {
-    await releaseClaim(deps, scope, op, callKey.value, owner);
+    await giveBackTaken();
     return failedBefore(attemptObs, callId, tool, recordOnly, attempt, started, warnings);
   }
   if (!streak.failed && streak.count >= tool.loop.stop) {
-    if (claimed) await releaseClaim(deps, scope, op, callKey.value, owner);
+    await giveBackTaken();
     const message = `loop detected: ${tool.name} returned the same result ${streak.count} times in a row for the same input`;
     obs.loopStop(attempt, message);
     throw new HardError(status.ABORTED, 'LOOP_DETECTED', message);
@@ -174,11 +179,11 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   const blockLeft = ownRetry ? undefined : blockLeftMs(streak, tool);
   const blocked = blockLeft === undefined ? undefined : blockRefusal(streak, blockLeft, probeHeldMs);
   if (blocked) {
-    if (claimed) await releaseClaim(deps, scope, op, callKey.value, owner);
+    await giveBackTaken();
     return failedBefore(attemptObs, callId, tool, blocked, attempt, started, warnings);
   }
   // Its memo entry went stale while the store answered (a write, a session end): it takes its slot and turn now, and begins again.
-  if (skip?.memoized && !memoServes(deps.guards.memo!, callKey.local, skip.memoized)) return gated(deps.guards.slots, deps.guards.rates, tool, turn, () => attemptWith(deps, turn, obs, attemptObs, callId, tool, args, attempt, warnings, started, progress, callKey, wantClaim, undefined), (e) => failedBefore(attemptObs, callId, tool, DispatchError.from(e, 'before'), attempt, started, warnings));
+  if (skip?.memoized && !memoServes(deps.guards.memo!, callKey.local, skip.memoized)) return giveBackTaken().then(() => gated(deps.guards.slots, deps.guards.rates, tool, turn, () => attemptWith(deps, turn, obs, attemptObs, callId, tool, args, attempt, warnings, started, progress, callKey, wantClaim, undefined), (e) => failedBefore(attemptObs, callId, tool, DispatchError.from(e, 'before'), attempt, started, warnings)));
   // A record answers before the breaker gate: its call does not reach the tool, whatever the
   // breaker says (nor takes a half-open probe).
   if (claim?.state === 'completed') {
@@ -196,7 +201,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   // even if the breaker let calls through again while the store answered.
   const ticket = wantClaim || tool.readOnly ? deps.guards.breaker.tryAcquire(breaker, tool.timeoutMs) : undefined;
   if (ticket === undefined) {
-    if (claimed) await releaseClaim(deps, scope, op, callKey.value, owner);
+    await giveBackTaken();
     const closed = breakerOpen(deps, tool);
     const failure = progress.ranAndFailed?.tool === tool.name ? progress.ranAndFailed.error : undefined;
     // Refused after its own tool failed (its failures opened the breaker): the model reads that failure.
@@ -206,7 +211,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   if (turn.signal.aborted) {
     // Cancelled while the store answered: the tool has not run, so its claim goes (not unknown).
     deps.guards.breaker.record(breaker, ticket, { ok: false, counts: false, durationMs: 0 });
-    if (claimed) await releaseClaim(deps, scope, op, callKey.value, owner);
+    await giveBackTaken();
     throw HardError.cancelled();
   }
   const timeoutMs = Math.max(1, Math.min(tool.timeoutMs, turn.deadline - Date.now()));
@@ -266,7 +271,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   let spillKept = false;
   if (!storeDown) {
     try {
-      let after = deps.store.finishAttempt({ scope, op, record, idempotency, spill, memory });
+      let after = deps.store.finishAttempt({ scope, op, record, idempotency, spill, memory, unusedProbe: probeTaken && !record ? owner : undefined });
       if (after instanceof Promise) after = await after;
       spillKept = after.spillRefused !== true;
       // Its next identical call refused for longer than the tool asked to wait: the result says so.
@@ -282,7 +287,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     deps.guards.breaker.record(breaker, ticket, { ok: false, counts: false, durationMs: execMs });
     throw HardError.cancelled();
   }
-  const outcome = finished(attemptObs, result, error);
+  const outcome = finished(attemptObs, result, error, execMs);
   let notes = postHookNotes(deps, { tenant: turn.tenant, sessionId: turn.sessionId, tool, args, attempt, output: result.output, isError: failed });
   if (notes instanceof Promise) notes = await notes;
   if (notes.length > 0) result.warnings.push(...notes);

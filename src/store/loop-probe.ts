@@ -1,13 +1,15 @@
 import type { LoopBlock, LoopStreak } from './store';
 
 // The probe of a loop block (DESIGN section 6) in the memory store: after the cool-down one call
-// runs once more, and only one, until it reports a newer failure or its lease ends. The Redis
-// store does the same in begin-attempt.lua.
+// runs once more, and only one, until it reports a newer failure, gives the probe back unused
+// (FinishAttempt.unusedProbe) or its lease ends. The Redis store does the same in
+// begin-attempt.lua and finish-attempt.lua.
 
-/** A probe handed out: to the call whose streak's newest counted failure was recorded `at`, until `until`. */
+/** A probe handed out: to the call `holder` whose streak's newest counted failure was recorded `at`, until `until`. */
 interface ProbeClaim {
   readonly at: number;
   readonly until: number;
+  readonly holder: string;
 }
 
 /** Claims kept per session before those that ended are swept. */
@@ -41,7 +43,12 @@ export class ProbeClaims {
     if (held && held.at === at && held.until > t) return { probeHeldMs: held.until - t };
     if (!take) return {};
     if (this.claims.size >= SWEEP_PAST) for (const [key, claim] of this.claims) if (claim.until <= t) this.claims.delete(key);
-    this.claims.set(op, { at, until: t + block.leaseMs });
+    this.claims.set(op, { at, until: t + block.leaseMs, holder: block.holder ?? '' });
     return { probeClaimed: true };
+  }
+
+  /** Frees `op`'s probe if `holder` (not empty) still holds it: its call did not use it (FinishAttempt.unusedProbe). */
+  free(op: string, holder: string): void {
+    if (holder !== '' && this.claims.get(op)?.holder === holder) this.claims.delete(op);
   }
 }

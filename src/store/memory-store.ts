@@ -163,7 +163,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       const budgetLeft = budget.max - used - 1;
       return claim ? { streak, claim: CLAIMED, budgetLeft, ...probe(true) } : { streak, budgetLeft, ...probe(true) };
     },
-    finishAttempt({ scope, op, record, idempotency, spill, memory }) {
+    finishAttempt({ scope, op, record, idempotency, spill, memory, unusedProbe }) {
       const t = now();
       // Records are kept apart from the session: they outlive its eviction.
       if (idempotency?.action === 'release') records.release(keyOf(scope), idempotency.key, idempotency.owner, t);
@@ -173,6 +173,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       }
       const state = session(scope, t);
       const key = opKey(op);
+      if (unusedProbe !== undefined) state.probes?.free(key, unusedProbe);
       if (record) {
         const until = record.waitMs === undefined ? 0 : t + record.waitMs;
         state.window.record({ op: key, hash: windowKey(record.result), failed: record.failed, counts: record.counts ?? true, at: t, until, retry: record.retry === true }, record.window);

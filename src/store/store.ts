@@ -97,6 +97,11 @@ export interface LoopBlock {
   readonly threshold: number;
   readonly cooldownMs: number;
   readonly leaseMs: number;
+  /**
+   * Names the call that takes the probe (unique per attempt), so that only it can give the probe
+   * back (FinishAttempt.unusedProbe); without one the probe is held until a newer failure or its lease's end.
+   */
+  readonly holder?: string;
 }
 
 /** A budget of calls per session: its name in the session (one per policy) and its size. */
@@ -134,6 +139,12 @@ export interface FinishAttempt {
   readonly spill?: { readonly handle: string; readonly text: string; readonly ttlSeconds: number };
   /** A trajectory entry for a success. */
   readonly memory?: { readonly entry: string; readonly max: number; readonly ttlSeconds: number };
+  /**
+   * The holder (LoopBlock.holder) of the op's probe this attempt took and did not use: its tool
+   * did not run (refused after beginAttempt, cancelled) or it records nothing. The probe is freed
+   * while that holder still holds it, so the next call runs once more; a late one frees no other's.
+   */
+  readonly unusedProbe?: string;
 }
 
 /**

@@ -22,6 +22,7 @@ const COOLDOWN_MS = 400;
 beforeAll(async () => {
   tools = await startToolServer({
     '/bad': (_req, res) => void setTimeout(() => res.writeHead(400).end('no such symbol'), ANSWER_MS),
+    '/down': (_req, res) => void res.writeHead(500).end('internal: no such symbol'),
   });
   redis = await startRedis({ own: true });
 });
@@ -39,14 +40,25 @@ tools:
     input_schema: '{"type":"object"}'
     http: { url: "${tools.url}/bad" }
     loop: { failure_warn_threshold: 2, failure_block_threshold: 3, block_cooldown_ms: ${COOLDOWN_MS} }
+  - name: down
+    effect: read_only
+    skip_memoize: true
+    timeout_ms: 20000
+    retry: { max_attempts: 1 }
+    input_schema: '{"type":"object"}'
+    http: { url: "${tools.url}/down" }
+    loop: { failure_warn_threshold: 2, failure_block_threshold: 3, block_cooldown_ms: ${COOLDOWN_MS} }
+policies:
+  - match: "down"
+    breaker: { consecutive_failures: 3, half_open_after_ms: 60000 }
 `;
 
 /** Every plugin, observed by a recording observer: no shared stats, so no other script runs on Redis. */
 const factories = PLUGINS.map((factory) => (factory === observabilityPlugin ? async () => ({ name: 'recording-observer', observer: recordingObserver().observer }) : factory));
 
 type App = Awaited<ReturnType<typeof startApp>>;
-const callOn = async (d: App, session: string, turn: number) =>
-  (await d.dispatch.dispatch({ sessionId: session, turn, calls: [{ id: `c${turn}`, name: 'bad', arguments: '{"symbol":"ACME"}' }] })).results[0]!;
+const callOn = async (d: App, session: string, turn: number, name = 'bad', signal?: AbortSignal) =>
+  (await d.dispatch.dispatch({ sessionId: session, turn, calls: [{ id: `c${turn}`, name, arguments: '{"symbol":"ACME"}' }] }, { signal })).results[0]!;
 type Result = Awaited<ReturnType<typeof callOn>>;
 const kindOf = (r: Result) => (r.error ? ErrorKind[r.error.kind] : 'ok');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -90,7 +102,66 @@ describe.each([
     expect(tools.count('/bad') - before).toBe(5);
   });
 
+  test("a probe its breaker refuses (BREAKER_OPEN) is given back: the next call takes it, and runs on a replica whose breaker is closed", async () => {
+    const session = `${store}-probe-breaker-${Date.now()}`;
+    const [a, b] = [apps[0]!, apps[apps.length - 1]!];
+    const before = tools.count('/down');
+    const first: string[] = [];
+    // The third failure opens a's breaker (60 s); the fourth call is refused for the cool-down.
+    for (let n = 1; n <= 4; n++) first.push(kindOf(await callOn(a, session, n, 'down')));
+    expect(first).toEqual(['TOOL_ERROR', 'TOOL_ERROR', 'TOOL_ERROR', 'LOOP_BLOCKED']);
+    await sleep(COOLDOWN_MS + 100);
+    // The probe's call on a: its breaker refuses it after the store's first step took the probe.
+    expect(kindOf(await callOn(a, session, 5, 'down'))).toBe('BREAKER_OPEN');
+    // Before, the probe stayed held for the tool's timeout + 5 s (25 s): LOOP_BLOCKED "another call
+    // of it is running once more now", with nothing running, on every replica.
+    const next = await callOn(b, session, 6, 'down');
+    expect(kindOf(next)).toBe(replicas === 2 ? 'TOOL_ERROR' : 'BREAKER_OPEN');
+    expect(tools.count('/down') - before).toBe(replicas === 2 ? 4 : 3);
+  });
+
+  test('a probe whose call is cancelled while its tool runs records nothing and is given back: the next call runs once more', async () => {
+    const session = `${store}-probe-cancel-${Date.now()}`;
+    const before = tools.count('/bad');
+    for (let n = 1; n <= 3; n++) await callOn(apps[0]!, session, n);
+    await sleep(COOLDOWN_MS + 100);
+    const controller = new AbortController();
+    const cancelled = callOn(apps[0]!, session, 4, 'bad', controller.signal).catch((error: unknown) => error);
+    await sleep(ANSWER_MS / 3);
+    controller.abort();
+    expect(String(await cancelled)).toMatch(/cancel/i);
+    await sleep(100);
+    expect(tools.count('/bad') - before).toBe(4);
+    // Before, held for the tool's timeout + 5 s: LOOP_BLOCKED, another call running once more.
+    expect(kindOf(await callOn(apps[apps.length - 1]!, session, 5))).toBe('TOOL_ERROR');
+    expect(tools.count('/bad') - before).toBe(5);
+  });
+
   if (store === 'redis') {
+    test('a probe whose call is cancelled while Redis answers its first step is given back: the tool never ran, the next call runs once more', async () => {
+      const session = `${store}-probe-cancel-before-${Date.now()}`;
+      const before = tools.count('/bad');
+      for (let n = 1; n <= 3; n++) await callOn(apps[0]!, session, n);
+      await sleep(COOLDOWN_MS + 100);
+      const controller = new AbortController();
+      let cancelled: Promise<unknown>;
+      redis.signal('SIGSTOP');
+      try {
+        cancelled = callOn(apps[0]!, session, 4, 'bad', controller.signal).catch((error: unknown) => error);
+        await sleep(150);
+        controller.abort();
+        await sleep(50);
+      } finally {
+        redis.signal('SIGCONT');
+      }
+      expect(String(await cancelled)).toMatch(/cancel/i);
+      // The first step's answer (the probe taken) arrives after the cancellation; the give-back follows it.
+      await sleep(300);
+      expect(tools.count('/bad') - before).toBe(3);
+      expect(kindOf(await callOn(apps[apps.length - 1]!, session, 5))).toBe('TOOL_ERROR');
+      expect(tools.count('/bad') - before).toBe(4);
+    });
+
     test('the probe takes no extra round trip: the call costs its two EVALSHA', async () => {
       const session = `${store}-probe-steps-${Date.now()}`;
       for (let n = 1; n <= 3; n++) await callOn(apps[0]!, session, n);

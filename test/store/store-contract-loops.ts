@@ -128,4 +128,33 @@ export function describeLoopTimes(factory: StoreFactory): void {
     expect([probeOf(next), next.claim?.state, next.budgetLeft]).toEqual(['claimed', 'claimed', 4]);
     expect(probeOf(await begin())).toBe('held');
   });
+
+  test('a probe its call did not use (refused after the first step, cancelled) is given back by its holder alone, with or without the claim it took: the next call takes it', async () => {
+    const scope = fresh();
+    const block = (holder: string) => ({ threshold: 3, cooldownMs: 100, leaseMs: 60_000, holder });
+    const begin = (holder: string, claim?: string) => Promise.resolve(store.beginAttempt({ scope, op: 'q', block: block(holder), claim: claim === undefined ? undefined : { key: claim, leaseMs: 60_000, owner: holder } }));
+    const probeOf = (r: BeginAttemptResult) => (r.probeClaimed ? 'claimed' : r.probeHeldMs !== undefined ? 'held' : 'none');
+    const giveBack = (holder: string, claim?: string) => store.finishAttempt({ scope, op: 'q', unusedProbe: holder, idempotency: claim === undefined ? undefined : { key: claim, action: 'release', owner: holder } });
+    for (let i = 0; i < 3; i++) await store.finishAttempt({ scope, op: 'q', record: { result: 'e', failed: true, window: 100 } });
+    await sleep(150);
+    // A read-only call took it (its breaker then refused it): another holder's give-back frees nothing.
+    expect(probeOf(await begin('h1'))).toBe('claimed');
+    await giveBack('h0');
+    await giveBack('');
+    expect(probeOf(await begin('h2'))).toBe('held');
+    // Its own does: the next call takes it at once, not after the 60 s lease.
+    await giveBack('h1');
+    expect(probeOf(await begin('h3'))).toBe('claimed');
+    // A late give-back of h1's (the probe is h3's now) frees nothing.
+    await giveBack('h1');
+    expect(probeOf(await begin('h4'))).toBe('held');
+    // A side-effecting call's probe goes back with its claim, in the same step.
+    await giveBack('h3');
+    const claimed = await begin('h5', 'k');
+    expect([probeOf(claimed), claimed.claim?.state]).toEqual(['claimed', 'claimed']);
+    await giveBack('h5', 'k');
+    expect(await store.findRecord(scope, 'k')).toBeUndefined();
+    const next = await begin('h6', 'k');
+    expect([probeOf(next), next.claim?.state]).toEqual(['claimed', 'claimed']);
+  });
 }

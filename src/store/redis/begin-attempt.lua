@@ -2,7 +2,7 @@
 -- for a side-effecting tool, the idempotency claim (DESIGN section 5).
 -- KEYS[1] loop window, KEYS[2] record index, KEYS[3] idempotency record (KEYS[1] when no claim),
 -- KEYS[4] the session's budgets, a hash of budget -> calls counted (KEYS[1] when no budget),
--- KEYS[5] the op's loop-block probe, 'until:at' (KEYS[1] when no block is given)
+-- KEYS[5] the op's loop-block probe, 'until:at:holder' (KEYS[1] when no block is given)
 -- ARGV[1] op, ARGV[2] lease in ms ('' when no claim), ARGV[3] the claim's owner (kept in the
 -- in-progress record, 'P' .. owner, so that only this claim can release it), ARGV[4] the budget
 -- this call counts against ('' when none), ARGV[5] its size, ARGV[6] the budgets' TTL in seconds,
@@ -15,7 +15,8 @@
 -- in ms, ARGV[11] the probe's lease in ms, ARGV[12] the call's token for its budget ('' when none):
 -- a call is counted once per token, marked by the field budget .. NUL .. token of KEYS[4] (one
 -- per counted call, living and ending with the counts), so that the retry of an attempt whose
--- answer never came (this script ran late) is not counted again
+-- answer never came (this script ran late) is not counted again, ARGV[13] the probe's holder, this
+-- call ('' when none): only it frees the probe it did not use (finish-attempt.lua)
 -- Returns {streak count, streak failed (0|1), claim state ('' when no claim), stored result JSON,
 -- calls left in the budget after this one (-1 when not counted), the streak's age in ms (-1: no
 -- failure's), the ms left of the wait the op's newest record told (0: none), its toldRun, the
@@ -26,26 +27,25 @@
 -- was spent.
 -- The probe (DESIGN section 6): once a blocked streak's cool-down is over (exactly blockLeftMs 0
 -- in loop-block.ts), the first call that runs takes it for the lease; it is held for that streak
--- only (`at`, its newest counted failure), so a newer failure frees the next cool-down's probe.
+-- only (`at`, its newest counted failure), so a newer failure frees the next cool-down's probe;
+-- its holder (ARGV[13]) gives it back when its tool did not run (finish-attempt.lua, ARGV[19]).
 local now = now_ms()
 local count, failed, since, wait, run, at = streak_of(KEYS[1], ARGV[1], now)
 local probe = 0
 local due = ARGV[9] ~= '' and failed == 1 and count >= tonumber(ARGV[9]) and since >= tonumber(ARGV[10]) and wait == 0
 if due then
   local held = redis.call('GET', KEYS[5])
-  local cut = held and string.find(held, ':', 1, true)
-  if cut and string.sub(held, cut + 1) == int(at) then
-    local ends = tonumber(string.sub(held, 1, cut - 1)) or 0
-    if ends > now then
-      return {count, failed, '', '', -1, since, wait, run, ends - now}
-    end
+  -- 'until:at', then ':holder' (none in a claim of 45ace23's).
+  local ends, held_at = string.match(held or '', '^(%d+):(%d+)')
+  if held_at == int(at) and tonumber(ends) > now then
+    return {count, failed, '', '', -1, since, wait, run, tonumber(ends) - now}
   end
 end
 -- Takes the probe when due: the call runs.
 local function take_probe()
   if not due then return 0 end
   local lease = tonumber(ARGV[11])
-  redis.call('SET', KEYS[5], int(now + lease) .. ':' .. int(at), 'PX', lease)
+  redis.call('SET', KEYS[5], int(now + lease) .. ':' .. int(at) .. ':' .. ARGV[13], 'PX', lease)
   return -1
 end
 if ARGV[2] ~= '' then

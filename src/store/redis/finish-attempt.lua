@@ -1,7 +1,7 @@
 -- The second store step of an attempt, every write at once: the loop record, the idempotency
 -- record (complete, unknown or release), the spilled result and the trajectory memory entry.
 -- KEYS[1] loop window, KEYS[2] memory, KEYS[3] record index, KEYS[4] result index,
--- KEYS[5] idempotency record, KEYS[6] spilled result (KEYS[1] when unused)
+-- KEYS[5] idempotency record, KEYS[6] spilled result, KEYS[7] the op's loop-block probe (KEYS[1] when unused)
 -- ARGV[1] op, ARGV[2] window entry suffix: flag (0 a success, 1 a failure, 2 a failure that does
 -- not count) .. result hash ('' when nothing ran), stored with '@' .. now .. '/' .. the end of the
 -- wait it told (session-lib.lua, streak_of),
@@ -15,7 +15,9 @@
 -- handle, written instead of ARGV[6] when the spill is refused ('' when there is none),
 -- ARGV[17] code points per chunk of the spill, ARGV[18] the wait the record told the model in ms
 -- ('' when none; with a trailing 'r' when the record is a retry's within one call, see streak_of),
--- ARGV[19..] the spill's chunks, in order
+-- ARGV[19] the holder of the op's probe this attempt took and did not use ('' when none): the
+-- probe is freed while it is still that holder's (begin-attempt.lua writes 'until:at:holder'),
+-- ARGV[20..] the spill's chunks, in order
 -- A spill is a hash: `n` its length in code points, `c` the code points per chunk, and fields
 -- 0, 1, ... its chunks, so that ReadResult reads a page's chunks, not the whole text
 -- (read-result.lua).
@@ -39,7 +41,7 @@ end
 local refused = 0
 if ARGV[9] ~= '' then
   local bytes = 0
-  for i = 19, #ARGV do bytes = bytes + #ARGV[i] end
+  for i = 20, #ARGV do bytes = bytes + #ARGV[i] end
   refused = spill_refusal(bytes, tonumber(ARGV[15]))
 end
 local now = now_ms()
@@ -53,6 +55,12 @@ if ARGV[2] ~= '' then
   redis.call('LPUSH', KEYS[1], ARGV[1] .. ARGV[2] .. '@' .. int(now) .. '/' .. ends)
   redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[3]) - 1)
   redis.call('PEXPIRE', KEYS[1], int(tonumber(ARGV[4]) * 1000))
+end
+if ARGV[19] ~= '' then
+  local held = redis.call('GET', KEYS[7])
+  if held and string.sub(held, -#ARGV[19] - 1) == ':' .. ARGV[19] then
+    redis.call('DEL', KEYS[7])
+  end
 end
 local action = ARGV[5]
 if action == 'release' then
@@ -79,8 +87,8 @@ if ARGV[9] ~= '' and refused == 0 then
   redis.call('HSET', KEYS[6], 'n', ARGV[10], 'c', ARGV[17])
   -- In batches: unpack() of thousands of values would pass Lua's stack.
   local fields = {}
-  for i = 19, #ARGV do
-    fields[#fields + 1] = tostring(i - 19)
+  for i = 20, #ARGV do
+    fields[#fields + 1] = tostring(i - 20)
     fields[#fields + 1] = ARGV[i]
     if #fields >= 200 or i == #ARGV then
       redis.call('HSET', KEYS[6], unpack(fields))

@@ -129,6 +129,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       keys.resultIndex,
       idem ? keys.record(idem.key) : keys.window,
       spill ? keys.result(spill.handle) : keys.window,
+      step.unusedProbe ? keys.probe(idOf(step.op)) : keys.window,
       idOf(step.op),
       record ? `${!record.failed ? 0 : record.counts === false ? 2 : 1}${shortHash(record.result)}` : '',
       record?.window ?? 1,
@@ -147,6 +148,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       bare !== idem && bare?.action === 'complete' ? JSON.stringify(bare.result) : '',
       chunks.chunkPoints,
       record?.waitMs === undefined ? '' : `${Math.ceil(record.waitMs)}${record.retry ? 'r' : ''}`,
+      step.unusedProbe ?? '',
       ...chunks.chunks,
     );
   }
@@ -200,6 +202,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
           block ? Math.max(0, Math.ceil(block.cooldownMs)) : '',
           block ? Math.max(1, Math.ceil(block.leaseMs)) : '',
           budget?.token ?? '',
+          block?.holder ?? '',
         ),
       ).catch((error: unknown) => {
         // A claim that got no answer may still reach Redis and hold its key for the whole lease:

@@ -1,13 +1,37 @@
-import { firstUnsafeChar } from '../events/terminal-text';
+import { firstUnsafeChar, isUnsafeChar } from '../events/terminal-text';
 import { codePointLength } from '../pipeline/bound-result';
 
 /**
  * The one rule for an id a client or a model chooses (a call's id, `session_id`, `approval_id`,
  * `hello.worker_id`, a session filter): at most a bound of characters, counted as code points (an
  * emoji is one), and no control character nor invisible or reordering format character
- * (terminal-text's set: NUL, ESC, CR, LF, DEL, C1, bidirectional controls, zero-width, tags).
- * Such ids reach logs, events, spans, Redis keys, workers and terminals whole.
+ * (terminal-text's set, by Unicode property: \p{Cc}, \p{Cf}, \p{Zl}, \p{Zp} and default-ignorables:
+ * NUL, ESC, CR, LF, DEL, C1, bidirectional controls, zero-width, tags), except the joiners real
+ * text needs ({@link JOINERS}). Such ids reach logs, events, spans, Redis keys, workers and
+ * terminals whole (shown, they stay escaped: terminalWord).
  */
+
+/**
+ * Format characters an id may hold between two other characters: ZWNJ U+200C (Persian `می‌خواهم`),
+ * ZWJ U+200D (emoji sequences `👨‍👩‍👧`, `🏳️‍🌈`; Indic conjuncts `क्‍ष`) and the soft hyphen U+00AD
+ * (`Zusammen\u00ADarbeit`). Not first, not last, and not next to another control or format
+ * character (a run of them hides nothing real text needs).
+ */
+const JOINERS = new Set(['\u200c', '\u200d', '\u00ad']);
+
+/** The code point of `text` that ends just before UTF-16 `index` (a surrogate pair whole). */
+function charBefore(text: string, index: number): string {
+  const pair = index >= 2 && /[\ud800-\udbff][\udc00-\udfff]/.test(text.slice(index - 2, index));
+  const start = pair ? index - 2 : index - 1;
+  return String.fromCodePoint(text.codePointAt(start)!);
+}
+
+/** Whether the unsafe character at `index` is a joiner taken where it stands ({@link JOINERS}). */
+function joinerTaken(text: string, index: number): boolean {
+  const char = text[index]!;
+  if (!JOINERS.has(char) || index === 0 || index === text.length - 1) return false;
+  return !isUnsafeChar(charBefore(text, index)) && !isUnsafeChar(String.fromCodePoint(text.codePointAt(index + 1)!));
+}
 
 /** The longest id a client may choose, in code points. */
 export const MAX_CLIENT_ID_CHARS = 256;
@@ -25,7 +49,7 @@ export function idLength(id: string, max: number): number {
 export function idProblem(id: string, noun: string, max = MAX_CLIENT_ID_CHARS): string | undefined {
   const chars = idLength(id, max);
   if (chars > max) return `is ${chars} characters long, over the limit of ${max}`;
-  const unsafe = firstUnsafeChar(id);
+  const unsafe = firstUnsafeChar(id, joinerTaken);
   if (unsafe === undefined) return undefined;
   const code = `U+${unsafe.code.toString(16).toUpperCase().padStart(4, '0')}`;
   return `holds ${code} at position ${unsafe.position}: ${noun} may not hold control characters or invisible or bidirectional format characters`;

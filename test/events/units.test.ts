@@ -342,3 +342,24 @@ test('terminal text escapes the invisible characters a review found printed raw 
   expect(terminalWord('id\u{e0041}')).toBe('"id\\u{e0041}"');
   expect(terminalText('plain 😀 text')).toBe('plain 😀 text');
 });
+
+// The set is Unicode's (\p{Cc}, \p{Cf}, \p{Zl}, \p{Zp}, default-ignorables but variation selectors):
+// a review found these format characters outside the hand-written set printed raw by dispatchctl.
+const FORMAT_CHARS = ['\u180e', '\u0600', '\u0605', '\u06dd', '\u070f', '\u0890', '\u0891', '\u08e2', '\u{110bd}', '\u{110cd}', '\u{13430}', '\u{1343f}', '\u{1bca0}', '\u{1bca3}', '\u{1d173}', '\u{1d17a}'];
+
+test.each(FORMAT_CHARS.map((c) => [`U+${c.codePointAt(0)!.toString(16).toUpperCase()}`, c]))('terminal text escapes the format character %s; an id holding it is quoted', (_name, char) => {
+  const code = char.codePointAt(0)!;
+  const shown = code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  expect(terminalText(`a${char}b`)).toBe(`a${shown}b`);
+  expect(terminalWord(`prod${char}`)).toBe(`"prod${shown}"`);
+});
+
+test('terminal text escapes joiners and the soft hyphen, keeps variation selectors, private use and plain ASCII as they are', () => {
+  expect(terminalWord('chat-\u{1F468}\u200D\u{1F469}')).toBe('"chat-\u{1F468}\\u200d\u{1F469}"');
+  expect(terminalText('\u0645\u06cc\u200c\u062e')).toBe('\u0645\u06cc\\u200c\u062e');
+  expect(terminalText('a\u2065b\u2029c')).toBe('a\\u2065b\\u2029c');
+  expect(terminalText('\u{1F3F3}\uFE0F \u{E0100} \ue0a0 \ufdd0')).toBe('\u{1F3F3}\uFE0F \u{E0100} \ue0a0 \ufdd0');
+  expect(terminalText('plain ascii ~!')).toBe('plain ascii ~!');
+  expect(terminalText('a\tb\nc', true)).toBe('a\tb\nc');
+  expect(terminalText('a\tb\r\n')).toBe('a\\u0009b\\u000d\\u000a');
+});

@@ -44,6 +44,50 @@ test.each([
   expect(tools.count('/hit')).toBe(before);
 });
 
+// Real-world ids hold joiners and soft hyphens between letters or emoji: before, ZWJ, ZWNJ and
+// U+00AD were refused wherever they stood ("session_id holds U+200D at position 7").
+test.each([
+  ['a family emoji', 'chat-\u{1F468}\u200D\u{1F469}\u200D\u{1F467}'],
+  ['a rainbow flag', 'team-\u{1F3F3}\uFE0F\u200D\u{1F308}'],
+  ['Persian with ZWNJ', '\u06AF\u0641\u062A\u06AF\u0648-\u0645\u06CC\u200C\u062E\u0648\u0627\u0647\u0645'],
+  ['Hindi with ZWJ', '\u0915\u094D\u200D\u0937-chat'],
+  ['a soft hyphen', 'Zusammen\u00ADarbeit'],
+])('a session_id holding %s runs and ends', async (_what, sessionId) => {
+  const { results } = await turn(sessionId);
+  expect(results.map((r) => [r.toolCallId, r.output])).toEqual([['c1', 'ran']]);
+  await d.dispatch.endSession({ sessionId });
+});
+
+test.each([
+  ['a ZWJ first', '\u200Dchat', 'U+200D at position 1'],
+  ['a ZWNJ last', 'chat\u200C', 'U+200C at position 5'],
+  ['two joiners in a row', 'a\u200D\u200Db', 'U+200D at position 2'],
+  ['a soft hyphen before a ZWJ', 'a\u00AD\u200Db', 'U+00AD at position 2'],
+  ['a ZWJ after a format character', 'a\u{1D173}\u200Db', 'U+1D173 at position 2'],
+  ['U+180E', 'prod\u180E', 'U+180E at position 5'],
+  ['U+0600', '\u0600prod', 'U+0600 at position 1'],
+  ['U+0605', 'p\u0605', 'U+0605 at position 2'],
+  ['U+06DD', 'p\u06DD', 'U+06DD at position 2'],
+  ['U+070F', 'p\u070F', 'U+070F at position 2'],
+  ['U+0890', 'p\u0890', 'U+0890 at position 2'],
+  ['U+0891', 'p\u0891', 'U+0891 at position 2'],
+  ['U+08E2', 'p\u08E2', 'U+08E2 at position 2'],
+  ['U+110BD', 'p\u{110BD}', 'U+110BD at position 2'],
+  ['U+110CD', 'p\u{110CD}', 'U+110CD at position 2'],
+  ['U+13430', 'p\u{13430}', 'U+13430 at position 2'],
+  ['U+1343F', 'p\u{1343F}', 'U+1343F at position 2'],
+  ['U+1BCA0', '\u{1F600}\u{1BCA0}', 'U+1BCA0 at position 2'],
+  ['U+1BCA3', 'p\u{1BCA3}', 'U+1BCA3 at position 2'],
+  ['U+1D173', 'prod\u{1D173}', 'U+1D173 at position 5'],
+  ['U+1D17A', 'p\u{1D17A}', 'U+1D17A at position 2'],
+])('a session_id holding %s is refused by Dispatch and EndSession', async (_what, sessionId, where) => {
+  const before = tools.count('/hit');
+  const expected = refused('session_id', `session_id holds ${where}: a session id ${RULE}`);
+  expect(await failure(turn(sessionId))).toMatchObject(expected);
+  expect(await failure(d.dispatch.endSession({ sessionId }))).toMatchObject(expected);
+  expect(tools.count('/hit')).toBe(before);
+});
+
 test('a session_id counts code points: 200 emoji (400 UTF-16 units) run and end; 257 emoji are refused as 257 characters', async () => {
   const { results } = await turn(EMOJI_200);
   expect(results.map((r) => [r.toolCallId, r.output])).toEqual([['c1', 'ran']]);

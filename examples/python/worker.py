@@ -140,7 +140,7 @@ def serve(stubs, connection: dispatch_connection.Connection, worker_id: str, sto
         timeout_ms=5000,
     )
     # The channel receives up to MAX_RECEIVE_BYTES: said in hello, dispatch sends assignments up to
-    # that (without it, up to its limits.max_response_bytes, 4 MiB by default, gRPC's default).
+    # that (without it, up to what its limits.worker_receive_bytes assumes, 4 MiB by default, gRPC's default).
     hello = pb.Hello(worker_id=worker_id, tools=[spec], max_receive_message_bytes=dispatch_connection.MAX_RECEIVE_BYTES)
     outbox.put(pb.WorkerMessage(hello=hello))
     if stopping.is_set():

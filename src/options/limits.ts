@@ -7,8 +7,7 @@ export interface Limits {
   /**
    * Largest answer sent, in bytes: a turn's results are cut to fit it (read the rest with
    * ReadResult), and ReadResult pages, ParseToolCalls answers and ListApprovals, ListTools and
-   * GetToolStats pages stay within it, and so does an assignment to a worker whose hello does not
-   * say its own receive limit (a larger one is refused INVALID_ARGUMENTS, not sent).
+   * GetToolStats pages stay within it (not assignments to workers: see workerReceiveBytes).
    * A gRPC client refuses a message past its own receive limit, 4 MiB unless raised in every gRPC
    * implementation (grpc-go, grpc-java, grpc-js, the C core under Python, C++, Ruby), and the
    * turn's calls have run by then: raise it only with every client's receive limit. At most
@@ -16,6 +15,13 @@ export interface Limits {
    * when that is lower
    */
   readonly maxResponseBytes: number;
+  /**
+   * What a worker whose hello does not say max_receive_message_bytes is assumed to receive, in
+   * bytes: a larger assignment is refused INVALID_ARGUMENTS, not sent. Raise it for such workers
+   * (older ones) whose channels were raised. At most maxMessageBytes. @default 4 MiB (gRPC's
+   * default), or maxMessageBytes when that is lower
+   */
+  readonly workerReceiveBytes: number;
   /** Calls in one Dispatch. @default 128 */
   readonly maxCallsPerTurn: number;
   /** Size of one call's arguments text, in bytes. @default 1 MiB */
@@ -163,6 +169,7 @@ export interface Limits {
 export const DEFAULT_LIMITS: Limits = Object.freeze({
   maxMessageBytes: 4 * 1024 * 1024,
   maxResponseBytes: 4 * 1024 * 1024,
+  workerReceiveBytes: 4 * 1024 * 1024,
   maxCallsPerTurn: 128,
   maxTurnsInFlight: 1024,
   maxTurnsPerTenant: 512,
@@ -221,6 +228,7 @@ const SHARES: Partial<Record<keyof Limits, { readonly of: keyof Limits; readonly
 /** Limits that may not pass another (as set), and default to the lower of theirs and it. */
 const AT_MOST: Partial<Record<keyof Limits, { readonly of: keyof Limits; readonly name: string; readonly why: string }>> = {
   maxResponseBytes: { of: 'maxMessageBytes', name: 'max_message_bytes', why: 'the largest message grpc-js sends' },
+  workerReceiveBytes: { of: 'maxMessageBytes', name: 'max_message_bytes', why: 'the largest message grpc-js sends' },
 };
 
 /**

@@ -10,7 +10,7 @@ import { describeWithPython, runPython, spawnPython, type RunningPython } from '
 // of 5 MB of arguments was sent to a Python worker of default channel options: grpcio refused it
 // ("Received message larger than max (5000194 vs. 4194304)"), the stream ended, the call failed and
 // the worker reconnected. An assignment past what the worker receives (its hello's
-// max_receive_message_bytes, else limits.max_response_bytes) is now refused INVALID_ARGUMENTS,
+// max_receive_message_bytes, else what limits.worker_receive_bytes assumes) is now refused INVALID_ARGUMENTS,
 // before anything is sent; the worker stays connected. worker.py says its 64 MiB in its hello.
 
 jest.setTimeout(60_000);
@@ -82,7 +82,7 @@ describeWithPython('a Python worker and assignments past what it receives', () =
     const big = await call('py_len', 5_000_000);
     expect(big.error?.kind).toBe(ErrorKind.INVALID_ARGUMENTS);
     expect(big.error?.message).toMatch(
-      /^arguments are 5000011 bytes: the assignment carrying them would be 50001\d\d bytes, over the 4194304 bytes \(4 MiB\) that worker "py-plain" hosting "py_len" can receive \(limits\.max_response_bytes, as its hello does not say max_receive_message_bytes\); it was not sent/,
+      /^arguments are 5000011 bytes: the assignment carrying them would be 50001\d\d bytes, over the 4194304 bytes \(4 MiB\) that worker "py-plain" hosting "py_len" is ASSUMED to receive \(limits\.worker_receive_bytes, as its hello does not say max_receive_message_bytes\); it was not sent/,
     );
     expect(big.error?.message).not.toContain('no worker is connected');
     expect(await call('py_len', 10)).toMatchObject({ isError: false, output: '{"chars": 10}' });

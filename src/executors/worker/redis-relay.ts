@@ -14,7 +14,7 @@ import { createHostWatch, subscriberCount } from './host-watch';
 import { fromWire, parseRelayMessage, toWire, type RelayMessage } from './relay-messages';
 import { createRouteTable } from './route-table';
 import { createSpecSync, SPECS_KEY } from './spec-sync';
-import { noWorkerError, relayDown } from './worker-errors';
+import { noWorkerError, relayDown, triedElsewhere } from './worker-errors';
 import { startInBackground } from './relay-start';
 import type { WorkerRelay } from './worker-executor';
 import type { ResolvedWorkerOptions } from './worker-options';
@@ -231,6 +231,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
         throw relayDown(error);
       }
       const start = Math.floor(Math.random() * Math.max(1, replicas.length));
+      let refused: DispatchError | undefined;
       for (let i = 0; i < replicas.length; i++) {
         const replica = replicas[(start + i) % replicas.length]!;
         if (!(await unlessAborted(mayBeSent(replica, request), signal))) {
@@ -273,13 +274,12 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
         try {
           return await reply;
         } catch (error) {
-          const noWorkerThere = error instanceof DispatchError && error.kind === ErrorKind.UNAVAILABLE && error.phase === 'before';
-          if (!noWorkerThere) throw error;
+          refused = triedElsewhere(error, refused);
         } finally {
           unwatch();
         }
       }
-      throw noWorkerError(request.tool);
+      throw refused ?? noWorkerError(request.tool);
     },
     publishSpecs(tenant, shared) {
       specs.publish(tenant, shared).catch(warn('sharing worker tools with other replicas failed'));

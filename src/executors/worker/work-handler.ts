@@ -25,10 +25,10 @@ export interface WorkHandlerDeps {
   readonly logger: Logger;
   readonly options: ResolvedWorkerOptions;
   /**
-   * limits.max_response_bytes (what a worker whose hello does not say receives) and
+   * limits.worker_receive_bytes (what a worker whose hello does not say is assumed to receive) and
    * limits.max_message_bytes (the largest message sent here). @default 4 MiB each
    */
-  readonly messageLimits?: () => { readonly maxResponseBytes: number; readonly maxMessageBytes: number };
+  readonly messageLimits?: () => { readonly workerReceiveBytes: number; readonly maxMessageBytes: number };
   /** Told of the tools a worker registered, to share them with other replicas. */
   readonly onRegistered?: (tenant: string, specs: readonly ToolSpec[]) => void;
 }
@@ -165,12 +165,13 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
 
 /**
  * The largest assignment a worker receives: what its hello says (`said`; 0 when it says nothing),
- * else limits.max_response_bytes, what every gRPC library receives by default; never past
+ * else what limits.worker_receive_bytes assumes (4 MiB, what every gRPC library receives by
+ * default; not max_response_bytes, which bounds answers to clients); never past
  * limits.max_message_bytes, the largest message grpc-js sends here.
  */
-function receiveLimit(said: number, limits = { maxResponseBytes: 4 * 1024 * 1024, maxMessageBytes: 4 * 1024 * 1024 }): ReceiveLimit {
-  const wanted = said > 0 ? { bytes: said, from: "its hello's max_receive_message_bytes" } : { bytes: limits.maxResponseBytes, from: 'limits.max_response_bytes, as its hello does not say max_receive_message_bytes' };
-  return wanted.bytes > limits.maxMessageBytes ? { bytes: limits.maxMessageBytes, from: 'limits.max_message_bytes' } : wanted;
+function receiveLimit(said: number, limits = { workerReceiveBytes: 4 * 1024 * 1024, maxMessageBytes: 4 * 1024 * 1024 }): ReceiveLimit {
+  const wanted: ReceiveLimit = said > 0 ? { bytes: said, from: 'hello' } : { bytes: limits.workerReceiveBytes, from: 'assumed' };
+  return wanted.bytes > limits.maxMessageBytes ? { bytes: limits.maxMessageBytes, from: 'max_message_bytes' } : wanted;
 }
 
 /** About the size of an assignment on the wire (its strings, plus room for the rest). */

@@ -58,18 +58,33 @@ export function unreadReason(bytes: number): EndReason {
   return { why: `was disconnected because it does not read its assignments (${size(bytes)} of them were waiting to be sent to it)` };
 }
 
+/** What a refusal says of where a worker's receive limit comes from, and what raises it. */
+const LIMIT_SOURCES: Record<ReceiveLimit['from'], { readonly receives: string; readonly remedy: string }> = {
+  hello: {
+    receives: "can receive (its hello's max_receive_message_bytes)",
+    remedy: "raise the worker's receive limit (grpc.max_receive_message_length) and say so in its hello's max_receive_message_bytes",
+  },
+  assumed: {
+    receives: 'is ASSUMED to receive (limits.worker_receive_bytes, as its hello does not say max_receive_message_bytes)',
+    remedy:
+      "have the worker say its receive limit (grpc.max_receive_message_length, raised) in its hello's max_receive_message_bytes, or, for workers that do not send it, raise limits.worker_receive_bytes to what their channels receive",
+  },
+  max_message_bytes: { receives: 'can be sent (limits.max_message_bytes)', remedy: 'raise limits.max_message_bytes' },
+};
+
 /**
  * The call's assignment (`bytes`, its arguments `argumentBytes` of them) is larger than any worker
  * hosting the tool receives (`limit`, the largest of theirs): it was sent to none (a gRPC channel
  * refuses a message past its receive limit and ends the stream, and the call was then told "no
  * worker is connected"). INVALID_ARGUMENTS, before, never retried: the same arguments meet the
- * same limit. The message says what an operator changes.
+ * same limit. The message says whether the limit was assumed and what an operator changes.
  */
 export function assignmentTooLargeError(tool: string, workerId: string, bytes: number, argumentBytes: number, limit: ReceiveLimit): DispatchError {
+  const source = LIMIT_SOURCES[limit.from];
   return new DispatchError(
     ErrorKind.INVALID_ARGUMENTS,
-    `arguments are ${argumentBytes} bytes: the assignment carrying them would be ${bytes} bytes, over the ${limit.bytes} bytes${limit.bytes % 1_048_576 === 0 ? ` (${limit.bytes / 1_048_576} MiB)` : ''} that worker "${workerId}" hosting "${tool}" can receive (${limit.from}); it was not sent and the tool was not executed. ` +
-      `To allow it, ${limit.from === 'limits.max_message_bytes' ? 'raise limits.max_message_bytes' : "raise the worker's receive limit (grpc.max_receive_message_length) and say so in its hello's max_receive_message_bytes"}, or keep limits.max_argument_bytes below it`,
+    `arguments are ${argumentBytes} bytes: the assignment carrying them would be ${bytes} bytes, over the ${limit.bytes} bytes${limit.bytes % 1_048_576 === 0 ? ` (${limit.bytes / 1_048_576} MiB)` : ''} that worker "${workerId}" hosting "${tool}" ${source.receives}; it was not sent and the tool was not executed. ` +
+      `To allow it, ${source.remedy}, or keep limits.max_argument_bytes below it`,
     { phase: 'before', recoverable: false, suggestion: 'Send smaller arguments, for example by splitting the work into several calls.' },
   );
 }
@@ -78,4 +93,17 @@ export function assignmentTooLargeError(tool: string, workerId: string, bytes: n
 export function workerToolError(tool: string, message: string): DispatchError {
   const text = message === '' ? 'no message' : message.length > 2_000 ? `${message.slice(0, 2_000)}...` : message;
   return new DispatchError(ErrorKind.TOOL_ERROR, `tool "${tool}" reported an error: ${text}`, { phase: 'after', recoverable: false });
+}
+
+/**
+ * A replica's failure of a relayed call that the next replica hosting the tool is tried after:
+ * none of its workers hosts it (UNAVAILABLE before), or none can receive it (INVALID_ARGUMENTS
+ * before: nothing was sent, so even a side-effecting call may go elsewhere). Returns the refusal
+ * to give when no replica takes it (the first), and throws any other failure.
+ */
+export function triedElsewhere(error: unknown, refused: DispatchError | undefined): DispatchError | undefined {
+  if (!(error instanceof DispatchError) || error.phase !== 'before') throw error;
+  if (error.kind === ErrorKind.UNAVAILABLE) return refused;
+  if (error.kind === ErrorKind.INVALID_ARGUMENTS) return refused ?? error;
+  throw error;
 }

@@ -1,4 +1,6 @@
-import type { Delivery, Executor } from '../executor';
+import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
+import { DispatchError } from '../../errors';
+import type { Delivery, Executor, ExecutorContext } from '../executor';
 import { noWorkerError } from './worker-errors';
 import type { AssignmentRequest, WorkerPool } from './worker-pool';
 
@@ -14,8 +16,21 @@ export interface WorkerRelay {
 }
 
 /**
- * Runs worker-hosted tools: on a worker connected here when there is one, else through the relay
- * to another replica's worker; with neither, the call fails BEFORE execution (safe to retry).
+ * A call no worker connected here can receive (its assignment is past their receive limits) goes
+ * through the relay to another replica's worker, which may: a replica's own refusal (its workers'
+ * bound) comes back as it is, and when no other replica hosts the tool (or the relay is down) the
+ * local refusal stands. Before, the local refusal was final, though another replica could run it.
+ */
+function elsewhere(remote: WorkerRelay, request: AssignmentRequest, ctx: ExecutorContext, refusal: DispatchError): Promise<string> {
+  return remote.forward(request, ctx.signal, (state) => ctx.delivery?.(state)).catch((error: unknown) => {
+    throw error instanceof DispatchError && error.kind === ErrorKind.UNAVAILABLE && error.phase === 'before' ? refusal : error;
+  });
+}
+
+/**
+ * Runs worker-hosted tools: on a worker connected here when there is one that can receive the
+ * call, else through the relay to another replica's worker; with neither, the call fails BEFORE
+ * execution (UNAVAILABLE, safe to retry; INVALID_ARGUMENTS when only too small workers host it).
  */
 export function createWorkerExecutor(pool: WorkerPool, relay: () => WorkerRelay | undefined): Executor {
   return {
@@ -35,8 +50,8 @@ export function createWorkerExecutor(pool: WorkerPool, relay: () => WorkerRelay 
           traceparent: ctx.traceparent,
           readOnly: tool.readOnly,
         };
-        if (pool.hosts(tool.tenant, tool.name)) return pool.assign(request, ctx);
         const remote = relay();
+        if (pool.hosts(tool.tenant, tool.name)) return pool.assign(request, ctx, remote && ((refusal) => elsewhere(remote, request, ctx, refusal)));
         if (remote) return remote.forward(request, ctx.signal, (state) => ctx.delivery?.(state));
         return Promise.reject(noWorkerError(tool.name));
       } catch (error) {

@@ -20,8 +20,11 @@ export interface EndStatus {
 /** The largest assignment a worker receives, in bytes, and the setting that says so (named in refusals). */
 export interface ReceiveLimit {
   readonly bytes: number;
-  /** Which: "its hello's max_receive_message_bytes", "limits.max_response_bytes, as its hello does not say ..." or "limits.max_message_bytes". */
-  readonly from: string;
+  /**
+   * Which: its hello's max_receive_message_bytes, limits.worker_receive_bytes as ASSUMED (its
+   * hello does not say), or limits.max_message_bytes (what it said or is assumed to receive is larger).
+   */
+  readonly from: 'hello' | 'assumed' | 'max_message_bytes';
 }
 
 /** One connected worker: who it is, what it hosts, what it owes, and how to reach it. */

@@ -6,39 +6,10 @@ import type { AbortHook } from '../../pipeline/signals';
 import { workAssignmentBytes, workAssignmentBytesAtMost } from '../../server/work-assignment-codec';
 import { assignmentTooLargeError, noWorkerError, unreadReason, workerGoneError, workerToolError, type EndReason } from './worker-errors';
 import type { WorkerLink } from './worker-link';
+import { assignment, type AssignmentRequest } from './assignment-request';
+import type { DispatchError } from '../../errors';
 
-/**
- * A WorkAssignment message, every field not given at its default: what create() makes, without
- * walking the schema on every call.
- */
-const assignment = (fields: Partial<Omit<WorkAssignment, '$typeName'>> & { assignmentId: string }): WorkAssignment => ({
-  $typeName: 'dispatch.v1.WorkAssignment',
-  sessionId: '',
-  attempt: 0,
-  idempotencyKey: '',
-  deadlineMs: 0n,
-  traceparent: '',
-  cancel: false,
-  ...fields,
-});
-
-/** One call to run on a worker, as the executor (or another replica) hands it over. */
-export interface AssignmentRequest {
-  /** The tenant owning the tool; workers are found under it. */
-  readonly tenant: string;
-  readonly tool: string;
-  readonly toolCallId: string;
-  /** The validated arguments as JSON text. */
-  readonly argumentsJson: string;
-  readonly sessionId: string;
-  readonly attempt: number;
-  readonly idempotencyKey: string;
-  /** Epoch ms by which the worker must answer. */
-  readonly deadline: number;
-  readonly traceparent?: string;
-  /** The tool is read-only: running it twice is harmless (see the Redis relay). */
-  readonly readOnly?: boolean;
-}
+export type { AssignmentRequest };
 
 /** Told when a (tenant, tool) gains its first local worker or loses its last. */
 export type HostedListener = (tenant: string, tool: string, hosted: boolean) => void;
@@ -53,10 +24,11 @@ export interface WorkerPool {
   hosted(): { tenant: string; tool: string }[];
   /**
    * Runs a call on the least busy worker hosting it that can receive its assignment; rejects
-   * UNAVAILABLE (before) when none hosts it, INVALID_ARGUMENTS (before) when none can receive it
-   * (see WorkerLink.receiveLimit), and with the reason on `abort`.
+   * UNAVAILABLE (before) when none hosts it, and with the reason on `abort`. When none can receive
+   * it (see WorkerLink.receiveLimit), returns `elsewhere(refusal)` (another replica's worker may),
+   * else rejects with the refusal, INVALID_ARGUMENTS (before).
    */
-  assign(request: AssignmentRequest, abort: AbortHook): Promise<string>;
+  assign(request: AssignmentRequest, abort: AbortHook, elsewhere?: (refusal: DispatchError) => Promise<string>): Promise<string>;
   onHostedChange(listener: HostedListener): void;
   /**
    * Server shutdown: the pool hosts nothing from now on (new calls are refused UNAVAILABLE before
@@ -227,7 +199,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     // Draining, this replica hosts nothing: new calls (its own, relayed ones) go to other replicas.
     hosts: (tenant, tool) => !draining && (linksOf(tenant, tool)?.length ?? 0) > 0,
     hosted: () => (draining ? [] : [...byTenant].flatMap(([tenant, tools]) => [...tools.keys()].map((tool) => ({ tenant, tool })))),
-    assign(request, abort) {
+    assign(request, abort, elsewhere) {
       const assignmentId = randomUUID();
       const message = assignment({
         assignmentId,
@@ -242,7 +214,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       if (!link) return Promise.reject(noWorkerError(request.tool));
       if ('tooLarge' in link) {
         const { tooLarge, link: largest } = link;
-        return Promise.reject(assignmentTooLargeError(request.tool, largest.workerId, tooLarge, Buffer.byteLength(request.argumentsJson), largest.receiveLimit));
+        const refusal = assignmentTooLargeError(request.tool, largest.workerId, tooLarge, Buffer.byteLength(request.argumentsJson), largest.receiveLimit);
+        return elsewhere ? elsewhere(refusal) : Promise.reject(refusal);
       }
       return new Promise<string>((resolve, reject) => {
         let sent = false;

@@ -23,7 +23,8 @@ async function startHoldingProxy(port: number) {
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
     client.on('data', (chunk: Buffer) => {
-      if (/subscribe/i.test(chunk.toString('latin1'))) conn.subscriber = true;
+      // A SUBSCRIBE command itself (RESP: *N, then the command's name), not a script that names one (the ACL probe's).
+      if (/^\*\d+\r\n\$\d+\r\n[ps]?subscribe\r\n/i.test(chunk.toString('latin1'))) conn.subscriber = true;
       upstream.write(chunk);
     });
     upstream.on('data', (chunk: Buffer) => (holding && !conn.subscriber ? conn.held.push(chunk) : client.write(chunk)));

@@ -1,6 +1,6 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { status } from '@grpc/grpc-js';
-import { dirname, join } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import type { BuiltinTool } from '../../src/executors';
 import { startRedis, type TestRedis } from '../helpers/redis-server';
 import { startApp } from '../helpers/servers';
@@ -22,7 +22,8 @@ const scratchTool: BuiltinTool = async (args, ctx) => {
   const dir = await ctx.scratchDir();
   const { file } = args as { file?: string };
   if (file !== undefined) writeFileSync(join(dir, file), 'data');
-  return dir;
+  // Its segments, so the test reads the real path: a built-in's output names its session's directory <scratch>.
+  return JSON.stringify(dir.split(sep));
 };
 const start = async () => {
   const temp = mkdtempSync(join(os.tmpdir(), 'replica-'));
@@ -42,7 +43,7 @@ const start = async () => {
 const scratchDir = async (app: TestApp, sessionId: string, file?: string) => {
   const result = (await app.dispatch.dispatch({ sessionId, calls: [{ id: 'c', name: 'scratch', arguments: JSON.stringify(file === undefined ? {} : { file }) }] })).results[0]!;
   expect(result.isError).toBe(false);
-  return result.output;
+  return (JSON.parse(result.output) as string[]).join(sep);
 };
 
 beforeAll(async () => {

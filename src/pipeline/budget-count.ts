@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { SessionBudget } from '../store';
 
 /** A budget as an attempt's store step counts it: with its call's token (BeginAttempt.budget). */
-export type CountedBudget = SessionBudget & { readonly token: string };
+export type CountedBudget = SessionBudget & { readonly token: string; readonly tokenLeaseMs?: number };
 
 /** What budgetToCount keeps of a call across its attempts (part of CallProgress). */
 export interface BudgetProgress {
@@ -23,10 +23,11 @@ let tokens = 0;
  * The budget an attempt counts against, with its call's token, or undefined when an earlier
  * attempt of the call was counted against it (its store step said so). An attempt whose step got
  * no answer may have been counted all the same (Redis ran it late): its retry sends the same
- * token, which the store counts once, so a slow Redis does not count a call twice.
+ * token, which the store counts once, so a slow Redis does not count a call twice. The store
+ * remembers the token `leaseMs` from each step: the attempt's run and the wait before its retry.
  */
-export function budgetToCount(budget: SessionBudget | undefined, progress: BudgetProgress): CountedBudget | undefined {
+export function budgetToCount(budget: SessionBudget | undefined, progress: BudgetProgress, leaseMs?: number): CountedBudget | undefined {
   if (budget === undefined || progress.budgetsCounted?.has(budget.id)) return undefined;
   progress.budgetToken ??= `${TOKEN_PREFIX}${(++tokens).toString(36)}`;
-  return { id: budget.id, max: budget.max, token: progress.budgetToken };
+  return { id: budget.id, max: budget.max, token: progress.budgetToken, ...(leaseMs !== undefined ? { tokenLeaseMs: leaseMs } : {}) };
 }

@@ -137,7 +137,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     // A call counts against its tool's budget once, at its first attempt of a tool under that
     // budget that gets this far (one refused by a cap or a rate limit before it did not count).
     // One answered from its record is not counted (and, its record gone, is refused uncounted).
-    budget = recordOnly ? undefined : budgetToCount(deps.guards.budgets?.of(tool), progress);
+    budget = recordOnly ? undefined : budgetToCount(deps.guards.budgets?.of(tool), progress, tool.timeoutMs + tool.retry.maxBackoffMs + LEASE_MARGIN_MS);
     let begun = deps.store.beginAttempt({ scope, op, claim: wantClaim ? { key: callKey.value, leaseMs: tool.timeoutMs + LEASE_MARGIN_MS, owner } : undefined, budget, block: ownRetry ? undefined : loopBlockOf(tool, tool.timeoutMs + LEASE_MARGIN_MS, owner) });
     if (begun instanceof Promise) begun = await begun;
     if (begun.overBudget) return failedBefore(attemptObs, callId, tool, overBudget(tool, budget!), attempt, started, warnings);

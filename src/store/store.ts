@@ -80,9 +80,10 @@ export interface BeginAttempt {
    * answers `overBudget`. With `token` (the call's, the same at each of its attempts) a call is
    * counted once: a step that finds its token counted already counts nothing and answers the calls
    * left (never `overBudget`), so the retry of an attempt whose step got no answer but ran all the
-   * same (a slow Redis) is not counted twice. The memory store ignores it: its step answers all it counts.
+   * same (a slow Redis) is not counted twice; the token is remembered `tokenLeaseMs` (the call's
+   * lease) from its attempt's step. The memory store ignores it: its step answers all it counts.
    */
-  readonly budget?: SessionBudget & { readonly token?: string };
+  readonly budget?: SessionBudget & { readonly token?: string; readonly tokenLeaseMs?: number };
   /**
    * The block of the op's failed streaks (DESIGN section 6), for its probe: once the streak has
    * `threshold` counted failures and `cooldownMs` have passed since the newest (and no wait it

@@ -99,3 +99,17 @@ test('scripts denied after start: calls fail closed, and the log names the ACL p
   expect(warnings.filter((w) => w.startsWith('redis refused a command dispatch needs to user "revoked"'))).toHaveLength(1);
   await store.close();
 });
+
+test("a store under its own prefix (RedisStoreOptions.prefix): whenReady probes that prefix's keys and channels, which its user is granted", async () => {
+  redis.cli('ACL', 'SETUSER', 'acme', 'reset', 'on', '>pw', ...REQUIRED_ACL.replace('~dispatch:* &dispatch:*', '~acme:* &acme:*').split(' '));
+  const client = connectRedis(urlOf('acme'), { env: {}, maxReconnectDelayMs: 100, prefix: 'acme' });
+  clients.push(client);
+  expect(await whenReady(client, 5_000)).toBe(true);
+  const store = createRedisStore(client, { prefix: 'acme' });
+  const scope = { tenant: 't', sessionId: `s-${randomUUID()}` };
+  expect((await store.beginAttempt({ scope, op: 'o', claim: { key: 'k', leaseMs: 5_000 }, budget: { id: 'b', max: 2, token: 'c1' } })).claim).toEqual({ state: 'claimed' });
+  await store.close();
+  // The same user under the default prefix is refused, naming the prefix it probed.
+  const refused = await whenReady(connect('acme'), 5_000).catch((e: Error) => e);
+  expect((refused as Error).message).toMatch(/NOPERM/);
+});

@@ -65,3 +65,23 @@ test('a token counts once per budget: the same call under another budget (a fall
   expect((await store.beginAttempt({ scope, op: 'o', budget: { id: 'send_*', max: 3 } })).budgetLeft).toBe(1);
   expect((await store.beginAttempt({ scope, op: 'o', budget: { id: 'send_*', max: 3 } })).budgetLeft).toBe(0);
 });
+
+test("a token's mark lives its call's lease, not the counts' day: a session's marks never pile up", async () => {
+  const scope = fresh();
+  const keys = sessionKeys(scope);
+  const budget = (token: string) => ({ id: 'charge', max: 1_000, token, tokenLeaseMs: 1_000 });
+  for (let k = 0; k < 50; k++) await store.beginAttempt({ scope, op: 'o', budget: budget(`call-${k}`) });
+  // The counts and their epoch only, whatever the number of calls counted.
+  expect(Number(redis.cli('HLEN', keys.budgets).trim())).toBe(2);
+  expect(counted(scope, 'charge')).toBe('50');
+  const pttl = Number(redis.cli('PTTL', keys.budgetMark('charge', 'call-49')).trim());
+  expect(pttl).toBeGreaterThan(0);
+  expect(pttl).toBeLessThanOrEqual(1_000);
+  // Within its lease the retry is counted once; each step finding it keeps it so long again.
+  await sleep(600);
+  expect((await store.beginAttempt({ scope, op: 'o', budget: budget('call-49') })).budgetLeft).toBe(950);
+  await sleep(600);
+  expect((await store.beginAttempt({ scope, op: 'o', budget: budget('call-49') })).budgetLeft).toBe(950);
+  await sleep(1_200);
+  expect(redis.cli('--scan', '--pattern', keys.budgetMark('charge', '*')).trim()).toBe('');
+});

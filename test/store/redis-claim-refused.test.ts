@@ -98,3 +98,55 @@ test('claims refused NOPERM leave nothing unwritten at shutdown', async () => {
   }
   expect(logger.lines.filter((l) => l.level === 'error')).toEqual([]);
 });
+
+test("a script that failed after counting the call (a command the ACL denies) gives the count back: refused calls never spend the session's budget", async () => {
+  const logger = recorder();
+  const store = await storeAs('nocount', logger);
+  const scope = fresh();
+  const keys = sessionKeys(scope);
+  const budget = (token: string) => ({ id: 'charge', max: 3, token, tokenLeaseMs: 30_000 });
+  try {
+    // With a claim: the record index's ZADD is refused after the count.
+    redis.cli('ACL', 'SETUSER', 'nocount', '-zadd');
+    for (let k = 1; k <= 3; k++) {
+      const refused = await store.beginAttempt({ scope, op: 'pay', budget: budget(`c${k}`), claim: { key: `K${k}`, leaseMs: 30_000, owner: `a${k}` } }).catch((e: unknown) => e);
+      expect((refused as Error).message).toMatch(/can't run this command/);
+    }
+    expect(redis.cli('HGET', keys.budgets, 'charge').trim()).toBe('0');
+    expect(redis.cli('EXISTS', keys.budgetMark('charge', 'c1')).trim()).toBe('0');
+    redis.cli('ACL', 'SETUSER', 'nocount', '+zadd');
+    // Without a claim: the token's mark is refused after the count.
+    redis.cli('ACL', 'SETUSER', 'nocount', '-set');
+    const refused = await store.beginAttempt({ scope, op: 'read', budget: budget('c4') }).catch((e: unknown) => e);
+    expect((refused as Error).message).toMatch(/can't run this command/);
+    expect(redis.cli('HGET', keys.budgets, 'charge').trim()).toBe('0');
+    redis.cli('ACL', 'SETUSER', 'nocount', '+set');
+    // The budget is whole: its 3 calls run, the 4th is refused.
+    for (let k = 1; k <= 3; k++) {
+      expect(await store.beginAttempt({ scope, op: 'pay', budget: budget(`d${k}`), claim: { key: `L${k}`, leaseMs: 30_000, owner: `b${k}` } })).toMatchObject({ budgetLeft: 3 - k, claim: { state: 'claimed' } });
+    }
+    expect(await store.beginAttempt({ scope, op: 'pay', budget: budget('d4'), claim: { key: 'L4', leaseMs: 30_000, owner: 'b4' } })).toMatchObject({ overBudget: true });
+  } finally {
+    await store.close();
+  }
+  expect(logger.lines.filter((l) => l.level === 'error')).toEqual([]);
+});
+
+test('a counted claim refused for want of memory counts nothing: the claim is still the first write', async () => {
+  const logger = recorder();
+  const store = await storeAs('oomcount', logger);
+  const scope = fresh();
+  try {
+    await store.beginAttempt({ scope, op: 'warm' });
+    redis.cli('CONFIG', 'SET', 'maxmemory-policy', 'noeviction');
+    redis.cli('CONFIG', 'SET', 'maxmemory', '1');
+    const refused = await store.beginAttempt({ scope, op: 'pay', budget: { id: 'charge', max: 3, token: 'c1', tokenLeaseMs: 30_000 }, claim: { key: 'K', leaseMs: 30_000, owner: 'a1' } }).catch((e: unknown) => e);
+    redis.cli('CONFIG', 'SET', 'maxmemory', '0');
+    expect((refused as Error).message).toMatch(/OOM/);
+    expect(redis.cli('HGET', sessionKeys(scope).budgets, 'charge').trim()).toBe('');
+    expect(redis.cli('GET', sessionKeys(scope).record('K')).trim()).toBe('');
+  } finally {
+    redis.cli('CONFIG', 'SET', 'maxmemory', '0');
+    await store.close();
+  }
+});

@@ -112,6 +112,40 @@ describe('redis store', () => {
     }
   });
 
+  test("a retry's record keeps its wait for an older version's parser too (a rolling upgrade): the old session-lib.lua reads the same end", async () => {
+    const scope = fresh();
+    const op = 'busy\u0000{"q":1}';
+    await store.finishAttempt({ scope, op, record: { result: 'slow', failed: true, window: 100, waitMs: 20_000 } });
+    await store.finishAttempt({ scope, op, record: { result: 'slow', failed: true, window: 100, waitMs: 20_000, retry: true } });
+    const client = connectRedis(redis.url, {});
+    await whenReady(client, 5000);
+    try {
+      const key = sessionKeys(scope).window;
+      // The window entry parser of 26fe359 (before the retry mark), as its replicas run it.
+      const oldParse = `
+        local entry = KEYS[1]
+        local len = tonumber(ARGV[1])
+        local h = string.sub(entry, len + 2)
+        local cut = string.find(h, '@', 1, true)
+        local times = string.sub(h, cut + 1)
+        local slash = string.find(times, '/', 1, true)
+        return {tonumber(string.sub(times, 1, slash - 1)) or 0, tonumber(string.sub(times, slash + 1)) or 0}`;
+      const [retried, first] = await client.lrange(key, 0, 1);
+      const id = first!.split('@')[0]!.length - 1 - shortHash('slow').length;
+      const [, oldEnds] = (await client.eval(oldParse, 1, retried!, id)) as [number, number];
+      const [, firstEnds] = (await client.eval(oldParse, 1, first!, id)) as [number, number];
+      expect(oldEnds).toBeGreaterThan(Date.now() + 15_000);
+      expect(Math.abs(oldEnds - firstEnds)).toBeLessThan(5_000);
+      // The new parser still reads it as a retry's: one answer to call again later, not two.
+      expect((await store.beginAttempt({ scope, op })).streak).toMatchObject({ toldRun: 1, waitMs: expect.any(Number) });
+      // An entry written as 45ace23's builds did ('/r' after its end) is a retry's too.
+      await client.lpush(key, retried!.replace(/\/\+(\d+)$/, '/$1/r'));
+      expect((await store.beginAttempt({ scope, op })).streak).toMatchObject({ toldRun: 1 });
+    } finally {
+      client.disconnect();
+    }
+  });
+
   test('while replies are awaited, the steps issued in one tick leave in one socket write, and each gets its own answer', async () => {
     const client = connectRedis(redis.url, {});
     await whenReady(client, 5000);

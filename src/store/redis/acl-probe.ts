@@ -11,42 +11,39 @@ import { registryKeys, sessionKeys } from './session-keys';
  * call failing STORE_UNAVAILABLE, the log a NOPERM line per call.
  */
 
-const KEY = sessionKeys({ tenant: 'acl-probe', sessionId: 'acl-probe' }).window;
-const CHANNEL = registryKeys().channel;
-
-/** The commands dispatch and its scripts send, each on a key or channel of its own namespace. */
-const NEEDED: readonly (readonly string[])[] = [
-  ...['GET', 'DEL', 'EXISTS', 'PTTL', 'TYPE', 'INCR', 'LRANGE', 'ZCARD', 'HGETALL', 'SMEMBERS'].map((c) => [c, KEY]),
-  ['SET', KEY, 'v'],
-  ['GETRANGE', KEY, '0', '1'],
-  ['EXPIRE', KEY, '1'],
-  ['PEXPIRE', KEY, '1'],
-  ['PEXPIREAT', KEY, '1'],
-  ['HGET', KEY, 'f'],
-  ['HMGET', KEY, 'f'],
-  ['HSET', KEY, 'f', 'v'],
-  ['HDEL', KEY, 'f'],
-  ['HEXISTS', KEY, 'f'],
-  ['HLEN', KEY],
-  ['HINCRBY', KEY, 'f', '1'],
-  ['LPUSH', KEY, 'v'],
-  ['RPUSH', KEY, 'v'],
-  ['LTRIM', KEY, '0', '1'],
-  ['ZADD', KEY, '1', 'm'],
-  ['ZRANGE', KEY, '0', '1'],
-  ['ZRANGEBYSCORE', KEY, '0', '1'],
-  ['ZRANK', KEY, 'm'],
-  ['ZREM', KEY, 'm'],
-  ['ZREMRANGEBYSCORE', KEY, '0', '1'],
-  ['SADD', KEY, 'm'],
-  ['EVAL', 'return 0', '1', KEY],
-  ['EVALSHA', '0000000000000000000000000000000000000000', '1', KEY],
+/** The commands dispatch and its scripts send, each on a key or channel of its namespace under `prefix`. */
+const needed = (key: string, channel: string): readonly (readonly string[])[] => [
+  ...['GET', 'DEL', 'EXISTS', 'PTTL', 'TYPE', 'INCR', 'LRANGE', 'ZCARD', 'HGETALL', 'SMEMBERS'].map((c) => [c, key]),
+  ['SET', key, 'v'],
+  ['GETRANGE', key, '0', '1'],
+  ['EXPIRE', key, '1'],
+  ['PEXPIRE', key, '1'],
+  ['PEXPIREAT', key, '1'],
+  ['HGET', key, 'f'],
+  ['HMGET', key, 'f'],
+  ['HSET', key, 'f', 'v'],
+  ['HDEL', key, 'f'],
+  ['HEXISTS', key, 'f'],
+  ['HLEN', key],
+  ['HINCRBY', key, 'f', '1'],
+  ['LPUSH', key, 'v'],
+  ['RPUSH', key, 'v'],
+  ['LTRIM', key, '0', '1'],
+  ['ZADD', key, '1', 'm'],
+  ['ZRANGE', key, '0', '1'],
+  ['ZRANGEBYSCORE', key, '0', '1'],
+  ['ZRANK', key, 'm'],
+  ['ZREM', key, 'm'],
+  ['ZREMRANGEBYSCORE', key, '0', '1'],
+  ['SADD', key, 'm'],
+  ['EVAL', 'return 0', '1', key],
+  ['EVALSHA', '0000000000000000000000000000000000000000', '1', key],
   ['MULTI'],
   ['EXEC'],
   ['TIME'],
-  ['PUBLISH', CHANNEL, 'm'],
-  ['SUBSCRIBE', CHANNEL],
-  ['PUBSUB', 'NUMSUB', CHANNEL],
+  ['PUBLISH', channel, 'm'],
+  ['SUBSCRIBE', channel],
+  ['PUBSUB', 'NUMSUB', channel],
 ];
 
 /**
@@ -62,7 +59,6 @@ for _, c in ipairs(cjson.decode(ARGV[1])) do
 end
 return denied`;
 const SHA = createHash('sha1').update(SCRIPT).digest('hex');
-const CHECKS = JSON.stringify(NEEDED);
 
 /** How long the probe may take before it is given up (no answer is no finding), in ms. */
 const PROBE_TIMEOUT_MS = 2_000;
@@ -70,14 +66,18 @@ const PROBE_TIMEOUT_MS = 2_000;
 /**
  * What the ACL of the client's user refused dispatch (a NOPERM reply, or the commands denied), to
  * name in aclProblem; undefined when nothing was refused, or the probe could not tell (Redis
- * away, busy, no scripting at all: those show elsewhere). Runs EVAL, then EVALSHA of the same script.
+ * away, busy, no scripting at all: those show elsewhere). Runs EVAL, then EVALSHA of the same script,
+ * on a key and a channel under `prefix` (the store's: RedisStoreOptions.prefix).
  */
-export async function aclProbe(client: RedisClient): Promise<string | undefined> {
+export async function aclProbe(client: RedisClient, prefix = 'dispatch'): Promise<string | undefined> {
+  // A key and a channel of the store's namespace (RedisStoreOptions.prefix): what its user is granted.
+  const key = sessionKeys({ tenant: 'acl-probe', sessionId: 'acl-probe' }, prefix).window;
+  const CHECKS = JSON.stringify(needed(key, registryKeys(prefix).channel));
   const run = async () => {
-    const byEval = (await client.eval(SCRIPT, 1, KEY, CHECKS)) as string[];
-    const bySha = (await client.evalsha(SHA, 1, KEY, CHECKS)) as string[];
+    const byEval = (await client.eval(SCRIPT, 1, key, CHECKS)) as string[];
+    const bySha = (await client.evalsha(SHA, 1, key, CHECKS)) as string[];
     const denied = [...new Set([...byEval, ...bySha])];
-    return denied.length === 0 ? undefined : `NOPERM denied on dispatch:* keys and channels: ${denied.join(', ')}`;
+    return denied.length === 0 ? undefined : `NOPERM denied on ${prefix}:* keys and channels: ${denied.join(', ')}`;
   };
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), PROBE_TIMEOUT_MS)));

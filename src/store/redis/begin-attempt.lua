@@ -1,8 +1,10 @@
 -- The first store step of an attempt: the loop pre-check read, the session budget's count and,
 -- for a side-effecting tool, the idempotency claim (DESIGN section 5).
 -- KEYS[1] loop window, KEYS[2] record index, KEYS[3] idempotency record (KEYS[1] when no claim),
--- KEYS[4] the session's budgets, a hash of budget -> calls counted (KEYS[1] when no budget),
--- KEYS[5] the op's loop-block probe, 'until:at:holder' (KEYS[1] when no block is given)
+-- KEYS[4] the session's budgets, a hash of budget -> calls counted and NUL 'since' -> their epoch
+-- (KEYS[1] when no budget),
+-- KEYS[5] the op's loop-block probe, 'until:at:holder' (KEYS[1] when no block is given),
+-- KEYS[6] the mark of the call's token for its budget (KEYS[1] when no token is given)
 -- ARGV[1] op, ARGV[2] lease in ms ('' when no claim), ARGV[3] the claim's owner (kept in the
 -- in-progress record, 'P' .. owner, so that only this claim can release it), ARGV[4] the budget
 -- this call counts against ('' when none), ARGV[5] its size, ARGV[6] the budgets' TTL in seconds,
@@ -13,10 +15,12 @@
 -- while Redis refused writes), the state is 'waiting' and the replica answers from what waits,
 -- ARGV[9] the tool's failure_block_threshold ('' when no block is given), ARGV[10] its cool-down
 -- in ms, ARGV[11] the probe's lease in ms, ARGV[12] the call's token for its budget ('' when none):
--- a call is counted once per token, marked by the field budget .. NUL .. token of KEYS[4] (one
--- per counted call, living and ending with the counts), so that the retry of an attempt whose
--- answer never came (this script ran late) is not counted again, ARGV[13] the probe's holder, this
--- call ('' when none): only it frees the probe it did not use (finish-attempt.lua)
+-- a call is counted once per token, marked by the key KEYS[6] (the counts' epoch), which lives ARGV[14] ms (the
+-- call's lease; each attempt that finds it makes it live so long again), not as long as the
+-- counts: the marks of a session's calls never pile up, and the retry of an attempt whose answer
+-- never came (this script ran late) is not counted again, ARGV[13] the probe's holder, this
+-- call ('' when none): only it frees the probe it did not use (finish-attempt.lua), ARGV[14] the
+-- life of the token's mark in ms ('' when no token is given)
 -- Returns {streak count, streak failed (0|1), claim state ('' when no claim), stored result JSON,
 -- calls left in the budget after this one (-1 when not counted), the streak's age in ms (-1: no
 -- failure's), the ms left of the wait the op's newest record told (0: none), its toldRun, the
@@ -69,37 +73,57 @@ if ARGV[2] ~= '' then
   end
 end
 local left = -1
+-- The budget is read here, counted below with the other writes.
+local counts = false
+local mark = ARGV[4] ~= '' and ARGV[12] ~= '' and KEYS[6]
+-- The counts' epoch: when KEYS[4] was made and by whom (its field NUL 'since'); a mark holds the epoch it was
+-- counted in, so a session's end (which deletes the counts) forgets the marks too.
+local epoch = ARGV[4] ~= '' and redis.call('HGET', KEYS[4], '\0since')
 if ARGV[4] ~= '' then
   local max = tonumber(ARGV[5])
   local used = tonumber(redis.call('HGET', KEYS[4], ARGV[4]) or '0')
-  local mark = ARGV[12] ~= '' and ARGV[4] .. '\0' .. ARGV[12]
-  if mark and redis.call('HEXISTS', KEYS[4], mark) == 1 then
+  if mark and epoch and redis.call('GET', mark) == epoch then
     -- Counted already by an earlier attempt of this call: not again, and never over its budget.
     left = math.max(0, max - used)
+    redis.call('PEXPIRE', mark, tonumber(ARGV[14]))
   else
     if used >= max then
       return {count, failed, 'over_budget', '', 0, since, wait, run}
     end
-    left = max - redis.call('HINCRBY', KEYS[4], ARGV[4], 1)
-    if mark then redis.call('HSET', KEYS[4], mark, 1) end
-    redis.call('EXPIRE', KEYS[4], tonumber(ARGV[6]))
+    counts = true
   end
 end
-if ARGV[2] == '' then
-  return {count, failed, '', '', left, since, wait, run, take_probe()}
-end
+-- The claim is the first write, so that Redis out of memory refuses it (a script's first write is
+-- refused then, not the later ones); without a claim the count is. A script that fails after its
+-- first write (a command the ACL denies) undoes what it wrote: an error reply means no claim and
+-- nothing counted, and redis-store.ts queues no release for it.
 local lease = tonumber(ARGV[2])
--- The claim comes first of the claim's writes, so that Redis out of memory refuses it (a script's
--- first write is refused then, not the later ones). A script that fails after it (a command the
--- ACL denies) deletes it again: an error reply means no claim, and redis-store.ts queues no
--- release for it.
-redis.call('SET', KEYS[3], 'P' .. ARGV[3], 'PX', lease)
+if lease then redis.call('SET', KEYS[3], 'P' .. ARGV[3], 'PX', lease) end
+local counted = false
 local ok, probe = pcall(function()
-  index_add(KEYS[2], KEYS[3], now + lease, now)
+  if counts then
+    left = tonumber(ARGV[5]) - redis.call('HINCRBY', KEYS[4], ARGV[4], 1)
+    counted = true
+    redis.call('EXPIRE', KEYS[4], tonumber(ARGV[6]))
+    if not epoch then
+      epoch = int(now) .. ':' .. ARGV[12]
+      redis.call('HSET', KEYS[4], '\0since', epoch)
+    end
+    if mark then redis.call('SET', mark, epoch, 'PX', tonumber(ARGV[14])) end
+  end
+  if lease then index_add(KEYS[2], KEYS[3], now + lease, now) end
   return take_probe()
 end)
 if not ok then
-  redis.call('DEL', KEYS[3])
+  -- Each undo on its own: one the ACL denies too leaves the others done, and the error is the first.
+  if counted then
+    redis.pcall('HINCRBY', KEYS[4], ARGV[4], -1)
+    if mark then redis.pcall('DEL', mark) end
+  end
+  if lease then redis.pcall('DEL', KEYS[3]) end
   error(probe)
+end
+if not lease then
+  return {count, failed, '', '', left, since, wait, run, probe}
 end
 return {count, failed, 'claimed', '', left, since, wait, run, probe}

@@ -33,6 +33,8 @@ export interface RedisConnectOptions {
    * @default the larger of 3000 and 3 × commandTimeoutMs
    */
   readonly deadSocketMs?: number;
+  /** The key prefix of the store on this client (RedisStoreOptions.prefix), whose keys the ACL probe tries. @default "dispatch" */
+  readonly prefix?: string;
   readonly logger?: Logger;
   readonly env?: NodeJS.ProcessEnv;
 }
@@ -111,7 +113,7 @@ export function connectRedis(url: string | RedisTarget, options: RedisConnectOpt
       catchAskingReplies(client);
       break;
   }
-  watchConnection(client, ctx, options.logger);
+  watchConnection(client, ctx, options.logger, options.prefix);
   if (options.logger) warnRefusedCommands(client, ctx, options.logger);
   dropDeadSockets(client, deadSocketMs);
   return client;
@@ -156,7 +158,7 @@ const sameError = (message: string) => message.replace(/ after \d+ms\./, '.');
  * configuration Redis refuses is logged naming what to fix, once per interval across connections
  * (see warnMisconfigured), and kept for whenReady.
  */
-function watchConnection(client: RedisClient, ctx: ConfigContext, logger: Logger | undefined): void {
+function watchConnection(client: RedisClient, ctx: ConfigContext, logger: Logger | undefined, prefix?: string): void {
   const mode = ctx.target.mode;
   const report = (problem: string, error: string, logged = problem) => {
     state.problem = problem;
@@ -166,7 +168,7 @@ function watchConnection(client: RedisClient, ctx: ConfigContext, logger: Logger
   const state: ConnectionState = {
     waiters: new Set(),
     runProbe: () =>
-      (state.probe = aclProbe(client).then((refusal) => {
+      (state.probe = aclProbe(client, prefix).then((refusal) => {
         // Logged as a refused command is (warnRefusedCommands): one line a minute, whatever was refused.
         if (refusal !== undefined) report(aclProblem(refusal, ctx), refusal, aclProblem(undefined, ctx));
         return refusal;

@@ -48,7 +48,9 @@ local now = now_ms()
 if ARGV[2] ~= '' then
   local ends = '0'
   if string.sub(ARGV[18], -1) == 'r' then
-    ends = int(now + tonumber(string.sub(ARGV[18], 1, -2))) .. '/r'
+    -- A retry's: '+' before its end, which a replica of an older version reads as the same number
+    -- (Lua's tonumber takes a sign), so that the wait it told holds on every replica of an upgrade.
+    ends = '+' .. int(now + tonumber(string.sub(ARGV[18], 1, -2)))
   elseif ARGV[18] ~= '' then
     ends = int(now + tonumber(ARGV[18]))
   end

@@ -190,11 +190,11 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
           record,
           budget ? keys.budgets : keys.window,
           block ? keys.probe(id) : keys.window,
+          budget?.token ? keys.budgetMark(budget.id, budget.token) : keys.window,
           id,
           claim ? Math.max(1, Math.ceil(claim.leaseMs)) : '',
           claim?.owner ?? '',
-          budget?.id ?? '',
-          budget?.max ?? '',
+          budget?.id ?? '', budget?.max ?? '',
           windowTtl,
           orphan,
           waiting?.owner ?? '',
@@ -203,11 +203,12 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
           block ? Math.max(1, Math.ceil(block.leaseMs)) : '',
           budget?.token ?? '',
           block?.holder ?? '',
+          budget?.token ? Math.max(1, Math.ceil(budget.tokenLeaseMs ?? 600_000)) : '', // the token's mark's life (10 min: no lease given)
         ),
       ).catch((error: unknown) => {
         // A claim that got no answer may still reach Redis and hold its key for the whole lease:
         // release it (as its owner only) once Redis answers again, or with the key's next claim.
-        // One Redis answered with an error took nothing (the claim is the script's last write).
+        // One Redis answered with an error took nothing (the script undoes its writes when it fails).
         if (claim?.owner && sent && !answeredWithError(error)) {
           pending.add({ scope, op, idempotency: { key: claim.key, action: 'release', owner: claim.owner } });
           orphans.add(record, claim.owner);

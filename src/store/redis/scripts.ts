@@ -12,7 +12,7 @@ export type ReadResultReply = ['h', number, number, number, ...string[]] | ['s',
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     /** begin-attempt.lua: loop streak and optional claim; see the script for keys and arguments. */
-    dispatchBeginAttempt(window: string, recordIndex: string, record: string, budgets: string, probe: string, op: string, leaseMs: Arg, owner: string, budget: string, budgetMax: Arg, budgetTtl: Arg, orphanOwner: string, waitingOwner: string, blockThreshold: Arg, blockCooldownMs: Arg, probeLeaseMs: Arg, budgetToken: string, probeHolder: string): Result<[number, number, string, string, number, number, number, number, number], Context>;
+    dispatchBeginAttempt(window: string, recordIndex: string, record: string, budgets: string, probe: string, budgetMark: string, op: string, leaseMs: Arg, owner: string, budget: string, budgetMax: Arg, budgetTtl: Arg, orphanOwner: string, waitingOwner: string, blockThreshold: Arg, blockCooldownMs: Arg, probeLeaseMs: Arg, budgetToken: string, probeHolder: string, markLeaseMs: Arg): Result<[number, number, string, string, number, number, number, number, number], Context>;
     /** finish-attempt.lua: every write of an attempt; resolves with the op's streak, why its spill was refused (0: it was not), the streak's age, wait left and toldRun (see streakOf). */
     dispatchFinishAttempt(...keysThenArgs: Arg[]): Result<[number, number, number, number, number, number], Context>;
     /** read-result.lua: a page of a spilled result (limit -1: the whole text); see the script for its reply. */
@@ -56,7 +56,7 @@ export function readScript(name: string): string {
 }
 
 const SCRIPTS = [
-  ['dispatchBeginAttempt', 'begin-attempt.lua', 5],
+  ['dispatchBeginAttempt', 'begin-attempt.lua', 6],
   ['dispatchFinishAttempt', 'finish-attempt.lua', 7],
   ['dispatchKeepClaim', 'keep-claim.lua', 1],
   ['dispatchReadMemory', 'read-memory.lua', 1],

@@ -12,6 +12,8 @@ export interface SessionKeys {
   readonly resultIndex: string;
   /** Calls counted per budget (`budget:` policies): a hash of budget id -> count. */
   readonly budgets: string;
+  /** The mark of a call's token counted against a budget (begin-attempt.lua): lives the call's lease, not the counts'. */
+  budgetMark(budgetId: string, token: string): string;
   /** The probe of a loop block of an op (its id, see opId): who runs once more after the cool-down (begin-attempt.lua). */
   probe(opId: string): string;
   record(idempotencyKey: string): string;
@@ -32,6 +34,7 @@ export function sessionKeys(scope: SessionScope, prefix = 'dispatch'): SessionKe
     recordIndex: `${base}records`,
     resultIndex: `${base}results`,
     budgets: `${base}budgets`,
+    budgetMark: (budgetId, token) => `${base}budget-mark:${encode(budgetId)}:${token}`,
     probe: (opId) => `${base}probe:${opId}`,
     record: (key) => `${base}idem:${key}`,
     result: (handle) => `${base}result:${handle}`,

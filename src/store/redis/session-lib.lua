@@ -49,7 +49,9 @@ end
 
 -- A window entry of `op` (its first `len` characters): flag, result hash, when it was recorded
 -- (nil: an entry of an older version, without times), when the wait it told ends (0: none) and
--- whether it is a retry's within one call (a third time field '/r': it adds nothing to toldRun).
+-- whether it is a retry's within one call (its end written '+' .. ends: it adds nothing to
+-- toldRun; an older version's tonumber reads the same end, so its replicas keep the wait during a
+-- rolling upgrade; a trailing '/r', written for a while before, is read as a retry's too).
 -- A malformed time reads as 0 (long ago), never as an error.
 local function window_entry(entry, len)
   local flag = string.sub(entry, len + 1, len + 1)
@@ -61,7 +63,7 @@ local function window_entry(entry, len)
   local slash = string.find(times, '/', 1, true)
   if not slash then return flag, h, tonumber(times) or 0, 0, false end
   local ends = string.sub(times, slash + 1)
-  local retry = false
+  local retry = string.sub(ends, 1, 1) == '+'
   if string.sub(ends, -2) == '/r' then
     ends = string.sub(ends, 1, -3)
     retry = true
@@ -84,8 +86,8 @@ local function newest_time(entries)
 end
 
 -- The streak of `op` at `now` in a window stored newest first, each entry
--- `op .. flag .. hash .. '@' .. at .. '/' .. ends` (then '/r' for a retry's within one call,
--- which continues the run of entries that told a wait without adding to it) with ops of one fixed length: flag 0 a
+-- `op .. flag .. hash .. '@' .. at .. '/' .. ends` (ends after a '+' for a retry's within one
+-- call, which continues the run of entries that told a wait without adding to it) with ops of one fixed length: flag 0 a
 -- success, 1 a failure, 2 a failure that does not count (skipped: it neither adds to the streak
 -- nor breaks it); at, when it was recorded; ends, when the wait it told ends (0: none). An entry
 -- of an older version stops at its hash: it told no wait and was recorded when the window's

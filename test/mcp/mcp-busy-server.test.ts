@@ -6,10 +6,11 @@ import { startApp } from '../helpers/servers';
 // A stdio MCP server that serves one request at a time (as many simple servers do) cannot answer
 // a ping while it works on a long call. It was pinged after any aborted call (a client's cancel
 // or deadline included), dropped when the ping went unanswered, and every other call in flight
-// on it (another session's, which it had not even read) failed as lost mid-request. Now only the
-// tool's own timeout is followed by a ping, any message from the server since the ping proves it
-// alive, and a server is dropped only once the calls in flight have passed their own deadlines
-// with nothing heard from it. A real stdio server process (fixtures/sequential-server.js); its
+// on it (another session's, which it had not even read) failed as lost mid-request. Now a ping
+// follows the tool's own timeout, or a call its client abandoned that is still unanswered (with
+// no response at all) when the tool's timeout has passed since it was sent; a response (not a
+// notification) since the ping proves the server alive, and a server is dropped only once the
+// calls in flight have passed their own deadlines with no response from it. A real stdio server process (fixtures/sequential-server.js); its
 // long calls outlast a dropped client's close (stdin closed, SIGTERM 2 s later).
 
 jest.setTimeout(30_000);
@@ -82,14 +83,42 @@ test('a server busy past a ping is not dropped while another call on it is withi
   expect(c.connected()).toBe(true);
 });
 
-test('a server that sends notifications while it works is alive though its ping waits', async () => {
+test('a server stuck on a call that only sends notifications is dropped: notifications prove nothing', async () => {
   const c = await connect();
   const first = pidOf(textOf(await callWithin(c, { ms: 0 }, 5_000)));
-  expect(await timedOutCall(c, 'note', { ms: 1_500 }, 300)).toBeInstanceOf(Error);
-  // The ping went unanswered at ~600 ms; notifications came meanwhile.
-  await sleep(700);
-  expect(c.connected()).toBe(true);
-  expect(pidOf(textOf(await callWithin(c, { ms: 0 }, 5_000)))).toBe(first);
+  const started = Date.now();
+  // `note` sends a notification every 100 ms and answers nothing for 20 s; the ping after the
+  // timeout (at 300 ms) waits behind it and fails at ~600 ms.
+  expect(await timedOutCall(c, 'note', { ms: 20_000 }, 300)).toBeInstanceOf(Error);
+  while (c.connected() && Date.now() - started < 3_000) await sleep(10);
+  expect(c.connected()).toBe(false);
+  const end = Date.now() + 10_000;
+  while (!c.connected() && Date.now() < end) await sleep(50);
+  expect(pidOf(textOf(await callWithin(c, { ms: 0 }, 5_000)))).not.toBe(first);
+});
+
+test('a hung server is pinged and replaced though every client gives up before the tool\'s timeout', async () => {
+  // timeout_ms 1 s, every client's deadline 400 ms: no call reaches the tool's own timeout, but the
+  // first (unanswered) is watched and the server, answering nothing, is pinged at ~1 s and dropped.
+  t = await startApp(`mcp_servers:\n  - ${JSON.stringify({ ...serverEntry, timeout_ms: 1_000 })}\n`);
+  const app = t;
+  /** The call's output, or its failure (the gRPC deadline, an error result) as undefined. */
+  let n = 0;
+  const call = async (args: string) => {
+    const result = await app.dispatch.dispatch({ sessionId: `s${++n}`, calls: [{ id: `c${n}`, name: 'q_work', arguments: args }] }, { deadlineMs: 400 }).then((r) => r.results[0]!, () => undefined);
+    return result && result.error === undefined ? result.output : undefined;
+  };
+  const first = await call('{"ms":0}');
+  expect(first).toBeDefined();
+  const started = Date.now();
+  expect(await call('{"ms":600000}')).toBeUndefined();
+  let next = await call('{"ms":0}');
+  for (let i = 0; i < 40 && (next === undefined || pidOf(next) === pidOf(first!)) && Date.now() - started < 10_000; i++) {
+    await sleep(100);
+    next = await call('{"ms":0}');
+  }
+  expect(next).toBeDefined();
+  expect(pidOf(next!)).not.toBe(pidOf(first!));
 });
 
 test('a server heard from not at all until the calls in flight pass their deadlines is dropped then', async () => {

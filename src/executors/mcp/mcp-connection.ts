@@ -36,6 +36,8 @@ export interface McpCallContext {
    * nothing of the server. Absent: no abort is the tool's own timeout.
    */
   timedOut?(): boolean;
+  /** The tool's own timeout (timeout_ms): a call its client abandons unanswered is watched this long from when it was sent. */
+  readonly timeoutMs?: number;
 }
 
 /** The one long-lived client of an MCP server, replaced only when the connection drops. */
@@ -256,20 +258,23 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
       // (modelcontextprotocol/typescript-sdk#1672): it gets one of its own per call.
       const link = linkAbort(ctx.signal);
       let done: (() => void) | undefined;
+      let sentAt: number | undefined;
       try {
         const params = { name: tool, arguments: args, ...(ctx.traceparent ? { _meta: { traceparent: ctx.traceparent } } : {}) };
         // The SDK sets a timer of it: a longer one (timeout_ms past 2^31-1) would fire at once.
         const timeout = Math.min(MAX_TIMER_MS, Math.max(1_000, ctx.deadline - Date.now() + 1_000));
         ctx.delivery?.('sent');
+        sentAt = Date.now();
         done = liveness.sent(current, ctx.deadline);
         const result = (await current.callTool(params, undefined, { signal: link.signal, timeout })) as McpToolResult;
         abuses = 0;
         return result;
       } catch (error) {
-        // A call aborted by the client's cancel or deadline says nothing of the server: only the
-        // tool's own timeout (or the SDK's) is followed by a ping.
+        // A call aborted by the client's cancel or deadline is not followed by a ping at once (a
+        // busy server is not at fault); it is watched until the tool's timeout would have passed.
         if (ctx.signal.aborted) {
           if (ctx.timedOut?.() === true) liveness.probe(current);
+          else if (sentAt !== undefined && ctx.timeoutMs !== undefined) liveness.abandoned(current, sentAt, ctx.timeoutMs);
           throw error;
         }
         const failure = classifyMcpError(error, server, target);

@@ -32,7 +32,7 @@ export function createMcpExecutor(servers: McpServers): Executor {
       const input = args !== null && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
       const signal = ctx.signal;
       const timedOut = () => isOwnTimeout(signal.reason, tool.timeoutMs);
-      const result = await connection.call(remote, input, { signal, deadline: ctx.deadline, traceparent: ctx.traceparent, delivery: (state) => ctx.delivery?.(state), timedOut });
+      const result = await connection.call(remote, input, { signal, deadline: ctx.deadline, traceparent: ctx.traceparent, delivery: (state) => ctx.delivery?.(state), timedOut, timeoutMs: tool.timeoutMs });
       const text = resultText(result);
       if (result.isError === true) throw mcpToolError(server, remote, text);
       return text;

@@ -18,36 +18,64 @@ export interface Liveness {
   watch(from: Client, transport: Transport): void;
   /** Notes a call sent on `from` until `deadline` (epoch ms); returns its end. */
   sent(from: Client, deadline: number): () => void;
+  /**
+   * Notes a call on `from` sent at `sentAt` (epoch ms) and abandoned unanswered by its client:
+   * `from` is probed once the tool's `timeoutMs` has passed since then unless a response came first.
+   */
+  abandoned(from: Client, sentAt: number, timeoutMs: number): void;
   /** Checks `from` after a call on it got no answer within the tool's own timeout. */
   probe(from: Client): void;
   /** Cancels a check waiting on calls in flight. */
   close(): void;
 }
 
+/** A call abandoned by its client, watched until its tool's timeout. */
+interface Watch {
+  readonly from: Client;
+  timer?: NodeJS.Timeout;
+}
+
 interface Check {
   readonly from: Client;
-  /** When its ping was sent: a message from the server after it proves the server alive. */
+  /** When its ping was sent: a response from the server after it proves the server alive. */
   readonly since: number;
   timer?: NodeJS.Timeout;
 }
 
+/** Whether `message` is a response (an answer to one of our requests), not a notification or a request. */
+function isResponse(message: unknown): boolean {
+  if (message === null || typeof message !== 'object') return false;
+  const m = message as Record<string, unknown>;
+  return m.id !== undefined && m.method === undefined && ('result' in m || 'error' in m);
+}
+
 /**
  * A server that got a call it did not answer in time is pinged (one check at a time), and is
- * dropped only when it is hung: not a message from it (an answer, a notification, the ping's
- * late answer) since the ping was sent, and none until the last call that was in flight when the
- * ping went unanswered has passed its own deadline. A server that serves one request at a time
- * cannot answer a ping while it works on a long call: dropping it then failed every other call
- * in flight on it (another session's, which the server had not even read) as lost mid-request.
+ * dropped only when it is hung: no response from it (an answer, the ping's late answer) since
+ * the ping was sent, and none until the last call that was in flight when the ping went
+ * unanswered has passed its own deadline. A server that serves one request at a time cannot
+ * answer a ping while it works on a long call: dropping it then failed every other call in flight
+ * on it (another session's, which the server had not even read) as lost mid-request.
+ * Notifications prove nothing: a server stuck on one request may keep sending them. A call its
+ * client abandoned (cancel, a deadline shorter than the tool's timeout) is still watched: with no
+ * response by the tool's timeout since it was sent, the server is pinged (a hung server is found
+ * though every client gives up first; a busy one answered something meanwhile).
  */
 export function createLiveness(options: LivenessOptions): Liveness {
   const heardAt = new WeakMap<Client, number>();
   const inFlight = new Set<{ readonly from: Client; readonly deadline: number }>();
+  /** Abandoned calls waiting for their tool's timeout, each ended by a response from its client's server. */
+  const watches = new Set<Watch>();
   let check: Check | undefined;
 
   const heardSince = (c: Check) => (heardAt.get(c.from) ?? -1) >= c.since;
   const end = (c: Check) => {
     clearTimeout(c.timer);
     if (check === c) check = undefined;
+  };
+  const unwatch = (w: Watch) => {
+    clearTimeout(w.timer);
+    watches.delete(w);
   };
   /** Drops `c.from` unless it was heard from; waits first for calls in flight within their deadlines. */
   const decide = (c: Check, why: string) => {
@@ -73,15 +101,18 @@ export function createLiveness(options: LivenessOptions): Liveness {
     c.timer.unref();
   };
 
-  return {
+  const liveness: Liveness = {
     watch(from, transport) {
       const start = transport.start.bind(transport);
       transport.start = () => {
         const deliver = transport.onmessage;
         transport.onmessage = (message, extra) => {
-          heardAt.set(from, Date.now());
-          // Proof of life: a check waiting on calls in flight ends here.
-          if (check?.from === from && check.timer !== undefined) end(check);
+          if (isResponse(message)) {
+            heardAt.set(from, Date.now());
+            // Proof of life: a check waiting on calls in flight ends here, and so do abandoned calls' watches.
+            if (check?.from === from && check.timer !== undefined) end(check);
+            for (const w of watches) if (w.from === from) unwatch(w);
+          }
           deliver?.(message, extra);
         };
         return start();
@@ -91,6 +122,23 @@ export function createLiveness(options: LivenessOptions): Liveness {
       const call = { from, deadline };
       inFlight.add(call);
       return () => void inFlight.delete(call);
+    },
+    abandoned(from, sentAt, timeoutMs) {
+      if (!options.isCurrent(from) || (heardAt.get(from) ?? -1) >= sentAt) return;
+      const w: Watch = { from };
+      watches.add(w);
+      const due = sentAt + timeoutMs;
+      const wait = () => {
+        const left = due - Date.now();
+        if (left > 0) {
+          w.timer = setTimeout(wait, Math.min(left, MAX_TIMER_MS));
+          w.timer.unref();
+          return;
+        }
+        unwatch(w);
+        if ((heardAt.get(from) ?? -1) < sentAt) liveness.probe(from);
+      };
+      wait();
     },
     probe(from) {
       if (check !== undefined && !options.isCurrent(check.from)) end(check);
@@ -104,6 +152,8 @@ export function createLiveness(options: LivenessOptions): Liveness {
     },
     close() {
       if (check) end(check);
+      for (const w of watches) unwatch(w);
     },
   };
+  return liveness;
 }

@@ -150,3 +150,25 @@ test('a counted claim refused for want of memory counts nothing: the claim is st
     await store.close();
   }
 });
+
+test("the retry of a counted call is refused its claim for want of memory too: refreshing the token's mark comes after the claim", async () => {
+  const store = await storeAs('oomretry', recorder());
+  const scope = fresh();
+  const budget = { id: 'charge', max: 3, token: 'c1', tokenLeaseMs: 30_000 };
+  try {
+    // Attempt 1 is counted and claims; its claim is released (it failed before running).
+    expect((await store.beginAttempt({ scope, op: 'pay', budget, claim: { key: 'K', leaseMs: 30_000, owner: 'a1' } })).claim?.state).toBe('claimed');
+    await store.finishAttempt({ scope, op: 'pay', idempotency: { key: 'K', action: 'release', owner: 'a1' } } as Parameters<RedisStore['finishAttempt']>[0]);
+    redis.cli('CONFIG', 'SET', 'maxmemory-policy', 'noeviction');
+    redis.cli('CONFIG', 'SET', 'maxmemory', '1');
+    // Attempt 2 of the same call (same token): the mark's PEXPIRE ran first and let the claim pass OOM.
+    const retry = await store.beginAttempt({ scope, op: 'pay', budget, claim: { key: 'K', leaseMs: 30_000, owner: 'a2' } }).catch((e: unknown) => e);
+    redis.cli('CONFIG', 'SET', 'maxmemory', '0');
+    expect((retry as Error).message).toMatch(/OOM/);
+    expect(redis.cli('GET', sessionKeys(scope).record('K')).trim()).toBe('');
+    expect(redis.cli('HGET', sessionKeys(scope).budgets, 'charge').trim()).toBe('1');
+  } finally {
+    redis.cli('CONFIG', 'SET', 'maxmemory', '0');
+    await store.close();
+  }
+});

@@ -75,6 +75,7 @@ end
 local left = -1
 -- The budget is read here, counted below with the other writes.
 local counts = false
+local refresh = false
 local mark = ARGV[4] ~= '' and ARGV[12] ~= '' and KEYS[6]
 -- The counts' epoch: when KEYS[4] was made and by whom (its field NUL 'since'); a mark holds the epoch it was
 -- counted in, so a session's end (which deletes the counts) forgets the marks too.
@@ -85,7 +86,9 @@ if ARGV[4] ~= '' then
   if mark and epoch and redis.call('GET', mark) == epoch then
     -- Counted already by an earlier attempt of this call: not again, and never over its budget.
     left = math.max(0, max - used)
-    redis.call('PEXPIRE', mark, tonumber(ARGV[14]))
+    -- Its mark lives the call's lease again, written after the claim (below): a write before it
+    -- would let the claim pass an out-of-memory Redis.
+    refresh = true
   else
     if used >= max then
       return {count, failed, 'over_budget', '', 0, since, wait, run}
@@ -111,6 +114,7 @@ local ok, probe = pcall(function()
     end
     if mark then redis.call('SET', mark, epoch, 'PX', tonumber(ARGV[14])) end
   end
+  if refresh then redis.call('PEXPIRE', mark, tonumber(ARGV[14])) end
   if lease then index_add(KEYS[2], KEYS[3], now + lease, now) end
   return take_probe()
 end)

@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import type { SessionBudget } from '../store';
+import { newId } from './owner-ids';
 
 /** A budget as an attempt's store step counts it: with its call's token (BeginAttempt.budget). */
 export type CountedBudget = SessionBudget & { readonly token: string; readonly tokenLeaseMs?: number };
@@ -15,10 +15,6 @@ export interface BudgetProgress {
   budgetToken?: string;
 }
 
-/** Call tokens: unique across replicas (a random prefix per process, then a count), as claim owners are. */
-const TOKEN_PREFIX = randomBytes(9).toString('base64url');
-let tokens = 0;
-
 /**
  * The budget an attempt counts against, with its call's token, or undefined when an earlier
  * attempt of the call was counted against it (its store step said so). An attempt whose step got
@@ -28,6 +24,6 @@ let tokens = 0;
  */
 export function budgetToCount(budget: SessionBudget | undefined, progress: BudgetProgress, leaseMs?: number): CountedBudget | undefined {
   if (budget === undefined || progress.budgetsCounted?.has(budget.id)) return undefined;
-  progress.budgetToken ??= `${TOKEN_PREFIX}${(++tokens).toString(36)}`;
+  progress.budgetToken ??= newId(); // unique across replicas, as claim owners are
   return { id: budget.id, max: budget.max, token: progress.budgetToken, ...(leaseMs !== undefined ? { tokenLeaseMs: leaseMs } : {}) };
 }

@@ -1,11 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import { status } from '@grpc/grpc-js';
 import { ErrorKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError, HardError } from '../errors';
 import { canonicalJson } from '../json';
 import type { ResolvedTool } from '../registry';
-import { newResultHandle, NO_STREAK, StoreUnavailableError, type ClaimOutcome, type FinishAttempt, type LoopStreak } from '../store';
+import { claimRefusedMessage, newResultHandle, NO_STREAK, StoreUnavailableError, type ClaimOutcome, type FinishAttempt, type LoopStreak } from '../store';
 import { budgetToCount, type BudgetProgress, type CountedBudget } from './budget-count';
+import { newId } from './owner-ids';
 import { boundResult } from './bound-result';
 import { memoryEntry } from './memory-entry';
 import type { AttemptObserver, CallObserver } from './observer';
@@ -48,10 +48,8 @@ export interface AttemptResult {
 const LEASE_MARGIN_MS = 5_000;
 const MEMORY_TTL_SECONDS = 86_400;
 
-/** Claim owners: unique per attempt across replicas (a random prefix per process, then a count). */
-const OWNER_PREFIX = randomBytes(9).toString('base64url');
-let owners = 0;
-const newOwner = () => `${OWNER_PREFIX}${(++owners).toString(36)}`;
+/** Claim owners: unique per attempt across replicas. */
+const newOwner = newId;
 
 /**
  * One attempt of a call, steps 1-11 of DESIGN section 3: TOOL_PRE, hooks, loop pre-check, breaker
@@ -153,7 +151,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     if (!(error instanceof StoreUnavailableError)) throw error;
     if (!tool.readOnly) {
       deps.logger.warn('store unavailable at claim', { tool: tool.name, error: error.message });
-      return failedBefore(attemptObs, callId, tool, new DispatchError(ErrorKind.STORE_UNAVAILABLE, 'the idempotency store could not record this call (unreachable, or out of room), so this side-effecting call was not executed', { phase: 'before', recoverable: true, cause: error }), attempt, started, warnings);
+      return failedBefore(attemptObs, callId, tool, new DispatchError(ErrorKind.STORE_UNAVAILABLE, claimRefusedMessage(error), { phase: 'before', recoverable: true, cause: error }), attempt, started, warnings);
     }
     deps.logger.warn('store unavailable at claim; read-only call runs without the store, memory and loop record dropped', { tool: tool.name, error: error.message });
     storeDown = true;

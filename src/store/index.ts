@@ -14,6 +14,8 @@ export type {
   IdempotencyFinish,
 } from './store';
 export { StoreUnavailableError } from './store';
+export { claimRefusedMessage } from './store-refusal';
+export type { StoreFailureReason } from './store-refusal';
 export type { SessionEndListener, SessionEndListeners } from './session-end-listeners';
 export { createMemoryStore } from './memory-store';
 export { NO_STREAK } from './streak-index';

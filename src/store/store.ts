@@ -1,5 +1,6 @@
 import type { SessionEndListener } from './session-end-listeners';
 import type { TextPage } from './spilled-text';
+import type { StoreFailureReason } from './store-refusal';
 
 /** The tenant and session a piece of state belongs to; every store key is namespaced by both. */
 export interface SessionScope {
@@ -234,4 +235,10 @@ export interface Store {
 /** The store could not be reached or failed; side-effecting calls fail closed on it. */
 export class StoreUnavailableError extends Error {
   override readonly name = 'StoreUnavailableError';
+  /** Why, when the store could tell (see storeRefusal): what the caller is told. */
+  readonly reason?: StoreFailureReason;
+  constructor(message: string, options?: ErrorOptions & { readonly reason?: StoreFailureReason }) {
+    super(message, options);
+    if (options?.reason !== undefined) this.reason = options.reason;
+  }
 }

@@ -113,3 +113,15 @@ test("a store under its own prefix (RedisStoreOptions.prefix): whenReady probes 
   const refused = await whenReady(connect('acme'), 5_000).catch((e: Error) => e);
   expect((refused as Error).message).toMatch(/NOPERM/);
 });
+
+test("a store under its own prefix whose user is refused: the message names the ACL of that prefix, not dispatch's", async () => {
+  // It named `~dispatch:* &dispatch:*` whatever the prefix: granting that would not have helped.
+  const client = connectRedis(urlOf('nokeys'), { env: {}, maxReconnectDelayMs: 100, prefix: 'acme' });
+  clients.push(client);
+  const refused = await whenReady(client, 5_000).catch((e: Error) => e);
+  expect(refused).toBeInstanceOf(RedisConfigError);
+  expect((refused as Error).message).toMatch(/^redis refused a command dispatch needs to user "nokeys": grant it in the user's ACL \(NOPERM /);
+  expect((refused as Error).message).toMatch(/; dispatch needs ~acme:\* &acme:\* -@all \+@read /);
+  expect((refused as Error).message.endsWith(`; dispatch needs ${REQUIRED_ACL.replace('~dispatch:* &dispatch:*', '~acme:* &acme:*')}`)).toBe(true);
+  expect((refused as Error).message).not.toContain('~dispatch:*');
+});

@@ -33,7 +33,7 @@ export interface RedisConnectOptions {
    * @default the larger of 3000 and 3 × commandTimeoutMs
    */
   readonly deadSocketMs?: number;
-  /** The key prefix of the store on this client (RedisStoreOptions.prefix), whose keys the ACL probe tries. @default "dispatch" */
+  /** The key prefix of the store on this client (RedisStoreOptions.prefix), whose keys the ACL probe tries and whose ACL a refusal names. @default "dispatch" */
   readonly prefix?: string;
   readonly logger?: Logger;
   readonly env?: NodeJS.ProcessEnv;
@@ -51,7 +51,7 @@ const TRY_AGAIN_MS = 100;
  * reject; a connection whose SELECT failed is dropped and made again, never used on database 0.
  */
 export function connectRedis(url: string | RedisTarget, options: RedisConnectOptions = {}): RedisClient {
-  const ctx: ConfigContext = typeof url === 'string' ? parseRedisUrlWithSources(url, options.env) : { target: url };
+  const ctx: ConfigContext = { ...(typeof url === 'string' ? parseRedisUrlWithSources(url, options.env) : { target: url }), prefix: options.prefix };
   const { target } = ctx;
   const deadSocketMs = checkInteger('redis: deadSocketMs', options.deadSocketMs ?? Math.max(3_000, 3 * (options.commandTimeoutMs ?? 1000)), {}, String);
   const maxDelay = options.maxReconnectDelayMs ?? 1000;

@@ -7,6 +7,9 @@ import type { CredentialSources, RedisTarget } from './redis-url';
  */
 export const REQUIRED_ACL = '~dispatch:* &dispatch:* -@all +@read +@write +@scripting +@pubsub +@transaction +@connection -@dangerous +info +time +cluster|slots +config|get';
 
+/** REQUIRED_ACL for a store whose keys and channels are under `prefix` (RedisStoreOptions.prefix). */
+export const requiredAcl = (prefix = 'dispatch'): string => REQUIRED_ACL.replace('~dispatch:* &dispatch:*', `~${prefix}:* &${prefix}:*`);
+
 /**
  * Redis refused dispatch's configuration (a password, a database number): unlike Redis being away,
  * waiting will not cure it. The message names what to fix.
@@ -26,6 +29,8 @@ export interface ConfigContext {
   readonly target: RedisTarget;
   /** Unknown when the caller passed a RedisTarget instead of a URL. */
   readonly sources?: CredentialSources;
+  /** The key prefix of the store on these connections (RedisConnectOptions.prefix), whose ACL a refusal names. @default "dispatch" */
+  readonly prefix?: string;
 }
 
 const REFUSED_PASSWORD = /^(WRONGPASS|ERR invalid password|ERR invalid username-password)/i;
@@ -63,7 +68,7 @@ export function aclProblem(reply: string | undefined, ctx: ConfigContext, sentin
   const server = sentinels ? 'the Sentinels' : t.mode === 'sentinel' ? `the master the Sentinels name (${t.name})` : 'redis';
   const username = sentinels ? (t.mode === 'sentinel' ? t.sentinelUsername : undefined) : t.username;
   const user = username === undefined ? 'the default user' : `user "${username}"`;
-  return `${server} refused a command dispatch needs to ${user}: grant it in the user's ACL${reply === undefined ? '' : ` (${reply})`}${sentinels ? '' : `; dispatch needs ${REQUIRED_ACL}`}`;
+  return `${server} refused a command dispatch needs to ${user}: grant it in the user's ACL${reply === undefined ? '' : ` (${reply})`}${sentinels ? '' : `; dispatch needs ${requiredAcl(ctx.prefix)}`}`;
 }
 
 /** True when `error` is the answer to the connection's SELECT (the URL's database number), whatever it said. */

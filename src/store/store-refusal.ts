@@ -1,0 +1,25 @@
+import type { StoreUnavailableError } from './store';
+
+/**
+ * Why a store step failed, as far as the store could tell (StoreUnavailableError.reason):
+ * `permission`, its backend refused the command for its user's rights (a Redis ACL's NOPERM);
+ * `out-of-memory`, it refused to write for want of memory (Redis's OOM under noeviction);
+ * `no-answer`, it did not answer in time (the step may still land); `unreachable`, the
+ * connection was down or lost. Absent for anything else.
+ */
+export type StoreFailureReason = 'permission' | 'out-of-memory' | 'no-answer' | 'unreachable';
+
+/** What the caller of a side-effecting call is told, by why its store refused its claim. */
+const CLAIM_REFUSALS: Readonly<Record<StoreFailureReason | 'unknown', string>> = {
+  permission: 'the idempotency store refused to record this call for lack of permission (its ACL does not allow the write), so this side-effecting call was not executed',
+  'out-of-memory': 'the idempotency store is out of memory and refused to record this call, so this side-effecting call was not executed',
+  'no-answer': 'the idempotency store did not answer in time to record this call, so this side-effecting call was not executed',
+  unreachable: 'the idempotency store could not be reached to record this call, so this side-effecting call was not executed',
+  unknown: 'the idempotency store could not record this call (unreachable, or out of room), so this side-effecting call was not executed',
+};
+
+/**
+ * The message of a side-effecting call whose claim the store refused (STORE_UNAVAILABLE): why,
+ * when the store could tell, naming no key, user or server (those are in the log).
+ */
+export const claimRefusedMessage = (error: StoreUnavailableError): string => CLAIM_REFUSALS[error.reason ?? 'unknown'];

@@ -24,9 +24,10 @@ export interface MemoValue {
   readonly warnings?: readonly string[];
 }
 
-/** A cached output with the resource it read (see MemoSource). */
+/** A cached output with the resource it read and its session's tenant (see MemoSource). */
 export interface MemoEntry extends MemoValue {
   readonly resource?: string;
+  readonly tenant?: string;
 }
 
 /** What an entry read, so that it goes when that changes or ends. */
@@ -55,14 +56,24 @@ export interface MemoCache {
   set(key: string, value: MemoValue, ttlMs: number, source?: MemoSource): void;
   /** The write generation of a resource, read before a cached read runs. */
   generation(resource: string): number;
-  /** How many sessions ended here so far, read before a cached read runs (see MemoSource). */
-  sessionEnds(): number;
+  /**
+   * How many sessions ended here so far, read before a cached read runs (see MemoSource); of
+   * `tenant`'s, the newest mark of its session ends, which only another end of its own changes
+   * (or its marks dropped whole: see {@link reading}).
+   */
+  sessionEnds(tenant?: string): number;
+  /**
+   * Notes that `tenant` reads now: its write generations and session ends are the last to be
+   * dropped whole (MemoMarks), so that other tenants beyond maxEntries uncache neither its
+   * running reads nor its entries.
+   */
+  reading(tenant: string): void;
   /**
    * Drops every entry that read `resource` and bumps its generation; returns how many went. The
    * name is kept (up to maxEntries of them, an equal share per tenant: the part of the name before
-   * its first NUL, '' for a hashed one) whether or not anything read it: pass a short one (memoize
-   * hashes a long `resource_key` value). One forgotten reads as the largest generation its tenant
-   * forgot, so a read begun before is never cached.
+   * its first NUL, '' for none) whether or not anything read it: pass a short one (memoize hashes
+   * a long `resource_key` value, after its tenant). One forgotten reads as the largest generation
+   * its tenant forgot, so a read begun before is never cached.
    */
   evictResource(resource: string): number;
   /**
@@ -185,7 +196,11 @@ export function createMemoCache(options: MemoCacheOptions = {}): MemoCache {
       if (shares.over) shares.trim(entry, t, evict, gone);
     },
     generation: (resource) => generations.at(resourceGroup(resource), resource),
-    sessionEnds: () => endedAt.marks,
+    sessionEnds: (tenant) => (tenant === undefined ? endedAt.marks : endedAt.newest(tenant)),
+    reading(tenant) {
+      generations.touch(tenant);
+      endedAt.touch(tenant);
+    },
     evictResource(resource) {
       generations.mark(resourceGroup(resource), resource);
       return removeAll(byResource.keys(resource));

@@ -1,10 +1,14 @@
 import { TRIM_TO, waterLevel } from '../store';
 
-/** The names a group (a tenant) has marked, oldest first, and the largest mark of the names it has forgotten. */
+/** The names a group (a tenant) has marked, oldest first, the largest mark of those it has forgotten, and its newest. */
 interface Group {
   readonly marks: Map<string, number>;
   forgotten: number;
+  newest: number;
 }
+
+/** What a group holds towards the bound: its names, and one at least (a group touched holds none). */
+const held = (of: Group): number => Math.max(1, of.marks.size);
 
 /**
  * Marks of names (a resource written, a session ended) by one counter that only grows, kept per
@@ -15,14 +19,20 @@ interface Group {
  * (a miss, never a stale hit). Past `max` names a pass, rare (it frees a tenth of `max`), cuts the
  * groups holding more than an equal share to it, their oldest first (water-filling, as LiveSessions
  * does for sessions), so one tenant's flood of writes or session ends makes only its own forgotten.
- * Each group keeps one name at least; only with more groups than that are whole groups dropped, the
- * least recently marked first, into a floor that counts for every group.
+ *
+ * Each group keeps one name at least; with more groups than that, whole groups are dropped, the
+ * least recently active first (marked, or {@link touch}ed when its tenant reads), into a floor: a
+ * group not held answers it, and a group made again starts from it, so a group held never reads
+ * another's drop. A tenant's running read thus misses only if its group was dropped meanwhile:
+ * past nine tenths of `max` other tenants active since it began. Keeping every tenant's marks
+ * instead would be unbounded; pinning a group while its reads run would need every read's end.
  */
 export class MemoMarks {
   private readonly groups = new Map<string, Group>();
   private count = 0;
-  private names = 0;
-  /** Every mark below it may have been forgotten, in any group (clear, or a whole group dropped). */
+  /** What the groups hold towards `max` (see {@link held}). */
+  private holding = 0;
+  /** Every mark below it may have been forgotten by a group not held (clear, or a whole group dropped). */
   private floor = 0;
 
   constructor(private readonly max: number) {}
@@ -32,22 +42,27 @@ export class MemoMarks {
     return this.count;
   }
 
-  /** The names remembered, over all groups. */
+  /** The names remembered, and the groups touched that remember none, over all groups. */
   get size(): number {
-    return this.names;
+    return this.holding;
   }
 
   /** The mark of `name` in `group`: its last, or, forgotten or never marked, the largest forgotten there. */
   at(group: string, name: string): number {
     const of = this.groups.get(group);
-    const mark = of?.marks.get(name);
-    if (mark !== undefined) return mark;
-    return Math.max(this.floor, of?.forgotten ?? 0);
+    if (!of) return this.floor;
+    return of.marks.get(name) ?? of.forgotten;
   }
 
   /** The largest mark `group` may have forgotten: a mark read before it may be of a name forgotten since. */
   forgotten(group: string): number {
-    return Math.max(this.floor, this.groups.get(group)?.forgotten ?? 0);
+    return this.groups.get(group)?.forgotten ?? this.floor;
+  }
+
+  /** The newest mark of `group` (the largest it may have forgotten, not held): it changes whenever a name of the group is marked. */
+  newest(group: string): number {
+    const of = this.groups.get(group);
+    return of ? Math.max(of.newest, of.forgotten) : this.floor;
   }
 
   /** The last mark of `name` in `group` if remembered. */
@@ -55,31 +70,48 @@ export class MemoMarks {
     return this.groups.get(group)?.marks.get(name);
   }
 
+  /** Makes `group` the most recently active (made, empty, if not held): the last to be dropped whole. */
+  touch(group: string): void {
+    this.take(group);
+    if (this.holding > this.max) this.trim();
+  }
+
   /** Marks `name` in `group` with the next mark, its group's newest; returns the mark. */
   mark(group: string, name: string): number {
-    let of = this.groups.get(group);
-    if (of) this.groups.delete(group);
-    else of = { marks: new Map(), forgotten: 0 };
-    // The group last marked last: a whole group dropped is the least recently marked.
-    this.groups.set(group, of);
-    if (of.marks.delete(name)) this.names--;
+    const of = this.take(group);
+    this.holding -= held(of);
+    of.marks.delete(name);
     of.marks.set(name, ++this.count);
-    this.names++;
-    if (this.names > this.max) this.trim();
+    of.newest = this.count;
+    this.holding += held(of);
+    if (this.holding > this.max) this.trim();
     return this.count;
   }
 
   /** Forgets every name: every mark made so far counts as forgotten. */
   clear(): void {
     this.groups.clear();
-    this.names = 0;
+    this.holding = 0;
     this.floor = this.count;
+  }
+
+  /** `group`, made the most recently active: a whole group dropped is the least recently active. */
+  private take(group: string): Group {
+    let of = this.groups.get(group);
+    if (of) this.groups.delete(group);
+    else {
+      // Made again after a drop: the floor covers what it forgot then.
+      of = { marks: new Map(), forgotten: this.floor, newest: 0 };
+      this.holding += held(of);
+    }
+    this.groups.set(group, of);
+    return of;
   }
 
   /** Frees a tenth of `max`: the groups over an equal share are cut to it, oldest first (see the class). */
   private trim(): void {
     const target = Math.floor(this.max * TRIM_TO);
-    const sizes = Float64Array.from(this.groups.values(), (of) => of.marks.size);
+    const sizes = Float64Array.from(this.groups.values(), held);
     const level = Math.max(1, waterLevel(sizes, target));
     for (const of of this.groups.values()) {
       if (of.marks.size <= level) continue;
@@ -87,24 +119,22 @@ export class MemoMarks {
       for (const [name, mark] of of.marks) {
         if (of.marks.size <= level) break;
         of.marks.delete(name);
-        this.names--;
+        this.holding--;
         if (mark > of.forgotten) of.forgotten = mark;
       }
     }
-    // More groups than one name each fits: the least recently marked go whole, into the floor.
+    // More groups than one name each fits: the least recently active go whole, into the floor.
     for (const [group, of] of this.groups) {
-      if (this.names <= target) break;
+      if (this.holding <= target) break;
       this.groups.delete(group);
-      this.names -= of.marks.size;
-      // Its newest mark is its largest (marks grow, and a name marked again goes last).
-      let last = of.forgotten;
-      for (const mark of of.marks.values()) last = mark;
+      this.holding -= held(of);
+      const last = Math.max(of.forgotten, of.newest);
       if (last > this.floor) this.floor = last;
     }
   }
 }
 
-/** The group of a memo resource name: its tenant (the name is tenant, NUL, value), or '' for a hashed one. */
+/** The group of a memo resource name: its tenant (the name is tenant, NUL, then its value or hash), or '' for one without a NUL. */
 export function resourceGroup(resource: string): string {
   const nul = resource.indexOf('\u0000');
   return nul < 0 ? '' : resource.slice(0, nul);

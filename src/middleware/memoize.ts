@@ -7,16 +7,17 @@ import type { MemoCache } from './memo-cache';
 const RESOURCE_NAME_MAX = 256;
 
 /**
- * The resource a call touches, per tenant: tenant and the canonical JSON of its `resource_key`
- * value, or undefined. The cache keeps a name for every write, so a long one is hashed: a name as
- * it is holds a NUL, which no hash does, so the two forms never meet.
+ * The resource a call touches, per tenant: tenant, NUL and the canonical JSON of its `resource_key`
+ * value, or undefined. The cache keeps a name for every write, so a long one is hashed, after its
+ * tenant (the cache bounds names per tenant, by the part before the NUL): tenant, NUL, '#' and the
+ * hash; no JSON starts with '#', so the two forms never meet.
  */
 function resourceOf(tenant: string, pointer: string, args: unknown): string | undefined {
   if (pointer === '') return undefined;
   const value = readPointer(args, pointer);
   if (value === undefined) return undefined;
   const name = `${tenant}\u0000${canonicalJson(value)}`;
-  return name.length <= RESOURCE_NAME_MAX ? name : hashKeyMaterial(name);
+  return name.length <= RESOURCE_NAME_MAX ? name : `${tenant}\u0000#${hashKeyMaterial(name)}`;
 }
 
 /**
@@ -49,6 +50,7 @@ export function memoize(cache: MemoCache, written?: (resource: string) => void):
     // An entry peeked before the store step (the attempt took no slot or turn) is served though it
     // went since, unless what it read changed: its resource written, a session ended.
     const { memoized } = invocation;
+    cache.reading(ctx.tenant);
     const hit = cache.get(ctx.localKey) ?? (memoized && memoStillServes(cache, memoized) ? memoized.output : undefined);
     if (hit) return Promise.resolve({ text: hit.text, warnings: hit.warnings, cached: true });
     const generation = resource === undefined ? undefined : cache.generation(resource);

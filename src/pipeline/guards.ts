@@ -166,14 +166,14 @@ export interface Guards {
 /** The memo cache as the pipeline sees it (see MemoCache). */
 export interface MemoPeek {
   /**
-   * The output memoize would serve now for a call's local key, if any, with the resource it read;
-   * a pure read (one Map lookup).
+   * The output memoize would serve now for a call's local key, if any, with the resource it read
+   * and its session's tenant; a pure read (one Map lookup).
    */
-  peek(localKey: string): (ToolOutput & { readonly resource?: string }) | undefined;
+  peek(localKey: string): (ToolOutput & { readonly resource?: string; readonly tenant?: string }) | undefined;
   /** The write generation of a resource. */
   generation(resource: string): number;
-  /** How many sessions ended so far. */
-  sessionEnds(): number;
+  /** How many sessions ended so far; of `tenant`'s, a count that only their ends change. */
+  sessionEnds(tenant?: string): number;
 }
 
 /** The session budgets a pipeline counts calls against (see createSessionBudgets). */

@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { ServerSurfaceCall } from '@grpc/grpc-js/build/src/server-call';
 import type { MtlsTenantField } from '../config';
 import { RpcError, type Authenticator, type Principal, type Scope } from '../server';
-import { certificateTenant } from './client-certificate';
+import { certificateTenant, certificateTenantRefusal } from './client-certificate';
 import type { TokenTable } from './token-table';
 
 /** How callers are recognised. */
@@ -38,6 +38,8 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   return (call, scope) => {
     const token = bearerToken(call);
     const certTenant = options.mtls ? certificateTenant(call, options.mtls.tenantFrom) : undefined;
+    const certRefusal = certTenant !== undefined && options.mtls ? certificateTenantRefusal(certTenant, options.mtls.tenantFrom) : undefined;
+    if (certRefusal !== undefined) throw unauthenticated(certRefusal);
     let principal: Principal;
     if (token !== undefined) {
       const found = options.tokens().find(token);

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parseDocument, type YAMLError } from 'yaml';
 import type { ToolSpec } from '../../gen/dispatch/v1/tool_pb';
 import { DEFAULT_LIMITS, resolveLimits, type Limits } from '../options';
+import { tenantProblem } from '../parse/client-id';
 import { resolveSpillLimits, type SpillLimits } from '../store/redis/spill-limits';
 import { ConfigError } from './config-error';
 import { parseRegistryConfig, type RegistryConfig } from './registry-config';
@@ -79,17 +80,17 @@ function parseAuth(file: string, raw: unknown): DispatchConfig['auth'] {
   return { ...auth, mtlsScopes: parseScopes(file, 'auth.mtls_scopes', mtlsScopes) };
 }
 
-/** Characters a tenant name may not hold (C0 controls, NUL among them, and DEL). */
-const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
-
 /** Token entries from a YAML list, checked field by field. */
 export function parseTokens(file: string, path: string, raw: unknown): TokenEntry[] {
   return asList(file, path, raw).map((entry, i) => {
     const where = `${path}[${i}]`;
     const e = entry as Record<string, unknown>;
     if (typeof e?.tenant !== 'string' || e.tenant === '') throw new ConfigError(file, `${where}.tenant`, 'must be a non-empty string');
-    // Local keys join a tenant and a session with NUL: "a\0b" + "s" must not name "a" + "b\0s".
-    if (CONTROL_CHARACTER.test(e.tenant)) throw new ConfigError(file, `${where}.tenant`, 'must not contain control characters');
+    // Local keys join a tenant and a session with NUL: "a\0b" + "s" must not name "a" + "b\0s". And a
+    // tenant is shown in logs, events and dispatchctl lines: the rule of client ids (no control or
+    // invisible format character, 256 characters at most) keeps it from hiding or faking text there.
+    const problem = tenantProblem(e.tenant);
+    if (problem !== undefined) throw new ConfigError(file, `${where}.tenant`, problem);
     // A misspelt key (`scope:`) would leave a token that can do nothing, or less than meant.
     const unknown = Object.keys(e).find((key) => !TOKEN_KEYS.includes(key));
     if (unknown) throw new ConfigError(file, `${where}.${unknown}`, unknownKeyProblem(unknown, TOKEN_KEYS));

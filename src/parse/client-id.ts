@@ -3,12 +3,12 @@ import { codePointLength } from '../pipeline/bound-result';
 
 /**
  * The one rule for an id a client or a model chooses (a call's id, `session_id`, `approval_id`,
- * `hello.worker_id`, a session filter): at most a bound of characters, counted as code points (an
- * emoji is one), and no control character nor invisible or reordering format character
- * (terminal-text's set, by Unicode property: \p{Cc}, \p{Cf}, \p{Zl}, \p{Zp} and default-ignorables:
- * NUL, ESC, CR, LF, DEL, C1, bidirectional controls, zero-width, tags), except the joiners real
- * text needs ({@link JOINERS}). Such ids reach logs, events, spans, Redis keys, workers and
- * terminals whole (shown, they stay escaped: terminalWord).
+ * `hello.worker_id`, a session filter) and for a tenant name: at most a bound of characters,
+ * counted as code points (an emoji is one), and no control character nor invisible or reordering
+ * format character (terminal-text's set, by Unicode property: \p{Cc}, \p{Cf}, \p{Zl}, \p{Zp} and
+ * default-ignorables: NUL, ESC, CR, LF, DEL, C1, bidirectional controls, zero-width, tags), except
+ * the joiners real text needs ({@link JOINERS}). Such ids reach logs, events, spans, Redis keys,
+ * workers and terminals whole (shown, they stay escaped: terminalWord).
  */
 
 /**
@@ -53,6 +53,15 @@ export function idProblem(id: string, noun: string, max = MAX_CLIENT_ID_CHARS): 
   if (unsafe === undefined) return undefined;
   const code = `U+${unsafe.code.toString(16).toUpperCase().padStart(4, '0')}`;
   return `holds ${code} at position ${unsafe.position}: ${noun} may not hold control characters or invisible or bidirectional format characters`;
+}
+
+/**
+ * Why `tenant` cannot name a tenant, as {@link idProblem} says it, or undefined: a tenant name
+ * (a token's, a client certificate's) keeps the rule of client ids, since it reaches the same
+ * logs, events, dispatchctl lines and Redis keys.
+ */
+export function tenantProblem(tenant: string): string | undefined {
+  return idProblem(tenant, 'a tenant name');
 }
 
 /** The message refusing the id in request field `field`, or undefined when it keeps the rule: `session_id holds U+000A at position 2: ...`. */

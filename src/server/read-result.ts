@@ -2,7 +2,8 @@ import { create } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import { ReadResultResponseSchema, type ReadResultRequest, type ReadResultResponse } from '../../gen/dispatch/v1/dispatch_pb';
 import { checkInteger } from '../options';
-import { codePointLength, type PipelineDeps } from '../pipeline';
+import { terminalText } from '../events/terminal-text';
+import { codePointLength, shortened, type PipelineDeps } from '../pipeline';
 import { SLACK_BYTES } from './fit-response';
 import { RpcError } from './grpc-adapter';
 import { concurrentCalls } from './concurrent-calls';
@@ -64,7 +65,8 @@ export function readResultHandler(options: ReadResultOptions) {
         throw new RpcError(grpc.status.UNAVAILABLE, 'the result store is unreachable; try again shortly', 'STORE_UNAVAILABLE');
       })
       .finally(release);
-    if (page === undefined) throw new RpcError(grpc.status.NOT_FOUND, `result handle "${request.resultHandle.slice(0, 100)}" not found (it may have expired)`, 'RESULT_NOT_FOUND');
+    // The handle is the client's own text, echoed as other ids are: cut, its invisible characters escaped.
+    if (page === undefined) throw new RpcError(grpc.status.NOT_FOUND, `result handle "${terminalText(shortened(request.resultHandle, 100))}" not found (it may have expired)`, 'RESULT_NOT_FOUND');
     const offset = Math.min(request.offset, page.totalChars);
     return create(ReadResultResponseSchema, { text: page.text, totalChars: page.totalChars, nextOffset: offset + codePointLength(page.text) });
   }

@@ -31,7 +31,8 @@ function issue(dir: string, name: string, subject: string, signer: { cert: strin
   const cert = join(dir, `${name}.crt`);
   const extFile = join(dir, `${name}.ext`);
   writeFileSync(extFile, ext);
-  openssl(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', subject, '-keyout', key, '-out', csr]);
+  // -utf8: a subject's non-ASCII characters are read as UTF-8 (a tenant name holding U+202E), not byte by byte.
+  openssl(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-utf8', '-subj', subject, '-keyout', key, '-out', csr]);
   openssl(['x509', '-req', '-in', csr, '-CA', signer.cert, '-CAkey', signer.key, '-CAcreateserial', '-days', '2', '-extfile', extFile, '-out', cert]);
   return { cert, key };
 }

@@ -31,7 +31,8 @@ const USAGE = `usage: dispatchctl [--address HOST:PORT] [--token T] [--session S
                              if approved; --session and --tool filter
   approvals resolve ID --approve|--deny [--reason R]
                              decide a waiting call (its ID as approvals lists it): approved,
-                             it runs; denied, it is refused BLOCKED; R is logged by dispatchd;
+                             it runs; denied, it is refused BLOCKED and the model reads R;
+                             both show R in the APPROVAL_RESOLVED event;
                              exit 1 if it was not waiting
   parse FILE                 find tool calls in raw model output ('-' reads stdin)
   events [--tool T] [--kind K]... [--follow]

@@ -8,7 +8,7 @@ import { endSpan, executorContext, isRecording, startSpan, type SpanRecord } fro
 import { callErrorType, summarizeCall } from './call-summary';
 import { eventCallInfo, eventText } from './event-bounds';
 import { spanEvent, type EventFields } from './span-event';
-import { approvalArgumentsPoint, approvalPoint, attemptEnding, attemptSpan, callEnding, callSpan, messagePoint, pointName, retryPoint } from './span-shapes';
+import { approvalArgumentsPoint, approvalPoint, approvalResolvedPoint, attemptEnding, attemptSpan, callEnding, callSpan, messagePoint, pointName, retryPoint } from './span-shapes';
 import { nowMs } from './timestamps';
 import { formatTraceparent } from './trace-context';
 
@@ -135,6 +135,7 @@ export function observeCall(turn: TurnState, sent: CallInfo): CallObserver {
         point(EventKind.IDEMPOTENT_REPLAY, attempt, {}, true);
       }),
     approvalRequested: (attempt, approvalId, reason, request) => guarded(() => point(EventKind.APPROVAL_REQUESTED, attempt, approvalPoint(approvalId, reason, request), true, approvalArgumentsPoint(request))),
+    approvalResolved: (attempt, approvalId, decision) => guarded(() => point(EventKind.APPROVAL_RESOLVED, attempt, approvalResolvedPoint(approvalId, decision), true)),
     end: (result, hardError) =>
       guarded(() => {
         if (open) {

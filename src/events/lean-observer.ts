@@ -1,9 +1,9 @@
 import { EventKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
-import type { ApprovalRequest, AttemptObserver, AttemptOutcome, CallInfo, CallObserver, TurnInfo, TurnObserver } from '../pipeline';
+import type { ApprovalDecision, ApprovalRequest, AttemptObserver, AttemptOutcome, CallInfo, CallObserver, TurnInfo, TurnObserver } from '../pipeline';
 import { callErrorType, summarizeCall, type CallFlags } from './call-summary';
 import { eventCallInfo } from './event-bounds';
 import type { ObserverEnv } from './observer-env';
-import { approvalArgumentsPoint, approvalPoint, attemptEnding, attemptSpan, callEnding, callSpan, messagePoint, pointName, retryPoint, turnEnding, turnSpan } from './span-shapes';
+import { approvalArgumentsPoint, approvalPoint, approvalResolvedPoint, attemptEnding, attemptSpan, callEnding, callSpan, messagePoint, pointName, retryPoint, turnEnding, turnSpan } from './span-shapes';
 import { endSpan, executorContext, isRecording, startSpan, type SpanRecord } from './span-record';
 import { ATTR } from './span-attributes';
 import { spanEvent } from './span-event';
@@ -16,8 +16,8 @@ import { formatTraceparent, parseTraceparent, type TraceContext } from './trace-
 // trace context an executor may ask for, made when asked. One object per turn, call and attempt,
 // methods on the prototype: the full observer allocates the closures and records of events that
 // nobody would receive, measured at a third of the server's CPU per call under load. A subscriber
-// that joins mid-turn sees events from the next turn on, but for APPROVAL_REQUESTED: it is
-// published to whoever watches when the call asks.
+// that joins mid-turn sees events from the next turn on, but for APPROVAL_REQUESTED and
+// APPROVAL_RESOLVED: they are published to whoever watches when the call asks and when it is decided.
 
 /** A turn that no subscriber watches. */
 export class LeanTurn implements TurnObserver {
@@ -150,15 +150,25 @@ class LeanCall implements CallObserver, CallFlags {
 
   approvalRequested(attempt: number, approvalId: string, reason: string, request?: ApprovalRequest): void {
     this.point(EventKind.APPROVAL_REQUESTED, () => approvalPoint(approvalId, reason, request));
-    // The one event a lean turn publishes, to whoever watches by now: an approver that
-    // (re)subscribed after the turn began must learn of the wait, or the call waits in vain.
+    // Published to whoever watches by now: an approver that (re)subscribed after the turn began
+    // must learn of the wait, or the call waits in vain.
+    this.announce(EventKind.APPROVAL_REQUESTED, attempt, () => ({ ...approvalPoint(approvalId, reason, request), ...approvalArgumentsPoint(request) }));
+  }
+
+  approvalResolved(attempt: number, approvalId: string, decision: ApprovalDecision): void {
+    this.point(EventKind.APPROVAL_RESOLVED, () => approvalResolvedPoint(approvalId, decision));
+    // Whoever was told of the wait learns how it ended, with the same parenting as its request.
+    this.announce(EventKind.APPROVAL_RESOLVED, attempt, () => approvalResolvedPoint(approvalId, decision));
+  }
+
+  /** An approval event published to whoever of the tenant watches now: the only events a lean turn publishes. */
+  private announce(kind: EventKind, attempt: number, attributes: () => Record<string, string>): void {
     const { env, info } = this.turn;
     if (!env.bus.wants(info.tenant)) return;
     try {
       const at = nowMs();
-      const attributes = { [ATTR.attempt]: String(attempt), ...approvalPoint(approvalId, reason, request), ...approvalArgumentsPoint(request) };
       const on = this.open?.record ?? this.span;
-      env.bus.publish(info.tenant, spanEvent(EventKind.APPROVAL_REQUESTED, info, on, { toolCallId: this.info.toolCallId, tool: this.info.tool, attempt, startMs: at, endMs: at, attributes }));
+      env.bus.publish(info.tenant, spanEvent(kind, info, on, { toolCallId: this.info.toolCallId, tool: this.info.tool, attempt, startMs: at, endMs: at, attributes: { [ATTR.attempt]: String(attempt), ...attributes() } }));
     } catch (error) {
       env.failed(error);
     }

@@ -29,6 +29,8 @@ export const ATTR = {
   reason: 'dispatch.reason',
   message: 'dispatch.message',
   approvalId: 'dispatch.approval_id',
+  approvalDecision: 'dispatch.approval.decision',
+  approvalDecidedBy: 'dispatch.approval.decided_by',
   breakerState: 'dispatch.breaker.state',
 } as const;
 

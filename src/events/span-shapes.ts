@@ -1,7 +1,7 @@
 import { SpanKind, type Attributes } from '@opentelemetry/api';
 import { EventKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { redactSecrets } from '../middleware';
-import type { ApprovalRequest, AttemptOutcome, CallInfo, TurnInfo } from '../pipeline';
+import type { ApprovalDecision, ApprovalRequest, AttemptOutcome, CallInfo, TurnInfo } from '../pipeline';
 import { eventText } from './event-bounds';
 import { ATTR, EXECUTE_TOOL, OUTCOME_OK, TURN_SPAN_NAME } from './span-attributes';
 import type { SpanStart } from './span-record';
@@ -91,6 +91,18 @@ export const messagePoint = (message: string): Record<string, string> => ({ [ATT
 export function approvalPoint(approvalId: string, reason: string, request?: ApprovalRequest): Record<string, string> {
   const attributes: Record<string, string> = { [ATTR.approvalId]: approvalId, [ATTR.reason]: eventText(redactSecrets(reason)) };
   if (request) attributes[ATTR.argumentsModified] = String(request.argumentsModified);
+  return attributes;
+}
+
+/**
+ * An approval's end as its APPROVAL_RESOLVED and span point carry it: its id, the decision, the
+ * approver's reason (bounded and escaped by ResolveApproval; redacted and cut as a retry's) and
+ * the tenant that decided, when a ResolveApproval did.
+ */
+export function approvalResolvedPoint(approvalId: string, decision: ApprovalDecision): Record<string, string> {
+  const attributes: Record<string, string> = { [ATTR.approvalId]: approvalId, [ATTR.approvalDecision]: decision.decision };
+  if (decision.reason !== undefined && decision.reason !== '') attributes[ATTR.reason] = eventText(redactSecrets(decision.reason));
+  if (decision.decidedBy !== undefined) attributes[ATTR.approvalDecidedBy] = eventText(decision.decidedBy);
   return attributes;
 }
 

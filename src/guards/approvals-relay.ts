@@ -42,7 +42,7 @@ interface Decision {
   readonly expires?: number;
   /** The asker settles the outcome through the request's key (claim, then applied/failed, or void); absent from older replicas. */
   readonly claim?: boolean;
-  /** A denial's reason, for the denied call's result (absent from older replicas, and on an approval). */
+  /** The approver's reason: a denial's for the denied call's result, either's for APPROVAL_RESOLVED (absent from older replicas, and when none was given). */
   readonly reason?: string;
 }
 

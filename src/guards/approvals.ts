@@ -1,4 +1,4 @@
-import type { ApprovalRequest } from '../pipeline';
+import type { ApprovalDecision, ApprovalDecisionKind, ApprovalRequest } from '../pipeline';
 
 /** An approval waiting for ResolveApproval, as ListApprovals shows it. */
 export interface PendingApproval extends ApprovalRequest {
@@ -52,13 +52,14 @@ export interface Approvals {
    * Waits for a decision on `approvalId`; false on refusal, timeout, abort or overflow. `waiting`
    * runs once the wait is taken (not on an overflow), before anyone can resolve it; with a
    * {@link PendingRecord}, once the wait is also recorded there (not when it was cut short
-   * meanwhile), so that the id is announced only when every replica can find it.
+   * meanwhile), so that the id is announced only when every replica can find it. `decided` hears how a
+   * wait that was taken ended, before it resolves (see ApprovalDecision).
    */
-  wait(approvalId: string, signal: AbortSignal, tenant?: string, waiting?: () => void, request?: ApprovalRequest, denied?: (reason: string) => void): Promise<boolean>;
+  wait(approvalId: string, signal: AbortSignal, tenant?: string, waiting?: () => void, request?: ApprovalRequest, decided?: (decision: ApprovalDecision) => void): Promise<boolean>;
   /**
    * Decides a waiting approval of `tenant`; false when it is unknown, decided or another tenant's.
-   * A denial's `reason` (a human's, already bounded and escaped: resolve-approval.ts) goes to the
-   * wait's `denied`, before it resolves false.
+   * The `reason` (a human's, already bounded and escaped: resolve-approval.ts) goes to the wait's
+   * `decided` with `tenant` as who decided, before it resolves; only a denial's reaches the model.
    */
   resolve(approvalId: string, approve: boolean, tenant: string, reason?: string): boolean;
   /** True when `resolve` would decide it now: it waits here, for `tenant`. */
@@ -80,11 +81,13 @@ export interface Approvals {
 interface Waiting {
   readonly tenant?: string;
   readonly shown: PendingApproval;
-  settle(approved: boolean, reason?: string): void;
+  settle(approved: boolean, decision: ApprovalDecision): void;
 }
 
 /** What a wait without a request (one not from the pipeline) shows. */
 const UNDESCRIBED: ApprovalRequest = { sessionId: '', toolCallId: '', tool: '', arguments: '', argumentsModified: false, reason: '' };
+
+const ended = (decision: ApprovalDecisionKind): ApprovalDecision => ({ decision });
 
 /** Approvals waiting at once on a replica, all tenants together (ApprovalsOptions.maxPending). */
 export const MAX_PENDING_APPROVALS = 1000;
@@ -107,14 +110,14 @@ export function createApprovals(options: ApprovalsOptions = {}): Approvals {
     return entry !== undefined && (entry.tenant === undefined || entry.tenant === tenant);
   };
   return {
-    wait(approvalId, signal, tenant, onWaiting, request = UNDESCRIBED, denied) {
+    wait(approvalId, signal, tenant, onWaiting, request = UNDESCRIBED, decided) {
       const key = tenant ?? '';
       if (signal.aborted || waiting.size >= maxPending || (perTenant.get(key) ?? 0) >= maxPerTenant || waiting.has(approvalId)) return Promise.resolve(false);
       const recordedIn = recorder;
       return new Promise<boolean>((resolve) => {
-        const settle = (approved: boolean, reason?: string) => {
+        const settle = (approved: boolean, decision: ApprovalDecision) => {
           if (waiting.get(approvalId) !== entry) return;
-          if (!approved && reason !== undefined && reason !== '') denied?.(reason);
+          decided?.(decision);
           waiting.delete(approvalId);
           count(key, -1);
           clearTimeout(timer);
@@ -122,14 +125,15 @@ export function createApprovals(options: ApprovalsOptions = {}): Approvals {
           recordedIn?.forget(approvalId, tenant);
           resolve(approved);
         };
-        const onAbort = () => settle(false);
+        // Cut short by its signal; the pipeline, which knows the turn's deadline, names a deadline's abort expired.
+        const onAbort = () => settle(false, ended('cancelled'));
         const requestedAt = Date.now();
         // The turn's deadline ends the wait (its signal) before the approval timeout when sooner.
         const { endsBy, ...described } = request;
         const expiresAt = Math.min(requestedAt + timeoutMs, endsBy ?? Infinity);
         const shown: PendingApproval = { ...described, approvalId, requestedAt, expiresAt };
         const entry: Waiting = { tenant, shown, settle };
-        const timer = setTimeout(() => settle(false), timeoutMs);
+        const timer = setTimeout(() => settle(false, ended('expired')), timeoutMs);
         waiting.set(approvalId, entry);
         count(key, 1);
         signal.addEventListener('abort', onAbort, { once: true });
@@ -149,7 +153,7 @@ export function createApprovals(options: ApprovalsOptions = {}): Approvals {
     },
     resolve(approvalId, approve, tenant, reason) {
       if (!holds(approvalId, tenant)) return false;
-      waiting.get(approvalId)!.settle(approve, reason);
+      waiting.get(approvalId)!.settle(approve, { decision: approve ? 'approved' : 'denied', decidedBy: tenant, ...(reason ? { reason } : {}) });
       return true;
     },
     holds,
@@ -165,7 +169,7 @@ export function createApprovals(options: ApprovalsOptions = {}): Approvals {
       recorder = record;
     },
     close() {
-      for (const entry of [...waiting.values()]) entry.settle(false);
+      for (const entry of [...waiting.values()]) entry.settle(false, ended('cancelled'));
     },
   };
 }

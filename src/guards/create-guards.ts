@@ -76,7 +76,7 @@ export function createGuards(options: GuardsOptions = {}): GuardSet {
     postHook: createPostHook(policies.after, options.postHooks ?? [], logger),
     breaker: breakers.gate,
     reflector: options.reflector ?? createRecoveryReflector({ fixArguments: options.fixArguments }),
-    awaitApproval: (approvalId, signal, tenant, waiting, request, denied) => approvals.wait(approvalId, signal, tenant, waiting, request, denied),
+    awaitApproval: (approvalId, signal, tenant, waiting, request, decided) => approvals.wait(approvalId, signal, tenant, waiting, request, decided),
     slots: createToolSlots(policies.concurrency, options.sharedSlots),
     rates: createToolRates(policies.rates, options.sharedSlots),
     budgets: createSessionBudgets(policies.budgets),

@@ -10,7 +10,7 @@ import { DecisionUnknownError } from './approvals-relay';
 import type { Approvals } from './approvals';
 import { listApprovalsHandler, type ListApprovals } from './list-approvals';
 
-/** Decides a waiting approval; the relay's across replicas, else the local registry's. A denial's `reason` reaches the denied call's result. */
+/** Decides a waiting approval; the relay's across replicas, else the local registry's. A denial's `reason` reaches the denied call's result; any decision's, its APPROVAL_RESOLVED. */
 export type ResolveApproval = (approvalId: string, approve: boolean, tenant: string, reason?: string) => boolean | Promise<boolean>;
 
 /** Longest denial reason the model reads, in characters before escaping (cut, with `...` after). */
@@ -38,8 +38,8 @@ export interface ListingOptions {
  * The ResolveApproval and ListApprovals handlers of DispatchService (scope `dispatch`).
  * ResolveApproval decides a waiting Ask of the caller's tenant; `resolved` is false when the
  * approval is unknown, already decided, timed out or belongs to another tenant. A denial's
- * `reason` reaches the model in the denied call's error (see {@link denialReason}); an approval's
- * is only logged.
+ * `reason` reaches the model in the denied call's error (see {@link denialReason}); either
+ * decision's, bounded and escaped the same way, reaches subscribers in APPROVAL_RESOLVED.
  */
 export function approvalHandlers(approvals: Approvals, authenticate: Authenticator, logger: Logger, resolveWith: () => ResolveApproval = () => approvals.resolve.bind(approvals), listing: ListingOptions = {}): grpc.UntypedServiceImplementation {
   const listWith = listing.listWith ?? (() => approvals.list.bind(approvals));
@@ -53,7 +53,8 @@ export function approvalHandlers(approvals: Approvals, authenticate: Authenticat
       if (refusal !== undefined) throw invalidArgument('approval_id', refusal);
       let resolved: boolean;
       try {
-        const said = request.approve ? undefined : denialReason(request.reason);
+        // Approved or denied, subscribers read it (APPROVAL_RESOLVED); only a denial's reaches the model (approvals.ts).
+        const said = denialReason(request.reason);
         resolved = await resolveWith()(request.approvalId, request.approve, principal.tenant, said);
       } catch (error) {
         if (error instanceof DecisionUnknownError) throw new RpcError(grpc.status.UNAVAILABLE, `${error.message}; ask again (once applied, a decision answers resolved=false)`, 'STORE_UNAVAILABLE', { approval_id: request.approvalId });

@@ -38,6 +38,23 @@ export interface ApprovalRequest {
 }
 
 /**
+ * How an approval wait ended, as APPROVAL_RESOLVED names it: `approved` or `denied` by a
+ * ResolveApproval; `expired` when its time ran out unanswered (the approval timeout, or the turn's
+ * deadline when sooner: its `expiresAt`); `cancelled` when cut short before that (the client's
+ * cancel, EndSession, shutdown or the drain).
+ */
+export type ApprovalDecisionKind = 'approved' | 'denied' | 'expired' | 'cancelled';
+
+/** The end of an approval wait, for APPROVAL_RESOLVED and the denied call's result. */
+export interface ApprovalDecision {
+  readonly decision: ApprovalDecisionKind;
+  /** What the approver said with its decision, already bounded and escaped (resolve-approval.ts); absent when it said nothing. */
+  readonly reason?: string;
+  /** The tenant whose ResolveApproval decided it; absent when nobody did (expired, cancelled). */
+  readonly decidedBy?: string;
+}
+
+/**
  * A text as an approver is shown it. Redacted whole, then cut: a secret at the cut would
  * otherwise be kept in part, and JSON is redacted value by value only while it parses.
  */

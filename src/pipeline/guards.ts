@@ -2,7 +2,7 @@ import type { SessionBudget, SessionScope } from '../store';
 import type { DispatchError } from '../errors';
 import type { ResolvedTool } from '../registry';
 import type { ToolOutput } from './middleware';
-import type { ApprovalRequest } from './approval-request';
+import type { ApprovalDecision, ApprovalRequest } from './approval-request';
 import type { Release } from './pipeline-deps';
 import type { TurnSignal } from './signals';
 
@@ -150,9 +150,10 @@ export interface Guards {
   /**
    * Waits for ResolveApproval of an Ask by the same tenant; resolves true when approved. `waiting`
    * runs once the wait is taken: not when it is refused at once (too many waiting). `request` is
-   * what ListApprovals shows of it. `denied` hears the approver's reason when a denial gave one.
+   * what ListApprovals shows of it. `decided` hears how a wait that was taken ended (approved, denied
+   * with the approver's reason, expired or cancelled), before it resolves.
    */
-  readonly awaitApproval: (approvalId: string, signal: AbortSignal, tenant?: string, waiting?: () => void, request?: ApprovalRequest, denied?: (reason: string) => void) => Promise<boolean>;
+  readonly awaitApproval: (approvalId: string, signal: AbortSignal, tenant?: string, waiting?: () => void, request?: ApprovalRequest, decided?: (decision: ApprovalDecision) => void) => Promise<boolean>;
   /** Concurrency caps per tool; absent when no tool has one. */
   readonly slots?: ToolSlots;
   /** Rate limits (`rate:` policies); undefined when there are none. */

@@ -28,4 +28,4 @@ export { errorResult, replayedResult, toolResult, toStored } from './results';
 export { breakerKey, parseBreakerKey } from './breaker-key';
 export { answerWithin, settlesBefore } from './answer-within';
 export { approvalArguments, approvalText, listedApproval, APPROVAL_TEXT_CHARS, LISTED_ARGUMENTS_CHARS, LISTED_REASON_CHARS } from './approval-request';
-export type { ApprovalRequest } from './approval-request';
+export type { ApprovalDecision, ApprovalDecisionKind, ApprovalRequest } from './approval-request';

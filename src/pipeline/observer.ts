@@ -1,5 +1,5 @@
 import type { ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
-import type { ApprovalRequest } from './approval-request';
+import type { ApprovalDecision, ApprovalRequest } from './approval-request';
 
 /** What an observer is told about a turn when it starts. */
 export interface TurnInfo {
@@ -50,6 +50,8 @@ export interface CallObserver {
   replay(attempt: number): void;
   /** APPROVAL_REQUESTED; `request` (absent from older callers) shows what would run. */
   approvalRequested(attempt: number, approvalId: string, reason: string, request?: ApprovalRequest): void;
+  /** APPROVAL_RESOLVED: a wait announced by `approvalRequested` ended, decided or not. */
+  approvalResolved(attempt: number, approvalId: string, decision: ApprovalDecision): void;
   /** The call is finished; `result` is what the client gets, or undefined on a hard error. */
   end(result: ToolResult | undefined, hardError?: string): void;
 }
@@ -80,6 +82,7 @@ const noopCall: CallObserver = {
   loopStop() {},
   replay() {},
   approvalRequested() {},
+  approvalResolved() {},
   end() {},
 };
 const noopTurn: TurnObserver = { call: () => noopCall, end() {} };

@@ -7,9 +7,9 @@ import type { HookDecision, PreHookInput } from './guards';
 import type { CallObserver } from './observer';
 import { toAbortSignal } from './signals';
 import { onSessionEnded } from './session-end-waits';
-import { waitSignal } from './turn-error';
+import { cancelledByDeadline, waitSignal } from './turn-error';
 import { recordGone, unlessRecorded } from './answered-by-record';
-import { approvalArguments, approvalText, type ApprovalRequest } from './approval-request';
+import { approvalArguments, approvalText, type ApprovalDecision, type ApprovalRequest } from './approval-request';
 
 const blocked = (message: string) =>
   new DispatchError(ErrorKind.BLOCKED, message, { phase: 'before', suggestion: 'Do not retry this call; choose a different action or ask the user for permission.' });
@@ -88,6 +88,18 @@ function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId
   }
 }
 
+/**
+ * How an announced wait ended, for APPROVAL_RESOLVED. One the turn's signal cut short within the
+ * deadline's slack is the deadline's, as turnError names it DEADLINE_EXCEEDED (the client's own
+ * deadline cancels first): expired, as its expiresAt said. Guards that do not say how (not
+ * createApprovals) are read by what the wait gave.
+ */
+function waitEnding(turn: TurnContext, approved: boolean, decision: ApprovalDecision | undefined, cutShort: boolean): ApprovalDecision {
+  if (decision !== undefined && decision.decision !== 'cancelled') return decision;
+  if (!approved && turn.signal.aborted && cancelledByDeadline(Date.now(), turn.deadline, turn.received)) return { decision: 'expired' };
+  return decision ?? { decision: approved ? 'approved' : cutShort ? 'cancelled' : 'denied' };
+}
+
 async function awaitApproval(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, attempt: number, reason: string, request: ApprovalRequest, args: unknown): Promise<unknown> {
   const approvalId = randomUUID();
   // Announced once the wait is taken: an approver never sees the id of an ask refused at once.
@@ -99,19 +111,22 @@ async function awaitApproval(deps: PipelineDeps, turn: TurnContext, obs: CallObs
   const sessionEnd = new AbortController();
   const stopEnd = onSessionEnded(deps.store, turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId }, () => sessionEnd.abort());
   let approved: boolean;
-  // What the approver said with a denial (ResolveApproval's reason, bounded and escaped there).
-  let said: string | undefined;
+  // How the wait ended: with a denial, what the approver said (ResolveApproval's reason, bounded and escaped there).
+  let decision: ApprovalDecision | undefined;
   try {
     const signal = AbortSignal.any([toAbortSignal(wait.signal), sessionEnd.signal]);
     const waiting = () => {
       asked = true;
       obs.approvalRequested(attempt, approvalId, reason, request);
     };
-    approved = await deps.guards.awaitApproval(approvalId, signal, turn.tenant, waiting, request, (text) => (said = text));
+    approved = await deps.guards.awaitApproval(approvalId, signal, turn.tenant, waiting, request, (ended) => (decision = ended));
   } finally {
     wait.stop();
     stopEnd();
   }
+  // Every announced wait is told ended (one refused at once, or cut short before it was announced, was never asked).
+  if (asked) obs.approvalResolved(attempt, approvalId, waitEnding(turn, approved, decision, wait.signal.aborted || sessionEnd.signal.aborted));
+  const said = decision?.decision === 'denied' ? decision.reason : undefined;
   if (!approved && sessionEnd.signal.aborted && !wait.signal.aborted) throw blocked(`the session ended while the call waited for approval, so it was not executed: ${reason}`);
   // Cut short by the client's cancel, the deadline, shutdown's abort or the drain: no refusal (it
   // said BLOCKED "not granted"). The attempt's resource, slot and turn refuse an aborted turn, and

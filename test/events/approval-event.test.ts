@@ -62,3 +62,32 @@ test.each([
   expect(points).toHaveLength(1);
   expect(points[0]!.attributes).toEqual({ 'dispatch.approval_id': 'ap-1', 'dispatch.reason': 'large payment', 'dispatch.arguments.modified': 'true' });
 });
+
+// APPROVAL_RESOLVED: a subscriber that (re)joined while the call waited learns how the wait ended
+// too, on the span its request was on; the span's point carries the same (no argument values).
+test.each([
+  ['full observer', true],
+  ['lean observer', false],
+])('%s: APPROVAL_RESOLVED follows the request on its span, and the span records it', (_name, before) => {
+  const { ended, bus, observer } = traced();
+  const early = before ? subscribe(bus) : undefined;
+  const turn = observer.turn({ tenant: 'acme', sessionId: 's', turn: 1, callCount: 1 });
+  const call = turn.call({ toolCallId: 'c1', tool: 'charge', arguments: '{"amount":150}' });
+  const attempt = call.attempt(1, 'charge');
+  const read = early ?? subscribe(bus);
+  call.approvalRequested(1, 'ap-1', 'large payment', REQUEST);
+  call.approvalResolved(1, 'ap-1', { decision: 'denied', reason: 'ask finance', decidedBy: 'acme' });
+  attempt.post({ isError: true, errorKind: 'BLOCKED', resolvedTool: 'charge', durationMs: 1, replay: false, cached: false, truncated: false, outputChars: 2 });
+  call.end(undefined, 'BLOCKED');
+  turn.end();
+
+  const events = read();
+  const kinds = events.map((e) => EventKind[e.kind]).filter((k) => k.startsWith('APPROVAL_'));
+  expect(kinds).toEqual(['APPROVAL_REQUESTED', 'APPROVAL_RESOLVED']);
+  const request = events.find((e) => e.kind === EventKind.APPROVAL_REQUESTED)!;
+  const resolved = events.find((e) => e.kind === EventKind.APPROVAL_RESOLVED)!;
+  expect(resolved).toMatchObject({ sessionId: 's', turn: 1, toolCallId: 'c1', tool: 'charge', attempt: 1, traceId: request.traceId, spanId: request.spanId, parentSpanId: request.parentSpanId });
+  expect(resolved.attributes).toEqual({ 'dispatch.attempt': '1', 'dispatch.approval_id': 'ap-1', 'dispatch.approval.decision': 'denied', 'dispatch.reason': 'ask finance', 'dispatch.approval.decided_by': 'acme' });
+  const points = ended.flatMap((span) => span.events ?? []).filter((point) => point.name === 'approval_resolved');
+  expect(points.map((p) => p.attributes)).toEqual([{ 'dispatch.approval_id': 'ap-1', 'dispatch.approval.decision': 'denied', 'dispatch.reason': 'ask finance', 'dispatch.approval.decided_by': 'acme' }]);
+});

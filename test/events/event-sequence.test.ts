@@ -229,16 +229,19 @@ test('a cancelled call: its attempt still gets a TOOL_POST, with CANCELLED as th
   });
 });
 
-test('an interactive Ask: APPROVAL_REQUESTED inside the attempt, before TOOL_POST', async () => {
+test('an interactive Ask: APPROVAL_REQUESTED then APPROVAL_RESOLVED inside the attempt, before TOOL_POST', async () => {
   const guards: Guards = { ...defaultGuards(retryTreeReflector), preHook: async () => ({ action: 'ask', reason: 'costly' }), awaitApproval: async (_id, _signal, _tenant, waiting) => (waiting?.(), true) };
   await withApp(guards, async (d, tap) => {
     await d.dispatch.dispatch({ sessionId: 's-ask', interactive: true, calls: [call('c1', 'echo')] });
     await tap.waitFor(turnEnded('s-ask'));
     const events = ofSession(tap.events, 's-ask');
-    expect(seq(events)).toEqual(['CALL_RECEIVED:c1', 'TOOL_PRE:c1#1', 'APPROVAL_REQUESTED:c1#1', 'TOOL_POST:c1#1', 'TURN_END']);
+    expect(seq(events)).toEqual(['CALL_RECEIVED:c1', 'TOOL_PRE:c1#1', 'APPROVAL_REQUESTED:c1#1', 'APPROVAL_RESOLVED:c1#1', 'TOOL_POST:c1#1', 'TURN_END']);
     expect(events[2]!.attributes['dispatch.reason']).toBe('costly');
     expect(events[2]!.attributes['dispatch.approval_id']).toMatch(/^[0-9a-f-]{36}$/);
-    expect(events[3]!.attributes['dispatch.outcome']).toBe('ok');
+    // Guards that do not say how the wait ended (this one approves at once) still close it: approved.
+    expect(events[3]!.attributes).toMatchObject({ 'dispatch.approval_id': events[2]!.attributes['dispatch.approval_id'], 'dispatch.approval.decision': 'approved' });
+    expect(events[3]!.spanId).toBe(events[2]!.spanId);
+    expect(events[4]!.attributes['dispatch.outcome']).toBe('ok');
   });
 });
 

@@ -263,6 +263,8 @@ test('formatEvent: one readable line with what matters for each kind', () => {
   expect(formatEvent(retry)).toBe('12:00:01.250 RETRY session=s1 turn=0 call=c1 tool=t attempt=1 delay_ms=250 reason="the tool answered 503"');
   const breaker = create(EventSchema, { kind: EventKind.BREAKER_STATE, tool: 'x', startTime: at, endTime: at, attributes: { 'dispatch.breaker.state': 'open' } });
   expect(formatEvent(breaker)).toBe('12:00:01.250 BREAKER_STATE tool=x state=open');
+  const resolved = create(EventSchema, { kind: EventKind.APPROVAL_RESOLVED, sessionId: 's1', turn: 1, toolCallId: 'c1', tool: 'charge', attempt: 1, startTime: at, endTime: at, attributes: { 'dispatch.approval_id': 'ap-1', 'dispatch.approval.decision': 'denied', 'dispatch.approval.decided_by': 'acme', 'dispatch.reason': 'ask finance\\u000a' } });
+  expect(formatEvent(resolved)).toBe('12:00:01.250 APPROVAL_RESOLVED session=s1 turn=1 call=c1 tool=charge attempt=1 approval=ap-1 decision=denied by=acme reason="ask finance\\\\u000a"');
 });
 
 test('formatEvent: values a terminal would act on or hide are quoted and escaped, long ones cut', () => {

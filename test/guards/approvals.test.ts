@@ -30,6 +30,34 @@ test('timeout, abort, overflow and close all refuse', async () => {
   expect(await pending).toBe(false);
 });
 
+test('decided hears how each wait ended: approved or denied by whom with what, expired, cancelled (a deadline\'s abort is named by the pipeline)', async () => {
+  const approvals = createApprovals({ timeoutMs: 40 });
+  const heard: unknown[] = [];
+  const hear = (decision: unknown) => void heard.push(decision);
+  const request = { sessionId: 's', toolCallId: 'c', tool: 't', arguments: '{}', argumentsModified: false, reason: 'r' };
+  const yes = approvals.wait('yes', live(), 'acme', undefined, request, hear);
+  approvals.resolve('yes', true, 'acme', 'fine');
+  await yes;
+  const no = approvals.wait('no', live(), 'acme', undefined, request, hear);
+  approvals.resolve('no', false, 'acme');
+  await no;
+  await approvals.wait('late', live(), 'acme', undefined, request, hear);
+  const controller = new AbortController();
+  const gone = approvals.wait('gone', controller.signal, 'acme', undefined, request, hear);
+  controller.abort();
+  await gone;
+  const shut = approvals.wait('shut', live(), 'acme', undefined, request, hear);
+  approvals.close();
+  await shut;
+  expect(heard).toEqual([
+    { decision: 'approved', decidedBy: 'acme', reason: 'fine' },
+    { decision: 'denied', decidedBy: 'acme' },
+    { decision: 'expired' },
+    { decision: 'cancelled' },
+    { decision: 'cancelled' },
+  ]);
+});
+
 test('one tenant cannot take every place: past its own cap its asks are refused, another tenant\'s still wait', async () => {
   const approvals = createApprovals({ timeoutMs: 10_000, maxPending: 10, maxPendingPerTenant: 3 });
   const announced: string[] = [];

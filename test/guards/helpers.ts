@@ -12,10 +12,10 @@ import type { App } from '../../src/app';
 
 /** An event the recording observer saw. */
 export interface SeenEvent {
-  readonly kind: 'BREAKER_STATE' | 'LOOP_WARNING' | 'LOOP_STOP' | 'APPROVAL_REQUESTED' | 'RETRY' | 'TOOL_PRE';
+  readonly kind: 'BREAKER_STATE' | 'LOOP_WARNING' | 'LOOP_STOP' | 'APPROVAL_REQUESTED' | 'APPROVAL_RESOLVED' | 'RETRY' | 'TOOL_PRE';
   readonly tool: string;
   readonly toolCallId?: string;
-  /** The breaker state, the warning text, the approval id, the retry reason. */
+  /** The breaker state, the warning text, the approval id (APPROVAL_RESOLVED: `{id} {decision}`), the retry reason. */
   readonly detail: string;
 }
 
@@ -32,6 +32,7 @@ export function recordingObserver(): { observer: Observer; events: SeenEvent[] }
     loopStop: (_a, message) => void events.push({ kind: 'LOOP_STOP', tool, toolCallId, detail: message }),
     replay() {},
     approvalRequested: (_a, approvalId) => void events.push({ kind: 'APPROVAL_REQUESTED', tool, toolCallId, detail: approvalId }),
+    approvalResolved: (_a, approvalId, decision) => void events.push({ kind: 'APPROVAL_RESOLVED', tool, toolCallId, detail: `${approvalId} ${decision.decision}` }),
     end() {},
   });
   const observer: Observer = {

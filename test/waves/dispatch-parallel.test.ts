@@ -47,6 +47,7 @@ function recordingObserver(): TurnObserver {
         loopStop() {},
         replay() {},
         approvalRequested() {},
+        approvalResolved() {},
         end: () => void log.push({ kind: 'observer-end', id: info.toolCallId }),
       };
     },

@@ -6,7 +6,6 @@ import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import type { ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
 import { DispatchError } from '../../errors';
 import type { Logger } from '../../log';
-import { MAX_TIMER_MS } from '../../options/limits';
 import { abortHookOf, unlessAborted } from '../../pipeline/signals';
 import type { ToolRegistry } from '../../registry';
 import { createEndedAssignments } from './ended-assignments';
@@ -16,6 +15,7 @@ import { createRouteTable } from './route-table';
 import { createSpecSync, SPECS_KEY } from './spec-sync';
 import { noWorkerError, relayDown, triedElsewhere } from './worker-errors';
 import { startInBackground } from './relay-start';
+import { timerMs } from './timer-delay';
 import type { WorkerRelay } from './worker-executor';
 import type { ResolvedWorkerOptions } from './worker-options';
 import type { AssignmentRequest, WorkerPool } from './worker-pool';
@@ -45,13 +45,6 @@ interface Waiting {
 }
 
 const replicaChannel = (replica: string) => `dispatch:worker:replica:${replica}`;
-
-/**
- * The delay of a timer due at `at` (epoch ms): at least 1, at most MAX_TIMER_MS (about 24.8
- * days), as Node runs a longer timer at once and a tool's timeout_ms may be up to 2^32-1 (a call
- * running longer than MAX_TIMER_MS ends then).
- */
-const timerMs = (at: number) => Math.min(MAX_TIMER_MS, Math.max(1, at - Date.now()));
 
 /** How long a cancel without a deadline (from a replica of an older version) is remembered, in ms. */
 const CANCEL_MEMORY_MS = 60_000;
@@ -285,6 +278,8 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
       specs.publish(tenant, shared).catch(warn('sharing worker tools with other replicas failed'));
     },
     forgetSpec: (tenant, name) => specs.remove(tenant, name),
+    // Redis away: a route lookup would wait for it (its connection queues commands) until the deadline.
+    reachable: () => link.subscribed() && redis.status === 'ready',
     async close() {
       closed = true;
       clearInterval(refresh);

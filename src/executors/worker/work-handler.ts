@@ -107,7 +107,7 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
         takenAt: () => takenAt,
         maxUnsentBytes: deps.options.maxUnsentBytes,
         receiveLimit: receiveLimit(message.maxReceiveMessageBytes, deps.messageLimits?.()),
-        send: (assignment) => {
+        send: (assignment, taken) => {
           if (ended) return;
           // The callback runs once the transport took the message; a worker that reads nothing
           // leaves it (and every later one) in the stream's buffers (see WorkerPool's pick).
@@ -117,6 +117,7 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
           call.write(assignment, () => {
             unsent -= bytes;
             takenAt = Date.now();
+            taken?.();
           });
         },
         end,
@@ -152,12 +153,18 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
         end(error);
       }
     });
-    call.on('end', () => end());
     const gone = () => {
       ended = true;
       clearTimeout(helloTimer);
       if (link) deps.pool.remove(link, streamEndReason(oversizedMessage(call)));
     };
+    // The worker half-closed, or reset the stream (a reset its library made, refusing an
+    // assignment, often shows here before 'cancelled'): either way it sends nothing more, so the
+    // assignments it holds are lost, as on a disconnect, and a large one may be why (receiveFailure).
+    call.on('end', () => {
+      if (link && !ended) deps.pool.remove(link, streamEndReason(undefined));
+      end();
+    });
     call.on('cancelled', gone);
     call.on('error', gone);
   };

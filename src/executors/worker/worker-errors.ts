@@ -2,9 +2,30 @@ import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../../errors';
 import type { ReceiveLimit } from './worker-link';
 
+/** The errors relayDown made: told apart by identity, not by their text (see isRelayDown). */
+const relayDownErrors = new WeakSet<DispatchError>();
+
 /** The link to other replicas (Redis) is down: no worker could be reached, nothing ran. */
 export function relayDown(cause: unknown): DispatchError {
-  return new DispatchError(ErrorKind.UNAVAILABLE, 'the link to other dispatch replicas (Redis) is down, so no worker could be reached; the call was not executed', { phase: 'before', recoverable: true, cause });
+  const error = new DispatchError(ErrorKind.UNAVAILABLE, 'the link to other dispatch replicas (Redis) is down, so no worker could be reached; the call was not executed', { phase: 'before', recoverable: true, cause });
+  relayDownErrors.add(error);
+  return error;
+}
+
+/** Whether `error` is this replica's relayDown (a reply from another replica never is). */
+export const isRelayDown = (error: unknown): boolean => error instanceof DispatchError && relayDownErrors.has(error);
+
+/**
+ * No worker connected here can receive the call (`tooLarge`), and the link to other replicas is
+ * down: one of theirs may, once it is back. UNAVAILABLE before, recoverable: not the permanent
+ * "too large" refusal (assignmentTooLargeError), which would tell the model never to send it.
+ */
+export function tooLargeWhileRelayDown(tool: string, tooLarge: { readonly workerId: string; readonly bytes: number; readonly limit: ReceiveLimit }, cause?: unknown): DispatchError {
+  return new DispatchError(
+    ErrorKind.UNAVAILABLE,
+    `no worker connected here can receive the call's assignment (${tooLarge.bytes} bytes; worker "${tooLarge.workerId}" hosting "${tool}" receives ${tooLarge.limit.bytes}), and the link to other dispatch replicas (Redis) is down, so a worker there that may receive it could not be reached; the call was not executed. Try again once the link is back`,
+    { phase: 'before', recoverable: true, cause, suggestion: 'Try again in a few seconds: the tool is temporarily unreachable with arguments this large.' },
+  );
 }
 
 /** No worker hosts the tool: nothing ran, so a retry (later, or by a model) is safe. */
@@ -35,6 +56,11 @@ export interface EndReason {
   readonly note?: string;
   /** False when calling again would likely end the same way. @default true */
   readonly recoverable?: boolean;
+  /**
+   * The worker's side ended the stream (dispatch did not): a large assignment just sent may be what
+   * its library refused (see receiveFailure).
+   */
+  readonly byWorker?: boolean;
 }
 
 const size = (bytes: number) => (bytes % 1_048_576 === 0 ? `${bytes / 1_048_576} MiB` : `${bytes} bytes`);
@@ -42,10 +68,11 @@ const size = (bytes: number) => (bytes % 1_048_576 === 0 ? `${bytes / 1_048_576}
 /**
  * What ended a stream that dispatch did not end itself: `oversized`, the message from the worker
  * grpc-js refused over max_message_bytes (the answer was never read, and the same call would
- * likely bring the same answer), else undefined, a disconnect.
+ * likely bring the same answer), else undefined, a disconnect (the worker's side ended it: its
+ * library may have refused an assignment, see receiveFailure).
  */
 export function streamEndReason(oversized: { readonly bytes: number; readonly max: number } | undefined): EndReason {
-  if (!oversized) return { why: 'disconnected' };
+  if (!oversized) return { why: 'disconnected', byWorker: true };
   return {
     why: `sent a message (${oversized.bytes} bytes) larger than max_message_bytes (${size(oversized.max)})`,
     note: "dispatch did not read it (a worker's answer must fit in max_message_bytes) and ended the worker's stream, failing every call it held",
@@ -58,8 +85,7 @@ export function unreadReason(bytes: number): EndReason {
   return { why: `was disconnected because it does not read its assignments (${size(bytes)} of them were waiting to be sent to it)` };
 }
 
-/** What a refusal says of where a worker's receive limit comes from, and what raises it. */
-const LIMIT_SOURCES: Record<ReceiveLimit['from'], { readonly receives: string; readonly remedy: string }> = {
+const LIMIT_SOURCES: Record<Exclude<ReceiveLimit['from'], 'dropped'>, { readonly receives: string; readonly remedy: string }> = {
   hello: {
     receives: "can receive (its hello's max_receive_message_bytes)",
     remedy: "raise the worker's receive limit (grpc.max_receive_message_length) and say so in its hello's max_receive_message_bytes",
@@ -72,6 +98,15 @@ const LIMIT_SOURCES: Record<ReceiveLimit['from'], { readonly receives: string; r
   max_message_bytes: { receives: 'can be sent (limits.max_message_bytes)', remedy: 'raise limits.max_message_bytes' },
 };
 
+/** What a refusal says of where a worker's receive limit comes from, and what raises it. */
+const limitSource = (limit: ReceiveLimit): { readonly receives: string; readonly remedy: string } =>
+  limit.from === 'dropped'
+    ? {
+        receives: `is known to receive (it dropped its stream after an assignment of ${limit.dropped} bytes, though its hello says max_receive_message_bytes ${limit.said})`,
+        remedy: "have the worker state a true max_receive_message_bytes in its hello (what its channel's grpc.max_receive_message_length allows, raised)",
+      }
+    : LIMIT_SOURCES[limit.from];
+
 /**
  * The call's assignment (`bytes`, its arguments `argumentBytes` of them) is larger than any worker
  * hosting the tool receives (`limit`, the largest of theirs): it was sent to none (a gRPC channel
@@ -80,7 +115,7 @@ const LIMIT_SOURCES: Record<ReceiveLimit['from'], { readonly receives: string; r
  * same limit. The message says whether the limit was assumed and what an operator changes.
  */
 export function assignmentTooLargeError(tool: string, workerId: string, bytes: number, argumentBytes: number, limit: ReceiveLimit): DispatchError {
-  const source = LIMIT_SOURCES[limit.from];
+  const source = limitSource(limit);
   return new DispatchError(
     ErrorKind.INVALID_ARGUMENTS,
     `arguments are ${argumentBytes} bytes: the assignment carrying them would be ${bytes} bytes, over the ${limit.bytes} bytes${limit.bytes % 1_048_576 === 0 ? ` (${limit.bytes / 1_048_576} MiB)` : ''} that worker "${workerId}" hosting "${tool}" ${source.receives}; it was not sent and the tool was not executed. ` +

@@ -1,8 +1,8 @@
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../../errors';
 import type { Delivery, Executor, ExecutorContext } from '../executor';
-import { noWorkerError } from './worker-errors';
-import type { AssignmentRequest, WorkerPool } from './worker-pool';
+import { isRelayDown, noWorkerError, tooLargeWhileRelayDown } from './worker-errors';
+import type { AssignmentRequest, TooLargeAssignment, WorkerPool } from './worker-pool';
 
 /** Carries an assignment to a worker connected to another replica. */
 export interface WorkerRelay {
@@ -12,17 +12,26 @@ export interface WorkerRelay {
    * call that ends before (a route lookup held by a stalled Redis) was sent to no one.
    */
   forward(request: AssignmentRequest, signal: AbortSignal, delivery?: (state: Delivery) => void): Promise<string>;
+  /**
+   * False while other replicas surely cannot be reached (Redis away, or not subscribed yet), when
+   * forward() would wait for them until the call's deadline or fail. @default always true
+   */
+  reachable?(): boolean;
   close(): Promise<void>;
 }
 
 /**
  * A call no worker connected here can receive (its assignment is past their receive limits) goes
  * through the relay to another replica's worker, which may: a replica's own refusal (its workers'
- * bound) comes back as it is, and when no other replica hosts the tool (or the relay is down) the
- * local refusal stands. Before, the local refusal was final, though another replica could run it.
+ * bound) comes back as it is, and when no other replica hosts the tool the local refusal stands.
+ * Before, the local refusal was final, though another replica could run it. With the relay down
+ * (Redis away), whether one could is not known: the call is refused for now (UNAVAILABLE before,
+ * recoverable), not for good, and at once rather than at its deadline.
  */
-function elsewhere(remote: WorkerRelay, request: AssignmentRequest, ctx: ExecutorContext, refusal: DispatchError): Promise<string> {
+function elsewhere(remote: WorkerRelay, request: AssignmentRequest, ctx: ExecutorContext, refusal: DispatchError, tooLarge: TooLargeAssignment): Promise<string> {
+  if (remote.reachable?.() === false) return Promise.reject(tooLargeWhileRelayDown(request.tool, tooLarge));
   return remote.forward(request, ctx.signal, (state) => ctx.delivery?.(state)).catch((error: unknown) => {
+    if (isRelayDown(error)) throw tooLargeWhileRelayDown(request.tool, tooLarge, error);
     throw error instanceof DispatchError && error.kind === ErrorKind.UNAVAILABLE && error.phase === 'before' ? refusal : error;
   });
 }
@@ -51,7 +60,7 @@ export function createWorkerExecutor(pool: WorkerPool, relay: () => WorkerRelay 
           readOnly: tool.readOnly,
         };
         const remote = relay();
-        if (pool.hosts(tool.tenant, tool.name)) return pool.assign(request, ctx, remote && ((refusal) => elsewhere(remote, request, ctx, refusal)));
+        if (pool.hosts(tool.tenant, tool.name)) return pool.assign(request, ctx, remote && ((refusal, tooLarge) => elsewhere(remote, request, ctx, refusal, tooLarge)));
         if (remote) return remote.forward(request, ctx.signal, (state) => ctx.delivery?.(state));
         return Promise.reject(noWorkerError(tool.name));
       } catch (error) {

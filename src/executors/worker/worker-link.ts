@@ -1,10 +1,13 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { WorkAssignment } from '../../../gen/dispatch/v1/worker_pb';
 import type { DispatchError } from '../../errors';
+import type { LargeSend } from './receive-failures';
 
 /** An assignment sent to a worker and not yet answered. */
 export interface PendingAssignment {
   readonly tool: string;
+  /** Set when its assignment is past what every gRPC library receives (see receiveFailure). */
+  readonly large?: LargeSend;
   resolve(output: string): void;
   reject(error: DispatchError): void;
 }
@@ -22,9 +25,13 @@ export interface ReceiveLimit {
   readonly bytes: number;
   /**
    * Which: its hello's max_receive_message_bytes, limits.worker_receive_bytes as ASSUMED (its
-   * hello does not say), or limits.max_message_bytes (what it said or is assumed to receive is larger).
+   * hello does not say), or limits.max_message_bytes (what it said or is assumed to receive is larger);
+   * or 'dropped': a worker of its id dropped its stream after an assignment it stated it receives.
    */
-  readonly from: 'hello' | 'assumed' | 'max_message_bytes';
+  readonly from: 'hello' | 'assumed' | 'max_message_bytes' | 'dropped';
+  /** When 'dropped': the bytes its hello states, and the size of the assignment it dropped its stream after. */
+  readonly said?: number;
+  readonly dropped?: number;
 }
 
 /** One connected worker: who it is, what it hosts, what it owes, and how to reach it. */
@@ -52,6 +59,12 @@ export interface WorkerLink {
   readonly maxUnsentBytes: number;
   /** No larger assignment is sent to it (its gRPC channel would refuse it and end the stream): see WorkerPool.assign. */
   readonly receiveLimit: ReceiveLimit;
-  send(assignment: WorkAssignment): void;
+  /**
+   * Kept to instead of receiveLimit once a worker of its id dropped its stream after an assignment
+   * within it (see ReceiveMemory): set by the pool.
+   */
+  lowered?: ReceiveLimit;
+  /** Writes `assignment` to the stream; `taken` runs once the transport took all of it. */
+  send(assignment: WorkAssignment, taken?: () => void): void;
   end(status?: EndStatus): void;
 }

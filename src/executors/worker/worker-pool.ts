@@ -5,11 +5,19 @@ import type { Logger } from '../../log';
 import type { AbortHook } from '../../pipeline/signals';
 import { workAssignmentBytes, workAssignmentBytesAtMost } from '../../server/work-assignment-codec';
 import { assignmentTooLargeError, noWorkerError, unreadReason, workerGoneError, workerToolError, type EndReason } from './worker-errors';
-import type { WorkerLink } from './worker-link';
+import type { ReceiveLimit, WorkerLink } from './worker-link';
 import { assignment, type AssignmentRequest } from './assignment-request';
+import { createReceiveMemory, droppedAfterAssignmentError, largeSend, receiveFailure, type ReceiveFailure } from './receive-failures';
 import type { DispatchError } from '../../errors';
 
 export type { AssignmentRequest };
+
+/** Why no worker connected here can take a call: its assignment (`bytes`) is past `limit`, the largest, of `workerId`. */
+export interface TooLargeAssignment {
+  readonly workerId: string;
+  readonly bytes: number;
+  readonly limit: ReceiveLimit;
+}
 
 /** Told when a (tenant, tool) gains its first local worker or loses its last. */
 export type HostedListener = (tenant: string, tool: string, hosted: boolean) => void;
@@ -17,7 +25,11 @@ export type HostedListener = (tenant: string, tool: string, hosted: boolean) => 
 /** The workers connected to this replica, and the assignments they hold. */
 export interface WorkerPool {
   add(link: WorkerLink): void;
-  /** Removes a worker; its unanswered assignments fail DURING with `why` (see workerGoneError). */
+  /**
+   * Removes a worker; its unanswered assignments fail DURING with `why` (see workerGoneError), but
+   * for the large one its worker most likely could not receive, when it ended the stream (see
+   * receiveFailure): that one fails for good, and its worker id is sent no such assignment again.
+   */
   remove(link: WorkerLink, why: string | EndReason): void;
   complete(link: WorkerLink, completion: Completion): void;
   hosts(tenant: string, tool: string): boolean;
@@ -25,10 +37,10 @@ export interface WorkerPool {
   /**
    * Runs a call on the least busy worker hosting it that can receive its assignment; rejects
    * UNAVAILABLE (before) when none hosts it, and with the reason on `abort`. When none can receive
-   * it (see WorkerLink.receiveLimit), returns `elsewhere(refusal)` (another replica's worker may),
-   * else rejects with the refusal, INVALID_ARGUMENTS (before).
+   * it (see WorkerLink.receiveLimit), returns `elsewhere(refusal, why)` (another replica's worker
+   * may), else rejects with the refusal, INVALID_ARGUMENTS (before).
    */
-  assign(request: AssignmentRequest, abort: AbortHook, elsewhere?: (refusal: DispatchError) => Promise<string>): Promise<string>;
+  assign(request: AssignmentRequest, abort: AbortHook, elsewhere?: (refusal: DispatchError, why: TooLargeAssignment) => Promise<string>): Promise<string>;
   onHostedChange(listener: HostedListener): void;
   /**
    * Server shutdown: the pool hosts nothing from now on (new calls are refused UNAVAILABLE before
@@ -102,10 +114,10 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   };
 
   /** The link to send `message` to, else undefined when none hosts the tool, else the refusal when none can receive it. */
-  function pick(tenant: string, tool: string, message: WorkAssignment): WorkerLink | undefined | { tooLarge: number; link: WorkerLink } {
+  function pick(tenant: string, tool: string, message: WorkAssignment): WorkerLink | undefined | { tooLarge: number; link: WorkerLink; limit: ReceiveLimit } {
     const candidates = linksOf(tenant, tool);
     if (!candidates || candidates.length === 0) return undefined;
-    let tooLarge: { tooLarge: number; link: WorkerLink } | undefined;
+    let tooLarge: { tooLarge: number; link: WorkerLink; limit: ReceiveLimit } | undefined;
     // Measured once, and only when some worker's limit is below what its lengths allow.
     const atMost = workAssignmentBytesAtMost(message);
     let bytes: number | undefined;
@@ -123,8 +135,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         (stuck ??= []).push(link);
         continue;
       }
-      if (atMost > link.receiveLimit.bytes && (bytes ??= workAssignmentBytes(message)) > link.receiveLimit.bytes) {
-        if (!tooLarge || link.receiveLimit.bytes > tooLarge.link.receiveLimit.bytes) tooLarge = { tooLarge: bytes, link };
+      const limit = link.lowered ?? link.receiveLimit;
+      if (atMost > limit.bytes && (bytes ??= workAssignmentBytes(message)) > limit.bytes) {
+        if (!tooLarge || limit.bytes > tooLarge.limit.bytes) tooLarge = { tooLarge: bytes, link, limit };
         continue;
       }
       // A link whose stream holds assignments it does not read is picked only when every other is too.
@@ -155,8 +168,17 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   }, options.sweepIntervalMs);
   sweep.unref();
 
+  const memory = createReceiveMemory();
+  /** The worker of `link` could not receive `failure`: every worker of its id is kept below it from now on. */
+  const learn = (link: WorkerLink, failure: ReceiveFailure) => {
+    memory.learn(link, failure);
+    for (const other of links) if (other.tenant === link.tenant && other.workerId === link.workerId) other.lowered = memory.lowered(other.tenant, other.workerId, other.receiveLimit);
+    options.logger.warn('a worker dropped its stream just after a large assignment, most likely larger than it can receive; it is sent none past 4 MiB until its hello says less', { worker: link.workerId, tenant: link.tenant, bytes: failure.bytes, stated: failure.limit.bytes });
+  };
+
   const pool: WorkerPool = {
     add(link) {
+      link.lowered = memory.lowered(link.tenant, link.workerId, link.receiveLimit);
       links.add(link);
       let tools = byTenant.get(link.tenant);
       if (!tools) byTenant.set(link.tenant, (tools = new Map()));
@@ -181,10 +203,12 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         }
       }
       if (tools.size === 0) byTenant.delete(link.tenant);
-      const pending = [...link.pending.values()];
+      const failure = reason.byWorker ? receiveFailure(link) : undefined;
+      if (failure) learn(link, failure);
+      const pending = [...link.pending];
       link.pending.clear();
       link.overdue.clear();
-      for (const p of pending) p.reject(workerGoneError(p.tool, link.workerId, reason));
+      for (const [id, p] of pending) p.reject(id === failure?.assignmentId ? droppedAfterAssignmentError(p.tool, link.workerId, failure) : workerGoneError(p.tool, link.workerId, reason));
     },
     complete(link, completion) {
       const pending = link.pending.get(completion.assignmentId);
@@ -213,9 +237,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       const link = draining ? undefined : pick(request.tenant, request.tool, message);
       if (!link) return Promise.reject(noWorkerError(request.tool));
       if ('tooLarge' in link) {
-        const { tooLarge, link: largest } = link;
-        const refusal = assignmentTooLargeError(request.tool, largest.workerId, tooLarge, Buffer.byteLength(request.argumentsJson), largest.receiveLimit);
-        return elsewhere ? elsewhere(refusal) : Promise.reject(refusal);
+        const { tooLarge, link: largest, limit } = link;
+        const refusal = assignmentTooLargeError(request.tool, largest.workerId, tooLarge, Buffer.byteLength(request.argumentsJson), limit);
+        return elsewhere ? elsewhere(refusal, { workerId: largest.workerId, bytes: tooLarge, limit }) : Promise.reject(refusal);
       }
       return new Promise<string>((resolve, reject) => {
         let sent = false;
@@ -233,8 +257,10 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
           endIfDrained(link);
         };
         let unsubscribe: () => void = () => undefined;
+        const large = largeSend(message);
         link.pending.set(assignmentId, {
           tool: request.tool,
+          large,
           resolve: (output) => (unsubscribe(), resolve(output)),
           reject: (error) => (unsubscribe(), reject(error)),
         });
@@ -243,7 +269,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         if (!link.pending.has(assignmentId)) return;
         sent = true;
         sentAt = Date.now();
-        link.send(message);
+        link.send(message, large && (() => (large.takenAt = Date.now())));
       });
     },
     onHostedChange(listener) {

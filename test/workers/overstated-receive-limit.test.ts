@@ -1,0 +1,154 @@
+// A worker whose hello OVERSTATED its receive limit (said 64 MiB; its channel receives gRPC's
+// default 4 MiB) was sent a 5 MB assignment: its own gRPC library refused it (RESOURCE_EXHAUSTED on
+// the worker's side) and ended the stream. The call was told "disconnected", recoverable, so it was
+// retried ("no worker is connected"), and the same worker, reconnected with the same hello, was
+// sent it again. Now the call that carried it fails for good, saying the worker dropped its stream
+// after an assignment of that size and should state a true max_receive_message_bytes (DURING: the
+// worker may have run it), and dispatch sends that worker id no assignment past 4 MiB again, while
+// its hello says the same; calls in flight beside it stay recoverable, as before.
+import { create } from '@bufbuild/protobuf';
+import type * as grpc from '@grpc/grpc-js';
+import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
+import { Effect } from '../../gen/dispatch/v1/tool_pb';
+import { WorkerMessageSchema, type WorkAssignment, type WorkerMessage } from '../../gen/dispatch/v1/worker_pb';
+import { createWorkerClient } from '../../src/client';
+import { startApp, type TestDispatch } from '../helpers/servers';
+import { eventually } from './worker-harness';
+
+jest.setTimeout(30_000);
+
+const MiB = 1024 * 1024;
+const LIMITS = `limits: { max_argument_bytes: ${6 * MiB}, max_message_bytes: ${64 * MiB} }\n`;
+const tool = (name: string, effect = Effect.READ_ONLY) => ({ name, effect, description: 'counts characters', inputSchema: '{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}' });
+
+/**
+ * A worker whose channel receives `receives` bytes and whose hello says `says`: it answers each
+ * assignment with its argument's length, but holds those whose text starts with "hold".
+ */
+function startWorker(address: string, id: string, receives: number, says: number, tools = [tool('w_count')]) {
+  const client = createWorkerClient(address, undefined, { 'grpc.max_receive_message_length': receives });
+  const call = client.work();
+  const assignments: WorkAssignment[] = [];
+  let ended: grpc.StatusObject | undefined;
+  const send = (init: Parameters<typeof create<typeof WorkerMessageSchema>>[1]) => ended === undefined && call.write(create(WorkerMessageSchema, init) satisfies WorkerMessage);
+  const heartbeat = setInterval(() => send({ msg: { case: 'heartbeat', value: {} } }), 200);
+  call.on('status', (status: grpc.StatusObject) => {
+    ended = status;
+    clearInterval(heartbeat);
+  });
+  call.on('error', () => undefined);
+  call.on('data', (a: WorkAssignment) => {
+    if (a.cancel) return;
+    assignments.push(a);
+    const text = (JSON.parse(a.call!.arguments) as { text: string }).text;
+    if (!text.startsWith('hold')) send({ msg: { case: 'completion', value: { assignmentId: a.assignmentId, output: JSON.stringify({ worker: id, chars: text.length }) } } });
+  });
+  send({ msg: { case: 'hello', value: { workerId: id, tools, maxReceiveMessageBytes: says } } });
+  return {
+    assignments,
+    ended: () => ended,
+    stop() {
+      clearInterval(heartbeat);
+      call.cancel();
+      client.close();
+    },
+  };
+}
+
+let t: TestDispatch;
+let stops: (() => void)[] = [];
+beforeEach(async () => {
+  t = await startApp(LIMITS);
+  stops = [];
+});
+afterEach(async () => {
+  for (const stop of stops) stop();
+  await t.close();
+});
+
+const worker = async (id: string, receives: number, says: number, tools = [tool('w_count')]) => {
+  const w = startWorker(t.address, id, receives, says, tools);
+  stops.push(w.stop);
+  // Its tools stay registered once it leaves: a worker reconnecting is awaited by its calls.
+  await eventually(async () => {
+    const names = (await t.registry.listTools({})).tools.map((x) => x.name);
+    return tools.every((x) => names.includes(x.name));
+  }, 5_000, `worker ${id} to register`);
+  return w;
+};
+const call = async (session: string, text: string, name = 'w_count') => {
+  const { results } = await t.dispatch.dispatch({ sessionId: session, calls: [{ id: `c-${text.length}`, name, arguments: JSON.stringify({ text }) }] });
+  return results[0]!;
+};
+const DROPPED = /^worker "liar" hosting "w_count" dropped its stream just after it was sent this call's assignment of 50001\d\d bytes, most likely larger than it can receive \(its hello said max_receive_message_bytes 67108864\); the call may or may not have run\. The worker should state a true max_receive_message_bytes in its hello \(what its channel's grpc\.max_receive_message_length allows\); until it does, dispatch sends it no assignment over 4194304 bytes \(gRPC's default receive limit\)$/;
+
+test('the call whose assignment a worker could not receive fails for good, saying so; that worker id is then sent no such assignment', async () => {
+  const liar = await worker('liar', 4 * MiB, 64 * MiB);
+  expect(await call('s', 'a'.repeat(10))).toMatchObject({ isError: false, output: '{"worker":"liar","chars":10}' });
+  const big = await call('s', 'a'.repeat(5_000_000));
+  expect(big.isError).toBe(true);
+  expect(big.error?.kind).toBe(ErrorKind.UNAVAILABLE);
+  expect(big.error?.message).toMatch(DROPPED);
+  expect(big.error?.message).not.toContain('not executed');
+  expect(big.error?.recoverable).toBe(false);
+  // Not retried: the retry was told "no worker is connected", or sent it to the same kind of worker.
+  expect(big.attempts).toBe(1);
+  await eventually(() => liar.ended() !== undefined, 5_000, 'the worker stream to end');
+  expect(liar.assignments).toHaveLength(1);
+
+  // Reconnected with the same hello: the large call is refused before anything is sent.
+  const again = await worker('liar', 4 * MiB, 64 * MiB);
+  await eventually(async () => (await call('s2', 'b'.repeat(3))).output === '{"worker":"liar","chars":3}', 5_000, 'the worker to take calls again');
+  const refused = await call('s', 'a'.repeat(5_000_000));
+  expect(refused.error?.kind).toBe(ErrorKind.INVALID_ARGUMENTS);
+  expect(refused.error?.message).toMatch(
+    /over the 4194304 bytes \(4 MiB\) that worker "liar" hosting "w_count" is known to receive \(it dropped its stream after an assignment of 50001\d\d bytes, though its hello says max_receive_message_bytes 67108864\); it was not sent and the tool was not executed\. To allow it, have the worker state a true max_receive_message_bytes in its hello/,
+  );
+  expect(again.assignments.map((a) => a.call!.arguments.length)).toEqual([14]);
+  expect(again.ended()).toBeUndefined();
+
+  // A worker that can take it is picked over it.
+  await worker('honest', 64 * MiB, 64 * MiB);
+  await eventually(async () => (await call('s3', 'a'.repeat(5_000_000))).output === '{"worker":"honest","chars":5000000}', 5_000, 'the honest worker to take the large call');
+  expect(again.ended()).toBeUndefined();
+});
+
+test('a side-effecting call that dropped the stream is not said to be unexecuted; a call in flight beside it stays recoverable', async () => {
+  const liar = await worker('liar', 4 * MiB, 64 * MiB, [tool('w_count'), tool('w_pay', Effect.SIDE_EFFECT)]);
+  const held = t.dispatch.dispatch({ sessionId: 'h', calls: [{ id: 'held', name: 'w_count', arguments: JSON.stringify({ text: 'hold on' }) }] });
+  await eventually(() => liar.assignments.length === 1, 5_000, 'the held call to reach the worker');
+  const big = await call('p', 'a'.repeat(5_000_000), 'w_pay');
+  expect(big.error?.kind).toBe(ErrorKind.UNAVAILABLE);
+  expect(big.error?.message).toMatch(/^worker "liar" hosting "w_pay" dropped its stream just after it was sent this call's assignment of 50001\d\d bytes, most likely larger than it can receive/);
+  expect(big.error?.recoverable).toBe(false);
+  expect(JSON.parse(big.output)).toMatchObject({ recoverable: false, suggestion: expect.stringMatching(/^The call may or may not have run: if it changes anything, verify its effect before calling again\./) });
+  // Told "disconnected", recoverable, as before: retried, and the retry finds no worker.
+  const other = (await held).results[0]!;
+  expect(other.attempts).toBe(2);
+  expect(other.error?.message).toBe('no worker is connected for tool "w_count"; the call was not executed');
+  expect(other.error?.recoverable).toBe(true);
+});
+
+test('a worker that received a large assignment and ends its stream later is not blamed for it; a lower hello is believed anew', async () => {
+  const honest = await worker('honest', 64 * MiB, 64 * MiB);
+  const held = call('h', `hold${'a'.repeat(5_000_000)}`);
+  await eventually(() => honest.assignments.length === 1, 5_000, 'the large call to reach the worker');
+  // Past RECEIVE_FAILURE_MS: the worker had received it, and crashes for its own reasons.
+  await new Promise((r) => setTimeout(r, 3_500));
+  honest.stop();
+  const result = await held;
+  expect(result.attempts).toBe(2);
+  expect(result.error?.message).toBe('no worker is connected for tool "w_count"; the call was not executed');
+
+  // The same id, sent large calls again.
+  const back = await worker('honest', 64 * MiB, 64 * MiB);
+  await eventually(async () => (await call('s', 'a'.repeat(5_000_000))).output === '{"worker":"honest","chars":5000000}', 5_000, 'the worker to take the large call');
+  back.stop();
+
+  // One that dropped its stream, then states a lower limit: its own statement is kept to.
+  await worker('liar', 4 * MiB, 64 * MiB);
+  expect((await call('d', 'a'.repeat(5_000_000))).error?.message).toMatch(/dropped its stream just after/);
+  const fixed = await worker('liar', 5.5 * MiB, 5.5 * MiB);
+  await eventually(async () => (await call('f', 'a'.repeat(5_000_000))).output === '{"worker":"liar","chars":5000000}', 5_000, 'the corrected worker to take the large call');
+  expect(fixed.ended()).toBeUndefined();
+});

@@ -60,7 +60,7 @@ export function cameEarly(streak: LoopStreak, ownRetry: boolean, toldInTurn: boo
 /** Notes that `op`'s record told a wait in this turn (see cameEarly); true when `op` had one already. */
 export function toldInTurn(turn: TurnContext, op: string, record?: FinishAttempt['record']): boolean {
   const told = turn.toldWaits?.has(op) ?? false;
-  if (record?.waitMs !== undefined) turn.toldWaits?.add(op);
+  if (record?.waitMs !== undefined) (turn.toldWaits ??= new Set()).add(op);
   return told;
 }
 

@@ -59,8 +59,9 @@ export interface TurnContext {
   /**
    * The loop ops a call of this turn was told to call again later for (shared by the turn's waves):
    * another call of the op in the turn was sent before that answer, so it is not early (loop-block.ts).
+   * Made at the first wait told when absent (a copy of the turn makes its own: share one made before).
    */
-  readonly toldWaits?: Set<string>;
+  toldWaits?: Set<string>;
 }
 
 /** Gives up a resource an attempt held. */

@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { MAX_TIMER_MS } from '../options/limits';
 import { DEADLINES, type Deadline } from './deadlines';
+import { abortScope, onScopeAbort, ScopeSignal } from './scope-signal';
 
 /**
  * The abort reason of an attempt whose time ran out (runGuarded's deadline, linkSignal's timer):
@@ -64,30 +65,6 @@ interface Cancellation {
 
 const cancellations = new WeakMap<AbortSignal, Cancellation>();
 
-/**
- * The signal of an {@link AbortScope}: a flag, a reason and a set of callbacks. The AbortSignal
- * behind it is made only if someone asks for one; creating an AbortController for every RPC
- * measured ~3% of the server's CPU per Dispatch.
- */
-class ScopeSignal implements TurnSignal {
-  aborted = false;
-  reason: unknown = undefined;
-  /** Made on the first subscription: most scopes (an attempt's) never get one. */
-  callbacks: Set<() => void> | undefined;
-  controller: AbortController | undefined;
-}
-
-/** Aborts a scope's signal: its AbortSignal if one was made, then its subscribers, once. */
-function abortScope(signal: ScopeSignal, reason: unknown): void {
-  if (signal.aborted) return;
-  signal.aborted = true;
-  signal.reason = reason ?? new DOMException('This operation was aborted', 'AbortError');
-  signal.controller?.abort(signal.reason);
-  const callbacks = signal.callbacks;
-  signal.callbacks = undefined;
-  if (callbacks) for (const cb of callbacks) cb();
-}
-
 /** A real AbortSignal for `signal`, made on first request for a scope's signal. */
 export function toAbortSignal(signal: TurnSignal): AbortSignal {
   if (!(signal instanceof ScopeSignal)) return signal as AbortSignal;
@@ -112,11 +89,7 @@ export function onAbort(signal: TurnSignal, callback: () => void): () => void {
   // Aborted already, its abort will not come again: the callback runs on the next microtask
   // (after the caller has finished subscribing), unless unsubscribed first.
   if (signal.aborted) return abortedAlready(callback);
-  if (signal instanceof ScopeSignal) {
-    const callbacks = (signal.callbacks ??= new Set());
-    callbacks.add(callback);
-    return () => void callbacks.delete(callback);
-  }
+  if (signal instanceof ScopeSignal) return onScopeAbort(signal, callback);
   const target = signal as AbortSignal;
   let cancellation = cancellations.get(target);
   if (!cancellation) {
@@ -143,7 +116,7 @@ function abortedAlready(callback: () => void): () => void {
 
 /** How many {@link onAbort} subscribers `signal` holds (to check that none outlive their work). */
 export function abortSubscribers(signal: TurnSignal): number {
-  return signal instanceof ScopeSignal ? (signal.callbacks?.size ?? 0) : (cancellations.get(signal as AbortSignal)?.callbacks.size ?? 0);
+  return signal instanceof ScopeSignal ? (signal.first ? 1 : 0) + (signal.callbacks?.size ?? 0) : (cancellations.get(signal as AbortSignal)?.callbacks.size ?? 0);
 }
 
 /** An abort that its owner triggers, and its signal. */

@@ -138,6 +138,7 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
     const timer = deadline === Infinity ? undefined : DEADLINES.add(Math.max(0, deadline - Date.now()), abort);
     const traceparent = call.metadata.get('traceparent')[0]?.toString();
     const observer = deps.observer.turn({ tenant, sessionId: request.sessionId, turn: request.turn, traceparent, callCount: request.calls.length });
+    const parallel = request.mode === DispatchMode.PARALLEL && request.calls.length >= 2 && options.parallel;
     const turn: TurnContext = {
       tenant,
       sessionId: request.sessionId,
@@ -152,10 +153,11 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
       observer,
       traceparent,
       scope: { tenant, sessionId: request.sessionId },
-      toldWaits: new Set(),
+      // A parallel turn's waves copy the turn, so share the set made now; a sequential turn makes
+      // it at its first wait told (toldInTurn): few turns are told one.
+      toldWaits: parallel ? new Set() : undefined,
     };
     try {
-      const parallel = request.mode === DispatchMode.PARALLEL && request.calls.length >= 2 && options.parallel;
       const results = parallel ? await parallel(deps, turn, request) : await dispatchSequential(deps, turn, request);
       await fitResponse(results, deps.limits.maxResponseBytes, deps, turn.scope!);
       observer.end();

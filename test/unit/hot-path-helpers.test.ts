@@ -1,7 +1,7 @@
 import { create, toBinary } from '@bufbuild/protobuf';
 import fc from 'fast-check';
 import { ToolResultSchema } from '../../gen/dispatch/v1/dispatch_pb';
-import { createAbortScope, delay, onAbort, runGuarded, toAbortSignal, toolResult } from '../../src/pipeline';
+import { abortSubscribers, createAbortScope, delay, onAbort, runGuarded, toAbortSignal, toolResult } from '../../src/pipeline';
 import { unlessAborted } from '../../src/pipeline/signals';
 
 describe('toolResult: a ToolResult without create()', () => {
@@ -80,6 +80,26 @@ describe('createAbortScope: a turn signal without an AbortController', () => {
     expect(runs).toBe(1);
     expect(scope.signal.aborted).toBe(true);
     expect((scope.signal.reason as Error).name).toBe('AbortError');
+  });
+
+  it('runs each subscriber once, in subscription order, whether it took the first slot or the Set', () => {
+    const scope = createAbortScope();
+    const heard: string[] = [];
+    const a = () => heard.push('a');
+    const b = () => heard.push('b');
+    const offA = onAbort(scope.signal, a);
+    onAbort(scope.signal, a); // again: still once, as a Set would hold it
+    onAbort(scope.signal, b);
+    expect(abortSubscribers(scope.signal)).toBe(2);
+    offA();
+    onAbort(scope.signal, () => heard.push('c'));
+    expect(abortSubscribers(scope.signal)).toBe(2);
+    const offD = onAbort(scope.signal, () => heard.push('d'));
+    offD();
+    offA(); // a second unsubscribe removes nothing else
+    scope.abort();
+    expect(heard).toEqual(['b', 'c']);
+    expect(abortSubscribers(scope.signal)).toBe(0);
   });
 
   it('gives a real AbortSignal on request, which aborts with the scope (before or after)', () => {

@@ -1,5 +1,6 @@
 import type { SessionScope } from '../store';
 import { TenantShares, type SharedEntry } from '../store/tenant-shares';
+import { LegacyResourceNames } from './memo-legacy-names';
 import { MemoMarks, resourceGroup } from './memo-marks';
 
 /** Options of {@link createMemoCache}. */
@@ -73,7 +74,8 @@ export interface MemoCache {
    * name is kept (up to maxEntries of them, an equal share per tenant: the part of the name before
    * its first NUL, '' for none) whether or not anything read it: pass a short one (memoize hashes
    * a long `resource_key` value, after its tenant). One forgotten reads as the largest generation
-   * its tenant forgot, so a read begun before is never cached.
+   * its tenant forgot, so a read begun before is never cached. A hashed name as a replica older
+   * than this one gives it (the hash alone) names the resource this one reads (memo-legacy-names.ts).
    */
   evictResource(resource: string): number;
   /**
@@ -136,6 +138,8 @@ export function createMemoCache(options: MemoCacheOptions = {}): MemoCache {
   // is not cached and an entry checked before is not served (a miss, never a stale hit).
   const generations = new MemoMarks(maxEntries);
   const endedAt = new MemoMarks(maxEntries);
+  // An old replica's write of a hashed resource, heard by its old name (see memo-legacy-names.ts).
+  const legacyNames = new LegacyResourceNames(maxEntries, (resource) => void dropResource(resource));
   const endedSince = (scope: SessionScope, count: number): boolean => count < endedAt.forgotten(scope.tenant) || (endedAt.last(scope.tenant, scope.sessionId) ?? 0) > count;
   /** Whether an entry's session ended since it was checked; a live one is checked again now. */
   const ended = (entry: Entry): boolean => {
@@ -159,6 +163,12 @@ export function createMemoCache(options: MemoCacheOptions = {}): MemoCache {
   };
   /** Evicts an entry TenantShares chose (always the one its key holds: one replaced was uncounted first). */
   const evict = (entry: Entry) => (entries.get(entry.key) === entry ? remove(entry.key) : void shares.delete(entry));
+
+  /** Bumps the generation of `resource` and drops every entry that read it (see evictResource). */
+  const dropResource = (resource: string): number => {
+    generations.mark(resourceGroup(resource), resource);
+    return removeAll(byResource.keys(resource));
+  };
 
   /** The entry of `key` if it may be served; one gone stale is removed. */
   const live = (key: string): Entry | undefined => {
@@ -195,16 +205,16 @@ export function createMemoCache(options: MemoCacheOptions = {}): MemoCache {
       // Past a bound, down to nine tenths of it: the dead first, then the least recently used of the tenants over an equal share.
       if (shares.over) shares.trim(entry, t, evict, gone);
     },
-    generation: (resource) => generations.at(resourceGroup(resource), resource),
+    generation(resource) {
+      legacyNames.note(resource);
+      return generations.at(resourceGroup(resource), resource);
+    },
     sessionEnds: (tenant) => (tenant === undefined ? endedAt.marks : endedAt.newest(tenant)),
     reading(tenant) {
       generations.touch(tenant);
       endedAt.touch(tenant);
     },
-    evictResource(resource) {
-      generations.mark(resourceGroup(resource), resource);
-      return removeAll(byResource.keys(resource));
-    },
+    evictResource: (resource) => dropResource(legacyNames.current(resource)),
     endSession(scope) {
       endedAt.mark(scope.tenant, scope.sessionId);
     },
@@ -215,6 +225,7 @@ export function createMemoCache(options: MemoCacheOptions = {}): MemoCache {
       byResource.clear();
       generations.clear();
       endedAt.clear();
+      legacyNames.clear();
     },
   };
 }

@@ -2,6 +2,7 @@ import { canonicalJson, readPointer } from '../json';
 import { memoStillServes, type Middleware } from '../pipeline';
 import { hashKeyMaterial } from '../store';
 import type { MemoCache } from './memo-cache';
+import { legacyResourceName } from './memo-legacy-names';
 
 /** A resource name up to this many characters is kept as it is, unhashed. */
 const RESOURCE_NAME_MAX = 256;
@@ -45,6 +46,9 @@ export function memoize(cache: MemoCache, written?: (resource: string) => void):
       return next(invocation).finally(() => {
         cache.evictResource(resource);
         written?.(resource);
+        // Under its old name too, for replicas not yet upgraded (see memo-legacy-names.ts).
+        const legacy = legacyResourceName(resource);
+        if (legacy !== undefined) written?.(legacy);
       });
     }
     // An entry peeked before the store step (the attempt took no slot or turn) is served though it

@@ -4,6 +4,7 @@ import type { Logger } from '../../log';
 import type { RedisClient } from './connect';
 import { aclProblem, warnMisconfigured, type ConfigContext } from './misconfiguration';
 import { registryKeys, sessionKeys } from './session-keys';
+import { failureReason } from './store-call';
 
 /**
  * Whether the ACL lets dispatch's user do its work, asked once the connection is ready: a user
@@ -95,7 +96,8 @@ type Sender = { sendCommand(command: { reject: (error: Error) => void }, ...rest
 const watched = new WeakSet<object>();
 
 /**
- * Logs a command Redis refused for the ACL (NOPERM) as the ACL problem it is, naming the user and
+ * Logs a command Redis refused for the ACL (NOPERM, or on Redis 7.0 a script's command the ACL
+ * denies, answered ERR: failureReason tells both) as the ACL problem it is, naming the user and
  * the rules dispatch needs, at most once a minute (warnMisconfigured): the call itself fails as
  * it did (STORE_UNAVAILABLE), its own log line saying the command.
  */
@@ -107,7 +109,7 @@ export function warnRefusedCommands(client: RedisClient, ctx: ConfigContext, log
       watched.add(command);
       const reject = command.reject;
       command.reject = (error: Error) => {
-        if (/^NOPERM/i.test(error?.message ?? '')) warnMisconfigured(logger, aclProblem(undefined, ctx), { mode: ctx.target.mode, error: error.message });
+        if (failureReason(error) === 'permission') warnMisconfigured(logger, aclProblem(undefined, ctx), { mode: ctx.target.mode, error: error.message });
         reject(error);
       };
     }

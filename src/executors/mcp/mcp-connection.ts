@@ -86,7 +86,8 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
   let transport: McpTransport | undefined;
   /** The client of the one connection attempt under way (the loop is in `connect`). */
   let attempt: Client | undefined;
-  const open = createOpenClients();
+  // A retired client's watches end with it: none keeps its objects or pings it (see Liveness.forget).
+  const open = createOpenClients({ onRetire: (from) => liveness.forget(from) });
   let failures = 0;
   /** How many connections were dropped for passing a bound of mcp-request-guard (reset by a successful call). */
   let abuses = 0;
@@ -273,20 +274,20 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
         // A call aborted by the client's cancel or deadline is not followed by a ping at once (a
         // busy server is not at fault); it is watched until the tool's timeout would have passed.
         if (ctx.signal.aborted) {
-          if (ctx.timedOut?.() === true) liveness.probe(current);
+          if (ctx.timedOut?.() === true) liveness.probe(current, sentAt);
           else if (sentAt !== undefined && ctx.timeoutMs !== undefined) liveness.abandoned(current, sentAt, ctx.timeoutMs);
           throw error;
         }
         const failure = classifyMcpError(error, server, target);
         if (failure.broken) dropped(current, failure.error.message);
-        else if (failure.error.kind === ErrorKind.TIMEOUT) liveness.probe(current);
+        else if (failure.error.kind === ErrorKind.TIMEOUT) liveness.probe(current, sentAt);
         throw failure.error;
       } finally {
         done?.();
         link.release();
       }
     },
-    diagnostics: () => ({ ...clientDiagnostics(client, transport), openClients: open.size() }),
+    diagnostics: () => ({ ...clientDiagnostics(client, transport), ...liveness.diagnostics(client), openClients: open.size() }),
     async close() {
       setState('closed');
       liveness.close();

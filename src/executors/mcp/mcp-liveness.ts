@@ -20,14 +20,36 @@ export interface Liveness {
   sent(from: Client, deadline: number): () => void;
   /**
    * Notes a call on `from` sent at `sentAt` (epoch ms) and abandoned unanswered by its client:
-   * `from` is probed once the tool's `timeoutMs` has passed since then unless a response came first.
+   * `from` is probed once the tool's `timeoutMs` has passed since then unless it answered a call first.
    */
   abandoned(from: Client, sentAt: number, timeoutMs: number): void;
-  /** Checks `from` after a call on it got no answer within the tool's own timeout. */
-  probe(from: Client): void;
+  /**
+   * Checks `from` after a call on it, sent at `sentAt` (epoch ms), got no answer within the tool's
+   * own timeout: one more such call (a strike) unless the server answered a call since `sentAt`.
+   */
+  probe(from: Client, sentAt?: number): void;
+  /** Ends at once every watch and check of `from`, retired or closed: none holds it or pings it. */
+  forget(from: Client): void;
+  /** Counts of what is held (abandoned calls watched, checks, call requests awaiting an answer), for checking nothing outlives its client. */
+  diagnostics(current: Client | undefined): Record<string, number>;
   /** Cancels a check waiting on calls in flight. */
   close(): void;
 }
+
+/**
+ * How many calls on a server may reach their timeout, with no call answered by it since each was
+ * sent, before a server that still answers pings counts as wedged: its calls queue behind one
+ * hung inside it (a server running one call at a time, or out of its workers) and every later
+ * call times out, however long it runs. Dropped then (it is started again), as a hung server is.
+ */
+export const WEDGED_AFTER = 3;
+
+/**
+ * Most ids of a client's call requests kept to tell a call's answer from a ping's. An abandoned
+ * call may never be answered (the SDK's server drops a cancelled request's answer): past this,
+ * the oldest ids are forgotten (their late answer no longer counts as a call answered).
+ */
+const MAX_TRACKED_CALLS = 1_024;
 
 /** A call abandoned by its client, watched until its tool's timeout. */
 interface Watch {
@@ -39,8 +61,20 @@ interface Check {
   readonly from: Client;
   /** When its ping was sent: a response from the server after it proves the server alive. */
   readonly since: number;
+  /**
+   * What proves the server well: 'any' response (is it alive?), or once it answered the ping with
+   * WEDGED_AFTER strikes, only a 'call' answered (is it serving calls?).
+   */
+  proof: 'any' | 'call';
   timer?: NodeJS.Timeout;
 }
+
+type Id = string | number;
+/** The id of `message` if it is a request (`method` and `id`) for `method`, else undefined. */
+const requestId = (message: unknown, method: string): Id | undefined => {
+  const m = message as Record<string, unknown> | null;
+  return m !== null && typeof m === 'object' && m.method === method && (typeof m.id === 'string' || typeof m.id === 'number') ? m.id : undefined;
+};
 
 /** Whether `message` is a response (an answer to one of our requests), not a notification or a request. */
 function isResponse(message: unknown): boolean {
@@ -56,19 +90,34 @@ function isResponse(message: unknown): boolean {
  * unanswered has passed its own deadline. A server that serves one request at a time cannot
  * answer a ping while it works on a long call: dropping it then failed every other call in flight
  * on it (another session's, which the server had not even read) as lost mid-request.
- * Notifications prove nothing: a server stuck on one request may keep sending them. A call its
+ * Notifications prove nothing: a server stuck on one request may keep sending them. Progress
+ * included: dispatch asks for none (its calls carry no progressToken, so a server may send none),
+ * and a call past its timeout_ms is past the most the MCP spec says to wait whatever the progress.
+ * A call its
  * client abandoned (cancel, a deadline shorter than the tool's timeout) is still watched: with no
- * response by the tool's timeout since it was sent, the server is pinged (a hung server is found
- * though every client gives up first; a busy one answered something meanwhile).
+ * call answered by the tool's timeout since it was sent, the server is pinged (a hung server is
+ * found though every client gives up first; a busy one answered a call meanwhile).
+ *
+ * A response proves the process alive, not that it serves calls: a server that answers pings
+ * while its calls queue behind one hung inside it (ignoring the cancel the SDK sends) answers
+ * every ping, and every call on it times out for as long as it runs. Each call that reaches its
+ * timeout with no call answered since it was sent is a strike, and a call answered clears them;
+ * at WEDGED_AFTER strikes a ping answered is not enough: the server is dropped unless it answers
+ * a call before the calls in flight pass their deadlines.
  */
 export function createLiveness(options: LivenessOptions): Liveness {
   const heardAt = new WeakMap<Client, number>();
+  /** When the server last answered a call (tools/call), and the ids of its calls awaiting an answer. */
+  const answeredAt = new WeakMap<Client, number>();
+  const callIds = new WeakMap<Client, Set<Id>>();
+  const strikes = new WeakMap<Client, number>();
   const inFlight = new Set<{ readonly from: Client; readonly deadline: number }>();
-  /** Abandoned calls waiting for their tool's timeout, each ended by a response from its client's server. */
+  /** Abandoned calls waiting for their tool's timeout, each ended by a call answered by its client's server, or its client's retirement. */
   const watches = new Set<Watch>();
   let check: Check | undefined;
 
-  const heardSince = (c: Check) => (heardAt.get(c.from) ?? -1) >= c.since;
+  const heardSince = (c: Check) => ((c.proof === 'any' ? heardAt : answeredAt).get(c.from) ?? -1) >= c.since;
+  const answeredSince = (from: Client, at: number) => (answeredAt.get(from) ?? -1) >= at;
   const end = (c: Check) => {
     clearTimeout(c.timer);
     if (check === c) check = undefined;
@@ -90,7 +139,8 @@ export function createLiveness(options: LivenessOptions): Liveness {
     const wait = until - Date.now();
     if (wait <= 0) {
       end(c);
-      if (!heardSince(c) && options.isCurrent(c.from)) options.drop(c.from, until === 0 ? why : `${why}, nor anything until the calls in flight then passed their deadlines`);
+      const nor = c.proof === 'any' ? 'nor anything' : 'nor answered a call';
+      if (!heardSince(c) && options.isCurrent(c.from)) options.drop(c.from, until === 0 ? why : `${why}, ${nor} until the calls in flight then passed their deadlines`);
       return;
     }
     clearTimeout(c.timer);
@@ -103,15 +153,33 @@ export function createLiveness(options: LivenessOptions): Liveness {
 
   const liveness: Liveness = {
     watch(from, transport) {
+      const calls = new Set<Id>();
+      callIds.set(from, calls);
+      const send = transport.send.bind(transport);
+      transport.send = (message, sendOptions) => {
+        const id = requestId(message, 'tools/call');
+        if (id !== undefined) {
+          calls.add(id);
+          if (calls.size > MAX_TRACKED_CALLS) calls.delete(calls.values().next().value!);
+        }
+        return send(message, sendOptions);
+      };
       const start = transport.start.bind(transport);
       transport.start = () => {
         const deliver = transport.onmessage;
         transport.onmessage = (message, extra) => {
           if (isResponse(message)) {
-            heardAt.set(from, Date.now());
-            // Proof of life: a check waiting on calls in flight ends here, and so do abandoned calls' watches.
-            if (check?.from === from && check.timer !== undefined) end(check);
-            for (const w of watches) if (w.from === from) unwatch(w);
+            const now = Date.now();
+            heardAt.set(from, now);
+            const call = calls.delete((message as { id: Id }).id);
+            if (call) {
+              answeredAt.set(from, now);
+              strikes.delete(from);
+              // It serves calls: abandoned calls' watches end here.
+              for (const w of watches) if (w.from === from) unwatch(w);
+            }
+            // Proof of life: a check waiting on calls in flight ends here (a wedged one's, on a call answered).
+            if (check?.from === from && check.timer !== undefined && (call || check.proof === 'any')) end(check);
           }
           deliver?.(message, extra);
         };
@@ -124,7 +192,7 @@ export function createLiveness(options: LivenessOptions): Liveness {
       return () => void inFlight.delete(call);
     },
     abandoned(from, sentAt, timeoutMs) {
-      if (!options.isCurrent(from) || (heardAt.get(from) ?? -1) >= sentAt) return;
+      if (!options.isCurrent(from) || answeredSince(from, sentAt)) return;
       const w: Watch = { from };
       watches.add(w);
       const due = sentAt + timeoutMs;
@@ -136,20 +204,34 @@ export function createLiveness(options: LivenessOptions): Liveness {
           return;
         }
         unwatch(w);
-        if ((heardAt.get(from) ?? -1) < sentAt) liveness.probe(from);
+        if (!answeredSince(from, sentAt)) liveness.probe(from, sentAt);
       };
       wait();
     },
-    probe(from) {
+    probe(from, sentAt) {
       if (check !== undefined && !options.isCurrent(check.from)) end(check);
-      if (check !== undefined || !options.isCurrent(from)) return;
-      const c: Check = { from, since: Date.now() };
+      if (!options.isCurrent(from)) return;
+      if (sentAt !== undefined && !answeredSince(from, sentAt)) strikes.set(from, (strikes.get(from) ?? 0) + 1);
+      if (check !== undefined) return;
+      const c: Check = { from, since: Date.now(), proof: 'any' };
       check = c;
       from.ping({ timeout: options.pingTimeoutMs }).then(
-        () => end(c),
+        () => {
+          const n = strikes.get(from) ?? 0;
+          if (n < WEDGED_AFTER || check !== c) return end(c);
+          c.proof = 'call';
+          decide(c, `it answered a ping but none of the last ${n} calls on it, each unanswered at its timeout (a call hung inside the server may hold the rest)`);
+        },
         (error: Error) => decide(c, `it did not answer a ping within ${options.pingTimeoutMs} ms after a call got no answer (${error.message})`),
       );
     },
+    forget(from) {
+      if (check?.from === from) end(check);
+      for (const w of watches) if (w.from === from) unwatch(w);
+      callIds.get(from)?.clear();
+      strikes.delete(from);
+    },
+    diagnostics: (current) => ({ livenessWatches: watches.size, livenessChecks: check === undefined ? 0 : 1, callsAwaitingAnswer: current ? (callIds.get(current)?.size ?? 0) : 0 }),
     close() {
       if (check) end(check);
       for (const w of watches) unwatch(w);

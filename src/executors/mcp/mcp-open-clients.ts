@@ -46,14 +46,21 @@ interface Entry {
   pid?: number;
 }
 
+/** Hooks of a connection's open clients. */
+export interface OpenClientsOptions {
+  /** Told once per client, when it is retired or seen closed (whichever comes first). */
+  readonly onRetire?: (client: Client) => void;
+}
+
 /** Creates the (empty) set of a connection's open clients. */
-export function createOpenClients(): OpenClients {
+export function createOpenClients(options: OpenClientsOptions = {}): OpenClients {
   const open = new Map<Client, Entry>();
 
   function retire(client: Client): void {
     const entry = open.get(client);
     if (!entry || entry.retiring) return;
     entry.retiring = true;
+    options.onRetire?.(client);
     const { transport } = entry;
     if (transport instanceof StdioClientTransport) entry.pid = transport.pid ?? undefined;
     void (async () => {
@@ -71,7 +78,9 @@ export function createOpenClients(): OpenClients {
       open.set(client, { transport, gone, markGone, retiring: false });
     },
     closed(client) {
-      open.get(client)?.markGone();
+      const entry = open.get(client);
+      if (entry && !entry.retiring) options.onRetire?.(client);
+      entry?.markGone();
       open.delete(client);
     },
     retire,

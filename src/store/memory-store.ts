@@ -154,7 +154,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       // Before the count: a claim refused (too many running) leaves nothing counted, and its call
       // fails closed, as on a Redis out of memory.
       if (claim && !records.claim(keyOf(scope), claim.key, claim.owner ?? '', t + claim.leaseMs, t)) {
-        return Promise.reject(new StoreUnavailableError(`the memory store holds ${bounds.maxClaims} idempotency claims in progress (maxClaims): no other is taken until one of them ends`));
+        return Promise.reject(new StoreUnavailableError(`the memory store holds ${bounds.maxClaims} idempotency claims in progress (maxClaims): no other is taken until one of them ends`, { reason: 'full' }));
       }
       if (!budget) return { streak, claim: CLAIMED, ...probe(true) };
       budgets!.set(budget.id, used + 1);

@@ -9,7 +9,7 @@ import { until } from '../helpers/until';
 // or out of room)" whatever the reason: an ACL changed at runtime (scripts or the key pattern
 // taken away) looked like an outage to the caller, only the log naming the ACL. The caller now
 // reads why, when Redis's answer tells (no key, user or server named): permission, out of memory,
-// no answer in time, unreachable. Still STORE_UNAVAILABLE, recoverable, the tool not run.
+// no answer in time, unreachable, taking no writes (a replica after a failover). Still STORE_UNAVAILABLE, recoverable, the tool not run.
 // A real redis-server with an ACL user, dispatch connected as that user.
 
 jest.setTimeout(60_000);
@@ -99,6 +99,19 @@ test('redis not answering (stopped): the caller reads that the store did not ans
     redis.signal('SIGCONT');
   }
   await until(async () => ((await pay()).isError ? undefined : true), 'redis answering again', 10_000);
+});
+
+test('redis made a replica (as after a failover: READONLY): the caller reads that the store takes no writes for now', async () => {
+  const master = await startRedis({ own: true });
+  redis.cli('REPLICAOF', '127.0.0.1', String(master.port));
+  try {
+    await until(() => (redis.cli('INFO', 'replication').includes('master_link_status:up') ? true : undefined), 'the replica synced', 10_000);
+    expect(await refused()).toBe(`the idempotency store takes no writes for now (failing over, or loading its data) and could not record this call, ${NOT_RUN}`);
+  } finally {
+    redis.cli('REPLICAOF', 'NO', 'ONE');
+    await master.close();
+  }
+  await until(async () => ((await pay()).isError ? undefined : true), 'redis a master again', 10_000);
 });
 
 test('redis gone: the caller reads that the store could not be reached', async () => {

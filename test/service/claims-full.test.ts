@@ -15,7 +15,7 @@ test('a claim refused by a full store is STORE_UNAVAILABLE with a message that f
     const second = await app.dispatch.dispatch({ sessionId: 's2', calls: [{ id: 'b', name: 'hold', arguments: '{"n":2}' }] });
     const error = JSON.parse(second.results[0]!.output) as { kind: string; message: string };
     expect(error.kind).toBe('STORE_UNAVAILABLE');
-    expect(error.message).toBe('the idempotency store could not record this call (unreachable, or out of room), so this side-effecting call was not executed');
+    expect(error.message).toBe('the idempotency store holds as many calls in progress as it may and could not record this call (try again once some end), so this side-effecting call was not executed');
     release();
     expect((await first).results[0]!.output).toBe('done');
   } finally {

@@ -42,16 +42,26 @@ const PERMISSION = /^NOPERM\b|\bThe user executing the script can't\b/;
 const OUT_OF_MEMORY = /^OOM\b|\bOOM command not allowed\b/;
 /** What ioredis rejects a command with when its connection is down, or was lost before the answer. */
 const CONNECTION_DOWN = /^(Connection is closed|Stream isn't writeable)/;
+/**
+ * Redis answered but takes no writes for now: a replica (after a failover), a master short of its
+ * min-replicas or with a replica serving no stale data, loading, a Cluster slot down or moving, a
+ * failed snapshot under stop-writes-on-bgsave-error.
+ */
+const NOT_WRITABLE = /^(READONLY|MASTERDOWN|NOREPLICAS|LOADING|CLUSTERDOWN|TRYAGAIN|MISCONF)\b/;
 /** ioredis's own commandTimeout, which may fire before storeCall's deadline. */
 const NO_ANSWER = /^Command timed out/;
 
 /**
  * Why a Redis command failed, to tell the caller (StoreFailureReason), from Redis's error reply or
- * ioredis's error: undefined for any other (a script's error, READONLY, BUSY, a Cluster's redirections).
+ * ioredis's error: undefined for any other (a script's error, BUSY, a Cluster's redirections).
  */
 export function failureReason(error: unknown): StoreFailureReason | undefined {
   if (!(error instanceof Error)) return undefined;
-  if (error instanceof ReplyError) return PERMISSION.test(error.message) ? 'permission' : OUT_OF_MEMORY.test(error.message) ? 'out-of-memory' : undefined;
+  if (error instanceof ReplyError) {
+    if (PERMISSION.test(error.message)) return 'permission';
+    if (OUT_OF_MEMORY.test(error.message)) return 'out-of-memory';
+    return NOT_WRITABLE.test(error.message) ? 'not-writable' : undefined;
+  }
   if (error.name === 'MaxRetriesPerRequestError' || CONNECTION_DOWN.test(error.message)) return 'unreachable';
   return NO_ANSWER.test(error.message) ? 'no-answer' : undefined;
 }

@@ -115,8 +115,19 @@ export function createApprovals(options: ApprovalsOptions = {}): Approvals {
       if (signal.aborted || waiting.size >= maxPending || (perTenant.get(key) ?? 0) >= maxPerTenant || waiting.has(approvalId)) return Promise.resolve(false);
       const recordedIn = recorder;
       return new Promise<boolean>((resolve) => {
-        const settle = (approved: boolean, decision: ApprovalDecision) => {
+        // Whether onWaiting ran: a wait is announced once recorded, or as it ends when it ends first.
+        let announced = false;
+        const announce = () => {
+          if (announced) return;
+          announced = true;
+          onWaiting?.();
+        };
+        const settle = (approved: boolean, decision: ApprovalDecision, cutShort = false) => {
           if (waiting.get(approvalId) !== entry) return;
+          // Taken and ended (timed out, decided, closed) before its record landed: announced now,
+          // so that it ends as a wait ("not granted"), not as one refused for want of room. One cut
+          // short by its signal before it was announced never was.
+          if (!cutShort) announce();
           decided?.(decision);
           waiting.delete(approvalId);
           count(key, -1);
@@ -126,7 +137,7 @@ export function createApprovals(options: ApprovalsOptions = {}): Approvals {
           resolve(approved);
         };
         // Cut short by its signal; the pipeline, which knows the turn's deadline, names a deadline's abort expired.
-        const onAbort = () => settle(false, ended('cancelled'));
+        const onAbort = () => settle(false, ended('cancelled'), true);
         const requestedAt = Date.now();
         // The turn's deadline ends the wait (its signal) before the approval timeout when sooner.
         const { endsBy, ...described } = request;
@@ -138,16 +149,16 @@ export function createApprovals(options: ApprovalsOptions = {}): Approvals {
         count(key, 1);
         signal.addEventListener('abort', onAbort, { once: true });
         if (!recordedIn) {
-          onWaiting?.();
+          announce();
           return;
         }
-        // Announced once recorded: a ResolveApproval on another replica then finds it. A wait that
-        // timed out meanwhile is still announced (it reads "not granted"); one cut short is not.
+        // Announced once recorded: a ResolveApproval on another replica then finds it. One that
+        // ended meanwhile was announced as it ended (see settle), or, cut short, is not.
         void recordedIn
           .record(approvalId, tenant, Math.max(1, expiresAt - requestedAt), shown)
           .catch(() => undefined)
           .then(() => {
-            if (!signal.aborted) onWaiting?.();
+            if (waiting.get(approvalId) === entry) announce();
           });
       });
     },

@@ -168,6 +168,23 @@ test('across replicas: decided on B, waited on A, a subscriber on B sees it thro
   expect(events[3]!.spanId).toBe(events[2]!.spanId);
 });
 
+test('a wait that expires before Redis records it is announced and resolved expired, in order, and the call reads not granted (it read "too many approvals waiting")', async () => {
+  redis ??= await startRedis({ own: true });
+  const d = await app(500, redis.url);
+  const t = await tap(d.address);
+  await d.dispatch.dispatch({ sessionId: 'warm', calls: [{ id: 'w', name: 'echo', arguments: '{}' }] });
+  // Writes held past the approval timeout: the wait's record lands after it expired.
+  redis.cli('CLIENT', 'PAUSE', '2500', 'WRITE');
+  const answer = await charge(d, 's-slow');
+  await t.waitFor(turnEnded('s-slow'));
+  if (answer instanceof Error) throw answer;
+  expect(answer.results[0]!.error?.message).toMatch(/^approval was not granted/);
+  // Once the record lands, nothing more is announced.
+  await new Promise((r) => setTimeout(r, 2_500));
+  expect(seq(ofSession(t.events, 's-slow'))).toEqual(['CALL_RECEIVED:c1', 'TOOL_PRE:c1#1', 'APPROVAL_REQUESTED:c1#1', 'APPROVAL_RESOLVED:c1#1', 'TOOL_POST:c1#1', 'TURN_END']);
+  expect(of(t.events, 's-slow', EventKind.APPROVAL_RESOLVED)[0]!.attributes['dispatch.approval.decision']).toBe('expired');
+});
+
 test('dispatchctl events --kind APPROVAL_RESOLVED shows one readable line per decision', async () => {
   const d = await app();
   const t = await tap(d.address, { kinds: [EventKind.APPROVAL_REQUESTED] });

@@ -69,7 +69,12 @@ export function subscribeHandler(options: SubscribeHandlerOptions): grpc.handleS
         scheduled = true;
         setImmediate(pump);
       },
-      closed: () => finish(true),
+      // The bus closed (shutdown): what is buffered goes out before the stream ends, past
+      // backpressure too (at most the subscriber's bounded buffer).
+      closed: () => {
+        if (!finished && subscription) for (let event = subscription.next(); event !== undefined; event = subscription.next()) call.write(event);
+        finish(true);
+      },
     });
     if (!subscription) {
       clearInterval(recheck);

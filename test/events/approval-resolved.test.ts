@@ -185,6 +185,20 @@ test('a wait that expires before Redis records it is announced and resolved expi
   expect(of(t.events, 's-slow', EventKind.APPROVAL_RESOLVED)[0]!.attributes['dispatch.approval.decision']).toBe('expired');
 });
 
+test('shutdown with the memory store: a subscriber hears the waiting call end (cancelled, TOOL_POST, TURN_END) before its stream ends', async () => {
+  const d = await app();
+  apps.splice(apps.indexOf(d), 1);
+  const t = await tap(d.address);
+  const pending = charge(d, 's-shut');
+  await asked(t, 's-shut');
+  // The grace (500 ms) passes with the call still waiting: the forced end unwinds it.
+  await d.close();
+  await pending;
+  await t.waitFor(turnEnded('s-shut'), 2_000);
+  expect(seq(ofSession(t.events, 's-shut'))).toEqual(['CALL_RECEIVED:c1', 'TOOL_PRE:c1#1', 'APPROVAL_REQUESTED:c1#1', 'APPROVAL_RESOLVED:c1#1', 'TOOL_POST:c1#1', 'TURN_END']);
+  expect(of(t.events, 's-shut', EventKind.APPROVAL_RESOLVED)[0]!.attributes['dispatch.approval.decision']).toBe('cancelled');
+});
+
 test('dispatchctl events --kind APPROVAL_RESOLVED shows one readable line per decision', async () => {
   const d = await app();
   const t = await tap(d.address, { kinds: [EventKind.APPROVAL_REQUESTED] });

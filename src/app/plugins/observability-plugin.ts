@@ -93,7 +93,7 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
     },
     started(server) {
       turns = () => server.turns;
-      server.draining.addEventListener('abort', () => bus.close(), { once: true });
+      server.draining.addEventListener('abort', () => closeAfterTurns(bus, server.turns), { once: true });
     },
     // Each bounded (the relay and the tool stats by the store timeout, the trace flush by
     // SHUTDOWN_FLUSH_MS) and independent of the others: together, so that their waits on a Redis or
@@ -103,4 +103,22 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
       await allClosed([relay?.close(), shared?.close(), metrics?.shutdown(), tracing.shutdown()]);
     },
   };
+}
+
+/** How long subscribers wait at the drain for the turns still running to unwind (forceShutdown comes 200 ms after the grace). */
+const UNWIND_WAIT_MS = 150;
+
+/**
+ * Ends the subscribers once the turns still on this replica have unwound, so that their last
+ * events (a shutdown's APPROVAL_RESOLVED, TOOL_POST, TURN_END) reach them, or after UNWIND_WAIT_MS:
+ * turns that go on longer (a shared store's drain lets them finish) end their streams as before.
+ */
+function closeAfterTurns(bus: { close(): void }, turns: TurnCounts): void {
+  const started = Date.now();
+  const check = setInterval(() => {
+    if (turns.inFlight > 0 && Date.now() - started < UNWIND_WAIT_MS) return;
+    clearInterval(check);
+    bus.close();
+  }, 10);
+  check.unref();
 }

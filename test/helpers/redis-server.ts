@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -222,6 +222,71 @@ export async function startRedisCluster(masters = 3, replicas = 0, options: { no
     }
     const listed = (p: number) => runCli(ports[0]!, ['cluster', 'slots']).split('\n').includes(String(p));
     while (!replicaPorts.every((p) => runCli(p, ['info', 'replication']).includes('master_link_status:up') && listed(p))) {
+      if (Date.now() > deadline) throw new Error('the Redis cluster replicas did not sync in 15 s');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const signal = (port: number, sig: NodeJS.Signals) => void children[ports.indexOf(port)]!.kill(sig);
+    return { url: `redis-cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, ports, replicaPorts, signal, cli: (port, ...args) => runCli(port, args), close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** redis-cli against the node on `port`, without holding the event loop (spawnSync does). */
+function runCliAsync(port: number, args: readonly string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { encoding: 'utf8', timeout: 10_000 }, (error, stdout, stderr) =>
+      error ? reject(new Error(`redis-cli ${args.join(' ')} failed: ${stderr || error.message}`)) : resolve(stdout),
+    );
+  });
+}
+
+/**
+ * {@link startRedisCluster}, with every redis-cli it runs while starting (`--cluster create` waits
+ * a second or more for the nodes to join) run asynchronously: clusters started at once in one test
+ * file start side by side, and the file's other work goes on meanwhile.
+ */
+export async function startRedisClusterAsync(masters = 3, replicas = 0, options: { nodeTimeoutMs?: number } = {}): Promise<TestRedisCluster> {
+  const dir = mkdtempSync(join(tmpdir(), 'dispatch-redis-cluster-'));
+  const ports: number[] = [];
+  const children: ChildProcess[] = [];
+  const close = async () => {
+    for (const c of children) c.kill('SIGCONT');
+    await Promise.all(children.map((c) => stopChild(c, 'SIGKILL')));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const nodeArgs = ['--appendonly', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 5_000)];
+    const nodeDir = (port: number) => {
+      const path = join(dir, String(port));
+      mkdirSync(path, { recursive: true });
+      return path;
+    };
+    for (let i = 0; i < masters * (1 + replicas); i++) {
+      const { port, child } = await spawnOnFreePort(nodeDir, nodeArgs);
+      ports.push(port);
+      children.push(child);
+    }
+    await new Promise<void>((resolve, reject) => {
+      execFile('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', String(replicas), '--cluster-yes'], { encoding: 'utf8', timeout: 30_000 }, (error, stdout, stderr) =>
+        error ? reject(new Error(`redis-cli --cluster create failed: ${stdout}${stderr}`)) : resolve(),
+      );
+    });
+    const deadline = Date.now() + 15_000;
+    const every = async (check: (p: number) => Promise<boolean>, of: readonly number[]) => (await Promise.all(of.map(check))).every(Boolean);
+    while (!(await every(async (p) => (await runCliAsync(p, ['cluster', 'info'])).includes('cluster_state:ok'), ports))) {
+      if (Date.now() > deadline) throw new Error('the Redis cluster did not reach cluster_state:ok in 15 s');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const roles = await Promise.all(ports.map((p) => runCliAsync(p, ['role'])));
+    const replicaPorts = ports.filter((_, i) => roles[i]!.startsWith('slave'));
+    // CLUSTER SLOTS (what clients read) lists a replica once it has replicated something.
+    for (const p of replicas > 0 ? ports.filter((q) => !replicaPorts.includes(q)) : []) {
+      for (let k = 0; (await runCliAsync(p, ['set', `replicate-${k}`, 'x'])).includes('MOVED'); k++);
+    }
+    const synced = async (p: number) => (await runCliAsync(p, ['info', 'replication'])).includes('master_link_status:up') && (await runCliAsync(ports[0]!, ['cluster', 'slots'])).split('\n').includes(String(p));
+    while (!(await every(synced, replicaPorts))) {
       if (Date.now() > deadline) throw new Error('the Redis cluster replicas did not sync in 15 s');
       await new Promise((r) => setTimeout(r, 100));
     }

@@ -44,7 +44,8 @@ test.each<[string, { cancelAfterMs?: number; deadlineMs?: number }]>([
 
   const controller = new AbortController();
   if (a.cancelAfterMs) setTimeout(() => controller.abort(), a.cancelAfterMs);
-  const slow = call('a', '{"ms":4000,"n":"a"}', { signal: controller.signal, deadlineMs: a.deadlineMs }).catch((error: Error) => error);
+  // Busy 2 s: a ping sent at the abort (300 ms) would have gone unanswered past its 300 ms by ~600 ms.
+  const slow = call('a', '{"ms":2000,"n":"a"}', { signal: controller.signal, deadlineMs: a.deadlineMs }).catch((error: Error) => error);
   await sleep(100);
   const other = (await call('b', '{"ms":100,"n":"b"}', { deadlineMs: 20_000 })).results[0]!;
   expect(other.error).toBeUndefined();
@@ -73,8 +74,8 @@ const callWithin = (c: McpConnection, args: Record<string, unknown>, ms: number)
 test('a server busy past a ping is not dropped while another call on it is within its deadline', async () => {
   const c = await connect();
   const first = pidOf(textOf(await callWithin(c, { ms: 0 }, 5_000)));
-  // Timed out at 300 ms; the ping after it waits behind the call until ~4 s, past its 300 ms.
-  const slow = timedOutCall(c, 'work', { ms: 4_000 }, 300);
+  // Timed out at 300 ms; the ping after it waits behind the call until ~2 s, past its 300 ms.
+  const slow = timedOutCall(c, 'work', { ms: 2_000 }, 300);
   await sleep(100);
   const other = await callWithin(c, { ms: 100, n: 'b' }, 10_000);
   expect(c.connected()).toBe(true);

@@ -1,6 +1,6 @@
 import { findingsOf } from '../../src/store/redis';
 import type { Logger } from '../../src/log';
-import { startRedis, startRedisCluster, type TestRedis } from '../helpers/redis-server';
+import { startRedis, startRedisClusterAsync, type TestRedis } from '../helpers/redis-server';
 import { startApp } from '../helpers/servers';
 import { until } from '../helpers/until';
 
@@ -93,8 +93,9 @@ describe('dispatchd on a standalone Redis', () => {
   });
 });
 
-test('on a Redis Cluster, each master is read and named', async () => {
-  const cluster = await startRedisCluster(3);
+/** Each master of a 3-master Cluster read and warned about once, named by its address. */
+async function eachMasterNamed(): Promise<void> {
+  const cluster = await startRedisClusterAsync(3);
   const log = recordingLogger();
   const app = await startApp(TOOLS, { redisUrl: cluster.url, logger: log.logger });
   try {
@@ -104,10 +105,11 @@ test('on a Redis Cluster, each master is read and named', async () => {
     await app.close();
     await cluster.close();
   }
-});
+}
 
-test('on a Redis Cluster, a replica promoted by a failover is read once the slots show it a master', async () => {
-  const cluster = await startRedisCluster(3, 1);
+/** A replica of a 3-master Cluster promoted by CLUSTER FAILOVER, read once the slots show it a master. */
+async function promotedReplicaRead(): Promise<void> {
+  const cluster = await startRedisClusterAsync(3, 1);
   const log = recordingLogger();
   const app = await startApp(TOOLS, { redisUrl: cluster.url, logger: log.logger });
   try {
@@ -122,4 +124,24 @@ test('on a Redis Cluster, a replica promoted by a failover is read once the slot
     await app.close();
     await cluster.close();
   }
+}
+
+// The Cluster cases each have their own Cluster and mostly wait (the failover's, up to 5 s for the
+// client's next slots refresh): they start together before the standalone cases, go on while those
+// run, and each test below awaits its own.
+let onCluster: { eachMaster: Promise<void>; promoted: Promise<void> };
+beforeAll(() => {
+  onCluster = { eachMaster: eachMasterNamed(), promoted: promotedReplicaRead() };
+  for (const run of Object.values(onCluster)) run.catch(() => undefined); // its test reports a failure
+});
+afterAll(async () => {
+  await Promise.all(Object.values(onCluster ?? {}).map((run) => run.catch(() => undefined)));
+});
+
+test('on a Redis Cluster, each master is read and named', async () => {
+  await onCluster.eachMaster;
+});
+
+test('on a Redis Cluster, a replica promoted by a failover is read once the slots show it a master', async () => {
+  await onCluster.promoted;
 });

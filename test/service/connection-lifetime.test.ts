@@ -161,7 +161,8 @@ describe('a connection closing with a call in flight', () => {
     closing.push(() => client.close());
     // Process-wide: the next client that pings puts it back.
     if (!guard) guardClientPings()();
-    const call = client.dispatch({ sessionId: 's', calls: [{ id: 'c', name: 'sleep', arguments: '{"ms":1500}' }] });
+    // In flight 700 ms after the close begins: 3 pings (200 ms apart) come due meanwhile.
+    const call = client.dispatch({ sessionId: 's', calls: [{ id: 'c', name: 'sleep', arguments: '{"ms":1000}' }] });
     await new Promise((r) => setTimeout(r, 300));
     const stopping = closer === 'shutdown' ? d.server.shutdown(5_000) : (client.close(), undefined);
     const outcome = await call.then(

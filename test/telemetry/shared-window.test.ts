@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import type { CallSummary } from '../../src/events';
 import { SILENT_LOGGER, type Logger } from '../../src/log';
 import { connectRedis, whenReady } from '../../src/store/redis';
@@ -103,7 +104,9 @@ test('a batch held through an outage counts in the bucket current when it lands,
     writer.record(summary({ timedOut: true }));
     await writer.flush(); // sealed, not applied
     expect((await reader.read('t')).tools.get('x')).toBeUndefined();
-    await sleep(3_000); // past the 2 s window
+    // Past the 2 s window: 100 ms into the second bucket after the one current (by Redis' clock) at the seal.
+    const micros = Number(redis.cli('TIME').trim().split('\n')[1]);
+    await sleep(2_100 - Math.floor(micros / 1_000));
     proxy.restore();
     const deadline = Date.now() + 10_000;
     let read = await reader.read('t');
@@ -147,15 +150,25 @@ describe('the Redis cost of a read: 1,000 tools with calls in each of 15 buckets
   const TOOLS = 1_000;
   let reader: Shared;
   beforeAll(async () => {
-    // 15 s of traffic in 1 s buckets: every tool called in every bucket (calls and attempts, as most are).
+    // 16 s of traffic in 1 s buckets: every tool called in every bucket (calls and attempts, as most
+    // are). The 16 batches are flushed at once (the all-time counts, and the bucket width, as flushes
+    // write them), then each tool's window field is set to the 16 one-second buckets they would have
+    // filled a second apart (the newest first, as the 60-bucket test below writes it): the same hash
+    // a read meets, without waiting 16 s for Redis' clock.
     const writer = await sharedOn(windowOf(15, 1), 'cost');
     for (let second = 0; second < 16; second++) {
-      const started = Date.now();
       for (let i = 0; i < TOOLS; i++) writer.record(summary({ tool: `tool-${i}` }));
       await writer.flush();
-      await sleep(Math.max(0, 1_000 - (Date.now() - started)));
     }
     await writer.close();
+    const current = Number(redis.cli('TIME').split('\n')[0]);
+    const buckets = Array.from({ length: 16 }, (_, i) => `${current - i}:1,1,0,0,0,0,0,0`).join(';');
+    const direct = new Redis(redis.url);
+    try {
+      await direct.hset(`${statsKeys('t', 'any', 'cost').counts}:window`, Object.fromEntries(Array.from({ length: TOOLS }, (_, i) => [`tool-${i}`, buckets])));
+    } finally {
+      direct.disconnect();
+    }
     reader = await sharedOn(windowOf(15, 1), 'cost');
     opened.splice(0); // kept for the describe's tests
     await reader.read('t'); // the script loaded (EVALSHA, then EVAL once)

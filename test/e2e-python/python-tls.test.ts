@@ -18,6 +18,12 @@ const BACKEND: TestToken = { token: 'py-backend-7a7a7a', tenant: 'py', scopes: [
 const WORKER: TestToken = { token: 'py-worker-3b3b3b', tenant: 'py', scopes: ['worker'] };
 const WORD_COUNT = JSON.stringify([{ id: 'w', name: 'py_word_count', arguments: '{"text": "over tls"}' }]);
 const COUNTED = 'w ok tool=py_word_count attempts=1: {"words": 2, "longest": "over"}';
+const ECHO = JSON.stringify([{ id: 'e', name: 'echo', arguments: '{}' }]);
+
+// In a network namespace of its own, where nothing is reachable: an example that did try to
+// connect would fail UNAVAILABLE without a packet leaving the machine.
+const isolated = spawnSync('unshare', ['-n', 'true']).status === 0;
+const REMOTE = '192.0.2.10:50051';
 
 describeWithPython('the Python examples over TLS, and their settings', () => {
   let pki: TestPki;
@@ -28,6 +34,13 @@ describeWithPython('the Python examples over TLS, and their settings', () => {
   const stubs = mkdtempSync(join(tmpdir(), 'py-tls-stubs-'));
   const base = { DISPATCH_PY_STUBS: join(stubs, 'stubs') };
   const workers: RunningPython[] = [];
+  const backends: RunningPython[] = [];
+  type BackendRun = Awaited<ReturnType<typeof backend>>;
+  /**
+   * The runs refused a connection, which fail only after the channel's retries (seconds each):
+   * started together once the daemons serve, each checked by its own test.
+   */
+  let refused: { plaintextToTls: Promise<BackendRun>; defaultRoots: Promise<BackendRun>; noClientCertificate: Promise<BackendRun>; remote: Promise<BackendRun>[] };
 
   beforeAll(async () => {
     pki = createTestPki();
@@ -35,16 +48,27 @@ describeWithPython('the Python examples over TLS, and their settings', () => {
     writeFileSync(config, `${readFileSync(join(__dirname, '../../examples/tools.yaml'), 'utf8')}\n${authYaml([BACKEND, WORKER])}`);
     const server = ['--config', config, '--tls-cert', pki.serverCert, '--tls-key', pki.serverKey];
     [tls, mtls, plain] = await Promise.all([startDaemon(server), startDaemon([...server, '--tls-ca', pki.ca]), startDaemon(['--config', config])]);
+    // What lets a token go to REMOTE (in a namespace of its own): the run then fails UNAVAILABLE.
+    const allowed: NodeJS.ProcessEnv[] = [{ DISPATCH_ALLOW_PLAINTEXT_TOKEN: '1' }, { DISPATCH_TLS_CA: pki.ca }];
+    refused = {
+      plaintextToTls: backend(['--address', at(tls), '--calls', WORD_COUNT], { DISPATCH_TOKEN: BACKEND.token }),
+      // grpcio's own bundle of roots lacks the test CA.
+      defaultRoots: backend(['--address', at(tls), '--calls', ECHO], { DISPATCH_TOKEN: BACKEND.token, DISPATCH_TLS: '1' }),
+      noClientCertificate: backend(['--address', at(mtls), '--calls', WORD_COUNT], { DISPATCH_TOKEN: BACKEND.token, DISPATCH_TLS_CA: pki.ca }),
+      remote: isolated ? allowed.map((env) => backend(['--address', REMOTE], { DISPATCH_TOKEN: BACKEND.token, ...env }, ['unshare', '-n'])) : [],
+    };
   }, 30_000);
   afterAll(() => {
-    for (const w of workers) w.child.kill('SIGKILL');
+    for (const w of [...workers, ...backends]) w.child.kill('SIGKILL');
     for (const d of [tls, mtls, plain]) d?.child.kill('SIGKILL');
     pki?.remove();
     rmSync(stubs, { recursive: true, force: true });
   });
 
   const backend = async (args: string[], env: NodeJS.ProcessEnv, prefix: string[] = []) => {
-    const { code, out } = await finished(runPython('backend.py', args, { ...base, ...env }, prefix), 30_000);
+    const run = runPython('backend.py', args, { ...base, ...env }, prefix);
+    backends.push(run);
+    const { code, out } = await finished(run, 30_000);
     return { code, out, lines: out.trim().split('\n') };
   };
 
@@ -80,18 +104,17 @@ describeWithPython('the Python examples over TLS, and their settings', () => {
     expect(worker.out()).toContain(`worker py-0 hosting py_word_count on ${at(tls)} (TLS)`);
     expect(worker.out()).toContain('completed py_word_count call=w attempt=1 error=False');
     // In plaintext a TLS server is not reached.
-    const plaintext = await backend(['--address', at(tls), '--calls', WORD_COUNT], { DISPATCH_TOKEN: BACKEND.token });
+    const plaintext = await refused.plaintextToTls;
     expect(plaintext.code).toBe(1);
     expect(plaintext.out).toMatch(/^dispatch failed: UNAVAILABLE: /m);
     await stop(worker);
   }, 60_000);
 
   test("DISPATCH_TLS=1: the server is verified against gRPC's default roots", async () => {
-    const calls = ['--address', at(tls), '--calls', JSON.stringify([{ id: 'e', name: 'echo', arguments: '{}' }])];
     // The default roots are read from this file when it is set; grpcio's own bundle lacks the test CA.
-    const trusted = await backend(calls, { DISPATCH_TOKEN: BACKEND.token, DISPATCH_TLS: '1', GRPC_DEFAULT_SSL_ROOTS_FILE_PATH: pki.ca });
+    const trusted = await backend(['--address', at(tls), '--calls', ECHO], { DISPATCH_TOKEN: BACKEND.token, DISPATCH_TLS: '1', GRPC_DEFAULT_SSL_ROOTS_FILE_PATH: pki.ca });
     expect(trusted).toMatchObject({ code: 0, lines: ['e ok tool=echo attempts=1: {}'] });
-    const bundled = await backend(calls, { DISPATCH_TOKEN: BACKEND.token, DISPATCH_TLS: '1' });
+    const bundled = await refused.defaultRoots;
     expect(bundled.code).toBe(1);
     expect(bundled.out).toMatch(/^dispatch failed: UNAVAILABLE: .*certificate verify failed/m);
   }, 60_000);
@@ -102,7 +125,7 @@ describeWithPython('the Python examples over TLS, and their settings', () => {
     const worker = await hostWorker(mtls, env, grpc.credentials.createSsl(readFileSync(pki.ca), readFileSync(client.key), readFileSync(client.cert)));
     const served = await backend(['--address', at(mtls), '--calls', WORD_COUNT], { ...env, DISPATCH_TOKEN: BACKEND.token });
     expect(served).toMatchObject({ code: 0, lines: [COUNTED] });
-    const without = await backend(['--address', at(mtls), '--calls', WORD_COUNT], { DISPATCH_TOKEN: BACKEND.token, DISPATCH_TLS_CA: pki.ca });
+    const without = await refused.noClientCertificate;
     expect(without.code).toBe(1);
     expect(without.out).toMatch(/^dispatch failed: UNAVAILABLE: /m);
     await stop(worker);
@@ -132,30 +155,34 @@ describeWithPython('the Python examples over TLS, and their settings', () => {
       [{ DISPATCH_TLS_CERT: client.cert, DISPATCH_TLS_KEY: pki.serverKey }, `the private key in ${pki.serverKey} does not match the certificate in ${client.cert}`],
       [{ DISPATCH_TOKEN: 'py-backend 7a7a7a' }, 'the token in DISPATCH_TOKEN holds whitespace at position 11; a bearer token is visible ASCII (the token is not shown)'],
     ];
-    for (const [env, message] of cases) {
-      expect(await backend(['--address', at(plain)], { DISPATCH_TOKEN: BACKEND.token, ...env })).toMatchObject({ code: 2, out: `backend.py: ${message}\n` });
+    // All at once: each exits on its own setting before connecting.
+    const [worker, ...runs] = await Promise.all([
+      finished(runPython('worker.py', ['--address', at(plain)], { ...base, DISPATCH_TOKEN: WORKER.token, DISPATCH_KEEPALIVE_TIMEOUT_MS: ' ' }), 15_000),
+      ...cases.map(([env]) => backend(['--address', at(plain)], { DISPATCH_TOKEN: BACKEND.token, ...env })),
+    ]);
+    for (const [i, [, message]] of cases.entries()) {
+      expect(runs[i]).toMatchObject({ code: 2, out: `backend.py: ${message}\n` });
     }
-    const worker = await finished(runPython('worker.py', ['--address', at(plain)], { ...base, DISPATCH_TOKEN: WORKER.token, DISPATCH_KEEPALIVE_TIMEOUT_MS: ' ' }), 15_000);
     expect(worker).toEqual({ code: 2, out: "worker.py: DISPATCH_KEEPALIVE_TIMEOUT_MS must be a whole number of milliseconds from 1 to 2147483647, got ' '\n" });
   }, 120_000);
 
-  // In a network namespace of its own, where nothing is reachable: an example that did try to
-  // connect would fail UNAVAILABLE without a packet leaving the machine.
-  const isolated = spawnSync('unshare', ['-n', 'true']).status === 0;
-  const REMOTE = '192.0.2.10:50051';
   const refusal = (script: string) =>
     `${script}: refusing to send the token in plaintext to ${REMOTE}, which is not a loopback address (127.0.0.0/8, ::1, localhost): ` +
     "set DISPATCH_TLS=1 (gRPC's default roots) or DISPATCH_TLS_CA=FILE, or DISPATCH_ALLOW_PLAINTEXT_TOKEN=1 when the connection is protected otherwise (a service mesh, a tunnel)\n";
 
   (isolated ? test : test.skip)('a token in plaintext is refused beyond loopback without connecting, and sent with DISPATCH_ALLOW_PLAINTEXT_TOKEN=1 or over TLS', async () => {
-    for (const script of ['backend.py', 'worker.py']) {
-      const byFlag = runPython(script, ['--address', REMOTE], { ...base, DISPATCH_TOKEN: BACKEND.token }, ['unshare', '-n']);
-      expect(await finished(byFlag, 15_000)).toEqual({ code: 2, out: refusal(script) });
-      const byEnv = runPython(script, [], { ...base, DISPATCH_ADDRESS: REMOTE, DISPATCH_TOKEN: BACKEND.token }, ['unshare', '-n']);
-      expect(await finished(byEnv, 15_000)).toEqual({ code: 2, out: refusal(script) });
+    // All at once (the runs allowed to connect started with the daemons).
+    const refusals = ['backend.py', 'worker.py'].map(async (script) => {
+      const byFlag = finished(runPython(script, ['--address', REMOTE], { ...base, DISPATCH_TOKEN: BACKEND.token }, ['unshare', '-n']), 15_000);
+      const byEnv = finished(runPython(script, [], { ...base, DISPATCH_ADDRESS: REMOTE, DISPATCH_TOKEN: BACKEND.token }, ['unshare', '-n']), 15_000);
+      return { script, byFlag: await byFlag, byEnv: await byEnv };
+    });
+    for (const { script, byFlag, byEnv } of await Promise.all(refusals)) {
+      expect(byFlag).toEqual({ code: 2, out: refusal(script) });
+      expect(byEnv).toEqual({ code: 2, out: refusal(script) });
     }
-    for (const allowed of [{ DISPATCH_ALLOW_PLAINTEXT_TOKEN: '1' }, { DISPATCH_TLS_CA: pki.ca }]) {
-      const run = await backend(['--address', REMOTE], { DISPATCH_TOKEN: BACKEND.token, ...allowed }, ['unshare', '-n']);
+    expect(refused.remote).toHaveLength(2);
+    for (const run of await Promise.all(refused.remote)) {
       expect(run.code).toBe(1);
       expect(run.out).toMatch(/^dispatch failed: UNAVAILABLE: /m);
     }

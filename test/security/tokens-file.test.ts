@@ -22,11 +22,72 @@ beforeEach(() => {
 });
 afterEach(() => mount.remove());
 
-/** Publishes a new generation of the tokens Secret; returns the tokens file's path. */
-function writeSecret(tokens: readonly TestToken[] | string): string {
-  mount.publish({ 'tokens.yaml': typeof tokens === 'string' ? tokens : tokenEntriesYaml(tokens) });
-  return mount.path('tokens.yaml');
+/** Publishes a new generation of the tokens Secret (the test's, unless `into`); returns the tokens file's path. */
+function writeSecret(tokens: readonly TestToken[] | string, into: SecretMount = mount): string {
+  into.publish({ 'tokens.yaml': typeof tokens === 'string' ? tokens : tokenEntriesYaml(tokens) });
+  return into.path('tokens.yaml');
 }
+
+/** How a stream whose token the tokens file revoked ended: its status code, and how long after the revocation. */
+interface Revocation {
+  readonly code: number;
+  readonly afterMs: number;
+}
+
+/** Opens a Subscribe stream with a token, then revokes the token in the tokens file. */
+async function subscribeRevoked(): Promise<Revocation> {
+  const own = createSecretMount('dispatch-tokens-');
+  const watcher: TestToken = { token: 'watch-token-44dd', tenant: 'team-a', scopes: ['subscribe'] };
+  const file = writeSecret([watcher], own);
+  const app = await startAuthApp('', { auth: { env: { DISPATCH_AUTH_TOKENS_FILE: file }, reloadIntervalMs: RELOAD_MS } });
+  const client = createDispatchClient(app.address);
+  try {
+    const stream = client.subscribe({}, bearer(watcher.token));
+    const ended = new Promise<number>((resolve) => {
+      stream.on('error', () => undefined);
+      stream.on('status', (s: grpc.StatusObject) => resolve(s.code));
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    writeSecret([OLD], own);
+    const revoked = Date.now();
+    return { code: await ended, afterMs: Date.now() - revoked };
+  } finally {
+    client.close();
+    await app.close();
+    own.remove();
+  }
+}
+
+/** Opens a Work stream with a token, then revokes the token in the tokens file. */
+async function workRevoked(): Promise<Revocation> {
+  const own = createSecretMount('dispatch-tokens-');
+  const worker: TestToken = { token: 'worker-token-55ee', tenant: 'team-a', scopes: ['worker'] };
+  const file = writeSecret([worker], own);
+  const app = await startAuthApp('', { auth: { env: { DISPATCH_AUTH_TOKENS_FILE: file }, reloadIntervalMs: RELOAD_MS } });
+  const stream = startWorker(app.address, { id: 'w', tools: [{ name: 'w_tool', inputSchema: '{"type":"object"}' }], metadata: { authorization: `Bearer ${worker.token}` } });
+  try {
+    await new Promise((r) => setTimeout(r, 300));
+    writeSecret([OLD], own);
+    const revoked = Date.now();
+    return { code: (await stream.ended).code, afterMs: Date.now() - revoked };
+  } finally {
+    stream.disconnect();
+    await app.close();
+    own.remove();
+  }
+}
+
+// A revoked stream ends only at the 5 s re-check (CREDENTIAL_RECHECK_MS): both revocations are
+// started at once, before the tests, each checked by its own test (each with an app and mount of its own).
+let revocations: { subscribe: Promise<Revocation>; work: Promise<Revocation> };
+beforeAll(() => {
+  revocations = { subscribe: subscribeRevoked(), work: workRevoked() };
+  // Awaited by their tests; a failure is reported there, not as an unhandled rejection first.
+  for (const revocation of Object.values(revocations)) revocation.catch(() => undefined);
+});
+afterAll(async () => {
+  await Promise.allSettled(Object.values(revocations));
+});
 
 const listCode = (app: { registry: { listTools: (r: object, o: object) => Promise<unknown> } }, token: string) => codeOf(app.registry.listTools({}, bearer(token)));
 
@@ -47,42 +108,15 @@ test('DISPATCH_AUTH_TOKENS_FILE tokens work alongside inline ones, and a swapped
 });
 
 test('a Subscribe stream opened with a token the tokens file then revokes ends (within the 5 s re-check)', async () => {
-  const watcher: TestToken = { token: 'watch-token-44dd', tenant: 'team-a', scopes: ['subscribe'] };
-  const file = writeSecret([watcher]);
-  const app = await startAuthApp('', { auth: { env: { DISPATCH_AUTH_TOKENS_FILE: file }, reloadIntervalMs: RELOAD_MS } });
-  const client = createDispatchClient(app.address);
-  try {
-    const stream = client.subscribe({}, bearer(watcher.token));
-    const ended = new Promise<number>((resolve) => {
-      stream.on('error', () => undefined);
-      stream.on('status', (s: grpc.StatusObject) => resolve(s.code));
-    });
-    await new Promise((r) => setTimeout(r, 200));
-    writeSecret([OLD]);
-    const revoked = Date.now();
-    expect(await ended).toBe(grpc.status.UNAUTHENTICATED);
-    expect(Date.now() - revoked).toBeLessThan(7_000);
-  } finally {
-    client.close();
-    await app.close();
-  }
+  const { code, afterMs } = await revocations.subscribe;
+  expect(code).toBe(grpc.status.UNAUTHENTICATED);
+  expect(afterMs).toBeLessThan(7_000);
 }, 20_000);
 
 test('a Work stream opened with a token the tokens file then revokes ends at its next message past the 5 s re-check', async () => {
-  const worker: TestToken = { token: 'worker-token-55ee', tenant: 'team-a', scopes: ['worker'] };
-  const file = writeSecret([worker]);
-  const app = await startAuthApp('', { auth: { env: { DISPATCH_AUTH_TOKENS_FILE: file }, reloadIntervalMs: RELOAD_MS } });
-  const stream = startWorker(app.address, { id: 'w', tools: [{ name: 'w_tool', inputSchema: '{"type":"object"}' }], metadata: { authorization: `Bearer ${worker.token}` } });
-  try {
-    await new Promise((r) => setTimeout(r, 300));
-    writeSecret([OLD]);
-    const revoked = Date.now();
-    expect((await stream.ended).code).toBe(grpc.status.UNAUTHENTICATED);
-    expect(Date.now() - revoked).toBeLessThan(7_000);
-  } finally {
-    stream.disconnect();
-    await app.close();
-  }
+  const { code, afterMs } = await revocations.work;
+  expect(code).toBe(grpc.status.UNAUTHENTICATED);
+  expect(afterMs).toBeLessThan(7_000);
 }, 20_000);
 
 test('an invalid or missing file on reload keeps the previous tokens and logs a warning without token material', async () => {

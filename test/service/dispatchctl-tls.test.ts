@@ -33,23 +33,27 @@ afterAll(async () => {
 
 describe('TLS', () => {
   test('--tls-ca or DISPATCH_TLS_CA: the server is verified against that CA and served', async () => {
-    const byFlag = await runDispatchctl(['--address', at(tls), '--token', ADMIN.token, '--tls-ca', pki.ca, 'tools', 'list']);
+    const [byFlag, byEnv] = await Promise.all([
+      runDispatchctl(['--address', at(tls), '--token', ADMIN.token, '--tls-ca', pki.ca, 'tools', 'list']),
+      runDispatchctl(['tools', 'list'], { DISPATCH_ADDRESS: at(tls), DISPATCH_TOKEN: ADMIN.token, DISPATCH_TLS_CA: pki.ca }),
+    ]);
     expect(byFlag).toMatchObject({ code: 0, err: '' });
     expect(byFlag.out).toMatch(listed);
-    const byEnv = await runDispatchctl(['tools', 'list'], { DISPATCH_ADDRESS: at(tls), DISPATCH_TOKEN: ADMIN.token, DISPATCH_TLS_CA: pki.ca });
     expect(byEnv).toMatchObject({ code: 0, err: '' });
     expect(byEnv.out).toMatch(listed);
   });
 
   test('without TLS, or with --tls alone (the system CAs, which do not hold the test CA), there is no connection', async () => {
-    const plaintext = await runDispatchctl(['--address', at(tls), '--token', ADMIN.token, '--timeout', '5', 'tools', 'list']);
+    const [plaintext, events, systemCas] = await Promise.all([
+      runDispatchctl(['--address', at(tls), '--token', ADMIN.token, '--timeout', '5', 'tools', 'list']),
+      runDispatchctl(['--address', at(tls), '--token', ADMIN.token, '--timeout', '5', 'events']),
+      runDispatchctl(['--address', at(tls), '--token', ADMIN.token, '--timeout', '5', '--tls', 'tools', 'list']),
+    ]);
     expect(plaintext.code).toBe(1);
     // grpc-js says only "Failed to connect": the hint names the likely cause.
     expect(plaintext.err).toMatch(/^dispatchctl: UNAVAILABLE: .*Failed to connect.* \(is the server using TLS\? pass --tls-ca FILE, or --tls when its certificate is from a public CA\)\n$/);
-    const events = await runDispatchctl(['--address', at(tls), '--token', ADMIN.token, '--timeout', '5', 'events']);
     expect(events.code).toBe(1);
     expect(events.err).toMatch(/ \(is the server using TLS\? pass --tls-ca FILE/);
-    const systemCas = await runDispatchctl(['--address', at(tls), '--token', ADMIN.token, '--timeout', '5', '--tls', 'tools', 'list']);
     expect(systemCas.code).toBe(1);
     expect(systemCas.err).toMatch(/^dispatchctl: UNAVAILABLE: /);
     expect(systemCas.err).not.toContain('is the server using TLS');
@@ -70,9 +74,13 @@ describe('TLS', () => {
   }, 30_000);
 
   test('unreadable or unusable TLS files are named', async () => {
-    expect(await runDispatchctl(['--tls-ca', join(pki.dir, 'nope.crt'), 'tools', 'list'])).toMatchObject({ code: 1, err: `dispatchctl: cannot read --tls-ca ${join(pki.dir, 'nope.crt')} (ENOENT)\n` });
-    expect(await runDispatchctl(['--tls-ca', pki.serverKey, 'tools', 'list'])).toMatchObject({ code: 1, err: `dispatchctl: no PEM certificate in ${pki.serverKey}\n` });
-    const lone = await runDispatchctl(['--tls-cert', pki.serverCert, 'tools', 'list']);
+    const [missing, keyAsCa, lone] = await Promise.all([
+      runDispatchctl(['--tls-ca', join(pki.dir, 'nope.crt'), 'tools', 'list']),
+      runDispatchctl(['--tls-ca', pki.serverKey, 'tools', 'list']),
+      runDispatchctl(['--tls-cert', pki.serverCert, 'tools', 'list']),
+    ]);
+    expect(missing).toMatchObject({ code: 1, err: `dispatchctl: cannot read --tls-ca ${join(pki.dir, 'nope.crt')} (ENOENT)\n` });
+    expect(keyAsCa).toMatchObject({ code: 1, err: `dispatchctl: no PEM certificate in ${pki.serverKey}\n` });
     expect(lone.code).toBe(2);
     expect(lone.err).toMatch(/^dispatchctl: --tls-cert and --tls-key must be given together: --tls-cert is set, --tls-key \(DISPATCH_TLS_KEY\) is not\n/);
   });
@@ -81,12 +89,14 @@ describe('TLS', () => {
 describe('mutual TLS', () => {
   test('--tls-cert/--tls-key or DISPATCH_TLS_CERT/_KEY present the client certificate', async () => {
     const client = pki.client('ctl', '/CN=ops');
-    const byFlag = await runDispatchctl(['--address', at(mtls), '--token', ADMIN.token, '--tls-ca', pki.ca, '--tls-cert', client.cert, '--tls-key', client.key, 'tools', 'list']);
+    const [byFlag, byEnv, without] = await Promise.all([
+      runDispatchctl(['--address', at(mtls), '--token', ADMIN.token, '--tls-ca', pki.ca, '--tls-cert', client.cert, '--tls-key', client.key, 'tools', 'list']),
+      runDispatchctl(['tools', 'list'], { DISPATCH_ADDRESS: at(mtls), DISPATCH_TOKEN: ADMIN.token, DISPATCH_TLS_CA: pki.ca, DISPATCH_TLS_CERT: client.cert, DISPATCH_TLS_KEY: client.key }),
+      runDispatchctl(['--address', at(mtls), '--token', ADMIN.token, '--tls-ca', pki.ca, '--timeout', '5', 'tools', 'list']),
+    ]);
     expect(byFlag).toMatchObject({ code: 0, err: '' });
     expect(byFlag.out).toMatch(listed);
-    const byEnv = await runDispatchctl(['tools', 'list'], { DISPATCH_ADDRESS: at(mtls), DISPATCH_TOKEN: ADMIN.token, DISPATCH_TLS_CA: pki.ca, DISPATCH_TLS_CERT: client.cert, DISPATCH_TLS_KEY: client.key });
     expect(byEnv).toMatchObject({ code: 0, err: '' });
-    const without = await runDispatchctl(['--address', at(mtls), '--token', ADMIN.token, '--tls-ca', pki.ca, '--timeout', '5', 'tools', 'list']);
     expect(without.code).toBe(1);
     expect(without.err).toMatch(/^dispatchctl: UNAVAILABLE: /);
   });
@@ -107,15 +117,16 @@ describe('a token in plaintext', () => {
   const REFUSAL = `dispatchctl: refusing to send the token in plaintext to ${REMOTE}, which is not a loopback address (127.0.0.0/8, ::1, localhost): use --tls (the system CAs) or --tls-ca FILE, or --allow-plaintext-token when the connection is protected otherwise (a service mesh, a tunnel)\n`;
 
   inNamespace('is refused beyond loopback, for calls and for events, without connecting', async () => {
-    for (const args of [['tools', 'list'], ['events']]) {
-      expect(await runDispatchctl(['--address', REMOTE, '--token', ADMIN.token, ...args], {}, ['unshare', '-n'])).toEqual({ code: 2, out: '', err: REFUSAL });
-      expect(await runDispatchctl(args, { DISPATCH_ADDRESS: REMOTE, DISPATCH_TOKEN: ADMIN.token }, ['unshare', '-n'])).toEqual({ code: 2, out: '', err: REFUSAL });
-    }
+    const runs = [['tools', 'list'], ['events']].flatMap((args) => [
+      runDispatchctl(['--address', REMOTE, '--token', ADMIN.token, ...args], {}, ['unshare', '-n']),
+      runDispatchctl(args, { DISPATCH_ADDRESS: REMOTE, DISPATCH_TOKEN: ADMIN.token }, ['unshare', '-n']),
+    ]);
+    for (const run of await Promise.all(runs)) expect(run).toEqual({ code: 2, out: '', err: REFUSAL });
   });
 
   inNamespace('is sent beyond loopback with --allow-plaintext-token, and over TLS', async () => {
-    for (const extra of [['--allow-plaintext-token'], ['--tls-ca', pki.ca]]) {
-      const run = await runDispatchctl(['--address', REMOTE, '--token', ADMIN.token, '--timeout', '5', ...extra, 'tools', 'list'], {}, ['unshare', '-n']);
+    const runs = [['--allow-plaintext-token'], ['--tls-ca', pki.ca]].map((extra) => runDispatchctl(['--address', REMOTE, '--token', ADMIN.token, '--timeout', '5', ...extra, 'tools', 'list'], {}, ['unshare', '-n']));
+    for (const run of await Promise.all(runs)) {
       expect(run.code).toBe(1);
       expect(run.err).toMatch(/^dispatchctl: UNAVAILABLE: .*ENETUNREACH/);
     }

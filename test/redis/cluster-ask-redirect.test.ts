@@ -45,20 +45,35 @@ function ownerOf(c: TestRedisCluster, slot: number): number {
 
 const id = (c: TestRedisCluster, port: number) => c.cli(port, 'cluster', 'myid').trim();
 
+/**
+ * CLUSTER SETSLOT on `port`, until it answers OK (redis-cli exits 0 on an error reply): a node
+ * that has not yet heard of the other through the cluster bus refuses it ("I don't know about
+ * node"), and the slot would then never move. At most 2 s.
+ */
+function setslot(c: TestRedisCluster, port: number, ...args: string[]): void {
+  let reply = '';
+  for (let tries = 0; tries < 40; tries++) {
+    reply = c.cli(port, 'cluster', 'setslot', ...args).trim();
+    if (reply === 'OK') return;
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+  }
+  throw new Error(`CLUSTER SETSLOT ${args.join(' ')} on ${port}: ${reply}`);
+}
+
 /** Starts moving the session's slot to another master (no key moved yet). */
 function startMigration(c: TestRedisCluster): { slot: number; owner: number; importing: number } {
   const slot = Number(c.cli(c.ports[0]!, 'cluster', 'keyslot', sessionKeys(scope).window).trim());
   const owner = ownerOf(c, slot);
   const importing = c.ports.find((p) => p !== owner)!;
-  c.cli(importing, 'cluster', 'setslot', String(slot), 'importing', id(c, owner));
-  c.cli(owner, 'cluster', 'setslot', String(slot), 'migrating', id(c, importing));
+  setslot(c, importing, String(slot), 'importing', id(c, owner));
+  setslot(c, owner, String(slot), 'migrating', id(c, importing));
   return { slot, owner, importing };
 }
 
 /** Ends the move (as redis-cli does once every key moved): the slot is the importing node's. */
 function endMigration(c: TestRedisCluster, move: { slot: number; owner: number; importing: number }): void {
   for (const port of [move.importing, move.owner, ...c.ports.filter((p) => p !== move.owner && p !== move.importing)]) {
-    c.cli(port, 'cluster', 'setslot', String(move.slot), 'node', id(c, move.importing));
+    setslot(c, port, String(move.slot), 'node', id(c, move.importing));
   }
 }
 

@@ -2,6 +2,7 @@ import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { serverTrouble, type DispatchError } from '../errors';
 import type { PostHookInput } from './guards';
 import type { PipelineDeps } from './pipeline-deps';
+import { isTooLargeWhileRelayDown } from '../executors/worker/worker-errors';
 
 // The last steps of an attempt that ran (see run-attempt): its post hooks' notes, its breaker record.
 
@@ -23,9 +24,11 @@ const NO_NOTES: readonly string[] = [];
  * answer with any other HTTP status (4xx, 429) is not counted, nor is an error the tool answered
  * itself, which says no more of its health than a 4xx: a worker's `is_error` completion, an MCP
  * tool's `isError` result or its server's JSON-RPC error, a redirect dispatch does not follow.
- * Counted, one tenant's bad calls to a shared tool would open its breaker for every tenant.
+ * Counted, one tenant's bad calls to a shared tool would open its breaker for every tenant. Nor is
+ * a large call refused while dispatch's Redis is down: counted, it would refuse small calls too.
  */
 export function countsForBreaker(error: DispatchError): boolean {
   if (error.httpStatus !== undefined) return serverTrouble(error.httpStatus);
+  if (isTooLargeWhileRelayDown(error)) return false;
   return error.kind === ErrorKind.TIMEOUT || error.kind === ErrorKind.UNAVAILABLE || error.kind === ErrorKind.UNEXPECTED;
 }

@@ -84,7 +84,9 @@ test('Redis down: a call too large for every local worker is refused UNAVAILABLE
         `^no worker connected here can receive the call's assignment \\(50001\\d\\d bytes; worker "small" hosting "${name}" receives 4194304\\), and the link to other dispatch replicas \\(Redis\\) is down, so a worker there that may receive it could not be reached; the call was not executed\\. Try again once the link is back`,
       ),
     );
-    expect(JSON.parse(big.output)).toMatchObject({ kind: 'UNAVAILABLE', recoverable: true });
+    expect(JSON.parse(big.output)).toMatchObject({ kind: 'UNAVAILABLE', recoverable: true, retry_after_ms: 10_001 });
+    // Not retried within the turn (a retry at once meets the same refusal): the model calls again later.
+    expect(big.attempts).toBe(1);
     // Refused at once, not held until the tool's timeout.
     expect(Date.now() - started).toBeLessThan(10_000);
   }
@@ -94,6 +96,17 @@ test('Redis down: a call too large for every local worker is refused UNAVAILABLE
   // Redis back, and no other replica hosting the tool: "too large", for good, again.
   await redis.start();
   await eventually(async () => (await send('w_count', 5_000_000)).error?.kind === ErrorKind.INVALID_ARGUMENTS, 10_000, 'the refusal to be final again');
+});
+
+test('Redis down: refusals of calls too large leave the tool\'s breaker closed, and a small call runs on the local worker', async () => {
+  await start();
+  await redis.stop();
+  for (let i = 0; i < 3; i++) {
+    const big = await send('w_count', 5_000_000 + i);
+    expect(big.error?.message).toMatch(/^no worker connected here can receive the call's assignment/);
+    expect(big.attempts).toBe(1);
+  }
+  expect(await send('w_count', 6)).toMatchObject({ isError: false, output: '{"worker":"small","chars":6}' });
 });
 
 test('Redis up, no other replica hosting the tool: the refusal stays "too large", for good', async () => {

@@ -2,7 +2,9 @@
 // assignment past the real limit (RESOURCE_EXHAUSTED on the worker's side) and resets the stream,
 // which dispatch sees only as a disconnect: told "disconnected", recoverable, the call was retried
 // and the same worker, reconnected with the same hello, was sent it again. Here the call that
-// carried it is found, and the worker id's limit lowered.
+// carried it is found; a worker id that drops its stream so twice within DROP_WINDOW_MS is blamed
+// (a single drop is as likely a crash, an OOM kill, a node lost), and a worker of that id that
+// connects again is kept to gRPC's default limit for CAP_MS.
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import type { WorkAssignment } from '../../../gen/dispatch/v1/worker_pb';
 import { DispatchError } from '../../errors';
@@ -19,7 +21,13 @@ export const GRPC_DEFAULT_RECEIVE_BYTES = 4 * 1024 * 1024;
  */
 export const RECEIVE_FAILURE_MS = 3_000;
 
-/** How many worker ids a lowered limit is remembered for; the oldest are forgotten first. */
+/** Two drops just after large assignments by workers of one (tenant, id) within this blame it. */
+export const DROP_WINDOW_MS = 10 * 60_000;
+
+/** How long a worker id blamed is kept to GRPC_DEFAULT_RECEIVE_BYTES (by workers that connect meanwhile). */
+export const CAP_MS = 10 * 60_000;
+
+/** How many worker ids a drop or a lowered limit is remembered for; the oldest are forgotten first. */
 const MAX_REMEMBERED = 1_024;
 
 /** A sent assignment past GRPC_DEFAULT_RECEIVE_BYTES, while unanswered (see PendingAssignment.large). */
@@ -65,15 +73,17 @@ const SAID: Record<ReceiveLimit['from'], (bytes: number) => string> = {
 };
 
 /**
- * The call whose assignment the worker most likely could not receive. DURING, as the worker may
- * have received and run it (only "most likely" is known); not recoverable: sent again, it would
- * meet the same end (the other calls the stream held are told "disconnected", recoverable).
+ * The call whose assignment the worker most likely could not receive: the second drop of its id
+ * just after a large assignment within DROP_WINDOW_MS (the first call was told "disconnected").
+ * DURING, as the worker may have received and run it (only "most likely" is known); not
+ * recoverable: sent again, it would meet the same end (the other calls the stream held are told
+ * "disconnected", recoverable).
  */
 export function droppedAfterAssignmentError(tool: string, workerId: string, failure: ReceiveFailure): DispatchError {
   return new DispatchError(
     ErrorKind.UNAVAILABLE,
-    `worker "${workerId}" hosting "${tool}" dropped its stream just after it was sent this call's assignment of ${failure.bytes} bytes, most likely larger than it can receive (${SAID[failure.limit.from](failure.limit.bytes)}); the call may or may not have run. ` +
-      `The worker should state a true max_receive_message_bytes in its hello (what its channel's grpc.max_receive_message_length allows); until it does, dispatch sends it no assignment over ${GRPC_DEFAULT_RECEIVE_BYTES} bytes (gRPC's default receive limit)`,
+    `worker "${workerId}" hosting "${tool}" dropped its stream just after it was sent this call's assignment of ${failure.bytes} bytes, the second time within ${DROP_WINDOW_MS / 60_000} minutes a worker of this id did so after a large assignment, so it is most likely larger than it can receive (${SAID[failure.limit.from](failure.limit.bytes)}); the call may or may not have run. ` +
+      `The worker should state a true max_receive_message_bytes in its hello (what its channel's grpc.max_receive_message_length allows); for ${CAP_MS / 60_000} minutes, a worker of this id that connects again stating ${failure.limit.bytes} is sent no assignment over ${GRPC_DEFAULT_RECEIVE_BYTES} bytes (gRPC's default receive limit); one stating more or less is believed`,
     {
       phase: 'during',
       recoverable: false,
@@ -83,36 +93,58 @@ export function droppedAfterAssignmentError(tool: string, workerId: string, fail
   );
 }
 
-/** Lowered receive limits of workers that dropped their streams after a large assignment, by tenant and worker id. */
+/** The limit `link` is kept to now: its lowered one until that expires, else what it stated. */
+export const keptTo = (link: WorkerLink, now: number): ReceiveLimit => (link.lowered !== undefined && link.lowered.until! > now ? link.lowered : link.receiveLimit);
+
+/** Drops just after large assignments, and the limits lowered for them, by tenant and worker id. */
 export interface ReceiveMemory {
-  /** Remembers that the worker of `link` could not receive `failure.bytes` under the limit it stated. */
-  learn(link: WorkerLink, failure: ReceiveFailure): void;
   /**
-   * The lowered limit to keep to for a worker of this tenant and id stating `stated` (its
-   * WorkerLink.receiveLimit), else undefined: lowered when it states what it did when it dropped
-   * its stream, or more; a lower statement is believed.
+   * Counts a drop of `link`'s stream just after `failure`'s assignment: true when it is the second
+   * of its tenant and id within DROP_WINDOW_MS, which blames it: workers of that id that connect
+   * within CAP_MS stating what it stated are kept to GRPC_DEFAULT_RECEIVE_BYTES (see lowered).
+   */
+  dropped(link: WorkerLink, failure: ReceiveFailure): boolean;
+  /**
+   * The lowered limit to keep to for a worker of this tenant and id connecting now and stating
+   * `stated` (its WorkerLink.receiveLimit), else undefined: lowered within CAP_MS of the blame when
+   * it states what it did when it was blamed. A lower statement is believed; a higher one (the
+   * remedy the error names) clears the blame.
    */
   lowered(tenant: string, workerId: string, stated: ReceiveLimit): ReceiveLimit | undefined;
 }
 
+interface Remembered {
+  /** Epoch ms of a drop not yet blamed. */
+  droppedAt?: number;
+  cap?: { readonly stated: number; readonly dropped: number; readonly until: number };
+}
+
 /** A memory of at most MAX_REMEMBERED worker ids (this replica's only: workers reconnect to any). */
-export function createReceiveMemory(): ReceiveMemory {
-  const lowered = new Map<string, { readonly stated: number; readonly dropped: number }>();
+export function createReceiveMemory(clock: () => number = Date.now): ReceiveMemory {
+  const remembered = new Map<string, Remembered>();
   const key = (tenant: string, workerId: string) => `${tenant}\u0000${workerId}`;
   return {
-    learn(link, failure) {
+    dropped(link, failure) {
       const k = key(link.tenant, link.workerId);
-      lowered.delete(k);
-      lowered.set(k, { stated: failure.limit.bytes, dropped: failure.bytes });
-      if (lowered.size > MAX_REMEMBERED) lowered.delete(lowered.keys().next().value!);
+      const now = clock();
+      const known = remembered.get(k);
+      remembered.delete(k);
+      const blamed = known?.droppedAt !== undefined && now - known.droppedAt <= DROP_WINDOW_MS;
+      remembered.set(k, blamed ? { cap: { stated: failure.limit.bytes, dropped: failure.bytes, until: now + CAP_MS } } : { droppedAt: now, cap: known?.cap });
+      if (remembered.size > MAX_REMEMBERED) remembered.delete(remembered.keys().next().value!);
+      return blamed;
     },
     lowered(tenant, workerId, stated) {
-      const k = key(tenant, workerId);
-      const known = lowered.get(k);
-      if (!known) return undefined;
-      // A lower statement is believed anew; the memory stays, for the statement it dropped under.
-      if (stated.bytes < known.stated) return undefined;
-      return { bytes: GRPC_DEFAULT_RECEIVE_BYTES, from: 'dropped', said: stated.bytes, dropped: known.dropped };
+      const known = remembered.get(key(tenant, workerId));
+      const cap = known?.cap;
+      if (!known || !cap) return undefined;
+      if (cap.until <= clock() || stated.bytes > cap.stated) {
+        known.cap = undefined;
+        return undefined;
+      }
+      // A lower statement is believed anew; the cap stays, for the statement it was blamed under.
+      if (stated.bytes < cap.stated) return undefined;
+      return { bytes: GRPC_DEFAULT_RECEIVE_BYTES, from: 'dropped', said: stated.bytes, dropped: cap.dropped, until: cap.until };
     },
   };
 }

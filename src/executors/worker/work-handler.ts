@@ -153,17 +153,25 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
         end(error);
       }
     });
+    let halfClosed: NodeJS.Timeout | undefined;
     const gone = () => {
       ended = true;
       clearTimeout(helloTimer);
+      clearTimeout(halfClosed);
       if (link) deps.pool.remove(link, streamEndReason(oversizedMessage(call)));
     };
-    // The worker half-closed, or reset the stream (a reset its library made, refusing an
-    // assignment, often shows here before 'cancelled'): either way it sends nothing more, so the
-    // assignments it holds are lost, as on a disconnect, and a large one may be why (receiveFailure).
-    call.on('end', () => {
-      if (link && !ended) deps.pool.remove(link, streamEndReason(undefined));
+    /** The worker sends nothing more: its calls are lost, as on a disconnect; only a reset may be a refused large one (receiveFailure). */
+    const endedByWorker = () => {
+      if (link && !ended && resetByPeer(call)) deps.pool.remove(link, streamEndReason(undefined));
       end();
+    };
+    // The worker half-closed, or reset the stream: a library refusing an assignment (grpc-js) ends
+    // its side, then resets it, and the reset shows up to tens of ms after this (and 'cancelled'
+    // later still). A half-close alone is the worker stopping (examples/python/worker.py on
+    // SIGTERM), never suspected: told "disconnected" by end() once no reset followed.
+    call.on('end', () => {
+      if (!link || ended || resetByPeer(call)) return endedByWorker();
+      halfClosed ??= setTimeout(endedByWorker, RESET_AFTER_HALF_CLOSE_MS);
     });
     call.on('cancelled', gone);
     call.on('error', gone);
@@ -200,6 +208,20 @@ function oversizedMessage(call: WorkCall): { bytes: number; max: number } | unde
   const max = decoder?.maxReadMessageLength;
   if (typeof bytes !== 'number' || typeof max !== 'number' || max < 0 || bytes <= max) return undefined;
   return { bytes, max };
+}
+
+/** How long a half-closed worker stream is watched for a reset before its calls are told "disconnected". */
+const RESET_AFTER_HALF_CLOSE_MS = 250;
+
+/**
+ * Whether the worker reset the stream (RST_STREAM) rather than (only) half-closed it: Node sets the
+ * HTTP/2 stream's rstCode as the reset arrives. Read from grpc-js 1.14's
+ * BaseServerInterceptingCall, as oversizedMessage does: should that change, a reset is taken for a
+ * half-close, and the worker is not suspected (test/workers/overstated-receive-limit.test.ts would say so).
+ */
+function resetByPeer(call: WorkCall): boolean {
+  const code = (call as unknown as { call?: { stream?: { rstCode?: unknown } } }).call?.stream?.rstCode;
+  return typeof code === 'number' && code !== 0;
 }
 
 function isEndStatus(value: unknown): value is EndStatus {

@@ -15,17 +15,34 @@ export function relayDown(cause: unknown): DispatchError {
 /** Whether `error` is this replica's relayDown (a reply from another replica never is). */
 export const isRelayDown = (error: unknown): boolean => error instanceof DispatchError && relayDownErrors.has(error);
 
+/** The errors tooLargeWhileRelayDown made (see isTooLargeWhileRelayDown). */
+const tooLargeWhileRelayDownErrors = new WeakSet<DispatchError>();
+
+/**
+ * Whether `error` is this replica's tooLargeWhileRelayDown: it says nothing of the tool's health
+ * (dispatch's own Redis is away), so it does not count against the tool's breaker (countsForBreaker).
+ */
+export const isTooLargeWhileRelayDown = (error: unknown): boolean => error instanceof DispatchError && tooLargeWhileRelayDownErrors.has(error);
+
+/** The least a refusal for the relay being down asks the model to wait (ioredis reconnects within seconds of Redis coming back). */
+const RELAY_DOWN_RETRY_AFTER_MS = 5_000;
+
 /**
  * No worker connected here can receive the call (`tooLarge`), and the link to other replicas is
  * down: one of theirs may, once it is back. UNAVAILABLE before, recoverable: not the permanent
  * "too large" refusal (assignmentTooLargeError), which would tell the model never to send it.
+ * Not retried within the turn: its retry_after_ms is past the tool's max_backoff_ms
+ * (`maxBackoffMs`), which decideRetry does not wait (a retry at once would meet the same refusal).
  */
-export function tooLargeWhileRelayDown(tool: string, tooLarge: { readonly workerId: string; readonly bytes: number; readonly limit: ReceiveLimit }, cause?: unknown): DispatchError {
-  return new DispatchError(
+export function tooLargeWhileRelayDown(tool: string, tooLarge: { readonly workerId: string; readonly bytes: number; readonly limit: ReceiveLimit }, maxBackoffMs: number, cause?: unknown): DispatchError {
+  const retryAfterMs = Math.max(RELAY_DOWN_RETRY_AFTER_MS, maxBackoffMs + 1);
+  const error = new DispatchError(
     ErrorKind.UNAVAILABLE,
     `no worker connected here can receive the call's assignment (${tooLarge.bytes} bytes; worker "${tooLarge.workerId}" hosting "${tool}" receives ${tooLarge.limit.bytes}), and the link to other dispatch replicas (Redis) is down, so a worker there that may receive it could not be reached; the call was not executed. Try again once the link is back`,
-    { phase: 'before', recoverable: true, cause, suggestion: 'Try again in a few seconds: the tool is temporarily unreachable with arguments this large.' },
+    { phase: 'before', recoverable: true, cause, retryAfterMs, suggestion: `Try again in ${Math.ceil(retryAfterMs / 1000)} seconds or later: the tool is temporarily unreachable with arguments this large.` },
   );
+  tooLargeWhileRelayDownErrors.add(error);
+  return error;
 }
 
 /** No worker hosts the tool: nothing ran, so a retry (later, or by a model) is safe. */
@@ -57,8 +74,9 @@ export interface EndReason {
   /** False when calling again would likely end the same way. @default true */
   readonly recoverable?: boolean;
   /**
-   * The worker's side ended the stream (dispatch did not): a large assignment just sent may be what
-   * its library refused (see receiveFailure).
+   * The worker's side cancelled or reset the stream, or its connection was lost (dispatch did not
+   * end it, nor did the worker half-close it): a large assignment just sent may be what its
+   * library refused (see receiveFailure).
    */
   readonly byWorker?: boolean;
 }
@@ -68,8 +86,9 @@ const size = (bytes: number) => (bytes % 1_048_576 === 0 ? `${bytes / 1_048_576}
 /**
  * What ended a stream that dispatch did not end itself: `oversized`, the message from the worker
  * grpc-js refused over max_message_bytes (the answer was never read, and the same call would
- * likely bring the same answer), else undefined, a disconnect (the worker's side ended it: its
- * library may have refused an assignment, see receiveFailure).
+ * likely bring the same answer), else undefined, a disconnect (the worker's side cancelled or
+ * reset it, or its connection was lost: its library may have refused an assignment, see
+ * receiveFailure; a half-close is the worker stopping, and is not given this reason).
  */
 export function streamEndReason(oversized: { readonly bytes: number; readonly max: number } | undefined): EndReason {
   if (!oversized) return { why: 'disconnected', byWorker: true };
@@ -102,8 +121,8 @@ const LIMIT_SOURCES: Record<Exclude<ReceiveLimit['from'], 'dropped'>, { readonly
 const limitSource = (limit: ReceiveLimit): { readonly receives: string; readonly remedy: string } =>
   limit.from === 'dropped'
     ? {
-        receives: `is known to receive (it dropped its stream after an assignment of ${limit.dropped} bytes, though its hello says max_receive_message_bytes ${limit.said})`,
-        remedy: "have the worker state a true max_receive_message_bytes in its hello (what its channel's grpc.max_receive_message_length allows, raised)",
+        receives: `is kept to until ${new Date(limit.until!).toISOString()} (workers of its id twice dropped their streams just after large assignments, the last of ${limit.dropped} bytes, though its hello says max_receive_message_bytes ${limit.said})`,
+        remedy: `have the worker state a true max_receive_message_bytes in its hello (what its channel's grpc.max_receive_message_length allows, raised; a hello stating more than ${limit.said} is believed), or call again after that time`,
       }
     : LIMIT_SOURCES[limit.from];
 

@@ -26,12 +26,12 @@ export interface WorkerRelay {
  * bound) comes back as it is, and when no other replica hosts the tool the local refusal stands.
  * Before, the local refusal was final, though another replica could run it. With the relay down
  * (Redis away), whether one could is not known: the call is refused for now (UNAVAILABLE before,
- * recoverable), not for good, and at once rather than at its deadline.
+ * recoverable, not retried within the turn), not for good, and at once rather than at its deadline.
  */
-function elsewhere(remote: WorkerRelay, request: AssignmentRequest, ctx: ExecutorContext, refusal: DispatchError, tooLarge: TooLargeAssignment): Promise<string> {
-  if (remote.reachable?.() === false) return Promise.reject(tooLargeWhileRelayDown(request.tool, tooLarge));
+function elsewhere(remote: WorkerRelay, request: AssignmentRequest, ctx: ExecutorContext, refusal: DispatchError, tooLarge: TooLargeAssignment, maxBackoffMs: number): Promise<string> {
+  if (remote.reachable?.() === false) return Promise.reject(tooLargeWhileRelayDown(request.tool, tooLarge, maxBackoffMs));
   return remote.forward(request, ctx.signal, (state) => ctx.delivery?.(state)).catch((error: unknown) => {
-    if (isRelayDown(error)) throw tooLargeWhileRelayDown(request.tool, tooLarge, error);
+    if (isRelayDown(error)) throw tooLargeWhileRelayDown(request.tool, tooLarge, maxBackoffMs, error);
     throw error instanceof DispatchError && error.kind === ErrorKind.UNAVAILABLE && error.phase === 'before' ? refusal : error;
   });
 }
@@ -60,7 +60,7 @@ export function createWorkerExecutor(pool: WorkerPool, relay: () => WorkerRelay 
           readOnly: tool.readOnly,
         };
         const remote = relay();
-        if (pool.hosts(tool.tenant, tool.name)) return pool.assign(request, ctx, remote && ((refusal, tooLarge) => elsewhere(remote, request, ctx, refusal, tooLarge)));
+        if (pool.hosts(tool.tenant, tool.name)) return pool.assign(request, ctx, remote && ((refusal, tooLarge) => elsewhere(remote, request, ctx, refusal, tooLarge, tool.retry.maxBackoffMs)));
         if (remote) return remote.forward(request, ctx.signal, (state) => ctx.delivery?.(state));
         return Promise.reject(noWorkerError(tool.name));
       } catch (error) {

@@ -26,12 +26,13 @@ export interface ReceiveLimit {
   /**
    * Which: its hello's max_receive_message_bytes, limits.worker_receive_bytes as ASSUMED (its
    * hello does not say), or limits.max_message_bytes (what it said or is assumed to receive is larger);
-   * or 'dropped': a worker of its id dropped its stream after an assignment it stated it receives.
+   * or 'dropped': workers of its id twice dropped their streams after assignments they stated they receive.
    */
   readonly from: 'hello' | 'assumed' | 'max_message_bytes' | 'dropped';
-  /** When 'dropped': the bytes its hello states, and the size of the assignment it dropped its stream after. */
+  /** When 'dropped': the bytes its hello states, the size of the assignment it dropped its stream after, and the epoch ms it is kept to until. */
   readonly said?: number;
   readonly dropped?: number;
+  readonly until?: number;
 }
 
 /** One connected worker: who it is, what it hosts, what it owes, and how to reach it. */
@@ -60,8 +61,8 @@ export interface WorkerLink {
   /** No larger assignment is sent to it (its gRPC channel would refuse it and end the stream): see WorkerPool.assign. */
   readonly receiveLimit: ReceiveLimit;
   /**
-   * Kept to instead of receiveLimit once a worker of its id dropped its stream after an assignment
-   * within it (see ReceiveMemory): set by the pool.
+   * Kept to instead of receiveLimit until its `until` when, as it connected, its id was blamed for
+   * dropping streams after assignments within it (see ReceiveMemory): set by the pool.
    */
   lowered?: ReceiveLimit;
   /** Writes `assignment` to the stream; `taken` runs once the transport took all of it. */

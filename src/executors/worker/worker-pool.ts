@@ -7,7 +7,7 @@ import { workAssignmentBytes, workAssignmentBytesAtMost } from '../../server/wor
 import { assignmentTooLargeError, noWorkerError, unreadReason, workerGoneError, workerToolError, type EndReason } from './worker-errors';
 import type { ReceiveLimit, WorkerLink } from './worker-link';
 import { assignment, type AssignmentRequest } from './assignment-request';
-import { createReceiveMemory, droppedAfterAssignmentError, largeSend, receiveFailure, type ReceiveFailure } from './receive-failures';
+import { createReceiveMemory, droppedAfterAssignmentError, keptTo, largeSend, receiveFailure } from './receive-failures';
 import type { DispatchError } from '../../errors';
 
 export type { AssignmentRequest };
@@ -28,7 +28,8 @@ export interface WorkerPool {
   /**
    * Removes a worker; its unanswered assignments fail DURING with `why` (see workerGoneError), but
    * for the large one its worker most likely could not receive, when it ended the stream (see
-   * receiveFailure): that one fails for good, and its worker id is sent no such assignment again.
+   * receiveFailure) the second time for its id (ReceiveMemory): that one fails for good, and a
+   * worker of its id that connects again is kept to 4 MiB for a while.
    */
   remove(link: WorkerLink, why: string | EndReason): void;
   complete(link: WorkerLink, completion: Completion): void;
@@ -135,7 +136,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         (stuck ??= []).push(link);
         continue;
       }
-      const limit = link.lowered ?? link.receiveLimit;
+      const limit = keptTo(link, now);
       if (atMost > limit.bytes && (bytes ??= workAssignmentBytes(message)) > limit.bytes) {
         if (!tooLarge || limit.bytes > tooLarge.limit.bytes) tooLarge = { tooLarge: bytes, link, limit };
         continue;
@@ -169,12 +170,6 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   sweep.unref();
 
   const memory = createReceiveMemory();
-  /** The worker of `link` could not receive `failure`: every worker of its id is kept below it from now on. */
-  const learn = (link: WorkerLink, failure: ReceiveFailure) => {
-    memory.learn(link, failure);
-    for (const other of links) if (other.tenant === link.tenant && other.workerId === link.workerId) other.lowered = memory.lowered(other.tenant, other.workerId, other.receiveLimit);
-    options.logger.warn('a worker dropped its stream just after a large assignment, most likely larger than it can receive; it is sent none past 4 MiB until its hello says less', { worker: link.workerId, tenant: link.tenant, bytes: failure.bytes, stated: failure.limit.bytes });
-  };
 
   const pool: WorkerPool = {
     add(link) {
@@ -203,8 +198,11 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         }
       }
       if (tools.size === 0) byTenant.delete(link.tenant);
-      const failure = reason.byWorker ? receiveFailure(link) : undefined;
-      if (failure) learn(link, failure);
+      // Only links that connect later are kept lower: live ones of the same id (pods of one
+      // deployment share it) go on taking what they can.
+      const found = reason.byWorker ? receiveFailure(link) : undefined;
+      const failure = found && memory.dropped(link, found) ? found : undefined;
+      if (failure) options.logger.warn('a worker dropped its stream just after a large assignment, the second time for its id within 10 minutes: most likely larger than it can receive; for 10 minutes, one of its id connecting with the same hello is sent none past 4 MiB', { worker: link.workerId, tenant: link.tenant, bytes: failure.bytes, stated: failure.limit.bytes });
       const pending = [...link.pending];
       link.pending.clear();
       link.overdue.clear();

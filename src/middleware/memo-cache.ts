@@ -75,7 +75,8 @@ export interface MemoCache {
    * its first NUL, '' for none) whether or not anything read it: pass a short one (memoize hashes
    * a long `resource_key` value, after its tenant). One forgotten reads as the largest generation
    * its tenant forgot, so a read begun before is never cached. A hashed name as a replica older
-   * than this one gives it (the hash alone) names the resource this one reads (memo-legacy-names.ts).
+   * than this one gives it (the hash alone) names the resource this one reads (memo-legacy-names.ts);
+   * one no read here noted drops only the entries set under it as it is, with no mark.
    */
   evictResource(resource: string): number;
   /**
@@ -206,15 +207,22 @@ export function createMemoCache(options: MemoCacheOptions = {}): MemoCache {
       if (shares.over) shares.trim(entry, t, evict, gone);
     },
     generation(resource) {
+      // Read before it is noted: noting may push this very name out, and that bumps it after.
+      const generation = generations.at(resourceGroup(resource), resource);
       legacyNames.note(resource);
-      return generations.at(resourceGroup(resource), resource);
+      return generation;
     },
     sessionEnds: (tenant) => (tenant === undefined ? endedAt.marks : endedAt.newest(tenant)),
     reading(tenant) {
       generations.touch(tenant);
       endedAt.touch(tenant);
     },
-    evictResource: (resource) => dropResource(legacyNames.current(resource)),
+    evictResource(resource) {
+      // A name with no NUL that no read here noted (another new replica's old-format duplicate):
+      // no read of it runs (memo-legacy-names.ts), so no mark; only entries set under it as it is.
+      const name = legacyNames.current(resource);
+      return name === undefined ? removeAll(byResource.keys(resource)) : dropResource(name);
+    },
     endSession(scope) {
       endedAt.mark(scope.tenant, scope.sessionId);
     },
@@ -225,7 +233,7 @@ export function createMemoCache(options: MemoCacheOptions = {}): MemoCache {
       byResource.clear();
       generations.clear();
       endedAt.clear();
-      legacyNames.clear();
+      // The old names stay (bounded): a read running across the clear may still be cached.
     },
   };
 }

@@ -9,6 +9,8 @@
 // replica older than 01b27b4 shares a Redis with a newer one (the release after the one that
 // carries this: every replica of a rolling upgrade from it announces the new names).
 
+import { MemoMarks } from './memo-marks';
+
 /** The name a replica older than 01b27b4 gave a hashed resource (its hash alone), or undefined for a name kept as it is. */
 export function legacyResourceName(resource: string): string | undefined {
   const nul = resource.indexOf('\u0000');
@@ -16,40 +18,68 @@ export function legacyResourceName(resource: string): string | undefined {
 }
 
 /**
- * The hashed resources this replica has read, by their old name: up to `max`, the first noted
- * dropped first. A name dropped is `forget`-ed (its entries evicted and its generation bumped, as a
- * write would), so that an old replica's write of it, heard once it is no longer known, finds
- * nothing cached or running here to leave stale: a miss, never a stale read.
+ * The hashed resources this replica has read, by their old name: up to `max` in all, an equal share
+ * per tenant (the part of the name before its NUL), kept by {@link MemoMarks} (water-filling over
+ * groups, as the memo cache bounds its generations and session ends): past `max`, a pass cuts the
+ * tenants holding more than an equal share to it, their first noted first, so one tenant's flood of
+ * long-key reads pushes out only its own names, never those of a tenant within its share (with more
+ * tenants than names, the least recently noted go whole). A name pushed out is `forget`-ed (its
+ * entries evicted and its generation bumped, as a write would) as it goes.
+ *
+ * That keeps this invariant, on which {@link current} relies to do nothing for an old name it does
+ * not hold: every hashed resource with an entry cached here, or a read running that may still be
+ * cached, is held. A read notes its resource when it reads its generation (memo-cache.ts reads the
+ * generation first, so that one pushed out by its own noting is bumped after); until it is cached
+ * its name can go only through `forget`, which bumps the generation it read, so that it is not
+ * cached (and a peeked hit of it no longer serves); an entry's name goes only through `forget` too,
+ * which evicts it. So an old-format write heard for a name not held finds nothing cached or running
+ * here to leave stale: doing nothing is a miss at worst, never a stale read. The cache's clear keeps
+ * the names, as a read running across it may still be cached.
+ *
+ * A name with no NUL (never this version's: a caller's own bare name) is held as itself, in the
+ * group '', so that such a read is dropped by a write heard of it too.
  */
 export class LegacyResourceNames {
   /** Old name (the hash) to the name this version gives it. */
   private readonly names = new Map<string, string>();
+  /** The names held, per tenant: marks made only to bound them (the marks themselves are not read). */
+  private readonly held: MemoMarks;
 
-  constructor(
-    private readonly max: number,
-    private readonly forget: (resource: string) => void,
-  ) {}
+  constructor(max: number, forget: (resource: string) => void) {
+    this.held = new MemoMarks(max, (_group, resource) => {
+      this.names.delete(oldName(resource));
+      forget(resource);
+    });
+  }
 
   /**
-   * Notes a resource a read is about to read (one Map set for a hashed name, none for another).
-   * A name noted again keeps its place: refreshing it would cost a delete too on every read.
+   * Notes a resource a read is about to read (none for a short name). A name noted again keeps its
+   * place in its tenant's (refreshing it would cost a delete too on every read) and makes its
+   * tenant the most recently noted, the last to go whole.
    */
   note(resource: string): void {
+    const nul = resource.indexOf('\u0000');
+    if (nul < 0) return this.hold('', resource, resource);
     const legacy = legacyResourceName(resource);
-    if (legacy === undefined) return;
+    if (legacy !== undefined) this.hold(resource.slice(0, nul), legacy, resource);
+  }
+
+  private hold(group: string, legacy: string, resource: string): void {
+    if (this.names.has(legacy)) return this.held.touch(group);
+    // Set first: the marks may push out this very name (a bound of one), and `forgot` deletes it.
     this.names.set(legacy, resource);
-    if (this.names.size <= this.max) return;
-    const [oldest, name] = this.names.entries().next().value as [string, string];
-    this.names.delete(oldest);
-    this.forget(name);
+    this.held.mark(group, resource);
   }
 
-  /** The name this version gives `resource` if it is an old name of one noted here, else `resource` itself. */
-  current(resource: string): string {
-    return resource.includes('\u0000') ? resource : (this.names.get(resource) ?? resource);
-  }
-
-  clear(): void {
-    this.names.clear();
+  /**
+   * The name this version gives `resource`: itself if it is one of this version's (it has a NUL),
+   * else (an old name) the name held for it, or undefined when none is held: then no read of it
+   * runs or is cached here (see the class), and a write heard of it needs no mark.
+   */
+  current(resource: string): string | undefined {
+    return resource.includes('\u0000') ? resource : this.names.get(resource);
   }
 }
+
+/** The name `resource` is held by: its old name, or itself for a name with no NUL. */
+const oldName = (resource: string): string => legacyResourceName(resource) ?? resource;

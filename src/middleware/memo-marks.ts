@@ -37,7 +37,15 @@ export class MemoMarks {
   /** Every mark below it may have been forgotten by a group not held (clear, or a whole group dropped). */
   private floor = 0;
 
-  constructor(private readonly max: number) {}
+  /**
+   * `forgot`, if given, is told each name forgotten (cut from its group, or its group dropped
+   * whole), as it goes: a bounded index (memo-legacy-names.ts) drops what it held for it. It must
+   * not call back into these marks.
+   */
+  constructor(
+    private readonly max: number,
+    private readonly forgot?: (group: string, name: string) => void,
+  ) {}
 
   /** The marks made so far (the last one). */
   get marks(): number {
@@ -119,7 +127,7 @@ export class MemoMarks {
     const target = Math.floor(this.max * TRIM_TO);
     const sizes = Float64Array.from(this.groups.values(), held);
     const level = Math.max(1, waterLevel(sizes, target));
-    for (const of of this.groups.values()) {
+    for (const [group, of] of this.groups) {
       if (of.marks.size <= level) continue;
       // One iterator: the oldest first, as they were marked.
       for (const [name, mark] of of.marks) {
@@ -127,6 +135,7 @@ export class MemoMarks {
         of.marks.delete(name);
         this.holding--;
         if (mark > of.forgotten) of.forgotten = mark;
+        this.forgot?.(group, name);
       }
     }
     // More groups than one name each fits: the least recently active go whole, into the floor.
@@ -136,6 +145,7 @@ export class MemoMarks {
       this.holding -= held(of);
       const last = Math.max(of.forgotten, of.newest);
       if (last > this.floor) this.floor = last;
+      if (this.forgot) for (const name of of.marks.keys()) this.forgot(group, name);
     }
   }
 }

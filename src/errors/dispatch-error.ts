@@ -14,6 +14,11 @@ export interface DispatchErrorOptions {
   readonly retryAfterMs?: number;
   /** HTTP status of the tool's answer, when there was one. */
   readonly httpStatus?: number;
+  /**
+   * A retry within the turn would meet the same failure (what it waits on takes seconds to come
+   * back): decideRetry does not retry it, and says nothing; retry_after_ms tells the model when.
+   */
+  readonly notRetriedWithinTurn?: boolean;
 }
 
 /**
@@ -28,6 +33,7 @@ export class DispatchError extends Error {
   readonly suggestion?: string;
   readonly retryAfterMs?: number;
   readonly httpStatus?: number;
+  readonly notRetriedWithinTurn?: boolean;
 
   constructor(kind: ErrorKind, message: string, options: DispatchErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -37,6 +43,7 @@ export class DispatchError extends Error {
     this.suggestion = options.suggestion;
     this.retryAfterMs = options.retryAfterMs;
     this.httpStatus = options.httpStatus;
+    if (options.notRetriedWithinTurn) this.notRetriedWithinTurn = true;
   }
 
   /** Normalises anything caught into a DispatchError; unknown throwables become UNEXPECTED. */

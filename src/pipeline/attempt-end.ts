@@ -2,7 +2,7 @@ import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { serverTrouble, type DispatchError } from '../errors';
 import type { PostHookInput } from './guards';
 import type { PipelineDeps } from './pipeline-deps';
-import { isTooLargeWhileRelayDown } from '../executors/worker/worker-errors';
+import { isRelayDown, isTooLargeWhileRelayDown } from '../executors/worker/worker-errors';
 
 // The last steps of an attempt that ran (see run-attempt): its post hooks' notes, its breaker record.
 
@@ -25,10 +25,11 @@ const NO_NOTES: readonly string[] = [];
  * itself, which says no more of its health than a 4xx: a worker's `is_error` completion, an MCP
  * tool's `isError` result or its server's JSON-RPC error, a redirect dispatch does not follow.
  * Counted, one tenant's bad calls to a shared tool would open its breaker for every tenant. Nor is
- * a large call refused while dispatch's Redis is down: counted, it would refuse small calls too.
+ * a call refused because dispatch's Redis (its link to other replicas) is down: that is not the
+ * tool's health, and counted, a large call's refusal would refuse small calls too.
  */
 export function countsForBreaker(error: DispatchError): boolean {
   if (error.httpStatus !== undefined) return serverTrouble(error.httpStatus);
-  if (isTooLargeWhileRelayDown(error)) return false;
+  if (isTooLargeWhileRelayDown(error) || isRelayDown(error)) return false;
   return error.kind === ErrorKind.TIMEOUT || error.kind === ErrorKind.UNAVAILABLE || error.kind === ErrorKind.UNEXPECTED;
 }

@@ -46,6 +46,7 @@ export function decideRetry({ error, readOnly, attempt, policy }: RetryInput): R
     return { retry: false, reason: `a side-effecting tool is not retried after a failure ${error.phase} execution` };
   }
   if (!error.recoverable) return { retry: false, reason: 'the failure is not transient' };
+  if (error.notRetriedWithinTurn) return { retry: false, reason: 'the failure asks to be retried later, not within the turn' };
   if (attempt >= policy.maxAttempts) return { retry: false, reason: `all ${policy.maxAttempts} attempts used` };
   // A longer wait asked for (a tool's Retry-After, a rate limit's next turn) than the policy allows
   // between attempts: holding the turn that long (30 s for a 503 with no RPC deadline) is not what

@@ -50,6 +50,7 @@ function startSmallWorker(address: string, id: string) {
 
 let redis: TestRedis;
 let app: WorkerApp | undefined;
+let other: WorkerApp | undefined;
 let worker: ReturnType<typeof startSmallWorker> | undefined;
 beforeEach(async () => {
   redis = await startRedis({ own: true });
@@ -57,6 +58,8 @@ beforeEach(async () => {
 afterEach(async () => {
   worker?.stop();
   await app?.close();
+  await other?.close();
+  other = undefined;
   await redis.close();
 });
 
@@ -84,9 +87,11 @@ test('Redis down: a call too large for every local worker is refused UNAVAILABLE
         `^no worker connected here can receive the call's assignment \\(50001\\d\\d bytes; worker "small" hosting "${name}" receives 4194304\\), and the link to other dispatch replicas \\(Redis\\) is down, so a worker there that may receive it could not be reached; the call was not executed\\. Try again once the link is back`,
       ),
     );
-    expect(JSON.parse(big.output)).toMatchObject({ kind: 'UNAVAILABLE', recoverable: true, retry_after_ms: 10_001 });
-    // Not retried within the turn (a retry at once meets the same refusal): the model calls again later.
+    expect(JSON.parse(big.output)).toMatchObject({ kind: 'UNAVAILABLE', recoverable: true, retry_after_ms: 5_000 });
+    // Not retried within the turn (a retry at once meets the same refusal): the model calls again
+    // later, and is not told of a wait past max_backoff_ms it never asked for.
     expect(big.attempts).toBe(1);
+    expect(big.warnings.filter((w) => w.startsWith('not retried'))).toEqual([]);
     // Refused at once, not held until the tool's timeout.
     expect(Date.now() - started).toBeLessThan(10_000);
   }
@@ -116,4 +121,29 @@ test('Redis up, no other replica hosting the tool: the refusal stays "too large"
   expect(big.error?.recoverable).toBe(false);
   expect(big.error?.message).toMatch(/^arguments are 5000011 bytes: the assignment carrying them would be 50001\d\d bytes, over the 4194304 bytes \(4 MiB\) that worker "small"/);
   expect(big.attempts).toBe(1);
+});
+
+// The tool hosted only on another replica, and Redis stopped after start-up: the forward waited
+// for Redis until the call's deadline, and each such failure counted against the tool's breaker.
+test('Redis down: a call for a tool hosted only on another replica is refused at once, not retried, and three leave the breaker closed', async () => {
+  app = await startWorkerApp({ advertiseIntervalMs: 200, routeTtlMs: 1_000 }, { redisUrl: redis.url, yaml: LIMITS });
+  other = await startWorkerApp({ advertiseIntervalMs: 200, routeTtlMs: 1_000 }, { redisUrl: redis.url, yaml: LIMITS });
+  worker = startSmallWorker(other.address, 'remote');
+  await eventually(async () => (await send('w_count', 3)).output === '{"worker":"remote","chars":3}', 10_000, 'the call to reach the other replica');
+  await redis.stop();
+  for (let i = 0; i < 3; i++) {
+    const started = Date.now();
+    const down = await send('w_count', 10 + i);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(down.error).toMatchObject({ kind: ErrorKind.UNAVAILABLE, recoverable: true });
+    expect(down.error?.message).toBe('the link to other dispatch replicas (Redis) is down, so no worker could be reached; the call was not executed');
+    expect(JSON.parse(down.output)).toMatchObject({ retry_after_ms: 5_000 });
+    expect(down.attempts).toBe(1);
+    expect(down.warnings.filter((w) => w.startsWith('not retried'))).toEqual([]);
+  }
+  await redis.start();
+  // Redis back: the call runs (an open breaker would refuse it BREAKER_OPEN).
+  let tries = 0;
+  await eventually(async () => !/Redis\) is down/.test((await send('w_count', 100 + ++tries)).error?.message ?? ''), 10_000, 'the relay to be back');
+  expect(await send('w_count', 200)).toMatchObject({ isError: false, output: '{"worker":"remote","chars":200}' });
 });

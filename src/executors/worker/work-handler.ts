@@ -168,9 +168,11 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
     // The worker half-closed, or reset the stream: a library refusing an assignment (grpc-js) ends
     // its side, then resets it, and the reset shows up to tens of ms after this (and 'cancelled'
     // later still). A half-close alone is the worker stopping (examples/python/worker.py on
-    // SIGTERM), never suspected: told "disconnected" by end() once no reset followed.
+    // SIGTERM), never suspected: told "disconnected" by end() once no reset followed. Meanwhile it
+    // takes no new call (a worker stopping may still run what it reads, but can answer none).
     call.on('end', () => {
       if (!link || ended || resetByPeer(call)) return endedByWorker();
+      deps.pool.unhost(link);
       halfClosed ??= setTimeout(endedByWorker, RESET_AFTER_HALF_CLOSE_MS);
     });
     call.on('cancelled', gone);

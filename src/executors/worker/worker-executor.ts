@@ -1,7 +1,7 @@
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../../errors';
 import type { Delivery, Executor, ExecutorContext } from '../executor';
-import { isRelayDown, noWorkerError, tooLargeWhileRelayDown } from './worker-errors';
+import { isRelayDown, noWorkerError, relayDown, tooLargeWhileRelayDown } from './worker-errors';
 import type { AssignmentRequest, TooLargeAssignment, WorkerPool } from './worker-pool';
 
 /** Carries an assignment to a worker connected to another replica. */
@@ -28,10 +28,10 @@ export interface WorkerRelay {
  * (Redis away), whether one could is not known: the call is refused for now (UNAVAILABLE before,
  * recoverable, not retried within the turn), not for good, and at once rather than at its deadline.
  */
-function elsewhere(remote: WorkerRelay, request: AssignmentRequest, ctx: ExecutorContext, refusal: DispatchError, tooLarge: TooLargeAssignment, maxBackoffMs: number): Promise<string> {
-  if (remote.reachable?.() === false) return Promise.reject(tooLargeWhileRelayDown(request.tool, tooLarge, maxBackoffMs));
+function elsewhere(remote: WorkerRelay, request: AssignmentRequest, ctx: ExecutorContext, refusal: DispatchError, tooLarge: TooLargeAssignment): Promise<string> {
+  if (remote.reachable?.() === false) return Promise.reject(tooLargeWhileRelayDown(request.tool, tooLarge));
   return remote.forward(request, ctx.signal, (state) => ctx.delivery?.(state)).catch((error: unknown) => {
-    if (isRelayDown(error)) throw tooLargeWhileRelayDown(request.tool, tooLarge, maxBackoffMs, error);
+    if (isRelayDown(error)) throw tooLargeWhileRelayDown(request.tool, tooLarge, error);
     throw error instanceof DispatchError && error.kind === ErrorKind.UNAVAILABLE && error.phase === 'before' ? refusal : error;
   });
 }
@@ -39,7 +39,8 @@ function elsewhere(remote: WorkerRelay, request: AssignmentRequest, ctx: Executo
 /**
  * Runs worker-hosted tools: on a worker connected here when there is one that can receive the
  * call, else through the relay to another replica's worker; with neither, the call fails BEFORE
- * execution (UNAVAILABLE, safe to retry; INVALID_ARGUMENTS when only too small workers host it).
+ * execution (UNAVAILABLE, safe to retry; INVALID_ARGUMENTS when only too small workers host it),
+ * and at once when the relay is down (UNAVAILABLE, to call again in a few seconds).
  */
 export function createWorkerExecutor(pool: WorkerPool, relay: () => WorkerRelay | undefined): Executor {
   return {
@@ -60,7 +61,9 @@ export function createWorkerExecutor(pool: WorkerPool, relay: () => WorkerRelay 
           readOnly: tool.readOnly,
         };
         const remote = relay();
-        if (pool.hosts(tool.tenant, tool.name)) return pool.assign(request, ctx, remote && ((refusal, tooLarge) => elsewhere(remote, request, ctx, refusal, tooLarge, tool.retry.maxBackoffMs)));
+        if (pool.hosts(tool.tenant, tool.name)) return pool.assign(request, ctx, remote && ((refusal, tooLarge) => elsewhere(remote, request, ctx, refusal, tooLarge)));
+        // Redis away: refused at once (the forward would wait for it until the call's deadline).
+        if (remote?.reachable?.() === false) return Promise.reject(relayDown(new Error('the relay is not reachable'), true));
         if (remote) return remote.forward(request, ctx.signal, (state) => ctx.delivery?.(state));
         return Promise.reject(noWorkerError(tool.name));
       } catch (error) {

@@ -32,6 +32,8 @@ export interface WorkerPool {
    * worker of its id that connects again is kept to 4 MiB for a while.
    */
   remove(link: WorkerLink, why: string | EndReason): void;
+  /** No new call goes to the link (the worker is stopping); the calls it holds stay, until remove() or their answers. */
+  unhost(link: WorkerLink): void;
   complete(link: WorkerLink, completion: Completion): void;
   hosts(tenant: string, tool: string): boolean;
   hosted(): { tenant: string; tool: string }[];
@@ -187,17 +189,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     remove(link, why) {
       if (!links.delete(link)) return;
       const reason = typeof why === 'string' ? { why } : why;
-      // add() made the tenant's map, so a link that was in `links` finds it.
-      const tools = byTenant.get(link.tenant)!;
-      for (const tool of link.tools) {
-        const list = (tools.get(tool) ?? []).filter((l) => l !== link);
-        if (list.length > 0) tools.set(tool, list);
-        else {
-          tools.delete(tool);
-          notify(link.tenant, tool, false);
-        }
-      }
-      if (tools.size === 0) byTenant.delete(link.tenant);
+      pool.unhost(link);
       // Only links that connect later are kept lower: live ones of the same id (pods of one
       // deployment share it) go on taking what they can.
       const found = reason.byWorker ? receiveFailure(link) : undefined;
@@ -207,6 +199,19 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       link.pending.clear();
       link.overdue.clear();
       for (const [id, p] of pending) p.reject(id === failure?.assignmentId ? droppedAfterAssignmentError(p.tool, link.workerId, failure) : workerGoneError(p.tool, link.workerId, reason));
+    },
+    unhost(link) {
+      const tools = byTenant.get(link.tenant);
+      for (const tool of tools ? link.tools : []) {
+        const list = tools!.get(tool);
+        if (!list?.includes(link)) continue;
+        if (list.length > 1) tools!.set(tool, list.filter((l) => l !== link));
+        else {
+          tools!.delete(tool);
+          notify(link.tenant, tool, false);
+        }
+      }
+      if (tools?.size === 0) byTenant.delete(link.tenant);
     },
     complete(link, completion) {
       const pending = link.pending.get(completion.assignmentId);

@@ -274,20 +274,20 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
         // A call aborted by the client's cancel or deadline is not followed by a ping at once (a
         // busy server is not at fault); it is watched until the tool's timeout would have passed.
         if (ctx.signal.aborted) {
-          if (ctx.timedOut?.() === true) liveness.probe(current, sentAt);
+          if (ctx.timedOut?.() === true) liveness.probe(current);
           else if (sentAt !== undefined && ctx.timeoutMs !== undefined) liveness.abandoned(current, sentAt, ctx.timeoutMs);
           throw error;
         }
         const failure = classifyMcpError(error, server, target);
         if (failure.broken) dropped(current, failure.error.message);
-        else if (failure.error.kind === ErrorKind.TIMEOUT) liveness.probe(current, sentAt);
+        else if (failure.error.kind === ErrorKind.TIMEOUT) liveness.probe(current);
         throw failure.error;
       } finally {
         done?.();
         link.release();
       }
     },
-    diagnostics: () => ({ ...clientDiagnostics(client, transport), ...liveness.diagnostics(client), openClients: open.size() }),
+    diagnostics: () => ({ ...clientDiagnostics(client, transport), ...liveness.diagnostics(), openClients: open.size() }),
     async close() {
       setState('closed');
       liveness.close();

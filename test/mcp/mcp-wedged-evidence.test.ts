@@ -84,19 +84,19 @@ test('three calls of one slow tool timing out together (one burst) do not replac
   expect(pidOf(await callWithin(c, 'echo', { text: 'b' }, 5_000))).toBe(first);
 });
 
-test('(HTTP) a call sent after a drop of a suspected server was decided is answered, not cut, and the server kept', async () => {
+test('(HTTP) four timeouts in a row, then a call sent while another is in flight: answered, not cut, and the server kept', async () => {
   http = await startHttpMcp();
   const c = await connect({ url: http.url });
   await callWithin(c, 'echo', { text: 'a' }, 5_000);
-  // Four timeouts in a row, each sent after the last timed out, nothing answered between: a
-  // suspected server (WEDGED_AFTER) and the call that confirms it.
+  // Four timeouts in a row, each sent after the last timed out, nothing answered between (the
+  // pattern the wedged-server detection took for a hung server).
   for (let i = 0; i < 3; i++) expect(await timedOutCall(c, 'slow', { ms: 600_000 }, 300)).toBeInstanceOf(Error);
   const fourth = timedOutCall(c, 'slow', { ms: 600_000 }, 300);
-  // In flight when the drop is decided (it waits for it, to 1,200 ms).
+  // In flight meanwhile (a drop would have waited for it, to 1,200 ms).
   const inFlight = timedOutCall(c, 'slow', { ms: 600_000 }, 1_200);
   expect(await fourth).toBeInstanceOf(Error);
   await sleep(150);
-  // Sent after the decision, answered at ~1,500 ms, past the call in flight's deadline.
+  // Sent after, answered at ~1,500 ms, past the call in flight's deadline.
   const answer = await callWithin(c, 'slow', { ms: 1_100 }, 5_000).then(textOf, (error: Error) => `failed: ${error.message}`);
   expect(answer).toBe('slept 1100');
   expect(await inFlight).toBeInstanceOf(Error);

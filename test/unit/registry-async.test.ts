@@ -103,7 +103,9 @@ test('a tool held as it is, removed while the rest of its registration compiles,
 
 test('a compile past the timeout fails with a clear message; the worker is started again for the next', async () => {
   const registry = newRegistry({ timeoutMs: 1_500 });
-  const error = await registry.registerAsync([spec('slow', wide(3000))], { tenant: 'timeout' }).catch((e: unknown) => e);
+  // 8,000 properties: ~3 s to compile on a quiet machine, well past the timeout (3,000 compiled
+  // within it on a fast one, and then failed on their defaults).
+  const error = await registry.registerAsync([spec('slow', wide(8000))], { tenant: 'timeout' }).catch((e: unknown) => e);
   expect((error as RegistryError).code).toBe('invalid');
   expect((error as Error).message).toBe('tools[0] ("slow"): input_schema does not compile: compiling it took longer than 1500 ms; simplify the schema (fewer or smaller subschemas)');
   expect(registry.lookup('timeout', 'slow')).toBeUndefined();

@@ -19,6 +19,11 @@ export interface DispatchErrorOptions {
    * back): decideRetry does not retry it, and says nothing; retry_after_ms tells the model when.
    */
   readonly notRetriedWithinTurn?: boolean;
+  /**
+   * Dispatch's own trouble, not the tool's (its link to other replicas is down): says nothing of
+   * the tool's health, so its breaker does not count it (countsForBreaker).
+   */
+  readonly notTheTool?: boolean;
 }
 
 /**
@@ -34,6 +39,7 @@ export class DispatchError extends Error {
   readonly retryAfterMs?: number;
   readonly httpStatus?: number;
   readonly notRetriedWithinTurn?: boolean;
+  readonly notTheTool?: boolean;
 
   constructor(kind: ErrorKind, message: string, options: DispatchErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -44,6 +50,7 @@ export class DispatchError extends Error {
     this.retryAfterMs = options.retryAfterMs;
     this.httpStatus = options.httpStatus;
     if (options.notRetriedWithinTurn) this.notRetriedWithinTurn = true;
+    if (options.notTheTool) this.notTheTool = true;
   }
 
   /** Normalises anything caught into a DispatchError; unknown throwables become UNEXPECTED. */

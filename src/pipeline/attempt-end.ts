@@ -2,7 +2,6 @@ import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { serverTrouble, type DispatchError } from '../errors';
 import type { PostHookInput } from './guards';
 import type { PipelineDeps } from './pipeline-deps';
-import { isRelayDown, isTooLargeWhileRelayDown } from '../executors/worker/worker-errors';
 
 // The last steps of an attempt that ran (see run-attempt): its post hooks' notes, its breaker record.
 
@@ -30,6 +29,6 @@ const NO_NOTES: readonly string[] = [];
  */
 export function countsForBreaker(error: DispatchError): boolean {
   if (error.httpStatus !== undefined) return serverTrouble(error.httpStatus);
-  if (isTooLargeWhileRelayDown(error) || isRelayDown(error)) return false;
+  if (error.notTheTool) return false;
   return error.kind === ErrorKind.TIMEOUT || error.kind === ErrorKind.UNAVAILABLE || error.kind === ErrorKind.UNEXPECTED;
 }

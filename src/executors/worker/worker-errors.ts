@@ -7,55 +7,43 @@ const relayDownErrors = new WeakSet<DispatchError>();
 
 /** What a refusal for the relay being down asks the model to wait (ioredis reconnects within seconds of Redis coming back). */
 const RELAY_DOWN_RETRY_AFTER_MS = 5_000;
-const RELAY_DOWN_SUGGESTION = `Try again in ${RELAY_DOWN_RETRY_AFTER_MS / 1000} seconds or later: the tool is temporarily unreachable.`;
+/**
+ * A refusal for the relay being down known before the call was forwarded (WorkerRelay.reachable):
+ * a retry within the turn would find it down still, so the model is told to call again later.
+ */
+const relayDownLater = (suggestion: string) => ({ retryAfterMs: RELAY_DOWN_RETRY_AFTER_MS, notRetriedWithinTurn: true, suggestion: `Try again in ${RELAY_DOWN_RETRY_AFTER_MS / 1000} seconds or later: ${suggestion}.` });
 
 /**
- * The link to other replicas (Redis) is down: no worker could be reached, nothing ran. `later`
- * when it was down before the call was forwarded (WorkerRelay.reachable): a retry within the turn
- * would find it down still, so the model is told to call again in RELAY_DOWN_RETRY_AFTER_MS.
+ * The link to other replicas (Redis) is down: no worker could be reached, nothing ran; dispatch's
+ * trouble, not the tool's (notTheTool). `later` when it was down before the call was forwarded.
  */
 export function relayDown(cause: unknown, later = false): DispatchError {
-  const error = new DispatchError(
-    ErrorKind.UNAVAILABLE,
-    'the link to other dispatch replicas (Redis) is down, so no worker could be reached; the call was not executed',
-    later ? { phase: 'before', recoverable: true, cause, retryAfterMs: RELAY_DOWN_RETRY_AFTER_MS, notRetriedWithinTurn: true, suggestion: RELAY_DOWN_SUGGESTION } : { phase: 'before', recoverable: true, cause },
-  );
+  const error = new DispatchError(ErrorKind.UNAVAILABLE, 'the link to other dispatch replicas (Redis) is down, so no worker could be reached; the call was not executed', {
+    phase: 'before',
+    recoverable: true,
+    cause,
+    notTheTool: true,
+    ...(later ? relayDownLater('the tool is temporarily unreachable') : {}),
+  });
   relayDownErrors.add(error);
   return error;
 }
 
-/**
- * Whether `error` is this replica's relayDown (a reply from another replica never is): it says
- * nothing of the tool's health (dispatch's own Redis is away), so it does not count against the
- * tool's breaker (countsForBreaker).
- */
+/** Whether `error` is this replica's relayDown (a reply from another replica never is). */
 export const isRelayDown = (error: unknown): boolean => error instanceof DispatchError && relayDownErrors.has(error);
-
-/** The errors tooLargeWhileRelayDown made (see isTooLargeWhileRelayDown). */
-const tooLargeWhileRelayDownErrors = new WeakSet<DispatchError>();
-
-/**
- * Whether `error` is this replica's tooLargeWhileRelayDown: it says nothing of the tool's health
- * (dispatch's own Redis is away), so it does not count against the tool's breaker (countsForBreaker).
- */
-export const isTooLargeWhileRelayDown = (error: unknown): boolean => error instanceof DispatchError && tooLargeWhileRelayDownErrors.has(error);
-
 
 /**
  * No worker connected here can receive the call (`tooLarge`), and the link to other replicas is
  * down: one of theirs may, once it is back. UNAVAILABLE before, recoverable: not the permanent
  * "too large" refusal (assignmentTooLargeError), which would tell the model never to send it.
- * Not retried within the turn (notRetriedWithinTurn): a retry at once would meet the same refusal.
+ * Not retried within the turn, nor counted by the breaker (as relayDown later).
  */
 export function tooLargeWhileRelayDown(tool: string, tooLarge: { readonly workerId: string; readonly bytes: number; readonly limit: ReceiveLimit }, cause?: unknown): DispatchError {
-  const retryAfterMs = RELAY_DOWN_RETRY_AFTER_MS;
-  const error = new DispatchError(
+  return new DispatchError(
     ErrorKind.UNAVAILABLE,
     `no worker connected here can receive the call's assignment (${tooLarge.bytes} bytes; worker "${tooLarge.workerId}" hosting "${tool}" receives ${tooLarge.limit.bytes}), and the link to other dispatch replicas (Redis) is down, so a worker there that may receive it could not be reached; the call was not executed. Try again once the link is back`,
-    { phase: 'before', recoverable: true, cause, retryAfterMs, notRetriedWithinTurn: true, suggestion: `Try again in ${retryAfterMs / 1000} seconds or later: the tool is temporarily unreachable with arguments this large.` },
+    { phase: 'before', recoverable: true, cause, notTheTool: true, ...relayDownLater('the tool is temporarily unreachable with arguments this large') },
   );
-  tooLargeWhileRelayDownErrors.add(error);
-  return error;
 }
 
 /** No worker hosts the tool: nothing ran, so a retry (later, or by a model) is safe. */

@@ -9,16 +9,15 @@
 // workers receiving 4 MiB, and workers whose channels were raised (the earlier worker.py) lost
 // their large calls with no setting to give them back; a worker too small for a call was chosen
 // over another replica's that could take it.
-import { create } from '@bufbuild/protobuf';
-import type * as grpc from '@grpc/grpc-js';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { Effect } from '../../gen/dispatch/v1/tool_pb';
-import { WorkerMessageSchema, WorkerService, type WorkAssignment, type WorkerMessage } from '../../gen/dispatch/v1/worker_pb';
+import { WorkerService } from '../../gen/dispatch/v1/worker_pb';
 import { createServiceClient, createWorkerClient } from '../../src/client';
 import { parseConfig } from '../../src/config';
 import { startRedis, type TestRedis } from '../helpers/redis-server';
 import { startApp, type TestDispatch } from '../helpers/servers';
 import { startWorkerApp, type WorkerApp } from './worker-app';
+import { startCounter } from './counting-worker';
 import { eventually } from './worker-harness';
 
 jest.setTimeout(30_000);
@@ -26,36 +25,6 @@ jest.setTimeout(30_000);
 const MiB = 1024 * 1024;
 const TOOL = { name: 'w_count', effect: Effect.READ_ONLY, description: 'counts characters', inputSchema: '{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}' };
 const LIMITS = `limits: { max_argument_bytes: ${6 * MiB}, max_message_bytes: ${16 * MiB} }\n`;
-
-/** A worker on a Work stream of `client`: hello (saying `maxReceive` when given), heartbeats, and an answer of its argument's length to each assignment. */
-function startCounter(client: { work: () => grpc.ClientDuplexStream<unknown, unknown>; close: () => void }, id: string, maxReceive = 0, tool = TOOL) {
-  const call = client.work();
-  const assignments: WorkAssignment[] = [];
-  let ended: grpc.StatusObject | undefined;
-  const send = (init: Parameters<typeof create<typeof WorkerMessageSchema>>[1]) => ended === undefined && call.write(create(WorkerMessageSchema, init) satisfies WorkerMessage);
-  const heartbeat = setInterval(() => send({ msg: { case: 'heartbeat', value: {} } }), 200);
-  call.on('status', (status: grpc.StatusObject) => {
-    ended = status;
-    clearInterval(heartbeat);
-  });
-  call.on('error', () => undefined);
-  call.on('data', (a: WorkAssignment) => {
-    if (a.cancel) return;
-    assignments.push(a);
-    const chars = (JSON.parse(a.call!.arguments) as { text: string }).text.length;
-    send({ msg: { case: 'completion', value: { assignmentId: a.assignmentId, output: JSON.stringify({ worker: id, chars }) } } });
-  });
-  send({ msg: { case: 'hello', value: { workerId: id, tools: [tool], maxReceiveMessageBytes: maxReceive } } });
-  return {
-    assignments,
-    ended: () => ended,
-    stop() {
-      clearInterval(heartbeat);
-      call.cancel();
-      client.close();
-    },
-  };
-}
 
 let t: TestDispatch;
 let stops: (() => void)[] = [];
@@ -69,7 +38,7 @@ afterEach(async () => {
 });
 
 const counter = async (client: Parameters<typeof startCounter>[0], id: string, maxReceive?: number) => {
-  const worker = startCounter(client, id, maxReceive);
+  const worker = startCounter(client, id, { tools: [TOOL], maxReceive });
   stops.push(worker.stop);
   await eventually(async () => (await t.registry.listTools({})).tools.some((x) => x.name === TOOL.name), 5_000, 'the worker to register');
   return worker;
@@ -166,7 +135,7 @@ describe('across replicas sharing Redis', () => {
     a = await startWorkerApp(options, { redisUrl: redis.url, yaml: LIMITS });
     b = await startWorkerApp(options, { redisUrl: redis.url, yaml: LIMITS });
     const pay = { ...TOOL, name: 'w_pay', effect: Effect.SIDE_EFFECT };
-    const worker = startCounter(createServiceClient(WorkerService, a.address, undefined, { 'grpc.max_receive_message_length': 4 * MiB }), 'on-a', 0, pay);
+    const worker = startCounter(createServiceClient(WorkerService, a.address, undefined, { 'grpc.max_receive_message_length': 4 * MiB }), 'on-a', { tools: [pay] });
     stops.push(worker.stop);
     await eventually(async () => (await b.registry.listTools({})).tools.some((x) => x.name === 'w_pay'), 5_000, 'the tool on replica b');
     const send = async (chars: number) => (await b.dispatch.dispatch({ sessionId: 'x', calls: [{ id: `p${chars}`, name: 'w_pay', arguments: JSON.stringify({ text: 'a'.repeat(chars) }) }] })).results[0]!;
@@ -184,8 +153,8 @@ describe('across replicas sharing Redis', () => {
     b = await startWorkerApp(options, { redisUrl: redis.url, yaml: LIMITS });
     const pay = { ...TOOL, name: 'w_pay', effect: Effect.SIDE_EFFECT };
     // On a: 4 MiB, its hello silent. On b: 4.5 MiB, its hello says so.
-    const small = startCounter(createServiceClient(WorkerService, a.address, undefined, { 'grpc.max_receive_message_length': 4 * MiB }), 'wA-small', 0, pay);
-    const large = startCounter(createWorkerClient(b.address, undefined, { 'grpc.max_receive_message_length': 4.5 * MiB }), 'wB-big', 4.5 * MiB, pay);
+    const small = startCounter(createServiceClient(WorkerService, a.address, undefined, { 'grpc.max_receive_message_length': 4 * MiB }), 'wA-small', { tools: [pay] });
+    const large = startCounter(createWorkerClient(b.address, undefined, { 'grpc.max_receive_message_length': 4.5 * MiB }), 'wB-big', { tools: [pay], maxReceive: 4.5 * MiB });
     stops.push(small.stop, large.stop);
     await eventually(async () => (await a.registry.listTools({})).tools.some((x) => x.name === 'w_pay') && (await b.registry.listTools({})).tools.some((x) => x.name === 'w_pay'), 5_000, 'the tool on both replicas');
     const send = async (chars: number) => (await a.dispatch.dispatch({ sessionId: `x${chars}`, calls: [{ id: `p${chars}`, name: 'w_pay', arguments: JSON.stringify({ text: 'a'.repeat(chars) }) }] })).results[0]!;

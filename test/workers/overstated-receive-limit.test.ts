@@ -7,13 +7,11 @@
 // assignment of that size and should state a true max_receive_message_bytes (DURING: the worker
 // may have run it), and a worker of that id connecting again with that hello is sent no assignment
 // past 4 MiB for 10 minutes; calls in flight beside it stay recoverable, as before.
-import { create } from '@bufbuild/protobuf';
-import type * as grpc from '@grpc/grpc-js';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { Effect } from '../../gen/dispatch/v1/tool_pb';
-import { WorkerMessageSchema, type WorkAssignment, type WorkerMessage } from '../../gen/dispatch/v1/worker_pb';
 import { createWorkerClient } from '../../src/client';
 import { startApp, type TestDispatch } from '../helpers/servers';
+import { startCounter } from './counting-worker';
 import { eventually } from './worker-harness';
 
 jest.setTimeout(30_000);
@@ -28,32 +26,7 @@ const tool = (name: string, effect = Effect.READ_ONLY) => ({ name, effect, descr
  */
 function startWorker(address: string, id: string, receives: number, says: number, tools = [tool('w_count')]) {
   const client = createWorkerClient(address, undefined, { 'grpc.max_receive_message_length': receives });
-  const call = client.work();
-  const assignments: WorkAssignment[] = [];
-  let ended: grpc.StatusObject | undefined;
-  const send = (init: Parameters<typeof create<typeof WorkerMessageSchema>>[1]) => ended === undefined && call.write(create(WorkerMessageSchema, init) satisfies WorkerMessage);
-  const heartbeat = setInterval(() => send({ msg: { case: 'heartbeat', value: {} } }), 200);
-  call.on('status', (status: grpc.StatusObject) => {
-    ended = status;
-    clearInterval(heartbeat);
-  });
-  call.on('error', () => undefined);
-  call.on('data', (a: WorkAssignment) => {
-    if (a.cancel) return;
-    assignments.push(a);
-    const text = (JSON.parse(a.call!.arguments) as { text: string }).text;
-    if (!text.startsWith('hold')) send({ msg: { case: 'completion', value: { assignmentId: a.assignmentId, output: JSON.stringify({ worker: id, chars: text.length }) } } });
-  });
-  send({ msg: { case: 'hello', value: { workerId: id, tools, maxReceiveMessageBytes: says } } });
-  return {
-    assignments,
-    ended: () => ended,
-    stop() {
-      clearInterval(heartbeat);
-      call.cancel();
-      client.close();
-    },
-  };
+  return startCounter(client, id, { tools, maxReceive: says, hold: (text) => text.startsWith('hold') });
 }
 
 let t: TestDispatch;

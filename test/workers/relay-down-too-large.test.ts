@@ -2,14 +2,13 @@
 // was refused for good (INVALID_ARGUMENTS, "too large"), though a worker on another replica could
 // take it once Redis is back. It is now refused UNAVAILABLE before execution, recoverable, saying
 // to try again; with Redis up and no other replica hosting the tool, the refusal stays permanent.
-import { create } from '@bufbuild/protobuf';
-import type * as grpc from '@grpc/grpc-js';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { Effect } from '../../gen/dispatch/v1/tool_pb';
-import { WorkerMessageSchema, WorkerService, type WorkAssignment, type WorkerMessage } from '../../gen/dispatch/v1/worker_pb';
+import { WorkerService } from '../../gen/dispatch/v1/worker_pb';
 import { createServiceClient } from '../../src/client';
 import { startRedis, type TestRedis } from '../helpers/redis-server';
 import { startWorkerApp, type WorkerApp } from './worker-app';
+import { startCounter } from './counting-worker';
 import { eventually } from './worker-harness';
 
 jest.setTimeout(40_000);
@@ -21,31 +20,7 @@ const tool = (name: string, effect: Effect) => ({ name, effect, description: 'co
 /** A worker of gRPC's default 4 MiB receive limit, whose hello says nothing of it: it answers each assignment with its argument's length. */
 function startSmallWorker(address: string, id: string) {
   const client = createServiceClient(WorkerService, address, undefined, { 'grpc.max_receive_message_length': 4 * MiB });
-  const call = client.work() as grpc.ClientDuplexStream<WorkerMessage, WorkAssignment>;
-  const assignments: WorkAssignment[] = [];
-  let ended = false;
-  const send = (init: Parameters<typeof create<typeof WorkerMessageSchema>>[1]) => !ended && call.write(create(WorkerMessageSchema, init));
-  const heartbeat = setInterval(() => send({ msg: { case: 'heartbeat', value: {} } }), 200);
-  call.on('status', () => {
-    ended = true;
-    clearInterval(heartbeat);
-  });
-  call.on('error', () => undefined);
-  call.on('data', (a: WorkAssignment) => {
-    if (a.cancel) return;
-    assignments.push(a);
-    const chars = (JSON.parse(a.call!.arguments) as { text: string }).text.length;
-    send({ msg: { case: 'completion', value: { assignmentId: a.assignmentId, output: JSON.stringify({ worker: id, chars }) } } });
-  });
-  send({ msg: { case: 'hello', value: { workerId: id, tools: [tool('w_count', Effect.READ_ONLY), tool('w_pay', Effect.SIDE_EFFECT)] } } });
-  return {
-    assignments,
-    stop() {
-      clearInterval(heartbeat);
-      call.cancel();
-      client.close();
-    },
-  };
+  return startCounter(client, id, { tools: [tool('w_count', Effect.READ_ONLY), tool('w_pay', Effect.SIDE_EFFECT)] });
 }
 
 let redis: TestRedis;

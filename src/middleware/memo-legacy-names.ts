@@ -9,7 +9,7 @@
 // replica older than 01b27b4 shares a Redis with a newer one (the release after the one that
 // carries this: every replica of a rolling upgrade from it announces the new names).
 
-import { MemoMarks } from './memo-marks';
+import { MemoMarks, resourceGroup } from './memo-marks';
 
 /** The name a replica older than 01b27b4 gave a hashed resource (its hash alone), or undefined for a name kept as it is. */
 export function legacyResourceName(resource: string): string | undefined {
@@ -21,10 +21,12 @@ export function legacyResourceName(resource: string): string | undefined {
  * The hashed resources this replica has read, by their old name: up to `max` in all, an equal share
  * per tenant (the part of the name before its NUL), kept by {@link MemoMarks} (water-filling over
  * groups, as the memo cache bounds its generations and session ends): past `max`, a pass cuts the
- * tenants holding more than an equal share to it, their first noted first, so one tenant's flood of
- * long-key reads pushes out only its own names, never those of a tenant within its share (with more
- * tenants than names, the least recently noted go whole). A name pushed out is `forget`-ed (its
- * entries evicted and its generation bumped, as a write would) as it goes.
+ * tenants holding more than an equal share to it, their least recently used first (a name read or
+ * written again is marked again, the newest of its tenant: a tenant's flood of distinct long keys
+ * pushes out its cold names, not its hot one), so one tenant's flood of long-key reads pushes out
+ * only its own names, never those of a tenant within its share (with more tenants than names, the
+ * least recently active go whole). A name pushed out is `forget`-ed (its entries evicted and its
+ * generation bumped, as a write would) as it goes.
  *
  * That keeps this invariant, on which {@link current} relies to do nothing for an old name it does
  * not hold: every hashed resource with an entry cached here, or a read running that may still be
@@ -53,9 +55,9 @@ export class LegacyResourceNames {
   }
 
   /**
-   * Notes a resource a read is about to read (none for a short name). A name noted again keeps its
-   * place in its tenant's (refreshing it would cost a delete too on every read) and makes its
-   * tenant the most recently noted, the last to go whole.
+   * Notes a resource a read is about to read (none for a short name). A name noted again becomes
+   * the most recently used of its tenant's (a delete and a set, O(1)), and its tenant the most
+   * recently active, the last to go whole.
    */
   note(resource: string): void {
     const nul = resource.indexOf('\u0000');
@@ -65,7 +67,8 @@ export class LegacyResourceNames {
   }
 
   private hold(group: string, legacy: string, resource: string): void {
-    if (this.names.has(legacy)) return this.held.touch(group);
+    // Held: marked again, it moves to the newest of its tenant (least recently used goes first).
+    if (this.names.has(legacy)) return void this.held.mark(group, resource);
     // Set first: the marks may push out this very name (a bound of one), and `forgot` deletes it.
     this.names.set(legacy, resource);
     this.held.mark(group, resource);
@@ -74,10 +77,19 @@ export class LegacyResourceNames {
   /**
    * The name this version gives `resource`: itself if it is one of this version's (it has a NUL),
    * else (an old name) the name held for it, or undefined when none is held: then no read of it
-   * runs or is cached here (see the class), and a write heard of it needs no mark.
+   * runs or is cached here (see the class), and a write heard of it needs no mark. A write heard of
+   * a name held, under either name, uses it: it becomes the most recently used of its tenant's.
    */
   current(resource: string): string | undefined {
-    return resource.includes('\u0000') ? resource : this.names.get(resource);
+    const nul = resource.indexOf('\u0000');
+    if (nul >= 0) {
+      const legacy = legacyResourceName(resource);
+      if (legacy !== undefined && this.names.get(legacy) === resource) this.held.mark(resource.slice(0, nul), resource);
+      return resource;
+    }
+    const name = this.names.get(resource);
+    if (name !== undefined) this.held.mark(resourceGroup(name), name);
+    return name;
   }
 }
 

@@ -7,8 +7,9 @@ import { codePointLength } from '../pipeline/bound-result';
  * counted as code points (an emoji is one), and no control character nor invisible or reordering
  * format character (terminal-text's set, by Unicode property: \p{Cc}, \p{Cf}, \p{Zl}, \p{Zp} and
  * default-ignorables: NUL, ESC, CR, LF, DEL, C1, bidirectional controls, zero-width, tags), except
- * the joiners real text needs ({@link JOINERS}). Such ids reach logs, events, spans, Redis keys,
- * workers and terminals whole (shown, they stay escaped: terminalWord).
+ * the joiners real text needs ({@link JOINERS}) and the tags of a subdivision flag
+ * ({@link flagTagTaken}). Such ids reach logs, events, spans, Redis keys, workers and terminals
+ * whole (shown, they stay escaped: terminalWord).
  */
 
 /**
@@ -33,6 +34,49 @@ function joinerTaken(text: string, index: number): boolean {
   return !isUnsafeChar(charBefore(text, index)) && !isUnsafeChar(String.fromCodePoint(text.codePointAt(index + 1)!));
 }
 
+/**
+ * What the tags of a subdivision flag spell (UTS #51 emoji tag sequence, its tag_spec read as
+ * ASCII): a Unicode subdivision id (UTS #35: a region, two letters or three digits, then one to
+ * four letters or digits, lower case), as `gbsct` in Scotland's flag. Any other text spelled in
+ * tags is refused: tag characters hide ASCII a reader never sees (instructions smuggled to a model,
+ * a name that reads as another), and a shape this narrow leaves at most seven of them per flag.
+ */
+const SUBDIVISION_ID = /^(?:[a-z]{2}|[0-9]{3})[a-z0-9]{1,4}$/;
+/** U+1F3F4 WAVING BLACK FLAG, the base of every flag of tags (two UTF-16 units). */
+const BLACK_FLAG = '\u{1F3F4}';
+/** U+E007F CANCEL TAG, ending a tag sequence, by its low 7 bits. */
+const CANCEL_TAG = 0x7f;
+
+/** The tag character (U+E0000-E007F) at UTF-16 `index` of `text` as its low 7 bits (its ASCII twin), or -1. */
+function tagAt(text: string, index: number): number {
+  if (index < 0 || text.charCodeAt(index) !== 0xdb40) return -1;
+  const low = text.charCodeAt(index + 1);
+  return low >= 0xdc00 && low <= 0xdc7f ? low - 0xdc00 : -1;
+}
+
+/** Whether `tag` (a {@link tagAt} value) may spell a tag_spec: U+E0020-E007E. */
+const specTag = (tag: number): boolean => tag >= 0x20 && tag < CANCEL_TAG;
+
+/**
+ * Whether the tag character at UTF-16 `index` belongs to a subdivision flag, taken where it
+ * stands: U+1F3F4, then tags spelling a {@link SUBDIVISION_ID}, then U+E007F CANCEL TAG (🏴 with
+ * `gbeng`, `gbsct`, `gbwls`: England, Scotland, Wales). A tag alone, after a letter or another
+ * emoji, spelling other text, or with no CANCEL TAG is refused. Reads at most eight tags either way.
+ */
+function flagTagTaken(text: string, index: number): boolean {
+  if (tagAt(text, index) === -1) return false;
+  let start = index;
+  while (specTag(tagAt(text, start - 2))) if ((start -= 2) < index - 16) return false;
+  if (text.slice(start - 2, start) !== BLACK_FLAG) return false;
+  let spec = '';
+  let end = start;
+  for (let tag = tagAt(text, end); specTag(tag) && spec.length <= 7; tag = tagAt(text, (end += 2))) spec += String.fromCharCode(tag);
+  return tagAt(text, end) === CANCEL_TAG && SUBDIVISION_ID.test(spec);
+}
+
+/** Whether the unsafe character at `index` is taken where it stands: a joiner, a subdivision flag's tag. */
+const takenInId = (text: string, index: number): boolean => joinerTaken(text, index) || flagTagTaken(text, index);
+
 /** The longest id a client may choose, in code points. */
 export const MAX_CLIENT_ID_CHARS = 256;
 
@@ -49,7 +93,7 @@ export function idLength(id: string, max: number): number {
 export function idProblem(id: string, noun: string, max = MAX_CLIENT_ID_CHARS): string | undefined {
   const chars = idLength(id, max);
   if (chars > max) return `is ${chars} characters long, over the limit of ${max}`;
-  const unsafe = firstUnsafeChar(id, joinerTaken);
+  const unsafe = firstUnsafeChar(id, takenInId);
   if (unsafe === undefined) return undefined;
   const code = `U+${unsafe.code.toString(16).toUpperCase().padStart(4, '0')}`;
   return `holds ${code} at position ${unsafe.position}: ${noun} may not hold control characters or invisible or bidirectional format characters`;

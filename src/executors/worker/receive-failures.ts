@@ -3,8 +3,9 @@
 // which dispatch sees only as a disconnect: told "disconnected", recoverable, the call was retried
 // and the same worker, reconnected with the same hello, was sent it again. Here the call that
 // carried it is found; a worker id that drops its stream so twice within DROP_WINDOW_MS is blamed
-// (a single drop is as likely a crash, an OOM kill, a node lost), and a worker of that id that
-// connects again is kept to gRPC's default limit for CAP_MS.
+// (a single drop is as likely a bug, or a crash its connection did not show), and a worker of that
+// id that connects again is kept to gRPC's default limit for CAP_MS. A drop counts only when the
+// worker's connection outlived its stream: a process killed (SIGKILL, an OOM kill) loses both.
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import type { WorkAssignment } from '../../../gen/dispatch/v1/worker_pb';
 import { DispatchError } from '../../errors';
@@ -54,14 +55,48 @@ export interface ReceiveFailure {
 
 /**
  * The last large assignment `link` holds, when the worker ended its stream while the transport was
- * taking it or within RECEIVE_FAILURE_MS after: the calls beside it did not cause the end.
+ * taking it or within RECEIVE_FAILURE_MS after, its connection up as it did (see connectionWatch):
+ * the calls beside it did not cause the end.
  */
 export function receiveFailure(link: WorkerLink, now = Date.now()): ReceiveFailure | undefined {
+  // A worker killed (SIGKILL, an OOM kill, a node lost) loses its connection, and Node resets its
+  // streams with it: no library refused anything there.
+  if (link.connectionLost?.()) return undefined;
   let last: [string, PendingAssignment] | undefined;
   for (const entry of link.pending) if (entry[1].large) last = entry;
   const large = last?.[1].large;
   if (!last || !large || now - (large.takenAt ?? now) > RECEIVE_FAILURE_MS) return undefined;
   return { assignmentId: last[0], bytes: large.bytes, limit: link.receiveLimit };
+}
+
+/** What connectionWatch reads of grpc-js's call: its HTTP/2 stream, and that stream's session. */
+interface Http2Internals {
+  readonly call?: { readonly stream?: { readonly session?: { readonly closed?: unknown; readonly destroyed?: unknown }; once?: (event: 'close', listener: () => void) => unknown } };
+}
+
+/**
+ * Whether the connection under a worker's Work stream `call` (its HTTP/2 session) had ended, or
+ * was closing, when the stream closed: a library refusing a message resets its stream alone, the
+ * connection kept (RST_STREAM), while a process killed ends its connection, and Node then resets
+ * the streams on it. Read as the stream closes, not after: a worker that refuses a message and then
+ * closes its connection at once (exits; examples/python/worker.py closes its channel) is still
+ * suspected. Read from grpc-js 1.14's BaseServerInterceptingCall and Node's Http2Stream, as
+ * resetByPeer (work-handler.ts) reads rstCode: should that change, it says false, and a crash is
+ * suspected as before (test/workers/crash-not-blamed.test.ts would say so).
+ */
+export function connectionWatch(call: object): () => boolean {
+  try {
+    const stream = (call as Http2Internals).call?.stream;
+    const session = stream?.session;
+    if (!session || typeof stream?.once !== 'function') return () => false;
+    const ended = () => session.destroyed === true || session.closed === true;
+    let atClose: boolean | undefined;
+    stream.once('close', () => (atClose = ended()));
+    // Before its 'close' listener ran (grpc-js's own may run first, telling the handler), now is as the stream closes.
+    return () => atClose ?? ended();
+  } catch {
+    return () => false;
+  }
 }
 
 const SAID: Record<ReceiveLimit['from'], (bytes: number) => string> = {

@@ -8,6 +8,7 @@ import { RegistryError, type ToolRegistry } from '../../registry';
 import { CREDENTIAL_RECHECK_MS, invalidArgument, recheckCredentials, registryRpcError, RpcError, statusDetails, toServiceError, type Authenticator } from '../../server';
 import { helloBytesRefusal, helloCountRefusal } from './hello-bytes';
 import { helloSpecs } from './hello-specs';
+import { connectionWatch } from './receive-failures';
 import { streamEndReason } from './worker-errors';
 import type { EndStatus, ReceiveLimit, WorkerLink } from './worker-link';
 import type { ResolvedWorkerOptions } from './worker-options';
@@ -107,6 +108,7 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
         takenAt: () => takenAt,
         maxUnsentBytes: deps.options.maxUnsentBytes,
         receiveLimit: receiveLimit(message.maxReceiveMessageBytes, deps.messageLimits?.()),
+        connectionLost: connectionWatch(call),
         send: (assignment, taken) => {
           if (ended) return;
           // The callback runs once the transport took the message; a worker that reads nothing

@@ -65,6 +65,8 @@ export interface WorkerLink {
    * dropping streams after assignments within it (see ReceiveMemory): set by the pool.
    */
   lowered?: ReceiveLimit;
+  /** Whether its connection had ended as its stream closed (a crash, not a refused message: see connectionWatch); absent, never. */
+  readonly connectionLost?: () => boolean;
   /** Writes `assignment` to the stream; `taken` runs once the transport took all of it. */
   send(assignment: WorkAssignment, taken?: () => void): void;
   end(status?: EndStatus): void;

@@ -3,16 +3,9 @@ import * as grpc from '@grpc/grpc-js';
 import { SILENT_LOGGER, type Logger } from '../log';
 import { caProblem, identityProblem } from './certificate-check';
 import { createLastGoodCertificateProvider, type InitialCertificates } from './last-good-certificates';
+import { resolveTlsRefreshIntervalMs } from './tls-refresh-interval';
 
-/**
- * How often the certificate files are re-read, in ms: a minute. cert-manager renews a certificate
- * a third of its life before expiry and the kubelet takes about a minute to update a mounted
- * Secret, so a renewed certificate is served within about two minutes, long before the old one expires.
- */
-export const DEFAULT_TLS_REFRESH_INTERVAL_MS = 60_000;
-
-/** The longest refresh interval, a day (Node's timers fire at once past 2^31 - 1 ms). */
-export const MAX_TLS_REFRESH_INTERVAL_MS = 86_400_000;
+export { DEFAULT_TLS_REFRESH_INTERVAL_MS, MAX_TLS_REFRESH_INTERVAL_MS, resolveTlsRefreshIntervalMs } from './tls-refresh-interval';
 
 /** Certificate paths of the gRPC listener, re-read while it serves. */
 export interface TlsFiles {
@@ -22,19 +15,6 @@ export interface TlsFiles {
   readonly ca?: string;
   /** How often the files are re-read for a new certificate, key or CA, in ms. @default DEFAULT_TLS_REFRESH_INTERVAL_MS (60000) */
   readonly refreshIntervalMs?: number;
-}
-
-/**
- * The refresh interval, defaulted, from a number or the text of a flag; throws on a value that is
- * not a whole number of ms from 1 to a day.
- */
-export function resolveTlsRefreshIntervalMs(value: number | string | undefined): number {
-  // Decimal digits only, as every time flag: Number() would read "0x10" as 16 and " 5000" as 5000.
-  const ms = value === undefined ? DEFAULT_TLS_REFRESH_INTERVAL_MS : typeof value === 'number' || /^\d+$/.test(value) ? Number(value) : NaN;
-  if (!Number.isInteger(ms) || ms < 1 || ms > MAX_TLS_REFRESH_INTERVAL_MS) {
-    throw new Error(`--tls-refresh-ms must be an integer from 1 to ${MAX_TLS_REFRESH_INTERVAL_MS} milliseconds, got ${JSON.stringify(value)}`);
-  }
-  return ms;
 }
 
 function read(flag: string, file: string): Buffer {

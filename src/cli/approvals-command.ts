@@ -1,5 +1,5 @@
 import type { CallOptions, createDispatchClient } from '../client';
-import { terminalWord } from '../events';
+import { terminalWord } from '../events/terminal-text';
 import { formatApproval } from './format-approval';
 import { UsageError } from './usage';
 

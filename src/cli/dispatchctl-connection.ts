@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { caProblem, identityProblem } from '../auth/certificate-check';
 import { isLocalTarget } from './loopback';
+import { DEFAULT_TIMEOUT_SECONDS } from './dispatchctl-usage';
 import { UsageError } from './usage';
 
-/** The deadline of each call dispatchctl makes (not of `events`), in seconds. @default 120 */
-export const DEFAULT_TIMEOUT_SECONDS = 120;
+export { DEFAULT_TIMEOUT_SECONDS } from './dispatchctl-usage';
 
 /** The longest --timeout: grpc-js times a deadline with a Node timer, which fires at once past 2^31 - 1 ms. */
 export const MAX_TIMEOUT_SECONDS = 2_147_483;

@@ -1,8 +1,12 @@
 import { parseArgs } from 'node:util';
-import { resolveTlsRefreshIntervalMs, type TlsFiles } from '../auth';
+// Leaf modules, not their packages' indexes: dispatchd parses its options (and answers --help or
+// a usage error) before it loads the app, gRPC, OpenTelemetry or ioredis.
+import type { TlsFiles } from '../auth';
+import { resolveTlsRefreshIntervalMs } from '../auth/tls-refresh-interval';
 import { MAX_TIMER_MS } from '../options/limits';
-import { parseRedisUrl } from '../store/redis';
-import { parseHostPort, sharedStatsLimitsFromEnv } from '../telemetry';
+import { parseRedisUrl } from '../store/redis/redis-url';
+import { parseHostPort } from '../telemetry/metrics-server';
+import { sharedStatsLimitsFromEnv } from '../telemetry/shared-stats-options';
 import { booleanEnv } from './boolean-env';
 import { isLoopbackHost } from './loopback';
 

@@ -1,7 +1,8 @@
 import * as grpc from '@grpc/grpc-js';
 import { EventKind, type Event } from '../../gen/dispatch/v1/dispatch_pb';
 import { createDispatchClient } from '../client';
-import { formatEvent, terminalText } from '../events';
+import { formatEvent } from '../events/format-event';
+import { terminalText } from '../events/terminal-text';
 import { delay } from '../pipeline/signals';
 import { connectionHint, DEFAULT_TIMEOUT_SECONDS } from './dispatchctl-connection';
 

@@ -1,6 +1,6 @@
 import type { Timestamp } from '@bufbuild/protobuf/wkt';
 import type { PendingApproval } from '../../gen/dispatch/v1/dispatch_pb';
-import { terminalText, terminalWord } from '../events';
+import { terminalText, terminalWord } from '../events/terminal-text';
 
 const epochMs = (t: Timestamp | undefined): number => (t ? Number(t.seconds) * 1000 + Math.floor(t.nanos / 1e6) : 0);
 

@@ -1,6 +1,6 @@
 import type { ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
-import { kindName } from '../errors';
-import { terminalText, terminalWord } from '../events';
+import { kindName } from '../errors/dispatch-error';
+import { terminalText, terminalWord } from '../events/terminal-text';
 
 /**
  * Marks each line of a tool's output: dispatchctl's own lines after it (`  ! ` warnings) never

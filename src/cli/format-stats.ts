@@ -1,5 +1,5 @@
 import type { ToolRates, ToolStats } from '../../gen/dispatch/v1/registry_pb';
-import { terminalText, terminalWord } from '../events';
+import { terminalText, terminalWord } from '../events/terminal-text';
 
 /** The six rates in the order the second seed lists them, with their short names. */
 const RATES: readonly (readonly [keyof Omit<ToolRates, '$typeName' | '$unknown'>, string])[] = [

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { terminalText, terminalWord } from '../events';
-import { DEFAULT_MAX_INPUT_CHARS, parseToolCalls } from '../parse';
+import { terminalText, terminalWord } from '../events/terminal-text';
+import { DEFAULT_MAX_INPUT_CHARS, parseToolCalls } from '../parse/parse-tool-calls';
 
 /** Inputs of `parseCommand` beyond the file name. */
 export interface ParseCommandOptions {

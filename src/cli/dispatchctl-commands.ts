@@ -1,0 +1,142 @@
+import { readFileSync } from 'node:fs';
+import * as grpc from '@grpc/grpc-js';
+import { Effect } from '../../gen/dispatch/v1/tool_pb';
+import { allPages, createDispatchClient, createRegistryClient, type CallOptions } from '../client';
+import { eventsCommand } from './events-command';
+import { formatResult } from './format-result';
+import type * as LoadConfigModule from '../config/load-config';
+import { terminalText, terminalWord } from '../events/terminal-text';
+import { formatStats } from './format-stats';
+import { approvalsCommand } from './approvals-command';
+import { parseCommand } from './parse-command';
+import { connectionHint, resolveConnection, type Connection } from './dispatchctl-connection';
+import { readTurnFile } from './turn-file';
+import { uint32Argument, UsageError } from './usage';
+import type { Out } from './dispatchctl';
+import { RESULT_ERROR, USAGE, type CommandFlags } from './dispatchctl-usage';
+
+/**
+ * Runs `command` (its arguments `args`) with the flags given; resolves with the exit code. Loaded
+ * by dispatchctl's main once the command line parses and names a command.
+ */
+export async function runCommand(command: string, args: readonly string[], values: CommandFlags, out: Out, err: Out): Promise<number> {
+  let connection: Connection;
+  try {
+    connection = resolveConnection(values, process.env);
+  } catch (error) {
+    return failed(error, err);
+  }
+  const { address, credentials, token } = connection;
+  // grpc-js hands Node's TLS an IP address as the server name when the address is one, and Node
+  // then prints a deprecation warning (DEP0123) that a dispatchctl user can do nothing about.
+  if (connection.tls) process.noDeprecation = true;
+  const options: CallOptions = { metadata: token ? { authorization: `Bearer ${token}` } : {}, deadlineMs: connection.deadlineMs };
+  const sessionId = values.session ?? `cli-${process.pid}`;
+  const dispatch = createDispatchClient(address, credentials);
+  const registry = createRegistryClient(address, credentials);
+  try {
+    switch (`${command} ${args[0] ?? ''}`.trim()) {
+      case 'tools list': {
+        let listed = 0;
+        for await (const { tools, warnings } of allPages((pageToken) => registry.listTools({ pageToken }, options))) {
+          for (const t of tools) out(`${terminalWord(t.name).padEnd(24)} ${(t.effect === Effect.READ_ONLY ? 'read-only' : 'side-effect').padEnd(12)} ${t.executor.case ?? ''}  ${terminalText(t.description)}`);
+          for (const warning of warnings) err(`dispatchctl: ${terminalText(warning)}`);
+          listed += tools.length;
+        }
+        if (listed === 0) out('(no tools)');
+        return 0;
+      }
+      case 'tools register': {
+        if (!args[1]) throw new UsageError('tools register needs FILE');
+        // Required here: the config's parser (YAML, JSON Schema, RE2) is for this command alone.
+        const { parseConfig } = require('../config/load-config') as typeof LoadConfigModule;
+        const { tools } = parseConfig(readFileSync(args[1] === '-' ? 0 : args[1], 'utf8'), args[1]);
+        if (tools.length === 0) throw new UsageError(`${args[1]} has no tools (a \`tools:\` list, as in the config file)`);
+        const { registered } = await registry.registerTools({ tools: [...tools], replace: values.replace ?? false }, options);
+        out(`registered ${registered} tool${registered === 1 ? '' : 's'}: ${tools.map((t) => terminalWord(t.name)).join(', ')}`);
+        return 0;
+      }
+      case 'tools remove': {
+        if (!args[1]) throw new UsageError('tools remove needs NAME');
+        const { removed } = await registry.removeTool({ name: args[1] }, options);
+        out(removed ? `removed ${terminalWord(args[1])}` : `no tool ${terminalWord(args[1])} was registered by RPC`);
+        return removed ? 0 : 1;
+      }
+      default:
+        break;
+    }
+    switch (command) {
+      case 'call': {
+        const [name, json = '{}'] = args;
+        if (!name) throw new UsageError('call needs TOOL and JSON');
+        const { results } = await dispatch.dispatch({ sessionId, calls: [{ id: 'call_1', name, arguments: json }] }, options);
+        results.forEach((r) => out(formatResult(r)));
+        return results.some((r) => r.isError) ? RESULT_ERROR : 0;
+      }
+      case 'dispatch': {
+        if (!args[0]) throw new UsageError('dispatch needs FILE');
+        const { results } = await dispatch.dispatch(readTurnFile(args[0], { sessionId, parallel: values.parallel ?? false }), options);
+        results.forEach((r) => out(formatResult(r)));
+        return results.some((r) => r.isError) ? RESULT_ERROR : 0;
+      }
+      case 'read': {
+        if (!args[0]) throw new UsageError('read needs HANDLE');
+        let offset = uint32Argument(args[1] ?? '0', 'OFFSET');
+        const pages: string[] = [];
+        for (;;) {
+          const page = await dispatch.readResult({ resultHandle: args[0], offset, limit: 65_536 }, options);
+          pages.push(terminalText(page.text, true));
+          if (page.nextOffset >= page.totalChars || page.text === '') break;
+          offset = page.nextOffset;
+        }
+        out(pages.join(''));
+        return 0;
+      }
+      case 'end-session':
+        if (!args[0]) throw new UsageError('end-session needs SESSION');
+        await dispatch.endSession({ sessionId: args[0] }, options);
+        out(`session ${terminalWord(args[0])} ended`);
+        return 0;
+      case 'approvals':
+        return await approvalsCommand(dispatch, args, values, options, out);
+      case 'stats': {
+        let shown = 0;
+        for await (const { stats } of allPages((pageToken) => registry.getToolStats({ tool: args[0] ?? '', pageToken }, options))) {
+          for (const tool of stats) out(formatStats(tool));
+          shown += stats.length;
+        }
+        if (shown === 0) out('(no tools)');
+        return 0;
+      }
+      case 'parse': {
+        if (!args[0]) throw new UsageError('parse needs FILE');
+        return parseCommand(args[0], out, { err });
+      }
+      case 'events': {
+        const controller = new AbortController();
+        process.once('SIGINT', () => controller.abort());
+        // Awaited here, so that its failures are reported as the other commands' are.
+        return await eventsCommand(address, { session: values.session, tool: values.tool, kinds: values.kind, token, follow: values.follow, credentials, tls: connection.tls, startTimeoutMs: connection.deadlineMs }, out, controller.signal, err);
+      }
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (error) {
+    return failed(error, err, connection.tls);
+  } finally {
+    dispatch.close();
+    registry.close();
+  }
+}
+
+/** Reports `error` on `err` (with a hint when a plaintext channel seems to meet TLS); resolves with the exit code: 2 for a usage error, else 1. */
+function failed(error: unknown, err: Out, tls = true): number {
+  if (error instanceof UsageError) {
+    err(`dispatchctl: ${error.message}${error.showUsage ? `\n${USAGE}` : ''}`);
+    return 2;
+  }
+  const status = (error as grpc.ServiceError).code;
+  // A status's details can quote what the model or a tool wrote.
+  err(typeof status === 'number' ? `dispatchctl: ${grpc.status[status]}: ${terminalText(((error as grpc.ServiceError).details ?? '').trimEnd(), true)}${connectionHint(error as grpc.ServiceError, tls)}` : `dispatchctl: ${(error as Error).message}`);
+  return 1;
+}

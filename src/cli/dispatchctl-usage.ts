@@ -1,0 +1,85 @@
+import { parseArgs } from 'node:util';
+
+// What dispatchctl needs to read its command line, answer --help and refuse a bad flag, apart from
+// the commands (gRPC, the clients, the event formatting), which load only once there is one to run.
+
+/** The deadline of each call dispatchctl makes (not of `events`), in seconds. @default 120 */
+export const DEFAULT_TIMEOUT_SECONDS = 120;
+
+/** The exit code of `call` and `dispatch` when the turn ran and any result is an error (INVALID_ARGUMENTS, UNKNOWN_TOOL, ...). */
+export const RESULT_ERROR = 3;
+
+/** dispatchctl's usage text, shown by --help and with a usage error. */
+export const USAGE = `usage: dispatchctl [--address HOST:PORT] [--token T] [--session S] [--timeout SECONDS]
+                   [--tls] [--tls-ca FILE] [--tls-cert FILE --tls-key FILE] COMMAND
+  tools list                 the tools dispatch can call
+  tools register FILE        register the tools of a YAML file (its \`tools:\` list, as in the
+                             config file); --replace replaces tools of the same name
+  tools remove NAME          remove a tool registered by RPC
+  stats [TOOL]               calls, breaker, health and the six rates per tool, with alerts
+  call TOOL JSON             dispatch one call, e.g. call echo '{"a":1}'
+  dispatch FILE              dispatch a turn: {"session_id","calls":[{"id","name","arguments"}],"mode"} (mode: parallel or sequential;
+                             also "interactive": true, an ask policy's call waiting for approval, and "offered_tools")
+  read HANDLE [OFFSET]       the whole text of a truncated result
+  end-session SESSION        clear a session's records, results and scratch directory
+  approvals [list] [--tool T]
+                             the calls waiting for approval, with the arguments that run
+                             if approved; --session and --tool filter
+  approvals resolve ID --approve|--deny [--reason R]
+                             decide a waiting call (its ID as approvals lists it): approved,
+                             it runs; denied, it is refused BLOCKED and the model reads R;
+                             both show R in the APPROVAL_RESOLVED event;
+                             exit 1 if it was not waiting
+  parse FILE                 find tool calls in raw model output ('-' reads stdin)
+  events [--tool T] [--kind K]... [--follow]
+                             tail events live, one line each; --session, --tool and --kind
+                             (tool_post, RETRY, ...; repeatable) filter; --follow subscribes
+                             again when the server restarts or goes away; Ctrl-C stops
+  --address HOST:PORT        the server ([::1]:PORT for IPv6, or unix:PATH); the port is required
+  --session S                the session of call and dispatch (a turn file's session_id wins);
+                             default cli-<pid>, a new session each run, so a side-effecting
+                             call run again runs again: retry with the same --session (its
+                             idempotency record, kept per session, then replays the result)
+  --timeout SECONDS          each call's deadline, and how long events waits for the server to
+                             answer (default ${DEFAULT_TIMEOUT_SECONDS})
+  --tls                      TLS, the server checked against the system's CAs
+  --tls-ca FILE              TLS, the server checked against this CA bundle (PEM)
+  --tls-cert F --tls-key F   present this client certificate (mutual TLS; TLS is then on)
+  --allow-plaintext-token    send the token without TLS to an address beyond loopback
+                             (refused otherwise; for a connection protected another way)
+  environment: DISPATCH_ADDRESS (default 127.0.0.1:50051), DISPATCH_TOKEN, DISPATCH_TLS_CA,
+               DISPATCH_TLS_CERT, DISPATCH_TLS_KEY (an empty one counts as unset)
+  exit codes: 0; 1 an RPC failed (the status on stderr), events' stream ended by the server, or
+              the approval approvals resolve named was not waiting;
+              2 a usage error; 3 call or dispatch ran and a result is an error (UNKNOWN_TOOL, ...)
+  what a client, a model or a tool wrote is shown with control, bidi and invisible characters
+  escaped (\\u001b); names and ids with whitespace or escapes are quoted`;
+
+const FLAGS = {
+  address: { type: 'string' },
+  token: { type: 'string' },
+  timeout: { type: 'string' },
+  tls: { type: 'boolean' },
+  'tls-ca': { type: 'string' },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
+  'allow-plaintext-token': { type: 'boolean' },
+  session: { type: 'string' },
+  tool: { type: 'string' },
+  kind: { type: 'string', multiple: true },
+  follow: { type: 'boolean', short: 'f' },
+  parallel: { type: 'boolean' },
+  replace: { type: 'boolean' },
+  approve: { type: 'boolean' },
+  deny: { type: 'boolean' },
+  reason: { type: 'string' },
+  help: { type: 'boolean' },
+} as const;
+
+/** Parses dispatchctl's command line; throws parseArgs' error on an unknown or malformed flag. */
+export function parseCommandLine(argv: readonly string[]) {
+  return parseArgs({ args: [...argv], allowPositionals: true, options: FLAGS });
+}
+
+/** The flags of a command line, as parseCommandLine gives them. */
+export type CommandFlags = ReturnType<typeof parseCommandLine>['values'];

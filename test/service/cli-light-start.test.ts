@@ -1,0 +1,59 @@
+// dispatchd and dispatchctl answer --help and a usage error without loading the app: the suite
+// spawns them over a hundred times, and each once loaded gRPC, OpenTelemetry, ioredis and the MCP
+// SDK first (~0.5 s and ~120 MB) only to print a line. Runs the compiled dist/ (`npm test` builds it).
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const CLI = join(__dirname, '..', '..', 'dist', 'src', 'cli');
+const HEAVY = ['@grpc/grpc-js', '@opentelemetry/api', '@opentelemetry/sdk-trace-base', '@opentelemetry/sdk-metrics', 'ioredis', '@modelcontextprotocol/sdk'];
+
+const dir = mkdtempSync(join(tmpdir(), 'cli-light-start-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Runs `cli`'s main with `args` in a fresh node; its exit code, output, and the heavy packages it loaded. */
+function run(cli: 'dispatchd' | 'dispatchctl', args: string[]): { code: number; stdout: string; stderr: string; loaded: string[] } {
+  const script = `require(${JSON.stringify(join(CLI, cli))}).main(${JSON.stringify(args)}).then((code) => {
+    const heavy = ${JSON.stringify(HEAVY)}.filter((name) => Object.keys(require.cache).some((file) => file.includes('/node_modules/' + name)));
+    process.stdout.write('\\nLOADED ' + JSON.stringify(heavy) + '\\n');
+    process.exitCode = code;
+  });`;
+  const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 15_000, env: { ...process.env, DISPATCH_LISTEN: '', DISPATCH_CONFIG: '' } });
+  const [stdout, loaded] = child.stdout.split('\nLOADED ');
+  return { code: child.status!, stdout: stdout!, stderr: child.stderr, loaded: JSON.parse(loaded!) as string[] };
+}
+
+test('dispatchd: a usage error and --help load none of the app (exit 2 and 0 as before)', () => {
+  const bad = run('dispatchd', ['--bogus']);
+  expect(bad).toEqual({ code: 2, stdout: '', stderr: "dispatchd: Unknown option '--bogus'\n", loaded: [] });
+  const grace = run('dispatchd', ['--grace', 'soon']);
+  expect({ code: grace.code, loaded: grace.loaded }).toEqual({ code: 2, loaded: [] });
+  expect(grace.stderr).toMatch(/^dispatchd: --grace must be a non-negative integer/);
+  const help = run('dispatchd', ['--help']);
+  expect({ code: help.code, stderr: help.stderr, loaded: help.loaded }).toEqual({ code: 0, stderr: '', loaded: [] });
+  expect(help.stdout).toMatch(/^usage: dispatchd /);
+});
+
+test('dispatchd: a bad config file is refused before the app (gRPC server, OpenTelemetry, ioredis, MCP) loads', () => {
+  const file = join(dir, 'bad.yaml');
+  writeFileSync(file, 'tools: [\n');
+  const bad = run('dispatchd', ['--listen', '127.0.0.1:0', '--config', file]);
+  expect(bad.code).toBe(1);
+  expect(bad.stderr).toContain(`dispatchd: bad config: ${file}`);
+  // The config's checks reach the registry's (and through its errors gRPC's status codes), and
+  // OpenTelemetry's warnings are routed to the log before it is read: those two packages, none of
+  // the SDKs, ioredis or MCP.
+  expect(bad.loaded.filter((name) => name !== '@grpc/grpc-js' && name !== '@opentelemetry/api')).toEqual([]);
+});
+
+test('dispatchctl: --help, no command and a bad flag load no gRPC', () => {
+  const help = run('dispatchctl', ['--help']);
+  expect({ code: help.code, stderr: help.stderr, loaded: help.loaded }).toEqual({ code: 0, stderr: '', loaded: [] });
+  expect(help.stdout).toMatch(/^usage: dispatchctl /);
+  const none = run('dispatchctl', []);
+  expect({ code: none.code, stdout: none.stdout, loaded: none.loaded }).toEqual({ code: 2, stdout: help.stdout, loaded: [] });
+  const bad = run('dispatchctl', ['--bogus']);
+  expect({ code: bad.code, loaded: bad.loaded }).toEqual({ code: 2, loaded: [] });
+  expect(bad.stderr).toMatch(/^dispatchctl: Unknown option '--bogus'.*\nusage: dispatchctl /s);
+});

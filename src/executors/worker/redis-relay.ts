@@ -14,7 +14,7 @@ import { fromWire, parseRelayMessage, toWire, type RelayMessage } from './relay-
 import { createRouteTable } from './route-table';
 import { createSpecSync, SPECS_KEY } from './spec-sync';
 import { noWorkerError, relayDown, triedElsewhere } from './worker-errors';
-import { startInBackground } from './relay-start';
+import { startInBackground, watchConnectionLoss } from './relay-start';
 import { timerMs } from './timer-delay';
 import type { WorkerRelay } from './worker-executor';
 import type { ResolvedWorkerOptions } from './worker-options';
@@ -72,6 +72,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
   // this replica meanwhile end at their deadline, and the specs shared meanwhile are read again.
   const { probeIntervalMs, maxMissedProbes } = o.options;
   const sub = createWatchedSubscriber({ name: 'worker relay', connect, publisher, logger: o.logger, probeIntervalMs, maxMissedProbes });
+  const unlessLost = watchConnectionLoss(redis);
   const send = (replica: string, message: RelayMessage) => publisher.publish(replicaChannel(replica), JSON.stringify(message));
   // A message whose master stalled may still arrive: one that does no harm twice (a reply, a
   // cancel, a read-only assignment) is sent again, through the next master.
@@ -215,8 +216,9 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
       if (!link.subscribed()) throw relayDown(new Error('not subscribed to its reply channel yet'));
       let replicas: string[];
       try {
-        // The connection queues while Redis is away: the lookup is raced against the call's end.
-        const lookup = await unlessAborted(routes.lookup(request.tenant, request.tool), signal);
+        // The connection queues while Redis is away: the lookup is raced against the call's end and the connection's loss.
+        if (redis.status !== 'ready') throw new Error(`the connection to Redis is ${redis.status}`);
+        const lookup = await unlessAborted(unlessLost(routes.lookup(request.tenant, request.tool)), signal);
         if (lookup === undefined) throw signal.reason;
         replicas = lookup;
       } catch (error) {
@@ -231,6 +233,8 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
           if (signal.aborted) throw signal.reason;
           continue;
         }
+        // Lost since the lookup: the PUBLISH would wait in the connection's queue (and be sent late).
+        if (redis.status !== 'ready') throw relayDown(new Error(`the connection to Redis is ${redis.status}`));
         const id = randomUUID();
         const reply = awaitReply(id, replica, request, signal);
         // The reply can fail (cancel, deadline) while the assignment is still on its way: that
@@ -245,12 +249,13 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
         try {
           const deliver = request.readOnly ? sendAgainIfStalled : send;
           delivery?.('sent');
-          receivers = await Promise.race([deliver(replica, { t: 'assign', id, from: replicaId, request }), replied]);
+          receivers = await Promise.race([unlessLost(deliver(replica, { t: 'assign', id, from: replicaId, request })), replied]);
         } catch (error) {
           // The assignment may still arrive (a master that stalled; on a Cluster, a node connection
           // that closed after the PUBLISH was written: it is not sent again): like one that may have
           // been heard, its reply is awaited, up to the deadline; the hosting replica runs no copy
-          // twice. Only a side-effecting one: a read-only call that fails may be tried again.
+          // twice. Only a side-effecting one: a read-only call that fails (its connection lost: it may
+          // be sent again once Redis is back, and run then, harmless) is refused, to call again later.
           if (error instanceof PublishStalledError || (sent && !request.readOnly)) receivers = true;
           else {
             waiting.get(id)?.settle(undefined, relayDown(error));

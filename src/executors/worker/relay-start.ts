@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import type { Logger } from '../../log';
 import { answerWithin } from '../../pipeline';
 
@@ -41,4 +42,26 @@ export async function startInBackground(start: RelayStart): Promise<{ subscribed
     start.logger.warn('redis is not reachable yet; calls to workers on other replicas fail UNAVAILABLE (not executed) until it is', { waitedMs: READY_WAIT_MS });
   }
   return { subscribed: () => subscribed };
+}
+
+/**
+ * Races commands against the loss of `client`'s connection to Redis: the returned function gives
+ * `work`'s outcome, or rejects as soon as the connection closes first. The relay's connection
+ * queues commands while Redis is away (and sends again those it had written when it is back), so a
+ * command caught by the loss would otherwise wait for Redis to return, up to the call's deadline.
+ * The command itself is not withdrawn: it may still run once Redis is back. One listener, however
+ * many commands wait (one per call would pass EventEmitter's warning bound under load).
+ */
+export function watchConnectionLoss(client: EventEmitter): <T>(work: Promise<T>) => Promise<T> {
+  const waiting = new Set<(error: Error) => void>();
+  client.on('close', () => {
+    const error = new Error('the connection to Redis was lost');
+    for (const reject of waiting) reject(error);
+    waiting.clear();
+  });
+  return <T>(work: Promise<T>) =>
+    new Promise<T>((resolve, reject) => {
+      waiting.add(reject);
+      work.then(resolve, reject).finally(() => waiting.delete(reject));
+    });
 }

@@ -8,22 +8,25 @@ const relayDownErrors = new WeakSet<DispatchError>();
 /** What a refusal for the relay being down asks the model to wait (ioredis reconnects within seconds of Redis coming back). */
 const RELAY_DOWN_RETRY_AFTER_MS = 5_000;
 /**
- * A refusal for the relay being down known before the call was forwarded (WorkerRelay.reachable):
- * a retry within the turn would find it down still, so the model is told to call again later.
+ * A refusal for the relay being down, whether known before the call was forwarded
+ * (WorkerRelay.reachable) or met by the forward (not subscribed yet, the connection lost during
+ * the route lookup or the PUBLISH): a retry within the turn would find it down still (ioredis
+ * waits before reconnecting), so the model is told to call again later.
  */
 const relayDownLater = (suggestion: string) => ({ retryAfterMs: RELAY_DOWN_RETRY_AFTER_MS, notRetriedWithinTurn: true, suggestion: `Try again in ${RELAY_DOWN_RETRY_AFTER_MS / 1000} seconds or later: ${suggestion}.` });
 
 /**
  * The link to other replicas (Redis) is down: no worker could be reached, nothing ran; dispatch's
- * trouble, not the tool's (notTheTool). `later` when it was down before the call was forwarded.
+ * trouble, not the tool's (notTheTool), to call again later, not within the turn, and at once
+ * rather than at the call's deadline (every such refusal, see tooLargeWhileRelayDown).
  */
-export function relayDown(cause: unknown, later = false): DispatchError {
+export function relayDown(cause: unknown): DispatchError {
   const error = new DispatchError(ErrorKind.UNAVAILABLE, 'the link to other dispatch replicas (Redis) is down, so no worker could be reached; the call was not executed', {
     phase: 'before',
     recoverable: true,
     cause,
     notTheTool: true,
-    ...(later ? relayDownLater('the tool is temporarily unreachable') : {}),
+    ...relayDownLater('the tool is temporarily unreachable'),
   });
   relayDownErrors.add(error);
   return error;
@@ -36,7 +39,7 @@ export const isRelayDown = (error: unknown): boolean => error instanceof Dispatc
  * No worker connected here can receive the call (`tooLarge`), and the link to other replicas is
  * down: one of theirs may, once it is back. UNAVAILABLE before, recoverable: not the permanent
  * "too large" refusal (assignmentTooLargeError), which would tell the model never to send it.
- * Not retried within the turn, nor counted by the breaker (as relayDown later).
+ * Not retried within the turn, nor counted by the breaker (as relayDown).
  */
 export function tooLargeWhileRelayDown(tool: string, tooLarge: { readonly workerId: string; readonly bytes: number; readonly limit: ReceiveLimit }, cause?: unknown): DispatchError {
   return new DispatchError(

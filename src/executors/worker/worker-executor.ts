@@ -63,7 +63,7 @@ export function createWorkerExecutor(pool: WorkerPool, relay: () => WorkerRelay 
         const remote = relay();
         if (pool.hosts(tool.tenant, tool.name)) return pool.assign(request, ctx, remote && ((refusal, tooLarge) => elsewhere(remote, request, ctx, refusal, tooLarge)));
         // Redis away: refused at once (the forward would wait for it until the call's deadline).
-        if (remote?.reachable?.() === false) return Promise.reject(relayDown(new Error('the relay is not reachable'), true));
+        if (remote?.reachable?.() === false) return Promise.reject(relayDown(new Error('the relay is not reachable')));
         if (remote) return remote.forward(request, ctx.signal, (state) => ctx.delivery?.(state));
         return Promise.reject(noWorkerError(tool.name));
       } catch (error) {

@@ -23,11 +23,16 @@ const APPROVALS_FULL = 'Call it again in a while, when fewer approvals are waiti
  * synchronously and nobody is asked, so a call without policies awaits nothing here. A
  * side-effecting call they would refuse or ask about whose idempotency record exists (it ran
  * already) gives an AnsweredByRecord instead: the store step answers it (see unlessRecorded).
+ * `beforeAsk`, when given, runs before an approver is asked, with the arguments that would run:
+ * the session budget's count (countBeforeAsking), whose refusal ends the attempt unasked.
  */
-export function applyPreHooks(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId: string, tool: ResolvedTool, args: unknown, attempt: number): unknown {
+export function applyPreHooks(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId: string, tool: ResolvedTool, args: unknown, attempt: number, beforeAsk?: BeforeAsk): unknown {
   const decision = deps.guards.preHook(new HookInput(turn, tool, args, attempt));
-  return decision instanceof Promise ? decision.then((d) => decide(deps, turn, obs, callId, tool, args, attempt, d)) : decide(deps, turn, obs, callId, tool, args, attempt, decision);
+  return decision instanceof Promise ? decision.then((d) => decide(deps, turn, obs, callId, tool, args, attempt, d, beforeAsk)) : decide(deps, turn, obs, callId, tool, args, attempt, decision, beforeAsk);
 }
+
+/** A step before an approval is asked for (see applyPreHooks); it throws to refuse the call unasked. */
+export type BeforeAsk = (ready: unknown) => Promise<void>;
 
 /** What a pre-tool hook sees; the signal's getter is on the prototype (no closure per attempt). */
 class HookInput implements PreHookInput {
@@ -51,7 +56,7 @@ class HookInput implements PreHookInput {
 }
 
 /** What a hook decision means for the attempt: its arguments, a BLOCKED throw, or an approval wait. */
-function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId: string, tool: ResolvedTool, args: unknown, attempt: number, decision: HookDecision): unknown {
+function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId: string, tool: ResolvedTool, args: unknown, attempt: number, decision: HookDecision, beforeAsk?: BeforeAsk): unknown {
   // Aborted while a hook or the policy endpoint was consulted: its answer is moot, and a block is
   // most likely the consult's own abort (the endpoint fails closed). The attempt is refused
   // CANCELLED before any store step or tool, as after an approval wait cut short (see awaitApproval).
@@ -78,7 +83,8 @@ function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId
       // What the approver is shown: the arguments that run if approved, and whether a policy changed them.
       const ask = () => {
         const request: ApprovalRequest = { sessionId: turn.sessionId, toolCallId: callId, tool: tool.name, arguments: approvalArguments(ready), argumentsModified: decision.arguments !== undefined, reason: approvalText(decision.reason), endsBy: turn.deadline };
-        return awaitApproval(deps, turn, obs, attempt, decision.reason, request, ready);
+        // A call its session budget refuses is refused before anyone is asked about it.
+        return beforeAsk ? beforeAsk(ready).then(() => awaitApproval(deps, turn, obs, attempt, decision.reason, request, ready)) : awaitApproval(deps, turn, obs, attempt, decision.reason, request, ready);
       };
       // A side-effecting call that ran already (a client's retry) is answered from its record, unasked.
       if (!tool.readOnly) return unlessRecorded(deps, turn, tool, ready, ready, headless ?? recordGone(decision.reason), headless ? undefined : ask);

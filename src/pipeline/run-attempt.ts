@@ -11,6 +11,7 @@ import { memoryEntry } from './memory-entry';
 import type { AttemptObserver, CallObserver } from './observer';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import { applyPreHooks } from './pre-attempt';
+import { countBeforeAsking } from './budget-reserve';
 import { errorResult, fullTextNotKept, replayedResult, toolResult, toStored } from './results';
 import { breakerKey } from './breaker-key';
 import { AttemptContext, CallKey, type ReadKeys } from './attempt-context';
@@ -64,7 +65,7 @@ export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   const hookFailure = (error: unknown) => failedBefore(attemptObs, callId, tool, DispatchError.from(error, 'before'), attempt, started, warnings);
   let args: unknown;
   try {
-    args = applyPreHooks(deps, turn, obs, callId, tool, rawArgs, attempt);
+    args = applyPreHooks(deps, turn, obs, callId, tool, rawArgs, attempt, deps.guards.budgets && ((ready) => countBeforeAsking(deps, turn, tool, ready, progress, warnings)));
   } catch (error) {
     return Promise.resolve(hookFailure(error));
   }

@@ -1,0 +1,115 @@
+import { DispatchMode, ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
+import { buildApp, PLUGINS, type App } from '../../src/app';
+import { observabilityPlugin } from '../../src/app/plugins/observability-plugin';
+import { createDispatchClient } from '../../src/client';
+import { parseConfig } from '../../src/config';
+import { SILENT_LOGGER } from '../../src/log';
+import { startRedis, type TestRedis } from '../helpers/redis-server';
+import { json, startToolServer, type ToolServer } from '../helpers/servers';
+import { recordingObserver, until, type SeenEvent } from './helpers';
+
+// A tool under both a session budget and an `ask` rule: the budget is counted before an approver
+// is asked, in sequential and parallel turns alike, with either store. A call the budget refuses
+// is refused unasked (no APPROVAL_REQUESTED, nothing in ListApprovals), and a call that was asked
+// about holds its count, so a sibling of its turn cannot spend it while it waits: an approved call
+// is never then refused by the budget. Before, the budget was counted only after the approval.
+
+jest.setTimeout(20_000);
+
+let redis: TestRedis;
+let tools: ToolServer;
+const apps: App[] = [];
+const clients: ReturnType<typeof createDispatchClient>[] = [];
+beforeAll(async () => {
+  redis = await startRedis({ own: true });
+  tools = await startToolServer({ '/charge': json({ charged: true }), '/lookup': json({ found: true }) });
+});
+afterAll(async () => {
+  for (const c of clients) c.close();
+  for (const a of apps) await a.close(200);
+  await tools.close();
+  await redis.close();
+});
+
+async function start(redisUrl?: string) {
+  const recording = recordingObserver();
+  const factories = PLUGINS.map((f) => (f === observabilityPlugin ? async () => ({ name: 'recorder', observer: recording.observer }) : f));
+  const yaml = `
+tools:
+  - name: charge
+    effect: side_effect
+    input_schema: '{"type":"object"}'
+    http: { url: "${tools.url}/charge" }
+  - name: lookup
+    effect: read_only
+    concurrency_safe: true
+    input_schema: '{"type":"object"}'
+    http: { url: "${tools.url}/lookup" }
+policies:
+  - match: ["charge", "lookup"]
+    budget: { max_calls_per_session: 1 }
+  - match: ["charge", "lookup"]
+    decide: ask
+    reason: needs ok
+limits: { approval_timeout_ms: 10000 }
+`;
+  const app = await buildApp(parseConfig(yaml, 't.yaml'), { logger: SILENT_LOGGER, redisUrl }, factories);
+  apps.push(app);
+  const server = await app.listen('127.0.0.1:0');
+  const client = createDispatchClient(`127.0.0.1:${server.port}`);
+  clients.push(client);
+  return { client, events: recording.events };
+}
+
+const asked = (events: SeenEvent[], session: string) => events.filter((e) => e.kind === 'APPROVAL_REQUESTED' && e.toolCallId?.startsWith(session)).map((e) => e.detail);
+const OVER = 'this session has used its budget of 1 call of tools matching charge,lookup (policies budget:); this call was not executed';
+
+describe.each([
+  ['the memory store', false],
+  ['Redis', true],
+])('with %s', (_store, shared) => {
+  let d: Awaited<ReturnType<typeof start>>;
+  beforeAll(async () => {
+    d = await start(shared ? redis.url : undefined);
+  });
+
+  test.each([
+    ['sequential', DispatchMode.SEQUENTIAL, 'charge'],
+    ['parallel', DispatchMode.PARALLEL, 'lookup'],
+  ])('%s: the call past the budget is refused unasked; the one asked about runs once approved', async (modeName, mode, tool) => {
+    const session = `${modeName}-${shared}-${tool}`;
+    const calls = [1, 2].map((i) => ({ id: `${session}-c${i}`, name: tool, arguments: `{"n":${i}}` }));
+    const before = tools.count(`/${tool}`);
+    const turn = d.client.dispatch({ sessionId: session, interactive: true, mode, calls });
+    await until(() => asked(d.events, session).length >= 1);
+    // The second call is not waiting for anyone (parallel: it ran beside the first, and was refused at once).
+    await new Promise((r) => setTimeout(r, 150));
+    const listed = (await d.client.listApprovals({ sessionId: session })).approvals;
+    expect(listed.map((a) => a.toolCallId)).toEqual(mode === DispatchMode.SEQUENTIAL ? [`${session}-c1`] : [expect.any(String)]);
+    const approvalId = asked(d.events, session)[0]!;
+    expect((await d.client.resolveApproval({ approvalId, approve: true })).resolved).toBe(true);
+    const results = (await turn).results;
+    const ran = results.filter((r) => !r.isError);
+    const refused = results.filter((r) => r.isError);
+    expect(ran).toHaveLength(1);
+    expect(ran[0]!.toolCallId).toBe(listed[0]!.toolCallId);
+    expect(ran[0]!.warnings).toContain("this was the last call of this session's budget of 1 call of tools matching charge,lookup (policies budget:)");
+    expect(refused).toHaveLength(1);
+    expect(refused[0]!.error?.kind).toBe(ErrorKind.BLOCKED);
+    expect(refused[0]!.error?.message).toBe(OVER);
+    // Only the call that ran was ever put to an approver.
+    expect(asked(d.events, session)).toEqual([approvalId]);
+    expect(tools.count(`/${tool}`) - before).toBe(1);
+  });
+
+  test('a call asked about stays counted when it is denied: the next one is refused unasked', async () => {
+    const session = `denied-${shared}`;
+    const first = d.client.dispatch({ sessionId: session, interactive: true, calls: [{ id: `${session}-c1`, name: 'charge', arguments: '{}' }] });
+    await until(() => asked(d.events, session).length === 1);
+    await d.client.resolveApproval({ approvalId: asked(d.events, session)[0]!, approve: false });
+    expect((await first).results[0]!.error?.message).toBe('approval was not granted: needs ok');
+    const second = (await d.client.dispatch({ sessionId: session, interactive: true, calls: [{ id: `${session}-c2`, name: 'lookup', arguments: '{}' }] })).results[0]!;
+    expect(second.error?.message).toBe(OVER);
+    expect(asked(d.events, session)).toHaveLength(1);
+  });
+});

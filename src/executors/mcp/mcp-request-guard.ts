@@ -1,5 +1,6 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { createMessageRate, isServerMessage, type MessageRateOptions } from './mcp-message-rate';
 
 /** Bounds of what a server may make dispatch send it (RequestGuardOptions). */
 export interface RequestGuardOptions {
@@ -9,6 +10,8 @@ export interface RequestGuardOptions {
   readonly maxUnreadBytes?: number;
   /** How long a stdio server's stdin may take nothing, over maxUnreadBytes, before it is dropped. @default MAX_UNREAD_STALL_MS */
   readonly maxStallMs?: number;
+  /** The rate of the server's own requests and notifications. @default MAX_SERVER_MESSAGES_PER_SECOND, MAX_SERVER_MESSAGE_BURST */
+  readonly messageRate?: MessageRateOptions;
   /** Told once, when a bound is passed: the connection is to be dropped. */
   readonly onAbuse: (reason: string) => void;
 }
@@ -30,7 +33,7 @@ export const MAX_UNREAD_BYTES = 8 * 1024 * 1024;
 export const MAX_UNREAD_STALL_MS = 2_000;
 
 interface StdinInternals {
-  readonly _process?: { readonly stdin?: { readonly writableLength: number; readonly writableNeedDrain: boolean } | null };
+  readonly _process?: { readonly stdin?: { readonly writableLength: number; readonly writableNeedDrain: boolean } | null; readonly stdout?: { destroy(): void } | null };
 }
 
 const isAnswer = (message: JSONRPCMessage): boolean => 'id' in message && !('method' in message);
@@ -39,8 +42,10 @@ const isAnswer = (message: JSONRPCMessage): boolean => 'id' in message && !('met
  * Bounds what `transport` sends for its server: the answers to the server's requests in flight
  * (stdio: waiting for a `drain`; HTTP: their POST open) and, for a stdio server, the bytes written
  * to it unread while its stdin takes none (checked as answers are sent: dispatch's own requests
- * are never refused nor counted). Past a bound `onAbuse` is told (once),
- * and from then on the transport neither sends answers nor delivers messages, until it is closed:
+ * are never refused nor counted), and the rate of the server's own requests and notifications
+ * (mcp-message-rate; answers to dispatch's requests are not counted). Past a bound `onAbuse` is
+ * told (once), and from then on the transport neither sends answers nor delivers messages, nor
+ * reads a stdio server's output, until it is closed:
  * a server sending requests and never reading the answers (with the SDK's transports, one buffered
  * write and `drain` listener, or one POST, per answer) otherwise grew the heap until V8 aborted.
  * Wraps `start` to wrap the `onmessage` the client sets before it, and `send`.
@@ -49,11 +54,15 @@ export function guardRequests(transport: Transport, options: RequestGuardOptions
   const maxInFlight = options.maxAnswersInFlight ?? MAX_ANSWERS_IN_FLIGHT;
   const maxUnread = options.maxUnreadBytes ?? MAX_UNREAD_BYTES;
   const maxStall = options.maxStallMs ?? MAX_UNREAD_STALL_MS;
+  const rate = createMessageRate(options.messageRate);
   let inFlight = 0;
   let tripped = false;
   const trip = (reason: string) => {
     if (tripped) return;
     tripped = true;
+    // Nothing more is read from a stdio server: its output would be parsed until it exits, which a
+    // server flooding it does 2 s or more after its stdin is closed (the SDK's SIGTERM).
+    (transport as unknown as StdinInternals)._process?.stdout?.destroy();
     options.onAbuse(reason);
   };
   const stdin = () => (transport as unknown as StdinInternals)._process?.stdin ?? undefined;
@@ -73,6 +82,7 @@ export function guardRequests(transport: Transport, options: RequestGuardOptions
     const deliver = transport.onmessage;
     if (deliver) {
       transport.onmessage = (message, extra) => {
+        if (!tripped && isServerMessage(message) && !rate.admit()) trip(`the MCP server sent more than ${rate.perSecond} requests and notifications a second (burst ${rate.burst})`);
         if (!tripped) deliver(message, extra);
       };
     }

@@ -32,15 +32,32 @@ describe('a worker dying mid-call', () => {
     expect(second.assignments[0]!.attempt).toBe(2);
   });
 
-  it('retries a read-only call, which then fails BEFORE when no other worker is left', async () => {
+  // The retry's "not executed" was untrue of the call: its first attempt was sent and may have run.
+  it('retries a read-only call, which then fails BEFORE when no other worker is left, saying an earlier attempt was sent', async () => {
     let only!: TestWorker;
     only = await t.worker({ id: 'only', tools: [readOnly], answer: dieOnAssignment(() => only) });
     const result = await call(t, 'w_read');
     expect(result.isError).toBe(true);
     expect(result.error?.kind).toBe(ErrorKind.UNAVAILABLE);
-    expect(result.error?.message).toBe('no worker is connected for tool "w_read"; the call was not executed');
+    expect(result.error?.message).toBe('no worker is connected any longer for tool "w_read" to try the call again; an earlier attempt was sent to a worker that went away (it may or may not have run)');
+    expect(result.error?.message).not.toContain('not executed');
+    expect(result.error?.recoverable).toBe(true);
     expect(result.attempts).toBe(2);
     expect(only.assignments).toHaveLength(1);
+  });
+
+  it('says an earlier attempt was sent through every later attempt that finds no worker, and only for that call', async () => {
+    let only!: TestWorker;
+    const three = { ...readOnly, name: 'w_three', retry: { initialBackoffMs: 20, maxAttempts: 3 } };
+    only = await t.worker({ id: 'only', tools: [three], answer: dieOnAssignment(() => only) });
+    const result = await call(t, 'w_three');
+    expect(result.attempts).toBe(3);
+    expect(result.error?.message).toBe('no worker is connected any longer for tool "w_three" to try the call again; an earlier attempt was sent to a worker that went away (it may or may not have run)');
+    // The same call id in the next turn, whose attempts reach no worker: not executed, truly.
+    // (Its breaker, opened by these failures, adds why it was not retried further: not what is looked at.)
+    const next = await call(t, 'w_three');
+    expect(next.attempts).toBe(3);
+    expect(next.error?.message).toMatch(/^no worker is connected for tool "w_three"; the call was not executed/);
   });
 
   it("a read-only call whose worker died is not told it may have taken effect (a read has no effect to check)", async () => {

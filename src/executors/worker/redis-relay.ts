@@ -14,6 +14,7 @@ import { fromWire, parseRelayMessage, toWire, type RelayMessage } from './relay-
 import { createRouteTable } from './route-table';
 import { createSpecSync, SPECS_KEY } from './spec-sync';
 import { noWorkerError, relayDown, triedElsewhere } from './worker-errors';
+import { trackClients } from './relay-close';
 import { startInBackground, watchConnectionLoss } from './relay-start';
 import { timerMs } from './timer-delay';
 import type { WorkerRelay } from './worker-executor';
@@ -43,7 +44,6 @@ export interface RedisRelay extends WorkerRelay {
 interface Waiting {
   settle(output: string | undefined, error?: DispatchError): void;
 }
-
 const replicaChannel = (replica: string) => `dispatch:worker:replica:${replica}`;
 
 /** How long a cancel without a deadline (from a replica of an older version) is remembered, in ms. */
@@ -58,7 +58,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
   const replicaId = randomUUID();
   // Through the store's connector: standalone, Sentinel and Cluster URLs and DISPATCH_REDIS_PASSWORD
   // alike; commands queue while Redis is away rather than failing start-up.
-  const connect = () => connectRedis(o.url, { queueWhileDown: true, logger: o.logger });
+  const { connect, endUnconnected } = trackClients(() => connectRedis(o.url, { queueWhileDown: true, logger: o.logger }));
   const redis = connect();
   const routes = createRouteTable(redis, replicaId, o.options.routeTtlMs);
   const specs = createSpecSync(redis, replicaId, o.registry, o.logger);
@@ -81,7 +81,6 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
       if (error instanceof PublishStalledError) return send(replica, message);
       throw error;
     });
-
   const ended = createEndedAssignments(o.options.maxRememberedAssignments);
 
   function runInbound(id: string, from: string, request: AssignmentRequest): void {
@@ -124,7 +123,6 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
   // Start-up does not wait for Redis beyond a bound (see startInBackground).
   const link = await startInBackground({ subscribe: () => sub.subscribe(replicaChannel(replicaId), SPECS_KEY), load: () => specs.load(), stopped: () => closed, logger: o.logger });
   sub.onMoved(() => void specs.load().catch(warn('could not load the worker tools shared by other replicas')));
-
   o.pool.onHostedChange((tenant, tool, hosted) => {
     if (closed) return;
     (hosted ? routes.advertise([{ tenant, tool }]) : routes.withdraw(tenant, tool)).catch(warn('worker route update failed'));
@@ -287,13 +285,15 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
     reachable: () => link.subscribed() && redis.status === 'ready',
     async close() {
       closed = true;
+      link.stop();
       clearInterval(refresh);
       hostWatch.close();
       for (const controller of inflight.values()) controller.abort(new Error('replica shutting down'));
       for (const w of [...waiting.values()]) w.settle(undefined, new DispatchError(ErrorKind.UNAVAILABLE, 'dispatch is shutting down', { phase: 'during', recoverable: true }));
-      // The connection queues while Redis is away, with no command timeout: neither waits longer
-      // than a PUBLISH may (the routes lapse after their TTL anyway).
-      await answerWithin(Promise.all(o.pool.hosted().map(({ tenant, tool }) => routes.withdraw(tenant, tool).catch(() => undefined))), o.options.publishStallMs);
+      // The connection queues while Redis is away, with no command timeout: neither waits longer than a PUBLISH
+      // may, nor at all with Redis away (the routes lapse after their TTL), whose connections end at once (trackClients).
+      if (redis.status === 'ready') await answerWithin(Promise.all(o.pool.hosted().map(({ tenant, tool }) => routes.withdraw(tenant, tool).catch(() => undefined))), o.options.publishStallMs);
+      await endUnconnected();
       await Promise.all([sub.close(), closeWithin(redis, o.options.publishStallMs)]);
     },
   };

@@ -23,8 +23,10 @@ export interface RelayStart {
  * 5 s for Redis, then serves). Both complete when Redis answers. `subscribed()` tells the relay
  * when assignments may go out: before, a reply could not be heard.
  */
-export async function startInBackground(start: RelayStart): Promise<{ subscribed(): boolean }> {
+export async function startInBackground(start: RelayStart): Promise<{ subscribed(): boolean; stop(): void }> {
   let subscribed = false;
+  // The pause before the next try, cut short when the relay closes (stopped() then ends the tries).
+  let pausing: { timer: NodeJS.Timeout; resolve(): void } | undefined;
   const warn = (what: string) => (error: Error) => start.logger.warn(what, { error: error.message });
   const ready = (async () => {
     for (let pause = 250; !start.stopped() && !subscribed; pause = Math.min(2 * pause, RETRY_MAX_MS)) {
@@ -32,8 +34,11 @@ export async function startInBackground(start: RelayStart): Promise<{ subscribed
         await start.subscribe();
         subscribed = true;
       } catch (error) {
+        // Closed meanwhile (its connection ended, failing the subscription): no try, no pause.
+        if (start.stopped()) break;
         warn('the worker relay could not subscribe; trying again')(error as Error);
-        await new Promise((resolve) => setTimeout(resolve, pause).unref());
+        await new Promise<void>((resolve) => (pausing = { timer: setTimeout(resolve, pause).unref(), resolve }));
+        pausing = undefined;
       }
     }
     if (subscribed) await start.load().catch(warn('could not load the worker tools shared by other replicas'));
@@ -41,7 +46,13 @@ export async function startInBackground(start: RelayStart): Promise<{ subscribed
   if ((await answerWithin(ready, READY_WAIT_MS)) === undefined && !subscribed) {
     start.logger.warn('redis is not reachable yet; calls to workers on other replicas fail UNAVAILABLE (not executed) until it is', { waitedMs: READY_WAIT_MS });
   }
-  return { subscribed: () => subscribed };
+  return {
+    subscribed: () => subscribed,
+    stop() {
+      if (pausing) clearTimeout(pausing.timer);
+      pausing?.resolve();
+    },
+  };
 }
 
 /**

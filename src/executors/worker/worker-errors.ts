@@ -49,13 +49,36 @@ export function tooLargeWhileRelayDown(tool: string, tooLarge: { readonly worker
   );
 }
 
+/** The errors noWorkerError made: told apart by identity (see isNoWorker). */
+const noWorkerErrors = new WeakSet<DispatchError>();
+const NO_WORKER_SUGGESTION = 'The tool is temporarily unavailable; try again later or use another tool.';
+
 /** No worker hosts the tool: nothing ran, so a retry (later, or by a model) is safe. */
 export function noWorkerError(tool: string): DispatchError {
-  return new DispatchError(ErrorKind.UNAVAILABLE, `no worker is connected for tool "${tool}"; the call was not executed`, {
+  const error = new DispatchError(ErrorKind.UNAVAILABLE, `no worker is connected for tool "${tool}"; the call was not executed`, {
     phase: 'before',
     recoverable: true,
-    suggestion: 'The tool is temporarily unavailable; try again later or use another tool.',
+    suggestion: NO_WORKER_SUGGESTION,
   });
+  noWorkerErrors.add(error);
+  return error;
+}
+
+/** Whether `error` is this replica's noWorkerError (one from another replica never is). */
+export const isNoWorker = (error: unknown): boolean => error instanceof DispatchError && noWorkerErrors.has(error);
+
+/**
+ * No worker hosts the tool any longer, and an earlier attempt of this (read-only) call was sent
+ * to one that went away while it ran: this attempt was not executed (phase before, recoverable,
+ * as noWorkerError), but the call as a whole may have been. Before, it said "the call was not
+ * executed", untrue of the attempt that reached the worker.
+ */
+export function noWorkerAnyLongerError(tool: string, cause: unknown): DispatchError {
+  return new DispatchError(
+    ErrorKind.UNAVAILABLE,
+    `no worker is connected any longer for tool "${tool}" to try the call again; an earlier attempt was sent to a worker that went away (it may or may not have run)`,
+    { phase: 'before', recoverable: true, cause, suggestion: NO_WORKER_SUGGESTION },
+  );
 }
 
 /**

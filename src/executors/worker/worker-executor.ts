@@ -1,7 +1,8 @@
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../../errors';
 import type { Delivery, Executor, ExecutorContext } from '../executor';
-import { isRelayDown, noWorkerError, relayDown, tooLargeWhileRelayDown } from './worker-errors';
+import { createReachedCalls } from './reached-calls';
+import { isNoWorker, isRelayDown, noWorkerAnyLongerError, noWorkerError, relayDown, tooLargeWhileRelayDown } from './worker-errors';
 import type { AssignmentRequest, TooLargeAssignment, WorkerPool } from './worker-pool';
 
 /** Carries an assignment to a worker connected to another replica. */
@@ -28,9 +29,9 @@ export interface WorkerRelay {
  * (Redis away), whether one could is not known: the call is refused for now (UNAVAILABLE before,
  * recoverable, not retried within the turn), not for good, and at once rather than at its deadline.
  */
-function elsewhere(remote: WorkerRelay, request: AssignmentRequest, ctx: ExecutorContext, refusal: DispatchError, tooLarge: TooLargeAssignment): Promise<string> {
+function elsewhere(remote: WorkerRelay, request: AssignmentRequest, ctx: ExecutorContext, refusal: DispatchError, tooLarge: TooLargeAssignment, delivery?: (state: Delivery) => void): Promise<string> {
   if (remote.reachable?.() === false) return Promise.reject(tooLargeWhileRelayDown(request.tool, tooLarge));
-  return remote.forward(request, ctx.signal, (state) => ctx.delivery?.(state)).catch((error: unknown) => {
+  return remote.forward(request, ctx.signal, delivery).catch((error: unknown) => {
     if (isRelayDown(error)) throw tooLargeWhileRelayDown(request.tool, tooLarge, error);
     throw error instanceof DispatchError && error.kind === ErrorKind.UNAVAILABLE && error.phase === 'before' ? refusal : error;
   });
@@ -40,9 +41,12 @@ function elsewhere(remote: WorkerRelay, request: AssignmentRequest, ctx: Executo
  * Runs worker-hosted tools: on a worker connected here when there is one that can receive the
  * call, else through the relay to another replica's worker; with neither, the call fails BEFORE
  * execution (UNAVAILABLE, safe to retry; INVALID_ARGUMENTS when only too small workers host it),
- * and at once when the relay is down (UNAVAILABLE, to call again in a few seconds).
+ * and at once when the relay is down (UNAVAILABLE, to call again in a few seconds). A retry of a
+ * read-only call whose earlier attempt was sent to a worker that went away, finding no worker,
+ * says so (noWorkerAnyLongerError), not that the call was not executed.
  */
 export function createWorkerExecutor(pool: WorkerPool, relay: () => WorkerRelay | undefined): Executor {
+  const reached = createReachedCalls();
   return {
     // Not async: the assignment's promise is returned as it is (an async wrapper measured as a
     // promise, a generator resumption and microtasks more per worker call); whatever throws rejects.
@@ -60,15 +64,38 @@ export function createWorkerExecutor(pool: WorkerPool, relay: () => WorkerRelay 
           traceparent: ctx.traceparent,
           readOnly: tool.readOnly,
         };
+        // What the relay told of its delivery: 'pending' when a forward ended before sending anything.
+        let delivered: Delivery | undefined;
         const remote = relay();
-        if (pool.hosts(tool.tenant, tool.name)) return pool.assign(request, ctx, remote && ((refusal, tooLarge) => elsewhere(remote, request, ctx, refusal, tooLarge)));
-        // Redis away: refused at once (the forward would wait for it until the call's deadline).
-        if (remote?.reachable?.() === false) return Promise.reject(relayDown(new Error('the relay is not reachable')));
-        if (remote) return remote.forward(request, ctx.signal, (state) => ctx.delivery?.(state));
-        return Promise.reject(noWorkerError(tool.name));
+        const delivery =
+          remote &&
+          ((state: Delivery) => {
+            delivered = state;
+            ctx.delivery?.(state);
+          });
+        const run = assign(pool, remote, request, ctx, delivery);
+        // Only a read-only call is tried again after a failure while it ran (a side-effecting one
+        // is not): its failures alone are looked at, one handler more per call.
+        if (!tool.readOnly || tool.retry.maxAttempts <= 1) return run;
+        const earlier = ctx.attempt > 1 && reached.take(tool.tenant, ctx);
+        return run.then(undefined, (error: unknown) => {
+          const before = error instanceof DispatchError && error.phase === 'before';
+          // Sent (an abort may come after), or following an attempt that was: the next attempt is told.
+          if (earlier || (!before && delivered !== 'pending')) reached.remember(tool.tenant, ctx);
+          throw earlier && isNoWorker(error) ? noWorkerAnyLongerError(tool.name, error) : error;
+        });
       } catch (error) {
         return Promise.reject(error);
       }
     },
   };
+}
+
+/** One attempt: on a worker here, else through the relay, else refused (see createWorkerExecutor). */
+function assign(pool: WorkerPool, remote: WorkerRelay | undefined, request: AssignmentRequest, ctx: ExecutorContext, delivery: ((state: Delivery) => void) | undefined): Promise<string> {
+  if (pool.hosts(request.tenant, request.tool)) return pool.assign(request, ctx, remote && ((refusal, tooLarge) => elsewhere(remote, request, ctx, refusal, tooLarge, delivery)));
+  // Redis away: refused at once (the forward would wait for it until the call's deadline).
+  if (remote?.reachable?.() === false) return Promise.reject(relayDown(new Error('the relay is not reachable')));
+  if (remote) return remote.forward(request, ctx.signal, delivery);
+  return Promise.reject(noWorkerError(request.tool));
 }

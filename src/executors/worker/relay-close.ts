@@ -1,8 +1,4 @@
-import { Redis } from 'ioredis';
-import type { RedisClient } from '../../store/redis';
-
-/** How long a connection being made is waited for to end once its socket is destroyed, in ms. */
-const END_WAIT_MS = 250;
+import { endUnconnected, type RedisClient } from '../../store/redis';
 
 /** The relay's connections (its own and its subscriber's), so that close can end those Redis took away. */
 export interface RelayClients {
@@ -17,12 +13,10 @@ export interface RelayClients {
 }
 
 /**
- * Tracks the connections `connect` makes. Why: with Redis gone, QUIT on a reconnecting ioredis
- * connection (6.0) calls disconnect(), which waits for a 'close' of a socket that closed already:
- * a 2 s timer (`disconnectTimeout`) held the process after the app had closed (jest: "A worker
- * process has failed to exit gracefully"), and the connection never ended, so its dead-socket
- * check ran on. A QUIT behind commands queued meanwhile waited a further second before it was
- * dropped.
+ * Tracks the connections `connect` makes, so that close ends at once those Redis took away (see
+ * the store's endUnconnected: QUIT on a reconnecting connection left a 2 s timer and the
+ * connection never ended). Also why close does so before sending anything: a QUIT behind commands
+ * queued meanwhile waited a further second before it was dropped.
  */
 export function trackClients(connect: () => RedisClient): RelayClients {
   const clients = new Set<RedisClient>();
@@ -37,30 +31,4 @@ export function trackClients(connect: () => RedisClient): RelayClients {
       return Promise.all([...clients].map(endUnconnected)).then(() => undefined);
     },
   };
-}
-
-/** Ends a standalone (or Sentinel) connection that is not connected; a Cluster's are left to its QUIT. */
-async function endUnconnected(client: RedisClient): Promise<void> {
-  if (!(client instanceof Redis)) return;
-  // A try just begun makes its socket on the next tick: until then ioredis holds the closed one.
-  if (client.status === 'connecting' && client.stream?.destroyed) await new Promise((resolve) => setImmediate(resolve));
-  if (client.status === 'ready' || client.status === 'end') return;
-  const ended = new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, END_WAIT_MS);
-    client.once('end', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
-  if (client.status === 'reconnecting' || client.status === 'close') {
-    // No socket (it closed, the next try not begun): ioredis ends a connection in this state, as
-    // one never connected ('wait'), at once, without waiting for a socket to close.
-    client.status = 'wait';
-    client.disconnect();
-  } else {
-    // A socket being connected (or handshaking): destroyed, it closes, and the connection ends.
-    client.disconnect();
-    client.stream?.destroy();
-  }
-  await ended;
 }

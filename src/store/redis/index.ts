@@ -1,6 +1,7 @@
 export { createRedisStore } from './redis-store';
 export type { RedisStore, RedisStoreOptions } from './redis-store';
 export { closeWithin, dropConnections } from './close-within';
+export { endNow, endUnconnected } from './end-client';
 export { clusterSubscribers, connectRedis, whenReady } from './connect';
 export { defineApprovalScripts, defineSlotScript, defineWorkerSpecScript } from './scripts';
 export { storeCall } from './store-call';

@@ -176,7 +176,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       if (unusedProbe !== undefined) state.probes?.free(key, unusedProbe);
       if (record) {
         const until = record.waitMs === undefined ? 0 : t + record.waitMs;
-        state.window.record({ op: key, hash: windowKey(record.result), failed: record.failed, counts: record.counts ?? true, at: t, until, retry: record.retry === true }, record.window);
+        state.window.add(key, windowKey(record.result), record.failed, record.counts !== false, t, until, record.retry === true, record.window);
         state.windowExpiresAt = t + windowTtlMs;
         windowEntries.recorded(state, t);
       }

@@ -5,6 +5,8 @@ import { loopStreak, type WindowEntry } from './loop-window';
 export const NO_STREAK: LoopStreak = Object.freeze({ count: 0, failed: false });
 
 interface OpState {
+  /** The op, so that its last entry leaving the window deletes it without a look-up. */
+  readonly op: string;
   hash: string;
   failed: boolean;
   /** The newest counted entries of the op that carry `hash`. */
@@ -24,63 +26,95 @@ interface OpState {
   runHash: string;
 }
 
+/** What eviction needs of an entry besides its op: whether it counted, and whether it was a retry's. */
+const COUNTED = 1;
+const RETRY = 2;
+
 /**
  * A session's loop window with each operation's streak kept up to date, so that reading and
  * recording cost O(1) instead of a scan of the window. Equivalent to `streakOf` over the last
  * `window` entries: when an op's oldest counted entry leaves the window, it leaves the streak too
- * only if every counted entry of the op is in the streak.
+ * only if every counted entry of the op is in the streak. The window keeps, per entry, its op's
+ * state and two flags, not the entry itself: an entry's hash and times matter only while it is
+ * its op's newest, which the state holds (so a call keeps one object alive here, not two).
  */
 export class StreakIndex {
-  private readonly entries: WindowEntry[] = [];
+  /** Each entry's op state, oldest first from `head`. */
+  private readonly states: OpState[] = [];
+  /** Each entry's COUNTED and RETRY flags, alongside `states`. */
+  private readonly flags: number[] = [];
   private head = 0;
   private readonly ops = new Map<string, OpState>();
 
   /** Entries in the window. */
   get size(): number {
-    return this.entries.length - this.head;
+    return this.states.length - this.head;
   }
 
   streak(op: string, now: number): LoopStreak {
     const state = this.ops.get(op);
-    return state ? loopStreak(state.streak, state.failed, state.at, state.until, now, state.toldRun) : NO_STREAK;
+    if (!state) return NO_STREAK;
+    // As loopStreak gives it when nothing but the count says something (no failure, wait or run).
+    if (state.until <= now && state.toldRun <= 0 && !(state.failed && state.streak > 0)) return { count: state.streak, failed: false };
+    return loopStreak(state.streak, state.failed, state.at, state.until, now, state.toldRun);
   }
 
+  /** Records `entry` as the newest, then evicts the oldest past `window` entries. */
   record(entry: WindowEntry, window: number): void {
-    let state = this.ops.get(entry.op);
-    if (!state) this.ops.set(entry.op, (state = { hash: entry.hash, failed: entry.failed, streak: 0, counted: 0, total: 0, at: 0, until: 0, runEntries: 0, toldRun: 0, runHash: '' }));
-    if (entry.counts !== false) {
-      if (state.streak > 0 && state.hash === entry.hash) state.streak++;
-      else Object.assign(state, { hash: entry.hash, streak: 1 });
-      state.failed = entry.failed;
-      state.at = entry.at ?? 0;
+    this.add(entry.op, entry.hash, entry.failed, entry.counts !== false, entry.at ?? 0, entry.until ?? 0, entry.retry === true, window);
+  }
+
+  /** {@link record} of an entry given by its fields (no WindowEntry made for it). */
+  add(op: string, hash: string, failed: boolean, counts: boolean, at: number, until: number, retry: boolean, window: number): void {
+    let state = this.ops.get(op);
+    if (!state) this.ops.set(op, (state = { op, hash, failed, streak: 0, counted: 0, total: 0, at: 0, until: 0, runEntries: 0, toldRun: 0, runHash: '' }));
+    if (counts) {
+      if (state.streak > 0 && state.hash === hash) state.streak++;
+      else {
+        state.hash = hash;
+        state.streak = 1;
+      }
+      state.failed = failed;
+      state.at = at;
       state.counted++;
     }
-    state.until = entry.until ?? 0;
-    const told = entry.retry === true ? 0 : 1;
-    if (state.until === 0) Object.assign(state, { runEntries: 0, toldRun: 0 });
-    else if (state.runEntries > 0 && state.runHash === entry.hash) {
+    state.until = until;
+    const told = retry ? 0 : 1;
+    if (until === 0) {
+      state.runEntries = 0;
+      state.toldRun = 0;
+    } else if (state.runEntries > 0 && state.runHash === hash) {
       state.runEntries++;
       state.toldRun += told;
-    } else Object.assign(state, { runHash: entry.hash, runEntries: 1, toldRun: told });
+    } else {
+      state.runHash = hash;
+      state.runEntries = 1;
+      state.toldRun = told;
+    }
     state.total++;
-    this.entries.push(entry);
-    while (this.entries.length - this.head > window) this.evict(this.entries[this.head++]!);
-    if (this.head > 1024 && this.head * 2 > this.entries.length) {
-      this.entries.splice(0, this.head);
+    this.states.push(state);
+    this.flags.push((counts ? COUNTED : 0) | (retry ? RETRY : 0));
+    while (this.states.length - this.head > window) {
+      this.evict(this.states[this.head]!, this.flags[this.head]!);
+      this.head++;
+    }
+    if (this.head > 1024 && this.head * 2 > this.states.length) {
+      this.states.splice(0, this.head);
+      this.flags.splice(0, this.head);
       this.head = 0;
     }
   }
 
-  private evict(entry: WindowEntry): void {
-    const state = this.ops.get(entry.op)!;
-    if (entry.counts !== false) {
+  /** Takes the oldest entry, of `state`'s op, out of the window (every entry's op state is the one its op maps to). */
+  private evict(state: OpState, flags: number): void {
+    if ((flags & COUNTED) !== 0) {
       if (state.streak === state.counted) state.streak--;
       state.counted--;
     }
     if (state.runEntries === state.total) {
       state.runEntries--;
-      if (entry.retry !== true) state.toldRun--;
+      if ((flags & RETRY) === 0) state.toldRun--;
     }
-    if (--state.total === 0) this.ops.delete(entry.op);
+    if (--state.total === 0) this.ops.delete(state.op);
   }
 }

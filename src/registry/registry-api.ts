@@ -94,7 +94,7 @@ export interface ToolRegistry {
    * tools are installed, at once, as by `register` (a tool removed meanwhile may need compiling
    * there). Refused `limit` when the compiler has too many schemas waiting.
    */
-  registerAsync(specs: readonly ToolSpec[], options: { tenant: string; replace?: boolean; maxTools?: number }): Promise<ResolvedTool[]>;
+  registerAsync(specs: readonly ToolSpec[], options: { tenant: string; replace?: boolean; maxTools?: number } & AsyncCompileOptions): Promise<ResolvedTool[]>;
   /**
    * {@link applyRemote}, compiled in the worker thread, in order with the tenant's other changes
    * (see {@link registerAsync}). Changes given together (of one tenant: a removal and the
@@ -104,6 +104,22 @@ export interface ToolRegistry {
   applyRemoteAsync(changes: RegistryChange | readonly RegistryChange[]): Promise<void>;
   /** Ends the compiler's worker thread; registrations waiting for it are refused. */
   close(): Promise<void>;
+}
+
+/** How {@link ToolRegistry.registerAsync} compiles, beyond what it registers. */
+export interface AsyncCompileOptions {
+  /**
+   * Schemas of at most this many bytes compile on the event loop at install (a worker's tools are
+   * then callable as soon as its hello is read); larger ones in the worker thread. An MCP server's
+   * import passes less: its many small schemas, compiled together, held the loop for seconds.
+   * @default 4 KiB
+   */
+  readonly compileHereUpTo?: number;
+  /**
+   * Asked once the schemas are compiled, before anything is installed: when false (an MCP server's
+   * list superseded by a newer one), nothing is registered and the promise resolves to [].
+   */
+  readonly wanted?: () => boolean;
 }
 
 /** Options of {@link createToolRegistry}. */

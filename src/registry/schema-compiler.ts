@@ -14,8 +14,8 @@ export interface SchemaCompiler {
    * until `release` is called (the tool removed or replaced); `lease` names the releases of the
    * tools it replaces, and whether the owner's pattern bound applies. With `code` (from
    * {@link generate}), only loads it here; without, compiles on the event loop (0.4-4 s for
-   * 256 KiB): for schemas of 4 KiB or less, the config file's tools at startup, and an MCP
-   * server's when the worker takes no more.
+   * 256 KiB): for schemas of 4 KiB or less (1 KiB for an MCP server's tools), the config file's
+   * tools at startup, and an MCP server's when the worker takes no more.
    */
   compile(schemaText: string, owner?: string, lease?: LeaseOptions, code?: WorkerCode): CompiledSchema;
   /**

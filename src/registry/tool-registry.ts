@@ -157,10 +157,10 @@ export function createToolRegistry(
    * Compiles each distinct text in the worker thread, one after the other (a registration takes one
    * place in its queue); a small one is left out, to be compiled on the event loop at install.
    */
-  async function generateAll(texts: readonly string[], tenant: string, local: boolean): Promise<Map<string, WorkerCode>> {
+  async function generateAll(texts: readonly string[], tenant: string, local: boolean, hereUpTo = SMALL_SCHEMA_BYTES): Promise<Map<string, WorkerCode>> {
     const codes = new Map<string, WorkerCode>();
     for (const text of texts) {
-      if (codes.has(text) || Buffer.byteLength(text) <= SMALL_SCHEMA_BYTES) continue;
+      if (codes.has(text) || Buffer.byteLength(text) <= hereUpTo) continue;
       try {
         codes.set(text, await compiler.generate(text, tenant, { perTenantBound: local }));
       } catch (error) {
@@ -223,7 +223,8 @@ export function createToolRegistry(
         const texts: string[] = [];
         admit(specs, options.tenant, options.maxTools);
         compileAll(specs, options.tenant, options.replace ?? false, true, undefined, texts);
-        return registerWith(specs, options, await generateAll(texts, options.tenant, true));
+        const codes = await generateAll(texts, options.tenant, true, options.compileHereUpTo);
+        return options.wanted?.() === false ? [] : registerWith(specs, options, codes);
       });
     },
     lookup(tenant, name) {

@@ -56,8 +56,8 @@ export interface McpConnection {
 /** Hooks of a connection. */
 export interface McpConnectionOptions {
   readonly logger: Logger;
-  /** Told of the server's tools (as listed, unchecked) after every connection and every list change; awaited (a first attempt ends with them registered). */
-  readonly onTools: (tools: unknown[]) => void | Promise<void>;
+  /** Told of the server's tools (as listed, unchecked) after every connection and every list change; awaited (a first attempt ends with them registered). `superseded`: a newer list is to come (a change told since, or another connection). */
+  readonly onTools: (tools: unknown[], superseded: () => boolean) => void | Promise<void>;
   /** Largest answer read from a Streamable HTTP server (RequestScopedFetchOptions.maxAnswerBytes). @default DEFAULT_MAX_ANSWER_BYTES (64 MiB) */
   readonly maxAnswerBytes?: number;
 }
@@ -169,12 +169,12 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
    */
   function toolRefresher(from: Client): () => Promise<void> {
     let told: string | undefined;
-    return coalesced(async () => {
+    return coalesced(async (superseded) => {
       const tools = await listAllTools(from, config.connectTimeoutMs);
       const digest = listDigest(tools);
       if (from !== client || digest === told) return;
       told = digest;
-      await options.onTools(tools);
+      await options.onTools(tools, () => superseded() || from !== client);
     });
   }
 

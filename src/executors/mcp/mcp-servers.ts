@@ -1,12 +1,12 @@
 import type { Logger } from '../../log';
-import { RegistryError, type ToolRegistry } from '../../registry';
-import type { ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
+import type { ToolRegistry } from '../../registry';
 import { checkInteger } from '../../options/integer-option';
 import { DEFAULT_MAX_ANSWER_BYTES } from './mcp-answer-bound';
 import type { McpServerConfig } from './mcp-config';
 import { createMcpConnection, type McpConnection } from './mcp-connection';
 import { MAX_DESCRIPTION_CHARS } from '../../registry/spec-bounds';
 import { importTools } from './mcp-import';
+import { registerImported } from './mcp-register';
 
 /** The configured MCP servers, each with one long-lived connection, and their imported tools. */
 export interface McpServers {
@@ -29,22 +29,6 @@ export interface McpServersOptions {
   readonly maxAnswerBytes?: number;
 }
 
-/**
- * Registers an imported tool, its schema compiled in the compiler's worker thread when large (see
- * ToolRegistry.registerAsync): a server changing its tools at runtime (tools/list_changed, a
- * reconnection) held every call in flight for seconds per 256 KiB of schema. When the worker takes
- * no more now (`limit`: its queue full of tenants' schemas), compiled on the event loop as before,
- * the operator's tool never refused for that.
- */
-async function registerImported(registry: ToolRegistry, spec: ToolSpec, closed: () => boolean): Promise<void> {
-  try {
-    await registry.registerAsync([spec], { tenant: '', replace: true });
-  } catch (error) {
-    if (!(error instanceof RegistryError && error.code === 'limit') || closed()) throw error;
-    registry.register([spec], { tenant: '', replace: true });
-  }
-}
-
 /** Creates the servers of the config's `mcp_servers:`; nothing connects before `start`. */
 export function createMcpServers(configs: readonly McpServerConfig[], logger: Logger, options: McpServersOptions = {}): McpServers {
   const maxAnswerBytes = checkInteger('maxAnswerBytes', options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES);
@@ -61,19 +45,29 @@ export function createMcpServers(configs: readonly McpServerConfig[], logger: Lo
     return tool !== undefined && tool.spec.executor.case === 'mcp' && tool.spec.executor.value.server === server;
   };
 
-  async function importInto(into: ToolRegistry, config: McpServerConfig, tools: unknown[]): Promise<void> {
+  /**
+   * Imports a server's listed tools, one after the other. A list `superseded` (a newer one is to
+   * come) stops being imported: the tools it registered are kept as the server's, for the newer
+   * list's import to replace or remove.
+   */
+  async function importInto(into: ToolRegistry, config: McpServerConfig, tools: unknown[], superseded: () => boolean): Promise<void> {
     const { specs, skipped, cut } = importTools(config, tools);
     for (const s of skipped) logger.warn('mcp tool not imported', { server: config.name, tool: s.tool, reason: s.reason });
     for (const c of cut) logger.warn('mcp tool description cut', { server: config.name, tool: c.tool, chars: c.chars, maxChars: MAX_DESCRIPTION_CHARS });
     const accepted = new Set<string>();
+    const stop = () => {
+      imported.set(config.name, new Set([...(imported.get(config.name) ?? []), ...accepted]));
+      logger.debug('mcp tool import superseded by a newer list', { server: config.name, tools: accepted.size });
+    };
     for (const spec of specs) {
       if (closed) return;
+      if (superseded()) return stop();
       if (into.lookup('', spec.name) && !ours(spec.name, config.name)) {
         logger.warn('mcp tool not imported: the name is taken by another tool', { server: config.name, tool: spec.name });
         continue;
       }
       try {
-        await registerImported(into, spec, () => closed);
+        if (!(await registerImported(into, spec, { closed: () => closed, superseded }))) return stop();
         accepted.add(spec.name);
       } catch (error) {
         if (closed) return;
@@ -87,15 +81,15 @@ export function createMcpServers(configs: readonly McpServerConfig[], logger: Lo
     logger.info('mcp tools imported', { server: config.name, tools: accepted.size });
   }
 
-  function install(config: McpServerConfig, tools: unknown[]): Promise<void> {
+  function install(config: McpServerConfig, tools: unknown[], superseded: () => boolean): Promise<void> {
     const into = registry;
     if (!into) return Promise.resolve();
-    const run = imports.then(() => importInto(into, config, tools));
+    const run = imports.then(() => importInto(into, config, tools, superseded));
     imports = run.catch(() => undefined);
     return run;
   }
 
-  for (const config of configs) connections.set(config.name, createMcpConnection(config, { logger, maxAnswerBytes, onTools: (tools) => install(config, tools) }));
+  for (const config of configs) connections.set(config.name, createMcpConnection(config, { logger, maxAnswerBytes, onTools: (tools, superseded) => install(config, tools, superseded) }));
 
   return {
     get: (name) => connections.get(name),

@@ -30,9 +30,10 @@ export async function listAllTools(client: Client, timeout: number): Promise<unk
  * `task` run one at a time: a run asked for while one is under way makes that one run `task` once
  * more after it (however many were asked for), and resolves with it. A server's flood of
  * tools/list_changed notifications started one listing each, all at once (2,000 notifications:
- * 2,000 concurrent listings and imports, and the event loop stalled for over 30 s).
+ * 2,000 concurrent listings and imports, and the event loop stalled for over 30 s). `task` is given
+ * whether another run has been asked for since it began (its work is then superseded).
  */
-export function coalesced(task: () => Promise<void>): () => Promise<void> {
+export function coalesced(task: (superseded: () => boolean) => Promise<void>): () => Promise<void> {
   let running: Promise<void> | undefined;
   let again = false;
   return () => {
@@ -45,7 +46,7 @@ export function coalesced(task: () => Promise<void>): () => Promise<void> {
         for (;;) {
           again = false;
           try {
-            await task();
+            await task(() => again);
           } catch (error) {
             // A run asked for meanwhile is still made; only the last run's failure is told.
             if (!again) throw error;

@@ -24,15 +24,22 @@ const APPROVALS_FULL = 'Call it again in a while, when fewer approvals are waiti
  * side-effecting call they would refuse or ask about whose idempotency record exists (it ran
  * already) gives an AnsweredByRecord instead: the store step answers it (see unlessRecorded).
  * `beforeAsk`, when given, runs before an approver is asked, with the arguments that would run:
- * the session budget's count (countBeforeAsking), whose refusal ends the attempt unasked.
+ * the session budget's count (countBeforeAsking), whose refusal ends the attempt unasked and
+ * which is given back when the wait ends without approval.
  */
 export function applyPreHooks(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId: string, tool: ResolvedTool, args: unknown, attempt: number, beforeAsk?: BeforeAsk): unknown {
   const decision = deps.guards.preHook(new HookInput(turn, tool, args, attempt));
   return decision instanceof Promise ? decision.then((d) => decide(deps, turn, obs, callId, tool, args, attempt, d, beforeAsk)) : decide(deps, turn, obs, callId, tool, args, attempt, decision, beforeAsk);
 }
 
-/** A step before an approval is asked for (see applyPreHooks); it throws to refuse the call unasked. */
-export type BeforeAsk = (ready: unknown) => Promise<void>;
+/**
+ * A step before an approval is asked for (see applyPreHooks); it throws to refuse the call unasked,
+ * and gives what undoes it, if anything, when the approval is not granted.
+ */
+export type BeforeAsk = (ready: unknown) => Promise<GiveBack | undefined>;
+
+/** Undoes a BeforeAsk step (gives its budget count back) once a wait ended without approval; never rejects. */
+export type GiveBack = () => Promise<void>;
 
 /** What a pre-tool hook sees; the signal's getter is on the prototype (no closure per attempt). */
 class HookInput implements PreHookInput {
@@ -84,7 +91,7 @@ function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId
       const ask = () => {
         const request: ApprovalRequest = { sessionId: turn.sessionId, toolCallId: callId, tool: tool.name, arguments: approvalArguments(ready), argumentsModified: decision.arguments !== undefined, reason: approvalText(decision.reason), endsBy: turn.deadline };
         // A call its session budget refuses is refused before anyone is asked about it.
-        return beforeAsk ? beforeAsk(ready).then(() => awaitApproval(deps, turn, obs, attempt, decision.reason, request, ready)) : awaitApproval(deps, turn, obs, attempt, decision.reason, request, ready);
+        return beforeAsk ? beforeAsk(ready).then((giveBack) => awaitApproval(deps, turn, obs, attempt, decision.reason, request, ready, giveBack)) : awaitApproval(deps, turn, obs, attempt, decision.reason, request, ready);
       };
       // A side-effecting call that ran already (a client's retry) is answered from its record, unasked.
       if (!tool.readOnly) return unlessRecorded(deps, turn, tool, ready, ready, headless ?? recordGone(decision.reason), headless ? undefined : ask);
@@ -106,7 +113,7 @@ function waitEnding(turn: TurnContext, approved: boolean, decision: ApprovalDeci
   return decision ?? { decision: approved ? 'approved' : cutShort ? 'cancelled' : 'denied' };
 }
 
-async function awaitApproval(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, attempt: number, reason: string, request: ApprovalRequest, args: unknown): Promise<unknown> {
+async function awaitApproval(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, attempt: number, reason: string, request: ApprovalRequest, args: unknown, giveBack?: GiveBack): Promise<unknown> {
   const approvalId = randomUUID();
   // Announced once the wait is taken: an approver never sees the id of an ask refused at once.
   let asked = false;
@@ -116,7 +123,7 @@ async function awaitApproval(deps: PipelineDeps, turn: TurnContext, obs: CallObs
   // EndSession refuses the session's pending approvals, here and (a shared store) on every replica.
   const sessionEnd = new AbortController();
   const stopEnd = onSessionEnded(deps.store, turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId }, () => sessionEnd.abort());
-  let approved: boolean;
+  let approved = false;
   // How the wait ended: with a denial, what the approver said (ResolveApproval's reason, bounded and escaped there).
   let decision: ApprovalDecision | undefined;
   try {
@@ -129,6 +136,9 @@ async function awaitApproval(deps: PipelineDeps, turn: TurnContext, obs: CallObs
   } finally {
     wait.stop();
     stopEnd();
+    // Not granted, however the wait ended (denied, expired, cut short, the session's end, no room
+    // to wait): what was counted before asking is given back, before the attempt ends.
+    if (!approved && giveBack) await giveBack();
   }
   // Every announced wait is told ended (one refused at once, or cut short before it was announced, was never asked).
   if (asked) obs.approvalResolved(attempt, approvalId, waitEnding(turn, approved, decision, wait.signal.aborted || sessionEnd.signal.aborted));

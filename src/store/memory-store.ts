@@ -41,6 +41,11 @@ interface SessionState {
   /** Calls counted per budget (`budget:` policies), by budget id, until `budgetsExpireAt`. */
   budgets?: Map<string, number>;
   budgetsExpireAt: number;
+  /**
+   * The marks of calls counted with a token (budget id, NUL, token -> when it goes), for
+   * giveBackBudget: each lives its call's lease, as on Redis, and goes with the counts.
+   */
+  budgetMarks?: Map<string, number>;
   window: StreakIndex;
   /** The loop blocks' probes handed out (BeginAttempt.block). */
   probes?: ProbeClaims;
@@ -78,6 +83,19 @@ const live = <T>(entry: Expiring<T> | undefined, now: number): T | undefined =>
 /** Caps a per-session map at `max`, evicting the oldest entries (`evict` must delete them). */
 function capMap<K>(map: Map<K, unknown>, max: number, evict?: (key: K) => void): void {
   evictOldest(map, () => map.size > max, evict);
+}
+
+/**
+ * Marks a call counted (SessionState.budgetMarks) until `until`, forgetting the marks gone first:
+ * marks live alike, so the oldest go first (and a session holds no more than its budgets' calls).
+ */
+function mark(state: SessionState, key: string, until: number, t: number): void {
+  const marks = (state.budgetMarks ??= new Map<string, number>());
+  for (const [old, at] of marks) {
+    if (at > t) break;
+    marks.delete(old);
+  }
+  marks.set(key, until);
 }
 
 /** The embedded default store: one process, everything bounded by a TTL or a named cap. */
@@ -146,7 +164,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       let used = 0;
       if (budget) {
         // Budget counts live a TTL after the last counted call, as on Redis.
-        if (state.budgetsExpireAt <= t) state.budgets = undefined;
+        if (state.budgetsExpireAt <= t) state.budgets = state.budgetMarks = undefined;
         budgets = state.budgets ??= new Map<string, number>();
         used = budgets.get(budget.id) ?? 0;
         if (used >= budget.max) return { streak, overBudget: true };
@@ -158,6 +176,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       }
       if (!budget) return { streak, claim: CLAIMED, ...probe(true) };
       budgets!.set(budget.id, used + 1);
+      if (budget.token !== undefined) mark(state, `${budget.id}\0${budget.token}`, t + (budget.tokenLeaseMs ?? 600_000), t);
       state.budgetsExpireAt = t + budgetTtlMs;
       keepUntil(state, state.budgetsExpireAt);
       const budgetLeft = budget.max - used - 1;
@@ -202,6 +221,19 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
         memoryChars.add(entry, t);
       }
       return { streak: state.window.streak(key, t) };
+    },
+    giveBackBudget(scope, budgetId, token) {
+      // A session evicted or ended took its counts with it: nothing to give back (none is made).
+      const state = sessions.get(keyOf(scope));
+      const key = `${budgetId}\0${token}`;
+      const until = state?.budgetMarks?.get(key);
+      if (until === undefined) return false;
+      state!.budgetMarks!.delete(key);
+      const t = now();
+      const used = state!.budgets?.get(budgetId) ?? 0;
+      if (until <= t || state!.budgetsExpireAt <= t || used <= 0) return false;
+      state!.budgets!.set(budgetId, used - 1);
+      return true;
     },
     findRecord(scope, key) {
       return records.find(keyOf(scope), key, now())?.state;

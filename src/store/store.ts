@@ -82,7 +82,8 @@ export interface BeginAttempt {
    * counted once: a step that finds its token counted already counts nothing and answers the calls
    * left (never `overBudget`), so the retry of an attempt whose step got no answer but ran all the
    * same (a slow Redis) is not counted twice; the token is remembered `tokenLeaseMs` (the call's
-   * lease) from its attempt's step. The memory store ignores it: its step answers all it counts.
+   * lease) from its attempt's step, and so long can the count be given back (Store.giveBackBudget).
+   * The memory store counts every step (it answers all it counts) and keeps the token for giveBackBudget only.
    */
   readonly budget?: SessionBudget & { readonly token?: string; readonly tokenLeaseMs?: number };
   /**
@@ -190,6 +191,16 @@ export interface Store {
   beginAttempt(step: BeginAttempt): BeginAttemptResult | Promise<BeginAttemptResult>;
   /** Gives the op's streak after the record. */
   finishAttempt(step: FinishAttempt): FinishAttemptResult | Promise<FinishAttemptResult>;
+  /**
+   * Gives back the count of a call against a session budget, counted by a beginAttempt with its
+   * `token` before an approver was asked, when the approval was not granted (docs/policies.md,
+   * "Session budgets"): the count goes down by one only while that call's mark (its token, counted
+   * in the counts' current life) is there, and the mark goes, so a second give-back, or one after
+   * the counts expired, the session ended or (the memory store) was evicted, does nothing; the
+   * count never goes below zero. Resolves true when a count was given back. Rejects like the
+   * other steps (the count then stays).
+   */
+  giveBackBudget(scope: SessionScope, budgetId: string, token: string): boolean | Promise<boolean>;
   /**
    * The state of the session's live idempotency record of `key`, or undefined when there is none: a
    * read that changes nothing (one GET on Redis), for the pipeline to learn, before it refuses or

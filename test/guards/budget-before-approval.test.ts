@@ -3,7 +3,9 @@ import { buildApp, PLUGINS, type App } from '../../src/app';
 import { observabilityPlugin } from '../../src/app/plugins/observability-plugin';
 import { createDispatchClient } from '../../src/client';
 import { parseConfig } from '../../src/config';
-import { SILENT_LOGGER } from '../../src/log';
+import { createLogger, SILENT_LOGGER, type Logger } from '../../src/log';
+import { storePlugin } from '../../src/app/plugins/store-plugin';
+import { createMemoryStore, StoreUnavailableError, type Store } from '../../src/store';
 import { startRedis, type TestRedis } from '../helpers/redis-server';
 import { json, startToolServer, type ToolServer } from '../helpers/servers';
 import { recordingObserver, until, type SeenEvent } from './helpers';
@@ -13,6 +15,8 @@ import { recordingObserver, until, type SeenEvent } from './helpers';
 // is refused unasked (no APPROVAL_REQUESTED, nothing in ListApprovals), and a call that was asked
 // about holds its count, so a sibling of its turn cannot spend it while it waits: an approved call
 // is never then refused by the budget. Before, the budget was counted only after the approval.
+// A call not approved (denied, expired, its session ended) gives its count back, once: before, a
+// denied call spent the session's budget.
 
 jest.setTimeout(20_000);
 
@@ -31,9 +35,11 @@ afterAll(async () => {
   await redis.close();
 });
 
-async function start(redisUrl?: string) {
+async function start(redisUrl?: string, approvalTimeoutMs = 10_000, own?: { store: Store; logger: Logger }) {
   const recording = recordingObserver();
-  const factories = PLUGINS.map((f) => (f === observabilityPlugin ? async () => ({ name: 'recorder', observer: recording.observer }) : f));
+  const factories = PLUGINS.map((f) =>
+    f === observabilityPlugin ? async () => ({ name: 'recorder', observer: recording.observer }) : own && f === storePlugin ? async () => ({ name: 'store', store: own.store }) : f,
+  );
   const yaml = `
 tools:
   - name: charge
@@ -51,9 +57,9 @@ policies:
   - match: ["charge", "lookup"]
     decide: ask
     reason: needs ok
-limits: { approval_timeout_ms: 10000 }
+limits: { approval_timeout_ms: ${approvalTimeoutMs} }
 `;
-  const app = await buildApp(parseConfig(yaml, 't.yaml'), { logger: SILENT_LOGGER, redisUrl }, factories);
+  const app = await buildApp(parseConfig(yaml, 't.yaml'), { logger: own?.logger ?? SILENT_LOGGER, redisUrl }, factories);
   apps.push(app);
   const server = await app.listen('127.0.0.1:0');
   const client = createDispatchClient(`127.0.0.1:${server.port}`);
@@ -69,8 +75,11 @@ describe.each([
   ['Redis', true],
 ])('with %s', (_store, shared) => {
   let d: Awaited<ReturnType<typeof start>>;
+  // Its approvals expire unanswered after 300 ms.
+  let brief: Awaited<ReturnType<typeof start>>;
   beforeAll(async () => {
     d = await start(shared ? redis.url : undefined);
+    brief = await start(shared ? redis.url : undefined, 300);
   });
 
   test.each([
@@ -102,14 +111,68 @@ describe.each([
     expect(tools.count(`/${tool}`) - before).toBe(1);
   });
 
-  test('a call asked about stays counted when it is denied: the next one is refused unasked', async () => {
+  test('a denied call gives its count back: the next call is asked about, not refused, and runs once approved', async () => {
     const session = `denied-${shared}`;
     const first = d.client.dispatch({ sessionId: session, interactive: true, calls: [{ id: `${session}-c1`, name: 'charge', arguments: '{}' }] });
     await until(() => asked(d.events, session).length === 1);
     await d.client.resolveApproval({ approvalId: asked(d.events, session)[0]!, approve: false });
-    expect((await first).results[0]!.error?.message).toBe('approval was not granted: needs ok');
-    const second = (await d.client.dispatch({ sessionId: session, interactive: true, calls: [{ id: `${session}-c2`, name: 'lookup', arguments: '{}' }] })).results[0]!;
-    expect(second.error?.message).toBe(OVER);
-    expect(asked(d.events, session)).toHaveLength(1);
+    const denied = (await first).results[0]!;
+    expect(denied.error?.message).toBe('approval was not granted: needs ok');
+    // Its count went back, and with it the budget's warning.
+    expect(denied.warnings.filter((w) => w.includes('budget'))).toEqual([]);
+    const before = tools.count('/lookup');
+    const second = d.client.dispatch({ sessionId: session, interactive: true, calls: [{ id: `${session}-c2`, name: 'lookup', arguments: '{}' }] });
+    await until(() => asked(d.events, session).length === 2);
+    await d.client.resolveApproval({ approvalId: asked(d.events, session)[1]!, approve: true });
+    const ran = (await second).results[0]!;
+    expect(ran.isError).toBe(false);
+    expect(ran.warnings).toContain("this was the last call of this session's budget of 1 call of tools matching charge,lookup (policies budget:)");
+    expect(tools.count('/lookup') - before).toBe(1);
+    // Given back once: the budget is spent now.
+    const third = (await d.client.dispatch({ sessionId: session, interactive: true, calls: [{ id: `${session}-c3`, name: 'charge', arguments: '{}' }] })).results[0]!;
+    expect(third.error?.message).toBe(OVER);
+    expect(asked(d.events, session)).toHaveLength(2);
   });
+
+  test('a call whose approval expires gives its count back, once, whichever of a parallel turn it was', async () => {
+    const session = `expired-${shared}`;
+    const calls = [1, 2].map((i) => ({ id: `${session}-c${i}`, name: 'lookup', arguments: `{"n":${i}}` }));
+    // Parallel: one call is counted and asked about, the other refused unasked; the asked one expires.
+    const results = (await brief.client.dispatch({ sessionId: session, interactive: true, mode: DispatchMode.PARALLEL, calls })).results;
+    expect(results.map((r) => r.error?.message).sort()).toEqual(['approval was not granted: needs ok', OVER].sort());
+    expect(asked(brief.events, session)).toHaveLength(1);
+    // The next call is asked about (and expires too), and the one after it as well: nothing stayed counted.
+    for (const n of [2, 3]) {
+      const next = (await brief.client.dispatch({ sessionId: session, interactive: true, calls: [{ id: `${session}-n${n}`, name: 'charge', arguments: '{}' }] })).results[0]!;
+      expect(next.error?.message).toBe('approval was not granted: needs ok');
+      expect(asked(brief.events, session)).toHaveLength(n);
+    }
+  });
+
+  test('a call whose session ends while it waits leaves the new session its whole budget', async () => {
+    const session = `ended-${shared}`;
+    const first = d.client.dispatch({ sessionId: session, interactive: true, calls: [{ id: `${session}-c1`, name: 'charge', arguments: '{}' }] });
+    await until(() => asked(d.events, session).length === 1);
+    await d.client.endSession({ sessionId: session });
+    expect((await first).results[0]!.error?.message).toBe('the session ended while the call waited for approval, so it was not executed: needs ok');
+    const second = d.client.dispatch({ sessionId: session, interactive: true, calls: [{ id: `${session}-c2`, name: 'charge', arguments: '{}' }] });
+    await until(() => asked(d.events, session).length === 2);
+    await d.client.resolveApproval({ approvalId: asked(d.events, session)[1]!, approve: true });
+    expect((await second).results[0]!.isError).toBe(false);
+  });
+});
+
+test('a store that fails to give the count back leaves it spent: the denial is told as ever, and the failure logged', async () => {
+  const real = createMemoryStore();
+  const store: Store = { ...real, giveBackBudget: () => Promise.reject(new StoreUnavailableError('redis down')) };
+  const lines: string[] = [];
+  const d = await start(undefined, 10_000, { store, logger: createLogger('warn', (line) => lines.push(line) > 0) });
+  const session = 'give-back-fails';
+  const first = d.client.dispatch({ sessionId: session, interactive: true, calls: [{ id: `${session}-c1`, name: 'charge', arguments: '{}' }] });
+  await until(() => asked(d.events, session).length === 1);
+  await d.client.resolveApproval({ approvalId: asked(d.events, session)[0]!, approve: false });
+  expect((await first).results[0]!.error?.message).toBe('approval was not granted: needs ok');
+  expect(lines.filter((l) => l.includes('give back the budget count'))).toHaveLength(1);
+  const second = (await d.client.dispatch({ sessionId: session, interactive: true, calls: [{ id: `${session}-c2`, name: 'lookup', arguments: '{}' }] })).results[0]!;
+  expect(second.error?.message).toBe(OVER);
 });

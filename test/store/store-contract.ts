@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { idempotencyKey, newResultHandle, streakOf, type SessionScope, type Store, type StoredResult, type WindowEntry } from '../../src/store';
 import { fresh, OP, sleep, stored } from './contract-fixtures';
+import { describeBudgetGiveBack } from './store-contract-budgets';
 import { describeLifetimes } from './store-contract-lifetimes';
 import { describeLoopTimes } from './store-contract-loops';
 
@@ -76,6 +77,7 @@ export function describeStoreContract(name: string, factory: StoreFactory, trait
 
     describeLifetimes(factory);
     describeLoopTimes(factory);
+    describeBudgetGiveBack(factory);
 
     test('a first claim is granted; an identical claim while it runs is IN_PROGRESS', async () => {
       const scope = fresh();

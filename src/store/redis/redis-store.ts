@@ -4,7 +4,7 @@ import { throttledWarn, type Logger } from '../../log';
 import { rememberLastObject, rememberRecentTexts } from '../remember';
 import { createSessionEndListeners } from '../session-end-listeners';
 import { handleScope } from '../result-handle';
-import type { BeginAttempt, BeginAttemptResult, ClaimOutcome, FinishAttempt, FinishAttemptResult, LoopStreak, RecordState, SessionScope, Store, StoredResult } from '../store';
+import type { BeginAttempt, BeginAttemptResult, FinishAttempt, FinishAttemptResult, LoopStreak, SessionScope, Store } from '../store';
 import type { RedisClient } from './connect';
 import { batchWrites } from './batch-writes';
 import { createLiveClaims } from './live-claims';
@@ -17,6 +17,7 @@ import { sessionKeys } from './session-keys';
 import { NO_SPILL, spillArguments, spillPage } from './spill-chunks';
 import { fitsBytes, resolveSpillLimits, SPILL_REFUSALS, withoutLostHandle, type SpillLimits } from './spill-limits';
 import { answeredWithError, storeCall } from './store-call';
+import { claimOutcome, recordState } from './record-state';
 
 /** Options of the Redis store; the spill limits bound the whole texts kept for ReadResult. */
 export interface RedisStoreOptions extends SpillLimits {
@@ -63,27 +64,6 @@ function streakFrom(count: number, failed: number, since: number, wait: number, 
   const streak = { count: Number(count), failed: Number(failed) === 1 };
   if (Number(since) < 0 && Number(wait) <= 0 && !(Number(run) > 0)) return streak;
   return { ...streak, ...(Number(since) >= 0 ? { sinceMs: Number(since) } : {}), ...(Number(wait) > 0 ? { waitMs: Number(wait) } : {}), ...(Number(run) > 0 ? { toldRun: Number(run) } : {}) };
-}
-
-function claimOutcome(state: string, payload: string, waiting: PendingRecord | undefined): ClaimOutcome | undefined {
-  switch (state) {
-    case 'waiting':
-      // The completion (or UNKNOWN mark) this replica could not write yet answers for it.
-      return waiting?.idempotency?.action === 'complete' ? { state: 'completed', result: waiting.idempotency.result } : { state: 'unknown' };
-    case 'claimed':
-    case 'in_progress':
-    case 'unknown':
-      return { state };
-    case 'completed':
-      return { state, result: JSON.parse(payload) as StoredResult };
-    default:
-      return undefined;
-  }
-}
-
-/** The state of a stored idempotency record (see begin-attempt.lua for its encoding). */
-function recordState(held: string): RecordState {
-  return held.startsWith('C') ? 'completed' : held.startsWith('U') ? 'unknown' : 'in_progress';
 }
 
 /** The Redis store: every step is a round trip, so every step is a promise. */
@@ -240,6 +220,10 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
         pending.add({ scope: step.scope, op: step.op, idempotency: withoutLostHandle(step), owner });
         throw error;
       }
+    },
+    async giveBackBudget(scope, budgetId, token) {
+      const keys = keysOf(scope);
+      return Number(await storeCall('a budget count given back', timeoutMs, () => client.dispatchGiveBackBudget(keys.budgets, keys.budgetMark(budgetId, token), budgetId))) === 1;
     },
     async findRecord(scope, key) {
       const record = keysOf(scope).record(key);

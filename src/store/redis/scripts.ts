@@ -13,6 +13,8 @@ declare module 'ioredis' {
   interface RedisCommander<Context> {
     /** begin-attempt.lua: loop streak and optional claim; see the script for keys and arguments. */
     dispatchBeginAttempt(window: string, recordIndex: string, record: string, budgets: string, probe: string, budgetMark: string, op: string, leaseMs: Arg, owner: string, budget: string, budgetMax: Arg, budgetTtl: Arg, orphanOwner: string, waitingOwner: string, blockThreshold: Arg, blockCooldownMs: Arg, probeLeaseMs: Arg, budgetToken: string, probeHolder: string, markLeaseMs: Arg): Result<[number, number, string, string, number, number, number, number, number], Context>;
+    /** give-back-budget.lua: gives back the count of the call marked `budgetMark` against `budget` while the mark holds the counts' epoch, and deletes the mark; 1 when given back. */
+    dispatchGiveBackBudget(budgets: string, budgetMark: string, budget: string): Result<number, Context>;
     /** finish-attempt.lua: every write of an attempt; resolves with the op's streak, why its spill was refused (0: it was not), the streak's age, wait left and toldRun (see streakOf). */
     dispatchFinishAttempt(...keysThenArgs: Arg[]): Result<[number, number, number, number, number, number], Context>;
     /** read-result.lua: a page of a spilled result (limit -1: the whole text); see the script for its reply. */
@@ -62,6 +64,7 @@ const SCRIPTS = [
   ['dispatchReadMemory', 'read-memory.lua', 1],
   ['dispatchReadResult', 'read-result.lua', 1],
   ['dispatchEndSession', 'end-session.lua', 5],
+  ['dispatchGiveBackBudget', 'give-back-budget.lua', 2],
 ] as const;
 
 /** Defines take-slot.lua and release-slot.lua (the shared concurrency caps), take-turn.lua and give-turn.lua (the shared rate limits) on a client. */

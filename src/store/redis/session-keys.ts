@@ -12,7 +12,7 @@ export interface SessionKeys {
   readonly resultIndex: string;
   /** Calls counted per budget (`budget:` policies): a hash of budget id -> count. */
   readonly budgets: string;
-  /** The mark of a call's token counted against a budget (begin-attempt.lua): lives the call's lease, not the counts'. */
+  /** The mark of a call's token counted against a budget (begin-attempt.lua; give-back-budget.lua gives its count back): lives the call's lease, not the counts'. */
   budgetMark(budgetId: string, token: string): string;
   /** The probe of a loop block of an op (its id, see opId): who runs once more after the cool-down (begin-attempt.lua). */
   probe(opId: string): string;

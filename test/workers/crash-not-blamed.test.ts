@@ -6,6 +6,11 @@
 // stream and keeps the connection, a killed process's connection ends under the stream. A worker
 // whose library refuses and which then closes its connection at once (exits, or, as
 // examples/python/worker.py does, closes its channel) is still blamed: its reset came first.
+// But one that exits in the very tick its library refuses (process.exit in its call's 'status' or
+// 'error' handler) never sends that reset: its connection ends as a killed one's does (measured:
+// ECONNRESET, the stream's rstCode 2 and its session destroyed, alike for a SIGKILL while the
+// assignment arrives; a reset sent is rstCode 8 with the session up), and it is not blamed. That is
+// the intended outcome, the price of not blaming crashes: its calls are told "disconnected".
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import { startApp, type TestDispatch } from '../helpers/servers';
@@ -60,6 +65,20 @@ test('an honest worker SIGKILLed twice within 10 minutes, each time just as a la
     expect(result.error?.message).toBe(DISCONNECTED);
     expect(result.attempts).toBe(1);
   }
+  await pod('ocr', 'c');
+  expect(await call('s2', 'a'.repeat(5_000_000))).toMatchObject({ isError: false, output: '{"pod":"c","chars":5000000}' });
+});
+
+test('a worker overstating its receive limit that exits in the same tick as its library refuses (its reset never sent) is not blamed, however often: its calls are told "disconnected"', async () => {
+  for (const [i, name] of ['a', 'b'].entries()) {
+    // Its channel receives 4 MiB, its hello says 64: grpc-js refuses the assignment, and the fixture exits on the call's status at once.
+    const p = await pod('ocr', name, 4 * MiB);
+    const result = await call(`liar${i}`, HELD, 'w_pay');
+    expect(result.error?.message).toBe(DISCONNECTED);
+    expect(result.attempts).toBe(1);
+    await new Promise<void>((resolve) => (p.child.exitCode !== null ? resolve() : p.child.once('exit', () => resolve())));
+  }
+  // Not capped: a worker of that id receiving what its hello says takes large calls.
   await pod('ocr', 'c');
   expect(await call('s2', 'a'.repeat(5_000_000))).toMatchObject({ isError: false, output: '{"pod":"c","chars":5000000}' });
 });

@@ -5,6 +5,11 @@
 // call: UNAVAILABLE before, recoverable, retry_after 5 s, not retried within the turn, not counted
 // by the breaker (notTheTool); a call too large for the local worker says so, as when Redis was
 // down before it. So is a forward before the relay's first subscription.
+// Once a read-only assignment's PUBLISH was written, though, the call was refused "not executed"
+// too; but ioredis sends a written command again when it reconnects (a connection killed, Redis
+// back at once), and the worker ran it. It now fails during, saying the call may have run, and is
+// retried: answered by the worker, or, with Redis still gone, refused saying an earlier attempt
+// was sent.
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { Effect } from '../../gen/dispatch/v1/tool_pb';
 import { WorkerService } from '../../gen/dispatch/v1/worker_pb';
@@ -18,24 +23,26 @@ import { createSchemaCompiler, createToolRegistry } from '../../src/registry';
 import { freeRedisPort, startRedis, type TestRedis } from '../helpers/redis-server';
 import { startCounter } from './counting-worker';
 import { startWorkerApp, type WorkerApp } from './worker-app';
-import { echoAnswer, eventually } from './worker-harness';
+import { echoAnswer, eventually, type TestWorker } from './worker-harness';
 
 jest.setTimeout(30_000);
 
 const MiB = 1024 * 1024;
 const MESSAGE = 'the link to other dispatch replicas (Redis) is down, so no worker could be reached; the call was not executed';
+const AFTER_SENT = 'the link to other dispatch replicas (Redis) is down, so no worker could be reached; this attempt was not executed; an earlier attempt was sent to a worker (the call may or may not have run)';
 const TOO_LARGE = /^no worker connected here can receive the call's assignment \(50001\d\d bytes; worker "small" hosting "w_count" receives 4194304\), and the link to other dispatch replicas \(Redis\) is down/;
 const counted = { name: 'w_count', effect: Effect.READ_ONLY, timeoutMs: 6_000, inputSchema: '{"type":"object","properties":{"text":{"type":"string"}}}' };
 
 let redis: TestRedis | undefined;
 let a: WorkerApp | undefined;
 let b: WorkerApp | undefined;
+let onA: TestWorker | undefined;
 const counters: ReturnType<typeof startCounter>[] = [];
 afterEach(async () => {
   for (const c of counters.splice(0)) c.stop();
   await Promise.all([a?.close(), b?.close()]);
   await redis?.close();
-  a = b = redis = undefined;
+  a = b = redis = onA = undefined;
 });
 
 /**
@@ -50,7 +57,7 @@ async function twoReplicas(sizes = false): Promise<void> {
   // The executors plugin alone: each replica keeps its records in its memory store, so that only the relay needs Redis.
   a = await startWorkerApp(options, { redisUrl: redis.url, only: true, yaml });
   b = await startWorkerApp(options, { redisUrl: redis.url, only: true, yaml });
-  await a.worker({ id: 'on-a', tools: [{ name: 'x_read', inputSchema: '{"type":"object"}', effect: Effect.READ_ONLY, timeoutMs: 6_000 }], answer: echoAnswer('on-a') });
+  onA = await a.worker({ id: 'on-a', tools: [{ name: 'x_read', inputSchema: '{"type":"object"}', effect: Effect.READ_ONLY, timeoutMs: 6_000 }], answer: echoAnswer('on-a') });
   await eventually(async () => (await read()).error === undefined, 5_000, 'x_read to reach replica a');
   if (!sizes) return;
   counters.push(startCounter(createServiceClient(WorkerService, b.address, undefined, { 'grpc.max_receive_message_length': 4 * MiB }), 'small', { tools: [counted] }));
@@ -72,11 +79,11 @@ async function callThenKill<T>(hold: () => void, calls: () => Promise<T>): Promi
   return { results: await results, ms: Date.now() - started };
 }
 
-/** Refused to call again in 5 s, not retried within the turn, and not held until the tool's 6 s timeout. */
-function expectLater(refused: Awaited<ReturnType<typeof read>>): void {
+/** Refused to call again in 5 s, not retried within the turn (after `attempts`), and not held until the tool's 6 s timeout. */
+function expectLater(refused: Awaited<ReturnType<typeof read>>, attempts = 1): void {
   expect(refused.error).toMatchObject({ kind: ErrorKind.UNAVAILABLE, recoverable: true });
   expect(JSON.parse(refused.output)).toMatchObject({ kind: 'UNAVAILABLE', recoverable: true, retry_after_ms: 5_000 });
-  expect(refused.attempts).toBe(1);
+  expect(refused.attempts).toBe(attempts);
   expect(refused.warnings.filter((w) => w.startsWith('not retried'))).toEqual([]);
 }
 
@@ -90,13 +97,32 @@ test('Redis lost while route lookups wait: a call for a tool elsewhere and one t
   expect(ms).toBeLessThan(2_000);
 });
 
-test("Redis lost while a read-only assignment's PUBLISH waits: refused at once, to call again later", async () => {
+test("Redis lost while a read-only assignment's PUBLISH waits (written, so it may be sent again): tried again at once, then refused to call again later, saying it may have run", async () => {
   await twoReplicas();
   // Reads still answer (the route lookup); the PUBLISH waits.
   const { results, ms } = await callThenKill(() => redis!.cli('CLIENT', 'PAUSE', '10000', 'WRITE'), read);
-  expectLater(results);
-  expect(results.error?.message).toBe(MESSAGE);
+  // The first attempt failed during (it may have run), the second found the relay down.
+  expectLater(results, 2);
+  expect(results.error?.message).toBe(AFTER_SENT);
   expect(ms).toBeLessThan(2_000);
+});
+
+test("the relay's connection killed (CLIENT KILL) while a read-only assignment's PUBLISH waits: ioredis sends it again and the worker runs it, so the call is not said to be unexecuted", async () => {
+  await twoReplicas();
+  redis!.cli('CLIENT', 'PAUSE', '10000', 'WRITE');
+  const started = Date.now();
+  const killed = result('x_read', 'killed', '{"n":2}');
+  await new Promise((r) => setTimeout(r, 300));
+  // Both replicas' relay connections (the subscriptions are of type pubsub, and stay); Redis stays up.
+  redis!.cli('CLIENT', 'KILL', 'TYPE', 'normal');
+  redis!.cli('CLIENT', 'UNPAUSE');
+  const answer = await killed;
+  // The assignment written before the kill reached the worker: "not executed" would be untrue.
+  await eventually(() => onA!.assignments.some((x) => x.call?.id === 'killed' && x.attempt === 1), 3_000, 'the first attempt to reach the worker');
+  if (answer.error === undefined) expect(JSON.parse(answer.output)).toEqual({ worker: 'on-a', args: { n: 2 } });
+  else expect(answer.error.message).toMatch(/may or may not have run/);
+  expect(answer.error?.message ?? '').not.toMatch(/the call was not executed/);
+  expect(Date.now() - started).toBeLessThan(3_000);
 });
 
 test('a forward before the relay has subscribed is refused to call again later, not counted by the breaker', async () => {

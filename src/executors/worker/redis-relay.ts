@@ -1,7 +1,6 @@
 import { answerWithin } from '../../pipeline';
 import { closeWithin, connectRedis, createOrderedPublisher, createWatchedSubscriber, PublishStalledError } from '../../store/redis';
 import { randomUUID } from 'node:crypto';
-import { Cluster } from 'ioredis';
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import type { ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
 import { DispatchError } from '../../errors';
@@ -13,7 +12,8 @@ import { createHostWatch, subscriberCount } from './host-watch';
 import { fromWire, parseRelayMessage, toWire, type RelayMessage } from './relay-messages';
 import { createRouteTable } from './route-table';
 import { createSpecSync, SPECS_KEY } from './spec-sync';
-import { noWorkerError, relayDown, triedElsewhere } from './worker-errors';
+import { noWorkerError, relayDown, relayLostAfterSend, triedElsewhere } from './worker-errors';
+import { createListenerChecks } from './relay-listeners';
 import { trackClients } from './relay-close';
 import { startInBackground, watchConnectionLoss } from './relay-start';
 import { timerMs } from './timer-delay';
@@ -131,43 +131,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
   const refresh = setInterval(() => routes.advertise(o.pool.hosted()).catch(warn('worker route refresh failed')), o.options.advertiseIntervalMs);
   refresh.unref();
 
-  /**
-   * Whether `replica` may have heard an assignment whose PUBLISH reached no one. Not on a
-   * standalone Redis, which counts every subscriber. On a Cluster the count covers the subscribers
-   * on the node that took it only, and a replica subscribes through any node: a side-effecting
-   * call counts as delivered (its reply is awaited until the deadline: running it twice is what
-   * must not happen); a read-only one is tried elsewhere when no node this replica knows has a
-   * subscriber (a node it does not know of yet could still have one).
-   */
-  function mayHaveHeard(replica: string, request: AssignmentRequest): Promise<boolean> {
-    if (!(redis instanceof Cluster)) return Promise.resolve(false);
-    return request.readOnly ? mayBeListening(redis, replica) : Promise.resolve(true);
-  }
-
-  /**
-   * On a Cluster, whether a side-effecting assignment may be sent to `replica`: false when no node
-   * has a subscriber on its channel. A replica that died (SIGKILL, a lost node) leaves its routes
-   * for up to `routeTtlMs`; an assignment published to it could not be told from one delivered,
-   * so it was awaited until the deadline and ended OUTCOME_UNKNOWN though it never ran. Asked
-   * before sending, the answer is safe either way: a replica passed over was sent nothing (one
-   * caught moving its subscription is passed over once, as is one subscribed through a node this
-   * replica does not know yet). Asked for every such call (one PUBSUB NUMSUB per node, in
-   * parallel): a remembered "listening" would send the calls of the next moments to a replica that
-   * just died. A count that fails or takes longer than `subscriberCountTimeoutMs` lets the
-   * assignment go (and be awaited), as before.
-   */
-  function mayBeSent(replica: string, request: AssignmentRequest): Promise<boolean> {
-    return request.readOnly || !(redis instanceof Cluster) ? Promise.resolve(true) : mayBeListening(redis, replica);
-  }
-
-  /**
-   * Whether some node of the Cluster has a subscriber on `replica`'s channel (PUBSUB NUMSUB on
-   * every node, in parallel); true also when the count fails or takes longer than
-   * `subscriberCountTimeoutMs`, as a replica not known to be gone may be listening.
-   */
-  async function mayBeListening(cluster: Cluster, replica: string): Promise<boolean> {
-    return (await subscriberCount(cluster, replicaChannel(replica), o.options.subscriberCountTimeoutMs)) !== 0;
-  }
+  const { mayHaveHeard, mayBeSent } = createListenerChecks(redis, (replica) => subscriberCount(redis, replicaChannel(replica), o.options.subscriberCountTimeoutMs));
 
   // A replica that dies while running a call for this one fails the call (its outcome unknown)
   // after maxMissedProbes + 2 counts that find it gone (4 over 3 s by default), not at its deadline.
@@ -249,16 +213,17 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
           delivery?.('sent');
           receivers = await Promise.race([unlessLost(deliver(replica, { t: 'assign', id, from: replicaId, request })), replied]);
         } catch (error) {
-          // The assignment may still arrive (a master that stalled; on a Cluster, a node connection
-          // that closed after the PUBLISH was written: it is not sent again): like one that may have
-          // been heard, its reply is awaited, up to the deadline; the hosting replica runs no copy
-          // twice. Only a side-effecting one: a read-only call that fails (its connection lost: it may
-          // be sent again once Redis is back, and run then, harmless) is refused, to call again later.
+          // The assignment may still arrive (a master that stalled; a connection lost after the
+          // PUBLISH was written: ioredis sends it again once it reconnects, and a Cluster node may
+          // have taken it). A side-effecting one's reply is awaited, up to the deadline (the hosting
+          // replica runs no copy twice); a read-only one written fails at once, saying it may have
+          // run (relayLostAfterSend: retried, harmless); only one never written was not executed.
           if (error instanceof PublishStalledError || (sent && !request.readOnly)) receivers = true;
           else {
-            waiting.get(id)?.settle(undefined, relayDown(error));
+            const refusal = sent ? relayLostAfterSend(request.tool, error) : relayDown(error);
+            waiting.get(id)?.settle(undefined, refusal);
             await replied;
-            throw relayDown(error);
+            throw refusal;
           }
         }
         if (receivers === 0 && !(await Promise.race([mayHaveHeard(replica, request), replied]))) {

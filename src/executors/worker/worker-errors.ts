@@ -2,6 +2,15 @@ import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../../errors';
 import type { ReceiveLimit } from './worker-link';
 
+/** What an attempt following one sent to a worker says of the call (see afterEarlierAttempt). */
+const EARLIER = 'an earlier attempt was sent to a worker (the call may or may not have run)';
+
+/**
+ * How each refusal made here that says "the call was not executed" is told instead when an
+ * earlier attempt of the call was sent to a worker (see afterEarlierAttempt).
+ */
+const retold = new WeakMap<DispatchError, () => DispatchError>();
+
 /** The errors relayDown made: told apart by identity, not by their text (see isRelayDown). */
 const relayDownErrors = new WeakSet<DispatchError>();
 
@@ -10,7 +19,7 @@ const RELAY_DOWN_RETRY_AFTER_MS = 5_000;
 /**
  * A refusal for the relay being down, whether known before the call was forwarded
  * (WorkerRelay.reachable) or met by the forward (not subscribed yet, the connection lost during
- * the route lookup or the PUBLISH): a retry within the turn would find it down still (ioredis
+ * the route lookup or before the PUBLISH was written; after, see relayLostAfterSend): a retry within the turn would find it down still (ioredis
  * waits before reconnecting), so the model is told to call again later.
  */
 const relayDownLater = (suggestion: string) => ({ retryAfterMs: RELAY_DOWN_RETRY_AFTER_MS, notRetriedWithinTurn: true, suggestion: `Try again in ${RELAY_DOWN_RETRY_AFTER_MS / 1000} seconds or later: ${suggestion}.` });
@@ -21,7 +30,13 @@ const relayDownLater = (suggestion: string) => ({ retryAfterMs: RELAY_DOWN_RETRY
  * rather than at the call's deadline (every such refusal, see tooLargeWhileRelayDown).
  */
 export function relayDown(cause: unknown): DispatchError {
-  const error = new DispatchError(ErrorKind.UNAVAILABLE, 'the link to other dispatch replicas (Redis) is down, so no worker could be reached; the call was not executed', {
+  const error = relayDownError(cause, 'the call was not executed');
+  retold.set(error, () => relayDownError(cause, `this attempt was not executed; ${EARLIER}`));
+  return error;
+}
+
+function relayDownError(cause: unknown, outcome: string): DispatchError {
+  const error = new DispatchError(ErrorKind.UNAVAILABLE, `the link to other dispatch replicas (Redis) is down, so no worker could be reached; ${outcome}`, {
     phase: 'before',
     recoverable: true,
     cause,
@@ -30,6 +45,23 @@ export function relayDown(cause: unknown): DispatchError {
   });
   relayDownErrors.add(error);
   return error;
+}
+
+/**
+ * The link to other replicas (Redis) was lost after a relayed call's assignment was written to it
+ * (its PUBLISH on the socket): Redis may have taken it, or ioredis send it again once it reconnects
+ * (a connection killed, Redis back at once), and the worker run it. Not "not executed" (as before,
+ * for a read-only call): UNAVAILABLE during, recoverable, dispatch's trouble (notTheTool). A
+ * read-only call is tried again (a retry finding the link still down is refused, saying this; see
+ * afterEarlierAttempt); a side-effecting one is never refused so (its reply is awaited instead).
+ */
+export function relayLostAfterSend(tool: string, cause: unknown): DispatchError {
+  return new DispatchError(ErrorKind.UNAVAILABLE, `the link to other dispatch replicas (Redis) was lost after the call's assignment was sent to the replica hosting "${tool}"; the call may or may not have run`, {
+    phase: 'during',
+    recoverable: true,
+    cause,
+    notTheTool: true,
+  });
 }
 
 /** Whether `error` is this replica's relayDown (a reply from another replica never is). */
@@ -42,11 +74,15 @@ export const isRelayDown = (error: unknown): boolean => error instanceof Dispatc
  * Not retried within the turn, nor counted by the breaker (as relayDown).
  */
 export function tooLargeWhileRelayDown(tool: string, tooLarge: { readonly workerId: string; readonly bytes: number; readonly limit: ReceiveLimit }, cause?: unknown): DispatchError {
-  return new DispatchError(
-    ErrorKind.UNAVAILABLE,
-    `no worker connected here can receive the call's assignment (${tooLarge.bytes} bytes; worker "${tooLarge.workerId}" hosting "${tool}" receives ${tooLarge.limit.bytes}), and the link to other dispatch replicas (Redis) is down, so a worker there that may receive it could not be reached; the call was not executed. Try again once the link is back`,
-    { phase: 'before', recoverable: true, cause, notTheTool: true, ...relayDownLater('the tool is temporarily unreachable with arguments this large') },
-  );
+  const told = (outcome: string) =>
+    new DispatchError(
+      ErrorKind.UNAVAILABLE,
+      `no worker connected here can receive the call's assignment (${tooLarge.bytes} bytes; worker "${tooLarge.workerId}" hosting "${tool}" receives ${tooLarge.limit.bytes}), and the link to other dispatch replicas (Redis) is down, so a worker there that may receive it could not be reached; ${outcome}. Try again once the link is back`,
+      { phase: 'before', recoverable: true, cause, notTheTool: true, ...relayDownLater('the tool is temporarily unreachable with arguments this large') },
+    );
+  const error = told('the call was not executed');
+  retold.set(error, () => told(`this attempt was not executed; ${EARLIER}`));
+  return error;
 }
 
 /** The errors noWorkerError made: told apart by identity (see isNoWorker). */
@@ -79,6 +115,23 @@ export function noWorkerAnyLongerError(tool: string, cause: unknown): DispatchEr
     `no worker is connected any longer for tool "${tool}" to try the call again; an earlier attempt was sent to a worker that went away (it may or may not have run)`,
     { phase: 'before', recoverable: true, cause, suggestion: NO_WORKER_SUGGESTION },
   );
+}
+
+/**
+ * `error` as this attempt of a (read-only) call tells it when an earlier attempt was sent to a
+ * worker: a refusal before execution ("the call was not executed": the relay down, too large while
+ * it is, no worker, or any other replica's refusal) says that this attempt alone was not, and that
+ * the call may have run, as noWorkerAnyLongerError does; its kind, phase and options are kept.
+ * Before, only "no worker" was retold. Anything else is returned as it is.
+ */
+export function afterEarlierAttempt(tool: string, error: unknown): unknown {
+  if (!(error instanceof DispatchError) || error.phase !== 'before') return error;
+  if (isNoWorker(error)) return noWorkerAnyLongerError(tool, error);
+  const own = retold.get(error);
+  if (own) return own();
+  // Another replica's refusal, or one whose text is not its own here: its words kept, then the correction.
+  const { kind, phase, recoverable, suggestion, retryAfterMs, httpStatus, notRetriedWithinTurn, notTheTool } = error;
+  return new DispatchError(kind, `${error.message} (so said of this attempt only: ${EARLIER})`, { phase, recoverable, suggestion, retryAfterMs, httpStatus, notRetriedWithinTurn, notTheTool, cause: error });
 }
 
 /**

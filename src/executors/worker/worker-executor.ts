@@ -2,7 +2,7 @@ import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../../errors';
 import type { Delivery, Executor, ExecutorContext } from '../executor';
 import { createReachedCalls } from './reached-calls';
-import { isNoWorker, isRelayDown, noWorkerAnyLongerError, noWorkerError, relayDown, tooLargeWhileRelayDown } from './worker-errors';
+import { afterEarlierAttempt, isRelayDown, noWorkerError, relayDown, tooLargeWhileRelayDown } from './worker-errors';
 import type { AssignmentRequest, TooLargeAssignment, WorkerPool } from './worker-pool';
 
 /** Carries an assignment to a worker connected to another replica. */
@@ -42,8 +42,8 @@ function elsewhere(remote: WorkerRelay, request: AssignmentRequest, ctx: Executo
  * call, else through the relay to another replica's worker; with neither, the call fails BEFORE
  * execution (UNAVAILABLE, safe to retry; INVALID_ARGUMENTS when only too small workers host it),
  * and at once when the relay is down (UNAVAILABLE, to call again in a few seconds). A retry of a
- * read-only call whose earlier attempt was sent to a worker that went away, finding no worker,
- * says so (noWorkerAnyLongerError), not that the call was not executed.
+ * read-only call whose earlier attempt was sent to a worker, refused before running (no worker,
+ * the relay down, ...), says the call may have run (afterEarlierAttempt), not that it was not executed.
  */
 export function createWorkerExecutor(pool: WorkerPool, relay: () => WorkerRelay | undefined): Executor {
   const reached = createReachedCalls();
@@ -82,7 +82,7 @@ export function createWorkerExecutor(pool: WorkerPool, relay: () => WorkerRelay 
           const before = error instanceof DispatchError && error.phase === 'before';
           // Sent (an abort may come after), or following an attempt that was: the next attempt is told.
           if (earlier || (!before && delivered !== 'pending')) reached.remember(tool.tenant, ctx);
-          throw earlier && isNoWorker(error) ? noWorkerAnyLongerError(tool.name, error) : error;
+          throw earlier ? afterEarlierAttempt(tool.name, error) : error;
         });
       } catch (error) {
         return Promise.reject(error);

@@ -45,5 +45,10 @@ export function createSessionBudgets(policies: readonly BudgetPolicy[]): Session
       keep(key, count + 1);
       return budget.max - count - 1;
     },
+    givenBack(scope, budget) {
+      const key = keyOf(scope, budget);
+      const count = used.get(key);
+      if (count !== undefined && count > 0) used.set(key, count - 1);
+    },
   };
 }

@@ -1,12 +1,25 @@
 import type { ResolvedTool } from '../registry';
-import { StoreUnavailableError, type SessionScope } from '../store';
+import { StoreUnavailableError, type LoopStreak, type SessionScope } from '../store';
 import { budgetToCount, type BudgetProgress, type CountedBudget } from './budget-count';
+import { giveBack as giveBackTaken } from './give-back';
+import { blockLeftMs, blockRefusal, loopBlockOf } from './loop-block';
 import { loopOp } from './loop-op';
+import { newId } from './owner-ids';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import type { GiveBack } from './pre-attempt';
 import { budgetWarning, overBudget } from './refusals';
 
 const LEASE_MARGIN_MS = 5_000;
+
+/**
+ * How long the probe of a block this step may take is held at most: it gives the probe back at
+ * once (the call only asks now; it takes the probe anew when it runs), and should that give-back
+ * fail, the probe is free again this soon.
+ */
+const ASKING_PROBE_LEASE_MS = 1_000;
+
+/** What countBeforeAsking reads of a call's progress: its budget's, and its last failure's op (a retry of its own is not blocked). */
+export type AskingProgress = BudgetProgress & { readonly lastFailure?: { readonly op: string } };
 
 /**
  * Counts a call against its session budget before an approver is asked about it (docs/policies.md,
@@ -16,29 +29,57 @@ const LEASE_MARGIN_MS = 5_000;
  * `progress`, so the attempt's store step does not count it again. A store that cannot answer
  * counts nothing here: the store step counts the call as before (or fails closed). Gives what
  * gives the count back when the approval is not granted (see giveBack), when it counted one.
+ * A call its tool's loop block refuses is refused here too (LOOP_BLOCKED), unasked, as the store
+ * step would refuse it after the approval (see refuseBlocked).
  */
-export async function countBeforeAsking(deps: PipelineDeps, turn: TurnContext, tool: ResolvedTool, args: unknown, progress: BudgetProgress, warnings: string[]): Promise<GiveBack | undefined> {
+export async function countBeforeAsking(deps: PipelineDeps, turn: TurnContext, tool: ResolvedTool, args: unknown, progress: AskingProgress, warnings: string[]): Promise<GiveBack | undefined> {
   const budgets = deps.guards.budgets;
   // Its token outlives the wait, so that a step answered late is not counted again by the store step's.
   const budget = budgetToCount(budgets?.of(tool), progress, deps.limits.approvalTimeoutMs + tool.timeoutMs + tool.retry.maxBackoffMs + LEASE_MARGIN_MS);
   if (budget === undefined) return;
   const scope = turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId };
+  const op = loopOp(tool, args);
+  // As the store step passes it: a retry of the call's own failure is not blocked.
+  const ownRetry = progress.lastFailure?.op === op;
+  const holder = newId();
   let begun;
   try {
-    // A budget alone: no claim (nothing runs yet) and no loop-block probe; the streak read is moot.
-    begun = await deps.store.beginAttempt({ scope, op: loopOp(tool, args), budget });
+    // No claim (nothing runs yet). The block, so that a call refused for the probe another call
+    // holds is refused here and counted nowhere, as the store step refuses it.
+    begun = await deps.store.beginAttempt({ scope, op, budget, block: ownRetry ? undefined : loopBlockOf(tool, ASKING_PROBE_LEASE_MS, holder) });
   } catch (error) {
     if (error instanceof StoreUnavailableError) return;
     throw error;
   }
+  // The probe, when this step took it, is given back before anyone is asked: held through the
+  // wait, it would refuse every other call of the op, and this call's own store step too.
+  if (begun.probeClaimed) await giveBackTaken(deps, scope, op, holder, undefined, true);
   if (begun.overBudget) throw overBudget(tool, budget);
-  if (begun.budgetLeft === undefined) return undefined;
-  (progress.budgetsCounted ??= new Set()).add(budget.id);
-  budgets!.counted(scope, budget, begun.budgetLeft);
+  const left = begun.budgetLeft;
   const warned = warnings.length;
-  budgetWarning(tool, budget, begun.budgetLeft, warnings);
+  if (left !== undefined) {
+    (progress.budgetsCounted ??= new Set()).add(budget.id);
+    budgets!.counted(scope, budget, left);
+    budgetWarning(tool, budget, left, warnings);
+  }
+  // After the count's bookkeeping, as in the store step: a call refused counted stays counted once.
+  if (!ownRetry) refuseBlocked(tool, begun.streak, begun.probeHeldMs);
+  if (left === undefined) return undefined;
   const warning = warnings.length > warned ? warnings[warned] : undefined;
   return () => giveBack(deps, tool, scope, budget, progress, warnings, warning);
+}
+
+/**
+ * Throws the LOOP_BLOCKED refusal of a call its tool's block refuses now, as the store step after
+ * the approval would (run-attempt): another call holds the block's probe (`probeHeldMs`: the store
+ * counted nothing), or the block's cool-down is not over. The latter was counted all the same, as
+ * the store step counts a call it refuses so (docs/policies.md, "Session budgets"); either way no
+ * approver is asked about a call that would not run.
+ */
+function refuseBlocked(tool: ResolvedTool, streak: LoopStreak, probeHeldMs: number | undefined): void {
+  const left = blockLeftMs(streak, tool);
+  const refusal = left === undefined ? undefined : blockRefusal(streak, left, probeHeldMs);
+  if (refusal) throw refusal;
 }
 
 /**
@@ -50,7 +91,8 @@ export async function countBeforeAsking(deps: PipelineDeps, turn: TurnContext, t
  */
 async function giveBack(deps: PipelineDeps, tool: ResolvedTool, scope: SessionScope, budget: CountedBudget, progress: BudgetProgress, warnings: string[], warning: string | undefined): Promise<void> {
   try {
-    await deps.store.giveBackBudget(scope, budget.id, budget.token);
+    // The count this replica keeps for a store outage (SessionBudgets.counted) follows the store's.
+    if (await deps.store.giveBackBudget(scope, budget.id, budget.token)) deps.guards.budgets?.givenBack(scope, budget);
   } catch (error) {
     deps.logger.warn('store unavailable to give back the budget count of a call not approved; it stays counted', { tool: tool.name, budget: budget.id, error: (error as Error).message });
     return;

@@ -185,6 +185,8 @@ export interface SessionBudgets {
   counted(scope: SessionScope, budget: SessionBudget, left: number): void;
   /** Counts a call on this replica while the store is unreachable: the calls left after it, or -1 past the budget (not counted). */
   countHere(scope: SessionScope, budget: SessionBudget): number;
+  /** Notes a call's count given back (Store.giveBackBudget): the session has one call more left. */
+  givenBack(scope: SessionScope, budget: SessionBudget): void;
 }
 
 const ALLOW: HookDecision = { action: 'allow' };

@@ -27,11 +27,15 @@ export const EVICT_CHUNK = 2048;
  * with more tenants than room, when every new session needs one, 30-450 ms a call); a pass's
  * evictions are cut into chunks ({@link EVICT_CHUNK}). A session's use is seen as a change of its
  * `heldUntil` made after {@link get} and before the next call here (the memory store's session()
- * sets it to the call's time plus the hold at once), which places it last: the order follows
- * `heldUntil` while the clock does not step back (after a step back, it is the order of use). The
- * expired are looked for only among those held until before `t` minus the smallest `expiresAt -
- * heldUntil` a session has had when added or used (an expiry is never lowered, so none held later
- * has expired): with a window TTL longer than the hold, among those idle that much longer.
+ * sets it to the call's time plus the hold at once), which places it last: the order of use.
+ * Whether a session is idle is read on a steady clock: the times given here (`t`, of the store's
+ * wall clock) moved on by however far that clock stepped back since the first (Placed.holdEnds).
+ * Before, it was read on the wall clock: once it stepped back (NTP), the sessions idle before
+ * looked held until the clock caught up, and only the equal shares made room, pushing out the
+ * sessions in use of a tenant over its share while idle ones stayed. The expired are looked for
+ * only among those whose hold ended before `t` minus the smallest `expiresAt - heldUntil` a
+ * session has had when added or used (an expiry is never lowered, so none held later has
+ * expired): with a window TTL longer than the hold, among those idle that much longer.
  */
 export class LiveSessions<S extends Expires> {
   private readonly sessions = new Map<string, Placed<S>>();
@@ -42,6 +46,12 @@ export class LiveSessions<S extends Expires> {
   private minExpiryGap = Infinity;
   /** A pass is under way: there is room, but not yet a tenth of `max`. */
   private draining = false;
+  /** How far the wall clock has stepped back in all, seen in the times given here: the steady clock is `t` plus it. */
+  private stepped = 0;
+  /** The latest time on the steady clock seen: it never goes below. */
+  private latest = -Infinity;
+  /** `stepped` when the session handed out last was got: its use, if any, was at that step. */
+  private handedStep = 0;
 
   constructor(private readonly max: number) {}
 
@@ -50,8 +60,11 @@ export class LiveSessions<S extends Expires> {
     return this.sessions.size;
   }
 
-  get(key: string): S | undefined {
+  /** The session kept as `key`; `t`, when the caller uses it now (moves its `heldUntil` on), is the time of that use. */
+  get(key: string, t?: number): S | undefined {
     this.noteUse();
+    if (t !== undefined) this.steady(t);
+    this.handedStep = this.stepped;
     const placed = this.sessions.get(key);
     this.handedOut = placed;
     return placed?.session;
@@ -60,10 +73,11 @@ export class LiveSessions<S extends Expires> {
   /** Keeps `session` as `key`, making room first if `max` sessions are kept. */
   add(key: string, session: S, t: number): void {
     this.noteUse();
-    if (this.draining || this.sessions.size >= this.max) this.makeRoom(t);
+    const now = this.steady(t);
+    if (this.draining || this.sessions.size >= this.max) this.makeRoom(t, now);
     const old = this.sessions.get(key);
     if (old) this.evict(old);
-    this.sessions.set(key, this.order.add(key, session, session.tenant, session.heldUntil));
+    this.sessions.set(key, this.order.add(key, session, session.tenant, session.heldUntil, session.heldUntil + this.stepped));
     this.noteGap(session);
   }
 
@@ -87,8 +101,16 @@ export class LiveSessions<S extends Expires> {
     this.handedOut = undefined;
     const { session } = placed;
     if (session.heldUntil === placed.heldUntil) return;
-    this.order.used(placed, session.heldUntil);
+    this.order.used(placed, session.heldUntil, session.heldUntil + this.handedStep);
     this.noteGap(session);
+  }
+
+  /** `t` on the steady clock: the wall clock's time moved on by how far it stepped back since the first `t` (never below the latest). */
+  private steady(t: number): number {
+    const at = t + this.stepped;
+    if (at >= this.latest) return (this.latest = at);
+    this.stepped += this.latest - at;
+    return this.latest;
   }
 
   private noteGap(session: S): void {
@@ -107,9 +129,10 @@ export class LiveSessions<S extends Expires> {
    * least recent. Once there is room for the session added, a call evicts {@link EVICT_CHUNK} at
    * most and the next calls go on (in order: the idle still idle, then the largest tenants'), so that
    * one call never evicts a whole tenth (10,000 sessions of 100,000: 15-45 ms measured). The
-   * expired are looked for when a pass begins.
+   * expired are looked for when a pass begins. `t` is of the wall clock (expiries), `now` of the
+   * steady one (holds).
    */
-  private makeRoom(t: number): void {
+  private makeRoom(t: number, now: number): void {
     const target = this.max - Math.ceil(this.max / 10);
     const order = this.order;
     let left = EVICT_CHUNK;
@@ -119,14 +142,14 @@ export class LiveSessions<S extends Expires> {
       left--;
     };
     if (!this.draining) {
-      for (let placed = order.first; placed !== undefined && placed.heldUntil <= t - this.minExpiryGap; ) {
+      for (let placed = order.first; placed !== undefined && placed.holdEnds <= now - this.minExpiryGap; ) {
         const next = placed.next;
         if (placed.session.expiresAt <= t) evict(placed);
         placed = next;
       }
     }
     this.draining = true;
-    while (this.sessions.size > target && order.first !== undefined && order.first.heldUntil <= t) {
+    while (this.sessions.size > target && order.first !== undefined && order.first.holdEnds <= now) {
       if (spent()) return;
       evict(order.first);
     }

@@ -129,7 +129,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
    */
   function session(scope: SessionScope, t: number): SessionState {
     const key = keyOf(scope);
-    let state = sessions.get(key);
+    let state = sessions.get(key, t);
     if (state) {
       keepUntil(state, t + windowTtlMs);
       state.heldUntil = t + holdMs;

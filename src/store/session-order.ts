@@ -5,6 +5,12 @@ export interface Placed<S> {
   readonly tenant: TenantSessions<S>;
   /** The session's `heldUntil` when it was last placed: a change tells that it was used since. */
   heldUntil: number;
+  /**
+   * When its hold ends on the steady clock of LiveSessions (live-sessions.ts), its last use plus the hold:
+   * what tells it idle. Unlike `heldUntil`, of the wall clock, it never goes back: after the wall
+   * clock steps back (NTP), the sessions idle before still look idle, and go before those in use.
+   */
+  holdEnds: number;
   prev?: Placed<S>;
   next?: Placed<S>;
   tenantPrev?: Placed<S>;
@@ -33,18 +39,19 @@ export class SessionOrder<S> {
   private readonly byCount = new Map<number, Set<TenantSessions<S>>>();
 
   /** Places a new session last (the most recently used). */
-  add(key: string, session: S, tenant: string, heldUntil: number): Placed<S> {
+  add(key: string, session: S, tenant: string, heldUntil: number, holdEnds: number): Placed<S> {
     let of = this.tenants.get(tenant);
     if (!of) this.tenants.set(tenant, (of = { name: tenant, count: 0 }));
-    const placed: Placed<S> = { key, session, tenant: of, heldUntil };
+    const placed: Placed<S> = { key, session, tenant: of, heldUntil, holdEnds };
     this.recount(of, 1);
     this.link(placed);
     return placed;
   }
 
-  /** Places `placed` last again: used at `heldUntil`. */
-  used(placed: Placed<S>, heldUntil: number): void {
+  /** Places `placed` last again: used, held until `heldUntil` (`holdEnds` on the steady clock). */
+  used(placed: Placed<S>, heldUntil: number, holdEnds: number): void {
     placed.heldUntil = heldUntil;
+    placed.holdEnds = holdEnds;
     if (placed.next === undefined && placed.tenantNext === undefined) return;
     this.unlink(placed);
     this.link(placed);

@@ -176,3 +176,24 @@ test('a store that fails to give the count back leaves it spent: the denial is t
   const second = (await d.client.dispatch({ sessionId: session, interactive: true, calls: [{ id: `${session}-c2`, name: 'lookup', arguments: '{}' }] })).results[0]!;
   expect(second.error?.message).toBe(OVER);
 });
+
+test('a count given back is given back here too: while the store is away, the session still has its call', async () => {
+  const real = createMemoryStore();
+  let down = false;
+  const unavailable = () => Promise.reject(new StoreUnavailableError('redis down'));
+  const store: Store = { ...real, beginAttempt: (step) => (down ? unavailable() : real.beginAttempt(step)) };
+  const d = await start(undefined, 10_000, { store, logger: SILENT_LOGGER });
+  const session = 'given-back-here';
+  const first = d.client.dispatch({ sessionId: session, interactive: true, calls: [{ id: `${session}-c1`, name: 'charge', arguments: '{}' }] });
+  await until(() => asked(d.events, session).length === 1);
+  await d.client.resolveApproval({ approvalId: asked(d.events, session)[0]!, approve: false });
+  expect((await first).results[0]!.error?.message).toBe('approval was not granted: needs ok');
+  // The store goes away: a read-only call runs on this replica's own count, which the give-back lowered.
+  down = true;
+  const second = d.client.dispatch({ sessionId: session, interactive: true, calls: [{ id: `${session}-c2`, name: 'lookup', arguments: '{}' }] });
+  await until(() => asked(d.events, session).length === 2);
+  await d.client.resolveApproval({ approvalId: asked(d.events, session)[1]!, approve: true });
+  const result = (await second).results[0]!;
+  expect(result.error).toBeUndefined();
+  expect(result.isError).toBe(false);
+});

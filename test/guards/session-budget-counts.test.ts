@@ -31,6 +31,20 @@ test('counting here goes on from what the store last said, per tenant, session a
   expect(budgets.countHere(scope('s'), budgets.of(tool('search'))!)).toBe(1);
 });
 
+test('a count given back leaves the session one call more here, never below none counted', () => {
+  const sendBudget = budgets.of(tool('send_fax'))!;
+  budgets.counted(scope('given'), sendBudget, 0);
+  budgets.givenBack(scope('given'), sendBudget);
+  expect(budgets.countHere(scope('given'), sendBudget)).toBe(0);
+  expect(budgets.countHere(scope('given'), sendBudget)).toBe(-1);
+  // A session this replica never counted has nothing to give back: its count starts at none.
+  budgets.givenBack(scope('never'), sendBudget);
+  expect(budgets.countHere(scope('never'), sendBudget)).toBe(2);
+  budgets.counted(scope('empty'), sendBudget, 3);
+  budgets.givenBack(scope('empty'), sendBudget);
+  expect(budgets.countHere(scope('empty'), sendBudget)).toBe(2);
+});
+
 test('sessions kept are bounded: the ones counted longest ago go first', () => {
   const search = budgets.of(tool('search'))!;
   budgets.countHere(scope('kept-0'), search);

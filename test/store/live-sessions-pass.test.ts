@@ -38,7 +38,7 @@ function random(seed: number): () => number {
 
 /** A session used at `t`, as the memory store does: got, then its hold and expiry moved on. */
 function use<S extends Expires>(live: LiveSessions<S>, key: string, t: number, hold = HOUR, ttl = DAY): S | undefined {
-  const session = live.get(key);
+  const session = live.get(key, t);
   if (session) {
     session.heldUntil = t + hold;
     if (session.expiresAt < t + ttl) session.expiresAt = t + ttl;

@@ -1,0 +1,131 @@
+import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
+import { PLUGINS } from '../../src/app';
+import { observabilityPlugin } from '../../src/app/plugins/observability-plugin';
+import { startRedis, type TestRedis } from '../helpers/redis-server';
+import { startApp, startToolServer, type ToolServer } from '../helpers/servers';
+import { recordingObserver, type SeenEvent } from './helpers';
+
+// A call under a session budget and an `ask` rule whose op its tool's loop block refuses: the
+// step that counts it before the approver is asked (countBeforeAsking) passes the block too, so
+// the call is refused LOOP_BLOCKED there, unasked. One refused for the probe another call holds is
+// counted nowhere. Before, it was counted and its approver asked, and the store step after the
+// approval refused it for the held probe all the same, its count spent. A probe that step takes
+// is given back at once: the approved call takes it when it runs. Real HTTP tool, both stores.
+
+jest.setTimeout(30_000);
+
+/** How long the tool takes to fail: a probe is in flight so long. */
+const ANSWER_MS = 500;
+const COOLDOWN_MS = 300;
+
+let tools: ToolServer;
+let redis: TestRedis;
+beforeAll(async () => {
+  tools = await startToolServer({
+    // ACME fails (slowly): its op gets blocked; any other symbol answers.
+    '/quote': (req, res) => void ((req.body.arguments as { symbol?: string }).symbol === 'ACME' ? setTimeout(() => res.writeHead(400).end('no such symbol'), ANSWER_MS) : res.writeHead(200, { 'content-type': 'application/json' }).end('{"price":1}')),
+  });
+  redis = await startRedis({ own: true });
+});
+afterAll(async () => {
+  await tools?.close();
+  await redis?.close();
+});
+
+const yaml = () => `
+tools:
+  - name: quote
+    effect: read_only
+    skip_memoize: true
+    retry: { max_attempts: 1 }
+    primary_parameter: /symbol
+    input_schema: '{"type":"object"}'
+    http: { url: "${tools.url}/quote" }
+    loop: { failure_warn_threshold: 2, failure_block_threshold: 3, block_cooldown_ms: ${COOLDOWN_MS} }
+policies:
+  - match: "quote"
+    budget: { max_calls_per_session: 6 }
+  - match: "quote"
+    when: [{ pointer: /ask, op: exists }]
+    decide: ask
+    reason: needs ok
+`;
+
+type App = Awaited<ReturnType<typeof startApp>>;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const asked = (events: SeenEvent[], session: string) => events.filter((e) => e.kind === 'APPROVAL_REQUESTED' && e.toolCallId?.startsWith(session)).map((e) => e.detail);
+const kindOf = (r: { error?: { kind: ErrorKind } }) => (r.error ? ErrorKind[r.error.kind] : 'ok');
+const BUDGET = '6 calls of "quote" (policies budget:)';
+
+describe.each([['memory'], ['redis']] as const)('%s store', (store) => {
+  let d: App;
+  let events: SeenEvent[];
+  beforeAll(async () => {
+    const recording = recordingObserver();
+    events = recording.events;
+    const factories = PLUGINS.map((f) => (f === observabilityPlugin ? async () => ({ name: 'recorder', observer: recording.observer }) : f));
+    d = await startApp(yaml(), store === 'redis' ? { redisUrl: redis.url } : {}, factories);
+  });
+  afterAll(async () => {
+    await d?.close();
+  });
+
+  let turns = 0;
+  /** One call of `session`; `ask`: the rule puts it to an approver, who approves whatever is asked while it runs. */
+  async function call(session: string, symbol: string, ask = false) {
+    const id = `${session}-c${++turns}`;
+    const args = ask ? { symbol, ask: true } : { symbol };
+    let done = false;
+    const turn = d.dispatch.dispatch({ sessionId: session, interactive: true, calls: [{ id, name: 'quote', arguments: JSON.stringify(args) }] }).finally(() => (done = true));
+    const approved = new Set<string>();
+    for (let i = 0; i < 500 && !done; i++) {
+      for (const approvalId of asked(events, id)) if (!approved.has(approvalId) && approved.add(approvalId)) await d.dispatch.resolveApproval({ approvalId, approve: true });
+      await sleep(10);
+    }
+    return (await turn).results[0]!;
+  }
+  /** Blocks ACME's op: three failures in a row (three counts of the budget). */
+  async function block(session: string) {
+    for (let n = 0; n < 3; n++) expect(kindOf(await call(session, 'ACME'))).toBe('TOOL_ERROR');
+  }
+
+  test('a call refused for the probe another call holds is refused unasked, and not counted', async () => {
+    const session = `${store}-held`;
+    await block(session);
+    await sleep(COOLDOWN_MS + 100);
+    const before = tools.count('/quote');
+    // The probe (the 4th count) runs for ANSWER_MS.
+    const probe = call(session, 'ACME');
+    await sleep(100);
+    const refused = await call(session, 'ACME', true);
+    expect(kindOf(refused)).toBe('LOOP_BLOCKED');
+    expect(refused.error!.message).toMatch(/another call of it is running once more now/);
+    expect(asked(events, session)).toEqual([]);
+    expect(kindOf(await probe)).toBe('TOOL_ERROR');
+    expect(tools.count('/quote') - before).toBe(1);
+    // The 5th count: one call left. Before, the refused call had been the 5th, and this was the last.
+    const next = await call(session, 'OTHER');
+    expect(kindOf(next)).toBe('ok');
+    expect(next.warnings).toContain(`this session has 1 call left of its budget of ${BUDGET}`);
+  });
+
+  test("a call within the block's cool-down is refused unasked", async () => {
+    const session = `${store}-cooling`;
+    await block(session);
+    const refused = await call(session, 'ACME', true);
+    expect(kindOf(refused)).toBe('LOOP_BLOCKED');
+    expect(refused.error!.message).toMatch(/dispatch refuses to run it again for/);
+    expect(asked(events, session)).toEqual([]);
+  });
+
+  test('after the cool-down, the call asked about runs as the probe once approved: the probe taken before asking was given back', async () => {
+    const session = `${store}-probe`;
+    await block(session);
+    await sleep(COOLDOWN_MS + 100);
+    const before = tools.count('/quote');
+    const probe = await call(session, 'ACME', true);
+    expect(asked(events, session)).toHaveLength(1);
+    expect(kindOf(probe)).toBe('TOOL_ERROR');
+    expect(tools.count('/quote') - before).toBe(1);
+  });
+});

@@ -7,8 +7,8 @@ import { codePointLength } from '../pipeline/bound-result';
  * counted as code points (an emoji is one), and no control character nor invisible or reordering
  * format character (terminal-text's set, by Unicode property: \p{Cc}, \p{Cf}, \p{Zl}, \p{Zp} and
  * default-ignorables: NUL, ESC, CR, LF, DEL, C1, bidirectional controls, zero-width, tags), except
- * the joiners real text needs ({@link JOINERS}) and the tags of a subdivision flag
- * ({@link flagTagTaken}). Such ids reach logs, events, spans, Redis keys, workers and terminals
+ * the joiners real text needs ({@link JOINERS}) and the tags of the flags of England, Scotland and
+ * Wales ({@link flagTagTaken}). Such ids reach logs, events, spans, Redis keys, workers and terminals
  * whole (shown, they stay escaped: terminalWord).
  */
 
@@ -35,13 +35,17 @@ function joinerTaken(text: string, index: number): boolean {
 }
 
 /**
- * What the tags of a subdivision flag spell (UTS #51 emoji tag sequence, its tag_spec read as
- * ASCII): a Unicode subdivision id (UTS #35: a region, two letters or three digits, then one to
- * four letters or digits, lower case), as `gbsct` in Scotland's flag. Any other text spelled in
- * tags is refused: tag characters hide ASCII a reader never sees (instructions smuggled to a model,
- * a name that reads as another), and a shape this narrow leaves at most seven of them per flag.
+ * What the tags of a subdivision flag may spell (UTS #51 emoji tag sequence, its tag_spec read as
+ * ASCII): the three that Unicode recommends for general interchange (RGI), the flags of England,
+ * Scotland and Wales, the only ones platforms draw. Any other text spelled in tags is refused, a
+ * well-formed subdivision id too (`usca`): tag characters hide ASCII a reader never sees
+ * (instructions smuggled to a model, a name that reads as another), and a chain of flags of any
+ * subdivision id (up to seven tags each) hid ~190 of them in one id. These three spell nothing a
+ * sender chooses.
  */
-const SUBDIVISION_ID = /^(?:[a-z]{2}|[0-9]{3})[a-z0-9]{1,4}$/;
+const RGI_SUBDIVISIONS: ReadonlySet<string> = new Set(['gbeng', 'gbsct', 'gbwls']);
+/** The most tags a flag of RGI_SUBDIVISIONS holds. */
+const MAX_FLAG_TAGS = 5;
 /** U+1F3F4 WAVING BLACK FLAG, the base of every flag of tags (two UTF-16 units). */
 const BLACK_FLAG = '\u{1F3F4}';
 /** U+E007F CANCEL TAG, ending a tag sequence, by its low 7 bits. */
@@ -59,19 +63,20 @@ const specTag = (tag: number): boolean => tag >= 0x20 && tag < CANCEL_TAG;
 
 /**
  * Whether the tag character at UTF-16 `index` belongs to a subdivision flag, taken where it
- * stands: U+1F3F4, then tags spelling a {@link SUBDIVISION_ID}, then U+E007F CANCEL TAG (🏴 with
- * `gbeng`, `gbsct`, `gbwls`: England, Scotland, Wales). A tag alone, after a letter or another
- * emoji, spelling other text, or with no CANCEL TAG is refused. Reads at most eight tags either way.
+ * stands: U+1F3F4, then tags spelling one of {@link RGI_SUBDIVISIONS}, then U+E007F CANCEL TAG
+ * (🏴 with `gbeng`, `gbsct`, `gbwls`: England, Scotland, Wales). A tag alone, after a letter or
+ * another emoji, spelling anything else, or with no CANCEL TAG is refused. Reads at most
+ * MAX_FLAG_TAGS + 1 tags either way.
  */
 function flagTagTaken(text: string, index: number): boolean {
   if (tagAt(text, index) === -1) return false;
   let start = index;
-  while (specTag(tagAt(text, start - 2))) if ((start -= 2) < index - 16) return false;
+  while (specTag(tagAt(text, start - 2))) if ((start -= 2) < index - 2 * MAX_FLAG_TAGS) return false;
   if (text.slice(start - 2, start) !== BLACK_FLAG) return false;
   let spec = '';
   let end = start;
-  for (let tag = tagAt(text, end); specTag(tag) && spec.length <= 7; tag = tagAt(text, (end += 2))) spec += String.fromCharCode(tag);
-  return tagAt(text, end) === CANCEL_TAG && SUBDIVISION_ID.test(spec);
+  for (let tag = tagAt(text, end); specTag(tag) && spec.length <= MAX_FLAG_TAGS; tag = tagAt(text, (end += 2))) spec += String.fromCharCode(tag);
+  return tagAt(text, end) === CANCEL_TAG && RGI_SUBDIVISIONS.has(spec);
 }
 
 /** Whether the unsafe character at `index` is taken where it stands: a joiner, a subdivision flag's tag. */

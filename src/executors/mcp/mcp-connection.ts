@@ -8,12 +8,12 @@ import { MAX_TIMER_MS } from '../../options/limits';
 import type { Delivery } from '../executor';
 import { linkAbort } from './mcp-abort-link';
 import type { McpServerConfig } from './mcp-config';
+import { connectQuietly, guardServer } from './mcp-chatter';
 import { clientDiagnostics } from './mcp-diagnostics';
 import { classifyMcpError, isStreamLoss, notConnectedError } from './mcp-errors';
 import { createRequestScopedFetch } from './mcp-fetch';
 import { createOpenClients, type McpTransport } from './mcp-open-clients';
 import { createLiveness } from './mcp-liveness';
-import { guardRequests } from './mcp-request-guard';
 import type { McpToolResult } from './mcp-result';
 import { useLineBuffer } from './mcp-stdio-buffer';
 import { coalesced, listAllTools, listDigest } from './mcp-tool-list';
@@ -215,11 +215,11 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
       void refresh().catch((error: Error) => logger.warn('mcp tool list refresh failed', { server, error: error.message }));
     });
     const nextTransport = newTransport();
-    guardRequests(nextTransport, { onAbuse: (reason) => abused(next, reason) });
+    guardServer(nextTransport, { logger, server, onAbuse: (reason) => abused(next, reason) });
     liveness.watch(next, nextTransport);
     open.add(next, nextTransport);
     try {
-      await next.connect(nextTransport, { timeout: config.connectTimeoutMs });
+      await connectQuietly(next, nextTransport, config.connectTimeoutMs);
       if (isClosed()) throw new Error('closed while connecting');
     } catch (error) {
       attempt = undefined;

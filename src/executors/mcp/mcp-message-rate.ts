@@ -1,23 +1,61 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
-/**
- * Most requests and notifications an MCP server may send dispatch a second, over a connection's
- * life (ping, roots/list, sampling, elicitation, logs, progress, list changes, unknown methods).
- * Each costs dispatch ~27 us of CPU (read, parsed, checked against the schema, answered), so a
- * server sending them in a tight loop while reading the answers (no bound of mcp-request-guard
- * passed) took a core for as long as it went on. A normal server sends a few a second: pings,
- * progress and log messages of its calls, list changes; one reporting progress per item of a long
- * job may send hundreds. At the bound a server costs dispatch ~3-4% of a core.
- */
-export const MAX_SERVER_MESSAGES_PER_SECOND = 1_000;
-/** Most of them at once, over MAX_SERVER_MESSAGES_PER_SECOND (a server asking many pings in one write). */
-export const MAX_SERVER_MESSAGE_BURST = 2_000;
+// An MCP server's own messages (its requests and notifications, not its answers to dispatch's
+// requests) cost dispatch ~27-40 us of CPU each when processed (read, parsed, checked against the
+// schema, handled or answered): a server sending them in a tight loop while reading the answers
+// (no bound of mcp-request-guard passed) took a core for as long as it went on. One shed after it
+// is read and parsed (JSON and the JSON-RPC schema), before the client handles it, costs ~10 us.
+//
+// Their rates are bounded by what they ask of dispatch. A request demands an answer (ping,
+// roots/list, sampling, elicitation): past its rate the connection is dropped, since one shed would
+// leave the server waiting for an answer that never comes. A notification asks nothing (logs,
+// progress; dispatch acts on tools/list_changed alone, which mcp-request-guard holds rather than
+// loses): past its rate it is shed, not processed, and the connection stays. A busy server is
+// compliant: 12 calls each logging and reporting progress every 5 ms send 4,800 notifications a
+// second, which dispatch has no use for (and the first bound, 1,000 messages a second of any kind,
+// dropped it and failed its calls). Only a flood far past that (MAX_SERVER_MESSAGES_PER_SECOND,
+// counting those shed) drops the connection, bounding what shedding costs too. The allowance is not
+// scaled with the calls in flight: shed, a busy server's notifications cost little however many
+// calls it runs, and one call's server can send as fast as many calls'.
 
-/** The rate of a server's messages (createMessageRate). */
+/**
+ * Most requests an MCP server may send dispatch a second (ping, roots/list, sampling, elicitation,
+ * unknown methods) before its connection is dropped. A normal server sends a few: pings, mostly.
+ */
+export const MAX_SERVER_REQUESTS_PER_SECOND = 1_000;
+/**
+ * Most requests at once, over MAX_SERVER_REQUESTS_PER_SECOND (a server asking many pings in one
+ * write; a normal one asks a hundred at most). Half the 2,000 messages of any kind once allowed:
+ * a flood of requests and notifications mixed is dropped after as many messages as before.
+ */
+export const MAX_SERVER_REQUEST_BURST = 1_000;
+/**
+ * Most notifications of an MCP server processed a second (logs, progress, list changes, unknown
+ * methods); past it they are shed. At this rate and MAX_SERVER_REQUESTS_PER_SECOND both, a server
+ * costs dispatch ~6-8% of a core. Separate from the requests' rate: a busy server's notifications
+ * never leave its pings without an answer.
+ */
+export const MAX_SERVER_NOTIFICATIONS_PER_SECOND = 1_000;
+/** Most notifications processed at once, over MAX_SERVER_NOTIFICATIONS_PER_SECOND. */
+export const MAX_SERVER_NOTIFICATION_BURST = 2_000;
+/**
+ * Most requests and notifications, shed or not, an MCP server may send a second before its
+ * connection is dropped: 10x the rates above. What is shed still costs its reading and parsing:
+ * a server just under this costs dispatch ~12% of a core (1,000 processed, 9,000 shed), however
+ * long it goes on.
+ */
+export const MAX_SERVER_MESSAGES_PER_SECOND = 10_000;
+/**
+ * Most at once over MAX_SERVER_MESSAGES_PER_SECOND: three seconds of it. A server sending 20,000
+ * a second is dropped after 3 s, one sending as fast as dispatch reads (~60,000-100,000) after
+ * ~0.5 s, so past that rate a flood costs at most ~30,000 x 10 us of dispatch's CPU before it is
+ * dropped (and each reconnection waits longer, mcp-connection `abused`).
+ */
+export const MAX_SERVER_MESSAGE_BURST = 30_000;
+
+/** The rate of a server's messages of one kind (createMessageRate). */
 export interface MessageRateOptions {
-  /** @default MAX_SERVER_MESSAGES_PER_SECOND */
   readonly perSecond?: number;
-  /** @default MAX_SERVER_MESSAGE_BURST */
   readonly burst?: number;
   /** The clock, in ms. @default performance.now */
   readonly now?: () => number;
@@ -32,8 +70,8 @@ export interface MessageRate {
 
 /** A bucket holding `burst` tokens, full at first, refilled at `perSecond`. */
 export function createMessageRate(options: MessageRateOptions = {}): MessageRate {
-  const perSecond = options.perSecond ?? MAX_SERVER_MESSAGES_PER_SECOND;
-  const burst = options.burst ?? MAX_SERVER_MESSAGE_BURST;
+  const perSecond = options.perSecond ?? MAX_SERVER_NOTIFICATIONS_PER_SECOND;
+  const burst = options.burst ?? MAX_SERVER_NOTIFICATION_BURST;
   const now = options.now ?? (() => performance.now());
   let tokens = burst;
   let at = now();
@@ -47,6 +85,42 @@ export function createMessageRate(options: MessageRateOptions = {}): MessageRate
       if (tokens < 1) return false;
       tokens--;
       return true;
+    },
+  };
+}
+
+/** The rates of a server's messages (createServerMessageRates). */
+export interface ServerMessageRatesOptions {
+  /** @default MAX_SERVER_REQUESTS_PER_SECOND, MAX_SERVER_REQUEST_BURST */
+  readonly requests?: MessageRateOptions;
+  /** @default MAX_SERVER_NOTIFICATIONS_PER_SECOND, MAX_SERVER_NOTIFICATION_BURST */
+  readonly notifications?: MessageRateOptions;
+  /** @default MAX_SERVER_MESSAGES_PER_SECOND, MAX_SERVER_MESSAGE_BURST */
+  readonly messages?: MessageRateOptions;
+}
+
+/** What becomes of a server's message: delivered, shed (a notification past its rate), or the reason its connection is to be dropped. */
+export type MessageVerdict = 'deliver' | 'shed' | { readonly abuse: string };
+
+/** A server's message rates, judging each message it sends as it comes. */
+export interface ServerMessageRates {
+  judge(message: JSONRPCMessage): MessageVerdict;
+}
+
+/** The rates of one connection's server, their buckets full at first. */
+export function createServerMessageRates(options: ServerMessageRatesOptions = {}): ServerMessageRates {
+  const bucket = (given: MessageRateOptions | undefined, perSecond: number, burst: number) =>
+    createMessageRate({ perSecond: given?.perSecond ?? perSecond, burst: given?.burst ?? burst, now: given?.now });
+  const requests = bucket(options.requests, MAX_SERVER_REQUESTS_PER_SECOND, MAX_SERVER_REQUEST_BURST);
+  const notifications = bucket(options.notifications, MAX_SERVER_NOTIFICATIONS_PER_SECOND, MAX_SERVER_NOTIFICATION_BURST);
+  const messages = bucket(options.messages, MAX_SERVER_MESSAGES_PER_SECOND, MAX_SERVER_MESSAGE_BURST);
+  const over = (rate: MessageRate, what: string) => ({ abuse: `the MCP server sent more than ${rate.perSecond} ${what} a second (burst ${rate.burst})` });
+  return {
+    judge(message) {
+      if (!isServerMessage(message)) return 'deliver';
+      if (!messages.admit()) return over(messages, 'requests and notifications');
+      if ('id' in message) return requests.admit() ? 'deliver' : over(requests, 'requests');
+      return notifications.admit() ? 'deliver' : 'shed';
     },
   };
 }

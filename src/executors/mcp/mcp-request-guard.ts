@@ -1,6 +1,6 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { createMessageRate, isServerMessage, type MessageRateOptions } from './mcp-message-rate';
+import { createServerMessageRates, type ServerMessageRatesOptions } from './mcp-message-rate';
 
 /** Bounds of what a server may make dispatch send it (RequestGuardOptions). */
 export interface RequestGuardOptions {
@@ -10,10 +10,17 @@ export interface RequestGuardOptions {
   readonly maxUnreadBytes?: number;
   /** How long a stdio server's stdin may take nothing, over maxUnreadBytes, before it is dropped. @default MAX_UNREAD_STALL_MS */
   readonly maxStallMs?: number;
-  /** The rate of the server's own requests and notifications. @default MAX_SERVER_MESSAGES_PER_SECOND, MAX_SERVER_MESSAGE_BURST */
-  readonly messageRate?: MessageRateOptions;
+  /** The rates of the server's own requests and notifications. @default see mcp-message-rate */
+  readonly messageRates?: ServerMessageRatesOptions;
   /** Told once, when a bound is passed: the connection is to be dropped. */
   readonly onAbuse: (reason: string) => void;
+  /**
+   * Told how many notifications were shed (over their rate, not processed) in a window of
+   * `shedReportMs` from the first shed of it, at its end: at most once a window. The connection stays.
+   */
+  readonly onShed?: (count: number) => void;
+  /** @default SHED_REPORT_MS */
+  readonly shedReportMs?: number;
 }
 
 /**
@@ -31,6 +38,16 @@ export const MAX_UNREAD_BYTES = 8 * 1024 * 1024;
  * buffer in one tick while the server reads them at once: the bytes alone do not tell abuse.
  */
 export const MAX_UNREAD_STALL_MS = 2_000;
+/** The window of a report of notifications shed (onShed): one log line a second at most, with their count. */
+export const SHED_REPORT_MS = 1_000;
+/**
+ * How long a tools/list_changed past the notifications' rate is held before it is delivered. The
+ * one notification dispatch acts on is not lost (the server's tools would stay stale): one is held
+ * at a time, and those shed while it is are covered by the listing it leads to.
+ */
+export const HELD_LIST_CHANGE_MS = 100;
+
+const LIST_CHANGED = 'notifications/tools/list_changed';
 
 interface StdinInternals {
   readonly _process?: { readonly stdin?: { readonly writableLength: number; readonly writableNeedDrain: boolean } | null; readonly stdout?: { destroy(): void } | null };
@@ -42,24 +59,36 @@ const isAnswer = (message: JSONRPCMessage): boolean => 'id' in message && !('met
  * Bounds what `transport` sends for its server: the answers to the server's requests in flight
  * (stdio: waiting for a `drain`; HTTP: their POST open) and, for a stdio server, the bytes written
  * to it unread while its stdin takes none (checked as answers are sent: dispatch's own requests
- * are never refused nor counted), and the rate of the server's own requests and notifications
+ * are never refused nor counted), and the rates of the server's own requests and notifications
  * (mcp-message-rate; answers to dispatch's requests are not counted). Past a bound `onAbuse` is
  * told (once), and from then on the transport neither sends answers nor delivers messages, nor
  * reads a stdio server's output, until it is closed:
  * a server sending requests and never reading the answers (with the SDK's transports, one buffered
  * write and `drain` listener, or one POST, per answer) otherwise grew the heap until V8 aborted.
- * Wraps `start` to wrap the `onmessage` the client sets before it, and `send`.
+ * A notification past its rate is no abuse: it is shed, not delivered to the client (which would
+ * handle it, ~30 us), a tools/list_changed held (HELD_LIST_CHANGE_MS), and counted for `onShed`.
+ * Wraps `start` to wrap the `onmessage` and `onclose` the client sets before it, and `send`.
  */
 export function guardRequests(transport: Transport, options: RequestGuardOptions): void {
   const maxInFlight = options.maxAnswersInFlight ?? MAX_ANSWERS_IN_FLIGHT;
   const maxUnread = options.maxUnreadBytes ?? MAX_UNREAD_BYTES;
   const maxStall = options.maxStallMs ?? MAX_UNREAD_STALL_MS;
-  const rate = createMessageRate(options.messageRate);
+  const rates = createServerMessageRates(options.messageRates);
   let inFlight = 0;
   let tripped = false;
+  /** Notifications shed in the window under way, reported when `report` fires. */
+  let shed = 0;
+  let report: NodeJS.Timeout | undefined;
+  /** Delivers the tools/list_changed held, if one is. */
+  let held: NodeJS.Timeout | undefined;
+  const stopTimers = () => {
+    clearTimeout(held);
+    clearTimeout(report);
+  };
   const trip = (reason: string) => {
     if (tripped) return;
     tripped = true;
+    stopTimers();
     // Nothing more is read from a stdio server: its output would be parsed until it exits, which a
     // server flooding it does 2 s or more after its stdin is closed (the SDK's SIGTERM).
     (transport as unknown as StdinInternals)._process?.stdout?.destroy();
@@ -81,11 +110,36 @@ export function guardRequests(transport: Transport, options: RequestGuardOptions
   transport.start = () => {
     const deliver = transport.onmessage;
     if (deliver) {
+      const shedding = (message: JSONRPCMessage, extra: Parameters<typeof deliver>[1]) => {
+        shed++;
+        if (!held && 'method' in message && message.method === LIST_CHANGED) {
+          held = setTimeout(() => {
+            held = undefined;
+            if (!tripped) deliver(message, extra);
+          }, HELD_LIST_CHANGE_MS);
+          held.unref();
+        }
+        if (report) return;
+        report = setTimeout(() => {
+          report = undefined;
+          options.onShed?.(shed);
+          shed = 0;
+        }, options.shedReportMs ?? SHED_REPORT_MS);
+        report.unref();
+      };
       transport.onmessage = (message, extra) => {
-        if (!tripped && isServerMessage(message) && !rate.admit()) trip(`the MCP server sent more than ${rate.perSecond} requests and notifications a second (burst ${rate.burst})`);
-        if (!tripped) deliver(message, extra);
+        if (tripped) return;
+        const verdict = rates.judge(message);
+        if (verdict === 'deliver') deliver(message, extra);
+        else if (verdict === 'shed') shedding(message, extra);
+        else trip(verdict.abuse);
       };
     }
+    const closed = transport.onclose;
+    transport.onclose = () => {
+      stopTimers();
+      closed?.();
+    };
     return start();
   };
 

@@ -1,22 +1,13 @@
 import type { ResolvedTool } from '../registry';
 import { StoreUnavailableError, type LoopStreak, type SessionScope } from '../store';
 import { budgetToCount, type BudgetProgress, type CountedBudget } from './budget-count';
-import { giveBack as giveBackTaken } from './give-back';
 import { blockLeftMs, blockRefusal, loopBlockOf } from './loop-block';
 import { loopOp } from './loop-op';
-import { newId } from './owner-ids';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import type { GiveBack } from './pre-attempt';
 import { budgetWarning, overBudget } from './refusals';
 
 const LEASE_MARGIN_MS = 5_000;
-
-/**
- * How long the probe of a block this step may take is held at most: it gives the probe back at
- * once (the call only asks now; it takes the probe anew when it runs), and should that give-back
- * fail, the probe is free again this soon.
- */
-const ASKING_PROBE_LEASE_MS = 1_000;
 
 /** What countBeforeAsking reads of a call's progress: its budget's, and its last failure's op (a retry of its own is not blocked). */
 export type AskingProgress = BudgetProgress & { readonly lastFailure?: { readonly op: string } };
@@ -27,8 +18,11 @@ export type AskingProgress = BudgetProgress & { readonly lastFailure?: { readonl
  * about holds its count while it waits, so a sibling of its turn (a parallel wave) cannot spend it
  * meanwhile and the approved call is never then refused by the budget. Marks the budget counted in
  * `progress`, so the attempt's store step does not count it again. A store that cannot answer
- * counts nothing here: the store step counts the call as before (or fails closed). Gives what
- * gives the count back when the approval is not granted (see giveBack), when it counted one.
+ * counts nothing here that is known: the store step counts the call as before (or fails closed).
+ * Gives what gives the count back when the approval is not granted (see giveBack): when it counted
+ * one, and when its step got no answer (Redis may have counted it all the same, a step answered
+ * late; the give-back acts only on the call's own mark, so it gives back nothing of a step that
+ * never ran).
  * A call its tool's loop block refuses is refused here too (LOOP_BLOCKED), unasked, as the store
  * step would refuse it after the approval (see refuseBlocked).
  */
@@ -41,19 +35,17 @@ export async function countBeforeAsking(deps: PipelineDeps, turn: TurnContext, t
   const op = loopOp(tool, args);
   // As the store step passes it: a retry of the call's own failure is not blocked.
   const ownRetry = progress.lastFailure?.op === op;
-  const holder = newId();
   let begun;
   try {
-    // No claim (nothing runs yet). The block, so that a call refused for the probe another call
-    // holds is refused here and counted nowhere, as the store step refuses it.
-    begun = await deps.store.beginAttempt({ scope, op, budget, block: ownRetry ? undefined : loopBlockOf(tool, ASKING_PROBE_LEASE_MS, holder) });
+    // No claim (nothing runs yet). The block, peeked at only, so that a call refused for the probe
+    // another call holds is refused here and counted nowhere, as the store step refuses it; the
+    // probe is taken by the run's own store step (taken here, it would be held through the wait,
+    // refusing every other call of the op as "running" while none ran).
+    begun = await deps.store.beginAttempt({ scope, op, budget, block: ownRetry ? undefined : { ...loopBlockOf(tool, 0, ''), peek: true } });
   } catch (error) {
-    if (error instanceof StoreUnavailableError) return;
+    if (error instanceof StoreUnavailableError) return () => giveBack(deps, tool, scope, budget, progress, warnings, undefined, false);
     throw error;
   }
-  // The probe, when this step took it, is given back before anyone is asked: held through the
-  // wait, it would refuse every other call of the op, and this call's own store step too.
-  if (begun.probeClaimed) await giveBackTaken(deps, scope, op, holder, undefined, true);
   if (begun.overBudget) throw overBudget(tool, budget);
   const left = begun.budgetLeft;
   const warned = warnings.length;
@@ -89,12 +81,14 @@ function refuseBlocked(tool: ResolvedTool, streak: LoopStreak, probeHeldMs: numb
  * budget's warning it got goes too, and a later attempt of it would be counted again. A store that
  * fails here leaves the count spent (logged), as before there was this step; this never rejects.
  */
-async function giveBack(deps: PipelineDeps, tool: ResolvedTool, scope: SessionScope, budget: CountedBudget, progress: BudgetProgress, warnings: string[], warning: string | undefined): Promise<void> {
+async function giveBack(deps: PipelineDeps, tool: ResolvedTool, scope: SessionScope, budget: CountedBudget, progress: BudgetProgress, warnings: string[], warning: string | undefined, heard = true): Promise<void> {
   try {
-    // The count this replica keeps for a store outage (SessionBudgets.counted) follows the store's.
-    if (await deps.store.giveBackBudget(scope, budget.id, budget.token)) deps.guards.budgets?.givenBack(scope, budget);
+    // The count this replica keeps for a store outage (SessionBudgets.counted) follows the store's,
+    // when it heard of the count (a step answered late told it nothing).
+    if ((await deps.store.giveBackBudget(scope, budget.id, budget.token)) && heard) deps.guards.budgets?.givenBack(scope, budget);
   } catch (error) {
-    deps.logger.warn('store unavailable to give back the budget count of a call not approved; it stays counted', { tool: tool.name, budget: budget.id, error: (error as Error).message });
+    const what = heard ? 'the budget count of a call not approved; it stays counted' : 'a budget count a call not approved may have taken (its step got no answer); if taken, it stays counted';
+    deps.logger.warn(`store unavailable to give back ${what}`, { tool: tool.name, budget: budget.id, error: (error as Error).message });
     return;
   }
   progress.budgetsCounted?.delete(budget.id);

@@ -41,7 +41,7 @@ export class ProbeClaims {
     const at = t - streak.sinceMs!;
     const held = this.claims.get(op);
     if (held && held.at === at && held.until > t) return { probeHeldMs: held.until - t };
-    if (!take) return {};
+    if (!take || block.peek) return {};
     if (this.claims.size >= SWEEP_PAST) for (const [key, claim] of this.claims) if (claim.until <= t) this.claims.delete(key);
     this.claims.set(op, { at, until: t + block.leaseMs, holder: block.holder ?? '' });
     return { probeClaimed: true };

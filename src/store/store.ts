@@ -105,6 +105,11 @@ export interface LoopBlock {
    * back (FinishAttempt.unusedProbe); without one the probe is held until a newer failure or its lease's end.
    */
   readonly holder?: string;
+  /**
+   * Only reads whether another call holds the probe (probeHeldMs); takes none: the call does not
+   * run yet (countBeforeAsking, before an approver is asked), and takes it at its run's own step.
+   */
+  readonly peek?: boolean;
 }
 
 /** A budget of calls per session: its name in the session (one per policy) and its size. */

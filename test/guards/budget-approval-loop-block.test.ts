@@ -1,6 +1,8 @@
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { PLUGINS } from '../../src/app';
 import { observabilityPlugin } from '../../src/app/plugins/observability-plugin';
+import { storePlugin } from '../../src/app/plugins/store-plugin';
+import { createMemoryStore, type Store } from '../../src/store';
 import { startRedis, type TestRedis } from '../helpers/redis-server';
 import { startApp, startToolServer, type ToolServer } from '../helpers/servers';
 import { recordingObserver, type SeenEvent } from './helpers';
@@ -9,8 +11,10 @@ import { recordingObserver, type SeenEvent } from './helpers';
 // step that counts it before the approver is asked (countBeforeAsking) passes the block too, so
 // the call is refused LOOP_BLOCKED there, unasked. One refused for the probe another call holds is
 // counted nowhere. Before, it was counted and its approver asked, and the store step after the
-// approval refused it for the held probe all the same, its count spent. A probe that step takes
-// is given back at once: the approved call takes it when it runs. Real HTTP tool, both stores.
+// approval refused it for the held probe all the same, its count spent. That step only peeks at
+// the probe: the approved call takes it when it runs, and a call waiting for its approver holds
+// nothing (before, it took the probe and gave it back a round trip later; a call arriving between
+// was refused "another call of it is running" while none ran). Real HTTP tool, both stores.
 
 jest.setTimeout(30_000);
 
@@ -57,13 +61,18 @@ const asked = (events: SeenEvent[], session: string) => events.filter((e) => e.k
 const kindOf = (r: { error?: { kind: ErrorKind } }) => (r.error ? ErrorKind[r.error.kind] : 'ok');
 const BUDGET = '6 calls of "quote" (policies budget:)';
 
-describe.each([['memory'], ['redis']] as const)('%s store', (store) => {
+describe.each([['memory'], ['redis'], ['slow memory']] as const)('%s store', (store) => {
   let d: App;
   let events: SeenEvent[];
   beforeAll(async () => {
     const recording = recordingObserver();
     events = recording.events;
-    const factories = PLUGINS.map((f) => (f === observabilityPlugin ? async () => ({ name: 'recorder', observer: recording.observer }) : f));
+    // The slow one answers its finish steps (a probe given back among them) 300 ms late.
+    const real = createMemoryStore();
+    const slow: Store = { ...real, finishAttempt: (step) => sleep(300).then(() => real.finishAttempt(step)) };
+    const factories = PLUGINS.map((f) =>
+      f === observabilityPlugin ? async () => ({ name: 'recorder', observer: recording.observer }) : store === 'slow memory' && f === storePlugin ? async () => ({ name: 'store', store: slow }) : f,
+    );
     d = await startApp(yaml(), store === 'redis' ? { redisUrl: redis.url } : {}, factories);
   });
   afterAll(async () => {
@@ -118,7 +127,25 @@ describe.each([['memory'], ['redis']] as const)('%s store', (store) => {
     expect(asked(events, session)).toEqual([]);
   });
 
-  test('after the cool-down, the call asked about runs as the probe once approved: the probe taken before asking was given back', async () => {
+  test('a call waiting for its approver holds no probe: a call of the op arriving meanwhile runs as the probe', async () => {
+    const session = `${store}-waiting`;
+    await block(session);
+    await sleep(COOLDOWN_MS + 100);
+    const before = tools.count('/quote');
+    const id = `${session}-asked`;
+    const waiting = d.dispatch.dispatch({ sessionId: session, interactive: true, calls: [{ id, name: 'quote', arguments: '{"symbol":"ACME","ask":true}' }] });
+    // Meanwhile (with the slow store, while a probe taken before asking would still be held): not
+    // refused "another call of it is running once more now", as nothing runs.
+    await sleep(100);
+    expect(kindOf(await call(session, 'ACME'))).toBe('TOOL_ERROR');
+    expect(tools.count('/quote') - before).toBe(1);
+    for (let i = 0; i < 200 && asked(events, id).length === 0; i++) await sleep(10);
+    expect(asked(events, id)).toHaveLength(1);
+    await d.dispatch.resolveApproval({ approvalId: asked(events, id)[0]!, approve: false });
+    expect(kindOf((await waiting).results[0]!)).toBe('BLOCKED');
+  });
+
+  test('after the cool-down, the call asked about runs as the probe once approved: the step before asking took no probe', async () => {
     const session = `${store}-probe`;
     await block(session);
     await sleep(COOLDOWN_MS + 100);

@@ -197,3 +197,29 @@ test('a count given back is given back here too: while the store is away, the se
   expect(result.error).toBeUndefined();
   expect(result.isError).toBe(false);
 });
+
+test('a count taken by a step answered too late is given back all the same when the approval is not granted', async () => {
+  const real = createMemoryStore();
+  let late = true;
+  // The step counts, then its answer is lost (as a Redis step past its timeout that ran all the same).
+  const store: Store = {
+    ...real,
+    beginAttempt: async (step) => {
+      const begun = await real.beginAttempt(step);
+      if (!late) return begun;
+      late = false;
+      throw new StoreUnavailableError('timed out');
+    },
+  };
+  const d = await start(undefined, 10_000, { store, logger: SILENT_LOGGER });
+  const session = 'late-count';
+  const first = d.client.dispatch({ sessionId: session, interactive: true, calls: [{ id: `${session}-c1`, name: 'charge', arguments: '{}' }] });
+  await until(() => asked(d.events, session).length === 1);
+  await d.client.resolveApproval({ approvalId: asked(d.events, session)[0]!, approve: false });
+  expect((await first).results[0]!.error?.message).toBe('approval was not granted: needs ok');
+  // Asked about, not refused over the budget: the late count went back.
+  const second = d.client.dispatch({ sessionId: session, interactive: true, calls: [{ id: `${session}-c2`, name: 'lookup', arguments: '{}' }] });
+  await until(() => asked(d.events, session).length === 2);
+  await d.client.resolveApproval({ approvalId: asked(d.events, session)[1]!, approve: true });
+  expect((await second).results[0]!.isError).toBe(false);
+});

@@ -14,7 +14,7 @@
 -- replica to be written ('' when none): while the record is that claim or gone (its lease ended
 -- while Redis refused writes), the state is 'waiting' and the replica answers from what waits,
 -- ARGV[9] the tool's failure_block_threshold ('' when no block is given), ARGV[10] its cool-down
--- in ms, ARGV[11] the probe's lease in ms, ARGV[12] the call's token for its budget ('' when none):
+-- in ms, ARGV[11] the probe's lease in ms (0: only read whether another call holds it), ARGV[12] the call's token for its budget ('' when none):
 -- a call is counted once per token, marked by the key KEYS[6] (the counts' epoch), which lives ARGV[14] ms (the
 -- call's lease; each attempt that finds it makes it live so long again), not as long as the
 -- counts: the marks of a session's calls never pile up, and the retry of an attempt whose answer
@@ -47,8 +47,8 @@ if due then
 end
 -- Takes the probe when due: the call runs.
 local function take_probe()
-  if not due then return 0 end
   local lease = tonumber(ARGV[11])
+  if not due or lease == 0 then return 0 end
   redis.call('SET', KEYS[5], int(now + lease) .. ':' .. int(at) .. ':' .. ARGV[13], 'PX', lease)
   return -1
 end

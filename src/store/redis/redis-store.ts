@@ -181,7 +181,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
           waiting?.owner ?? '',
           block?.threshold ?? '',
           block ? Math.max(0, Math.ceil(block.cooldownMs)) : '',
-          block ? Math.max(1, Math.ceil(block.leaseMs)) : '',
+          block ? (block.peek ? 0 : Math.max(1, Math.ceil(block.leaseMs))) : '', // 0: peek, take none
           budget?.token ?? '',
           block?.holder ?? '',
           budget?.token ? Math.max(1, Math.ceil(budget.tokenLeaseMs ?? 600_000)) : '', // the token's mark's life (10 min: no lease given)

@@ -66,7 +66,7 @@ const DROPPED =
   /^worker "liar" hosting "w_count" dropped its stream just after it was sent this call's assignment of 50001\d\d bytes, the second time within 10 minutes a worker of this id did so after a large assignment, so it is most likely larger than it can receive \(its hello said max_receive_message_bytes 67108864\); the call may or may not have run\. The worker should state a true max_receive_message_bytes in its hello \(what its channel's grpc\.max_receive_message_length allows\); for 10 minutes, a worker of this id that connects again stating 67108864 is sent no assignment over 4194304 bytes \(gRPC's default receive limit\); one stating more or less is believed$/;
 
 /** What the retry of a read-only call whose worker went away is told when it finds no worker (the first attempt was sent: not "not executed"). */
-const GONE = 'no worker is connected any longer for tool "w_count" to try the call again; an earlier attempt was sent to a worker that went away (it may or may not have run)';
+const GONE = 'no worker is connected any longer for tool "w_count" to try the call again; an earlier attempt was sent to a worker (the call may or may not have run)';
 
 /** The first drop of a liar's stream after a large call: told "disconnected", as a crash is (read-only: retried, and the retry finds no worker). */
 async function firstDrop(liar: ReturnType<typeof startWorker>, session: string, name = 'w_count') {

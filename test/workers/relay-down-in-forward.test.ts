@@ -97,7 +97,7 @@ test('Redis lost while route lookups wait: a call for a tool elsewhere and one t
   expect(ms).toBeLessThan(2_000);
 });
 
-test("Redis lost while a read-only assignment's PUBLISH waits (written, so it may be sent again): tried again at once, then refused to call again later, saying it may have run", async () => {
+test("Redis lost while a read-only assignment's PUBLISH waits (written, so it may be sent again): tried again after the retry policy's backoff, then refused to call again later, saying it may have run", async () => {
   await twoReplicas();
   // Reads still answer (the route lookup); the PUBLISH waits.
   const { results, ms } = await callThenKill(() => redis!.cli('CLIENT', 'PAUSE', '10000', 'WRITE'), read);

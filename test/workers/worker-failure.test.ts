@@ -39,7 +39,7 @@ describe('a worker dying mid-call', () => {
     const result = await call(t, 'w_read');
     expect(result.isError).toBe(true);
     expect(result.error?.kind).toBe(ErrorKind.UNAVAILABLE);
-    expect(result.error?.message).toBe('no worker is connected any longer for tool "w_read" to try the call again; an earlier attempt was sent to a worker that went away (it may or may not have run)');
+    expect(result.error?.message).toBe('no worker is connected any longer for tool "w_read" to try the call again; an earlier attempt was sent to a worker (the call may or may not have run)');
     expect(result.error?.message).not.toContain('not executed');
     expect(result.error?.recoverable).toBe(true);
     expect(result.attempts).toBe(2);
@@ -52,7 +52,7 @@ describe('a worker dying mid-call', () => {
     only = await t.worker({ id: 'only', tools: [three], answer: dieOnAssignment(() => only) });
     const result = await call(t, 'w_three');
     expect(result.attempts).toBe(3);
-    expect(result.error?.message).toBe('no worker is connected any longer for tool "w_three" to try the call again; an earlier attempt was sent to a worker that went away (it may or may not have run)');
+    expect(result.error?.message).toBe('no worker is connected any longer for tool "w_three" to try the call again; an earlier attempt was sent to a worker (the call may or may not have run)');
     // The same call id in the next turn, whose attempts reach no worker: not executed, truly.
     // (Its breaker, opened by these failures, adds why it was not retried further: not what is looked at.)
     const next = await call(t, 'w_three');

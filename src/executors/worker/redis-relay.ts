@@ -1,6 +1,7 @@
 import { answerWithin } from '../../pipeline';
 import { closeWithin, connectRedis, createOrderedPublisher, createWatchedSubscriber, PublishStalledError } from '../../store/redis';
 import { randomUUID } from 'node:crypto';
+import { ReplyError } from 'ioredis';
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import type { ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
 import { DispatchError } from '../../errors';
@@ -217,10 +218,16 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
           // PUBLISH was written: ioredis sends it again once it reconnects, and a Cluster node may
           // have taken it). A side-effecting one's reply is awaited, up to the deadline (the hosting
           // replica runs no copy twice); a read-only one written fails at once, saying it may have
-          // run (relayLostAfterSend: retried, harmless); only one never written was not executed.
-          if (error instanceof PublishStalledError || (sent && !request.readOnly)) receivers = true;
+          // run (relayLostAfterSend: retried, harmless). Only one never written, or refused by Redis
+          // (an error reply, ReplyError: BUSY, NOPERM; before, told "may have run"), was not executed.
+          const written = sent && !(error instanceof ReplyError);
+          if (error instanceof PublishStalledError || (written && !request.readOnly)) receivers = true;
           else {
-            const refusal = sent ? relayLostAfterSend(request.tool, error) : relayDown(error);
+            const refusal = written ? relayLostAfterSend(request.tool, error) : relayDown(error);
+            // Cancelled too, or the hosting replica ran it until its deadline beside the retry, its
+            // reply dropped. ioredis sends its unanswered commands again before its offline queue,
+            // so the cancel follows the assignment; one arriving first is remembered (runInbound).
+            if (written) sendAgainIfStalled(replica, { t: 'cancel', id, deadline: request.deadline }).catch(warn('a cancel to another replica was lost'));
             waiting.get(id)?.settle(undefined, refusal);
             await replied;
             throw refusal;

@@ -19,7 +19,8 @@ const RELAY_DOWN_RETRY_AFTER_MS = 5_000;
 /**
  * A refusal for the relay being down, whether known before the call was forwarded
  * (WorkerRelay.reachable) or met by the forward (not subscribed yet, the connection lost during
- * the route lookup or before the PUBLISH was written; after, see relayLostAfterSend): a retry within the turn would find it down still (ioredis
+ * the route lookup or before the PUBLISH was written, or Redis answered the PUBLISH with an error;
+ * lost after it was written, see relayLostAfterSend): a retry within the turn would find it down still (ioredis
  * waits before reconnecting), so the model is told to call again later.
  */
 const relayDownLater = (suggestion: string) => ({ retryAfterMs: RELAY_DOWN_RETRY_AFTER_MS, notRetriedWithinTurn: true, suggestion: `Try again in ${RELAY_DOWN_RETRY_AFTER_MS / 1000} seconds or later: ${suggestion}.` });
@@ -53,7 +54,9 @@ function relayDownError(cause: unknown, outcome: string): DispatchError {
  * (a connection killed, Redis back at once), and the worker run it. Not "not executed" (as before,
  * for a read-only call): UNAVAILABLE during, recoverable, dispatch's trouble (notTheTool). A
  * read-only call is tried again (a retry finding the link still down is refused, saying this; see
- * afterEarlierAttempt); a side-effecting one is never refused so (its reply is awaited instead).
+ * afterEarlierAttempt), and the attempt is cancelled on the hosting replica (the worker may have
+ * started it); a side-effecting one is never refused so (its reply is awaited instead), nor is a
+ * PUBLISH Redis answered with an error (ReplyError: nothing ran, relayDown).
  */
 export function relayLostAfterSend(tool: string, cause: unknown): DispatchError {
   return new DispatchError(ErrorKind.UNAVAILABLE, `the link to other dispatch replicas (Redis) was lost after the call's assignment was sent to the replica hosting "${tool}"; the call may or may not have run`, {
@@ -105,16 +108,19 @@ export const isNoWorker = (error: unknown): boolean => error instanceof Dispatch
 
 /**
  * No worker hosts the tool any longer, and an earlier attempt of this (read-only) call was sent
- * to one that went away while it ran: this attempt was not executed (phase before, recoverable,
- * as noWorkerError), but the call as a whole may have been. Before, it said "the call was not
- * executed", untrue of the attempt that reached the worker.
+ * to one (which went away while it ran, or the relay's link was lost after sending it, see
+ * relayLostAfterSend): this attempt was not executed (phase before, recoverable, as
+ * noWorkerError), but the call as a whole may have been. Before, it said "the call was not
+ * executed", untrue of the attempt that reached the worker, and then that the worker "went away",
+ * untrue when the link was lost instead.
  */
 export function noWorkerAnyLongerError(tool: string, cause: unknown): DispatchError {
-  return new DispatchError(
-    ErrorKind.UNAVAILABLE,
-    `no worker is connected any longer for tool "${tool}" to try the call again; an earlier attempt was sent to a worker that went away (it may or may not have run)`,
-    { phase: 'before', recoverable: true, cause, suggestion: NO_WORKER_SUGGESTION },
-  );
+  return new DispatchError(ErrorKind.UNAVAILABLE, `no worker is connected any longer for tool "${tool}" to try the call again; ${EARLIER}`, {
+    phase: 'before',
+    recoverable: true,
+    cause,
+    suggestion: NO_WORKER_SUGGESTION,
+  });
 }
 
 /**

@@ -1,8 +1,10 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
-import { createMcpConnection, parseMcpServers, type McpConnection } from '../../src/executors/mcp';
+import { createMcpConnection, parseMcpServers, useLineBuffer, type McpConnection } from '../../src/executors/mcp';
 import {
   createMessageRate,
   MAX_SERVER_MESSAGE_BURST,
@@ -12,7 +14,7 @@ import {
   MAX_SERVER_REQUEST_BURST,
   MAX_SERVER_REQUESTS_PER_SECOND,
 } from '../../src/executors/mcp/mcp-message-rate';
-import { guardRequests, HELD_LIST_CHANGE_MS } from '../../src/executors/mcp/mcp-request-guard';
+import { guardRequests, HELD_LIST_CHANGE_MS, SHED_REPORT_MS } from '../../src/executors/mcp/mcp-request-guard';
 import type { Logger } from '../../src/log';
 import { isAlive } from './mcp-harness';
 
@@ -21,7 +23,9 @@ import { isAlive } from './mcp-harness';
 // methods) in a tight loop while a call runs, and reads every answer: no bound on answers in
 // flight or unread bytes is passed, and dispatch spent ~27 us of CPU on each message without end.
 // Then a server busy but compliant (many calls, each logging every few ms), which the first bound
-// (1,000 requests and notifications a second, then the connection dropped) dropped too.
+// (1,000 requests and notifications a second, then the connection dropped) dropped too. And
+// servers dodging the bounds with answers to ids dispatch never used, or lines that are no message.
+// The figures asserted hold on a machine whose two cores are both kept busy by other processes.
 
 jest.setTimeout(20_000);
 
@@ -90,13 +94,14 @@ test('a server flooding requests and notifications while a call runs is dropped 
   process.stdout.write(`flood: dispatch CPU ${spent.toFixed(0)} ms over ${Date.now() - began} ms; the server sent ${sent()} messages\n`);
   // Old code: the call succeeded after 1.5 s of flood, ~1,000 ms of dispatch's CPU or more.
   expect(outcome).toMatchObject({ kind: ErrorKind.UNAVAILABLE, recoverable: true });
-  expect(spent).toBeLessThan(400);
+  // ~200-300 ms, ~250-400 ms with both cores kept busy by other processes.
+  expect(spent).toBeLessThan(700);
   const lost = logger.lines.filter((l) => l.message.includes('connection lost'));
   expect(lost).toHaveLength(1);
   expect(String(lost[0]!.fields.reason)).toBe('the MCP server sent more than 1000 requests a second (burst 1000)');
   expect(lost[0]!.fields.server).toBe('chatty');
   // Reconnected with its backoff; a call that does not flood then succeeds.
-  expect(await until(() => connection!.connected() && starts().length >= 2, 5_000)).toBe(true);
+  expect(await until(() => connection!.connected() && starts().length >= 2, 10_000)).toBe(true);
   expect((await connection.call('echo', { a: 1 }, callCtx())).isError).toBeFalsy();
 });
 
@@ -111,38 +116,49 @@ test('a server sending pings, progress, log messages and tools/list_changed as a
   expect(starts()).toHaveLength(1);
 });
 
-test('a busy server (12 calls, each sending a log message and a progress notification every 5 ms for 1 s) is not dropped: its calls succeed, the notifications past their rate are shed and logged, a tools/list_changed among them is not lost', async () => {
+test('a busy server (12 calls, each sending 100 bursts of 8 log messages and progress notifications, one every 10 ms) is not dropped: its calls succeed, the notifications past their rate are shed and logged, a tools/list_changed among them is not lost', async () => {
   const logger = recordingLogger();
   const told: string[][] = [];
   const onTools = (tools: unknown[]) => void told.push(tools.map((t) => (t as { name: string }).name));
   connection = createMcpConnection(config(), { logger, onTools });
   await connection.start();
-  const calls = Array.from({ length: 12 }, (_, k) => connection!.call('busy', { ms: 1_000, every: 5, change: k === 0 }, callCtx()));
+  const began = Date.now();
+  const calls = Array.from({ length: 12 }, (_, k) => connection!.call('busy', { bursts: 100, size: 8, every: 10, change: k === 0 }, callCtx(30_000)));
   const results = await Promise.all(calls);
+  const took = Date.now() - began;
   // Old code: the connection was dropped after ~0.3 s and every call failed UNAVAILABLE.
-  for (const result of results) expect(JSON.stringify(result.content)).toMatch(/busy \d+/);
+  const sentByCall = results.map((result) => Number(/busy (\d+)/.exec(JSON.stringify(result.content))?.[1]));
+  expect(sentByCall).toEqual(Array.from({ length: 12 }, () => 800));
   expect(logger.lines.filter((l) => l.level === 'warn')).toEqual([]);
   expect(connection.connected()).toBe(true);
   expect(starts()).toHaveLength(1);
-  expect(await until(() => told.some((names) => names.includes('added')), 2_000)).toBe(true);
+  expect(await until(() => told.some((names) => names.includes('added')), 10_000)).toBe(true);
+  // However fast the server's timers fired: of the 9,600 (and the tools/list_changed), all but the
+  // burst and the rate over the time the calls took were shed.
+  const sentAll = 12 * 800;
+  // (10 for the clocks: the bucket's is performance.now.)
+  const leastShed = sentAll - MAX_SERVER_NOTIFICATION_BURST - Math.ceil((MAX_SERVER_NOTIFICATIONS_PER_SECOND * took) / 1_000) - 10;
   const shedLines = () => logger.lines.filter((l) => l.message === 'mcp server notifications shed over their rate');
-  expect(await until(() => shedLines().length >= 1, 2_000)).toBe(true);
-  // Once a second at most: the shedding lasts ~0.6 s.
-  expect(shedLines().length).toBeLessThanOrEqual(2);
+  const totalShed = () => shedLines().reduce((sum, l) => sum + Number(l.fields.shed), 0);
+  expect(await until(() => shedLines().length >= 1 && totalShed() >= leastShed, 10_000)).toBe(true);
+  // The last window's report is told a second after it began (and the timer's lag).
+  await sleep(SHED_REPORT_MS + 200);
+  process.stdout.write(`busy: ${totalShed()} notifications shed of ${sentAll} (at least ${leastShed}: the calls took ${took} ms), ${shedLines().length} log lines\n`);
+  expect(totalShed()).toBeGreaterThanOrEqual(leastShed);
+  expect(totalShed()).toBeLessThanOrEqual(sentAll + 1);
+  // Once a second at most: a window begins a second or more after the one before began.
+  expect(shedLines().length).toBeLessThanOrEqual(Math.floor(took / SHED_REPORT_MS) + 1);
   for (const line of shedLines()) expect(line.fields).toMatchObject({ server: 'chatty', shed: expect.any(Number) });
-  const total = shedLines().reduce((sum, l) => sum + Number(l.fields.shed), 0);
-  process.stdout.write(`busy: ${total} notifications shed (${shedLines().length} log lines)\n`);
-  expect(total).toBeGreaterThan(500);
   expect((await connection.call('echo', { a: 1 }, callCtx())).isError).toBeFalsy();
-});
+}, 60_000);
 
-test('a server flooding notifications alone, far past their rate, is dropped within a second and dispatch s CPU is bounded', async () => {
+test('a server flooding notifications alone, far past their rate, is dropped well before its flood ends and dispatch s CPU is bounded', async () => {
   const logger = recordingLogger();
-  connection = createMcpConnection(config({ FLOOD_MS: '5000' }), { logger, onTools: () => undefined });
+  connection = createMcpConnection(config({ FLOOD_MS: '10000' }), { logger, onTools: () => undefined });
   await connection.start();
   const cpu = process.cpuUsage();
   const began = Date.now();
-  const outcome = await connection.call('flood', { only: 'notifications' }, callCtx()).then(
+  const outcome = await connection.call('flood', { only: 'notifications' }, callCtx(30_000)).then(
     () => undefined,
     (error: unknown) => error,
   );
@@ -151,27 +167,95 @@ test('a server flooding notifications alone, far past their rate, is dropped wit
   const spent = cpuMs(cpu);
   process.stdout.write(`notification flood: dropped after ${failedAfter} ms; dispatch CPU ${spent.toFixed(0)} ms over ${Date.now() - began} ms; the server sent ${sent()} messages\n`);
   expect(outcome).toMatchObject({ kind: ErrorKind.UNAVAILABLE, recoverable: true });
-  // Shed, each costs ~10 us: dropped at ~30,000 past 10,000 a second (MAX_SERVER_MESSAGE_BURST),
-  // where reading the flood for its 5 s would take dispatch's CPU for all of it.
-  expect(failedAfter).toBeLessThan(1_500);
+  // Shed, each costs ~10-15 us: dropped at ~30,000 past 10,000 a second (MAX_SERVER_MESSAGE_BURST),
+  // after ~0.5 s on an idle machine, ~0.7-1.9 s with both cores kept busy by other processes, where
+  // reading the flood for its 10 s would take dispatch's CPU for all of it.
+  expect(failedAfter).toBeLessThan(6_000);
   expect(spent).toBeLessThan(1_000);
   const lost = logger.lines.filter((l) => l.message.includes('connection lost'));
   expect(lost).toHaveLength(1);
-  expect(lost[0]!.fields).toMatchObject({ server: 'chatty', reason: 'the MCP server sent more than 10000 requests and notifications a second (burst 30000)' });
+  expect(lost[0]!.fields).toMatchObject({ server: 'chatty', reason: 'the MCP server sent more than 10000 messages a second (burst 30000)' });
+}, 30_000);
+
+// An answer to an id never used costs dispatch ~25 us as it is read (the SDK reports it), a line
+// that is no message ~30-40 us (parsed, the schema's issues built, reported): at the bounds of
+// mcp-message-rate a flood of them is dropped after ~1 s and ~1.5 s on an idle machine, but a
+// process given less than half a core reads them slower than the 10,000 a second allowed. Through
+// the SDK's client and stdio transport as a connection has them, guarded at a tenth of the total.
+test.each([
+  ['answers to ids dispatch never used', 'answers'],
+  ['lines that are no JSON-RPC message', 'malformed'],
+])('a server flooding %s is dropped past the rate of all its messages, and dispatch s CPU is bounded', async (_, only) => {
+  const server = config({ FLOOD_MS: '10000' });
+  const transport = new StdioClientTransport({ command: server.command![0]!, args: server.command!.slice(1), env: { ...getDefaultEnvironment(), ...server.env }, stderr: 'pipe' });
+  useLineBuffer(transport, 64 * 1024 * 1024);
+  const client = new Client({ name: 'test', version: '1' }, { capabilities: {} });
+  const reasons: string[] = [];
+  let began = Date.now();
+  let abusedAfter = Infinity;
+  guardRequests(transport, {
+    messageRates: { messages: { perSecond: 1_000, burst: 3_000 } },
+    onAbuse: (reason) => {
+      abusedAfter = Date.now() - began;
+      reasons.push(reason);
+      void client.close();
+    },
+  });
+  await client.connect(transport);
+  const cpu = process.cpuUsage();
+  began = Date.now();
+  const outcome = await client.callTool({ name: 'flood', arguments: { only } }, undefined, { timeout: 30_000 }).then(
+    () => 'answered',
+    (error: Error) => error.message,
+  );
+  await sleep(Math.max(0, 1_500 - (Date.now() - began)));
+  const spent = cpuMs(cpu);
+  process.stdout.write(`${only} flood: dropped after ${abusedAfter} ms; dispatch CPU ${spent.toFixed(0)} ms over ${Date.now() - began} ms; the server sent ${sent()} messages\n`);
+  // Old code: neither was counted; the call was answered after the whole flood (10 s), dispatch's
+  // CPU taken all along (~1.1-1.2 s of it a second).
+  expect(reasons).toEqual(['the MCP server sent more than 1000 messages a second (burst 3000)']);
+  expect(outcome).not.toBe('answered');
+  expect(abusedAfter).toBeLessThan(5_000);
+  // Nothing more is read once dropped (its stdout closed: the server's next write fails, and it exits).
+  expect(spent).toBeLessThan(1_000);
+}, 30_000);
+
+test('a tools/list_changed a server sends once its client is retired starts no listing: no refresh is told failed', async () => {
+  const logger = recordingLogger();
+  connection = createMcpConnection(config({ CHANGES_AFTER_END: '1' }), { logger, onTools: () => undefined });
+  await connection.start();
+  expect((await connection.call('echo', { a: 1 }, callCtx())).isError).toBeFalsy();
+  // The server ignores its stdin's end, sending changes until the SDK's SIGTERM 2 s later.
+  await connection.close();
+  connection = undefined;
+  expect(logLines()).toContain('stdin ended');
+  // Old code: each started a listing on the retired client, which failed ('Not connected').
+  expect(logger.lines.filter((l) => l.level === 'warn')).toEqual([]);
 });
 
 test.each([
   ['advertises logging', '1', ['setLevel warning']],
-  ['advertises logging and refuses the level', 'refuse', []],
+  ['advertises logging and refuses the level', 'refuse', ['setLevel refused']],
   ['does not advertise logging', '', []],
 ])('a server that %s is asked once for warnings and worse, and a refusal is ignored', async (_, logging, asked) => {
-  const logger = recordingLogger();
-  connection = createMcpConnection(config({ LOGGING: logging }), { logger, onTools: () => undefined });
-  await connection.start();
-  expect((await connection.call('echo', { a: 1 }, callCtx())).isError).toBeFalsy();
-  expect(logLines().filter((l) => l.startsWith('setLevel'))).toEqual(asked);
-  expect(connection.connected()).toBe(true);
-  expect(logger.lines.filter((l) => l.level === 'warn')).toEqual([]);
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+  process.on('unhandledRejection', onUnhandled);
+  try {
+    const logger = recordingLogger();
+    connection = createMcpConnection(config({ LOGGING: logging }), { logger, onTools: () => undefined });
+    await connection.start();
+    // The server answers in order: the level (asked as it connected) before the call.
+    expect((await connection.call('echo', { a: 1 }, callCtx())).isError).toBeFalsy();
+    await sleep(50);
+    expect(logLines().filter((l) => l.startsWith('setLevel'))).toEqual(asked);
+    expect(unhandled).toEqual([]);
+    expect(connection.connected()).toBe(true);
+    expect((await connection.call('echo', { a: 2 }, callCtx())).isError).toBeFalsy();
+    expect(logger.lines.filter((l) => l.level === 'warn')).toEqual([]);
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
+  }
 });
 
 test('the rate admits a burst, then its rate, and refuses past them', () => {
@@ -194,22 +278,24 @@ test('the rate admits a burst, then its rate, and refuses past them', () => {
 
 function fakeTransport() {
   const delivered: unknown[] = [];
+  const errors: Error[] = [];
   let destroyed = 0;
   const transport = {
     _process: { stdin: { writableLength: 0, writableNeedDrain: false }, stdout: { destroy: () => void destroyed++ } },
     onmessage: (message: unknown) => void delivered.push(message),
+    onerror: (error: Error) => void errors.push(error),
     onclose: () => undefined,
     start: () => Promise.resolve(),
     close: () => Promise.resolve(),
     send: () => Promise.resolve(),
   };
-  return { transport, delivered, destroyed: () => destroyed };
+  return { transport, delivered, errors, destroyed: () => destroyed };
 }
 const ping = (id: string) => ({ jsonrpc: '2.0', id, method: 'ping' });
 const note = (k: number) => ({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: k } });
 const listChanged = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
 
-test('the guard counts the server s requests and notifications, not answers to dispatch s requests; past their rate notifications are shed and requests drop the connection, which stops reading a stdio server', async () => {
+test('the guard counts the server s requests and notifications apart, not answers; past their rate notifications are shed and requests drop the connection, which stops reading a stdio server', async () => {
   const { transport, delivered, destroyed } = fakeTransport();
   const reasons: string[] = [];
   const shed: number[] = [];
@@ -251,8 +337,35 @@ test('the guard drops the connection of a server sending far more notifications 
   expect(reasons).toEqual([]);
   expect(delivered).toHaveLength(20);
   transport.onmessage(note(300));
-  expect(reasons).toEqual(['the MCP server sent more than 100 requests and notifications a second (burst 300)']);
+  expect(reasons).toEqual(['the MCP server sent more than 100 messages a second (burst 300)']);
   expect(destroyed()).toBe(1);
+});
+
+test.each([
+  ['answers to ids dispatch never used', 'answers'],
+  ['lines that are no message (the transport s errors)', 'errors'],
+  ['answers and lines that are no message', 'both'],
+])('the guard counts %s in the total and drops the connection past it', async (_, kind) => {
+  const { transport, delivered, errors, destroyed } = fakeTransport();
+  const reasons: string[] = [];
+  guardRequests(transport as never, { messageRates: { messages: { perSecond: 100, burst: 300, now: () => 0 } }, onAbuse: (reason) => reasons.push(reason) });
+  await transport.start();
+  const send = (k: number) => {
+    if (kind === 'answers' || (kind === 'both' && k % 2 === 0)) transport.onmessage({ jsonrpc: '2.0', id: 1e9 + k, result: {} });
+    else transport.onerror(new SyntaxError(`Unexpected token at ${k}`));
+  };
+  for (let k = 0; k < 300; k++) send(k);
+  expect(reasons).toEqual([]);
+  expect(delivered.length + errors.length).toBe(300);
+  // Old code: neither was counted, the connection never dropped.
+  send(300);
+  expect(reasons).toEqual(['the MCP server sent more than 100 messages a second (burst 300)']);
+  expect(destroyed()).toBe(1);
+  // Nothing more is delivered, neither messages nor errors.
+  send(301);
+  send(302);
+  expect(delivered.length + errors.length).toBe(300);
+  expect(reasons).toHaveLength(1);
 });
 
 test('a tools/list_changed past the rate of notifications is held and delivered, one for all those shed meanwhile, unless the connection is dropped or closed first', async () => {

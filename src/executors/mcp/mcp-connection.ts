@@ -164,8 +164,8 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
   }
 
   /**
-   * Lists the tools of `from` and tells them, one listing at a time and one more after it however
-   * many changes were told meanwhile; a list the same as the last one told on `from` is not told again.
+   * Lists the tools of `from` and tells them, one listing at a time and one more after it however many changes were told meanwhile; a list the same as the last one told on `from` is not told again.
+   * A change told on a client not current starts none, nor is its failure logged once retired: a stdio server ignoring its stdin's end closes (and stops its hold timer) ~4 s after.
    */
   function toolRefresher(from: Client): () => Promise<void> {
     let told: string | undefined;
@@ -212,7 +212,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
     };
     const refresh = toolRefresher(next);
     next.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      void refresh().catch((error: Error) => logger.warn('mcp tool list refresh failed', { server, error: error.message }));
+      if (next === client) void refresh().catch((error: Error) => next === client && logger.warn('mcp tool list refresh failed', { server, error: error.message }));
     });
     const nextTransport = newTransport();
     guardServer(nextTransport, { logger, server, onAbuse: (reason) => abused(next, reason) });

@@ -1,10 +1,12 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
-// An MCP server's own messages (its requests and notifications, not its answers to dispatch's
-// requests) cost dispatch ~27-40 us of CPU each when processed (read, parsed, checked against the
-// schema, handled or answered): a server sending them in a tight loop while reading the answers
-// (no bound of mcp-request-guard passed) took a core for as long as it went on. One shed after it
-// is read and parsed (JSON and the JSON-RPC schema), before the client handles it, costs ~10 us.
+// An MCP server's own messages (its requests and notifications) cost dispatch ~27-40 us of CPU each
+// when processed (read, parsed, checked against the schema, handled or answered): a server sending
+// them in a tight loop while reading the answers (no bound of mcp-request-guard passed) took a core
+// for as long as it went on. One shed after it is read and parsed (JSON and the JSON-RPC schema),
+// before the client handles it, costs ~10 us. So does an answer to an id dispatch never used (the
+// client reports it and drops it), or a line that is no JSON-RPC message (the transport reports it):
+// uncounted, a server sending those in a tight loop took ~1.1-1.2 s of dispatch's CPU a second.
 //
 // Their rates are bounded by what they ask of dispatch. A request demands an answer (ping,
 // roots/list, sampling, elicitation): past its rate the connection is dropped, since one shed would
@@ -16,7 +18,9 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 // dropped it and failed its calls). Only a flood far past that (MAX_SERVER_MESSAGES_PER_SECOND,
 // counting those shed) drops the connection, bounding what shedding costs too. The allowance is not
 // scaled with the calls in flight: shed, a busy server's notifications cost little however many
-// calls it runs, and one call's server can send as fast as many calls'.
+// calls it runs, and one call's server can send as fast as many calls'. The total counts every
+// message, answers included, and every line read that was none (judgeError): a server's answers are
+// bounded by dispatch's own requests, far below it.
 
 /**
  * Most requests an MCP server may send dispatch a second (ping, roots/list, sampling, elicitation,
@@ -39,10 +43,11 @@ export const MAX_SERVER_NOTIFICATIONS_PER_SECOND = 1_000;
 /** Most notifications processed at once, over MAX_SERVER_NOTIFICATIONS_PER_SECOND. */
 export const MAX_SERVER_NOTIFICATION_BURST = 2_000;
 /**
- * Most requests and notifications, shed or not, an MCP server may send a second before its
- * connection is dropped: 10x the rates above. What is shed still costs its reading and parsing:
- * a server just under this costs dispatch ~12% of a core (1,000 processed, 9,000 shed), however
- * long it goes on.
+ * Most messages an MCP server may send a second before its connection is dropped: its requests and
+ * notifications, shed or not, its answers (to dispatch's requests or to ids it never used), and its
+ * lines that were no message. 10x the rates above. What is shed still costs its reading and
+ * parsing: a server just under this costs dispatch ~12% of a core (1,000 processed, 9,000 shed),
+ * however long it goes on.
  */
 export const MAX_SERVER_MESSAGES_PER_SECOND = 10_000;
 /**
@@ -105,6 +110,12 @@ export type MessageVerdict = 'deliver' | 'shed' | { readonly abuse: string };
 /** A server's message rates, judging each message it sends as it comes. */
 export interface ServerMessageRates {
   judge(message: JSONRPCMessage): MessageVerdict;
+  /**
+   * Judges an error its transport reports (a line that is not JSON or not a JSON-RPC message, a
+   * failed read), counted in the total as a message: 'deliver' (to the client's onerror) or the
+   * reason its connection is to be dropped.
+   */
+  judgeError(): Exclude<MessageVerdict, 'shed'>;
 }
 
 /** The rates of one connection's server, their buckets full at first. */
@@ -115,13 +126,15 @@ export function createServerMessageRates(options: ServerMessageRatesOptions = {}
   const notifications = bucket(options.notifications, MAX_SERVER_NOTIFICATIONS_PER_SECOND, MAX_SERVER_NOTIFICATION_BURST);
   const messages = bucket(options.messages, MAX_SERVER_MESSAGES_PER_SECOND, MAX_SERVER_MESSAGE_BURST);
   const over = (rate: MessageRate, what: string) => ({ abuse: `the MCP server sent more than ${rate.perSecond} ${what} a second (burst ${rate.burst})` });
+  const total = (): Exclude<MessageVerdict, 'shed'> => (messages.admit() ? 'deliver' : over(messages, 'messages'));
   return {
     judge(message) {
-      if (!isServerMessage(message)) return 'deliver';
-      if (!messages.admit()) return over(messages, 'requests and notifications');
+      const counted = total();
+      if (counted !== 'deliver' || !isServerMessage(message)) return counted;
       if ('id' in message) return requests.admit() ? 'deliver' : over(requests, 'requests');
       return notifications.admit() ? 'deliver' : 'shed';
     },
+    judgeError: total,
   };
 }
 

@@ -60,14 +60,15 @@ const isAnswer = (message: JSONRPCMessage): boolean => 'id' in message && !('met
  * (stdio: waiting for a `drain`; HTTP: their POST open) and, for a stdio server, the bytes written
  * to it unread while its stdin takes none (checked as answers are sent: dispatch's own requests
  * are never refused nor counted), and the rates of the server's own requests and notifications
- * (mcp-message-rate; answers to dispatch's requests are not counted). Past a bound `onAbuse` is
- * told (once), and from then on the transport neither sends answers nor delivers messages, nor
- * reads a stdio server's output, until it is closed:
+ * and of all it sends (mcp-message-rate: answers, and the transport's errors, which a line that
+ * is no message is, count in the total). Past a bound `onAbuse` is told (once), and from then on
+ * the transport neither sends answers nor delivers messages or errors, nor reads a stdio server's
+ * output, until it is closed:
  * a server sending requests and never reading the answers (with the SDK's transports, one buffered
  * write and `drain` listener, or one POST, per answer) otherwise grew the heap until V8 aborted.
  * A notification past its rate is no abuse: it is shed, not delivered to the client (which would
  * handle it, ~30 us), a tools/list_changed held (HELD_LIST_CHANGE_MS), and counted for `onShed`.
- * Wraps `start` to wrap the `onmessage` and `onclose` the client sets before it, and `send`.
+ * Wraps `start` to wrap the `onmessage`, `onerror` and `onclose` the client sets before it, and `send`.
  */
 export function guardRequests(transport: Transport, options: RequestGuardOptions): void {
   const maxInFlight = options.maxAnswersInFlight ?? MAX_ANSWERS_IN_FLIGHT;
@@ -135,6 +136,14 @@ export function guardRequests(transport: Transport, options: RequestGuardOptions
         else trip(verdict.abuse);
       };
     }
+    // Lines that are no message never reach `onmessage`: the transport reports each here.
+    const failed = transport.onerror;
+    transport.onerror = (error) => {
+      if (tripped) return;
+      const verdict = rates.judgeError();
+      if (verdict === 'deliver') failed?.(error);
+      else trip(verdict.abuse);
+    };
     const closed = transport.onclose;
     transport.onclose = () => {
       stopTimers();

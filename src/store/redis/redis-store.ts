@@ -11,7 +11,7 @@ import { createLiveClaims } from './live-claims';
 import { createOrphanClaims } from './orphan-claims';
 import { createPendingWrites, type PendingRecord } from './pending-writes';
 import { dropConnections, endUnconnected } from './end-client';
-import { defineScripts } from './scripts';
+import { attemptScripts, defineScripts } from './scripts';
 import { createSessionEnds } from './session-ends';
 import { sessionKeys } from './session-keys';
 import { NO_SPILL, spillArguments, spillPage } from './spill-chunks';
@@ -87,6 +87,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
   const keysOf = rememberLastObject((scope: SessionScope) => sessionKeys(scope, options.prefix));
   const idOf = rememberRecentTexts(opId);
   defineScripts(client);
+  const scripts = attemptScripts();
   const batch = batchWrites(client);
   const ends = createSessionEndListeners({ waitMs: timeoutMs, logger: options.logger });
   const writeListeners: Array<(resource: string) => void> = [];
@@ -103,7 +104,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
     const idem = spillTooLong ? withoutLostHandle(step) : step.idempotency;
     const bare = spill ? withoutLostHandle(step, chunks.totalChars) : undefined;
     const { record, memory } = step;
-    return client.dispatchFinishAttempt(
+    return scripts.finish.run(client, [
       keys.window,
       keys.memory,
       keys.recordIndex,
@@ -131,7 +132,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       record?.waitMs === undefined ? '' : `${Math.ceil(record.waitMs)}${record.retry ? 'r' : ''}`,
       step.unusedProbe ?? '',
       ...chunks.chunks,
-    );
+    ]);
   }
 
   const maxPending = options.maxPendingRecords ?? 10_000;
@@ -165,7 +166,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       const waiting = claim ? pending.waiting(record) : undefined;
       const id = idOf(op);
       const [count, failed, state, payload, left, since, wait, run, probe] = await storeCall('the attempt start', timeoutMs, () =>
-        client.dispatchBeginAttempt(
+        scripts.begin.run<[number, number, string, string, number, number, number, number, number]>(client, [
           keys.window,
           keys.recordIndex,
           record,
@@ -185,7 +186,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
           budget?.token ?? '',
           block?.holder ?? '',
           budget?.token ? Math.max(1, Math.ceil(budget.tokenLeaseMs ?? 600_000)) : '', // the token's mark's life (10 min: no lease given)
-        ),
+        ]),
       ).catch((error: unknown) => {
         // A claim that got no answer may still reach Redis and hold its key for the whole lease:
         // release it (as its owner only) once Redis answers again, or with the key's next claim.

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Result } from 'ioredis';
 import { projectRoot } from '../../server/project-root';
 import type { RedisClient } from './connect';
+import { storeScript, type StoreScript } from './script-command';
 
 type Arg = string | number;
 
@@ -11,12 +12,8 @@ export type ReadResultReply = ['h', number, number, number, ...string[]] | ['s',
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    /** begin-attempt.lua: loop streak and optional claim; see the script for keys and arguments. */
-    dispatchBeginAttempt(window: string, recordIndex: string, record: string, budgets: string, probe: string, budgetMark: string, op: string, leaseMs: Arg, owner: string, budget: string, budgetMax: Arg, budgetTtl: Arg, orphanOwner: string, waitingOwner: string, blockThreshold: Arg, blockCooldownMs: Arg, probeLeaseMs: Arg, budgetToken: string, probeHolder: string, markLeaseMs: Arg): Result<[number, number, string, string, number, number, number, number, number], Context>;
     /** give-back-budget.lua: gives back the count of the call marked `budgetMark` against `budget` while the mark holds the counts' epoch, and deletes the mark; 1 when given back. */
     dispatchGiveBackBudget(budgets: string, budgetMark: string, budget: string): Result<number, Context>;
-    /** finish-attempt.lua: every write of an attempt; resolves with the op's streak, why its spill was refused (0: it was not), the streak's age, wait left and toldRun (see streakOf). */
-    dispatchFinishAttempt(...keysThenArgs: Arg[]): Result<[number, number, number, number, number, number], Context>;
     /** read-result.lua: a page of a spilled result (limit -1: the whole text); see the script for its reply. */
     dispatchReadResult(result: string, offset: number, limit: number): Result<ReadResultReply | null, Context>;
     /** keep-claim.lua: holds `owner`'s claim on `record` at least `ms` from now; 1 when it is still that claim, 0 when not. */
@@ -58,8 +55,6 @@ export function readScript(name: string): string {
 }
 
 const SCRIPTS = [
-  ['dispatchBeginAttempt', 'begin-attempt.lua', 6],
-  ['dispatchFinishAttempt', 'finish-attempt.lua', 7],
   ['dispatchKeepClaim', 'keep-claim.lua', 1],
   ['dispatchReadMemory', 'read-memory.lua', 1],
   ['dispatchReadResult', 'read-result.lua', 1],
@@ -89,7 +84,19 @@ export function defineApprovalScripts(client: RedisClient): void {
 }
 
 /**
- * Defines the store's Lua scripts on a client, each prefixed by session-lib.lua. ioredis then sends
+ * The scripts of an attempt's two steps, each prefixed by session-lib.lua, sent by storeScript (a
+ * cheaper command than defineCommand's, for the two round trips of every call).
+ * begin-attempt.lua answers the loop streak and the claim's outcome (see the script for its keys
+ * and arguments); finish-attempt.lua does every write of an attempt and answers the op's streak,
+ * why its spill was refused (0: it was not), the streak's age, wait left and toldRun (see streakOf).
+ */
+export function attemptScripts(): { begin: StoreScript; finish: StoreScript } {
+  const lib = readScript('session-lib.lua');
+  return { begin: storeScript(`${lib}\n${readScript('begin-attempt.lua')}`, 6), finish: storeScript(`${lib}\n${readScript('finish-attempt.lua')}`, 7) };
+}
+
+/**
+ * Defines the store's other Lua scripts on a client, each prefixed by session-lib.lua. ioredis then sends
  * EVALSHA (EVAL only the first time on a connection, or after Redis lost its script cache).
  */
 export function defineScripts(client: RedisClient): void {

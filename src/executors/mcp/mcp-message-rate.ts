@@ -20,7 +20,11 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 // scaled with the calls in flight: shed, a busy server's notifications cost little however many
 // calls it runs, and one call's server can send as fast as many calls'. The total counts every
 // message, answers included, and every line read that was none (judgeError): a server's answers are
-// bounded by dispatch's own requests, far below it.
+// bounded by dispatch's own requests, far below it. Answers to no request in flight and lines that
+// are no message count as errors besides, bounded far lower: a legit server sends neither (a late
+// answer to a request timed out or cancelled is the rare exception), and at the total's rate they
+// took a third of a core, while a process given less than that read them slower than the total
+// allowed, so it never dropped them.
 
 /**
  * Most requests an MCP server may send dispatch a second (ping, roots/list, sampling, elicitation,
@@ -57,6 +61,15 @@ export const MAX_SERVER_MESSAGES_PER_SECOND = 10_000;
  * dropped (and each reconnection waits longer, mcp-connection `abused`).
  */
 export const MAX_SERVER_MESSAGE_BURST = 30_000;
+/**
+ * Most errors an MCP server may send a second before its connection is dropped: answers to no
+ * request of dispatch in flight (ids never used, answered already, or given up: timed out or
+ * cancelled) and lines that are no JSON-RPC message (the transport's errors). Each costs dispatch
+ * ~25-40 us; at this rate, 0.4% of a core. Late answers to requests given up stay far below it.
+ */
+export const MAX_SERVER_ERRORS_PER_SECOND = 100;
+/** Most errors at once over MAX_SERVER_ERRORS_PER_SECOND: a flood of them is dropped after ~25-40 ms of dispatch's CPU. */
+export const MAX_SERVER_ERROR_BURST = 1_000;
 
 /** The rate of a server's messages of one kind (createMessageRate). */
 export interface MessageRateOptions {
@@ -102,6 +115,8 @@ export interface ServerMessageRatesOptions {
   readonly notifications?: MessageRateOptions;
   /** @default MAX_SERVER_MESSAGES_PER_SECOND, MAX_SERVER_MESSAGE_BURST */
   readonly messages?: MessageRateOptions;
+  /** @default MAX_SERVER_ERRORS_PER_SECOND, MAX_SERVER_ERROR_BURST */
+  readonly errors?: MessageRateOptions;
 }
 
 /** What becomes of a server's message: delivered, shed (a notification past its rate), or the reason its connection is to be dropped. */
@@ -109,11 +124,12 @@ export type MessageVerdict = 'deliver' | 'shed' | { readonly abuse: string };
 
 /** A server's message rates, judging each message it sends as it comes. */
 export interface ServerMessageRates {
-  judge(message: JSONRPCMessage): MessageVerdict;
+  /** Judges a message; `stray`: an answer to no request in flight, counted as an error too. */
+  judge(message: JSONRPCMessage, stray?: boolean): MessageVerdict;
   /**
    * Judges an error its transport reports (a line that is not JSON or not a JSON-RPC message, a
-   * failed read), counted in the total as a message: 'deliver' (to the client's onerror) or the
-   * reason its connection is to be dropped.
+   * failed read), counted in the total as a message and as an error: 'deliver' (to the client's
+   * onerror) or the reason its connection is to be dropped.
    */
   judgeError(): Exclude<MessageVerdict, 'shed'>;
 }
@@ -125,16 +141,22 @@ export function createServerMessageRates(options: ServerMessageRatesOptions = {}
   const requests = bucket(options.requests, MAX_SERVER_REQUESTS_PER_SECOND, MAX_SERVER_REQUEST_BURST);
   const notifications = bucket(options.notifications, MAX_SERVER_NOTIFICATIONS_PER_SECOND, MAX_SERVER_NOTIFICATION_BURST);
   const messages = bucket(options.messages, MAX_SERVER_MESSAGES_PER_SECOND, MAX_SERVER_MESSAGE_BURST);
+  const errors = bucket(options.errors, MAX_SERVER_ERRORS_PER_SECOND, MAX_SERVER_ERROR_BURST);
   const over = (rate: MessageRate, what: string) => ({ abuse: `the MCP server sent more than ${rate.perSecond} ${what} a second (burst ${rate.burst})` });
   const total = (): Exclude<MessageVerdict, 'shed'> => (messages.admit() ? 'deliver' : over(messages, 'messages'));
+  const error = (): Exclude<MessageVerdict, 'shed'> => (errors.admit() ? 'deliver' : over(errors, 'answers to no request or lines that are no message'));
   return {
-    judge(message) {
+    judge(message, stray = false) {
       const counted = total();
-      if (counted !== 'deliver' || !isServerMessage(message)) return counted;
+      if (counted !== 'deliver') return counted;
+      if (!isServerMessage(message)) return stray ? error() : 'deliver';
       if ('id' in message) return requests.admit() ? 'deliver' : over(requests, 'requests');
       return notifications.admit() ? 'deliver' : 'shed';
     },
-    judgeError: total,
+    judgeError() {
+      const counted = total();
+      return counted === 'deliver' ? error() : counted;
+    },
   };
 }
 

@@ -1,6 +1,7 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { createServerMessageRates, type ServerMessageRatesOptions } from './mcp-message-rate';
+import { createRequestsInFlight } from './mcp-requests-in-flight';
 
 /** Bounds of what a server may make dispatch send it (RequestGuardOptions). */
 export interface RequestGuardOptions {
@@ -61,7 +62,9 @@ const isAnswer = (message: JSONRPCMessage): boolean => 'id' in message && !('met
  * to it unread while its stdin takes none (checked as answers are sent: dispatch's own requests
  * are never refused nor counted), and the rates of the server's own requests and notifications
  * and of all it sends (mcp-message-rate: answers, and the transport's errors, which a line that
- * is no message is, count in the total). Past a bound `onAbuse` is told (once), and from then on
+ * is no message is, count in the total), and of its errors: those lines, and answers to no request
+ * of dispatch in flight (mcp-requests-in-flight, kept from what `send` sends), told apart here
+ * before the client reads them. Past a bound `onAbuse` is told (once), and from then on
  * the transport neither sends answers nor delivers messages or errors, nor reads a stdio server's
  * output, until it is closed:
  * a server sending requests and never reading the answers (with the SDK's transports, one buffered
@@ -75,6 +78,7 @@ export function guardRequests(transport: Transport, options: RequestGuardOptions
   const maxUnread = options.maxUnreadBytes ?? MAX_UNREAD_BYTES;
   const maxStall = options.maxStallMs ?? MAX_UNREAD_STALL_MS;
   const rates = createServerMessageRates(options.messageRates);
+  const requests = createRequestsInFlight();
   let inFlight = 0;
   let tripped = false;
   /** Notifications shed in the window under way, reported when `report` fires. */
@@ -130,7 +134,8 @@ export function guardRequests(transport: Transport, options: RequestGuardOptions
       };
       transport.onmessage = (message, extra) => {
         if (tripped) return;
-        const verdict = rates.judge(message);
+        // Still delivered while under the bounds: the client reports it, and loses nothing if an id was missed here.
+        const verdict = rates.judge(message, isAnswer(message) && !requests.answered(message));
         if (verdict === 'deliver') deliver(message, extra);
         else if (verdict === 'shed') shedding(message, extra);
         else trip(verdict.abuse);
@@ -147,6 +152,7 @@ export function guardRequests(transport: Transport, options: RequestGuardOptions
     const closed = transport.onclose;
     transport.onclose = () => {
       stopTimers();
+      requests.clear();
       closed?.();
     };
     return start();
@@ -157,7 +163,10 @@ export function guardRequests(transport: Transport, options: RequestGuardOptions
     const pending = observe();
     // Dispatch's own requests are always sent (they have their timeouts); only answers are bounded.
     if (!isAnswer(message)) {
+      // Remembered before it is sent: over HTTP its answer is read before `send` resolves.
+      requests.sending(message);
       const sent = send(message, sendOptions);
+      sent.catch(() => requests.unsent(message));
       written();
       return sent;
     }

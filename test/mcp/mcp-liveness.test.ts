@@ -1,4 +1,7 @@
+import * as path from 'node:path';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
+import { createMcpConnection, parseMcpServers, type McpConnection } from '../../src/executors/mcp';
+import type { Logger } from '../../src/log';
 import { startApp } from '../helpers/servers';
 import { stdioServerYaml } from './mcp-harness';
 
@@ -11,9 +14,11 @@ jest.setTimeout(30_000);
 
 type AppT = Awaited<ReturnType<typeof startApp>>;
 let t: AppT | undefined;
+let connection: McpConnection | undefined;
 afterEach(async () => {
   await t?.close();
-  t = undefined;
+  await connection?.close();
+  t = connection = undefined;
 });
 
 const run = (app: AppT, name: string, args: string, id: string) => app.dispatch.dispatch({ sessionId: 's', calls: [{ id, name, arguments: args }] }).then((r) => r.results[0]!);
@@ -51,4 +56,36 @@ test('a server that is only slow answers the ping and keeps its connection', asy
   const after = await run(t, 'slowish_echo', '{"text":"b"}', 'c3');
   expect(after.isError).toBe(false);
   expect(pidOf(after.output)).toBe(pidOf(first.output));
+});
+
+const HOSTILE = path.join(__dirname, 'fixtures/hostile-server.js');
+
+// Only an answer to a request in flight proves a server alive: a hung server sending answers to
+// ids never used (under the errors' rate) was taken for alive, its ping unanswered, and never dropped.
+
+test.each([
+  ['', {}],
+  [' while it sends answers to ids never used every 200 ms', { STRAY_MS: '200' }],
+])('a server whose calls are stuck is dropped as hung%s', async (_, env) => {
+  const drops: string[] = [];
+  const logger: Logger = {
+    debug: () => undefined,
+    info: () => undefined,
+    warn: (message: string, fields: Record<string, unknown> = {}) => void (message.startsWith('mcp server connection lost') && drops.push(String(fields.reason))),
+    error: () => undefined,
+  };
+  const server = { name: 'h', command: [process.execPath, HOSTILE], env: { MODE: 'stuck', ...env }, ping_timeout_ms: 300, reconnect_initial_ms: 100, reconnect_max_ms: 400 };
+  const c = (connection = createMcpConnection(parseMcpServers([server], 'test.yaml')[0]!, { logger, onTools: () => undefined }));
+  await c.start();
+  expect(c.connected()).toBe(true);
+  // The tool's own timeout aborts the call: the server is pinged, and answers nothing more.
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(new Error('timed out after 400 ms')), 400);
+  const stuck = await c.call('stick', {}, { signal: controller.signal, deadline: Date.now() + 400, timedOut: () => controller.signal.aborted, timeoutMs: 400 }).catch((error: Error) => error);
+  expect(stuck).toBeInstanceOf(Error);
+  // Dropped ~300 ms after (the ping's timeout); a few answers to ids never used arrive meanwhile.
+  const end = Date.now() + 5_000;
+  while (drops.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+  expect(drops).toHaveLength(1);
+  expect(drops[0]).toMatch(/did not answer a ping within 300 ms/);
 });

@@ -1,6 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { MAX_TIMER_MS } from '../../options/limits';
+import { answersRequestInFlight } from './mcp-requests-in-flight';
 
 /** What a liveness check is told of its connection. */
 export interface LivenessOptions {
@@ -14,7 +15,10 @@ export interface LivenessOptions {
 
 /** Finds a hung server after a call timed out, without dropping one that is only busy. */
 export interface Liveness {
-  /** Notes every message `transport` receives for `from`; call before the client connects it. */
+  /**
+   * Notes the answers to requests in flight `transport` receives for `from`; call before the client
+   * connects it, after mcp-request-guard guards it (the guard tells those answers as it reads them).
+   */
   watch(from: Client, transport: Transport): void;
   /** Notes a call sent on `from` until `deadline` (epoch ms); returns its end. */
   sent(from: Client, deadline: number): () => void;
@@ -46,21 +50,16 @@ interface Check {
   timer?: NodeJS.Timeout;
 }
 
-/** Whether `message` is a response (an answer to one of our requests), not a notification or a request. */
-function isResponse(message: unknown): boolean {
-  if (message === null || typeof message !== 'object') return false;
-  const m = message as Record<string, unknown>;
-  return m.id !== undefined && m.method === undefined && ('result' in m || 'error' in m);
-}
-
 /**
  * A server that got a call it did not answer in time is pinged (one check at a time), and is
- * dropped only when it is hung: no response from it (an answer, the ping's late answer) since
+ * dropped only when it is hung: no answer from it to a request in flight (a call's, the ping's) since
  * the ping was sent, and none until the last call that was in flight when the ping went
  * unanswered has passed its own deadline. A server that serves one request at a time cannot
  * answer a ping while it works on a long call: dropping it then failed every other call in flight
  * on it (another session's, which the server had not even read) as lost mid-request.
- * Notifications prove nothing: a server stuck on one request may keep sending them. A call its
+ * Notifications prove nothing: a server stuck on one request may keep sending them; nor do answers
+ * to no request in flight (ids never used, or given up: a ping's or a call's past its timeout, which
+ * the SDK cancels), which a hung server may keep sending under their rate (mcp-message-rate). A call its
  * client abandoned (cancel, a deadline shorter than the tool's timeout) is still watched: with no
  * response by the tool's timeout since it was sent, the server is pinged (a hung server is found
  * though every client gives up first; a busy one answered something meanwhile).
@@ -111,7 +110,7 @@ export function createLiveness(options: LivenessOptions): Liveness {
       transport.start = () => {
         const deliver = transport.onmessage;
         transport.onmessage = (message, extra) => {
-          if (isResponse(message)) {
+          if (answersRequestInFlight(message)) {
             heardAt.set(from, Date.now());
             // Proof of life: a check waiting on calls in flight ends here, and so do abandoned calls' watches.
             if (check?.from === from && check.timer !== undefined) end(check);

@@ -64,8 +64,9 @@ const isAnswer = (message: JSONRPCMessage): boolean => 'id' in message && !('met
  * and of all it sends (mcp-message-rate: answers, and the transport's errors, which a line that
  * is no message is, count in the total), and of its errors: those lines, and answers to no request
  * of dispatch in flight (mcp-requests-in-flight, kept from what `send` sends), told apart here
- * before the client reads them. Past a bound `onAbuse` is told (once), and from then on
- * the transport neither sends answers nor delivers messages or errors, nor reads a stdio server's
+ * before the client reads them (and those to one in flight marked so: only they prove the server
+ * alive to mcp-liveness, which reads them after this). Past a bound `onAbuse` is told (once), and
+ * from then on the transport neither sends answers nor delivers messages or errors, nor reads a stdio server's
  * output, until it is closed:
  * a server sending requests and never reading the answers (with the SDK's transports, one buffered
  * write and `drain` listener, or one POST, per answer) otherwise grew the heap until V8 aborted.

@@ -11,6 +11,17 @@ export const MAX_REQUESTS_REMEMBERED = 65_536;
 const CANCELLED = 'notifications/cancelled';
 
 /**
+ * The answers found (by `answered`) to answer a request in flight, as they go on to the client:
+ * mcp-liveness takes only those as proof that a server is alive (a hung server may keep sending
+ * answers to ids never used, under the errors' rate). Kept by object: each message read is a new
+ * one, so none is held past its handling.
+ */
+const answersInFlight = new WeakSet<object>();
+
+/** Whether `message` was found (by a RequestsInFlight's `answered`) to answer a request in flight. */
+export const answersRequestInFlight = (message: unknown): boolean => typeof message === 'object' && message !== null && answersInFlight.has(message);
+
+/**
  * The ids of the requests dispatch sent a server and awaits an answer to, as the SDK's client
  * sees them (its `_responseHandlers`, private: kept here from what the transport sends instead).
  * Tells an answer to one of them from an answer to an id never used, answered already, or given up
@@ -22,7 +33,10 @@ export interface RequestsInFlight {
   sending(message: JSONRPCMessage): void;
   /** Forgets the id of a request that could not be sent (the SDK rejects it, its handler removed). */
   unsent(message: JSONRPCMessage): void;
-  /** Whether `answer` answers a request in flight, forgetting its id: a second answer to it is not. */
+  /**
+   * Whether `answer` answers a request in flight, forgetting its id: a second answer to it is not.
+   * One that does is marked so (answersRequestInFlight).
+   */
   answered(answer: JSONRPCMessage): boolean;
   /** Forgets them all: the connection closed (the SDK drops its handlers). */
   clear(): void;
@@ -48,7 +62,9 @@ export function createRequestsInFlight(max = MAX_REQUESTS_REMEMBERED): RequestsI
       if ('method' in message && 'id' in message) ids.delete(key(message.id));
     },
     answered(answer) {
-      return 'id' in answer && ids.delete(key(answer.id));
+      if (!('id' in answer) || !ids.delete(key(answer.id))) return false;
+      answersInFlight.add(answer);
+      return true;
     },
     clear() {
       ids.clear();

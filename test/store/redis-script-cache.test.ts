@@ -33,6 +33,8 @@ describe('redis store: the attempt scripts and Redis script cache', () => {
     let monitor = await monitorRedis(redis.port);
     expect(await attempt(scope, 'a')).toEqual({ claim: { state: 'claimed' }, streak: { count: 1, failed: false } });
     expect(await attempt(scope, 'b')).toEqual({ claim: { state: 'claimed' }, streak: { count: 2, failed: false } });
+    // MONITOR's lines may come after the replies: wait for the four.
+    for (let i = 0; i < 100 && monitor.commands().filter((c) => c.startsWith('eval')).length < 4; i++) await new Promise((r) => setTimeout(r, 20));
     monitor.stop();
     expect(monitor.commands().filter((c) => c.startsWith('eval'))).toEqual(['eval', 'eval', 'evalsha', 'evalsha']);
 
@@ -43,7 +45,7 @@ describe('redis store: the attempt scripts and Redis script cache', () => {
     monitor = await monitorRedis(redis.port);
     expect(await attempt(scope, 'c')).toEqual({ claim: { state: 'claimed' }, streak: { count: 3, failed: false } });
     expect((await store.beginAttempt({ scope, op: 'send\u0000{}', claim: { key: 'a', leaseMs: 5000 } })).claim).toEqual({ state: 'completed', result });
-    await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 100 && monitor.commands().length < 5; i++) await new Promise((r) => setTimeout(r, 20));
     monitor.stop();
     expect(monitor.commands()).toEqual(['evalsha', 'eval', 'evalsha', 'eval', 'evalsha']);
   });

@@ -17,7 +17,7 @@ import {
   MAX_SERVER_REQUESTS_PER_SECOND,
 } from '../../src/executors/mcp/mcp-message-rate';
 import { guardRequests, HELD_LIST_CHANGE_MS, SHED_REPORT_MS } from '../../src/executors/mcp/mcp-request-guard';
-import { createRequestsInFlight } from '../../src/executors/mcp/mcp-requests-in-flight';
+import { answersRequestInFlight, createRequestsInFlight, GIVEN_UP_MS, MAX_GIVEN_UP_REMEMBERED, MAX_REQUESTS_REMEMBERED } from '../../src/executors/mcp/mcp-requests-in-flight';
 import type { Logger } from '../../src/log';
 import { isAlive } from './mcp-harness';
 
@@ -189,6 +189,8 @@ test('a server flooding notifications alone, far past their rate, is dropped wel
 // Through the SDK's client and stdio transport as a connection has them, at the default bounds.
 test.each([
   ['answers to ids dispatch never used', 'answers'],
+  // Old code: an answer without an id was taken for none, so never counted as an error.
+  ['errors with no id (valid JSON-RPC: the SDK reports each as an unknown id)', 'idless'],
   ['lines that are no JSON-RPC message', 'malformed'],
 ])('a server flooding %s is dropped past the rate of its errors, and dispatch s CPU is bounded', async (_, only) => {
   const server = config({ FLOOD_MS: '10000' });
@@ -261,6 +263,39 @@ test('a server answering 64 calls at a time as fast as they come, for 2 s, is ne
   // Were its answers taken for errors, it would be dropped after ~1,000 (MAX_SERVER_ERROR_BURST) and
   // 100 a second more: it answers ~2,000-4,000 a second on an idle machine, fewer on a busy one.
   expect(answered).toBeGreaterThan(MAX_SERVER_ERROR_BURST + 2 * MAX_SERVER_ERRORS_PER_SECOND);
+  expect(logger.lines.filter((l) => l.level === 'warn')).toEqual([]);
+  expect(connection.connected()).toBe(true);
+  expect(starts()).toHaveLength(1);
+}, 30_000);
+
+// A server answering every call cancelled, as the Python SDK's servers do (an error "Request
+// cancelled"): each late answer was an error, and 250 calls a second cancelled dropped its connection
+// after ~6.7 s, or 1,000 timing out at once in a stall, failing every other call on it.
+test.each([
+  ['600 calls a second cancelled for 3 s', { every: 100, batch: 60, batches: 30 }],
+  ['1,200 calls cancelled at once', { every: 0, batch: 1_200, batches: 1 }],
+])('a server answering every call cancelled with an error is never dropped: %s', async (_, a) => {
+  const logger = recordingLogger();
+  connection = createMcpConnection(config(), { logger, onTools: () => undefined });
+  await connection.start();
+  const began = Date.now();
+  let cancelled = 0;
+  for (let b = 0; b < a.batches; b++) {
+    const next = sleep(a.every);
+    const controllers = Array.from({ length: a.batch }, () => new AbortController());
+    const calls = controllers.map((controller) => connection!.call('wait', {}, { signal: controller.signal, deadline: Date.now() + 10_000 }).catch((error: unknown) => error));
+    await sleep(20);
+    for (const controller of controllers) controller.abort(new Error('cancelled'));
+    for (const outcome of await Promise.all(calls)) expect(outcome).toBeInstanceOf(Error);
+    cancelled += a.batch;
+    await next;
+  }
+  // Every late answer read: the server counts those it sent, and answers in order.
+  const counted = await connection.call('cancels', {}, callCtx());
+  process.stdout.write(`cancelled calls answered: ${cancelled} in ${Date.now() - began} ms\n`);
+  expect(JSON.stringify(counted.content)).toContain(`cancels ${cancelled}`);
+  // Old code: dropped past the errors' burst (1,000) and rate (100 a second).
+  expect(logger.lines.filter((l) => l.message.includes('connection lost'))).toEqual([]);
   expect(logger.lines.filter((l) => l.level === 'warn')).toEqual([]);
   expect(connection.connected()).toBe(true);
   expect(starts()).toHaveLength(1);
@@ -448,6 +483,7 @@ test('a tools/list_changed past the rate of notifications is held and delivered,
 
 test.each([
   ['answers to ids dispatch never used', 'answers'],
+  ['errors with no id', 'idless'],
   ['lines that are no message (the transport s errors)', 'errors'],
   ['answers and lines that are no message', 'both'],
 ])('the guard counts %s as errors, and drops the connection past their rate', async (_, kind) => {
@@ -456,7 +492,9 @@ test.each([
   guardRequests(transport as never, { messageRates: { errors: { perSecond: 10, burst: 20, now: () => 0 } }, onAbuse: (reason) => reasons.push(reason) });
   await transport.start();
   const send = (k: number) => {
-    if (kind === 'answers' || (kind === 'both' && k % 2 === 0)) transport.onmessage({ jsonrpc: '2.0', id: 1e9 + k, result: {} });
+    // Old code: an error with no id (valid JSON-RPC) was taken for no answer, and never counted.
+    if (kind === 'idless') transport.onmessage({ jsonrpc: '2.0', error: { code: -32700, message: `no id ${k}` } });
+    else if (kind === 'answers' || (kind === 'both' && k % 2 === 0)) transport.onmessage({ jsonrpc: '2.0', id: 1e9 + k, result: {} });
     else transport.onerror(new SyntaxError(`Unexpected token at ${k}`));
   };
   for (let k = 0; k < 20; k++) send(k);
@@ -472,7 +510,7 @@ test.each([
   expect(reasons).toHaveLength(1);
 });
 
-test('the guard takes no answer to a request of dispatch in flight for an error; a second answer, one to a request cancelled, or one not sent, is', async () => {
+test('the guard takes no answer to a request of dispatch in flight, nor the one late answer to one given up, for an error; a second answer, or one to a request not sent, is', async () => {
   const { transport, delivered } = fakeTransport();
   const reasons: string[] = [];
   let refuse = false;
@@ -489,13 +527,37 @@ test('the guard takes no answer to a request of dispatch in flight for an error;
   await transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 100, reason: 'timed out' } });
   refuse = true;
   await expect(transport.send(request(101))).rejects.toThrow('not connected');
+  // Old code: the late answer to the request cancelled was an error, and the third dropped the connection.
   transport.onmessage(answer(100));
   transport.onmessage(answer(101));
   transport.onmessage(answer(0));
+  transport.onmessage(answer(100));
   expect(reasons).toEqual([]);
-  expect(delivered).toHaveLength(103);
+  expect(delivered).toHaveLength(104);
   transport.onmessage(answer(1));
   expect(reasons).toEqual(['the MCP server sent more than 1 answers to no request or lines that are no message a second (burst 3)']);
+});
+
+// The Python SDK's servers answer every request they are told is cancelled (RequestResponder.cancel:
+// an error "Request cancelled"): each call dispatch cancels or times out gets one late answer.
+test('the guard takes none of 10,000 late answers, one to each request cancelled, for an error', async () => {
+  const { transport, delivered } = fakeTransport();
+  const reasons: string[] = [];
+  guardRequests(transport as never, { messageRates: { errors: { perSecond: 1, burst: 3, now: () => 0 } }, onAbuse: (reason) => reasons.push(reason) });
+  await transport.start();
+  // In a stall: 4,000 given up before any late answer comes (under MAX_GIVEN_UP_REMEMBERED).
+  for (let k = 0; k < 4_000; k++) await transport.send({ jsonrpc: '2.0', id: k, method: 'tools/call' });
+  for (let k = 0; k < 4_000; k++) await transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: k } });
+  for (let k = 0; k < 4_000; k++) transport.onmessage({ jsonrpc: '2.0', id: k, error: { code: 0, message: 'Request cancelled' } });
+  // Then one at a time, each answered as soon as it is cancelled.
+  for (let k = 4_000; k < 10_000; k++) {
+    await transport.send({ jsonrpc: '2.0', id: k, method: 'tools/call' });
+    await transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: k } });
+    transport.onmessage({ jsonrpc: '2.0', id: k, error: { code: 0, message: 'Request cancelled' } });
+  }
+  // Old code: dropped at the fourth.
+  expect(reasons).toEqual([]);
+  expect(delivered).toHaveLength(10_000);
 });
 
 test('the requests in flight forget their ids once closed, and the oldest past their bound', () => {
@@ -509,6 +571,39 @@ test('the requests in flight forget their ids once closed, and the oldest past t
   requests.sending({ jsonrpc: '2.0', method: 'notifications/initialized' });
   requests.sending({ jsonrpc: '2.0', id: 5, result: {} });
   expect(requests.answered({ jsonrpc: '2.0', id: 5, result: {} })).toBe(false);
+});
+
+test('the requests given up are remembered for one late answer each, which proves the server alive, the oldest forgotten past their bound or their time', () => {
+  let now = 0;
+  const requests = createRequestsInFlight(MAX_REQUESTS_REMEMBERED, { max: 3, ms: 1_000, now: () => now });
+  const request = (id: number) => requests.sending({ jsonrpc: '2.0', id, method: 'tools/call' });
+  const cancel = (id: number) => requests.sending({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } });
+  const answer = (id: number) => ({ jsonrpc: '2.0' as const, id, error: { code: 0, message: 'Request cancelled' } });
+  for (let k = 0; k < 5; k++) request(k);
+  for (let k = 0; k < 4; k++) cancel(k);
+  // Cancelling one never sent, or answered already, leaves no late answer to take.
+  cancel(99);
+  const late = answer(1);
+  expect(requests.answered(late)).toBe(true);
+  expect(answersRequestInFlight(late)).toBe(true);
+  // 0 was forgotten past the bound (3), 1 is answered already, 99 was never sent.
+  expect([0, 1, 99].map((id) => requests.answered(answer(id)))).toEqual([false, false, false]);
+  now = 999;
+  request(10);
+  cancel(10);
+  now = 1_000;
+  // 2 and 3 were given up 1,000 ms ago: forgotten; 10 is not.
+  expect([2, 3, 10].map((id) => requests.answered(answer(id)))).toEqual([false, false, true]);
+  // 4 is still in flight; an answer with no id answers nothing.
+  expect(requests.answered(answer(4))).toBe(true);
+  const idless = { jsonrpc: '2.0' as const, error: { code: -32700, message: 'x' } };
+  expect(requests.answered(idless as never)).toBe(false);
+  expect(answersRequestInFlight(idless)).toBe(false);
+  expect([MAX_GIVEN_UP_REMEMBERED, GIVEN_UP_MS]).toEqual([4_096, 60_000]);
+  request(20);
+  cancel(20);
+  requests.clear();
+  expect(requests.answered(answer(20))).toBe(false);
 });
 
 async function until(check: () => boolean, ms: number): Promise<boolean> {

@@ -16,8 +16,9 @@ export interface LivenessOptions {
 /** Finds a hung server after a call timed out, without dropping one that is only busy. */
 export interface Liveness {
   /**
-   * Notes the answers to requests in flight `transport` receives for `from`; call before the client
-   * connects it, after mcp-request-guard guards it (the guard tells those answers as it reads them).
+   * Notes the answers to requests in flight (or given up lately) `transport` receives for `from`;
+   * call before the client connects it, after mcp-request-guard guards it (the guard tells those
+   * answers as it reads them).
    */
   watch(from: Client, transport: Transport): void;
   /** Notes a call sent on `from` until `deadline` (epoch ms); returns its end. */
@@ -52,14 +53,17 @@ interface Check {
 
 /**
  * A server that got a call it did not answer in time is pinged (one check at a time), and is
- * dropped only when it is hung: no answer from it to a request in flight (a call's, the ping's) since
+ * dropped only when it is hung: no answer from it to a request in flight or given up (a call's, the ping's) since
  * the ping was sent, and none until the last call that was in flight when the ping went
  * unanswered has passed its own deadline. A server that serves one request at a time cannot
  * answer a ping while it works on a long call: dropping it then failed every other call in flight
  * on it (another session's, which the server had not even read) as lost mid-request.
  * Notifications prove nothing: a server stuck on one request may keep sending them; nor do answers
- * to no request in flight (ids never used, or given up: a ping's or a call's past its timeout, which
- * the SDK cancels), which a hung server may keep sending under their rate (mcp-message-rate). A call its
+ * to no request in flight (ids never used, answered already), which a hung server may keep sending
+ * under their rate (mcp-message-rate). The one late answer to a request given up (a ping's or a
+ * call's past its timeout, or cancelled: the SDK sends notifications/cancelled) within a minute
+ * does: the server read its input and answered, and it can send no more than one per request
+ * dispatch gave up (at most 4,096 remembered: mcp-requests-in-flight). A call its
  * client abandoned (cancel, a deadline shorter than the tool's timeout) is still watched: with no
  * response by the tool's timeout since it was sent, the server is pinged (a hung server is found
  * though every client gives up first; a busy one answered something meanwhile).

@@ -21,10 +21,11 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 // calls it runs, and one call's server can send as fast as many calls'. The total counts every
 // message, answers included, and every line read that was none (judgeError): a server's answers are
 // bounded by dispatch's own requests, far below it. Answers to no request in flight and lines that
-// are no message count as errors besides, bounded far lower: a legit server sends neither (a late
-// answer to a request timed out or cancelled is the rare exception), and at the total's rate they
-// took a third of a core, while a process given less than that read them slower than the total
-// allowed, so it never dropped them.
+// are no message count as errors besides, bounded far lower: a legit server sends neither (the one
+// late answer to a request timed out or cancelled is none: the Python SDK answers every request
+// cancelled, and a server with many given up lost its connection; mcp-requests-in-flight keeps
+// their ids for it), and at the total's rate they took a third of a core, while a process given
+// less than that read them slower than the total allowed, so it never dropped them.
 
 /**
  * Most requests an MCP server may send dispatch a second (ping, roots/list, sampling, elicitation,
@@ -63,9 +64,11 @@ export const MAX_SERVER_MESSAGES_PER_SECOND = 10_000;
 export const MAX_SERVER_MESSAGE_BURST = 30_000;
 /**
  * Most errors an MCP server may send a second before its connection is dropped: answers to no
- * request of dispatch in flight (ids never used, answered already, or given up: timed out or
- * cancelled) and lines that are no JSON-RPC message (the transport's errors). Each costs dispatch
- * ~25-40 us; at this rate, 0.4% of a core. Late answers to requests given up stay far below it.
+ * request of dispatch in flight (ids never used, answered already, with no id, or given up: timed
+ * out or cancelled, past their one late answer, or more than a minute ago or past the 4,096 latest:
+ * mcp-requests-in-flight) and lines that are no JSON-RPC message (the transport's errors). Each
+ * costs dispatch ~25-40 us; at this rate, 0.4% of a core. The one late answer to a request given
+ * up is none, however many are given up (a server answering every cancelled call, as the Python SDK's do).
  */
 export const MAX_SERVER_ERRORS_PER_SECOND = 100;
 /** Most errors at once over MAX_SERVER_ERRORS_PER_SECOND: a flood of them is dropped after ~25-40 ms of dispatch's CPU. */

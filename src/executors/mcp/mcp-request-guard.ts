@@ -1,6 +1,6 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { createServerMessageRates, type ServerMessageRatesOptions } from './mcp-message-rate';
+import { createServerMessageRates, isServerMessage, type ServerMessageRatesOptions } from './mcp-message-rate';
 import { createRequestsInFlight } from './mcp-requests-in-flight';
 
 /** Bounds of what a server may make dispatch send it (RequestGuardOptions). */
@@ -54,6 +54,7 @@ interface StdinInternals {
   readonly _process?: { readonly stdin?: { readonly writableLength: number; readonly writableNeedDrain: boolean } | null; readonly stdout?: { destroy(): void } | null };
 }
 
+/** Whether dispatch's message is its answer to a server's request (bounded as it is sent). */
 const isAnswer = (message: JSONRPCMessage): boolean => 'id' in message && !('method' in message);
 
 /**
@@ -63,8 +64,9 @@ const isAnswer = (message: JSONRPCMessage): boolean => 'id' in message && !('met
  * are never refused nor counted), and the rates of the server's own requests and notifications
  * and of all it sends (mcp-message-rate: answers, and the transport's errors, which a line that
  * is no message is, count in the total), and of its errors: those lines, and answers to no request
- * of dispatch in flight (mcp-requests-in-flight, kept from what `send` sends), told apart here
- * before the client reads them (and those to one in flight marked so: only they prove the server
+ * of dispatch in flight nor given up lately (mcp-requests-in-flight, kept from what `send` sends;
+ * an error with no id answers none: any message read without `method` is an answer), told apart here
+ * before the client reads them (and those to one in flight or given up marked so: only they prove the server
  * alive to mcp-liveness, which reads them after this). Past a bound `onAbuse` is told (once), and
  * from then on the transport neither sends answers nor delivers messages or errors, nor reads a stdio server's
  * output, until it is closed:
@@ -136,7 +138,8 @@ export function guardRequests(transport: Transport, options: RequestGuardOptions
       transport.onmessage = (message, extra) => {
         if (tripped) return;
         // Still delivered while under the bounds: the client reports it, and loses nothing if an id was missed here.
-        const verdict = rates.judge(message, isAnswer(message) && !requests.answered(message));
+        // Any message without `method` is an answer (an error's id is optional): one with no id answers none.
+        const verdict = rates.judge(message, !isServerMessage(message) && !requests.answered(message));
         if (verdict === 'deliver') deliver(message, extra);
         else if (verdict === 'shed') shedding(message, extra);
         else trip(verdict.abuse);

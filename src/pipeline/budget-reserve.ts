@@ -24,17 +24,18 @@ export type AskingProgress = BudgetProgress & { readonly lastFailure?: { readonl
  * late; the give-back acts only on the call's own mark, so it gives back nothing of a step that
  * never ran).
  * A call its tool's loop block refuses is refused here too (LOOP_BLOCKED), unasked, as the store
- * step would refuse it after the approval (see refuseBlocked).
+ * step would refuse it after the approval (see refuseBlocked): with no budget to count, the step
+ * reads the block alone (one store round trip per call put to an approver).
  */
 export async function countBeforeAsking(deps: PipelineDeps, turn: TurnContext, tool: ResolvedTool, args: unknown, progress: AskingProgress, warnings: string[]): Promise<GiveBack | undefined> {
   const budgets = deps.guards.budgets;
   // Its token outlives the wait, so that a step answered late is not counted again by the store step's.
   const budget = budgetToCount(budgets?.of(tool), progress, deps.limits.approvalTimeoutMs + tool.timeoutMs + tool.retry.maxBackoffMs + LEASE_MARGIN_MS);
-  if (budget === undefined) return;
-  const scope = turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId };
   const op = loopOp(tool, args);
   // As the store step passes it: a retry of the call's own failure is not blocked.
   const ownRetry = progress.lastFailure?.op === op;
+  if (budget === undefined && ownRetry) return;
+  const scope = turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId };
   let begun;
   try {
     // No claim (nothing runs yet). The block, peeked at only, so that a call refused for the probe
@@ -43,8 +44,13 @@ export async function countBeforeAsking(deps: PipelineDeps, turn: TurnContext, t
     // refusing every other call of the op as "running" while none ran).
     begun = await deps.store.beginAttempt({ scope, op, budget, block: ownRetry ? undefined : { ...loopBlockOf(tool, 0, ''), peek: true } });
   } catch (error) {
-    if (error instanceof StoreUnavailableError) return () => giveBack(deps, tool, scope, budget, progress, warnings, undefined, false);
+    // The store step after the approval reads the block, or fails closed.
+    if (error instanceof StoreUnavailableError) return budget && (() => giveBack(deps, tool, scope, budget, progress, warnings, undefined, false));
     throw error;
+  }
+  if (budget === undefined) {
+    refuseBlocked(tool, begun.streak, begun.probeHeldMs);
+    return undefined;
   }
   if (begun.overBudget) throw overBudget(tool, budget);
   const left = begun.budgetLeft;

@@ -24,8 +24,8 @@ const APPROVALS_FULL = 'Call it again in a while, when fewer approvals are waiti
  * side-effecting call they would refuse or ask about whose idempotency record exists (it ran
  * already) gives an AnsweredByRecord instead: the store step answers it (see unlessRecorded).
  * `beforeAsk`, when given, runs before an approver is asked, with the arguments that would run:
- * the session budget's count (countBeforeAsking), whose refusal ends the attempt unasked and
- * which is given back when the wait ends without approval.
+ * the session budget's count and the loop block's read (countBeforeAsking), whose refusal ends
+ * the attempt unasked, the count given back when the wait ends without approval.
  */
 export function applyPreHooks(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId: string, tool: ResolvedTool, args: unknown, attempt: number, beforeAsk?: BeforeAsk): unknown {
   const decision = deps.guards.preHook(new HookInput(turn, tool, args, attempt));

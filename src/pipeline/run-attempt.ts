@@ -65,7 +65,7 @@ export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   const hookFailure = (error: unknown) => failedBefore(attemptObs, callId, tool, DispatchError.from(error, 'before'), attempt, started, warnings);
   let args: unknown;
   try {
-    args = applyPreHooks(deps, turn, obs, callId, tool, rawArgs, attempt, deps.guards.budgets && ((ready) => countBeforeAsking(deps, turn, tool, ready, progress, warnings)));
+    args = applyPreHooks(deps, turn, obs, callId, tool, rawArgs, attempt, (ready) => countBeforeAsking(deps, turn, tool, ready, progress, warnings));
   } catch (error) {
     return Promise.resolve(hookFailure(error));
   }

@@ -14,7 +14,8 @@ import { recordingObserver, type SeenEvent } from './helpers';
 // approval refused it for the held probe all the same, its count spent. That step only peeks at
 // the probe: the approved call takes it when it runs, and a call waiting for its approver holds
 // nothing (before, it took the probe and gave it back a round trip later; a call arriving between
-// was refused "another call of it is running" while none ran). Real HTTP tool, both stores.
+// was refused "another call of it is running" while none ran). A tool with no budget (or no
+// budget policies at all) has its block read before asking all the same. Real HTTP tool, both stores.
 
 jest.setTimeout(30_000);
 
@@ -46,10 +47,18 @@ tools:
     input_schema: '{"type":"object"}'
     http: { url: "${tools.url}/quote" }
     loop: { failure_warn_threshold: 2, failure_block_threshold: 3, block_cooldown_ms: ${COOLDOWN_MS} }
+  - name: price
+    effect: read_only
+    skip_memoize: true
+    retry: { max_attempts: 1 }
+    primary_parameter: /symbol
+    input_schema: '{"type":"object"}'
+    http: { url: "${tools.url}/quote" }
+    loop: { failure_warn_threshold: 2, failure_block_threshold: 3, block_cooldown_ms: ${COOLDOWN_MS} }
 policies:
   - match: "quote"
     budget: { max_calls_per_session: 6 }
-  - match: "quote"
+  - match: ["quote", "price"]
     when: [{ pointer: /ask, op: exists }]
     decide: ask
     reason: needs ok
@@ -81,11 +90,11 @@ describe.each([['memory'], ['redis'], ['slow memory']] as const)('%s store', (st
 
   let turns = 0;
   /** One call of `session`; `ask`: the rule puts it to an approver, who approves whatever is asked while it runs. */
-  async function call(session: string, symbol: string, ask = false) {
+  async function call(session: string, symbol: string, ask = false, name = 'quote') {
     const id = `${session}-c${++turns}`;
     const args = ask ? { symbol, ask: true } : { symbol };
     let done = false;
-    const turn = d.dispatch.dispatch({ sessionId: session, interactive: true, calls: [{ id, name: 'quote', arguments: JSON.stringify(args) }] }).finally(() => (done = true));
+    const turn = d.dispatch.dispatch({ sessionId: session, interactive: true, calls: [{ id, name, arguments: JSON.stringify(args) }] }).finally(() => (done = true));
     const approved = new Set<string>();
     for (let i = 0; i < 500 && !done; i++) {
       for (const approvalId of asked(events, id)) if (!approved.has(approvalId) && approved.add(approvalId)) await d.dispatch.resolveApproval({ approvalId, approve: true });
@@ -116,6 +125,19 @@ describe.each([['memory'], ['redis'], ['slow memory']] as const)('%s store', (st
     const next = await call(session, 'OTHER');
     expect(kindOf(next)).toBe('ok');
     expect(next.warnings).toContain(`this session has 1 call left of its budget of ${BUDGET}`);
+  });
+
+  test("a tool with no session budget: a call within its block's cool-down is refused unasked too", async () => {
+    const session = `${store}-unbudgeted`;
+    for (let n = 0; n < 3; n++) expect(kindOf(await call(session, 'ACME', false, 'price'))).toBe('TOOL_ERROR');
+    const refused = await call(session, 'ACME', true, 'price');
+    expect(kindOf(refused)).toBe('LOOP_BLOCKED');
+    expect(refused.error!.message).toMatch(/dispatch refuses to run it again for/);
+    expect(asked(events, session)).toEqual([]);
+    // Past the cool-down it is asked about, and runs once approved.
+    await sleep(COOLDOWN_MS + 100);
+    expect(kindOf(await call(session, 'ACME', true, 'price'))).toBe('TOOL_ERROR');
+    expect(asked(events, session)).toHaveLength(1);
   });
 
   test("a call within the block's cool-down is refused unasked", async () => {
@@ -155,4 +177,21 @@ describe.each([['memory'], ['redis'], ['slow memory']] as const)('%s store', (st
     expect(kindOf(probe)).toBe('TOOL_ERROR');
     expect(tools.count('/quote') - before).toBe(1);
   });
+});
+
+test('with no budget policies at all, a call within its block\'s cool-down is refused unasked', async () => {
+  const recording = recordingObserver();
+  const factories = PLUGINS.map((f) => (f === observabilityPlugin ? async () => ({ name: 'recorder', observer: recording.observer }) : f));
+  const unbudgeted = yaml().replace(/ {2}- match: "quote"\n {4}budget: \{ max_calls_per_session: 6 \}\n/, '');
+  expect(unbudgeted).not.toContain('budget:');
+  const d = await startApp(unbudgeted, {}, factories);
+  try {
+    const send = (id: string, args: object) => d.dispatch.dispatch({ sessionId: 'no-budgets', interactive: true, calls: [{ id, name: 'price', arguments: JSON.stringify(args) }] });
+    for (let n = 0; n < 3; n++) expect(kindOf((await send(`nb-${n}`, { symbol: 'ACME' })).results[0]!)).toBe('TOOL_ERROR');
+    const refused = (await send('nb-asked', { symbol: 'ACME', ask: true })).results[0]!;
+    expect(kindOf(refused)).toBe('LOOP_BLOCKED');
+    expect(asked(recording.events, 'nb-')).toEqual([]);
+  } finally {
+    await d.close();
+  }
 });

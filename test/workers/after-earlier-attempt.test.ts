@@ -2,6 +2,7 @@
 // running that said "the call was not executed" says instead that this attempt was not, and that
 // the call may have run; its kind, phase and options are kept (the relayed case end to end:
 // retry-after-reached-relay-down.test.ts).
+import { ReplyError } from 'ioredis';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../../src/errors';
 import { afterEarlierAttempt, noWorkerError, relayDown, relayLostAfterSend, tooLargeWhileRelayDown } from '../../src/executors/worker/worker-errors';
@@ -18,6 +19,11 @@ test('too large while the relay is down: its own words, this attempt not execute
 
 test('the relay down, and no worker, are retold; a refusal from another replica keeps its words and is corrected', () => {
   expect((afterEarlierAttempt('x', relayDown(new Error('gone'))) as DispatchError).message).toBe(`the link to other dispatch replicas (Redis) is down, so no worker could be reached; this attempt was not executed; ${EARLIER}`);
+  // An error reply of Redis's is told by its code only (the rest names Redis's users and commands).
+  const refused = relayDown(new ReplyError("NOPERM User relay has no permissions to run the 'publish' command"));
+  expect(refused.message).toBe('Redis refused to pass the call on to the other dispatch replicas (its error reply NOPERM), so no worker could be reached; the call was not executed');
+  expect((afterEarlierAttempt('x', refused) as DispatchError).message).toBe(`Redis refused to pass the call on to the other dispatch replicas (its error reply NOPERM), so no worker could be reached; this attempt was not executed; ${EARLIER}`);
+  expect(relayDown(new ReplyError('weird reply')).message).toMatch(/^Redis refused .* \(its error reply ERR\)/);
   // True whether the earlier attempt's worker went away or the relay's link was lost after sending it (before: "a worker that went away").
   expect((afterEarlierAttempt('x', noWorkerError('x')) as DispatchError).message).toBe(`no worker is connected any longer for tool "x" to try the call again; ${EARLIER}`);
   const remote = new DispatchError(ErrorKind.TIMEOUT, 'the call reached the replica hosting "x" after its deadline; it was not executed', { phase: 'before', recoverable: true });

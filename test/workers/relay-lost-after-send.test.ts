@@ -5,7 +5,7 @@
 // assigned, no cancel). The first attempt is now cancelled on the hosting replica too.
 // A PUBLISH Redis answers with an error (ReplyError: NOPERM, BUSY) ran nothing, though it was
 // written: it was told "may or may not have run" as well (and a side-effecting call waited for a
-// reply until its deadline). It is now refused as not executed, at once.
+// reply until its deadline). It is now refused as not executed, at once, naming the reply's code.
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { Effect } from '../../gen/dispatch/v1/tool_pb';
 import { startRedis, type TestRedis } from '../helpers/redis-server';
@@ -14,7 +14,7 @@ import { echoAnswer, eventually, type TestWorker } from './worker-harness';
 
 jest.setTimeout(30_000);
 
-const NOT_EXECUTED = 'the link to other dispatch replicas (Redis) is down, so no worker could be reached; the call was not executed';
+const REFUSED = 'Redis refused to pass the call on to the other dispatch replicas (its error reply NOPERM), so no worker could be reached; the call was not executed';
 const reading = { name: 'x_read', inputSchema: '{"type":"object"}', effect: Effect.READ_ONLY, timeoutMs: 6_000 };
 const writing = { name: 'x_write', inputSchema: '{"type":"object"}', effect: Effect.SIDE_EFFECT, timeoutMs: 6_000 };
 
@@ -75,7 +75,8 @@ test('a PUBLISH Redis refuses (NOPERM) ran nothing: a read-only call and a side-
   const ms = Date.now() - started;
   redis!.cli('ACL', 'SETUSER', 'default', '+publish');
   for (const refused of [read, write]) {
-    expect(refused.error?.message).toBe(NOT_EXECUTED);
+    // Told as Redis's refusal (only its code: the rest names Redis's users), not as a link down.
+    expect(refused.error?.message).toBe(REFUSED);
     expect(refused.error).toMatchObject({ kind: ErrorKind.UNAVAILABLE, recoverable: true });
     expect(JSON.parse(refused.output)).toMatchObject({ kind: 'UNAVAILABLE', retry_after_ms: 5_000 });
     expect(refused.attempts).toBe(1);

@@ -31,13 +31,25 @@ const relayDownLater = (suggestion: string) => ({ retryAfterMs: RELAY_DOWN_RETRY
  * rather than at the call's deadline (every such refusal, see tooLargeWhileRelayDown).
  */
 export function relayDown(cause: unknown): DispatchError {
-  const error = relayDownError(cause, 'the call was not executed');
-  retold.set(error, () => relayDownError(cause, `this attempt was not executed; ${EARLIER}`));
+  const why = replyCode(cause);
+  const what = why === undefined ? 'the link to other dispatch replicas (Redis) is down' : `Redis refused to pass the call on to the other dispatch replicas (its error reply ${why})`;
+  const error = relayDownError(cause, what, 'the call was not executed');
+  retold.set(error, () => relayDownError(cause, what, `this attempt was not executed; ${EARLIER}`));
   return error;
 }
 
-function relayDownError(cause: unknown, outcome: string): DispatchError {
-  const error = new DispatchError(ErrorKind.UNAVAILABLE, `the link to other dispatch replicas (Redis) is down, so no worker could be reached; ${outcome}`, {
+/**
+ * The code of an error reply of Redis's (NOPERM, BUSY, OOM: its first word, capitals only), or
+ * undefined for any other failure. Only the code is told: the rest of a reply names Redis's users
+ * and commands, which are no business of the model's (the cause keeps it for the logs).
+ */
+function replyCode(cause: unknown): string | undefined {
+  if (!(cause instanceof Error) || cause.name !== 'ReplyError') return undefined;
+  return /^[A-Z]{2,32}(?= |$)/.exec(cause.message)?.[0] ?? 'ERR';
+}
+
+function relayDownError(cause: unknown, what: string, outcome: string): DispatchError {
+  const error = new DispatchError(ErrorKind.UNAVAILABLE, `${what}, so no worker could be reached; ${outcome}`, {
     phase: 'before',
     recoverable: true,
     cause,

@@ -12,7 +12,7 @@ import { handleScope } from './result-handle';
 import { createSessionEndListeners } from './session-end-listeners';
 import { createSpillBudget } from './spill-budget';
 import { indexChunks, pageOf, type ChunkIndex } from './spilled-text';
-import { StoreUnavailableError, type ClaimOutcome, type SessionScope, type Store } from './store';
+import { DEFAULT_TOKEN_LEASE_MS, StoreUnavailableError, type ClaimOutcome, type SessionScope, type Store } from './store';
 import { WindowBudget } from './window-budget';
 
 export type { MemoryStoreOptions } from './memory-store-options';
@@ -176,7 +176,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       }
       if (!budget) return { streak, claim: CLAIMED, ...probe(true) };
       budgets!.set(budget.id, used + 1);
-      if (budget.token !== undefined) mark(state, `${budget.id}\0${budget.token}`, t + (budget.tokenLeaseMs ?? 600_000), t);
+      if (budget.token !== undefined) mark(state, `${budget.id}\0${budget.token}`, t + (budget.tokenLeaseMs ?? DEFAULT_TOKEN_LEASE_MS), t);
       state.budgetsExpireAt = t + budgetTtlMs;
       keepUntil(state, state.budgetsExpireAt);
       const budgetLeft = budget.max - used - 1;

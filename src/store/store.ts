@@ -112,6 +112,9 @@ export interface LoopBlock {
   readonly peek?: boolean;
 }
 
+/** How long a counted call's token is remembered (BeginAttempt.budget.tokenLeaseMs) when no lease is given: 10 minutes. */
+export const DEFAULT_TOKEN_LEASE_MS = 600_000;
+
 /** A budget of calls per session: its name in the session (one per policy) and its size. */
 export interface SessionBudget {
   readonly id: string;

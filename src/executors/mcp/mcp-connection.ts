@@ -164,8 +164,8 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
   }
 
   /**
-   * Lists the tools of `from` and tells them, one listing at a time and one more after it however many changes were told meanwhile; a list the same as the last one told on `from` is not told again.
-   * A change told on a client not current starts none, nor is its failure logged once retired: a stdio server ignoring its stdin's end closes (and stops its hold timer) ~4 s after.
+   * Lists the tools of `from` and tells them, one listing at a time and one more after it however
+   * many changes were told meanwhile; a list the same as the last one told on `from` is not told again.
    */
   function toolRefresher(from: Client): () => Promise<void> {
     let told: string | undefined;

@@ -84,9 +84,10 @@ interface Http2Internals {
  * dispatch sees what a SIGKILL during the assignment gives (ECONNRESET, rstCode 2, the session
  * destroyed; a reset sent gives rstCode 8, CANCEL, the session up; a SIGKILL after the assignment
  * arrived gives 8 too, with the session closed), so no signal tells the two apart, and such a
- * worker is not blamed (test/workers/crash-not-blamed.test.ts; docs/failures.md). Read from grpc-js 1.14's BaseServerInterceptingCall and Node's Http2Stream, as
- * resetByPeer (work-handler.ts) reads rstCode: should that change, it says false, and a crash is
- * suspected as before (test/workers/crash-not-blamed.test.ts would say so).
+ * worker is not blamed (test/workers/crash-not-blamed.test.ts; docs/failures.md). Read from
+ * grpc-js 1.14's BaseServerInterceptingCall and Node's Http2Stream, as resetByPeer
+ * (work-handler.ts) reads rstCode: should that change, it says false, and a crash is suspected as
+ * before (test/workers/crash-not-blamed.test.ts would say so).
  */
 export function connectionWatch(call: object): () => boolean {
   try {

@@ -1,7 +1,6 @@
 import { answerWithin } from '../../pipeline';
 import { closeWithin, connectRedis, createOrderedPublisher, createWatchedSubscriber, PublishStalledError } from '../../store/redis';
 import { randomUUID } from 'node:crypto';
-import { ReplyError } from 'ioredis';
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import type { ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
 import { DispatchError } from '../../errors';
@@ -13,7 +12,7 @@ import { createHostWatch, subscriberCount } from './host-watch';
 import { fromWire, parseRelayMessage, toWire, type RelayMessage } from './relay-messages';
 import { createRouteTable } from './route-table';
 import { createSpecSync, SPECS_KEY } from './spec-sync';
-import { noWorkerError, relayDown, relayLostAfterSend, triedElsewhere } from './worker-errors';
+import { noWorkerError, redisReplyCode, relayDown, relayLostAfterSend, triedElsewhere } from './worker-errors';
 import { createListenerChecks } from './relay-listeners';
 import { trackClients } from './relay-close';
 import { startInBackground, watchConnectionLoss } from './relay-start';
@@ -220,7 +219,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
           // replica runs no copy twice); a read-only one written fails at once, saying it may have
           // run (relayLostAfterSend: retried, harmless). Only one never written, or refused by Redis
           // (an error reply, ReplyError: BUSY, NOPERM; before, told "may have run"), was not executed.
-          const written = sent && !(error instanceof ReplyError);
+          const written = sent && redisReplyCode(error) === undefined;
           if (error instanceof PublishStalledError || (written && !request.readOnly)) receivers = true;
           else {
             const refusal = written ? relayLostAfterSend(request.tool, error) : relayDown(error);

@@ -20,8 +20,8 @@ const RELAY_DOWN_RETRY_AFTER_MS = 5_000;
  * A refusal for the relay being down, whether known before the call was forwarded
  * (WorkerRelay.reachable) or met by the forward (not subscribed yet, the connection lost during
  * the route lookup or before the PUBLISH was written, or Redis answered the PUBLISH with an error;
- * lost after it was written, see relayLostAfterSend): a retry within the turn would find it down still (ioredis
- * waits before reconnecting), so the model is told to call again later.
+ * lost after it was written, see relayLostAfterSend): a retry within the turn would find it down
+ * still (ioredis waits before reconnecting), so the model is told to call again later.
  */
 const relayDownLater = (suggestion: string) => ({ retryAfterMs: RELAY_DOWN_RETRY_AFTER_MS, notRetriedWithinTurn: true, suggestion: `Try again in ${RELAY_DOWN_RETRY_AFTER_MS / 1000} seconds or later: ${suggestion}.` });
 
@@ -31,7 +31,7 @@ const relayDownLater = (suggestion: string) => ({ retryAfterMs: RELAY_DOWN_RETRY
  * rather than at the call's deadline (every such refusal, see tooLargeWhileRelayDown).
  */
 export function relayDown(cause: unknown): DispatchError {
-  const why = replyCode(cause);
+  const why = redisReplyCode(cause);
   const what = why === undefined ? 'the link to other dispatch replicas (Redis) is down' : `Redis refused to pass the call on to the other dispatch replicas (its error reply ${why})`;
   const error = relayDownError(cause, what, 'the call was not executed');
   retold.set(error, () => relayDownError(cause, what, `this attempt was not executed; ${EARLIER}`));
@@ -39,11 +39,12 @@ export function relayDown(cause: unknown): DispatchError {
 }
 
 /**
- * The code of an error reply of Redis's (NOPERM, BUSY, OOM: its first word, capitals only), or
- * undefined for any other failure. Only the code is told: the rest of a reply names Redis's users
- * and commands, which are no business of the model's (the cause keeps it for the logs).
+ * The code of an error reply of Redis's (ioredis's ReplyError: NOPERM, BUSY, OOM, its first word,
+ * capitals only), or undefined for any other failure (the connection lost, a timeout): Redis
+ * refused the command, so it ran nothing. Only the code is told: the rest of a reply names
+ * Redis's users and commands, which are no business of the model's (the cause keeps it for the logs).
  */
-function replyCode(cause: unknown): string | undefined {
+export function redisReplyCode(cause: unknown): string | undefined {
   if (!(cause instanceof Error) || cause.name !== 'ReplyError') return undefined;
   return /^[A-Z]{2,32}(?= |$)/.exec(cause.message)?.[0] ?? 'ERR';
 }

@@ -4,7 +4,7 @@ import { throttledWarn, type Logger } from '../../log';
 import { rememberLastObject, rememberRecentTexts } from '../remember';
 import { createSessionEndListeners } from '../session-end-listeners';
 import { handleScope } from '../result-handle';
-import type { BeginAttempt, BeginAttemptResult, FinishAttempt, FinishAttemptResult, LoopStreak, SessionScope, Store } from '../store';
+import { DEFAULT_TOKEN_LEASE_MS, type BeginAttempt, type BeginAttemptResult, type FinishAttempt, type FinishAttemptResult, type LoopStreak, type SessionScope, type Store } from '../store';
 import type { RedisClient } from './connect';
 import { batchWrites } from './batch-writes';
 import { createLiveClaims } from './live-claims';
@@ -185,7 +185,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
           block ? (block.peek ? 0 : Math.max(1, Math.ceil(block.leaseMs))) : '', // 0: peek, take none
           budget?.token ?? '',
           block?.holder ?? '',
-          budget?.token ? Math.max(1, Math.ceil(budget.tokenLeaseMs ?? 600_000)) : '', // the token's mark's life (10 min: no lease given)
+          budget?.token ? Math.max(1, Math.ceil(budget.tokenLeaseMs ?? DEFAULT_TOKEN_LEASE_MS)) : '', // the token's mark's life
         ]),
       ).catch((error: unknown) => {
         // A claim that got no answer may still reach Redis and hold its key for the whole lease:

@@ -91,17 +91,16 @@ export function defineApprovalScripts(client: RedisClient): void {
  * why its spill was refused (0: it was not), the streak's age, wait left and toldRun (see streakOf).
  */
 export function attemptScripts(): { begin: StoreScript; finish: StoreScript } {
-  const lib = readScript('session-lib.lua');
-  return { begin: storeScript(`${lib}\n${readScript('begin-attempt.lua')}`, 6), finish: storeScript(`${lib}\n${readScript('finish-attempt.lua')}`, 7) };
+  return { begin: storeScript(withSessionLib('begin-attempt.lua'), 6), finish: storeScript(withSessionLib('finish-attempt.lua'), 7) };
 }
+
+/** The store script `file`, prefixed by session-lib.lua (the helpers every session script shares). */
+const withSessionLib = (file: string): string => `${readScript('session-lib.lua')}\n${readScript(file)}`;
 
 /**
  * Defines the store's other Lua scripts on a client, each prefixed by session-lib.lua. ioredis then sends
  * EVALSHA (EVAL only the first time on a connection, or after Redis lost its script cache).
  */
 export function defineScripts(client: RedisClient): void {
-  const lib = readScript('session-lib.lua');
-  for (const [command, file, numberOfKeys] of SCRIPTS) {
-    client.defineCommand(command, { lua: `${lib}\n${readScript(file)}`, numberOfKeys });
-  }
+  for (const [command, file, numberOfKeys] of SCRIPTS) client.defineCommand(command, { lua: withSessionLib(file), numberOfKeys });
 }

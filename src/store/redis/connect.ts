@@ -2,6 +2,7 @@ import { Cluster, Redis, type Callback, type RedisOptions } from 'ioredis';
 import type { Logger } from '../../log';
 import { aclProbe, warnRefusedCommands } from './acl-probe';
 import { dropDeadSockets } from './dead-sockets';
+import { dropConnections } from './end-client';
 import { closeFailoverDetector } from './failover-detector';
 import { aclProblem, misconfiguration, RedisConfigError, selectFailed, warnMisconfigured, type ConfigContext } from './misconfiguration';
 import { parseRedisUrlWithSources, type RedisTarget } from './redis-url';
@@ -226,7 +227,9 @@ export const nodeAddress = (node: Redis) => `${node.options.host ?? ''}:${String
 export function whenReady(client: RedisClient, timeoutMs: number): Promise<boolean> {
   const state = problems.get(client);
   const refused = (problem: string) => {
-    client.disconnect();
+    // Every connection, a socket being made too: disconnect() only ended that one once it
+    // connected, with a 'connect' after the rejection (seen once in CI).
+    dropConnections(client);
     return new RedisConfigError(problem);
   };
   if (state?.problem !== undefined) return Promise.reject(refused(state.problem));

@@ -16,8 +16,9 @@ import type { Out } from './dispatchctl';
 import { RESULT_ERROR, USAGE, type CommandFlags } from './dispatchctl-usage';
 
 /**
- * Runs `command` (its arguments `args`) with the flags given; resolves with the exit code. Loaded
- * by dispatchctl's main once the command line parses and names a command.
+ * Runs `command` (its arguments `args`, which hold what checkCommand asked of them) with the flags
+ * given; resolves with the exit code. Loaded by dispatchctl's main once checkCommand passed the
+ * command line; `command` is the name it gave (`tools list`, `call`, ...).
  */
 export async function runCommand(command: string, args: readonly string[], values: CommandFlags, out: Out, err: Out): Promise<number> {
   let connection: Connection;
@@ -35,7 +36,7 @@ export async function runCommand(command: string, args: readonly string[], value
   const dispatch = createDispatchClient(address, credentials);
   const registry = createRegistryClient(address, credentials);
   try {
-    switch (`${command} ${args[0] ?? ''}`.trim()) {
+    switch (command) {
       case 'tools list': {
         let listed = 0;
         for await (const { tools, warnings } of allPages((pageToken) => registry.listTools({ pageToken }, options))) {
@@ -47,7 +48,6 @@ export async function runCommand(command: string, args: readonly string[], value
         return 0;
       }
       case 'tools register': {
-        if (!args[1]) throw new UsageError('tools register needs FILE');
         // Required here: the config's parser (YAML, JSON Schema, RE2) is for this command alone.
         const { parseConfig } = require('../config/load-config') as typeof LoadConfigModule;
         const { tools } = parseConfig(readFileSync(args[1] === '-' ? 0 : args[1], 'utf8'), args[1]);
@@ -57,30 +57,22 @@ export async function runCommand(command: string, args: readonly string[], value
         return 0;
       }
       case 'tools remove': {
-        if (!args[1]) throw new UsageError('tools remove needs NAME');
         const { removed } = await registry.removeTool({ name: args[1] }, options);
         out(removed ? `removed ${terminalWord(args[1])}` : `no tool ${terminalWord(args[1])} was registered by RPC`);
         return removed ? 0 : 1;
       }
-      default:
-        break;
-    }
-    switch (command) {
       case 'call': {
         const [name, json = '{}'] = args;
-        if (!name) throw new UsageError('call needs TOOL and JSON');
         const { results } = await dispatch.dispatch({ sessionId, calls: [{ id: 'call_1', name, arguments: json }] }, options);
         results.forEach((r) => out(formatResult(r)));
         return results.some((r) => r.isError) ? RESULT_ERROR : 0;
       }
       case 'dispatch': {
-        if (!args[0]) throw new UsageError('dispatch needs FILE');
         const { results } = await dispatch.dispatch(readTurnFile(args[0], { sessionId, parallel: values.parallel ?? false }), options);
         results.forEach((r) => out(formatResult(r)));
         return results.some((r) => r.isError) ? RESULT_ERROR : 0;
       }
       case 'read': {
-        if (!args[0]) throw new UsageError('read needs HANDLE');
         let offset = uint32Argument(args[1] ?? '0', 'OFFSET');
         const pages: string[] = [];
         for (;;) {
@@ -93,7 +85,6 @@ export async function runCommand(command: string, args: readonly string[], value
         return 0;
       }
       case 'end-session':
-        if (!args[0]) throw new UsageError('end-session needs SESSION');
         await dispatch.endSession({ sessionId: args[0] }, options);
         out(`session ${terminalWord(args[0])} ended`);
         return 0;
@@ -109,7 +100,6 @@ export async function runCommand(command: string, args: readonly string[], value
         return 0;
       }
       case 'parse': {
-        if (!args[0]) throw new UsageError('parse needs FILE');
         return parseCommand(args[0], out, { err });
       }
       case 'events': {

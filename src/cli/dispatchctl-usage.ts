@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { UsageError } from './usage';
 
 // What dispatchctl needs to read its command line, answer --help and refuse a bad flag, apart from
 // the commands (gRPC, the clients, the event formatting), which load only once there is one to run.
@@ -83,3 +84,31 @@ export function parseCommandLine(argv: readonly string[]) {
 
 /** The flags of a command line, as parseCommandLine gives them. */
 export type CommandFlags = ReturnType<typeof parseCommandLine>['values'];
+
+/** Each command dispatchctl runs, with what it needs after its name (none for an optional one). */
+const COMMANDS: ReadonlyMap<string, string | undefined> = new Map([
+  ['tools list', undefined],
+  ['tools register', 'FILE'],
+  ['tools remove', 'NAME'],
+  ['stats', undefined],
+  ['call', 'TOOL and JSON'],
+  ['dispatch', 'FILE'],
+  ['read', 'HANDLE'],
+  ['end-session', 'SESSION'],
+  ['approvals', undefined],
+  ['parse', 'FILE'],
+  ['events', undefined],
+]);
+
+/**
+ * Throws a UsageError when `command` is none of dispatchctl's, or lacks the argument it needs:
+ * checked before the commands (and gRPC) load. Resolves `tools`' subcommand into the name.
+ */
+export function checkCommand(command: string, args: readonly string[]): string {
+  const name = command === 'tools' && args[0] !== undefined ? `tools ${args[0]}` : command;
+  if (!COMMANDS.has(name)) throw new UsageError(`unknown command "${command}"`);
+  const needs = COMMANDS.get(name);
+  const given = name.startsWith('tools ') ? args[1] : args[0];
+  if (needs !== undefined && !given) throw new UsageError(`${name} needs ${needs}`);
+  return name;
+}

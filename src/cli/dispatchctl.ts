@@ -1,5 +1,5 @@
 import type * as CommandsModule from './dispatchctl-commands';
-import { parseCommandLine, USAGE } from './dispatchctl-usage';
+import { checkCommand, parseCommandLine, USAGE } from './dispatchctl-usage';
 
 export { RESULT_ERROR } from './dispatchctl-usage';
 
@@ -9,20 +9,22 @@ export type Out = (line: string) => void;
 /** Runs one dispatchctl command; resolves with the exit code (non-zero on a hard error). */
 export async function main(argv: readonly string[], out: Out = (l) => process.stdout.write(`${l}\n`), err: Out = (l) => process.stderr.write(`${l}\n`)): Promise<number> {
   let parsed;
+  let name: string | undefined;
   try {
     parsed = parseCommandLine(argv);
+    const [command, ...args] = parsed.positionals;
+    if (!parsed.values.help && command !== undefined) name = checkCommand(command, args);
   } catch (error) {
     err(`dispatchctl: ${(error as Error).message}\n${USAGE}`);
     return 2;
   }
   const { values, positionals } = parsed;
-  const [command, ...args] = positionals;
-  if (values.help || !command) {
+  if (values.help || name === undefined) {
     out(USAGE);
     return values.help ? 0 : 2;
   }
-  // Only now, a command to run: the commands load gRPC and the clients, which --help and a bad flag
+  // Only now, a command that can run: the commands load gRPC and the clients, which --help and a bad flag
   // do without. require, not import(): TypeScript keeps import() as an ES import in CommonJS output.
   const { runCommand } = require('./dispatchctl-commands') as typeof CommandsModule;
-  return runCommand(command, args, values, out, err);
+  return runCommand(name, positionals.slice(1), values, out, err);
 }

@@ -57,3 +57,31 @@ test('dispatchctl: --help, no command and a bad flag load no gRPC', () => {
   expect({ code: bad.code, loaded: bad.loaded }).toEqual({ code: 2, loaded: [] });
   expect(bad.stderr).toMatch(/^dispatchctl: Unknown option '--bogus'.*\nusage: dispatchctl /s);
 });
+
+test('dispatchctl: an unknown command and a command missing its argument load no gRPC (exit 2, the usage shown)', () => {
+  const cases: Array<[string[], string]> = [
+    [['bogus'], 'unknown command "bogus"'],
+    [['tools'], 'unknown command "tools"'],
+    [['tools', 'bogus'], 'unknown command "tools"'],
+    [['tools', 'register'], 'tools register needs FILE'],
+    [['tools', 'remove'], 'tools remove needs NAME'],
+    [['call'], 'call needs TOOL and JSON'],
+    [['call', ''], 'call needs TOOL and JSON'],
+    [['dispatch'], 'dispatch needs FILE'],
+    [['read'], 'read needs HANDLE'],
+    [['end-session'], 'end-session needs SESSION'],
+    [['parse'], 'parse needs FILE'],
+  ];
+  for (const [args, message] of cases) {
+    const got = run('dispatchctl', args);
+    expect({ args, code: got.code, stdout: got.stdout, loaded: got.loaded }).toEqual({ args, code: 2, stdout: '', loaded: [] });
+    expect(got.stderr.startsWith(`dispatchctl: ${message}\nusage: dispatchctl `)).toBe(true);
+  }
+});
+
+test('dispatchctl: a command with what it needs goes on to load the commands (here it fails to connect: exit 1)', () => {
+  const got = run('dispatchctl', ['--address', '127.0.0.1:1', '--timeout', '2', 'call', 'echo', '{}']);
+  expect(got.code).toBe(1);
+  expect(got.stderr).toMatch(/^dispatchctl: (UNAVAILABLE|DEADLINE_EXCEEDED): /);
+  expect(got.loaded).toContain('@grpc/grpc-js');
+});

@@ -13,6 +13,12 @@ export interface BudgetProgress {
   budgetsCounted?: Set<string>;
   /** The call's token for its budgets, made at its first attempt under one (see budgetToCount). */
   budgetToken?: string;
+  /**
+   * Gives back the count taken before the call's approver was asked (countBeforeAsking), until
+   * the attempt's store step: a call approved while another call took the op's probe is refused
+   * for it, counted nowhere, as a call refused so unasked is.
+   */
+  countedBeforeAsking?: () => Promise<void>;
 }
 
 /**

@@ -64,7 +64,7 @@ export async function countBeforeAsking(deps: PipelineDeps, turn: TurnContext, t
   if (!ownRetry) refuseBlocked(tool, begun.streak, begun.probeHeldMs);
   if (left === undefined) return undefined;
   const warning = warnings.length > warned ? warnings[warned] : undefined;
-  return () => giveBack(deps, tool, scope, budget, progress, warnings, warning);
+  return (progress.countedBeforeAsking = () => giveBack(deps, tool, scope, budget, progress, warnings, warning));
 }
 
 /**
@@ -88,6 +88,7 @@ function refuseBlocked(tool: ResolvedTool, streak: LoopStreak, probeHeldMs: numb
  * fails here leaves the count spent (logged), as before there was this step; this never rejects.
  */
 async function giveBack(deps: PipelineDeps, tool: ResolvedTool, scope: SessionScope, budget: CountedBudget, progress: BudgetProgress, warnings: string[], warning: string | undefined, heard = true): Promise<void> {
+  progress.countedBeforeAsking = undefined;
   try {
     // The count this replica keeps for a store outage (SessionBudgets.counted) follows the store's,
     // when it heard of the count (a step answered late told it nothing).

@@ -94,7 +94,7 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
     return errorResult(call.id, call.name, DispatchError.from(error, 'before'), 0, since(started));
   }
   // Its shape fixed from the start (a field added later would change it on the hot path).
-  const progress: CallProgress = { budgetsCounted: undefined, lastFailure: undefined, ranAndFailed: undefined };
+  const progress: CallProgress = { budgetsCounted: undefined, lastFailure: undefined, ranAndFailed: undefined, countedBeforeAsking: undefined };
   // The tools this call has run on: a fallback never leads back to one of them. Made at the first
   // correction (a Set per call measured ~2% of a parallel turn's allocations).
   let tried: Set<string> | undefined;

@@ -136,6 +136,8 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     // A call counts against its tool's budget once, at its first attempt of a tool under that
     // budget that gets this far (one refused by a cap or a rate limit before it did not count).
     // One answered from its record is not counted (and, its record gone, is refused uncounted).
+    const askedCount = progress.countedBeforeAsking;
+    if (askedCount) progress.countedBeforeAsking = undefined;
     budget = recordOnly ? undefined : budgetToCount(deps.guards.budgets?.of(tool), progress, tool.timeoutMs + tool.retry.maxBackoffMs + LEASE_MARGIN_MS);
     let begun = deps.store.beginAttempt({ scope, op, claim: wantClaim ? { key: callKey.value, leaseMs: tool.timeoutMs + LEASE_MARGIN_MS, owner } : undefined, budget, block: ownRetry ? undefined : loopBlockOf(tool, tool.timeoutMs + LEASE_MARGIN_MS, owner) });
     if (begun instanceof Promise) begun = await begun;
@@ -146,6 +148,8 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
       budgetWarning(tool, budget!, begun.budgetLeft, warnings);
     }
     ({ streak, claim, probeHeldMs, probeClaimed: probeTaken } = begun);
+    // Refused for the probe another call took while it waited for its approver: counted nowhere.
+    if (probeHeldMs !== undefined) await askedCount?.();
     toldBefore = toldInTurn(turn, op);
     claimed = claim?.state === 'claimed';
   } catch (error) {
@@ -183,8 +187,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   }
   // Its memo entry went stale while the store answered (a write, a session end): it takes its slot and turn now, and begins again.
   if (skip?.memoized && !memoServes(deps.guards.memo!, callKey.local, skip.memoized)) return giveBackTaken().then(() => gated(deps.guards.slots, deps.guards.rates, tool, turn, () => attemptWith(deps, turn, obs, attemptObs, callId, tool, args, attempt, warnings, started, progress, callKey, wantClaim, undefined), (e) => failedBefore(attemptObs, callId, tool, DispatchError.from(e, 'before'), attempt, started, warnings)));
-  // A record answers before the breaker gate: its call does not reach the tool, whatever the
-  // breaker says (nor takes a half-open probe).
+  // A record answers before the breaker gate: its call does not reach the tool (nor takes a half-open probe).
   if (claim?.state === 'completed') {
     obs.replay(attempt);
     const result = replayedResult(callId, claim.result, attempt, Math.round(performance.now() - started));
@@ -196,8 +199,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   }
   const refusal = claimRefusal(claim);
   if (refusal) return failedBefore(attemptObs, callId, tool, refusal, attempt, started, warnings);
-  // A side-effecting attempt that took no claim (its breaker was open when it began) never runs,
-  // even if the breaker let calls through again while the store answered.
+  // A side-effecting attempt that took no claim (its breaker was open at its start) never runs, even if the breaker let calls through since.
   const ticket = wantClaim || tool.readOnly ? deps.guards.breaker.tryAcquire(breaker, tool.timeoutMs) : undefined;
   if (ticket === undefined) {
     await giveBackTaken();

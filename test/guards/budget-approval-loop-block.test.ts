@@ -14,7 +14,9 @@ import { recordingObserver, type SeenEvent } from './helpers';
 // approval refused it for the held probe all the same, its count spent. That step only peeks at
 // the probe: the approved call takes it when it runs, and a call waiting for its approver holds
 // nothing (before, it took the probe and gave it back a round trip later; a call arriving between
-// was refused "another call of it is running" while none ran). A tool with no budget (or no
+// was refused "another call of it is running" while none ran). So another call can take the probe
+// while one waits for its approver: approved then, that one is refused for the probe, and the
+// count taken before asking goes back (before, it stayed spent). A tool with no budget (or no
 // budget policies at all) has its block read before asking all the same. Real HTTP tool, both stores.
 
 jest.setTimeout(30_000);
@@ -165,6 +167,32 @@ describe.each([['memory'], ['redis'], ['slow memory']] as const)('%s store', (st
     expect(asked(events, id)).toHaveLength(1);
     await d.dispatch.resolveApproval({ approvalId: asked(events, id)[0]!, approve: false });
     expect(kindOf((await waiting).results[0]!)).toBe('BLOCKED');
+  });
+
+  test('a call approved while another call runs as the probe is refused for it, and its count given back', async () => {
+    const session = `${store}-approved-held`;
+    await block(session);
+    await sleep(COOLDOWN_MS + 100);
+    const before = tools.count('/quote');
+    const id = `${session}-asked`;
+    // The 4th count, taken before its approver is asked.
+    const waiting = d.dispatch.dispatch({ sessionId: session, interactive: true, calls: [{ id, name: 'quote', arguments: '{"symbol":"ACME","ask":true}' }] });
+    for (let i = 0; i < 200 && asked(events, id).length === 0; i++) await sleep(10);
+    expect(asked(events, id)).toHaveLength(1);
+    // The probe (the 5th count) runs for ANSWER_MS; the asked call is approved meanwhile.
+    const probe = call(session, 'ACME');
+    await sleep(150);
+    await d.dispatch.resolveApproval({ approvalId: asked(events, id)[0]!, approve: true });
+    const refused = (await waiting).results[0]!;
+    expect(kindOf(refused)).toBe('LOOP_BLOCKED');
+    expect(refused.error!.message).toMatch(/another call of it is running once more now/);
+    expect(refused.warnings.filter((w) => w.includes('of its budget'))).toEqual([]);
+    expect(kindOf(await probe)).toBe('TOOL_ERROR');
+    expect(tools.count('/quote') - before).toBe(1);
+    // Given back: this is the 5th count, one call left. Before, the refused call stayed the 4th.
+    const next = await call(session, 'OTHER');
+    expect(kindOf(next)).toBe('ok');
+    expect(next.warnings).toContain(`this session has 1 call left of its budget of ${BUDGET}`);
   });
 
   test('after the cool-down, the call asked about runs as the probe once approved: the step before asking took no probe', async () => {

@@ -60,6 +60,11 @@ export class LiveSessions<S extends Expires> {
     return this.sessions.size;
   }
 
+  /** The steady clock's time at the latest {@link get} or {@link add} given a time (see the class). */
+  get steadyNow(): number {
+    return this.latest;
+  }
+
   /** The session kept as `key`; `t`, when the caller uses it now (moves its `heldUntil` on), is the time of that use. */
   get(key: string, t?: number): S | undefined {
     this.noteUse();

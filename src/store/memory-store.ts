@@ -38,6 +38,8 @@ interface SessionState {
   expiresAt: number;
   /** Its last call plus `sessionHoldSeconds`: until then only its own tenant's sessions can push it out. */
   heldUntil: number;
+  /** `heldUntil` on the steady clock of LiveSessions, which WindowBudget reads too (the wall clock may step back). */
+  heldOnSteady: number;
   /** Calls counted per budget (`budget:` policies), by budget id, until `budgetsExpireAt`. */
   budgets?: Map<string, number>;
   budgetsExpireAt: number;
@@ -134,9 +136,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       keepUntil(state, t + windowTtlMs);
       state.heldUntil = t + holdMs;
     } else {
-      state = { tenant: scope.tenant, expiresAt: t + windowTtlMs, heldUntil: t + holdMs, budgetsExpireAt: 0, window: new StreakIndex(), windowExpiresAt: 0 };
+      state = { tenant: scope.tenant, expiresAt: t + windowTtlMs, heldUntil: t + holdMs, heldOnSteady: 0, budgetsExpireAt: 0, window: new StreakIndex(), windowExpiresAt: 0 };
       sessions.add(key, state, t);
     }
+    state.heldOnSteady = sessions.steadyNow + holdMs;
     // Expired as on Redis: a loop window lives its TTL after its last record.
     if (state.windowExpiresAt !== 0 && state.windowExpiresAt <= t) {
       windowEntries.forget(state);
@@ -197,7 +200,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
         const until = record.waitMs === undefined ? 0 : t + record.waitMs;
         state.window.add(key, windowKey(record.result), record.failed, record.counts !== false, t, until, record.retry === true, record.window);
         state.windowExpiresAt = t + windowTtlMs;
-        windowEntries.recorded(state, t);
+        windowEntries.recorded(state, t, sessions.steadyNow);
       }
       if (spill) {
         const results = (state.results ??= new Map<string, Expiring<Spilled>>());

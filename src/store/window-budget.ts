@@ -5,8 +5,8 @@ import { waterLevel } from './water-level';
 /** What {@link WindowBudget} needs of a session: its tenant, its hold and its loop window. */
 export interface WindowHolder {
   readonly tenant: string;
-  /** Its last call plus the hold (LiveSessions): until then it counts as in use. */
-  heldUntil: number;
+  /** Its last call plus the hold, on the steady clock of LiveSessions: until then it counts as in use. */
+  heldOnSteady: number;
   window: StreakIndex;
   /** When its window starts again empty (0: empty). */
   windowExpiresAt: number;
@@ -16,7 +16,9 @@ export interface WindowHolder {
  * Bounds the loop-window entries the memory store holds across all sessions. A window is useful
  * only whole (a streak is counted over its newest entries), so past the bound whole windows
  * restart empty, until a tenth below it (so that the pass, O(windows), is rare and the cost per
- * record flat): first those of sessions idle past their hold (or evicted for room, or expired),
+ * record flat): first those of sessions idle past their hold (read on the steady clock, as
+ * LiveSessions reads it: after the wall clock stepped back, sessions idle before still are), or
+ * evicted for room, or expired,
  * least recently recorded first; then, if every window left belongs to a session in use, the least
  * recently recorded ones of the tenants holding the most entries, down to an equal share, as
  * LiveSessions does for sessions: so another tenant's traffic restarts the window of a session in
@@ -35,14 +37,17 @@ export class WindowBudget<S extends WindowHolder> {
     return this.total;
   }
 
-  /** Counts `session`'s window after a record at `t`, restarting windows while over the bound. */
-  recorded(session: S, t: number): void {
+  /**
+   * Counts `session`'s window after a record at `t` (wall clock: window expiries) and `now` (the
+   * steady clock of holds), restarting windows while over the bound.
+   */
+  recorded(session: S, t: number, now: number): void {
     const before = this.windows.get(session) ?? 0;
     const size = session.window.size;
     this.windows.delete(session);
     this.windows.set(session, size);
     this.total += size - before;
-    if (this.total > this.max) this.trim(session, t);
+    if (this.total > this.max) this.trim(session, t, now);
   }
 
   /** Uncounts `session`'s window: it restarted empty, or the session ended. */
@@ -64,11 +69,11 @@ export class WindowBudget<S extends WindowHolder> {
     session.windowExpiresAt = 0;
   }
 
-  private trim(current: S, t: number): void {
+  private trim(current: S, t: number, now: number): void {
     const target = Math.floor(this.max * TRIM_TO);
     for (const session of this.windows.keys()) {
       if (this.total <= target) return;
-      if (session !== current && (session.heldUntil <= t || session.windowExpiresAt <= t)) this.restart(session);
+      if (session !== current && (session.heldOnSteady <= now || session.windowExpiresAt <= t)) this.restart(session);
     }
     const byTenant = new Map<string, number>();
     for (const [session, counted] of this.windows) byTenant.set(session.tenant, (byTenant.get(session.tenant) ?? 0) + counted);

@@ -75,6 +75,23 @@ test('maxWindowEntries: with every session in use, another tenant\'s traffic res
   await store.close();
 });
 
+test('maxWindowEntries: after the wall clock steps back, the window of a session idle before the step restarts first, not one in use', async () => {
+  let t = 0;
+  const store = createMemoryStore({ maxWindowEntries: 10, sessionHoldSeconds: 60, now: () => t });
+  record(store, scopeOf('b', 'idle'), 3); // its hold ends at 60 s
+  t = 100_000;
+  record(store, scopeOf('a', 'a1'), 3);
+  t = 50_000; // stepped back 50 s: on the wall clock, b's session looks held again
+  record(store, scopeOf('a', 'a2'), 3);
+  record(store, scopeOf('a', 'a3'), 2); // 11 entries
+  // Before, idleness was read on the wall clock: b's window stayed, and a, over its equal share, lost a1's.
+  expect(await streak(store, scopeOf('b', 'idle'))).toBe(0);
+  expect(await streak(store, scopeOf('a', 'a1'))).toBe(3);
+  expect(await streak(store, scopeOf('a', 'a2'))).toBe(3);
+  expect(await streak(store, scopeOf('a', 'a3'))).toBe(2);
+  await store.close();
+});
+
 // The reviewer's fill: each call writes its loop-window record and its memory entry (a 2,000-char
 // argument, a 3,000-char output: ~1,031 characters), 200 per session, under the Helm chart's heap.
 const FILL = `

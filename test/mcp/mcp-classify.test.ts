@@ -2,7 +2,7 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { Effect } from '../../gen/dispatch/v1/tool_pb';
-import { classifyMcpError, effectOf, importTools, inputSchemaText, parseMcpServers, resultText } from '../../src/executors/mcp';
+import { classifyMcpError, effectOf, importTools, inputSchemaText, noteDropped, parseMcpServers, resultText } from '../../src/executors/mcp';
 import { createSchemaCompiler, createToolRegistry } from '../../src/registry';
 
 const classify = (error: unknown) => {
@@ -28,6 +28,25 @@ describe('MCP failures by phase', () => {
     ['anything else', new Error('weird'), { kind: 'UNEXPECTED', phase: 'after', recoverable: false, broken: false }],
   ])('classifies %s', (_what, error, expected) => {
     expect(classify(error)).toEqual(expected);
+  });
+});
+
+describe('a call lost on a connection dispatch dropped', () => {
+  const lost = new McpError(ErrorCode.ConnectionClosed, 'Connection closed');
+  const message = (client?: object) => classifyMcpError(lost, 'files', 'stdio', client).error.message;
+
+  it('says why it was dropped: the first reason given, 500 characters at most', () => {
+    const client = {};
+    expect(message(client)).toBe('the connection to MCP server "files" was lost mid-request');
+    noteDropped(client, 'the MCP server sent more than 1000 requests a second (burst 1000)');
+    noteDropped(client, 'a later reason');
+    expect(message(client)).toBe('the connection to MCP server "files" was lost mid-request (the MCP server sent more than 1000 requests a second (burst 1000))');
+    const long = {};
+    noteDropped(long, `listing its tools failed: ${'x'.repeat(2_000)}`);
+    expect(message(long)).toBe(`the connection to MCP server "files" was lost mid-request (listing its tools failed: ${'x'.repeat(500 - 'listing its tools failed: '.length)}...)`);
+    // Another client, or none: no reason.
+    expect(message({})).toBe('the connection to MCP server "files" was lost mid-request');
+    expect(message()).toBe('the connection to MCP server "files" was lost mid-request');
   });
 });
 

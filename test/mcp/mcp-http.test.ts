@@ -51,7 +51,7 @@ describe('an MCP server over Streamable HTTP', () => {
     const crashed = await run(t, 'web.crash', '{}');
     expect(crashed.error?.kind).toBe(ErrorKind.UNAVAILABLE);
     expect(crashed.attempts).toBe(1);
-    expect(crashed.error?.message).toBe('the connection to MCP server "web" was lost mid-request');
+    expect(crashed.error?.message).toBe('the connection to MCP server "web" was lost mid-request (SSE stream disconnected: TypeError: terminated)');
     const down = await run(t, 'web.write', '{"text":"while down"}');
     expect(down.error?.kind).toBe(ErrorKind.UNAVAILABLE);
     expect(down.error?.message).toBe('MCP server "web" is not connected (it is down or reconnecting); the call was not executed');

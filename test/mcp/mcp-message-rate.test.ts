@@ -104,6 +104,8 @@ test('a server flooding requests and notifications while a call runs is dropped 
   expect(lost).toHaveLength(1);
   expect(String(lost[0]!.fields.reason)).toBe('the MCP server sent more than 1000 requests a second (burst 1000)');
   expect(lost[0]!.fields.server).toBe('chatty');
+  // The call lost on it says why (before, "was lost mid-request" alone).
+  expect((outcome as Error).message).toBe('the connection to MCP server "chatty" was lost mid-request (the MCP server sent more than 1000 requests a second (burst 1000))');
   // Reconnected with its backoff; a call that does not flood then succeeds.
   expect(await until(() => connection!.connected() && starts().length >= 2, 10_000)).toBe(true);
   expect((await connection.call('echo', { a: 1 }, callCtx())).isError).toBeFalsy();
@@ -241,6 +243,7 @@ test('a connection whose server floods answers to ids never used is dropped, log
   const lost = logger.lines.filter((l) => l.message.includes('connection lost'));
   expect(lost).toHaveLength(1);
   expect(lost[0]!.fields).toMatchObject({ server: 'chatty', reason: 'the MCP server sent more than 100 answers to no request or lines that are no message a second (burst 1000)' });
+  expect((outcome as Error).message).toBe('the connection to MCP server "chatty" was lost mid-request (the MCP server sent more than 100 answers to no request or lines that are no message a second (burst 1000))');
   expect(await until(() => connection!.connected() && starts().length >= 2, 10_000)).toBe(true);
   expect((await connection.call('echo', { a: 1 }, callCtx())).isError).toBeFalsy();
 }, 30_000);

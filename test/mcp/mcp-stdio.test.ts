@@ -83,7 +83,7 @@ describe('an MCP server over stdio', () => {
     const pidBefore = (JSON.parse((await run(t, 'files_echo', '{"text":"a"}')).output) as { pid: number }).pid;
     const crashed = await run(t, 'files_crash', '{}');
     expect(crashed.error?.kind).toBe(ErrorKind.UNAVAILABLE);
-    expect(crashed.error?.message).toBe('the connection to MCP server "files" was lost mid-request');
+    expect(crashed.error?.message).toBe('the connection to MCP server "files" was lost mid-request (the server closed it; a stdio server exited or closed its output)');
     expect(crashed.attempts).toBe(1);
     const importsBefore = imports.length;
     await eventually(() => imports.slice(importsBefore).includes('files_echo'), 10_000, 'the reconnection');

@@ -13,7 +13,7 @@ export { createRequestScopedFetch } from './mcp-fetch';
 export type { RequestScopedFetchOptions } from './mcp-fetch';
 export { linkAbort, openLinks } from './mcp-abort-link';
 export type { AbortLink } from './mcp-abort-link';
-export { answerTooLargeError, classifyMcpError, eventTooLargeError, isStreamLoss, mcpToolError, notConnectedError } from './mcp-errors';
+export { answerTooLargeError, classifyMcpError, eventTooLargeError, isStreamLoss, mcpToolError, notConnectedError, noteDropped } from './mcp-errors';
 export type { McpFailure } from './mcp-errors';
 export { effectOf, importTools, inputSchemaText } from './mcp-import';
 export type { ImportedTools, McpToolInfo } from './mcp-import';

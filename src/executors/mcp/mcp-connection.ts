@@ -10,7 +10,7 @@ import { linkAbort } from './mcp-abort-link';
 import type { McpServerConfig } from './mcp-config';
 import { connectQuietly, guardServer } from './mcp-chatter';
 import { clientDiagnostics } from './mcp-diagnostics';
-import { classifyMcpError, isStreamLoss, notConnectedError } from './mcp-errors';
+import { classifyMcpError, isStreamLoss, notConnectedError, noteDropped } from './mcp-errors';
 import { createRequestScopedFetch } from './mcp-fetch';
 import { createOpenClients, type McpTransport } from './mcp-open-clients';
 import { createLiveness } from './mcp-liveness';
@@ -156,6 +156,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
 
   function dropped(from: Client, why: string): void {
     if (from !== client || state !== 'connected') return;
+    noteDropped(from, why);
     client = undefined;
     logger.warn('mcp server connection lost; reconnecting', { server, reason: why });
     open.retire(from);
@@ -204,7 +205,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
     setState('connecting');
     next.onclose = () => {
       open.closed(next);
-      dropped(next, 'the connection closed');
+      dropped(next, 'the server closed it; a stdio server exited or closed its output');
     };
     next.onerror = (error) => {
       logger.debug('mcp transport error', { server, error: error.message });
@@ -255,8 +256,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
       let current = state === 'connected' ? client : undefined;
       if (!current) current = await reconnected(ctx);
       if (!current) throw notConnectedError(server);
-      // The SDK adds an abort listener to the signal it is given and never removes it
-      // (modelcontextprotocol/typescript-sdk#1672): it gets one of its own per call.
+      // The SDK adds an abort listener to its signal, never removed (typescript-sdk#1672): one of its own per call.
       const link = linkAbort(ctx.signal);
       let done: (() => void) | undefined;
       let sentAt: number | undefined;
@@ -278,7 +278,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
           else if (sentAt !== undefined && ctx.timeoutMs !== undefined) liveness.abandoned(current, sentAt, ctx.timeoutMs);
           throw error;
         }
-        const failure = classifyMcpError(error, server, target);
+        const failure = classifyMcpError(error, server, target, current);
         if (failure.broken) dropped(current, failure.error.message);
         else if (failure.error.kind === ErrorKind.TIMEOUT) liveness.probe(current);
         throw failure.error;

@@ -61,19 +61,31 @@ export function mcpToolError(server: string, tool: string, text: string): Dispat
   return new DispatchError(ErrorKind.TOOL_ERROR, `MCP tool "${tool}" on server "${server}" reported an error: ${excerpt || 'no message'}`, { phase: 'after', recoverable: false });
 }
 
+/** The most of a drop's reason a call lost on the dropped connection is told (it may quote the server). */
+const MAX_DROP_REASON_CHARS = 500;
+/** Why each client dispatch dropped was dropped: the calls lost on it say so. */
+const dropReasons = new WeakMap<object, string>();
+
+/** Notes why `client` was dropped (the first reason given), for the calls it fails (classifyMcpError). */
+export function noteDropped(client: object, why: string): void {
+  if (!dropReasons.has(client)) dropReasons.set(client, why.length > MAX_DROP_REASON_CHARS ? `${why.slice(0, MAX_DROP_REASON_CHARS)}...` : why);
+}
+
 /**
- * Translates what the MCP SDK throws, in one place: a lost connection is DURING; a request that
+ * Translates what the MCP SDK throws, in one place: a lost connection is DURING (saying why, when
+ * dispatch dropped `client`, the connection the call was sent on: noteDropped); a request that
  * never left (not connected, refused, unknown session) is BEFORE; a JSON-RPC error answered by
  * the server is AFTER (the server handled the request and said no), but for the stand-in the fetch
  * gives for an answer too large to read (answerTooLargeResponse), which is answerTooLargeError.
  */
-export function classifyMcpError(error: unknown, server: string, target: string): McpFailure {
+export function classifyMcpError(error: unknown, server: string, target: string, client?: object): McpFailure {
   if (error instanceof DispatchError) return { error, broken: false };
   if (error instanceof McpError) {
     const maxBytes = answerTooLargeBound(error);
     if (maxBytes !== undefined) return { error: answerTooLargeError(server, maxBytes, error), broken: false };
     if (error.code === ErrorCode.ConnectionClosed) {
-      return { error: new DispatchError(ErrorKind.UNAVAILABLE, `the connection to MCP server "${server}" was lost mid-request`, { phase: 'during', recoverable: true, cause: error }), broken: true };
+      const why = client && dropReasons.get(client);
+      return { error: new DispatchError(ErrorKind.UNAVAILABLE, `the connection to MCP server "${server}" was lost mid-request${why ? ` (${why})` : ''}`, { phase: 'during', recoverable: true, cause: error }), broken: true };
     }
     if (error.code === ErrorCode.RequestTimeout) {
       return { error: new DispatchError(ErrorKind.TIMEOUT, `MCP server "${server}" did not answer in time`, { phase: 'during', recoverable: true, cause: error }), broken: false };

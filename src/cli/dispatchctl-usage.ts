@@ -106,7 +106,8 @@ const COMMANDS: ReadonlyMap<string, string | undefined> = new Map([
  */
 export function checkCommand(command: string, args: readonly string[]): string {
   const name = command === 'tools' && args[0] !== undefined ? `tools ${args[0]}` : command;
-  if (!COMMANDS.has(name)) throw new UsageError(`unknown command "${command}"`);
+  // One argument "tools remove" is no command: only `tools` and its subcommand, apart, name one.
+  if (!COMMANDS.has(name) || command.includes(' ')) throw new UsageError(`unknown command "${command}"`);
   const needs = COMMANDS.get(name);
   const given = name.startsWith('tools ') ? args[1] : args[0];
   if (needs !== undefined && !given) throw new UsageError(`${name} needs ${needs}`);

@@ -53,6 +53,8 @@ test('dispatchctl: --help, no command and a bad flag load no gRPC', () => {
   expect(help.stdout).toMatch(/^usage: dispatchctl /);
   const none = run('dispatchctl', []);
   expect({ code: none.code, stdout: none.stdout, loaded: none.loaded }).toEqual({ code: 2, stdout: help.stdout, loaded: [] });
+  const empty = run('dispatchctl', ['']);
+  expect({ code: empty.code, stdout: empty.stdout, loaded: empty.loaded }).toEqual({ code: 2, stdout: help.stdout, loaded: [] });
   const bad = run('dispatchctl', ['--bogus']);
   expect({ code: bad.code, loaded: bad.loaded }).toEqual({ code: 2, loaded: [] });
   expect(bad.stderr).toMatch(/^dispatchctl: Unknown option '--bogus'.*\nusage: dispatchctl /s);
@@ -63,6 +65,8 @@ test('dispatchctl: an unknown command and a command missing its argument load no
     [['bogus'], 'unknown command "bogus"'],
     [['tools'], 'unknown command "tools"'],
     [['tools', 'bogus'], 'unknown command "tools"'],
+    [['tools remove', 'x', 'NAME'], 'unknown command "tools remove"'],
+    [['tools list'], 'unknown command "tools list"'],
     [['tools', 'register'], 'tools register needs FILE'],
     [['tools', 'remove'], 'tools remove needs NAME'],
     [['call'], 'call needs TOOL and JSON'],

@@ -14,11 +14,11 @@ export interface BudgetProgress {
   /** The call's token for its budgets, made at its first attempt under one (see budgetToCount). */
   budgetToken?: string;
   /**
-   * Gives back the count taken before the call's approver was asked (countBeforeAsking), until
-   * the attempt's store step: a call approved while another call took the op's probe is refused
-   * for it, counted nowhere, as a call refused so unasked is.
+   * Gives back the count taken before the approver of the call's `attempt` was asked
+   * (countBeforeAsking), until that attempt's store step: approved while another call took the
+   * op's probe, it is refused for it, counted nowhere, as a call refused so unasked is.
    */
-  countedBeforeAsking?: () => Promise<void>;
+  countedBeforeAsking?: { readonly attempt: number; readonly giveBack: () => Promise<void> };
 }
 
 /**

@@ -27,7 +27,7 @@ export type AskingProgress = BudgetProgress & { readonly lastFailure?: { readonl
  * step would refuse it after the approval (see refuseBlocked): with no budget to count, the step
  * reads the block alone (one store round trip per call put to an approver).
  */
-export async function countBeforeAsking(deps: PipelineDeps, turn: TurnContext, tool: ResolvedTool, args: unknown, progress: AskingProgress, warnings: string[]): Promise<GiveBack | undefined> {
+export async function countBeforeAsking(deps: PipelineDeps, turn: TurnContext, tool: ResolvedTool, args: unknown, attempt: number, progress: AskingProgress, warnings: string[]): Promise<GiveBack | undefined> {
   const budgets = deps.guards.budgets;
   // Its token outlives the wait, so that a step answered late is not counted again by the store step's.
   const budget = budgetToCount(budgets?.of(tool), progress, deps.limits.approvalTimeoutMs + tool.timeoutMs + tool.retry.maxBackoffMs + LEASE_MARGIN_MS);
@@ -45,7 +45,7 @@ export async function countBeforeAsking(deps: PipelineDeps, turn: TurnContext, t
     begun = await deps.store.beginAttempt({ scope, op, budget, block: ownRetry ? undefined : { ...loopBlockOf(tool, 0, ''), peek: true } });
   } catch (error) {
     // The store step after the approval reads the block, or fails closed.
-    if (error instanceof StoreUnavailableError) return budget && (() => giveBack(deps, tool, scope, budget, progress, warnings, undefined, false));
+    if (error instanceof StoreUnavailableError) return budget && kept(progress, attempt, () => giveBack(deps, tool, scope, budget, progress, warnings, undefined, false));
     throw error;
   }
   if (budget === undefined) {
@@ -64,7 +64,13 @@ export async function countBeforeAsking(deps: PipelineDeps, turn: TurnContext, t
   if (!ownRetry) refuseBlocked(tool, begun.streak, begun.probeHeldMs);
   if (left === undefined) return undefined;
   const warning = warnings.length > warned ? warnings[warned] : undefined;
-  return (progress.countedBeforeAsking = () => giveBack(deps, tool, scope, budget, progress, warnings, warning));
+  return kept(progress, attempt, () => giveBack(deps, tool, scope, budget, progress, warnings, warning));
+}
+
+/** `giveBack`, kept in `progress` for `attempt`'s store step too (BudgetProgress.countedBeforeAsking). */
+function kept(progress: BudgetProgress, attempt: number, giveBack: GiveBack): GiveBack {
+  progress.countedBeforeAsking = { attempt, giveBack };
+  return giveBack;
 }
 
 /**

@@ -65,7 +65,7 @@ export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   const hookFailure = (error: unknown) => failedBefore(attemptObs, callId, tool, DispatchError.from(error, 'before'), attempt, started, warnings);
   let args: unknown;
   try {
-    args = applyPreHooks(deps, turn, obs, callId, tool, rawArgs, attempt, (ready) => countBeforeAsking(deps, turn, tool, ready, progress, warnings));
+    args = applyPreHooks(deps, turn, obs, callId, tool, rawArgs, attempt, (ready) => countBeforeAsking(deps, turn, tool, ready, attempt, progress, warnings));
   } catch (error) {
     return Promise.resolve(hookFailure(error));
   }
@@ -149,7 +149,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     }
     ({ streak, claim, probeHeldMs, probeClaimed: probeTaken } = begun);
     // Refused for the probe another call took while it waited for its approver: counted nowhere.
-    if (probeHeldMs !== undefined) await askedCount?.();
+    if (probeHeldMs !== undefined && askedCount?.attempt === attempt) await askedCount.giveBack();
     toldBefore = toldInTurn(turn, op);
     claimed = claim?.state === 'claimed';
   } catch (error) {

@@ -18,23 +18,20 @@ type ApprovalsClient = Pick<ReturnType<typeof createDispatchClient>, 'listApprov
 /** ResolveApproval's check on an id: longer is nobody's (ids are UUIDs). */
 const MAX_APPROVAL_ID = 256;
 
+/** What `approvals` was asked: to list the calls waiting, or to decide one. */
+export type ApprovalsRequest = { readonly list: true } | { readonly list: false; readonly id: string; readonly approve: boolean };
+
+const LIST: ApprovalsRequest = { list: true };
+
 /**
- * `dispatchctl approvals [list]` prints the calls waiting for approval (ListApprovals);
- * `dispatchctl approvals resolve ID --approve|--deny [--reason R]` decides one (ResolveApproval):
- * approved, the call runs with the arguments listed; denied, it is refused BLOCKED, and the model
- * reads `--reason R` in its error (`...; the approver said: R`: resolve-approval.ts). Resolves with
- * the exit code: 0, or 1 when the id was not waiting (unknown, already decided, timed out, ended
- * or another tenant's). A missing id or decision, or both decisions, is a usage error.
+ * Reads `approvals`' arguments and flags; a missing id or decision, both decisions, or anything
+ * else off is a UsageError. Checked before the commands (and gRPC) load, by checkCommand.
  */
-export async function approvalsCommand(dispatch: ApprovalsClient, args: readonly string[], flags: ApprovalsFlags, options: CallOptions, out: (line: string) => void): Promise<number> {
+export function approvalsRequest(args: readonly string[], flags: ApprovalsFlags): ApprovalsRequest {
   const [sub, id, ...extra] = args;
   if (sub === undefined || sub === 'list') {
     if (id !== undefined) throw new UsageError(`approvals list takes no arguments, got ${JSON.stringify(id)} (filter with --session or --tool)`);
-    const { approvals, truncated } = await dispatch.listApprovals({ sessionId: flags.session ?? '', tool: flags.tool ?? '' }, options);
-    for (const approval of approvals) out(formatApproval(approval));
-    if (approvals.length === 0) out('(no approvals waiting)');
-    if (truncated) out('(more are waiting than one answer holds: filter with --session or --tool)');
-    return 0;
+    return LIST;
   }
   if (sub !== 'resolve') throw new UsageError(`unknown approvals command "${sub}" (list or resolve)`);
   if (id === undefined || id === '') throw new UsageError('approvals resolve needs ID (as approvals lists it) and --approve or --deny');
@@ -42,6 +39,27 @@ export async function approvalsCommand(dispatch: ApprovalsClient, args: readonly
   if (id.length > MAX_APPROVAL_ID) throw new UsageError(`approvals resolve: ID is longer than ${MAX_APPROVAL_ID} characters`);
   const approve = flags.approve === true;
   if (approve === (flags.deny === true)) throw new UsageError(`approvals resolve needs ${approve ? 'only one' : 'one'} of --approve or --deny`);
+  return { list: false, id, approve };
+}
+
+/**
+ * `dispatchctl approvals [list]` prints the calls waiting for approval (ListApprovals);
+ * `dispatchctl approvals resolve ID --approve|--deny [--reason R]` decides one (ResolveApproval):
+ * approved, the call runs with the arguments listed; denied, it is refused BLOCKED, and the model
+ * reads `--reason R` in its error (`...; the approver said: R`: resolve-approval.ts). Resolves with
+ * the exit code: 0, or 1 when the id was not waiting (unknown, already decided, timed out, ended
+ * or another tenant's). A usage error throws (approvalsRequest).
+ */
+export async function approvalsCommand(dispatch: ApprovalsClient, args: readonly string[], flags: ApprovalsFlags, options: CallOptions, out: (line: string) => void): Promise<number> {
+  const request = approvalsRequest(args, flags);
+  if (request.list) {
+    const { approvals, truncated } = await dispatch.listApprovals({ sessionId: flags.session ?? '', tool: flags.tool ?? '' }, options);
+    for (const approval of approvals) out(formatApproval(approval));
+    if (approvals.length === 0) out('(no approvals waiting)');
+    if (truncated) out('(more are waiting than one answer holds: filter with --session or --tool)');
+    return 0;
+  }
+  const { id, approve } = request;
   const { resolved } = await dispatch.resolveApproval({ approvalId: id, approve, reason: flags.reason ?? '' }, options);
   out(resolved ? `${approve ? 'approved' : 'denied'} ${terminalWord(id)}` : `approval ${terminalWord(id)} is not waiting: unknown, already decided, timed out, ended, or another tenant's`);
   return resolved ? 0 : 1;

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { approvalsRequest } from './approvals-command';
 import { UsageError } from './usage';
 
 // What dispatchctl needs to read its command line, answer --help and refuse a bad flag, apart from
@@ -101,15 +102,17 @@ const COMMANDS: ReadonlyMap<string, string | undefined> = new Map([
 ]);
 
 /**
- * Throws a UsageError when `command` is none of dispatchctl's, or lacks the argument it needs:
- * checked before the commands (and gRPC) load. Resolves `tools`' subcommand into the name.
+ * Throws a UsageError when `command` is none of dispatchctl's, or lacks the argument it needs, or
+ * (`approvals`) its arguments and flags are off: checked before the commands (and gRPC) load.
+ * Resolves `tools`' subcommand into the name.
  */
-export function checkCommand(command: string, args: readonly string[]): string {
+export function checkCommand(command: string, args: readonly string[], flags: CommandFlags): string {
   const name = command === 'tools' && args[0] !== undefined ? `tools ${args[0]}` : command;
   // One argument "tools remove" is no command: only `tools` and its subcommand, apart, name one.
   if (!COMMANDS.has(name) || command.includes(' ')) throw new UsageError(`unknown command "${command}"`);
   const needs = COMMANDS.get(name);
   const given = name.startsWith('tools ') ? args[1] : args[0];
   if (needs !== undefined && !given) throw new UsageError(`${name} needs ${needs}`);
+  if (name === 'approvals') approvalsRequest(args, flags);
   return name;
 }

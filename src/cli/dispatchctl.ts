@@ -13,7 +13,7 @@ export async function main(argv: readonly string[], out: Out = (l) => process.st
   try {
     parsed = parseCommandLine(argv);
     const [command, ...args] = parsed.positionals;
-    if (!parsed.values.help && command) name = checkCommand(command, args);
+    if (!parsed.values.help && command) name = checkCommand(command, args, parsed.values);
   } catch (error) {
     err(`dispatchctl: ${(error as Error).message}\n${USAGE}`);
     return 2;

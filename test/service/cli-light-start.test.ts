@@ -75,6 +75,8 @@ test('dispatchctl: an unknown command and a command missing its argument load no
     [['read'], 'read needs HANDLE'],
     [['end-session'], 'end-session needs SESSION'],
     [['parse'], 'parse needs FILE'],
+    [['approvals', 'bogus'], 'unknown approvals command "bogus" (list or resolve)'],
+    [['approvals', 'resolve'], 'approvals resolve needs ID (as approvals lists it) and --approve or --deny'],
   ];
   for (const [args, message] of cases) {
     const got = run('dispatchctl', args);

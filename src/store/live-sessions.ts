@@ -53,7 +53,11 @@ export class LiveSessions<S extends Expires> {
   /** `stepped` when the session handed out last was got: its use, if any, was at that step. */
   private handedStep = 0;
 
-  constructor(private readonly max: number) {}
+  /** `onEvict`: told of each session that leaves, evicted for room, replaced or deleted (once each). */
+  constructor(
+    private readonly max: number,
+    private readonly onEvict?: (session: S) => void,
+  ) {}
 
   /** Sessions kept now. */
   get size(): number {
@@ -127,6 +131,7 @@ export class LiveSessions<S extends Expires> {
     if (this.handedOut === placed) this.handedOut = undefined;
     this.sessions.delete(placed.key);
     this.order.remove(placed);
+    this.onEvict?.(placed.session);
   }
 
   /**

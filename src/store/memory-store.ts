@@ -117,7 +117,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   const records = createIdempotencyRecords({ maxPerSession: bounds.maxRecordsPerSession, maxFinished: bounds.maxRecords, maxFinishedChars: bounds.maxRecordChars, maxClaims: bounds.maxClaims });
   const now = bounds.now ?? Date.now;
   const ends = createSessionEndListeners({ logger: bounds.logger });
-  const sessions = new LiveSessions<SessionState>(maxSessions);
+  // A session evicted for room takes its loop window out of the windows' bound at once: counted
+  // on, it held its tenant's share, and another session's window in use restarted in its place.
+  const sessions = new LiveSessions<SessionState>(maxSessions, (state) => windowEntries.forget(state));
   // A call's two steps, and a turn's calls, share one scope object (TurnContext.scope): its key
   // is remembered for the scope seen last (a WeakMap entry per turn measured dearer than that).
   const keyOf = rememberLastObject(localSessionKey);

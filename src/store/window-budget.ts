@@ -18,12 +18,12 @@ export interface WindowHolder {
  * restart empty, until a tenth below it (so that the pass, O(windows), is rare and the cost per
  * record flat): first those of sessions idle past their hold (read on the steady clock, as
  * LiveSessions reads it: after the wall clock stepped back, sessions idle before still are), or
- * evicted for room, or expired,
- * least recently recorded first; then, if every window left belongs to a session in use, the least
- * recently recorded ones of the tenants holding the most entries, down to an equal share, as
- * LiveSessions does for sessions: so another tenant's traffic restarts the window of a session in
- * use only while its tenant holds more than an equal share; a flood restarts the flooder's own.
- * The window just recorded goes last.
+ * expired, least recently recorded first; then, if every window left belongs to a session in use,
+ * the least recently recorded ones of the tenants holding the most entries, down to an equal
+ * share, as LiveSessions does for sessions: so another tenant's traffic restarts the window of a
+ * session in use only while its tenant holds more than an equal share; a flood restarts the
+ * flooder's own. The window just recorded goes last. A session evicted for room is forgotten then
+ * (the memory store's LiveSessions tells it), not counted until a pass.
  */
 export class WindowBudget<S extends WindowHolder> {
   /** Windows counted, least recently recorded first, with their entries as counted. */

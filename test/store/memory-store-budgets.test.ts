@@ -92,6 +92,21 @@ test('maxWindowEntries: after the wall clock steps back, the window of a session
   await store.close();
 });
 
+test('maxWindowEntries: a session evicted for room no longer counts, so no window of a session in use restarts in its place', async () => {
+  const store = createMemoryStore({ maxSessions: 3, maxWindowEntries: 10, sessionHoldSeconds: 60, now: () => 0 });
+  record(store, scopeOf('a', 'big'), 8);
+  record(store, scopeOf('b', 's1'), 1);
+  record(store, scopeOf('b', 's2'), 1);
+  // A 4th session: b, over its equal share of sessions, loses s1 (all are held). 10 entries with s3's.
+  record(store, scopeOf('b', 's3'), 1);
+  // Before, s1's window was still counted (11 entries): a, over its equal share of entries, had
+  // big's window restarted, a session in use, while the evicted s1's stayed counted.
+  expect(await streak(store, scopeOf('a', 'big'))).toBe(8);
+  expect(await streak(store, scopeOf('b', 's3'))).toBe(1);
+  expect(await streak(store, scopeOf('b', 's1'))).toBe(0);
+  await store.close();
+});
+
 // The reviewer's fill: each call writes its loop-window record and its memory entry (a 2,000-char
 // argument, a 3,000-char output: ~1,031 characters), 200 per session, under the Helm chart's heap.
 const FILL = `

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { startApp, type TestDispatch } from '../helpers/servers';
 import { until } from '../helpers/until';
+import { readyPollsKeepBreakerClosed } from '../workers/worker-harness';
 import { describeWithPython, spawnPython, type RunningPython } from './python';
 
 // A worker id whose streams were reset twice within 10 minutes, each right after a large
@@ -63,7 +64,7 @@ describeWithPython('a Python worker killed, or refusing a large assignment, righ
   let t: TestDispatch;
   let workers: RunningPython[] = [];
   beforeEach(async () => {
-    t = await startApp(LIMITS);
+    t = await startApp(LIMITS + readyPollsKeepBreakerClosed('w_pay'));
     workers = [];
   });
   afterEach(async () => {

@@ -14,7 +14,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import { startApp, type TestDispatch } from '../helpers/servers';
-import { eventually, READY_POLLS_KEEP_BREAKER_CLOSED } from './worker-harness';
+import { eventually, readyPollsKeepBreakerClosed } from './worker-harness';
 
 jest.setTimeout(20_000);
 
@@ -24,7 +24,7 @@ const LIMITS = `limits: { max_argument_bytes: ${6 * MiB}, max_message_bytes: ${6
 let t: TestDispatch;
 let children: ChildProcess[] = [];
 beforeEach(async () => {
-  t = await startApp(LIMITS + READY_POLLS_KEEP_BREAKER_CLOSED);
+  t = await startApp(LIMITS + readyPollsKeepBreakerClosed());
   children = [];
 });
 afterEach(async () => {

@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import { startApp, type TestDispatch } from '../helpers/servers';
-import { eventually, READY_POLLS_KEEP_BREAKER_CLOSED } from './worker-harness';
+import { eventually, readyPollsKeepBreakerClosed } from './worker-harness';
 
 jest.setTimeout(40_000);
 
@@ -15,7 +15,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let t: TestDispatch;
 let children: ChildProcess[] = [];
 beforeEach(async () => {
-  t = await startApp(READY_POLLS_KEEP_BREAKER_CLOSED);
+  t = await startApp(readyPollsKeepBreakerClosed());
   children = [];
 });
 afterEach(async () => {

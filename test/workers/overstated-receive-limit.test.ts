@@ -12,7 +12,7 @@ import { Effect } from '../../gen/dispatch/v1/tool_pb';
 import { createWorkerClient } from '../../src/client';
 import { startApp, type TestDispatch } from '../helpers/servers';
 import { startCounter } from './counting-worker';
-import { eventually, READY_POLLS_KEEP_BREAKER_CLOSED } from './worker-harness';
+import { eventually, readyPollsKeepBreakerClosed } from './worker-harness';
 
 jest.setTimeout(30_000);
 
@@ -32,7 +32,7 @@ function startWorker(address: string, id: string, receives: number, says: number
 let t: TestDispatch;
 let stops: (() => void)[] = [];
 beforeEach(async () => {
-  t = await startApp(LIMITS + READY_POLLS_KEEP_BREAKER_CLOSED);
+  t = await startApp(LIMITS + readyPollsKeepBreakerClosed());
   stops = [];
 });
 afterEach(async () => {

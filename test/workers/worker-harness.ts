@@ -95,9 +95,9 @@ export async function eventually(check: () => boolean | Promise<boolean>, ms = 5
 }
 
 /**
- * Config for tests that poll a worker-hosted `w_count` until a new worker process takes calls:
- * each poll before it connects fails "no worker is connected", which counts for the tool's breaker,
- * and on a loaded machine (CI) enough polls failed to open it; the polls then met BREAKER_OPEN for
- * its 30 s and the wait timed out. Its breaker here never opens.
+ * Config for tests that poll a worker-hosted tool (`w_count` unless named) until a new worker
+ * process takes calls: each poll before it connects fails "no worker is connected", which counts
+ * for the tool's breaker, and on a loaded machine (CI) enough polls failed to open it; the polls
+ * then met BREAKER_OPEN for its 30 s and the wait timed out. Its breaker here never opens.
  */
-export const READY_POLLS_KEEP_BREAKER_CLOSED = 'policies:\n  - { match: [w_count], breaker: { consecutive_failures: 100000, min_calls: 100000 } }\n';
+export const readyPollsKeepBreakerClosed = (tool = 'w_count'): string => `policies:\n  - { match: [${tool}], breaker: { consecutive_failures: 100000, min_calls: 100000 } }\n`;

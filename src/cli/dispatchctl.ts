@@ -23,8 +23,9 @@ export async function main(argv: readonly string[], out: Out = (l) => process.st
     out(USAGE);
     return values.help ? 0 : 2;
   }
-  // Only now, a command that can run: the commands load gRPC and the clients, which --help and a bad flag
-  // do without. require, not import(): TypeScript keeps import() as an ES import in CommonJS output.
+  // Only now, a command that can run: the commands load gRPC and the clients, which --help and a
+  // bad command line do without. require, not import(): TypeScript keeps import() as an ES import
+  // in CommonJS output.
   const { runCommand } = require('./dispatchctl-commands') as typeof CommandsModule;
   return runCommand(name, positionals.slice(1), values, out, err);
 }

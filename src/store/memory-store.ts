@@ -258,8 +258,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
     },
     async endSession(scope) {
       const state = sessions.get(keyOf(scope));
+      // Its loop window leaves the windows' bound with it (LiveSessions' onEvict).
       if (state) {
-        windowEntries.forget(state);
         for (const entry of state.memory ?? []) memoryChars.drop(entry);
         if (state.results) spilled.forget(state.results);
       }

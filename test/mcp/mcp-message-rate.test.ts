@@ -92,14 +92,18 @@ test('a server flooding requests and notifications while a call runs is dropped 
     () => undefined,
     (error: unknown) => error,
   );
+  const spentToDrop = cpuMs(cpu);
   // The same window whatever the outcome: the flood lasts 1.5 s.
   await sleep(Math.max(0, 1_700 - (Date.now() - began)));
   const spent = cpuMs(cpu);
-  process.stdout.write(`flood: dispatch CPU ${spent.toFixed(0)} ms over ${Date.now() - began} ms; the server sent ${sent()} messages\n`);
+  process.stdout.write(`flood: dispatch CPU ${spent.toFixed(0)} ms over ${Date.now() - began} ms (${(spent - spentToDrop).toFixed(0)} ms after the drop); the server sent ${sent()} messages\n`);
   // Old code: the call succeeded after 1.5 s of flood, ~1,000 ms of dispatch's CPU or more.
   expect(outcome).toMatchObject({ kind: ErrorKind.UNAVAILABLE, recoverable: true });
-  // ~200-300 ms, ~250-400 ms with both cores kept busy by other processes.
-  expect(spent).toBeLessThan(700);
+  // ~200-300 ms, ~250-400 ms with both cores kept busy by other processes, on the machine this was
+  // written on; ~500 ms on a slower one, 741 ms there in a CI run: the bound on the whole is loose,
+  // and what shows the flood is no longer read is the CPU after the drop (~10 ms).
+  expect(spent).toBeLessThan(1_400);
+  expect(spent - spentToDrop).toBeLessThan(150);
   const lost = logger.lines.filter((l) => l.message.includes('connection lost'));
   expect(lost).toHaveLength(1);
   expect(String(lost[0]!.fields.reason)).toBe('the MCP server sent more than 1000 requests a second (burst 1000)');
@@ -169,15 +173,19 @@ test('a server flooding notifications alone, far past their rate, is dropped wel
     (error: unknown) => error,
   );
   const failedAfter = Date.now() - began;
+  const spentToDrop = cpuMs(cpu);
   await sleep(Math.max(0, 1_500 - failedAfter));
   const spent = cpuMs(cpu);
-  process.stdout.write(`notification flood: dropped after ${failedAfter} ms; dispatch CPU ${spent.toFixed(0)} ms over ${Date.now() - began} ms; the server sent ${sent()} messages\n`);
+  process.stdout.write(`notification flood: dropped after ${failedAfter} ms; dispatch CPU ${spent.toFixed(0)} ms over ${Date.now() - began} ms (${(spent - spentToDrop).toFixed(0)} ms after the drop); the server sent ${sent()} messages\n`);
   expect(outcome).toMatchObject({ kind: ErrorKind.UNAVAILABLE, recoverable: true });
   // Shed, each costs ~10-15 us: dropped at ~30,000 past 10,000 a second (MAX_SERVER_MESSAGE_BURST),
   // after ~0.5 s on an idle machine, ~0.7-1.9 s with both cores kept busy by other processes, where
   // reading the flood for its 10 s would take dispatch's CPU for all of it.
+  // ~800-900 ms of CPU on a slower machine (1,102 ms in a CI run): the bound on the whole is loose,
+  // and what shows the flood is no longer read is the CPU after the drop (~10 ms).
   expect(failedAfter).toBeLessThan(6_000);
-  expect(spent).toBeLessThan(1_000);
+  expect(spent).toBeLessThan(2_000);
+  expect(spent - spentToDrop).toBeLessThan(150);
   const lost = logger.lines.filter((l) => l.message.includes('connection lost'));
   expect(lost).toHaveLength(1);
   expect(lost[0]!.fields).toMatchObject({ server: 'chatty', reason: 'the MCP server sent more than 10000 messages a second (burst 30000)' });
@@ -202,15 +210,18 @@ test.each([
   const reasons: string[] = [];
   let began = Date.now();
   let abusedAfter = Infinity;
+  let cpu = process.cpuUsage();
+  let spentToDrop = NaN;
   guardRequests(transport, {
     onAbuse: (reason) => {
       abusedAfter = Date.now() - began;
+      spentToDrop = cpuMs(cpu);
       reasons.push(reason);
       void client.close();
     },
   });
   await client.connect(transport);
-  const cpu = process.cpuUsage();
+  cpu = process.cpuUsage();
   began = Date.now();
   const outcome = await client.callTool({ name: 'flood', arguments: { only } }, undefined, { timeout: 30_000 }).then(
     () => 'answered',
@@ -218,7 +229,7 @@ test.each([
   );
   await sleep(Math.max(0, 1_500 - (Date.now() - began)));
   const spent = cpuMs(cpu);
-  process.stdout.write(`${only} flood: dropped after ${abusedAfter} ms; dispatch CPU ${spent.toFixed(0)} ms over ${Date.now() - began} ms; the server sent ${sent()} messages\n`);
+  process.stdout.write(`${only} flood: dropped after ${abusedAfter} ms; dispatch CPU ${spent.toFixed(0)} ms over ${Date.now() - began} ms (${(spent - spentToDrop).toFixed(0)} ms after the drop); the server sent ${sent()} messages\n`);
   // Old code: dropped only past the total (10,000 a second, bursts of 30,000), after ~1-1.5 s on an
   // idle machine, and never with both cores kept busy by other processes: the call was answered
   // after the whole flood (10 s), dispatch's CPU taken all along.
@@ -226,8 +237,10 @@ test.each([
   expect(outcome).not.toBe('answered');
   // ~1,000 read: ~0.1 s on an idle machine.
   expect(abusedAfter).toBeLessThan(2_000);
-  // Nothing more is read once dropped (its stdout closed: the server's next write fails, and it exits).
-  expect(spent).toBeLessThan(500);
+  // Nothing more is read once dropped (its stdout closed: the server's next write fails, and it
+  // exits) but what was already buffered: ~10-20 ms after the drop, ~190 ms for malformed lines.
+  expect(spent).toBeLessThan(1_000);
+  expect(spent - spentToDrop).toBeLessThan(400);
 }, 30_000);
 
 test('a connection whose server floods answers to ids never used is dropped, logged once with the reason, and connected to again', async () => {

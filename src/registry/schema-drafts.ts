@@ -17,8 +17,17 @@ const OLDER_DRAFTS: ReadonlyMap<string, string> = new Map([
   ['json-schema.org/draft/2019-09/schema', 'draft 2019-09'],
 ]);
 
-// Its Ajv's logger is the console: dispatch logs JSON, and what it would say is handled here.
-(getAjv() as unknown as { logger: unknown }).logger = { log() {}, warn() {}, error() {} };
+let quieted = false;
+/**
+ * json-schema-migrate's draft2020. Its Ajv's logger is the console: dispatch logs JSON, and what it
+ * would say is handled here. Quieted at first use, not at load: getAjv compiles its Ajv (~85 ms),
+ * which a process that never upgrades a schema need not pay at start.
+ */
+function migrate(schema: Record<string, unknown>): void {
+  if (!quieted) (getAjv() as unknown as { logger: unknown }).logger = { log() {}, warn() {}, error() {} };
+  quieted = true;
+  draft2020(schema);
+}
 
 /** The longest `$schema` quoted back. */
 const MAX_QUOTED = 200;
@@ -63,7 +72,7 @@ export function upgradeDraft(schema: Record<string, unknown>): Record<string, un
   // they are, hidden from it under another name and put back.
   const hidden = draft === 'draft-04' ? [] : hideNumericExclusives(schema);
   try {
-    draft2020(schema);
+    migrate(schema);
   } catch (error) {
     throw new Error(`input_schema declares ${draft} and could not be upgraded to draft 2020-12: ${shortened((error as Error).message, MAX_QUOTED)}`);
   } finally {

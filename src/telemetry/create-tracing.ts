@@ -1,10 +1,7 @@
-import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import type { SpanTracer } from '../events/span-record';
 import type { Logger } from '../log';
-import { samplerFromEnv } from './sampler-from-env';
 import { otlpGrpcExporter } from './otlp-grpc-exporter';
 import { otlpGrpcOptionsFromEnv, otlpTracesProtocol } from './otlp-grpc-options';
-import { otlpHttpExporter, otlpHttpOptionsFromEnv } from './otlp-http-exporter';
 import { requestFrame } from './otlp-request';
 import { batchOptionsFromEnv, SpanBatcher, type BatchExporter } from './span-batcher';
 import { createSpanTracer } from './span-tracer';
@@ -44,7 +41,11 @@ const OFF: Tracing = { tracer: undefined, forceFlush: async () => undefined, shu
  * OpenTelemetry's OTLP/HTTP protobuf transport (`otlp-http-exporter.ts`); both set by `env`.
  */
 function exporterFromEnv(env: NodeJS.ProcessEnv, logger?: Logger): BatchExporter {
-  return otlpTracesProtocol(env, logger) === 'grpc' ? otlpGrpcExporter(otlpGrpcOptionsFromEnv(env, logger), logger) : otlpHttpExporter(otlpHttpOptionsFromEnv(env, logger), logger);
+  if (otlpTracesProtocol(env, logger) === 'grpc') return otlpGrpcExporter(otlpGrpcOptionsFromEnv(env, logger), logger);
+  // Loaded here, not with the module: OpenTelemetry's OTLP/HTTP transport and serializer, which a
+  // dispatch exporting no traces (or over gRPC) never needs.
+  const { otlpHttpExporter, otlpHttpOptionsFromEnv } = require('./otlp-http-exporter') as typeof import('./otlp-http-exporter');
+  return otlpHttpExporter(otlpHttpOptionsFromEnv(env, logger), logger);
 }
 
 /**
@@ -65,6 +66,10 @@ export function createTracing(env: NodeJS.ProcessEnv = process.env, logger?: Log
   // Without `otlp` (`console` alone, say) nothing is exported: said, or the missing traces leave no clue.
   else if (unsupported.length > 0 && !switchedOff) logger?.warn('unsupported OTEL_TRACES_EXPORTER values; traces are off (only otlp is supported)', { exporters: unsupported });
   if (!enabled) return OFF;
+  // Loaded once traces are on, not with the module: with the OTLP/HTTP transport (exporterFromEnv),
+  // ~130 modules of OpenTelemetry's SDK that a dispatch exporting no traces never needs.
+  const { defaultResource, detectResources, envDetector, resourceFromAttributes } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
+  const { samplerFromEnv } = require('./sampler-from-env') as typeof import('./sampler-from-env');
   const resource = defaultResource()
     .merge(resourceFromAttributes({ 'service.name': DEFAULT_SERVICE_NAME }))
     .merge(detectResources({ detectors: [envDetector] }));

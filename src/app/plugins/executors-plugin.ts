@@ -1,6 +1,7 @@
 import { ConfigError, type DispatchConfig } from '../../config';
 import type { Executor } from '../../executors';
-import { createMcpExecutor, createMcpServers, parseMcpServers } from '../../executors/mcp';
+import { parseMcpServers, type McpServerConfig } from '../../executors/mcp/mcp-config';
+import { unconfiguredMcpExecutor } from '../../executors/mcp/mcp-unconfigured';
 import { createRedisRelay, createWorkerExecutor, createWorkerPool, createWorkHandler, resolveWorkerOptions, type RedisRelay, type WorkerOptions } from '../../executors/worker';
 import type { PipelineDeps } from '../../pipeline';
 import type { Plugin, PluginContext, PluginFactory } from '../plugin';
@@ -20,14 +21,13 @@ export function createExecutorsPlugin(pluginOptions: ExecutorsPluginOptions = {}
     const options = resolveWorkerOptions(pluginOptions.worker);
     const servers = parseMcpServers(ctx.config.mcpServers, ctx.config.file);
     checkMcpTools(ctx.config, servers.map((server) => server.name));
-    // A UTF-8 character is at most 4 bytes: read no more of an answer than the output cap can keep.
-    const mcp = createMcpServers(servers, ctx.logger, { maxAnswerBytes: ctx.config.limits.maxToolOutputChars * 4 });
+    const mcp = mcpOf(servers, ctx);
     const pool = createWorkerPool({ heartbeatTimeoutMs: options.heartbeatTimeoutMs, sweepIntervalMs: options.sweepIntervalMs, logger: ctx.logger });
     let deps: PipelineDeps | undefined;
     let relay: RedisRelay | undefined;
     const executors = new Map<string, Executor>([
       ['worker', createWorkerExecutor(pool, () => relay)],
-      ['mcp', createMcpExecutor(mcp)],
+      ['mcp', mcp.executor],
     ]);
     const work = createWorkHandler({
       pool,
@@ -75,6 +75,27 @@ export function createExecutorsPlugin(pluginOptions: ExecutorsPluginOptions = {}
       },
     };
   };
+}
+
+/** What the plugin runs of MCP: the executor, and the servers it starts and closes. */
+interface McpParts {
+  readonly executor: Executor;
+  start(registry: PipelineDeps['registry']): Promise<void>;
+  close(): Promise<void>;
+}
+
+const NO_MCP: McpParts = { executor: unconfiguredMcpExecutor, start: async () => undefined, close: async () => undefined };
+
+/**
+ * The MCP servers of `mcp_servers:` and their executor. With none configured, the MCP SDK and zod
+ * are not loaded: they were ~0.2 s of every start (~0.3 s of each test file building an app).
+ */
+function mcpOf(servers: readonly McpServerConfig[], ctx: PluginContext): McpParts {
+  if (servers.length === 0) return NO_MCP;
+  const { createMcpExecutor, createMcpServers } = require('../../executors/mcp') as typeof import('../../executors/mcp');
+  // A UTF-8 character is at most 4 bytes: read no more of an answer than the output cap can keep.
+  const running = createMcpServers(servers, ctx.logger, { maxAnswerBytes: ctx.config.limits.maxToolOutputChars * 4 });
+  return { executor: createMcpExecutor(running), start: (registry) => running.start(registry), close: () => running.close() };
 }
 
 /**

@@ -9,6 +9,7 @@ export { ANSWER_TOO_LARGE_CODE, answerTooLargeResponse, requestIdOf } from './mc
 export { boundedResponse } from './mcp-bounded-body';
 export type { Overflow } from './mcp-bounded-body';
 export { createMcpExecutor } from './mcp-executor';
+export { notConfiguredError, unconfiguredMcpExecutor } from './mcp-unconfigured';
 export { createRequestScopedFetch } from './mcp-fetch';
 export type { RequestScopedFetchOptions } from './mcp-fetch';
 export { linkAbort, openLinks } from './mcp-abort-link';

@@ -1,10 +1,9 @@
-import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
-import { DispatchError } from '../../errors';
 import { TimedOutError } from '../../pipeline';
 import type { Executor } from '../executor';
 import { mcpToolError } from './mcp-errors';
 import { resultText } from './mcp-result';
 import type { McpServers } from './mcp-servers';
+import { notConfiguredError } from './mcp-unconfigured';
 
 /**
  * Whether an attempt's abort `reason` is its tool's own timeout: the pipeline's runGuarded aborts
@@ -26,9 +25,7 @@ export function createMcpExecutor(servers: McpServers): Executor {
       if (tool.spec.executor.case !== 'mcp') throw new Error('not an mcp tool');
       const { server, tool: remote } = tool.spec.executor.value;
       const connection = servers.get(server);
-      if (!connection) {
-        throw new DispatchError(ErrorKind.UNAVAILABLE, `MCP server "${server}" is not configured on this dispatch (add it to mcp_servers)`, { phase: 'before' });
-      }
+      if (!connection) throw notConfiguredError(server);
       const input = args !== null && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
       const signal = ctx.signal;
       const timedOut = () => isOwnTimeout(signal.reason, tool.timeoutMs);

@@ -90,6 +90,7 @@ export function createBreakers(options: BreakersOptions = {}): Breakers {
     retryAfterMs: (tool) => breakers.get(tool)?.retryAfterMs(),
     tryAcquire: (tool, timeoutMs) => breakerOf(tool).tryAcquire(timeoutMs),
     record: (tool, ticket, outcome) => breakerOf(tool).record(ticket, outcome),
+    halfOpen: (tool) => breakers.get(tool)?.halfOpenNow(),
   };
   return {
     ...stats,

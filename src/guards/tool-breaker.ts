@@ -35,6 +35,12 @@ export interface ToolBreaker {
   retryAfterMs(): number | undefined;
   /** Success ratio of counted attempts in the window, weighted by state (closed 1, half-open 0.5, open 0). */
   healthScore(): number;
+  /**
+   * The tool has a new chance (a worker hosting it connected): an open breaker half-opens now, its
+   * next call the probe, not after `halfOpenAfterMs`. A probe that fails opens it for a whole
+   * `halfOpenAfterMs` again. Closed or half-open, nothing changes.
+   */
+  halfOpenNow(): void;
   shutdown(): void;
 }
 
@@ -83,20 +89,31 @@ export function createToolBreaker(settings: BreakerSettings, rotation: EventEmit
   let probeLeaseMs = settings.probeLeaseMs;
   let probeTimeoutMs = 0;
   let halfOpensAt = 0;
+  // Half-open before opossum's timer (halfOpenNow): opossum still holds it open, and is closed and
+  // opened again, unheard (muted), when the probe fails, for a whole open period from then.
+  let early = false;
+  let muted = false;
   const issue = (probe: boolean) => (current = Object.freeze({ probe, generation: ++generation }));
   const changed = (state: BreakerState) => {
     probeAt = undefined;
     issue(false);
-    onState(state);
+    if (!muted) onState(state);
   };
   opossum.on('open', () => {
     halfOpensAt = now() + resetTimeout;
+    early = false;
     changed('open');
   });
-  opossum.on('halfOpen', () => changed('half_open'));
-  opossum.on('close', () => changed('closed'));
+  // Half-open early already, it stays as it is (its probe, if out, still the probe).
+  opossum.on('halfOpen', () => (early ? (early = false) : changed('half_open')));
+  opossum.on('close', () => {
+    early = false;
+    changed('closed');
+  });
 
-  const state = (): BreakerState => (opossum.opened ? 'open' : opossum.halfOpen ? 'half_open' : 'closed');
+  const open = () => opossum.opened && !early;
+  const halfOpen = () => opossum.halfOpen || (opossum.opened && early);
+  const state = (): BreakerState => (open() ? 'open' : halfOpen() ? 'half_open' : 'closed');
   const probeOut = () => probeAt !== undefined && now() - probeAt < probeLeaseMs;
   const trips = () => {
     if (consecutive >= settings.consecutiveFailures) return true;
@@ -106,10 +123,10 @@ export function createToolBreaker(settings: BreakerSettings, rotation: EventEmit
 
   return {
     state,
-    refusing: () => opossum.opened || (opossum.halfOpen && probeOut()),
+    refusing: () => open() || (halfOpen() && probeOut()),
     tryAcquire(timeoutMs) {
       if (opossum.closed) return current;
-      if (opossum.opened || probeOut()) return undefined;
+      if (open() || probeOut()) return undefined;
       probeAt = now();
       probeTimeoutMs = timeoutMs;
       probeLeaseMs = Math.max(settings.probeLeaseMs, timeoutMs + PROBE_LEASE_MARGIN_MS);
@@ -127,6 +144,11 @@ export function createToolBreaker(settings: BreakerSettings, rotation: EventEmit
           consecutive = 0;
           window.reset();
           opossum.close();
+        } else if (early) {
+          muted = true;
+          opossum.close();
+          muted = false;
+          opossum.open();
         } else opossum.open();
         return;
       }
@@ -135,13 +157,18 @@ export function createToolBreaker(settings: BreakerSettings, rotation: EventEmit
       if (!ok && trips()) opossum.open();
     },
     retryAfterMs() {
-      if (opossum.opened) return Math.max(0, halfOpensAt - now());
-      return opossum.halfOpen && probeOut() ? Math.max(0, probeAt! + probeTimeoutMs - now()) : undefined;
+      if (open()) return Math.max(0, halfOpensAt - now());
+      return halfOpen() && probeOut() ? Math.max(0, probeAt! + probeTimeoutMs - now()) : undefined;
     },
     healthScore() {
       const { ok, failed } = window.totals();
       const ratio = ok + failed === 0 ? 1 : ok / (ok + failed);
       return ratio * STATE_WEIGHT[state()];
+    },
+    halfOpenNow() {
+      if (!open()) return;
+      early = true;
+      changed('half_open');
     },
     shutdown: () => opossum.shutdown(),
   };

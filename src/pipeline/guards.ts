@@ -66,6 +66,11 @@ export interface BreakerGate {
    * probe slot, when the attempt is the current probe.
    */
   record(tool: string, ticket: BreakerTicket, outcome: { readonly ok: boolean; readonly counts: boolean; readonly durationMs: number }): void;
+  /**
+   * The tool (its breaker key) has a new chance: a worker hosting it connected, here or to another
+   * replica. Its breaker, if open, half-opens now (ToolBreaker.halfOpenNow).
+   */
+  halfOpen?(tool: string): void;
 }
 
 /** What the caps know of a tool: whose it is, its name, and its timeout (a shared slot's lease). */

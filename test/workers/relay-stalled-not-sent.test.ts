@@ -3,11 +3,9 @@
 // failed as cut off DURING, so its idempotency record became outcome unknown and the same call,
 // once Redis was back, got OUTCOME_UNKNOWN (for the record's TTL) though no worker ever saw it.
 // Now the relay says what it sent: the call fails UNAVAILABLE, not executed, and the same call runs.
-import { Redis } from 'ioredis';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { Effect } from '../../gen/dispatch/v1/tool_pb';
-import { startRedis, type TestRedis } from '../helpers/redis-server';
-import { startWorkerApp, type WorkerApp } from './worker-app';
+import { replicasSharingRedis, type WorkerApp } from './worker-app';
 import { echoAnswer, eventually } from './worker-harness';
 
 jest.setTimeout(30_000);
@@ -15,26 +13,11 @@ jest.setTimeout(30_000);
 const tool = { name: 'x_pay', inputSchema: '{"type":"object"}', effect: Effect.SIDE_EFFECT, timeoutMs: 600 };
 const call = (t: WorkerApp, id: string) => t.dispatch.dispatch({ sessionId: 's1', calls: [{ id, name: 'x_pay', arguments: '{"n":1}' }] }).then((r) => r.results[0]!);
 
-let redis: TestRedis;
-let a: WorkerApp;
-let b: WorkerApp;
-beforeAll(async () => {
-  redis = await startRedis({ own: true });
-  const options = { advertiseIntervalMs: 200, routeTtlMs: 5_000, publishStallMs: 300 };
-  // The executors plugin alone: each replica keeps its idempotency records in its memory store.
-  a = await startWorkerApp(options, { redisUrl: redis.url, only: true });
-  b = await startWorkerApp(options, { redisUrl: redis.url, only: true });
-});
-afterAll(async () => {
-  await a.close();
-  await b.close();
-  const flush = new Redis(redis.url);
-  await flush.flushall();
-  flush.disconnect();
-  await redis.close();
-});
+// The executors plugin alone: each replica keeps its idempotency records in its memory store.
+const replicas = replicasSharingRedis({ advertiseIntervalMs: 200, routeTtlMs: 5_000, publishStallMs: 300 }, { only: true });
 
 test('a forwarded call whose timeout passes while Redis holds its route lookup was not executed, and runs when called again', async () => {
+  const { redis, a, b } = replicas;
   const worker = await a.worker({ id: 'on-a', tools: [tool], answer: echoAnswer('on-a') });
   await eventually(async () => (await b.registry.listTools({})).tools.some((x) => x.name === 'x_pay'), 5_000, 'the tool on replica b');
   redis.signal('SIGSTOP');

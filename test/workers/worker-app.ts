@@ -6,6 +6,7 @@ import { createDispatchClient, createRegistryClient } from '../../src/client';
 import { parseConfig } from '../../src/config';
 import type { WorkerOptions } from '../../src/executors/worker';
 import { SILENT_LOGGER } from '../../src/log';
+import { startRedis, type TestRedis } from '../helpers/redis-server';
 import { startWorker, type TestWorker, type TestWorkerOptions } from './worker-harness';
 
 /** The full app with worker options for tests, its clients, and a way to connect workers. */
@@ -47,6 +48,39 @@ export async function startWorkerApp(worker: WorkerOptions = {}, extra: { redisU
       dispatch.close();
       registry.close();
       await app.close(200);
+    },
+  };
+}
+
+/** Replicas `a` and `b` (startWorkerApp) sharing a private redis-server. */
+export interface ReplicaPair {
+  readonly redis: TestRedis;
+  readonly a: WorkerApp;
+  readonly b: WorkerApp;
+}
+
+/** Starts a ReplicaPair before the tests of the calling file or describe, and closes it after them. */
+export function replicasSharingRedis(worker: WorkerOptions = {}, extra: { only?: boolean; yaml?: string } = {}): ReplicaPair {
+  const pair: Partial<{ -readonly [K in keyof ReplicaPair]: ReplicaPair[K] }> = {};
+  beforeAll(async () => {
+    pair.redis = await startRedis({ own: true });
+    pair.a = await startWorkerApp(worker, { ...extra, redisUrl: pair.redis.url });
+    pair.b = await startWorkerApp(worker, { ...extra, redisUrl: pair.redis.url });
+  });
+  afterAll(async () => {
+    await pair.a?.close();
+    await pair.b?.close();
+    await pair.redis?.close();
+  });
+  return {
+    get redis() {
+      return pair.redis!;
+    },
+    get a() {
+      return pair.a!;
+    },
+    get b() {
+      return pair.b!;
     },
   };
 }

@@ -3,7 +3,7 @@ import type { Executor } from '../../executors';
 import { parseMcpServers, type McpServerConfig } from '../../executors/mcp/mcp-config';
 import { unconfiguredMcpExecutor } from '../../executors/mcp/mcp-unconfigured';
 import { createRedisRelay, createWorkerExecutor, createWorkerPool, createWorkHandler, resolveWorkerOptions, type RedisRelay, type WorkerOptions } from '../../executors/worker';
-import type { PipelineDeps } from '../../pipeline';
+import { breakerKey, type PipelineDeps } from '../../pipeline';
 import type { Plugin, PluginContext, PluginFactory } from '../plugin';
 import { allClosed } from '../close-app';
 
@@ -49,7 +49,12 @@ export function createExecutorsPlugin(pluginOptions: ExecutorsPluginOptions = {}
       handlers: { worker: { work } },
       async attach(pipeline) {
         deps = pipeline;
-        if (ctx.options.redisUrl) relay = await createRedisRelay({ url: ctx.options.redisUrl, pool, registry: pipeline.registry, logger: ctx.logger, options });
+        // A worker hosting a tool connected, here or to another replica: the tool's breaker, if
+        // calls that found no worker opened it, half-opens now. Before, the worker back, its calls
+        // were refused BREAKER_OPEN for up to half_open_after_ms (30 s by default).
+        const halfOpen = (tenant: string, tool: string) => pipeline.guards.breaker.halfOpen?.(breakerKey({ tenant, name: tool }));
+        pool.onHostedChange((tenant, tool, hosted) => hosted && halfOpen(tenant, tool));
+        if (ctx.options.redisUrl) relay = await createRedisRelay({ url: ctx.options.redisUrl, pool, registry: pipeline.registry, logger: ctx.logger, options, onHosted: halfOpen });
         // A worker tool removed by RemoveTool must leave the shared specs too, or replicas loading
         // them (at start, when their subscription moves) would register it again. RemoveTool
         // answers once that is done (ToolRegistry.removeShared), and UNAVAILABLE when it failed.

@@ -28,6 +28,8 @@ export interface RedisRelayOptions {
   readonly registry: ToolRegistry;
   readonly logger: Logger;
   readonly options: ResolvedWorkerOptions;
+  /** Told when a worker hosting a tool connected to another replica. */
+  readonly onHosted?: (tenant: string, tool: string) => void;
 }
 
 /** A relay over Redis that also shares worker tool specs between replicas. */
@@ -61,7 +63,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
   const { connect, endUnconnected } = trackClients(() => connectRedis(o.url, { queueWhileDown: true, logger: o.logger }));
   const redis = connect();
   const routes = createRouteTable(redis, replicaId, o.options.routeTtlMs);
-  const specs = createSpecSync(redis, replicaId, o.registry, o.logger);
+  const specs = createSpecSync(redis, replicaId, o.registry, o.logger, o.onHosted);
   const inflight = new Map<string, AbortController>();
   const waiting = new Map<string, Waiting>();
   const warn = (what: string) => (error: Error) => o.logger.warn(what, { error: error.message });
@@ -126,6 +128,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
   o.pool.onHostedChange((tenant, tool, hosted) => {
     if (closed) return;
     (hosted ? routes.advertise([{ tenant, tool }]) : routes.withdraw(tenant, tool)).catch(warn('worker route update failed'));
+    if (hosted) specs.announceHosted(tenant, tool).catch(warn('telling other replicas of a worker that connected failed'));
   });
   routes.advertise(o.pool.hosted()).catch(warn('worker route update failed'));
   const refresh = setInterval(() => routes.advertise(o.pool.hosted()).catch(warn('worker route refresh failed')), o.options.advertiseIntervalMs);

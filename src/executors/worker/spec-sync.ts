@@ -19,6 +19,11 @@ export interface SpecSync {
   remove(tenant: string, name: string): Promise<void>;
   /** Registers every spec shared so far (at start, and when the subscription moved). */
   load(): Promise<void>;
+  /**
+   * Tells the other replicas that a worker hosting `tool` connected here (their breakers of it
+   * half-open, see BreakerGate.halfOpen). Resolves once published.
+   */
+  announceHosted(tenant: string, tool: string): Promise<void>;
   /** Applies a message from the specs channel. */
   receive(text: string): void;
 }
@@ -29,16 +34,20 @@ export const SPECS_KEY = 'dispatch:worker:specs';
 const encode = (spec: ToolSpec) => Buffer.from(toBinary(ToolSpecSchema, spec)).toString('base64');
 const decode = (text: string) => fromBinary(ToolSpecSchema, Buffer.from(text, 'base64'));
 
-/** A message on the specs channel: specs registered, or (`removed`) a tool removed. */
+/**
+ * A message on the specs channel: specs registered, (`removed`) a tool removed, or (`hosted`) a
+ * worker hosting a tool connected to the sender. A replica of an older version ignores `hosted`.
+ */
 interface SpecsMessage {
   readonly from: string;
   readonly tenant: string;
   readonly specs?: string[];
   readonly removed?: string;
+  readonly hosted?: string;
 }
 
-/** Creates the spec sharing of replica `replicaId` into `registry`. */
-export function createSpecSync(redis: Redis, replicaId: string, registry: ToolRegistry, logger: Logger): SpecSync {
+/** Creates the spec sharing of replica `replicaId` into `registry`; `onHosted` is told of another replica's announceHosted. */
+export function createSpecSync(redis: Redis, replicaId: string, registry: ToolRegistry, logger: Logger, onHosted: (tenant: string, tool: string) => void = () => undefined): SpecSync {
   defineWorkerSpecScript(redis);
   /** Applies another replica's worker tools, in order with the tenant's other changes; resolves once applied or refused. */
   const apply = async (tenant: string, specs: ToolSpec[]): Promise<void> => {
@@ -64,6 +73,9 @@ export function createSpecSync(redis: Redis, replicaId: string, registry: ToolRe
       batch.publish(SPECS_KEY, JSON.stringify({ from: replicaId, tenant, specs: encoded } satisfies SpecsMessage));
       await batch.exec();
     },
+    async announceHosted(tenant, tool) {
+      await redis.publish(SPECS_KEY, JSON.stringify({ from: replicaId, tenant, hosted: tool } satisfies SpecsMessage));
+    },
     async remove(tenant, name) {
       await redis.dispatchForgetWorkerSpec(SPECS_KEY, `${tenant}\n${name}`, JSON.stringify({ from: replicaId, tenant, removed: name } satisfies SpecsMessage));
     },
@@ -83,7 +95,8 @@ export function createSpecSync(redis: Redis, replicaId: string, registry: ToolRe
       try {
         const message = JSON.parse(text) as SpecsMessage;
         if (message.from === replicaId) return;
-        if (message.removed !== undefined) forget(message.tenant, message.removed);
+        if (typeof message.hosted === 'string') onHosted(message.tenant, message.hosted);
+        else if (message.removed !== undefined) forget(message.tenant, message.removed);
         else if (message.specs) void apply(message.tenant, message.specs.map(decode));
       } catch (error) {
         logger.warn('an unreadable worker tool announcement was skipped', { error: (error as Error).message });

@@ -1,0 +1,98 @@
+import { EventEmitter } from 'node:events';
+import { createBreakers, createToolBreaker, DEFAULT_BREAKER_SETTINGS, type BreakerSettings, type BreakerState, type ToolBreaker } from '../../src/guards';
+
+// ToolBreaker.halfOpenNow: a worker hosting the tool connected, so an open breaker half-opens at
+// once rather than after halfOpenAfterMs (opossum still holds it open until its timer fires).
+
+const FAIL = { ok: false, counts: true } as const;
+const OK = { ok: true, counts: true } as const;
+const TIMEOUT_MS = 1_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const made: ToolBreaker[] = [];
+afterEach(() => made.splice(0).forEach((b) => b.shutdown()));
+
+function opened(settings: Partial<BreakerSettings> = {}) {
+  let t = 1_000_000;
+  const states: BreakerState[] = [];
+  const b = createToolBreaker({ ...DEFAULT_BREAKER_SETTINGS, consecutiveFailures: 1, ...settings }, new EventEmitter(), (s) => states.push(s), () => t);
+  made.push(b);
+  b.record(b.tryAcquire(TIMEOUT_MS)!, FAIL);
+  expect(b.state()).toBe('open');
+  return { b, states, advance: (ms: number) => (t += ms) };
+}
+
+test('an open breaker half-opens at once and lets one probe through; the probe succeeding closes it', () => {
+  const { b, states } = opened();
+  b.halfOpenNow();
+  expect(b.state()).toBe('half_open');
+  expect(b.refusing()).toBe(false);
+  expect(b.retryAfterMs()).toBeUndefined();
+  const probe = b.tryAcquire(TIMEOUT_MS)!;
+  expect(probe.probe).toBe(true);
+  expect(b.tryAcquire(TIMEOUT_MS)).toBeUndefined();
+  expect(b.refusing()).toBe(true);
+  b.record(probe, OK);
+  expect(b.state()).toBe('closed');
+  expect(states).toEqual(['open', 'half_open', 'closed']);
+});
+
+test('the probe failing opens it for a whole halfOpenAfterMs from then, told as open (no closed between)', () => {
+  const { b, states, advance } = opened({ halfOpenAfterMs: 30_000 });
+  advance(20_000);
+  b.halfOpenNow();
+  b.record(b.tryAcquire(TIMEOUT_MS)!, FAIL);
+  expect(b.state()).toBe('open');
+  expect(b.retryAfterMs()).toBe(30_000);
+  expect(b.tryAcquire(TIMEOUT_MS)).toBeUndefined();
+  expect(states).toEqual(['open', 'half_open', 'open']);
+});
+
+test('an outcome that does not count frees the probe and keeps it half-open', () => {
+  const { b } = opened();
+  b.halfOpenNow();
+  b.record(b.tryAcquire(TIMEOUT_MS)!, { ok: false, counts: false });
+  expect(b.state()).toBe('half_open');
+  expect(b.tryAcquire(TIMEOUT_MS)?.probe).toBe(true);
+});
+
+test('closed or half-open, nothing changes', () => {
+  const { b, states } = opened();
+  b.halfOpenNow();
+  const probe = b.tryAcquire(TIMEOUT_MS)!;
+  b.halfOpenNow();
+  expect(b.tryAcquire(TIMEOUT_MS)).toBeUndefined();
+  b.record(probe, OK);
+  b.halfOpenNow();
+  expect(b.state()).toBe('closed');
+  expect(states).toEqual(['open', 'half_open', 'closed']);
+});
+
+test("opossum's own timer firing while it is half-open early keeps the probe out, and tells nothing", async () => {
+  const { b, states } = opened({ halfOpenAfterMs: 50 });
+  b.halfOpenNow();
+  const probe = b.tryAcquire(TIMEOUT_MS)!;
+  await sleep(120);
+  expect(b.state()).toBe('half_open');
+  expect(b.tryAcquire(TIMEOUT_MS)).toBeUndefined();
+  b.record(probe, FAIL);
+  expect(b.state()).toBe('open');
+  await sleep(120);
+  expect(b.state()).toBe('half_open');
+  expect(states).toEqual(['open', 'half_open', 'open', 'half_open']);
+});
+
+test('the breakers half-open a tool by its key, and leave a tool never seen alone', () => {
+  const breakers = createBreakers({ settingsFor: () => ({ ...DEFAULT_BREAKER_SETTINGS, consecutiveFailures: 1 }) });
+  try {
+    breakers.gate.record('t/w', breakers.gate.tryAcquire('t/w', TIMEOUT_MS)!, { ...FAIL, durationMs: 1 });
+    expect(breakers.gate.isOpen('t/w')).toBe(true);
+    breakers.gate.halfOpen!('other');
+    expect(breakers.gate.size).toBe(1);
+    breakers.gate.halfOpen!('t/w');
+    expect(breakers.state('t/w')).toBe('half_open');
+    expect(breakers.gate.isOpen('t/w')).toBe(false);
+  } finally {
+    breakers.close();
+  }
+});

@@ -1,0 +1,87 @@
+import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
+import { Effect } from '../../gen/dispatch/v1/tool_pb';
+import { replicasSharingRedis, startWorkerApp, type WorkerApp } from './worker-app';
+import { echoAnswer, eventually } from './worker-harness';
+
+// Calls that found no worker for a tool count for its breaker (a worker gone is the tool's
+// outage), so during a worker restart with traffic the breaker opened, and then refused the new
+// worker's calls BREAKER_OPEN for up to half_open_after_ms (30 s here) after it was back. Now a
+// worker hosting the tool connecting, to this replica or to another, half-opens the breaker: the
+// next call is its probe.
+
+const tool = { name: 'w_back', inputSchema: '{"type":"object"}', effect: Effect.READ_ONLY, timeoutMs: 5_000, retry: { maxAttempts: 1 } };
+const POLICY = 'policies:\n  - { match: [w_back], breaker: { consecutive_failures: 2, half_open_after_ms: 30000 } }\n';
+let calls = 0;
+const call = (t: WorkerApp) => t.dispatch.dispatch({ sessionId: `s${++calls}`, calls: [{ id: 'c', name: 'w_back', arguments: `{"n":${calls}}` }] }).then((r) => r.results[0]!);
+const listed = async (t: WorkerApp) => (await t.registry.listTools({})).tools.some((x) => x.name === 'w_back');
+
+/** Calls through `via` until its breaker of w_back refuses: every call before found no worker. */
+async function openBreaker(via: WorkerApp): Promise<void> {
+  for (let i = 0; i < 10; i++) {
+    const result = await call(via);
+    if (result.error?.kind === ErrorKind.BREAKER_OPEN) return;
+    expect(result.error?.message).toMatch(/^no worker is connected (any longer )?for tool "w_back"/);
+  }
+  throw new Error('the breaker did not open');
+}
+
+/** Connects worker `id` to `host`, then calls through `via` until a call succeeds; the ms that took. */
+async function backAfter(host: WorkerApp, via: WorkerApp, id: string): Promise<number> {
+  const started = Date.now();
+  await host.worker({ id, tools: [tool], answer: echoAnswer(id) });
+  const refused: string[] = [];
+  await eventually(async () => {
+    const result = await call(via);
+    if (result.isError) refused.push(result.error!.message);
+    return !result.isError && JSON.parse(result.output).worker === id;
+  }, 5_000, `a call to reach worker ${id} (refused: ${refused.slice(-1)[0]})`);
+  return Date.now() - started;
+}
+
+describe('a tool whose breaker opened while no worker hosted it', () => {
+  let t: WorkerApp;
+  beforeEach(async () => {
+    t = await startWorkerApp({}, { yaml: POLICY });
+  });
+  afterEach(() => t.close());
+
+  test('takes calls as soon as a worker for it connects, not after half_open_after_ms', async () => {
+    const first = await t.worker({ id: 'first', tools: [tool], answer: echoAnswer('first') });
+    expect((await call(t)).isError).toBe(false);
+    first.disconnect();
+    await first.ended;
+    await openBreaker(t);
+    expect(await backAfter(t, t, 'second')).toBeLessThan(5_000);
+  });
+
+  test('a probe that fails opens it again for half_open_after_ms', async () => {
+    const first = await t.worker({ id: 'first', tools: [tool], answer: echoAnswer('first') });
+    first.disconnect();
+    await first.ended;
+    await openBreaker(t);
+    // A worker that answers every call with a crash-like failure: it drops its stream.
+    const flaky = await t.worker({ id: 'flaky', tools: [tool], answer: () => (flaky.disconnect(), undefined) });
+    const probe = await call(t);
+    expect(probe.error?.kind).not.toBe(ErrorKind.BREAKER_OPEN);
+    expect(probe.isError).toBe(true);
+    const after = await call(t);
+    expect(after.error?.kind).toBe(ErrorKind.BREAKER_OPEN);
+    expect(after.error?.retryAfterMs).toBeGreaterThan(25_000);
+  });
+});
+
+describe('replicas sharing Redis', () => {
+  const replicas = replicasSharingRedis({ advertiseIntervalMs: 200, routeTtlMs: 1_000 }, { yaml: POLICY });
+
+  test("a worker connecting to one replica half-opens the other's breaker of its tool", async () => {
+    const { a, b } = replicas;
+    const first = await a.worker({ id: 'first', tools: [tool], answer: echoAnswer('first') });
+    await eventually(() => listed(b), 5_000, 'the tool on replica b');
+    await eventually(async () => !(await call(b)).isError, 5_000, 'a call through b to reach the worker on a');
+    first.disconnect();
+    await first.ended;
+    // a withdraws its route (else it lapses, routeTtlMs): b's calls then find no worker, and open its breaker.
+    await eventually(async () => (await call(b)).error?.kind === ErrorKind.BREAKER_OPEN, 5_000, "b's breaker to open");
+    expect(await backAfter(a, b, 'second')).toBeLessThan(5_000);
+  });
+});

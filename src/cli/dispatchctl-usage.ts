@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { approvalsRequest } from './approvals-command';
-import { UsageError } from './usage';
+import { uint32Argument, UsageError } from './usage';
 
 // What dispatchctl needs to read its command line, answer --help and refuse a bad flag, apart from
 // the commands (gRPC, the clients, the event formatting), which load only once there is one to run.
@@ -103,7 +103,8 @@ const COMMANDS: ReadonlyMap<string, string | undefined> = new Map([
 
 /**
  * Throws a UsageError when `command` is none of dispatchctl's, or lacks the argument it needs, or
- * (`approvals`) its arguments and flags are off: checked before the commands (and gRPC) load.
+ * (`approvals`) its arguments and flags are off, or (`read`) its OFFSET is no uint32: checked
+ * before the commands (and gRPC) load.
  * Resolves `tools`' subcommand into the name.
  */
 export function checkCommand(command: string, args: readonly string[], flags: CommandFlags): string {
@@ -114,5 +115,6 @@ export function checkCommand(command: string, args: readonly string[], flags: Co
   const given = name.startsWith('tools ') ? args[1] : args[0];
   if (needs !== undefined && !given) throw new UsageError(`${name} needs ${needs}`);
   if (name === 'approvals') approvalsRequest(args, flags);
+  if (name === 'read' && args[1] !== undefined) uint32Argument(args[1], 'OFFSET');
   return name;
 }

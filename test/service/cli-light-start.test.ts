@@ -73,6 +73,7 @@ test('dispatchctl: an unknown command and a command missing its argument load no
     [['call', ''], 'call needs TOOL and JSON'],
     [['dispatch'], 'dispatch needs FILE'],
     [['read'], 'read needs HANDLE'],
+    [['read', 'h', 'notanumber'], 'OFFSET must be a whole number from 0 to 4294967295, got "notanumber"'],
     [['end-session'], 'end-session needs SESSION'],
     [['parse'], 'parse needs FILE'],
     [['approvals', 'bogus'], 'unknown approvals command "bogus" (list or resolve)'],

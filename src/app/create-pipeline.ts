@@ -1,6 +1,7 @@
 import { ConfigError, type DispatchConfig } from '../config';
 import { suggestKey } from '../config/unknown-key';
 import { BUILTIN_TOOLS, createBuiltinExecutor, createHttpExecutor, type BuiltinTool, type Executor } from '../executors';
+import { undici } from '../executors/undici-lazy';
 import { createLogger, type Logger } from '../log';
 import { DEFAULT_LIMITS, type Limits } from '../options';
 import {
@@ -48,6 +49,10 @@ export function createPipeline(options: PipelineOptions = {}): PipelineDeps {
   ]);
   const logger = options.logger ?? createLogger();
   const registry: ToolRegistry = createToolRegistry(createSchemaCompiler(limits.maxSchemaBytes), () => new Set(executors.keys()), { httpPolicy, allowTenantSkipRedaction: options.config?.registry.allowTenantSkipRedaction, maxSchemaBytesPerTenant: limits.maxSchemaBytesPerTenant, maxSchemaBytesCompiledPerMinute: limits.maxSchemaBytesCompiledPerMinutePerTenant, logger });
+  // undici loads with the first HTTP tool registered (from the config file, by RPC, or shared by
+  // another replica), not with the app nor at that tool's first call, which its load (~80 ms)
+  // would delay, perhaps past a short timeout_ms.
+  registry.onChange((change) => void (change.type === 'register' && change.specs.some((spec) => spec.executor.case === 'http') && undici()));
   // The output cap is the innermost stage, in the executor's own continuation (one promise fewer).
   const maxChars = limits.maxToolOutputChars;
   const asOutput = (text: string) => capOutput({ text }, maxChars);

@@ -1,6 +1,6 @@
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../errors';
-import { DestinationDeniedError } from './http-transport';
+import { DestinationDeniedError } from './destination-denied';
 
 const BEFORE_CODES = new Set([
   'ECONNREFUSED',

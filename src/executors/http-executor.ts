@@ -1,4 +1,4 @@
-import { fetch, type Response } from 'undici';
+import type { Agent, Response } from 'undici';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError, suggestionFor } from '../errors';
 import { createDestinationPolicy, type DestinationPolicy } from '../registry';
@@ -8,8 +8,9 @@ import type { Executor, ExecutorContext } from './executor';
 import { decoderFor, readCapped, readExcerpt } from './http-body';
 import { fromHttpStatus, fromTransportError } from './http-errors';
 import { requestHeaders } from './http-headers';
-import { reportingSent } from './http-sent';
-import { createHttpTransport, type HttpTransportOptions } from './http-transport';
+import type { reportingSent as reportingSentFn } from './http-sent';
+import type { HttpTransportOptions } from './http-transport';
+import { undici } from './undici-lazy';
 
 /** Options of the HTTP executor. */
 export interface HttpExecutorOptions {
@@ -70,8 +71,15 @@ export function createHttpExecutor(options: HttpExecutorOptions = {}): Executor 
   const maxRedirects = options.maxRedirects ?? 3;
   const excerptBytes = options.errorExcerptBytes ?? 4096;
   const excerptWaitMs = options.errorExcerptWaitMs ?? 1000;
-  const trusted = createHttpTransport(undefined, options.transport);
-  const guarded = createHttpTransport(options.policy ?? createDestinationPolicy(), options.transport);
+  const policy = options.policy ?? createDestinationPolicy();
+  // Made at the first call, with undici (undici-lazy.ts): the agents of the config file's tools and
+  // of the tenants', and what reports a request sent.
+  let http: { readonly trusted: Agent; readonly guarded: Agent; readonly reportingSent: typeof reportingSentFn } | undefined;
+  const load = () => {
+    const { createHttpTransport } = require('./http-transport') as typeof import('./http-transport');
+    const { reportingSent } = require('./http-sent') as typeof import('./http-sent');
+    return (http = { trusted: createHttpTransport(undefined, options.transport), guarded: createHttpTransport(policy, options.transport), reportingSent });
+  };
   return {
     async execute(tool, args, ctx: ExecutorContext) {
       if (tool.spec.executor.case !== 'http') throw new Error('not an http tool');
@@ -88,6 +96,7 @@ export function createHttpExecutor(options: HttpExecutorOptions = {}): Executor 
       // Until undici hands the request to a connected socket, no failure can have run the tool.
       let sent = false;
       ctx.delivery?.('pending');
+      const { trusted, guarded, reportingSent } = http ?? load();
       const dispatcher = reportingSent(tool.tenant === '' ? trusted : guarded, () => {
         if (sent) return;
         sent = true;
@@ -97,7 +106,7 @@ export function createHttpExecutor(options: HttpExecutorOptions = {}): Executor 
       for (let hop = 0; ; hop++) {
         let response: Response;
         try {
-          response = await fetch(target, { method: 'POST', body, headers: sentHeaders, signal: ctx.signal, redirect: 'manual', dispatcher });
+          response = await undici().fetch(target, { method: 'POST', body, headers: sentHeaders, signal: ctx.signal, redirect: 'manual', dispatcher });
         } catch (error) {
           throw fromTransportError(error, target, sent);
         }

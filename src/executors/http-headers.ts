@@ -1,7 +1,8 @@
-import { Headers } from 'undici';
+import type { Headers } from 'undici';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../errors';
 import type { ExecutorContext } from './executor';
+import { undici } from './undici-lazy';
 
 /** An HTTP field name (RFC 9110 token). */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -42,7 +43,7 @@ export function httpHeadersProblem(headers: Readonly<Record<string, string>>): s
  * client-owned ones are left out, an invalid one fails the call before anything is sent.
  */
 export function requestHeaders(configured: Readonly<Record<string, string>>, ctx: ExecutorContext): Headers {
-  const headers = new Headers();
+  const headers = new (undici().Headers)();
   try {
     for (const [name, value] of Object.entries(configured)) if (!clientOwned(name)) headers.set(name, value);
   } catch (error) {

@@ -2,19 +2,9 @@ import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from '
 import { isIP } from 'node:net';
 import { Agent, buildConnector } from 'undici';
 import type { DestinationPolicy } from '../registry';
+import { DestinationDeniedError } from './destination-denied';
 
-/** A connection refused by the destination policy; nothing was sent to the address. */
-export class DestinationDeniedError extends Error {
-  override readonly name = 'DestinationDeniedError';
-  readonly code = 'ERR_DESTINATION_DENIED';
-  constructor(
-    readonly address: string,
-    readonly host: string | undefined,
-    readonly rule: string,
-  ) {
-    super(`${address}${host === undefined ? '' : ` (for ${host})`} is denied by ${rule}`);
-  }
-}
+export { DestinationDeniedError } from './destination-denied';
 
 /** Options of {@link createHttpTransport}. */
 export interface HttpTransportOptions {

@@ -4,5 +4,6 @@ export type { BuiltinTool } from './builtin-executor';
 export { createHttpExecutor } from './http-executor';
 export type { HttpExecutorOptions } from './http-executor';
 export { fromTransportError, fromHttpStatus, parseRetryAfter } from './http-errors';
-export { createHttpTransport, DestinationDeniedError } from './http-transport';
+// Not createHttpTransport, which loads undici (see undici-lazy.ts): import it from './http-transport'.
+export { DestinationDeniedError } from './destination-denied';
 export type { HttpTransportOptions } from './http-transport';

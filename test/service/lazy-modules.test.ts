@@ -6,10 +6,11 @@ import { startApp, type TestDispatch } from '../helpers/servers';
 
 // What a dispatch that uses no MCP server, serves no metrics and exports no traces does not load:
 // the MCP SDK and zod, OpenTelemetry's metrics SDK and Prometheus exporter, its OTLP/HTTP transport,
-// resources and trace SDK. Loading the app took ~1.3 s of CPU with them, ~0.85 s without.
+// resources and trace SDK; nor undici before its first HTTP call. Loading the app took ~1.3 s of
+// CPU with them, ~0.8 s without.
 
 const ROOT = path.join(__dirname, '..', '..');
-const LAZY = ['@modelcontextprotocol/sdk', 'zod', '@opentelemetry/exporter-prometheus', '@opentelemetry/sdk-metrics', '@opentelemetry/otlp-exporter-base', '@opentelemetry/otlp-transformer', '@opentelemetry/resources', '@opentelemetry/sdk-trace-base'];
+const LAZY = ['@modelcontextprotocol/sdk', 'zod', '@opentelemetry/exporter-prometheus', '@opentelemetry/sdk-metrics', '@opentelemetry/otlp-exporter-base', '@opentelemetry/otlp-transformer', '@opentelemetry/resources', '@opentelemetry/sdk-trace-base', 'undici'];
 
 /** The packages of LAZY loaded in a new node process once it built the app of `yaml` and ran `then`. */
 function loadedPackages(yaml: string, then = ''): string[] {
@@ -33,10 +34,17 @@ test('an app with no MCP server, metrics or trace export loads none of their pac
   expect(loadedPackages('tools:\n  - name: echo\n    effect: read_only\n    builtin: { name: echo }\n')).toEqual([]);
 }, 30_000);
 
-test('the lazy packages load once they are used: an MCP server configured, traces on', () => {
+test('the lazy packages load once they are used: an MCP server configured, traces on, an HTTP call made', () => {
   const yaml = 'mcp_servers:\n  - name: s\n    command: [node, -e, "0"]\ntools: []\n';
   const traces = `require('./dist/src/telemetry').createTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' }).shutdown();`;
-  expect(loadedPackages(yaml, traces)).toEqual(expect.arrayContaining(['@modelcontextprotocol/sdk', 'zod', '@opentelemetry/otlp-exporter-base', '@opentelemetry/resources', '@opentelemetry/sdk-trace-base']));
+  // An HTTP tool's call to a closed port: refused, after undici was loaded to make it.
+  const http = `await app.deps.executors.get('http').execute({ name: 'h', tenant: '', readOnly: true, timeoutMs: 1000, spec: { executor: { case: 'http', value: { url: 'http://127.0.0.1:9/', headers: {} } } } }, {}, { signal: new AbortController().signal, deadline: Date.now() + 1000, idempotencyKey: 'k', toolCallId: 'c', sessionId: 's', attempt: 1, tenant: '' }).catch(() => undefined);`;
+  expect(loadedPackages(yaml, traces + http)).toEqual(expect.arrayContaining(['@modelcontextprotocol/sdk', 'zod', '@opentelemetry/otlp-exporter-base', '@opentelemetry/resources', '@opentelemetry/sdk-trace-base', 'undici']));
+}, 30_000);
+
+test('undici loads with the first HTTP tool registered, before its first call (whose timeout its load would eat into)', () => {
+  const yaml = 'tools:\n  - name: h\n    effect: read_only\n    input_schema: \'{"type":"object"}\'\n    http: { url: "http://127.0.0.1:9/" }\n';
+  expect(loadedPackages(yaml)).toEqual(['undici']);
 }, 30_000);
 
 describe('an MCP tool registered by RPC on a dispatch with no mcp_servers', () => {

@@ -1,4 +1,4 @@
-import type { Agent, Response } from 'undici';
+import type { Agent, fetch as fetchFn, Response } from 'undici';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError, suggestionFor } from '../errors';
 import { createDestinationPolicy, type DestinationPolicy } from '../registry';
@@ -73,12 +73,12 @@ export function createHttpExecutor(options: HttpExecutorOptions = {}): Executor 
   const excerptWaitMs = options.errorExcerptWaitMs ?? 1000;
   const policy = options.policy ?? createDestinationPolicy();
   // Made at the first call, with undici (undici-lazy.ts): the agents of the config file's tools and
-  // of the tenants', and what reports a request sent.
-  let http: { readonly trusted: Agent; readonly guarded: Agent; readonly reportingSent: typeof reportingSentFn } | undefined;
+  // of the tenants', what reports a request sent, and fetch.
+  let http: { readonly trusted: Agent; readonly guarded: Agent; readonly reportingSent: typeof reportingSentFn; readonly fetch: typeof fetchFn } | undefined;
   const load = () => {
     const { createHttpTransport } = require('./http-transport') as typeof import('./http-transport');
     const { reportingSent } = require('./http-sent') as typeof import('./http-sent');
-    return (http = { trusted: createHttpTransport(undefined, options.transport), guarded: createHttpTransport(policy, options.transport), reportingSent });
+    return (http = { trusted: createHttpTransport(undefined, options.transport), guarded: createHttpTransport(policy, options.transport), reportingSent, fetch: undici().fetch });
   };
   return {
     async execute(tool, args, ctx: ExecutorContext) {
@@ -96,7 +96,7 @@ export function createHttpExecutor(options: HttpExecutorOptions = {}): Executor 
       // Until undici hands the request to a connected socket, no failure can have run the tool.
       let sent = false;
       ctx.delivery?.('pending');
-      const { trusted, guarded, reportingSent } = http ?? load();
+      const { trusted, guarded, reportingSent, fetch } = http ?? load();
       const dispatcher = reportingSent(tool.tenant === '' ? trusted : guarded, () => {
         if (sent) return;
         sent = true;
@@ -106,7 +106,7 @@ export function createHttpExecutor(options: HttpExecutorOptions = {}): Executor 
       for (let hop = 0; ; hop++) {
         let response: Response;
         try {
-          response = await undici().fetch(target, { method: 'POST', body, headers: sentHeaders, signal: ctx.signal, redirect: 'manual', dispatcher });
+          response = await fetch(target, { method: 'POST', body, headers: sentHeaders, signal: ctx.signal, redirect: 'manual', dispatcher });
         } catch (error) {
           throw fromTransportError(error, target, sent);
         }

@@ -1,7 +1,6 @@
 import { ConfigError, type DispatchConfig } from '../config';
 import { suggestKey } from '../config/unknown-key';
 import { BUILTIN_TOOLS, createBuiltinExecutor, createHttpExecutor, type BuiltinTool, type Executor } from '../executors';
-import { undici } from '../executors/undici-lazy';
 import { createLogger, type Logger } from '../log';
 import { DEFAULT_LIMITS, type Limits } from '../options';
 import {
@@ -41,18 +40,19 @@ export interface PipelineOptions {
 export function createPipeline(options: PipelineOptions = {}): PipelineDeps {
   const limits: Limits = options.config?.limits ?? DEFAULT_LIMITS;
   const httpPolicy = createDestinationPolicy(options.config?.registry);
+  // A UTF-8 character is at most 4 bytes: read no more than the output cap can keep.
+  const http = createHttpExecutor({ maxResponseBytes: limits.maxToolOutputChars * 4, maxAnswerChars: limits.maxToolOutputChars, maxAnswerBytesInFlight: limits.maxAnswerBytesInFlight, maxAnswerBytesInFlightPerTenant: limits.maxAnswerBytesInFlightPerTenant, policy: httpPolicy });
   const executors = new Map<string, Executor>([
-    // A UTF-8 character is at most 4 bytes: read no more than the output cap can keep.
-    ['http', createHttpExecutor({ maxResponseBytes: limits.maxToolOutputChars * 4, maxAnswerChars: limits.maxToolOutputChars, maxAnswerBytesInFlight: limits.maxAnswerBytesInFlight, maxAnswerBytesInFlightPerTenant: limits.maxAnswerBytesInFlightPerTenant, policy: httpPolicy })],
+    ['http', http],
     ['builtin', createBuiltinExecutor(options.builtins)],
     ...(options.executors ?? []),
   ]);
   const logger = options.logger ?? createLogger();
   const registry: ToolRegistry = createToolRegistry(createSchemaCompiler(limits.maxSchemaBytes), () => new Set(executors.keys()), { httpPolicy, allowTenantSkipRedaction: options.config?.registry.allowTenantSkipRedaction, maxSchemaBytesPerTenant: limits.maxSchemaBytesPerTenant, maxSchemaBytesCompiledPerMinute: limits.maxSchemaBytesCompiledPerMinutePerTenant, logger });
-  // undici loads with the first HTTP tool registered (from the config file, by RPC, or shared by
-  // another replica), not with the app nor at that tool's first call, which its load (~80 ms)
-  // would delay, perhaps past a short timeout_ms.
-  registry.onChange((change) => void (change.type === 'register' && change.specs.some((spec) => spec.executor.case === 'http') && undici()));
+  // undici loads, and the HTTP agents are made, with the first HTTP tool registered (from the config
+  // file, by RPC, or shared by another replica), not with the app nor at that tool's first call,
+  // which the load (~80 ms) would delay, perhaps past a short timeout_ms.
+  registry.onChange((change) => void (change.type === 'register' && change.specs.some((spec) => spec.executor.case === 'http') && http.prepare()));
   // The output cap is the innermost stage, in the executor's own continuation (one promise fewer).
   const maxChars = limits.maxToolOutputChars;
   const asOutput = (text: string) => capOutput({ text }, maxChars);

@@ -63,7 +63,13 @@ export interface HttpExecutorOptions {
  * idempotency_key}` and the `Idempotency-Key` and `traceparent` headers. Only the headers in the
  * tool's spec are sent as credentials. A tenant's tool connects only where `options.policy` allows.
  */
-export function createHttpExecutor(options: HttpExecutorOptions = {}): Executor {
+/** The HTTP executor, and what readies it before its first call. */
+export interface HttpExecutor extends Executor {
+  /** Loads undici and makes the agents, so that no call waits for them (an HTTP tool was registered). */
+  prepare(): void;
+}
+
+export function createHttpExecutor(options: HttpExecutorOptions = {}): HttpExecutor {
   const maxBytes = options.maxResponseBytes ?? 64 * 1024 * 1024;
   const maxChars = options.maxAnswerChars ?? DEFAULT_LIMITS.maxToolOutputChars;
   const inFlight = options.maxAnswerBytesInFlight ?? DEFAULT_LIMITS.maxAnswerBytesInFlight;
@@ -72,7 +78,7 @@ export function createHttpExecutor(options: HttpExecutorOptions = {}): Executor 
   const excerptBytes = options.errorExcerptBytes ?? 4096;
   const excerptWaitMs = options.errorExcerptWaitMs ?? 1000;
   const policy = options.policy ?? createDestinationPolicy();
-  // Made at the first call, with undici (undici-lazy.ts): the agents of the config file's tools and
+  // Made by prepare, or else at the first call, with undici (undici-lazy.ts): the agents of the config file's tools and
   // of the tenants', what reports a request sent, and fetch.
   let http: { readonly trusted: Agent; readonly guarded: Agent; readonly reportingSent: typeof reportingSentFn; readonly fetch: typeof fetchFn } | undefined;
   const load = () => {
@@ -81,6 +87,7 @@ export function createHttpExecutor(options: HttpExecutorOptions = {}): Executor 
     return (http = { trusted: createHttpTransport(undefined, options.transport), guarded: createHttpTransport(policy, options.transport), reportingSent, fetch: undici().fetch });
   };
   return {
+    prepare: () => void (http ?? load()),
     async execute(tool, args, ctx: ExecutorContext) {
       if (tool.spec.executor.case !== 'http') throw new Error('not an http tool');
       const { url, headers } = tool.spec.executor.value;

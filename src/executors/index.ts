@@ -2,7 +2,7 @@ export type { Delivery, Executor, ExecutorContext, ExecutorSet } from './executo
 export { createBuiltinExecutor, BUILTIN_TOOLS, builtinNames } from './builtin-executor';
 export type { BuiltinTool } from './builtin-executor';
 export { createHttpExecutor } from './http-executor';
-export type { HttpExecutorOptions } from './http-executor';
+export type { HttpExecutor, HttpExecutorOptions } from './http-executor';
 export { fromTransportError, fromHttpStatus, parseRetryAfter } from './http-errors';
 // Not createHttpTransport, which loads undici (see undici-lazy.ts): import it from './http-transport'.
 export { DestinationDeniedError } from './destination-denied';

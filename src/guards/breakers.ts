@@ -91,6 +91,7 @@ export function createBreakers(options: BreakersOptions = {}): Breakers {
     tryAcquire: (tool, timeoutMs) => breakerOf(tool).tryAcquire(timeoutMs),
     record: (tool, ticket, outcome) => breakerOf(tool).record(ticket, outcome),
     halfOpen: (tool) => breakers.get(tool)?.halfOpenNow(),
+    openTools: () => [...breakers].filter(([, breaker]) => breaker.state() === 'open').map(([tool]) => tool),
   };
   return {
     ...stats,

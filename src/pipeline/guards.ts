@@ -71,6 +71,11 @@ export interface BreakerGate {
    * replica. Its breaker, if open, half-opens now (ToolBreaker.halfOpenNow).
    */
   halfOpen?(tool: string): void;
+  /**
+   * The tools (breaker keys) whose breakers are open now: a replica that may have missed a worker's
+   * connection (its subscription dropped) asks which of them to half-open.
+   */
+  openTools?(): string[];
 }
 
 /** What the caps know of a tool: whose it is, its name, and its timeout (a shared slot's lease). */

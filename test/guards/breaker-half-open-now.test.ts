@@ -82,15 +82,18 @@ test("opossum's own timer firing while it is half-open early keeps the probe out
   expect(states).toEqual(['open', 'half_open', 'open', 'half_open']);
 });
 
-test('the breakers half-open a tool by its key, and leave a tool never seen alone', () => {
+test('the breakers list the open ones, half-open a tool by its key, and leave a tool never seen alone', () => {
   const breakers = createBreakers({ settingsFor: () => ({ ...DEFAULT_BREAKER_SETTINGS, consecutiveFailures: 1 }) });
   try {
     breakers.gate.record('t/w', breakers.gate.tryAcquire('t/w', TIMEOUT_MS)!, { ...FAIL, durationMs: 1 });
+    breakers.gate.record('t/ok', breakers.gate.tryAcquire('t/ok', TIMEOUT_MS)!, { ...OK, durationMs: 1 });
     expect(breakers.gate.isOpen('t/w')).toBe(true);
+    expect(breakers.gate.openTools!()).toEqual(['t/w']);
     breakers.gate.halfOpen!('other');
-    expect(breakers.gate.size).toBe(1);
+    expect(breakers.gate.size).toBe(2);
     breakers.gate.halfOpen!('t/w');
     expect(breakers.state('t/w')).toBe('half_open');
+    expect(breakers.gate.openTools!()).toEqual([]);
     expect(breakers.gate.isOpen('t/w')).toBe(false);
   } finally {
     breakers.close();

@@ -130,6 +130,22 @@ describe('probes on a standalone Redis', () => {
     expect(w.moves()).toBe(0);
   });
 
+  test('a connection that dropped and subscribed again tells onMoved once (what was published meanwhile was lost); its first subscription does not', async () => {
+    const w = watch(() => connectRedis(redis.url, { queueWhileDown: true }), client, { probeIntervalMs: 50 });
+    closing.push(() => w.sub.close());
+    await w.sub.subscribe('watched');
+    await until(async () => ((await client.publish('watched', 'before')) > 0 ? true : undefined), 'the subscription');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(w.moves()).toBe(0);
+
+    await client.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
+    await until(() => (w.moves() > 0 ? true : undefined), 'onMoved after the connection subscribed again', 5_000);
+    await until(async () => ((await client.publish('watched', 'after')) > 0 ? true : undefined), 'the subscription again');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(w.moves()).toBe(1);
+    expect(w.heard).toContain('after');
+  });
+
   test('a subscription resumed after Redis restarted, its connection dropped before Redis answered, leaves no unhandled rejection', async () => {
     // ioredis's own re-SUBSCRIBE on reconnection has no handler: a connection dropped (a move, a
     // close that Redis did not answer in time) before its reply rejected it unhandled, which ends

@@ -1,3 +1,4 @@
+import Redis from 'ioredis';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { Effect } from '../../gen/dispatch/v1/tool_pb';
 import { replicasSharingRedis, startWorkerApp, type WorkerApp } from './worker-app';
@@ -9,18 +10,19 @@ import { echoAnswer, eventually } from './worker-harness';
 // worker hosting the tool connecting, to this replica or to another, half-opens the breaker: the
 // next call is its probe.
 
-const tool = { name: 'w_back', inputSchema: '{"type":"object"}', effect: Effect.READ_ONLY, timeoutMs: 5_000, retry: { maxAttempts: 1 } };
-const POLICY = 'policies:\n  - { match: [w_back], breaker: { consecutive_failures: 2, half_open_after_ms: 30000 } }\n';
+const toolNamed = (name: string) => ({ name, inputSchema: '{"type":"object"}', effect: Effect.READ_ONLY, timeoutMs: 5_000, retry: { maxAttempts: 1 } });
+const POLICY = 'policies:\n  - { match: [w_back, w_missed], breaker: { consecutive_failures: 2, half_open_after_ms: 30000 } }\n';
+let tool = toolNamed('w_back');
 let calls = 0;
-const call = (t: WorkerApp) => t.dispatch.dispatch({ sessionId: `s${++calls}`, calls: [{ id: 'c', name: 'w_back', arguments: `{"n":${calls}}` }] }).then((r) => r.results[0]!);
-const listed = async (t: WorkerApp) => (await t.registry.listTools({})).tools.some((x) => x.name === 'w_back');
+const call = (t: WorkerApp) => t.dispatch.dispatch({ sessionId: `s${++calls}`, calls: [{ id: 'c', name: tool.name, arguments: `{"n":${calls}}` }] }).then((r) => r.results[0]!);
+const listed = async (t: WorkerApp) => (await t.registry.listTools({})).tools.some((x) => x.name === tool.name);
 
 /** Calls through `via` until its breaker of w_back refuses: every call before found no worker. */
 async function openBreaker(via: WorkerApp): Promise<void> {
   for (let i = 0; i < 10; i++) {
     const result = await call(via);
     if (result.error?.kind === ErrorKind.BREAKER_OPEN) return;
-    expect(result.error?.message).toMatch(/^no worker is connected (any longer )?for tool "w_back"/);
+    expect(result.error?.message).toMatch(new RegExp(`^no worker is connected (any longer )?for tool "${tool.name}"`));
   }
   throw new Error('the breaker did not open');
 }
@@ -34,7 +36,9 @@ async function backAfter(host: WorkerApp, via: WorkerApp, id: string): Promise<n
     const result = await call(via);
     if (result.isError) refused.push(result.error!.message);
     return !result.isError && JSON.parse(result.output).worker === id;
-  }, 5_000, `a call to reach worker ${id} (refused: ${refused.slice(-1)[0]})`);
+  }, 5_000, `a call to reach worker ${id}`).catch((error: Error) => {
+    throw new Error(`${error.message} (last refused: ${refused.slice(-1)[0]})`);
+  });
   return Date.now() - started;
 }
 
@@ -83,5 +87,39 @@ describe('replicas sharing Redis', () => {
     // a withdraws its route (else it lapses, routeTtlMs): b's calls then find no worker, and open its breaker.
     await eventually(async () => (await call(b)).error?.kind === ErrorKind.BREAKER_OPEN, 5_000, "b's breaker to open");
     expect(await backAfter(a, b, 'second')).toBeLessThan(5_000);
+  });
+
+  test("a worker that connected to one replica while the other's subscription was down half-opens its breaker once it subscribes again", async () => {
+    const { a, b, redis } = replicas;
+    tool = toolNamed('w_missed');
+    const admin = new Redis(redis.url, { maxRetriesPerRequest: 0 });
+    try {
+      const first = await a.worker({ id: 'first', tools: [tool], answer: echoAnswer('first') });
+      await eventually(() => listed(b), 5_000, 'the tool on replica b');
+      first.disconnect();
+      await first.ended;
+      await eventually(async () => (await call(b)).error?.kind === ErrorKind.BREAKER_OPEN, 5_000, "b's breaker to open");
+      // Every subscription drops and none can reconnect (no connection is taken past maxclients):
+      // a's announcement of the worker below reaches no subscriber.
+      await admin.config('SET', 'maxclients', '1');
+      await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
+      await a.worker({ id: 'second', tools: [tool], answer: echoAnswer('second') });
+      await eventually(async () => (await admin.keys(`dispatch:worker:route:*:${tool.name}`)).length > 0, 5_000, "a's route of the tool");
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect((await call(b)).error?.kind).toBe(ErrorKind.BREAKER_OPEN);
+      await admin.config('SET', 'maxclients', '10000');
+      // b subscribes again (its reconnection delay is 1 s at most), learns the worker is hosted, half-opens.
+      const refused: string[] = [];
+      await eventually(async () => {
+        const result = await call(b);
+        if (result.isError) refused.push(result.error!.message);
+        return !result.isError && JSON.parse(result.output).worker === 'second';
+      }, 5_000, 'a call through b to reach the worker on a').catch((error: Error) => {
+        throw new Error(`${error.message} (last refused: ${refused.slice(-1)[0]})`);
+      });
+    } finally {
+      await admin.config('SET', 'maxclients', '10000').catch(() => undefined);
+      admin.disconnect();
+    }
   });
 });

@@ -3,7 +3,7 @@ import type { Executor } from '../../executors';
 import { parseMcpServers, type McpServerConfig } from '../../executors/mcp/mcp-config';
 import { unconfiguredMcpExecutor } from '../../executors/mcp/mcp-unconfigured';
 import { createRedisRelay, createWorkerExecutor, createWorkerPool, createWorkHandler, resolveWorkerOptions, type RedisRelay, type WorkerOptions } from '../../executors/worker';
-import { breakerKey, type PipelineDeps } from '../../pipeline';
+import { breakerKey, parseBreakerKey, type PipelineDeps } from '../../pipeline';
 import type { Plugin, PluginContext, PluginFactory } from '../plugin';
 import { allClosed } from '../close-app';
 
@@ -54,7 +54,9 @@ export function createExecutorsPlugin(pluginOptions: ExecutorsPluginOptions = {}
         // were refused BREAKER_OPEN for up to half_open_after_ms (30 s by default).
         const halfOpen = (tenant: string, tool: string) => pipeline.guards.breaker.halfOpen?.(breakerKey({ tenant, name: tool }));
         pool.onHostedChange((tenant, tool, hosted) => hosted && halfOpen(tenant, tool));
-        if (ctx.options.redisUrl) relay = await createRedisRelay({ url: ctx.options.redisUrl, pool, registry: pipeline.registry, logger: ctx.logger, options, onHosted: halfOpen });
+        const openTools = () =>
+          (pipeline.guards.breaker.openTools?.() ?? []).map(parseBreakerKey).filter(({ tenant, tool }) => pipeline.registry.lookup(tenant, tool)?.spec.executor.case === 'worker');
+        if (ctx.options.redisUrl) relay = await createRedisRelay({ url: ctx.options.redisUrl, pool, registry: pipeline.registry, logger: ctx.logger, options, onHosted: halfOpen, openTools });
         // A worker tool removed by RemoveTool must leave the shared specs too, or replicas loading
         // them (at start, when their subscription moves) would register it again. RemoveTool
         // answers once that is done (ToolRegistry.removeShared), and UNAVAILABLE when it failed.

@@ -30,6 +30,12 @@ export interface RedisRelayOptions {
   readonly options: ResolvedWorkerOptions;
   /** Told when a worker hosting a tool connected to another replica. */
   readonly onHosted?: (tenant: string, tool: string) => void;
+  /**
+   * The worker tools whose breakers are open here. When this replica's subscription may have
+   * missed announcements (it moved, or its connection dropped), each that another replica hosts
+   * now is told to `onHosted`, as its announcement would have.
+   */
+  readonly openTools?: () => readonly { readonly tenant: string; readonly tool: string }[];
 }
 
 /** A relay over Redis that also shares worker tool specs between replicas. */
@@ -124,7 +130,15 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
   let closed = false;
   // Start-up does not wait for Redis beyond a bound (see startInBackground).
   const link = await startInBackground({ subscribe: () => sub.subscribe(replicaChannel(replicaId), SPECS_KEY), load: () => specs.load(), stopped: () => closed, logger: o.logger });
-  sub.onMoved(() => void specs.load().catch(warn('could not load the worker tools shared by other replicas')));
+  sub.onMoved(() => {
+    void specs.load().catch(warn('could not load the worker tools shared by other replicas'));
+    // A worker that connected to another replica meanwhile was announced unheard (announceHosted).
+    for (const { tenant, tool } of o.openTools?.() ?? []) {
+      routes.lookup(tenant, tool).then((hosts) => {
+        if (hosts.length > 0 && !closed) o.onHosted?.(tenant, tool);
+      }, warn('could not read where a worker tool is hosted'));
+    }
+  });
   o.pool.onHostedChange((tenant, tool, hosted) => {
     if (closed) return;
     (hosted ? routes.advertise([{ tenant, tool }]) : routes.withdraw(tenant, tool)).catch(warn('worker route update failed'));

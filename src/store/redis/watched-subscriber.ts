@@ -38,7 +38,10 @@ export interface WatchedSubscriber {
   unsubscribe(...channels: string[]): Promise<void>;
   /** Calls `listener` with each message of a subscribed channel (the probes excepted). */
   onMessage(listener: (channel: string, message: string) => void): void;
-  /** Calls `listener` once a new connection has subscribed after a move: what was published meanwhile was lost. */
+  /**
+   * Calls `listener` once a new connection has subscribed after a move, or the connection has
+   * subscribed again after it dropped and reconnected: what was published meanwhile was lost.
+   */
   onMoved(listener: () => void): void;
   close(): Promise<void>;
 }
@@ -64,7 +67,8 @@ export interface WatchedSubscriber {
  * connection ends or the node leaves the slots, which a stalled node's does not until the cluster
  * fails it over. A connection that drops reconnects by itself (to the same node on a Cluster);
  * when that does not help, the probes move it. Messages published while the subscriber was deaf
- * are lost; `onMoved` tells the owner, which copes as with any loss. A probe is one small PUBLISH
+ * are lost; `onMoved` tells the owner (after a move, and after a dropped connection subscribed
+ * again), which copes as with any loss. A probe is one small PUBLISH
  * per interval per subscriber.
  */
 export function createWatchedSubscriber(options: WatchedSubscriberOptions): WatchedSubscriber {
@@ -107,6 +111,10 @@ export function createWatchedSubscriber(options: WatchedSubscriberOptions): Watc
         logger?.warn(`${options.name}: a message handler failed`, { error: error instanceof Error ? error.message : String(error) });
       }
     }
+  };
+
+  const tellMoved = () => {
+    for (const listener of movedListeners) listener();
   };
 
   function chooseNode(masters: readonly Redis[]): Redis | undefined {
@@ -152,21 +160,31 @@ export function createWatchedSubscriber(options: WatchedSubscriberOptions): Watc
     confirmed = false;
     unconfirmedFor = 0;
     conn.on('message', fanOut);
+    // Whether the connection dropped since its subscription was last confirmed.
+    let dropped = false;
     conn.on('close', () => {
       if (conn !== current) return;
       confirmed = false;
+      dropped = true;
       epoch++;
     });
     // Reconnected (or connected at last): the channels are subscribed again, probes go out once
     // Redis confirms. Once more on the first connection, which SUBSCRIBE below also does: harmless.
+    // After a drop, what was published meanwhile was lost, as after a move: the owner is told.
     conn.on('ready', () => {
-      if (conn === current) conn.subscribe(...wanted).then(() => confirm(conn), () => undefined);
+      if (conn !== current) return;
+      conn.subscribe(...wanted).then(() => {
+        confirm(conn);
+        if (!dropped || conn !== current || conn.status !== 'ready') return;
+        dropped = false;
+        tellMoved();
+      }, () => undefined);
     });
     opened();
     conn.subscribe(...wanted).then(
       () => {
         confirm(conn);
-        if (afterMove && conn === current) for (const listener of movedListeners) listener();
+        if (afterMove && conn === current) tellMoved();
       },
       (error: Error) => {
         if (conn === current) logger?.warn(`${options.name}: subscribe failed`, { error: error.message });

@@ -86,6 +86,11 @@ export interface MemoCache {
   endSession(scope: SessionScope): void;
   /** Entries held, those of ended sessions not yet gone included. */
   size(): number;
+  /**
+   * As if every resource were written and every session ended now: every entry goes, and no read
+   * running now is cached. For announcements of writes and session ends that may have been missed.
+   */
+  forgetAll(): void;
   clear(): void;
 }
 
@@ -227,6 +232,13 @@ export function createMemoCache(options: MemoCacheOptions = {}): MemoCache {
       endedAt.mark(scope.tenant, scope.sessionId);
     },
     size: () => entries.size,
+    forgetAll() {
+      entries.clear();
+      shares.clear();
+      byResource.clear();
+      generations.markAll();
+      endedAt.markAll();
+    },
     clear() {
       entries.clear();
       shares.clear();

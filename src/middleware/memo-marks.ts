@@ -105,6 +105,15 @@ export class MemoMarks {
     this.floor = this.count;
   }
 
+  /**
+   * Forgets every name, and counts one mark more as made and forgotten: as if every name of every
+   * group were marked now, a mark read before differs from every mark read after.
+   */
+  markAll(): void {
+    this.count++;
+    this.clear();
+  }
+
   /** `group`, made the most recently active: a whole group dropped is the least recently active. */
   private take(group: string): Group {
     let of = this.groups.get(group);

@@ -248,6 +248,12 @@ export interface Store {
   announceWrite?(resource: string): void;
   /** On a store replicas share: calls `listener` with each resource another replica announced written. */
   onWriteAnnounced?(listener: (resource: string) => void): void;
+  /**
+   * On a store replicas share: calls `listener` when announcements of session ends and writes may
+   * have been missed (the subscription hearing them moved, or its connection dropped), once it
+   * hears them again.
+   */
+  onAnnouncementsMissed?(listener: () => void): void;
   close(): Promise<void>;
 }
 

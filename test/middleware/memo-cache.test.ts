@@ -72,6 +72,27 @@ test('a read running when its session ends is not cached; one begun after the en
   expect(['running', 'other', 'after'].map((k) => cache.get(k)?.text)).toEqual([undefined, 'kept', 'fresh']);
 });
 
+test('forgetAll (announcements missed) drops every entry, and no read running across it is cached; reads begun after it are', () => {
+  const cache = createMemoCache();
+  const scope = { tenant: 't', sessionId: 's' };
+  cache.set('kept?', { text: 'old' }, 1000, { resource: 'file:/a', session: scope });
+  cache.set('plain', { text: 'old' }, 1000);
+  // Reads begun before: the last mark made is the one each read (a write just before them).
+  cache.evictResource('file:/a');
+  cache.endSession({ tenant: 't', sessionId: 'ended' });
+  const generation = cache.generation('file:/a');
+  const sessionEnds = cache.sessionEnds('t');
+  const allEnds = cache.sessionEnds();
+  cache.forgetAll();
+  expect([cache.get('kept?'), cache.get('plain'), cache.size()]).toEqual([undefined, undefined, 0]);
+  cache.set('by resource', { text: 'stale' }, 1000, { resource: 'file:/a', generation });
+  cache.set('by tenant', { text: 'stale' }, 1000, { session: scope, sessionEnds });
+  cache.set('by count', { text: 'stale' }, 1000, { session: scope, sessionEnds: allEnds });
+  expect(cache.size()).toBe(0);
+  cache.set('after', { text: 'fresh' }, 1000, { resource: 'file:/a', generation: cache.generation('file:/a'), session: scope, sessionEnds: cache.sessionEnds('t') });
+  expect(cache.get('after')?.text).toBe('fresh');
+});
+
 test('ended sessions are remembered up to maxEntries; past it, an entry not checked since the latest end forgotten is a miss, never a stale hit', () => {
   const cache = createMemoCache({ maxEntries: 3 });
   const scope = (i: number) => ({ tenant: 't', sessionId: `s${i}` });

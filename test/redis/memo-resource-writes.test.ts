@@ -1,3 +1,4 @@
+import Redis from 'ioredis';
 import { closeReplicaPair, startReplicaPair, type Replica, type ReplicaPair } from '../guards/replica-pair';
 
 // With Redis, a write on one replica drops the memoized reads of its resource on every replica
@@ -64,4 +65,34 @@ test('a long resource_key value (a hashed name) is announced the same way', asyn
     again = await read(pair.a, path);
   }
   expect(again).toMatchObject({ output: 'long v2', cached: false });
+});
+
+test("a write announced while A's subscription was down drops A's memoized reads once A subscribes again", async () => {
+  const admin = new Redis(pair.redis.url, { maxRetriesPerRequest: 0 });
+  try {
+    files.set('/c', 'c1');
+    files.set('/d', 'd1');
+    expect((await read(pair.a, '/c')).output).toBe('c1');
+    expect((await read(pair.a, '/d')).output).toBe('d1');
+    expect(await read(pair.a, '/c')).toMatchObject({ output: 'c1', cached: true });
+    // Every subscription drops and none can reconnect (no connection is taken past maxclients):
+    // B's announcement of the write reaches no subscriber.
+    await admin.config('SET', 'maxclients', '1');
+    await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
+    expect((await write(pair.b, '/c', 'c2')).isError).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await read(pair.a, '/c')).toMatchObject({ output: 'c1', cached: true });
+    await admin.config('SET', 'maxclients', '10000');
+    // A subscribes again within its reconnection delay (1 s at most), and forgets every memoized
+    // read. Waited for without reading: identical results count towards a loop.
+    const subscribers = async () => ((await admin.call('PUBSUB', 'NUMSUB', 'dispatch:resource-writes')) as [string, number])[1];
+    for (let waited = 0; (await subscribers()) < 2 && waited < 5_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await read(pair.a, '/c')).toMatchObject({ output: 'c2', cached: false });
+    // Every read went, not only the one written: which were written is not known.
+    expect(await read(pair.a, '/d')).toMatchObject({ output: 'd1', cached: false });
+  } finally {
+    await admin.config('SET', 'maxclients', '10000').catch(() => undefined);
+    admin.disconnect();
+  }
 });

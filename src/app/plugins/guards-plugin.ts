@@ -57,6 +57,8 @@ export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFac
         watchFallbackNames(deps.registry, ctx.logger);
         store.onSessionEnd((scope) => middleware.cache.endSession(scope));
         store.onWriteAnnounced?.((resource) => void middleware.cache.evictResource(resource));
+        // Those missed while the subscription was down: any memoized read may be stale.
+        store.onAnnouncementsMissed?.(() => middleware.cache.forgetAll());
         if (store.announceWrite) middleware.announceWrites((resource) => store.announceWrite!(resource));
       },
       // Three connections to Redis, each closed within its bound: together, so their waits overlap.

@@ -273,6 +273,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       writeListeners.push(listener);
       announced.listenWrites((resource) => writeListeners.forEach((heard) => heard(resource)));
     },
+    onAnnouncementsMissed: (listener) => announced.onMissed(listener),
     async close() {
       await announced.close();
       client.off('ready', onReady);

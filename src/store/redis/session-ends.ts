@@ -33,6 +33,8 @@ export interface SessionEnds {
   announceWrite(resource: string): void;
   /** Subscribes (the first time; later calls do nothing): each resource another replica wrote is passed to `heard`. */
   listenWrites(heard: (resource: string) => void): void;
+  /** Calls `missed` whenever the subscription heard again after announcements may have been missed (it moved, or its connection dropped). */
+  onMissed(missed: () => void): void;
   close(): Promise<void>;
 }
 
@@ -51,9 +53,11 @@ interface WriteAnnouncement {
  * Session ends and resource writes over pub/sub, on one subscription. This replica's own
  * announcements are skipped when they come back: its store has told its listeners already, whether
  * or not the script answered in time, and its memo cache dropped what it wrote. One published while
- * the subscription was down or moving, or a write's that failed (it is not retried), is lost: what
- * a replica keeps of that session or resource beside Redis then lasts until its own TTL (a memoized
- * read: the tool's memoize_ttl_seconds).
+ * the subscription was down or moving, or a write's that failed (it is not retried), is lost. When
+ * the subscription is heard again after it was down or moved, `onMissed` tells the owner, which
+ * drops what it keeps beside Redis (the memo cache: everything). A lost PUBLISH is not told: what a
+ * replica keeps of that session or resource then lasts until its own TTL (a memoized read: the
+ * tool's memoize_ttl_seconds).
  */
 export function createSessionEnds(client: RedisClient, options: SessionEndsOptions = {}): SessionEnds {
   const prefix = options.prefix ?? 'dispatch';
@@ -63,6 +67,7 @@ export function createSessionEnds(client: RedisClient, options: SessionEndsOptio
   const { connectSubscriber, logger } = options;
   let subscriber: WatchedSubscriber | undefined;
   const listeners = new Map<string, (text: string) => void>();
+  const missedListeners: (() => void)[] = [];
   /** Subscribes `on` to heard announcements of its own origin skipped (once per channel). */
   const listenOn = (on: string, what: string, heard: (announcement: Record<string, unknown>) => void) => {
     if (listeners.has(on) || !connectSubscriber) return;
@@ -78,6 +83,7 @@ export function createSessionEnds(client: RedisClient, options: SessionEndsOptio
       const publisher = createOrderedPublisher(client, { stallMs: options.publishStallMs });
       subscriber = createWatchedSubscriber({ name: 'session ends', connect: connectSubscriber, publisher, logger });
       subscriber.onMessage((from, text) => listeners.get(from)?.(text));
+      subscriber.onMoved(() => missedListeners.forEach((missed) => missed()));
     }
     subscriber.subscribe(on).catch((error: Error) => logger?.warn(`could not subscribe to ${what}s`, { error: error.message }));
   };
@@ -97,6 +103,7 @@ export function createSessionEnds(client: RedisClient, options: SessionEndsOptio
         if (typeof a.resource === 'string') heard(a.resource);
       });
     },
+    onMissed: (missed) => void missedListeners.push(missed),
     close: async () => subscriber?.close(),
   };
 }

@@ -113,8 +113,15 @@ export function createWatchedSubscriber(options: WatchedSubscriberOptions): Watc
     }
   };
 
+  // Called in a SUBSCRIBE's reply handler, where a throw would be an unhandled rejection.
   const tellMoved = () => {
-    for (const listener of movedListeners) listener();
+    for (const listener of movedListeners) {
+      try {
+        listener();
+      } catch (error) {
+        logger?.warn(`${options.name}: a handler of lost messages failed`, { error: error instanceof Error ? error.message : String(error) });
+      }
+    }
   };
 
   function chooseNode(masters: readonly Redis[]): Redis | undefined {

@@ -5,6 +5,9 @@ module.exports = {
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
   testTimeout: 30000,
+  // Each module compiled once per worker and run in each test file's context (see the file): ~17%
+  // less CPU and ~9% less time for test/guards.
+  runtime: '<rootDir>/scripts/jest-script-runtime.js',
   // Three on two cores: most suites wait (timers, child processes, Redis, sockets), and with two
   // workers the CPU was ~70% used; on a slower machine the run took 16 min (950 s of jest).
   maxWorkers: 3,

@@ -1,0 +1,47 @@
+'use strict';
+// Jest's runtime, with each module compiled once per worker process by vm.Script and run in each
+// test file's context, instead of compiled again for every file by vm.compileFunction (which no
+// cache helps: nodejs/node#35375). A vm.Script is bound to no context, and V8 shares the bytecode
+// of its functions between the contexts it runs in. Most test files here build the whole app, and
+// compiling its ~900 modules again for each was a large part of the CPU of a file. The function is
+// wrapped on a line of its own (lineOffset -1), so line and column numbers are the module's own.
+const vm = require('node:vm');
+const Runtime = require('jest-runtime').default;
+
+/** The scripts compiled in this worker, by file: the source they were compiled from, and the script. */
+const scripts = new Map();
+/** The module executor of the test file running now (a worker runs one at a time), for dynamic imports. */
+let running;
+
+class ScriptRuntime extends Runtime {
+  constructor(...args) {
+    super(...args);
+    const executor = this.executor;
+    const compileFunction = executor.compile.bind(executor);
+    running = executor;
+    executor.compile = function compile(scriptSource, filename) {
+      const vmContext = executor.environment.getVmContext();
+      if (vmContext == null) return null;
+      const scriptFilename = executor.resolution.isCoreModule(filename) ? `jest-nodejs-core-${filename}` : filename;
+      let kept = scripts.get(scriptFilename);
+      if (kept?.source !== scriptSource) {
+        try {
+          const script = new vm.Script(`(function (${executor.injectedModuleParameters.join(', ')}) {\n${scriptSource}\n})`, {
+            filename: scriptFilename,
+            lineOffset: -1,
+            importModuleDynamically: (specifier, _script, importAttributes, ...rest) =>
+              running.dynamicImport(specifier, scriptFilename, running.environment.getVmContext(), importAttributes, rest[0]),
+          });
+          kept = { source: scriptSource, script };
+          scripts.set(scriptFilename, kept);
+        } catch {
+          // Jest's own compile reports the error as it would (an ES module, a syntax error).
+          return compileFunction(scriptSource, filename);
+        }
+      }
+      return kept.script.runInContext(vmContext);
+    };
+  }
+}
+
+module.exports = ScriptRuntime;

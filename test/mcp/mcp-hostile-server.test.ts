@@ -1,8 +1,9 @@
+import { EventEmitter } from 'node:events';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { createMcpConnection, createMcpServers, parseMcpServers, type McpConnection, type McpServers } from '../../src/executors/mcp';
-import { guardRequests } from '../../src/executors/mcp/mcp-request-guard';
+import { guardRequests, MAX_ANSWERS_IN_FLIGHT } from '../../src/executors/mcp/mcp-request-guard';
 import { coalesced } from '../../src/executors/mcp/mcp-tool-list';
 import type { Logger } from '../../src/log';
 import { createSchemaCompiler, createToolRegistry } from '../../src/registry';
@@ -216,6 +217,26 @@ test('over stdio the guard bounds only answers stdin has not taken (waiting for 
   for (let k = 0; k < 100; k++) void blocked.transport.send(answer(k));
   expect(reasons).toHaveLength(2);
   expect(reasons[1]).toMatch(/faster than it read their answers/);
+});
+
+test("answers waiting on stdin's drain, up to the bound and as many of dispatch's own requests, are no leak to Node (no MaxListenersExceededWarning)", async () => {
+  // A stdin that takes nothing, and the SDK's send: a write that returns false waits on `drain`.
+  const stdin = Object.assign(new EventEmitter(), { writableLength: 0, writableNeedDrain: true });
+  const send = (_message: unknown) => new Promise<void>((resolve) => void stdin.once('drain', resolve));
+  const transport = { _process: { stdin }, start: () => Promise.resolve(), close: () => Promise.resolve(), send, onmessage: undefined };
+  const reasons: string[] = [];
+  guardRequests(transport as never, { onAbuse: (reason) => reasons.push(reason) });
+  await transport.start();
+  const waiting = [
+    ...Array.from({ length: MAX_ANSWERS_IN_FLIGHT }, (_, k) => transport.send(answer(k))),
+    ...Array.from({ length: MAX_ANSWERS_IN_FLIGHT }, (_, k) => transport.send({ jsonrpc: '2.0', id: `c${k}`, method: 'tools/call', params: { name: 'echo' } } as never)),
+  ];
+  expect(reasons).toEqual([]);
+  // Node warns once the listeners of an event pass the emitter's maximum (10 by default).
+  expect(stdin.listenerCount('drain')).toBe(2 * MAX_ANSWERS_IN_FLIGHT);
+  expect(stdin.listenerCount('drain')).toBeLessThanOrEqual(stdin.getMaxListeners());
+  stdin.emit('drain');
+  await Promise.all(waiting);
 });
 
 test('a successful call resets the backoff a server s drops for abuse raised', async () => {

@@ -51,7 +51,10 @@ export const HELD_LIST_CHANGE_MS = 100;
 const LIST_CHANGED = 'notifications/tools/list_changed';
 
 interface StdinInternals {
-  readonly _process?: { readonly stdin?: { readonly writableLength: number; readonly writableNeedDrain: boolean } | null; readonly stdout?: { destroy(): void } | null };
+  readonly _process?: {
+    readonly stdin?: { readonly writableLength: number; readonly writableNeedDrain: boolean; getMaxListeners?(): number; setMaxListeners?(n: number): unknown } | null;
+    readonly stdout?: { destroy(): void } | null;
+  };
 }
 
 /** Whether dispatch's message is its answer to a server's request (bounded as it is sent). */
@@ -113,6 +116,16 @@ export function guardRequests(transport: Transport, options: RequestGuardOptions
     return pending;
   };
   const written = () => void (lastUnread = stdin()?.writableLength ?? 0);
+  // Each message waiting to be written holds a `drain` listener on stdin (the SDK's send): up to
+  // maxInFlight answers and as many of dispatch's own requests wait so without a leak, where Node
+  // warned of one (MaxListenersExceededWarning) at 11, for every server that does not read its input.
+  let listenersRaised = false;
+  const raiseListeners = () => {
+    const pipe = stdin();
+    if (listenersRaised || !pipe) return;
+    listenersRaised = true;
+    pipe.setMaxListeners?.(Math.max(pipe.getMaxListeners?.() ?? 0, 2 * maxInFlight + 10));
+  };
 
   const start = transport.start.bind(transport);
   transport.start = () => {
@@ -164,6 +177,7 @@ export function guardRequests(transport: Transport, options: RequestGuardOptions
 
   const send = transport.send.bind(transport);
   transport.send = async (message, sendOptions) => {
+    raiseListeners();
     const pending = observe();
     // Dispatch's own requests are always sent (they have their timeouts); only answers are bounded.
     if (!isAnswer(message)) {

@@ -67,6 +67,18 @@ export async function countBeforeAsking(deps: PipelineDeps, turn: TurnContext, t
   return kept(progress, attempt, () => giveBack(deps, tool, scope, budget, progress, warnings, warning));
 }
 
+/**
+ * Gives back what `attempt` counted before asking its approver, when the attempt is refused before
+ * its store step (its concurrency cap full, its rate's turn too far): a call refused so does not
+ * count (docs/policies.md, "Session budgets"), approved or not. A later attempt counts again.
+ */
+export async function giveBackAsked(progress: BudgetProgress, attempt: number): Promise<void> {
+  const asked = progress.countedBeforeAsking;
+  if (asked?.attempt !== attempt) return;
+  progress.countedBeforeAsking = undefined;
+  await asked.giveBack();
+}
+
 /** `giveBack`, kept in `progress` for `attempt`'s store step too (BudgetProgress.countedBeforeAsking). */
 function kept(progress: BudgetProgress, attempt: number, giveBack: GiveBack): GiveBack {
   progress.countedBeforeAsking = { attempt, giveBack };

@@ -46,7 +46,7 @@ export function gateSkip(guards: Guards, tool: ResolvedTool, key: CallKey): Gate
  * slot. A refusal (the cap full, no slot within its wait; the rate's next turn too far) is the
  * attempt's result, UNAVAILABLE before execution.
  */
-export async function gated(slots: ToolSlots | undefined, rates: ToolRates | undefined, tool: ResolvedTool, turn: TurnContext, work: () => Promise<AttemptResult>, refuse: (error: unknown) => AttemptResult): Promise<AttemptResult> {
+export async function gated(slots: ToolSlots | undefined, rates: ToolRates | undefined, tool: ResolvedTool, turn: TurnContext, work: () => Promise<AttemptResult>, refuse: (error: unknown) => AttemptResult | Promise<AttemptResult>): Promise<AttemptResult> {
   let slot: Release | undefined;
   const wait = waitSignal(turn);
   // The waits end the deadline's slack before it: a refusal then still goes back with the turn's

@@ -11,7 +11,7 @@ import { memoryEntry } from './memory-entry';
 import type { AttemptObserver, CallObserver } from './observer';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import { applyPreHooks } from './pre-attempt';
-import { countBeforeAsking } from './budget-reserve';
+import { countBeforeAsking, giveBackAsked } from './budget-reserve';
 import { errorResult, fullTextNotKept, replayedResult, toolResult, toStored } from './results';
 import { breakerKey } from './breaker-key';
 import { AttemptContext, CallKey, type ReadKeys } from './attempt-context';
@@ -94,7 +94,7 @@ export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObser
       const claims = !tool.readOnly;
       const { slots, rates } = deps.guards;
       const skip = answered ? ANSWERED_BY_RECORD : slots || rates ? gateSkip(deps.guards, tool, callKey) : undefined;
-      return (slots || rates) && !skip ? gated(slots, rates, tool, turn, () => attemptNow(claims, skip, answered?.refusal), hookFailure) : attemptNow(claims, skip, answered?.refusal);
+      return (slots || rates) && !skip ? gated(slots, rates, tool, turn, () => attemptNow(claims, skip, answered?.refusal), (error) => giveBackAsked(progress, attempt).then(() => hookFailure(error))) : attemptNow(claims, skip, answered?.refusal);
     };
     return held === undefined ? work() : whileHeld(held, work);
   };

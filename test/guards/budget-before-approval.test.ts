@@ -16,7 +16,8 @@ import { recordingObserver, until, type SeenEvent } from './helpers';
 // about holds its count, so a sibling of its turn cannot spend it while it waits: an approved call
 // is never then refused by the budget. Before, the budget was counted only after the approval.
 // A call not approved (denied, expired, its session ended) gives its count back, once: before, a
-// denied call spent the session's budget.
+// denied call spent the session's budget. An approved call its concurrency cap then refuses (before
+// it ran) gives its count back too: before, the session's next call was refused by the budget.
 
 jest.setTimeout(20_000);
 
@@ -26,7 +27,7 @@ const apps: App[] = [];
 const clients: ReturnType<typeof createDispatchClient>[] = [];
 beforeAll(async () => {
   redis = await startRedis({ own: true });
-  tools = await startToolServer({ '/charge': json({ charged: true }), '/lookup': json({ found: true }) });
+  tools = await startToolServer({ '/charge': json({ charged: true }), '/lookup': json({ found: true }), '/slow': json({ charged: true }, 800) });
 });
 afterAll(async () => {
   for (const c of clients) c.close();
@@ -51,12 +52,24 @@ tools:
     concurrency_safe: true
     input_schema: '{"type":"object"}'
     http: { url: "${tools.url}/lookup" }
+  - name: capped
+    effect: side_effect
+    retry: { max_attempts: 1 }
+    input_schema: '{"type":"object"}'
+    http: { url: "${tools.url}/slow" }
 policies:
   - match: ["charge", "lookup"]
     budget: { max_calls_per_session: 1 }
   - match: ["charge", "lookup"]
     decide: ask
     reason: needs ok
+  - match: capped
+    budget: { max_calls_per_session: 1 }
+  - match: capped
+    decide: ask
+    reason: needs ok
+  - match: capped
+    concurrency: { max_in_flight: 1, wait_ms: 100 }
 limits: { approval_timeout_ms: ${approvalTimeoutMs} }
 `;
   const app = await buildApp(parseConfig(yaml, 't.yaml'), { logger: own?.logger ?? SILENT_LOGGER, redisUrl }, factories);
@@ -132,6 +145,33 @@ describe.each([
     const third = (await d.client.dispatch({ sessionId: session, interactive: true, calls: [{ id: `${session}-c3`, name: 'charge', arguments: '{}' }] })).results[0]!;
     expect(third.error?.message).toBe(OVER);
     expect(asked(d.events, session)).toHaveLength(2);
+  });
+
+  test('an approved call its concurrency cap refuses gives its count back: the next call of its session is asked about and runs', async () => {
+    const call = (session: string, n: number) => d.client.dispatch({ sessionId: session, interactive: true, calls: [{ id: `${session}-c${n}`, name: 'capped', arguments: `{"n":${n}}` }] });
+    const approveNext = async (session: string, count: number) => {
+      await until(() => asked(d.events, session).length === count);
+      await d.client.resolveApproval({ approvalId: asked(d.events, session)[count - 1]!, approve: true });
+    };
+    // Another session's call holds the one slot for 800 ms.
+    const received = tools.count('/slow');
+    const holder = call(`holder-${shared}`, 1);
+    await approveNext(`holder-${shared}`, 1);
+    await until(() => tools.count('/slow') > received);
+    const session = `capped-${shared}`;
+    const first = call(session, 1);
+    await approveNext(session, 1);
+    const refused = (await first).results[0]!;
+    expect(refused.error?.kind).toBe(ErrorKind.UNAVAILABLE);
+    expect(refused.error?.message).toMatch(/stayed at its limit of 1 call running at once/);
+    expect(refused.warnings.filter((w) => w.includes('budget'))).toEqual([]);
+    expect((await holder).results[0]!.isError).toBe(false);
+    // Nothing of this session ran: its next call is asked about, not refused by the budget, and runs.
+    const second = call(session, 2);
+    await approveNext(session, 2);
+    const ran = (await second).results[0]!;
+    expect(ran.isError).toBe(false);
+    expect(ran.warnings).toContain(`this was the last call of this session's budget of 1 call of "capped" (policies budget:)`);
   });
 
   test('a call whose approval expires gives its count back, once, whichever of a parallel turn it was', async () => {

@@ -94,6 +94,11 @@ export class TenantShares<E extends SharedEntry> {
     return this.total;
   }
 
+  /** Whether a pass is under way (see {@link trim}): its next call goes on with it. */
+  get passing(): boolean {
+    return this.draining;
+  }
+
   /** Whether either bound is passed, or a pass is under way: {@link trim} is due. */
   get over(): boolean {
     return this.draining || this.pastBounds();

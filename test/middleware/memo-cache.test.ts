@@ -111,6 +111,22 @@ test('ended sessions are remembered up to maxEntries; past it, an entry not chec
   expect(cache.get('running')).toBeUndefined();
 });
 
+test("room is made from an ended session's entries first, when a session ended since the last look for them", () => {
+  const cache = createMemoCache({ maxEntries: 10 });
+  const live = { tenant: 't', sessionId: 'live' };
+  const ended = { tenant: 't', sessionId: 'ended' };
+  const add = (key: string, session: typeof live) => cache.set(key, { text: key }, 60_000, { session, sessionEnds: cache.sessionEnds('t') });
+  // A first pass, no session ended yet: the two oldest go (down to nine).
+  for (let i = 0; i <= 10; i++) add(`l${i}`, live);
+  expect([cache.get('l0'), cache.get('l1'), cache.size()]).toEqual([undefined, undefined, 9]);
+  add('x', ended);
+  cache.endSession(ended);
+  // The next pass looks for ended sessions' entries: 'x' goes first, then only the oldest live one.
+  add('l11', live);
+  expect(cache.size()).toBe(9);
+  expect([cache.get('l2'), cache.get('l3')?.text, cache.get('l11')?.text]).toEqual([undefined, 'l3', 'l11']);
+});
+
 test('peek answers as get does without making the entry the most recently used', () => {
   let t = 0;
   const cache = createMemoCache({ maxEntries: 10, now: () => t });

@@ -6,6 +6,7 @@ import { clone, create } from '@bufbuild/protobuf';
 import { Effect, ToolSpecSchema, WorkerExecutorSchema, type ToolSpec } from '../../gen/dispatch/v1/tool_pb';
 import { createSchemaCompiler, createToolRegistry, RegistryError, type RegistryChange, type SchemaCompiler } from '../../src/registry';
 import { patternsOwned } from '../../src/registry/pattern-pool';
+import { SILENT_LOGGER } from '../../src/log';
 
 const schema = (tag: string) => JSON.stringify({ type: 'object', properties: { q: { type: 'string', pattern: `^${tag}` } } });
 const spec = (name: string, description = 'a tool', inputSchema = schema(name)): ToolSpec =>
@@ -21,7 +22,7 @@ function counting(): { compiler: SchemaCompiler; compiles: () => number } {
 
 function setup() {
   const { compiler, compiles } = counting();
-  const registry = createToolRegistry(compiler, () => new Set(['worker']));
+  const registry = createToolRegistry(compiler, () => new Set(['worker']), { logger: SILENT_LOGGER });
   const changes: RegistryChange[] = [];
   registry.onChange((change) => void changes.push(change));
   return { registry, compiles, changes };

@@ -273,6 +273,8 @@ export const startRedisClusterAsync = startRedisCluster;
 /** A Redis Sentinel watching one master, for `redis-sentinel://` URLs. */
 export interface TestSentinel {
   readonly port: number;
+  /** Runs redis-cli against the sentinel and returns stdout. */
+  cli(...args: string[]): string;
   /** Sends a signal to the sentinel (SIGSTOP freezes it, SIGCONT resumes it). */
   signal(signal: NodeJS.Signals): void;
   close(): Promise<void>;
@@ -298,6 +300,7 @@ export async function startSentinel(masterPort: number, name: string, options: {
   await waitForRedis(port);
   return {
     port,
+    cli: (...args) => runCli(port, args),
     signal: (sig) => void child.kill(sig),
     async close() {
       child.kill('SIGCONT');

@@ -60,6 +60,13 @@ test('failover: the sentinel promotes the replica; replicated records replay and
     let acknowledged = 0;
     for (let tries = 0; tries < 20 && acknowledged < 1; tries++) acknowledged = Number(await client.call('WAIT', '1', '500'));
     expect(acknowledged).toBe(1);
+    // The sentinel fails over only to a replica it knows, linked to the master: it learns of one
+    // from the master's INFO, every 10 s.
+    const known = Date.now() + 15_000;
+    while (!/\nslave\n[\s\S]*\nmaster-link-status\nok\n/.test(sentinel.cli('SENTINEL', 'REPLICAS', NAME))) {
+      if (Date.now() > known) throw new Error(`the sentinel does not know the replica: ${sentinel.cli('SENTINEL', 'REPLICAS', NAME)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
     await master.stop('SIGKILL');
     const deadline = Date.now() + 30_000;
     let claim: unknown;

@@ -1,5 +1,5 @@
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -275,6 +275,8 @@ export interface TestSentinel {
   readonly port: number;
   /** Runs redis-cli against the sentinel and returns stdout. */
   cli(...args: string[]): string;
+  /** The last lines of the sentinel's log (its view of a failover, for a test's failure message). */
+  logTail(lines?: number): string;
   /** Sends a signal to the sentinel (SIGSTOP freezes it, SIGCONT resumes it). */
   signal(signal: NodeJS.Signals): void;
   close(): Promise<void>;
@@ -293,7 +295,8 @@ export async function startSentinel(masterPort: number, name: string, options: {
     options.downAfterMs === undefined ? '' : `sentinel down-after-milliseconds ${name} ${options.downAfterMs}\n`,
     options.failoverTimeoutMs === undefined ? '' : `sentinel failover-timeout ${name} ${options.failoverTimeoutMs}\n`,
   ].join('');
-  writeFileSync(conf, `port ${port}\nbind 127.0.0.1\ndir ${dir}\nsentinel monitor ${name} 127.0.0.1 ${masterPort} 1\n${timing}`);
+  const log = join(dir, 'sentinel.log');
+  writeFileSync(conf, `port ${port}\nbind 127.0.0.1\ndir ${dir}\nlogfile ${log}\nsentinel monitor ${name} 127.0.0.1 ${masterPort} 1\n${timing}`);
   const child = spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' });
   running.add(child);
   child.once('exit', () => running.delete(child));
@@ -301,6 +304,7 @@ export async function startSentinel(masterPort: number, name: string, options: {
   return {
     port,
     cli: (...args) => runCli(port, args),
+    logTail: (lines = 20) => (existsSync(log) ? readFileSync(log, 'utf8').trimEnd().split('\n').slice(-lines).join('\n') : '(no log)'),
     signal: (sig) => void child.kill(sig),
     async close() {
       child.kill('SIGCONT');

@@ -58,17 +58,17 @@ export interface HttpExecutorOptions {
   readonly transport?: HttpTransportOptions;
 }
 
-/**
- * Calls a tool over HTTP: `POST url` with `{tool, arguments, tool_call_id, session_id, attempt,
- * idempotency_key}` and the `Idempotency-Key` and `traceparent` headers. Only the headers in the
- * tool's spec are sent as credentials. A tenant's tool connects only where `options.policy` allows.
- */
 /** The HTTP executor, and what readies it before its first call. */
 export interface HttpExecutor extends Executor {
   /** Loads undici and makes the agents, so that no call waits for them (an HTTP tool was registered). */
   prepare(): void;
 }
 
+/**
+ * Calls a tool over HTTP: `POST url` with `{tool, arguments, tool_call_id, session_id, attempt,
+ * idempotency_key}` and the `Idempotency-Key` and `traceparent` headers. Only the headers in the
+ * tool's spec are sent as credentials. A tenant's tool connects only where `options.policy` allows.
+ */
 export function createHttpExecutor(options: HttpExecutorOptions = {}): HttpExecutor {
   const maxBytes = options.maxResponseBytes ?? 64 * 1024 * 1024;
   const maxChars = options.maxAnswerChars ?? DEFAULT_LIMITS.maxToolOutputChars;

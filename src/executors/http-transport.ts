@@ -4,8 +4,6 @@ import { Agent, buildConnector } from 'undici';
 import type { DestinationPolicy } from '../registry';
 import { DestinationDeniedError } from './destination-denied';
 
-export { DestinationDeniedError } from './destination-denied';
-
 /** Options of {@link createHttpTransport}. */
 export interface HttpTransportOptions {
   /**

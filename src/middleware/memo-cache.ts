@@ -176,6 +176,11 @@ export function createMemoCache(options: MemoCacheOptions = {}): MemoCache {
     shares.delete(entry);
     byResource.delete(entry.resource, key);
   };
+  const dropEntries = () => {
+    entries.clear();
+    shares.clear();
+    byResource.clear();
+  };
   const removeAll = (keys: readonly string[]) => {
     for (const key of keys) remove(key);
     return keys.length;
@@ -246,16 +251,12 @@ export function createMemoCache(options: MemoCacheOptions = {}): MemoCache {
     },
     size: () => entries.size,
     forgetAll() {
-      entries.clear();
-      shares.clear();
-      byResource.clear();
+      dropEntries();
       generations.markAll();
       endedAt.markAll();
     },
     clear() {
-      entries.clear();
-      shares.clear();
-      byResource.clear();
+      dropEntries();
       generations.clear();
       endedAt.clear();
       // The old names stay (bounded): a read running across the clear may still be cached.

@@ -119,12 +119,9 @@ export function guardRequests(transport: Transport, options: RequestGuardOptions
   // Each message waiting to be written holds a `drain` listener on stdin (the SDK's send): up to
   // maxInFlight answers and as many of dispatch's own requests wait so without a leak, where Node
   // warned of one (MaxListenersExceededWarning) at 11, for every server that does not read its input.
-  let listenersRaised = false;
   const raiseListeners = () => {
     const pipe = stdin();
-    if (listenersRaised || !pipe) return;
-    listenersRaised = true;
-    pipe.setMaxListeners?.(Math.max(pipe.getMaxListeners?.() ?? 0, 2 * maxInFlight + 10));
+    pipe?.setMaxListeners?.(Math.max(pipe.getMaxListeners?.() ?? 0, 2 * maxInFlight + 10));
   };
 
   const start = transport.start.bind(transport);
@@ -172,12 +169,12 @@ export function guardRequests(transport: Transport, options: RequestGuardOptions
       requests.clear();
       closed?.();
     };
-    return start();
+    // Its stdin is there once it has started (the server's process spawned).
+    return start().then(raiseListeners);
   };
 
   const send = transport.send.bind(transport);
   transport.send = async (message, sendOptions) => {
-    raiseListeners();
     const pending = observe();
     // Dispatch's own requests are always sent (they have their timeouts); only answers are bounded.
     if (!isAnswer(message)) {

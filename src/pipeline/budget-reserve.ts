@@ -79,6 +79,19 @@ export async function giveBackAsked(progress: BudgetProgress, attempt: number): 
   await asked.giveBack();
 }
 
+/**
+ * `attempt`'s promise, giving back what it counted before asking its approver should it end by a
+ * hard error before its store step took the count over: the client cancelled, a sibling's hard
+ * error aborted the wave, or dispatchd began to drain, while it waited for its slot or rate turn
+ * (or for its step). The call never ran: its session keeps the count. Rejects as `attempt` did.
+ */
+export function givingBackOnAbort<T>(attempt: Promise<T>, progress: BudgetProgress, n: number): Promise<T> {
+  return attempt.catch(async (error: unknown) => {
+    await giveBackAsked(progress, n);
+    throw error;
+  });
+}
+
 /** `giveBack`, kept in `progress` for `attempt`'s store step too (BudgetProgress.countedBeforeAsking). */
 function kept(progress: BudgetProgress, attempt: number, giveBack: GiveBack): GiveBack {
   progress.countedBeforeAsking = { attempt, giveBack };

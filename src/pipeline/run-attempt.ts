@@ -11,7 +11,7 @@ import { memoryEntry } from './memory-entry';
 import type { AttemptObserver, CallObserver } from './observer';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import { applyPreHooks } from './pre-attempt';
-import { countBeforeAsking, giveBackAsked } from './budget-reserve';
+import { countBeforeAsking, giveBackAsked, givingBackOnAbort } from './budget-reserve';
 import { errorResult, fullTextNotKept, replayedResult, toolResult, toStored } from './results';
 import { breakerKey } from './breaker-key';
 import { AttemptContext, CallKey, type ReadKeys } from './attempt-context';
@@ -99,7 +99,7 @@ export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     return held === undefined ? work() : whileHeld(held, work);
   };
   // A hook that answers later (one given in code, the policy endpoint) may have changed them in place.
-  return args instanceof Promise ? args.then((decided) => run(decided, undefined), hookFailure) : run(args, read);
+  return args instanceof Promise ? givingBackOnAbort(args.then((decided) => run(decided, undefined), hookFailure), progress, attempt) : run(args, read);
 }
 
 /** An attempt its record answers takes no slot or rate turn: it will not reach its tool. */

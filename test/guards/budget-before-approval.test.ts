@@ -17,7 +17,8 @@ import { recordingObserver, until, type SeenEvent } from './helpers';
 // is never then refused by the budget. Before, the budget was counted only after the approval.
 // A call not approved (denied, expired, its session ended) gives its count back, once: before, a
 // denied call spent the session's budget. An approved call its concurrency cap then refuses (before
-// it ran) gives its count back too: before, the session's next call was refused by the budget.
+// it ran) gives its count back too: before, the session's next call was refused by the budget. So
+// does one whose client cancels while it waits for its slot: before, its count stayed.
 
 jest.setTimeout(20_000);
 
@@ -57,6 +58,11 @@ tools:
     retry: { max_attempts: 1 }
     input_schema: '{"type":"object"}'
     http: { url: "${tools.url}/slow" }
+  - name: queued
+    effect: side_effect
+    retry: { max_attempts: 1 }
+    input_schema: '{"type":"object"}'
+    http: { url: "${tools.url}/slow" }
 policies:
   - match: ["charge", "lookup"]
     budget: { max_calls_per_session: 1 }
@@ -70,6 +76,13 @@ policies:
     reason: needs ok
   - match: capped
     concurrency: { max_in_flight: 1, wait_ms: 100 }
+  - match: queued
+    budget: { max_calls_per_session: 1 }
+  - match: queued
+    decide: ask
+    reason: needs ok
+  - match: queued
+    concurrency: { max_in_flight: 1, wait_ms: 5000 }
 limits: { approval_timeout_ms: ${approvalTimeoutMs} }
 `;
   const app = await buildApp(parseConfig(yaml, 't.yaml'), { logger: own?.logger ?? SILENT_LOGGER, redisUrl }, factories);
@@ -172,6 +185,34 @@ describe.each([
     const ran = (await second).results[0]!;
     expect(ran.isError).toBe(false);
     expect(ran.warnings).toContain(`this was the last call of this session's budget of 1 call of "capped" (policies budget:)`);
+  });
+
+  test('an approved call cancelled by its client while it waits for its slot gives its count back', async () => {
+    const call = (session: string, n: number, signal?: AbortSignal) => d.client.dispatch({ sessionId: session, interactive: true, calls: [{ id: `${session}-c${n}`, name: 'queued', arguments: `{"n":${n}}` }] }, { signal });
+    const approveNext = async (session: string, count: number) => {
+      await until(() => asked(d.events, session).length === count);
+      await d.client.resolveApproval({ approvalId: asked(d.events, session)[count - 1]!, approve: true });
+    };
+    // Another session's call holds the one slot for 800 ms; this one would wait up to 5 s for it.
+    const received = tools.count('/slow');
+    const holder = call(`queue-holder-${shared}`, 1);
+    await approveNext(`queue-holder-${shared}`, 1);
+    await until(() => tools.count('/slow') > received);
+    const session = `cancelled-${shared}`;
+    const cancel = new AbortController();
+    const first = call(session, 1, cancel.signal);
+    await approveNext(session, 1);
+    await new Promise((r) => setTimeout(r, 150));
+    cancel.abort();
+    await expect(first).rejects.toThrow(/CANCELLED|Cancelled/);
+    expect((await holder).results[0]!.isError).toBe(false);
+    expect(tools.count('/slow') - received).toBe(1);
+    // Nothing of this session ran: its next call is asked about, not refused by the budget, and runs.
+    const second = call(session, 2);
+    await approveNext(session, 2);
+    const ran = (await second).results[0]!;
+    expect(ran.isError).toBe(false);
+    expect(ran.warnings).toContain(`this was the last call of this session's budget of 1 call of "queued" (policies budget:)`);
   });
 
   test('a call whose approval expires gives its count back, once, whichever of a parallel turn it was', async () => {

@@ -3,6 +3,7 @@ import { canonicalJson } from '../../src/json';
 import { hashKeyMaterial } from '../../src/store';
 import { startRedis, type TestRedis } from '../helpers/redis-server';
 import { startApp, startToolServer, type ToolServer } from '../helpers/servers';
+import { fileToolRoutes, fileToolsYaml } from '../helpers/file-tools';
 
 // A rolling upgrade across 01b27b4, which renamed a long (hashed) resource: a replica older than it
 // names it by the hash alone, and announces its writes by that name; a newer one by tenant, NUL,
@@ -10,19 +11,6 @@ import { startApp, startToolServer, type ToolServer } from '../helpers/servers';
 // by a client publishing, and listening for, what the old code would on the same channel.
 
 const files = new Map<string, string>();
-const yaml = (url: string) => `
-tools:
-  - name: read_file
-    effect: read_only
-    resource_key: /path
-    input_schema: '{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}'
-    http: { url: "${url}/read" }
-  - name: write_file
-    effect: side_effect
-    resource_key: /path
-    input_schema: '{"type":"object","properties":{"path":{"type":"string"},"text":{"type":"string"}},"required":["path","text"]}'
-    http: { url: "${url}/write" }
-`;
 
 type App = Awaited<ReturnType<typeof startApp>>;
 let redis: TestRedis;
@@ -35,19 +23,12 @@ const heard: { channel: string; resource: unknown }[] = [];
 
 beforeAll(async () => {
   redis = await startRedis({ own: true });
-  tools = await startToolServer({
-    '/read': (req, res) => void res.writeHead(200).end(files.get((req.body.arguments as { path: string }).path) ?? 'missing'),
-    '/write': (req, res) => {
-      const { path, text } = req.body.arguments as { path: string; text: string };
-      files.set(path, text);
-      res.writeHead(200).end('written');
-    },
-  });
+  tools = await startToolServer(fileToolRoutes(files));
   oldReplica = new Redis(redis.url);
   listening = new Redis(redis.url);
   await listening.psubscribe('*:resource-writes');
   listening.on('pmessage', (_pattern, channel, text) => heard.push({ channel, resource: (JSON.parse(text) as { resource: unknown }).resource }));
-  app = await startApp(yaml(tools.url), { redisUrl: redis.url });
+  app = await startApp(fileToolsYaml(tools.url), { redisUrl: redis.url });
 });
 afterAll(async () => {
   await app.close();

@@ -1,35 +1,16 @@
 import Redis from 'ioredis';
 import { closeReplicaPair, startReplicaPair, type Replica, type ReplicaPair } from '../guards/replica-pair';
+import { fileToolRoutes, fileToolsYaml } from '../helpers/file-tools';
 
 // With Redis, a write on one replica drops the memoized reads of its resource on every replica
 // sharing it (announced over pub/sub, as session ends are), not only on the replica that wrote:
 // a session reading a file on A after writing it on B sees its write. Two apps, one real Redis.
 
 const files = new Map<string, string>();
-const yaml = (url: string) => `
-tools:
-  - name: read_file
-    effect: read_only
-    resource_key: /path
-    input_schema: '{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}'
-    http: { url: "${url}/read" }
-  - name: write_file
-    effect: side_effect
-    resource_key: /path
-    input_schema: '{"type":"object","properties":{"path":{"type":"string"},"text":{"type":"string"}},"required":["path","text"]}'
-    http: { url: "${url}/write" }
-`;
 
 let pair: ReplicaPair;
 beforeAll(async () => {
-  pair = await startReplicaPair(yaml, {
-    '/read': (req, res) => void res.writeHead(200).end(files.get((req.body.arguments as { path: string }).path) ?? 'missing'),
-    '/write': (req, res) => {
-      const { path, text } = req.body.arguments as { path: string; text: string };
-      files.set(path, text);
-      res.writeHead(200).end('written');
-    },
-  });
+  pair = await startReplicaPair(fileToolsYaml, fileToolRoutes(files));
 });
 afterAll(async () => closeReplicaPair(pair));
 

@@ -4,6 +4,7 @@ import type { SessionScope } from '../store';
 import type { RedisClient } from './connect';
 import { createOrderedPublisher } from './ordered-publisher';
 import { createWatchedSubscriber, type WatchedSubscriber } from './watched-subscriber';
+import { createWriteAnnouncer, type WriteAnnouncerOptions } from './write-announcer';
 
 /** Options of {@link createSessionEnds}. */
 export interface SessionEndsOptions {
@@ -16,6 +17,8 @@ export interface SessionEndsOptions {
   readonly connectSubscriber?: () => RedisClient;
   /** On a Cluster, longest wait for the publishing master to answer a probe, in ms. @default 1000 */
   readonly publishStallMs?: number;
+  /** How a write announcement Redis did not take is tried again (see createWriteAnnouncer). */
+  readonly writeRetry?: Omit<WriteAnnouncerOptions, 'logger'>;
   readonly logger?: Logger;
 }
 
@@ -29,11 +32,15 @@ export interface SessionEnds {
   announcement(scope: SessionScope): string;
   /** Subscribes (the first time; later calls do nothing): each session another replica ends is passed to `heard`. */
   listen(heard: (scope: SessionScope) => void): void;
-  /** Publishes that this replica wrote `resource`, without waiting; a failure is dropped (see createSessionEnds). */
+  /** Publishes that this replica wrote `resource`, without waiting; one Redis does not take is tried again (createWriteAnnouncer). */
   announceWrite(resource: string): void;
   /** Subscribes (the first time; later calls do nothing): each resource another replica wrote is passed to `heard`. */
   listenWrites(heard: (resource: string) => void): void;
-  /** Calls `missed` whenever the subscription heard again after announcements may have been missed (it moved, or its connection dropped). */
+  /**
+   * Calls `missed` whenever announcements may have been missed: the subscription is heard again
+   * after it moved or its connection dropped, or another replica announced that it may have
+   * written any resource (more writes waited for Redis than it holds).
+   */
   onMissed(missed: () => void): void;
   close(): Promise<void>;
 }
@@ -46,18 +53,19 @@ interface Announcement {
 
 interface WriteAnnouncement {
   readonly origin: string;
-  readonly resource: string;
+  readonly resource?: string;
+  /** Any resource may have been written (no `resource`): what replaces writes past WriteAnnouncerOptions.maxWaiting. */
+  readonly all?: true;
 }
 
 /**
  * Session ends and resource writes over pub/sub, on one subscription. This replica's own
  * announcements are skipped when they come back: its store has told its listeners already, whether
  * or not the script answered in time, and its memo cache dropped what it wrote. One published while
- * the subscription was down or moving, or a write's that failed (it is not retried), is lost. When
- * the subscription is heard again after it was down or moved, `onMissed` tells the owner, which
- * drops what it keeps beside Redis (the memo cache: everything). A lost PUBLISH is not told: what a
- * replica keeps of that session or resource then lasts until its own TTL (a memoized read: the
- * tool's memoize_ttl_seconds).
+ * the subscription was down or moving is lost: when the subscription is heard again after it was
+ * down or moved, `onMissed` tells the owner, which drops what it keeps beside Redis (the memo cache:
+ * everything). A write's PUBLISH that Redis did not take is published again until it is
+ * (createWriteAnnouncer); a session end is published by its script, which fails with it.
  */
 export function createSessionEnds(client: RedisClient, options: SessionEndsOptions = {}): SessionEnds {
   const prefix = options.prefix ?? 'dispatch';
@@ -68,6 +76,7 @@ export function createSessionEnds(client: RedisClient, options: SessionEndsOptio
   let subscriber: WatchedSubscriber | undefined;
   const listeners = new Map<string, (text: string) => void>();
   const missedListeners: (() => void)[] = [];
+  const announcer = createWriteAnnouncer((resource) => client.publish(writes, JSON.stringify((resource === undefined ? { origin, all: true } : { origin, resource }) satisfies WriteAnnouncement)), { ...options.writeRetry, logger });
   /** Subscribes `on` to heard announcements of its own origin skipped (once per channel). */
   const listenOn = (on: string, what: string, heard: (announcement: Record<string, unknown>) => void) => {
     if (listeners.has(on) || !connectSubscriber) return;
@@ -95,15 +104,17 @@ export function createSessionEnds(client: RedisClient, options: SessionEndsOptio
         if (typeof a.tenant === 'string' && typeof a.sessionId === 'string') heard({ tenant: a.tenant, sessionId: a.sessionId });
       });
     },
-    announceWrite(resource) {
-      client.publish(writes, JSON.stringify({ origin, resource } satisfies WriteAnnouncement)).catch((error: Error) => logger?.debug('a resource write announcement was lost', { error: error.message }));
-    },
+    announceWrite: (resource) => announcer.announce(resource),
     listenWrites(heard) {
       listenOn(writes, 'resource write', (a) => {
         if (typeof a.resource === 'string') heard(a.resource);
+        else if (a.all === true) missedListeners.forEach((missed) => missed());
       });
     },
     onMissed: (missed) => void missedListeners.push(missed),
-    close: async () => subscriber?.close(),
+    async close() {
+      await announcer.close();
+      await subscriber?.close();
+    },
   };
 }

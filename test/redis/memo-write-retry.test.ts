@@ -47,7 +47,7 @@ const write = (path: string, text: string) => b.dispatch.dispatch({ sessionId: '
 // The memo cache's name of a resource: its tenant, a NUL, and the resource_key value as JSON.
 const announced = (path: string) => messages.filter((m) => (JSON.parse(m) as { resource?: string }).resource === `default\u0000${JSON.stringify(path)}`).length;
 
-async function until(check: () => boolean, ms = 5_000): Promise<void> {
+async function until(check: () => boolean, ms = 10_000): Promise<void> {
   for (const deadline = Date.now() + ms; !check(); await new Promise((r) => setTimeout(r, 20))) {
     if (Date.now() > deadline) throw new Error('timed out');
   }

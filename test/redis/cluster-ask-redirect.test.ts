@@ -127,8 +127,10 @@ test('a store step redirected with -ASK to an importing node whose connection dr
 test('a step answered TRYAGAIN while its slot moves succeeds once the move ends within the store timeout, and runs once', async () => {
   // A new claim is a key that exists on neither node: both refuse the script (TRYAGAIN) until the
   // slot has moved. ioredis gave up after 16 redirections (~0.6 s), well within the store timeout.
+  // The move ends 1 s in, by redis-cli runs that hold the event loop (six; ~1 s on a loaded CI
+  // machine, where a 1.5 s timeout then ran out before the step was sent again): 3 s.
   const c = (cluster = await startRedisCluster(3));
-  store = await storeOn(connectRedis(c.url, { commandTimeoutMs: 1_500 }), 1_500);
+  store = await storeOn(connectRedis(c.url, { commandTimeoutMs: 3_000 }), 3_000);
   const move = startMigration(c);
   const started = Date.now();
   const claimed = step(store);

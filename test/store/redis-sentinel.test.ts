@@ -80,7 +80,10 @@ test('failover: the sentinel promotes the replica; replicated records replay and
         failure = (error as Error).message;
       }
       // Twice in loaded clean-clone CI runs, no failover within 30 s: what each side saw is told.
-      if (Date.now() > deadline) throw new Error(`no failover within 40 s; the store said: ${failure}; the replica's role: ${replica.cli('ROLE').split('\n')[0]}; the sentinel's log:\n${sentinel.logTail()}`);
+      if (Date.now() > deadline) {
+        const named = sentinel.cli('SENTINEL', 'get-master-addr-by-name', NAME).trim().split('\n').join(':');
+        throw new Error(`no failover within 40 s; the store said: ${failure}; its client is ${client.status}; the sentinel names the master ${named} (the replica is on ${replica.port}); the replica's role: ${replica.cli('ROLE').split('\n')[0]}; the sentinel's log:\n${sentinel.logTail(40)}`);
+      }
       await new Promise((r) => setTimeout(r, 200));
     }
     expect(claim).toEqual({ state: 'completed', result });

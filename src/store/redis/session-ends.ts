@@ -4,7 +4,7 @@ import type { SessionScope } from '../store';
 import type { RedisClient } from './connect';
 import { createOrderedPublisher } from './ordered-publisher';
 import { createWatchedSubscriber, type WatchedSubscriber } from './watched-subscriber';
-import { createWriteAnnouncer, type WriteAnnouncerOptions } from './write-announcer';
+import { createWriteAnnouncer } from './write-announcer';
 
 /** Options of {@link createSessionEnds}. */
 export interface SessionEndsOptions {
@@ -17,8 +17,6 @@ export interface SessionEndsOptions {
   readonly connectSubscriber?: () => RedisClient;
   /** On a Cluster, longest wait for the publishing master to answer a probe, in ms. @default 1000 */
   readonly publishStallMs?: number;
-  /** How a write announcement Redis did not take is tried again (see createWriteAnnouncer). */
-  readonly writeRetry?: Omit<WriteAnnouncerOptions, 'logger'>;
   readonly logger?: Logger;
 }
 
@@ -76,7 +74,7 @@ export function createSessionEnds(client: RedisClient, options: SessionEndsOptio
   let subscriber: WatchedSubscriber | undefined;
   const listeners = new Map<string, (text: string) => void>();
   const missedListeners: (() => void)[] = [];
-  const announcer = createWriteAnnouncer((resource) => client.publish(writes, JSON.stringify((resource === undefined ? { origin, all: true } : { origin, resource }) satisfies WriteAnnouncement)), { ...options.writeRetry, logger });
+  const announcer = createWriteAnnouncer((resource) => client.publish(writes, JSON.stringify((resource === undefined ? { origin, all: true } : { origin, resource }) satisfies WriteAnnouncement)), { logger });
   /** Subscribes `on` to heard announcements of its own origin skipped (once per channel). */
   const listenOn = (on: string, what: string, heard: (announcement: Record<string, unknown>) => void) => {
     if (listeners.has(on) || !connectSubscriber) return;

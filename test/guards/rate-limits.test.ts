@@ -105,5 +105,7 @@ test('a refused attempt is retried no sooner than its retry_after_ms, and then r
   expect([first!.attempts, second!.attempts].sort()).toEqual([1, 2]);
   const starts = startsOf('/retried');
   expect(starts).toHaveLength(2);
-  expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(980);
+  // The tool server runs in this process: a busy event loop notes a request late (a loaded
+  // clean-clone CI run saw 977 ms). The retry policy's own backoff would be 250-375 ms.
+  expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(950);
 });

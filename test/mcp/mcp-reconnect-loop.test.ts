@@ -57,12 +57,13 @@ test('a server that exits on every tools/list is started again by one loop, no s
   const c = open('always', 300);
   const began = Date.now();
   await c.start();
-  await sleep(began + 3_000 - Date.now());
+  // Three starts, however long a loaded machine takes to start a process (a clean-clone CI run
+  // saw two within 3 s).
+  expect(await until(() => startedIn(dir).length >= 3, 10_000)).toBe(true);
   const starts = startedIn(dir);
   // Each start is recorded before the process fails, and the next one follows that failure by
-  // the backoff (300-360 ms) plus a process start: one loop starts at most 1 + 3,000 / 300.
-  expect(starts.length).toBeGreaterThanOrEqual(3);
-  expect(starts.length).toBeLessThanOrEqual(11);
+  // the backoff (300-360 ms) plus a process start: one loop starts at most 1 + elapsed / 300.
+  expect(starts.length).toBeLessThanOrEqual(1 + Math.floor((Date.now() - began) / 300));
   const gaps = starts.slice(1).map((s, i) => s.at - starts[i]!.at);
   expect(Math.min(...gaps)).toBeGreaterThanOrEqual(300);
 });

@@ -160,59 +160,55 @@ describe.each([
     expect(asked(d.events, session)).toHaveLength(2);
   });
 
-  test('an approved call its concurrency cap refuses gives its count back: the next call of its session is asked about and runs', async () => {
-    const call = (session: string, n: number) => d.client.dispatch({ sessionId: session, interactive: true, calls: [{ id: `${session}-c${n}`, name: 'capped', arguments: `{"n":${n}}` }] });
-    const approveNext = async (session: string, count: number) => {
-      await until(() => asked(d.events, session).length === count);
-      await d.client.resolveApproval({ approvalId: asked(d.events, session)[count - 1]!, approve: true });
-    };
-    // Another session's call holds the one slot for 800 ms.
+  const callOf = (tool: string) => (session: string, n: number, signal?: AbortSignal) =>
+    d.client.dispatch({ sessionId: session, interactive: true, calls: [{ id: `${session}-c${n}`, name: tool, arguments: `{"n":${n}}` }] }, { signal });
+  const approveNext = async (session: string, count: number) => {
+    await until(() => asked(d.events, session).length === count);
+    await d.client.resolveApproval({ approvalId: asked(d.events, session)[count - 1]!, approve: true });
+  };
+  /** Another session's approved call of `tool` holds its one slot for 800 ms, once the tool server has it. */
+  const holdSlot = async (tool: string, session: string) => {
     const received = tools.count('/slow');
-    const holder = call(`holder-${shared}`, 1);
-    await approveNext(`holder-${shared}`, 1);
+    const holder = callOf(tool)(session, 1);
+    await approveNext(session, 1);
     await until(() => tools.count('/slow') > received);
+    return { holder, received };
+  };
+  /** Nothing of `session` ran: its next call of `tool` is asked about, not refused by the budget, and runs. */
+  const nextCallRuns = async (tool: string, session: string) => {
+    const second = callOf(tool)(session, 2);
+    await approveNext(session, 2);
+    const ran = (await second).results[0]!;
+    expect(ran.isError).toBe(false);
+    expect(ran.warnings).toContain(`this was the last call of this session's budget of 1 call of "${tool}" (policies budget:)`);
+  };
+
+  test('an approved call its concurrency cap refuses gives its count back: the next call of its session is asked about and runs', async () => {
+    const { holder } = await holdSlot('capped', `holder-${shared}`);
     const session = `capped-${shared}`;
-    const first = call(session, 1);
+    const first = callOf('capped')(session, 1);
     await approveNext(session, 1);
     const refused = (await first).results[0]!;
     expect(refused.error?.kind).toBe(ErrorKind.UNAVAILABLE);
     expect(refused.error?.message).toMatch(/stayed at its limit of 1 call running at once/);
     expect(refused.warnings.filter((w) => w.includes('budget'))).toEqual([]);
     expect((await holder).results[0]!.isError).toBe(false);
-    // Nothing of this session ran: its next call is asked about, not refused by the budget, and runs.
-    const second = call(session, 2);
-    await approveNext(session, 2);
-    const ran = (await second).results[0]!;
-    expect(ran.isError).toBe(false);
-    expect(ran.warnings).toContain(`this was the last call of this session's budget of 1 call of "capped" (policies budget:)`);
+    await nextCallRuns('capped', session);
   });
 
   test('an approved call cancelled by its client while it waits for its slot gives its count back', async () => {
-    const call = (session: string, n: number, signal?: AbortSignal) => d.client.dispatch({ sessionId: session, interactive: true, calls: [{ id: `${session}-c${n}`, name: 'queued', arguments: `{"n":${n}}` }] }, { signal });
-    const approveNext = async (session: string, count: number) => {
-      await until(() => asked(d.events, session).length === count);
-      await d.client.resolveApproval({ approvalId: asked(d.events, session)[count - 1]!, approve: true });
-    };
-    // Another session's call holds the one slot for 800 ms; this one would wait up to 5 s for it.
-    const received = tools.count('/slow');
-    const holder = call(`queue-holder-${shared}`, 1);
-    await approveNext(`queue-holder-${shared}`, 1);
-    await until(() => tools.count('/slow') > received);
+    // This one would wait up to 5 s for the slot.
+    const { holder, received } = await holdSlot('queued', `queue-holder-${shared}`);
     const session = `cancelled-${shared}`;
     const cancel = new AbortController();
-    const first = call(session, 1, cancel.signal);
+    const first = callOf('queued')(session, 1, cancel.signal);
     await approveNext(session, 1);
     await new Promise((r) => setTimeout(r, 150));
     cancel.abort();
     await expect(first).rejects.toThrow(/CANCELLED|Cancelled/);
     expect((await holder).results[0]!.isError).toBe(false);
     expect(tools.count('/slow') - received).toBe(1);
-    // Nothing of this session ran: its next call is asked about, not refused by the budget, and runs.
-    const second = call(session, 2);
-    await approveNext(session, 2);
-    const ran = (await second).results[0]!;
-    expect(ran.isError).toBe(false);
-    expect(ran.warnings).toContain(`this was the last call of this session's budget of 1 call of "queued" (policies budget:)`);
+    await nextCallRuns('queued', session);
   });
 
   test('a call whose approval expires gives its count back, once, whichever of a parallel turn it was', async () => {

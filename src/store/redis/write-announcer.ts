@@ -48,9 +48,11 @@ export function createWriteAnnouncer(publish: PublishWrite, options: WriteAnnoun
   let trying: Promise<void> | undefined;
   let closed = false;
   let failingSince: number | undefined;
+  /** Announcements waiting (a write of every resource counts one). */
+  const waitingCount = () => waiting.size + (every ? 1 : 0);
 
   const schedule = () => {
-    if (timer || trying || closed || (!every && waiting.size === 0)) return;
+    if (timer || trying || closed || waitingCount() === 0) return;
     timer = setTimeout(() => void tryAgain(), delayMs);
     timer.unref();
     delayMs = Math.min(delayMs * 2, maxDelayMs);
@@ -60,10 +62,10 @@ export function createWriteAnnouncer(publish: PublishWrite, options: WriteAnnoun
       failingSince = Date.now();
       logger?.warn('a resource write announcement failed: it is published again until Redis takes it; meanwhile the other replicas may serve memoized reads of the resource', { error: (error as Error).message });
     }
-    if (resource === undefined || every) every = true;
-    else waiting.add(resource);
-    if (waiting.size > maxWaiting) every = true;
-    if (every) waiting.clear();
+    if (resource === undefined || every || waiting.add(resource).size > maxWaiting) {
+      every = true;
+      waiting.clear();
+    }
     schedule();
   };
   const send = (resource: string | undefined) => publish(resource).catch((error: unknown) => failed(resource, error));
@@ -76,7 +78,7 @@ export function createWriteAnnouncer(publish: PublishWrite, options: WriteAnnoun
     trying = Promise.all(batch.map(send)).then(() => undefined);
     await trying;
     trying = undefined;
-    if (every || waiting.size > 0) return schedule();
+    if (waitingCount() > 0) return schedule();
     delayMs = firstDelayMs;
     if (failingSince !== undefined) logger?.info('resource write announcements published again', { afterMs: Date.now() - failingSince });
     failingSince = undefined;
@@ -85,15 +87,15 @@ export function createWriteAnnouncer(publish: PublishWrite, options: WriteAnnoun
   return {
     announce: (resource) => void send(resource),
     get waiting() {
-      return waiting.size + (every ? 1 : 0);
+      return waitingCount();
     },
     async close() {
       closed = true;
       clearTimeout(timer);
       timer = undefined;
       if (trying) await trying;
-      else if (every || waiting.size > 0) await tryAgain();
-      if (every || waiting.size > 0) logger?.warn('resource write announcements not published before close: the other replicas may serve memoized reads of them until their memoize TTL', { count: waiting.size + (every ? 1 : 0) });
+      else if (waitingCount() > 0) await tryAgain();
+      if (waitingCount() > 0) logger?.warn('resource write announcements not published before close: the other replicas may serve memoized reads of them until their memoize TTL', { count: waitingCount() });
     },
   };
 }

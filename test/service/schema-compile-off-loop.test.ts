@@ -8,8 +8,11 @@ import { startDaemon, type Daemon } from '../helpers/daemon';
 
 jest.setTimeout(60_000);
 
-/** The longest a cheap call may take while the schema compiles (it took 1-4 s when the compile held the loop). */
-const MAX_CALL_MS = 300;
+/**
+ * The longest a cheap call may take while the schema compiles (it took 1-4 s when the compile held
+ * the loop; a loaded clean-clone CI run saw 473 ms with the compile off it).
+ */
+const MAX_CALL_MS = 800;
 /** Calls at most, and how long at most, the loop of cheap calls runs. */
 const MAX_CALLS = 5_000;
 const MAX_LOOP_MS = 45_000;

@@ -146,6 +146,21 @@ describe('probes on a standalone Redis', () => {
     expect(w.heard).toContain('after');
   });
 
+  test('a subscription Redis refused on reconnection (NOPERM: its user lost the channels) is made again on a new connection once allowed', async () => {
+    await client.call('ACL', 'SETUSER', 'listener', 'on', '>listener-secret', '~*', '&*', '+@all');
+    const w = watch(() => connectRedis(`redis://listener:listener-secret@127.0.0.1:${redis.port}`, { queueWhileDown: true }), client, { probeIntervalMs: 50 });
+    closing.push(() => w.sub.close());
+    await w.sub.subscribe('watched');
+    await until(async () => ((await client.publish('watched', 'before')) > 0 ? true : undefined), 'the subscription');
+    // Redis drops the subscriber's connection; it reconnects at once, and its SUBSCRIBE is refused.
+    await client.call('ACL', 'SETUSER', 'listener', 'resetchannels');
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await client.publish('watched', 'refused')).toBe(0);
+    await client.call('ACL', 'SETUSER', 'listener', 'allchannels');
+    await until(async () => ((await client.publish('watched', 'after')) > 0 ? true : undefined), 'the subscription again', 5_000);
+    await until(() => (w.heard.includes('after') && w.moves() > 0 ? true : undefined), "the message heard, and onMoved told");
+  });
+
   test('a subscription resumed after Redis restarted, its connection dropped before Redis answered, leaves no unhandled rejection', async () => {
     // ioredis's own re-SUBSCRIBE on reconnection has no handler: a connection dropped (a move, a
     // close that Redis did not answer in time) before its reply rejected it unhandled, which ends

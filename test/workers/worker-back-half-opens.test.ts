@@ -1,6 +1,7 @@
 import Redis from 'ioredis';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { Effect } from '../../gen/dispatch/v1/tool_pb';
+import { startRedis, type TestRedis } from '../helpers/redis-server';
 import { replicasSharingRedis, startWorkerApp, type WorkerApp } from './worker-app';
 import { echoAnswer, eventually } from './worker-harness';
 
@@ -11,7 +12,7 @@ import { echoAnswer, eventually } from './worker-harness';
 // next call is its probe.
 
 const toolNamed = (name: string) => ({ name, inputSchema: '{"type":"object"}', effect: Effect.READ_ONLY, timeoutMs: 5_000, retry: { maxAttempts: 1 } });
-const POLICY = 'policies:\n  - { match: [w_back, w_missed], breaker: { consecutive_failures: 2, half_open_after_ms: 30000 } }\n';
+const POLICY = 'policies:\n  - { match: [w_back, w_missed, w_deaf], breaker: { consecutive_failures: 2, half_open_after_ms: 30000 } }\n';
 let tool = toolNamed('w_back');
 let calls = 0;
 const call = (t: WorkerApp) => t.dispatch.dispatch({ sessionId: `s${++calls}`, calls: [{ id: 'c', name: tool.name, arguments: `{"n":${calls}}` }] }).then((r) => r.results[0]!);
@@ -31,12 +32,19 @@ async function openBreaker(via: WorkerApp): Promise<void> {
 async function backAfter(host: WorkerApp, via: WorkerApp, id: string): Promise<number> {
   const started = Date.now();
   await host.worker({ id, tools: [tool], answer: echoAnswer(id) });
+  await reachesWorker(via, id);
+  return Date.now() - started;
+}
+
+/** Calls through `via` until one reaches worker `id` (up to 5 s); the ms that took. */
+async function reachesWorker(via: WorkerApp, id: string): Promise<number> {
+  const started = Date.now();
   const refused: string[] = [];
   await eventually(async () => {
     const result = await call(via);
     if (result.isError) refused.push(result.error!.message);
     return !result.isError && JSON.parse(result.output).worker === id;
-  }, 5_000, `a call to reach worker ${id}`).catch((error: Error) => {
+  }, 5_000, `a call through to reach worker ${id}`).catch((error: Error) => {
     throw new Error(`${error.message} (last refused: ${refused.slice(-1)[0]})`);
   });
   return Date.now() - started;
@@ -109,17 +117,52 @@ describe('replicas sharing Redis', () => {
       expect((await call(b)).error?.kind).toBe(ErrorKind.BREAKER_OPEN);
       await admin.config('SET', 'maxclients', '10000');
       // b subscribes again (its reconnection delay is 1 s at most), learns the worker is hosted, half-opens.
-      const refused: string[] = [];
-      await eventually(async () => {
-        const result = await call(b);
-        if (result.isError) refused.push(result.error!.message);
-        return !result.isError && JSON.parse(result.output).worker === 'second';
-      }, 5_000, 'a call through b to reach the worker on a').catch((error: Error) => {
-        throw new Error(`${error.message} (last refused: ${refused.slice(-1)[0]})`);
-      });
+      await reachesWorker(b, 'second');
     } finally {
       await admin.config('SET', 'maxclients', '10000').catch(() => undefined);
       admin.disconnect();
     }
+  });
+});
+
+// A replica deaf (its subscriptions lost) when its worker connects announces it unheard; and a
+// peer whose probe went to it then found no one listening, and opened its breaker again for
+// half_open_after_ms (a flake of the test above: b subscribed again before a). Once subscribed
+// again, it announces what its workers host.
+describe('a replica that was deaf while its worker connected', () => {
+  let redis: TestRedis;
+  let admin: Redis;
+  let a: WorkerApp;
+  let b: WorkerApp;
+  beforeAll(async () => {
+    redis = await startRedis({ own: true });
+    admin = new Redis(redis.url, { maxRetriesPerRequest: 0 });
+    await admin.call('ACL', 'SETUSER', 'host', 'on', '>host-secret', '~*', '&*', '+@all');
+    a = await startWorkerApp({ advertiseIntervalMs: 200, routeTtlMs: 1_000 }, { yaml: POLICY, redisUrl: `redis://host:host-secret@127.0.0.1:${redis.port}` });
+    b = await startWorkerApp({ advertiseIntervalMs: 200, routeTtlMs: 1_000 }, { yaml: POLICY, redisUrl: redis.url });
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    admin?.disconnect();
+    await redis?.close();
+  });
+
+  test('announces its workers once it subscribes again, and the other replicas half-open', async () => {
+    tool = toolNamed('w_deaf');
+    const first = await a.worker({ id: 'first', tools: [tool], answer: echoAnswer('first') });
+    await eventually(() => listed(b), 5_000, 'the tool on replica b');
+    first.disconnect();
+    await first.ended;
+    await eventually(async () => (await call(b)).error?.kind === ErrorKind.BREAKER_OPEN, 5_000, "b's breaker to open");
+    // Redis drops a's subscriptions and refuses its PUBLISHes: its announcement of the worker is lost.
+    await admin.call('ACL', 'SETUSER', 'host', 'resetchannels');
+    await a.worker({ id: 'second', tools: [tool], answer: echoAnswer('second') });
+    await eventually(async () => (await admin.keys(`dispatch:worker:route:*:${tool.name}`)).length > 0, 5_000, "a's route of the tool");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await call(b)).error?.kind).toBe(ErrorKind.BREAKER_OPEN);
+    await admin.call('ACL', 'SETUSER', 'host', 'allchannels');
+    // a subscribes again (its reconnection delay is 1 s at most) and announces: b half-opens, long before 30 s.
+    expect(await reachesWorker(b, 'second')).toBeLessThan(5_000);
   });
 });

@@ -138,6 +138,9 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
         if (hosts.length > 0 && !closed) o.onHosted?.(tenant, tool);
       }, warn('could not read where a worker tool is hosted'));
     }
+    // And this one was deaf: another replica's call (its breaker's probe) may have found no one
+    // listening here, and its breaker opened again; its announcement, made meanwhile, may have been lost.
+    for (const { tenant, tool } of o.pool.hosted()) specs.announceHosted(tenant, tool).catch(warn('telling other replicas of a worker that connected failed'));
   });
   o.pool.onHostedChange((tenant, tool, hosted) => {
     if (closed) return;

@@ -56,8 +56,9 @@ export interface WatchedSubscriber {
  * one probe, not one per interval. Probes are published only once the connection's subscription
  * is confirmed (after a move or a reconnection, a probe published at once would reach Redis before
  * the SUBSCRIBE and count as missed), and one sent before the connection dropped or moved is not
- * counted. On a Cluster, a new connection whose subscription is not confirmed within
- * `maxMissedProbes` + 1 intervals (its node stalled too) moves again.
+ * counted. A connection whose subscription is not confirmed within `maxMissedProbes` + 1 intervals
+ * moves again: on a Cluster, its node stalled too; anywhere, while it is up (Redis refused the
+ * SUBSCRIBE: NOPERM, its user denied the channels until an operator allows them again).
  *
  * On standalone Redis or Sentinel the new connection is a fresh one from `connect`. On a Cluster
  * it is a plain connection to a master chosen at random among those the subscriber has not been
@@ -185,7 +186,9 @@ export function createWatchedSubscriber(options: WatchedSubscriberOptions): Watc
         if (!dropped || conn !== current || conn.status !== 'ready') return;
         dropped = false;
         tellMoved();
-      }, () => undefined);
+      }, (error: Error) => {
+        if (conn === current) logger?.warn(`${options.name}: subscribe failed`, { error: error.message });
+      });
     });
     opened();
     conn.subscribe(...wanted).then(
@@ -237,7 +240,9 @@ export function createWatchedSubscriber(options: WatchedSubscriberOptions): Watc
     if (last?.heard) missed = 0;
     else if (last?.answered && last.epoch === epoch && ++missed >= maxMissedProbes) return move(`heard none of its last ${maxMissedProbes} probes`);
     if (!confirmed) {
-      if (cluster && current && ++unconfirmedFor > maxMissedProbes) move(`could not subscribe within ${maxMissedProbes + 1} probe intervals`);
+      // A Cluster node that never answers; or a connection up whose SUBSCRIBE Redis refused (its
+      // user denied the channels, NOPERM), which nothing else would send again.
+      if (current && (cluster || current.status === 'ready') && ++unconfirmedFor > maxMissedProbes) move(`could not subscribe within ${maxMissedProbes + 1} probe intervals`);
       return;
     }
     const next = { seq: ++seq, epoch, settled: false, answered: false, heard: false };

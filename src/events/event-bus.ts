@@ -216,8 +216,10 @@ export function createEventBus(options: EventBusOptions = {}): EventBus {
     close() {
       for (const subs of [...byTenant.values()]) {
         for (const sub of [...subs]) {
-          sub.close();
+          // Told first: what its buffer holds still goes out (the last events of turns that
+          // unwound as the replica stopped). Closing clears it.
           sub.hooks.closed();
+          sub.close();
         }
       }
     },

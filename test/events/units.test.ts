@@ -188,6 +188,22 @@ test('a loss reported after events were buffered lands on the next event publish
   bus.close();
 });
 
+test("a closing bus tells each subscriber while its buffer still holds what it has not read (a shutdown's last events)", () => {
+  // Before, close cleared the buffer first: a loaded CI run lost a cancelled turn's last events.
+  const bus = createEventBus();
+  const read: string[] = [];
+  const sub = bus.subscribe('A', { sessionId: '' }, {
+    wake: () => undefined,
+    closed: () => {
+      for (let e = sub.next(); e; e = sub.next()) read.push(e.toolCallId);
+    },
+  })!;
+  for (const id of ['c1', 'c2']) bus.publish('A', create(EventSchema, { kind: EventKind.TOOL_POST, sessionId: 's', tool: 't', toolCallId: id }));
+  bus.close();
+  expect(read).toEqual(['c1', 'c2']);
+  expect(bus.subscriberCount).toBe(0);
+});
+
 test('traceparent: parsed when valid, refused when malformed, formatted back', () => {
   const header = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
   const parsed = parseTraceparent(header);

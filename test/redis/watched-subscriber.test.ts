@@ -3,6 +3,7 @@ import { connectRedis, createOrderedPublisher, createWatchedSubscriber, dropConn
 import { monitorRedis, startRedis, startRedisCluster, type TestRedis, type TestRedisCluster } from '../helpers/redis-server';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 import { until } from '../helpers/until';
+import { createLogger, type Logger } from '../../src/log';
 
 // A subscription that stops hearing its own probes moves to another connection: on a real
 // three-master Cluster whose node under it stops (SIGSTOP: its connections stay open, and with a
@@ -15,11 +16,11 @@ const PROBE_MS = 200;
 const NODE_TIMEOUT_MS = 60_000;
 
 /** A subscriber watched on a short interval, with what it heard and how often it moved. */
-function watch(connect: () => RedisClient, client: RedisClient, options: { probeIntervalMs?: number; maxMissedProbes?: number; publisher?: OrderedPublisher } = {}) {
+function watch(connect: () => RedisClient, client: RedisClient, options: { probeIntervalMs?: number; maxMissedProbes?: number; publisher?: OrderedPublisher; logger?: Logger } = {}) {
   const heard: string[] = [];
   let moves = 0;
   const publisher = options.publisher ?? createOrderedPublisher(client, { stallMs: 300 });
-  const sub = createWatchedSubscriber({ name: 'test', connect, publisher, probeIntervalMs: options.probeIntervalMs ?? PROBE_MS, maxMissedProbes: options.maxMissedProbes ?? 2 });
+  const sub = createWatchedSubscriber({ name: 'test', connect, publisher, probeIntervalMs: options.probeIntervalMs ?? PROBE_MS, maxMissedProbes: options.maxMissedProbes ?? 2, logger: options.logger });
   sub.onMessage((channel, message) => void (channel === 'watched' && heard.push(message)));
   sub.onMoved(() => void moves++);
   return { sub, heard, moves: () => moves };
@@ -148,14 +149,19 @@ describe('probes on a standalone Redis', () => {
 
   test('a subscription Redis refused on reconnection (NOPERM: its user lost the channels) is made again on a new connection once allowed', async () => {
     await client.call('ACL', 'SETUSER', 'listener', 'on', '>listener-secret', '~*', '&*', '+@all');
-    const w = watch(() => connectRedis(`redis://listener:listener-secret@127.0.0.1:${redis.port}`, { queueWhileDown: true }), client, { probeIntervalMs: 50 });
+    const logged: string[] = [];
+    const logger = createLogger('warn', (line) => logged.push((JSON.parse(line) as { message: string }).message) > 0);
+    const w = watch(() => connectRedis(`redis://listener:listener-secret@127.0.0.1:${redis.port}`, { queueWhileDown: true }), client, { probeIntervalMs: 50, logger });
     closing.push(() => w.sub.close());
     await w.sub.subscribe('watched');
     await until(async () => ((await client.publish('watched', 'before')) > 0 ? true : undefined), 'the subscription');
     // Redis drops the subscriber's connection; it reconnects at once, and its SUBSCRIBE is refused.
     await client.call('ACL', 'SETUSER', 'listener', 'resetchannels');
-    await new Promise((r) => setTimeout(r, 500));
+    await new Promise((r) => setTimeout(r, 1_000));
     expect(await client.publish('watched', 'refused')).toBe(0);
+    // Made again every three intervals (150 ms), said once a minute.
+    expect(logged.filter((m) => m === 'test: redis subscriber could not subscribe within 3 probe intervals; subscribing on a new connection')).toHaveLength(1);
+    expect(logged.filter((m) => m === 'test: subscribe failed')).toHaveLength(1);
     await client.call('ACL', 'SETUSER', 'listener', 'allchannels');
     await until(async () => ((await client.publish('watched', 'after')) > 0 ? true : undefined), 'the subscription again', 5_000);
     await until(() => (w.heard.includes('after') && w.moves() > 0 ? true : undefined), "the message heard, and onMoved told");

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Cluster, type Redis } from 'ioredis';
-import type { Logger } from '../../log';
+import { throttledWarn, type Logger } from '../../log';
 import { closeWithin, dropConnections } from './close-within';
 import { nodeAddress, type RedisClient } from './connect';
 import type { OrderedPublisher } from './ordered-publisher';
@@ -82,6 +82,9 @@ export function createWatchedSubscriber(options: WatchedSubscriberOptions): Watc
   const { logger, publisher } = options;
   const probeChannel = `dispatch:probe:${randomUUID()}`;
   const wanted = new Set<string>([probeChannel]);
+  // A SUBSCRIBE refused again and again (NOPERM until the rules allow it) moves every few intervals: said once a minute.
+  const refusedWarn = throttledWarn(logger, 60_000);
+  const subscribeFailed = (conn: Redis) => (error: Error) => void (conn === current && refusedWarn(`${options.name}: subscribe failed`, { error: error.message }));
   const listeners: ((channel: string, message: string) => void)[] = [];
   const movedListeners: (() => void)[] = [];
   const first = options.connect();
@@ -186,9 +189,7 @@ export function createWatchedSubscriber(options: WatchedSubscriberOptions): Watc
         if (!dropped || conn !== current || conn.status !== 'ready') return;
         dropped = false;
         tellMoved();
-      }, (error: Error) => {
-        if (conn === current) logger?.warn(`${options.name}: subscribe failed`, { error: error.message });
-      });
+      }, subscribeFailed(conn));
     });
     opened();
     conn.subscribe(...wanted).then(
@@ -196,9 +197,7 @@ export function createWatchedSubscriber(options: WatchedSubscriberOptions): Watc
         confirm(conn);
         if (afterMove && conn === current) tellMoved();
       },
-      (error: Error) => {
-        if (conn === current) logger?.warn(`${options.name}: subscribe failed`, { error: error.message });
-      },
+      subscribeFailed(conn),
     );
   }
 
@@ -213,11 +212,11 @@ export function createWatchedSubscriber(options: WatchedSubscriberOptions): Watc
     return closeWithin(conn, probeIntervalMs);
   }
 
-  function move(why: string): void {
+  function move(why: string, warn: (message: string, fields: Record<string, unknown>) => void = (m, f) => logger?.warn(m, f)): void {
     const deaf = current;
     if (deaf) {
       if (cluster) avoided.set(nodeAddress(deaf), performance.now());
-      logger?.warn(`${options.name}: redis subscriber ${why}; subscribing on a new connection`, { node: cluster ? nodeAddress(deaf) : undefined });
+      warn(`${options.name}: redis subscriber ${why}; subscribing on a new connection`, { node: cluster ? nodeAddress(deaf) : undefined });
       drop(deaf);
       current = undefined;
       whenOpen = new Promise<void>((resolve) => (opened = resolve));
@@ -242,7 +241,7 @@ export function createWatchedSubscriber(options: WatchedSubscriberOptions): Watc
     if (!confirmed) {
       // A Cluster node that never answers; or a connection up whose SUBSCRIBE Redis refused (its
       // user denied the channels, NOPERM), which nothing else would send again.
-      if (current && (cluster || current.status === 'ready') && ++unconfirmedFor > maxMissedProbes) move(`could not subscribe within ${maxMissedProbes + 1} probe intervals`);
+      if (current && (cluster || current.status === 'ready') && ++unconfirmedFor > maxMissedProbes) move(`could not subscribe within ${maxMissedProbes + 1} probe intervals`, refusedWarn);
       return;
     }
     const next = { seq: ++seq, epoch, settled: false, answered: false, heard: false };

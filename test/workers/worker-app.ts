@@ -60,12 +60,15 @@ export interface ReplicaPair {
 }
 
 /** Starts a ReplicaPair before the tests of the calling file or describe, and closes it after them. */
-export function replicasSharingRedis(worker: WorkerOptions = {}, extra: { only?: boolean; yaml?: string } = {}): ReplicaPair {
+export function replicasSharingRedis(worker: WorkerOptions = {}, extra: { only?: boolean; yaml?: string; aUser?: string } = {}): ReplicaPair {
   const pair: Partial<{ -readonly [K in keyof ReplicaPair]: ReplicaPair[K] }> = {};
+  const { aUser, ...options } = extra;
   beforeAll(async () => {
     pair.redis = await startRedis({ own: true });
-    pair.a = await startWorkerApp(worker, { ...extra, redisUrl: pair.redis.url });
-    pair.b = await startWorkerApp(worker, { ...extra, redisUrl: pair.redis.url });
+    // `a` as an ACL user of its own (every right, password `${aUser}-secret`), whose rules a test can change.
+    if (aUser) pair.redis.cli('ACL', 'SETUSER', aUser, 'on', `>${aUser}-secret`, '~*', '&*', '+@all');
+    pair.a = await startWorkerApp(worker, { ...options, redisUrl: aUser ? `redis://${aUser}:${aUser}-secret@127.0.0.1:${pair.redis.port}` : pair.redis.url });
+    pair.b = await startWorkerApp(worker, { ...options, redisUrl: pair.redis.url });
   });
   afterAll(async () => {
     await pair.a?.close();

@@ -1,7 +1,6 @@
 import Redis from 'ioredis';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { Effect } from '../../gen/dispatch/v1/tool_pb';
-import { startRedis, type TestRedis } from '../helpers/redis-server';
 import { replicasSharingRedis, startWorkerApp, type WorkerApp } from './worker-app';
 import { echoAnswer, eventually } from './worker-harness';
 
@@ -130,25 +129,13 @@ describe('replicas sharing Redis', () => {
 // half_open_after_ms (a flake of the test above: b subscribed again before a). Once subscribed
 // again, it announces what its workers host.
 describe('a replica that was deaf while its worker connected', () => {
-  let redis: TestRedis;
+  const replicas = replicasSharingRedis({ advertiseIntervalMs: 200, routeTtlMs: 1_000 }, { yaml: POLICY, aUser: 'host' });
   let admin: Redis;
-  let a: WorkerApp;
-  let b: WorkerApp;
-  beforeAll(async () => {
-    redis = await startRedis({ own: true });
-    admin = new Redis(redis.url, { maxRetriesPerRequest: 0 });
-    await admin.call('ACL', 'SETUSER', 'host', 'on', '>host-secret', '~*', '&*', '+@all');
-    a = await startWorkerApp({ advertiseIntervalMs: 200, routeTtlMs: 1_000 }, { yaml: POLICY, redisUrl: `redis://host:host-secret@127.0.0.1:${redis.port}` });
-    b = await startWorkerApp({ advertiseIntervalMs: 200, routeTtlMs: 1_000 }, { yaml: POLICY, redisUrl: redis.url });
-  });
-  afterAll(async () => {
-    await a?.close();
-    await b?.close();
-    admin?.disconnect();
-    await redis?.close();
-  });
+  beforeAll(() => void (admin = new Redis(replicas.redis.url, { maxRetriesPerRequest: 0 })));
+  afterAll(() => admin?.disconnect());
 
   test('announces its workers once it subscribes again, and the other replicas half-open', async () => {
+    const { a, b, redis } = replicas;
     tool = toolNamed('w_deaf');
     const first = await a.worker({ id: 'first', tools: [tool], answer: echoAnswer('first') });
     await eventually(() => listed(b), 5_000, 'the tool on replica b');
@@ -156,12 +143,12 @@ describe('a replica that was deaf while its worker connected', () => {
     await first.ended;
     await eventually(async () => (await call(b)).error?.kind === ErrorKind.BREAKER_OPEN, 5_000, "b's breaker to open");
     // Redis drops a's subscriptions and refuses its PUBLISHes: its announcement of the worker is lost.
-    await admin.call('ACL', 'SETUSER', 'host', 'resetchannels');
+    redis.cli('ACL', 'SETUSER', 'host', 'resetchannels');
     await a.worker({ id: 'second', tools: [tool], answer: echoAnswer('second') });
     await eventually(async () => (await admin.keys(`dispatch:worker:route:*:${tool.name}`)).length > 0, 5_000, "a's route of the tool");
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect((await call(b)).error?.kind).toBe(ErrorKind.BREAKER_OPEN);
-    await admin.call('ACL', 'SETUSER', 'host', 'allchannels');
+    redis.cli('ACL', 'SETUSER', 'host', 'allchannels');
     // a subscribes again (its reconnection delay is 1 s at most) and announces: b half-opens, long before 30 s.
     expect(await reachesWorker(b, 'second')).toBeLessThan(5_000);
   });

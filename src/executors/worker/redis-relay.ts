@@ -130,6 +130,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
   let closed = false;
   // Start-up does not wait for Redis beyond a bound (see startInBackground).
   const link = await startInBackground({ subscribe: () => sub.subscribe(replicaChannel(replicaId), SPECS_KEY), load: () => specs.load(), stopped: () => closed, logger: o.logger });
+  const announceHosted = (tenant: string, tool: string) => void specs.announceHosted(tenant, tool).catch(warn('telling other replicas of a worker that connected failed'));
   sub.onMoved(() => {
     void specs.load().catch(warn('could not load the worker tools shared by other replicas'));
     // A worker that connected to another replica meanwhile was announced unheard (announceHosted).
@@ -140,12 +141,12 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
     }
     // And this one was deaf: another replica's call (its breaker's probe) may have found no one
     // listening here, and its breaker opened again; its announcement, made meanwhile, may have been lost.
-    for (const { tenant, tool } of o.pool.hosted()) specs.announceHosted(tenant, tool).catch(warn('telling other replicas of a worker that connected failed'));
+    for (const { tenant, tool } of o.pool.hosted()) announceHosted(tenant, tool);
   });
   o.pool.onHostedChange((tenant, tool, hosted) => {
     if (closed) return;
     (hosted ? routes.advertise([{ tenant, tool }]) : routes.withdraw(tenant, tool)).catch(warn('worker route update failed'));
-    if (hosted) specs.announceHosted(tenant, tool).catch(warn('telling other replicas of a worker that connected failed'));
+    if (hosted) announceHosted(tenant, tool);
   });
   routes.advertise(o.pool.hosted()).catch(warn('worker route update failed'));
   const refresh = setInterval(() => routes.advertise(o.pool.hosted()).catch(warn('worker route refresh failed')), o.options.advertiseIntervalMs);

@@ -20,6 +20,7 @@ import { guardRequests, HELD_LIST_CHANGE_MS, SHED_REPORT_MS } from '../../src/ex
 import { answersRequestInFlight, createRequestsInFlight, GIVEN_UP_MS, MAX_GIVEN_UP_REMEMBERED, MAX_REQUESTS_REMEMBERED } from '../../src/executors/mcp/mcp-requests-in-flight';
 import type { Logger } from '../../src/log';
 import { isAlive } from './mcp-harness';
+import { cpuMsSince } from '../helpers/cpu-time';
 
 // A stdio MCP server (test/mcp/fixtures/chatty-server.js) that sends dispatch requests and
 // notifications of its own (ping, roots/list, sampling, elicitation, logs, progress, unknown
@@ -76,10 +77,7 @@ afterEach(async () => {
 });
 
 const callCtx = (ms = 10_000) => ({ signal: new AbortController().signal, deadline: Date.now() + ms });
-const cpuMs = (since: NodeJS.CpuUsage) => {
-  const used = process.cpuUsage(since);
-  return (used.user + used.system) / 1_000;
-};
+const cpuMs = cpuMsSince;
 
 test('a server flooding requests and notifications while a call runs is dropped once past the rate of its requests, its call failing recoverable, and dispatch s CPU is bounded', async () => {
   const logger = recordingLogger();

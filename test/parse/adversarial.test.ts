@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_MAX_INPUT_CHARS, parseToolCalls, type ParseResult } from '../../src/parse';
+import { cpuMsOf } from '../helpers/cpu-time';
 
 interface AdversarialInput {
   name: string;
@@ -30,10 +31,7 @@ function build(input: AdversarialInput, size: number): string {
  * workers on two cores, a 100 ms parse took up to 184 ms of wall time five times in a row).
  */
 function timeParse(text: string): number {
-  const start = process.cpuUsage();
-  parseToolCalls(text);
-  const { user, system } = process.cpuUsage(start);
-  return (user + system) / 1_000;
+  return cpuMsOf(() => parseToolCalls(text));
 }
 
 /**

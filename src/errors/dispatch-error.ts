@@ -24,6 +24,12 @@ export interface DispatchErrorOptions {
    * the tool's health, so its breaker does not count it (countsForBreaker).
    */
   readonly notTheTool?: boolean;
+  /**
+   * No host of the tool was found (no worker connected for it, here or on a replica that heard
+   * the call): nothing ran. Its breaker, opened by such a failure, is one a host's return may
+   * half-open (BreakerOutcome.noHost).
+   */
+  readonly noHost?: boolean;
 }
 
 /**
@@ -40,6 +46,7 @@ export class DispatchError extends Error {
   readonly httpStatus?: number;
   readonly notRetriedWithinTurn?: boolean;
   readonly notTheTool?: boolean;
+  readonly noHost?: boolean;
 
   constructor(kind: ErrorKind, message: string, options: DispatchErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -51,6 +58,7 @@ export class DispatchError extends Error {
     this.httpStatus = options.httpStatus;
     if (options.notRetriedWithinTurn) this.notRetriedWithinTurn = true;
     if (options.notTheTool) this.notTheTool = true;
+    if (options.noHost) this.noHost = true;
   }
 
   /** Normalises anything caught into a DispatchError; unknown throwables become UNEXPECTED. */

@@ -90,7 +90,7 @@ export function createBreakers(options: BreakersOptions = {}): Breakers {
     retryAfterMs: (tool) => breakers.get(tool)?.retryAfterMs(),
     tryAcquire: (tool, timeoutMs) => breakerOf(tool).tryAcquire(timeoutMs),
     record: (tool, ticket, outcome) => breakerOf(tool).record(ticket, outcome),
-    halfOpen: (tool) => breakers.get(tool)?.halfOpenNow(),
+    halfOpen: (tool, onlyIfNoHost) => breakers.get(tool)?.halfOpenNow(onlyIfNoHost),
     openTools: () => [...breakers].filter(([, breaker]) => breaker.state() === 'open').map(([tool]) => tool),
   };
   return {

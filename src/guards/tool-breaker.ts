@@ -13,6 +13,8 @@ export interface BreakerOutcome {
   readonly ok: boolean;
   /** False for outcomes that say nothing about the tool's health (4xx, replays, cancels). */
   readonly counts: boolean;
+  /** A failure that found no host of the tool (no worker connected for it): nothing ran. */
+  readonly noHost?: boolean;
 }
 
 /** The breaker of one tool on this replica. */
@@ -38,9 +40,11 @@ export interface ToolBreaker {
   /**
    * The tool has a new chance (a worker hosting it connected): an open breaker half-opens now, its
    * next call the probe, not after `halfOpenAfterMs`. A probe that fails opens it for a whole
-   * `halfOpenAfterMs` again. Closed or half-open, nothing changes.
+   * `halfOpenAfterMs` again. Closed or half-open, nothing changes. With `onlyIfNoHost` (a host
+   * known before, told again: it may have been unreachable), only a breaker whose opening failure
+   * found no host half-opens; one the tool's own failures opened waits its `halfOpenAfterMs`.
    */
-  halfOpenNow(): void;
+  halfOpenNow(onlyIfNoHost?: boolean): void;
   shutdown(): void;
 }
 
@@ -93,6 +97,8 @@ export function createToolBreaker(settings: BreakerSettings, rotation: EventEmit
   // opened again, unheard (muted), when the probe fails, for a whole open period from then.
   let early = false;
   let muted = false;
+  // Whether the failure that last opened it found no host of the tool (BreakerOutcome.noHost).
+  let openedNoHost = false;
   const issue = (probe: boolean) => (current = Object.freeze({ probe, generation: ++generation }));
   const changed = (state: BreakerState) => {
     probeAt = undefined;
@@ -132,7 +138,7 @@ export function createToolBreaker(settings: BreakerSettings, rotation: EventEmit
       probeLeaseMs = Math.max(settings.probeLeaseMs, timeoutMs + PROBE_LEASE_MARGIN_MS);
       return issue(true);
     },
-    record(ticket, { ok, counts }) {
+    record(ticket, { ok, counts, noHost }) {
       if (counts) window.add(ok);
       if (ticket !== current) return;
       if (ticket.probe) {
@@ -140,6 +146,7 @@ export function createToolBreaker(settings: BreakerSettings, rotation: EventEmit
         probeAt = undefined;
         issue(false);
         if (!counts) return;
+        openedNoHost = !ok && noHost === true;
         if (ok) {
           consecutive = 0;
           window.reset();
@@ -154,7 +161,9 @@ export function createToolBreaker(settings: BreakerSettings, rotation: EventEmit
       }
       if (!counts) return;
       consecutive = ok ? 0 : consecutive + 1;
-      if (!ok && trips()) opossum.open();
+      if (ok || !trips()) return;
+      openedNoHost = noHost === true;
+      opossum.open();
     },
     retryAfterMs() {
       if (open()) return Math.max(0, halfOpensAt - now());
@@ -165,8 +174,8 @@ export function createToolBreaker(settings: BreakerSettings, rotation: EventEmit
       const ratio = ok + failed === 0 ? 1 : ok / (ok + failed);
       return ratio * STATE_WEIGHT[state()];
     },
-    halfOpenNow() {
-      if (!open()) return;
+    halfOpenNow(onlyIfNoHost) {
+      if (!open() || (onlyIfNoHost && !openedNoHost)) return;
       early = true;
       changed('half_open');
     },

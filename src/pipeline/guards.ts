@@ -65,12 +65,13 @@ export interface BreakerGate {
    * state change only counts in the window, and an outcome that does not count only frees the
    * probe slot, when the attempt is the current probe.
    */
-  record(tool: string, ticket: BreakerTicket, outcome: { readonly ok: boolean; readonly counts: boolean; readonly durationMs: number }): void;
+  record(tool: string, ticket: BreakerTicket, outcome: { readonly ok: boolean; readonly counts: boolean; readonly noHost?: boolean; readonly durationMs: number }): void;
   /**
    * The tool (its breaker key) has a new chance: a worker hosting it connected, here or to another
-   * replica. Its breaker, if open, half-opens now (ToolBreaker.halfOpenNow).
+   * replica. Its breaker, if open, half-opens now (ToolBreaker.halfOpenNow); with `onlyIfNoHost`
+   * (a host told again, not a new one), only if the failure that opened it found no host.
    */
-  halfOpen?(tool: string): void;
+  halfOpen?(tool: string, onlyIfNoHost?: boolean): void;
   /**
    * The tools (breaker keys) whose breakers are open now: a replica that may have missed a worker's
    * connection (its subscription dropped) asks which of them to half-open.

@@ -295,6 +295,6 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   // A success counts (it closes a half-open breaker); a cache hit and a failure that says nothing
   // about the tool's health (4xx, invalid arguments) do not.
   const counts = !cached && (!failed || countsForBreaker(error!));
-  deps.guards.breaker.record(breaker, ticket, { ok: !failed, counts, durationMs: execMs });
+  deps.guards.breaker.record(breaker, ticket, { ok: !failed, counts, noHost: error?.noHost, durationMs: execMs });
   return outcome;
 }

@@ -99,3 +99,55 @@ test('the breakers list the open ones, half-open a tool by its key, and leave a 
     breakers.close();
   }
 });
+
+// A host told again (a replica that subscribed again re-announcing its workers) is no new chance
+// for a tool whose own failures opened its breaker: only one that calls finding no host opened
+// half-opens then. Before, every re-announcement half-opened both, one probe of a failing tool each.
+describe('onlyIfNoHost', () => {
+  const NO_HOST = { ok: false, counts: true, noHost: true } as const;
+
+  test('half-opens a breaker whose opening failure found no host', () => {
+    // opened() tripped it with a failure of the tool's own; the probe a new host let through found none.
+    const { b } = opened();
+    b.halfOpenNow();
+    b.record(b.tryAcquire(TIMEOUT_MS)!, NO_HOST);
+    expect(b.state()).toBe('open');
+    b.halfOpenNow(true);
+    expect(b.state()).toBe('half_open');
+  });
+
+  test("leaves open one the tool's own failures opened; a new host half-opens it", () => {
+    const { b, states } = opened();
+    b.halfOpenNow(true);
+    expect(b.state()).toBe('open');
+    b.halfOpenNow();
+    expect(b.state()).toBe('half_open');
+    expect(states).toEqual(['open', 'half_open']);
+  });
+
+  test('judges by the failure that opened it last: a probe failing on its own after a no-host opening', () => {
+    const b = createToolBreaker({ ...DEFAULT_BREAKER_SETTINGS, consecutiveFailures: 2 }, new EventEmitter(), () => undefined, () => 1_000_000);
+    made.push(b);
+    b.record(b.tryAcquire(TIMEOUT_MS)!, FAIL);
+    b.record(b.tryAcquire(TIMEOUT_MS)!, NO_HOST);
+    expect(b.state()).toBe('open');
+    b.halfOpenNow(true);
+    b.record(b.tryAcquire(TIMEOUT_MS)!, FAIL);
+    expect(b.state()).toBe('open');
+    b.halfOpenNow(true);
+    expect(b.state()).toBe('open');
+  });
+
+  test('the breakers pass it on by key', () => {
+    const breakers = createBreakers({ settingsFor: () => ({ ...DEFAULT_BREAKER_SETTINGS, consecutiveFailures: 1 }) });
+    try {
+      breakers.gate.record('t/own', breakers.gate.tryAcquire('t/own', TIMEOUT_MS)!, { ...FAIL, durationMs: 1 });
+      breakers.gate.record('t/gone', breakers.gate.tryAcquire('t/gone', TIMEOUT_MS)!, { ...NO_HOST, durationMs: 1 });
+      breakers.gate.halfOpen!('t/own', true);
+      breakers.gate.halfOpen!('t/gone', true);
+      expect([breakers.state('t/own'), breakers.state('t/gone')]).toEqual(['open', 'half_open']);
+    } finally {
+      breakers.close();
+    }
+  });
+});

@@ -11,7 +11,7 @@ import { echoAnswer, eventually } from './worker-harness';
 // next call is its probe.
 
 const toolNamed = (name: string) => ({ name, inputSchema: '{"type":"object"}', effect: Effect.READ_ONLY, timeoutMs: 5_000, retry: { maxAttempts: 1 } });
-const POLICY = 'policies:\n  - { match: [w_back, w_missed, w_deaf], breaker: { consecutive_failures: 2, half_open_after_ms: 30000 } }\n';
+const POLICY = 'policies:\n  - { match: [w_back, w_missed, w_deaf, w_own, w_new], breaker: { consecutive_failures: 2, half_open_after_ms: 30000 } }\n';
 let tool = toolNamed('w_back');
 let calls = 0;
 const call = (t: WorkerApp) => t.dispatch.dispatch({ sessionId: `s${++calls}`, calls: [{ id: 'c', name: tool.name, arguments: `{"n":${calls}}` }] }).then((r) => r.results[0]!);
@@ -134,6 +134,15 @@ describe('a replica that was deaf while its worker connected', () => {
   beforeAll(() => void (admin = new Redis(replicas.redis.url, { maxRetriesPerRequest: 0 })));
   afterAll(() => admin?.disconnect());
 
+  /** Connects worker `id` to a while Redis drops a's subscriptions and refuses its PUBLISHes: its announcement of the worker is lost. */
+  async function connectWhileDeaf(id: string): Promise<void> {
+    replicas.redis.cli('ACL', 'SETUSER', 'host', 'resetchannels');
+    await replicas.a.worker({ id, tools: [tool], answer: echoAnswer(id) });
+    await eventually(async () => (await admin.keys(`dispatch:worker:route:*:${tool.name}`)).length > 0, 5_000, "a's route of the tool");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await call(replicas.b)).error?.kind).toBe(ErrorKind.BREAKER_OPEN);
+  }
+
   test('announces its workers once it subscribes again, and the other replicas half-open', async () => {
     const { a, b, redis } = replicas;
     tool = toolNamed('w_deaf');
@@ -142,14 +151,56 @@ describe('a replica that was deaf while its worker connected', () => {
     first.disconnect();
     await first.ended;
     await eventually(async () => (await call(b)).error?.kind === ErrorKind.BREAKER_OPEN, 5_000, "b's breaker to open");
-    // Redis drops a's subscriptions and refuses its PUBLISHes: its announcement of the worker is lost.
-    redis.cli('ACL', 'SETUSER', 'host', 'resetchannels');
-    await a.worker({ id: 'second', tools: [tool], answer: echoAnswer('second') });
-    await eventually(async () => (await admin.keys(`dispatch:worker:route:*:${tool.name}`)).length > 0, 5_000, "a's route of the tool");
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect((await call(b)).error?.kind).toBe(ErrorKind.BREAKER_OPEN);
+    await connectWhileDeaf('second');
     redis.cli('ACL', 'SETUSER', 'host', 'allchannels');
     // a subscribes again (its reconnection delay is 1 s at most) and announces: b half-opens, long before 30 s.
     expect(await reachesWorker(b, 'second')).toBeLessThan(5_000);
   });
+
+  // Told again is no new chance for a tool whose own failures opened the breaker: before, each
+  // time a replica subscribed again, the others half-opened it, a probe of a failing tool each.
+  test("announces them as hosted still: another replica's breaker that the tool's own failures opened stays open", async () => {
+    const { a, b, redis } = replicas;
+    tool = { ...toolNamed('w_own'), timeoutMs: 300 };
+    await a.worker({ id: 'mute', tools: [tool], answer: () => undefined });
+    await eventually(() => listed(b), 5_000, 'the tool on replica b');
+    await eventually(async () => (await call(b)).error?.kind === ErrorKind.BREAKER_OPEN, 10_000, "b's breaker to open on the tool's timeouts");
+    const heard = await announcements(redis.url);
+    try {
+      redis.cli('ACL', 'SETUSER', 'host', 'resetchannels');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      redis.cli('ACL', 'SETUSER', 'host', 'allchannels');
+      await eventually(() => heard.messages.some((m) => m.hosted === tool.name), 5_000, 'a to announce its worker once it subscribed again');
+      expect(heard.messages.filter((m) => m.hosted === tool.name)).toEqual([expect.objectContaining({ again: true })]);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect((await call(b)).error?.kind).toBe(ErrorKind.BREAKER_OPEN);
+    } finally {
+      heard.close();
+    }
+  });
+
+  test('announces a worker that connected while its announcement was refused as one that connected: that breaker half-opens', async () => {
+    const { a, b, redis } = replicas;
+    tool = { ...toolNamed('w_new'), timeoutMs: 300 };
+    const mute = await a.worker({ id: 'mute', tools: [tool], answer: () => undefined });
+    await eventually(() => listed(b), 5_000, 'the tool on replica b');
+    await eventually(async () => (await call(b)).error?.kind === ErrorKind.BREAKER_OPEN, 10_000, "b's breaker to open on the tool's timeouts");
+    mute.disconnect();
+    await mute.ended;
+    await connectWhileDeaf('second');
+    redis.cli('ACL', 'SETUSER', 'host', 'allchannels');
+    expect(await reachesWorker(b, 'second')).toBeLessThan(5_000);
+  });
 });
+
+/** The `hosted` announcements published on the worker specs channel from now on, until closed. */
+async function announcements(url: string): Promise<{ readonly messages: { hosted?: string; again?: boolean }[]; close(): void }> {
+  const sub = new Redis(url, { maxRetriesPerRequest: 0 });
+  const messages: { hosted?: string; again?: boolean }[] = [];
+  sub.on('message', (_channel: string, text: string) => {
+    const message = JSON.parse(text) as { hosted?: string; again?: boolean };
+    if (message.hosted !== undefined) messages.push(message);
+  });
+  await sub.subscribe('dispatch:worker:specs');
+  return { messages, close: () => sub.disconnect() };
+}

@@ -52,7 +52,7 @@ export function createExecutorsPlugin(pluginOptions: ExecutorsPluginOptions = {}
         // A worker hosting a tool connected, here or to another replica: the tool's breaker, if
         // calls that found no worker opened it, half-opens now. Before, the worker back, its calls
         // were refused BREAKER_OPEN for up to half_open_after_ms (30 s by default).
-        const halfOpen = (tenant: string, tool: string) => pipeline.guards.breaker.halfOpen?.(breakerKey({ tenant, name: tool }));
+        const halfOpen = (tenant: string, tool: string, again = false) => pipeline.guards.breaker.halfOpen?.(breakerKey({ tenant, name: tool }), again);
         pool.onHostedChange((tenant, tool, hosted) => hosted && halfOpen(tenant, tool));
         const openTools = () =>
           (pipeline.guards.breaker.openTools?.() ?? []).map(parseBreakerKey).filter(({ tenant, tool }) => pipeline.registry.lookup(tenant, tool)?.spec.executor.case === 'worker');

@@ -11,7 +11,7 @@ import { createEndedAssignments } from './ended-assignments';
 import { createHostWatch, subscriberCount } from './host-watch';
 import { fromWire, parseRelayMessage, toWire, type RelayMessage } from './relay-messages';
 import { createRouteTable } from './route-table';
-import { createSpecSync, SPECS_KEY } from './spec-sync';
+import { createSpecSync, SPECS_KEY, type HostedListener } from './spec-sync';
 import { noWorkerError, redisReplyCode, relayDown, relayLostAfterSend, triedElsewhere } from './worker-errors';
 import { createListenerChecks } from './relay-listeners';
 import { trackClients } from './relay-close';
@@ -28,12 +28,12 @@ export interface RedisRelayOptions {
   readonly registry: ToolRegistry;
   readonly logger: Logger;
   readonly options: ResolvedWorkerOptions;
-  /** Told when a worker hosting a tool connected to another replica. */
-  readonly onHosted?: (tenant: string, tool: string) => void;
+  /** Told when a worker hosting a tool connected to another replica, or (`again`) hosts it still there (see SpecSync.announceHosted). */
+  readonly onHosted?: HostedListener;
   /**
    * The worker tools whose breakers are open here. When this replica's subscription may have
    * missed announcements (it moved, or its connection dropped), each that another replica hosts
-   * now is told to `onHosted`, as its announcement would have.
+   * now is told to `onHosted`, as its announcement would have (not `again`: its worker may be new).
    */
   readonly openTools?: () => readonly { readonly tenant: string; readonly tool: string }[];
 }
@@ -136,12 +136,13 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
     // A worker that connected to another replica meanwhile was announced unheard (announceHosted).
     for (const { tenant, tool } of o.openTools?.() ?? []) {
       routes.lookup(tenant, tool).then((hosts) => {
-        if (hosts.length > 0 && !closed) o.onHosted?.(tenant, tool);
+        if (hosts.length > 0 && !closed) o.onHosted?.(tenant, tool, false);
       }, warn('could not read where a worker tool is hosted'));
     }
     // And this one was deaf: another replica's call (its breaker's probe) may have found no one
-    // listening here, and its breaker opened again; its announcement, made meanwhile, may have been lost.
-    for (const { tenant, tool } of o.pool.hosted()) announceHosted(tenant, tool);
+    // listening here, and its breaker opened again; its announcement, made meanwhile, may have been
+    // lost. Told `again`: a breaker there that the tool's own failures opened stays open.
+    specs.announceAgain(o.pool.hosted()).catch(warn('telling other replicas of the workers connected here failed'));
   });
   o.pool.onHostedChange((tenant, tool, hosted) => {
     if (closed) return;

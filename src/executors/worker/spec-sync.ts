@@ -24,9 +24,19 @@ export interface SpecSync {
    * half-open, see BreakerGate.halfOpen). Resolves once published.
    */
   announceHosted(tenant: string, tool: string): Promise<void>;
+  /**
+   * Tells the other replicas that workers here host `hosted` still, once this replica subscribed
+   * again: a call may have found no one listening here meanwhile, so only their breakers that
+   * calls finding no host opened half-open (`again`). A tool whose announceHosted failed since the
+   * last time is announced as a worker that connected instead. Resolves once all are published.
+   */
+  announceAgain(hosted: readonly { readonly tenant: string; readonly tool: string }[]): Promise<void>;
   /** Applies a message from the specs channel. */
   receive(text: string): void;
 }
+
+/** Told that another replica hosts `tool`: a worker for it connected there, or (`again`) hosts it still. */
+export type HostedListener = (tenant: string, tool: string, again: boolean) => void;
 
 /** The hash holding every worker tool's spec (field `tenant \n name`), and the channel announcing them and their removals. */
 export const SPECS_KEY = 'dispatch:worker:specs';
@@ -36,7 +46,9 @@ const decode = (text: string) => fromBinary(ToolSpecSchema, Buffer.from(text, 'b
 
 /**
  * A message on the specs channel: specs registered, (`removed`) a tool removed, or (`hosted`) a
- * worker hosting a tool connected to the sender. A replica of an older version ignores `hosted`.
+ * worker hosting a tool connected to the sender (`again`: hosts it still, told once the sender
+ * subscribed again). A replica of an older version ignores `hosted`; one before `again` takes it
+ * for a worker that connected.
  */
 interface SpecsMessage {
   readonly from: string;
@@ -44,10 +56,11 @@ interface SpecsMessage {
   readonly specs?: string[];
   readonly removed?: string;
   readonly hosted?: string;
+  readonly again?: true;
 }
 
 /** Creates the spec sharing of replica `replicaId` into `registry`; `onHosted` is told of another replica's announceHosted. */
-export function createSpecSync(redis: Redis, replicaId: string, registry: ToolRegistry, logger: Logger, onHosted: (tenant: string, tool: string) => void = () => undefined): SpecSync {
+export function createSpecSync(redis: Redis, replicaId: string, registry: ToolRegistry, logger: Logger, onHosted: HostedListener = () => undefined): SpecSync {
   defineWorkerSpecScript(redis);
   /** Applies another replica's worker tools, in order with the tenant's other changes; resolves once applied or refused. */
   const apply = async (tenant: string, specs: ToolSpec[]): Promise<void> => {
@@ -65,6 +78,16 @@ export function createSpecSync(redis: Redis, replicaId: string, registry: ToolRe
     if (existing?.tenant === tenant && existing.spec.executor.case !== 'worker') return;
     registry.applyRemoteAsync({ type: 'remove', tenant, name }).catch((error: Error) => logger.warn('a worker tool removed by another replica could not be removed here', { tenant, error: error.message }));
   };
+  // Tools whose announcement failed since the last announceAgain (`tenant \n tool`): cleared by it.
+  const unheard = new Set<string>();
+  const announce = (tenant: string, tool: string, again: boolean) =>
+    redis.publish(SPECS_KEY, JSON.stringify({ from: replicaId, tenant, hosted: tool, ...(again ? { again } : {}) } satisfies SpecsMessage));
+  const announceNew = async (tenant: string, tool: string) => {
+    await announce(tenant, tool, false).catch((error: unknown) => {
+      unheard.add(`${tenant}\n${tool}`);
+      throw error;
+    });
+  };
   return {
     async publish(tenant, specs) {
       const encoded = specs.map(encode);
@@ -73,8 +96,11 @@ export function createSpecSync(redis: Redis, replicaId: string, registry: ToolRe
       batch.publish(SPECS_KEY, JSON.stringify({ from: replicaId, tenant, specs: encoded } satisfies SpecsMessage));
       await batch.exec();
     },
-    async announceHosted(tenant, tool) {
-      await redis.publish(SPECS_KEY, JSON.stringify({ from: replicaId, tenant, hosted: tool } satisfies SpecsMessage));
+    announceHosted: (tenant, tool) => announceNew(tenant, tool),
+    async announceAgain(hosted) {
+      const lost = new Set(unheard);
+      unheard.clear();
+      await Promise.all(hosted.map(({ tenant, tool }) => (lost.has(`${tenant}\n${tool}`) ? announceNew(tenant, tool) : announce(tenant, tool, true))));
     },
     async remove(tenant, name) {
       await redis.dispatchForgetWorkerSpec(SPECS_KEY, `${tenant}\n${name}`, JSON.stringify({ from: replicaId, tenant, removed: name } satisfies SpecsMessage));
@@ -95,7 +121,7 @@ export function createSpecSync(redis: Redis, replicaId: string, registry: ToolRe
       try {
         const message = JSON.parse(text) as SpecsMessage;
         if (message.from === replicaId) return;
-        if (typeof message.hosted === 'string') onHosted(message.tenant, message.hosted);
+        if (typeof message.hosted === 'string') onHosted(message.tenant, message.hosted, message.again === true);
         else if (message.removed !== undefined) forget(message.tenant, message.removed);
         else if (message.specs) void apply(message.tenant, message.specs.map(decode));
       } catch (error) {

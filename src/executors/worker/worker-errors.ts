@@ -111,6 +111,7 @@ export function noWorkerError(tool: string): DispatchError {
     phase: 'before',
     recoverable: true,
     suggestion: NO_WORKER_SUGGESTION,
+    noHost: true,
   });
   noWorkerErrors.add(error);
   return error;
@@ -133,6 +134,7 @@ export function noWorkerAnyLongerError(tool: string, cause: unknown): DispatchEr
     recoverable: true,
     cause,
     suggestion: NO_WORKER_SUGGESTION,
+    noHost: true,
   });
 }
 
@@ -149,8 +151,8 @@ export function afterEarlierAttempt(tool: string, error: unknown): unknown {
   const own = retold.get(error);
   if (own) return own();
   // Another replica's refusal, or one whose text is not its own here: its words kept, then the correction.
-  const { kind, phase, recoverable, suggestion, retryAfterMs, httpStatus, notRetriedWithinTurn, notTheTool } = error;
-  return new DispatchError(kind, `${error.message} (so said of this attempt only: ${EARLIER})`, { phase, recoverable, suggestion, retryAfterMs, httpStatus, notRetriedWithinTurn, notTheTool, cause: error });
+  const { kind, phase, recoverable, suggestion, retryAfterMs, httpStatus, notRetriedWithinTurn, notTheTool, noHost } = error;
+  return new DispatchError(kind, `${error.message} (so said of this attempt only: ${EARLIER})`, { phase, recoverable, suggestion, retryAfterMs, httpStatus, notRetriedWithinTurn, notTheTool, noHost, cause: error });
 }
 
 /**

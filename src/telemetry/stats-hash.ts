@@ -117,7 +117,16 @@ export function parseCounts(hash: Readonly<Record<string, string>>): Map<string,
   return tools;
 }
 
-/** Adds every tool's counts of `from` into `into`. */
-export function addTools(into: Map<string, ToolCounters>, from: ReadonlyMap<string, Readonly<ToolCounters>>): void {
-  for (const [tool, counters] of from) into.set(tool, addCounters(into.get(tool), counters));
+/**
+ * Adds every tool's counts of `from` into `into`, each sum a new object: the counters `into` holds
+ * are never changed (they may be a read's kept snapshot, served again to later reads). Before, they
+ * were summed in place, so each GetToolStats answered from a kept read added this replica's
+ * unflushed counts to it once more: two reads within readKeepMs counted them twice.
+ */
+export function addTools(into: Map<string, Readonly<ToolCounters>>, from: ReadonlyMap<string, Readonly<ToolCounters>>): void {
+  for (const [tool, counters] of from) {
+    const had = into.get(tool);
+    const sum = addCounters(undefined, counters);
+    into.set(tool, had ? addCounters(sum, had) : sum);
+  }
 }

@@ -219,6 +219,21 @@ describe('the Redis cost of a read: 1,000 tools with calls in each of 15 buckets
   });
 });
 
+// A kept read is shared by the reads after it: before, each added this replica's unflushed calls
+// into the kept counts themselves, so the second read within readKeepMs counted them twice, the
+// third three times (GetToolStats polled, or asked for a tenant's tools one by one).
+test("a read served again within readKeepMs adds this replica's unflushed calls once, not once per read", async () => {
+  const shared = await sharedOn(windowOf(900, 60), 'kept', { readKeepMs: 5_000 });
+  shared.record(summary());
+  await shared.flush();
+  shared.record(summary({ timedOut: true })); // held here: the next flush is an hour away
+  const reads = [];
+  for (let i = 0; i < 3; i++) reads.push(await shared.read('t'));
+  expect(reads.map((r) => [r.tools.get('x'), r.recent.get('x')].map((c) => [c?.calls, c?.timeouts]))).toEqual(Array(3).fill([[2, 1], [2, 1]]));
+  shared.record(summary());
+  expect((await shared.read('t')).tools.get('x')?.calls).toBe(3);
+});
+
 test("a tool's window field keeps at most 60 buckets, the newest first", async () => {
   const shared = await sharedOn(windowOf(120, 60), 'cap');
   shared.record(summary());

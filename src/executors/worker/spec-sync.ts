@@ -79,7 +79,7 @@ export function createSpecSync(redis: Redis, replicaId: string, registry: ToolRe
     registry.applyRemoteAsync({ type: 'remove', tenant, name }).catch((error: Error) => logger.warn('a worker tool removed by another replica could not be removed here', { tenant, error: error.message }));
   };
   // Tools whose announcement failed since the last announceAgain (`tenant \n tool`): cleared by it.
-  const unheard = new Set<string>();
+  let unheard = new Set<string>();
   const announce = (tenant: string, tool: string, again: boolean) =>
     redis.publish(SPECS_KEY, JSON.stringify({ from: replicaId, tenant, hosted: tool, ...(again ? { again } : {}) } satisfies SpecsMessage));
   const announceNew = async (tenant: string, tool: string) => {
@@ -96,10 +96,10 @@ export function createSpecSync(redis: Redis, replicaId: string, registry: ToolRe
       batch.publish(SPECS_KEY, JSON.stringify({ from: replicaId, tenant, specs: encoded } satisfies SpecsMessage));
       await batch.exec();
     },
-    announceHosted: (tenant, tool) => announceNew(tenant, tool),
+    announceHosted: announceNew,
     async announceAgain(hosted) {
-      const lost = new Set(unheard);
-      unheard.clear();
+      const lost = unheard;
+      unheard = new Set();
       await Promise.all(hosted.map(({ tenant, tool }) => (lost.has(`${tenant}\n${tool}`) ? announceNew(tenant, tool) : announce(tenant, tool, true))));
     },
     async remove(tenant, name) {

@@ -42,6 +42,10 @@ export function observeCall(turn: TurnState, sent: CallInfo): CallObserver {
   const { env, tenant } = turn;
   const info = eventCallInfo(sent);
   const startMs = nowMs();
+  // The duration comes from the monotonic clock alone: nowMs() re-anchors to the wall clock every
+  // 10 s, moving by up to a millisecond or so either way (a step, more), and a call across it
+  // measured negative, which took dispatch_tool_call_duration_seconds_sum down (a reset to rate()).
+  const startedAt = performance.now();
   const span = startSpan(env.tracer, turn.span, callSpan(info, startMs, env.tracer !== undefined));
   let open: OpenAttempt | undefined;
   let attempts = 0;
@@ -151,6 +155,6 @@ export function observeCall(turn: TurnState, sent: CallInfo): CallObserver {
     const endMs = nowMs();
     const errorType = callErrorType(result, hardError);
     endSpan(span, endMs, isRecording(span) ? callEnding(errorType, result?.attempts ?? attempts) : undefined, errorType);
-    env.onCall?.(summarizeCall(tenant, info.tool, result, hardError, { attempts, retried, timedOut, unexpected, replayed }, endMs - startMs, env));
+    env.onCall?.(summarizeCall(tenant, info.tool, result, hardError, { attempts, retried, timedOut, unexpected, replayed }, performance.now() - startedAt, env));
   }
 }

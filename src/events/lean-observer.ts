@@ -76,6 +76,8 @@ class LeanCall implements CallObserver, CallFlags {
   unexpected = false;
   replayed = false;
   private readonly startMs = nowMs();
+  /** performance.now() at the start: the duration is monotonic (see observeCall). */
+  private readonly startedAt = performance.now();
   private record: SpanRecord | undefined;
   private open: LeanAttempt | undefined;
 
@@ -183,7 +185,7 @@ class LeanCall implements CallObserver, CallFlags {
         const errorType = callErrorType(result, hardError);
         endSpan(span, endMs, isRecording(span) ? callEnding(errorType, result?.attempts ?? this.attempts) : undefined, errorType);
       }
-      this.turn.env.onCall?.(summarizeCall(this.turn.info.tenant, this.info.tool, result, hardError, this, endMs - this.startMs, this.turn.env));
+      this.turn.env.onCall?.(summarizeCall(this.turn.info.tenant, this.info.tool, result, hardError, this, performance.now() - this.startedAt, this.turn.env));
     } catch (error) {
       this.turn.env.failed(error);
     }

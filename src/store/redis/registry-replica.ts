@@ -62,7 +62,7 @@ export function createRegistryReplica(client: RedisClient, connectSubscriber: ()
   const publisher = createOrderedPublisher(client, { stallMs: options.publishStallMs });
   const origin = randomUUID();
   const { logger, probeIntervalMs, maxMissedProbes, deafNodeAvoidMs } = options;
-  const subscriber = createWatchedSubscriber({ name: 'registry replica', connect: connectSubscriber, publisher, logger, probeIntervalMs, maxMissedProbes, deafNodeAvoidMs });
+  const subscriber = createWatchedSubscriber({ name: 'registry replica', connect: connectSubscriber, publisher, logger, probeIntervalMs, maxMissedProbes, deafNodeAvoidMs, prefix: options.prefix });
   let registry: ToolRegistry | undefined;
 
   /**

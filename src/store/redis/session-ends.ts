@@ -88,7 +88,7 @@ export function createSessionEnds(client: RedisClient, options: SessionEndsOptio
     });
     if (!subscriber) {
       const publisher = createOrderedPublisher(client, { stallMs: options.publishStallMs });
-      subscriber = createWatchedSubscriber({ name: 'session ends', connect: connectSubscriber, publisher, logger });
+      subscriber = createWatchedSubscriber({ name: 'session ends', connect: connectSubscriber, publisher, logger, prefix });
       subscriber.onMessage((from, text) => listeners.get(from)?.(text));
       subscriber.onMoved(() => missedListeners.forEach((missed) => missed()));
     }

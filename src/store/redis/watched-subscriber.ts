@@ -29,6 +29,8 @@ export interface WatchedSubscriberOptions extends SubscriberWatchOptions {
   readonly logger?: Logger;
   /** Names the owner in warnings. */
   readonly name: string;
+  /** The owner's key prefix: the probe channel is `<prefix>:probe:<id>`, within its ACL's `&<prefix>:*` (under `dispatch:` whatever the prefix, each SUBSCRIBE of it with the owner's channels was refused whole, NOPERM). @default "dispatch" */
+  readonly prefix?: string;
 }
 
 /** A pub/sub subscription that moves to another connection when it stops hearing its own probes. */
@@ -80,7 +82,7 @@ export function createWatchedSubscriber(options: WatchedSubscriberOptions): Watc
     checkInteger(`watched subscriber: ${name}`, value, {}, String);
   }
   const { logger, publisher } = options;
-  const probeChannel = `dispatch:probe:${randomUUID()}`;
+  const probeChannel = `${options.prefix ?? 'dispatch'}:probe:${randomUUID()}`;
   const wanted = new Set<string>([probeChannel]);
   // A SUBSCRIBE refused again and again (NOPERM until the rules allow it) moves every few intervals: said once a minute.
   const refusedWarn = throttledWarn(logger, 60_000);

@@ -36,6 +36,7 @@ export interface PendingWrites {
   /** The completion or UNKNOWN mark with an owner waiting under `key` (see keyOf), if any. */
   waiting(key: string): PendingRecord | undefined;
   readonly size: number;
+  /** Stops the retries; a record added after (its step failed once the store closed) is logged and dropped. */
   close(): void;
 }
 
@@ -69,9 +70,10 @@ export function createPendingWrites(write: (record: PendingRecord) => Promise<un
   const holdMs = options.holdMs ?? Math.max(10_000, 3 * options.intervalMs);
   let flushing: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
+  let closed = false;
 
   const schedule = () => {
-    if (timer || queue.length === 0) return;
+    if (closed || timer || queue.length === 0) return;
     timer = setTimeout(() => {
       timer = undefined;
       void pendingWrites.flush();
@@ -126,6 +128,12 @@ export function createPendingWrites(write: (record: PendingRecord) => Promise<un
     add(record) {
       const idempotency = record.idempotency;
       if (idempotency === undefined || (idempotency.action === 'release' && idempotency.owner === undefined)) return;
+      // A step that failed after close (in flight then): its client is closed, nothing can write it.
+      // Kept, its retry timer tried it on that client every intervalMs for as long as the process lived.
+      if (closed) {
+        if (idempotency.action !== 'release') options.logger?.error('an idempotency record could not be written to redis before the store closed', { count: 1 });
+        return;
+      }
       const ends = idempotency.action !== 'release' && record.owner !== undefined;
       const entry: Entry = {
         record,
@@ -158,6 +166,7 @@ export function createPendingWrites(write: (record: PendingRecord) => Promise<un
       return queue.length;
     },
     close() {
+      closed = true;
       clearTimeout(timer);
       timer = undefined;
     },

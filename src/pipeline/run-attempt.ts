@@ -191,10 +191,10 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   if (claim?.state === 'completed') {
     obs.replay(attempt);
     const result = replayedResult(callId, claim.result, attempt, Math.round(performance.now() - started));
-    // A replay repeats the call's result: it counts in the loop window, as a memoized result does,
-    // so that a model re-sending the same side-effecting call is stopped like any other loop.
+    // A replay repeats the call's result: it counts in the loop window, as a memoized result does, so that a model re-sending
+    // the same side-effecting call is stopped like any other loop. Its warning goes after the replayed warnings, which it kept.
     const after = await recordReplay(deps, scope, op, claim.result);
-    if (after && addLoopWarning(after, tool, obs, attempt, warnings)) result.warnings = [...warnings];
+    if (after) addLoopWarning(after, tool, obs, attempt, result.warnings);
     return finished(attemptObs, result);
   }
   const refusal = claimRefusal(claim);

@@ -47,7 +47,8 @@ function unknownTool(deps: PipelineDeps, turn: TurnContext, sent: string): Dispa
   if (turn.offeredTools && !turn.offeredTools.has(sent)) {
     return errors.unknownTool(`tool "${name}" is not available; it was not offered to you`, `Call one of the offered tools: ${offeredList(turn.offeredTools)}.`);
   }
-  const names = deps.registry.list(turn.tenant).map((t) => t.name);
+  // Offered but not registered: the guess and the list are of the tools the model was offered, as a call of any other is refused.
+  const names = deps.registry.list(turn.tenant).flatMap((t) => (turn.offeredTools && !turn.offeredTools.has(t.name) ? [] : [t.name]));
   const guess = closestMatch(sent, names);
   const available = names.slice(0, 20).join(', ');
   return errors.unknownTool(

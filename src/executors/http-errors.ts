@@ -1,5 +1,6 @@
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../errors';
+import { shortened } from '../pipeline/bound-result';
 import { DestinationDeniedError } from './destination-denied';
 
 const BEFORE_CODES = new Set([
@@ -121,7 +122,9 @@ export function parseRetryAfter(header: string | null, now = Date.now()): number
  * stays AFTER: proxies answer it for an upstream reset mid-request too, when the work may be done.
  */
 export function fromHttpStatus(statusCode: number, body: string, retryAfter: string | null): DispatchError {
-  const excerpt = body.length > 500 ? `${body.slice(0, 500)}...` : body;
+  // Never cut through a surrogate pair: a lone one in the message is "\ud83d" in the output JSON,
+  // which a model's API refuses as invalid JSON, so the result could not be handed on.
+  const excerpt = shortened(body, 500);
   const busy = statusCode === 429 || statusCode === 503;
   const retryAfterMs = busy ? parseRetryAfter(retryAfter) : undefined;
   return new DispatchError(ErrorKind.TOOL_ERROR, `the tool answered HTTP ${statusCode}${excerpt ? `: ${excerpt}` : ''}`, {

@@ -2,6 +2,7 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../../errors';
+import { shortened } from '../../pipeline/bound-result';
 import { fromTransportError, parseRetryAfter, waitThenRetry } from '../http-errors';
 import { answerTooLargeBound } from './mcp-answer-stand-in';
 
@@ -57,7 +58,8 @@ export function rateLimitedError(server: string, retryAfter: string | null): Dis
 
 /** The server answered the call with `isError`: the tool ran and reported a failure. */
 export function mcpToolError(server: string, tool: string, text: string): DispatchError {
-  const excerpt = text.length > 2_000 ? `${text.slice(0, 2_000)}...` : text;
+  // Never through a surrogate pair (see fromHttpStatus).
+  const excerpt = shortened(text, 2_000);
   return new DispatchError(ErrorKind.TOOL_ERROR, `MCP tool "${tool}" on server "${server}" reported an error: ${excerpt || 'no message'}`, { phase: 'after', recoverable: false });
 }
 
@@ -68,7 +70,7 @@ const dropReasons = new WeakMap<object, string>();
 
 /** Notes why `client` was dropped (the first reason given), for the calls it fails (classifyMcpError). */
 export function noteDropped(client: object, why: string): void {
-  if (!dropReasons.has(client)) dropReasons.set(client, why.length > MAX_DROP_REASON_CHARS ? `${why.slice(0, MAX_DROP_REASON_CHARS)}...` : why);
+  if (!dropReasons.has(client)) dropReasons.set(client, shortened(why, MAX_DROP_REASON_CHARS));
 }
 
 /**

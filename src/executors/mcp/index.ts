@@ -19,5 +19,5 @@ export type { McpFailure } from './mcp-errors';
 export { effectOf, importTools, inputSchemaText } from './mcp-import';
 export type { ImportedTools, McpToolInfo } from './mcp-import';
 export { resultText } from './mcp-result';
-export { LineBuffer, useLineBuffer } from './mcp-stdio-buffer';
+export { LineBuffer, MAX_STDERR_BURST_BYTES, MAX_STDERR_BYTES_PER_SECOND, readStderr, useLineBuffer } from './mcp-stdio-buffer';
 export type { McpToolResult } from './mcp-result';

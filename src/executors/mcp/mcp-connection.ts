@@ -15,7 +15,7 @@ import { createRequestScopedFetch } from './mcp-fetch';
 import { createOpenClients, type McpTransport } from './mcp-open-clients';
 import { createLiveness } from './mcp-liveness';
 import type { McpToolResult } from './mcp-result';
-import { useLineBuffer } from './mcp-stdio-buffer';
+import { readStderr, useLineBuffer } from './mcp-stdio-buffer';
 import { coalesced, listAllTools, listDigest } from './mcp-tool-list';
 
 /** What a call to an MCP tool is given. */
@@ -136,7 +136,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
     const [command, ...args] = config.command!;
     const stdio = new StdioClientTransport({ command: command!, args, env: { ...getDefaultEnvironment(), ...config.env }, cwd: config.cwd, stderr: 'pipe', maxBufferSize: MAX_STDIO_MESSAGE_BYTES });
     useLineBuffer(stdio, MAX_STDIO_MESSAGE_BYTES);
-    stdio.stderr?.on('data', (chunk: Buffer) => logger.debug('mcp server stderr', { server, text: chunk.toString().slice(0, 1_000) }));
+    readStderr(stdio.stderr, (chunk) => logger.debug('mcp server stderr', { server, text: chunk.toString().slice(0, 1_000) }));
     return stdio;
   }
 

@@ -1,6 +1,7 @@
 import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { deserializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Readable, Stream } from 'node:stream';
 
 const LF = 0x0a;
 
@@ -70,4 +71,54 @@ export function useLineBuffer(transport: StdioClientTransport, maxBytes: number)
   if (typeof current?.append !== 'function' || typeof current.readMessage !== 'function' || typeof current.clear !== 'function') return false;
   fields._readBuffer = new LineBuffer(maxBytes);
   return true;
+}
+
+/**
+ * Bytes of a stdio server's stderr read a second, on average (~10,000 log lines). Read as fast as
+ * the server wrote it, a server writing its stderr in a loop (a crash loop's traces, a debug log in
+ * a tight loop) took ~40-50% of a core of dispatch (~700 MB/s from a pipe) for as long as it went
+ * on, unbounded where its stdout messages are bounded (mcp-message-rate). Past it, the stream is
+ * paused: the pipe fills and the server's writes wait, as they do on a terminal that scrolls
+ * slowly. At this rate reading and logging it costs ~1% of a core.
+ */
+export const MAX_STDERR_BYTES_PER_SECOND = 1024 * 1024;
+/** Bytes of stderr read at once over MAX_STDERR_BYTES_PER_SECOND (a large trace, a dump at start-up). */
+export const MAX_STDERR_BURST_BYTES = 8 * 1024 * 1024;
+
+/** The rate of {@link readStderr}. */
+export interface StderrRateOptions {
+  /** @default MAX_STDERR_BYTES_PER_SECOND */
+  readonly perSecond?: number;
+  /** @default MAX_STDERR_BURST_BYTES */
+  readonly burst?: number;
+}
+
+/**
+ * Reads a stdio server's `stderr` (the transport's, a Readable; none: nothing to read), handing each
+ * chunk to `onChunk`, at most `perSecond` bytes a second on average beyond a `burst`: past them the
+ * stream is paused until the bytes read over are paid for. Its one timer goes with the stream
+ * (unref'd, at most one chunk's wait).
+ */
+export function readStderr(from: Stream | null, onChunk: (chunk: Buffer) => void, options: StderrRateOptions = {}): void {
+  if (!from) return;
+  const stderr = from as Readable;
+  const perSecond = options.perSecond ?? MAX_STDERR_BYTES_PER_SECOND;
+  const burst = options.burst ?? MAX_STDERR_BURST_BYTES;
+  let tokens = burst;
+  let at = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  stderr.on('data', (chunk: Buffer) => {
+    onChunk(chunk);
+    const now = performance.now();
+    tokens = Math.min(burst, tokens + ((now - at) * perSecond) / 1_000) - chunk.length;
+    at = now;
+    if (tokens >= 0 || timer !== undefined) return;
+    stderr.pause();
+    timer = setTimeout(() => {
+      timer = undefined;
+      stderr.resume();
+    }, Math.ceil((-tokens * 1_000) / perSecond));
+    timer.unref();
+  });
+  stderr.once('close', () => clearTimeout(timer));
 }

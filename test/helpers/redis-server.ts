@@ -179,6 +179,10 @@ export interface TestRedisCluster {
   signal(port: number, signal: NodeJS.Signals): void;
   /** Runs redis-cli against the node on `port` and returns stdout. */
   cli(port: number, ...args: string[]): string;
+  /** Kills the node on `port` (SIGKILL: every connection to it closes). */
+  kill(port: number): Promise<void>;
+  /** Starts the node on `port` again from its cluster config (nodes.conf): the same id and slots, its data gone. */
+  restart(port: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -260,7 +264,13 @@ export async function startRedisCluster(masters = 3, replicas = 0, options: { no
     const synced = async (p: number) => (await runCliAsync(p, ['info', 'replication'])).includes('master_link_status:up') && (await runCliAsync(ports[0]!, ['cluster', 'slots'])).split('\n').includes(String(p));
     await poll('replicas synced', () => every(synced, replicaPorts));
     const signal = (port: number, sig: NodeJS.Signals) => void children[ports.indexOf(port)]!.kill(sig);
-    return { url: `redis-cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, ports, replicaPorts, signal, cli: (port, ...args) => runCli(port, args), close };
+    const kill = (port: number) => stopChild(children[ports.indexOf(port)], 'SIGKILL');
+    const restart = async (port: number) => {
+      await kill(port);
+      children[ports.indexOf(port)] = spawnRedis(port, nodeDir(port), nodeArgs);
+      await waitForRedis(port);
+    };
+    return { url: `redis-cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, ports, replicaPorts, signal, cli: (port, ...args) => runCli(port, args), kill, restart, close };
   } catch (error) {
     await close();
     throw error;

@@ -1,12 +1,12 @@
 import { EventKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { shapeOf } from '../log';
 import { redactSecrets } from '../middleware';
-import { NOOP_OBSERVER, type AttemptObserver, type AttemptOutcome, type CallInfo, type CallObserver } from '../pipeline';
+import { NOOP_OBSERVER, shortened, type AttemptObserver, type AttemptOutcome, type CallInfo, type CallObserver } from '../pipeline';
 import { stringAttributes, type TurnState } from './observer-env';
 import { ATTR } from './span-attributes';
 import { endSpan, executorContext, isRecording, startSpan, type SpanRecord } from './span-record';
 import { callErrorType, summarizeCall } from './call-summary';
-import { eventCallInfo, eventText } from './event-bounds';
+import { EVENT_TEXT_CHARS, eventCallInfo, eventText } from './event-bounds';
 import { spanEvent, type EventFields } from './span-event';
 import { approvalArgumentsPoint, approvalPoint, approvalResolvedPoint, attemptEnding, attemptSpan, callEnding, callSpan, messagePoint, pointName, retryPoint } from './span-shapes';
 import { nowMs } from './timestamps';
@@ -21,8 +21,26 @@ interface OpenAttempt {
   readonly effect: string;
 }
 
+/**
+ * The most of a call's arguments redacted before they are cut (debug_payloads): a 4 MiB text took
+ * ~200 ms. Longer ones are redacted this far, and lose their last {@link SPLIT_TAIL_CHARS} after,
+ * where the slice may have split a secret (a private key's PEM block is ~3,200 characters).
+ */
+const REDACT_CHARS = 64_000;
+const SPLIT_TAIL_CHARS = 8_000;
+
+/**
+ * Arguments as a debug event carries them: redacted, then cut. Cut first, a secret the cut split
+ * kept its head, which no pattern knows (`"key":"sk-proj-A1b2...`).
+ */
+function debugArguments(text: string): string {
+  if (text.length <= REDACT_CHARS) return eventText(redactSecrets(text));
+  const redacted = redactSecrets(text.slice(0, REDACT_CHARS));
+  return shortened(redacted, Math.max(0, Math.min(EVENT_TEXT_CHARS, redacted.length - SPLIT_TAIL_CHARS)));
+}
+
 function argumentAttributes(text: string, debug: boolean): Record<string, string> {
-  if (debug) return { [ATTR.argumentsText]: redactSecrets(eventText(text)) };
+  if (debug) return { [ATTR.argumentsText]: debugArguments(text) };
   try {
     // Its keys are the model's: 32 keys of 100,000 characters make a shape of megabytes.
     return { [ATTR.argumentsShape]: eventText(JSON.stringify(shapeOf(JSON.parse(text)))) };

@@ -83,6 +83,36 @@ test('with telemetry.debug_payloads, events carry the argument text, secrets sti
   expect(received.attributes['dispatch.arguments']).not.toContain(VALUE);
 });
 
+test('with telemetry.debug_payloads, a secret that the 8,000-character cut of the arguments splits leaves nothing of itself in the event', async () => {
+  const key = `sk-proj-${'A1b2C3d4E5f6G7h8I9j0'.repeat(3)}`;
+  // The key's value starts 12 characters before the cut, so that the cut splits it; once short
+  // arguments, once arguments past the part redacted whole (64,000 characters).
+  const argumentsWith = (after: string) => {
+    const head = JSON.stringify({ note: '', key: '' }).indexOf('"key"') + '"key":"'.length;
+    return JSON.stringify({ note: 'x'.repeat(8_000 - head - 12), key, after });
+  };
+  const app = await startAuthApp(yaml('telemetry:\n  debug_payloads: true\n'));
+  const events = collectEvents(app.dispatch, {});
+  try {
+    await events.ready();
+    const calls = [
+      { id: 'short', name: 'ok', arguments: argumentsWith('') },
+      { id: 'long', name: 'ok', arguments: argumentsWith('y'.repeat(100_000)) },
+    ];
+    await app.dispatch.dispatch({ sessionId: 'debug-cut-session', calls });
+    expect(await events.waitFor(isTurnEnd('debug-cut-session'))).toBe(true);
+  } finally {
+    events.cancel();
+    await app.close();
+  }
+  for (const id of ['short', 'long']) {
+    const text = events.events.find((e) => e.kind === EventKind.CALL_RECEIVED && e.toolCallId === id)!.attributes['dispatch.arguments']!;
+    expect(text.startsWith('{"note":"xxx')).toBe(true);
+    expect(text.length).toBeLessThanOrEqual(8_003);
+    expect(text).not.toContain('sk-proj');
+  }
+});
+
 test('secrets in arguments are redacted from trajectory memory, as from outputs (DESIGN 9)', async () => {
   const app = await startAuthApp(yaml());
   const secret = 'sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c3d2e1f0a';

@@ -7,6 +7,7 @@ import { closestMatch } from '../json';
 import { MAX_RECOVERY_ATTEMPTS } from '../options';
 import type { ResolvedTool } from '../registry';
 import type { CallObserver } from './observer';
+import type { Failure, Reflection } from './guards';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import { errorResult } from './results';
 import { shortened } from './bound-result';
@@ -69,6 +70,20 @@ export interface ReadArguments extends ParsedText, ReadKeys {
 }
 
 /**
+ * What the reflector decides of a failure. One that throws (a plugin's bug, a `fixArguments` of
+ * the recovery reflector's) is taken as "not retried", logged: the call ends with its error, soft,
+ * where before the throw ended the whole turn INTERNAL, the results of its other calls lost.
+ */
+async function reflectOn(deps: PipelineDeps, failure: Failure): Promise<Reflection> {
+  try {
+    return await deps.guards.reflector.reflect(failure);
+  } catch (error) {
+    deps.logger.warn('the reflector failed; the call ends with its error, not retried', { tool: failure.tool.name, error: error instanceof Error ? error.message : String(error) });
+    return { retry: false, reason: 'the reflector failed' };
+  }
+}
+
+/**
  * The whole lifecycle of one call (DESIGN section 3): lookup, argument parsing, repair and
  * validation once; then attempts until success, a decision not to retry (the original error is
  * returned, soft), or more than five attempts (ABORTED RECOVERY_EXHAUSTED). A correction is
@@ -114,7 +129,7 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
     }
     const { result, error } = outcome;
     if (!error) return stamp(result, call.id, attempt, since(started));
-    const reflection = await deps.guards.reflector.reflect({ tool, args, error, attempt: toolAttempt, attemptsSoFar: attempt });
+    const reflection = await reflectOn(deps, { tool, args, error, attempt: toolAttempt, attemptsSoFar: attempt });
     if (!reflection.retry) {
       if (reflection.warning !== undefined) result.warnings.push(reflection.warning);
       return stamp(result, call.id, attempt, since(started));

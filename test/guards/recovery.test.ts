@@ -116,6 +116,35 @@ tools:
     expect(tools.received.map((r) => r.body.arguments)).toEqual([{ mode: 'loose' }, { mode: 'strict' }]);
   });
 
+  test('a reflector that throws (a plugin bug) ends its call with its error, not retried, and the turn keeps its other results', async () => {
+    d = await startGuardedApp(yaml(), {
+      reflector: {
+        reflect: () => {
+          throw new Error('reflector bug');
+        },
+      },
+    });
+    const res = await d.dispatch.dispatch({ sessionId: 's', calls: [{ id: 'c1', name: 'picky', arguments: '{}' }, { id: 'c2', name: 'backup', arguments: '{"q":"x"}' }] });
+    expect(res.results.map((r) => [r.isError, r.attempts])).toEqual([
+      [true, 1],
+      [false, 1],
+    ]);
+    expect(errorJson(res.results[0]!.output)).toMatchObject({ kind: 'TOOL_ERROR' });
+    expect(res.results[1]!.output).toBe('{"from":"backup"}');
+    expect(tools.count('/strict')).toBe(1);
+  });
+
+  test('a fixArguments that throws ends its call with its error, not retried', async () => {
+    d = await startGuardedApp(yaml(), {
+      fixArguments: () => {
+        throw new Error('fixer bug');
+      },
+    });
+    const res = await d.dispatch.dispatch({ sessionId: 's', calls: [{ id: 'c1', name: 'picky', arguments: '{}' }] });
+    expect(res.results[0]).toMatchObject({ isError: true, attempts: 1 });
+    expect(tools.count('/strict')).toBe(1);
+  });
+
   test('a reflector that always retries hits the ceiling: ABORTED RECOVERY_EXHAUSTED after 5 attempts', async () => {
     d = await startGuardedApp(yaml(), { reflector: { reflect: () => ({ retry: true, delayMs: 0, reason: 'try again' }) } });
     const call = d.dispatch.dispatch({ sessionId: 's', calls: [{ id: 'c1', name: 'picky', arguments: '{}' }] });

@@ -44,7 +44,7 @@ function compactErrorOutput(output: string, max: number): string {
 }
 
 /** Bounds a result's warnings, error texts (to `max` characters) and resolved name in place. */
-export function compactResult(result: ToolResult, max: number): void {
+function compactResult(result: ToolResult, max: number): void {
   let warnings = result.warnings.map((warning) => cutText(warning, max));
   if (warnings.length > MAX_WARNINGS) {
     warnings = [...warnings.slice(0, MAX_WARNINGS), `... and ${warnings.length - MAX_WARNINGS} more warnings, left out so that the turn's results fit in one response (max_response_bytes)`];
@@ -55,5 +55,39 @@ export function compactResult(result: ToolResult, max: number): void {
   if (result.error) {
     result.error.message = cutText(result.error.message, max);
     result.error.suggestion = cutText(result.error.suggestion, max);
+  }
+}
+
+/** The texts compactResult bounds, as they were before it. */
+type Texts = Pick<ToolResult, 'warnings' | 'resolvedToolName' | 'output'> & { message?: string; suggestion?: string };
+
+const textsOf = (result: ToolResult): Texts => ({ warnings: result.warnings, resolvedToolName: result.resolvedToolName, output: result.output, message: result.error?.message, suggestion: result.error?.suggestion });
+
+function restore(result: ToolResult, texts: Texts): void {
+  result.warnings = texts.warnings;
+  result.resolvedToolName = texts.resolvedToolName;
+  result.output = texts.output;
+  if (result.error) {
+    result.error.message = texts.message!;
+    result.error.suggestion = texts.suggestion!;
+  }
+}
+
+/**
+ * Bounds the warnings, error texts and names of a turn's `results` in place until `bytes()` (what
+ * they take with what else is not cut) is at most `room`, or each text is at its floor of
+ * MIN_TEXT_CHARS. The turn's share (textBound) counts about a byte a character: 20 warnings of
+ * 2,000 CJK characters are 120 KB a result, and 40 such results took 4.8 MB of a 4 MiB message
+ * (grpc-js refused to send it, after every call ran). The share is then halved, each time cut from
+ * the texts as they came, so a text is cut once and says how much of it was cut.
+ */
+export function compactResults(results: ToolResult[], maxBytes: number, room: number, bytes: () => number): void {
+  const texts = results.map(textsOf);
+  for (let max = textBound(maxBytes, results.length); ; max = Math.max(MIN_TEXT_CHARS, Math.floor(max / 2))) {
+    results.forEach((result, i) => {
+      restore(result, texts[i]!);
+      compactResult(result, max);
+    });
+    if (max <= MIN_TEXT_CHARS || bytes() <= room) return;
   }
 }

@@ -3,12 +3,14 @@ import { boundResult, codePointLength, type PipelineDeps } from '../pipeline';
 import { newResultHandle, waterLevel, type SessionScope } from '../store';
 import { TOOL_DEFAULTS } from '../options/tool-defaults';
 import { fieldSize } from '../wire/sized-writer';
-import { compactResult, textBound } from './compact-result';
+import { compactResults } from './compact-result';
 import { encodedResultSize } from './dispatch-response-codec';
 
 /**
  * Room kept below `max_response_bytes` for what is not counted: the response's own framing (here
- * and for a ReadResult page), and per cut result its omission marker, handle and warning.
+ * and for a ReadResult page), and per cut result its warning and flag. The handle a cut result
+ * gets is counted apart: it holds the session id (up to 256 code points, ~1.4 KB), and six cut
+ * results of a long id took 70,615 bytes of a 65,536-byte message (grpc-js refused to send it).
  */
 export const SLACK_BYTES = 1024;
 const PER_CUT_BYTES = 512;
@@ -60,13 +62,15 @@ export async function fitResponse(results: ToolResult[], maxBytes: number, deps:
 
   const cuttable = results.map((result) => !result.isError && result.output !== '');
   const outputs = results.map((result, i) => (cuttable[i] ? Buffer.byteLength(result.output) : 0));
-  const fixedBytes = () => results.reduce((sum, result, i) => sum + fieldSize(encodedResultSize(result)) - outputs[i]! + (cuttable[i] ? PER_CUT_BYTES : 0), SLACK_BYTES);
+  // Every new handle of the turn is as long (its session's id, then 16 characters).
+  const handleBytes = fieldSize(Buffer.byteLength(newResultHandle(scope.sessionId)));
+  const cutBytes = (result: ToolResult) => PER_CUT_BYTES + (result.resultHandle === '' ? handleBytes : 0);
+  const fixedBytes = () => results.reduce((sum, result, i) => sum + fieldSize(encodedResultSize(result)) - outputs[i]! + (cuttable[i] ? cutBytes(result) : 0), SLACK_BYTES);
   let fixed = fixedBytes();
   // What cutting outputs leaves would not fit alone (thousands of warnings, error texts, names
   // echoed back): bound those parts too.
   if (fixed > maxBytes / 2) {
-    const max = textBound(maxBytes, results.length);
-    for (const result of results) compactResult(result, max);
+    compactResults(results, maxBytes, maxBytes / 2, fixedBytes);
     fixed = fixedBytes();
   }
   // The largest output size that lets every result fit when each output over it is cut to it.

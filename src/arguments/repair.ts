@@ -160,7 +160,9 @@ export function repairArguments(value: unknown, schema: Schema, options: RepairO
       const required = new Set(Array.isArray(sub.required) ? (sub.required as string[]) : []);
       const copy: Record<string, unknown> = { ...next };
       for (const [key, propSchema] of Object.entries(props)) {
-        if (!(key in copy) || !isObject(propSchema)) continue;
+        // Own keys only, as validation reads them: `in` saw Object.prototype's `constructor` or
+        // `toString` as a value sent, and a repair made `"constructor":[null]` of it.
+        if (!Object.hasOwn(copy, key) || !isObject(propSchema)) continue;
         if (copy[key] === null && !required.has(key) && !valueFits(null, propSchema)) {
           if (sideEffects && Object.hasOwn(propSchema, 'default')) {
             const fallback = JSON.stringify(propSchema.default);

@@ -144,11 +144,19 @@ function secretValue(key: string, kind: SecretKind, value: string): string | und
   return marker(kind);
 }
 
+/**
+ * A JSON escape that can hide a secret from the text patterns, which read it as written: `\/`
+ * (PHP's json_encode writes every `/` so: `postgres:\/\/admin:pw@db`) or `\uXXXX` (a key such as
+ * `pass\u0077ord`). Decoded, as the JSON pass reads strings, the secret shows.
+ */
+const HIDING_ESCAPE = /\\[u/]/;
+
 function redact(text: string, entropy: EntropySettings, depth: number): string {
   if (text.length < 8) return text;
   const out = redactText(text, entropy);
-  // Most outputs hold nothing to redact; only those that do are read again as JSON.
-  if (out === text || depth >= MAX_JSON_DEPTH || !looksLikeJson(text)) return out;
+  // Most outputs hold nothing to redact; only those that do, or hold an escape that can hide a
+  // secret, are read again as JSON.
+  if ((out === text && !HIDING_ESCAPE.test(text)) || depth >= MAX_JSON_DEPTH || !looksLikeJson(text)) return out;
   const redactor: JsonRedactor = {
     keyKind,
     secretValue,

@@ -1,11 +1,20 @@
-import { DispatchError } from '../errors';
+import { DispatchError, HardError } from '../errors';
 import type { Middleware, ToolOutput } from '../pipeline';
 import { redactSecrets, type RedactionOptions } from './redact-secrets';
 
+/**
+ * `error` with the secrets of its message replaced. Any Error, not only a DispatchError: the
+ * pipeline answers another as UNEXPECTED, "the tool crashed: <its message>" (an embedder's
+ * built-in, or a library it calls, quoting a connection string). Such an error is replaced by a
+ * plain Error of the redacted message, without the original (its cause would quote the secret).
+ * A HardError (dispatch's own, ending the turn) is kept as it is: as a plain Error it would end
+ * only its call.
+ */
 function redactError(error: unknown, options: RedactionOptions): unknown {
-  if (!(error instanceof DispatchError)) return error;
+  if (!(error instanceof Error) || error instanceof HardError) return error;
   const message = redactSecrets(error.message, options);
   if (message === error.message) return error;
+  if (!(error instanceof DispatchError)) return new Error(message);
   return new DispatchError(error.kind, message, {
     phase: error.phase,
     recoverable: error.recoverable,

@@ -26,6 +26,22 @@ test.each<[string, string, string]>([
   expect(redactSecrets(input)).toBe(expected);
 });
 
+// Found in review: an output whose secrets showed only once its JSON escapes were decoded was
+// never read as JSON (the text pass changed nothing, so the JSON pass was skipped): PHP's
+// json_encode writes `/` as `\/`, and a connection string's password reached the model.
+test.each<[string, string, string]>([
+  ['a URL password behind escaped slashes (PHP)', '{"dsn":"postgres:\\/\\/admin:S3cretPassw0rd@db.example.com\\/app"}', '{"dsn":"postgres://admin:[REDACTED:secret]@db.example.com/app"}'],
+  ['an AWS secret key holding escaped slashes', '{"aws_secret_access_key":"wJalrXUtnFEMI\\/K7MDENG\\/bPxRfiCYEXAMPLEKEY"}', '{"aws_secret_access_key":"[REDACTED:high_entropy]"}'],
+  ['a password key written with a \\u escape', '{"pass\\u0077ord":"correcthorse1"}', '{"pass\\u0077ord":"[REDACTED:secret]"}'],
+])('escaped JSON: %s', (_what, input, expected) => {
+  expect(redactSecrets(input)).toBe(expected);
+});
+
+test('escaped JSON holding no secret is kept to the character', () => {
+  const text = '{"path":"\\/usr\\/local\\/bin","s":"caf\\u00e9"}';
+  expect(redactSecrets(text)).toBe(text);
+});
+
 const SECRETISH = [
   PEM,
   PEM.slice(0, 60),

@@ -41,6 +41,7 @@ export async function buildApp(configured: DispatchConfig, options: Partial<Daem
   const config = singleTenant ? { ...configured, limits: configured.singleTenantLimits ?? configured.limits } : configured;
   const ctx = { config, options, logger, singleTenant, observer: () => observer, authenticate: () => authenticate };
   const plugins: Plugin[] = [];
+  let built: PipelineDeps | undefined;
   try {
     for (const factory of factories) plugins.push(await factory(ctx));
     observer = single(plugins, 'observer') ?? NOOP_OBSERVER;
@@ -48,7 +49,7 @@ export async function buildApp(configured: DispatchConfig, options: Partial<Daem
     // A plugin of the embedder's authenticating callers the config does not name: its tenants share whole limits.
     if (singleTenant && authenticate !== allowAll) logger.warn('a plugin authenticates callers, but no authentication is configured: each per-tenant limit left out is the whole limit; set them in limits', {});
     const executors = new Map<string, Executor>(plugins.flatMap((p) => [...(p.executors ?? [])]));
-    const deps = createPipeline({
+    const deps = (built = createPipeline({
       config,
       logger,
       observer,
@@ -57,7 +58,7 @@ export async function buildApp(configured: DispatchConfig, options: Partial<Daem
       middleware: plugins.flatMap((p) => p.middleware ?? []),
       executors,
       ...options.pipeline,
-    });
+    }));
     for (const plugin of plugins) await plugin.attach?.(deps);
     let server: DispatchServer | undefined;
     let closing: Promise<void> | undefined;
@@ -87,7 +88,11 @@ export async function buildApp(configured: DispatchConfig, options: Partial<Daem
       },
     };
   } catch (error) {
-    for (const plugin of plugins.reverse()) await plugin.close?.().catch(() => undefined);
+    // Once the pipeline exists, its store (the store plugin hands its Redis store over on attach),
+    // scratch directories and schema compiler are the app's to close, as close() does, within its
+    // budget: closing the plugins alone left the store's Redis connections open.
+    if (built) await closeApp(plugins, built, logger);
+    else for (const plugin of plugins.reverse()) await plugin.close?.().catch(() => undefined);
     throw error;
   }
 }

@@ -186,6 +186,8 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
     const leaseMs = Math.ceil(holdMs) + tool.timeoutMs + LEASE_MARGIN_MS;
     /** This call may hold a lease or a place in line in Redis, to give back when it stops trying. */
     let inRedis = false;
+    /** It joined the line (a try that may wait): a last try that may not leaves it there, to be given back too. */
+    let inLine = false;
     try {
       for (let pause = FIRST_RETRY_MS; ; pause = Math.min(pause * 2, maxPause)) {
         let taken: number;
@@ -212,7 +214,8 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
           release();
           throw HardError.cancelled();
         }
-        inRedis = waits === 1;
+        inLine ||= waits === 1;
+        inRedis = inLine;
         if (signal.aborted) throw HardError.cancelled();
         const left = until - Date.now();
         if (left <= 0) throw refusal(tool, policy, Math.max(0, until - asked), true);

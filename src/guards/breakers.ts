@@ -89,7 +89,9 @@ export function createBreakers(options: BreakersOptions = {}): Breakers {
     isOpen: (tool) => breakers.get(tool)?.refusing() ?? false,
     retryAfterMs: (tool) => breakers.get(tool)?.retryAfterMs(),
     tryAcquire: (tool, timeoutMs) => breakerOf(tool).tryAcquire(timeoutMs),
-    record: (tool, ticket, outcome) => breakerOf(tool).record(ticket, outcome),
+    // A breaker dropped since its ticket was given (its tool removed, or evicted) is not made again
+    // for it: that ticket would only count in the window, and a removed tool's breaker would be held.
+    record: (tool, ticket, outcome) => breakers.get(tool)?.record(ticket, outcome),
     halfOpen: (tool, onlyIfNoHost) => breakers.get(tool)?.halfOpenNow(onlyIfNoHost),
     openTools: () => [...breakers].filter(([, breaker]) => breaker.state() === 'open').map(([tool]) => tool),
   };

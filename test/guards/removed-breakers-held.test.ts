@@ -14,7 +14,11 @@ jest.setTimeout(30_000);
 let tools: ToolServer;
 let d: TestDispatch & { app: App };
 beforeAll(async () => {
-  tools = await startToolServer({ '/down': (_req, res) => void res.writeHead(503).end('down'), '/up': (_req, res) => void res.writeHead(200).end('fine') });
+  tools = await startToolServer({
+    '/down': (_req, res) => void res.writeHead(503).end('down'),
+    '/up': (_req, res) => void res.writeHead(200).end('fine'),
+    '/slow-down': (_req, res) => void setTimeout(() => res.writeHead(503).end('down'), 300),
+  });
   d = await startApp('tools: []\n');
 });
 afterAll(async () => {
@@ -49,4 +53,18 @@ test('an open breaker goes at once with its removed tool: the name registered ag
   expect(held()).toBe(0);
   await d.registry.registerTools({ tools: [http('flaky', '/up')] });
   expect((await call('flaky')).output).toBe('fine');
+});
+
+test('a call still running when its tool is removed leaves no breaker behind as it ends', async () => {
+  const before = held();
+  await d.registry.registerTools({ tools: [http('leaving', '/slow-down')] });
+  const running = call('leaving');
+  await new Promise((r) => setTimeout(r, 100));
+  expect(held()).toBe(before + 1);
+  expect((await d.registry.removeTool({ name: 'leaving' })).removed).toBe(true);
+  expect(held()).toBe(before);
+  expect((await running).error?.kind).toBe(ErrorKind.TOOL_ERROR);
+  // Before: its outcome, recorded after the removal, made the removed tool a breaker again, held
+  // (and listed by dispatch_breaker_state) until 10,000 breakers evicted it.
+  expect(held()).toBe(before);
 });

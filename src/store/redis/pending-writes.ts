@@ -1,8 +1,11 @@
 import type { Logger } from '../../log';
 import type { FinishAttempt } from '../store';
 
-/** An idempotency record that must still reach Redis: the tool ran, or its outcome is unknown. */
-export interface PendingRecord extends Pick<FinishAttempt, 'scope' | 'op' | 'idempotency'> {
+/**
+ * An idempotency record that must still reach Redis: the tool ran, or its outcome is unknown, or
+ * (a release) it did not run, with the loop-block probe it took and did not use (`unusedProbe`).
+ */
+export interface PendingRecord extends Pick<FinishAttempt, 'scope' | 'op' | 'idempotency' | 'unusedProbe'> {
   /** The owner of the claim a completion or UNKNOWN mark ends: that claim is kept alive while it waits. */
   readonly owner?: string;
 }

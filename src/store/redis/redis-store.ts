@@ -197,8 +197,9 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
         }
         throw error;
       });
-      // Refused for the probe another call holds, the script left the record as it was.
-      if (orphan !== '' && !(Number(probe) > 0)) orphans.forget(record, orphan);
+      // Given up only by the claim that replaced it: refused (over budget, waiting, the probe another
+      // call holds), the script left the record as it was, the orphan maybe in it still.
+      if (orphan !== '' && state === 'claimed') orphans.forget(record, orphan);
       if (state === 'claimed' && claim?.owner) liveClaims.add(record, claim.owner, claim.leaseMs);
       const streak = streakFrom(count, failed, since, wait, run);
       if (Number(probe) > 0) return { streak, probeHeldMs: Number(probe) };
@@ -218,7 +219,11 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
         warn(SPILL_REFUSALS[spillTooLong ? 'tooLong' : Number(refused) === 1 ? 'noRoom' : 'noInfo'], { ...spillLimits });
         return { streak, spillRefused: true };
       } catch (error) {
-        pending.add({ scope: step.scope, op: step.op, idempotency: withoutLostHandle(step), owner });
+        const idem = withoutLostHandle(step);
+        // With the probe a give-back frees: else it stays held for its lease once Redis is back.
+        pending.add({ scope: step.scope, op: step.op, idempotency: idem, owner, unusedProbe: step.unusedProbe });
+        // A released claim ran nothing: until its release is written, this replica's next claim of the key gives it up.
+        if (idem?.action === 'release' && idem.owner) orphans.add(keysOf(step.scope).record(idem.key), idem.owner);
         throw error;
       }
     },

@@ -35,8 +35,8 @@ local function index_cap(index, max, keep_claims)
     local victims = redis.call('ZRANGE', index, kept, kept + excess - 1)
     if #victims == 0 then return end
     for i = 1, #victims do
-      local held = keep_claims and redis.call('GET', victims[i])
-      if held and string.sub(held, 1, 1) == 'P' then
+      -- The first byte only, as end-session.lua: a completed record may hold megabytes.
+      if keep_claims and redis.call('GETRANGE', victims[i], 0, 0) == 'P' then
         kept = kept + 1
       else
         redis.call('DEL', victims[i])

@@ -6,10 +6,11 @@ import { defineSlotScript, hashTag, storeCall } from '../store/redis';
 import { countUnder } from './bounded-counts';
 import { firstMatching } from './glob';
 import { createToldTurns } from './told-turns';
+import { trimLimits } from './trim-limits';
 import type { RatePolicy } from './policy-types';
 import type { SharedSlotsOptions } from './tool-slots';
 
-/** Local limits kept; past it, those back to empty go (they are as good as absent), else all. */
+/** Local limits kept; past it, room is made fairly between tenants (trim-limits.ts). */
 const MAX_LOCAL_LIMITS = 10_000;
 
 /** A policy's limit as GCRA reads it: the time between two turns and the burst's tolerance, in ms. */
@@ -85,16 +86,15 @@ export function createToolRates(policies: readonly RatePolicy[], shared?: Shared
     const key = breakerKey(tool);
     const { intervalMs, toleranceMs } = cadences.get(policy)!;
     const now = performance.now();
-    const at = Math.max(emptyAt.get(key) ?? now, now);
+    const held = emptyAt.get(key);
+    const at = Math.max(held ?? now, now);
     const waitMs = at - toleranceMs - now;
     if (waitMs > 0) {
       const allowedMs = allowedWait(policy, deadline);
       if (waitMs > allowedMs) throw refusal(tool, policy, waitMs, toldTurns.tell(key, now, now + waitMs, intervalMs) - now, allowedMs, false);
     }
-    if (!emptyAt.has(key) && emptyAt.size >= MAX_LOCAL_LIMITS) {
-      for (const [k, t] of emptyAt) if (t <= now) emptyAt.delete(k);
-      if (emptyAt.size >= MAX_LOCAL_LIMITS) emptyAt.clear();
-    }
+    // One lookup per attempt: a pass over the limits only for a tool new to them, at the bound.
+    if (held === undefined && emptyAt.size >= MAX_LOCAL_LIMITS) trimLimits(emptyAt, now, MAX_LOCAL_LIMITS);
     const after = at + intervalMs;
     emptyAt.set(key, after);
     // Given back only while it is the last turn queued: moved back under a later one, the next turn

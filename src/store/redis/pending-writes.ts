@@ -3,12 +3,21 @@ import type { FinishAttempt } from '../store';
 
 /**
  * An idempotency record that must still reach Redis: the tool ran, or its outcome is unknown, or
- * (a release) it did not run, with the loop-block probe it took and did not use (`unusedProbe`).
+ * (a release) it did not run, with the loop-block probe it took and did not use (`unusedProbe`);
+ * or that probe alone, given back by an attempt that took no claim (a read-only tool's).
  */
 export interface PendingRecord extends Pick<FinishAttempt, 'scope' | 'op' | 'idempotency' | 'unusedProbe'> {
   /** The owner of the claim a completion or UNKNOWN mark ends: that claim is kept alive while it waits. */
   readonly owner?: string;
+  /**
+   * With `unusedProbe` and no idempotency part: when the probe's lease ends at the latest (epoch
+   * ms), when Redis frees it anyway and the give-back is dropped; none known, it is not kept.
+   */
+  readonly probeUntil?: number;
 }
+
+/** Whether a waiting record only frees something before its lease would (a release, a probe given back). */
+const freesOnly = (r: PendingRecord) => r.idempotency === undefined || r.idempotency.action === 'release';
 
 /** Options of {@link createPendingWrites}. */
 export interface PendingWritesOptions {
@@ -25,6 +34,11 @@ export interface PendingWritesOptions {
   readonly connected?: () => boolean;
   /** How long one keepAlive holds a claim, in ms; it is renewed halfway. @default max(10000, 3 × intervalMs) */
   readonly holdMs?: number;
+  /**
+   * On a Redis Cluster, where a record is written (its session's slot, the node serving it now): a
+   * write that fails then holds back the later records of that slot and node only. @default none: one Redis, a failure ends the pass
+   */
+  readonly placeOf?: (record: PendingRecord) => { readonly slot: number; readonly node?: string };
   /** The key a waiting record is found by with {@link PendingWrites.waiting}. */
   readonly keyOf?: (record: PendingRecord) => string;
   readonly logger?: Logger;
@@ -34,7 +48,7 @@ export interface PendingWritesOptions {
 /** Records whose write failed, written again once Redis answers. */
 export interface PendingWrites {
   add(record: PendingRecord): void;
-  /** Writes what it can, oldest first; stops at the first failure. */
+  /** Writes what it can, oldest first; stops at the first failure (on a Cluster, for that slot and node only). */
   flush(): Promise<void>;
   /** The completion or UNKNOWN mark with an owner waiting under `key` (see keyOf), if any. */
   waiting(key: string): PendingRecord | undefined;
@@ -45,7 +59,7 @@ export interface PendingWrites {
 
 interface Entry {
   readonly record: PendingRecord;
-  /** When the record would have expired, had it been written at once (epoch ms; Infinity for a release). */
+  /** When the record would have expired, had it been written at once (epoch ms; Infinity for a release; a lone probe's lease end). */
   readonly expiresAt: number;
   /** Its key for {@link PendingWrites.waiting}: a completion or UNKNOWN mark with an owner. */
   readonly key?: string;
@@ -53,6 +67,8 @@ interface Entry {
   heldUntil: number;
   holds: boolean;
   holding?: boolean;
+  /** Out of the queue (written, dropped): a pass that listed it before skips it. */
+  gone?: boolean;
 }
 
 /**
@@ -63,8 +79,10 @@ interface Entry {
  * to the record's own TTL, when it is dropped, written or not. A release is retried only with its
  * claim's owner, which deletes nothing but that very claim still in progress (one that timed out
  * may reach Redis later and would hold its key for the whole lease); an ownerless release is not:
- * the lease frees the key anyway. At most `max` records wait; beyond that a waiting release goes
- * first, else the oldest record, with a log line.
+ * the lease frees the key anyway. A loop-block probe given back alone (its attempt took no claim)
+ * is retried until its lease ends (`probeUntil`), then dropped: Redis has freed it. At most `max`
+ * records wait; beyond that a waiting release or probe goes first, else the oldest record, with a
+ * log line.
  */
 export function createPendingWrites(write: (record: PendingRecord) => Promise<unknown>, options: PendingWritesOptions): PendingWrites {
   const queue: Entry[] = [];
@@ -88,6 +106,7 @@ export function createPendingWrites(write: (record: PendingRecord) => Promise<un
     // By identity: add() may have dropped records from the queue meanwhile.
     const at = queue.indexOf(entry);
     if (at !== -1) queue.splice(at, 1);
+    entry.gone = true;
     if (entry.key !== undefined && byKey.get(entry.key) === entry) byKey.delete(entry.key);
   };
 
@@ -112,17 +131,43 @@ export function createPendingWrites(write: (record: PendingRecord) => Promise<un
     const t = now();
     const expired = queue.filter((e) => e.expiresAt <= t);
     for (const entry of expired) remove(entry);
-    if (expired.length > 0) options.logger?.warn('idempotency records that could not be written to redis within their TTL were dropped', { count: expired.length });
-    while (queue.length > 0) {
-      const entry = queue[0]!;
-      try {
-        await write(entry.record);
-      } catch {
-        for (const waiting of queue) hold(waiting);
-        schedule();
-        return;
+    // A probe given back past its lease is simply moot (Redis freed it): no record was lost.
+    const lost = expired.filter((e) => e.record.idempotency !== undefined).length;
+    if (lost > 0) options.logger?.warn('idempotency records that could not be written to redis within their TTL were dropped', { count: lost });
+    // Oldest first, and those added meanwhile. On a Cluster a failed write holds back only the later
+    // records of its slot and node (a key's records share its slot: their order is kept), not those
+    // of healthy nodes behind it; on one Redis the pass ends there.
+    const heldBack = new Set<string>();
+    const seen = new Set<Entry>();
+    let failed = false;
+    for (let next = [...queue]; next.length > 0; next = queue.filter((e) => !seen.has(e))) {
+      for (const entry of next) {
+        seen.add(entry);
+        if (entry.gone) continue;
+        const place = options.placeOf?.(entry.record);
+        const slot = `s${place?.slot}`;
+        const node = place?.node === undefined ? undefined : `n${place.node}`;
+        // Held back for the rest of the pass by its slot too, should the slot move meanwhile.
+        if (heldBack.has(slot) || (node !== undefined && heldBack.has(node))) {
+          heldBack.add(slot);
+          continue;
+        }
+        try {
+          await write(entry.record);
+          remove(entry);
+        } catch {
+          failed = true;
+          if (!place) break;
+          heldBack.add(slot);
+          if (node !== undefined) heldBack.add(node);
+        }
       }
-      remove(entry);
+      if (failed && !options.placeOf) break;
+    }
+    if (failed) {
+      for (const waiting of queue) hold(waiting);
+      schedule();
+      return;
     }
     options.logger?.info('pending idempotency records written to redis');
   }
@@ -130,17 +175,20 @@ export function createPendingWrites(write: (record: PendingRecord) => Promise<un
   const pendingWrites: PendingWrites = {
     add(record) {
       const idempotency = record.idempotency;
-      if (idempotency === undefined || (idempotency.action === 'release' && idempotency.owner === undefined)) return;
+      // A probe given back alone waits until its lease would end (a late write frees only its
+      // holder's probe): else identical calls are refused LOOP_BLOCKED for that whole lease.
+      const probeUntil = idempotency === undefined && record.unusedProbe ? record.probeUntil : undefined;
+      if (idempotency === undefined ? probeUntil === undefined || probeUntil <= now() : idempotency.action === 'release' && idempotency.owner === undefined) return;
       // A step that failed after close (in flight then): its client is closed, nothing can write it.
       // Kept, its retry timer tried it on that client every intervalMs for as long as the process lived.
       if (closed) {
-        if (idempotency.action !== 'release') options.logger?.error('an idempotency record could not be written to redis before the store closed', { count: 1 });
+        if (!freesOnly(record)) options.logger?.error('an idempotency record could not be written to redis before the store closed', { count: 1 });
         return;
       }
-      const ends = idempotency.action !== 'release' && record.owner !== undefined;
+      const ends = idempotency !== undefined && idempotency.action !== 'release' && record.owner !== undefined;
       const entry: Entry = {
         record,
-        expiresAt: idempotency.action === 'release' ? Infinity : now() + idempotency.ttlSeconds * 1000,
+        expiresAt: idempotency === undefined ? probeUntil! : idempotency.action === 'release' ? Infinity : now() + idempotency.ttlSeconds * 1000,
         key: ends ? options.keyOf?.(record) : undefined,
         heldUntil: 0,
         holds: ends && options.keepAlive !== undefined,
@@ -148,11 +196,11 @@ export function createPendingWrites(write: (record: PendingRecord) => Promise<un
       queue.push(entry);
       if (entry.key !== undefined) byKey.set(entry.key, entry);
       if (queue.length > options.max) {
-        // A release only frees its key before the lease does: drop one of those first.
-        const release = queue.findIndex((e) => e.record.idempotency?.action === 'release');
+        // A release (or a probe given back) only frees its key before the lease does: drop one of those first.
+        const release = queue.findIndex((e) => freesOnly(e.record));
         const dropped = queue[release === -1 ? 0 : release]!;
         remove(dropped);
-        if (dropped.record.idempotency?.action !== 'release') options.logger?.error('dropped an idempotency record that could not be written to redis', { max: options.max });
+        if (!freesOnly(dropped.record)) options.logger?.error('dropped an idempotency record that could not be written to redis', { max: options.max });
       }
       if (queue.includes(entry)) hold(entry);
       schedule();

@@ -9,6 +9,8 @@ import type { RedisClient } from './connect';
 import { batchWrites } from './batch-writes';
 import { createLiveClaims } from './live-claims';
 import { createOrphanClaims } from './orphan-claims';
+import { createTakenProbes } from './taken-probes';
+import { clusterPlaces } from './cluster-place';
 import { createPendingWrites, type PendingRecord } from './pending-writes';
 import { dropConnections, endUnconnected } from './end-client';
 import { attemptScripts, defineScripts } from './scripts';
@@ -141,12 +143,14 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
     if (r.idempotency?.action === 'release' && r.idempotency.owner) orphans.forget(keysOf(r.scope).record(r.idempotency.key), r.idempotency.owner);
   };
   const liveClaims = createLiveClaims(options.maxLiveClaims ?? 100_000);
+  const probes = createTakenProbes(options.maxLiveClaims ?? 100_000);
   const recordOf = (r: PendingRecord) => keysOf(r.scope).record(r.idempotency!.key);
   const pending = createPendingWrites((r) => storeCall('a waiting idempotency record', timeoutMs, () => finish(r)).then(() => released(r)), {
     max: maxPending,
     intervalMs: options.pendingRetryMs ?? 1000,
     keepAlive: (r, ms) => storeCall('a waiting claim held', timeoutMs, () => client.dispatchKeepClaim(recordOf(r), r.owner!, ms)).then((held) => Number(held) === 1),
     keyOf: recordOf,
+    placeOf: clusterPlaces(client, (r: PendingRecord) => keysOf(r.scope).window),
     connected: () => client.status === 'ready',
     logger: options.logger,
   });
@@ -165,6 +169,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       const orphan = claim ? orphans.ownerOf(record) : '';
       const waiting = claim ? pending.waiting(record) : undefined;
       const id = idOf(op);
+      const sentAt = Date.now();
       const [count, failed, state, payload, left, since, wait, run, probe] = await storeCall('the attempt start', timeoutMs, () =>
         scripts.begin.run<[number, number, string, string, number, number, number, number, number]>(client, [
           keys.window,
@@ -201,6 +206,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       // call holds), the script left the record as it was, the orphan maybe in it still.
       if (orphan !== '' && state === 'claimed') orphans.forget(record, orphan);
       if (state === 'claimed' && claim?.owner) liveClaims.add(record, claim.owner, claim.leaseMs);
+      if (Number(probe) === -1 && block?.holder) probes.add(block.holder, sentAt, block.leaseMs);
       const streak = streakFrom(count, failed, since, wait, run);
       if (Number(probe) > 0) return { streak, probeHeldMs: Number(probe) };
       if (state === 'over_budget') return { streak, overBudget: true };
@@ -211,6 +217,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
     async finishAttempt(step) {
       batch();
       const owner = step.idempotency ? liveClaims.take(keysOf(step.scope).record(step.idempotency.key)) : undefined;
+      const probeUntil = step.unusedProbe ? probes.take(step.unusedProbe) : undefined;
       try {
         const spillTooLong = tooLong(step);
         const [count, failed, refused, since, wait, run] = await storeCall('the attempt record', timeoutMs, () => finish(step, spillTooLong));
@@ -220,8 +227,8 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
         return { streak, spillRefused: true };
       } catch (error) {
         const idem = withoutLostHandle(step);
-        // With the probe a give-back frees: else it stays held for its lease once Redis is back.
-        pending.add({ scope: step.scope, op: step.op, idempotency: idem, owner, unusedProbe: step.unusedProbe });
+        // With the probe a give-back frees (alone: until its lease ends): else it stays held for its lease once Redis is back.
+        pending.add({ scope: step.scope, op: step.op, idempotency: idem, owner, unusedProbe: step.unusedProbe, probeUntil });
         // A released claim ran nothing: until its release is written, this replica's next claim of the key gives it up.
         if (idem?.action === 'release' && idem.owner) orphans.add(keysOf(step.scope).record(idem.key), idem.owner);
         throw error;

@@ -12,6 +12,7 @@ import { refLoop } from './ref-loops';
 import { checkSchemaCost } from './schema-cost';
 import { upgradeDraft } from './schema-drafts';
 import { SchemaIndex } from './schema-index';
+import { useLinearEnum } from './linear-enum';
 import { useLinearUniqueItems } from './unique-items';
 
 /** A schema's validate function as module source (Ajv's standalone code), made wherever compiling is cheap to wait for. */
@@ -107,6 +108,7 @@ export function createSchemaCodegen(maxSchemaBytes: number): (schemaText: string
     const unknownFormats = new Set<string>();
     noteUnknownFormats(ajv, unknownFormats);
     useLinearUniqueItems(ajv);
+    useLinearEnum(ajv);
     useOwnDefaults(ajv);
     try {
       meta.validateSchema(schema, true);

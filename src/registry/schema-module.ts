@@ -1,5 +1,6 @@
 import type { ValidateFunction } from 'ajv';
 import { Script, runInThisContext } from 'node:vm';
+import { ENUM_MODULE, inEnum } from './linear-enum';
 import { fillOwnDefaults, OWN_DEFAULTS_MODULE } from './own-defaults';
 import { PATTERN_MODULE } from './schema-codegen';
 import { uniqueIndexes, UNIQUE_ITEMS_MODULE } from './unique-items';
@@ -30,6 +31,7 @@ export function loadSchemaModule(source: string, pattern: PatternMaker, cachedDa
     [PATTERN_MODULE]: pattern,
     [OWN_DEFAULTS_MODULE]: { fillOwnDefaults },
     [UNIQUE_ITEMS_MODULE]: { uniqueIndexes },
+    [ENUM_MODULE]: { inEnum },
   };
   const load = (name: string): unknown => {
     if (Object.hasOwn(own, name)) return own[name];

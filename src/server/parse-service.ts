@@ -4,13 +4,33 @@ import { ParseToolCallsResponseSchema, type ParseToolCallsRequest, type ParseToo
 import type { Logger } from '../log';
 import type { Limits } from '../options';
 import { parseToolCalls } from '../parse';
-import { RpcError, unary } from './grpc-adapter';
+import { MAX_TOOL_NAME_CHARS } from '../registry/validate-spec';
+import { MAX_OFFERED_TOOLS } from './dispatch-request-codec';
+import { invalidArgument, RpcError, unary } from './grpc-adapter';
 import type { Authenticator } from './principal';
+
+/**
+ * Dispatch's bounds on `offered_tools` (dispatch-service.ts), here too: the list is the one the
+ * turn's Dispatch sends, which refuses it past them. Unbounded, 4 MiB of short names were ~700,000
+ * strings put in a Set by the parse, ~0.5 s of the event loop every tenant shares per request.
+ */
+function checkOfferedTools(names: readonly string[]): void {
+  if (names.length > MAX_OFFERED_TOOLS) {
+    throw invalidArgument('offered_tools', `${names.length} offered tools, over the limit of ${MAX_OFFERED_TOOLS}`);
+  }
+  for (let i = 0; i < names.length; i++) {
+    const length = names[i]!.length;
+    if (length > MAX_TOOL_NAME_CHARS) {
+      throw invalidArgument(`offered_tools[${i}]`, `offered_tools[${i}] is ${length} characters long, over the limit of ${MAX_TOOL_NAME_CHARS} of a tool name`);
+    }
+  }
+}
 
 /** ParseToolCalls: finds the tool calls in raw model output; it never fails on the text itself. */
 export function parseHandler(authenticate: Authenticator, limits: Limits, logger: Logger) {
   return unary(logger, async (request: ParseToolCallsRequest, call: grpc.ServerUnaryCall<ParseToolCallsRequest, ParseToolCallsResponse>) => {
     authenticate(call, 'dispatch');
+    checkOfferedTools(request.offeredTools);
     const parsed = parseToolCalls(request.text, request.offeredTools, { maxInputChars: limits.maxMessageBytes, maxCalls: limits.maxCallsPerTurn });
     const response = create(ParseToolCallsResponseSchema, { calls: parsed.calls, remainingText: parsed.remainingText, format: parsed.format });
     // Arguments are answered as JSON, which may take up to 6x the text they came from (a raw

@@ -26,10 +26,23 @@ import { levenshtein } from '../json';
  * schema's message naming the allowed values.
  */
 export function isNearMiss(value: string, allowed: string, sideEffects = false): boolean {
+  return nearMissOf(readWords(value), readWords(allowed), sideEffects);
+}
+
+/** A value as {@link isNearMiss} compares it: its skeleton and its words, read once. */
+export interface ReadWords {
+  readonly skeleton: string;
+  readonly words: readonly string[];
+}
+
+export const readWords = (value: string): ReadWords => ({ skeleton: skeleton(value), words: words(value) });
+
+/** {@link isNearMiss} of two values read already (an enum's values are read once: enum-index.ts). */
+export function nearMissOf(value: ReadWords, allowed: ReadWords, sideEffects = false): boolean {
   // Symbols are meaning, not separators: `!=` is not `=`, `UTC+5` not `UTC-5`, `-1` not `1`, `C` not `C++`.
-  if (skeleton(value) !== skeleton(allowed)) return false;
-  const sent = words(value);
-  const meant = words(allowed);
+  if (value.skeleton !== allowed.skeleton) return false;
+  const sent = value.words;
+  const meant = allowed.words;
   if (sent.length !== meant.length) return false;
   let differing = 0;
   for (let i = 0; i < sent.length; i++) {
@@ -38,21 +51,6 @@ export function isNearMiss(value: string, allowed: string, sideEffects = false):
   }
   // No word differs: only the separators do (`sort-asc` for `sort_asc`, `sortAsc` for `sort_asc`).
   return true;
-}
-
-/** At most this many values a "did you mean" names. */
-const MAX_MEANT = 3;
-
-/**
- * The allowed values a string the enum does not allow was most likely meant as, for a "did you
- * mean": those it equals but for case, else those it is a near miss of by the read-only rule
- * (`isNearMiss` without `sideEffects`), at most 3. None for a value near no allowed one, as an
- * opposite (`deactivate` for `activate`) is: it may well be meant as written, and naming the
- * other would invite the model to send it.
- */
-export function nearestAllowed(value: string, allowed: readonly string[]): string[] {
-  const lower = allowed.filter((e) => e.toLowerCase() === value.toLowerCase());
-  return (lower.length > 0 ? lower : allowed.filter((e) => isNearMiss(value, e))).slice(0, MAX_MEANT);
 }
 
 const WORD_BREAK = /[^\p{L}\p{N}]+|(?<=\p{Ll})(?=\p{Lu})|(?<=\p{L})(?=\p{N})|(?<=\p{N})(?=\p{L})/u;

@@ -1,5 +1,5 @@
 import { jsonDepth } from '../json';
-import { isNearMiss, nearestAllowed } from './enum-near-miss';
+import { enumBudget, enumHas, enumMatches, MAX_ENUM_COMPARISONS, type EnumBudget } from './enum-index';
 import { inexactNumber, inexactNumberProblem } from './exact-numbers';
 
 type Schema = Record<string, unknown>;
@@ -54,7 +54,7 @@ function decodeJsonText(text: string, above: number, maxDepth: number): { value:
  * The candidate values a mismatching scalar at `depth` could be repaired to, with what each repair
  * is; `sideEffects` holds enum corrections to a doubled letter added or dropped (`isNearMiss`).
  */
-function candidates(value: unknown, schema: Schema, depth: number, maxDepth: number, sideEffects: boolean): Candidates {
+function candidates(value: unknown, schema: Schema, depth: number, maxDepth: number, sideEffects: boolean, budget: EnumBudget): Candidates {
   const types = typesOf(schema);
   const out: Candidate[] = [];
   if (typeof value === 'string') {
@@ -74,9 +74,7 @@ function candidates(value: unknown, schema: Schema, depth: number, maxDepth: num
       if (decoded !== undefined && types.some((t) => matchesType(decoded.value, t))) out.push({ value: decoded.value, what: 'JSON text decoded' });
     }
     if (Array.isArray(schema.enum)) {
-      const allowed = (schema.enum as unknown[]).filter((e): e is string => typeof e === 'string');
-      const lower = allowed.filter((e) => e.toLowerCase() === value.toLowerCase());
-      const near = lower.length > 0 ? lower : allowed.filter((e) => isNearMiss(value, e, sideEffects));
+      const near = enumMatches(value, schema.enum as unknown[], sideEffects, budget);
       out.push(...near.map((e) => ({ value: e, what: 'enum value corrected' })));
     }
   }
@@ -89,19 +87,25 @@ function candidates(value: unknown, schema: Schema, depth: number, maxDepth: num
 function valueFits(value: unknown, schema: Schema): boolean {
   const types = typesOf(schema);
   if (types.length > 0 && !types.some((t) => matchesType(value, t))) return false;
-  return !Array.isArray(schema.enum) || (schema.enum as unknown[]).some((e) => e === value);
+  return !Array.isArray(schema.enum) || enumHas(schema.enum as unknown[], value);
 }
 
 const SIDE_EFFECTS_REASON = 'on a tool with side effects only a doubled letter is corrected, as other typos often spell another word';
 
+/** At most this many values a "did you mean" names. */
+const MAX_MEANT = 3;
+
 /**
- * The line naming the allowed values a string the enum refused was likely meant as (see
- * `nearestAllowed`), when it was not corrected: on a tool with side effects (`found` empty), or
- * as near to several values or with several repairs possible. Undefined when it names none.
+ * The line naming the allowed values a string the enum refused was likely meant as, when it was
+ * not corrected: on a tool with side effects (`found` empty), or as near to several values or with
+ * several repairs possible. Those it equals but for case, else its near misses by the read-only
+ * rule (`isNearMiss` without `sideEffects`), at most 3. None for a value near no allowed one, as an
+ * opposite (`deactivate` for `activate`) is: it may well be meant as written, and naming the other
+ * would invite the model to send it. Undefined when it names none.
  */
-function didYouMean(value: unknown, schema: Schema, path: string, found: readonly Candidate[]): { line: string; suggestion: string } | undefined {
+function didYouMean(value: unknown, schema: Schema, path: string, found: readonly Candidate[], budget: EnumBudget): { line: string; suggestion: string } | undefined {
   if (typeof value !== 'string' || !Array.isArray(schema.enum)) return undefined;
-  const meant = nearestAllowed(value, (schema.enum as unknown[]).filter((e): e is string => typeof e === 'string'));
+  const meant = enumMatches(value, schema.enum as unknown[], false, budget).slice(0, MAX_MEANT);
   if (meant.length === 0) return undefined;
   const names = meant.map((e) => JSON.stringify(e)).join(' or ');
   const why = found.length === 0 ? SIDE_EFFECTS_REASON : meant.length > 1 ? 'it is as near to each' : 'more than one repair fits';
@@ -138,17 +142,18 @@ export function repairArguments(value: unknown, schema: Schema, options: RepairO
   const repairs: string[] = [];
   const refused: string[] = [];
   let suggestion: string | undefined;
+  const budget = enumBudget();
   const walk = (current: unknown, sub: Schema, path: string, depth: number): unknown => {
     if (depth > 32) return current;
     let next = current;
     if (!valueFits(next, sub)) {
-      const found = candidates(next, sub, depth, maxDepth, sideEffects);
+      const found = candidates(next, sub, depth, maxDepth, sideEffects, budget);
       if ('refused' in found) refused.push(`${path || '/'}: ${found.refused}`);
       else if (found.length === 1) {
         repairs.push(`repaired ${path || '/'}: ${JSON.stringify(next)} -> ${JSON.stringify(found[0]!.value)} (${found[0]!.what})`);
         next = found[0]!.value;
       } else {
-        const meant = didYouMean(next, sub, path || '/', found);
+        const meant = didYouMean(next, sub, path || '/', found, budget);
         if (meant !== undefined) {
           refused.push(meant.line);
           suggestion ??= meant.suggestion;
@@ -183,6 +188,7 @@ export function repairArguments(value: unknown, schema: Schema, options: RepairO
     return next;
   };
   const repaired = walk(value, schema, '', 0);
+  if (budget.spent) refused.push(`enum values past ${MAX_ENUM_COMPARISONS} comparisons with allowed values were not checked for misspellings`);
   return suggestion === undefined ? { value: repaired, repairs, refused } : { value: repaired, repairs, refused, suggestion };
 }
 

@@ -10,6 +10,7 @@ import { batchWrites } from './batch-writes';
 import { createLiveClaims } from './live-claims';
 import { createOrphanClaims } from './orphan-claims';
 import { createTakenProbes } from './taken-probes';
+import { unansweredBegin } from './unanswered-begin';
 import { clusterPlaces } from './cluster-place';
 import { createPendingWrites, type PendingRecord } from './pending-writes';
 import { dropConnections, endUnconnected } from './end-client';
@@ -51,9 +52,8 @@ export interface RedisStoreOptions extends SpillLimits {
 }
 
 /**
- * Loop-window ops are stored hashed: fixed length (the scripts rely on it) and small. The hash is
- * the one of the ops' first format (the tool, NUL, a short hash of the parameter), so that
- * replicas of different versions share windows.
+ * Loop-window ops are stored hashed: fixed length (the scripts rely on it) and small. The hash is the one
+ * of the ops' first format (the tool, NUL, a short hash of the parameter), so that replicas of different versions share windows.
  */
 function opId(op: string): string {
   const cut = op.indexOf('\u0000');
@@ -193,12 +193,12 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
           budget?.token ? Math.max(1, Math.ceil(budget.tokenLeaseMs ?? DEFAULT_TOKEN_LEASE_MS)) : '', // the token's mark's life
         ]),
       ).catch((error: unknown) => {
-        // A claim that got no answer may still reach Redis and hold its key for the whole lease:
-        // release it (as its owner only) once Redis answers again, or with the key's next claim.
-        // One Redis answered with an error took nothing (the script undoes its writes when it fails).
-        if (claim?.owner && sent && !answeredWithError(error)) {
-          pending.add({ scope, op, idempotency: { key: claim.key, action: 'release', owner: claim.owner } });
-          orphans.add(record, claim.owner);
+        // A step with no answer may still land and hold its claim and probe for their leases: both are given back (its own
+        // only) once Redis answers, the claim also by the key's next claim. An error reply took nothing (the script undoes its writes).
+        if (sent && !answeredWithError(error)) {
+          const giveBack = unansweredBegin({ scope, op, claim, block }, sentAt);
+          if (giveBack) pending.add(giveBack);
+          if (claim?.owner) orphans.add(record, claim.owner);
         }
         throw error;
       });

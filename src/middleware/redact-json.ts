@@ -11,6 +11,12 @@ export interface JsonRedactor {
   secretValue(key: string, kind: SecretKind, value: string): string | undefined;
   /** A string (a key, or a value under `key` or in an array) with its secrets replaced. */
   redactString(value: string, key: string | undefined): string;
+  /**
+   * How many more texts may fail to parse, shared by all of one output's redaction: each failure
+   * costs a thrown SyntaxError (~5 µs), and 1 MiB of `{\/}` lines, or of strings like it, made
+   * 175,000 of them (1 s). Past it, what would have been tried is redacted as text only.
+   */
+  readonly parseFailures: { left: number };
 }
 
 const QUOTE = 0x22;
@@ -45,13 +51,14 @@ export function looksLikeJson(text: string): boolean {
  * redacted as text and, if that changed it, encoded again in its place; a string or number under
  * a key named like a secret becomes the string `"[REDACTED:kind]"`. Everything else (whitespace,
  * numbers, escapes of unchanged strings) is kept to the character. Returns undefined when `text`
- * is not JSON or longer than {@link JSON_REDACTION_MAX_CHARS}.
+ * is not JSON, longer than {@link JSON_REDACTION_MAX_CHARS}, or past the redactor's parse failures.
  */
 export function redactJson(text: string, redactor: JsonRedactor): string | undefined {
-  if (text.length > JSON_REDACTION_MAX_CHARS) return undefined;
+  if (text.length > JSON_REDACTION_MAX_CHARS || redactor.parseFailures.left <= 0) return undefined;
   try {
     JSON.parse(text);
   } catch {
+    redactor.parseFailures.left--;
     return undefined;
   }
   let out = '';
@@ -86,6 +93,44 @@ export function redactJson(text: string, redactor: JsonRedactor): string | undef
       if (!isSpace(c) && c !== COLON) key = kind = undefined;
       i++;
     }
+  }
+  return from === 0 ? text : out + text.slice(from);
+}
+
+/** The spans of a line tried as JSON, in order: an object (and what is around it), then an array. */
+const SPANS = [
+  ['{', '}'],
+  ['[', ']'],
+] as const;
+
+/**
+ * `text`, which is not one JSON document, with the JSON of its lines redacted by
+ * {@link redactJson}, which decodes strings: a line of JSON lines, an SSE `data:` line, a log line
+ * quoting an object (the span from its first `{` to its last `}`, else `[` to `]`). Only lines for
+ * which `worth` holds are read (those with an escape that hides a secret from the text patterns),
+ * each at most twice, so the cost stays linear. Other lines are kept to the character.
+ */
+export function redactJsonLines(text: string, redactor: JsonRedactor, worth: (line: string) => boolean): string {
+  let out = '';
+  let from = 0;
+  for (let start = 0; start < text.length; ) {
+    const newline = text.indexOf('\n', start);
+    const end = newline < 0 ? text.length : newline;
+    const line = text.slice(start, end);
+    for (const [open, close] of worth(line) ? SPANS : []) {
+      const first = line.indexOf(open);
+      const last = line.lastIndexOf(close);
+      if (first < 0 || last < first) continue;
+      const json = line.slice(first, last + 1);
+      const redacted = redactJson(json, redactor);
+      if (redacted === undefined) continue;
+      if (redacted !== json) {
+        out += text.slice(from, start + first) + redacted;
+        from = start + last + 1;
+      }
+      break;
+    }
+    start = end + 1;
   }
   return from === 0 ? text : out + text.slice(from);
 }

@@ -1,5 +1,5 @@
 import { redactHighEntropy } from './entropy';
-import { looksLikeJson, redactJson, type JsonRedactor } from './redact-json';
+import { looksLikeJson, redactJson, redactJsonLines, type JsonRedactor } from './redact-json';
 import { isCode, isOpaqueKey, isPlainValue } from './secret-context';
 import { SECRET_KEYS, SECRET_PATTERNS, type SecretKind } from './secret-patterns';
 
@@ -138,9 +138,21 @@ export function keyKind(key: string): SecretKind | undefined {
   return SECRET_KEYS.find(({ name }) => name.test(key))?.kind;
 }
 
-/** A whole value under a key named like a secret, as the text patterns take it: 8+ characters, no space. */
+/**
+ * A scheme and its credentials, as an Authorization header holds them (`Basic dXNl...`): in JSON
+ * the key and the value are apart, so the text pattern that reads the key before `Basic` misses it.
+ */
+const AUTH_SCHEME = /^([A-Za-z][A-Za-z0-9-]{0,31} +)[A-Za-z0-9._~+/-]{6,4096}={0,3}$/;
+
+/**
+ * A whole value under a key named like a secret, as the text patterns take it: 8+ characters, no
+ * space; under an Authorization key, the credentials after a scheme.
+ */
 function secretValue(key: string, kind: SecretKind, value: string): string | undefined {
-  if (value.length < 8 || /\s/.test(value) || value.includes(MARKER_START) || isPlainValue(key, value)) return undefined;
+  if (value.length < 8 || value.includes(MARKER_START)) return undefined;
+  const scheme = kind === 'authorization' ? AUTH_SCHEME.exec(value)?.[1] : undefined;
+  if (scheme !== undefined) return scheme + marker(/^bearer /i.test(scheme) ? 'bearer' : 'authorization');
+  if (/\s/.test(value) || isPlainValue(key, value)) return undefined;
   return marker(kind);
 }
 
@@ -151,18 +163,31 @@ function secretValue(key: string, kind: SecretKind, value: string): string | und
  */
 const HIDING_ESCAPE = /\\[u/]/;
 
-function redact(text: string, entropy: EntropySettings, depth: number): string {
+/** Whether a line of text that is not one JSON document is worth reading as JSON. */
+const hidesSecret = (line: string) => HIDING_ESCAPE.test(line);
+
+/** Texts of one output that may fail to parse as JSON ({@link JsonRedactor.parseFailures}): ~5 ms of failures. */
+const MAX_PARSE_FAILURES = 1000;
+
+function redact(text: string, entropy: EntropySettings, depth: number, parseFailures: { left: number }): string {
   if (text.length < 8) return text;
   const out = redactText(text, entropy);
   // Most outputs hold nothing to redact; only those that do, or hold an escape that can hide a
   // secret, are read again as JSON.
-  if ((out === text && !HIDING_ESCAPE.test(text)) || depth >= MAX_JSON_DEPTH || !looksLikeJson(text)) return out;
+  const hiding = HIDING_ESCAPE.test(text);
+  if ((out === text && !hiding) || depth >= MAX_JSON_DEPTH) return out;
   const redactor: JsonRedactor = {
     keyKind,
     secretValue,
-    redactString: (value, key) => redact(value, key !== undefined && isOpaqueKey(key) ? { ...entropy, minLength: Infinity } : entropy, depth + 1),
+    redactString: (value, key) => redact(value, key !== undefined && isOpaqueKey(key) ? { ...entropy, minLength: Infinity } : entropy, depth + 1, parseFailures),
+    parseFailures,
   };
-  return redactJson(text, redactor) ?? out;
+  const whole = looksLikeJson(text) ? redactJson(text, redactor) : undefined;
+  if (whole !== undefined || !hiding) return whole ?? out;
+  // Not one JSON document (JSON lines, a log): its lines holding JSON are read as JSON, then the
+  // whole as text again, for what spans lines (a PEM block) and the lines that are not JSON.
+  const lines = redactJsonLines(text, redactor, hidesSecret);
+  return lines === text ? out : redactText(lines, entropy);
 }
 
 /**
@@ -171,9 +196,11 @@ function redact(text: string, entropy: EntropySettings, depth: number): string {
  * password and token fields, then long high-entropy strings. Kept: hex strings (hashes, UUIDs),
  * paths, identifiers, integrity hashes, the values of pagination and id keys, and code and
  * references after secret-named keys (secret-context.ts). JSON stays valid JSON: an output that
- * parses is redacted value by value (strings inside strings too, when they are JSON). Every step
- * is linear in the length of `text`.
+ * parses is redacted value by value (strings inside strings too, when they are JSON), and so are
+ * the lines of other text that hold JSON behind an escape. Every step is linear in the length of
+ * `text`.
  */
 export function redactSecrets(text: string, options: RedactionOptions = {}): string {
-  return redact(text, { minLength: options.minEntropyLength ?? 32, factor: options.entropyFactor ?? 0.8 }, 0);
+  const entropy = { minLength: options.minEntropyLength ?? 32, factor: options.entropyFactor ?? 0.8 };
+  return redact(text, entropy, 0, { left: MAX_PARSE_FAILURES });
 }

@@ -4,13 +4,13 @@
  */
 
 /** Key names whose value a human chose: even a plain word after them is a secret. */
-const PASSWORD_NAME = /pass(?:wor)?d|pwd/i;
+const PASSWORD_NAME = /pass(?:wor)?d|passphrase|pwd/i;
 
 /** Ends of key names (lowercase, letters and digits only) whose values identify or page. */
 const OPAQUE_KEY =
   /(?:(?:next|page|prev|previous|continuation|pagination|sync|resume)token|cursor|marker|continue|after|before|scrollid|integrity|etag|checksum|digest|hash|sha\d*|md5|uid|guid|ids?)$/;
 
-const SECRET_WORDS = new Set(['TOKEN', 'SECRET', 'PASSWORD', 'PASSWD', 'PWD', 'KEY', 'CREDENTIAL', 'CREDENTIALS']);
+const SECRET_WORDS = new Set(['TOKEN', 'SECRET', 'PASSWORD', 'PASSWD', 'PASSPHRASE', 'PWD', 'KEY', 'CREDENTIAL', 'CREDENTIALS']);
 
 /**
  * The name of an environment variable holding a secret (`DB_PASSWORD`, `DISPATCH_TOKEN`): split
@@ -23,7 +23,7 @@ function isEnvName(value: string): boolean {
 }
 
 /** Words in a key that make its value one to hide all the same (Vault's secret_id, a session id). */
-const SECRET_WORD = /secret|session|passw|auth|credential|private/;
+const SECRET_WORD = /secret|session|passw|passphrase|auth|credential|private/;
 
 /**
  * A value that points to something, or is a word, rather than being a secret: `${DB_PASSWORD}`,
@@ -41,7 +41,7 @@ const DECLARATION = /(?:^|[^\w$])(?:const|let|var|val|final|readonly|private|pub
 const IDENTIFIER_PATH = /^[A-Za-z_$][\w$]*(?:(?:\.|\?\.|::)[A-Za-z_$][\w$]*)*/;
 const LETTERS_PATH = /^[A-Za-z_$]+(?:\.[A-Za-z_$]+)+$/;
 /** A variable named like a secret: the name as a word of it (db_password, accessToken, $secret). */
-const SECRET_NAME = /(?:^|[_$]|(?<=[a-z])(?=[A-Z]))(?:[Tt]oken|TOKEN|[Ss]ecret|SECRET|[Pp]ass(?:wor)?d|PASS(?:WOR)?D|[Cc]redential|CREDENTIAL|[Aa]pi_?[Kk]ey|API_?KEY)/;
+const SECRET_NAME = /(?:^|[_$]|(?<=[a-z])(?=[A-Z]))(?:[Tt]oken|TOKEN|[Ss]ecret|SECRET|[Pp]ass(?:wor)?d|PASS(?:WOR)?D|[Pp]assphrase|PASSPHRASE|[Cc]redential|CREDENTIAL|[Aa]pi_?[Kk]ey|API_?KEY)/;
 const CODE_AFTER = /^\s*[;,)|&?=>\]}<{]/;
 
 /**

@@ -32,11 +32,19 @@ const API_KEY_NAMES = '(?:x-)?api[_-]?(?:key|secret|token)|apikey';
 
 /**
  * Key names of other secrets. The tokens of pagination (next_token, page_token) are none: an agent
- * must pass them back as they are.
+ * must pass them back as they are. Nor are a cookie's or a session id's: a cookie header is a list
+ * of pairs (`consent=yes; sid=...`) whose value ends at the first `;`, and a session id is a handle
+ * an agent passes back (a browser's, a kernel's); a random one is caught by its entropy.
  */
 const SECRET_NAMES =
-  'access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|secret[_-]?key|private[_-]?key|password|passwd|pwd|' +
+  'access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|secret[_-]?key|private[_-]?key|password|passphrase|passwd|pwd|' +
   '(?<!(?:page|next|prev|previous|continuation|sync|resume)[_-]?)token|secret|credentials?';
+
+/**
+ * Key names of an Authorization header (`Proxy-Authorization`, `X-Authorization` too), whose value
+ * may be a raw token with no scheme (`Authorization: lin_api_...`). A scheme alone is a word, kept.
+ */
+const AUTHORIZATION_NAMES = 'authorization';
 
 /**
  * Where a token made of `run` characters starts: not after one of them, unless that one follows a
@@ -89,6 +97,7 @@ function keyValue(kind: SecretKind, names: string): SecretPattern {
 export const SECRET_KEYS: ReadonlyArray<{ readonly kind: SecretKind; readonly name: RegExp }> = [
   { kind: 'api_key', name: new RegExp(`${KEY_START}(?:${anyCase(API_KEY_NAMES)})$`) },
   { kind: 'secret', name: new RegExp(`${KEY_START}(?:${anyCase(SECRET_NAMES)})$`) },
+  { kind: 'authorization', name: new RegExp(`${KEY_START}(?:${anyCase(AUTHORIZATION_NAMES)})$`) },
 ];
 
 const WORD_START = tokenStart('A-Za-z0-9_');
@@ -112,10 +121,14 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   pattern('api_key', DASHED_START, '(?:sk-[A-Za-z0-9_-]{20,512}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,512}|AIza[A-Za-z0-9_-]{35})', 'g'),
   pattern('bearer', WORD_START, String.raw`(Bearer\s+)[A-Za-z0-9._~+/-]{8,4096}={0,3}`, 'gi', 1),
   pattern('authorization', WORD_START, String.raw`(authorization${SEPARATOR}(?:Basic|Token|Digest)\s+)[A-Za-z0-9._~+/-]{6,4096}={0,3}`, 'gi', 1),
+  // After `Bearer ` and `Basic ` have been replaced: a scheme left is a word, or too short.
+  keyValue('authorization', AUTHORIZATION_NAMES),
   keyValue('api_key', API_KEY_NAMES),
   keyValue('secret', SECRET_NAMES),
-  // The password of a URL's user (postgres://admin:S3cret@db/app): the scheme and user stay. No
-  // quote or backslash in it (a URL has them encoded), so it never spans two JSON strings; no
-  // bracket in the user (redis://[:password@]host is a usage line).
-  pattern('secret', '', String.raw`\b([a-z][a-z0-9+.-]{1,20}:\/\/[^\s:/@[\]]{1,256}:)[^\s@/"\\]{1,256}(?=@)`, 'gi', 1),
+  // The password of a URL's user (postgres://admin:S3cret@db/app): the scheme and user stay. Its
+  // slashes may be escaped (`postgres:\/\/`, as PHP writes JSON; twice in JSON inside JSON), so
+  // that JSON no parser reads (JSON lines, cut short, quoted in a log) still shows it. No quote or
+  // backslash in it (a URL has them encoded), so it never spans two JSON strings; no bracket in the
+  // user (redis://[:password@]host is a usage line).
+  pattern('secret', '', String.raw`\b([a-z][a-z0-9+.-]{1,20}:(?:\\{0,8}\/){2}[^\s:/@[\]]{1,256}:)[^\s@/"\\]{1,256}(?=@)`, 'gi', 1),
 ];

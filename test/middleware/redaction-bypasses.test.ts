@@ -33,6 +33,23 @@ test.each<[string, string, string]>([
   expect(redactSecrets(input)).toBe(expected);
 });
 
+// Found in review: key names the list missed. A passphrase (often words, under the entropy
+// threshold), and an Authorization header holding a raw token with no scheme; in JSON, even one
+// with a scheme (`Basic ...`) passed, as the JSON pass read its value without the key before it.
+test.each<[string, string, string]>([
+  ['a passphrase of words in JSON', '{"passphrase":"correcthorsebattery"}', '{"passphrase":"[REDACTED:secret]"}'],
+  ['a prefixed passphrase in text', 'ssh_passphrase: Tr0ub4dor-3x\nGPG_PASSPHRASE=hunter2hunter2', 'ssh_passphrase: [REDACTED:secret]\nGPG_PASSPHRASE=[REDACTED:secret]'],
+  ['a raw token under Authorization in text', 'Authorization: lin_api_abcd1234efgh5678\r\nProxy-Authorization: abcd1234efgh', 'Authorization: [REDACTED:authorization]\r\nProxy-Authorization: [REDACTED:authorization]'],
+  ['a raw token under Authorization in JSON', '{"headers":{"Authorization":"abcd1234efgh5678"}}', '{"headers":{"Authorization":"[REDACTED:authorization]"}}'],
+  [
+    'a scheme and its credentials under Authorization in JSON',
+    '[{"authorization":"Basic dXNlcjpwYXNzd29yZA=="},{"Authorization":"Token abc123def456"},{"Authorization":"Bearer abc123def"}]',
+    '[{"authorization":"Basic [REDACTED:authorization]"},{"Authorization":"Token [REDACTED:authorization]"},{"Authorization":"Bearer [REDACTED:bearer]"}]',
+  ],
+])('%s', (_what, input, expected) => {
+  expect(redactSecrets(input)).toBe(expected);
+});
+
 test.each([
   ['a lowercase prefix is another word', 'dbpassword=hunter2hunter2 mytoken=abcdefgh1234'],
   ['pagination tokens in camelCase and capitals', '{"NextToken":"abcdefghijk123","nextPageToken":"abcdefghijk123","NEXT_TOKEN":"abcdefghijk123"}'],

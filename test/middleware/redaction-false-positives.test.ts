@@ -23,6 +23,8 @@ test.each([
   ['variables and commands', 'TOKEN=$(openssl rand -hex 32); PASSWORD=${DB_PASSWORD}; export API_KEY="$SECRET_API_KEY"'],
   ['the name of a variable', "const source = flags.token !== undefined ? '--token' : 'DISPATCH_TOKEN';"],
   ['a URL usage line', 'redis://[:password@]host:port/db'],
+  // Under an Authorization key: a scheme's name, a word, the OAuth grant named after it.
+  ['authorization words', 'Authorization: Negotiate\n{"authorization":"required","grant_type":"authorization_code"}'],
 ])('keeps %s', (_what, text) => {
   expect(redactSecrets(text)).toBe(text);
 });

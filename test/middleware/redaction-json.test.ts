@@ -42,6 +42,27 @@ test('escaped JSON holding no secret is kept to the character', () => {
   expect(redactSecrets(text)).toBe(text);
 });
 
+// Found in review: text that is not one JSON document (JSON lines, an SSE stream, a log line
+// quoting an object, a JSON output cut short) was read only as written, so the same escapes still
+// hid its secrets: its lines holding JSON are now read as JSON too, and a URL's password is found
+// behind escaped slashes anywhere.
+test.each<[string, string, string]>([
+  ['a URL password behind escaped slashes, in JSON lines', '{"dsn":"postgres:\\/\\/admin:S3cretPassw0rd@db\\/app"}\n{"x":1}', '{"dsn":"postgres://admin:[REDACTED:secret]@db/app"}\n{"x":1}'],
+  ['a password key written with a \\u escape, in JSON lines', '{"x":1}\r\n{"pass\\u0077ord":"correcthorse1"}\r\n', '{"x":1}\r\n{"pass\\u0077ord":"[REDACTED:secret]"}\r\n'],
+  ['a token after an escaped & (Go), in JSON lines', '{"url":"https://api.example.com/v1?a=1\\u0026token=abcd1234efgh"}\n{"x":1}', '{"url":"https://api.example.com/v1?a=1&token=[REDACTED:secret]"}\n{"x":1}'],
+  ['an object quoted in a log line', '[2026-01-01T10:00:00Z] INFO loaded {"pass\\u0077ord":"correcthorse1"} in 3 ms', '[2026-01-01T10:00:00Z] INFO loaded {"pass\\u0077ord":"[REDACTED:secret]"} in 3 ms'],
+  ['an array of objects in a line', 'rows: [{"pass\\u0077ord":"correcthorse1"},{"n":2}]\ndone', 'rows: [{"pass\\u0077ord":"[REDACTED:secret]"},{"n":2}]\ndone'],
+  ['an SSE data line', 'event: config\ndata: {"pass\\u0077ord":"correcthorse1"}\n\n', 'event: config\ndata: {"pass\\u0077ord":"[REDACTED:secret]"}\n\n'],
+  ['a PHP JSON output cut short (no JSON at all)', '{"dsn":"postgres:\\/\\/admin:S3cretPassw0rd@db\\/app","rows":[{"id":1},{"id', '{"dsn":"postgres:\\/\\/admin:[REDACTED:secret]@db\\/app","rows":[{"id":1},{"id'],
+])('escaped JSON in other text: %s', (_what, input, expected) => {
+  expect(redactSecrets(input)).toBe(expected);
+});
+
+test('escaped JSON lines and log lines holding no secret are kept to the character', () => {
+  const text = '{"path":"\\/usr\\/local\\/bin","s":"caf\\u00e9"}\n[info] {"url":"https:\\/\\/example.com\\/a"} C:\\users\\bob {\n{"bad":"\\/"';
+  expect(redactSecrets(text)).toBe(text);
+});
+
 const SECRETISH = [
   PEM,
   PEM.slice(0, 60),
@@ -78,6 +99,20 @@ test('JSON lines stay JSON line by line (property)', () => {
     fc.property(fc.array(fc.dictionary(key, leaf, { maxKeys: 4 }), { minLength: 2, maxLength: 4 }), (docs) => {
       const redacted = redactSecrets(docs.map((d) => JSON.stringify(d)).join('\n'));
       for (const line of redacted.split('\n')) expect(() => JSON.parse(line)).not.toThrow();
+    }),
+    { numRuns: 300 },
+  );
+});
+
+// PHP's json_encode writes every `/` as `\/`: still JSON, line by line, after redaction.
+test('JSON lines with escaped slashes stay JSON line by line, their secrets redacted (property)', () => {
+  const dsn = fc.constant('postgres://admin:S3cretPassw0rd@db/app');
+  fc.assert(
+    fc.property(fc.array(fc.dictionary(key, fc.oneof(leaf, dsn), { maxKeys: 4 }), { minLength: 2, maxLength: 4 }), (docs) => {
+      const lines = docs.map((d) => JSON.stringify(d).replace(/\//g, '\\/'));
+      const redacted = redactSecrets(lines.join('\n'));
+      for (const line of redacted.split('\n')) expect(() => JSON.parse(line)).not.toThrow();
+      expect(redacted).not.toContain('S3cretPassw0rd');
     }),
     { numRuns: 300 },
   );

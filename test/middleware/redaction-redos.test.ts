@@ -22,9 +22,10 @@ const AGAINST_PATTERN: ReadonlyArray<readonly [string, () => readonly string[]]>
   ['api_key', () => [fill('sk-'), fill('-sk-'), fill(` sk-${'a'.repeat(19)}`), fill(` sk_live_${'a'.repeat(15)}`), fill(` AIza${'a'.repeat(34)}`), run('sk-', 'a'), run('rk_test_', 'a')]],
   ['bearer', () => [fill('Bearer '), fill(`Bearer ${'a'.repeat(7)} `), run('Bearer', ' '), run('Bearer ', 'a'), run('Bearer a', '=')]],
   ['authorization', () => [fill('authorization: Basic '), fill(`authorization: Basic ${'a'.repeat(5)} `), run('authorization:', ' '), run('authorization: Basic ', 'a')]],
+  ['authorization', () => [fill('authorization='), fill(`Proxy-Authorization: ${'a'.repeat(7)} `), fill('xAuthorization:'), run('Authorization', ' '), run('authorization:', 'a'), run('authorization=', '\\')]],
   ['api_key', () => [fill('api_key='), fill(`x-api-key: ${'a'.repeat(7)} `), fill('apikey:apikey:'), run('api_key', ' '), run('api_key=', 'a'), run('api_key:', '"')]],
   ['secret', () => [fill('password=a '), fill('_token_token:'), fill('next_'), fill(`access_token=${'a'.repeat(7)}&`), run('token:', ' '), run('password=', 'a'), `x${fill('token=')}`, fill(`password=A${'_KEY'.repeat(1020)}x `), fill('aPassword=a '), fill('\\npassword\\":\\"'), fill('\\n\\n\\n'), fill('DBPASSWORD'), run('password=', '\\')]],
-  ['secret', () => [fill(`ab://${'u'.repeat(250)}:${'p'.repeat(250)}`), fill('a.a.a.a.a.a.a.a.a.a://x:'), fill('https://'), fill(`x://${'a'.repeat(300)}:${'b'.repeat(300)}@`), run('a://b:', 'c')]],
+  ['secret', () => [fill(`ab://${'u'.repeat(250)}:${'p'.repeat(250)}`), fill('a.a.a.a.a.a.a.a.a.a://x:'), fill('https://'), fill(`x://${'a'.repeat(300)}:${'b'.repeat(300)}@`), run('a://b:', 'c'), fill('a:\\/\\/'), fill(`a:\\\\\\/\\/${'u'.repeat(250)}:${'p'.repeat(250)}`), fill('ab:\\\\\\\\\\\\\\\\\\/'), run('a:\\/\\/', '\\')]],
 ];
 
 /** Inputs against the scans outside the patterns: PEM blocks and the high-entropy runs. */
@@ -40,6 +41,15 @@ const againstScans = (): readonly string[] => [
   fill('next_token=9fT2kQ7xLm4ZpR8vW1nB6cY3hJ0sD5gA7eK2uP9q '),
   fill('"id": "9fT2kQ7xLm4ZpR8vW1nB6cY3hJ0sD5gA7eK2uP9q", '),
   fill('The quick brown fox jumps over the lazy dog. '),
+  // Lines read as JSON for their escapes: each line at most twice, however many brackets it has.
+  fill('{"password":"hunter2hunter2","dsn":"a:\\/\\/u:p@h"}\n'),
+  fill('data: [{"a":"\\u0041"}]\n'),
+  fill('{"a":"\\/"} '),
+  fill('{[\\u'),
+  fill('{\\/}]\n'),
+  // Strings that look like JSON behind an escape, each read as JSON: 510 ms a MiB before the
+  // failures to parse were counted.
+  `[${Array.from({ length: 75_000 }, () => '"{\\\\/aaaaaa}"').join(',')}]`,
 ];
 
 const MS_PER_MIB = 300;

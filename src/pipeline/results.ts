@@ -48,8 +48,17 @@ export function errorResult(callId: string, tool: string, error: DispatchError, 
   });
 }
 
-/** A result replayed from an idempotency record, stamped with the requesting call's id. */
-export function replayedResult(callId: string, stored: StoredResult, attempts: number, durationMs: number): ToolResult {
+/**
+ * A result replayed from an idempotency record, stamped with the requesting call's id. Its
+ * warnings are the record's, then `own`: those this call earned before the replay (its arguments
+ * repaired, a budget nearly spent, a fallback taken), which the model reads of this call and the
+ * record cannot hold; one the record holds already (the same repair of the same call) is not
+ * said twice.
+ */
+export function replayedResult(callId: string, stored: StoredResult, attempts: number, durationMs: number, own: readonly string[] = []): ToolResult {
+  // Records of older versions have none.
+  const warnings = stored.warnings ? [...stored.warnings] : [];
+  for (const warning of own) if (!warnings.includes(warning)) warnings.push(warning);
   return create(ToolResultSchema, {
     toolCallId: callId,
     output: stored.output,
@@ -68,8 +77,7 @@ export function replayedResult(callId: string, stored: StoredResult, attempts: n
     truncated: stored.truncated,
     resultHandle: stored.resultHandle,
     idempotentReplay: true,
-    // Records of older versions have none.
-    warnings: stored.warnings ? [...stored.warnings] : [],
+    warnings,
   });
 }
 

@@ -190,9 +190,9 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   // A record answers before the breaker gate: its call does not reach the tool (nor takes a half-open probe).
   if (claim?.state === 'completed') {
     obs.replay(attempt);
-    const result = replayedResult(callId, claim.result, attempt, Math.round(performance.now() - started));
-    // A replay repeats the call's result: it counts in the loop window, as a memoized result does, so that a model re-sending
-    // the same side-effecting call is stopped like any other loop. Its warning goes after the replayed warnings, which it kept.
+    const result = replayedResult(callId, claim.result, attempt, Math.round(performance.now() - started), warnings);
+    // A replay repeats the call's result: it counts in the loop window, as a memoized result does, so that a model re-sending the same
+    // side-effecting call is stopped like any other loop. Its warning goes last: after the replayed warnings and the call's own, both kept.
     const after = await recordReplay(deps, scope, op, claim.result);
     if (after) addLoopWarning(after, tool, obs, attempt, result.warnings);
     return finished(attemptObs, result);
@@ -209,8 +209,8 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     return failedBefore(attemptObs, callId, tool, closed, attempt, started, warnings, failure && failedThenRefused(failure, closed));
   }
 
-  if (turn.signal.aborted) {
-    // Cancelled while the store answered: the tool has not run, so its claim goes (not unknown).
+  if (turn.signal.aborted || Date.now() >= turn.deadline) {
+    // Cancelled, or past its deadline (a busy loop has not run its timer yet), while the store answered: nothing ran, its claim goes (not unknown).
     deps.guards.breaker.record(breaker, ticket, { ok: false, counts: false, durationMs: 0 });
     await giveBackTaken();
     throw HardError.cancelled();

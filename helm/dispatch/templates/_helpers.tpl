@@ -359,3 +359,27 @@ sets NODE_OPTIONS from a valueFrom (that entry is then rendered as given).
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+A key or value of OTEL_RESOURCE_ATTRIBUTES: ",", "=" and "%" percent-encoded, as the variable's
+format requires. OpenTelemetry's env detector drops the whole variable (k8s.pod.name and the
+chart's other attributes with it) at one unencoded "," or "=", and decodes "%" sequences.
+*/}}
+{{- define "dispatch.otelAttributeText" -}}
+{{- toString . | replace "%" "%25" | replace "," "%2C" | replace "=" "%3D" -}}
+{{- end -}}
+
+{{/*
+Fails when server.extraArgs sets a flag the chart already sets through its environment variable:
+dispatchd takes a flag over the variable, so the probes, Services, termination grace period,
+mounts or Redis the chart derives from its values would no longer match the server.
+*/}}
+{{- define "dispatch.checkExtraArgs" -}}
+{{- $owned := dict "listen" "server.port" "config" "config" "grace" "shutdown.graceMs" "insecure" "server.insecure" "redis" "redis.* (redis.url for a URL of your own)" "metrics-listen" "metrics.enabled and metrics.port" "tls-cert" "tls.*" "tls-key" "tls.*" "tls-ca" "tls.mutual" -}}
+{{- range .Values.server.extraArgs -}}
+{{- $flag := regexFind "^--[a-z-]+" (toString .) | trimPrefix "--" -}}
+{{- if and $flag (hasKey $owned $flag) (regexMatch (printf "^--%s(=.*)?$" $flag) (toString .)) -}}
+{{- fail (printf "server.extraArgs must not set --%s: the chart sets it through its environment variable from %s, and a flag would win over it" $flag (get $owned $flag)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}

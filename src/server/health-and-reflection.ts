@@ -1,10 +1,14 @@
 import * as grpc from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation, service as healthService } from 'grpc-health-check';
+import { terminalText } from '../events/terminal-text';
+import { shortened } from '../pipeline/bound-result';
 import { indexEnumValues, reflectedFiles } from './reflected-files';
 
 /** The services whose health is reported. */
 export const HEALTH_SERVICES = ['', 'dispatch.v1.DispatchService'] as const;
+
+const reported = (service: unknown): boolean => (HEALTH_SERVICES as readonly unknown[]).includes(service);
 
 /** The health service's state, as the server changes it. */
 export interface HealthControl {
@@ -26,10 +30,22 @@ export function addHealthAndReflection(server: grpc.Server): HealthControl {
   const watches = new Set<grpc.ServerWritableStream<unknown, unknown>>();
   let stopped = false;
   const watch = handlers!.watch as grpc.handleServerStreamingCall<unknown, unknown>;
+  const check = handlers!.check as grpc.handleUnaryCall<unknown, unknown>;
+  // Health needs no credentials and its request names any service, up to max_message_bytes: the
+  // package keyed its Watch listeners by that name for good (40 Watches of 1 MiB names kept 42 MB)
+  // and its Check echoed the name whole in grpc-message (100 KB never reached the client, which
+  // waited for its deadline). The services reported are fixed, so others are answered here.
   server.addService(healthService, {
     ...handlers!,
-    watch(call: grpc.ServerWritableStream<unknown, unknown>) {
-      watch(call);
+    check(call: grpc.ServerUnaryCall<{ service?: unknown }, unknown>, callback: grpc.sendUnaryData<unknown>) {
+      if (reported(call.request.service)) return void check(call, callback);
+      const name = typeof call.request.service === 'string' ? call.request.service : '';
+      callback({ code: grpc.status.NOT_FOUND, details: `Health status unknown for service "${terminalText(shortened(name, 200))}"` });
+    },
+    watch(call: grpc.ServerWritableStream<{ service?: unknown }, unknown>) {
+      // An unknown service stays SERVICE_UNKNOWN (the stream open, as the health protocol has it).
+      if (reported(call.request.service)) watch(call);
+      else call.write({ status: 'SERVICE_UNKNOWN' });
       if (stopped) return void call.end();
       watches.add(call);
       call.on('cancelled', () => watches.delete(call));

@@ -48,7 +48,7 @@ export interface WorkerPool {
   /**
    * Server shutdown: the pool hosts nothing from now on (new calls are refused UNAVAILABLE before
    * execution, and listeners hear every tool withdrawn), and ends every worker stream once it
-   * holds no assignment.
+   * holds no assignment (one whose hello is registered later, at once: its tools were announced withdrawn).
    */
   drain(): void;
   /** Ends every worker stream now. */
@@ -175,6 +175,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
 
   const pool: WorkerPool = {
     add(link) {
+      if (draining) return link.end();
       link.lowered = memory.lowered(link.tenant, link.workerId, link.receiveLimit);
       links.add(link);
       let tools = byTenant.get(link.tenant);

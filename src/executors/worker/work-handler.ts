@@ -6,6 +6,7 @@ import type { Logger } from '../../log';
 import { clientIdRefusal } from '../../parse/client-id';
 import { RegistryError, type ToolRegistry } from '../../registry';
 import { CREDENTIAL_RECHECK_MS, invalidArgument, recheckCredentials, registryRpcError, RpcError, statusDetails, toServiceError, type Authenticator } from '../../server';
+import { declaredReadOnly } from './effect-guard';
 import { helloBytesRefusal, helloCountRefusal } from './hello-bytes';
 import { helloSpecs } from './hello-specs';
 import { connectionWatch } from './receive-failures';
@@ -101,6 +102,7 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
         workerId: message.workerId || `worker-${serials}`,
         tenant,
         tools: new Set(specs.map((s) => s.name)),
+        readOnlyTools: declaredReadOnly(specs),
         pending: new Map(),
         overdue: new Map(),
         lastSeen: Date.now(),

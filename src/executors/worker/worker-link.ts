@@ -42,6 +42,8 @@ export interface WorkerLink {
   readonly workerId: string;
   readonly tenant: string;
   readonly tools: ReadonlySet<string>;
+  /** Those of `tools` its own hello declared read-only: only these take calls treated as read-only (see runsAsRegistered). */
+  readonly readOnlyTools: ReadonlySet<string>;
   /** Assignments sent and not answered, by assignment id. */
   readonly pending: Map<string, PendingAssignment>;
   /**

@@ -8,6 +8,7 @@ import { assignmentTooLargeError, noWorkerError, unreadReason, workerGoneError, 
 import type { ReceiveLimit, WorkerLink } from './worker-link';
 import { assignment, type AssignmentRequest } from './assignment-request';
 import { createReceiveMemory, droppedAfterAssignmentError, keptTo, largeSend, receiveFailure } from './receive-failures';
+import { runsAsRegistered, sideEffectingWorkersError } from './effect-guard';
 import type { DispatchError } from '../../errors';
 
 export type { AssignmentRequest };
@@ -38,9 +39,9 @@ export interface WorkerPool {
   hosts(tenant: string, tool: string): boolean;
   hosted(): { tenant: string; tool: string }[];
   /**
-   * Runs a call on the least busy worker hosting it that can receive its assignment; rejects
-   * UNAVAILABLE (before) when none hosts it, and with the reason on `abort`. When none can receive
-   * it (see WorkerLink.receiveLimit), returns `elsewhere(refusal, why)` (another replica's worker
+   * Runs a call on the least busy worker hosting it (a read-only call: whose hello said read-only, see runsAsRegistered) that
+   * can receive its assignment; rejects UNAVAILABLE (before) when none hosts it (or none such), and with the reason on `abort`.
+   * When none can receive it (see WorkerLink.receiveLimit), returns `elsewhere(refusal, why)` (another replica's worker
    * may), else rejects with the refusal, INVALID_ARGUMENTS (before).
    */
   assign(request: AssignmentRequest, abort: AbortHook, elsewhere?: (refusal: DispatchError, why: TooLargeAssignment) => Promise<string>): Promise<string>;
@@ -116,9 +117,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     return link.pending.size + link.overdue.size;
   };
 
-  /** The link to send `message` to, else undefined when none hosts the tool, else the refusal when none can receive it. */
-  function pick(tenant: string, tool: string, message: WorkAssignment): WorkerLink | undefined | { tooLarge: number; link: WorkerLink; limit: ReceiveLimit } {
-    const candidates = linksOf(tenant, tool);
+  /** The link to send `message` to, else undefined when none hosts the tool (that may run it, `readOnly`), else the refusal when none can receive it. */
+  function pick(tenant: string, tool: string, message: WorkAssignment, readOnly: boolean): WorkerLink | undefined | { tooLarge: number; link: WorkerLink; limit: ReceiveLimit } {
+    const candidates = runsAsRegistered(linksOf(tenant, tool), tool, readOnly);
     if (!candidates || candidates.length === 0) return undefined;
     let tooLarge: { tooLarge: number; link: WorkerLink; limit: ReceiveLimit } | undefined;
     // Measured once, and only when some worker's limit is below what its lengths allow.
@@ -238,8 +239,9 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         deadlineMs: BigInt(Number.isFinite(request.deadline) ? Math.round(request.deadline) : 0),
         traceparent: request.traceparent ?? '',
       });
-      const link = draining ? undefined : pick(request.tenant, request.tool, message);
-      if (!link) return Promise.reject(noWorkerError(request.tool));
+      const readOnly = request.readOnly === true;
+      const link = draining ? undefined : pick(request.tenant, request.tool, message, readOnly);
+      if (!link) return Promise.reject((!draining && sideEffectingWorkersError(linksOf(request.tenant, request.tool), request.tool, readOnly)) || noWorkerError(request.tool));
       if ('tooLarge' in link) {
         const { tooLarge, link: largest, limit } = link;
         const refusal = assignmentTooLargeError(request.tool, largest.workerId, tooLarge, Buffer.byteLength(request.argumentsJson), limit);
@@ -276,9 +278,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         link.send(message, large && (() => (large.takenAt = Date.now())));
       });
     },
-    onHostedChange(listener) {
-      listeners.push(listener);
-    },
+    onHostedChange: (listener) => void listeners.push(listener),
     drain() {
       if (draining) return;
       // Other replicas stop routing calls here (the relay withdraws the routes); the calls the

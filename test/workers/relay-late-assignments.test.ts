@@ -14,6 +14,8 @@ import { echoAnswer, eventually, type TestWorker } from './worker-harness';
 // sent twice (a read-only one sent again after a stalled publish). None of them may run.
 
 const tool = { name: 'x_late', inputSchema: '{"type":"object"}', effect: Effect.SIDE_EFFECT, timeoutMs: 5_000 };
+/** A read-only tool of the same worker: only a read-only assignment is sent again, and it goes only to a worker declaring its tool read-only. */
+const readTool = { ...tool, name: 'x_late_read', effect: Effect.READ_ONLY };
 
 let redis: TestRedis;
 let app: WorkerApp;
@@ -28,7 +30,7 @@ const from = `test-${randomUUID()}`;
 beforeAll(async () => {
   redis = await startRedis({ own: true });
   app = await startWorkerApp({ advertiseIntervalMs: 200, routeTtlMs: 2_000 }, { redisUrl: redis.url, only: true });
-  worker = await app.worker({ id: 'host', tools: [tool], answer: echoAnswer('host') });
+  worker = await app.worker({ id: 'host', tools: [tool, readTool], answer: echoAnswer('host') });
   publisher = new Redis(redis.url);
   listener = new Redis(redis.url);
   listener.on('message', (_channel: string, text: string) => {
@@ -49,7 +51,7 @@ afterAll(async () => {
 
 const request = (toolCallId: string, deadline: number, readOnly = false): AssignmentRequest => ({
   tenant: DEFAULT_TENANT,
-  tool: tool.name,
+  tool: readOnly ? readTool.name : tool.name,
   toolCallId,
   argumentsJson: '{"n":1}',
   sessionId: 's1',

@@ -15,7 +15,7 @@ import { callIdProblem } from '../parse';
 import { clientIdRefusal, idLength, MAX_CLIENT_ID_CHARS } from '../parse/client-id';
 import { throttledWarn } from '../log';
 import { createAbortScope, DEADLINES, dispatchSequential, onAbort, turnError, type PipelineDeps, type TurnContext } from '../pipeline';
-import { MAX_TOOL_NAME_CHARS } from '../registry/validate-spec';
+import { checkOfferedNames } from './offered-tools';
 import { invalidArgument, RpcError, unary } from './grpc-adapter';
 import { MAX_OFFERED_TOOLS, sentCounts } from './dispatch-request-codec';
 import { fitResponse } from './fit-response';
@@ -68,13 +68,7 @@ function checkRequest(request: DispatchRequest, maxCalls: number): void {
   if (sent.offeredTools > MAX_OFFERED_TOOLS) {
     throw invalidArgument('offered_tools', `${sent.offeredTools} offered tools in one turn, over the limit of ${MAX_OFFERED_TOOLS}`);
   }
-  // A longer name names no tool; each call of a tool not offered lists some of them back.
-  for (let i = 0; i < request.offeredTools.length; i++) {
-    const length = request.offeredTools[i]!.length;
-    if (length > MAX_TOOL_NAME_CHARS) {
-      throw invalidArgument(`offered_tools[${i}]`, `offered_tools[${i}] is ${length} characters long, over the limit of ${MAX_TOOL_NAME_CHARS} of a tool name`);
-    }
-  }
+  checkOfferedNames(request.offeredTools);
 }
 
 function deadlineOf(call: ServerSurfaceCall): number {

@@ -4,9 +4,9 @@ import { ParseToolCallsResponseSchema, type ParseToolCallsRequest, type ParseToo
 import type { Logger } from '../log';
 import type { Limits } from '../options';
 import { parseToolCalls } from '../parse';
-import { MAX_TOOL_NAME_CHARS } from '../registry/validate-spec';
 import { MAX_OFFERED_TOOLS } from './dispatch-request-codec';
 import { invalidArgument, RpcError, unary } from './grpc-adapter';
+import { checkOfferedNames } from './offered-tools';
 import type { Authenticator } from './principal';
 
 /**
@@ -18,12 +18,7 @@ function checkOfferedTools(names: readonly string[]): void {
   if (names.length > MAX_OFFERED_TOOLS) {
     throw invalidArgument('offered_tools', `${names.length} offered tools, over the limit of ${MAX_OFFERED_TOOLS}`);
   }
-  for (let i = 0; i < names.length; i++) {
-    const length = names[i]!.length;
-    if (length > MAX_TOOL_NAME_CHARS) {
-      throw invalidArgument(`offered_tools[${i}]`, `offered_tools[${i}] is ${length} characters long, over the limit of ${MAX_TOOL_NAME_CHARS} of a tool name`);
-    }
-  }
+  checkOfferedNames(names);
 }
 
 /** ParseToolCalls: finds the tool calls in raw model output; it never fails on the text itself. */

@@ -20,15 +20,8 @@ export function clusterPlaces<T>(client: RedisClient, keyOf: (item: T) => string
   };
 }
 
-/** Redis Cluster's slot of `key`: CRC16 (XMODEM) of its hash tag (the key when it has none), mod 16384. */
-export function keySlot(key: string): number {
-  const open = key.indexOf('{');
-  const close = open === -1 ? -1 : key.indexOf('}', open + 1);
-  const hashed = Buffer.from(close > open + 1 ? key.slice(open + 1, close) : key);
-  let crc = 0;
-  for (const byte of hashed) {
-    crc ^= byte << 8;
-    for (let bit = 0; bit < 8; bit++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-  }
-  return crc % 16384;
-}
+/**
+ * Redis Cluster's slot of `key` (CRC16 of its hash tag, mod 16384), by ioredis's own slot function
+ * (cluster-key-slot, which ships no types).
+ */
+export const keySlot = require('cluster-key-slot') as (key: string) => number;

@@ -1,3 +1,5 @@
+import { createLeased } from './live-claims';
+
 /**
  * The loop-block probes this replica's attempts took, by holder (LoopBlock.holder, unique per
  * attempt): when each one's lease ends at the latest. A give-back of such a probe that fails (its
@@ -17,21 +19,9 @@ export interface TakenProbes {
  * the step was sent, so never past the lease Redis counts from the script's run.
  */
 export function createTakenProbes(max: number, now: () => number = Date.now): TakenProbes {
-  const probes = new Map<string, number>();
-  let adds = 0;
-  const sweep = (t: number) => {
-    for (const [holder, until] of probes) if (probes.size > max || until <= t) probes.delete(holder);
-  };
+  const probes = createLeased<true>(max, now);
   return {
-    add(holder, sentAt, leaseMs) {
-      probes.set(holder, sentAt + leaseMs);
-      // Now and then, not at every add: probes given back leave holes anywhere in the map.
-      if (probes.size > max || ++adds % 1024 === 0) sweep(now());
-    },
-    take(holder) {
-      const until = probes.get(holder);
-      probes.delete(holder);
-      return until !== undefined && until > now() ? until : undefined;
-    },
+    add: (holder, sentAt, leaseMs) => probes.add(holder, true, leaseMs, sentAt),
+    take: (holder) => probes.take(holder)?.until,
   };
 }

@@ -8,6 +8,26 @@ import { indexEnumValues, reflectedFiles } from './reflected-files';
 /** The services whose health is reported. */
 export const HEALTH_SERVICES = ['', 'dispatch.v1.DispatchService'] as const;
 
+/**
+ * Health Watch streams open at once on a replica: they take no credentials and stay open as long as
+ * the client likes (a client-side health checker holds one per channel). Past it, a Watch is
+ * refused RESOURCE_EXHAUSTED; Check is unbounded and holds nothing.
+ */
+export const MAX_HEALTH_WATCHES = 2_048;
+/** Server reflection streams open at once on a replica (no credentials either; grpcurl opens one per command). */
+export const MAX_REFLECTION_STREAMS = 64;
+/**
+ * Answers waiting on one reflection stream for a client that does not read them: @grpc/reflection
+ * writes each answer without waiting, and each echoes its request, so a client that asked and
+ * never read made the server keep everything it sent (requests of 1 MB for 3 s: 80 MB). Past
+ * it, the stream ends RESOURCE_EXHAUSTED. Reflection clients ask one thing at a time; a client may
+ * send this many before reading. With requests of at most MAX_REFLECTION_REQUEST_CHARS, a stream
+ * keeps ~2 MB at most.
+ */
+export const MAX_QUEUED_REFLECTION_ANSWERS = 256;
+/** Characters of one reflection request (a symbol or file name, a host): a longer one ends its stream INVALID_ARGUMENT. */
+export const MAX_REFLECTION_REQUEST_CHARS = 4_096;
+
 const reported = (service: unknown): boolean => (HEALTH_SERVICES as readonly unknown[]).includes(service);
 
 /** The health service's state, as the server changes it. */
@@ -43,6 +63,9 @@ export function addHealthAndReflection(server: grpc.Server): HealthControl {
       callback({ code: grpc.status.NOT_FOUND, details: `Health status unknown for service "${terminalText(shortened(name, 200))}"` });
     },
     watch(call: grpc.ServerWritableStream<{ service?: unknown }, unknown>) {
+      if (!stopped && watches.size >= MAX_HEALTH_WATCHES) {
+        return void call.emit('error', { code: grpc.status.RESOURCE_EXHAUSTED, details: `this dispatch replica has its limit of ${MAX_HEALTH_WATCHES} health Watch streams open; use Check, or Watch again later` });
+      }
       // An unknown service stays SERVICE_UNKNOWN (the stream open, as the health protocol has it).
       if (reported(call.request.service)) watch(call);
       else call.write({ status: 'SERVICE_UNKNOWN' });
@@ -51,9 +74,10 @@ export function addHealthAndReflection(server: grpc.Server): HealthControl {
       call.on('cancelled', () => watches.delete(call));
     },
   });
+  const reflections = { open: 0 };
   const reflection = new ReflectionService(reflectedFiles());
   indexEnumValues(reflection);
-  reflection.addToServer(server);
+  reflection.addToServer({ addService: (definition, implementation) => server.addService(definition, boundedReflection(implementation, reflections)) });
   const setAll = (up: boolean) => {
     for (const service of HEALTH_SERVICES) health.setStatus(service, up ? 'SERVING' : 'NOT_SERVING');
   };
@@ -66,4 +90,51 @@ export function addHealthAndReflection(server: grpc.Server): HealthControl {
       watches.clear();
     },
   };
+}
+
+type ReflectionStream = grpc.ServerDuplexStream<unknown, { originalRequest?: unknown }>;
+
+/** @grpc/reflection's handlers, their streams counted and their answers written only as the client reads them. */
+function boundedReflection(implementation: grpc.UntypedServiceImplementation, streams: { open: number }): grpc.UntypedServiceImplementation {
+  return Object.fromEntries(
+    Object.entries(implementation).map(([name, handler]) => [
+      name,
+      (stream: ReflectionStream) => {
+        if (streams.open >= MAX_REFLECTION_STREAMS) {
+          return void stream.emit('error', { code: grpc.status.RESOURCE_EXHAUSTED, details: `this dispatch replica has its limit of ${MAX_REFLECTION_STREAMS} reflection streams open; try again later` });
+        }
+        streams.open++;
+        let open = true;
+        const close = () => void (open && ((open = false), streams.open--));
+        for (const event of ['finish', 'close', 'cancelled']) stream.once(event, close);
+        // The library calls write for each request and ignores what it returns: refused here when
+        // the client has left answers unread or sent a request no reflection client sends.
+        const write = stream.write.bind(stream) as (answer: unknown) => boolean;
+        let ended = false;
+        stream.write = ((answer: { originalRequest?: unknown }) => {
+          if (ended) return false;
+          const refusal =
+            stream.writableLength >= MAX_QUEUED_REFLECTION_ANSWERS
+              ? { code: grpc.status.RESOURCE_EXHAUSTED, details: `${MAX_QUEUED_REFLECTION_ANSWERS} reflection answers are waiting to be read on this stream: read them before asking more` }
+              : requestChars(answer.originalRequest) > MAX_REFLECTION_REQUEST_CHARS
+                ? { code: grpc.status.INVALID_ARGUMENT, details: `a reflection request holds at most ${MAX_REFLECTION_REQUEST_CHARS} characters of names` }
+                : undefined;
+          if (!refusal) return write(answer);
+          ended = true;
+          stream.emit('error', refusal);
+          return false;
+        }) as ReflectionStream['write'];
+        (handler as (stream: ReflectionStream) => void)(stream);
+      },
+    ]),
+  );
+}
+/** Characters of the strings in a decoded reflection request (its fields are strings, one level down at most). */
+function requestChars(request: unknown): number {
+  let chars = 0;
+  for (const value of Object.values(request ?? {})) {
+    if (typeof value === 'string') chars += value.length;
+    else if (value && typeof value === 'object') chars += requestChars(value);
+  }
+  return chars;
 }

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { ConfigError, type DispatchConfig } from '../../config';
 import type { Executor } from '../../executors';
 import { parseMcpServers, type McpServerConfig } from '../../executors/mcp/mcp-config';
@@ -29,8 +30,12 @@ export function createExecutorsPlugin(pluginOptions: ExecutorsPluginOptions = {}
       ['worker', createWorkerExecutor(pool, () => relay)],
       ['mcp', mcp.executor],
     ]);
+    const draining = new AbortController();
+    // Each worker stream not yet hosting listens until it is (there is no fixed bound on them).
+    setMaxListeners(0, draining.signal);
     const work = createWorkHandler({
       pool,
+      draining: draining.signal,
       options,
       logger: ctx.logger,
       authenticate: ctx.authenticate,
@@ -70,7 +75,7 @@ export function createExecutorsPlugin(pluginOptions: ExecutorsPluginOptions = {}
         await mcp.start(pipeline.registry);
       },
       started(server) {
-        server.draining.addEventListener('abort', () => pool.drain(), { once: true });
+        server.draining.addEventListener('abort', () => (pool.drain(), draining.abort()), { once: true });
       },
       // The worker relay (Redis) and the MCP servers (child processes) close together.
       async close() {

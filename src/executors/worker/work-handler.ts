@@ -33,6 +33,12 @@ export interface WorkHandlerDeps {
   readonly messageLimits?: () => { readonly workerReceiveBytes: number; readonly maxMessageBytes: number };
   /** Told of the tools a worker registered, to share them with other replicas. */
   readonly onRegistered?: (tenant: string, specs: readonly ToolSpec[]) => void;
+  /**
+   * Fires when the replica drains: a stream with no hello registered yet ends then (OK, as the
+   * pool ends its workers' streams: they connect again, elsewhere), and one opened later at once.
+   * Before, such a stream held the shutdown until its hello timeout or the grace ran out.
+   */
+  readonly draining?: AbortSignal;
 }
 
 type WorkCall = grpc.ServerDuplexStream<WorkerMessage, WorkAssignment>;
@@ -57,10 +63,16 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
       if (ended) return;
       ended = true;
       clearTimeout(helloTimer);
+      deps.draining?.removeEventListener('abort', drained);
       detach('disconnected');
       if (reason === undefined) call.end();
       else call.emit('error', isEndStatus(reason) ? { ...reason, metadata: statusDetails(reason.code, reason.details, reason.reason) } : toServiceError(reason, deps.logger));
     };
+
+    // Once a link exists the pool ends it as it drains (WorkerPool.drain, and add past the drain).
+    const drained = () => void (link || end());
+    if (deps.draining?.aborted) return drained();
+    deps.draining?.addEventListener('abort', drained, { once: true });
 
     let tenant: string;
     try {
@@ -161,6 +173,7 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
     const gone = () => {
       ended = true;
       clearTimeout(helloTimer);
+      deps.draining?.removeEventListener('abort', drained);
       clearTimeout(halfClosed);
       if (link) deps.pool.remove(link, streamEndReason(oversizedMessage(call)));
     };

@@ -37,6 +37,7 @@ export interface HealthControl {
    * The drain has begun: every service turns NOT_SERVING, and each open `Watch` stream is sent
    * that status and then ended (OK). grpc-health-check never ends a Watch itself, so one open
    * stream (a client-side balancer's, a sidecar's) held the draining server until its grace ended.
+   * Each open reflection stream is ended (OK) too.
    */
   stop(): void;
 }
@@ -74,7 +75,8 @@ export function addHealthAndReflection(server: grpc.Server): HealthControl {
       call.on('cancelled', () => watches.delete(call));
     },
   });
-  const reflections = { open: 0 };
+  // Reflection streams open, ended (OK) by stop() as Watches are: a client may hold one open.
+  const reflections = new Set<ReflectionStream>();
   const reflection = new ReflectionService(reflectedFiles());
   indexEnumValues(reflection);
   reflection.addToServer({ addService: (definition, implementation) => server.addService(definition, boundedReflection(implementation, reflections)) });
@@ -88,6 +90,8 @@ export function addHealthAndReflection(server: grpc.Server): HealthControl {
       setAll(false);
       for (const call of watches) call.end();
       watches.clear();
+      for (const stream of reflections) stream.end();
+      reflections.clear();
     },
   };
 }
@@ -95,24 +99,24 @@ export function addHealthAndReflection(server: grpc.Server): HealthControl {
 type ReflectionStream = grpc.ServerDuplexStream<unknown, { originalRequest?: unknown }>;
 
 /** @grpc/reflection's handlers, their streams counted and their answers written only as the client reads them. */
-function boundedReflection(implementation: grpc.UntypedServiceImplementation, streams: { open: number }): grpc.UntypedServiceImplementation {
+function boundedReflection(implementation: grpc.UntypedServiceImplementation, streams: Set<ReflectionStream>): grpc.UntypedServiceImplementation {
   return Object.fromEntries(
     Object.entries(implementation).map(([name, handler]) => [
       name,
       (stream: ReflectionStream) => {
-        if (streams.open >= MAX_REFLECTION_STREAMS) {
+        if (streams.size >= MAX_REFLECTION_STREAMS) {
           return void stream.emit('error', { code: grpc.status.RESOURCE_EXHAUSTED, details: `this dispatch replica has its limit of ${MAX_REFLECTION_STREAMS} reflection streams open; try again later` });
         }
-        streams.open++;
-        let open = true;
-        const close = () => void (open && ((open = false), streams.open--));
+        streams.add(stream);
+        const close = () => void streams.delete(stream);
         for (const event of ['finish', 'close', 'cancelled']) stream.once(event, close);
         // The library calls write for each request and ignores what it returns: refused here when
         // the client has left answers unread or sent a request no reflection client sends.
         const write = stream.write.bind(stream) as (answer: unknown) => boolean;
         let ended = false;
         stream.write = ((answer: { originalRequest?: unknown }) => {
-          if (ended) return false;
+          // Ended here, or by stop() (the drain): later requests are not answered.
+          if (ended || stream.writableEnded) return false;
           const refusal =
             stream.writableLength >= MAX_QUEUED_REFLECTION_ANSWERS
               ? { code: grpc.status.RESOURCE_EXHAUSTED, details: `${MAX_QUEUED_REFLECTION_ANSWERS} reflection answers are waiting to be read on this stream: read them before asking more` }

@@ -158,3 +158,21 @@ test('health Watch streams open at once are bounded; Check still answers, and on
     health.close();
   }
 });
+
+test('a reflection stream left open ends when the server drains, and shutdown does not wait out the grace', async () => {
+  const own = await startDispatch('tools: []');
+  const reflection = new loaded.grpc.reflection.v1.ServerReflection(own.address, grpc.credentials.createInsecure());
+  try {
+    const stream = reflection.ServerReflectionInfo();
+    expect(await new Promise((resolve) => stream.once('data', resolve).write(ask))).toHaveProperty('fileDescriptorResponse');
+    const ended = ending(stream);
+    const started = Date.now();
+    await own.server.shutdown(10_000);
+    // Before: the grace, 10 s.
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(await ended).toBeUndefined();
+  } finally {
+    reflection.close();
+    await own.close();
+  }
+});

@@ -22,6 +22,13 @@ export function readTokensFile(file: string): TokenEntry[] {
 export interface WatchOptions {
   /** How often the file is re-stat'ed, in ms. @default 2000 */
   readonly intervalMs?: number;
+  /**
+   * How long a changed file must stay unchanged after it was read for what was read to be taken,
+   * in ms. A file rewritten in place (`cat > tokens.yaml`, an editor saving) is empty or cut for a
+   * moment: read then, it took every token away (each call UNAUTHENTICATED until the next check,
+   * 2 s later). A file still changing is read again at the next check. @default 100
+   */
+  readonly settleMs?: number;
   readonly logger: Logger;
 }
 
@@ -36,23 +43,37 @@ const fingerprint = (file: string): string => {
 
 /**
  * Re-reads `file` whenever its stat changes (a Kubernetes Secret mount swaps a symlink) and hands
- * the new entries to `onChange`. A file that is missing or invalid keeps the previous entries and
- * logs a warning. Returns the function that stops watching.
+ * the new entries to `onChange` once the file has stayed unchanged for `settleMs` after the read.
+ * A file that is missing or invalid keeps the previous entries and logs a warning. Returns the
+ * function that stops watching.
  */
 export function watchTokensFile(file: string, onChange: (entries: TokenEntry[]) => void, options: WatchOptions): () => void {
   let last = fingerprint(file);
+  let settling: NodeJS.Timeout | undefined;
   const timer = setInterval(() => {
     const now = fingerprint(file);
-    if (now === last) return;
-    last = now;
+    if (now === last || settling) return;
+    let entries: TokenEntry[];
     try {
-      const entries = readTokensFile(file);
+      entries = readTokensFile(file);
+    } catch (error) {
+      last = now;
+      options.logger.warn('auth tokens file unreadable or invalid; keeping the previous tokens', { file, error: (error as Error).message });
+      return;
+    }
+    settling = setTimeout(() => {
+      settling = undefined;
+      // Changed since it was read: taken at a later check, once it holds still.
+      if (fingerprint(file) !== now) return;
+      last = now;
       onChange(entries);
       options.logger.info('auth tokens reloaded', { file, tokens: entries.length });
-    } catch (error) {
-      options.logger.warn('auth tokens file unreadable or invalid; keeping the previous tokens', { file, error: (error as Error).message });
-    }
+    }, options.settleMs ?? 100);
+    settling.unref();
   }, options.intervalMs ?? 2000);
   timer.unref();
-  return () => clearInterval(timer);
+  return () => {
+    clearInterval(timer);
+    clearTimeout(settling);
+  };
 }

@@ -1,5 +1,5 @@
 import { prepareArguments } from '../arguments';
-import { canonicalJson } from '../json';
+import { canonicalJson, jsonDepth } from '../json';
 import { loopOp, type PipelineDeps, type ReadArguments } from '../pipeline';
 import type { ResolvedTool } from '../registry';
 import { keyMaterial } from '../store';
@@ -10,6 +10,8 @@ import { resourceKeyIn, resourceKeyOf } from './resource-key';
 const reshapes = new WeakMap<ResolvedTool, boolean>();
 /** A turn's calls share their session: its part of an idempotency key is left out here. */
 const NO_SCOPE = { tenant: '', sessionId: '' };
+/** The reading of arguments that prepareArguments refuses unparsed, for their size or depth. */
+const REFUSED: unique symbol = Symbol('refused');
 
 /** Whether preparing a tool's arguments can change their values: lenient repair, or schema defaults. */
 function mayReshape(tool: ResolvedTool): boolean {
@@ -36,8 +38,11 @@ export interface CallKeys {
  * resource and one loop operation. Only a lenient tool's or a schema with defaults can change them,
  * so only those (and a text JSON.parse refuses, such as a blank one) are prepared here (the
  * pipeline prepares them again). Arguments that fail validation never run: their text's resource
- * key is used, and they have no loop operation. A fallback receives the arguments as the call's
- * tool left them. The arguments of the last call read are kept for its next key.
+ * key is used, and they have no loop operation. Arguments over max_argument_bytes or nested past
+ * max_argument_depth are refused before they are parsed: they have neither (canonicalising text
+ * nested 50,000 deep overflowed the stack and ended the whole turn INTERNAL). A fallback receives
+ * the arguments as the call's tool left them. The arguments of the last call read are kept for its
+ * next key.
  */
 export function callKeys(deps: PipelineDeps): CallKeys {
   let lastCall: PlannedCall | undefined;
@@ -50,6 +55,12 @@ export function callKeys(deps: PipelineDeps): CallKeys {
     lastCall = call;
     lastArgs = undefined;
     lastParsed = false;
+    // The same checks as prepareArguments', in the same order, before any parse.
+    const { maxArgumentBytes, maxArgumentDepth } = deps.limits;
+    const text = call.arguments;
+    if ((text.length * 3 > maxArgumentBytes && Buffer.byteLength(text) > maxArgumentBytes) || (text.length > maxArgumentDepth && jsonDepth(text) > maxArgumentDepth)) {
+      return (lastArgs = REFUSED);
+    }
     if (!mayReshape(tool)) {
       try {
         lastArgs = JSON.parse(call.arguments);
@@ -70,6 +81,7 @@ export function callKeys(deps: PipelineDeps): CallKeys {
     keyOf(call, planned) {
       if (planned.pointers.length === 0) return undefined;
       const args = argsOf(call, planned.tools[0]!);
+      if (args === REFUSED) return undefined;
       const keyFor = (pointer: string) => (args === undefined ? resourceKeyOf(call.arguments, pointer) : resourceKeyIn(args, pointer));
       if (planned.pointers.length === 1) return keyFor(planned.pointers[0]!);
       const keys = new Set<string>();
@@ -81,7 +93,7 @@ export function callKeys(deps: PipelineDeps): CallKeys {
     },
     loopOf(call, planned) {
       const args = argsOf(call, planned.tools[0]!);
-      if (args === undefined) return undefined;
+      if (args === undefined || args === REFUSED) return undefined;
       const canonical = canonicalJson(args);
       const ops = planned.tools.map((tool) => loopOp(tool, args, canonical));
       if (lastParsed) reads.set(call, { tool: planned.tools[0]!, value: args, canonical, op: ops[0]! });

@@ -4,13 +4,49 @@ import type { AnswerBudget } from './answer-budget';
 /** The `charset` parameter of a Content-Type, quoted or not. */
 const CHARSET = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i;
 
+/** What decodes a body's bytes, chunk after chunk: TextDecoder's `decode`, as readCapped calls it. */
+export interface BodyDecoder {
+  decode(input?: Uint8Array, options?: { stream?: boolean }): string;
+}
+
+/** The byte order marks, and the encodings they name (WHATWG Encoding, "BOM sniff"). */
+const BOMS = [
+  { bytes: [0xef, 0xbb, 0xbf], label: 'utf-8' },
+  { bytes: [0xfe, 0xff], label: 'utf-16be' },
+  { bytes: [0xff, 0xfe], label: 'utf-16le' },
+] as const;
+
+const startsWith = (bytes: Uint8Array, prefix: readonly number[]) => prefix.every((b, i) => i >= bytes.length || bytes[i] === b);
+
 /**
- * A decoder for the charset a body's Content-Type names, when TextDecoder knows the label
- * (`iso-8859-1`, `shift_jis`, `utf-16le`, ...); UTF-8 otherwise, and when none is named.
+ * A decoder for a body's encoding: the one a byte order mark at its start names, which wins over
+ * any label (as in browsers: Java's "UTF-16" is big-endian with a BOM under `charset=UTF-16`, a
+ * label TextDecoder takes as little-endian); else the charset its Content-Type names, when
+ * TextDecoder knows the label (`iso-8859-1`, `shift_jis`, `utf-16le`, ...); UTF-8 otherwise, and
+ * when none is named. The BOM itself is left out of the text.
  */
-export function decoderFor(response: Response): TextDecoder {
+export function decoderFor(response: Response): BodyDecoder {
   const match = CHARSET.exec(response.headers.get('content-type') ?? '');
   const label = match?.[1] ?? match?.[2];
+  let decoder: TextDecoder | undefined;
+  // The first bytes, held while they may still be the start of a BOM (one chunk may end within it).
+  let head: Uint8Array = new Uint8Array(0);
+  return {
+    decode(input = new Uint8Array(0), options) {
+      if (decoder) return decoder.decode(input, options);
+      head = head.length === 0 ? input : Buffer.concat([head, input]);
+      const bom = BOMS.find(({ bytes }) => startsWith(head, bytes));
+      if (bom && head.length < bom.bytes.length && options?.stream) return '';
+      decoder = bom && head.length >= bom.bytes.length ? new TextDecoder(bom.label) : labelled(label);
+      const text = decoder.decode(head, options);
+      head = new Uint8Array(0);
+      return text;
+    },
+  };
+}
+
+/** A decoder for `label`, when TextDecoder knows it; UTF-8 otherwise. */
+function labelled(label: string | undefined): TextDecoder {
   if (label) {
     try {
       return new TextDecoder(label);
@@ -46,7 +82,7 @@ export interface AnswerBounds {
  * text passes `bounds.maxChars`; past `maxBytes` before that the body is cancelled and
  * `tooLarge()` is thrown (each caller names the failure in its own terms).
  */
-export async function readCapped(response: CancellableBody, maxBytes: number, tooLarge: () => Error, decoder: TextDecoder, bounds?: AnswerBounds): Promise<string> {
+export async function readCapped(response: CancellableBody, maxBytes: number, tooLarge: () => Error, decoder: BodyDecoder, bounds?: AnswerBounds): Promise<string> {
   if (!response.body) return '';
   const reader = bounds?.budget.open(bounds.tenant);
   let size = 0;

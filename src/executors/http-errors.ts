@@ -1,6 +1,7 @@
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../errors';
 import { shortened } from '../pipeline/bound-result';
+import { listedUrl } from '../server/listed-url';
 import { DestinationDeniedError } from './destination-denied';
 
 const BEFORE_CODES = new Set([
@@ -62,8 +63,11 @@ function causeCode(error: unknown): string | undefined {
  * answered), and resets and anything else during. A connection the destination policy refused is
  * BLOCKED (before, not retried).
  */
-export function fromTransportError(error: unknown, url: string, sent?: boolean): DispatchError {
+export function fromTransportError(error: unknown, target: string, sent?: boolean): DispatchError {
   if (error instanceof DispatchError) return error;
+  // Named as ListTools names an operator's tool to every tenant (the model and any tenant calling
+  // it read this): no user info, query or path past its first segment, where credentials live.
+  const url = listedUrl(target, false);
   const denied = [...causes(error)].find((c): c is DestinationDeniedError => c instanceof DestinationDeniedError);
   if (denied) {
     return new DispatchError(ErrorKind.BLOCKED, `dispatch refused to connect to the tool at ${url}: ${denied.message}; nothing was sent`, {
@@ -108,9 +112,21 @@ export const MAX_RETRY_AFTER_MS = 3_600_000;
 /** Parses a Retry-After header (seconds or an HTTP date) into milliseconds, capped at an hour. */
 export function parseRetryAfter(header: string | null, now = Date.now()): number | undefined {
   if (header === null || header.trim() === '') return undefined;
-  const seconds = Number(header);
-  const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(header) - now;
-  return Number.isFinite(ms) ? Math.min(Math.max(0, Math.round(ms)), MAX_RETRY_AFTER_MS) : undefined;
+  const ms = waitAsked(header.trim(), now);
+  return ms !== undefined && Number.isFinite(ms) ? Math.min(Math.max(0, Math.round(ms)), MAX_RETRY_AFTER_MS) : undefined;
+}
+
+const MONTH = /\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)/i;
+
+/** The wait a Retry-After value asks, in ms from `now` (NaN or undefined: none read). */
+function waitAsked(value: string, now: number): number | undefined {
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return seconds * 1000;
+  // Two fields (a tool's and its proxy's) arrive joined by undici, "30, 30": the longest wait asked.
+  if (/^[\d.\s]+(,[\d.\s]+)+$/.test(value)) return Math.max(...value.split(',').map((part) => Number(part) * 1000));
+  // Only a text naming a month (every HTTP-date form does): V8's Date.parse reads "5, 5", "1 2" or
+  // "in 5" as dates in 2001, a wait of 0.
+  return MONTH.test(value) ? Date.parse(value) - now : undefined;
 }
 
 /**

@@ -7,7 +7,7 @@ import { createAnswerBudget } from './answer-budget';
 import type { Executor, ExecutorContext } from './executor';
 import { decoderFor, readCapped, readExcerpt } from './http-body';
 import { fromHttpStatus, fromTransportError } from './http-errors';
-import { requestHeaders } from './http-headers';
+import { requestHeaders, urlCredentials } from './http-headers';
 import type { reportingSent as reportingSentFn } from './http-sent';
 import type { HttpTransportOptions } from './http-transport';
 import { undici } from './undici-lazy';
@@ -100,6 +100,8 @@ export function createHttpExecutor(options: HttpExecutorOptions = {}): HttpExecu
         idempotency_key: ctx.idempotencyKey,
       });
       const sentHeaders = requestHeaders(headers, ctx);
+      const { url: bare, authorization } = urlCredentials(url);
+      if (authorization !== undefined && !sentHeaders.has('authorization')) sentHeaders.set('authorization', authorization);
       // Until undici hands the request to a connected socket, no failure can have run the tool.
       let sent = false;
       ctx.delivery?.('pending');
@@ -109,7 +111,7 @@ export function createHttpExecutor(options: HttpExecutorOptions = {}): HttpExecu
         sent = true;
         ctx.delivery?.('sent');
       });
-      let target = url;
+      let target = bare;
       for (let hop = 0; ; hop++) {
         let response: Response;
         try {
@@ -120,7 +122,7 @@ export function createHttpExecutor(options: HttpExecutorOptions = {}): HttpExecu
         if (response.status >= 300 && response.status < 400) {
           await response.body?.cancel().catch(() => undefined);
           const location = response.headers.get('location');
-          const next = location ? new URL(location, target) : undefined;
+          const next = location ? parsedUrl(location, target) : undefined;
           const sameOrigin = next !== undefined && next.origin === new URL(target).origin;
           if (!sameOrigin || (response.status !== 307 && response.status !== 308) || hop >= maxRedirects) {
             throw new DispatchError(ErrorKind.TOOL_ERROR, redirectRefusal(response.status, next !== undefined, sameOrigin, maxRedirects), { phase: 'after' });
@@ -147,6 +149,28 @@ export function createHttpExecutor(options: HttpExecutorOptions = {}): HttpExecu
     },
   };
 }
+
+/**
+ * `location` resolved against `base`, or undefined when it is no URL (a tool's header, so anything).
+ * undici gives header values as Latin-1, but servers send a non-ASCII Location as raw UTF-8: read
+ * as UTF-8 when it is (as browsers and undici's own redirects do), it names the resource meant.
+ */
+function parsedUrl(location: string, base: string): URL | undefined {
+  try {
+    return new URL(/[^\x00-\x7f]/.test(location) ? utf8OrAsIs(location) : location, base);
+  } catch {
+    return undefined;
+  }
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+const utf8OrAsIs = (latin1: string): string => {
+  try {
+    return strictUtf8.decode(Buffer.from(latin1, 'latin1'));
+  } catch {
+    return latin1;
+  }
+};
 
 /** Why a 3xx answer ends the call: what it was, and why dispatch did not follow it. */
 function redirectRefusal(status: number, located: boolean, sameOrigin: boolean, maxRedirects: number): string {

@@ -44,10 +44,16 @@ export function httpHeadersProblem(headers: Readonly<Record<string, string>>): s
  */
 export function requestHeaders(configured: Readonly<Record<string, string>>, ctx: ExecutorContext): Headers {
   const headers = new (undici().Headers)();
-  try {
-    for (const [name, value] of Object.entries(configured)) if (!clientOwned(name)) headers.set(name, value);
-  } catch (error) {
-    throw new DispatchError(ErrorKind.UNEXPECTED, `the tool's configured headers cannot be sent (${(error as Error).message}); nothing was sent`, { phase: 'before', cause: error });
+  for (const [name, value] of Object.entries(configured)) {
+    if (clientOwned(name)) continue;
+    try {
+      headers.set(name, value);
+    } catch {
+      // undici's message quotes the value, a credential as often as not, which the model, the
+      // tenant and the logs would read: this one names the header alone, and keeps no cause.
+      const part = TOKEN.test(name) ? 'value' : 'name';
+      throw new DispatchError(ErrorKind.UNEXPECTED, `the tool's configured header ${JSON.stringify(name)} cannot be sent (its ${part} has a character HTTP headers cannot carry); nothing was sent`, { phase: 'before' });
+    }
   }
   headers.set('content-type', 'application/json');
   headers.set('idempotency-key', ctx.idempotencyKey);
@@ -55,4 +61,28 @@ export function requestHeaders(configured: Readonly<Record<string, string>>, ctx
   if (traceparent) headers.set('traceparent', traceparent);
   else headers.delete('traceparent');
   return headers;
+}
+
+/**
+ * A tool URL without its user info (`https://user:pass@host/`), which fetch refuses to send ("a URL
+ * that includes credentials"), and the Basic authorization that user info stands for (as curl and
+ * Node's http read it), or the URL as it is when it has none.
+ */
+export function urlCredentials(url: string): { readonly url: string; readonly authorization?: string } {
+  if (!url.includes('@')) return { url };
+  const parsed = new URL(url);
+  if (parsed.username === '' && parsed.password === '') return { url };
+  const authorization = `Basic ${Buffer.from(`${percentDecoded(parsed.username)}:${percentDecoded(parsed.password)}`).toString('base64')}`;
+  parsed.username = '';
+  parsed.password = '';
+  return { url: parsed.toString(), authorization };
+}
+
+/** User info as its owner wrote it: percent-decoded, or as it is when that is not valid UTF-8. */
+function percentDecoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }

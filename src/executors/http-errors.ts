@@ -65,9 +65,10 @@ function causeCode(error: unknown): string | undefined {
  */
 export function fromTransportError(error: unknown, target: string, sent?: boolean): DispatchError {
   if (error instanceof DispatchError) return error;
-  // Named as ListTools names an operator's tool to every tenant (the model and any tenant calling
-  // it read this): no user info, query or path past its first segment, where credentials live.
-  const url = listedUrl(target, false);
+  // A URL is named as ListTools names an operator's tool to every tenant (the model and any tenant
+  // calling it read this): no user info, query or path past its first segment, where credentials
+  // live. A stdio MCP server's command line is named as it is.
+  const url = /^https?:\/\//i.test(target) ? listedUrl(target, false) : target;
   const denied = [...causes(error)].find((c): c is DestinationDeniedError => c instanceof DestinationDeniedError);
   if (denied) {
     return new DispatchError(ErrorKind.BLOCKED, `dispatch refused to connect to the tool at ${url}: ${denied.message}; nothing was sent`, {

@@ -47,13 +47,14 @@ export async function takeTurns(a: Replica, b: Replica, tools: ToolServer): Prom
 
 /**
  * Runs {@link takeTurns} and checks that every handoff was quick: no errors, never two at once,
- * and the median gap under 60 ms (5-36 ms measured under a loaded run; 126-183 ms when waiters
- * only tried on their timer; the median, as on a loaded machine one handoff may be slow).
+ * and the median gap under 100 ms (5-36 ms measured under a loaded run, once 80 ms in a full CI
+ * run; 126-183 ms when waiters only tried on their timer; the median, as on a loaded machine one
+ * handoff may be slow).
  */
 export async function expectQuickHandoffs(a: Replica, b: Replica, tools: ToolServer): Promise<void> {
   const turns = await takeTurns(a, b, tools);
   expect(turns.errors).toEqual([]);
   expect(turns.maxInFlight).toBe(1);
   expect(turns.gaps).toHaveLength(3);
-  expect([...turns.gaps].sort((x, y) => x - y)[1]).toBeLessThan(60);
+  expect([...turns.gaps].sort((x, y) => x - y)[1]).toBeLessThan(100);
 }

@@ -1,7 +1,8 @@
 import { mayStartCallJson } from './call-precheck';
 import { skipSpace } from './marker-finder';
-import { mentionedOpenings, nextReasoningOpening, reasoningBlockEnd, unopenedClosings } from './reasoning-tags';
+import { firstClosingEnd, mentionedOpenings, nextReasoningOpening, reasoningBlockEnd, unopenedClosings, type ReasoningOpening } from './reasoning-tags';
 import { parseTolerantValue, type WorkBudget } from './tolerant-json';
+import { skipFillers } from './value-sequence';
 
 /** Call markers, and the tag that ends what follows a marker when it is not one JSON value. */
 const CALL_MARKERS = /<tool_call>|\[TOOL_CALLS\]|<\|python_tag\|>|<function=/g;
@@ -13,14 +14,14 @@ const MISTRAL_NAME = /[\w.-]{1,128}\s*(?:\[CALL_ID\]\s*[\w-]{0,64}\s*)?\[ARGS\]/
  * The text with its reasoning blocks blanked out with spaces of the same length, so calls
  * drafted while thinking are not taken as calls and offsets still point into the original. A
  * block is `<think>...</think>`, `<thinking>`, `<reasoning>` or `<reflection>` (in any case, with
- * attributes or spaces in the tags; blocks of one name nest, see `reasoningBlockEnd`), or
- * gpt-oss's analysis channel up to its `<|end|>`. A closing tag no opening tag before it matches
- * ends a block that began with the text, as when the chat template put the opening tag in the
- * prompt; so does one an opening tag mentioned in that reasoning seems to balance (see
- * `mentionedOpenings`). A tag that lies inside a call's arguments (a marked call not yet ended, or JSON that
- * may be a call: bare, OpenAI or fenced) is quoted there and is text: blanking from or up to it
- * would drop that call or expose one quoted after it. Such calls
- * are looked for with `budget`; when that is spent nothing more is blanked. An opening tag never
+ * attributes or spaces in the tags; blocks of one name nest, see `reasoningBlockEnd`), gpt-oss's
+ * analysis channel up to its `<|end|>`, or Mistral's `[THINK]...[/THINK]`. A closing tag no
+ * opening tag before it matches ends a block that began with the text, as when the chat template
+ * put the opening tag in the prompt; so does one an opening tag mentioned in that reasoning seems
+ * to balance (see `mentionedOpenings`). A tag that lies inside a call's arguments (a marked call
+ * not yet ended, or JSON that may be a call: bare, OpenAI or fenced) is quoted there and is text:
+ * blanking from or up to it would drop that call or expose one quoted after it. Such calls are
+ * looked for with `budget`; when that is spent nothing more is blanked. An opening tag never
  * closed runs to the end. Linear in the text.
  */
 export function maskReasoning(text: string, budget: WorkBudget): string {
@@ -37,7 +38,7 @@ export function maskReasoning(text: string, budget: WorkBudget): string {
       open = nextReasoningOpening(text, Math.max(quotedUntil, open.at + 1));
       continue;
     }
-    from = reasoningBlockEnd(text, open);
+    from = blockEnd(text, open, calls);
     blocks.push([open.at, from]);
     open = nextReasoningOpening(text, from);
   }
@@ -45,14 +46,32 @@ export function maskReasoning(text: string, budget: WorkBudget): string {
 }
 
 /**
- * The block opened in the prompt, if any: from the start to a closing tag with no opening tag
- * before it, or else to the end of the block a mention of an opening tag in prose seems to open
- * (see `mentionedOpenings`), neither quoted in a call. For a mention, the block starts at the
- * mention's line instead when a call the model closed ends before that line: such a call is the
- * answer and the mention prose after it (`<tool_call>...</tool_call>\nQwen puts <think> first and
- * a\n</think>\nline after`; found in a review), while a draft on the mention's line stays hidden.
+ * Where the block `open` begins ends (see `reasoningBlockEnd`). A mention of the opening tag in
+ * the reasoning ("remove the <think> block") pairs as a nested block with the reasoning's own
+ * closing tag, and the block then runs on to a later one; when that one is quoted in a call
+ * after the first (`s.split("</think>")` in code the model writes), the mention was no block and
+ * the reasoning ends at its first closing tag.
+ */
+function blockEnd(text: string, open: ReasoningOpening, calls: CallExtents): number {
+  const end = reasoningBlockEnd(text, open);
+  const first = firstClosingEnd(text, open);
+  return first !== undefined && first < end && calls.enclosing(first, end - 1) >= 0 ? first : end;
+}
+
+/**
+ * The block opened in the prompt, if any (none when the text begins by opening one): from the
+ * start to a closing tag with no opening tag before it, or else to the end of the block a
+ * mention of an opening tag in prose seems to open (see `mentionedOpenings`), neither quoted in
+ * a call. For a mention, the block starts at the mention's line instead when a call the model
+ * closed ends before that line: such a call is the answer and the mention prose after it
+ * (`<tool_call>...</tool_call>\nQwen puts <think> first and a\n</think>\nline after`; found in a
+ * review), while a draft on the mention's line stays hidden.
  */
 function leadingBlock(text: string, calls: CallExtents): [number, number] | undefined {
+  // A text that opens its reasoning itself had none opened in the prompt: a closing tag with no
+  // opening before it is then one quoted in that block (`[THINK]...splits on </think>...`) or
+  // stray prose after it, and ending a block there would expose the one or hide the answer.
+  if (nextReasoningOpening(text, 0)?.at === skipSpace(text, 0, text.length)) return undefined;
   for (const close of unopenedClosings(text)) {
     if (calls.enclosing(0, close.at) < 0) return [0, close.after];
   }
@@ -118,7 +137,7 @@ class CallExtents {
     const { text } = this;
     if (MARKER_ENDS[marker] !== undefined) {
       const end = this.markedCallEnd(markerAt, marker);
-      return end < text.length ? end : undefined;
+      return end >= 0 && end < text.length ? end : undefined;
     }
     let valueAt = skipSpace(text, markerAt + marker.length, text.length);
     MISTRAL_NAME.lastIndex = valueAt;
@@ -140,7 +159,11 @@ class CallExtents {
     return -1;
   }
 
-  /** Where what follows a marker ends: its JSON value, or else its closing tag if it has one. */
+  /**
+   * Where what follows a marker ends: its JSON value, or else its closing tag if it has one; -1
+   * when a tag is followed by nothing its detector would read as a call (a mention in prose:
+   * "answer with a <tool_call> tag"), which quotes nothing, however far its closing tag is.
+   */
   private markedCallEnd(markerAt: number, marker: string): number {
     const { text } = this;
     let valueAt = markerAt + marker.length;
@@ -152,6 +175,8 @@ class CallExtents {
     valueAt = skipSpace(text, valueAt, text.length);
     let reached = valueAt;
     const c = text.charCodeAt(valueAt);
+    if (marker === '<tool_call>' && !mayStartCallJson(text, skipFillers(text, valueAt, text.length, true), text.length)) return -1;
+    if (marker === '<function=' && c !== 0x7b) return -1;
     if (c === 0x7b || c === 0x5b) {
       const parsed = parseTolerantValue(text, valueAt, text.length, { budget: this.budget });
       if (parsed.ok) return parsed.end;

@@ -12,13 +12,20 @@ const ATTRIBUTES = `(?:\\s+[A-Za-z_:][-\\w:.]{0,64}\\s*=\\s*(?:"[^"<>]{0,200}"|'
  */
 const PROMPT_OPENED = new Set<string>(['think', 'thinking']);
 const ANALYSIS = 'analysis';
+/**
+ * The special tokens Mistral's reasoning models (Magistral, Ministral reasoning) put around their
+ * reasoning, beside `[TOOL_CALLS]`: exact, upper case, no attributes, never nested.
+ */
+const MISTRAL_THINK = '[THINK]';
+const MISTRAL_THINK_END = '[/THINK]';
 
 /**
  * An opening reasoning tag, in any case, with spaces or attributes (`<think>`, `<THINK >`,
- * `<reasoning type="plan">`), or the header of gpt-oss's analysis channel
- * (`<|channel|>analysis<|message|>`, as its chat format writes it).
+ * `<reasoning type="plan">`), the header of gpt-oss's analysis channel
+ * (`<|channel|>analysis<|message|>`, as its chat format writes it), or Mistral's `[THINK]` (in any
+ * case here; `nextReasoningOpening` takes it only as written).
  */
-const OPENING = new RegExp(`<(thinking|think|reasoning|reflection)${ATTRIBUTES}>|<\\|channel\\|>${ANALYSIS}<\\|message\\|>`, 'gi');
+const OPENING = new RegExp(`<(thinking|think|reasoning|reflection)${ATTRIBUTES}>|<\\|channel\\|>${ANALYSIS}<\\|message\\|>|\\[THINK\\]`, 'gi');
 /** A name's opening and closing tags, in one search: a block of that name nests inside another. */
 const TAGS_BY_NAME = new Map<string, RegExp>(NAMES.map((name) => [name, new RegExp(`<${name}${ATTRIBUTES}>|</${name}\\s*>`, 'gi')]));
 /**
@@ -27,7 +34,7 @@ const TAGS_BY_NAME = new Map<string, RegExp>(NAMES.map((name) => [name, new RegE
  */
 const ANALYSIS_END = /<\|(?:end|call|return)\|>|<\|start\|>|<\|channel\|>/g;
 
-/** Where a reasoning block opens and its opening ends, and its tag's name (lower case) or `analysis`. */
+/** Where a reasoning block opens and its opening ends, and its tag's name (lower case), `analysis` or `[THINK]`. */
 export interface ReasoningOpening {
   readonly at: number;
   readonly after: number;
@@ -45,8 +52,10 @@ export function nextReasoningOpening(text: string, from: number): ReasoningOpeni
   OPENING.lastIndex = from;
   for (let open = OPENING.exec(text); open !== null; open = OPENING.exec(text)) {
     const after = open.index + open[0].length;
-    // A tag in inline code (`<reasoning>`) is prose about tags, not one.
-    if (!inCode(text, open.index, after)) return { at: open.index, after, name: open[1]?.toLowerCase() ?? ANALYSIS };
+    // A tag in inline code (`<reasoning>`) is prose about tags, not one. Mistral's token is only
+    // ever upper case: a `[think]` is prose ("Step [think]: ..."), and would hide the rest.
+    if (inCode(text, open.index, after) || (open[0].startsWith('[') && open[0] !== MISTRAL_THINK)) continue;
+    return { at: open.index, after, name: open[1]?.toLowerCase() ?? (open[0] === MISTRAL_THINK ? MISTRAL_THINK : ANALYSIS) };
   }
   return undefined;
 }
@@ -59,9 +68,15 @@ const inCode = (text: string, at: number, after: number) => text[at - 1] === '`'
  * Blocks of the same name nest (`<think>a <think>b</think> c </think>` is one block): the block
  * ends at the closing tag that balances its opening, counting those of that name in between. When
  * none balances it (an opening tag mentioned in prose, in quotes, in an unclosed code span), it
- * ends at its first closing tag, so a mention never hides the call after `</think>`.
+ * ends at its first closing tag, so a mention never hides the call after `</think>`. A closing
+ * tag mentioned in a sentence does not end it when one nothing opens follows on a line of its
+ * own. Mistral's `[THINK]` ends at its first `[/THINK]`.
  */
 export function reasoningBlockEnd(text: string, open: ReasoningOpening): number {
+  if (open.name === MISTRAL_THINK) {
+    const close = text.indexOf(MISTRAL_THINK_END, open.after);
+    return close < 0 ? text.length : close + MISTRAL_THINK_END.length;
+  }
   const tags = TAGS_BY_NAME.get(open.name);
   if (tags === undefined) {
     ANALYSIS_END.lastIndex = open.after;
@@ -70,7 +85,24 @@ export function reasoningBlockEnd(text: string, open: ReasoningOpening): number 
     return close[0] === '<|start|>' || close[0] === '<|channel|>' ? close.index : close.index + close[0].length;
   }
   const pairs = tagPairs(text, open.name, tags);
-  return closingOf(pairs, open)?.after ?? text.length;
+  const close = closingOf(pairs, open);
+  // A closing tag mentioned in a sentence of the reasoning ("splits on </think> and keeps the
+  // rest") balanced the opening tag, and the reasoning went on to one that nothing opens, on a
+  // line of its own as chat templates write it: that one ends the block.
+  const later = pairs.unopened;
+  if (close !== undefined && later !== undefined && later.at > close.at && inSentence(text, close) && !afterTextOnItsLine(text, later.at)) {
+    return later.after;
+  }
+  return close?.after ?? text.length;
+}
+
+/**
+ * Just after the first closing tag of the block `open` begins (its end had no tag inside it been
+ * counted as nested), or undefined when it has none or is not a block of a tag's name.
+ */
+export function firstClosingEnd(text: string, open: ReasoningOpening): number | undefined {
+  const tags = TAGS_BY_NAME.get(open.name);
+  return tags === undefined ? undefined : firstClosingAfter(tagPairs(text, open.name, tags), open.after)?.after;
 }
 
 /** The closing tag that ends the block `open` begins: the one balancing it, else its first. */
@@ -81,7 +113,9 @@ function closingOf(pairs: TagPairs, open: TagSpan): TagSpan | undefined {
 /**
  * For each name a block may be opened with in the prompt, its first closing tag that no opening
  * tag of that name before it balances (counting nested pairs, as `reasoningBlockEnd` does): such
- * a tag ends a block opened in the prompt.
+ * a tag ends a block opened in the prompt. One mentioned in a sentence (words before and after it
+ * on its line: "end reasoning with </think> and then answer") is passed over for a later one that
+ * is not: the reasoning goes on to that one, where the template ends it.
  */
 export function unopenedClosings(text: string): TagSpan[] {
   const found: TagSpan[] = [];
@@ -128,6 +162,19 @@ function afterTextOnItsLine(text: string, at: number): boolean {
   return false;
 }
 
+/** Whether a tag stands in a sentence: text before and after it on its line. */
+const inSentence = (text: string, tag: TagSpan): boolean => afterTextOnItsLine(text, tag.at) && textAfterOnItsLine(text, tag.after);
+
+/** Whether a character other than whitespace stands at or after `from` on its line. */
+function textAfterOnItsLine(text: string, from: number): boolean {
+  for (let pos = from; pos < text.length; pos++) {
+    const c = text.charCodeAt(pos);
+    if (c === 0x0a || c === 0x0d) return false;
+    if (c !== 0x20 && c !== 0x09) return true;
+  }
+  return false;
+}
+
 /** A text's tags of one name, paired as brackets. */
 interface TagPairs {
   /** The closing tag that balances each opening tag, by where the opening begins. */
@@ -137,7 +184,10 @@ interface TagPairs {
   /** Closing tags outside code, then all closing tags, each in order. */
   readonly plainClosings: TagSpan[];
   readonly allClosings: TagSpan[];
-  /** The first closing tag with no opening tag before it left to balance. */
+  /**
+   * The first closing tag with no opening tag before it left to balance, and not mentioned in a
+   * sentence; else the first such tag mentioned in one.
+   */
   readonly unopened: TagSpan | undefined;
 }
 
@@ -163,6 +213,7 @@ function tagPairs(text: string, name: string, tags: RegExp): TagPairs {
   const allClosings: TagSpan[] = [];
   const stack: number[] = [];
   let unopened: TagSpan | undefined;
+  let mentioned: TagSpan | undefined;
   let fence = 0;
   tags.lastIndex = 0;
   for (let tag = tags.exec(text); tag !== null; tag = tags.exec(text)) {
@@ -181,9 +232,10 @@ function tagPairs(text: string, name: string, tags: RegExp): TagPairs {
     plainClosings.push({ at, after });
     const opening = stack.pop();
     if (opening !== undefined) ends.set(opening, { at, after });
+    else if (unopened === undefined && inSentence(text, { at, after })) mentioned ??= { at, after };
     else unopened ??= { at, after };
   }
-  const pairs = { ends, firstOpening, plainClosings, allClosings, unopened };
+  const pairs = { ends, firstOpening, plainClosings, allClosings, unopened: unopened ?? mentioned };
   pairsByName.set(name, pairs);
   return pairs;
 }

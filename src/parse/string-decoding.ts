@@ -18,8 +18,10 @@ export function decodeJsonString(quoted: string): string | undefined {
 /**
  * Decodes the escapes in `text[start, end)` leniently: JSON's escapes as in JSON; those
  * JavaScript and Python share as there (`\x41` is `A`, `\101` too, `\0` is NUL, `\v` a vertical
- * tab); a malformed `\u` or `\x` as the letter; any other escaped character as itself (`\'` is
- * `'`).
+ * tab); `\'` as `'` and an escaped line break as the break. Any other escape, a malformed `\u` or
+ * `\x` among them, keeps its backslash, as Python keeps it: what a model writes so is a regex
+ * (`"\d+\.\d+"`) or a Windows path (`"C:\Users\xavier"`), which came out as `d+.d+` and
+ * `C:Usersxavier` when the backslash was dropped (as JavaScript drops it).
  */
 export function decodeEscapes(text: string, start: number, end: number): string {
   const parts: string[] = [];
@@ -53,13 +55,16 @@ export function decodeEscapes(text: string, start: number, end: number): string 
       }
       parts.push(fromCharCode(code));
     } else {
-      parts.push(fromCharCode(c));
+      parts.push(KEPT_AS_ITSELF.has(c) ? fromCharCode(c) : `\\${fromCharCode(c)}`);
     }
     chunk = pos;
   }
   parts.push(text.slice(chunk, end));
   return parts.join('');
 }
+
+/** Escaped characters that stand for themselves: `"`, `\\` and `/` (JSON), `'`, and a line break. */
+const KEPT_AS_ITSELF: ReadonlySet<number> = new Set([0x22, 0x5c, 0x2f, 0x27, 0x0a, 0x0d]);
 
 const SIMPLE_ESCAPES: ReadonlyMap<number, string> = new Map([
   [0x6e, '\n'],

@@ -6,7 +6,8 @@ import { UsageError } from './usage';
 /** The flags of `dispatchctl approvals`. */
 export interface ApprovalsFlags {
   readonly session?: string;
-  readonly tool?: string;
+  /** As the command line gives it (repeatable, for events); ListApprovals filters by one tool. */
+  readonly tool?: readonly string[];
   readonly approve?: boolean;
   readonly deny?: boolean;
   readonly reason?: string;
@@ -29,6 +30,9 @@ const LIST: ApprovalsRequest = { list: true };
  */
 export function approvalsRequest(args: readonly string[], flags: ApprovalsFlags): ApprovalsRequest {
   const [sub, id, ...extra] = args;
+  if (flags.tool !== undefined && flags.tool.length > 1) {
+    throw new UsageError(`approvals lists the calls of one --tool, got ${flags.tool.length} (${flags.tool.map((t) => JSON.stringify(t)).join(', ')})`);
+  }
   if (sub === undefined || sub === 'list') {
     if (id !== undefined) throw new UsageError(`approvals list takes no arguments, got ${JSON.stringify(id)} (filter with --session or --tool)`);
     return LIST;
@@ -53,7 +57,7 @@ export function approvalsRequest(args: readonly string[], flags: ApprovalsFlags)
 export async function approvalsCommand(dispatch: ApprovalsClient, args: readonly string[], flags: ApprovalsFlags, options: CallOptions, out: (line: string) => void): Promise<number> {
   const request = approvalsRequest(args, flags);
   if (request.list) {
-    const { approvals, truncated } = await dispatch.listApprovals({ sessionId: flags.session ?? '', tool: flags.tool ?? '' }, options);
+    const { approvals, truncated } = await dispatch.listApprovals({ sessionId: flags.session ?? '', tool: flags.tool?.[0] ?? '' }, options);
     for (const approval of approvals) out(formatApproval(approval));
     if (approvals.length === 0) out('(no approvals waiting)');
     if (truncated) out('(more are waiting than one answer holds: filter with --session or --tool)');

@@ -18,9 +18,10 @@ import { RESULT_ERROR, USAGE, type CommandFlags } from './dispatchctl-usage';
 /**
  * Runs `command` (its arguments `args`, which hold what checkCommand asked of them) with the flags
  * given; resolves with the exit code. Loaded by dispatchctl's main once checkCommand passed the
- * command line; `command` is the name it gave (`tools list`, `call`, ...).
+ * command line; `command` is the name it gave (`tools list`, `call`, ...). `outGone` fires when
+ * what reads `out` has gone (a closed pipe): `events` then stops as on Ctrl-C.
  */
-export async function runCommand(command: string, args: readonly string[], values: CommandFlags, out: Out, err: Out): Promise<number> {
+export async function runCommand(command: string, args: readonly string[], values: CommandFlags, out: Out, err: Out, outGone?: AbortSignal): Promise<number> {
   let connection: Connection;
   try {
     connection = resolveConnection(values, process.env);
@@ -105,6 +106,7 @@ export async function runCommand(command: string, args: readonly string[], value
       case 'events': {
         const controller = new AbortController();
         process.once('SIGINT', () => controller.abort());
+        outGone?.addEventListener('abort', () => controller.abort(), { once: true });
         // Awaited here, so that its failures are reported as the other commands' are.
         return await eventsCommand(address, { session: values.session, tool: values.tool, kinds: values.kind, token, follow: values.follow, credentials, tls: connection.tls, startTimeoutMs: connection.deadlineMs }, out, controller.signal, err);
       }
@@ -121,12 +123,13 @@ export async function runCommand(command: string, args: readonly string[], value
 
 /** Reports `error` on `err` (with a hint when a plaintext channel seems to meet TLS); resolves with the exit code: 2 for a usage error, else 1. */
 function failed(error: unknown, err: Out, tls = true): number {
+  // A message can quote a file's text, often a model's (a turn file's or a tools file's key, what
+  // V8 quotes around a JSON syntax error), and a status's details what the model or a tool wrote.
   if (error instanceof UsageError) {
-    err(`dispatchctl: ${error.message}${error.showUsage ? `\n${USAGE}` : ''}`);
+    err(`dispatchctl: ${terminalText(error.message)}${error.showUsage ? `\n${USAGE}` : ''}`);
     return 2;
   }
   const status = (error as grpc.ServiceError).code;
-  // A status's details can quote what the model or a tool wrote.
-  err(typeof status === 'number' ? `dispatchctl: ${grpc.status[status]}: ${terminalText(((error as grpc.ServiceError).details ?? '').trimEnd(), true)}${connectionHint(error as grpc.ServiceError, tls)}` : `dispatchctl: ${(error as Error).message}`);
+  err(typeof status === 'number' ? `dispatchctl: ${grpc.status[status]}: ${terminalText(((error as grpc.ServiceError).details ?? '').trimEnd(), true)}${connectionHint(error as grpc.ServiceError, tls)}` : `dispatchctl: ${terminalText((error as Error).message)}`);
   return 1;
 }

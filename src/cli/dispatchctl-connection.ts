@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { caProblem, identityProblem } from '../auth/certificate-check';
 import { isLocalTarget } from './loopback';
@@ -40,13 +41,28 @@ const SOCKET_TARGET = /^unix(-abstract)?:./;
 const isPort = (text: string): boolean => /^\d{1,5}$/.test(text) && Number(text) >= 1 && Number(text) <= 65_535;
 
 /**
+ * Whether Node's Resolver.setServers takes `server`, the DNS server of a `dns://SERVER/` target
+ * (grpc-js passes it on when it builds the channel): an IP address, `IPv4:PORT` or `[IP]:PORT`.
+ * It throws on a name, and port 0 aborts the process in c-ares.
+ */
+function isDnsServer(server: string): boolean {
+  if (isIP(server) !== 0) return true;
+  const match = /^(?:\[([^\]]+)\]|([^:[\]]+))(?::([^:]*))?$/.exec(server);
+  return match !== null && isIP(match[1] ?? match[2]!) !== 0 && (match[3] === undefined || isPort(match[3]));
+}
+
+/**
  * `target` when it names a port dispatchctl can reach: HOST:PORT (`[::1]:PORT` for IPv6), or the
- * gRPC forms `dns:[//AUTHORITY/]HOST:PORT`, `ipv4:`/`ipv6:` lists of them, `unix:PATH`. Throws a
- * UsageError naming `from` otherwise: grpc-js took a port past 65535 and failed only at run time,
- * and one left out as 443.
+ * gRPC forms `dns:[//SERVER/]HOST:PORT` (SERVER as isDnsServer says), `ipv4:`/`ipv6:` lists of
+ * them, `unix:PATH`. Throws a UsageError naming `from` otherwise: grpc-js took a port past 65535
+ * and failed only at run time, and one left out as 443.
  */
 export function checkedTarget(target: string, from: string): string {
   if (SOCKET_TARGET.test(target)) return target;
+  const server = /^dns:\/\/([^/]*)\//.exec(target)?.[1];
+  if (server && !isDnsServer(server)) {
+    throw new UsageError(`${from}: the DNS server of dns://SERVER/HOST:PORT must be an IP address, with a :PORT from 1 to 65535 or none ([IPv6]:PORT); got ${JSON.stringify(target)}`, false);
+  }
   const list = /^ipv[46]:(.*)$/.exec(target);
   const addresses = list ? list[1]!.split(',') : [target.replace(/^dns:(\/\/[^/]*\/)?/, '')];
   for (const address of addresses) {

@@ -33,9 +33,9 @@ export const USAGE = `usage: dispatchctl [--address HOST:PORT] [--token T] [--se
                              both show R in the APPROVAL_RESOLVED event;
                              exit 1 if it was not waiting
   parse FILE                 find tool calls in raw model output ('-' reads stdin)
-  events [--tool T] [--kind K]... [--follow]
+  events [--tool T]... [--kind K]... [--follow]
                              tail events live, one line each; --session, --tool and --kind
-                             (tool_post, RETRY, ...; repeatable) filter; --follow subscribes
+                             (tool_post, RETRY, ...; both repeatable) filter; --follow subscribes
                              again when the server restarts or goes away; Ctrl-C stops
   --address HOST:PORT        the server ([::1]:PORT for IPv6, or unix:PATH); the port is required
   --session S                the session of call and dispatch (a turn file's session_id wins);
@@ -67,7 +67,8 @@ const FLAGS = {
   'tls-key': { type: 'string' },
   'allow-plaintext-token': { type: 'boolean' },
   session: { type: 'string' },
-  tool: { type: 'string' },
+  // Repeatable, as --kind: events subscribes to every tool named (given twice, the last alone was kept).
+  tool: { type: 'string', multiple: true },
   kind: { type: 'string', multiple: true },
   follow: { type: 'boolean', short: 'f' },
   parallel: { type: 'boolean' },
@@ -86,34 +87,41 @@ export function parseCommandLine(argv: readonly string[]) {
 /** The flags of a command line, as parseCommandLine gives them. */
 export type CommandFlags = ReturnType<typeof parseCommandLine>['values'];
 
-/** Each command dispatchctl runs, with what it needs after its name (none for an optional one). */
-const COMMANDS: ReadonlyMap<string, string | undefined> = new Map([
-  ['tools list', undefined],
-  ['tools register', 'FILE'],
-  ['tools remove', 'NAME'],
-  ['stats', undefined],
-  ['call', 'TOOL and JSON'],
-  ['dispatch', 'FILE'],
-  ['read', 'HANDLE'],
-  ['end-session', 'SESSION'],
-  ['approvals', undefined],
-  ['parse', 'FILE'],
-  ['events', undefined],
-]);
+/**
+ * Each command dispatchctl runs: what it needs after its name (none for an optional one), and the
+ * arguments it takes, one word each (none for `approvals`, which reads its own).
+ */
+const COMMANDS: ReadonlyMap<string, readonly [needs: string | undefined, takes: string | undefined]> = new Map([
+  ['tools list', [undefined, '']],
+  ['tools register', ['FILE', 'FILE']],
+  ['tools remove', ['NAME', 'NAME']],
+  ['stats', [undefined, '[TOOL]']],
+  ['call', ['TOOL and JSON', 'TOOL [JSON]']],
+  ['dispatch', ['FILE', 'FILE']],
+  ['read', ['HANDLE', 'HANDLE [OFFSET]']],
+  ['end-session', ['SESSION', 'SESSION']],
+  ['approvals', [undefined, undefined]],
+  ['parse', ['FILE', 'FILE']],
+  ['events', [undefined, '']],
+] as const);
 
 /**
  * Throws a UsageError when `command` is none of dispatchctl's, or lacks the argument it needs, or
- * (`approvals`) its arguments and flags are off, or (`read`) its OFFSET is no uint32: checked
- * before the commands (and gRPC) load.
+ * is given more than it takes (they were dropped: `end-session a b` ended a alone, exit 0; `call
+ * echo {"a": 1}` unquoted sent `{"a":`), or (`approvals`) its arguments and flags are off, or
+ * (`read`) its OFFSET is no uint32: checked before the commands (and gRPC) load.
  * Resolves `tools`' subcommand into the name.
  */
 export function checkCommand(command: string, args: readonly string[], flags: CommandFlags): string {
   const name = command === 'tools' && args[0] !== undefined ? `tools ${args[0]}` : command;
   // One argument "tools remove" is no command: only `tools` and its subcommand, apart, name one.
-  if (!COMMANDS.has(name) || command.includes(' ')) throw new UsageError(`unknown command "${command}"`);
-  const needs = COMMANDS.get(name);
-  const given = name.startsWith('tools ') ? args[1] : args[0];
-  if (needs !== undefined && !given) throw new UsageError(`${name} needs ${needs}`);
+  const known = COMMANDS.get(name);
+  if (known === undefined || command.includes(' ')) throw new UsageError(`unknown command "${command}"`);
+  const [needs, takes] = known;
+  const own = name.startsWith('tools ') ? args.slice(1) : args;
+  if (needs !== undefined && !own[0]) throw new UsageError(`${name} needs ${needs}`);
+  const most = takes?.split(' ').filter(Boolean).length ?? Infinity;
+  if (own.length > most) throw new UsageError(`${name} takes ${takes || 'no arguments'}, got also ${JSON.stringify(own[most])} (quote an argument holding spaces)`);
   if (name === 'approvals') approvalsRequest(args, flags);
   if (name === 'read' && args[1] !== undefined) uint32Argument(args[1], 'OFFSET');
   return name;

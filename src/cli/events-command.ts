@@ -9,7 +9,8 @@ import { connectionHint, DEFAULT_TIMEOUT_SECONDS } from './dispatchctl-connectio
 /** What `dispatchctl events` tails. */
 export interface EventsFilter {
   readonly session?: string;
-  readonly tool?: string;
+  /** The tools whose events to show, one or several; none (or empty names) means all. */
+  readonly tool?: string | readonly string[];
   /** Event kinds by name, `TOOL_POST` or `tool_post`; empty means all. */
   readonly kinds?: readonly string[];
   /** A bearer token (the `subscribe` scope). */
@@ -44,7 +45,7 @@ const MAX_BACKOFF_MS = 10_000;
  */
 function tail(client: ReturnType<typeof createDispatchClient>, filter: EventsFilter, kinds: EventKind[], out: Out, signal: AbortSignal, startMs: number): Promise<Ending> {
   const stream = client.subscribe(
-    { sessionId: filter.session ?? '', tools: filter.tool ? [filter.tool] : [], kinds },
+    { sessionId: filter.session ?? '', tools: [filter.tool ?? []].flat().filter((name) => name !== ''), kinds },
     { metadata: filter.token ? { authorization: `Bearer ${filter.token}` } : {} },
   );
   const cancel = () => stream.cancel();

@@ -11,7 +11,11 @@ export interface BreakersOptions {
   readonly onState?: (tool: string, state: BreakerState) => void;
   /** Breakers kept; past it the oldest closed one is dropped, else the oldest half-open one with no probe out. @default 10000 */
   readonly maxBreakers?: number;
-  /** Clock, for tests. @default Date.now */
+  /**
+   * Clock of the breakers' open periods, probe leases and rolling windows, in ms; only differences
+   * are read. Monotonic by default: a wall clock stepped (NTP, a VM resumed) would move them all at
+   * once. For tests. @default performance.now
+   */
   readonly now?: () => number;
 }
 
@@ -50,7 +54,7 @@ export interface Breakers extends BreakerStats {
 export function createBreakers(options: BreakersOptions = {}): Breakers {
   const settingsFor = options.settingsFor ?? (() => DEFAULT_BREAKER_SETTINGS);
   const maxBreakers = options.maxBreakers ?? 10_000;
-  const now = options.now ?? Date.now;
+  const now = options.now ?? (() => performance.now());
   const rotation = new EventEmitter().setMaxListeners(0);
   const breakers = new Map<string, ToolBreaker>();
 

@@ -1,4 +1,6 @@
-/** Rate keys whose last time told is kept; past it, the times already come go, else all. */
+import { trimLimits } from './trim-limits';
+
+/** Rate keys whose last time told is kept; past it, room is made fairly between tenants (trim-limits.ts). */
 const MAX_TOLD_KEYS = 10_000;
 /**
  * How far ahead calls refused one after another are told at most (unless their limit's next turn
@@ -28,10 +30,10 @@ export function createToldTurns(): ToldTurns {
     tell(key, now, nextAt, intervalMs) {
       const last = lastTold.get(key);
       const at = last !== undefined && last > now ? Math.max(nextAt, Math.min(last + intervalMs, now + MAX_TOLD_AHEAD_MS)) : nextAt;
-      if (last === undefined && lastTold.size >= MAX_TOLD_KEYS) {
-        for (const [k, t] of lastTold) if (t <= now) lastTold.delete(k);
-        if (lastTold.size >= MAX_TOLD_KEYS) lastTold.clear();
-      }
+      // The times already come go first, then those of the tenants past an equal share, soonest
+      // first. Before, when all were still ahead, all went: one tenant's refusals over 10,000 tools
+      // had every other tenant's next refused call told the turn an earlier one was told.
+      if (last === undefined && lastTold.size >= MAX_TOLD_KEYS) trimLimits(lastTold, now, MAX_TOLD_KEYS);
       lastTold.set(key, at);
       return at;
     },

@@ -13,6 +13,7 @@ import { TRIM_TO, waterLevel } from '../store';
  * share, never those of a tenant within it. Before, when every limit was still in use, all were
  * forgotten at once, and every tool of every tenant could burst again. The config file's tools
  * count as one tenant (''). With more tenants than one limit each fits, the oldest limits go.
+ * The times told to refused calls (told-turns.ts, by the same keys) are trimmed alike.
  */
 export function trimLimits(emptyAt: Map<string, number>, now: number, max: number): void {
   for (const [key, at] of emptyAt) if (at <= now) emptyAt.delete(key);

@@ -36,12 +36,12 @@ export function recordGone(reason: string): DispatchError {
 
 /**
  * Step 2's look for a record of a side-effecting call it would refuse (`refusal`) or ask about
- * (`otherwise`: the approval wait), by the idempotency key of `keyArgs` (the arguments as
- * validated, before the hooks: the key the claim takes, see run-attempt): with one, the attempt
- * goes on to the store step to be answered from it (AnsweredByRecord). Only this path reads the
- * store before the claim: a call the hooks let through pays no extra round trip. A store that
- * cannot be read is no record: the call is refused or asked about as before (and a side-effecting
- * call approved then fails closed at the claim).
+ * (`otherwise`: the approval wait), by the idempotency key under `tool` (keyToolOf's) of
+ * `keyArgs` (the arguments as validated, before the hooks: the key the claim takes, see
+ * run-attempt): with one, the attempt goes on to the store step to be answered from it
+ * (AnsweredByRecord). Only this path reads the store before the claim: a call the hooks let
+ * through pays no extra round trip. A store that cannot be read is no record: the call is refused
+ * or asked about as before (and a side-effecting call approved then fails closed at the claim).
  */
 export async function unlessRecorded(deps: PipelineDeps, turn: TurnContext, tool: ResolvedTool, keyArgs: unknown, ready: unknown, refusal: DispatchError, otherwise?: () => Promise<unknown>): Promise<unknown> {
   let state: RecordState | undefined;

@@ -71,6 +71,20 @@ export interface ReadKeys {
   readonly op: string;
 }
 
+/** What a call's attempts know of the tool the call was made to (part of CallProgress). */
+export interface CalledTool {
+  /** The call's first tool, whose idempotency key its side-effecting fallbacks take (see keyToolOf). */
+  readonly calledTool?: ResolvedTool;
+}
+
+/**
+ * The tool whose idempotency key an attempt on `tool` takes: the tool its call was made to
+ * (`called`), when `tool` is side-effecting (a fallback's claims stand for the call). Under the
+ * fallback's own key, a client's retry of the turn found no record of its call, and its tool,
+ * reachable again, did the action the fallback had done: the email went out twice.
+ */
+export const keyToolOf = (tool: ResolvedTool, called: ResolvedTool | undefined): ResolvedTool => (called !== undefined && !tool.readOnly ? called : tool);
+
 /** Key material up to this many characters is a call's local key as it is, unhashed. */
 const LOCAL_KEY_MAX = 256;
 
@@ -79,7 +93,7 @@ const LOCAL_KEY_MAX = 256;
  * (a builtin, say) costs no hash; nor does a short call's local key (the memo cache's).
  *
  * `op` is the call's loop operation on `tool` with `args`, when read already (a parallel turn's
- * planner did).
+ * planner did). `keyTool` names the key and its `key_fields` (keyToolOf); the memo cache's stays `tool`'s.
  */
 export class CallKey {
   private material: string | undefined;
@@ -92,10 +106,11 @@ export class CallKey {
     private readonly args: unknown,
     readonly canonicalArgs: string,
     readonly op?: string,
+    private readonly keyTool: ResolvedTool = tool,
   ) {}
 
   private get text(): string {
-    return (this.material ??= keyMaterial(this.scope, this.tool.name, this.args, this.tool.keyFields, this.canonicalArgs));
+    return (this.material ??= keyMaterial(this.scope, this.keyTool.name, this.args, this.keyTool.keyFields, this.canonicalArgs));
   }
 
   get value(): string {
@@ -111,7 +126,7 @@ export class CallKey {
   }
 
   private localOf(): string {
-    if (this.tool.keyFields.length > 0) {
+    if (this.tool.keyFields.length > 0 || this.keyTool !== this.tool) {
       const all = keyMaterial(this.scope, this.tool.name, this.args, [], this.canonicalArgs);
       return all.length <= LOCAL_KEY_MAX ? all : hashKeyMaterial(all);
     }

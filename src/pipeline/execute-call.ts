@@ -110,7 +110,7 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
     return errorResult(call.id, call.name, DispatchError.from(error, 'before'), 0, since(started));
   }
   // Its shape fixed from the start (a field added later would change it on the hot path).
-  const progress: CallProgress = { budgetsCounted: undefined, lastFailure: undefined, ranAndFailed: undefined, countedBeforeAsking: undefined };
+  const progress: CallProgress = { budgetsCounted: undefined, lastFailure: undefined, ranAndFailed: undefined, countedBeforeAsking: undefined, failureWarnings: undefined, calledTool: tool };
   // The tools this call has run on: a fallback never leads back to one of them. Made at the first
   // correction (a Set per call measured ~2% of a parallel turn's allocations).
   let tried: Set<string> | undefined;
@@ -129,6 +129,10 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
     }
     const { result, error } = outcome;
     if (!error) return stamp(result, call.id, attempt, since(started));
+    // A side-effecting tool that failed while it ran may have taken effect (DESIGN section 4): it
+    // is not run again, whatever a reflector proposes. Fixed arguments or a fallback tool make
+    // another idempotency key, which no record stops: the same email went out twice.
+    if (!tool.readOnly && error.phase === 'during') return stamp(result, call.id, attempt, since(started));
     const reflection = await reflectOn(deps, { tool, args, error, attempt: toolAttempt, attemptsSoFar: attempt });
     if (!reflection.retry) {
       if (reflection.warning !== undefined) result.warnings.push(reflection.warning);

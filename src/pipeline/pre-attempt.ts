@@ -25,11 +25,12 @@ const APPROVALS_FULL = 'Call it again in a while, when fewer approvals are waiti
  * already) gives an AnsweredByRecord instead: the store step answers it (see unlessRecorded).
  * `beforeAsk`, when given, runs before an approver is asked, with the arguments that would run:
  * the session budget's count and the loop block's read (countBeforeAsking), whose refusal ends
- * the attempt unasked, the count given back when the wait ends without approval.
+ * the attempt unasked, the count given back when the wait ends without approval. `keyTool`: the
+ * tool whose idempotency key the attempt's claim takes (keyToolOf), which its record is looked up by.
  */
-export function applyPreHooks(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId: string, tool: ResolvedTool, args: unknown, attempt: number, beforeAsk?: BeforeAsk): unknown {
+export function applyPreHooks(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId: string, tool: ResolvedTool, args: unknown, attempt: number, beforeAsk?: BeforeAsk, keyTool = tool): unknown {
   const decision = deps.guards.preHook(new HookInput(turn, tool, args, attempt));
-  return decision instanceof Promise ? decision.then((d) => decide(deps, turn, obs, callId, tool, args, attempt, d, beforeAsk)) : decide(deps, turn, obs, callId, tool, args, attempt, decision, beforeAsk);
+  return decision instanceof Promise ? decision.then((d) => decide(deps, turn, obs, callId, tool, args, attempt, d, beforeAsk, keyTool)) : decide(deps, turn, obs, callId, tool, args, attempt, decision, beforeAsk, keyTool);
 }
 
 /**
@@ -63,7 +64,7 @@ class HookInput implements PreHookInput {
 }
 
 /** What a hook decision means for the attempt: its arguments, a BLOCKED throw, or an approval wait. */
-function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId: string, tool: ResolvedTool, args: unknown, attempt: number, decision: HookDecision, beforeAsk?: BeforeAsk): unknown {
+function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId: string, tool: ResolvedTool, args: unknown, attempt: number, decision: HookDecision, beforeAsk: BeforeAsk | undefined, keyTool: ResolvedTool): unknown {
   // Aborted while a hook or the policy endpoint was consulted: its answer is moot, and a block is
   // most likely the consult's own abort (the endpoint fails closed). The attempt is refused
   // CANCELLED before any store step or tool, as after an approval wait cut short (see awaitApproval).
@@ -74,7 +75,7 @@ function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId
     case 'block': {
       const refusal = blocked(`blocked by policy: ${decision.reason}`);
       if (tool.readOnly) throw refusal;
-      return unlessRecorded(deps, turn, tool, args, args, refusal);
+      return unlessRecorded(deps, turn, keyTool, args, args, refusal);
     }
     case 'modify':
       if (!tool.validate(decision.arguments)) {
@@ -94,7 +95,7 @@ function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId
         return beforeAsk ? beforeAsk(ready).then((giveBack) => awaitApproval(deps, turn, obs, attempt, decision.reason, request, ready, giveBack)) : awaitApproval(deps, turn, obs, attempt, decision.reason, request, ready);
       };
       // A side-effecting call that ran already (a client's retry) is answered from its record, unasked.
-      if (!tool.readOnly) return unlessRecorded(deps, turn, tool, ready, ready, headless ?? recordGone(decision.reason), headless ? undefined : ask);
+      if (!tool.readOnly) return unlessRecorded(deps, turn, keyTool, ready, ready, headless ?? recordGone(decision.reason), headless ? undefined : ask);
       if (headless) throw headless;
       return ask();
     }

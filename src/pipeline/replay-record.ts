@@ -66,18 +66,46 @@ export function sameFailure(progress: CallProgress, op: string, record: string |
   return last !== undefined && last.op === op && last.record === record;
 }
 
+/** What a call keeps of the loop warnings its failed attempts added to its warnings (part of CallProgress). */
+export interface FailureWarnings {
+  /** Those loop warnings, which a later attempt's result carries until one succeeds (see dropFailureWarnings). */
+  failureWarnings?: string[];
+}
+
+/** Notes `warning` (addLoopWarning's) when the attempt `failed`; true when there is one. */
+export function noteLoopWarning(progress: FailureWarnings, failed: boolean, warning: string | undefined): boolean {
+  if (warning !== undefined && failed) (progress.failureWarnings ??= []).push(warning);
+  return warning !== undefined;
+}
+
 /**
- * Adds the loop warning the streak calls for, if any; true when it did. `blockedMs`: the next
+ * Takes from a call's `warnings`, once an attempt of it succeeded, the loop warnings its failed
+ * attempts added, and adds the tool's own (`own`). A failure's loop warning stays in the warnings
+ * the call's later attempts start from, so that a retry failing the same way (not counted again)
+ * or refused before its tool ran still says it; a retry that succeeded answered with "failed the
+ * same way ... change the approach" beside its result.
+ */
+export function dropFailureWarnings(progress: FailureWarnings, warnings: string[], own: readonly string[] | undefined): void {
+  for (const warning of progress.failureWarnings ?? []) {
+    const at = warnings.indexOf(warning);
+    if (at !== -1) warnings.splice(at, 1);
+  }
+  progress.failureWarnings = undefined;
+  if (own) warnings.push(...own);
+}
+
+/**
+ * Adds the loop warning the streak calls for, if any, and gives it. `blockedMs`: the next
  * identical call is refused for longer than the tool asked to wait, and the result says so (blockedWaitMs).
  */
-export function addLoopWarning(streak: LoopStreak, tool: ResolvedTool, obs: CallObserver, attempt: number, warnings: string[], blockedMs?: number): boolean {
+export function addLoopWarning(streak: LoopStreak, tool: ResolvedTool, obs: CallObserver, attempt: number, warnings: string[], blockedMs?: number): string | undefined {
   const threshold = streak.failed ? tool.loop.failureWarn : tool.loop.warn;
-  if (streak.count < threshold) return false;
+  if (streak.count < threshold) return undefined;
   const refused = blockedMs === undefined ? '' : `; dispatch refuses to run it again unchanged for ${inWords(blockedMs)}, longer than the tool asked (retry_after_ms)`;
   const message = streak.failed
     ? `loop warning: this call has failed the same way ${failuresInARow(streak)} times in a row${refused}; change the arguments or the approach`
     : `loop warning: ${tool.name} returned the same result ${streak.count} times in a row for the same input; use the result you have or change the approach`;
   warnings.push(message);
   obs.loopWarning(attempt, message);
-  return true;
+  return message;
 }

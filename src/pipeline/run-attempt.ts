@@ -14,13 +14,13 @@ import { applyPreHooks } from './pre-attempt';
 import { countBeforeAsking, giveBackAsked, givingBackOnAbort } from './budget-reserve';
 import { errorResult, fullTextNotKept, replayedResult, toolResult, toStored } from './results';
 import { breakerKey } from './breaker-key';
-import { AttemptContext, CallKey, type ReadKeys } from './attempt-context';
+import { AttemptContext, CallKey, keyToolOf, type CalledTool, type ReadKeys } from './attempt-context';
 import { runGuarded } from './signals';
 import { gated, gateSkip, whileHeld, type GateSkip } from './gated';
 import { memoServes } from './memo-hit';
 import { budgetWarning, claimRefusal, overBudget } from './refusals';
 import { sideEffectFailure } from './side-effect-failure';
-import { addLoopWarning, loopRecordOf, recordReplay, sameFailure } from './replay-record';
+import { addLoopWarning, dropFailureWarnings, loopRecordOf, noteLoopWarning, recordReplay, sameFailure, type FailureWarnings } from './replay-record';
 import { loopOp } from './loop-op';
 import { blockedWaitMs, blockLeftMs, blockRefusal, cameEarly, loopBlockOf, toldInTurn, toldWaitMs, windowRecord, withWait } from './loop-block';
 import { checkMayStart } from './turn-error';
@@ -31,7 +31,7 @@ import { giveBack } from './give-back';
 import { breakerOpen, failedThenRefused } from './breaker-refusal';
 
 /** What the attempts of one call share: its budgets counted (BudgetProgress), and what follows. */
-export interface CallProgress extends BudgetProgress {
+export interface CallProgress extends BudgetProgress, FailureWarnings, CalledTool {
   /** The loop operation and record of the call's last attempt, when it failed (see sameFailure). */
   lastFailure?: { readonly op: string; readonly record: string };
   /** The error of the call's last attempt that ran its tool and failed, and the tool's name (see failedThenRefused). */
@@ -65,7 +65,7 @@ export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   const hookFailure = (error: unknown) => failedBefore(attemptObs, callId, tool, DispatchError.from(error, 'before'), attempt, started, warnings);
   let args: unknown;
   try {
-    args = applyPreHooks(deps, turn, obs, callId, tool, rawArgs, attempt, (ready) => countBeforeAsking(deps, turn, tool, ready, attempt, progress, warnings));
+    args = applyPreHooks(deps, turn, obs, callId, tool, rawArgs, attempt, (ready) => countBeforeAsking(deps, turn, tool, ready, attempt, progress, warnings), keyToolOf(tool, progress.calledTool));
   } catch (error) {
     return Promise.resolve(hookFailure(error));
   }
@@ -80,7 +80,7 @@ export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     // The planner's reading is of rawArgs: taken only when the attempt runs with them.
     const known = ready === rawArgs ? reading : undefined;
     const scope = turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId };
-    const callKey = new CallKey(scope, tool, ready, known?.canonical ?? canonicalJson(ready), known?.op);
+    const callKey = new CallKey(scope, tool, ready, known?.canonical ?? canonicalJson(ready), known?.op, keyToolOf(tool, progress.calledTool));
     const attemptNow = (claims: boolean, skip: GateSkip | undefined, recordOnly: DispatchError | undefined) => attemptWith(deps, turn, obs, attemptObs, callId, tool, ready, attempt, warnings, started, progress, callKey, claims, skip, recordOnly);
     const work = () => {
       // Decided once the resource is held (a write it waited for has evicted what it wrote), before
@@ -227,7 +227,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   if (run.kind === 'done') {
     text = run.value.text;
     cached = run.value.cached ?? false;
-    if (run.value.warnings) warnings.push(...run.value.warnings);
+    dropFailureWarnings(progress, warnings, run.value.warnings);
     // Out of time because the caller's deadline came first, not the tool's timeout: the caller's
     // doing (the RPC ends DEADLINE_EXCEEDED), no timeout of the tool's for its breaker and stats.
   } else if (run.kind === 'cancelled' || (run.kind === 'timeout' && timeoutMs < tool.timeoutMs)) error = new DispatchError(ErrorKind.CANCELLED, 'the call was cancelled', { phase });
@@ -277,7 +277,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
       spillKept = after.spillRefused !== true;
       // Its next identical call refused for longer than the tool asked to wait: the result says so.
       const blockedMs = error ? blockedWaitMs(after.streak, tool, toldWaitMs(error, tool.loop.assumedWaitMs)) : undefined;
-      if (record && record.counts !== false && addLoopWarning(after.streak, tool, obs, attempt, warnings, blockedMs)) result.warnings = [...warnings];
+      if (record && record.counts !== false && noteLoopWarning(progress, failed, addLoopWarning(after.streak, tool, obs, attempt, warnings, blockedMs))) result.warnings = [...warnings];
       if (blockedMs !== undefined) result = errorResult(callId, tool.name, withWait(error!, blockedMs), attempt, durationMs, warnings);
     } catch (storeError) {
       deps.logger.warn('store write after attempt failed; memory and loop record dropped', { tool: tool.name, error: (storeError as Error).message });

@@ -3,6 +3,7 @@ import { memoStillServes, type Middleware } from '../pipeline';
 import { hashKeyMaterial } from '../store';
 import type { MemoCache } from './memo-cache';
 import { legacyResourceName } from './memo-legacy-names';
+import { breaksJsonContract } from './result-verification';
 
 /** A resource name up to this many characters is kept as it is, unhashed. */
 const RESOURCE_NAME_MAX = 256;
@@ -24,13 +25,13 @@ function resourceOf(tenant: string, pointer: string, args: unknown): string | un
 /**
  * Memoize for read-only tools. The key is the call's local key (its idempotency key's material:
  * tenant, session, tool and the canonical arguments; hashed when long), the TTL the tool's
- * `memoize_ttl_seconds`; only successes are cached, and a hit is marked `cached`. EndSession ends
- * a session's entries, and a read still running then is not cached (see
- * {@link MemoCache.endSession}). A side-effecting call whose `resource_key` value equals a cached
- * read's evicts it, before it runs and again after, and a read that overlapped such a write is not
- * cached; once it has run, `written` is told the resource (to tell the other replicas). A tool
- * declared `skip_memoize` (its answer changes from one call to the next: a job's status) is
- * neither looked up nor stored: every call reaches it.
+ * `memoize_ttl_seconds`; only successes are cached (not an answer a `returns_json` tool broke its
+ * contract with), and a hit is marked `cached`. EndSession ends a session's entries, and a read
+ * still running then is not cached (see {@link MemoCache.endSession}). A side-effecting call
+ * whose `resource_key` value equals a cached read's evicts it, before it runs and again after, and
+ * a read that overlapped such a write is not cached; once it has run, `written` is told the
+ * resource (to tell the other replicas). A tool declared `skip_memoize` (its answer changes from
+ * one call to the next: a job's status) is neither looked up nor stored: every call reaches it.
  */
 export function memoize(cache: MemoCache, written?: (resource: string) => void): Middleware {
   // Promise chains rather than an async function: one continuation per call instead of an async
@@ -60,6 +61,9 @@ export function memoize(cache: MemoCache, written?: (resource: string) => void):
     const generation = resource === undefined ? undefined : cache.generation(resource);
     const sessionEnds = cache.sessionEnds();
     return next(invocation).then((output) => {
+      // Verification (outside) fails an answer that is not the JSON its tool promised: cached, it
+      // would fail every identical call for the TTL without the tool being asked again.
+      if (breaksJsonContract(tool.spec.returnsJson, output)) return output;
       cache.set(ctx.localKey, output, tool.memoizeTtlSeconds * 1000, { resource, generation, session: ctx, sessionEnds });
       return output;
     });

@@ -19,6 +19,8 @@ export const marker = (kind: SecretKind) => `${MARKER_START}${kind}]`;
 const PEM_BEGIN = '-----BEGIN ';
 const PEM_BODY = /[A-Za-z0-9+/=\s]/;
 const MAX_PEM_LABEL = 64;
+/** A private key's label: PEM's (`RSA PRIVATE KEY`, `PRIVATE KEY`...) or OpenPGP's armor (`PGP PRIVATE KEY BLOCK`). */
+const PRIVATE_LABEL = /PRIVATE KEY(?: BLOCK)?$/;
 
 /** End of a PEM body from `i`: base64, whitespace, and `\n`, `\r`, `\t` escaped (in a JSON string). */
 function pemBodyEnd(text: string, i: number): number {
@@ -32,9 +34,10 @@ function pemBodyEnd(text: string, i: number): number {
 }
 
 /**
- * PEM private key blocks, found with indexOf so that the scan stays linear. A block runs to its
- * END line, or without one (cut short) to the end of its base64; an END past a double quote is
- * not its own (the block is in a JSON string and the END in another), so JSON stays JSON.
+ * PEM private key blocks, OpenPGP's armored ones too, found with indexOf so that the scan stays
+ * linear. A block runs to its END line, or without one (cut short) to the end of its base64; an
+ * END past a double quote is not its own (the block is in a JSON string and the END in another),
+ * so JSON stays JSON.
  */
 function redactPem(text: string): string {
   let begin = text.indexOf(PEM_BEGIN);
@@ -46,7 +49,7 @@ function redactPem(text: string): string {
   while (begin >= 0) {
     const labelEnd = text.indexOf('-----', begin + PEM_BEGIN.length);
     const label = labelEnd < 0 ? '' : text.slice(begin + PEM_BEGIN.length, labelEnd);
-    if (labelEnd < 0 || label.length > MAX_PEM_LABEL || !label.endsWith('PRIVATE KEY')) {
+    if (labelEnd < 0 || label.length > MAX_PEM_LABEL || !PRIVATE_LABEL.test(label)) {
       begin = text.indexOf(PEM_BEGIN, begin + PEM_BEGIN.length);
       continue;
     }

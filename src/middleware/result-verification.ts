@@ -5,6 +5,9 @@ import { redactSecrets } from './redact-secrets';
 
 const EXCERPT_CHARS = 80;
 
+/** Outputs checked already, and whether they were JSON: memoize checks before it caches, then verification. */
+const checked = new WeakMap<ToolOutput, boolean>();
+
 function isJson(text: string): boolean {
   try {
     JSON.parse(text);
@@ -12,6 +15,21 @@ function isJson(text: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Whether `output` breaks the `returns_json` contract of its tool. Memoize asks before it caches
+ * (a broken answer would fail every identical call from the cache, the tool never reached); the
+ * answer is kept for the output object, so that verification, asking next, parses it no more.
+ */
+export function breaksJsonContract(returnsJson: boolean, output: ToolOutput): boolean {
+  if (!returnsJson) return false;
+  let json = checked.get(output);
+  if (json === undefined) {
+    json = isJson(output.text);
+    checked.set(output, json);
+  }
+  return !json;
 }
 
 /**
@@ -27,7 +45,7 @@ export function resultVerification(): Middleware {
 }
 
 function verifyJson(output: ToolOutput, redact: boolean): ToolOutput {
-  if (isJson(output.text)) return output;
+  if (!breaksJsonContract(true, output)) return output;
   // Redacted before it is quoted: JSON.stringify escapes its quotes (\"), which the outer
   // redaction of the message saw as ending a value. Cut after redaction, so no secret is cut short.
   const start = output.text.slice(0, EXCERPT_CHARS * 4);

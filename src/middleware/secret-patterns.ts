@@ -34,10 +34,13 @@ const API_KEY_NAMES = '(?:x-)?api[_-]?(?:key|secret|token)|apikey';
  * Key names of other secrets. The tokens of pagination (next_token, page_token) are none: an agent
  * must pass them back as they are. Nor are a cookie's or a session id's: a cookie header is a list
  * of pairs (`consent=yes; sid=...`) whose value ends at the first `;`, and a session id is a handle
- * an agent passes back (a browser's, a kernel's); a random one is caught by its entropy.
+ * an agent passes back (a browser's, a kernel's); a random one is caught by its entropy. Azure's
+ * connection strings name theirs AccountKey and SharedAccessKey: base64 whose slashes (three or
+ * more in one key of six) make the entropy step take it for a path.
  */
 const SECRET_NAMES =
-  'access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|secret[_-]?key|private[_-]?key|password|passphrase|passwd|pwd|' +
+  'access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|secret[_-]?key|private[_-]?key|account[_-]?key|shared[_-]?access[_-]?key|' +
+  'password|passphrase|passwd|pwd|' +
   '(?<!(?:page|next|prev|previous|continuation|sync|resume)[_-]?)token|secret|credentials?';
 
 /**
@@ -125,10 +128,21 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   keyValue('authorization', AUTHORIZATION_NAMES),
   keyValue('api_key', API_KEY_NAMES),
   keyValue('secret', SECRET_NAMES),
-  // The password of a URL's user (postgres://admin:S3cret@db/app): the scheme and user stay. Its
-  // slashes may be escaped (`postgres:\/\/`, as PHP writes JSON; twice in JSON inside JSON), so
-  // that JSON no parser reads (JSON lines, cut short, quoted in a log) still shows it. No quote or
-  // backslash in it (a URL has them encoded), so it never spans two JSON strings; no bracket in the
-  // user (redis://[:password@]host is a usage line).
-  pattern('secret', '', String.raw`\b([a-z][a-z0-9+.-]{1,20}:(?:\\{0,8}\/){2}[^\s:/@[\]]{1,256}:)[^\s@/"\\]{1,256}(?=@)`, 'gi', 1),
+  // A URL's credentials, both kept in one pattern (one entry: test/middleware/redaction-redos.test.ts
+  // holds hostile inputs by entry). The password of its user (postgres://admin:S3cret@db/app): the
+  // scheme and user stay. Its slashes may be escaped (`postgres:\/\/`, as PHP writes JSON; twice in
+  // JSON inside JSON), so that JSON no parser reads (JSON lines, cut short, quoted in a log) still
+  // shows it. No quote or backslash in it (a URL has them encoded), so it never spans two JSON
+  // strings; no bracket in the user (redis://[:password@]host is a usage line). The user may be
+  // empty: redis://:PASSWORD@host is how Redis URLs (and dispatch's own --redis) carry a password.
+  // Or an Azure shared access signature in its query (`&sig=`, `&amp;sig=` in HTML): whoever holds
+  // the URL may use the blob until it expires. Its base64 is percent-encoded (%2B, %2F, %3D), so the
+  // entropy step saw only the short runs between the escapes.
+  pattern(
+    'secret',
+    '',
+    String.raw`\b([a-z][a-z0-9+.-]{1,20}:(?:\\{0,8}\/){2}[^\s:/@[\]]{0,256}:)[^\s@/"\\]{1,256}(?=@)|([?&;]sig=)[A-Za-z0-9%+/=_-]{16,512}`,
+    'gi',
+    2,
+  ),
 ];

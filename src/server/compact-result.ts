@@ -12,6 +12,13 @@ const MAX_NAME_CHARS = 256;
 /** The text bound of a turn's results: its share of the message, between these. */
 const MAX_TEXT_CHARS = 2_000;
 const MIN_TEXT_CHARS = 100;
+/**
+ * How far the bound goes below MIN_TEXT_CHARS when the results would not fit in the whole message
+ * even so: 128 failed calls with long messages took ~570 bytes each at 100 characters, 73 KB of a
+ * 64 KiB message, and the client got RESOURCE_EXHAUSTED instead of any result. A text cut to it
+ * keeps its first words and the note of what was cut.
+ */
+const LAST_TEXT_CHARS = 25;
 
 /**
  * How long each error text or warning of a turn of `results` results may stay so that they fit
@@ -76,18 +83,21 @@ function restore(result: ToolResult, texts: Texts): void {
 /**
  * Bounds the warnings, error texts and names of a turn's `results` in place until `bytes()` (what
  * they take with what else is not cut) is at most `room`, or each text is at its floor of
- * MIN_TEXT_CHARS. The turn's share (textBound) counts about a byte a character: 20 warnings of
+ * MIN_TEXT_CHARS, below which it goes (to LAST_TEXT_CHARS) only while they would take more than
+ * `maxBytes`. The turn's share (textBound) counts about a byte a character: 20 warnings of
  * 2,000 CJK characters are 120 KB a result, and 40 such results took 4.8 MB of a 4 MiB message
  * (grpc-js refused to send it, after every call ran). The share is then halved, each time cut from
  * the texts as they came, so a text is cut once and says how much of it was cut.
  */
 export function compactResults(results: ToolResult[], maxBytes: number, room: number, bytes: () => number): void {
   const texts = results.map(textsOf);
-  for (let max = textBound(maxBytes, results.length); ; max = Math.max(MIN_TEXT_CHARS, Math.floor(max / 2))) {
+  const next = (max: number) => Math.max(max > MIN_TEXT_CHARS ? MIN_TEXT_CHARS : LAST_TEXT_CHARS, Math.floor(max / 2));
+  for (let max = textBound(maxBytes, results.length); ; max = next(max)) {
     results.forEach((result, i) => {
       restore(result, texts[i]!);
       compactResult(result, max);
     });
-    if (max <= MIN_TEXT_CHARS || bytes() <= room) return;
+    const used = bytes();
+    if (used <= room || max <= LAST_TEXT_CHARS || (max <= MIN_TEXT_CHARS && used <= maxBytes)) return;
   }
 }

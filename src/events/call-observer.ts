@@ -92,7 +92,7 @@ export function observeCall(turn: TurnState, sent: CallInfo): CallObserver {
     const endMs = nowMs();
     const errorType = outcome ? outcome.errorKind : hardError;
     if (errorType === 'TIMEOUT') timedOut = true;
-    if (errorType === 'UNEXPECTED') unexpected = true;
+    if (errorType === 'UNEXPECTED' && !outcome?.replay) unexpected = true;
     if (outcome?.replay) replayed = true;
     // An attempt the pipeline left open (LOOP_STOP, cancellation) still gets its TOOL_POST, with
     // the hard error as its outcome, so every TOOL_PRE has a TOOL_POST to pair with.

@@ -30,9 +30,9 @@ export interface CallSummary {
    * re-calling a side-effecting tool with identical arguments, the seed's idempotent hit).
    */
   readonly idempotentHit: boolean;
-  /** The result was cut by the dispatch layer. */
+  /** The result was cut by the dispatch layer (not a replay of a result cut before). */
   readonly bounded: boolean;
-  /** Some attempt ended UNEXPECTED (the tool crashed or broke its contract). */
+  /** Some attempt ended UNEXPECTED (the tool crashed or broke its contract), not as a replay of such an error. */
   readonly unexpected: boolean;
 }
 
@@ -44,6 +44,7 @@ export interface CallFlags {
   readonly attempts: number;
   readonly retried: boolean;
   readonly timedOut: boolean;
+  /** Some attempt that was no replay ended UNEXPECTED. */
   readonly unexpected: boolean;
   readonly replayed: boolean;
 }
@@ -59,9 +60,20 @@ export interface ToolLookup {
   effectOf(tenant: string, tool: string): string;
 }
 
+/**
+ * A call's own duration in ms: what its observer measured, at most its result's duration_ms (the
+ * pipeline's measure of the call alone, in whole ms) and the half millisecond rounding may have
+ * taken off. A parallel turn starts every call's observer before its first wave and ends each when
+ * the call's wave is over: a 3 ms call beside a 600 ms one, or in the wave after it, measured 0.6 s.
+ */
+const ownDuration = (result: ToolResult | undefined, measured: number): number => (result === undefined ? measured : Math.min(measured, result.durationMs + 0.5));
+
 /** The summary of a finished call, from its result (or hard error) and what its observer saw. */
 export function summarizeCall(tenant: string, tool: string, result: ToolResult | undefined, hardError: string | undefined, flags: CallFlags, durationMs: number, tools: ToolLookup): CallSummary {
   const kind = result?.isError ? (result.error?.kind ?? ErrorKind.UNSPECIFIED) : undefined;
+  // A replay ran no tool and cut nothing: the first call's crash or cut result it repeats is not
+  // counted again (the rates diagnose tools), and the re-call is an idempotent hit.
+  const replay = result?.idempotentReplay ?? flags.replayed;
   return {
     tenant,
     tool,
@@ -70,12 +82,12 @@ export function summarizeCall(tenant: string, tool: string, result: ToolResult |
     known: kind !== ErrorKind.UNKNOWN_TOOL && (result !== undefined || flags.attempts > 0 || tools.effectOf(tenant, tool) !== ''),
     outcome: callErrorType(result, hardError) ?? OUTCOME_OK,
     attempts: result?.attempts ?? flags.attempts,
-    durationMs,
+    durationMs: ownDuration(result, durationMs),
     validationFailed: kind === ErrorKind.INVALID_ARGUMENTS,
     timedOut: flags.timedOut,
     retried: flags.retried,
-    idempotentHit: (result?.idempotentReplay ?? flags.replayed) || kind === ErrorKind.IN_PROGRESS || kind === ErrorKind.OUTCOME_UNKNOWN,
-    bounded: result?.truncated ?? false,
-    unexpected: flags.unexpected || kind === ErrorKind.UNEXPECTED,
+    idempotentHit: replay || kind === ErrorKind.IN_PROGRESS || kind === ErrorKind.OUTCOME_UNKNOWN,
+    bounded: (result?.truncated ?? false) && !replay,
+    unexpected: flags.unexpected || (kind === ErrorKind.UNEXPECTED && !replay),
   };
 }

@@ -1,5 +1,6 @@
 import { EventKind, type Event, type SubscribeRequest } from '../../gen/dispatch/v1/dispatch_pb';
 import { clientIdRefusal } from '../parse/client-id';
+import { MAX_TOOL_NAME_CHARS } from '../registry/validate-spec';
 
 /** Which events a subscriber wants; an empty field means any. */
 export interface EventFilter {
@@ -10,6 +11,12 @@ export interface EventFilter {
 
 /** Bounds on a SubscribeRequest. */
 export const MAX_FILTER_TOOLS = 1024;
+/**
+ * Characters of a filter's tool names together: MAX_FILTER_TOOLS names of the longest a tool may
+ * have. A stream keeps its request while it is open: 1,024 names of 4,000 characters held ~4.2 MB
+ * of the server's heap per stream, some 270 MB for a tenant's 64.
+ */
+export const MAX_FILTER_TOOL_CHARS = MAX_FILTER_TOOLS * MAX_TOOL_NAME_CHARS;
 
 /** The filter of a SubscribeRequest, or a message saying what is wrong with it. */
 export function filterOf(request: SubscribeRequest): EventFilter | string {
@@ -17,6 +24,8 @@ export function filterOf(request: SubscribeRequest): EventFilter | string {
   const refusal = clientIdRefusal('session_id', request.sessionId, 'a session id');
   if (refusal !== undefined) return refusal;
   if (request.tools.length > MAX_FILTER_TOOLS) return `${request.tools.length} tools in the filter, over the limit of ${MAX_FILTER_TOOLS}`;
+  const chars = request.tools.reduce((sum, tool) => sum + tool.length, 0);
+  if (chars > MAX_FILTER_TOOL_CHARS) return `the tools in the filter take ${chars} characters, over the limit of ${MAX_FILTER_TOOL_CHARS} (${MAX_FILTER_TOOLS} names of ${MAX_TOOL_NAME_CHARS} characters, the longest a tool name may be)`;
   for (const kind of request.kinds) {
     if (kind === EventKind.UNSPECIFIED || EventKind[kind] === undefined) return `unknown event kind ${kind}`;
   }

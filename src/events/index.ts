@@ -1,6 +1,6 @@
 export { createEventBus, DEFAULT_SUBSCRIBER_BUFFER_BYTES, SUBSCRIBER_BYTES_PER_EVENT, subscriberBufferBytesFor, SYSTEM_TENANT } from './event-bus';
 export type { EventBus, EventBusOptions, EventRelay, Subscription, SubscriberHooks } from './event-bus';
-export { filterOf, matches, MAX_FILTER_TOOLS } from './event-filter';
+export { filterOf, matches, MAX_FILTER_TOOL_CHARS, MAX_FILTER_TOOLS } from './event-filter';
 export type { EventFilter } from './event-filter';
 export { createRingBuffer } from './ring-buffer';
 export type { RingBuffer } from './ring-buffer';

@@ -115,7 +115,7 @@ class LeanCall implements CallObserver, CallFlags {
     this.open = undefined;
     const errorType = outcome ? outcome.errorKind : hardError;
     if (errorType === 'TIMEOUT') this.timedOut = true;
-    if (errorType === 'UNEXPECTED') this.unexpected = true;
+    if (errorType === 'UNEXPECTED' && !outcome?.replay) this.unexpected = true;
     if (outcome?.replay) this.replayed = true;
     const span = attempt.record;
     if (span?.span) endSpan(span, nowMs(), isRecording(span) ? attemptEnding(outcome, errorType, attempt.tool) : undefined, errorType);

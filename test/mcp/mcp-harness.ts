@@ -1,8 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import type { Server } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { createMcpConnection, parseMcpServers, type McpConnection } from '../../src/executors/mcp';
+import type { Logger } from '../../src/log';
 
 export const STDIO_SERVER = path.join(__dirname, 'fixtures/stdio-server.js');
 /** The stdio fixture that records each start and crashes on tools/list (see the file). */
@@ -114,4 +117,34 @@ export function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** A logger that keeps the fields of each "connection lost" warning in `lost`. */
+export function lostLogger(): { lost: Record<string, unknown>[]; logger: Logger } {
+  const lost: Record<string, unknown>[] = [];
+  const logger: Logger = {
+    debug: () => undefined,
+    info: () => undefined,
+    warn: (message, fields) => void (message === 'mcp server connection lost; reconnecting' && lost.push(fields ?? {})),
+    error: () => undefined,
+  };
+  return { lost, logger };
+}
+
+/**
+ * An MCP connection named `name` to the Streamable HTTP server `server` (its path `/mcp`), started;
+ * `close` closes it and the server.
+ */
+export async function connectHttp(server: Server, name: string, logger: Logger): Promise<{ connection: McpConnection; close(): Promise<void> }> {
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  const connection = createMcpConnection(parseMcpServers([{ name, url }], 'test.yaml')[0]!, { logger, onTools: () => undefined });
+  await connection.start();
+  return {
+    connection,
+    async close() {
+      await connection.close();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
 }

@@ -1,19 +1,18 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../../src/errors';
-import { createMcpConnection, parseMcpServers, type McpConnection } from '../../src/executors/mcp';
-import { SILENT_LOGGER } from '../../src/log';
+import type { McpConnection } from '../../src/executors/mcp';
 import { decideRetry } from '../../src/pipeline/retry-policy';
+import { connectHttp, lostLogger } from './mcp-harness';
 
 // A Streamable HTTP MCP server that answers a call HTTP 429 refused it before running it, as an
 // HTTP tool's 429 does: recoverable, BEFORE, retried after its Retry-After. It was UNAVAILABLE,
 // not recoverable, Retry-After unread: never retried. A 408 (the server gave up waiting for the
 // request) is transient too. A real HTTP server on loopback, speaking MCP with JSON answers.
 
-jest.setTimeout(20_000);
+jest.setTimeout(30_000);
 
-/** Answers initialize and tools/list; a call to tool `status_<code>` gets that HTTP status. */
+/** Answers initialize and tools/list; a call to tool `status_<code>` gets that HTTP status, `slow` its answer after 8 s. */
 function startServer(): Promise<Server> {
   const server = createServer((req, res) => {
     if (req.method !== 'POST') return void res.writeHead(405).end();
@@ -24,30 +23,25 @@ function startServer(): Promise<Server> {
       if (message.id === undefined) return void res.writeHead(202).end();
       const reply = (result: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
       if (message.method === 'initialize') return reply({ protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'limited', version: '1' } });
-      if (message.method === 'tools/list') return reply({ tools: ['status_429', 'status_408', 'echo'].map((name) => ({ name, inputSchema: { type: 'object' } })) });
+      if (message.method === 'tools/list') return reply({ tools: ['status_429', 'status_408', 'status_413', 'echo', 'slow'].map((name) => ({ name, inputSchema: { type: 'object' } })) });
       const status = /^status_(\d+)$/.exec(message.params.name ?? '');
       if (status) return void res.writeHead(Number(status[1]), { 'retry-after': '2', 'content-type': 'text/plain' }).end('slow down');
+      if (message.params.name === 'slow') return void setTimeout(() => reply({ content: [{ type: 'text', text: 'done' }] }), 8_000);
       reply({ content: [{ type: 'text', text: 'echoed' }] });
     });
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
-let server: Server;
+const { lost, logger } = lostLogger();
 let c: McpConnection;
+let close: () => Promise<void>;
 beforeAll(async () => {
-  server = await startServer();
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
-  c = createMcpConnection(parseMcpServers([{ name: 'limited', url }], 'test.yaml')[0]!, { logger: SILENT_LOGGER, onTools: () => undefined });
-  await c.start();
+  ({ connection: c, close } = await connectHttp(await startServer(), 'limited', logger));
 });
-afterAll(async () => {
-  await c.close();
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
-});
+afterAll(() => close());
 
-const call = (tool: string) => c.call(tool, {}, { signal: new AbortController().signal, deadline: Date.now() + 5_000 });
+const call = (tool: string, ms = 5_000) => c.call(tool, {}, { signal: new AbortController().signal, deadline: Date.now() + ms });
 const failure = (tool: string) => call(tool).then(() => undefined, (error: unknown) => error as DispatchError);
 const policy = { maxAttempts: 3, initialBackoffMs: 100, maxBackoffMs: 5_000, multiplier: 2, jitter: 0 };
 
@@ -71,5 +65,37 @@ test('HTTP 408: transient, and the tool may have run: a read-only call is retrie
   expect(decideRetry({ error: error!, readOnly: true, attempt: 1, policy })).toMatchObject({ retry: true });
   // A proxy's 408 may come after the server ran the call: a charge must not run twice (found in review of 008a3ab).
   expect(decideRetry({ error: error!, readOnly: false, attempt: 1, policy })).toMatchObject({ retry: false });
+  expect(c.connected()).toBe(true);
+});
+
+// A call whose request the transport fails to send (a POST answered 429, 413, 401, ...: the
+// connection stays) leaves nothing behind on the client. The SDK's Protocol.request removes only
+// the request's timeout when `send` rejects, never its response handler: each such call kept one
+// in the client for as long as the connection lived, so a server rate-limiting a busy replica grew
+// its heap without end.
+test('calls refused HTTP 429 or 413 leave no response handler on the client, and the connection still answers', async () => {
+  for (let i = 0; i < 100; i++) {
+    await expect(call(i % 2 === 0 ? 'status_429' : 'status_413')).rejects.toThrow(/HTTP (429|413)/);
+  }
+  expect(c.connected()).toBe(true);
+  expect(c.diagnostics()).toMatchObject({ pendingResponses: 0, progressHandlers: 0, timeouts: 0 });
+  expect(await call('echo')).toMatchObject({ content: [{ text: 'echoed' }] });
+  expect(c.diagnostics()).toMatchObject({ pendingResponses: 0 });
+});
+
+// The SDK reports each failed POST to the transport's onerror as well as to the call;
+// mcp-request-guard counted those as lines that are no message (100 a second, burst 1,000), so
+// past 1,000 refusals it dropped the connection as abusive: every call in flight on it failed
+// "lost mid-request" (DURING: a side-effecting one OUTCOME_UNKNOWN, never retried).
+test('3,000 calls refused HTTP 429 leave the connection up, and a call running beside them is answered', async () => {
+  const slow = call('slow', 15_000);
+  let refused = 0;
+  for (let batch = 0; batch < 30; batch++) {
+    const outcomes = await Promise.allSettled(Array.from({ length: 100 }, () => call('status_429')));
+    refused += outcomes.filter((o) => o.status === 'rejected' && /HTTP 429/.test((o.reason as Error).message)).length;
+  }
+  expect(lost).toEqual([]);
+  expect(refused).toBe(3_000);
+  await expect(slow).resolves.toMatchObject({ content: [{ text: 'done' }] });
   expect(c.connected()).toBe(true);
 });

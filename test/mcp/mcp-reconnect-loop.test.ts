@@ -83,3 +83,28 @@ test.each(['once', 'always'] as const)('close() stops the loop and returns once 
   expect(startedIn(dir)).toHaveLength(started);
   expect(alive()).toEqual([]);
 });
+
+// A stdio server that answers initialize and tools/list, then exits (a crash a moment after
+// start: a setting read late, a failing background task) is started again with a backoff that
+// grows, as one failing to connect is. A connection that got as far as its tools reset the backoff
+// at once, so the crash loop restarted the server every reconnect_initial_ms (500 ms by default)
+// for as long as dispatch ran, re-importing its tools each time: a process start (for a Python
+// server, most of a core's second) twice a second. Real @modelcontextprotocol/sdk servers in child
+// processes; the flaky fixture records each start.
+test('a server exiting 300 ms after each start is started again ever more slowly, up to reconnect_max_ms', async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'mcp-crashloop-'));
+  // The flaky fixture (CRASH unset: it lists its tools), exiting 300 ms after it starts.
+  const script = `require(${JSON.stringify(FLAKY_SERVER)}); setTimeout(() => process.exit(3), 300);`;
+  const server = { name: 'crashy', command: [process.execPath, '-e', script], env: { PID_DIR: dir }, reconnect_initial_ms: 100, reconnect_max_ms: 1_600, reconnect_wait_ms: 0 };
+  let imports = 0;
+  connection = createMcpConnection(parseMcpServers([server], 'test.yaml')[0]!, { logger: SILENT_LOGGER, onTools: () => void imports++ });
+  await connection.start();
+  expect(imports).toBe(1);
+  await sleep(8_000);
+  const starts = startedIn(dir);
+  const gaps = starts.slice(1).map((s, i) => s.at - starts[i]!.at);
+  // Backoff 100, 200, 400, 800, 1,600 ms (+ up to 20%) after each ~300 ms life: about 7 starts in
+  // 8 s, the later ones reconnect_max_ms apart. It was a start every ~0.45 s: 17-18.
+  expect(starts.length).toBeLessThanOrEqual(9);
+  expect(Math.max(...gaps)).toBeGreaterThanOrEqual(1_600);
+});

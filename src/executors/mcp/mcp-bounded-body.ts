@@ -26,8 +26,11 @@ const encoder = new TextEncoder();
  * `stoppable`, when given, is handed a function that ends the body early: the download is
  * cancelled (its connection closed) and the body ends as if the server had ended it, so the SDK
  * reads a stream that ended, not one that failed (which it would report as a lost stream).
+ *
+ * `endsOnFailure`, when given, tells whether a read that failed (the connection cut) ends the body
+ * as if the server had ended it, rather than failing it.
  */
-export function boundedResponse(response: Response, maxBytes: number, overflow: () => Overflow, release: () => void, stoppable?: (stop: (reason: unknown) => void) => void): Response {
+export function boundedResponse(response: Response, maxBytes: number, overflow: () => Overflow, release: () => void, stoppable?: (stop: (reason: unknown) => void) => void, endsOnFailure?: () => boolean): Response {
   const body = response.body;
   if (!response.ok || !body || response.status === 204 || response.status === 205) release();
   if (!body) return response;
@@ -71,7 +74,8 @@ export function boundedResponse(response: Response, maxBytes: number, overflow: 
         controller.enqueue(value);
       } catch (error) {
         release();
-        controller.error(error);
+        if (endsOnFailure?.() === true) controller.close();
+        else controller.error(error);
       }
     },
     cancel(reason) {

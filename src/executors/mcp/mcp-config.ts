@@ -47,7 +47,7 @@ const SERVER_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const PREFIX = /^[A-Za-z0-9_.:-]{0,64}$/;
 /** The largest value of a `*_ms` key: a longer timer would fire after 1 ms (an imported tool's timeout is 32-bit too). */
 const TIMER = { max: MAX_TIMER_MS, why: 'Node runs longer timers at once' };
-/** A reconnection delay gets up to 20% jitter added (mcp-connection.ts): the jittered delay must still fit a timer. */
+/** A reconnection delay gets up to 20% jitter added (mcp-backoff.ts): the jittered delay must still fit a timer. */
 const RECONNECT = { max: Math.floor(MAX_TIMER_MS / 1.2), why: 'Node runs longer timers at once, and a reconnection delay gets up to 20% jitter added' };
 /** A server's timeout_ms is its imported tools' timeout: a uint32 as any tool's (the pipeline holds its timers to MAX_TIMER_MS). */
 const TOOL_TIMEOUT = { max: 2 ** 32 - 1, why: "it becomes each imported tool's timeout_ms, a 32-bit field" };

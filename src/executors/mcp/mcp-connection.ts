@@ -7,6 +7,7 @@ import type { Logger } from '../../log';
 import { MAX_TIMER_MS } from '../../options/limits';
 import type { Delivery } from '../executor';
 import { linkAbort } from './mcp-abort-link';
+import { createReconnectBackoff } from './mcp-backoff';
 import type { McpServerConfig } from './mcp-config';
 import { connectQuietly, guardServer } from './mcp-chatter';
 import { clientDiagnostics } from './mcp-diagnostics';
@@ -17,6 +18,7 @@ import { createLiveness } from './mcp-liveness';
 import type { McpToolResult } from './mcp-result';
 import { readStderr, useLineBuffer } from './mcp-stdio-buffer';
 import { coalesced, listAllTools, listDigest } from './mcp-tool-list';
+import { forgetUnsent } from './mcp-unsent-requests';
 
 /** What a call to an MCP tool is given. */
 export interface McpCallContext {
@@ -62,7 +64,6 @@ export interface McpConnectionOptions {
   readonly maxAnswerBytes?: number;
 }
 
-const JITTER = 0.2;
 const CLIENT_INFO = { name: 'dispatch', version: '0.1.0' };
 
 type State = 'idle' | 'connecting' | 'connected' | 'waiting' | 'closed';
@@ -88,9 +89,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
   let attempt: Client | undefined;
   // A retired client's watches end with it: none keeps its objects or pings it (see Liveness.forget).
   const open = createOpenClients({ onRetire: (from) => liveness.forget(from) });
-  let failures = 0;
-  /** How many connections were dropped for passing a bound of mcp-request-guard (reset by a successful call). */
-  let abuses = 0;
+  const backoff = createReconnectBackoff(config.reconnectInitialMs, config.reconnectMaxMs);
   /** The next attempt of the reconnection loop, while `waiting`; never more than one. */
   let timer: NodeJS.Timeout | undefined;
   /** When the scheduled reconnection attempt is due (epoch ms), while `waiting`. */
@@ -143,9 +142,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
   /** Schedules the loop's next attempt; a no-op while one is due or under way (one loop only). */
   function scheduleReconnect(): void {
     if (isClosed() || timer !== undefined || attempt !== undefined) return;
-    const base = Math.min(config.reconnectMaxMs, config.reconnectInitialMs * 2 ** Math.min(failures, 30));
-    const delay = Math.round(base * (1 + JITTER * Math.random()));
-    failures++;
+    const delay = backoff.next();
     attemptDueAt = Date.now() + delay;
     timer = setTimeout(() => {
       timer = undefined;
@@ -157,6 +154,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
   function dropped(from: Client, why: string): void {
     if (from !== client || state !== 'connected') return;
     noteDropped(from, why);
+    backoff.down();
     client = undefined;
     logger.warn('mcp server connection lost; reconnecting', { server, reason: why });
     open.retire(from);
@@ -166,7 +164,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
 
   /**
    * Lists the tools of `from` and tells them, one listing at a time and one more after it however
-   * many changes were told meanwhile; a list the same as the last one told on `from` is not told again.
+   * many changes were told meanwhile; a list the same as the last one told whole on `from` is not told again.
    */
   function toolRefresher(from: Client): () => Promise<void> {
     let told: string | undefined;
@@ -174,18 +172,18 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
       const tools = await listAllTools(from, config.connectTimeoutMs);
       const digest = listDigest(tools);
       if (from !== client || digest === told) return;
-      told = digest;
       await options.onTools(tools, () => superseded() || from !== client);
+      // One superseded while told may be imported in part (none of it, at connect): the same list is told again.
+      told = superseded() ? undefined : digest;
     });
   }
 
   /**
-   * Drops `from`, or ends it while it connects, for a server that passed a bound of mcp-request-guard.
-   * Its next attempt waits as after as many failures as it was dropped for this (its connections
-   * succeed, which restarts the backoff otherwise), up to reconnect_max_ms.
+   * Drops `from`, or ends it while it connects, for a server that passed a bound of mcp-request-guard:
+   * its next attempt waits as after as many failures as it was dropped for this (ReconnectBackoff.abused).
    */
   function abused(from: Client, reason: string): void {
-    failures = Math.max(failures, ++abuses);
+    backoff.abused();
     if (from === client) return dropped(from, reason);
     logger.warn('mcp server connection dropped while connecting', { server, reason });
     open.retire(from);
@@ -217,6 +215,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
     });
     const nextTransport = newTransport();
     guardServer(nextTransport, { logger, server, onAbuse: (reason) => abused(next, reason) });
+    forgetUnsent(next, nextTransport);
     liveness.watch(next, nextTransport);
     open.add(next, nextTransport);
     try {
@@ -243,7 +242,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
       return;
     }
     if (client !== next) return;
-    failures = 0;
+    backoff.up();
     logger.info('mcp server connected', { server, target });
   }
 
@@ -268,7 +267,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
         sentAt = Date.now();
         done = liveness.sent(current, ctx.deadline);
         const result = (await current.callTool(params, undefined, { signal: link.signal, timeout })) as McpToolResult;
-        abuses = 0;
+        backoff.answered();
         return result;
       } catch (error) {
         // A call aborted by the client's cancel or deadline is not followed by a ping at once (a

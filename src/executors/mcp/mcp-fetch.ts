@@ -79,7 +79,12 @@ export function createRequestScopedFetch(base: FetchLike = fetch, options: Reque
         await response.body?.cancel().catch(() => undefined);
         throw rateLimitedError(server, response.headers.get('retry-after'));
       }
-      return boundedResponse(response, maxBytes, overflow, release, (end) => (stop = end));
+      // The GET stream carries no answer to a call (but when resuming one): cut by the network (a
+      // load balancer's idle timeout), not by the transport, it ends as if the server had ended it,
+      // and the SDK opens it again. Failed, the SDK reports a lost stream, which drops the connection
+      // (isStreamLoss) and failed every call in flight on it, their own streams whole, as lost mid-request.
+      const cutByNetwork = post ? undefined : () => !link.signal.aborted;
+      return boundedResponse(response, maxBytes, overflow, release, (end) => (stop = end), cutByNetwork);
     } catch (error) {
       release();
       throw error;

@@ -57,6 +57,12 @@ interface StdinInternals {
   };
 }
 
+/**
+ * Whether a transport's error is a line (an SSE event, a JSON body) read that is no JSON-RPC
+ * message: what the SDK's deserializing throws, JSON.parse's SyntaxError or the schema's ZodError.
+ */
+const isUnreadable = (error: Error): boolean => error instanceof SyntaxError || error.name === 'ZodError';
+
 /** Whether dispatch's message is its answer to a server's request (bounded as it is sent). */
 const isAnswer = (message: JSONRPCMessage): boolean => 'id' in message && !('method' in message);
 
@@ -65,8 +71,8 @@ const isAnswer = (message: JSONRPCMessage): boolean => 'id' in message && !('met
  * (stdio: waiting for a `drain`; HTTP: their POST open) and, for a stdio server, the bytes written
  * to it unread while its stdin takes none (checked as answers are sent: dispatch's own requests
  * are never refused nor counted), and the rates of the server's own requests and notifications
- * and of all it sends (mcp-message-rate: answers, and the transport's errors, which a line that
- * is no message is, count in the total), and of its errors: those lines, and answers to no request
+ * and of all it sends (mcp-message-rate: answers, and the lines that are no message, which the
+ * transport reports as errors, count in the total), and of its errors: those lines, and answers to no request
  * of dispatch in flight nor given up lately (mcp-requests-in-flight, kept from what `send` sends;
  * an error with no id answers none: any message read without `method` is an answer), told apart here
  * before the client reads them (and those to one in flight or given up marked so: only they prove the server
@@ -155,11 +161,14 @@ export function guardRequests(transport: Transport, options: RequestGuardOptions
         else trip(verdict.abuse);
       };
     }
-    // Lines that are no message never reach `onmessage`: the transport reports each here.
+    // Lines that are no message never reach `onmessage`: the transport reports each here. So it
+    // does each of dispatch's messages it failed to send (a POST refused 429 or 413), which only
+    // dispatch's own sends bound: counted, a server rate-limiting 1,000 calls had its connection
+    // dropped as abusive, every call running on it failing mid-request.
     const failed = transport.onerror;
     transport.onerror = (error) => {
       if (tripped) return;
-      const verdict = rates.judgeError();
+      const verdict = isUnreadable(error) ? rates.judgeError() : 'deliver';
       if (verdict === 'deliver') failed?.(error);
       else trip(verdict.abuse);
     };

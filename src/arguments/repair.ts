@@ -1,6 +1,7 @@
 import { jsonDepth } from '../json';
 import { enumBudget, enumHas, enumMatches, MAX_ENUM_COMPARISONS, type EnumBudget } from './enum-index';
 import { inexactNumber, inexactNumberProblem } from './exact-numbers';
+import { refTarget } from './schema-refs';
 
 type Schema = Record<string, unknown>;
 
@@ -78,7 +79,8 @@ function candidates(value: unknown, schema: Schema, depth: number, maxDepth: num
       out.push(...near.map((e) => ({ value: e, what: 'enum value corrected' })));
     }
   }
-  if (types.includes('array') && !Array.isArray(value) && out.length === 0) {
+  // Not null: it says "none", and [null] is a list of one item the model never sent.
+  if (types.includes('array') && !Array.isArray(value) && value !== null && out.length === 0) {
     out.push({ value: [value], what: 'bare value wrapped in an array' });
   }
   return out;
@@ -123,19 +125,21 @@ export interface RepairOptions {
 
 /**
  * Repairs arguments against a schema, as a lenient tool opts in to: string to number, integer or
- * boolean; bare value to a one-element array; JSON text to an object or array (refused when it
- * would nest the arguments deeper than `maxDepth` or holds a number a double does not keep); an
- * enum value that differs from exactly one allowed value in case only, or else is a misspelling
- * of exactly one (`isNearMiss`: one typo, never a prefix that makes an opposite, stricter than
- * DESIGN's "Levenshtein 2"; with `sideEffects`, only a typo that spells no other word, so not
- * `charge` for `change`); `null` for an optional field dropped, unless the field has a
- * default and the tool has side effects (`sideEffects`): the default would take null's place,
- * `{"notify":null}` becoming `notify: true`, where the model may have meant "no". Only values
- * that do not fit are touched, and a value with more than one possible repair is left as it is,
- * so a repair never turns an invalid call into a different valid one. Returns the repaired copy,
- * one line per repair, and one per repair refused (for the error message). An enum near miss not
- * corrected is named there ("did you mean"), never applied, and the first such is `suggestion`,
- * the next step for the model.
+ * boolean; bare value (not null: it means none) to a one-element array; JSON text to an object
+ * or array (refused when it would nest the arguments deeper than `maxDepth` or holds a number a
+ * double does not keep); an enum value that differs from exactly one allowed value in case only,
+ * or else is a misspelling of exactly one (`isNearMiss`: one typo, never a prefix that makes an
+ * opposite, stricter than DESIGN's "Levenshtein 2"; with `sideEffects`, only a typo that spells
+ * no other word, so not `charge` for `change`); `null` for an optional field dropped, unless the
+ * field has a default and the tool has side effects (`sideEffects`): the default would take
+ * null's place, `{"notify":null}` becoming `notify: true`, where the model may have meant "no".
+ * Only values that do not fit are touched, and a value with more than one possible repair is
+ * left as it is, so a repair never turns an invalid call into a different valid one. Returns the
+ * repaired copy, one line per repair, and one per repair refused (for the error message). An enum
+ * near miss not corrected is named there ("did you mean"), never applied, and the first such is
+ * `suggestion`, the next step for the model. Subschemas are read in place, or through a `$ref`
+ * that is all they say of the value (`refTarget`): a referenced model is repaired as one written
+ * in place.
  */
 export function repairArguments(value: unknown, schema: Schema, options: RepairOptions = {}): RepairResult {
   const { maxDepth = 64, sideEffects = false } = options;
@@ -143,8 +147,9 @@ export function repairArguments(value: unknown, schema: Schema, options: RepairO
   const refused: string[] = [];
   let suggestion: string | undefined;
   const budget = enumBudget();
-  const walk = (current: unknown, sub: Schema, path: string, depth: number): unknown => {
+  const walk = (current: unknown, at: Schema, path: string, depth: number): unknown => {
     if (depth > 32) return current;
+    const sub = refTarget(at, schema);
     let next = current;
     if (!valueFits(next, sub)) {
       const found = candidates(next, sub, depth, maxDepth, sideEffects, budget);
@@ -168,7 +173,8 @@ export function repairArguments(value: unknown, schema: Schema, options: RepairO
         // Own keys only, as validation reads them: `in` saw Object.prototype's `constructor` or
         // `toString` as a value sent, and a repair made `"constructor":[null]` of it.
         if (!Object.hasOwn(copy, key) || !isObject(propSchema)) continue;
-        if (copy[key] === null && !required.has(key) && !valueFits(null, propSchema)) {
+        // The default is the property's own, the one validation fills (never its $ref target's).
+        if (copy[key] === null && !required.has(key) && !valueFits(null, refTarget(propSchema, schema))) {
           if (sideEffects && Object.hasOwn(propSchema, 'default')) {
             const fallback = JSON.stringify(propSchema.default);
             refused.push(`${path}/${key}: null not dropped, as the default ${fallback} would take its place (send the value meant, or leave the field out)`);
@@ -202,16 +208,21 @@ export interface RepairResult {
 
 /**
  * The defaults validation will fill in (properties absent from the arguments whose schema has a
- * `default`), as warning lines, so a lenient tool's defaults are never applied silently.
+ * `default`), as warning lines, so a lenient tool's defaults are never applied silently; inside a
+ * referenced model too (see `refTarget`), where validation fills them as well.
  */
-export function defaultsToApply(value: unknown, schema: Schema, path = '', depth = 0): string[] {
-  if (depth > 32 || !isObject(value) || !isObject(schema.properties)) return [];
+export function defaultsToApply(value: unknown, schema: Schema): string[] {
   const lines: string[] = [];
-  for (const [key, sub] of Object.entries(schema.properties as Record<string, unknown>)) {
-    if (!isObject(sub)) continue;
-    if (!Object.hasOwn(value, key)) {
-      if (Object.hasOwn(sub, 'default')) lines.push(`applied default ${path}/${key}: ${JSON.stringify(sub.default)}`);
-    } else lines.push(...defaultsToApply(value[key], sub, `${path}/${key}`, depth + 1));
-  }
+  const visit = (current: unknown, at: Schema, path: string, depth: number): void => {
+    const sub = refTarget(at, schema);
+    if (depth > 32 || !isObject(current) || !isObject(sub.properties)) return;
+    for (const [key, prop] of Object.entries(sub.properties as Record<string, unknown>)) {
+      if (!isObject(prop)) continue;
+      if (!Object.hasOwn(current, key)) {
+        if (Object.hasOwn(prop, 'default')) lines.push(`applied default ${path}/${key}: ${JSON.stringify(prop.default)}`);
+      } else visit(current[key], prop, `${path}/${key}`, depth + 1);
+    }
+  };
+  visit(value, schema, '', 0);
   return lines;
 }

@@ -30,6 +30,10 @@ export function formatValidationErrors(errors: readonly ErrorObject[], max = 5):
         return `${path}: missing required property "${clip((error.params as { missingProperty: string }).missingProperty)}"`;
       case 'additionalProperties':
         return `${path}: unexpected property "${clip((error.params as { additionalProperty: string }).additionalProperty)}" (the schema allows no other properties)`;
+      // 2020-12's "no other properties" for schemas composed with allOf or $ref: named too, as the
+      // object quoted is cut at 200 characters and may not show the key.
+      case 'unevaluatedProperties':
+        return `${path}: unexpected property "${clip((error.params as { unevaluatedProperty: string }).unevaluatedProperty)}" (the schema allows no other properties)`;
       default: {
         const expected = clip(JSON.stringify(error.parentSchema ?? error.schema) ?? '');
         return `${path}: got ${describe(error.data)}; ${error.message ?? 'invalid'}; expected ${expected}`;

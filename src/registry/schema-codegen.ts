@@ -4,7 +4,7 @@ import addFormats from 'ajv-formats';
 import { RE2 } from 're2-wasm';
 import { jsonDepth } from '../json';
 import { shortened } from '../pipeline/bound-result';
-import { addAnnotationFormats, noteUnknownFormats } from './known-formats';
+import { addAnnotationFormats, noteUnknownFormats, useLinearUrlFormat } from './known-formats';
 import { useOwnDefaults, withOwnDefaults } from './own-defaults';
 import type { SchemaPatternBound } from './pattern-pool';
 import { refusedDefault } from './schema-defaults';
@@ -105,6 +105,7 @@ export function createSchemaCodegen(maxSchemaBytes: number): (schemaText: string
     const ajv = new Ajv2020({ ...AJV_OPTIONS, addUsedSchema: true, validateSchema: false, code: { regExp, optimize: false, source: true } });
     addFormats(ajv);
     addAnnotationFormats(ajv);
+    useLinearUrlFormat(ajv);
     const unknownFormats = new Set<string>();
     noteUnknownFormats(ajv, unknownFormats);
     useLinearUniqueItems(ajv);

@@ -1,0 +1,29 @@
+import { isObject, SchemaIndex, type Schema } from '../registry/schema-index';
+
+/** Each tool schema's index, by its root (a tool's schema object lives as long as the tool). */
+const indexes = new WeakMap<Schema, SchemaIndex>();
+
+/** What lenient repair reads of a subschema: beside one of these, a `$ref` is another schema that applies too. */
+const READ = ['type', 'enum', 'properties', 'items'];
+
+/** At most this many `$ref`s followed from one subschema (a loop of them is refused at registration). */
+const MAX_HOPS = 32;
+
+/**
+ * The subschema lenient repair reads for `sub`, a schema inside `root`: the one its `$ref` names
+ * (within `root`, as validation resolves it) when the `$ref` is all `sub` says of the value's shape,
+ * so that a referenced model (pydantic's `$defs`, zod's `definitions`) is repaired as one written in
+ * place; else `sub` itself. A `$ref` beside its own `type`, `properties`, `items` or `enum` is not
+ * followed: both apply, and repairing to one could fail the other.
+ */
+export function refTarget(sub: Schema, root: Schema): Schema {
+  let at = sub;
+  for (let hops = 0; hops < MAX_HOPS && typeof at.$ref === 'string' && !READ.some((key) => Object.hasOwn(at, key)); hops++) {
+    let index = indexes.get(root);
+    if (index === undefined) indexes.set(root, (index = new SchemaIndex(root)));
+    const target = index.resolve(at.$ref as string, at);
+    if (!isObject(target)) break;
+    at = target;
+  }
+  return at;
+}

@@ -81,7 +81,7 @@ elseif action ~= '' then
   end
   redis.call('SET', KEYS[5], value, 'PX', int(ttl))
   index_add(KEYS[3], KEYS[5], now + ttl, now)
-  index_cap(KEYS[3], tonumber(ARGV[8]), true)
+  index_cap(KEYS[3], tonumber(ARGV[8]), true, KEYS[5])
 end
 if ARGV[9] ~= '' and refused == 0 then
   local ttl = tonumber(ARGV[9]) * 1000
@@ -99,7 +99,7 @@ if ARGV[9] ~= '' and refused == 0 then
   end
   redis.call('PEXPIRE', KEYS[6], int(ttl))
   index_add(KEYS[4], KEYS[6], now + ttl, now)
-  index_cap(KEYS[4], tonumber(ARGV[11]), false)
+  index_cap(KEYS[4], tonumber(ARGV[11]), false, KEYS[6])
 end
 if ARGV[12] ~= '' then
   local expires = now + tonumber(ARGV[12]) * 1000

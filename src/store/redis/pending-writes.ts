@@ -16,6 +16,17 @@ export interface PendingRecord extends Pick<FinishAttempt, 'scope' | 'op' | 'ide
   readonly probeUntil?: number;
 }
 
+/**
+ * `entry`'s record as it is written at `t`: a completion or UNKNOWN mark with the TTL it has left,
+ * so that it lives its TTL from its call, not from this late write (at least 1 ms: PX 0 is refused).
+ */
+function withTtlLeft(entry: Entry, t: number): PendingRecord {
+  const { record } = entry;
+  const idempotency = record.idempotency;
+  if (idempotency === undefined || idempotency.action === 'release') return record;
+  return { ...record, idempotency: { ...idempotency, ttlSeconds: Math.max(1, Math.ceil(entry.expiresAt - t)) / 1000 } };
+}
+
 /** Whether a waiting record only frees something before its lease would (a release, a probe given back). */
 const freesOnly = (r: PendingRecord) => r.idempotency === undefined || r.idempotency.action === 'release';
 
@@ -153,7 +164,7 @@ export function createPendingWrites(write: (record: PendingRecord) => Promise<un
           continue;
         }
         try {
-          await write(entry.record);
+          await write(withTtlLeft(entry, now()));
           remove(entry);
         } catch {
           failed = true;

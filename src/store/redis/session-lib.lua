@@ -27,8 +27,11 @@ end
 
 -- Deletes the members of an index beyond `max`, those that expire first; with `keep_claims`,
 -- never an idempotency record still in progress (value 'P...': its tool may be running, and an
--- identical call must find it), so the index may stay past `max` by the claims running.
-local function index_cap(index, max, keep_claims)
+-- identical call must find it), so the index may stay past `max` by the claims running. Never
+-- `written` either, the member just written: with a shorter TTL than the others it expires first,
+-- and a completion lost at once let its call's retry run the side effect again (a spill, its handle
+-- named a text ReadResult could not find).
+local function index_cap(index, max, keep_claims, written)
   local excess = redis.call('ZCARD', index) - max
   local kept = 0
   while excess > 0 do
@@ -36,7 +39,7 @@ local function index_cap(index, max, keep_claims)
     if #victims == 0 then return end
     for i = 1, #victims do
       -- The first byte only, as end-session.lua: a completed record may hold megabytes.
-      if keep_claims and redis.call('GETRANGE', victims[i], 0, 0) == 'P' then
+      if victims[i] == written or (keep_claims and redis.call('GETRANGE', victims[i], 0, 0) == 'P') then
         kept = kept + 1
       else
         redis.call('DEL', victims[i])

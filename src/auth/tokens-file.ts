@@ -1,6 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
-import { parseDocument } from 'yaml';
-import { ConfigError, parseTokens, type TokenEntry } from '../config';
+import { ConfigError, parseTokens, yamlValue, type TokenEntry } from '../config';
 import type { Logger } from '../log';
 
 /** Reads a tokens file: a YAML list of `{tenant, scopes, sha256}`. Throws a ConfigError naming the file. */
@@ -11,9 +10,7 @@ export function readTokensFile(file: string): TokenEntry[] {
   } catch (error) {
     throw new ConfigError(file, '', `cannot read the tokens file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
   }
-  const doc = parseDocument(text, { uniqueKeys: true });
-  if (doc.errors.length > 0) throw new ConfigError(file, `line ${doc.errors[0]!.linePos?.[0]?.line ?? '?'}`, doc.errors[0]!.message.split('\n')[0]!);
-  const raw: unknown = doc.toJS();
+  const raw = yamlValue(text, file);
   if (raw !== null && raw !== undefined && !Array.isArray(raw)) throw new ConfigError(file, '', 'the tokens file must be a YAML list of {tenant, scopes, sha256}');
   return parseTokens(file, 'tokens', raw);
 }
@@ -44,8 +41,8 @@ const fingerprint = (file: string): string => {
 /**
  * Re-reads `file` whenever its stat changes (a Kubernetes Secret mount swaps a symlink) and hands
  * the new entries to `onChange` once the file has stayed unchanged for `settleMs` after the read.
- * A file that is missing or invalid keeps the previous entries and logs a warning. Returns the
- * function that stops watching.
+ * A file that is missing or invalid, or whose entries `onChange` throws on, keeps the previous
+ * entries and logs a warning. Returns the function that stops watching.
  */
 export function watchTokensFile(file: string, onChange: (entries: TokenEntry[]) => void, options: WatchOptions): () => void {
   let last = fingerprint(file);
@@ -66,7 +63,14 @@ export function watchTokensFile(file: string, onChange: (entries: TokenEntry[]) 
       // Changed since it was read: taken at a later check, once it holds still.
       if (fingerprint(file) !== now) return;
       last = now;
-      onChange(entries);
+      try {
+        onChange(entries);
+      } catch (error) {
+        // The entries may parse yet not make a table (one sha256 for two tenants): refused as an
+        // invalid file is. Thrown from this timer, it would end the process.
+        options.logger.warn('auth tokens file unreadable or invalid; keeping the previous tokens', { file, error: (error as Error).message });
+        return;
+      }
       options.logger.info('auth tokens reloaded', { file, tokens: entries.length });
     }, options.settleMs ?? 100);
     settling.unref();

@@ -2,3 +2,4 @@ export { ConfigError } from './config-error';
 export { loadConfig, parseConfig, parseTokens } from './load-config';
 export type { AuthConfig, DispatchConfig, MtlsTenantField, TokenEntry } from './load-config';
 export { toolFromYaml } from './tool-yaml';
+export { yamlValue } from './yaml-value';

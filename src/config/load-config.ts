@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { parseDocument, type YAMLError } from 'yaml';
 import type { ToolSpec } from '../../gen/dispatch/v1/tool_pb';
 import { DEFAULT_LIMITS, resolveLimits, type Limits } from '../options';
 import { tenantProblem } from '../parse/client-id';
@@ -8,6 +7,7 @@ import { ConfigError } from './config-error';
 import { parseRegistryConfig, type RegistryConfig } from './registry-config';
 import { toolFromYaml } from './tool-yaml';
 import { snake, unknownKeyProblem } from './unknown-key';
+import { yamlValue } from './yaml-value';
 
 /** A bearer token's entry: the tenant and scopes it grants, and the SHA-256 of the token. */
 export interface TokenEntry {
@@ -134,24 +134,6 @@ function parseRedis(file: string, raw: unknown): { url?: string; spill: SpillLim
 }
 
 /**
- * The yaml library's messages that end in source text (a stray token, a block scalar's header, a
- * tag, an escape): cut before it, as the excerpt is.
- */
-const ENDS_IN_SOURCE = /^(Unexpected [\w-]+ token in YAML (?:stream|document)|Not a YAML token|Block scalar header includes extra characters|Could not resolve tag|Not a valid tag|Unresolved tag|Ordered maps must not include duplicate keys|Invalid escape sequence)\b.*$/s;
-
-/**
- * A YAML syntax error as one message: where (line, column) and what. The yaml library's excerpt
- * of the source is left out: the line may hold a secret (a header's bearer token, an MCP server's
- * API key), and the message goes to stderr, kept in pod logs.
- */
-function syntaxError(file: string, error: YAMLError): ConfigError {
-  const [head = ''] = error.message.split('\n');
-  const at = error.linePos?.[0];
-  const what = head.replace(/ at line \d+, column \d+:?$/, '').replace(ENDS_IN_SOURCE, '$1');
-  return new ConfigError(file, at ? `line ${at.line}, column ${at.col}` : '', what);
-}
-
-/**
  * The `tools:` list. A name given twice is refused here, naming both entries: the registry would
  * refuse it too, but in the words of a RegisterTools request ("in one request").
  */
@@ -169,9 +151,7 @@ function parseTools(file: string, raw: unknown): ToolSpec[] {
 
 /** Parses configuration text; `file` names it in errors. */
 export function parseConfig(text: string, file: string): DispatchConfig {
-  const doc = parseDocument(text, { uniqueKeys: true });
-  if (doc.errors.length > 0) throw syntaxError(file, doc.errors[0]!);
-  const root = (doc.toJS() ?? {}) as unknown;
+  const root = (yamlValue(text, file) ?? {}) as unknown;
   if (typeof root !== 'object' || Array.isArray(root)) throw new ConfigError(file, '', 'the file must be a YAML mapping');
   const top = root as Record<string, unknown>;
   for (const key of Object.keys(top)) {
@@ -184,6 +164,13 @@ export function parseConfig(text: string, file: string): DispatchConfig {
   let singleTenantLimits: Limits;
   const stray = Object.keys(rawLimits).find((key) => !Object.hasOwn(DEFAULT_LIMITS, camel(key)));
   if (stray !== undefined) throw new ConfigError(file, `limits.${stray}`, unknownKeyProblem(stray, LIMIT_KEYS));
+  // Both spellings of one limit are two YAML keys, past the duplicate-key check: the later won silently.
+  const seen = new Map<string, string>();
+  for (const key of Object.keys(rawLimits)) {
+    const earlier = seen.get(camel(key));
+    if (earlier !== undefined) throw new ConfigError(file, `limits.${key}`, `the limit ${snake(camel(key))} is already given as ${earlier}; give it once`);
+    seen.set(camel(key), key);
+  }
   try {
     const given = Object.fromEntries(Object.entries(rawLimits as object).map(([k, v]) => [camel(k), v]));
     limits = resolveLimits(given);

@@ -34,3 +34,18 @@ test('bad URLs are refused with the reason and the accepted forms, never the pas
   expect(() => parseRedisUrl('redis://h:99999', env)).toThrow('port 99999 is out of range');
   expect(() => parseRedisUrl('redis://', env)).toThrow('no host');
 });
+
+test('a password holding an unencoded / or @, or a bad % escape, is refused naming no part of it', () => {
+  // The user info was hidden only up to the first `/`: "s3cr/et" was printed whole. An `@` in the
+  // password made its tail the host (`et@redis`), accepted. A bad escape threw a bare URIError.
+  for (const url of ['redis://:s3cr/et@redis:6379/0', 'redis://:s3cr@et@redis:6379', 'redis://:50%off-s3cr@redis:6379', 'redis-sentinel://:p@ss@s1:26379/main']) {
+    let message = '';
+    try {
+      parseRedisUrl(url, {});
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/^bad Redis URL "redis(-sentinel)?:\/\/\*\*\*@/);
+    expect(message).not.toMatch(/s3cr|et@|off|p@ss/);
+  }
+});

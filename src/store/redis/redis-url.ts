@@ -42,7 +42,8 @@ const FORMS = 'redis://[:password@]host:port/db, rediss://..., redis-sentinel://
 const SENTINEL_PARAMS = ['sentinel_username', 'sentinel_password'] as const;
 
 function fail(url: string, problem: string): never {
-  const hidden = url.replace(/\/\/[^@/]*@/, '//***@').replace(/([?&]sentinel_password=)[^&#]*/g, '$1***');
+  // Up to the URL's last `@`: a password may hold an unencoded `/` or `@` (refused, but quoted).
+  const hidden = url.replace(/\/\/.*@/s, '//***@').replace(/([?&]sentinel_password=)[^&#]*/g, '$1***');
   throw new Error(`bad Redis URL ${JSON.stringify(hidden)}: ${problem} (expected ${FORMS})`);
 }
 
@@ -101,9 +102,18 @@ export function parseRedisUrlWithSources(url: string, env: NodeJS.ProcessEnv = p
   let password: string | undefined;
   if (match[2] !== undefined) {
     const colon = match[2].indexOf(':');
-    username = decodeURIComponent(colon < 0 ? match[2] : match[2].slice(0, colon)) || undefined;
-    password = colon < 0 ? undefined : decodeURIComponent(match[2].slice(colon + 1)) || undefined;
+    const decoded = (text: string) => {
+      try {
+        return decodeURIComponent(text);
+      } catch {
+        return fail(url, 'the user info is not percent-encoded (write % as %25, / as %2F, @ as %40)');
+      }
+    };
+    username = decoded(colon < 0 ? match[2] : match[2].slice(0, colon)) || undefined;
+    password = colon < 0 ? undefined : decoded(match[2].slice(colon + 1)) || undefined;
   }
+  // A second `@` (the first ended the user info): the password held an unencoded one.
+  if (match[3]!.includes('@') || (match[2] === undefined && match[4]?.includes('@'))) fail(url, 'the password holds an unencoded @ or / (write @ as %40, / as %2F)');
   const passwordFrom = password !== undefined ? 'url' : env.DISPATCH_REDIS_PASSWORD ? 'env' : undefined;
   password ??= env.DISPATCH_REDIS_PASSWORD || undefined;
   const sources: CredentialSources = passwordFrom === undefined ? {} : { password: passwordFrom };

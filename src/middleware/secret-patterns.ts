@@ -121,7 +121,9 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   pattern('slack_token', tokenStart('A-Za-z0-9-'), '(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,512}', 'g'),
   pattern('aws_access_key', WORD_START, String.raw`(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`, 'g'),
   pattern('aws_secret_key', WORD_START, String.raw`((?:aws_?)?secret_?access_?key${SEPARATOR})[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])`, 'gi', 1),
-  pattern('api_key', DASHED_START, '(?:sk-[A-Za-z0-9_-]{20,512}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,512}|AIza[A-Za-z0-9_-]{35})', 'g'),
+  // GitLab's tokens (personal, deploy, runner, trigger) are their prefix and 20 characters: too
+  // short for the entropy step.
+  pattern('api_key', DASHED_START, '(?:sk-[A-Za-z0-9_-]{20,512}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,512}|AIza[A-Za-z0-9_-]{35}|gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_-]{20,255})', 'g'),
   pattern('bearer', WORD_START, String.raw`(Bearer\s+)[A-Za-z0-9._~+/-]{8,4096}={0,3}`, 'gi', 1),
   pattern('authorization', WORD_START, String.raw`(authorization${SEPARATOR}(?:Basic|Token|Digest)\s+)[A-Za-z0-9._~+/-]{6,4096}={0,3}`, 'gi', 1),
   // After `Bearer ` and `Basic ` have been replaced: a scheme left is a word, or too short.

@@ -19,7 +19,7 @@ const AGAINST_PATTERN: ReadonlyArray<readonly [string, () => readonly string[]]>
   ['slack_token', () => [fill('xoxb-'), fill(` xoxb-${'a'.repeat(9)}`), run('xoxb-', 'a'), run('xapp', '-')]],
   ['aws_access_key', () => [fill('AKIA'), fill(` AKIA${'A'.repeat(15)}`), fill(` AKIA${'A'.repeat(17)}`), run('AKIA', 'A')]],
   ['aws_secret_key', () => [fill(`secret_access_key=${'A'.repeat(39)} `), fill(`aws_secret_access_key=${'A'.repeat(41)}`), run('aws_secret_access_key', ' '), run('secret_access_key=', 'A'), fill('secret_access_key=')]],
-  ['api_key', () => [fill('sk-'), fill('-sk-'), fill(` sk-${'a'.repeat(19)}`), fill(` sk_live_${'a'.repeat(15)}`), fill(` AIza${'a'.repeat(34)}`), run('sk-', 'a'), run('rk_test_', 'a')]],
+  ['api_key', () => [fill('sk-'), fill('-sk-'), fill(` sk-${'a'.repeat(19)}`), fill(` sk_live_${'a'.repeat(15)}`), fill(` AIza${'a'.repeat(34)}`), fill(` glpat-${'a'.repeat(19)}`), run('sk-', 'a'), run('rk_test_', 'a'), run('glpat-', 'a')]],
   ['bearer', () => [fill('Bearer '), fill(`Bearer ${'a'.repeat(7)} `), run('Bearer', ' '), run('Bearer ', 'a'), run('Bearer a', '=')]],
   ['authorization', () => [fill('authorization: Basic '), fill(`authorization: Basic ${'a'.repeat(5)} `), run('authorization:', ' '), run('authorization: Basic ', 'a')]],
   ['authorization', () => [fill('authorization='), fill(`Proxy-Authorization: ${'a'.repeat(7)} `), fill('xAuthorization:'), run('Authorization', ' '), run('authorization:', 'a'), run('authorization=', '\\')]],

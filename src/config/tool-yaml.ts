@@ -66,7 +66,8 @@ function valueProblem(field: DescField, value: unknown, path: string): Problem |
       if (field.mapKind !== 'scalar') return undefined;
       for (const [key, item] of Object.entries(value)) {
         const problem = scalarProblem(field.scalar, item);
-        if (problem !== undefined) return { path: `${path}.${key}`, problem };
+        // A header's value is a credential as often as not (an all-digit API key): not quoted.
+        if (problem !== undefined) return { path: `${path}.${key}`, problem: field.name === 'headers' ? `must be text, got a ${Array.isArray(item) ? 'list' : typeof item} (put it in quotes)` : problem };
       }
       return undefined;
     }

@@ -66,7 +66,8 @@ test.each([
   ['builtin: { name: echo }, description: 5', 'tools[0].description: must be text, got 5 (put it in quotes)'],
   ['builtin: { name: echo }, idempotency: { key_fields: [1] }', 'tools[0].idempotency.key_fields[0]: must be text, got 1 (put it in quotes)'],
   ['builtin: { name: echo }, idempotency: { key_fields: "/a" }', 'tools[0].idempotency.key_fields: must be a list, got "/a"'],
-  ['http: { url: "http://x", headers: { x-n: 1 } }', 'tools[0].http.headers.x-n: must be text, got 1 (put it in quotes)'],
+  // A header's value is not quoted: an all-digit API key would be printed.
+  ['http: { url: "http://x", headers: { x-api-key: 8273649182736 } }', 'tools[0].http.headers.x-api-key: must be text, got a number (put it in quotes)'],
   ['builtin: { name: echo }, retry: 3', 'tools[0].retry: must be a mapping, got 3'],
   ['builtin: { name: echo }, effect: EFFECT_BOGUS', 'tools[0].effect: must be read_only or side_effect, got "EFFECT_BOGUS"'],
   // Quoting these, as "must be text ... (put it in quotes)" said, only moved the refusal.

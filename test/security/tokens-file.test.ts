@@ -2,6 +2,7 @@
 // the file changes the way a Kubernetes Secret mount changes: a symlink swapped to a new directory.
 import * as grpc from '@grpc/grpc-js';
 import { rmSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { parseConfig } from '../../src/config';
 import { buildApp } from '../../src/app';
 import { createDispatchClient } from '../../src/client';
@@ -153,6 +154,22 @@ test('auth.tokens_file is read relative to the config file, and DISPATCH_AUTH_TO
     expect(await listCode(fromEnv, OLD.token)).toBe(grpc.status.UNAUTHENTICATED);
   } finally {
     await fromEnv.close();
+  }
+});
+
+test("a relative DISPATCH_AUTH_TOKENS_FILE is read from the working directory, not the config file's", async () => {
+  // Read against the config file's directory, it named a file that was not there: start-up failed.
+  writeFileSync(mount.path('b.yaml'), tokenEntriesYaml([NEW]));
+  const elsewhere = createSecretMount('dispatch-config-');
+  try {
+    const app = await startAuthApp('', { configFile: path.join(elsewhere.path('config.yaml'), '..', 'a', 'b', 'c', 'config.yaml'), auth: { env: { DISPATCH_AUTH_TOKENS_FILE: path.relative(process.cwd(), mount.path('b.yaml')) } } });
+    try {
+      expect(await listCode(app, NEW.token)).toBe('ok');
+    } finally {
+      await app.close();
+    }
+  } finally {
+    elsewhere.remove();
   }
 });
 

@@ -26,8 +26,10 @@ export function createAuthPlugin(options: AuthPluginOptions = {}): PluginFactory
     const { auth } = ctx.config;
     const env = options.env ?? ctx.options.env ?? process.env;
     // An empty variable counts as unset, as every dispatchd variable does.
-    const fileSetting = env.DISPATCH_AUTH_TOKENS_FILE || auth.tokensFile;
-    const file = fileSetting === undefined ? undefined : resolve(dirname(ctx.config.file), fileSetting);
+    // The variable's path is the working directory's, as every path given to dispatchd outside the
+    // config file (--tls-cert, ...); the config file's `tokens_file` is relative to that file.
+    const fromEnv = env.DISPATCH_AUTH_TOKENS_FILE || undefined;
+    const file = fromEnv !== undefined ? resolve(fromEnv) : auth.tokensFile === undefined ? undefined : resolve(dirname(ctx.config.file), auth.tokensFile);
     const tls = ctx.options.tls;
     const credentials = tls ? serverCredentials(tls, ctx.logger) : undefined;
     const mtls = auth.mtlsTenantFrom && tls?.ca ? { tenantFrom: auth.mtlsTenantFrom, scopes: new Set((auth.mtlsScopes ?? DEFAULT_MTLS_SCOPES) as Scope[]) } : undefined;

@@ -209,6 +209,10 @@ Empty for mode "none". The password never goes into the URL (DISPATCH_REDIS_PASS
 {{- if $r.tls.enabled -}}
 {{- fail "redis.tls.enabled needs an external Redis: the bundled one (redis.deploy.enabled) serves no TLS; set redis.standalone.host, or redis.deploy.enabled false" -}}
 {{- end -}}
+{{- /* Its redis.conf keeps Redis's default `databases 16`: SELECT 16 fails and dispatchd refuses to start. */ -}}
+{{- if ge (int $r.standalone.db) 16 -}}
+{{- fail (printf "redis.standalone.db (%d) must be below 16 with the bundled Redis, which has databases 0 to 15" (int $r.standalone.db)) -}}
+{{- end -}}
 {{- printf "redis://%s:6379/%d" (include "dispatch.redisName" .) (int $r.standalone.db) -}}
 {{- else if eq $r.mode "standalone" -}}
 {{- printf "%s://%s:%d/%d" (ternary "rediss" "redis" $r.tls.enabled) ($r.standalone.host | default "redis-master") (int $r.standalone.port) (int $r.standalone.db) -}}
@@ -380,6 +384,23 @@ mounts or Redis the chart derives from its values would no longer match the serv
 {{- $flag := regexFind "^--[a-z-]+" (toString .) | trimPrefix "--" -}}
 {{- if and $flag (hasKey $owned $flag) (regexMatch (printf "^--%s(=.*)?$" $flag) (toString .)) -}}
 {{- fail (printf "server.extraArgs must not set --%s: the chart sets it through its environment variable from %s, and a flag would win over it" $flag (get $owned $flag)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Fails when extraEnv sets a variable the chart sets from its values (those of the flags
+dispatch.checkExtraArgs refuses). extraEnv follows the chart's variables and the kubelet takes the
+last entry of a name (the API server only warns "hides previous definition"), so it would
+silently replace the chart's value: the probes, Services, termination grace period, mounts or
+Redis derived from the values would no longer match the server.
+*/}}
+{{- define "dispatch.checkExtraEnv" -}}
+{{- $owned := dict "DISPATCH_LISTEN" "server.port" "DISPATCH_CONFIG" "config" "DISPATCH_GRACE_MS" "shutdown.graceMs" "DISPATCH_INSECURE" "server.insecure" "DISPATCH_REDIS_URL" "redis.* (redis.url for a URL of your own)" "DISPATCH_METRICS_LISTEN" "metrics.enabled and metrics.port" "DISPATCH_TLS_CERT" "tls.*" "DISPATCH_TLS_KEY" "tls.*" "DISPATCH_TLS_CA" "tls.mutual" -}}
+{{- range .Values.extraEnv -}}
+{{- $name := toString (.name | default "") -}}
+{{- if hasKey $owned $name -}}
+{{- fail (printf "extraEnv must not set %s: the chart sets it from %s, and the later entry (extraEnv's) would replace it" $name (get $owned $name)) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

@@ -4,6 +4,7 @@ import { detectFunctionTags } from './detect-function-tag';
 import { detectHermes } from './detect-hermes';
 import { detectMistral } from './detect-mistral';
 import { detectPythonTag } from './detect-python-tag';
+import { detectQwenXml, withoutQwenCalls } from './detect-qwen-xml';
 import type { Detector, FoundCalls } from './found-calls';
 import { scanForCalls } from './object-scanner';
 import { maskReasoning } from './reasoning-mask';
@@ -28,7 +29,7 @@ const WORK_BASE = 65_536;
  * format of the first. A marker quoted in another marked call's arguments is not a call (see
  * `chooseSpans`).
  */
-const MARKED: readonly Detector[] = [detectHermes, detectMistral, detectPythonTag, detectFunctionTags];
+const MARKED: readonly Detector[] = [detectHermes, detectMistral, detectPythonTag, detectFunctionTags, detectQwenXml];
 
 /**
  * Bare JSON in prose, the likeliest to be a false positive, with a work budget of its own: text
@@ -38,7 +39,8 @@ const detectBareJson: Detector = (text, budget) => scanForCalls(text, 0, text.le
 
 /**
  * Extracts the tool calls in raw model output (the `ParseToolCalls` RPC): Hermes/Qwen
- * `<tool_call>` tags, Llama 3.x JSON (with or without `<|python_tag|>`, or `<function=...>`),
+ * `<tool_call>` tags, Qwen3-Coder XML (`<function=name><parameter=key>`, see `detectQwenXml`),
+ * Llama 3.x JSON (with or without `<|python_tag|>`, or `<function=...>`),
  * Mistral `[TOOL_CALLS]`, OpenAI `tool_calls` / `function` objects, and any of these in a
  * Markdown fence, read tolerantly (see `parseTolerantValue`); a call cut off before its
  * arguments, or inside them, is not a call. Calls drafted in reasoning (`<think>` blocks and the
@@ -77,15 +79,23 @@ export function parseToolCalls(text: string, offeredTools?: readonly string[], o
  * not merged: a marked call quoted in a fenced or bare call's arguments (a `<tool_call>` tag in a
  * string) is still taken for a call, as seeing that it is quoted would mean parsing every JSON
  * value before every marker, in hostile input about three times the work of one scan. Fences
- * share the marked dialects' work budget.
+ * share the marked dialects' work budget. The later tiers read the text with Qwen XML calls
+ * blanked out (see `withoutQwenCalls`), worked out when the first of them is read.
  */
 function detectInTiers(text: string): (readonly Iterable<FoundCalls>[])[] {
   const markedBudget = createBudget(text);
+  let unmarked: string | undefined;
+  const unmarkedText = (): string => (unmarked ??= withoutQwenCalls(text));
   return [
     MARKED.map((detect) => detect(text, markedBudget)),
-    [detectFences(text, markedBudget)],
-    [detectBareJson(text, createBudget(text))],
+    [lazily(() => detectFences(unmarkedText(), markedBudget))],
+    [lazily(() => detectBareJson(unmarkedText(), createBudget(text)))],
   ];
+}
+
+/** The spans `detect` finds, not looked for until the first is asked for. */
+function* lazily(detect: () => Iterable<FoundCalls>): Generator<FoundCalls> {
+  yield* detect();
 }
 
 function createBudget(text: string): WorkBudget {

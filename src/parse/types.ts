@@ -1,5 +1,8 @@
-/** Which dialect the calls in a model's output were written in; `none` when nothing was found. */
-export type ParseFormat = 'hermes' | 'llama' | 'mistral' | 'openai' | 'markdown' | 'none';
+/**
+ * Which dialect the calls in a model's output were written in; `none` when nothing was found.
+ * `qwen_xml` is Qwen3-Coder's `<function=name><parameter=key>value</parameter></function>`.
+ */
+export type ParseFormat = 'hermes' | 'llama' | 'mistral' | 'openai' | 'markdown' | 'qwen_xml' | 'none';
 
 /** One tool call recovered from raw model output (the proto's `ParsedToolCall`). */
 export interface ParsedCall {

@@ -1,11 +1,12 @@
 import fc from 'fast-check';
 import { parseToolCalls, type ParseResult } from '../../src/parse';
 
-const FORMATS = ['hermes', 'llama', 'mistral', 'openai', 'markdown', 'none'];
+const FORMATS = ['hermes', 'llama', 'mistral', 'openai', 'markdown', 'qwen_xml', 'none'];
 const TOKENS = [
   '{', '}', '[', ']', '"', "'", ':', ',', '\\', '\n', ' ', '```', '```json\n', 'name', '"name"', '"arguments"',
   '"parameters"', '"function"', '"tool_calls"', 'get_weather', '"get_weather"', '[TOOL_CALLS]', '[ARGS]', '[CALL_ID]',
   '<tool_call>', '</tool_call>', '<|python_tag|>', '<|eom_id|>', '<function=', '</function>', '>', '<think>',
+  '<parameter=', '</parameter>', 'city', '3',
   '</think>', 'True', 'None', '1e5', '-0', '\u2028', '\ud800', '😀',
 ];
 

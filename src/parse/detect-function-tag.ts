@@ -42,7 +42,8 @@ export function* detectFunctionTags(text: string, budget: WorkBudget): Generator
   }
 }
 
-function endOfName(text: string, from: number, limit: number): number {
+/** The end of a tag's name from `from`: the first `>`, `<` or whitespace, or `limit`. */
+export function endOfName(text: string, from: number, limit: number): number {
   let pos = from;
   while (pos < limit) {
     const c = text.charCodeAt(pos);

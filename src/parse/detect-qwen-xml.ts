@@ -2,6 +2,7 @@ import { callFromParts, type CandidateCall } from './call-shapes';
 import { isWhitespace } from './char-classes';
 import type { FoundCalls } from './found-calls';
 import type { JsonObject, TolerantValue } from './json-value';
+import { endOfName } from './detect-function-tag';
 import { createMarkerFinder, skipSpace, type MarkerFinder } from './marker-finder';
 import { parseTolerantValue } from './tolerant-json';
 
@@ -50,7 +51,7 @@ function* scanQwenXml(text: string, withArguments: boolean): Generator<FoundCall
 
 /** The block whose function name begins at `from`, up to and including its closing tags. */
 function readBlock(text: string, from: number, valueEnds: MarkerFinder, withArguments: boolean): Block {
-  const nameEnd = endOfName(text, from);
+  const nameEnd = endOfNameWithin(text, from);
   if (text.charCodeAt(nameEnd) !== 0x3e || nameEnd === from) return { kind: 'broken', at: nameEnd };
   const name = text.slice(from, nameEnd);
   // Key start, key end and value end of each parameter: values are read once the call is whole.
@@ -61,7 +62,7 @@ function readBlock(text: string, from: number, valueEnds: MarkerFinder, withArgu
     if (text.startsWith(CLOSE, pos) || text.startsWith(WRAP_CLOSE, pos)) break;
     if (!text.startsWith(PARAM_OPEN, pos)) return { kind: 'broken', at: pos };
     const keyStart = pos + PARAM_OPEN.length;
-    const keyEnd = endOfName(text, keyStart);
+    const keyEnd = endOfNameWithin(text, keyStart);
     if (text.charCodeAt(keyEnd) !== 0x3e || keyEnd === keyStart) return { kind: 'broken', at: keyEnd };
     const valueEnd = valueEnds.next(keyEnd + 1);
     if (valueEnd < 0) return { kind: 'broken', at: keyEnd + 1 };
@@ -125,17 +126,6 @@ function wrapStart(text: string, open: number): number {
   return pos >= WRAP_OPEN.length && text.startsWith(WRAP_OPEN, pos - WRAP_OPEN.length) ? pos - WRAP_OPEN.length : open;
 }
 
-/** The end of a name: the first `>`, `<` or whitespace, at most `MAX_NAME` characters on. */
-function endOfName(text: string, from: number): number {
-  const limit = from + MAX_NAME < text.length ? from + MAX_NAME : text.length;
-  let pos = from;
-  while (pos < limit) {
-    const c = text.charCodeAt(pos);
-    if (c === 0x3e || c === 0x3c || c <= 0x20) break;
-    pos++;
-  }
-  return pos;
-}
 
 /**
  * The text with each Qwen XML call blanked out (same length, so offsets hold), for the fence
@@ -154,3 +144,6 @@ export function withoutQwenCalls(text: string): string {
   kept.push(text.slice(copied));
   return kept.join('');
 }
+
+/** The end of a name: the first `>`, `<` or whitespace, at most `MAX_NAME` characters on. */
+const endOfNameWithin = (text: string, from: number): number => endOfName(text, from, Math.min(from + MAX_NAME, text.length));

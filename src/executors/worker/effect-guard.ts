@@ -2,6 +2,7 @@
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import { Effect, type ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
 import { DispatchError } from '../../errors';
+import { noWorkerError } from './worker-errors';
 import type { WorkerLink } from './worker-link';
 
 /** The names among a hello's `specs` that it declares read-only (WorkerLink.readOnlyTools). */
@@ -41,4 +42,17 @@ export function sideEffectingWorkersError(links: WorkerLink[] | undefined, tool:
       suggestion: 'The tool is temporarily unavailable; try again later or use another tool. Operators: make every worker of the tool declare the same effect.',
     },
   );
+}
+
+/**
+ * Answers a call of `tool` that no worker connected here took (WorkerPool.assign). When every one
+ * hosting it declared it side-effecting (see sideEffectingWorkersError), a worker connected to
+ * another replica may have declared it read-only (workers upgraded a replica at a time): the call
+ * goes to `elsewhere`, given the refusal to stand when none does; before, the refusal was final.
+ * Otherwise, or with no `elsewhere`, it is refused: that refusal, or noWorkerError.
+ */
+export function noRunnableWorker(links: WorkerLink[] | undefined, tool: string, readOnly: boolean, elsewhere?: (refusal: DispatchError) => Promise<string>): Promise<string> {
+  const refusal = sideEffectingWorkersError(links, tool, readOnly);
+  if (refusal && elsewhere) return elsewhere(refusal);
+  return Promise.reject(refusal ?? noWorkerError(tool));
 }

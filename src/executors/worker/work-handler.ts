@@ -10,6 +10,7 @@ import { declaredReadOnly } from './effect-guard';
 import { helloBytesRefusal, helloCountRefusal } from './hello-bytes';
 import { helloSpecs } from './hello-specs';
 import { connectionWatch } from './receive-failures';
+import { resetUnsent } from './stream-reset';
 import { streamEndReason } from './worker-errors';
 import type { EndStatus, ReceiveLimit, WorkerLink } from './worker-link';
 import type { ResolvedWorkerOptions } from './worker-options';
@@ -65,8 +66,13 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
       clearTimeout(helloTimer);
       deps.draining?.removeEventListener('abort', drained);
       detach('disconnected');
-      if (reason === undefined) call.end();
-      else call.emit('error', isEndStatus(reason) ? { ...reason, metadata: statusDetails(reason.code, reason.details, reason.reason) } : toServiceError(reason, deps.logger));
+      if (reason === undefined) {
+        call.end();
+        return;
+      }
+      const failed = isEndStatus(reason) ? { ...reason, metadata: statusDetails(reason.code, reason.details, reason.reason) } : toServiceError(reason, deps.logger);
+      call.emit('error', failed);
+      if ((link?.unsent() ?? 0) > 0) resetUnsent(call, failed.code ?? status.UNKNOWN);
     };
 
     // Once a link exists the pool ends it as it drains (WorkerPool.drain, and add past the drain).

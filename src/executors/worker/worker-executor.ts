@@ -28,11 +28,14 @@ export interface WorkerRelay {
  * Before, the local refusal was final, though another replica could run it. With the relay down
  * (Redis away), whether one could is not known: the call is refused for now (UNAVAILABLE before,
  * recoverable, not retried within the turn), not for good, and at once rather than at its deadline.
+ * So goes a read-only call no worker here may run (`tooLarge` absent, see noRunnableWorker); with
+ * the relay down, its local refusal (UNAVAILABLE before) stands.
  */
-function elsewhere(remote: WorkerRelay, request: AssignmentRequest, ctx: ExecutorContext, refusal: DispatchError, tooLarge: TooLargeAssignment, delivery?: (state: Delivery) => void): Promise<string> {
-  if (remote.reachable?.() === false) return Promise.reject(tooLargeWhileRelayDown(request.tool, tooLarge));
+function elsewhere(remote: WorkerRelay, request: AssignmentRequest, ctx: ExecutorContext, refusal: DispatchError, tooLarge: TooLargeAssignment | undefined, delivery?: (state: Delivery) => void): Promise<string> {
+  const down = (cause?: unknown) => (tooLarge ? tooLargeWhileRelayDown(request.tool, tooLarge, cause) : refusal);
+  if (remote.reachable?.() === false) return Promise.reject(down());
   return remote.forward(request, ctx.signal, delivery).catch((error: unknown) => {
-    if (isRelayDown(error)) throw tooLargeWhileRelayDown(request.tool, tooLarge, error);
+    if (isRelayDown(error)) throw down(error);
     throw error instanceof DispatchError && error.kind === ErrorKind.UNAVAILABLE && error.phase === 'before' ? refusal : error;
   });
 }

@@ -8,7 +8,7 @@ import { assignmentTooLargeError, noWorkerError, unreadReason, workerGoneError, 
 import type { ReceiveLimit, WorkerLink } from './worker-link';
 import { assignment, type AssignmentRequest } from './assignment-request';
 import { createReceiveMemory, droppedAfterAssignmentError, keptTo, largeSend, receiveFailure } from './receive-failures';
-import { runsAsRegistered, sideEffectingWorkersError } from './effect-guard';
+import { noRunnableWorker, runsAsRegistered } from './effect-guard';
 import type { DispatchError } from '../../errors';
 
 export type { AssignmentRequest };
@@ -41,10 +41,10 @@ export interface WorkerPool {
   /**
    * Runs a call on the least busy worker hosting it (a read-only call: whose hello said read-only, see runsAsRegistered) that
    * can receive its assignment; rejects UNAVAILABLE (before) when none hosts it (or none such), and with the reason on `abort`.
-   * When none can receive it (see WorkerLink.receiveLimit), returns `elsewhere(refusal, why)` (another replica's worker
-   * may), else rejects with the refusal, INVALID_ARGUMENTS (before).
+   * When none can receive it (see WorkerLink.receiveLimit; `why` says so) or none hosting it may run it (see noRunnableWorker),
+   * returns `elsewhere(refusal, why)` (another replica's worker may), else rejects with the refusal (before).
    */
-  assign(request: AssignmentRequest, abort: AbortHook, elsewhere?: (refusal: DispatchError, why: TooLargeAssignment) => Promise<string>): Promise<string>;
+  assign(request: AssignmentRequest, abort: AbortHook, elsewhere?: (refusal: DispatchError, why?: TooLargeAssignment) => Promise<string>): Promise<string>;
   onHostedChange(listener: HostedListener): void;
   /**
    * Server shutdown: the pool hosts nothing from now on (new calls are refused UNAVAILABLE before
@@ -241,7 +241,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       });
       const readOnly = request.readOnly === true;
       const link = draining ? undefined : pick(request.tenant, request.tool, message, readOnly);
-      if (!link) return Promise.reject((!draining && sideEffectingWorkersError(linksOf(request.tenant, request.tool), request.tool, readOnly)) || noWorkerError(request.tool));
+      if (!link) return draining ? Promise.reject(noWorkerError(request.tool)) : noRunnableWorker(linksOf(request.tenant, request.tool), request.tool, readOnly, elsewhere);
       if ('tooLarge' in link) {
         const { tooLarge, link: largest, limit } = link;
         const refusal = assignmentTooLargeError(request.tool, largest.workerId, tooLarge, Buffer.byteLength(request.argumentsJson), limit);

@@ -1,0 +1,82 @@
+import { create, fromBinary, toBinary, type MessageInitShape } from '@bufbuild/protobuf';
+import * as http2 from 'node:http2';
+import { Effect, ToolSpecSchema } from '../../gen/dispatch/v1/tool_pb';
+import { WorkAssignmentSchema, WorkerMessageSchema } from '../../gen/dispatch/v1/worker_pb';
+import { startWorkerApp, type WorkerApp } from './worker-app';
+import { eventually } from './worker-harness';
+
+// A worker that stops reading its stream (a long stall), ended by dispatch for it (its calls failed
+// "does not read its assignments"): its stream must end then, not once the worker has read every
+// assignment written before: a worker that resumes reading ran each of them, though their calls
+// had failed, and dispatch held them meanwhile.
+const MAX_UNSENT = 1024 * 1024;
+const sink = { name: 'w_sink', inputSchema: '{"type":"object"}', effect: Effect.SIDE_EFFECT, timeoutMs: 20_000, retry: { maxAttempts: 1 } };
+const big = (i: number) => JSON.stringify({ i, pad: 'z'.repeat(200 * 1024) });
+
+function startStalledWorker(address: string) {
+  const session = http2.connect(`http://${address}`);
+  session.on('error', () => undefined);
+  const stream = session.request({ ':method': 'POST', ':path': '/dispatch.v1.WorkerService/Work', 'content-type': 'application/grpc', te: 'trailers' });
+  stream.on('error', () => undefined);
+  stream.pause();
+  let closedAt: number | undefined;
+  stream.on('close', () => (closedAt = Date.now()));
+  const send = (msg: MessageInitShape<typeof WorkerMessageSchema>) => {
+    const bytes = toBinary(WorkerMessageSchema, create(WorkerMessageSchema, msg));
+    const frame = Buffer.alloc(5 + bytes.length);
+    frame.writeUInt32BE(bytes.length, 1);
+    frame.set(bytes, 5);
+    if (!stream.closed) stream.write(frame);
+  };
+  send({ msg: { case: 'hello', value: { workerId: 'stalled', tools: [create(ToolSpecSchema, sink)] } } });
+  const heartbeat = setInterval(() => send({ msg: { case: 'heartbeat', value: {} } }), 200);
+  return {
+    closedAt: () => closedAt,
+    /** Reads on: the assignments (not cancels) it then receives. */
+    resume(): string[] {
+      const ids: string[] = [];
+      let buffered = Buffer.alloc(0);
+      stream.on('data', (chunk: Buffer) => {
+        buffered = Buffer.concat([buffered, chunk]);
+        while (buffered.length >= 5 && buffered.length >= 5 + buffered.readUInt32BE(1)) {
+          const length = buffered.readUInt32BE(1);
+          const a = fromBinary(WorkAssignmentSchema, buffered.subarray(5, 5 + length));
+          buffered = buffered.subarray(5 + length);
+          if (!a.cancel) ids.push(a.call?.id ?? '');
+        }
+      });
+      stream.resume();
+      return ids;
+    },
+    close() {
+      clearInterval(heartbeat);
+      if (!stream.closed) stream.close(http2.constants.NGHTTP2_CANCEL);
+      session.destroy();
+    },
+  };
+}
+
+let t: WorkerApp;
+let worker: ReturnType<typeof startStalledWorker> | undefined;
+beforeEach(async () => {
+  t = await startWorkerApp({ maxUnsentBytes: MAX_UNSENT });
+});
+afterEach(async () => {
+  worker?.close();
+  await t.close();
+});
+
+test('a worker ended for not reading its assignments has its stream ended at once, and reads none of them when it resumes', async () => {
+  worker = startStalledWorker(t.address);
+  await eventually(async () => (await t.registry.listTools({})).tools.some((x) => x.name === 'w_sink'), 5_000, 'the worker registered');
+  const call = (i: number) => t.dispatch.dispatch({ sessionId: `s${i}`, calls: [{ id: `c${i}`, name: 'w_sink', arguments: big(i) }] }).then((r) => r.results[0]!);
+  const calls = [];
+  for (let i = 0; i < 50 && !(await Promise.race([calls.at(-1), new Promise((r) => setTimeout(r, 100))])); i++) calls.push(call(i));
+  const results = await Promise.all(calls);
+  const endedAt = Date.now();
+  expect(results.filter((r) => /does not read its assignments/.test(r.error?.message ?? '')).length).toBeGreaterThanOrEqual(6);
+  await new Promise((r) => setTimeout(r, 1_000));
+  const received = worker.resume();
+  await new Promise((r) => setTimeout(r, 1_000));
+  expect({ closedWithinASecond: (worker.closedAt() ?? Infinity) - endedAt < 1_000, assignmentsReadAfterwards: received }).toEqual({ closedWithinASecond: true, assignmentsReadAfterwards: [] });
+}, 30_000);

@@ -1,7 +1,5 @@
-import { create, fromBinary, toBinary, type MessageInitShape } from '@bufbuild/protobuf';
-import * as http2 from 'node:http2';
-import { Effect, ToolSpecSchema } from '../../gen/dispatch/v1/tool_pb';
-import { WorkAssignmentSchema, WorkerMessageSchema } from '../../gen/dispatch/v1/worker_pb';
+import { Effect } from '../../gen/dispatch/v1/tool_pb';
+import { startPausedWorker } from './paused-worker';
 import { startWorkerApp, type WorkerApp } from './worker-app';
 import { eventually } from './worker-harness';
 
@@ -13,51 +11,8 @@ const MAX_UNSENT = 1024 * 1024;
 const sink = { name: 'w_sink', inputSchema: '{"type":"object"}', effect: Effect.SIDE_EFFECT, timeoutMs: 20_000, retry: { maxAttempts: 1 } };
 const big = (i: number) => JSON.stringify({ i, pad: 'z'.repeat(200 * 1024) });
 
-function startStalledWorker(address: string) {
-  const session = http2.connect(`http://${address}`);
-  session.on('error', () => undefined);
-  const stream = session.request({ ':method': 'POST', ':path': '/dispatch.v1.WorkerService/Work', 'content-type': 'application/grpc', te: 'trailers' });
-  stream.on('error', () => undefined);
-  stream.pause();
-  let closedAt: number | undefined;
-  stream.on('close', () => (closedAt = Date.now()));
-  const send = (msg: MessageInitShape<typeof WorkerMessageSchema>) => {
-    const bytes = toBinary(WorkerMessageSchema, create(WorkerMessageSchema, msg));
-    const frame = Buffer.alloc(5 + bytes.length);
-    frame.writeUInt32BE(bytes.length, 1);
-    frame.set(bytes, 5);
-    if (!stream.closed) stream.write(frame);
-  };
-  send({ msg: { case: 'hello', value: { workerId: 'stalled', tools: [create(ToolSpecSchema, sink)] } } });
-  const heartbeat = setInterval(() => send({ msg: { case: 'heartbeat', value: {} } }), 200);
-  return {
-    closedAt: () => closedAt,
-    /** Reads on: the assignments (not cancels) it then receives. */
-    resume(): string[] {
-      const ids: string[] = [];
-      let buffered = Buffer.alloc(0);
-      stream.on('data', (chunk: Buffer) => {
-        buffered = Buffer.concat([buffered, chunk]);
-        while (buffered.length >= 5 && buffered.length >= 5 + buffered.readUInt32BE(1)) {
-          const length = buffered.readUInt32BE(1);
-          const a = fromBinary(WorkAssignmentSchema, buffered.subarray(5, 5 + length));
-          buffered = buffered.subarray(5 + length);
-          if (!a.cancel) ids.push(a.call?.id ?? '');
-        }
-      });
-      stream.resume();
-      return ids;
-    },
-    close() {
-      clearInterval(heartbeat);
-      if (!stream.closed) stream.close(http2.constants.NGHTTP2_CANCEL);
-      session.destroy();
-    },
-  };
-}
-
 let t: WorkerApp;
-let worker: ReturnType<typeof startStalledWorker> | undefined;
+let worker: ReturnType<typeof startPausedWorker> | undefined;
 beforeEach(async () => {
   t = await startWorkerApp({ maxUnsentBytes: MAX_UNSENT });
 });
@@ -67,7 +22,7 @@ afterEach(async () => {
 });
 
 test('a worker ended for not reading its assignments has its stream ended at once, and reads none of them when it resumes', async () => {
-  worker = startStalledWorker(t.address);
+  worker = startPausedWorker(t.address, 'stalled', sink);
   await eventually(async () => (await t.registry.listTools({})).tools.some((x) => x.name === 'w_sink'), 5_000, 'the worker registered');
   const call = (i: number) => t.dispatch.dispatch({ sessionId: `s${i}`, calls: [{ id: `c${i}`, name: 'w_sink', arguments: big(i) }] }).then((r) => r.results[0]!);
   const calls = [];

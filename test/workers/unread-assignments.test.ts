@@ -1,7 +1,5 @@
-import { create, toBinary, type MessageInitShape } from '@bufbuild/protobuf';
-import * as http2 from 'node:http2';
-import { Effect, ToolSpecSchema } from '../../gen/dispatch/v1/tool_pb';
-import { WorkerMessageSchema } from '../../gen/dispatch/v1/worker_pb';
+import { Effect } from '../../gen/dispatch/v1/tool_pb';
+import { startPausedWorker } from './paused-worker';
 import { startWorkerApp, type WorkerApp } from './worker-app';
 import { echoAnswer, eventually, type Answer } from './worker-harness';
 
@@ -16,38 +14,9 @@ const big = (i: number) => JSON.stringify({ i, pad: 'z'.repeat(200 * 1024) });
 
 const delayed = (ms: number): Answer => (a) => new Promise((r) => setTimeout(() => r(echoAnswer('reader')(a)), ms));
 
-/**
- * A worker that says hello and heartbeats, and never reads an assignment: a bare HTTP/2 stream
- * left paused, so that flow control stops dispatch's writes (a grpc-js client in this process
- * would go on reading into its own buffers).
- */
-function startDeafWorker(address: string) {
-  const session = http2.connect(`http://${address}`);
-  session.on('error', () => undefined);
-  const stream = session.request({ ':method': 'POST', ':path': '/dispatch.v1.WorkerService/Work', 'content-type': 'application/grpc', te: 'trailers' });
-  stream.on('error', () => undefined);
-  stream.pause();
-  const send = (msg: MessageInitShape<typeof WorkerMessageSchema>) => {
-    const bytes = toBinary(WorkerMessageSchema, create(WorkerMessageSchema, msg));
-    const frame = Buffer.alloc(5 + bytes.length);
-    frame.writeUInt32BE(bytes.length, 1);
-    frame.set(bytes, 5);
-    if (!stream.closed) stream.write(frame);
-  };
-  send({ msg: { case: 'hello', value: { workerId: 'deaf', tools: [create(ToolSpecSchema, sink)] } } });
-  const heartbeat = setInterval(() => send({ msg: { case: 'heartbeat', value: {} } }), 200);
-  return {
-    close() {
-      clearInterval(heartbeat);
-      stream.close(http2.constants.NGHTTP2_CANCEL);
-      session.destroy();
-    },
-  };
-}
-
 describe('a worker that reads none of its assignments', () => {
   let t: WorkerApp;
-  let deaf: ReturnType<typeof startDeafWorker> | undefined;
+  let deaf: ReturnType<typeof startPausedWorker> | undefined;
   beforeEach(async () => {
     t = await startWorkerApp({ maxUnsentBytes: MAX_UNSENT });
   });
@@ -59,7 +28,7 @@ describe('a worker that reads none of its assignments', () => {
   const call = (i: number) => t.dispatch.dispatch({ sessionId: `s${i}`, calls: [{ id: `c${i}`, name: 'w_sink', arguments: big(i) }] }).then((r) => r.results[0]!);
 
   it('is ended RESOURCE_EXHAUSTED once worker.maxUnsentBytes wait for it unread, its calls failing', async () => {
-    deaf = startDeafWorker(t.address);
+    deaf = startPausedWorker(t.address, 'deaf', sink);
     await eventually(hosted, 5_000, 'the deaf worker registered');
     // 200 KiB each, one every 100 ms: past 1 MiB unread for 2 s, the next pick ends the worker.
     const calls = [];
@@ -71,7 +40,7 @@ describe('a worker that reads none of its assignments', () => {
   }, 30_000);
 
   it('is picked after the workers that read theirs, once it has left some unread for a while', async () => {
-    deaf = startDeafWorker(t.address);
+    deaf = startPausedWorker(t.address, 'deaf', sink);
     await eventually(hosted, 5_000, 'the deaf worker registered');
     const reader = await t.worker({ id: 'reader', tools: [sink], answer: delayed(2_000) });
     // One every 30 ms: by least outstanding alone, the deaf worker would hold half of them (until their timeout).

@@ -98,7 +98,10 @@ export function addHealthAndReflection(server: grpc.Server): HealthControl {
 
 type ReflectionStream = grpc.ServerDuplexStream<unknown, { originalRequest?: unknown }>;
 
-/** @grpc/reflection's handlers, their streams counted and their answers written only as the client reads them. */
+/**
+ * @grpc/reflection's handlers, their open streams counted (in `streams`), a stream ended when its
+ * client leaves MAX_QUEUED_REFLECTION_ANSWERS unread or sends a request longer than any name.
+ */
 function boundedReflection(implementation: grpc.UntypedServiceImplementation, streams: Set<ReflectionStream>): grpc.UntypedServiceImplementation {
   return Object.fromEntries(
     Object.entries(implementation).map(([name, handler]) => [
@@ -133,6 +136,7 @@ function boundedReflection(implementation: grpc.UntypedServiceImplementation, st
     ]),
   );
 }
+
 /** Characters of the strings in a decoded reflection request (its fields are strings, one level down at most). */
 function requestChars(request: unknown): number {
   let chars = 0;

@@ -32,8 +32,14 @@ export function createReconnectBackoff(initialMs: number, maxMs: number): Reconn
   let abuses = 0;
   /** The least failures the next delay counts (abused). */
   let floor = 0;
-  /** When the connection came up, while it is; -Infinity once a call on it was answered. */
+  /** When the connection came up, while it is. */
   let upSince: number | undefined;
+  /**
+   * A call was answered since the last drop. Kept apart from upSince: a call may be answered before
+   * the connection counts as up (its tools still listed; `connected` holds from the handshake on),
+   * and `up` then lost the proof: the next drop kept the grown delay (1.6 s where 200 ms was due).
+   */
+  let proved = false;
   return {
     next() {
       failures = Math.max(failures, floor);
@@ -42,14 +48,15 @@ export function createReconnectBackoff(initialMs: number, maxMs: number): Reconn
       failures++;
       return Math.round(base * (1 + JITTER * Math.random()));
     },
-    up: () => void (upSince = performance.now()),
+    up: () => void (upSince ??= performance.now()),
     answered() {
       abuses = 0;
-      if (upSince !== undefined) upSince = -Infinity;
+      proved = true;
     },
     down() {
-      if (upSince !== undefined && performance.now() - upSince >= maxMs) failures = 0;
+      if (proved || (upSince !== undefined && performance.now() - upSince >= maxMs)) failures = 0;
       upSince = undefined;
+      proved = false;
     },
     abused: () => void (floor = Math.max(floor, ++abuses)),
   };

@@ -1,4 +1,4 @@
-export { prepareArguments } from './prepare-arguments';
+export { prepareArguments, unparsedRefusal } from './prepare-arguments';
 export type { ParsedText, PreparedArguments } from './prepare-arguments';
 export { defaultsToApply, repairArguments } from './repair';
 export type { RepairOptions, RepairResult } from './repair';

@@ -21,6 +21,20 @@ export interface ParsedText {
 }
 
 /**
+ * Why arguments `text` is refused before it is parsed: over max_argument_bytes, or nested past
+ * max_argument_depth (parsing and canonicalising such text overflowed the stack); else undefined.
+ */
+export function unparsedRefusal(text: string, limits: ArgumentLimits): { readonly problem: string; readonly suggestion?: string } | undefined {
+  // A UTF-16 code unit is at most 3 UTF-8 bytes: most texts are measured without encoding them.
+  if (text.length * 3 > limits.maxArgumentBytes && Buffer.byteLength(text) > limits.maxArgumentBytes) {
+    return { problem: `arguments are ${Buffer.byteLength(text)} bytes, over the limit of ${limits.maxArgumentBytes}`, suggestion: 'Send smaller arguments, for example by splitting the work into several calls.' };
+  }
+  // Nesting needs a bracket per level, so a text shorter than the limit cannot exceed it.
+  if (text.length > limits.maxArgumentDepth && jsonDepth(text) > limits.maxArgumentDepth) return { problem: `arguments nest deeper than ${limits.maxArgumentDepth} levels` };
+  return undefined;
+}
+
+/**
  * Parses a call's JSON arguments, repairs them when the tool is lenient, and validates them
  * against the tool's schema (missing optionals take their defaults). Throws INVALID_ARGUMENTS
  * naming the path, the value passed and what the schema expects; the tool is never executed then.
@@ -29,14 +43,8 @@ export interface ParsedText {
  */
 export function prepareArguments(tool: ResolvedTool, text: string, limits: ArgumentLimits, parsed?: ParsedText): PreparedArguments {
   const notRun = 'the tool was not executed';
-  // A UTF-16 code unit is at most 3 UTF-8 bytes: most texts are measured without encoding them.
-  if (text.length * 3 > limits.maxArgumentBytes && Buffer.byteLength(text) > limits.maxArgumentBytes) {
-    throw errors.invalidArguments(`arguments are ${Buffer.byteLength(text)} bytes, over the limit of ${limits.maxArgumentBytes}; ${notRun}`, 'Send smaller arguments, for example by splitting the work into several calls.');
-  }
-  // Nesting needs a bracket per level, so a text shorter than the limit cannot exceed it.
-  if (text.length > limits.maxArgumentDepth && jsonDepth(text) > limits.maxArgumentDepth) {
-    throw errors.invalidArguments(`arguments nest deeper than ${limits.maxArgumentDepth} levels; ${notRun}`);
-  }
+  const refusal = unparsedRefusal(text, limits);
+  if (refusal) throw errors.invalidArguments(`${refusal.problem}; ${notRun}`, refusal.suggestion);
   const inexact = inexactNumber(text);
   if (inexact !== undefined) {
     const suggestion = 'Send such a number as a string, or use a smaller one.';

@@ -1,5 +1,5 @@
-import { prepareArguments } from '../arguments';
-import { canonicalJson, jsonDepth } from '../json';
+import { prepareArguments, unparsedRefusal } from '../arguments';
+import { canonicalJson } from '../json';
 import { loopOp, type PipelineDeps, type ReadArguments } from '../pipeline';
 import type { ResolvedTool } from '../registry';
 import { keyMaterial } from '../store';
@@ -55,12 +55,8 @@ export function callKeys(deps: PipelineDeps): CallKeys {
     lastCall = call;
     lastArgs = undefined;
     lastParsed = false;
-    // The same checks as prepareArguments', in the same order, before any parse.
-    const { maxArgumentBytes, maxArgumentDepth } = deps.limits;
-    const text = call.arguments;
-    if ((text.length * 3 > maxArgumentBytes && Buffer.byteLength(text) > maxArgumentBytes) || (text.length > maxArgumentDepth && jsonDepth(text) > maxArgumentDepth)) {
-      return (lastArgs = REFUSED);
-    }
+    // prepareArguments' own checks, before any parse.
+    if (unparsedRefusal(call.arguments, deps.limits)) return (lastArgs = REFUSED);
     if (!mayReshape(tool)) {
       try {
         lastArgs = JSON.parse(call.arguments);

@@ -43,6 +43,10 @@ test('the lookup answers as Ajv does, for any JSON values: key order, 1 and "1",
     fc.property(fc.array(picked, { minLength: 1, maxLength: 6 }), picked, fc.boolean(), (allowed, value, pickOne) => {
       // A copy made in this context: Ajv's equal compares constructors (structuredClone's are another realm's).
       const data = pickOne ? (JSON.parse(JSON.stringify(allowed[0])) as unknown) : value;
+      // Ajv's equal (fast-deep-equal) calls an object's own `valueOf` or `toString` key as a method
+      // and throws when it is data ({"valueOf":""}: "a.valueOf is not a function"), so it is no
+      // oracle there; the lookup compares such objects as JSON (a seed in a CI run found it).
+      fc.pre(!/"(valueOf|toString)"/.test(JSON.stringify([allowed, data])));
       // As the schema's text gives it (-0 is 0 there).
       const schema = JSON.parse(JSON.stringify({ type: 'object', properties: { x: { enum: allowed } } })) as object;
       const ours = compile(schema).validate;

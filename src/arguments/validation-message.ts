@@ -1,5 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import { shortened } from '../pipeline/bound-result';
+import { STOPPED_KEYWORD } from '../registry/schema-errors';
 
 /** Longest value, schema fragment, field path or property name a line shows, in characters. */
 const MAX_FRAGMENT = 200;
@@ -20,9 +21,12 @@ function describe(value: unknown): string {
 /**
  * One line per schema violation, naming the field path, what was passed and the schema fragment
  * expected, so that a model can correct the call. Each part is cut at 200 characters and the
- * lines together at 2,000, with `...` where cut.
+ * lines together at 2,000, with `...` where cut. Where checking stopped (too many errors, see
+ * schema-errors.ts), the last error says so.
  */
-export function formatValidationErrors(errors: readonly ErrorObject[], max = 5): string {
+export function formatValidationErrors(all: readonly ErrorObject[], max = 5): string {
+  const stopped = all.at(-1)?.keyword === STOPPED_KEYWORD ? all.at(-1) : undefined;
+  const errors = stopped ? all.slice(0, -1) : all;
   const lines = errors.slice(0, max).map((error) => {
     const path = error.instancePath === '' ? '/' : clip(error.instancePath);
     switch (error.keyword) {
@@ -40,6 +44,6 @@ export function formatValidationErrors(errors: readonly ErrorObject[], max = 5):
       }
     }
   });
-  const more = errors.length > max ? ` (and ${errors.length - max} more)` : '';
+  const more = stopped ? ` (and more: ${stopped.message})` : errors.length > max ? ` (and ${errors.length - max} more)` : '';
   return `invalid arguments: ${shortened(lines.join('; '), MAX_MESSAGE)}${more}`;
 }

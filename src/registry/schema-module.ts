@@ -3,6 +3,7 @@ import { Script, runInThisContext } from 'node:vm';
 import { ENUM_MODULE, inEnum } from './linear-enum';
 import { fillOwnDefaults, OWN_DEFAULTS_MODULE } from './own-defaults';
 import { PATTERN_MODULE } from './schema-codegen';
+import { appendErrors, boundedValidate, pushError } from './schema-errors';
 import { uniqueIndexes, UNIQUE_ITEMS_MODULE } from './unique-items';
 
 /** Modules of Ajv's and ajv-formats' runtime the generated code may require (equal, ucs2length, uri, the formats...). */
@@ -29,7 +30,7 @@ export interface SchemaModule {
 export function loadSchemaModule(source: string, pattern: PatternMaker, cachedData?: Uint8Array): SchemaModule {
   const own: Record<string, unknown> = {
     [PATTERN_MODULE]: pattern,
-    [APPEND_ERRORS_MODULE]: appendErrors,
+    [ERRORS_MODULE]: { appendErrors, pushError },
     [OWN_DEFAULTS_MODULE]: { fillOwnDefaults },
     [UNIQUE_ITEMS_MODULE]: { uniqueIndexes },
     [ENUM_MODULE]: { inEnum },
@@ -45,7 +46,7 @@ export function loadSchemaModule(source: string, pattern: PatternMaker, cachedDa
   const run = (script?.runInThisContext() ?? new Function(`return ${code}`)()) as (require: unknown, module: unknown, exports: unknown) => void;
   const module = { exports: {} as unknown };
   run(load, module, module.exports);
-  return { validate: module.exports as ValidateFunction, script };
+  return { validate: boundedValidate(module.exports as ValidateFunction), script };
 }
 
 /**
@@ -55,39 +56,29 @@ export function loadSchemaModule(source: string, pattern: PatternMaker, cachedDa
  */
 const SAME_REALM = runInThisContext('Object') === Object;
 
-/** What the wrapped source requires for {@link appendErrors}. */
-const APPEND_ERRORS_MODULE = 'dispatch:append-errors';
-
-/**
- * `more` (a called validate function's errors) added to `into` (the caller's), in place. Ajv's
- * code copied both into a new list at each call of a function that failed (`vErrors.concat`), so
- * a recursive schema's errors cost their square: a tree of 30,000 children each missing a required
- * field (90 KB of arguments) took 19 s. In place is what Ajv does with its own errors (`push`):
- * the callee's list is never read again once its caller took it.
- */
-function appendErrors(into: unknown[] | null, more: unknown[] | null): unknown[] | null {
-  if (into === null || more === null) return into ?? more;
-  for (const error of more) into.push(error);
-  return into;
-}
+/** What the wrapped source requires for the functions of schema-errors.ts. */
+const ERRORS_MODULE = 'dispatch:schema-errors';
 
 /**
  * Each place Ajv's code takes a called function's errors, `X` that function: written as a call of
- * {@link appendErrors}. Ajv writes strings in double quotes (JSON): the call's single quotes keep
- * a schema's own text that spells the same (a description) inside its literal, changed but still
- * text.
+ * `appendErrors` (see schema-errors.ts). A schema's own text that spells the same (a description)
+ * is changed inside its string literal, but stays text: the call has no quotes.
  */
 const CONCAT_ERRORS = /vErrors = vErrors === null \? ([\w.$]+)\.errors : vErrors\.concat\(\1\.errors\);/g;
+/** Each place Ajv's code adds an error to a list it has: written as a call of `pushError` (the same). */
+const PUSH_ERROR = /vErrors\.push\((err\d*)\);/g;
 
 /**
- * The source as a function of (require, module, exports), its error lists appended in place (see
- * {@link appendErrors}). Ajv writes the schema's objects as object literals (JSON, no spaces),
+ * The source as a function of (require, module, exports), its error lists bounded and appended in
+ * place (see schema-errors.ts). Ajv writes the schema's objects as object literals (JSON, no spaces),
  * where a "__proto__" key sets the prototype (a property named so, or its default, was lost): a
  * computed key makes it a property. A key follows `{` or `,`; inside a string literal the quote
  * before `__proto__` is escaped (a property named `a"__proto__` is `"a\\"__proto__":`), so the
- * look-behind matches keys only.
+ * look-behind matches keys only. The function is strict, as Ajv's code (its own "use strict" is no
+ * longer first).
  */
 const wrapped = (source: string) =>
-  `(function (require, module, exports) {${source
+  `(function (require, module, exports) {"use strict";const dispatchErrors = require('${ERRORS_MODULE}');${source
     .replace(/(?<=[{,])"__proto__":/g, '["__proto__"]:')
-    .replace(CONCAT_ERRORS, `vErrors = require('${APPEND_ERRORS_MODULE}')(vErrors, $1.errors);`)}\n})`;
+    .replace(CONCAT_ERRORS, 'vErrors = dispatchErrors.appendErrors(vErrors, $1.errors);')
+    .replace(PUSH_ERROR, 'dispatchErrors.pushError(vErrors, $1);')}\n})`;

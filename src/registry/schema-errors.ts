@@ -1,0 +1,99 @@
+import type { ErrorObject, ValidateFunction } from 'ajv';
+
+/**
+ * The error lists of a compiled schema's validate function (Ajv's standalone code, rewritten by
+ * schema-module.ts), bounded. Ajv's code (allErrors) keeps every error it finds, each with its
+ * path strings and references to the schema and the data, until the call ends: one call's
+ * arguments could fill the heap (an array of 300,000 `{}` against `items: {anyOf: [50 variants]}`,
+ * 900 KB, under max_argument_bytes, ran the server out of memory; 30,000 took 666 MB and 6.3 s).
+ * Here a list keeps its first {@link KEPT_ERRORS} errors whole and only counts the others (a
+ * placeholder in their place: Ajv's code relies on a list's length being its count of errors, and
+ * cuts the list back to a count when an anyOf branch passes); past {@link MAX_SCHEMA_ERRORS} the
+ * call stops and fails (see {@link boundedValidate}).
+ */
+
+/** Errors a list keeps whole: the model reads 5, the pipeline's other checks the first. */
+export const KEPT_ERRORS = 100;
+/**
+ * Errors in one list at which checking stops. Valid arguments can make as many on the way (each
+ * item of a long array failing an anyOf's first branch and passing its second): this is far past
+ * what a tool's arguments make, and a list this long is 8 MB of references.
+ */
+export const MAX_SCHEMA_ERRORS = 1_000_000;
+/** The keyword of the error that says checking stopped (see validation-message.ts). */
+export const STOPPED_KEYWORD = 'maxErrors';
+
+const ignored = { get: () => undefined, set: () => undefined, enumerable: true };
+/**
+ * What stands for an error not kept. Ajv's code may write to an error already listed (a keyword's
+ * own errors get their paths, schema and data): here such writes are dropped, so it holds nothing.
+ */
+const NOT_KEPT = Object.freeze(
+  Object.create(Object.prototype, {
+    keyword: { value: 'notKept', enumerable: true },
+    params: { value: Object.freeze({}), enumerable: true },
+    message: { value: 'not kept', enumerable: true },
+    instancePath: ignored,
+    schemaPath: ignored,
+    schema: ignored,
+    parentSchema: ignored,
+    data: ignored,
+  }) as ErrorObject,
+);
+
+/** Thrown by a list grown to {@link MAX_SCHEMA_ERRORS}, with its first errors. */
+class TooManyErrors extends Error {
+  constructor(readonly kept: readonly ErrorObject[]) {
+    super(`more than ${MAX_SCHEMA_ERRORS} schema errors`);
+  }
+}
+
+const tooMany = (list: readonly ErrorObject[]) => new TooManyErrors(list.slice(0, KEPT_ERRORS));
+
+/** `error` added to `list` (Ajv's `vErrors.push(err)`). */
+export function pushError(list: ErrorObject[], error: ErrorObject): void {
+  if (list.length >= MAX_SCHEMA_ERRORS) throw tooMany(list);
+  list.push(list.length < KEPT_ERRORS ? error : NOT_KEPT);
+}
+
+/**
+ * `more` (a called validate function's errors) added to `into` (the caller's), in place. Ajv's
+ * code copied both into a new list at each call of a function that failed (`vErrors.concat`), so
+ * a recursive schema's errors cost their square: a tree of 30,000 children each missing a required
+ * field (90 KB of arguments) took 19 s. In place is what Ajv does with its own errors (`push`):
+ * the callee's list is never read again once its caller took it.
+ */
+export function appendErrors(into: ErrorObject[] | null, more: ErrorObject[] | null): ErrorObject[] | null {
+  if (into === null || more === null) return into ?? more;
+  if (into.length + more.length > MAX_SCHEMA_ERRORS) throw tooMany(into.length > 0 ? into : more);
+  for (const error of more) into.push(into.length < KEPT_ERRORS ? error : NOT_KEPT);
+  return into;
+}
+
+/** The error ending a list whose checking stopped. */
+const stopped = (): ErrorObject => ({
+  instancePath: '',
+  schemaPath: '#',
+  keyword: STOPPED_KEYWORD,
+  params: { limit: MAX_SCHEMA_ERRORS },
+  message: `checking stopped at ${MAX_SCHEMA_ERRORS} errors`,
+});
+
+/**
+ * `validate` that fails where its lists outgrew {@link MAX_SCHEMA_ERRORS}, its errors then the
+ * first ones found and one more saying checking stopped. What else it throws, it throws.
+ */
+export function boundedValidate(validate: ValidateFunction): ValidateFunction {
+  const bounded = ((data: unknown) => {
+    try {
+      const valid = validate(data) as boolean;
+      bounded.errors = validate.errors;
+      return valid;
+    } catch (error) {
+      if (!(error instanceof TooManyErrors)) throw error;
+      bounded.errors = [...error.kept, stopped()];
+      return false;
+    }
+  }) as ValidateFunction;
+  return Object.assign(bounded, { schema: validate.schema, schemaEnv: validate.schemaEnv, evaluated: validate.evaluated, source: validate.source });
+}

@@ -63,7 +63,11 @@ export function observeCall(turn: TurnState, sent: CallInfo): CallObserver {
   // The duration comes from the monotonic clock alone: nowMs() re-anchors to the wall clock every
   // 10 s, moving by up to a millisecond or so either way (a step, more), and a call across it
   // measured negative, which took dispatch_tool_call_duration_seconds_sum down (a reset to rate()).
-  const startedAt = performance.now();
+  let startedAt = performance.now();
+  // When a parallel call's wave started it, and when its work was done (see CallObserver.started).
+  let runStartMs: number | undefined;
+  let runEndMs: number | undefined;
+  let finishedAt: number | undefined;
   const span = startSpan(env.tracer, turn.span, callSpan(info, startMs, env.tracer !== undefined));
   let open: OpenAttempt | undefined;
   let attempts = 0;
@@ -158,6 +162,14 @@ export function observeCall(turn: TurnState, sent: CallInfo): CallObserver {
       }),
     approvalRequested: (attempt, approvalId, reason, request) => guarded(() => point(EventKind.APPROVAL_REQUESTED, attempt, approvalPoint(approvalId, reason, request), true, approvalArgumentsPoint(request))),
     approvalResolved: (attempt, approvalId, decision) => guarded(() => point(EventKind.APPROVAL_RESOLVED, attempt, approvalResolvedPoint(approvalId, decision), true)),
+    started() {
+      runStartMs = nowMs();
+      startedAt = performance.now();
+    },
+    finished() {
+      runEndMs = nowMs();
+      finishedAt = performance.now();
+    },
     end: (result, hardError) =>
       guarded(() => {
         if (open) {
@@ -170,9 +182,9 @@ export function observeCall(turn: TurnState, sent: CallInfo): CallObserver {
   };
 
   function endCall(result: ToolResult | undefined, hardError: string | undefined): void {
-    const endMs = nowMs();
+    const endMs = runEndMs ?? nowMs();
     const errorType = callErrorType(result, hardError);
-    endSpan(span, endMs, isRecording(span) ? callEnding(errorType, result?.attempts ?? attempts) : undefined, errorType);
-    env.onCall?.(summarizeCall(tenant, info.tool, result, hardError, { attempts, retried, timedOut, unexpected, replayed }, performance.now() - startedAt, env));
+    endSpan(span, endMs, isRecording(span) ? callEnding(errorType, result?.attempts ?? attempts) : undefined, errorType, runStartMs);
+    env.onCall?.(summarizeCall(tenant, info.tool, result, hardError, { attempts, retried, timedOut, unexpected, replayed }, (finishedAt ?? performance.now()) - startedAt, env));
   }
 }

@@ -77,7 +77,11 @@ class LeanCall implements CallObserver, CallFlags {
   replayed = false;
   private readonly startMs = nowMs();
   /** performance.now() at the start: the duration is monotonic (see observeCall). */
-  private readonly startedAt = performance.now();
+  private startedAt = performance.now();
+  /** When a parallel call's wave started it, and when its work was done (see CallObserver.started). */
+  private runStartMs: number | undefined;
+  private runEndMs: number | undefined;
+  private finishedAt: number | undefined;
   private record: SpanRecord | undefined;
   private open: LeanAttempt | undefined;
 
@@ -176,16 +180,26 @@ class LeanCall implements CallObserver, CallFlags {
     }
   }
 
+  started(): void {
+    this.runStartMs = nowMs();
+    this.startedAt = performance.now();
+  }
+
+  finished(): void {
+    this.runEndMs = nowMs();
+    this.finishedAt = performance.now();
+  }
+
   end(result: ToolResult | undefined, hardError?: string): void {
     try {
       if (this.open) this.attemptEnded(this.open, undefined, hardError ?? 'INTERNAL');
-      const endMs = nowMs();
+      const endMs = this.runEndMs ?? nowMs();
       const span = this.record;
       if (span?.span) {
         const errorType = callErrorType(result, hardError);
-        endSpan(span, endMs, isRecording(span) ? callEnding(errorType, result?.attempts ?? this.attempts) : undefined, errorType);
+        endSpan(span, endMs, isRecording(span) ? callEnding(errorType, result?.attempts ?? this.attempts) : undefined, errorType, this.runStartMs);
       }
-      this.turn.env.onCall?.(summarizeCall(this.turn.info.tenant, this.info.tool, result, hardError, this, performance.now() - this.startedAt, this.turn.env));
+      this.turn.env.onCall?.(summarizeCall(this.turn.info.tenant, this.info.tool, result, hardError, this, (this.finishedAt ?? performance.now()) - this.startedAt, this.turn.env));
     } catch (error) {
       this.turn.env.failed(error);
     }

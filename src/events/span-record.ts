@@ -10,8 +10,11 @@ export interface RecordingSpan {
   setError(message: string): void;
   /** A point event at `timeMs` (epoch milliseconds). */
   addEvent(name: string, attributes: Attributes, timeMs: number): void;
-  /** Ends the span at `endMs` and hands it to export. */
-  end(endMs: number): void;
+  /**
+   * Ends the span at `endMs` and hands it to export; `startMs`, when later than the span's start,
+   * becomes its start (a parallel call observed from its turn's start ran when its wave started it).
+   */
+  end(endMs: number, startMs?: number): void;
 }
 
 /** A span as events see it: its ids and start, and the recording span when traced. */
@@ -95,8 +98,11 @@ export function executorContext(tracer: SpanTracer | undefined, caller: TraceCon
 /** True when the span records, so its attributes are worth building. */
 export const isRecording = (record: SpanRecord): boolean => record.span?.isRecording() === true;
 
-/** Ends the span with its final attributes; an `errorType` sets the error status. Always ends. */
-export function endSpan(record: SpanRecord, endMs: number, attributes: Attributes | undefined, errorType?: string): void {
+/**
+ * Ends the span with its final attributes; an `errorType` sets the error status; a later `startMs`
+ * moves its start (see {@link RecordingSpan.end}). Always ends.
+ */
+export function endSpan(record: SpanRecord, endMs: number, attributes: Attributes | undefined, errorType?: string, startMs?: number): void {
   const span = record.span;
   if (!span) return;
   try {
@@ -106,6 +112,6 @@ export function endSpan(record: SpanRecord, endMs: number, attributes: Attribute
     }
     if (errorType !== undefined) span.setError(errorType);
   } finally {
-    span.end(endMs);
+    span.end(endMs, startMs);
   }
 }

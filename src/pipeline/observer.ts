@@ -54,6 +54,14 @@ export interface CallObserver {
   approvalResolved(attempt: number, approvalId: string, decision: ApprovalDecision): void;
   /** The call is finished; `result` is what the client gets, or undefined on a hard error. */
   end(result: ToolResult | undefined, hardError?: string): void;
+  /**
+   * A parallel call starts running, its wave having started it: CALL_RECEIVED came at the turn's
+   * start, for every call. Its span and duration start here. The sequential path, which runs each
+   * call as it is received, does not call it.
+   */
+  started?(): void;
+  /** A parallel call's work is done: its span and duration end here, `end` coming once its wave is over. */
+  finished?(): void;
 }
 
 /** Watches one Dispatch. */

@@ -63,7 +63,8 @@ class ExportedSpan implements SpanRecord, RecordingSpan, SpanData {
     readonly remoteParent: boolean,
     readonly name: string,
     readonly kind: SpanKind,
-    readonly startMs: number,
+    /** Moved later by {@link end} when asked. */
+    public startMs: number,
     /** Owned by the span from here on (span-shapes builds a new object per span). */
     readonly attributes: Attributes | undefined,
   ) {
@@ -132,9 +133,10 @@ class ExportedSpan implements SpanRecord, RecordingSpan, SpanData {
     else events.push({ name, attributes, timeMs });
   }
 
-  end(endMs: number): void {
+  end(endMs: number, startMs?: number): void {
     if (this.ended) return;
     this.ended = true;
+    if (startMs !== undefined && startMs > this.startMs) this.startMs = startMs;
     this.endMs = Math.max(endMs, this.startMs);
     this.sink.append(this);
   }

@@ -52,10 +52,12 @@ export function runWave(deps: PipelineDeps, turn: TurnContext, entries: readonly
     function start(index: number): void {
       const { call, tracker, read } = entries[index]!;
       running++;
+      tracker.observer.started?.();
       const work = executeCall(deps, waveTurn, call, tracker.observer, read);
       tracker.started(work);
       work.then(
         (result) => {
+          tracker.observer.finished?.();
           running--;
           if (settled) return;
           results[index] = result;

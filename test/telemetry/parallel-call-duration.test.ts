@@ -1,32 +1,16 @@
 import { DispatchMode } from '../../gen/dispatch/v1/dispatch_pb';
 import { startMetricsApp, type MetricsApp } from './metrics-app';
+import { PARALLEL_TOOLS } from './parallel-tools';
 
 // A parallel turn fires CALL_RECEIVED (and so starts every call's observer) before its first
 // wave runs, and ends each call's observer when the call's wave has finished. The duration
 // histogram and the call span must still measure the call itself, as its result's duration_ms
 // does: not the waves before it, nor the slowest sibling of its wave.
 
-const TOOLS = `
-tools:
-  - name: nap
-    effect: read_only
-    concurrency_safe: true
-    input_schema: '{"type":"object"}'
-    builtin: { name: sleep }
-  - name: quick
-    effect: read_only
-    concurrency_safe: true
-    input_schema: '{"type":"object"}'
-    builtin: { name: echo }
-  - name: solo
-    effect: read_only
-    input_schema: '{"type":"object"}'
-    builtin: { name: echo }
-`;
 
 let d: MetricsApp;
 beforeAll(async () => {
-  d = await startMetricsApp(TOOLS);
+  d = await startMetricsApp(PARALLEL_TOOLS);
 });
 afterAll(() => d?.close());
 

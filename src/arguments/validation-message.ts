@@ -44,6 +44,7 @@ export function formatValidationErrors(all: readonly ErrorObject[], max = 5): st
       }
     }
   });
+  if (stopped && errors.length === 0) return `invalid arguments: ${stopped.message}`;
   const more = stopped ? ` (and more: ${stopped.message})` : errors.length > max ? ` (and ${errors.length - max} more)` : '';
   return `invalid arguments: ${shortened(lines.join('; '), MAX_MESSAGE)}${more}`;
 }

@@ -9,7 +9,11 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
  * Here a list keeps its first {@link KEPT_ERRORS} errors whole and only counts the others (a
  * placeholder in their place: Ajv's code relies on a list's length being its count of errors, and
  * cuts the list back to a count when an anyOf branch passes); past {@link MAX_SCHEMA_ERRORS} the
- * call stops and fails (see {@link boundedValidate}).
+ * call stops and fails (see {@link boundedValidate}). So does a call past {@link MAX_CHECK_MS}:
+ * a schema may apply thousands of subschemas to each value (an allOf of 9,000 `maxLength` under
+ * `items`: 10,000 one-letter items, 40 KB, took 6.6 s of the event loop every tenant shares, and
+ * 1 MiB of them would take minutes), which no bound on the schema alone or the arguments alone
+ * prevents.
  */
 
 /** Errors a list keeps whole: the model reads 5, the pipeline's other checks the first. */
@@ -20,8 +24,10 @@ export const KEPT_ERRORS = 100;
  * what a tool's arguments make, and a list this long is 8 MB of references.
  */
 export const MAX_SCHEMA_ERRORS = 1_000_000;
+/** The longest one call's arguments are checked, in ms; past it the call fails (see {@link tick}). */
+export const MAX_CHECK_MS = 1_000;
 /** The keyword of the error that says checking stopped (see validation-message.ts). */
-export const STOPPED_KEYWORD = 'maxErrors';
+export const STOPPED_KEYWORD = 'checkingStopped';
 
 const ignored = { get: () => undefined, set: () => undefined, enumerable: true };
 /**
@@ -41,14 +47,36 @@ const NOT_KEPT = Object.freeze(
   }) as ErrorObject,
 );
 
-/** Thrown by a list grown to {@link MAX_SCHEMA_ERRORS}, with its first errors. */
-class TooManyErrors extends Error {
-  constructor(readonly kept: readonly ErrorObject[]) {
-    super(`more than ${MAX_SCHEMA_ERRORS} schema errors`);
+/** Thrown where checking stops: why, and the first errors found, if known. */
+class CheckingStopped extends Error {
+  constructor(
+    message: string,
+    readonly kept: readonly ErrorObject[],
+  ) {
+    super(message);
   }
 }
 
-const tooMany = (list: readonly ErrorObject[]) => new TooManyErrors(list.slice(0, KEPT_ERRORS));
+const tooMany = (list: readonly ErrorObject[]) => new CheckingStopped(`checking stopped at ${MAX_SCHEMA_ERRORS} errors`, list.slice(0, KEPT_ERRORS));
+
+/**
+ * Turns of Ajv's loops over the arguments (an array's items, an object's keys) and calls of its
+ * validate functions (a `$ref`) between two looks at the clock: the rewritten code counts them
+ * down in a variable of its own and calls {@link lookAtClock} at zero.
+ */
+export const TICKS_PER_LOOK = 64;
+/** When the call being checked stops: 0 until its first look at the clock. */
+let deadline = 0;
+
+/**
+ * Stops the call being checked past {@link MAX_CHECK_MS} since its first look (small arguments
+ * never look), keeping the first of `errors`, the errors found so far by the function looking.
+ */
+export function lookAtClock(errors: readonly ErrorObject[] | null): void {
+  const now = performance.now();
+  if (deadline === 0) deadline = now + MAX_CHECK_MS;
+  else if (now > deadline) throw new CheckingStopped(`checking stopped after ${MAX_CHECK_MS} ms: the arguments are too costly to check against the tool's schema`, errors?.slice(0, KEPT_ERRORS) ?? []);
+}
 
 /** `error` added to `list` (Ajv's `vErrors.push(err)`). */
 export function pushError(list: ErrorObject[], error: ErrorObject): void {
@@ -71,27 +99,23 @@ export function appendErrors(into: ErrorObject[] | null, more: ErrorObject[] | n
 }
 
 /** The error ending a list whose checking stopped. */
-const stopped = (): ErrorObject => ({
-  instancePath: '',
-  schemaPath: '#',
-  keyword: STOPPED_KEYWORD,
-  params: { limit: MAX_SCHEMA_ERRORS },
-  message: `checking stopped at ${MAX_SCHEMA_ERRORS} errors`,
-});
+const stopped = (message: string): ErrorObject => ({ instancePath: '', schemaPath: '#', keyword: STOPPED_KEYWORD, params: {}, message });
 
 /**
- * `validate` that fails where its lists outgrew {@link MAX_SCHEMA_ERRORS}, its errors then the
- * first ones found and one more saying checking stopped. What else it throws, it throws.
+ * `validate` that fails where its lists outgrew {@link MAX_SCHEMA_ERRORS} or its time
+ * {@link MAX_CHECK_MS}, its errors then the first ones found, if any, and one more saying checking
+ * stopped and why. What else it throws, it throws.
  */
 export function boundedValidate(validate: ValidateFunction): ValidateFunction {
   const bounded = ((data: unknown) => {
+    deadline = 0;
     try {
       const valid = validate(data) as boolean;
       bounded.errors = validate.errors;
       return valid;
     } catch (error) {
-      if (!(error instanceof TooManyErrors)) throw error;
-      bounded.errors = [...error.kept, stopped()];
+      if (!(error instanceof CheckingStopped)) throw error;
+      bounded.errors = [...error.kept, stopped(error.message)];
       return false;
     }
   }) as ValidateFunction;

@@ -404,3 +404,22 @@ Redis derived from the values would no longer match the server.
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+A Prometheus duration ("30s", "1m30s", "500ms", "1h"; units y w d h m s ms, each at most once, in
+that order) in milliseconds; anything else fails the render naming the key. Call with
+(dict "value" <the value> "key" <its path in values, for the error>).
+*/}}
+{{- define "dispatch.durationMs" -}}
+{{- $text := toString .value -}}
+{{- if or (eq $text "") (not (regexMatch "^(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?$" $text)) -}}
+{{- fail (printf "%s must be a Prometheus duration such as 30s or 1m30s, not %q" .key $text) -}}
+{{- end -}}
+{{- $unit := dict "y" 31536000000 "w" 604800000 "d" 86400000 "h" 3600000 "m" 60000 "s" 1000 "ms" 1 -}}
+{{- $total := 0 -}}
+{{- range regexFindAll "[0-9]+(ms|y|w|d|h|m|s)" $text -1 -}}
+{{- $n := regexFind "^[0-9]+" . -}}
+{{- $total = add $total (mul (atoi $n) (get $unit (trimPrefix $n .))) -}}
+{{- end -}}
+{{- $total -}}
+{{- end -}}

@@ -1,9 +1,7 @@
-import { callFromParts, type CandidateCall } from './call-shapes';
 import type { FoundCalls } from './found-calls';
-import { isJsonObject } from './json-value';
-import { createMarkerFinder, skipSpace } from './marker-finder';
-import { readTaggedRegion, spanEnd } from './tagged-region';
-import { parseTolerantValue, type WorkBudget } from './tolerant-json';
+import { createMarkerFinder } from './marker-finder';
+import { jsonArgumentsReader, readTaggedRegion, spanEnd } from './tagged-region';
+import type { WorkBudget } from './tolerant-json';
 
 const OPEN = '<function=';
 const CLOSE = '</function>';
@@ -25,13 +23,7 @@ export function* detectFunctionTags(text: string, budget: WorkBudget): Generator
     }
     const name = text.slice(nameStart, nameEnd);
     const region = { from: nameEnd + 1, regionEnd, closeAt, mayQuoteNext: nextOpen >= 0 };
-    const read = readTaggedRegion(text, region, budget, (from, to, softLimit, readBudget) => {
-      const parsed = parseTolerantValue(text, skipSpace(text, from, to), to, { budget: readBudget, softLimit });
-      const call = parsed.ok && isJsonObject(parsed.value) ? callFromParts(name, parsed.value, undefined, parsed) : undefined;
-      const calls: CandidateCall[] = call === undefined ? [] : [call];
-      if (parsed.ok) return { calls, end: parsed.end, reached: parsed.end, cutBefore: false };
-      return { calls, end: from, reached: parsed.at, cutBefore: parsed.stringAcrossSoftLimit };
-    });
+    const read = readTaggedRegion(text, region, budget, jsonArgumentsReader(text, name));
     if (read === undefined) {
       open = nextOpen;
       continue;

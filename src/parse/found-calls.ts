@@ -8,6 +8,12 @@ export interface FoundCalls {
   readonly end: number;
   readonly calls: readonly CandidateCall[];
   readonly format: Exclude<ParseFormat, 'none'>;
+  /**
+   * Set when the calls are to tools the model's host provides (gpt-oss's `browser.search`,
+   * `python`): they are returned only when `offeredTools` names them, never when any tool is
+   * taken (an empty list).
+   */
+  readonly requiresOffer?: true;
 }
 
 /**

@@ -1,7 +1,11 @@
 import { createCallId } from './call-id';
 import { detectFences } from './detect-fence';
+import { detectDeepSeek } from './detect-deepseek';
 import { detectFunctionTags } from './detect-function-tag';
+import { detectGlmXml, withoutGlmCalls } from './detect-glm-xml';
+import { detectHarmony } from './detect-harmony';
 import { detectHermes } from './detect-hermes';
+import { detectKimi } from './detect-kimi';
 import { detectMistral } from './detect-mistral';
 import { detectPythonTag } from './detect-python-tag';
 import { detectQwenXml, withoutQwenCalls } from './detect-qwen-xml';
@@ -29,7 +33,17 @@ const WORK_BASE = 65_536;
  * format of the first. A marker quoted in another marked call's arguments is not a call (see
  * `chooseSpans`).
  */
-const MARKED: readonly Detector[] = [detectHermes, detectMistral, detectPythonTag, detectFunctionTags, detectQwenXml];
+const MARKED: readonly Detector[] = [
+  detectHermes,
+  detectMistral,
+  detectPythonTag,
+  detectFunctionTags,
+  detectQwenXml,
+  detectGlmXml,
+  detectHarmony,
+  detectDeepSeek,
+  detectKimi,
+];
 
 /**
  * Bare JSON in prose, the likeliest to be a false positive, with a work budget of its own: text
@@ -40,6 +54,9 @@ const detectBareJson: Detector = (text, budget) => scanForCalls(text, 0, text.le
 /**
  * Extracts the tool calls in raw model output (the `ParseToolCalls` RPC): Hermes/Qwen
  * `<tool_call>` tags, Qwen3-Coder XML (`<function=name><parameter=key>`, see `detectQwenXml`),
+ * GLM-4.5 XML (`<tool_call>name<arg_key>`, see `detectGlmXml`), gpt-oss harmony messages
+ * (`<|channel|>commentary to=functions.name<|message|>`, see `detectHarmony`), DeepSeek
+ * V3/R1/V3.1 and Kimi K2 tool-call sections (see `detectDeepSeek`, `detectKimi`),
  * Llama 3.x JSON (with or without `<|python_tag|>`, or `<function=...>`),
  * Mistral `[TOOL_CALLS]`, OpenAI `tool_calls` / `function` objects, and any of these in a
  * Markdown fence, read tolerantly (see `parseTolerantValue`); a call cut off before its
@@ -79,13 +96,13 @@ export function parseToolCalls(text: string, offeredTools?: readonly string[], o
  * not merged: a marked call quoted in a fenced or bare call's arguments (a `<tool_call>` tag in a
  * string) is still taken for a call, as seeing that it is quoted would mean parsing every JSON
  * value before every marker, in hostile input about three times the work of one scan. Fences
- * share the marked dialects' work budget. The later tiers read the text with Qwen XML calls
- * blanked out (see `withoutQwenCalls`), worked out when the first of them is read.
+ * share the marked dialects' work budget. The later tiers read the text with Qwen and GLM XML
+ * calls blanked out (see `withoutQwenCalls`), worked out when the first of them is read.
  */
 function detectInTiers(text: string): (readonly Iterable<FoundCalls>[])[] {
   const markedBudget = createBudget(text);
   let unmarked: string | undefined;
-  const unmarkedText = (): string => (unmarked ??= withoutQwenCalls(text));
+  const unmarkedText = (): string => (unmarked ??= withoutGlmCalls(withoutQwenCalls(text)));
   return [
     MARKED.map((detect) => detect(text, markedBudget)),
     [lazily(() => detectFences(unmarkedText(), markedBudget))],

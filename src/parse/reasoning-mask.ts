@@ -1,3 +1,4 @@
+import { blankSpans } from './blank-spans';
 import { mayStartCallJson } from './call-precheck';
 import { skipSpace } from './marker-finder';
 import { firstClosingEnd, mentionedOpenings, nextReasoningOpening, reasoningBlockEnd, unopenedClosings, type ReasoningOpening } from './reasoning-tags';
@@ -42,7 +43,7 @@ export function maskReasoning(text: string, budget: WorkBudget): string {
     blocks.push([open.at, from]);
     open = nextReasoningOpening(text, from);
   }
-  return blank(text, blocks);
+  return blankSpans(text, blocks.map(([start, end]) => ({ start, end })));
 }
 
 /**
@@ -217,14 +218,4 @@ class CallExtents {
     }
     return -1;
   }
-}
-
-function blank(text: string, blocks: readonly [number, number][]): string {
-  let out = '';
-  let pos = 0;
-  for (const [start, end] of blocks) {
-    out += text.slice(pos, start) + ' '.repeat(end - start);
-    pos = end;
-  }
-  return out + text.slice(pos);
 }

@@ -18,7 +18,7 @@ interface Head {
  * (a `<tool_call>` tag in the string of a `[TOOL_CALLS]` call). Of the others, those with calls
  * naming offered tools (any, when `offered` is empty) are kept, only those calls, up to
  * `maxCalls`: the span that reaches the limit is cut to fit, and later spans are left alone. A
- * call cut off before its arguments is never kept. A span of which only some calls are kept
+ * call cut off before its arguments is never kept, nor one that `requiresOffer` unless named. A span of which only some calls are kept
  * (others name tools not offered, are cut off, or come past `maxCalls`) keeps its text, so the
  * caller can see what was not returned. Detectors are read
  * lazily, no further than that.
@@ -43,7 +43,7 @@ export function chooseSpans(
     if (span.start < end) continue;
     // Even a span with no offered call quotes what lies inside it.
     end = span.end;
-    const calls = span.calls.filter((call) => call.cutOff !== true && (offered.size === 0 || offered.has(call.name)));
+    const calls = span.calls.filter((call) => call.cutOff !== true && isOffered(call.name, span, offered));
     if (calls.length === 0) continue;
     const kept = calls.slice(0, maxCalls - count);
     accepted.push({ ...span, calls: kept, keepText: kept.length < span.calls.length });
@@ -62,4 +62,9 @@ function earliest(heads: readonly Head[]): Head | undefined {
     if (best === undefined || span.start < best.start || (span.start === best.start && span.end > best.end)) found = head;
   }
   return found;
+}
+
+/** Whether `name` is an offered tool: any, when none are listed, except in a span that `requiresOffer`. */
+function isOffered(name: string, span: FoundCalls, offered: ReadonlySet<string>): boolean {
+  return offered.size === 0 ? span.requiresOffer !== true : offered.has(name);
 }

@@ -1,5 +1,7 @@
-import type { CandidateCall } from './call-shapes';
-import type { WorkBudget } from './tolerant-json';
+import { callFromParts, type CandidateCall } from './call-shapes';
+import { isJsonObject } from './json-value';
+import { skipSpace } from './marker-finder';
+import { parseTolerantValue, type WorkBudget } from './tolerant-json';
 import { skipFillers } from './value-sequence';
 
 /** Work allowed to a read up to a closing tag beyond twice its length: its parses' overheads. */
@@ -73,10 +75,26 @@ function readClosed(region: TaggedRegion, read: RegionReader): RegionCalls | und
 }
 
 /**
- * The end of a call's span: past `closeTag` when only fillers before `limit` (the next opening
- * tag) separate it from `end`.
+ * The end of a call's span: past `closeTag` (or the first of several that is there) when only
+ * fillers before `limit` (the next opening tag) separate it from `end`.
  */
-export function spanEnd(text: string, end: number, limit: number, closeTag: string): number {
+export function spanEnd(text: string, end: number, limit: number, closeTag: string | readonly string[]): number {
   const after = skipFillers(text, end, limit, true);
-  return text.startsWith(closeTag, after) ? after + closeTag.length : end;
+  const tags = typeof closeTag === 'string' ? [closeTag] : closeTag;
+  const tag = tags.find((t) => text.startsWith(t, after));
+  return tag === undefined ? end : after + tag.length;
+}
+
+/**
+ * A reader of a call whose name (and id) a marker gave and whose arguments are one JSON object
+ * (Llama `<function=name>{...}`, DeepSeek, Kimi, gpt-oss): no call when they are anything else.
+ */
+export function jsonArgumentsReader(text: string, name: string, id?: string): RegionReader {
+  return (from, to, softLimit, budget) => {
+    const parsed = parseTolerantValue(text, skipSpace(text, from, to), to, { budget, softLimit });
+    const call = parsed.ok && isJsonObject(parsed.value) ? callFromParts(name, parsed.value, id, parsed) : undefined;
+    const calls: CandidateCall[] = call === undefined ? [] : [call];
+    if (parsed.ok) return { calls, end: parsed.end, reached: parsed.end, cutBefore: false };
+    return { calls, end: from, reached: parsed.at, cutBefore: parsed.stringAcrossSoftLimit };
+  };
 }

@@ -1,8 +1,23 @@
 /**
  * Which dialect the calls in a model's output were written in; `none` when nothing was found.
- * `qwen_xml` is Qwen3-Coder's `<function=name><parameter=key>value</parameter></function>`.
+ * `qwen_xml` is Qwen3-Coder's `<function=name><parameter=key>value</parameter></function>`,
+ * `glm_xml` GLM-4.5's `<tool_call>name<arg_key>key</arg_key><arg_value>value</arg_value></tool_call>`,
+ * `harmony` gpt-oss's `<|channel|>commentary to=functions.name<|message|>{...}<|call|>`,
+ * `deepseek` DeepSeek V3/R1/V3.1's `<｜tool▁call▁begin｜>...<｜tool▁sep｜>...` and `kimi` Kimi K2's
+ * `<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{...}`.
  */
-export type ParseFormat = 'hermes' | 'llama' | 'mistral' | 'openai' | 'markdown' | 'qwen_xml' | 'none';
+export type ParseFormat =
+  | 'hermes'
+  | 'llama'
+  | 'mistral'
+  | 'openai'
+  | 'markdown'
+  | 'qwen_xml'
+  | 'glm_xml'
+  | 'harmony'
+  | 'deepseek'
+  | 'kimi'
+  | 'none';
 
 /** One tool call recovered from raw model output (the proto's `ParsedToolCall`). */
 export interface ParsedCall {

@@ -1,13 +1,19 @@
 import fc from 'fast-check';
 import { parseToolCalls, type ParseResult } from '../../src/parse';
 
-const FORMATS = ['hermes', 'llama', 'mistral', 'openai', 'markdown', 'qwen_xml', 'none'];
+const FORMATS = ['hermes', 'llama', 'mistral', 'openai', 'markdown', 'qwen_xml', 'glm_xml', 'harmony', 'deepseek', 'kimi', 'none'];
 const TOKENS = [
   '{', '}', '[', ']', '"', "'", ':', ',', '\\', '\n', ' ', '```', '```json\n', 'name', '"name"', '"arguments"',
   '"parameters"', '"function"', '"tool_calls"', 'get_weather', '"get_weather"', '[TOOL_CALLS]', '[ARGS]', '[CALL_ID]',
   '<tool_call>', '</tool_call>', '<|python_tag|>', '<|eom_id|>', '<function=', '</function>', '>', '<think>',
   '<parameter=', '</parameter>', 'city', '3',
   '</think>', 'True', 'None', '1e5', '-0', '\u2028', '\ud800', '😀',
+  '<arg_key>', '</arg_key>', '<arg_value>', '</arg_value>', '<|start|>assistant', '<|channel|>', 'commentary',
+  ' to=functions.get_weather', ' to=browser.search', 'analysis', '<|constrain|>json', '<|message|>', '<|call|>', '<|end|>',
+  '<\uff5ctool\u2581calls\u2581begin\uff5c>', '<\uff5ctool\u2581call\u2581begin\uff5c>', '<\uff5ctool\u2581sep\uff5c>',
+  '<\uff5ctool\u2581call\u2581end\uff5c>', '<|tool\u2581call\u2581begin|>', '<|tool\u2581sep|>', 'function',
+  '<|tool_calls_section_begin|>', '<|tool_call_begin|>', 'functions.get_weather:0', '<|tool_call_argument_begin|>',
+  '<|tool_call_end|>',
 ];
 
 const tokenSoup = fc.array(fc.constantFrom(...TOKENS), { maxLength: 60 }).map((tokens) => tokens.join(''));

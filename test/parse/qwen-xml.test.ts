@@ -78,6 +78,25 @@ describe('Qwen3-Coder XML calls', () => {
     expect(callsOf('<tool_call><function=a><parameter=x>1</parameter></tool_call> done')).toEqual([['a', '{"x":1}']]);
   });
 
+  it('ends a value whose </parameter> was left out at the next <parameter= or at </function>', () => {
+    expect(callsOf('<tool_call>\n<function=a>\n<parameter=x>\n1\n<parameter=y>\ntwo\n</parameter>\n</function>\n</tool_call>')).toEqual([['a', '{"x":1,"y":"two"}']]);
+    expect(callsOf('<tool_call>\n<function=a>\n<parameter=x>\n1\n</function>\n</tool_call>')).toEqual([['a', '{"x":1}']]);
+    const next = qwenCall('b', { y: '2' });
+    const result = parseToolCalls(`<tool_call>\n<function=a>\n<parameter=x>\n1\n</function>\n</tool_call>\n${next}`);
+    expect(result.calls.map((call) => [call.name, call.arguments])).toEqual([['a', '{"x":1}'], ['b', '{"y":2}']]);
+  });
+
+  it('does not let a value left open run into another call', () => {
+    const prose = 'Write <function=NAME>\n<parameter=KEY>\nVALUE';
+    expect(parseToolCalls(`${prose}\n<function=b>{"x":1}</function>`)).toMatchObject({ calls: [{ name: 'b', arguments: '{"x":1}' }], remainingText: prose, format: 'llama' });
+    expect(parseToolCalls(`${prose}\n${qwenCall('b', { y: '2' })}`)).toMatchObject({ calls: [{ name: 'b', arguments: '{"y":2}' }], remainingText: prose });
+  });
+
+  it('trims CRLF line ends around values as it trims LF', () => {
+    const text = '<tool_call>\r\n<function=f>\r\n<parameter=a>\r\nParis\r\n</parameter>\r\n<parameter=b>\r\n3\r\n</parameter>\r\n<parameter=c>\r\n\r\nx\r\n\r\n</parameter>\r\n</function>\r\n</tool_call>';
+    expect(callsOf(text)).toEqual([['f', '{"a":"Paris","b":3,"c":"\\r\\nx\\r\\n"}']]);
+  });
+
   it('keeps the Llama <function=name>{json}</function> format, beside it too', () => {
     const llama = '<function=spotify>{"n": 5}</function>';
     expect(parseToolCalls(llama).format).toBe('llama');

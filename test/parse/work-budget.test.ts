@@ -34,6 +34,9 @@ describe('one broken span of honest input leaves the budget for the valid calls 
     ['[TOOL_CALLS] name[ARGS]', (s: string) => `[TOOL_CALLS]write[ARGS]{"content":${s}\n[TOOL_CALLS]ok[ARGS]{}`],
     ['<function=> tags', (s: string) => `<function=write>{"content":${s}</function>\n<function=ok>{}</function>`],
     ['<|python_tag|>', (s: string) => `<|python_tag|>{"name":"write","parameters":{"content":${s}}<|eom_id|>\n<|python_tag|>{"name":"ok","parameters":{}}`],
+    ['harmony messages', (s: string) => `<|channel|>commentary to=functions.write<|message|>{"content":${s}<|call|>\n<|channel|>commentary to=functions.ok<|message|>{}<|call|>`],
+    ['DeepSeek calls', (s: string) => `<\uff5ctool\u2581call\u2581begin\uff5c>write<\uff5ctool\u2581sep\uff5c>{"content":${s}<\uff5ctool\u2581call\u2581begin\uff5c>ok<\uff5ctool\u2581sep\uff5c>{}`],
+    ['Kimi calls', (s: string) => `<|tool_call_begin|>functions.write:0<|tool_call_argument_begin|>{"content":${s}<|tool_call_end|><|tool_call_begin|>functions.ok:1<|tool_call_argument_begin|>{}<|tool_call_end|>`],
   ])('%s with an unterminated 300,000-character string first', (_label, write) => {
     expect(callsOf(write(unterminated(300_000)))).toEqual([['ok', '{}']]);
   });

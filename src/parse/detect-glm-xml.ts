@@ -1,0 +1,75 @@
+import { blankSpans } from './blank-spans';
+import { callFromParts } from './call-shapes';
+import { endOfName } from './detect-function-tag';
+import type { FoundCalls } from './found-calls';
+import type { JsonObject } from './json-value';
+import { createMarkerFinder, skipSpace, type MarkerFinder } from './marker-finder';
+import { scanBlocks, type Block } from './xml-blocks';
+import { parameterValue } from './xml-parameter-value';
+
+const OPEN = '<tool_call>';
+const CLOSE = '</tool_call>';
+const KEY_OPEN = '<arg_key>';
+const KEY_CLOSE = '</arg_key>';
+const VALUE_OPEN = '<arg_value>';
+const VALUE_CLOSE = '</arg_value>';
+const MAX_NAME = 256;
+
+/**
+ * GLM-4.5 / 4.6 calls: `<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>`
+ * (GLM-4.7 writes no line ends). The `<tool_call>` tag is Hermes's too: only content that starts
+ * with a bare name followed by `<arg_key>` or `</tool_call>` (a call with no arguments) is GLM's,
+ * so `<tool_call>{"name":...}` stays Hermes's. A key is trimmed (as vLLM's `glm4_moe` parser
+ * does); a value runs to the first `</arg_value>`, so markers quoted in it are not calls, and is
+ * read by `parameterValue` (vLLM strips all whitespace around a value and falls back to Python
+ * literals; here only one line end each side goes, and `None` stays text). Only whitespace may
+ * stand between the tags, and a call needs its `</tool_call>`: a block cut off or broken is no
+ * call, its text stays, and the search goes on where it broke, so each character is read a
+ * bounded number of times.
+ */
+export function detectGlmXml(text: string): Generator<FoundCalls> {
+  return scanGlmXml(text, true);
+}
+
+/** The calls, their arguments read only when `withArguments` (else `{}`: spans alone are wanted). */
+function* scanGlmXml(text: string, withArguments: boolean): Generator<FoundCalls> {
+  const valueEnds = createMarkerFinder(text, VALUE_CLOSE);
+  yield* scanBlocks(
+    createMarkerFinder(text, OPEN),
+    (open) => readBlock(text, open + OPEN.length, valueEnds, withArguments),
+    (start, call, end) => ({ start, end, calls: [call], format: 'glm_xml' }),
+  );
+}
+
+/** The block whose content begins at `from`, up to and including its `</tool_call>`. */
+function readBlock(text: string, from: number, valueEnds: MarkerFinder, withArguments: boolean): Block {
+  const nameStart = skipSpace(text, from, text.length);
+  const nameEnd = endOfName(text, nameStart, Math.min(nameStart + MAX_NAME, text.length));
+  if (nameEnd === nameStart) return { kind: 'broken', at: nameStart };
+  // Key start, key end, value start and value end of each argument: values are read once the call is whole.
+  const args: number[] = [];
+  let pos = skipSpace(text, nameEnd, text.length);
+  while (text.startsWith(KEY_OPEN, pos)) {
+    const keyStart = pos + KEY_OPEN.length;
+    const keyEnd = text.indexOf('<', keyStart);
+    if (keyEnd < 0 || keyEnd - keyStart > MAX_NAME || !text.startsWith(KEY_CLOSE, keyEnd)) return { kind: 'broken', at: keyStart };
+    pos = skipSpace(text, keyEnd + KEY_CLOSE.length, text.length);
+    if (!text.startsWith(VALUE_OPEN, pos)) return { kind: 'broken', at: pos };
+    const valueStart = pos + VALUE_OPEN.length;
+    const valueEnd = valueEnds.next(valueStart);
+    if (valueEnd < 0) return { kind: 'broken', at: valueStart };
+    args.push(keyStart, keyEnd, valueStart, valueEnd);
+    pos = skipSpace(text, valueEnd + VALUE_CLOSE.length, text.length);
+  }
+  if (!text.startsWith(CLOSE, pos)) return { kind: 'broken', at: pos };
+  const values: JsonObject = new Map();
+  for (let i = 0; withArguments && i < args.length; i += 4) {
+    values.set(text.slice(args[i], args[i + 1]).trim(), parameterValue(text.slice(args[i + 2], args[i + 3])));
+  }
+  return { kind: 'call', call: callFromParts(text.slice(nameStart, nameEnd), values), end: pos + CLOSE.length };
+}
+
+/** The text with each GLM call blanked out, for the same reason as `withoutQwenCalls`. */
+export function withoutGlmCalls(text: string): string {
+  return blankSpans(text, scanGlmXml(text, false));
+}

@@ -1,0 +1,26 @@
+import type { CandidateCall } from './call-shapes';
+import type { FoundCalls } from './found-calls';
+import type { MarkerFinder } from './marker-finder';
+
+/** How a block after its opening tag ended: a call (or a name that is none) up to `end`, or broken at `at`. */
+export type Block =
+  | { readonly kind: 'call'; readonly call: CandidateCall | undefined; readonly end: number }
+  | { readonly kind: 'broken'; readonly at: number };
+
+/**
+ * The calls of the XML-like blocks (Qwen3-Coder's, GLM's) each opened by a tag `opens` finds:
+ * `read` reads the block whose tag is at `open`, and `span` makes the found call of one that is a
+ * call. The search goes on where a broken block broke, and after a whole one, so each character
+ * is read a bounded number of times.
+ */
+export function* scanBlocks(opens: MarkerFinder, read: (open: number) => Block, span: (open: number, call: CandidateCall, end: number) => FoundCalls): Generator<FoundCalls> {
+  for (let open = opens.next(0); open >= 0; ) {
+    const block = read(open);
+    if (block.kind === 'broken') {
+      open = opens.next(block.at);
+      continue;
+    }
+    if (block.call !== undefined) yield span(open, block.call, block.end);
+    open = opens.next(block.end);
+  }
+}

@@ -108,9 +108,14 @@ function replaceKeyed(kind: SecretKind) {
   };
 }
 
-/** Each pattern's replacement: a string (`$1[REDACTED:kind]`, no callback per match) unless keyed. */
-const REPLACEMENTS = SECRET_PATTERNS.map(({ kind, keep, keyed }) =>
-  keyed ? replaceKeyed(kind) : Array.from({ length: keep }, (_, g) => `$${g + 1}`).join('') + marker(kind),
+/** A quoted value after a password's key: redacted whole when it holds a space and is no reference (`$HOME dir`...). */
+function replaceQuoted(kind: SecretKind) {
+  return (match: string, key: string, _quote: string, value: string): string => (/\s/.test(value) && !isPlainValue(key, value) ? key + marker(kind) : match);
+}
+
+/** Each pattern's replacement: a string (`$1[REDACTED:kind]`, no callback per match) unless keyed or quoted. */
+const REPLACEMENTS = SECRET_PATTERNS.map(({ kind, keep, keyed, quoted }) =>
+  keyed ? replaceKeyed(kind) : quoted ? replaceQuoted(kind) : Array.from({ length: keep }, (_, g) => `$${g + 1}`).join('') + marker(kind),
 );
 
 /** How deep JSON inside JSON strings is redacted as JSON; deeper, as text. */

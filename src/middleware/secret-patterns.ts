@@ -20,6 +20,8 @@ export interface SecretPattern {
   readonly keep: number;
   /** A key and its value: group 1 (the key, its quotes and separator) stays, group 2 is the value. */
   readonly keyed?: boolean;
+  /** A key and its quoted value: group 1 (the key, its separator and opening quote) stays, group 2 is the quote, group 3 the value. */
+  readonly quoted?: boolean;
   /**
    * The source of a superset of its matches under the `i` flag, for the one pre-check scan: a key's
    * camelCase start, which depends on case, is left out.
@@ -29,6 +31,9 @@ export interface SecretPattern {
 
 /** Key names of API keys: `api_key`, `x-api-key`, `apiKey`, `api-secret`, `api_token`. */
 const API_KEY_NAMES = '(?:x-)?api[_-]?(?:key|secret|token)|apikey';
+
+/** Key names of passwords, whose values may hold spaces (a passphrase of words). */
+const PASSWORD_NAMES = 'password|passphrase|passwd|pwd';
 
 /**
  * Key names of other secrets. The tokens of pagination (next_token, page_token) are none: an agent
@@ -40,7 +45,7 @@ const API_KEY_NAMES = '(?:x-)?api[_-]?(?:key|secret|token)|apikey';
  */
 const SECRET_NAMES =
   'access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|secret[_-]?key|private[_-]?key|account[_-]?key|shared[_-]?access[_-]?key|' +
-  'password|passphrase|passwd|pwd|' +
+  `${PASSWORD_NAMES}|` +
   '(?<!(?:page|next|prev|previous|continuation|sync|resume)[_-]?)token|secret|credentials?';
 
 /**
@@ -96,6 +101,24 @@ function keyValue(kind: SecretKind, names: string): SecretPattern {
   return { ...pattern(kind, KEY_START, core, 'g', 1), keyed: true, loose: String.raw`(?<!(?<!\\)[0-9])` + core };
 }
 
+/**
+ * A key named like a password, unquoted, its separator, then a value in quotes that holds a space:
+ * a passphrase of words (`SMTP_PASSWORD="correct horse battery staple"` in a .env file or a shell,
+ * `passphrase: 'my pass phrase'` in YAML). {@link keyValue} stops a value at its first space, so
+ * its words were left whole (one under 8 characters) or all but the first. The value runs to its
+ * closing quote, never past it nor past a line end, at most 4,096 characters; one with no space is
+ * left to keyValue, which runs after. A quoted key is JSON's, whose values with spaces are most
+ * often messages (`{"password": "is too short (minimum is 8 characters)"}`, a validation error):
+ * kept, as the JSON pass keeps them.
+ */
+function quotedKeyValue(kind: SecretKind, names: string): SecretPattern {
+  const key = (quote: string) => `((?:${anyCase(names)})` + String.raw`\s*[:=]\s*` + `${quote})`;
+  const value = String.raw`((?:(?!\2)(?:[^\n\\]|\\[^\n])){8,4096})(?=\2)`;
+  // The loose form has no back-reference: the scan joining every loose form numbers its groups anew.
+  const loose = String.raw`(?<!(?<!\\)[0-9])` + key(`["']`) + String.raw`[^\n]{8}`;
+  return { kind, regex: new RegExp(KEY_START + key(`(["'])`) + value, 'g'), keep: 1, quoted: true, loose };
+}
+
 /** The kinds of the values under keys named like secrets, for outputs read as JSON. */
 export const SECRET_KEYS: ReadonlyArray<{ readonly kind: SecretKind; readonly name: RegExp }> = [
   { kind: 'api_key', name: new RegExp(`${KEY_START}(?:${anyCase(API_KEY_NAMES)})$`) },
@@ -128,6 +151,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   pattern('authorization', WORD_START, String.raw`(authorization${SEPARATOR}(?:Basic|Token|Digest)\s+)[A-Za-z0-9._~+/-]{6,4096}={0,3}`, 'gi', 1),
   // After `Bearer ` and `Basic ` have been replaced: a scheme left is a word, or too short.
   keyValue('authorization', AUTHORIZATION_NAMES),
+  quotedKeyValue('secret', PASSWORD_NAMES),
   keyValue('api_key', API_KEY_NAMES),
   keyValue('secret', SECRET_NAMES),
   // A URL's credentials, both kept in one pattern (one entry: test/middleware/redaction-redos.test.ts

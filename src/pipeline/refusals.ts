@@ -16,12 +16,18 @@ const budgetText = (tool: ResolvedTool, budget: SessionBudget) => `budget of ${b
  */
 export function budgetWarning(tool: ResolvedTool, budget: SessionBudget, left: number, warnings: string[]): void {
   if (left > Math.max(1, Math.floor(budget.max / 5))) return;
-  warnings.push(left === 0 ? `this was the last call of this session's ${budgetText(tool, budget)} (policies budget:)` : `this session has ${left} call${left === 1 ? '' : 's'} left of its ${budgetText(tool, budget)} (policies budget:)`);
+  warnings.push(left === 0 ? `this was the last call of this session's ${budgetText(tool, budget)} ${BUDGET_TAG}` : `this session has ${left} call${left === 1 ? '' : 's'} left of its ${budgetText(tool, budget)} ${BUDGET_TAG}`);
 }
+
+/** How a budget's warnings and refusals end: they name the config that set it. */
+const BUDGET_TAG = '(policies budget:)';
+
+/** Whether `warning` tells a session budget's count (see {@link budgetWarning}). */
+export const isBudgetWarning = (warning: string): boolean => warning.endsWith(BUDGET_TAG);
 
 /** The refusal of a call past its session's budget. */
 export function overBudget(tool: ResolvedTool, budget: SessionBudget): DispatchError {
-  return new DispatchError(ErrorKind.BLOCKED, `this session has used its ${budgetText(tool, budget)} (policies budget:); this call was not executed`, {
+  return new DispatchError(ErrorKind.BLOCKED, `this session has used its ${budgetText(tool, budget)} ${BUDGET_TAG}; this call was not executed`, {
     phase: 'before',
     recoverable: false,
     suggestion: 'Do without this tool for the rest of this session.',

@@ -3,6 +3,7 @@ import { ToolErrorSchema, ToolResultSchema, type ToolResult } from '../../gen/di
 import { toErrorJson, suggestionFor, type DispatchError } from '../errors';
 import { fullTextNotKeptWarning, type StoredResult } from '../store';
 import { codePointLength } from './bound-result';
+import { isBudgetWarning } from './refusals';
 
 type ToolResultInit = Partial<Omit<ToolResult, '$typeName'>>;
 
@@ -53,11 +54,12 @@ export function errorResult(callId: string, tool: string, error: DispatchError, 
  * warnings are the record's, then `own`: those this call earned before the replay (its arguments
  * repaired, a budget nearly spent, a fallback taken), which the model reads of this call and the
  * record cannot hold; one the record holds already (the same repair of the same call) is not
- * said twice.
+ * said twice. The record's count of a session budget is left out: calls since may have spent more
+ * of it, and the replay ran nothing ("1 call left" was told when the last call had been made).
  */
 export function replayedResult(callId: string, stored: StoredResult, attempts: number, durationMs: number, own: readonly string[] = []): ToolResult {
   // Records of older versions have none.
-  const warnings = stored.warnings ? [...stored.warnings] : [];
+  const warnings = stored.warnings ? stored.warnings.filter((warning) => !isBudgetWarning(warning)) : [];
   for (const warning of own) if (!warnings.includes(warning)) warnings.push(warning);
   return create(ToolResultSchema, {
     toolCallId: callId,

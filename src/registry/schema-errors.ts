@@ -24,7 +24,7 @@ export const KEPT_ERRORS = 100;
  * what a tool's arguments make, and a list this long is 8 MB of references.
  */
 export const MAX_SCHEMA_ERRORS = 1_000_000;
-/** The longest one call's arguments are checked, in ms; past it the call fails (see {@link tick}). */
+/** The longest one call's arguments are checked, in ms; past it the call fails (see {@link lookAtClock}). */
 export const MAX_CHECK_MS = 1_000;
 /** The keyword of the error that says checking stopped (see validation-message.ts). */
 export const STOPPED_KEYWORD = 'checkingStopped';

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
-import { Effect } from '../../gen/dispatch/v1/tool_pb';
 import { allPages, createDispatchClient, createRegistryClient, type CallOptions } from '../client';
 import { eventsCommand } from './events-command';
 import { formatResult } from './format-result';
+import { formatToolLine } from './format-tool';
 import type * as LoadConfigModule from '../config/load-config';
 import { terminalText, terminalWord } from '../events/terminal-text';
 import { formatStats } from './format-stats';
@@ -41,7 +41,7 @@ export async function runCommand(command: string, args: readonly string[], value
       case 'tools list': {
         let listed = 0;
         for await (const { tools, warnings } of allPages((pageToken) => registry.listTools({ pageToken }, options))) {
-          for (const t of tools) out(`${terminalWord(t.name).padEnd(24)} ${(t.effect === Effect.READ_ONLY ? 'read-only' : 'side-effect').padEnd(12)} ${t.executor.case ?? ''}  ${terminalText(t.description)}`);
+          for (const t of tools) out(formatToolLine(t));
           for (const warning of warnings) err(`dispatchctl: ${terminalText(warning)}`);
           listed += tools.length;
         }

@@ -4,7 +4,7 @@ import { observabilityPlugin } from '../../src/app/plugins/observability-plugin'
 import { storePlugin } from '../../src/app/plugins/store-plugin';
 import { createMemoryStore, type Store } from '../../src/store';
 import { startRedis, type TestRedis } from '../helpers/redis-server';
-import { startApp, startToolServer, type ToolServer } from '../helpers/servers';
+import { startApp, startToolServer, type ToolRoute, type ToolServer } from '../helpers/servers';
 import { recordingObserver, type SeenEvent } from './helpers';
 
 // A call under a session budget and an `ask` rule whose op its tool's loop block refuses: the
@@ -25,25 +25,48 @@ jest.setTimeout(30_000);
 const ANSWER_MS = 500;
 const COOLDOWN_MS = 300;
 
+// Each store runs its tests in order, the three stores at once (most of the time is waiting: the
+// slow store's 300 ms steps, cool-downs, the probe's answer). Each store has its own app and tool
+// server, so that no store sees another's calls nor counts them; each test awaits its store's run
+// of it, all started in beforeAll.
+
+/** ACME fails, slowly unless `fast` (the op is the primary parameter's: the same op either way): its op gets blocked; any other symbol answers. */
+const quoteRoute: ToolRoute = (req, res) => {
+  const { symbol, fast } = req.body.arguments as { symbol?: string; fast?: boolean };
+  if (symbol !== 'ACME') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"price":1}');
+  setTimeout(() => res.writeHead(400).end('no such symbol'), fast ? 0 : ANSWER_MS);
+};
+
+/** The tool server of the last test (no budget policies); each store has its own. */
 let tools: ToolServer;
 let redis: TestRedis;
+const STORES = ['memory', 'redis', 'slow memory'] as const;
+type StoreName = (typeof STORES)[number];
+/** Each store's run of each test (keyed `${store}: ${test}`), started in beforeAll. */
+const runs = new Map<string, Promise<void>>();
+const closers: (() => Promise<void>)[] = [];
 beforeAll(async () => {
-  tools = await startToolServer({
-    // ACME fails, slowly unless `fast` (the op is the primary parameter's: the same op either way): its op gets blocked; any other symbol answers.
-    '/quote': (req, res) => {
-      const { symbol, fast } = req.body.arguments as { symbol?: string; fast?: boolean };
-      if (symbol !== 'ACME') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"price":1}');
-      setTimeout(() => res.writeHead(400).end('no such symbol'), fast ? 0 : ANSWER_MS);
-    },
-  });
+  tools = await startToolServer({ '/quote': quoteRoute });
   redis = await startRedis({ own: true });
+  const sides = await Promise.all(STORES.map(startStore));
+  for (const side of sides) {
+    let previous: Promise<unknown> = Promise.resolve();
+    for (const [name, body] of TESTS) {
+      const run = previous.then(() => body(side));
+      run.catch(() => undefined);
+      runs.set(`${side.store}: ${name}`, run);
+      previous = run.catch(() => undefined);
+    }
+  }
 });
 afterAll(async () => {
+  await Promise.allSettled(runs.values());
+  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
   await tools?.close();
   await redis?.close();
 });
 
-const yaml = () => `
+const yaml = (url = tools.url) => `
 tools:
   - name: quote
     effect: read_only
@@ -51,7 +74,7 @@ tools:
     retry: { max_attempts: 1 }
     primary_parameter: /symbol
     input_schema: '{"type":"object"}'
-    http: { url: "${tools.url}/quote" }
+    http: { url: "${url}/quote" }
     loop: { failure_warn_threshold: 2, failure_block_threshold: 3, block_cooldown_ms: ${COOLDOWN_MS} }
   - name: price
     effect: read_only
@@ -59,7 +82,7 @@ tools:
     retry: { max_attempts: 1 }
     primary_parameter: /symbol
     input_schema: '{"type":"object"}'
-    http: { url: "${tools.url}/quote" }
+    http: { url: "${url}/quote" }
     loop: { failure_warn_threshold: 2, failure_block_threshold: 3, block_cooldown_ms: ${COOLDOWN_MS} }
 policies:
   - match: "quote"
@@ -76,23 +99,20 @@ const asked = (events: SeenEvent[], session: string) => events.filter((e) => e.k
 const kindOf = (r: { error?: { kind: ErrorKind } }) => (r.error ? ErrorKind[r.error.kind] : 'ok');
 const BUDGET = '6 calls of "quote" (policies budget:)';
 
-describe.each([['memory'], ['redis'], ['slow memory']] as const)('%s store', (store) => {
-  let d: App;
-  let events: SeenEvent[];
-  beforeAll(async () => {
-    const recording = recordingObserver();
-    events = recording.events;
-    // The slow one answers its finish steps (a probe given back among them) 300 ms late.
-    const real = createMemoryStore();
-    const slow: Store = { ...real, finishAttempt: (step) => sleep(300).then(() => real.finishAttempt(step)) };
-    const factories = PLUGINS.map((f) =>
-      f === observabilityPlugin ? async () => ({ name: 'recorder', observer: recording.observer }) : store === 'slow memory' && f === storePlugin ? async () => ({ name: 'store', store: slow }) : f,
-    );
-    d = await startApp(yaml(), store === 'redis' ? { redisUrl: redis.url } : {}, factories);
-  });
-  afterAll(async () => {
-    await d?.close();
-  });
+/** One store's app (with its own tool server), and its calls. */
+async function startStore(store: StoreName) {
+  const tools = await startToolServer({ '/quote': quoteRoute });
+  closers.push(() => tools.close());
+  const recording = recordingObserver();
+  const events = recording.events;
+  // The slow one answers its finish steps (a probe given back among them) 300 ms late.
+  const real = createMemoryStore();
+  const slow: Store = { ...real, finishAttempt: (step) => sleep(300).then(() => real.finishAttempt(step)) };
+  const factories = PLUGINS.map((f) =>
+    f === observabilityPlugin ? async () => ({ name: 'recorder', observer: recording.observer }) : store === 'slow memory' && f === storePlugin ? async () => ({ name: 'store', store: slow }) : f,
+  );
+  const d: App = await startApp(yaml(tools.url), store === 'redis' ? { redisUrl: redis.url } : {}, factories);
+  closers.push(() => d.close());
 
   let turns = 0;
   /** One call of `session`; `ask`: the rule puts it to an approver, who approves whatever is asked while it runs. */
@@ -112,8 +132,13 @@ describe.each([['memory'], ['redis'], ['slow memory']] as const)('%s store', (st
   async function block(session: string) {
     for (let n = 0; n < 3; n++) expect(kindOf(await call(session, 'ACME', false, 'quote', true))).toBe('TOOL_ERROR');
   }
+  return { store, d, events, tools, call, block };
+}
+type Side = Awaited<ReturnType<typeof startStore>>;
 
-  test('a call refused for the probe another call holds is refused unasked, and not counted', async () => {
+/** The tests each store runs, in this order. */
+const TESTS: [string, (side: Side) => Promise<void>][] = [
+  ['a call refused for the probe another call holds is refused unasked, and not counted', async ({ store, events, tools, call, block }) => {
     const session = `${store}-held`;
     await block(session);
     await sleep(COOLDOWN_MS + 100);
@@ -131,9 +156,9 @@ describe.each([['memory'], ['redis'], ['slow memory']] as const)('%s store', (st
     const next = await call(session, 'OTHER');
     expect(kindOf(next)).toBe('ok');
     expect(next.warnings).toContain(`this session has 1 call left of its budget of ${BUDGET}`);
-  });
+  }],
 
-  test("a tool with no session budget: a call within its block's cool-down is refused unasked too", async () => {
+  ["a tool with no session budget: a call within its block's cool-down is refused unasked too", async ({ store, events, call }) => {
     const session = `${store}-unbudgeted`;
     for (let n = 0; n < 3; n++) expect(kindOf(await call(session, 'ACME', false, 'price', true))).toBe('TOOL_ERROR');
     const refused = await call(session, 'ACME', true, 'price');
@@ -144,18 +169,18 @@ describe.each([['memory'], ['redis'], ['slow memory']] as const)('%s store', (st
     await sleep(COOLDOWN_MS + 100);
     expect(kindOf(await call(session, 'ACME', true, 'price'))).toBe('TOOL_ERROR');
     expect(asked(events, session)).toHaveLength(1);
-  });
+  }],
 
-  test("a call within the block's cool-down is refused unasked", async () => {
+  ["a call within the block's cool-down is refused unasked", async ({ store, events, call, block }) => {
     const session = `${store}-cooling`;
     await block(session);
     const refused = await call(session, 'ACME', true);
     expect(kindOf(refused)).toBe('LOOP_BLOCKED');
     expect(refused.error!.message).toMatch(/dispatch refuses to run it again for/);
     expect(asked(events, session)).toEqual([]);
-  });
+  }],
 
-  test('a call waiting for its approver holds no probe: a call of the op arriving meanwhile runs as the probe', async () => {
+  ['a call waiting for its approver holds no probe: a call of the op arriving meanwhile runs as the probe', async ({ store, d, events, tools, call, block }) => {
     const session = `${store}-waiting`;
     await block(session);
     await sleep(COOLDOWN_MS + 100);
@@ -171,9 +196,9 @@ describe.each([['memory'], ['redis'], ['slow memory']] as const)('%s store', (st
     expect(asked(events, id)).toHaveLength(1);
     await d.dispatch.resolveApproval({ approvalId: asked(events, id)[0]!, approve: false });
     expect(kindOf((await waiting).results[0]!)).toBe('BLOCKED');
-  });
+  }],
 
-  test('a call approved while another call runs as the probe is refused for it, and its count given back', async () => {
+  ['a call approved while another call runs as the probe is refused for it, and its count given back', async ({ store, d, events, tools, call, block }) => {
     const session = `${store}-approved-held`;
     await block(session);
     await sleep(COOLDOWN_MS + 100);
@@ -196,9 +221,9 @@ describe.each([['memory'], ['redis'], ['slow memory']] as const)('%s store', (st
     const next = await call(session, 'OTHER');
     expect(kindOf(next)).toBe('ok');
     expect(next.warnings).toContain(`this session has 1 call left of its budget of ${BUDGET}`);
-  });
+  }],
 
-  test('after the cool-down, the call asked about runs as the probe once approved: the step before asking took no probe', async () => {
+  ['after the cool-down, the call asked about runs as the probe once approved: the step before asking took no probe', async ({ store, events, tools, call, block }) => {
     const session = `${store}-probe`;
     await block(session);
     await sleep(COOLDOWN_MS + 100);
@@ -207,7 +232,17 @@ describe.each([['memory'], ['redis'], ['slow memory']] as const)('%s store', (st
     expect(asked(events, session)).toHaveLength(1);
     expect(kindOf(probe)).toBe('TOOL_ERROR');
     expect(tools.count('/quote') - before).toBe(1);
-  });
+  }],
+];
+
+describe.each(STORES.map((store) => [store]))('%s store', (store) => {
+  for (const [name] of TESTS) {
+    test(name, async () => {
+      const run = runs.get(`${store}: ${name}`);
+      if (!run) throw new Error(`the ${store} store's run of this test was not started`);
+      await run;
+    });
+  }
 });
 
 test('with no budget policies at all, a call within its block\'s cool-down is refused unasked', async () => {

@@ -14,6 +14,26 @@ const scope: SessionScope = { tenant: 'acme', sessionId: 'resharded' };
 
 let cluster: TestRedisCluster | undefined;
 let store: RedisStore | undefined;
+
+// Each test has a cluster of its own, never used before it (its nodes are stalled, killed, its slots
+// moved): the three are started side by side before the tests, not one at the start of each.
+const TESTS = 3;
+let unused: TestRedisCluster[] = [];
+beforeAll(async () => {
+  const started = await Promise.allSettled(Array.from({ length: TESTS }, () => startRedisCluster(3)));
+  unused = started.flatMap((c) => (c.status === 'fulfilled' ? [c.value] : []));
+  const failed = started.find((c) => c.status === 'rejected');
+  if (failed) throw (failed as PromiseRejectedResult).reason;
+});
+afterAll(async () => {
+  for (const c of unused.splice(0)) await c.close();
+});
+/** A cluster no other test has used. */
+function freshCluster(): TestRedisCluster {
+  const c = unused.shift();
+  if (!c) throw new Error(`more tests than the ${TESTS} clusters started`);
+  return c;
+}
 const unhandled: unknown[] = [];
 const onUnhandled = (reason: unknown) => void unhandled.push(reason);
 
@@ -86,7 +106,7 @@ async function storeOn(c: RedisClient, timeoutMs: number): Promise<RedisStore> {
 const step = (s: RedisStore) => s.beginAttempt({ scope, op: 'send\u0000"x"', claim: { key: 'k1', leaseMs: 5_000, owner: 'a1' } });
 
 test('a store step redirected with -ASK to an importing node that stalls fails for its caller, with no unhandled rejection', async () => {
-  const c = (cluster = await startRedisCluster(3));
+  const c = (cluster = freshCluster());
   const { importing } = startMigration(c);
   store = await storeOn(connectRedis(c.url, { commandTimeoutMs: 300 }), 1_000);
   // The importing node healthy: a one-key step follows the redirect and succeeds (the session has
@@ -105,7 +125,7 @@ test('a store step redirected with -ASK to an importing node that stalls fails f
 });
 
 test('a store step redirected with -ASK to an importing node whose connection drops fails for its caller, with no unhandled rejection', async () => {
-  const c = (cluster = await startRedisCluster(3));
+  const c = (cluster = freshCluster());
   const { importing } = startMigration(c);
   store = await storeOn(connectRedis(c.url, { commandTimeoutMs: 2_000 }), 2_000);
   await expect(store.memory(scope)).resolves.toEqual([]);
@@ -129,7 +149,7 @@ test('a step answered TRYAGAIN while its slot moves succeeds once the move ends 
   // slot has moved. ioredis gave up after 16 redirections (~0.6 s), well within the store timeout.
   // The move ends 1 s in, by redis-cli runs that hold the event loop (six; ~1 s on a loaded CI
   // machine, where a 1.5 s timeout then ran out before the step was sent again): 3 s.
-  const c = (cluster = await startRedisCluster(3));
+  const c = (cluster = freshCluster());
   store = await storeOn(connectRedis(c.url, { commandTimeoutMs: 3_000 }), 3_000);
   const move = startMigration(c);
   const started = Date.now();

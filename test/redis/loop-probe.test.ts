@@ -13,25 +13,47 @@ import { startApp, startToolServer, type ToolServer } from '../helpers/servers';
 
 jest.setTimeout(60_000);
 
-let tools: ToolServer;
 let redis: TestRedis;
 /** How long the tool takes to answer: the concurrent calls overlap the probe. */
 const ANSWER_MS = 300;
 const COOLDOWN_MS = 400;
 
+// Each store runs its tests in order, the two stores at once (most of the time is waiting: the
+// tool's answers, cool-downs). Each store has its own tool server, so that neither sees the other's
+// calls nor counts them (only the redis store's apps use Redis); each test awaits its store's run of
+// it, all started in beforeAll.
+const STORES = [
+  ['memory', 1],
+  ['redis', 2],
+] as const;
+/** Each store's run of each test (keyed `${store}: ${test}`), started in beforeAll. */
+const runs = new Map<string, Promise<void>>();
+const toolServers: ToolServer[] = [];
 beforeAll(async () => {
-  tools = await startToolServer({
-    '/bad': (_req, res) => void setTimeout(() => res.writeHead(400).end('no such symbol'), ANSWER_MS),
-    '/down': (_req, res) => void res.writeHead(500).end('internal: no such symbol'),
-  });
   redis = await startRedis({ own: true });
+  for (const [store, replicas] of STORES) {
+    const tools = await startToolServer({
+      '/bad': (_req, res) => void setTimeout(() => res.writeHead(400).end('no such symbol'), ANSWER_MS),
+      '/down': (_req, res) => void res.writeHead(500).end('internal: no such symbol'),
+    });
+    toolServers.push(tools);
+    let previous: Promise<unknown> = Promise.resolve();
+    for (const [name, body, only] of TESTS) {
+      if (only && only !== store) continue;
+      const run = previous.then(() => withApps(store, replicas, tools, (apps) => body({ store, replicas, tools, apps })));
+      run.catch(() => undefined);
+      runs.set(`${store}: ${name}`, run);
+      previous = run.catch(() => undefined);
+    }
+  }
 });
 afterAll(async () => {
-  await tools?.close();
+  await Promise.allSettled(runs.values());
+  for (const tools of toolServers) await tools.close();
   await redis?.close();
 });
 
-const yaml = () => `
+const yaml = (tools: ToolServer) => `
 tools:
   - name: bad
     effect: read_only
@@ -57,26 +79,35 @@ policies:
 const factories = PLUGINS.map((factory) => (factory === observabilityPlugin ? async () => ({ name: 'recording-observer', observer: recordingObserver().observer }) : factory));
 
 type App = Awaited<ReturnType<typeof startApp>>;
+
+/** Runs `body` on `replicas` apps of `store`, fresh for it, closed after it. */
+async function withApps(store: string, replicas: number, tools: ToolServer, body: (apps: App[]) => Promise<void>): Promise<void> {
+  const apps: App[] = [];
+  try {
+    for (let i = 0; i < replicas; i++) apps.push(await startApp(yaml(tools), store === 'redis' ? { redisUrl: redis.url } : {}, factories));
+    await body(apps);
+  } finally {
+    for (const app of apps) await app.close();
+  }
+}
 const callOn = async (d: App, session: string, turn: number, name = 'bad', signal?: AbortSignal) =>
   (await d.dispatch.dispatch({ sessionId: session, turn, calls: [{ id: `c${turn}`, name, arguments: '{"symbol":"ACME"}' }] }, { signal })).results[0]!;
 type Result = Awaited<ReturnType<typeof callOn>>;
 const kindOf = (r: Result) => (r.error ? ErrorKind[r.error.kind] : 'ok');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe.each([
-  ['memory', 1],
-  ['redis', 2],
-] as const)('%s store, %d replica(s)', (store, replicas) => {
-  let apps: App[] = [];
-  beforeEach(async () => {
-    apps = [];
-    for (let i = 0; i < replicas; i++) apps.push(await startApp(yaml(), store === 'redis' ? { redisUrl: redis.url } : {}, factories));
-  });
-  afterEach(async () => {
-    for (const app of apps) await app.close();
-  });
+interface Side {
+  readonly store: string;
+  readonly replicas: number;
+  /** This store's tool server. */
+  readonly tools: ToolServer;
+  /** `replicas` apps, fresh for the test. */
+  readonly apps: App[];
+}
 
-  test('after the cool-down, 6 calls at once run one probe; the others are refused LOOP_BLOCKED for at most 1 s; the probe failing blocks anew', async () => {
+/** The tests each store runs, in this order (the last ones: the redis store's only). */
+const TESTS: [string, (side: Side) => Promise<void>, 'redis'?][] = [
+  ['after the cool-down, 6 calls at once run one probe; the others are refused LOOP_BLOCKED for at most 1 s; the probe failing blocks anew', async ({ store, tools, apps }) => {
     const session = `${store}-probe-${Date.now()}`;
     const before = tools.count('/bad');
     const first: string[] = [];
@@ -100,9 +131,9 @@ describe.each([
     await sleep(next.error!.retryAfterMs + 50);
     expect(kindOf(await callOn(apps[apps.length - 1]!, session, 21))).toBe('TOOL_ERROR');
     expect(tools.count('/bad') - before).toBe(5);
-  });
+  }],
 
-  test("a probe its breaker refuses (BREAKER_OPEN) is given back: the next call takes it, and runs on a replica whose breaker is closed", async () => {
+  ["a probe its breaker refuses (BREAKER_OPEN) is given back: the next call takes it, and runs on a replica whose breaker is closed", async ({ store, replicas, tools, apps }) => {
     const session = `${store}-probe-breaker-${Date.now()}`;
     const [a, b] = [apps[0]!, apps[apps.length - 1]!];
     const before = tools.count('/down');
@@ -118,9 +149,9 @@ describe.each([
     const next = await callOn(b, session, 6, 'down');
     expect(kindOf(next)).toBe(replicas === 2 ? 'TOOL_ERROR' : 'BREAKER_OPEN');
     expect(tools.count('/down') - before).toBe(replicas === 2 ? 4 : 3);
-  });
+  }],
 
-  test('a probe whose call is cancelled while its tool runs records nothing and is given back: the next call runs once more', async () => {
+  ['a probe whose call is cancelled while its tool runs records nothing and is given back: the next call runs once more', async ({ store, tools, apps }) => {
     const session = `${store}-probe-cancel-${Date.now()}`;
     const before = tools.count('/bad');
     for (let n = 1; n <= 3; n++) await callOn(apps[0]!, session, n);
@@ -135,46 +166,54 @@ describe.each([
     // Before, held for the tool's timeout + 5 s: LOOP_BLOCKED, another call running once more.
     expect(kindOf(await callOn(apps[apps.length - 1]!, session, 5))).toBe('TOOL_ERROR');
     expect(tools.count('/bad') - before).toBe(5);
-  });
+  }],
+  ['a probe whose call is cancelled while Redis answers its first step is given back: the tool never ran, the next call runs once more', async ({ store, tools, apps }) => {
+    const session = `${store}-probe-cancel-before-${Date.now()}`;
+    const before = tools.count('/bad');
+    for (let n = 1; n <= 3; n++) await callOn(apps[0]!, session, n);
+    await sleep(COOLDOWN_MS + 100);
+    const controller = new AbortController();
+    let cancelled: Promise<unknown>;
+    redis.signal('SIGSTOP');
+    try {
+      cancelled = callOn(apps[0]!, session, 4, 'bad', controller.signal).catch((error: unknown) => error);
+      await sleep(150);
+      controller.abort();
+      await sleep(50);
+    } finally {
+      redis.signal('SIGCONT');
+    }
+    expect(String(await cancelled)).toMatch(/cancel/i);
+    // The first step's answer (the probe taken) arrives after the cancellation; the give-back follows it.
+    await sleep(300);
+    expect(tools.count('/bad') - before).toBe(3);
+    expect(kindOf(await callOn(apps[apps.length - 1]!, session, 5))).toBe('TOOL_ERROR');
+    expect(tools.count('/bad') - before).toBe(4);
+  }, 'redis'],
 
-  if (store === 'redis') {
-    test('a probe whose call is cancelled while Redis answers its first step is given back: the tool never ran, the next call runs once more', async () => {
-      const session = `${store}-probe-cancel-before-${Date.now()}`;
-      const before = tools.count('/bad');
-      for (let n = 1; n <= 3; n++) await callOn(apps[0]!, session, n);
-      await sleep(COOLDOWN_MS + 100);
-      const controller = new AbortController();
-      let cancelled: Promise<unknown>;
-      redis.signal('SIGSTOP');
-      try {
-        cancelled = callOn(apps[0]!, session, 4, 'bad', controller.signal).catch((error: unknown) => error);
-        await sleep(150);
-        controller.abort();
-        await sleep(50);
-      } finally {
-        redis.signal('SIGCONT');
-      }
-      expect(String(await cancelled)).toMatch(/cancel/i);
-      // The first step's answer (the probe taken) arrives after the cancellation; the give-back follows it.
-      await sleep(300);
-      expect(tools.count('/bad') - before).toBe(3);
-      expect(kindOf(await callOn(apps[apps.length - 1]!, session, 5))).toBe('TOOL_ERROR');
-      expect(tools.count('/bad') - before).toBe(4);
-    });
+  ['the probe takes no extra round trip: the call costs its two EVALSHA', async ({ store, apps }) => {
+    const session = `${store}-probe-steps-${Date.now()}`;
+    for (let n = 1; n <= 3; n++) await callOn(apps[0]!, session, n);
+    await sleep(COOLDOWN_MS + 100);
+    const monitor = await monitorRedis(redis.port);
+    try {
+      const probe = await callOn(apps[0]!, session, 4);
+      expect(kindOf(probe)).toBe('TOOL_ERROR');
+      await sleep(100);
+      expect(monitor.commands().filter((c) => c.startsWith('eval'))).toEqual(['evalsha', 'evalsha']);
+    } finally {
+      monitor.stop();
+    }
+  }, 'redis'],
+];
 
-    test('the probe takes no extra round trip: the call costs its two EVALSHA', async () => {
-      const session = `${store}-probe-steps-${Date.now()}`;
-      for (let n = 1; n <= 3; n++) await callOn(apps[0]!, session, n);
-      await sleep(COOLDOWN_MS + 100);
-      const monitor = await monitorRedis(redis.port);
-      try {
-        const probe = await callOn(apps[0]!, session, 4);
-        expect(kindOf(probe)).toBe('TOOL_ERROR');
-        await sleep(100);
-        expect(monitor.commands().filter((c) => c.startsWith('eval'))).toEqual(['evalsha', 'evalsha']);
-      } finally {
-        monitor.stop();
-      }
+describe.each(STORES)('%s store, %d replica(s)', (store) => {
+  for (const [name, , only] of TESTS) {
+    if (only && only !== store) continue;
+    test(name, async () => {
+      const run = runs.get(`${store}: ${name}`);
+      if (!run) throw new Error(`the ${store} store's run of this test was not started`);
+      await run;
     });
   }
 });

@@ -164,10 +164,10 @@ export function describeStoreContract(name: string, factory: StoreFactory, trait
       expect(await find('r')).toBeUndefined();
       // Another session's record of the same key is not this one's.
       expect(await Promise.resolve(store.findRecord(fresh(scope.tenant), 'k'))).toBeUndefined();
-      // Nor a record past its TTL.
+      // Nor a record past its TTL (half a second: TTLs are kept to the millisecond).
       await claim(scope, 'short');
-      await complete(scope, 'short', stored('brief'), 1);
-      await sleep(1_100);
+      await complete(scope, 'short', stored('brief'), 0.5);
+      await sleep(600);
       expect(await find('short')).toBeUndefined();
     });
 
@@ -175,13 +175,13 @@ export function describeStoreContract(name: string, factory: StoreFactory, trait
       const scope = fresh();
       await claim(scope, 'lease', 300);
       await claim(scope, 'done');
-      await complete(scope, 'done', stored('ok'), 1);
+      await complete(scope, 'done', stored('ok'), 0.5);
       await claim(scope, 'unk');
-      await store.finishAttempt({ scope, op: OP, idempotency: { key: 'unk', action: 'unknown', ttlSeconds: 1 } });
+      await store.finishAttempt({ scope, op: OP, idempotency: { key: 'unk', action: 'unknown', ttlSeconds: 0.5 } });
       await claim(scope, 'long');
       await complete(scope, 'long', stored('kept'), 60);
       expect(await claim(scope, 'lease', 300)).toEqual({ state: 'in_progress' });
-      await sleep(1200);
+      await sleep(700);
       expect(await claim(scope, 'lease')).toEqual({ state: 'claimed' });
       expect(await claim(scope, 'done')).toEqual({ state: 'claimed' });
       expect(await claim(scope, 'unk')).toEqual({ state: 'claimed' });
@@ -295,17 +295,17 @@ export function describeStoreContract(name: string, factory: StoreFactory, trait
       for (let i = 0; i < 5; i++) await store.finishAttempt({ scope, op: OP, memory: { entry: `tool=t; input=${i}; result=ok`, max: 3, ttlSeconds: 60 } });
       expect(await store.memory(scope)).toEqual(['tool=t; input=2; result=ok', 'tool=t; input=3; result=ok', 'tool=t; input=4; result=ok']);
       const brief = fresh();
-      // 'old' lives 2 s, 'new' 4 s. Each read is judged by when it was made (a loaded CI machine
+      // 'old' lives 1.5 s, 'new' 3 s. Each read is judged by when it was made (a loaded CI machine
       // once stretched 600 ms of sleep and a step past a 1 s TTL).
       const oldAt = Date.now();
-      await store.finishAttempt({ scope: brief, op: OP, memory: { entry: 'old', max: 3, ttlSeconds: 2 } });
-      await sleep(600);
-      await store.finishAttempt({ scope: brief, op: OP, memory: { entry: 'new', max: 3, ttlSeconds: 4 } });
+      await store.finishAttempt({ scope: brief, op: OP, memory: { entry: 'old', max: 3, ttlSeconds: 1.5 } });
+      await sleep(300);
+      await store.finishAttempt({ scope: brief, op: OP, memory: { entry: 'new', max: 3, ttlSeconds: 3 } });
       const readAt = Date.now();
       const both = await store.memory(brief);
-      if (readAt - oldAt < 1_800) expect(both).toEqual(['old', 'new']);
+      if (readAt - oldAt < 1_300) expect(both).toEqual(['old', 'new']);
       else expect(both.slice(-1)).toEqual(['new']);
-      await sleep(oldAt + 2_300 - Date.now());
+      await sleep(oldAt + 1_800 - Date.now());
       expect(await store.memory(brief)).toEqual(['new']);
       expect(await store.memory(fresh())).toEqual([]);
     });

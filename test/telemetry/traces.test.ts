@@ -13,11 +13,17 @@ let receiver: OtlpReceiver;
 
 const daemon = (env: NodeJS.ProcessEnv) => startTracedDaemon(traced.configFile, env);
 
+/** The deaf collector's case (below), begun in beforeAll: it mostly waits out the daemon's shutdown bound. */
+let deafCollector: Promise<DeafCollectorOutcome>;
+
 beforeAll(async () => {
   traced = await startTracedTools();
   receiver = await startOtlpReceiver();
+  deafCollector = againstDeafCollector();
+  deafCollector.catch(() => undefined);
 });
 afterAll(async () => {
+  await deafCollector?.catch(() => undefined);
   await traced.close();
   await receiver.close();
 });
@@ -66,36 +72,61 @@ test('shutdown flushes spans still waiting in the batch processor', async () => 
   expect(receiver.spans.filter((s) => s.traceId === trace).map((s) => s.name).sort()).toEqual(['dispatch.v1.DispatchService/Dispatch', 'execute_tool weather', 'tool_attempt weather']);
 });
 
-test('a collector that takes requests and never answers does not hold SIGTERM past the shutdown bound (OTLP/HTTP cannot cut its retries)', async () => {
+interface DeafCollectorOutcome {
+  /** When the collector got each request, by the time it was awaited (before the daemon was stopped). */
+  readonly received: number[];
+  /** How long the daemon took to stop after SIGTERM. */
+  readonly stopMs: number;
+  readonly stderr: string;
+}
+
+/**
+ * A daemon exporting to a collector that takes requests and never answers, stopped once the
+ * collector has its first request. It has its own tool server (and config) and collector: the
+ * other tests' daemons run meanwhile, and neither sees the other's requests or spans.
+ */
+async function againstDeafCollector(): Promise<DeafCollectorOutcome> {
   const received: number[] = [];
   const sockets = new Set<Socket>();
   const collector = createServer(() => void received.push(Date.now()));
   collector.on('connection', (socket) => sockets.add(socket));
   await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
-  const server = await daemon({
-    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}/v1/traces`,
-    // One export, retries included, could take 30 s: past Kubernetes' default grace period.
-    OTEL_EXPORTER_OTLP_TIMEOUT: '30000',
-    OTEL_BSP_SCHEDULE_DELAY: '50',
-  });
-  const client = createDispatchClient(server.address);
-  let stopped = 0;
+  const tools = await startTracedTools();
   try {
-    await client.dispatch({ sessionId: 'deaf-collector', calls: [{ id: 'w1', name: 'weather', arguments: '{}' }] });
-    const deadline = Date.now() + 10_000;
-    while (received.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    expect(received).toHaveLength(1);
+    const server = await startTracedDaemon(tools.configFile, {
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}/v1/traces`,
+      // One export, retries included, could take 30 s: past Kubernetes' default grace period.
+      OTEL_EXPORTER_OTLP_TIMEOUT: '30000',
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+    });
+    const client = createDispatchClient(server.address);
+    let stopped = 0;
+    let seen: number[] = [];
+    try {
+      await client.dispatch({ sessionId: 'deaf-collector', calls: [{ id: 'w1', name: 'weather', arguments: '{}' }] });
+      const deadline = Date.now() + 10_000;
+      while (received.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      seen = [...received];
+    } finally {
+      client.close();
+      stopped = Date.now();
+      await server.stop();
+    }
+    return { received: seen, stopMs: Date.now() - stopped, stderr: server.d.stderr() };
   } finally {
-    client.close();
-    stopped = Date.now();
-    await server.stop();
     for (const socket of sockets) socket.destroy();
     await new Promise((resolve) => collector.close(resolve));
+    await tools.close();
   }
+}
+
+test('a collector that takes requests and never answers does not hold SIGTERM past the shutdown bound (OTLP/HTTP cannot cut its retries)', async () => {
+  const { received, stopMs, stderr } = await deafCollector;
+  expect(received).toHaveLength(1);
   // SHUTDOWN_FLUSH_MS (5 s) and the rest of the shutdown.
-  expect(Date.now() - stopped).toBeLessThan(SHUTDOWN_FLUSH_MS + 2_000);
-  expect(server.d.stderr()).toContain('trace export did not finish at shutdown; the spans not exported by then are lost');
-  expect(server.d.stderr()).toContain('the trace exporter did not close at shutdown; stopping without it');
+  expect(stopMs).toBeLessThan(SHUTDOWN_FLUSH_MS + 2_000);
+  expect(stderr).toContain('trace export did not finish at shutdown; the spans not exported by then are lost');
+  expect(stderr).toContain('the trace exporter did not close at shutdown; stopping without it');
 }, 20_000);
 
 test('with no OTEL_* variables nothing is exported, yet the caller’s trace still reaches the tools', async () => {

@@ -77,7 +77,9 @@ export interface ResourceHolds {
   /**
    * Holds the resource that `pointer` (a tool's `resource_key`) names in `args`: undefined when it
    * names none, the release when it is free, else a promise of the release once the calls ahead
-   * have released it, rejected with CANCELLED when `signal` fires first.
+   * have released it, rejected with CANCELLED when `signal` fires first. `claimKey`, when given
+   * (a side-effecting attempt's idempotency key), is held too, after the resource: a policy may
+   * make two calls of one wave one call, which must run one after the other as in sequential mode.
    */
-  hold(pointer: string, args: unknown, signal: TurnSignal): Release | undefined | Promise<Release>;
+  hold(pointer: string, args: unknown, signal: TurnSignal, claimKey?: string): Release | undefined | Promise<Release>;
 }

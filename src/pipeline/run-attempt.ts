@@ -73,14 +73,14 @@ export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   const run = (decided: unknown, reading: ReadKeys | undefined) => {
     const answered = decided instanceof AnsweredByRecord ? decided : undefined;
     const ready = answered ? answered.args : decided;
-    // In a parallel turn, the resource these arguments name is held until the attempt ends.
-    const held = turn.resources?.hold(tool.spec.resourceKey, ready, turn.signal);
     // Keyed by the arguments the tool receives, after the hooks and policies (as the version before
     // keyed them, so a retry across an upgrade finds its record; docs/policies.md, `modify`).
     // The planner's reading is of rawArgs: taken only when the attempt runs with them.
     const known = ready === rawArgs ? reading : undefined;
     const scope = turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId };
     const callKey = new CallKey(scope, tool, ready, known?.canonical ?? canonicalJson(ready), known?.op, keyToolOf(tool, progress.calledTool));
+    // In a parallel turn, the resource these arguments name (and a side-effecting call's key: a policy may have made two calls one) is held until the attempt ends.
+    const held = turn.resources?.hold(tool.spec.resourceKey, ready, turn.signal, tool.readOnly ? undefined : callKey.value);
     const attemptNow = (claims: boolean, skip: GateSkip | undefined, recordOnly: DispatchError | undefined) => attemptWith(deps, turn, obs, attemptObs, callId, tool, ready, attempt, warnings, started, progress, callKey, claims, skip, recordOnly);
     const work = () => {
       // Decided once the resource is held (a write it waited for has evicted what it wrote), before

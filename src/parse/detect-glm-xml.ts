@@ -1,10 +1,10 @@
-import { blankSpans } from './blank-spans';
+import { blankSpans, type TextSpan } from './blank-spans';
 import { callFromParts } from './call-shapes';
 import { endOfName } from './detect-function-tag';
 import type { FoundCalls } from './found-calls';
 import type { JsonObject } from './json-value';
-import { createMarkerFinder, skipSpace, type MarkerFinder } from './marker-finder';
-import { scanBlocks, type Block } from './xml-blocks';
+import { createMarkerFinder, skipSpace } from './marker-finder';
+import { createValueEnds, scanBlocks, type Block, type ValueEnds } from './xml-blocks';
 import { parameterValue } from './xml-parameter-value';
 
 const OPEN = '<tool_call>';
@@ -20,12 +20,13 @@ const MAX_NAME = 256;
  * (GLM-4.7 writes no line ends). The `<tool_call>` tag is Hermes's too: only content that starts
  * with a bare name followed by `<arg_key>` or `</tool_call>` (a call with no arguments) is GLM's,
  * so `<tool_call>{"name":...}` stays Hermes's. A key is trimmed (as vLLM's `glm4_moe` parser
- * does); a value runs to the first `</arg_value>`, so markers quoted in it are not calls, and is
- * read by `parameterValue` (vLLM strips all whitespace around a value and falls back to Python
- * literals; here only one line end each side goes, and `None` stays text). Only whitespace may
- * stand between the tags, and a call needs its `</tool_call>`: a block cut off or broken is no
- * call, its text stays, and the search goes on where it broke, so each character is read a
- * bounded number of times.
+ * does); a value runs to the first `</arg_value>`, so markers quoted in it are not calls, unless
+ * an `<arg_key>` comes first or there is none: the model left it out, and the value ends as a
+ * Qwen3-Coder value left open ends (see `createValueEnds`). It is read by `parameterValue`
+ * (vLLM strips all whitespace around a value and falls back to Python literals; here only one
+ * line end each side goes, and `None` stays text). Only whitespace may stand between the tags,
+ * and a call needs its `</tool_call>`: a block cut off or broken is no call, its text stays, and
+ * the search goes on where it broke, so each character is read a bounded number of times.
  */
 export function detectGlmXml(text: string): Generator<FoundCalls> {
   return scanGlmXml(text, true);
@@ -33,7 +34,7 @@ export function detectGlmXml(text: string): Generator<FoundCalls> {
 
 /** The calls, their arguments read only when `withArguments` (else `{}`: spans alone are wanted). */
 function* scanGlmXml(text: string, withArguments: boolean): Generator<FoundCalls> {
-  const valueEnds = createMarkerFinder(text, VALUE_CLOSE);
+  const valueEnds = createValueEnds(text, { close: VALUE_CLOSE, nextKey: KEY_OPEN, callClose: CLOSE, callOpen: OPEN });
   yield* scanBlocks(
     createMarkerFinder(text, OPEN),
     (open) => readBlock(text, open + OPEN.length, valueEnds, withArguments),
@@ -42,7 +43,7 @@ function* scanGlmXml(text: string, withArguments: boolean): Generator<FoundCalls
 }
 
 /** The block whose content begins at `from`, up to and including its `</tool_call>`. */
-function readBlock(text: string, from: number, valueEnds: MarkerFinder, withArguments: boolean): Block {
+function readBlock(text: string, from: number, valueEnds: ValueEnds, withArguments: boolean): Block {
   const nameStart = skipSpace(text, from, text.length);
   const nameEnd = endOfName(text, nameStart, Math.min(nameStart + MAX_NAME, text.length));
   if (nameEnd === nameStart) return { kind: 'broken', at: nameStart };
@@ -56,10 +57,10 @@ function readBlock(text: string, from: number, valueEnds: MarkerFinder, withArgu
     pos = skipSpace(text, keyEnd + KEY_CLOSE.length, text.length);
     if (!text.startsWith(VALUE_OPEN, pos)) return { kind: 'broken', at: pos };
     const valueStart = pos + VALUE_OPEN.length;
-    const valueEnd = valueEnds.next(valueStart);
+    const valueEnd = valueEnds(valueStart);
     if (valueEnd < 0) return { kind: 'broken', at: valueStart };
     args.push(keyStart, keyEnd, valueStart, valueEnd);
-    pos = skipSpace(text, valueEnd + VALUE_CLOSE.length, text.length);
+    pos = skipSpace(text, text.startsWith(VALUE_CLOSE, valueEnd) ? valueEnd + VALUE_CLOSE.length : valueEnd, text.length);
   }
   if (!text.startsWith(CLOSE, pos)) return { kind: 'broken', at: pos };
   const values: JsonObject = new Map();
@@ -71,5 +72,10 @@ function readBlock(text: string, from: number, valueEnds: MarkerFinder, withArgu
 
 /** The text with each GLM call blanked out, for the same reason as `withoutQwenCalls`. */
 export function withoutGlmCalls(text: string): string {
-  return blankSpans(text, scanGlmXml(text, false));
+  return blankSpans(text, glmCallSpans(text));
+}
+
+/** The spans of the GLM calls in a text, in order, their arguments not read. */
+export function glmCallSpans(text: string): Iterable<TextSpan> {
+  return scanGlmXml(text, false);
 }

@@ -17,6 +17,8 @@ const MAX_HEADER = 512;
 const START_HEADER = /^assistant(?:\s+to=(\S+))?\s*$/;
 /** A recipient among the header's fields after `<|channel|>`. */
 const RECIPIENT = /(?:^|\s)to=(\S+)/;
+/** A recipient alone before `<|channel|>` at the start of a completion: its `<|start|>assistant` was the prompt's. */
+const COMPLETION_HEADER = /^(\s*)to=(\S+)\s*$/;
 
 /** What a message header says: where the message's span begins and whom it is for. */
 interface Header {
@@ -28,7 +30,8 @@ interface Header {
  * OpenAI gpt-oss (harmony) calls: a message to a recipient,
  * `<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"location":"SF"}<|call|>`,
  * the recipient also before the channel (`<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>`),
- * `<|constrain|>` optional, and the text possibly starting at `<|channel|>` (as vLLM sees it).
+ * `<|constrain|>` optional, and the text possibly starting at `<|channel|>` or at a recipient
+ * before it (` to=functions.get_weather<|channel|>`: a completion, as vLLM sees it).
  * `to=functions.NAME` calls NAME. Any other recipient is a tool the model's host runs
  * (`browser.search`, `python`, `container.exec`): such a call is returned, named as written,
  * only when `offeredTools` names it (see `FoundCalls.requiresOffer`). The message must be one
@@ -72,7 +75,8 @@ export function* detectHarmony(text: string, budget: WorkBudget): Generator<Foun
 /**
  * The header of the message whose `<|channel|>` is at `channel`: the channel, an optional
  * recipient and content type up to `<|message|>` (no other token but `<|constrain|>`), and
- * before it, when the message's `<|start|>` is there, its role and optional recipient. Undefined
+ * before it, when the message's `<|start|>` is there, its role and optional recipient, or at the
+ * start of the text, a recipient alone (the prompt ended `<|start|>assistant`). Undefined
  * when it is no header, or the role is not the assistant's. Reads at most `MAX_HEADER`
  * characters either side.
  */
@@ -87,6 +91,10 @@ function readHeader(text: string, channel: number, messageAt: number, floor: num
   if (windowFrom === channel) return { start: channel, recipient };
   const before = text.slice(windowFrom, channel);
   const startAt = before.lastIndexOf(START);
+  if (startAt < 0 && windowFrom === 0) {
+    const completion = COMPLETION_HEADER.exec(before);
+    if (completion !== null) return { start: completion[1]?.length ?? 0, recipient: recipient ?? completion[2] };
+  }
   if (startAt < 0 || before.includes('<|', startAt + START.length)) return { start: channel, recipient };
   const role = START_HEADER.exec(before.slice(startAt + START.length));
   if (role === null) return undefined;

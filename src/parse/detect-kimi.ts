@@ -11,8 +11,9 @@ const CALL_ID = /^(?:functions\.)?(.+?)(:\d+)?$/;
 
 const KIMI: SectionedDialect = {
   format: 'kimi',
-  sectionBegin: ['<|tool_calls_section_begin|>'],
-  sectionEnd: ['<|tool_calls_section_end|>'],
+  // Some checkpoints write the section tokens in the singular, as vLLM's parser allows.
+  sectionBegin: ['<|tool_calls_section_begin|>', '<|tool_call_section_begin|>'],
+  sectionEnd: ['<|tool_calls_section_end|>', '<|tool_call_section_end|>'],
   callBegin: ['<|tool_call_begin|>'],
   callEnd: ['<|tool_call_end|>'],
   readHeader,

@@ -1,11 +1,11 @@
-import { blankSpans } from './blank-spans';
+import { blankSpans, type TextSpan } from './blank-spans';
 import { callFromParts } from './call-shapes';
 import type { FoundCalls } from './found-calls';
 import type { JsonObject } from './json-value';
 import { endOfName } from './detect-function-tag';
-import { createMarkerFinder, skipSpace, type MarkerFinder } from './marker-finder';
+import { createMarkerFinder, skipSpace } from './marker-finder';
 import { tokenBefore } from './special-tokens';
-import { scanBlocks, type Block } from './xml-blocks';
+import { createValueEnds, scanBlocks, type Block, type ValueEnds } from './xml-blocks';
 import { parameterValue } from './xml-parameter-value';
 
 const WRAP_OPEN = '<tool_call>';
@@ -16,15 +16,6 @@ const PARAM_OPEN = '<parameter=';
 const PARAM_CLOSE = '</parameter>';
 const MAX_NAME = 256;
 const WRAP: readonly string[] = [WRAP_OPEN];
-
-/** The tags that may end a value: its own closing tag, or those that show the model left it out. */
-interface ValueEnds {
-  readonly closes: MarkerFinder;
-  readonly params: MarkerFinder;
-  readonly functionCloses: MarkerFinder;
-  /** Function tags, apart from the scan's own finder: one before a value's end shows it is not this call's. */
-  readonly opens: MarkerFinder;
-}
 
 /**
  * Qwen3-Coder (and Qwen3.5) XML calls, in `<tool_call>` or bare:
@@ -47,15 +38,9 @@ export function detectQwenXml(text: string): Generator<FoundCalls> {
 
 /** The calls, their arguments read only when `withArguments` (else `{}`: spans alone are wanted). */
 function* scanQwenXml(text: string, withArguments: boolean): Generator<FoundCalls> {
-  const opens = createMarkerFinder(text, OPEN);
-  const valueEnds: ValueEnds = {
-    closes: createMarkerFinder(text, PARAM_CLOSE),
-    params: createMarkerFinder(text, PARAM_OPEN),
-    functionCloses: createMarkerFinder(text, CLOSE),
-    opens: createMarkerFinder(text, OPEN),
-  };
+  const valueEnds = createValueEnds(text, { close: PARAM_CLOSE, nextKey: PARAM_OPEN, callClose: CLOSE, callOpen: OPEN });
   yield* scanBlocks(
-    opens,
+    createMarkerFinder(text, OPEN),
     (open) => readBlock(text, open + OPEN.length, valueEnds, withArguments),
     (open, call, end) => ({ start: tokenBefore(text, open, 0, WRAP), end, calls: [call], format: 'qwen_xml' }),
   );
@@ -76,7 +61,7 @@ function readBlock(text: string, from: number, valueEnds: ValueEnds, withArgumen
     const keyStart = pos + PARAM_OPEN.length;
     const keyEnd = endOfNameWithin(text, keyStart);
     if (text.charCodeAt(keyEnd) !== 0x3e || keyEnd === keyStart) return { kind: 'broken', at: keyEnd };
-    const valueEnd = endOfValue(keyEnd + 1, valueEnds);
+    const valueEnd = valueEnds(keyEnd + 1);
     if (valueEnd < 0) return { kind: 'broken', at: keyEnd + 1 };
     params.push(keyStart, keyEnd, valueEnd);
     pos = text.startsWith(PARAM_CLOSE, valueEnd) ? valueEnd + PARAM_CLOSE.length : valueEnd;
@@ -98,30 +83,18 @@ function readBlock(text: string, from: number, valueEnds: ValueEnds, withArgumen
 }
 
 /**
- * Where the value from `from` ends: its `</parameter>`, unless a `<parameter=` comes first or
- * there is none, then the first tag that may follow a value left open (see `detectQwenXml`); -1
- * when there is none of this call's (the text was cut off in the value, or is prose).
- */
-function endOfValue(from: number, ends: ValueEnds): number {
-  const close = ends.closes.next(from);
-  const param = ends.params.next(from);
-  if (close >= 0 && (param < 0 || close < param)) return close;
-  const end = firstFound(param, ends.functionCloses.next(from));
-  const open = ends.opens.next(from);
-  return open >= 0 && open < end ? -1 : end;
-}
-
-/** The smaller of two positions that are not -1, or -1. */
-const firstFound = (a: number, b: number): number => (a < 0 ? b : b < 0 || a < b ? a : b);
-
-/**
  * The text with each Qwen XML call blanked out (same length, so offsets hold), for the fence
  * and bare JSON detectors: a value holds raw text, not a JSON string, so JSON in it (a fenced
  * example in a file being written) would otherwise read as a call of its own when the call
  * holding it names a tool not offered. The other dialects' arguments hide such JSON in strings.
  */
 export function withoutQwenCalls(text: string): string {
-  return blankSpans(text, scanQwenXml(text, false));
+  return blankSpans(text, qwenCallSpans(text));
+}
+
+/** The spans of the Qwen XML calls in a text, in order, their arguments not read. */
+export function qwenCallSpans(text: string): Iterable<TextSpan> {
+  return scanQwenXml(text, false);
 }
 
 /** The end of a name: the first `>`, `<` or whitespace, at most `MAX_NAME` characters on. */

@@ -1,5 +1,7 @@
 import { blankSpans } from './blank-spans';
 import { mayStartCallJson } from './call-precheck';
+import { glmCallSpans } from './detect-glm-xml';
+import { qwenCallSpans } from './detect-qwen-xml';
 import { skipSpace } from './marker-finder';
 import { firstClosingEnd, mentionedOpenings, nextReasoningOpening, reasoningBlockEnd, unopenedClosings, type ReasoningOpening } from './reasoning-tags';
 import { parseTolerantValue, type WorkBudget } from './tolerant-json';
@@ -20,10 +22,10 @@ const MISTRAL_NAME = /[\w.-]{1,128}\s*(?:\[CALL_ID\]\s*[\w-]{0,64}\s*)?\[ARGS\]/
  * opening tag before it matches ends a block that began with the text, as when the chat template
  * put the opening tag in the prompt; so does one an opening tag mentioned in that reasoning seems
  * to balance (see `mentionedOpenings`). A tag that lies inside a call's arguments (a marked call
- * not yet ended, or JSON that may be a call: bare, OpenAI or fenced) is quoted there and is text:
- * blanking from or up to it would drop that call or expose one quoted after it. Such calls are
- * looked for with `budget`; when that is spent nothing more is blanked. An opening tag never
- * closed runs to the end. Linear in the text.
+ * not yet ended, a Qwen or GLM XML call's value, or JSON that may be a call: bare, OpenAI or
+ * fenced) is quoted there and is text: blanking from or up to it would drop that call or expose
+ * one quoted after it. Such calls are looked for with `budget`; when that is spent nothing more
+ * is blanked. An opening tag never closed runs to the end. Linear in the text.
  */
 export function maskReasoning(text: string, budget: WorkBudget): string {
   const calls = new CallExtents(text, budget);
@@ -93,6 +95,8 @@ function lineStart(text: string, at: number): number {
 class CallExtents {
   private markerFrom = -1;
   private marker: RegExpExecArray | null = null;
+  /** The Qwen and GLM XML calls' spans, end by start; see `xmlCallEnd`. */
+  private xmlCalls: Map<number, number> | undefined;
 
   constructor(
     private readonly text: string,
@@ -161,9 +165,10 @@ class CallExtents {
   }
 
   /**
-   * Where what follows a marker ends: its JSON value, or else its closing tag if it has one; -1
-   * when a tag is followed by nothing its detector would read as a call (a mention in prose:
-   * "answer with a <tool_call> tag"), which quotes nothing, however far its closing tag is.
+   * Where what follows a marker ends: its JSON value, or else its closing tag if it has one, or
+   * the end of the Qwen or GLM XML call it opens (see `xmlCallEnd`); -1 when a tag is followed by
+   * nothing its detector would read as a call (a mention in prose: "answer with a <tool_call>
+   * tag"), which quotes nothing, however far its closing tag is.
    */
   private markedCallEnd(markerAt: number, marker: string): number {
     const { text } = this;
@@ -176,8 +181,10 @@ class CallExtents {
     valueAt = skipSpace(text, valueAt, text.length);
     let reached = valueAt;
     const c = text.charCodeAt(valueAt);
-    if (marker === '<tool_call>' && !mayStartCallJson(text, skipFillers(text, valueAt, text.length, true), text.length)) return -1;
-    if (marker === '<function=' && c !== 0x7b) return -1;
+    if (marker === '<tool_call>' && !mayStartCallJson(text, skipFillers(text, valueAt, text.length, true), text.length)) {
+      return this.xmlCallEnd(markerAt);
+    }
+    if (marker === '<function=' && c !== 0x7b) return this.xmlCallEnd(markerAt);
     if (c === 0x7b || c === 0x5b) {
       const parsed = parseTolerantValue(text, valueAt, text.length, { budget: this.budget });
       if (parsed.ok) return parsed.end;
@@ -188,6 +195,19 @@ class CallExtents {
     if (end === undefined) return reached;
     const endAt = text.indexOf(end, valueAt);
     return endAt < 0 ? text.length : Math.max(reached, endAt);
+  }
+
+  /**
+   * The end of the Qwen or GLM XML call whose span begins at `markerAt`, or -1. Its values are raw
+   * text, not JSON strings, so a reasoning tag in them (code being written) is found only this
+   * way. The calls are looked for once, when first asked, in one pass each.
+   */
+  private xmlCallEnd(markerAt: number): number {
+    if (this.xmlCalls === undefined) {
+      this.xmlCalls = new Map();
+      for (const { start, end } of [...qwenCallSpans(this.text), ...glmCallSpans(this.text)]) this.xmlCalls.set(start, end);
+    }
+    return this.xmlCalls.get(markerAt) ?? -1;
   }
 
   /** The first marker at or after `from`, remembering the last search (`from` mostly grows). */

@@ -6,8 +6,10 @@ import { createMarkerFinder } from './marker-finder';
 const { isWhitespace } = charClasses;
 
 /**
- * The spellings of one special token, all of one length: `<｜tool▁sep｜>` (DeepSeek's fullwidth
- * bars, U+FF5C) and `<|tool▁sep|>` (ASCII bars, as some servers and logs write it).
+ * The spellings of one special token: `<｜tool▁sep｜>` (DeepSeek's fullwidth bars, U+FF5C) and
+ * `<|tool▁sep|>` (ASCII bars, as some servers and logs write it), or Kimi K2's
+ * `<|tool_calls_section_begin|>` and `<|tool_call_section_begin|>`. A token skipped by the
+ * length of its first spelling (a call's opening token, a separator) has all of one length.
  */
 export type Spellings = readonly string[];
 
@@ -43,6 +45,6 @@ export function tokenAt(text: string, pos: number, spellings: Spellings): boolea
 export function tokenBefore(text: string, at: number, floor: number, spellings: Spellings): number {
   let pos = at;
   while (pos > floor && isWhitespace(text.charCodeAt(pos - 1))) pos--;
-  const length = spellings[0]?.length ?? 0;
-  return pos - length >= floor && tokenAt(text, pos - length, spellings) ? pos - length : at;
+  const spelling = spellings.find((s) => pos - s.length >= floor && text.startsWith(s, pos - s.length));
+  return spelling === undefined ? at : pos - spelling.length;
 }

@@ -1,6 +1,6 @@
 import type { CandidateCall } from './call-shapes';
 import type { FoundCalls } from './found-calls';
-import type { MarkerFinder } from './marker-finder';
+import { createMarkerFinder, type MarkerFinder } from './marker-finder';
 
 /** How a block after its opening tag ended: a call (or a name that is none) up to `end`, or broken at `at`. */
 export type Block =
@@ -24,3 +24,43 @@ export function* scanBlocks(opens: MarkerFinder, read: (open: number) => Block, 
     open = opens.next(block.end);
   }
 }
+
+/**
+ * A dialect's tags around a value: its closing tag (`</parameter>`), the tag of the next key
+ * (`<parameter=`), and the call's closing and opening tags (`</function>`, `<function=`).
+ */
+export interface ValueTags {
+  readonly close: string;
+  readonly nextKey: string;
+  readonly callClose: string;
+  readonly callOpen: string;
+}
+
+/** Where the value from a position ends; see `createValueEnds`. */
+export type ValueEnds = (from: number) => number;
+
+/**
+ * Where the value from a position ends: its closing tag, unless the next key's tag comes first
+ * or there is none; then the model left it out, and the value ends at the next key's tag or the
+ * call's closing tag, as vLLM's `qwen3_coder` parser ends it, unless a call's opening tag comes
+ * first (that tag is another call's: prose explaining the format, or a draft cut off, must not
+ * swallow the call after it). -1 when there is no end of this call's (the text was cut off in
+ * the value, or is prose). Its own finders (apart from the scan's), so `from` must not decrease.
+ */
+export function createValueEnds(text: string, tags: ValueTags): ValueEnds {
+  const closes = createMarkerFinder(text, tags.close);
+  const nextKeys = createMarkerFinder(text, tags.nextKey);
+  const callCloses = createMarkerFinder(text, tags.callClose);
+  const opens = createMarkerFinder(text, tags.callOpen);
+  return (from) => {
+    const close = closes.next(from);
+    const nextKey = nextKeys.next(from);
+    if (close >= 0 && (nextKey < 0 || close < nextKey)) return close;
+    const end = firstFound(nextKey, callCloses.next(from));
+    const open = opens.next(from);
+    return open >= 0 && open < end ? -1 : end;
+  };
+}
+
+/** The smaller of two positions that are not -1, or -1. */
+const firstFound = (a: number, b: number): number => (a < 0 ? b : b < 0 || a < b ? a : b);

@@ -10,6 +10,7 @@ import type { SchemaPatternBound } from './pattern-pool';
 import { refusedDefault } from './schema-defaults';
 import { refLoop } from './ref-loops';
 import { checkSchemaCost } from './schema-cost';
+import { wrapSchemaSource } from './schema-rewrite';
 import { upgradeDraft } from './schema-drafts';
 import { SchemaIndex } from './schema-index';
 import { useLinearEnum } from './linear-enum';
@@ -19,6 +20,8 @@ import { useLinearUniqueItems } from './unique-items';
 export interface SchemaCode {
   /** CommonJS source exporting the validate function; see schema-module.ts for what it may require. */
   readonly source: string;
+  /** `source` rewritten as loadSchemaModule runs it (schema-rewrite.ts), here, off the event loop where compiling is. */
+  readonly module: string;
   /** The `format`s it names that nothing checks (annotations), each with where it is: for a log line. */
   readonly unknownFormats: readonly string[];
 }
@@ -123,7 +126,7 @@ export function createSchemaCodegen(maxSchemaBytes: number): (schemaText: string
       checkSchemaCost(schema, index);
       const refused = refusedDefault(ajv, schema, compiled);
       if (refused) throw new Error(refused);
-      return { source, unknownFormats: notes };
+      return { source, module: wrapSchemaSource(source), unknownFormats: notes };
     } catch (error) {
       throw new Error(doesNotCompile(error));
     } finally {

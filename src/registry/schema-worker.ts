@@ -20,17 +20,22 @@ function answer({ id, text, patternBound }: CompileRequest): CompileAnswer {
   // Its RE2s are this thread's, freed once the cache is made.
   const made: RE2[] = [];
   try {
-    const { validate, script } = loadSchemaModule(code.source, (pattern, flags) => {
-      const re = new RE2(pattern, flags);
-      made.push(re);
-      return re;
-    });
+    const { validate, script } = loadSchemaModule(
+      code.source,
+      (pattern, flags) => {
+        const re = new RE2(pattern, flags);
+        made.push(re);
+        return re;
+      },
+      undefined,
+      code.module,
+    );
     // A first call compiles the validate function (lazily compiled otherwise): the cache holds it.
     validate({});
-    return { id, source: code.source, unknownFormats: code.unknownFormats, cachedData: script?.createCachedData() };
+    return { id, ...code, cachedData: script?.createCachedData() };
   } catch {
     // The main thread evaluates the source without a cache, and reports what fails.
-    return { id, source: code.source, unknownFormats: code.unknownFormats };
+    return { id, ...code };
   } finally {
     for (const re of made) (re as unknown as { wrapper: { delete(): void } }).wrapper.delete();
   }

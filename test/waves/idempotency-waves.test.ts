@@ -10,23 +10,30 @@ import { startApp, startToolServer, type TestDispatch, type ToolServer } from '.
 let tools: ToolServer;
 let d: TestDispatch;
 let sent = 0;
+/** Requests the tool server is answering at once, and the most it answered at once. */
+let inFlight = 0;
+let mostInFlight = 0;
+const held = (answer: () => void) => {
+  mostInFlight = Math.max(mostInFlight, ++inFlight);
+  setTimeout(() => {
+    inFlight--;
+    answer();
+  }, 200);
+};
 
 beforeAll(async () => {
   tools = await startToolServer({
     '/send': (_req, res) => {
       sent++;
-      setTimeout(() => res.writeHead(200).end(`sent ${sent}`), 200);
+      held(() => res.writeHead(200).end(`sent ${sent}`));
     },
-    '/look': (_req, res) => void setTimeout(() => res.writeHead(200).end('seen'), 200),
+    '/look': (_req, res) => held(() => res.writeHead(200).end('seen')),
   });
   d = await startApp(`
 tools:
   - { name: send, effect: side_effect, concurrency_safe: true, idempotency: { key_fields: ["/to"] }, http: { url: "${tools.url}/send" } }
   - { name: look, effect: read_only, concurrency_safe: true, http: { url: "${tools.url}/look" } }
 `);
-  // A first turn warms the app (its first connection to the tool server, the JIT): the timed one
-  // below measured 458 ms once in a loaded CI run, against ~210 ms warm.
-  await d.dispatch.dispatch({ sessionId: 'warm-up', mode: DispatchMode.PARALLEL, calls: [{ id: 'w1', name: 'look', arguments: '{"q":0}' }, { id: 'w2', name: 'look', arguments: '{"q":-1}' }] });
 });
 afterAll(async () => {
   await d.close();
@@ -40,9 +47,8 @@ test('calls sharing an idempotency key run one after the other: the later is rep
     { id: 'c', name: 'send', arguments: '{"to":"eve","body":"hi"}' },
     { id: 'd', name: 'look', arguments: '{"q":1}' },
   ];
-  const started = Date.now();
+  mostInFlight = 0;
   const { results } = await d.dispatch.dispatch({ sessionId: 'idem-waves', mode: DispatchMode.PARALLEL, calls });
-  const elapsed = Date.now() - started;
   expect(results.map((r) => [r.toolCallId, r.isError ? ErrorKind[r.error!.kind] : r.idempotentReplay ? 'replayed' : 'ran'])).toEqual([
     ['a', 'ran'],
     ['b', 'replayed'],
@@ -51,6 +57,7 @@ test('calls sharing an idempotency key run one after the other: the later is rep
   ]);
   expect(results[1]!.output).toBe(results[0]!.output);
   expect(sent).toBe(2);
-  // Two waves: a, c and d together (~200 ms), then b (replayed at once).
-  expect(elapsed).toBeLessThan(380);
+  // Two waves: a, c and d together, then b (replayed: the tool is not called). Counted by the tool
+  // server rather than timed: a bound of 380 ms on the turn failed on a loaded machine.
+  expect(mostInFlight).toBe(3);
 });

@@ -14,11 +14,14 @@ export interface CompileRequest {
 /** What the worker posts once it can compile (its modules loaded): a compile's time counts from then. */
 export const WORKER_READY = 'ready';
 
+/** The code a worker sends: its module alone (the main thread has no use for Ajv's source as made). */
+export type SentCode = Omit<SchemaCode, 'source'>;
+
 /** The worker's answer: the code (with V8's code cache of it, when it could make one), or why the schema does not compile. */
-export type CompileAnswer = { readonly id: number; readonly error: string } | ({ readonly id: number; readonly cachedData?: Uint8Array } & SchemaCode);
+export type CompileAnswer = { readonly id: number; readonly error: string } | ({ readonly id: number; readonly cachedData?: Uint8Array } & SentCode);
 
 /** What a compile in the worker gives: code, or the schema's compile error (a message for the caller). */
-export type WorkerCode = { readonly error: string } | ({ readonly cachedData?: Uint8Array } & SchemaCode);
+export type WorkerCode = { readonly error: string } | ({ readonly cachedData?: Uint8Array } & SentCode);
 
 /**
  * Thrown when the worker takes no more compiles now (its queue is full, or it is closed); nothing

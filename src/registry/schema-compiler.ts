@@ -68,7 +68,7 @@ export function createSchemaCompiler(maxSchemaBytes: number, options: SchemaComp
       // process, and bounds the patterns of a tenant and of the process.
       const patterns = leasePatterns(owner, lease);
       try {
-        const { validate } = loadSchemaModule(made.source, (pattern, flags) => patterns.take(pattern, flags.includes('u') ? flags : `${flags}u`), code?.cachedData, made.module);
+        const { validate } = loadSchemaModule(made.module, (pattern, flags) => patterns.take(pattern, flags.includes('u') ? flags : `${flags}u`), code?.cachedData);
         return { schema, validate, release: patterns.commit(), unknownFormats: made.unknownFormats };
       } catch (error) {
         patterns.abort();

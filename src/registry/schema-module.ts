@@ -4,7 +4,7 @@ import { ENUM_MODULE, inEnum } from './linear-enum';
 import { fillOwnDefaults, OWN_DEFAULTS_MODULE } from './own-defaults';
 import { PATTERN_MODULE } from './schema-codegen';
 import { appendErrors, boundedValidate, lookAtClock, pushError } from './schema-errors';
-import { ERRORS_MODULE, wrapSchemaSource } from './schema-rewrite';
+import { ERRORS_MODULE } from './schema-rewrite';
 import { uniqueIndexes, UNIQUE_ITEMS_MODULE } from './unique-items';
 
 /** Modules of Ajv's and ajv-formats' runtime the generated code may require (equal, ucs2length, uri, the formats...). */
@@ -21,16 +21,15 @@ export interface SchemaModule {
 }
 
 /**
- * Evaluates the source of a validate function (Ajv's standalone code, see schema-codegen.ts) in
- * this thread. Its patterns are made by `pattern` (in the main thread, the pattern pool: each RE2
+ * Evaluates `code`, a validate function's module as the compiling thread made it (Ajv's standalone
+ * code rewritten: `SchemaCode.module`, see schema-codegen.ts and schema-rewrite.ts), in this thread. Its patterns are made by `pattern` (in the main thread, the pattern pool: each RE2
  * leased for the tool's owner), our keywords' functions are this thread's; anything else it
  * requires is Ajv's runtime, or refused. `cachedData` is V8's code cache of the same source made by
  * the compiling thread: with it nothing is parsed or compiled here (a 256 KiB schema's 5 MB of
  * source took 200-300 ms to parse, and its first call as long to compile; with it, ~30 ms).
- * `code` is the source rewritten (see schema-rewrite.ts), as the compiling thread made it
- * (`SchemaCode.module`): the rewriting takes ~350 ms of a 9 MB source.
+ * The rewriting is the compiling thread's too: ~300 ms of a 9 MB source.
  */
-export function loadSchemaModule(source: string, pattern: PatternMaker, cachedData?: Uint8Array, code = wrapSchemaSource(source)): SchemaModule {
+export function loadSchemaModule(code: string, pattern: PatternMaker, cachedData?: Uint8Array): SchemaModule {
   const own: Record<string, unknown> = {
     [PATTERN_MODULE]: pattern,
     [ERRORS_MODULE]: { appendErrors, pushError, lookAtClock },

@@ -20,22 +20,17 @@ function answer({ id, text, patternBound }: CompileRequest): CompileAnswer {
   // Its RE2s are this thread's, freed once the cache is made.
   const made: RE2[] = [];
   try {
-    const { validate, script } = loadSchemaModule(
-      code.source,
-      (pattern, flags) => {
-        const re = new RE2(pattern, flags);
-        made.push(re);
-        return re;
-      },
-      undefined,
-      code.module,
-    );
+    const { validate, script } = loadSchemaModule(code.module, (pattern, flags) => {
+      const re = new RE2(pattern, flags);
+      made.push(re);
+      return re;
+    });
     // A first call compiles the validate function (lazily compiled otherwise): the cache holds it.
     validate({});
-    return { id, ...code, cachedData: script?.createCachedData() };
+    return { id, module: code.module, unknownFormats: code.unknownFormats, cachedData: script?.createCachedData() };
   } catch {
     // The main thread evaluates the source without a cache, and reports what fails.
-    return { id, ...code };
+    return { id, module: code.module, unknownFormats: code.unknownFormats };
   } finally {
     for (const re of made) (re as unknown as { wrapper: { delete(): void } }).wrapper.delete();
   }

@@ -7,6 +7,7 @@ import { ENUM_MODULE, inEnum } from '../../src/registry/linear-enum';
 import { fillOwnDefaults, OWN_DEFAULTS_MODULE } from '../../src/registry/own-defaults';
 import { createSchemaCodegen, PATTERN_MODULE } from '../../src/registry/schema-codegen';
 import { loadSchemaModule } from '../../src/registry/schema-module';
+import { wrapSchemaSource } from '../../src/registry/schema-rewrite';
 import { uniqueIndexes, UNIQUE_ITEMS_MODULE } from '../../src/registry/unique-items';
 
 // schema-module.ts rewrites Ajv's standalone code with regular expressions before loading it
@@ -175,7 +176,7 @@ function check(schemaValue: object, data: readonly unknown[]): void {
     counts.plainRefused++;
     return;
   }
-  const rewritten = loadSchemaModule(source, pattern).validate;
+  const rewritten = loadSchemaModule(wrapSchemaSource(source), pattern).validate;
   const raw = loadRaw(source);
   for (const d of data) {
     counts.data++;

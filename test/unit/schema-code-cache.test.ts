@@ -37,7 +37,7 @@ const run = (validate, data) => { const copy = structuredClone(data); const vali
     const here = compiler.compile(text);
     const code = await compiler.generate(text);
     const worker = compiler.compile(text, '', {}, code);
-    const { script } = loadSchemaModule(code.source, () => ({ test: () => true }), code.cachedData);
+    const { script } = loadSchemaModule(code.module, () => ({ test: () => true }), code.cachedData);
     out.push({ cached: code.cachedData !== undefined && script.cachedDataRejected === false, results: items.map((data) => ({ before: run(before, data), here: run(here.validate, data), worker: run(worker.validate, data) })) });
   }
   await compiler.close();

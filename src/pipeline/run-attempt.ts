@@ -168,11 +168,10 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     }
   }
 
-  // Let through for a record that ended since: nothing runs unasked (or despite a block).
-  if (recordOnly && claimed) {
-    await giveBackTaken();
-    return failedBefore(attemptObs, callId, tool, recordOnly, attempt, started, warnings);
-  }
+  // Let through for a record that ended since: nothing runs unasked (or despite a block). A hook's
+  // refusal (step 2) comes before the loop pre-check, an open breaker's (step 4) after it.
+  const refuse = recordOnly && claimed ? () => giveBackTaken().then(() => failedBefore(attemptObs, callId, tool, recordOnly, attempt, started, warnings)) : undefined;
+  if (refuse && recordOnly?.kind !== ErrorKind.BREAKER_OPEN) return refuse();
   if (!streak.failed && streak.count >= tool.loop.stop) {
     await giveBackTaken();
     const message = `loop detected: ${tool.name} returned the same result ${streak.count} times in a row for the same input`;
@@ -185,6 +184,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     await giveBackTaken();
     return failedBefore(attemptObs, callId, tool, blocked, attempt, started, warnings);
   }
+  if (refuse) return refuse();
   // Its memo entry went stale while the store answered (a write, a session end): it takes its slot and turn now, and begins again.
   if (skip?.memoized && !memoServes(deps.guards.memo!, callKey.local, skip.memoized)) return giveBackTaken().then(() => gated(deps.guards.slots, deps.guards.rates, tool, turn, () => attemptWith(deps, turn, obs, attemptObs, callId, tool, args, attempt, warnings, started, progress, callKey, wantClaim, undefined), (e) => failedBefore(attemptObs, callId, tool, DispatchError.from(e, 'before'), attempt, started, warnings)));
   // A record answers before the breaker gate: its call does not reach the tool (nor takes a half-open probe).

@@ -36,13 +36,16 @@ export function detectDeepSeek(text: string, budget: WorkBudget): Generator<Foun
 /**
  * `word<｜tool▁sep｜>`, then either the arguments (V3.1: `word` is the name) or the name on its
  * own line and the arguments, in a fence or not (V3: `word` is the call's type, `function`).
+ * Spaces around `word` and before the V3 name are passed over (` get_weather<｜tool▁sep｜>`).
  */
 function readHeader(text: string, from: number, limit: number): CallHeader | undefined {
-  const wordEnd = endOfName(text, from, from + MAX_NAME < limit ? from + MAX_NAME : limit);
-  if (!tokenAt(text, wordEnd, SEPARATOR)) return undefined;
-  const after = wordEnd + (SEPARATOR[0]?.length ?? 0);
+  const wordStart = skipSpace(text, from, limit);
+  const wordEnd = endOfName(text, wordStart, wordStart + MAX_NAME < limit ? wordStart + MAX_NAME : limit);
+  const separator = skipSpace(text, wordEnd, limit);
+  if (!tokenAt(text, separator, SEPARATOR)) return undefined;
+  const after = separator + (SEPARATOR[0]?.length ?? 0);
   const first = skipSpace(text, after, limit);
-  if (text.charCodeAt(first) === 0x7b) return { name: text.slice(from, wordEnd), argumentsFrom: first };
-  const nameEnd = endOfName(text, after, after + MAX_NAME < limit ? after + MAX_NAME : limit);
-  return { name: text.slice(after, nameEnd), argumentsFrom: skipFillers(text, nameEnd, limit, true) };
+  if (text.charCodeAt(first) === 0x7b) return { name: text.slice(wordStart, wordEnd), argumentsFrom: first };
+  const nameEnd = endOfName(text, first, first + MAX_NAME < limit ? first + MAX_NAME : limit);
+  return { name: text.slice(first, nameEnd), argumentsFrom: skipFillers(text, nameEnd, limit, true) };
 }

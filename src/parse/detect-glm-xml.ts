@@ -1,5 +1,5 @@
 import { blankSpans, type TextSpan } from './blank-spans';
-import { callFromParts } from './call-shapes';
+import { callFromParts, type CandidateCall } from './call-shapes';
 import { endOfName } from './detect-function-tag';
 import type { FoundCalls } from './found-calls';
 import type { JsonObject } from './json-value';
@@ -14,6 +14,8 @@ const KEY_CLOSE = '</arg_key>';
 const VALUE_OPEN = '<arg_value>';
 const VALUE_CLOSE = '</arg_value>';
 const MAX_NAME = 256;
+/** Bare names a chat template renders for a null (Python's `None`, JSON's `null`): no call, unless offered. */
+const NULL_NAMES: ReadonlySet<string> = new Set(['None', 'null']);
 
 /**
  * GLM-4.5 / 4.6 calls: `<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>`
@@ -26,7 +28,9 @@ const MAX_NAME = 256;
  * (vLLM strips all whitespace around a value and falls back to Python literals; here only one
  * line end each side goes, and `None` stays text). Only whitespace may stand between the tags,
  * and a call needs its `</tool_call>`: a block cut off or broken is no call, its text stays, and
- * the search goes on where it broke, so each character is read a bounded number of times.
+ * the search goes on where it broke, so each character is read a bounded number of times. A bare
+ * `None` or `null` with no arguments (`<tool_call>None</tool_call>`: a template rendering a null)
+ * is no call unless a tool of that exact name is offered (see `FoundCalls.requiresOffer`).
  */
 export function detectGlmXml(text: string): Generator<FoundCalls> {
   return scanGlmXml(text, true);
@@ -38,8 +42,13 @@ function* scanGlmXml(text: string, withArguments: boolean): Generator<FoundCalls
   yield* scanBlocks(
     createMarkerFinder(text, OPEN),
     (open) => readBlock(text, open + OPEN.length, valueEnds, withArguments),
-    (start, call, end) => ({ start, end, calls: [call], format: 'glm_xml' }),
+    (start, call, end) => ({ start, end, calls: [call], format: 'glm_xml', requiresOffer: isNullName(call) ? true : undefined }),
   );
+}
+
+/** Whether a call is a bare `None` or `null`, with no arguments. */
+function isNullName(call: CandidateCall): boolean {
+  return call.arguments === '{}' && NULL_NAMES.has(call.name);
 }
 
 /** The block whose content begins at `from`, up to and including its `</tool_call>`. */

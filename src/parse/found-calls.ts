@@ -10,7 +10,8 @@ export interface FoundCalls {
   readonly format: Exclude<ParseFormat, 'none'>;
   /**
    * Set when the calls are to tools the model's host provides (gpt-oss's `browser.search`,
-   * `python`): they are returned only when `offeredTools` names them, never when any tool is
+   * `python`), or name what may be no tool at all (GLM's bare `None`, a null the template
+   * rendered): they are returned only when `offeredTools` names them, never when any tool is
    * taken (an empty list).
    */
   readonly requiresOffer?: true;

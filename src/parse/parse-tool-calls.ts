@@ -1,6 +1,7 @@
 import { createCallId } from './call-id';
 import { detectFences } from './detect-fence';
 import { detectDeepSeek } from './detect-deepseek';
+import { detectDsml, withoutDsmlCalls } from './detect-dsml';
 import { detectFunctionTags } from './detect-function-tag';
 import { detectGlmXml, withoutGlmCalls } from './detect-glm-xml';
 import { detectHarmony } from './detect-harmony';
@@ -42,6 +43,7 @@ const MARKED: readonly Detector[] = [
   detectGlmXml,
   detectHarmony,
   detectDeepSeek,
+  detectDsml,
   detectKimi,
 ];
 
@@ -56,7 +58,8 @@ const detectBareJson: Detector = (text, budget) => scanForCalls(text, 0, text.le
  * `<tool_call>` tags, Qwen3-Coder XML (`<function=name><parameter=key>`, see `detectQwenXml`),
  * GLM-4.5 XML (`<tool_call>name<arg_key>`, see `detectGlmXml`), gpt-oss harmony messages
  * (`<|channel|>commentary to=functions.name<|message|>`, see `detectHarmony`), DeepSeek
- * V3/R1/V3.1 and Kimi K2 tool-call sections (see `detectDeepSeek`, `detectKimi`),
+ * V3/R1/V3.1 and Kimi K2 tool-call sections (see `detectDeepSeek`, `detectKimi`), DeepSeek V3.2
+ * DSML (`<｜DSML｜invoke name="name">`, see `detectDsml`),
  * Llama 3.x JSON (with or without `<|python_tag|>`, or `<function=...>`),
  * Mistral `[TOOL_CALLS]`, OpenAI `tool_calls` / `function` objects, and any of these in a
  * Markdown fence, read tolerantly (see `parseTolerantValue`); a call cut off before its
@@ -96,13 +99,13 @@ export function parseToolCalls(text: string, offeredTools?: readonly string[], o
  * not merged: a marked call quoted in a fenced or bare call's arguments (a `<tool_call>` tag in a
  * string) is still taken for a call, as seeing that it is quoted would mean parsing every JSON
  * value before every marker, in hostile input about three times the work of one scan. Fences
- * share the marked dialects' work budget. The later tiers read the text with Qwen and GLM XML
+ * share the marked dialects' work budget. The later tiers read the text with Qwen, GLM and DSML
  * calls blanked out (see `withoutQwenCalls`), worked out when the first of them is read.
  */
 function detectInTiers(text: string): (readonly Iterable<FoundCalls>[])[] {
   const markedBudget = createBudget(text);
   let unmarked: string | undefined;
-  const unmarkedText = (): string => (unmarked ??= withoutGlmCalls(withoutQwenCalls(text)));
+  const unmarkedText = (): string => (unmarked ??= withoutDsmlCalls(withoutGlmCalls(withoutQwenCalls(text))));
   return [
     MARKED.map((detect) => detect(text, markedBudget)),
     [lazily(() => detectFences(unmarkedText(), markedBudget))],

@@ -3,8 +3,9 @@
  * `qwen_xml` is Qwen3-Coder's `<function=name><parameter=key>value</parameter></function>`,
  * `glm_xml` GLM-4.5's `<tool_call>name<arg_key>key</arg_key><arg_value>value</arg_value></tool_call>`,
  * `harmony` gpt-oss's `<|channel|>commentary to=functions.name<|message|>{...}<|call|>`,
- * `deepseek` DeepSeek V3/R1/V3.1's `<｜tool▁call▁begin｜>...<｜tool▁sep｜>...` and `kimi` Kimi K2's
- * `<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{...}`.
+ * `deepseek` DeepSeek V3/R1/V3.1's `<｜tool▁call▁begin｜>...<｜tool▁sep｜>...`, `deepseek_dsml`
+ * DeepSeek V3.2's `<｜DSML｜invoke name="name"><｜DSML｜parameter name="key" string="true">...` and
+ * `kimi` Kimi K2's `<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{...}`.
  */
 export type ParseFormat =
   | 'hermes'
@@ -16,6 +17,7 @@ export type ParseFormat =
   | 'glm_xml'
   | 'harmony'
   | 'deepseek'
+  | 'deepseek_dsml'
   | 'kimi'
   | 'none';
 

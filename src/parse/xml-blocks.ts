@@ -1,6 +1,7 @@
 import type { CandidateCall } from './call-shapes';
 import type { FoundCalls } from './found-calls';
-import { createMarkerFinder, type MarkerFinder } from './marker-finder';
+import type { MarkerFinder } from './marker-finder';
+import { createTokenFinder, type Spellings } from './special-tokens';
 
 /** How a block after its opening tag ended: a call (or a name that is none) up to `end`, or broken at `at`. */
 export type Block =
@@ -27,13 +28,14 @@ export function* scanBlocks(opens: MarkerFinder, read: (open: number) => Block, 
 
 /**
  * A dialect's tags around a value: its closing tag (`</parameter>`), the tag of the next key
- * (`<parameter=`), and the call's closing and opening tags (`</function>`, `<function=`).
+ * (`<parameter=`), and the call's closing and opening tags (`</function>`, `<function=`), each
+ * in one spelling or several (DeepSeek's DSML tags with fullwidth or ASCII bars).
  */
 export interface ValueTags {
-  readonly close: string;
-  readonly nextKey: string;
-  readonly callClose: string;
-  readonly callOpen: string;
+  readonly close: string | Spellings;
+  readonly nextKey: string | Spellings;
+  readonly callClose: string | Spellings;
+  readonly callOpen: string | Spellings;
 }
 
 /** Where the value from a position ends; see `createValueEnds`. */
@@ -48,10 +50,11 @@ export type ValueEnds = (from: number) => number;
  * the value, or is prose). Its own finders (apart from the scan's), so `from` must not decrease.
  */
 export function createValueEnds(text: string, tags: ValueTags): ValueEnds {
-  const closes = createMarkerFinder(text, tags.close);
-  const nextKeys = createMarkerFinder(text, tags.nextKey);
-  const callCloses = createMarkerFinder(text, tags.callClose);
-  const opens = createMarkerFinder(text, tags.callOpen);
+  const finder = (tag: string | Spellings): MarkerFinder => createTokenFinder(text, typeof tag === 'string' ? [tag] : tag);
+  const closes = finder(tags.close);
+  const nextKeys = finder(tags.nextKey);
+  const callCloses = finder(tags.callClose);
+  const opens = finder(tags.callOpen);
   return (from) => {
     const close = closes.next(from);
     const nextKey = nextKeys.next(from);

@@ -27,7 +27,7 @@ describe('fixture corpus', () => {
   it('holds at least 60 outputs covering every format', () => {
     expect(corpus.length).toBeGreaterThanOrEqual(60);
     const formats = new Set(corpus.map((entry) => entry.format));
-    expect([...formats].sort()).toEqual(['deepseek', 'glm_xml', 'harmony', 'hermes', 'kimi', 'llama', 'markdown', 'mistral', 'none', 'openai']);
+    expect([...formats].sort()).toEqual(['deepseek', 'deepseek_dsml', 'glm_xml', 'harmony', 'hermes', 'kimi', 'llama', 'markdown', 'mistral', 'none', 'openai']);
     expect(new Set(corpus.map((entry) => entry.id)).size).toBe(corpus.length);
   });
 

@@ -78,3 +78,11 @@ describe('DeepSeek calls', () => {
     expect(result.calls.map((c) => c.name)).toEqual(['get_weather']);
   });
 });
+
+describe('DeepSeek call headers with spaces', () => {
+  it('reads a V3.1 call with a space before or after the name, and a V3 call with one before it', () => {
+    expect(callsOf(`${t('tool▁call▁begin')} get_weather${t('tool▁sep')}{"city":"Paris"}${t('tool▁call▁end')}`)).toEqual([['get_weather', '{"city":"Paris"}']]);
+    expect(callsOf(`${t('tool▁call▁begin')}get_weather ${t('tool▁sep')}{"city":"Paris"}${t('tool▁call▁end')}`)).toEqual([['get_weather', '{"city":"Paris"}']]);
+    expect(callsOf(`${BEGIN}${t('tool▁call▁begin')}function${t('tool▁sep')} get_weather\n\`\`\`json\n{}\n\`\`\`${t('tool▁call▁end')}${END}`)).toEqual([['get_weather', '{}']]);
+  });
+});

@@ -88,3 +88,18 @@ describe('GLM-4.5 XML calls', () => {
     expect(result.calls.map((c) => c.name)).toEqual(['get_weather']);
   });
 });
+
+describe('a GLM bare name that is a null', () => {
+  it.each(['None', 'null'])('<tool_call>%s</tool_call> is no call, and stays in the text', (word) => {
+    expectNoCalls(`<tool_call>${word}</tool_call>`);
+    expectNoCalls(`I need no tool.\n<tool_call>\n${word}\n</tool_call>`);
+    expect(parseToolCalls(`<tool_call>${word}</tool_call>\n${WEATHER}`)).toMatchObject({ calls: [{ name: 'get_weather' }], remainingText: `<tool_call>${word}</tool_call>` });
+  });
+
+  it('is a call when a tool of that exact name is offered, and other names stay calls', () => {
+    expect(callsOf('<tool_call>None</tool_call>', ['None'])).toEqual([['None', '{}']]);
+    expectNoCalls('<tool_call>None</tool_call>', ['null']);
+    expect(callsOf('<tool_call>none</tool_call>')).toEqual([['none', '{}']]);
+    expect(callsOf('<tool_call>None<arg_key>x</arg_key><arg_value>1</arg_value></tool_call>')).toEqual([['None', '{"x":1}']]);
+  });
+});

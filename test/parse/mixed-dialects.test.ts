@@ -28,6 +28,8 @@ describe('calls of several marked dialects', () => {
     ['GLM <tool_call> then Hermes <tool_call>', '<tool_call>a</tool_call>\n<tool_call>{"name":"b","arguments":{"x":1}}</tool_call>', 'glm_xml'],
     ['[TOOL_CALLS] then DeepSeek', '[TOOL_CALLS]a[ARGS]{}\n<\uff5ctool\u2581call\u2581begin\uff5c>b<\uff5ctool\u2581sep\uff5c>{"x":1}<\uff5ctool\u2581call\u2581end\uff5c>', 'mistral'],
     ['Kimi then Qwen XML', '<|tool_call_begin|>functions.a:0<|tool_call_argument_begin|>{}<|tool_call_end|>\n<function=b>\n<parameter=x>\n1\n</parameter>\n</function>', 'kimi'],
+    ['DSML then DeepSeek V3.1', '<\uff5cDSML\uff5cinvoke name="a">\n</\uff5cDSML\uff5cinvoke>\n<\uff5ctool\u2581call\u2581begin\uff5c>b<\uff5ctool\u2581sep\uff5c>{"x":1}<\uff5ctool\u2581call\u2581end\uff5c>', 'deepseek_dsml'],
+    ['Hermes then DSML', '<tool_call>{"name":"a","arguments":{}}</tool_call>\n<|DSML|invoke name="b"><|DSML|parameter name="x" string="false">1</|DSML|parameter></|DSML|invoke>', 'hermes'],
   ])('of the newer dialects are all returned, in text order, with the format of the first: %s', (_label, text, format) => {
     expect(parsed(text)).toEqual([format, [['a', '{}'], ['b', '{"x":1}']], '']);
   });

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { parseToolCalls, type ParseResult } from '../../src/parse';
 
-const FORMATS = ['hermes', 'llama', 'mistral', 'openai', 'markdown', 'qwen_xml', 'glm_xml', 'harmony', 'deepseek', 'kimi', 'none'];
+const FORMATS = ['hermes', 'llama', 'mistral', 'openai', 'markdown', 'qwen_xml', 'glm_xml', 'harmony', 'deepseek', 'deepseek_dsml', 'kimi', 'none'];
 const TOKENS = [
   '{', '}', '[', ']', '"', "'", ':', ',', '\\', '\n', ' ', '```', '```json\n', 'name', '"name"', '"arguments"',
   '"parameters"', '"function"', '"tool_calls"', 'get_weather', '"get_weather"', '[TOOL_CALLS]', '[ARGS]', '[CALL_ID]',
@@ -13,7 +13,9 @@ const TOKENS = [
   '<\uff5ctool\u2581calls\u2581begin\uff5c>', '<\uff5ctool\u2581call\u2581begin\uff5c>', '<\uff5ctool\u2581sep\uff5c>',
   '<\uff5ctool\u2581call\u2581end\uff5c>', '<|tool\u2581call\u2581begin|>', '<|tool\u2581sep|>', 'function',
   '<|tool_calls_section_begin|>', '<|tool_call_begin|>', 'functions.get_weather:0', '<|tool_call_argument_begin|>',
-  '<|tool_call_end|>',
+  '<|tool_call_end|>', '<\uff5cDSML\uff5cfunction_calls>', '<\uff5cDSML\uff5cinvoke', '<|DSML|invoke', ' name="get_weather"',
+  '<\uff5cDSML\uff5cparameter', ' name="city"', ' string="true"', ' string="false"', '</\uff5cDSML\uff5cparameter>',
+  '</\uff5cDSML\uff5cinvoke>', '</|DSML|invoke>',
 ];
 
 const tokenSoup = fc.array(fc.constantFrom(...TOKENS), { maxLength: 60 }).map((tokens) => tokens.join(''));

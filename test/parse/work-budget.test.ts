@@ -40,4 +40,9 @@ describe('one broken span of honest input leaves the budget for the valid calls 
   ])('%s with an unterminated 300,000-character string first', (_label, write) => {
     expect(callsOf(write(unterminated(300_000)))).toEqual([['ok', '{}']]);
   });
+
+  it('a DSML call whose 300,000-character value was never closed, then another', () => {
+    const open = `<\uff5cDSML\uff5cinvoke name="write">\n<\uff5cDSML\uff5cparameter name="content" string="true">${'x'.repeat(300_000)}\n`;
+    expect(callsOf(`${open}<\uff5cDSML\uff5cinvoke name="ok">\n</\uff5cDSML\uff5cinvoke>`)).toEqual([['ok', '{}']]);
+  });
 });

@@ -150,9 +150,15 @@ export function fromHttpStatus(statusCode: number, body: string, retryAfter: str
     httpStatus: statusCode,
     retryAfterMs,
     // Busy, not wrong: TOOL_ERROR's default told the model to correct its request.
-    suggestion: busy ? waitThenRetry(retryAfterMs) : undefined,
+    suggestion: busy ? waitThenRetry(retryAfterMs) : STATUS_SUGGESTIONS[statusCode],
   });
 }
+
+/** The second seed's next steps for the statuses that say what to check (`_error_suggestion`). */
+const STATUS_SUGGESTIONS: Readonly<Record<number, string>> = {
+  401: 'Authentication failed: the tool refused the credentials it was called with. Do not call it again with the same arguments; tell the user, or use another tool.',
+  404: 'The requested resource was not found. Verify that the path, URL or identifier in the arguments is correct before calling again.',
+};
 
 /**
  * The next step after HTTP 429 or 503: the tool asked to be called later, in `retryAfterMs` when

@@ -8,7 +8,9 @@ export interface ThrottleOptions {
    * The key a message is throttled by. @default the message itself (fixed texts, what varies in
    * `fields`); {@link messageShape} for texts that carry ids or values (OpenTelemetry's diag).
    */
-  readonly keyOf?: (message: string) => string;
+  readonly keyOf?: (message: string, fields?: Record<string, unknown>) => string;
+  /** The level logged at. @default 'warn' */
+  readonly level?: 'warn' | 'error';
   /** Keys remembered at once; past it the one logged longest ago is forgotten. @default 1000 */
   readonly maxKeys?: number;
 }
@@ -37,16 +39,16 @@ export function messageShape(message: string): string {
  * `maxKeys` are remembered, so that messages that vary do not grow the map without bound.
  */
 export function throttledWarn(logger: Logger | undefined, options: number | ThrottleOptions = {}): (message: string, fields?: Record<string, unknown>) => void {
-  const { intervalMs = 10_000, keyOf = (message: string) => message, maxKeys = MAX_THROTTLE_KEYS } = typeof options === 'number' ? { intervalMs: options } : options;
+  const { intervalMs = 10_000, keyOf = (message: string) => message, maxKeys = MAX_THROTTLE_KEYS, level = 'warn' } = typeof options === 'number' ? { intervalMs: options } : options;
   // In the order logged: the first is the one logged longest ago.
   const lastLogged = new Map<string, number>();
   return (message, fields) => {
     const now = Date.now();
-    const key = keyOf(message);
+    const key = keyOf(message, fields);
     if (now - (lastLogged.get(key) ?? -Infinity) < intervalMs) return;
     lastLogged.delete(key);
     lastLogged.set(key, now);
     if (lastLogged.size > maxKeys) lastLogged.delete(lastLogged.keys().next().value!);
-    logger?.warn(message, fields);
+    logger?.[level](message, fields);
   };
 }

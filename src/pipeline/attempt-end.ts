@@ -1,9 +1,36 @@
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
-import { serverTrouble, type DispatchError } from '../errors';
+import { DispatchError, serverTrouble } from '../errors';
+import { throttledWarn, type Logger } from '../log';
+import { redactSecrets } from '../middleware';
+import { shortened } from './bound-result';
 import type { PostHookInput } from './guards';
 import type { PipelineDeps } from './pipeline-deps';
 
-// The last steps of an attempt that ran (see run-attempt): its post hooks' notes, its breaker record.
+// The last steps of an attempt that ran (see run-attempt): its failure, its post hooks' notes, its breaker record.
+
+/** Longest a crash's message is in its error, as a worker's or an MCP tool's error text (characters). */
+const MAX_CRASH_MESSAGE = 2_000;
+/** Longest a crash's logged stack is (characters). */
+const MAX_LOGGED_STACK = 8_000;
+
+/** Each logger's crash log: a tool's crashes are logged at most once per 10 s (a tool crashing on every call would flood it). */
+const crashLogs = new WeakMap<Logger, ReturnType<typeof throttledWarn>>();
+const crashLog = (logger: Logger) => crashLogs.get(logger) ?? crashLogs.set(logger, throttledWarn(logger, { level: 'error', keyOf: (_, fields) => String(fields?.tool) })).get(logger)!;
+
+/**
+ * The failure of an attempt whose tool (or a middleware around it) threw `thrown`. Anything but a
+ * DispatchError is a crash: UNEXPECTED for the model, its message cut at {@link MAX_CRASH_MESSAGE}
+ * (a result is bounded before it enters context), and, as both seeds do, one line at error level
+ * for the operator with its stack (secrets redacted; no argument values, DESIGN section 9), at most
+ * once per 10 s per tool.
+ */
+export function thrownFailure(deps: PipelineDeps, tool: string, callId: string, attempt: number, thrown: unknown): DispatchError {
+  if (thrown instanceof DispatchError) return thrown;
+  const stack = thrown instanceof Error ? (thrown.stack ?? `${thrown.name}: ${thrown.message}`) : String(thrown);
+  crashLog(deps.logger)('a tool crashed; its call ends UNEXPECTED', { tool, tool_call_id: callId, attempt, error: redactSecrets(shortened(stack, MAX_LOGGED_STACK)) });
+  const message = thrown instanceof Error ? thrown.message : String(thrown);
+  return DispatchError.from(message.length > MAX_CRASH_MESSAGE ? new Error(shortened(message, MAX_CRASH_MESSAGE), { cause: thrown }) : thrown, 'during');
+}
 
 /** The post hooks' notes; a hook that throws or rejects adds none. Awaits only a promise. */
 export function postHookNotes(deps: PipelineDeps, input: PostHookInput): readonly string[] | Promise<readonly string[]> {

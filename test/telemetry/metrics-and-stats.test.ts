@@ -1,6 +1,6 @@
 import { status } from '@grpc/grpc-js';
 import { json, startToolServer, type ToolServer } from '../helpers/servers';
-import { bearer, startMetricsApp, tokenEntry, type MetricsApp } from './metrics-app';
+import { bearer, expectSixAlerts, sixRateRoutes, startMetricsApp, tokenEntry, type MetricsApp } from './metrics-app';
 
 const TOOLS = (url: string) => `
 auth:
@@ -45,11 +45,7 @@ let d: MetricsApp;
 
 beforeAll(async () => {
   tools = await startToolServer({
-    '/weather': json({ temp: 20 }),
-    '/slow': json({ late: true }, 300),
-    '/crashy': (_req, res) => void res.writeHead(200).end('this is not json'),
-    '/big': (_req, res) => void res.writeHead(200).end('x'.repeat(1000)),
-    '/send': json({ sent: true }),
+    ...sixRateRoutes(),
     '/failing': json({ error: 'down' }, 0, 500),
   });
   d = await startMetricsApp(TOOLS(tools.url));
@@ -113,13 +109,7 @@ test('GetToolStats: the six rates per tool of the caller’s tenant, breaker sta
   expect(Object.keys(byTool).sort()).toEqual(['big', 'crashy', 'failing', 'send', 'slow', 'weather']);
   expect(byTool.weather!.calls).toBe(3n);
   expect(byTool.weather!.rates!.validationFailure).toBeCloseTo(1 / 3);
-  expect(byTool.weather!.alerts).toEqual(['validation_failure: 33.3% > 15%']);
-  expect(byTool.slow!.rates).toMatchObject({ timeout: 1, retry: 1, unexpectedException: 0 });
-  expect(byTool.slow!.alerts).toEqual(['timeout: 100% > 5%', 'retry: 100% > 10%']);
-  expect(byTool.crashy!.alerts).toEqual(['unexpected_exception: 100% > 0%']);
-  expect(byTool.big!.alerts).toEqual(['result_bounding: 100% > 20%']);
-  expect(byTool.send!.rates!.idempotentHit).toBe(0.5);
-  expect(byTool.send!.alerts).toEqual(['idempotent_hit: 50% > 5%']);
+  expectSixAlerts(byTool);
   expect(byTool.failing).toMatchObject({ calls: 5n, breakerState: 'open' });
   expect(byTool.failing!.healthScore).toBeLessThan(1);
   expect(byTool.weather).toMatchObject({ breakerState: 'closed', healthScore: 1 });

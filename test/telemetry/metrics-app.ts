@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { request } from 'node:http';
+import type { ToolStats } from '../../gen/dispatch/v1/registry_pb';
 import type { Logger } from '../../src/log';
-import { startApp } from '../helpers/servers';
+import { json, startApp, type ToolRoute } from '../helpers/servers';
 import { parsePrometheus, type Scrape } from './prometheus-text';
 
 /** The full app with metrics on 127.0.0.1:0, and a scrape of its real `/metrics` endpoint. */
@@ -69,3 +70,26 @@ export const scrapeOnce = (port: number) =>
     req.on('error', reject);
     req.end();
   });
+
+/** Routes of the tools {@link expectSixAlerts} reads: weather, slow (300 ms), crashy (not JSON), big (1,000 characters), send. */
+export const sixRateRoutes = (): Record<string, ToolRoute> => ({
+  '/weather': json({ temp: 20 }),
+  '/slow': json({ late: true }, 300),
+  '/crashy': (_req, res) => void res.writeHead(200).end('this is not json'),
+  '/big': (_req, res) => void res.writeHead(200).end('x'.repeat(1000)),
+  '/send': json({ sent: true }),
+});
+
+/**
+ * The alert of each of the six rates, for calls of: weather (3, one invalid), slow (1, timed out
+ * and retried), crashy (1, a non-JSON answer), big (1, bounded) and send (2, the second replayed).
+ */
+export function expectSixAlerts(byTool: Readonly<Record<string, ToolStats>>): void {
+  expect(byTool.weather!.alerts).toEqual(['validation_failure: 33.3% > 15%']);
+  expect(byTool.slow!.rates).toMatchObject({ timeout: 1, retry: 1, unexpectedException: 0 });
+  expect(byTool.slow!.alerts).toEqual(['timeout: 100% > 5%', 'retry: 100% > 10%']);
+  expect(byTool.crashy!.alerts).toEqual(['unexpected_exception: 100% > 0%']);
+  expect(byTool.big!.alerts).toEqual(['result_bounding: 100% > 20%']);
+  expect(byTool.send!.rates!.idempotentHit).toBe(0.5);
+  expect(byTool.send!.alerts).toEqual(['idempotent_hit: 50% > 5%']);
+}

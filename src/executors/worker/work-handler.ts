@@ -54,6 +54,7 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
   return (call: WorkCall) => {
     let ended = false;
     let link: WorkerLink | undefined;
+    let rechecks: NodeJS.Timeout | undefined;
     const detach = (why: string) => {
       if (link) deps.pool.remove(link, why);
     };
@@ -64,6 +65,7 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
       if (ended) return;
       ended = true;
       clearTimeout(helloTimer);
+      clearInterval(rechecks);
       deps.draining?.removeEventListener('abort', drained);
       detach('disconnected');
       if (reason === undefined) {
@@ -87,6 +89,25 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
       end(error);
       return;
     }
+
+    // The credentials are checked again now and then: a token revoked in the tokens file ends the
+    // streams it opened, and so does one the file gave to another tenant (the worker would go on
+    // serving the old tenant's calls). On every message once the interval passed, and on a timer:
+    // a quiet worker (heartbeats up to 5 s apart) is sent no call past the interval either.
+    let checkedAt = Date.now();
+    const recheck = (now: number, always = false) => {
+      if (!always && now - checkedAt < CREDENTIAL_RECHECK_MS) return;
+      checkedAt = now;
+      recheckCredentials(deps.authenticate(), call, 'worker', tenant);
+    };
+    rechecks = setInterval(() => {
+      try {
+        recheck(Date.now(), true);
+      } catch (error) {
+        end(error);
+      }
+    }, CREDENTIAL_RECHECK_MS);
+    rechecks.unref();
 
     // Set once a hello arrived: its tools may take seconds to compile (in the compiler's thread).
     let greeted = false;
@@ -149,19 +170,12 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
       deps.logger.info('worker connected', { worker: link.workerId, tenant, tools: [...link.tools] });
     };
 
-    let checkedAt = Date.now();
     call.on('data', (message: WorkerMessage) => {
       if (ended) return;
       const now = Date.now();
       if (link) link.lastSeen = now;
       try {
-        // The credentials are checked again now and then (heartbeats keep coming): a token
-        // revoked in the tokens file ends the streams it opened, and so does one the file gave to
-        // another tenant (the worker would go on serving the old tenant's calls).
-        if (now - checkedAt >= CREDENTIAL_RECHECK_MS) {
-          checkedAt = now;
-          recheckCredentials(deps.authenticate(), call, 'worker', tenant);
-        }
+        recheck(now);
         switch (message.msg.case) {
           case 'hello':
             return hello(message.msg.value);
@@ -179,6 +193,7 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
     const gone = () => {
       ended = true;
       clearTimeout(helloTimer);
+      clearInterval(rechecks);
       deps.draining?.removeEventListener('abort', drained);
       clearTimeout(halfClosed);
       if (link) deps.pool.remove(link, streamEndReason(oversizedMessage(call)));

@@ -4,7 +4,9 @@ import { throttledWarn, type Logger } from '../log';
 import { redactSecrets } from '../middleware';
 import { shortened } from './bound-result';
 import type { PostHookInput } from './guards';
-import type { PipelineDeps } from './pipeline-deps';
+import type { PipelineDeps, TurnContext } from './pipeline-deps';
+import type { ResolvedTool } from '../registry';
+import type { AttemptResult } from './run-attempt';
 
 // The last steps of an attempt that ran (see run-attempt): its failure, its post hooks' notes, its breaker record.
 
@@ -43,6 +45,22 @@ export function postHookNotes(deps: PipelineDeps, input: PostHookInput): readonl
 }
 
 const NO_NOTES: readonly string[] = [];
+
+/**
+ * Step 9's post hooks, after TOOL_POST: their notes on `outcome`'s output go to its warnings. An
+ * attempt its idempotency record answers gets them too, as a memoized one does: the model reads
+ * the same output, and so the same notes, as the attempt that ran (a replay had none).
+ */
+export function withPostNotes(deps: PipelineDeps, turn: TurnContext, tool: ResolvedTool, args: unknown, attempt: number, outcome: AttemptResult): AttemptResult | Promise<AttemptResult> {
+  const { result } = outcome;
+  const add = (notes: readonly string[]) => {
+    if (notes.length > 0) result.warnings.push(...notes);
+    return outcome;
+  };
+  const notes = postHookNotes(deps, { tenant: turn.tenant, sessionId: turn.sessionId, tool, args, attempt, output: result.output, isError: result.isError });
+  // Awaits only a promise: a call whose hooks answer at once takes no turn of the event loop here.
+  return notes instanceof Promise ? notes.then(add) : add(notes);
+}
 
 /**
  * Failures that count against a breaker (DESIGN section 8): timeouts, transport and executor

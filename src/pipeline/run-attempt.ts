@@ -24,7 +24,7 @@ import { addLoopWarning, dropFailureWarnings, loopRecordOf, noteLoopWarning, rec
 import { loopOp } from './loop-op';
 import { blockedWaitMs, blockLeftMs, blockRefusal, cameEarly, loopBlockOf, toldInTurn, toldWaitMs, windowRecord, withWait } from './loop-block';
 import { checkMayStart } from './turn-error';
-import { countsForBreaker, postHookNotes, thrownFailure } from './attempt-end';
+import { countsForBreaker, thrownFailure, withPostNotes } from './attempt-end';
 import { AnsweredByRecord } from './answered-by-record';
 import { failedBefore, finished } from './attempt-outcome';
 import { giveBack } from './give-back';
@@ -192,10 +192,10 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     obs.replay(attempt);
     const result = replayedResult(callId, claim.result, attempt, Math.round(performance.now() - started), warnings);
     // A replay repeats the call's result: it counts in the loop window, as a memoized result does, so that a model re-sending the same
-    // side-effecting call is stopped like any other loop. Its warning goes last: after the replayed warnings and the call's own, both kept.
+    // side-effecting call is stopped like any other loop. Its warning follows the replayed warnings and the call's own (both kept); the post hooks' notes come last, as on a call that ran.
     const after = await recordReplay(deps, scope, op, claim.result);
     if (after) addLoopWarning(after, tool, obs, attempt, result.warnings);
-    return finished(attemptObs, result);
+    return withPostNotes(deps, turn, tool, args, attempt, finished(attemptObs, result));
   }
   const refusal = claimRefusal(claim);
   if (refusal) return failedBefore(attemptObs, callId, tool, refusal, attempt, started, warnings);
@@ -288,10 +288,8 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     deps.guards.breaker.record(breaker, ticket, { ok: false, counts: false, durationMs: execMs });
     throw HardError.cancelled();
   }
-  const outcome = finished(attemptObs, result, error, execMs);
-  let notes = postHookNotes(deps, { tenant: turn.tenant, sessionId: turn.sessionId, tool, args, attempt, output: result.output, isError: failed });
-  if (notes instanceof Promise) notes = await notes;
-  if (notes.length > 0) result.warnings.push(...notes);
+  let outcome = withPostNotes(deps, turn, tool, args, attempt, finished(attemptObs, result, error, execMs));
+  if (outcome instanceof Promise) outcome = await outcome;
   // A success counts (it closes a half-open breaker); a cache hit and a failure that says nothing
   // about the tool's health (4xx, invalid arguments) do not.
   const counts = !cached && (!failed || countsForBreaker(error!));

@@ -40,3 +40,26 @@ export function useRedisApp(setup: RedisAppSetup): RedisApp {
   });
   return started as RedisApp;
 }
+
+/** A tool server and a private Redis, for a file that runs its apps on either store. */
+export interface ToolsAndRedis {
+  readonly tools: ToolServer;
+  readonly redis: TestRedis;
+}
+
+/**
+ * Registers the file's beforeAll and afterAll: starts a tool server with `routes` and a private
+ * Redis, and closes them after the file's tests (its apps are the tests' own, on either store).
+ */
+export function useToolsAndRedis(routes: Record<string, ToolRoute>): ToolsAndRedis {
+  const started: Partial<{ tools: ToolServer; redis: TestRedis }> = {};
+  beforeAll(async () => {
+    started.tools = await startToolServer(routes);
+    started.redis = await startRedis({ own: true });
+  });
+  afterAll(async () => {
+    await started.tools?.close();
+    await started.redis?.close();
+  });
+  return started as ToolsAndRedis;
+}

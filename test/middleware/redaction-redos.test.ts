@@ -53,7 +53,12 @@ const againstScans = (): readonly string[] => [
   `[${Array.from({ length: 75_000 }, () => '"{\\\\/aaaaaa}"').join(',')}]`,
 ];
 
-const MS_PER_MIB = 300;
+/**
+ * The bound per hostile MiB: the slowest linear input takes ~100-160 ms of CPU alone (JSON lines
+ * with escapes), and 307-437 ms was seen beside another jest run on two cores; a superlinear scan
+ * takes seconds (the bug above: 9.3 s).
+ */
+const MS_PER_MIB = 600;
 
 test('every pattern has hostile inputs of its own', () => {
   expect(AGAINST_PATTERN.map(([kind]) => kind)).toEqual(SECRET_PATTERNS.map((p) => p.kind));
@@ -63,7 +68,7 @@ test('every pattern has hostile inputs of its own', () => {
 const timed = (text: string): number => cpuMsOf(() => redactSecrets(text));
 
 /**
- * The inputs that took 300 ms of CPU or more, with their start and time: none, when linear. A slow
+ * The inputs that took MS_PER_MIB of CPU or more, with their start and time: none, when linear. A slow
  * run is timed up to twice more (a collection may fall in it; a superlinear scan is slow every time).
  */
 function slowOnes(inputs: readonly string[]): Array<[string, number]> {
@@ -78,7 +83,7 @@ function slowOnes(inputs: readonly string[]): Array<[string, number]> {
 }
 
 test.each(AGAINST_PATTERN.map(([kind, inputs], index) => [`${index} ${kind}`, inputs] as const))(
-  'pattern %s stays linear: each hostile MiB redacted in under 300 ms of CPU',
+  'pattern %s stays linear: each hostile MiB redacted in under 600 ms of CPU',
   (_name, inputs) => {
     expect(slowOnes(inputs())).toEqual([]);
   },

@@ -2,7 +2,8 @@ import { create, toBinary } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import { GetToolStatsResponseSchema, ToolRatesSchema, ToolStatsSchema, type GetToolStatsRequest, type GetToolStatsResponse, type ToolStats as ToolStatsMessage } from '../../gen/dispatch/v1/registry_pb';
 import type { Logger } from '../log';
-import { breakerKey } from '../pipeline';
+import { terminalText } from '../events/terminal-text';
+import { breakerKey, shortened } from '../pipeline';
 import type { ToolRegistry } from '../registry';
 import { MAX_TOOL_NAME_CHARS } from '../registry/validate-spec';
 import { namePage, pageAfter, RpcError, unary, type Authenticator } from '../server';
@@ -26,7 +27,8 @@ export interface ToolStatsHandlerOptions {
 
 const THRESHOLDS = create(ToolRatesSchema, RATE_THRESHOLDS);
 
-const notFound = (tool: string) => new RpcError(grpc.status.NOT_FOUND, `tool "${tool.slice(0, 200)}" is not registered and has no recorded calls`, 'TOOL_NOT_FOUND', { tool });
+// The name is the client's own text, echoed as other ids are: cut (never through a surrogate pair), its invisible characters escaped.
+const notFound = (tool: string) => new RpcError(grpc.status.NOT_FOUND, `tool "${terminalText(shortened(tool, 200))}" is not registered and has no recorded calls`, 'TOOL_NOT_FOUND', { tool });
 
 /** Response header: `service` when the counts cover every replica sharing Redis, `replica` when only the one that answered. */
 export const STATS_SCOPE_HEADER = 'dispatch-stats-scope';

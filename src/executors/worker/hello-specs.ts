@@ -3,6 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import { ToolSpecSchema, WorkerExecutorSchema, type ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
 import type { Hello } from '../../../gen/dispatch/v1/worker_pb';
 import { shortened } from '../../pipeline';
+import { terminalText } from '../../events/terminal-text';
 import { operatorToolMessage, type ToolRegistry } from '../../registry';
 import { invalidArgument, RpcError } from '../../server';
 
@@ -29,7 +30,7 @@ export function helloSpecs(hello: Hello, tenant: string, registry: ToolRegistry,
   }
   return hello.tools.map((tool, index) => {
     if (tool.executor.case !== undefined && tool.executor.case !== 'worker') {
-      throw invalidArgument(`hello.tools[${index}].executor`, `tools[${index}] ("${shortened(tool.name, 200)}"): a worker hosts its tools itself, so the executor must be worker or unset, not ${tool.executor.case}`);
+      throw invalidArgument(`hello.tools[${index}].executor`, `tools[${index}] ("${terminalText(shortened(tool.name, 200))}"): a worker hosts its tools itself, so the executor must be worker or unset, not ${tool.executor.case}`);
     }
     const refusal = hostingRefusal(registry, tenant, tool.name, `tools[${index}]`);
     if (refusal !== undefined) throw new RpcError(grpc.status.ALREADY_EXISTS, refusal, 'ALREADY_EXISTS', { field: `hello.tools[${index}]`, tool: tool.name });

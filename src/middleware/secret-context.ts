@@ -50,7 +50,8 @@ const CODE_AFTER = /^\s*[;,)|&?=>\]}<{]/;
  * `process.env.DB_PASSWORD`, `tokens.yaml`), a call or an index (`getToken()`, `argv[3]`), or,
  * after `:` or a spaced `=`, a variable named like a secret (`password = dbPassword`) or a name
  * followed by code punctuation (`privateKey: KeyObject;`, `(token: Principal)`). `API_KEY=sk-...`,
- * `password: hunter2`, `password=hunter2;` (a connection string) and quoted values stay secrets.
+ * `password: hunter2hunter2`, `password=hunter2hunter2;` (a connection string) and quoted values stay
+ * secrets (values of 8 characters or more: shorter ones are kept, docs/security.md).
  */
 export function isCode(text: string, keyStart: number, key: string, value: string, valueEnd: number): boolean {
   if (/["'`]$/.test(key)) return false;

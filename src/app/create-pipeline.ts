@@ -48,7 +48,7 @@ export function createPipeline(options: PipelineOptions = {}): PipelineDeps {
     ...(options.executors ?? []),
   ]);
   const logger = options.logger ?? createLogger();
-  const registry: ToolRegistry = createToolRegistry(createSchemaCompiler(limits.maxSchemaBytes), () => new Set(executors.keys()), { httpPolicy, allowTenantSkipRedaction: options.config?.registry.allowTenantSkipRedaction, maxSchemaBytesPerTenant: limits.maxSchemaBytesPerTenant, maxSchemaBytesCompiledPerMinute: limits.maxSchemaBytesCompiledPerMinutePerTenant, logger });
+  const registry: ToolRegistry = createToolRegistry(createSchemaCompiler(limits.maxSchemaBytes), () => new Set(executors.keys()), { httpPolicy, allowTenantSkipRedaction: options.config?.registry.allowTenantSkipRedaction, allowTenantMcp: options.config?.registry.allowTenantMcp, maxSchemaBytesPerTenant: limits.maxSchemaBytesPerTenant, maxSchemaBytesCompiledPerMinute: limits.maxSchemaBytesCompiledPerMinutePerTenant, logger });
   // undici loads, and the HTTP agents are made, with the first HTTP tool registered (from the config
   // file, by RPC, or shared by another replica), not with the app nor at that tool's first call,
   // which the load (~80 ms) would delay, perhaps past a short timeout_ms.

@@ -136,6 +136,13 @@ export interface ToolRegistryOptions {
    */
   readonly allowTenantSkipRedaction?: boolean;
   /**
+   * Whether a tenant may register a tool whose executor is one of the operator's MCP servers
+   * (`mcp: { server, tool }`); refused PERMISSION_DENIED otherwise: under a name of its own, a
+   * tenant's tool could call the server's tool with another effect, past the policies that match
+   * the imported tool's name. @default false
+   */
+  readonly allowTenantMcp?: boolean;
+  /**
    * Bytes of schema text a tenant's tools may hold together (registered here or by a worker's
    * hello); refused `limit` before any compile. Not checked on another replica's tools (see
    * {@link ToolRegistry.applyRemote}). @default no bound

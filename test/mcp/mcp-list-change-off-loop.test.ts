@@ -121,7 +121,7 @@ test('a tool whose schema compiles in the worker thread, listed at start, is reg
 });
 
 test('when the compiler takes no more schemas now, a server s tool compiles on the event loop, not refused', async () => {
-  const registry = createToolRegistry(createSchemaCompiler(1 << 20, { maxQueued: 0 }), () => new Set(['mcp']), { logger: SILENT_LOGGER });
+  const registry = createToolRegistry(createSchemaCompiler(1 << 20, { maxQueued: 0 }), () => new Set(['mcp']), { logger: SILENT_LOGGER, allowTenantMcp: true });
   // RegisterTools is refused so (the operator's tools are not).
   await expect(registry.registerAsync([create(ToolSpecSchema, { name: 't', inputSchema: JSON.stringify({ type: 'object', description: 'x'.repeat(5_000) }), executor: { case: 'mcp', value: { server: 'g', tool: 't' } } })], { tenant: 'a' })).rejects.toMatchObject({ code: 'limit' });
   const servers = createMcpServers(parseMcpServers([serverEntry(mkdtempSync(path.join(tmpdir(), 'mcp-grow-')), 'notify', { grown: true, fields: SMALL_BIG })], 'test.yaml'), SILENT_LOGGER);

@@ -66,5 +66,5 @@ test("a worker's hello hosting a skip_redaction tool ends PERMISSION_DENIED by d
 
 test('the setting takes true or false only', () => {
   expect(() => parseConfig('registry:\n  allow_tenant_skip_redaction: "yes"\n', 'd.yaml')).toThrow('d.yaml: registry.allow_tenant_skip_redaction: must be true or false');
-  expect(() => parseConfig('registry:\n  allow_tenant_skip: true\n', 'd.yaml')).toThrow('d.yaml: registry.allow_tenant_skip: unknown key "allow_tenant_skip" (did you mean allow_tenant_skip_redaction?)');
+  expect(() => parseConfig('registry:\n  allow_tenant_skip_redactoin: true\n', 'd.yaml')).toThrow('d.yaml: registry.allow_tenant_skip_redactoin: unknown key "allow_tenant_skip_redactoin" (did you mean allow_tenant_skip_redaction?)');
 });

@@ -50,7 +50,7 @@ test('undici loads with the first HTTP tool registered, before its first call (w
 describe('an MCP tool registered by RPC on a dispatch with no mcp_servers', () => {
   let d: TestDispatch;
   beforeAll(async () => {
-    d = await startApp('tools: []\n', { env: {} });
+    d = await startApp('registry: { allow_tenant_mcp: true }\ntools: []\n', { env: {} });
   });
   afterAll(() => d.close());
 

@@ -131,7 +131,13 @@ export function parseRedisUrlWithSources(url: string, env: NodeJS.ProcessEnv = p
     case 'sentinel': {
       if (path === '') fail(url, 'the master name is missing (redis-sentinel://host:26379/MASTER)');
       const { from, ...sentinel } = sentinelAuth(url, match[5], env);
-      return { target: { mode: 'sentinel', sentinels: addresses, name: decodeURIComponent(path), ...auth, ...sentinel }, sources: from === undefined ? sources : { ...sources, sentinelPassword: from } };
+      let name = '';
+      try {
+        name = decodeURIComponent(path);
+      } catch {
+        fail(url, `the master name ${JSON.stringify(path)} is not percent-encoded (write % as %25)`);
+      }
+      return { target: { mode: 'sentinel', sentinels: addresses, name, ...auth, ...sentinel }, sources: from === undefined ? sources : { ...sources, sentinelPassword: from } };
     }
     case 'cluster':
       if (path !== '') fail(url, 'a cluster URL has no path (a cluster has only database 0)');

@@ -7,6 +7,7 @@ import { breakerGaugeText } from './breaker-gauge-text';
 import { createCallMetrics } from './call-metrics';
 import { createLabelPairs, type PairLabels } from './label-pairs';
 import { sendChunks, startMetricsServer } from './metrics-server';
+import { serviceResource } from './service-resource';
 import { rateGaugeText } from './rate-gauge-text';
 import { sharedRendering } from './shared-rendering';
 import { SlicedText } from './sliced-text';
@@ -96,7 +97,7 @@ export async function startMetrics(options: MetricsOptions): Promise<Metrics> {
   const { PrometheusExporter, PrometheusSerializer } = require('@opentelemetry/exporter-prometheus') as typeof import('@opentelemetry/exporter-prometheus');
   const { MeterProvider } = require('@opentelemetry/sdk-metrics') as typeof import('@opentelemetry/sdk-metrics');
   const exporter = new PrometheusExporter({ preventServerStart: true });
-  const provider = new MeterProvider({ readers: [exporter] });
+  const provider = new MeterProvider({ resource: serviceResource(), readers: [exporter] });
   const meter = provider.getMeter('dispatch');
   /** Counts by breaker key summed per label pair (folded pairs share one labels object). */
   const byPair = (counts: ReadonlyMap<string, number> | undefined) => {

@@ -5,6 +5,7 @@ import { otlpGrpcOptionsFromEnv, otlpTracesProtocol } from './otlp-grpc-options'
 import { requestFrame } from './otlp-request';
 import { batchOptionsFromEnv, SpanBatcher, type BatchExporter } from './span-batcher';
 import { createSpanTracer } from './span-tracer';
+import { serviceResource } from './service-resource';
 
 /** Trace export, when the environment asks for it. */
 export interface Tracing {
@@ -16,8 +17,7 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
-/** The service name spans carry unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES say otherwise. */
-export const DEFAULT_SERVICE_NAME = 'dispatchd';
+export { DEFAULT_SERVICE_NAME } from './service-resource';
 
 const listOf = (value: string | undefined) => (value ?? '').split(',').map((s) => s.trim().toLowerCase()).filter((s) => s !== '');
 
@@ -68,12 +68,8 @@ export function createTracing(env: NodeJS.ProcessEnv = process.env, logger?: Log
   if (!enabled) return OFF;
   // Loaded once traces are on, not with the module: with the OTLP/HTTP transport (exporterFromEnv),
   // ~130 modules of OpenTelemetry's SDK that a dispatch exporting no traces never needs.
-  const { defaultResource, detectResources, envDetector, resourceFromAttributes } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
   const { samplerFromEnv } = require('./sampler-from-env') as typeof import('./sampler-from-env');
-  const resource = defaultResource()
-    .merge(resourceFromAttributes({ 'service.name': DEFAULT_SERVICE_NAME }))
-    .merge(detectResources({ detectors: [envDetector] }));
-  const batcher = new SpanBatcher(requestFrame(resource, { name: 'dispatch' }), exporterFromEnv(env, logger), batchOptionsFromEnv(env), logger);
+  const batcher = new SpanBatcher(requestFrame(serviceResource(), { name: 'dispatch' }), exporterFromEnv(env, logger), batchOptionsFromEnv(env), logger);
   let stopped: Promise<void> | undefined;
   return {
     tracer: createSpanTracer({ sampler: samplerFromEnv(env, logger), sink: batcher }),

@@ -1,7 +1,7 @@
 import { redactHighEntropy } from './entropy';
 import { looksLikeJson, redactJson, redactJsonLines, type JsonRedactor } from './redact-json';
-import { isCode, isOpaqueKey, isPlainValue } from './secret-context';
-import { SECRET_KEYS, SECRET_PATTERNS, type SecretKind } from './secret-patterns';
+import { isCode, isOpaqueKey, isPlainValue, isWording } from './secret-context';
+import { isPasswordKey, PASSWORD_MIN_CHARS, SECRET_KEYS, SECRET_MIN_CHARS, SECRET_PATTERNS, type SecretKind } from './secret-patterns';
 
 /** Options of {@link redactSecrets}. */
 export interface RedactionOptions {
@@ -95,16 +95,20 @@ function valueLength(value: string): number {
 
 /**
  * A key-value match: the key stays, the value is redacted up to a closing bracket it did not open
- * (`{"token":12345678}` keeps its `}`) or an earlier marker, unless it is no secret (a reference,
- * a path, a word, code: secret-context.ts). A value after a quoted key without a quote of its own
- * (a JSON number) becomes a quoted marker, so that JSON stays JSON.
+ * (`{"token":12345678}` keeps its `}`) or an earlier marker, unless it is shorter than the key's
+ * floor or no secret (a reference, a path, a placeholder, a word, code, under a password's key the
+ * start of wording: secret-context.ts). A value after a quoted key without a quote of its own (a
+ * JSON number) becomes a quoted marker, so that JSON stays JSON.
  */
-function replaceKeyed(kind: SecretKind) {
+function replaceKeyed(kind: SecretKind, password: boolean) {
+  const min = password ? PASSWORD_MIN_CHARS : SECRET_MIN_CHARS;
+  const hidden = marker(kind);
   return (match: string, key: string, whole: string, offset: number, text: string): string => {
     const end = valueLength(whole);
     const value = whole.slice(0, end);
-    if (end < 8 || isPlainValue(key, value) || isCode(text, offset, key, value, offset + key.length + end)) return match;
-    return key + (/["']\s*:\s*$/.test(key) ? `"${marker(kind)}"` : marker(kind)) + whole.slice(end);
+    if (end < min || isPlainValue(key, value) || isCode(text, offset, key, value, offset + key.length + end)) return match;
+    if (password && isWording(text, key, value, offset + match.length)) return match;
+    return key + (/["']\s*:\s*$/.test(key) ? `"${hidden}"` : hidden) + whole.slice(end);
   };
 }
 
@@ -114,8 +118,8 @@ function replaceQuoted(kind: SecretKind) {
 }
 
 /** Each pattern's replacement: a string (`$1[REDACTED:kind]`, no callback per match) unless keyed or quoted. */
-const REPLACEMENTS = SECRET_PATTERNS.map(({ kind, keep, keyed, quoted }) =>
-  keyed ? replaceKeyed(kind) : quoted ? replaceQuoted(kind) : Array.from({ length: keep }, (_, g) => `$${g + 1}`).join('') + marker(kind),
+const REPLACEMENTS = SECRET_PATTERNS.map(({ kind, keep, keyed, password, quoted }) =>
+  keyed ? replaceKeyed(kind, password === true) : quoted ? replaceQuoted(kind) : Array.from({ length: keep }, (_, g) => `$${g + 1}`).join('') + marker(kind),
 );
 
 /** How deep JSON inside JSON strings is redacted as JSON; deeper, as text. */
@@ -153,11 +157,11 @@ export function keyKind(key: string): SecretKind | undefined {
 const AUTH_SCHEME = /^([A-Za-z][A-Za-z0-9-]{0,31} +)[A-Za-z0-9._~+/-]{6,4096}={0,3}$/;
 
 /**
- * A whole value under a key named like a secret, as the text patterns take it: 8+ characters, no
- * space; under an Authorization key, the credentials after a scheme.
+ * A whole value under a key named like a secret, as the text patterns take it: no space, 8+
+ * characters (a password's from 1); under an Authorization key, the credentials after a scheme.
  */
 function secretValue(key: string, kind: SecretKind, value: string): string | undefined {
-  if (value.length < 8 || value.includes(MARKER_START)) return undefined;
+  if (value.length < (isPasswordKey(key) ? PASSWORD_MIN_CHARS : SECRET_MIN_CHARS) || value.includes(MARKER_START)) return undefined;
   const scheme = kind === 'authorization' ? AUTH_SCHEME.exec(value)?.[1] : undefined;
   if (scheme !== undefined) return scheme + marker(/^bearer /i.test(scheme) ? 'bearer' : 'authorization');
   if (/\s/.test(value) || isPlainValue(key, value)) return undefined;
@@ -177,8 +181,11 @@ const hidesSecret = (line: string) => HIDING_ESCAPE.test(line);
 /** Texts of one output that may fail to parse as JSON ({@link JsonRedactor.parseFailures}): ~5 ms of failures. */
 const MAX_PARSE_FAILURES = 1000;
 
+/** The shortest text that can hold a secret: a password's key and its value (`pwd=x`). */
+const SHORTEST_SECRET = 'pwd='.length + PASSWORD_MIN_CHARS;
+
 function redact(text: string, entropy: EntropySettings, depth: number, parseFailures: { left: number }): string {
-  if (text.length < 8) return text;
+  if (text.length < SHORTEST_SECRET) return text;
   const out = redactText(text, entropy);
   // Most outputs hold nothing to redact; only those that do, or hold an escape that can hide a
   // secret, are read again as JSON.
@@ -201,9 +208,10 @@ function redact(text: string, entropy: EntropySettings, depth: number, parseFail
 /**
  * Replaces secrets in `text` with `[REDACTED:kind]`: private keys, JWTs, GitHub and Slack tokens,
  * AWS keys, API keys (`sk-...`, `api_key=...`), bearer and other authorization headers, values of
- * password and token fields, then long high-entropy strings. Kept: hex strings (hashes, UUIDs),
- * paths, identifiers, integrity hashes, the values of pagination and id keys, and code and
- * references after secret-named keys (secret-context.ts). JSON stays valid JSON: an output that
+ * password fields (from one character) and token fields (from 8), then long high-entropy strings.
+ * Kept: hex strings (hashes, UUIDs), paths, identifiers, integrity hashes, the values of
+ * pagination and id keys, and placeholders, code and references after secret-named keys
+ * (secret-context.ts). JSON stays valid JSON: an output that
  * parses is redacted value by value (strings inside strings too, when they are JSON), and so are
  * the lines of other text that hold JSON behind an escape. Every step is linear in the length of
  * `text`.

@@ -4,7 +4,7 @@
  */
 
 /** Key names whose value a human chose: even a plain word after them is a secret. */
-const PASSWORD_NAME = /pass(?:wor)?d|passphrase|pwd/i;
+const PASSWORD_NAME = /passw(?:or)?d|passphrase|pwd/i;
 
 /** Ends of key names (lowercase, letters and digits only) whose values identify or page. */
 const OPAQUE_KEY =
@@ -26,14 +26,26 @@ function isEnvName(value: string): boolean {
 const SECRET_WORD = /secret|session|passw|passphrase|auth|credential|private/;
 
 /**
- * A value that points to something, or is a word, rather than being a secret: `${DB_PASSWORD}`,
- * `$TOKEN`, `$(openssl rand -hex 32)`, a path (`PWD=/home/alice`, `~/x`, `./x`, `C:\x`), a URL
- * (whose password, if any, has a pattern of its own), the name of a variable (`DB_PASSWORD`), or,
- * after a key that is not a password's, a word (`{"token":"understanding"}`, `same-origin`).
+ * What a tool writes in a secret's place: a value left out (`null`, `~`, `none`, `N/A`), a flag
+ * (`true`), a mask (`***`, `[REDACTED]`, Rails' `[FILTERED]`, `<redacted>`, a marker an excerpt
+ * cut, `[RED...`), what a schema or an API doc writes (`string`, `str`, `required`, `optional`), a
+ * template (`{{ .Values.password }}`, `{password}`) or a query's parameter (`?`, `%s`).
+ */
+const PLACEHOLDER =
+  String.raw`(?:null|nil|none|undefined|true|false|n\/?a|empty|unset|required|optional|string|str|bytes|%s|[*~?|.-]+|\[(?:redacted|filtered|hidden|masked)\b[^\]]{0,32}\]|\[[A-Za-z_:]{0,24}\.\.\.|<[^<>]{0,64}>|\{\{.*|\{%.*|\{[A-Za-z_][\w.]{0,64}\})$`;
+
+/** A reference, a path, a URL or a placeholder: one expression, as it is tested for every value a key names. */
+const PLAIN = new RegExp(String.raw`^(?:\$|\/|~\/|\.\.?\/|[A-Za-z]:\\|[a-z][a-z0-9+.-]*:\/\/|${PLACEHOLDER})`, 'i');
+
+/**
+ * A value that points to something, stands for none, or is a word, rather than being a secret:
+ * `${DB_PASSWORD}`, `$TOKEN`, `$(openssl rand -hex 32)`, a path (`PWD=/home/alice`, `~/x`, `./x`,
+ * `C:\x`), a URL (whose password, if any, has a pattern of its own), the name of a variable
+ * (`DB_PASSWORD`), a placeholder (`null`, `***`, `string`: {@link PLACEHOLDER}), or, after a key
+ * that is not a password's, a word (`{"token":"understanding"}`, `same-origin`).
  */
 export function isPlainValue(key: string, value: string): boolean {
-  if (value.startsWith('$') || /^(?:\/|~\/|\.\.?\/|[A-Za-z]:\\)/.test(value) || /^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return true;
-  if (isEnvName(value)) return true;
+  if (PLAIN.test(value) || isEnvName(value)) return true;
   return !PASSWORD_NAME.test(key) && value.length <= 32 && /^(?:[a-z]+(?:[-_][a-z]+)*|[A-Z][a-z]+)$/.test(value);
 }
 
@@ -44,14 +56,28 @@ const LETTERS_PATH = /^[A-Za-z_$]+(?:\.[A-Za-z_$]+)+$/;
 const SECRET_NAME = /(?:^|[_$]|(?<=[a-z])(?=[A-Z]))(?:[Tt]oken|TOKEN|[Ss]ecret|SECRET|[Pp]ass(?:wor)?d|PASS(?:WOR)?D|[Pp]assphrase|PASSPHRASE|[Cc]redential|CREDENTIAL|[Aa]pi_?[Kk]ey|API_?KEY)/;
 const CODE_AFTER = /^\s*[;,)|&?=>\]}<{]/;
 
+const IDENTIFIER_CHAR = /[\w$]/;
+
+/**
+ * Whether the key at `keyStart` is declared (`const token = ...`, `private String password = ...`).
+ * The name's start must follow a space, checked first: the expression costs ~0.2 µs, paid by every
+ * short password (a MiB of `pwd=a&` holds 175,000).
+ */
+function isDeclared(text: string, keyStart: number): boolean {
+  let i = keyStart;
+  while (i > 0 && keyStart - i < 64 && IDENTIFIER_CHAR.test(text[i - 1]!)) i--;
+  return i > 0 && /\s/.test(text[i - 1]!) && DECLARATION.test(text.slice(Math.max(0, keyStart - 64), keyStart));
+}
+
 /**
  * Whether an unquoted value after a key is code rather than a secret: an expression on the right
  * of a declaration (`const token = header.slice(7);`), a property path (`options.password`,
  * `process.env.DB_PASSWORD`, `tokens.yaml`), a call or an index (`getToken()`, `argv[3]`), or,
  * after `:` or a spaced `=`, a variable named like a secret (`password = dbPassword`) or a name
  * followed by code punctuation (`privateKey: KeyObject;`, `(token: Principal)`). `API_KEY=sk-...`,
- * `password: hunter2hunter2`, `password=hunter2hunter2;` (a connection string) and quoted values stay
- * secrets (values of 8 characters or more: shorter ones are kept, docs/security.md).
+ * `password: hunter2`, `Password=abc;` (a connection string) and quoted values stay secrets: under
+ * a password's key from one character, under other secrets' keys from 8 (shorter ones are kept as
+ * ids or counts, docs/security.md).
  */
 export function isCode(text: string, keyStart: number, key: string, value: string, valueEnd: number): boolean {
   if (/["'`]$/.test(key)) return false;
@@ -60,10 +86,32 @@ export function isCode(text: string, keyStart: number, key: string, value: strin
   // A call or an index, unless a closed group is followed by more of the value (`ab(cd)efgh`).
   const rest = value.slice(path.length);
   if (path !== '' && /^[([]/.test(rest) && !/^[([][^()[\]]*[)\]][^.()[\]]/.test(rest)) return true;
-  if (DECLARATION.test(text.slice(Math.max(0, keyStart - 64), keyStart))) return true;
+  if (isDeclared(text, keyStart)) return true;
   if (!/(?::|\s=)\s*$/.test(key)) return false;
   if (path === value && SECRET_NAME.test(value)) return true;
   return /^[A-Za-z_$]+$/.test(value) && CODE_AFTER.test(text.slice(valueEnd, valueEnd + 64));
+}
+
+/** A key and its value both quoted, as JSON writes them (`"password": "`, `\"password\":\"`). */
+const QUOTED_KEY_AND_VALUE = /["'`]\s*[:=]\s*\\?["'`]$/;
+
+/** Words that open a sentence rather than being a password (`Password: The password of the user`). */
+const SENTENCE_WORD = /^(?:the|a|an|is|are|was|must|should|will|can|cannot|may|to|for|of|your|be|not|this|that|enter|if|when|and|or|in|with|from|by|as|at)$/i;
+
+/**
+ * Whether the short value after a password's key, which ends at `valueEnd`, is the first word of
+ * wording rather than a password: of a quoted value with a space after a quoted key (JSON's
+ * validation message, `{"password": "is too short"}`, `"can't be blank"`: the JSON pass keeps it
+ * whole), or of a sentence (`password: must be at least 8 characters`, docs and help texts).
+ */
+export function isWording(text: string, key: string, value: string, valueEnd: number): boolean {
+  if (QUOTED_KEY_AND_VALUE.test(key)) {
+    // Read up to the closing quote, at most 256 characters: matches may follow one another closely.
+    const rest = text.slice(valueEnd, valueEnd + 256);
+    const close = rest.indexOf(key[key.length - 1]!);
+    return /\s/.test(close < 0 ? rest : rest.slice(0, close));
+  }
+  return SENTENCE_WORD.test(value) && /^ [A-Za-z]/.test(text.slice(valueEnd, valueEnd + 2));
 }
 
 /** Whether values under `key` identify or page (`next_token`, `cursor`, `id`, `integrity`): no secret by their entropy alone. */

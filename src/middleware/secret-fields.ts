@@ -6,9 +6,10 @@ const MAX_DEPTH = 64;
 /**
  * A copy of a JSON value with every string or number under a key named like a secret replaced by
  * `[REDACTED:kind]`, whatever its length or form (redactSecrets, for text, keeps a value under 8
- * characters or a plain word: `"password":"hunter2"`, `"token":1234567`). For what is shown of
- * arguments that will run (an approval), where a short password must not pass as a word. Booleans
- * and null are kept; an object or array under such a key is replaced whole.
+ * characters under a key that is not a password's, a placeholder or a plain word: `"token":1234567`,
+ * `"password":"null"`). For what is shown of arguments that will run (an approval), where nothing
+ * under a secret's key may pass as a word. Booleans and null are kept; an object or array under
+ * such a key is replaced whole.
  */
 export function redactSecretFields(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return jsonInString(value, depth);

@@ -20,6 +20,8 @@ export interface SecretPattern {
   readonly keep: number;
   /** A key and its value: group 1 (the key, its quotes and separator) stays, group 2 is the value. */
   readonly keyed?: boolean;
+  /** A password's key and its value, redacted from {@link PASSWORD_MIN_CHARS} (a keyed pattern). */
+  readonly password?: boolean;
   /** A key and its quoted value: group 1 (the key, its separator and opening quote) stays, group 2 is the quote, group 3 the value. */
   readonly quoted?: boolean;
   /**
@@ -32,8 +34,22 @@ export interface SecretPattern {
 /** Key names of API keys: `api_key`, `x-api-key`, `apiKey`, `api-secret`, `api_token`. */
 const API_KEY_NAMES = '(?:x-)?api[_-]?(?:key|secret|token)|apikey';
 
-/** Key names of passwords, whose values may hold spaces (a passphrase of words). */
+/** Key names of passwords, whose values may hold spaces (a passphrase of words) or be short. */
 const PASSWORD_NAMES = 'password|passphrase|passwd|pwd';
+
+/**
+ * Shortest value redacted under a password's key: one character. A password is a human's choice,
+ * often short (`DB_PASSWORD=root`, `{"password":"admin"}`), and has no format to tell it by, so
+ * what is kept there is told by its form instead (placeholders, references, code, wording:
+ * secret-context.ts).
+ */
+export const PASSWORD_MIN_CHARS = 1;
+
+/**
+ * Shortest value redacted under another secret's key (token, secret, api_key...): shorter ones
+ * are most often ids or counts (`{"token":1234}`, `max_tokens: 100`).
+ */
+export const SECRET_MIN_CHARS = 8;
 
 /**
  * Key names of other secrets. The tokens of pagination (next_token, page_token) are none: an agent
@@ -45,7 +61,6 @@ const PASSWORD_NAMES = 'password|passphrase|passwd|pwd';
  */
 const SECRET_NAMES =
   'access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|secret[_-]?key|private[_-]?key|account[_-]?key|shared[_-]?access[_-]?key|' +
-  `${PASSWORD_NAMES}|` +
   '(?<!(?:page|next|prev|previous|continuation|sync|resume)[_-]?)token|secret|credentials?';
 
 /**
@@ -74,10 +89,13 @@ const KEY_START = String.raw`(?<!(?<!\\)[0-9])(?!(?<=(?<!\\)[A-Za-z])[a-z])`;
 const anyCase = (source: string) => source.replace(/[a-z]/g, (c) => `[${c}${c.toUpperCase()}]`);
 
 /**
- * A key's closing quote, the separator and the value's opening quote. A quote may be escaped
- * (`\"password\":\"...\"`, JSON inside a JSON string or a quoted excerpt).
+ * A key's closing quote, the separator and the value's opening quote, with spaces of class `space`
+ * around the separator. A quote may be escaped (`\"password\":\"...\"`, JSON inside a JSON string
+ * or a quoted excerpt); a backslash without one is the value's (`password:\nOK`, an escaped line
+ * break, is no value `nOK`).
  */
-const SEPARATOR = String.raw`\\?["'` + '`' + String.raw`]?\s*[:=]\s*\\?["'` + '`' + ']?';
+const separator = (space: string) => String.raw`(?:\\?["'` + '`' + `])?${space}*[:=]${space}*` + String.raw`(?:\\?["'` + '`' + '])?';
+const SEPARATOR = separator(String.raw`\s`);
 
 /**
  * A value after a key, up to what delimits it in the text around it: a space, a quote, `&`, `,`,
@@ -85,46 +103,66 @@ const SEPARATOR = String.raw`\\?["'` + '`' + String.raw`]?\s*[:=]\s*\\?["'` + '`
  * `\"` ends the value as `"` does. Brackets are part of it only while balanced (redact-secrets.ts,
  * `valueLength`): the `}` closing a JSON object, or the `)` of a call, ends it.
  */
-const VALUE = String.raw`(?:[^\s"'` + '`' + String.raw`&,;<>\\]|\\[^\s"'` + '`' + ']){8,4096}';
+const value = (min: number) => String.raw`(?:[^\s"'` + '`' + String.raw`&,;<>\\]|\\[^\s"'` + '`' + `]){${min},4096}`;
 
 /** A pattern starting where `start` allows. */
 function pattern(kind: SecretKind, start: string, core: string, flags: string, keep = 0): SecretPattern {
   return { kind, regex: new RegExp(start + core, flags), keep, loose: start + core };
 }
 
+/** Where a key's loose form starts: anywhere but after a digit. */
+const LOOSE_KEY_START = String.raw`(?<!(?<!\\)[0-9])`;
+
 /**
- * A key named like a secret, its quotes and separator, then its value. Its loose form starts
- * anywhere but after a digit: an attempt that fails has scanned fewer than 8 characters of value.
+ * A key named like a secret, its quotes and separator, then its value of {@link SECRET_MIN_CHARS}
+ * or more. Its loose form starts anywhere but after a digit: an attempt that fails has scanned
+ * fewer than 8 characters of value.
  */
 function keyValue(kind: SecretKind, names: string): SecretPattern {
-  const core = `((?:${anyCase(names)})${SEPARATOR})(${VALUE})`;
-  return { ...pattern(kind, KEY_START, core, 'g', 1), keyed: true, loose: String.raw`(?<!(?<!\\)[0-9])` + core };
+  const core = `((?:${anyCase(names)})${SEPARATOR})(${value(SECRET_MIN_CHARS)})`;
+  return { ...pattern(kind, KEY_START, core, 'g', 1), keyed: true, loose: LOOSE_KEY_START + core };
+}
+
+/**
+ * A key named like a password, its quotes and separator on its line, then its value from
+ * {@link PASSWORD_MIN_CHARS}. Neither the separator nor the value's start crosses a line end, an
+ * escaped one (`\n` in a JSON string) too: after `password:` at a line's end comes YAML's nested
+ * map or the next key (`password:\n  secretKeyRef:`, `password:\nuser: bob`), no password.
+ */
+function passwordKeyValue(): SecretPattern {
+  const core = `((?:${anyCase(PASSWORD_NAMES)})${separator('[ \\t]')})` + String.raw`(?!\\[nrt])` + `(${value(PASSWORD_MIN_CHARS)})`;
+  return { ...pattern('secret', KEY_START, core, 'g', 1), keyed: true, password: true, loose: LOOSE_KEY_START + core };
 }
 
 /**
  * A key named like a password, unquoted, its separator, then a value in quotes that holds a space:
  * a passphrase of words (`SMTP_PASSWORD="correct horse battery staple"` in a .env file or a shell,
- * `passphrase: 'my pass phrase'` in YAML). {@link keyValue} stops a value at its first space, so
- * its words were left whole (one under 8 characters) or all but the first. The value runs to its
- * closing quote, never past it nor past a line end, at most 4,096 characters; one with no space is
- * left to keyValue, which runs after. A quoted key is JSON's, whose values with spaces are most
- * often messages (`{"password": "is too short (minimum is 8 characters)"}`, a validation error):
- * kept, as the JSON pass keeps them.
+ * `passphrase: 'my pass phrase'` in YAML, `SMTP_PASSWORD="a b c"`). {@link passwordKeyValue}
+ * stops a value at its first space, so all its words but the first were left. The value runs to
+ * its closing quote, never past it nor past a line end, at most 4,096 characters; one with no space
+ * is left to passwordKeyValue, which runs after. A quoted key is JSON's, whose values with spaces
+ * are most often messages (`{"password": "is too short (minimum is 8 characters)"}`, a validation
+ * error): kept, as the JSON pass keeps them.
  */
 function quotedKeyValue(kind: SecretKind, names: string): SecretPattern {
   const key = (quote: string) => `((?:${anyCase(names)})` + String.raw`\s*[:=]\s*` + `${quote})`;
-  const value = String.raw`((?:(?!\2)(?:[^\n\\]|\\[^\n])){8,4096})(?=\2)`;
+  const quoted = String.raw`((?:(?!\2)(?:[^\n\\]|\\[^\n])){${PASSWORD_MIN_CHARS},4096})(?=\2)`;
   // The loose form has no back-reference: the scan joining every loose form numbers its groups anew.
-  const loose = String.raw`(?<!(?<!\\)[0-9])` + key(`["']`) + String.raw`[^\n]{8}`;
-  return { kind, regex: new RegExp(KEY_START + key(`(["'])`) + value, 'g'), keep: 1, quoted: true, loose };
+  const loose = LOOSE_KEY_START + key(`["']`) + String.raw`[^\n]{${PASSWORD_MIN_CHARS}}`;
+  return { kind, regex: new RegExp(KEY_START + key(`(["'])`) + quoted, 'g'), keep: 1, quoted: true, loose };
 }
 
 /** The kinds of the values under keys named like secrets, for outputs read as JSON. */
 export const SECRET_KEYS: ReadonlyArray<{ readonly kind: SecretKind; readonly name: RegExp }> = [
   { kind: 'api_key', name: new RegExp(`${KEY_START}(?:${anyCase(API_KEY_NAMES)})$`) },
-  { kind: 'secret', name: new RegExp(`${KEY_START}(?:${anyCase(SECRET_NAMES)})$`) },
+  { kind: 'secret', name: new RegExp(`${KEY_START}(?:${anyCase(`${PASSWORD_NAMES}|${SECRET_NAMES}`)})$`) },
   { kind: 'authorization', name: new RegExp(`${KEY_START}(?:${anyCase(AUTHORIZATION_NAMES)})$`) },
 ];
+
+const PASSWORD_KEY = new RegExp(`${KEY_START}(?:${anyCase(PASSWORD_NAMES)})$`);
+
+/** Whether `key` names a password (`password`, `DB_PASSWORD`, `smtpPassword`, `x-pwd`), as {@link SECRET_KEYS} reads keys. */
+export const isPasswordKey = (key: string): boolean => key.length <= 256 && PASSWORD_KEY.test(key);
 
 const WORD_START = tokenStart('A-Za-z0-9_');
 const DASHED_START = tokenStart('A-Za-z0-9_-');
@@ -152,6 +190,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   // After `Bearer ` and `Basic ` have been replaced: a scheme left is a word, or too short.
   keyValue('authorization', AUTHORIZATION_NAMES),
   quotedKeyValue('secret', PASSWORD_NAMES),
+  passwordKeyValue(),
   keyValue('api_key', API_KEY_NAMES),
   keyValue('secret', SECRET_NAMES),
   // A URL's credentials, both kept in one pattern (one entry: test/middleware/redaction-redos.test.ts

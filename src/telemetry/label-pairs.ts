@@ -26,9 +26,9 @@ export const OVERFLOW_LABEL = '_overflow';
 export const DEFAULT_MAX_LABEL_PAIRS = 1000;
 
 /**
- * The pairs one tenant may hold of `max` label pairs by default: half, at least 1 (500), so one
- * tenant cannot take them all, and a deployment of one tenant (`default`, without auth) keeps a
- * series per tool up to 500 tools.
+ * The pairs one tenant may hold of `max` label pairs by default with authentication configured:
+ * half, at least 1 (500), so one tenant cannot take them all. Without authentication the one
+ * tenant (`default`) may hold all of them (see telemetrySettings).
  */
 export const labelPairsPerTenant = (max: number): number => Math.max(1, Math.floor(max / 2));
 

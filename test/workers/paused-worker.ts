@@ -16,6 +16,8 @@ export function startPausedWorker(address: string, workerId: string, spec: Messa
   stream.pause();
   let closedAt: number | undefined;
   stream.on('close', () => (closedAt = Date.now()));
+  let trailers: http2.IncomingHttpHeaders | undefined;
+  stream.on('trailers', (headers) => (trailers = headers));
   const send = (msg: MessageInitShape<typeof WorkerMessageSchema>) => {
     const bytes = toBinary(WorkerMessageSchema, create(WorkerMessageSchema, msg));
     const frame = Buffer.alloc(5 + bytes.length);
@@ -27,6 +29,8 @@ export function startPausedWorker(address: string, workerId: string, spec: Messa
   const heartbeat = setInterval(() => send({ msg: { case: 'heartbeat', value: {} } }), 200);
   return {
     closedAt: () => closedAt,
+    /** How its stream ended: the reset's code (0 when ended by trailers), and the trailers that came. */
+    ending: () => ({ rstCode: stream.rstCode, trailers }),
     /** Reads on: the assignments (not cancels) it then receives. */
     resume(): string[] {
       const ids: string[] = [];

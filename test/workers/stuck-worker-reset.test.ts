@@ -1,3 +1,4 @@
+import * as http2 from 'node:http2';
 import { Effect } from '../../gen/dispatch/v1/tool_pb';
 import { startPausedWorker } from './paused-worker';
 import { startWorkerApp, type WorkerApp } from './worker-app';
@@ -34,4 +35,6 @@ test('a worker ended for not reading its assignments has its stream ended at onc
   const received = worker.resume();
   await new Promise((r) => setTimeout(r, 1_000));
   expect({ closedWithinASecond: (worker.closedAt() ?? Infinity) - endedAt < 1_000, assignmentsReadAfterwards: received }).toEqual({ closedWithinASecond: true, assignmentsReadAfterwards: [] });
+  // Reset (ENHANCE_YOUR_CALM: RESOURCE_EXHAUSTED to a gRPC library), so no trailer: no ErrorInfo reaches the worker.
+  expect(worker.ending()).toEqual({ rstCode: http2.constants.NGHTTP2_ENHANCE_YOUR_CALM, trailers: undefined });
 }, 30_000);

@@ -1,5 +1,6 @@
 export { prepareArguments, unparsedRefusal } from './prepare-arguments';
 export type { ParsedText, PreparedArguments } from './prepare-arguments';
-export { defaultsToApply, repairArguments } from './repair';
+export { defaultsToApply } from './defaults-to-apply';
+export { repairArguments } from './repair';
 export type { RepairOptions, RepairResult } from './repair';
 export { formatValidationErrors } from './validation-message';

@@ -4,7 +4,8 @@ import type { Limits } from '../options';
 import { shortened } from '../pipeline/bound-result';
 import type { ResolvedTool } from '../registry';
 import { inexactNumber, inexactNumberProblem } from './exact-numbers';
-import { defaultsToApply, repairArguments } from './repair';
+import { defaultsToApply } from './defaults-to-apply';
+import { repairArguments } from './repair';
 import { formatValidationErrors } from './validation-message';
 
 /** Arguments ready for a tool, with a line for each repair made. */

@@ -205,24 +205,3 @@ export interface RepairResult {
   readonly refused: string[];
   readonly suggestion?: string;
 }
-
-/**
- * The defaults validation will fill in (properties absent from the arguments whose schema has a
- * `default`), as warning lines, so a lenient tool's defaults are never applied silently; inside a
- * referenced model too (see `refTarget`), where validation fills them as well.
- */
-export function defaultsToApply(value: unknown, schema: Schema): string[] {
-  const lines: string[] = [];
-  const visit = (current: unknown, at: Schema, path: string, depth: number): void => {
-    const sub = refTarget(at, schema);
-    if (depth > 32 || !isObject(current) || !isObject(sub.properties)) return;
-    for (const [key, prop] of Object.entries(sub.properties as Record<string, unknown>)) {
-      if (!isObject(prop)) continue;
-      if (!Object.hasOwn(current, key)) {
-        if (Object.hasOwn(prop, 'default')) lines.push(`applied default ${path}/${key}: ${JSON.stringify(prop.default)}`);
-      } else visit(current[key], prop, `${path}/${key}`, depth + 1);
-    }
-  };
-  visit(value, schema, '', 0);
-  return lines;
-}

@@ -19,11 +19,18 @@ const MAX_HOPS = 32;
 export function refTarget(sub: Schema, root: Schema): Schema {
   let at = sub;
   for (let hops = 0; hops < MAX_HOPS && typeof at.$ref === 'string' && !READ.some((key) => Object.hasOwn(at, key)); hops++) {
-    let index = indexes.get(root);
-    if (index === undefined) indexes.set(root, (index = new SchemaIndex(root)));
-    const target = index.resolve(at.$ref as string, at);
-    if (!isObject(target)) break;
+    const target = refOf(at, root);
+    if (target === undefined) break;
     at = target;
   }
   return at;
+}
+
+/** The subschema `sub`'s own `$ref` names within `root`, whatever else `sub` says; undefined without one. */
+export function refOf(sub: Schema, root: Schema): Schema | undefined {
+  if (typeof sub.$ref !== 'string') return undefined;
+  let index = indexes.get(root);
+  if (index === undefined) indexes.set(root, (index = new SchemaIndex(root)));
+  const target = index.resolve(sub.$ref, sub);
+  return isObject(target) ? target : undefined;
 }

@@ -86,6 +86,26 @@ function candidates(value: unknown, schema: Schema, depth: number, maxDepth: num
   return out;
 }
 
+/** Keywords that say what a value must be: a schema holding one besides its union is not read as the union's one branch. */
+const CONSTRAINTS = ['type', 'enum', 'const', 'properties', 'items', 'prefixItems', 'allOf', 'not', 'if'];
+
+/** Whether a branch admits null alone (`{"type": "null"}`, `{"const": null}`, `{"enum": [null]}`). */
+const onlyNull = (branch: unknown): boolean =>
+  isObject(branch) && (branch.type === 'null' || (Object.hasOwn(branch, 'const') && branch.const === null) || (Array.isArray(branch.enum) && branch.enum.length === 1 && branch.enum[0] === null));
+
+/**
+ * The one branch a value other than null must fit, of a schema that is a union of it and null and
+ * says nothing else of the value (`{"anyOf": [{"type": "integer"}, {"type": "null"}]}`, pydantic's
+ * `Optional[int]`, or `oneOf`): read through a `$ref` as the branch says it. Undefined for any other
+ * schema, a union of two types or more among them: which one a value was meant for is not known.
+ */
+function nullableBranch(sub: Schema, root: Schema): Schema | undefined {
+  const union = Array.isArray(sub.anyOf) ? sub.anyOf : Array.isArray(sub.oneOf) ? sub.oneOf : undefined;
+  if (union === undefined || (Array.isArray(sub.anyOf) && Array.isArray(sub.oneOf)) || CONSTRAINTS.some((key) => Object.hasOwn(sub, key))) return undefined;
+  const others = union.filter((branch) => !onlyNull(branch));
+  return others.length === 1 && others.length < union.length && isObject(others[0]) ? refTarget(others[0], root) : undefined;
+}
+
 function valueFits(value: unknown, schema: Schema): boolean {
   const types = typesOf(schema);
   if (types.length > 0 && !types.some((t) => matchesType(value, t))) return false;
@@ -139,7 +159,8 @@ export interface RepairOptions {
  * near miss not corrected is named there ("did you mean"), never applied, and the first such is
  * `suggestion`, the next step for the model. Subschemas are read in place, or through a `$ref`
  * that is all they say of the value (`refTarget`): a referenced model is repaired as one written
- * in place.
+ * in place, and a union of one branch and null (pydantic's `Optional[int]`: `anyOf` of it and
+ * `{"type": "null"}`) as that branch, for a value other than null.
  */
 export function repairArguments(value: unknown, schema: Schema, options: RepairOptions = {}): RepairResult {
   const { maxDepth = 64, sideEffects = false } = options;
@@ -149,7 +170,9 @@ export function repairArguments(value: unknown, schema: Schema, options: RepairO
   const budget = enumBudget();
   const walk = (current: unknown, at: Schema, path: string, depth: number): unknown => {
     if (depth > 32) return current;
-    const sub = refTarget(at, schema);
+    const declared = refTarget(at, schema);
+    // A value of an optional field's union with null is repaired as its one other branch says.
+    const sub = (current !== null && nullableBranch(declared, schema)) || declared;
     let next = current;
     if (!valueFits(next, sub)) {
       const found = candidates(next, sub, depth, maxDepth, sideEffects, budget);

@@ -5,7 +5,7 @@ import type { PluginFactory } from '../../src/app/plugin';
 import { createDispatchClient, createRegistryClient } from '../../src/client';
 import { parseConfig } from '../../src/config';
 import type { WorkerOptions } from '../../src/executors/worker';
-import { SILENT_LOGGER } from '../../src/log';
+import { SILENT_LOGGER, type Logger } from '../../src/log';
 import { startRedis, type TestRedis } from '../helpers/redis-server';
 import { startWorker, type TestWorker, type TestWorkerOptions } from './worker-harness';
 
@@ -13,10 +13,10 @@ import { startWorker, type TestWorker, type TestWorkerOptions } from './worker-h
 export type WorkerApp = Awaited<ReturnType<typeof startWorkerApp>>;
 
 /** Starts dispatch (every plugin, or only the executors plugin) with short worker bounds. */
-export async function startWorkerApp(worker: WorkerOptions = {}, extra: { redisUrl?: string; only?: boolean; plugins?: PluginFactory[]; yaml?: string } = {}) {
+export async function startWorkerApp(worker: WorkerOptions = {}, extra: { redisUrl?: string; only?: boolean; plugins?: PluginFactory[]; yaml?: string; logger?: Logger } = {}) {
   const plugin = createExecutorsPlugin({ worker: { sweepIntervalMs: 100, ...worker } });
   const factories = extra.only ? [plugin, ...(extra.plugins ?? [])] : [...PLUGINS.map((f) => (f === executorsPlugin ? plugin : f)), ...(extra.plugins ?? [])];
-  const app = await buildApp(parseConfig(extra.yaml ?? '', 'test.yaml'), { logger: SILENT_LOGGER, redisUrl: extra.redisUrl }, factories);
+  const app = await buildApp(parseConfig(extra.yaml ?? '', 'test.yaml'), { logger: extra.logger ?? SILENT_LOGGER, redisUrl: extra.redisUrl }, factories);
   const server = await app.listen('127.0.0.1:0');
   const address = `127.0.0.1:${server.port}`;
   const dispatch = createDispatchClient(address);

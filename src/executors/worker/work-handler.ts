@@ -73,6 +73,8 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
         return;
       }
       const failed = isEndStatus(reason) ? { ...reason, metadata: statusDetails(reason.code, reason.details, reason.reason) } : toServiceError(reason, deps.logger);
+      // As its connection is logged: an operator reads why a worker went (heartbeats, not reading, its token) here, not only in its calls' messages.
+      if (link) deps.logger.warn('worker stream ended by dispatch', { worker: link.workerId, tenant: link.tenant, code: status[failed.code ?? status.UNKNOWN], reason: isEndStatus(reason) ? reason.reason : undefined, details: failed.details });
       call.emit('error', failed);
       if ((link?.unsent() ?? 0) > 0) resetUnsent(call, failed.code ?? status.UNKNOWN);
     };
@@ -191,6 +193,7 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
     });
     let halfClosed: NodeJS.Timeout | undefined;
     const gone = () => {
+      if (link && !ended) deps.logger.info('worker disconnected', { worker: link.workerId, tenant: link.tenant });
       ended = true;
       clearTimeout(helloTimer);
       clearInterval(rechecks);
@@ -200,6 +203,7 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
     };
     /** The worker sends nothing more: its calls are lost, as on a disconnect; only a reset may be a refused large one (receiveFailure). */
     const endedByWorker = () => {
+      if (link && !ended) deps.logger.info('worker disconnected', { worker: link.workerId, tenant: link.tenant });
       if (link && !ended && resetByPeer(call)) deps.pool.remove(link, streamEndReason(undefined));
       end();
     };

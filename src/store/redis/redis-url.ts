@@ -55,6 +55,15 @@ function parseAddress(url: string, text: string, defaultPort: number): RedisAddr
   return { host: match[1]!.replace(/^\[|\]$/g, ''), port };
 }
 
+/** `text` percent-decoded, or the URL refused with `problem` (a `%` not followed by two hex digits). */
+function percentDecoded(url: string, text: string, problem: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return fail(url, problem);
+  }
+}
+
 /**
  * The Sentinels' credentials from a sentinel URL's query (percent-encoded, as the userinfo; `+` is
  * a plus), else from DISPATCH_REDIS_SENTINEL_USERNAME and DISPATCH_REDIS_SENTINEL_PASSWORD.
@@ -65,13 +74,7 @@ function sentinelAuth(url: string, query: string | undefined, env: NodeJS.Proces
     const eq = part.indexOf('=');
     const key = eq < 0 ? part : part.slice(0, eq);
     if (!(SENTINEL_PARAMS as readonly string[]).includes(key)) fail(url, `unknown parameter "${key}" (a sentinel URL takes ${SENTINEL_PARAMS.join(' and ')})`);
-    let value = '';
-    try {
-      value = eq < 0 ? '' : decodeURIComponent(part.slice(eq + 1));
-    } catch {
-      fail(url, `parameter "${key}" is not percent-encoded`);
-    }
-    given.set(key, value);
+    given.set(key, eq < 0 ? '' : percentDecoded(url, part.slice(eq + 1), `parameter "${key}" is not percent-encoded`));
   }
   const sentinelUsername = given.get('sentinel_username') || env.DISPATCH_REDIS_SENTINEL_USERNAME || undefined;
   const sentinelPassword = given.get('sentinel_password') || env.DISPATCH_REDIS_SENTINEL_PASSWORD || undefined;
@@ -102,13 +105,7 @@ export function parseRedisUrlWithSources(url: string, env: NodeJS.ProcessEnv = p
   let password: string | undefined;
   if (match[2] !== undefined) {
     const colon = match[2].indexOf(':');
-    const decoded = (text: string) => {
-      try {
-        return decodeURIComponent(text);
-      } catch {
-        return fail(url, 'the user info is not percent-encoded (write % as %25, / as %2F, @ as %40)');
-      }
-    };
+    const decoded = (text: string) => percentDecoded(url, text, 'the user info is not percent-encoded (write % as %25, / as %2F, @ as %40)');
     username = decoded(colon < 0 ? match[2] : match[2].slice(0, colon)) || undefined;
     password = colon < 0 ? undefined : decoded(match[2].slice(colon + 1)) || undefined;
   }
@@ -131,12 +128,7 @@ export function parseRedisUrlWithSources(url: string, env: NodeJS.ProcessEnv = p
     case 'sentinel': {
       if (path === '') fail(url, 'the master name is missing (redis-sentinel://host:26379/MASTER)');
       const { from, ...sentinel } = sentinelAuth(url, match[5], env);
-      let name = '';
-      try {
-        name = decodeURIComponent(path);
-      } catch {
-        fail(url, `the master name ${JSON.stringify(path)} is not percent-encoded (write % as %25)`);
-      }
+      const name = percentDecoded(url, path, `the master name ${JSON.stringify(path)} is not percent-encoded (write % as %25)`);
       return { target: { mode: 'sentinel', sentinels: addresses, name, ...auth, ...sentinel }, sources: from === undefined ? sources : { ...sources, sentinelPassword: from } };
     }
     case 'cluster':

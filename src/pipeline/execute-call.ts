@@ -46,7 +46,12 @@ function offeredList(offered: ReadonlySet<string>): string {
 function unknownTool(deps: PipelineDeps, turn: TurnContext, sent: string): DispatchError {
   const name = quoted(sent);
   if (turn.offeredTools && !turn.offeredTools.has(sent)) {
-    return errors.unknownTool(`tool "${name}" is not available; it was not offered to you`, `Call one of the offered tools: ${offeredList(turn.offeredTools)}.`);
+    // A near miss of an offered name ("ehco") is named, as one of a registered tool's is below.
+    const guess = closestMatch(sent, turn.offeredTools);
+    return errors.unknownTool(
+      `tool "${name}" is not available; it was not offered to you${guess === undefined ? '' : `; did you mean "${quoted(guess)}"?`}`,
+      `${guess === undefined ? '' : `Call "${quoted(guess)}" instead, if it is what you meant. `}Call one of the offered tools: ${offeredList(turn.offeredTools)}.`,
+    );
   }
   // Offered but not registered: the guess and the list are of the tools the model was offered, as a call of any other is refused.
   const names = deps.registry.list(turn.tenant).flatMap((t) => (turn.offeredTools && !turn.offeredTools.has(t.name) ? [] : [t.name]));

@@ -30,3 +30,16 @@ test('a near miss of an offered tool is still suggested', async () => {
   expect(results[0]!.error?.message).toBe('tool "weathr" not found; did you mean "weather"?');
   expect(results[0]!.error?.suggestion).toBe('Call "weather" instead, if it is what you meant. Available tools: weather.');
 });
+
+test('a near miss of an offered name that was not itself offered names the offered tool', async () => {
+  const { results } = await d.dispatch.dispatch({ sessionId: 'not-offered-near', offeredTools: ['weather', 'lookup'], calls: [{ id: 'c1', name: 'wether', arguments: '{}' }] });
+  expect(results[0]!.error?.kind).toBe(ErrorKind.UNKNOWN_TOOL);
+  expect(results[0]!.error?.message).toBe('tool "wether" is not available; it was not offered to you; did you mean "weather"?');
+  expect(results[0]!.error?.suggestion).toBe('Call "weather" instead, if it is what you meant. Call one of the offered tools: weather, lookup.');
+});
+
+test('a name far from every offered one gets the list alone, not a registered tool kept from the model', async () => {
+  const { results } = await d.dispatch.dispatch({ sessionId: 'not-offered-far', offeredTools: ['weather'], calls: [{ id: 'c1', name: 'secret_admn', arguments: '{}' }] });
+  expect(results[0]!.error?.message).toBe('tool "secret_admn" is not available; it was not offered to you');
+  expect(results[0]!.error?.suggestion).toBe('Call one of the offered tools: weather.');
+});

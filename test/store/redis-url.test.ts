@@ -49,3 +49,15 @@ test('a password holding an unencoded / or @, or a bad % escape, is refused nami
     expect(message).not.toMatch(/s3cr|et@|off|p@ss/);
   }
 });
+
+test('a scheme is case-insensitive, and only the four schemes are known', () => {
+  // RFC 3986: `REDIS://` is `redis://` (it was "not a URL"). `constructor://` found Object's own
+  // property and failed with a TypeError instead of naming the scheme.
+  expect(parseRedisUrl('REDIS://h:1', env)).toEqual({ mode: 'standalone', address: { host: 'h', port: 1 }, db: 0, tls: false });
+  expect(parseRedisUrl('Redis-Cluster://a:1,b:2', env)).toMatchObject({ mode: 'cluster', nodes: [{ host: 'a', port: 1 }, { host: 'b', port: 2 }] });
+  expect(parseRedisUrl('RedisS://h', env)).toMatchObject({ tls: true });
+  for (const scheme of ['constructor', 'toString', 'hasOwnProperty', '__proto__', 'redis+tls']) {
+    expect(() => parseRedisUrl(`${scheme}://h:1`, env)).toThrow(/^bad Redis URL ".*": (unknown scheme|not a URL)/);
+  }
+  expect(() => parseRedisUrl('constructor://h:1', env)).toThrow('unknown scheme "constructor:"');
+});

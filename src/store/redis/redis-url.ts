@@ -96,9 +96,12 @@ export function parseRedisUrl(url: string, env: NodeJS.ProcessEnv = process.env)
 
 /** parseRedisUrl, and where the URL's credentials came from (see CredentialSources). */
 export function parseRedisUrlWithSources(url: string, env: NodeJS.ProcessEnv = process.env): { target: RedisTarget; sources: CredentialSources } {
-  const match = /^([a-z-]+):\/\/(?:([^@/]*)@)?([^/?#]*)(?:\/([^?#]*))?(?:\?([^#]*))?$/.exec(url.trim());
+  const match = /^([a-z][a-z0-9+.-]*):\/\/(?:([^@/]*)@)?([^/?#]*)(?:\/([^?#]*))?(?:\?([^#]*))?$/i.exec(url.trim());
   if (!match) fail(url, 'not a URL');
-  const scheme = SCHEMES[match[1]!];
+  // A scheme is case-insensitive (RFC 3986: `REDIS://` is `redis://`), and only the four are
+  // looked up: `constructor://` found Object's own and failed with a TypeError.
+  const name = match[1]!.toLowerCase();
+  const scheme = Object.hasOwn(SCHEMES, name) ? SCHEMES[name] : undefined;
   if (!scheme) fail(url, `unknown scheme "${match[1]}:"`);
   if (match[5] !== undefined && scheme.mode !== 'sentinel') fail(url, `only a redis-sentinel:// URL takes parameters (${SENTINEL_PARAMS.join(', ')})`);
   let username: string | undefined;

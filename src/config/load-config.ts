@@ -116,7 +116,7 @@ function parseRedis(file: string, raw: unknown): { url?: string; spill: SpillLim
   const { url, ...rest } = raw as Record<string, unknown>;
   const spill: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(rest)) {
-    const name = SPILL_KEYS[key];
+    const name = Object.hasOwn(SPILL_KEYS, key) ? SPILL_KEYS[key] : undefined;
     if (!name) throw new ConfigError(file, `redis.${key}`, unknownKeyProblem(key, ['url', ...Object.keys(SPILL_KEYS)], 'the mode is chosen by the url: redis://, rediss://, redis-sentinel://, redis-cluster://'));
     spill[name] = value;
   }

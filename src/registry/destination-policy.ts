@@ -80,7 +80,8 @@ export function addRange(list: BlockList, range: string): boolean {
 
 /** Compiles one entry (an address, a CIDR range, a host name, `*.domain`, or a range name); undefined when it is none of these. */
 function compileEntry(entry: string, text: string): Rule | undefined {
-  const named = RANGE_NAMES[entry];
+  // Only the names' own entries: `constructor` found Object's and failed as "not iterable".
+  const named = Object.hasOwn(RANGE_NAMES, entry) ? RANGE_NAMES[entry] : undefined;
   if (named || entry.includes('/') || isIP(entry.replace(/^\[|\]$/g, '')) !== 0) {
     const addresses = new BlockList();
     for (const range of named ?? [entry.replace(/^\[|\]$/g, '')]) if (!addRange(addresses, range)) return undefined;

@@ -29,3 +29,8 @@ test('registry: a bad destination entry, an unknown key or a non-list stops the 
   expect(parseConfig('registry:\n  http_allow: ["*.tools.svc.cluster.local"]\n  http_deny: [private]\n', 'c.yaml').registry).toEqual({ httpAllow: ['*.tools.svc.cluster.local'], httpDeny: ['private'] });
   expect(resolveLimits({}).maxToolsPerTenant).toBe(1000);
 });
+
+test('redis: a key an object inherits (constructor, toString) is refused as unknown, not taken as a spill setting', () => {
+  expect(() => parseConfig('redis:\n  url: redis://h:1\n  constructor: 5\n', 'c.yaml')).toThrow('c.yaml: redis.constructor: unknown key "constructor"');
+  expect(() => parseConfig('redis:\n  toString: 5\n', 'c.yaml')).toThrow('c.yaml: redis.toString: unknown key "toString"');
+});

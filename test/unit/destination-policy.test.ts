@@ -138,3 +138,12 @@ test('with a non-empty http_allow, an address that embeds another is allowed onl
   const byName = createDestinationPolicy({ httpAllow: ['*.tools.example.com'] });
   expect(byName.checkAddress('64:ff9b::808:808', 'a.tools.example.com')).toBeUndefined();
 });
+
+test('a host named like an object property (constructor, valueof) is a host name, not a range name', () => {
+  // RANGE_NAMES["constructor"] found Object's own and the start failed "is not iterable".
+  const policy = createDestinationPolicy({ httpAllow: ['constructor', 'valueof'], httpDeny: ['tostring'] });
+  expect(policy.checkHost('constructor')).toBeUndefined();
+  expect(policy.checkHost('valueof')).toBeUndefined();
+  expect(policy.checkHost('tostring')).toBe('registry.http_deny "tostring"');
+  expect(policy.checkHost('10.0.0.1')).toBe('registry.http_allow (it is not listed there)');
+});

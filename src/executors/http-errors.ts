@@ -150,13 +150,24 @@ export function fromHttpStatus(statusCode: number, body: string, retryAfter: str
     httpStatus: statusCode,
     retryAfterMs,
     // Busy, not wrong: TOOL_ERROR's default told the model to correct its request.
-    suggestion: busy ? waitThenRetry(retryAfterMs) : STATUS_SUGGESTIONS[statusCode],
+    suggestion: busy ? waitThenRetry(retryAfterMs) : (STATUS_SUGGESTIONS[statusCode] ?? serverFailed(statusCode)),
   });
+}
+
+/**
+ * The next step after a 408 or a 5xx (but 503, busy): the tool or its gateway failed, not the
+ * request, so the arguments are not what to change (TOOL_ERROR's default leaves that open). A
+ * side-effecting call's kept record replaces it (keptFailureSuggestion): the same call is replayed.
+ */
+function serverFailed(statusCode: number): string | undefined {
+  if (statusCode !== 408 && (statusCode < 500 || statusCode > 599)) return undefined;
+  return `The tool itself failed (HTTP ${statusCode}), not the request: do not change the arguments for it. Call it again later, unchanged, or use another tool meanwhile.`;
 }
 
 /** The second seed's next steps for the statuses that say what to check (`_error_suggestion`). */
 const STATUS_SUGGESTIONS: Readonly<Record<number, string>> = {
   401: 'Authentication failed: the tool refused the credentials it was called with. Do not call it again with the same arguments; tell the user, or use another tool.',
+  403: 'The tool refused this action to the credentials it was called with. Do not call it again with the same arguments; tell the user, or use another tool.',
   404: 'The requested resource was not found. Verify that the path, URL or identifier in the arguments is correct before calling again.',
 };
 

@@ -85,7 +85,7 @@ test('a read-only 5xx, recoverable, is not told to correct its request', async (
     const result = (await d.dispatch.dispatch({ sessionId: 's', calls: [{ id: 'a', name: 'lookup', arguments: '{}' }] })).results[0]!;
     const json = told(result.output);
     expect(json).toMatchObject({ kind: 'TOOL_ERROR', message: 'the tool answered HTTP 500: boom', recoverable: true, attempts: 2 });
-    expect(json.suggestion).toMatch(/if the tool itself failed \(a server error\), call again later or use another tool/);
+    expect(json.suggestion).toBe('The tool itself failed (HTTP 500), not the request: do not change the arguments for it. Call it again later, unchanged, or use another tool meanwhile.');
   } finally {
     await d.close();
   }

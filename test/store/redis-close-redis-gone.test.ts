@@ -5,18 +5,11 @@
 import type { Cluster } from 'ioredis';
 import { closeWithin, connectRedis, whenReady, type RedisClient } from '../../src/store/redis';
 import { startRedis, startRedisCluster, startSentinel, type TestRedis } from '../helpers/redis-server';
+import { watchResources } from '../helpers/left-running';
 import { startApp } from '../helpers/servers';
 
 jest.setTimeout(20_000);
 
-/** The process's active resources (ref'd timers, sockets, servers), counted by type. */
-function resources(): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const r of process.getActiveResourcesInfo()) counts.set(r, (counts.get(r) ?? 0) + 1);
-  return counts;
-}
-/** The resources `after` holds beyond `before` (what was left running). */
-const extra = (before: Map<string, number>, after: Map<string, number>) => [...after].filter(([type, n]) => n > (before.get(type) ?? 0)).map(([type, n]) => `${type} +${n - (before.get(type) ?? 0)}`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Resolves once `client` is reconnecting (its socket closed, the next try not begun). */
 async function reconnecting(client: RedisClient): Promise<void> {
@@ -32,7 +25,7 @@ afterEach(() => redis.close());
 for (const when of ['while it reconnects', 'right after it was killed']) {
   test(`an app whose Redis was killed closes within 500 ms and leaves no timer or socket behind (${when})`, async () => {
     await sleep(50);
-    const before = resources();
+    const watched = watchResources();
     const app = await startApp('', { redisUrl: redis.url });
     await redis.stop();
     if (when === 'while it reconnects') await sleep(300);
@@ -40,7 +33,7 @@ for (const when of ['while it reconnects', 'right after it was killed']) {
     await app.close();
     expect(Date.now() - started).toBeLessThan(500);
     await sleep(50);
-    expect(extra(before, resources())).toEqual([]);
+    expect(watched.left()).toEqual([]);
   });
 }
 
@@ -48,7 +41,7 @@ test('closeWithin ends a reconnecting Sentinel client at once, its connections t
   const sentinel = await startSentinel(redis.port, 'gone');
   try {
     await sleep(50);
-    const before = resources();
+    const watched = watchResources();
     const client = connectRedis(`redis-sentinel://127.0.0.1:${sentinel.port}/gone`, { queueWhileDown: true });
     expect(await whenReady(client, 5_000)).toBe(true);
     await redis.stop();
@@ -58,7 +51,7 @@ test('closeWithin ends a reconnecting Sentinel client at once, its connections t
     expect(Date.now() - started).toBeLessThan(500);
     expect(client.status).toBe('end');
     await sleep(50);
-    expect(extra(before, resources())).toEqual([]);
+    expect(watched.left()).toEqual([]);
   } finally {
     await sentinel.close();
   }

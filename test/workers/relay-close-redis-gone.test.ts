@@ -4,6 +4,7 @@
 // gracefully". It now ends at once and leaves nothing of its own running.
 import { Effect } from '../../gen/dispatch/v1/tool_pb';
 import { startRedis, type TestRedis } from '../helpers/redis-server';
+import { watchResources } from '../helpers/left-running';
 import { startWorkerApp } from './worker-app';
 import { echoAnswer } from './worker-harness';
 
@@ -15,21 +16,13 @@ beforeEach(async () => {
 });
 afterEach(() => redis.close());
 
-/** The process's active resources (ref'd timers, sockets, servers), counted by type. */
-function resources(): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const r of process.getActiveResourcesInfo()) counts.set(r, (counts.get(r) ?? 0) + 1);
-  return counts;
-}
-/** The resources `after` holds beyond `before` (what was left running). */
-const extra = (before: Map<string, number>, after: Map<string, number>) => [...after].filter(([type, n]) => n > (before.get(type) ?? 0)).map(([type, n]) => `${type} +${n - (before.get(type) ?? 0)}`);
 const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
 
 for (const when of ['while it reconnects', 'right after it was killed', 'before the app started']) {
   test(`an app whose relay's Redis was killed closes within 500 ms and leaves no timer or socket behind (${when})`, async () => {
     await settle();
     if (when === 'before the app started') await redis.stop();
-    const before = resources();
+    const watched = watchResources();
     // Started with Redis away, the app waits 2 s for the relay's subscription, then serves.
     const app = await startWorkerApp({ advertiseIntervalMs: 200 }, { redisUrl: redis.url, only: true });
     // A hosted tool: its route is withdrawn on close (a command queued while Redis is away).
@@ -40,6 +33,6 @@ for (const when of ['while it reconnects', 'right after it was killed', 'before 
     await app.close();
     expect(Date.now() - started).toBeLessThan(500);
     await settle();
-    expect(extra(before, resources())).toEqual([]);
+    expect(watched.left()).toEqual([]);
   });
 }

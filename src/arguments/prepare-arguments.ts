@@ -4,7 +4,7 @@ import type { Limits } from '../options';
 import { shortened } from '../pipeline/bound-result';
 import type { ResolvedTool } from '../registry';
 import { inexactNumber, inexactNumberProblem } from './exact-numbers';
-import { defaultsToApply } from './defaults-to-apply';
+import { watchDefaults } from './defaults-to-apply';
 import { repairArguments } from './repair';
 import { formatValidationErrors } from './validation-message';
 
@@ -37,8 +37,9 @@ export function unparsedRefusal(text: string, limits: ArgumentLimits): { readonl
 
 /**
  * Parses a call's JSON arguments, repairs them when the tool is lenient, and validates them
- * against the tool's schema (missing optionals take their defaults). Throws INVALID_ARGUMENTS
- * naming the path, the value passed and what the schema expects; the tool is never executed then.
+ * against the tool's schema (missing optionals take their defaults, which a lenient tool's
+ * warnings name: see watchDefaults). Throws INVALID_ARGUMENTS naming the path, the value passed
+ * and what the schema expects; the tool is never executed then.
  * `parsed`, when given, is `text` as JSON.parse read it (a parallel turn's planner did): it is
  * taken instead of parsing again, after the same checks of the text.
  */
@@ -57,17 +58,24 @@ export function prepareArguments(tool: ResolvedTool, text: string, limits: Argum
   } catch (error) {
     throw errors.invalidArguments(`arguments are not valid JSON (${(error as Error).message}); ${notRun}`, 'Send the arguments as one JSON object, with double-quoted keys and strings.');
   }
-  const defaults = tool.spec.lenientArguments ? defaultsToApply(args, tool.schema) : [];
-  if (tool.validate(args)) return { args, warnings: defaults };
+  const defaults = tool.spec.lenientArguments ? watchDefaults(args, tool.schema) : undefined;
+  if (tool.validate(args)) return { args, warnings: defaults?.filled() ?? [] };
   const problems = tool.validate.errors ?? [];
   let refused = '';
   let suggestion: string | undefined;
-  if (tool.spec.lenientArguments) {
+  if (defaults !== undefined) {
+    // Repaired from the arguments as sent: the refused validation filled the defaults of the
+    // `then` or `else` the value took, which the repaired value may not take.
+    const sent = defaults.filled();
+    defaults.undo();
     const repaired = repairArguments(args, tool.schema, { maxDepth: limits.maxArgumentDepth, sideEffects: !tool.readOnly });
-    // Listed on the repaired value too: a dropped null or a decoded object leaves defaults to fill.
-    const applied = new Set([...defaults, ...defaultsToApply(repaired.value, tool.schema)]);
-    if (repaired.repairs.length > 0 && tool.validate(repaired.value)) {
-      return { args: repaired.value, warnings: [...repaired.repairs, ...applied] };
+    if (repaired.repairs.length > 0) {
+      const watch = watchDefaults(repaired.value, tool.schema);
+      if (tool.validate(repaired.value)) {
+        // Those the call as sent took too come first; a dropped null or a decoded object adds others.
+        const applied = new Set(watch.filled());
+        return { args: repaired.value, warnings: [...repaired.repairs, ...new Set([...sent.filter((line) => applied.has(line)), ...applied])] };
+      }
     }
     // Paths are the model's own keys: each line is cut, as the validation lines are.
     refused = repaired.refused.slice(0, 3).map((line) => `; ${shortened(line, 400)}`).join('');

@@ -1,6 +1,8 @@
 import { jsonDepth } from '../json';
 import { enumBudget, enumHas, enumMatches, MAX_ENUM_COMPARISONS, type EnumBudget } from './enum-index';
 import { inexactNumber, inexactNumberProblem } from './exact-numbers';
+import { keyPatterns, type KeyPatterns } from './key-patterns';
+import { hasMemberSchemas, memberSchema } from './map-members';
 import { refTarget } from './schema-refs';
 
 type Schema = Record<string, unknown>;
@@ -157,10 +159,13 @@ export interface RepairOptions {
  * left as it is, so a repair never turns an invalid call into a different valid one. Returns the
  * repaired copy, one line per repair, and one per repair refused (for the error message). An enum
  * near miss not corrected is named there ("did you mean"), never applied, and the first such is
- * `suggestion`, the next step for the model. Subschemas are read in place, or through a `$ref`
- * that is all they say of the value (`refTarget`): a referenced model is repaired as one written
- * in place, and a union of one branch and null (pydantic's `Optional[int]`: `anyOf` of it and
- * `{"type": "null"}`) as that branch, for a value other than null.
+ * `suggestion`, the next step for the model. A member of a map (a name `properties` does not
+ * declare) is repaired as the one subschema its value must fit (`memberSchema`: the one pattern
+ * its name matches, else `additionalProperties`); its null is never dropped, as it may say
+ * "remove it". Subschemas are read in place, or through a `$ref` that is all they say of the
+ * value (`refTarget`): a referenced model is repaired as one written in place, and a union of one
+ * branch and null (pydantic's `Optional[int]`: `anyOf` of it and `{"type": "null"}`) as that
+ * branch, for a value other than null.
  */
 export function repairArguments(value: unknown, schema: Schema, options: RepairOptions = {}): RepairResult {
   const { maxDepth = 64, sideEffects = false } = options;
@@ -168,6 +173,7 @@ export function repairArguments(value: unknown, schema: Schema, options: RepairO
   const refused: string[] = [];
   let suggestion: string | undefined;
   const budget = enumBudget();
+  let patterns: KeyPatterns | undefined;
   const walk = (current: unknown, at: Schema, path: string, depth: number): unknown => {
     if (depth > 32) return current;
     const declared = refTarget(at, schema);
@@ -188,8 +194,8 @@ export function repairArguments(value: unknown, schema: Schema, options: RepairO
         }
       }
     }
-    if (isObject(next) && isObject(sub.properties)) {
-      const props = sub.properties as Record<string, Schema>;
+    if (isObject(next) && (isObject(sub.properties) || hasMemberSchemas(sub))) {
+      const props = isObject(sub.properties) ? (sub.properties as Record<string, Schema>) : {};
       const required = new Set(Array.isArray(sub.required) ? (sub.required as string[]) : []);
       const copy: Record<string, unknown> = { ...next };
       for (const [key, propSchema] of Object.entries(props)) {
@@ -209,6 +215,13 @@ export function repairArguments(value: unknown, schema: Schema, options: RepairO
         }
         copy[key] = walk(copy[key], propSchema, `${path}/${key}`, depth + 1);
       }
+      if (hasMemberSchemas(sub)) {
+        patterns ??= keyPatterns();
+        for (const key of Object.keys(copy)) {
+          const memberSub = memberSchema(key, sub, patterns);
+          if (memberSub !== undefined) copy[key] = walk(copy[key], memberSub, `${path}/${key}`, depth + 1);
+        }
+      }
       return copy;
     }
     if (Array.isArray(next) && isObject(sub.items)) {
@@ -216,7 +229,12 @@ export function repairArguments(value: unknown, schema: Schema, options: RepairO
     }
     return next;
   };
-  const repaired = walk(value, schema, '', 0);
+  let repaired: unknown;
+  try {
+    repaired = walk(value, schema, '', 0);
+  } finally {
+    patterns?.close();
+  }
   if (budget.spent) refused.push(`enum values past ${MAX_ENUM_COMPARISONS} comparisons with allowed values were not checked for misspellings`);
   return suggestion === undefined ? { value: repaired, repairs, refused } : { value: repaired, repairs, refused, suggestion };
 }

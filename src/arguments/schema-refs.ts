@@ -3,6 +3,12 @@ import { isObject, SchemaIndex, type Schema } from '../registry/schema-index';
 /** Each tool schema's index, by its root (a tool's schema object lives as long as the tool). */
 const indexes = new WeakMap<Schema, SchemaIndex>();
 
+function indexOf(root: Schema): SchemaIndex {
+  let index = indexes.get(root);
+  if (index === undefined) indexes.set(root, (index = new SchemaIndex(root)));
+  return index;
+}
+
 /** What lenient repair reads of a subschema: beside one of these, a `$ref` is another schema that applies too. */
 const READ = ['type', 'enum', 'properties', 'items'];
 
@@ -29,8 +35,15 @@ export function refTarget(sub: Schema, root: Schema): Schema {
 /** The subschema `sub`'s own `$ref` names within `root`, whatever else `sub` says; undefined without one. */
 export function refOf(sub: Schema, root: Schema): Schema | undefined {
   if (typeof sub.$ref !== 'string') return undefined;
-  let index = indexes.get(root);
-  if (index === undefined) indexes.set(root, (index = new SchemaIndex(root)));
-  const target = index.resolve(sub.$ref, sub);
+  const target = indexOf(root).resolve(sub.$ref, sub);
   return isObject(target) ? target : undefined;
+}
+
+/**
+ * The subschemas `sub`'s own `$dynamicRef` (`#name`) may run within `root`: each dynamic anchor of
+ * that name, and the enclosing functions (`SchemaIndex.dynamicTargets`, an upper bound); none without one.
+ */
+export function dynamicRefTargets(sub: Schema, root: Schema): Schema[] {
+  if (typeof sub.$dynamicRef !== 'string' || !sub.$dynamicRef.startsWith('#')) return [];
+  return indexOf(root).dynamicTargets(sub.$dynamicRef.slice(1), sub).filter(isObject);
 }

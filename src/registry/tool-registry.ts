@@ -4,7 +4,7 @@ import type { ValidateFunction } from 'ajv';
 import { createLogger } from '../log';
 import { createCompileBudget } from './compile-budget';
 import { createDestinationPolicy } from './destination-policy';
-import { deniedDestination, operatorToolMessage, skipRedactionMessage, tenantMcpMessage } from './refusals';
+import { deniedDestination, operatorToolMessage, skipRedactionMessage, tenantBuiltinRefusal, tenantMcpMessage } from './refusals';
 import { MAX_PATTERNS_PER_TENANT, patternsOwned, type LeaseOptions } from './pattern-pool';
 import { resolveTool, type ResolvedTool } from './resolved-tool';
 import { CompilerBusyError, type CompiledSchema, type SchemaCompiler, type WorkerCode } from './schema-compiler';
@@ -122,6 +122,8 @@ export function createToolRegistry(
     if (denied) throw new RegistryError('invalid', `${where} ("${spec.name}"): ${denied}`);
     if (spec.skipRedaction && tenant !== '' && !options.allowTenantSkipRedaction) throw new RegistryError('denied', skipRedactionMessage(where, spec.name));
     if (spec.executor.case === 'mcp' && tenant !== '' && local && !options.allowTenantMcp) throw new RegistryError('denied', tenantMcpMessage(where, spec.name));
+    const builtin = tenant !== '' && local ? tenantBuiltinRefusal(where, spec) : undefined;
+    if (builtin !== undefined) throw new RegistryError('denied', builtin);
     if (before.some((tool) => tool.name === spec.name)) throw new RegistryError('invalid', `${where}: duplicate tool name "${spec.name}" in one request`);
     if (operators?.has(spec.name)) throw new RegistryError('exists', operatorToolMessage(where, spec.name));
     if (!replace && tenantTools(tenant).has(spec.name)) {

@@ -110,6 +110,12 @@ def show(conversation: Conversation, result) -> int:
     print(f"{result.tool_call_id} {'error' if result.is_error else 'ok'}{kind} tool={result.resolved_tool_name or '-'} attempts={result.attempts}: {result.output}")
     for warning in result.warnings:  # repairs of its arguments, a cut text: worth the model's reading too
         print(f"  warning: {warning}")
+    # Answered from dispatch's records, the tool not run: worth telling the model, which may have
+    # meant to act again (a side effect is keyed by session, tool and key arguments, never the call id).
+    if result.idempotent_replay:
+        print("  replayed: the result of an earlier call in this session with the same key arguments; the tool did not run again")
+    elif result.cached:
+        print("  cached: a read-only tool's remembered answer (memoize); the tool did not run again")
     if result.truncated and result.result_handle:
         whole = conversation.read_whole(result.result_handle)
         print(f"  truncated: {len(whole)} characters in all, read with ReadResult")

@@ -36,10 +36,11 @@ MAX_MS = 2**31 - 1
 MAX_RECEIVE_BYTES = 64 * 1024 * 1024
 # gRPC's standard retry (a service config): a call dispatchd refused UNAVAILABLE (SHUTTING_DOWN: it
 # is draining, a rolling update) or RESOURCE_EXHAUSTED (OVERLOADED: too many turns in flight,
-# nothing run) is sent again as it was, the same session_id and tool_call_ids, so a call that did
-# run is replayed from its idempotency record rather than run twice. At most 4 attempts, all within
-# the call's deadline. ParseToolCalls' RESOURCE_EXHAUSTED (an answer too large) would come again,
-# so only UNAVAILABLE is retried there.
+# nothing run) is sent again as it was: in the same session_id with the same arguments, a
+# side-effecting call that did run is replayed from its idempotency record rather than run twice
+# (the key is the session, tool and key arguments; a tool_call_id is no part of it). At most 4
+# attempts, all within the call's deadline. ParseToolCalls' RESOURCE_EXHAUSTED (an answer too
+# large) would come again, so only UNAVAILABLE is retried there.
 _RETRY = {"maxAttempts": 4, "initialBackoff": "0.5s", "maxBackoff": "4s", "backoffMultiplier": 2}
 RETRY_SERVICE_CONFIG = json.dumps({
     "methodConfig": [

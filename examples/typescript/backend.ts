@@ -1,10 +1,6 @@
-import { fromBinary } from '@bufbuild/protobuf';
-import { anyUnpack } from '@bufbuild/protobuf/wkt';
 import { status as Status, type ServiceError } from '@grpc/grpc-js';
 import { DispatchService, ErrorKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
-import { ErrorInfoSchema } from '../../gen/google/rpc/error_details_pb';
-import { StatusSchema } from '../../gen/google/rpc/status_pb';
-import { createServiceClient } from '../../src/client';
+import { createDispatchClient, errorReason } from '../../src/client';
 
 /** A tool call as the model emitted it: `arguments` is the raw text, even when broken. */
 export interface ModelCall {
@@ -24,10 +20,11 @@ const retry = (codes: string[]) => ({ maxAttempts: 4, initialBackoff: '0.5s', ma
 const methods = (...names: string[]) => names.map((method) => ({ service: DispatchService.typeName, method }));
 /**
  * gRPC's standard retry (a service config): a call dispatchd refused UNAVAILABLE (SHUTTING_DOWN, a
- * rolling update) or RESOURCE_EXHAUSTED (OVERLOADED: nothing run) is sent again as it was, the same
- * session_id and tool_call_ids, so a call that did run is replayed from its idempotency record, not
- * run twice. At most 4 attempts within the call's deadline. ParseToolCalls' RESOURCE_EXHAUSTED (an
- * answer too large) would come again: only UNAVAILABLE is retried there.
+ * rolling update) or RESOURCE_EXHAUSTED (OVERLOADED: nothing run) is sent again as it was: in the
+ * same session_id with the same arguments, a side-effecting call that did run is replayed from its
+ * idempotency record, not run twice (a tool_call_id is no part of the key). At most 4 attempts
+ * within the call's deadline. ParseToolCalls' RESOURCE_EXHAUSTED (an answer too large) would come
+ * again: only UNAVAILABLE is retried there.
  */
 export const RETRY_SERVICE_CONFIG = JSON.stringify({
   methodConfig: [
@@ -37,6 +34,13 @@ export const RETRY_SERVICE_CONFIG = JSON.stringify({
 });
 /** The longest wait a soft error's retry_after_ms may put before the next turn. */
 const MAX_PAUSE_MS = 60_000;
+/**
+ * What a result answered from dispatch's records says (idempotent_replay: a side-effecting call
+ * with the same key arguments completed earlier in the session; cached: a read-only tool's
+ * memoized answer). The tool_call_id is no part of the key: a new one is replayed all the same.
+ */
+export const REPLAYED = '  replayed: the result of an earlier call in this session with the same key arguments; the tool did not run again';
+export const CACHED = "  cached: a read-only tool's remembered answer (memoize); the tool did not run again";
 /** ReadResult pages read of one truncated result. */
 const MAX_PAGES = 64;
 
@@ -57,16 +61,8 @@ export function parseCalls(text: string): ModelCall[] {
   return calls as ModelCall[];
 }
 
-/** The google.rpc.ErrorInfo reason of a failed call (LOOP_DETECTED, OVERLOADED...), '' without. */
-export function hardErrorReason(error: ServiceError): string {
-  const bin = error.metadata?.get('grpc-status-details-bin')[0];
-  if (!(bin instanceof Buffer)) return '';
-  const infos = fromBinary(StatusSchema, bin).details.map((any) => anyUnpack(any, ErrorInfoSchema));
-  return infos.find((info) => info !== undefined)?.reason ?? '';
-}
-
 /** A hard error as a line: `ABORTED LOOP_DETECTED: loop detected...`. */
-export const describeHardError = (error: ServiceError) => `${Status[error.code] ?? error.code}${hardErrorReason(error) ? ` ${hardErrorReason(error)}` : ''}: ${error.details}`;
+export const describeHardError = (error: ServiceError) => `${Status[error.code] ?? error.code}${errorReason(error) ? ` ${errorReason(error)}` : ''}: ${error.details}`;
 
 /** One dispatch session, turn after turn: what an agent keeps for a conversation. */
 export interface Conversation {
@@ -85,7 +81,7 @@ export interface Conversation {
  * turn. `token` is a bearer token when the server requires one.
  */
 export function openConversation(address: string, token?: string, sessionId = `ts-${Date.now().toString(36)}`): Conversation {
-  const client = createServiceClient(DispatchService, address, undefined, { 'grpc.service_config': RETRY_SERVICE_CONFIG });
+  const client = createDispatchClient(address, undefined, { 'grpc.service_config': RETRY_SERVICE_CONFIG });
   const metadata = token ? { authorization: `Bearer ${token}` } : undefined;
   let turns = 0;
   let pauseMs = 0;
@@ -104,6 +100,9 @@ export function openConversation(address: string, token?: string, sessionId = `t
   async function show(r: ToolResult, lines: string[]): Promise<number> {
     lines.push(`${r.toolCallId} ${r.isError ? `error ${ErrorKind[r.error?.kind ?? 0]}` : 'ok'} tool=${r.resolvedToolName || '-'} attempts=${r.attempts}: ${r.output}`);
     for (const warning of r.warnings) lines.push(`  warning: ${warning}`);
+    // The tool did not run: worth telling the model, which may have meant to act again.
+    if (r.idempotentReplay) lines.push(REPLAYED);
+    else if (r.cached) lines.push(CACHED);
     if (r.truncated && r.resultHandle) lines.push(`  truncated: ${[...(await readWhole(r.resultHandle))].length} characters in all, read with ReadResult`);
     if (!r.isError || !r.error?.recoverable || !r.error.retryAfterMs) return 0;
     lines.push(`  retry_after_ms: ${r.error.retryAfterMs}`);
@@ -158,11 +157,21 @@ export async function runConversation(address: string, turns: readonly Turn[], t
   }
 }
 
+/**
+ * The address and token from DISPATCH_ADDRESS and DISPATCH_TOKEN, as dispatchctl and the Python
+ * examples read them: an empty variable counts as unset, and the token is trimmed (a newline left
+ * by a secret file or `echo`; grpc-js refuses a header holding one).
+ */
+export function settingsFrom(env: NodeJS.ProcessEnv): { address: string; token: string | undefined } {
+  return { address: env.DISPATCH_ADDRESS || '127.0.0.1:50051', token: env.DISPATCH_TOKEN?.trim() || undefined };
+}
+
 /** One turn in a conversation of its own. */
 export const dispatchTurn = (address: string, calls: readonly ModelCall[] = DEFAULT_CALLS, token?: string) => runConversation(address, [calls], token);
 
 if (require.main === module) {
-  const [address = process.env.DISPATCH_ADDRESS ?? '127.0.0.1:50051', ...rest] = process.argv.slice(2);
+  const settings = settingsFrom(process.env);
+  const [address = settings.address, ...rest] = process.argv.slice(2);
   const turns: Turn[] = [];
   try {
     for (let i = 0; i < rest.length; i++) turns.push(rest[i] === '--text' ? { text: rest[++i] ?? '' } : parseCalls(rest[i]!));
@@ -170,7 +179,7 @@ if (require.main === module) {
     console.error(`backend: ${(error as Error).message}`);
     process.exit(2);
   }
-  runConversation(address, turns.length > 0 ? turns : [DEFAULT_CALLS], process.env.DISPATCH_TOKEN, (line) => console.log(line)).catch(
+  runConversation(address, turns.length > 0 ? turns : [DEFAULT_CALLS], settings.token, (line) => console.log(line)).catch(
     (error: ServiceError) => {
       console.error(`dispatch failed: ${error.code === undefined ? error.message : describeHardError(error)}`);
       process.exitCode = 1;

@@ -3,6 +3,7 @@ import { status as Status, type StatusObject } from '@grpc/grpc-js';
 import { Effect, ToolSpecSchema } from '../../gen/dispatch/v1/tool_pb';
 import { WorkerMessageSchema, type WorkAssignment, type WorkerMessage } from '../../gen/dispatch/v1/worker_pb';
 import { createWorkerClient } from '../../src/client';
+import { settingsFrom } from './backend';
 
 /** How long a stream stays open after hello before the worker says it is hosting (see runWorker). */
 const ACCEPTED_AFTER_MS = 1_000;
@@ -215,7 +216,8 @@ export function keepWorking(options: KeepWorkingOptions): RunningWorker {
 }
 
 if (require.main === module) {
-  const worker = keepWorking({ address: process.argv[2] ?? process.env.DISPATCH_ADDRESS ?? '127.0.0.1:50051', workerId: process.argv[3], token: process.env.DISPATCH_TOKEN });
+  const { address, token } = settingsFrom(process.env);
+  const worker = keepWorking({ address: process.argv[2] ?? address, workerId: process.argv[3], token });
   process.once('SIGTERM', () => worker.stop());
   process.once('SIGINT', () => worker.stop());
   worker.done.then((status) => {

@@ -11,6 +11,7 @@ import { approvalsCommand } from './approvals-command';
 import { parseCommand } from './parse-command';
 import { connectionHint, resolveConnection, type Connection } from './dispatchctl-connection';
 import { readTurnFile } from './turn-file';
+import { reasonNote } from './status-reason';
 import { uint32Argument, UsageError } from './usage';
 import type { Out } from './dispatchctl';
 import { RESULT_ERROR, USAGE, type CommandFlags } from './dispatchctl-usage';
@@ -130,6 +131,6 @@ function failed(error: unknown, err: Out, tls = true): number {
     return 2;
   }
   const status = (error as grpc.ServiceError).code;
-  err(typeof status === 'number' ? `dispatchctl: ${grpc.status[status]}: ${terminalText(((error as grpc.ServiceError).details ?? '').trimEnd(), true)}${connectionHint(error as grpc.ServiceError, tls)}` : `dispatchctl: ${terminalText((error as Error).message)}`);
+  err(typeof status === 'number' ? `dispatchctl: ${grpc.status[status]}: ${terminalText(((error as grpc.ServiceError).details ?? '').trimEnd(), true)}${reasonNote(error as grpc.ServiceError)}${connectionHint(error as grpc.ServiceError, tls)}` : `dispatchctl: ${terminalText((error as Error).message)}`);
   return 1;
 }

@@ -21,7 +21,8 @@ export const USAGE = `usage: dispatchctl [--address HOST:PORT] [--token T] [--se
   stats [TOOL]               calls, breaker, health and the six rates per tool, with alerts
   call TOOL JSON             dispatch one call, e.g. call echo '{"a":1}'
   dispatch FILE              dispatch a turn: {"session_id","calls":[{"id","name","arguments"}],"mode"} (mode: parallel or sequential;
-                             also "interactive": true, an ask policy's call waiting for approval, and "offered_tools")
+                             also "interactive": true, an ask policy's call waiting for approval, and "offered_tools");
+                             --parallel runs it in parallel whatever its mode says
   read HANDLE [OFFSET]       the whole text of a truncated result
   end-session SESSION        clear a session's records, results and scratch directory
   approvals [list] [--tool T]
@@ -33,7 +34,7 @@ export const USAGE = `usage: dispatchctl [--address HOST:PORT] [--token T] [--se
                              both show R in the APPROVAL_RESOLVED event;
                              exit 1 if it was not waiting
   parse FILE                 find tool calls in raw model output ('-' reads stdin)
-  events [--tool T]... [--kind K]... [--follow]
+  events [--tool T]... [--kind K]... [--follow | -f]
                              tail events live, one line each; --session, --tool and --kind
                              (tool_post, RETRY, ...; both repeatable) filter; --follow subscribes
                              again when the server restarts or goes away; Ctrl-C stops
@@ -51,13 +52,15 @@ export const USAGE = `usage: dispatchctl [--address HOST:PORT] [--token T] [--se
                              (refused otherwise; for a connection protected another way)
   environment: DISPATCH_ADDRESS (default 127.0.0.1:50051), DISPATCH_TOKEN, DISPATCH_TLS_CA,
                DISPATCH_TLS_CERT, DISPATCH_TLS_KEY (an empty one counts as unset)
-  exit codes: 0; 1 an RPC failed (the status on stderr), events' stream ended by the server, or
-              the approval approvals resolve named was not waiting;
+  exit codes: 0; 1 an RPC failed (the status on stderr, then its reason: "(reason LOOP_DETECTED)"),
+              events' stream ended by the server, or the approval approvals resolve named was
+              not waiting;
               2 a usage error; 3 call or dispatch ran and a result is an error (UNKNOWN_TOOL, ...)
   what a client, a model or a tool wrote is shown with control, bidi and invisible characters
   escaped (\\u001b); names and ids with whitespace or escapes are quoted`;
 
-const FLAGS = {
+/** The flags dispatchctl takes (parseArgs' options); --help names each. */
+export const DISPATCHCTL_FLAGS = {
   address: { type: 'string' },
   token: { type: 'string' },
   timeout: { type: 'string' },
@@ -81,7 +84,7 @@ const FLAGS = {
 
 /** Parses dispatchctl's command line; throws parseArgs' error on an unknown or malformed flag. */
 export function parseCommandLine(argv: readonly string[]) {
-  return parseArgs({ args: [...argv], allowPositionals: true, options: FLAGS });
+  return parseArgs({ args: [...argv], allowPositionals: true, options: DISPATCHCTL_FLAGS });
 }
 
 /** The flags of a command line, as parseCommandLine gives them. */

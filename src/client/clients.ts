@@ -24,6 +24,11 @@ type Methods<S extends GenServiceMethods> = {
  */
 export interface CallOptions {
   readonly metadata?: Record<string, string>;
+  /**
+   * The call's deadline, in milliseconds from now; absent or 0, none: the call then waits as long
+   * as the server takes (a turn's tools, an approval), so an agent sets one (the examples: 60 s
+   * for Dispatch, gRPC's retries included). Past it the call ends DEADLINE_EXCEEDED.
+   */
   readonly deadlineMs?: number;
   readonly signal?: AbortSignal;
 }
@@ -104,9 +109,12 @@ export function createServiceClient<S extends GenServiceMethods>(service: GenSer
   return client as ServiceClient<S>;
 }
 
-/** Clients of the three dispatch.v1 services. */
-export const createDispatchClient = (address: string, credentials?: grpc.ChannelCredentials) => createServiceClient(DispatchService, address, credentials);
-export const createRegistryClient = (address: string, credentials?: grpc.ChannelCredentials) => createServiceClient(ToolRegistryService, address, credentials);
+/**
+ * Clients of the three dispatch.v1 services. `channelOptions` go over DEFAULT_CHANNEL_OPTIONS: a
+ * retry policy (`'grpc.service_config'`, as examples/typescript/backend.ts sets), a receive limit.
+ */
+export const createDispatchClient = (address: string, credentials?: grpc.ChannelCredentials, channelOptions: grpc.ChannelOptions = {}) => createServiceClient(DispatchService, address, credentials, channelOptions);
+export const createRegistryClient = (address: string, credentials?: grpc.ChannelCredentials, channelOptions: grpc.ChannelOptions = {}) => createServiceClient(ToolRegistryService, address, credentials, channelOptions);
 /**
  * A worker's end of the Work stream: its messages encoded and its assignments decoded by hand. A
  * hello that does not say max_receive_message_bytes is sent saying the channel's receive limit (64

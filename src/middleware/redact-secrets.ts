@@ -1,6 +1,6 @@
 import { redactHighEntropy } from './entropy';
 import { looksLikeJson, redactJson, redactJsonLines, type JsonRedactor } from './redact-json';
-import { isCode, isOpaqueKey, isPlainValue, isWording } from './secret-context';
+import { isCode, isNegated, isOpaqueKey, isPlainValue, isWording } from './secret-context';
 import { isPasswordKey, PASSWORD_MIN_CHARS, SECRET_KEYS, SECRET_MIN_CHARS, SECRET_PATTERNS, type SecretKind } from './secret-patterns';
 
 /** Options of {@link redactSecrets}. */
@@ -97,8 +97,8 @@ function valueLength(value: string): number {
  * A key-value match: the key stays, the value is redacted up to a closing bracket it did not open
  * (`{"token":12345678}` keeps its `}`) or an earlier marker, unless it is shorter than the key's
  * floor or no secret (a reference, a path, a placeholder, a word, code, under a password's key the
- * start of wording: secret-context.ts). A value after a quoted key without a quote of its own (a
- * JSON number) becomes a quoted marker, so that JSON stays JSON.
+ * start of wording or the status after a negated key: secret-context.ts). A value after a quoted
+ * key without a quote of its own (a JSON number) becomes a quoted marker, so that JSON stays JSON.
  */
 function replaceKeyed(kind: SecretKind, password: boolean) {
   const min = password ? PASSWORD_MIN_CHARS : SECRET_MIN_CHARS;
@@ -107,7 +107,7 @@ function replaceKeyed(kind: SecretKind, password: boolean) {
     const end = valueLength(whole);
     const value = whole.slice(0, end);
     if (end < min || isPlainValue(key, value) || isCode(text, offset, key, value, offset + key.length + end)) return match;
-    if (password && isWording(text, key, value, offset + match.length)) return match;
+    if (password && (isWording(text, key, value, offset + match.length) || isNegated(text, offset))) return match;
     return key + (/["']\s*:\s*$/.test(key) ? `"${hidden}"` : hidden) + whole.slice(end);
   };
 }

@@ -26,13 +26,14 @@ function isEnvName(value: string): boolean {
 const SECRET_WORD = /secret|session|passw|passphrase|auth|credential|private/;
 
 /**
- * What a tool writes in a secret's place: a value left out (`null`, `~`, `none`, `N/A`), a flag
- * (`true`), a mask (`***`, `[REDACTED]`, Rails' `[FILTERED]`, `<redacted>`, a marker an excerpt
- * cut, `[RED...`), what a schema or an API doc writes (`string`, `str`, `required`, `optional`), a
- * template (`{{ .Values.password }}`, `{password}`) or a query's parameter (`?`, `%s`).
+ * What a tool writes in a secret's place: a value left out (`null`, `~`, `none`, Perl's `undef`,
+ * `N/A`), a flag (`true`), a mask (`***`, `[REDACTED]`, Rails' `[FILTERED]`, `<redacted>`, a marker
+ * an excerpt cut, `[RED...`), what a schema or an API doc writes (`string`, `str`, `required`,
+ * `optional`; Laravel's validation rules, `required|min:8`), a template (`{{ .Values.password }}`,
+ * `{password}`) or a query's parameter (`?`, `%s`).
  */
 const PLACEHOLDER =
-  String.raw`(?:null|nil|none|undefined|true|false|n\/?a|empty|unset|required|optional|string|str|bytes|%s|[*~?|.-]+|\[(?:redacted|filtered|hidden|masked)\b[^\]]{0,32}\]|\[[A-Za-z_:]{0,24}\.\.\.|<[^<>]{0,64}>|\{\{.*|\{%.*|\{[A-Za-z_][\w.]{0,64}\})$`;
+  String.raw`(?:null|nil|none|undef|undefined|true|false|n\/?a|empty|unset|required|optional|(?:required|nullable|sometimes)\|[\w:.|]*|string|str|bytes|%s|[*~?|.-]+|\[(?:redacted|filtered|hidden|masked)\b[^\]]{0,32}\]|\[[A-Za-z_:]{0,24}\.\.\.|<[^<>]{0,64}>|\{\{.*|\{%.*|\{[A-Za-z_][\w.]{0,64}\})$`;
 
 /** A reference, a path, a URL or a placeholder: one expression, as it is tested for every value a key names. */
 const PLAIN = new RegExp(String.raw`^(?:\$|\/|~\/|\.\.?\/|[A-Za-z]:\\|[a-z][a-z0-9+.-]*:\/\/|${PLACEHOLDER})`, 'i');
@@ -58,6 +59,12 @@ const CODE_AFTER = /^\s*[;,)|&?=>\]}<{]/;
 
 const IDENTIFIER_CHAR = /[\w$]/;
 
+/** A bare name before `=>` and a value without quotes: an arrow function's parameter (`password => password.trim()`). */
+const ARROW_PARAMETER = /^[\w$]+[ \t]*=>[ \t]*$/;
+
+/** A bracket the value opens and does not close: a list or a map whose items follow (`'password' => ['required', 'min:8']`). */
+const STRUCTURE_START = /^(?:\[[^\]]*|\{[^}]*|\([^)]*)$/;
+
 /**
  * Whether the key at `keyStart` is declared (`const token = ...`, `private String password = ...`).
  * The name's start must follow a space, checked first: the expression costs ~0.2 µs, paid by every
@@ -72,9 +79,11 @@ function isDeclared(text: string, keyStart: number): boolean {
 /**
  * Whether an unquoted value after a key is code rather than a secret: an expression on the right
  * of a declaration (`const token = header.slice(7);`), a property path (`options.password`,
- * `process.env.DB_PASSWORD`, `tokens.yaml`), a call or an index (`getToken()`, `argv[3]`), or,
- * after `:` or a spaced `=`, a variable named like a secret (`password = dbPassword`) or a name
- * followed by code punctuation (`privateKey: KeyObject;`, `(token: Principal)`). `API_KEY=sk-...`,
+ * `process.env.DB_PASSWORD`, `tokens.yaml`), a call or an index (`getToken()`, `argv[3]`), an
+ * arrow function ({@link ARROW_PARAMETER}), the start of a list or a map ({@link STRUCTURE_START}),
+ * after `=>` a variable named like a secret (`'password' => password`), or, after `:` or a spaced
+ * `=`, such a variable (`password = dbPassword`) or a name followed by code punctuation
+ * (`privateKey: KeyObject;`, `(token: Principal)`). `API_KEY=sk-...`,
  * `password: hunter2`, `Password=abc;` (a connection string) and quoted values stay secrets: under
  * a password's key from one character, under other secrets' keys from 8 (shorter ones are kept as
  * ids or counts, docs/security.md).
@@ -82,27 +91,41 @@ function isDeclared(text: string, keyStart: number): boolean {
 export function isCode(text: string, keyStart: number, key: string, value: string, valueEnd: number): boolean {
   if (/["'`]$/.test(key)) return false;
   const path = IDENTIFIER_PATH.exec(value)?.[0] ?? '';
+  if (path === '' && STRUCTURE_START.test(value)) return true;
   if (path === value && LETTERS_PATH.test(value)) return true;
   // A call or an index, unless a closed group is followed by more of the value (`ab(cd)efgh`).
   const rest = value.slice(path.length);
   if (path !== '' && /^[([]/.test(rest) && !/^[([][^()[\]]*[)\]][^.()[\]]/.test(rest)) return true;
   if (isDeclared(text, keyStart)) return true;
+  if (/=>\s*$/.test(key)) return ARROW_PARAMETER.test(key) || (path === value && SECRET_NAME.test(value));
   if (!/(?::|\s=)\s*$/.test(key)) return false;
   if (path === value && SECRET_NAME.test(value)) return true;
   return /^[A-Za-z_$]+$/.test(value) && CODE_AFTER.test(text.slice(valueEnd, valueEnd + 64));
 }
 
-/** A key and its value both quoted, as JSON writes them (`"password": "`, `\"password\":\"`). */
-const QUOTED_KEY_AND_VALUE = /["'`]\s*[:=]\s*\\?["'`]$/;
+/** A key and its value both quoted, as JSON (`"password": "`, `\"password\":\"`) or a PHP array (`'password' => '`) writes them. */
+const QUOTED_KEY_AND_VALUE = /["'`]\s*(?:=>|[:=])\s*\\?["'`]$/;
 
 /** Words that open a sentence rather than being a password (`Password: The password of the user`). */
 const SENTENCE_WORD = /^(?:the|a|an|is|are|was|must|should|will|can|cannot|may|to|for|of|your|be|not|this|that|enter|if|when|and|or|in|with|from|by|as|at)$/i;
+
+/** A flag's key (`--password `, `--password "`): the name, one space and maybe a quote; no `:`, `=` or `>`. */
+const FLAG_KEY = /^[^:=>]* \\?["'`]?$/;
+
+/**
+ * What follows a flag in help and prose, not its value: a metavar (argparse's `--password
+ * PASSWORD`, click's `TEXT`, OpenSSL's `-password val`), a word naming flags (`the --password
+ * flag`, `--http-password options`) or a sentence's.
+ */
+const FLAG_WORD = /^(?:[A-Z][A-Z_-]+|val|value|arg|flags?|options?|switch(?:es)?|arguments?|parameters?)$/;
 
 /**
  * Whether the short value after a password's key, which ends at `valueEnd`, is the first word of
  * wording rather than a password: of a quoted value with a space after a quoted key (JSON's
  * validation message, `{"password": "is too short"}`, `"can't be blank"`: the JSON pass keeps it
- * whole), or of a sentence (`password: must be at least 8 characters`, docs and help texts).
+ * whole; Laravel's, `'password' => 'The provided password is incorrect.'`), after a flag
+ * ({@link FLAG_WORD}), or of a sentence (`password: must be at least 8 characters`, docs and help
+ * texts; `<password>The password of the user</password>`, an element's whole text).
  */
 export function isWording(text: string, key: string, value: string, valueEnd: number): boolean {
   if (QUOTED_KEY_AND_VALUE.test(key)) {
@@ -111,7 +134,25 @@ export function isWording(text: string, key: string, value: string, valueEnd: nu
     const close = rest.indexOf(key[key.length - 1]!);
     return /\s/.test(close < 0 ? rest : rest.slice(0, close));
   }
-  return SENTENCE_WORD.test(value) && /^ [A-Za-z]/.test(text.slice(valueEnd, valueEnd + 2));
+  if (FLAG_KEY.test(key) && (FLAG_WORD.test(value) || SENTENCE_WORD.test(value))) return true;
+  // The first word, then a space and a letter: in the value (an element's text) or after it.
+  const space = value.indexOf(' ');
+  if (!SENTENCE_WORD.test(space < 0 ? value : value.slice(0, space))) return false;
+  return /^ [A-Za-z]/.test(space < 0 ? text.slice(valueEnd, valueEnd + 2) : value.slice(space, space + 2));
+}
+
+/** A word before a password's key that says there is none: the status line `no password: ok`. */
+const NEGATION = /(?<![\w-])(?:no|without|empty|blank|missing)[ \t]{1,4}$/i;
+
+/**
+ * Whether the password's key at `keyStart` is negated (`no password: ok`, `without password:
+ * skipped`): what follows it is a status, not a password. `password: ok` alone, `Your password:
+ * hunter2` and `New password: abc` stay secrets.
+ */
+export function isNegated(text: string, keyStart: number): boolean {
+  const before = text[keyStart - 1];
+  // 16 characters hold the longest negation and its spaces, and the character before them.
+  return (before === ' ' || before === '\t') && NEGATION.test(text.slice(Math.max(0, keyStart - 16), keyStart));
 }
 
 /** Whether values under `key` identify or page (`next_token`, `cursor`, `id`, `integrity`): no secret by their entropy alone. */

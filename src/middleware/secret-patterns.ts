@@ -88,13 +88,28 @@ const KEY_START = String.raw`(?<!(?<!\\)[0-9])(?!(?<=(?<!\\)[A-Za-z])[a-z])`;
 /** `source` with each letter in either case: `[pP][wW][dD]`. */
 const anyCase = (source: string) => source.replace(/[a-z]/g, (c) => `[${c}${c.toUpperCase()}]`);
 
+/** A quote around a key or a value; escaped (`\"password\":\"...\"`, JSON inside a JSON string or a quoted excerpt) or not. */
+const QUOTE = String.raw`\\?["'` + '`' + ']';
+
 /**
- * A key's closing quote, the separator and the value's opening quote, with spaces of class `space`
- * around the separator. A quote may be escaped (`\"password\":\"...\"`, JSON inside a JSON string
- * or a quoted excerpt); a backslash without one is the value's (`password:\nOK`, an escaped line
- * break, is no value `nOK`).
+ * A command line's flag and its value after one space (`--password hunter2`, `-token abc`): the
+ * key ends a word that `-` or `--` opens. Another flag is no value (`psql --password --host db`).
  */
-const separator = (space: string) => String.raw`(?:\\?["'` + '`' + `])?${space}*[:=]${space}*` + String.raw`(?:\\?["'` + '`' + '])?';
+const FLAG_SPACE = String.raw` (?<=(?:^|[\s"'=(])--?[\w-]{0,64} )(?!-)`;
+
+/** The end of an XML element's start tag (`<password>`, `<cfg:password>`): the key ends a tag that `<` opens. */
+const ELEMENT = String.raw`>(?<=<[\w.:-]{0,64}>)`;
+
+/** Between a key and its value: `:`, `=`, Go's `:=` or the `=>` of PHP, Perl and Ruby hashes; not a comparison (`password == null`). */
+const OPERATOR = '(?::=|=>|[:=])(?!=)';
+
+/**
+ * A key's closing quote (or print_r's `]`: `[password] => hunter2`), the {@link OPERATOR} and the
+ * value's opening quote, with spaces of class `space` around the operator (`'password' => '...'`);
+ * or a flag's space ({@link FLAG_SPACE}); or a start tag's end ({@link ELEMENT}). A backslash
+ * without a quote is the value's (`password:\nOK`, an escaped line break, is no value `nOK`).
+ */
+const separator = (space: string) => `(?:(?:${QUOTE}|\\])?${space}*${OPERATOR}${space}*(?:${QUOTE})?|${FLAG_SPACE}(?:${QUOTE})?|${ELEMENT})`;
 const SEPARATOR = separator(String.raw`\s`);
 
 /**
@@ -104,6 +119,15 @@ const SEPARATOR = separator(String.raw`\s`);
  * `valueLength`): the `}` closing a JSON object, or the `)` of a call, ends it.
  */
 const value = (min: number) => String.raw`(?:[^\s"'` + '`' + String.raw`&,;<>\\]|\\[^\s"'` + '`' + `]){${min},4096}`;
+
+/**
+ * The value after a key's separator: after a start tag, the element's whole text up to its end
+ * tag on its line, spaces and entities too (`<passphrase>correct horse</passphrase>`,
+ * `<password>p&amp;ss</password>`), and nothing else (`useState<Password>(initial)` is a type
+ * argument); after any other separator, a {@link value}. The text's class excludes `<`, so that a
+ * failed attempt backtracks at most 1,024 characters.
+ */
+const keyedValue = (min: number) => String.raw`(?:(?<!(?<!=)>)${value(min)}|(?<=<[\w.:-]{0,64}>)[^<\r\n]{${min},1024}(?=<\/))`;
 
 /** A pattern starting where `start` allows. */
 function pattern(kind: SecretKind, start: string, core: string, flags: string, keep = 0): SecretPattern {
@@ -119,7 +143,7 @@ const LOOSE_KEY_START = String.raw`(?<!(?<!\\)[0-9])`;
  * fewer than 8 characters of value.
  */
 function keyValue(kind: SecretKind, names: string): SecretPattern {
-  const core = `((?:${anyCase(names)})${SEPARATOR})(${value(SECRET_MIN_CHARS)})`;
+  const core = `((?:${anyCase(names)})${SEPARATOR})(${keyedValue(SECRET_MIN_CHARS)})`;
   return { ...pattern(kind, KEY_START, core, 'g', 1), keyed: true, loose: LOOSE_KEY_START + core };
 }
 
@@ -130,22 +154,23 @@ function keyValue(kind: SecretKind, names: string): SecretPattern {
  * map or the next key (`password:\n  secretKeyRef:`, `password:\nuser: bob`), no password.
  */
 function passwordKeyValue(): SecretPattern {
-  const core = `((?:${anyCase(PASSWORD_NAMES)})${separator('[ \\t]')})` + String.raw`(?!\\[nrt])` + `(${value(PASSWORD_MIN_CHARS)})`;
+  const core = `((?:${anyCase(PASSWORD_NAMES)})${separator('[ \\t]')})` + String.raw`(?!\\[nrt])` + `(${keyedValue(PASSWORD_MIN_CHARS)})`;
   return { ...pattern('secret', KEY_START, core, 'g', 1), keyed: true, password: true, loose: LOOSE_KEY_START + core };
 }
 
 /**
- * A key named like a password, unquoted, its separator, then a value in quotes that holds a space:
- * a passphrase of words (`SMTP_PASSWORD="correct horse battery staple"` in a .env file or a shell,
- * `passphrase: 'my pass phrase'` in YAML, `SMTP_PASSWORD="a b c"`). {@link passwordKeyValue}
- * stops a value at its first space, so all its words but the first were left. The value runs to
- * its closing quote, never past it nor past a line end, at most 4,096 characters; one with no space
- * is left to passwordKeyValue, which runs after. A quoted key is JSON's, whose values with spaces
- * are most often messages (`{"password": "is too short (minimum is 8 characters)"}`, a validation
- * error): kept, as the JSON pass keeps them.
+ * A key named like a password, unquoted, its operator or a flag's space, then a value in quotes
+ * that holds a space: a passphrase of words (`SMTP_PASSWORD="correct horse battery staple"` in a
+ * .env file or a shell, `passphrase: 'my pass phrase'` in YAML, `gpg --passphrase "a b c"`, Perl's
+ * `password => 'a b'`). {@link passwordKeyValue} stops a value at its first space, so all its words
+ * but the first were left. The value runs to its closing quote, never past it nor past a line end,
+ * at most 4,096 characters; one with no space is left to passwordKeyValue, which runs after. A
+ * quoted key is JSON's or a PHP array's, whose values with spaces are most often messages
+ * (`{"password": "is too short (minimum is 8 characters)"}`, a validation error; Laravel's
+ * `'password' => 'The provided password is incorrect.'`): kept, as the JSON pass keeps them.
  */
 function quotedKeyValue(kind: SecretKind, names: string): SecretPattern {
-  const key = (quote: string) => `((?:${anyCase(names)})` + String.raw`\s*[:=]\s*` + `${quote})`;
+  const key = (quote: string) => `((?:${anyCase(names)})` + String.raw`(?:\s*${OPERATOR}\s*|${FLAG_SPACE})` + `${quote})`;
   const quoted = String.raw`((?:(?!\2)(?:[^\n\\]|\\[^\n])){${PASSWORD_MIN_CHARS},4096})(?=\2)`;
   // The loose form has no back-reference: the scan joining every loose form numbers its groups anew.
   const loose = LOOSE_KEY_START + key(`["']`) + String.raw`[^\n]{${PASSWORD_MIN_CHARS}}`;

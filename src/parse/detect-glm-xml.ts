@@ -4,16 +4,11 @@ import { endOfName } from './detect-function-tag';
 import type { FoundCalls } from './found-calls';
 import type { JsonObject } from './json-value';
 import { createMarkerFinder, skipSpace } from './marker-finder';
-import { createValueEnds, scanBlocks, type Block, type ValueEnds } from './xml-blocks';
+import { createGlmValueEnds, GLM_TAGS, keyEndAt } from './glm-value-ends';
+import { scanBlocks, type Block, type ValueEnds } from './xml-blocks';
 import { parameterValue } from './xml-parameter-value';
 
-const OPEN = '<tool_call>';
-const CLOSE = '</tool_call>';
-const KEY_OPEN = '<arg_key>';
-const KEY_CLOSE = '</arg_key>';
-const VALUE_OPEN = '<arg_value>';
-const VALUE_CLOSE = '</arg_value>';
-const MAX_NAME = 256;
+const { open: OPEN, close: CLOSE, keyOpen: KEY_OPEN, keyClose: KEY_CLOSE, valueOpen: VALUE_OPEN, valueClose: VALUE_CLOSE, maxKey: MAX_NAME } = GLM_TAGS;
 /** Bare names a chat template renders for a null (Python's `None`, JSON's `null`): no call, unless offered. */
 const NULL_NAMES: ReadonlySet<string> = new Set(['None', 'null']);
 
@@ -22,9 +17,9 @@ const NULL_NAMES: ReadonlySet<string> = new Set(['None', 'null']);
  * (GLM-4.7 writes no line ends). The `<tool_call>` tag is Hermes's too: only content that starts
  * with a bare name followed by `<arg_key>` or `</tool_call>` (a call with no arguments) is GLM's,
  * so `<tool_call>{"name":...}` stays Hermes's. A key is trimmed (as vLLM's `glm4_moe` parser
- * does); a value runs to the first `</arg_value>`, so markers quoted in it are not calls, unless
- * an `<arg_key>` comes first or there is none: the model left it out, and the value ends as a
- * Qwen3-Coder value left open ends (see `createValueEnds`). It is read by `parameterValue`
+ * does); a value runs to the first `</arg_value>` that the next key or `</tool_call>` follows, so
+ * markers quoted in it (a file's text, code) are not calls, nor its end, unless the model left it
+ * out (see `createGlmValueEnds`). It is read by `parameterValue`
  * (vLLM strips all whitespace around a value and falls back to Python literals; here only one
  * line end each side goes, and `None` stays text). Only whitespace may stand between the tags,
  * and a call needs its `</tool_call>`: a block cut off or broken is no call, its text stays, and
@@ -38,7 +33,7 @@ export function detectGlmXml(text: string): Generator<FoundCalls> {
 
 /** The calls, their arguments read only when `withArguments` (else `{}`: spans alone are wanted). */
 function* scanGlmXml(text: string, withArguments: boolean): Generator<FoundCalls> {
-  const valueEnds = createValueEnds(text, { close: VALUE_CLOSE, nextKey: KEY_OPEN, callClose: CLOSE, callOpen: OPEN });
+  const valueEnds = createGlmValueEnds(text);
   yield* scanBlocks(
     createMarkerFinder(text, OPEN),
     (open) => readBlock(text, open + OPEN.length, valueEnds, withArguments),
@@ -61,8 +56,8 @@ function readBlock(text: string, from: number, valueEnds: ValueEnds, withArgumen
   let pos = skipSpace(text, nameEnd, text.length);
   while (text.startsWith(KEY_OPEN, pos)) {
     const keyStart = pos + KEY_OPEN.length;
-    const keyEnd = text.indexOf('<', keyStart);
-    if (keyEnd < 0 || keyEnd - keyStart > MAX_NAME || !text.startsWith(KEY_CLOSE, keyEnd)) return { kind: 'broken', at: keyStart };
+    const keyEnd = keyEndAt(text, keyStart);
+    if (keyEnd < 0) return { kind: 'broken', at: keyStart };
     pos = skipSpace(text, keyEnd + KEY_CLOSE.length, text.length);
     if (!text.startsWith(VALUE_OPEN, pos)) return { kind: 'broken', at: pos };
     const valueStart = pos + VALUE_OPEN.length;

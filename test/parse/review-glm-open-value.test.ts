@@ -38,8 +38,8 @@ describe('a GLM value left open', () => {
     expect(parseToolCalls(text).calls.map((c) => [c.name, c.arguments])).toEqual([['write', JSON.stringify({ content })]]);
   });
 
-  it('that quotes <arg_key> before its </arg_value> makes the call no call, its text kept whole', () => {
+  it('that quotes <arg_key> before its </arg_value> keeps it as text (see glm-values.test.ts)', () => {
     const text = '<tool_call>write\n<arg_key>content</arg_key>\n<arg_value>Use <arg_key>k</arg_key> tags</arg_value>\n</tool_call>';
-    expect(parseToolCalls(text)).toEqual({ calls: [], remainingText: text, format: 'none' });
+    expect(parseToolCalls(text)).toMatchObject({ calls: [{ name: 'write', arguments: '{"content":"Use <arg_key>k</arg_key> tags"}' }], remainingText: '', format: 'glm_xml' });
   });
 });

@@ -81,6 +81,12 @@ function candidates(value: unknown, schema: Schema, depth: number, maxDepth: num
       out.push(...near.map((e) => ({ value: e, what: 'enum value corrected' })));
     }
   }
+  // A number or boolean where text is wanted (an id, a zip code, a year: `"zip": 12345`, or an
+  // XML-ish value ParseToolCalls read as JSON for a tool it did not know). Only an integer a
+  // double keeps and a boolean: `1.5` may have been written `1.50`, and null says none.
+  if (types.includes('string') && ((typeof value === 'number' && Number.isSafeInteger(value)) || typeof value === 'boolean')) {
+    out.push({ value: String(value), what: `${typeof value} to string` });
+  }
   // Not null: it says "none", and [null] is a list of one item the model never sent.
   if (types.includes('array') && !Array.isArray(value) && value !== null && out.length === 0) {
     out.push({ value: [value], what: 'bare value wrapped in an array' });

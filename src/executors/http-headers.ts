@@ -27,6 +27,9 @@ export function httpHeadersProblem(headers: Readonly<Record<string, string>>): s
   const seen = new Map<string, string>();
   for (const [name, value] of Object.entries(headers)) {
     if (!TOKEN.test(name)) return `http.headers name ${JSON.stringify(name)} is not a valid HTTP header name`;
+    // undici copies a request's headers into a plain object by their names: `__proto__` (this case
+    // exactly) set its prototype there and was never sent, without a word.
+    if (name === '__proto__') return 'http.headers name "__proto__" is never sent by the HTTP client (it drops a header of exactly that name); write it in another case, such as "__Proto__" (header names ignore case)';
     if (clientOwned(name)) return `http.headers may not set ${JSON.stringify(name)}: hop-by-hop and framing headers (${CLIENT_OWNED_LIST}) belong to the HTTP client`;
     if (!FIELD_VALUE.test(value)) return `http.headers ${JSON.stringify(name)} has a value with a character HTTP headers cannot carry (a control character such as NUL, CR or LF, or one past U+00FF)`;
     const other = seen.get(name.toLowerCase());

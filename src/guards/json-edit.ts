@@ -3,14 +3,20 @@ const tokensOf = (pointer: string) => pointer.slice(1).split('/').map((t) => t.r
 type Container = Record<string, unknown> | unknown[];
 const isContainer = (v: unknown): v is Container => v !== null && typeof v === 'object';
 
+/**
+ * Sets `key` of `record` as an own data property: assigned, a key named `__proto__` (which
+ * JSON.parse makes an own key, as the arguments hold it) would set the object's prototype instead.
+ */
+const defineKey = (record: Record<string, unknown>, key: string, value: unknown) => Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
+
 function parentOf(doc: unknown, tokens: readonly string[], create: boolean): Container | undefined {
   let current = doc;
   for (const token of tokens.slice(0, -1)) {
-    if (!isContainer(current) || token === '__proto__') return undefined;
+    if (!isContainer(current)) return undefined;
     const record = current as Record<string, unknown>;
-    if (!Object.prototype.hasOwnProperty.call(record, token)) {
+    if (!Object.hasOwn(record, token)) {
       if (!create || Array.isArray(current)) return undefined;
-      record[token] = {};
+      defineKey(record, token, {});
     }
     current = record[token];
   }
@@ -32,8 +38,7 @@ export function setAtPointer(doc: unknown, pointer: string, value: unknown): boo
     else return false;
     return true;
   }
-  if (last === '__proto__') return false;
-  parent[last] = value;
+  defineKey(parent, last, value);
   return true;
 }
 

@@ -28,6 +28,8 @@ function parseEndpoint(raw: unknown, match: string[], fail: Fail): EndpointPolic
   const headers = raw.headers ?? {};
   if (!isRecord(headers)) fail('endpoint.headers', 'must be a mapping of header name to value');
   for (const [name, value] of Object.entries(headers)) if (typeof value !== 'string') fail(`endpoint.headers.${name}`, 'must be a string');
+  // fetch (undici) drops a header named exactly __proto__, as for an HTTP tool (executors/http-headers.ts).
+  if (Object.hasOwn(headers, '__proto__')) fail('endpoint.headers.__proto__', 'is never sent by the HTTP client (it drops a header of exactly that name); write it in another case, such as "__Proto__" (header names ignore case)');
   return { url: raw.url, match, timeoutMs: timeout, failOpen, headers: headers as Record<string, string> };
 }
 

@@ -68,12 +68,16 @@ test('numeric conditions stay linear on long non-ASCII digit strings (~0.1 s her
   expect(performance.now() - started).toBeLessThan(1500);
 });
 
-test('json edits: set creates parents, appends with -, refuses to cross a scalar; remove deletes', () => {
+test('json edits: set creates parents, appends with -, refuses to cross a scalar, sets __proto__ as a key; remove deletes', () => {
   const doc: Record<string, unknown> = { a: 'text', list: [1] };
   expect(setAtPointer(doc, '/meta/source', 'x')).toBe(true);
   expect(setAtPointer(doc, '/list/-', 2)).toBe(true);
   expect(setAtPointer(doc, '/a/b', 1)).toBe(false);
-  expect(setAtPointer(doc, '/__proto__/polluted', 1)).toBe(false);
+  // `__proto__` is a key as JSON.parse makes it (own), never the prototype: nothing is polluted.
+  expect(setAtPointer(doc, '/__proto__/polluted', 1)).toBe(true);
+  expect(Object.getOwnPropertyDescriptor(doc, '__proto__')?.value).toEqual({ polluted: 1 });
+  expect(Object.getPrototypeOf(doc)).toBe(Object.prototype);
+  removeAtPointer(doc, '/__proto__');
   removeAtPointer(doc, '/list/0');
   removeAtPointer(doc, '/missing/x');
   expect(doc).toEqual({ a: 'text', list: [2], meta: { source: 'x' } });

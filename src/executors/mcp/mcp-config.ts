@@ -69,6 +69,10 @@ export function parseMcpServers(raw: readonly unknown[], file: string): McpServe
     const url = e.url === undefined ? undefined : urlOf(e.url, file, at('url'));
     if (url && (e.env !== undefined || e.cwd !== undefined)) throw new ConfigError(file, at(e.env !== undefined ? 'env' : 'cwd'), 'applies only to a stdio server (command)');
     if (command && e.headers !== undefined) throw new ConfigError(file, at('headers'), 'applies only to a Streamable HTTP server (url)');
+    // The HTTP client (undici) drops a header named exactly __proto__, as for an HTTP tool (http-headers.ts).
+    if (typeof e.headers === 'object' && e.headers !== null && Object.hasOwn(e.headers, '__proto__')) {
+      throw new ConfigError(file, at('headers.__proto__'), 'is never sent by the HTTP client (it drops a header of exactly that name); write it in another case, such as "__Proto__" (header names ignore case)');
+    }
     if (e.cwd !== undefined && (typeof e.cwd !== 'string' || e.cwd === '')) throw new ConfigError(file, at('cwd'), 'must be a directory path');
     const prefix = e.prefix === undefined ? `${e.name}_` : e.prefix;
     if (typeof prefix !== 'string' || !PREFIX.test(prefix)) throw new ConfigError(file, at('prefix'), 'must be at most 64 letters, digits, "_", ".", ":" or "-" (it starts tool names)');
@@ -116,7 +120,8 @@ function urlOf(value: unknown, file: string, path: string): string {
 function mapOf(value: unknown, file: string, path: string): Record<string, string> {
   if (value === undefined || value === null) return {};
   if (typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(file, path, 'must be a mapping of names to values');
-  const out: Record<string, string> = {};
+  // No prototype: an env variable named __proto__ stays an entry (assigned into `{}` it was dropped).
+  const out: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const [k, v] of Object.entries(value)) {
     if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') throw new ConfigError(file, `${path}.${k}`, 'must be a string, number or boolean');
     out[k] = String(v);

@@ -6,7 +6,8 @@ import type { JsonObject } from './json-value';
 import { createMarkerFinder, skipSpace } from './marker-finder';
 import { createGlmValueEnds, GLM_TAGS, keyEndAt } from './glm-value-ends';
 import { scanBlocks, type Block, type ValueEnds } from './xml-blocks';
-import { parameterValue } from './xml-parameter-value';
+import type { TextParameterLookup } from './types';
+import { readParameter } from './xml-parameter-value';
 
 const { open: OPEN, close: CLOSE, keyOpen: KEY_OPEN, keyClose: KEY_CLOSE, valueOpen: VALUE_OPEN, valueClose: VALUE_CLOSE, maxKey: MAX_NAME } = GLM_TAGS;
 /** Bare names a chat template renders for a null (Python's `None`, JSON's `null`): no call, unless offered. */
@@ -19,24 +20,25 @@ const NULL_NAMES: ReadonlySet<string> = new Set(['None', 'null']);
  * so `<tool_call>{"name":...}` stays Hermes's. A key is trimmed (as vLLM's `glm4_moe` parser
  * does); a value runs to the first `</arg_value>` that the next key or `</tool_call>` follows, so
  * markers quoted in it (a file's text, code) are not calls, nor its end, unless the model left it
- * out (see `createGlmValueEnds`). It is read by `parameterValue`
- * (vLLM strips all whitespace around a value and falls back to Python literals; here only one
- * line end each side goes, and `None` stays text). Only whitespace may stand between the tags,
+ * out (see `createGlmValueEnds`). It is read by `readParameter`: as text when `textParameters`
+ * says the named tool's schema asks for text, else by `parameterValue` (vLLM strips all
+ * whitespace around a value and falls back to Python literals; here only one line end each side
+ * goes, and `None` stays text). Only whitespace may stand between the tags,
  * and a call needs its `</tool_call>`: a block cut off or broken is no call, its text stays, and
  * the search goes on where it broke, so each character is read a bounded number of times. A bare
  * `None` or `null` with no arguments (`<tool_call>None</tool_call>`: a template rendering a null)
  * is no call unless a tool of that exact name is offered (see `FoundCalls.requiresOffer`).
  */
-export function detectGlmXml(text: string): Generator<FoundCalls> {
-  return scanGlmXml(text, true);
+export function detectGlmXml(text: string, textParameters?: TextParameterLookup): Generator<FoundCalls> {
+  return scanGlmXml(text, true, textParameters);
 }
 
 /** The calls, their arguments read only when `withArguments` (else `{}`: spans alone are wanted). */
-function* scanGlmXml(text: string, withArguments: boolean): Generator<FoundCalls> {
+function* scanGlmXml(text: string, withArguments: boolean, textParameters?: TextParameterLookup): Generator<FoundCalls> {
   const valueEnds = createGlmValueEnds(text);
   yield* scanBlocks(
     createMarkerFinder(text, OPEN),
-    (open) => readBlock(text, open + OPEN.length, valueEnds, withArguments),
+    (open) => readBlock(text, open + OPEN.length, valueEnds, withArguments, textParameters),
     (start, call, end) => ({ start, end, calls: [call], format: 'glm_xml', requiresOffer: isNullName(call) ? true : undefined }),
   );
 }
@@ -47,7 +49,7 @@ function isNullName(call: CandidateCall): boolean {
 }
 
 /** The block whose content begins at `from`, up to and including its `</tool_call>`. */
-function readBlock(text: string, from: number, valueEnds: ValueEnds, withArguments: boolean): Block {
+function readBlock(text: string, from: number, valueEnds: ValueEnds, withArguments: boolean, textParameters: TextParameterLookup | undefined): Block {
   const nameStart = skipSpace(text, from, text.length);
   const nameEnd = endOfName(text, nameStart, Math.min(nameStart + MAX_NAME, text.length));
   if (nameEnd === nameStart) return { kind: 'broken', at: nameStart };
@@ -67,11 +69,14 @@ function readBlock(text: string, from: number, valueEnds: ValueEnds, withArgumen
     pos = skipSpace(text, text.startsWith(VALUE_CLOSE, valueEnd) ? valueEnd + VALUE_CLOSE.length : valueEnd, text.length);
   }
   if (!text.startsWith(CLOSE, pos)) return { kind: 'broken', at: pos };
+  const name = text.slice(nameStart, nameEnd);
+  const kinds = withArguments && args.length > 0 ? textParameters?.(name) : undefined;
   const values: JsonObject = new Map();
   for (let i = 0; withArguments && i < args.length; i += 4) {
-    values.set(text.slice(args[i], args[i + 1]).trim(), parameterValue(text.slice(args[i + 2], args[i + 3])));
+    const key = text.slice(args[i], args[i + 1]).trim();
+    values.set(key, readParameter(text.slice(args[i + 2], args[i + 3]), kinds?.get(key)));
   }
-  return { kind: 'call', call: callFromParts(text.slice(nameStart, nameEnd), values), end: pos + CLOSE.length };
+  return { kind: 'call', call: callFromParts(name, values), end: pos + CLOSE.length };
 }
 
 /** The text with each GLM call blanked out, for the same reason as `withoutQwenCalls`. */

@@ -6,7 +6,8 @@ import { endOfName } from './detect-function-tag';
 import { createMarkerFinder, skipSpace } from './marker-finder';
 import { tokenBefore } from './special-tokens';
 import { createValueEnds, scanBlocks, type Block, type ValueEnds } from './xml-blocks';
-import { parameterValue } from './xml-parameter-value';
+import type { TextParameterLookup } from './types';
+import { readParameter } from './xml-parameter-value';
 
 const WRAP_OPEN = '<tool_call>';
 const WRAP_CLOSE = '</tool_call>';
@@ -20,34 +21,35 @@ const WRAP: readonly string[] = [WRAP_OPEN];
 /**
  * Qwen3-Coder (and Qwen3.5) XML calls, in `<tool_call>` or bare:
  * `<tool_call><function=get_weather><parameter=city>Paris</parameter></function></tool_call>`.
- * A value runs to the first `</parameter>`, so markers quoted in it (a file's text) are not
- * calls; it is read by `parameterValue`. A `<parameter=` before that `</parameter>` (or none at
+ * A value runs to the first `</parameter>`, so markers quoted in it (a file's text) are not calls;
+ * it is read by `readParameter` (text when `textParameters` says the named tool's schema asks for
+ * text, else JSON when it is strict JSON). A `<parameter=` before that `</parameter>` (or none at
  * all) shows the model left it out: the value then ends at the first `<parameter=` or
  * `</function>`, as vLLM's and SGLang's parsers end it, unless a `<function=` comes first (that
  * tag is another call's: prose explaining the format must not swallow the call after it), and a
- * value quoting `<parameter=` is cut there as vLLM cuts it. Only whitespace may stand between
- * the tags, and a call needs its `</function>` (or, that missing, its `</tool_call>`). A block
- * the text ends in (cut off) or broken otherwise is no call, and its text stays; the search goes
- * on where it broke, after the opening tag of a value never closed, as the other dialects let
- * the next call's marker end a call cut off inside a string. So each character is read a bounded
+ * value quoting `<parameter=` is cut there as vLLM cuts it. Only whitespace may stand between the
+ * tags, and a call needs its `</function>` (or, that missing, its `</tool_call>`). A block the
+ * text ends in (cut off) or broken otherwise is no call, and its text stays; the search goes on
+ * where it broke, after the opening tag of a value never closed, as the other dialects let the
+ * next call's marker end a call cut off inside a string. So each character is read a bounded
  * number of times. `<function=name>{json}` (Llama) is left to its own detector.
  */
-export function detectQwenXml(text: string): Generator<FoundCalls> {
-  return scanQwenXml(text, true);
+export function detectQwenXml(text: string, textParameters?: TextParameterLookup): Generator<FoundCalls> {
+  return scanQwenXml(text, true, textParameters);
 }
 
 /** The calls, their arguments read only when `withArguments` (else `{}`: spans alone are wanted). */
-function* scanQwenXml(text: string, withArguments: boolean): Generator<FoundCalls> {
+function* scanQwenXml(text: string, withArguments: boolean, textParameters?: TextParameterLookup): Generator<FoundCalls> {
   const valueEnds = createValueEnds(text, { close: PARAM_CLOSE, nextKey: PARAM_OPEN, callClose: CLOSE, callOpen: OPEN });
   yield* scanBlocks(
     createMarkerFinder(text, OPEN),
-    (open) => readBlock(text, open + OPEN.length, valueEnds, withArguments),
+    (open) => readBlock(text, open + OPEN.length, valueEnds, withArguments, textParameters),
     (open, call, end) => ({ start: tokenBefore(text, open, 0, WRAP), end, calls: [call], format: 'qwen_xml' }),
   );
 }
 
 /** The block whose function name begins at `from`, up to and including its closing tags. */
-function readBlock(text: string, from: number, valueEnds: ValueEnds, withArguments: boolean): Block {
+function readBlock(text: string, from: number, valueEnds: ValueEnds, withArguments: boolean, textParameters: TextParameterLookup | undefined): Block {
   const nameEnd = endOfNameWithin(text, from);
   if (text.charCodeAt(nameEnd) !== 0x3e || nameEnd === from) return { kind: 'broken', at: nameEnd };
   const name = text.slice(from, nameEnd);
@@ -74,10 +76,12 @@ function readBlock(text: string, from: number, valueEnds: ValueEnds, withArgumen
   } else {
     end += WRAP_CLOSE.length;
   }
+  const kinds = withArguments && params.length > 0 ? textParameters?.(name) : undefined;
   const args: JsonObject = new Map();
   for (let i = 0; withArguments && i < params.length; i += 3) {
     const keyEnd = params[i + 1] ?? 0;
-    args.set(text.slice(params[i], keyEnd), parameterValue(text.slice(keyEnd + 1, params[i + 2])));
+    const key = text.slice(params[i], keyEnd);
+    args.set(key, readParameter(text.slice(keyEnd + 1, params[i + 2]), kinds?.get(key)));
   }
   return { kind: 'call', call: callFromParts(name, args), end };
 }

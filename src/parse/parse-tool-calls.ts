@@ -15,7 +15,7 @@ import { scanForCalls } from './object-scanner';
 import { maskReasoning } from './reasoning-mask';
 import { chooseSpans, type ChosenSpan } from './span-choice';
 import type { WorkBudget } from './tolerant-json';
-import type { ParseOptions, ParseResult, ParsedCall } from './types';
+import type { ParseOptions, ParseResult, ParsedCall, TextParameterLookup, TextParameters } from './types';
 
 /** Texts longer than this are not searched unless `maxInputChars` says otherwise: 4 MiB. */
 export const DEFAULT_MAX_INPUT_CHARS = 4 * 1024 * 1024;
@@ -32,15 +32,16 @@ const WORK_BASE = 65_536;
  * Dialects with markers, read together and sharing one work budget: an output may mix them
  * (`<|python_tag|>` then `<function=...>`), and their calls are returned in text order, with the
  * format of the first. A marker quoted in another marked call's arguments is not a call (see
- * `chooseSpans`).
+ * `chooseSpans`). The XML-like dialects, whose values are bare text, read a value as text where
+ * `textParameters` says its tool asks for text.
  */
-const MARKED: readonly Detector[] = [
+const markedDetectors = (textParameters: TextParameterLookup | undefined): readonly Detector[] => [
   detectHermes,
   detectMistral,
   detectPythonTag,
   detectFunctionTags,
-  detectQwenXml,
-  detectGlmXml,
+  (text) => detectQwenXml(text, textParameters),
+  (text) => detectGlmXml(text, textParameters),
   detectHarmony,
   detectDeepSeek,
   detectDsml,
@@ -65,8 +66,10 @@ const detectBareJson: Detector = (text, budget) => scanForCalls(text, 0, text.le
  * Markdown fence, read tolerantly (see `parseTolerantValue`); a call cut off before its
  * arguments, or inside them, is not a call. Calls drafted in reasoning (`<think>` blocks and the
  * like, see `maskReasoning`) are ignored. With `offeredTools` non-empty, a call naming any other
- * tool is not a call. Runs in time linear in the text and never throws: whatever goes wrong, the answer is
- * format `none` with the whole text remaining.
+ * tool is not a call. With `options.textParameters`, a Qwen3-Coder or GLM value that its tool's
+ * schema asks for as text stays text (`12345` for a zip code is not the number 12345). Runs in
+ * time linear in the text and never throws: whatever goes wrong, the answer is format `none`
+ * with the whole text remaining.
  */
 export function parseToolCalls(text: string, offeredTools?: readonly string[], options?: ParseOptions): ParseResult {
   const input = typeof text === 'string' ? text : '';
@@ -76,7 +79,7 @@ export function parseToolCalls(text: string, offeredTools?: readonly string[], o
     if (input.length > maxChars || maxCalls === 0) return nothingFound(input);
     const offered = new Set(Array.isArray(offeredTools) ? offeredTools.filter((n) => typeof n === 'string') : []);
     const searched = maskReasoning(input, createBudget(input));
-    for (const tier of detectInTiers(searched)) {
+    for (const tier of detectInTiers(searched, askedOnce(options?.textParameters))) {
       const accepted = chooseSpans(tier, offered, maxCalls);
       if (accepted.length > 0) return buildResult(input, accepted);
     }
@@ -102,15 +105,27 @@ export function parseToolCalls(text: string, offeredTools?: readonly string[], o
  * share the marked dialects' work budget. The later tiers read the text with Qwen, GLM and DSML
  * calls blanked out (see `withoutQwenCalls`), worked out when the first of them is read.
  */
-function detectInTiers(text: string): (readonly Iterable<FoundCalls>[])[] {
+function detectInTiers(text: string, textParameters: TextParameterLookup | undefined): (readonly Iterable<FoundCalls>[])[] {
   const markedBudget = createBudget(text);
   let unmarked: string | undefined;
   const unmarkedText = (): string => (unmarked ??= withoutDsmlCalls(withoutGlmCalls(withoutQwenCalls(text))));
   return [
-    MARKED.map((detect) => detect(text, markedBudget)),
+    markedDetectors(textParameters).map((detect) => detect(text, markedBudget)),
     [lazily(() => detectFences(unmarkedText(), markedBudget))],
     [lazily(() => detectBareJson(unmarkedText(), createBudget(text)))],
   ];
+}
+
+/** `lookup`, asked once per distinct tool name: a text may name one tool in many calls. */
+function askedOnce(lookup: TextParameterLookup | undefined): TextParameterLookup | undefined {
+  if (typeof lookup !== 'function') return undefined;
+  const answers = new Map<string, TextParameters | undefined>();
+  return (tool) => {
+    if (answers.has(tool)) return answers.get(tool);
+    const answer = lookup(tool);
+    answers.set(tool, answer);
+    return answer;
+  };
 }
 
 /** The spans `detect` finds, not looked for until the first is asked for. */

@@ -62,8 +62,31 @@ export interface ParseOptions {
    */
   readonly maxCalls?: number;
   /**
+   * The parameters of a tool whose values are text, by the tool's name, for the dialects that
+   * write a value bare between tags (`qwen_xml`, `glm_xml`): there `12345` or `true` for a string
+   * parameter (a zip code, a title) stays that text instead of being read as JSON, which the tool's
+   * schema would refuse. A name it answers `undefined` for (an unknown tool), and the parse without
+   * it, read values as before. Asked at most once per distinct name per parse (see
+   * `textParametersOf` to build an answer from a tool's input schema).
+   * @default none (every value read as JSON when it is strict JSON)
+   */
+  readonly textParameters?: TextParameterLookup;
+  /**
    * Told of any internal error (a defect: the parser is designed to be total), after which the
    * result is `none`. For logging; what it throws is ignored.
    */
   readonly onInternalError?: (error: unknown) => void;
 }
+
+/**
+ * How a parameter's value is read when its tool asks for text: `text`, as written (less one line
+ * end each side); `text_or_null` (a schema type `["string", "null"]`) the same, except that the
+ * exact text `null` is null.
+ */
+export type TextParameter = 'text' | 'text_or_null';
+
+/** A tool's parameters whose values are text, by key. */
+export type TextParameters = ReadonlyMap<string, TextParameter>;
+
+/** The text parameters of the tool of a name, or `undefined` when the name is no tool known. */
+export type TextParameterLookup = (tool: string) => TextParameters | undefined;

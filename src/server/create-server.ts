@@ -78,7 +78,7 @@ export async function startServer(address: string, options: ServerOptions): Prom
   const extra = options.extraHandlers ?? {};
   addService(server, serviceDefinition(DispatchService, { dispatch: { decodeRequest: (bytes: Buffer) => decodeDispatchRequest(bytes, deps.limits.maxCallsPerTurn), encodeResponse: encodeDispatchResponse } }), {
     subscribe: unimplemented('Subscribe'),
-    parseToolCalls: parseHandler(authenticate, deps.limits, deps.logger),
+    parseToolCalls: parseHandler(authenticate, deps.limits, deps.logger, deps.registry),
     resolveApproval: unimplemented('ResolveApproval'),
     listApprovals: unimplemented('ListApprovals'),
     ...dispatchHandlers({ deps, authenticate, shutdown: shutdownController.signal, draining: deps.store.shared ? drainController.signal : undefined, parallel: options.parallel, admission, singleTenant: options.singleTenant }),

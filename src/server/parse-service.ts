@@ -3,7 +3,8 @@ import * as grpc from '@grpc/grpc-js';
 import { ParseToolCallsResponseSchema, type ParseToolCallsRequest, type ParseToolCallsResponse } from '../../gen/dispatch/v1/dispatch_pb';
 import type { Logger } from '../log';
 import type { Limits } from '../options';
-import { parseToolCalls } from '../parse';
+import { parseToolCalls, textParametersOf, type TextParameterLookup, type TextParameters } from '../parse';
+import type { ResolvedTool, ToolRegistry } from '../registry';
 import { MAX_OFFERED_TOOLS } from './dispatch-request-codec';
 import { invalidArgument, RpcError, unary } from './grpc-adapter';
 import { checkOfferedNames } from './offered-tools';
@@ -21,12 +22,37 @@ function checkOfferedTools(names: readonly string[]): void {
   checkOfferedNames(names);
 }
 
-/** ParseToolCalls: finds the tool calls in raw model output; it never fails on the text itself. */
-export function parseHandler(authenticate: Authenticator, limits: Limits, logger: Logger) {
+/** Each tool's text parameters, read from its schema once: a tool changed is a new object. */
+const textParametersByTool = new WeakMap<ResolvedTool, TextParameters>();
+
+/**
+ * The text parameters of the tools Dispatch would run for `tenant` (the operator's tool of a
+ * name, else the tenant's own): a Qwen3-Coder or GLM value for a string parameter then stays
+ * text, as Dispatch's validation wants it. A name no tool of theirs has is read as before.
+ */
+function textParametersFor(registry: Pick<ToolRegistry, 'lookup'>, tenant: string): TextParameterLookup {
+  return (name) => {
+    const tool = registry.lookup(tenant, name);
+    if (tool === undefined) return undefined;
+    let found = textParametersByTool.get(tool);
+    if (found === undefined) {
+      found = textParametersOf(tool.schema);
+      textParametersByTool.set(tool, found);
+    }
+    return found;
+  };
+}
+
+/**
+ * ParseToolCalls: finds the tool calls in raw model output; it never fails on the text itself.
+ * With `registry`, values are read by the caller's tools' schemas (see `textParametersFor`).
+ */
+export function parseHandler(authenticate: Authenticator, limits: Limits, logger: Logger, registry?: Pick<ToolRegistry, 'lookup'>) {
   return unary(logger, async (request: ParseToolCallsRequest, call: grpc.ServerUnaryCall<ParseToolCallsRequest, ParseToolCallsResponse>) => {
-    authenticate(call, 'dispatch');
+    const { tenant } = authenticate(call, 'dispatch');
     checkOfferedTools(request.offeredTools);
-    const parsed = parseToolCalls(request.text, request.offeredTools, { maxInputChars: limits.maxMessageBytes, maxCalls: limits.maxCallsPerTurn });
+    const textParameters = registry === undefined ? undefined : textParametersFor(registry, tenant);
+    const parsed = parseToolCalls(request.text, request.offeredTools, { maxInputChars: limits.maxMessageBytes, maxCalls: limits.maxCallsPerTurn, textParameters });
     const response = create(ParseToolCallsResponseSchema, { calls: parsed.calls, remainingText: parsed.remainingText, format: parsed.format });
     // Arguments are answered as JSON, which may take up to 6x the text they came from (a raw
     // control character is written \u0001): past max_response_bytes the client would refuse it

@@ -8,6 +8,7 @@ import { addAnnotationFormats, noteUnknownFormats, useLinearUrlFormat } from './
 import { useOwnDefaults, withOwnDefaults } from './own-defaults';
 import type { SchemaPatternBound } from './pattern-pool';
 import { refusedDefault } from './schema-defaults';
+import { protoMember } from './proto-members';
 import { refLoop } from './ref-loops';
 import { checkSchemaCost } from './schema-cost';
 import { wrapSchemaSource } from './schema-rewrite';
@@ -117,8 +118,8 @@ export function createSchemaCodegen(maxSchemaBytes: number): (schemaText: string
     try {
       meta.validateSchema(schema, true);
       const index = new SchemaIndex(schema);
-      const loop = refLoop(index);
-      if (loop) throw new Error(loop);
+      const problem = refLoop(index) ?? protoMember(index);
+      if (problem) throw new Error(problem);
       const compiled = withOwnDefaults(index);
       const source = standaloneCode(ajv, ajv.compile(compiled));
       // Noted now: refusedDefault compiles subschemas again, under its own key.

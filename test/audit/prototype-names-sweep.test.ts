@@ -26,11 +26,14 @@ afterAll(async () => {
   await redis.close();
 });
 
-/** For each name: a read-only tool of that name (its argument, parameter and resource key named so too) and a side-effecting one keyed on it. */
+/**
+ * For each name: a read-only tool of that name (its argument, parameter and resource key named so
+ * too: required, as a schema naming a property `__proto__` is refused) and a side-effecting one keyed on it.
+ */
 const config = (url: string) =>
   'tools:\n' +
   NAMES.map(
-    (n) => `  - { name: "${n}", effect: read_only, concurrency_safe: true, max_result_chars: 300, primary_parameter: "/${n}", resource_key: "/${n}", http: { url: "${url}/echo" }, input_schema: '{"type":"object","properties":{"${n}":{"type":"string"}},"required":["${n}"]}' }
+    (n) => `  - { name: "${n}", effect: read_only, concurrency_safe: true, max_result_chars: 300, primary_parameter: "/${n}", resource_key: "/${n}", http: { url: "${url}/echo" }, input_schema: '{"type":"object","required":["${n}"]}' }
   - { name: "se_${n}", effect: side_effect, idempotency: { key_fields: ["/${n}"] }, http: { url: "${url}/echo" }, input_schema: '{"type":"object"}' }
 `,
   ).join('');

@@ -18,15 +18,47 @@ export function boundResult(text: string, maxChars: number): BoundedText {
   if (text.length <= maxChars) return { text, truncated: false, totalChars: codePointLength(text) };
   const total = codePointLength(text);
   if (total <= maxChars) return { text, truncated: false, totalChars: total };
-  let keep = Math.max(0, maxChars - marker(total).length);
+  return { text: cut(text, total, maxChars, total), truncated: true, totalChars: total };
+}
+
+/**
+ * `text` (`points` code points) cut to its head and tail around a marker, all within `maxChars`,
+ * the marker counting what is omitted of a whole text of `whole` code points.
+ */
+function cut(text: string, points: number, maxChars: number, whole: number): string {
+  let keep = Math.max(0, maxChars - marker(whole).length);
   // The marker's digit count depends on what is omitted; shrink until everything fits.
-  while (keep + 1 + marker(total - keep - 1).length <= maxChars) keep++;
-  while (keep > 0 && keep + marker(total - keep).length > maxChars) keep--;
+  while (keep + 1 + marker(whole - keep - 1).length <= maxChars) keep++;
+  while (keep > 0 && keep + marker(whole - keep).length > maxChars) keep--;
   const head = Math.ceil(keep / 2);
   const tail = keep - head;
-  const plain = total === text.length;
-  const bounded = text.slice(0, plain ? head : unitIndex(text, head)) + marker(total - keep) + (tail > 0 ? text.slice(plain ? text.length - tail : unitIndexFromEnd(text, tail)) : '');
-  return { text: bounded, truncated: true, totalChars: total };
+  const plain = points === text.length;
+  return text.slice(0, plain ? head : unitIndex(text, head)) + marker(whole - keep) + (tail > 0 ? text.slice(plain ? text.length - tail : unitIndexFromEnd(text, tail)) : '');
+}
+
+/**
+ * A text boundResult bounded, bounded again to `maxChars` when its whole text is not at hand (the
+ * store lost or refused it): the head and tail are the bounded text's own (a shorter bound keeps
+ * less of each) and the marker counts what is omitted of the whole text, whose length the bounded
+ * text's marker tells; before, the cut counted the first marker as omitted characters.
+ */
+export function reboundResult(bounded: string, maxChars: number): string {
+  const points = codePointLength(bounded);
+  const whole = wholeLength(bounded, points);
+  if (whole === undefined) return boundResult(bounded, maxChars).text;
+  return points <= maxChars ? bounded : cut(bounded, points, maxChars, whole);
+}
+
+/** The length of the whole text that `bounded` (`points` code points) was bounded from, read from its marker where boundResult put it. */
+function wholeLength(bounded: string, points: number): number | undefined {
+  for (let digits = 1; digits <= 10; digits++) {
+    const keep = points - marker(10 ** (digits - 1)).length;
+    if (keep < 0) return undefined;
+    const at = unitIndex(bounded, Math.ceil(keep / 2));
+    const omitted = /^\n\n\.\.\. \[(\d+) characters omitted by dispatch layer\] \.\.\.\n\n/.exec(bounded.slice(at, at + marker(0).length + digits));
+    if (omitted?.[1]!.length === digits) return keep + Number(omitted[1]);
+  }
+  return undefined;
 }
 
 const SURROGATE = /[\ud800-\udfff]/;

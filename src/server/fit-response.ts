@@ -1,5 +1,5 @@
 import type { ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
-import { boundResult, codePointLength, type PipelineDeps } from '../pipeline';
+import { boundResult, codePointLength, reboundResult, type PipelineDeps } from '../pipeline';
 import { newResultHandle, waterLevel, type SessionScope } from '../store';
 import { TOOL_DEFAULTS } from '../options/tool-defaults';
 import { fieldSize } from '../wire/sized-writer';
@@ -31,11 +31,14 @@ function sizeBound(result: ToolResult): number {
   return 3 * units + 64 + 8 * result.warnings.length;
 }
 
-/** `text` bounded to at most `maxBytes` of UTF-8 (marker included), in code points. */
-function boundToBytes(text: string, maxBytes: number): { text: string; chars: number } {
+/**
+ * `text` bounded to at most `maxBytes` of UTF-8 (marker included), in code points; `rebound` when
+ * `text` is itself a bounded text whose whole is not at hand (its marker then counts the whole's).
+ */
+function boundToBytes(text: string, maxBytes: number, rebound: boolean): { text: string; chars: number } {
   let chars = Math.min(codePointLength(text) - 1, maxBytes);
   for (;;) {
-    const bounded = boundResult(text, Math.max(0, chars)).text;
+    const bounded = rebound ? reboundResult(text, Math.max(0, chars)) : boundResult(text, Math.max(0, chars)).text;
     const bytes = Buffer.byteLength(bounded);
     if (bytes <= maxBytes || chars <= 0) return { text: bounded, chars: Math.max(0, chars) };
     chars = Math.min(chars - 1, Math.floor((chars * maxBytes) / bytes));
@@ -85,9 +88,11 @@ export async function fitResponse(results: ToolResult[], maxBytes: number, deps:
       const spilled = result.truncated && result.resultHandle !== '';
       const kept = spilled ? await deps.store.readResult(scope.tenant, result.resultHandle).catch(() => undefined) : undefined;
       const whole = kept ?? result.output;
-      const cut = boundToBytes(whole, cap);
+      const cut = boundToBytes(whole, cap, result.truncated && kept === undefined);
       let handle = spilled ? result.resultHandle : '';
-      if (handle === '') {
+      // A bounded result whose whole text the store did not keep has none to read: its bounded text
+      // under a new handle would be read as the rest, its middle missing.
+      if (handle === '' && !result.truncated) {
         handle = newResultHandle(scope.sessionId);
         const ttlSeconds = deps.registry.lookup(scope.tenant, result.resolvedToolName)?.idempotencyTtlSeconds ?? TOOL_DEFAULTS.idempotencyTtlSeconds;
         try {

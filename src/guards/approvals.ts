@@ -67,7 +67,7 @@ export interface Approvals {
   /** Approvals waiting now. */
   pending(): number;
   /**
-   * The approvals waiting here that `tenant` may decide and `filter` passes, oldest first (a wait
+   * The approvals waiting here that `tenant` may decide and `filter` passes, the first to expire first (a wait
    * that named no tenant included, as `resolve` decides it). At most `maxPendingPerTenant`: the
    * pipeline's waits all name their tenant.
    */
@@ -174,7 +174,9 @@ export function createApprovals(options: ApprovalsOptions = {}): Approvals {
       for (const entry of waiting.values()) {
         if ((entry.tenant === undefined || entry.tenant === tenant) && approvalMatches(entry.shown, filter)) found.push(entry.shown);
       }
-      return found;
+      // The first to expire first, as ListApprovals answers (and cuts its page): a call's deadline
+      // may end a later wait before an earlier one's approval timeout.
+      return found.sort((a, b) => a.expiresAt - b.expiresAt);
     },
     recordWith(record) {
       recorder = record;

@@ -1,7 +1,7 @@
 import type { ResolvedTool } from '../registry';
 import { StoreUnavailableError, type LoopStreak, type SessionScope } from '../store';
 import { budgetToCount, type BudgetProgress, type CountedBudget } from './budget-count';
-import { blockLeftMs, blockRefusal, loopBlockOf } from './loop-block';
+import { blockLeftMs, blockRefusal, loopBlockOf, loopStop } from './loop-block';
 import { loopOp } from './loop-op';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import type { GiveBack } from './pre-attempt';
@@ -25,9 +25,11 @@ export type AskingProgress = BudgetProgress & { readonly lastFailure?: { readonl
  * never ran).
  * A call its tool's loop block refuses is refused here too (LOOP_BLOCKED), unasked, as the store
  * step would refuse it after the approval (see refuseBlocked): with no budget to count, the step
- * reads the block alone (one store round trip per call put to an approver).
+ * reads the block alone (one store round trip per call put to an approver). So is one whose loop
+ * pre-check stops it (ABORTED LOOP_DETECTED, `stopped` told first, as LOOP_STOP): before, its
+ * approver was asked, answered resolved=true, and the turn then aborted with nothing run.
  */
-export async function countBeforeAsking(deps: PipelineDeps, turn: TurnContext, tool: ResolvedTool, args: unknown, attempt: number, progress: AskingProgress, warnings: string[]): Promise<GiveBack | undefined> {
+export async function countBeforeAsking(deps: PipelineDeps, turn: TurnContext, tool: ResolvedTool, args: unknown, attempt: number, progress: AskingProgress, warnings: string[], stopped?: (message: string) => void): Promise<GiveBack | undefined> {
   const budgets = deps.guards.budgets;
   // Its token outlives the wait, so that a step answered late is not counted again by the store step's.
   const budget = budgetToCount(budgets?.of(tool), progress, deps.limits.approvalTimeoutMs + tool.timeoutMs + tool.retry.maxBackoffMs + LEASE_MARGIN_MS);
@@ -47,6 +49,12 @@ export async function countBeforeAsking(deps: PipelineDeps, turn: TurnContext, t
     // The store step after the approval reads the block, or fails closed.
     if (error instanceof StoreUnavailableError) return budget && kept(progress, attempt, () => giveBack(deps, tool, scope, budget, progress, warnings, undefined, false));
     throw error;
+  }
+  // The store step's pre-check, as it would stop the call after the approval (counted, as it counts it).
+  const stop = loopStop(tool, begun.streak);
+  if (stop) {
+    stopped?.(stop.message);
+    throw stop;
   }
   if (budget === undefined) {
     refuseBlocked(tool, begun.streak, begun.probeHeldMs);

@@ -1,5 +1,6 @@
+import { status } from '@grpc/grpc-js';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
-import { DispatchError } from '../errors';
+import { DispatchError, HardError } from '../errors';
 import type { ResolvedTool } from '../registry';
 import type { FinishAttempt, LoopBlock, LoopStreak } from '../store';
 import type { TurnContext } from './pipeline-deps';
@@ -13,6 +14,15 @@ import type { LoopFailure } from './replay-record';
  * within its tool's timeout, usually sooner, and then the call runs or is blocked anew.
  */
 export const PROBE_HELD_WAIT_MS = 1000;
+
+/**
+ * The loop pre-check's stop (DESIGN section 6): once the op's same success has come `stop` times
+ * in a row, the next identical call ends the RPC ABORTED LOOP_DETECTED without running.
+ */
+export function loopStop(tool: ResolvedTool, streak: LoopStreak): HardError | undefined {
+  if (streak.failed || streak.count < tool.loop.stop) return undefined;
+  return new HardError(status.ABORTED, 'LOOP_DETECTED', `loop detected: ${tool.name} returned the same result ${streak.count} times in a row for the same input`);
+}
 
 /**
  * A failure after which the model was told to call again later, unchanged: the tool did not run

@@ -1,4 +1,3 @@
-import { status } from '@grpc/grpc-js';
 import { ErrorKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError, HardError } from '../errors';
 import { canonicalJson } from '../json';
@@ -22,7 +21,7 @@ import { budgetWarning, claimRefusal, overBudget } from './refusals';
 import { sideEffectFailure } from './side-effect-failure';
 import { addLoopWarning, dropFailureWarnings, loopRecordOf, noteLoopWarning, recordReplay, sameFailure, type FailureWarnings } from './replay-record';
 import { loopOp } from './loop-op';
-import { blockedWaitMs, blockLeftMs, blockRefusal, cameEarly, loopBlockOf, toldInTurn, toldWaitMs, windowRecord, withWait } from './loop-block';
+import { blockedWaitMs, blockLeftMs, blockRefusal, cameEarly, loopBlockOf, loopStop, toldInTurn, toldWaitMs, windowRecord, withWait } from './loop-block';
 import { checkMayStart } from './turn-error';
 import { countsForBreaker, thrownFailure, withPostNotes } from './attempt-end';
 import { AnsweredByRecord } from './answered-by-record';
@@ -62,10 +61,11 @@ const newOwner = newId;
 export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId: string, tool: ResolvedTool, rawArgs: unknown, attempt: number, warnings: string[], progress: CallProgress, read?: ReadKeys): Promise<AttemptResult> {
   const started = performance.now();
   const attemptObs = obs.attempt(attempt, tool.name);
-  const hookFailure = (error: unknown) => failedBefore(attemptObs, callId, tool, DispatchError.from(error, 'before'), attempt, started, warnings);
+  // LOOP_DETECTED before an approver was asked (countBeforeAsking) ends the RPC as the store step's does.
+  const hookFailure = (error: unknown) => (error instanceof HardError ? Promise.reject(error) : failedBefore(attemptObs, callId, tool, DispatchError.from(error, 'before'), attempt, started, warnings));
   let args: unknown;
   try {
-    args = applyPreHooks(deps, turn, obs, callId, tool, rawArgs, attempt, (ready) => countBeforeAsking(deps, turn, tool, ready, attempt, progress, warnings), keyToolOf(tool, progress.calledTool));
+    args = applyPreHooks(deps, turn, obs, callId, tool, rawArgs, attempt, (ready) => countBeforeAsking(deps, turn, tool, ready, attempt, progress, warnings, (message) => obs.loopStop(attempt, message)), keyToolOf(tool, progress.calledTool));
   } catch (error) {
     return Promise.resolve(hookFailure(error));
   }
@@ -148,8 +148,9 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
       budgetWarning(tool, budget!, begun.budgetLeft, warnings);
     }
     ({ streak, claim, probeHeldMs, probeClaimed: probeTaken } = begun);
-    // Refused for the probe another call took while it waited for its approver: counted nowhere.
-    if (probeHeldMs !== undefined && askedCount?.attempt === attempt) await askedCount.giveBack();
+    // Refused for the probe another call took while it waited for its approver, or answered from the
+    // record of an identical call that ran meanwhile (a replay, IN_PROGRESS, OUTCOME_UNKNOWN): counted nowhere.
+    if ((probeHeldMs !== undefined || (claim !== undefined && claim.state !== 'claimed')) && askedCount?.attempt === attempt) await askedCount.giveBack();
     toldBefore = toldInTurn(turn, op);
     claimed = claim?.state === 'claimed';
   } catch (error) {
@@ -172,11 +173,11 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   // refusal (step 2) comes before the loop pre-check, an open breaker's (step 4) after it.
   const refuse = recordOnly && claimed ? () => giveBackTaken().then(() => failedBefore(attemptObs, callId, tool, recordOnly, attempt, started, warnings)) : undefined;
   if (refuse && recordOnly?.kind !== ErrorKind.BREAKER_OPEN) return refuse();
-  if (!streak.failed && streak.count >= tool.loop.stop) {
+  const stop = loopStop(tool, streak);
+  if (stop) {
     await giveBackTaken();
-    const message = `loop detected: ${tool.name} returned the same result ${streak.count} times in a row for the same input`;
-    obs.loopStop(attempt, message);
-    throw new HardError(status.ABORTED, 'LOOP_DETECTED', message);
+    obs.loopStop(attempt, stop.message);
+    throw stop;
   }
   const blockLeft = ownRetry ? undefined : blockLeftMs(streak, tool);
   const blocked = blockLeft === undefined ? undefined : blockRefusal(streak, blockLeft, probeHeldMs);

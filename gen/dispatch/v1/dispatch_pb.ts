@@ -884,7 +884,9 @@ export const ResolveApprovalRequestSchema: GenMessage<ResolveApprovalRequest, {j
  */
 export type ResolveApprovalResponse = Message<"dispatch.v1.ResolveApprovalResponse"> & {
   /**
-   * False when the approval was unknown or already decided.
+   * False when the approval was not waiting for the caller's tenant: unknown, already decided,
+   * timed out, cut short (the call's cancel or deadline, a drain), its session ended, or another
+   * tenant's.
    *
    * @generated from field: bool resolved = 1;
    */
@@ -896,7 +898,9 @@ export type ResolveApprovalResponse = Message<"dispatch.v1.ResolveApprovalRespon
  */
 export type ResolveApprovalResponseJson = {
   /**
-   * False when the approval was unknown or already decided.
+   * False when the approval was not waiting for the caller's tenant: unknown, already decided,
+   * timed out, cut short (the call's cancel or deadline, a drain), its session ended, or another
+   * tenant's.
    *
    * @generated from field: bool resolved = 1;
    */
@@ -985,7 +989,7 @@ export type PendingApproval = Message<"dispatch.v1.PendingApproval"> & {
 
   /**
    * The arguments that run if approved, as JSON text: after the policies and hooks, secrets
-   * redacted, cut to 8,000 characters (with "..." after) as events cut text.
+   * redacted, cut to 2,000 characters (with "..." after; the APPROVAL_REQUESTED event keeps 8,000).
    *
    * @generated from field: string arguments = 5;
    */
@@ -999,7 +1003,7 @@ export type PendingApproval = Message<"dispatch.v1.PendingApproval"> & {
   argumentsModified: boolean;
 
   /**
-   * Redacted and cut as the arguments are.
+   * Redacted, and cut to 1,000 characters (with "...").
    *
    * @generated from field: string reason = 7;
    */
@@ -1049,7 +1053,7 @@ export type PendingApprovalJson = {
 
   /**
    * The arguments that run if approved, as JSON text: after the policies and hooks, secrets
-   * redacted, cut to 8,000 characters (with "..." after) as events cut text.
+   * redacted, cut to 2,000 characters (with "..." after; the APPROVAL_REQUESTED event keeps 8,000).
    *
    * @generated from field: string arguments = 5;
    */
@@ -1063,7 +1067,7 @@ export type PendingApprovalJson = {
   argumentsModified?: boolean;
 
   /**
-   * Redacted and cut as the arguments are.
+   * Redacted, and cut to 1,000 characters (with "...").
    *
    * @generated from field: string reason = 7;
    */

@@ -23,7 +23,14 @@ export function similarity(a: string, b: string): number {
   return longest === 0 ? 1 : 1 - levenshtein(a, b) / longest;
 }
 
-/** The candidate most similar to `name`, when at least `threshold` similar. */
+/**
+ * The most character pairs {@link closestMatch} compares for one name, under a millisecond: the
+ * candidates past it are not looked at. A made-up name of 128 characters against 10,000 offered
+ * names of 128 took 0.9-1.4 s per call (a turn holds 128 calls), the event loop blocked throughout.
+ */
+export const MAX_MATCH_WORK = 100_000;
+
+/** The candidate most similar to `name`, when at least `threshold` similar, among the first candidates {@link MAX_MATCH_WORK} allows. */
 export function closestMatch(
   name: string,
   candidates: Iterable<string>,
@@ -31,6 +38,7 @@ export function closestMatch(
 ): string | undefined {
   let best: string | undefined;
   let bestScore = threshold;
+  let work = 0;
   const lower = name.toLowerCase();
   for (const candidate of candidates) {
     // Lengths this far apart cannot reach the score (a made-up name of megabytes is compared with
@@ -39,6 +47,8 @@ export function closestMatch(
     const longest = Math.max(lower.length, candidate.length);
     const maxDistance = Math.floor((1 - bestScore) * longest);
     if (Math.abs(lower.length - candidate.length) > maxDistance) continue;
+    work += lower.length * candidate.length;
+    if (work > MAX_MATCH_WORK) break;
     const score = longest === 0 ? 1 : 1 - levenshtein(lower, candidate.toLowerCase(), maxDistance) / longest;
     if (score >= bestScore && (best === undefined || score > bestScore)) {
       best = candidate;

@@ -3,6 +3,8 @@ import type { Callback, Redis } from 'ioredis';
 /** What ioredis 6's connectors show of their socket and failover detector (internal: checked before use). */
 interface Connector {
   stream?: { readonly destroyed: boolean };
+  /** Set by connect(), cleared by disconnect(): a master lookup under way gives up when it finds it cleared. */
+  connecting?: boolean;
   failoverDetector?: { readonly sentinels?: ReadonlyArray<{ readonly client?: { readonly connector?: Connector } }> } | null;
   disconnect?: () => void;
 }
@@ -22,6 +24,9 @@ function forgetClosedSocket(connector: Connector | undefined): void {
  * - ioredis ends a connector's socket with a 2 s timer to destroy it, cleared when it closes: one
  *   already closed (the master lost, QUIT answered, a Sentinel gone) never clears it, and the
  *   process cannot exit until it fires. Such a socket is forgotten instead of ended.
+ * - The detector's disconnect (on +switch-master) while the client was reconnecting, its master
+ *   lookup under way, ended the client for good: the lookup found the connector closed, and
+ *   ioredis ended the client (status 'end', no reconnection). The lookup goes on instead.
  * - A detector is cleaned up when a failover disconnects the client, and again when the client,
  *   reconnected, replaces it, its sockets closed by then: the connector forgets a detector it
  *   cleaned up.
@@ -31,10 +36,16 @@ export function closeFailoverDetector(client: Redis): void {
   if (connector && 'failoverDetector' in connector && typeof connector.disconnect === 'function') {
     const disconnect = connector.disconnect.bind(connector);
     connector.disconnect = () => {
+      // Not the client's own close (it sets manuallyClosing first): the detector's, on
+      // +switch-master. The client may be reconnecting then, its master lookup under way: told
+      // the connection closed, that lookup ended the client for good (status 'end', every later
+      // command refused) where the failover asked only for a new connection. It goes on instead.
+      const goOn = connector.connecting === true && (client as unknown as { manuallyClosing?: boolean }).manuallyClosing !== true;
       forgetClosedSocket(connector);
       for (const sentinel of connector.failoverDetector?.sentinels ?? []) forgetClosedSocket(sentinel.client?.connector);
       disconnect();
       connector.failoverDetector = null;
+      if (goOn) connector.connecting = true;
     };
   }
   const quit = client.quit.bind(client);

@@ -1,4 +1,4 @@
-import { DispatchMode } from '../../gen/dispatch/v1/dispatch_pb';
+import { DispatchMode, EventKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { bearer, startMetricsApp, tokenEntry, type MetricsApp } from './metrics-app';
 
 // Calls of a parallel turn that a cancellation ended before they ran name whatever the model
@@ -9,7 +9,7 @@ const EVIL = bearer('tok-evil');
 const CONFIG = `
 auth:
   tokens:
-${tokenEntry('evil', 'tok-evil', ['dispatch'])}tools:
+${tokenEntry('evil', 'tok-evil', ['dispatch', 'subscribe'])}tools:
   - name: slow
     effect: read_only
     concurrency_safe: true
@@ -28,8 +28,18 @@ afterAll(async () => d?.close());
 test('a cancelled parallel turn counts its registered tools, not the names it made up', async () => {
   const calls = [{ id: 's', name: 'slow', arguments: '{"ms":2000}' }, { id: 'l', name: 'later', arguments: '{}' }];
   for (let i = 0; i < 30; i++) calls.push({ id: `c${i}`, name: `junk-${i}`, arguments: '{}' });
-  const signal = AbortSignal.timeout(100);
-  await expect(d.dispatch.dispatch({ sessionId: 'p', mode: DispatchMode.PARALLEL, calls }, { ...EVIL, signal })).rejects.toThrow();
+  // Cancelled once the slow call runs: a fixed 100 ms came before the turn began on a loaded
+  // machine (a clean-clone CI run), and then nothing was counted at all.
+  const cancel = new AbortController();
+  const events = d.dispatch.subscribe({ sessionId: 'p' }, EVIL);
+  events.on('data', (e: { kind: EventKind; name: string }) => e.kind === EventKind.TOOL_PRE && cancel.abort());
+  events.on('error', () => undefined);
+  await new Promise((resolve) => events.once('metadata', resolve));
+  try {
+    await expect(d.dispatch.dispatch({ sessionId: 'p', mode: DispatchMode.PARALLEL, calls }, { ...EVIL, signal: cancel.signal })).rejects.toThrow();
+  } finally {
+    events.cancel();
+  }
   await new Promise((r) => setTimeout(r, 300));
   const names = (await d.registry.getToolStats({ tool: '' }, EVIL)).stats.filter((s) => s.calls > 0n).map((s) => s.tool);
   // The running call and the registered one that never started count; no made-up name does.

@@ -14,7 +14,7 @@ import { readTurnFile } from './turn-file';
 import { reasonNote } from './status-reason';
 import { uint32Argument, UsageError } from './usage';
 import type { Out } from './dispatchctl';
-import { RESULT_ERROR, USAGE, type CommandFlags } from './dispatchctl-usage';
+import { DEFAULT_TIMEOUT_SECONDS, DEFAULT_TURN_TIMEOUT_SECONDS, RESULT_ERROR, TURN_COMMANDS, USAGE, type CommandFlags } from './dispatchctl-usage';
 
 /**
  * Runs `command` (its arguments `args`, which hold what checkCommand asked of them) with the flags
@@ -25,7 +25,8 @@ import { RESULT_ERROR, USAGE, type CommandFlags } from './dispatchctl-usage';
 export async function runCommand(command: string, args: readonly string[], values: CommandFlags, out: Out, err: Out, outGone?: AbortSignal): Promise<number> {
   let connection: Connection;
   try {
-    connection = resolveConnection(values, process.env);
+    // A turn's call outlasts an approval's wait (DEFAULT_TURN_TIMEOUT_SECONDS), so that an unanswered one ends BLOCKED.
+    connection = resolveConnection(values, process.env, TURN_COMMANDS.has(command) ? DEFAULT_TURN_TIMEOUT_SECONDS : DEFAULT_TIMEOUT_SECONDS);
   } catch (error) {
     return failed(error, err);
   }

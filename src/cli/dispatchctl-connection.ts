@@ -6,7 +6,7 @@ import { isLocalTarget } from './loopback';
 import { DEFAULT_TIMEOUT_SECONDS } from './dispatchctl-usage';
 import { UsageError } from './usage';
 
-export { DEFAULT_TIMEOUT_SECONDS } from './dispatchctl-usage';
+export { DEFAULT_TIMEOUT_SECONDS, DEFAULT_TURN_TIMEOUT_SECONDS } from './dispatchctl-usage';
 
 /** The longest --timeout: grpc-js times a deadline with a Node timer, which fires at once past 2^31 - 1 ms. */
 export const MAX_TIMEOUT_SECONDS = 2_147_483;
@@ -126,8 +126,8 @@ function bearerToken(flags: ConnectionFlags, env: NodeJS.ProcessEnv): string | u
   return token;
 }
 
-function timeoutMs(text: string | undefined): number {
-  if (text === undefined) return DEFAULT_TIMEOUT_SECONDS * 1000;
+function timeoutMs(text: string | undefined, defaultSeconds: number): number {
+  if (text === undefined) return defaultSeconds * 1000;
   const seconds = /^\s*$/.test(text) ? NaN : Number(text);
   if (!Number.isFinite(seconds) || seconds <= 0 || seconds > MAX_TIMEOUT_SECONDS) {
     throw new UsageError(`--timeout must be a number of seconds greater than 0 and at most ${MAX_TIMEOUT_SECONDS}, got ${JSON.stringify(text)}`);
@@ -139,12 +139,13 @@ function timeoutMs(text: string | undefined): number {
  * The connection from flags, then DISPATCH_ADDRESS, DISPATCH_TOKEN and DISPATCH_TLS_CA / _CERT /
  * _KEY (the names dispatchd reads for its side). TLS is on with --tls (the system's CAs) or any
  * TLS file. A token is never sent in plaintext beyond loopback unless --allow-plaintext-token.
+ * The deadline is --timeout's, else `defaultSeconds` (a turn's command gives DEFAULT_TURN_TIMEOUT_SECONDS).
  */
-export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv): Connection {
+export function resolveConnection(flags: ConnectionFlags, env: NodeJS.ProcessEnv, defaultSeconds = DEFAULT_TIMEOUT_SECONDS): Connection {
   const fromEnv = flags.address === undefined ? setting(env, 'DISPATCH_ADDRESS') : undefined;
   const address = checkedTarget(flags.address ?? fromEnv ?? '127.0.0.1:50051', fromEnv === undefined ? '--address' : 'DISPATCH_ADDRESS');
   const token = bearerToken(flags, env);
-  const deadlineMs = timeoutMs(flags.timeout);
+  const deadlineMs = timeoutMs(flags.timeout, defaultSeconds);
   const ca = fileSetting(flags, '--tls-ca', env, 'DISPATCH_TLS_CA');
   const cert = fileSetting(flags, '--tls-cert', env, 'DISPATCH_TLS_CERT');
   const key = fileSetting(flags, '--tls-key', env, 'DISPATCH_TLS_KEY');

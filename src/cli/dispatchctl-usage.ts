@@ -5,8 +5,21 @@ import { uint32Argument, UsageError } from './usage';
 // What dispatchctl needs to read its command line, answer --help and refuse a bad flag, apart from
 // the commands (gRPC, the clients, the event formatting), which load only once there is one to run.
 
-/** The deadline of each call dispatchctl makes (not of `events`), in seconds. @default 120 */
+/** The deadline of each call dispatchctl makes but `call` and `dispatch`'s (and how long `events` waits for the server to answer), in seconds. @default 120 */
 export const DEFAULT_TIMEOUT_SECONDS = 120;
+
+/**
+ * The deadline of `call` and `dispatch`, in seconds: past dispatchd's default approval timeout
+ * (limits.approval_timeout_ms, 120 s) plus a tool's default timeout (30 s) and a margin, so that a
+ * call of an interactive turn nobody approves ends BLOCKED (no approver answered) and its turn
+ * answers. At 120 s, the approval timeout's length, the RPC's deadline came first: dispatchd
+ * bounds an approval's wait by the call's deadline, so the turn ended DEADLINE_EXCEEDED and its
+ * results were lost. @default 180
+ */
+export const DEFAULT_TURN_TIMEOUT_SECONDS = 180;
+
+/** The commands that run a turn, whose deadline is {@link DEFAULT_TURN_TIMEOUT_SECONDS} unless --timeout says otherwise. */
+export const TURN_COMMANDS: ReadonlySet<string> = new Set(['call', 'dispatch']);
 
 /** The exit code of `call` and `dispatch` when the turn ran and any result is an error (INVALID_ARGUMENTS, UNKNOWN_TOOL, ...). */
 export const RESULT_ERROR = 3;
@@ -44,7 +57,9 @@ export const USAGE = `usage: dispatchctl [--address HOST:PORT] [--token T] [--se
                              call run again runs again: retry with the same --session (its
                              idempotency record, kept per session, then replays the result)
   --timeout SECONDS          each call's deadline, and how long events waits for the server to
-                             answer (default ${DEFAULT_TIMEOUT_SECONDS})
+                             answer (default ${DEFAULT_TIMEOUT_SECONDS}; ${DEFAULT_TURN_TIMEOUT_SECONDS} for call and dispatch, past the
+                             server's default approval timeout of 120 s and a tool's 30 s: give
+                             more when it waits longer, or for several approvals in one turn)
   --tls                      TLS, the server checked against the system's CAs
   --tls-ca FILE              TLS, the server checked against this CA bundle (PEM)
   --tls-cert F --tls-key F   present this client certificate (mutual TLS; TLS is then on)

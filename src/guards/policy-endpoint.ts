@@ -1,7 +1,9 @@
 import { readCapped } from '../executors/http-body';
+import { terminalText } from '../events/terminal-text';
 import type { Logger } from '../log';
-import { linkSignal } from '../pipeline';
+import { linkSignal, shortened } from '../pipeline';
 import type { EndpointPolicy } from './policy-types';
+import { reasonText } from './reason-text';
 
 /** What the policy endpoint is asked. */
 export interface EndpointQuestion {
@@ -20,6 +22,12 @@ export type EndpointAnswer =
 
 /** Largest answer read from the endpoint, in bytes. */
 export const MAX_ENDPOINT_ANSWER_BYTES = 1024 * 1024;
+
+/** Longest quote of a decision the endpoint answered that is none of dispatch's, in characters (cut, with `...`). */
+const SHOWN_DECISION_CHARS = 100;
+
+/** A text of the endpoint's that a failure quotes (a decision it answered that is none of dispatch's), as the model and the log read it: cut and escaped. */
+const quoted = (text: string, max: number): string => terminalText(shortened(text, max));
 
 class EndpointFailure extends Error {}
 
@@ -45,14 +53,15 @@ async function ask(policy: EndpointPolicy, question: EndpointQuestion, signal: A
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new EndpointFailure('its answer is not a JSON object');
   const decision = typeof body.decision === 'string' ? body.decision.toLowerCase() : undefined;
-  const reason = typeof body.reason === 'string' && body.reason !== '' ? body.reason : 'the policy service decided so';
+  // What the model reads in a block (and the approver and the model in an ask), bounded and escaped as a denial's reason.
+  const reason = (typeof body.reason === 'string' ? reasonText(body.reason) : undefined) ?? 'the policy service decided so';
   if (decision === 'allow') return { action: 'allow' };
   if (decision === 'block' || decision === 'ask') return { action: decision, reason };
   if (decision === 'modify') {
     if (body.arguments === undefined) throw new EndpointFailure('it answered modify without arguments');
     return { action: 'modify', arguments: body.arguments, reason };
   }
-  throw new EndpointFailure(`its decision ${JSON.stringify(body.decision)} is not allow, block, ask or modify`);
+  throw new EndpointFailure(`its decision ${quoted(JSON.stringify(body.decision) ?? 'undefined', SHOWN_DECISION_CHARS)} is not allow, block, ask or modify`);
 }
 
 /**

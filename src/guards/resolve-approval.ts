@@ -1,30 +1,16 @@
 import { create } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import { ResolveApprovalResponseSchema, type ResolveApprovalRequest, type ResolveApprovalResponse } from '../../gen/dispatch/v1/dispatch_pb';
-import { terminalText } from '../events/terminal-text';
 import type { Logger } from '../log';
-import { shortened } from '../pipeline';
 import { clientIdRefusal } from '../parse/client-id';
 import { invalidArgument, RpcError, unary, type Authenticator } from '../server';
 import { DecisionUnknownError } from './approvals-relay';
 import type { Approvals } from './approvals';
 import { listApprovalsHandler, type ListApprovals } from './list-approvals';
+import { reasonText } from './reason-text';
 
 /** Decides a waiting approval; the relay's across replicas, else the local registry's. A denial's `reason` reaches the denied call's result; any decision's, its APPROVAL_RESOLVED. */
 export type ResolveApproval = (approvalId: string, approve: boolean, tenant: string, reason?: string) => boolean | Promise<boolean>;
-
-/** Longest denial reason the model reads, in characters before escaping (cut, with `...` after). */
-export const DENIAL_REASON_CHARS = 1_000;
-
-/**
- * A human's denial reason as the model reads it in the denied call's BLOCKED error: trimmed, cut
- * to {@link DENIAL_REASON_CHARS}, control and invisible characters written `\uXXXX` (a line break
- * in it would read as dispatch's own text); undefined when empty.
- */
-export function denialReason(text: string): string | undefined {
-  const trimmed = text.trim();
-  return trimmed === '' ? undefined : terminalText(shortened(trimmed, DENIAL_REASON_CHARS));
-}
 
 /** Where ListApprovals reads, and how large its answer may be. */
 export interface ListingOptions {
@@ -38,7 +24,7 @@ export interface ListingOptions {
  * The ResolveApproval and ListApprovals handlers of DispatchService (scope `dispatch`).
  * ResolveApproval decides a waiting Ask of the caller's tenant; `resolved` is false when the
  * approval is unknown, already decided, timed out or belongs to another tenant. A denial's
- * `reason` reaches the model in the denied call's error (see {@link denialReason}); either
+ * `reason` reaches the model in the denied call's error (bounded and escaped: {@link reasonText}); either
  * decision's, bounded and escaped the same way, reaches subscribers in APPROVAL_RESOLVED.
  */
 export function approvalHandlers(approvals: Approvals, authenticate: Authenticator, logger: Logger, resolveWith: () => ResolveApproval = () => approvals.resolve.bind(approvals), listing: ListingOptions = {}): grpc.UntypedServiceImplementation {
@@ -54,7 +40,7 @@ export function approvalHandlers(approvals: Approvals, authenticate: Authenticat
       let resolved: boolean;
       try {
         // Approved or denied, subscribers read it (APPROVAL_RESOLVED); only a denial's reaches the model (approvals.ts).
-        const said = denialReason(request.reason);
+        const said = reasonText(request.reason);
         resolved = await resolveWith()(request.approvalId, request.approve, principal.tenant, said);
       } catch (error) {
         if (error instanceof DecisionUnknownError) throw new RpcError(grpc.status.UNAVAILABLE, `${error.message}; ask again (once applied, a decision answers resolved=false)`, 'STORE_UNAVAILABLE', { approval_id: request.approvalId });

@@ -19,3 +19,21 @@ export function jsonDepth(text: string): number {
   }
   return max;
 }
+
+/** Whether `value` nests objects and arrays deeper than `max` levels (`{"a":[]}` is 2), walked without recursion and given up past `max`. */
+export function nestsDeeper(value: unknown, max: number): boolean {
+  const pending: unknown[] = [value];
+  const depths: number[] = [1];
+  while (pending.length > 0) {
+    const item = pending.pop();
+    const depth = depths.pop()!;
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) {
+      if (typeof child !== 'object' || child === null) continue;
+      pending.push(child);
+      depths.push(depth + 1);
+    }
+  }
+  return false;
+}

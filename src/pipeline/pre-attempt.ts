@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../errors';
+import { nestsDeeper } from '../json';
 import type { ResolvedTool } from '../registry';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import type { HookDecision, PreHookInput } from './guards';
@@ -16,6 +17,16 @@ const blocked = (message: string) =>
 
 /** The suggestion of an Ask refused because too many approvals wait on this replica. */
 const APPROVALS_FULL = 'Call it again in a while, when fewer approvals are waiting, or do something else first.';
+
+/**
+ * The suggestion of an Ask nobody answered within the approval timeout: no refusal (a denial's is
+ * "do not retry"), so the model may ask again, but each call waits for an approver again.
+ */
+const UNANSWERED =
+  'Nobody approved or denied this call, so it was not refused: tell the user this action needs someone to approve it; calling it again asks for approval again (and waits again), so call it again once an approver is ready.';
+
+/** A time in ms as the model reads it: `120 s`, `1.5 s`. */
+const seconds = (ms: number): string => `${Number((ms / 1000).toFixed(3))} s`;
 
 /**
  * Step 2 of an attempt: pre-tool hooks and policy. Gives the arguments to run with (a Modify
@@ -78,14 +89,10 @@ function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId
       return unlessRecorded(deps, turn, keyTool, args, args, refusal);
     }
     case 'modify':
-      if (!tool.validate(decision.arguments)) {
-        throw blocked(`a policy modified the arguments into ones the schema refuses (${tool.validate.errors?.[0]?.message ?? 'invalid'})`);
-      }
+      checkModified(deps, tool, decision.arguments);
       return decision.arguments;
     case 'ask': {
-      if (decision.arguments !== undefined && !tool.validate(decision.arguments)) {
-        throw blocked(`a policy modified the arguments into ones the schema refuses (${tool.validate.errors?.[0]?.message ?? 'invalid'})`);
-      }
+      if (decision.arguments !== undefined) checkModified(deps, tool, decision.arguments);
       const ready = decision.arguments ?? args;
       const headless = turn.interactive ? undefined : blocked(`needs approval, and this dispatch is headless: ${decision.reason}`);
       // What the approver is shown: the arguments that run if approved, and whether a policy changed them.
@@ -100,6 +107,18 @@ function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId
       return ask();
     }
   }
+}
+
+/**
+ * Throws BLOCKED when arguments a policy or hook made (a rule's `modify`, a hook's, the policy
+ * endpoint's answer) are not ones the call may run with: nesting past limits.maxArgumentDepth, as
+ * the model's are refused (the store's key and the events walk them recursively: an endpoint's
+ * 5,000 levels ended the whole turn INTERNAL), or refused by the tool's schema.
+ */
+function checkModified(deps: PipelineDeps, tool: ResolvedTool, args: unknown): void {
+  const max = deps.limits.maxArgumentDepth;
+  if (nestsDeeper(args, max)) throw blocked(`a policy modified the arguments into ones nesting deeper than ${max} levels (limits.max_argument_depth)`);
+  if (!tool.validate(args)) throw blocked(`a policy modified the arguments into ones the schema refuses (${tool.validate.errors?.[0]?.message ?? 'invalid'})`);
 }
 
 /**
@@ -153,6 +172,10 @@ async function awaitApproval(deps: PipelineDeps, turn: TurnContext, obs: CallObs
   if (!approved && wait.signal.aborted) return args;
   // Refused for want of room, as a concurrency cap refuses: the same call may be asked later.
   if (!asked) throw new DispatchError(ErrorKind.UNAVAILABLE, `needs approval, and too many approvals are waiting already; try again later: ${reason}`, { phase: 'before', recoverable: true, suggestion: APPROVALS_FULL });
+  // Its time ran out unanswered (the approval timeout: an expiry by the deadline was cut short above).
+  if (!approved && decision?.decision === 'expired') {
+    throw new DispatchError(ErrorKind.BLOCKED, `approval timed out: no approver answered within ${seconds(deps.limits.approvalTimeoutMs)}, so the call was not executed: ${reason}`, { phase: 'before', suggestion: UNANSWERED });
+  }
   if (!approved) throw blocked(`approval was not granted: ${reason}${said === undefined ? '' : `; the approver said: ${said}`}`);
   return args;
 }

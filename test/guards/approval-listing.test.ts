@@ -151,7 +151,7 @@ test('a wait that timed out is no longer listed', async () => {
     return found.length > 0 ? found : undefined;
   }, 'the wait listed', 3_000);
   expect(first.map((a) => a.toolCallId)).toEqual(['c1']);
-  expect(JSON.parse((await pending).results[0]!.output)).toMatchObject({ kind: 'BLOCKED', message: 'approval was not granted: refunds need an ok' });
+  expect(JSON.parse((await pending).results[0]!.output)).toMatchObject({ kind: 'BLOCKED', message: 'approval timed out: no approver answered within 0.6 s, so the call was not executed: refunds need an ok' });
   expect(await listed(d)).toEqual([]);
 });
 

@@ -124,6 +124,8 @@ limits: { approval_timeout_ms: ${approvalTimeoutMs} }
 
 const asked = (events: SeenEvent[], session: string) => events.filter((e) => e.kind === 'APPROVAL_REQUESTED' && e.toolCallId?.startsWith(session)).map((e) => e.detail);
 const OVER = 'this session has used its budget of 1 call of tools matching charge,lookup (policies budget:); this call was not executed';
+/** What a call of the brief app (approval timeout 300 ms) nobody approved reads. */
+const EXPIRED = 'approval timed out: no approver answered within 0.3 s, so the call was not executed: needs ok';
 
 /** One store's apps (on its own tool server), and its calls. */
 async function startStore(shared: boolean, tools: ToolServer) {
@@ -243,12 +245,12 @@ const TESTS: [string, (side: Side) => Promise<void>][] = [
     const calls = [1, 2].map((i) => ({ id: `${session}-c${i}`, name: 'lookup', arguments: `{"n":${i}}` }));
     // Parallel: one call is counted and asked about, the other refused unasked; the asked one expires.
     const results = (await brief.client.dispatch({ sessionId: session, interactive: true, mode: DispatchMode.PARALLEL, calls })).results;
-    expect(results.map((r) => r.error?.message).sort()).toEqual(['approval was not granted: needs ok', OVER].sort());
+    expect(results.map((r) => r.error?.message).sort()).toEqual([EXPIRED, OVER].sort());
     expect(asked(brief.events, session)).toHaveLength(1);
     // The next call is asked about (and expires too), and the one after it as well: nothing stayed counted.
     for (const n of [2, 3]) {
       const next = (await brief.client.dispatch({ sessionId: session, interactive: true, calls: [{ id: `${session}-n${n}`, name: 'charge', arguments: '{}' }] })).results[0]!;
-      expect(next.error?.message).toBe('approval was not granted: needs ok');
+      expect(next.error?.message).toBe(EXPIRED);
       expect(asked(brief.events, session)).toHaveLength(n);
     }
   }],

@@ -152,7 +152,7 @@ describe('policies through the gRPC service', () => {
       const started = Date.now();
       const timedOut = await d!.dispatch.dispatch({ sessionId: 's', interactive: true, calls: [charge('c1', { amount: 150 })] });
       expect(Date.now() - started).toBeGreaterThanOrEqual(290);
-      expect(errorJson(timedOut.results[0]!.output).message).toBe('approval was not granted: large payment');
+      expect(errorJson(timedOut.results[0]!.output).message).toBe('approval timed out: no approver answered within 0.3 s, so the call was not executed: large payment');
       const denied = d!.dispatch.dispatch({ sessionId: 's', interactive: true, calls: [charge('c2', { amount: 160 })] });
       await until(() => d!.events.filter((e) => e.kind === 'APPROVAL_REQUESTED').length === 2);
       const id = d!.events.filter((e) => e.kind === 'APPROVAL_REQUESTED')[1]!.detail;

@@ -109,7 +109,7 @@ test('a wait that timed out on A is no longer listed on B', async () => {
   const b = await replica(800);
   const pending = charge(a, 'late', 5);
   await listedCount(b, 1);
-  expect(JSON.parse((await pending).results[0]!.output)).toMatchObject({ kind: 'BLOCKED', message: 'approval was not granted: payments need an ok' });
+  expect(JSON.parse((await pending).results[0]!.output)).toMatchObject({ kind: 'BLOCKED', message: 'approval timed out: no approver answered within 0.8 s, so the call was not executed: payments need an ok' });
   await listedCount(b, 0);
 });
 

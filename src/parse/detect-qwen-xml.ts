@@ -2,32 +2,25 @@ import { blankSpans, type TextSpan } from './blank-spans';
 import { callFromParts } from './call-shapes';
 import type { FoundCalls } from './found-calls';
 import type { JsonObject } from './json-value';
-import { endOfName } from './detect-function-tag';
 import { createMarkerFinder, skipSpace } from './marker-finder';
+import { createQwenValueEnds, nameEndAt, QWEN_TAGS } from './qwen-value-ends';
 import { tokenBefore } from './special-tokens';
-import { createValueEnds, scanBlocks, type Block, type ValueEnds } from './xml-blocks';
+import { scanBlocks, type Block, type ValueEnds } from './xml-blocks';
 import type { TextParameterLookup } from './types';
 import { readParameter } from './xml-parameter-value';
 
-const WRAP_OPEN = '<tool_call>';
-const WRAP_CLOSE = '</tool_call>';
-const OPEN = '<function=';
-const CLOSE = '</function>';
-const PARAM_OPEN = '<parameter=';
-const PARAM_CLOSE = '</parameter>';
-const MAX_NAME = 256;
+const { wrapOpen: WRAP_OPEN, wrapClose: WRAP_CLOSE, open: OPEN, close: CLOSE, paramOpen: PARAM_OPEN, paramClose: PARAM_CLOSE } = QWEN_TAGS;
 const WRAP: readonly string[] = [WRAP_OPEN];
 
 /**
  * Qwen3-Coder (and Qwen3.5) XML calls, in `<tool_call>` or bare:
  * `<tool_call><function=get_weather><parameter=city>Paris</parameter></function></tool_call>`.
- * A value runs to the first `</parameter>`, so markers quoted in it (a file's text) are not calls;
- * it is read by `readParameter` (text when `textParameters` says the named tool's schema asks for
- * text, else JSON when it is strict JSON). A `<parameter=` before that `</parameter>` (or none at
- * all) shows the model left it out: the value then ends at the first `<parameter=` or
- * `</function>`, as vLLM's and SGLang's parsers end it, unless a `<function=` comes first (that
- * tag is another call's: prose explaining the format must not swallow the call after it), and a
- * value quoting `<parameter=` is cut there as vLLM cuts it. Only whitespace may stand between the
+ * A value runs to the first `</parameter>` that the next `<parameter=key>`, `</function>` or
+ * `</tool_call>` follows, so markers quoted in it (a file's text, code) are not calls, nor its
+ * end, unless the model left it out (see `createQwenValueEnds`: it then ends at the first header
+ * or `</function>`, as vLLM's and SGLang's parsers end it, never past another call's
+ * `<function=`). It is read by `readParameter` (text when `textParameters` says the named tool's
+ * schema asks for text, else JSON when it is strict JSON). Only whitespace may stand between the
  * tags, and a call needs its `</function>` (or, that missing, its `</tool_call>`). A block the
  * text ends in (cut off) or broken otherwise is no call, and its text stays; the search goes on
  * where it broke, after the opening tag of a value never closed, as the other dialects let the
@@ -40,7 +33,7 @@ export function detectQwenXml(text: string, textParameters?: TextParameterLookup
 
 /** The calls, their arguments read only when `withArguments` (else `{}`: spans alone are wanted). */
 function* scanQwenXml(text: string, withArguments: boolean, textParameters?: TextParameterLookup): Generator<FoundCalls> {
-  const valueEnds = createValueEnds(text, { close: PARAM_CLOSE, nextKey: PARAM_OPEN, callClose: CLOSE, callOpen: OPEN });
+  const valueEnds = createQwenValueEnds(text);
   yield* scanBlocks(
     createMarkerFinder(text, OPEN),
     (open) => readBlock(text, open + OPEN.length, valueEnds, withArguments, textParameters),
@@ -50,8 +43,8 @@ function* scanQwenXml(text: string, withArguments: boolean, textParameters?: Tex
 
 /** The block whose function name begins at `from`, up to and including its closing tags. */
 function readBlock(text: string, from: number, valueEnds: ValueEnds, withArguments: boolean, textParameters: TextParameterLookup | undefined): Block {
-  const nameEnd = endOfNameWithin(text, from);
-  if (text.charCodeAt(nameEnd) !== 0x3e || nameEnd === from) return { kind: 'broken', at: nameEnd };
+  const nameEnd = nameEndAt(text, from);
+  if (nameEnd < 0) return { kind: 'broken', at: from };
   const name = text.slice(from, nameEnd);
   // Key start, key end and value end of each parameter: values are read once the call is whole.
   const params: number[] = [];
@@ -61,8 +54,8 @@ function readBlock(text: string, from: number, valueEnds: ValueEnds, withArgumen
     if (text.startsWith(CLOSE, pos) || text.startsWith(WRAP_CLOSE, pos)) break;
     if (!text.startsWith(PARAM_OPEN, pos)) return { kind: 'broken', at: pos };
     const keyStart = pos + PARAM_OPEN.length;
-    const keyEnd = endOfNameWithin(text, keyStart);
-    if (text.charCodeAt(keyEnd) !== 0x3e || keyEnd === keyStart) return { kind: 'broken', at: keyEnd };
+    const keyEnd = nameEndAt(text, keyStart);
+    if (keyEnd < 0) return { kind: 'broken', at: keyStart };
     const valueEnd = valueEnds(keyEnd + 1);
     if (valueEnd < 0) return { kind: 'broken', at: keyEnd + 1 };
     params.push(keyStart, keyEnd, valueEnd);
@@ -100,6 +93,3 @@ export function withoutQwenCalls(text: string): string {
 export function qwenCallSpans(text: string): Iterable<TextSpan> {
   return scanQwenXml(text, false);
 }
-
-/** The end of a name: the first `>`, `<` or whitespace, at most `MAX_NAME` characters on. */
-const endOfNameWithin = (text: string, from: number): number => endOfName(text, from, Math.min(from + MAX_NAME, text.length));

@@ -1,4 +1,5 @@
-import { createMarkerFinder, skipSpace, type MarkerFinder } from './marker-finder';
+import { skipSpace } from './marker-finder';
+import { createTagValueEnds } from './tag-value-ends';
 import type { ValueEnds } from './xml-blocks';
 
 /** GLM's tags, and the longest key a header may hold. */
@@ -27,50 +28,18 @@ const { open: OPEN, close: CLOSE, keyOpen: KEY_OPEN, keyClose: KEY_CLOSE, valueO
  * value quotes a whole pair (`<arg_key>k</arg_key><arg_value>v</arg_value> and so on`). With
  * neither, a value left open ends at `</tool_call>`, unless a `<tool_call>` comes first (another
  * call's: a draft cut off must not swallow the call after it). -1 when no end is this call's.
- * Each finder gets non-decreasing positions (the scan's `from` does not decrease, nor the first
- * `</arg_value>` or header after it), so each character is read a bounded number of times.
+ * The rule is shared with Qwen3-Coder's values (see `createTagValueEnds`).
  */
 export function createGlmValueEnds(text: string): ValueEnds {
-  const finder = (tag: string): MarkerFinder => createMarkerFinder(text, tag);
-  const closes = finder(VALUE_CLOSE);
-  const headers = headerFinder(text);
-  const closesAfterHeader = finder(VALUE_CLOSE);
-  const goodCloses = goodCloseFinder(text);
-  const headersAfterClose = headerFinder(text);
-  const opensAfterClose = finder(OPEN);
-  const callCloses = finder(CLOSE);
-  const opens = finder(OPEN);
-  return (from) => {
-    const close = closes.next(from);
-    const header = headers.next(from);
-    if (header >= 0 && (close < 0 || header < close)) {
-      const after = closesAfterHeader.next(header);
-      if (after < 0 || endsValue(text, after)) return leftOpen(Math.min(header, atLeast(callCloses.next(from), header)), from);
-    }
-    if (close < 0) return leftOpen(callCloses.next(from), from);
-    if (endsValue(text, close)) return close;
-    const good = goodCloses.next(close + VALUE_CLOSE.length);
-    if (good < 0 || before(headersAfterClose.next(close), good) || before(opensAfterClose.next(close), good)) return close;
-    return good;
-  };
-
-  /** The end of a value left open, `end`, unless there is none or a `<tool_call>` comes first. */
-  function leftOpen(end: number, from: number): number {
-    if (end < 0) return -1;
-    return before(opens.next(from), end) ? -1 : end;
-  }
-}
-
-/** `at`, or `fallback` when `at` is -1. */
-const atLeast = (at: number, fallback: number): number => (at < 0 ? fallback : at);
-
-/** Whether `at` is found and before `end`. */
-const before = (at: number, end: number): boolean => at >= 0 && at < end;
-
-/** Whether the `</arg_value>` at `close` ends a value: whitespace, then a header or `</tool_call>`. */
-function endsValue(text: string, close: number): boolean {
-  const next = skipSpace(text, close + VALUE_CLOSE.length, text.length);
-  return text.startsWith(CLOSE, next) || isHeader(text, next);
+  return createTagValueEnds(text, {
+    close: VALUE_CLOSE,
+    headerOpen: KEY_OPEN,
+    isHeader,
+    callEnds: [CLOSE],
+    openValueEnd: CLOSE,
+    openValueStops: [OPEN],
+    callOpens: [OPEN],
+  });
 }
 
 /** Whether an argument's header (`<arg_key>key</arg_key>`, whitespace, `<arg_value>`) begins at `at`. */
@@ -86,36 +55,4 @@ export function keyEndAt(text: string, keyStart: number): number {
   let pos = keyStart;
   while (pos < limit && text.charCodeAt(pos) !== 0x3c) pos++;
   return pos < limit && text.startsWith(KEY_CLOSE, pos) ? pos : -1;
-}
-
-/** Successive headers: each `<arg_key>` is checked once, `from` non-decreasing. */
-function headerFinder(text: string): MarkerFinder {
-  return filteredFinder(createMarkerFinder(text, KEY_OPEN), (at) => isHeader(text, at), KEY_OPEN.length);
-}
-
-/** Successive `</arg_value>` tags that end a value (`endsValue`), `from` non-decreasing. */
-function goodCloseFinder(text: string): MarkerFinder {
-  return filteredFinder(createMarkerFinder(text, VALUE_CLOSE), (at) => endsValue(text, at), VALUE_CLOSE.length);
-}
-
-/**
- * The occurrences `markers` finds that `keep` keeps, remembering its last answer as
- * `createMarkerFinder` does, so each occurrence is checked once for non-decreasing `from`.
- */
-function filteredFinder(markers: MarkerFinder, keep: (at: number) => boolean, step: number): MarkerFinder {
-  let found = -1;
-  let searchedFrom = -1;
-  let exhausted = false;
-  return {
-    next(from: number): number {
-      if (exhausted) return -1;
-      if (searchedFrom >= 0 && searchedFrom <= from && found >= from) return found;
-      searchedFrom = from;
-      for (let at = markers.next(from); at >= 0; at = markers.next(at + step)) {
-        if (keep(at)) return (found = at);
-      }
-      exhausted = true;
-      return (found = -1);
-    },
-  };
 }

@@ -2,23 +2,14 @@ import { blankSpans, type TextSpan } from './blank-spans';
 import { callFromParts } from './call-shapes';
 import type { FoundCalls } from './found-calls';
 import type { JsonObject } from './json-value';
-import { createTokenFinder, tokenAt, tokenBefore, type Spellings } from './special-tokens';
+import { createDsmlValueEnds, DSML_TAGS, lengthOf } from './dsml-value-ends';
+import { createTokenFinder, tokenAt, tokenBefore } from './special-tokens';
 import { skipSpace } from './marker-finder';
 import { readTagAttributes } from './tag-attributes';
-import { createValueEnds, scanBlocks, type Block, type ValueEnds } from './xml-blocks';
+import { scanBlocks, type Block, type ValueEnds } from './xml-blocks';
 import { parameterValue } from './xml-parameter-value';
 
-/** A DSML tag with DeepSeek's fullwidth bars (`<｜DSML｜invoke`, U+FF5C), and with ASCII bars: of one length. */
-const dsml = (opening: '<' | '</', name: string): Spellings => [`${opening}\uff5cDSML\uff5c${name}`, `${opening}|DSML|${name}`];
-
-const INVOKE_OPEN = dsml('<', 'invoke');
-const INVOKE_CLOSE = dsml('</', 'invoke>');
-const PARAMETER_OPEN = dsml('<', 'parameter');
-const PARAMETER_CLOSE = dsml('</', 'parameter>');
-/** The block around the calls: V3.2's `function_calls`, and V4's `tool_calls`. */
-const BLOCK_OPEN = [...dsml('<', 'function_calls>'), ...dsml('<', 'tool_calls>')];
-const BLOCK_CLOSE = [...dsml('</', 'function_calls>'), ...dsml('</', 'tool_calls>')];
-const lengthOf = (tag: Spellings): number => tag[0]?.length ?? 0;
+const { invokeOpen: INVOKE_OPEN, invokeClose: INVOKE_CLOSE, parameterOpen: PARAMETER_OPEN, parameterClose: PARAMETER_CLOSE, blockOpen: BLOCK_OPEN, blockClose: BLOCK_CLOSE } = DSML_TAGS;
 
 /** One parameter of a call: its key, whether its value is text as written, and where the value lies. */
 interface Parameter {
@@ -36,8 +27,10 @@ interface Parameter {
  * else the text, as SGLang falls back to it. The tags are also read with ASCII bars
  * (`<|DSML|invoke`), and V4's `tool_calls` block as V3.2's. Unlike vLLM, a call needs no block
  * around it, and a call with its `</｜DSML｜invoke>` before a block cut off is a call. A value
- * runs to the first `</｜DSML｜parameter>`, so tags quoted in it are not calls, and ends as a GLM
- * or Qwen3-Coder value left open ends when the model left that out (see `createValueEnds`).
+ * runs to the first `</｜DSML｜parameter>` that the next parameter, `</｜DSML｜invoke>` or
+ * `</｜DSML｜function_calls>` follows, so tags quoted in it (a file's text, code) are not calls,
+ * nor its end, and ends as a GLM or Qwen3-Coder value left open ends when the model left that out
+ * (see `createDsmlValueEnds`).
  * Only whitespace may stand between the tags, and a call needs its `</｜DSML｜invoke>`: one cut
  * off or broken is no call and its text stays; the search goes on where it broke, so each
  * character is read a bounded number of times.
@@ -48,7 +41,7 @@ export function detectDsml(text: string): Generator<FoundCalls> {
 
 /** The calls, their arguments read only when `withArguments` (else `{}`: spans alone are wanted). */
 function scanDsml(text: string, withArguments: boolean): Generator<FoundCalls> {
-  const valueEnds = createValueEnds(text, { close: PARAMETER_CLOSE, nextKey: PARAMETER_OPEN, callClose: INVOKE_CLOSE, callOpen: INVOKE_OPEN });
+  const valueEnds = createDsmlValueEnds(text);
   let previousEnd = 0;
   return scanBlocks(
     createTokenFinder(text, INVOKE_OPEN),

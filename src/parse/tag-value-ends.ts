@@ -1,29 +1,32 @@
-import { createMarkerFinder, skipSpace, type MarkerFinder } from './marker-finder';
-import { createTokenFinder } from './special-tokens';
+import { skipSpace, type MarkerFinder } from './marker-finder';
+import { createTokenFinder, tokenAt, type Spellings } from './special-tokens';
 import type { ValueEnds } from './xml-blocks';
 
 /**
  * A dialect's tags around a value whose text may spell them (a file being written, code):
- * Qwen3-Coder's `<parameter=key>value</parameter>`, GLM's `<arg_key>key</arg_key><arg_value>value</arg_value>`.
+ * Qwen3-Coder's `<parameter=key>value</parameter>`, GLM's `<arg_key>key</arg_key><arg_value>value</arg_value>`,
+ * DeepSeek's DSML `<｜DSML｜parameter name="key" string="true">value</｜DSML｜parameter>`. A tag is
+ * one spelling or several of one length (DSML's with fullwidth or ASCII bars).
  */
 export interface QuotableValueTags {
-  /** The value's closing tag: `</parameter>`, `</arg_value>`. */
-  readonly close: string;
-  /** The tag the next argument's header begins with: `<parameter=`, `<arg_key>`. */
-  readonly headerOpen: string;
+  /** The value's closing tag: `</parameter>`, `</arg_value>`, `</｜DSML｜parameter>`. */
+  readonly close: string | Spellings;
+  /** The tag the next argument's header begins with: `<parameter=`, `<arg_key>`, `<｜DSML｜parameter`. */
+  readonly headerOpen: string | Spellings;
   /**
-   * Whether a whole header (`<parameter=key>`; `<arg_key>key</arg_key>`, whitespace, `<arg_value>`)
-   * begins at `at`, which holds `headerOpen`. Its work must be bounded (a longest key).
+   * Whether a whole header (`<parameter=key>`; `<arg_key>key</arg_key>`, whitespace, `<arg_value>`;
+   * `<｜DSML｜parameter name="key">`) begins at `at`, which holds `headerOpen`. Its work must be
+   * bounded (a longest key, DSML's 1 KiB of attributes).
    */
   readonly isHeader: (text: string, at: number) => boolean;
-  /** The tags that end a call after a value: `</function>` and `</tool_call>`; `</tool_call>`. */
-  readonly callEnds: readonly string[];
-  /** The tag a value left open ends at when no header comes first: `</function>`, `</tool_call>`. */
-  readonly openValueEnd: string;
-  /** The tags of another call, which a value left open never runs past: `<function=`; `<tool_call>`. */
-  readonly openValueStops: readonly string[];
-  /** The tags of another call, past which no later closing tag is looked for: `<function=` and `<tool_call>`; `<tool_call>`. */
-  readonly callOpens: readonly string[];
+  /** The tags that end a call after a value: `</function>` and `</tool_call>`; `</tool_call>`; `</｜DSML｜invoke>` and `</｜DSML｜function_calls>`. */
+  readonly callEnds: Spellings;
+  /** The tag a value left open ends at when no header comes first: `</function>`, `</tool_call>`, `</｜DSML｜invoke>`. */
+  readonly openValueEnd: string | Spellings;
+  /** The tags of another call, which a value left open never runs past: `<function=`; `<tool_call>`; `<｜DSML｜invoke`. */
+  readonly openValueStops: Spellings;
+  /** The tags of another call, past which no later closing tag is looked for: `<function=` and `<tool_call>`; `<tool_call>`; `<｜DSML｜invoke` and `<｜DSML｜function_calls>`. */
+  readonly callOpens: Spellings;
 }
 
 /**
@@ -42,29 +45,32 @@ export interface QuotableValueTags {
  * once per question asked of it, so each character is read a bounded number of times.
  */
 export function createTagValueEnds(text: string, tags: QuotableValueTags): ValueEnds {
-  const ends = (close: number): boolean => endsValue(text, close, tags);
-  const closes = createMarkerFinder(text, tags.close);
-  const headers = headerFinder(text, tags);
-  const closesAfterHeader = createMarkerFinder(text, tags.close);
-  const goodCloses = filteredFinder(createMarkerFinder(text, tags.close), ends, tags.close.length);
-  const headersAfterClose = headerFinder(text, tags);
+  const close = spellings(tags.close);
+  const closeLength = close[0]?.length ?? 0;
+  const headerOpen = spellings(tags.headerOpen);
+  const ends = (at: number): boolean => endsValue(text, at + closeLength, headerOpen, tags);
+  const closes = createTokenFinder(text, close);
+  const headers = headerFinder(text, headerOpen, tags);
+  const closesAfterHeader = createTokenFinder(text, close);
+  const goodCloses = filteredFinder(createTokenFinder(text, close), ends, closeLength);
+  const headersAfterClose = headerFinder(text, headerOpen, tags);
   const opensAfterClose = createTokenFinder(text, tags.callOpens);
-  const openValueEnds = createMarkerFinder(text, tags.openValueEnd);
+  const openValueEnds = createTokenFinder(text, spellings(tags.openValueEnd));
   const openValueStops = createTokenFinder(text, tags.openValueStops);
   // Several values may share their first closing tag (many headers left open before it).
   const endsAfterHeader = lastAnswer(ends);
   const endsFirst = lastAnswer(ends);
   return (from) => {
-    const close = closes.next(from);
+    const first = closes.next(from);
     const header = headers.next(from);
-    if (header >= 0 && (close < 0 || header < close)) {
+    if (header >= 0 && (first < 0 || header < first)) {
       const after = closesAfterHeader.next(header);
       if (after < 0 || endsAfterHeader(after)) return leftOpen(Math.min(header, atLeast(openValueEnds.next(from), header)), from);
     }
-    if (close < 0) return leftOpen(openValueEnds.next(from), from);
-    if (endsFirst(close)) return close;
-    const good = goodCloses.next(close + tags.close.length);
-    if (good < 0 || before(headersAfterClose.next(close), good) || before(opensAfterClose.next(close), good)) return close;
+    if (first < 0) return leftOpen(openValueEnds.next(from), from);
+    if (endsFirst(first)) return first;
+    const good = goodCloses.next(first + closeLength);
+    if (good < 0 || before(headersAfterClose.next(first), good) || before(opensAfterClose.next(first), good)) return first;
     return good;
   };
 
@@ -75,11 +81,14 @@ export function createTagValueEnds(text: string, tags: QuotableValueTags): Value
   }
 }
 
-/** Whether the closing tag at `close` ends a value: whitespace, then a header or the end of a call. */
-function endsValue(text: string, close: number, tags: QuotableValueTags): boolean {
-  const next = skipSpace(text, close + tags.close.length, text.length);
-  return tags.callEnds.some((tag) => text.startsWith(tag, next)) || (text.startsWith(tags.headerOpen, next) && tags.isHeader(text, next));
+/** Whether the closing tag that ends just before `after` ends a value: whitespace, then a header or the end of a call. */
+function endsValue(text: string, after: number, headerOpen: Spellings, tags: QuotableValueTags): boolean {
+  const next = skipSpace(text, after, text.length);
+  return tokenAt(text, next, tags.callEnds) || (tokenAt(text, next, headerOpen) && tags.isHeader(text, next));
 }
+
+/** A tag's spellings: itself alone, or those given. */
+const spellings = (tag: string | Spellings): Spellings => (typeof tag === 'string' ? [tag] : tag);
 
 /** `at`, or `fallback` when `at` is -1. */
 const atLeast = (at: number, fallback: number): number => (at < 0 ? fallback : at);
@@ -101,8 +110,8 @@ function lastAnswer(judge: (at: number) => boolean): (at: number) => boolean {
 }
 
 /** Successive headers: each `headerOpen` is checked once, `from` non-decreasing. */
-function headerFinder(text: string, tags: QuotableValueTags): MarkerFinder {
-  return filteredFinder(createMarkerFinder(text, tags.headerOpen), (at) => tags.isHeader(text, at), tags.headerOpen.length);
+function headerFinder(text: string, headerOpen: Spellings, tags: QuotableValueTags): MarkerFinder {
+  return filteredFinder(createTokenFinder(text, headerOpen), (at) => tags.isHeader(text, at), headerOpen[0]?.length ?? 0);
 }
 
 /**

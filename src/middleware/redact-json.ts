@@ -7,8 +7,11 @@ export const JSON_REDACTION_MAX_CHARS = 4 * 1024 * 1024;
 export interface JsonRedactor {
   /** The kind of secret the value under `key` is, or undefined for an ordinary key. */
   keyKind(key: string): SecretKind | undefined;
-  /** The value under `key`, named like a secret, or undefined to redact it as any other string. */
-  secretValue(key: string, kind: SecretKind, value: string): string | undefined;
+  /**
+   * The value under `key`, named like a secret, or undefined to redact it as any other string;
+   * `listed`: the item after a flag `key` in a list (an argv), whose words are one value.
+   */
+  secretValue(key: string, kind: SecretKind, value: string, listed?: boolean): string | undefined;
   /** A string (a key, or a value under `key` or in an array) with its secrets replaced. */
   redactString(value: string, key: string | undefined): string;
   /**
@@ -22,8 +25,18 @@ export interface JsonRedactor {
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COLON = 0x3a;
+const COMMA = 0x2c;
 const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 const isNumberChar = (c: number) => (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x45 || c === 0x65;
+
+/** A flag (`--password`, `-token`, `--db-password`) whose name names a secret: that name and its kind. */
+const FLAG = /^--?([\w-]{1,64})$/;
+
+function flagOf(value: string, redactor: JsonRedactor): readonly [string, SecretKind] | undefined {
+  const name = FLAG.exec(value)?.[1];
+  const kind = name === undefined ? undefined : redactor.keyKind(name);
+  return name === undefined || kind === undefined ? undefined : [name, kind];
+}
 
 /** Index just past the string that starts with the quote at `start`. */
 function stringEnd(text: string, start: number): number {
@@ -49,8 +62,9 @@ export function looksLikeJson(text: string): boolean {
 /**
  * Redacts a JSON document value by value, so that it stays the same JSON: each string is decoded,
  * redacted as text and, if that changed it, encoded again in its place; a string or number under
- * a key named like a secret becomes the string `"[REDACTED:kind]"`. Everything else (whitespace,
- * numbers, escapes of unchanged strings) is kept to the character. Returns undefined when `text`
+ * a key named like a secret becomes the string `"[REDACTED:kind]"`, and so does a string in a list
+ * after a flag naming one (`["--password", "hunter2"]`, an argv; not another flag). Everything
+ * else (whitespace, numbers, escapes of unchanged strings) is kept to the character. Returns undefined when `text`
  * is not JSON, longer than {@link JSON_REDACTION_MAX_CHARS}, or past the redactor's parse failures.
  */
 export function redactJson(text: string, redactor: JsonRedactor): string | undefined {
@@ -65,6 +79,8 @@ export function redactJson(text: string, redactor: JsonRedactor): string | undef
   let from = 0;
   let key: string | undefined;
   let kind: SecretKind | undefined;
+  // A list item that is a flag naming a secret (`"--password"`): the next item, if a string, is its value.
+  let flag: readonly [string, SecretKind] | undefined;
   const splice = (start: number, end: number, value: string) => {
     out += text.slice(from, start) + JSON.stringify(value);
     from = end;
@@ -76,21 +92,25 @@ export function redactJson(text: string, redactor: JsonRedactor): string | undef
       const raw = text.slice(i + 1, end - 1);
       const value: string = raw.includes('\\') ? JSON.parse(text.slice(i, end)) : raw;
       const isKey = text.charCodeAt(nextNonSpace(text, end)) === COLON;
-      const secret = !isKey && key !== undefined && kind !== undefined ? redactor.secretValue(key, kind, value) : undefined;
+      const named = key !== undefined && kind !== undefined ? ([key, kind] as const) : flag;
+      const listed = named === flag;
+      const secret = !isKey && named !== undefined && !value.startsWith('-') ? redactor.secretValue(named[0], named[1], value, listed) : undefined;
       const replaced = secret ?? redactor.redactString(value, isKey ? undefined : key);
       if (replaced !== value) splice(i, end, replaced);
       key = isKey ? value : undefined;
       kind = isKey ? redactor.keyKind(value) : undefined;
+      flag = isKey ? undefined : flagOf(value, redactor);
       i = end;
     } else if (key !== undefined && kind !== undefined && isNumberChar(c)) {
       let end = i + 1;
       while (end < text.length && isNumberChar(text.charCodeAt(end))) end++;
       const replaced = redactor.secretValue(key, kind, text.slice(i, end));
       if (replaced !== undefined) splice(i, end, replaced);
-      key = kind = undefined;
+      key = kind = flag = undefined;
       i = end;
     } else {
       if (!isSpace(c) && c !== COLON) key = kind = undefined;
+      if (!isSpace(c) && c !== COMMA) flag = undefined;
       i++;
     }
   }

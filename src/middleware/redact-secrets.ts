@@ -159,12 +159,13 @@ const AUTH_SCHEME = /^([A-Za-z][A-Za-z0-9-]{0,31} +)[A-Za-z0-9._~+/-]{6,4096}={0
 /**
  * A whole value under a key named like a secret, as the text patterns take it: no space, 8+
  * characters (a password's from 1); under an Authorization key, the credentials after a scheme.
+ * After a flag in a list (`["--passphrase", "correct horse"]`), spaces too: its words are one value.
  */
-function secretValue(key: string, kind: SecretKind, value: string): string | undefined {
+function secretValue(key: string, kind: SecretKind, value: string, listed = false): string | undefined {
   if (value.length < (isPasswordKey(key) ? PASSWORD_MIN_CHARS : SECRET_MIN_CHARS) || value.includes(MARKER_START)) return undefined;
   const scheme = kind === 'authorization' ? AUTH_SCHEME.exec(value)?.[1] : undefined;
   if (scheme !== undefined) return scheme + marker(/^bearer /i.test(scheme) ? 'bearer' : 'authorization');
-  if (/\s/.test(value) || isPlainValue(key, value)) return undefined;
+  if ((!listed && /\s/.test(value)) || isPlainValue(key, value)) return undefined;
   return marker(kind);
 }
 

@@ -1,3 +1,5 @@
+import { FLAG_SPACE, keyedValue, LIST_ITEM_GAP, loosen, OPERATOR, separator } from './secret-forms';
+
 /** The kinds of secret redaction names in `[REDACTED:kind]`. */
 export type SecretKind =
   | 'private_key'
@@ -26,7 +28,8 @@ export interface SecretPattern {
   readonly quoted?: boolean;
   /**
    * The source of a superset of its matches under the `i` flag, for the one pre-check scan: a key's
-   * camelCase start, which depends on case, is left out.
+   * camelCase start, which depends on case, is left out, and so are the lookbehinds of the forms
+   * in secret-forms.ts (`loosen`).
    */
   readonly loose: string;
 }
@@ -88,50 +91,11 @@ const KEY_START = String.raw`(?<!(?<!\\)[0-9])(?!(?<=(?<!\\)[A-Za-z])[a-z])`;
 /** `source` with each letter in either case: `[pP][wW][dD]`. */
 const anyCase = (source: string) => source.replace(/[a-z]/g, (c) => `[${c}${c.toUpperCase()}]`);
 
-/** A quote around a key or a value; escaped (`\"password\":\"...\"`, JSON inside a JSON string or a quoted excerpt) or not. */
-const QUOTE = String.raw`\\?["'` + '`' + ']';
-
-/**
- * A command line's flag and its value after one space (`--password hunter2`, `-token abc`): the
- * key ends a word that `-` or `--` opens. Another flag is no value (`psql --password --host db`).
- */
-const FLAG_SPACE = String.raw` (?<=(?:^|[\s"'=(])--?[\w-]{0,64} )(?!-)`;
-
-/** The end of an XML element's start tag (`<password>`, `<cfg:password>`): the key ends a tag that `<` opens. */
-const ELEMENT = String.raw`>(?<=<[\w.:-]{0,64}>)`;
-
-/** Between a key and its value: `:`, `=`, Go's `:=` or the `=>` of PHP, Perl and Ruby hashes; not a comparison (`password == null`). */
-const OPERATOR = '(?::=|=>|[:=])(?!=)';
-
-/**
- * A key's closing quote (or print_r's `]`: `[password] => hunter2`), the {@link OPERATOR} and the
- * value's opening quote, with spaces of class `space` around the operator (`'password' => '...'`);
- * or a flag's space ({@link FLAG_SPACE}); or a start tag's end ({@link ELEMENT}). A backslash
- * without a quote is the value's (`password:\nOK`, an escaped line break, is no value `nOK`).
- */
-const separator = (space: string) => `(?:(?:${QUOTE}|\\])?${space}*${OPERATOR}${space}*(?:${QUOTE})?|${FLAG_SPACE}(?:${QUOTE})?|${ELEMENT})`;
 const SEPARATOR = separator(String.raw`\s`);
-
-/**
- * A value after a key, up to what delimits it in the text around it: a space, a quote, `&`, `,`,
- * `;`, `<>`. A backslash goes with the character after it (JSON's `\\` and `\n`), except a quote:
- * `\"` ends the value as `"` does. Brackets are part of it only while balanced (redact-secrets.ts,
- * `valueLength`): the `}` closing a JSON object, or the `)` of a call, ends it.
- */
-const value = (min: number) => String.raw`(?:[^\s"'` + '`' + String.raw`&,;<>\\]|\\[^\s"'` + '`' + `]){${min},4096}`;
-
-/**
- * The value after a key's separator: after a start tag, the element's whole text up to its end
- * tag on its line, spaces and entities too (`<passphrase>correct horse</passphrase>`,
- * `<password>p&amp;ss</password>`), and nothing else (`useState<Password>(initial)` is a type
- * argument); after any other separator, a {@link value}. The text's class excludes `<`, so that a
- * failed attempt backtracks at most 1,024 characters.
- */
-const keyedValue = (min: number) => String.raw`(?:(?<!(?<!=)>)${value(min)}|(?<=<[\w.:-]{0,64}>)[^<\r\n]{${min},1024}(?=<\/))`;
 
 /** A pattern starting where `start` allows. */
 function pattern(kind: SecretKind, start: string, core: string, flags: string, keep = 0): SecretPattern {
-  return { kind, regex: new RegExp(start + core, flags), keep, loose: start + core };
+  return { kind, regex: new RegExp(start + core, flags), keep, loose: loosen(start + core) };
 }
 
 /** Where a key's loose form starts: anywhere but after a digit. */
@@ -144,7 +108,7 @@ const LOOSE_KEY_START = String.raw`(?<!(?<!\\)[0-9])`;
  */
 function keyValue(kind: SecretKind, names: string): SecretPattern {
   const core = `((?:${anyCase(names)})${SEPARATOR})(${keyedValue(SECRET_MIN_CHARS)})`;
-  return { ...pattern(kind, KEY_START, core, 'g', 1), keyed: true, loose: LOOSE_KEY_START + core };
+  return { ...pattern(kind, KEY_START, core, 'g', 1), keyed: true, loose: loosen(LOOSE_KEY_START + core) };
 }
 
 /**
@@ -155,14 +119,15 @@ function keyValue(kind: SecretKind, names: string): SecretPattern {
  */
 function passwordKeyValue(): SecretPattern {
   const core = `((?:${anyCase(PASSWORD_NAMES)})${separator('[ \\t]')})` + String.raw`(?!\\[nrt])` + `(${keyedValue(PASSWORD_MIN_CHARS)})`;
-  return { ...pattern('secret', KEY_START, core, 'g', 1), keyed: true, password: true, loose: LOOSE_KEY_START + core };
+  return { ...pattern('secret', KEY_START, core, 'g', 1), keyed: true, password: true, loose: loosen(LOOSE_KEY_START + core) };
 }
 
 /**
- * A key named like a password, unquoted, its operator or a flag's space, then a value in quotes
- * that holds a space: a passphrase of words (`SMTP_PASSWORD="correct horse battery staple"` in a
- * .env file or a shell, `passphrase: 'my pass phrase'` in YAML, `gpg --passphrase "a b c"`, Perl's
- * `password => 'a b'`). {@link passwordKeyValue} stops a value at its first space, so all its words
+ * A key named like a password, unquoted, its operator, a flag's space or what stands between list
+ * items, then a value in quotes that holds a space: a passphrase of words
+ * (`SMTP_PASSWORD="correct horse battery staple"` in a .env file or a shell, `passphrase: 'my pass
+ * phrase'` in YAML, `gpg --passphrase "a b c"`, `["--passphrase", "a b c"]`, Perl's `password =>
+ * 'a b'`). {@link passwordKeyValue} stops a value at its first space, so all its words
  * but the first were left. The value runs to its closing quote, never past it nor past a line end,
  * at most 4,096 characters; one with no space is left to passwordKeyValue, which runs after. A
  * quoted key is JSON's or a PHP array's, whose values with spaces are most often messages
@@ -170,11 +135,12 @@ function passwordKeyValue(): SecretPattern {
  * `'password' => 'The provided password is incorrect.'`): kept, as the JSON pass keeps them.
  */
 function quotedKeyValue(kind: SecretKind, names: string): SecretPattern {
-  const key = (quote: string) => `((?:${anyCase(names)})` + String.raw`(?:\s*${OPERATOR}\s*|${FLAG_SPACE})` + `${quote})`;
+  const gap = String.raw`(?:\s*${OPERATOR}\s*|${FLAG_SPACE}|${LIST_ITEM_GAP})`;
+  const key = (quote: string) => `((?:${anyCase(names)})${gap}${quote})`;
   const quoted = String.raw`((?:(?!\2)(?:[^\n\\]|\\[^\n])){${PASSWORD_MIN_CHARS},4096})(?=\2)`;
   // The loose form has no back-reference: the scan joining every loose form numbers its groups anew.
   const loose = LOOSE_KEY_START + key(`["']`) + String.raw`[^\n]{${PASSWORD_MIN_CHARS}}`;
-  return { kind, regex: new RegExp(KEY_START + key(`(["'])`) + quoted, 'g'), keep: 1, quoted: true, loose };
+  return { kind, regex: new RegExp(KEY_START + key(`(["'])`) + quoted, 'g'), keep: 1, quoted: true, loose: loosen(loose) };
 }
 
 /** The kinds of the values under keys named like secrets, for outputs read as JSON. */

@@ -1,0 +1,125 @@
+/**
+ * The forms in which a key named like a secret is followed by its value, as the text patterns of
+ * secret-patterns.ts read them: what may stand between the key and its value ({@link separator}),
+ * and how far the value runs ({@link keyedValue}). Every repetition is bounded and every repeated
+ * class is disjoint from what follows it, so that a failed attempt backtracks a bounded distance
+ * (test/middleware/redaction-redos.test.ts, redaction-attribute-forms.test.ts).
+ */
+
+/** The lookbehinds of the forms below, each written by {@link behind}: {@link loosen} leaves them out. */
+const LOOKBEHINDS: string[] = [];
+
+/** A lookbehind on `source`, registered for {@link loosen}. */
+function behind(source: string): string {
+  const lookbehind = `(?<=${source})`;
+  LOOKBEHINDS.push(lookbehind);
+  return lookbehind;
+}
+
+/**
+ * `source` without the lookbehinds of the forms below: a superset of its matches, for the
+ * pre-check scan (redact-secrets.ts). A lookbehind near a pattern's start costs that scan on every
+ * character of every output, matched or not (V8 gives up its skip-ahead over the text): with them,
+ * the pre-check of an 8 KB HTML page without secrets took 15% longer, its whole redaction 7%.
+ */
+export function loosen(source: string): string {
+  return LOOKBEHINDS.reduce((out, lookbehind) => out.split(lookbehind).join(''), source);
+}
+
+/** A quote around a key or a value; escaped (`\"password\":\"...\"`, JSON inside a JSON string or a quoted excerpt) or not. */
+export const QUOTE = String.raw`\\?["'` + '`' + ']';
+
+/**
+ * A command line's flag and its value after one space (`--password hunter2`, `-token abc`): the
+ * key ends a word that `-` or `--` opens. Another flag is no value (`psql --password --host db`).
+ */
+export const FLAG_SPACE = String.raw` (?<=(?:^|[\s"'=(])--?[\w-]{0,64} )(?!-)`;
+
+/**
+ * A flag and its value as items of a list (`["--password", "hunter2"]`: a JSON argv, Docker's and
+ * Kubernetes' `args:` and `command:`, also one item a line): the key ends a quoted item that `-`
+ * or `--` opens, the value is the next quoted item. Another flag is no value
+ * (`["--password", "--host", "db"]`). {@link LIST_ITEM_GAP} is what comes before the value's quote.
+ */
+export const LIST_ITEM_GAP = behind(String.raw`\\?["']--?[\w-]{0,64}`) + String.raw`\\?["']\s{0,2},\s{0,64}`;
+const LIST_ITEM = String.raw`${LIST_ITEM_GAP}\\?["'](?!-)`;
+
+/**
+ * A flag and its value as items of a YAML block list, one a line (`- --password` then
+ * `- hunter2`), unquoted or quoted (`- "--password"`); another flag is no value.
+ */
+export const YAML_ITEM = behind(String.raw`(?:^|\n)[ \t]{0,32}-[ \t]{1,4}["']?--?[\w-]{0,64}`) + String.raw`["']?\r?\n[ \t]{0,32}-[ \t]{1,4}["']?(?!-)`;
+
+/**
+ * The attributes of a start tag after its name or after an attribute (`attr="x" id='y'`): at most
+ * 8, each value at most 256 characters on its line, quotes escaped or not.
+ */
+const ATTRIBUTES = String.raw`(?:\s{1,16}[\w:.-]{1,64}=(?:\\?"[^"<>\r\n]{0,256}\\?"|\\?'[^'<>\r\n]{0,256}\\?')){0,8}`;
+
+/**
+ * The end of an XML element's start tag (`<password>`, `<cfg:password>`, `<password attr="x">`):
+ * the key ends the name of a tag that `<` opens; attributes may follow it.
+ */
+export const ELEMENT = behind(String.raw`<[\w.:-]{0,64}`) + String.raw`${ATTRIBUTES}\s{0,16}>`;
+
+/** The same start tag, its brackets escaped as HTML writes XML it shows (`&lt;password&gt;`). */
+export const ESCAPED_ELEMENT = behind(String.raw`&lt;[\w.:-]{0,64}`) + String.raw`${ATTRIBUTES}\s{0,16}&gt;`;
+
+/**
+ * A key named in an attribute `name` or `key` whose value is in the attribute `value` of the same
+ * tag (Spring's and Hibernate's `<property name="password" value="..."/>`, .NET's
+ * `<add key="DbPassword" value="..." />`, `<param name=...>`), other attributes between. The key
+ * ends the name's attribute (`PasswordLength`, `password.policy` name settings about passwords).
+ */
+export const NAMED_ATTRIBUTE = behind(String.raw`\b(?:name|key)=\\?["'][\w.:/-]{0,64}`) + String.raw`\\?["']${ATTRIBUTES}\s{1,16}value=\\?["']`;
+
+/**
+ * A key named in an attribute `name` or `key` whose value is the element's text (Java's
+ * properties XML `<entry key="api.token">...</entry>`, Log4j's `<Property name="password">`), or
+ * the text of a `<value>` element inside it (Spring's `<property name="password"><value>`). Not in
+ * an HTML anchor or input (`<a name="password">Password</a>`).
+ */
+export const NAMED_TEXT = behind(String.raw`<(?!input\b)[\w.:-]{2,64}\s{1,16}(?:name|key)=\\?["'][\w.:/-]{0,64}`) + String.raw`\\?["']${ATTRIBUTES}\s{0,16}>(?:\s{0,64}<value>)?`;
+
+
+/** Between a key and its value: `:`, `=`, Go's `:=` or the `=>` of PHP, Perl and Ruby hashes; not a comparison (`password == null`). */
+export const OPERATOR = '(?::=|=>|[:=])(?!=)';
+
+/**
+ * A key's closing quote (or print_r's `]`: `[password] => hunter2`), the {@link OPERATOR} and the
+ * value's opening quote, with spaces of class `space` around the operator (`'password' => '...'`);
+ * or a flag's space ({@link FLAG_SPACE}), or what stands between a flag and its value as list items
+ * ({@link LIST_ITEM}, {@link YAML_ITEM}); or a start tag's end ({@link ELEMENT},
+ * {@link ESCAPED_ELEMENT}); or what stands between a key named in an attribute and its value
+ * ({@link NAMED_ATTRIBUTE}, {@link NAMED_TEXT}). A backslash without a quote is the value's
+ * (`password:\nOK`, an escaped line break, is no value `nOK`).
+ */
+export const separator = (space: string) =>
+  `(?:(?:${QUOTE}|\\])?${space}*${OPERATOR}${space}*(?:${QUOTE})?|${FLAG_SPACE}(?:${QUOTE})?|${LIST_ITEM}|${YAML_ITEM}|${ELEMENT}|${ESCAPED_ELEMENT}|${NAMED_ATTRIBUTE}|${NAMED_TEXT})`;
+
+/**
+ * A value after a key, up to what delimits it in the text around it: a space, a quote, `&`, `,`,
+ * `;`, `<>`. A backslash goes with the character after it (JSON's `\\` and `\n`), except a quote:
+ * `\"` ends the value as `"` does. Brackets are part of it only while balanced (redact-secrets.ts,
+ * `valueLength`): the `}` closing a JSON object, or the `)` of a call, ends it.
+ */
+export const value = (min: number) => String.raw`(?:[^\s"'` + '`' + String.raw`&,;<>\\]|\\[^\s"'` + '`' + `]){${min},4096}`;
+
+/**
+ * The value after a key's separator: after `value="` ({@link NAMED_ATTRIBUTE}), the attribute's
+ * whole value up to its quote on its line, spaces and entities too (`value="p&amp;ss"`); after an
+ * escaped start tag, the element's whole text up to its escaped end tag on its line; after a start
+ * tag, the element's whole text up to its end tag on its line (`<passphrase>correct
+ * horse</passphrase>`, `<password>p&amp;ss</password>`), and nothing else
+ * (`useState<Password>(initial)` is a type argument, escaped or not); after any other separator, a
+ * {@link value}.
+ * The texts' classes exclude `<` (and the attribute's its quote), so that a failed attempt
+ * backtracks at most 1,024 characters. Their lookbehinds, after the first character (where they
+ * cost the pre-check scan less), stay in the loose forms: without them, a text was scanned at
+ * every position the spaces before it backtrack to (`authorization:` and a MiB of spaces took
+ * 13.6 s).
+ */
+export const keyedValue = (min: number) =>
+  String.raw`(?:[^"<\r\n](?<=\svalue="[^"<\r\n])[^"<\r\n]{${min - 1},1023}(?=")|[^'<\r\n](?<=\svalue='[^'<\r\n])[^'<\r\n]{${min - 1},1023}(?=')|` +
+  String.raw`(?:[^<&\r\n]|&(?!lt;))(?<=&gt;[^<\r\n])(?:[^<&\r\n]|&(?!lt;)){${min - 1},1023}(?=&lt;\/)|` +
+  String.raw`(?<!(?<!=)>|&gt;)${value(min)}|(?<=(?:<[\w.:-]{0,64}|["']|\s)>)[^<\r\n]{${min},1024}(?=<\/))`;

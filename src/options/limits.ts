@@ -1,4 +1,5 @@
 import { checkInteger } from './integer-option';
+import { checkResponseRoom } from './response-room';
 
 /** Bounds on what a client may send, what dispatch answers and what it keeps. Every field has a named default. */
 export interface Limits {
@@ -294,5 +295,6 @@ export function resolveLimits(partial: Partial<Record<keyof Limits, unknown>> = 
   for (const key of Object.keys(partial)) {
     if (!Object.hasOwn(DEFAULT_LIMITS, key)) throw new RangeError(`limits.${key} is not a known limit`);
   }
+  checkResponseRoom(out as unknown as Limits, partial);
   return Object.freeze(out) as unknown as Limits;
 }

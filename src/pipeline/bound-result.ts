@@ -49,6 +49,17 @@ export function reboundResult(bounded: string, maxChars: number): string {
   return points <= maxChars ? bounded : cut(bounded, points, maxChars, whole);
 }
 
+/**
+ * A text of `whole` code points bounded to `maxChars` from its ends alone: `ends` joins its first
+ * and its last `maxChars` code points (or more; the whole text when that is shorter), so that a
+ * stored text is cut from two pages, not read whole (up to 8 MiB each). The same text as
+ * boundResult's of the whole.
+ */
+export function boundFromEnds(ends: string, maxChars: number, whole: number): string {
+  const points = codePointLength(ends);
+  return points === whole && whole <= maxChars ? ends : cut(ends, points, maxChars, whole);
+}
+
 /** The length of the whole text that `bounded` (`points` code points) was bounded from, read from its marker where boundResult put it. */
 function wholeLength(bounded: string, points: number): number | undefined {
   for (let digits = 1; digits <= 10; digits++) {

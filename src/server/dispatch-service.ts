@@ -22,6 +22,8 @@ import { fitResponse } from './fit-response';
 import { readResultHandler } from './read-result';
 import { peakCalls } from './peak-calls';
 import { createTurnAdmission, type TurnAdmission } from './turn-admission';
+import { leastResultBytes, RESPONSE_SLACK_BYTES } from '../options';
+import { LEAST_NAME_CHARS, leastName } from './least-result';
 import type { Authenticator } from './principal';
 
 /** Runs a turn in parallel mode; absent until waves are wired in. */
@@ -71,6 +73,30 @@ function checkRequest(request: DispatchRequest, maxCalls: number): void {
   checkOfferedNames(request.offeredTools);
 }
 
+/** The most bytes a result cut to its least may take: ids at their bound of code points, 4 bytes each, and its name cut to its least. */
+const MOST_LEAST_RESULT_BYTES = leastResultBytes({ idBytes: 4 * MAX_CLIENT_ID_CHARS, nameBytes: 4 * LEAST_NAME_CHARS + 8, sessionIdBytes: 4 * MAX_CLIENT_ID_CHARS });
+
+/**
+ * Refuses, before any call runs, a turn whose results could not fit in `maxBytes`
+ * (max_response_bytes) even cut to their least (options/result-floor.ts): its calls would run,
+ * side effects included, and their results would be lost to RESOURCE_EXHAUSTED.
+ */
+function checkResponseRoom(request: DispatchRequest, maxBytes: number): void {
+  // At the defaults (4 MiB, 128 calls) any turn fits: no id is measured.
+  if (RESPONSE_SLACK_BYTES + request.calls.length * MOST_LEAST_RESULT_BYTES <= maxBytes) return;
+  const sessionIdBytes = Buffer.byteLength(request.sessionId);
+  let need = RESPONSE_SLACK_BYTES;
+  for (const call of request.calls) need += leastResultBytes({ idBytes: Buffer.byteLength(call.id), nameBytes: Buffer.byteLength(leastName(call.name)), sessionIdBytes });
+  if (need <= maxBytes) return;
+  const calls = request.calls.length;
+  const fits = Math.floor(((maxBytes - RESPONSE_SLACK_BYTES) * calls) / (need - RESPONSE_SLACK_BYTES));
+  throw invalidArgument(
+    'calls',
+    `the results of ${calls} calls cannot fit in one response of max_response_bytes (${maxBytes}) even cut to their least: with these call ids, names and session id they take ${need} bytes; nothing was run. ` +
+      `Send ${fits > 0 ? `at most ~${fits} calls per turn` : 'fewer calls per turn'}, shorter call ids or session id, or raise limits.max_response_bytes`,
+  );
+}
+
 function deadlineOf(call: ServerSurfaceCall): number {
   const deadline = call.getDeadline();
   const ms = deadline instanceof Date ? deadline.getTime() : Number(deadline);
@@ -99,6 +125,7 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
   async function dispatch(request: DispatchRequest, call: grpc.ServerUnaryCall<DispatchRequest, DispatchResponse>): Promise<DispatchResponse> {
     const principal = authenticate(call, 'dispatch');
     checkRequest(request, deps.limits.maxCallsPerTurn);
+    checkResponseRoom(request, deps.limits.maxResponseBytes);
     let release: () => void;
     try {
       release = admission.admit(principal.tenant, argumentChars(request), peakCalls(request, options.parallel));

@@ -1,9 +1,12 @@
 import type { ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { boundResult, codePointLength, reboundResult, type PipelineDeps } from '../pipeline';
+import { boundFromEnds } from '../pipeline/bound-result';
 import { newResultHandle, waterLevel, type SessionScope } from '../store';
+import { RESPONSE_SLACK_BYTES } from '../options';
 import { TOOL_DEFAULTS } from '../options/tool-defaults';
 import { fieldSize } from '../wire/sized-writer';
 import { compactResults } from './compact-result';
+import { fitAtLeast } from './least-result';
 import { encodedResultSize } from './dispatch-response-codec';
 
 /**
@@ -12,12 +15,18 @@ import { encodedResultSize } from './dispatch-response-codec';
  * gets is counted apart: it holds the session id (up to 256 code points, ~1.4 KB), and six cut
  * results of a long id took 70,615 bytes of a 65,536-byte message (grpc-js refused to send it).
  */
-export const SLACK_BYTES = 1024;
+export const SLACK_BYTES = RESPONSE_SLACK_BYTES;
 const PER_CUT_BYTES = 512;
 
-/** The warning on a result cut so that its turn fits in one response. */
-const cutWarning = (chars: number, handle: boolean): string =>
-  `the result was cut to ${chars} characters so that the turn's results fit in one response (max_response_bytes)` +
+const MARKER_ONLY = /^\n\n\.\.\. \[\d+ characters omitted by dispatch layer\] \.\.\.\n\n$/;
+
+/**
+ * The warning on a result cut so that its turn fits in one response, saying what its output holds:
+ * `cut to N characters` (the marker's among them), or the marker alone (a result cut to "0
+ * characters" held the 55-character marker).
+ */
+const cutWarning = (output: string, handle: boolean): string =>
+  `the result was cut to ${MARKER_ONLY.test(output) ? 'its omission marker alone' : `${codePointLength(output)} characters`} so that the turn's results fit in one response (max_response_bytes)` +
   (handle ? '; read the rest with ReadResult' : '; the rest could not be kept');
 
 /**
@@ -32,17 +41,30 @@ function sizeBound(result: ToolResult): number {
 }
 
 /**
- * `text` bounded to at most `maxBytes` of UTF-8 (marker included), in code points; `rebound` when
- * `text` is itself a bounded text whose whole is not at hand (its marker then counts the whole's).
+ * A text of `length` code points bounded by `bound` (to a number of code points, marker included)
+ * to at most `maxBytes` of UTF-8, and the bound taken.
  */
-function boundToBytes(text: string, maxBytes: number, rebound: boolean): { text: string; chars: number } {
-  let chars = Math.min(codePointLength(text) - 1, maxBytes);
+function boundToBytes(length: number, maxBytes: number, bound: (chars: number) => string): { text: string; chars: number } {
+  let chars = Math.min(length - 1, maxBytes);
   for (;;) {
-    const bounded = rebound ? reboundResult(text, Math.max(0, chars)) : boundResult(text, Math.max(0, chars)).text;
+    const bounded = bound(Math.max(0, chars));
     const bytes = Buffer.byteLength(bounded);
     if (bytes <= maxBytes || chars <= 0) return { text: bounded, chars: Math.max(0, chars) };
     chars = Math.min(chars - 1, Math.floor((chars * maxBytes) / bytes));
   }
+}
+
+/**
+ * The first and last `chars` code points of a spilled text (joined; the whole when shorter) and its
+ * length: two pages of the store, not the whole text (up to 8 MiB each, every cut result's at once).
+ */
+async function readEnds(store: PipelineDeps['store'], tenant: string, handle: string, chars: number): Promise<{ ends: string; total: number } | undefined> {
+  const head = await store.readResultPage(tenant, handle, 0, chars);
+  if (!head) return undefined;
+  const read = codePointLength(head.text);
+  if (read >= head.totalChars) return { ends: head.text, total: head.totalChars };
+  const tail = await store.readResultPage(tenant, handle, Math.max(read, head.totalChars - chars), chars);
+  return tail && { ends: head.text + tail.text, total: head.totalChars };
 }
 
 /**
@@ -55,7 +77,8 @@ function boundToBytes(text: string, maxBytes: number, rebound: boolean): { text:
  * what the others leave; the whole text goes to ReadResult as a bounded result's does, under a new
  * handle unless it has one already. Errors (whose outputs their sources bound) are not cut so; when
  * the parts outputs leave would take half the message, warnings, error texts and echoed names are
- * bounded too (compact-result.ts).
+ * bounded too (compact-result.ts). When that still leaves the turn over (many results, each cut
+ * one's marker, warning and handle counted), results are cut to their least (least-result.ts).
  * Changes `results` in place; returns at once when the turn is far below the limit.
  */
 export async function fitResponse(results: ToolResult[], maxBytes: number, deps: Pick<PipelineDeps, 'store' | 'registry' | 'logger'>, scope: SessionScope): Promise<void> {
@@ -78,7 +101,7 @@ export async function fitResponse(results: ToolResult[], maxBytes: number, deps:
   }
   // The largest output size that lets every result fit when each output over it is cut to it.
   const cap = waterLevel(outputs.filter((_, i) => cuttable[i]), Math.max(0, maxBytes - fixed));
-  if (cap === Infinity) return;
+  const spill = (result: ToolResult, whole: string) => spillWhole(result, whole, deps, scope);
 
   await Promise.all(
     results.map(async (result, i) => {
@@ -86,28 +109,35 @@ export async function fitResponse(results: ToolResult[], maxBytes: number, deps:
       // A bounded result's whole text is in the store already; cut from it, not from its cut. If
       // it cannot be read now, its handle still leads to it: the cut is of the bounded text.
       const spilled = result.truncated && result.resultHandle !== '';
-      const kept = spilled ? await deps.store.readResult(scope.tenant, result.resultHandle).catch(() => undefined) : undefined;
-      const whole = kept ?? result.output;
-      const cut = boundToBytes(whole, cap, result.truncated && kept === undefined);
-      let handle = spilled ? result.resultHandle : '';
+      const kept = spilled ? await readEnds(deps.store, scope.tenant, result.resultHandle, Math.ceil(cap)).catch(() => undefined) : undefined;
+      const output = result.output;
+      const cut = kept
+        ? boundToBytes(kept.total, cap, (chars) => boundFromEnds(kept.ends, chars, kept.total))
+        : boundToBytes(codePointLength(output), cap, (chars) => (result.truncated ? reboundResult(output, chars) : boundResult(output, chars).text));
       // A bounded result whose whole text the store did not keep has none to read: its bounded text
       // under a new handle would be read as the rest, its middle missing.
-      if (handle === '' && !result.truncated) {
-        handle = newResultHandle(scope.sessionId);
-        const ttlSeconds = deps.registry.lookup(scope.tenant, result.resolvedToolName)?.idempotencyTtlSeconds ?? TOOL_DEFAULTS.idempotencyTtlSeconds;
-        try {
-          const step = deps.store.finishAttempt({ scope, op: '', spill: { handle, text: whole, ttlSeconds } });
-          // A spill the store had no room for is answered, not thrown: the result then has no handle.
-          if ((step instanceof Promise ? await step : step).spillRefused) handle = '';
-        } catch (error) {
-          deps.logger.warn('store write of a result cut to fit its response failed; the rest of it is lost', { tool: result.resolvedToolName, error: (error as Error).message });
-          handle = '';
-        }
-      }
+      const handle = spilled ? result.resultHandle : result.truncated ? '' : await spill(result, output);
       result.output = cut.text;
       result.truncated = true;
       result.resultHandle = handle;
-      result.warnings = [...result.warnings, cutWarning(cut.chars, handle !== '')];
+      result.warnings = [...result.warnings, cutWarning(cut.text, handle !== '')];
     }),
   );
+  // What the shares left can still be over (each cut result's marker, warning and handle count
+  // too): the last resort, exact (the response's bytes are what its receivers compare).
+  await fitAtLeast(results, maxBytes, Buffer.byteLength(scope.sessionId), spill);
+}
+
+/** Keeps `whole`, the whole output of `result`, under a new handle; '' when the store did not keep it. */
+async function spillWhole(result: ToolResult, whole: string, deps: Pick<PipelineDeps, 'store' | 'registry' | 'logger'>, scope: SessionScope): Promise<string> {
+  const handle = newResultHandle(scope.sessionId);
+  const ttlSeconds = deps.registry.lookup(scope.tenant, result.resolvedToolName)?.idempotencyTtlSeconds ?? TOOL_DEFAULTS.idempotencyTtlSeconds;
+  try {
+    const step = deps.store.finishAttempt({ scope, op: '', spill: { handle, text: whole, ttlSeconds } });
+    // A spill the store had no room for is answered, not thrown: the result then has no handle.
+    return (step instanceof Promise ? await step : step).spillRefused ? '' : handle;
+  } catch (error) {
+    deps.logger.warn('store write of a result cut to fit its response failed; the rest of it is lost', { tool: result.resolvedToolName, error: (error as Error).message });
+    return '';
+  }
 }

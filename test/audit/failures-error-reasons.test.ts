@@ -36,7 +36,7 @@ test('a Work stream with no hello is HELLO_TIMEOUT; one that stops its heartbeat
 });
 
 test('GetToolStats of an unknown tool is TOOL_NOT_FOUND; an RPC not served is UNIMPLEMENTED; a ParseToolCalls answer too large is RESPONSE_TOO_LARGE', async () => {
-  const d = await startApp('limits: { max_response_bytes: 16384 }\ntools:\n  - { name: echo, effect: read_only, builtin: { name: echo } }\n');
+  const d = await startApp('limits: { max_response_bytes: 16384, max_calls_per_turn: 32 }\ntools:\n  - { name: echo, effect: read_only, builtin: { name: echo } }\n');
   const bare = await startDispatch('tools: []\n');
   try {
     expect(await failure(d.registry.getToolStats({ tool: 'nope' }))).toMatchObject({ code: grpc.status.NOT_FOUND, reason: 'TOOL_NOT_FOUND', metadata: { tool: 'nope' } });

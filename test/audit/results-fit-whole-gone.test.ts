@@ -21,7 +21,7 @@ const shout = async (args: unknown) => {
   return `${'😀'.repeat(10)}${String(i).repeat(n)}END`;
 };
 const yaml = `
-limits: { max_response_bytes: 16384 }
+limits: { max_response_bytes: 16384, max_calls_per_turn: 32 }
 tools:
   - name: shout
     effect: read_only

@@ -73,7 +73,7 @@ policies:
   - match: refund
     decide: ask
     reason: refunds need an ok
-limits: { approval_timeout_ms: ${timeoutMs}, max_message_bytes: ${maxMessageBytes} }
+limits: { approval_timeout_ms: ${timeoutMs}, max_message_bytes: ${maxMessageBytes}, max_calls_per_turn: 32 }
 `;
   const d = await startApp(yaml);
   opened.push(d);

@@ -30,9 +30,10 @@ test('max_response_bytes is 4 MiB, or max_message_bytes when lower, may not pass
   expect(() => parseConfig('limits: { max_response_bytes: 0 }\ntools: []\n', 'd.yaml')).toThrow('d.yaml: limits.max_response_bytes: must be a positive integer, got 0');
   // At 1,024 every result was cut to 0 characters and ReadResult gave 1 code point a page.
   expect(() => parseConfig('limits: { max_response_bytes: 1024 }\ntools: []\n', 'd.yaml')).toThrow("d.yaml: limits.max_response_bytes: must be at least 16384 (room for a turn's results besides the answer's framing, and ReadResult pages of thousands of characters), got 1024");
-  expect(resolveLimits({ maxResponseBytes: 16_384 }).maxResponseBytes).toBe(16_384);
-  expect(resolveLimits({ maxMessageBytes: 8_192, maxResponseBytes: 8_192 }).maxResponseBytes).toBe(8_192);
-  expect(resolveLimits({ maxMessageBytes: 8_192 }).maxResponseBytes).toBe(8_192);
+  // With as few calls per turn as such a response holds at their least (response-room).
+  expect(resolveLimits({ maxResponseBytes: 16_384, maxCallsPerTurn: 32 }).maxResponseBytes).toBe(16_384);
+  expect(resolveLimits({ maxMessageBytes: 8_192, maxResponseBytes: 8_192, maxCallsPerTurn: 16 }).maxResponseBytes).toBe(8_192);
+  expect(resolveLimits({ maxMessageBytes: 8_192, maxCallsPerTurn: 16 }).maxResponseBytes).toBe(8_192);
 });
 
 test('a ParseToolCalls answer past max_response_bytes is a clear RESOURCE_EXHAUSTED, even under max_message_bytes; raised, it comes back whole', async () => {
@@ -66,7 +67,7 @@ tools:
 });
 
 test('a ListApprovals answer holds no more than fit in max_response_bytes, and says it was cut', async () => {
-  const yaml = `limits: { max_response_bytes: 16384 }
+  const yaml = `limits: { max_response_bytes: 16384, max_calls_per_turn: 32 }
 tools:
   - name: refund
     effect: side_effect

@@ -30,7 +30,10 @@ export function similarity(a: string, b: string): number {
  */
 export const MAX_MATCH_WORK = 100_000;
 
-/** The candidate most similar to `name`, when at least `threshold` similar, among the first candidates {@link MAX_MATCH_WORK} allows. */
+/** The most candidates {@link closestMatch} looks at for one name, however short their distances: a turn's 128 calls each ran through 10,000 offered names. */
+export const MAX_MATCH_CANDIDATES = 1_000;
+
+/** The candidate most similar to `name`, when at least `threshold` similar, among the first candidates {@link MAX_MATCH_CANDIDATES} and {@link MAX_MATCH_WORK} allow. */
 export function closestMatch(
   name: string,
   candidates: Iterable<string>,
@@ -39,8 +42,10 @@ export function closestMatch(
   let best: string | undefined;
   let bestScore = threshold;
   let work = 0;
+  let looked = 0;
   const lower = name.toLowerCase();
   for (const candidate of candidates) {
+    if (++looked > MAX_MATCH_CANDIDATES) break;
     // Lengths this far apart cannot reach the score (a made-up name of megabytes is compared with
     // nothing), and the distance is computed only as far as the score still can be: an unbounded
     // edit distance of a 100 KB name with 200 tool names took 3.7 s of CPU.

@@ -105,6 +105,8 @@ test('Redis frozen: a parallel turn answers within the store timeout; side effec
     if (kinds.every((k) => k !== 'STORE_UNAVAILABLE' && k !== 'IN_PROGRESS')) break;
     await new Promise((r) => setTimeout(r, 100));
   }
-  expect(kinds).toEqual(['OK', 'OK', 'OK']);
+  // Each ran once: in this turn, or in an earlier try of the loop whose other calls were still
+  // refused (a loaded clean-clone CI run: ['REPLAY', 'OK', 'OK']), replayed now.
+  expect(kinds.every((k) => k === 'OK' || k === 'REPLAY')).toBe(true);
   expect(paid).toBe(3);
 });

@@ -75,7 +75,8 @@ describe('a GLM value read without a schema', () => {
 describe('hostile GLM values parse in linear time', () => {
   const SIZE = 1024 * 1024;
   // As in qwen-xml.test.ts: two parses of a MiB take 20-150 ms of CPU; a quadratic scan takes seconds.
-  const LIMIT_MS = 175;
+  // Doubled from 175: beside other jest workers on two cores the thin cases passed it only by luck (a quadratic scan takes seconds).
+  const LIMIT_MS = 350;
   const build = (prefix: string, unit: string, suffix = ''): string => (prefix + unit.repeat(Math.ceil(SIZE / unit.length))).slice(0, SIZE - suffix.length) + suffix;
   const OPEN = '<tool_call>w<arg_key>x</arg_key><arg_value>';
 

@@ -60,6 +60,12 @@ export function boundFromEnds(ends: string, maxChars: number, whole: number): st
   return points === whole && whole <= maxChars ? ends : cut(ends, points, maxChars, whole);
 }
 
+/** The code points of the whole text `bounded` was bounded from (its marker's count, where boundResult put it), or its own when it is whole. */
+export function wholeChars(bounded: string): number {
+  const points = codePointLength(bounded);
+  return wholeLength(bounded, points) ?? points;
+}
+
 /** The length of the whole text that `bounded` (`points` code points) was bounded from, read from its marker where boundResult put it. */
 function wholeLength(bounded: string, points: number): number | undefined {
   for (let digits = 1; digits <= 10; digits++) {

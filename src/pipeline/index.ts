@@ -1,4 +1,4 @@
-export { boundResult, codePointLength, cutUnits, reboundResult, shortened, sliceCodePoints } from './bound-result';
+export { boundFromEnds, boundResult, codePointLength, cutUnits, reboundResult, shortened, sliceCodePoints, wholeChars } from './bound-result';
 export type { BoundedText } from './bound-result';
 export { decideRetry, backoffDelay } from './retry-policy';
 export type { RetryInput, RetryDecision } from './retry-policy';

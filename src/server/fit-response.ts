@@ -1,6 +1,5 @@
 import type { ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
-import { boundResult, codePointLength, reboundResult, type PipelineDeps } from '../pipeline';
-import { boundFromEnds } from '../pipeline/bound-result';
+import { boundFromEnds, boundResult, codePointLength, reboundResult, type PipelineDeps } from '../pipeline';
 import { newResultHandle, waterLevel, type SessionScope } from '../store';
 import { RESPONSE_SLACK_BYTES } from '../options';
 import { TOOL_DEFAULTS } from '../options/tool-defaults';

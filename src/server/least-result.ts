@@ -1,6 +1,6 @@
 import type { ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { leastMarker, leastResultBytes, leastWarning } from '../options';
-import { codePointLength, reboundResult, shortened } from '../pipeline';
+import { codePointLength, shortened, wholeChars } from '../pipeline';
 import { fieldSize } from '../wire/sized-writer';
 import { encodedResultSize } from './dispatch-response-codec';
 
@@ -21,19 +21,13 @@ export const leastName = (name: string): string => shortened(name, LEAST_NAME_CH
 /** Whether `warning` is the one fit-response's shares added (it gives way to the least warning). */
 export const isShareWarning = (warning: string): boolean => warning.startsWith('the result was cut to ') && warning.includes('(max_response_bytes)');
 
-/** The characters a result's whole output held: its marker's count when bounded (and read back), else its length. */
-function wholeChars(result: ToolResult): number {
-  if (!result.truncated) return codePointLength(result.output);
-  const omitted = /\[(\d+) characters omitted by dispatch layer\]/.exec(reboundResult(result.output, 0));
-  return omitted ? Number(omitted[1]) : codePointLength(result.output);
-}
-
 /** Stores a result's whole output under a new handle; '' when the store could not keep it. */
 export type SpillWhole = (result: ToolResult, whole: string) => Promise<string>;
 
 /** Cuts a successful result to its least: the marker alone, a handle to its whole text, one warning. */
 async function cutToLeast(result: ToolResult, spill: SpillWhole): Promise<void> {
-  const omitted = wholeChars(result);
+  // The characters its whole output held: its marker's count when bounded, else its length.
+  const omitted = result.truncated ? wholeChars(result.output) : codePointLength(result.output);
   const handle = result.resultHandle !== '' || result.truncated ? result.resultHandle : await spill(result, result.output);
   const others = result.warnings.some((warning) => !isShareWarning(warning));
   result.output = leastMarker(omitted);

@@ -1,7 +1,7 @@
 import { DEFAULT_MAX_INPUT_CHARS, parseToolCalls } from '../../src/parse';
 import { cpuMsOf } from '../helpers/cpu-time';
-import { startApp, startToolServer, type TestDispatch, type ToolServer } from '../helpers/servers';
 import { callsOf, expectNoCalls } from './parse-helpers';
+import { writeFileApp } from './write-file-app';
 
 /** A DSML tag with DeepSeek's fullwidth bars (U+FF5C): `<｜DSML｜invoke`, `</｜DSML｜parameter>`. */
 const tag = (name: string): string => `<\uff5cDSML\uff5c${name}`;
@@ -153,24 +153,11 @@ describe('hostile DSML values parse in linear time', () => {
 });
 
 describe('through the ParseToolCalls RPC', () => {
-  let tools: ToolServer;
-  let d: TestDispatch;
-  beforeAll(async () => {
-    tools = await startToolServer({ '/write': (req, res) => void res.writeHead(200).end(JSON.stringify(req.body.arguments)) });
-    d = await startApp(`
-tools:
-  - name: write_file
-    effect: read_only
-    input_schema: '{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}'
-    http: { url: "${tools.url}/write" }
-`);
-  });
-  afterAll(async () => {
-    await d?.close();
-    await tools?.close();
-  });
+  const app = writeFileApp();
 
   it('a file whose text spells the tags is parsed whole and reaches the tool as written', async () => {
+    const d = app.d();
+    const tools = app.tools();
     const content = `<dsml>\n  <close>"${PARAM_CLOSE}" ends a value</close>\n  <end>${INVOKE_CLOSE}</end>\n  <ascii></|DSML|parameter></ascii>\n</dsml>\n`;
     const text = `I will write it.\n\n${block(invoke('write_file', { path: 'x.xml', content }))}`;
     const reply = await d.dispatch.parseToolCalls({ text, offeredTools: ['write_file'] });

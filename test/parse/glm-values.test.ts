@@ -1,7 +1,7 @@
 import { parseToolCalls } from '../../src/parse';
 import { cpuMsOf } from '../helpers/cpu-time';
-import { startApp, startToolServer, type TestDispatch, type ToolServer } from '../helpers/servers';
 import { callsOf, expectNoCalls } from './parse-helpers';
+import { writeFileApp } from './write-file-app';
 
 /** A GLM-4.5 call as its chat template writes it: the name, then each key and value on a line. */
 function glmCall(name: string, args: Record<string, string>): string {
@@ -105,24 +105,10 @@ describe('hostile GLM values parse in linear time', () => {
 });
 
 describe('through the ParseToolCalls RPC', () => {
-  let tools: ToolServer;
-  let d: TestDispatch;
-  beforeAll(async () => {
-    tools = await startToolServer({ '/write': (req, res) => void res.writeHead(200).end(JSON.stringify(req.body.arguments)) });
-    d = await startApp(`
-tools:
-  - name: write_file
-    effect: read_only
-    input_schema: '{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}'
-    http: { url: "${tools.url}/write" }
-`);
-  });
-  afterAll(async () => {
-    await d?.close();
-    await tools?.close();
-  });
+  const app = writeFileApp();
 
   it('a file whose text spells the tags is parsed whole and written as it was', async () => {
+    const d = app.d();
     const content = '<root>\n  <arg_key>a</arg_key>\n  <note>"</arg_value>" ends a value</note>\n</root>';
     const text = `I will write it.\n${glmCall('write_file', { path: 'x.xml', content })}`;
     const reply = await d.dispatch.parseToolCalls({ text, offeredTools: ['write_file'] });

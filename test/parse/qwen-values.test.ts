@@ -1,7 +1,7 @@
 import { DEFAULT_MAX_INPUT_CHARS, parseToolCalls } from '../../src/parse';
 import { cpuMsOf } from '../helpers/cpu-time';
-import { startApp, startToolServer, type TestDispatch, type ToolServer } from '../helpers/servers';
 import { callsOf, expectNoCalls } from './parse-helpers';
+import { writeFileApp } from './write-file-app';
 
 /** A Qwen3-Coder call as its chat template writes it: each tag and value on lines of their own. */
 function qwenCall(name: string, params: Record<string, string>, wrap = true): string {
@@ -168,24 +168,11 @@ describe('hostile Qwen3-Coder values parse in linear time', () => {
 });
 
 describe('through the ParseToolCalls RPC', () => {
-  let tools: ToolServer;
-  let d: TestDispatch;
-  beforeAll(async () => {
-    tools = await startToolServer({ '/write': (req, res) => void res.writeHead(200).end(JSON.stringify(req.body.arguments)) });
-    d = await startApp(`
-tools:
-  - name: write_file
-    effect: read_only
-    input_schema: '{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}'
-    http: { url: "${tools.url}/write" }
-`);
-  });
-  afterAll(async () => {
-    await d?.close();
-    await tools?.close();
-  });
+  const app = writeFileApp();
 
   it('a file whose text spells the tags is parsed whole and reaches the tool as written', async () => {
+    const d = app.d();
+    const tools = app.tools();
     const content = '<qwen>\n  <close>"</parameter>" ends a value</close>\n  <end></function></end>\n  <open><parameter=</open>\n</qwen>';
     const text = `I will write it.\n${qwenCall('write_file', { path: 'x.xml', content })}`;
     const reply = await d.dispatch.parseToolCalls({ text, offeredTools: ['write_file'] });

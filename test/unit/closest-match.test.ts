@@ -1,4 +1,5 @@
 import { closestMatch } from '../../src/json';
+import { cpuMsOf } from '../helpers/cpu-time';
 
 // "Did you mean" for a made-up tool name: the closest registered name, when close enough; and
 // bounded work whatever the name's length (found in review: a 100 KB name against 200 tools took
@@ -17,18 +18,22 @@ test.each<[string, readonly string[], string | undefined]>([
 });
 
 test('a name of 100 KB against 200 tools is answered at once', () => {
-  const started = performance.now();
-  expect(closestMatch('x'.repeat(100_000), names)).toBeUndefined();
-  expect(closestMatch(`tool_number_7_search${'y'.repeat(40)}`, names)).toBeUndefined();
-  expect(performance.now() - started).toBeLessThan(200);
+  // CPU time, not wall time: three jest workers share two cores with servers of other suites.
+  const cpuMs = cpuMsOf(() => {
+    expect(closestMatch('x'.repeat(100_000), names)).toBeUndefined();
+    expect(closestMatch(`tool_number_7_search${'y'.repeat(40)}`, names)).toBeUndefined();
+  });
+  expect(cpuMs).toBeLessThan(200);
 });
 
 test('a name of 128 characters against 10,000 candidates of 128 is bounded in work, the first candidates looked at', () => {
   // Each took 0.9-1.4 s before (a turn holds 128 calls, each of a name not offered): the
   // comparisons stop once MAX_MATCH_WORK character pairs are spent.
   const many = ['echo', ...Array.from({ length: 9_999 }, (_, i) => String(i).padEnd(128, 'z'))];
-  const started = performance.now();
-  for (let i = 0; i < 16; i++) closestMatch('q'.repeat(128), many);
-  expect(closestMatch(`1${'z'.repeat(126)}y`, many)).toBe(`1${'z'.repeat(127)}`);
-  expect(performance.now() - started).toBeLessThan(400);
+  // ~8 ms of CPU warm, ~46 ms cold (idle machine); 411 ms of wall time in a full run on two cores.
+  const cpuMs = cpuMsOf(() => {
+    for (let i = 0; i < 16; i++) closestMatch('q'.repeat(128), many);
+    expect(closestMatch(`1${'z'.repeat(126)}y`, many)).toBe(`1${'z'.repeat(127)}`);
+  });
+  expect(cpuMs).toBeLessThan(400);
 });

@@ -1,6 +1,4 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import type { Logger } from '../../log';
@@ -12,11 +10,11 @@ import type { McpServerConfig } from './mcp-config';
 import { connectQuietly, guardServer } from './mcp-chatter';
 import { clientDiagnostics } from './mcp-diagnostics';
 import { classifyMcpError, isStreamLoss, notConnectedError, noteDropped } from './mcp-errors';
-import { createRequestScopedFetch } from './mcp-fetch';
 import { createOpenClients, type McpTransport } from './mcp-open-clients';
 import { createLiveness } from './mcp-liveness';
 import type { McpToolResult } from './mcp-result';
-import { readStderr, useLineBuffer } from './mcp-stdio-buffer';
+import type { SentHooks } from './mcp-sent-hooks';
+import { newMcpTransport } from './mcp-transport';
 import { coalesced, listAllTools, listDigest } from './mcp-tool-list';
 import { forgetUnsent } from './mcp-unsent-requests';
 
@@ -68,15 +66,6 @@ const CLIENT_INFO = { name: 'dispatch', version: '0.1.0' };
 
 type State = 'idle' | 'connecting' | 'connected' | 'waiting' | 'closed';
 
-/**
- * Largest message read from a stdio MCP server, in bytes, as large as an HTTP tool's answer may
- * be. The SDK's default (10 MiB) is below what a tool may return (limits.max_tool_output_chars,
- * 16 Mi characters), and a larger message closes the whole connection: the server is stopped and
- * every call running on it fails. Read by a LineBuffer (useLineBuffer): the SDK's own buffer costs
- * time quadratic in a message's size.
- */
-const MAX_STDIO_MESSAGE_BYTES = 64 * 1024 * 1024;
-
 /** Creates the connection of one configured server (stdio command or Streamable HTTP URL). */
 export function createMcpConnection(config: McpServerConfig, options: McpConnectionOptions): McpConnection {
   const { logger } = options;
@@ -85,6 +74,8 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
   let state: State = 'idle';
   let client: Client | undefined;
   let transport: McpTransport | undefined;
+  /** What tells each call over Streamable HTTP that its request reached the server, by client. */
+  const hooksOf = new WeakMap<Client, SentHooks>();
   /** The client of the one connection attempt under way (the loop is in `connect`). */
   let attempt: Client | undefined;
   // A retired client's watches end with it: none keeps its objects or pings it (see Liveness.forget).
@@ -128,15 +119,6 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
       ctx.signal.addEventListener('abort', done, { once: true });
       waiters.add(check);
     });
-  }
-
-  function newTransport(): McpTransport {
-    if (config.url) return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: { ...config.headers } }, fetch: createRequestScopedFetch(fetch, { maxAnswerBytes: options.maxAnswerBytes, server }) });
-    const [command, ...args] = config.command!;
-    const stdio = new StdioClientTransport({ command: command!, args, env: { ...getDefaultEnvironment(), ...config.env }, cwd: config.cwd, stderr: 'pipe', maxBufferSize: MAX_STDIO_MESSAGE_BYTES });
-    useLineBuffer(stdio, MAX_STDIO_MESSAGE_BYTES);
-    readStderr(stdio.stderr, (chunk) => logger.debug('mcp server stderr', { server, text: chunk.toString().slice(0, 1_000) }));
-    return stdio;
   }
 
   /** Schedules the loop's next attempt; a no-op while one is due or under way (one loop only). */
@@ -213,7 +195,8 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
     next.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       if (next === client) void refresh().catch((error: Error) => next === client && logger.warn('mcp tool list refresh failed', { server, error: error.message }));
     });
-    const nextTransport = newTransport();
+    const { transport: nextTransport, sentHooks } = newMcpTransport(config, logger, options.maxAnswerBytes);
+    if (sentHooks) hooksOf.set(next, sentHooks);
     guardServer(nextTransport, { logger, server, onAbuse: (reason) => abused(next, reason) });
     forgetUnsent(next, nextTransport);
     liveness.watch(next, nextTransport);
@@ -259,14 +242,23 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
       const link = linkAbort(ctx.signal);
       let done: (() => void) | undefined;
       let sentAt: number | undefined;
+      // Over HTTP the request is sent once its POST has a connected socket (SentHooks); over stdio, as it is written.
+      const hooks = hooksOf.get(current);
+      let reached = hooks === undefined;
       try {
         const params = { name: tool, arguments: args, ...(ctx.traceparent ? { _meta: { traceparent: ctx.traceparent } } : {}) };
         // The SDK sets a timer of it: a longer one (timeout_ms past 2^31-1) would fire at once.
         const timeout = Math.min(MAX_TIMER_MS, Math.max(1_000, ctx.deadline - Date.now() + 1_000));
-        ctx.delivery?.('sent');
+        if (reached) ctx.delivery?.('sent');
         sentAt = Date.now();
         done = liveness.sent(current, ctx.deadline);
-        const result = (await current.callTool(params, undefined, { signal: link.signal, timeout })) as McpToolResult;
+        const from = current;
+        const start = () => from.callTool(params, undefined, { signal: link.signal, timeout });
+        const onSent = () => {
+          reached = true;
+          ctx.delivery?.('sent');
+        };
+        const result = (await (hooks ? hooks.arm(onSent, start) : start())) as McpToolResult;
         backoff.answered();
         return result;
       } catch (error) {
@@ -277,7 +269,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
           else if (sentAt !== undefined && ctx.timeoutMs !== undefined) liveness.abandoned(current, sentAt, ctx.timeoutMs);
           throw error;
         }
-        const failure = classifyMcpError(error, server, target, current);
+        const failure = classifyMcpError(error, server, target, current, reached);
         if (failure.broken) dropped(current, failure.error.message);
         else if (failure.error.kind === ErrorKind.TIMEOUT) liveness.probe(current);
         throw failure.error;

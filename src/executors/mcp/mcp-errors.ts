@@ -79,8 +79,18 @@ export function noteDropped(client: object, why: string): void {
  * never left (not connected, refused, unknown session) is BEFORE; a JSON-RPC error answered by
  * the server is AFTER (the server handled the request and said no), but for the stand-in the fetch
  * gives for an answer too large to read (answerTooLargeResponse), which is answerTooLargeError.
+ * `reached: false`: the request never reached the server (its POST had no connected socket), so
+ * any failure is BEFORE.
  */
-export function classifyMcpError(error: unknown, server: string, target: string, client?: object): McpFailure {
+export function classifyMcpError(error: unknown, server: string, target: string, client?: object, reached?: boolean): McpFailure {
+  const failure = classifyThrown(error, server, target, client);
+  if (reached !== false || failure.error.phase === 'before') return failure;
+  // Its POST never had a connected socket (SentHooks): whatever ended it, the server never saw it.
+  const notSent = new DispatchError(ErrorKind.UNAVAILABLE, `could not reach MCP server "${server}": ${failure.error.message}; nothing was sent to it`, { phase: 'before', recoverable: true, cause: error });
+  return { error: notSent, broken: failure.broken };
+}
+
+function classifyThrown(error: unknown, server: string, target: string, client?: object): McpFailure {
   if (error instanceof DispatchError) return { error, broken: false };
   if (error instanceof McpError) {
     const maxBytes = answerTooLargeBound(error);

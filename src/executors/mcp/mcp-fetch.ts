@@ -3,7 +3,9 @@ import { linkAbort } from './mcp-abort-link';
 import { DEFAULT_MAX_ANSWER_BYTES } from './mcp-answer-bound';
 import { answerTooLargeResponse, requestIdOf } from './mcp-answer-stand-in';
 import { boundedResponse, type Overflow } from './mcp-bounded-body';
+import { undici } from '../undici-lazy';
 import { answerTooLargeError, eventTooLargeError, rateLimitedError } from './mcp-errors';
+import type { SentHooks } from './mcp-sent-hooks';
 
 /** Options of {@link createRequestScopedFetch}. */
 export interface RequestScopedFetchOptions {
@@ -16,6 +18,8 @@ export interface RequestScopedFetchOptions {
   readonly maxAnswerBytes?: number;
   /** The server, as its errors name it. @default "mcp" */
   readonly server?: string;
+  /** Hooks told when a request's POST is handed to a connected socket (see SentHooks); needs a `base` of Node's fetch (undici), which takes a `dispatcher`. */
+  readonly sentHooks?: SentHooks;
 }
 
 /**
@@ -74,7 +78,9 @@ export function createRequestScopedFetch(base: FetchLike = fetch, options: Reque
       if (id !== undefined && inFlight.get(id) === stopper) inFlight.delete(id);
     };
     try {
-      const response = await base(url, { ...init, signal: link.signal });
+      const onSent = id === undefined ? undefined : options.sentHooks?.take(id);
+      const sentVia = onSent === undefined ? {} : { dispatcher: reportingSentDispatcher(onSent) };
+      const response = await base(url, { ...init, ...sentVia, signal: link.signal });
       if (post && response.status === 429) {
         await response.body?.cancel().catch(() => undefined);
         throw rateLimitedError(server, response.headers.get('retry-after'));
@@ -93,6 +99,13 @@ export function createRequestScopedFetch(base: FetchLike = fetch, options: Reque
 }
 
 type RequestId = string | number;
+
+/** Node's own dispatcher (fetch's), telling `onSent` when a request is handed to a connected socket (http-sent.ts, loaded with undici at first use). */
+function reportingSentDispatcher(onSent: () => void): RequestInit['dispatcher'] {
+  const { reportingSent } = require('../http-sent') as typeof import('../http-sent');
+  // undici's own types, and Node's (undici-types), name one class twice.
+  return reportingSent(undici().getGlobalDispatcher(), onSent) as unknown as RequestInit['dispatcher'];
+}
 
 /** The id of the request a POSTed `notifications/cancelled` names, or undefined for any other body. */
 function cancelledRequestOf(body: unknown): RequestId | undefined {

@@ -1,0 +1,34 @@
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Logger } from '../../log';
+import type { McpServerConfig } from './mcp-config';
+import { createRequestScopedFetch } from './mcp-fetch';
+import type { McpTransport } from './mcp-open-clients';
+import { SentHooks } from './mcp-sent-hooks';
+import { readStderr, useLineBuffer } from './mcp-stdio-buffer';
+
+/**
+ * Largest message read from a stdio MCP server, in bytes, as large as an HTTP tool's answer may
+ * be. The SDK's default (10 MiB) is below what a tool may return (limits.max_tool_output_chars,
+ * 16 Mi characters), and a larger message closes the whole connection: the server is stopped and
+ * every call running on it fails. Read by a LineBuffer (useLineBuffer): the SDK's own buffer costs
+ * time quadratic in a message's size.
+ */
+const MAX_STDIO_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+/** A new transport to `config`'s server, and for a Streamable HTTP one the hooks telling its calls' delivery (see SentHooks). */
+export function newMcpTransport(config: McpServerConfig, logger: Logger, maxAnswerBytes: number | undefined): { transport: McpTransport; sentHooks?: SentHooks } {
+  const server = config.name;
+  if (config.url) {
+    const sentHooks = new SentHooks();
+    const fetch = createRequestScopedFetch(globalThis.fetch, { maxAnswerBytes, server, sentHooks });
+    const transport = new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: { ...config.headers } }, fetch });
+    sentHooks.wrap(transport);
+    return { transport, sentHooks };
+  }
+  const [command, ...args] = config.command!;
+  const stdio = new StdioClientTransport({ command: command!, args, env: { ...getDefaultEnvironment(), ...config.env }, cwd: config.cwd, stderr: 'pipe', maxBufferSize: MAX_STDIO_MESSAGE_BYTES });
+  useLineBuffer(stdio, MAX_STDIO_MESSAGE_BYTES);
+  readStderr(stdio.stderr, (chunk) => logger.debug('mcp server stderr', { server, text: chunk.toString().slice(0, 1_000) }));
+  return { transport: stdio };
+}

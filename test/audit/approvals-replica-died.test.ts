@@ -40,7 +40,7 @@ policies:
   - match: charge
     decide: ask
     reason: payments need an ok
-limits: { approval_timeout_ms: 6000 }
+limits: { approval_timeout_ms: 4500 }
 `;
 
 test('a wait whose replica died: resolved=false on another replica, nothing runs, listed until it would have ended', async () => {

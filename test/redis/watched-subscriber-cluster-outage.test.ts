@@ -3,14 +3,14 @@ import { connectRedis, createOrderedPublisher, createWatchedSubscriber, dropConn
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-server';
 import { until } from '../helpers/until';
 
-// Every node of a Cluster killed at once and down for six seconds: the subscriber's connection
+// Every node of a Cluster killed at once and down for three seconds: the subscriber's connection
 // closes, and it moves every maxMissedProbes + 1 intervals to another node that is down too (ten
 // moves). Once the nodes are back (their cluster config kept, their data gone), it must subscribe
 // again by itself and tell its owner that messages were lost.
 
 jest.setTimeout(60_000);
 
-const PROBE_MS = 200;
+const PROBE_MS = 100;
 
 let cluster: TestRedisCluster;
 let client: RedisClient | undefined;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { StoreUnavailableError, type BeginAttempt, type SessionScope } from '../../src/store';
-import { connectRedis, createRedisStore, sessionKeys, whenReady, type RedisClient, type RedisStore, type RedisStoreOptions } from '../../src/store/redis';
+import { connectRedis, createRedisStore, sessionKeys, whenReady, type RedisClient, type RedisConnectOptions, type RedisStore, type RedisStoreOptions } from '../../src/store/redis';
 import { startRedis, type TestRedis } from '../helpers/redis-server';
 import { until } from '../helpers/until';
 
@@ -24,8 +24,8 @@ const block = (holder: string): BeginAttempt['block'] => ({ threshold: 2, cooldo
 let redis: TestRedis;
 let store: RedisStore;
 const stores: RedisStore[] = [];
-async function open(options: RedisStoreOptions = {}): Promise<{ client: RedisClient; store: RedisStore }> {
-  const client = connectRedis(redis.url);
+async function open(options: RedisStoreOptions = {}, connectOptions: RedisConnectOptions = {}): Promise<{ client: RedisClient; store: RedisStore }> {
+  const client = connectRedis(redis.url, connectOptions);
   await whenReady(client, 5000);
   // The production defaults: a step may take 1 s, waiting writes are retried every second.
   const opened = createRedisStore(client, { timeoutMs: 1000, ...options });
@@ -99,12 +99,15 @@ test('a give-back of a probe the late begin did not take frees nothing: the prob
 
 test('frozen past the dead-socket drop, the give-back written on the new connection lands after the late begin on the old one', async () => {
   // Retried only when a connection becomes ready (not every second): the give-back goes out on the new one.
-  const { client, store: own } = await open({ pendingRetryMs: 60_000 });
+  // A connection is dropped after 1.5 s without a byte, commands waiting (3 s by default, the
+  // larger of 3 s and 3 store timeouts): the same drop, sooner.
+  const { client, store: own } = await open({ pendingRetryMs: 60_000 }, { deadSocketMs: 1_500 });
   let reconnects = 0;
   client.on('reconnecting', () => reconnects++);
   const scope = await blocked(own);
-  // 1 s to fail, 3.5 s more frozen: the connection (3 s without a byte, commands waiting) is dropped.
-  await lateBegin(() => own.beginAttempt({ scope, op: OP, block: block(`h1-${randomUUID()}`) }), 3500);
+  // 1 s to fail, 1.7 s more frozen: the connection (1.5 s without a byte, commands waiting, seen
+  // within a quarter of that) is dropped.
+  await lateBegin(() => own.beginAttempt({ scope, op: OP, block: block(`h1-${randomUUID()}`) }), 1700);
   expect(reconnects).toBeGreaterThan(0);
   await until(() => (client.status === 'ready' ? true : undefined), 'the new connection', 10_000);
   await until(() => (probeFree(scope) ? true : undefined), 'the probe given back', 5000).catch(() => undefined);

@@ -41,14 +41,15 @@ test('a completion written late lives its TTL from its call, not from its write'
   redis.cli('CONFIG', 'SET', 'maxmemory-policy', 'noeviction');
   redis.cli('CONFIG', 'SET', 'maxmemory', '1');
   const completedAt = Date.now();
-  await expect(store.finishAttempt({ scope, op: 'pay', idempotency: { key: 'K', action: 'complete', result: stored('paid'), ttlSeconds: 4 } })).rejects.toThrow(/OOM/);
-  await sleep(2_000);
+  await expect(store.finishAttempt({ scope, op: 'pay', idempotency: { key: 'K', action: 'complete', result: stored('paid'), ttlSeconds: 3 } })).rejects.toThrow(/OOM/);
+  // Refused for 1.5 s: written with its whole TTL from then, it would live till 4.5 s after its call.
+  await sleep(1_500);
   redis.cli('CONFIG', 'SET', 'maxmemory', '0');
   // Written by the retry (every 100 ms): another replica finds it.
-  while ((await other.findRecord(scope, 'K')) !== 'completed' && Date.now() < completedAt + 3_500) await sleep(20);
+  while ((await other.findRecord(scope, 'K')) !== 'completed' && Date.now() < completedAt + 2_600) await sleep(20);
   const pttl = Number(redis.cli('PTTL', sessionKeys(scope).record('K')).trim());
-  expect(pttl).toBeLessThanOrEqual(completedAt + 4_000 - Date.now() + 100);
+  expect(pttl).toBeLessThanOrEqual(completedAt + 3_000 - Date.now() + 100);
   expect(await claim(other, 'b1')).toEqual({ state: 'completed', result: stored('paid') });
-  await sleep(Math.max(0, completedAt + 4_200 - Date.now()));
+  await sleep(Math.max(0, completedAt + 3_200 - Date.now()));
   expect(await claim(other, 'b2')).toEqual({ state: 'claimed' });
 });

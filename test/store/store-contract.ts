@@ -295,17 +295,18 @@ export function describeStoreContract(name: string, factory: StoreFactory, trait
       for (let i = 0; i < 5; i++) await store.finishAttempt({ scope, op: OP, memory: { entry: `tool=t; input=${i}; result=ok`, max: 3, ttlSeconds: 60 } });
       expect(await store.memory(scope)).toEqual(['tool=t; input=2; result=ok', 'tool=t; input=3; result=ok', 'tool=t; input=4; result=ok']);
       const brief = fresh();
-      // 'old' lives 1.5 s, 'new' 3 s. Each read is judged by when it was made (a loaded CI machine
-      // once stretched 600 ms of sleep and a step past a 1 s TTL).
+      // 'old' lives 0.75 s, 'new' 1.5 s. Each read is judged by when it was made (a loaded CI machine
+      // once stretched 600 ms of sleep and a step past a 1 s TTL): the last read, 0.9 s after 'old'
+      // was written, comes 0.75 s before 'new' ends.
       const oldAt = Date.now();
-      await store.finishAttempt({ scope: brief, op: OP, memory: { entry: 'old', max: 3, ttlSeconds: 1.5 } });
-      await sleep(300);
-      await store.finishAttempt({ scope: brief, op: OP, memory: { entry: 'new', max: 3, ttlSeconds: 3 } });
+      await store.finishAttempt({ scope: brief, op: OP, memory: { entry: 'old', max: 3, ttlSeconds: 0.75 } });
+      await sleep(150);
+      await store.finishAttempt({ scope: brief, op: OP, memory: { entry: 'new', max: 3, ttlSeconds: 1.5 } });
       const readAt = Date.now();
       const both = await store.memory(brief);
-      if (readAt - oldAt < 1_300) expect(both).toEqual(['old', 'new']);
+      if (readAt - oldAt < 600) expect(both).toEqual(['old', 'new']);
       else expect(both.slice(-1)).toEqual(['new']);
-      await sleep(oldAt + 1_800 - Date.now());
+      await sleep(oldAt + 900 - Date.now());
       expect(await store.memory(brief)).toEqual(['new']);
       expect(await store.memory(fresh())).toEqual([]);
     });

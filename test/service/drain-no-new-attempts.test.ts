@@ -17,7 +17,7 @@ import { callOutcomes, tapEvents, turnEnded } from '../events/event-tap';
 
 jest.setTimeout(20_000);
 
-const TOOL_MS = 600;
+const TOOL_MS = 300;
 const GRACE_MS = 1500;
 
 let tools: ToolServer;

@@ -45,7 +45,7 @@ beforeAll(async () => {
 tools:
   - { name: send, effect: side_effect, timeout_ms: 8000, input_schema: '{"type":"object"}', http: { url: "${tools.url}/limited" } }
   - { name: send_quick, effect: side_effect, timeout_ms: 2000, input_schema: '{"type":"object"}', http: { url: "${tools.url}/limited" } }
-  - { name: status, effect: read_only, timeout_ms: 8000, retry: { max_attempts: 3, initial_backoff_ms: 1500, jitter: 0 }, input_schema: '{"type":"object"}', http: { url: "${tools.url}/flaky" } }
+  - { name: status, effect: read_only, timeout_ms: 8000, retry: { max_attempts: 3, initial_backoff_ms: 500, jitter: 0 }, input_schema: '{"type":"object"}', http: { url: "${tools.url}/flaky" } }
   - { name: lookup, effect: read_only, input_schema: '{"type":"object"}', http: { url: "${tools.url}/ok" } }
   - { name: quote, effect: read_only, skip_memoize: true, retry: { max_attempts: 3, initial_backoff_ms: 50, max_backoff_ms: 200 }, input_schema: '{"type":"object"}', http: { url: "${tools.url}/quick-flaky" } }
 `);
@@ -87,7 +87,7 @@ test('a side-effecting 429 whose retry can finish before the deadline is still r
 
 test("a read-only retry with less time left than its failed attempt took is not begun: the turn keeps its other results", async () => {
   const n = ++runs;
-  // b's 503 comes at ~800 ms, its backoff ends at ~2300 ms, 600 ms before the deadline: less than the 800 ms it took.
+  // b's 503 comes at ~800 ms, its 500 ms backoff ends at ~1300 ms, 600 ms before the deadline: less than the 800 ms it took.
   const response = await d.dispatch.dispatch(
     {
       sessionId: 'room-read',
@@ -96,7 +96,7 @@ test("a read-only retry with less time left than its failed attempt took is not 
         { id: 'b', name: 'status', arguments: JSON.stringify({ n }) },
       ],
     },
-    { deadlineMs: 800 + 1_500 + 600 },
+    { deadlineMs: 800 + 500 + 600 },
   );
   const [a, b] = response.results;
   expect(a).toMatchObject({ toolCallId: 'a', isError: false, output: '{"ok":true}' });
@@ -107,7 +107,7 @@ test("a read-only retry with less time left than its failed attempt took is not 
 }, 10_000);
 
 test('a read-only retry with time enough left is still retried', async () => {
-  const result = await one('room-read-ok', 'status', ++runs, 800 + 1_500 + 3_000);
+  const result = await one('room-read-ok', 'status', ++runs, 800 + 500 + 3_000);
   expect(result.isError).toBe(false);
   expect(result.attempts).toBe(2);
 }, 10_000);

@@ -22,7 +22,7 @@ const config = (bigUrl: string) => `${EXAMPLE_TOOLS}${echoTool('poll')}${echoToo
     http: { url: "${bigUrl}/big" }
 policies:
   - match: limited
-    rate: { per_second: 0.5, burst: 1, wait_ms: 0 }
+    rate: { per_second: 1, burst: 1, wait_ms: 0 }
 limits:
   max_turns_in_flight: 1
   max_message_bytes: 16777216
@@ -67,9 +67,10 @@ describeWithPython('the Python examples in an agent loop', () => {
     const { code, out } = await backend(['--calls', calls(['a', 'limited', {}], ['b', 'limited', {}]), '--calls', calls(['c', 'limited', {}])]);
     expect(code).toBe(0);
     const lines = out.split('\n');
-    expect(lines[2]).toMatch(/^b error UNAVAILABLE tool=limited attempts=1: .*is at its rate limit of 0.5 calls per second/);
+    expect(lines[2]).toMatch(/^b error UNAVAILABLE tool=limited attempts=1: .*is at its rate limit of 1 call per second/);
     const wait = Number(/^waiting (\d+) ms \(retry_after_ms\) before the next turn$/m.exec(out)?.[1]);
-    expect(wait).toBeGreaterThan(1500);
+    // The next turn is ~1 s away: a turn sent at once (~ms later) would be refused again.
+    expect(wait).toBeGreaterThan(750);
     expect(out).toContain(`  retry_after_ms: ${wait}\n`);
     expect(out).toContain('-- turn 2\nc ok tool=limited attempts=1: {}\n');
   }, 60_000);

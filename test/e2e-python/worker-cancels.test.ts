@@ -8,9 +8,10 @@ import { startApp } from '../helpers/servers';
 import { until } from '../helpers/until';
 import { describeWithPython, EXAMPLES, finished, PYTHON, spawnPython, type RunningPython } from './python';
 
-// worker.py with py_word_count slowed down for the text "slow", and each stream's Assignments
-// recorded (each assignment printed as it arrives) so that what they still hold can be printed
-// when the worker stops.
+// worker.py with py_word_count slowed down for the text "slow" (1.2 s: time for a cancel to reach
+// it while it runs, and for the ninth to be cancelled before a thread comes free; a cancel too late
+// fails the test), and each stream's Assignments recorded (each assignment printed as it arrives)
+// so that what they still hold can be printed when the worker stops.
 const SLOWED_WORKER = `
 import sys, time
 import worker
@@ -29,7 +30,7 @@ count = worker.TOOLS["py_word_count"]
 def slowed(arguments):
     if arguments["text"] == "slow":
         worker.say("tool started")
-        time.sleep(2.0)
+        time.sleep(1.2)
         worker.say("tool ended")
     return count(arguments)
 worker.TOOLS["py_word_count"] = slowed

@@ -175,12 +175,13 @@ test('a wait that expires before Redis records it is announced and resolved expi
   await d.dispatch.dispatch({ sessionId: 'warm', calls: [{ id: 'w', name: 'echo', arguments: '{}' }] });
   // Writes held past the approval timeout: the wait's record lands after it expired.
   redis.cli('CLIENT', 'PAUSE', '2500', 'WRITE');
+  const paused = Date.now(); // the pause ends 2.5 s after it began, before this
   const answer = await charge(d, 's-slow');
   await t.waitFor(turnEnded('s-slow'));
   if (answer instanceof Error) throw answer;
   expect(answer.results[0]!.error?.message).toMatch(/^approval timed out: no approver answered within 0.5 s/);
-  // Once the record lands, nothing more is announced.
-  await new Promise((r) => setTimeout(r, 2_500));
+  // Once the record lands (the pause over, and 700 ms more), nothing more is announced.
+  await new Promise((r) => setTimeout(r, Math.max(0, paused + 2_500 + 700 - Date.now())));
   expect(seq(ofSession(t.events, 's-slow'))).toEqual(['CALL_RECEIVED:c1', 'TOOL_PRE:c1#1', 'APPROVAL_REQUESTED:c1#1', 'APPROVAL_RESOLVED:c1#1', 'TOOL_POST:c1#1', 'TURN_END']);
   expect(of(t.events, 's-slow', EventKind.APPROVAL_RESOLVED)[0]!.attributes['dispatch.approval.decision']).toBe('expired');
 });

@@ -13,11 +13,14 @@ import { sendToolYaml } from './helpers';
 
 jest.setTimeout(20_000);
 
+/** How late the policy endpoint answers: twice the 400 ms RPC deadline below. */
+const POLICY_ANSWER_MS = 800;
+
 let tools: ToolServer;
 beforeAll(async () => {
   tools = await startToolServer({
     '/send': json({ sent: true }),
-    '/policy-slow': (_req, res) => void setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"decision":"allow"}'), 1_500),
+    '/policy-slow': (_req, res) => void setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"decision":"allow"}'), POLICY_ANSWER_MS),
   });
 });
 afterAll(() => tools.close());
@@ -64,7 +67,7 @@ describe.each([false, true])('a policy endpoint consult cut short (fail_open %s)
     const count = (outcome: string) => m.value('dispatch_tool_calls_total', { tenant: 'default', tool: 'send', outcome });
     expect([count('CANCELLED'), count('DEADLINE_EXCEEDED'), count('BLOCKED')]).toEqual([1, 1, undefined]);
     // The late answer (allow) reaches nobody: nothing ran.
-    await new Promise((r) => setTimeout(r, 1_600));
+    await new Promise((r) => setTimeout(r, POLICY_ANSWER_MS + 100));
     expect(tools.count('/send')).toBe(0);
   });
 });

@@ -33,7 +33,8 @@ const call = async (name: string) => (await d.dispatch.dispatch({ sessionId: 's'
 
 test('tools called once and removed leave no breaker behind, failing or closed', async () => {
   expect(held()).toBe(0);
-  for (let i = 0; i < 25; i++) {
+  // Each round checks that nothing is left: a few rounds show none accumulates.
+  for (let i = 0; i < 5; i++) {
     await d.registry.registerTools({ tools: [http(`down_${i}`, '/down'), http(`up_${i}`, '/up')] });
     expect((await call(`down_${i}`)).error?.kind).toBe(ErrorKind.TOOL_ERROR);
     expect((await call(`up_${i}`)).output).toBe('fine');

@@ -12,7 +12,8 @@ let d: TestDispatch;
 
 beforeAll(async () => {
   tools = await startToolServer({
-    '/hold': json({ held: true }, 5_000),
+    // Past the 3 s deadline of the waiting turn (with a second to spare), so its wait never gets the slot.
+    '/hold': json({ held: true }, 4_000),
     '/ok': json({ ok: true }),
   });
   d = await startApp(`
@@ -30,7 +31,7 @@ afterAll(async () => {
 });
 
 test("a slot wait cut by the deadline is refused soon enough for the turn's other results to go back", async () => {
-  // A turn holds the one slot 5 s; the next turn's 'y' waits for it within a 3 s deadline.
+  // A turn holds the one slot 4 s; the next turn's 'y' waits for it within a 3 s deadline.
   const holder = d.dispatch.dispatch({ sessionId: 'slot-hold', calls: [{ id: 'h', name: 'capped', arguments: '{}' }] }, { deadlineMs: 20_000 });
   for (let i = 0; i < 100 && tools.count('/hold') === 0; i++) await new Promise((r) => setTimeout(r, 20));
   expect(tools.count('/hold')).toBe(1);

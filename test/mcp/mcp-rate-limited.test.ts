@@ -12,7 +12,11 @@ import { connectHttp, lostLogger } from './mcp-harness';
 
 jest.setTimeout(30_000);
 
-/** Answers initialize and tools/list; a call to tool `status_<code>` gets that HTTP status, `slow` its answer after 8 s. */
+/** Answers to calls of `slow`, held until the test releases them (or 8 s have passed). */
+const heldSlow: (() => void)[] = [];
+const releaseSlow = () => heldSlow.splice(0).forEach((answer) => answer());
+
+/** Answers initialize and tools/list; a call to tool `status_<code>` gets that HTTP status, `slow` its answer once released (or after 8 s). */
 function startServer(): Promise<Server> {
   const server = createServer((req, res) => {
     if (req.method !== 'POST') return void res.writeHead(405).end();
@@ -26,7 +30,14 @@ function startServer(): Promise<Server> {
       if (message.method === 'tools/list') return reply({ tools: ['status_429', 'status_408', 'status_413', 'echo', 'slow'].map((name) => ({ name, inputSchema: { type: 'object' } })) });
       const status = /^status_(\d+)$/.exec(message.params.name ?? '');
       if (status) return void res.writeHead(Number(status[1]), { 'retry-after': '2', 'content-type': 'text/plain' }).end('slow down');
-      if (message.params.name === 'slow') return void setTimeout(() => reply({ content: [{ type: 'text', text: 'done' }] }), 8_000);
+      if (message.params.name === 'slow') {
+        const answer = () => {
+          clearTimeout(timer);
+          if (!res.headersSent) reply({ content: [{ type: 'text', text: 'done' }] });
+        };
+        const timer = setTimeout(answer, 8_000);
+        return void heldSlow.push(answer);
+      }
       reply({ content: [{ type: 'text', text: 'echoed' }] });
     });
   });
@@ -96,6 +107,8 @@ test('3,000 calls refused HTTP 429 leave the connection up, and a call running b
   }
   expect(lost).toEqual([]);
   expect(refused).toBe(3_000);
+  // Answered only now, once every refusal is in: in flight all along them.
+  releaseSlow();
   await expect(slow).resolves.toMatchObject({ content: [{ text: 'done' }] });
   expect(c.connected()).toBe(true);
 });

@@ -5,7 +5,7 @@
 // Redis the chart must refuse it at render time.
 import { envOf, render, renderObjects, REDIS, useRenderer, valuesFile } from './render-chart';
 
-useRenderer();
+useRenderer({ reuseBuild: true });
 
 it('refuses redis.standalone.db 16 or more with the bundled Redis', () => {
   const r = render([valuesFile('redis: {standalone: {db: 16}}')]);

@@ -33,7 +33,7 @@ import {
   type Obj,
 } from './render-chart';
 
-useRenderer();
+useRenderer({ reuseBuild: true });
 
 const SETS: [string, string[]][] = [
   ['default values', []],

@@ -5,7 +5,7 @@
 //   scrape config, and with it its whole configuration reload.
 import { render, renderObjects, useRenderer, valuesFile, type Obj } from './render-chart';
 
-useRenderer();
+useRenderer({ reuseBuild: true });
 
 const refusal = (yaml: string) => {
   const r = render([valuesFile(yaml)]);

@@ -6,7 +6,7 @@
 // flags; extraEnv must refuse them as variables.
 import { envOf, render, renderObjects, useRenderer, valuesFile } from './render-chart';
 
-useRenderer();
+useRenderer({ reuseBuild: true });
 
 it.each([
   ['DISPATCH_LISTEN', '0.0.0.0:9000', 'server.port'],

@@ -3,7 +3,7 @@
 // of memory" far below the limit. The chart sets heapPercent (65) of limits.memory.
 import { envOf, render, renderObjects, useRenderer, valuesFile } from './render-chart';
 
-useRenderer();
+useRenderer({ reuseBuild: true });
 
 const nodeOptions = (values: string) => envOf(renderObjects(values ? [valuesFile(values)] : [])).NODE_OPTIONS;
 

@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { deploymentOf, find, FULLNAME, problems, renderObjects, useRenderer, valuesFile, type Obj } from './render-chart';
 
-useRenderer();
+useRenderer({ reuseBuild: true });
 
 const METRICS = `${FULLNAME}-metrics`;
 const services = (objects: Obj[]) => objects.filter((o) => o.kind === 'Service');

@@ -2,7 +2,7 @@
 // dispatch's own policy is optional. Selectors are checked against the rendered pods' labels.
 import { deploymentOf, find, FULLNAME, problems, REDIS, redisContainerOf, redisSetOf, renderObjects, useRenderer, valuesFile, type Obj } from './render-chart';
 
-useRenderer();
+useRenderer({ reuseBuild: true });
 
 type Selector = { matchLabels: Record<string, string> };
 const selects = (selector: Selector, labels: Record<string, string>) => Object.entries(selector.matchLabels).every(([k, v]) => labels[k] === v);

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CHART, FULLNAME, renderObjects, useRenderer } from './render-chart';
 
-useRenderer();
+useRenderer({ reuseBuild: true });
 
 it('names every Secret the chart creates by default, and never claims it creates none', () => {
   const readme = readFileSync(join(CHART, 'README.md'), 'utf8');

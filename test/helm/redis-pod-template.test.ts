@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { CHART, REDIS, render, tempDir, useRenderer, valuesFile, type Obj } from './render-chart';
 
-useRenderer();
+useRenderer({ reuseBuild: true });
 
 /** The chart as released under `version`. */
 function chartAt(version: string): string {

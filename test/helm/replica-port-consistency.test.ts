@@ -5,7 +5,7 @@
 // pod crash-loops). The chart must refuse both at render time, naming the keys.
 import { find, render, renderObjects, useRenderer, valuesFile } from './render-chart';
 
-useRenderer();
+useRenderer({ reuseBuild: true });
 
 describe('autoscaling.minReplicas and maxReplicas', () => {
   it('refuses maxReplicas below minReplicas (the API server would reject the HPA)', () => {

@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { envOf, problems, render, renderNotes, renderObjects, useRenderer, valuesFile } from './render-chart';
 
-useRenderer();
+useRenderer({ reuseBuild: true });
 
 const SENTINEL = 'redis: {mode: sentinel, sentinel: {hosts: ["s-0.data.svc:26379"]';
 const sentinelValues = (rest: string) => valuesFile(`${SENTINEL}${rest}}`);

@@ -13,7 +13,7 @@ import { MAX_TIMER_MS } from '../../src/options/limits';
 import { samplerFromEnv } from '../../src/telemetry/sampler-from-env';
 import { ROOT, containerOf, render, renderObjects, useRenderer, valuesFile, type Obj } from './render-chart';
 
-useRenderer();
+useRenderer({ reuseBuild: true });
 
 /** The container's env as the kubelet gives it: Secret references as placeholders, $(VAR) expanded. */
 function podEnv(objects: Obj[]): Record<string, string> {

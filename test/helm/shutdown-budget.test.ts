@@ -9,7 +9,7 @@ import { DEFAULT_LIMITS, TOOL_DEFAULTS } from '../../src/options';
 import { SHUTDOWN_FLUSH_MS } from '../../src/telemetry/span-batcher';
 import { containerOf, deploymentOf, envOf, render, renderObjects, useRenderer, valuesFile, type Obj } from './render-chart';
 
-useRenderer();
+useRenderer({ reuseBuild: true });
 
 /** The store's close: its pending records, then QUIT, each bounded by the store timeout. */
 const STORE_CLOSE_MS = 2 * DEFAULT_LIMITS.storeTimeoutMs;

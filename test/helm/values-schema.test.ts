@@ -6,7 +6,7 @@ import { cpSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { CHART, containerOf, envOf, render, renderObjects, tempDir, useRenderer, valuesFile } from './render-chart';
 
-useRenderer();
+useRenderer({ reuseBuild: true });
 
 const HEADER = "Error: values don't meet the specifications of the schema(s) in the following chart(s):\ndispatch:\n";
 

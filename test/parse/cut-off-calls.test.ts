@@ -67,6 +67,21 @@ describe('a call cut off where more was due is not a call', () => {
   });
 });
 
+/**
+ * Whether `result` is what toEqual({ calls: [], remainingText, format: 'none' }) accepts: those
+ * three, and any other key undefined (toEqual passes over undefined properties).
+ */
+function isNone(result: ReturnType<typeof parseToolCalls>, remainingText: string): boolean {
+  const fields: Record<string, unknown> = { ...result };
+  return (
+    Array.isArray(result.calls) &&
+    result.calls.length === 0 &&
+    result.remainingText === remainingText &&
+    result.format === 'none' &&
+    Object.keys(fields).every((key) => ['calls', 'remainingText', 'format'].includes(key) || fields[key] === undefined)
+  );
+}
+
 describe('a call whose arguments the end of the text left open is not a call', () => {
   it('wherever the text ends before the arguments close (where a value or key was due, or after one), whatever they hold and however spaced', () => {
     const args = fc.tuple(fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 4 }), fc.constantFrom(0, 1, '\t'));
@@ -77,7 +92,9 @@ describe('a call whose arguments the end of the text left open is not a call', (
         const argumentsClose = text.lastIndexOf('}', text.lastIndexOf('}') - 1);
         for (let end = marker.length + 1; end <= argumentsClose; end++) {
           const cut = text.slice(0, end);
-          expect(parseToolCalls(cut)).toEqual({ calls: [], remainingText: cut.trim(), format: 'none' });
+          const result = parseToolCalls(cut);
+          // toEqual only when the plain check fails, for its message: it took 60% of this test's time.
+          if (!isNone(result, cut.trim())) expect(result).toEqual({ calls: [], remainingText: cut.trim(), format: 'none' });
         }
         expect(callsOf(text.slice(0, argumentsClose + 1))).toEqual([['f', JSON.stringify(value)]]);
       }),

@@ -95,7 +95,7 @@ test('a call whose connect hangs until its timeout sent nothing: UNAVAILABLE bef
   expect(JSON.parse(again.output)).toMatchObject({ text: 'pay' });
 });
 
-test('SentHooks: the hook armed goes with the one request sent meanwhile, once, and is forgotten once its send settles', async () => {
+test('SentHooks: the hook armed goes with the one request sent meanwhile, once, is told at once when none was sent, and is forgotten once its send settles', async () => {
   const hooks = new SentHooks();
   const sends: ((ok: boolean) => void)[] = [];
   const transport = { send: () => new Promise<void>((resolve, reject) => sends.push((ok) => (ok ? resolve() : reject(new Error('refused'))))) } as unknown as Parameters<SentHooks['wrap']>[0];
@@ -111,6 +111,9 @@ test('SentHooks: the hook armed goes with the one request sent meanwhile, once, 
   hooks.take(7)!();
   expect(told).toEqual(['a']);
   expect(hooks.take(7)).toBeUndefined();
+  // Nothing sent while armed (an SDK sending later): taken as sent at once, as before SentHooks.
+  hooks.arm(() => told.push('none sent'), () => Promise.resolve());
+  expect(told).toEqual(['a', 'none sent']);
   hooks.arm(() => told.push('b'), () => void transport.send({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: {} }).catch(() => undefined));
   expect(hooks.size()).toBe(1);
   sends[3]!(false);

@@ -18,13 +18,20 @@ export class SentHooks {
   private armed: (() => void) | undefined;
   private readonly byId = new Map<RequestId, () => void>();
 
-  /** Runs `start`, which sends one request synchronously; `onSent` is told once that request reaches the server. */
+  /**
+   * Runs `start`, which sends one request synchronously; `onSent` is told once that request reaches
+   * the server. A `start` that sent no request meanwhile (an SDK that came to send later) has
+   * `onSent` told at once: taken as sent, as every call was before, never as not sent when it was.
+   */
   arm<T>(onSent: () => void, start: () => T): T {
     this.armed = onSent;
     try {
       return start();
     } finally {
-      this.armed = undefined;
+      if (this.armed === onSent) {
+        this.armed = undefined;
+        onSent();
+      }
     }
   }
 

@@ -1,6 +1,6 @@
 import { redactHighEntropy } from './entropy';
 import { looksLikeJson, redactJson, redactJsonLines, type JsonRedactor } from './redact-json';
-import { isCode, isNegated, isOpaqueKey, isPlainValue, isWording } from './secret-context';
+import { isCode, isNegated, isNestedArray, isOpaqueKey, isPlainValue, isValuelessFlag, isWording } from './secret-context';
 import { isPasswordKey, PASSWORD_MIN_CHARS, SECRET_KEYS, SECRET_MIN_CHARS, SECRET_PATTERNS, type SecretKind } from './secret-patterns';
 
 /** Options of {@link redactSecrets}. */
@@ -93,12 +93,20 @@ function valueLength(value: string): number {
   return value.length;
 }
 
+/** A key whose value is on the next line (secret-forms.ts, `NEXT_LINE`). */
+const NEXT_LINE_KEY = /\n[ \t]*["']?$/;
+
+/** What must follow such a value: its line's end, after its closing quote if it has one. */
+const LINE_END = /^["']?[ \t]*(?:\r?\n|$)/;
+
 /**
  * A key-value match: the key stays, the value is redacted up to a closing bracket it did not open
  * (`{"token":12345678}` keeps its `}`) or an earlier marker, unless it is shorter than the key's
- * floor or no secret (a reference, a path, a placeholder, a word, code, under a password's key the
- * start of wording or the status after a negated key: secret-context.ts). A value after a quoted
- * key without a quote of its own (a JSON number) becomes a quoted marker, so that JSON stays JSON.
+ * floor or no secret (a reference, a path, a placeholder, a word, code, print_r's nested array,
+ * on the next line anything but the whole line; under a password's key the start of wording, the
+ * status after a negated key, or what follows a flag that takes no value: secret-context.ts). A
+ * value after a quoted key without a quote of its own (a JSON number) becomes a quoted marker, so
+ * that JSON stays JSON.
  */
 function replaceKeyed(kind: SecretKind, password: boolean) {
   const min = password ? PASSWORD_MIN_CHARS : SECRET_MIN_CHARS;
@@ -106,8 +114,10 @@ function replaceKeyed(kind: SecretKind, password: boolean) {
   return (match: string, key: string, whole: string, offset: number, text: string): string => {
     const end = valueLength(whole);
     const value = whole.slice(0, end);
-    if (end < min || isPlainValue(key, value) || isCode(text, offset, key, value, offset + key.length + end)) return match;
-    if (password && (isWording(text, key, value, offset + match.length) || isNegated(text, offset))) return match;
+    const valueEnd = offset + key.length + end;
+    if (end < min || isPlainValue(key, value) || isCode(text, offset, key, value, valueEnd) || isNestedArray(text, key, value, valueEnd)) return match;
+    if (NEXT_LINE_KEY.test(key) && (value.endsWith(':') || !LINE_END.test(text.slice(valueEnd, valueEnd + 64)))) return match;
+    if (password && (isWording(text, key, value, offset + match.length) || isNegated(text, offset) || isValuelessFlag(text, offset, key))) return match;
     return key + (/["']\s*:\s*$/.test(key) ? `"${hidden}"` : hidden) + whole.slice(end);
   };
 }
@@ -117,10 +127,28 @@ function replaceQuoted(kind: SecretKind) {
   return (match: string, key: string, _quote: string, value: string): string => (/\s/.test(value) && !isPlainValue(key, value) ? key + marker(kind) : match);
 }
 
-/** Each pattern's replacement: a string (`$1[REDACTED:kind]`, no callback per match) unless keyed or quoted. */
-const REPLACEMENTS = SECRET_PATTERNS.map(({ kind, keep, keyed, password, quoted }) =>
-  keyed ? replaceKeyed(kind, password === true) : quoted ? replaceQuoted(kind) : Array.from({ length: keep }, (_, g) => `$${g + 1}`).join('') + marker(kind),
-);
+/**
+ * A value before its key's name (`<add value="..." key="Password"/>`): redacted as the key names
+ * it (`keyKind`: the name must end with it), unless short, no secret or wording.
+ */
+function replaceValueFirst(match: string, attribute: string, value: string, name: string, offset: number, text: string): string {
+  const kind = keyKind(name);
+  const password = isPasswordKey(name);
+  if (kind === undefined || value.length < (password ? PASSWORD_MIN_CHARS : SECRET_MIN_CHARS) || isPlainValue(name, value)) return match;
+  return password && isWording(text, attribute, value, offset + match.length) ? match : attribute + marker(kind);
+}
+
+/** A password after a short flag (`sshpass -p`): redacted unless a reference or a placeholder. */
+const replaceShortFlag = (match: string, flag: string, value: string): string => (isPlainValue('password', value) ? match : flag + marker('secret'));
+
+/** Each pattern's replacement: a string (`$1[REDACTED:kind]`, no callback per match) unless it reads its match. */
+const REPLACEMENTS = SECRET_PATTERNS.map(({ kind, keep, keyed, password, quoted, valueFirst, shortFlag }) => {
+  if (keyed) return replaceKeyed(kind, password === true);
+  if (quoted) return replaceQuoted(kind);
+  if (valueFirst) return replaceValueFirst;
+  if (shortFlag) return replaceShortFlag;
+  return Array.from({ length: keep }, (_, g) => `$${g + 1}`).join('') + marker(kind);
+});
 
 /** How deep JSON inside JSON strings is redacted as JSON; deeper, as text. */
 const MAX_JSON_DEPTH = 4;

@@ -181,3 +181,35 @@ export function keyBefore(text: string, start: number): string {
   while (i > 0 && end - i < 64 && KEY_CHAR.test(text[i - 1]!)) i--;
   return text.slice(i, end);
 }
+
+/**
+ * Flags named like a password that take no value, and the commands they are of on their line:
+ * PostgreSQL's clients' `--password` (`-W`, a prompt: `psql --password mydb` names the database)
+ * and gpg's `--passwd` (an action on the user id that follows).
+ */
+const VALUELESS_FLAGS: ReadonlyArray<readonly [RegExp, RegExp]> = [
+  [/^password $/, /(?<![\w.-])(?:psql|pg_dump|pg_dumpall|pg_restore|pg_basebackup|createdb|dropdb|createuser|dropuser|vacuumdb|reindexdb|clusterdb|pgbench)(?:\.exe)?[ \t]/],
+  [/^passwd $/, /(?<![\w.-])gpg2?(?:\.exe)?[ \t]/],
+];
+
+/**
+ * Whether the key at `keyStart` is a flag that takes no value (`--password ` of psql on its line,
+ * read back at most 256 characters): what follows it is an argument of its own.
+ */
+export function isValuelessFlag(text: string, keyStart: number, key: string): boolean {
+  if (!text.startsWith('--', keyStart - 2)) return false;
+  const command = VALUELESS_FLAGS.find(([flag]) => flag.test(key))?.[1];
+  if (command === undefined) return false;
+  const before = text.slice(Math.max(0, keyStart - 256), keyStart);
+  return command.test(before.slice(before.lastIndexOf('\n') + 1));
+}
+
+/** After print_r's `[password] =>`: `Array` or `ClassName Object`, then the nested array's `(` on the next line. */
+const NESTED_ARRAY = /^(?: Object)?\r?\n[ \t]*\(/;
+
+/** Whether the value after print_r's key (`[password] => Array`) opens a nested array or object rather than being one. */
+export function isNestedArray(text: string, key: string, value: string, valueEnd: number): boolean {
+  if (!/\]\s*=>\s*$/.test(key)) return false;
+  const after = text.slice(valueEnd, valueEnd + 64);
+  return NESTED_ARRAY.test(after) && (value === 'Array' || after.startsWith(' Object'));
+}

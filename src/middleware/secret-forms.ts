@@ -52,9 +52,13 @@ export const YAML_ITEM = behind(String.raw`(?:^|\n)[ \t]{0,32}-[ \t]{1,4}["']?--
 
 /**
  * The attributes of a start tag after its name or after an attribute (`attr="x" id='y'`): at most
- * 8, each value at most 256 characters on its line, quotes escaped or not.
+ * 8, each value at most 256 characters on its line, quotes escaped or not, or written `&quot;` as
+ * HTML escapes them (`id=&quot;x&quot;`).
  */
-const ATTRIBUTES = String.raw`(?:\s{1,16}[\w:.-]{1,64}=(?:\\?"[^"<>\r\n]{0,256}\\?"|\\?'[^'<>\r\n]{0,256}\\?')){0,8}`;
+export const ATTRIBUTES = String.raw`(?:\s{1,16}[\w:.-]{1,64}=(?:\\?"[^"<>\r\n]{0,256}\\?"|\\?'[^'<>\r\n]{0,256}\\?'|&quot;(?:[^&<>\r\n]|&(?!quot;)){0,256}&quot;)){0,8}`;
+
+/** An attribute's quote: escaped or not, or `&quot;` (HTML-escaped output). */
+const ATTRIBUTE_QUOTE = String.raw`(?:\\?["']|&quot;)`;
 
 /**
  * The end of an XML element's start tag (`<password>`, `<cfg:password>`, `<password attr="x">`):
@@ -68,10 +72,12 @@ export const ESCAPED_ELEMENT = behind(String.raw`&lt;[\w.:-]{0,64}`) + String.ra
 /**
  * A key named in an attribute `name` or `key` whose value is in the attribute `value` of the same
  * tag (Spring's and Hibernate's `<property name="password" value="..."/>`, .NET's
- * `<add key="DbPassword" value="..." />`, `<param name=...>`), other attributes between. The key
- * ends the name's attribute (`PasswordLength`, `password.policy` name settings about passwords).
+ * `<add key="DbPassword" value="..." />`, `<param name=...>`), other attributes between, their
+ * quotes `&quot;` too (`<add key=&quot;DbPassword&quot; value=&quot;...&quot;/>` in HTML-escaped
+ * output). The key ends the name's attribute (`PasswordLength`, `password.policy` name settings
+ * about passwords). The value first (`<add value="..." key="Password"/>`) is secret-patterns.ts'.
  */
-export const NAMED_ATTRIBUTE = behind(String.raw`\b(?:name|key)=\\?["'][\w.:/-]{0,64}`) + String.raw`\\?["']${ATTRIBUTES}\s{1,16}value=\\?["']`;
+export const NAMED_ATTRIBUTE = behind(String.raw`\b(?:name|key)=${ATTRIBUTE_QUOTE}[\w.:/-]{0,64}`) + String.raw`${ATTRIBUTE_QUOTE}${ATTRIBUTES}\s{1,16}value=${ATTRIBUTE_QUOTE}`;
 
 /**
  * A key named in an attribute `name` or `key` whose value is the element's text (Java's
@@ -81,6 +87,15 @@ export const NAMED_ATTRIBUTE = behind(String.raw`\b(?:name|key)=\\?["'][\w.:/-]{
  */
 export const NAMED_TEXT = behind(String.raw`<(?!input\b)[\w.:-]{2,64}\s{1,16}(?:name|key)=\\?["'][\w.:/-]{0,64}`) + String.raw`\\?["']${ATTRIBUTES}\s{0,16}>(?:\s{0,64}<value>)?`;
 
+
+/**
+ * A password's `:` at its line's end, and the indent of its value on the next line (YAML's plain
+ * scalar continued, `password:` then `  hunter2`, or a block scalar, `password: |`); not a nested
+ * map, a list, a comment, an anchor or a flow collection (`-`, `#`, `&`, `*`, `!`, `{`, `[`). The
+ * value must then end its line (redact-secrets.ts): `  secretKeyRef:` and `  Login failed` are no
+ * password.
+ */
+export const NEXT_LINE = String.raw`["']?[ \t]{0,16}:[ \t]{0,16}(?:[|>][-+]?[ \t]{0,16})?\r?\n[ \t]{1,32}(?![-#&*!{[|>])["']?`;
 
 /** Between a key and its value: `:`, `=`, Go's `:=` or the `=>` of PHP, Perl and Ruby hashes; not a comparison (`password == null`). */
 export const OPERATOR = '(?::=|=>|[:=])(?!=)';
@@ -107,7 +122,8 @@ export const value = (min: number) => String.raw`(?:[^\s"'` + '`' + String.raw`&
 
 /**
  * The value after a key's separator: after `value="` ({@link NAMED_ATTRIBUTE}), the attribute's
- * whole value up to its quote on its line, spaces and entities too (`value="p&amp;ss"`); after an
+ * whole value up to its quote on its line, spaces and entities too (`value="p&amp;ss"`; after
+ * `value=&quot;`, up to the next `&quot;`); after an
  * escaped start tag, the element's whole text up to its escaped end tag on its line; after a start
  * tag, the element's whole text up to its end tag on its line (`<passphrase>correct
  * horse</passphrase>`, `<password>p&amp;ss</password>`), and nothing else
@@ -122,4 +138,5 @@ export const value = (min: number) => String.raw`(?:[^\s"'` + '`' + String.raw`&
 export const keyedValue = (min: number) =>
   String.raw`(?:[^"<\r\n](?<=\svalue="[^"<\r\n])[^"<\r\n]{${min - 1},1023}(?=")|[^'<\r\n](?<=\svalue='[^'<\r\n])[^'<\r\n]{${min - 1},1023}(?=')|` +
   String.raw`(?:[^<&\r\n]|&(?!lt;))(?<=&gt;[^<\r\n])(?:[^<&\r\n]|&(?!lt;)){${min - 1},1023}(?=&lt;\/)|` +
+  String.raw`[^&<\r\n](?<=\svalue=&quot;[^&<\r\n])(?:[^&<\r\n]|&(?!quot;)){${min - 1},1023}(?=&quot;)|` +
   String.raw`(?<!(?<!=)>|&gt;)${value(min)}|(?<=(?:<[\w.:-]{0,64}|["']|\s)>)[^<\r\n]{${min},1024}(?=<\/))`;

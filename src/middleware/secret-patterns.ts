@@ -1,4 +1,4 @@
-import { FLAG_SPACE, keyedValue, LIST_ITEM_GAP, loosen, OPERATOR, separator } from './secret-forms';
+import { ATTRIBUTES, FLAG_SPACE, keyedValue, LIST_ITEM_GAP, loosen, NEXT_LINE, OPERATOR, separator, value } from './secret-forms';
 
 /** The kinds of secret redaction names in `[REDACTED:kind]`. */
 export type SecretKind =
@@ -26,6 +26,10 @@ export interface SecretPattern {
   readonly password?: boolean;
   /** A key and its quoted value: group 1 (the key, its separator and opening quote) stays, group 2 is the quote, group 3 the value. */
   readonly quoted?: boolean;
+  /** A value before its key: group 1 (`value="`) stays, group 2 is the value, group 3 the key's name. */
+  readonly valueFirst?: boolean;
+  /** A short flag whose value is a password: group 1 (the command to the flag) stays, group 2 is the value. */
+  readonly shortFlag?: boolean;
   /**
    * The source of a superset of its matches under the `i` flag, for the one pre-check scan: a key's
    * camelCase start, which depends on case, is left out, and so are the lookbehinds of the forms
@@ -115,10 +119,12 @@ function keyValue(kind: SecretKind, names: string): SecretPattern {
  * A key named like a password, its quotes and separator on its line, then its value from
  * {@link PASSWORD_MIN_CHARS}. Neither the separator nor the value's start crosses a line end, an
  * escaped one (`\n` in a JSON string) too: after `password:` at a line's end comes YAML's nested
- * map or the next key (`password:\n  secretKeyRef:`, `password:\nuser: bob`), no password.
+ * map or the next key (`password:\n  secretKeyRef:`, `password:\nuser: bob`), no password; but
+ * an indented value that ends its line is one ({@link NEXT_LINE}, tried first: `password: |`
+ * would otherwise take `|` for its value).
  */
 function passwordKeyValue(): SecretPattern {
-  const core = `((?:${anyCase(PASSWORD_NAMES)})${separator('[ \\t]')})` + String.raw`(?!\\[nrt])` + `(${keyedValue(PASSWORD_MIN_CHARS)})`;
+  const core = `((?:${anyCase(PASSWORD_NAMES)})(?:${NEXT_LINE}|${separator('[ \\t]')}))` + String.raw`(?!\\[nrt])` + `(${keyedValue(PASSWORD_MIN_CHARS)})`;
   return { ...pattern('secret', KEY_START, core, 'g', 1), keyed: true, password: true, loose: loosen(LOOSE_KEY_START + core) };
 }
 
@@ -141,6 +147,37 @@ function quotedKeyValue(kind: SecretKind, names: string): SecretPattern {
   // The loose form has no back-reference: the scan joining every loose form numbers its groups anew.
   const loose = LOOSE_KEY_START + key(`["']`) + String.raw`[^\n]{${PASSWORD_MIN_CHARS}}`;
   return { kind, regex: new RegExp(KEY_START + key(`(["'])`) + quoted, 'g'), keep: 1, quoted: true, loose: loosen(loose) };
+}
+
+/**
+ * A tag's `value` attribute before the attribute `key` or `name` naming a secret, other attributes
+ * between (`<add value="..." key="Password"/>`): the whole value on its line, as when the key comes
+ * first. The name must end its attribute (redact-secrets.ts reads it with `keyKind`).
+ */
+function valueFirst(): SecretPattern {
+  const names = anyCase(`${API_KEY_NAMES}|${PASSWORD_NAMES}|${SECRET_NAMES}`);
+  const name = (start: string) => String.raw`(?:name|key)=\\?["']([\w.:/-]{0,64}${start}(?:${names}))\\?["']`;
+  const core = String.raw`(value=(?<=\svalue=)\\?["'])([^"'<\r\n\\]{1,1023})(?=\\?["']${ATTRIBUTES}\s{1,16}${name(KEY_START)})`;
+  // Loose, the name alone: a scan from every `value=` of a page cost its pre-check more.
+  return { kind: 'secret', regex: new RegExp(core, 'g'), keep: 1, valueFirst: true, loose: name('') };
+}
+
+/**
+ * Short flags whose value is a password by the tool's own convention, and only those: sshpass's
+ * `-p` (`sshpass -p pw ssh ...`, attached too: getopt's), redis-cli's `-a`, and the MySQL
+ * clients' `-p` attached (`mysql -proot`). Not mysql's `-p secret`, which prompts for the password
+ * and names the database `secret`, nor `-p` of other tools (a port, `mkdir -p`). The command is
+ * read back on the flag's line, at most 256 characters, after the flag's `-` (a lookbehind there
+ * costs the pre-check scan only at a `-`).
+ */
+function shortFlags(): SecretPattern {
+  const command = (names: string) => String.raw`(?<![\w.-])(?:${names})(?:\.exe)?(?:[ \t][^\n|;&]{0,256})?[ \t]`;
+  const mysql = 'mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump';
+  const flag = String.raw`\bsshpass(?:[ \t]{1,4}-[vhe]){0,3}[ \t]{1,4}-p[ \t]{0,4}|-p(?<=${command(mysql)}-p)|-a(?<=${command('redis-cli')}-a)[ \t]{1,4}`;
+  const core = `((?:${flag})["']?)(${value(PASSWORD_MIN_CHARS)})`;
+  // Loose, the commands' names: every `-` of a text started the flags' form in the pre-check scan
+  // (an 8 KB HTML page took 11% longer to redact).
+  return { kind: 'secret', regex: new RegExp(core, 'g'), keep: 1, shortFlag: true, loose: 'sshpass|mysql|mariadb|redis-cli' };
 }
 
 /** The kinds of the values under keys named like secrets, for outputs read as JSON. */
@@ -184,6 +221,8 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   passwordKeyValue(),
   keyValue('api_key', API_KEY_NAMES),
   keyValue('secret', SECRET_NAMES),
+  valueFirst(),
+  shortFlags(),
   // A URL's credentials, both kept in one pattern (one entry: test/middleware/redaction-redos.test.ts
   // holds hostile inputs by entry). The password of its user (postgres://admin:S3cret@db/app): the
   // scheme and user stay. Its slashes may be escaped (`postgres:\/\/`, as PHP writes JSON; twice in

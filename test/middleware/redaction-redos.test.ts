@@ -28,6 +28,9 @@ const AGAINST_PATTERN: ReadonlyArray<readonly [string, () => readonly string[]]>
   ['secret', () => [fill('password=a '), fill('pwd=a&'), fill('Pwd=ab;'), fill('pwd:'), fill('pwd= \t'), fill('aPassword:a\t'), fill('pwd=\\n'), fill('"password":"a b '), fill('"pwd": "a'), fill('password: the x '), fill('password: admin,'), fill('pwd=***\n'), fill('pwd: {{ '), fill('pwd=[RED...'), run('password=', 'a'), run('password=', '{'), run('pwd: "', 'a'), `[${fill('{"pwd":"a","v":["abcde"]},').slice(0, -1)}"x"]`]],
   ['api_key', () => [fill('api_key='), fill(`x-api-key: ${'a'.repeat(7)} `), fill('apikey:apikey:'), run('api_key', ' '), run('api_key=', 'a'), run('api_key:', '"')]],
   ['secret', () => [fill('password=a '), fill('_token_token:'), fill('next_'), fill(`access_token=${'a'.repeat(7)}&`), run('token:', ' '), run('password=', 'a'), `x${fill('token=')}`, fill(`password=A${'_KEY'.repeat(1020)}x `), fill('aPassword=a '), fill('\\npassword\\":\\"'), fill('\\n\\n\\n'), fill('DBPASSWORD'), run('password=', '\\')]],
+  // A value before its key's name (`<add value="..." key="Password"/>`), and short flags of a password (`sshpass -p`).
+  ['secret', () => [fill(' value="'), fill(' value="a" '), fill(` value="${'a'.repeat(1100)}" `), fill(' value="a" key="'), fill(` value="a"${' b="c"'.repeat(9)} key="pwd"`), fill(' value="a" key="pwd"/>')]],
+  ['secret', () => [fill('sshpass -p '), fill('sshpass -v -v -v -v '), fill('mysql -p'), fill(`mysql ${'a'.repeat(300)} -p`), fill(' -pa'), fill(' -a a'), fill('redis-cli -a '), fill('mysql -pa ')]],
   ['secret', () => [fill(`ab://${'u'.repeat(250)}:${'p'.repeat(250)}`), fill('a.a.a.a.a.a.a.a.a.a://x:'), fill('https://'), fill(`x://${'a'.repeat(300)}:${'b'.repeat(300)}@`), run('a://b:', 'c'), fill('a:\\/\\/'), fill(`a:\\\\\\/\\/${'u'.repeat(250)}:${'p'.repeat(250)}`), fill('ab:\\\\\\\\\\\\\\\\\\/'), run('a:\\/\\/', '\\')]],
 ];
 

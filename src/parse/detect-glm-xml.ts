@@ -5,7 +5,7 @@ import type { FoundCalls } from './found-calls';
 import type { JsonObject } from './json-value';
 import { createMarkerFinder, skipSpace } from './marker-finder';
 import { createGlmValueEnds, GLM_TAGS, keyEndAt } from './glm-value-ends';
-import { scanBlocks, type Block, type ValueEnds } from './xml-blocks';
+import { quotedBlocks, scanBlocks, type Block, type ValueEnds } from './xml-blocks';
 import type { TextParameterLookup } from './types';
 import { readParameter } from './xml-parameter-value';
 
@@ -35,10 +35,12 @@ export function detectGlmXml(text: string, textParameters?: TextParameterLookup)
 
 /** The calls, their arguments read only when `withArguments` (else `{}`: spans alone are wanted). */
 function* scanGlmXml(text: string, withArguments: boolean, textParameters?: TextParameterLookup): Generator<FoundCalls> {
-  const valueEnds = createGlmValueEnds(text);
+  // A value quoting a whole call reads it ahead, and the scan takes that reading (see `quotedBlocks`).
+  const blocks = quotedBlocks((open) => readBlock(text, open + OPEN.length, valueEnds, withArguments, textParameters));
+  const valueEnds = createGlmValueEnds(text, blocks.end);
   yield* scanBlocks(
     createMarkerFinder(text, OPEN),
-    (open) => readBlock(text, open + OPEN.length, valueEnds, withArguments, textParameters),
+    blocks.read,
     (start, call, end) => ({ start, end, calls: [call], format: 'glm_xml', requiresOffer: isNullName(call) ? true : undefined }),
   );
 }

@@ -5,7 +5,7 @@ import type { JsonObject } from './json-value';
 import { createMarkerFinder, skipSpace } from './marker-finder';
 import { createQwenValueEnds, nameEndAt, QWEN_TAGS } from './qwen-value-ends';
 import { tokenBefore } from './special-tokens';
-import { scanBlocks, type Block, type ValueEnds } from './xml-blocks';
+import { quotedBlocks, scanBlocks, type Block, type ValueEnds } from './xml-blocks';
 import type { TextParameterLookup } from './types';
 import { readParameter } from './xml-parameter-value';
 
@@ -16,10 +16,10 @@ const WRAP: readonly string[] = [WRAP_OPEN];
  * Qwen3-Coder (and Qwen3.5) XML calls, in `<tool_call>` or bare:
  * `<tool_call><function=get_weather><parameter=city>Paris</parameter></function></tool_call>`.
  * A value runs to the first `</parameter>` that the next `<parameter=key>`, `</function>` or
- * `</tool_call>` follows, so markers quoted in it (a file's text, code) are not calls, nor its
- * end, unless the model left it out (see `createQwenValueEnds`: it then ends at the first header
- * or `</function>`, as vLLM's and SGLang's parsers end it, never past another call's
- * `<function=`). It is read by `readParameter` (text when `textParameters` says the named tool's
+ * `</tool_call>` follows, so markers quoted in it (a file's text, code, a whole call) are not
+ * calls, nor its end, unless the model left it out (see `createQwenValueEnds`: it then ends at the
+ * first header at a line's start or `</function>`, as vLLM's and SGLang's parsers end it, never
+ * past another call's `<function=` but one it quotes whole). It is read by `readParameter` (text when `textParameters` says the named tool's
  * schema asks for text, else JSON when it is strict JSON). Only whitespace may stand between the
  * tags, and a call needs its `</function>` (or, that missing, its `</tool_call>`). A block the
  * text ends in (cut off) or broken otherwise is no call, and its text stays; the search goes on
@@ -33,10 +33,12 @@ export function detectQwenXml(text: string, textParameters?: TextParameterLookup
 
 /** The calls, their arguments read only when `withArguments` (else `{}`: spans alone are wanted). */
 function* scanQwenXml(text: string, withArguments: boolean, textParameters?: TextParameterLookup): Generator<FoundCalls> {
-  const valueEnds = createQwenValueEnds(text);
+  // A value quoting a whole call reads it ahead, and the scan takes that reading (see `quotedBlocks`).
+  const blocks = quotedBlocks((open) => readBlock(text, open + OPEN.length, valueEnds, withArguments, textParameters));
+  const valueEnds = createQwenValueEnds(text, blocks.end);
   yield* scanBlocks(
     createMarkerFinder(text, OPEN),
-    (open) => readBlock(text, open + OPEN.length, valueEnds, withArguments, textParameters),
+    blocks.read,
     (open, call, end) => ({ start: tokenBefore(text, open, 0, WRAP), end, calls: [call], format: 'qwen_xml' }),
   );
 }

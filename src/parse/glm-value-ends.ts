@@ -1,5 +1,5 @@
 import { skipSpace } from './marker-finder';
-import { createTagValueEnds } from './tag-value-ends';
+import { createTagValueEnds, type QuotableValueTags } from './tag-value-ends';
 import type { ValueEnds } from './xml-blocks';
 
 /** GLM's tags, and the longest key a header may hold. */
@@ -15,6 +15,17 @@ export const GLM_TAGS = {
 
 const { open: OPEN, close: CLOSE, keyOpen: KEY_OPEN, keyClose: KEY_CLOSE, valueOpen: VALUE_OPEN, valueClose: VALUE_CLOSE, maxKey: MAX_KEY } = GLM_TAGS;
 
+/** The tags around a value, for `createTagValueEnds`. */
+const GLM_VALUE_TAGS: QuotableValueTags = {
+  close: VALUE_CLOSE,
+  headerOpen: KEY_OPEN,
+  isHeader,
+  callEnds: [CLOSE],
+  openValueEnd: CLOSE,
+  openValueStops: [OPEN],
+  callOpens: [OPEN],
+};
+
 /**
  * Where a GLM value from a position ends. A value holds raw text (a file being written, code), so
  * it may spell the tags: it ends at the first `</arg_value>` that only whitespace and then the
@@ -27,19 +38,13 @@ const { open: OPEN, close: CLOSE, keyOpen: KEY_OPEN, keyClose: KEY_CLOSE, valueO
  * there) when the first `</arg_value>` after it ends a value well, or there is none; else the
  * value quotes a whole pair (`<arg_key>k</arg_key><arg_value>v</arg_value> and so on`). With
  * neither, a value left open ends at `</tool_call>`, unless a `<tool_call>` comes first (another
- * call's: a draft cut off must not swallow the call after it). -1 when no end is this call's.
- * The rule is shared with Qwen3-Coder's values (see `createTagValueEnds`).
+ * call's: a draft cut off must not swallow the call after it), or that `<tool_call>` opens a whole
+ * call the value quotes (`quotedCallEnd`: an example call in a file being written), which stays
+ * its text, the value going on after it. -1 when no end is this call's. The rule is shared with
+ * Qwen3-Coder's values (see `createTagValueEnds`).
  */
-export function createGlmValueEnds(text: string): ValueEnds {
-  return createTagValueEnds(text, {
-    close: VALUE_CLOSE,
-    headerOpen: KEY_OPEN,
-    isHeader,
-    callEnds: [CLOSE],
-    openValueEnd: CLOSE,
-    openValueStops: [OPEN],
-    callOpens: [OPEN],
-  });
+export function createGlmValueEnds(text: string, quotedCallEnd?: (open: number) => number): ValueEnds {
+  return createTagValueEnds(text, GLM_VALUE_TAGS, quotedCallEnd);
 }
 
 /** Whether an argument's header (`<arg_key>key</arg_key>`, whitespace, `<arg_value>`) begins at `at`. */

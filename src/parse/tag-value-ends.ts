@@ -27,6 +27,13 @@ export interface QuotableValueTags {
   readonly openValueStops: Spellings;
   /** The tags of another call, past which no later closing tag is looked for: `<function=` and `<tool_call>`; `<tool_call>`; `<｜DSML｜invoke` and `<｜DSML｜function_calls>`. */
   readonly callOpens: Spellings;
+  /**
+   * Whether a header inside a value counts only at a line's start (or the value's): Qwen3-Coder's,
+   * as vLLM's newer `qwen3_coder` parser reads them, so a value mentioning `<parameter=key>` in a
+   * line of code or prose keeps it. One that only whitespace parts from a closing tag before it
+   * ends that value wherever it stands (`</parameter><parameter=k>`, a call on one line).
+   */
+  readonly headerStartsLine?: boolean;
 }
 
 /**
@@ -43,17 +50,26 @@ export interface QuotableValueTags {
  * it). -1 when no end is this call's. Each finder gets non-decreasing positions (the scan's `from`
  * does not decrease, nor the first closing tag or header after it), and a closing tag is judged
  * once per question asked of it, so each character is read a bounded number of times.
+ *
+ * A value that no end is this call's, and that holds one of `openValueStops`, may quote a whole
+ * call (an example call in a file being written): `quotedCallEnd` reads the call that tag opens
+ * (once: the scan takes that reading when it comes to the call, the value turning out none) and,
+ * the call being whole, the value goes on after it, the call its text; past it, a closing tag that
+ * ends no value makes the value none (a draft cut off, then the real call, then prose). Asked only
+ * where the value would break, it changes no value read otherwise, and the positions it reads at
+ * only grow (a call quoted reads its values after the value's start, before where it goes on).
  */
-export function createTagValueEnds(text: string, tags: QuotableValueTags): ValueEnds {
+export function createTagValueEnds(text: string, tags: QuotableValueTags, quotedCallEnd?: (open: number) => number): ValueEnds {
   const close = spellings(tags.close);
   const closeLength = close[0]?.length ?? 0;
   const headerOpen = spellings(tags.headerOpen);
+  const inValue = tags.headerStartsLine === true ? (at: number) => text.charCodeAt(at - 1) === 0x0a && tags.isHeader(text, at) : (at: number) => tags.isHeader(text, at);
   const ends = (at: number): boolean => endsValue(text, at + closeLength, headerOpen, tags);
   const closes = createTokenFinder(text, close);
-  const headers = headerFinder(text, headerOpen, tags);
+  const headers = headerFinder(text, headerOpen, inValue);
   const closesAfterHeader = createTokenFinder(text, close);
   const goodCloses = filteredFinder(createTokenFinder(text, close), ends, closeLength);
-  const headersAfterClose = headerFinder(text, headerOpen, tags);
+  const headersAfterClose = headerFinder(text, headerOpen, inValue);
   const opensAfterClose = createTokenFinder(text, tags.callOpens);
   const openValueEnds = createTokenFinder(text, spellings(tags.openValueEnd));
   const openValueStops = createTokenFinder(text, tags.openValueStops);
@@ -61,8 +77,21 @@ export function createTagValueEnds(text: string, tags: QuotableValueTags): Value
   const endsAfterHeader = lastAnswer(ends);
   const endsFirst = lastAnswer(ends);
   return (from) => {
+    for (let at = from; ; ) {
+      const end = valueEnd(at, at === from);
+      // Past a call quoted, a closing tag the call cannot go on from makes the value none, and that call one.
+      if (at > from && end >= 0 && end === closes.next(at) && !endsFirst(end)) return -1;
+      const open = end < 0 && quotedCallEnd !== undefined ? openValueStops.next(at) : -1;
+      const after = open < 0 ? -1 : quotedCallEnd?.(open) ?? -1;
+      if (after < 0) return end;
+      at = after;
+    }
+  };
+
+  /** Where the value from `from` ends (from the value's start, `atStart`), no call quoted in it read. */
+  function valueEnd(from: number, atStart: boolean): number {
     const first = closes.next(from);
-    const header = headers.next(from);
+    const header = atStart && tokenAt(text, from, headerOpen) && tags.isHeader(text, from) ? from : headers.next(from);
     if (header >= 0 && (first < 0 || header < first)) {
       const after = closesAfterHeader.next(header);
       if (after < 0 || endsAfterHeader(after)) return leftOpen(Math.min(header, atLeast(openValueEnds.next(from), header)), from);
@@ -72,7 +101,7 @@ export function createTagValueEnds(text: string, tags: QuotableValueTags): Value
     const good = goodCloses.next(first + closeLength);
     if (good < 0 || before(headersAfterClose.next(first), good) || before(opensAfterClose.next(first), good)) return first;
     return good;
-  };
+  }
 
   /** The end of a value left open, `end`, unless there is none or another call's tag comes first. */
   function leftOpen(end: number, from: number): number {
@@ -109,9 +138,9 @@ function lastAnswer(judge: (at: number) => boolean): (at: number) => boolean {
   };
 }
 
-/** Successive headers: each `headerOpen` is checked once, `from` non-decreasing. */
-function headerFinder(text: string, headerOpen: Spellings, tags: QuotableValueTags): MarkerFinder {
-  return filteredFinder(createTokenFinder(text, headerOpen), (at) => tags.isHeader(text, at), headerOpen[0]?.length ?? 0);
+/** Successive headers that `isHeader` takes: each `headerOpen` is checked once, `from` non-decreasing. */
+function headerFinder(text: string, headerOpen: Spellings, isHeader: (at: number) => boolean): MarkerFinder {
+  return filteredFinder(createTokenFinder(text, headerOpen), isHeader, headerOpen[0]?.length ?? 0);
 }
 
 /**

@@ -31,3 +31,36 @@ export function* scanBlocks(opens: MarkerFinder, read: (open: number) => Block, 
  * its `from` must not decrease.
  */
 export type ValueEnds = (from: number) => number;
+
+/**
+ * The reading of blocks a value may quote (a call quoted whole in a file being written): `end`
+ * reads the block whose tag is at `open` for a value's `quotedCallEnd` (its end when it is a whole
+ * call, else -1), and `read` gives that reading back when the scan comes to the block (the value
+ * holding it broke after all), reading others afresh, so no block is read twice and the value
+ * ends' positions never go back. A block quoted is read one level deep: a call it quotes in turn
+ * breaks its value (as before), so nesting costs no stack.
+ */
+export function quotedBlocks(read: (open: number) => Block): { readonly read: (open: number) => Block; readonly end: (open: number) => number } {
+  const ahead = new Map<number, Block>();
+  let inQuoted = false;
+  return {
+    read(open) {
+      const block = ahead.get(open);
+      if (block === undefined) return read(open);
+      ahead.delete(open);
+      return block;
+    },
+    end(open) {
+      if (inQuoted) return -1;
+      inQuoted = true;
+      let block: Block;
+      try {
+        block = read(open);
+      } finally {
+        inQuoted = false;
+      }
+      ahead.set(open, block);
+      return block.kind === 'call' ? block.end : -1;
+    },
+  };
+}

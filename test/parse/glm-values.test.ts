@@ -88,6 +88,7 @@ describe('hostile GLM values parse in linear time', () => {
     ['</arg_value> then prose repeated in a call', OPEN, '</arg_value>x', '</arg_value></tool_call>'],
     ['quoted key and value pairs in a call', OPEN, '<arg_key>k</arg_key><arg_value>v</arg_value> ', '</arg_value></tool_call>'],
     ['headers left open', '', '<tool_call>w<arg_key>x</arg_key><arg_value>1 ', ''],
+    ['whole calls quoted in a call', OPEN, '<tool_call>f\n<arg_key>k</arg_key>\n<arg_value>v</arg_value>\n</tool_call>\n', '</arg_value></tool_call>'],
     ['broken calls with a bad </arg_value>', '', `${OPEN}1</arg_value>x `, ''],
     ['closes then spaces', OPEN, `</arg_value>${' '.repeat(64)}x`, '</arg_value></tool_call>'],
   ])('%s, with any tool offered and with none of them', (_name, prefix, unit, suffix) => {

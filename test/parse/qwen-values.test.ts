@@ -106,9 +106,9 @@ describe('a Qwen3-Coder value left open (as before)', () => {
     expect(parseToolCalls(`${cut}\n${qwenCall('b', { y: '2' })}`)).toMatchObject({ calls: [{ name: 'b', arguments: '{"y":2}' }], remainingText: cut });
   });
 
-  // vLLM's regex parser cut it so; its newer one reads as a header only a `<parameter=` at a line's start.
-  it('is cut at a <parameter=key> it quotes', () => {
-    expect(argsOf('<function=w>\n<parameter=content>\nUse <parameter=k> tags\n</parameter>\n</function>')).toEqual({ content: 'Use ', k: ' tags' });
+  // As vLLM's newer parser reads it: a header only at a line's start (review-quoted-tags.test.ts).
+  it('keeps a <parameter=key> it quotes mid-line', () => {
+    expect(argsOf('<function=w>\n<parameter=content>\nUse <parameter=k> tags\n</parameter>\n</function>')).toEqual({ content: 'Use <parameter=k> tags' });
   });
 });
 
@@ -129,6 +129,9 @@ describe('hostile Qwen3-Coder values parse in linear time', () => {
     ['</parameter><parameter=k> repeated', '', '</parameter><parameter=k>', () => ''],
     ['</parameter><parameter=k> repeated, in a call', OPEN, '</parameter>\n<parameter=k>', () => END],
     ['whole parameters quoted in a call', OPEN, '<parameter=k>v</parameter> ', () => END],
+    ['whole parameters quoted at line starts, in a call', OPEN, '\n<parameter=k>v</parameter> ', () => END],
+    ['whole calls quoted in a call', OPEN, '<tool_call>\n<function=f>\n<parameter=k>\nv\n</parameter>\n</function>\n</tool_call>\n', () => END],
+    ['values left open, each before the next call', '', '<function=w>\n<parameter=x>\n1\n', () => ''],
     ['headers with no name end, in a call', OPEN, `<parameter=${'a'.repeat(300)}`, () => END],
     ['calls broken after a value', '', '<function=w><parameter=x>1</parameter>x ', () => ''],
     ['closes then spaces, in a call', OPEN, `</parameter>${' '.repeat(64)}x`, () => END],

@@ -25,32 +25,42 @@ export interface ApprovalsPage {
 }
 
 /** The keys of a tenant's approvals waiting on any replica (see approvals-lib.lua), in one cluster slot. */
-function indexKeys(tenant: string): [index: string, shown: string, who: string] {
+function indexKeys(tenant: string): [index: string, shown: string, who: string, owners: string, leases: string] {
   const base = `dispatch:approvals:tenant:${hashTag(tenant)}`;
-  return [base, `${base}:shown`, `${base}:who`];
+  return [base, `${base}:shown`, `${base}:who`, `${base}:owner`, `${base}:lease`];
 }
 
-/** Indexes a waiting approval under `tenant` for as long as it may wait, as ListApprovals shows it; false when the tenant's index is full. */
-export async function indexApproval(redis: RedisClient, tenant: string, shown: PendingApproval, ttlMs: number): Promise<boolean> {
-  const [index, shownKey, whoKey] = indexKeys(tenant);
+/**
+ * Indexes a waiting approval under `tenant` for as long as it may wait, as ListApprovals shows it,
+ * held by `replica`, whose lease (`leaseMs`) it renews (none given: listed whatever its replica);
+ * false when the tenant's index is full.
+ */
+export async function indexApproval(redis: RedisClient, tenant: string, shown: PendingApproval, ttlMs: number, replica = '', leaseMs = 0): Promise<boolean> {
   const json = JSON.stringify(listedApproval(shown));
-  return (await redis.dispatchRecordApproval(index, shownKey, whoKey, shown.approvalId, ttlMs, json, MAX_INDEXED_APPROVALS, `${shown.tool}\0${shown.sessionId}`)) === 1;
+  return (await redis.dispatchRecordApproval(...indexKeys(tenant), shown.approvalId, ttlMs, json, MAX_INDEXED_APPROVALS, `${shown.tool}\0${shown.sessionId}`, replica, leaseMs)) === 1;
 }
 
-/** Takes an ended approval out of its tenant's index. */
-export async function unindexApproval(redis: RedisClient, tenant: string, approvalId: string): Promise<void> {
-  const [index, shownKey, whoKey] = indexKeys(tenant);
-  await redis.dispatchForgetApproval(index, shownKey, whoKey, approvalId);
+/** Takes an ended approval out of its tenant's index, and `lastOf`'s lease there when given (it held no other wait of the tenant). */
+export async function unindexApproval(redis: RedisClient, tenant: string, approvalId: string, lastOf = ''): Promise<void> {
+  await redis.dispatchForgetApproval(...indexKeys(tenant), approvalId, lastOf);
+}
+
+/**
+ * Renews `replica`'s lease in the tenant's index for `leaseMs`: its waits of the tenant are listed
+ * while it lives, and not once it has lapsed (the replica died, or lost Redis).
+ */
+export async function renewApprovalsLease(redis: RedisClient, tenant: string, replica: string, leaseMs: number): Promise<void> {
+  await redis.dispatchRenewApprovalsLease(...indexKeys(tenant), replica, leaseMs);
 }
 
 /**
  * One page of the tenant's approvals waiting on any replica that `filter` passes, the first to end
- * first (expired ones forgotten on the way): the script matches the filter on each id's tool and
- * session and reads only the page's JSON, at most `maxEntries` and about LIST_PAGE_BYTES.
+ * first (expired ones forgotten on the way, and those of a replica whose lease lapsed left out):
+ * the script matches the filter on each id's tool and session and reads only the page's JSON, at
+ * most `maxEntries` and about LIST_PAGE_BYTES.
  */
 export async function indexedApprovals(redis: RedisClient, tenant: string, filter: ApprovalFilter = {}, maxEntries = LIST_PAGE_APPROVALS): Promise<ApprovalsPage> {
-  const [index, shownKey, whoKey] = indexKeys(tenant);
-  const [more, ...flat] = await redis.dispatchListApprovals(index, shownKey, whoKey, filter.sessionId ?? '', filter.tool ?? '', maxEntries, LIST_PAGE_BYTES, MAX_INDEXED_APPROVALS);
+  const [more, ...flat] = await redis.dispatchListApprovals(...indexKeys(tenant), filter.sessionId ?? '', filter.tool ?? '', maxEntries, LIST_PAGE_BYTES, MAX_INDEXED_APPROVALS);
   const approvals: PendingApproval[] = [];
   for (let i = 0; i + 1 < flat.length; i += 2) {
     const approval = parseShown(flat[i]!, flat[i + 1]!);

@@ -3,7 +3,7 @@ import { throttledWarn, type Logger } from '../log';
 import { answerWithin } from '../pipeline';
 import { closeWithin, createOrderedPublisher, createWatchedSubscriber, defineApprovalScripts, type RedisClient, type SubscriberWatchOptions } from '../store/redis';
 import { approvalMatches, type ApprovalFilter, type Approvals, type PendingApproval } from './approvals';
-import { indexApproval, indexedApprovals, LIST_PAGE_APPROVALS, unindexApproval, type ApprovalsPage } from './approvals-index';
+import { indexApproval, indexedApprovals, LIST_PAGE_APPROVALS, renewApprovalsLease, unindexApproval, type ApprovalsPage } from './approvals-index';
 
 /** The channel every replica listens on for decisions on approvals it may hold. */
 export const APPROVALS_CHANNEL = 'dispatch:approvals';
@@ -16,6 +16,12 @@ export interface ApprovalsRelayOptions extends SubscriberWatchOptions {
   readonly logger: Logger;
   /** How long a forwarded decision waits for the holding replica to confirm, in ms. @default 2000 */
   readonly replyTimeoutMs?: number;
+  /**
+   * This replica's lease in the index of each tenant it holds waits of, renewed every third of it:
+   * once it lapses (the replica died, or lost Redis), ListApprovals elsewhere no longer lists
+   * them, as nobody can decide them. In ms. @default 15000 (a worker's silence before it is gone)
+   */
+  readonly leaseMs?: number;
 }
 
 /** Decides approvals wherever they wait: on this replica, or on another one through Redis. */
@@ -45,6 +51,9 @@ interface Decision {
   /** The approver's reason: a denial's for the denied call's result, either's for APPROVAL_RESOLVED (absent from older replicas, and when none was given). */
   readonly reason?: string;
 }
+
+/** The default of ApprovalsRelayOptions.leaseMs. */
+const LEASE_MS = 15_000;
 
 /** How long the key that settles a forwarded decision lives, in ms (well past both sides' waits). */
 const DECISION_KEY_TTL_MS = 60_000;
@@ -100,12 +109,18 @@ export class DecisionUnknownError extends Error {
  * slot, each step one Lua script; a listing filters on the latter and reads one page of the first),
  * beside its pending key (whose value stays the tenant alone, as replicas of the previous version
  * read it), and taken out when it ends; members whose wait ended without that (their replica died)
- * are pruned when the index is read or written. Replicas of the previous version index nothing:
- * their waits are listed by none.
+ * are pruned when the index is read or written. Each is indexed with this replica's id, whose
+ * lease in the tenant's index it renews (`leaseMs`) while it holds waits of the tenant: a wait
+ * whose replica's lease lapsed is not listed (before, one whose replica died was listed until its
+ * wait would have ended, up to approval_timeout_ms, and deciding it did nothing). A replica whose
+ * event loop stalls past its lease has its waits unlisted meanwhile. Replicas of the previous
+ * version index nothing, or no replica: their waits are listed by none, or whatever their replica.
  */
 export function createApprovalsRelay(options: ApprovalsRelayOptions): ApprovalsRelay {
   const replyTimeoutMs = options.replyTimeoutMs ?? 2000;
-  const replyChannel = `${APPROVALS_CHANNEL}:reply:${randomUUID()}`;
+  const leaseMs = options.leaseMs ?? LEASE_MS;
+  const replica = randomUUID();
+  const replyChannel = `${APPROVALS_CHANNEL}:reply:${replica}`;
   const publisher = options.connect();
   const { connect, logger, probeIntervalMs, maxMissedProbes, deafNodeAvoidMs } = options;
   // Probes through an ordered publisher: on a Cluster, one a stalled master holds fails after its
@@ -114,16 +129,27 @@ export function createApprovalsRelay(options: ApprovalsRelayOptions): ApprovalsR
   const waiting = new Map<string, (resolved: boolean | undefined) => void>();
   const warn = throttledWarn(logger);
   defineApprovalScripts(publisher);
+  // The tenant of each wait indexed here, whose lease is renewed while it waits.
+  const held = new Map<string, string>();
+  const renew = setInterval(() => {
+    for (const tenant of new Set(held.values())) void renewApprovalsLease(publisher, tenant, replica, leaseMs).catch(() => undefined);
+  }, Math.max(1, Math.floor(leaseMs / 3)));
+  renew.unref();
   options.approvals.recordWith({
     async record(approvalId, tenant, ttlMs, shown) {
-      const indexed = shown ? answerWithin(indexApproval(publisher, tenant ?? ANY_TENANT, shown, ttlMs).catch(() => undefined), replyTimeoutMs) : undefined;
+      if (shown) held.set(approvalId, tenant ?? ANY_TENANT);
+      const indexed = shown ? answerWithin(indexApproval(publisher, tenant ?? ANY_TENANT, shown, ttlMs, replica, leaseMs).catch(() => undefined), replyTimeoutMs) : undefined;
       const written = await answerWithin(publisher.set(pendingKey(approvalId), tenant ?? ANY_TENANT, 'PX', ttlMs).catch(() => undefined), replyTimeoutMs);
       if (written !== 'OK') warn('approvals relay: a waiting approval could not be recorded in Redis; a ResolveApproval reaching another replica answers resolved=false for it', { approvalId });
       if (indexed && (await indexed) !== true) warn('approvals relay: a waiting approval could not be indexed in Redis (unreachable, or 1,000 of its tenant indexed); ListApprovals on another replica does not show it', { approvalId });
     },
     forget(approvalId, tenant) {
+      held.delete(approvalId);
+      const of = tenant ?? ANY_TENANT;
+      // Its last wait of the tenant: its lease goes too (sent after any later wait's record, which writes it again).
+      const last = ![...held.values()].includes(of);
       void publisher.del(pendingKey(approvalId)).catch(() => undefined);
-      void unindexApproval(publisher, tenant ?? ANY_TENANT, approvalId).catch(() => undefined);
+      void unindexApproval(publisher, of, approvalId, last ? replica : '').catch(() => undefined);
     },
   });
   void subscriber.subscribe(APPROVALS_CHANNEL, replyChannel).catch((error: Error) => logger.warn('approvals relay: subscribe failed', { error: error.message }));
@@ -220,6 +246,7 @@ export function createApprovalsRelay(options: ApprovalsRelayOptions): ApprovalsR
       return { approvals: all.slice(0, LIST_PAGE_APPROVALS), truncated: indexed.truncated || all.length > LIST_PAGE_APPROVALS };
     },
     async close() {
+      clearInterval(renew);
       for (const settle of [...waiting.values()]) settle(false);
       // The publisher queues while Redis is away, without a command timeout: QUIT is bounded.
       await Promise.all([subscriber.close(), closeWithin(publisher, replyTimeoutMs)]);

@@ -37,3 +37,13 @@ export function failedThenRefused(failure: DispatchError, refusal: DispatchError
     suggestion: recoverable ? (refusal.suggestion ?? suggestionFor(ErrorKind.BREAKER_OPEN)) : failure.suggestion,
   });
 }
+
+/**
+ * What the model is told of `refusal`, an attempt of `tool` refused: when its breaker refused it
+ * after the call's own last attempt on the tool ran and failed (`ranAndFailed`), that failure
+ * (failedThenRefused); otherwise the refusal itself.
+ */
+export function breakerTold(refusal: DispatchError, tool: ResolvedTool, ranAndFailed: { readonly tool: string; readonly error: DispatchError } | undefined): DispatchError {
+  const failure = refusal.kind === ErrorKind.BREAKER_OPEN && ranAndFailed?.tool === tool.name ? ranAndFailed.error : undefined;
+  return failure ? failedThenRefused(failure, refusal) : refusal;
+}

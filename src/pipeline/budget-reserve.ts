@@ -6,6 +6,8 @@ import { loopOp } from './loop-op';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import type { GiveBack } from './pre-attempt';
 import { budgetWarning, overBudget } from './refusals';
+import { breakerKey } from './breaker-key';
+import { breakerOpen } from './breaker-refusal';
 
 const LEASE_MARGIN_MS = 5_000;
 
@@ -73,6 +75,26 @@ export async function countBeforeAsking(deps: PipelineDeps, turn: TurnContext, t
   if (left === undefined) return undefined;
   const warning = warnings.length > warned ? warnings[warned] : undefined;
   return kept(progress, attempt, () => giveBack(deps, tool, scope, budget, progress, warnings, warning));
+}
+
+/**
+ * What is read before an approver is asked (countBeforeAsking), then the tool's breaker gate (DESIGN
+ * section 3, step 4, after the loop pre-check, so LOOP_BLOCKED still wins): a call its breaker
+ * refuses now (open, or half-open with its probe out) is refused BREAKER_OPEN unasked, with when it
+ * may let a call through (retry_after_ms). Before, the approver was asked, approved, and the call
+ * was then refused at the gate without running. One whose breaker would half-open during the wait
+ * is refused all the same: an approver answering within the open time would have approved a call
+ * refused, and the model is told when to call again (asked again then); a breaker that opens during
+ * the wait still refuses the approved call at the gate. A read-only call stays counted against its
+ * session budget, as the store step counts a call its breaker refuses; a side-effecting one gives
+ * its count back, as one let through for its record only is refused uncounted (run-attempt).
+ */
+export async function readyToAsk(deps: PipelineDeps, turn: TurnContext, tool: ResolvedTool, args: unknown, attempt: number, progress: AskingProgress, warnings: string[], stopped?: (message: string) => void): Promise<GiveBack | undefined> {
+  const giveBack = await countBeforeAsking(deps, turn, tool, args, attempt, progress, warnings, stopped);
+  if (!deps.guards.breaker.isOpen(breakerKey(tool))) return giveBack;
+  if (!tool.readOnly && giveBack) await giveBack();
+  else if (progress.countedBeforeAsking?.attempt === attempt) progress.countedBeforeAsking = undefined;
+  throw breakerOpen(deps, tool);
 }
 
 /**

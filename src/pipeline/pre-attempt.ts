@@ -35,7 +35,7 @@ const seconds = (ms: number): string => `${Number((ms / 1000).toFixed(3))} s`;
  * side-effecting call they would refuse or ask about whose idempotency record exists (it ran
  * already) gives an AnsweredByRecord instead: the store step answers it (see unlessRecorded).
  * `beforeAsk`, when given, runs before an approver is asked, with the arguments that would run:
- * the session budget's count and the loop block's read (countBeforeAsking), whose refusal ends
+ * the session budget's count, the loop block's read and the breaker gate (readyToAsk), whose refusal ends
  * the attempt unasked, the count given back when the wait ends without approval. `keyTool`: the
  * tool whose idempotency key the attempt's claim takes (keyToolOf), which its record is looked up by.
  */
@@ -98,7 +98,7 @@ function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId
       // What the approver is shown: the arguments that run if approved, and whether a policy changed them.
       const ask = () => {
         const request: ApprovalRequest = { sessionId: turn.sessionId, toolCallId: callId, tool: tool.name, arguments: approvalArguments(ready), argumentsModified: decision.arguments !== undefined, reason: approvalText(decision.reason), endsBy: turn.deadline };
-        // A call its session budget refuses is refused before anyone is asked about it.
+        // A call its session budget, loop block or breaker refuses is refused before anyone is asked about it.
         return beforeAsk ? beforeAsk(ready).then((giveBack) => awaitApproval(deps, turn, obs, attempt, decision.reason, request, ready, giveBack)) : awaitApproval(deps, turn, obs, attempt, decision.reason, request, ready);
       };
       // A side-effecting call that ran already (a client's retry) is answered from its record, unasked.

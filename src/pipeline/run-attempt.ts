@@ -10,7 +10,7 @@ import { memoryEntry } from './memory-entry';
 import type { AttemptObserver, CallObserver } from './observer';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import { applyPreHooks } from './pre-attempt';
-import { countBeforeAsking, giveBackAsked, givingBackOnAbort } from './budget-reserve';
+import { giveBackAsked, givingBackOnAbort, readyToAsk } from './budget-reserve';
 import { errorResult, fullTextNotKept, replayedResult, toolResult, toStored } from './results';
 import { breakerKey } from './breaker-key';
 import { AttemptContext, CallKey, keyToolOf, type CalledTool, type ReadKeys } from './attempt-context';
@@ -27,7 +27,7 @@ import { countsForBreaker, thrownFailure, withPostNotes } from './attempt-end';
 import { AnsweredByRecord } from './answered-by-record';
 import { failedBefore, finished } from './attempt-outcome';
 import { giveBack } from './give-back';
-import { breakerOpen, failedThenRefused } from './breaker-refusal';
+import { breakerOpen, breakerTold } from './breaker-refusal';
 
 /** What the attempts of one call share: its budgets counted (BudgetProgress), and what follows. */
 export interface CallProgress extends BudgetProgress, FailureWarnings, CalledTool {
@@ -62,10 +62,11 @@ export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   const started = performance.now();
   const attemptObs = obs.attempt(attempt, tool.name);
   // LOOP_DETECTED before an approver was asked (countBeforeAsking) ends the RPC as the store step's does.
-  const hookFailure = (error: unknown) => (error instanceof HardError ? Promise.reject(error) : failedBefore(attemptObs, callId, tool, DispatchError.from(error, 'before'), attempt, started, warnings));
+  // One its breaker refused before it was asked about (readyToAsk) is told as at the gate below.
+  const hookFailure = (error: unknown, e = DispatchError.from(error, 'before')) => (error instanceof HardError ? Promise.reject(error) : failedBefore(attemptObs, callId, tool, e, attempt, started, warnings, breakerTold(e, tool, progress.ranAndFailed)));
   let args: unknown;
   try {
-    args = applyPreHooks(deps, turn, obs, callId, tool, rawArgs, attempt, (ready) => countBeforeAsking(deps, turn, tool, ready, attempt, progress, warnings, (message) => obs.loopStop(attempt, message)), keyToolOf(tool, progress.calledTool));
+    args = applyPreHooks(deps, turn, obs, callId, tool, rawArgs, attempt, (ready) => readyToAsk(deps, turn, tool, ready, attempt, progress, warnings, (message) => obs.loopStop(attempt, message)), keyToolOf(tool, progress.calledTool));
   } catch (error) {
     return Promise.resolve(hookFailure(error));
   }
@@ -205,9 +206,8 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   if (ticket === undefined) {
     await giveBackTaken();
     const closed = breakerOpen(deps, tool);
-    const failure = progress.ranAndFailed?.tool === tool.name ? progress.ranAndFailed.error : undefined;
     // Refused after its own tool failed (its failures opened the breaker): the model reads that failure.
-    return failedBefore(attemptObs, callId, tool, closed, attempt, started, warnings, failure && failedThenRefused(failure, closed));
+    return failedBefore(attemptObs, callId, tool, closed, attempt, started, warnings, breakerTold(closed, tool, progress.ranAndFailed));
   }
 
   if (turn.signal.aborted || Date.now() >= turn.deadline) {

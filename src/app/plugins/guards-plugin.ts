@@ -7,7 +7,11 @@ import type { PluginFactory } from '../plugin';
 import { allClosed } from '../close-app';
 
 /** What a test or an embedding may set beyond the configuration file. */
-export type GuardsPluginOptions = Omit<GuardsOptions, 'policies' | 'approvalTimeoutMs' | 'singleTenant' | 'observer' | 'logger'> & GuardMiddlewareOptions;
+export type GuardsPluginOptions = Omit<GuardsOptions, 'policies' | 'approvalTimeoutMs' | 'singleTenant' | 'observer' | 'logger'> &
+  GuardMiddlewareOptions & {
+    /** With Redis, this replica's lease on the approvals it lists elsewhere (ApprovalsRelayOptions.leaseMs). */
+    readonly approvalsLeaseMs?: number;
+  };
 
 /**
  * Loop detection's thresholds live in the pipeline; this plugin adds the rest of issue 4: the
@@ -33,7 +37,7 @@ export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFac
     const authenticate: Authenticator = (call, scope) => ctx.authenticate()(call, scope);
     // With Redis, ResolveApproval may land on any replica: decisions travel to the one that waits.
     const relay: ApprovalsRelay | undefined = redisUrl
-      ? createApprovalsRelay({ approvals: set.approvals, connect: () => connectRedis(redisUrl, { queueWhileDown: true, logger: ctx.logger }), logger: ctx.logger })
+      ? createApprovalsRelay({ approvals: set.approvals, connect: () => connectRedis(redisUrl, { queueWhileDown: true, logger: ctx.logger }), logger: ctx.logger, leaseMs: options.approvalsLeaseMs })
       : undefined;
     const resolve = relay ? relay.resolve : set.approvals.resolve.bind(set.approvals);
     const list = relay ? relay.list : set.approvals.list.bind(set.approvals);

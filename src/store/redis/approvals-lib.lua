@@ -3,7 +3,11 @@
 -- scored by when their wait ends (ms, Redis's clock); KEYS[2]: what ListApprovals shows of each,
 -- a hash of approval id -> JSON; KEYS[3]: what ListApprovals filters by, a hash of approval id ->
 -- tool .. '\0' .. session (a tool name holds no NUL), so that a filter reads these small values and
--- only the JSON it returns. All share the tenant's hash tag, hence one cluster slot.
+-- only the JSON it returns; KEYS[4]: which replica holds each wait, a hash of approval id ->
+-- replica id (absent for a replica of an earlier version: listed as before); KEYS[5]: the leases
+-- of the replicas holding the tenant's waits, a hash of replica id -> ms (Redis's clock) until
+-- which it is known to live (renewed while it holds waits of the tenant). All share the tenant's
+-- hash tag, hence one cluster slot.
 
 -- now_ms and int are session-lib.lua's, prepended before this.
 
@@ -15,5 +19,6 @@ local function prune(now)
     redis.call('ZREM', KEYS[1], unpack(gone))
     redis.call('HDEL', KEYS[2], unpack(gone))
     redis.call('HDEL', KEYS[3], unpack(gone))
+    redis.call('HDEL', KEYS[4], unpack(gone))
   end
 end

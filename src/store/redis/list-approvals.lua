@@ -4,7 +4,9 @@
 -- session ('' for any); ARGV[2]: the tool ('' for any); ARGV[3]: most entries in the page;
 -- ARGV[4]: most bytes of JSON in the page (its first entry whatever its size); ARGV[5]: most ids
 -- read (the index's bound). An id indexed without its filter values (written before they were)
--- passes no filter, only none.
+-- passes no filter, only none. An id whose replica's lease has lapsed (the replica died, or lost
+-- Redis: it can neither forget it nor hear a decision) is not returned; one indexed without its
+-- replica (by an earlier version) is.
 -- Returns 1 when more entries pass than the page holds (else 0), then id, JSON, id, JSON, ...
 -- ('' for an id indexed without its JSON).
 local now = now_ms()
@@ -29,10 +31,23 @@ local function passes(value)
   return (tool == '' or string.sub(value, 1, cut - 1) == tool) and (session == '' or string.sub(value, cut + 1) == session)
 end
 
+-- Each replica's lease read once.
+local leases = {}
+local function lives(id)
+  local replica = redis.call('HGET', KEYS[4], id)
+  if not replica then
+    return true
+  end
+  if leases[replica] == nil then
+    leases[replica] = tonumber(redis.call('HGET', KEYS[5], replica) or '0') or 0
+  end
+  return leases[replica] > now
+end
+
 local maxEntries, maxBytes = tonumber(ARGV[3]), tonumber(ARGV[4])
 local entries, bytes = 0, 0
 for i, id in ipairs(ids) do
-  if not filtered or passes(who[i]) then
+  if (not filtered or passes(who[i])) and lives(id) then
     if entries == maxEntries then
       out[1] = 1
       break

@@ -36,12 +36,14 @@ declare module 'ioredis' {
     dispatchGiveTurn(limit: string, intervalMs: number, setAt: string): Result<number, Context>;
     /** forget-worker-spec.lua: deletes a worker tool's shared spec and announces it; 1 when it was there. */
     dispatchForgetWorkerSpec(specs: string, field: string, announcement: string): Result<number, Context>;
-    /** record-approval.lua: indexes a waiting approval under its tenant for `ttlMs`; 1 when indexed, 0 when the tenant's index holds `max`. `who`: its tool, NUL, its session. */
-    dispatchRecordApproval(index: string, shown: string, whoKey: string, approvalId: string, ttlMs: number, json: string, max: number, who: string): Result<number, Context>;
-    /** forget-approval.lua: takes an ended approval out of its tenant's index; 1 when it was there. */
-    dispatchForgetApproval(index: string, shown: string, whoKey: string, approvalId: string): Result<number, Context>;
-    /** list-approvals.lua: a page of the tenant's approvals still waiting that the filter passes ('' any): more (1 or 0), then id, JSON, id, JSON, ... */
-    dispatchListApprovals(index: string, shown: string, whoKey: string, session: string, tool: string, maxEntries: number, maxBytes: number, maxIds: number): Result<[number, ...string[]], Context>;
+    /** record-approval.lua: indexes a waiting approval under its tenant for `ttlMs`, held by `replica` (its lease `leaseMs`); 1 when indexed, 0 when the tenant's index holds `max`. `who`: its tool, NUL, its session. */
+    dispatchRecordApproval(index: string, shown: string, whoKey: string, owners: string, leases: string, approvalId: string, ttlMs: number, json: string, max: number, who: string, replica: string, leaseMs: number): Result<number, Context>;
+    /** forget-approval.lua: takes an ended approval out of its tenant's index, and `replica`'s lease there unless '' (its last wait of the tenant); 1 when it was there. */
+    dispatchForgetApproval(index: string, shown: string, whoKey: string, owners: string, leases: string, approvalId: string, replica: string): Result<number, Context>;
+    /** list-approvals.lua: a page of the tenant's approvals still waiting, on a replica whose lease lives, that the filter passes ('' any): more (1 or 0), then id, JSON, id, JSON, ... */
+    dispatchListApprovals(index: string, shown: string, whoKey: string, owners: string, leases: string, session: string, tool: string, maxEntries: number, maxBytes: number, maxIds: number): Result<[number, ...string[]], Context>;
+    /** renew-approvals-lease.lua: renews `replica`'s lease in a tenant's approvals index for `leaseMs`. */
+    dispatchRenewApprovalsLease(index: string, shown: string, whoKey: string, owners: string, leases: string, replica: string, leaseMs: number): Result<number, Context>;
   }
 }
 
@@ -75,12 +77,16 @@ export function defineWorkerSpecScript(client: RedisClient): void {
   client.defineCommand('dispatchForgetWorkerSpec', { lua: readScript('forget-worker-spec.lua'), numberOfKeys: 1 });
 }
 
-/** Defines record-approval.lua, forget-approval.lua and list-approvals.lua (ListApprovals across replicas), each prefixed by session-lib.lua (its clock) and approvals-lib.lua. */
+/**
+ * Defines record-approval.lua, forget-approval.lua, list-approvals.lua and renew-approvals-lease.lua
+ * (ListApprovals across replicas), each prefixed by session-lib.lua (its clock) and approvals-lib.lua.
+ */
 export function defineApprovalScripts(client: RedisClient): void {
   const lib = `${readScript('session-lib.lua')}\n${readScript('approvals-lib.lua')}`;
-  client.defineCommand('dispatchRecordApproval', { lua: `${lib}\n${readScript('record-approval.lua')}`, numberOfKeys: 3 });
-  client.defineCommand('dispatchForgetApproval', { lua: `${lib}\n${readScript('forget-approval.lua')}`, numberOfKeys: 3 });
-  client.defineCommand('dispatchListApprovals', { lua: `${lib}\n${readScript('list-approvals.lua')}`, numberOfKeys: 3 });
+  client.defineCommand('dispatchRecordApproval', { lua: `${lib}\n${readScript('record-approval.lua')}`, numberOfKeys: 5 });
+  client.defineCommand('dispatchForgetApproval', { lua: `${lib}\n${readScript('forget-approval.lua')}`, numberOfKeys: 5 });
+  client.defineCommand('dispatchListApprovals', { lua: `${lib}\n${readScript('list-approvals.lua')}`, numberOfKeys: 5 });
+  client.defineCommand('dispatchRenewApprovalsLease', { lua: `${lib}\n${readScript('renew-approvals-lease.lua')}`, numberOfKeys: 5 });
 }
 
 /**

@@ -18,5 +18,5 @@ export function finished(attemptObs: AttemptObserver, result: ToolResult, error?
  * tells the model `shown` (see failedThenRefused).
  */
 export function failedBefore(attemptObs: AttemptObserver, callId: string, tool: ResolvedTool, error: DispatchError, attempt: number, started: number, warnings: string[], shown = error): AttemptResult {
-  return finished(attemptObs, errorResult(callId, tool.name, shown, attempt, Math.round(performance.now() - started), warnings), error);
+  return finished(attemptObs, errorResult(callId, tool.name, shown, attempt, Math.round(performance.now() - started), warnings, tool.maxResultChars), error);
 }

@@ -112,7 +112,7 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
     args = prepared.args;
     warnings = prepared.warnings.length === 0 ? [] : [...prepared.warnings];
   } catch (error) {
-    return errorResult(call.id, call.name, DispatchError.from(error, 'before'), 0, since(started));
+    return errorResult(call.id, call.name, DispatchError.from(error, 'before'), 0, since(started), [], tool.maxResultChars);
   }
   // Its shape fixed from the start (a field added later would change it on the hot path).
   const progress: CallProgress = { budgetsCounted: undefined, lastFailure: undefined, ranAndFailed: undefined, countedBeforeAsking: undefined, failureWarnings: undefined, calledTool: tool };

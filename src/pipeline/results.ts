@@ -3,6 +3,7 @@ import { ToolErrorSchema, ToolResultSchema, type ToolResult } from '../../gen/di
 import { toErrorJson, suggestionFor, type DispatchError } from '../errors';
 import { fullTextNotKeptWarning, type StoredResult } from '../store';
 import { codePointLength } from './bound-result';
+import { boundErrorOutput } from './bound-error';
 import { isBudgetWarning } from './refusals';
 
 type ToolResultInit = Partial<Omit<ToolResult, '$typeName'>>;
@@ -28,12 +29,16 @@ export function fullTextNotKept(result: ToolResult, text: string): void {
   result.warnings.push(fullTextNotKeptWarning(codePointLength(text)));
 }
 
-/** A failed call's result: the error JSON as output, the error fields set. */
-export function errorResult(callId: string, tool: string, error: DispatchError, attempts: number, durationMs: number, warnings: readonly string[] = []): ToolResult {
+/**
+ * A failed call's result: the error JSON as output, cut to `maxChars` (its tool's
+ * max_result_chars) where bound-error.ts can, the error fields set (whole: the model reads the
+ * output). A side-effecting call's record keeps this output, so a replay returns it as it was.
+ */
+export function errorResult(callId: string, tool: string, error: DispatchError, attempts: number, durationMs: number, warnings: readonly string[] = [], maxChars = Infinity): ToolResult {
   const json = toErrorJson(tool, error, attempts);
   return create(ToolResultSchema, {
     toolCallId: callId,
-    output: JSON.stringify(json),
+    output: boundErrorOutput(json, maxChars),
     isError: true,
     error: create(ToolErrorSchema, {
       kind: error.kind,

@@ -243,7 +243,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   let result: ToolResult;
   let spill: FinishAttempt['spill'];
   if (error) {
-    result = errorResult(callId, tool.name, withWait(error, toldWaitMs(error, tool.loop.assumedWaitMs)), attempt, durationMs, warnings);
+    result = errorResult(callId, tool.name, withWait(error, toldWaitMs(error, tool.loop.assumedWaitMs)), attempt, durationMs, warnings, tool.maxResultChars);
   } else {
     const bounded = boundResult(text, tool.maxResultChars);
     const handle = bounded.truncated ? newResultHandle(turn.sessionId) : '';
@@ -279,7 +279,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
       // Its next identical call refused for longer than the tool asked to wait: the result says so.
       const blockedMs = error ? blockedWaitMs(after.streak, tool, toldWaitMs(error, tool.loop.assumedWaitMs)) : undefined;
       if (record && record.counts !== false && noteLoopWarning(progress, failed, addLoopWarning(after.streak, tool, obs, attempt, warnings, blockedMs))) result.warnings = [...warnings];
-      if (blockedMs !== undefined) result = errorResult(callId, tool.name, withWait(error!, blockedMs), attempt, durationMs, warnings);
+      if (blockedMs !== undefined) result = errorResult(callId, tool.name, withWait(error!, blockedMs), attempt, durationMs, warnings, tool.maxResultChars);
     } catch (storeError) {
       deps.logger.warn('store write after attempt failed; memory and loop record dropped', { tool: tool.name, error: (storeError as Error).message });
     }

@@ -1,6 +1,6 @@
 import { DEFAULT_MAX_INPUT_CHARS, parseToolCalls } from '../../src/parse';
 import { cpuMsOf } from '../helpers/cpu-time';
-import { callsOf, expectNoCalls } from './parse-helpers';
+import { argsOf, callsOf, expectNoCalls } from './parse-helpers';
 import { writeFileApp } from './write-file-app';
 
 /** A DSML tag with DeepSeek's fullwidth bars (U+FF5C): `<｜DSML｜invoke`, `</｜DSML｜parameter>`. */
@@ -16,13 +16,6 @@ const param = (key: string, value: string, string = true): string => `${header(k
 const invoke = (name: string, params: Record<string, string>): string =>
   `${tag('invoke')} name="${name}">\n${Object.entries(params).map(([key, value]) => `${param(key, value)}\n`).join('')}${INVOKE_CLOSE}`;
 const block = (...calls: string[]): string => `${BEGIN}\n${calls.join('\n')}\n${END}`;
-
-/** The arguments of the one call found in `text`, as an object. */
-function argsOf(text: string): unknown {
-  const calls = callsOf(text);
-  expect(calls).toHaveLength(1);
-  return JSON.parse(calls[0]![1]);
-}
 
 /**
  * A value holds raw text (a file a tool writes, code), which may spell DSML's own tags: DeepSeek's

@@ -1,19 +1,12 @@
 import { parseToolCalls } from '../../src/parse';
 import { cpuMsOf } from '../helpers/cpu-time';
-import { callsOf, expectNoCalls } from './parse-helpers';
+import { argsOf, callsOf, expectNoCalls } from './parse-helpers';
 import { writeFileApp } from './write-file-app';
 
 /** A GLM-4.5 call as its chat template writes it: the name, then each key and value on a line. */
 function glmCall(name: string, args: Record<string, string>): string {
   const body = Object.entries(args).map(([key, value]) => `<arg_key>${key}</arg_key>\n<arg_value>${value}</arg_value>\n`).join('');
   return `<tool_call>${name}\n${body}</tool_call>`;
-}
-
-/** The arguments of the one call found in `text`, as an object. */
-function argsOf(text: string): unknown {
-  const calls = callsOf(text);
-  expect(calls).toHaveLength(1);
-  return JSON.parse(calls[0]![1]);
 }
 
 /**

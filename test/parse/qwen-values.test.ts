@@ -1,6 +1,6 @@
 import { DEFAULT_MAX_INPUT_CHARS, parseToolCalls } from '../../src/parse';
 import { cpuMsOf } from '../helpers/cpu-time';
-import { callsOf, expectNoCalls } from './parse-helpers';
+import { argsOf, callsOf, expectNoCalls } from './parse-helpers';
 import { writeFileApp } from './write-file-app';
 
 /** A Qwen3-Coder call as its chat template writes it: each tag and value on lines of their own. */
@@ -8,13 +8,6 @@ function qwenCall(name: string, params: Record<string, string>, wrap = true): st
   const body = Object.entries(params).map(([key, value]) => `<parameter=${key}>\n${value}\n</parameter>\n`).join('');
   const fn = `<function=${name}>\n${body}</function>`;
   return wrap ? `<tool_call>\n${fn}\n</tool_call>` : fn;
-}
-
-/** The arguments of the one call found in `text`, as an object. */
-function argsOf(text: string): unknown {
-  const calls = callsOf(text);
-  expect(calls).toHaveLength(1);
-  return JSON.parse(calls[0]![1]);
 }
 
 /**

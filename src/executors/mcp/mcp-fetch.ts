@@ -1,4 +1,5 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Dispatcher } from 'undici';
 import { linkAbort } from './mcp-abort-link';
 import { DEFAULT_MAX_ANSWER_BYTES } from './mcp-answer-bound';
 import { answerTooLargeResponse, requestIdOf } from './mcp-answer-stand-in';
@@ -20,6 +21,12 @@ export interface RequestScopedFetchOptions {
   readonly server?: string;
   /** Hooks told when a request's POST is handed to a connected socket (see SentHooks); needs a `base` of Node's fetch (undici), which takes a `dispatcher`. */
   readonly sentHooks?: SentHooks;
+  /**
+   * What every request (POST, GET stream, DELETE) is made through, passed to `base` (Node's fetch,
+   * or undici's) as its `dispatcher`: the transport's own (mcp-dispatcher.ts), ended with it.
+   * @default Node's fetch's own (undici's global dispatcher)
+   */
+  readonly dispatcher?: Dispatcher;
 }
 
 /**
@@ -79,8 +86,8 @@ export function createRequestScopedFetch(base: FetchLike = fetch, options: Reque
     };
     try {
       const onSent = id === undefined ? undefined : options.sentHooks?.take(id);
-      const sentVia = onSent === undefined ? {} : { dispatcher: reportingSentDispatcher(onSent) };
-      const response = await base(url, { ...init, ...sentVia, signal: link.signal });
+      const via = onSent === undefined ? options.dispatcher : reportingSentDispatcher(options.dispatcher, onSent);
+      const response = await base(url, { ...init, ...(via === undefined ? {} : { dispatcher: asFetchDispatcher(via) }), signal: link.signal });
       if (post && response.status === 429) {
         await response.body?.cancel().catch(() => undefined);
         throw rateLimitedError(server, response.headers.get('retry-after'));
@@ -100,12 +107,14 @@ export function createRequestScopedFetch(base: FetchLike = fetch, options: Reque
 
 type RequestId = string | number;
 
-/** Node's own dispatcher (fetch's), telling `onSent` when a request is handed to a connected socket (http-sent.ts, loaded with undici at first use). */
-function reportingSentDispatcher(onSent: () => void): RequestInit['dispatcher'] {
+/** `dispatcher`, or Node's own (fetch's), telling `onSent` when a request is handed to a connected socket (http-sent.ts, loaded with undici at first use). */
+function reportingSentDispatcher(dispatcher: Dispatcher | undefined, onSent: () => void): Dispatcher {
   const { reportingSent } = require('../http-sent') as typeof import('../http-sent');
-  // undici's own types, and Node's (undici-types), name one class twice.
-  return reportingSent(undici().getGlobalDispatcher(), onSent) as unknown as RequestInit['dispatcher'];
+  return reportingSent(dispatcher ?? undici().getGlobalDispatcher(), onSent);
 }
+
+/** undici's own types, and Node's (undici-types), name one class twice. */
+const asFetchDispatcher = (dispatcher: Dispatcher) => dispatcher as unknown as RequestInit['dispatcher'];
 
 /** The id of the request a POSTed `notifications/cancelled` names, or undefined for any other body. */
 function cancelledRequestOf(body: unknown): RequestId | undefined {

@@ -2,6 +2,7 @@ import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotoc
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Logger } from '../../log';
 import type { McpServerConfig } from './mcp-config';
+import { createMcpDispatcher } from './mcp-dispatcher';
 import { createRequestScopedFetch } from './mcp-fetch';
 import type { McpTransport } from './mcp-open-clients';
 import { SentHooks } from './mcp-sent-hooks';
@@ -16,14 +17,23 @@ import { readStderr, useLineBuffer } from './mcp-stdio-buffer';
  */
 const MAX_STDIO_MESSAGE_BYTES = 64 * 1024 * 1024;
 
-/** A new transport to `config`'s server, and for a Streamable HTTP one the hooks telling its calls' delivery (see SentHooks). */
+/**
+ * A new transport to `config`'s server, and for a Streamable HTTP one the hooks telling its calls'
+ * delivery (see SentHooks). A Streamable HTTP transport makes its requests through its own undici
+ * Agent, destroyed as the transport closes (a client retired, the connection or the app closed):
+ * its connects still under way end then, not up to 10 s later (see McpDispatcher).
+ */
 export function newMcpTransport(config: McpServerConfig, logger: Logger, maxAnswerBytes: number | undefined): { transport: McpTransport; sentHooks?: SentHooks } {
   const server = config.name;
   if (config.url) {
     const sentHooks = new SentHooks();
-    const fetch = createRequestScopedFetch(globalThis.fetch, { maxAnswerBytes, server, sentHooks });
+    const dispatcher = createMcpDispatcher();
+    const fetch = createRequestScopedFetch(globalThis.fetch, { maxAnswerBytes, server, sentHooks, dispatcher: dispatcher.agent });
     const transport = new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: { ...config.headers } }, fetch });
     sentHooks.wrap(transport);
+    const close = transport.close.bind(transport);
+    // The transport's close aborts its requests (synchronously) before the Agent ends their sockets.
+    transport.close = () => Promise.all([close(), dispatcher.destroy()]).then(() => undefined);
     return { transport, sentHooks };
   }
   const [command, ...args] = config.command!;

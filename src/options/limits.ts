@@ -52,7 +52,7 @@ export interface Limits {
    * count here but are never refused. @default twice maxSchemaBytesPerTenant (4 MiB with its default)
    */
   readonly maxSchemaBytesCompiledPerMinutePerTenant: number;
-  /** Largest tool output kept, in characters; longer output is cut before bounding. @default 16 MiB */
+  /** Largest tool output kept, in characters; longer output is cut before bounding, with a warning, and its result is `truncated`. @default 16 MiB */
   readonly maxToolOutputChars: number;
   /**
    * Bytes of HTTP tools' answers being read at once on a replica, all calls together: a call whose

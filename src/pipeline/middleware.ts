@@ -39,12 +39,20 @@ export function applyMiddleware(core: ToolHandler, middleware: readonly Middlewa
   return middleware.reduceRight<ToolHandler>((next, stage) => stage(next), core);
 }
 
+/** The warning of an output capOutput cut at `maxChars` (limits.max_tool_output_chars). */
+export const outputCutWarning = (maxChars: number): string => `the tool's output was cut at ${maxChars} characters before bounding`;
+
+/**
+ * Whether capOutput cut `output` at `maxChars`: its warning says so, and it stays with the output
+ * through the memo cache, so a cached hit of a cut output is as cut.
+ */
+export const outputWasCut = (output: ToolOutput, maxChars: number): boolean => output.warnings?.includes(outputCutWarning(maxChars)) ?? false;
+
 /**
  * Cuts an output longer than `maxChars`, with a warning that says so: the innermost stage, run in
- * the core handler's own continuation, so no tool can flood the server.
+ * the core handler's own continuation, so no tool can flood the server. The result is `truncated`
+ * then, even when its tool's max_result_chars holds what is left (the rest is not kept anywhere).
  */
 export function capOutput(output: ToolOutput, maxChars: number): ToolOutput {
-  return output.text.length <= maxChars
-    ? output
-    : { ...output, text: cutUnits(output.text, maxChars), warnings: [...(output.warnings ?? []), `the tool's output was cut at ${maxChars} characters before bounding`] };
+  return output.text.length <= maxChars ? output : { ...output, text: cutUnits(output.text, maxChars), warnings: [...(output.warnings ?? []), outputCutWarning(maxChars)] };
 }

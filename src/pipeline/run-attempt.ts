@@ -7,6 +7,7 @@ import { budgetToCount, type BudgetProgress, type CountedBudget } from './budget
 import { newId } from './owner-ids';
 import { boundResult } from './bound-result';
 import { memoryEntry } from './memory-entry';
+import { outputWasCut } from './middleware';
 import type { AttemptObserver, CallObserver } from './observer';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import { applyPreHooks } from './pre-attempt';
@@ -248,7 +249,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     const bounded = boundResult(text, tool.maxResultChars);
     const handle = bounded.truncated ? newResultHandle(turn.sessionId) : '';
     if (bounded.truncated) spill = { handle, text, ttlSeconds: tool.idempotencyTtlSeconds };
-    result = toolResult({ toolCallId: callId, output: bounded.text, attempts: attempt, durationMs, resolvedToolName: tool.name, truncated: bounded.truncated, resultHandle: handle, cached, warnings: [...warnings] });
+    result = toolResult({ toolCallId: callId, output: bounded.text, attempts: attempt, durationMs, resolvedToolName: tool.name, truncated: bounded.truncated || (run.kind === 'done' && outputWasCut(run.value, deps.limits.maxToolOutputChars)), resultHandle: handle, cached, warnings: [...warnings] });
   }
 
   const failed = error !== undefined;

@@ -1,11 +1,12 @@
 import type { ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { boundFromEnds, boundResult, codePointLength, reboundResult, type PipelineDeps } from '../pipeline';
-import { newResultHandle, waterLevel, type SessionScope } from '../store';
+import { fullTextNotKeptWarning, newResultHandle, waterLevel, type SessionScope } from '../store';
 import { RESPONSE_SLACK_BYTES } from '../options';
 import { TOOL_DEFAULTS } from '../options/tool-defaults';
 import { fieldSize } from '../wire/sized-writer';
 import { compactResults } from './compact-result';
 import { fitAtLeast } from './least-result';
+import { errorTextsOf } from './least-error';
 import { encodedResultSize } from './dispatch-response-codec';
 
 /**
@@ -27,6 +28,16 @@ const MARKER_ONLY = /^\n\n\.\.\. \[\d+ characters omitted by dispatch layer\] \.
 const cutWarning = (output: string, handle: boolean): string =>
   `the result was cut to ${MARKER_ONLY.test(output) ? 'its omission marker alone' : `${codePointLength(output)} characters`} so that the turn's results fit in one response (max_response_bytes)` +
   (handle ? '; read the rest with ReadResult' : '; the rest could not be kept');
+
+/** The start of the warning of a bounded result whose full text the store did not keep. */
+const NOT_KEPT = fullTextNotKeptWarning(0).split('(')[0]!;
+
+/**
+ * Whether `result`'s output is all that was kept of its text, so that a cut of it goes under a new
+ * handle: not bounded, or cut only by max_tool_output_chars (truncated, with neither a handle nor
+ * the warning of a bounded text the store did not keep: that one's output is not its whole text).
+ */
+const outputIsWhole = (result: ToolResult): boolean => !result.truncated || (result.resultHandle === '' && !result.warnings.some((warning) => warning.startsWith(NOT_KEPT)));
 
 /**
  * Upper bound of a result's encoded size, from string lengths alone (a UTF-16 unit is at most 3
@@ -77,7 +88,8 @@ async function readEnds(store: PipelineDeps['store'], tenant: string, handle: st
  * handle unless it has one already. Errors (whose outputs their sources bound) are not cut so; when
  * the parts outputs leave would take half the message, warnings, error texts and echoed names are
  * bounded too (compact-result.ts). When that still leaves the turn over (many results, each cut
- * one's marker, warning and handle counted), results are cut to their least (least-result.ts).
+ * one's marker, warning and handle counted), results are cut to their least (least-result.ts),
+ * failures last (least-error.ts).
  * Changes `results` in place; returns at once when the turn is far below the limit.
  */
 export async function fitResponse(results: ToolResult[], maxBytes: number, deps: Pick<PipelineDeps, 'store' | 'registry' | 'logger'>, scope: SessionScope): Promise<void> {
@@ -86,6 +98,10 @@ export async function fitResponse(results: ToolResult[], maxBytes: number, deps:
   if (bound <= maxBytes) return;
 
   const cuttable = results.map((result) => !result.isError && result.output !== '');
+  // A failure's texts before compaction cuts them: its least is cut from them (least-error.ts).
+  const errorTexts = results.map((result) => (result.isError ? errorTextsOf(result) : undefined));
+  // Read before compaction may cut the warnings it reads.
+  const whole = results.map(outputIsWhole);
   const outputs = results.map((result, i) => (cuttable[i] ? Buffer.byteLength(result.output) : 0));
   // Every new handle of the turn is as long (its session's id, then 16 characters).
   const handleBytes = fieldSize(Buffer.byteLength(newResultHandle(scope.sessionId)));
@@ -112,10 +128,11 @@ export async function fitResponse(results: ToolResult[], maxBytes: number, deps:
       const output = result.output;
       const cut = kept
         ? boundToBytes(kept.total, cap, (chars) => boundFromEnds(kept.ends, chars, kept.total))
-        : boundToBytes(codePointLength(output), cap, (chars) => (result.truncated ? reboundResult(output, chars) : boundResult(output, chars).text));
+        : boundToBytes(codePointLength(output), cap, (chars) => (whole[i] ? boundResult(output, chars).text : reboundResult(output, chars)));
       // A bounded result whose whole text the store did not keep has none to read: its bounded text
       // under a new handle would be read as the rest, its middle missing.
-      const handle = spilled ? result.resultHandle : result.truncated ? '' : await spill(result, output);
+      const handle = spilled ? result.resultHandle : whole[i] ? await spill(result, output) : '';
+      whole[i] = false;
       result.output = cut.text;
       result.truncated = true;
       result.resultHandle = handle;
@@ -124,7 +141,7 @@ export async function fitResponse(results: ToolResult[], maxBytes: number, deps:
   );
   // What the shares left can still be over (each cut result's marker, warning and handle count
   // too): the last resort, exact (the response's bytes are what its receivers compare).
-  await fitAtLeast(results, maxBytes, Buffer.byteLength(scope.sessionId), spill);
+  await fitAtLeast(results, maxBytes, Buffer.byteLength(scope.sessionId), spill, { errorTexts, whole });
 }
 
 /** Keeps `whole`, the whole output of `result`, under a new handle; '' when the store did not keep it. */

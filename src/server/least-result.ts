@@ -3,6 +3,7 @@ import { leastMarker, leastResultBytes, leastWarning } from '../options';
 import { codePointLength, shortened, wholeChars } from '../pipeline';
 import { fieldSize } from '../wire/sized-writer';
 import { encodedResultSize } from './dispatch-response-codec';
+import { leastError, type ErrorTexts } from './least-error';
 
 /**
  * fit-response's last resort: when its shares still leave the turn's results over
@@ -24,11 +25,14 @@ export const isShareWarning = (warning: string): boolean => warning.startsWith('
 /** Stores a result's whole output under a new handle; '' when the store could not keep it. */
 export type SpillWhole = (result: ToolResult, whole: string) => Promise<string>;
 
-/** Cuts a successful result to its least: the marker alone, a handle to its whole text, one warning. */
-async function cutToLeast(result: ToolResult, spill: SpillWhole): Promise<void> {
-  // The characters its whole output held: its marker's count when bounded, else its length.
-  const omitted = result.truncated ? wholeChars(result.output) : codePointLength(result.output);
-  const handle = result.resultHandle !== '' || result.truncated ? result.resultHandle : await spill(result, result.output);
+/**
+ * Cuts a successful result to its least: the marker alone, a handle to its whole text, one warning.
+ * `whole`: its output is all that was kept of its text (fit-response.ts), stored under a new handle.
+ */
+async function cutToLeast(result: ToolResult, whole: boolean, spill: SpillWhole): Promise<void> {
+  // The characters its whole output held: its length when whole, else its marker's count.
+  const omitted = whole ? codePointLength(result.output) : wholeChars(result.output);
+  const handle = result.resultHandle !== '' || !whole ? result.resultHandle : await spill(result, result.output);
   const others = result.warnings.some((warning) => !isShareWarning(warning));
   result.output = leastMarker(omitted);
   result.truncated = true;
@@ -45,12 +49,40 @@ function trimRest(result: ToolResult): void {
 
 const sizeOf = (result: ToolResult): number => fieldSize(encodedResultSize(result));
 
+/** Cuts failures to their least (largest saving first) until the turn takes at most `maxBytes`; returns what it then takes. */
+function cutErrors(results: ToolResult[], sizes: readonly number[], total: number, maxBytes: number, errorTexts: readonly (ErrorTexts | undefined)[]): number {
+  const least = results.map((result, i) => {
+    const texts = errorTexts[i];
+    return result.isError && texts ? leastError(result, texts, leastName(result.resolvedToolName)) : undefined;
+  });
+  const saving = (i: number) => sizes[i]! - sizeOf(least[i]!);
+  const order = results
+    .map((_, i) => ({ i, saved: least[i] ? saving(i) : 0 }))
+    .filter((entry) => entry.saved > 0)
+    .sort((a, b) => b.saved - a.saved);
+  for (const { i, saved } of order) {
+    if (total <= maxBytes) break;
+    Object.assign(results[i]!, least[i]!);
+    total -= saved;
+  }
+  return total;
+}
+
+/** What fit-response read of a turn's results before it cut any, by index. */
+export interface BeforeCuts {
+  /** A failure's texts (least-error.ts cuts from them; a failure without them is not cut). */
+  readonly errorTexts: readonly (ErrorTexts | undefined)[];
+  /** Whether a result's output is all that was kept of its text (not cut since). */
+  readonly whole: readonly boolean[];
+}
+
 /**
  * Cuts `results` to their least, largest saving first, until their response takes at most
- * `maxBytes`; results that are not cut (failures, empty outputs) have their warnings and names
- * trimmed only if that is still not enough. Changes `results` in place.
+ * `maxBytes`: successful ones first (ReadResult keeps their whole text), then failures
+ * (least-error.ts). Empty outputs, and failures not cut, have their warnings and names trimmed only
+ * if that is still not enough. Changes `results` in place.
  */
-export async function fitAtLeast(results: ToolResult[], maxBytes: number, sessionIdBytes: number, spill: SpillWhole): Promise<void> {
+export async function fitAtLeast(results: ToolResult[], maxBytes: number, sessionIdBytes: number, spill: SpillWhole, before: BeforeCuts): Promise<void> {
   const sizes = results.map(sizeOf);
   let total = sizes.reduce((sum, size) => sum + size, 0);
   if (total <= maxBytes) return;
@@ -68,6 +100,7 @@ export async function fitAtLeast(results: ToolResult[], maxBytes: number, sessio
     chosen.push(i);
     total -= sizes[i]! - least[i]!;
   }
+  if (total > maxBytes) total = cutErrors(results, sizes, total, maxBytes, before.errorTexts);
   if (total > maxBytes) for (const result of results) if (!cuttable(result)) trimRest(result);
-  await Promise.all(chosen.map((i) => cutToLeast(results[i]!, spill)));
+  await Promise.all(chosen.map((i) => cutToLeast(results[i]!, before.whole[i] ?? !results[i]!.truncated, spill)));
 }

@@ -73,6 +73,18 @@ export class DispatchError extends Error {
   }
 }
 
+/**
+ * Longest message, and longest suggestion, a failed call keeps (code points): what a tool, a
+ * worker, an MCP server or another replica said is cut to its head and a marker counting what was
+ * left out where it becomes the call's error (pipeline/bound-failure.ts), before its result (the
+ * ToolError, the error JSON) or a side-effecting call's idempotency record (replayed for its TTL,
+ * in Redis or memory) takes it. Over every cut made where such texts are quoted (an HTTP body's
+ * 500, a worker's or an MCP tool's 2,000, a crash's 2,000 characters), so none of those is cut
+ * again; a JSON-RPC error's message had none, and a megabyte of it was stored, and sent again,
+ * whole. At most 64 KiB of UTF-8 a field.
+ */
+export const MAX_ERROR_MESSAGE_CHARS = 16_384;
+
 /** The short name of a kind, as the error JSON carries it (`"TIMEOUT"`). */
 export function kindName(kind: ErrorKind): string {
   return ErrorKind[kind] ?? 'UNEXPECTED';

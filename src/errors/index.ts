@@ -1,4 +1,4 @@
-export { DispatchError, kindName, serverTrouble } from './dispatch-error';
+export { DispatchError, kindName, MAX_ERROR_MESSAGE_CHARS, serverTrouble } from './dispatch-error';
 export type { DispatchErrorOptions, FailurePhase } from './dispatch-error';
 export { toErrorJson, errors } from './error-json';
 export type { ErrorJson } from './error-json';

@@ -3,6 +3,7 @@ import { DispatchError, serverTrouble } from '../errors';
 import { throttledWarn, type Logger } from '../log';
 import { redactSecrets } from '../middleware';
 import { shortened } from './bound-result';
+import { boundedFailure } from './bound-failure';
 import type { PostHookInput } from './guards';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import type { ResolvedTool } from '../registry';
@@ -20,14 +21,16 @@ const crashLogs = new WeakMap<Logger, ReturnType<typeof throttledWarn>>();
 const crashLog = (logger: Logger) => crashLogs.get(logger) ?? crashLogs.set(logger, throttledWarn(logger, { level: 'error', keyOf: (_, fields) => String(fields?.tool) })).get(logger)!;
 
 /**
- * The failure of an attempt whose tool (or a middleware around it) threw `thrown`. Anything but a
- * DispatchError is a crash: UNEXPECTED for the model, its message cut at {@link MAX_CRASH_MESSAGE}
- * (a result is bounded before it enters context), and, as both seeds do, one line at error level
- * for the operator with its stack (secrets redacted; no argument values, DESIGN section 9), at most
- * once per 10 s per tool.
+ * The failure of an attempt whose tool (or a middleware around it) threw `thrown`: where every
+ * executor's failure enters the call, before its result and record are made. A DispatchError has
+ * its message and suggestion held to MAX_ERROR_MESSAGE_CHARS (boundedFailure). Anything else is a
+ * crash: UNEXPECTED for the model, its message cut at {@link MAX_CRASH_MESSAGE} (a result is
+ * bounded before it enters context), and, as both seeds do, one line at error level for the
+ * operator with its stack (secrets redacted; no argument values, DESIGN section 9), at most once
+ * per 10 s per tool.
  */
 export function thrownFailure(deps: PipelineDeps, tool: string, callId: string, attempt: number, thrown: unknown): DispatchError {
-  if (thrown instanceof DispatchError) return thrown;
+  if (thrown instanceof DispatchError) return boundedFailure(thrown);
   const stack = thrown instanceof Error ? (thrown.stack ?? `${thrown.name}: ${thrown.message}`) : String(thrown);
   crashLog(deps.logger)('a tool crashed; its call ends UNEXPECTED', { tool, tool_call_id: callId, attempt, error: redactSecrets(shortened(stack, MAX_LOGGED_STACK)) });
   const message = thrown instanceof Error ? thrown.message : String(thrown);

@@ -16,7 +16,8 @@ export const ERROR_MESSAGE_FLOOR = 80;
 /** Code points of its suggestion a cut error keeps at least, once its message is at its floor. */
 export const ERROR_SUGGESTION_FLOOR = 40;
 
-const omission = (omitted: number): string => ` ... [${omitted} characters omitted]`;
+/** What a text cut to its head says in place of its other `omitted` code points. */
+export const omission = (omitted: number): string => ` ... [${omitted} characters omitted]`;
 
 /** The output of `json`: its JSON, with its message and suggestion cut as far as needed (and the floor allows) to take at most `maxChars` code points. */
 export function boundErrorOutput(json: ErrorJson, maxChars: number): string {

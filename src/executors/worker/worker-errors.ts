@@ -1,5 +1,6 @@
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../../errors';
+import { shortened } from '../../pipeline/bound-result';
 import type { ReceiveLimit } from './worker-link';
 
 /** What an attempt following one sent to a worker says of the call (see afterEarlierAttempt). */
@@ -246,7 +247,8 @@ export function assignmentTooLargeError(tool: string, workerId: string, bytes: n
 
 /** The worker answered the assignment with an error: the tool ran and said no. */
 export function workerToolError(tool: string, message: string): DispatchError {
-  const text = message === '' ? 'no message' : message.length > 2_000 ? `${message.slice(0, 2_000)}...` : message;
+  // Never through a surrogate pair (see fromHttpStatus).
+  const text = message === '' ? 'no message' : shortened(message, 2_000);
   return new DispatchError(ErrorKind.TOOL_ERROR, `tool "${tool}" reported an error: ${text}`, { phase: 'after', recoverable: false });
 }
 

@@ -15,14 +15,7 @@ function redactError(error: unknown, options: RedactionOptions): unknown {
   const message = redactSecrets(error.message, options);
   if (message === error.message) return error;
   if (!(error instanceof DispatchError)) return new Error(message);
-  return new DispatchError(error.kind, message, {
-    phase: error.phase,
-    recoverable: error.recoverable,
-    suggestion: error.suggestion,
-    retryAfterMs: error.retryAfterMs,
-    httpStatus: error.httpStatus,
-    cause: error.cause,
-  });
+  return error.retold(message, { cause: error.cause });
 }
 
 /**

@@ -24,6 +24,5 @@ export function boundedFailure(error: DispatchError): DispatchError {
   const message = errorTextHead(error.message);
   const suggestion = error.suggestion === undefined ? undefined : errorTextHead(error.suggestion);
   if (message === error.message && suggestion === error.suggestion) return error;
-  const { kind, phase, recoverable, retryAfterMs, httpStatus, notRetriedWithinTurn, notTheTool, noHost } = error;
-  return new DispatchError(kind, message, { phase, recoverable, cause: error, suggestion, retryAfterMs, httpStatus, notRetriedWithinTurn, notTheTool, noHost });
+  return error.retold(message, { suggestion });
 }

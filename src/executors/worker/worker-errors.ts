@@ -152,8 +152,7 @@ export function afterEarlierAttempt(tool: string, error: unknown): unknown {
   const own = retold.get(error);
   if (own) return own();
   // Another replica's refusal, or one whose text is not its own here: its words kept, then the correction.
-  const { kind, phase, recoverable, suggestion, retryAfterMs, httpStatus, notRetriedWithinTurn, notTheTool, noHost } = error;
-  return new DispatchError(kind, `${error.message} (so said of this attempt only: ${EARLIER})`, { phase, recoverable, suggestion, retryAfterMs, httpStatus, notRetriedWithinTurn, notTheTool, noHost, cause: error });
+  return error.retold(`${error.message} (so said of this attempt only: ${EARLIER})`);
 }
 
 /**

@@ -21,7 +21,8 @@ export function formatResult(result: ToolResult): string {
     `${result.durationMs} ms`,
     result.idempotentReplay ? 'replayed' : '',
     result.cached ? 'cached' : '',
-    result.truncated ? `truncated, full text: dispatchctl read ${terminalWord(result.resultHandle)}` : '',
+    // A truncated result without a handle: the rest was never kept (cut by max_tool_output_chars, or not stored).
+    result.truncated ? (result.resultHandle === '' ? 'truncated, the rest not kept' : `truncated, full text: dispatchctl read ${terminalWord(result.resultHandle)}`) : '',
   ].filter(Boolean);
   const head = result.isError
     ? `✗ ${terminalWord(result.toolCallId)} ${terminalWord(result.resolvedToolName)}: ${kindName(result.error?.kind ?? 0)} (${flags.join(', ')})`

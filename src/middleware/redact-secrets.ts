@@ -99,24 +99,41 @@ const NEXT_LINE_KEY = /\n[ \t]*["']?$/;
 /** What must follow such a value: its line's end, after its closing quote if it has one. */
 const LINE_END = /^["']?[ \t]*(?:\r?\n|$)/;
 
+/** A key whose value is on the next line, the line break escaped (secret-forms.ts, `ESCAPED_NEXT_LINE`). */
+const ESCAPED_NEXT_LINE_KEY = /\\n(?:[ \t]|\\t)*(?:\\?["'])?$/;
+
+/** What must follow such a value: an escaped line break or its string's end, after its closing quote if it has one. */
+const ESCAPED_LINE_END = /^(?:\\?["'])?(?:[ \t]|\\t){0,16}(?:\\[rn]|["']|$)/;
+
+/** Length of the start of `value` before its first escaped line break or tab (`\n`, `\r`, `\t`; `\\n` is a backslash and an n). */
+function escapedLineLength(value: string): number {
+  for (let i = value.indexOf('\\'); i >= 0; i = value.indexOf('\\', i + 2)) {
+    if ('nrt'.includes(value[i + 1] ?? '-')) return i;
+  }
+  return value.length;
+}
+
 /**
  * A key-value match: the key stays, the value is redacted up to a closing bracket it did not open
  * (`{"token":12345678}` keeps its `}`) or an earlier marker, unless it is shorter than the key's
  * floor or no secret (a reference, a path, a placeholder, a word, code, print_r's nested array,
- * on the next line anything but the whole line; under a password's key the start of wording, the
- * status after a negated key, or what follows a flag that takes no value: secret-context.ts). A
- * value after a quoted key without a quote of its own (a JSON number) becomes a quoted marker, so
- * that JSON stays JSON.
+ * on the next line anything but the whole line, its line break escaped or not; under a password's
+ * key the start of wording, the status after a negated key, or what follows a flag that takes no
+ * value: secret-context.ts). A value after a quoted key without a quote of its own (a JSON
+ * number) becomes a quoted marker, so that JSON stays JSON.
  */
 function replaceKeyed(kind: SecretKind, password: boolean) {
   const min = password ? PASSWORD_MIN_CHARS : SECRET_MIN_CHARS;
   const hidden = marker(kind);
   return (match: string, key: string, whole: string, offset: number, text: string): string => {
-    const end = valueLength(whole);
+    // The value group takes an escape as one character, so an escaped line break too: cut there.
+    const escaped = key.includes('\\n') && ESCAPED_NEXT_LINE_KEY.test(key);
+    const end = escaped ? Math.min(valueLength(whole), escapedLineLength(whole)) : valueLength(whole);
     const value = whole.slice(0, end);
     const valueEnd = offset + key.length + end;
     if (end < min || isPlainValue(key, value) || isCode(text, offset, key, value, valueEnd) || isNestedArray(text, key, value, valueEnd)) return match;
-    if (NEXT_LINE_KEY.test(key) && (value.endsWith(':') || !LINE_END.test(text.slice(valueEnd, valueEnd + 64)))) return match;
+    const lineEnd = escaped ? ESCAPED_LINE_END : NEXT_LINE_KEY.test(key) ? LINE_END : undefined;
+    if (lineEnd !== undefined && (value.endsWith(':') || !lineEnd.test(text.slice(valueEnd, valueEnd + 64)))) return match;
     if (password && (isWording(text, key, value, offset + match.length) || isNegated(text, offset) || isValuelessFlag(text, offset, key))) return match;
     return key + (/["']\s*:\s*$/.test(key) ? `"${hidden}"` : hidden) + whole.slice(end);
   };

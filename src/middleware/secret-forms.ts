@@ -50,15 +50,21 @@ const LIST_ITEM = String.raw`${LIST_ITEM_GAP}\\?["'](?!-)`;
  */
 export const YAML_ITEM = behind(String.raw`(?:^|\n)[ \t]{0,32}-[ \t]{1,4}["']?--?[\w-]{0,64}`) + String.raw`["']?\r?\n[ \t]{0,32}-[ \t]{1,4}["']?(?!-)`;
 
+/** A double quote written as an entity, without its `&`: `quot;`, `#34;` (`#034;`, JSTL's), `#x22;`. */
+export const ENTITY_QUOTE_NAME = '(?:quot|#0?34|#[xX]22);';
+
+/** A double quote written as an entity, as HTML escapes an attribute's quotes (`&quot;`, `&#34;`, `&#x22;`). */
+export const ENTITY_QUOTE = `&${ENTITY_QUOTE_NAME}`;
+
 /**
  * The attributes of a start tag after its name or after an attribute (`attr="x" id='y'`): at most
- * 8, each value at most 256 characters on its line, quotes escaped or not, or written `&quot;` as
- * HTML escapes them (`id=&quot;x&quot;`).
+ * 8, each value at most 256 characters on its line, quotes escaped or not, or written as entities
+ * as HTML escapes them ({@link ENTITY_QUOTE}: `id=&quot;x&quot;`, `id=&#34;x&#34;`).
  */
-export const ATTRIBUTES = String.raw`(?:\s{1,16}[\w:.-]{1,64}=(?:\\?"[^"<>\r\n]{0,256}\\?"|\\?'[^'<>\r\n]{0,256}\\?'|&quot;(?:[^&<>\r\n]|&(?!quot;)){0,256}&quot;)){0,8}`;
+export const ATTRIBUTES = String.raw`(?:\s{1,16}[\w:.-]{1,64}=(?:\\?"[^"<>\r\n]{0,256}\\?"|\\?'[^'<>\r\n]{0,256}\\?'|${ENTITY_QUOTE}(?:[^&<>\r\n]|&(?!${ENTITY_QUOTE_NAME})){0,256}${ENTITY_QUOTE})){0,8}`;
 
-/** An attribute's quote: escaped or not, or `&quot;` (HTML-escaped output). */
-const ATTRIBUTE_QUOTE = String.raw`(?:\\?["']|&quot;)`;
+/** An attribute's quote: escaped or not, or an entity ({@link ENTITY_QUOTE}, HTML-escaped output). */
+export const ATTRIBUTE_QUOTE = String.raw`(?:\\?["']|${ENTITY_QUOTE})`;
 
 /**
  * The end of an XML element's start tag (`<password>`, `<cfg:password>`, `<password attr="x">`):
@@ -73,19 +79,20 @@ export const ESCAPED_ELEMENT = behind(String.raw`&lt;[\w.:-]{0,64}`) + String.ra
  * A key named in an attribute `name` or `key` whose value is in the attribute `value` of the same
  * tag (Spring's and Hibernate's `<property name="password" value="..."/>`, .NET's
  * `<add key="DbPassword" value="..." />`, `<param name=...>`), other attributes between, their
- * quotes `&quot;` too (`<add key=&quot;DbPassword&quot; value=&quot;...&quot;/>` in HTML-escaped
- * output). The key ends the name's attribute (`PasswordLength`, `password.policy` name settings
- * about passwords). The value first (`<add value="..." key="Password"/>`) is secret-patterns.ts'.
+ * quotes entities too (`<add key=&quot;DbPassword&quot; value=&quot;...&quot;/>` or `&#34;` in
+ * HTML-escaped output). The key ends the name's attribute (`PasswordLength`, `password.policy`
+ * name settings about passwords). The value first (`<add value="..." key="Password"/>`) is
+ * secret-patterns.ts'.
  */
 export const NAMED_ATTRIBUTE = behind(String.raw`\b(?:name|key)=${ATTRIBUTE_QUOTE}[\w.:/-]{0,64}`) + String.raw`${ATTRIBUTE_QUOTE}${ATTRIBUTES}\s{1,16}value=${ATTRIBUTE_QUOTE}`;
 
 /**
  * A key named in an attribute `name` or `key` whose value is the element's text (Java's
  * properties XML `<entry key="api.token">...</entry>`, Log4j's `<Property name="password">`), or
- * the text of a `<value>` element inside it (Spring's `<property name="password"><value>`). Not in
- * an HTML anchor or input (`<a name="password">Password</a>`).
+ * the text of a `<value>` element inside it (Spring's `<property name="password"><value>`), quotes
+ * entities too. Not in an HTML anchor or input (`<a name="password">Password</a>`).
  */
-export const NAMED_TEXT = behind(String.raw`<(?!input\b)[\w.:-]{2,64}\s{1,16}(?:name|key)=\\?["'][\w.:/-]{0,64}`) + String.raw`\\?["']${ATTRIBUTES}\s{0,16}>(?:\s{0,64}<value>)?`;
+export const NAMED_TEXT = behind(String.raw`<(?!input\b)[\w.:-]{2,64}\s{1,16}(?:name|key)=${ATTRIBUTE_QUOTE}[\w.:/-]{0,64}`) + String.raw`${ATTRIBUTE_QUOTE}${ATTRIBUTES}\s{0,16}>(?:\s{0,64}<value>)?`;
 
 
 /**
@@ -96,6 +103,18 @@ export const NAMED_TEXT = behind(String.raw`<(?!input\b)[\w.:-]{2,64}\s{1,16}(?:
  * password.
  */
 export const NEXT_LINE = String.raw`["']?[ \t]{0,16}:[ \t]{0,16}(?:[|>][-+]?[ \t]{0,16})?\r?\n[ \t]{1,32}(?![-#&*!{[|>])["']?`;
+
+/** A space or a tab, the tab maybe escaped (`\t` in a JSON string). */
+const ESCAPED_SPACE = String.raw`(?:[ \t]|\\t)`;
+
+/**
+ * {@link NEXT_LINE} with its line break escaped, as a JSON string or a quoted log field holds YAML
+ * (`"db:\n  password:\n    hunter2"`), quotes and tabs escaped or not. The value must then end
+ * at an escaped line break or where its string ends (redact-secrets.ts): `\n  Login failed` and
+ * `\nuser: bob` are no password.
+ */
+export const ESCAPED_NEXT_LINE =
+  String.raw`(?:\\?["'])?${ESCAPED_SPACE}{0,16}:${ESCAPED_SPACE}{0,16}(?:[|>][-+]?${ESCAPED_SPACE}{0,16})?(?:\\r)?\\n${ESCAPED_SPACE}{1,32}(?![-#&*!{[|>])(?:\\?["'])?`;
 
 /** Between a key and its value: `:`, `=`, Go's `:=` or the `=>` of PHP, Perl and Ruby hashes; not a comparison (`password == null`). */
 export const OPERATOR = '(?::=|=>|[:=])(?!=)';
@@ -123,7 +142,7 @@ export const value = (min: number) => String.raw`(?:[^\s"'` + '`' + String.raw`&
 /**
  * The value after a key's separator: after `value="` ({@link NAMED_ATTRIBUTE}), the attribute's
  * whole value up to its quote on its line, spaces and entities too (`value="p&amp;ss"`; after
- * `value=&quot;`, up to the next `&quot;`); after an
+ * `value=&quot;` or `value=&#34;`, up to the next such entity); after an
  * escaped start tag, the element's whole text up to its escaped end tag on its line; after a start
  * tag, the element's whole text up to its end tag on its line (`<passphrase>correct
  * horse</passphrase>`, `<password>p&amp;ss</password>`), and nothing else
@@ -138,5 +157,5 @@ export const value = (min: number) => String.raw`(?:[^\s"'` + '`' + String.raw`&
 export const keyedValue = (min: number) =>
   String.raw`(?:[^"<\r\n](?<=\svalue="[^"<\r\n])[^"<\r\n]{${min - 1},1023}(?=")|[^'<\r\n](?<=\svalue='[^'<\r\n])[^'<\r\n]{${min - 1},1023}(?=')|` +
   String.raw`(?:[^<&\r\n]|&(?!lt;))(?<=&gt;[^<\r\n])(?:[^<&\r\n]|&(?!lt;)){${min - 1},1023}(?=&lt;\/)|` +
-  String.raw`[^&<\r\n](?<=\svalue=&quot;[^&<\r\n])(?:[^&<\r\n]|&(?!quot;)){${min - 1},1023}(?=&quot;)|` +
-  String.raw`(?<!(?<!=)>|&gt;)${value(min)}|(?<=(?:<[\w.:-]{0,64}|["']|\s)>)[^<\r\n]{${min},1024}(?=<\/))`;
+  String.raw`[^&<\r\n](?<=\svalue=${ENTITY_QUOTE}[^&<\r\n])(?:[^&<\r\n]|&(?!${ENTITY_QUOTE_NAME})){${min - 1},1023}(?=${ENTITY_QUOTE})|` +
+  String.raw`(?<!(?<!=)>|&gt;)${value(min)}|(?<=(?:<[\w.:-]{0,64}|["']|${ENTITY_QUOTE}|\s)>)[^<\r\n]{${min},1024}(?=<\/))`;

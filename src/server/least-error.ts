@@ -1,5 +1,5 @@
 import type { ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
-import { codePointLength } from '../pipeline';
+import { headAndWhole } from '../pipeline/bound-error';
 
 /**
  * A failed call's result cut to its least, fit-response's last resort for errors (least-result.ts):
@@ -36,16 +36,6 @@ function jsonBytes(point: string): number {
   if (code < 0x20) return '\b\f\n\r\t'.includes(point) ? 2 : 6;
   if (code >= 0xd800 && code <= 0xdfff) return 6;
   return code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
-}
-
-const MARKER = / \.\.\. \[(\d+) characters omitted\]$/;
-
-/** `text` as its head and the code points of its whole: a text bound-error.ts cut says in its marker what it left out. */
-function headAndWhole(text: string): { head: string; whole: number } {
-  const at = text.lastIndexOf(' ... [');
-  const marked = at === -1 ? null : MARKER.exec(text.slice(at));
-  const head = marked ? text.slice(0, at) : text;
-  return { head, whole: codePointLength(head) + (marked ? Number(marked[1]) : 0) };
 }
 
 /**

@@ -205,13 +205,19 @@ const AUTH_SCHEME = /^([A-Za-z][A-Za-z0-9-]{0,31} +)[A-Za-z0-9._~+/-]{6,4096}={0
  * A whole value under a key named like a secret, as the text patterns take it: no space, 8+
  * characters (a password's from 1); under an Authorization key, the credentials after a scheme.
  * After a flag in a list (`["--passphrase", "correct horse"]`), spaces too: its words are one value.
+ * A password's is read without the whitespace around it, which stays (`"\n  hunter2\n"` ->
+ * `"\n  [REDACTED:secret]\n"`): one word is a password, more are wording.
  */
 function secretValue(key: string, kind: SecretKind, value: string, listed = false): string | undefined {
-  if (value.length < (isPasswordKey(key) ? PASSWORD_MIN_CHARS : SECRET_MIN_CHARS) || value.includes(MARKER_START)) return undefined;
-  const scheme = kind === 'authorization' ? AUTH_SCHEME.exec(value)?.[1] : undefined;
+  const password = isPasswordKey(key);
+  const start = password && !listed ? value.length - value.trimStart().length : 0;
+  const end = password && !listed ? Math.max(start, value.trimEnd().length) : value.length;
+  const word = value.slice(start, end);
+  if (word.length < (password ? PASSWORD_MIN_CHARS : SECRET_MIN_CHARS) || word.includes(MARKER_START)) return undefined;
+  const scheme = kind === 'authorization' ? AUTH_SCHEME.exec(word)?.[1] : undefined;
   if (scheme !== undefined) return scheme + marker(/^bearer /i.test(scheme) ? 'bearer' : 'authorization');
-  if ((!listed && /\s/.test(value)) || isPlainValue(key, value)) return undefined;
-  return marker(kind);
+  if ((!listed && /\s/.test(word)) || isPlainValue(key, word)) return undefined;
+  return value.slice(0, start) + marker(kind) + value.slice(end);
 }
 
 /**

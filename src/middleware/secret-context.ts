@@ -89,7 +89,7 @@ function isDeclared(text: string, keyStart: number): boolean {
  * ids or counts, docs/security.md).
  */
 export function isCode(text: string, keyStart: number, key: string, value: string, valueEnd: number): boolean {
-  if (/["'`]$/.test(key)) return false;
+  if (/["'`](?:[ \t]|\\[nrt])*$/.test(key)) return false;
   const path = IDENTIFIER_PATH.exec(value)?.[0] ?? '';
   if (path === '' && STRUCTURE_START.test(value)) return true;
   if (path === value && LETTERS_PATH.test(value)) return true;
@@ -103,8 +103,22 @@ export function isCode(text: string, keyStart: number, key: string, value: strin
   return /^[A-Za-z_$]+$/.test(value) && CODE_AFTER.test(text.slice(valueEnd, valueEnd + 64));
 }
 
-/** A key and its value both quoted, as JSON (`"password": "`, `\"password\":\"`) or a PHP array (`'password' => '`) writes them. */
-const QUOTED_KEY_AND_VALUE = /["'`]\s*(?:=>|[:=])\s*\\?["'`]$/;
+/**
+ * A key and its value both quoted, as JSON (`"password": "`, `\"password\":\"`) or a PHP array
+ * (`'password' => '`) writes them, the value's opening quote (group 1) maybe followed by
+ * whitespace, escaped or not (`"password":"\n  `).
+ */
+const QUOTED_KEY_AND_VALUE = /["'`]\s*(?:=>|[:=])\s*\\?(["'`])(?:[ \t]|\\[nrt])*$/;
+
+/** `text` without the whitespace at its end, escaped (`\n`, `\t`) or not (a loop: `(?:\s|\\n)+$` would rescan a run of spaces from each of them). */
+function trimSpaceEnd(text: string): string {
+  let end = text.length;
+  for (;;) {
+    if (end > 0 && /\s/.test(text[end - 1]!)) end--;
+    else if (end > 1 && text[end - 2] === '\\' && 'nrt'.includes(text[end - 1]!)) end -= 2;
+    else return text.slice(0, end);
+  }
+}
 
 /** Words that open a sentence rather than being a password (`Password: The password of the user`). */
 const SENTENCE_WORD = /^(?:the|a|an|is|are|was|must|should|will|can|cannot|may|to|for|of|your|be|not|this|that|enter|if|when|and|or|in|with|from|by|as|at)$/i;
@@ -123,16 +137,19 @@ const FLAG_WORD = /^(?:[A-Z][A-Z_-]+|val|value|arg|flags?|options?|switch(?:es)?
  * Whether the short value after a password's key, which ends at `valueEnd`, is the first word of
  * wording rather than a password: of a quoted value with a space after a quoted key (JSON's
  * validation message, `{"password": "is too short"}`, `"can't be blank"`: the JSON pass keeps it
- * whole; Laravel's, `'password' => 'The provided password is incorrect.'`), after a flag
+ * whole; Laravel's, `'password' => 'The provided password is incorrect.'`; a word after
+ * whitespace at the value's start, `"\n  must be set"`, but not whitespace before its close), after a flag
  * ({@link FLAG_WORD}), or of a sentence (`password: must be at least 8 characters`, docs and help
  * texts; `<password>The password of the user</password>`, an element's whole text).
  */
 export function isWording(text: string, key: string, value: string, valueEnd: number): boolean {
-  if (QUOTED_KEY_AND_VALUE.test(key)) {
+  const quote = QUOTED_KEY_AND_VALUE.exec(key)?.[1];
+  if (quote !== undefined) {
     // Read up to the closing quote, at most 256 characters: matches may follow one another closely.
+    // Whitespace just before it ends the value (`"\n  hunter2\n"`); a word after it is wording.
     const rest = text.slice(valueEnd, valueEnd + 256);
-    const close = rest.indexOf(key[key.length - 1]!);
-    return /\s/.test(close < 0 ? rest : rest.slice(0, close));
+    const close = rest.indexOf(quote);
+    return /\s/.test(close < 0 ? rest : trimSpaceEnd(rest.slice(0, close)));
   }
   if (FLAG_KEY.test(key) && (FLAG_WORD.test(value) || SENTENCE_WORD.test(value))) return true;
   // The first word, then a space and a letter: in the value (an element's text) or after it.

@@ -51,17 +51,34 @@ const LIST_ITEM = String.raw`${LIST_ITEM_GAP}\\?["'](?!-)`;
 export const YAML_ITEM = behind(String.raw`(?:^|\n)[ \t]{0,32}-[ \t]{1,4}["']?--?[\w-]{0,64}`) + String.raw`["']?\r?\n[ \t]{0,32}-[ \t]{1,4}["']?(?!-)`;
 
 /** A double quote written as an entity, without its `&`: `quot;`, `#34;` (`#034;`, JSTL's), `#x22;`. */
-export const ENTITY_QUOTE_NAME = '(?:quot|#0?34|#[xX]22);';
+const DOUBLE_QUOTE_NAME = '(?:quot|#0?34|#[xX]22);';
 
-/** A double quote written as an entity, as HTML escapes an attribute's quotes (`&quot;`, `&#34;`, `&#x22;`). */
+/** A single quote written as an entity, without its `&`: `apos;`, `#39;` (`#039;`, PHP's), `#x27;` (Python's). */
+const SINGLE_QUOTE_NAME = '(?:apos|#0?39|#[xX]27);';
+
+/** A quote written as an entity, without its `&`: either kind ({@link DOUBLE_QUOTE_NAME}, {@link SINGLE_QUOTE_NAME}). */
+const ENTITY_QUOTE_NAME = `(?:${DOUBLE_QUOTE_NAME}|${SINGLE_QUOTE_NAME})`;
+
+/** A quote written as an entity, as HTML escapes an attribute's quotes (`&quot;`, `&#34;`, `&#x22;`, `&#39;`, `&apos;`). */
 export const ENTITY_QUOTE = `&${ENTITY_QUOTE_NAME}`;
+
+/** The kinds of quote entities, without their `&`: a value quoted by one ends at the same kind. */
+export const ENTITY_QUOTE_KINDS = [DOUBLE_QUOTE_NAME, SINGLE_QUOTE_NAME] as const;
+
+/**
+ * A character of text quoted by entities of the kind `name` ({@link ENTITY_QUOTE_KINDS}): any but
+ * `<`, a line end, `excluded` or an entity of that kind, so `&quot;...&quot;` may hold `&#39;`
+ * (HTML-escaped `"it's"`) and `&#39;...&#39;` may hold `&quot;`.
+ */
+export const entityText = (name: string, excluded = '') => String.raw`(?:[^&<\r\n${excluded}]|&(?!${name}))`;
 
 /**
  * The attributes of a start tag after its name or after an attribute (`attr="x" id='y'`): at most
  * 8, each value at most 256 characters on its line, quotes escaped or not, or written as entities
- * as HTML escapes them ({@link ENTITY_QUOTE}: `id=&quot;x&quot;`, `id=&#34;x&#34;`).
+ * as HTML escapes them ({@link ENTITY_QUOTE}: `id=&quot;x&quot;`, `id=&#34;x&#34;`,
+ * `id=&#39;x&#39;`), a value ending at an entity of its opening one's kind.
  */
-export const ATTRIBUTES = String.raw`(?:\s{1,16}[\w:.-]{1,64}=(?:\\?"[^"<>\r\n]{0,256}\\?"|\\?'[^'<>\r\n]{0,256}\\?'|${ENTITY_QUOTE}(?:[^&<>\r\n]|&(?!${ENTITY_QUOTE_NAME})){0,256}${ENTITY_QUOTE})){0,8}`;
+export const ATTRIBUTES = String.raw`(?:\s{1,16}[\w:.-]{1,64}=(?:\\?"[^"<>\r\n]{0,256}\\?"|\\?'[^'<>\r\n]{0,256}\\?'|${ENTITY_QUOTE_KINDS.map((name) => `&${name}${entityText(name, '>')}{0,256}&${name}`).join('|')})){0,8}`;
 
 /** An attribute's quote: escaped or not, or an entity ({@link ENTITY_QUOTE}, HTML-escaped output). */
 export const ATTRIBUTE_QUOTE = String.raw`(?:\\?["']|${ENTITY_QUOTE})`;
@@ -79,10 +96,10 @@ export const ESCAPED_ELEMENT = behind(String.raw`&lt;[\w.:-]{0,64}`) + String.ra
  * A key named in an attribute `name` or `key` whose value is in the attribute `value` of the same
  * tag (Spring's and Hibernate's `<property name="password" value="..."/>`, .NET's
  * `<add key="DbPassword" value="..." />`, `<param name=...>`), other attributes between, their
- * quotes entities too (`<add key=&quot;DbPassword&quot; value=&quot;...&quot;/>` or `&#34;` in
- * HTML-escaped output). The key ends the name's attribute (`PasswordLength`, `password.policy`
- * name settings about passwords). The value first (`<add value="..." key="Password"/>`) is
- * secret-patterns.ts'.
+ * quotes entities too (`<add key=&quot;DbPassword&quot; value=&quot;...&quot;/>`, `&#34;` or
+ * `&#39;` in HTML-escaped output). The key ends the name's attribute (`PasswordLength`,
+ * `password.policy` name settings about passwords). The value first (`<add value="..."
+ * key="Password"/>`) is secret-patterns.ts'.
  */
 export const NAMED_ATTRIBUTE = behind(String.raw`\b(?:name|key)=${ATTRIBUTE_QUOTE}[\w.:/-]{0,64}`) + String.raw`${ATTRIBUTE_QUOTE}${ATTRIBUTES}\s{1,16}value=${ATTRIBUTE_QUOTE}`;
 
@@ -120,6 +137,14 @@ export const ESCAPED_NEXT_LINE =
 export const OPERATOR = '(?::=|=>|[:=])(?!=)';
 
 /**
+ * A quoted key, its operator and the opening quote of a value that starts with spaces, tabs or
+ * line breaks, escaped or not (`{"password":"\n  hunter2"}`, `"password": " hunter2"`). The value
+ * must then be one word before its closing quote (secret-context.ts, `isWording`): `"password":
+ * "\n  must be at least 8 characters"` is a message.
+ */
+export const SPACED_QUOTED_VALUE = String.raw`${QUOTE}[ \t]{0,16}${OPERATOR}[ \t]{0,16}${QUOTE}(?:[ \t]|\\[nrt]){1,32}`;
+
+/**
  * A key's closing quote (or print_r's `]`: `[password] => hunter2`), the {@link OPERATOR} and the
  * value's opening quote, with spaces of class `space` around the operator (`'password' => '...'`);
  * or a flag's space ({@link FLAG_SPACE}), or what stands between a flag and its value as list items
@@ -142,7 +167,8 @@ export const value = (min: number) => String.raw`(?:[^\s"'` + '`' + String.raw`&
 /**
  * The value after a key's separator: after `value="` ({@link NAMED_ATTRIBUTE}), the attribute's
  * whole value up to its quote on its line, spaces and entities too (`value="p&amp;ss"`; after
- * `value=&quot;` or `value=&#34;`, up to the next such entity); after an
+ * `value=&quot;` or `value=&#34;`, up to the next such entity, and after `value=&#39;` or
+ * `value=&apos;` up to the next single quote's: {@link entityText}); after an
  * escaped start tag, the element's whole text up to its escaped end tag on its line; after a start
  * tag, the element's whole text up to its end tag on its line (`<passphrase>correct
  * horse</passphrase>`, `<password>p&amp;ss</password>`), and nothing else
@@ -157,5 +183,5 @@ export const value = (min: number) => String.raw`(?:[^\s"'` + '`' + String.raw`&
 export const keyedValue = (min: number) =>
   String.raw`(?:[^"<\r\n](?<=\svalue="[^"<\r\n])[^"<\r\n]{${min - 1},1023}(?=")|[^'<\r\n](?<=\svalue='[^'<\r\n])[^'<\r\n]{${min - 1},1023}(?=')|` +
   String.raw`(?:[^<&\r\n]|&(?!lt;))(?<=&gt;[^<\r\n])(?:[^<&\r\n]|&(?!lt;)){${min - 1},1023}(?=&lt;\/)|` +
-  String.raw`[^&<\r\n](?<=\svalue=${ENTITY_QUOTE}[^&<\r\n])(?:[^&<\r\n]|&(?!${ENTITY_QUOTE_NAME})){${min - 1},1023}(?=${ENTITY_QUOTE})|` +
+  ENTITY_QUOTE_KINDS.map((name) => String.raw`[^&<\r\n](?<=\svalue=&${name}[^&<\r\n])${entityText(name)}{${min - 1},1023}(?=&${name})|`).join('') +
   String.raw`(?<!(?<!=)>|&gt;)${value(min)}|(?<=(?:<[\w.:-]{0,64}|["']|${ENTITY_QUOTE}|\s)>)[^<\r\n]{${min},1024}(?=<\/))`;

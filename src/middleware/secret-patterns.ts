@@ -1,4 +1,4 @@
-import { ATTRIBUTE_QUOTE, ATTRIBUTES, ENTITY_QUOTE_NAME, ESCAPED_NEXT_LINE, FLAG_SPACE, keyedValue, LIST_ITEM_GAP, loosen, NEXT_LINE, OPERATOR, separator, value } from './secret-forms';
+import { ATTRIBUTE_QUOTE, ATTRIBUTES, ENTITY_QUOTE_KINDS, entityText, ESCAPED_NEXT_LINE, FLAG_SPACE, keyedValue, LIST_ITEM_GAP, loosen, NEXT_LINE, OPERATOR, separator, SPACED_QUOTED_VALUE, value } from './secret-forms';
 
 /** The kinds of secret redaction names in `[REDACTED:kind]`. */
 export type SecretKind =
@@ -122,10 +122,11 @@ function keyValue(kind: SecretKind, names: string): SecretPattern {
  * map or the next key (`password:\n  secretKeyRef:`, `password:\nuser: bob`), no password; but
  * an indented value that ends its line is one ({@link NEXT_LINE}, tried first: `password: |`
  * would otherwise take `|` for its value), its line break escaped too ({@link ESCAPED_NEXT_LINE}:
- * YAML in a JSON string, which the JSON pass reads only once the text pass found something).
+ * YAML in a JSON string, which the JSON pass reads only once the text pass found something); a
+ * quoted value may start with whitespace ({@link SPACED_QUOTED_VALUE}: `{"password":"\n  hunter2"}`).
  */
 function passwordKeyValue(): SecretPattern {
-  const core = `((?:${anyCase(PASSWORD_NAMES)})(?:${NEXT_LINE}|${ESCAPED_NEXT_LINE}|${separator('[ \\t]')}))` + String.raw`(?!\\[nrt])` + `(${keyedValue(PASSWORD_MIN_CHARS)})`;
+  const core = `((?:${anyCase(PASSWORD_NAMES)})(?:${NEXT_LINE}|${ESCAPED_NEXT_LINE}|${SPACED_QUOTED_VALUE}|${separator('[ \\t]')}))` + String.raw`(?!\\[nrt])` + `(${keyedValue(PASSWORD_MIN_CHARS)})`;
   return { ...pattern('secret', KEY_START, core, 'g', 1), keyed: true, password: true, loose: loosen(LOOSE_KEY_START + core) };
 }
 
@@ -152,15 +153,17 @@ function quotedKeyValue(kind: SecretKind, names: string): SecretPattern {
 
 /**
  * A tag's `value` attribute before the attribute `key` or `name` naming a secret, other attributes
- * between (`<add value="..." key="Password"/>`, its quotes entities too: `value=&quot;...&quot;`):
- * the whole value on its line, as when the key comes first; quoted by entities, up to the next
- * one. The name must end its attribute (redact-secrets.ts reads it with `keyKind`).
+ * between (`<add value="..." key="Password"/>`, its quotes entities too: `value=&quot;...&quot;`,
+ * `value=&#39;...&#39;`): the whole value on its line, as when the key comes first; quoted by
+ * entities, up to the next one of its kind. The name must end its attribute (redact-secrets.ts
+ * reads it with `keyKind`).
  */
 function valueFirst(): SecretPattern {
   const names = anyCase(`${API_KEY_NAMES}|${PASSWORD_NAMES}|${SECRET_NAMES}`);
   const name = (start: string) => String.raw`(?:name|key)=${ATTRIBUTE_QUOTE}([\w.:/-]{0,64}${start}(?:${names}))${ATTRIBUTE_QUOTE}`;
-  // After a quote, any character but quotes; after an entity (its `;`), any but such an entity.
-  const quoted = String.raw`(?<=["'])[^"'<\r\n\\]{1,1023}|(?<=;)(?:[^"'&<\r\n\\]|&(?!${ENTITY_QUOTE_NAME})){1,1023}`;
+  // After a quote, any character but quotes; after an entity (its `;`), any but an entity of its kind.
+  const entityQuoted = ENTITY_QUOTE_KINDS.map((entity) => String.raw`(?<=&${entity})${entityText(entity, String.raw`"'\\`)}{1,1023}`).join('|');
+  const quoted = String.raw`(?<=["'])[^"'<\r\n\\]{1,1023}|(?<=;)(?:${entityQuoted})`;
   const core = String.raw`(value=(?<=\svalue=)${ATTRIBUTE_QUOTE})(${quoted})(?=${ATTRIBUTE_QUOTE}${ATTRIBUTES}\s{1,16}${name(KEY_START)})`;
   // Loose, the name alone: a scan from every `value=` of a page cost its pre-check more.
   return { kind: 'secret', regex: new RegExp(core, 'g'), keep: 1, valueFirst: true, loose: name('') };

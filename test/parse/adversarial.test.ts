@@ -53,9 +53,9 @@ function warmUp(input: AdversarialInput, size: number): void {
  * shared with other jobs (or other test files) can stall any single run, so a run over the limit
  * is repeated, twice, a quarter second apart so that a burst of load can pass, and the fastest
  * counts; past that, the parse is held to its proportion (inProportion). Up to eight retries
- * were made before: on a slow day every parse was over its limit (code compiled in jest's vm
- * context ran 3-4x slower than in plain Node), each test parsed its input nine times, and the
- * suite took 288 s of a full run (34 s before). A super-linear parser takes seconds on these
+ * were made before: on a slow day every parse was over its limit (before the test runtime passed
+ * modules their globals, code run in jest's vm context was 3-4x slower than in plain Node), each
+ * test parsed its input nine times, and the suite took 288 s of a full run (34 s before). A super-linear parser takes seconds on these
  * inputs every time, which no retry hides.
  */
 async function measure(text: string, limitMs: number): Promise<{ best: number; result: ParseResult }> {

@@ -173,8 +173,8 @@ describe('Qwen3-Coder XML adversarial inputs parse in linear time', () => {
   const SIZE = 1024 * 1024;
   // Two parses of a MiB take 20-150 ms of CPU alone on this machine (every dialect's detector
   // reads the text), 210-260 ms once beside other CPU-heavy suites, and 485-564 ms (the best of
-  // five) in a full run on a slower day (code compiled in jest's vm context runs several times
-  // slower than in plain Node); a quadratic scan takes minutes.
+  // five) in a full run on a slower day, before the test runtime passed modules their globals
+  // (scripts/jest-script-runtime.js); a quadratic scan takes minutes.
   const LIMIT_MS = 500;
   const build = (unit: string, suffix = ''): string => unit.repeat(Math.ceil(SIZE / unit.length)).slice(0, SIZE - suffix.length) + suffix;
 

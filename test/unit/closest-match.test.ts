@@ -30,9 +30,9 @@ test('a name of 128 characters against 10,000 candidates of 128 is bounded in wo
   // Each took 0.9-1.4 s before (a turn holds 128 calls, each of a name not offered): the
   // comparisons stop once MAX_MATCH_WORK character pairs are spent.
   const many = ['echo', ...Array.from({ length: 9_999 }, (_, i) => String(i).padEnd(128, 'z'))];
-  // 13-38 ms of CPU in plain Node; 380-470 ms here, alone, as code compiled in jest's vm context
-  // runs (the same module compiled in Node's own context, called from this test: 18-59 ms). The 17
-  // calls unbounded took 15-24 s.
+  // 13-38 ms of CPU in plain Node, 18-62 ms here; 380-470 ms before the test runtime passed modules
+  // their globals (scripts/jest-script-runtime.js: `Math.min` read through jest's vm context). The
+  // 17 calls unbounded took 15-24 s.
   const cpuMs = cpuMsOf(() => {
     for (let i = 0; i < 16; i++) closestMatch('q'.repeat(128), many);
     expect(closestMatch(`1${'z'.repeat(126)}y`, many)).toBe(`1${'z'.repeat(127)}`);

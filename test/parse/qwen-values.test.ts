@@ -137,7 +137,8 @@ describe('hostile Qwen3-Coder values parse in linear time', () => {
     ] as const) {
       const text = build(size, prefix, unit, suffix(size));
       expect(text).toHaveLength(size);
-      for (let i = 0; i < 8; i++) parseToolCalls(text.slice(0, size / 16), ['other']);
+      // The 1 MiB step's parses warm the parser for the 4 MiB one (a warm-up there parsed 2 MiB more).
+      if (size === MIB) for (let i = 0; i < 8; i++) parseToolCalls(text.slice(0, size / 16), ['other']);
       const parse = (): void => {
         parseToolCalls(text);
         parseToolCalls(text, ['other']);

@@ -1,6 +1,6 @@
 import type { ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { boundFromEnds, boundResult, codePointLength, reboundResult, type PipelineDeps } from '../pipeline';
-import { fullTextNotKeptWarning, newResultHandle, waterLevel, type SessionScope } from '../store';
+import { isFullTextNotKeptWarning, newResultHandle, waterLevel, type SessionScope } from '../store';
 import { RESPONSE_SLACK_BYTES } from '../options';
 import { TOOL_DEFAULTS } from '../options/tool-defaults';
 import { fieldSize } from '../wire/sized-writer';
@@ -29,15 +29,12 @@ const cutWarning = (output: string, handle: boolean): string =>
   `the result was cut to ${MARKER_ONLY.test(output) ? 'its omission marker alone' : `${codePointLength(output)} characters`} so that the turn's results fit in one response (max_response_bytes)` +
   (handle ? '; read the rest with ReadResult' : '; the rest could not be kept');
 
-/** The start of the warning of a bounded result whose full text the store did not keep. */
-const NOT_KEPT = fullTextNotKeptWarning(0).split('(')[0]!;
-
 /**
  * Whether `result`'s output is all that was kept of its text, so that a cut of it goes under a new
  * handle: not bounded, or cut only by max_tool_output_chars (truncated, with neither a handle nor
  * the warning of a bounded text the store did not keep: that one's output is not its whole text).
  */
-const outputIsWhole = (result: ToolResult): boolean => !result.truncated || (result.resultHandle === '' && !result.warnings.some((warning) => warning.startsWith(NOT_KEPT)));
+const outputIsWhole = (result: ToolResult): boolean => !result.truncated || (result.resultHandle === '' && !result.warnings.some(isFullTextNotKeptWarning));
 
 /**
  * Upper bound of a result's encoded size, from string lengths alone (a UTF-16 unit is at most 3

@@ -27,5 +27,5 @@ export type { WindowEntry } from './loop-window';
 export { hashKeyMaterial, idempotencyKey, keyMaterial } from './idempotency-key';
 export { localSessionKey } from './local-session-key';
 export type { TextPage } from './spilled-text';
-export { fullTextNotKeptWarning } from './spilled-text';
+export { fullTextNotKeptWarning, isFullTextNotKeptWarning } from './spilled-text';
 export { newResultHandle, handleSession, handleScope } from './result-handle';

@@ -90,10 +90,16 @@ export function pageOfChunks(chunks: readonly string[], first: number, chunkPoin
   return { text: slicePoints(joined, Math.max(0, offset - first * chunkPoints), limit), totalChars };
 }
 
+/** How a fullTextNotKeptWarning starts. */
+const NOT_KEPT_START = 'the full text of this result (';
+
 /**
  * The warning of a bounded result whose full text (`totalChars` code points) the store did not
  * keep, so that its handle is taken off: ReadResult would not find it.
  */
 export function fullTextNotKeptWarning(totalChars: number): string {
-  return `the full text of this result (${totalChars} characters) could not be kept, so it cannot be read with ReadResult; only the part shown here is available`;
+  return `${NOT_KEPT_START}${totalChars} characters) could not be kept, so it cannot be read with ReadResult; only the part shown here is available`;
 }
+
+/** Whether `warning` is a {@link fullTextNotKeptWarning}: its result's output is not its whole text. */
+export const isFullTextNotKeptWarning = (warning: string): boolean => warning.startsWith(NOT_KEPT_START);

@@ -1,5 +1,5 @@
 import type { Logger } from '../log';
-import { settlesBefore, type PipelineDeps } from '../pipeline';
+import { DEADLINES, settlesBefore, type PipelineDeps } from '../pipeline';
 import type { Plugin } from './plugin';
 
 /**
@@ -75,4 +75,5 @@ export async function closeApp(plugins: readonly Plugin[], deps: Pick<PipelineDe
   const lastSteps = [...withClose.filter((p) => p.observer !== undefined).map(stepOf), { name: 'store', run: () => deps.store.close() }, { name: 'scratch', run: () => deps.scratch.close() }, { name: 'schema compiler', run: () => deps.registry?.close() ?? Promise.resolve() }];
   const last = start(lastSteps, running, logger);
   if (!(await settlesBefore(Promise.all([first, last]), budget))) logger.warn('closing steps did not finish in time; stopping without them', { steps: [...running], budgetMs });
+  DEADLINES.disarmIfIdle();
 }

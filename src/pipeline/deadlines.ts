@@ -46,6 +46,18 @@ export class Deadlines {
     if (deadline && deadline.slot !== -1) this.remove(deadline);
   }
 
+  /**
+   * Stops the timer when no deadline is pending (an app's close): armed for a deadline cancelled
+   * since, it would fire for nothing, up to a call's timeout later, and keep what it closes over
+   * alive until then (in a jest worker, each test file's whole module graph).
+   */
+  disarmIfIdle(): void {
+    if (this.pending.length > 0) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.armedAt = Infinity;
+  }
+
   /** Deadlines waiting (for tests and diagnostics). */
   get size(): number {
     return this.pending.length;

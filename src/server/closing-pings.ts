@@ -24,11 +24,22 @@ function answeredLocally(session: Http2Session, args: unknown[]): boolean {
   return true;
 }
 
+/**
+ * Marks a guarded `ping`, process-wide (Symbol.for): another copy of this module in the process (a
+ * bundle beside a dependency, a test runner's module registry per file) finds Node's prototype
+ * guarded already. Each copy wrapped the last one's guard before: a chain of wrappers growing with
+ * the copies, each keeping its copy's whole module graph alive (a jest worker kept every test
+ * file's context, ~25 MB each, until the worker was replaced).
+ */
+const GUARDED = Symbol.for('dispatch.closing-pings.guarded');
+
 /** `ping` that answers locally while its session closes, and is `ping` otherwise. */
 function guarded(ping: Ping): Ping {
-  return function (this: Http2Session, ...args: unknown[]): boolean {
+  const guard = function (this: Http2Session, ...args: unknown[]): boolean {
     return answeredLocally(this, args) || (ping as (...a: unknown[]) => boolean).apply(this, args);
   } as Ping;
+  Object.defineProperty(guard, GUARDED, { value: true });
+  return guard;
 }
 
 /** Pings of `session` while it closes are acknowledged locally instead of failing. */
@@ -72,7 +83,7 @@ export function http2ServersOf(server: grpc.Server): Http2ServerLike[] | undefin
 let clientPrototype: { readonly proto: ClientHttp2Session; guardedPing?: Ping } | undefined;
 
 /** Node's ClientHttp2Session.prototype (the class is not exported), from a session on a socket that goes nowhere. */
-function clientSessionPrototype(): ClientHttp2Session {
+export function clientSessionPrototype(): ClientHttp2Session {
   const nowhere = new Duplex({ read: () => undefined, write: (_chunk, _encoding, done) => done() });
   const session = connect('http://guard.invalid', { createConnection: () => nowhere });
   session.on('error', () => undefined);
@@ -90,8 +101,10 @@ function clientSessionPrototype(): ClientHttp2Session {
 export function guardClientPings(): () => void {
   clientPrototype ??= { proto: clientSessionPrototype() };
   const target = clientPrototype;
+  const current = target.proto.ping as Ping & { [GUARDED]?: true };
+  if (!target.guardedPing && current[GUARDED]) target.guardedPing = current;
   if (!target.guardedPing) {
-    target.guardedPing = guarded(target.proto.ping);
+    target.guardedPing = guarded(current);
     Object.defineProperty(target.proto, 'ping', { value: target.guardedPing, writable: true, configurable: true });
   }
   return () => {

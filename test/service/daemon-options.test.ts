@@ -1,11 +1,13 @@
 // dispatchd's settings as a real process reads them: empty variables, a CA without a certificate,
-// ports out of range, and hosts that only look like loopback.
+// ports out of range, and hosts that only look like loopback. Where a test checks a setting given
+// by flag and by variable, the two processes run at once (each start is ~1 s of a core, mostly
+// loading the app).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runDaemon, startDaemon } from '../helpers/daemon';
+import { runDaemon, startDaemon, type Daemon } from '../helpers/daemon';
 import { createTestPki, type TestPki } from '../security/support/certificates';
 
 let pki: TestPki;
@@ -18,22 +20,40 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test('empty DISPATCH_GRACE_MS and DISPATCH_REDIS_URL count as unset: the default grace, the in-memory store, logged as such', async () => {
-  const daemon = await startDaemon([], { DISPATCH_GRACE_MS: '', DISPATCH_REDIS_URL: '' });
-  try {
+// Every variable that counts as unset when empty, read by one daemon (each test only reads what it
+// logged; the last stops it): a variable read as set fails the start, or shows in what is checked.
+describe('empty variables count as unset', () => {
+  let daemon: Daemon;
+  beforeAll(async () => {
+    daemon = await startDaemon([], {
+      DISPATCH_GRACE_MS: '',
+      DISPATCH_REDIS_URL: '',
+      DISPATCH_CONFIG: '',
+      DISPATCH_METRICS_LISTEN: '',
+      DISPATCH_TLS_CERT: '',
+      DISPATCH_TLS_KEY: '',
+      DISPATCH_TLS_REFRESH_MS: '',
+      DISPATCH_AUTH_TOKENS_FILE: '',
+    });
+  });
+  afterAll(() => {
+    daemon?.child.kill('SIGKILL');
+  });
+
+  test('other empty variables count as unset too', () => {
+    expect(daemon.stderr()).toMatch(/"message":"dispatchd serving".*"config":"[^"]*examples\/tools\.yaml"/);
+  });
+
+  test('an empty DISPATCH_AUTH_TOKENS_FILE counts as unset (it was read as the config directory: EISDIR)', () => {
+    expect(daemon.stderr()).toMatch(/"message":"dispatchd serving"/);
+  });
+
+  test('empty DISPATCH_GRACE_MS and DISPATCH_REDIS_URL count as unset: the default grace, the in-memory store, logged as such', async () => {
     daemon.child.kill('SIGTERM');
     expect(await daemon.exited).toBe(0);
     const logged = (message: string) => JSON.parse(daemon.stderr().split('\n').find((l) => l.includes(`"message":"${message}"`))!) as Record<string, unknown>;
     expect({ redis: logged('dispatchd serving').redis, graceMs: logged('draining').graceMs }).toEqual({ redis: false, graceMs: 10_000 });
-  } finally {
-    daemon.child.kill('SIGKILL');
-  }
-});
-
-test('other empty variables count as unset too', async () => {
-  const daemon = await startDaemon([], { DISPATCH_CONFIG: '', DISPATCH_METRICS_LISTEN: '', DISPATCH_TLS_CERT: '', DISPATCH_TLS_KEY: '', DISPATCH_TLS_REFRESH_MS: '' });
-  daemon.child.kill('SIGKILL');
-  expect(daemon.stderr()).toMatch(/"message":"dispatchd serving".*"config":"[^"]*examples\/tools\.yaml"/);
+  });
 });
 
 test.each(['grace', 'redis'])('an empty --%s is refused', async (flag) => {
@@ -44,8 +64,9 @@ test.each(['grace', 'redis'])('an empty --%s is refused', async (flag) => {
 
 test('a client CA without a certificate and key is refused, by flag or environment, instead of serving plaintext', async () => {
   const message = (source: string) => `dispatchd: ${source} needs --tls-cert and --tls-key (or DISPATCH_TLS_CERT and DISPATCH_TLS_KEY): without them dispatchd would serve plaintext and check no client certificate\n`;
-  expect(await runDaemon(['--listen', '127.0.0.1:0', '--tls-ca', pki.ca])).toEqual({ code: 2, stderr: message('--tls-ca') });
-  expect(await runDaemon(['--listen', '127.0.0.1:0'], { DISPATCH_TLS_CA: pki.ca })).toEqual({ code: 2, stderr: message('DISPATCH_TLS_CA') });
+  const [byFlag, byEnv] = await Promise.all([runDaemon(['--listen', '127.0.0.1:0', '--tls-ca', pki.ca]), runDaemon(['--listen', '127.0.0.1:0'], { DISPATCH_TLS_CA: pki.ca })]);
+  expect(byFlag).toEqual({ code: 2, stderr: message('--tls-ca') });
+  expect(byEnv).toEqual({ code: 2, stderr: message('DISPATCH_TLS_CA') });
 }, 40_000);
 
 test.each(['127.0.0.1:99999', '[::1]:65536'])('--listen %s is a usage error', async (listen) => {
@@ -60,12 +81,6 @@ test('a host name that starts with 127. is not loopback: without authentication 
   expect(stderr).toContain('refusing to listen on 127.attacker.invalid:0 without authentication');
 });
 
-test('an empty DISPATCH_AUTH_TOKENS_FILE counts as unset (it was read as the config directory: EISDIR)', async () => {
-  const daemon = await startDaemon([], { DISPATCH_AUTH_TOKENS_FILE: '' });
-  daemon.child.kill('SIGKILL');
-  expect(daemon.stderr()).toMatch(/"message":"dispatchd serving"/);
-});
-
 test('a grace past the timer limit is a usage error (Node would run it after 1 ms)', async () => {
   expect(await runDaemon(['--listen', '127.0.0.1:0', '--grace', '2147483648'])).toEqual({ code: 2, stderr: 'dispatchd: --grace must be at most 2147483647 ms, got "2147483648"\n' });
 });
@@ -73,10 +88,9 @@ test('a grace past the timer limit is a usage error (Node would run it after 1 m
 test('a mistake found while the app is built names the config file once; one about a flag names no file', async () => {
   const file = join(dir, 'bad-policy.yaml');
   require('node:fs').writeFileSync(file, 'tools: []\npolicies:\n  - decide: { when: [{ field: /x, op: "~", value: 1 }], then: block }\n');
-  const bad = await runDaemon(['--listen', '127.0.0.1:0', '--config', file]);
+  const [bad, missing] = await Promise.all([runDaemon(['--listen', '127.0.0.1:0', '--config', file]), runDaemon(['--listen', '127.0.0.1:0', '--tls-cert', join(dir, 'none.crt'), '--tls-key', join(dir, 'none.key')])]);
   expect(bad.code).toBe(1);
   expect(bad.stderr).toMatch(new RegExp(`^dispatchd: bad config: ${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: policies\\[0\\]`));
-  const missing = await runDaemon(['--listen', '127.0.0.1:0', '--tls-cert', join(dir, 'none.crt'), '--tls-key', join(dir, 'none.key')]);
   expect(missing.code).toBe(1);
   expect(missing.stderr).toMatch(/^dispatchd: cannot start: cannot read --tls-cert/);
 });
@@ -98,11 +112,12 @@ test('a busy port is one line naming the address and what to change, exit 1 as o
   await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
   try {
     const listen = `127.0.0.1:${(holder.address() as AddressInfo).port}`;
-    expect(await runDaemon(['--listen', listen])).toEqual({
+    const [byFlag, byEnv] = await Promise.all([runDaemon(['--listen', listen]), runDaemon([], { DISPATCH_LISTEN: listen })]);
+    expect(byFlag).toEqual({
       code: 1,
       stderr: `dispatchd: cannot start: cannot listen on ${listen} (from --listen): the address is already in use; stop what holds it, or choose another with --listen HOST:PORT or DISPATCH_LISTEN\n`,
     });
-    expect((await runDaemon([], { DISPATCH_LISTEN: listen })).stderr).toContain(`cannot listen on ${listen} (from DISPATCH_LISTEN): the address is already in use`);
+    expect(byEnv.stderr).toContain(`cannot listen on ${listen} (from DISPATCH_LISTEN): the address is already in use`);
   } finally {
     holder.close();
   }
@@ -114,11 +129,12 @@ test('the metrics port busy is the same one line, naming --metrics-listen or DIS
   try {
     const listen = `127.0.0.1:${(holder.address() as AddressInfo).port}`;
     const change = 'stop what holds it, or choose another with --metrics-listen HOST:PORT or DISPATCH_METRICS_LISTEN';
-    expect(await runDaemon(['--listen', '127.0.0.1:0', '--metrics-listen', listen])).toEqual({
+    const [byFlag, byEnv] = await Promise.all([runDaemon(['--listen', '127.0.0.1:0', '--metrics-listen', listen]), runDaemon(['--listen', '127.0.0.1:0'], { DISPATCH_METRICS_LISTEN: listen })]);
+    expect(byFlag).toEqual({
       code: 1,
       stderr: `dispatchd: cannot start: cannot listen on ${listen} (from --metrics-listen): the address is already in use; ${change}\n`,
     });
-    expect(await runDaemon(['--listen', '127.0.0.1:0'], { DISPATCH_METRICS_LISTEN: listen })).toEqual({
+    expect(byEnv).toEqual({
       code: 1,
       stderr: `dispatchd: cannot start: cannot listen on ${listen} (from DISPATCH_METRICS_LISTEN): the address is already in use; ${change}\n`,
     });
@@ -129,14 +145,16 @@ test('the metrics port busy is the same one line, naming --metrics-listen or DIS
 
 test('listening beyond loopback without authentication is a usage error, exit 2, naming the flag or variable that gave the address', async () => {
   const refusal = (from: string) => `dispatchd: refusing to listen on 0.0.0.0:0 without authentication; configure auth tokens or pass --insecure (DISPATCH_INSECURE=true), or give a loopback address with ${from}\n`;
-  expect(await runDaemon(['--listen', '0.0.0.0:0'])).toEqual({ code: 2, stderr: refusal('--listen') });
-  expect(await runDaemon([], { DISPATCH_LISTEN: '0.0.0.0:0' })).toEqual({ code: 2, stderr: refusal('DISPATCH_LISTEN') });
+  const [byFlag, byEnv] = await Promise.all([runDaemon(['--listen', '0.0.0.0:0']), runDaemon([], { DISPATCH_LISTEN: '0.0.0.0:0' })]);
+  expect(byFlag).toEqual({ code: 2, stderr: refusal('--listen') });
+  expect(byEnv).toEqual({ code: 2, stderr: refusal('DISPATCH_LISTEN') });
 }, 40_000);
 
 test('a bad Redis URL is a usage error, exit 2, naming --redis or DISPATCH_REDIS_URL', async () => {
   const forms = '(expected redis://[:password@]host:port/db, rediss://..., redis-sentinel://[:password@]host:26379,host:26379/MASTER or redis-cluster://[:password@]host:6379,host:6379)';
-  expect(await runDaemon(['--listen', '127.0.0.1:0', '--redis', 'foo://x:1'])).toEqual({ code: 2, stderr: `dispatchd: --redis: bad Redis URL "foo://x:1": unknown scheme "foo:" ${forms}\n` });
-  expect(await runDaemon(['--listen', '127.0.0.1:0'], { DISPATCH_REDIS_URL: 'redis://:hunter2@h:1/x' })).toEqual({
+  const [byFlag, byEnv] = await Promise.all([runDaemon(['--listen', '127.0.0.1:0', '--redis', 'foo://x:1']), runDaemon(['--listen', '127.0.0.1:0'], { DISPATCH_REDIS_URL: 'redis://:hunter2@h:1/x' })]);
+  expect(byFlag).toEqual({ code: 2, stderr: `dispatchd: --redis: bad Redis URL "foo://x:1": unknown scheme "foo:" ${forms}\n` });
+  expect(byEnv).toEqual({
     code: 2,
     stderr: `dispatchd: DISPATCH_REDIS_URL: bad Redis URL "redis://***@h:1/x": database "x" is not a number ${forms}\n`,
   });

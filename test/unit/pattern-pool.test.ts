@@ -35,11 +35,12 @@ async function collect(): Promise<void> {
   }
 }
 
-test('patterns no tool holds are freed: 20,000 distinct patterns registered and removed in turn', async () => {
+test('patterns no tool holds are freed: 15,000 distinct patterns registered and removed in turn', async () => {
   // The first rounds compile (nothing else, such as Ajv's code, may keep them); the rest take the
-  // patterns as a compile does, 20,000 in all, past what re2-wasm holds unless they are deleted
-  // (its 16 MiB ran out at 13,636 patterns of this form made and never deleted).
-  for (let round = 0; round < 40; round++) {
+  // patterns as a compile does, 15,000 in all, past what re2-wasm holds unless they are deleted
+  // (its 16 MiB ran out at 13,636 patterns of this form made and never deleted; 20,000 were made
+  // before, 40% more time for the same proof).
+  for (let round = 0; round < 30; round++) {
     if (round < 3) {
       const compiled = compiler.compile(patterns(`r${round}_`, MAX_PATTERNS_PER_TENANT), 'churn');
       expect(compiled.validate({ p0: `r${round}_0` })).toBe(true);
@@ -51,7 +52,7 @@ test('patterns no tool holds are freed: 20,000 distinct patterns registered and 
   }
   await collect();
   expect(patternsOwned('churn')).toBe(0);
-  // At most the last round's, which V8 may still hold (the last code compiled); never 20,000.
+  // At most the last round's, which V8 may still hold (the last code compiled); never 15,000.
   expect(patternsHeld()).toBeLessThanOrEqual(MAX_PATTERNS_PER_TENANT);
 });
 

@@ -79,8 +79,8 @@ export function http2ServersOf(server: grpc.Server): Http2ServerLike[] | undefin
   return [...(http2Servers.keys() as IterableIterator<Http2ServerLike>)];
 }
 
-/** The prototype of Node's client sessions, and whether its `ping` is guarded (then, its own one). */
-let clientPrototype: { readonly proto: ClientHttp2Session; guardedPing?: Ping } | undefined;
+/** Node's client session prototype, once found. Whether its `ping` is guarded is read off it (GUARDED): another copy of this module may have guarded it, or undone that. */
+let clientPrototype: ClientHttp2Session | undefined;
 
 /** Node's ClientHttp2Session.prototype (the class is not exported), from a session on a socket that goes nowhere. */
 export function clientSessionPrototype(): ClientHttp2Session {
@@ -99,18 +99,14 @@ export function clientSessionPrototype(): ClientHttp2Session {
  * undoes it (for tests).
  */
 export function guardClientPings(): () => void {
-  clientPrototype ??= { proto: clientSessionPrototype() };
-  const target = clientPrototype;
-  const current = target.proto.ping as Ping & { [GUARDED]?: true };
-  if (!target.guardedPing && current[GUARDED]) target.guardedPing = current;
-  if (!target.guardedPing) {
-    target.guardedPing = guarded(current);
-    Object.defineProperty(target.proto, 'ping', { value: target.guardedPing, writable: true, configurable: true });
+  const proto = (clientPrototype ??= clientSessionPrototype());
+  let guard = proto.ping as Ping & { [GUARDED]?: true };
+  if (!guard[GUARDED]) {
+    guard = guarded(guard);
+    Object.defineProperty(proto, 'ping', { value: guard, writable: true, configurable: true });
   }
   return () => {
-    if (target.proto.ping !== target.guardedPing) return;
     // Node defines `ping` on Http2Session.prototype only: deleting the shadow restores it.
-    delete (target.proto as { ping?: Ping }).ping;
-    target.guardedPing = undefined;
+    if (proto.ping === guard) delete (proto as { ping?: Ping }).ping;
   };
 }

@@ -205,30 +205,37 @@ const AUTH_SCHEME = /^([A-Za-z][A-Za-z0-9-]{0,31} +)[A-Za-z0-9._~+/-]{6,4096}={0
  * A whole value under a key named like a secret, as the text patterns take it: no space, 8+
  * characters (a password's from 1); under an Authorization key, the credentials after a scheme.
  * After a flag in a list (`["--passphrase", "correct horse"]`), spaces too: its words are one value.
- * A password's is read without the whitespace around it, which stays (`"\n  hunter2\n"` ->
- * `"\n  [REDACTED:secret]\n"`): one word is a password, more are wording.
+ * A value is read without the whitespace around it, which stays (`"\n  hunter2\n"` ->
+ * `"\n  [REDACTED:secret]\n"`, `{"token":"\n  abcd1234efgh5678"}` too): one word is a secret,
+ * more are wording.
  */
 function secretValue(key: string, kind: SecretKind, value: string, listed = false): string | undefined {
   const password = isPasswordKey(key);
-  const start = password && !listed ? value.length - value.trimStart().length : 0;
-  const end = password && !listed ? Math.max(start, value.trimEnd().length) : value.length;
+  const start = listed ? 0 : value.length - value.trimStart().length;
+  const end = listed ? value.length : Math.max(start, value.trimEnd().length);
   const word = value.slice(start, end);
   if (word.length < (password ? PASSWORD_MIN_CHARS : SECRET_MIN_CHARS) || word.includes(MARKER_START)) return undefined;
   const scheme = kind === 'authorization' ? AUTH_SCHEME.exec(word)?.[1] : undefined;
-  if (scheme !== undefined) return scheme + marker(/^bearer /i.test(scheme) ? 'bearer' : 'authorization');
+  if (scheme !== undefined) return value.slice(0, start) + scheme + marker(/^bearer /i.test(scheme) ? 'bearer' : 'authorization') + value.slice(end);
   if ((!listed && /\s/.test(word)) || isPlainValue(key, word)) return undefined;
   return value.slice(0, start) + marker(kind) + value.slice(end);
 }
 
 /**
- * A JSON escape that can hide a secret from the text patterns, which read it as written: `\/`
+ * What can hide a secret from the text patterns, which read it as written: a JSON escape, `\/`
  * (PHP's json_encode writes every `/` so: `postgres:\/\/admin:pw@db`) or `\uXXXX` (a key such as
- * `pass\u0077ord`). Decoded, as the JSON pass reads strings, the secret shows.
+ * `pass\u0077ord`), decoded as the JSON pass reads strings; or a string value after a quoted key
+ * that opens with whitespace, escaped or not (`{"token":"\n  abcd1234efgh5678"}`: the text patterns
+ * take a secret's value from its first character, only a password's after whitespace), which the
+ * JSON pass reads trimmed.
  */
-const HIDING_ESCAPE = /\\[u/]/;
+const HIDING_ESCAPE = /\\[u/]|"[ \t]{0,16}:[ \t]{0,16}"(?:[ \t]|\\[nrt])/;
 
 /** Whether a line of text that is not one JSON document is worth reading as JSON. */
 const hidesSecret = (line: string) => HIDING_ESCAPE.test(line);
+
+/** The same, once the text pass found a secret in the text: a line any pattern may match, or hiding an escape. */
+const mayHoldSecret = (line: string) => hidesSecret(line) || ANY_SECRET_PATTERN.test(line);
 
 /** Texts of one output that may fail to parse as JSON ({@link JsonRedactor.parseFailures}): ~5 ms of failures. */
 const MAX_PARSE_FAILURES = 1000;
@@ -250,10 +257,12 @@ function redact(text: string, entropy: EntropySettings, depth: number, parseFail
     parseFailures,
   };
   const whole = looksLikeJson(text) ? redactJson(text, redactor) : undefined;
-  if (whole !== undefined || !hiding) return whole ?? out;
-  // Not one JSON document (JSON lines, a log): its lines holding JSON are read as JSON, then the
-  // whole as text again, for what spans lines (a PEM block) and the lines that are not JSON.
-  const lines = redactJsonLines(text, redactor, hidesSecret);
+  if (whole !== undefined) return whole;
+  // Not one JSON document (JSON lines, a log): its lines holding JSON are read as JSON when they
+  // hide an escape or the text pass found a secret in the text (the text pass ends a value at `&`,
+  // `,` or `;`, so `{"password":"p&ss"}` kept `&ss`; JSON reads the string whole), then the whole as
+  // text again, for what spans lines (a PEM block) and the lines that are not JSON.
+  const lines = redactJsonLines(text, redactor, out === text ? hidesSecret : mayHoldSecret);
   return lines === text ? out : redactText(lines, entropy);
 }
 

@@ -4,13 +4,13 @@
  */
 
 /** Key names whose value a human chose: even a plain word after them is a secret. */
-const PASSWORD_NAME = /passw(?:or)?d|passphrase|pwd/i;
+const PASSWORD_NAME = /passw(?:or)?d|passphrase|pwd|(?:^|[_-])pass\b/i;
 
 /** Ends of key names (lowercase, letters and digits only) whose values identify or page. */
 const OPAQUE_KEY =
   /(?:(?:next|page|prev|previous|continuation|pagination|sync|resume)token|cursor|marker|continue|after|before|scrollid|integrity|etag|checksum|digest|hash|sha\d*|md5|uid|guid|ids?)$/;
 
-const SECRET_WORDS = new Set(['TOKEN', 'SECRET', 'PASSWORD', 'PASSWD', 'PASSPHRASE', 'PWD', 'KEY', 'CREDENTIAL', 'CREDENTIALS']);
+const SECRET_WORDS = new Set(['TOKEN', 'SECRET', 'PASSWORD', 'PASSWD', 'PASSPHRASE', 'PWD', 'PASS', 'KEY', 'CREDENTIAL', 'CREDENTIALS']);
 
 /**
  * The name of an environment variable holding a secret (`DB_PASSWORD`, `DISPATCH_TOKEN`): split

@@ -137,6 +137,12 @@ export const ESCAPED_NEXT_LINE =
 export const OPERATOR = '(?::=|=>|[:=])(?!=)';
 
 /**
+ * The space after a .netrc's `password` (`machine h login u password p`, on one line or several,
+ * as curl, git and ftp read it), told from a sentence's by the `login` and its value before it.
+ */
+export const NETRC_SPACE = behind(String.raw`(?:^|\s)login\s{1,16}\S{1,256}\s{1,16}password`) + String.raw`[ \t\r\n]{1,16}`;
+
+/**
  * A quoted key, its operator and the opening quote of a value that starts with spaces, tabs or
  * line breaks, escaped or not (`{"password":"\n  hunter2"}`, `"password": " hunter2"`). The value
  * must then be one word before its closing quote (secret-context.ts, `isWording`): `"password":

@@ -1,4 +1,4 @@
-import { ATTRIBUTE_QUOTE, ATTRIBUTES, ENTITY_QUOTE_KINDS, entityText, ESCAPED_NEXT_LINE, FLAG_SPACE, keyedValue, LIST_ITEM_GAP, loosen, NEXT_LINE, OPERATOR, separator, SPACED_QUOTED_VALUE, value } from './secret-forms';
+import { ATTRIBUTE_QUOTE, ATTRIBUTES, ENTITY_QUOTE_KINDS, entityText, ESCAPED_NEXT_LINE, FLAG_SPACE, keyedValue, LIST_ITEM_GAP, loosen, NETRC_SPACE, NEXT_LINE, OPERATOR, separator, SPACED_QUOTED_VALUE, value } from './secret-forms';
 
 /** The kinds of secret redaction names in `[REDACTED:kind]`. */
 export type SecretKind =
@@ -41,8 +41,12 @@ export interface SecretPattern {
 /** Key names of API keys: `api_key`, `x-api-key`, `apiKey`, `api-secret`, `api_token`. */
 const API_KEY_NAMES = '(?:x-)?api[_-]?(?:key|secret|token)|apikey';
 
-/** Key names of passwords, whose values may hold spaces (a passphrase of words) or be short. */
-const PASSWORD_NAMES = 'password|passphrase|passwd|pwd';
+/**
+ * Key names of passwords, whose values may hold spaces (a passphrase of words) or be short. `pass`
+ * only after a name and `_` or `-` (`DB_PASS`, RabbitMQ's `RABBITMQ_DEFAULT_PASS`, `smtp-pass`):
+ * alone it is as often a count or a verdict (`pass: 10`).
+ */
+const PASSWORD_NAMES = String.raw`password|passphrase|passwd|pwd|pass(?<=[^\W_][_-]pass)`;
 
 /**
  * Shortest value redacted under a password's key: one character. A password is a human's choice,
@@ -68,6 +72,7 @@ export const SECRET_MIN_CHARS = 8;
  */
 const SECRET_NAMES =
   'access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|secret[_-]?key|private[_-]?key|account[_-]?key|shared[_-]?access[_-]?key|' +
+  'secret[_-]?key[_-]?base|signing[_-]?key|encryption[_-]?key|' +
   '(?<!(?:page|next|prev|previous|continuation|sync|resume)[_-]?)token|secret|credentials?';
 
 /**
@@ -126,7 +131,7 @@ function keyValue(kind: SecretKind, names: string): SecretPattern {
  * quoted value may start with whitespace ({@link SPACED_QUOTED_VALUE}: `{"password":"\n  hunter2"}`).
  */
 function passwordKeyValue(): SecretPattern {
-  const core = `((?:${anyCase(PASSWORD_NAMES)})(?:${NEXT_LINE}|${ESCAPED_NEXT_LINE}|${SPACED_QUOTED_VALUE}|${separator('[ \\t]')}))` + String.raw`(?!\\[nrt])` + `(${keyedValue(PASSWORD_MIN_CHARS)})`;
+  const core = `((?:${anyCase(PASSWORD_NAMES)})(?:${NEXT_LINE}|${ESCAPED_NEXT_LINE}|${SPACED_QUOTED_VALUE}|${separator('[ \\t]')}|${NETRC_SPACE}))` + String.raw`(?!\\[nrt])` + `(${keyedValue(PASSWORD_MIN_CHARS)})`;
   return { ...pattern('secret', KEY_START, core, 'g', 1), keyed: true, password: true, loose: loosen(LOOSE_KEY_START + core) };
 }
 
@@ -172,7 +177,9 @@ function valueFirst(): SecretPattern {
 /**
  * Short flags whose value is a password by the tool's own convention, and only those: sshpass's
  * `-p` (`sshpass -p pw ssh ...`, attached too: getopt's), redis-cli's `-a`, and the MySQL
- * clients' `-p` attached (`mysql -proot`). Not mysql's `-p secret`, which prompts for the password
+ * clients' `-p` attached (`mysql -proot`), a registry login's `-p` (`docker login -u me -p pw`,
+ * podman's, nerdctl's, buildah's, `helm registry login`), and the password after the user of curl's
+ * `-u`/`--user` (`curl -u admin:pw`). Not mysql's `-p secret`, which prompts for the password
  * and names the database `secret`, nor `-p` of other tools (a port, `mkdir -p`). The command is
  * read back on the flag's line, at most 256 characters, after the flag's `-` (a lookbehind there
  * costs the pre-check scan only at a `-`).
@@ -180,11 +187,16 @@ function valueFirst(): SecretPattern {
 function shortFlags(): SecretPattern {
   const command = (names: string) => String.raw`(?<![\w.-])(?:${names})(?:\.exe)?(?:[ \t][^\n|;&]{0,256})?[ \t]`;
   const mysql = 'mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump';
-  const flag = String.raw`\bsshpass(?:[ \t]{1,4}-[vhe]){0,3}[ \t]{1,4}-p[ \t]{0,4}|-p(?<=${command(mysql)}-p)|-a(?<=${command('redis-cli')}-a)[ \t]{1,4}`;
+  const login = String.raw`(?:docker|podman|nerdctl|buildah)[ \t]{1,4}login|helm[ \t]{1,4}registry[ \t]{1,4}login`;
+  // curl's user and password in one (`curl -u admin:pw`): the user and its colon stay.
+  const user = String.raw`(?:u|-user)(?:[ \t]{1,4}|=)["']?[^\s:'"]{0,256}:`;
+  const flag =
+    String.raw`\bsshpass(?:[ \t]{1,4}-[vhe]){0,3}[ \t]{1,4}-p[ \t]{0,4}|-p(?<=${command(mysql)}-p)|-a(?<=${command('redis-cli')}-a)[ \t]{1,4}|` +
+    String.raw`-p(?<=${command(login)}-p)[ \t]{1,4}|-${user}(?<=${command('curl')}-${user})`;
   const core = `((?:${flag})["']?)(${value(PASSWORD_MIN_CHARS)})`;
-  // Loose, the commands' names: every `-` of a text started the flags' form in the pre-check scan
-  // (an 8 KB HTML page took 11% longer to redact).
-  return { kind: 'secret', regex: new RegExp(core, 'g'), keep: 1, shortFlag: true, loose: 'sshpass|mysql|mariadb|redis-cli' };
+  // Loose, the commands' names (with their flag where the name is a common word): every `-` of a
+  // text started the flags' form in the pre-check scan (an 8 KB HTML page took 11% longer to redact).
+  return { kind: 'secret', regex: new RegExp(core, 'g'), keep: 1, shortFlag: true, loose: String.raw`sshpass|mysql|mariadb|redis-cli|(?:docker|podman|nerdctl|buildah|helm)[ \t][^\n]{0,256}-p|curl[ \t][^\n]{0,256}-(?:u|-user)` };
 }
 
 /** The kinds of the values under keys named like secrets, for outputs read as JSON. */
@@ -214,12 +226,23 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   // simple its class (measured), and a bounded one backtracks a bounded distance.
   pattern('jwt', DASHED_START, String.raw`eyJ[A-Za-z0-9_-]{5,4096}\.eyJ[A-Za-z0-9_-]{5,65536}\.[A-Za-z0-9_-]{0,4096}`, 'g'),
   pattern('github_token', WORD_START, '(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})', 'g'),
-  pattern('slack_token', tokenStart('A-Za-z0-9-'), '(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,512}', 'g'),
+  // Slack's tokens, and an incoming webhook's path (hooks.slack.com/services/T.../B.../...): whoever
+  // holds it posts to the channel, and its last part (24 characters) is too short for the entropy
+  // step. The host stays (group 1, empty for a token; a lookbehind for it cost the scans a look at every `T`).
+  pattern('slack_token', tokenStart('A-Za-z0-9-'), String.raw`(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,512}|(hooks\.slack\.com\/services\/)T[A-Z0-9]{6,16}\/B[A-Z0-9]{6,16}\/[A-Za-z0-9]{16,64}`, 'g', 1),
   pattern('aws_access_key', WORD_START, String.raw`(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`, 'g'),
   pattern('aws_secret_key', WORD_START, String.raw`((?:aws_?)?secret_?access_?key${SEPARATOR})[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])`, 'gi', 1),
   // GitLab's tokens (personal, deploy, runner, trigger) are their prefix and 20 characters: too
-  // short for the entropy step.
-  pattern('api_key', DASHED_START, '(?:sk-[A-Za-z0-9_-]{20,512}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,512}|AIza[A-Za-z0-9_-]{35}|gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_-]{20,255})', 'g'),
+  // short for the entropy step. DigitalOcean's (dop_v1_, doo_v1_, dor_v1_) and Shopify's (shpat_,
+  // shpca_, shppa_, shpss_) are their prefix and hex, which the entropy step keeps as a hash.
+  pattern(
+    'api_key',
+    DASHED_START,
+    '(?:sk-[A-Za-z0-9_-]{20,512}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,512}|AIza[A-Za-z0-9_-]{35}|gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_-]{20,255}|do[opr]_v1_[a-f0-9]{64}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32})(?![A-Za-z0-9])',
+    'g',
+  ),
+  // An age private key (Bech32, upper case): 58 characters of a 32-letter alphabet, not of base64.
+  pattern('private_key', WORD_START, 'AGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58}(?![A-Za-z0-9])', 'g'),
   pattern('bearer', WORD_START, String.raw`(Bearer\s+)[A-Za-z0-9._~+/-]{8,4096}={0,3}`, 'gi', 1),
   pattern('authorization', WORD_START, String.raw`(authorization${SEPARATOR}(?:Basic|Token|Digest)\s+)[A-Za-z0-9._~+/-]{6,4096}={0,3}`, 'gi', 1),
   // After `Bearer ` and `Basic ` have been replaced: a scheme left is a word, or too short.

@@ -78,8 +78,10 @@ const SECRET_NAMES =
 /**
  * Key names of an Authorization header (`Proxy-Authorization`, `X-Authorization` too), whose value
  * may be a raw token with no scheme (`Authorization: lin_api_...`). A scheme alone is a word, kept.
+ * And `auth`: Docker's config.json keeps a registry's `"auth"` as base64 of `user:password`
+ * (`basic_auth`, `x-auth` too; not `oauth`; a method's name, `{"auth":"client_credentials"}`, is a word).
  */
-const AUTHORIZATION_NAMES = 'authorization';
+const AUTHORIZATION_NAMES = 'authorization|auth';
 
 /**
  * Where a token made of `run` characters starts: not after one of them, unless that one follows a
@@ -244,7 +246,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   // An age private key (Bech32, upper case): 58 characters of a 32-letter alphabet, not of base64.
   pattern('private_key', WORD_START, 'AGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58}(?![A-Za-z0-9])', 'g'),
   pattern('bearer', WORD_START, String.raw`(Bearer\s+)[A-Za-z0-9._~+/-]{8,4096}={0,3}`, 'gi', 1),
-  pattern('authorization', WORD_START, String.raw`(authorization${SEPARATOR}(?:Basic|Token|Digest)\s+)[A-Za-z0-9._~+/-]{6,4096}={0,3}`, 'gi', 1),
+  pattern('authorization', WORD_START, String.raw`((?:authorization|auth)${SEPARATOR}(?:Basic|Token|Digest)\s+)[A-Za-z0-9._~+/-]{6,4096}={0,3}`, 'gi', 1),
   // After `Bearer ` and `Basic ` have been replaced: a scheme left is a word, or too short.
   keyValue('authorization', AUTHORIZATION_NAMES),
   quotedKeyValue('secret', PASSWORD_NAMES),

@@ -49,3 +49,23 @@ test.each<[string, string]>([
 ])('kept: %s', (_what, input) => {
   expect(redactSecrets(input)).toBe(input);
 });
+
+// Found in review: Docker's config.json keeps each registry's credentials as `"auth"`, base64 of
+// `user:password` (24 characters for a short pair: too short for the entropy step), under a key the
+// patterns did not name.
+test.each<[string, string, string]>([
+  ["Docker's config.json", '{"auths":{"https://index.docker.io/v1/":{"auth":"YWRtaW46UzNjcjN0UGFzcw=="}}}', '{"auths":{"https://index.docker.io/v1/":{"auth":"[REDACTED:authorization]"}}}'],
+  ['basic_auth in YAML', 'basic_auth: admin:S3cr3tPass', 'basic_auth: [REDACTED:authorization]'],
+  ['an Auth header with a scheme', 'Auth: Basic YWRtaW46cGFzcw==', 'Auth: Basic [REDACTED:authorization]'],
+])('%s', (_what, input, expected) => {
+  expect(redactSecrets(input)).toBe(expected);
+});
+
+test.each<[string, string]>([
+  ['an auth method', '{"auth":"client_credentials"}'],
+  ['an auth object', '{"auth": {"type": "basic"}}'],
+  ['a placeholder', 'auth: required'],
+  ['oauth', 'oauth: abcdefgh12345'],
+])('kept: %s', (_what, input) => {
+  expect(redactSecrets(input)).toBe(input);
+});

@@ -62,17 +62,15 @@ export class DispatchError extends Error {
   }
 
   /**
-   * This failure with a new `message` (and `suggestion`, when given), every other field kept, its
-   * `cause` this one unless given (redaction keeps the secret out of it): what redaction, bounding
-   * and a later attempt's retelling make of it. A copy listing its fields by hand once dropped the
-   * flags added after it (notRetriedWithinTurn, notTheTool, noHost), and with them the retry and
-   * breaker decisions.
+   * This failure with a new `message` and the fields `changes` holds (one given as undefined is
+   * cleared), every other field kept, its `cause` this one unless given (redaction keeps the secret
+   * out of it): what redaction, bounding, a later attempt's retelling and the side-effect rules
+   * make of it. Copies listing its fields by hand dropped the flags added after them
+   * (notRetriedWithinTurn, notTheTool, noHost), and with them the retry and breaker decisions.
    */
-  retold(message: string, texts: { readonly suggestion?: string; readonly cause?: unknown } = {}): DispatchError {
-    const { kind, phase, recoverable, retryAfterMs, httpStatus, notRetriedWithinTurn, notTheTool, noHost } = this;
-    const suggestion = 'suggestion' in texts ? texts.suggestion : this.suggestion;
-    const cause = 'cause' in texts ? texts.cause : this;
-    return new DispatchError(kind, message, { phase, recoverable, suggestion, retryAfterMs, httpStatus, notRetriedWithinTurn, notTheTool, noHost, cause });
+  retold(message: string, changes: DispatchErrorOptions = {}): DispatchError {
+    const { kind, phase, recoverable, suggestion, retryAfterMs, httpStatus, notRetriedWithinTurn, notTheTool, noHost } = this;
+    return new DispatchError(kind, message, { phase, recoverable, suggestion, retryAfterMs, httpStatus, notRetriedWithinTurn, notTheTool, noHost, cause: this, ...changes });
   }
 
   /** Normalises anything caught into a DispatchError; unknown throwables become UNEXPECTED. */

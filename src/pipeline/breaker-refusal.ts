@@ -28,13 +28,10 @@ export function breakerOpen(deps: PipelineDeps, tool: ResolvedTool): DispatchErr
 export function failedThenRefused(failure: DispatchError, refusal: DispatchError): DispatchError {
   const message = `${failure.message} (not retried: the tool's circuit breaker opened after repeated failures, so it is temporarily unavailable)`;
   const { recoverable } = failure;
-  return new DispatchError(failure.kind, message, {
-    phase: failure.phase,
-    recoverable,
-    cause: failure,
-    httpStatus: failure.httpStatus,
+  return failure.retold(message, {
     retryAfterMs: recoverable ? refusal.retryAfterMs : failure.retryAfterMs,
     suggestion: recoverable ? (refusal.suggestion ?? suggestionFor(ErrorKind.BREAKER_OPEN)) : failure.suggestion,
+    notRetriedWithinTurn: false,
   });
 }
 

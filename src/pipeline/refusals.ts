@@ -46,11 +46,5 @@ export function claimRefusal(claim: ClaimOutcome | undefined): DispatchError | u
  * again as it is may do it twice (DESIGN section 4). Not recoverable by calling again.
  */
 export function mayHaveRun(error: DispatchError): DispatchError {
-  return new DispatchError(error.kind, error.message, {
-    phase: 'during',
-    recoverable: false,
-    cause: error,
-    httpStatus: error.httpStatus,
-    suggestion: MAY_HAVE_RUN,
-  });
+  return error.retold(error.message, { phase: 'during', recoverable: false, suggestion: MAY_HAVE_RUN, retryAfterMs: undefined, notRetriedWithinTurn: false });
 }

@@ -30,5 +30,5 @@ export function sideEffectFailure(error: DispatchError, tool: ResolvedTool, kept
 
 /** `error` with nothing that invites calling again as it is, and `suggestion`. */
 function notRecoverable(error: DispatchError, suggestion: string): DispatchError {
-  return new DispatchError(error.kind, error.message, { phase: error.phase, recoverable: false, cause: error, httpStatus: error.httpStatus, suggestion });
+  return error.retold(error.message, { recoverable: false, suggestion, retryAfterMs: undefined, notRetriedWithinTurn: false });
 }

@@ -88,26 +88,31 @@ function isSequence(text: string, start: number, end: number): boolean {
 const INTEGRITY = /^(?:sha(?:1|256|384|512)|md5)-/;
 
 /**
- * The key of the random-looking run at `text[start, end)`: before it, or inside it when the run is
- * `key=value` (a query string's `next_token=...`; an `=` only at its end is base64 padding).
+ * Where the value starts in the run at `text[start, end)` when the run is `key=value` (a query
+ * string's `next_token=...`; an `=` only at its end is base64 padding): after its first `=`;
+ * otherwise `start`.
  */
-function keyOf(text: string, start: number, end: number): string {
+function valueStart(text: string, start: number, end: number): number {
   // Searched within the run only: indexOf past it made many random runs quadratic.
   let eq = start + 1;
   while (eq < end && text.charCodeAt(eq) !== 61) eq++;
-  return eq + 1 < end && text.charCodeAt(eq + 1) !== 61 ? text.slice(start, eq) : keyBefore(text, start);
+  return eq + 1 < end && text.charCodeAt(eq + 1) !== 61 ? eq + 1 : start;
 }
 
-/** Whether the random-looking run at `text[start, end)` is a known kind of non-secret. */
-function isKnownNonSecret(text: string, start: number, end: number): boolean {
-  return INTEGRITY.test(text.slice(start, start + 8)) || looksLikeWords(text, start, end) || isSequence(text, start, end) || isOpaqueKey(keyOf(text, start, end));
+/** The key of the random-looking run at `text[start, end)` whose value starts at `value`: before it, or inside it (`key=value`). */
+const keyOf = (text: string, start: number, value: number): string => (value > start ? text.slice(start, value - 1) : keyBefore(text, start));
+
+/** Whether the random-looking run at `text[start, end)`, its value from `value`, is a known kind of non-secret. */
+function isKnownNonSecret(text: string, start: number, end: number, value: number): boolean {
+  return INTEGRITY.test(text.slice(start, start + 8)) || looksLikeWords(text, start, end) || isSequence(text, start, end) || isOpaqueKey(keyOf(text, start, value));
 }
 
 /**
  * Replaces long high-entropy runs of token characters with `marker`, found by one scan over the
- * text. Kept: runs shorter than `minLength`, path-like or without both letters and digits, and
- * those {@link isKnownNonSecret} (identifiers, integrity hashes, alphabets, the values of keys
- * such as `next_token`, `cursor`, `id`).
+ * text; a run that is `key=value` keeps its key (`X-Amz-Algorithm=[REDACTED:high_entropy]`, where
+ * the whole run became the marker and a URL's parameter lost its name). Kept: runs shorter than
+ * `minLength`, path-like or without both letters and digits, and those {@link isKnownNonSecret}
+ * (identifiers, integrity hashes, alphabets, the values of keys such as `next_token`, `cursor`, `id`).
  */
 export function redactHighEntropy(text: string, minLength: number, factor: number, marker: string): string {
   let out = '';
@@ -120,10 +125,11 @@ export function redactHighEntropy(text: string, minLength: number, factor: numbe
     }
     const start = i;
     while (i < text.length && isToken(text.charCodeAt(i))) i++;
-    if (i - start >= minLength && looksRandom(text, start, i, factor) && !isKnownNonSecret(text, start, i)) {
-      out += text.slice(from, start) + marker;
-      from = i;
-    }
+    if (i - start < minLength || !looksRandom(text, start, i, factor)) continue;
+    const value = valueStart(text, start, i);
+    if (isKnownNonSecret(text, start, i, value)) continue;
+    out += text.slice(from, value) + marker;
+    from = i;
   }
   return from === 0 ? text : out + text.slice(from);
 }

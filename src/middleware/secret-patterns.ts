@@ -262,13 +262,14 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   // shows it. No quote or backslash in it (a URL has them encoded), so it never spans two JSON
   // strings; no bracket in the user (redis://[:password@]host is a usage line). The user may be
   // empty: redis://:PASSWORD@host is how Redis URLs (and dispatch's own --redis) carry a password.
-  // Or an Azure shared access signature in its query (`&sig=`, `&amp;sig=` in HTML): whoever holds
-  // the URL may use the blob until it expires. Its base64 is percent-encoded (%2B, %2F, %3D), so the
-  // entropy step saw only the short runs between the escapes.
+  // Or an Azure shared access signature in its query (`&sig=`, `&amp;sig=` in HTML), or an S3 or GCS
+  // presigned URL's (`X-Amz-Signature=`, `X-Goog-Signature=`, hex, which the entropy step keeps as a
+  // hash): whoever holds the URL may use the object until it expires. Azure's base64 is
+  // percent-encoded (%2B, %2F, %3D), so the entropy step saw only the short runs between the escapes.
   pattern(
     'secret',
     '',
-    String.raw`\b([a-z][a-z0-9+.-]{1,20}:(?:\\{0,8}\/){2}[^\s:/@[\]]{0,256}:)[^\s@/"\\]{1,256}(?=@)|([?&;]sig=)[A-Za-z0-9%+/=_-]{16,512}`,
+    String.raw`\b([a-z][a-z0-9+.-]{1,20}:(?:\\{0,8}\/){2}[^\s:/@[\]]{0,256}:)[^\s@/"\\]{1,256}(?=@)|([?&;](?:sig|X-Amz-Signature|X-Goog-Signature)=)[A-Za-z0-9%+/=_-]{16,512}`,
     'gi',
     2,
   ),

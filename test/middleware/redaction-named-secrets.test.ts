@@ -69,3 +69,20 @@ test.each<[string, string]>([
 ])('kept: %s', (_what, input) => {
   expect(redactSecrets(input)).toBe(input);
 });
+
+// Found in review: an S3 presigned URL kept its signature (64 hex characters: the entropy step keeps
+// hex as a hash) and lost the name of its algorithm parameter, whose whole `key=value` run became
+// the entropy step's marker. The signature is the credential, as Azure's `sig` is; a random run that
+// is `key=value` keeps its key.
+test.each<[string, string, string]>([
+  [
+    'an S3 presigned URL',
+    'https://b.s3.amazonaws.com/f.pdf?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=3600&X-Amz-Signature=fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024',
+    'https://b.s3.amazonaws.com/f.pdf?X-Amz-Algorithm=[REDACTED:high_entropy]&X-Amz-Expires=3600&X-Amz-Signature=[REDACTED:secret]',
+  ],
+  ['a GCS signed URL', 'https://storage.googleapis.com/b/o?X-Goog-Expires=900&X-Goog-Signature=8a2f4c6e8b0d2f4a6c8e0b2d4f6a8c0e2b4d', 'https://storage.googleapis.com/b/o?X-Goog-Expires=900&X-Goog-Signature=[REDACTED:secret]'],
+  ['a random value after its key in a query', 'q?session=Xk9mP2qL7vR4tY8wZ3nB6cF1hJ5sD0gA7eK2uP9q&x=1', 'q?session=[REDACTED:high_entropy]&x=1'],
+  ['base64 with its padding, no key', 'aGVsbG8gd29ybGQgdGhpcyBpcyBhIHRlc3Q9fT2kQ7xLm4Z==', '[REDACTED:high_entropy]'],
+])('%s', (_what, input, expected) => {
+  expect(redactSecrets(input)).toBe(expected);
+});

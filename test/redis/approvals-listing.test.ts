@@ -81,7 +81,9 @@ const indexKeys = () => redis.cli('--scan', '--pattern', 'dispatch:approvals:ten
 test('replica B lists a wait held on replica A, with the arguments that run, and decides it; decided or ended waits are listed by neither', async () => {
   const a = await replica();
   const b = await replica();
+  // One after the other: sent together, either may be held first (the list is in request order).
   const paid = charge(a, 'pay', 150);
+  await listedCount(b, 1);
   const ended = charge(a, 'ends', 20);
   const [first, second] = await listedCount(b, 2);
   expect([first!.toolCallId, second!.toolCallId]).toEqual(['c-pay', 'c-ends']);

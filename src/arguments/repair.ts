@@ -3,6 +3,7 @@ import { enumBudget, enumHas, enumMatches, MAX_ENUM_COMPARISONS, type EnumBudget
 import { inexactNumber, inexactNumberProblem } from './exact-numbers';
 import { keyPatterns, type KeyPatterns } from './key-patterns';
 import { hasMemberSchemas, memberSchema } from './map-members';
+import { renameNearKeys } from './near-keys';
 import { refTarget } from './schema-refs';
 
 type Schema = Record<string, unknown>;
@@ -160,7 +161,10 @@ export interface RepairOptions {
  * opposite, stricter than DESIGN's "Levenshtein 2"; with `sideEffects`, only a typo that spells
  * no other word, so not `charge` for `change`); `null` for an optional field dropped, unless the
  * field has a default and the tool has side effects (`sideEffects`): the default would take
- * null's place, `{"notify":null}` becoming `notify: true`, where the model may have meant "no".
+ * null's place, `{"notify":null}` becoming `notify: true`, where the model may have meant "no";
+ * a property an object's schema does not allow (`additionalProperties: false`) renamed to the one
+ * declared property it misspells and the object lacks (`citty` to `city`; `renameNearKeys`, the
+ * near miss read as for enum values).
  * Only values that do not fit are touched, and a value with more than one possible repair is
  * left as it is, so a repair never turns an invalid call into a different valid one. Returns the
  * repaired copy, one line per repair, and one per repair refused (for the error message). An enum
@@ -204,6 +208,8 @@ export function repairArguments(value: unknown, schema: Schema, options: RepairO
       const props = isObject(sub.properties) ? (sub.properties as Record<string, Schema>) : {};
       const required = new Set(Array.isArray(sub.required) ? (sub.required as string[]) : []);
       const copy: Record<string, unknown> = { ...next };
+      // A property the schema does not allow, misspelling one it declares (`citty` for `city`).
+      if (sub.additionalProperties === false && !hasMemberSchemas(sub)) repairs.push(...renameNearKeys(copy, Object.keys(props), path, sideEffects));
       for (const [key, propSchema] of Object.entries(props)) {
         // Own keys only, as validation reads them: `in` saw Object.prototype's `constructor` or
         // `toString` as a value sent, and a repair made `"constructor":[null]` of it.

@@ -1,7 +1,7 @@
 import type { ErrorObject } from 'ajv';
 import { shortened } from '../pipeline/bound-result';
 import { STOPPED_KEYWORD } from '../registry/schema-errors';
-import { isNearMiss } from './enum-near-miss';
+import { nearDeclared } from './near-keys';
 
 /** Longest value, schema fragment, field path or property name a line shows, in characters. */
 const MAX_FRAGMENT = 200;
@@ -13,37 +13,11 @@ const MAX_MESSAGE = 2_000;
 
 const clip = (text: string): string => shortened(text, MAX_FRAGMENT);
 
-/**
- * Longest unexpected name compared with the schema's properties, most properties read, and the
- * most their lengths may differ (separators and one typo): a near-miss test costs ~3-8 µs, and a
- * refusal names up to 5 unexpected properties.
- */
-const MAX_NEAR_NAME = 256;
-const MAX_NEAR_CANDIDATES = 200;
-const MAX_NEAR_LENGTH_GAP = 4;
-
-/**
- * The one property of the object's schema that an unexpected name is a misspelling of, and the
- * object does not hold (`citty` for `city`, `cityName` for `city_name`): as enum-near-miss.ts reads
- * a near miss (one typo in one word, never its first letter, or other separators). None when no
- * property or more than one is near.
- */
-function nearProperty(error: ErrorObject, name: string): string | undefined {
-  const properties = (error.parentSchema as { properties?: unknown } | undefined)?.properties;
-  if (name.length > MAX_NEAR_NAME || typeof properties !== 'object' || properties === null) return undefined;
-  const data = typeof error.data === 'object' && error.data !== null ? error.data : {};
-  let near: string | undefined;
-  for (const candidate of Object.keys(properties).slice(0, MAX_NEAR_CANDIDATES)) {
-    if (Math.abs(candidate.length - name.length) > MAX_NEAR_LENGTH_GAP || Object.prototype.hasOwnProperty.call(data, candidate) || !isNearMiss(name, candidate)) continue;
-    if (near !== undefined) return undefined;
-    near = candidate;
-  }
-  return near;
-}
-
 /** The line of an unexpected property, with the property it may have meant. */
 function unexpected(path: string, error: ErrorObject, name: string): string {
-  const near = nearProperty(error, name);
+  const properties = (error.parentSchema as { properties?: unknown } | undefined)?.properties;
+  const object = typeof error.data === 'object' && error.data !== null ? error.data : {};
+  const near = typeof properties === 'object' && properties !== null ? nearDeclared(name, Object.keys(properties), object) : undefined;
   return `${path}: unexpected property "${clip(name)}" (the schema allows no other properties${near === undefined ? '' : `; did you mean "${clip(near)}"?`})`;
 }
 

@@ -46,7 +46,8 @@ export function renameNearKeys(copy: Record<string, unknown>, declared: readonly
   for (const [near, keys] of meant) {
     if (keys.length !== 1) continue;
     const key = keys[0]!;
-    copy[near] = copy[key];
+    // Defined, not assigned: a schema may declare `__proto__`, whose assignment sets the prototype.
+    Object.defineProperty(copy, near, { value: copy[key], enumerable: true, writable: true, configurable: true });
     delete copy[key];
     lines.push(`repaired ${path}/${key}: renamed to ${JSON.stringify(near)} (a misspelling of a property the schema declares)`);
   }

@@ -61,3 +61,11 @@ test('through Dispatch: a lenient tool runs with the property renamed, a strict 
     await d.close();
   }
 });
+
+test('a declared __proto__ is renamed to as an own property, the prototype untouched', () => {
+  // Parsed, as a schema is: an object literal's `__proto__` would set its prototype instead.
+  const declared = JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string"}},"additionalProperties":false}') as Record<string, unknown>;
+  const out = repairArguments(JSON.parse('{"__protoo__":"x"}'), declared);
+  expect(Object.getPrototypeOf(out.value)).toBe(Object.prototype);
+  expect(Object.hasOwn(out.value as object, '__proto__')).toBe(true);
+});

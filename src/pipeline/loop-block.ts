@@ -48,8 +48,7 @@ export function toldWaitMs(failure: LoopFailure | undefined, assumedMs: number):
 /** `error` telling the model to wait `waitMs` (retry_after_ms) before calling again. */
 export function withWait(error: DispatchError, waitMs: number | undefined): DispatchError {
   if (waitMs === undefined || waitMs === error.retryAfterMs) return error;
-  const { kind, message, phase, recoverable, suggestion, httpStatus, cause } = error;
-  return new DispatchError(kind, message, { phase, recoverable, suggestion, retryAfterMs: waitMs, httpStatus, cause });
+  return error.retold(error.message, { retryAfterMs: waitMs, cause: error.cause });
 }
 
 /**

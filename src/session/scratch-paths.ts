@@ -131,6 +131,5 @@ export function withoutScratchPaths(error: unknown, dirs: readonly string[]): un
   if (!(error instanceof DispatchError)) return message === (error as Error).message ? error : new Error(message, { cause: error });
   const suggestion = error.suggestion === undefined ? undefined : hideScratchPaths(error.suggestion, dirs);
   if (message === error.message && suggestion === error.suggestion) return error;
-  const { kind, phase, recoverable, retryAfterMs, httpStatus } = error;
-  return new DispatchError(kind, message, { phase, recoverable, suggestion, retryAfterMs, httpStatus, cause: error });
+  return error.retold(message, { suggestion });
 }

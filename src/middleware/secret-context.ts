@@ -35,6 +35,14 @@ const SECRET_WORD = /secret|session|passw|passphrase|auth|credential|private/;
 const PLACEHOLDER =
   String.raw`(?:null|nil|none|undef|undefined|true|false|n\/?a|empty|unset|required|optional|(?:required|nullable|sometimes)\|[\w:.|]*|string|str|bytes|%s|[*~?|.-]+|\[(?:redacted|filtered|hidden|masked)\b[^\]]{0,32}\]|\[[A-Za-z_:]{0,24}\.\.\.|<[^<>]{0,64}>|\{\{.*|\{%.*|\{[A-Za-z_][\w.]{0,64}\})$`;
 
+/**
+ * A key named `..._pass` (not `password`), whose value is a count or a verdict: `tests_pass: 10`,
+ * `LINT_PASS=1`, `{"all_pass": "yes"}` are a test report's, where a password of 4 digits or fewer
+ * is rare. Under `DB_PASS` a longer number or any other word is still a password.
+ */
+const PASS_COUNT_KEY = /(?:^|[_-])pass\b/i;
+const PASS_COUNT = /^(?:\d{1,4}|yes|no|ok)$/i;
+
 /** A reference, a path, a URL or a placeholder: one expression, as it is tested for every value a key names. */
 const PLAIN = new RegExp(String.raw`^(?:\$|\/|~\/|\.\.?\/|[A-Za-z]:\\|[a-z][a-z0-9+.-]*:\/\/|${PLACEHOLDER})`, 'i');
 
@@ -47,6 +55,7 @@ const PLAIN = new RegExp(String.raw`^(?:\$|\/|~\/|\.\.?\/|[A-Za-z]:\\|[a-z][a-z0
  */
 export function isPlainValue(key: string, value: string): boolean {
   if (PLAIN.test(value) || isEnvName(value)) return true;
+  if (PASS_COUNT_KEY.test(key) && PASS_COUNT.test(value)) return true;
   return !PASSWORD_NAME.test(key) && value.length <= 32 && /^(?:[a-z]+(?:[-_][a-z]+)*|[A-Z][a-z]+)$/.test(value);
 }
 

@@ -25,3 +25,21 @@ test.each<[string, string]>([
 ])('kept: %s', (_what, input) => {
   expect(redactSecrets(input)).toBe(input);
 });
+
+// Found in review: a `_pass` key is as often a test report's count or verdict as a password.
+test.each<[string, string]>([
+  ['a count', '{"tests_pass": 10, "tests_fail": 0}'],
+  ['a flag in an environment', 'LINT_PASS=1'],
+  ['a verdict', '{"all_pass": "yes"}'],
+])('kept under a _pass key: %s', (_what, input) => {
+  expect(redactSecrets(input)).toBe(input);
+});
+
+test.each<[string, string, string]>([
+  ['a longer number', 'DB_PASS=123456', 'DB_PASS=[REDACTED:secret]'],
+  ['a word', 'DB_PASS=hunter', 'DB_PASS=[REDACTED:secret]'],
+  ['a short number under password (not a _pass key)', '{"password": 10}', '{"password": "[REDACTED:secret]"}'],
+])('still redacted: %s', (_what, input, expected) => {
+  expect(redactSecrets(input)).toBe(expected);
+});
+

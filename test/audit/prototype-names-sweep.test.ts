@@ -76,7 +76,18 @@ async function transcript(d: App, name: string): Promise<string[]> {
   await attempt('ListTools', async () => (await d.registry.listTools({})).tools.map((t) => t.name.split(name).join('NAME')).filter((t) => t.includes('NAME')).sort());
   await attempt('RemoveTool', async () => (await d.registry.removeTool({ name: `r_${name}` })).removed);
   await attempt('RemoveTool again', async () => (await d.registry.removeTool({ name: `r_${name}` })).removed);
-  await attempt('ListApprovals', async () => (await d.dispatch.listApprovals({ sessionId: session, tool: name })).approvals.length);
+  // The transcripts run at once, and a replica runs at most 2 ListApprovals of a tenant at a time
+  // (RESOURCE_EXHAUSTED "try again shortly"): tried again, as a client does (at most 50 times).
+  const listApprovals = async (tries = 50): Promise<number> => {
+    try {
+      return (await d.dispatch.listApprovals({ sessionId: session, tool: name })).approvals.length;
+    } catch (error) {
+      if (tries <= 1 || !/RESOURCE_EXHAUSTED/.test((error as Error).message)) throw error;
+      await new Promise((r) => setTimeout(r, 20));
+      return listApprovals(tries - 1);
+    }
+  };
+  await attempt('ListApprovals', listApprovals);
   await attempt('ResolveApproval', async () => (await d.dispatch.resolveApproval({ approvalId: name, approve: true })).resolved);
   await attempt('EndSession', async () => (await d.dispatch.endSession({ sessionId: session })).$typeName);
   note('side effect after EndSession', (await turn([{ id: name, name: `se_${name}`, arguments: args('k', { n: 3 }) }])).map(brief));

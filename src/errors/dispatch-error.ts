@@ -69,8 +69,17 @@ export class DispatchError extends Error {
    * (notRetriedWithinTurn, notTheTool, noHost), and with them the retry and breaker decisions.
    */
   retold(message: string, changes: DispatchErrorOptions = {}): DispatchError {
-    const { kind, phase, recoverable, suggestion, retryAfterMs, httpStatus, notRetriedWithinTurn, notTheTool, noHost } = this;
-    return new DispatchError(kind, message, { phase, recoverable, suggestion, retryAfterMs, httpStatus, notRetriedWithinTurn, notTheTool, noHost, cause: this, ...changes });
+    return new DispatchError(this.kind, message, { ...this.fields(), cause: this, ...changes });
+  }
+
+  /**
+   * Every field of this failure but its kind, message and cause, as options: the one list of them
+   * that retold and the relay's wire form (relay-messages.ts) copy, so a field added here is kept
+   * by both.
+   */
+  fields(): DispatchErrorOptions & Pick<DispatchError, 'phase' | 'recoverable'> {
+    const { phase, recoverable, suggestion, retryAfterMs, httpStatus, notRetriedWithinTurn, notTheTool, noHost } = this;
+    return { phase, recoverable, suggestion, retryAfterMs, httpStatus, notRetriedWithinTurn, notTheTool, noHost };
   }
 
   /** Normalises anything caught into a DispatchError; unknown throwables become UNEXPECTED. */

@@ -3,8 +3,11 @@
  * look like secrets (redaction of them broke source code, paths and pagination for the agent).
  */
 
+/** A key named `..._pass` (`DB_PASS`; not `password`, nor `pass` inside a word). */
+const PASS_KEY = String.raw`(?:^|[_-])pass\b`;
+
 /** Key names whose value a human chose: even a plain word after them is a secret. */
-const PASSWORD_NAME = /passw(?:or)?d|passphrase|pwd|(?:^|[_-])pass\b/i;
+const PASSWORD_NAME = new RegExp(`passw(?:or)?d|passphrase|pwd|${PASS_KEY}`, 'i');
 
 /** Ends of key names (lowercase, letters and digits only) whose values identify or page. */
 const OPAQUE_KEY =
@@ -40,7 +43,7 @@ const PLACEHOLDER =
  * `LINT_PASS=1`, `{"all_pass": "yes"}` are a test report's, where a password of 4 digits or fewer
  * is rare. Under `DB_PASS` a longer number or any other word is still a password.
  */
-const PASS_COUNT_KEY = /(?:^|[_-])pass\b/i;
+const PASS_COUNT_KEY = new RegExp(PASS_KEY, 'i');
 const PASS_COUNT = /^(?:\d{1,4}|yes|no|ok)$/i;
 
 /** A reference, a path, a URL or a placeholder: one expression, as it is tested for every value a key names. */

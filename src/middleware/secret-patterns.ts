@@ -189,7 +189,8 @@ function valueFirst(): SecretPattern {
 function shortFlags(): SecretPattern {
   const command = (names: string) => String.raw`(?<![\w.-])(?:${names})(?:\.exe)?(?:[ \t][^\n|;&]{0,256})?[ \t]`;
   const mysql = 'mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump';
-  const login = String.raw`(?:docker|podman|nerdctl|buildah)[ \t]{1,4}login|helm[ \t]{1,4}registry[ \t]{1,4}login`;
+  const registries = 'docker|podman|nerdctl|buildah';
+  const login = String.raw`(?:${registries})[ \t]{1,4}login|helm[ \t]{1,4}registry[ \t]{1,4}login`;
   // curl's user and password in one (`curl -u admin:pw`): the user and its colon stay.
   const user = String.raw`(?:u|-user)(?:[ \t]{1,4}|=)["']?[^\s:'"]{0,256}:`;
   const flag =
@@ -198,7 +199,7 @@ function shortFlags(): SecretPattern {
   const core = `((?:${flag})["']?)(${value(PASSWORD_MIN_CHARS)})`;
   // Loose, the commands' names (with their flag where the name is a common word): every `-` of a
   // text started the flags' form in the pre-check scan (an 8 KB HTML page took 11% longer to redact).
-  return { kind: 'secret', regex: new RegExp(core, 'g'), keep: 1, shortFlag: true, loose: String.raw`sshpass|mysql|mariadb|redis-cli|(?:docker|podman|nerdctl|buildah|helm)[ \t][^\n]{0,256}-p|curl[ \t][^\n]{0,256}-(?:u|-user)` };
+  return { kind: 'secret', regex: new RegExp(core, 'g'), keep: 1, shortFlag: true, loose: String.raw`sshpass|mysql|mariadb|redis-cli|(?:${registries}|helm)[ \t][^\n]{0,256}-p|curl[ \t][^\n]{0,256}-(?:u|-user)` };
 }
 
 /** The kinds of the values under keys named like secrets, for outputs read as JSON. */

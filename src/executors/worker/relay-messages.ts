@@ -31,8 +31,7 @@ export type RelayMessage =
 /** A failure in its wire form; anything that is not a DispatchError is UNEXPECTED, during. */
 export function toWire(error: unknown): WireError {
   const e = DispatchError.from(error, 'during');
-  const { kind, phase, message, recoverable, suggestion, retryAfterMs, httpStatus, notRetriedWithinTurn, notTheTool, noHost } = e;
-  return { kind, phase, message, recoverable, suggestion, retryAfterMs, httpStatus, notRetriedWithinTurn, notTheTool, noHost };
+  return { kind: e.kind, message: e.message, ...e.fields() };
 }
 
 /** A whole number from `min` to `max` from another replica, or undefined. */

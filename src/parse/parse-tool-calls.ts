@@ -7,6 +7,7 @@ import { detectGlmXml, withoutGlmCalls } from './detect-glm-xml';
 import { detectHarmony } from './detect-harmony';
 import { detectHermes } from './detect-hermes';
 import { detectKimi } from './detect-kimi';
+import { detectMiniMax, withoutMiniMaxCalls } from './detect-minimax';
 import { detectMistral } from './detect-mistral';
 import { detectPythonTag } from './detect-python-tag';
 import { detectQwenXml, withoutQwenCalls } from './detect-qwen-xml';
@@ -45,6 +46,7 @@ const markedDetectors = (textParameters: TextParameterLookup | undefined): reado
   detectHarmony,
   detectDeepSeek,
   detectDsml,
+  (text) => detectMiniMax(text, textParameters),
   detectKimi,
 ];
 
@@ -60,13 +62,14 @@ const detectBareJson: Detector = (text, budget) => scanForCalls(text, 0, text.le
  * GLM-4.5 XML (`<tool_call>name<arg_key>`, see `detectGlmXml`), gpt-oss harmony messages
  * (`<|channel|>commentary to=functions.name<|message|>`, see `detectHarmony`), DeepSeek
  * V3/R1/V3.1 and Kimi K2 tool-call sections (see `detectDeepSeek`, `detectKimi`), DeepSeek V3.2
- * DSML (`<｜DSML｜invoke name="name">`, see `detectDsml`),
+ * DSML (`<｜DSML｜invoke name="name">`, see `detectDsml`), MiniMax-M2 XML
+ * (`<minimax:tool_call><invoke name="name">`, see `detectMiniMax`),
  * Llama 3.x JSON (with or without `<|python_tag|>`, or `<function=...>`),
  * Mistral `[TOOL_CALLS]`, OpenAI `tool_calls` / `function` objects, and any of these in a
  * Markdown fence, read tolerantly (see `parseTolerantValue`); a call cut off before its
  * arguments, or inside them, is not a call. Calls drafted in reasoning (`<think>` blocks and the
  * like, see `maskReasoning`) are ignored. With `offeredTools` non-empty, a call naming any other
- * tool is not a call. With `options.textParameters`, a Qwen3-Coder or GLM value that its tool's
+ * tool is not a call. With `options.textParameters`, a Qwen3-Coder, GLM or MiniMax value that its tool's
  * schema asks for as text stays text (`12345` for a zip code is not the number 12345). Runs in
  * time linear in the text and never throws: whatever goes wrong, the answer is format `none`
  * with the whole text remaining.
@@ -102,13 +105,13 @@ export function parseToolCalls(text: string, offeredTools?: readonly string[], o
  * not merged: a marked call quoted in a fenced or bare call's arguments (a `<tool_call>` tag in a
  * string) is still taken for a call, as seeing that it is quoted would mean parsing every JSON
  * value before every marker, in hostile input about three times the work of one scan. Fences
- * share the marked dialects' work budget. The later tiers read the text with Qwen, GLM and DSML
+ * share the marked dialects' work budget. The later tiers read the text with Qwen, GLM, DSML and MiniMax
  * calls blanked out (see `withoutQwenCalls`), worked out when the first of them is read.
  */
 function detectInTiers(text: string, textParameters: TextParameterLookup | undefined): (readonly Iterable<FoundCalls>[])[] {
   const markedBudget = createBudget(text);
   let unmarked: string | undefined;
-  const unmarkedText = (): string => (unmarked ??= withoutDsmlCalls(withoutGlmCalls(withoutQwenCalls(text))));
+  const unmarkedText = (): string => (unmarked ??= withoutMiniMaxCalls(withoutDsmlCalls(withoutGlmCalls(withoutQwenCalls(text)))));
   return [
     markedDetectors(textParameters).map((detect) => detect(text, markedBudget)),
     [lazily(() => detectFences(unmarkedText(), markedBudget))],

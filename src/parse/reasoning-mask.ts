@@ -2,6 +2,7 @@ import { blankSpans } from './blank-spans';
 import { mayStartCallJson } from './call-precheck';
 import { dsmlCallSpans } from './detect-dsml';
 import { glmCallSpans } from './detect-glm-xml';
+import { miniMaxCallSpans } from './detect-minimax';
 import { qwenCallSpans } from './detect-qwen-xml';
 import { skipSpace } from './marker-finder';
 import { firstClosingEnd, mentionedOpenings, nextReasoningOpening, reasoningBlockEnd, unopenedClosings, type ReasoningOpening } from './reasoning-tags';
@@ -9,11 +10,12 @@ import { parseTolerantValue, type WorkBudget } from './tolerant-json';
 import { skipFillers } from './value-sequence';
 
 /**
- * Call markers (a DSML call's span begins at its block's tag or its `invoke` tag), and the tag
- * that ends what follows a marker when it is not one JSON value.
+ * Call markers (a DSML or MiniMax call's span begins at its block's tag or its `invoke` tag), and
+ * the tag that ends what follows a marker when it is not one JSON value.
  */
-const CALL_MARKERS = /<tool_call>|\[TOOL_CALLS\]|<\|python_tag\|>|<function=|<[\uff5c|]DSML[\uff5c|](?:invoke|function_calls>|tool_calls>)/g;
-const DSML_MARKER = /^<[\uff5c|]DSML/;
+const CALL_MARKERS = /<tool_call>|\[TOOL_CALLS\]|<\|python_tag\|>|<function=|<[\uff5c|]DSML[\uff5c|](?:invoke|function_calls>|tool_calls>)|<minimax:tool_call>|<invoke\s/g;
+/** The markers of the calls whose spans `xmlCallEnd` knows: DSML's and MiniMax's. */
+const INVOKE_MARKER = /^<(?:[\uff5c|]DSML|minimax:|invoke)/;
 const MARKER_ENDS: Readonly<Record<string, string>> = { '<tool_call>': '</tool_call>', '<function=': '</function>' };
 /** A name and its `[ARGS]` after Mistral's `[TOOL_CALLS]` (v11 and later, an id in `[CALL_ID]` allowed). */
 const MISTRAL_NAME = /[\w.-]{1,128}\s*(?:\[CALL_ID\]\s*[\w-]{0,64}\s*)?\[ARGS\]/y;
@@ -27,7 +29,7 @@ const MISTRAL_NAME = /[\w.-]{1,128}\s*(?:\[CALL_ID\]\s*[\w-]{0,64}\s*)?\[ARGS\]/
  * opening tag before it matches ends a block that began with the text, as when the chat template
  * put the opening tag in the prompt; so does one an opening tag mentioned in that reasoning seems
  * to balance (see `mentionedOpenings`). A tag that lies inside a call's arguments (a marked call
- * not yet ended, a Qwen, GLM or DSML call's value, or JSON that may be a call: bare, OpenAI or
+ * not yet ended, a Qwen, GLM, DSML or MiniMax call's value, or JSON that may be a call: bare, OpenAI or
  * fenced) is quoted there and is text: blanking from or up to it would drop that call or expose
  * one quoted after it. Such calls are looked for with `budget`; when that is spent nothing more
  * is blanked. An opening tag never closed runs to the end. Linear in the text.
@@ -100,7 +102,7 @@ function lineStart(text: string, at: number): number {
 class CallExtents {
   private markerFrom = -1;
   private marker: RegExpExecArray | null = null;
-  /** The Qwen, GLM and DSML calls' spans, end by start; see `xmlCallEnd`. */
+  /** The Qwen, GLM, DSML and MiniMax calls' spans, end by start; see `xmlCallEnd`. */
   private xmlCalls: Map<number, number> | undefined;
 
   constructor(
@@ -145,7 +147,7 @@ class CallExtents {
   /** Where a marked call ends when it was closed: its JSON value read whole, or its closing tag found. */
   private closedMarkedEnd(markerAt: number, marker: string): number | undefined {
     const { text } = this;
-    if (MARKER_ENDS[marker] !== undefined || DSML_MARKER.test(marker)) {
+    if (MARKER_ENDS[marker] !== undefined || INVOKE_MARKER.test(marker)) {
       const end = this.markedCallEnd(markerAt, marker);
       return end >= 0 && end < text.length ? end : undefined;
     }
@@ -171,13 +173,13 @@ class CallExtents {
 
   /**
    * Where what follows a marker ends: its JSON value, or else its closing tag if it has one, or
-   * the end of the Qwen, GLM or DSML call it opens (see `xmlCallEnd`); -1 when a tag is followed by
+   * the end of the Qwen, GLM, DSML or MiniMax call it opens (see `xmlCallEnd`); -1 when a tag is followed by
    * nothing its detector would read as a call (a mention in prose: "answer with a <tool_call>
    * tag"), which quotes nothing, however far its closing tag is.
    */
   private markedCallEnd(markerAt: number, marker: string): number {
     const { text } = this;
-    if (DSML_MARKER.test(marker)) return this.xmlCallEnd(markerAt);
+    if (INVOKE_MARKER.test(marker)) return this.xmlCallEnd(markerAt);
     let valueAt = markerAt + marker.length;
     if (marker === '<function=') {
       const nameEnd = text.indexOf('>', valueAt);
@@ -204,14 +206,14 @@ class CallExtents {
   }
 
   /**
-   * The end of the Qwen, GLM or DSML call whose span begins at `markerAt`, or -1. Its values are raw
+   * The end of the Qwen, GLM, DSML or MiniMax call whose span begins at `markerAt`, or -1. Its values are raw
    * text, not JSON strings, so a reasoning tag in them (code being written) is found only this
    * way. The calls are looked for once, when first asked, in one pass each.
    */
   private xmlCallEnd(markerAt: number): number {
     if (this.xmlCalls === undefined) {
       this.xmlCalls = new Map();
-      for (const { start, end } of [...qwenCallSpans(this.text), ...glmCallSpans(this.text), ...dsmlCallSpans(this.text)]) {
+      for (const { start, end } of [...qwenCallSpans(this.text), ...glmCallSpans(this.text), ...dsmlCallSpans(this.text), ...miniMaxCallSpans(this.text)]) {
         this.xmlCalls.set(start, end);
       }
     }

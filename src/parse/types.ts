@@ -4,7 +4,8 @@
  * `glm_xml` GLM-4.5's `<tool_call>name<arg_key>key</arg_key><arg_value>value</arg_value></tool_call>`,
  * `harmony` gpt-oss's `<|channel|>commentary to=functions.name<|message|>{...}<|call|>`,
  * `deepseek` DeepSeek V3/R1/V3.1's `<｜tool▁call▁begin｜>...<｜tool▁sep｜>...`, `deepseek_dsml`
- * DeepSeek V3.2's `<｜DSML｜invoke name="name"><｜DSML｜parameter name="key" string="true">...` and
+ * DeepSeek V3.2's `<｜DSML｜invoke name="name"><｜DSML｜parameter name="key" string="true">...`,
+ * `minimax_xml` MiniMax-M2's `<minimax:tool_call><invoke name="name"><parameter name="key">...` and
  * `kimi` Kimi K2's `<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{...}`.
  */
 export type ParseFormat =
@@ -18,6 +19,7 @@ export type ParseFormat =
   | 'harmony'
   | 'deepseek'
   | 'deepseek_dsml'
+  | 'minimax_xml'
   | 'kimi'
   | 'none';
 

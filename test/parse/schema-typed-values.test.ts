@@ -20,6 +20,12 @@ function qwenCall(name: string, args: Record<string, string>): string {
   return `<tool_call>\n<function=${name}>\n${body}</function>\n</tool_call>`;
 }
 
+/** A MiniMax-M2 call as its chat template writes it, in a block of its own. */
+function miniMaxCall(name: string, args: Record<string, string>): string {
+  const body = Object.entries(args).map(([key, value]) => `<parameter name="${key}">${value}</parameter>\n`).join('');
+  return `<minimax:tool_call>\n<invoke name="${name}">\n${body}</invoke>\n</minimax:tool_call>`;
+}
+
 const ADDRESS_SCHEMA = {
   type: 'object',
   properties: {
@@ -41,6 +47,7 @@ const argumentsOf = (text: string, textParameters?: TextParameterLookup): unknow
 const DIALECTS = [
   ['GLM', glmCall],
   ['Qwen3-Coder', qwenCall],
+  ['MiniMax-M2', miniMaxCall],
 ] as const;
 
 describe.each(DIALECTS)("%s values read by the tool's schema", (_, call) => {

@@ -3,20 +3,43 @@ import { readTagAttributes } from './tag-attributes';
 import { createTagValueEnds } from './tag-value-ends';
 import type { ValueEnds } from './xml-blocks';
 
+/**
+ * The tags of a dialect of `<invoke name="NAME"><parameter name="key">value</parameter></invoke>`
+ * calls inside a block: DeepSeek's DSML and MiniMax's. The tags that a call is read by
+ * (`invokeOpen`, `parameterOpen`, their closings) have spellings of one length each; the block's
+ * may differ.
+ */
+export interface InvokeTags {
+  readonly invokeOpen: Spellings;
+  readonly invokeClose: Spellings;
+  readonly parameterOpen: Spellings;
+  readonly parameterClose: Spellings;
+  readonly blockOpen: Spellings;
+  readonly blockClose: Spellings;
+}
+
 /** A DSML tag with DeepSeek's fullwidth bars (`<｜DSML｜invoke`, U+FF5C), and with ASCII bars: of one length. */
 const dsml = (opening: '<' | '</', name: string): Spellings => [`${opening}\uff5cDSML\uff5c${name}`, `${opening}|DSML|${name}`];
 
 /** DeepSeek's DSML tags, each in both spellings; the block around the calls is V3.2's `function_calls` or V4's `tool_calls`. */
-export const DSML_TAGS = {
+export const DSML_TAGS: InvokeTags = {
   invokeOpen: dsml('<', 'invoke'),
   invokeClose: dsml('</', 'invoke>'),
   parameterOpen: dsml('<', 'parameter'),
   parameterClose: dsml('</', 'parameter>'),
   blockOpen: [...dsml('<', 'function_calls>'), ...dsml('<', 'tool_calls>')],
   blockClose: [...dsml('</', 'function_calls>'), ...dsml('</', 'tool_calls>')],
-} as const;
+};
 
-const { invokeOpen: INVOKE_OPEN, invokeClose: INVOKE_CLOSE, parameterOpen: PARAMETER_OPEN, parameterClose: PARAMETER_CLOSE, blockOpen: BLOCK_OPEN, blockClose: BLOCK_CLOSE } = DSML_TAGS;
+/** MiniMax-M2's tags: plain `<invoke name="NAME">` and `<parameter name="key">` in a `<minimax:tool_call>` block. */
+export const MINIMAX_TAGS: InvokeTags = {
+  invokeOpen: ['<invoke'],
+  invokeClose: ['</invoke>'],
+  parameterOpen: ['<parameter'],
+  parameterClose: ['</parameter>'],
+  blockOpen: ['<minimax:tool_call>'],
+  blockClose: ['</minimax:tool_call>'],
+};
 
 /** The length of a tag, whose spellings are all of one length. */
 export const lengthOf = (tag: Spellings): number => tag[0]?.length ?? 0;
@@ -35,22 +58,21 @@ export const lengthOf = (tag: Spellings): number => tag[0]?.length ?? 0;
  * else the value quotes a whole parameter. With neither, a value left open ends at
  * `</｜DSML｜invoke>`, unless an `<｜DSML｜invoke` comes first (another call's: a draft cut off
  * must not swallow the call after it). -1 when no end is this call's. The rule is GLM's and
- * Qwen3-Coder's too (see `createTagValueEnds`).
+ * Qwen3-Coder's too (see `createTagValueEnds`). MiniMax's values, with its tags, end alike.
  */
-export function createDsmlValueEnds(text: string): ValueEnds {
+export function createInvokeValueEnds(text: string, tags: InvokeTags): ValueEnds {
+  const headerNameLength = lengthOf(tags.parameterOpen);
   return createTagValueEnds(text, {
-    close: PARAMETER_CLOSE,
-    headerOpen: PARAMETER_OPEN,
-    isHeader,
-    callEnds: [...INVOKE_CLOSE, ...BLOCK_CLOSE],
-    openValueEnd: INVOKE_CLOSE,
-    openValueStops: INVOKE_OPEN,
-    callOpens: [...INVOKE_OPEN, ...BLOCK_OPEN],
+    close: tags.parameterClose,
+    headerOpen: tags.parameterOpen,
+    // A whole parameter header (`<｜DSML｜parameter` then ` name="key"`, any other attributes, `>`): at most 1 KiB read, stopping at any `<`.
+    isHeader: (source, at) => {
+      const tag = readTagAttributes(source, at + headerNameLength);
+      return tag.kind === 'tag' && tag.attributes.has('name');
+    },
+    callEnds: [...tags.invokeClose, ...tags.blockClose],
+    openValueEnd: tags.invokeClose,
+    openValueStops: tags.invokeOpen,
+    callOpens: [...tags.invokeOpen, ...tags.blockOpen],
   });
-}
-
-/** Whether a whole parameter header (`<｜DSML｜parameter` then ` name="key"`, any other attributes, `>`) begins at `at`: at most 1 KiB read, stopping at any `<`. */
-function isHeader(text: string, at: number): boolean {
-  const tag = readTagAttributes(text, at + lengthOf(PARAMETER_OPEN));
-  return tag.kind === 'tag' && tag.attributes.has('name');
 }

@@ -10,6 +10,7 @@ import { detectKimi } from './detect-kimi';
 import { detectMiniMax, withoutMiniMaxCalls } from './detect-minimax';
 import { detectMistral } from './detect-mistral';
 import { detectPythonTag } from './detect-python-tag';
+import { detectPythonic, withoutPythonicCalls } from './detect-pythonic';
 import { detectQwenXml, withoutQwenCalls } from './detect-qwen-xml';
 import type { Detector, FoundCalls } from './found-calls';
 import { scanForCalls } from './object-scanner';
@@ -48,6 +49,7 @@ const markedDetectors = (textParameters: TextParameterLookup | undefined): reado
   detectDsml,
   (text) => detectMiniMax(text, textParameters),
   detectKimi,
+  detectPythonic,
 ];
 
 /**
@@ -65,7 +67,8 @@ const detectBareJson: Detector = (text, budget) => scanForCalls(text, 0, text.le
  * DSML (`<｜DSML｜invoke name="name">`, see `detectDsml`), MiniMax-M2 XML
  * (`<minimax:tool_call><invoke name="name">`, see `detectMiniMax`),
  * Llama 3.x JSON (with or without `<|python_tag|>`, or `<function=...>`),
- * Mistral `[TOOL_CALLS]`, OpenAI `tool_calls` / `function` objects, and any of these in a
+ * Mistral `[TOOL_CALLS]`, pythonic lists of calls (`[name(key=value)]`, see `detectPythonic`),
+ * OpenAI `tool_calls` / `function` objects, and any of these in a
  * Markdown fence, read tolerantly (see `parseTolerantValue`); a call cut off before its
  * arguments, or inside them, is not a call. Calls drafted in reasoning (`<think>` blocks and the
  * like, see `maskReasoning`) are ignored. With `offeredTools` non-empty, a call naming any other
@@ -105,13 +108,13 @@ export function parseToolCalls(text: string, offeredTools?: readonly string[], o
  * not merged: a marked call quoted in a fenced or bare call's arguments (a `<tool_call>` tag in a
  * string) is still taken for a call, as seeing that it is quoted would mean parsing every JSON
  * value before every marker, in hostile input about three times the work of one scan. Fences
- * share the marked dialects' work budget. The later tiers read the text with Qwen, GLM, DSML and MiniMax
- * calls blanked out (see `withoutQwenCalls`), worked out when the first of them is read.
+ * share the marked dialects' work budget. The later tiers read the text with Qwen, GLM, DSML, MiniMax and
+ * pythonic calls blanked out (see `withoutQwenCalls`), worked out when the first of them is read.
  */
 function detectInTiers(text: string, textParameters: TextParameterLookup | undefined): (readonly Iterable<FoundCalls>[])[] {
   const markedBudget = createBudget(text);
   let unmarked: string | undefined;
-  const unmarkedText = (): string => (unmarked ??= withoutMiniMaxCalls(withoutDsmlCalls(withoutGlmCalls(withoutQwenCalls(text)))));
+  const unmarkedText = (): string => (unmarked ??= withoutPythonicCalls(withoutMiniMaxCalls(withoutDsmlCalls(withoutGlmCalls(withoutQwenCalls(text)))), createBudget(text)));
   return [
     markedDetectors(textParameters).map((detect) => detect(text, markedBudget)),
     [lazily(() => detectFences(unmarkedText(), markedBudget))],

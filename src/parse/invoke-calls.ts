@@ -41,17 +41,19 @@ export function scanInvokes(text: string, dialect: InvokeDialect, withArguments:
   const valueEnds = createInvokeValueEnds(text, tags);
   let previousEnd = 0;
   let blockOpen = false;
+  const inBlock = (open: number): boolean => tokenBefore(text, open, previousEnd, tags.blockOpen) !== open || (blockOpen && skipSpace(text, previousEnd, open) === open);
+  // A call outside its block, where it counts for none, is not read.
+  const invokes = inBlockOnly && !tags.blockOpen.some((spelling) => text.includes(spelling)) ? { next: () => -1 } : createTokenFinder(text, tags.invokeOpen);
   return scanBlocks(
-    createTokenFinder(text, tags.invokeOpen),
-    (open) => readCall(text, tags, open + lengthOf(tags.invokeOpen), valueEnds, withArguments, textParameters),
+    invokes,
+    (open) => (inBlockOnly && !inBlock(open) ? { kind: 'broken', at: open + lengthOf(tags.invokeOpen) } : readCall(text, tags, open + lengthOf(tags.invokeOpen), valueEnds, withArguments, textParameters)),
     (open, call, callEnd) => {
       const start = tokenBefore(text, open, previousEnd, tags.blockOpen);
-      const inBlock = start !== open || (blockOpen && skipSpace(text, previousEnd, open) === open);
-      if (inBlockOnly && !inBlock) return undefined;
+      const inside = start !== open || inBlock(open);
       const after = skipSpace(text, callEnd, text.length);
       const close = tags.blockClose.find((spelling) => text.startsWith(spelling, after));
       previousEnd = close === undefined ? callEnd : after + close.length;
-      blockOpen = inBlock && close === undefined;
+      blockOpen = inside && close === undefined;
       return { start, end: previousEnd, calls: [call], format };
     },
   );
@@ -72,7 +74,7 @@ function readCall(text: string, tags: InvokeTags, from: number, valueEnds: Value
     const key = tag.attributes.get('name');
     const valueEnd = key === undefined ? -1 : valueEnds(tag.end);
     if (key === undefined || valueEnd < 0) return { kind: 'broken', at: tag.end };
-    parameters.push({ key, text: tag.attributes.get('string') === 'true', from: tag.end, to: valueEnd });
+    if (withArguments) parameters.push({ key, text: tag.attributes.get('string') === 'true', from: tag.end, to: valueEnd });
     pos = skipSpace(text, tokenAt(text, valueEnd, tags.parameterClose) ? valueEnd + lengthOf(tags.parameterClose) : valueEnd, text.length);
   }
   if (!tokenAt(text, pos, tags.invokeClose)) return { kind: 'broken', at: pos };

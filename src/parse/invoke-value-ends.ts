@@ -1,5 +1,5 @@
 import type { Spellings } from './special-tokens';
-import { readTagAttributes } from './tag-attributes';
+import { tagHasAttribute } from './tag-attributes';
 import { createTagValueEnds } from './tag-value-ends';
 import type { ValueEnds } from './xml-blocks';
 
@@ -66,10 +66,7 @@ export function createInvokeValueEnds(text: string, tags: InvokeTags): ValueEnds
     close: tags.parameterClose,
     headerOpen: tags.parameterOpen,
     // A whole parameter header (`<｜DSML｜parameter` then ` name="key"`, any other attributes, `>`): at most 1 KiB read, stopping at any `<`.
-    isHeader: (source, at) => {
-      const tag = readTagAttributes(source, at + headerNameLength);
-      return tag.kind === 'tag' && tag.attributes.has('name');
-    },
+    isHeader: (source, at) => tagHasAttribute(source, at + headerNameLength, 'name'),
     callEnds: [...tags.invokeClose, ...tags.blockClose],
     openValueEnd: tags.invokeClose,
     openValueStops: tags.invokeOpen,

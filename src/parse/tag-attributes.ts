@@ -20,11 +20,29 @@ export type TagAttributes =
  * having read no character that a later tag may begin with.
  */
 export function readTagAttributes(text: string, from: number): TagAttributes {
-  const limit = Math.min(from + MAX_ATTRIBUTES, text.length);
   const attributes = new Map<string, string>();
+  const read = scanTag(text, from, (keyStart, keyEnd, valueStart, valueEnd) => attributes.set(text.slice(keyStart, keyEnd), text.slice(valueStart, valueEnd)));
+  return read.kind === 'broken' ? read : { kind: 'tag', attributes, end: read.end };
+}
+
+/**
+ * Whether the tag whose name ends at `from` is whole, as `readTagAttributes` reads it, with an
+ * attribute `name`: building nothing, for the checks made at every closing tag of a value.
+ */
+export function tagHasAttribute(text: string, from: number, name: string): boolean {
+  let found = false;
+  const read = scanTag(text, from, (keyStart, keyEnd) => {
+    if (keyEnd - keyStart === name.length && text.startsWith(name, keyStart)) found = true;
+  });
+  return read.kind === 'tag' && found;
+}
+
+/** Reads a tag's attributes as `readTagAttributes` describes, handing each to `visit`. */
+function scanTag(text: string, from: number, visit: (keyStart: number, keyEnd: number, valueStart: number, valueEnd: number) => void): { readonly kind: 'tag'; readonly end: number } | { readonly kind: 'broken'; readonly at: number } {
+  const limit = Math.min(from + MAX_ATTRIBUTES, text.length);
   for (let pos = from; ; ) {
     const next = skipSpace(text, pos, limit);
-    if (next < limit && text.charCodeAt(next) === 0x3e) return { kind: 'tag', attributes, end: next + 1 };
+    if (next < limit && text.charCodeAt(next) === 0x3e) return { kind: 'tag', end: next + 1 };
     if (next === pos) return { kind: 'broken', at: next };
     let keyEnd = next;
     while (keyEnd < limit && isKeyChar(text.charCodeAt(keyEnd))) keyEnd++;
@@ -33,7 +51,7 @@ export function readTagAttributes(text: string, from: number): TagAttributes {
     let valueEnd = valueStart;
     while (valueEnd < limit && isValueChar(text.charCodeAt(valueEnd))) valueEnd++;
     if (valueEnd >= limit || text.charCodeAt(valueEnd) !== 0x22) return { kind: 'broken', at: valueEnd < limit ? valueEnd : limit };
-    attributes.set(text.slice(next, keyEnd), text.slice(valueStart, valueEnd));
+    visit(next, keyEnd, valueStart, valueEnd);
     pos = valueEnd + 1;
   }
 }

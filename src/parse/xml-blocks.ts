@@ -10,18 +10,17 @@ export type Block =
 /**
  * The calls of the XML-like blocks (Qwen3-Coder's, GLM's, DSML's) each opened by a tag `opens` finds:
  * `read` reads the block whose tag is at `open`, and `span` makes the found call of one that is a
- * call (or undefined: no call where it stands, as MiniMax's outside its block). The search goes on where a broken block broke, and after a whole one, so each character
+ * call. The search goes on where a broken block broke, and after a whole one, so each character
  * is read a bounded number of times.
  */
-export function* scanBlocks(opens: MarkerFinder, read: (open: number) => Block, span: (open: number, call: CandidateCall, end: number) => FoundCalls | undefined): Generator<FoundCalls> {
+export function* scanBlocks(opens: MarkerFinder, read: (open: number) => Block, span: (open: number, call: CandidateCall, end: number) => FoundCalls): Generator<FoundCalls> {
   for (let open = opens.next(0); open >= 0; ) {
     const block = read(open);
     if (block.kind === 'broken') {
       open = opens.next(block.at);
       continue;
     }
-    const found = block.call === undefined ? undefined : span(open, block.call, block.end);
-    if (found !== undefined) yield found;
+    if (block.call !== undefined) yield span(open, block.call, block.end);
     open = opens.next(block.end);
   }
 }

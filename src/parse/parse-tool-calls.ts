@@ -1,4 +1,5 @@
 import { createCallId } from './call-id';
+import { widenToWrappers } from './call-wrappers';
 import { detectFences } from './detect-fence';
 import { detectDeepSeek } from './detect-deepseek';
 import { detectDsml, withoutDsmlCalls } from './detect-dsml';
@@ -162,11 +163,17 @@ function buildResult(text: string, spans: readonly ChosenSpan[]): ParseResult {
   });
   const kept: string[] = [];
   let copied = 0;
-  for (const span of spans) {
-    if (span.keepText) continue;
-    kept.push(text.slice(copied, span.start));
-    if (span.end > copied) copied = span.end;
-  }
+  let open: string | undefined;
+  spans.forEach((span, i) => {
+    if (span.keepText) {
+      open = undefined;
+      return;
+    }
+    const widened = widenToWrappers(text, span.start, span.end, copied, spans[i + 1]?.start ?? text.length, open);
+    kept.push(text.slice(copied, widened.start));
+    if (widened.end > copied) copied = widened.end;
+    open = widened.open;
+  });
   kept.push(text.slice(copied));
   return { calls, remainingText: kept.join('').trim(), format: spans[0]?.format ?? 'none' };
 }

@@ -4,6 +4,7 @@ import { detectFences } from './detect-fence';
 import { detectDeepSeek } from './detect-deepseek';
 import { detectDsml, withoutDsmlCalls } from './detect-dsml';
 import { detectFunctionTags } from './detect-function-tag';
+import { detectGemma } from './detect-gemma';
 import { detectGlmXml, withoutGlmCalls } from './detect-glm-xml';
 import { detectHarmony } from './detect-harmony';
 import { detectHermes } from './detect-hermes';
@@ -51,6 +52,7 @@ const markedDetectors = (textParameters: TextParameterLookup | undefined): reado
   (text) => detectMiniMax(text, textParameters),
   detectKimi,
   detectPythonic,
+  detectGemma,
 ];
 
 /**
@@ -68,7 +70,8 @@ const detectBareJson: Detector = (text, budget) => scanForCalls(text, 0, text.le
  * DSML (`<｜DSML｜invoke name="name">`, see `detectDsml`), MiniMax-M2 XML
  * (`<minimax:tool_call><invoke name="name">`, see `detectMiniMax`),
  * Llama 3.x JSON (with or without `<|python_tag|>`, or `<function=...>`),
- * Mistral `[TOOL_CALLS]`, pythonic lists of calls (`[name(key=value)]`, see `detectPythonic`),
+ * Mistral `[TOOL_CALLS]`, Gemma 4 and FunctionGemma (`<|tool_call>call:name{key:<|"|>value<|"|>}`,
+ * see `detectGemma`), pythonic lists of calls (`[name(key=value)]`, see `detectPythonic`),
  * OpenAI `tool_calls` / `function` objects, and any of these in a
  * Markdown fence, read tolerantly (see `parseTolerantValue`); a call cut off before its
  * arguments, or inside them, is not a call. Calls drafted in reasoning (`<think>` blocks and the

@@ -37,6 +37,7 @@ const FAIL = Symbol('fail');
  * text stays. Work is charged to `budget`: past it, nothing more is read.
  */
 export function* detectGemma(text: string, budget: WorkBudget): Generator<FoundCalls> {
+  if (!text.includes(CALL_PREFIX)) return;
   const finders = DIALECTS.map((dialect) => ({ dialect, finder: createMarkerFinder(text, dialect.open) }));
   for (let from = 0; budget.remaining > 0; ) {
     let at = -1;

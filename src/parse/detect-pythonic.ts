@@ -26,8 +26,10 @@ const KEYWORD = /[A-Za-z_]\w{0,127}/y;
  * list no call, as in vLLM, and its text stays; so does a list of more than 1,024 calls.
  */
 export function* detectPythonic(text: string, budget: WorkBudget): Generator<FoundCalls> {
-  const first = skipSpace(text, 0, text.length);
-  if (text.charCodeAt(first) === 0x5b) {
+  // The list's `[` found natively first: text whose reasoning was blanked out may be megabytes of spaces.
+  const first = text.indexOf('[');
+  if (first < 0) return;
+  if (skipSpace(text, 0, first) === first) {
     const list = readCallList(text, first, budget);
     if (list !== undefined && skipSpace(text, list.end, text.length) === text.length) {
       yield { start: first, end: list.end, calls: list.calls, format: 'pythonic' };
@@ -61,7 +63,7 @@ export function* detectPythonic(text: string, budget: WorkBudget): Generator<Fou
  * dict argument (`spec={'name': 'rm', 'arguments': {}}`) is no call of its own.
  */
 export function withoutPythonicCalls(text: string, budget: WorkBudget): string {
-  return blankSpans(text, detectPythonic(text, budget));
+  return text.includes('[') ? blankSpans(text, detectPythonic(text, budget)) : text;
 }
 
 /**

@@ -21,6 +21,9 @@ export interface InvokeDialect {
   readonly inBlockOnly: boolean;
 }
 
+// eslint-disable-next-line require-yield -- no calls: a generator that ends at once.
+function* NONE_FOUND(): Generator<FoundCalls> {}
+
 /** One parameter of a call: its key, whether its value is text as written, and where the value lies. */
 interface Parameter {
   readonly key: string;
@@ -38,14 +41,16 @@ interface Parameter {
  */
 export function scanInvokes(text: string, dialect: InvokeDialect, withArguments: boolean, textParameters?: TextParameterLookup): Generator<FoundCalls> {
   const { tags, format, inBlockOnly } = dialect;
+  // A call outside its block, where it counts for none, is not read; nor is a text with no call tag.
+  if (!tags.invokeOpen.some((spelling) => text.includes(spelling)) || (inBlockOnly && !tags.blockOpen.some((spelling) => text.includes(spelling)))) {
+    return NONE_FOUND();
+  }
   const valueEnds = createInvokeValueEnds(text, tags);
   let previousEnd = 0;
   let blockOpen = false;
   const inBlock = (open: number): boolean => tokenBefore(text, open, previousEnd, tags.blockOpen) !== open || (blockOpen && skipSpace(text, previousEnd, open) === open);
-  // A call outside its block, where it counts for none, is not read.
-  const invokes = inBlockOnly && !tags.blockOpen.some((spelling) => text.includes(spelling)) ? { next: () => -1 } : createTokenFinder(text, tags.invokeOpen);
   return scanBlocks(
-    invokes,
+    createTokenFinder(text, tags.invokeOpen),
     (open) => (inBlockOnly && !inBlock(open) ? { kind: 'broken', at: open + lengthOf(tags.invokeOpen) } : readCall(text, tags, open + lengthOf(tags.invokeOpen), valueEnds, withArguments, textParameters)),
     (open, call, callEnd) => {
       const start = tokenBefore(text, open, previousEnd, tags.blockOpen);

@@ -10,10 +10,12 @@ import { parseTolerantValue, type WorkBudget } from './tolerant-json';
 import { skipFillers } from './value-sequence';
 
 /**
- * Call markers (a DSML or MiniMax call's span begins at its block's tag or its `invoke` tag), and
- * the tag that ends what follows a marker when it is not one JSON value.
+ * Call markers (a DSML or MiniMax call's span begins at its block's tag or its `invoke` tag), the
+ * tags under one `<` so that each `<` of a text costs one attempt, and the tag that ends what
+ * follows a marker when it is not one JSON value.
  */
-const CALL_MARKERS = /<tool_call>|\[TOOL_CALLS\]|<\|python_tag\|>|<function=|<[\uff5c|]DSML[\uff5c|](?:invoke|function_calls>|tool_calls>)|<minimax:tool_call>|<invoke\s|<\|python_start\|>|<\|tool_call_start\|>|<\|tool_call>|<start_function_call>/g;
+const CALL_MARKERS =
+  /<(?:tool_call>|\|python_tag\|>|function=|[\uff5c|]DSML[\uff5c|](?:invoke|function_calls>|tool_calls>)|minimax:tool_call>|invoke\s|\|python_start\|>|\|tool_call_start\|>|\|tool_call>|start_function_call>)|\[TOOL_CALLS\]/g;
 /** The markers of the calls whose spans `xmlCallEnd` knows: DSML's and MiniMax's. */
 const INVOKE_MARKER = /^<(?:[\uff5c|]DSML|minimax:|invoke)/;
 const MARKER_ENDS: Readonly<Record<string, string>> = {

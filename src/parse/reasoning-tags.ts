@@ -18,14 +18,23 @@ const ANALYSIS = 'analysis';
  */
 const MISTRAL_THINK = '[THINK]';
 const MISTRAL_THINK_END = '[/THINK]';
+/**
+ * Gemma 4's thinking channel (`<|channel>thought\n...<channel|>`): exact, never nested, ending at
+ * its first `<channel|>` (as vLLM's `gemma4` reasoning parser reads a whole output), so a call
+ * drafted in it is no call even when its closing token is missing.
+ */
+const GEMMA_CHANNEL = '<|channel>';
+const GEMMA_CHANNEL_END = '<channel|>';
+/** The openings taken only as written: special tokens, where another case is prose (`[think]`). */
+const EXACT_TOKENS = [MISTRAL_THINK, GEMMA_CHANNEL];
 
 /**
  * An opening reasoning tag, in any case, with spaces or attributes (`<think>`, `<THINK >`,
  * `<reasoning type="plan">`), the header of gpt-oss's analysis channel
- * (`<|channel|>analysis<|message|>`, as its chat format writes it), or Mistral's `[THINK]` (in any
- * case here; `nextReasoningOpening` takes it only as written).
+ * (`<|channel|>analysis<|message|>`, as its chat format writes it), Mistral's `[THINK]` or Gemma
+ * 4's `<|channel>` (in any case here; `nextReasoningOpening` takes them only as written).
  */
-const OPENING = new RegExp(`<(thinking|think|reasoning|reflection)${ATTRIBUTES}>|<\\|channel\\|>${ANALYSIS}<\\|message\\|>|\\[THINK\\]`, 'gi');
+const OPENING = new RegExp(`<(thinking|think|reasoning|reflection)${ATTRIBUTES}>|<\\|channel(?:\\|>${ANALYSIS}<\\|message\\|>|>)|\\[THINK\\]`, 'gi');
 /** A name's opening and closing tags, in one search: a block of that name nests inside another. */
 const TAGS_BY_NAME = new Map<string, RegExp>(NAMES.map((name) => [name, new RegExp(`<${name}${ATTRIBUTES}>|</${name}\\s*>`, 'gi')]));
 /**
@@ -34,7 +43,7 @@ const TAGS_BY_NAME = new Map<string, RegExp>(NAMES.map((name) => [name, new RegE
  */
 const ANALYSIS_END = /<\|(?:end|call|return)\|>|<\|start\|>|<\|channel\|>/g;
 
-/** Where a reasoning block opens and its opening ends, and its tag's name (lower case), `analysis` or `[THINK]`. */
+/** Where a reasoning block opens and its opening ends, and its tag's name (lower case), `analysis`, `[THINK]` or `<|channel>`. */
 export interface ReasoningOpening {
   readonly at: number;
   readonly after: number;
@@ -54,8 +63,9 @@ export function nextReasoningOpening(text: string, from: number): ReasoningOpeni
     const after = open.index + open[0].length;
     // A tag in inline code (`<reasoning>`) is prose about tags, not one. Mistral's token is only
     // ever upper case: a `[think]` is prose ("Step [think]: ..."), and would hide the rest.
-    if (inCode(text, open.index, after) || (open[0].startsWith('[') && open[0] !== MISTRAL_THINK)) continue;
-    return { at: open.index, after, name: open[1]?.toLowerCase() ?? (open[0] === MISTRAL_THINK ? MISTRAL_THINK : ANALYSIS) };
+    const token = EXACT_TOKENS.find((exact) => exact.toLowerCase() === open[0].toLowerCase());
+    if (inCode(text, open.index, after) || (token !== undefined && token !== open[0])) continue;
+    return { at: open.index, after, name: open[1]?.toLowerCase() ?? token ?? ANALYSIS };
   }
   return undefined;
 }
@@ -70,12 +80,17 @@ const inCode = (text: string, at: number, after: number) => text[at - 1] === '`'
  * none balances it (an opening tag mentioned in prose, in quotes, in an unclosed code span), it
  * ends at its first closing tag, so a mention never hides the call after `</think>`. A closing
  * tag mentioned in a sentence does not end it when one nothing opens follows on a line of its
- * own. Mistral's `[THINK]` ends at its first `[/THINK]`.
+ * own. Mistral's `[THINK]` ends at its first `[/THINK]`, Gemma 4's `<|channel>` at its first
+ * `<channel|>`.
  */
 export function reasoningBlockEnd(text: string, open: ReasoningOpening): number {
   if (open.name === MISTRAL_THINK) {
     const close = text.indexOf(MISTRAL_THINK_END, open.after);
     return close < 0 ? text.length : close + MISTRAL_THINK_END.length;
+  }
+  if (open.name === GEMMA_CHANNEL) {
+    const close = text.indexOf(GEMMA_CHANNEL_END, open.after);
+    return close < 0 ? text.length : close + GEMMA_CHANNEL_END.length;
   }
   const tags = TAGS_BY_NAME.get(open.name);
   if (tags === undefined) {

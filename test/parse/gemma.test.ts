@@ -57,6 +57,15 @@ describe('Gemma 4 and FunctionGemma calls', () => {
     expect(callsOf(`${gemma4(`call:write{content:${Q}a <think> b${Q}}`)} after`)).toEqual([['write', '{"content":"a <think> b"}']]);
   });
 
+  it("ignores a call drafted in Gemma 4's thinking channel, which ends at its first <channel|>", () => {
+    const thought = `<|channel>thought\nMaybe ${gemma4('call:rm{}')}? No, and not {"name": "rm", "arguments": {}} either.<channel|>`;
+    expect(parseToolCalls(`${thought}Checking. ${gemma4('call:ok{}')}`)).toMatchObject({ calls: [{ name: 'ok' }], remainingText: `${thought}Checking.` });
+    // Left open, the channel runs to the end: what it drafted is not run.
+    expectNoCalls(`<|channel>thought\nI will call ${gemma4('call:rm{}')}`);
+    // Only the token as written opens it: another case is text.
+    expect(callsOf('<|CHANNEL>x<channel|>{"name": "ok", "arguments": {}}')).toEqual([['ok', '{}']]);
+  });
+
   it('returns only offered tools, and a call quoted in a string is no call of its own', () => {
     const quoted = `${gemma4(`call:note{text:${Q}${gemma4('call:rm{}')}${Q}}`)}`;
     expect(callsOf(quoted)).toEqual([['note', JSON.stringify({ text: '<|tool_call>call:rm{}<tool_call|>' })]]);

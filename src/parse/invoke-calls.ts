@@ -21,8 +21,8 @@ export interface InvokeDialect {
   readonly inBlockOnly: boolean;
 }
 
-// eslint-disable-next-line require-yield -- no calls: a generator that ends at once.
-function* NONE_FOUND(): Generator<FoundCalls> {}
+/** No calls: a generator that ends at once. */
+function* noCalls(): Generator<FoundCalls> {}
 
 /** One parameter of a call: its key, whether its value is text as written, and where the value lies. */
 interface Parameter {
@@ -43,7 +43,7 @@ export function scanInvokes(text: string, dialect: InvokeDialect, withArguments:
   const { tags, format, inBlockOnly } = dialect;
   // A call outside its block, where it counts for none, is not read; nor is a text with no call tag.
   if (!tags.invokeOpen.some((spelling) => text.includes(spelling)) || (inBlockOnly && !tags.blockOpen.some((spelling) => text.includes(spelling)))) {
-    return NONE_FOUND();
+    return noCalls();
   }
   const valueEnds = createInvokeValueEnds(text, tags);
   let previousEnd = 0;

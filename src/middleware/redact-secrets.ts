@@ -155,15 +155,15 @@ function replaceValueFirst(match: string, attribute: string, value: string, name
   return password && isWording(text, attribute, value, offset + match.length) ? match : attribute + marker(kind);
 }
 
-/** A password after a short flag (`sshpass -p`): redacted unless a reference or a placeholder. */
-const replaceShortFlag = (match: string, flag: string, value: string): string => (isPlainValue('password', value) ? match : flag + marker('secret'));
+/** A password after a short flag (`sshpass -p`) or a .pgpass line's fields: redacted unless a reference or a placeholder. */
+const replacePasswordAfter = (match: string, before: string, value: string): string => (isPlainValue('password', value) ? match : before + marker('secret'));
 
 /** Each pattern's replacement: a string (`$1[REDACTED:kind]`, no callback per match) unless it reads its match. */
-const REPLACEMENTS = SECRET_PATTERNS.map(({ kind, keep, keyed, password, quoted, valueFirst, shortFlag }) => {
+const REPLACEMENTS = SECRET_PATTERNS.map(({ kind, keep, keyed, password, quoted, valueFirst, passwordAfter }) => {
   if (keyed) return replaceKeyed(kind, password === true);
   if (quoted) return replaceQuoted(kind);
   if (valueFirst) return replaceValueFirst;
-  if (shortFlag) return replaceShortFlag;
+  if (passwordAfter) return replacePasswordAfter;
   return Array.from({ length: keep }, (_, g) => `$${g + 1}`).join('') + marker(kind);
 });
 

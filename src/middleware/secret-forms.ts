@@ -143,6 +143,14 @@ export const OPERATOR = '(?::=|=>|[:=])(?!=)';
 export const NETRC_SPACE = behind(String.raw`(?:^|\s)login\s{1,16}\S{1,256}\s{1,16}password`) + String.raw`[ \t\r\n]{1,16}`;
 
 /**
+ * The host of a .pgpass line (`host:port:database:user:password`, PostgreSQL's password file, `*`
+ * for any) and its colon, the line's start before it: the text's, a line's, a JSON string's, or a
+ * line after an escaped line end (`\n` in a JSON string, which the text pass reads first). A host
+ * of digits alone is none: `10:15:30:123:done` is a time.
+ */
+export const PGPASS_HOST = behind(String.raw`(?:^|[\n"]|\\n)(?:\*|[A-Za-z0-9_.-]{0,252}[A-Za-z_.-][0-9]{0,252}):`);
+
+/**
  * A quoted key, its operator and the opening quote of a value that starts with spaces, tabs or
  * line breaks, escaped or not (`{"password":"\n  hunter2"}`, `"password": " hunter2"`). The value
  * must then be one word before its closing quote (secret-context.ts, `isWording`): `"password":

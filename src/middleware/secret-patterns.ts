@@ -1,4 +1,4 @@
-import { ATTRIBUTE_QUOTE, ATTRIBUTES, ENTITY_QUOTE_KINDS, entityText, ESCAPED_NEXT_LINE, FLAG_SPACE, keyedValue, LIST_ITEM_GAP, loosen, NETRC_SPACE, NEXT_LINE, OPERATOR, separator, SPACED_QUOTED_VALUE, value } from './secret-forms';
+import { ATTRIBUTE_QUOTE, ATTRIBUTES, ENTITY_QUOTE_KINDS, entityText, ESCAPED_NEXT_LINE, FLAG_SPACE, keyedValue, LIST_ITEM_GAP, loosen, NETRC_SPACE, NEXT_LINE, OPERATOR, PGPASS_HOST, separator, SPACED_QUOTED_VALUE, value } from './secret-forms';
 
 /** The kinds of secret redaction names in `[REDACTED:kind]`. */
 export type SecretKind =
@@ -28,8 +28,11 @@ export interface SecretPattern {
   readonly quoted?: boolean;
   /** A value before its key: group 1 (`value="`) stays, group 2 is the value, group 3 the key's name. */
   readonly valueFirst?: boolean;
-  /** A short flag whose value is a password: group 1 (the command to the flag) stays, group 2 is the value. */
-  readonly shortFlag?: boolean;
+  /**
+   * A password after what stays, group 1 (a short flag and its command, a .pgpass line's other
+   * fields): group 2 is the value, kept when a reference or a placeholder.
+   */
+  readonly passwordAfter?: boolean;
   /**
    * The source of a superset of its matches under the `i` flag, for the one pre-check scan: a key's
    * camelCase start, which depends on case, is left out, and so are the lookbehinds of the forms
@@ -199,7 +202,18 @@ function shortFlags(): SecretPattern {
   const core = `((?:${flag})["']?)(${value(PASSWORD_MIN_CHARS)})`;
   // Loose, the commands' names (with their flag where the name is a common word): every `-` of a
   // text started the flags' form in the pre-check scan (an 8 KB HTML page took 11% longer to redact).
-  return { kind: 'secret', regex: new RegExp(core, 'g'), keep: 1, shortFlag: true, loose: String.raw`sshpass|mysql|mariadb|redis-cli|(?:${registries}|helm)[ \t][^\n]{0,256}-p|curl[ \t][^\n]{0,256}-(?:u|-user)` };
+  return { kind: 'secret', regex: new RegExp(core, 'g'), keep: 1, passwordAfter: true, loose: String.raw`sshpass|mysql|mariadb|redis-cli|(?:${registries}|helm)[ \t][^\n]{0,256}-p|curl[ \t][^\n]{0,256}-(?:u|-user)` };
+}
+
+/**
+ * A .pgpass line's password (`db.internal:5432:app:admin:S3cret`, on a line of its own): the host,
+ * port (3 to 5 digits or `*`: a time's `:21:` is passed over at once), database and user stay. A field holding a space, quote or backslash (an
+ * escaped `\:`), or a password running on past its line, is no such line.
+ */
+function pgpassLine(): SecretPattern {
+  const field = String.raw`[^:\s\\"]{1,63}`;
+  const core = String.raw`(:${PGPASS_HOST}(?:[0-9]{3,5}|\*):${field}:${field}:)([^:\s\\"]{1,256})(?=\r?\n|\\[rn]|"|$)`;
+  return { kind: 'secret', regex: new RegExp(core, 'g'), keep: 1, passwordAfter: true, loose: loosen(core) };
 }
 
 /** The kinds of the values under keys named like secrets, for outputs read as JSON. */
@@ -256,6 +270,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   keyValue('secret', SECRET_NAMES),
   valueFirst(),
   shortFlags(),
+  pgpassLine(),
   // A URL's credentials, both kept in one pattern (one entry: test/middleware/redaction-redos.test.ts
   // holds hostile inputs by entry). The password of its user (postgres://admin:S3cret@db/app): the
   // scheme and user stay. Its slashes may be escaped (`postgres:\/\/`, as PHP writes JSON; twice in

@@ -36,6 +36,8 @@ const AGAINST_PATTERN: ReadonlyArray<readonly [string, () => readonly string[]]>
   // A value before its key's name (`<add value="..." key="Password"/>`), and short flags of a password (`sshpass -p`).
   ['secret', () => [fill(' value="'), fill(' value="a" '), fill(` value="${'a'.repeat(1100)}" `), fill(' value="a" key="'), fill(` value="a"${' b="c"'.repeat(9)} key="pwd"`), fill(' value="a" key="pwd"/>')]],
   ['secret', () => [fill('sshpass -p '), fill('sshpass -v -v -v -v '), fill('mysql -p'), fill(`mysql ${'a'.repeat(300)} -p`), fill(' -pa'), fill(' -a a'), fill('redis-cli -a '), fill('mysql -pa '), fill('docker login -p '), fill(`docker login ${'a'.repeat(300)} -p a`), fill(' -u a'), fill(' -u a:'), fill('curl -u '), fill('curl -u a:b '), fill(`curl -u ${'a'.repeat(300)}`), fill(`curl ${'-u '.repeat(100)}`), run('curl -u ', 'a'), run('curl --user=a:', 'b')]],
+  // A .pgpass line's password: every `:` looks back for its host to a line's start.
+  ['secret', () => [fill(':1:a:b:c\n'), fill('a:1:a:b:'), fill(`${'a'.repeat(252)}:`), fill(`\n${'a'.repeat(300)}:1:b:c:d`), fill(`\n${'1'.repeat(300)}:1:b:c:d\n`), fill('\nh:*:*:*:'), fill(`\nh:1:${'d'.repeat(70)}:u:p\n`), run('\nh:1:d:u:', 'p'), run('\n', 'h'), fill('"h:1:d:u:p"')]],
   ['secret', () => [fill(`ab://${'u'.repeat(250)}:${'p'.repeat(250)}`), fill('a.a.a.a.a.a.a.a.a.a://x:'), fill('https://'), fill(`x://${'a'.repeat(300)}:${'b'.repeat(300)}@`), run('a://b:', 'c'), fill('a:\\/\\/'), fill(`a:\\\\\\/\\/${'u'.repeat(250)}:${'p'.repeat(250)}`), fill('ab:\\\\\\\\\\\\\\\\\\/'), run('a:\\/\\/', '\\'), fill('&X-Amz-Signature='), fill(`&X-Goog-Signature=${'a'.repeat(15)}&`), run('?X-Amz-Signature=', 'a')]],
 ];
 

@@ -5,10 +5,14 @@ import type { JsonObject } from './json-value';
 import { createMarkerFinder, skipSpace } from './marker-finder';
 import { parseTolerantValue, type WorkBudget } from './tolerant-json';
 
-/** The tokens around a list of calls: Llama 4's, and Liquid LFM2's. */
+/**
+ * The tokens around a list of calls: Llama 4's, and Liquid LFM2's; and Olmo 3's tags, around calls
+ * one a line with no list (`<function_calls>\nget_weather(city="Paris")\nget_time()\n</function_calls>`).
+ */
 const MARKERS = [
   { open: '<|python_start|>', close: '<|python_end|>' },
   { open: '<|tool_call_start|>', close: '<|tool_call_end|>' },
+  { open: '<function_calls>', close: '</function_calls>' },
 ] as const;
 
 /** A function's name (a dotted one too: `web.search`), and a keyword argument's. */
@@ -21,15 +25,15 @@ const KEYWORD = /[A-Za-z_]\w{0,127}/y;
  * SGLang's `pythonic` parsers) and Liquid LFM2 writes them: the whole text, reasoning aside, being
  * the list (as vLLM takes it: a list in prose is an example, or code), or the list after
  * Llama 4's `<|python_start|>` or LFM2's `<|tool_call_start|>` anywhere, up to its optional closing
- * token. Values are Python literals, read tolerantly (`True`, `None`, single quotes, lists, dicts).
+ * token; or, after Olmo 3's `<function_calls>`, calls one after another (a line each) up to
+ * `</function_calls>` or the text's end. Values are Python literals, read tolerantly (`True`, `None`, single quotes, lists, dicts).
  * A positional argument, a keyword given twice, an expression, or a list cut off makes the whole
  * list no call, as in vLLM, and its text stays; so does a list of more than 1,024 calls.
  */
 export function* detectPythonic(text: string, budget: WorkBudget): Generator<FoundCalls> {
   // The list's `[` found natively first: text whose reasoning was blanked out may be megabytes of spaces.
   const first = text.indexOf('[');
-  if (first < 0) return;
-  if (skipSpace(text, 0, first) === first) {
+  if (first >= 0 && skipSpace(text, 0, first) === first) {
     const list = readCallList(text, first, budget);
     if (list !== undefined && skipSpace(text, list.end, text.length) === text.length) {
       yield { start: first, end: list.end, calls: list.calls, format: 'pythonic' };
@@ -46,7 +50,7 @@ export function* detectPythonic(text: string, budget: WorkBudget): Generator<Fou
     });
     if (at < 0) return;
     const listAt = skipSpace(text, at + marker.open.length, text.length);
-    const list = text.charCodeAt(listAt) === 0x5b ? readCallList(text, listAt, budget) : undefined;
+    const list = text.charCodeAt(listAt) === 0x5b ? readCallList(text, listAt, budget) : readCallLines(text, listAt, marker.close, budget);
     if (list === undefined) {
       from = at + marker.open.length;
       continue;
@@ -63,7 +67,7 @@ export function* detectPythonic(text: string, budget: WorkBudget): Generator<Fou
  * dict argument (`spec={'name': 'rm', 'arguments': {}}`) is no call of its own.
  */
 export function withoutPythonicCalls(text: string, budget: WorkBudget): string {
-  return text.includes('[') ? blankSpans(text, detectPythonic(text, budget)) : text;
+  return text.includes('[') || text.includes('<function_calls>') ? blankSpans(text, detectPythonic(text, budget)) : text;
 }
 
 /**
@@ -89,13 +93,34 @@ function readCallList(text: string, at: number, budget: WorkBudget): { calls: Ca
     else if (text.charCodeAt(pos) !== 0x5d) return undefined;
     if (text.charCodeAt(pos) === 0x5d) break;
   }
+  return built(parts, pos + 1);
+}
+
+/**
+ * The calls one after another from `at` (Olmo 3's, a line each, no list), up to `close` or the
+ * text's end, and where the last ends; undefined when any is none, or there is none.
+ */
+function readCallLines(text: string, at: number, close: string, budget: WorkBudget): { calls: CandidateCall[]; end: number } | undefined {
+  const parts: CallParts[] = [];
+  let end = at;
+  for (let pos = at; pos < text.length && !text.startsWith(close, pos); pos = skipSpace(text, end, text.length)) {
+    const call = parts.length < MAX_LIST_CALLS ? readCall(text, pos, budget) : undefined;
+    if (call === undefined) return undefined;
+    parts.push(call);
+    end = call.end;
+  }
+  return parts.length === 0 ? undefined : built(parts, end);
+}
+
+/** The calls of what was read, ending at `end`; undefined when a name is none a call may have. */
+function built(parts: readonly CallParts[], end: number): { calls: CandidateCall[]; end: number } | undefined {
   const calls: CandidateCall[] = [];
   for (const { name, args } of parts) {
     const call = callFromParts(name, args);
     if (call === undefined) return undefined;
     calls.push(call);
   }
-  return { calls, end: pos + 1 };
+  return { calls, end };
 }
 
 /** A call read: its name, its arguments, and where it ends. */

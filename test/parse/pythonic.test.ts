@@ -28,6 +28,17 @@ describe('pythonic calls', () => {
     ]);
   });
 
+  it("reads Olmo 3's calls, one a line in <function_calls>, up to its closing tag or the text's end", () => {
+    const text = 'I will check.\n<function_calls>\nget_weather(city="Paris", units=null)\nget_time()\n</function_calls>\nDone.';
+    expect(parseToolCalls(text)).toMatchObject({ calls: [{ name: 'get_weather', arguments: '{"city":"Paris","units":null}' }, { name: 'get_time', arguments: '{}' }], remainingText: 'I will check.\n\nDone.', format: 'pythonic' });
+    expect(callsOf('<function_calls>\n[a(x=1), b()]\n</function_calls>')).toEqual([['a', '{"x":1}'], ['b', '{}']]);
+    expect(callsOf('<function_calls>\na(x=1)\n')).toEqual([['a', '{"x":1}']]);
+    // Prose among the calls, a call cut off, or tags of another dialect: no call at all.
+    expectNoCalls('<function_calls>\na(x=1)\nand then\n</function_calls>');
+    expectNoCalls('<function_calls>\na(x=1)\nb(y=\n');
+    expectNoCalls('<function_calls></function_calls>');
+  });
+
   it('reads Python literals: True, False, None, single quotes and escapes, lists, dicts, numbers as written', () => {
     const text = `[f(a=True, b=False, c=None, d='it\\'s', e="C:\\\\tmp", g=[1, {'k': 'v'}], h={"x": None}, n=-2.50, m=1e3)]`;
     expect(callsOf(text)).toEqual([['f', '{"a":true,"b":false,"c":null,"d":"it\'s","e":"C:\\\\tmp","g":[1,{"k":"v"}],"h":{"x":null},"n":-2.50,"m":1e3}']]);

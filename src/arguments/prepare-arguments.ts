@@ -82,5 +82,5 @@ export function prepareArguments(tool: ResolvedTool, text: string, limits: Argum
     // A "did you mean" is the next step; the values are the schema's, the path the model's own.
     if (repaired.suggestion !== undefined) suggestion = shortened(repaired.suggestion, 400);
   }
-  throw errors.invalidArguments(`${formatValidationErrors(problems)}${refused}; ${notRun}`, suggestion);
+  throw errors.invalidArguments(`${formatValidationErrors(problems, 5, tool.schema)}${refused}; ${notRun}`, suggestion);
 }

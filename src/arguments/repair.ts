@@ -1,6 +1,7 @@
 import { jsonDepth } from '../json';
 import { enumBudget, enumHas, enumMatches, MAX_ENUM_COMPARISONS, type EnumBudget } from './enum-index';
 import { inexactNumber, inexactNumberProblem } from './exact-numbers';
+import { closedNames } from './closed-names';
 import { keyPatterns, type KeyPatterns } from './key-patterns';
 import { hasMemberSchemas, memberSchema } from './map-members';
 import { renameNearKeys } from './near-keys';
@@ -162,9 +163,10 @@ export interface RepairOptions {
  * no other word, so not `charge` for `change`); `null` for an optional field dropped, unless the
  * field has a default and the tool has side effects (`sideEffects`): the default would take
  * null's place, `{"notify":null}` becoming `notify: true`, where the model may have meant "no";
- * a property an object's schema does not allow (`additionalProperties: false`) renamed to the one
- * declared property it misspells and the object lacks (`citty` to `city`; `renameNearKeys`, the
- * near miss read as for enum values).
+ * a property an object's schema does not allow (`additionalProperties: false`, or
+ * `unevaluatedProperties: false` beside `allOf` parts and `$ref`s: `closedNames`) renamed to the
+ * one declared property it misspells and the object lacks (`citty` to `city`; `renameNearKeys`,
+ * the near miss read as for enum values).
  * Only values that do not fit are touched, and a value with more than one possible repair is
  * left as it is, so a repair never turns an invalid call into a different valid one. Returns the
  * repaired copy, one line per repair, and one per repair refused (for the error message). An enum
@@ -204,12 +206,14 @@ export function repairArguments(value: unknown, schema: Schema, options: RepairO
         }
       }
     }
-    if (isObject(next) && (isObject(sub.properties) || hasMemberSchemas(sub))) {
+    // The names the object's schema allows when it allows no others, its `$ref`s' and `allOf` parts' too.
+    const closed = isObject(next) ? (closedNames(at, schema) ?? (sub === at ? undefined : closedNames(sub, schema))) : undefined;
+    if (isObject(next) && (isObject(sub.properties) || hasMemberSchemas(sub) || closed !== undefined)) {
       const props = isObject(sub.properties) ? (sub.properties as Record<string, Schema>) : {};
       const required = new Set(Array.isArray(sub.required) ? (sub.required as string[]) : []);
       const copy: Record<string, unknown> = { ...next };
       // A property the schema does not allow, misspelling one it declares (`citty` for `city`).
-      if (sub.additionalProperties === false && !hasMemberSchemas(sub)) repairs.push(...renameNearKeys(copy, Object.keys(props), path, sideEffects));
+      if (closed !== undefined) repairs.push(...renameNearKeys(copy, closed, path, sideEffects));
       for (const [key, propSchema] of Object.entries(props)) {
         // Own keys only, as validation reads them: `in` saw Object.prototype's `constructor` or
         // `toString` as a value sent, and a repair made `"constructor":[null]` of it.

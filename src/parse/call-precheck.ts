@@ -48,7 +48,7 @@ function mayOpenCallObject(text: string, pos: number, limit: number): boolean {
 
 /**
  * Whether the key written at `text[start, end)`, quoted or not, is a call's: `name`, `function`,
- * `arguments` or `parameters`. Runs for every key a parse reads, so compares in place.
+ * `arguments`, `parameters` or Cohere's `tool_name`. Runs for every key a parse reads, so compares in place.
  */
 export function isCallKey(text: string, start: number, end: number): boolean {
   const c = text.charCodeAt(start);
@@ -60,7 +60,7 @@ export function isCallKey(text: string, start: number, end: number): boolean {
     case 8:
       return text.startsWith('function', from);
     case 9:
-      return text.startsWith('arguments', from);
+      return text.startsWith('arguments', from) || text.startsWith('tool_name', from);
     case 10:
       return text.startsWith('parameters', from);
     default:

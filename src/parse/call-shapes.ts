@@ -37,7 +37,8 @@ const NONE_CLOSED: ClosedAtLimit = { containersClosedAtLimit: [], limitEndsText:
 
 /**
  * The calls a parsed value describes: `{name, arguments|parameters}` (Hermes, Llama, Mistral),
- * `{function: {name, arguments}}` and `{tool_calls: [...]}` (OpenAI), or an array of these.
+ * `{tool_name, parameters}` (Cohere, its `tool_call_id` an id), `{function: {name, arguments}}`
+ * and `{tool_calls: [...]}` (OpenAI), or an array of these.
  * `explicit` says a marker already announced a call (a `<tool_call>` tag, `[TOOL_CALLS]`):
  * then the arguments key may be absent and an array may mix in non-calls. Without a marker
  * the shape must be complete, so ordinary JSON in prose is not mistaken for a call. A call the
@@ -97,11 +98,13 @@ function callFromObject(object: JsonObject, explicit: boolean, closed: ClosedAtL
     const call = { name, arguments: argumentsText(args ?? null), id, shape: 'openai' } as const;
     return isCutOff(fn, args, closed) ? { ...call, cutOff: true } : call;
   }
-  const name = plausibleName(object.get('name'));
+  // Cohere's `{tool_call_id, tool_name, parameters}` (Command R's and Command A's action blocks).
+  const cohere = !object.has('name') && object.has('tool_name');
+  const name = plausibleName(object.get(cohere ? 'tool_name' : 'name'));
   const args = argumentsOf(object);
   if (name === undefined || (args === undefined && !explicit)) return undefined;
   if (!explicit && !looksLikeCall(object, args)) return undefined;
-  const call = { name, arguments: argumentsText(args ?? null), id, shape: 'llama' } as const;
+  const call = { name, arguments: argumentsText(args ?? null), id: id ?? (cohere ? plausibleId(object.get('tool_call_id')) : undefined), shape: 'llama' } as const;
   return isCutOff(object, args, closed) ? { ...call, cutOff: true } : call;
 }
 

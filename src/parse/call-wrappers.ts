@@ -5,7 +5,7 @@ import { isWhitespace } from './char-classes';
  * Qwen3-Coder XML): an opening token and its closing one, if any. IBM Granite 3's `<|tool_call|>`,
  * Microsoft Phi-4-mini's `functools`, AI21 Jamba's and Tencent Hunyuan's `<tool_calls>`,
  * ByteDance Seed-OSS's `<seed:tool_call>`, InternLM's `<|action_start|><|plugin|>`, Meituan
- * LongCat's `<longcat_tool_call>`.
+ * LongCat's `<longcat_tool_call>`, Cohere Command A's `<|START_ACTION|>`.
  */
 const WRAPPERS: readonly { readonly open: string; readonly close?: string }[] = [
   { open: '<|tool_call|>' },
@@ -14,6 +14,7 @@ const WRAPPERS: readonly { readonly open: string; readonly close?: string }[] = 
   { open: '<seed:tool_call>', close: '</seed:tool_call>' },
   { open: '<|action_start|><|plugin|>', close: '<|action_end|>' },
   { open: '<longcat_tool_call>', close: '</longcat_tool_call>' },
+  { open: '<|START_ACTION|>', close: '<|END_ACTION|>' },
 ];
 
 /** Where a span of returned calls, widened, starts and ends, and the wrapper left open after it. */

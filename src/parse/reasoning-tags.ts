@@ -25,16 +25,21 @@ const MISTRAL_THINK_END = '[/THINK]';
  */
 const GEMMA_CHANNEL = '<|channel>';
 const GEMMA_CHANNEL_END = '<channel|>';
+/** Cohere Command A's reasoning, before its action block: exact, never nested, to its first closing token. */
+const COHERE_THINKING = '<|START_THINKING|>';
 /** The openings taken only as written: special tokens, where another case is prose (`[think]`). */
-const EXACT_TOKENS = [MISTRAL_THINK, GEMMA_CHANNEL];
+const EXACT_TOKENS = [MISTRAL_THINK, GEMMA_CHANNEL, COHERE_THINKING];
+/** The closing token of each opening taken only as written. */
+const EXACT_ENDS: Readonly<Record<string, string>> = { [MISTRAL_THINK]: MISTRAL_THINK_END, [GEMMA_CHANNEL]: GEMMA_CHANNEL_END, [COHERE_THINKING]: '<|END_THINKING|>' };
 
 /**
  * An opening reasoning tag, in any case, with spaces or attributes (`<think>`, `<THINK >`,
  * `<reasoning type="plan">`), the header of gpt-oss's analysis channel
- * (`<|channel|>analysis<|message|>`, as its chat format writes it), Mistral's `[THINK]` or Gemma
- * 4's `<|channel>` (in any case here; `nextReasoningOpening` takes them only as written).
+ * (`<|channel|>analysis<|message|>`, as its chat format writes it), Mistral's `[THINK]`, Gemma
+ * 4's `<|channel>` or Cohere's `<|START_THINKING|>` (in any case here; `nextReasoningOpening` takes
+ * them only as written).
  */
-const OPENING = new RegExp(`<(thinking|think|reasoning|reflection)${ATTRIBUTES}>|<\\|channel(?:\\|>${ANALYSIS}<\\|message\\|>|>)|\\[THINK\\]`, 'gi');
+const OPENING = new RegExp(`<(thinking|think|reasoning|reflection)${ATTRIBUTES}>|<\\|(?:channel(?:\\|>${ANALYSIS}<\\|message\\|>|>)|START_THINKING\\|>)|\\[THINK\\]`, 'gi');
 /** A name's opening and closing tags, in one search: a block of that name nests inside another. */
 const TAGS_BY_NAME = new Map<string, RegExp>(NAMES.map((name) => [name, new RegExp(`<${name}${ATTRIBUTES}>|</${name}\\s*>`, 'gi')]));
 /**
@@ -81,16 +86,13 @@ const inCode = (text: string, at: number, after: number) => text[at - 1] === '`'
  * ends at its first closing tag, so a mention never hides the call after `</think>`. A closing
  * tag mentioned in a sentence does not end it when one nothing opens follows on a line of its
  * own. Mistral's `[THINK]` ends at its first `[/THINK]`, Gemma 4's `<|channel>` at its first
- * `<channel|>`.
+ * `<channel|>`, Cohere's `<|START_THINKING|>` at its first `<|END_THINKING|>`.
  */
 export function reasoningBlockEnd(text: string, open: ReasoningOpening): number {
-  if (open.name === MISTRAL_THINK) {
-    const close = text.indexOf(MISTRAL_THINK_END, open.after);
-    return close < 0 ? text.length : close + MISTRAL_THINK_END.length;
-  }
-  if (open.name === GEMMA_CHANNEL) {
-    const close = text.indexOf(GEMMA_CHANNEL_END, open.after);
-    return close < 0 ? text.length : close + GEMMA_CHANNEL_END.length;
+  const exactEnd = EXACT_ENDS[open.name];
+  if (exactEnd !== undefined) {
+    const close = text.indexOf(exactEnd, open.after);
+    return close < 0 ? text.length : close + exactEnd.length;
   }
   const tags = TAGS_BY_NAME.get(open.name);
   if (tags === undefined) {

@@ -9,11 +9,18 @@ import { parseTolerantValue, type WorkBudget } from './tolerant-json';
  * The tokens around a list of calls: Llama 4's, and Liquid LFM2's; and Olmo 3's tags, around calls
  * one a line with no list (`<function_calls>\nget_weather(city="Paris")\nget_time()\n</function_calls>`).
  */
-const MARKERS = [
-  { open: '<|python_start|>', close: '<|python_end|>' },
-  { open: '<|tool_call_start|>', close: '<|tool_call_end|>' },
-  { open: '<function_calls>', close: '</function_calls>' },
-] as const;
+const MARKERS: readonly Marker[] = [
+  { open: '<|python_start|>', close: '<|python_end|>', lines: false },
+  { open: '<|tool_call_start|>', close: '<|tool_call_end|>', lines: false },
+  { open: '<function_calls>', close: '</function_calls>', lines: true },
+];
+
+/** A marker's tokens, and whether the calls after it may stand one a line rather than in a list. */
+interface Marker {
+  readonly open: string;
+  readonly close: string;
+  readonly lines: boolean;
+}
 
 /** A function's name (a dotted one too: `web.search`), and a keyword argument's. */
 const CALL_NAME = /[A-Za-z_][\w.]{0,127}/y;
@@ -26,8 +33,8 @@ const KEYWORD = /[A-Za-z_]\w{0,127}/y;
  * the list (as vLLM takes it: a list in prose is an example, or code), or the list after
  * Llama 4's `<|python_start|>` or LFM2's `<|tool_call_start|>` anywhere, up to its optional closing
  * token; or, after Olmo 3's `<function_calls>`, calls one after another (a line each) up to
- * `</function_calls>` or the text's end. Values are Python literals, read tolerantly (`True`, `None`, single quotes, lists, dicts).
- * A positional argument, a keyword given twice, an expression, or a list cut off makes the whole
+ * `</function_calls>` or the text's end. Values are Python literals, read tolerantly (`True`,
+ * `None`, single quotes, lists, dicts). A positional argument, a keyword given twice, an expression, or a list cut off makes the whole
  * list no call, as in vLLM, and its text stays; so does a list of more than 1,024 calls.
  */
 export function* detectPythonic(text: string, budget: WorkBudget): Generator<FoundCalls> {
@@ -40,17 +47,17 @@ export function* detectPythonic(text: string, budget: WorkBudget): Generator<Fou
       return;
     }
   }
-  const finders = MARKERS.map(({ open }) => createMarkerFinder(text, open));
+  const finders = MARKERS.map((marker) => ({ marker, finder: createMarkerFinder(text, marker.open) }));
   for (let from = 0; ; ) {
     let at = -1;
-    let marker: (typeof MARKERS)[number] = MARKERS[0];
-    finders.forEach((finder, i) => {
-      const found = finder.next(from);
-      if (found >= 0 && (at < 0 || found < at)) [at, marker] = [found, MARKERS[i] ?? marker];
-    });
-    if (at < 0) return;
+    let marker: Marker | undefined;
+    for (const entry of finders) {
+      const found = entry.finder.next(from);
+      if (found >= 0 && (at < 0 || found < at)) [at, marker] = [found, entry.marker];
+    }
+    if (marker === undefined) return;
     const listAt = skipSpace(text, at + marker.open.length, text.length);
-    const list = text.charCodeAt(listAt) === 0x5b ? readCallList(text, listAt, budget) : readCallLines(text, listAt, marker.close, budget);
+    const list = text.charCodeAt(listAt) === 0x5b ? readCallList(text, listAt, budget) : marker.lines ? readCallLines(text, listAt, marker.close, budget) : undefined;
     if (list === undefined) {
       from = at + marker.open.length;
       continue;

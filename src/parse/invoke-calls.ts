@@ -3,7 +3,7 @@ import type { FoundCalls } from './found-calls';
 import type { JsonObject } from './json-value';
 import { createInvokeValueEnds, lengthOf, type InvokeTags } from './invoke-value-ends';
 import { skipSpace } from './marker-finder';
-import { createTokenFinder, tokenAt, tokenBefore } from './special-tokens';
+import { createTokenFinder, tokenAt, tokenBefore, type Spellings } from './special-tokens';
 import { readTagAttributes } from './tag-attributes';
 import type { TextParameterLookup } from './types';
 import { scanBlocks, type Block, type ValueEnds } from './xml-blocks';
@@ -42,16 +42,17 @@ interface Parameter {
 export function scanInvokes(text: string, dialect: InvokeDialect, withArguments: boolean, textParameters?: TextParameterLookup): Generator<FoundCalls> {
   const { tags, format, inBlockOnly } = dialect;
   // A call outside its block, where it counts for none, is not read; nor is a text with no call tag.
-  if (!tags.invokeOpen.some((spelling) => text.includes(spelling)) || (inBlockOnly && !tags.blockOpen.some((spelling) => text.includes(spelling)))) {
-    return noCalls();
-  }
+  const holds = (spellings: Spellings): boolean => spellings.some((spelling) => text.includes(spelling));
+  if (!holds(tags.invokeOpen) || (inBlockOnly && !holds(tags.blockOpen))) return noCalls();
   const valueEnds = createInvokeValueEnds(text, tags);
   let previousEnd = 0;
   let blockOpen = false;
-  const inBlock = (open: number): boolean => tokenBefore(text, open, previousEnd, tags.blockOpen) !== open || (blockOpen && skipSpace(text, previousEnd, open) === open);
+  const inBlock = (open: number): boolean =>
+    tokenBefore(text, open, previousEnd, tags.blockOpen) !== open || (blockOpen && skipSpace(text, previousEnd, open) === open);
+  const nameAt = (open: number): number => open + lengthOf(tags.invokeOpen);
   return scanBlocks(
     createTokenFinder(text, tags.invokeOpen),
-    (open) => (inBlockOnly && !inBlock(open) ? { kind: 'broken', at: open + lengthOf(tags.invokeOpen) } : readCall(text, tags, open + lengthOf(tags.invokeOpen), valueEnds, withArguments, textParameters)),
+    (open) => (inBlockOnly && !inBlock(open) ? { kind: 'broken', at: nameAt(open) } : readCall(text, tags, nameAt(open), valueEnds, withArguments, textParameters)),
     (open, call, callEnd) => {
       const start = tokenBefore(text, open, previousEnd, tags.blockOpen);
       const inside = start !== open || inBlock(open);

@@ -9,6 +9,7 @@ import { detectGlmXml, withoutGlmCalls } from './detect-glm-xml';
 import { detectHarmony } from './detect-harmony';
 import { detectHermes } from './detect-hermes';
 import { detectKimi } from './detect-kimi';
+import { detectKimiXtml } from './detect-kimi-xtml';
 import { detectMiniMax, withoutMiniMaxCalls } from './detect-minimax';
 import { detectMistral } from './detect-mistral';
 import { detectPythonTag } from './detect-python-tag';
@@ -51,6 +52,7 @@ const markedDetectors = (textParameters: TextParameterLookup | undefined): reado
   detectDsml,
   (text) => detectMiniMax(text, textParameters),
   detectKimi,
+  detectKimiXtml,
   detectPythonic,
   detectGemma,
 ];
@@ -66,7 +68,8 @@ const detectBareJson: Detector = (text, budget) => scanForCalls(text, 0, text.le
  * `<tool_call>` tags, Qwen3-Coder XML (`<function=name><parameter=key>`, see `detectQwenXml`),
  * GLM-4.5 XML (`<tool_call>name<arg_key>`, see `detectGlmXml`), gpt-oss harmony messages
  * (`<|channel|>commentary to=functions.name<|message|>`, see `detectHarmony`), DeepSeek
- * V3/R1/V3.1 and Kimi K2 tool-call sections (see `detectDeepSeek`, `detectKimi`), DeepSeek V3.2
+ * V3/R1/V3.1 and Kimi K2 tool-call sections (see `detectDeepSeek`, `detectKimi`), Kimi K3's XTML
+ * tools channel (see `detectKimiXtml`), DeepSeek V3.2
  * DSML (`<｜DSML｜invoke name="name">`, see `detectDsml`), MiniMax-M2 XML
  * (`<minimax:tool_call><invoke name="name">`, see `detectMiniMax`),
  * Llama 3.x JSON (with or without `<|python_tag|>`, or `<function=...>`),

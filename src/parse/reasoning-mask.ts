@@ -15,7 +15,7 @@ import { skipFillers } from './value-sequence';
  * follows a marker when it is not one JSON value.
  */
 const CALL_MARKERS =
-  /<(?:tool_call>|\|python_tag\|>|function=|[\uff5c|]DSML[\uff5c|](?:invoke|function_calls>|tool_calls>)|minimax:tool_call>|invoke\s|\|python_start\|>|\|tool_call_start\|>|\|tool_call>|start_function_call>)|\[TOOL_CALLS\]/g;
+  /<(?:tool_call>|\|python_tag\|>|function=|[\uff5c|]DSML[\uff5c|](?:invoke|function_calls>|tool_calls>)|minimax:tool_call>|invoke\s|\|python_start\|>|\|tool_call_start\|>|\|tool_call>|start_function_call>|\|open\|>tools<\|sep\|>)|\[TOOL_CALLS\]/g;
 /** The markers of the calls whose spans `xmlCallEnd` knows: DSML's and MiniMax's. */
 const INVOKE_MARKER = /^<(?:[\uff5c|]DSML|minimax:|invoke)/;
 const MARKER_ENDS: Readonly<Record<string, string>> = {
@@ -25,6 +25,7 @@ const MARKER_ENDS: Readonly<Record<string, string>> = {
   '<|tool_call_start|>': '<|tool_call_end|>',
   '<|tool_call>': '<tool_call|>',
   '<start_function_call>': '<end_function_call>',
+  '<|open|>tools<|sep|>': '<|close|>tools<|sep|>',
 };
 /** A name and its `[ARGS]` after Mistral's `[TOOL_CALLS]` (v11 and later, an id in `[CALL_ID]` allowed). */
 const MISTRAL_NAME = /[\w.-]{1,128}\s*(?:\[CALL_ID\]\s*[\w-]{0,64}\s*)?\[ARGS\]/y;

@@ -7,8 +7,9 @@
  * DeepSeek V3.2's `<｜DSML｜invoke name="name"><｜DSML｜parameter name="key" string="true">...`,
  * `minimax_xml` MiniMax-M2's `<minimax:tool_call><invoke name="name"><parameter name="key">...`,
  * `pythonic` Llama 3.2/4's and LFM2's `[name(key=value, ...)]`, `gemma` Gemma 4's
- * `<|tool_call>call:name{key:<|"|>value<|"|>}<tool_call|>` (FunctionGemma's with `<escape>`) and
- * `kimi` Kimi K2's `<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{...}`.
+ * `<|tool_call>call:name{key:<|"|>value<|"|>}<tool_call|>` (FunctionGemma's with `<escape>`),
+ * `kimi` Kimi K2's `<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{...}` and
+ * `kimi_xtml` Kimi K3's `<|open|>call tool="name"<|sep|><|open|>argument key="k" type="string"<|sep|>...`.
  */
 export type ParseFormat =
   | 'hermes'
@@ -25,6 +26,7 @@ export type ParseFormat =
   | 'pythonic'
   | 'gemma'
   | 'kimi'
+  | 'kimi_xtml'
   | 'none';
 
 /** One tool call recovered from raw model output (the proto's `ParsedToolCall`). */

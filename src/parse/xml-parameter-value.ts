@@ -13,7 +13,11 @@ import type { TextParameter } from './types';
  * parameter whose tool asks for text is read by `readParameter`.
  */
 export function parameterValue(raw: string): TolerantValue {
-  const value = parameterText(raw);
+  return jsonOrText(parameterText(raw));
+}
+
+/** `value` read as JSON when it is strict JSON (numbers keeping their digits), else the text itself. */
+export function jsonOrText(value: string): TolerantValue {
   if (!isStrictJson(value)) return value;
   const parsed = parseTolerantValue(value, skipSpace(value, 0, value.length), value.length);
   if (!parsed.ok || skipSpace(value, parsed.end, value.length) !== value.length) return value;

@@ -1,10 +1,11 @@
 import { blankSpans, type TextSpan } from './blank-spans';
 import type { FoundCalls } from './found-calls';
 import { scanInvokes, type InvokeDialect } from './invoke-calls';
-import { MINIMAX_TAGS } from './invoke-value-ends';
+import { ANTHROPIC_TAGS, MINIMAX_TAGS } from './invoke-value-ends';
 import type { TextParameterLookup } from './types';
 
 const MINIMAX: InvokeDialect = { tags: MINIMAX_TAGS, format: 'minimax_xml', inBlockOnly: true };
+const ANTHROPIC: InvokeDialect = { tags: ANTHROPIC_TAGS, format: 'anthropic_xml', inBlockOnly: true };
 
 /**
  * MiniMax-M2 calls (M2.1 and M2.5 write them alike), as its chat template asks for them:
@@ -20,12 +21,21 @@ export function detectMiniMax(text: string, textParameters?: TextParameterLookup
   return scanInvokes(text, MINIMAX, true, textParameters);
 }
 
-/** The text with each MiniMax call blanked out, for the same reason as `withoutQwenCalls`. */
-export function withoutMiniMaxCalls(text: string): string {
-  return blankSpans(text, miniMaxCallSpans(text));
+/**
+ * Anthropic's prompt format for calls (Claude's before native tool use, which prompted models
+ * copy): MiniMax's tags in a `<function_calls>` block, read as MiniMax's are. A `<function_calls>`
+ * block of pythonic lines is Olmo 3's (`detectPythonic`).
+ */
+export function detectAnthropicXml(text: string, textParameters?: TextParameterLookup): Generator<FoundCalls> {
+  return scanInvokes(text, ANTHROPIC, true, textParameters);
 }
 
-/** The spans of the MiniMax calls in a text, in order, their arguments not read. */
+/** The text with each MiniMax or Anthropic call blanked out, for the same reason as `withoutQwenCalls`. */
+export function withoutMiniMaxCalls(text: string): string {
+  return blankSpans(blankSpans(text, scanInvokes(text, MINIMAX, false)), scanInvokes(text, ANTHROPIC, false));
+}
+
+/** The spans of the MiniMax and Anthropic calls in a text, their arguments not read. */
 export function miniMaxCallSpans(text: string): Iterable<TextSpan> {
-  return scanInvokes(text, MINIMAX, false);
+  return [...scanInvokes(text, MINIMAX, false), ...scanInvokes(text, ANTHROPIC, false)];
 }

@@ -12,7 +12,7 @@ import { parameterValue, readParameter } from './xml-parameter-value';
 /** A dialect of `<invoke name="NAME"><parameter name="key">value</parameter></invoke>` calls. */
 export interface InvokeDialect {
   readonly tags: InvokeTags;
-  readonly format: Extract<FoundCalls['format'], 'deepseek_dsml' | 'minimax_xml'>;
+  readonly format: Extract<FoundCalls['format'], 'deepseek_dsml' | 'minimax_xml' | 'anthropic_xml'>;
   /**
    * Whether a call counts only inside its block: right after the block's opening tag, or after
    * another call of the block with only whitespace between. MiniMax's plain `<invoke>` may be

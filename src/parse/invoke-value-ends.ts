@@ -41,6 +41,9 @@ export const MINIMAX_TAGS: InvokeTags = {
   blockClose: ['</minimax:tool_call>'],
 };
 
+/** Anthropic's prompt format for calls: the same plain tags in a `<function_calls>` block. */
+export const ANTHROPIC_TAGS: InvokeTags = { ...MINIMAX_TAGS, blockOpen: ['<function_calls>'], blockClose: ['</function_calls>'] };
+
 /** The length of a tag, whose spellings are all of one length. */
 export const lengthOf = (tag: Spellings): number => tag[0]?.length ?? 0;
 

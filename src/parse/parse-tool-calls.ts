@@ -10,7 +10,7 @@ import { detectHarmony } from './detect-harmony';
 import { detectHermes } from './detect-hermes';
 import { detectKimi } from './detect-kimi';
 import { detectKimiXtml } from './detect-kimi-xtml';
-import { detectMiniMax, withoutMiniMaxCalls } from './detect-minimax';
+import { detectAnthropicXml, detectMiniMax, withoutMiniMaxCalls } from './detect-minimax';
 import { detectMistral } from './detect-mistral';
 import { detectPythonTag } from './detect-python-tag';
 import { detectPythonic, withoutPythonicCalls } from './detect-pythonic';
@@ -51,6 +51,7 @@ const markedDetectors = (textParameters: TextParameterLookup | undefined): reado
   detectDeepSeek,
   detectDsml,
   (text) => detectMiniMax(text, textParameters),
+  (text) => detectAnthropicXml(text, textParameters),
   detectKimi,
   detectKimiXtml,
   detectPythonic,

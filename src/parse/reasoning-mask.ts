@@ -15,9 +15,9 @@ import { skipFillers } from './value-sequence';
  * follows a marker when it is not one JSON value.
  */
 const CALL_MARKERS =
-  /<(?:tool_call>|\|python_tag\|>|function=|[\uff5c|]DSML[\uff5c|](?:invoke|function_calls>|tool_calls>)|minimax:tool_call>|invoke\s|\|python_start\|>|\|tool_call_start\|>|\|tool_call>|start_function_call>|\|open\|>tools<\|sep\|>)|\[TOOL_CALLS\]/g;
-/** The markers of the calls whose spans `xmlCallEnd` knows: DSML's and MiniMax's. */
-const INVOKE_MARKER = /^<(?:[\uff5c|]DSML|minimax:|invoke)/;
+  /<(?:tool_call>|\|python_tag\|>|function=|[\uff5c|]DSML[\uff5c|](?:invoke|function_calls>|tool_calls>)|minimax:tool_call>|function_calls>|invoke\s|\|python_start\|>|\|tool_call_start\|>|\|tool_call>|start_function_call>|\|open\|>tools<\|sep\|>)|\[TOOL_CALLS\]/g;
+/** The markers of the calls whose spans `xmlCallEnd` knows: DSML's, MiniMax's and Anthropic's (an Olmo block is none). */
+const INVOKE_MARKER = /^<(?:[\uff5c|]DSML|minimax:|function_calls>|invoke)/;
 const MARKER_ENDS: Readonly<Record<string, string>> = {
   '<tool_call>': '</tool_call>',
   '<function=': '</function>',

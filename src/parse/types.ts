@@ -6,6 +6,7 @@
  * `deepseek` DeepSeek V3/R1/V3.1's `<｜tool▁call▁begin｜>...<｜tool▁sep｜>...`, `deepseek_dsml`
  * DeepSeek V3.2's `<｜DSML｜invoke name="name"><｜DSML｜parameter name="key" string="true">...`,
  * `minimax_xml` MiniMax-M2's `<minimax:tool_call><invoke name="name"><parameter name="key">...`,
+ * `anthropic_xml` the same tags in Anthropic's `<function_calls>` block,
  * `pythonic` Llama 3.2/4's and LFM2's `[name(key=value, ...)]`, `gemma` Gemma 4's
  * `<|tool_call>call:name{key:<|"|>value<|"|>}<tool_call|>` (FunctionGemma's with `<escape>`),
  * `kimi` Kimi K2's `<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{...}` and
@@ -23,6 +24,7 @@ export type ParseFormat =
   | 'deepseek'
   | 'deepseek_dsml'
   | 'minimax_xml'
+  | 'anthropic_xml'
   | 'pythonic'
   | 'gemma'
   | 'kimi'

@@ -1,7 +1,8 @@
 import { callFromParts } from './call-shapes';
 import type { FoundCalls } from './found-calls';
 import { JsonNumber, type JsonObject, type TolerantValue } from './json-value';
-import { createMarkerFinder, skipSpace } from './marker-finder';
+import { skipSpace } from './marker-finder';
+import { createTokenFinder } from './special-tokens';
 import type { WorkBudget } from './tolerant-json';
 import { MAX_PARSE_DEPTH } from './tolerant-json';
 
@@ -38,14 +39,10 @@ const FAIL = Symbol('fail');
  */
 export function* detectGemma(text: string, budget: WorkBudget): Generator<FoundCalls> {
   if (!text.includes(CALL_PREFIX)) return;
-  const finders = DIALECTS.map((dialect) => ({ dialect, finder: createMarkerFinder(text, dialect.open) }));
+  const opens = createTokenFinder(text, DIALECTS.map((dialect) => dialect.open));
   for (let from = 0; budget.remaining > 0; ) {
-    let at = -1;
-    let dialect: GemmaDialect | undefined;
-    for (const entry of finders) {
-      const found = entry.finder.next(from);
-      if (found >= 0 && (at < 0 || found < at)) [at, dialect] = [found, entry.dialect];
-    }
+    const at = opens.next(from);
+    const dialect = at < 0 ? undefined : DIALECTS.find((d) => text.startsWith(d.open, at));
     if (dialect === undefined) return;
     const reader = new GemmaReader(text, dialect.quote);
     const callAt = skipSpace(text, at + dialect.open.length, text.length);

@@ -2,7 +2,8 @@ import { blankSpans } from './blank-spans';
 import { callFromParts, type CandidateCall } from './call-shapes';
 import type { FoundCalls } from './found-calls';
 import type { JsonObject } from './json-value';
-import { createMarkerFinder, skipSpace } from './marker-finder';
+import { skipSpace } from './marker-finder';
+import { createTokenFinder } from './special-tokens';
 import { parseTolerantValue, type WorkBudget } from './tolerant-json';
 
 /**
@@ -47,14 +48,10 @@ export function* detectPythonic(text: string, budget: WorkBudget): Generator<Fou
       return;
     }
   }
-  const finders = MARKERS.map((marker) => ({ marker, finder: createMarkerFinder(text, marker.open) }));
+  const opens = createTokenFinder(text, MARKERS.map((marker) => marker.open));
   for (let from = 0; ; ) {
-    let at = -1;
-    let marker: Marker | undefined;
-    for (const entry of finders) {
-      const found = entry.finder.next(from);
-      if (found >= 0 && (at < 0 || found < at)) [at, marker] = [found, entry.marker];
-    }
+    const at = opens.next(from);
+    const marker = at < 0 ? undefined : MARKERS.find((m) => text.startsWith(m.open, at));
     if (marker === undefined) return;
     const listAt = skipSpace(text, at + marker.open.length, text.length);
     const list = text.charCodeAt(listAt) === 0x5b ? readCallList(text, listAt, budget) : marker.lines ? readCallLines(text, listAt, marker.close, budget) : undefined;
@@ -74,7 +71,7 @@ export function* detectPythonic(text: string, budget: WorkBudget): Generator<Fou
  * dict argument (`spec={'name': 'rm', 'arguments': {}}`) is no call of its own.
  */
 export function withoutPythonicCalls(text: string, budget: WorkBudget): string {
-  return text.includes('[') || text.includes('<function_calls>') ? blankSpans(text, detectPythonic(text, budget)) : text;
+  return blankSpans(text, detectPythonic(text, budget));
 }
 
 /**

@@ -27,10 +27,10 @@ const GEMMA_CHANNEL = '<|channel>';
 const GEMMA_CHANNEL_END = '<channel|>';
 /** Cohere Command A's reasoning, before its action block: exact, never nested, to its first closing token. */
 const COHERE_THINKING = '<|START_THINKING|>';
-/** The openings taken only as written: special tokens, where another case is prose (`[think]`). */
-const EXACT_TOKENS = [MISTRAL_THINK, GEMMA_CHANNEL, COHERE_THINKING];
 /** The closing token of each opening taken only as written. */
 const EXACT_ENDS: Readonly<Record<string, string>> = { [MISTRAL_THINK]: MISTRAL_THINK_END, [GEMMA_CHANNEL]: GEMMA_CHANNEL_END, [COHERE_THINKING]: '<|END_THINKING|>' };
+/** The openings taken only as written: special tokens, where another case is prose (`[think]`). */
+const EXACT_TOKENS = Object.keys(EXACT_ENDS);
 
 /**
  * An opening reasoning tag, in any case, with spaces or attributes (`<think>`, `<THINK >`,

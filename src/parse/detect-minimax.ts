@@ -30,9 +30,14 @@ export function detectAnthropicXml(text: string, textParameters?: TextParameterL
   return scanInvokes(text, ANTHROPIC, true, textParameters);
 }
 
-/** The text with each MiniMax or Anthropic call blanked out, for the same reason as `withoutQwenCalls`. */
+/** The text with each MiniMax call blanked out, for the same reason as `withoutQwenCalls`. */
 export function withoutMiniMaxCalls(text: string): string {
-  return blankSpans(blankSpans(text, scanInvokes(text, MINIMAX, false)), scanInvokes(text, ANTHROPIC, false));
+  return blankSpans(text, scanInvokes(text, MINIMAX, false));
+}
+
+/** The text with each Anthropic call blanked out, for the same reason as `withoutQwenCalls`. */
+export function withoutAnthropicCalls(text: string): string {
+  return blankSpans(text, scanInvokes(text, ANTHROPIC, false));
 }
 
 /** The spans of the MiniMax and Anthropic calls in a text, their arguments not read. */

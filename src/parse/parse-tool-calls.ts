@@ -1,3 +1,4 @@
+import { blankSpans } from './blank-spans';
 import { createCallId } from './call-id';
 import { widenToWrappers } from './call-wrappers';
 import { detectFences } from './detect-fence';
@@ -10,7 +11,7 @@ import { detectHarmony } from './detect-harmony';
 import { detectHermes } from './detect-hermes';
 import { detectKimi } from './detect-kimi';
 import { detectKimiXtml } from './detect-kimi-xtml';
-import { detectAnthropicXml, detectMiniMax, withoutMiniMaxCalls } from './detect-minimax';
+import { detectAnthropicXml, detectMiniMax, withoutAnthropicCalls, withoutMiniMaxCalls } from './detect-minimax';
 import { detectMistral } from './detect-mistral';
 import { detectPythonTag } from './detect-python-tag';
 import { detectPythonic, withoutPythonicCalls } from './detect-pythonic';
@@ -38,25 +39,32 @@ const WORK_BASE = 65_536;
  * (`<|python_tag|>` then `<function=...>`), and their calls are returned in text order, with the
  * format of the first. A marker quoted in another marked call's arguments is not a call (see
  * `chooseSpans`). The XML-like dialects, whose values are bare text, read a value as text where
- * `textParameters` says its tool asks for text.
+ * `textParameters` says its tool asks for text, and are blanked out for the later tiers
+ * (`without`, see `withoutQwenCalls`), in this order.
  */
-const markedDetectors = (textParameters: TextParameterLookup | undefined): readonly Detector[] => [
-  detectHermes,
-  detectMistral,
-  detectPythonTag,
-  detectFunctionTags,
-  (text) => detectQwenXml(text, textParameters),
-  (text) => detectGlmXml(text, textParameters),
-  detectHarmony,
-  detectDeepSeek,
-  detectDsml,
-  (text) => detectMiniMax(text, textParameters),
-  (text) => detectAnthropicXml(text, textParameters),
-  detectKimi,
-  detectKimiXtml,
-  detectPythonic,
-  detectGemma,
+const markedDialects = (textParameters: TextParameterLookup | undefined): readonly MarkedDialect[] => [
+  { detect: detectHermes },
+  { detect: detectMistral },
+  { detect: detectPythonTag },
+  { detect: detectFunctionTags },
+  { detect: (text) => detectQwenXml(text, textParameters), without: withoutQwenCalls },
+  { detect: (text) => detectGlmXml(text, textParameters), without: withoutGlmCalls },
+  { detect: detectHarmony },
+  { detect: detectDeepSeek },
+  { detect: detectDsml, without: withoutDsmlCalls },
+  { detect: (text) => detectMiniMax(text, textParameters), without: withoutMiniMaxCalls },
+  { detect: (text) => detectAnthropicXml(text, textParameters), without: withoutAnthropicCalls },
+  { detect: detectKimi },
+  { detect: detectKimiXtml },
+  { detect: detectPythonic },
+  { detect: detectGemma },
 ];
+
+/** A marked dialect: how its calls are found, and, for an XML-like one, how they are blanked out. */
+interface MarkedDialect {
+  readonly detect: Detector;
+  readonly without?: (text: string) => string;
+}
 
 /**
  * Bare JSON in prose, the likeliest to be a false positive, with a work budget of its own: text
@@ -116,15 +124,28 @@ export function parseToolCalls(text: string, offeredTools?: readonly string[], o
  * not merged: a marked call quoted in a fenced or bare call's arguments (a `<tool_call>` tag in a
  * string) is still taken for a call, as seeing that it is quoted would mean parsing every JSON
  * value before every marker, in hostile input about three times the work of one scan. Fences
- * share the marked dialects' work budget. The later tiers read the text with Qwen, GLM, DSML, MiniMax and
- * pythonic calls blanked out (see `withoutQwenCalls`), worked out when the first of them is read.
+ * share the marked dialects' work budget. The later tiers read the text with Qwen, GLM, DSML,
+ * MiniMax, Anthropic and pythonic calls blanked out (see `withoutQwenCalls`), worked out when the
+ * first of them is read.
  */
 function detectInTiers(text: string, textParameters: TextParameterLookup | undefined): (readonly Iterable<FoundCalls>[])[] {
   const markedBudget = createBudget(text);
+  const marked = markedDialects(textParameters).map(({ detect, without }) => {
+    const spans = detect(text, markedBudget);
+    return without === undefined ? { spans } : { without, ...recorded(spans) };
+  });
+  // Each blanking reads what the one before left. While that is the text itself, the first tier's
+  // reading of the dialect is reused when it was read to its end (the first tier took no call, so
+  // it was): a hostile text had cost a second reading of every XML-like dialect.
+  const withoutXmlCalls = (): string =>
+    marked.reduce((current, dialect) => {
+      if (!('without' in dialect)) return current;
+      return current === text && dialect.ended() ? blankSpans(current, dialect.found) : dialect.without(current);
+    }, text);
   let unmarked: string | undefined;
-  const unmarkedText = (): string => (unmarked ??= withoutPythonicCalls(withoutMiniMaxCalls(withoutDsmlCalls(withoutGlmCalls(withoutQwenCalls(text)))), createBudget(text)));
+  const unmarkedText = (): string => (unmarked ??= withoutPythonicCalls(withoutXmlCalls(), createBudget(text)));
   return [
-    markedDetectors(textParameters).map((detect) => detect(text, markedBudget)),
+    marked.map((dialect) => dialect.spans),
     [lazily(() => detectFences(unmarkedText(), markedBudget))],
     [lazily(() => detectBareJson(unmarkedText(), createBudget(text)))],
   ];
@@ -140,6 +161,20 @@ function askedOnce(lookup: TextParameterLookup | undefined): TextParameterLookup
     answers.set(tool, answer);
     return answer;
   };
+}
+
+/** A detector's spans as they are pulled, kept in `found`; `ended` once it was read to its end. */
+function recorded(source: Iterable<FoundCalls>): { spans: Iterable<FoundCalls>; found: FoundCalls[]; ended: () => boolean } {
+  const found: FoundCalls[] = [];
+  let done = false;
+  function* pull(): Generator<FoundCalls> {
+    for (const span of source) {
+      found.push(span);
+      yield span;
+    }
+    done = true;
+  }
+  return { spans: pull(), found, ended: () => done };
 }
 
 /** The spans `detect` finds, not looked for until the first is asked for. */

@@ -39,8 +39,8 @@ const WORK_BASE = 65_536;
  * (`<|python_tag|>` then `<function=...>`), and their calls are returned in text order, with the
  * format of the first. A marker quoted in another marked call's arguments is not a call (see
  * `chooseSpans`). The XML-like dialects, whose values are bare text, read a value as text where
- * `textParameters` says its tool asks for text, and are blanked out for the later tiers
- * (`without`, see `withoutQwenCalls`), in this order.
+ * `textParameters` says its tool asks for text. They and the pythonic lists are blanked out for
+ * the later tiers (`without`, see `withoutQwenCalls`), in this order.
  */
 const markedDialects = (textParameters: TextParameterLookup | undefined): readonly MarkedDialect[] => [
   { detect: detectHermes },
@@ -56,11 +56,11 @@ const markedDialects = (textParameters: TextParameterLookup | undefined): readon
   { detect: (text) => detectAnthropicXml(text, textParameters), without: withoutAnthropicCalls },
   { detect: detectKimi },
   { detect: detectKimiXtml },
-  { detect: detectPythonic },
+  { detect: detectPythonic, without: (text) => withoutPythonicCalls(text, createBudget(text)) },
   { detect: detectGemma },
 ];
 
-/** A marked dialect: how its calls are found, and, for an XML-like one, how they are blanked out. */
+/** A marked dialect: how its calls are found, and, for one blanked out for the later tiers, how. */
 interface MarkedDialect {
   readonly detect: Detector;
   readonly without?: (text: string) => string;
@@ -136,14 +136,14 @@ function detectInTiers(text: string, textParameters: TextParameterLookup | undef
   });
   // Each blanking reads what the one before left. While that is the text itself, the first tier's
   // reading of the dialect is reused when it was read to its end (the first tier took no call, so
-  // it was): a hostile text had cost a second reading of every XML-like dialect.
-  const withoutXmlCalls = (): string =>
+  // it was): a hostile text had cost a second reading of every blanked dialect.
+  const withoutMarkedCalls = (): string =>
     marked.reduce((current, dialect) => {
       if (!('without' in dialect)) return current;
       return current === text && dialect.ended() ? blankSpans(current, dialect.found) : dialect.without(current);
     }, text);
   let unmarked: string | undefined;
-  const unmarkedText = (): string => (unmarked ??= withoutPythonicCalls(withoutXmlCalls(), createBudget(text)));
+  const unmarkedText = (): string => (unmarked ??= withoutMarkedCalls());
   return [
     marked.map((dialect) => dialect.spans),
     [lazily(() => detectFences(unmarkedText(), markedBudget))],

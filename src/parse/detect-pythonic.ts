@@ -35,7 +35,7 @@ const KEYWORD = /[A-Za-z_]\w{0,127}/y;
  * Llama 4's `<|python_start|>` or LFM2's `<|tool_call_start|>` anywhere, up to its optional closing
  * token; or, after Olmo 3's `<function_calls>`, calls one after another (a line each) up to
  * `</function_calls>` or the text's end. Values are Python literals, read tolerantly (`True`,
- * `None`, single quotes, lists, dicts). A positional argument, a keyword given twice, an expression, or a list cut off makes the whole
+ * `None`, single quotes, triple-quoted and raw strings, lists, tuples, dicts; see `PythonLiteralParser`). A positional argument, a keyword given twice, an expression, or a list cut off makes the whole
  * list no call, as in vLLM, and its text stays; so does a list of more than 1,024 calls.
  */
 export function* detectPythonic(text: string, budget: WorkBudget): Generator<FoundCalls> {
@@ -146,7 +146,7 @@ function readCall(text: string, at: number, budget: WorkBudget): CallParts | und
     if (key === undefined || args.has(key)) return undefined;
     pos = skipSpace(text, pos + key.length, text.length);
     if (text.charCodeAt(pos) !== 0x3d || text.charCodeAt(pos + 1) === 0x3d) return undefined;
-    const value = parseTolerantValue(text, skipSpace(text, pos + 1, text.length), text.length, { budget });
+    const value = parseTolerantValue(text, skipSpace(text, pos + 1, text.length), text.length, { budget, python: true });
     if (!value.ok) return undefined;
     args.set(key, value.value);
     pos = skipSpace(text, value.end, text.length);

@@ -86,4 +86,6 @@ export interface TolerantParseOptions {
   readonly budget?: WorkBudget;
   /** A position to report strings running across (see `FailedValue.stringAcrossSoftLimit`). */
   readonly softLimit?: number;
+  /** Whether to read Python's literals too: triple-quoted and raw strings, adjacent strings joined, tuples. */
+  readonly python?: boolean;
 }

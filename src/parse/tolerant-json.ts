@@ -1,10 +1,12 @@
 import type { ClosedContainer, FailedValue, ParsedValue, ScalarAtTextEnd, TolerantParseOptions } from './parse-outcome';
+import * as pythonLiteralParser from './python-literal-parser';
 import * as tolerantParser from './tolerant-parser';
 
 // Bound once: under some CommonJS transforms (the test runner's) every use of an import binding
 // goes through a getter, and this runs once per candidate.
 const { TolerantParser, isBareScalar } = tolerantParser;
 const FAIL: typeof tolerantParser.FAIL = tolerantParser.FAIL;
+const { PythonLiteralParser } = pythonLiteralParser;
 
 export type { FailedValue, ParseFailureReason, ParsedValue, TolerantParseOptions, WorkBudget } from './parse-outcome';
 export { MAX_PARSE_DEPTH } from './tolerant-parser';
@@ -28,7 +30,7 @@ const TOP_LEVEL_SCALAR: ScalarAtTextEnd = {};
  * just after a complete value (a missing closing brace; see `ParsedValue.limitEndsText`). Text
  * ending inside a string or a number, where a value or key is due (after `{`, `[`, `,` or `:`),
  * or inside a key, is a failure: such a value was cut off, and guessing its rest would invent
- * arguments. A limit before the end of the text (a closing tag) ends a number, and after a
+ * arguments. With `python`, Python's literals too (see `PythonLiteralParser`). A limit before the end of the text (a closing tag) ends a number, and after a
  * trailing `,` ends its container: the model wrote what came next. Never throws.
  *
  * The value is read twice: first only to recognise it, building nothing, then, if it is one, to
@@ -40,20 +42,21 @@ export function parseTolerantValue(
   limit: number,
   options: TolerantParseOptions = {},
 ): ParsedValue | FailedValue {
-  const { budget, softLimit = -1 } = options;
+  const { budget, softLimit = -1, python = false } = options;
   if (budget !== undefined && budget.remaining <= 0) {
     const none = { stringAcrossSoftLimit: false, elementsEnd: -1, callKeys: false, unclosed: NONE_UNCLOSED };
     return { ok: false, reason: 'budget', at: start, ...none };
   }
   const end = limit < text.length ? limit : text.length;
-  const recogniser = new TolerantParser(text, start, end, softLimit, false);
+  const Parser = python ? PythonLiteralParser : TolerantParser;
+  const recogniser = new Parser(text, start, end, softLimit, false);
   const recognised = recogniser.value(0);
   if (budget !== undefined) {
     const read = recogniser.pos - start + 1;
     const once = recognised !== FAIL || recogniser.failure === 'depth';
     budget.remaining -= once ? read : read + (read < FAILURE_SURCHARGE ? read : FAILURE_SURCHARGE);
   }
-  const parser = recognised === FAIL ? recogniser : new TolerantParser(text, start, end, softLimit, true);
+  const parser = recognised === FAIL ? recogniser : new Parser(text, start, end, softLimit, true);
   const value = recognised === FAIL ? FAIL : parser.value(0);
   if (value === FAIL) {
     const { failure, pos, stringAcrossSoftLimit, elementsEnd, callKeys, unclosed = NONE_UNCLOSED } = parser;

@@ -267,11 +267,11 @@ export class TolerantParser {
     }
   }
 
-  private skipWhitespace(): void {
+  protected skipWhitespace(): void {
     while (this.pos < this.limit && isWhitespace(this.text.charCodeAt(this.pos))) this.pos++;
   }
 
-  private fail(reason: ParseFailureReason): typeof FAIL {
+  protected fail(reason: ParseFailureReason): typeof FAIL {
     this.failure = reason;
     return FAIL;
   }

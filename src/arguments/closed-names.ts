@@ -1,9 +1,6 @@
 import { isObject, type Schema } from '../registry/schema-index';
 import { hasMemberSchemas } from './map-members';
-import { refOf } from './schema-refs';
-
-/** Most subschemas read for one object's names (`allOf` members and `$ref` targets, nested). */
-const MAX_PARTS = 32;
+import { alwaysParts } from './schema-parts';
 
 /**
  * The names an object's schema `sub` (within `root`) allows when it allows no others, or undefined
@@ -22,25 +19,9 @@ export function closedNames(sub: Schema, root: Schema): string[] | undefined {
   if (sub.additionalProperties === false) return ownNames(sub);
   if (Object.hasOwn(sub, 'additionalProperties')) return undefined;
   if (sub.unevaluatedProperties !== false) return undefined;
-  const names = new Set<string>();
-  const seen = new Set<Schema>();
-  const pending: Schema[] = [sub];
-  while (pending.length > 0) {
-    const part = pending.pop()!;
-    if (seen.has(part)) continue;
-    seen.add(part);
-    if (seen.size > MAX_PARTS || allowsOthers(part, part === sub) || CONDITIONAL.some((key) => Object.hasOwn(part, key))) return undefined;
-    for (const name of ownNames(part)) names.add(name);
-    if (Array.isArray(part.allOf)) {
-      for (const member of part.allOf) if (isObject(member)) pending.push(member);
-    }
-    if (typeof part.$ref === 'string') {
-      const target = refOf(part, root);
-      if (target === undefined) return undefined;
-      pending.push(target);
-    }
-  }
-  return [...names];
+  const parts = alwaysParts(sub, root);
+  if (parts === undefined || parts.some((part) => allowsOthers(part, part === sub) || CONDITIONAL.some((key) => Object.hasOwn(part, key)))) return undefined;
+  return [...new Set(parts.flatMap(ownNames))];
 }
 
 /** What makes the names a part allows depend on the value. */

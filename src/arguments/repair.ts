@@ -5,9 +5,12 @@ import { closedNames } from './closed-names';
 import { keyPatterns, type KeyPatterns } from './key-patterns';
 import { hasMemberSchemas, memberSchema } from './map-members';
 import { renameNearKeys } from './near-keys';
+import { partProperties, type PartProperties } from './schema-parts';
 import { refTarget } from './schema-refs';
 
 type Schema = Record<string, unknown>;
+
+const NO_PROPERTIES: PartProperties = { properties: new Map(), required: new Set() };
 
 const typesOf = (schema: Schema): string[] =>
   typeof schema.type === 'string' ? [schema.type] : Array.isArray(schema.type) ? (schema.type as string[]) : [];
@@ -175,7 +178,9 @@ export interface RepairOptions {
  * declare) is repaired as the one subschema its value must fit (`memberSchema`: the one pattern
  * its name matches, else `additionalProperties`); its null is never dropped, as it may say
  * "remove it". Subschemas are read in place, or through a `$ref` that is all they say of the
- * value (`refTarget`): a referenced model is repaired as one written in place, and a union of one
+ * value (`refTarget`, an `allOf` of one member too): a referenced model is repaired as one written
+ * in place, an object's properties as its `allOf` parts and `$ref` targets declare them too
+ * (`partProperties`: not one two parts declare), and a union of one
  * branch and null (pydantic's `Optional[int]`: `anyOf` of it and `{"type": "null"}`) as that
  * branch, for a value other than null.
  */
@@ -208,16 +213,16 @@ export function repairArguments(value: unknown, schema: Schema, options: RepairO
     }
     // The names the object's schema allows when it allows no others, its `$ref`s' and `allOf` parts' too.
     const closed = isObject(next) ? (closedNames(at, schema) ?? (sub === at ? undefined : closedNames(sub, schema))) : undefined;
-    if (isObject(next) && (isObject(sub.properties) || hasMemberSchemas(sub) || closed !== undefined)) {
-      const props = isObject(sub.properties) ? (sub.properties as Record<string, Schema>) : {};
-      const required = new Set(Array.isArray(sub.required) ? (sub.required as string[]) : []);
+    // The properties of the object's schema, its `allOf` parts' and `$ref` targets' too.
+    const { properties: props, required } = isObject(next) ? partProperties(sub, schema) : NO_PROPERTIES;
+    if (isObject(next) && (props.size > 0 || hasMemberSchemas(sub) || closed !== undefined)) {
       const copy: Record<string, unknown> = { ...next };
       // A property the schema does not allow, misspelling one it declares (`citty` for `city`).
       if (closed !== undefined) repairs.push(...renameNearKeys(copy, closed, path, sideEffects));
-      for (const [key, propSchema] of Object.entries(props)) {
+      for (const [key, propSchema] of props) {
         // Own keys only, as validation reads them: `in` saw Object.prototype's `constructor` or
         // `toString` as a value sent, and a repair made `"constructor":[null]` of it.
-        if (!Object.hasOwn(copy, key) || !isObject(propSchema)) continue;
+        if (!Object.hasOwn(copy, key)) continue;
         // The default is the property's own, the one validation fills (never its $ref target's).
         if (copy[key] === null && !required.has(key) && !valueFits(null, refTarget(propSchema, schema))) {
           if (sideEffects && Object.hasOwn(propSchema, 'default')) {

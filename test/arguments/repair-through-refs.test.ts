@@ -36,9 +36,12 @@ test('a reference to a reference, an enum and JSON text of a referenced model ar
   expect(value).toEqual({ again: { limit: 2 }, mode: 'fast' });
 });
 
-test('a $ref beside a schema of its own is not followed (both apply; only the one in place is read)', () => {
-  // In place, limit is text: 5 is repaired to "5" (the $ref's Filter, where limit is an integer, is not read).
-  expect(repairArguments({ both: { limit: 5 } }, schema)).toEqual({ value: { both: { limit: '5' } }, repairs: ['repaired /both/limit: 5 -> "5" (number to string)'], refused: [] });
+test('a $ref beside a schema of its own is not followed as the whole schema: both apply, and a property both declare is not repaired', () => {
+  // In place, limit is text; in the $ref's Filter an integer: no value fits both, so neither
+  // repair is made (before, 5 was repaired to "5", which Filter then refused). Filter's own
+  // properties are repaired as its (see repair-all-of.test.ts).
+  expect(repairArguments({ both: { limit: 5 } }, schema)).toEqual({ value: { both: { limit: 5 } }, repairs: [], refused: [] });
+  expect(repairArguments({ both: { tags: 'red' } }, schema)).toEqual({ value: { both: { tags: ['red'] } }, repairs: ['repaired /both/tags: "red" -> ["red"] (bare value wrapped in an array)'], refused: [] });
 });
 
 describe('over the wire', () => {

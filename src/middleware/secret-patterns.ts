@@ -71,11 +71,15 @@ export const SECRET_MIN_CHARS = 8;
  * of pairs (`consent=yes; sid=...`) whose value ends at the first `;`, and a session id is a handle
  * an agent passes back (a browser's, a kernel's); a random one is caught by its entropy. Azure's
  * connection strings name theirs AccountKey and SharedAccessKey: base64 whose slashes (three or
- * more in one key of six) make the entropy step take it for a path.
+ * more in one key of six) make the entropy step take it for a path; so does AWS's secret access
+ * key (SecretAccessKey in the CLI's and STS's JSON, aws_secret_access_key) one time in 25. And the
+ * keys services name theirs with: Cloudflare's X-Auth-Key (and WordPress's AUTH_KEY salt), Datadog's
+ * application key, New Relic's license key, a master key (Meilisearch's, Rails'), Azure API
+ * Management's Ocp-Apim-Subscription-Key: hex, which the entropy step keeps as a hash.
  */
 const SECRET_NAMES =
-  'access[_-]?token|auth[_-]?token|refresh[_-]?token|client[_-]?secret|secret[_-]?key|private[_-]?key|account[_-]?key|shared[_-]?access[_-]?key|' +
-  'secret[_-]?key[_-]?base|signing[_-]?key|encryption[_-]?key|' +
+  '(?:access|auth|refresh)[_-]?token|client[_-]?secret|secret[_-]?key[_-]?base|' +
+  '(?:secret(?:[_-]?access)?|private|account|shared[_-]?access|signing|encryption|auth|application|license|master|subscription)[_-]?key|' +
   '(?<!(?:page|next|prev|previous|continuation|sync|resume)[_-]?)token|secret|credentials?';
 
 /**

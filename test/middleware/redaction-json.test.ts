@@ -31,7 +31,7 @@ test.each<[string, string, string]>([
 // json_encode writes `/` as `\/`, and a connection string's password reached the model.
 test.each<[string, string, string]>([
   ['a URL password behind escaped slashes (PHP)', '{"dsn":"postgres:\\/\\/admin:S3cretPassw0rd@db.example.com\\/app"}', '{"dsn":"postgres://admin:[REDACTED:secret]@db.example.com/app"}'],
-  ['an AWS secret key holding escaped slashes', '{"aws_secret_access_key":"wJalrXUtnFEMI\\/K7MDENG\\/bPxRfiCYEXAMPLEKEY"}', '{"aws_secret_access_key":"[REDACTED:high_entropy]"}'],
+  ['an AWS secret key holding escaped slashes', '{"aws_secret_access_key":"wJalrXUtnFEMI\\/K7MDENG\\/bPxRfiCYEXAMPLEKEY"}', '{"aws_secret_access_key":"[REDACTED:secret]"}'],
   ['a password key written with a \\u escape', '{"pass\\u0077ord":"correcthorse1"}', '{"pass\\u0077ord":"[REDACTED:secret]"}'],
 ])('escaped JSON: %s', (_what, input, expected) => {
   expect(redactSecrets(input)).toBe(expected);

@@ -184,6 +184,13 @@ export function observeCall(turn: TurnState, sent: CallInfo): CallObserver {
   function endCall(result: ToolResult | undefined, hardError: string | undefined): void {
     const endMs = runEndMs ?? nowMs();
     const errorType = callErrorType(result, hardError);
+    // Refused before any attempt (an unknown tool, arguments that do not fit): no TOOL_POST says so.
+    // A validation message quotes argument values, which events carry only with debug_payloads.
+    if (attempts === 0 && hardError === undefined && result?.isError && env.bus.wants(tenant)) {
+      const quotesNoValue = errorType === 'UNKNOWN_TOOL' || env.debugPayloads;
+      const message = quotesNoValue ? eventText(redactSecrets(result.error?.message ?? '')) : undefined;
+      publish(EventKind.CALL_REFUSED, span, { startMs, endMs, attributes: stringAttributes({ [ATTR.toolName]: info.tool, [ATTR.toolCallId]: info.toolCallId, ...callEnding(errorType, 0), [ATTR.message]: message }) });
+    }
     endSpan(span, endMs, isRecording(span) ? callEnding(errorType, result?.attempts ?? attempts) : undefined, errorType, runStartMs);
     env.onCall?.(summarizeCall(tenant, info.tool, result, hardError, { attempts, retried, timedOut, unexpected, replayed }, (finishedAt ?? performance.now()) - startedAt, env));
   }

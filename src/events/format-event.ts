@@ -13,6 +13,7 @@ const EXTRAS: Partial<Record<EventKind, readonly (readonly [string, string])[]>>
   [EventKind.BREAKER_STATE]: [['state', ATTR.breakerState]],
   [EventKind.APPROVAL_REQUESTED]: [['approval', ATTR.approvalId], ['reason', ATTR.reason]],
   [EventKind.APPROVAL_RESOLVED]: [['approval', ATTR.approvalId], ['decision', ATTR.approvalDecision], ['by', ATTR.approvalDecidedBy], ['reason', ATTR.reason]],
+  [EventKind.CALL_REFUSED]: [['outcome', ATTR.outcome], ['message', ATTR.message]],
   [EventKind.TURN_END]: [['outcome', ATTR.outcome], ['calls', ATTR.calls]],
 };
 const FLAGS = [ATTR.replay, ATTR.cached, ATTR.truncated] as const;

@@ -110,7 +110,8 @@ test.each(['memory', 'redis'])('on the %s store, every name is answered as weath
     expect(said.get('replayed on the key field')).toEqual([['NAME', false, expect.stringContaining('"n":1'), false, false, true, false]]);
     expect(said.get('another key')).toEqual([['NAME', false, expect.any(String), false, false, false, false]]);
     expect(said.get('side effect after EndSession')).toEqual([['NAME', false, expect.stringContaining('"n":3'), false, false, false, false]]);
-    expect(said.get('events')).toEqual(['CALL_RECEIVED NAME', 'TOOL_POST NAME', 'TOOL_PRE NAME']);
+    // CALL_REFUSED: the transcript's calls refused before an attempt (test/events/call-refused.test.ts).
+    expect(said.get('events')).toEqual(['CALL_RECEIVED NAME', 'CALL_REFUSED NAME', 'TOOL_POST NAME', 'TOOL_PRE NAME']);
     for (const [i, lines] of all.entries()) expect({ name: NAMES[i], lines }).toEqual({ name: NAMES[i], lines: ordinary });
   } finally {
     await d.close();

@@ -134,7 +134,8 @@ test('calls answered without dispatch (not offered, invalid arguments) have no a
   await withApp(undefined, async (d, tap) => {
     await d.dispatch.dispatch({ sessionId: 's-none', offeredTools: ['weather'], calls: [call('c1', 'echo'), call('c2', 'weather', { city: 7 })] });
     await tap.waitFor(turnEnded('s-none'));
-    expect(seq(ofSession(tap.events, 's-none'))).toEqual(['CALL_RECEIVED:c1', 'CALL_RECEIVED:c2', 'TURN_END']);
+    // Each ends with CALL_REFUSED (before, with nothing: test/events/call-refused.test.ts).
+    expect(seq(ofSession(tap.events, 's-none'))).toEqual(['CALL_RECEIVED:c1', 'CALL_REFUSED:c1', 'CALL_RECEIVED:c2', 'CALL_REFUSED:c2', 'TURN_END']);
   });
 });
 

@@ -12,13 +12,17 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file dispatch/v1/dispatch.proto.
  */
 export const file_dispatch_v1_dispatch: GenFile = /*@__PURE__*/
-  fileDesc("ChpkaXNwYXRjaC92MS9kaXNwYXRjaC5wcm90bxILZGlzcGF0Y2gudjEiNwoIVG9vbENhbGwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIRCglhcmd1bWVudHMYAyABKAkixwEKD0Rpc3BhdGNoUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEgwKBHR1cm4YAiABKA0SJAoFY2FsbHMYAyADKAsyFS5kaXNwYXRjaC52MS5Ub29sQ2FsbBInCgRtb2RlGAQgASgOMhkuZGlzcGF0Y2gudjEuRGlzcGF0Y2hNb2RlEhcKD21heF9jb25jdXJyZW5jeRgFIAEoDRIVCg1vZmZlcmVkX3Rvb2xzGAYgAygJEhMKC2ludGVyYWN0aXZlGAcgASgIIoMBCglUb29sRXJyb3ISJAoEa2luZBgBIAEoDjIWLmRpc3BhdGNoLnYxLkVycm9yS2luZBIPCgdtZXNzYWdlGAIgASgJEhMKC3JlY292ZXJhYmxlGAMgASgIEhIKCnN1Z2dlc3Rpb24YBCABKAkSFgoOcmV0cnlfYWZ0ZXJfbXMYBSABKA0ilQIKClRvb2xSZXN1bHQSFAoMdG9vbF9jYWxsX2lkGAEgASgJEg4KBm91dHB1dBgCIAEoCRIQCghpc19lcnJvchgDIAEoCBIlCgVlcnJvchgEIAEoCzIWLmRpc3BhdGNoLnYxLlRvb2xFcnJvchIQCghhdHRlbXB0cxgFIAEoDRITCgtkdXJhdGlvbl9tcxgGIAEoDRIaChJyZXNvbHZlZF90b29sX25hbWUYByABKAkSEQoJdHJ1bmNhdGVkGAggASgIEhUKDXJlc3VsdF9oYW5kbGUYCSABKAkSGQoRaWRlbXBvdGVudF9yZXBsYXkYCiABKAgSDgoGY2FjaGVkGAsgASgIEhAKCHdhcm5pbmdzGAwgAygJIjwKEERpc3BhdGNoUmVzcG9uc2USKAoHcmVzdWx0cxgBIAMoCzIXLmRpc3BhdGNoLnYxLlRvb2xSZXN1bHQipwMKBUV2ZW50EiQKBGtpbmQYASABKA4yFi5kaXNwYXRjaC52MS5FdmVudEtpbmQSEgoKc2Vzc2lvbl9pZBgCIAEoCRIMCgR0dXJuGAMgASgNEhQKDHRvb2xfY2FsbF9pZBgEIAEoCRIMCgR0b29sGAUgASgJEg8KB2F0dGVtcHQYBiABKA0SEAoIdHJhY2VfaWQYByABKAkSDwoHc3Bhbl9pZBgIIAEoCRIWCg5wYXJlbnRfc3Bhbl9pZBgJIAEoCRIMCgRuYW1lGAogASgJEi4KCnN0YXJ0X3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI2CgphdHRyaWJ1dGVzGA0gAygLMiIuZGlzcGF0Y2gudjEuRXZlbnQuQXR0cmlidXRlc0VudHJ5Eg8KB2Ryb3BwZWQYDiABKAQaMQoPQXR0cmlidXRlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiXAoQU3Vic2NyaWJlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEg0KBXRvb2xzGAIgAygJEiUKBWtpbmRzGAMgAygOMhYuZGlzcGF0Y2gudjEuRXZlbnRLaW5kIj0KDlBhcnNlZFRvb2xDYWxsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJYXJndW1lbnRzGAMgASgJIjwKFVBhcnNlVG9vbENhbGxzUmVxdWVzdBIMCgR0ZXh0GAEgASgJEhUKDW9mZmVyZWRfdG9vbHMYAiADKAkibAoWUGFyc2VUb29sQ2FsbHNSZXNwb25zZRIqCgVjYWxscxgBIAMoCzIbLmRpc3BhdGNoLnYxLlBhcnNlZFRvb2xDYWxsEhYKDnJlbWFpbmluZ190ZXh0GAIgASgJEg4KBmZvcm1hdBgDIAEoCSJJChFSZWFkUmVzdWx0UmVxdWVzdBIVCg1yZXN1bHRfaGFuZGxlGAEgASgJEg4KBm9mZnNldBgCIAEoDRINCgVsaW1pdBgDIAEoDSJMChJSZWFkUmVzdWx0UmVzcG9uc2USDAoEdGV4dBgBIAEoCRITCgt0b3RhbF9jaGFycxgCIAEoDRITCgtuZXh0X29mZnNldBgDIAEoDSJOChZSZXNvbHZlQXBwcm92YWxSZXF1ZXN0EhMKC2FwcHJvdmFsX2lkGAEgASgJEg8KB2FwcHJvdmUYAiABKAgSDgoGcmVhc29uGAMgASgJIisKF1Jlc29sdmVBcHByb3ZhbFJlc3BvbnNlEhAKCHJlc29sdmVkGAEgASgIIjgKFExpc3RBcHByb3ZhbHNSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDAoEdG9vbBgCIAEoCSL/AQoPUGVuZGluZ0FwcHJvdmFsEhMKC2FwcHJvdmFsX2lkGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkSFAoMdG9vbF9jYWxsX2lkGAMgASgJEgwKBHRvb2wYBCABKAkSEQoJYXJndW1lbnRzGAUgASgJEhoKEmFyZ3VtZW50c19tb2RpZmllZBgGIAEoCBIOCgZyZWFzb24YByABKAkSMAoMcmVxdWVzdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJbChVMaXN0QXBwcm92YWxzUmVzcG9uc2USLwoJYXBwcm92YWxzGAEgAygLMhwuZGlzcGF0Y2gudjEuUGVuZGluZ0FwcHJvdmFsEhEKCXRydW5jYXRlZBgCIAEoCCInChFFbmRTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIhQKEkVuZFNlc3Npb25SZXNwb25zZSpnCgxEaXNwYXRjaE1vZGUSHQoZRElTUEFUQ0hfTU9ERV9VTlNQRUNJRklFRBAAEhwKGERJU1BBVENIX01PREVfU0VRVUVOVElBTBABEhoKFkRJU1BBVENIX01PREVfUEFSQUxMRUwQAiqaAwoJRXJyb3JLaW5kEhoKFkVSUk9SX0tJTkRfVU5TUEVDSUZJRUQQABIbChdFUlJPUl9LSU5EX1VOS05PV05fVE9PTBABEiAKHEVSUk9SX0tJTkRfSU5WQUxJRF9BUkdVTUVOVFMQAhIWChJFUlJPUl9LSU5EX0JMT0NLRUQQAxIbChdFUlJPUl9LSU5EX0JSRUFLRVJfT1BFThAEEhYKEkVSUk9SX0tJTkRfVElNRU9VVBAFEhoKFkVSUk9SX0tJTkRfVU5BVkFJTEFCTEUQBhIZChVFUlJPUl9LSU5EX1RPT0xfRVJST1IQBxIZChVFUlJPUl9LSU5EX1VORVhQRUNURUQQCBIaChZFUlJPUl9LSU5EX0lOX1BST0dSRVNTEAkSHgoaRVJST1JfS0lORF9PVVRDT01FX1VOS05PV04QChIgChxFUlJPUl9LSU5EX1NUT1JFX1VOQVZBSUxBQkxFEAsSGwoXRVJST1JfS0lORF9MT09QX0JMT0NLRUQQDBIYChRFUlJPUl9LSU5EX0NBTkNFTExFRBANKuMCCglFdmVudEtpbmQSGgoWRVZFTlRfS0lORF9VTlNQRUNJRklFRBAAEhwKGEVWRU5UX0tJTkRfQ0FMTF9SRUNFSVZFRBABEhcKE0VWRU5UX0tJTkRfVE9PTF9QUkUQAhIYChRFVkVOVF9LSU5EX1RPT0xfUE9TVBADEhcKE0VWRU5UX0tJTkRfVFVSTl9FTkQQBBIUChBFVkVOVF9LSU5EX1JFVFJZEAUSGwoXRVZFTlRfS0lORF9MT09QX1dBUk5JTkcQBhIYChRFVkVOVF9LSU5EX0xPT1BfU1RPUBAHEhwKGEVWRU5UX0tJTkRfQlJFQUtFUl9TVEFURRAIEiEKHUVWRU5UX0tJTkRfQVBQUk9WQUxfUkVRVUVTVEVEEAkSIAocRVZFTlRfS0lORF9JREVNUE9URU5UX1JFUExBWRAKEiAKHEVWRU5UX0tJTkRfQVBQUk9WQUxfUkVTT0xWRUQQCzLLBAoPRGlzcGF0Y2hTZXJ2aWNlEkcKCERpc3BhdGNoEhwuZGlzcGF0Y2gudjEuRGlzcGF0Y2hSZXF1ZXN0Gh0uZGlzcGF0Y2gudjEuRGlzcGF0Y2hSZXNwb25zZRJACglTdWJzY3JpYmUSHS5kaXNwYXRjaC52MS5TdWJzY3JpYmVSZXF1ZXN0GhIuZGlzcGF0Y2gudjEuRXZlbnQwARJZCg5QYXJzZVRvb2xDYWxscxIiLmRpc3BhdGNoLnYxLlBhcnNlVG9vbENhbGxzUmVxdWVzdBojLmRpc3BhdGNoLnYxLlBhcnNlVG9vbENhbGxzUmVzcG9uc2USTQoKUmVhZFJlc3VsdBIeLmRpc3BhdGNoLnYxLlJlYWRSZXN1bHRSZXF1ZXN0Gh8uZGlzcGF0Y2gudjEuUmVhZFJlc3VsdFJlc3BvbnNlElwKD1Jlc29sdmVBcHByb3ZhbBIjLmRpc3BhdGNoLnYxLlJlc29sdmVBcHByb3ZhbFJlcXVlc3QaJC5kaXNwYXRjaC52MS5SZXNvbHZlQXBwcm92YWxSZXNwb25zZRJWCg1MaXN0QXBwcm92YWxzEiEuZGlzcGF0Y2gudjEuTGlzdEFwcHJvdmFsc1JlcXVlc3QaIi5kaXNwYXRjaC52MS5MaXN0QXBwcm92YWxzUmVzcG9uc2USTQoKRW5kU2Vzc2lvbhIeLmRpc3BhdGNoLnYxLkVuZFNlc3Npb25SZXF1ZXN0Gh8uZGlzcGF0Y2gudjEuRW5kU2Vzc2lvblJlc3BvbnNlQihaJmRpc3BhdGNoL2dlbi9nby9kaXNwYXRjaC92MTtkaXNwYXRjaHYxYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("ChpkaXNwYXRjaC92MS9kaXNwYXRjaC5wcm90bxILZGlzcGF0Y2gudjEiNwoIVG9vbENhbGwSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIRCglhcmd1bWVudHMYAyABKAkixwEKD0Rpc3BhdGNoUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEgwKBHR1cm4YAiABKA0SJAoFY2FsbHMYAyADKAsyFS5kaXNwYXRjaC52MS5Ub29sQ2FsbBInCgRtb2RlGAQgASgOMhkuZGlzcGF0Y2gudjEuRGlzcGF0Y2hNb2RlEhcKD21heF9jb25jdXJyZW5jeRgFIAEoDRIVCg1vZmZlcmVkX3Rvb2xzGAYgAygJEhMKC2ludGVyYWN0aXZlGAcgASgIIoMBCglUb29sRXJyb3ISJAoEa2luZBgBIAEoDjIWLmRpc3BhdGNoLnYxLkVycm9yS2luZBIPCgdtZXNzYWdlGAIgASgJEhMKC3JlY292ZXJhYmxlGAMgASgIEhIKCnN1Z2dlc3Rpb24YBCABKAkSFgoOcmV0cnlfYWZ0ZXJfbXMYBSABKA0ilQIKClRvb2xSZXN1bHQSFAoMdG9vbF9jYWxsX2lkGAEgASgJEg4KBm91dHB1dBgCIAEoCRIQCghpc19lcnJvchgDIAEoCBIlCgVlcnJvchgEIAEoCzIWLmRpc3BhdGNoLnYxLlRvb2xFcnJvchIQCghhdHRlbXB0cxgFIAEoDRITCgtkdXJhdGlvbl9tcxgGIAEoDRIaChJyZXNvbHZlZF90b29sX25hbWUYByABKAkSEQoJdHJ1bmNhdGVkGAggASgIEhUKDXJlc3VsdF9oYW5kbGUYCSABKAkSGQoRaWRlbXBvdGVudF9yZXBsYXkYCiABKAgSDgoGY2FjaGVkGAsgASgIEhAKCHdhcm5pbmdzGAwgAygJIjwKEERpc3BhdGNoUmVzcG9uc2USKAoHcmVzdWx0cxgBIAMoCzIXLmRpc3BhdGNoLnYxLlRvb2xSZXN1bHQipwMKBUV2ZW50EiQKBGtpbmQYASABKA4yFi5kaXNwYXRjaC52MS5FdmVudEtpbmQSEgoKc2Vzc2lvbl9pZBgCIAEoCRIMCgR0dXJuGAMgASgNEhQKDHRvb2xfY2FsbF9pZBgEIAEoCRIMCgR0b29sGAUgASgJEg8KB2F0dGVtcHQYBiABKA0SEAoIdHJhY2VfaWQYByABKAkSDwoHc3Bhbl9pZBgIIAEoCRIWCg5wYXJlbnRfc3Bhbl9pZBgJIAEoCRIMCgRuYW1lGAogASgJEi4KCnN0YXJ0X3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI2CgphdHRyaWJ1dGVzGA0gAygLMiIuZGlzcGF0Y2gudjEuRXZlbnQuQXR0cmlidXRlc0VudHJ5Eg8KB2Ryb3BwZWQYDiABKAQaMQoPQXR0cmlidXRlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiXAoQU3Vic2NyaWJlUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEg0KBXRvb2xzGAIgAygJEiUKBWtpbmRzGAMgAygOMhYuZGlzcGF0Y2gudjEuRXZlbnRLaW5kIj0KDlBhcnNlZFRvb2xDYWxsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJYXJndW1lbnRzGAMgASgJIjwKFVBhcnNlVG9vbENhbGxzUmVxdWVzdBIMCgR0ZXh0GAEgASgJEhUKDW9mZmVyZWRfdG9vbHMYAiADKAkibAoWUGFyc2VUb29sQ2FsbHNSZXNwb25zZRIqCgVjYWxscxgBIAMoCzIbLmRpc3BhdGNoLnYxLlBhcnNlZFRvb2xDYWxsEhYKDnJlbWFpbmluZ190ZXh0GAIgASgJEg4KBmZvcm1hdBgDIAEoCSJJChFSZWFkUmVzdWx0UmVxdWVzdBIVCg1yZXN1bHRfaGFuZGxlGAEgASgJEg4KBm9mZnNldBgCIAEoDRINCgVsaW1pdBgDIAEoDSJMChJSZWFkUmVzdWx0UmVzcG9uc2USDAoEdGV4dBgBIAEoCRITCgt0b3RhbF9jaGFycxgCIAEoDRITCgtuZXh0X29mZnNldBgDIAEoDSJOChZSZXNvbHZlQXBwcm92YWxSZXF1ZXN0EhMKC2FwcHJvdmFsX2lkGAEgASgJEg8KB2FwcHJvdmUYAiABKAgSDgoGcmVhc29uGAMgASgJIisKF1Jlc29sdmVBcHByb3ZhbFJlc3BvbnNlEhAKCHJlc29sdmVkGAEgASgIIjgKFExpc3RBcHByb3ZhbHNSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDAoEdG9vbBgCIAEoCSL/AQoPUGVuZGluZ0FwcHJvdmFsEhMKC2FwcHJvdmFsX2lkGAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkSFAoMdG9vbF9jYWxsX2lkGAMgASgJEgwKBHRvb2wYBCABKAkSEQoJYXJndW1lbnRzGAUgASgJEhoKEmFyZ3VtZW50c19tb2RpZmllZBgGIAEoCBIOCgZyZWFzb24YByABKAkSMAoMcmVxdWVzdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpleHBpcmVzX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJbChVMaXN0QXBwcm92YWxzUmVzcG9uc2USLwoJYXBwcm92YWxzGAEgAygLMhwuZGlzcGF0Y2gudjEuUGVuZGluZ0FwcHJvdmFsEhEKCXRydW5jYXRlZBgCIAEoCCInChFFbmRTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIhQKEkVuZFNlc3Npb25SZXNwb25zZSpnCgxEaXNwYXRjaE1vZGUSHQoZRElTUEFUQ0hfTU9ERV9VTlNQRUNJRklFRBAAEhwKGERJU1BBVENIX01PREVfU0VRVUVOVElBTBABEhoKFkRJU1BBVENIX01PREVfUEFSQUxMRUwQAiqaAwoJRXJyb3JLaW5kEhoKFkVSUk9SX0tJTkRfVU5TUEVDSUZJRUQQABIbChdFUlJPUl9LSU5EX1VOS05PV05fVE9PTBABEiAKHEVSUk9SX0tJTkRfSU5WQUxJRF9BUkdVTUVOVFMQAhIWChJFUlJPUl9LSU5EX0JMT0NLRUQQAxIbChdFUlJPUl9LSU5EX0JSRUFLRVJfT1BFThAEEhYKEkVSUk9SX0tJTkRfVElNRU9VVBAFEhoKFkVSUk9SX0tJTkRfVU5BVkFJTEFCTEUQBhIZChVFUlJPUl9LSU5EX1RPT0xfRVJST1IQBxIZChVFUlJPUl9LSU5EX1VORVhQRUNURUQQCBIaChZFUlJPUl9LSU5EX0lOX1BST0dSRVNTEAkSHgoaRVJST1JfS0lORF9PVVRDT01FX1VOS05PV04QChIgChxFUlJPUl9LSU5EX1NUT1JFX1VOQVZBSUxBQkxFEAsSGwoXRVJST1JfS0lORF9MT09QX0JMT0NLRUQQDBIYChRFUlJPUl9LSU5EX0NBTkNFTExFRBANKoADCglFdmVudEtpbmQSGgoWRVZFTlRfS0lORF9VTlNQRUNJRklFRBAAEhwKGEVWRU5UX0tJTkRfQ0FMTF9SRUNFSVZFRBABEhcKE0VWRU5UX0tJTkRfVE9PTF9QUkUQAhIYChRFVkVOVF9LSU5EX1RPT0xfUE9TVBADEhcKE0VWRU5UX0tJTkRfVFVSTl9FTkQQBBIUChBFVkVOVF9LSU5EX1JFVFJZEAUSGwoXRVZFTlRfS0lORF9MT09QX1dBUk5JTkcQBhIYChRFVkVOVF9LSU5EX0xPT1BfU1RPUBAHEhwKGEVWRU5UX0tJTkRfQlJFQUtFUl9TVEFURRAIEiEKHUVWRU5UX0tJTkRfQVBQUk9WQUxfUkVRVUVTVEVEEAkSIAocRVZFTlRfS0lORF9JREVNUE9URU5UX1JFUExBWRAKEiAKHEVWRU5UX0tJTkRfQVBQUk9WQUxfUkVTT0xWRUQQCxIbChdFVkVOVF9LSU5EX0NBTExfUkVGVVNFRBAMMssECg9EaXNwYXRjaFNlcnZpY2USRwoIRGlzcGF0Y2gSHC5kaXNwYXRjaC52MS5EaXNwYXRjaFJlcXVlc3QaHS5kaXNwYXRjaC52MS5EaXNwYXRjaFJlc3BvbnNlEkAKCVN1YnNjcmliZRIdLmRpc3BhdGNoLnYxLlN1YnNjcmliZVJlcXVlc3QaEi5kaXNwYXRjaC52MS5FdmVudDABElkKDlBhcnNlVG9vbENhbGxzEiIuZGlzcGF0Y2gudjEuUGFyc2VUb29sQ2FsbHNSZXF1ZXN0GiMuZGlzcGF0Y2gudjEuUGFyc2VUb29sQ2FsbHNSZXNwb25zZRJNCgpSZWFkUmVzdWx0Eh4uZGlzcGF0Y2gudjEuUmVhZFJlc3VsdFJlcXVlc3QaHy5kaXNwYXRjaC52MS5SZWFkUmVzdWx0UmVzcG9uc2USXAoPUmVzb2x2ZUFwcHJvdmFsEiMuZGlzcGF0Y2gudjEuUmVzb2x2ZUFwcHJvdmFsUmVxdWVzdBokLmRpc3BhdGNoLnYxLlJlc29sdmVBcHByb3ZhbFJlc3BvbnNlElYKDUxpc3RBcHByb3ZhbHMSIS5kaXNwYXRjaC52MS5MaXN0QXBwcm92YWxzUmVxdWVzdBoiLmRpc3BhdGNoLnYxLkxpc3RBcHByb3ZhbHNSZXNwb25zZRJNCgpFbmRTZXNzaW9uEh4uZGlzcGF0Y2gudjEuRW5kU2Vzc2lvblJlcXVlc3QaHy5kaXNwYXRjaC52MS5FbmRTZXNzaW9uUmVzcG9uc2VCKFomZGlzcGF0Y2gvZ2VuL2dvL2Rpc3BhdGNoL3YxO2Rpc3BhdGNodjFiBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * @generated from message dispatch.v1.ToolCall
  */
 export type ToolCall = Message<"dispatch.v1.ToolCall"> & {
   /**
+   * The model's tool_call_id, echoed in the call's result and events. Give each call of a turn
+   * its own: dispatch does not refuse a repeated or empty id, and results always come back in
+   * call order, which is how to match them then.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -41,6 +45,10 @@ export type ToolCall = Message<"dispatch.v1.ToolCall"> & {
  */
 export type ToolCallJson = {
   /**
+   * The model's tool_call_id, echoed in the call's result and events. Give each call of a turn
+   * its own: dispatch does not refuse a repeated or empty id, and results always come back in
+   * call order, which is how to match them then.
+   *
    * @generated from field: string id = 1;
    */
   id?: string;
@@ -70,11 +78,15 @@ export const ToolCallSchema: GenMessage<ToolCall, {jsonType: ToolCallJson}> = /*
  */
 export type DispatchRequest = Message<"dispatch.v1.DispatchRequest"> & {
   /**
+   * Required: loop detection, idempotency and results to read are kept per session.
+   *
    * @generated from field: string session_id = 1;
    */
   sessionId: string;
 
   /**
+   * A label for the turn in events and spans (the agent loop's count); dispatch reads nothing else in it.
+   *
    * @generated from field: uint32 turn = 2;
    */
   turn: number;
@@ -116,11 +128,15 @@ export type DispatchRequest = Message<"dispatch.v1.DispatchRequest"> & {
  */
 export type DispatchRequestJson = {
   /**
+   * Required: loop detection, idempotency and results to read are kept per session.
+   *
    * @generated from field: string session_id = 1;
    */
   sessionId?: string;
 
   /**
+   * A label for the turn in events and spans (the agent loop's count); dispatch reads nothing else in it.
+   *
    * @generated from field: uint32 turn = 2;
    */
   turn?: number;
@@ -241,11 +257,16 @@ export type ToolResult = Message<"dispatch.v1.ToolResult"> & {
   toolCallId: string;
 
   /**
+   * What to put in the model's context: the tool's output, bounded (head and tail around an
+   * omission marker), or, when is_error, the error JSON the model can act on.
+   *
    * @generated from field: string output = 2;
    */
   output: string;
 
   /**
+   * A soft error: the turn went on, error says what failed.
+   *
    * @generated from field: bool is_error = 3;
    */
   isError: boolean;
@@ -256,21 +277,29 @@ export type ToolResult = Message<"dispatch.v1.ToolResult"> & {
   error?: ToolError | undefined;
 
   /**
+   * Attempts run; 0 when the call was refused before any (UNKNOWN_TOOL, INVALID_ARGUMENTS).
+   *
    * @generated from field: uint32 attempts = 5;
    */
   attempts: number;
 
   /**
+   * The call's time in dispatch, its attempts and waits between them included.
+   *
    * @generated from field: uint32 duration_ms = 6;
    */
   durationMs: number;
 
   /**
+   * The tool whose result this is: a fallback's name when the call fell back.
+   *
    * @generated from field: string resolved_tool_name = 7;
    */
   resolvedToolName: string;
 
   /**
+   * output was cut; result_handle, when set, reads the whole text with ReadResult.
+   *
    * @generated from field: bool truncated = 8;
    */
   truncated: boolean;
@@ -281,16 +310,23 @@ export type ToolResult = Message<"dispatch.v1.ToolResult"> & {
   resultHandle: string;
 
   /**
+   * The result of an earlier identical side-effecting call, replayed: the tool did not run again.
+   *
    * @generated from field: bool idempotent_replay = 10;
    */
   idempotentReplay: boolean;
 
   /**
+   * A read-only tool's result memoized from an identical call: the tool did not run again.
+   *
    * @generated from field: bool cached = 11;
    */
   cached: boolean;
 
   /**
+   * What dispatch did to the call or its result: repairs of lenient arguments, loop warnings, a
+   * fallback, cuts. Meant for the model too.
+   *
    * @generated from field: repeated string warnings = 12;
    */
   warnings: string[];
@@ -306,11 +342,16 @@ export type ToolResultJson = {
   toolCallId?: string;
 
   /**
+   * What to put in the model's context: the tool's output, bounded (head and tail around an
+   * omission marker), or, when is_error, the error JSON the model can act on.
+   *
    * @generated from field: string output = 2;
    */
   output?: string;
 
   /**
+   * A soft error: the turn went on, error says what failed.
+   *
    * @generated from field: bool is_error = 3;
    */
   isError?: boolean;
@@ -321,21 +362,29 @@ export type ToolResultJson = {
   error?: ToolErrorJson;
 
   /**
+   * Attempts run; 0 when the call was refused before any (UNKNOWN_TOOL, INVALID_ARGUMENTS).
+   *
    * @generated from field: uint32 attempts = 5;
    */
   attempts?: number;
 
   /**
+   * The call's time in dispatch, its attempts and waits between them included.
+   *
    * @generated from field: uint32 duration_ms = 6;
    */
   durationMs?: number;
 
   /**
+   * The tool whose result this is: a fallback's name when the call fell back.
+   *
    * @generated from field: string resolved_tool_name = 7;
    */
   resolvedToolName?: string;
 
   /**
+   * output was cut; result_handle, when set, reads the whole text with ReadResult.
+   *
    * @generated from field: bool truncated = 8;
    */
   truncated?: boolean;
@@ -346,16 +395,23 @@ export type ToolResultJson = {
   resultHandle?: string;
 
   /**
+   * The result of an earlier identical side-effecting call, replayed: the tool did not run again.
+   *
    * @generated from field: bool idempotent_replay = 10;
    */
   idempotentReplay?: boolean;
 
   /**
+   * A read-only tool's result memoized from an identical call: the tool did not run again.
+   *
    * @generated from field: bool cached = 11;
    */
   cached?: boolean;
 
   /**
+   * What dispatch did to the call or its result: repairs of lenient arguments, loop warnings, a
+   * fallback, cuts. Meant for the model too.
+   *
    * @generated from field: repeated string warnings = 12;
    */
   warnings?: string[];
@@ -697,11 +753,18 @@ export type ParseToolCallsResponse = Message<"dispatch.v1.ParseToolCallsResponse
   calls: ParsedToolCall[];
 
   /**
+   * The text without the calls returned (reasoning kept): what to show as the assistant's text.
+   * A call that is malformed, cut off or names a tool not offered stays here, as written.
+   *
    * @generated from field: string remaining_text = 2;
    */
   remainingText: string;
 
   /**
+   * The format of the first call (hermes, qwen_xml, llama, mistral, pythonic, ...; README "Local
+   * models"), or none. A string so that new formats need no new client: treat an unknown value
+   * as a format you do not name.
+   *
    * @generated from field: string format = 3;
    */
   format: string;
@@ -717,11 +780,18 @@ export type ParseToolCallsResponseJson = {
   calls?: ParsedToolCallJson[];
 
   /**
+   * The text without the calls returned (reasoning kept): what to show as the assistant's text.
+   * A call that is malformed, cut off or names a tool not offered stays here, as written.
+   *
    * @generated from field: string remaining_text = 2;
    */
   remainingText?: string;
 
   /**
+   * The format of the first call (hermes, qwen_xml, llama, mistral, pythonic, ...; README "Local
+   * models"), or none. A string so that new formats need no new client: treat an unknown value
+   * as a format you do not name.
+   *
    * @generated from field: string format = 3;
    */
   format?: string;
@@ -744,6 +814,8 @@ export type ReadResultRequest = Message<"dispatch.v1.ReadResultRequest"> & {
   resultHandle: string;
 
   /**
+   * Where the page starts, in code points (an emoji is one; UTF-16 and UTF-8 lengths differ).
+   *
    * @generated from field: uint32 offset = 2;
    */
   offset: number;
@@ -766,6 +838,8 @@ export type ReadResultRequestJson = {
   resultHandle?: string;
 
   /**
+   * Where the page starts, in code points (an emoji is one; UTF-16 and UTF-8 lengths differ).
+   *
    * @generated from field: uint32 offset = 2;
    */
   offset?: number;
@@ -795,11 +869,17 @@ export type ReadResultResponse = Message<"dispatch.v1.ReadResultResponse"> & {
   text: string;
 
   /**
+   * The whole text's length, in code points.
+   *
    * @generated from field: uint32 total_chars = 2;
    */
   totalChars: number;
 
   /**
+   * Where the next page starts. The text is read to its end when next_offset equals total_chars
+   * (an offset past the end answers an empty text); not 0, unlike a page token. An unknown or
+   * expired handle is NOT_FOUND (reason RESULT_NOT_FOUND).
+   *
    * @generated from field: uint32 next_offset = 3;
    */
   nextOffset: number;
@@ -815,11 +895,17 @@ export type ReadResultResponseJson = {
   text?: string;
 
   /**
+   * The whole text's length, in code points.
+   *
    * @generated from field: uint32 total_chars = 2;
    */
   totalChars?: number;
 
   /**
+   * Where the next page starts. The text is read to its end when next_offset equals total_chars
+   * (an offset past the end answers an empty text); not 0, unlike a page token. An unknown or
+   * expired handle is NOT_FOUND (reason RESULT_NOT_FOUND).
+   *
    * @generated from field: uint32 next_offset = 3;
    */
   nextOffset?: number;
@@ -1190,6 +1276,8 @@ export const EndSessionResponseSchema: GenMessage<EndSessionResponse, {jsonType:
  */
 export enum DispatchMode {
   /**
+   * Sequential, as is any value this version does not know.
+   *
    * @generated from enum value: DISPATCH_MODE_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
@@ -1200,6 +1288,9 @@ export enum DispatchMode {
   SEQUENTIAL = 1,
 
   /**
+   * The concurrency-safe calls run together, in waves (README "Parallel turns"); results still
+   * come back in call order.
+   *
    * @generated from enum value: DISPATCH_MODE_PARALLEL = 2;
    */
   PARALLEL = 2,
@@ -1368,12 +1459,23 @@ export enum EventKind {
    * @generated from enum value: EVENT_KIND_APPROVAL_RESOLVED = 11;
    */
   APPROVAL_RESOLVED = 11,
+
+  /**
+   * A call refused before any attempt ran: its tool is unknown (UNKNOWN_TOOL) or its arguments do
+   * not fit the tool's schema (INVALID_ARGUMENTS). Attributes dispatch.outcome and error.type (the
+   * error kind), dispatch.message (the error's message, secrets redacted; for INVALID_ARGUMENTS,
+   * which quotes argument values, only with telemetry.debug_payloads on). A call that ran has TOOL_PRE and
+   * TOOL_POST events instead.
+   *
+   * @generated from enum value: EVENT_KIND_CALL_REFUSED = 12;
+   */
+  CALL_REFUSED = 12,
 }
 
 /**
  * @generated from enum dispatch.v1.EventKind
  */
-export type EventKindJson = "EVENT_KIND_UNSPECIFIED" | "EVENT_KIND_CALL_RECEIVED" | "EVENT_KIND_TOOL_PRE" | "EVENT_KIND_TOOL_POST" | "EVENT_KIND_TURN_END" | "EVENT_KIND_RETRY" | "EVENT_KIND_LOOP_WARNING" | "EVENT_KIND_LOOP_STOP" | "EVENT_KIND_BREAKER_STATE" | "EVENT_KIND_APPROVAL_REQUESTED" | "EVENT_KIND_IDEMPOTENT_REPLAY" | "EVENT_KIND_APPROVAL_RESOLVED";
+export type EventKindJson = "EVENT_KIND_UNSPECIFIED" | "EVENT_KIND_CALL_RECEIVED" | "EVENT_KIND_TOOL_PRE" | "EVENT_KIND_TOOL_POST" | "EVENT_KIND_TURN_END" | "EVENT_KIND_RETRY" | "EVENT_KIND_LOOP_WARNING" | "EVENT_KIND_LOOP_STOP" | "EVENT_KIND_BREAKER_STATE" | "EVENT_KIND_APPROVAL_REQUESTED" | "EVENT_KIND_IDEMPOTENT_REPLAY" | "EVENT_KIND_APPROVAL_RESOLVED" | "EVENT_KIND_CALL_REFUSED";
 
 /**
  * Describes the enum dispatch.v1.EventKind.
@@ -1388,6 +1490,10 @@ export const EventKindSchema: GenEnum<EventKind, EventKindJson> = /*@__PURE__*/
  */
 export const DispatchService: GenService<{
   /**
+   * Runs a turn of calls and answers one ToolResult per call, in call order. A call's failure is
+   * a soft error in its result (is_error); a hard error ends the RPC with a status and a
+   * google.rpc.ErrorInfo reason (docs/failures.md).
+   *
    * @generated from rpc dispatch.v1.DispatchService.Dispatch
    */
   dispatch: {
@@ -1396,6 +1502,11 @@ export const DispatchService: GenService<{
     output: typeof DispatchResponseSchema;
   },
   /**
+   * Streams the events of the caller's tenant that pass the filter. The subscription is in place
+   * on this replica once the response headers arrive (grpc: initial metadata): a turn that starts
+   * before that, while no one else subscribes, builds no events, so wait for the headers before
+   * starting the turns to watch. With Redis, other replicas hear of the subscription through Redis.
+   *
    * @generated from rpc dispatch.v1.DispatchService.Subscribe
    */
   subscribe: {
@@ -1404,6 +1515,8 @@ export const DispatchService: GenService<{
     output: typeof EventSchema;
   },
   /**
+   * Finds the tool calls in a model's raw text, in any of the formats README's "Local models" lists.
+   *
    * @generated from rpc dispatch.v1.DispatchService.ParseToolCalls
    */
   parseToolCalls: {
@@ -1412,6 +1525,8 @@ export const DispatchService: GenService<{
     output: typeof ParseToolCallsResponseSchema;
   },
   /**
+   * Reads a page of the whole text of a result that was cut (ToolResult.result_handle).
+   *
    * @generated from rpc dispatch.v1.DispatchService.ReadResult
    */
   readResult: {

@@ -19,10 +19,11 @@ import sys
 import time
 import uuid
 
+import dispatch_stubs  # first: it says what to install when grpcio is missing
+
 import grpc
 
 import dispatch_connection
-import dispatch_stubs
 
 DEFAULT_CALLS = [
     {"id": "call_1", "name": "echo", "arguments": '{"text": "hello from python"}'},

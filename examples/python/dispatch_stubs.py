@@ -19,6 +19,16 @@ import sys
 import tempfile
 import types
 
+try:
+    import grpc  # noqa: F401
+    import grpc_tools  # noqa: F401
+except ImportError as missing:
+    sys.exit(
+        f"{missing}: the dispatch examples need grpcio and grpcio-tools; on Debian "
+        "`apt-get install python3-grpcio python3-grpc-tools` and run them with /usr/bin/python3 "
+        f"(this is {sys.executable}), or `pip install grpcio grpcio-tools`"
+    )
+
 PROTO_ROOT = pathlib.Path(__file__).resolve().parents[2] / "proto"
 PROTO_FILES = sorted((PROTO_ROOT / "dispatch" / "v1").glob("*.proto")) + sorted((PROTO_ROOT / "google" / "rpc").glob("*.proto"))
 MODULES = ("dispatch_pb2", "dispatch_pb2_grpc", "tool_pb2", "registry_pb2", "registry_pb2_grpc", "worker_pb2", "worker_pb2_grpc")

@@ -18,10 +18,11 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import dispatch_stubs  # first: it says what to install when grpcio is missing
+
 import grpc
 
 import dispatch_connection
-import dispatch_stubs
 
 HEARTBEAT_SECONDS = 2.0
 SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"], "additionalProperties": False}

@@ -166,15 +166,32 @@ export function settingsFrom(env: NodeJS.ProcessEnv): { address: string; token: 
   return { address: env.DISPATCH_ADDRESS || '127.0.0.1:50051', token: env.DISPATCH_TOKEN?.trim() || undefined };
 }
 
+/**
+ * The address and turns of a command line (`[ADDRESS] [CALLS_JSON | --text TEXT]...`): the address
+ * may be left out, a first argument that is a flag or JSON being a turn's.
+ */
+export function commandLine(args: readonly string[], defaultAddress: string): { address: string; turns: Turn[] } {
+  const rest = [...args];
+  const address = rest[0] !== undefined && !rest[0].startsWith('-') && !/^\s*[[{]/.test(rest[0]) ? rest.shift()! : defaultAddress;
+  const turns: Turn[] = [];
+  for (let i = 0; i < rest.length; i++) turns.push(rest[i] === '--text' ? { text: rest[++i] ?? '' } : parseCalls(rest[i]!));
+  return { address, turns };
+}
+
 /** One turn in a conversation of its own. */
 export const dispatchTurn = (address: string, calls: readonly ModelCall[] = DEFAULT_CALLS, token?: string) => runConversation(address, [calls], token);
 
 if (require.main === module) {
   const settings = settingsFrom(process.env);
-  const [address = settings.address, ...rest] = process.argv.slice(2);
-  const turns: Turn[] = [];
+  const args = process.argv.slice(2);
+  if (args[0] === '--help' || args[0] === '-h') {
+    console.log('usage: backend.js [ADDRESS] [CALLS_JSON | --text TEXT]...  (ADDRESS defaults to DISPATCH_ADDRESS, else 127.0.0.1:50051)');
+    process.exit(0);
+  }
+  let address: string;
+  let turns: Turn[];
   try {
-    for (let i = 0; i < rest.length; i++) turns.push(rest[i] === '--text' ? { text: rest[++i] ?? '' } : parseCalls(rest[i]!));
+    ({ address, turns } = commandLine(args, settings.address));
   } catch (error) {
     console.error(`backend: ${(error as Error).message}`);
     process.exit(2);

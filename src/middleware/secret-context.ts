@@ -33,10 +33,11 @@ const SECRET_WORD = /secret|session|passw|passphrase|auth|credential|private/;
  * `N/A`), a flag (`true`), a mask (`***`, `[REDACTED]`, Rails' `[FILTERED]`, `<redacted>`, a marker
  * an excerpt cut, `[RED...`), what a schema or an API doc writes (`string`, `str`, `required`,
  * `optional`; Laravel's validation rules, `required|min:8`), a template (`{{ .Values.password }}`,
- * `{password}`) or a query's parameter (`?`, `%s`).
+ * `{password}`), a query's parameter (`?`, `%s`) or a sample config's (`password_here`, as
+ * WordPress's wp-config-sample.php writes them, and its `put your unique phrase here`).
  */
 const PLACEHOLDER =
-  String.raw`(?:null|nil|none|undef|undefined|true|false|n\/?a|empty|unset|required|optional|(?:required|nullable|sometimes)\|[\w:.|]*|string|str|bytes|%s|[*~?|.-]+|\[(?:redacted|filtered|hidden|masked)\b[^\]]{0,32}\]|\[[A-Za-z_:]{0,24}\.\.\.|<[^<>]{0,64}>|\{\{.*|\{%.*|\{[A-Za-z_][\w.]{0,64}\})$`;
+  String.raw`(?:null|nil|none|undef|undefined|true|false|n\/?a|empty|unset|required|optional|(?:required|nullable|sometimes)\|[\w:.|]*|string|str|bytes|%s|(?:[a-z]+_)+here|put your unique phrase here|[*~?|.-]+|\[(?:redacted|filtered|hidden|masked)\b[^\]]{0,32}\]|\[[A-Za-z_:]{0,24}\.\.\.|<[^<>]{0,64}>|\{\{.*|\{%.*|\{[A-Za-z_][\w.]{0,64}\})$`;
 
 /**
  * A key named `..._pass` (not `password`), whose value is a count or a verdict: `tests_pass: 10`,

@@ -39,6 +39,8 @@ const AGAINST_PATTERN: ReadonlyArray<readonly [string, () => readonly string[]]>
   // A .pgpass line's password: every `:` looks back for its host to a line's start.
   ['secret', () => [fill(':1:a:b:c\n'), fill('a:1:a:b:'), fill(`${'a'.repeat(252)}:`), fill(`\n${'a'.repeat(300)}:1:b:c:d`), fill(`\n${'1'.repeat(300)}:1:b:c:d\n`), fill('\nh:*:*:*:'), fill(`\nh:1:${'d'.repeat(70)}:u:p\n`), run('\nh:1:d:u:', 'p'), run('\n', 'h'), fill('"h:1:d:u:p"')]],
   ['secret', () => [fill(`ab://${'u'.repeat(250)}:${'p'.repeat(250)}`), fill('a.a.a.a.a.a.a.a.a.a://x:'), fill('https://'), fill(`x://${'a'.repeat(300)}:${'b'.repeat(300)}@`), run('a://b:', 'c'), fill('a:\\/\\/'), fill(`a:\\\\\\/\\/${'u'.repeat(250)}:${'p'.repeat(250)}`), fill('ab:\\\\\\\\\\\\\\\\\\/'), run('a:\\/\\/', '\\'), fill('&X-Amz-Signature='), fill(`&X-Goog-Signature=${'a'.repeat(15)}&`), run('?X-Amz-Signature=', 'a')]],
+  // Passwords by position: SQL statements, PHP's define, redis.conf's lines.
+  ['secret', () => [fill("IDENTIFIED BY '"), fill('identified by '), fill("IDENTIFIED BY 'a"), fill(`password '${'a'.repeat(1100)}`), fill("password 'a\\"), fill("define('A_PASSWORD', '"), fill(`define( '${'A'.repeat(40)}_KEY', 'a`), fill('\nrequirepass '), fill('\n requirepass a\n'), fill(`\nmasterauth ${'a'.repeat(5000)}`), run("IDENTIFIED BY '", 'a'), run('password ', "'"), run('\nrequirepass ', 'a'), run('define(', "'")]],
 ];
 
 /** Inputs against the scans outside the patterns: PEM blocks and the high-entropy runs. */

@@ -74,7 +74,7 @@ function redactPem(text: string): string {
  * Every pattern in one, loose and case-insensitive: a superset of their matches, so one scan tells
  * whether any pattern can match and most texts, which hold no secret, skip the replacing scans.
  */
-const ANY_SECRET_PATTERN = new RegExp(SECRET_PATTERNS.map((p) => `(?:${p.loose})`).join('|'), 'i');
+const ANY_SECRET_PATTERN = new RegExp(SECRET_PATTERNS.filter((p) => p.words === undefined).map((p) => `(?:${p.loose})`).join('|'), 'i');
 
 const OPENS: Readonly<Record<string, string>> = { ')': '(', ']': '[', '}': '{' };
 
@@ -178,13 +178,13 @@ interface EntropySettings {
 
 function redactText(text: string, entropy: EntropySettings): string {
   let out = redactPem(text);
-  if (ANY_SECRET_PATTERN.test(out)) {
-    for (let i = 0; i < SECRET_PATTERNS.length; i++) {
-      const { regex } = SECRET_PATTERNS[i]!;
-      const replacement = REPLACEMENTS[i]!;
-      regex.lastIndex = 0;
-      out = typeof replacement === 'string' ? out.replace(regex, replacement) : out.replace(regex, replacement);
-    }
+  const any = ANY_SECRET_PATTERN.test(out);
+  for (let i = 0; i < SECRET_PATTERNS.length; i++) {
+    const { regex, words } = SECRET_PATTERNS[i]!;
+    if (words === undefined ? !any : !words.test(out)) continue;
+    const replacement = REPLACEMENTS[i]!;
+    regex.lastIndex = 0;
+    out = typeof replacement === 'string' ? out.replace(regex, replacement) : out.replace(regex, replacement);
   }
   return out.length < entropy.minLength ? out : redactHighEntropy(out, entropy.minLength, entropy.factor, marker('high_entropy'));
 }

@@ -30,8 +30,9 @@ const TOP_LEVEL_SCALAR: ScalarAtTextEnd = {};
  * just after a complete value (a missing closing brace; see `ParsedValue.limitEndsText`). Text
  * ending inside a string or a number, where a value or key is due (after `{`, `[`, `,` or `:`),
  * or inside a key, is a failure: such a value was cut off, and guessing its rest would invent
- * arguments. With `python`, Python's literals too (see `PythonLiteralParser`). A limit before the end of the text (a closing tag) ends a number, and after a
- * trailing `,` ends its container: the model wrote what came next. Never throws.
+ * arguments. With `python`, Python's literals too (see `PythonLiteralParser`). A limit before the
+ * end of the text (a closing tag) ends a number, and after a trailing `,` ends its container: the
+ * model wrote what came next. Never throws.
  *
  * The value is read twice: first only to recognise it, building nothing, then, if it is one, to
  * build it. Most values tried in prose or hostile input fail, and then cost next to no garbage.

@@ -3,3 +3,4 @@ export { loadConfig, parseConfig, parseTokens } from './load-config';
 export type { AuthConfig, DispatchConfig, MtlsTenantField, TokenEntry } from './load-config';
 export { toolFromYaml } from './tool-yaml';
 export { yamlValue } from './yaml-value';
+export { parseToolsFile } from './tools-file';

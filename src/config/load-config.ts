@@ -53,7 +53,8 @@ export interface DispatchConfig {
   readonly redisSpill: SpillLimits;
 }
 
-const TOP_LEVEL = ['tools', 'limits', 'auth', 'policies', 'mcp_servers', 'telemetry', 'redis', 'registry'];
+/** The sections of the config file. */
+export const TOP_LEVEL: readonly string[] = ['tools', 'limits', 'auth', 'policies', 'mcp_servers', 'telemetry', 'redis', 'registry'];
 const AUTH_KEYS = ['tokens', 'tokens_file', 'mtls_tenant_from', 'mtls_scopes'];
 const TOKEN_KEYS = ['tenant', 'sha256', 'scopes'];
 
@@ -137,7 +138,7 @@ function parseRedis(file: string, raw: unknown): { url?: string; spill: SpillLim
  * The `tools:` list. A name given twice is refused here, naming both entries: the registry would
  * refuse it too, but in the words of a RegisterTools request ("in one request").
  */
-function parseTools(file: string, raw: unknown): ToolSpec[] {
+export function parseTools(file: string, raw: unknown): ToolSpec[] {
   const first = new Map<string, number>();
   return asList(file, 'tools', raw).map((entry, i) => {
     const parsed = toolFromYaml(entry);

@@ -109,13 +109,22 @@ function executorProblem(json: Readonly<Record<string, unknown>>): Problem | und
 }
 
 /**
+ * `retry: { max_attempts: 0 }`, which reads as no attempt (or no retry) but is the proto's zero: the
+ * default, 2 attempts. Only the file can tell it from a field left out (RegisterTools cannot).
+ */
+function noAttempts(json: Readonly<Record<string, unknown>>): Problem | undefined {
+  if (!isMapping(json.retry) || json.retry.max_attempts !== 0) return undefined;
+  return { path: 'retry.max_attempts', problem: 'must be at least 1: it counts every attempt, the first included (1: no retry); leave it out for the default, 2' };
+}
+
+/**
  * A ToolSpec from its YAML form: the proto's snake_case names, the executor as one key, enums by
  * short name (`effect: read_only`). Returns the spec or a problem with its path inside the tool.
  */
 export function toolFromYaml(raw: unknown): { spec: ToolSpec } | Problem {
   if (!isMapping(raw)) return { path: '', problem: 'a tool must be a mapping' };
   const json: Record<string, unknown> = { ...raw };
-  const stray = keyProblem(json, ToolSpecSchema) ?? executorProblem(json);
+  const stray = keyProblem(json, ToolSpecSchema) ?? executorProblem(json) ?? noAttempts(json);
   if (stray) return stray;
   for (const [field, prefix] of Object.entries(ENUMS)) {
     const value = json[field];

@@ -9,6 +9,8 @@ export interface CompileRequest {
   readonly id: number;
   readonly text: string;
   readonly patternBound: SchemaPatternBound;
+  /** See createSchemaCodegen. */
+  readonly checkMistakes?: boolean;
 }
 
 /** What the worker posts once it can compile (its modules loaded): a compile's time counts from then. */
@@ -54,7 +56,7 @@ export interface CompileWorkerOptions {
 
 /** Compiles schemas in a worker thread, one at a time, so that the event loop goes on serving calls. */
 export interface CompileWorker {
-  compile(text: string, patternBound: SchemaPatternBound): Promise<WorkerCode>;
+  compile(text: string, patternBound: SchemaPatternBound, checkMistakes?: boolean): Promise<WorkerCode>;
   /** Ends the worker; compiles waiting or running are refused ({@link CompilerBusyError}). */
   close(): Promise<void>;
 }
@@ -79,6 +81,7 @@ function workerScript(): string {
 interface Job {
   readonly text: string;
   readonly patternBound: SchemaPatternBound;
+  readonly checkMistakes?: boolean;
   readonly resolve: (code: WorkerCode) => void;
   readonly reject: (error: Error) => void;
 }
@@ -157,7 +160,7 @@ export function createCompileWorker(maxSchemaBytes: number, options: CompileWork
     worker.ref();
     const id = ++serial;
     running = { job, id, timer: timeLimit(worker, id, job, ready ? options.timeoutMs : options.timeoutMs + WORKER_START_MS) };
-    worker.postMessage({ id, text: job.text, patternBound: job.patternBound } satisfies CompileRequest);
+    worker.postMessage({ id, text: job.text, patternBound: job.patternBound, checkMistakes: job.checkMistakes } satisfies CompileRequest);
   };
 
   /** Ends `thread` when compile `id` takes past `ms`, failing that compile alone. */
@@ -171,13 +174,13 @@ export function createCompileWorker(maxSchemaBytes: number, options: CompileWork
     }, ms);
 
   return {
-    compile(text, patternBound) {
+    compile(text, patternBound, checkMistakes) {
       if (closed) return Promise.reject(new CompilerBusyError('the schema compiler is closed: the server is shutting down; register the tools with another replica', CLOSED_RETRY_MS));
       if (queue.length >= options.maxQueued) {
         return Promise.reject(new CompilerBusyError(`the schema compiler has ${queue.length} schemas waiting, its limit; try again in a few seconds`, QUEUE_FULL_RETRY_MS));
       }
       return new Promise<WorkerCode>((resolve, reject) => {
-        queue.push({ text, patternBound, resolve, reject });
+        queue.push({ text, patternBound, checkMistakes, resolve, reject });
         next();
       });
     },

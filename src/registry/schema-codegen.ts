@@ -10,6 +10,8 @@ import type { SchemaPatternBound } from './pattern-pool';
 import { refusedDefault } from './schema-defaults';
 import { protoMember } from './proto-members';
 import { refLoop } from './ref-loops';
+import { keywordTypo } from './keyword-typos';
+import { rootObjectProblem } from './root-object';
 import { checkSchemaCost } from './schema-cost';
 import { wrapSchemaSource } from './schema-rewrite';
 import { upgradeDraft } from './schema-drafts';
@@ -71,19 +73,26 @@ export function parseSchemaText(schemaText: string, maxSchemaBytes: number): Rec
 /** The message of every compile failure past parsing. */
 export const doesNotCompile = (error: unknown) => `input_schema does not compile: ${shortened((error as Error).message, MAX_ERROR_CHARS)}`;
 
+/** A schema that compiles but would not do what it says (root-object.ts, keyword-typos.ts): its message is whole. */
+class SchemaMistake extends Error {}
+
 /**
  * Makes the code generator of one thread: it checks and compiles schema text to module source,
  * throwing an Error with a precise message when it cannot; with `patternBound`, also when the
- * schema has more distinct patterns than its owner could lease. It keeps nothing per schema: its RE2s
- * (which check each pattern compiles on RE2, and run while defaults are checked) are freed after
- * each compile; the RE2s the tool runs are taken from the pattern pool where the source is evaluated.
+ * schema has more distinct patterns than its owner could lease; with `checkMistakes` (a tool's
+ * schema registered here: another replica's may predate these checks), also when it compiles but
+ * would not do what it says: it accepts no object, which a tool's arguments always are
+ * (root-object.ts), or it misspells a keyword (keyword-typos.ts). It keeps nothing per schema:
+ * its RE2s (which check each pattern compiles on RE2, and run while defaults are checked) are freed
+ * after each compile; the RE2s the tool runs are taken from the pattern pool where the source is
+ * evaluated.
  */
-export function createSchemaCodegen(maxSchemaBytes: number): (schemaText: string, patternBound?: SchemaPatternBound) => SchemaCode {
+export function createSchemaCodegen(maxSchemaBytes: number): (schemaText: string, patternBound?: SchemaPatternBound, checkMistakes?: boolean) => SchemaCode {
   // Checks schemas against the meta-schema; compiles nothing else, so it keeps nothing per schema.
   const meta = new Ajv2020(AJV_OPTIONS);
   addFormats(meta);
   addAnnotationFormats(meta);
-  return (schemaText, patternBound) => {
+  return (schemaText, patternBound, checkMistakes = false) => {
     const schema = parseSchemaText(schemaText, maxSchemaBytes);
     // An Ajv per schema: one keeps every schema, validate function and pattern it compiled for
     // ever (in its code scope, which removeSchema leaves). `pattern` and `patternProperties` run on
@@ -127,9 +136,11 @@ export function createSchemaCodegen(maxSchemaBytes: number): (schemaText: string
       checkSchemaCost(schema, index);
       const refused = refusedDefault(ajv, schema, compiled);
       if (refused) throw new Error(refused);
+      const mistake = checkMistakes ? rootObjectProblem(index) ?? keywordTypo(schema) : undefined;
+      if (mistake !== undefined) throw new SchemaMistake(mistake);
       return { source, module: wrapSchemaSource(source), unknownFormats: notes };
     } catch (error) {
-      throw new Error(doesNotCompile(error));
+      throw error instanceof SchemaMistake ? error : new Error(doesNotCompile(error));
     } finally {
       for (const re of made.values()) (re as unknown as { wrapper: { delete(): void } }).wrapper.delete();
     }

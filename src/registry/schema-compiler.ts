@@ -15,16 +15,17 @@ export interface SchemaCompiler {
    * tools it replaces, and whether the owner's pattern bound applies. With `code` (from
    * {@link generate}), only loads it here; without, compiles on the event loop (0.4-4 s for
    * 256 KiB): for schemas of 4 KiB or less (1 KiB for an MCP server's tools), the config file's
-   * tools at startup, and an MCP server's when the worker takes no more.
+   * tools at startup, and an MCP server's when the worker takes no more. `checkMistakes`: also
+   * refuse a schema that would not do what it says (see createSchemaCodegen).
    */
-  compile(schemaText: string, owner?: string, lease?: LeaseOptions, code?: WorkerCode): CompiledSchema;
+  compile(schemaText: string, owner?: string, lease?: LeaseOptions, code?: WorkerCode, checkMistakes?: boolean): CompiledSchema;
   /**
    * Compiles schema text in the compiler's worker thread, for {@link compile} to load with the same
    * `owner` and `lease` (a schema with more distinct patterns than the owner could lease is refused
    * there): the event loop serves calls meanwhile. Resolves to its code or its compile error; rejects
    * ({@link CompilerBusyError}) when the worker takes no more now.
    */
-  generate(schemaText: string, owner?: string, lease?: Pick<LeaseOptions, 'perTenantBound'>): Promise<WorkerCode>;
+  generate(schemaText: string, owner?: string, lease?: Pick<LeaseOptions, 'perTenantBound'>, checkMistakes?: boolean): Promise<WorkerCode>;
   /** Ends the worker thread (the app closing). */
   close(): Promise<void>;
 }
@@ -59,9 +60,9 @@ export function createSchemaCompiler(maxSchemaBytes: number, options: SchemaComp
   let generateHere: ReturnType<typeof createSchemaCodegen> | undefined;
   const worker = createCompileWorker(maxSchemaBytes, { timeoutMs: options.timeoutMs ?? COMPILE_TIMEOUT_MS, maxQueued: options.maxQueued ?? MAX_QUEUED_COMPILES, idleMs: options.idleMs });
   return {
-    compile(schemaText, owner = '', lease = {}, code) {
+    compile(schemaText, owner = '', lease = {}, code, checkMistakes = false) {
       if (code !== undefined && 'error' in code) throw new Error(code.error);
-      const made = code ?? (generateHere ??= createSchemaCodegen(maxSchemaBytes))(schemaText, schemaPatternBound(owner, lease));
+      const made = code ?? (generateHere ??= createSchemaCodegen(maxSchemaBytes))(schemaText, schemaPatternBound(owner, lease), checkMistakes);
       // Cheap (2 ms for 256 KiB), and this thread's own objects: the code was made from the same text.
       const schema = parseSchemaText(schemaText, maxSchemaBytes);
       // Each pattern's RE2 is leased for the owner: the pool shares one RE2 per pattern in the
@@ -75,7 +76,7 @@ export function createSchemaCompiler(maxSchemaBytes: number, options: SchemaComp
         throw new Error(doesNotCompile(error));
       }
     },
-    generate: (schemaText, owner = '', lease = {}) => worker.compile(schemaText, schemaPatternBound(owner, lease)),
+    generate: (schemaText, owner = '', lease = {}, checkMistakes = false) => worker.compile(schemaText, schemaPatternBound(owner, lease), checkMistakes),
     close: () => worker.close(),
   };
 }

@@ -10,10 +10,10 @@ import { WORKER_READY, type CompileRequest, type CompileAnswer } from './compile
 
 const generate = createSchemaCodegen((workerData as { maxSchemaBytes: number }).maxSchemaBytes);
 
-function answer({ id, text, patternBound }: CompileRequest): CompileAnswer {
+function answer({ id, text, patternBound, checkMistakes }: CompileRequest): CompileAnswer {
   let code;
   try {
-    code = generate(text, patternBound);
+    code = generate(text, patternBound, checkMistakes);
   } catch (error) {
     return { id, error: (error as Error).message };
   }

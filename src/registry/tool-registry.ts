@@ -12,7 +12,7 @@ import { RegistryError, type ChangeListener, type RegistryChange, type RemovedLi
 import { createTenantQueue } from './tenant-queue';
 import { remoteOverReporter } from './remote-over';
 import { schemaBytesExcess, schemaBytesWith, toolCountExcess } from './tenant-totals';
-import { checkSpec } from './validate-spec';
+import { checkSpec, keptDespite } from './validate-spec';
 import { specSizeProblem } from './spec-bounds';
 
 export { RegistryError } from './registry-api';
@@ -112,12 +112,12 @@ export function createToolRegistry(
     const operators = tenant === '' || !local ? undefined : byTenant.get('');
     const where = `tools[${index}]`;
     // Another replica's tool (read from Redis at start, or registered by an older version) is kept
-    // past a field's bound, logged: refused, it vanished on every upgraded replica and RemoveTool
-    // could not reach it. A registration here is refused (admit).
+    // past a field's bound or a newer rule, logged: refused, it vanished on every upgraded replica
+    // and RemoveTool could not reach it. A registration here is refused (admit, checkSpec).
     const problem = checkSpec(spec, executorKinds(), local);
     if (problem) throw new RegistryError('invalid', `${where}: ${problem}`);
-    const oversized = local ? undefined : specSizeProblem(spec);
-    if (oversized !== undefined) logger.warn('a tool from another replica is past a spec field bound and kept; register it again within the bound', { tenant, tool: spec.name, problem: oversized });
+    const kept = local ? undefined : keptDespite(spec);
+    if (kept !== undefined) logger.warn(kept.message, { tenant, tool: spec.name, problem: kept.problem });
     const denied = tenant === '' ? undefined : deniedDestination(spec, httpPolicy);
     if (denied) throw new RegistryError('invalid', `${where} ("${spec.name}"): ${denied}`);
     if (spec.skipRedaction && tenant !== '' && !options.allowTenantSkipRedaction) throw new RegistryError('denied', skipRedactionMessage(where, spec.name));
@@ -137,7 +137,7 @@ export function createToolRegistry(
     if (tenant !== '') budget.charge(tenant, schemaBytesWith([spec], undefined), !local);
     let compiled: CompiledSchema;
     try {
-      compiled = compiler.compile(spec.inputSchema, tenant, lease, codes?.get(spec.inputSchema));
+      compiled = compiler.compile(spec.inputSchema, tenant, lease, codes?.get(spec.inputSchema), local);
     } catch (error) {
       throw new RegistryError('invalid', `${where} ("${spec.name}"): ${(error as Error).message}`);
     }
@@ -165,7 +165,7 @@ export function createToolRegistry(
     for (const text of texts) {
       if (codes.has(text) || Buffer.byteLength(text) <= hereUpTo) continue;
       try {
-        codes.set(text, await compiler.generate(text, tenant, { perTenantBound: local }));
+        codes.set(text, await compiler.generate(text, tenant, { perTenantBound: local }, local));
       } catch (error) {
         if (error instanceof CompilerBusyError) throw new RegistryError('limit', error.message, error.retryAfterMs);
         throw error;

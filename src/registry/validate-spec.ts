@@ -3,6 +3,7 @@ import { httpHeadersProblem } from '../executors/http-headers';
 import { isJsonPointer } from '../json';
 import { shortened } from '../pipeline/bound-result';
 import { specSizeProblem } from './spec-bounds';
+import { specRuleProblem } from './spec-rules';
 
 /** The longest tool name: a name sent that is longer names no tool. */
 export const MAX_TOOL_NAME_CHARS = 128;
@@ -20,11 +21,12 @@ const MIN_RESULT_CHARS = 100;
 
 /**
  * Checks a spec's fields other than its schema and returns the first problem, or undefined; last,
- * the sizes of its free-form fields ({@link specSizeProblem}), once each reads as it should.
- * `knownExecutors` are the executor kinds this server can run; `sizes` false skips the field sizes
- * (another replica's tool, which may predate them).
+ * the sizes of its free-form fields ({@link specSizeProblem}), once each reads as it should, and
+ * the settings that contradict each other or the service ({@link specRuleProblem}).
+ * `knownExecutors` are the executor kinds this server can run; `local` false skips the sizes and
+ * the rules (another replica's tool, which may predate them: see {@link keptDespite}).
  */
-export function checkSpec(spec: ToolSpec, knownExecutors: ReadonlySet<string>, sizes = true): string | undefined {
+export function checkSpec(spec: ToolSpec, knownExecutors: ReadonlySet<string>, local = true): string | undefined {
   if (!NAME.test(spec.name)) {
     return `name ${quoted(spec.name)} must be 1-${MAX_TOOL_NAME_CHARS} characters of letters, digits, '_', '.', ':' or '-'`;
   }
@@ -68,6 +70,18 @@ export function checkSpec(spec: ToolSpec, knownExecutors: ReadonlySet<string>, s
   ] as const) {
     if (!isJsonPointer(pointer)) return `tool "${spec.name}": ${field} ${quoted(pointer)} is not a JSON pointer`;
   }
-  const size = sizes ? specSizeProblem(spec) : undefined;
-  return size === undefined ? undefined : `tool "${spec.name}": ${size}`;
+  const problem = local ? specSizeProblem(spec) ?? specRuleProblem(spec) : undefined;
+  return problem === undefined ? undefined : `tool "${spec.name}": ${problem}`;
+}
+
+/**
+ * What another replica's tool is kept despite, to log: a field past its bound, or a rule this
+ * version added. Refused, such a tool vanished on every upgraded replica while older ones served
+ * it, and RemoveTool could not reach it; a registration here is refused (checkSpec).
+ */
+export function keptDespite(spec: ToolSpec): { readonly message: string; readonly problem: string } | undefined {
+  const size = specSizeProblem(spec);
+  if (size !== undefined) return { message: 'a tool from another replica is past a spec field bound and kept; register it again within the bound', problem: size };
+  const rule = specRuleProblem(spec);
+  return rule === undefined ? undefined : { message: 'a tool from another replica breaks a rule of this version and is kept; register it again as the problem says', problem: rule };
 }

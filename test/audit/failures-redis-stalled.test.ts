@@ -65,7 +65,7 @@ test('a side-effecting call fails closed within its store steps, reads go on, an
 });
 
 test('RemoveTool, ListApprovals and ResolveApproval answer STORE_UNAVAILABLE within their waits', async () => {
-  await env.app.registry.registerTools({ tools: [{ name: 'shared', inputSchema: '{"type":"object"}', executor: { case: 'http', value: { url: 'http://127.0.0.1:1/x' } } }] });
+  await env.app.registry.registerTools({ tools: [{ name: 'shared', inputSchema: '{"type":"object"}', executor: { case: 'http', value: { url: 'http://127.0.0.1:8/x' } } }] });
   const options = { deadlineMs: 15_000 };
   await whileStopped(async () => {
     const [removed, removeMs] = await timed(() => failure(env.app.registry.removeTool({ name: 'shared' }, options)));

@@ -18,7 +18,7 @@ interface Side {
 
 const TENANT = 'team-a';
 const spec = (name: string, description = '') =>
-  create(ToolSpecSchema, { name, description, effect: Effect.READ_ONLY, inputSchema: '{"type":"object"}', executor: { case: 'http', value: { url: 'http://127.0.0.1:9/x' } } });
+  create(ToolSpecSchema, { name, description, effect: Effect.READ_ONLY, inputSchema: '{"type":"object"}', executor: { case: 'http', value: { url: 'http://127.0.0.1:8/x' } } });
 
 let redis: TestRedis;
 let prefix: string;

@@ -14,7 +14,7 @@ import { until } from '../helpers/until';
 interface Side { registry: ToolRegistry; warnings: string[]; replica: RegistryReplica; client: RedisClient }
 const TENANT = 'team-a';
 const spec = (name: string, bytes: number) =>
-  create(ToolSpecSchema, { name, effect: Effect.READ_ONLY, inputSchema: JSON.stringify({ type: 'object', description: 'x'.repeat(bytes) }), executor: { case: 'http', value: { url: 'http://127.0.0.1:9/x' } } });
+  create(ToolSpecSchema, { name, effect: Effect.READ_ONLY, inputSchema: JSON.stringify({ type: 'object', description: 'x'.repeat(bytes) }), executor: { case: 'http', value: { url: 'http://127.0.0.1:8/x' } } });
 let redis: TestRedis;
 const sides: Side[] = [];
 

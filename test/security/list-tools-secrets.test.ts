@@ -43,9 +43,9 @@ test("a tenant's ListTools shows no header values, URL credentials, query or dee
 
 test("a tenant's own tool is listed with its whole URL, its credentials redacted", async () => {
   await d.registry.registerTools(
-    { tools: [{ name: 'mine', effect: 1, inputSchema: '{"type":"object"}', executor: { case: 'http', value: { url: 'http://me:pw@127.0.0.1:9/a/b?token=t1', headers: { 'x-key': 'k1' } } } }] },
+    { tools: [{ name: 'mine', effect: 1, inputSchema: '{"type":"object"}', executor: { case: 'http', value: { url: 'http://me:pw@127.0.0.1:8/a/b?token=t1', headers: { 'x-key': 'k1' } } } }] },
     bearer(ANY.token),
   );
   const { tools } = await d.registry.listTools({}, bearer(ANY.token));
-  expect(httpOf(tools, 'mine')).toMatchObject({ url: 'http://redacted@127.0.0.1:9/a/b?token=t1', headers: { 'x-key': '[redacted]' } });
+  expect(httpOf(tools, 'mine')).toMatchObject({ url: 'http://redacted@127.0.0.1:8/a/b?token=t1', headers: { 'x-key': '[redacted]' } });
 });

@@ -46,7 +46,7 @@ test('by default (no registry: section) a tenant may register and call a loopbac
 test('http_deny: [loopback] refuses a loopback address at registration, with the rule in the message', async () => {
   const answer = await refusal(strict.registry.registerTools({ tools: [httpTool('local', `${tools.url}/t`)] }));
   expect(answer).toEqual({ code: status.INVALID_ARGUMENT, details: 'tools[0] ("local"): http.url\'s host 127.0.0.1 is denied by registry.http_deny "loopback"' });
-  const v6 = await refusal(strict.registry.registerTools({ tools: [httpTool('local6', 'http://[::1]:9/')] }));
+  const v6 = await refusal(strict.registry.registerTools({ tools: [httpTool('local6', 'http://[::1]:8/')] }));
   expect(v6.details).toBe('tools[0] ("local6"): http.url\'s host [::1] is denied by registry.http_deny "loopback"');
 });
 

@@ -43,7 +43,7 @@ test('the lazy packages load once they are used: an MCP server configured, trace
 }, 30_000);
 
 test('undici loads with the first HTTP tool registered, before its first call (whose timeout its load would eat into)', () => {
-  const yaml = 'tools:\n  - name: h\n    effect: read_only\n    input_schema: \'{"type":"object"}\'\n    http: { url: "http://127.0.0.1:9/" }\n';
+  const yaml = 'tools:\n  - name: h\n    effect: read_only\n    input_schema: \'{"type":"object"}\'\n    http: { url: "http://127.0.0.1:8/" }\n';
   expect(loadedPackages(yaml)).toEqual(['undici']);
 }, 30_000);
 

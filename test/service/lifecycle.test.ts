@@ -42,7 +42,7 @@ tools:
     http: { url: "${tools.url}/write" }
   - name: fail
     effect: read_only
-    retry: { max_attempts: 10, initial_backoff_ms: 1, max_backoff_ms: 2 }
+    retry: { max_attempts: 5, initial_backoff_ms: 1, max_backoff_ms: 2 }
     http: { url: "${tools.url}/fail" }
 `;
 

@@ -16,7 +16,7 @@ function patterns(tag: string, count: number, from = 0): string {
   return JSON.stringify({ type: 'object', properties: Object.fromEntries(props) });
 }
 const spec = (name: string, inputSchema: string) =>
-  create(ToolSpecSchema, { name, effect: Effect.READ_ONLY, inputSchema, executor: { case: 'http', value: { url: 'http://127.0.0.1:9/x' } } });
+  create(ToolSpecSchema, { name, effect: Effect.READ_ONLY, inputSchema, executor: { case: 'http', value: { url: 'http://127.0.0.1:8/x' } } });
 
 test('a 300-pattern tool is replaced by 300 other patterns; the tenant then holds 300', () => {
   registry.register([spec('lookup', patterns('v1_', 300))], { tenant: 'team-a' });

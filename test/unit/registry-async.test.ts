@@ -22,7 +22,7 @@ function wide(count: number): string {
   return JSON.stringify({ type: 'object', properties: Object.fromEntries(props) });
 }
 const spec = (name: string, inputSchema: string, description = 'a tool') =>
-  create(ToolSpecSchema, { name, description, effect: Effect.READ_ONLY, inputSchema, executor: { case: 'http', value: { url: 'http://127.0.0.1:9/x' } } });
+  create(ToolSpecSchema, { name, description, effect: Effect.READ_ONLY, inputSchema, executor: { case: 'http', value: { url: 'http://127.0.0.1:8/x' } } });
 
 const compilers: { close(): Promise<void> }[] = [];
 function newRegistry(options: Parameters<typeof createSchemaCompiler>[1] = {}) {

@@ -17,7 +17,7 @@ function patterns(tag: string, count: number): string {
   return JSON.stringify({ type: 'object', properties: Object.fromEntries(props) });
 }
 const spec = (name: string, inputSchema: string) =>
-  create(ToolSpecSchema, { name, effect: Effect.READ_ONLY, inputSchema, executor: { case: 'http', value: { url: 'http://127.0.0.1:9/x' } } });
+  create(ToolSpecSchema, { name, effect: Effect.READ_ONLY, inputSchema, executor: { case: 'http', value: { url: 'http://127.0.0.1:8/x' } } });
 
 test("another replica's tools over the tenant's pattern bound are kept; the tenant is logged over once", () => {
   registry.register([spec('mine', patterns('a', 300))], { tenant: 'team-a' });

@@ -1,7 +1,7 @@
 import type { CallOptions, createDispatchClient } from '../client';
 import { terminalWord } from '../events/terminal-text';
 import { formatApproval } from './format-approval';
-import { UsageError } from './usage';
+import { unknownSubcommand, UsageError } from './usage';
 
 /** The flags of `dispatchctl approvals`. */
 export interface ApprovalsFlags {
@@ -33,11 +33,13 @@ export function approvalsRequest(args: readonly string[], flags: ApprovalsFlags)
   if (flags.tool !== undefined && flags.tool.length > 1) {
     throw new UsageError(`approvals lists the calls of one --tool, got ${flags.tool.length} (${flags.tool.map((t) => JSON.stringify(t)).join(', ')})`);
   }
+  // ListApprovals reads an empty tool as any: `--tool "$UNSET"` listed every tool's calls.
+  if (flags.tool?.[0] === '') throw new UsageError('--tool must not be empty (approvals lists the calls of the tool it names)');
   if (sub === undefined || sub === 'list') {
     if (id !== undefined) throw new UsageError(`approvals list takes no arguments, got ${JSON.stringify(id)} (filter with --session or --tool)`);
     return LIST;
   }
-  if (sub !== 'resolve') throw new UsageError(`unknown approvals command "${sub}" (list or resolve)`);
+  if (sub !== 'resolve') throw unknownSubcommand('approvals', sub, ['list', 'resolve']);
   if (id === undefined || id === '') throw new UsageError('approvals resolve needs ID (as approvals lists it) and --approve or --deny');
   if (extra.length > 0) throw new UsageError(`approvals resolve takes one ID, got also ${JSON.stringify(extra[0])}`);
   if (id.length > MAX_APPROVAL_ID) throw new UsageError(`approvals resolve: ID is longer than ${MAX_APPROVAL_ID} characters`);

@@ -1,20 +1,19 @@
-import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { allPages, createDispatchClient, createRegistryClient, type CallOptions } from '../client';
 import { eventsCommand } from './events-command';
 import { formatResult } from './format-result';
 import { formatToolLine } from './format-tool';
-import type * as LoadConfigModule from '../config/load-config';
+import type * as ToolsFileModule from '../config/tools-file';
 import { terminalText, terminalWord } from '../events/terminal-text';
 import { formatStats } from './format-stats';
 import { approvalsCommand } from './approvals-command';
 import { parseCommand } from './parse-command';
 import { connectionHint, resolveConnection, type Connection } from './dispatchctl-connection';
-import { readTurnFile } from './turn-file';
-import { reasonNote } from './status-reason';
-import { uint32Argument, UsageError } from './usage';
+import { readText, readTurnFile } from './turn-file';
+import { reasonNote, statusDetails } from './status-reason';
+import { FileError, HELP_HINT, uint32Argument, UsageError } from './usage';
 import type { Out } from './dispatchctl';
-import { DEFAULT_TIMEOUT_SECONDS, DEFAULT_TURN_TIMEOUT_SECONDS, RESULT_ERROR, TURN_COMMANDS, USAGE, type CommandFlags } from './dispatchctl-usage';
+import { DEFAULT_TIMEOUT_SECONDS, DEFAULT_TURN_TIMEOUT_SECONDS, RESULT_ERROR, TURN_COMMANDS, type CommandFlags } from './dispatchctl-usage';
 
 /**
  * Runs `command` (its arguments `args`, which hold what checkCommand asked of them) with the flags
@@ -52,9 +51,9 @@ export async function runCommand(command: string, args: readonly string[], value
       }
       case 'tools register': {
         // Required here: the config's parser (YAML, JSON Schema, RE2) is for this command alone.
-        const { parseConfig } = require('../config/load-config') as typeof LoadConfigModule;
-        const { tools } = parseConfig(readFileSync(args[1] === '-' ? 0 : args[1], 'utf8'), args[1]);
-        if (tools.length === 0) throw new UsageError(`${args[1]} has no tools (a \`tools:\` list, as in the config file)`);
+        const { parseToolsFile } = require('../config/tools-file') as typeof ToolsFileModule;
+        const tools = parseToolsFile(readText(args[1]!), args[1]!);
+        if (tools.length === 0) throw new FileError(`${args[1]} has no tools (a \`tools:\` list, as in the config file)`);
         const { registered } = await registry.registerTools({ tools: [...tools], replace: values.replace ?? false }, options);
         out(`registered ${registered} tool${registered === 1 ? '' : 's'}: ${tools.map((t) => terminalWord(t.name)).join(', ')}`);
         return 0;
@@ -66,6 +65,7 @@ export async function runCommand(command: string, args: readonly string[], value
       }
       case 'call': {
         const [name, json = '{}'] = args;
+        if (!isJson(json)) err('dispatchctl: warning: the arguments are not JSON; sending them as they are');
         const { results } = await dispatch.dispatch({ sessionId, calls: [{ id: 'call_1', name, arguments: json }] }, options);
         results.forEach((r) => out(formatResult(r)));
         return results.some((r) => r.isError) ? RESULT_ERROR : 0;
@@ -123,15 +123,30 @@ export async function runCommand(command: string, args: readonly string[], value
   }
 }
 
-/** Reports `error` on `err` (with a hint when a plaintext channel seems to meet TLS); resolves with the exit code: 2 for a usage error, else 1. */
+/**
+ * Whether the server reads `text` as JSON (blank text it reads as `{}`). `call`'s arguments are
+ * sent whatever they are: the server's answer (INVALID_ARGUMENTS) is what a model sending them
+ * gets, and `call` reproduces it; a warning on stderr says first that the command line sent no JSON.
+ */
+function isJson(text: string): boolean {
+  if (text.trim() === '') return true;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Reports `error` on `err` (with a hint when the channel and the server disagree on TLS); resolves with the exit code: 2 for a usage error, else 1. */
 function failed(error: unknown, err: Out, tls = true): number {
   // A message can quote a file's text, often a model's (a turn file's or a tools file's key, what
   // V8 quotes around a JSON syntax error), and a status's details what the model or a tool wrote.
   if (error instanceof UsageError) {
-    err(`dispatchctl: ${terminalText(error.message)}${error.showUsage ? `\n${USAGE}` : ''}`);
+    err(`dispatchctl: ${terminalText(error.message)}${error.pointToHelp ? `\n${HELP_HINT}` : ''}`);
     return 2;
   }
   const status = (error as grpc.ServiceError).code;
-  err(typeof status === 'number' ? `dispatchctl: ${grpc.status[status]}: ${terminalText(((error as grpc.ServiceError).details ?? '').trimEnd(), true)}${reasonNote(error as grpc.ServiceError)}${connectionHint(error as grpc.ServiceError, tls)}` : `dispatchctl: ${terminalText((error as Error).message)}`);
+  err(typeof status === 'number' ? `dispatchctl: ${grpc.status[status]}: ${terminalText(statusDetails((error as grpc.ServiceError).details), true)}${reasonNote(error as grpc.ServiceError)}${connectionHint(error as grpc.ServiceError, tls)}` : `dispatchctl: ${terminalText((error as Error).message)}`);
   return 1;
 }

@@ -75,11 +75,22 @@ export function checkedTarget(target: string, from: string): string {
 }
 
 /**
- * A hint for an error a plaintext channel meets at a TLS server: grpc-js says only "Failed to
- * connect" when the server drops a connection that does not start with a TLS handshake.
+ * What OpenSSL says when the answer to its ClientHello is no TLS record (a plaintext HTTP/2
+ * server's SETTINGS frame): `wrong version number`, or `packet length too long` when the bytes
+ * read as a huge record.
+ */
+const NOT_TLS = /wrong version number|packet length too long/i;
+
+/**
+ * A hint for an error the channel meets at a server that does not speak its protocol: a plaintext
+ * channel at a TLS server (grpc-js says only "Failed to connect" when the server drops a connection
+ * that does not start with a TLS handshake), or a TLS channel at a plaintext one (grpc-js passes on
+ * OpenSSL's `wrong version number`, which names neither TLS nor the flag).
  */
 export function connectionHint(error: { readonly code?: unknown; readonly details?: string }, tls: boolean): string {
-  if (tls || error.code !== grpc.status.UNAVAILABLE || !/Failed to connect/.test(error.details ?? '')) return '';
+  if (error.code !== grpc.status.UNAVAILABLE) return '';
+  if (tls) return NOT_TLS.test(error.details ?? '') ? ' (the server does not speak TLS on this port; drop --tls and any --tls-ca, --tls-cert, --tls-key or DISPATCH_TLS_* setting)' : '';
+  if (!/Failed to connect/.test(error.details ?? '')) return '';
   return ' (is the server using TLS? pass --tls-ca FILE, or --tls when its certificate is from a public CA)';
 }
 

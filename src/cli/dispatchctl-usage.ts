@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { approvalsRequest } from './approvals-command';
-import { uint32Argument, UsageError } from './usage';
+import { suggestKey } from '../config/unknown-key';
+import { orList, uint32Argument, unknownSubcommand, UsageError } from './usage';
 
 // What dispatchctl needs to read its command line, answer --help and refuse a bad flag, apart from
 // the commands (gRPC, the clients, the event formatting), which load only once there is one to run.
@@ -24,7 +25,7 @@ export const TURN_COMMANDS: ReadonlySet<string> = new Set(['call', 'dispatch']);
 /** The exit code of `call` and `dispatch` when the turn ran and any result is an error (INVALID_ARGUMENTS, UNKNOWN_TOOL, ...). */
 export const RESULT_ERROR = 3;
 
-/** dispatchctl's usage text, shown by --help and with a usage error. */
+/** dispatchctl's usage text, shown by --help (-h) and when no command is given; a usage error points to it. */
 export const USAGE = `usage: dispatchctl [--address HOST:PORT] [--token T] [--session S] [--timeout SECONDS]
                    [--tls] [--tls-ca FILE] [--tls-cert FILE --tls-key FILE] COMMAND
   tools list                 the tools dispatch can call
@@ -67,10 +68,12 @@ export const USAGE = `usage: dispatchctl [--address HOST:PORT] [--token T] [--se
                              (refused otherwise; for a connection protected another way)
   environment: DISPATCH_ADDRESS (default 127.0.0.1:50051), DISPATCH_TOKEN, DISPATCH_TLS_CA,
                DISPATCH_TLS_CERT, DISPATCH_TLS_KEY (an empty one counts as unset)
+  -h, --help                 this text; --version: dispatchctl's version
   exit codes: 0; 1 an RPC failed (the status on stderr, then its reason: "(reason LOOP_DETECTED)"),
-              events' stream ended by the server, or the approval approvals resolve named was
-              not waiting;
-              2 a usage error; 3 call or dispatch ran and a result is an error (UNKNOWN_TOOL, ...)
+              events' stream ended by the server, the approval approvals resolve named was
+              not waiting, or a file given cannot be read or used (a turn or tools file, --tls-ca);
+              2 a usage error (the command line); 3 call or dispatch ran and a result is an error
+              (UNKNOWN_TOOL, ...)
   what a client, a model or a tool wrote is shown with control, bidi and invisible characters
   escaped (\\u001b); names and ids with whitespace or escapes are quoted`;
 
@@ -94,7 +97,8 @@ export const DISPATCHCTL_FLAGS = {
   approve: { type: 'boolean' },
   deny: { type: 'boolean' },
   reason: { type: 'string' },
-  help: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
 } as const;
 
 /** Parses dispatchctl's command line; throws parseArgs' error on an unknown or malformed flag. */
@@ -123,6 +127,43 @@ const COMMANDS: ReadonlyMap<string, readonly [needs: string | undefined, takes: 
   ['events', [undefined, '']],
 ] as const);
 
+/** The subcommands of `tools`, as COMMANDS names them. */
+const TOOLS_SUBCOMMANDS = [...COMMANDS.keys()].filter((name) => name.startsWith('tools ')).map((name) => name.slice('tools '.length));
+
+/** The names a command line may start with: `tools` for its subcommands. */
+const COMMAND_NAMES = [...new Set([...COMMANDS.keys()].map((name) => name.split(' ')[0]!))];
+
+/**
+ * The UsageError of a command that is none of dispatchctl's, with the one likely meant. `tools`
+ * without its subcommand, or with one it has not, says so: `tools lst` was "unknown command
+ * "tools"", as if `tools` were the word misspelt.
+ */
+function unknownCommand(command: string, args: readonly string[]): UsageError {
+  if (command === 'tools') {
+    const sub = args[0];
+    return sub === undefined ? new UsageError(`tools needs a subcommand: ${orList(TOOLS_SUBCOMMANDS)}`) : unknownSubcommand('tools', sub, TOOLS_SUBCOMMANDS);
+  }
+  const meant = command.includes(' ') ? undefined : suggestKey(command, COMMAND_NAMES);
+  return new UsageError(`unknown command ${JSON.stringify(command)}${meant === undefined ? '' : ` (did you mean ${meant}?)`}`);
+}
+
+/**
+ * The flags whose value must not be empty: `--session ""` (a shell's unset variable) reached the
+ * server, which refused it (exit 1, `session_id is required`); `--token ""` sent no token, and
+ * `--tls-ca ""` failed as a file that cannot be read. `--tool` is not among them: `events --tool
+ * ""` asks for the events that have no tool (TURN_END); approvals refuses it (approvalsRequest).
+ * `--address` and `--timeout` have their own messages (resolveConnection).
+ */
+const NOT_EMPTY = ['session', 'token', 'tls-ca', 'tls-cert', 'tls-key', 'kind', 'reason'] as const;
+
+/** Throws a UsageError naming the first flag of NOT_EMPTY given an empty value, as dispatchd refuses its own. */
+export function refuseEmptyFlags(flags: CommandFlags): void {
+  for (const flag of NOT_EMPTY) {
+    const value: string | readonly string[] | undefined = flags[flag];
+    if (value === '' || (Array.isArray(value) && value.includes(''))) throw new UsageError(`--${flag} must not be empty`);
+  }
+}
+
 /**
  * Throws a UsageError when `command` is none of dispatchctl's, or lacks the argument it needs, or
  * is given more than it takes (they were dropped: `end-session a b` ended a alone, exit 0; `call
@@ -134,7 +175,7 @@ export function checkCommand(command: string, args: readonly string[], flags: Co
   const name = command === 'tools' && args[0] !== undefined ? `tools ${args[0]}` : command;
   // One argument "tools remove" is no command: only `tools` and its subcommand, apart, name one.
   const known = COMMANDS.get(name);
-  if (known === undefined || command.includes(' ')) throw new UsageError(`unknown command "${command}"`);
+  if (known === undefined || command.includes(' ')) throw unknownCommand(command, args);
   const [needs, takes] = known;
   const own = name.startsWith('tools ') ? args.slice(1) : args;
   if (needs !== undefined && !own[0]) throw new UsageError(`${name} needs ${needs}`);

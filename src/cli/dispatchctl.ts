@@ -1,6 +1,8 @@
 import { terminalText } from '../events/terminal-text';
 import type * as CommandsModule from './dispatchctl-commands';
-import { checkCommand, parseCommandLine, USAGE } from './dispatchctl-usage';
+import { checkCommand, parseCommandLine, refuseEmptyFlags, USAGE } from './dispatchctl-usage';
+import { packageVersion } from './package-version';
+import { HELP_HINT } from './usage';
 
 export { RESULT_ERROR } from './dispatchctl-usage';
 
@@ -49,16 +51,29 @@ export async function main(argv: readonly string[], out?: Out, err?: Out): Promi
   try {
     parsed = parseCommandLine(argv);
     const [command, ...args] = parsed.positionals;
-    if (!parsed.values.help && command) name = checkCommand(command, args, parsed.values);
+    if (!parsed.values.help && !parsed.values.version) {
+      refuseEmptyFlags(parsed.values);
+      if (command) name = checkCommand(command, args, parsed.values);
+    }
   } catch (error) {
-    // Quotes the command line (an unknown command or flag), escaped as any text dispatchctl did not write.
-    warn(`dispatchctl: ${terminalText((error as Error).message, true)}\n${USAGE}`);
+    // Quotes the command line (an unknown command or flag), escaped as any text dispatchctl did not
+    // write. The message and where the usage is, not the usage itself: 50 lines buried the message.
+    warn(`dispatchctl: ${terminalText((error as Error).message, true)}\n${HELP_HINT}`);
     return 2;
   }
   const { values, positionals } = parsed;
-  if (values.help || name === undefined) {
+  if (values.help) {
     print(USAGE);
-    return values.help ? 0 : 2;
+    return 0;
+  }
+  if (values.version) {
+    print(`dispatchctl ${packageVersion()}`);
+    return 0;
+  }
+  // No command at all: the usage, as for --help, but exit 2.
+  if (name === undefined) {
+    print(USAGE);
+    return 2;
   }
   // Only now, a command that can run: the commands load gRPC and the clients, which --help and a
   // bad command line do without. require, not import(): TypeScript keeps import() as an ES import

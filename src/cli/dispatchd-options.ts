@@ -9,6 +9,7 @@ import { parseHostPort } from '../telemetry/metrics-server';
 import { sharedStatsLimitsFromEnv } from '../telemetry/shared-stats-options';
 import { booleanEnv } from './boolean-env';
 import { isLoopbackHost } from './loopback';
+import { packageVersion } from './package-version';
 
 /** The settings of `dispatchd`, from flags, then environment variables, then defaults. */
 export interface DaemonOptions {
@@ -29,12 +30,13 @@ export interface DaemonOptions {
   readonly sources: Readonly<Record<string, string>>;
 }
 
-/** `--help`: the usage goes to standard output and dispatchd exits 0 (its message is the usage). */
+/** `--help` (`-h`) or `--version`: its message (the usage, the version) goes to standard output and dispatchd exits 0. */
 export class HelpRequested extends Error {}
 
 export const USAGE = `usage: dispatchd [--listen HOST:PORT] [--redis URL] [--config FILE] [--grace MS]
                  [--insecure] [--metrics-listen HOST:PORT]
                  [--tls-cert F --tls-key F [--tls-ca F] [--tls-refresh-ms MS]]
+       dispatchd -h | --help | --version
   environment: DISPATCH_LISTEN, DISPATCH_REDIS_URL, DISPATCH_REDIS_PASSWORD (the master's),
                DISPATCH_REDIS_SENTINEL_USERNAME, DISPATCH_REDIS_SENTINEL_PASSWORD (the Sentinels'
                own), DISPATCH_CONFIG, DISPATCH_GRACE_MS, DISPATCH_AUTH_TOKENS_FILE,
@@ -63,13 +65,15 @@ export function parseDaemonOptions(argv: readonly string[], env: NodeJS.ProcessE
       'tls-key': { type: 'string' },
       'tls-ca': { type: 'string' },
       'tls-refresh-ms': { type: 'string' },
-      help: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean' },
     },
     strict: true,
   });
   if (flags.help) throw new HelpRequested(USAGE);
+  if (flags.version) throw new HelpRequested(`dispatchd ${packageVersion()}`);
   const sources: Record<string, string> = {};
-  const setting = (flag: Exclude<keyof typeof flags, 'insecure' | 'help'>, name: string): string | undefined => {
+  const setting = (flag: Exclude<keyof typeof flags, 'insecure' | 'help' | 'version'>, name: string): string | undefined => {
     if (flags[flag] === '') throw new Error(`--${flag} must not be empty`);
     if (flags[flag] !== undefined) sources[flag] = `--${flag}`;
     else if (env[name] !== undefined && env[name] !== '') sources[flag] = name;

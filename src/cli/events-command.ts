@@ -5,11 +5,16 @@ import { formatEvent } from '../events/format-event';
 import { terminalText } from '../events/terminal-text';
 import { delay } from '../pipeline/signals';
 import { connectionHint, DEFAULT_TIMEOUT_SECONDS } from './dispatchctl-connection';
+import { statusDetails } from './status-reason';
 
 /** What `dispatchctl events` tails. */
 export interface EventsFilter {
   readonly session?: string;
-  /** The tools whose events to show, one or several; none (or empty names) means all. */
+  /**
+   * The tools whose events to show, one or several; none means all. The empty name stands for the
+   * events with no tool (TURN_END), as Subscribe's `tools` reads it: it was dropped, so `--tool T
+   * --tool ""` never showed a turn's end, as the README says it does.
+   */
   readonly tool?: string | readonly string[];
   /** Event kinds by name, `TOOL_POST` or `tool_post`; empty means all. */
   readonly kinds?: readonly string[];
@@ -45,7 +50,7 @@ const MAX_BACKOFF_MS = 10_000;
  */
 function tail(client: ReturnType<typeof createDispatchClient>, filter: EventsFilter, kinds: EventKind[], out: Out, signal: AbortSignal, startMs: number): Promise<Ending> {
   const stream = client.subscribe(
-    { sessionId: filter.session ?? '', tools: [filter.tool ?? []].flat().filter((name) => name !== ''), kinds },
+    { sessionId: filter.session ?? '', tools: [filter.tool ?? []].flat(), kinds },
     { metadata: filter.token ? { authorization: `Bearer ${filter.token}` } : {} },
   );
   const cancel = () => stream.cancel();
@@ -104,7 +109,7 @@ export async function eventsCommand(
     const ending = await tail(client, filter, kinds, out, signal, filter.startTimeoutMs ?? DEFAULT_TIMEOUT_SECONDS * 1000).finally(() => client.close());
     if (ending.by === 'signal') return 0;
     const why =
-      ending.by === 'server' ? 'the server ended the stream' : `${grpc.status[ending.error.code] ?? ending.error.code}: ${terminalText((ending.error.details ?? ending.error.message).trimEnd())}`;
+      ending.by === 'server' ? 'the server ended the stream' : `${grpc.status[ending.error.code] ?? ending.error.code}: ${terminalText(statusDetails(ending.error.details ?? ending.error.message))}`;
     if (!filter.follow || (ending.by === 'error' && !PASSING.has(ending.error.code))) {
       err(`dispatchctl: ${why}${ending.by === 'server' ? ' (it is draining or shutting down; --follow subscribes again)' : connectionHint(ending.error, filter.tls ?? false)}`);
       return 1;

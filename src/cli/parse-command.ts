@@ -29,7 +29,7 @@ export async function parseCommand(
     text = file === '-' ? await readAll(options.stdin ?? process.stdin) : await readFile(file, 'utf8');
   } catch (error) {
     const err = options.err ?? ((line: string) => process.stderr.write(`${line}\n`));
-    err(`dispatchctl parse: cannot read ${file === '-' ? 'standard input' : file}: ${reason(error)}`);
+    err(`dispatchctl parse: cannot read ${file === '-' ? 'standard input' : file}: ${readProblem(error)}`);
     return 1;
   }
   const result = parseToolCalls(text, options.offeredTools);
@@ -50,8 +50,8 @@ async function readAll(stream: AsyncIterable<Buffer | string>): Promise<string> 
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** A one-line cause for a failed read, plain for the usual file-system errors. */
-function reason(error: unknown): string {
+/** A one-line cause for a failed read, plain for the usual file-system errors (a turn file's too). */
+export function readProblem(error: unknown): string {
   const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
   if (code === 'ENOENT') return 'no such file';
   if (code === 'EACCES' || code === 'EPERM') return 'permission denied';

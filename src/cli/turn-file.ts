@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { DispatchMode, type DispatchRequestSchema } from '../../gen/dispatch/v1/dispatch_pb';
 import { unknownKeyProblem } from '../config/unknown-key';
-import { uint32Argument, UsageError } from './usage';
+import { readProblem } from './parse-command';
+import { FileError, uint32Argument } from './usage';
 
 /** A turn as `dispatchctl dispatch FILE` reads it (snake_case, arguments as JSON or as text). */
 interface TurnFile {
@@ -19,10 +20,10 @@ interface TurnFile {
 const TURN_KEYS = ['session_id', 'turn', 'mode', 'max_concurrency', 'calls', 'offered_tools', 'interactive'];
 const CALL_KEYS = ['id', 'name', 'arguments'];
 
-/** Throws a usage error naming the first key of `value` not in `known`, with its path and the key likely meant. */
+/** Throws a FileError naming the first key of `value` not in `known`, with its path and the key likely meant. */
 function refuseUnknownKeys(value: object, known: readonly string[], file: string, prefix: string): void {
   const unknown = Object.keys(value).find((key) => !known.includes(key));
-  if (unknown !== undefined) throw new UsageError(`${file}: ${prefix}${unknown}: ${unknownKeyProblem(unknown, known)}`);
+  if (unknown !== undefined) throw new FileError(`${file}: ${prefix}${unknown}: ${unknownKeyProblem(unknown, known)}`);
 }
 
 /** The modes a turn file may name: short, or as the proto names them, in any case. */
@@ -33,19 +34,19 @@ const MODES: Readonly<Record<string, DispatchMode>> = {
   dispatch_mode_sequential: DispatchMode.SEQUENTIAL,
 };
 
-/** The turn's mode: `--parallel` wins; an unknown name is a usage error (it ran sequential, silently). */
+/** The turn's mode: `--parallel` wins; an unknown name is refused (it ran sequential, silently). */
 function modeOf(mode: unknown, file: string, parallel: boolean): DispatchMode {
   if (parallel) return DispatchMode.PARALLEL;
   if (mode === undefined) return DispatchMode.SEQUENTIAL;
   const known = typeof mode === 'string' && Object.hasOwn(MODES, mode.toLowerCase()) ? MODES[mode.toLowerCase()] : undefined;
-  if (known === undefined) throw new UsageError(`${file}: "mode" must be "parallel" or "sequential" (or DISPATCH_MODE_PARALLEL, DISPATCH_MODE_SEQUENTIAL), got ${JSON.stringify(mode)}`);
+  if (known === undefined) throw new FileError(`${file}: "mode" must be "parallel" or "sequential" (or DISPATCH_MODE_PARALLEL, DISPATCH_MODE_SEQUENTIAL), got ${JSON.stringify(mode)}`);
   return known;
 }
 
 /** `offered_tools`: a list of tool names, none when absent. */
 function offeredTools(value: unknown, file: string): string[] {
   if (value === undefined) return [];
-  if (!Array.isArray(value) || value.some((name) => typeof name !== 'string')) throw new UsageError(`${file}: "offered_tools" must be a list of tool names, got ${JSON.stringify(value)}`);
+  if (!Array.isArray(value) || value.some((name) => typeof name !== 'string')) throw new FileError(`${file}: "offered_tools" must be a list of tool names, got ${JSON.stringify(value)}`);
   return value as string[];
 }
 
@@ -55,8 +56,29 @@ function offeredTools(value: unknown, file: string): string[] {
  */
 function interactiveOf(value: unknown, file: string): boolean {
   if (value === undefined) return false;
-  if (typeof value !== 'boolean') throw new UsageError(`${file}: "interactive" must be true or false, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'boolean') throw new FileError(`${file}: "interactive" must be true or false, got ${JSON.stringify(value)}`);
   return value;
+}
+
+/**
+ * A uint32 field of the turn file (`turn`, `max_concurrency`); one that does not fit is the file's
+ * fault, not the command line's.
+ */
+function uint32Field(value: unknown, file: string, field: string): number {
+  try {
+    return uint32Argument(value, `${file}: "${field}"`);
+  } catch (error) {
+    throw new FileError((error as Error).message);
+  }
+}
+
+/** The text of `file` (`-`: standard input); one that cannot be read is refused naming it, plainly. */
+export function readText(file: string): string {
+  try {
+    return readFileSync(file === '-' ? 0 : file, 'utf8');
+  } catch (error) {
+    throw new FileError(`cannot read ${file === '-' ? 'standard input' : file}: ${readProblem(error)}`);
+  }
 }
 
 /** The JSON text of the turn file, parsed; a syntax error, or a value that is no object, names the file. */
@@ -65,34 +87,36 @@ function parseTurn(text: string, file: string): TurnFile {
   try {
     turn = JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`${file}: not valid JSON: ${(error as Error).message}`);
+    throw new FileError(`${file}: not valid JSON: ${(error as Error).message}`);
   }
-  if (turn === null || typeof turn !== 'object' || Array.isArray(turn)) throw new UsageError(`${file}: must hold a JSON object {"session_id","calls":[...],"mode"}`);
+  if (turn === null || typeof turn !== 'object' || Array.isArray(turn)) throw new FileError(`${file}: must hold a JSON object {"session_id","calls":[...],"mode"}`);
   refuseUnknownKeys(turn, TURN_KEYS, file, '');
   return turn as TurnFile;
 }
 
 /**
- * The DispatchRequest in `file` (`-` reads standard input). Numbers that do not fit their uint32
- * fields, a missing `calls` list, an unknown mode, `offered_tools` that is no list of names,
- * `interactive` that is no boolean and text that is no JSON object are usage errors naming the
- * file and the field.
+ * The DispatchRequest in `file` (`-` reads standard input). A file that cannot be read, numbers
+ * that do not fit their uint32 fields, a missing `calls` list, an unknown key or mode,
+ * `offered_tools` that is no list of names, `interactive` that is no boolean and text that is no
+ * JSON object throw a FileError naming the file and the field (exit 1, as the README says of a
+ * file that cannot be used: they were usage errors, exit 2 with the whole usage text, which is
+ * about the command line).
  */
 export function readTurnFile(file: string, defaults: { readonly sessionId: string; readonly parallel: boolean }): MessageInitShape<typeof DispatchRequestSchema> {
-  const turn = parseTurn(readFileSync(file === '-' ? 0 : file, 'utf8'), file);
-  if (!Array.isArray(turn.calls)) throw new UsageError(`${file}: "calls" must be a list of {"id","name","arguments"}`);
+  const turn = parseTurn(readText(file), file);
+  if (!Array.isArray(turn.calls)) throw new FileError(`${file}: "calls" must be a list of {"id","name","arguments"}`);
   const calls = (turn.calls as unknown[]).map((call, i) => {
-    if (call === null || typeof call !== 'object' || Array.isArray(call)) throw new UsageError(`${file}: calls[${i}] must be an object {"id","name","arguments"}`);
+    if (call === null || typeof call !== 'object' || Array.isArray(call)) throw new FileError(`${file}: calls[${i}] must be an object {"id","name","arguments"}`);
     refuseUnknownKeys(call, CALL_KEYS, file, `calls[${i}].`);
     const c = call as { id?: string; name: string; arguments: unknown };
     return { id: c.id ?? `call_${i + 1}`, name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments ?? {}) };
   });
   return {
     sessionId: turn.session_id ?? defaults.sessionId,
-    turn: uint32Argument(turn.turn ?? 0, `${file}: "turn"`),
+    turn: uint32Field(turn.turn ?? 0, file, 'turn'),
     calls,
     mode: modeOf(turn.mode, file, defaults.parallel),
-    maxConcurrency: uint32Argument(turn.max_concurrency ?? 0, `${file}: "max_concurrency"`),
+    maxConcurrency: uint32Field(turn.max_concurrency ?? 0, file, 'max_concurrency'),
     offeredTools: offeredTools(turn.offered_tools, file),
     interactive: interactiveOf(turn.interactive, file),
   };

@@ -1,11 +1,39 @@
-/** A command line dispatchctl cannot act on: exit 2, with the usage text unless `showUsage` is false. */
+import { suggestKey } from '../config/unknown-key';
+
+/**
+ * A command line dispatchctl cannot act on: exit 2, the message and a line pointing to --help
+ * unless `pointToHelp` is false (a refusal the help would not explain: the token, the address).
+ * The whole help after the message buried it, some 50 lines up.
+ */
 export class UsageError extends Error {
   constructor(
     message: string,
-    readonly showUsage = true,
+    readonly pointToHelp = true,
   ) {
     super(message);
   }
+}
+
+/**
+ * A file dispatchctl was given that it cannot use (a turn file that is no JSON, holds an unknown
+ * key or a bad value): exit 1, as for a file it cannot read, with the message alone. The command
+ * line was right; the usage text says nothing about the file's content.
+ */
+export class FileError extends Error {}
+
+/** The line after a usage error's message. */
+export const HELP_HINT = "run 'dispatchctl --help' for usage";
+
+/** `a`, `a or b`, `a, b or c`. */
+export const orList = (words: readonly string[]): string => (words.length < 2 ? words.join('') : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`);
+
+/**
+ * The UsageError of a subcommand `group` does not have (`tools lst`): it names the group and the
+ * subcommand, the one likely meant (as a config file's misspelt key is told) and those it has.
+ */
+export function unknownSubcommand(group: string, sub: string, known: readonly string[]): UsageError {
+  const meant = suggestKey(sub, known);
+  return new UsageError(`unknown ${group} subcommand ${JSON.stringify(sub)} (${meant === undefined ? '' : `did you mean ${meant}? `}${group} takes ${orList(known)})`);
 }
 
 /** The largest value of a proto uint32 field. */

@@ -114,7 +114,7 @@ test.each([
   [['approvals', 'resolve', 'x'], 'dispatchctl: approvals resolve needs one of --approve or --deny'],
   [['approvals', 'resolve', 'x', '--approve', '--deny'], 'dispatchctl: approvals resolve needs only one of --approve or --deny'],
   [['approvals', 'resolve', 'x', 'y', '--approve'], 'dispatchctl: approvals resolve takes one ID, got also "y"'],
-  [['approvals', 'resolv', 'x'], 'dispatchctl: unknown approvals command "resolv" (list or resolve)'],
+  [['approvals', 'resolv', 'x'], 'dispatchctl: unknown approvals subcommand "resolv" (did you mean resolve? approvals takes list or resolve)'],
   [['approvals', 'list', 'x'], 'dispatchctl: approvals list takes no arguments, got "x" (filter with --session or --tool)'],
 ])('usage error, exit 2: %j', async (args, message) => {
   const run = await ctl(...args);
@@ -126,10 +126,10 @@ test.each([
   [{ interactive: 'yes' }, '"interactive" must be true or false, got "yes"'],
   [{ offered_tools: 'echo' }, '"offered_tools" must be a list of tool names, got "echo"'],
   [{ interactiv: true }, 'interactiv: unknown key "interactiv" (did you mean interactive?)'],
-])('a bad turn file is a usage error naming the key: %j', async (extra, problem) => {
+])('a bad turn file is refused, exit 1, naming the key: %j', async (extra, problem) => {
   const file = join(dir, 'bad.json');
   writeFileSync(file, JSON.stringify({ session_id: 'bad', calls: [{ id: 'c1', name: 'echo', arguments: {} }], ...extra }));
   const run = await ctl('dispatch', file);
-  expect(run.code).toBe(2);
+  expect(run.code).toBe(1);
   expect(run.err.split('\n')[0]).toBe(`dispatchctl: ${file}: ${problem}`);
 });

@@ -51,19 +51,19 @@ test.each([
   ['turn', '1.5'],
   ['max_concurrency', '4294967296'],
   ['max_concurrency', 'true'],
-])('dispatch FILE: "%s": %s is a usage error naming the file and the field', async (field, value) => {
+])('dispatch FILE: "%s": %s is refused, exit 1, naming the file and the field', async (field, value) => {
   const file = join(dir, `${field}.json`);
   writeFileSync(file, `{"${field}": ${value}, "calls": [{"name": "echo", "arguments": {}}]}`);
   const run = await ctl('dispatch', file);
-  expect(run.code).toBe(2);
+  expect(run.code).toBe(1);
   expect(run.err.split('\n')[0]).toBe(`dispatchctl: ${file}: "${field}" must be a whole number from 0 to 4294967295, got ${value}`);
 });
 
-test('dispatch FILE without a calls list is a usage error', async () => {
+test('dispatch FILE without a calls list is refused, exit 1,', async () => {
   const file = join(dir, 'no-calls.json');
   writeFileSync(file, '{"session_id": "s"}');
   const run = await ctl('dispatch', file);
-  expect(run.code).toBe(2);
+  expect(run.code).toBe(1);
   expect(run.err.split('\n')[0]).toBe(`dispatchctl: ${file}: "calls" must be a list of {"id","name","arguments"}`);
 });
 
@@ -87,19 +87,19 @@ test.each(['sequential', 'DISPATCH_MODE_SEQUENTIAL'])('dispatch FILE: mode %j ru
   expect(Date.now() - started).toBeGreaterThanOrEqual(600);
 });
 
-test.each([['"paralel"', '"paralel"'], ['2', '2'], ['"constructor"', '"constructor"'], ['"__proto__"', '"__proto__"']])('dispatch FILE: mode %s is a usage error naming the file (it ran sequential, silently)', async (value, shown) => {
+test.each([['"paralel"', '"paralel"'], ['2', '2'], ['"constructor"', '"constructor"'], ['"__proto__"', '"__proto__"']])('dispatch FILE: mode %s is refused, exit 1, naming the file (it ran sequential, silently)', async (value, shown) => {
   const file = join(dir, 'bad-mode.json');
   writeFileSync(file, `{"mode": ${value}, "calls": [{"name": "echo", "arguments": {}}]}`);
   const run = await ctl('dispatch', file);
-  expect(run.code).toBe(2);
+  expect(run.code).toBe(1);
   expect(run.err.split('\n')[0]).toBe(`dispatchctl: ${file}: "mode" must be "parallel" or "sequential" (or DISPATCH_MODE_PARALLEL, DISPATCH_MODE_SEQUENTIAL), got ${shown}`);
 });
 
-test.each([['{"calls": [', 'not valid JSON: '], ['[1, 2]', 'must hold a JSON object'], ['null', 'must hold a JSON object']])('dispatch FILE holding %s is a usage error naming the file', async (text, message) => {
+test.each([['{"calls": [', 'not valid JSON: '], ['[1, 2]', 'must hold a JSON object'], ['null', 'must hold a JSON object']])('dispatch FILE holding %s is refused, exit 1, naming the file', async (text, message) => {
   const file = join(dir, 'bad-json.json');
   writeFileSync(file, text);
   const run = await ctl('dispatch', file);
-  expect(run.code).toBe(2);
+  expect(run.code).toBe(1);
   expect(run.err.split('\n')[0]).toContain(`dispatchctl: ${file}: ${message}`);
 });
 
@@ -108,11 +108,11 @@ test.each([
   ['{"sessionId": "s", "calls": [{"name": "echo", "arguments": {}}]}', 'sessionId: unknown key "sessionId" (did you mean session_id?)'],
   ['{"calls": [{"name": "echo", "arguments": {}, "timeout": 5}]}', 'calls[0].timeout: unknown key "timeout" (expected one of id, name, arguments)'],
   ['{"calls": [5]}', 'calls[0] must be an object {"id","name","arguments"}'],
-])('dispatch FILE with an unknown key (it ran without it, silently) is a usage error naming its path: %s', async (text, message) => {
+])('dispatch FILE with an unknown key (it ran without it, silently) is refused, exit 1, naming its path: %s', async (text, message) => {
   const file = join(dir, 'unknown-key.json');
   writeFileSync(file, text);
   const run = await ctl('dispatch', file);
-  expect(run.code).toBe(2);
+  expect(run.code).toBe(1);
   expect(run.err.split('\n')[0]).toBe(`dispatchctl: ${file}: ${message}`);
 });
 

@@ -36,9 +36,9 @@ function file(name: string, text: string): string {
 }
 
 test.each([
-  ['a turn file whose call has an unknown key holding escapes', 2, ['dispatch', 'key.json'], 'key.json', JSON.stringify({ calls: [{ name: 'echo', [`args${TITLE}`]: {} }] })],
-  ['a turn file with an unknown top-level key holding a CR and a bidi override', 2, ['dispatch', 'top.json'], 'top.json', JSON.stringify({ calls: [], [`x\r\u202eevil`]: 1 })],
-  ['a turn file that is no JSON, around escapes', 2, ['dispatch', 'bad.json'], 'bad.json', `{"calls":[${TITLE}]}`],
+  ['a turn file whose call has an unknown key holding escapes', 1, ['dispatch', 'key.json'], 'key.json', JSON.stringify({ calls: [{ name: 'echo', [`args${TITLE}`]: {} }] })],
+  ['a turn file with an unknown top-level key holding a CR and a bidi override', 1, ['dispatch', 'top.json'], 'top.json', JSON.stringify({ calls: [], [`x\r\u202eevil`]: 1 })],
+  ['a turn file that is no JSON, around escapes', 1, ['dispatch', 'bad.json'], 'bad.json', `{"calls":[${TITLE}]}`],
   ['a tools file with a key holding escapes', 1, ['tools', 'register', 'tools.yaml'], 'tools.yaml', `tools:\n  - name: shout\n    "${TITLE.replace(/\x1b/g, '\\e').replace(/\x07/g, '\\a')}": 1\n    builtin: { name: echo }\n`],
 ])('%s: exit %i, the message with them escaped, never raw', async (_what, exit, command, name, text) => {
   const path = file(name, text);

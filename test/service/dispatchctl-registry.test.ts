@@ -62,8 +62,10 @@ test('tools register refuses a file with a bad tool or no tools, naming the prob
   expect(bad.code).toBe(1);
   expect(bad.err).toMatch(/bad\.yaml.*tools\[0\]/);
   const empty = await ctl('tools', 'register', file('empty.yaml', 'tools: []\n'));
-  expect(empty.code).toBe(2);
+  // A file it cannot use exits 1, as the README says (2 before, with the whole usage text).
+  expect(empty.code).toBe(1);
   expect(empty.err).toContain('has no tools');
+  expect(await ctl('tools', 'register', 'no-such-file.yaml')).toMatchObject({ code: 1, err: expect.stringContaining('cannot read no-such-file.yaml: ') });
   expect((await ctl('tools', 'register')).code).toBe(2);
   expect((await ctl('tools', 'remove')).code).toBe(2);
   expect((await ctl('tools', 'list')).out).not.toMatch(/^x\s/m);

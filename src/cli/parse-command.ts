@@ -39,6 +39,7 @@ export async function parseCommand(
   }
   out(`calls: ${result.calls.length}`);
   for (const call of result.calls) out(`  ${terminalWord(call.name)}(${terminalText(call.arguments)})  id ${terminalWord(call.id)}`);
+  for (const warning of result.warnings ?? []) out(`warning: ${terminalText(warning)}`);
   out('remaining text:');
   out(result.remainingText === '' ? '  (none)' : terminalText(result.remainingText, true));
   return 0;

@@ -19,6 +19,7 @@ import { detectQwenXml, withoutQwenCalls } from './detect-qwen-xml';
 import type { Detector, FoundCalls } from './found-calls';
 import { scanForCalls } from './object-scanner';
 import { maskReasoning } from './reasoning-mask';
+import { DroppedCalls } from './parse-warnings';
 import { chooseSpans, type ChosenSpan } from './span-choice';
 import type { WorkBudget } from './tolerant-json';
 import type { ParseOptions, ParseResult, ParsedCall, TextParameterLookup, TextParameters } from './types';
@@ -101,11 +102,12 @@ export function parseToolCalls(text: string, offeredTools?: readonly string[], o
     if (input.length > maxChars || maxCalls === 0) return nothingFound(input);
     const offered = new Set(Array.isArray(offeredTools) ? offeredTools.filter((n) => typeof n === 'string') : []);
     const searched = maskReasoning(input, createBudget(input));
+    const dropped = new DroppedCalls();
     for (const tier of detectInTiers(searched, askedOnce(options?.textParameters))) {
-      const accepted = chooseSpans(tier, offered, maxCalls);
-      if (accepted.length > 0) return buildResult(input, accepted);
+      const accepted = chooseSpans(tier, offered, maxCalls, dropped);
+      if (accepted.length > 0) return dropped.noted(buildResult(input, accepted), searched, maxCalls);
     }
-    return nothingFound(input);
+    return dropped.noted(nothingFound(input), searched, maxCalls);
   } catch (error) {
     try {
       options?.onInternalError?.(error);

@@ -1,4 +1,5 @@
 import type { FoundCalls } from './found-calls';
+import type { DroppedCalls } from './parse-warnings';
 
 /** A span to return calls from, with whether its text stays in the remaining text. */
 export interface ChosenSpan extends FoundCalls {
@@ -27,6 +28,7 @@ export function chooseSpans(
   sources: readonly Iterable<FoundCalls>[],
   offered: ReadonlySet<string>,
   maxCalls: number,
+  dropped?: DroppedCalls,
 ): ChosenSpan[] {
   const heads: Head[] = sources.map((spans) => {
     const rest = spans[Symbol.iterator]();
@@ -44,11 +46,18 @@ export function chooseSpans(
     // Even a span with no offered call quotes what lies inside it.
     end = span.end;
     const calls = span.calls.filter((call) => call.cutOff !== true && isOffered(call.name, span, offered));
-    if (calls.length === 0) continue;
+    if (calls.length === 0) {
+      dropped?.seen(span, calls);
+      continue;
+    }
     const kept = calls.slice(0, maxCalls - count);
+    dropped?.seen(span, calls);
+    if (kept.length < calls.length) dropped?.pastTheLimit();
     accepted.push({ ...span, calls: kept, keepText: kept.length < span.calls.length });
     count += kept.length;
   }
+  // A span waiting after the limit: its calls are left too (how many is not read).
+  if (count >= maxCalls && earliest(heads)?.next !== undefined) dropped?.pastTheLimit();
   return accepted;
 }
 

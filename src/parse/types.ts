@@ -54,6 +54,12 @@ export interface ParseResult {
   remainingText: string;
   /** The dialect of the first call: marked dialects (tags, `[TOOL_CALLS]`) may be mixed. */
   format: ParseFormat;
+  /**
+   * What was found and not returned, left in the remaining text: calls of tools not offered, calls
+   * cut off, calls past `maxCalls`, and the first call marker that did not read as a call
+   * (malformed). A backend can tell the model, instead of taking its call for text. Absent when none.
+   */
+  warnings?: string[];
 }
 
 /** Bounds for `parseToolCalls`. */

@@ -53,12 +53,13 @@ export function parseHandler(authenticate: Authenticator, limits: Limits, logger
     checkOfferedTools(request.offeredTools);
     const textParameters = registry === undefined ? undefined : textParametersFor(registry, tenant);
     const parsed = parseToolCalls(request.text, request.offeredTools, { maxInputChars: limits.maxMessageBytes, maxCalls: limits.maxCallsPerTurn, textParameters });
-    const response = create(ParseToolCallsResponseSchema, { calls: parsed.calls, remainingText: parsed.remainingText, format: parsed.format });
+    const response = create(ParseToolCallsResponseSchema, { calls: parsed.calls, remainingText: parsed.remainingText, format: parsed.format, warnings: parsed.warnings ?? [] });
     // Arguments are answered as JSON, which may take up to 6x the text they came from (a raw
     // control character is written \u0001): past max_response_bytes the client would refuse it
     // (grpc-js, past max_message_bytes, would send only "Sent message larger than max"). Say what
     // happened and what to do instead.
     let units = parsed.remainingText.length + parsed.format.length;
+    for (const warning of parsed.warnings ?? []) units += warning.length + 4;
     for (const found of parsed.calls) units += found.id.length + found.name.length + found.arguments.length + 16;
     const bytes = 3 * units > limits.maxResponseBytes ? toBinary(ParseToolCallsResponseSchema, response).length : 0;
     if (bytes > limits.maxResponseBytes) {

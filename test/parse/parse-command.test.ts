@@ -51,7 +51,8 @@ describe('parseCommand', () => {
     writeFileSync(file, text);
     const { code, lines } = await run(file, { offeredTools: ['get_weather'] });
     expect(code).toBe(0);
-    expect(lines).toEqual(['format: none', 'calls: 0', 'remaining text:', text]);
+    // The call not offered is named in a warning (test/parse/parse-warnings.test.ts).
+    expect(lines).toEqual(['format: none', 'calls: 0', 'warning: a call of "rm" was not offered: left in remaining_text', 'remaining text:', text]);
   });
 
   it('exits 1 with a clear message on standard error when the file cannot be read', async () => {

@@ -78,6 +78,9 @@ class Conversation:
     def parse(self, text: str) -> list[dict]:
         found = self.stub.ParseToolCalls(self.pb.ParseToolCallsRequest(text=text), metadata=self.metadata, timeout=30)
         print(f"parsed {len(found.calls)} call(s) from the text ({found.format or 'none found'})")
+        # What was found and not returned (malformed, cut off, not offered): an agent tells the model.
+        for warning in found.warnings:
+            print(f"  warning: {warning}")
         return [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in found.calls]
 
     def dispatch(self, calls: list[dict]):

@@ -4,6 +4,7 @@ import { DEFAULT_LIMITS, resolveLimits, type Limits } from '../options';
 import { tenantProblem } from '../parse/client-id';
 import { resolveSpillLimits, type SpillLimits } from '../store/redis/spill-limits';
 import { ConfigError } from './config-error';
+import { toolWithEnv } from './env-refs';
 import { parseRegistryConfig, type RegistryConfig } from './registry-config';
 import { toolFromYaml } from './tool-yaml';
 import { snake, unknownKeyProblem } from './unknown-key';
@@ -135,13 +136,14 @@ function parseRedis(file: string, raw: unknown): { url?: string; spill: SpillLim
 }
 
 /**
- * The `tools:` list. A name given twice is refused here, naming both entries: the registry would
+ * The `tools:` list, `${NAME}` in an HTTP tool's url and headers read from the environment
+ * (env-refs.ts). A name given twice is refused here, naming both entries: the registry would
  * refuse it too, but in the words of a RegisterTools request ("in one request").
  */
 export function parseTools(file: string, raw: unknown): ToolSpec[] {
   const first = new Map<string, number>();
   return asList(file, 'tools', raw).map((entry, i) => {
-    const parsed = toolFromYaml(entry);
+    const parsed = toolFromYaml(toolWithEnv(entry, file, `tools[${i}]`));
     if (!('spec' in parsed)) throw new ConfigError(file, `tools[${i}]${parsed.path ? `.${parsed.path}` : ''}`, parsed.problem);
     const earlier = first.get(parsed.spec.name);
     if (earlier !== undefined && parsed.spec.name !== '') throw new ConfigError(file, `tools[${i}].name`, `tool ${JSON.stringify(parsed.spec.name)} is already defined by tools[${earlier}]; each tool name appears once`);

@@ -1,5 +1,6 @@
 import { ConfigError } from '../../config';
 import { unknownKeyProblem } from '../../config/unknown-key';
+import { withEnv } from '../../config/env-refs';
 import { MAX_TIMER_MS } from '../../options/limits';
 
 /** One MCP server from the config's `mcp_servers:` list, every default filled in. */
@@ -83,10 +84,10 @@ export function parseMcpServers(raw: readonly unknown[], file: string): McpServe
     return {
       name: e.name,
       command,
-      env: mapOf(e.env, file, at('env')),
+      env: mapOf(e.env, file, at('env'), true),
       cwd: e.cwd as string | undefined,
       url,
-      headers: mapOf(e.headers, file, at('headers')),
+      headers: mapOf(e.headers, file, at('headers'), true),
       prefix,
       trusted: e.trusted === true,
       timeoutMs: e.timeout_ms === undefined ? 0 : intOf(e.timeout_ms, 0, file, at('timeout_ms'), 1, TOOL_TIMEOUT),
@@ -106,7 +107,8 @@ function commandOf(value: unknown, file: string, path: string): string[] {
   return value as string[];
 }
 
-function urlOf(value: unknown, file: string, path: string): string {
+function urlOf(raw: unknown, file: string, path: string): string {
+  const value = typeof raw === 'string' ? withEnv(raw, file, path) : raw;
   let url: URL;
   try {
     url = new URL(String(value));
@@ -117,14 +119,15 @@ function urlOf(value: unknown, file: string, path: string): string {
   return value;
 }
 
-function mapOf(value: unknown, file: string, path: string): Record<string, string> {
+/** A mapping of names to text; with `fromEnv`, `${NAME}` in its strings read from the environment (env-refs.ts). */
+function mapOf(value: unknown, file: string, path: string, fromEnv = false): Record<string, string> {
   if (value === undefined || value === null) return {};
   if (typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(file, path, 'must be a mapping of names to values');
   // No prototype: an env variable named __proto__ stays an entry (assigned into `{}` it was dropped).
   const out: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const [k, v] of Object.entries(value)) {
     if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') throw new ConfigError(file, `${path}.${k}`, 'must be a string, number or boolean');
-    out[k] = String(v);
+    out[k] = fromEnv && typeof v === 'string' ? withEnv(v, file, `${path}.${k}`) : String(v);
   }
   return out;
 }

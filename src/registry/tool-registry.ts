@@ -12,7 +12,7 @@ import { RegistryError, type ChangeListener, type RegistryChange, type RemovedLi
 import { createTenantQueue } from './tenant-queue';
 import { remoteOverReporter } from './remote-over';
 import { schemaBytesExcess, schemaBytesWith, toolCountExcess } from './tenant-totals';
-import { checkSpec, keptDespite } from './validate-spec';
+import { checkSpec, fromMcp, keptDespite } from './validate-spec';
 import { specSizeProblem } from './spec-bounds';
 
 export { RegistryError } from './registry-api';
@@ -137,7 +137,7 @@ export function createToolRegistry(
     if (tenant !== '') budget.charge(tenant, schemaBytesWith([spec], undefined), !local);
     let compiled: CompiledSchema;
     try {
-      compiled = compiler.compile(spec.inputSchema, tenant, lease, codes?.get(spec.inputSchema), local);
+      compiled = compiler.compile(spec.inputSchema, tenant, lease, codes?.get(spec.inputSchema), local && !fromMcp([spec]));
     } catch (error) {
       throw new RegistryError('invalid', `${where} ("${spec.name}"): ${(error as Error).message}`);
     }
@@ -160,12 +160,12 @@ export function createToolRegistry(
    * Compiles each distinct text in the worker thread, one after the other (a registration takes one
    * place in its queue); a small one is left out, to be compiled on the event loop at install.
    */
-  async function generateAll(texts: readonly string[], tenant: string, local: boolean, hereUpTo = SMALL_SCHEMA_BYTES): Promise<Map<string, WorkerCode>> {
+  async function generateAll(texts: readonly string[], tenant: string, local: boolean, hereUpTo = SMALL_SCHEMA_BYTES, checkMistakes = local): Promise<Map<string, WorkerCode>> {
     const codes = new Map<string, WorkerCode>();
     for (const text of texts) {
       if (codes.has(text) || Buffer.byteLength(text) <= hereUpTo) continue;
       try {
-        codes.set(text, await compiler.generate(text, tenant, { perTenantBound: local }, local));
+        codes.set(text, await compiler.generate(text, tenant, { perTenantBound: local }, checkMistakes));
       } catch (error) {
         if (error instanceof CompilerBusyError) throw new RegistryError('limit', error.message, error.retryAfterMs);
         throw error;
@@ -226,7 +226,7 @@ export function createToolRegistry(
         const texts: string[] = [];
         admit(specs, options.tenant, options.maxTools);
         compileAll(specs, options.tenant, options.replace ?? false, true, undefined, texts);
-        const codes = await generateAll(texts, options.tenant, true, options.compileHereUpTo);
+        const codes = await generateAll(texts, options.tenant, true, options.compileHereUpTo, !fromMcp(specs));
         return options.wanted?.() === false ? [] : registerWith(specs, options, codes);
       });
     },

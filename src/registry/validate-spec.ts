@@ -85,3 +85,11 @@ export function keptDespite(spec: ToolSpec): { readonly message: string; readonl
   const rule = specRuleProblem(spec);
   return rule === undefined ? undefined : { message: 'a tool from another replica breaks a rule of this version and is kept; register it again as the problem says', problem: rule };
 }
+
+/**
+ * Whether any of `specs` is an MCP server's tool: its schema is taken as its server wrote it, not
+ * refused for mistakes (an input schema that accepts no object, a misspelt keyword: see
+ * createSchemaCodegen). The tool is a third party's, imported whole or not at all, and it served
+ * before these checks: refused, it vanished from the model's tools on upgrade.
+ */
+export const fromMcp = (specs: readonly ToolSpec[]): boolean => specs.some((spec) => spec.executor.case === 'mcp');

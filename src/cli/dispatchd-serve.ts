@@ -110,7 +110,7 @@ export async function serve(options: DaemonOptions, env: NodeJS.ProcessEnv, stop
     const problem =
       error instanceof ConfigError ? `bad config: ${error.message}`
       : error instanceof ListenFailure ? `cannot start: ${listenProblem(error, options.sources[error.flag.slice(2)] ?? 'the default', error.cause as Error)}`
-      : `cannot start: ${(renamed(error, options.sources) as Error).message}`;
+      : `cannot start: ${(renamed(error, options.sources) as Error).message}${redisSource(error, options.redisUrl !== undefined ? (options.sources.redis ?? '--redis') : `${configFile}: redis.url`)}`;
     process.stderr.write(`dispatchd: ${problem}\n`);
     return 1;
   }
@@ -133,4 +133,9 @@ export async function serve(options: DaemonOptions, env: NodeJS.ProcessEnv, stop
   await app.close(options.graceMs).catch(() => undefined);
   logger.info('stopped');
   return 0;
+}
+
+/** Where a bad Redis URL came from, for its message: a flag, a variable, or the config file's key. */
+function redisSource(error: unknown, source: string): string {
+  return error instanceof Error && error.message.startsWith('bad Redis URL') ? ` (from ${source})` : '';
 }

@@ -91,7 +91,8 @@ export function parsePolicies(raw: readonly unknown[], file: string): PolicyConf
     const misspelt = kinds.length === 0 ? Object.keys(entry).find((key) => suggestKey(key, KINDS) !== undefined) : undefined;
     if (misspelt !== undefined) fail(misspelt, unknownKeyProblem(misspelt, KINDS));
     if (kinds.length !== 1) {
-      fail('', kinds.length === 0 ? 'needs one of decide (a rule), endpoint, breaker, after, concurrency, rate or budget' : `holds both ${kinds.join(' and ')}; put each in its own entry`);
+      const held = Object.keys(entry).slice(0, 8).map((key) => JSON.stringify(key.slice(0, 64))).join(', ');
+      fail('', kinds.length === 0 ? `needs one of decide (a rule), endpoint, breaker, after, concurrency, rate or budget${held ? `; it holds ${held}` : ''}` : `holds both ${kinds.join(' and ')}; put each in its own entry`);
     }
     const kind = kinds[0]!;
     if (kind === 'decide') {

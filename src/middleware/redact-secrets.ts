@@ -1,3 +1,4 @@
+import { outsidePublicPem } from './public-pem';
 import { redactHighEntropy } from './entropy';
 import { looksLikeJson, redactJson, redactJsonLines, type JsonRedactor } from './redact-json';
 import { isCode, isNegated, isNestedArray, isOpaqueKey, isPlainValue, isValuelessFlag, isWording } from './secret-context';
@@ -186,7 +187,11 @@ function redactText(text: string, entropy: EntropySettings): string {
     regex.lastIndex = 0;
     out = typeof replacement === 'string' ? out.replace(regex, replacement) : out.replace(regex, replacement);
   }
-  return out.length < entropy.minLength ? out : redactHighEntropy(out, entropy.minLength, entropy.factor, marker('high_entropy'));
+  if (out.length < entropy.minLength) return out;
+  const hidden = marker('high_entropy');
+  // A certificate's body stays (public-pem.ts); most texts hold no PEM block and skip the split.
+  if (!out.includes('-----BEGIN ')) return redactHighEntropy(out, entropy.minLength, entropy.factor, hidden);
+  return outsidePublicPem(out, (part) => redactHighEntropy(part, entropy.minLength, entropy.factor, hidden));
 }
 
 /** The kind of secret a key names (`password`, `api_key`, `DB_PASSWORD`...), if it names one. */

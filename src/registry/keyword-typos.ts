@@ -98,3 +98,14 @@ export function keywordTypo(root: Schema): string | undefined {
   };
   return visit(root, '#');
 }
+
+/** {@link keywordTypo} of a schema's text; undefined when it is no JSON object. */
+export function keywordTypoIn(schemaText: string): string | undefined {
+  let schema: unknown;
+  try {
+    schema = JSON.parse(schemaText);
+  } catch {
+    return undefined;
+  }
+  return isObject(schema) ? keywordTypo(schema) : undefined;
+}

@@ -5,6 +5,7 @@ import { DEFAULT_MAX_ANSWER_BYTES } from './mcp-answer-bound';
 import type { McpServerConfig } from './mcp-config';
 import { createMcpConnection, type McpConnection } from './mcp-connection';
 import { MAX_DESCRIPTION_CHARS } from '../../registry/spec-bounds';
+import { keywordTypoIn } from '../../registry/keyword-typos';
 import { importTools } from './mcp-import';
 import { registerImported } from './mcp-register';
 
@@ -69,6 +70,9 @@ export function createMcpServers(configs: readonly McpServerConfig[], logger: Lo
       try {
         if (!(await registerImported(into, spec, { closed: () => closed, superseded }))) return stop();
         accepted.add(spec.name);
+        // Imported as its server wrote it (validate-spec.ts, fromMcp); the operator hears of it.
+        const typo = keywordTypoIn(spec.inputSchema);
+        if (typo !== undefined) logger.warn('mcp tool imported with a schema mistake, whose check is off', { server: config.name, tool: spec.name, problem: typo });
       } catch (error) {
         if (closed) return;
         logger.warn('mcp tool not imported', { server: config.name, tool: spec.name, reason: (error as Error).message });

@@ -12,17 +12,22 @@ const MAX_LABEL = 32;
 /**
  * `text` with `redact` applied to all but the bodies of its public PEM blocks, which stay as they
  * are (BEGIN and END lines included). A block needs its END line of the same label. Linear: each
- * search moves forward. A text with no `-----BEGIN ` costs one native search.
+ * search moves forward, and a label whose END was not found after one BEGIN is not looked for
+ * after a later one (there is none: a MiB of BEGIN lines with no END took 8 s, each BEGIN
+ * searching the rest of the text). A text with no `-----BEGIN ` costs one native search.
  */
 export function outsidePublicPem(text: string, redact: (part: string) => string): string {
   let begin = text.indexOf(BEGIN);
   if (begin < 0) return redact(text);
   let out = '';
   let from = 0;
+  const endless = new Set<string>();
   while (begin >= 0) {
     const labelEnd = text.indexOf(DASHES, begin + BEGIN.length);
     const label = labelEnd < 0 ? '' : text.slice(begin + BEGIN.length, labelEnd);
-    const end = labelEnd >= 0 && label.length <= MAX_LABEL && PUBLIC_LABELS.has(label) ? text.indexOf(`-----END ${label}-----`, labelEnd) : -1;
+    const sought = labelEnd >= 0 && label.length <= MAX_LABEL && PUBLIC_LABELS.has(label) && !endless.has(label);
+    const end = sought ? text.indexOf(`-----END ${label}-----`, labelEnd) : -1;
+    if (sought && end < 0) endless.add(label);
     if (end < 0) {
       begin = labelEnd < 0 ? -1 : text.indexOf(BEGIN, labelEnd);
       continue;

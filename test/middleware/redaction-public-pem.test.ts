@@ -1,4 +1,5 @@
 import { redactSecrets } from '../../src/middleware';
+import { cpuMsOf } from '../helpers/cpu-time';
 
 // Found by probing with outputs as real tools print them: a certificate's body (public) was
 // redacted line by line by the entropy step, so an agent reading a certificate or a CA bundle got
@@ -29,4 +30,11 @@ test('around them, and in a block with no END line, the entropy step still redac
 test('a private key beside a certificate is still redacted whole', () => {
   const key = '-----BEGIN PRIVATE KEY-----\n' + 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7'.repeat(3) + '\n-----END PRIVATE KEY-----';
   expect(redactSecrets(`${CERT}\n${key}`)).toBe(`${CERT}\n[REDACTED:private_key]`);
+});
+
+test('BEGIN lines with no END stay linear: a MiB of them in well under a second of CPU', () => {
+  // Each BEGIN searched the rest of the text for its END: 8 s for this MiB.
+  const text = '-----BEGIN CERTIFICATE-----\n'.repeat(40_000).slice(0, 1 << 20);
+  redactSecrets(text.slice(0, 4096));
+  expect(cpuMsOf(() => redactSecrets(text))).toBeLessThan(500);
 });

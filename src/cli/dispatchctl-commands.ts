@@ -9,9 +9,9 @@ import { formatStats } from './format-stats';
 import { approvalsCommand } from './approvals-command';
 import { parseCommand } from './parse-command';
 import { connectionHint, resolveConnection, type Connection } from './dispatchctl-connection';
-import { readText, readTurnFile } from './turn-file';
+import { readTurnFile } from './turn-file';
 import { reasonNote, statusDetails } from './status-reason';
-import { FileError, HELP_HINT, uint32Argument, UsageError } from './usage';
+import { FileError, HELP_HINT, readText, uint32Argument, UsageError } from './usage';
 import type { Out } from './dispatchctl';
 import { DEFAULT_TIMEOUT_SECONDS, DEFAULT_TURN_TIMEOUT_SECONDS, RESULT_ERROR, TURN_COMMANDS, type CommandFlags } from './dispatchctl-usage';
 

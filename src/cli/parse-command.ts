@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { terminalText, terminalWord } from '../events/terminal-text';
 import { DEFAULT_MAX_INPUT_CHARS, parseToolCalls } from '../parse/parse-tool-calls';
+import { readProblem } from './usage';
 
 /** Inputs of `parseCommand` beyond the file name. */
 export interface ParseCommandOptions {
@@ -49,13 +50,4 @@ async function readAll(stream: AsyncIterable<Buffer | string>): Promise<string> 
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
   return Buffer.concat(chunks).toString('utf8');
-}
-
-/** A one-line cause for a failed read, plain for the usual file-system errors (a turn file's too). */
-export function readProblem(error: unknown): string {
-  const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
-  if (code === 'ENOENT') return 'no such file';
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
-  if (code === 'EISDIR') return 'it is a directory';
-  return error instanceof Error ? error.message : String(error);
 }

@@ -1,9 +1,7 @@
-import { readFileSync } from 'node:fs';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { DispatchMode, type DispatchRequestSchema } from '../../gen/dispatch/v1/dispatch_pb';
 import { unknownKeyProblem } from '../config/unknown-key';
-import { readProblem } from './parse-command';
-import { FileError, uint32Argument } from './usage';
+import { FileError, readText, uint32Argument } from './usage';
 
 /** A turn as `dispatchctl dispatch FILE` reads it (snake_case, arguments as JSON or as text). */
 interface TurnFile {
@@ -69,15 +67,6 @@ function uint32Field(value: unknown, file: string, field: string): number {
     return uint32Argument(value, `${file}: "${field}"`);
   } catch (error) {
     throw new FileError((error as Error).message);
-  }
-}
-
-/** The text of `file` (`-`: standard input); one that cannot be read is refused naming it, plainly. */
-export function readText(file: string): string {
-  try {
-    return readFileSync(file === '-' ? 0 : file, 'utf8');
-  } catch (error) {
-    throw new FileError(`cannot read ${file === '-' ? 'standard input' : file}: ${readProblem(error)}`);
   }
 }
 

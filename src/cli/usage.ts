@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { suggestKey } from '../config/unknown-key';
 
 /**
@@ -20,6 +21,24 @@ export class UsageError extends Error {
  * line was right; the usage text says nothing about the file's content.
  */
 export class FileError extends Error {}
+
+/** A one-line cause for a failed read, plain for the usual file-system errors (a turn file's, a tools file's, parse's input). */
+export function readProblem(error: unknown): string {
+  const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
+  if (code === 'ENOENT') return 'no such file';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'EISDIR') return 'it is a directory';
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The text of `file` (`-`: standard input); one that cannot be read is refused naming it, plainly. */
+export function readText(file: string): string {
+  try {
+    return readFileSync(file === '-' ? 0 : file, 'utf8');
+  } catch (error) {
+    throw new FileError(`cannot read ${file === '-' ? 'standard input' : file}: ${readProblem(error)}`);
+  }
+}
 
 /** The line after a usage error's message. */
 export const HELP_HINT = "run 'dispatchctl --help' for usage";

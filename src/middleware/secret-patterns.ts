@@ -40,7 +40,7 @@ export interface SecretPattern {
    * in secret-forms.ts (`loosen`).
    */
   readonly loose: string;
-  /** A scan of its own the text must pass for the pattern to be tried, in place of the pre-check's (see secret-statements.ts). */
+  /** A scan of its own the text must pass for the pattern to be tried, in place of the pre-check's (`loose` is its source; secret-statements.ts). */
   readonly words?: RegExp;
 }
 

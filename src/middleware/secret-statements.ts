@@ -30,5 +30,5 @@ export function passwordStatements(): SecretPattern {
   const quoted = String.raw`(?<=["'])[^"'\n\\]{1,1024}(?=["'])`;
   const core = `(${sql}|${define}|${redis})(${quoted}|(?<![\"'])${value(1)})`;
   const words = /identified|password|define\(|requirepass|masterauth/i;
-  return { kind: 'secret', regex: new RegExp(core, 'g'), keep: 1, passwordAfter: true, loose: String.raw`identified|define\(|requirepass|masterauth|password[ \t]{1,4}["']`, words };
+  return { kind: 'secret', regex: new RegExp(core, 'g'), keep: 1, passwordAfter: true, loose: words.source, words };
 }

@@ -1,4 +1,5 @@
 import { isOpaqueKey, keyBefore } from './secret-context';
+import { isPrefixedToken, PREFIXED_TOKEN_MIN_LENGTH } from './secret-token-formats';
 
 const counts = new Uint32Array(128);
 
@@ -113,8 +114,10 @@ function isKnownNonSecret(text: string, start: number, end: number, value: numbe
  * the whole run became the marker and a URL's parameter lost its name). Kept: runs shorter than
  * `minLength`, path-like or without both letters and digits, and those {@link isKnownNonSecret}
  * (identifiers, integrity hashes, alphabets, the values of keys such as `next_token`, `cursor`, `id`).
+ * A run that is a token told by its prefix (`hf_...`, `key-` and hex: secret-token-formats.ts), or
+ * whose value is (`MAILGUN=key-...`), becomes `tokenMarker` whatever its entropy.
  */
-export function redactHighEntropy(text: string, minLength: number, factor: number, marker: string): string {
+export function redactHighEntropy(text: string, minLength: number, factor: number, marker: string, tokenMarker: string): string {
   let out = '';
   let from = 0;
   let i = 0;
@@ -125,6 +128,18 @@ export function redactHighEntropy(text: string, minLength: number, factor: numbe
     }
     const start = i;
     while (i < text.length && isToken(text.charCodeAt(i))) i++;
+    if (i - start >= PREFIXED_TOKEN_MIN_LENGTH && isPrefixedToken(text, start, i)) {
+      out += text.slice(from, start) + tokenMarker;
+      from = i;
+      continue;
+    }
+    // After a variable's name (`MAILGUN_KEY=key-...`): a run starting with a capital, the others (hashes, base64...) not read for an `=`.
+    const token = i - start >= PREFIXED_TOKEN_MIN_LENGTH && isUpper(text.charCodeAt(start)) ? valueStart(text, start, i) : start;
+    if (token > start && isPrefixedToken(text, token, i)) {
+      out += text.slice(from, token) + tokenMarker;
+      from = i;
+      continue;
+    }
     if (i - start < minLength || !looksRandom(text, start, i, factor)) continue;
     const value = valueStart(text, start, i);
     if (isKnownNonSecret(text, start, i, value)) continue;

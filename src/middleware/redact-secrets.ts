@@ -1,5 +1,6 @@
 import { outsidePublicPem } from './public-pem';
 import { redactHighEntropy } from './entropy';
+import { PREFIXED_TOKEN_MIN_LENGTH } from './secret-token-formats';
 import { looksLikeJson, redactJson, redactJsonLines, type JsonRedactor } from './redact-json';
 import { isCode, isNegated, isNestedArray, isOpaqueKey, isPlainValue, isValuelessFlag, isWording } from './secret-context';
 import { isPasswordKey, PASSWORD_MIN_CHARS, SECRET_KEYS, SECRET_MIN_CHARS, SECRET_PATTERNS, type SecretKind } from './secret-patterns';
@@ -187,11 +188,13 @@ function redactText(text: string, entropy: EntropySettings): string {
     regex.lastIndex = 0;
     out = typeof replacement === 'string' ? out.replace(regex, replacement) : out.replace(regex, replacement);
   }
-  if (out.length < entropy.minLength) return out;
+  // Shorter than its runs' bound, or than any token told by its prefix (secret-token-formats.ts).
+  if (entropy.minLength === Infinity || out.length < Math.min(entropy.minLength, PREFIXED_TOKEN_MIN_LENGTH)) return out;
   const hidden = marker('high_entropy');
+  const token = marker('api_key');
   // A certificate's body stays (public-pem.ts); most texts hold no PEM block and skip the split.
-  if (!out.includes('-----BEGIN ')) return redactHighEntropy(out, entropy.minLength, entropy.factor, hidden);
-  return outsidePublicPem(out, (part) => redactHighEntropy(part, entropy.minLength, entropy.factor, hidden));
+  if (!out.includes('-----BEGIN ')) return redactHighEntropy(out, entropy.minLength, entropy.factor, hidden, token);
+  return outsidePublicPem(out, (part) => redactHighEntropy(part, entropy.minLength, entropy.factor, hidden, token));
 }
 
 /** The kind of secret a key names (`password`, `api_key`, `DB_PASSWORD`...), if it names one. */

@@ -1,5 +1,6 @@
 import { ATTRIBUTE_QUOTE, ATTRIBUTES, ENTITY_QUOTE_KINDS, entityText, ESCAPED_NEXT_LINE, FLAG_SPACE, keyedValue, LIST_ITEM_GAP, loosen, NETRC_SPACE, NEXT_LINE, OPERATOR, PGPASS_HOST, separator, SPACED_QUOTED_VALUE, value } from './secret-forms';
 import { passwordStatements } from './secret-statements';
+import { API_KEY_FORMATS, webhookUrls } from './secret-token-formats';
 
 /** The kinds of secret redaction names in `[REDACTED:kind]`. */
 export type SecretKind =
@@ -7,6 +8,7 @@ export type SecretKind =
   | 'jwt'
   | 'github_token'
   | 'slack_token'
+  | 'webhook'
   | 'aws_access_key'
   | 'aws_secret_key'
   | 'api_key'
@@ -254,17 +256,10 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   // holds it posts to the channel, and its last part (24 characters) is too short for the entropy
   // step. The host stays (group 1, empty for a token; a lookbehind for it cost the scans a look at every `T`).
   pattern('slack_token', tokenStart('A-Za-z0-9-'), String.raw`(?:xox[abposre]|xapp)-[A-Za-z0-9-]{10,512}|(hooks\.slack\.com\/services\/)T[A-Z0-9]{6,16}\/B[A-Z0-9]{6,16}\/[A-Za-z0-9]{16,64}`, 'g', 1),
+  webhookUrls(tokenStart('A-Za-z0-9-')),
   pattern('aws_access_key', WORD_START, String.raw`(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`, 'g'),
   pattern('aws_secret_key', WORD_START, String.raw`((?:aws_?)?secret_?access_?key${SEPARATOR})[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])`, 'gi', 1),
-  // GitLab's tokens (personal, deploy, runner, trigger) are their prefix and 20 characters: too
-  // short for the entropy step. DigitalOcean's (dop_v1_, doo_v1_, dor_v1_) and Shopify's (shpat_,
-  // shpca_, shppa_, shpss_) are their prefix and hex, which the entropy step keeps as a hash.
-  pattern(
-    'api_key',
-    DASHED_START,
-    '(?:sk-[A-Za-z0-9_-]{20,512}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,512}|AIza[A-Za-z0-9_-]{35}|gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_-]{20,255}|do[opr]_v1_[a-f0-9]{64}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32})(?![A-Za-z0-9])',
-    'g',
-  ),
+  pattern('api_key', DASHED_START, `(?:${API_KEY_FORMATS})(?![A-Za-z0-9])`, 'g'),
   // An age private key (Bech32, upper case): 58 characters of a 32-letter alphabet, not of base64.
   pattern('private_key', WORD_START, 'AGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58}(?![A-Za-z0-9])', 'g'),
   pattern('bearer', WORD_START, String.raw`(Bearer\s+)[A-Za-z0-9._~+/-]{8,4096}={0,3}`, 'gi', 1),

@@ -21,6 +21,8 @@ const AGAINST_PATTERN: ReadonlyArray<readonly [string, () => readonly string[]]>
   ['jwt', () => [fill('-eyJ'), fill('\\neyJ'), fill('eyJ-'), fill('-eyJaaaaa.eyJ'), fill('eyJaaaaa.eyJaaaaa.'), fill(`eyJ${'a'.repeat(4100)}.`), fill(`eyJaaaaa.eyJ${'b'.repeat(70_000)} `), run('eyJ', 'a'), run('eyJaaaaa.eyJaaaaa.', 'c')]],
   ['github_token', () => [fill('ghp_'), fill(` ghp_${'a'.repeat(35)}`), fill(` github_pat_${'a'.repeat(21)}`), run('ghp_', 'a'), run('github_pat_', '_')]],
   ['slack_token', () => [fill('xoxb-'), fill(` xoxb-${'a'.repeat(9)}`), run('xoxb-', 'a'), run('xapp', '-'), fill('T'), fill('hooks.slack.com/services/T'), fill(`hooks.slack.com/services/T${'A'.repeat(16)}/B${'A'.repeat(17)}`), run('hooks.slack.com/services/T', 'A'), run('hooks.slack.com/services/TAAAAAAA/BAAAAAAA/', 'a')]],
+  // Webhook URLs, by host: the path's fixed words, an id one digit short, the token's run cut short.
+  ['webhook', () => [fill('discord.com/api/webhooks/'), fill(`discord.com/api/v10/webhooks/${'1'.repeat(14)}/`), run('discord.com/api/webhooks/1234567890123456/', 'a'), fill('/api/webhooks/'), fill('/webhookb2/'), fill(`webhook.office.com/webhookb2/${'a'.repeat(36)}@${'a'.repeat(36)}/IncomingWebhook/`), run('webhook.office.com/webhookb2/', 'a'), fill('hooks.zapier.com/hooks/catch/1/'), run('hooks.zapier.com/hooks/catch/', '1'), fill(`maker.ifttt.com/trigger/${'e'.repeat(60)}/with/key/`), fill('/trigger/'), run('maker.ifttt.com/trigger/', 'e')]],
   ['aws_access_key', () => [fill('AKIA'), fill(` AKIA${'A'.repeat(15)}`), fill(` AKIA${'A'.repeat(17)}`), run('AKIA', 'A')]],
   ['aws_secret_key', () => [fill(`secret_access_key=${'A'.repeat(39)} `), fill(`aws_secret_access_key=${'A'.repeat(41)}`), run('aws_secret_access_key', ' '), run('secret_access_key=', 'A'), fill('secret_access_key=')]],
   ['api_key', () => [fill('sk-'), fill('-sk-'), fill(` sk-${'a'.repeat(19)}`), fill(` sk_live_${'a'.repeat(15)}`), fill(` AIza${'a'.repeat(34)}`), fill(` glpat-${'a'.repeat(19)}`), run('sk-', 'a'), run('rk_test_', 'a'), run('glpat-', 'a'), fill('dop_v1_'), fill(` shpat_${'a'.repeat(31)}`), fill(` dop_v1_${'a'.repeat(65)}`), run('dop_v1_', 'a'), run('shpat_', 'f')]],
@@ -56,6 +58,12 @@ const againstScans = (): readonly string[] => [
   fill('next_token=9fT2kQ7xLm4ZpR8vW1nB6cY3hJ0sD5gA7eK2uP9q '),
   fill('"id": "9fT2kQ7xLm4ZpR8vW1nB6cY3hJ0sD5gA7eK2uP9q", '),
   fill('The quick brown fox jumps over the lazy dog. '),
+  // Tokens told by their prefix, in runs of token characters: near misses, a key before them, a prefix's run.
+  fill(`key-${'a'.repeat(31)} `),
+  fill(`k=hf_${'a'.repeat(34)}=`),
+  fill('=key-'),
+  run('hf_', 'a'),
+  run('k=', '='),
   // Lines read as JSON for their escapes: each line at most twice, however many brackets it has.
   fill('{"password":"hunter2hunter2","dsn":"a:\\/\\/u:p@h"}\n'),
   fill('data: [{"a":"\\u0041"}]\n'),

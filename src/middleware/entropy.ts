@@ -1,3 +1,4 @@
+import { isPublicForm } from './public-forms';
 import { isOpaqueKey, keyBefore } from './secret-context';
 import { isPrefixedToken, PREFIXED_TOKEN_MIN_LENGTH } from './secret-token-formats';
 
@@ -105,7 +106,13 @@ const keyOf = (text: string, start: number, value: number): string => (value > s
 
 /** Whether the random-looking run at `text[start, end)`, its value from `value`, is a known kind of non-secret. */
 function isKnownNonSecret(text: string, start: number, end: number, value: number): boolean {
-  return INTEGRITY.test(text.slice(start, start + 8)) || looksLikeWords(text, start, end) || isSequence(text, start, end) || isOpaqueKey(keyOf(text, start, value));
+  return (
+    INTEGRITY.test(text.slice(start, start + 8)) ||
+    looksLikeWords(text, start, end) ||
+    isSequence(text, start, end) ||
+    isOpaqueKey(keyOf(text, start, value)) ||
+    isPublicForm(text, value, end)
+  );
 }
 
 /**
@@ -113,7 +120,8 @@ function isKnownNonSecret(text: string, start: number, end: number, value: numbe
  * text; a run that is `key=value` keeps its key (`X-Amz-Algorithm=[REDACTED:high_entropy]`, where
  * the whole run became the marker and a URL's parameter lost its name). Kept: runs shorter than
  * `minLength`, path-like or without both letters and digits, and those {@link isKnownNonSecret}
- * (identifiers, integrity hashes, alphabets, the values of keys such as `next_token`, `cursor`, `id`).
+ * (identifiers, integrity hashes, alphabets, the values of keys such as `next_token`, `cursor`, `id`,
+ * public keys and hashes by their form: public-forms.ts).
  * A run that is a token told by its prefix (`hf_...`, `key-` and hex: secret-token-formats.ts), or
  * whose value is (`MAILGUN=key-...`), becomes `tokenMarker` whatever its entropy.
  */

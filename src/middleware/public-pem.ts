@@ -1,10 +1,10 @@
 /**
  * The labels of PEM and OpenPGP blocks that hold nothing secret: certificates, their requests and
- * revocation lists, public keys, signatures. Their base64 is random-looking, and the entropy step
+ * revocation lists, public keys, signatures (OpenPGP's, and SSH's of a signed commit). Their base64 is random-looking, and the entropy step
  * redacted their bodies line by line: an agent reading a certificate (`openssl s_client -showcerts`,
  * a CA bundle, a `cert.pem`) got it corrupted, and one that wrote it back wrote the markers.
  */
-const PUBLIC_LABELS = new Set(['CERTIFICATE', 'TRUSTED CERTIFICATE', 'CERTIFICATE REQUEST', 'NEW CERTIFICATE REQUEST', 'X509 CRL', 'PUBLIC KEY', 'RSA PUBLIC KEY', 'PGP PUBLIC KEY BLOCK', 'PGP SIGNATURE', 'PGP MESSAGE']);
+const PUBLIC_LABELS = new Set(['CERTIFICATE', 'TRUSTED CERTIFICATE', 'CERTIFICATE REQUEST', 'NEW CERTIFICATE REQUEST', 'X509 CRL', 'PUBLIC KEY', 'RSA PUBLIC KEY', 'PGP PUBLIC KEY BLOCK', 'PGP SIGNATURE', 'PGP MESSAGE', 'SSH SIGNATURE']);
 const BEGIN = '-----BEGIN ';
 const DASHES = '-----';
 const MAX_LABEL = 32;

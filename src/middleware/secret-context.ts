@@ -11,7 +11,7 @@ const PASSWORD_NAME = new RegExp(`passw(?:or)?d|passphrase|pwd|${PASS_KEY}`, 'i'
 
 /** Ends of key names (lowercase, letters and digits only) whose values identify or page. */
 const OPAQUE_KEY =
-  /(?:(?:next|page|prev|previous|continuation|pagination|sync|resume)token|cursor|marker|continue|after|before|scrollid|integrity|etag|checksum|digest|hash|sha\d*|md5|uid|guid|ids?)$/;
+  /(?:(?:next|page|prev|previous|continuation|pagination|sync|resume)token|cursor|marker|continue|after|before|scrollid|integrity|etag|checksum|digest|hash|sha\d*|md5|uid|guid|ids?|fingerprint|publickey|cabundle|certificate(?:authority)?data|nonce)$/;
 
 const SECRET_WORDS = new Set(['TOKEN', 'SECRET', 'PASSWORD', 'PASSWD', 'PASSPHRASE', 'PWD', 'PASS', 'KEY', 'CREDENTIAL', 'CREDENTIALS']);
 

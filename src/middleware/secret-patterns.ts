@@ -80,12 +80,13 @@ export const SECRET_MIN_CHARS = 8;
  * key (SecretAccessKey in the CLI's and STS's JSON, aws_secret_access_key) one time in 25. And the
  * keys services name theirs with: Cloudflare's X-Auth-Key (and WordPress's AUTH_KEY salt), Datadog's
  * application key, New Relic's license key, a master key (Meilisearch's, Rails'), Azure API
- * Management's Ocp-Apim-Subscription-Key: hex, which the entropy step keeps as a hash.
+ * Management's Ocp-Apim-Subscription-Key: hex, which the entropy step keeps as a hash. Not Helm's
+ * `checksum/secret` annotation, a hash of the chart's Secret.
  */
 const SECRET_NAMES =
   '(?:access|auth|refresh)[_-]?token|client[_-]?secret|secret[_-]?key[_-]?base|' +
   '(?:secret(?:[_-]?access)?|private|account|shared[_-]?access|signing|encryption|auth|application|license|master|subscription)[_-]?key|' +
-  '(?<!(?:page|next|prev|previous|continuation|sync|resume)[_-]?)token|secret|credentials?';
+  '(?<!(?:page|next|prev|previous|continuation|sync|resume)[_-]?)token|(?<!checksum\\/)secret|credentials?';
 
 /**
  * Key names of an Authorization header (`Proxy-Authorization`, `X-Authorization` too), whose value

@@ -64,6 +64,11 @@ const againstScans = (): readonly string[] => [
   fill('=key-'),
   run('hf_', 'a'),
   run('k=', '='),
+  // Public forms (public-forms.ts): what comes before a random run, and a certificate in base64 decoded whole.
+  fill('public key: 9fT2kQ7xLm4ZpR8vW1nB6cY3hJ0sD5gA7eK2uP9q '),
+  fill('data:image/png;base64,9fT2kQ7xLm4ZpR8vW1nB6cY3hJ0sD5gA7eK2uP9q,'),
+  fill('LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t9fT2kQ7xLm4ZpR8vW1nB6cY3hJ0sD5gA7eK2uP9q '),
+  `LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t${fill('9fT2kQ7xLm4ZpR8vW1nB6cY3hJ0sD5gA7eK2uP9q')}`,
   // Lines read as JSON for their escapes: each line at most twice, however many brackets it has.
   fill('{"password":"hunter2hunter2","dsn":"a:\\/\\/u:p@h"}\n'),
   fill('data: [{"a":"\\u0041"}]\n'),

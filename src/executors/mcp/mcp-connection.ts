@@ -133,12 +133,13 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
     timer.unref();
   }
 
-  function dropped(from: Client, why: string): void {
+  /** Drops `from`, connected, for `why`; `said`: a stdio server's exit and the end of its stderr (mcp-last-words). */
+  function dropped(from: Client, why: string, said?: { exit?: string; stderr?: string }): void {
     if (from !== client || state !== 'connected') return;
     noteDropped(from, why);
     backoff.down();
     client = undefined;
-    logger.warn('mcp server connection lost; reconnecting', { server, reason: why });
+    logger.warn('mcp server connection lost; reconnecting', { server, reason: why, ...said });
     open.retire(from);
     scheduleReconnect();
     setState('waiting');
@@ -185,7 +186,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
     setState('connecting');
     next.onclose = () => {
       open.closed(next);
-      dropped(next, 'the server closed it; a stdio server exited or closed its output');
+      dropped(next, 'the server closed it; a stdio server exited or closed its output', words?.said());
     };
     next.onerror = (error) => {
       logger.debug('mcp transport error', { server, error: error.message });
@@ -195,7 +196,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
     next.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       if (next === client) void refresh().catch((error: Error) => next === client && logger.warn('mcp tool list refresh failed', { server, error: error.message }));
     });
-    const { transport: nextTransport, sentHooks } = newMcpTransport(config, logger, options.maxAnswerBytes);
+    const { transport: nextTransport, sentHooks, words } = newMcpTransport(config, logger, options.maxAnswerBytes);
     if (sentHooks) hooksOf.set(next, sentHooks);
     guardServer(nextTransport, { logger, server, onAbuse: (reason) => abused(next, reason) });
     forgetUnsent(next, nextTransport);
@@ -208,7 +209,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
       attempt = undefined;
       open.retire(next);
       if (isClosed()) return;
-      logger.warn('mcp server connection failed; retrying', { server, target, error: (error as Error).message });
+      logger.warn('mcp server connection failed; retrying', { server, target, error: (error as Error).message, ...words?.said() });
       scheduleReconnect();
       setState('waiting');
       return;

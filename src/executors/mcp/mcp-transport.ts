@@ -6,6 +6,7 @@ import { createMcpDispatcher } from './mcp-dispatcher';
 import { createRequestScopedFetch } from './mcp-fetch';
 import type { McpTransport } from './mcp-open-clients';
 import { SentHooks } from './mcp-sent-hooks';
+import { lastWords, type LastWords } from './mcp-last-words';
 import { readStderr, useLineBuffer } from './mcp-stdio-buffer';
 
 /**
@@ -23,7 +24,7 @@ const MAX_STDIO_MESSAGE_BYTES = 64 * 1024 * 1024;
  * Agent, destroyed as the transport closes (a client retired, the connection or the app closed):
  * its connects still under way end then, not up to 10 s later (see McpDispatcher).
  */
-export function newMcpTransport(config: McpServerConfig, logger: Logger, maxAnswerBytes: number | undefined): { transport: McpTransport; sentHooks?: SentHooks } {
+export function newMcpTransport(config: McpServerConfig, logger: Logger, maxAnswerBytes: number | undefined): { transport: McpTransport; sentHooks?: SentHooks; words?: LastWords } {
   const server = config.name;
   if (config.url) {
     const sentHooks = new SentHooks();
@@ -39,6 +40,17 @@ export function newMcpTransport(config: McpServerConfig, logger: Logger, maxAnsw
   const [command, ...args] = config.command!;
   const stdio = new StdioClientTransport({ command: command!, args, env: { ...getDefaultEnvironment(), ...config.env }, cwd: config.cwd, stderr: 'pipe', maxBufferSize: MAX_STDIO_MESSAGE_BYTES });
   useLineBuffer(stdio, MAX_STDIO_MESSAGE_BYTES);
-  readStderr(stdio.stderr, (chunk) => logger.debug('mcp server stderr', { server, text: chunk.toString().slice(0, 1_000) }));
-  return { transport: stdio };
+  const words = lastWords();
+  // The SDK spawns the process in start() and forgets it when it closes: its exit is heard here.
+  const start = stdio.start.bind(stdio);
+  stdio.start = () => {
+    const started = start();
+    (stdio as unknown as { readonly _process?: NodeJS.EventEmitter })._process?.once('exit', (code: number | null, signal: string | null) => words.exited(code, signal));
+    return started;
+  };
+  readStderr(stdio.stderr, (chunk) => {
+    words.heard(chunk);
+    logger.debug('mcp server stderr', { server, text: chunk.toString().slice(0, 1_000) });
+  });
+  return { transport: stdio, words };
 }

@@ -1,4 +1,5 @@
 import { ConfigError } from '../config';
+import { withEnv } from '../config/env-refs';
 import { suggestKey, unknownKeyProblem } from '../config/unknown-key';
 import { breakerSettingsFromYaml } from './breaker-settings';
 import { flag, isRecord, onlyKeys, parseMatch, parseRule, positiveInteger, waitMs, type Fail } from './parse-rule';
@@ -13,24 +14,43 @@ const AFTER_KEYS = new Set(['warn', 'on', 'contains']);
 const CONCURRENCY_KEYS = ['max_in_flight', 'wait_ms', 'shared', 'fallback_max_in_flight', 'fail_closed'];
 const KINDS = ['decide', 'endpoint', 'breaker', 'after', 'concurrency', 'rate', 'budget'] as const;
 
-function parseEndpoint(raw: unknown, match: string[], fail: Fail): EndpointPolicy {
+/** Where a policy entry is in its file, and the environment its `${NAME}` are read from (env-refs.ts). */
+interface EnvAt {
+  readonly file: string;
+  readonly base: string;
+  readonly env: NodeJS.ProcessEnv;
+}
+
+/**
+ * The endpoint entry, `${NAME}` in its `url` and `headers` read from the environment as in an HTTP
+ * tool's (a bearer token from a Secret, not the ConfigMap): before, they were sent as written.
+ */
+function parseEndpoint(raw: unknown, match: string[], fail: Fail, at: EnvAt): EndpointPolicy {
   if (!isRecord(raw)) fail('endpoint', 'must be a mapping with url, and optionally timeout_ms, fail_open and headers');
   onlyKeys(raw, [...ENDPOINT_KEYS], fail, 'endpoint.');
+  const fromEnv = (value: string, path: string) => withEnv(value, at.file, `${at.base}.${path}`, at.env);
+  const given = typeof raw.url === 'string' ? fromEnv(raw.url, 'endpoint.url') : raw.url;
   let url: URL | undefined;
   try {
-    url = new URL(String(raw.url));
+    url = new URL(String(given));
   } catch {
     url = undefined;
   }
-  if (typeof raw.url !== 'string' || !url || (url.protocol !== 'http:' && url.protocol !== 'https:')) fail('endpoint.url', `must be an http or https URL, got ${JSON.stringify(raw.url)}`);
+  // The URL shown is the file's: one read from the environment may carry a secret (a token in its query).
+  if (typeof given !== 'string' || !url || (url.protocol !== 'http:' && url.protocol !== 'https:')) fail('endpoint.url', `must be an http or https URL, got ${JSON.stringify(raw.url)}`);
   const timeout = positiveInteger(raw.timeout_ms ?? DEFAULT_ENDPOINT_TIMEOUT_MS, 'endpoint.timeout_ms', fail);
   const failOpen = flag(raw.fail_open ?? false, 'endpoint.fail_open', fail);
-  const headers = raw.headers ?? {};
-  if (!isRecord(headers)) fail('endpoint.headers', 'must be a mapping of header name to value');
-  for (const [name, value] of Object.entries(headers)) if (typeof value !== 'string') fail(`endpoint.headers.${name}`, 'must be a string');
+  const written = raw.headers ?? {};
+  if (!isRecord(written)) fail('endpoint.headers', 'must be a mapping of header name to value');
+  // No prototype: a header named __proto__ stays an entry, refused below.
+  const headers: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const [name, value] of Object.entries(written)) {
+    if (typeof value !== 'string') fail(`endpoint.headers.${name}`, 'must be a string');
+    headers[name] = fromEnv(value, `endpoint.headers.${name}`);
+  }
   // fetch (undici) drops a header named exactly __proto__, as for an HTTP tool (executors/http-headers.ts).
   if (Object.hasOwn(headers, '__proto__')) fail('endpoint.headers.__proto__', 'is never sent by the HTTP client (it drops a header of exactly that name); write it in another case, such as "__Proto__" (header names ignore case)');
-  return { url: raw.url, match, timeoutMs: timeout, failOpen, headers: headers as Record<string, string> };
+  return { url: given, match, timeoutMs: timeout, failOpen, headers };
 }
 
 function parseAfter(raw: unknown, match: string[], fail: Fail): AfterRule {
@@ -71,8 +91,9 @@ function parseBudget(raw: unknown, match: string[], fail: Fail): BudgetPolicy {
  * at once), `rate:` (a limit on attempts started per second or minute) or `budget:` (calls per
  * session), plus `match:` globs on the tool name.
  * A problem is a ConfigError naming the file and the path, e.g. `policies[2].when[0].op`.
+ * `${NAME}` in the endpoint's `url` and `headers` is read from `env` (env-refs.ts).
  */
-export function parsePolicies(raw: readonly unknown[], file: string): PolicyConfig {
+export function parsePolicies(raw: readonly unknown[], file: string, env: NodeJS.ProcessEnv = process.env): PolicyConfig {
   const rules: PolicyRule[] = [];
   const breakers: BreakerPolicy[] = [];
   const after: AfterRule[] = [];
@@ -103,7 +124,7 @@ export function parsePolicies(raw: readonly unknown[], file: string): PolicyConf
     const match = parseMatch(entry.match, fail);
     if (kind === 'endpoint') {
       if (endpoint) fail('endpoint', 'only one policy endpoint may be configured');
-      endpoint = parseEndpoint(entry.endpoint, match, fail);
+      endpoint = parseEndpoint(entry.endpoint, match, fail, { file, base, env });
     } else if (kind === 'breaker') {
       const settings = breakerSettingsFromYaml(entry.breaker);
       if ('problem' in settings) fail(settings.path ? `breaker.${settings.path}` : 'breaker', settings.problem);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError, HardError } from '../errors';
 import { throttledWarn, type Logger } from '../log';
+import { TOOL_DEFAULTS } from '../options';
 import { breakerKey, onAbort, type Release, type SlotTool, type ToolSlots, type TurnSignal } from '../pipeline';
 import { defineSlotScript, hashTag, storeCall, type RedisClient } from '../store/redis';
 import { countUnder, MAX_COUNTED_KEYS } from './bounded-counts';
@@ -54,14 +55,24 @@ function sharedSlotKeys(key: string): SharedSlotKeys {
   return { slots: key, line: `${key}:line`, alive: `${key}:alive`, tickets: `${key}:tickets`, channel: `${key}:free` };
 }
 
-/** What a refused caller may do. */
-const AGAIN_LATER = 'Call it again in a moment, or do something else first.';
+/**
+ * What a refused attempt is told: call again after the tool's `loop.assumed_wait_ms` (1 s unless
+ * set), as `retry_after_ms` and in the suggestion. When a slot frees is not known (a call holding
+ * one ends when its tool answers), so the cap tells the wait any failure asking to be called again
+ * later without saying when is taken to have told (README, Guards; docs/policies.md, Loop
+ * detection): before, it told none, though the README promised one, and loop detection assumed it
+ * unseen. The retry policy waits it too (its own backoff if longer).
+ */
+function againLater(tool: SlotTool): { readonly retryAfterMs: number; readonly suggestion: string } {
+  const retryAfterMs = tool.loop?.assumedWaitMs ?? TOOL_DEFAULTS.assumedWaitMs;
+  return { retryAfterMs, suggestion: `Call it again in ${retryAfterMs} ms or later, or do something else first.` };
+}
 
 /** The refusal of an attempt that got no slot; `everywhere` when the slots it asked for were the shared ones. */
-function refusalOf(tool: string, policy: ConcurrencyPolicy, waited: number, everywhere: boolean): DispatchError {
+function refusalOf(tool: SlotTool, policy: ConcurrencyPolicy, waited: number, everywhere: boolean): DispatchError {
   const limit = `its limit of ${policy.maxInFlight} call${policy.maxInFlight === 1 ? '' : 's'} running at once ${everywhere ? 'on all dispatch replicas together' : 'on this dispatch replica'}`;
-  const message = waited > 0 ? `tool "${tool}" stayed at ${limit} for ${waited} ms; this call was not executed` : `tool "${tool}" is at ${limit}; this call was not executed`;
-  return new DispatchError(ErrorKind.UNAVAILABLE, message, { phase: 'before', recoverable: true, suggestion: AGAIN_LATER });
+  const message = waited > 0 ? `tool "${tool.name}" stayed at ${limit} for ${waited} ms; this call was not executed` : `tool "${tool.name}" is at ${limit}; this call was not executed`;
+  return new DispatchError(ErrorKind.UNAVAILABLE, message, { phase: 'before', recoverable: true, ...againLater(tool) });
 }
 
 /** Lease ids: unique across replicas (a random prefix per process, then a count). */
@@ -104,13 +115,13 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
   /** Counts the refusal of an attempt of `tool` and makes its error. */
   function refusal(tool: SlotTool, policy: ConcurrencyPolicy, waited: number, everywhere: boolean): DispatchError {
     countRefusal(tool);
-    return refusalOf(tool.name, policy, waited, everywhere);
+    return refusalOf(tool, policy, waited, everywhere);
   }
 
   /** The refusal of an attempt of a `fail_closed` shared cap while Redis fails. */
   function closedRefusal(tool: SlotTool): DispatchError {
     countRefusal(tool);
-    return new DispatchError(ErrorKind.UNAVAILABLE, `tool "${tool.name}" has a concurrency cap shared by all dispatch replicas through Redis, which is failing, and the cap is fail_closed; this call was not executed`, { phase: 'before', recoverable: true, suggestion: AGAIN_LATER });
+    return new DispatchError(ErrorKind.UNAVAILABLE, `tool "${tool.name}" has a concurrency cap shared by all dispatch replicas through Redis, which is failing, and the cap is fail_closed; this call was not executed`, { phase: 'before', recoverable: true, ...againLater(tool) });
   }
 
   /** What a shared cap is per replica while Redis fails: its fallback_max_in_flight (by default, its max_in_flight). */

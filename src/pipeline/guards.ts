@@ -84,6 +84,11 @@ export interface SlotTool {
   readonly tenant: string;
   readonly name: string;
   readonly timeoutMs: number;
+  /**
+   * The tool's `loop.assumed_wait_ms`: the wait a cap's refusal tells (`retry_after_ms`), as every
+   * failure asking to be called again later without knowing when. @default TOOL_DEFAULTS.assumedWaitMs
+   */
+  readonly loop?: { readonly assumedWaitMs: number };
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { ToolSpec } from '../../gen/dispatch/v1/tool_pb';
 import { MAX_RECOVERY_ATTEMPTS, TOOL_DEFAULTS } from '../options';
 import { FETCH_BAD_PORTS } from './fetch-bad-ports';
+import { pointerNameProblem } from './pointer-names';
 
 /**
  * The first setting of `spec` that contradicts itself or the service, as a refusal's words after
@@ -10,8 +11,11 @@ import { FETCH_BAD_PORTS } from './fetch-bad-ports';
  * - `retry.initial_backoff_ms` over `max_backoff_ms` (given, or its default): every wait is cut to
  *   max_backoff_ms, so the first is not what was asked for;
  * - `fallback_tool` naming the tool itself: a call never falls back to a tool it ran on;
- * - an `http.url` at a port fetch never connects to (see FETCH_BAD_PORTS): every call failed.
- * checkSpec has checked the fields' own values first (the URL, backoffs within an hour).
+ * - an `http.url` at a port fetch never connects to (see FETCH_BAD_PORTS): every call failed;
+ * - a `primary_parameter` or `resource_key` naming a property its input schema does not declare
+ *   (see pointerNameProblem): it read nothing in any call. Not for an MCP tool, whose schema is
+ *   taken as its server wrote it (fromMcp): the registry warns of it instead.
+ * checkSpec has checked the fields' own values first (the URL, backoffs within an hour, pointers).
  */
 export function specRuleProblem(spec: ToolSpec): string | undefined {
   const retry = spec.retry;
@@ -32,5 +36,5 @@ export function specRuleProblem(spec: ToolSpec): string | undefined {
   if (FETCH_BAD_PORTS.has(port)) {
     return `http.url's port ${port} is one fetch refuses to connect to (a "bad port" of the Fetch standard, reserved for other protocols' services): every call would fail before anything is sent; serve the tool on another port`;
   }
-  return undefined;
+  return spec.executor.case === 'mcp' ? undefined : pointerNameProblem(spec);
 }

@@ -14,6 +14,7 @@ import { remoteOverReporter } from './remote-over';
 import { schemaBytesExcess, schemaBytesWith, toolCountExcess } from './tenant-totals';
 import { checkSpec, fromMcp, keptDespite } from './validate-spec';
 import { specSizeProblem } from './spec-bounds';
+import { pointerNameProblem } from './pointer-names';
 
 export { RegistryError } from './registry-api';
 export type { ChangeListener, RegistryChange, RemovedListener, ToolRegistry, ToolRegistryOptions } from './registry-api';
@@ -118,6 +119,8 @@ export function createToolRegistry(
     if (problem) throw new RegistryError('invalid', `${where}: ${problem}`);
     const kept = local ? undefined : keptDespite(spec);
     if (kept !== undefined) logger.warn(kept.message, { tenant, tool: spec.name, problem: kept.problem });
+    const unnamed = local && fromMcp([spec]) ? pointerNameProblem(spec) : undefined;
+    if (unnamed !== undefined) logger.warn('an MCP tool is kept though a pointer of it names no property its schema declares (its schema is taken as its server wrote it)', { tenant, tool: spec.name, problem: unnamed });
     const denied = tenant === '' ? undefined : deniedDestination(spec, httpPolicy);
     if (denied) throw new RegistryError('invalid', `${where} ("${spec.name}"): ${denied}`);
     if (spec.skipRedaction && tenant !== '' && !options.allowTenantSkipRedaction) throw new RegistryError('denied', skipRedactionMessage(where, spec.name));

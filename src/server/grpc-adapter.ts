@@ -4,6 +4,7 @@ import type { GenService, GenServiceMethods } from '@bufbuild/protobuf/codegenv2
 import * as grpc from '@grpc/grpc-js';
 import { ErrorInfoSchema } from '../../gen/google/rpc/error_details_pb';
 import { StatusSchema } from '../../gen/google/rpc/status_pb';
+import { markMalformed } from './malformed-messages';
 import { retryDelayOf, retryInfo } from './retry-info';
 import { HardError } from '../errors';
 import type { Logger } from '../log';
@@ -88,8 +89,9 @@ function refusable(decode: (bytes: Buffer) => unknown, typeName: string): (bytes
       return decode(bytes);
     } catch (error) {
       const detail = (error instanceof Error ? error.message : String(error)).slice(0, 200);
-      const message = wellFormed(`the request is not a valid ${typeName} (protobuf or UTF-8): ${detail}`);
-      return new UndecodableRequest({ code: grpc.status.INVALID_ARGUMENT, details: message, metadata: statusDetails(grpc.status.INVALID_ARGUMENT, message, 'MALFORMED_REQUEST', { message_type: typeName }) });
+      const what = wellFormed(`not a valid ${typeName} (protobuf or UTF-8): ${detail}`);
+      const message = `the request is ${what}`;
+      return new UndecodableRequest(markMalformed({ code: grpc.status.INVALID_ARGUMENT, details: message, metadata: statusDetails(grpc.status.INVALID_ARGUMENT, message, 'MALFORMED_REQUEST', { message_type: typeName }) }, what));
     }
   };
 }

@@ -2,6 +2,7 @@ export { startServer } from './create-server';
 export type { DispatchServer, ServerOptions, ExtraHandlers } from './create-server';
 export { invalidArgument, RpcError, serviceDefinition, statusDetails, toServiceError, unary, unimplemented } from './grpc-adapter';
 export type { ErrorFacts } from './grpc-adapter';
+export { malformedMessage } from './malformed-messages';
 export { concurrentCalls } from './concurrent-calls';
 export { namePage, pageAfter, pageToken, PAGE_SLACK_BYTES } from './name-pages';
 export type { Page, PageEntry, PageFill } from './name-pages';

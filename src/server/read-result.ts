@@ -8,6 +8,7 @@ import { SLACK_BYTES } from './fit-response';
 import { RpcError } from './grpc-adapter';
 import { concurrentCalls } from './concurrent-calls';
 import type { Authenticator } from './principal';
+import type { Store } from '../store';
 
 /** A page's code points when the request names no limit (DESIGN section 11). */
 export const READ_DEFAULT = 8_000;
@@ -65,9 +66,27 @@ export function readResultHandler(options: ReadResultOptions) {
         throw new RpcError(grpc.status.UNAVAILABLE, 'the result store is unreachable; try again shortly', 'STORE_UNAVAILABLE');
       })
       .finally(release);
-    // The handle is the client's own text, echoed as other ids are: cut, its invisible characters escaped.
-    if (page === undefined) throw new RpcError(grpc.status.NOT_FOUND, `result handle "${terminalText(shortened(request.resultHandle, 100))}" not found (it may have expired)`, 'RESULT_NOT_FOUND');
+    if (page === undefined) throw notFound(deps.store, principal.tenant, request.resultHandle);
     const offset = Math.min(request.offset, page.totalChars);
     return create(ReadResultResponseSchema, { text: page.text, totalChars: page.totalChars, nextOffset: offset + codePointLength(page.text) });
   }
+}
+
+/**
+ * ReadResult of a handle the store does not hold: NOT_FOUND, reason RESULT_EVICTED when the store
+ * evicted its spill for room (its budget across sessions: other sessions' large results took it,
+ * seconds after it was issued, which "it may have expired" hid from the caller and the operator),
+ * naming the budget and what raises it; else RESULT_NOT_FOUND (unknown, expired, its session ended).
+ */
+function notFound(store: Store, tenant: string, handle: string): RpcError {
+  // The handle is the client's own text, echoed as other ids are: cut, its invisible characters escaped.
+  const shown = `result handle "${terminalText(shortened(handle, 100))}"`;
+  const eviction = store.evictedResult?.(tenant, handle);
+  if (eviction === undefined) return new RpcError(grpc.status.NOT_FOUND, `${shown} not found (it may have expired)`, 'RESULT_NOT_FOUND');
+  return new RpcError(
+    grpc.status.NOT_FOUND,
+    `${shown} not found: its result was evicted to keep this replica's stored results under their budget of ${eviction.budgetChars} characters (newer results took its room before it expired); ${eviction.remedy}`,
+    'RESULT_EVICTED',
+    { max_spilled_chars: eviction.budgetChars },
+  );
 }

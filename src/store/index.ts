@@ -12,6 +12,7 @@ export type {
   FinishAttempt,
   FinishAttemptResult,
   IdempotencyFinish,
+  ResultEviction,
 } from './store';
 export { StoreUnavailableError } from './store';
 export { claimRefusedMessage } from './store-refusal';

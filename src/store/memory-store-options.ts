@@ -1,6 +1,7 @@
 import { getHeapStatistics } from 'node:v8';
 import type { Logger } from '../log';
 import { checkInteger } from '../options/integer-option';
+import { DEFAULT_MAX_EVICTED_HANDLES } from './evicted-handles';
 
 /** Options of the in-memory store. */
 export interface MemoryStoreOptions {
@@ -59,6 +60,13 @@ export interface MemoryStoreOptions {
    */
   readonly maxSpilledChars?: number;
   /**
+   * Result handles remembered as evicted for room (past `maxSpilledChars`), so that ReadResult of
+   * one says it was evicted, and under which budget, rather than "not found (it may have
+   * expired)"; the oldest evictions are forgotten first, and each once its spill would have
+   * expired. About 100 to 500 bytes of heap each (a handle holds its session id). @default 10000
+   */
+  readonly maxEvictedHandles?: number;
+  /**
    * Characters of trajectory-memory entries kept across all sessions (each session keeps its
    * max_memory_entries for their TTL, a day by default: ~2 bytes of heap per character). Past it,
    * until a tenth below it, the expired entries go, then the oldest entries of the tenants holding
@@ -96,6 +104,8 @@ type Bound = Exclude<keyof MemoryStoreOptions, 'now' | 'logger' | 'heapLimitByte
 export type ResolvedMemoryStoreOptions = Readonly<Record<Bound, number>> & Pick<MemoryStoreOptions, 'now' | 'logger'> & {
   /** What the unset store-wide budgets' defaults were multiplied by (1 on a heap large enough). */
   readonly heapScale: number;
+  /** Whether `maxSpilledChars` was given, not its default (scaled): what raises it differs (spillBudgetRemedy). */
+  readonly spilledCharsGiven: boolean;
 };
 
 const DEFAULTS: Readonly<Record<Bound, number>> = {
@@ -109,6 +119,7 @@ const DEFAULTS: Readonly<Record<Bound, number>> = {
   budgetTtlSeconds: 86_400,
   maxResultsPerSession: 1000,
   maxSpilledChars: 32 * 1024 * 1024,
+  maxEvictedHandles: DEFAULT_MAX_EVICTED_HANDLES,
   maxMemoryChars: 16 * 1024 * 1024,
   maxWindowEntries: 100_000,
 };
@@ -144,5 +155,16 @@ export function resolveMemoryStoreOptions(options: MemoryStoreOptions): Resolved
     const fallback = HEAP_BYTES_PER_UNIT[name] === undefined ? DEFAULTS[name] : Math.max(1, Math.floor(DEFAULTS[name] * scale));
     bounds[name] = checkInteger(`memory store option ${name}`, options[name] ?? fallback);
   }
-  return { ...bounds, now: options.now, logger: options.logger, heapScale: scale };
+  return { ...bounds, now: options.now, logger: options.logger, heapScale: scale, spilledCharsGiven: options.maxSpilledChars !== undefined };
+}
+
+/**
+ * What raises the spill budget (`maxSpilledChars`), as ReadResult of a handle evicted for room
+ * tells an operator. No config file key sets it: dispatchd makes its memory store with the
+ * default, scaled to the heap, so the heap and Redis are what an operator can change.
+ */
+export function spillBudgetRemedy(bounds: ResolvedMemoryStoreOptions): string {
+  if (bounds.spilledCharsGiven) return 'raise the memory store option maxSpilledChars to keep more';
+  const scaled = bounds.heapScale < 1 ? ', scaled down to this heap: a larger heap (node --max-old-space-size) raises it' : '';
+  return `that budget is the in-memory store's maxSpilledChars, which no config file key sets: ${DEFAULTS.maxSpilledChars} characters by default${scaled}; with Redis (--redis) results are kept under Redis's own memory bounds instead (docs/redis.md)`;
 }

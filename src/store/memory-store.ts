@@ -2,13 +2,14 @@ import { shortHash } from '../json';
 import { evictOldest } from './evict-oldest';
 import { createIdempotencyRecords, UNKNOWN, type FinishedOutcome } from './idempotency-records';
 import { LiveSessions } from './live-sessions';
-import { resolveMemoryStoreOptions, type MemoryStoreOptions } from './memory-store-options';
+import { resolveMemoryStoreOptions, spillBudgetRemedy, type MemoryStoreOptions } from './memory-store-options';
 import { rememberLastObject, rememberRecentTexts } from './remember';
 import { StreakIndex } from './streak-index';
 import { ProbeClaims, probeDue } from './loop-probe';
 import { localSessionKey } from './local-session-key';
 import { createMemoryBudget, memoryEntry, type MemoryEntry } from './memory-budget';
 import { handleScope } from './result-handle';
+import { createEvictedHandles } from './evicted-handles';
 import { createSessionEndListeners } from './session-end-listeners';
 import { createSpillBudget } from './spill-budget';
 import { indexChunks, pageOf, type ChunkIndex } from './spilled-text';
@@ -111,7 +112,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   const budgetTtlMs = bounds.budgetTtlSeconds * 1000;
   const windowTtlMs = bounds.windowTtlSeconds * 1000;
   const holdMs = bounds.sessionHoldSeconds * 1000;
-  const spilled = createSpillBudget(bounds.maxSpilledChars);
+  // Handles evicted for room are remembered (a bounded few), so that ReadResult says so.
+  const evicted = createEvictedHandles(bounds.maxEvictedHandles);
+  const spilled = createSpillBudget(bounds.maxSpilledChars, (tenant, handle, until) => evicted.add(tenant, handle, until));
+  const eviction = { budgetChars: bounds.maxSpilledChars, remedy: spillBudgetRemedy(bounds) };
   const memoryChars = createMemoryBudget(bounds.maxMemoryChars);
   const windowEntries = new WindowBudget<SessionState>(bounds.maxWindowEntries);
   const records = createIdempotencyRecords({ maxPerSession: bounds.maxRecordsPerSession, maxFinished: bounds.maxRecords, maxFinishedChars: bounds.maxRecordChars, maxClaims: bounds.maxClaims });
@@ -208,6 +212,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
         const results = (state.results ??= new Map<string, Expiring<Spilled>>());
         const entry = { value: { text: spill.text, index: indexChunks(spill.text) }, expiresAt: t + spill.ttlSeconds * 1000 };
         results.set(spill.handle, entry);
+        evicted.forget(scope.tenant, spill.handle);
         capMap(results, maxResults, (handle) => {
           spilled.drop(results, handle);
           results.delete(handle);
@@ -252,6 +257,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       const spilled = scope ? live(sessions.get(keyOf(scope))?.results?.get(handle), now()) : undefined;
       return spilled && pageOf(spilled.text, spilled.index, offset, limit);
     },
+    evictedResult: (tenant, handle) => (evicted.has(tenant, handle, now()) ? eviction : undefined),
     async memory(scope) {
       const t = now();
       return (sessions.get(keyOf(scope))?.memory ?? []).filter((e) => e.expiresAt > t).map((e) => e.value);
@@ -273,6 +279,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       records.clear();
       memoryChars.clear();
       windowEntries.clear();
+      evicted.clear();
     },
   };
 }

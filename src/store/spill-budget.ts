@@ -44,7 +44,11 @@ export interface SpillBudget {
   readonly chars: number;
 }
 
-export function createSpillBudget(maxChars: number): SpillBudget {
+/**
+ * `onEvicted` hears of each spill evicted for room (live, its session kept: not expired nor gone),
+ * with the time it would have expired: ReadResult of its handle then says why it is gone.
+ */
+export function createSpillBudget(maxChars: number, onEvicted?: (tenant: string, handle: string, until: number) => void): SpillBudget {
   const spills = new TenantShares<Spill>({ maxEntries: Infinity, maxChars });
   // The spills counted, by holder and handle: a spill is uncounted once (TenantShares.delete says whether it was).
   const byHolder = new WeakMap<Holder, Map<string, Spill>>();
@@ -53,12 +57,15 @@ export function createSpillBudget(maxChars: number): SpillBudget {
     const counted = byHolder.get(spill.holder);
     if (counted?.get(spill.handle) === spill) counted.delete(spill.handle);
   };
-  const evict = (spill: Spill): void => {
+  const gone = (s: Spill): boolean => s.holder.get(s.handle) !== s.value || !s.kept();
+  const evict = (spill: Spill, t: number): void => {
+    // Told before it goes: one still live and held goes for room, not for its TTL nor its session.
+    const forRoom = onEvicted !== undefined && spill.expiresAt > t && !gone(spill);
     uncount(spill);
     // Only the very spill counted: the handle may have been written again since.
     if (spill.holder.get(spill.handle) === spill.value) spill.holder.delete(spill.handle);
+    if (forRoom) onEvicted(spill.tenant, spill.handle, spill.expiresAt);
   };
-  const gone = (s: Spill): boolean => s.holder.get(s.handle) !== s.value || !s.kept();
   return {
     add(tenant, holder, handle, value, chars, t, kept = () => true) {
       let counted = byHolder.get(holder);
@@ -69,7 +76,7 @@ export function createSpillBudget(maxChars: number): SpillBudget {
       spills.add(spill);
       counted.set(handle, spill);
       // The spill just added stays even alone past the budget: a result is never lost at once.
-      if (spills.over) spills.trim(spill, t, evict, gone);
+      if (spills.over) spills.trim(spill, t, (s) => evict(s, t), gone);
     },
     drop(holder, handle) {
       const spill = byHolder.get(holder)?.get(handle);

@@ -188,6 +188,14 @@ export interface FinishAttemptResult {
   readonly spillRefused?: true;
 }
 
+/** A spill evicted for room, as ReadResult tells it (Store.evictedResult). */
+export interface ResultEviction {
+  /** The budget of characters the replica's spills are kept under. */
+  readonly budgetChars: number;
+  /** What raises the budget, for an operator ("raise the memory store option maxSpilledChars"). */
+  readonly remedy: string;
+}
+
 export interface Store {
   /**
    * Other replicas share this store (Redis): a turn retried on another one finds its records, so
@@ -224,6 +232,13 @@ export interface Store {
    * text (a spill is kept in chunks, see spilled-text.ts). An offset past the end gives ''.
    */
   readResultPage(tenant: string, handle: string, offset: number, limit: number): Promise<TextPage | undefined>;
+  /**
+   * Why a handle of this tenant that readResultPage did not find is gone, when the store evicted
+   * its spill for room (a budget across sessions), not for its TTL nor its session's end; else
+   * undefined. Absent on a store that never evicts a live spill for another's (Redis refuses a new
+   * spill instead, and the result then has no handle).
+   */
+  evictedResult?(tenant: string, handle: string): ResultEviction | undefined;
   /** The session's trajectory memory, oldest first. */
   memory(scope: SessionScope): Promise<string[]>;
   /**

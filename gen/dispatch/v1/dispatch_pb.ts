@@ -896,7 +896,9 @@ export type ReadResultResponse = Message<"dispatch.v1.ReadResultResponse"> & {
   /**
    * Where the next page starts. The text is read to its end when next_offset equals total_chars
    * (an offset past the end answers an empty text); not 0, unlike a page token. An unknown or
-   * expired handle is NOT_FOUND (reason RESULT_NOT_FOUND).
+   * expired handle is NOT_FOUND (reason RESULT_NOT_FOUND); one whose text the in-memory store
+   * evicted for room before it expired (its budget across sessions, README "Result handles"),
+   * NOT_FOUND (reason RESULT_EVICTED).
    *
    * @generated from field: uint32 next_offset = 3;
    */
@@ -922,7 +924,9 @@ export type ReadResultResponseJson = {
   /**
    * Where the next page starts. The text is read to its end when next_offset equals total_chars
    * (an offset past the end answers an empty text); not 0, unlike a page token. An unknown or
-   * expired handle is NOT_FOUND (reason RESULT_NOT_FOUND).
+   * expired handle is NOT_FOUND (reason RESULT_NOT_FOUND); one whose text the in-memory store
+   * evicted for room before it expired (its budget across sessions, README "Result handles"),
+   * NOT_FOUND (reason RESULT_EVICTED).
    *
    * @generated from field: uint32 next_offset = 3;
    */

@@ -5,13 +5,13 @@ import type { Hello, WorkAssignment, WorkerMessage } from '../../../gen/dispatch
 import type { Logger } from '../../log';
 import { clientIdRefusal } from '../../parse/client-id';
 import { RegistryError, type ToolRegistry } from '../../registry';
-import { CREDENTIAL_RECHECK_MS, invalidArgument, recheckCredentials, registryRpcError, RpcError, statusDetails, toServiceError, type Authenticator } from '../../server';
+import { CREDENTIAL_RECHECK_MS, invalidArgument, malformedMessage, recheckCredentials, registryRpcError, RpcError, statusDetails, toServiceError, type Authenticator } from '../../server';
 import { declaredReadOnly } from './effect-guard';
 import { helloBytesRefusal, helloCountRefusal } from './hello-bytes';
 import { helloSpecs } from './hello-specs';
 import { connectionWatch } from './receive-failures';
 import { resetUnsent } from './stream-reset';
-import { streamEndReason } from './worker-errors';
+import { streamEndReason, type StreamEndCause } from './stream-end';
 import type { EndStatus, ReceiveLimit, WorkerLink } from './worker-link';
 import type { ResolvedWorkerOptions } from './worker-options';
 import type { WorkerPool } from './worker-pool';
@@ -192,19 +192,20 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
       }
     });
     let halfClosed: NodeJS.Timeout | undefined;
-    const gone = () => {
-      if (link && !ended) deps.logger.info('worker disconnected', { worker: link.workerId, tenant: link.tenant });
+    const gone = (error?: unknown) => {
+      const cause = { oversized: oversizedMessage(call), malformed: malformedMessage(error) };
+      if (link && !ended) logEnd(deps.logger, link, cause);
       ended = true;
       clearTimeout(helloTimer);
       clearInterval(rechecks);
       deps.draining?.removeEventListener('abort', drained);
       clearTimeout(halfClosed);
-      if (link) deps.pool.remove(link, streamEndReason(oversizedMessage(call)));
+      if (link) deps.pool.remove(link, streamEndReason(cause));
     };
     /** The worker sends nothing more: its calls are lost, as on a disconnect; only a reset may be a refused large one (receiveFailure). */
     const endedByWorker = () => {
       if (link && !ended) deps.logger.info('worker disconnected', { worker: link.workerId, tenant: link.tenant });
-      if (link && !ended && resetByPeer(call)) deps.pool.remove(link, streamEndReason(undefined));
+      if (link && !ended && resetByPeer(call)) deps.pool.remove(link, streamEndReason());
       end();
     };
     // The worker half-closed, or reset the stream: a library refusing an assignment (grpc-js) ends
@@ -252,6 +253,18 @@ function oversizedMessage(call: WorkCall): { bytes: number; max: number } | unde
   const max = decoder?.maxReadMessageLength;
   if (typeof bytes !== 'number' || typeof max !== 'number' || max < 0 || bytes <= max) return undefined;
   return { bytes, max };
+}
+
+/**
+ * Logs a worker's stream ending without dispatch ending it: a warning when it sent a message
+ * dispatch could not take (over max_message_bytes, or undecodable: the worker answered, wrongly,
+ * and an operator needs to know which worker and why), else an info line, as before.
+ */
+function logEnd(logger: Logger, link: WorkerLink, cause: StreamEndCause): void {
+  const fields = { worker: link.workerId, tenant: link.tenant };
+  if (cause.oversized) logger.warn('worker stream ended: its message was larger than max_message_bytes', { ...fields, bytes: cause.oversized.bytes, max_message_bytes: cause.oversized.max });
+  else if (cause.malformed !== undefined) logger.warn('worker stream ended: its message could not be decoded', { ...fields, code: 'INVALID_ARGUMENT', reason: 'MALFORMED_REQUEST', details: cause.malformed });
+  else logger.info('worker disconnected', fields);
 }
 
 /** How long a half-closed worker stream is watched for a reset before its calls are told "disconnected". */

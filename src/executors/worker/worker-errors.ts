@@ -1,7 +1,11 @@
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../../errors';
 import { shortened } from '../../pipeline/bound-result';
+import type { EndReason } from './stream-end';
 import type { ReceiveLimit } from './worker-link';
+
+/** Where WorkerPool finds them beside the errors it makes. */
+export { unreadReason, type EndReason } from './stream-end';
 
 /** What an attempt following one sent to a worker says of the call (see afterEarlierAttempt). */
 const EARLIER = 'an earlier attempt was sent to a worker (the call may or may not have run)';
@@ -163,46 +167,7 @@ export function afterEarlierAttempt(tool: string, error: unknown): unknown {
  */
 export function workerGoneError(tool: string, workerId: string, reason: EndReason): DispatchError {
   const note = reason.note ? `; ${reason.note}` : '';
-  return new DispatchError(ErrorKind.UNAVAILABLE, `worker "${workerId}" hosting "${tool}" ${reason.why} while running the call${note}`, { phase: 'during', recoverable: reason.recoverable ?? true });
-}
-
-/** Why a worker's stream ended, as its calls are told (WorkerPool.remove). */
-export interface EndReason {
-  /** Completes "worker "w" hosting "t" ... while running the call". */
-  readonly why: string;
-  /** Said after "while running the call". */
-  readonly note?: string;
-  /** False when calling again would likely end the same way. @default true */
-  readonly recoverable?: boolean;
-  /**
-   * The worker's side cancelled or reset the stream, or its connection was lost (dispatch did not
-   * end it, nor did the worker half-close it): a large assignment just sent may be what its
-   * library refused (see receiveFailure).
-   */
-  readonly byWorker?: boolean;
-}
-
-const size = (bytes: number) => (bytes % 1_048_576 === 0 ? `${bytes / 1_048_576} MiB` : `${bytes} bytes`);
-
-/**
- * What ended a stream that dispatch did not end itself: `oversized`, the message from the worker
- * grpc-js refused over max_message_bytes (the answer was never read, and the same call would
- * likely bring the same answer), else undefined, a disconnect (the worker's side cancelled or
- * reset it, or its connection was lost: its library may have refused an assignment, see
- * receiveFailure; a half-close is the worker stopping, and is not given this reason).
- */
-export function streamEndReason(oversized: { readonly bytes: number; readonly max: number } | undefined): EndReason {
-  if (!oversized) return { why: 'disconnected', byWorker: true };
-  return {
-    why: `sent a message (${oversized.bytes} bytes) larger than max_message_bytes (${size(oversized.max)})`,
-    note: "dispatch did not read it (a worker's answer must fit in max_message_bytes) and ended the worker's stream, failing every call it held",
-    recoverable: false,
-  };
-}
-
-/** The worker left this many bytes of assignments unread: it is ended, and its calls fail. */
-export function unreadReason(bytes: number): EndReason {
-  return { why: `was disconnected because it does not read its assignments (${size(bytes)} of them were waiting to be sent to it)` };
+  return new DispatchError(ErrorKind.UNAVAILABLE, `worker "${workerId}" hosting "${tool}" ${reason.why} while running the call${note}`, { phase: 'during', recoverable: reason.recoverable ?? true, suggestion: reason.suggestion });
 }
 
 const LIMIT_SOURCES: Record<Exclude<ReceiveLimit['from'], 'dropped'>, { readonly receives: string; readonly remedy: string }> = {

@@ -64,7 +64,7 @@ export function createPipeline(options: PipelineOptions = {}): PipelineDeps {
   const scratch = options.scratch ?? createScratchDirs({ logger });
   const deps: PipelineDeps = {
     registry,
-    store: options.store ?? createMemoryStore({ maxSessions: limits.maxSessions, logger }),
+    store: options.store ?? createMemoryStore({ maxSessions: limits.maxSessions, ...(limits.maxSpilledChars > 0 ? { maxSpilledChars: limits.maxSpilledChars } : {}), logger }),
     executors,
     handler: applyMiddleware(core, options.middleware ?? []),
     guards: options.guards ?? defaultGuards(retryTreeReflector),

@@ -139,6 +139,14 @@ export interface Limits {
   readonly subscriberBuffer: number;
   /** Sessions the memory store keeps; past it idle ones go first, then the largest tenants' least recently used (MemoryStoreOptions.maxSessions). @default 10000 */
   readonly maxSessions: number;
+  /**
+   * Characters of results' whole texts the memory store keeps for ReadResult across sessions
+   * (MemoryStoreOptions.maxSpilledChars); past it the oldest of the largest tenants' go, and
+   * ReadResult of their handles answers RESULT_EVICTED. One result holds up to
+   * max_tool_output_chars, so the default keeps two full-size ones. 0: the store's default, 32 Mi
+   * characters (~64 MiB of heap), scaled down on a heap under ~700 MiB. Not Redis's (docs/redis.md). @default 0
+   */
+  readonly maxSpilledChars: number;
   /** Trajectory entries kept per session. @default 200 */
   readonly maxMemoryEntries: number;
   /** Operations kept in a session's loop window. @default 100 */
@@ -190,6 +198,7 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   maxSubscribersPerTenant: 64,
   subscriberBuffer: 1024,
   maxSessions: 10_000,
+  maxSpilledChars: 0,
   maxMemoryEntries: 200,
   loopWindow: 100,
   storeTimeoutMs: 1000,
@@ -250,8 +259,8 @@ const MULTIPLES: Partial<Record<keyof Limits, { readonly of: keyof Limits; reado
 /** Per-tenant limits with a fixed default that, for a single tenant, default to the whole limit named. */
 const WHOLE_FOR_ONE: Partial<Record<keyof Limits, keyof Limits>> = { maxTurnsPerTenant: 'maxTurnsInFlight' };
 
-/** Limits that 0 turns off. */
-const ZERO_IS_OFF: ReadonlySet<keyof Limits> = new Set(['keepaliveTimeMs', 'maxConnectionAgeMs']);
+/** Limits that may be 0: it turns pings and a connection's age off, and leaves the spill budget to the memory store's default. */
+const ZERO_ALLOWED: ReadonlySet<keyof Limits> = new Set(['keepaliveTimeMs', 'maxConnectionAgeMs', 'maxSpilledChars']);
 
 /** How {@link resolveLimits} fills the per-tenant shares left out. */
 export interface ResolveLimitsOptions {
@@ -272,7 +281,7 @@ function plainDefault(key: keyof Limits, partial: Partial<Record<keyof Limits, u
   return DEFAULT_LIMITS[key];
 }
 
-/** Fills unset limits with their defaults and rejects values that are not positive integers (or 0, where 0 turns a limit off). */
+/** Fills unset limits with their defaults and rejects values that are not positive integers (or 0, where ZERO_ALLOWED says what it means). */
 export function resolveLimits(partial: Partial<Record<keyof Limits, unknown>> = {}, options: ResolveLimitsOptions = {}): Limits {
   const out: Record<string, number> = {};
   for (const key of Object.keys(DEFAULT_LIMITS) as (keyof Limits)[]) {
@@ -283,7 +292,7 @@ export function resolveLimits(partial: Partial<Record<keyof Limits, unknown>> = 
     const cap = ceiling && checkInteger(`limits.${ceiling.of}`, partial[ceiling.of] ?? DEFAULT_LIMITS[ceiling.of]);
     const fixed = cap !== undefined ? Math.min(DEFAULT_LIMITS[key], cap) : plainDefault(key, partial, options);
     const fallback = !share || whole === undefined ? fixed : options.singleTenant ? whole : Math.max(1, Math.floor((whole * share.times) / share.divisor));
-    const value = checkInteger(`limits.${key}`, partial[key] ?? fallback, { min: ZERO_IS_OFF.has(key) ? 0 : 1 });
+    const value = checkInteger(`limits.${key}`, partial[key] ?? fallback, { min: ZERO_ALLOWED.has(key) ? 0 : 1 });
     const floor = AT_LEAST[key] && Math.min(AT_LEAST[key]!.min, cap ?? Infinity);
     if (floor !== undefined && partial[key] !== undefined && value < floor) throw new RangeError(`limits.${key} must be at least ${floor} (${AT_LEAST[key]!.why}), got ${value}`);
     if (ceiling && cap !== undefined && value > cap) throw new RangeError(`limits.${key} must be at most ${ceiling.name} (${cap}), ${ceiling.why}, got ${value}`);

@@ -160,11 +160,11 @@ export function resolveMemoryStoreOptions(options: MemoryStoreOptions): Resolved
 
 /**
  * What raises the spill budget (`maxSpilledChars`), as ReadResult of a handle evicted for room
- * tells an operator. No config file key sets it: dispatchd makes its memory store with the
- * default, scaled to the heap, so the heap and Redis are what an operator can change.
+ * tells an operator: dispatchd's `limits.max_spilled_chars`, or else a larger heap when the
+ * default was scaled down to it, or Redis.
  */
 export function spillBudgetRemedy(bounds: ResolvedMemoryStoreOptions): string {
-  if (bounds.spilledCharsGiven) return 'raise the memory store option maxSpilledChars to keep more';
-  const scaled = bounds.heapScale < 1 ? ', scaled down to this heap: a larger heap (node --max-old-space-size) raises it' : '';
-  return `that budget is the in-memory store's maxSpilledChars, which no config file key sets: ${DEFAULTS.maxSpilledChars} characters by default${scaled}; with Redis (--redis) results are kept under Redis's own memory bounds instead (docs/redis.md)`;
+  if (bounds.spilledCharsGiven) return 'raise limits.max_spilled_chars (the memory store option maxSpilledChars) to keep more, or read results sooner';
+  const scaled = bounds.heapScale < 1 ? ', scaled down to this heap' : '';
+  return `that budget is limits.max_spilled_chars, ${DEFAULTS.maxSpilledChars} characters by default${scaled}: raise it (with the heap: node --max-old-space-size), read results sooner, or run with Redis (--redis), whose results are kept under its own memory bounds (docs/redis.md)`;
 }

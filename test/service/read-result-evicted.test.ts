@@ -62,7 +62,7 @@ test('ReadResult of a handle evicted for room is NOT_FOUND, reason RESULT_EVICTE
   for (const r of evicted) {
     expect(r).toMatchObject({ reason: 'RESULT_EVICTED', metadata: { max_spilled_chars: String(BUDGET) } });
     expect(r.details).toBe(
-      `result handle "${r.handle}" not found: its result was evicted to keep this replica's stored results under their budget of ${BUDGET} characters (newer results took its room before it expired); raise the memory store option maxSpilledChars to keep more`,
+      `result handle "${r.handle}" not found: its result was evicted to keep this replica's stored results under their budget of ${BUDGET} characters (newer results took its room before it expired); raise limits.max_spilled_chars (the memory store option maxSpilledChars) to keep more, or read results sooner`,
     );
   }
   // A handle never issued is still RESULT_NOT_FOUND, "it may have expired".

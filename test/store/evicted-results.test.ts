@@ -24,7 +24,7 @@ test('a spill evicted for room past maxSpilledChars is told as evicted, with the
   const c = await spill(store, 'c', 400);
   // 1,200 characters: a goes (800 left, under a tenth below the budget).
   expect(await store.readResultPage('t', a, 0, 10)).toBeUndefined();
-  expect(store.evictedResult?.('t', a)).toEqual({ budgetChars: 1000, remedy: 'raise the memory store option maxSpilledChars to keep more' });
+  expect(store.evictedResult?.('t', a)).toEqual({ budgetChars: 1000, remedy: 'raise limits.max_spilled_chars (the memory store option maxSpilledChars) to keep more, or read results sooner' });
   for (const kept of [b, c]) {
     expect(await store.readResultPage('t', kept, 0, 3)).toEqual({ text: 'xxx', totalChars: 400 });
     expect(store.evictedResult?.('t', kept)).toBeUndefined();
@@ -103,10 +103,11 @@ test('createEvictedHandles holds its bound whatever is added, and its default is
   expect(evicted.has('t', 'h9998', 0)).toBe(false);
 });
 
-test('the remedy of the default budget says no config key sets it, and names the heap when it was scaled down', () => {
+test('the remedy of the default budget names limits.max_spilled_chars, and says when it was scaled down to the heap', () => {
   const full = spillBudgetRemedy(resolveMemoryStoreOptions({ heapLimitBytes: 4096 * MiB }));
   expect(full).toBe(
-    "that budget is the in-memory store's maxSpilledChars, which no config file key sets: 33554432 characters by default; with Redis (--redis) results are kept under Redis's own memory bounds instead (docs/redis.md)",
+    'that budget is limits.max_spilled_chars, 33554432 characters by default: raise it (with the heap: node --max-old-space-size), read results sooner, or run with Redis (--redis), whose results are kept under its own memory bounds (docs/redis.md)',
   );
-  expect(spillBudgetRemedy(resolveMemoryStoreOptions({ heapLimitBytes: 256 * MiB }))).toContain('scaled down to this heap: a larger heap (node --max-old-space-size) raises it');
+  expect(spillBudgetRemedy(resolveMemoryStoreOptions({ heapLimitBytes: 256 * MiB }))).toContain('by default, scaled down to this heap: raise it');
+  expect(spillBudgetRemedy(resolveMemoryStoreOptions({ maxSpilledChars: 1000 }))).toContain('raise limits.max_spilled_chars');
 });

@@ -23,10 +23,19 @@ const MAX_WORD_MATCHES = 3;
 /** The shortest key looked for as a word of known keys (not `ms`, a word of every duration). */
 const MIN_WORD = 3;
 
+/** True when `a` is `b` with two neighbouring letters swapped (`macth`, `match`): one slip of the fingers, two edits. */
+function swapsTwo(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let at = 0;
+  while (at < a.length && a[at] === b[at]) at++;
+  return at + 1 < a.length && a[at] === b[at + 1] && a[at + 1] === b[at] && a.slice(at + 2) === b.slice(at + 2);
+}
+
 /**
  * The known key `key` misspells: its snake_case form (`timeoutMs`), or the nearest by edit
- * distance, at most a third of its length and {@link MAX_SUGGESTION_EDITS} edits away (so a short
- * made-up key is offered nothing far from it). Ties go to the key listed first.
+ * distance, a swap of neighbouring letters counting as one edit, at most a third of its length
+ * and {@link MAX_SUGGESTION_EDITS} edits away (so a short made-up key is offered nothing far from
+ * it). Ties go to the key listed first.
  */
 function nearKey(key: string, known: readonly string[]): string | undefined {
   const snaked = snake(key);
@@ -36,7 +45,7 @@ function nearKey(key: string, known: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = bound + 1;
   for (const candidate of known) {
-    const distance = levenshtein(lower, candidate, bound);
+    const distance = swapsTwo(lower, candidate) ? 1 : levenshtein(lower, candidate, bound);
     if (distance < bestDistance) {
       best = candidate;
       bestDistance = distance;

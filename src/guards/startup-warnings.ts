@@ -95,7 +95,8 @@ export function fallbackNameWarnings(tools: readonly ToolSpec[]): StartupWarning
   const warnings: StartupWarning[] = [];
   for (const tool of tools) {
     if (tool.fallbackTool === '' || names.includes(tool.fallbackTool)) continue;
-    const meant = suggestKey(tool.fallbackTool, names);
+    // Not the tool itself: a fallback naming its own tool is refused at load.
+    const meant = suggestKey(tool.fallbackTool, names.filter((name) => name !== tool.name));
     const hint = meant !== undefined ? ` (did you mean ${JSON.stringify(meant)}?)` : '';
     warnings.push({
       message: `tool "${tool.name}": fallback_tool "${tool.fallbackTool}" names no tool of the config file${hint}; the fallback is taken only once a tool of that name is registered (by a tenant or an MCP server)`,

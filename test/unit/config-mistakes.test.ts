@@ -14,7 +14,7 @@ test('limits: an unknown key (also one an object inherits) and a null value are 
 
 test('a built-in tool that does not exist stops the start, naming the ones that do', () => {
   const config = parseConfig('tools:\n  - { name: greet, effect: read_only, builtin: { name: ehco } }\n', 'typo.yaml');
-  expect(() => createPipeline({ config, logger: SILENT_LOGGER })).toThrow(/^typo.yaml: tools\[0\]\.builtin\.name: there is no built-in tool "ehco" \(built-ins: .*echo.*\)$/);
+  expect(() => createPipeline({ config, logger: SILENT_LOGGER })).toThrow(/^typo.yaml: tools\[0\]\.builtin\.name: there is no built-in tool "ehco" \(did you mean echo\? built-ins: .*echo.*\)$/);
   const fine = parseConfig('tools:\n  - { name: greet, effect: read_only, builtin: { name: echo } }\n', 'fine.yaml');
   expect(() => createPipeline({ config: fine, logger: SILENT_LOGGER })).not.toThrow();
 });

@@ -1,5 +1,5 @@
 import { status } from '@grpc/grpc-js';
-import type { ToolCall, ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
+import { ErrorKind, type ToolCall, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { prepareArguments, type ParsedText } from '../arguments';
 import { DispatchError, errors, HardError } from '../errors';
 import { terminalText } from '../events/terminal-text';
@@ -17,6 +17,8 @@ import { runAttempt, type CallProgress } from './run-attempt';
 import { retryRefusal } from './retry-room';
 import { delay } from './signals';
 import { checkMayStart } from './turn-error';
+import { refusedCallOp } from './loop-op';
+import { DEFAULT_REFUSAL_THRESHOLDS, recordRefusal, type RefusedCall } from './refused-loops';
 
 /**
  * A name as quoted back in a message (and as a result's resolved_tool_name): a made-up one may be
@@ -102,7 +104,12 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
   const started = performance.now();
   let tool: ResolvedTool | undefined = turn.offeredTools && !turn.offeredTools.has(call.name) ? undefined : deps.registry.lookup(turn.tenant, call.name);
   // The error's `tool` quoted short: a made-up name may be megabytes, and max_result_chars bounds only a tool's output.
-  if (!tool) return errorResult(call.id, quoted(call.name), unknownTool(deps, turn, call.name), 0, since(started));
+  if (!tool) {
+    const refusal = unknownTool(deps, turn, call.name);
+    const said: string[] = [];
+    await refusedOnce(deps, turn, obs, call, { op: refusedCallOp(call.name, '', call.arguments, deps.limits), name: `"${quoted(call.name)}"`, loop: DEFAULT_REFUSAL_THRESHOLDS, attempt: 0 }, refusal, said);
+    return errorResult(call.id, quoted(call.name), refusal, 0, since(started), said);
+  }
   let args: unknown;
   let warnings: string[];
   // Read for another tool (the registry changed since), the planner's reading is not this call's.
@@ -112,7 +119,10 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
     args = prepared.args;
     warnings = prepared.warnings.length === 0 ? [] : [...prepared.warnings];
   } catch (error) {
-    return errorResult(call.id, call.name, DispatchError.from(error, 'before'), 0, since(started), [], tool.maxResultChars);
+    const refusal = DispatchError.from(error, 'before');
+    const said: string[] = [];
+    if (refusal.kind === ErrorKind.INVALID_ARGUMENTS) await refusedOnce(deps, turn, obs, call, { op: refusedCallOp(tool.name, tool.spec.primaryParameter, call.arguments, deps.limits), name: tool.name, loop: tool.loop, attempt: 0 }, refusal, said);
+    return errorResult(call.id, call.name, refusal, 0, since(started), said, tool.maxResultChars);
   }
   // Its shape fixed from the start (a field added later would change it on the hot path).
   const progress: CallProgress = { budgetsCounted: undefined, lastFailure: undefined, ranAndFailed: undefined, countedBeforeAsking: undefined, failureWarnings: undefined, calledTool: tool };
@@ -182,6 +192,19 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
     } catch {
       throw turn.signal.aborted ? HardError.cancelled() : HardError.shuttingDown();
     }
+  }
+}
+
+/**
+ * Records a call refused once per call (UNKNOWN_TOOL, INVALID_ARGUMENTS) in the loop window
+ * (recordRefusal); its LOOP_DETECTED names the call, as an attempt's does.
+ */
+async function refusedOnce(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, call: ToolCall, refused: RefusedCall, refusal: DispatchError, warnings: string[]): Promise<void> {
+  try {
+    await recordRefusal(deps, turn, obs, refused, refusal, warnings);
+  } catch (thrown) {
+    if (thrown instanceof HardError) thrown.facts = { tool: quoted(call.name), tool_call_id: call.id, attempts: 0 };
+    throw thrown;
   }
 }
 

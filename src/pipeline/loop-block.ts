@@ -88,10 +88,11 @@ export function blockedWaitMs(streak: LoopStreak, tool: ResolvedTool, toldMs: nu
  * blocks nothing (fewer failures than failure_block_threshold), 0 when its cool-down is over (the
  * call runs once more: a probe), else the time left until the later of the cool-down after the
  * newest counted failure (loop.block_cooldown_ms) and the end of the wait the op's newest record
- * told (a Retry-After longer than the cool-down). So no block outlives both.
+ * told (a Retry-After longer than the cool-down). So no block outlives both. A streak of refusals
+ * before the store step (LoopStreak.refused: the call never ran) blocks nothing: refused-loops.ts.
  */
 export function blockLeftMs(streak: LoopStreak, tool: ResolvedTool): number | undefined {
-  if (!streak.failed || streak.count < tool.loop.failureBlock) return undefined;
+  if (!streak.failed || streak.refused || streak.count < tool.loop.failureBlock) return undefined;
   return Math.max(0, tool.loop.blockCooldownMs - (streak.sinceMs ?? Infinity), streak.waitMs ?? 0);
 }
 

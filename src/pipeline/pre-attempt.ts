@@ -11,9 +11,13 @@ import { onSessionEnded } from './session-end-waits';
 import { cancelledByDeadline, waitSignal } from './turn-error';
 import { recordGone, unlessRecorded } from './answered-by-record';
 import { approvalArguments, approvalText, type ApprovalDecision, type ApprovalRequest } from './approval-request';
+import { markRefusal } from './refused-loops';
 
 const blocked = (message: string) =>
   new DispatchError(ErrorKind.BLOCKED, message, { phase: 'before', suggestion: 'Do not retry this call; choose a different action or ask the user for permission.' });
+
+/** A refusal of the call as it is, which the loop window records when the model sends it again (markRefusal). */
+const refused = (message: string) => markRefusal(blocked(message));
 
 /** The suggestion of an Ask refused because too many approvals wait on this replica. */
 const APPROVALS_FULL = 'Call it again in a while, when fewer approvals are waiting, or do something else first.';
@@ -84,7 +88,7 @@ function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId
     case 'allow':
       return args;
     case 'block': {
-      const refusal = blocked(`blocked by policy: ${decision.reason}`);
+      const refusal = refused(`blocked by policy: ${decision.reason}`);
       if (tool.readOnly) throw refusal;
       return unlessRecorded(deps, turn, keyTool, args, args, refusal);
     }
@@ -94,7 +98,7 @@ function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId
     case 'ask': {
       if (decision.arguments !== undefined) checkModified(deps, tool, decision.arguments);
       const ready = decision.arguments ?? args;
-      const headless = turn.interactive ? undefined : blocked(`needs approval, and this dispatch is headless: ${decision.reason}`);
+      const headless = turn.interactive ? undefined : refused(`needs approval, and this dispatch is headless: ${decision.reason}`);
       // What the approver is shown: the arguments that run if approved, and whether a policy changed them.
       const ask = () => {
         const request: ApprovalRequest = { sessionId: turn.sessionId, toolCallId: callId, tool: tool.name, arguments: approvalArguments(ready), argumentsModified: decision.arguments !== undefined, reason: approvalText(decision.reason), endsBy: turn.deadline };
@@ -117,8 +121,8 @@ function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId
  */
 function checkModified(deps: PipelineDeps, tool: ResolvedTool, args: unknown): void {
   const max = deps.limits.maxArgumentDepth;
-  if (nestsDeeper(args, max)) throw blocked(`a policy modified the arguments into ones nesting deeper than ${max} levels (limits.max_argument_depth)`);
-  if (!tool.validate(args)) throw blocked(`a policy modified the arguments into ones the schema refuses (${tool.validate.errors?.[0]?.message ?? 'invalid'})`);
+  if (nestsDeeper(args, max)) throw refused(`a policy modified the arguments into ones nesting deeper than ${max} levels (limits.max_argument_depth)`);
+  if (!tool.validate(args)) throw refused(`a policy modified the arguments into ones the schema refuses (${tool.validate.errors?.[0]?.message ?? 'invalid'})`);
 }
 
 /**
@@ -176,6 +180,6 @@ async function awaitApproval(deps: PipelineDeps, turn: TurnContext, obs: CallObs
   if (!approved && decision?.decision === 'expired') {
     throw new DispatchError(ErrorKind.BLOCKED, `approval timed out: no approver answered within ${seconds(deps.limits.approvalTimeoutMs)}, so the call was not executed: ${reason}`, { phase: 'before', suggestion: UNANSWERED });
   }
-  if (!approved) throw blocked(`approval was not granted: ${reason}${said === undefined ? '' : `; the approver said: ${said}`}`);
+  if (!approved) throw refused(`approval was not granted: ${reason}${said === undefined ? '' : `; the approver said: ${said}`}`);
   return args;
 }

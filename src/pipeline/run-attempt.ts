@@ -4,7 +4,7 @@ import { canonicalJson } from '../json';
 import type { ResolvedTool } from '../registry';
 import { claimRefusedMessage, newResultHandle, NO_STREAK, StoreUnavailableError, type ClaimOutcome, type FinishAttempt, type LoopStreak } from '../store';
 import { budgetToCount, type BudgetProgress, type CountedBudget } from './budget-count';
-import { newId } from './owner-ids';
+import { newId as newOwner } from './owner-ids';
 import { boundResult } from './bound-result';
 import { memoryEntry } from './memory-entry';
 import { outputWasCut } from './middleware';
@@ -29,6 +29,7 @@ import { AnsweredByRecord } from './answered-by-record';
 import { failedBefore, finished } from './attempt-outcome';
 import { giveBack } from './give-back';
 import { breakerOpen, breakerTold } from './breaker-refusal';
+import { refusedAttempt } from './refused-loops';
 
 /** What the attempts of one call share: its budgets counted (BudgetProgress), and what follows. */
 export interface CallProgress extends BudgetProgress, FailureWarnings, CalledTool {
@@ -49,9 +50,6 @@ export interface AttemptResult {
 const LEASE_MARGIN_MS = 5_000;
 const MEMORY_TTL_SECONDS = 86_400;
 
-/** Claim owners: unique per attempt across replicas. */
-const newOwner = newId;
-
 /**
  * One attempt of a call, steps 1-11 of DESIGN section 3: TOOL_PRE, hooks, loop pre-check, breaker
  * gate, idempotency claim, execution under the tool's timeout, bounding, the one store write,
@@ -63,8 +61,8 @@ export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   const started = performance.now();
   const attemptObs = obs.attempt(attempt, tool.name);
   // LOOP_DETECTED before an approver was asked (countBeforeAsking) ends the RPC as the store step's does.
-  // One its breaker refused before it was asked about (readyToAsk) is told as at the gate below.
-  const hookFailure = (error: unknown, e = DispatchError.from(error, 'before')) => (error instanceof HardError ? Promise.reject(error) : failedBefore(attemptObs, callId, tool, e, attempt, started, warnings, breakerTold(e, tool, progress.ranAndFailed)));
+  // One its breaker refused before it was asked about (readyToAsk) is told as at the gate below; a policy's or hook's refusal is recorded in the loop window first (refused-loops.ts).
+  const hookFailure = (error: unknown, e = DispatchError.from(error, 'before')) => (error instanceof HardError ? Promise.reject(error) : refusedAttempt(deps, turn, obs, tool, rawArgs, attempt, progress, e, warnings, () => failedBefore(attemptObs, callId, tool, e, attempt, started, warnings, breakerTold(e, tool, progress.ranAndFailed))));
   let args: unknown;
   try {
     args = applyPreHooks(deps, turn, obs, callId, tool, rawArgs, attempt, (ready) => readyToAsk(deps, turn, tool, ready, attempt, progress, warnings, (message) => obs.loopStop(attempt, message)), keyToolOf(tool, progress.calledTool));
@@ -127,6 +125,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   // A retry of this call after it failed here was let in already: its own failures are not the
   // model's repeats, nor early, nor blocked. A block ends after its cool-down: one call then runs once, a probe.
   const ownRetry = progress.lastFailure?.op === op;
+  // Claim owners: unique per attempt across replicas.
   const owner = newOwner();
   const giveBackTaken = () => giveBack(deps, scope, op, owner, claimed ? callKey.value : undefined, probeTaken);
   let claim: ClaimOutcome | undefined;

@@ -17,10 +17,11 @@ const SWEEP_PAST = 32;
 
 /**
  * Whether `streak` is blocked by `block` and its cool-down is over (no wait it told left): its
- * next call is the probe. Exactly when blockLeftMs (pipeline/loop-block.ts) gives 0.
+ * next call is the probe. Exactly when blockLeftMs (pipeline/loop-block.ts) gives 0. A streak of
+ * refusals (LoopStreak.refused) blocks nothing.
  */
 export function probeDue(streak: LoopStreak, block: LoopBlock): boolean {
-  return streak.failed && streak.count >= block.threshold && (streak.sinceMs ?? Infinity) >= block.cooldownMs && (streak.waitMs ?? 0) === 0;
+  return streak.failed && streak.refused !== true && streak.count >= block.threshold && (streak.sinceMs ?? Infinity) >= block.cooldownMs && (streak.waitMs ?? 0) === 0;
 }
 
 /**

@@ -13,19 +13,23 @@ export interface WindowEntry {
   readonly until?: number;
   /** A retry's record within one call: its wait counts, but it does not add to toldRun (FinishAttempt.record.retry). */
   readonly retry?: boolean;
+  /** A refusal before the call's store step (FinishAttempt.record.refused): a failure that arms no block. */
+  readonly refused?: boolean;
 }
 
 /**
  * A streak as stores give it: `count` identical results, the newest recorded `at`; `until`, the
  * end of the wait the op's newest record told; `toldRun` (LoopStreak.toldRun). Ages, waits and
  * runs are given only when they say something, so that a success streak is `{ count, failed }` alone.
+ * A streak of refusals (`refused`) is failed and `refused`, without an age: it arms no block.
  */
-export function loopStreak(count: number, failed: boolean, at: number, until: number, now: number, toldRun = 0): LoopStreak {
+export function loopStreak(count: number, failed: boolean, at: number, until: number, now: number, toldRun = 0, refused = false): LoopStreak {
   const isFailed = failed && count > 0;
   const waitMs = until > now ? until - now : 0;
   const run = toldRun > 0 ? { toldRun } : {};
   if (!isFailed && waitMs === 0) return { count, failed: false, ...run };
-  return { count, failed: isFailed, ...(isFailed ? { sinceMs: Math.max(0, now - at) } : {}), ...(waitMs > 0 ? { waitMs } : {}), ...run };
+  const age = !isFailed ? {} : refused ? { refused: true as const } : { sinceMs: Math.max(0, now - at) };
+  return { count, failed: isFailed, ...age, ...(waitMs > 0 ? { waitMs } : {}), ...run };
 }
 
 /**
@@ -39,6 +43,7 @@ export function streakOf(window: readonly WindowEntry[], op: string, now = 0): L
   let count = 0;
   let hash: string | undefined;
   let failed = false;
+  let refused = false;
   let at = 0;
   let until: number | undefined;
   let toldRun = 0;
@@ -56,9 +61,10 @@ export function streakOf(window: readonly WindowEntry[], op: string, now = 0): L
     if (hash === undefined) {
       hash = entry.hash;
       failed = entry.failed;
+      refused = entry.refused === true;
       at = entry.at ?? 0;
     } else if (entry.hash !== hash) break;
     count++;
   }
-  return loopStreak(count, failed, at, until ?? 0, now, toldRun);
+  return loopStreak(count, failed, at, until ?? 0, now, toldRun, refused);
 }

@@ -204,7 +204,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       if (unusedProbe !== undefined) state.probes?.free(key, unusedProbe);
       if (record) {
         const until = record.waitMs === undefined ? 0 : t + record.waitMs;
-        state.window.add(key, windowKey(record.result), record.failed, record.counts !== false, t, until, record.retry === true, record.window);
+        state.window.add(key, windowKey(record.result), record.failed, record.counts !== false, t, until, record.retry === true, record.window, record.refused === true);
         state.windowExpiresAt = t + windowTtlMs;
         windowEntries.recorded(state, t, sessions.steadyNow);
       }

@@ -59,6 +59,13 @@ export interface LoopStreak {
    * model that keeps waiting as told is counted again once this reaches the tool's stop_threshold.
    */
   readonly toldRun?: number;
+  /**
+   * The streak is of refusals before the call's store step (a policy's, its arguments', an unknown
+   * name's: FinishAttempt.record.refused), with `failed`: they count toward the warning and the
+   * stop, but arm no block (no sinceMs, no probe), since the call never ran: a call of the op
+   * the policy lets through is not refused LOOP_BLOCKED for the refusals before it.
+   */
+  readonly refused?: true;
 }
 
 /** The first store step of an attempt: the loop pre-check read and, optionally, the claim. */
@@ -142,9 +149,10 @@ export interface FinishAttempt {
    * adds to the op's streak nor breaks it (a call that waited as it was told: see loopRecordOf);
    * `waitMs`, the wait the model was told after it (a call within it is early); `retry`, a record of
    * a retry within one call (it tells its newer wait, but is no call of the model's: it does not
-   * add to LoopStreak.toldRun).
+   * add to LoopStreak.toldRun); `refused`, with `failed`, a refusal of the call before its store
+   * step, which counts as a failure but arms no block (LoopStreak.refused).
    */
-  readonly record?: { readonly result: string; readonly failed: boolean; readonly window: number; readonly counts?: false; readonly waitMs?: number; readonly retry?: true };
+  readonly record?: { readonly result: string; readonly failed: boolean; readonly window: number; readonly counts?: false; readonly waitMs?: number; readonly retry?: true; readonly refused?: true };
   readonly idempotency?: IdempotencyFinish;
   /** The whole text of a bounded result, for ReadResult. */
   readonly spill?: { readonly handle: string; readonly text: string; readonly ttlSeconds: number };

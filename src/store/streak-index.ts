@@ -9,6 +9,8 @@ interface OpState {
   readonly op: string;
   hash: string;
   failed: boolean;
+  /** The streak's failures are refusals (LoopStreak.refused). */
+  refused: boolean;
   /** The newest counted entries of the op that carry `hash`. */
   streak: number;
   /** Counted entries of the op still in the window. */
@@ -56,18 +58,18 @@ export class StreakIndex {
     if (!state) return NO_STREAK;
     // As loopStreak gives it when nothing but the count says something (no failure, wait or run).
     if (state.until <= now && state.toldRun <= 0 && !(state.failed && state.streak > 0)) return { count: state.streak, failed: false };
-    return loopStreak(state.streak, state.failed, state.at, state.until, now, state.toldRun);
+    return loopStreak(state.streak, state.failed, state.at, state.until, now, state.toldRun, state.refused);
   }
 
   /** Records `entry` as the newest, then evicts the oldest past `window` entries. */
   record(entry: WindowEntry, window: number): void {
-    this.add(entry.op, entry.hash, entry.failed, entry.counts !== false, entry.at ?? 0, entry.until ?? 0, entry.retry === true, window);
+    this.add(entry.op, entry.hash, entry.failed, entry.counts !== false, entry.at ?? 0, entry.until ?? 0, entry.retry === true, window, entry.refused === true);
   }
 
-  /** {@link record} of an entry given by its fields (no WindowEntry made for it). */
-  add(op: string, hash: string, failed: boolean, counts: boolean, at: number, until: number, retry: boolean, window: number): void {
+  /** {@link record} of an entry given by its fields (no WindowEntry made for it); `refused`: WindowEntry.refused. */
+  add(op: string, hash: string, failed: boolean, counts: boolean, at: number, until: number, retry: boolean, window: number, refused = false): void {
     let state = this.ops.get(op);
-    if (!state) this.ops.set(op, (state = { op, hash, failed, streak: 0, counted: 0, total: 0, at: 0, until: 0, runEntries: 0, toldRun: 0, runHash: '' }));
+    if (!state) this.ops.set(op, (state = { op, hash, failed, refused, streak: 0, counted: 0, total: 0, at: 0, until: 0, runEntries: 0, toldRun: 0, runHash: '' }));
     if (counts) {
       if (state.streak > 0 && state.hash === hash) state.streak++;
       else {
@@ -75,6 +77,7 @@ export class StreakIndex {
         state.streak = 1;
       }
       state.failed = failed;
+      state.refused = refused;
       state.at = at;
       state.counted++;
     }

@@ -5,6 +5,7 @@ import { fresh, OP, sleep, stored } from './contract-fixtures';
 import { describeBudgetGiveBack } from './store-contract-budgets';
 import { describeLifetimes } from './store-contract-lifetimes';
 import { describeLoopTimes } from './store-contract-loops';
+import { describeLoopRefusals } from './store-contract-refusals';
 
 /** Options every store under contract must honour. */
 export interface ContractStoreOptions {
@@ -77,6 +78,7 @@ export function describeStoreContract(name: string, factory: StoreFactory, trait
 
     describeLifetimes(factory);
     describeLoopTimes(factory);
+    describeLoopRefusals(factory);
     describeBudgetGiveBack(factory);
 
     test('a first claim is granted; an identical claim while it runs is IN_PROGRESS', async () => {

@@ -21,7 +21,7 @@
 -- never came (this script ran late) is not counted again, ARGV[13] the probe's holder, this
 -- call ('' when none): only it frees the probe it did not use (finish-attempt.lua), ARGV[14] the
 -- life of the token's mark in ms ('' when no token is given)
--- Returns {streak count, streak failed (0|1), claim state ('' when no claim), stored result JSON,
+-- Returns {streak count, streak failed (0|1|3), claim state ('' when no claim), stored result JSON,
 -- calls left in the budget after this one (-1 when not counted), the streak's age in ms (-1: no
 -- failure's), the ms left of the wait the op's newest record told (0: none), its toldRun, the
 -- probe (0: none due, -1: this call took it, else the ms another call holds it: this one is

@@ -3,7 +3,7 @@
 -- KEYS[1] loop window, KEYS[2] memory, KEYS[3] record index, KEYS[4] result index,
 -- KEYS[5] idempotency record, KEYS[6] spilled result, KEYS[7] the op's loop-block probe (KEYS[1] when unused)
 -- ARGV[1] op, ARGV[2] window entry suffix: flag (0 a success, 1 a failure, 2 a failure that does
--- not count) .. result hash ('' when nothing ran), stored with '@' .. now .. '/' .. the end of the
+-- not count, 3 a refusal before the call's store step) .. result hash ('' when nothing ran), stored with '@' .. now .. '/' .. the end of the
 -- wait it told (session-lib.lua, streak_of),
 -- ARGV[3] window size, ARGV[4] window TTL s, ARGV[5] idempotency action ('', complete, unknown,
 -- release), ARGV[6] stored result JSON (complete) or the claim's owner (release; '' for
@@ -21,7 +21,7 @@
 -- A spill is a hash: `n` its length in code points, `c` the code points per chunk, and fields
 -- 0, 1, ... its chunks, so that ReadResult reads a page's chunks, not the whole text
 -- (read-result.lua).
--- Returns {streak count, streak failed (0|1), spill refused (0: kept or none, 1: no room,
+-- Returns {streak count, streak failed (0|1|3), spill refused (0: kept or none, 1: no room,
 -- 2: INFO refused), streak age in ms (-1: no failure's), wait left in ms, toldRun} of the op after the record.
 
 -- Why a spill of `bytes` is refused, 0 when it is not: 1 when it would take this node's

@@ -61,9 +61,9 @@ function opId(op: string): string {
   return hash('sha256', first, 'base64url');
 }
 
-/** A streak as the scripts answer it (session-lib.lua, streak_of): an age of -1, a wait or a run of 0 are none. */
+/** A streak as the scripts answer it (session-lib.lua, streak_of): an age of -1, a wait or a run of 0 are none; failed 3, refusals' (LoopStreak.refused). */
 function streakFrom(count: number, failed: number, since: number, wait: number, run = 0): LoopStreak {
-  const streak = { count: Number(count), failed: Number(failed) === 1 };
+  const streak = Number(failed) === 3 ? { count: Number(count), failed: true, refused: true as const } : { count: Number(count), failed: Number(failed) === 1 };
   if (Number(since) < 0 && Number(wait) <= 0 && !(Number(run) > 0)) return streak;
   return { ...streak, ...(Number(since) >= 0 ? { sinceMs: Number(since) } : {}), ...(Number(wait) > 0 ? { waitMs: Number(wait) } : {}), ...(Number(run) > 0 ? { toldRun: Number(run) } : {}) };
 }
@@ -115,7 +115,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       spill ? keys.result(spill.handle) : keys.window,
       step.unusedProbe ? keys.probe(idOf(step.op)) : keys.window,
       idOf(step.op),
-      record ? `${!record.failed ? 0 : record.counts === false ? 2 : 1}${shortHash(record.result)}` : '',
+      record ? `${!record.failed ? 0 : record.counts === false ? 2 : record.refused ? 3 : 1}${shortHash(record.result)}` : '',
       record?.window ?? 1,
       windowTtl,
       idem?.action ?? '',

@@ -92,10 +92,11 @@ end
 -- `op .. flag .. hash .. '@' .. at .. '/' .. ends` (ends after a '+' for a retry's within one
 -- call, which continues the run of entries that told a wait without adding to it) with ops of one fixed length: flag 0 a
 -- success, 1 a failure, 2 a failure that does not count (skipped: it neither adds to the streak
--- nor breaks it); at, when it was recorded; ends, when the wait it told ends (0: none). An entry
+-- nor breaks it), 3 a refusal before the call's store step (a failure that has no age, so it arms
+-- no block: LoopStreak.refused); at, when it was recorded; ends, when the wait it told ends (0: none). An entry
 -- of an older version stops at its hash: it told no wait and was recorded when the window's
 -- newest entry with times was (newest_time). Exactly streakOf in loop-window.ts.
--- Returns count, failed (0|1), the newest counted failure's age in ms (-1 when the streak is no
+-- Returns count, failed (0|1|3: the newest counted entry's flag), the newest counted failure's age in ms (-1 when the streak is no
 -- failure's), the ms left of the wait the op's newest entry told (0: none) and how many of the
 -- op's newest entries in a row told a wait with the same hash (toldRun), and when the newest
 -- counted entry was recorded (0: none; the probe of a block is held for that failure's streak).

@@ -17,7 +17,8 @@ export interface EndpointQuestion {
 /** What the policy endpoint decided (or what its failure means). */
 export type EndpointAnswer =
   | { readonly action: 'allow' }
-  | { readonly action: 'block' | 'ask'; readonly reason: string }
+  | { readonly action: 'block'; readonly reason: string; readonly unavailable?: true }
+  | { readonly action: 'ask'; readonly reason: string }
   | { readonly action: 'modify'; readonly arguments: unknown; readonly reason: string };
 
 /** Largest answer read from the endpoint, in bytes. */
@@ -29,7 +30,15 @@ const SHOWN_DECISION_CHARS = 100;
 /** A text of the endpoint's that a failure quotes (a decision it answered that is none of dispatch's), as the model and the log read it: cut and escaped. */
 const quoted = (text: string, max: number): string => terminalText(shortened(text, max));
 
-class EndpointFailure extends Error {}
+/** The endpoint answered, wrongly; `passing` when the same question may be answered later (a 5xx, 429 or 408). */
+class EndpointFailure extends Error {
+  constructor(
+    message: string,
+    readonly passing = false,
+  ) {
+    super(message);
+  }
+}
 
 async function ask(policy: EndpointPolicy, question: EndpointQuestion, signal: AbortSignal): Promise<EndpointAnswer> {
   const response = await fetch(policy.url, {
@@ -41,7 +50,8 @@ async function ask(policy: EndpointPolicy, question: EndpointQuestion, signal: A
   });
   if (response.status < 200 || response.status >= 300) {
     await response.body?.cancel().catch(() => undefined);
-    throw new EndpointFailure(`it answered HTTP ${response.status}`);
+    // A busy or failing service (408, 429, 5xx) may answer the same call later; any other status will not.
+    throw new EndpointFailure(`it answered HTTP ${response.status}`, response.status === 408 || response.status === 429 || response.status >= 500);
   }
   const tooLarge = () => new EndpointFailure(`its answer is over ${MAX_ENDPOINT_ANSWER_BYTES} bytes`);
   const text = await readCapped(response, MAX_ENDPOINT_ANSWER_BYTES, tooLarge, new TextDecoder());
@@ -67,7 +77,10 @@ async function ask(policy: EndpointPolicy, question: EndpointQuestion, signal: A
 /**
  * The external policy service: `POST url` with `{tool, arguments, session_id, tenant}`, answered
  * `{decision, reason, arguments}`. A failure, a malformed answer or no answer within `timeoutMs`
- * blocks the call (fail closed), or allows it when the policy says `fail_open`.
+ * refuses the call (fail closed), or allows it when the policy says `fail_open`: `unavailable`
+ * when the service may answer later (unreachable, no answer in time, 408, 429, 5xx), so that the
+ * call is refused UNAVAILABLE, recoverable, and retried, not BLOCKED "do not retry" as by a
+ * decision; a service answering nonsense (a 302, no JSON, an unknown decision) refuses it BLOCKED.
  */
 export function createPolicyEndpoint(policy: EndpointPolicy, logger: Logger): (question: EndpointQuestion) => Promise<EndpointAnswer> {
   return async (question) => {
@@ -84,7 +97,9 @@ export function createPolicyEndpoint(policy: EndpointPolicy, logger: Logger): (q
           : `it could not be reached (${(error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message})`;
       logger.warn('policy endpoint failed', { tool: question.tool, url: policy.url, reason: why, failOpen: policy.failOpen });
       if (policy.failOpen) return { action: 'allow' };
-      return { action: 'block', reason: `the policy service could not be consulted (${why}), so the call was refused` };
+      // No answer, or a busy or failing service's: the call is refused for now (UNAVAILABLE, recoverable), not by policy.
+      const passing = !(error instanceof EndpointFailure) || error.passing;
+      return passing ? { action: 'block', reason: `the policy service could not be consulted (${why})`, unavailable: true } : { action: 'block', reason: `the policy service could not be consulted (${why}), so the call was refused` };
     } finally {
       link.dispose();
     }

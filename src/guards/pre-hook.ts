@@ -47,7 +47,7 @@ export function createPreHook(sources: PreHookSources): PreHook {
     const take = (decision: HookDecision | EndpointAnswer): HookDecision | undefined => {
       switch (decision.action) {
         case 'block':
-          return { action: 'block', reason: decision.reason };
+          return 'unavailable' in decision && decision.unavailable ? { action: 'block', reason: decision.reason, unavailable: true } : { action: 'block', reason: decision.reason };
         case 'modify':
           args = decision.arguments;
           modified = true;

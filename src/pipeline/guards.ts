@@ -9,7 +9,12 @@ import type { TurnSignal } from './signals';
 /** What a pre-tool hook or policy decides about an attempt. */
 export type HookDecision =
   | { readonly action: 'allow' }
-  | { readonly action: 'block'; readonly reason: string }
+  /**
+   * `unavailable`: what decides could not be consulted for now (the policy endpoint unreachable,
+   * timed out, busy): refused UNAVAILABLE, recoverable, not BLOCKED, and not a refusal loop
+   * detection counts (the same call may pass once it answers).
+   */
+  | { readonly action: 'block'; readonly reason: string; readonly unavailable?: true }
   | { readonly action: 'modify'; readonly arguments: unknown; readonly reason?: string }
   | {
       readonly action: 'ask';

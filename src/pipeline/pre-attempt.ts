@@ -19,6 +19,23 @@ const blocked = (message: string) =>
 /** A refusal of the call as it is, which the loop window records when the model sends it again (markRefusal). */
 const refused = (message: string) => markRefusal(blocked(message));
 
+/**
+ * The refusal of a call whose policy could not be consulted for now (`reason`: why): UNAVAILABLE,
+ * recoverable, told to call again after the tool's loop.assumed_wait_ms, as any failure before the
+ * tool ran that asks to be called again later without knowing when. Not retried within the turn:
+ * each consult waited up to the endpoint's timeout already, and retries would multiply a failing
+ * dependency's wait into every call. Before, it was BLOCKED "do not retry", as a decision to
+ * refuse: a passing outage of the policy service read to the model as a permanent refusal.
+ */
+const policyUnavailable = (tool: ResolvedTool, reason: string) =>
+  new DispatchError(ErrorKind.UNAVAILABLE, `${reason}, so the call was not executed`, {
+    phase: 'before',
+    recoverable: true,
+    retryAfterMs: tool.loop.assumedWaitMs,
+    notRetriedWithinTurn: true,
+    suggestion: `The service that decides whether this call may run did not answer; it was not executed. Call it again in ${tool.loop.assumedWaitMs} ms or later, or do something else first.`,
+  });
+
 /** The suggestion of an Ask refused because too many approvals wait on this replica. */
 const APPROVALS_FULL = 'Call it again in a while, when fewer approvals are waiting, or do something else first.';
 
@@ -88,7 +105,7 @@ function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId
     case 'allow':
       return args;
     case 'block': {
-      const refusal = refused(`blocked by policy: ${decision.reason}`);
+      const refusal = decision.unavailable ? policyUnavailable(tool, decision.reason) : refused(`blocked by policy: ${decision.reason}`);
       if (tool.readOnly) throw refusal;
       return unlessRecorded(deps, turn, keyTool, args, args, refusal);
     }

@@ -65,23 +65,24 @@ describe('policies through the gRPC service', () => {
     expect(tools.received[0]!.body.arguments).toEqual({ amount: 10, currency: 'EUR' });
   });
 
-  test('a policy endpoint that fails blocks the call (fail closed), and is told the call', async () => {
+  test('a policy endpoint that fails refuses the call (fail closed), and is told the call', async () => {
     await start(`
   - endpoint: { url: "${tools.url}/policy-fail" }`);
     const res = await d!.dispatch.dispatch({ sessionId: 's1', calls: [charge('c1', { amount: 3 })] });
-    expect(errorJson(res.results[0]!.output)).toMatchObject({ kind: 'BLOCKED', message: 'blocked by policy: the policy service could not be consulted (it answered HTTP 500), so the call was refused' });
+    // A failing service (5xx) may answer later: UNAVAILABLE, recoverable, not a decision to block ("do not retry").
+    expect(errorJson(res.results[0]!.output)).toMatchObject({ kind: 'UNAVAILABLE', recoverable: true, retry_after_ms: 1000, message: 'the policy service could not be consulted (it answered HTTP 500), so the call was not executed' });
     expect(tools.count('/charge')).toBe(0);
     expect(tools.received[0]!.body).toEqual({ tool: 'payments.charge', arguments: { amount: 3 }, session_id: 's1', tenant: 'default' });
   });
 
-  test('a policy endpoint that does not answer in time, or answers nonsense, blocks the call', async () => {
+  test('a policy endpoint that does not answer in time refuses the call for now, one that answers nonsense blocks it', async () => {
     await start(`
   - match: payments.*
     endpoint: { url: "${tools.url}/policy-slow", timeout_ms: 100 }`);
     const started = Date.now();
     const res = await d!.dispatch.dispatch({ sessionId: 's', calls: [charge('c1', { amount: 3 }), { id: 'c2', name: 'search', arguments: '{}' }] });
     expect(Date.now() - started).toBeLessThan(900);
-    expect(errorJson(res.results[0]!.output).message).toBe('blocked by policy: the policy service could not be consulted (no answer within 100 ms), so the call was refused');
+    expect(errorJson(res.results[0]!.output)).toMatchObject({ kind: 'UNAVAILABLE', recoverable: true, message: 'the policy service could not be consulted (no answer within 100 ms), so the call was not executed' });
     expect(res.results[1]!.isError).toBe(false);
     expect(tools.count('/charge')).toBe(0);
     await d!.close();

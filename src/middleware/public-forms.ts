@@ -16,28 +16,36 @@
  * - the payload of an image or a font in a `data:` URL (`data:image/png;base64,...`).
  */
 
-/** SSH public key blobs: `AAAA` and the type's name (`ssh-rsa`, `ssh-ed25519`, `ecdsa-sha2-`, `sk-ssh-ed25519@`, `sk-ecdsa-sha2-`, `ssh-dss`), base64. */
-const SSH_PUBLIC_BLOB = /^AAAA(?:B3NzaC1yc2E|C3NzaC1lZDI1NTE5|E2VjZHNhLXNoYTIt|GnNrLXNzaC1lZDI1NTE5|InNrLWVjZHNhLXNoYTIt|B3NzaC1kc3)/;
+// Each is tried at the run's start (sticky, `lastIndex`): no slice of the text per run.
+
+/**
+ * SSH public key blobs (`AAAA` and the type's name, base64: `ssh-rsa`, `ssh-ed25519`, `ecdsa-sha2-`,
+ * `sk-ssh-ed25519@`, `sk-ecdsa-sha2-`, `ssh-dss`), publishable keys (Stripe's, PostHog's) and a
+ * CSP's nonce (`'nonce-...'`), sent to every browser.
+ */
+const PUBLIC_START = /AAAA(?:B3NzaC1yc2E|C3NzaC1lZDI1NTE5|E2VjZHNhLXNoYTIt|GnNrLXNzaC1lZDI1NTE5|InNrLWVjZHNhLXNoYTIt|B3NzaC1kc3)|pk_(?:live|test)_|phc_|nonce-/y;
+
+/**
+ * What comes before a public value: a name of a public key with a space (WireGuard's `public key:
+ * ...`), a weak ETag (`ETag: W/"..."`), an image's or a font's `data:` URL (`;base64,`).
+ */
+const PUBLIC_BEFORE = /(?<=(?:public[ _-]?key|\betag["']?[ \t]{0,4}:[ \t]{0,4}W\/)["']?[ \t]{0,4}[:=]?[ \t]{0,4}["']?|data:(?:image|font)\/[\w.+-]{1,40};base64,)/iy;
 
 /** `-----BEGIN CERTIFICATE-----` and `-----BEGIN PUBLIC KEY-----`, base64-encoded from a 3-byte boundary. */
-const ENCODED_PUBLIC_PEM = /^LS0tLS1CRUdJTiB(?:DRVJUSUZJQ0FURS0tLS0t|QVUJMSUMgS0VZLS0tLS0)/;
+const ENCODED_PUBLIC_PEM = /LS0tLS1CRUdJTiB(?:DRVJUSUZJQ0FURS0tLS0t|QVUJMSUMgS0VZLS0tLS0)/y;
 
-/** Publishable keys (Stripe's, Mapbox's, PostHog's project keys) and a CSP's nonce (`'nonce-...'`), sent to every browser. */
-const PUBLISHABLE = /^(?:pk_(?:live|test)_|phc_|nonce-)/;
-
-/** What comes before a value named a public key with a space (WireGuard's `public key: ...`), or a weak ETag (`ETag: W/"..."`). */
-const PUBLIC_KEY_BEFORE = /(?:public[ _-]?key|\betag["']?[ \t]{0,4}:[ \t]{0,4}W\/)["']?[ \t]{0,4}[:=]?[ \t]{0,4}["']?$/i;
-
-/** What comes before an image's or a font's base64 payload in a `data:` URL. */
-const DATA_URL_BEFORE = /data:(?:image|font)\/[\w.+-]{1,40};base64,$/;
+/** Whether the sticky `regex` matches `text` at `at`. */
+function matchesAt(regex: RegExp, text: string, at: number): boolean {
+  regex.lastIndex = at;
+  return regex.test(text);
+}
 
 /** Whether the random-looking run at `text[start, end)` is a public value by its form. */
 export function isPublicForm(text: string, start: number, end: number): boolean {
-  const head = text.slice(start, start + 40);
-  if (SSH_PUBLIC_BLOB.test(head) || PUBLISHABLE.test(head)) return true;
+  const before = text.charCodeAt(start - 1);
   // After `h1:`, and Mapbox's public `pk.` (whose `.` ends the run before it).
-  if (start >= 3 && (text.startsWith('h1:', start - 3) || (text.startsWith('pk.', start - 3) && head.startsWith('eyJ')))) return true;
-  if (PUBLIC_KEY_BEFORE.test(text.slice(Math.max(0, start - 32), start))) return true;
-  if (start >= 13 && text.charCodeAt(start - 1) === 44 && DATA_URL_BEFORE.test(text.slice(Math.max(0, start - 64), start))) return true;
-  return ENCODED_PUBLIC_PEM.test(head) && !Buffer.from(text.slice(start, end), 'base64').toString('latin1').includes('PRIVATE KEY');
+  if (before === 58 && text.startsWith('h1:', start - 3)) return true;
+  if (before === 46 && text.startsWith('pk.eyJ', start - 3)) return true;
+  if (matchesAt(PUBLIC_START, text, start) || matchesAt(PUBLIC_BEFORE, text, start)) return true;
+  return matchesAt(ENCODED_PUBLIC_PEM, text, start) && !Buffer.from(text.slice(start, end), 'base64').toString('latin1').includes('PRIVATE KEY');
 }

@@ -18,7 +18,7 @@ import { retryRefusal } from './retry-room';
 import { delay } from './signals';
 import { checkMayStart } from './turn-error';
 import { refusedCallOp } from './loop-op';
-import { DEFAULT_REFUSAL_THRESHOLDS, recordRefusal, type RefusedCall } from './refused-loops';
+import { countsAsRefusal, DEFAULT_REFUSAL_THRESHOLDS, recordRefusal, type RefusedCall } from './refused-loops';
 
 /**
  * A name as quoted back in a message (and as a result's resolved_tool_name): a made-up one may be
@@ -131,6 +131,8 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
   let tried: Set<string> | undefined;
   // Attempts of the current tool: a fallback's own retry policy counts its attempts, not the call's.
   let toolAttempt = 1;
+  // The result the call had when it last fell back, kept if its fallback is refused before it runs.
+  let beforeFallback: ToolResult | undefined;
   for (let attempt = 1; ; attempt++, toolAttempt++) {
     checkMayStart(turn);
     // Only the first attempt's arguments are the planner's: an executor or middleware may change them in place.
@@ -144,6 +146,14 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
     }
     const { result, error } = outcome;
     if (!error) return stamp(result, call.id, attempt, since(started));
+    // A fallback a policy rule or hook refused (BLOCKED: countsAsRefusal) ran nothing: the call ends
+    // with the error of the tool it called, which says what to do (a recoverable UNAVAILABLE, say),
+    // not with a refusal of a tool the model never called telling it not to retry. (A fallback past
+    // its own session budget is refused BLOCKED, as a direct call: docs/policies.md, Budgets.)
+    if (beforeFallback && toolAttempt === 1 && countsAsRefusal(error)) {
+      beforeFallback.warnings.push(`no fallback ran: its fallback_tool "${tool.name}" was refused: ${error.message}`);
+      return stamp(beforeFallback, call.id, attempt, since(started));
+    }
     // A side-effecting tool that failed while it ran may have taken effect (DESIGN section 4): it
     // is not run again, whatever a reflector proposes. Fixed arguments or a fallback tool make
     // another idempotency key, which no record stops: the same email went out twice.
@@ -161,6 +171,7 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
         return stamp(result, call.id, attempt, since(started));
       }
       if (next.tool !== tool) {
+        beforeFallback = result;
         tool = next.tool;
         tried.add(tool.name);
         toolAttempt = 0;

@@ -15,7 +15,8 @@ beforeAll(async () => {
 });
 afterAll(() => d.close());
 
-const unknownCalls = (count: number) => Array.from({ length: count }, (_, i) => ({ id: `c${i}`, name: 'nope', arguments: '{}' }));
+// Each with its own arguments: the same refused call ten times in a session ends the turn LOOP_DETECTED (refused-loops.ts).
+const unknownCalls = (count: number) => Array.from({ length: count }, (_, i) => ({ id: `c${i}`, name: 'nope', arguments: JSON.stringify({ i }) }));
 
 test.each([DispatchMode.SEQUENTIAL, DispatchMode.PARALLEL])('an offered name longer than 128 characters is INVALID_ARGUMENT at once (mode %s)', async (mode) => {
   const offeredTools = Array.from({ length: 20 }, (_, i) => String(i).padEnd(5_000, 'z'));

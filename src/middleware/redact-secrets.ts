@@ -1,6 +1,7 @@
 import { outsidePublicPem } from './public-pem';
 import { redactHighEntropy } from './entropy';
 import { PREFIXED_TOKEN_MIN_LENGTH } from './secret-token-formats';
+import { rewrapped, wrappedBase64 } from './wrapped-base64';
 import { looksLikeJson, redactJson, redactJsonLines, type JsonRedactor } from './redact-json';
 import { isCode, isNegated, isNestedArray, isOpaqueKey, isPlainValue, isValuelessFlag, isWording } from './secret-context';
 import { isPasswordKey, PASSWORD_MIN_CHARS, SECRET_KEYS, SECRET_MIN_CHARS, SECRET_PATTERNS, type SecretKind } from './secret-patterns';
@@ -253,6 +254,12 @@ const SHORTEST_SECRET = 'pwd='.length + PASSWORD_MIN_CHARS;
 
 function redact(text: string, entropy: EntropySettings, depth: number, parseFailures: { left: number }): string {
   if (text.length < SHORTEST_SECRET) return text;
+  // Wrapped base64 of text (GitHub's file contents): redacted as the text it holds (wrapped-base64.ts).
+  const wrapped = depth < MAX_JSON_DEPTH ? wrappedBase64(text) : undefined;
+  if (wrapped !== undefined) {
+    const redacted = redact(wrapped.decoded, entropy, depth + 1, parseFailures);
+    return redacted === wrapped.decoded ? text : rewrapped(redacted, wrapped.width, text);
+  }
   const out = redactText(text, entropy);
   // Most outputs hold nothing to redact; only those that do, or hold an escape that can hide a
   // secret, are read again as JSON.

@@ -2,6 +2,7 @@ import { outsidePublicPem } from './public-pem';
 import { redactHighEntropy } from './entropy';
 import { PREFIXED_TOKEN_MIN_LENGTH } from './secret-token-formats';
 import { rewrapped, wrappedBase64 } from './wrapped-base64';
+import { redactSecretManifests } from './secret-manifests';
 import { looksLikeJson, redactJson, redactJsonLines, type JsonRedactor } from './redact-json';
 import { isCode, isNegated, isNestedArray, isOpaqueKey, isPlainValue, isValuelessFlag, isWording } from './secret-context';
 import { isPasswordKey, PASSWORD_MIN_CHARS, SECRET_KEYS, SECRET_MIN_CHARS, SECRET_PATTERNS, type SecretKind } from './secret-patterns';
@@ -180,7 +181,7 @@ interface EntropySettings {
 }
 
 function redactText(text: string, entropy: EntropySettings): string {
-  let out = redactPem(text);
+  let out = redactSecretManifests(redactPem(text), marker('secret'));
   const any = ANY_SECRET_PATTERN.test(out);
   for (let i = 0; i < SECRET_PATTERNS.length; i++) {
     const { regex, words } = SECRET_PATTERNS[i]!;

@@ -1,0 +1,55 @@
+import { redactSecrets } from '../../src/middleware';
+import { cpuMsOf } from '../helpers/cpu-time';
+
+// Found by a probe: `kubectl get secret -o yaml` of a chart's Secret let values through whose keys
+// no pattern names (`key`, `root-user-key`, `htpasswd`: 24 to 28 characters of base64, too short
+// for the entropy step). Every value of a Secret's data and stringData is redacted now.
+
+test("a Secret's data is redacted whatever its keys are named; its certificate is kept", () => {
+  const yaml = ['apiVersion: v1', 'data:', '  key: dTBrRGg5Y3dhMkxDeWtXUA==', '  root-user-key: QjhqQ1FvOXJVaVRveXdsQWtHRkg=', '  tls.crt: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==', 'kind: Secret', 'metadata:', '  name: app', 'type: Opaque', ''].join('\n');
+  expect(redactSecrets(yaml)).toBe(yaml.replace('dTBrRGg5Y3dhMkxDeWtXUA==', '[REDACTED:secret]').replace('QjhqQ1FvOXJVaVRveXdsQWtHRkg=', '[REDACTED:secret]'));
+});
+
+test("a List of Secrets (kubectl get secrets -o yaml), stringData quoted and as a block scalar", () => {
+  const yaml = [
+    'apiVersion: v1',
+    'items:',
+    '- apiVersion: v1',
+    '  kind: Secret',
+    '  metadata:',
+    '    name: a',
+    '  stringData:',
+    '    key: "u0kDh9cwa2LCykWP"',
+    '    config.yaml: |',
+    '      user: admin',
+    '      token: s3cr3t',
+    '- apiVersion: v1',
+    '  data:',
+    '    htpasswd: YWRtaW46JGFwcjEk',
+    '  kind: Secret',
+    'kind: List',
+    '',
+  ].join('\n');
+  expect(redactSecrets(yaml)).toBe(
+    yaml
+      .replace('"u0kDh9cwa2LCykWP"', '"[REDACTED:secret]"')
+      .replace('      user: admin\n      token: s3cr3t', '      [REDACTED:secret]\n      [REDACTED:secret]')
+      .replace('YWRtaW46JGFwcjEk', '[REDACTED:secret]'),
+  );
+});
+
+test("a ConfigMap's data, in the same stream as a Secret, and prose naming a Secret are kept", () => {
+  const configMap = ['apiVersion: v1', 'kind: ConfigMap', 'data:', '  key: dTBrRGg5Y3dhMkxDeWtXUA==', '  mode: production'].join('\n');
+  const secret = ['apiVersion: v1', 'kind: Secret', 'data:', '  key: dTBrRGg5Y3dhMkxDeWtXUA=='].join('\n');
+  expect(redactSecrets(`${configMap}\n---\n${secret}\n`)).toBe(`${configMap}\n---\n${secret.replace('dTBrRGg5Y3dhMkxDeWtXUA==', '[REDACTED:secret]')}\n`);
+  const prose = 'Create it with kind: Secret and a data: map, then run kubectl apply.';
+  expect(redactSecrets(prose)).toBe(prose);
+});
+
+test('many Secrets, or one holding many kind lines, are redacted in linear time', () => {
+  const item = ['- apiVersion: v1', '  kind: Secret', '  data:', '    key: dTBrRGg5Y3dhMkxDeWtXUA=='].join('\n');
+  const many = `items:\n${Array.from({ length: 20_000 }, () => item).join('\n')}\n`;
+  const kinds = `${'kind: Secret\n'.repeat(50_000)}data:\n  key: x\n`;
+  redactSecrets(item);
+  for (const text of [many, kinds]) expect(cpuMsOf(() => redactSecrets(text))).toBeLessThan(1_000);
+});

@@ -1,4 +1,5 @@
 import type { SecretKind } from './secret-patterns';
+import { secretManifestValues } from './secret-manifests';
 
 /** Longest output redacted as JSON (value by value); a longer one is redacted as text. */
 export const JSON_REDACTION_MAX_CHARS = 4 * 1024 * 1024;
@@ -20,6 +21,8 @@ export interface JsonRedactor {
    * 175,000 of them (1 s). Past it, what would have been tried is redacted as text only.
    */
   readonly parseFailures: { left: number };
+  /** What a value of a Kubernetes Secret's data becomes (secret-manifests.ts). */
+  readonly manifestMarker: string;
 }
 
 const QUOTE = 0x22;
@@ -69,12 +72,15 @@ export function looksLikeJson(text: string): boolean {
  */
 export function redactJson(text: string, redactor: JsonRedactor): string | undefined {
   if (text.length > JSON_REDACTION_MAX_CHARS || redactor.parseFailures.left <= 0) return undefined;
+  let parsed: unknown;
   try {
-    JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch {
     redactor.parseFailures.left--;
     return undefined;
   }
+  // A Kubernetes Secret's data values, whatever their keys are named (secret-manifests.ts).
+  const manifestValues = text.includes('"Secret"') ? secretManifestValues(parsed) : undefined;
   let out = '';
   let from = 0;
   let key: string | undefined;
@@ -94,7 +100,7 @@ export function redactJson(text: string, redactor: JsonRedactor): string | undef
       const isKey = text.charCodeAt(nextNonSpace(text, end)) === COLON;
       const named = key !== undefined && kind !== undefined ? ([key, kind] as const) : flag;
       const listed = named === flag;
-      const secret = !isKey && named !== undefined && !value.startsWith('-') ? redactor.secretValue(named[0], named[1], value, listed) : undefined;
+      const secret = !isKey && manifestValues?.has(value) ? redactor.manifestMarker : !isKey && named !== undefined && !value.startsWith('-') ? redactor.secretValue(named[0], named[1], value, listed) : undefined;
       const replaced = secret ?? redactor.redactString(value, isKey ? undefined : key);
       if (replaced !== value) splice(i, end, replaced);
       key = isKey ? value : undefined;

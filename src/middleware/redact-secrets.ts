@@ -263,14 +263,15 @@ function redact(text: string, entropy: EntropySettings, depth: number, parseFail
   }
   const out = redactText(text, entropy);
   // Most outputs hold nothing to redact; only those that do, or hold an escape that can hide a
-  // secret, are read again as JSON.
-  const hiding = HIDING_ESCAPE.test(text);
+  // secret, or a Kubernetes Secret (its data: secret-manifests.ts), are read again as JSON.
+  const hiding = HIDING_ESCAPE.test(text) || text.includes('"Secret"');
   if ((out === text && !hiding) || depth >= MAX_JSON_DEPTH) return out;
   const redactor: JsonRedactor = {
     keyKind,
     secretValue,
     redactString: (value, key) => redact(value, key !== undefined && isOpaqueKey(key) ? { ...entropy, minLength: Infinity } : entropy, depth + 1, parseFailures),
     parseFailures,
+    manifestMarker: marker('secret'),
   };
   const whole = looksLikeJson(text) ? redactJson(text, redactor) : undefined;
   if (whole !== undefined) return whole;

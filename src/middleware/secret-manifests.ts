@@ -4,7 +4,8 @@
  * read a value by its key's name (`password`, `api-key`) and the entropy step by its length, so a
  * chart's `key: dTBrRGg5Y3dhMkxDeWtXUA==`, `root-user-key`, `htpasswd` (24 to 28 characters of
  * base64 under names no pattern knows) reached the model. Kept: `tls.crt` and `ca.crt`, a
- * certificate (public). JSON (`-o json`) is read by the JSON pass, whose keys are read one by one.
+ * certificate (public). JSON (`-o json`) is read by the JSON pass (redact-json.ts), which asks
+ * {@link secretManifestValues} of the document it parsed.
  */
 
 /** The keys of a Secret's data whose values are public: certificates. */
@@ -74,4 +75,33 @@ export function redactSecretManifests(text: string, marker: string): string {
     }
   }
   return changed ? lines.join('\n') : text;
+}
+
+/** The most objects of a parsed JSON document walked for Secrets (a document of more is left to the other checks past them). */
+const MAX_WALKED = 100_000;
+
+/**
+ * The string values of the `data` and `stringData` of the Secrets in a parsed JSON document
+ * (`kubectl get secret -o json`, one Secret or a List's `items`), but `tls.crt` and `ca.crt`; undefined when it holds none.
+ */
+export function secretManifestValues(parsed: unknown): ReadonlySet<string> | undefined {
+  let values: Set<string> | undefined;
+  const stack: unknown[] = [parsed];
+  for (let walked = 0; stack.length > 0 && walked < MAX_WALKED; walked++) {
+    const node = stack.pop();
+    if (typeof node !== 'object' || node === null) continue;
+    if (Array.isArray(node)) {
+      for (const item of node) if (typeof item === 'object' && item !== null) stack.push(item);
+      continue;
+    }
+    const object = node as Record<string, unknown>;
+    if (object.kind === 'Secret') {
+      for (const data of [object.data, object.stringData]) {
+        if (typeof data !== 'object' || data === null || Array.isArray(data)) continue;
+        for (const [name, value] of Object.entries(data as Record<string, unknown>)) if (typeof value === 'string' && value !== '' && !PUBLIC_KEYS.has(name)) (values ??= new Set()).add(value);
+      }
+    }
+    for (const value of Object.values(object)) if (typeof value === 'object' && value !== null) stack.push(value);
+  }
+  return values;
 }

@@ -53,3 +53,13 @@ test('many Secrets, or one holding many kind lines, are redacted in linear time'
   redactSecrets(item);
   for (const text of [many, kinds]) expect(cpuMsOf(() => redactSecrets(text))).toBeLessThan(1_000);
 });
+
+test('a Secret in JSON (kubectl get secret -o json) has its data redacted, in a List too; its certificate is kept', () => {
+  const secret = { apiVersion: 'v1', data: { key: 'dTBrRGg5Y3dhMkxDeWtXUA==', 'tls.crt': 'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==' }, kind: 'Secret', metadata: { name: 'app' }, type: 'Opaque' };
+  const list = JSON.stringify({ apiVersion: 'v1', items: [secret, { ...secret, data: undefined, stringData: { 'root-user-key': 'B8jCQo9rUiToywlAkGFH' } }], kind: 'List' }, null, 4);
+  const redacted = JSON.parse(redactSecrets(list)) as { items: Array<{ data?: Record<string, string>; stringData?: Record<string, string> }> };
+  expect(redacted.items[0]!.data).toEqual({ key: '[REDACTED:secret]', 'tls.crt': 'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==' });
+  expect(redacted.items[1]!.stringData).toEqual({ 'root-user-key': '[REDACTED:secret]' });
+  const configMap = JSON.stringify({ kind: 'ConfigMap', data: { key: 'dTBrRGg5Y3dhMkxDeWtXUA==' }, note: 'not a "Secret"' }, null, 4);
+  expect(redactSecrets(configMap)).toBe(configMap);
+});

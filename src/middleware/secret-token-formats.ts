@@ -37,7 +37,7 @@ export const API_KEY_FORMATS = [
  * redact (8 KB pages, logs, JSON and code), and 10-24% in the pre-check scan.
  */
 const PREFIXED_TOKENS = new RegExp(
-  '^(?:' +
+  '(?:' +
     [
       'rubygems_[a-f0-9]{48}',
       'shippo_(?:live|test)_[a-f0-9]{40}',
@@ -54,7 +54,8 @@ const PREFIXED_TOKENS = new RegExp(
       'NRAK-[A-Z0-9]{27}',
       'ATATT3[A-Za-z0-9_=-]{180,256}',
     ].join('|') +
-    ')$',
+    ')',
+  'y',
 );
 
 /** Length of the shortest of {@link PREFIXED_TOKENS}: Square's access token. */
@@ -64,10 +65,12 @@ export const PREFIXED_TOKEN_MIN_LENGTH = 29;
 const PREFIX_STARTS = new Uint8Array(128);
 for (const c of 'rspPkhnlwGgNA') PREFIX_STARTS[c.charCodeAt(0)] = 1;
 
-/** Whether the run of token characters `text[start, end)` is one of {@link PREFIXED_TOKENS}. */
+/** Whether the run of token characters `text[start, end)` is one of {@link PREFIXED_TOKENS}, whole (matched in place: no slice per run). */
 export function isPrefixedToken(text: string, start: number, end: number): boolean {
   const first = text.charCodeAt(start);
-  return end - start >= PREFIXED_TOKEN_MIN_LENGTH && first < 128 && PREFIX_STARTS[first] === 1 && PREFIXED_TOKENS.test(text.slice(start, end));
+  if (end - start < PREFIXED_TOKEN_MIN_LENGTH || first >= 128 || PREFIX_STARTS[first] !== 1) return false;
+  PREFIXED_TOKENS.lastIndex = start;
+  return PREFIXED_TOKENS.test(text) && PREFIXED_TOKENS.lastIndex === end;
 }
 
 /**

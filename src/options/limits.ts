@@ -139,13 +139,7 @@ export interface Limits {
   readonly subscriberBuffer: number;
   /** Sessions the memory store keeps; past it idle ones go first, then the largest tenants' least recently used (MemoryStoreOptions.maxSessions). @default 10000 */
   readonly maxSessions: number;
-  /**
-   * Characters of results' whole texts the memory store keeps for ReadResult across sessions
-   * (MemoryStoreOptions.maxSpilledChars); past it the oldest of the largest tenants' go, and
-   * ReadResult of their handles answers RESULT_EVICTED. One result holds up to
-   * max_tool_output_chars, so the default keeps two full-size ones. 0: the store's default, 32 Mi
-   * characters (~64 MiB of heap), scaled down on a heap under ~700 MiB. Not Redis's (docs/redis.md). @default 0
-   */
+  /** Characters of results' whole texts the memory store keeps for ReadResult across sessions, past which ReadResult answers RESULT_EVICTED; 0: its own default, 32 Mi scaled to the heap (MemoryStoreOptions.maxSpilledChars). @default 0 */
   readonly maxSpilledChars: number;
   /** Trajectory entries kept per session. @default 200 */
   readonly maxMemoryEntries: number;
@@ -213,11 +207,7 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Largest values, where a larger one would break what the limit bounds, and why. */
 const MAXIMUMS: Partial<Record<keyof Limits, { readonly max: number; readonly why: string }>> = {
-  storeTimeoutMs: { max: MAX_TIMER_MS, why: 'Node runs longer timers at once' },
-  approvalTimeoutMs: { max: MAX_TIMER_MS, why: 'Node runs longer timers at once' },
-  keepaliveTimeMs: { max: MAX_TIMER_MS, why: 'Node runs longer timers at once' },
-  keepaliveTimeoutMs: { max: MAX_TIMER_MS, why: 'Node runs longer timers at once' },
-  maxConnectionAgeMs: { max: MAX_TIMER_MS, why: 'Node runs longer timers at once' },
+  ...Object.fromEntries((['storeTimeoutMs', 'approvalTimeoutMs', 'keepaliveTimeMs', 'keepaliveTimeoutMs', 'maxConnectionAgeMs'] as const).map((key) => [key, { max: MAX_TIMER_MS, why: 'Node runs longer timers at once' }])),
   maxMessageBytes: { max: 2 ** 31 - 1, why: 'grpc-js takes a 32-bit message size' },
   maxToolOutputChars: { max: 2 ** 29 - 24, why: "V8's longest string" },
   loopWindow: { max: 10_000, why: 'each call reads its session\'s whole window' },

@@ -111,9 +111,10 @@ export function observeCall(turn: TurnState, sent: CallInfo): CallObserver {
       [ATTR.attempt]: record.attempt,
       [ATTR.effect]: record.effect,
       ...ending,
-      [ATTR.resolvedTool]: outcome?.resolvedTool,
       [ATTR.durationMs]: outcome?.durationMs,
       [ATTR.outputChars]: outcome?.outputChars,
+      // The failure's words only with debug payloads: a tool's answer quoted in them may hold payload.
+      [ATTR.message]: env.debugPayloads && outcome?.errorMessage ? eventText(redactSecrets(outcome.errorMessage)) : undefined,
     });
     publish(EventKind.TOOL_POST, record.span, { attempt: record.attempt, startMs: record.span.startMs, endMs, attributes });
   }

@@ -6,7 +6,7 @@ import { terminalWord } from './terminal-text';
 const EXTRAS: Partial<Record<EventKind, readonly (readonly [string, string])[]>> = {
   [EventKind.CALL_RECEIVED]: [['args', ATTR.argumentsShape], ['args', ATTR.argumentsText]],
   [EventKind.TOOL_PRE]: [['effect', ATTR.effect]],
-  [EventKind.TOOL_POST]: [['outcome', ATTR.outcome], ['ms', ATTR.durationMs], ['chars', ATTR.outputChars]],
+  [EventKind.TOOL_POST]: [['outcome', ATTR.outcome], ['phase', ATTR.errorPhase], ['http', ATTR.httpStatus], ['ms', ATTR.durationMs], ['chars', ATTR.outputChars], ['message', ATTR.message]],
   [EventKind.RETRY]: [['delay_ms', ATTR.retryDelayMs], ['reason', ATTR.reason]],
   [EventKind.LOOP_WARNING]: [['message', ATTR.message]],
   [EventKind.LOOP_STOP]: [['message', ATTR.message]],
@@ -31,7 +31,9 @@ function quoted(value: string): string {
 
 /**
  * One readable line for an event:
- * `12:00:01.250 TOOL_POST session=s1 turn=2 call=c1 tool=get_weather attempt=1 outcome=ok ms=12`.
+ * `12:00:01.250 TOOL_POST session=s1 turn=2 call=c1 tool=get_weather attempt=1 outcome=ok ms=12`;
+ * an attempt of a fallback says which tool it ran (`tool=search ran=cached_search`), a failed
+ * attempt when it failed and the HTTP status (`outcome=TOOL_ERROR phase=after http=500`).
  * The time is the event's end when it has one (TOOL_POST, TURN_END, point events), else its start.
  */
 export function formatEvent(event: Event): string {
@@ -41,6 +43,9 @@ export function formatEvent(event: Event): string {
   if (event.sessionId !== '') parts.push(`session=${quoted(event.sessionId)}`, `turn=${event.turn}`);
   if (event.toolCallId !== '') parts.push(`call=${quoted(event.toolCallId)}`);
   if (event.tool !== '') parts.push(`tool=${quoted(event.tool)}`);
+  // An attempt a fallback ran: the tool it ran, beside the tool the call asked for.
+  const ran = event.attempt > 0 ? event.attributes[ATTR.toolName] : undefined;
+  if (ran !== undefined && ran !== event.tool) parts.push(`ran=${quoted(ran)}`);
   if (event.attempt > 0) parts.push(`attempt=${event.attempt}`);
   for (const [label, key] of EXTRAS[event.kind] ?? []) {
     const value = event.attributes[key];

@@ -77,6 +77,9 @@ export const attemptEnding = (outcome: AttemptOutcome | undefined, errorType: st
   [ATTR.cached]: outcome?.cached ?? false,
   [ATTR.truncated]: outcome?.truncated ?? false,
   [ATTR.resolvedTool]: outcome && outcome.resolvedTool !== tool ? outcome.resolvedTool : undefined,
+  // Why it failed without its words (a tool's answer may hold payload): when, and the HTTP status.
+  [ATTR.errorPhase]: outcome?.errorPhase,
+  [ATTR.httpStatus]: outcome?.httpStatus,
 });
 
 /** The name of a point event on a span (`retry`, `loop_stop`, ...). */

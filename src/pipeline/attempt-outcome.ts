@@ -9,7 +9,19 @@ import type { AttemptResult } from './run-attempt';
 export function finished(attemptObs: AttemptObserver, result: ToolResult, error?: DispatchError, ranMs?: number): AttemptResult {
   // A replayed failure has no error of its own: its stored kind is the outcome.
   const kind = error?.kind ?? (result.isError ? result.error?.kind : undefined);
-  attemptObs.post({ isError: result.isError, errorKind: kind === undefined ? undefined : kindName(kind), resolvedTool: result.resolvedToolName, durationMs: result.durationMs, replay: result.idempotentReplay, cached: result.cached, truncated: result.truncated, outputChars: result.output.length });
+  attemptObs.post({
+    isError: result.isError,
+    errorKind: kind === undefined ? undefined : kindName(kind),
+    errorPhase: error?.phase,
+    httpStatus: error?.httpStatus,
+    errorMessage: result.isError ? result.error?.message : undefined,
+    resolvedTool: result.resolvedToolName,
+    durationMs: result.durationMs,
+    replay: result.idempotentReplay,
+    cached: result.cached,
+    truncated: result.truncated,
+    outputChars: result.output.length,
+  });
   return { result, error, ranMs };
 }
 

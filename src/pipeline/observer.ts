@@ -24,6 +24,12 @@ export interface AttemptOutcome {
   readonly isError: boolean;
   /** Short kind name (`"TIMEOUT"`) when the attempt failed. */
   readonly errorKind?: string;
+  /** When it failed: before, during or after its tool ran (DispatchError.phase). */
+  readonly errorPhase?: string;
+  /** The HTTP status the tool answered, when its failure was one. */
+  readonly httpStatus?: number;
+  /** The failure's message, as the model reads it (redacted): events carry it only with telemetry.debug_payloads. */
+  readonly errorMessage?: string;
   readonly resolvedTool: string;
   readonly durationMs: number;
   readonly replay: boolean;

@@ -1,5 +1,5 @@
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
-import type { DispatchError } from '../errors';
+import { kindName, type DispatchError } from '../errors';
 import type { ResolvedRetry } from '../registry';
 
 /** Inputs of the retry decision for one failed attempt. */
@@ -56,7 +56,9 @@ export function decideRetry({ error, readOnly, attempt, policy }: RetryInput): R
     const why = `the wait asked for (retry_after_ms ${error.retryAfterMs}) is longer than the tool's max_backoff_ms (${policy.maxBackoffMs})`;
     return { retry: false, reason: why, warning: `not retried: ${why}` };
   }
-  return { retry: true, delayMs: backoffDelay(attempt, policy, error.retryAfterMs), reason: 'transient failure' };
+  // What failed, without its words (a RETRY event's reason: an operator reads it, a tool's answer may hold payload).
+  const what = `${kindName(error.kind)}${error.httpStatus === undefined ? '' : `, HTTP ${error.httpStatus}`}`;
+  return { retry: true, delayMs: backoffDelay(attempt, policy, error.retryAfterMs), reason: `transient failure (${what})` };
 }
 
 /**

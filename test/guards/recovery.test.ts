@@ -38,7 +38,7 @@ test.each<[string, Failure, string | undefined]>([
 test('the reflector: the retry tree first, then the fallback, then fixed arguments that differ', async () => {
   const reflector = createRecoveryReflector({ fixArguments: ({ args }) => ({ ...(args as object), fixed: true }) });
   const retried = await reflector.reflect({ ...failure(Effect.READ_ONLY, ErrorKind.UNAVAILABLE, 'before'), tool: resolveTool(create(ToolSpecSchema, { name: 'p', effect: Effect.READ_ONLY }), '', { schema: {}, validate: (() => true) as never }) });
-  expect(retried).toMatchObject({ retry: true, reason: 'transient failure' });
+  expect(retried).toMatchObject({ retry: true, reason: 'transient failure (UNAVAILABLE)' });
   expect(retried.retry && retried.correction).toBeUndefined();
   expect(await reflector.reflect(failure(Effect.READ_ONLY, ErrorKind.TOOL_ERROR, 'after', 502))).toEqual({ retry: true, delayMs: 0, reason: 'falling back to "backup" after TOOL_ERROR', correction: { tool: 'backup', note: '"primary" failed with TOOL_ERROR' } });
   expect(await reflector.reflect(failure(Effect.READ_ONLY, ErrorKind.TOOL_ERROR, 'after', 422))).toMatchObject({ retry: true, correction: { arguments: { q: 1, fixed: true } } });

@@ -39,6 +39,8 @@ export interface MetricsOptions {
   readonly rateRefusals?: () => ReadonlyMap<string, number> | undefined;
   /** Dispatch RPCs running now, the tool calls they may run at once, and RPCs refused so far (the turn bounds), once the server runs. */
   readonly turns?: () => { readonly inFlight: number; readonly callsInFlight?: number; readonly refused: number } | undefined;
+  /** Trace spans lost so far (Tracing.lost), when traces are on: so an operator can alert on them, not only read a log line. */
+  readonly tracesLost?: () => { readonly dropped: number; readonly failedBatches: number } | undefined;
   /**
    * Distinct (tenant, tool) label pairs before further pairs are folded into the `_overflow`
    * pair and counted by `dispatch.tool.label_overflows`; an integer >= 0.
@@ -135,6 +137,15 @@ export async function startMetrics(options: MetricsOptions): Promise<Metrics> {
   meter.createObservableCounter('dispatch.turns.refused', { description: 'Dispatch RPCs refused RESOURCE_EXHAUSTED for limits.max_turns_in_flight, max_turns_per_tenant, max_argument_chars_in_flight or max_calls_in_flight (and their per-tenant shares)' }).addCallback((result) => {
     const turns = options.turns?.();
     if (turns) result.observe(turns.refused);
+  });
+
+  meter.createObservableCounter('dispatch.trace.spans_dropped', { description: 'Trace spans dropped because the export queue was full (OTEL_BSP_MAX_QUEUE_SIZE), when trace export is on' }).addCallback((result) => {
+    const lost = options.tracesLost?.();
+    if (lost) result.observe(lost.dropped);
+  });
+  meter.createObservableCounter('dispatch.trace.export_failures', { description: 'Batches of trace spans that failed to export (their spans are lost), when trace export is on' }).addCallback((result) => {
+    const lost = options.tracesLost?.();
+    if (lost) result.observe(lost.failedBatches);
   });
 
   // The breakers' states (read first, taking label pairs before the SDK's gauges as they did), the

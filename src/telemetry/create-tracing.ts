@@ -15,6 +15,8 @@ export interface Tracing {
   forceFlush(): Promise<void>;
   /** Flushes, then stops exporting. */
   shutdown(): Promise<void>;
+  /** Spans lost so far: dropped for a full queue, and in batches that failed to export; undefined when traces are off. */
+  lost(): { readonly dropped: number; readonly failedBatches: number } | undefined;
 }
 
 export { DEFAULT_SERVICE_NAME } from './service-resource';
@@ -34,7 +36,7 @@ export function tracesEnabled(env: NodeJS.ProcessEnv): boolean {
   return exporters.length === 0 && Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim());
 }
 
-const OFF: Tracing = { tracer: undefined, forceFlush: async () => undefined, shutdown: async () => undefined };
+const OFF: Tracing = { tracer: undefined, forceFlush: async () => undefined, shutdown: async () => undefined, lost: () => undefined };
 
 /**
  * The exporter OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL names: `grpc` (`otlp-grpc-exporter.ts`), else
@@ -74,6 +76,7 @@ export function createTracing(env: NodeJS.ProcessEnv = process.env, logger?: Log
   return {
     tracer: createSpanTracer({ sampler: samplerFromEnv(env, logger), sink: batcher }),
     forceFlush: () => batcher.forceFlush(),
+    lost: () => ({ dropped: batcher.dropped, failedBatches: batcher.failedBatches }),
     shutdown() {
       stopped ??= batcher.shutdown().catch((error: Error) => logger?.warn('trace export shutdown failed', { error: error.message }));
       return stopped;

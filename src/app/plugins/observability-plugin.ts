@@ -40,7 +40,7 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
   try {
     const listen = metricsListenFromEnv(ctx.options.metricsListen || undefined, process.env, logger);
     if (listen) {
-      metrics = await startMetrics({ listen, stats, breakerStates: heldStates, subscribers: () => bus.subscriberCount, turns: () => turns?.(), slotsInUse: () => slots?.inUse(), slotRefusals: () => slots?.refused(), rateRefusals: () => rates?.refused(), logger, maxLabelPairs: settings.maxLabelPairs, maxLabelPairsPerTenant: settings.maxLabelPairsPerTenant, scrapeCacheMs: settings.scrapeCacheMs, maxScrapeConnections: settings.maxScrapeConnections }).catch((error: NodeJS.ErrnoException) => {
+      metrics = await startMetrics({ listen, stats, breakerStates: heldStates, subscribers: () => bus.subscriberCount, turns: () => turns?.(), tracesLost: () => tracing.lost(), slotsInUse: () => slots?.inUse(), slotRefusals: () => slots?.refused(), rateRefusals: () => rates?.refused(), logger, maxLabelPairs: settings.maxLabelPairs, maxLabelPairsPerTenant: settings.maxLabelPairsPerTenant, scrapeCacheMs: settings.scrapeCacheMs, maxScrapeConnections: settings.maxScrapeConnections }).catch((error: NodeJS.ErrnoException) => {
         // A bare "listen EADDRINUSE" (a system error, with a code) names neither the flag nor the port's use.
         throw error.code === undefined ? error : new ListenFailure('--metrics-listen', 'DISPATCH_METRICS_LISTEN', listen, error);
       });

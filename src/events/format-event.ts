@@ -6,7 +6,7 @@ import { terminalWord } from './terminal-text';
 const EXTRAS: Partial<Record<EventKind, readonly (readonly [string, string])[]>> = {
   [EventKind.CALL_RECEIVED]: [['args', ATTR.argumentsShape], ['args', ATTR.argumentsText]],
   [EventKind.TOOL_PRE]: [['effect', ATTR.effect]],
-  [EventKind.TOOL_POST]: [['outcome', ATTR.outcome], ['phase', ATTR.errorPhase], ['http', ATTR.httpStatus], ['ms', ATTR.durationMs], ['chars', ATTR.outputChars], ['message', ATTR.message]],
+  [EventKind.TOOL_POST]: [['outcome', ATTR.outcome], ['policy', ATTR.policy], ['phase', ATTR.errorPhase], ['http', ATTR.httpStatus], ['ms', ATTR.durationMs], ['chars', ATTR.outputChars], ['message', ATTR.message]],
   [EventKind.RETRY]: [['delay_ms', ATTR.retryDelayMs], ['reason', ATTR.reason]],
   [EventKind.LOOP_WARNING]: [['message', ATTR.message]],
   [EventKind.LOOP_STOP]: [['message', ATTR.message]],

@@ -24,6 +24,7 @@ export const ATTR = {
   outputChars: 'dispatch.output_chars',
   resolvedTool: 'dispatch.resolved_tool',
   errorPhase: 'dispatch.error.phase',
+  policy: 'dispatch.policy',
   argumentsShape: 'dispatch.arguments.shape',
   argumentsText: 'dispatch.arguments',
   argumentsModified: 'dispatch.arguments.modified',

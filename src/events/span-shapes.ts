@@ -80,6 +80,7 @@ export const attemptEnding = (outcome: AttemptOutcome | undefined, errorType: st
   // Why it failed without its words (a tool's answer may hold payload): when, and the HTTP status.
   [ATTR.errorPhase]: outcome?.errorPhase,
   [ATTR.httpStatus]: outcome?.httpStatus,
+  [ATTR.policy]: outcome?.policy,
 });
 
 /** The name of a point event on a span (`retry`, `loop_stop`, ...). */

@@ -5,7 +5,7 @@ import type { PolicyRule } from './policy-types';
 
 /** What the configured rules decide about one attempt. */
 export type RulesVerdict =
-  | { readonly action: 'block'; readonly reason: string }
+  | { readonly action: 'block'; readonly reason: string; readonly by: string }
   | { readonly action: 'allow' | 'ask'; readonly reason: string; readonly args: unknown; readonly modified: boolean };
 
 /**
@@ -19,12 +19,12 @@ export function evaluateRules(rules: readonly PolicyRule[], tool: string, args: 
   const reasons: string[] = [];
   for (const rule of rules) {
     if (!globAny(rule.match, tool) || !allHold(rule.when, current)) continue;
-    if (rule.decide === 'block') return { action: 'block', reason: rule.reason };
+    if (rule.decide === 'block') return { action: 'block', reason: rule.reason, by: rule.label };
     if (rule.decide === 'modify') {
       if (!modified) current = structuredClone(current);
       modified = true;
       for (const [pointer, value] of rule.set) {
-        if (!setAtPointer(current, pointer, structuredClone(value))) return { action: 'block', reason: `policy ${rule.label} could not set ${pointer} in the arguments` };
+        if (!setAtPointer(current, pointer, structuredClone(value))) return { action: 'block', reason: `policy ${rule.label} could not set ${pointer} in the arguments`, by: rule.label };
       }
       for (const pointer of rule.remove) removeAtPointer(current, pointer);
       if (rule.reason) reasons.push(rule.reason);

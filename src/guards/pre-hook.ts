@@ -44,10 +44,12 @@ export function createPreHook(sources: PreHookSources): PreHook {
     let modified = verdict.modified;
     const asks = verdict.action === 'ask' ? [verdict.reason] : [];
     const notes = verdict.action === 'allow' && verdict.reason ? [verdict.reason] : [];
+    // What a block says blocked it (events and spans: dispatch.policy).
+    let from = 'hook';
     const take = (decision: HookDecision | EndpointAnswer): HookDecision | undefined => {
       switch (decision.action) {
         case 'block':
-          return 'unavailable' in decision && decision.unavailable ? { action: 'block', reason: decision.reason, unavailable: true } : { action: 'block', reason: decision.reason };
+          return 'unavailable' in decision && decision.unavailable ? { action: 'block', reason: decision.reason, unavailable: true, by: from } : { action: 'block', reason: decision.reason, by: from };
         case 'modify':
           args = decision.arguments;
           modified = true;
@@ -69,12 +71,13 @@ export function createPreHook(sources: PreHookSources): PreHook {
       try {
         decision = await hook(args === input.args ? input : withArgs(input, args));
       } catch (error) {
-        return { action: 'block', reason: `a pre-tool hook failed (${(error as Error).message}), so the call was refused` };
+        return { action: 'block', reason: `a pre-tool hook failed (${(error as Error).message}), so the call was refused`, by: 'hook' };
       }
       const stop = take(decision);
       if (stop) return stop;
     }
     if (endpoint && globAny(endpoint.policy.match, input.tool.name)) {
+      from = 'endpoint';
       const stop = take(await endpoint.ask({ tool: input.tool.name, args, sessionId: input.sessionId, tenant: input.tenant, signal: input.signal }));
       if (stop) return stop;
     }

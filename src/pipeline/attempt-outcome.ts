@@ -2,6 +2,7 @@ import type { ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { kindName, type DispatchError } from '../errors';
 import type { ResolvedTool } from '../registry';
 import type { AttemptObserver } from './observer';
+import { refusedBy } from './refused-loops';
 import { errorResult } from './results';
 import type { AttemptResult } from './run-attempt';
 
@@ -14,6 +15,7 @@ export function finished(attemptObs: AttemptObserver, result: ToolResult, error?
     errorKind: kind === undefined ? undefined : kindName(kind),
     errorPhase: error?.phase,
     httpStatus: error?.httpStatus,
+    policy: error && refusedBy(error),
     errorMessage: result.isError ? result.error?.message : undefined,
     resolvedTool: result.resolvedToolName,
     durationMs: result.durationMs,

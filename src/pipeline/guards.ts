@@ -12,9 +12,10 @@ export type HookDecision =
   /**
    * `unavailable`: what decides could not be consulted for now (the policy endpoint unreachable,
    * timed out, busy): refused UNAVAILABLE, recoverable, not BLOCKED, and not a refusal loop
-   * detection counts (the same call may pass once it answers).
+   * detection counts (the same call may pass once it answers). `by`: what blocked it, for events
+   * and spans (a rule's name or `policies[i]`, `endpoint`, `hook`).
    */
-  | { readonly action: 'block'; readonly reason: string; readonly unavailable?: true }
+  | { readonly action: 'block'; readonly reason: string; readonly unavailable?: true; readonly by?: string }
   | { readonly action: 'modify'; readonly arguments: unknown; readonly reason?: string }
   | {
       readonly action: 'ask';

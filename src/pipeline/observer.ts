@@ -26,6 +26,8 @@ export interface AttemptOutcome {
   readonly errorKind?: string;
   /** When it failed: before, during or after its tool ran (DispatchError.phase). */
   readonly errorPhase?: string;
+  /** What blocked it (a policy rule's name or `policies[i]`, `endpoint`, `hook`), when a policy did. */
+  readonly policy?: string;
   /** The HTTP status the tool answered, when its failure was one. */
   readonly httpStatus?: number;
   /** The failure's message, as the model reads it (redacted): events carry it only with telemetry.debug_payloads. */

@@ -17,7 +17,7 @@ const blocked = (message: string) =>
   new DispatchError(ErrorKind.BLOCKED, message, { phase: 'before', suggestion: 'Do not retry this call; choose a different action or ask the user for permission.' });
 
 /** A refusal of the call as it is, which the loop window records when the model sends it again (markRefusal). */
-const refused = (message: string) => markRefusal(blocked(message));
+const refused = (message: string, by?: string) => markRefusal(blocked(message), by);
 
 /**
  * The refusal of a call whose policy could not be consulted for now (`reason`: why): UNAVAILABLE,
@@ -105,7 +105,7 @@ function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId
     case 'allow':
       return args;
     case 'block': {
-      const refusal = decision.unavailable ? policyUnavailable(tool, decision.reason) : refused(`blocked by policy: ${decision.reason}`);
+      const refusal = decision.unavailable ? policyUnavailable(tool, decision.reason) : refused(`blocked by policy: ${decision.reason}`, decision.by);
       if (tool.readOnly) throw refusal;
       return unlessRecorded(deps, turn, keyTool, args, args, refusal);
     }

@@ -14,19 +14,23 @@ import type { CallProgress } from './run-attempt';
 // call). Without it a model re-sending a call dispatch refuses was never stopped: no record, no
 // warning, no LOOP_DETECTED, however many times it came.
 
-/** The refusals the loop window records (markRefusal): those that refuse the same call again. */
-const counted = new WeakSet<DispatchError>();
+/** The refusals the loop window records (markRefusal), with what refused them ('' when not said). */
+const counted = new WeakMap<DispatchError, string>();
 
 /**
  * Marks `refusal` as one the loop window records when it ends an attempt before its store step: a
  * block rule's or hook's, a headless ask's, a denied approval's. Not an approval nobody answered
  * (calling again asks again, as its suggestion says), nor a refusal for want of room or a session
- * that ended: the same call may pass later. Gives `refusal`.
+ * that ended: the same call may pass later. `by`: what refused it, as events and spans name it
+ * (a rule's name or `policies[i]`, `endpoint`, `hook`). Gives `refusal`.
  */
-export function markRefusal(refusal: DispatchError): DispatchError {
-  counted.add(refusal);
+export function markRefusal(refusal: DispatchError, by = ''): DispatchError {
+  counted.set(refusal, by);
   return refusal;
 }
+
+/** What refused `error`, when it is a refusal that said (markRefusal's `by`). */
+export const refusedBy = (error: DispatchError): string | undefined => counted.get(error) || undefined;
 
 /** Whether `error` is a refusal the loop window records (see markRefusal). */
 export const countsAsRefusal = (error: DispatchError): boolean => counted.has(error);

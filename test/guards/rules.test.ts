@@ -90,12 +90,12 @@ test('rules apply in order: modify goes on with the new arguments, the first all
 - { match: "pay*", when: [{ pointer: /amount, op: ">", value: 1000 }], decide: block, reason: too much }
 - { decide: ask, reason: never reached for pay }
 `);
-  expect(evaluateRules(rules, 'pay', { amount: 1 })).toEqual({ action: 'block', reason: 'too much' });
+  expect(evaluateRules(rules, 'pay', { amount: 1 })).toEqual({ action: 'block', reason: 'too much', by: 'policies[1]' });
   const args = { amount: 1 };
   expect(evaluateRules(rules, 'other', args)).toEqual({ action: 'ask', reason: 'never reached for pay', args: { amount: 2000 }, modified: true });
   expect(args).toEqual({ amount: 1 });
   expect(evaluateRules(rulesOf('- { decide: allow }\n- { decide: block, reason: x }'), 't', {})).toMatchObject({ action: 'allow', modified: false });
-  expect(evaluateRules(rulesOf('- { decide: modify, set: { /a/b: 1 } }'), 't', { a: 5 })).toEqual({ action: 'block', reason: 'policy policies[0] could not set /a/b in the arguments' });
+  expect(evaluateRules(rulesOf('- { decide: modify, set: { /a/b: 1 } }'), 't', { a: 5 })).toEqual({ action: 'block', reason: 'policy policies[0] could not set /a/b in the arguments', by: 'policies[0]' });
 });
 
 test('the pre-tool stage: rules, then code hooks, then the endpoint; a block wins, an ask keeps the modified arguments', async () => {
@@ -113,10 +113,10 @@ test('the pre-tool stage: rules, then code hooks, then the endpoint; a block win
   expect(await hook(input)).toEqual({ action: 'ask', reason: 'hook wants a human', arguments: { amount: 1, currency: 'EUR', checked: true, capped: true } });
   expect(asked).toEqual([{ amount: 1, currency: 'EUR', checked: true }]);
   const blocking = createPreHook({ rules: [], hooks: [async () => ({ action: 'block', reason: 'no' })], endpoint: { policy: { url: 'x', match: ['*'], timeoutMs: 1, failOpen: false, headers: {} }, ask: async () => { throw new Error('must not be asked'); } } });
-  expect(await blocking(input)).toEqual({ action: 'block', reason: 'no' });
+  expect(await blocking(input)).toEqual({ action: 'block', reason: 'no', by: 'hook' });
   expect(await createPreHook({ rules: [] })(input)).toEqual({ action: 'allow' });
   const broken = createPreHook({ rules: [], hooks: [async () => { throw new Error('hook bug'); }] });
-  expect(await broken(input)).toEqual({ action: 'block', reason: 'a pre-tool hook failed (hook bug), so the call was refused' });
+  expect(await broken(input)).toEqual({ action: 'block', reason: 'a pre-tool hook failed (hook bug), so the call was refused', by: 'hook' });
 });
 
 test('every hook sees the turn’s signal, after a modification too, and nothing reads it unless a hook does', async () => {
@@ -153,6 +153,6 @@ test('rules for other tools do not change a decision: the first matching rule of
   const decide = createPreHook({ rules });
   const call = (name: string) => decide({ tenant: 't', sessionId: 's', tool: { name } as ResolvedTool, args: { text: 'hi' }, attempt: 1, signal: new AbortController().signal } as PreHookInput);
   expect(call('echo')).toEqual({ action: 'ask', reason: 'check it', arguments: { text: 'hi', loud: true } });
-  expect(call('crm_x')).toEqual({ action: 'block', reason: 'crm is off' });
+  expect(call('crm_x')).toEqual({ action: 'block', reason: 'crm is off', by: 'policies[0]' });
   expect(call('nothing')).toEqual({ action: 'allow' });
 });

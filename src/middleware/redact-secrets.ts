@@ -1,7 +1,7 @@
 import { outsidePublicPem } from './public-pem';
 import { redactHighEntropy } from './entropy';
 import { PREFIXED_TOKEN_MIN_LENGTH } from './secret-token-formats';
-import { rewrapped, wrappedBase64 } from './wrapped-base64';
+import { hidesWrappedBase64, rewrapped, wrappedBase64 } from './wrapped-base64';
 import { redactSecretManifests } from './secret-manifests';
 import { looksLikeJson, redactJson, redactJsonLines, type JsonRedactor } from './redact-json';
 import { isCode, isNegated, isNestedArray, isOpaqueKey, isPlainValue, isValuelessFlag, isWording } from './secret-context';
@@ -263,8 +263,8 @@ function redact(text: string, entropy: EntropySettings, depth: number, parseFail
   }
   const out = redactText(text, entropy);
   // Most outputs hold nothing to redact; only those that do, or hold an escape that can hide a
-  // secret, or a Kubernetes Secret (its data: secret-manifests.ts), are read again as JSON.
-  const hiding = HIDING_ESCAPE.test(text) || text.includes('"Secret"');
+  // secret, a Kubernetes Secret or wrapped base64 (secret-manifests.ts, wrapped-base64.ts), are read again as JSON.
+  const hiding = HIDING_ESCAPE.test(text) || text.includes('"Secret"') || hidesWrappedBase64(text);
   if ((out === text && !hiding) || depth >= MAX_JSON_DEPTH) return out;
   const redactor: JsonRedactor = {
     keyKind,

@@ -40,3 +40,22 @@ export function rewrapped(decoded: string, width: number, like: string): string 
   for (let at = 0; at < encoded.length; at += width) lines.push(encoded.slice(at, at + width));
   return lines.join('\n') + (like.endsWith('\n') ? '\n' : '');
 }
+
+const isBase64Char = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 43 || c === 47;
+
+/**
+ * Whether `text` (JSON text) may hold wrapped base64 in a string: a line break escaped (`\n`)
+ * after 60 base64 characters. The JSON pass, which decodes the string and finds it
+ * ({@link wrappedBase64}), runs only on a text the text pass changed or that may hide something
+ * from it: a base64-encoded private key in JSON whose lines the entropy step happened to pass
+ * over (a slash too many, no digit) went out whole. Each escape looks back at most 60 characters,
+ * and only to the one before it: linear.
+ */
+export function hidesWrappedBase64(text: string): boolean {
+  for (let at = text.indexOf('\\n', WIDTHS[0]); at >= 0; at = text.indexOf('\\n', at + 2)) {
+    let run = 0;
+    for (let i = at - 1; i >= 0 && run < WIDTHS[0] && isBase64Char(text.charCodeAt(i)); i--) run++;
+    if (run >= WIDTHS[0]) return true;
+  }
+  return false;
+}

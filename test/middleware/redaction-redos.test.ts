@@ -69,6 +69,9 @@ const againstScans = (): readonly string[] => [
   fill('data:image/png;base64,9fT2kQ7xLm4ZpR8vW1nB6cY3hJ0sD5gA7eK2uP9q,'),
   fill('LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t9fT2kQ7xLm4ZpR8vW1nB6cY3hJ0sD5gA7eK2uP9q '),
   `LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t${fill('9fT2kQ7xLm4ZpR8vW1nB6cY3hJ0sD5gA7eK2uP9q')}`,
+  // Escaped line breaks looked back at for wrapped base64 (wrapped-base64.ts).
+  fill(`"${'a/'.repeat(29)}\\n`),
+  fill('\\n'),
   // Lines read as JSON for their escapes: each line at most twice, however many brackets it has.
   fill('{"password":"hunter2hunter2","dsn":"a:\\/\\/u:p@h"}\n'),
   fill('data: [{"a":"\\u0041"}]\n'),

@@ -6,6 +6,11 @@ import { CONDITION_OPS, type Condition, type ConditionOp, type PolicyRule, type 
 /** Throws a configuration problem at `path` (relative to the policy entry). */
 export type Fail = (path: string, problem: string) => never;
 
+/** The Fail of a reading of policies parsePolicies checked before (start-up warnings): never called. */
+export const CHECKED_BEFORE: Fail = () => {
+  throw new Error('policies are checked before their warnings');
+};
+
 const DECISIONS: readonly RuleDecision[] = ['allow', 'block', 'ask', 'modify'];
 const RULE_KEYS = ['name', 'match', 'when', 'decide', 'reason', 'set', 'remove'];
 const CONDITION_KEYS = ['pointer', 'op', 'value'];

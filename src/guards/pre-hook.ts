@@ -44,12 +44,11 @@ export function createPreHook(sources: PreHookSources): PreHook {
     let modified = verdict.modified;
     const asks = verdict.action === 'ask' ? [verdict.reason] : [];
     const notes = verdict.action === 'allow' && verdict.reason ? [verdict.reason] : [];
-    // What a block says blocked it (events and spans: dispatch.policy).
-    let from = 'hook';
-    const take = (decision: HookDecision | EndpointAnswer): HookDecision | undefined => {
+    // `by`: what a block says blocked it (events and spans: dispatch.policy).
+    const take = (decision: HookDecision | EndpointAnswer, by: 'hook' | 'endpoint'): HookDecision | undefined => {
       switch (decision.action) {
         case 'block':
-          return 'unavailable' in decision && decision.unavailable ? { action: 'block', reason: decision.reason, unavailable: true, by: from } : { action: 'block', reason: decision.reason, by: from };
+          return 'unavailable' in decision && decision.unavailable ? { action: 'block', reason: decision.reason, unavailable: true, by } : { action: 'block', reason: decision.reason, by };
         case 'modify':
           args = decision.arguments;
           modified = true;
@@ -73,12 +72,11 @@ export function createPreHook(sources: PreHookSources): PreHook {
       } catch (error) {
         return { action: 'block', reason: `a pre-tool hook failed (${(error as Error).message}), so the call was refused`, by: 'hook' };
       }
-      const stop = take(decision);
+      const stop = take(decision, 'hook');
       if (stop) return stop;
     }
     if (endpoint && globAny(endpoint.policy.match, input.tool.name)) {
-      from = 'endpoint';
-      const stop = take(await endpoint.ask({ tool: input.tool.name, args, sessionId: input.sessionId, tenant: input.tenant, signal: input.signal }));
+      const stop = take(await endpoint.ask({ tool: input.tool.name, args, sessionId: input.sessionId, tenant: input.tenant, signal: input.signal }), 'endpoint');
       if (stop) return stop;
     }
     if (asks.length > 0) return { action: 'ask', reason: asks.join('; '), arguments: modified ? args : undefined };

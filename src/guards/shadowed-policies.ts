@@ -1,15 +1,10 @@
 import type { ToolSpec } from '../../gen/dispatch/v1/tool_pb';
 import { globAny } from './glob';
-import { isRecord, parseMatch } from './parse-rule';
+import { CHECKED_BEFORE, isRecord, parseMatch } from './parse-rule';
 import type { StartupWarning } from './startup-warnings';
 
 /** The kinds of entry of which the first fitting a tool applies to it (a rule: one that decides whatever the arguments). */
 const FIRST_WINS = ['decide', 'budget', 'concurrency', 'rate', 'breaker'] as const;
-
-/** Never thrown: the policies were checked by parsePolicies before. */
-const unreachable = (): never => {
-  throw new Error('policies are checked before their warnings');
-};
 
 /**
  * Whether the entry, of `kind`, applies to every call of a tool it fits, so that no later entry of
@@ -38,7 +33,7 @@ export function shadowedPolicyWarnings(policies: readonly unknown[], tools: read
     if (!isRecord(entry)) return;
     const kind = FIRST_WINS.find((k) => entry[k] !== undefined);
     if (kind === undefined) return;
-    const match = parseMatch(entry.match, unreachable);
+    const match = parseMatch(entry.match, CHECKED_BEFORE);
     const before = earlier.get(kind) ?? [];
     const fitted = names.filter((name) => globAny(match, name));
     const winners = fitted.map((name) => before.find((b) => globAny(b.match, name)));

@@ -3,7 +3,7 @@ import type { DispatchConfig } from '../config';
 import { TOOL_DEFAULTS } from '../options';
 import { suggestKey } from '../config/unknown-key';
 import { globAny, globMatch } from './glob';
-import { isRecord, parseMatch } from './parse-rule';
+import { CHECKED_BEFORE, isRecord, parseMatch } from './parse-rule';
 import { shadowedPolicyWarnings } from './shadowed-policies';
 
 /** A start-up warning: its log message and fields. */
@@ -17,11 +17,6 @@ const CHECKED_KINDS = ['decide', 'budget', 'concurrency', 'rate'] as const;
 
 /** The separators a tool name is commonly spelt with; a glob spelt with another one is offered. */
 const SEPARATORS = ['_', '-', '.'];
-
-/** Never thrown: the policies were checked by parsePolicies before. */
-const unreachable = (): never => {
-  throw new Error('policies are checked before their warnings');
-};
 
 /**
  * A glob like `pattern` that matches one of `names`: the nearest name when `pattern` has no
@@ -53,7 +48,7 @@ export function policyMatchWarnings(policies: readonly unknown[], tools: readonl
     if (!isRecord(entry)) return;
     const kind = CHECKED_KINDS.find((k) => entry[k] !== undefined);
     if (kind === undefined) return;
-    const match = parseMatch(entry.match, unreachable);
+    const match = parseMatch(entry.match, CHECKED_BEFORE);
     if (names.some((name) => globAny(match, name))) return;
     const meant = match.map((pattern) => meantPattern(pattern, names)).find((m) => m !== undefined);
     const label = typeof entry.name === 'string' ? `policies[${index}] (${entry.name})` : `policies[${index}]`;

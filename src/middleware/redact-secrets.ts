@@ -263,9 +263,9 @@ function redact(text: string, entropy: EntropySettings, depth: number, parseFail
   }
   const out = redactText(text, entropy);
   // Most outputs hold nothing to redact; only those that do, or hold an escape that can hide a
-  // secret, a Kubernetes Secret or wrapped base64 (secret-manifests.ts, wrapped-base64.ts), are read again as JSON.
-  const hiding = HIDING_ESCAPE.test(text) || text.includes('"Secret"') || hidesWrappedBase64(text);
-  if ((out === text && !hiding) || depth >= MAX_JSON_DEPTH) return out;
+  // secret, a Kubernetes Secret or wrapped base64 (secret-manifests.ts, wrapped-base64.ts), are read
+  // again as JSON: looked for only when the text pass changed nothing.
+  if (depth >= MAX_JSON_DEPTH || (out === text && !HIDING_ESCAPE.test(text) && !text.includes('"Secret"') && !hidesWrappedBase64(text))) return out;
   const redactor: JsonRedactor = {
     keyKind,
     secretValue,

@@ -12,10 +12,10 @@
 const PUBLIC_KEYS = new Set(['tls.crt', 'ca.crt']);
 
 /** A line naming the mapping a Secret: `kind: Secret`, first of a list item or not. */
-const KIND_SECRET = /^( *)(?:- +)?kind: +Secret *$/;
+const KIND_SECRET = /^( *(?:- +)?)kind: +Secret *$/;
 
-/** A line opening a mapping's data: `data:` or `stringData:` alone. */
-const DATA = /^( *)(?:- +)?(?:data|stringData): *$/;
+/** A line opening a mapping's data: `data:` or `stringData:` alone. Both capture what comes before the key: its column. */
+const DATA = /^( *(?:- +)?)(?:data|stringData): *$/;
 
 /** A key and its value in a data block: the key and what stays (its colon and spaces), then the value. */
 const ENTRY = /^( +)([^\s:#][^:]*?: +)(.+)$/;
@@ -42,13 +42,14 @@ export function redactSecretManifests(text: string, marker: string): string {
   // The end of the last mapping read: a `kind: Secret` inside it is not read again (linear in the text).
   let readTo = 0;
   for (let i = 0; i < lines.length; i++) {
-    if (i < readTo || !KIND_SECRET.test(lines[i]!)) continue;
-    const indent = lines[i]!.indexOf('kind');
+    const kind = i < readTo ? null : KIND_SECRET.exec(lines[i]!);
+    if (!kind) continue;
+    const indent = kind[1]!.length;
     const [start, end] = mappingOf(lines, i, indent);
     readTo = end;
     for (let j = start; j < end; j++) {
       const data = DATA.exec(lines[j]!);
-      if (!data || lines[j]!.indexOf(lines[j]!.includes('stringData') ? 'stringData' : 'data') !== indent) continue;
+      if (!data || data[1]!.length !== indent) continue;
       // The block: the lines after it indented deeper; its keys at the first one's indent, a value's
       // further lines (a block scalar, `|`) deeper still, each redacted whole unless its key's is public.
       let keys = -1;

@@ -35,20 +35,23 @@ export function messageShape(message: string): string {
 /**
  * A warn that logs each message at most once per `intervalMs`, for failures that repeat per call
  * or per batch. Throttled per message (or per its `keyOf`), so that one warning does not hide
- * another for the interval (a relay's "announce failed" once hid its "publish failed"). At most
- * `maxKeys` are remembered, so that messages that vary do not grow the map without bound.
+ * another for the interval (a relay's "announce failed" once hid its "publish failed"). A line
+ * logged after some of its key were held back says how many (`notLoggedBefore`), so an operator
+ * can tell one failure from a thousand. At most `maxKeys` are remembered, so that messages that
+ * vary do not grow the map without bound.
  */
 export function throttledWarn(logger: Logger | undefined, options: number | ThrottleOptions = {}): (message: string, fields?: Record<string, unknown>) => void {
   const { intervalMs = 10_000, keyOf = (message: string) => message, maxKeys = MAX_THROTTLE_KEYS, level = 'warn' } = typeof options === 'number' ? { intervalMs: options } : options;
   // In the order logged: the first is the one logged longest ago.
-  const lastLogged = new Map<string, number>();
+  const lastLogged = new Map<string, { at: number; held: number }>();
   return (message, fields) => {
     const now = Date.now();
     const key = keyOf(message, fields);
-    if (now - (lastLogged.get(key) ?? -Infinity) < intervalMs) return;
+    const last = lastLogged.get(key);
+    if (last && now - last.at < intervalMs) return void last.held++;
     lastLogged.delete(key);
-    lastLogged.set(key, now);
+    lastLogged.set(key, { at: now, held: 0 });
     if (lastLogged.size > maxKeys) lastLogged.delete(lastLogged.keys().next().value!);
-    logger?.[level](message, fields);
+    logger?.[level](message, last && last.held > 0 ? { ...fields, notLoggedBefore: last.held } : fields);
   };
 }

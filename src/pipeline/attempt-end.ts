@@ -34,7 +34,30 @@ export function thrownFailure(deps: PipelineDeps, tool: string, callId: string, 
   const stack = thrown instanceof Error ? (thrown.stack ?? `${thrown.name}: ${thrown.message}`) : String(thrown);
   crashLog(deps.logger)('a tool crashed; its call ends UNEXPECTED', { tool, tool_call_id: callId, attempt, error: redactSecrets(shortened(stack, MAX_LOGGED_STACK)) });
   const message = thrown instanceof Error ? thrown.message : String(thrown);
-  return DispatchError.from(message.length > MAX_CRASH_MESSAGE ? new Error(shortened(message, MAX_CRASH_MESSAGE), { cause: thrown }) : thrown, 'during');
+  const crash = DispatchError.from(message.length > MAX_CRASH_MESSAGE ? new Error(shortened(message, MAX_CRASH_MESSAGE), { cause: thrown }) : thrown, 'during');
+  crashes.add(crash);
+  return crash;
+}
+
+/** The failures thrownFailure logged as crashes (with their stacks): logToolFailure leaves them. */
+const crashes = new WeakSet<DispatchError>();
+
+/** Each logger's tool-failure log, throttled per tool and kind. */
+const failureLogs = new WeakMap<Logger, ReturnType<typeof throttledWarn>>();
+const failureLog = (logger: Logger) => failureLogs.get(logger) ?? failureLogs.set(logger, throttledWarn(logger, { keyOf: (_, fields) => `${String(fields?.tool)}\0${String(fields?.kind)}` })).get(logger)!;
+
+/**
+ * One warn line for the operator when a tool failed in a way that says something of its health
+ * (what {@link countsForBreaker} counts: a timeout, a transport failure, a 5xx): its kind, phase
+ * and HTTP status, not its message, which can quote the tool's answer (DESIGN section 9, as
+ * TOOL_POST events without debug payloads). At most one line per tool and kind per 10 s, saying
+ * how many it held back; failures the model caused (a 4xx, a tool's own error answer) are not
+ * logged, nor crashes, which thrownFailure logged with their stacks.
+ */
+export function logToolFailure(logger: Logger, tool: string, callId: string, attempt: number, error: DispatchError): void {
+  if (!countsForBreaker(error) || crashes.has(error)) return;
+  const status = error.httpStatus === undefined ? {} : { http_status: error.httpStatus };
+  failureLog(logger)('a tool call failed', { tool, kind: ErrorKind[error.kind], phase: error.phase, ...status, tool_call_id: callId, attempt });
 }
 
 /** The post hooks' notes; a hook that throws or rejects adds none. Awaits only a promise. */

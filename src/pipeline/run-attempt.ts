@@ -24,7 +24,7 @@ import { addLoopWarning, dropFailureWarnings, loopRecordOf, noteLoopWarning, rec
 import { loopOp } from './loop-op';
 import { blockedWaitMs, blockLeftMs, blockRefusal, cameEarly, loopBlockOf, loopStop, toldInTurn, toldWaitMs, windowRecord, withWait } from './loop-block';
 import { checkMayStart } from './turn-error';
-import { countsForBreaker, thrownFailure, withPostNotes } from './attempt-end';
+import { countsForBreaker, logToolFailure, thrownFailure, withPostNotes } from './attempt-end';
 import { AnsweredByRecord } from './answered-by-record';
 import { failedBefore, finished } from './attempt-outcome';
 import { giveBack } from './give-back';
@@ -235,6 +235,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   else if (run.kind === 'timeout' && phase === 'before') error = new DispatchError(ErrorKind.UNAVAILABLE, `could not reach the tool within ${timeoutMs} ms; nothing was sent to it`, { phase, recoverable: true });
   else if (run.kind === 'timeout') error = new DispatchError(ErrorKind.TIMEOUT, `the tool did not answer within ${timeoutMs} ms`, { phase, recoverable: tool.readOnly });
   else error = thrownFailure(deps, tool.name, callId, attempt, run.error);
+  if (error) logToolFailure(deps.logger, tool.name, callId, attempt, error);
   if (error && !tool.readOnly && error.kind !== ErrorKind.CANCELLED) error = sideEffectFailure(error, tool, claimed);
   if (error) progress.ranAndFailed = { tool: tool.name, error };
   const execMs = performance.now() - execStarted;

@@ -6,6 +6,7 @@ import type { ResolvedTool } from '../registry';
 import { inexactNumber, inexactNumberProblem } from './exact-numbers';
 import { watchDefaults } from './defaults-to-apply';
 import { repairArguments } from './repair';
+import { tolerantArguments } from './tolerant-arguments';
 import { formatValidationErrors } from './validation-message';
 
 /** Arguments ready for a tool, with a line for each repair made. */
@@ -53,13 +54,20 @@ export function prepareArguments(tool: ResolvedTool, text: string, limits: Argum
     throw errors.invalidArguments(`${inexactNumberProblem(inexact)}; ${notRun}`, suggestion);
   }
   let args: unknown;
+  let syntax: string | undefined;
   try {
     args = parsed !== undefined ? parsed.value : text.trim() === '' ? {} : JSON.parse(text);
   } catch (error) {
-    throw errors.invalidArguments(`arguments are not valid JSON (${(error as Error).message}); ${notRun}`, 'Send the arguments as one JSON object, with double-quoted keys and strings.');
+    const tolerant = tool.spec.lenientArguments ? tolerantArguments(text) : undefined;
+    if (tolerant === undefined) throw errors.invalidArguments(`arguments are not valid JSON (${(error as Error).message}); ${notRun}`, 'Send the arguments as one JSON object, with double-quoted keys and strings.');
+    // Its numbers were read as written (single-quoted text is no string to the check above).
+    const changed = inexactNumber(tolerant.json);
+    if (changed !== undefined) throw errors.invalidArguments(`${inexactNumberProblem(changed)}; ${notRun}`, 'Send such a number as a string, or use a smaller one.');
+    args = JSON.parse(tolerant.json);
+    syntax = tolerant.warning;
   }
   const defaults = tool.spec.lenientArguments ? watchDefaults(args, tool.schema) : undefined;
-  if (tool.validate(args)) return { args, warnings: defaults?.filled() ?? [] };
+  if (tool.validate(args)) return withSyntax(syntax, { args, warnings: defaults?.filled() ?? [] });
   const problems = tool.validate.errors ?? [];
   let refused = '';
   let suggestion: string | undefined;
@@ -74,7 +82,7 @@ export function prepareArguments(tool: ResolvedTool, text: string, limits: Argum
       if (tool.validate(repaired.value)) {
         // Those the call as sent took too come first; a dropped null or a decoded object adds others.
         const applied = new Set(watch.filled());
-        return { args: repaired.value, warnings: [...repaired.repairs, ...new Set([...sent.filter((line) => applied.has(line)), ...applied])] };
+        return withSyntax(syntax, { args: repaired.value, warnings: [...repaired.repairs, ...new Set([...sent.filter((line) => applied.has(line)), ...applied])] });
       }
     }
     // Paths are the model's own keys: each line is cut, as the validation lines are.
@@ -84,3 +92,6 @@ export function prepareArguments(tool: ResolvedTool, text: string, limits: Argum
   }
   throw errors.invalidArguments(`${formatValidationErrors(problems, 5, tool.schema)}${refused}; ${notRun}`, suggestion);
 }
+
+/** Adds a repair of the arguments' syntax, when one was made, before the other repairs. */
+const withSyntax = (syntax: string | undefined, result: PreparedArguments): PreparedArguments => (syntax === undefined ? result : { args: result.args, warnings: [syntax, ...result.warnings] });

@@ -34,8 +34,15 @@ export function overBudget(tool: ResolvedTool, budget: SessionBudget): DispatchE
   });
 }
 
-export function claimRefusal(claim: ClaimOutcome | undefined): DispatchError | undefined {
-  if (claim?.state === 'in_progress') return refused(ErrorKind.IN_PROGRESS, 'an identical call is still running; this one was not executed');
+/**
+ * The refusal an idempotency claim answered: IN_PROGRESS is recoverable (the same call made again
+ * once the first has ended is answered by its record, replayed, never run twice), and told to wait
+ * the tool's timeout, within which the first call's attempt ends; OUTCOME_UNKNOWN is not.
+ */
+export function claimRefusal(claim: ClaimOutcome | undefined, tool: ResolvedTool): DispatchError | undefined {
+  if (claim?.state === 'in_progress') {
+    return new DispatchError(ErrorKind.IN_PROGRESS, 'an identical call is still running; this one was not executed', { phase: 'before', recoverable: true, retryAfterMs: tool.timeoutMs });
+  }
   if (claim?.state === 'unknown') return refused(ErrorKind.OUTCOME_UNKNOWN, 'an identical earlier call was cut off while the tool ran (a timeout, a lost connection or a lost worker), so its effect is unknown; this one was not executed');
   return undefined;
 }

@@ -199,7 +199,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     if (after) addLoopWarning(after, tool, obs, attempt, result.warnings);
     return withPostNotes(deps, turn, tool, args, attempt, finished(attemptObs, result));
   }
-  const refusal = claimRefusal(claim);
+  const refusal = claimRefusal(claim, tool);
   if (refusal) return failedBefore(attemptObs, callId, tool, refusal, attempt, started, warnings);
   // A side-effecting attempt that took no claim (its breaker was open at its start) never runs, even if the breaker let calls through since.
   const ticket = wantClaim || tool.readOnly ? deps.guards.breaker.tryAcquire(breaker, tool.timeoutMs) : undefined;

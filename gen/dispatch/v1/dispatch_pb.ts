@@ -325,7 +325,9 @@ export type ToolResult = Message<"dispatch.v1.ToolResult"> & {
 
   /**
    * What dispatch did to the call or its result: repairs of lenient arguments, loop warnings, a
-   * fallback, cuts. Meant for the model too.
+   * fallback, an answer cut before it was bounded (over limits.max_tool_output_chars). Meant for
+   * the model too. An output bounded to max_result_chars is told by `truncated` and
+   * `result_handle`, and in the output itself, not here.
    *
    * @generated from field: repeated string warnings = 12;
    */
@@ -410,7 +412,9 @@ export type ToolResultJson = {
 
   /**
    * What dispatch did to the call or its result: repairs of lenient arguments, loop warnings, a
-   * fallback, cuts. Meant for the model too.
+   * fallback, an answer cut before it was bounded (over limits.max_tool_output_chars). Meant for
+   * the model too. An output bounded to max_result_chars is told by `truncated` and
+   * `result_handle`, and in the output itself, not here.
    *
    * @generated from field: repeated string warnings = 12;
    */

@@ -461,6 +461,11 @@ export type ToolSpec = Message<"dispatch.v1.ToolSpec"> & {
   maxResultChars: number;
 
   /**
+   * Repair a call's arguments before validation, each repair listed in the result's warnings:
+   * their syntax as models write it when JSON.parse refuses it (trailing commas, single quotes,
+   * unquoted keys, Python's True, False and None, a code fence; never text cut off), then their
+   * values against the schema ("3" -> 3 for an integer, "x" -> ["x"], a misspelt enum value).
+   *
    * @generated from field: bool lenient_arguments = 12;
    */
   lenientArguments: boolean;
@@ -606,6 +611,11 @@ export type ToolSpecJson = {
   maxResultChars?: number;
 
   /**
+   * Repair a call's arguments before validation, each repair listed in the result's warnings:
+   * their syntax as models write it when JSON.parse refuses it (trailing commas, single quotes,
+   * unquoted keys, Python's True, False and None, a code fence; never text cut off), then their
+   * values against the schema ("3" -> 3 for an integer, "x" -> ["x"], a misspelt enum value).
+   *
    * @generated from field: bool lenient_arguments = 12;
    */
   lenientArguments?: boolean;

@@ -7,6 +7,7 @@ import { StatusSchema } from '../../gen/google/rpc/status_pb';
 import { markMalformed } from './malformed-messages';
 import { retryDelayOf, retryInfo } from './retry-info';
 import { HardError } from '../errors';
+import { idProblem } from '../parse/client-id';
 import type { Logger } from '../log';
 
 /**
@@ -270,10 +271,15 @@ function answer<O>(logger: Logger, callback: grpc.sendUnaryData<O>, error: Parti
   }
 }
 
-/** What a request says that its error may repeat: the session it names. */
+/**
+ * What a request says that its error may repeat: the session it names, when it keeps the rule of
+ * client ids. One refused for it (a control character, a bidirectional override, over 256
+ * characters) is not echoed: backends log ErrorInfo's metadata, and a line break in it forged log
+ * lines there.
+ */
 export function requestFacts(request: unknown): ErrorFacts {
   const sessionId = (request as { sessionId?: unknown } | null)?.sessionId;
-  return typeof sessionId === 'string' && !sessionId.includes('\u0000') ? { session_id: sessionId } : {};
+  return typeof sessionId === 'string' && idProblem(sessionId, 'a session id') === undefined ? { session_id: sessionId } : {};
 }
 
 /** A unary handler from an async function, with errors mapped to statuses. */

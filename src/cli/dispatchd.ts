@@ -10,9 +10,14 @@ import type * as DiagModule from '../telemetry/diag-logger';
 // fraction of the time and memory. require, not import(): TypeScript keeps import() as an ES
 // import in CommonJS output.
 
-const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
+/**
+ * Signals that drain and stop dispatchd. SIGHUP too: dispatchd has no reload, and Node's default
+ * for it ended the process at once, cutting off the calls in flight (an operator's `kill -HUP 1`
+ * expecting a reload, which tini passes on; a closed terminal).
+ */
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
-/** Runs the daemon until SIGTERM or SIGINT; resolves with the process exit code. */
+/** Runs the daemon until SIGTERM, SIGINT or SIGHUP; resolves with the process exit code. */
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   // First of all: in a container without an init, node is PID 1, and a signal it has no handler
   // for is ignored, so a pod deleted while this starts would wait out its whole grace period.

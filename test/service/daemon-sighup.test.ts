@@ -1,0 +1,23 @@
+import { createDispatchClient } from '../../src/client';
+import { startDaemon } from '../helpers/daemon';
+
+// A Helm probe: SIGHUP (an operator's `kill -HUP 1` expecting a reload, which tini passes on; a
+// closed terminal) ended dispatchd at once with Node's default action: exit 129, the call in
+// flight cut off (`UNAVAILABLE: Connection dropped`) after its tool had run. dispatchd has no
+// reload: SIGHUP now drains and stops as SIGTERM does.
+
+test('SIGHUP finishes the call in flight, then exits 0', async () => {
+  const daemon = await startDaemon([]);
+  const client = createDispatchClient(`127.0.0.1:${daemon.port}`);
+  try {
+    const pending = client.dispatch({ sessionId: 's', calls: [{ id: 'c1', name: 'sleep', arguments: '{"ms":700}' }] });
+    await new Promise((r) => setTimeout(r, 200));
+    daemon.child.kill('SIGHUP');
+    const { results } = await pending;
+    expect(results[0]!.output).toBe('{"ms":700}');
+    expect(await daemon.exited).toBe(0);
+  } finally {
+    client.close();
+    daemon.child.kill('SIGKILL');
+  }
+});

@@ -259,9 +259,9 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   const idempotency: FinishAttempt['idempotency'] = !claimed
     ? undefined
     : !error || error.phase === 'after'
-      ? { key: callKey.value, action: 'complete', result: toStored(result, result.truncated ? loopResult : undefined), ttlSeconds: tool.idempotencyTtlSeconds }
+      ? { key: callKey.value, action: 'complete', result: toStored(result, result.truncated ? loopResult : undefined), ttlSeconds: tool.idempotencyTtlSeconds, owner }
       : error.phase === 'during'
-        ? { key: callKey.value, action: 'unknown', ttlSeconds: tool.idempotencyTtlSeconds }
+        ? { key: callKey.value, action: 'unknown', ttlSeconds: tool.idempotencyTtlSeconds, owner }
         : { key: callKey.value, action: 'release', owner };
   const memory = failed ? undefined : { entry: memoryEntry(tool.name, canonicalArgs, text, tool.spec.skipRedaction), max: deps.limits.maxMemoryEntries, ttlSeconds: MEMORY_TTL_SECONDS };
   // A retry failing as the call's last attempt did is the same call failing once more, not the

@@ -128,10 +128,16 @@ export interface SessionBudget {
   readonly max: number;
 }
 
-/** What the idempotency record becomes at the end of an attempt. */
+/**
+ * What the idempotency record becomes at the end of an attempt. A completion or UNKNOWN mark with
+ * `owner` (the claim's) is written over that claim or where the key holds nothing (its lease lapsed
+ * and nobody claimed it since), never over another attempt's claim or record: a replica cut off
+ * from Redis past its claim's lease, whose key another replica claimed and ran since, overwrote
+ * that replica's record when it came back (Redis; the memory store's attempts end within their lease).
+ */
 export type IdempotencyFinish =
-  | { readonly key: string; readonly action: 'complete'; readonly result: StoredResult; readonly ttlSeconds: number }
-  | { readonly key: string; readonly action: 'unknown'; readonly ttlSeconds: number }
+  | { readonly key: string; readonly action: 'complete'; readonly result: StoredResult; readonly ttlSeconds: number; readonly owner?: string }
+  | { readonly key: string; readonly action: 'unknown'; readonly ttlSeconds: number; readonly owner?: string }
   /**
    * Gives up a claim that did not run: deletes the record only while it is still in progress and,
    * with `owner` (not empty), still that claim (a late release never deletes a later claim or a result).
@@ -212,6 +218,11 @@ export interface Store {
    * run, so a draining replica finishes its turns within the grace period instead.
    */
   readonly shared?: true;
+  /**
+   * Whether the store's connection is up now (Redis: ioredis's `ready`), for the
+   * `dispatch_store_up` gauge; absent for a store that cannot be away (memory).
+   */
+  readonly connected?: () => boolean;
   beginAttempt(step: BeginAttempt): BeginAttemptResult | Promise<BeginAttemptResult>;
   /** Gives the op's streak after the record. */
   finishAttempt(step: FinishAttempt): FinishAttemptResult | Promise<FinishAttemptResult>;

@@ -41,6 +41,8 @@ export interface MetricsOptions {
   readonly turns?: () => { readonly inFlight: number; readonly callsInFlight?: number; readonly refused: number } | undefined;
   /** Trace spans lost so far (Tracing.lost), when traces are on: so an operator can alert on them, not only read a log line. */
   readonly tracesLost?: () => { readonly dropped: number; readonly failedBatches: number } | undefined;
+  /** Whether the shared store (Redis) is connected; undefined for the in-memory store (no series). */
+  readonly storeUp?: () => boolean | undefined;
   /**
    * Distinct (tenant, tool) label pairs before further pairs are folded into the `_overflow`
    * pair and counted by `dispatch.tool.label_overflows`; an integer >= 0.
@@ -124,6 +126,10 @@ export async function startMetrics(options: MetricsOptions): Promise<Metrics> {
   });
   meter.createObservableCounter('dispatch.tool.rate_refusals', { description: 'Attempts refused UNAVAILABLE before execution because their turn under their tool\'s rate limit (policies rate:) was further away than they could wait, per tenant and tool' }).addCallback((result) => {
     for (const [labels, count] of byPair(options.rateRefusals?.())) result.observe(count, labels);
+  });
+  meter.createObservableGauge('dispatch.store.up', { description: '1 while the shared store (Redis) is connected, 0 while it is not: side-effecting calls then fail STORE_UNAVAILABLE, not run; absent with the in-memory store' }).addCallback((result) => {
+    const up = options.storeUp?.();
+    if (up !== undefined) result.observe(up ? 1 : 0);
   });
   meter.createObservableGauge('dispatch.events.subscribers', { description: 'Subscribe streams open on this replica' }).addCallback((result) => result.observe(options.subscribers()));
   meter.createObservableGauge('dispatch.turns.in_flight', { description: 'Dispatch RPCs (turns) running on this replica' }).addCallback((result) => {

@@ -27,6 +27,7 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
   let turns: (() => TurnCounts) | undefined;
   let slots: ToolSlots | undefined;
   let rates: ToolRates | undefined;
+  let storeUp: (() => boolean) | undefined;
   const tracing = createTracing(process.env, logger);
   // The gauge lists the breakers of tools still registered: a tool removed (here, or on another
   // replica) leaves it, its observed state forgotten (the name registered again starts closed).
@@ -40,7 +41,7 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
   try {
     const listen = metricsListenFromEnv(ctx.options.metricsListen || undefined, process.env, logger);
     if (listen) {
-      metrics = await startMetrics({ listen, stats, breakerStates: heldStates, subscribers: () => bus.subscriberCount, turns: () => turns?.(), tracesLost: () => tracing.lost(), slotsInUse: () => slots?.inUse(), slotRefusals: () => slots?.refused(), rateRefusals: () => rates?.refused(), logger, maxLabelPairs: settings.maxLabelPairs, maxLabelPairsPerTenant: settings.maxLabelPairsPerTenant, scrapeCacheMs: settings.scrapeCacheMs, maxScrapeConnections: settings.maxScrapeConnections }).catch((error: NodeJS.ErrnoException) => {
+      metrics = await startMetrics({ listen, stats, breakerStates: heldStates, subscribers: () => bus.subscriberCount, turns: () => turns?.(), tracesLost: () => tracing.lost(), storeUp: () => storeUp?.(), slotsInUse: () => slots?.inUse(), slotRefusals: () => slots?.refused(), rateRefusals: () => rates?.refused(), logger, maxLabelPairs: settings.maxLabelPairs, maxLabelPairsPerTenant: settings.maxLabelPairsPerTenant, scrapeCacheMs: settings.scrapeCacheMs, maxScrapeConnections: settings.maxScrapeConnections }).catch((error: NodeJS.ErrnoException) => {
         // A bare "listen EADDRINUSE" (a system error, with a code) names neither the flag nor the port's use.
         throw error.code === undefined ? error : new ListenFailure('--metrics-listen', 'DISPATCH_METRICS_LISTEN', listen, error);
       });
@@ -79,6 +80,7 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
       registry = deps.registry;
       slots = deps.guards.slots;
       rates = deps.guards.rates;
+      storeUp = deps.store.connected;
       observer.setToolLookup((tenant, tool) => deps.registry.lookup(tenant, tool));
       bus.setVisibility((tenant, tool) => deps.registry.lookup(tenant, tool) !== undefined);
       if (isHealthSource(deps.guards.breaker)) health = deps.guards.breaker;

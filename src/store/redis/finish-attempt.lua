@@ -17,12 +17,15 @@
 -- ('' when none; with a trailing 'r' when the record is a retry's within one call, see streak_of),
 -- ARGV[19] the holder of the op's probe this attempt took and did not use ('' when none): the
 -- probe is freed while it is still that holder's (begin-attempt.lua writes 'until:at:holder'),
--- ARGV[20..] the spill's chunks, in order
+-- ARGV[20] the claim's owner for a completion or UNKNOWN mark ('' for any: written whatever the
+-- key holds), ARGV[21..] the spill's chunks, in order
 -- A spill is a hash: `n` its length in code points, `c` the code points per chunk, and fields
 -- 0, 1, ... its chunks, so that ReadResult reads a page's chunks, not the whole text
 -- (read-result.lua).
 -- Returns {streak count, streak failed (0|1|3), spill refused (0: kept or none, 1: no room,
--- 2: INFO refused), streak age in ms (-1: no failure's), wait left in ms, toldRun} of the op after the record.
+-- 2: INFO refused), streak age in ms (-1: no failure's), wait left in ms, toldRun} of the op after
+-- the record, and 1 when the completion or UNKNOWN mark was kept out (another attempt's claim or
+-- record holds the key: this one's lease lapsed first), else 0.
 
 -- Why a spill of `bytes` is refused, 0 when it is not: 1 when it would take this node's
 -- used_memory past `share` of its maxmemory (the rest is for idempotency claims and records,
@@ -39,9 +42,10 @@ local function spill_refusal(bytes, share)
 end
 
 local refused = 0
+local kept_out = 0
 if ARGV[9] ~= '' then
   local bytes = 0
-  for i = 20, #ARGV do bytes = bytes + #ARGV[i] end
+  for i = 21, #ARGV do bytes = bytes + #ARGV[i] end
   refused = spill_refusal(bytes, tonumber(ARGV[15]))
 end
 local now = now_ms()
@@ -74,14 +78,21 @@ if action == 'release' then
     redis.call('ZREM', KEYS[3], KEYS[5])
   end
 elseif action ~= '' then
-  local ttl = tonumber(ARGV[7]) * 1000
-  local value = 'U'
-  if action == 'complete' then
-    value = 'C' .. ((refused ~= 0 and ARGV[16] ~= '') and ARGV[16] or ARGV[6])
+  -- Over this attempt's claim, or where nothing is (its lease lapsed, nobody claimed since); never
+  -- over another attempt's claim or record, which ran the call since (or runs it).
+  local held = ARGV[20] ~= '' and redis.call('GET', KEYS[5])
+  if held and held ~= 'P' .. ARGV[20] then
+    kept_out = 1
+  else
+    local ttl = tonumber(ARGV[7]) * 1000
+    local value = 'U'
+    if action == 'complete' then
+      value = 'C' .. ((refused ~= 0 and ARGV[16] ~= '') and ARGV[16] or ARGV[6])
+    end
+    redis.call('SET', KEYS[5], value, 'PX', int(ttl))
+    index_add(KEYS[3], KEYS[5], now + ttl, now)
+    index_cap(KEYS[3], tonumber(ARGV[8]), true, KEYS[5])
   end
-  redis.call('SET', KEYS[5], value, 'PX', int(ttl))
-  index_add(KEYS[3], KEYS[5], now + ttl, now)
-  index_cap(KEYS[3], tonumber(ARGV[8]), true, KEYS[5])
 end
 if ARGV[9] ~= '' and refused == 0 then
   local ttl = tonumber(ARGV[9]) * 1000
@@ -89,8 +100,8 @@ if ARGV[9] ~= '' and refused == 0 then
   redis.call('HSET', KEYS[6], 'n', ARGV[10], 'c', ARGV[17])
   -- In batches: unpack() of thousands of values would pass Lua's stack.
   local fields = {}
-  for i = 20, #ARGV do
-    fields[#fields + 1] = tostring(i - 20)
+  for i = 21, #ARGV do
+    fields[#fields + 1] = tostring(i - 21)
     fields[#fields + 1] = ARGV[i]
     if #fields >= 200 or i == #ARGV then
       redis.call('HSET', KEYS[6], unpack(fields))
@@ -108,4 +119,4 @@ if ARGV[12] ~= '' then
   extend_expiry(KEYS[2], expires, now)
 end
 local count, failed, since, wait, run = streak_of(KEYS[1], ARGV[1], now)
-return {count, failed, refused, since, wait, run}
+return {count, failed, refused, since, wait, run, kept_out}

@@ -17,7 +17,8 @@ import { dropConnections, endUnconnected } from './end-client';
 import { attemptScripts, defineScripts } from './scripts';
 import { createSessionEnds } from './session-ends';
 import { sessionKeys } from './session-keys';
-import { NO_SPILL, spillArguments, spillPage } from './spill-chunks';
+import { spillPage } from './spill-chunks';
+import { finishArguments } from './finish-arguments';
 import { fitsBytes, resolveSpillLimits, SPILL_REFUSALS, withoutLostHandle, type SpillLimits } from './spill-limits';
 import { answeredWithError, storeCall } from './store-call';
 import { claimOutcome, recordState } from './record-state';
@@ -68,6 +69,9 @@ function streakFrom(count: number, failed: number, since: number, wait: number, 
   return { ...streak, ...(Number(since) >= 0 ? { sinceMs: Number(since) } : {}), ...(Number(wait) > 0 ? { waitMs: Number(wait) } : {}), ...(Number(run) > 0 ? { toldRun: Number(run) } : {}) };
 }
 
+/** The warning of a completion finish-attempt.lua kept out, another attempt's claim or record in its place. */
+const KEPT_OUT = "an attempt's idempotency record was not written: its claim's lease ended before the record reached Redis, and another attempt claimed the key since, so the call may have run twice; that attempt's claim or record is kept";
+
 /** The Redis store: every step is a round trip, so every step is a promise. */
 export interface RedisStore extends Store {
   beginAttempt(step: BeginAttempt): Promise<BeginAttemptResult>;
@@ -85,6 +89,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
   const maxRecords = options.maxRecordsPerSession ?? 10_000;
   const maxResults = options.maxResultsPerSession ?? 1000;
   const spillLimits = resolveSpillLimits(options);
+  const settings = { windowTtl, maxRecords, maxResults, spillLimits };
   const warn = throttledWarn(options.logger);
   const keysOf = rememberLastObject((scope: SessionScope) => sessionKeys(scope, options.prefix));
   const idOf = rememberRecentTexts(opId);
@@ -99,43 +104,11 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
   const tooLong = (step: FinishAttempt) => step.spill !== undefined && !fitsBytes(step.spill.text, spillLimits.maxSpillBytes);
 
   /** The finish step's script; a refused spill's completion is kept without its handle. */
-  function finish(step: FinishAttempt, spillTooLong = false): Promise<[number, number, number, number, number, number]> {
-    const keys = keysOf(step.scope);
-    const spill = spillTooLong ? undefined : step.spill;
-    const chunks = spill ? spillArguments(spill.text) : NO_SPILL;
-    const idem = spillTooLong ? withoutLostHandle(step) : step.idempotency;
-    const bare = spill ? withoutLostHandle(step, chunks.totalChars) : undefined;
-    const { record, memory } = step;
-    return scripts.finish.run(client, [
-      keys.window,
-      keys.memory,
-      keys.recordIndex,
-      keys.resultIndex,
-      idem ? keys.record(idem.key) : keys.window,
-      spill ? keys.result(spill.handle) : keys.window,
-      step.unusedProbe ? keys.probe(idOf(step.op)) : keys.window,
-      idOf(step.op),
-      record ? `${!record.failed ? 0 : record.counts === false ? 2 : record.refused ? 3 : 1}${shortHash(record.result)}` : '',
-      record?.window ?? 1,
-      windowTtl,
-      idem?.action ?? '',
-      idem?.action === 'complete' ? JSON.stringify(idem.result) : idem?.action === 'release' ? (idem.owner ?? '') : '',
-      idem && idem.action !== 'release' ? idem.ttlSeconds : 0,
-      maxRecords,
-      spill ? (spillLimits.maxSpillTtlSeconds === 0 ? spill.ttlSeconds : Math.min(spill.ttlSeconds, spillLimits.maxSpillTtlSeconds)) : '',
-      chunks.totalChars,
-      maxResults,
-      memory ? memory.ttlSeconds : '',
-      memory?.entry ?? '',
-      memory?.max ?? 1,
-      spillLimits.spillMemoryShare,
-      bare !== idem && bare?.action === 'complete' ? JSON.stringify(bare.result) : '',
-      chunks.chunkPoints,
-      record?.waitMs === undefined ? '' : `${Math.ceil(record.waitMs)}${record.retry ? 'r' : ''}`,
-      step.unusedProbe ?? '',
-      ...chunks.chunks,
-    ]);
-  }
+  const finish = (step: FinishAttempt, spillTooLong = false): Promise<[number, number, number, number, number, number, number]> => scripts.finish.run(client, finishArguments(step, keysOf(step.scope), idOf(step.op), settings, spillTooLong));
+  /** Tells the operator of a completion Redis kept out (see finish-attempt.lua): the call may have run twice. */
+  const keptOut = (kept: number | undefined, step: FinishAttempt) => {
+    if (Number(kept) === 1) warn(KEPT_OUT, { key: step.idempotency?.key });
+  };
 
   const maxPending = options.maxPendingRecords ?? 10_000;
   const orphans = createOrphanClaims(maxPending);
@@ -145,7 +118,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
   const liveClaims = createLiveClaims(options.maxLiveClaims ?? 100_000);
   const probes = createTakenProbes(options.maxLiveClaims ?? 100_000);
   const recordOf = (r: PendingRecord) => keysOf(r.scope).record(r.idempotency!.key);
-  const pending = createPendingWrites((r) => storeCall('a waiting idempotency record', timeoutMs, () => finish(r)).then(() => released(r)), {
+  const pending = createPendingWrites((r) => storeCall('a waiting idempotency record', timeoutMs, () => finish(r)).then((answer) => (keptOut(answer[6], r), released(r))), {
     max: maxPending,
     intervalMs: options.pendingRetryMs ?? 1000,
     keepAlive: (r, ms) => storeCall('a waiting claim held', timeoutMs, () => client.dispatchKeepClaim(recordOf(r), r.owner!, ms)).then((held) => Number(held) === 1),
@@ -220,8 +193,9 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       const probeUntil = step.unusedProbe ? probes.take(step.unusedProbe) : undefined;
       try {
         const spillTooLong = tooLong(step);
-        const [count, failed, refused, since, wait, run] = await storeCall('the attempt record', timeoutMs, () => finish(step, spillTooLong));
+        const [count, failed, refused, since, wait, run, kept] = await storeCall('the attempt record', timeoutMs, () => finish(step, spillTooLong));
         const streak = streakFrom(count, failed, since, wait, run);
+        keptOut(kept, step);
         if (!spillTooLong && Number(refused) === 0) return { streak };
         warn(SPILL_REFUSALS[spillTooLong ? 'tooLong' : Number(refused) === 1 ? 'noRoom' : 'noInfo'], { ...spillLimits });
         return { streak, spillRefused: true };

@@ -3,6 +3,7 @@ import { DispatchError } from '../errors';
 import type { ResolvedTool } from '../registry';
 import { idempotencyKey, type RecordState } from '../store';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
+import { storeWarn } from './store-warn';
 
 /**
  * What the pre-tool step gives an attempt that its call's idempotency record answers: a
@@ -49,7 +50,7 @@ export async function unlessRecorded(deps: PipelineDeps, turn: TurnContext, tool
     const scope = turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId };
     state = await deps.store.findRecord(scope, idempotencyKey(scope, tool.name, keyArgs, tool.keyFields));
   } catch (error) {
-    deps.logger.warn('store unavailable for the record of a call a policy refuses or asks about; decided without it', { tool: tool.name, error: (error as Error).message });
+    storeWarn(deps.logger)('store unavailable for the record of a call a policy refuses or asks about; decided without it', { tool: tool.name, error: (error as Error).message });
   }
   if (state !== undefined) return new AnsweredByRecord(ready, refusal);
   if (otherwise) return otherwise();

@@ -8,6 +8,7 @@ import type { GiveBack } from './pre-attempt';
 import { budgetWarning, overBudget } from './refusals';
 import { breakerKey } from './breaker-key';
 import { breakerOpen } from './breaker-refusal';
+import { storeWarn } from './store-warn';
 
 const LEASE_MARGIN_MS = 5_000;
 
@@ -156,7 +157,7 @@ async function giveBack(deps: PipelineDeps, tool: ResolvedTool, scope: SessionSc
     if ((await deps.store.giveBackBudget(scope, budget.id, budget.token)) && heard) deps.guards.budgets?.givenBack(scope, budget);
   } catch (error) {
     const what = heard ? 'the budget count of a call not approved; it stays counted' : 'a budget count a call not approved may have taken (its step got no answer); if taken, it stays counted';
-    deps.logger.warn(`store unavailable to give back ${what}`, { tool: tool.name, budget: budget.id, error: (error as Error).message });
+    storeWarn(deps.logger)(`store unavailable to give back ${what}`, { tool: tool.name, budget: budget.id, error: (error as Error).message });
     return;
   }
   progress.budgetsCounted?.delete(budget.id);

@@ -41,7 +41,7 @@ export function overBudget(tool: ResolvedTool, budget: SessionBudget): DispatchE
  */
 export function claimRefusal(claim: ClaimOutcome | undefined, tool: ResolvedTool): DispatchError | undefined {
   if (claim?.state === 'in_progress') {
-    return new DispatchError(ErrorKind.IN_PROGRESS, 'an identical call is still running; this one was not executed', { phase: 'before', recoverable: true, retryAfterMs: tool.timeoutMs });
+    return new DispatchError(ErrorKind.IN_PROGRESS, 'an identical call is still running (or its claim of the idempotency key is not released yet); this one was not executed', { phase: 'before', recoverable: true, retryAfterMs: tool.timeoutMs });
   }
   if (claim?.state === 'unknown') return refused(ErrorKind.OUTCOME_UNKNOWN, 'an identical earlier call was cut off while the tool ran (a timeout, a lost connection or a lost worker), so its effect is unknown; this one was not executed');
   return undefined;

@@ -8,6 +8,7 @@ import type { CallObserver } from './observer';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import { loopRecordOf, sameFailure } from './replay-record';
 import type { CallProgress } from './run-attempt';
+import { storeWarn } from './store-warn';
 
 // Loop detection of calls refused before their store step (DESIGN section 6 names only calls that
 // reach it): a policy's or hook's refusal (step 2), the arguments' and an unknown name's (once per
@@ -73,7 +74,7 @@ export async function recordRefusal(deps: PipelineDeps, turn: TurnContext, obs: 
     if (after instanceof Promise) after = await after;
     streak = after.streak;
   } catch (error) {
-    deps.logger.warn('store write after a refused call failed; its loop record dropped', { tool: call.name, error: (error as Error).message });
+    storeWarn(deps.logger)('store write after a refused call failed; its loop record dropped', { tool: call.name, error: (error as Error).message });
     return;
   }
   if (!streak.failed) return;

@@ -6,6 +6,7 @@ import type { CallObserver } from './observer';
 import type { PipelineDeps } from './pipeline-deps';
 import type { CallProgress } from './run-attempt';
 import { callAgainLater, failuresInARow, inWords } from './loop-block';
+import { storeWarn } from './store-warn';
 
 /** What the loop window reads of a failure. */
 export type LoopFailure = Pick<DispatchError, 'kind' | 'message'> & Partial<Pick<DispatchError, 'phase' | 'recoverable' | 'retryAfterMs'>>;
@@ -43,7 +44,7 @@ export async function recordReplay(deps: PipelineDeps, scope: SessionScope, op: 
     const after = await deps.store.finishAttempt({ scope, op, record: { result, failed: stored.isError, window: deps.limits.loopWindow } });
     return after.streak;
   } catch (error) {
-    deps.logger.warn('store write after a replay failed; its loop record dropped', { error: (error as Error).message });
+    storeWarn(deps.logger)('store write after a replay failed; its loop record dropped', { error: (error as Error).message });
     return undefined;
   }
 }

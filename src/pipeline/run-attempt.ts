@@ -30,6 +30,7 @@ import { failedBefore, finished } from './attempt-outcome';
 import { giveBack } from './give-back';
 import { breakerOpen, breakerTold } from './breaker-refusal';
 import { refusedAttempt } from './refused-loops';
+import { storeWarn } from './store-warn';
 
 /** What the attempts of one call share: its budgets counted (BudgetProgress), and what follows. */
 export interface CallProgress extends BudgetProgress, FailureWarnings, CalledTool {
@@ -156,11 +157,8 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     claimed = claim?.state === 'claimed';
   } catch (error) {
     if (!(error instanceof StoreUnavailableError)) throw error;
-    if (!tool.readOnly) {
-      deps.logger.warn('store unavailable at claim', { tool: tool.name, error: error.message });
-      return failedBefore(attemptObs, callId, tool, new DispatchError(ErrorKind.STORE_UNAVAILABLE, claimRefusedMessage(error), { phase: 'before', recoverable: true, cause: error }), attempt, started, warnings);
-    }
-    deps.logger.warn('store unavailable at claim; read-only call runs without the store, memory and loop record dropped', { tool: tool.name, error: error.message });
+    storeWarn(deps.logger)(tool.readOnly ? 'store unavailable at claim; read-only call runs without the store, memory and loop record dropped' : 'store unavailable at claim', { tool: tool.name, error: error.message });
+    if (!tool.readOnly) return failedBefore(attemptObs, callId, tool, new DispatchError(ErrorKind.STORE_UNAVAILABLE, claimRefusedMessage(error), { phase: 'before', recoverable: true, cause: error }), attempt, started, warnings);
     storeDown = true;
     const left = budget && deps.guards.budgets!.countHere(scope, budget);
     if (left !== undefined && left < 0) return failedBefore(attemptObs, callId, tool, overBudget(tool, budget!), attempt, started, warnings);
@@ -282,7 +280,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
       if (record && record.counts !== false && noteLoopWarning(progress, failed, addLoopWarning(after.streak, tool, obs, attempt, warnings, blockedMs))) result.warnings = [...warnings];
       if (blockedMs !== undefined) result = errorResult(callId, tool.name, withWait(error!, blockedMs), attempt, durationMs, warnings, tool.maxResultChars);
     } catch (storeError) {
-      deps.logger.warn('store write after attempt failed; memory and loop record dropped', { tool: tool.name, error: (storeError as Error).message });
+      storeWarn(deps.logger)('store write after attempt failed; memory and loop record dropped', { tool: tool.name, error: (storeError as Error).message });
     }
   }
   if (spill && !spillKept) fullTextNotKept(result, spill.text);

@@ -92,7 +92,7 @@ export async function aclProbe(client: RedisClient, prefix = 'dispatch'): Promis
   }
 }
 
-type Sender = { sendCommand(command: { reject: (error: Error) => void }, ...rest: unknown[]): unknown };
+type Sender = { sendCommand(command: { readonly name?: string; reject: (error: Error) => void }, ...rest: unknown[]): unknown };
 const watched = new WeakSet<object>();
 
 /**
@@ -109,7 +109,9 @@ export function warnRefusedCommands(client: RedisClient, ctx: ConfigContext, log
       watched.add(command);
       const reject = command.reject;
       command.reject = (error: Error) => {
-        if (failureReason(error) === 'permission') warnMisconfigured(logger, aclProblem(undefined, ctx), { mode: ctx.target.mode, error: error.message });
+        // CONFIG GET is the settings check's, optional (its refusal is noted once at info): blamed,
+        // it took the warning's minute from a refusal that fails calls.
+        if (failureReason(error) === 'permission' && command.name !== 'config') warnMisconfigured(logger, aclProblem(undefined, ctx), { mode: ctx.target.mode, error: error.message });
         reject(error);
       };
     }

@@ -47,6 +47,20 @@ function serverAddress(node: Redis): string {
   return socket?.remoteAddress === undefined ? nodeAddress(node) : `${socket.remoteAddress}:${String(socket.remotePort)}`;
 }
 
+/**
+ * The warning for a server that is a replica (`INFO replication`'s role), which takes no writes: a
+ * URL naming a replica (not a master, nor Sentinel) served, every side-effecting call failing
+ * STORE_UNAVAILABLE "takes no writes for now", which waiting never cures. Undefined for a master,
+ * or when INFO is refused or does not answer (the ACL may leave it out).
+ */
+export async function replicaFinding(node: Redis, address: string): Promise<SettingsFinding | undefined> {
+  const info = await node.info('replication').catch(() => '');
+  if (!/^role:slave\r?$/m.test(info)) return undefined;
+  const master = `${/^master_host:(\S+)/m.exec(info)?.[1] ?? '?'}:${/^master_port:(\d+)/m.exec(info)?.[1] ?? '?'}`;
+  const message = 'redis is a read-only replica: every side-effecting call fails STORE_UNAVAILABLE until it is a master; point the URL at the master, or at Sentinel (redis-sentinel://) to follow failovers';
+  return { level: 'warn', message, fields: { node: address, master } };
+}
+
 async function readSettings(node: Redis): Promise<Map<string, string>> {
   const reply = (await node.config('GET', 'maxmemory-policy', 'appendonly', 'appendfsync')) as unknown as string[];
   const settings = new Map<string, string>();
@@ -79,6 +93,8 @@ export function checkRedisSettings(client: RedisClient, logger: Logger): () => v
         const address = serverAddress(node);
         if (read.has(address)) return;
         read.add(address);
+        const replica = await replicaFinding(node, address);
+        if (replica) once(`${address}\u0000replica`, () => logger.warn(replica.message, replica.fields));
         try {
           for (const finding of findingsOf(await readSettings(node), address)) once(`${address}\u0000${finding.message}\u0000${JSON.stringify(finding.fields)}`, () => logger[finding.level](finding.message, finding.fields));
         } catch (error) {

@@ -29,7 +29,7 @@ it('heapPercent is the share taken', () => {
 it.each([
   ['no memory limit (null removes the default, as in Helm)', 'resources: {limits: {memory: null, cpu: "1"}}'],
   ['no limits', 'resources: {limits: null}'],
-  ['no resources', 'resources: null'],
+  ['no resources', 'resources: null\nautoscaling: {enabled: false}'], // the HPA's CPU target needs a request
   ['heapPercent 0', 'heapPercent: 0'],
 ])('%s: no NODE_OPTIONS', (_label, values) => {
   expect(nodeOptions(values)).toBeUndefined();

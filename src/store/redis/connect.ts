@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { Cluster, Redis, type Callback, type RedisOptions } from 'ioredis';
 import type { Logger } from '../../log';
 import { aclProbe, warnRefusedCommands } from './acl-probe';
@@ -71,7 +72,8 @@ export function connectRedis(url: string | RedisTarget, options: RedisConnectOpt
   let client: RedisClient;
   switch (target.mode) {
     case 'standalone':
-      client = new Redis({ ...common, host: target.address.host, port: target.address.port, db: target.db, tls: target.tls ? { servername: target.address.host } : undefined });
+      // No SNI for an IP address (RFC 6066): Node warned of it (DEP0123) at every connection.
+      client = new Redis({ ...common, host: target.address.host, port: target.address.port, db: target.db, tls: target.tls ? (isIP(target.address.host) ? {} : { servername: target.address.host }) : undefined });
       break;
     case 'sentinel':
       client = new Redis({
@@ -194,7 +196,7 @@ function watchConnection(client: RedisClient, ctx: ConfigContext, logger: Logger
     // A SELECT that waiting may cure (BUSY, LOADING): said as what it is, once per outage.
     const message = select ? 'redis refused to select the database for now; reconnecting' : 'redis error';
     // Once per error text until ready again: a Sentinel lookup fails again and again without a close.
-    if (sameError(error.message) !== lastError) logger?.warn(message, { mode, error: error.message });
+    if (sameError(error.message) !== lastError) logger?.warn(message, { mode, error: error.message, ...tlsHint(ctx.target, error) });
     lastError = sameError(error.message);
   });
   client.on('close', () => {
@@ -212,6 +214,19 @@ function watchConnection(client: RedisClient, ctx: ConfigContext, logger: Logger
     // Each ready of a client whenReady was asked about: a Redis back with another ACL is noticed.
     if (state.probe) void state.runProbe();
   });
+}
+
+/** How a TLS handshake with a server that speaks plain TCP fails: it waits for a command, or answers the hello as one. */
+const HANDSHAKE_FAILED = /ETIMEDOUT|ECONNRESET|EPROTO|wrong version number|packet length too long|socket hang up|before secure TLS connection/i;
+
+/**
+ * What to check when a `rediss://` connection fails as a TLS handshake with a plain server does:
+ * only `connect ETIMEDOUT` was logged, though the TCP connection was made (the server waits for a
+ * command, the client for the handshake's answer).
+ */
+function tlsHint(target: RedisTarget, error: Error): { hint?: string } {
+  if (target.mode !== 'standalone' || !target.tls || !HANDSHAKE_FAILED.test(error.message)) return {};
+  return { hint: 'the URL asks for TLS (rediss://); a server that speaks plain TCP never completes the handshake: use redis:// for it, or enable TLS on the server (tls-port)' };
 }
 
 /** A node's `host:port`, as a Cluster client's connections name the node they go to. */

@@ -3,6 +3,7 @@ import type { ResolvedTool } from '../registry';
 import type { CallKey } from './attempt-context';
 import type { Guards, ToolRates, ToolSlots } from './guards';
 import { peekMemo, type MemoHit } from './memo-hit';
+import { outlivedEnd } from './outlived-attempt';
 import type { Release, TurnContext } from './pipeline-deps';
 import type { AttemptResult } from './run-attempt';
 import { deadlineSlack, waitError, waitSignal } from './turn-error';
@@ -67,7 +68,14 @@ export async function gated(slots: ToolSlots | undefined, rates: ToolRates | und
   if (slot === undefined) return work();
   try {
     return await work();
+  } catch (error) {
+    // An attempt whose run outlived its turn (outlived-attempt) holds its slot until that run ends.
+    const outlived = outlivedEnd(error);
+    if (outlived) void outlived.finally(slot);
+    else slot();
+    slot = undefined;
+    throw error;
   } finally {
-    slot();
+    slot?.();
   }
 }

@@ -2,35 +2,34 @@ import { ErrorKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError, HardError } from '../errors';
 import { canonicalJson } from '../json';
 import type { ResolvedTool } from '../registry';
-import { claimRefusedMessage, newResultHandle, NO_STREAK, StoreUnavailableError, type ClaimOutcome, type FinishAttempt, type LoopStreak } from '../store';
+import { claimRefusedMessage, NO_STREAK, StoreUnavailableError, type ClaimOutcome, type LoopStreak } from '../store';
 import { budgetToCount, type BudgetProgress, type CountedBudget } from './budget-count';
 import { newId as newOwner } from './owner-ids';
-import { boundResult } from './bound-result';
 import { memoryEntry } from './memory-entry';
-import { outputWasCut } from './middleware';
 import type { AttemptObserver, CallObserver } from './observer';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import { applyPreHooks } from './pre-attempt';
 import { giveBackAsked, givingBackOnAbort, readyToAsk } from './budget-reserve';
-import { errorResult, fullTextNotKept, replayedResult, toolResult, toStored } from './results';
+import { errorResult, fullTextNotKept, replayedResult } from './results';
 import { breakerKey } from './breaker-key';
 import { AttemptContext, CallKey, keyToolOf, type CalledTool, type ReadKeys } from './attempt-context';
 import { runGuarded } from './signals';
 import { gated, gateSkip, whileHeld, type GateSkip } from './gated';
 import { memoServes } from './memo-hit';
 import { budgetWarning, claimRefusal, overBudget } from './refusals';
-import { sideEffectFailure } from './side-effect-failure';
 import { addLoopWarning, dropFailureWarnings, loopRecordOf, noteLoopWarning, recordReplay, sameFailure, type FailureWarnings } from './replay-record';
 import { loopOp } from './loop-op';
 import { blockedWaitMs, blockLeftMs, blockRefusal, cameEarly, loopBlockOf, loopStop, toldInTurn, toldWaitMs, windowRecord, withWait } from './loop-block';
 import { checkMayStart } from './turn-error';
-import { countsForBreaker, logToolFailure, thrownFailure, withPostNotes } from './attempt-end';
+import { countsForBreaker, withPostNotes } from './attempt-end';
 import { AnsweredByRecord } from './answered-by-record';
 import { failedBefore, finished } from './attempt-outcome';
 import { giveBack } from './give-back';
 import { breakerOpen, breakerTold } from './breaker-refusal';
 import { refusedAttempt } from './refused-loops';
 import { storeWarn } from './store-warn';
+import { claimEnd, runFailure, runResult } from './attempt-run';
+import { lingerPastDeadline, outlivedAttempt } from './outlived-attempt';
 
 /** What the attempts of one call share: its budgets counted (BudgetProgress), and what follows. */
 export interface CallProgress extends BudgetProgress, FailureWarnings, CalledTool {
@@ -214,53 +213,29 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     await giveBackTaken();
     throw HardError.cancelled();
   }
-  const timeoutMs = Math.max(1, Math.min(tool.timeoutMs, turn.deadline - Date.now()));
-  let text = '';
-  let cached = false;
-  let error: DispatchError | undefined;
-  const execStarted = performance.now();
   let context: AttemptContext | undefined;
-  const run = await runGuarded(turn.signal, timeoutMs, (source) => deps.handler({ tool, args, memoized: skip?.memoized, ctx: (context = new AttemptContext(deps, turn, attemptObs, callId, attempt, callKey, source, Date.now() + timeoutMs)) }));
-  // Timed out or cancelled while the executor had sent nothing (a connect that hung): not run.
-  const phase = context?.delivered === 'pending' ? 'before' : 'during';
-  if (run.kind === 'done') {
-    text = run.value.text;
-    cached = run.value.cached ?? false;
-    dropFailureWarnings(progress, warnings, run.value.warnings);
-    // Out of time because the caller's deadline came first, not the tool's timeout: the caller's
-    // doing (the RPC ends DEADLINE_EXCEEDED), no timeout of the tool's for its breaker and stats.
-  } else if (run.kind === 'cancelled' || (run.kind === 'timeout' && timeoutMs < tool.timeoutMs)) error = new DispatchError(ErrorKind.CANCELLED, 'the call was cancelled', { phase });
-  else if (run.kind === 'timeout' && phase === 'before') error = new DispatchError(ErrorKind.UNAVAILABLE, `could not reach the tool within ${timeoutMs} ms; nothing was sent to it`, { phase, recoverable: true });
-  else if (run.kind === 'timeout') error = new DispatchError(ErrorKind.TIMEOUT, `the tool did not answer within ${timeoutMs} ms`, { phase, recoverable: tool.readOnly });
-  else error = thrownFailure(deps, tool.name, callId, attempt, run.error);
-  if (error) logToolFailure(deps.logger, tool.name, callId, attempt, error);
-  if (error && !tool.readOnly && error.kind !== ErrorKind.CANCELLED) error = sideEffectFailure(error, tool, claimed);
+  // A claimed side-effecting attempt whose request reached its tool outlives its client's deadline (outlived-attempt).
+  const linger = claimed ? lingerPastDeadline(turn, () => context) : undefined;
+  const timeoutMs = linger ? tool.timeoutMs : Math.max(1, Math.min(tool.timeoutMs, turn.deadline - Date.now()));
+  const execStarted = performance.now();
+  const run = await runGuarded(turn.signal, timeoutMs, (source) => deps.handler({ tool, args, memoized: skip?.memoized, ctx: (context = new AttemptContext(deps, turn, attemptObs, callId, attempt, callKey, source, Date.now() + timeoutMs)) }), linger);
+  if (run.kind === 'cancelled' && run.lingering) throw outlivedAttempt(deps, turn, tool, callId, attempt, { scope, op, key: callKey, owner, breaker, ticket }, run.lingering, execStarted, () => context);
+  const text = run.kind === 'done' ? run.value.text : '';
+  const cached = run.kind === 'done' && (run.value.cached ?? false);
+  if (run.kind === 'done') dropFailureWarnings(progress, warnings, run.value.warnings);
+  const error = runFailure(deps, tool, callId, attempt, run, context, timeoutMs, claimed);
   if (error) progress.ranAndFailed = { tool: tool.name, error };
   const execMs = performance.now() - execStarted;
-
   const durationMs = Math.round(performance.now() - started);
-  let result: ToolResult;
-  let spill: FinishAttempt['spill'];
-  if (error) {
-    result = errorResult(callId, tool.name, withWait(error, toldWaitMs(error, tool.loop.assumedWaitMs)), attempt, durationMs, warnings, tool.maxResultChars);
-  } else {
-    const bounded = boundResult(text, tool.maxResultChars);
-    const handle = bounded.truncated ? newResultHandle(turn.sessionId) : '';
-    if (bounded.truncated) spill = { handle, text, ttlSeconds: tool.idempotencyTtlSeconds };
-    result = toolResult({ toolCallId: callId, output: bounded.text, attempts: attempt, durationMs, resolvedToolName: tool.name, truncated: bounded.truncated || (run.kind === 'done' && outputWasCut(run.value, deps.limits.maxToolOutputChars)), resultHandle: handle, cached, warnings: [...warnings] });
-  }
+  const ran = runResult(deps, turn.sessionId, tool, callId, attempt, run, error, durationMs, warnings);
+  let result = ran.result;
+  const spill = ran.spill;
 
   const failed = error !== undefined;
   // A cancelled attempt is no repeat of the call (its client, or its wave, gave up): no loop record.
   const cancelled = error?.kind === ErrorKind.CANCELLED;
   const loopResult = cancelled ? undefined : loopRecordOf(result.output, error, result.truncated ? text : undefined);
-  const idempotency: FinishAttempt['idempotency'] = !claimed
-    ? undefined
-    : !error || error.phase === 'after'
-      ? { key: callKey.value, action: 'complete', result: toStored(result, result.truncated ? loopResult : undefined), ttlSeconds: tool.idempotencyTtlSeconds, owner }
-      : error.phase === 'during'
-        ? { key: callKey.value, action: 'unknown', ttlSeconds: tool.idempotencyTtlSeconds, owner }
-        : { key: callKey.value, action: 'release', owner };
+  const idempotency = claimed ? claimEnd(callKey, tool, owner, result, error, loopResult) : undefined;
   const memory = failed ? undefined : { entry: memoryEntry(tool.name, canonicalArgs, text, tool.spec.skipRedaction), max: deps.limits.maxMemoryEntries, ttlSeconds: MEMORY_TTL_SECONDS };
   // A retry failing as the call's last attempt did is the same call failing once more, not the
   // model repeating it: counted once, so one call does not warn, nor block the next (windowRecord

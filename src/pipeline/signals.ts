@@ -173,8 +173,20 @@ export function delay(ms: number, signal: TurnSignal, also?: TurnSignal): Promis
 export type GuardedOutcome<T> =
   | { readonly kind: 'done'; readonly value: T }
   | { readonly kind: 'timeout' }
-  | { readonly kind: 'cancelled' }
+  /** `lingering`: the work goes on past the cancel (see {@link Linger}), and this is how it ends. */
+  | { readonly kind: 'cancelled'; readonly lingering?: Promise<GuardedOutcome<T>> }
   | { readonly kind: 'failed'; readonly error: unknown };
+
+/**
+ * A guarded run's work that may outlive its parent's abort: asked at that abort, `when` says
+ * whether the work goes on, its signal not aborted, to its own end or its timeout; the caller is
+ * told `cancelled` at once, with the run's end to come (`lingering`). `until` ends it at once, as
+ * a cancel (dispatchd's hard stop).
+ */
+export interface Linger {
+  readonly when: () => boolean;
+  readonly until?: TurnSignal;
+}
 
 /** Where a guarded run's work learns of its abort: a listener, or an AbortSignal made on request. */
 export interface SignalSource extends AbortHook {
@@ -216,11 +228,13 @@ class GuardedRun<T> implements Deadline, SignalSource {
   constructor(
     private readonly parent: TurnSignal,
     private readonly timeoutMs: number,
-    private readonly resolve: (outcome: GuardedOutcome<T>) => void,
+    /** Where the run's end goes: the caller, or once the work outlives its parent's abort, the lingering promise. */
+    private resolve: (outcome: GuardedOutcome<T>) => void,
+    private readonly linger?: Linger,
   ) {}
 
   start(work: (source: SignalSource) => Promise<T>): void {
-    if (this.parent.aborted) return this.cancel();
+    if (this.parent.aborted) return this.settle({ kind: 'cancelled' }, this.parent.reason ?? new Error('cancelled'));
     DEADLINES.schedule(this, this.timeoutMs);
     this.unsubscribe = onAbort(this.parent, () => this.cancel());
     try {
@@ -247,7 +261,14 @@ class GuardedRun<T> implements Deadline, SignalSource {
   }
 
   private cancel(): void {
-    this.settle({ kind: 'cancelled' }, this.parent.reason ?? new Error('cancelled'));
+    const linger = this.linger;
+    if (this.settled || linger === undefined || !linger.when()) return this.settle({ kind: 'cancelled' }, this.parent.reason ?? new Error('cancelled'));
+    this.unsubscribe?.();
+    const told = this.resolve;
+    const lingering = new Promise<GuardedOutcome<T>>((resolve) => (this.resolve = resolve));
+    const until = linger.until;
+    this.unsubscribe = until && listenForAbort(until, (reason) => this.settle({ kind: 'cancelled' }, reason ?? new Error('cancelled')));
+    told({ kind: 'cancelled', lingering });
   }
 
   private settle(outcome: GuardedOutcome<T>, reason?: unknown): void {
@@ -262,10 +283,11 @@ class GuardedRun<T> implements Deadline, SignalSource {
 
 /**
  * Runs `work` under a timeout, raced against `parent`, and settles at the first of the three
- * (a tool that ignores its signal cannot hold the call). The signal handed to `work` is created
+ * (a tool that ignores its signal cannot hold the call); with `linger`, the work may go on past
+ * `parent`'s abort (see {@link Linger}). The signal handed to `work` is created
  * only when asked for, so a tool that never looks at it costs no AbortController; once created,
  * it aborts on the timeout or the parent's abort. The deadline and listener are always cleaned up.
  */
-export function runGuarded<T>(parent: TurnSignal, timeoutMs: number, work: (source: SignalSource) => Promise<T>): Promise<GuardedOutcome<T>> {
-  return new Promise((resolve) => new GuardedRun<T>(parent, timeoutMs, resolve).start(work));
+export function runGuarded<T>(parent: TurnSignal, timeoutMs: number, work: (source: SignalSource) => Promise<T>, linger?: Linger): Promise<GuardedOutcome<T>> {
+  return new Promise((resolve) => new GuardedRun<T>(parent, timeoutMs, resolve, linger).start(work));
 }

@@ -1,0 +1,61 @@
+import { ErrorKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
+import { DispatchError } from '../errors';
+import type { ResolvedTool } from '../registry';
+import { newResultHandle, type FinishAttempt } from '../store';
+import type { AttemptContext, CallKey } from './attempt-context';
+import { logToolFailure, thrownFailure } from './attempt-end';
+import { boundResult } from './bound-result';
+import { toldWaitMs, withWait } from './loop-block';
+import { outputWasCut, type ToolOutput } from './middleware';
+import type { PipelineDeps } from './pipeline-deps';
+import { errorResult, toolResult, toStored } from './results';
+import { sideEffectFailure } from './side-effect-failure';
+import type { GuardedOutcome } from './signals';
+
+// What an attempt's run of its tool came to, as run-attempt and a run that outlived its turn
+// (outlived-attempt) both read it: its error, its result, its idempotency record.
+
+/**
+ * The failure of a guarded run, classified (undefined when it was done): cancelled, or out of time
+ * because the caller's deadline came first (`timeoutMs` under the tool's own), is CANCELLED, the
+ * caller's doing (the RPC ends DEADLINE_EXCEEDED), no timeout of the tool's for its breaker and
+ * stats; out of time with nothing sent (a connect that hung) is UNAVAILABLE, not run; else TIMEOUT
+ * or what the tool threw. A side-effecting tool's is told as what it may have done (sideEffectFailure).
+ */
+export function runFailure(deps: PipelineDeps, tool: ResolvedTool, callId: string, attempt: number, run: GuardedOutcome<ToolOutput>, context: AttemptContext | undefined, timeoutMs: number, claimed: boolean): DispatchError | undefined {
+  if (run.kind === 'done') return undefined;
+  // Timed out or cancelled while the executor had sent nothing (a connect that hung): not run.
+  const phase = context?.delivered === 'pending' ? 'before' : 'during';
+  let error: DispatchError;
+  if (run.kind === 'cancelled' || (run.kind === 'timeout' && timeoutMs < tool.timeoutMs)) error = new DispatchError(ErrorKind.CANCELLED, 'the call was cancelled', { phase });
+  else if (run.kind === 'timeout' && phase === 'before') error = new DispatchError(ErrorKind.UNAVAILABLE, `could not reach the tool within ${timeoutMs} ms; nothing was sent to it`, { phase, recoverable: true });
+  else if (run.kind === 'timeout') error = new DispatchError(ErrorKind.TIMEOUT, `the tool did not answer within ${timeoutMs} ms`, { phase, recoverable: tool.readOnly });
+  else error = thrownFailure(deps, tool.name, callId, attempt, run.error);
+  logToolFailure(deps.logger, tool.name, callId, attempt, error);
+  return !tool.readOnly && error.kind !== ErrorKind.CANCELLED ? sideEffectFailure(error, tool, claimed) : error;
+}
+
+/** An attempt's result from its run (or `error`), and the spill of a bounded result's whole text. */
+export function runResult(deps: PipelineDeps, sessionId: string, tool: ResolvedTool, callId: string, attempt: number, run: GuardedOutcome<ToolOutput>, error: DispatchError | undefined, durationMs: number, warnings: readonly string[]): { result: ToolResult; spill?: FinishAttempt['spill'] } {
+  if (error || run.kind !== 'done') {
+    const failure = error ?? new DispatchError(ErrorKind.UNEXPECTED, 'the attempt ended without an answer', { phase: 'during' });
+    return { result: errorResult(callId, tool.name, withWait(failure, toldWaitMs(failure, tool.loop.assumedWaitMs)), attempt, durationMs, warnings, tool.maxResultChars) };
+  }
+  const { text } = run.value;
+  const bounded = boundResult(text, tool.maxResultChars);
+  const handle = bounded.truncated ? newResultHandle(sessionId) : '';
+  const spill = bounded.truncated ? { handle, text, ttlSeconds: tool.idempotencyTtlSeconds } : undefined;
+  const truncated = bounded.truncated || outputWasCut(run.value, deps.limits.maxToolOutputChars);
+  return { result: toolResult({ toolCallId: callId, output: bounded.text, attempts: attempt, durationMs, resolvedToolName: tool.name, truncated, resultHandle: handle, cached: run.value.cached ?? false, warnings: [...warnings] }), spill };
+}
+
+/**
+ * What a claimed attempt leaves of its idempotency record: its result when the tool answered (or
+ * failed after it ran), UNKNOWN when it failed while it ran, the claim given back when it never
+ * ran. Written over this attempt's claim only (`owner`).
+ */
+export function claimEnd(key: CallKey, tool: ResolvedTool, owner: string, result: ToolResult, error: DispatchError | undefined, loopResult: string | undefined): NonNullable<FinishAttempt['idempotency']> {
+  if (!error || error.phase === 'after') return { key: key.value, action: 'complete', result: toStored(result, result.truncated ? loopResult : undefined), ttlSeconds: tool.idempotencyTtlSeconds, owner };
+  if (error.phase === 'during') return { key: key.value, action: 'unknown', ttlSeconds: tool.idempotencyTtlSeconds, owner };
+  return { key: key.value, action: 'release', owner };
+}

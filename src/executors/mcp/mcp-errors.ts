@@ -90,16 +90,26 @@ export function classifyMcpError(error: unknown, server: string, target: string,
   return { error: notSent, broken: failure.broken };
 }
 
+/**
+ * The texts of the errors the SDK makes itself with the codes it shares with servers (-32000 a
+ * connection closed or a request cancelled, -32001 a request timed out): the same codes answered
+ * by a server (-32000 is JSON-RPC's first "server error", the one servers use most) were read as
+ * a lost connection, the server dropped and a side-effecting call's outcome told unknown, or as a
+ * timeout. An answered error is the server's, AFTER, whatever its code.
+ */
+const SDK_TEXTS = new Set(['Connection closed', 'Request was cancelled', 'Request timed out', 'Maximum total timeout exceeded']);
+const sdkOwn = (error: McpError) => SDK_TEXTS.has(error.message.replace(/^MCP error -?\d+: /, ''));
+
 function classifyThrown(error: unknown, server: string, target: string, client?: object): McpFailure {
   if (error instanceof DispatchError) return { error, broken: false };
   if (error instanceof McpError) {
     const maxBytes = answerTooLargeBound(error);
     if (maxBytes !== undefined) return { error: answerTooLargeError(server, maxBytes, error), broken: false };
-    if (error.code === ErrorCode.ConnectionClosed) {
+    if (error.code === ErrorCode.ConnectionClosed && sdkOwn(error)) {
       const why = client && dropReasons.get(client);
       return { error: new DispatchError(ErrorKind.UNAVAILABLE, `the connection to MCP server "${server}" was lost mid-request${why ? ` (${why})` : ''}`, { phase: 'during', recoverable: true, cause: error }), broken: true };
     }
-    if (error.code === ErrorCode.RequestTimeout) {
+    if (error.code === ErrorCode.RequestTimeout && sdkOwn(error)) {
       return { error: new DispatchError(ErrorKind.TIMEOUT, `MCP server "${server}" did not answer in time`, { phase: 'during', recoverable: true, cause: error }), broken: false };
     }
     const recoverable = error.code === ErrorCode.InternalError;

@@ -41,7 +41,14 @@ export function createMcpServers(configs: readonly McpServerConfig[], logger: Lo
   // that a name's check and its registration are never split by another server's import.
   let imports: Promise<void> = Promise.resolve();
 
+  /**
+   * Whether `name` is a tool this server's import registered (and still there as the server's).
+   * Not any tool on the server: a config file's tool pinned to one of its tools (`mcp: { server,
+   * tool }`, its own effect and schema) under the name the import gives it was replaced by the
+   * import, silently, and removed with it when the server stopped listing the tool.
+   */
   const ours = (name: string, server: string) => {
+    if (!imported.get(server)?.has(name)) return false;
     const tool = registry?.lookup('', name);
     return tool !== undefined && tool.spec.executor.case === 'mcp' && tool.spec.executor.value.server === server;
   };

@@ -144,10 +144,19 @@ flushed and Redis is closed.
 
 {{/*
 One probe. With TLS on, the kubelet's gRPC probe (plaintext only) cannot reach the server, so it
-falls back to a TCP check of the gRPC port. Call with (dict "probe" .Values.probes.X "root" $).
+falls back to a TCP check of the gRPC port, or, for a probe with `tlsCheck: metrics` (liveness),
+to GET /metrics on the metrics port: the kernel accepts TCP connections for a process whose event
+loop is stuck, an HTTP answer needs it running. Call with (dict "probe" .Values.probes.X "root" $).
 */}}
 {{- define "dispatch.probe" -}}
-{{- if .root.Values.tls.enabled -}}
+{{- if and .root.Values.tls.enabled (eq (.probe.tlsCheck | default "tcp") "metrics") -}}
+{{- if not .root.Values.metrics.enabled -}}
+{{- fail "probes.liveness.tlsCheck metrics needs metrics.enabled: with TLS on, the liveness check would GET /metrics on a port nothing serves, and the kubelet would restart every pod" -}}
+{{- end -}}
+httpGet:
+  path: /metrics
+  port: metrics
+{{- else if .root.Values.tls.enabled -}}
 tcpSocket:
   port: grpc
 {{- else -}}
@@ -157,7 +166,7 @@ grpc:
   service: {{ . | quote }}
   {{- end }}
 {{- end }}
-{{ omit .probe "enabled" "service" | toYaml }}
+{{ omit .probe "enabled" "service" "tlsCheck" | toYaml }}
 {{- end -}}
 
 {{/*

@@ -47,6 +47,8 @@ FINAL = {
 # long after hello, or one an assignment came on, is taken as accepted ("hosting" is said then).
 ACCEPTED_AFTER_SECONDS = 1.0
 FIRST_BACKOFF_SECONDS = 0.5
+# The longest a stopping worker waits for its held calls before it half-closes its stream.
+DRAIN_SECONDS = 30.0
 MAX_BACKOFF_SECONDS = 10.0
 
 
@@ -105,6 +107,7 @@ def serve(stubs, connection: dispatch_connection.Connection, worker_id: str, sto
     current["outbox"] = outbox
     ended = threading.Event()
     assignments = Assignments()
+    current["assignments"] = assignments
 
     def outgoing():
         while True:
@@ -192,9 +195,23 @@ def main() -> int:
     current: dict = {}
 
     def stop(*_):
+        if stopping.is_set():
+            return
         stopping.set()
-        if "outbox" in current:
-            current["outbox"].put(None)  # half-closes the stream: dispatch ends it
+        if "outbox" not in current:
+            return
+        # Drain: dispatch sends nothing new; the stream is half-closed (dispatch then ends it) once
+        # every held call is answered, at most DRAIN_SECONDS, so none is cut off as "disconnected".
+        outbox, assignments = current["outbox"], current["assignments"]
+        outbox.put(stubs.worker_pb2.WorkerMessage(drain=stubs.worker_pb2.Drain()))
+
+        def close_when_answered() -> None:
+            until = time.monotonic() + DRAIN_SECONDS
+            while assignments.sizes()[0] > 0 and time.monotonic() < until:
+                time.sleep(0.05)
+            outbox.put(None)
+
+        threading.Thread(target=close_when_answered, daemon=True).start()
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)

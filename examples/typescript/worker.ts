@@ -73,7 +73,7 @@ export interface WorkerOptions {
   readonly log?: (line: string) => void;
 }
 
-/** A running worker: `stop` half-closes its stream; `done` settles when the stream has ended. */
+/** A running worker: `stop` drains it, then half-closes its stream; `done` settles when the stream has ended. */
 export interface RunningWorker {
   stop(): void;
   readonly done: Promise<StatusObject>;
@@ -148,13 +148,25 @@ export function runWorker(options: WorkerOptions): StreamWorker {
   const tools = Object.values(hosted).map((t) => create(ToolSpecSchema, t.spec));
   send(create(WorkerMessageSchema, { msg: { case: 'hello', value: { workerId: options.workerId ?? 'ts-worker', tools } } }));
   return {
+    // Drain: dispatch sends nothing new; the stream is half-closed once every held call is
+    // answered (at most DRAIN_MS), so no call is cut off as "disconnected" (worker.proto, Drain).
     stop() {
-      if (open) stream.end();
+      if (!open) return;
+      send(create(WorkerMessageSchema, { msg: { case: 'drain', value: {} } }));
+      const until = Date.now() + DRAIN_MS;
+      const poll = setInterval(() => {
+        if (open && assignments.sizes().open > 0 && Date.now() < until) return;
+        clearInterval(poll);
+        if (open) stream.end();
+      }, 50);
     },
     done,
     held: () => assignments.sizes(),
   };
 }
+
+/** The longest a stopping worker waits for its held calls before it half-closes its stream. */
+const DRAIN_MS = 30_000;
 
 /**
  * Stream endings that another try would meet again: the worker stops instead. ALREADY_EXISTS:

@@ -1,10 +1,10 @@
 import { fromBinary, toBinary } from '@bufbuild/protobuf';
-import { WorkerMessageSchema, type Completion, type Heartbeat, type WorkerMessage } from '../../gen/dispatch/v1/worker_pb';
+import { WorkerMessageSchema, type Completion, type Drain, type Heartbeat, type WorkerMessage } from '../../gen/dispatch/v1/worker_pb';
 import { LEN } from '../wire/growing-writer';
 import { Reader } from '../wire/reader';
 import { fieldSize, stringSize, Writer } from '../wire/sized-writer';
 
-// What a worker sends once per call, a Completion, and its heartbeats, decoded by hand as
+// What a worker sends once per call, a Completion, its heartbeats and its Drain, decoded by hand as
 // dispatch-request-codec.ts decodes a DispatchRequest (and for the same reason: fromBinary in front
 // of a handler measured far dearer than alone). A Hello, once per stream, goes to fromBinary
 // whole. The same objects as fromBinary makes, unknown fields skipped; a oneof case sent twice
@@ -16,6 +16,7 @@ const FIELD = {
   hello: 1,
   completion: 2,
   heartbeat: 3,
+  drain: 4,
   assignmentId: 1,
   output: 2,
   isError: 3,
@@ -71,6 +72,12 @@ export function decodeWorkerMessage(bytes: Buffer): WorkerMessage {
         skipEmpty(reader);
         const heartbeat: Heartbeat = msg.case === 'heartbeat' ? msg.value : { $typeName: 'dispatch.v1.Heartbeat' };
         msg = { case: 'heartbeat', value: heartbeat };
+        break;
+      }
+      case FIELD.drain: {
+        skipEmpty(reader);
+        const drain: Drain = msg.case === 'drain' ? msg.value : { $typeName: 'dispatch.v1.Drain' };
+        msg = { case: 'drain', value: drain };
         break;
       }
       default:

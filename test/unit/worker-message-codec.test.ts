@@ -10,13 +10,14 @@ const completion = fc.record({ assignmentId: text, output: text, isError: fc.boo
 const message = fc.oneof(
   completion.map((value) => create(WorkerMessageSchema, { msg: { case: 'completion', value } })),
   fc.constant(create(WorkerMessageSchema, { msg: { case: 'heartbeat', value: {} } })),
+  fc.constant(create(WorkerMessageSchema, { msg: { case: 'drain', value: {} } })),
   fc.constant(create(WorkerMessageSchema, {})),
   fc.record({ workerId: text, name: text }).map(({ workerId, name }) => create(WorkerMessageSchema, { msg: { case: 'hello', value: { workerId, tools: [{ name, inputSchema: '{}', effect: Effect.READ_ONLY }] } } })),
 );
-/** Unknown fields at the top level (numbers 4 and up): a varint, and length-delimited bytes. */
+/** Unknown fields at the top level (numbers 5 and up): a varint, and length-delimited bytes. */
 const unknownField = fc.oneof(
-  fc.tuple(fc.integer({ min: 4, max: 15 }), fc.nat({ max: 127 })).map(([n, v]) => [n << 3, v]),
-  fc.tuple(fc.integer({ min: 4, max: 15 }), fc.uint8Array({ maxLength: 20 })).map(([n, b]) => [(n << 3) | 2, b.length, ...b]),
+  fc.tuple(fc.integer({ min: 5, max: 15 }), fc.nat({ max: 127 })).map(([n, v]) => [n << 3, v]),
+  fc.tuple(fc.integer({ min: 5, max: 15 }), fc.uint8Array({ maxLength: 20 })).map(([n, b]) => [(n << 3) | 2, b.length, ...b]),
 );
 
 /** A message without the unknown fields fromBinary keeps (the hand decoder skips them; a Hello goes to fromBinary whole). */
@@ -29,7 +30,7 @@ const reference = (bytes: Uint8Array) => known(fromBinary(WorkerMessageSchema, b
 
 describe('decodeWorkerMessage: the hot path decoder of the Work stream', () => {
   it('knows every field of the messages it decodes by hand (a field added to the proto fails here)', () => {
-    expect(fieldList(WorkerMessageSchema)).toEqual(['1:hello', '2:completion', '3:heartbeat']);
+    expect(fieldList(WorkerMessageSchema)).toEqual(['1:hello', '2:completion', '3:heartbeat', '4:drain']);
     expect(fieldList(CompletionSchema)).toEqual(['1:assignmentId', '2:output', '3:isError', '4:errorMessage']);
     expect(fieldList(HelloSchema)).toEqual(['1:workerId', '2:tools', '3:maxReceiveMessageBytes']);
   });

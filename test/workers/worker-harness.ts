@@ -22,6 +22,8 @@ export interface TestWorker {
   disconnect(): void;
   /** Half-closes the stream, as a worker shutting down cleanly would. */
   close(): Promise<void>;
+  /** Says it is stopping (a Drain): dispatch sends it no new assignment. */
+  drain(): void;
 }
 
 /** Options of a test worker. */
@@ -79,6 +81,7 @@ export function startWorker(address: string, options: TestWorkerOptions): TestWo
       if (open) call.end();
       await ended;
     },
+    drain: () => send({ msg: { case: 'drain', value: {} } }),
   };
 }
 

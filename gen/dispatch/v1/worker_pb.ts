@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file dispatch/v1/worker.proto.
  */
 export const file_dispatch_v1_worker: GenFile = /*@__PURE__*/
-  fileDesc("ChhkaXNwYXRjaC92MS93b3JrZXIucHJvdG8SC2Rpc3BhdGNoLnYxImMKBUhlbGxvEhEKCXdvcmtlcl9pZBgBIAEoCRIkCgV0b29scxgCIAMoCzIVLmRpc3BhdGNoLnYxLlRvb2xTcGVjEiEKGW1heF9yZWNlaXZlX21lc3NhZ2VfYnl0ZXMYAyABKA0iXAoKQ29tcGxldGlvbhIVCg1hc3NpZ25tZW50X2lkGAEgASgJEg4KBm91dHB1dBgCIAEoCRIQCghpc19lcnJvchgDIAEoCBIVCg1lcnJvcl9tZXNzYWdlGAQgASgJIgsKCUhlYXJ0YmVhdCKXAQoNV29ya2VyTWVzc2FnZRIjCgVoZWxsbxgBIAEoCzISLmRpc3BhdGNoLnYxLkhlbGxvSAASLQoKY29tcGxldGlvbhgCIAEoCzIXLmRpc3BhdGNoLnYxLkNvbXBsZXRpb25IABIrCgloZWFydGJlYXQYAyABKAsyFi5kaXNwYXRjaC52MS5IZWFydGJlYXRIAEIFCgNtc2cixAEKDldvcmtBc3NpZ25tZW50EhUKDWFzc2lnbm1lbnRfaWQYASABKAkSIwoEY2FsbBgCIAEoCzIVLmRpc3BhdGNoLnYxLlRvb2xDYWxsEhIKCnNlc3Npb25faWQYAyABKAkSDwoHYXR0ZW1wdBgEIAEoDRIXCg9pZGVtcG90ZW5jeV9rZXkYBSABKAkSEwoLZGVhZGxpbmVfbXMYBiABKAQSEwoLdHJhY2VwYXJlbnQYByABKAkSDgoGY2FuY2VsGAggASgIMlQKDVdvcmtlclNlcnZpY2USQwoEV29yaxIaLmRpc3BhdGNoLnYxLldvcmtlck1lc3NhZ2UaGy5kaXNwYXRjaC52MS5Xb3JrQXNzaWdubWVudCgBMAFCKFomZGlzcGF0Y2gvZ2VuL2dvL2Rpc3BhdGNoL3YxO2Rpc3BhdGNodjFiBnByb3RvMw", [file_dispatch_v1_dispatch, file_dispatch_v1_tool]);
+  fileDesc("ChhkaXNwYXRjaC92MS93b3JrZXIucHJvdG8SC2Rpc3BhdGNoLnYxImMKBUhlbGxvEhEKCXdvcmtlcl9pZBgBIAEoCRIkCgV0b29scxgCIAMoCzIVLmRpc3BhdGNoLnYxLlRvb2xTcGVjEiEKGW1heF9yZWNlaXZlX21lc3NhZ2VfYnl0ZXMYAyABKA0iXAoKQ29tcGxldGlvbhIVCg1hc3NpZ25tZW50X2lkGAEgASgJEg4KBm91dHB1dBgCIAEoCRIQCghpc19lcnJvchgDIAEoCBIVCg1lcnJvcl9tZXNzYWdlGAQgASgJIgsKCUhlYXJ0YmVhdCIHCgVEcmFpbiK8AQoNV29ya2VyTWVzc2FnZRIjCgVoZWxsbxgBIAEoCzISLmRpc3BhdGNoLnYxLkhlbGxvSAASLQoKY29tcGxldGlvbhgCIAEoCzIXLmRpc3BhdGNoLnYxLkNvbXBsZXRpb25IABIrCgloZWFydGJlYXQYAyABKAsyFi5kaXNwYXRjaC52MS5IZWFydGJlYXRIABIjCgVkcmFpbhgEIAEoCzISLmRpc3BhdGNoLnYxLkRyYWluSABCBQoDbXNnIsQBCg5Xb3JrQXNzaWdubWVudBIVCg1hc3NpZ25tZW50X2lkGAEgASgJEiMKBGNhbGwYAiABKAsyFS5kaXNwYXRjaC52MS5Ub29sQ2FsbBISCgpzZXNzaW9uX2lkGAMgASgJEg8KB2F0dGVtcHQYBCABKA0SFwoPaWRlbXBvdGVuY3lfa2V5GAUgASgJEhMKC2RlYWRsaW5lX21zGAYgASgEEhMKC3RyYWNlcGFyZW50GAcgASgJEg4KBmNhbmNlbBgIIAEoCDJUCg1Xb3JrZXJTZXJ2aWNlEkMKBFdvcmsSGi5kaXNwYXRjaC52MS5Xb3JrZXJNZXNzYWdlGhsuZGlzcGF0Y2gudjEuV29ya0Fzc2lnbm1lbnQoATABQihaJmRpc3BhdGNoL2dlbi9nby9kaXNwYXRjaC92MTtkaXNwYXRjaHYxYgZwcm90bzM", [file_dispatch_v1_dispatch, file_dispatch_v1_tool]);
 
 /**
  * @generated from message dispatch.v1.Hello
@@ -152,6 +152,37 @@ export const HeartbeatSchema: GenMessage<Heartbeat, {jsonType: HeartbeatJson}> =
   messageDesc(file_dispatch_v1_worker, 2);
 
 /**
+ * The worker is stopping: dispatch sends it no new assignment from now on (a call goes to another
+ * worker of the tool, or fails UNAVAILABLE, not executed), and waits for the completions of the
+ * assignments it holds; the worker half-closes its stream once it has sent them. A half-close
+ * alone fails the calls the worker still holds ("disconnected"; a side-effecting one's outcome
+ * unknown), though the worker may go on running them.
+ *
+ * @generated from message dispatch.v1.Drain
+ */
+export type Drain = Message<"dispatch.v1.Drain"> & {
+};
+
+/**
+ * The worker is stopping: dispatch sends it no new assignment from now on (a call goes to another
+ * worker of the tool, or fails UNAVAILABLE, not executed), and waits for the completions of the
+ * assignments it holds; the worker half-closes its stream once it has sent them. A half-close
+ * alone fails the calls the worker still holds ("disconnected"; a side-effecting one's outcome
+ * unknown), though the worker may go on running them.
+ *
+ * @generated from message dispatch.v1.Drain
+ */
+export type DrainJson = {
+};
+
+/**
+ * Describes the message dispatch.v1.Drain.
+ * Use `create(DrainSchema)` to create a new message.
+ */
+export const DrainSchema: GenMessage<Drain, {jsonType: DrainJson}> = /*@__PURE__*/
+  messageDesc(file_dispatch_v1_worker, 3);
+
+/**
  * @generated from message dispatch.v1.WorkerMessage
  */
 export type WorkerMessage = Message<"dispatch.v1.WorkerMessage"> & {
@@ -176,6 +207,12 @@ export type WorkerMessage = Message<"dispatch.v1.WorkerMessage"> & {
      */
     value: Heartbeat;
     case: "heartbeat";
+  } | {
+    /**
+     * @generated from field: dispatch.v1.Drain drain = 4;
+     */
+    value: Drain;
+    case: "drain";
   } | { case: undefined; value?: undefined };
 };
 
@@ -197,6 +234,11 @@ export type WorkerMessageJson = {
    * @generated from field: dispatch.v1.Heartbeat heartbeat = 3;
    */
   heartbeat?: HeartbeatJson;
+
+  /**
+   * @generated from field: dispatch.v1.Drain drain = 4;
+   */
+  drain?: DrainJson;
 };
 
 /**
@@ -204,7 +246,7 @@ export type WorkerMessageJson = {
  * Use `create(WorkerMessageSchema)` to create a new message.
  */
 export const WorkerMessageSchema: GenMessage<WorkerMessage, {jsonType: WorkerMessageJson}> = /*@__PURE__*/
-  messageDesc(file_dispatch_v1_worker, 3);
+  messageDesc(file_dispatch_v1_worker, 4);
 
 /**
  * @generated from message dispatch.v1.WorkAssignment
@@ -311,7 +353,7 @@ export type WorkAssignmentJson = {
  * Use `create(WorkAssignmentSchema)` to create a new message.
  */
 export const WorkAssignmentSchema: GenMessage<WorkAssignment, {jsonType: WorkAssignmentJson}> = /*@__PURE__*/
-  messageDesc(file_dispatch_v1_worker, 4);
+  messageDesc(file_dispatch_v1_worker, 5);
 
 /**
  * Lets any process host tools: it holds a Work stream open and answers assignments.

@@ -184,6 +184,11 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
           case 'completion':
             if (!link) throw new RpcError(status.FAILED_PRECONDITION, 'a completion arrived before hello', 'OUT_OF_ORDER');
             return deps.pool.complete(link, message.msg.value);
+          case 'drain':
+            // The worker stops: no new call, its held ones answered before it half-closes (worker.proto, Drain).
+            if (!link) throw new RpcError(status.FAILED_PRECONDITION, 'a drain arrived before hello', 'OUT_OF_ORDER');
+            deps.logger.info('worker draining', { worker: link.workerId, tenant: link.tenant, holding: link.pending.size });
+            return deps.pool.unhost(link);
           default:
             return;
         }

@@ -17,7 +17,7 @@ const LOG = path.join(mkdtempSync(path.join(tmpdir(), 'mcp-codes-')), 'log');
 let t: Awaited<ReturnType<typeof startApp>>;
 beforeAll(async () => {
   const server = { name: 'codes', command: [process.execPath, path.join(__dirname, 'fixtures/error-code-server.js')], env: { LOG }, trusted: true };
-  t = await startApp(`mcp_servers:\n  - ${JSON.stringify(server)}\ntools:\n  - { name: charge, effect: side_effect, input_schema: '{"type":"object"}', mcp: { server: codes, tool: fail } }\n`);
+  t = await startApp(`mcp_servers:\n  - ${JSON.stringify(server)}\ntools:\n  - { name: charge, effect: side_effect, input_schema: '{"type":"object"}', mcp: { server: codes, tool: fail } }\n  - { name: meta_probe, effect: side_effect, skip_redaction: true, input_schema: '{"type":"object"}', mcp: { server: codes, tool: meta } }\n`);
 });
 afterAll(() => t?.close());
 
@@ -38,4 +38,15 @@ test('a side-effecting tool answered -32000: its record keeps the error (replaye
   const again = await call('charge', { code: -32000 }, 'side');
   expect(again.error?.kind).not.toBe(ErrorKind.OUTCOME_UNKNOWN);
   expect(again.idempotentReplay).toBe(true);
+});
+
+// The same probe: an MCP tool got only `_meta.traceparent`, no idempotency key nor attempt, so a
+// side-effecting MCP tool could not tell a retry from a new call, as HTTP tools and workers can.
+test("a call's _meta carries its idempotency key and attempt (dispatch/ keys), the key the same for the same call", async () => {
+  // skip_redaction: the key, high-entropy text, is redacted from the output otherwise.
+  const first = JSON.parse((await call('meta_probe', { a: 1 }, 'meta')).output) as Record<string, unknown>;
+  expect(first).toMatchObject({ 'dispatch/idempotency_key': expect.stringMatching(/^[A-Za-z0-9_-]{20,}$/), 'dispatch/attempt': 1 });
+  const other = JSON.parse((await call('meta_probe', { a: 2 }, 'meta')).output) as Record<string, unknown>;
+  expect(other['dispatch/idempotency_key']).toMatch(/^[A-Za-z0-9_-]{20,}$/);
+  expect(other['dispatch/idempotency_key']).not.toBe(first['dispatch/idempotency_key']);
 });

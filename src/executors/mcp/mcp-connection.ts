@@ -24,6 +24,8 @@ export interface McpCallContext {
   /** Epoch ms by which the tool must answer. */
   readonly deadline: number;
   readonly traceparent?: string;
+  /** More entries of the request's `_meta` (mcp-executor's: the idempotency key, the attempt). */
+  readonly meta?: Readonly<Record<string, string | number>>;
   /**
    * Told 'pending' as the call starts (it may wait for a reconnection) and 'sent' just before its
    * request is handed to the client: a call that times out or is cancelled before was not run.
@@ -247,7 +249,8 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
       const hooks = hooksOf.get(current);
       let reached = hooks === undefined;
       try {
-        const params = { name: tool, arguments: args, ...(ctx.traceparent ? { _meta: { traceparent: ctx.traceparent } } : {}) };
+        const meta = ctx.traceparent ? { ...ctx.meta, traceparent: ctx.traceparent } : ctx.meta;
+        const params = { name: tool, arguments: args, ...(meta ? { _meta: meta } : {}) };
         // The SDK sets a timer of it: a longer one (timeout_ms past 2^31-1) would fire at once.
         const timeout = Math.min(MAX_TIMER_MS, Math.max(1_000, ctx.deadline - Date.now() + 1_000));
         if (reached) ctx.delivery?.('sent');

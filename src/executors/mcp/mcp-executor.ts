@@ -5,6 +5,11 @@ import { resultText } from './mcp-result';
 import type { McpServers } from './mcp-servers';
 import { notConfiguredError } from './mcp-unconfigured';
 
+/** The `_meta` key of a call's idempotency key (the same value as an HTTP tool's `Idempotency-Key`). */
+export const META_IDEMPOTENCY_KEY = 'dispatch/idempotency_key';
+/** The `_meta` key of the call's attempt number (1, then 2 on its first retry...). */
+export const META_ATTEMPT = 'dispatch/attempt';
+
 /**
  * Whether an attempt's abort `reason` is its tool's own timeout: the pipeline's runGuarded aborts
  * with a TimedOutError of the time the attempt was given, the tool's timeout_ms unless the
@@ -29,7 +34,9 @@ export function createMcpExecutor(servers: McpServers): Executor {
       const input = args !== null && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
       const signal = ctx.signal;
       const timedOut = () => isOwnTimeout(signal.reason, tool.timeoutMs);
-      const result = await connection.call(remote, input, { signal, deadline: ctx.deadline, traceparent: ctx.traceparent, delivery: (state) => ctx.delivery?.(state), timedOut, timeoutMs: tool.timeoutMs });
+      // What HTTP tools and workers get to tell a retry from a new call, in the MCP way (namespaced `_meta` keys).
+      const meta = { [META_IDEMPOTENCY_KEY]: ctx.idempotencyKey, [META_ATTEMPT]: ctx.attempt };
+      const result = await connection.call(remote, input, { signal, deadline: ctx.deadline, traceparent: ctx.traceparent, meta, delivery: (state) => ctx.delivery?.(state), timedOut, timeoutMs: tool.timeoutMs });
       const text = resultText(result);
       if (result.isError === true) throw mcpToolError(server, remote, text);
       return text;

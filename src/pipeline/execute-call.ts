@@ -42,7 +42,16 @@ function offeredList(offered: ReadonlySet<string>): string {
     if (names.length === MAX_LISTED_TOOLS) break;
     names.push(name);
   }
-  return shortened(names.join(', '), MAX_LISTED_CHARS);
+  return listed(names, offered.size);
+}
+
+/**
+ * The first {@link MAX_LISTED_TOOLS} of `total` names, saying how many more there are: a list cut
+ * at 20 read as all there was, and the tool the model wanted might be past it.
+ */
+function listed(names: readonly string[], total = names.length): string {
+  const shown = shortened(names.slice(0, MAX_LISTED_TOOLS).join(', '), MAX_LISTED_CHARS);
+  return total > MAX_LISTED_TOOLS ? `${shown} (and ${total - MAX_LISTED_TOOLS} more)` : shown;
 }
 
 function unknownTool(deps: PipelineDeps, turn: TurnContext, sent: string): DispatchError {
@@ -58,11 +67,9 @@ function unknownTool(deps: PipelineDeps, turn: TurnContext, sent: string): Dispa
   // Offered but not registered: the guess and the list are of the tools the model was offered, as a call of any other is refused.
   const names = deps.registry.list(turn.tenant).flatMap((t) => (turn.offeredTools && !turn.offeredTools.has(t.name) ? [] : [t.name]));
   const guess = closestMatch(sent, names);
-  const available = names.slice(0, 20).join(', ');
-  return errors.unknownTool(
-    `tool "${name}" not found${guess ? `; did you mean "${guess}"?` : ''}`,
-    guess ? `Call "${guess}" instead, if it is what you meant. Available tools: ${available}.` : `Available tools: ${available}.`,
-  );
+  // None at all: said so, where "Available tools: ." read as a list cut short.
+  const available = names.length === 0 ? 'No tool is available: answer without calling tools.' : `Available tools: ${listed(names)}.`;
+  return errors.unknownTool(`tool "${name}" not found${guess ? `; did you mean "${guess}"?` : ''}`, guess ? `Call "${guess}" instead, if it is what you meant. ${available}` : available);
 }
 
 /**

@@ -92,6 +92,9 @@ export type DispatchRequest = Message<"dispatch.v1.DispatchRequest"> & {
   turn: number;
 
   /**
+   * The turn's calls, answered in this order. At most limits.max_calls_per_turn (128 by default):
+   * more is INVALID_ARGUMENT (field `calls`), nothing run. Zero calls answer zero results.
+   *
    * @generated from field: repeated dispatch.v1.ToolCall calls = 3;
    */
   calls: ToolCall[];
@@ -142,6 +145,9 @@ export type DispatchRequestJson = {
   turn?: number;
 
   /**
+   * The turn's calls, answered in this order. At most limits.max_calls_per_turn (128 by default):
+   * more is INVALID_ARGUMENT (field `calls`), nothing run. Zero calls answer zero results.
+   *
    * @generated from field: repeated dispatch.v1.ToolCall calls = 3;
    */
   calls?: ToolCallJson[];

@@ -20,8 +20,9 @@ export interface DispatchErrorOptions {
    */
   readonly notRetriedWithinTurn?: boolean;
   /**
-   * Dispatch's own trouble, not the tool's (its link to other replicas is down): says nothing of
-   * the tool's health, so its breaker does not count it (countsForBreaker).
+   * Dispatch's own trouble, not the tool's (its link to other replicas is down), or the tool's
+   * refusal to run for now (a worker's retry_after_ms, as a 429): says nothing of the tool's
+   * health, so its breaker does not count it (countsForBreaker).
    */
   readonly notTheTool?: boolean;
   /**

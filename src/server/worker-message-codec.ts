@@ -2,7 +2,7 @@ import { fromBinary, toBinary } from '@bufbuild/protobuf';
 import { WorkerMessageSchema, type Completion, type Drain, type Heartbeat, type WorkerMessage } from '../../gen/dispatch/v1/worker_pb';
 import { LEN } from '../wire/growing-writer';
 import { Reader } from '../wire/reader';
-import { fieldSize, stringSize, Writer } from '../wire/sized-writer';
+import { fieldSize, stringSize, uintSize, Writer } from '../wire/sized-writer';
 
 // What a worker sends once per call, a Completion, its heartbeats and its Drain, decoded by hand as
 // dispatch-request-codec.ts decodes a DispatchRequest (and for the same reason: fromBinary in front
@@ -21,6 +21,7 @@ const FIELD = {
   output: 2,
   isError: 3,
   errorMessage: 4,
+  retryAfterMs: 5,
 } as const;
 
 /** Reads a length-delimited Completion into `into` (a second one merges, field by field). */
@@ -40,6 +41,9 @@ function readCompletion(reader: Reader, into: Completion): void {
         break;
       case FIELD.errorMessage:
         into.errorMessage = fields.string();
+        break;
+      case FIELD.retryAfterMs:
+        into.retryAfterMs = fields.varint32();
         break;
       default:
         fields.skip(tag);
@@ -63,7 +67,7 @@ export function decodeWorkerMessage(bytes: Buffer): WorkerMessage {
       case FIELD.hello:
         return fromBinary(WorkerMessageSchema, bytes);
       case FIELD.completion: {
-        const completion: Completion = msg.case === 'completion' ? msg.value : { $typeName: 'dispatch.v1.Completion', assignmentId: '', output: '', isError: false, errorMessage: '' };
+        const completion: Completion = msg.case === 'completion' ? msg.value : { $typeName: 'dispatch.v1.Completion', assignmentId: '', output: '', isError: false, errorMessage: '', retryAfterMs: 0 };
         readCompletion(reader, completion);
         msg = { case: 'completion', value: completion };
         break;
@@ -95,6 +99,7 @@ const TAG = {
   output: (FIELD.output << 3) | LEN,
   isError: FIELD.isError << 3,
   errorMessage: (FIELD.errorMessage << 3) | LEN,
+  retryAfterMs: FIELD.retryAfterMs << 3,
 } as const;
 
 const hasUnknown = (message: object): boolean => (message as { $unknown?: unknown[] }).$unknown !== undefined;
@@ -111,12 +116,13 @@ export function encodeWorkerMessage(message: WorkerMessage): Buffer {
   if (msg.case === 'heartbeat') return Buffer.from([TAG.heartbeat, 0]);
   if (msg.case !== 'completion') return Buffer.from(toBinary(WorkerMessageSchema, message));
   const completion = msg.value;
-  const inner = stringSize(completion.assignmentId) + stringSize(completion.output) + (completion.isError ? 2 : 0) + stringSize(completion.errorMessage);
+  const inner = stringSize(completion.assignmentId) + stringSize(completion.output) + (completion.isError ? 2 : 0) + stringSize(completion.errorMessage) + uintSize(completion.retryAfterMs);
   const w = new Writer(Buffer.allocUnsafe(fieldSize(inner)));
   w.nested(TAG.completion, inner);
   w.string(TAG.assignmentId, completion.assignmentId);
   w.string(TAG.output, completion.output);
   w.flag(TAG.isError, completion.isError);
   w.string(TAG.errorMessage, completion.errorMessage);
+  w.uint(TAG.retryAfterMs, completion.retryAfterMs);
   return w.buf;
 }

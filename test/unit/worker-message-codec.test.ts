@@ -6,7 +6,7 @@ import { decodeWorkerMessage, encodeWorkerMessage } from '../../src/server/worke
 import { expectRefusesWhatFromBinaryRefuses, fieldList } from '../helpers/codec-properties';
 
 const text = fc.oneof(fc.constant(''), fc.string(), fc.string({ unit: 'grapheme', maxLength: 40 }), fc.string({ minLength: 130, maxLength: 5_000 }));
-const completion = fc.record({ assignmentId: text, output: text, isError: fc.boolean(), errorMessage: text }, { requiredKeys: [] });
+const completion = fc.record({ assignmentId: text, output: text, isError: fc.boolean(), errorMessage: text, retryAfterMs: fc.oneof(fc.constant(0), fc.nat({ max: 4_294_967_295 })) }, { requiredKeys: [] });
 const message = fc.oneof(
   completion.map((value) => create(WorkerMessageSchema, { msg: { case: 'completion', value } })),
   fc.constant(create(WorkerMessageSchema, { msg: { case: 'heartbeat', value: {} } })),
@@ -31,7 +31,7 @@ const reference = (bytes: Uint8Array) => known(fromBinary(WorkerMessageSchema, b
 describe('decodeWorkerMessage: the hot path decoder of the Work stream', () => {
   it('knows every field of the messages it decodes by hand (a field added to the proto fails here)', () => {
     expect(fieldList(WorkerMessageSchema)).toEqual(['1:hello', '2:completion', '3:heartbeat', '4:drain']);
-    expect(fieldList(CompletionSchema)).toEqual(['1:assignmentId', '2:output', '3:isError', '4:errorMessage']);
+    expect(fieldList(CompletionSchema)).toEqual(['1:assignmentId', '2:output', '3:isError', '4:errorMessage', '5:retryAfterMs']);
     expect(fieldList(HelloSchema)).toEqual(['1:workerId', '2:tools', '3:maxReceiveMessageBytes']);
   });
 

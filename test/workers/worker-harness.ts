@@ -5,7 +5,14 @@ import { WorkerMessageSchema, type WorkAssignment } from '../../gen/dispatch/v1/
 import { createWorkerClient } from '../../src/client';
 
 /** How a test worker answers an assignment; undefined leaves it unanswered. */
-export type Answer = (assignment: WorkAssignment) => Promise<{ output: string; isError?: boolean } | undefined> | { output: string; isError?: boolean } | undefined;
+export type Answer = (assignment: WorkAssignment) => Promise<AnswerSent | undefined> | AnswerSent | undefined;
+
+/** A completion's content: `retryAfterMs` with `isError`, the tool did not run the call, for now. */
+export interface AnswerSent {
+  readonly output: string;
+  readonly isError?: boolean;
+  readonly retryAfterMs?: number;
+}
 
 /** A worker process stand-in holding a real Work stream to dispatch. */
 export interface TestWorker {
@@ -16,7 +23,7 @@ export interface TestWorker {
   readonly cancels: string[];
   /** The stream's final status, once dispatch or the worker ended it. */
   readonly ended: Promise<grpc.StatusObject>;
-  complete(assignmentId: string, output: string, isError?: boolean): void;
+  complete(assignmentId: string, output: string, isError?: boolean, retryAfterMs?: number): void;
   stopHeartbeats(): void;
   /** Drops the stream abruptly, as a crashed worker would. */
   disconnect(): void;
@@ -58,11 +65,11 @@ export function startWorker(address: string, options: TestWorkerOptions): TestWo
     });
   });
   call.on('error', () => undefined);
-  const complete = (assignmentId: string, output: string, isError = false) => send({ msg: { case: 'completion', value: { assignmentId, output, isError, errorMessage: isError ? output : '' } } });
+  const complete = (assignmentId: string, output: string, isError = false, retryAfterMs = 0) => send({ msg: { case: 'completion', value: { assignmentId, output, isError, errorMessage: isError ? output : '', retryAfterMs } } });
   call.on('data', (assignment: WorkAssignment) => {
     if (assignment.cancel) return void cancels.push(assignment.assignmentId);
     assignments.push(assignment);
-    Promise.resolve(options.answer?.(assignment)).then((answer) => answer && complete(assignment.assignmentId, answer.output, answer.isError));
+    Promise.resolve(options.answer?.(assignment)).then((answer) => answer && complete(assignment.assignmentId, answer.output, answer.isError, answer.retryAfterMs));
   });
   send({ msg: { case: 'hello', value: { workerId: options.id, tools: options.tools.map((t) => create(ToolSpecSchema, t)) } } });
   return {

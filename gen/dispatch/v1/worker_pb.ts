@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file dispatch/v1/worker.proto.
  */
 export const file_dispatch_v1_worker: GenFile = /*@__PURE__*/
-  fileDesc("ChhkaXNwYXRjaC92MS93b3JrZXIucHJvdG8SC2Rpc3BhdGNoLnYxImMKBUhlbGxvEhEKCXdvcmtlcl9pZBgBIAEoCRIkCgV0b29scxgCIAMoCzIVLmRpc3BhdGNoLnYxLlRvb2xTcGVjEiEKGW1heF9yZWNlaXZlX21lc3NhZ2VfYnl0ZXMYAyABKA0iXAoKQ29tcGxldGlvbhIVCg1hc3NpZ25tZW50X2lkGAEgASgJEg4KBm91dHB1dBgCIAEoCRIQCghpc19lcnJvchgDIAEoCBIVCg1lcnJvcl9tZXNzYWdlGAQgASgJIgsKCUhlYXJ0YmVhdCIHCgVEcmFpbiK8AQoNV29ya2VyTWVzc2FnZRIjCgVoZWxsbxgBIAEoCzISLmRpc3BhdGNoLnYxLkhlbGxvSAASLQoKY29tcGxldGlvbhgCIAEoCzIXLmRpc3BhdGNoLnYxLkNvbXBsZXRpb25IABIrCgloZWFydGJlYXQYAyABKAsyFi5kaXNwYXRjaC52MS5IZWFydGJlYXRIABIjCgVkcmFpbhgEIAEoCzISLmRpc3BhdGNoLnYxLkRyYWluSABCBQoDbXNnIsQBCg5Xb3JrQXNzaWdubWVudBIVCg1hc3NpZ25tZW50X2lkGAEgASgJEiMKBGNhbGwYAiABKAsyFS5kaXNwYXRjaC52MS5Ub29sQ2FsbBISCgpzZXNzaW9uX2lkGAMgASgJEg8KB2F0dGVtcHQYBCABKA0SFwoPaWRlbXBvdGVuY3lfa2V5GAUgASgJEhMKC2RlYWRsaW5lX21zGAYgASgEEhMKC3RyYWNlcGFyZW50GAcgASgJEg4KBmNhbmNlbBgIIAEoCDJUCg1Xb3JrZXJTZXJ2aWNlEkMKBFdvcmsSGi5kaXNwYXRjaC52MS5Xb3JrZXJNZXNzYWdlGhsuZGlzcGF0Y2gudjEuV29ya0Fzc2lnbm1lbnQoATABQihaJmRpc3BhdGNoL2dlbi9nby9kaXNwYXRjaC92MTtkaXNwYXRjaHYxYgZwcm90bzM", [file_dispatch_v1_dispatch, file_dispatch_v1_tool]);
+  fileDesc("ChhkaXNwYXRjaC92MS93b3JrZXIucHJvdG8SC2Rpc3BhdGNoLnYxImMKBUhlbGxvEhEKCXdvcmtlcl9pZBgBIAEoCRIkCgV0b29scxgCIAMoCzIVLmRpc3BhdGNoLnYxLlRvb2xTcGVjEiEKGW1heF9yZWNlaXZlX21lc3NhZ2VfYnl0ZXMYAyABKA0idAoKQ29tcGxldGlvbhIVCg1hc3NpZ25tZW50X2lkGAEgASgJEg4KBm91dHB1dBgCIAEoCRIQCghpc19lcnJvchgDIAEoCBIVCg1lcnJvcl9tZXNzYWdlGAQgASgJEhYKDnJldHJ5X2FmdGVyX21zGAUgASgNIgsKCUhlYXJ0YmVhdCIHCgVEcmFpbiK8AQoNV29ya2VyTWVzc2FnZRIjCgVoZWxsbxgBIAEoCzISLmRpc3BhdGNoLnYxLkhlbGxvSAASLQoKY29tcGxldGlvbhgCIAEoCzIXLmRpc3BhdGNoLnYxLkNvbXBsZXRpb25IABIrCgloZWFydGJlYXQYAyABKAsyFi5kaXNwYXRjaC52MS5IZWFydGJlYXRIABIjCgVkcmFpbhgEIAEoCzISLmRpc3BhdGNoLnYxLkRyYWluSABCBQoDbXNnIsQBCg5Xb3JrQXNzaWdubWVudBIVCg1hc3NpZ25tZW50X2lkGAEgASgJEiMKBGNhbGwYAiABKAsyFS5kaXNwYXRjaC52MS5Ub29sQ2FsbBISCgpzZXNzaW9uX2lkGAMgASgJEg8KB2F0dGVtcHQYBCABKA0SFwoPaWRlbXBvdGVuY3lfa2V5GAUgASgJEhMKC2RlYWRsaW5lX21zGAYgASgEEhMKC3RyYWNlcGFyZW50GAcgASgJEg4KBmNhbmNlbBgIIAEoCDJUCg1Xb3JrZXJTZXJ2aWNlEkMKBFdvcmsSGi5kaXNwYXRjaC52MS5Xb3JrZXJNZXNzYWdlGhsuZGlzcGF0Y2gudjEuV29ya0Fzc2lnbm1lbnQoATABQihaJmRpc3BhdGNoL2dlbi9nby9kaXNwYXRjaC92MTtkaXNwYXRjaHYxYgZwcm90bzM", [file_dispatch_v1_dispatch, file_dispatch_v1_tool]);
 
 /**
  * @generated from message dispatch.v1.Hello
@@ -98,6 +98,16 @@ export type Completion = Message<"dispatch.v1.Completion"> & {
    * @generated from field: string error_message = 4;
    */
   errorMessage: string;
+
+  /**
+   * With is_error: the tool did not run the call and may if it is made again after this many
+   * milliseconds (a rate limit, a dependency it needs down for now), as an HTTP tool's 429 with
+   * Retry-After: UNAVAILABLE before execution, recoverable, retried after the wait within the
+   * tool's retry policy, not counted by its breaker. 0: an ordinary error (TOOL_ERROR after).
+   *
+   * @generated from field: uint32 retry_after_ms = 5;
+   */
+  retryAfterMs: number;
 };
 
 /**
@@ -123,6 +133,16 @@ export type CompletionJson = {
    * @generated from field: string error_message = 4;
    */
   errorMessage?: string;
+
+  /**
+   * With is_error: the tool did not run the call and may if it is made again after this many
+   * milliseconds (a rate limit, a dependency it needs down for now), as an HTTP tool's 429 with
+   * Retry-After: UNAVAILABLE before execution, recoverable, retried after the wait within the
+   * tool's retry policy, not counted by its breaker. 0: an ordinary error (TOOL_ERROR after).
+   *
+   * @generated from field: uint32 retry_after_ms = 5;
+   */
+  retryAfterMs?: number;
 };
 
 /**

@@ -1,3 +1,4 @@
+import { MAX_TIMER_MS } from '../../options/limits';
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../../errors';
 import { shortened } from '../../pipeline/bound-result';
@@ -210,9 +211,14 @@ export function assignmentTooLargeError(tool: string, workerId: string, bytes: n
 }
 
 /** The worker answered the assignment with an error: the tool ran and said no. */
-export function workerToolError(tool: string, message: string): DispatchError {
+export function workerToolError(tool: string, message: string, retryAfterMs = 0): DispatchError {
   // Never through a surrogate pair (see fromHttpStatus).
   const text = message === '' ? 'no message' : shortened(message, 2_000);
+  if (retryAfterMs > 0) {
+    // The worker says its tool did not run the call, for now (Completion.retry_after_ms): as an HTTP 429's Retry-After.
+    const wait = Math.min(retryAfterMs, MAX_TIMER_MS);
+    return new DispatchError(ErrorKind.UNAVAILABLE, `tool "${tool}" did not run the call, for now: ${text}`, { phase: 'before', recoverable: true, retryAfterMs: wait, notTheTool: true });
+  }
   return new DispatchError(ErrorKind.TOOL_ERROR, `tool "${tool}" reported an error: ${text}`, { phase: 'after', recoverable: false });
 }
 

@@ -221,7 +221,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       link.pending.delete(completion.assignmentId);
       // It answers: the calls it left unanswered were cancels it need not answer, not silence.
       link.overdue.clear();
-      if (completion.isError) pending.reject(workerToolError(pending.tool, completion.errorMessage || completion.output));
+      if (completion.isError) pending.reject(workerToolError(pending.tool, completion.errorMessage || completion.output, completion.retryAfterMs));
       else pending.resolve(completion.output);
       endIfDrained(link);
     },

@@ -34,6 +34,21 @@ export class HardError extends Error {
     return new HardError(status.UNAVAILABLE, 'SHUTTING_DOWN', 'dispatchd is shutting down; retry (another replica will take the call)');
   }
 
+  /**
+   * Adds to its metadata the calls of its turn that had ended when it did (`ids`, in call order):
+   * their results are lost with the RPC, so without them a backend could not tell that a side
+   * effect earlier in the turn had run (a sequential turn's send_email, then a call stopped
+   * LOOP_DETECTED). `calls_completed` is their count; `completed_call_ids` their ids, when they
+   * fit in 128 characters (the metadata is bounded: it would push out the session's id). Sent
+   * again, the turn replays the side effects that ran.
+   */
+  withCompleted(ids: readonly string[]): this {
+    if (ids.length === 0) return this;
+    const joined = ids.join(',');
+    this.facts = { ...this.facts, calls_completed: ids.length, ...(joined.length <= 128 ? { completed_call_ids: joined } : {}) };
+    return this;
+  }
+
   static deadline(): HardError {
     return new HardError(status.DEADLINE_EXCEEDED, 'DEADLINE_EXCEEDED', 'the RPC deadline passed');
   }

@@ -48,11 +48,7 @@ export function prepareArguments(tool: ResolvedTool, text: string, limits: Argum
   const notRun = 'the tool was not executed';
   const refusal = unparsedRefusal(text, limits);
   if (refusal) throw errors.invalidArguments(`${refusal.problem}; ${notRun}`, refusal.suggestion);
-  const inexact = inexactNumber(text);
-  if (inexact !== undefined) {
-    const suggestion = 'Send such a number as a string, or use a smaller one.';
-    throw errors.invalidArguments(`${inexactNumberProblem(inexact)}; ${notRun}`, suggestion);
-  }
+  refuseInexact(text);
   let args: unknown;
   let syntax: string | undefined;
   try {
@@ -61,8 +57,7 @@ export function prepareArguments(tool: ResolvedTool, text: string, limits: Argum
     const tolerant = tool.spec.lenientArguments ? tolerantArguments(text) : undefined;
     if (tolerant === undefined) throw errors.invalidArguments(`arguments are not valid JSON (${(error as Error).message}); ${notRun}`, 'Send the arguments as one JSON object, with double-quoted keys and strings.');
     // Its numbers were read as written (single-quoted text is no string to the check above).
-    const changed = inexactNumber(tolerant.json);
-    if (changed !== undefined) throw errors.invalidArguments(`${inexactNumberProblem(changed)}; ${notRun}`, 'Send such a number as a string, or use a smaller one.');
+    refuseInexact(tolerant.json);
     args = JSON.parse(tolerant.json);
     syntax = tolerant.warning;
   }
@@ -91,6 +86,12 @@ export function prepareArguments(tool: ResolvedTool, text: string, limits: Argum
     if (repaired.suggestion !== undefined) suggestion = shortened(repaired.suggestion, 400);
   }
   throw errors.invalidArguments(`${formatValidationErrors(problems, 5, tool.schema)}${refused}; ${notRun}`, suggestion);
+}
+
+/** Refuses JSON `text` holding a number JSON.parse would change (see exact-numbers). */
+function refuseInexact(text: string): void {
+  const inexact = inexactNumber(text);
+  if (inexact !== undefined) throw errors.invalidArguments(`${inexactNumberProblem(inexact)}; the tool was not executed`, 'Send such a number as a string, or use a smaller one.');
 }
 
 /** Adds a repair of the arguments' syntax, when one was made, before the other repairs. */

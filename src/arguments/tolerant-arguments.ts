@@ -1,4 +1,5 @@
 import { isJsonObject, toCompactJson } from '../parse/json-value';
+import { skipSpace } from '../parse/marker-finder';
 import { parseTolerantValue } from '../parse/tolerant-json';
 
 /** Arguments text a lenient tool's call sent that JSON.parse refused, as JSON, and what was read past JSON. */
@@ -23,10 +24,9 @@ const FENCE = '```';
  */
 export function tolerantArguments(text: string): TolerantArguments | undefined {
   const body = unfenced(text);
-  const start = skipSpaces(body ?? text, 0);
   const source = body ?? text;
-  const parsed = parseTolerantValue(source, start, source.length);
-  if (!parsed.ok || !isJsonObject(parsed.value) || skipSpaces(source, parsed.end) !== source.length) return undefined;
+  const parsed = parseTolerantValue(source, skipSpace(source, 0, source.length), source.length);
+  if (!parsed.ok || !isJsonObject(parsed.value) || skipSpace(source, parsed.end, source.length) !== source.length) return undefined;
   if (parsed.containersClosedAtLimit.length > 0 || parsed.scalarAtTextEnd !== undefined) return undefined;
   const fenced = body === undefined ? '' : ', in a code fence';
   return { json: toCompactJson(parsed.value), warning: `repaired the arguments' syntax: they were not valid JSON${fenced}, and were read as a model means them (trailing commas, single quotes, unquoted keys, Python's True, False and None)` };
@@ -43,10 +43,4 @@ function unfenced(text: string): string | undefined {
   if (from > to) return undefined;
   const inside = trimmed.slice(from, to);
   return inside.includes(FENCE) ? undefined : inside;
-}
-
-function skipSpaces(text: string, from: number): number {
-  let pos = from;
-  while (pos < text.length && text.charCodeAt(pos) <= 0x20) pos++;
-  return pos;
 }

@@ -1,5 +1,5 @@
 export { createLogger, SILENT_LOGGER } from './logger';
 export type { Logger, LogLevel } from './logger';
 export { shapeOf } from './shape';
-export { messageShape, MAX_THROTTLE_KEYS, throttledWarn } from './throttled';
+export { messageShape, MAX_THROTTLE_KEYS, throttledPerLogger, throttledWarn } from './throttled';
 export type { ThrottleOptions } from './throttled';

@@ -55,3 +55,16 @@ export function throttledWarn(logger: Logger | undefined, options: number | Thro
     logger?.[level](message, last && last.held > 0 ? { ...fields, notLoggedBefore: last.held } : fields);
   };
 }
+
+/**
+ * A {@link throttledWarn} for each logger, made at its first use: one throttle a module's warning
+ * shares across the calls (or connections) that report it, per logger (an app's, a test's).
+ */
+export function throttledPerLogger(options: number | ThrottleOptions = {}): (logger: Logger) => ReturnType<typeof throttledWarn> {
+  const warns = new WeakMap<Logger, ReturnType<typeof throttledWarn>>();
+  return (logger) => {
+    let warn = warns.get(logger);
+    if (!warn) warns.set(logger, (warn = throttledWarn(logger, options)));
+    return warn;
+  };
+}

@@ -1,6 +1,6 @@
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError, serverTrouble } from '../errors';
-import { throttledWarn, type Logger } from '../log';
+import { throttledPerLogger, type Logger } from '../log';
 import { redactSecrets } from '../middleware';
 import { shortened } from './bound-result';
 import { boundedFailure } from './bound-failure';
@@ -17,8 +17,7 @@ const MAX_CRASH_MESSAGE = 2_000;
 const MAX_LOGGED_STACK = 8_000;
 
 /** Each logger's crash log: a tool's crashes are logged at most once per 10 s (a tool crashing on every call would flood it). */
-const crashLogs = new WeakMap<Logger, ReturnType<typeof throttledWarn>>();
-const crashLog = (logger: Logger) => crashLogs.get(logger) ?? crashLogs.set(logger, throttledWarn(logger, { level: 'error', keyOf: (_, fields) => String(fields?.tool) })).get(logger)!;
+const crashLog = throttledPerLogger({ level: 'error', keyOf: (_, fields) => String(fields?.tool) });
 
 /**
  * The failure of an attempt whose tool (or a middleware around it) threw `thrown`: where every
@@ -43,8 +42,7 @@ export function thrownFailure(deps: PipelineDeps, tool: string, callId: string, 
 const crashes = new WeakSet<DispatchError>();
 
 /** Each logger's tool-failure log, throttled per tool and kind. */
-const failureLogs = new WeakMap<Logger, ReturnType<typeof throttledWarn>>();
-const failureLog = (logger: Logger) => failureLogs.get(logger) ?? failureLogs.set(logger, throttledWarn(logger, { keyOf: (_, fields) => `${String(fields?.tool)}\0${String(fields?.kind)}` })).get(logger)!;
+const failureLog = throttledPerLogger({ keyOf: (_, fields) => `${String(fields?.tool)}\0${String(fields?.kind)}` });
 
 /**
  * One warn line for the operator when a tool failed in a way that says something of its health

@@ -37,10 +37,8 @@ export function runFailure(deps: PipelineDeps, tool: ResolvedTool, callId: strin
 
 /** An attempt's result from its run (or `error`), and the spill of a bounded result's whole text. */
 export function runResult(deps: PipelineDeps, sessionId: string, tool: ResolvedTool, callId: string, attempt: number, run: GuardedOutcome<ToolOutput>, error: DispatchError | undefined, durationMs: number, warnings: readonly string[]): { result: ToolResult; spill?: FinishAttempt['spill'] } {
-  if (error || run.kind !== 'done') {
-    const failure = error ?? new DispatchError(ErrorKind.UNEXPECTED, 'the attempt ended without an answer', { phase: 'during' });
-    return { result: errorResult(callId, tool.name, withWait(failure, toldWaitMs(failure, tool.loop.assumedWaitMs)), attempt, durationMs, warnings, tool.maxResultChars) };
-  }
+  // A run that was not done has its error (runFailure).
+  if (error || run.kind !== 'done') return { result: errorResult(callId, tool.name, withWait(error!, toldWaitMs(error, tool.loop.assumedWaitMs)), attempt, durationMs, warnings, tool.maxResultChars) };
   const { text } = run.value;
   const bounded = boundResult(text, tool.maxResultChars);
   const handle = bounded.truncated ? newResultHandle(sessionId) : '';

@@ -66,16 +66,16 @@ export async function gated(slots: ToolSlots | undefined, rates: ToolRates | und
     wait.stop();
   }
   if (slot === undefined) return work();
+  const release = slot;
+  // An attempt whose run outlived its turn (outlived-attempt) holds its slot until that run ends.
+  let outlived: Promise<void> | undefined;
   try {
     return await work();
   } catch (error) {
-    // An attempt whose run outlived its turn (outlived-attempt) holds its slot until that run ends.
-    const outlived = outlivedEnd(error);
-    if (outlived) void outlived.finally(slot);
-    else slot();
-    slot = undefined;
+    outlived = outlivedEnd(error);
     throw error;
   } finally {
-    slot?.();
+    if (outlived) void outlived.finally(release);
+    else release();
   }
 }

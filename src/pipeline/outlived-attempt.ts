@@ -25,7 +25,10 @@ const DEADLINE_SLOP_MS = 20;
  * its end or its own timeout; dispatchd's hard stop (`until`) ends it as a cancel does.
  */
 export function lingerPastDeadline(turn: TurnContext, context: () => AttemptContext | undefined): Linger {
-  const when = () => turn.deadline !== Infinity && Date.now() >= turn.deadline - DEADLINE_SLOP_MS && context()?.delivered !== 'pending' && context() !== undefined;
+  const when = () => {
+    const ctx = context();
+    return ctx !== undefined && ctx.delivered !== 'pending' && turn.deadline !== Infinity && Date.now() >= turn.deadline - DEADLINE_SLOP_MS;
+  };
   return { when, until: turn.shutdown };
 }
 

@@ -1,7 +1,4 @@
-import { throttledWarn, type Logger } from '../log';
-
-/** Each logger's warn for the store's failures in the pipeline. */
-const warns = new WeakMap<Logger, ReturnType<typeof throttledWarn>>();
+import { throttledPerLogger } from '../log';
 
 /**
  * The warn the pipeline logs a store step's failure with (Redis away, out of memory, read-only):
@@ -9,6 +6,4 @@ const warns = new WeakMap<Logger, ReturnType<typeof throttledWarn>>();
  * Logged at every attempt, a Redis refusing writes wrote two lines per call (2,000 a second at
  * 1,000 calls a second), where the calls' own errors and `dispatch_store_up` tell the rest.
  */
-export const storeWarn = (logger: Logger): ReturnType<typeof throttledWarn> => warns.get(logger) ?? warns.set(logger, throttledWarn(logger, { keyOf: perTool })).get(logger)!;
-
-const perTool = (message: string, fields?: Record<string, unknown>) => `${message}\u0000${String(fields?.tool ?? '')}`;
+export const storeWarn = throttledPerLogger({ keyOf: (message, fields) => `${message}\u0000${String(fields?.tool ?? '')}` });

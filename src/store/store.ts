@@ -130,10 +130,8 @@ export interface SessionBudget {
 
 /**
  * What the idempotency record becomes at the end of an attempt. A completion or UNKNOWN mark with
- * `owner` (the claim's) is written over that claim or where the key holds nothing (its lease lapsed
- * and nobody claimed it since), never over another attempt's claim or record: a replica cut off
- * from Redis past its claim's lease, whose key another replica claimed and ran since, overwrote
- * that replica's record when it came back (Redis; the memory store's attempts end within their lease).
+ * `owner` (the claim's) is written over that claim or an empty key, never over another attempt's
+ * claim or record (Redis: a late write after a lapsed lease; memory's attempts end within theirs).
  */
 export type IdempotencyFinish =
   | { readonly key: string; readonly action: 'complete'; readonly result: StoredResult; readonly ttlSeconds: number; readonly owner?: string }
@@ -218,10 +216,7 @@ export interface Store {
    * run, so a draining replica finishes its turns within the grace period instead.
    */
   readonly shared?: true;
-  /**
-   * Whether the store's connection is up now (Redis: ioredis's `ready`), for the
-   * `dispatch_store_up` gauge; absent for a store that cannot be away (memory).
-   */
+  /** Whether its connection is up now (Redis: `ready`), for `dispatch_store_up`; absent for memory. */
   readonly connected?: () => boolean;
   beginAttempt(step: BeginAttempt): BeginAttemptResult | Promise<BeginAttemptResult>;
   /** Gives the op's streak after the record. */

@@ -1,6 +1,6 @@
-import { MAX_TIMER_MS } from '../../options/limits';
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../../errors';
+import { MAX_TIMER_MS } from '../../options/limits';
 import { shortened } from '../../pipeline/bound-result';
 import type { EndReason } from './stream-end';
 import type { ReceiveLimit } from './worker-link';

@@ -1,4 +1,4 @@
-import { throttledWarn, type Logger } from '../../log';
+import { throttledPerLogger, type Logger } from '../../log';
 import type { CredentialSources, RedisTarget } from './redis-url';
 
 /**
@@ -119,7 +119,7 @@ export function misconfiguration(error: ConnectionError, ctx: ConfigContext): st
   return authProblem(reply, ctx, false);
 }
 
-const throttles = new WeakMap<Logger, ReturnType<typeof throttledWarn>>();
+const misconfiguredLog = throttledPerLogger(MISCONFIGURED_LOG_INTERVAL_MS);
 
 /**
  * Logs a configuration problem at most once per MISCONFIGURED_LOG_INTERVAL_MS per logger, however
@@ -127,8 +127,5 @@ const throttles = new WeakMap<Logger, ReturnType<typeof throttledWarn>>();
  * otherwise log it again.
  */
 export function warnMisconfigured(logger: Logger | undefined, problem: string, fields: Record<string, unknown>): void {
-  if (!logger) return;
-  let warn = throttles.get(logger);
-  if (!warn) throttles.set(logger, (warn = throttledWarn(logger, MISCONFIGURED_LOG_INTERVAL_MS)));
-  warn(problem, fields);
+  if (logger) misconfiguredLog(logger)(problem, fields);
 }

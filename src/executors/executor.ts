@@ -38,6 +38,13 @@ export interface ExecutorContext {
    */
   delivery?(state: Delivery): void;
   /**
+   * Told by an executor that, as a side-effecting request it had sent is aborted (the tool's
+   * timeout), keeps its promise pending for the tool's own answer, and settles it within a bound
+   * of its own (a worker's, which need not stop at its cancel): once the tool answers, the answer
+   * replaces the attempt's OUTCOME_UNKNOWN record (late-answer.ts). Absent from some contexts.
+   */
+  lateAnswerPending?(): void;
+  /**
    * The session's scratch directory, created on first use. A built-in's is held until the
    * built-in settles: expiry and the maxDirs bound pass over it meanwhile (EndSession does not).
    */

@@ -15,6 +15,8 @@ export class AttemptContext implements ExecutorContext {
   readonly sessionId: string;
   /** What the executor said of its request's delivery, if anything (see {@link ExecutorContext.delivery}). */
   delivered: Delivery | undefined = undefined;
+  /** Its executor's promise stays pending past its timeout, for the tool's late answer (see ExecutorContext.lateAnswerPending). */
+  latePending = false;
 
   constructor(
     private readonly deps: PipelineDeps,
@@ -54,6 +56,10 @@ export class AttemptContext implements ExecutorContext {
 
   delivery(state: Delivery): void {
     this.delivered = state;
+  }
+
+  lateAnswerPending(): void {
+    this.latePending = true;
   }
 
   scratchDir(): Promise<string> {

@@ -29,7 +29,8 @@ import { breakerOpen, breakerTold } from './breaker-refusal';
 import { refusedAttempt } from './refused-loops';
 import { storeWarn } from './store-warn';
 import { claimEnd, runFailure, runResult } from './attempt-run';
-import { lingerPastDeadline, outlivedAttempt } from './outlived-attempt';
+import { lingerPastTurn, outlivedAttempt } from './outlived-attempt';
+import { recordLateAnswer } from './late-answer';
 
 /** What the attempts of one call share: its budgets counted (BudgetProgress), and what follows. */
 export interface CallProgress extends BudgetProgress, FailureWarnings, CalledTool {
@@ -214,8 +215,8 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     throw HardError.cancelled();
   }
   let context: AttemptContext | undefined;
-  // A claimed side-effecting attempt whose request reached its tool outlives its client's deadline (outlived-attempt).
-  const linger = claimed ? lingerPastDeadline(turn, () => context) : undefined;
+  // A claimed side-effecting attempt whose request reached its tool outlives its turn: its deadline, a sibling's hard error (outlived-attempt).
+  const linger = claimed ? lingerPastTurn(turn, () => context) : undefined;
   const timeoutMs = linger ? tool.timeoutMs : Math.max(1, Math.min(tool.timeoutMs, turn.deadline - Date.now()));
   const execStarted = performance.now();
   const run = await runGuarded(turn.signal, timeoutMs, (source) => deps.handler({ tool, args, memoized: skip?.memoized, ctx: (context = new AttemptContext(deps, turn, attemptObs, callId, attempt, callKey, source, Date.now() + timeoutMs)) }), linger);
@@ -250,6 +251,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
       let after = deps.store.finishAttempt({ scope, op, record, idempotency, spill, memory, unusedProbe: probeTaken && !record ? owner : undefined });
       if (after instanceof Promise) after = await after;
       spillKept = after.spillRefused !== true;
+      if (run.kind === 'timeout' && run.work && context?.latePending && idempotency?.action === 'unknown' && !after.keptOut) recordLateAnswer(deps, turn.sessionId, tool, callId, attempt, { scope, op, key: callKey, owner }, run.work, execStarted);
       // Its next identical call refused for longer than the tool asked to wait: the result says so.
       const blockedMs = error ? blockedWaitMs(after.streak, tool, toldWaitMs(error, tool.loop.assumedWaitMs)) : undefined;
       if (record && record.counts !== false && noteLoopWarning(progress, failed, addLoopWarning(after.streak, tool, obs, attempt, warnings, blockedMs))) result.warnings = [...warnings];

@@ -172,7 +172,8 @@ export function delay(ms: number, signal: TurnSignal, also?: TurnSignal): Promis
 /** How a guarded run ended. */
 export type GuardedOutcome<T> =
   | { readonly kind: 'done'; readonly value: T }
-  | { readonly kind: 'timeout' }
+  /** `work`: the work's own promise, which may still settle (see ExecutorContext.lateAnswerPending). */
+  | { readonly kind: 'timeout'; readonly work?: Promise<T> }
   /** `lingering`: the work goes on past the cancel (see {@link Linger}), and this is how it ends. */
   | { readonly kind: 'cancelled'; readonly lingering?: Promise<GuardedOutcome<T>> }
   | { readonly kind: 'failed'; readonly error: unknown };
@@ -224,6 +225,7 @@ class GuardedRun<T> implements Deadline, SignalSource {
   private readonly scope = new ScopeSignal();
   private settled = false;
   private unsubscribe: (() => void) | undefined;
+  private work: Promise<T> | undefined;
 
   constructor(
     private readonly parent: TurnSignal,
@@ -238,7 +240,7 @@ class GuardedRun<T> implements Deadline, SignalSource {
     DEADLINES.schedule(this, this.timeoutMs);
     this.unsubscribe = onAbort(this.parent, () => this.cancel());
     try {
-      work(this).then(
+      (this.work = work(this)).then(
         (value) => this.settle({ kind: 'done', value }),
         (error: unknown) => this.settle({ kind: 'failed', error }),
       );
@@ -257,7 +259,7 @@ class GuardedRun<T> implements Deadline, SignalSource {
 
   /** The deadline passed. */
   fire(): void {
-    this.settle({ kind: 'timeout' }, new TimedOutError(this.timeoutMs));
+    this.settle({ kind: 'timeout', work: this.work }, new TimedOutError(this.timeoutMs));
   }
 
   private cancel(): void {

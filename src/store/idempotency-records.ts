@@ -13,7 +13,7 @@ export type FinishedOutcome = Exclude<HeldOutcome, { state: 'in_progress' }>;
 /** An idempotency record and where it is kept. */
 interface HeldRecord {
   readonly outcome: HeldOutcome;
-  /** The claim's owner; '' for a finished record, or a claim anyone may release. */
+  /** The claim's owner, kept by its UNKNOWN mark; '' for a completion, or a claim anyone may release. */
   readonly owner: string;
   readonly expiresAt: number;
   /** The tenant whose share a finished record counts against ('' for a claim: claims are not shared out). */
@@ -49,8 +49,10 @@ export interface IdempotencyRecords {
   find(session: string, key: string, t: number): HeldOutcome | undefined;
   /** Claims `key`; false, changing nothing, when `maxClaims` claims are in progress. */
   claim(session: string, key: string, owner: string, expiresAt: number, t: number): boolean;
-  /** Records the finished outcome of `key` in `tenant`'s `session`, replacing its claim. */
-  finish(tenant: string, session: string, key: string, outcome: FinishedOutcome, expiresAt: number, t: number): void;
+  /** Records the finished outcome of `key` in `tenant`'s `session`, replacing its claim; an UNKNOWN mark keeps its claim's `owner`. */
+  finish(tenant: string, session: string, key: string, outcome: FinishedOutcome, expiresAt: number, t: number, owner?: string): void;
+  /** Records `outcome` over `owner`'s own live UNKNOWN mark of `key` only (a late answer); false, changing nothing, when none is there. */
+  settle(tenant: string, session: string, key: string, owner: string, outcome: FinishedOutcome, expiresAt: number, t: number): boolean;
   /** Deletes the claim of `key` while it is in progress and, with an owner, still that owner's. */
   release(session: string, key: string, owner: string | undefined, t: number): void;
   /** Deletes the session's records but the claims still running. */
@@ -114,6 +116,16 @@ export function createIdempotencyRecords(bounds: RecordBounds): IdempotencyRecor
     nextSweepAt = next;
   }
 
+  function finish(tenant: string, session: string, key: string, outcome: FinishedOutcome, expiresAt: number, t: number, owner = ''): void {
+    const chars = key.length + (outcome.state === 'completed' ? resultChars(outcome.result) : 0);
+    const record: HeldRecord = { outcome, owner: outcome.state === 'unknown' ? owner : '', expiresAt, tenant, session, key, chars };
+    // Counted before it is put: the session's cap may evict it at once (its other records running).
+    finished.add(record);
+    put(record, t);
+    // The record just written stays, even alone past the budget: a result is never lost at once.
+    if (finished.over) finished.trim(record, t, remove);
+  }
+
   return {
     find(session, key, t) {
       const record = bySession.get(session)?.get(key);
@@ -131,14 +143,12 @@ export function createIdempotencyRecords(bounds: RecordBounds): IdempotencyRecor
       nextSweepAt = Math.min(nextSweepAt, expiresAt);
       return true;
     },
-    finish(tenant, session, key, outcome, expiresAt, t) {
-      const chars = key.length + (outcome.state === 'completed' ? resultChars(outcome.result) : 0);
-      const record: HeldRecord = { outcome, owner: '', expiresAt, tenant, session, key, chars };
-      // Counted before it is put: the session's cap may evict it at once (its other records running).
-      finished.add(record);
-      put(record, t);
-      // The record just written stays, even alone past the budget: a result is never lost at once.
-      if (finished.over) finished.trim(record, t, remove);
+    finish,
+    settle(tenant, session, key, owner, outcome, expiresAt, t) {
+      const record = bySession.get(session)?.get(key);
+      if (owner === '' || record?.outcome.state !== 'unknown' || record.owner !== owner || record.expiresAt <= t) return false;
+      finish(tenant, session, key, outcome, expiresAt, t);
+      return true;
     },
     release(session, key, owner, t) {
       const record = bySession.get(session)?.get(key);

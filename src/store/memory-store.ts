@@ -194,10 +194,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
     finishAttempt({ scope, op, record, idempotency, spill, memory, unusedProbe }) {
       const t = now();
       // Records are kept apart from the session: they outlive its eviction.
+      let keptOut = false;
       if (idempotency?.action === 'release') records.release(keyOf(scope), idempotency.key, idempotency.owner, t);
       else if (idempotency) {
         const outcome: FinishedOutcome = idempotency.action === 'complete' ? { state: 'completed', result: idempotency.result } : UNKNOWN;
-        records.finish(scope.tenant, keyOf(scope), idempotency.key, outcome, t + idempotency.ttlSeconds * 1000, t);
+        const expiresAt = t + idempotency.ttlSeconds * 1000;
+        if (idempotency.action === 'complete' && idempotency.late) keptOut = !records.settle(scope.tenant, keyOf(scope), idempotency.key, idempotency.owner ?? '', outcome, expiresAt, t);
+        else records.finish(scope.tenant, keyOf(scope), idempotency.key, outcome, expiresAt, t, idempotency.owner);
       }
       const state = session(scope, t);
       const key = opKey(op);
@@ -230,7 +233,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
         while (entries.length > memory.max) memoryChars.drop(entries.shift()!);
         memoryChars.add(entry, t);
       }
-      return { streak: state.window.streak(key, t) };
+      const streak = state.window.streak(key, t);
+      return keptOut ? { streak, keptOut: true } : { streak };
     },
     giveBackBudget(scope, budgetId, token) {
       // A session evicted or ended took its counts with it: nothing to give back (none is made).

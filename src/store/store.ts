@@ -73,8 +73,7 @@ export interface BeginAttempt {
   readonly scope: SessionScope;
   /**
    * The (tool, primary parameter) operation: the tool name, NUL, the parameter's canonical JSON
-   * (see `loopOp`). Unbounded text: the Redis store keeps it hashed, the memory store as it is
-   * when short.
+   * (see `loopOp`). Unbounded: the Redis store keeps it hashed, the memory store as it is when short.
    */
   readonly op: string;
   /**
@@ -134,7 +133,8 @@ export interface SessionBudget {
  * claim or record (Redis: a late write after a lapsed lease; memory's attempts end within theirs).
  */
 export type IdempotencyFinish =
-  | { readonly key: string; readonly action: 'complete'; readonly result: StoredResult; readonly ttlSeconds: number; readonly owner?: string }
+  /** `late`: only over `owner`'s own UNKNOWN mark (its tool answered after the attempt's timeout: late-answer.ts), else kept out. */
+  | { readonly key: string; readonly action: 'complete'; readonly result: StoredResult; readonly ttlSeconds: number; readonly owner?: string; readonly late?: true }
   | { readonly key: string; readonly action: 'unknown'; readonly ttlSeconds: number; readonly owner?: string }
   /**
    * Gives up a claim that did not run: deletes the record only while it is still in progress and,
@@ -193,11 +193,10 @@ export interface BeginAttemptResult {
 /** What finishAttempt gives: the op's loop streak after the record. */
 export interface FinishAttemptResult {
   readonly streak: LoopStreak;
-  /**
-   * The store had no room for the step's spill and did not keep it (the rest was written, and a
-   * completion without its handle): the result must not name the handle.
-   */
+  /** The store had no room for the step's spill, not kept (a completion without its handle was): the result must not name it. */
   readonly spillRefused?: true;
+  /** The completion or UNKNOWN mark was not written: another attempt's claim or record holds its key (or, `late`, no UNKNOWN of its owner does). */
+  readonly keptOut?: true;
 }
 
 /** A spill evicted for room, as ReadResult tells it (Store.evictedResult). */

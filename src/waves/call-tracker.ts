@@ -10,6 +10,8 @@ import type { CallObserver } from '../pipeline';
  */
 export interface CallTracker {
   readonly observer: CallObserver;
+  /** Its result once its work finished, in a wave a hard error ended too: the turn's ErrorInfo names it (HardError.withCompleted). */
+  finished?: ToolResult;
   started(work: Promise<ToolResult>): void;
   succeed(result: ToolResult): void;
   /**
@@ -40,6 +42,7 @@ function unfinishedOutcome(reason: string, error: unknown): string {
 
 /** One call's tracker: its methods on the prototype, not four closures per call. */
 class Tracker implements CallTracker {
+  finished: ToolResult | undefined = undefined;
   private work: Promise<ToolResult> | undefined;
   private ended = false;
 

@@ -59,7 +59,8 @@ export function createParallelDispatcher(options: WaveOptions = {}): ParallelDis
       const unwound = Promise.all(trackers.map((tracker) => tracker.fail(reason)));
       // The turn ends (TURN_END) and gives back its admission place after its calls' last events,
       // at most UNWIND_WAIT_MS after the RPC.
-      if (hard instanceof HardError) hard.withCompleted(results.flatMap((r) => (r ? [r.toolCallId] : []))).unwound = answerWithin(unwound, UNWIND_WAIT_MS);
+      // Named, in request order: every call that had finished, in the failing wave too (its side effects ran).
+      if (hard instanceof HardError) hard.withCompleted(trackers.flatMap((t) => (t.finished ? [t.finished.toolCallId] : []))).unwound = answerWithin(unwound, UNWIND_WAIT_MS);
       throw hard;
     }
   };

@@ -58,6 +58,7 @@ export function runWave(deps: PipelineDeps, turn: TurnContext, entries: readonly
       work.then(
         (result) => {
           tracker.observer.finished?.();
+          tracker.finished = result;
           running--;
           if (settled) return;
           results[index] = result;

@@ -179,7 +179,12 @@ describe('cancellation', () => {
     expect(result.error?.kind).toBe(ErrorKind.TIMEOUT);
     await eventually(() => worker.cancels.length === 1, 5_000, 'the cancel');
     expect(worker.cancels[0]).toBe(worker.assignments[0]!.assignmentId);
-    worker.complete(worker.assignments[0]!.assignmentId, 'too late');
     expect((await call(t, 'w_write', 'c2')).error?.kind).toBe(ErrorKind.OUTCOME_UNKNOWN);
+    // Its answer after the timeout replaces the UNKNOWN mark (late-answer.ts; it was dropped): the same call is then replayed.
+    worker.complete(worker.assignments[0]!.assignmentId, 'too late');
+    let n = 2;
+    await eventually(async () => (await call(t, 'w_write', `c${++n}`)).idempotentReplay, 5_000, 'the replay');
+    expect(await call(t, 'w_write', 'c9')).toMatchObject({ output: 'too late', idempotentReplay: true });
+    expect(worker.assignments).toHaveLength(1);
   });
 });

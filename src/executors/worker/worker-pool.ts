@@ -10,6 +10,9 @@ import { assignment, type AssignmentRequest } from './assignment-request';
 import { createReceiveMemory, droppedAfterAssignmentError, keptTo, largeSend, receiveFailure } from './receive-failures';
 import { noRunnableWorker, runsAsRegistered } from './effect-guard';
 import type { DispatchError } from '../../errors';
+import type { ExecutorContext } from '../executor';
+import { createLateAnswers } from './late-answers';
+import { chargeOverdue, outstanding } from './overdue-charges';
 
 export type { AssignmentRequest };
 
@@ -44,7 +47,7 @@ export interface WorkerPool {
    * When none can receive it (see WorkerLink.receiveLimit; `why` says so) or none hosting it may run it (see noRunnableWorker),
    * returns `elsewhere(refusal, why)` (another replica's worker may), else rejects with the refusal (before).
    */
-  assign(request: AssignmentRequest, abort: AbortHook, elsewhere?: (refusal: DispatchError, why?: TooLargeAssignment) => Promise<string>): Promise<string>;
+  assign(request: AssignmentRequest, abort: AbortHook & Pick<ExecutorContext, 'lateAnswerPending'>, elsewhere?: (refusal: DispatchError, why?: TooLargeAssignment) => Promise<string>): Promise<string>;
   onHostedChange(listener: HostedListener): void;
   /**
    * Server shutdown: the pool hosts nothing from now on (new calls are refused UNAVAILABLE before
@@ -63,17 +66,6 @@ export interface WorkerPoolOptions {
   readonly logger: Logger;
 }
 
-/**
- * How long an assignment abandoned after it was sent (timed out, cancelled) still counts against
- * its worker when it does not answer it (four times as long as it ran, between these bounds), and
- * how many such a worker is charged at most: a worker that never answers is picked again only once
- * its peers are as busy, or after this time. Workers need not answer a cancel (the examples do
- * not), so a healthy worker whose call once timed out is not sidelined for long; any answer of
- * its to a call clears its charges.
- */
-const OVERDUE_MIN_MS = 2_000;
-const OVERDUE_MAX_MS = 30_000;
-const MAX_OVERDUE = 64;
 /**
  * How long the transport must have taken nothing from a worker's stream holding an eighth of
  * worker.maxUnsentBytes before its peers are picked first, and holding all of it before the worker
@@ -97,6 +89,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   const listeners: HostedListener[] = [];
   let rotation = 0;
   let draining = false;
+  const late = createLateAnswers();
   const notify = (tenant: string, tool: string, hosted: boolean) => {
     for (const listener of listeners) {
       try {
@@ -108,13 +101,6 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
   };
   const endIfDrained = (link: WorkerLink) => {
     if (draining && link.pending.size === 0) link.end();
-  };
-
-  /** Assignments the link was sent, has not answered and still counts (expired ones are forgotten). */
-  const outstanding = (link: WorkerLink, now: number): number => {
-    // Each lasts as long as its call ran (within bounds), so any of them (64 at most) may be over.
-    for (const [id, until] of link.overdue) if (until <= now) link.overdue.delete(id);
-    return link.pending.size + link.overdue.size;
   };
 
   /** The link to send `message` to, else undefined when none hosts the tool (that may run it, `readOnly`), else the refusal when none can receive it. */
@@ -200,6 +186,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       const pending = [...link.pending];
       link.pending.clear();
       link.overdue.clear();
+      late.drop(link);
       for (const [id, p] of pending) p.reject(id === failure?.assignmentId ? droppedAfterAssignmentError(p.tool, link.workerId, failure) : workerGoneError(p.tool, link.workerId, reason));
     },
     unhost(link) {
@@ -217,7 +204,10 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     },
     complete(link, completion) {
       const pending = link.pending.get(completion.assignmentId);
-      if (!pending) return void link.overdue.delete(completion.assignmentId);
+      if (!pending) {
+        late.answer(link, completion);
+        return void link.overdue.delete(completion.assignmentId);
+      }
       link.pending.delete(completion.assignmentId);
       // It answers: the calls it left unanswered were cancels it need not answer, not silence.
       link.overdue.clear();
@@ -254,12 +244,13 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
           if (!link.pending.delete(assignmentId)) return;
           if (sent) {
             link.send(assignment({ assignmentId, cancel: true }));
-            // It counts against the worker until answered: one that never answers is not picked again at once.
-            const ran = Date.now() - sentAt;
-            link.overdue.set(assignmentId, Date.now() + Math.min(OVERDUE_MAX_MS, Math.max(OVERDUE_MIN_MS, 4 * ran)));
-            if (link.overdue.size > MAX_OVERDUE) link.overdue.delete(link.overdue.keys().next().value!);
+            chargeOverdue(link, assignmentId, Date.now() - sentAt);
           }
-          reject(reason);
+          // A side-effecting call's answer after its timeout is still heard (late-answers.ts).
+          if (sent && !readOnly && abort.lateAnswerPending) {
+            abort.lateAnswerPending();
+            late.hold(assignmentId, { link, tool: request.tool, reason, resolve, reject });
+          } else reject(reason);
           endIfDrained(link);
         };
         let unsubscribe: () => void = () => undefined;
@@ -290,6 +281,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     },
     close() {
       clearInterval(sweep);
+      late.drop();
       for (const link of [...links]) {
         pool.remove(link, 'was disconnected by shutdown');
         link.end({ code: grpc.status.UNAVAILABLE, reason: 'SHUTTING_DOWN', details: 'dispatch is shutting down' });

@@ -36,7 +36,7 @@ export function finishArguments(step: FinishAttempt, keys: SessionKeys, opId: st
     record ? `${!record.failed ? 0 : record.counts === false ? 2 : record.refused ? 3 : 1}${shortHash(record.result)}` : '',
     record?.window ?? 1,
     windowTtl,
-    idem?.action ?? '',
+    idem?.action === 'complete' && idem.late ? 'late' : (idem?.action ?? ''),
     idem?.action === 'complete' ? JSON.stringify(idem.result) : idem?.action === 'release' ? (idem.owner ?? '') : '',
     idem && idem.action !== 'release' ? idem.ttlSeconds : 0,
     maxRecords,

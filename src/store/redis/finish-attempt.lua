@@ -6,8 +6,9 @@
 -- not count, 3 a refusal before the call's store step) .. result hash ('' when nothing ran), stored with '@' .. now .. '/' .. the end of the
 -- wait it told (session-lib.lua, streak_of),
 -- ARGV[3] window size, ARGV[4] window TTL s, ARGV[5] idempotency action ('', complete, unknown,
--- release), ARGV[6] stored result JSON (complete) or the claim's owner (release; '' for
--- any owner), ARGV[7] record TTL s, ARGV[8] max records,
+-- release, late: a completion written only over its owner's own UNKNOWN mark, the answer its tool
+-- gave after the attempt's timeout), ARGV[6] stored result JSON (complete, late) or the claim's
+-- owner (release; '' for any owner), ARGV[7] record TTL s, ARGV[8] max records,
 -- ARGV[9] spill TTL s ('' when none), ARGV[10] the spilled text's length in code points,
 -- ARGV[11] max results,
 -- ARGV[12] memory TTL s ('' when none), ARGV[13] memory entry, ARGV[14] max memory entries,
@@ -18,7 +19,7 @@
 -- ARGV[19] the holder of the op's probe this attempt took and did not use ('' when none): the
 -- probe is freed while it is still that holder's (begin-attempt.lua writes 'until:at:holder'),
 -- ARGV[20] the claim's owner for a completion or UNKNOWN mark ('' for any: written whatever the
--- key holds), ARGV[21..] the spill's chunks, in order
+-- key holds), kept in the UNKNOWN mark ('U' .. owner), ARGV[21..] the spill's chunks, in order
 -- A spill is a hash: `n` its length in code points, `c` the code points per chunk, and fields
 -- 0, 1, ... its chunks, so that ReadResult reads a page's chunks, not the whole text
 -- (read-result.lua).
@@ -81,12 +82,12 @@ elseif action ~= '' then
   -- Over this attempt's claim, or where nothing is (its lease lapsed, nobody claimed since); never
   -- over another attempt's claim or record, which ran the call since (or runs it).
   local held = ARGV[20] ~= '' and redis.call('GET', KEYS[5])
-  if held and held ~= 'P' .. ARGV[20] then
+  if action == 'late' and held ~= 'U' .. ARGV[20] or action ~= 'late' and held and held ~= 'P' .. ARGV[20] then
     kept_out = 1
   else
     local ttl = tonumber(ARGV[7]) * 1000
-    local value = 'U'
-    if action == 'complete' then
+    local value = 'U' .. ARGV[20]
+    if action ~= 'unknown' then
       value = 'C' .. ((refused ~= 0 and ARGV[16] ~= '') and ARGV[16] or ARGV[6])
     end
     redis.call('SET', KEYS[5], value, 'PX', int(ttl))

@@ -105,9 +105,11 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
 
   /** The finish step's script; a refused spill's completion is kept without its handle. */
   const finish = (step: FinishAttempt, spillTooLong = false): Promise<[number, number, number, number, number, number, number]> => scripts.finish.run(client, finishArguments(step, keysOf(step.scope), idOf(step.op), settings, spillTooLong));
-  /** Tells the operator of a completion Redis kept out (see finish-attempt.lua): the call may have run twice. */
-  const keptOut = (kept: number | undefined, step: FinishAttempt) => {
-    if (Number(kept) === 1) warn(KEPT_OUT, { key: step.idempotency?.key });
+  /** Whether Redis kept the completion out (see finish-attempt.lua): the operator is told the call may have run twice (a late answer's, no). */
+  const keptOut = (kept: number | undefined, step: FinishAttempt): boolean => {
+    if (Number(kept) !== 1) return false;
+    if (!(step.idempotency?.action === 'complete' && step.idempotency.late)) warn(KEPT_OUT, { key: step.idempotency?.key });
+    return true;
   };
 
   const maxPending = options.maxPendingRecords ?? 10_000;
@@ -195,10 +197,10 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
         const spillTooLong = tooLong(step);
         const [count, failed, refused, since, wait, run, kept] = await storeCall('the attempt record', timeoutMs, () => finish(step, spillTooLong));
         const streak = streakFrom(count, failed, since, wait, run);
-        keptOut(kept, step);
-        if (!spillTooLong && Number(refused) === 0) return { streak };
+        const out = keptOut(kept, step) ? ({ keptOut: true } as const) : undefined;
+        if (!spillTooLong && Number(refused) === 0) return out ? { streak, ...out } : { streak };
         warn(SPILL_REFUSALS[spillTooLong ? 'tooLong' : Number(refused) === 1 ? 'noRoom' : 'noInfo'], { ...spillLimits });
-        return { streak, spillRefused: true };
+        return { streak, spillRefused: true, ...out };
       } catch (error) {
         const idem = withoutLostHandle(step);
         // With the probe a give-back frees (alone: until its lease ends): else it stays held for its lease once Redis is back.

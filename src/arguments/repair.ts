@@ -150,6 +150,13 @@ function didYouMean(value: unknown, schema: Schema, path: string, found: readonl
   };
 }
 
+/**
+ * Repairs one call's arguments may need at most: past it none is made and the call is refused.
+ * Each is a line of the result's warnings, and a lenient tool's arguments of 240,000 `"1"` for
+ * integers (960 KB) took a second of the event loop every tenant shares (a security probe).
+ */
+export const MAX_REPAIRS = 100;
+
 /** Limits of a repair: the arguments' depth limit, and whether the tool has side effects. */
 export interface RepairOptions {
   readonly maxDepth?: number;
@@ -192,7 +199,7 @@ export function repairArguments(value: unknown, schema: Schema, options: RepairO
   const budget = enumBudget();
   let patterns: KeyPatterns | undefined;
   const walk = (current: unknown, at: Schema, path: string, depth: number): unknown => {
-    if (depth > 32) return current;
+    if (depth > 32 || repairs.length > MAX_REPAIRS) return current;
     const declared = refTarget(at, schema);
     // A value of an optional field's union with null is repaired as its one other branch says.
     const sub = (current !== null && nullableBranch(declared, schema)) || declared;
@@ -257,6 +264,10 @@ export function repairArguments(value: unknown, schema: Schema, options: RepairO
     patterns?.close();
   }
   if (budget.spent) refused.push(`enum values past ${MAX_ENUM_COMPARISONS} comparisons with allowed values were not checked for misspellings`);
+  if (repairs.length > MAX_REPAIRS) {
+    refused.unshift(`more than ${MAX_REPAIRS} values would need repair: none was repaired (send the values as the schema says)`);
+    return { value, repairs: [], refused };
+  }
   return suggestion === undefined ? { value: repaired, repairs, refused } : { value: repaired, repairs, refused, suggestion };
 }
 

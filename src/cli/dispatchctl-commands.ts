@@ -80,6 +80,8 @@ export async function runCommand(command: string, args: readonly string[], value
         const pages: string[] = [];
         for (;;) {
           const page = await dispatch.readResult({ resultHandle: args[0], offset, limit: 65_536 }, options);
+          // Past its end (it printed nothing and exited 0): a wrong offset is said so.
+          if (pages.length === 0 && page.text === '' && offset > 0 && offset >= page.totalChars) throw new UsageError(`OFFSET ${offset} is past the result's end: it holds ${page.totalChars} characters`, false);
           pages.push(terminalText(page.text, true));
           if (page.nextOffset >= page.totalChars || page.text === '') break;
           offset = page.nextOffset;
@@ -95,7 +97,15 @@ export async function runCommand(command: string, args: readonly string[], value
         return await approvalsCommand(dispatch, args, values, options, out);
       case 'stats': {
         let shown = 0;
-        for await (const { stats } of allPages((pageToken) => registry.getToolStats({ tool: args[0] ?? '', pageToken }, options))) {
+        // Why the counts cover this replica only (Redis away): said once, before them.
+        let warned = false;
+        const onHeaders = (headers: grpc.Metadata) => {
+          const warning = headers.get('dispatch-stats-warning')[0];
+          if (warning === undefined || warned) return;
+          warned = true;
+          out(`WARNING ${terminalText(String(warning))}`);
+        };
+        for await (const { stats } of allPages((pageToken) => registry.getToolStats({ tool: args[0] ?? '', pageToken }, { ...options, onHeaders }))) {
           for (const tool of stats) out(formatStats(tool));
           shown += stats.length;
         }

@@ -126,7 +126,10 @@ export async function serve(options: DaemonOptions, env: NodeJS.ProcessEnv, stop
   }
   if (!stop.aborted) {
     const deps = app.deps;
-    logger.info('dispatchd serving', { listen: options.listen, port: server.port, tools: deps.registry.list('').length, redis: redisUrl !== undefined, config: configFile });
+    const tools = deps.registry.list('').length;
+    logger.info('dispatchd serving', { listen: options.listen, port: server.port, tools, redis: redisUrl !== undefined, config: configFile });
+    // An empty config file served silently: every call UNKNOWN_TOOL, health SERVING (an SRE's probe).
+    if (tools === 0) logger.warn('no tools to serve yet: the config file declares none (or its MCP servers are not reachable); every call fails UNKNOWN_TOOL until a tenant registers tools or a worker connects', { config: configFile });
     await new Promise((resolve) => stop.addEventListener('abort', resolve, { once: true }));
   }
   logger.info('draining', { signal: String(stop.reason), graceMs: options.graceMs });

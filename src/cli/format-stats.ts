@@ -36,7 +36,8 @@ function ratesLine(stats: ToolStats, rates: ToolRates): string {
 
 /** A tool's GetToolStats as readable lines: calls (all time), breaker and health; the six rates over the recent window; one line per alert. Names and alerts are shown escaped (a tenant names its tools). */
 export function formatStats(stats: ToolStats): string {
-  const lines = [`${terminalWord(stats.tool).padEnd(24)} ${String(stats.calls).padStart(8)} calls  breaker ${terminalWord(stats.breakerState || 'closed')}  health ${stats.healthScore.toFixed(2)}`];
+  const calls = `${String(stats.calls).padStart(8)} call${stats.calls === 1n ? ' ' : 's'}`;
+  const lines = [`${terminalWord(stats.tool).padEnd(24)} ${calls}  breaker ${terminalWord(stats.breakerState || 'closed')}  health ${stats.healthScore.toFixed(2)}`];
   if (stats.rates) lines.push(ratesLine(stats, stats.rates));
   for (const alert of stats.alerts) lines.push(`  ALERT ${terminalText(alert)}`);
   return lines.join('\n');

@@ -31,6 +31,8 @@ export interface CallOptions {
    */
   readonly deadlineMs?: number;
   readonly signal?: AbortSignal;
+  /** Told the response headers of a unary call (GetToolStats's `dispatch-stats-warning`, say). */
+  readonly onHeaders?: (metadata: grpc.Metadata) => void;
 }
 
 /** A promise-based client of a dispatch.v1 service, with the raw grpc-js client alongside. */
@@ -90,6 +92,7 @@ export function createServiceClient<S extends GenServiceMethods>(service: GenSer
             if (error) reject(error);
             else resolve(response);
           }) as grpc.ClientUnaryCall;
+          if (options?.onHeaders) call.on('metadata', options.onHeaders);
           cancelOnAbort(call, options?.signal);
         });
     } else if (method.methodKind === 'server_streaming') {

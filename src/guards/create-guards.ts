@@ -61,7 +61,9 @@ export function createGuards(options: GuardsOptions = {}): GuardSet {
       return policies.breakers.find((b) => globAny(b.match, tool))?.settings ?? breakerDefaults;
     },
     onState: (tool, state) => {
-      logger.info('breaker state changed', { tool, state });
+      // An opening is what an on-call filter on warn must see; the key names the tenant of a tool a tenant registered.
+      const { tenant, tool: name } = parseBreakerKey(tool);
+      (state === 'open' ? logger.warn : logger.info).call(logger, 'breaker state changed', { tool: name, ...(tenant === '' ? {} : { tenant }), state });
       try {
         observer().breakerState(tool, state);
       } catch (error) {

@@ -54,7 +54,7 @@ export async function callMetricsText(out: SlicedText, pairs: readonly PairSerie
   for (let i = 0; i < RATE_COUNTERS.length; i++) {
     const [, name, description] = RATE_COUNTERS[i]!;
     const metric = `dispatch_tool_${name}_total`;
-    out.add(header(metric, 'counter', `${description}; divide by dispatch.tool.calls for the rate`));
+    out.add(header(metric, 'counter', `${description}; divide by dispatch_tool_calls_total, summed over its outcomes, for the rate`));
     await out.each(pairs, (pair) => `${metric}{${pairLabels(pair)}} ${pair.rates[i]}\n`);
   }
   out.add(header('dispatch_tool_label_overflows_total', 'counter', 'Calls recorded under tenant and tool "_overflow" because their (tenant, tool) pair came past the label cap'));

@@ -105,9 +105,11 @@ test('a server flooding requests and notifications while a call runs is dropped 
   expect(outcome).toMatchObject({ kind: ErrorKind.UNAVAILABLE, recoverable: true });
   // ~200-300 ms, ~250-400 ms with both cores kept busy by other processes, on the machine this was
   // written on; ~500 ms on a slower one, 741 ms there in a CI run: the bound on the whole is loose,
-  // and what shows the flood is no longer read is the CPU after the drop (~10 ms).
+  // and what shows the flood is no longer read is the CPU after the drop (~10 ms; the server's
+  // restart is in it: 237 ms once in a CI run beside three probing sessions, so bounded at 500,
+  // still a third of what reading on would take over that 1.5 s).
   expect(spent).toBeLessThan(1_400);
-  expect(spent - spentToDrop).toBeLessThan(150);
+  expect(spent - spentToDrop).toBeLessThan(500);
   const lost = logger.lines.filter((l) => l.message.includes('connection lost'));
   expect(lost).toHaveLength(1);
   expect(String(lost[0]!.fields.reason)).toBe('the MCP server sent more than 1000 requests a second (burst 1000)');

@@ -46,7 +46,7 @@ async function throughSdk(calls: CallSummary[], maxPairs: number): Promise<strin
   const calls_ = meter.createCounter('dispatch.tool.calls', { description: 'Tool calls finished, by tenant, tool and outcome (ok, an error kind, or a hard error reason)' });
   const attempts = meter.createCounter('dispatch.tool.attempts', { description: 'Attempts made, by tenant and tool' });
   const duration = meter.createHistogram('dispatch.tool.call.duration_seconds', { description: 'Call duration including retries', unit: 'seconds', advice: { explicitBucketBoundaries: DURATION_BUCKETS_S } });
-  const rate = (name: string, description: string) => meter.createCounter(`dispatch.tool.${name}`, { description: `${description}; divide by dispatch.tool.calls for the rate` });
+  const rate = (name: string, description: string) => meter.createCounter(`dispatch.tool.${name}`, { description: `${description}; divide by dispatch_tool_calls_total, summed over its outcomes, for the rate` });
   const events = {
     validationFailed: rate('validation_failures', 'Calls refused for invalid arguments'),
     timedOut: rate('timeouts', 'Calls with an attempt that timed out'),

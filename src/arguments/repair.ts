@@ -153,9 +153,10 @@ function didYouMean(value: unknown, schema: Schema, path: string, found: readonl
 /**
  * Repairs one call's arguments may need at most: past it none is made and the call is refused.
  * Each is a line of the result's warnings, and a lenient tool's arguments of 240,000 `"1"` for
- * integers (960 KB) took a second of the event loop every tenant shares (a security probe).
+ * integers (960 KB) took a second of the event loop every tenant shares (a security probe); this
+ * many take ~40 ms.
  */
-export const MAX_REPAIRS = 100;
+export const MAX_REPAIRS = 10_000;
 
 /** Limits of a repair: the arguments' depth limit, and whether the tool has side effects. */
 export interface RepairOptions {

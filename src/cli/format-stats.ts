@@ -40,5 +40,7 @@ export function formatStats(stats: ToolStats): string {
   const lines = [`${terminalWord(stats.tool).padEnd(24)} ${calls}  breaker ${terminalWord(stats.breakerState || 'closed')}  health ${stats.healthScore.toFixed(2)}`];
   if (stats.rates) lines.push(ratesLine(stats, stats.rates));
   for (const alert of stats.alerts) lines.push(`  ALERT ${terminalText(alert)}`);
+  // No rate counts a tool failing every call with 5xx, not retried (a side-effecting one): its breaker says it.
+  if (stats.breakerState === 'open') lines.push('  ALERT breaker open: calls are refused without reaching the tool');
   return lines.join('\n');
 }

@@ -41,7 +41,7 @@ export function httpHeadersProblem(headers: Readonly<Record<string, string>>): s
 
 /**
  * A call's request headers: the tool's configured ones, then dispatch's own (content-type,
- * idempotency-key, traceparent), which replace any configured under the same name in any case.
+ * idempotency-key, dispatch-tenant, traceparent), which replace any configured under the same name in any case.
  * Headers refused at registration that a spec stored by an older version may still carry: the
  * client-owned ones are left out, an invalid one fails the call before anything is sent.
  */
@@ -60,6 +60,9 @@ export function requestHeaders(configured: Readonly<Record<string, string>>, ctx
   }
   headers.set('content-type', 'application/json');
   headers.set('idempotency-key', ctx.idempotencyKey);
+  // Whose session `session_id` is (a security probe: two tenants' sessions of one id were one
+  // session at a tool keeping per-session state); percent-encoded, as a header carries no Unicode.
+  headers.set('dispatch-tenant', encodeURIComponent(ctx.tenant));
   const traceparent = ctx.traceparent;
   if (traceparent) headers.set('traceparent', traceparent);
   else headers.delete('traceparent');

@@ -4,6 +4,7 @@ import { throttledPerLogger, type Logger } from '../log';
 import { redactSecrets } from '../middleware';
 import { shortened } from './bound-result';
 import { boundedFailure } from './bound-failure';
+import { tenantField } from './breaker-key';
 import type { PostHookInput } from './guards';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import type { ResolvedTool } from '../registry';
@@ -52,10 +53,24 @@ const failureLog = throttledPerLogger({ keyOf: (_, fields) => `${String(fields?.
  * how many it held back; failures the model caused (a 4xx, a tool's own error answer) are not
  * logged, nor crashes, which thrownFailure logged with their stacks.
  */
-export function logToolFailure(logger: Logger, tool: string, callId: string, attempt: number, error: DispatchError): void {
+export function logToolFailure(logger: Logger, tool: string, callId: string, attempt: number, error: DispatchError, call?: { readonly tenant: string; readonly sessionId: string }): void {
   if (!countsForBreaker(error) || crashes.has(error)) return;
   const status = error.httpStatus === undefined ? {} : { http_status: error.httpStatus };
-  failureLog(logger)('a tool call failed', { tool, kind: ErrorKind[error.kind], phase: error.phase, ...status, tool_call_id: callId, attempt });
+  // Whose call (an SRE's probe: the line named no session, and clients' call ids repeat), and the
+  // system error under a transport failure (ECONNREFUSED): never the message, which may quote the tool's answer.
+  const code = systemCode(error);
+  const whose = call === undefined ? {} : { session_id: call.sessionId, ...tenantField(call.tenant) };
+  failureLog(logger)('a tool call failed', { tool, kind: ErrorKind[error.kind], phase: error.phase, ...status, ...(code === undefined ? {} : { cause: code }), tool_call_id: callId, attempt, ...whose });
+}
+
+/** The code of the first Node system error (`ECONNREFUSED`, `ENOTFOUND`...) in `error`'s causes, at most four deep. */
+function systemCode(error: unknown): string | undefined {
+  // Not `instanceof Error`: undici's errors may come from another realm (Node's own fetch).
+  for (let e = error, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return code;
+  }
+  return undefined;
 }
 
 /** The post hooks' notes; a hook that throws or rejects adds none. Awaits only a promise. */

@@ -31,7 +31,7 @@ export function runFailure(deps: PipelineDeps, tool: ResolvedTool, callId: strin
   else if (run.kind === 'timeout' && phase === 'before') error = new DispatchError(ErrorKind.UNAVAILABLE, `could not reach the tool within ${timeoutMs} ms; nothing was sent to it`, { phase, recoverable: true });
   else if (run.kind === 'timeout') error = new DispatchError(ErrorKind.TIMEOUT, `the tool did not answer within ${timeoutMs} ms`, { phase, recoverable: tool.readOnly });
   else error = thrownFailure(deps, tool.name, callId, attempt, run.error);
-  logToolFailure(deps.logger, tool.name, callId, attempt, error);
+  logToolFailure(deps.logger, tool.name, callId, attempt, error, context);
   return !tool.readOnly && error.kind !== ErrorKind.CANCELLED ? sideEffectFailure(error, tool, claimed) : error;
 }
 

@@ -1,15 +1,15 @@
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { breakerOpenSuggestion, DispatchError, suggestionFor } from '../errors';
 import type { ResolvedTool } from '../registry';
-import { breakerKey } from './breaker-key';
-import type { PipelineDeps } from './pipeline-deps';
+import { callBreakerKey } from './breaker-key';
+import type { PipelineDeps, TurnContext } from './pipeline-deps';
 
 /**
  * The refusal of an attempt its tool's breaker does not let through: recoverable, with when the
  * breaker may let a call through again (retry_after_ms and the suggestion), when it can tell.
  */
-export function breakerOpen(deps: PipelineDeps, tool: ResolvedTool): DispatchError {
-  const wait = deps.guards.breaker.retryAfterMs?.(breakerKey(tool));
+export function breakerOpen(deps: PipelineDeps, turn: Pick<TurnContext, 'tenant'>, tool: ResolvedTool): DispatchError {
+  const wait = deps.guards.breaker.retryAfterMs?.(callBreakerKey(turn.tenant, tool));
   const retryAfterMs = wait === undefined ? undefined : Math.max(1, Math.ceil(wait));
   return new DispatchError(ErrorKind.BREAKER_OPEN, `tool "${tool.name}" is temporarily unavailable: its circuit breaker is open after repeated failures`, {
     phase: 'before',

@@ -6,7 +6,7 @@ import { loopOp } from './loop-op';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import type { GiveBack } from './pre-attempt';
 import { budgetWarning, overBudget } from './refusals';
-import { breakerKey } from './breaker-key';
+import { callBreakerKey } from './breaker-key';
 import { breakerOpen } from './breaker-refusal';
 import { storeWarn } from './store-warn';
 
@@ -92,10 +92,10 @@ export async function countBeforeAsking(deps: PipelineDeps, turn: TurnContext, t
  */
 export async function readyToAsk(deps: PipelineDeps, turn: TurnContext, tool: ResolvedTool, args: unknown, attempt: number, progress: AskingProgress, warnings: string[], stopped?: (message: string) => void): Promise<GiveBack | undefined> {
   const giveBack = await countBeforeAsking(deps, turn, tool, args, attempt, progress, warnings, stopped);
-  if (!deps.guards.breaker.isOpen(breakerKey(tool))) return giveBack;
+  if (!deps.guards.breaker.isOpen(callBreakerKey(turn.tenant, tool))) return giveBack;
   if (!tool.readOnly && giveBack) await giveBack();
   else if (progress.countedBeforeAsking?.attempt === attempt) progress.countedBeforeAsking = undefined;
-  throw breakerOpen(deps, tool);
+  throw breakerOpen(deps, turn, tool);
 }
 
 /**

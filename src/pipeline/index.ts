@@ -25,7 +25,7 @@ export type { AttemptResult } from './run-attempt';
 export { dispatchSequential } from './dispatch-turn';
 export { cancelledByDeadline, checkMayStart, deadlineSlack, turnError, DEADLINE_SLACK_MS, DEADLINE_SLACK_SHARE, MAX_DEADLINE_SLACK_MS } from './turn-error';
 export { errorResult, replayedResult, toolResult, toStored } from './results';
-export { breakerKey, parseBreakerKey } from './breaker-key';
+export { breakerKey, callBreakerKey, parseBreakerKey, tenantField } from './breaker-key';
 export { answerWithin, settlesBefore } from './answer-within';
 export { approvalArguments, approvalText, listedApproval, APPROVAL_TEXT_CHARS, LISTED_ARGUMENTS_CHARS, LISTED_REASON_CHARS } from './approval-request';
 export type { ApprovalDecision, ApprovalDecisionKind, ApprovalRequest } from './approval-request';

@@ -12,32 +12,23 @@ import type { GuardedOutcome, Linger } from './signals';
 import { storeWarn } from './store-warn';
 import { recordLateAnswer } from './late-answer';
 
-// A side-effecting attempt that outlives its turn (a Python agent author's probe: a client's retry
-// after its own deadline found OUTCOME_UNKNOWN for the record's whole TTL, an hour by default,
-// though the tool had run to its end: dispatch had cut its request off mid-flight; an agent
-// author's: so did another call's hard error in its parallel wave, a loop stop of a read).
+// A side-effecting attempt that outlives its client's deadline (a Python agent author's probe: a
+// client's retry after its own deadline found OUTCOME_UNKNOWN for the record's whole TTL, an hour
+// by default, though the tool had run to its end: dispatch had cut its request off mid-flight).
 
 /** How close to the turn's deadline its abort counts as the deadline's (timers fire a little late or early). */
 const DEADLINE_SLOP_MS = 20;
 
-/** Hard errors that end a whole turn (its client's, dispatchd's): a wave aborted with one was not aborted by a sibling. */
-const TURN_WIDE = new Set(['CANCELLED', 'DEADLINE_EXCEEDED', 'SHUTTING_DOWN']);
-
-/** Whether `reason` aborted a parallel wave for another call's failure (runWave): a hard error of its own, or a crash. */
-const bySibling = (reason: unknown): boolean => (reason instanceof HardError ? !TURN_WIDE.has(reason.reason) : reason instanceof Error && !(reason instanceof DOMException));
-
 /**
  * When a claimed side-effecting attempt's run outlives its turn: the turn was aborted because its
- * deadline passed, or (a parallel wave) for another call's hard error or crash, not the client's
- * cancel, which still aborts the tool, nor dispatchd's stop; and its request reached the tool (cut
- * off, it would leave the outcome unknown). It then runs to its end or its own timeout;
- * dispatchd's hard stop (`until`) ends it as a cancel does.
+ * deadline passed (not the client's cancel, which still aborts the tool, nor dispatchd's stop),
+ * and its request reached the tool (cut off, it would leave the outcome unknown). It then runs to
+ * its end or its own timeout; dispatchd's hard stop (`until`) ends it as a cancel does.
  */
-export function lingerPastTurn(turn: TurnContext, context: () => AttemptContext | undefined): Linger {
+export function lingerPastDeadline(turn: TurnContext, context: () => AttemptContext | undefined): Linger {
   const when = () => {
     const ctx = context();
-    if (ctx === undefined || ctx.delivered === 'pending') return false;
-    return (turn.deadline !== Infinity && Date.now() >= turn.deadline - DEADLINE_SLOP_MS) || bySibling(turn.signal.reason);
+    return ctx !== undefined && ctx.delivered !== 'pending' && turn.deadline !== Infinity && Date.now() >= turn.deadline - DEADLINE_SLOP_MS;
   };
   return { when, until: turn.shutdown };
 }
@@ -72,9 +63,9 @@ export function outlivedAttempt(deps: PipelineDeps, turn: TurnContext, tool: Res
       const idempotency = claimEnd(claim.key, tool, claim.owner, result, error, undefined);
       const written = await deps.store.finishAttempt({ scope: claim.scope, op: claim.op, idempotency, spill });
       if (run.kind === 'timeout' && run.work && context()?.latePending && idempotency.action === 'unknown' && !written.keptOut) recordLateAnswer(deps, turn.sessionId, tool, callId, attempt, claim, run.work, started);
-      deps.logger.info('a side-effecting call outlived its turn (its deadline, or another call\'s hard error); its outcome is recorded for the same call made again', { tool: tool.name, tool_call_id: callId, attempt, outcome: error ? ErrorKind[error.kind] : 'OK' });
+      deps.logger.info("a side-effecting call outlived its client's deadline; its outcome is recorded for the same call made again", { tool: tool.name, tool_call_id: callId, attempt, outcome: error ? ErrorKind[error.kind] : 'OK' });
     })
-.catch((error: unknown) => storeWarn(deps.logger)('the record of a call that outlived its turn was not written', { tool: tool.name, error: (error as Error).message }));
+    .catch((error: unknown) => storeWarn(deps.logger)("the record of a call that outlived its client's deadline was not written", { tool: tool.name, error: (error as Error).message }));
   const hard = HardError.cancelled();
   outliving.set(hard, ended);
   return hard;

@@ -11,7 +11,7 @@ import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import { applyPreHooks } from './pre-attempt';
 import { giveBackAsked, givingBackOnAbort, readyToAsk } from './budget-reserve';
 import { errorResult, fullTextNotKept, replayedResult } from './results';
-import { breakerKey } from './breaker-key';
+import { callBreakerKey } from './breaker-key';
 import { AttemptContext, CallKey, keyToolOf, type CalledTool, type ReadKeys } from './attempt-context';
 import { runGuarded } from './signals';
 import { gated, gateSkip, whileHeld, type GateSkip } from './gated';
@@ -29,7 +29,7 @@ import { breakerOpen, breakerTold } from './breaker-refusal';
 import { refusedAttempt } from './refused-loops';
 import { storeWarn } from './store-warn';
 import { claimEnd, runFailure, runResult } from './attempt-run';
-import { lingerPastTurn, outlivedAttempt } from './outlived-attempt';
+import { lingerPastDeadline, outlivedAttempt } from './outlived-attempt';
 import { recordLateAnswer } from './late-answer';
 
 /** What the attempts of one call share: its budgets counted (BudgetProgress), and what follows. */
@@ -91,7 +91,7 @@ export function runAttempt(deps: PipelineDeps, turn: TurnContext, obs: CallObser
       // none, it is given back and the call refused BREAKER_OPEN, which may fall back; a store
       // that cannot answer ends it STORE_UNAVAILABLE, which never falls back (a lookup taken for
       // "no record" on a store timeout let the fallback send a sent email again).
-      if (!answered && !tool.readOnly && deps.guards.breaker.isOpen(breakerKey(tool))) return attemptNow(true, ANSWERED_BY_RECORD, breakerOpen(deps, tool));
+      if (!answered && !tool.readOnly && deps.guards.breaker.isOpen(callBreakerKey(turn.tenant, tool))) return attemptNow(true, ANSWERED_BY_RECORD, breakerOpen(deps, turn, tool));
       const claims = !tool.readOnly;
       const { slots, rates } = deps.guards;
       const skip = answered ? ANSWERED_BY_RECORD : slots || rates ? gateSkip(deps.guards, tool, callKey) : undefined;
@@ -114,7 +114,7 @@ const ANSWERED_BY_RECORD: GateSkip = Object.freeze({});
  */
 async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, attemptObs: AttemptObserver, callId: string, tool: ResolvedTool, args: unknown, attempt: number, warnings: string[], started: number, progress: CallProgress, callKey: CallKey, wantClaim: boolean, skip: GateSkip | undefined, recordOnly?: DispatchError): Promise<AttemptResult> {
   const scope = turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId };
-  const breaker = breakerKey(tool);
+  const breaker = callBreakerKey(turn.tenant, tool);
   let streak: LoopStreak = NO_STREAK;
   let claimed = false;
   let storeDown = false;
@@ -203,7 +203,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   const ticket = wantClaim || tool.readOnly ? deps.guards.breaker.tryAcquire(breaker, tool.timeoutMs) : undefined;
   if (ticket === undefined) {
     await giveBackTaken();
-    const closed = breakerOpen(deps, tool);
+    const closed = breakerOpen(deps, turn, tool);
     // Refused after its own tool failed (its failures opened the breaker): the model reads that failure.
     return failedBefore(attemptObs, callId, tool, closed, attempt, started, warnings, breakerTold(closed, tool, progress.ranAndFailed));
   }
@@ -215,8 +215,8 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     throw HardError.cancelled();
   }
   let context: AttemptContext | undefined;
-  // A claimed side-effecting attempt whose request reached its tool outlives its turn: its deadline, a sibling's hard error (outlived-attempt).
-  const linger = claimed ? lingerPastTurn(turn, () => context) : undefined;
+  // A claimed side-effecting attempt whose request reached its tool outlives its client's deadline (outlived-attempt).
+  const linger = claimed ? lingerPastDeadline(turn, () => context) : undefined;
   const timeoutMs = linger ? tool.timeoutMs : Math.max(1, Math.min(tool.timeoutMs, turn.deadline - Date.now()));
   const execStarted = performance.now();
   const run = await runGuarded(turn.signal, timeoutMs, (source) => deps.handler({ tool, args, memoized: skip?.memoized, ctx: (context = new AttemptContext(deps, turn, attemptObs, callId, attempt, callKey, source, Date.now() + timeoutMs)) }), linger);

@@ -14,7 +14,7 @@ import { HardError } from '../errors';
 import { callIdProblem } from '../parse';
 import { clientIdRefusal, idLength, MAX_CLIENT_ID_CHARS } from '../parse/client-id';
 import { throttledWarn } from '../log';
-import { createAbortScope, DEADLINES, dispatchSequential, onAbort, turnError, type PipelineDeps, type TurnContext } from '../pipeline';
+import { createAbortScope, DEADLINES, dispatchSequential, onAbort, tenantField, turnError, type PipelineDeps, type TurnContext } from '../pipeline';
 import { checkOfferedNames } from './offered-tools';
 import { invalidArgument, RpcError, unary } from './grpc-adapter';
 import { MAX_OFFERED_TOOLS, sentCounts } from './dispatch-request-codec';
@@ -121,6 +121,11 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
 
   const admission = options.admission ?? createTurnAdmission(deps.limits);
   const warnOverloaded = throttledWarn(logger);
+  // A turn a loop or a failing tool stopped left no trace but in events nobody may watch (an SRE's
+  // probe: which session looped?): one line each, at most one per 10 s per reason and tool.
+  const stoppedLog = throttledWarn(logger, { keyOf: (_, fields) => `${String(fields?.reason)}\0${String(fields?.tool)}` });
+  const logStopped = (hard: HardError, turn: TurnContext) =>
+    stoppedLog('a turn was stopped', { reason: hard.reason, tool: hard.facts.tool, tool_call_id: hard.facts.tool_call_id, session_id: turn.sessionId, ...tenantField(turn.tenant) });
 
   async function dispatch(request: DispatchRequest, call: grpc.ServerUnaryCall<DispatchRequest, DispatchResponse>): Promise<DispatchResponse> {
     const principal = authenticate(call, 'dispatch');
@@ -191,6 +196,7 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
       const reason = hard instanceof HardError ? hard.reason : 'INTERNAL';
       // The turn ends after the events of the calls the error aborted (a parallel turn's siblings).
       const unwound = hard instanceof HardError ? hard.unwound : undefined;
+      if (hard instanceof HardError && (reason === 'LOOP_DETECTED' || reason === 'RECOVERY_EXHAUSTED')) logStopped(hard, turn);
       if (unwound) void unwound.then(() => observer.end(reason));
       else observer.end(reason);
       throw hard;

@@ -5,7 +5,7 @@ import { checkInteger } from '../options';
 import { terminalText } from '../events/terminal-text';
 import { codePointLength, shortened, type PipelineDeps } from '../pipeline';
 import { SLACK_BYTES } from './fit-response';
-import { RpcError } from './grpc-adapter';
+import { invalidArgument, RpcError } from './grpc-adapter';
 import { concurrentCalls } from './concurrent-calls';
 import type { Authenticator } from './principal';
 import type { Store } from '../store';
@@ -57,6 +57,8 @@ export function readResultHandler(options: ReadResultOptions) {
 
   return async function readResult(request: ReadResultRequest, call: grpc.ServerUnaryCall<ReadResultRequest, ReadResultResponse>): Promise<ReadResultResponse> {
     const principal = authenticate(call, 'dispatch');
+    // The client's mistake, not a handle gone (it was NOT_FOUND, "it may have expired").
+    if (request.resultHandle === '') throw invalidArgument('result_handle', 'result_handle is empty: pass the result_handle of a result that was truncated');
     // A page fits in one response (max_response_bytes) whatever its characters (4 bytes of UTF-8 at most each).
     const limit = Math.min(request.limit === 0 ? READ_DEFAULT : request.limit, READ_MAX, Math.max(1, Math.floor((deps.limits.maxResponseBytes - SLACK_BYTES) / 4)));
     const release = admit(principal.tenant);

@@ -3,7 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import { GetToolStatsResponseSchema, ToolRatesSchema, ToolStatsSchema, type GetToolStatsRequest, type GetToolStatsResponse, type ToolStats as ToolStatsMessage } from '../../gen/dispatch/v1/registry_pb';
 import type { Logger } from '../log';
 import { terminalText } from '../events/terminal-text';
-import { breakerKey, shortened } from '../pipeline';
+import { callBreakerKey, shortened } from '../pipeline';
 import type { ToolRegistry } from '../registry';
 import { MAX_TOOL_NAME_CHARS } from '../registry/validate-spec';
 import { namePage, pageAfter, RpcError, unary, type Authenticator } from '../server';
@@ -56,8 +56,8 @@ export function toolStatsHandler(options: ToolStatsHandlerOptions) {
     const recent = counts.recent.get(tool);
     const rates = ratesOf(recent);
     const health = options.health();
-    const owner = options.registry()?.lookup(tenant, tool)?.tenant ?? '';
-    const key = breakerKey({ tenant: owner, name: tool });
+    // The caller's breaker: its own tool's, or its own of a shared tool (callBreakerKey).
+    const key = callBreakerKey(tenant, { tenant: options.registry()?.lookup(tenant, tool)?.tenant ?? '', name: tool });
     return create(ToolStatsSchema, {
       tool,
       calls: BigInt(counters?.calls ?? 0),

@@ -7,7 +7,7 @@ import { startApp } from '../helpers/servers';
 // but by max_argument_bytes: a turn of three ~960 KB calls of `{'a': ['1', '1', ...]}` held it
 // ~6 s (another tenant's trivial calls waited as long), one call's 240,000 "1" -> 1 repairs took
 // ~1 s, its syntax repair alone 655 ms. Now the syntax of text past 65,536 characters is not
-// repaired, and a call needing more than 100 value repairs gets none: both refused, saying why.
+// repaired, and a call needing more than 10,000 value repairs gets none: both refused, saying why.
 
 let d: Awaited<ReturnType<typeof startApp>>;
 beforeAll(async () => {

@@ -39,7 +39,7 @@ test("a tool receives its configured headers, dispatch's three and the HTTP clie
     await d.dispatch.dispatch({ sessionId: 's', calls: [{ id: 'c', name: 't', arguments: '{}' }] }, { metadata });
     const headers = tools.received[0]!.headers;
     expect(Object.keys(headers).sort()).toEqual(
-      ['x-key', 'content-type', 'idempotency-key', 'traceparent', 'host', 'content-length', 'connection', 'accept', 'accept-language', 'accept-encoding', 'user-agent', 'sec-fetch-mode'].sort(),
+      ['x-key', 'content-type', 'idempotency-key', 'dispatch-tenant', 'traceparent', 'host', 'content-length', 'connection', 'accept', 'accept-language', 'accept-encoding', 'user-agent', 'sec-fetch-mode'].sort(),
     );
     expect(JSON.stringify(headers)).not.toMatch(/client-token-9f|client-value-7e/);
   } finally {

@@ -36,6 +36,10 @@ test("read past a result's end says so and exits 2 (it printed nothing, exit 0)"
   expect(within.code).toBe(0);
 });
 
+test('ReadResult of an empty handle is the caller\'s mistake: INVALID_ARGUMENT (it was NOT_FOUND, "it may have expired")', async () => {
+  await expect(d.dispatch.readResult({ resultHandle: '' })).rejects.toMatchObject({ code: 3, details: expect.stringContaining('result_handle is empty') });
+});
+
 // After the read: this stops the Redis.
 test('stats says "1 call", and says once, first, that Redis is away and the counts are this replica\'s', async () => {
   expect((await ctl('call', 'echo', '{"a":1}')).code).toBe(0);

@@ -38,7 +38,7 @@ const failures = (tool: string) => lines.filter((line) => line.message === 'a to
 test("a tool answering 5xx is one warn line with its kind, phase and status, not its answer nor the call's arguments", async () => {
   lines.length = 0;
   expect((await call('broken')).error?.kind).toBe(ErrorKind.TOOL_ERROR);
-  expect(failures('broken')).toEqual([{ level: 'warn', message: 'a tool call failed', fields: { tool: 'broken', kind: 'TOOL_ERROR', phase: 'after', http_status: 500, tool_call_id: `c${n}`, attempt: 1 } }]);
+  expect(failures('broken')).toEqual([{ level: 'warn', message: 'a tool call failed', fields: { tool: 'broken', kind: 'TOOL_ERROR', phase: 'after', http_status: 500, tool_call_id: `c${n}`, attempt: 1, session_id: `s-broken-${n - 1}` } }]);
   expect(JSON.stringify(lines)).not.toMatch(/hunter2|Oslo/);
 });
 

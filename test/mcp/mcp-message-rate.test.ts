@@ -442,7 +442,9 @@ test('the guard drops the connection of a server sending far more notifications 
   for (let k = 0; k < 300; k++) transport.onmessage(note(k));
   expect(reasons).toEqual([]);
   expect(delivered).toHaveLength(20);
-  transport.onmessage(note(300));
+  // The next one past the burst, or a few more: the 300 took over 10 ms once in a full run on a
+  // busy machine, and the bucket had taken a message back meanwhile (100 a second).
+  for (let k = 300; k < 350 && reasons.length === 0; k++) transport.onmessage(note(k));
   expect(reasons).toEqual(['the MCP server sent more than 100 messages a second (burst 300)']);
   expect(destroyed()).toBe(1);
 });

@@ -68,13 +68,14 @@ describe('two tenants on one replica', () => {
     expect(m.value('dispatch_tool_label_overflows_total')).toBe(0);
   });
 
-  test("breaker state per tenant: acme's own tool open, globex's of the same name not, the shared tool under _shared", async () => {
+  test("breaker state per tenant: acme's own tool open, globex's of the same name not, the shared tool's under globex, whose calls opened it", async () => {
     const m = await d.scrape();
     expect(m.value('dispatch_breaker_state', { tenant: 'acme', tool: 'flaky' })).toBe(2);
     expect(m.value('dispatch_breaker_state', { tenant: 'globex', tool: 'flaky' })).toBeUndefined();
-    expect(m.value('dispatch_breaker_state', { tenant: '_shared', tool: 'failing' })).toBe(2);
+    // A shared tool's breaker is the calling tenant's own (security probe: one tenant opened it for all); it was `_shared`.
+    expect(m.value('dispatch_breaker_state', { tenant: 'globex', tool: 'failing' })).toBe(2);
     const breakers = m.samples.filter((s) => s.name === 'dispatch_breaker_state').map((s) => `${s.labels.tenant}/${s.labels.tool}`);
-    expect(breakers.sort()).toEqual(['_shared/failing', 'acme/flaky']);
+    expect(breakers.sort()).toEqual(['acme/flaky', 'globex/failing']);
     const { stats } = await d.registry.getToolStats({ tool: 'flaky' }, GLOBEX);
     expect(stats[0]).toMatchObject({ breakerState: 'closed', calls: 2n });
   });

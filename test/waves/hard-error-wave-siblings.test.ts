@@ -4,11 +4,10 @@ import { json, startApp, startToolServer, type ToolServer } from '../helpers/ser
 import { failure } from '../contract/error-info';
 
 // An agent author's probe of parallel turns: a wave that another call's hard error ended (a loop
-// stop of a read) (1) left out of the ErrorInfo the calls of that wave that had finished, a sent
-// email among them, and (2) cut a side-effecting sibling off mid-request, its record UNKNOWN: the
-// same call got OUTCOME_UNKNOWN for the record's hour, though nobody had asked to stop it. Now the
-// ErrorInfo names every call that had finished, and a side-effecting call at its tool runs on (as
-// past a deadline: outlived-attempt.ts). Real HTTP tools.
+// stop of a read) left out of the ErrorInfo the calls of that wave that had finished, a sent email
+// among them (and cut a side-effecting sibling off mid-request, which the docs did not say). Now the
+// ErrorInfo names every call that had finished; a side-effecting call at its tool is still cut off
+// (DESIGN section 3, issue 5: the siblings' executors see the abort), and is not named. Real HTTP tools.
 
 let tools: ToolServer;
 let d: Awaited<ReturnType<typeof startApp>>;
@@ -44,20 +43,20 @@ test('the ErrorInfo names the calls of the failing wave that had finished: the e
   expect(tools.count('/send') - before).toBe(1);
 });
 
-test("a side-effecting sibling at its tool runs on past the hard error: IN_PROGRESS meanwhile, then its answer replayed; it ran once, to its end", async () => {
+test("a side-effecting sibling at its tool is cut off, as DESIGN asks: OUTCOME_UNKNOWN, and it is not named among the finished", async () => {
   await nearLoop('p2');
   const before = tools.count('/charge');
-  const started = Date.now();
   const calls = [{ id: 'pay', name: 'charge', arguments: '{"order":7}' }, { id: 'look', name: 'read', arguments: '{"n":2}' }, LOOPING];
   // The loop starts once the read ends (~100 ms), while the charge's request is at its tool.
   const info = await failure(d.dispatch.dispatch({ sessionId: 'p2', mode: DispatchMode.PARALLEL, maxConcurrency: 2, calls }));
-  expect(info).toMatchObject({ reason: 'LOOP_DETECTED', metadata: expect.objectContaining({ completed_call_ids: 'look' }) });
-  expect(Date.now() - started).toBeLessThan(600);
+  expect(info).toMatchObject({ reason: 'LOOP_DETECTED', metadata: expect.objectContaining({ calls_completed: '1', completed_call_ids: 'look' }) });
   const again = () => d.dispatch.dispatch({ sessionId: 'p2', calls: [{ id: 'pay2', name: 'charge', arguments: '{"order":7}' }] }).then((r) => r.results[0]!);
-  expect((await again()).error).toMatchObject({ kind: ErrorKind.IN_PROGRESS, recoverable: true });
-  await sleep(800);
-  expect(await again()).toMatchObject({ isError: false, idempotentReplay: true, output: '{"charged":true}' });
+  // Its record is written as it unwinds: IN_PROGRESS until then.
+  let kind: ErrorKind | undefined = ErrorKind.IN_PROGRESS;
+  for (let i = 0; kind === ErrorKind.IN_PROGRESS && i < 40; i++) {
+    if (i > 0) await sleep(50);
+    kind = (await again()).error?.kind;
+  }
+  expect(kind).toBe(ErrorKind.OUTCOME_UNKNOWN);
   expect(tools.count('/charge') - before).toBe(1);
-  const request = tools.received.filter((r) => r.path === '/charge').at(-1)!;
-  expect(request.end! - request.start).toBeGreaterThanOrEqual(650);
 });

@@ -34,7 +34,9 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
   const heldStates = () => {
     for (const key of registry ? [...observed.states().keys()] : []) {
       const { tenant, tool } = parseBreakerKey(key);
-      if (registry?.lookup(tenant, tool)?.tenant !== tenant) observed.forget(key);
+      // A tenant's own breaker of a shared tool (callBreakerKey) stays while the shared tool does.
+      const owner = registry?.lookup(tenant, tool)?.tenant;
+      if (owner !== tenant && owner !== '') observed.forget(key);
     }
     return observed.states();
   };

@@ -9,6 +9,8 @@ import { notConfiguredError } from './mcp-unconfigured';
 export const META_IDEMPOTENCY_KEY = 'dispatch/idempotency_key';
 /** The `_meta` key of the call's attempt number (1, then 2 on its first retry...). */
 export const META_ATTEMPT = 'dispatch/attempt';
+/** The `_meta` key of the calling tenant (`default` without auth): whose session the call's is. */
+export const META_TENANT = 'dispatch/tenant';
 
 /**
  * Whether an attempt's abort `reason` is its tool's own timeout: the pipeline's runGuarded aborts
@@ -35,7 +37,7 @@ export function createMcpExecutor(servers: McpServers): Executor {
       const signal = ctx.signal;
       const timedOut = () => isOwnTimeout(signal.reason, tool.timeoutMs);
       // What HTTP tools and workers get to tell a retry from a new call, in the MCP way (namespaced `_meta` keys).
-      const meta = { [META_IDEMPOTENCY_KEY]: ctx.idempotencyKey, [META_ATTEMPT]: ctx.attempt };
+      const meta = { [META_IDEMPOTENCY_KEY]: ctx.idempotencyKey, [META_ATTEMPT]: ctx.attempt, [META_TENANT]: ctx.tenant };
       const result = await connection.call(remote, input, { signal, deadline: ctx.deadline, traceparent: ctx.traceparent, meta, delivery: (state) => ctx.delivery?.(state), timedOut, timeoutMs: tool.timeoutMs });
       const text = resultText(result);
       if (result.isError === true) throw mcpToolError(server, remote, text);

@@ -20,7 +20,7 @@ export function breakerGaugeText(states: ReadonlyMap<string, string>, pairs: Lab
     worst.set(labels, Math.max(worst.get(labels) ?? 0, BREAKER_VALUE[state] ?? 0));
   }
   return async (out) => {
-    out.add(header('dispatch_breaker_state', 'gauge', 'Breaker state per tenant and tool (tenant "_shared" for config-file tools): 0 closed, 1 half open, 2 open'));
+    out.add(header('dispatch_breaker_state', 'gauge', 'Breaker state per tenant and tool (a config-file tool: the calling tenant\'s own breaker, "_shared" without auth): 0 closed, 1 half open, 2 open'));
     await out.each(worst, ([labels, value]) => `dispatch_breaker_state{${pairLabelText(labels)}} ${value}\n`);
   };
 }

@@ -59,8 +59,10 @@ test('calls on both replicas start one interval apart in all, each at its turn',
   // per replica, every other gap would be ~2 ms. The last starts 500 ms after the first turn at
   // least, which is no sooner than the calls were sent; the first start itself may be late (it
   // was, under load: the six then spanned 422-425 ms), so the span is measured from the sending.
+  // Two such gaps once in a clean-clone CI run (a loaded machine): allowed; per replica there
+  // would be three, and the span below (~200 ms per replica, 500 shared) tells them apart anyway.
   const close = starts.slice(1).filter((start, i) => start - starts[i]! < 25);
-  expect(close.length).toBeLessThanOrEqual(1);
+  expect(close.length).toBeLessThanOrEqual(2);
   expect(starts[5]! - sent).toBeGreaterThanOrEqual(480);
 });
 

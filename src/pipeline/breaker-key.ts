@@ -17,12 +17,15 @@ export function breakerKey(tool: { readonly tenant: string; readonly name: strin
  * keeps the tool's one breaker, as before.
  */
 export function callBreakerKey(tenant: string, tool: { readonly tenant: string; readonly name: string }): string {
-  if (tool.tenant !== '' || tenant === '' || tenant === DEFAULT_TENANT) return breakerKey(tool);
+  if (tool.tenant !== '' || soleTenant(tenant)) return breakerKey(tool);
   return `${tenant}/${tool.name}`;
 }
 
+/** Whether `tenant` is the one tenant of a server without auth (or none). */
+const soleTenant = (tenant: string): boolean => tenant === '' || tenant === DEFAULT_TENANT;
+
 /** A log line's `tenant` field: none for the one tenant of a server without auth. */
-export const tenantField = (tenant: string): { tenant?: string } => (tenant === '' || tenant === DEFAULT_TENANT ? {} : { tenant });
+export const tenantField = (tenant: string): { tenant?: string } => (soleTenant(tenant) ? {} : { tenant });
 
 /** The tenant ('' for a shared tool) and the tool name of a breaker key. */
 export function parseBreakerKey(key: string): { readonly tenant: string; readonly tool: string } {

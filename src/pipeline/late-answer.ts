@@ -2,9 +2,10 @@ import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../errors';
 import type { ResolvedTool } from '../registry';
 import type { SessionScope } from '../store';
-import type { CallKey } from './attempt-context';
+import type { AttemptContext, CallKey } from './attempt-context';
 import { claimEnd, runFailure, runResult } from './attempt-run';
 import type { ToolOutput } from './middleware';
+import type { FinishAttempt, FinishAttemptResult } from '../store';
 import type { PipelineDeps } from './pipeline-deps';
 import type { GuardedOutcome } from './signals';
 import { storeWarn } from './store-warn';
@@ -19,6 +20,14 @@ export interface LateClaim {
   readonly op: string;
   readonly key: CallKey;
   readonly owner: string;
+}
+
+/**
+ * The run a late answer may still come from: an attempt that timed out while its executor listens
+ * on (ExecutorContext.lateAnswerPending), whose UNKNOWN mark was written; else undefined.
+ */
+export function lateWork(run: GuardedOutcome<ToolOutput>, context: AttemptContext | undefined, idempotency: FinishAttempt['idempotency'], written: FinishAttemptResult): Promise<ToolOutput> | undefined {
+  return run.kind === 'timeout' && context?.latePending && idempotency?.action === 'unknown' && !written.keptOut ? run.work : undefined;
 }
 
 /**
@@ -42,8 +51,7 @@ export function recordLateAnswer(deps: PipelineDeps, sessionId: string, tool: Re
       const { result, spill } = runResult(deps, sessionId, tool, callId, attempt, run, error, durationMs, []);
       const end = claimEnd(claim.key, tool, claim.owner, result, error, undefined);
       if (end.action !== 'complete') return;
-      let written = deps.store.finishAttempt({ scope: claim.scope, op: claim.op, idempotency: { ...end, late: true }, spill });
-      if (written instanceof Promise) written = await written;
+      const written = await deps.store.finishAttempt({ scope: claim.scope, op: claim.op, idempotency: { ...end, late: true }, spill });
       const fields = { tool: tool.name, tool_call_id: callId, attempt, duration_ms: durationMs, outcome: error ? ErrorKind[error.kind] : 'OK' };
       if (written.keptOut) deps.logger.info("a side-effecting call's tool answered after its timeout; its record had changed since (the session ended, or it expired), so the answer was not recorded", fields);
       else deps.logger.info("a side-effecting call's tool answered after its timeout; the answer replaces OUTCOME_UNKNOWN for the same call made again", fields);

@@ -10,7 +10,7 @@ import type { ToolOutput } from './middleware';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import type { GuardedOutcome, Linger } from './signals';
 import { storeWarn } from './store-warn';
-import { recordLateAnswer } from './late-answer';
+import { lateWork, recordLateAnswer } from './late-answer';
 
 // A side-effecting attempt that outlives its client's deadline (a Python agent author's probe: a
 // client's retry after its own deadline found OUTCOME_UNKNOWN for the record's whole TTL, an hour
@@ -62,7 +62,8 @@ export function outlivedAttempt(deps: PipelineDeps, turn: TurnContext, tool: Res
       deps.guards.breaker.record(claim.breaker, claim.ticket, { ok: !error, counts: !error || countsForBreaker(error), noHost: error?.noHost, durationMs });
       const idempotency = claimEnd(claim.key, tool, claim.owner, result, error, undefined);
       const written = await deps.store.finishAttempt({ scope: claim.scope, op: claim.op, idempotency, spill });
-      if (run.kind === 'timeout' && run.work && context()?.latePending && idempotency.action === 'unknown' && !written.keptOut) recordLateAnswer(deps, turn.sessionId, tool, callId, attempt, claim, run.work, started);
+      const late = lateWork(run, context(), idempotency, written);
+      if (late) recordLateAnswer(deps, turn.sessionId, tool, callId, attempt, claim, late, started);
       deps.logger.info("a side-effecting call outlived its client's deadline; its outcome is recorded for the same call made again", { tool: tool.name, tool_call_id: callId, attempt, outcome: error ? ErrorKind[error.kind] : 'OK' });
     })
     .catch((error: unknown) => storeWarn(deps.logger)("the record of a call that outlived its client's deadline was not written", { tool: tool.name, error: (error as Error).message }));

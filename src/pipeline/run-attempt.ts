@@ -30,7 +30,7 @@ import { refusedAttempt } from './refused-loops';
 import { storeWarn } from './store-warn';
 import { claimEnd, runFailure, runResult } from './attempt-run';
 import { lingerPastDeadline, outlivedAttempt } from './outlived-attempt';
-import { recordLateAnswer } from './late-answer';
+import { lateWork, recordLateAnswer } from './late-answer';
 
 /** What the attempts of one call share: its budgets counted (BudgetProgress), and what follows. */
 export interface CallProgress extends BudgetProgress, FailureWarnings, CalledTool {
@@ -251,7 +251,8 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
       let after = deps.store.finishAttempt({ scope, op, record, idempotency, spill, memory, unusedProbe: probeTaken && !record ? owner : undefined });
       if (after instanceof Promise) after = await after;
       spillKept = after.spillRefused !== true;
-      if (run.kind === 'timeout' && run.work && context?.latePending && idempotency?.action === 'unknown' && !after.keptOut) recordLateAnswer(deps, turn.sessionId, tool, callId, attempt, { scope, op, key: callKey, owner }, run.work, execStarted);
+      const late = lateWork(run, context, idempotency, after);
+      if (late) recordLateAnswer(deps, turn.sessionId, tool, callId, attempt, { scope, op, key: callKey, owner }, late, execStarted);
       // Its next identical call refused for longer than the tool asked to wait: the result says so.
       const blockedMs = error ? blockedWaitMs(after.streak, tool, toldWaitMs(error, tool.loop.assumedWaitMs)) : undefined;
       if (record && record.counts !== false && noteLoopWarning(progress, failed, addLoopWarning(after.streak, tool, obs, attempt, warnings, blockedMs))) result.warnings = [...warnings];

@@ -1,4 +1,5 @@
 import type { Completion } from '../../../gen/dispatch/v1/worker_pb';
+import type { DispatchError } from '../../errors';
 import { workerToolError } from './worker-errors';
 import type { WorkerLink } from './worker-link';
 
@@ -18,6 +19,12 @@ export interface LateWait {
   readonly reason: unknown;
   resolve(output: string): void;
   reject(error: unknown): void;
+}
+
+/** Settles `call` with `completion`: its output, or (is_error) its tool's error, as the worker said it. */
+export function settleWith(call: { readonly tool: string; resolve(output: string): void; reject(error: DispatchError): void }, completion: Completion): void {
+  if (completion.isError) call.reject(workerToolError(call.tool, completion.errorMessage || completion.output, completion.retryAfterMs));
+  else call.resolve(completion.output);
 }
 
 /** Side-effecting assignments abandoned after they were sent, whose calls wait for their workers' answers. */
@@ -62,8 +69,7 @@ export function createLateAnswers(): LateAnswers {
       const wait = waits.get(completion.assignmentId);
       if (wait?.link !== link) return false;
       waits.delete(completion.assignmentId);
-      if (completion.isError) wait.reject(workerToolError(wait.tool, completion.errorMessage || completion.output, completion.retryAfterMs));
-      else wait.resolve(completion.output);
+      settleWith(wait, completion);
       return true;
     },
     drop(link) {

@@ -4,14 +4,14 @@ import type { Completion, WorkAssignment } from '../../../gen/dispatch/v1/worker
 import type { Logger } from '../../log';
 import type { AbortHook } from '../../pipeline/signals';
 import { workAssignmentBytes, workAssignmentBytesAtMost } from '../../server/work-assignment-codec';
-import { assignmentTooLargeError, noWorkerError, unreadReason, workerGoneError, workerToolError, type EndReason } from './worker-errors';
+import { assignmentTooLargeError, noWorkerError, unreadReason, workerGoneError, type EndReason } from './worker-errors';
 import type { ReceiveLimit, WorkerLink } from './worker-link';
 import { assignment, type AssignmentRequest } from './assignment-request';
 import { createReceiveMemory, droppedAfterAssignmentError, keptTo, largeSend, receiveFailure } from './receive-failures';
 import { noRunnableWorker, runsAsRegistered } from './effect-guard';
 import type { DispatchError } from '../../errors';
 import type { ExecutorContext } from '../executor';
-import { createLateAnswers } from './late-answers';
+import { createLateAnswers, settleWith } from './late-answers';
 import { chargeOverdue, outstanding } from './overdue-charges';
 
 export type { AssignmentRequest };
@@ -211,8 +211,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       link.pending.delete(completion.assignmentId);
       // It answers: the calls it left unanswered were cancels it need not answer, not silence.
       link.overdue.clear();
-      if (completion.isError) pending.reject(workerToolError(pending.tool, completion.errorMessage || completion.output, completion.retryAfterMs));
-      else pending.resolve(completion.output);
+      settleWith(pending, completion);
       endIfDrained(link);
     },
     // Draining, this replica hosts nothing: new calls (its own, relayed ones) go to other replicas.

@@ -135,11 +135,24 @@ export async function startApp(toolsYaml: string, options: Parameters<typeof bui
   return serveApp(await buildApp(parseConfig(toolsYaml, 'test.yaml'), { logger: SILENT_LOGGER, ...options }, factories));
 }
 
-/** A loopback port nothing listens on (bound, then released). */
+/**
+ * A loopback port nothing listens on. It is drawn below the kernel's ephemeral range (32768-60999
+ * here), checked free by binding it, then released: a port from `listen(0)` went back to that range,
+ * where another test's server could take it or a connection to it could get it as its own source
+ * port and connect to itself, and a "refused" tool then answered (seen once in CI: retries).
+ */
 export async function closedPort(): Promise<number> {
-  const probe = createNetServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
+  for (let tries = 0; ; tries++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const probe = createNetServer();
+    const bound = await new Promise<boolean>((resolve) => {
+      probe.once('error', () => resolve(false));
+      probe.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (bound) {
+      await new Promise<void>((resolve) => probe.close(() => resolve()));
+      return port;
+    }
+    if (tries >= 100) throw new Error('closedPort: no free loopback port below 32000 after 100 tries');
+  }
 }

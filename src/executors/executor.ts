@@ -63,6 +63,17 @@ export interface ExecutorContext {
  */
 export interface Executor {
   execute(tool: ResolvedTool, args: unknown, ctx: ExecutorContext): Promise<string>;
+  /**
+   * This executor's tool sources whose tools are not known yet (an MCP server that has not
+   * connected since the start), for an UNKNOWN_TOOL message to name.
+   */
+  unlisted?(): readonly UnlistedSource[];
+}
+
+/** A source of tools not listed yet: `source` as a message names it (`MCP server "files"`), `prefix` what its tools' names start with ("" for any). */
+export interface UnlistedSource {
+  readonly source: string;
+  readonly prefix: string;
 }
 
 /** The executors a server can run, by the ToolSpec executor case (`http`, `builtin`, ...). */

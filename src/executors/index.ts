@@ -1,4 +1,4 @@
-export type { Delivery, Executor, ExecutorContext, ExecutorSet } from './executor';
+export type { Delivery, Executor, ExecutorContext, ExecutorSet, UnlistedSource } from './executor';
 export { createBuiltinExecutor, BUILTIN_TOOLS, builtinNames } from './builtin-executor';
 export type { BuiltinTool } from './builtin-executor';
 export { createHttpExecutor } from './http-executor';

@@ -1,16 +1,14 @@
 import { status } from '@grpc/grpc-js';
 import { ErrorKind, type ToolCall, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { prepareArguments, type ParsedText } from '../arguments';
-import { DispatchError, errors, HardError } from '../errors';
-import { terminalText } from '../events/terminal-text';
-import { closestMatch } from '../json';
+import { DispatchError, HardError } from '../errors';
 import { MAX_RECOVERY_ATTEMPTS } from '../options';
 import type { ResolvedTool } from '../registry';
 import type { CallObserver } from './observer';
 import type { Failure, Reflection } from './guards';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import { errorResult } from './results';
-import { shortened } from './bound-result';
+import { quoted, unknownTool } from './unknown-tool';
 import { applyCorrection } from './corrections';
 import type { ReadKeys } from './attempt-context';
 import { runAttempt, type CallProgress } from './run-attempt';
@@ -19,58 +17,6 @@ import { delay } from './signals';
 import { checkMayStart } from './turn-error';
 import { refusedCallOp } from './loop-op';
 import { countsAsRefusal, DEFAULT_REFUSAL_THRESHOLDS, recordRefusal, type RefusedCall } from './refused-loops';
-
-/**
- * A name as quoted back in a message (and as a result's resolved_tool_name): a made-up one may be
- * megabytes, so cut at 200 characters, then its control and invisible or bidirectional format
- * characters written `\u001b` (terminal-text), so the model and a terminal see what it held.
- */
-const quoted = (name: string): string => terminalText(shortened(name, 200));
-
-/** The most offered tools a suggestion lists, and the most characters it lists them in. */
-const MAX_LISTED_TOOLS = 20;
-const MAX_LISTED_CHARS = 2_000;
-
-/**
- * The first offered tools, in at most {@link MAX_LISTED_CHARS} (each name is at most a tool
- * name's 128 characters: the request check refuses longer ones), without copying the whole set:
- * 128 calls each listing 20 names of 150,000 characters took 1.1 GB and blocked the event loop.
- */
-function offeredList(offered: ReadonlySet<string>): string {
-  const names: string[] = [];
-  for (const name of offered) {
-    if (names.length === MAX_LISTED_TOOLS) break;
-    names.push(name);
-  }
-  return listed(names, offered.size);
-}
-
-/**
- * The first {@link MAX_LISTED_TOOLS} of `total` names, saying how many more there are: a list cut
- * at 20 read as all there was, and the tool the model wanted might be past it.
- */
-function listed(names: readonly string[], total = names.length): string {
-  const shown = shortened(names.slice(0, MAX_LISTED_TOOLS).join(', '), MAX_LISTED_CHARS);
-  return total > MAX_LISTED_TOOLS ? `${shown} (and ${total - MAX_LISTED_TOOLS} more)` : shown;
-}
-
-function unknownTool(deps: PipelineDeps, turn: TurnContext, sent: string): DispatchError {
-  const name = quoted(sent);
-  if (turn.offeredTools && !turn.offeredTools.has(sent)) {
-    // A near miss of an offered name ("ehco") is named, as one of a registered tool's is below.
-    const guess = closestMatch(sent, turn.offeredTools);
-    return errors.unknownTool(
-      `tool "${name}" is not available; it was not offered to you${guess === undefined ? '' : `; did you mean "${quoted(guess)}"?`}`,
-      `${guess === undefined ? '' : `Call "${quoted(guess)}" instead, if it is what you meant. `}Call one of the offered tools: ${offeredList(turn.offeredTools)}.`,
-    );
-  }
-  // Offered but not registered: the guess and the list are of the tools the model was offered, as a call of any other is refused.
-  const names = deps.registry.list(turn.tenant).flatMap((t) => (turn.offeredTools && !turn.offeredTools.has(t.name) ? [] : [t.name]));
-  const guess = closestMatch(sent, names);
-  // None at all: said so, where "Available tools: ." read as a list cut short.
-  const available = names.length === 0 ? 'No tool is available: answer without calling tools.' : `Available tools: ${listed(names)}.`;
-  return errors.unknownTool(`tool "${name}" not found${guess ? `; did you mean "${guess}"?` : ''}`, guess ? `Call "${guess}" instead, if it is what you meant. ${available}` : available);
-}
 
 /**
  * A call's arguments as a parallel turn's planner read them for `tool`: JSON.parse of the text

@@ -28,6 +28,7 @@ function isOwnTimeout(reason: unknown, toolTimeoutMs: number): boolean {
  */
 export function createMcpExecutor(servers: McpServers): Executor {
   return {
+    unlisted: () => servers.unlisted(),
     async execute(tool, args, ctx) {
       if (tool.spec.executor.case !== 'mcp') throw new Error('not an mcp tool');
       const { server, tool: remote } = tool.spec.executor.value;

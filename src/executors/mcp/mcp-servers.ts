@@ -1,4 +1,5 @@
 import type { Logger } from '../../log';
+import type { UnlistedSource } from '../executor';
 import type { ToolRegistry } from '../../registry';
 import { checkInteger } from '../../options/integer-option';
 import { DEFAULT_MAX_ANSWER_BYTES } from './mcp-answer-bound';
@@ -12,6 +13,8 @@ import { registerImported } from './mcp-register';
 /** The configured MCP servers, each with one long-lived connection, and their imported tools. */
 export interface McpServers {
   get(name: string): McpConnection | undefined;
+  /** The servers whose tools were never listed (not connected since the start), in config order. */
+  unlisted(): UnlistedSource[];
   /**
    * Connects every server (first attempts in parallel) and imports tools into `registry` (tenant "":
    * this replica's own, never shared through Redis); resolves once each first attempt has ended, the
@@ -35,6 +38,8 @@ export function createMcpServers(configs: readonly McpServerConfig[], logger: Lo
   const maxAnswerBytes = checkInteger('maxAnswerBytes', options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES);
   const connections = new Map<string, McpConnection>();
   const imported = new Map<string, Set<string>>();
+  // The servers whose tools were listed once (their import started): the others' are not known.
+  const listed = new Set<string>();
   let registry: ToolRegistry | undefined;
   let closed = false;
   // The end of the last import (settled either way): imports run one at a time, every server's, so
@@ -60,6 +65,7 @@ export function createMcpServers(configs: readonly McpServerConfig[], logger: Lo
    */
   async function importInto(into: ToolRegistry, config: McpServerConfig, tools: unknown[], superseded: () => boolean): Promise<void> {
     const { specs, skipped, cut } = importTools(config, tools);
+    listed.add(config.name);
     for (const s of skipped) logger.warn('mcp tool not imported', { server: config.name, tool: s.tool, reason: s.reason });
     for (const c of cut) logger.warn('mcp tool description cut', { server: config.name, tool: c.tool, chars: c.chars, maxChars: MAX_DESCRIPTION_CHARS });
     const accepted = new Set<string>();
@@ -104,6 +110,7 @@ export function createMcpServers(configs: readonly McpServerConfig[], logger: Lo
 
   return {
     get: (name) => connections.get(name),
+    unlisted: () => configs.flatMap((config) => (listed.has(config.name) ? [] : [{ source: `MCP server "${config.name}"`, prefix: config.prefix }])),
     async start(into) {
       registry = into;
       await Promise.all([...connections.values()].map((c) => c.start()));

@@ -32,7 +32,7 @@ export const USAGE = `usage: dispatchctl [--address HOST:PORT] [--token T] [--se
   tools register FILE        register the tools of a YAML file (its \`tools:\` list, as in the
                              config file); --replace replaces tools of the same name
   tools remove NAME          remove a tool registered by RPC
-  stats [TOOL]               calls, breaker, health and the six rates per tool, with alerts
+  stats [TOOL]               calls, breaker, health, the six rates and errors per tool, alerts
   call TOOL JSON             dispatch one call, e.g. call echo '{"a":1}'
   dispatch FILE              dispatch a turn: {"session_id","calls":[{"id","name","arguments"}],"mode"} (mode: parallel or sequential;
                              also "interactive": true, an ask policy's call waiting for approval, and "offered_tools");

@@ -1,7 +1,7 @@
 import type { ToolRates, ToolStats } from '../../gen/dispatch/v1/registry_pb';
 import { terminalText, terminalWord } from '../events/terminal-text';
 
-/** The six rates in the order the second seed lists them, with their short names. */
+/** The six rates in the order the second seed lists them, then the error rate, with their short names. */
 const RATES: readonly (readonly [keyof Omit<ToolRates, '$typeName' | '$unknown'>, string])[] = [
   ['validationFailure', 'validation'],
   ['timeout', 'timeout'],
@@ -9,6 +9,7 @@ const RATES: readonly (readonly [keyof Omit<ToolRates, '$typeName' | '$unknown'>
   ['idempotentHit', 'idempotent'],
   ['resultBounding', 'bounding'],
   ['unexpectedException', 'unexpected'],
+  ['error', 'errors'],
 ];
 
 const percent = (fraction: number): string => `${(fraction * 100).toFixed(1)}%`;
@@ -34,13 +35,13 @@ function ratesLine(stats: ToolStats, rates: ToolRates): string {
   return `  ${windowPrefix(stats)}${RATES.map(([field, name]) => `${name} ${percent(rates[field])}`).join('  ')}`;
 }
 
-/** A tool's GetToolStats as readable lines: calls (all time), breaker and health; the six rates over the recent window; one line per alert. Names and alerts are shown escaped (a tenant names its tools). */
+/** A tool's GetToolStats as readable lines: calls (all time), breaker and health; the six rates and the error rate over the recent window; one line per alert. Names and alerts are shown escaped (a tenant names its tools). */
 export function formatStats(stats: ToolStats): string {
   const calls = `${String(stats.calls).padStart(8)} call${stats.calls === 1n ? ' ' : 's'}`;
   const lines = [`${terminalWord(stats.tool).padEnd(24)} ${calls}  breaker ${terminalWord(stats.breakerState || 'closed')}  health ${stats.healthScore.toFixed(2)}`];
   if (stats.rates) lines.push(ratesLine(stats, stats.rates));
   for (const alert of stats.alerts) lines.push(`  ALERT ${terminalText(alert)}`);
-  // No rate counts a tool failing every call with 5xx, not retried (a side-effecting one): its breaker says it.
+  // A tool failing every call with 5xx shows in the error rate, and its breaker says it too.
   if (stats.breakerState === 'open') lines.push('  ALERT breaker open: calls are refused without reaching the tool');
   return lines.join('\n');
 }

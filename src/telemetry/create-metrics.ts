@@ -87,7 +87,7 @@ export const DEFAULT_MAX_SCRAPE_CONNECTIONS = 8;
 /**
  * OpenTelemetry metrics served for Prometheus: calls by tenant, tool and outcome, a duration
  * histogram, a counter per operational rate (divide by `dispatch_tool_calls_total` for the rate),
- * the six rates as gauges, breaker states and the number of subscribers. Every per-tool series
+ * the six rates and the error rate as gauges, breaker states and the number of subscribers. Every per-tool series
  * carries `tenant` and `tool` labels, bounded by `maxLabelPairs`.
  */
 export async function startMetrics(options: MetricsOptions): Promise<Metrics> {

@@ -1,4 +1,4 @@
-/** The six operational rates of the dispatch layer (the second seed), as fractions of calls. */
+/** The six operational rates of the dispatch layer (the second seed), and the error rate, as fractions of calls. */
 export interface ToolRateValues {
   readonly validationFailure: number;
   readonly timeout: number;
@@ -6,6 +6,8 @@ export interface ToolRateValues {
   readonly idempotentHit: number;
   readonly resultBounding: number;
   readonly unexpectedException: number;
+  /** Not one of the six: calls that ended in an error of any kind. */
+  readonly error: number;
 }
 
 /** A rate's name as GetToolStats alerts and the metrics label spell it. */
@@ -16,9 +18,10 @@ export const RATE_NAMES: Readonly<Record<keyof ToolRateValues, string>> = {
   idempotentHit: 'idempotent_hit',
   resultBounding: 'result_bounding',
   unexpectedException: 'unexpected_exception',
+  error: 'error',
 };
 
-/** The seed's alert thresholds: a rate above its threshold is an alert. */
+/** The seed's alert thresholds (`error`'s is dispatch's own): a rate above its threshold is an alert. */
 export const RATE_THRESHOLDS: Readonly<Record<keyof ToolRateValues, number>> = {
   validationFailure: 0.15,
   timeout: 0.05,
@@ -26,6 +29,7 @@ export const RATE_THRESHOLDS: Readonly<Record<keyof ToolRateValues, number>> = {
   idempotentHit: 0.05,
   resultBounding: 0.2,
   unexpectedException: 0,
+  error: 0.5,
 };
 
 const percent = (fraction: number, digits: number) => Number((fraction * 100).toFixed(digits));

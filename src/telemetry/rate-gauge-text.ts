@@ -4,7 +4,11 @@ import { RATE_NAMES } from './rate-alerts';
 import type { SlicedText } from './sliced-text';
 import { addCounters, ratesOf, type ToolCounters, type ToolStats } from './tool-stats';
 
-const RATE_KEYS = Object.keys(RATE_NAMES) as (keyof typeof RATE_NAMES)[];
+/**
+ * The seed's six: the error rate is left out (it is dispatch_tool_calls_total by outcome, which
+ * Prometheus divides as well), so each pair has six series here, not seven.
+ */
+const RATE_KEYS = (Object.keys(RATE_NAMES) as (keyof typeof RATE_NAMES)[]).filter((key) => key !== 'error');
 
 /**
  * `dispatch_tool_rate`, the six operational rates per tenant and tool over the recent window

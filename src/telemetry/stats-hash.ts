@@ -26,6 +26,8 @@ const FIELD: Readonly<Record<keyof ToolCounters, string>> = {
   idempotentHits: 'idempotent_hits',
   bounded: 'bounded',
   unexpected: 'unexpected',
+  // Last: a packed value of a replica that predates it has 8 counts, read as 0 errors.
+  errors: 'errors',
 };
 const COUNTER_OF = new Map(Object.entries(FIELD).map(([counter, field]) => [field, counter as keyof ToolCounters]));
 const SEPARATOR = '\u0000';
@@ -50,7 +52,7 @@ export function countFields(tools: ReadonlyMap<string, Readonly<ToolCounters>>):
   return out;
 }
 
-/** The `tool, deltas` pairs of a batch for flush-stats.lua: a tool's 8 counts packed. */
+/** The `tool, deltas` pairs of a batch for flush-stats.lua: a tool's 9 counts packed. */
 export function packedFields(tools: ReadonlyMap<string, Readonly<ToolCounters>>): string[] {
   const out: string[] = [];
   for (const [tool, counters] of tools) out.push(tool, packCounts(counters));
@@ -59,7 +61,7 @@ export function packedFields(tools: ReadonlyMap<string, Readonly<ToolCounters>>)
 
 const COUNTERS = Object.keys(FIELD) as (keyof ToolCounters)[];
 
-/** A tool's 8 counts as one bucket-hash value: comma-separated, in {@link FIELD}'s order. */
+/** A tool's 9 counts as one bucket-hash value: comma-separated, in {@link FIELD}'s order. */
 export const packCounts = (counters: Readonly<ToolCounters>): string => COUNTERS.map((counter) => counters[counter]).join(',');
 
 /** Counts from `values` in {@link FIELD}'s order (a packed value split, or an HMGET of {@link toolFields}); undefined when none is a count. */

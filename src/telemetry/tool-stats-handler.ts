@@ -37,7 +37,7 @@ export const STATS_WARNING_HEADER = 'dispatch-stats-warning';
 
 /**
  * GetToolStats: per tool of the caller's tenant (its own tools and the shared ones), the calls,
- * the six rates over the recent window (`telemetry.rate_window_seconds`, rate-window.ts) and over
+ * the six rates and the error rate over the recent window (`telemetry.rate_window_seconds`, rate-window.ts) and over
  * every call, the window's calls, breaker state, health score, the rates past their alert thresholds and the thresholds. An
  * empty `tool` means every tool registered (counts of a name no longer registered are not listed: a
  * removed tool's are deleted, and what is left of them, an operator's tool gone, say, stays out),

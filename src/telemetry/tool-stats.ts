@@ -1,4 +1,5 @@
 import type { CallSummary } from '../events';
+import { OUTCOME_OK } from '../events/span-attributes';
 import { checkInteger } from '../options';
 import type { ToolRateValues } from './rate-alerts';
 import { rateWindow, WindowCounts, type RateWindow } from './rate-window';
@@ -86,9 +87,10 @@ export function addCall(c: ToolCounters, s: CallSummary): void {
   if (s.idempotentHit) c.idempotentHits++;
   if (s.bounded) c.bounded++;
   if (s.unexpected) c.unexpected++;
+  if (s.outcome !== OUTCOME_OK) c.errors++;
 }
 
-/** The six rates of a tool's counts, each a fraction of its calls (0 with no calls). */
+/** The six rates and the error rate of a tool's counts, each a fraction of its calls (0 with no calls). */
 export function ratesOf(counters: Readonly<ToolCounters> | undefined): ToolRateValues {
   const calls = counters?.calls ?? 0;
   const of = (n: number) => (calls === 0 ? 0 : n / calls);
@@ -99,6 +101,7 @@ export function ratesOf(counters: Readonly<ToolCounters> | undefined): ToolRateV
     idempotentHit: of(counters?.idempotentHits ?? 0),
     resultBounding: of(counters?.bounded ?? 0),
     unexpectedException: of(counters?.unexpected ?? 0),
+    error: of(counters?.errors ?? 0),
   };
 }
 

@@ -37,6 +37,7 @@ const ALERTS = {
   idempotentHit: 'DispatchToolIdempotentHitRateHigh',
   resultBounding: 'DispatchToolResultBoundingRateHigh',
   unexpectedException: 'DispatchToolUnexpectedExceptions',
+  error: 'DispatchToolErrorRateHigh',
   breakerOpen: 'DispatchToolBreakerOpen',
   storeDown: 'DispatchStoreDown',
   traceSpansDropped: 'DispatchTraceSpansDropped',
@@ -70,7 +71,7 @@ describe('enabled', () => {
   });
 
   it("computes each of GetToolStats' rates as its counter over dispatch_tool_calls_total per tenant and tool over 5m, above the seed's threshold", () => {
-    RATE_KEYS.forEach((key, i) => {
+    RATE_KEYS.filter((key) => key !== 'error').forEach((key, i) => {
       const counter = `dispatch_tool_${RATE_COUNTERS[i]![1]}_total`;
       const rule = rules.find((r) => r.alert === ALERTS[key])!;
       expect(rule.expr).toBe(
@@ -78,6 +79,16 @@ describe('enabled', () => {
       );
       expect(rule.annotations.summary).toContain(`${RATE_NAMES[key]} rate {{ $value | humanizePercentage }} (threshold ${RATE_THRESHOLDS[key] * 100}%)`);
     });
+  });
+
+  it("computes GetToolStats' error rate as the calls with an outcome other than ok over every call, above half", () => {
+    const rule = rules.find((r) => r.alert === ALERTS.error)!;
+    expect(rule.expr).toBe(
+      'sum by (namespace, tenant, tool) (rate(dispatch_tool_calls_total{namespace="agents", outcome!="ok"}[5m])) / sum by (namespace, tenant, tool) (rate(dispatch_tool_calls_total{namespace="agents"}[5m])) > 0.5',
+    );
+    expect(RATE_THRESHOLDS.error).toBe(0.5);
+    expect(rule.annotations.summary).toContain('error rate {{ $value | humanizePercentage }} (threshold 50%)');
+    expect(rule.labels.severity).toBe('warning');
   });
 
   it('alerts on a lost Redis, an open breaker, lost trace spans and turns refused', () => {
@@ -182,9 +193,10 @@ it('takes a namespace, labels and a selector of its own; an empty selector selec
   expect(problems([rule])).toEqual([]);
   expect(rule.metadata.namespace).toBe('monitoring');
   expect(rule.metadata.labels).toMatchObject({ release: 'kube-prometheus-stack', 'app.kubernetes.io/instance': 'prod' });
-  expect(rule.spec.groups[0].rules[7].expr).toBe('dispatch_store_up{namespace="agents", service="prod-dispatch-metrics"} == 0');
+  expect(rule.spec.groups[0].rules.find((r: Rule) => r.alert === ALERTS.storeDown).expr).toBe('dispatch_store_up{namespace="agents", service="prod-dispatch-metrics"} == 0');
   const bare = rulesOf("metrics: {prometheusRule: {selector: ''}}");
   expect(bare.find((r) => r.alert === ALERTS.timeout)!.expr).toBe('sum by (namespace, tenant, tool) (rate(dispatch_tool_timeouts_total[5m])) / sum by (namespace, tenant, tool) (rate(dispatch_tool_calls_total[5m])) > 0.05');
+  expect(bare.find((r) => r.alert === ALERTS.error)!.expr).toBe('sum by (namespace, tenant, tool) (rate(dispatch_tool_calls_total{outcome!="ok"}[5m])) / sum by (namespace, tenant, tool) (rate(dispatch_tool_calls_total[5m])) > 0.5');
   for (const r of bare) expect(partsOf(r.expr).syntax).toEqual([]);
 });
 

@@ -78,7 +78,7 @@ test('stats prints calls, breaker, health and the six rates per tool over the wi
   expect(code).toBe(0);
   const [head, rates, ...alerts] = out.split('\n');
   expect(head).toMatch(/^echo\s+4 calls {2}breaker closed {2}health \d\.\d\d$/);
-  expect(rates).toBe('  last 15 min, 4 calls: validation 50.0%  timeout 0.0%  retry 0.0%  idempotent 0.0%  bounding 0.0%  unexpected 0.0%');
+  expect(rates).toBe('  last 15 min, 4 calls: validation 50.0%  timeout 0.0%  retry 0.0%  idempotent 0.0%  bounding 0.0%  unexpected 0.0%  errors 50.0%');
   expect(alerts).toEqual([expect.stringMatching(/^ {2}ALERT validation.*50(\.0)?% > 15%$/)]);
   // Every tool without a name.
   expect((await ctl('stats')).out).toMatch(/^echo\s+4 calls/m);

@@ -137,7 +137,7 @@ test('a parallel turn ended LOOP_DETECTED: the call that looped says so, sibling
 });
 
 test('an alert shows the rate with the decimals it takes to be visibly past its threshold', () => {
-  const none = { validationFailure: 0, timeout: 0, retry: 0, idempotentHit: 0, resultBounding: 0, unexpectedException: 0 };
+  const none = { validationFailure: 0, timeout: 0, retry: 0, idempotentHit: 0, resultBounding: 0, unexpectedException: 0, error: 0 };
   expect(alertsOf({ ...none, unexpectedException: 1 / 2001 })).toEqual(['unexpected_exception: 0.05% > 0%']);
   expect(alertsOf({ ...none, timeout: 0.05004 })).toEqual(['timeout: 5.004% > 5%']);
   expect(alertsOf({ ...none, timeout: 101 / 2000 })).toEqual(['timeout: 5.1% > 5%']);

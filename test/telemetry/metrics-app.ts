@@ -87,8 +87,11 @@ export const sixRateRoutes = (): Record<string, ToolRoute> => ({
 export function expectSixAlerts(byTool: Readonly<Record<string, ToolStats>>): void {
   expect(byTool.weather!.alerts).toEqual(['validation_failure: 33.3% > 15%']);
   expect(byTool.slow!.rates).toMatchObject({ timeout: 1, retry: 1, unexpectedException: 0 });
-  expect(byTool.slow!.alerts).toEqual(['timeout: 100% > 5%', 'retry: 100% > 10%']);
-  expect(byTool.crashy!.alerts).toEqual(['unexpected_exception: 100% > 0%']);
+  expect(byTool.slow!.alerts).toEqual(['timeout: 100% > 5%', 'retry: 100% > 10%', 'error: 100% > 50%']);
+  expect(byTool.crashy!.alerts).toEqual(['unexpected_exception: 100% > 0%', 'error: 100% > 50%']);
+  // The error rate: calls that ended in an error of any kind (the invalid one of three).
+  expect(byTool.weather!.rates!.error).toBeCloseTo(1 / 3);
+  expect(byTool.send!.rates!.error).toBe(0);
   expect(byTool.big!.alerts).toEqual(['result_bounding: 100% > 20%']);
   expect(byTool.send!.rates!.idempotentHit).toBe(0.5);
   expect(byTool.send!.alerts).toEqual(['idempotent_hit: 50% > 5%']);

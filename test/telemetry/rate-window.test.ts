@@ -37,7 +37,7 @@ async function statsWhen(app: App, done: (s: Stats) => boolean): Promise<Stats> 
 async function badThenHealthy(caller: App, reader: App, before = 0n, windowSeconds = WINDOW_S): Promise<void> {
   await call(caller, {});
   const bad = await statsWhen(reader, (s) => s.calls === before + 1n);
-  expect(bad).toMatchObject({ calls: before + 1n, windowCalls: 1n, windowSeconds, alerts: ['validation_failure: 100% > 15%'] });
+  expect(bad).toMatchObject({ calls: before + 1n, windowCalls: 1n, windowSeconds, alerts: ['validation_failure: 100% > 15%', 'error: 100% > 50%'] });
   expect(bad.rates?.validationFailure).toBe(1);
   // Past the window the bad call no longer counts in the rates, and its alert is gone.
   const quiet = await statsWhen(reader, (s) => s.windowCalls === 0n);
@@ -92,11 +92,11 @@ describe('shared through Redis', () => {
     const [key, ...others] = redis.cli('KEYS', 'dispatch:stats:*:window').split('\n').filter((k) => k !== '');
     expect(others).toEqual([]);
     expect(Number(redis.cli('TTL', key!))).toBeGreaterThan(0); // -1 would be a hash without a TTL
-    // One field per tool: its buckets, newest first, `bucket:8 counts`.
+    // One field per tool: its buckets, newest first, `bucket:9 counts`.
     const buckets = redis.cli('HGET', key!, 'lookup').trim().split(';');
     expect(buckets.length).toBeGreaterThanOrEqual(2);
     expect(buckets.length).toBeLessThanOrEqual(MAX_RATE_WINDOW_BUCKETS);
-    for (const bucket of buckets) expect(bucket).toMatch(/^\d+:\d+(,\d+){7}$/);
+    for (const bucket of buckets) expect(bucket).toMatch(/^\d+:\d+(,\d+){8}$/);
   });
 });
 

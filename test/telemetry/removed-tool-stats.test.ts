@@ -106,15 +106,15 @@ test("a tenant's hash takes in maxToolsPerTenant tools: calls of further tools a
   const shared = createSharedToolStats({ local, logger: SILENT_LOGGER, maxToolsPerTenant: 2, keyPrefix: 'capped', flushIntervalMs: 3_600_000, connect: () => connectRedis(redis.url, { commandTimeoutMs: 2_000 }) });
   const summary = (tool: string, over: Partial<CallSummary> = {}): CallSummary => ({ tenant: 'acme', tool, known: true, outcome: 'ok', attempts: 1, durationMs: 1, validationFailed: false, timedOut: false, retried: false, idempotentHit: false, bounded: false, unexpected: false, ...over });
   try {
-    // Two tools with every counter fill the hash (16 fields).
-    for (const tool of ['x', 'y']) shared.record(summary(tool, { attempts: 2, validationFailed: true, timedOut: true, retried: true, idempotentHit: true, bounded: true, unexpected: true }));
+    // Two tools with every counter fill the hash (18 fields: 9 counters each).
+    for (const tool of ['x', 'y']) shared.record(summary(tool, { outcome: 'TIMEOUT', attempts: 2, validationFailed: true, timedOut: true, retried: true, idempotentHit: true, bounded: true, unexpected: true }));
     const key = statsKeys('acme', '', 'capped').counts;
     // The first flushes may come before the connection is up: they are sent again.
-    await until(async () => (await shared.flush(), (await probe.hlen(key)) === 16), 'the first two tools flushed');
+    await until(async () => (await shared.flush(), (await probe.hlen(key)) === 18), 'the first two tools flushed');
     shared.record(summary('z'));
     shared.record(summary('x'));
     await shared.flush();
-    expect(await probe.hlen(key)).toBe(16);
+    expect(await probe.hlen(key)).toBe(18); // 2 tools, 9 counters each
     expect(await probe.hget(key, 'x\0calls')).toBe('2');
     expect(await probe.hexists(key, 'z\0calls')).toBe(0);
   } finally {

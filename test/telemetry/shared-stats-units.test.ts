@@ -76,7 +76,7 @@ test('stats hash: hash-tagged key per tenant, tool\\0counter fields of non-zero 
   expect(fields).toEqual(['x\u0000calls', '1', 'x\u0000attempts', '1', 'x\u0000validation_failures', '1', 'y\u0000calls', '1', 'y\u0000attempts', '2', 'y\u0000timeouts', '1', 'y\u0000retries', '1']);
   const hash = Object.fromEntries(Array.from({ length: fields.length / 2 }, (_, i) => [fields[2 * i]!, fields[2 * i + 1]!]));
   const parsed = parseCounts({ ...hash, 'x\u0000calls': '5', 'x\u0000other': '1', 'noseparator': '1', '\u0000calls': '1', 'y\u0000retries': 'many' });
-  expect(parsed.get('x')).toEqual({ calls: 5, attempts: 1, validationFailures: 1, timeouts: 0, retries: 0, idempotentHits: 0, bounded: 0, unexpected: 0 });
+  expect(parsed.get('x')).toEqual({ calls: 5, attempts: 1, validationFailures: 1, timeouts: 0, retries: 0, idempotentHits: 0, bounded: 0, unexpected: 0, errors: 0 });
   expect(parsed.get('y')).toMatchObject({ calls: 1, attempts: 2, timeouts: 1, retries: 0 });
   expect([...parsed.keys()]).toEqual(['x', 'y']);
   addTools(parsed, batch!.tools);

@@ -246,7 +246,7 @@ test("a tool's window field keeps at most 60 buckets, the newest first", async (
   await shared.flush();
   const buckets = redis.cli('HGET', `${counts}:window`, 'x').trim().split(';');
   expect(buckets).toHaveLength(60);
-  expect(buckets[0]).toMatch(new RegExp(`^(${current}|${current + 1}):1,1,0,0,1,0,0,0$`)); // a minute may have begun since
+  expect(buckets[0]).toMatch(new RegExp(`^(${current}|${current + 1}):1,1,0,0,1,0,0,0,0$`)); // a minute may have begun since
   expect(buckets.slice(1)).toEqual(old.slice(0, 59));
   // The window of 2 buckets at the read: this minute's and the one before (2 calls while the
   // minute is still `current`; 1 once another has begun, whether before the flush or the read).
@@ -257,4 +257,22 @@ test("a tool's window field keeps at most 60 buckets, the newest first", async (
   expect(recent).toMatchObject({ retries: 1 });
   if (before === after) expect(recent!.calls).toBe(after === current ? 2 : 1);
   else expect([1, 2]).toContain(recent!.calls);
+});
+
+// `errors`, the ninth count, came after replicas that write eight: in a rolling upgrade a bucket
+// written by one of them is added to, and read, as 0 errors (flush-stats.lua, stats-hash.ts).
+test("a bucket of eight counts (a replica that predates errors) takes a batch of nine, and reads as 0 errors", async () => {
+  const shared = await sharedOn(windowOf(120, 60), 'mixed');
+  shared.record(summary());
+  await shared.flush(); // sets the width: 60 s
+  const counts = statsKeys('t', 'any', 'mixed').counts;
+  const current = Math.floor(Number(redis.cli('TIME').split('\n')[0]) / 60);
+  redis.cli('HSET', `${counts}:window`, 'x', `${current}:2,2,0,0,0,0,0,0;${current - 1}:1,1,0,0,0,0,0,0`);
+  expect((await shared.read('t')).recent.get('x')).toMatchObject({ calls: 3, errors: 0 });
+  shared.record(summary({ outcome: 'TOOL_ERROR' }));
+  await shared.flush();
+  const [newest] = redis.cli('HGET', `${counts}:window`, 'x').trim().split(';');
+  // The same minute: the old bucket's eight counts and the batch's nine summed; a minute begun since: the batch's own bucket.
+  expect([`${current}:3,3,0,0,0,0,0,0,1`, `${current + 1}:1,1,0,0,0,0,0,0,1`]).toContain(newest);
+  expect((await shared.read('t')).tools.get('x')).toMatchObject({ calls: 2, errors: 1 });
 });

@@ -14,17 +14,18 @@ test('traces are on only when the OTEL_* variables ask for OTLP', () => {
 });
 
 test('alerts name each rate past its threshold, as "timeout: 7.5% > 5%"', () => {
-  const zero = { validationFailure: 0, timeout: 0, retry: 0, idempotentHit: 0, resultBounding: 0, unexpectedException: 0 };
+  const zero = { validationFailure: 0, timeout: 0, retry: 0, idempotentHit: 0, resultBounding: 0, unexpectedException: 0, error: 0 };
   expect(alertsOf(zero)).toEqual([]);
   expect(alertsOf({ ...zero, timeout: 0.075 })).toEqual(['timeout: 7.5% > 5%']);
-  expect(alertsOf({ ...zero, timeout: 0.05, validationFailure: 0.15, retry: 0.1, idempotentHit: 0.05, resultBounding: 0.2 })).toEqual([]);
-  expect(alertsOf({ validationFailure: 0.151, timeout: 0.051, retry: 0.101, idempotentHit: 0.051, resultBounding: 0.201, unexpectedException: 0.0001 })).toEqual([
+  expect(alertsOf({ ...zero, timeout: 0.05, validationFailure: 0.15, retry: 0.1, idempotentHit: 0.05, resultBounding: 0.2, error: 0.5 })).toEqual([]);
+  expect(alertsOf({ validationFailure: 0.151, timeout: 0.051, retry: 0.101, idempotentHit: 0.051, resultBounding: 0.201, unexpectedException: 0.0001, error: 0.501 })).toEqual([
     'validation_failure: 15.1% > 15%',
     'timeout: 5.1% > 5%',
     'retry: 10.1% > 10%',
     'idempotent_hit: 5.1% > 5%',
     'result_bounding: 20.1% > 20%',
     'unexpected_exception: 0.01% > 0%',
+    'error: 50.1% > 50%',
   ]);
 });
 

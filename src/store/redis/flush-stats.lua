@@ -1,8 +1,8 @@
 -- Adds one replica's sealed batch of a tenant's GetToolStats counts, once: to the all-time hash
 -- (a field per tool and counter) and to the tenant's window hash, in the bucket current by Redis'
 -- TIME when the batch is applied (so replicas' clocks, and a batch held through an outage, do not
--- matter). The window hash has one field per tool: its buckets, newest first, `B:c,a,v,t,r,i,b,u`
--- joined by `;` (B the bucket number, then the 8 counts in stats-hash.ts' order), at most ARGV[6]
+-- matter). The window hash has one field per tool: its buckets, newest first, `B:c,a,v,t,r,i,b,u,e`
+-- joined by `;` (B the bucket number, then the 9 counts in stats-hash.ts' order), at most ARGV[6]
 -- buckets (the oldest dropped when a bucket is added; readers skip those past their window).
 -- KEYS[1] the tenant's counts hash; KEYS[2] this replica's last applied sequence number for it;
 -- KEYS[3] the tenant's bucket width (s): the first replica to flush sets it, every one then uses
@@ -10,9 +10,11 @@
 -- ARGV[1] the batch's sequence number; ARGV[2] the hashes' TTL (s); ARGV[3] the sequence number's
 -- TTL (s); ARGV[4] the fields past which a tool the hash has no `<tool>\0calls` of is left out (its
 -- counts not added); ARGV[5] this replica's bucket width (s); ARGV[6] the buckets kept (the longest
--- window); then `tool, deltas` pairs, deltas the 8 counts comma-separated. Returns {1, width}, or
--- {0, width} when the batch was applied before (a resend after a lost reply).
-local names = {'calls', 'attempts', 'validation_failures', 'timeouts', 'retries', 'idempotent_hits', 'bounded', 'unexpected'}
+-- window); then `tool, deltas` pairs, deltas the 9 counts comma-separated (8 from a replica that
+-- predates `errors`, 0 errors). Returns {1, width}, or {0, width} when the batch was applied before
+-- (a resend after a lost reply).
+local names = {'calls', 'attempts', 'validation_failures', 'timeouts', 'retries', 'idempotent_hits', 'bounded', 'unexpected', 'errors'}
+local counts = #names
 local width = tonumber(redis.call('GET', KEYS[3]) or '')
 if width == nil or width < 1 then
   width = tonumber(ARGV[5])
@@ -32,7 +34,7 @@ for i = 7, #ARGV, 2 do
     local deltas = ARGV[i + 1]
     local k = 1
     for n in string.gmatch(deltas, '[^,]+') do
-      if k <= 8 and n ~= '0' then redis.call('HINCRBY', KEYS[1], tool .. '\0' .. names[k], n) end
+      if k <= counts and n ~= '0' then redis.call('HINCRBY', KEYS[1], tool .. '\0' .. names[k], n) end
       k = k + 1
     end
     local old = redis.call('HGET', KEYS[4], tool)
@@ -44,10 +46,12 @@ for i = 7, #ARGV, 2 do
       for n in string.gmatch(packed, '[^,]+') do sums[#sums + 1] = tonumber(n) end
       k = 1
       for n in string.gmatch(deltas, '[^,]+') do
-        if k <= 8 then sums[k] = string.format('%d', (sums[k] or 0) + tonumber(n)) end
+        if k <= counts then sums[k] = (sums[k] or 0) + tonumber(n) end
         k = k + 1
       end
-      redis.call('HSET', KEYS[4], tool, prefix .. table.concat(sums, ',', 1, 8) .. after)
+      -- Every count written, 0 for one either side left out (a replica that predates it).
+      for j = 1, counts do sums[j] = string.format("%d", sums[j] or 0) end
+      redis.call('HSET', KEYS[4], tool, prefix .. table.concat(sums, ',', 1, counts) .. after)
     else
       -- A new bucket: the batch's counts, then the older ones, at most ARGV[6] - 1 of them (cut by count, in C).
       local rest = old and (';' .. old) or ''

@@ -2,7 +2,7 @@ export { DispatchError, kindName, MAX_ERROR_MESSAGE_CHARS, serverTrouble } from 
 export type { DispatchErrorOptions, FailurePhase } from './dispatch-error';
 export { toErrorJson, errors } from './error-json';
 export type { ErrorJson } from './error-json';
-export { breakerOpenSuggestion, MAY_HAVE_RUN, RAN_UNREAD, suggestionFor } from './suggestions';
+export { breakerOpenSuggestion, RAN_UNREAD, suggestionFor } from './suggestions';
 export type { FailureFacts } from './suggestions';
 export { HardError } from './hard-error';
 export type { HardErrorReason } from './hard-error';

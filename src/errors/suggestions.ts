@@ -30,9 +30,6 @@ const SUGGESTIONS: Readonly<Record<ErrorKind, string>> = {
   [ErrorKind.CANCELLED]: 'The call was cancelled; call it again only if it is still needed.',
 };
 
-/** The next step after a side-effecting call that failed while it ran: it may have taken effect. */
-export const MAY_HAVE_RUN = 'The call may or may not have taken effect; verify its effect before calling again.';
-
 /**
  * The next step after a side-effecting call that ran to its end but whose answer could not be
  * used (UNEXPECTED after it ran): its action took effect, so calling again would do it twice.

@@ -1,7 +1,8 @@
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
-import { DispatchError, MAY_HAVE_RUN } from '../errors';
+import { DispatchError } from '../errors';
 import type { ResolvedTool } from '../registry';
 import type { ClaimOutcome, SessionBudget } from '../store';
+import { unknownOutcomeSuggestion } from './side-effect-failure';
 
 // The refusals of an attempt by the store step's answers: nothing was executed.
 
@@ -43,15 +44,8 @@ export function claimRefusal(claim: ClaimOutcome | undefined, tool: ResolvedTool
   if (claim?.state === 'in_progress') {
     return new DispatchError(ErrorKind.IN_PROGRESS, 'an identical call is still running (or its claim of the idempotency key is not released yet); this one was not executed', { phase: 'before', recoverable: true, retryAfterMs: tool.timeoutMs });
   }
-  if (claim?.state === 'unknown') return refused(ErrorKind.OUTCOME_UNKNOWN, 'an identical earlier call was cut off while the tool ran (a timeout, a lost connection or a lost worker), so its effect is unknown; this one was not executed');
+  if (claim?.state === 'unknown') {
+    return new DispatchError(ErrorKind.OUTCOME_UNKNOWN, 'an identical earlier call was cut off while the tool ran (a timeout, a lost connection or a lost worker), so its effect is unknown; this one was not executed', { phase: 'before', recoverable: false, suggestion: unknownOutcomeSuggestion(tool) });
+  }
   return undefined;
-}
-
-/**
- * A failure while a side-effecting tool ran (a reset connection, a worker gone, an answer that
- * could not be read), told as what it is: the call may or may not have taken effect, so calling
- * again as it is may do it twice (DESIGN section 4). Not recoverable by calling again.
- */
-export function mayHaveRun(error: DispatchError): DispatchError {
-  return error.retold(error.message, { phase: 'during', recoverable: false, suggestion: MAY_HAVE_RUN, retryAfterMs: undefined, notRetriedWithinTurn: false });
 }

@@ -1,8 +1,7 @@
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../../src/errors';
 import { failedThenRefused } from '../../src/pipeline/breaker-refusal';
-import { mayHaveRun } from '../../src/pipeline/refusals';
-import { sideEffectFailure } from '../../src/pipeline/side-effect-failure';
+import { mayHaveRun, sideEffectFailure } from '../../src/pipeline/side-effect-failure';
 import type { ResolvedTool } from '../../src/registry';
 
 // Found in review: the side-effect rules and the breaker's retelling rebuilt a DispatchError field
@@ -18,7 +17,7 @@ function flagged(options: ConstructorParameters<typeof DispatchError>[2] = {}): 
 
 test('mayHaveRun keeps the flags and clears what invites calling again', () => {
   const error = flagged({ phase: 'during', recoverable: true, retryAfterMs: 1000, notRetriedWithinTurn: true });
-  const told = mayHaveRun(error);
+  const told = mayHaveRun(error, tool);
   expect(told).toMatchObject({ kind: ErrorKind.UNAVAILABLE, message: error.message, phase: 'during', recoverable: false, httpStatus: 503, notTheTool: true, noHost: true });
   expect(told.retryAfterMs).toBeUndefined();
   expect(told.notRetriedWithinTurn).toBeUndefined();

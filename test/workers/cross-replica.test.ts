@@ -78,7 +78,7 @@ describe.each([
     expect(result.error?.kind).toBe(ErrorKind.UNAVAILABLE);
     expect(result.error?.message).toBe('worker "on-a" hosting "x_tool" disconnected while running the call');
     expect(result.error?.recoverable).toBe(false);
-    expect(JSON.parse(result.output)).toMatchObject({ recoverable: false, suggestion: 'The call may or may not have taken effect; verify its effect before calling again.' });
+    expect(JSON.parse(result.output)).toMatchObject({ recoverable: false, suggestion: expect.stringContaining('verify its effect (for example by reading the current state) before anything else. The same call again is answered OUTCOME_UNKNOWN') });
     expect(result.attempts).toBe(1);
     expect((await call(b, 'c2')).error?.kind).toBe(ErrorKind.OUTCOME_UNKNOWN);
   });

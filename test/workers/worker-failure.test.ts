@@ -78,7 +78,7 @@ describe('a worker dying mid-call', () => {
     expect(result.isError).toBe(true);
     expect(result.error?.kind).toBe(ErrorKind.UNAVAILABLE);
     expect(result.error?.message).toBe('worker "first" hosting "w_write" disconnected while running the call');
-    expect(JSON.parse(result.output)).toMatchObject({ kind: 'UNAVAILABLE', recoverable: false, attempts: 1, retried: false, suggestion: 'The call may or may not have taken effect; verify its effect before calling again.' });
+    expect(JSON.parse(result.output)).toMatchObject({ kind: 'UNAVAILABLE', recoverable: false, attempts: 1, retried: false, suggestion: expect.stringContaining('verify its effect (for example by reading the current state) before anything else. The same call again is answered OUTCOME_UNKNOWN') });
     expect(result.error?.recoverable).toBe(false);
     expect(result.attempts).toBe(1);
     const again = await call(t, 'w_write', 'c2');
@@ -122,7 +122,7 @@ describe('a worker dying mid-call', () => {
       expect(result.error?.kind).toBe(ErrorKind.UNAVAILABLE);
       expect(result.error?.message).toBe('worker "child" hosting "w_child" disconnected while running the call');
       expect(result.error?.recoverable).toBe(false);
-      expect(JSON.parse(result.output)).toMatchObject({ recoverable: false, suggestion: 'The call may or may not have taken effect; verify its effect before calling again.' });
+      expect(JSON.parse(result.output)).toMatchObject({ recoverable: false, suggestion: expect.stringContaining('verify its effect (for example by reading the current state) before anything else. The same call again is answered OUTCOME_UNKNOWN') });
       expect(result.attempts).toBe(1);
       expect((await call(t, 'w_child', 'c2')).error?.kind).toBe(ErrorKind.OUTCOME_UNKNOWN);
     } finally {

@@ -12,7 +12,7 @@ export interface EndReason {
    * The model's next step, when UNAVAILABLE's default ("could not be reached; it is safe to call
    * again later") would contradict `recoverable: false`. Kept for side-effecting tools too
    * (sideEffectFailure keeps a suggestion given), so it must say to verify a side effect.
-   * @default the kind's (suggestionFor), or MAY_HAVE_RUN for a side-effecting tool
+   * @default the kind's (suggestionFor), or the pipeline's mayHaveRunSuggestion for a side-effecting tool
    */
   readonly suggestion?: string;
   /**

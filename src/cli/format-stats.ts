@@ -32,7 +32,9 @@ function windowPrefix(stats: ToolStats): string {
 /** The rates line: the window and its rates, or that it holds no call (0.0% would read as measured). */
 function ratesLine(stats: ToolStats, rates: ToolRates): string {
   if (stats.windowSeconds && stats.windowCalls === 0n) return `  no calls in the last ${spanText(stats.windowSeconds)}`;
-  return `  ${windowPrefix(stats)}${RATES.map(([field, name]) => `${name} ${percent(rates[field])}`).join('  ')}`;
+  // A server that predates the error rate sends no threshold for it: its 0% would read as measured.
+  const shown = stats.alertThresholds?.error ? RATES : RATES.filter(([field]) => field !== 'error');
+  return `  ${windowPrefix(stats)}${shown.map(([field, name]) => `${name} ${percent(rates[field])}`).join('  ')}`;
 }
 
 /** A tool's GetToolStats as readable lines: calls (all time), breaker and health; the six rates and the error rate over the recent window; one line per alert. Names and alerts are shown escaped (a tenant names its tools). */

@@ -23,3 +23,12 @@ test('an empty window says so, with no rates', () => {
   expect(ratesLine(900, 0n)).toBe('  no calls in the last 15 min');
   expect(ratesLine(86_400, 0n)).toBe('  no calls in the last 24 h');
 });
+
+// A server that predates the error rate sends none, nor its threshold: the new dispatchctl showed
+// "errors 0.0%" for a tool failing every call (a config author's probe, mid-upgrade).
+test('the error rate is shown only when the server sends its threshold', () => {
+  const from = (alertThresholds?: { error: number }) =>
+    formatStats(create(ToolStatsSchema, { tool: 'lookup', calls: 4n, windowSeconds: 900, windowCalls: 4n, rates: create(ToolRatesSchema, { error: 1 }), alertThresholds: alertThresholds && create(ToolRatesSchema, alertThresholds) })).split('\n')[1];
+  expect(from({ error: 0.5 })).toBe('  last 15 min, 4 calls: validation 0.0%  timeout 0.0%  retry 0.0%  idempotent 0.0%  bounding 0.0%  unexpected 0.0%  errors 100.0%');
+  expect(from()).toBe('  last 15 min, 4 calls: validation 0.0%  timeout 0.0%  retry 0.0%  idempotent 0.0%  bounding 0.0%  unexpected 0.0%');
+});

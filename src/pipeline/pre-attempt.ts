@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../errors';
 import { nestsDeeper } from '../json';
+import { formatValidationErrors } from '../arguments/validation-message';
 import type { ResolvedTool } from '../registry';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import type { HookDecision, PreHookInput } from './guards';
@@ -139,7 +140,8 @@ function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId
 function checkModified(deps: PipelineDeps, tool: ResolvedTool, args: unknown): void {
   const max = deps.limits.maxArgumentDepth;
   if (nestsDeeper(args, max)) throw refused(`a policy modified the arguments into ones nesting deeper than ${max} levels (limits.max_argument_depth)`);
-  if (!tool.validate(args)) throw refused(`a policy modified the arguments into ones the schema refuses (${tool.validate.errors?.[0]?.message ?? 'invalid'})`);
+  // Said as a model's arguments are (the field and what is wrong): "must NOT have additional properties" named neither.
+  if (!tool.validate(args)) throw refused(`a policy modified the arguments into ones the schema refuses (${formatValidationErrors(tool.validate.errors ?? [], 3, tool.schema)})`);
 }
 
 /**

@@ -1,0 +1,60 @@
+import type { ToolSpec } from '../../gen/dispatch/v1/tool_pb';
+import { quoted, schemaNames, undeclaredName, type SchemaNames } from '../registry/pointer-names';
+import { globAny } from './glob';
+import { CHECKED_BEFORE, isRecord, parseMatch } from './parse-rule';
+import type { StartupWarning } from './startup-warnings';
+
+/** What a rule's pointer that reads nothing does, by where it is in the rule. */
+const EFFECT = {
+  when: (decide: string) => `the condition never holds, so the ${decide} rule never applies to a call of it`,
+  set: () => 'the modify rule sets a property the schema does not declare: where it allows no other, every call it fits is refused INVALID_ARGUMENTS',
+  remove: () => 'the modify rule removes nothing',
+} as const;
+
+/** The pointers of a `decide:` entry, each with where it is (`when[0].pointer`, `set./a`, `remove[1]`) and its kind. */
+function pointersOf(entry: Record<string, unknown>): { at: string; pointer: string; kind: keyof typeof EFFECT }[] {
+  const out: { at: string; pointer: string; kind: keyof typeof EFFECT }[] = [];
+  if (Array.isArray(entry.when)) {
+    entry.when.forEach((c, i) => isRecord(c) && typeof c.pointer === 'string' && out.push({ at: `when[${i}].pointer`, pointer: c.pointer, kind: 'when' }));
+  }
+  if (isRecord(entry.set)) for (const pointer of Object.keys(entry.set)) out.push({ at: `set.${pointer}`, pointer, kind: 'set' });
+  if (Array.isArray(entry.remove)) entry.remove.forEach((p, i) => typeof p === 'string' && out.push({ at: `remove[${i}]`, pointer: p, kind: 'remove' }));
+  return out.filter((p) => p.pointer.startsWith('/'));
+}
+
+/**
+ * The pointers of `decide:` entries (`when`, `set`, `remove`) that name a property no config-file
+ * tool the entry fits declares: a near miss of a declared property, or any name where the schema
+ * allows no other (pointer-names.ts reads them as for `primary_parameter`). Before, a misspelt
+ * `when` pointer (`/amout`) loaded silently and its block rule never fired; a misspelt `set` had
+ * every call refused for arguments the schema refuses, naming neither. Warnings, as the `match:`
+ * ones: a tool registered later may be what the entry is for. An entry fitting no config-file
+ * tool is left to policyMatchWarnings.
+ */
+export function policyPointerWarnings(policies: readonly unknown[], tools: readonly ToolSpec[]): StartupWarning[] {
+  const names = new Map<ToolSpec, SchemaNames | undefined>();
+  const namesOf = (tool: ToolSpec) => (names.has(tool) ? names.get(tool) : names.set(tool, schemaNames(tool.inputSchema)).get(tool));
+  const warnings: StartupWarning[] = [];
+  policies.forEach((entry, index) => {
+    if (!isRecord(entry) || typeof entry.decide !== 'string') return;
+    const fits = tools.filter((tool) => globAny(parseMatch(entry.match, CHECKED_BEFORE), tool.name));
+    if (fits.length === 0) return;
+    const label = typeof entry.name === 'string' ? `policies[${index}] (${entry.name})` : `policies[${index}]`;
+    for (const { at, pointer, kind } of pointersOf(entry)) {
+      const problems = fits.map((tool) => {
+        const of = namesOf(tool);
+        return of && undeclaredName(of, pointer);
+      });
+      // A tool that declares it, or may (an open schema, none readable): the pointer is for that one.
+      if (problems.some((p) => !p)) continue;
+      const [tool, problem] = [fits[0]!, problems[0]!];
+      const which = fits.length === 1 ? `"${tool.name}"` : `any of the ${fits.length} tools it fits (${fits.slice(0, 3).map((t) => `"${t.name}"`).join(', ')}${fits.length > 3 ? ', ...' : ''})`;
+      const hint = problem.meant !== undefined ? ` (did you mean ${quoted(problem.meant)}?)` : `, which allows no other: ${problem.allowed}`;
+      warnings.push({
+        message: `${label}: ${at} ${quoted(pointer)} names the property ${quoted(problem.name)}, which the input_schema of ${which} does not declare${hint}; as written, ${EFFECT[kind](entry.decide)}`,
+        fields: { policy: index, at, pointer, tools: fits.map((t) => t.name).slice(0, 10) },
+      });
+    }
+  });
+  return warnings;
+}

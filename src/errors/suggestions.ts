@@ -20,7 +20,7 @@ const SUGGESTIONS: Readonly<Record<ErrorKind, string>> = {
   [ErrorKind.UNEXPECTED]:
     'The tool failed in an unexpected way; do not repeat the same call, tell the user or try a different approach.',
   [ErrorKind.IN_PROGRESS]:
-    'An identical call (from another turn) is still running; this one did nothing. The same call made again after retry_after_ms returns that call\'s result, replayed (or runs, if that call ran nothing), never running the tool twice.',
+    'An identical call (from another turn) is still running; this one did nothing. The same call made again after retry_after_ms returns that call\'s result, replayed; it runs the tool only if that call ran nothing, or if the replica running it was lost before it ended (its claim lapses after the tool\'s timeout).',
   [ErrorKind.OUTCOME_UNKNOWN]:
     'An identical earlier call may or may not have taken effect; verify its effect (for example by reading the current state) before calling again.',
   [ErrorKind.STORE_UNAVAILABLE]:

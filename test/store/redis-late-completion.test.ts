@@ -74,3 +74,32 @@ test('a completion after its lease lapsed with nobody claiming since is written:
   expect(await claim(b, scope, 'later')).toMatchObject({ state: 'completed', result: { output: 'only run' } });
   expect(warnings).toEqual([]);
 });
+
+// The Redis chaos probe again: a finish step whose reply was lost (Redis stalled past the command
+// timeout) and that landed, sent again by the pending records' retry, found its own completion
+// there and warned "the call may have run twice" when it ran once. A resend of the same record
+// (completion or UNKNOWN mark) is now taken as done: nothing kept out, no warning.
+test('the same completion or UNKNOWN mark sent again (a lost reply, resent) is no second run: no warning, the record kept', async () => {
+  // A store of its own: the others' warnings are throttled (one a 10 s), and this one's must show.
+  const said: string[] = [];
+  const client = connectRedis(redis.url);
+  await whenReady(client, 5000);
+  const a = createRedisStore(client, { timeoutMs: 1000, logger: { ...logger, warn: (message) => void said.push(message) } });
+  const scope = fresh();
+  expect(await claim(a, scope, 'a1')).toEqual({ state: 'claimed' });
+  const step = { scope, op: 'pay', idempotency: { key: 'K', action: 'complete' as const, result: result('ran once'), ttlSeconds: 60, owner: 'a1' } };
+  await a.finishAttempt(step);
+  await a.finishAttempt(step);
+  expect(await claim(b, scope, 'later')).toMatchObject({ state: 'completed', result: { output: 'ran once' } });
+  const cut = fresh();
+  expect(await claim(a, cut, 'a2')).toEqual({ state: 'claimed' });
+  const mark = { scope: cut, op: 'pay', idempotency: { key: 'K', action: 'unknown' as const, ttlSeconds: 60, owner: 'a2' } };
+  await a.finishAttempt(mark);
+  await a.finishAttempt(mark);
+  expect(await claim(b, cut, 'later')).toMatchObject({ state: 'unknown' });
+  expect(said).toEqual([]);
+  // Another attempt's record there is still told.
+  await a.finishAttempt({ ...mark, idempotency: { ...mark.idempotency, owner: 'a3' } });
+  expect(said).toEqual([expect.stringMatching(/the call may have run twice/)]);
+  await a.close();
+});

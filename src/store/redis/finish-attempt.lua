@@ -82,14 +82,18 @@ elseif action ~= '' then
   -- Over this attempt's claim, or where nothing is (its lease lapsed, nobody claimed since); never
   -- over another attempt's claim or record, which ran the call since (or runs it).
   local held = ARGV[20] ~= '' and redis.call('GET', KEYS[5])
-  if action == 'late' and held ~= 'U' .. ARGV[20] or action ~= 'late' and held and held ~= 'P' .. ARGV[20] then
+  local value = 'U' .. ARGV[20]
+  if action ~= 'unknown' then
+    value = 'C' .. ((refused ~= 0 and ARGV[16] ~= '') and ARGV[16] or ARGV[6])
+  end
+  if held and (held == value or action ~= 'unknown' and held == 'C' .. ARGV[6] or action ~= 'unknown' and ARGV[16] ~= '' and held == 'C' .. ARGV[16]) then
+    -- This attempt's own record, written by an earlier send of this step whose reply was lost (a
+    -- timeout while Redis stalled): nothing to write, and nothing was kept out. Before, it was
+    -- told as another attempt's, "the call may have run twice", when it ran once.
+  elseif action == 'late' and held ~= 'U' .. ARGV[20] or action ~= 'late' and held and held ~= 'P' .. ARGV[20] then
     kept_out = 1
   else
     local ttl = tonumber(ARGV[7]) * 1000
-    local value = 'U' .. ARGV[20]
-    if action ~= 'unknown' then
-      value = 'C' .. ((refused ~= 0 and ARGV[16] ~= '') and ARGV[16] or ARGV[6])
-    end
     redis.call('SET', KEYS[5], value, 'PX', int(ttl))
     index_add(KEYS[3], KEYS[5], now + ttl, now)
     index_cap(KEYS[3], tonumber(ARGV[8]), true, KEYS[5])

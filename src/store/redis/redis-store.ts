@@ -108,7 +108,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
   /** Whether Redis kept the completion out (see finish-attempt.lua): the operator is told the call may have run twice (a late answer's, no). */
   const keptOut = (kept: number | undefined, step: FinishAttempt): boolean => {
     if (Number(kept) !== 1) return false;
-    if (!(step.idempotency?.action === 'complete' && step.idempotency.late)) warn(KEPT_OUT, { key: step.idempotency?.key });
+    if (!(step.idempotency?.action === 'complete' && step.idempotency.late)) warn(KEPT_OUT, { key: step.idempotency?.key, tenant: step.scope.tenant, session_id: step.scope.sessionId });
     return true;
   };
 

@@ -127,7 +127,9 @@ export async function serve(options: DaemonOptions, env: NodeJS.ProcessEnv, stop
   if (!stop.aborted) {
     const deps = app.deps;
     const tools = deps.registry.list('').length;
-    logger.info('dispatchd serving', { listen: options.listen, port: server.port, tools, redis: redisUrl !== undefined, config: configFile });
+    // Whether callers are told apart: off, every caller is tenant `default` (nothing said it before).
+    const authentication = authConfigured(config.auth, env, options.tls) ? 'on' : 'off';
+    logger.info('dispatchd serving', { listen: options.listen, port: server.port, tools, redis: redisUrl !== undefined, authentication, config: configFile });
     // An empty config file served silently: every call UNKNOWN_TOOL, health SERVING (an SRE's probe).
     if (tools === 0) logger.warn('no tools to serve yet: the config file declares none (or its MCP servers are not reachable); every call fails UNKNOWN_TOOL until a tenant registers tools or a worker connects', { config: configFile });
     await new Promise((resolve) => stop.addEventListener('abort', resolve, { once: true }));

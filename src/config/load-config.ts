@@ -28,6 +28,8 @@ export interface AuthConfig {
   readonly mtlsTenantFrom?: MtlsTenantField;
   /** Scopes of a caller known by its certificate alone. @default ['dispatch', 'subscribe'] */
   readonly mtlsScopes?: readonly string[];
+  /** The file has an `auth:` section (the auth plugin refuses one that turns nothing on). */
+  readonly written?: boolean;
 }
 
 /** The parsed configuration file. Sections other than tools and limits are checked by their owners. */
@@ -58,6 +60,7 @@ export interface DispatchConfig {
 export const TOP_LEVEL: readonly string[] = ['tools', 'limits', 'auth', 'policies', 'mcp_servers', 'telemetry', 'redis', 'registry'];
 const AUTH_KEYS = ['tokens', 'tokens_file', 'mtls_tenant_from', 'mtls_scopes'];
 const TOKEN_KEYS = ['tenant', 'sha256', 'scopes'];
+const SCOPES = ['dispatch', 'subscribe', 'admin', 'worker'];
 
 const camel = (key: string) => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 /** The `limits:` keys as the file spells them (`max_calls_per_turn`). */
@@ -77,7 +80,7 @@ function parseAuth(file: string, raw: unknown): DispatchConfig['auth'] {
   if (unknown) throw new ConfigError(file, `auth.${unknown}`, unknownKeyProblem(unknown, AUTH_KEYS));
   if (tokensFile !== undefined && typeof tokensFile !== 'string') throw new ConfigError(file, 'auth.tokens_file', 'must be a path');
   if (mtlsTenantFrom !== undefined && mtlsTenantFrom !== 'cn' && mtlsTenantFrom !== 'o' && mtlsTenantFrom !== 'ou') throw new ConfigError(file, 'auth.mtls_tenant_from', 'must be cn, o or ou');
-  const auth: AuthConfig = { tokens: parseTokens(file, 'auth.tokens', tokens), tokensFile, mtlsTenantFrom: mtlsTenantFrom as MtlsTenantField | undefined };
+  const auth: AuthConfig = { tokens: parseTokens(file, 'auth.tokens', tokens), tokensFile, mtlsTenantFrom: mtlsTenantFrom as MtlsTenantField | undefined, written: true };
   if (mtlsScopes === undefined) return auth;
   return { ...auth, mtlsScopes: parseScopes(file, 'auth.mtls_scopes', mtlsScopes) };
 }
@@ -97,14 +100,17 @@ export function parseTokens(file: string, path: string, raw: unknown): TokenEntr
     const unknown = Object.keys(e).find((key) => !TOKEN_KEYS.includes(key));
     if (unknown) throw new ConfigError(file, `${where}.${unknown}`, unknownKeyProblem(unknown, TOKEN_KEYS));
     if (typeof e.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(e.sha256)) throw new ConfigError(file, `${where}.sha256`, 'must be the lowercase hex SHA-256 of the token (64 characters)');
-    return { tenant: e.tenant, sha256: e.sha256, scopes: parseScopes(file, `${where}.scopes`, e.scopes) };
+    // Without scopes the token loaded and could do nothing: every call PERMISSION_DENIED.
+    const scopes = parseScopes(file, `${where}.scopes`, e.scopes);
+    if (scopes.length === 0) throw new ConfigError(file, `${where}.scopes`, `must list the token's scopes (one or more of ${SCOPES.join(', ')}): without any it can call nothing`);
+    return { tenant: e.tenant, sha256: e.sha256, scopes };
   });
 }
 
 function parseScopes(file: string, path: string, raw: unknown): string[] {
   const scopes = asList(file, path, raw);
   for (const [j, s] of scopes.entries()) {
-    if (!['dispatch', 'subscribe', 'admin', 'worker'].includes(s as string)) throw new ConfigError(file, `${path}[${j}]`, `unknown scope ${JSON.stringify(s)} (dispatch, subscribe, admin or worker)`);
+    if (!SCOPES.includes(s as string)) throw new ConfigError(file, `${path}[${j}]`, `unknown scope ${JSON.stringify(s)} (dispatch, subscribe, admin or worker)`);
   }
   return scopes as string[];
 }

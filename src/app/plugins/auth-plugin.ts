@@ -1,6 +1,6 @@
 import { dirname, resolve } from 'node:path';
 import { authConfigured, createAuthenticator, createTokenTable, readTokensFile, serverCredentials, watchTokensFile, type TokenTable } from '../../auth';
-import type { TokenEntry } from '../../config';
+import { ConfigError, type TokenEntry } from '../../config';
 import type { Scope } from '../../server';
 import type { Plugin, PluginContext, PluginFactory } from '../plugin';
 
@@ -34,7 +34,13 @@ export function createAuthPlugin(options: AuthPluginOptions = {}): PluginFactory
     const credentials = tls ? serverCredentials(tls, ctx.logger) : undefined;
     const mtls = auth.mtlsTenantFrom && tls?.ca ? { tenantFrom: auth.mtlsTenantFrom, scopes: new Set((auth.mtlsScopes ?? DEFAULT_MTLS_SCOPES) as Scope[]) } : undefined;
     if (auth.mtlsTenantFrom && !tls?.ca) ctx.logger.warn('auth.mtls_tenant_from is ignored: it needs mutual TLS (--tls-ca)', {});
-    if (!authConfigured(auth, env, tls)) return { name: 'auth', credentials };
+    if (!authConfigured(auth, env, tls)) {
+      // `auth: { tokens: [] }` (or `auth: {}`) read as authentication on, and let every caller in as `default`.
+      if (auth.written && auth.mtlsTenantFrom === undefined) {
+        throw new ConfigError(ctx.config.file, 'auth', 'turns on no authentication: tokens is empty and there is no tokens_file (nor DISPATCH_AUTH_TOKENS_FILE) or mtls_tenant_from, so every caller would be tenant "default", unauthenticated; give it tokens or a tokens_file (an empty tokens file lets nobody in), or remove auth: to run without authentication');
+      }
+      return { name: 'auth', credentials };
+    }
 
     // Inline entries come first; a digest in both the config and the tokens file is named in the latter.
     const inline = auth.tokens.length;

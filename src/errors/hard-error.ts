@@ -35,21 +35,42 @@ export class HardError extends Error {
   }
 
   /**
-   * Adds to its metadata the calls of its turn that had ended when it did (`ids`, in call order):
-   * their results are lost with the RPC, so without them a backend could not tell that a side
-   * effect earlier in the turn had run (a sequential turn's send_email, then a call stopped
-   * LOOP_DETECTED). `calls_completed` is their count; `completed_call_ids` their ids, when they
-   * fit in 128 characters (the metadata is bounded: it would push out the session's id). Sent
-   * again, the turn replays the side effects that ran.
+   * Adds to its metadata the calls of its turn that had ended when it did (`calls`: each one's
+   * tool_call_id and its place in the request, in call order): their results are lost with the
+   * RPC, so without them a backend could not tell that a side effect earlier in the turn had run
+   * (a sequential turn's send_email, then a call stopped LOOP_DETECTED). `calls_completed` is
+   * their count; `completed_call_indexes` their places, as ranges (`0-3,5`), when they fit in 200
+   * characters (always, up to 128 calls); `completed_call_ids` their ids, when they fit in 128
+   * characters and none holds a comma (the metadata is bounded: it would push out the session's
+   * id). Before, 29-character ids (OpenAI's) left only the count past four calls, and an id
+   * holding a comma read as two. Sent again, the turn replays the side effects that ran.
    */
-  withCompleted(ids: readonly string[]): this {
-    if (ids.length === 0) return this;
-    const joined = ids.join(',');
-    this.facts = { ...this.facts, calls_completed: ids.length, ...(joined.length <= 128 ? { completed_call_ids: joined } : {}) };
+  withCompleted(calls: readonly { readonly id: string; readonly index: number }[]): this {
+    if (calls.length === 0) return this;
+    const joined = calls.map((c) => c.id).join(',');
+    const indexes = indexRanges(calls.map((c) => c.index));
+    this.facts = {
+      ...this.facts,
+      calls_completed: calls.length,
+      ...(indexes.length <= 200 ? { completed_call_indexes: indexes } : {}),
+      ...(joined.length <= 128 && !calls.some((c) => c.id.includes(',')) ? { completed_call_ids: joined } : {}),
+    };
     return this;
   }
 
   static deadline(): HardError {
     return new HardError(status.DEADLINE_EXCEEDED, 'DEADLINE_EXCEEDED', 'the RPC deadline passed');
   }
+}
+
+/** Ascending places as ranges: [0, 1, 2, 5, 7, 8] -> `0-2,5,7-8`. */
+export function indexRanges(indexes: readonly number[]): string {
+  const parts: string[] = [];
+  for (let i = 0; i < indexes.length; ) {
+    let j = i;
+    while (j + 1 < indexes.length && indexes[j + 1] === indexes[j]! + 1) j++;
+    parts.push(j === i ? `${indexes[i]}` : `${indexes[i]}-${indexes[j]}`);
+    i = j + 1;
+  }
+  return parts.join(',');
 }

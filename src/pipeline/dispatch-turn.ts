@@ -23,7 +23,7 @@ export async function dispatchSequential(deps: PipelineDeps, turn: TurnContext, 
     } catch (error) {
       const hard = turnError(error, turn.deadline, turn.shutdown, turn.received);
       obs.end(undefined, hard instanceof HardError ? hard.reason : 'INTERNAL');
-      throw hard instanceof HardError ? hard.withCompleted(results.map((r) => r.toolCallId)) : hard;
+      throw hard instanceof HardError ? hard.withCompleted(results.map((r, index) => ({ id: r.toolCallId, index }))) : hard;
     }
   }
   return results;

@@ -60,7 +60,7 @@ export function createParallelDispatcher(options: WaveOptions = {}): ParallelDis
       // The turn ends (TURN_END) and gives back its admission place after its calls' last events,
       // at most UNWIND_WAIT_MS after the RPC.
       // Named, in request order: every call that had finished, in the failing wave too (its side effects ran).
-      if (hard instanceof HardError) hard.withCompleted(trackers.flatMap((t) => (t.finished ? [t.finished.toolCallId] : []))).unwound = answerWithin(unwound, UNWIND_WAIT_MS);
+      if (hard instanceof HardError) hard.withCompleted(trackers.flatMap((t, index) => (t.finished ? [{ id: t.finished.toolCallId, index }] : []))).unwound = answerWithin(unwound, UNWIND_WAIT_MS);
       throw hard;
     }
   };

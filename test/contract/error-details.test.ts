@@ -45,7 +45,7 @@ describe('without authentication', () => {
     expect(info).toMatchObject({ code: grpc.status.ABORTED, reason: 'LOOP_DETECTED', domain: 'dispatch.v1' });
     expect(info.details).toMatch(/^loop detected: same returned the same result 3 times/);
     // The calls that had ended, whose results the RPC loses (a side effect among them ran).
-    expect(info.metadata).toEqual({ tool: 'same', tool_call_id: 'a4', session_id: 'loop-s', attempts: '1', calls_completed: '3', completed_call_ids: 'a1,a2,a3' });
+    expect(info.metadata).toEqual({ tool: 'same', tool_call_id: 'a4', session_id: 'loop-s', attempts: '1', calls_completed: '3', completed_call_ids: 'a1,a2,a3', completed_call_indexes: '0-2' });
   });
 
   test('a metadata value over 256 characters is left out, and past 1,024 bytes in all the request\'s session is', async () => {
@@ -57,8 +57,8 @@ describe('without authentication', () => {
     const calls = ['a1', 'a2', 'a3', 'a4'].map((id) => ({ id: '呼'.repeat(250) + id, name: 'same', arguments: '{"q":2}' }));
     const loop = await failure(d.dispatch.dispatch({ sessionId, calls }));
     expect(loop.reason).toBe('LOOP_DETECTED');
-    // The ended calls' ids, past 128 characters, are left out; their count is not.
-    expect(loop.metadata).toEqual({ tool: 'same', tool_call_id: `${'呼'.repeat(250)}a4`, attempts: '1', calls_completed: '3' });
+    // The ended calls' ids, past 128 characters, are left out; their count and places are not.
+    expect(loop.metadata).toEqual({ tool: 'same', tool_call_id: `${'呼'.repeat(250)}a4`, attempts: '1', calls_completed: '3', completed_call_indexes: '0-2' });
   });
 
   test('RECOVERY_EXHAUSTED names the tool, the call, its attempts and the session', async () => {

@@ -44,7 +44,10 @@ export const USAGE = `usage: dispatchd [--listen HOST:PORT] [--redis URL] [--con
                DISPATCH_TLS_CA, DISPATCH_TLS_REFRESH_MS, DISPATCH_STATS_FLUSH_MS (with --redis:
                how often GetToolStats' counts are shared, default 1000), DISPATCH_LOG_LEVEL
                (debug, info, warn or error, in any case; default info), OTEL_* (OpenTelemetry);
-               an empty variable counts as unset; another DISPATCH_* name is warned about`;
+               an empty variable counts as unset; another DISPATCH_* name is warned about
+  signals:     SIGTERM, SIGINT and SIGHUP drain (--grace) and stop: dispatchd does not reload
+               on SIGHUP (the tokens file is re-read when it changes; other settings need a
+               restart)`;
 
 /**
  * Parses argv and the environment; throws an Error with a one-line message on bad input. An empty

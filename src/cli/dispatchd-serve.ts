@@ -134,7 +134,9 @@ export async function serve(options: DaemonOptions, env: NodeJS.ProcessEnv, stop
     if (tools === 0) logger.warn('no tools to serve yet: the config file declares none (or its MCP servers are not reachable); every call fails UNKNOWN_TOOL until a tenant registers tools or a worker connects', { config: configFile });
     await new Promise((resolve) => stop.addEventListener('abort', resolve, { once: true }));
   }
-  logger.info('draining', { signal: String(stop.reason), graceMs: options.graceMs });
+  // A systemd ExecReload=kill -HUP took the service down, unsaid: SIGHUP stops, as --help says.
+  const hangup = String(stop.reason) === 'SIGHUP' ? { note: 'SIGHUP stops dispatchd: it does not reload (the tokens file is re-read when it changes)' } : {};
+  logger.info('draining', { signal: String(stop.reason), graceMs: options.graceMs, ...hangup });
   await app.close(options.graceMs).catch(() => undefined);
   logger.info('stopped');
   return 0;

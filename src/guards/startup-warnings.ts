@@ -13,8 +13,12 @@ export interface StartupWarning {
   readonly fields: Record<string, unknown>;
 }
 
-/** The policy kinds whose `match:` is checked against the config file's tools (they decide or count calls). */
-const CHECKED_KINDS = ['decide', 'budget', 'concurrency', 'rate'] as const;
+/**
+ * The policy kinds whose `match:` is checked against the config file's tools: they decide or count
+ * calls, or set a tool's breaker (a misspelt breaker entry left the tool with the default breaker,
+ * unsaid). Not `after:`, which only annotates results.
+ */
+const CHECKED_KINDS = ['decide', 'budget', 'concurrency', 'rate', 'breaker'] as const;
 
 /** The separators a tool name is commonly spelt with; a glob spelt with another one is offered. */
 const SEPARATORS = ['_', '-', '.'];
@@ -35,7 +39,7 @@ function meantPattern(pattern: string, names: readonly string[]): string | undef
 }
 
 /**
- * The `decide`, `budget`, `concurrency` and `rate` entries of `policies:` whose `match:` fits no
+ * The `decide`, `budget`, `concurrency`, `rate` and `breaker` entries of `policies:` whose `match:` fits no
  * tool of the config file: most likely a misspelt name or glob (`delete-*` for `delete_db`), which
  * would otherwise leave the tool unguarded without a word. Only warnings: a tenant's tools, and
  * an MCP server's, are registered after start-up and may be what the entry is for. Nothing is

@@ -53,7 +53,7 @@ export const effectiveText = (schemaText: string) => (schemaText.trim() === '' ?
 export function parseSchemaText(schemaText: string, maxSchemaBytes: number): Record<string, unknown> {
   const text = effectiveText(schemaText);
   if (Buffer.byteLength(text) > maxSchemaBytes) {
-    throw new Error(`input_schema is ${Buffer.byteLength(text)} bytes, over the limit of ${maxSchemaBytes}`);
+    throw new Error(`input_schema is ${Buffer.byteLength(text)} bytes, over the limit of ${maxSchemaBytes} (limits.max_schema_bytes)`);
   }
   if (jsonDepth(text) > MAX_SCHEMA_DEPTH) {
     throw new Error(`input_schema nests deeper than ${MAX_SCHEMA_DEPTH} levels`);

@@ -130,7 +130,7 @@ export function createToolRegistry(
     if (before.some((tool) => tool.name === spec.name)) throw new RegistryError('invalid', `${where}: duplicate tool name "${spec.name}" in one request`);
     if (operators?.has(spec.name)) throw new RegistryError('exists', operatorToolMessage(where, spec.name));
     if (!replace && tenantTools(tenant).has(spec.name)) {
-      throw new RegistryError('exists', `${where}: tool "${spec.name}" is already registered (set replace to overwrite it)`);
+      throw new RegistryError('exists', `${where}: tool "${spec.name}" is already registered (set replace: true in RegisterToolsRequest, or dispatchctl tools register --replace, to overwrite it)`);
     }
     if (held !== undefined) return held;
     if (collect) {

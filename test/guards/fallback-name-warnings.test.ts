@@ -36,3 +36,13 @@ test('dispatch logs it at start-up, naming the file', async () => {
   await app.close();
   expect(warned.filter(([message]) => message.includes('fallback_tool')).map(([, fields]) => fields?.fallbackTool)).toEqual(['cached_serch', 'from_a_tenant']);
 });
+
+// A config author's probe: a `breaker:` entry whose match fits no tool (`wbe` for `web`) loaded
+// silently, the tool keeping the default breaker; the decide, budget, concurrency and rate kinds
+// were warned of. Breaker entries are now too.
+test("a breaker entry whose match fits no tool of the config file is warned of, with the name likely meant", () => {
+  const config = parseConfig('tools:\n  - { name: web, effect: read_only, builtin: { name: echo } }\npolicies:\n  - { match: wbe, breaker: { consecutive_failures: 2 } }\n', 'dispatch.yaml');
+  expect(startupWarnings(config).map((w) => w.message)).toEqual([
+    'policies[0]: match "wbe" fits no tool of the config file (did you mean "web"?); the breaker entry applies only to tools registered later (by a tenant or an MCP server) that it fits',
+  ]);
+});

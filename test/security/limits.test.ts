@@ -68,7 +68,7 @@ test('arguments nested 65 deep are refused unexecuted; 64 deep run', async () =>
 test('RegisterTools refuses a 300 KiB schema, a schema nested 100 deep and a remote $ref, fetching nothing', async () => {
   const register = (inputSchema: string) => statusOf(app.registry.registerTools({ tools: [{ name: 'hostile', inputSchema, executor: { case: 'builtin', value: { name: 'echo' } } }] }));
   const big = JSON.stringify({ type: 'object', description: 'x'.repeat(300 * 1024) });
-  expect(await register(big)).toEqual({ code: grpc.status.INVALID_ARGUMENT, details: `tools[0] ("hostile"): input_schema is ${big.length} bytes, over the limit of 262144` });
+  expect(await register(big)).toEqual({ code: grpc.status.INVALID_ARGUMENT, details: `tools[0] ("hostile"): input_schema is ${big.length} bytes, over the limit of 262144 (limits.max_schema_bytes)` });
   const deep = `${'{"type":"object","properties":{"a":'.repeat(100)}{}${'}}'.repeat(100)}`;
   expect((await register(deep)).code).toBe(grpc.status.INVALID_ARGUMENT);
   const remote = await register(JSON.stringify({ $ref: `${tools.url}/schema.json` }));

@@ -16,8 +16,16 @@ test('SIGHUP finishes the call in flight, then exits 0', async () => {
     const { results } = await pending;
     expect(results[0]!.output).toBe('{"ms":700}');
     expect(await daemon.exited).toBe(0);
+    // Said where an operator expecting a reload looks (a config author's probe: --help and the log were silent).
+    expect(daemon.stderr()).toMatch(/"message":"draining","signal":"SIGHUP".*"note":"SIGHUP stops dispatchd: it does not reload/);
   } finally {
     client.close();
     daemon.child.kill('SIGKILL');
   }
+});
+
+test('--help says which signals stop dispatchd, and that SIGHUP does not reload', () => {
+  const { spawnSync } = require('node:child_process') as typeof import('node:child_process');
+  const out = spawnSync(process.execPath, [require('node:path').join(__dirname, '../../bin/dispatchd.js'), '--help'], { encoding: 'utf8' }).stdout;
+  expect(out).toContain('signals:     SIGTERM, SIGINT and SIGHUP drain (--grace) and stop: dispatchd does not reload');
 });

@@ -66,7 +66,7 @@ test('RegisterTools with an equal spec: kept with replace, refused without as be
   const { registry, compiles } = setup();
   registry.register([spec('a')], { tenant: 'r' });
   const a = registry.lookup('r', 'a');
-  expect(() => registry.register(again(spec('a')), { tenant: 'r' })).toThrow('tools[0]: tool "a" is already registered (set replace to overwrite it)');
+  expect(() => registry.register(again(spec('a')), { tenant: 'r' })).toThrow('tools[0]: tool "a" is already registered (set replace: true in RegisterToolsRequest, or dispatchctl tools register --replace, to overwrite it)');
   registry.register(again(spec('a')), { tenant: 'r', replace: true });
   expect(compiles()).toBe(1);
   expect(registry.lookup('r', 'a')).toBe(a);

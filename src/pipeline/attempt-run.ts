@@ -1,7 +1,8 @@
+import { createHash } from 'node:crypto';
 import { ErrorKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../errors';
 import type { ResolvedTool } from '../registry';
-import { newResultHandle, type FinishAttempt } from '../store';
+import { newResultHandle, type FinishAttempt, type StoredResult } from '../store';
 import type { AttemptContext, CallKey } from './attempt-context';
 import { logToolFailure, thrownFailure } from './attempt-end';
 import { boundResult } from './bound-result';
@@ -53,7 +54,25 @@ export function runResult(deps: PipelineDeps, sessionId: string, tool: ResolvedT
  * ran. Written over this attempt's claim only (`owner`).
  */
 export function claimEnd(key: CallKey, tool: ResolvedTool, owner: string, result: ToolResult, error: DispatchError | undefined, loopResult: string | undefined): NonNullable<FinishAttempt['idempotency']> {
-  if (!error || error.phase === 'after') return { key: key.value, action: 'complete', result: toStored(result, result.truncated ? loopResult : undefined), ttlSeconds: tool.idempotencyTtlSeconds, owner };
+  if (!error || error.phase === 'after') {
+    const stored = toStored(result, result.truncated ? loopResult : undefined);
+    // Keyed by some arguments: the rest may differ in a call that replays this one (replayNote).
+    const digest = tool.keyFields.length > 0 ? { argumentsDigest: argumentsDigest(key.canonicalArgs) } : {};
+    return { key: key.value, action: 'complete', result: { ...stored, ...digest }, ttlSeconds: tool.idempotencyTtlSeconds, owner };
+  }
   if (error.phase === 'during') return { key: key.value, action: 'unknown', ttlSeconds: tool.idempotencyTtlSeconds, owner };
   return { key: key.value, action: 'release', owner };
+}
+
+/** The digest a record keeps of a call's canonical arguments: 16 base64url characters of their SHA-256. */
+export const argumentsDigest = (canonicalArgs: string): string => createHash('sha256').update(canonicalArgs).digest('base64url').slice(0, 16);
+
+/**
+ * The warning on a replay of a record whose call had other arguments than this one's (beyond the
+ * tool's `key_fields`, which are the same): the model's new values were not sent. Before, the
+ * replay read as the new call's own success (a probe's email body changed, the first one replayed).
+ */
+export function replayNote(tool: ResolvedTool, stored: StoredResult, canonicalArgs: string): string | undefined {
+  if (stored.argumentsDigest === undefined || stored.argumentsDigest === argumentsDigest(canonicalArgs)) return undefined;
+  return `this is the result of an earlier call with the same ${tool.keyFields.join(', ')}, replayed: the tool did not run again, and this call's other arguments, which differ from that call's, were not sent; to send them, change ${tool.keyFields.join(' or ')}`;
 }

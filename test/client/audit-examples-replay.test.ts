@@ -34,7 +34,9 @@ test('the backend says a side effect sent again under a new tool_call_id was rep
   expect(lines.slice(0, 2)).toEqual(['-- turn 1', 'e1 ok tool=send_email attempts=1: {"sent":true}']);
   expect(lines[2]).toBe('-- turn 2');
   expect(lines[3]).toMatch(/^e2 ok tool=send_email attempts=\d: \{"sent":true\}$/);
-  expect(lines[4]).toMatch(/^ {2}replayed: .*did not run again/);
-  expect(lines.slice(5, 7)).toEqual(['-- turn 3', 'r1 ok tool=echo attempts=1: {"q":1}']);
-  expect(lines.slice(7)).toEqual(['-- turn 4', expect.stringMatching(/^r2 ok tool=echo attempts=\d: \{"q":1\}$/), expect.stringMatching(/^ {2}cached: /)]);
+  // Its body differs from the first call's: the replay says it was not sent (a warning, before the backend's own line).
+  expect(lines[4]).toMatch(/^ {2}warning: this is the result of an earlier call with the same \/to, \/subject, replayed/);
+  expect(lines[5]).toMatch(/^ {2}replayed: .*did not run again/);
+  expect(lines.slice(6, 8)).toEqual(['-- turn 3', 'r1 ok tool=echo attempts=1: {"q":1}']);
+  expect(lines.slice(8)).toEqual(['-- turn 4', expect.stringMatching(/^r2 ok tool=echo attempts=\d: \{"q":1\}$/), expect.stringMatching(/^ {2}cached: /)]);
 });

@@ -21,6 +21,12 @@ export interface EndReason {
    * library refused (see receiveFailure).
    */
   readonly byWorker?: boolean;
+  /**
+   * What the calls are told instead when the stream held several: the message that ended it was
+   * one call's answer, and which one is not known (before, every call was told that its own answer
+   * was too large, and to ask for less).
+   */
+  readonly whenShared?: Pick<EndReason, 'note' | 'suggestion'>;
 }
 
 const size = (bytes: number) => (bytes % 1_048_576 === 0 ? `${bytes / 1_048_576} MiB` : `${bytes} bytes`);
@@ -41,6 +47,10 @@ export const OVERSIZED_ANSWER_SUGGESTION =
 export const MALFORMED_ANSWER_SUGGESTION =
   "The tool's worker sent an answer dispatch could not read (malformed: not valid protobuf or UTF-8), so it was lost; calling again the same way will likely fail the same way. Use another tool or tell the user; if the call changes anything, verify whether it took effect before calling again.";
 
+/** The suggestion for a call lost with a worker's bad answer that may have been another call's: `what` the answer was, `next` the step. */
+const SHARED_ANSWER_SUGGESTION = (what: string, next: string) =>
+  `The tool's worker sent an answer ${what}, for this call or another it was running at the same time, and every call it held was lost. ${next}; if the call changes anything, verify whether it took effect before calling again.`;
+
 /**
  * What ended a stream that dispatch did not end itself: the worker's message grpc-js refused over
  * max_message_bytes (`oversized`: never read), or one dispatch could not decode (`malformed`:
@@ -59,6 +69,10 @@ export function streamEndReason(cause: StreamEndCause = {}): EndReason {
       note: "dispatch did not read it (a worker's answer must fit in max_message_bytes) and ended the worker's stream, failing every call it held",
       recoverable: false,
       suggestion: OVERSIZED_ANSWER_SUGGESTION,
+      whenShared: {
+        note: "dispatch did not read it (a worker's answer must fit in max_message_bytes) and ended the worker's stream, failing every call it held: the answer was this call's or another's, which is not known",
+        suggestion: SHARED_ANSWER_SUGGESTION('too large for dispatch to accept', 'Ask for less (a narrower request, fewer items) if this call asked for much; else call again'),
+      },
     };
   }
   if (malformed !== undefined) {
@@ -67,6 +81,10 @@ export function streamEndReason(cause: StreamEndCause = {}): EndReason {
       note: "a worker's messages must be valid protobuf, their strings valid UTF-8: dispatch ended the worker's stream INVALID_ARGUMENT, failing every call it held",
       recoverable: false,
       suggestion: MALFORMED_ANSWER_SUGGESTION,
+      whenShared: {
+        note: "a worker's messages must be valid protobuf, their strings valid UTF-8: dispatch ended the worker's stream INVALID_ARGUMENT, failing every call it held: the message was this call's answer or another's, which is not known",
+        suggestion: SHARED_ANSWER_SUGGESTION('unreadable (malformed)', 'Call again, or use another tool if it fails the same way'),
+      },
     };
   }
   return { why: 'disconnected', byWorker: true };

@@ -187,7 +187,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       link.pending.clear();
       link.overdue.clear();
       late.drop(link);
-      for (const [id, p] of pending) p.reject(id === failure?.assignmentId ? droppedAfterAssignmentError(p.tool, link.workerId, failure) : workerGoneError(p.tool, link.workerId, reason));
+      const told = pending.length > 1 && reason.whenShared ? { ...reason, ...reason.whenShared } : reason;
+      for (const [id, p] of pending) p.reject(id === failure?.assignmentId ? droppedAfterAssignmentError(p.tool, link.workerId, failure) : workerGoneError(p.tool, link.workerId, told));
     },
     unhost(link) {
       const tools = byTenant.get(link.tenant);

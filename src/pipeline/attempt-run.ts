@@ -1,16 +1,17 @@
 import { createHash } from 'node:crypto';
 import { ErrorKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
-import { DispatchError } from '../errors';
+import { DispatchError, type ErrorJson } from '../errors';
 import type { ResolvedTool } from '../registry';
 import { newResultHandle, type FinishAttempt, type StoredResult } from '../store';
 import type { AttemptContext, CallKey } from './attempt-context';
 import { logToolFailure, thrownFailure } from './attempt-end';
 import { boundResult } from './bound-result';
+import { boundErrorOutput } from './bound-error';
 import { toldWaitMs, withWait } from './loop-block';
 import { outputWasCut, type ToolOutput } from './middleware';
 import type { PipelineDeps } from './pipeline-deps';
 import { errorResult, toolResult, toStored } from './results';
-import { sideEffectFailure } from './side-effect-failure';
+import { keptFailureSuggestion, sideEffectFailure } from './side-effect-failure';
 import type { GuardedOutcome } from './signals';
 
 // What an attempt's run of its tool came to, as run-attempt and a run that outlived its turn
@@ -75,4 +76,24 @@ export const argumentsDigest = (canonicalArgs: string): string => createHash('sh
 export function replayNote(tool: ResolvedTool, stored: StoredResult, canonicalArgs: string): string | undefined {
   if (stored.argumentsDigest === undefined || stored.argumentsDigest === argumentsDigest(canonicalArgs)) return undefined;
   return `this is the result of an earlier call with the same ${tool.keyFields.join(', ')}, replayed: the tool did not run again, and this call's other arguments, which differ from that call's, were not sent; to send them, change ${tool.keyFields.join(' or ')}`;
+}
+
+/**
+ * A recorded error as its replay tells it: with the suggestion of a kept failure (the same call
+ * returns it again until the record expires; what reaches the tool), not the first answer's own
+ * ("call again later" of a tool error, which only replays it). Not an answer that ran and could
+ * not be read (UNEXPECTED after: "do not call it again" stays).
+ */
+export function replayedError(tool: ResolvedTool, stored: StoredResult): StoredResult {
+  if (!stored.isError || stored.errorKind === ErrorKind.UNEXPECTED) return stored;
+  const suggestion = keptFailureSuggestion(tool);
+  // The model reads the error JSON in `output`: its suggestion is the one told too, within max_result_chars.
+  let output = stored.output;
+  try {
+    const json = JSON.parse(output) as ErrorJson;
+    if (json?.error === true) output = boundErrorOutput({ ...json, suggestion }, tool.maxResultChars);
+  } catch {
+    // Not the error JSON (a record of another version): its output as it was.
+  }
+  return { ...stored, output, suggestion };
 }

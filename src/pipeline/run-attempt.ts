@@ -28,7 +28,7 @@ import { giveBack } from './give-back';
 import { breakerOpen, breakerTold } from './breaker-refusal';
 import { refusedAttempt } from './refused-loops';
 import { storeWarn } from './store-warn';
-import { claimEnd, replayNote, runFailure, runResult } from './attempt-run';
+import { claimEnd, replayedError, replayNote, runFailure, runResult } from './attempt-run';
 import { lingerPastDeadline, outlivedAttempt } from './outlived-attempt';
 import { lateWork, recordLateAnswer } from './late-answer';
 
@@ -191,7 +191,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   if (claim?.state === 'completed') {
     obs.replay(attempt);
     const note = replayNote(tool, claim.result, canonicalArgs);
-    const result = replayedResult(callId, claim.result, attempt, Math.round(performance.now() - started), note === undefined ? warnings : [...warnings, note]);
+    const result = replayedResult(callId, replayedError(tool, claim.result), attempt, Math.round(performance.now() - started), note === undefined ? warnings : [...warnings, note]);
     // A replay repeats the call's result: it counts in the loop window, as a memoized result does, so that a model re-sending the same
     // side-effecting call is stopped like any other loop. Its warning follows the replayed warnings and the call's own (both kept); the post hooks' notes come last, as on a call that ran.
     const after = await recordReplay(deps, scope, op, claim.result);

@@ -50,3 +50,10 @@ test("a call's _meta carries its idempotency key and attempt (dispatch/ keys), t
   expect(other['dispatch/idempotency_key']).toMatch(/^[A-Za-z0-9_-]{20,}$/);
   expect(other['dispatch/idempotency_key']).not.toBe(first['dispatch/idempotency_key']);
 });
+
+// An MCP gateway user's probe: a server whose error message carries the SDK's own prefix (an
+// McpError it threw, as the SDK's servers answer) read "MCP error -32602: MCP error -32602: ...".
+test('an error message already prefixed with its code is said once', async () => {
+  const result = await call('codes_fail', { code: -32602, message: 'MCP error -32602: bad input' });
+  expect(result.error?.message).toBe('MCP server "codes" answered an error: MCP error -32602: bad input');
+});

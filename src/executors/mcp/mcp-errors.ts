@@ -113,7 +113,9 @@ function classifyThrown(error: unknown, server: string, target: string, client?:
       return { error: new DispatchError(ErrorKind.TIMEOUT, `MCP server "${server}" did not answer in time`, { phase: 'during', recoverable: true, cause: error }), broken: false };
     }
     const recoverable = error.code === ErrorCode.InternalError;
-    return { error: new DispatchError(ErrorKind.TOOL_ERROR, `MCP server "${server}" answered an error: ${error.message}`, { phase: 'after', recoverable, cause: error }), broken: false };
+    // The SDK prefixes `MCP error <code>: ` to a message a server's own McpError had prefixed already.
+    const said = error.message.replace(/^(MCP error -?\d+: )\1+/, '$1');
+    return { error: new DispatchError(ErrorKind.TOOL_ERROR, `MCP server "${server}" answered an error: ${said}`, { phase: 'after', recoverable, cause: error }), broken: false };
   }
   if (error instanceof StreamableHTTPError) {
     const status = error.code ?? 0;

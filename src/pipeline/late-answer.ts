@@ -20,14 +20,18 @@ export interface LateClaim {
   readonly op: string;
   readonly key: CallKey;
   readonly owner: string;
+  /** What cut the attempt off, as the log line says it: its timeout, or its client's cancel. @default 'timeout' */
+  readonly cutBy?: 'timeout' | 'cancel';
 }
 
 /**
- * The run a late answer may still come from: an attempt that timed out while its executor listens
- * on (ExecutorContext.lateAnswerPending), whose UNKNOWN mark was written; else undefined.
+ * The run a late answer may still come from: an attempt that timed out, or that its client's
+ * cancel cut off, while its executor listens on (ExecutorContext.lateAnswerPending), whose UNKNOWN
+ * mark was written; else undefined. Before, a worker's answer to a cancelled call, within its
+ * timeout, was dropped: the same call was OUTCOME_UNKNOWN for the record's hour.
  */
 export function lateWork(run: GuardedOutcome<ToolOutput>, context: AttemptContext | undefined, idempotency: FinishAttempt['idempotency'], written: FinishAttemptResult): Promise<ToolOutput> | undefined {
-  return run.kind === 'timeout' && context?.latePending && idempotency?.action === 'unknown' && !written.keptOut ? run.work : undefined;
+  return (run.kind === 'timeout' || run.kind === 'cancelled') && context?.latePending && idempotency?.action === 'unknown' && !written.keptOut ? run.work : undefined;
 }
 
 /**
@@ -53,8 +57,9 @@ export function recordLateAnswer(deps: PipelineDeps, sessionId: string, tool: Re
       if (end.action !== 'complete') return;
       const written = await deps.store.finishAttempt({ scope: claim.scope, op: claim.op, idempotency: { ...end, late: true }, spill });
       const fields = { tool: tool.name, tool_call_id: callId, attempt, duration_ms: durationMs, outcome: error ? ErrorKind[error.kind] : 'OK' };
-      if (written.keptOut) deps.logger.info("a side-effecting call's tool answered after its timeout; its record had changed since (the session ended, or it expired), so the answer was not recorded", fields);
-      else deps.logger.info("a side-effecting call's tool answered after its timeout; the answer replaces OUTCOME_UNKNOWN for the same call made again", fields);
+      const after = claim.cutBy === 'cancel' ? "its client's cancel cut it off" : 'its timeout';
+      if (written.keptOut) deps.logger.info(`a side-effecting call's tool answered after ${after}; its record had changed since (the session ended, or it expired), so the answer was not recorded`, fields);
+      else deps.logger.info(`a side-effecting call's tool answered after ${after}; the answer replaces OUTCOME_UNKNOWN for the same call made again`, fields);
     })
     .catch((error: unknown) => storeWarn(deps.logger)('the late answer of a side-effecting call was not recorded', { tool: tool.name, error: (error as Error).message }));
 }

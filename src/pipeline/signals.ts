@@ -174,8 +174,11 @@ export type GuardedOutcome<T> =
   | { readonly kind: 'done'; readonly value: T }
   /** `work`: the work's own promise, which may still settle (see ExecutorContext.lateAnswerPending). */
   | { readonly kind: 'timeout'; readonly work?: Promise<T> }
-  /** `lingering`: the work goes on past the cancel (see {@link Linger}), and this is how it ends. */
-  | { readonly kind: 'cancelled'; readonly lingering?: Promise<GuardedOutcome<T>> }
+  /**
+   * `lingering`: the work goes on past the cancel (see {@link Linger}), and this is how it ends.
+   * `work`, as a timeout's: the work's own promise, cut off, which may still settle.
+   */
+  | { readonly kind: 'cancelled'; readonly lingering?: Promise<GuardedOutcome<T>>; readonly work?: Promise<T> }
   | { readonly kind: 'failed'; readonly error: unknown };
 
 /**
@@ -264,7 +267,7 @@ class GuardedRun<T> implements Deadline, SignalSource {
 
   private cancel(): void {
     const linger = this.linger;
-    if (this.settled || linger === undefined || !linger.when()) return this.settle({ kind: 'cancelled' }, this.parent.reason ?? new Error('cancelled'));
+    if (this.settled || linger === undefined || !linger.when()) return this.settle({ kind: 'cancelled', work: this.work }, this.parent.reason ?? new Error('cancelled'));
     this.unsubscribe?.();
     const told = this.resolve;
     const lingering = new Promise<GuardedOutcome<T>>((resolve) => (this.resolve = resolve));

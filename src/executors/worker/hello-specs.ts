@@ -39,3 +39,16 @@ export function helloSpecs(hello: Hello, tenant: string, registry: ToolRegistry,
     return spec;
   });
 }
+
+/**
+ * The tools of `specs` whose registered spec (a worker's of the same tenant) has another input
+ * schema or effect: the hello replaces it, for every worker hosting the tool, and the spec stays
+ * after this worker leaves. A worker author's probe saw a stray hello change a tool's schema and
+ * effect under the workers still hosting it, unsaid; the caller logs it.
+ */
+export function changedSpecs(registry: ToolRegistry, tenant: string, specs: readonly ToolSpec[]): string[] {
+  return specs.flatMap((spec) => {
+    const had = registry.lookup(tenant, spec.name)?.spec;
+    return had?.executor.case === 'worker' && (had.inputSchema !== spec.inputSchema || had.effect !== spec.effect) ? [spec.name] : [];
+  });
+}

@@ -8,7 +8,7 @@ import { RegistryError, type ToolRegistry } from '../../registry';
 import { CREDENTIAL_RECHECK_MS, invalidArgument, malformedMessage, recheckCredentials, registryRpcError, RpcError, statusDetails, toServiceError, type Authenticator } from '../../server';
 import { declaredReadOnly } from './effect-guard';
 import { helloBytesRefusal, helloCountRefusal } from './hello-bytes';
-import { helloSpecs } from './hello-specs';
+import { changedSpecs, helloSpecs } from './hello-specs';
 import { connectionWatch } from './receive-failures';
 import { resetUnsent } from './stream-reset';
 import { streamEndReason, type StreamEndCause } from './stream-end';
@@ -124,9 +124,13 @@ export function createWorkHandler(deps: WorkHandlerDeps): grpc.handleBidiStreami
       if (overAlone !== undefined) throw invalidArgument('hello.tools', overAlone);
       greeted = true;
       clearTimeout(helloTimer);
+      const changed = changedSpecs(registry, tenant, specs);
       registry
         .registerAsync(specs, { tenant, replace: true, maxTools: deps.maxToolsPerTenant?.() })
-        .then(() => connect(message, specs))
+        .then(() => {
+          if (changed.length > 0) deps.logger.warn("a worker's hello changed the input_schema or effect of tools an earlier hello registered: every call of them is checked against the new spec now, whichever worker runs it, and it stays after this worker leaves", { worker: message.workerId, tenant, tools: changed.slice(0, 20) });
+          connect(message, specs);
+        })
         .catch((error: unknown) => end(error instanceof RegistryError ? registryRpcError(error, 'hello.') : error));
     };
 

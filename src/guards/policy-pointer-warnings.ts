@@ -37,7 +37,8 @@ export function policyPointerWarnings(policies: readonly unknown[], tools: reado
   const warnings: StartupWarning[] = [];
   policies.forEach((entry, index) => {
     if (!isRecord(entry) || typeof entry.decide !== 'string') return;
-    const fits = tools.filter((tool) => globAny(parseMatch(entry.match, CHECKED_BEFORE), tool.name));
+    const match = parseMatch(entry.match, CHECKED_BEFORE);
+    const fits = tools.filter((tool) => globAny(match, tool.name));
     if (fits.length === 0) return;
     const label = typeof entry.name === 'string' ? `policies[${index}] (${entry.name})` : `policies[${index}]`;
     for (const { at, pointer, kind } of pointersOf(entry)) {

@@ -25,10 +25,7 @@ export interface StoredResult {
   readonly warnings?: readonly string[];
   /** What the loop window compared of a bounded result (its whole text's hash), for its replays; absent for others. */
   readonly loopRecord?: string;
-  /**
-   * A digest of the whole arguments of the call that ran, for a tool whose `key_fields` key it by
-   * some of them: a replay of a call whose other arguments differ says so. Absent for others.
-   */
+  /** A digest of the whole arguments of the call that ran, when `key_fields` key it by some: a replay for other ones says so. */
   readonly argumentsDigest?: string;
 }
 

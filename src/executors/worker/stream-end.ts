@@ -64,25 +64,27 @@ const SHARED_ANSWER_SUGGESTION = (what: string, next: string) =>
 export function streamEndReason(cause: StreamEndCause = {}): EndReason {
   const { oversized, malformed } = cause;
   if (oversized) {
+    const note = "dispatch did not read it (a worker's answer must fit in max_message_bytes) and ended the worker's stream, failing every call it held";
     return {
       why: `sent a message (${oversized.bytes} bytes) larger than max_message_bytes (${size(oversized.max)})`,
-      note: "dispatch did not read it (a worker's answer must fit in max_message_bytes) and ended the worker's stream, failing every call it held",
+      note,
       recoverable: false,
       suggestion: OVERSIZED_ANSWER_SUGGESTION,
       whenShared: {
-        note: "dispatch did not read it (a worker's answer must fit in max_message_bytes) and ended the worker's stream, failing every call it held: the answer was this call's or another's, which is not known",
+        note: `${note}: the answer was this call's or another's, which is not known`,
         suggestion: SHARED_ANSWER_SUGGESTION('too large for dispatch to accept', 'Ask for less (a narrower request, fewer items) if this call asked for much; else call again'),
       },
     };
   }
   if (malformed !== undefined) {
+    const note = "a worker's messages must be valid protobuf, their strings valid UTF-8: dispatch ended the worker's stream INVALID_ARGUMENT, failing every call it held";
     return {
       why: `sent a message dispatch could not decode (${shortened(malformed, 300)})`,
-      note: "a worker's messages must be valid protobuf, their strings valid UTF-8: dispatch ended the worker's stream INVALID_ARGUMENT, failing every call it held",
+      note,
       recoverable: false,
       suggestion: MALFORMED_ANSWER_SUGGESTION,
       whenShared: {
-        note: "a worker's messages must be valid protobuf, their strings valid UTF-8: dispatch ended the worker's stream INVALID_ARGUMENT, failing every call it held: the message was this call's answer or another's, which is not known",
+        note: `${note}: the message was this call's answer or another's, which is not known`,
         suggestion: SHARED_ANSWER_SUGGESTION('unreadable (malformed)', 'Call again, or use another tool if it fails the same way'),
       },
     };

@@ -86,7 +86,7 @@ elseif action ~= '' then
   if action ~= 'unknown' then
     value = 'C' .. ((refused ~= 0 and ARGV[16] ~= '') and ARGV[16] or ARGV[6])
   end
-  if held and (held == value or action ~= 'unknown' and held == 'C' .. ARGV[6] or action ~= 'unknown' and ARGV[16] ~= '' and held == 'C' .. ARGV[16]) then
+  if held and (held == value or action ~= 'unknown' and (held == 'C' .. ARGV[6] or held == 'C' .. ARGV[16])) then
     -- This attempt's own record, written by an earlier send of this step whose reply was lost (a
     -- timeout while Redis stalled): nothing to write, and nothing was kept out. Before, it was
     -- told as another attempt's, "the call may have run twice", when it ran once.

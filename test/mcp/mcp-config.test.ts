@@ -27,7 +27,7 @@ describe('mcp_servers configuration', () => {
     timeout_ms: 5000
     reconnect_wait_ms: 0
 `);
-    expect(files).toEqual({ name: 'files', command: ['node', 'server.js'], env: { ROOT: '/tmp', DEPTH: '3' }, cwd: undefined, url: undefined, headers: {}, prefix: 'files_', trusted: false, timeoutMs: 0, connectTimeoutMs: 10_000, reconnectInitialMs: 500, reconnectMaxMs: 30_000, pingTimeoutMs: 5_000, reconnectWaitMs: 2_000 });
+    expect(files).toEqual({ name: 'files', command: ['node', 'server.js'], env: { ROOT: '/tmp', DEPTH: '3' }, cwd: undefined, url: undefined, headers: {}, prefix: 'files_', trusted: false, readOnly: new Set(), timeoutMs: 0, connectTimeoutMs: 10_000, reconnectInitialMs: 500, reconnectMaxMs: 30_000, pingTimeoutMs: 5_000, reconnectWaitMs: 2_000 });
     expect(web).toMatchObject({ name: 'web', url: 'http://127.0.0.1:8080/mcp', headers: { authorization: 'Bearer x' }, prefix: 'web_', trusted: true, timeoutMs: 5_000, reconnectWaitMs: 0 });
   });
 
@@ -46,7 +46,7 @@ describe('mcp_servers configuration', () => {
     ['mcp_servers: [ { name: a, command: [x], env: { a: [1] } } ]', 'dispatch.yaml: mcp_servers[0].env.a: must be a string, number or boolean'],
     ['mcp_servers: [ { name: a, command: [x], timeout_ms: -1 } ]', 'dispatch.yaml: mcp_servers[0].timeout_ms: must be a positive integer (milliseconds), got -1'],
     ['mcp_servers: [ { name: a, command: [x], reconnect_initial_ms: 500, reconnect_max_ms: 100 } ]', 'dispatch.yaml: mcp_servers[0].reconnect_max_ms: must be at least reconnect_initial_ms (500)'],
-    ['mcp_servers: [ { name: a, command: [x], args: [y] } ]', 'dispatch.yaml: mcp_servers[0].args: unknown key "args" (expected one of name, command, env, cwd, url, headers, prefix, trusted, timeout_ms, connect_timeout_ms, reconnect_initial_ms, reconnect_max_ms, ping_timeout_ms, reconnect_wait_ms)'],
+    ['mcp_servers: [ { name: a, command: [x], args: [y] } ]', 'dispatch.yaml: mcp_servers[0].args: unknown key "args" (expected one of name, command, env, cwd, url, headers, prefix, trusted, read_only, timeout_ms, connect_timeout_ms, reconnect_initial_ms, reconnect_max_ms, ping_timeout_ms, reconnect_wait_ms)'],
     ['mcp_servers: [ { name: a, command: [x], reconnect_wait_ms: -1 } ]', 'dispatch.yaml: mcp_servers[0].reconnect_wait_ms: must be a non-negative integer (milliseconds), got -1'],
     ['mcp_servers: [ files ]', 'dispatch.yaml: mcp_servers[0]: must be a mapping with name and command or url'],
   ])('rejects %s', (yaml, message) => {

@@ -20,6 +20,12 @@ export interface McpServerConfig {
   readonly prefix: string;
   /** Whether the server's annotations may mark its tools read-only. @default false */
   readonly trusted: boolean;
+  /**
+   * Tools (as the server names them, without the prefix) the operator vouches only read: imported
+   * read-only and concurrency-safe whatever the server's annotations say, trusted or not. Before,
+   * the way to say so was a config file's tool pinned to the server's, its schema copied. @default []
+   */
+  readonly readOnly: ReadonlySet<string>;
   /** The imported tools' timeout; 0 means the tool default (30 s). @default 0 */
   readonly timeoutMs: number;
   /** How long one connection attempt may take. @default 10000 */
@@ -43,7 +49,7 @@ export interface McpServerConfig {
   readonly reconnectWaitMs: number;
 }
 
-const KEYS = ['name', 'command', 'env', 'cwd', 'url', 'headers', 'prefix', 'trusted', 'timeout_ms', 'connect_timeout_ms', 'reconnect_initial_ms', 'reconnect_max_ms', 'ping_timeout_ms', 'reconnect_wait_ms'];
+const KEYS = ['name', 'command', 'env', 'cwd', 'url', 'headers', 'prefix', 'trusted', 'read_only', 'timeout_ms', 'connect_timeout_ms', 'reconnect_initial_ms', 'reconnect_max_ms', 'ping_timeout_ms', 'reconnect_wait_ms'];
 const SERVER_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const PREFIX = /^[A-Za-z0-9_.:-]{0,64}$/;
 /** The largest value of a `*_ms` key: a longer timer would fire after 1 ms (an imported tool's timeout is 32-bit too). */
@@ -90,6 +96,7 @@ export function parseMcpServers(raw: readonly unknown[], file: string): McpServe
       headers: mapOf(e.headers, file, at('headers'), true),
       prefix,
       trusted: e.trusted === true,
+      readOnly: namesOf(e.read_only, file, at('read_only')),
       timeoutMs: e.timeout_ms === undefined ? 0 : intOf(e.timeout_ms, 0, file, at('timeout_ms'), 1, TOOL_TIMEOUT),
       connectTimeoutMs: intOf(e.connect_timeout_ms, 10_000, file, at('connect_timeout_ms')),
       reconnectInitialMs,
@@ -98,6 +105,15 @@ export function parseMcpServers(raw: readonly unknown[], file: string): McpServe
       reconnectWaitMs: intOf(e.reconnect_wait_ms, 2_000, file, at('reconnect_wait_ms'), 0),
     };
   });
+}
+
+/** A list of tool names as a server lists them (read_only). */
+function namesOf(value: unknown, file: string, path: string): ReadonlySet<string> {
+  if (value === undefined || value === null) return new Set();
+  if (!Array.isArray(value) || value.some((name) => typeof name !== 'string' || name === '')) {
+    throw new ConfigError(file, path, 'must be a list of the tool names the server lists (without the prefix), like [search, fetch]');
+  }
+  return new Set(value as string[]);
 }
 
 function commandOf(value: unknown, file: string, path: string): string[] {

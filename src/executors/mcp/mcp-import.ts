@@ -1,6 +1,7 @@
 import { create } from '@bufbuild/protobuf';
 import { ToolSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Effect, McpExecutorSchema, ToolSpecSchema, type ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
+import { closestMatch } from '../../json';
 import { codePointLength, sliceCodePoints } from '../../pipeline/bound-result';
 import { declaredDraft } from '../../registry/schema-drafts';
 import { MAX_DESCRIPTION_CHARS } from '../../registry/spec-bounds';
@@ -20,6 +21,8 @@ export interface ImportedTools {
   readonly skipped: { readonly tool: string; readonly reason: string }[];
   /** Tools imported with their description cut to MAX_DESCRIPTION_CHARS, with its length as listed. */
   readonly cut: { readonly tool: string; readonly chars: number }[];
+  /** Names of the server's `read_only:` list it does not list, each with the listed name it may mean. */
+  readonly unlisted: { readonly tool: string; readonly didYouMean?: string }[];
 }
 
 const CUT_MARKER = ' [description cut]';
@@ -27,12 +30,14 @@ const CUT_MARKER = ' [description cut]';
 const NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 /**
- * Whether a tool only reads. Annotations are hints the server chooses, so they count only for a
- * trusted server; an untrusted server's tools are side-effecting, as the MCP defaults say. A tool
- * claiming both read-only and destructive is side-effecting. idempotentHint and destructiveHint
- * alone never make a tool read-only: a repeated or harmless write is still a write.
+ * Whether a tool only reads. The operator's word (`readOnly`, the server's `read_only:` list) wins.
+ * Annotations are hints the server chooses, so they count only for a trusted server; an untrusted
+ * server's tools are side-effecting, as the MCP defaults say. A tool claiming both read-only and
+ * destructive is side-effecting. idempotentHint and destructiveHint alone never make a tool
+ * read-only: a repeated or harmless write is still a write.
  */
-export function effectOf(tool: McpToolInfo, trusted: boolean): Effect {
+export function effectOf(tool: McpToolInfo, trusted: boolean, readOnly: ReadonlySet<string> = new Set()): Effect {
+  if (readOnly.has(tool.name)) return Effect.READ_ONLY;
   const hints = tool.annotations ?? {};
   return trusted && hints.readOnlyHint === true && hints.destructiveHint !== true ? Effect.READ_ONLY : Effect.SIDE_EFFECT;
 }
@@ -89,7 +94,7 @@ export function importTools(server: McpServerConfig, tools: readonly unknown[]):
       skipped.push({ tool: tool.name, reason: `"${name}" is not a valid dispatch tool name (1-128 letters, digits, '_', '.', ':' or '-')` });
       continue;
     }
-    const effect = effectOf(tool, server.trusted);
+    const effect = effectOf(tool, server.trusted, server.readOnly);
     let description = tool.description ?? '';
     const chars = codePointLength(description);
     if (chars > MAX_DESCRIPTION_CHARS) {
@@ -108,5 +113,7 @@ export function importTools(server: McpServerConfig, tools: readonly unknown[]):
       }),
     );
   }
-  return { specs, skipped, cut };
+  const names = new Set([...specs.map((spec) => (spec.executor.value as { tool: string }).tool), ...skipped.map((s) => s.tool)]);
+  const unlisted = [...server.readOnly].filter((name) => !names.has(name)).map((tool) => ({ tool, didYouMean: closestMatch(tool, names) }));
+  return { specs, skipped, cut, unlisted };
 }

@@ -64,8 +64,9 @@ export function createMcpServers(configs: readonly McpServerConfig[], logger: Lo
    * list's import to replace or remove.
    */
   async function importInto(into: ToolRegistry, config: McpServerConfig, tools: unknown[], superseded: () => boolean): Promise<void> {
-    const { specs, skipped, cut } = importTools(config, tools);
+    const { specs, skipped, cut, unlisted } = importTools(config, tools);
     listed.add(config.name);
+    for (const u of unlisted) logger.warn("mcp server's read_only names a tool the server does not list", { server: config.name, tool: u.tool, ...(u.didYouMean && { didYouMean: u.didYouMean }) });
     for (const s of skipped) logger.warn('mcp tool not imported', { server: config.name, tool: s.tool, reason: s.reason });
     for (const c of cut) logger.warn('mcp tool description cut', { server: config.name, tool: c.tool, chars: c.chars, maxChars: MAX_DESCRIPTION_CHARS });
     const accepted = new Set<string>();

@@ -51,14 +51,16 @@ async function pod(id: string, name: string, receives = 64 * MiB) {
   return { child, assigned: (chars: number) => out.includes(`ASSIGNED ${chars}\n`) };
 }
 
-const HELD = `hold${'a'.repeat(5_000_000)}`;
+// Other arguments each time: the second worker to stop under the same arguments would keep them
+// out (poison-call.test.ts), which is not what this file looks at.
+const HELD = (i: number) => `hold${i}${'a'.repeat(4_999_999)}`;
 const DISCONNECTED = 'worker "ocr" hosting "w_pay" disconnected while running the call';
 
 test('an honest worker SIGKILLed twice within 10 minutes, each time just as a large call reached it, is not blamed: its id, back, takes large calls', async () => {
   for (const [i, name] of ['a', 'b'].entries()) {
     const p = await pod('ocr', name);
-    const big = call(`s${i}`, HELD, 'w_pay');
-    await eventually(() => p.assigned(HELD.length), 10_000, 'the large call to reach the worker');
+    const big = call(`s${i}`, HELD(i), 'w_pay');
+    await eventually(() => p.assigned(HELD(i).length), 10_000, 'the large call to reach the worker');
     // At once: well within RECEIVE_FAILURE_MS of the transport taking the assignment.
     p.child.kill('SIGKILL');
     const result = await big;
@@ -73,7 +75,7 @@ test('a worker overstating its receive limit that exits in the same tick as its 
   for (const [i, name] of ['a', 'b'].entries()) {
     // Its channel receives 4 MiB, its hello says 64: grpc-js refuses the assignment, and the fixture exits on the call's status at once.
     const p = await pod('ocr', name, 4 * MiB);
-    const result = await call(`liar${i}`, HELD, 'w_pay');
+    const result = await call(`liar${i}`, HELD(i), 'w_pay');
     expect(result.error?.message).toBe(DISCONNECTED);
     expect(result.attempts).toBe(1);
     await new Promise<void>((resolve) => (p.child.exitCode !== null ? resolve() : p.child.once('exit', () => resolve())));

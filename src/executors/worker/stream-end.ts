@@ -21,6 +21,8 @@ export interface EndReason {
    * library refused (see receiveFailure).
    */
   readonly byWorker?: boolean;
+  /** The worker went silent past its heartbeat timeout (hung, or its host gone): as byWorker, its calls may be what stopped it (poison-calls.ts). */
+  readonly hung?: boolean;
   /**
    * What the calls are told instead when the stream held several: the message that ended it was
    * one call's answer, and which one is not known (before, every call was told that its own answer

@@ -6,6 +6,8 @@ import type { LargeSend } from './receive-failures';
 /** An assignment sent to a worker and not yet answered. */
 export interface PendingAssignment {
   readonly tool: string;
+  /** Its arguments as sent (JSON text), for telling a call that stops workers (poison-calls.ts). */
+  readonly args: string;
   /** Set when its assignment is past what every gRPC library receives (see receiveFailure). */
   readonly large?: LargeSend;
   resolve(output: string): void;

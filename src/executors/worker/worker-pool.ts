@@ -5,7 +5,7 @@ import type { Logger } from '../../log';
 import type { AbortHook } from '../../pipeline/signals';
 import { workAssignmentBytes, workAssignmentBytesAtMost } from '../../server/work-assignment-codec';
 import { assignmentTooLargeError, noWorkerError, unreadReason, workerGoneError, type EndReason } from './worker-errors';
-import type { ReceiveLimit, WorkerLink } from './worker-link';
+import type { PendingAssignment, ReceiveLimit, WorkerLink } from './worker-link';
 import { assignment, type AssignmentRequest } from './assignment-request';
 import { createReceiveMemory, droppedAfterAssignmentError, keptTo, largeSend, receiveFailure } from './receive-failures';
 import { noRunnableWorker, runsAsRegistered } from './effect-guard';
@@ -13,6 +13,7 @@ import type { DispatchError } from '../../errors';
 import type { ExecutorContext } from '../executor';
 import { createLateAnswers, settleWith } from './late-answers';
 import { chargeOverdue, outstanding } from './overdue-charges';
+import { createPoisonCalls } from './poison-calls';
 
 export type { AssignmentRequest };
 
@@ -152,13 +153,14 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
     for (const link of [...links]) {
       if (now - link.lastSeen <= options.heartbeatTimeoutMs) continue;
       const why = `sent no heartbeat for ${options.heartbeatTimeoutMs} ms`;
-      pool.remove(link, why);
+      pool.remove(link, { why, hung: true });
       link.end({ code: grpc.status.UNAVAILABLE, reason: 'HEARTBEAT_MISSED', details: `worker ${why}; its assignments were failed` });
     }
   }, options.sweepIntervalMs);
   sweep.unref();
 
   const memory = createReceiveMemory();
+  const poison = createPoisonCalls(options.logger);
 
   const pool: WorkerPool = {
     add(link) {
@@ -188,7 +190,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
       link.overdue.clear();
       late.drop(link);
       const told = pending.length > 1 && reason.whenShared ? { ...reason, ...reason.whenShared } : reason;
-      for (const [id, p] of pending) p.reject(id === failure?.assignmentId ? droppedAfterAssignmentError(p.tool, link.workerId, failure) : workerGoneError(p.tool, link.workerId, told));
+      const gone = (p: PendingAssignment) => poison.stopped(link.tenant, link.workerId, p, told, () => workerGoneError(p.tool, link.workerId, told));
+      for (const [id, p] of pending) p.reject(id === failure?.assignmentId ? droppedAfterAssignmentError(p.tool, link.workerId, failure) : gone(p));
     },
     unhost(link) {
       const tools = byTenant.get(link.tenant);
@@ -229,6 +232,8 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         deadlineMs: BigInt(Number.isFinite(request.deadline) ? Math.round(request.deadline) : 0),
         traceparent: request.traceparent ?? '',
       });
+      const keptOut = poison.keptOut(request.tenant, { tool: request.tool, args: request.argumentsJson });
+      if (keptOut) return Promise.reject(keptOut);
       const readOnly = request.readOnly === true;
       const link = draining ? undefined : pick(request.tenant, request.tool, message, readOnly);
       if (!link) return draining ? Promise.reject(noWorkerError(request.tool)) : noRunnableWorker(linksOf(request.tenant, request.tool), request.tool, readOnly, elsewhere);
@@ -257,6 +262,7 @@ export function createWorkerPool(options: WorkerPoolOptions): WorkerPool {
         const large = largeSend(message);
         link.pending.set(assignmentId, {
           tool: request.tool,
+          args: request.argumentsJson,
           large,
           resolve: (output) => (unsubscribe(), resolve(output)),
           reject: (error) => (unsubscribe(), reject(error)),

@@ -1,8 +1,10 @@
-import { errors } from '../errors';
+import { DispatchError, errors } from '../errors';
 import { jsonDepth } from '../json';
 import type { Limits } from '../options';
 import { shortened } from '../pipeline/bound-result';
-import type { ResolvedTool } from '../registry';
+import { ALLOWANCE_SPENT, chargeChecksTo, untilRefilled, type ResolvedTool } from '../registry';
+import { allowanceStopped } from '../registry/schema-errors';
+import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { inexactNumber, inexactNumberProblem } from './exact-numbers';
 import { watchDefaults } from './defaults-to-apply';
 import { repairArguments } from './repair';
@@ -42,9 +44,10 @@ export function unparsedRefusal(text: string, limits: ArgumentLimits): { readonl
  * warnings name: see watchDefaults). Throws INVALID_ARGUMENTS naming the path, the value passed
  * and what the schema expects; the tool is never executed then.
  * `parsed`, when given, is `text` as JSON.parse read it (a parallel turn's planner did): it is
- * taken instead of parsing again, after the same checks of the text.
+ * taken instead of parsing again, after the same checks of the text. The checks' time is charged
+ * to `tenant`'s allowance (check-time.ts).
  */
-export function prepareArguments(tool: ResolvedTool, text: string, limits: ArgumentLimits, parsed?: ParsedText): PreparedArguments {
+export function prepareArguments(tool: ResolvedTool, text: string, limits: ArgumentLimits, parsed?: ParsedText, tenant = ''): PreparedArguments {
   const notRun = 'the tool was not executed';
   const refusal = unparsedRefusal(text, limits);
   if (refusal) throw errors.invalidArguments(`${refusal.problem}; ${notRun}`, refusal.suggestion);
@@ -64,8 +67,10 @@ export function prepareArguments(tool: ResolvedTool, text: string, limits: Argum
     syntax = tolerant.warning;
   }
   const defaults = tool.spec.lenientArguments ? watchDefaults(args, tool.schema) : undefined;
+  chargeChecksTo(tenant);
   if (tool.validate(args)) return withSyntax(syntax, { args, warnings: defaults?.filled() ?? [] });
   const problems = tool.validate.errors ?? [];
+  if (allowanceStopped(problems)) throw checkingPaused(tenant);
   let refused = '';
   let suggestion: string | undefined;
   if (defaults !== undefined) {
@@ -88,6 +93,23 @@ export function prepareArguments(tool: ResolvedTool, text: string, limits: Argum
     if (repaired.suggestion !== undefined) suggestion = shortened(repaired.suggestion, 400);
   }
   throw errors.invalidArguments(`${formatValidationErrors(problems, 5, tool.schema)}${refused}; ${notRun}`, suggestion);
+}
+
+/**
+ * Checking a call's arguments stopped because its tenant's calls took their allowance of checking
+ * time (check-time.ts): not the arguments' fault, nor the tool's; the same call passes once the
+ * allowance is back. UNAVAILABLE before, recoverable, not within the turn.
+ */
+function checkingPaused(tenant: string): DispatchError {
+  const retryAfterMs = untilRefilled(tenant, performance.now());
+  return new DispatchError(ErrorKind.UNAVAILABLE, `dispatch did not finish checking the arguments against the tool's schema: ${ALLOWANCE_SPENT}; the tool was not executed`, {
+    phase: 'before',
+    recoverable: true,
+    retryAfterMs,
+    notRetriedWithinTurn: true,
+    notTheTool: true,
+    suggestion: `Try again in ${Math.ceil(retryAfterMs / 1000)} seconds, or send smaller arguments.`,
+  });
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { ResolvedTool } from '../registry';
+import { chargeChecksTo, type ResolvedTool } from '../registry';
 import type { Correction } from './guards';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 
@@ -28,6 +28,7 @@ export interface NotCorrected {
 export function applyCorrection(deps: PipelineDeps, turn: TurnContext, current: Corrected, correction: Correction, attempt: number, tried: ReadonlySet<string>, warnings: string[]): Corrected | NotCorrected {
   let { tool, args } = current;
   const notes: string[] = [];
+  chargeChecksTo(turn.tenant);
   if (correction.tool !== undefined && correction.tool !== tool.name) {
     if (tried.has(correction.tool)) return { refused: true };
     if (turn.offeredTools && !turn.offeredTools.has(correction.tool)) {

@@ -68,7 +68,7 @@ export async function executeCall(deps: PipelineDeps, turn: TurnContext, call: T
   // Read for another tool (the registry changed since), the planner's reading is not this call's.
   const known = read?.tool === tool ? read : undefined;
   try {
-    const prepared = prepareArguments(tool, call.arguments, deps.limits, known);
+    const prepared = prepareArguments(tool, call.arguments, deps.limits, known, turn.tenant);
     args = prepared.args;
     warnings = prepared.warnings.length === 0 ? [] : [...prepared.warnings];
   } catch (error) {

@@ -3,7 +3,7 @@ import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError } from '../errors';
 import { nestsDeeper } from '../json';
 import { formatValidationErrors } from '../arguments/validation-message';
-import type { ResolvedTool } from '../registry';
+import { chargeChecksTo, type ResolvedTool } from '../registry';
 import type { PipelineDeps, TurnContext } from './pipeline-deps';
 import type { HookDecision, PreHookInput } from './guards';
 import type { CallObserver } from './observer';
@@ -111,10 +111,10 @@ function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId
       return unlessRecorded(deps, turn, keyTool, args, args, refusal);
     }
     case 'modify':
-      checkModified(deps, tool, decision.arguments);
+      checkModified(deps, turn.tenant, tool, decision.arguments);
       return decision.arguments;
     case 'ask': {
-      if (decision.arguments !== undefined) checkModified(deps, tool, decision.arguments);
+      if (decision.arguments !== undefined) checkModified(deps, turn.tenant, tool, decision.arguments);
       const ready = decision.arguments ?? args;
       const headless = turn.interactive ? undefined : refused(`needs approval, and this dispatch is headless: ${decision.reason}`);
       // What the approver is shown: the arguments that run if approved, and whether a policy changed them.
@@ -137,9 +137,10 @@ function decide(deps: PipelineDeps, turn: TurnContext, obs: CallObserver, callId
  * the model's are refused (the store's key and the events walk them recursively: an endpoint's
  * 5,000 levels ended the whole turn INTERNAL), or refused by the tool's schema.
  */
-function checkModified(deps: PipelineDeps, tool: ResolvedTool, args: unknown): void {
+function checkModified(deps: PipelineDeps, tenant: string, tool: ResolvedTool, args: unknown): void {
   const max = deps.limits.maxArgumentDepth;
   if (nestsDeeper(args, max)) throw refused(`a policy modified the arguments into ones nesting deeper than ${max} levels (limits.max_argument_depth)`);
+  chargeChecksTo(tenant);
   // Said as a model's arguments are (the field and what is wrong): "must NOT have additional properties" named neither.
   if (!tool.validate(args)) throw refused(`a policy modified the arguments into ones the schema refuses (${formatValidationErrors(tool.validate.errors ?? [], 3, tool.schema)})`);
 }

@@ -1,4 +1,5 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
+import { ALLOWANCE_SPENT, chargeCheck, checkAllowance } from './check-time';
 
 /**
  * The error lists of a compiled schema's validate function (Ajv's standalone code, rewritten by
@@ -52,6 +53,8 @@ class CheckingStopped extends Error {
   constructor(
     message: string,
     readonly kept: readonly ErrorObject[],
+    /** Stopped sooner than MAX_CHECK_MS, its tenant's allowance spent (check-time.ts). */
+    readonly allowance = false,
   ) {
     super(message);
   }
@@ -67,15 +70,25 @@ const tooMany = (list: readonly ErrorObject[]) => new CheckingStopped(`checking 
 export const TICKS_PER_LOOK = 64;
 /** When the call being checked stops: 0 until its first look at the clock. */
 let deadline = 0;
+/** When the call being checked first looked at the clock, and how long it may take from then. */
+let firstLook = 0;
+let allowed = MAX_CHECK_MS;
 
 /**
  * Stops the call being checked past {@link MAX_CHECK_MS} since its first look (small arguments
- * never look), keeping the first of `errors`, the errors found so far by the function looking.
+ * never look), or sooner, past what is left of its tenant's allowance (check-time.ts), keeping the
+ * first of `errors`, the errors found so far by the function looking.
  */
 export function lookAtClock(errors: readonly ErrorObject[] | null): void {
   const now = performance.now();
-  if (deadline === 0) deadline = now + MAX_CHECK_MS;
-  else if (now > deadline) throw new CheckingStopped(`checking stopped after ${MAX_CHECK_MS} ms: the arguments are too costly to check against the tool's schema`, errors?.slice(0, KEPT_ERRORS) ?? []);
+  if (deadline === 0) {
+    firstLook = now;
+    allowed = Math.min(MAX_CHECK_MS, checkAllowance(now));
+    deadline = now + allowed;
+  } else if (now > deadline) {
+    const spent = allowed < MAX_CHECK_MS;
+    throw new CheckingStopped(`checking stopped after ${Math.round(allowed)} ms: the arguments are too costly to check against the tool's schema${spent ? `; ${ALLOWANCE_SPENT}` : ''}`, errors?.slice(0, KEPT_ERRORS) ?? [], spent);
+  }
 }
 
 /** `error` added to `list` (Ajv's `vErrors.push(err)`). */
@@ -99,7 +112,13 @@ export function appendErrors(into: ErrorObject[] | null, more: ErrorObject[] | n
 }
 
 /** The error ending a list whose checking stopped. */
-const stopped = (message: string): ErrorObject => ({ instancePath: '', schemaPath: '#', keyword: STOPPED_KEYWORD, params: {}, message });
+const stopped = (message: string, allowance: boolean): ErrorObject => ({ instancePath: '', schemaPath: '#', keyword: STOPPED_KEYWORD, params: allowance ? { allowance } : {}, message });
+
+/** Whether `errors` end with checking stopped for the tenant's allowance (not the arguments' own cost): the same call may pass later. */
+export const allowanceStopped = (errors: readonly ErrorObject[]): boolean => {
+  const last = errors.at(-1);
+  return last?.keyword === STOPPED_KEYWORD && (last.params as { allowance?: boolean }).allowance === true;
+};
 
 /**
  * `validate` that fails where its lists outgrew {@link MAX_SCHEMA_ERRORS} or its time
@@ -115,8 +134,14 @@ export function boundedValidate(validate: ValidateFunction): ValidateFunction {
       return valid;
     } catch (error) {
       if (!(error instanceof CheckingStopped)) throw error;
-      bounded.errors = [...error.kept, stopped(error.message)];
+      bounded.errors = [...error.kept, stopped(error.message, error.allowance)];
       return false;
+    } finally {
+      // Only a check that looked at the clock is charged: the others took microseconds.
+      if (deadline !== 0) {
+        const now = performance.now();
+        chargeCheck(now - firstLook, now);
+      }
     }
   }) as ValidateFunction;
   return Object.assign(bounded, { schema: validate.schema, schemaEnv: validate.schemaEnv, evaluated: validate.evaluated, source: validate.source });

@@ -44,7 +44,7 @@ export interface CallKeys {
  * the arguments as the call's tool left them. The arguments of the last call read are kept for its
  * next key.
  */
-export function callKeys(deps: PipelineDeps): CallKeys {
+export function callKeys(deps: PipelineDeps, tenant: string): CallKeys {
   let lastCall: PlannedCall | undefined;
   let lastArgs: unknown;
   /** Whether lastArgs is JSON.parse's value itself (not prepared: nothing reshaped it). */
@@ -67,7 +67,7 @@ export function callKeys(deps: PipelineDeps): CallKeys {
       }
     }
     try {
-      lastArgs = prepareArguments(tool, call.arguments, deps.limits).args;
+      lastArgs = prepareArguments(tool, call.arguments, deps.limits, undefined, tenant).args;
     } catch {
       // Never runs.
     }

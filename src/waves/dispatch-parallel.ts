@@ -33,7 +33,7 @@ export function createParallelDispatcher(options: WaveOptions = {}): ParallelDis
     // Planned once per tool name: the calls of a turn naming one tool share its plan.
     const lookup: WaveToolLookup<PlannedTool> = plannedTools(deps, turn);
     // Calls conflict on their resource keys and loop operations (see callKeys).
-    const { keyOf, loopOf, readOf } = callKeys(deps);
+    const { keyOf, loopOf, readOf } = callKeys(deps, turn.tenant);
     const waves = planWaves(calls, lookup, keyOf, loopOf);
     const trackers = calls.map((call) => trackCall(turn.observer.call({ toolCallId: call.id, tool: call.name, arguments: call.arguments })));
     // Any uint32 is accepted; past the turn's calls it changes nothing, so it is cut there.

@@ -1,7 +1,7 @@
 import { create } from '@bufbuild/protobuf';
 import { ToolSpecSchema } from '../../gen/dispatch/v1/tool_pb';
 import { prepareArguments } from '../../src/arguments';
-import { createSchemaCompiler, resolveTool } from '../../src/registry';
+import { chargeChecksTo, createSchemaCompiler, resolveTool } from '../../src/registry';
 import { KEPT_ERRORS, MAX_CHECK_MS, MAX_SCHEMA_ERRORS } from '../../src/registry/schema-errors';
 
 // Ajv's code (allErrors) kept every error whole until the call ended, each with its paths and
@@ -11,6 +11,11 @@ import { KEPT_ERRORS, MAX_CHECK_MS, MAX_SCHEMA_ERRORS } from '../../src/registry
 
 const compiler = createSchemaCompiler(256 * 1024);
 afterAll(() => compiler.close());
+// Each test's checks charged to a tenant of their own: a tenant's allowance of checking time
+// (check-time.ts) is one second at once, which one test's costly check spends.
+let tenants = 0;
+const freshTenant = () => `t${++tenants}`;
+beforeEach(() => chargeChecksTo(freshTenant()));
 
 const variants = Array.from({ length: 50 }, (_, i) => ({ type: 'object', required: [`k${i}`] }));
 const manyText = JSON.stringify({ type: 'object', properties: { items: { type: 'array', items: { anyOf: variants } } }, required: ['items'] });
@@ -105,7 +110,7 @@ describe('checking stops after a second', () => {
     expect(compiled.validate.errors).toEqual([expect.objectContaining({ keyword: 'checkingStopped', message: `checking stopped after ${MAX_CHECK_MS} ms: the arguments are too costly to check against the tool's schema` })]);
     const tool = resolveTool(create(ToolSpecSchema, { name: 'costly', inputSchema: text }), '', compiled);
     const limits = { maxArgumentBytes: 1 << 20, maxArgumentDepth: 64 };
-    expect(() => prepareArguments(tool, JSON.stringify(args), limits)).toThrow(`invalid arguments: checking stopped after ${MAX_CHECK_MS} ms: the arguments are too costly to check against the tool's schema; the tool was not executed`);
+    expect(() => prepareArguments(tool, JSON.stringify(args), limits, undefined, freshTenant())).toThrow(`invalid arguments: checking stopped after ${MAX_CHECK_MS} ms: the arguments are too costly to check against the tool's schema; the tool was not executed`);
     // Arguments of a few values are checked whole.
     expect(() => prepareArguments(tool, JSON.stringify({ a: ['x'] }), limits)).not.toThrow();
   });

@@ -2,8 +2,8 @@ import { DispatchError, errors } from '../errors';
 import { jsonDepth } from '../json';
 import type { Limits } from '../options';
 import { shortened } from '../pipeline/bound-result';
-import { ALLOWANCE_SPENT, chargeChecksTo, untilRefilled, type ResolvedTool } from '../registry';
-import { allowanceStopped } from '../registry/schema-errors';
+import { ALLOWANCE_SPENT, allowanceSpent, chargeChecksTo, untilRefilled, type ResolvedTool } from '../registry';
+import { allowanceStopped, checkedCostly } from '../registry/schema-errors';
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { inexactNumber, inexactNumberProblem } from './exact-numbers';
 import { watchDefaults } from './defaults-to-apply';
@@ -68,6 +68,7 @@ export function prepareArguments(tool: ResolvedTool, text: string, limits: Argum
   }
   const defaults = tool.spec.lenientArguments ? watchDefaults(args, tool.schema) : undefined;
   chargeChecksTo(tenant);
+  if (allowanceSpent(tenant, performance.now()) && checkedCostly(tool.validate)) throw checkingPaused(tenant);
   if (tool.validate(args)) return withSyntax(syntax, { args, warnings: defaults?.filled() ?? [] });
   const problems = tool.validate.errors ?? [];
   if (allowanceStopped(problems)) throw checkingPaused(tenant);

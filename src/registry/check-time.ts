@@ -6,8 +6,9 @@
  * arguments took more than a few dozen of Ajv's loop turns) is counted, so ordinary calls cost
  * nothing here. A tenant's allowance holds CHECK_BURST_MS and fills again at
  * CHECK_REFILL_MS_PER_SECOND: a tenant may take a second of checking at once and a quarter of the
- * loop for long; past it, its checks that look at the clock stop at once, and the call is refused
- * UNAVAILABLE, to call again once the allowance is back (checkingPaused).
+ * loop for long; past it, its checks that look at the clock stop at once, its calls of a tool whose
+ * checks have stopped for their time are refused before any check (checkedCostly), and either
+ * call is refused UNAVAILABLE, to call again once the allowance is back (checkingPaused).
  */
 
 /** The most checking time a tenant may take at once, in ms: one call's MAX_CHECK_MS. */
@@ -41,9 +42,18 @@ function levelOf(tenant: string, now: number): number {
   return level;
 }
 
+/** Less than this left of an allowance is none: a check given less stops at its first look, and a costly tool's call is refused before any. */
+export const MIN_CHECK_MS = 100;
+
+/** Whether `tenant` has spent its allowance (less than MIN_CHECK_MS left now). Costs a size check while no tenant has spent any. */
+export function allowanceSpent(tenant: string, now: number): boolean {
+  return allowances.size !== 0 && allowances.has(tenant) && levelOf(tenant, now) < MIN_CHECK_MS;
+}
+
 /** How long the check starting now may take, in ms: what is left of the current tenant's allowance. */
 export function checkAllowance(now: number): number {
-  return Math.max(0, levelOf(current, now));
+  const level = levelOf(current, now);
+  return level < MIN_CHECK_MS ? 0 : level;
 }
 
 /** Charges `ms` of checking, ended at `now`, to the current tenant. */

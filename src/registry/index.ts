@@ -5,7 +5,7 @@ export type { ResolvedTool, ResolvedRetry, ResolvedLoopPolicy } from './resolved
 export { createToolRegistry, operatorToolMessage, RegistryError } from './tool-registry';
 export type { ChangeListener, RemovedListener, ToolRegistry, RegistryChange } from './tool-registry';
 export { checkSpec } from './validate-spec';
-export { ALLOWANCE_SPENT, chargeChecksTo, untilRefilled } from './check-time';
+export { ALLOWANCE_SPENT, allowanceSpent, chargeChecksTo, untilRefilled } from './check-time';
 export { schemaBytesWith, specRestBytesWith } from './tenant-totals';
 export { createDestinationPolicy, RANGE_NAMES } from './destination-policy';
 export type { DestinationPolicy, DestinationRules } from './destination-policy';

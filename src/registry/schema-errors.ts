@@ -85,7 +85,9 @@ export function lookAtClock(errors: readonly ErrorObject[] | null): void {
     firstLook = now;
     allowed = Math.min(MAX_CHECK_MS, checkAllowance(now));
     deadline = now + allowed;
-  } else if (now > deadline) {
+  }
+  // At the first look too, when the allowance is spent: the next look is another 64 ticks away.
+  if (now > deadline || allowed <= 0) {
     const spent = allowed < MAX_CHECK_MS;
     throw new CheckingStopped(`checking stopped after ${Math.round(allowed)} ms: the arguments are too costly to check against the tool's schema${spent ? `; ${ALLOWANCE_SPENT}` : ''}`, errors?.slice(0, KEPT_ERRORS) ?? [], spent);
   }
@@ -120,6 +122,17 @@ export const allowanceStopped = (errors: readonly ErrorObject[]): boolean => {
   return last?.keyword === STOPPED_KEYWORD && (last.params as { allowance?: boolean }).allowance === true;
 };
 
+/** The bounded validate functions whose checking has stopped for its time: their schemas can take long to check. */
+const costly = new WeakSet<ValidateFunction>();
+
+/**
+ * Whether checking against `validate` has stopped for its time since it was compiled: a tenant
+ * whose allowance is spent is refused such a tool's calls before any check (prepareArguments),
+ * as each check stopped at its first look still took 64 ticks, and a tick of such a schema may
+ * be thousands of subschemas (an allOf of 9,000 under items: ~50 ms a call, 128 calls a turn).
+ */
+export const checkedCostly = (validate: ValidateFunction): boolean => costly.has(validate);
+
 /**
  * `validate` that fails where its lists outgrew {@link MAX_SCHEMA_ERRORS} or its time
  * {@link MAX_CHECK_MS}, its errors then the first ones found, if any, and one more saying checking
@@ -134,6 +147,7 @@ export function boundedValidate(validate: ValidateFunction): ValidateFunction {
       return valid;
     } catch (error) {
       if (!(error instanceof CheckingStopped)) throw error;
+      if (deadline !== 0) costly.add(bounded);
       bounded.errors = [...error.kept, stopped(error.message, error.allowance)];
       return false;
     } finally {

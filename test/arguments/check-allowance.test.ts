@@ -19,6 +19,7 @@ const TOKENS = { heavy: 'heavy-token', quiet: 'quiet-token' };
 const sha = (text: string) => require('node:crypto').createHash('sha256').update(text).digest('hex') as string;
 const config = `tools:
   - { name: costly, input_schema: '${schema}', effect: read_only, builtin: { name: echo } }
+  - { name: plain, input_schema: '{"type":"object"}', effect: read_only, builtin: { name: echo } }
 auth: { tokens: [ { tenant: heavy, sha256: "${sha(TOKENS.heavy)}", scopes: [dispatch] }, { tenant: quiet, sha256: "${sha(TOKENS.quiet)}", scopes: [dispatch] } ] }
 `;
 
@@ -51,17 +52,30 @@ test("a tenant's turn of costly checks holds the event loop about its allowance,
   expect(results.every((r) => r.attempts <= 1)).toBe(true);
 });
 
+const small = (token: string, name = 'costly') => t.dispatch.dispatch({ sessionId: 's', calls: [{ id: 'c', name, arguments: '{"a":["x"]}' }] }, { metadata: { authorization: `Bearer ${token}` } }).then((r) => r.results[0]!);
+
+test("once its allowance is spent, a tool whose checks have stopped for their time is refused before any check, a small call too; another tool's calls are checked as ever", async () => {
+  await turn(TOKENS.heavy, 2);
+  // Checked, a small call never looks at the clock: it is refused for the tool, not for its own cost.
+  expect((await small(TOKENS.heavy)).error).toMatchObject({ kind: ErrorKind.UNAVAILABLE, recoverable: true });
+  expect(await small(TOKENS.heavy, 'plain')).toMatchObject({ isError: false });
+  expect(await small(TOKENS.quiet)).toMatchObject({ isError: false });
+  const started = performance.now();
+  const { results } = await turn(TOKENS.heavy, 16);
+  expect(performance.now() - started).toBeLessThan(2_000);
+  expect(results.map((r) => r.error?.kind)).toEqual(Array(16).fill(ErrorKind.UNAVAILABLE));
+});
+
 test("another tenant's check keeps its own allowance while one tenant's is spent", async () => {
   await turn(TOKENS.heavy, 4);
   const { results } = await turn(TOKENS.quiet, 1);
   expect(results[0]!.error?.message).toMatch(/^invalid arguments: checking stopped after 1000 ms: the arguments are too costly to check against the tool's schema; the tool was not executed$/);
 });
 
-test('the allowance fills again: a small call of the spent tenant is checked whole at once, and a costly one runs to its own bound once it is full', async () => {
+test('the allowance fills again: once it is full, a costly call runs to its own bound', async () => {
   await turn(TOKENS.heavy, 3);
-  const small = await t.dispatch.dispatch({ sessionId: 's', calls: [{ id: 'c', name: 'costly', arguments: '{"a":["x"]}' }] }, { metadata: { authorization: `Bearer ${TOKENS.heavy}` } });
-  expect(small.results[0]).toMatchObject({ isError: false });
   await new Promise((r) => setTimeout(r, (CHECK_BURST_MS * 1000) / CHECK_REFILL_MS_PER_SECOND + 200));
+  expect(await small(TOKENS.heavy)).toMatchObject({ isError: false });
   const { results } = await turn(TOKENS.heavy, 1);
   expect(results[0]!.error?.message).toMatch(/^invalid arguments: checking stopped after 1000 ms/);
 });

@@ -1,15 +1,20 @@
 import type { DispatchError } from '../errors';
 import type { ResolvedTool } from '../registry';
 
-/** What makes another idempotency key for `tool`: its key fields' values, else any argument. */
-const anotherKey = (tool: ResolvedTool) => `${tool.keyFields.length === 0 ? 'different arguments' : `different values at ${tool.keyFields.join(', ')}`} (another idempotency key)`;
+/**
+ * What the model is told of changing the arguments to get past a kept answer. Before, the text
+ * named the values that make another idempotency key ("only a call with different values at
+ * /card, /amount reaches the tool"): a probe's model, told a charge had failed, sent the card with
+ * a leading space, and it reached the tool. Another key is another action, never a retry.
+ */
+const NOT_AROUND_IT = 'Do not change the arguments only to get past this answer: that makes another action, not a retry, and may do it twice';
 
 /**
  * The next step after a side-effecting call's failure that its idempotency record keeps: the same
  * call is replayed, not run, until the record expires, so calling again as it is cannot help.
  */
 export function keptFailureSuggestion(tool: ResolvedTool): string {
-  return `The same call again returns this same answer, without reaching the tool, until its idempotency record expires (${tool.idempotencyTtlSeconds} s). Only a call with ${anotherKey(tool)} reaches the tool before then: read the error message, and check whether the action took effect before making one.`;
+  return `The same call again returns this same answer, without reaching the tool, until its idempotency record expires (${tool.idempotencyTtlSeconds} s). Read the error message: if it names something to correct, the corrected call is a new action and reaches the tool. ${NOT_AROUND_IT}; otherwise check whether the action took effect and tell the user what failed.`;
 }
 
 /**
@@ -19,12 +24,12 @@ export function keptFailureSuggestion(tool: ResolvedTool): string {
  * its effect before calling again" read as if the same call could be made once verified.
  */
 export function mayHaveRunSuggestion(tool: ResolvedTool): string {
-  return `The call may or may not have taken effect: verify its effect (for example by reading the current state) before anything else. The same call again is answered OUTCOME_UNKNOWN, without reaching the tool, until its idempotency record expires (${tool.idempotencyTtlSeconds} s); only a call with ${anotherKey(tool)} reaches the tool before then, so make one only if the action did not take effect.`;
+  return `The call may or may not have taken effect: verify its effect (for example by reading the current state) before anything else. The same call again is answered OUTCOME_UNKNOWN, without reaching the tool, until its idempotency record expires (${tool.idempotencyTtlSeconds} s). ${NOT_AROUND_IT}; if it did not take effect, tell the user.`;
 }
 
 /** The next step after an OUTCOME_UNKNOWN refusal: as {@link mayHaveRunSuggestion}, of the earlier call. */
 export function unknownOutcomeSuggestion(tool: ResolvedTool): string {
-  return `An identical earlier call may or may not have taken effect: verify its effect (for example by reading the current state). This same call is answered so, without reaching the tool, until that call's idempotency record expires (at most ${tool.idempotencyTtlSeconds} s after it); only a call with ${anotherKey(tool)} reaches the tool before then, so make one only if the action did not take effect.`;
+  return `An identical earlier call may or may not have taken effect: verify its effect (for example by reading the current state). This same call is answered so, without reaching the tool, until that call's idempotency record expires (at most ${tool.idempotencyTtlSeconds} s after it). ${NOT_AROUND_IT}; if it did not take effect, tell the user.`;
 }
 
 /**

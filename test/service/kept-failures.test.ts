@@ -9,8 +9,10 @@ import { eventually } from '../workers/worker-harness';
 // reaching the tool. So the model is not told it is recoverable or to retry after a delay, but
 // what does reach the tool. A read-only tool's is retried, and says so, as before.
 
-const KEPT = (ttl: number, changed = 'different arguments') =>
-  `The same call again returns this same answer, without reaching the tool, until its idempotency record expires (${ttl} s). Only a call with ${changed} (another idempotency key) reaches the tool before then: read the error message, and check whether the action took effect before making one.`;
+// It names no values to change to get past it (before: "Only a call with different values at /to
+// (another idempotency key) reaches the tool"): a model changed a card number's spacing so.
+const KEPT = (ttl: number) =>
+  `The same call again returns this same answer, without reaching the tool, until its idempotency record expires (${ttl} s). Read the error message: if it names something to correct, the corrected call is a new action and reaches the tool. Do not change the arguments only to get past this answer: that makes another action, not a retry, and may do it twice; otherwise check whether the action took effect and tell the user what failed.`;
 
 let tools: ToolServer;
 let d: TestDispatch;
@@ -79,7 +81,7 @@ test("a side-effecting 500 says which arguments make another key, and a call wit
   const before = tools.count('/broken');
   const first = await call('send_broken', 'kept-500');
   expect(first.error?.recoverable).toBe(false);
-  expect(first.error?.suggestion).toBe(KEPT(120, 'different values at /to'));
+  expect(first.error?.suggestion).toBe(KEPT(120));
   expect((await call('send_broken', 'kept-500', '{"to":"a@b.c","note":"again"}')).idempotentReplay).toBe(true);
   expect(tools.count('/broken')).toBe(before + 1);
   const other = await call('send_broken', 'kept-500', '{"to":"x@y.z"}');

@@ -33,7 +33,7 @@ test("a replayed error's suggestion says the same call returns it again, and wha
   expect(again.idempotentReplay).toBe(true);
   expect(again.error?.kind).toBe(ErrorKind.TOOL_ERROR);
   expect(again.error?.suggestion).toBe(
-    'The same call again returns this same answer, without reaching the tool, until its idempotency record expires (900 s). Only a call with different values at /door (another idempotency key) reaches the tool before then: read the error message, and check whether the action took effect before making one.',
+    'The same call again returns this same answer, without reaching the tool, until its idempotency record expires (900 s). Read the error message: if it names something to correct, the corrected call is a new action and reaches the tool. Do not change the arguments only to get past this answer: that makes another action, not a retry, and may do it twice; otherwise check whether the action took effect and tell the user what failed.',
   );
   expect(JSON.parse(again.output).suggestion).toBe(again.error?.suggestion);
   expect(tools.count()).toBe(1);

@@ -26,17 +26,17 @@ afterAll(async () => {
 
 const send = (id: string, to: string) => d.dispatch.dispatch({ sessionId: 's', calls: [{ id, name: 'send_email', arguments: JSON.stringify({ to, body: 'hi' }) }] }).then((r) => r.results[0]!);
 
-test('a cut-off side-effecting call and the same call after it name what they get until the record expires, and what reaches the tool', async () => {
+test('a cut-off side-effecting call and the same call after it name what they get until the record expires, and name no values to change to get past it', async () => {
   const cut = await send('c1', 'a@example.com');
   expect(cut.error?.kind).toBe(ErrorKind.TIMEOUT);
   expect(JSON.parse(cut.output).suggestion).toBe(
-    'The call may or may not have taken effect: verify its effect (for example by reading the current state) before anything else. The same call again is answered OUTCOME_UNKNOWN, without reaching the tool, until its idempotency record expires (600 s); only a call with different values at /to (another idempotency key) reaches the tool before then, so make one only if the action did not take effect.',
+    'The call may or may not have taken effect: verify its effect (for example by reading the current state) before anything else. The same call again is answered OUTCOME_UNKNOWN, without reaching the tool, until its idempotency record expires (600 s). Do not change the arguments only to get past this answer: that makes another action, not a retry, and may do it twice; if it did not take effect, tell the user.',
   );
   const again = await send('c2', 'a@example.com');
   expect(again.error?.kind).toBe(ErrorKind.OUTCOME_UNKNOWN);
   expect(again.error?.recoverable).toBe(false);
   expect(again.error?.suggestion).toBe(
-    "An identical earlier call may or may not have taken effect: verify its effect (for example by reading the current state). This same call is answered so, without reaching the tool, until that call's idempotency record expires (at most 600 s after it); only a call with different values at /to (another idempotency key) reaches the tool before then, so make one only if the action did not take effect.",
+    "An identical earlier call may or may not have taken effect: verify its effect (for example by reading the current state). This same call is answered so, without reaching the tool, until that call's idempotency record expires (at most 600 s after it). Do not change the arguments only to get past this answer: that makes another action, not a retry, and may do it twice; if it did not take effect, tell the user.",
   );
   const before = tools.count();
   const other = await send('c3', 'b@example.com');

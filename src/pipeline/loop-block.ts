@@ -21,7 +21,7 @@ export const PROBE_HELD_WAIT_MS = 1000;
  */
 export function loopStop(tool: ResolvedTool, streak: LoopStreak): HardError | undefined {
   if (streak.failed || streak.count < tool.loop.stop) return undefined;
-  return new HardError(status.ABORTED, 'LOOP_DETECTED', `loop detected: ${tool.name} returned the same result ${streak.count} times in a row for the same input`);
+  return new HardError(status.ABORTED, 'LOOP_DETECTED', `loop detected: ${tool.name} returned the same result the last ${streak.count} times it was called with the same input`);
 }
 
 /**

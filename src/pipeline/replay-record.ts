@@ -105,7 +105,7 @@ export function addLoopWarning(streak: LoopStreak, tool: ResolvedTool, obs: Call
   const refused = blockedMs === undefined ? '' : `; dispatch refuses to run it again unchanged for ${inWords(blockedMs)}, longer than the tool asked (retry_after_ms)`;
   const message = streak.failed
     ? `loop warning: this call has failed the same way ${failuresInARow(streak)} times in a row${refused}; change the arguments or the approach`
-    : `loop warning: ${tool.name} returned the same result ${streak.count} times in a row for the same input; use the result you have or change the approach`;
+    : `loop warning: ${tool.name} returned the same result the last ${streak.count} times it was called with the same input; use the result you have or change the approach (at ${tool.loop.stop} such results, the next identical call ends the turn)`;
   warnings.push(message);
   obs.loopWarning(attempt, message);
   return message;

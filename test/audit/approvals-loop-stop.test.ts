@@ -62,7 +62,7 @@ test.each([
   }
   const ran = tools.count('/look');
   const error = await look('l3').then(() => undefined, (e: ServiceError) => e);
-  expect([error?.code, error?.details]).toEqual([status.ABORTED, 'loop detected: look returned the same result 2 times in a row for the same input']);
+  expect([error?.code, error?.details]).toEqual([status.ABORTED, 'loop detected: look returned the same result the last 2 times it was called with the same input']);
   expect((await d.dispatch.listApprovals({ sessionId: session })).approvals).toEqual([]);
   expect(tools.count('/look')).toBe(ran);
   await tap.waitFor(turnEnded(session, 3));

@@ -29,7 +29,7 @@ test('a hard error is printed with its ErrorInfo reason: ABORTED ... (reason LOO
   for (let i = 1; i <= 10; i++) expect((await ctl('--session', 'loopy', 'call', 'echo', '{"a":1}')).code).toBe(0);
   const run = await ctl('--session', 'loopy', 'call', 'echo', '{"a":1}');
   expect(run.code).toBe(1);
-  expect(run.err).toBe('dispatchctl: ABORTED: loop detected: echo returned the same result 10 times in a row for the same input (reason LOOP_DETECTED)');
+  expect(run.err).toBe('dispatchctl: ABORTED: loop detected: echo returned the same result the last 10 times it was called with the same input (reason LOOP_DETECTED)');
 });
 
 test('RESOURCE_EXHAUSTED OVERLOADED, told apart from the other reasons of its code', async () => {

@@ -51,7 +51,7 @@ describe('loop detection through the gRPC service', () => {
     const result = third.results[0]!;
     expect(result.toolCallId).toBe('a3');
     expect(result.cached).toBe(true);
-    expect(loopWarnings(result.warnings)).toEqual(['loop warning: lookup returned the same result 3 times in a row for the same input; use the result you have or change the approach']);
+    expect(loopWarnings(result.warnings)).toEqual(['loop warning: lookup returned the same result the last 3 times it was called with the same input; use the result you have or change the approach (at 10 such results, the next identical call ends the turn)']);
     expect(d.events.filter((e) => e.kind === 'LOOP_WARNING').map((e) => e.toolCallId)).toEqual(['a3']);
     expect(tools.count('/lookup')).toBe(1);
   });
@@ -61,10 +61,10 @@ describe('loop detection through the gRPC service', () => {
     expect(nine.results.every((r) => !r.isError && r.output === 'same')).toBe(true);
     const tenth = await d.dispatch.dispatch({ sessionId: 's', calls: [call('c10', { q: 'x', n: 10 })] });
     expect(tenth.results[0]!.isError).toBe(false);
-    expect(loopWarnings(tenth.results[0]!.warnings)[0]).toContain('10 times in a row');
+    expect(loopWarnings(tenth.results[0]!.warnings)[0]).toContain('the last 10 times');
     expect(tools.count('/lookup')).toBe(10);
     const eleventh = d.dispatch.dispatch({ sessionId: 's', calls: [call('c11', { q: 'x', n: 11 })] });
-    await expect(eleventh).rejects.toMatchObject({ code: status.ABORTED, details: 'loop detected: lookup returned the same result 10 times in a row for the same input' });
+    await expect(eleventh).rejects.toMatchObject({ code: status.ABORTED, details: 'loop detected: lookup returned the same result the last 10 times it was called with the same input' });
     expect(errorReason(await eleventh.catch((e: unknown) => e))).toBe('LOOP_DETECTED');
     expect(tools.count('/lookup')).toBe(10);
     expect(d.events.filter((e) => e.kind === 'LOOP_STOP').map((e) => e.toolCallId)).toEqual(['c11']);

@@ -60,8 +60,8 @@ describe.each(['memory', 'redis'])('with the %s store', (kind) => {
     expect(results.every((r) => r.output === 'sent' && !r.isError)).toBe(true);
     expect(results.slice(1).every((r) => r.idempotentReplay)).toBe(true);
     expect(results.map((r) => loopWarnings(r.warnings).length)).toEqual([0, 0, 1, 1, 1, 1, 1, 1, 1, 1]);
-    expect(loopWarnings(results[2]!.warnings)).toEqual(['loop warning: send returned the same result 3 times in a row for the same input; use the result you have or change the approach']);
-    await expect(send(session, 'c11')).rejects.toMatchObject({ code: status.ABORTED, details: 'loop detected: send returned the same result 10 times in a row for the same input' });
+    expect(loopWarnings(results[2]!.warnings)).toEqual(['loop warning: send returned the same result the last 3 times it was called with the same input; use the result you have or change the approach (at 10 such results, the next identical call ends the turn)']);
+    await expect(send(session, 'c11')).rejects.toMatchObject({ code: status.ABORTED, details: 'loop detected: send returned the same result the last 10 times it was called with the same input' });
     expect(tools.count('/send') - before).toBe(1);
   });
 

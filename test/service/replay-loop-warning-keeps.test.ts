@@ -31,6 +31,6 @@ test('the replay a loop warning rides on keeps the warnings of the result it rep
   expect(await send('c2')).toMatchObject({ idempotentReplay: true, warnings: [cut] });
   const third = await send('c3');
   expect(third.idempotentReplay).toBe(true);
-  expect(third.warnings).toEqual([cut, 'loop warning: send returned the same result 3 times in a row for the same input; use the result you have or change the approach']);
+  expect(third.warnings).toEqual([cut, 'loop warning: send returned the same result the last 3 times it was called with the same input; use the result you have or change the approach (at 10 such results, the next identical call ends the turn)']);
   expect(tools.count('/send')).toBe(1);
 });

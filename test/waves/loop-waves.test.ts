@@ -50,7 +50,7 @@ describe.each([
       (e: ServiceError) => e,
     );
     expect(error?.code).toBe(status.ABORTED);
-    expect(error?.details).toBe('loop detected: look returned the same result 2 times in a row for the same input');
+    expect(error?.details).toBe('loop detected: look returned the same result the last 2 times it was called with the same input');
     expect(errorReason(error)).toBe('LOOP_DETECTED');
     // The loop stop comes before execution: the tool ran at most twice (the second may be memoized).
     expect(tools.count('/look')).toBeLessThanOrEqual(2);

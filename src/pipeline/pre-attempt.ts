@@ -13,6 +13,7 @@ import { cancelledByDeadline, waitSignal } from './turn-error';
 import { recordGone, unlessRecorded } from './answered-by-record';
 import { approvalArguments, approvalText, type ApprovalDecision, type ApprovalRequest } from './approval-request';
 import { markRefusal } from './refused-loops';
+import { DEADLINE_UNANSWERED, deadlineWait } from './approval-deadline';
 
 const blocked = (message: string) =>
   new DispatchError(ErrorKind.BLOCKED, message, { phase: 'before', suggestion: 'Do not retry this call; choose a different action or ask the user for permission.' });
@@ -168,24 +169,29 @@ async function awaitApproval(deps: PipelineDeps, turn: TurnContext, obs: CallObs
   const sessionEnd = new AbortController();
   const stopEnd = onSessionEnded(deps.store, turn.scope ?? { tenant: turn.tenant, sessionId: turn.sessionId }, () => sessionEnd.abort());
   let approved = false;
+  const beforeDeadline = deadlineWait(turn.deadline, deps.limits.approvalTimeoutMs);
+  // Listed as ending when it does: a margin before the deadline.
+  const asking = beforeDeadline ? { ...request, endsBy: Date.now() + beforeDeadline.givenMs } : request;
   // How the wait ended: with a denial, what the approver said (ResolveApproval's reason, bounded and escaped there).
   let decision: ApprovalDecision | undefined;
   try {
-    const signal = AbortSignal.any([toAbortSignal(wait.signal), sessionEnd.signal]);
+    const signal = AbortSignal.any([toAbortSignal(wait.signal), sessionEnd.signal, ...(beforeDeadline ? [beforeDeadline.signal] : [])]);
     const waiting = () => {
       asked = true;
-      obs.approvalRequested(attempt, approvalId, reason, request);
+      obs.approvalRequested(attempt, approvalId, reason, asking);
     };
-    approved = await deps.guards.awaitApproval(approvalId, signal, turn.tenant, waiting, request, (ended) => (decision = ended));
+    approved = await deps.guards.awaitApproval(approvalId, signal, turn.tenant, waiting, asking, (ended) => (decision = ended));
   } finally {
     wait.stop();
     stopEnd();
+    beforeDeadline?.stop();
     // Not granted, however the wait ended (denied, expired, cut short, the session's end, no room
     // to wait): what was counted before asking is given back, before the attempt ends.
     if (!approved && giveBack) await giveBack();
   }
   // Every announced wait is told ended (one refused at once, or cut short before it was announced, was never asked).
-  if (asked) obs.approvalResolved(attempt, approvalId, waitEnding(turn, approved, decision, wait.signal.aborted || sessionEnd.signal.aborted));
+  const deadlineCut = !approved && beforeDeadline?.signal.aborted === true && !wait.signal.aborted && !sessionEnd.signal.aborted;
+  if (asked) obs.approvalResolved(attempt, approvalId, deadlineCut ? { decision: 'expired' } : waitEnding(turn, approved, decision, wait.signal.aborted || sessionEnd.signal.aborted));
   const said = decision?.decision === 'denied' ? decision.reason : undefined;
   if (!approved && sessionEnd.signal.aborted && !wait.signal.aborted) throw blocked(`the session ended while the call waited for approval, so it was not executed: ${reason}`);
   // Cut short by the client's cancel, the deadline, shutdown's abort or the drain: no refusal (it
@@ -196,6 +202,9 @@ async function awaitApproval(deps: PipelineDeps, turn: TurnContext, obs: CallObs
   if (!approved && wait.signal.aborted) return args;
   // Refused for want of room, as a concurrency cap refuses: the same call may be asked later.
   if (!asked) throw new DispatchError(ErrorKind.UNAVAILABLE, `needs approval, and too many approvals are waiting already; try again later: ${reason}`, { phase: 'before', recoverable: true, suggestion: APPROVALS_FULL });
+  if (deadlineCut) {
+    throw new DispatchError(ErrorKind.BLOCKED, `approval was not given within the ${seconds(beforeDeadline!.givenMs)} this turn's deadline left for it (the approval timeout is ${seconds(deps.limits.approvalTimeoutMs)}), so the call was not executed: ${reason}`, { phase: 'before', suggestion: DEADLINE_UNANSWERED });
+  }
   // Its time ran out unanswered (the approval timeout: an expiry by the deadline was cut short above).
   if (!approved && decision?.decision === 'expired') {
     throw new DispatchError(ErrorKind.BLOCKED, `approval timed out: no approver answered within ${seconds(deps.limits.approvalTimeoutMs)}, so the call was not executed: ${reason}`, { phase: 'before', suggestion: UNANSWERED });

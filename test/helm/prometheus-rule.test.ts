@@ -40,6 +40,7 @@ const ALERTS = {
   error: 'DispatchToolErrorRateHigh',
   breakerOpen: 'DispatchToolBreakerOpen',
   storeDown: 'DispatchStoreDown',
+  storeRefusing: 'DispatchStoreRefusing',
   traceSpansDropped: 'DispatchTraceSpansDropped',
   traceExportFailures: 'DispatchTraceExportFailing',
   turnsRefused: 'DispatchTurnsRefused',
@@ -81,10 +82,12 @@ describe('enabled', () => {
     });
   });
 
-  it("computes GetToolStats' error rate as the calls with an outcome other than ok over every call, above half", () => {
+  // An SRE's probe: calls naming no tool (tool _unknown, 100% errors by construction) kept the
+  // alert firing, and a rollout's SHUTTING_DOWN, a client's cancel or deadline counted as the tool's.
+  it("computes GetToolStats' error rate as the calls with an outcome other than ok over every call, above half, leaving out the caller's ends and tool _unknown", () => {
     const rule = rules.find((r) => r.alert === ALERTS.error)!;
     expect(rule.expr).toBe(
-      'sum by (namespace, tenant, tool) (rate(dispatch_tool_calls_total{namespace="agents", outcome!="ok"}[5m])) / sum by (namespace, tenant, tool) (rate(dispatch_tool_calls_total{namespace="agents"}[5m])) > 0.5',
+      'sum by (namespace, tenant, tool) (rate(dispatch_tool_calls_total{namespace="agents", tool!="_unknown", outcome!~"ok|CANCELLED|DEADLINE_EXCEEDED|SHUTTING_DOWN"}[5m])) / sum by (namespace, tenant, tool) (rate(dispatch_tool_calls_total{namespace="agents"}[5m])) > 0.5',
     );
     expect(RATE_THRESHOLDS.error).toBe(0.5);
     expect(rule.annotations.summary).toContain('error rate {{ $value | humanizePercentage }} (threshold 50%)');
@@ -94,6 +97,9 @@ describe('enabled', () => {
   it('alerts on a lost Redis, an open breaker, lost trace spans and turns refused', () => {
     const expr = (alert: string) => rules.find((r) => r.alert === alert)!.expr;
     expect(expr(ALERTS.storeDown)).toBe('dispatch_store_up{namespace="agents"} == 0');
+    // A Redis out of memory (noeviction) refuses every write while dispatch_store_up stays 1 (an SRE's probe).
+    expect(expr(ALERTS.storeRefusing)).toBe('sum by (namespace, instance) (increase(dispatch_tool_calls_total{namespace="agents", outcome="STORE_UNAVAILABLE"}[5m])) > 0');
+    expect(rules.find((r) => r.alert === ALERTS.storeRefusing)!.labels.severity).toBe('critical');
     expect(expr(ALERTS.breakerOpen)).toBe('max by (namespace, tenant, tool) (dispatch_breaker_state{namespace="agents"}) == 2');
     expect(expr(ALERTS.traceSpansDropped)).toBe('increase(dispatch_trace_spans_dropped_total{namespace="agents"}[5m]) > 0');
     expect(expr(ALERTS.traceExportFailures)).toBe('increase(dispatch_trace_export_failures_total{namespace="agents"}[5m]) > 0');
@@ -196,7 +202,7 @@ it('takes a namespace, labels and a selector of its own; an empty selector selec
   expect(rule.spec.groups[0].rules.find((r: Rule) => r.alert === ALERTS.storeDown).expr).toBe('dispatch_store_up{namespace="agents", service="prod-dispatch-metrics"} == 0');
   const bare = rulesOf("metrics: {prometheusRule: {selector: ''}}");
   expect(bare.find((r) => r.alert === ALERTS.timeout)!.expr).toBe('sum by (namespace, tenant, tool) (rate(dispatch_tool_timeouts_total[5m])) / sum by (namespace, tenant, tool) (rate(dispatch_tool_calls_total[5m])) > 0.05');
-  expect(bare.find((r) => r.alert === ALERTS.error)!.expr).toBe('sum by (namespace, tenant, tool) (rate(dispatch_tool_calls_total{outcome!="ok"}[5m])) / sum by (namespace, tenant, tool) (rate(dispatch_tool_calls_total[5m])) > 0.5');
+  expect(bare.find((r) => r.alert === ALERTS.error)!.expr).toBe('sum by (namespace, tenant, tool) (rate(dispatch_tool_calls_total{tool!="_unknown", outcome!~"ok|CANCELLED|DEADLINE_EXCEEDED|SHUTTING_DOWN"}[5m])) / sum by (namespace, tenant, tool) (rate(dispatch_tool_calls_total[5m])) > 0.5');
   for (const r of bare) expect(partsOf(r.expr).syntax).toEqual([]);
 });
 

@@ -37,7 +37,8 @@ const listedIn = (sessionId: string) => until(async () => (await d.dispatch.list
 
 test.each([
   ["the client's cancel", 'cancel', status.CANCELLED],
-  ['the RPC deadline', 'deadline', status.DEADLINE_EXCEEDED],
+  // Ended a margin before the deadline since approval-deadline.ts: the RPC answers, the call BLOCKED unanswered.
+  ['the RPC deadline', 'deadline', undefined],
 ] as const)('a wait cut short by %s is gone: not listed, resolved=false, nothing runs', async (_what, sessionId, code) => {
   const controller = new AbortController();
   const options = sessionId === 'cancel' ? { signal: controller.signal } : { deadlineMs: 1_500 };

@@ -4,7 +4,7 @@ import { TOOL_DEFAULTS } from '../options';
 import { suggestKey } from '../config/unknown-key';
 import { globAny, globMatch } from './glob';
 import { CHECKED_BEFORE, isRecord, parseMatch } from './parse-rule';
-import { policyPointerWarnings } from './policy-pointer-warnings';
+import { policyPointerWarnings, regexGlobWarnings } from './policy-pointer-warnings';
 import { shadowedPolicyWarnings } from './shadowed-policies';
 
 /** A start-up warning: its log message and fields. */
@@ -168,5 +168,5 @@ export function loopSettingWarnings(tools: readonly ToolSpec[], loopWindow: numb
 
 /** Every start-up warning of the config file's `policies:`, `tools:` and loop settings. */
 export function startupWarnings(config: Pick<DispatchConfig, 'policies' | 'tools' | 'limits'>): StartupWarning[] {
-  return [...policyMatchWarnings(config.policies, config.tools), ...policyPointerWarnings(config.policies, config.tools), ...shadowedPolicyWarnings(config.policies, config.tools), ...fallbackEffectWarnings(config.tools), ...fallbackNameWarnings(config.tools), ...loopSettingWarnings(config.tools, config.limits.loopWindow)];
+  return [...policyMatchWarnings(config.policies, config.tools), ...policyPointerWarnings(config.policies, config.tools), ...regexGlobWarnings(config.policies), ...shadowedPolicyWarnings(config.policies, config.tools), ...fallbackEffectWarnings(config.tools), ...fallbackNameWarnings(config.tools), ...loopSettingWarnings(config.tools, config.limits.loopWindow)];
 }

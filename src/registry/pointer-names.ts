@@ -51,6 +51,8 @@ export interface UndeclaredName {
   readonly name: string;
   readonly meant?: string;
   readonly allowed?: string;
+  /** The names an open schema declares (policy-pointer-warnings.ts: a warning names them). */
+  readonly declared?: string;
 }
 
 /**

@@ -131,6 +131,17 @@ export async function serve(options: DaemonOptions, env: NodeJS.ProcessEnv, stop
     const authentication = authConfigured(config.auth, env, options.tls) ? 'on' : 'off';
     logger.info('dispatchd serving', { listen: options.listen, port: server.port, tools, redis: redisUrl !== undefined, authentication, config: configFile });
     // An empty config file served silently: every call UNKNOWN_TOOL, health SERVING (an SRE's probe).
+    const outlasting = deps.registry.list('').filter((tool) => !tool.readOnly && tool.timeoutMs > options.graceMs);
+    // An SRE's probe: a 120 s side-effecting call, SIGTERM, and at the 30 s grace's end it was cut
+    // off (OUTCOME_UNKNOWN for an hour, though it ran), nothing said at start or at the cut.
+    if (outlasting.length > 0) {
+      logger.warn("side-effecting tools whose timeout_ms is longer than the drain's grace: a call of theirs still running when a drain's grace ends is cut off, its outcome unknown (the same call then gets OUTCOME_UNKNOWN); raise --grace (DISPATCH_GRACE_MS) to the longest, and the pod's terminationGracePeriodSeconds with it", {
+        graceMs: options.graceMs,
+        tools: outlasting.slice(0, 10).map((tool) => tool.name),
+        count: outlasting.length,
+        longestMs: Math.max(...outlasting.map((tool) => tool.timeoutMs)),
+      });
+    }
     if (tools === 0) logger.warn('no tools to serve yet: the config file declares none (or its MCP servers are not reachable); every call fails UNKNOWN_TOOL until a tenant registers tools or a worker connects', { config: configFile });
     await new Promise((resolve) => stop.addEventListener('abort', resolve, { once: true }));
   }

@@ -110,6 +110,9 @@ export async function startServer(address: string, options: ServerOptions): Prom
         const idle = deps.store.shared ? undefined : whenIdle(admission, () => hostingController.abort());
         if (!idle) hostingController.abort();
         const force = setTimeout(() => {
+          if (admission.inFlight > 0) {
+            deps.logger.warn("drain grace ended with turns still running: they are cut off now (their clients get UNAVAILABLE SHUTTING_DOWN, naming the calls that had finished; a side-effecting call still running is OUTCOME_UNKNOWN)", { graceMs, turns: admission.inFlight, callsAtMost: admission.callsInFlight });
+          }
           clearInterval(idle);
           hostingController.abort();
           shutdownController.abort();

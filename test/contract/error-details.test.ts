@@ -43,7 +43,7 @@ describe('without authentication', () => {
     const calls = ['a1', 'a2', 'a3', 'a4'].map((id) => ({ id, name: 'same', arguments: '{"q":1}' }));
     const info = await failure(d.dispatch.dispatch({ sessionId: 'loop-s', calls }));
     expect(info).toMatchObject({ code: grpc.status.ABORTED, reason: 'LOOP_DETECTED', domain: 'dispatch.v1' });
-    expect(info.details).toMatch(/^loop detected: same returned the same result 3 times/);
+    expect(info.details).toMatch(/^loop detected: same returned the same result the last 3 times/);
     // The calls that had ended, whose results the RPC loses (a side effect among them ran).
     expect(info.metadata).toEqual({ tool: 'same', tool_call_id: 'a4', session_id: 'loop-s', attempts: '1', calls_completed: '3', completed_call_ids: 'a1,a2,a3', completed_call_indexes: '0-2' });
   });

@@ -51,7 +51,7 @@ describeWithPython('the Python examples in an agent loop', () => {
     const { code, out } = await backend(turns);
     expect(code).toBe(1);
     expect(out).toContain('-- turn 11\n');
-    expect(out).toMatch(/dispatch failed: ABORTED LOOP_DETECTED: loop detected: poll returned the same result 10 times in a row/);
+    expect(out).toMatch(/dispatch failed: ABORTED LOOP_DETECTED: loop detected: poll returned the same result the last 10 times it was called with the same input/);
     expect(out).not.toContain('-- turn 12');
   }, 60_000);
 

@@ -56,7 +56,7 @@ test('the loop window is shared: identical calls alternating between replicas wa
   const results: ToolResult[] = [];
   for (let i = 0; i < 10; i++) results.push(await call(i % 2 === 0 ? a : b, `${RUN}-loop-1`, 'echo', '{"q":"same"}'));
   expect(results.map((r) => r.warnings.length > 0)).toEqual([false, false, true, true, true, true, true, true, true, true]);
-  expect(results[2]!.warnings[0]).toContain('echo returned the same result 3 times in a row');
+  expect(results[2]!.warnings[0]).toContain('echo returned the same result the last 3 times it was called with the same input');
   await expect(call(b, `${RUN}-loop-1`, 'echo', '{"q":"same"}')).rejects.toMatchObject({ code: status.ABORTED });
   expect(await call(a, `${RUN}-loop-2`, 'echo', '{"q":"same"}')).toMatchObject({ isError: false, warnings: [] });
 });

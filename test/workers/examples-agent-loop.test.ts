@@ -36,7 +36,7 @@ describe('the TypeScript backend in an agent loop', () => {
     const turns = Array.from({ length: 12 }, (_, i) => [call(`p${i + 1}`, 'poll', { job: 7 })]);
     const error = (await runConversation(t.address, turns, undefined, (line) => printed.push(line)).catch((e: unknown) => e)) as ServiceError;
     expect(error.code).toBe(status.ABORTED);
-    expect(describeHardError(error)).toMatch(/^ABORTED LOOP_DETECTED: loop detected: poll returned the same result 10 times in a row/);
+    expect(describeHardError(error)).toMatch(/^ABORTED LOOP_DETECTED: loop detected: poll returned the same result the last 10 times it was called with the same input/);
     expect(printed.at(-1)).toBe('-- turn 11');
   });
 

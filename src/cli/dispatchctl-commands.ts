@@ -93,6 +93,13 @@ export async function runCommand(command: string, args: readonly string[], value
         await dispatch.endSession({ sessionId: args[0] }, options);
         out(`session ${terminalWord(args[0])} ended`);
         return 0;
+      case 'memory': {
+        const { entries, omitted } = await dispatch.getSessionMemory({ sessionId: args[0] }, options);
+        if (omitted > 0) out(`(${omitted} older entries left out to fit the answer)`);
+        for (const entry of entries) out(terminalText(entry));
+        if (entries.length === 0) err(`dispatchctl: session ${terminalWord(args[0])} has no memory (no call of it succeeded, it ended, or it is another tenant's)`);
+        return 0;
+      }
       case 'approvals':
         return await approvalsCommand(dispatch, args, values, options, out);
       case 'stats': {

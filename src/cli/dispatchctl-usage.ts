@@ -39,6 +39,7 @@ export const USAGE = `usage: dispatchctl [--address HOST:PORT] [--token T] [--se
                              --parallel runs it in parallel whatever its mode says
   read HANDLE [OFFSET]       the whole text of a truncated result
   end-session SESSION        clear a session's records, results and scratch directory
+  memory SESSION             the session's trajectory memory: a line per call that succeeded
   approvals [list] [--tool T]
                              the calls waiting for approval, with the arguments that run
                              if approved; --session and --tool filter
@@ -122,6 +123,7 @@ const COMMANDS: ReadonlyMap<string, readonly [needs: string | undefined, takes: 
   ['dispatch', ['FILE', 'FILE']],
   ['read', ['HANDLE', 'HANDLE [OFFSET]']],
   ['end-session', ['SESSION', 'SESSION']],
+  ['memory', ['SESSION', 'SESSION']],
   ['approvals', [undefined, undefined]],
   ['parse', ['FILE', 'FILE']],
   ['events', [undefined, '']],

@@ -3,10 +3,13 @@ import * as grpc from '@grpc/grpc-js';
 import {
   DispatchMode,
   EndSessionResponseSchema,
+  GetSessionMemoryResponseSchema,
   type DispatchRequest,
   type DispatchResponse,
   type EndSessionRequest,
   type EndSessionResponse,
+  type GetSessionMemoryRequest,
+  type GetSessionMemoryResponse,
   type ToolResult,
 } from '../../gen/dispatch/v1/dispatch_pb';
 import type { ServerSurfaceCall } from '@grpc/grpc-js/build/src/server-call';
@@ -221,9 +224,27 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
     return create(EndSessionResponseSchema, {});
   }
 
+  /**
+   * The session's trajectory memory (written after each call that succeeded; before, nothing read
+   * it), newest entries kept when all do not fit max_response_bytes (each is at most ~1,600
+   * characters, 4 bytes of UTF-8 at most each, and its field's few bytes of framing).
+   */
+  async function getSessionMemory(request: GetSessionMemoryRequest, call: grpc.ServerUnaryCall<GetSessionMemoryRequest, GetSessionMemoryResponse>): Promise<GetSessionMemoryResponse> {
+    const principal = authenticate(call, 'dispatch');
+    checkSessionId(request.sessionId);
+    const entries = await deps.store.memory({ tenant: principal.tenant, sessionId: request.sessionId }).catch(() => {
+      throw new RpcError(grpc.status.UNAVAILABLE, 'the session store is unreachable; try again shortly', 'STORE_UNAVAILABLE');
+    });
+    let room = deps.limits.maxResponseBytes - RESPONSE_SLACK_BYTES;
+    let first = entries.length;
+    while (first > 0 && (room -= Buffer.byteLength(entries[first - 1]!) + 6) >= 0) first--;
+    return create(GetSessionMemoryResponseSchema, { entries: entries.slice(first), omitted: first });
+  }
+
   return {
     dispatch: unary(logger, dispatch),
     readResult: unary(logger, readResultHandler(options)),
     endSession: unary(logger, endSession),
+    getSessionMemory: unary(logger, getSessionMemory),
   };
 }

@@ -147,7 +147,8 @@ export function boundedValidate(validate: ValidateFunction): ValidateFunction {
       return valid;
     } catch (error) {
       if (!(error instanceof CheckingStopped)) throw error;
-      if (deadline !== 0) costly.add(bounded);
+      // Its own cost, not a spent allowance's stop (which a tool of any schema may meet).
+      if (deadline !== 0 && !error.allowance) costly.add(bounded);
       bounded.errors = [...error.kept, stopped(error.message, error.allowance)];
       return false;
     } finally {

@@ -20,6 +20,13 @@ export interface CandidateCall {
    * offered.
    */
   readonly cutOff?: true;
+  /**
+   * Where its arguments were read from when not `arguments` or `parameters` (only under a marker):
+   * another key (`"args"`), or `the object's other keys` of a flat call. Said in a warning.
+   */
+  readonly readFrom?: string;
+  /** A cut-off call whose text lies after its span's end (an array's element after the complete ones): the span's text need not stay for it. */
+  readonly beyondSpan?: true;
 }
 
 /**
@@ -82,7 +89,7 @@ export function callFromParts(name: string, args: TolerantValue, id?: string, cl
  */
 function isCutOff(holder: JsonObject | undefined, args: TolerantValue | undefined, closed: ClosedAtLimit): boolean {
   const { containersClosedAtLimit: cut, limitEndsText, scalarAtTextEnd: scalar } = closed;
-  if (scalar !== undefined && scalar.holder === holder && (holder === undefined || scalar.key === argumentsKey(holder))) return true;
+  if (scalar !== undefined && scalar.holder === holder && (holder === undefined || scalar.key === argumentsKey(holder, true))) return true;
   if (cut.length === 0) return false;
   if (args === undefined) return holder !== undefined && cut.includes(holder);
   return limitEndsText && cut.some((container) => container === args);
@@ -95,17 +102,35 @@ function callFromObject(object: JsonObject, explicit: boolean, closed: ClosedAtL
     const name = plausibleName(fn.get('name'));
     const args = argumentsOf(fn);
     if (name === undefined || (args === undefined && !explicit)) return undefined;
+    // A tool definition in OpenAI's shape (`{"type": "function", "function": {name, description,
+    // parameters}}`, a model repeating its tool list) ran as a call with its schema for arguments.
+    if (!explicit && !looksLikeCall(fn, args)) return undefined;
     const call = { name, arguments: argumentsText(args ?? null), id, shape: 'openai' } as const;
     return isCutOff(fn, args, closed) ? { ...call, cutOff: true } : call;
   }
   // Cohere's `{tool_call_id, tool_name, parameters}` (Command R's and Command A's action blocks).
   const cohere = !object.has('name') && object.has('tool_name');
   const name = plausibleName(object.get(cohere ? 'tool_name' : 'name'));
-  const args = argumentsOf(object);
+  const key = argumentsKey(object, explicit);
+  let args = object.get(key);
   if (name === undefined || (args === undefined && !explicit)) return undefined;
   if (!explicit && !looksLikeCall(object, args)) return undefined;
-  const call = { name, arguments: argumentsText(args ?? null), id: id ?? (cohere ? plausibleId(object.get('tool_call_id')) : undefined), shape: 'llama' } as const;
-  return isCutOff(object, args, closed) ? { ...call, cutOff: true } : call;
+  // Under a marker, a call holding no arguments key but other keys is a flat call: they are its
+  // arguments (before, they were dropped and the call ran with `{}`, a probe's send_email too).
+  const flat = args === undefined ? flatArguments(object) : undefined;
+  if (flat !== undefined) args = flat;
+  const readFrom = flat !== undefined ? "the object's other keys" : key === 'arguments' || key === 'parameters' ? undefined : JSON.stringify(key);
+  const call = { name, arguments: argumentsText(args ?? null), id: id ?? (cohere ? plausibleId(object.get('tool_call_id')) : undefined), shape: 'llama', ...(readFrom !== undefined && { readFrom }) } as const;
+  return isCutOff(object, flat !== undefined ? undefined : args, closed) ? { ...call, cutOff: true } : call;
+}
+
+/** Keys a call object holds beside its arguments: its name, id and type. */
+const CALL_KEYS: ReadonlySet<string> = new Set(['name', 'tool_name', 'id', 'tool_call_id', 'call_id', 'type', 'index']);
+
+/** A flat call's arguments: its keys but its name, id and type; undefined when it holds none other. */
+function flatArguments(object: JsonObject): JsonObject | undefined {
+  const rest: JsonObject = new Map([...object].filter(([key]) => !CALL_KEYS.has(key)));
+  return rest.size > 0 ? rest : undefined;
 }
 
 /**
@@ -118,12 +143,20 @@ function looksLikeCall(object: JsonObject, args: TolerantValue | undefined): boo
 }
 
 function argumentsOf(object: JsonObject): TolerantValue | undefined {
-  return object.get(argumentsKey(object));
+  return object.get(argumentsKey(object, false));
 }
 
-/** The key a call object holds its arguments under: `arguments`, else `parameters`. */
-function argumentsKey(object: JsonObject): string {
-  return object.has('arguments') ? 'arguments' : 'parameters';
+/**
+ * Other keys models put a call's arguments under (a template's or a fine-tune's own), read only
+ * under a marker, where the object is a call whatever it holds: before, such a call ran with `{}`.
+ */
+const ARGUMENT_KEYS = ['args', 'params', 'argument', 'parameter', 'input', 'inputs', 'tool_input', 'kwargs', 'Arguments', 'Parameters', 'arguments_json'];
+
+/** The key a call object holds its arguments under: `arguments`, else `parameters`, else (`aliases`, under a marker) another usual one. */
+function argumentsKey(object: JsonObject, aliases: boolean): string {
+  if (object.has('arguments')) return 'arguments';
+  if (object.has('parameters') || !aliases) return 'parameters';
+  return ARGUMENT_KEYS.find((key) => object.has(key)) ?? 'parameters';
 }
 
 /**
@@ -165,4 +198,18 @@ function plausibleId(value: TolerantValue | undefined): string | undefined {
   if (typeof value !== 'string') return undefined;
   const id = value.trim();
   return id.length > 0 && callIdProblem(id) === undefined ? id : undefined;
+}
+
+/** A call object's name at its start: `{"name": "x"` (or `tool_name`), as a cut-off call keeps it. */
+const NAME_FIRST = /^\{\s*"(?:name|tool_name)"\s*:\s*"([^"\\\n]{1,256})"/;
+
+/**
+ * The call a text cut off at its end began at `text[start]` (`{"name": "get_time", "arguments":
+ * {"tz": "C`), when its name comes first: never returned, it names the call in a warning, so a
+ * backend knows the model asked for more than the calls returned (before, an array's complete
+ * calls were returned and the cut one vanished, warnings empty).
+ */
+export function cutOffCall(text: string, start: number): CandidateCall | undefined {
+  const name = plausibleName(NAME_FIRST.exec(text.slice(start, start + 300))?.[1]);
+  return name === undefined ? undefined : { name, arguments: '', shape: 'llama', cutOff: true };
 }

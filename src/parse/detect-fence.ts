@@ -3,6 +3,7 @@ import type { FoundCalls } from './found-calls';
 import { createMarkerFinder, skipSpace } from './marker-finder';
 import type { WorkBudget } from './tolerant-json';
 import { parseValueSequence } from './value-sequence';
+import { isCodeFence } from './code-spans';
 
 const FENCE = '```';
 const LINE_FENCE = '\n```';
@@ -20,6 +21,11 @@ export function* detectFences(text: string, budget: WorkBudget): Generator<Found
     while (from < text.length && isInfoChar(text.charCodeAt(from))) from++;
     const close = closes.next(from);
     const contentEnd = close < 0 ? text.length : close + 1;
+    // A fence of code (```python): JSON in it is the code's, an example (code-spans.ts).
+    if (isCodeFence(text.slice(open + FENCE.length, from))) {
+      open = close < 0 ? -1 : opens.next(contentEnd + FENCE.length);
+      continue;
+    }
     const sequence = parseValueSequence(text, from, contentEnd, false, budget);
     // No marker announced a call, so only complete call shapes count: fenced data is not a call.
     const calls = sequence.items.flatMap((item) => callsFromValue(item.value, false, item));

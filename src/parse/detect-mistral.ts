@@ -1,5 +1,5 @@
 import { mayStartCallJson } from './call-precheck';
-import { callFromParts, callsFromValue, type CandidateCall } from './call-shapes';
+import { callFromParts, callsFromValue, cutOffCall, type CandidateCall } from './call-shapes';
 import { isWordChar } from './char-classes';
 import type { FoundCalls } from './found-calls';
 import { createMarkerFinder, skipSpace } from './marker-finder';
@@ -71,6 +71,10 @@ function readJson(text: string, from: number, bounds: ReadBounds): RegionCalls {
     if (elements.ok) {
       calls.push(...callsFromValue(elements.value, true, elements));
       end = elements.end;
+      // The element that failed, cut off by the end of the text: named in a warning (cutOffCall).
+      const next = failure.reason === 'truncated' && limit === text.length ? text.indexOf('{', failure.elementsEnd) : -1;
+      const cut = next >= 0 && next < limit ? cutOffCall(text, next) : undefined;
+      if (cut !== undefined) calls.push({ ...cut, beyondSpan: true });
     }
   }
   return { calls, end, reached: sequence.reached, cutBefore: sequence.cutBefore };

@@ -7,7 +7,7 @@ import type { WorkBudget } from './tolerant-json';
 // Bound once: under some CommonJS transforms (the test runner's) every call through an import
 // binding goes through a getter, and these run once per character or candidate.
 const { mayStartCallJson } = callPrecheck;
-const { callsFromValue } = callShapes;
+const { callsFromValue, cutOffCall } = callShapes;
 const { parseTolerantValue } = tolerantJson;
 
 /**
@@ -46,6 +46,9 @@ export function* scanForCalls(
       if (calls.length > 0) yield { start: pos, end: parsed.end, calls, format: calls[0]?.shape ?? 'llama' };
       pos = parsed.end;
     } else if (parsed.callKeys) {
+      // Cut off by the end of the text: said in a warning, its text left (see cutOffCall).
+      const cut = parsed.reason === 'truncated' && limit === text.length ? cutOffCall(text, pos) : undefined;
+      if (cut !== undefined) yield { start: pos, end: limit, calls: [cut], format: 'llama' };
       pos = balancedEnd(text, pos, limit);
     } else {
       if (parsed.unclosed.length > 0) {

@@ -18,6 +18,7 @@ import { detectPythonic, withoutPythonicCalls } from './detect-pythonic';
 import { detectQwenXml, withoutQwenCalls } from './detect-qwen-xml';
 import type { Detector, FoundCalls } from './found-calls';
 import { scanForCalls } from './object-scanner';
+import { outsideCode } from './code-spans';
 import { maskReasoning } from './reasoning-mask';
 import { DroppedCalls } from './parse-warnings';
 import { chooseSpans, type ChosenSpan } from './span-choice';
@@ -149,7 +150,8 @@ function detectInTiers(text: string, textParameters: TextParameterLookup | undef
   return [
     marked.map((dialect) => dialect.spans),
     [lazily(() => detectFences(unmarkedText(), markedBudget))],
-    [lazily(() => detectBareJson(unmarkedText(), createBudget(text)))],
+    // Not in code: JSON in a python fence or in inline code is an example, not a call.
+    [lazily(() => outsideCode(unmarkedText(), detectBareJson(unmarkedText(), createBudget(text))))],
   ];
 }
 

@@ -19,6 +19,8 @@ export class DroppedCalls {
   private readonly ends: number[] = [];
   private readonly notOffered = new Set<string>();
   private readonly cutOff = new Set<string>();
+  /** Returned calls whose arguments were not under `arguments` or `parameters`: where they were read from, per name. */
+  private readonly readElsewhere = new Map<string, string>();
   private pastLimit = false;
 
   /**
@@ -28,6 +30,7 @@ export class DroppedCalls {
   seen(span: FoundCalls, offered: readonly CandidateCall[]): void {
     this.starts.push(span.start);
     this.ends.push(span.end);
+    for (const call of offered) if (call.readFrom !== undefined && this.readElsewhere.size <= MAX_NAMES) this.readElsewhere.set(call.name, call.readFrom);
     if (offered.length === span.calls.length || (this.cutOff.size > MAX_NAMES && this.notOffered.size > MAX_NAMES)) return;
     let next = 0;
     for (const call of span.calls) {
@@ -57,6 +60,7 @@ export class DroppedCalls {
     const out: string[] = [];
     if (this.notOffered.size > 0) out.push(`${listed(this.notOffered)} not offered: left in remaining_text`);
     if (this.cutOff.size > 0) out.push(`${listed(this.cutOff)} cut off before its arguments ended: left in remaining_text`);
+    for (const [name, from] of [...this.readElsewhere].slice(0, MAX_NAMES)) out.push(`${listed(new Set([name]))} returned with its arguments read from ${from}, not "arguments"`);
     if (this.pastLimit) out.push(`calls past the limit of ${maxCalls} per turn were left in remaining_text`);
     // Past the limit the spans after it were not read: their markers are no strays.
     const readUpTo = this.pastLimit ? this.ends.reduce((last, end) => Math.max(last, end), 0) : searched.length;

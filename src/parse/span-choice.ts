@@ -53,7 +53,8 @@ export function chooseSpans(
     const kept = calls.slice(0, maxCalls - count);
     dropped?.seen(span, calls);
     if (kept.length < calls.length) dropped?.pastTheLimit();
-    accepted.push({ ...span, calls: kept, keepText: kept.length < span.calls.length });
+    // A cut-off call after the span's end leaves its own text in the remaining text already.
+    accepted.push({ ...span, calls: kept, keepText: kept.length < span.calls.filter((call) => call.beyondSpan !== true).length });
     count += kept.length;
   }
   // A span waiting after the limit: its calls are left too (how many is not read).

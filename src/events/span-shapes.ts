@@ -52,7 +52,8 @@ export const turnSpan = (info: TurnInfo, startMs: number, traced: boolean): Span
 export const turnEnding = (hardError: string | undefined): Attributes | undefined => (hardError ? { [ATTR.outcome]: hardError, [ATTR.errorType]: hardError } : undefined);
 
 export const callSpan = (info: CallInfo, startMs: number, traced: boolean): SpanStart => ({
-  name: CALL_NAMES.of(info.tool),
+  // A made-up name is no operation of its own (gen_ai.tool.name keeps it): traces stay bounded as metrics do.
+  name: info.unknown === true ? EXECUTE_TOOL : CALL_NAMES.of(info.tool),
   kind: SpanKind.INTERNAL,
   startMs,
   parent: true,

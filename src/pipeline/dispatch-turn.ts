@@ -15,7 +15,7 @@ export async function dispatchSequential(deps: PipelineDeps, turn: TurnContext, 
   const results: ToolResult[] = [];
   for (const call of request.calls) {
     checkMayStart(turn);
-    const obs = turn.observer.call({ toolCallId: call.id, tool: call.name, arguments: call.arguments });
+    const obs = turn.observer.call({ toolCallId: call.id, tool: call.name, arguments: call.arguments, unknown: deps.registry.lookup(turn.tenant, call.name) === undefined });
     try {
       const result = await executeCall(deps, turn, call, obs);
       obs.end(result);

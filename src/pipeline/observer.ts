@@ -17,6 +17,11 @@ export interface CallInfo {
   readonly tool: string;
   /** The arguments text as the model sent it. */
   readonly arguments: string;
+  /**
+   * No tool has the name (a made-up one): its span is named `execute_tool` alone, as its metrics
+   * say `_unknown` (an observability probe: each made-up name was a new operation in Jaeger).
+   */
+  readonly unknown?: boolean;
 }
 
 /** The outcome of one attempt, for TOOL_POST and the attempt's span. */

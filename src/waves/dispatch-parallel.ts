@@ -35,7 +35,7 @@ export function createParallelDispatcher(options: WaveOptions = {}): ParallelDis
     // Calls conflict on their resource keys and loop operations (see callKeys).
     const { keyOf, loopOf, readOf } = callKeys(deps, turn.tenant);
     const waves = planWaves(calls, lookup, keyOf, loopOf);
-    const trackers = calls.map((call) => trackCall(turn.observer.call({ toolCallId: call.id, tool: call.name, arguments: call.arguments })));
+    const trackers = calls.map((call) => trackCall(turn.observer.call({ toolCallId: call.id, tool: call.name, arguments: call.arguments, unknown: lookup(call.name) === undefined })));
     // Any uint32 is accepted; past the turn's calls it changes nothing, so it is cut there.
     const limit = Math.min(calls.length, request.maxConcurrency === 0 ? defaultMaxConcurrency : request.maxConcurrency);
     const results = new Array<ToolResult>(calls.length);

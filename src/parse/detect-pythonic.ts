@@ -43,8 +43,9 @@ export function* detectPythonic(text: string, budget: WorkBudget): Generator<Fou
   const first = text.indexOf('[');
   if (first >= 0 && skipSpace(text, 0, first) === first) {
     const list = readCallList(text, first, budget);
-    if (list !== undefined && skipSpace(text, list.end, text.length) === text.length) {
-      yield { start: first, end: list.end, calls: list.calls, format: 'pythonic' };
+    const end = list === undefined ? -1 : endOfTurn(text, skipSpace(text, list.end, text.length));
+    if (list !== undefined && end === text.length) {
+      yield { start: first, end, calls: list.calls, format: 'pythonic' };
       return;
     }
   }
@@ -63,6 +64,23 @@ export function* detectPythonic(text: string, budget: WorkBudget): Generator<Fou
     const end = text.startsWith(marker.close, after) ? after + marker.close.length : list.end;
     yield { start: at, end, calls: list.calls, format: 'pythonic' };
     from = end;
+  }
+}
+
+/**
+ * End-of-turn tokens a server may leave in the text after a whole-text list (it kept special
+ * tokens): Llama 3's `<|eot_id|>` and `<|eom_id|>`, Llama 4's `<|eot|>`, and the usual others.
+ * Before, `[get_weather(city="Paris")]<|eot_id|>` was no call, and nothing said so.
+ */
+const END_TOKENS = ['<|eot_id|>', '<|eom_id|>', '<|eot|>', '<|eom|>', '<|end_of_text|>', '<|endoftext|>', '<|im_end|>', '<end_of_turn>', '</s>'];
+
+/** Past the end-of-turn tokens (and spaces) from `pos`: the text's end when only they are left. */
+function endOfTurn(text: string, pos: number): number {
+  for (let at = pos; ; ) {
+    if (at >= text.length) return at;
+    const token = END_TOKENS.find((t) => text.startsWith(t, at));
+    if (token === undefined) return pos;
+    at = skipSpace(text, at + token.length, text.length);
   }
 }
 

@@ -71,3 +71,15 @@ describe('a list of calls cut off by the end of the text', () => {
     expect(parse('[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}]').warnings).toBeUndefined();
   });
 });
+
+describe("Llama 3.2's pythonic list with the server's end-of-turn token kept", () => {
+  it.each(['<|eot_id|>', '<|eom_id|>', ' <|eot_id|>\n', '<|eot|>'])('is a call, the token left out of remaining_text (%j)', (token) => {
+    const result = parse(`[get_weather(city="Paris")]${token}`);
+    expect(result.calls.map((c) => [c.name, c.arguments])).toEqual([['get_weather', '{"city":"Paris"}']]);
+    expect(result.remainingText).toBe('');
+  });
+
+  it('prose after the token still makes the list an example, as before', () => {
+    expect(parse('[get_weather(city="Paris")]<|eot_id|> and more').calls).toEqual([]);
+  });
+});

@@ -90,6 +90,9 @@ class BuiltinContext implements ExecutorContext {
   get traceparent(): string | undefined {
     return this.ctx.traceparent;
   }
+  get tracestate(): string | undefined {
+    return this.ctx.tracestate;
+  }
   onAbort(listener: (reason: unknown) => void): () => void {
     return this.ctx.onAbort(listener);
   }

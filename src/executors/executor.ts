@@ -30,6 +30,8 @@ export interface ExecutorContext {
   readonly deadline: number;
   /** W3C trace context of the attempt, to pass on. */
   readonly traceparent?: string;
+  /** The caller's W3C `tracestate`, passed on with `traceparent` (vendors' entries, sampling thresholds). */
+  readonly tracestate?: string;
   /**
    * Told by an executor that knows whether its request has reached the tool: 'pending' as it
    * starts, 'sent' once the request is handed over (an HTTP request written to a connected socket).

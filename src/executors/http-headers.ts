@@ -41,7 +41,7 @@ export function httpHeadersProblem(headers: Readonly<Record<string, string>>): s
 
 /**
  * A call's request headers: the tool's configured ones, then dispatch's own (content-type,
- * idempotency-key, dispatch-tenant, traceparent), which replace any configured under the same name in any case.
+ * idempotency-key, dispatch-tenant, traceparent, tracestate), which replace any configured under the same name in any case.
  * Headers refused at registration that a spec stored by an older version may still carry: the
  * client-owned ones are left out, an invalid one fails the call before anything is sent.
  */
@@ -66,6 +66,11 @@ export function requestHeaders(configured: Readonly<Record<string, string>>, ctx
   const traceparent = ctx.traceparent;
   if (traceparent) headers.set('traceparent', traceparent);
   else headers.delete('traceparent');
+  // W3C Trace Context: a service passing the context on passes `tracestate` with it (an
+  // observability probe: vendors' entries and sampling thresholds were lost at dispatch).
+  const tracestate = traceparent ? ctx.tracestate : undefined;
+  if (tracestate) headers.set('tracestate', tracestate);
+  else headers.delete('tracestate');
   return headers;
 }
 

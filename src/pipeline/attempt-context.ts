@@ -54,6 +54,10 @@ export class AttemptContext implements ExecutorContext {
     return this.observer.traceparent ?? this.turn.traceparent;
   }
 
+  get tracestate(): string | undefined {
+    return this.turn.tracestate;
+  }
+
   delivery(state: Delivery): void {
     this.delivered = state;
   }

@@ -52,6 +52,8 @@ export interface TurnContext {
   readonly interactive: boolean;
   readonly observer: TurnObserver;
   readonly traceparent?: string;
+  /** The caller's `tracestate` metadata (W3C Trace Context), at most 512 characters: passed on to HTTP and MCP tools. */
+  readonly tracestate?: string;
   /** `{ tenant, sessionId }`, made once for the turn's store steps (made per attempt when absent). */
   readonly scope?: SessionScope;
   /** A parallel turn's resources: each attempt holds the one its arguments name while it runs. */

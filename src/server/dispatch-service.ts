@@ -53,6 +53,18 @@ export interface DispatchServiceOptions {
  * logged, keyed (local keys join tenant, session and tool with NUL, so a NUL could name another
  * tenant's session: "acme" + "prod\0s" is "acme\0prod" + "s"), sent in events and to tools.
  */
+/**
+ * The caller's `tracestate` (W3C Trace Context: list members joined by commas, several headers
+ * one list), when it is at most 512 characters of printable ASCII as the specification bounds it;
+ * else none (a longer one may be cut, a malformed one dropped: dropped here).
+ */
+function traceStateOf(metadata: grpc.Metadata): string | undefined {
+  const values = metadata.get('tracestate');
+  if (values.length === 0) return undefined;
+  const joined = values.map(String).join(',');
+  return joined.length <= 512 && /^[\x20-\x7e]+$/.test(joined) ? joined : undefined;
+}
+
 function checkSessionId(sessionId: string): void {
   if (sessionId === '') throw invalidArgument('session_id', 'session_id is required');
   const refusal = clientIdRefusal('session_id', sessionId, 'a session id');
@@ -166,6 +178,7 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
     const deadline = deadlineOf(call);
     const timer = deadline === Infinity ? undefined : DEADLINES.add(Math.max(0, deadline - Date.now()), abort);
     const traceparent = call.metadata.get('traceparent')[0]?.toString();
+    const tracestate = traceStateOf(call.metadata);
     const observer = deps.observer.turn({ tenant, sessionId: request.sessionId, turn: request.turn, traceparent, callCount: request.calls.length });
     const parallel = request.mode === DispatchMode.PARALLEL && request.calls.length >= 2 && options.parallel;
     const turn: TurnContext = {
@@ -181,6 +194,7 @@ export function dispatchHandlers(options: DispatchServiceOptions) {
       interactive: request.interactive,
       observer,
       traceparent,
+      tracestate,
       scope: { tenant, sessionId: request.sessionId },
       // A parallel turn's waves copy the turn, so share the set made now; a sequential turn makes
       // it at its first wait told (toldInTurn): few turns are told one.

@@ -24,6 +24,7 @@ export interface McpCallContext {
   /** Epoch ms by which the tool must answer. */
   readonly deadline: number;
   readonly traceparent?: string;
+  readonly tracestate?: string;
   /** More entries of the request's `_meta` (mcp-executor's: the idempotency key, the attempt). */
   readonly meta?: Readonly<Record<string, string | number>>;
   /**
@@ -249,7 +250,7 @@ export function createMcpConnection(config: McpServerConfig, options: McpConnect
       const hooks = hooksOf.get(current);
       let reached = hooks === undefined;
       try {
-        const meta = ctx.traceparent ? { ...ctx.meta, traceparent: ctx.traceparent } : ctx.meta;
+        const meta = ctx.traceparent ? { ...ctx.meta, traceparent: ctx.traceparent, ...(ctx.tracestate ? { tracestate: ctx.tracestate } : {}) } : ctx.meta;
         const params = { name: tool, arguments: args, ...(meta ? { _meta: meta } : {}) };
         // The SDK sets a timer of it: a longer one (timeout_ms past 2^31-1) would fire at once.
         const timeout = Math.min(MAX_TIMER_MS, Math.max(1_000, ctx.deadline - Date.now() + 1_000));

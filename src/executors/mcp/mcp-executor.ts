@@ -39,7 +39,7 @@ export function createMcpExecutor(servers: McpServers): Executor {
       const timedOut = () => isOwnTimeout(signal.reason, tool.timeoutMs);
       // What HTTP tools and workers get to tell a retry from a new call, in the MCP way (namespaced `_meta` keys).
       const meta = { [META_IDEMPOTENCY_KEY]: ctx.idempotencyKey, [META_ATTEMPT]: ctx.attempt, [META_TENANT]: ctx.tenant };
-      const result = await connection.call(remote, input, { signal, deadline: ctx.deadline, traceparent: ctx.traceparent, meta, delivery: (state) => ctx.delivery?.(state), timedOut, timeoutMs: tool.timeoutMs });
+      const result = await connection.call(remote, input, { signal, deadline: ctx.deadline, traceparent: ctx.traceparent, tracestate: ctx.tracestate, meta, delivery: (state) => ctx.delivery?.(state), timedOut, timeoutMs: tool.timeoutMs });
       const text = resultText(result);
       if (result.isError === true) throw mcpToolError(server, remote, text);
       return text;

@@ -36,13 +36,26 @@ export function overBudget(tool: ResolvedTool, budget: SessionBudget): DispatchE
 }
 
 /**
+ * How long IN_PROGRESS asks to wait: a tenth of the tool's timeout (at least 1 s, at most the
+ * timeout), so the same call made again finds the first one's result soon after it ends. Before,
+ * the whole timeout: an agent probe's loop slept 10 s for a call that ended 1.5 s later.
+ */
+const inProgressWaitMs = (tool: ResolvedTool) => Math.min(tool.timeoutMs, Math.max(1_000, Math.ceil(tool.timeoutMs / 10)));
+
+/**
  * The refusal an idempotency claim answered: IN_PROGRESS is recoverable (the same call made again
- * once the first has ended is answered by its record, replayed, never run twice), and told to wait
- * the tool's timeout, within which the first call's attempt ends; OUTCOME_UNKNOWN is not.
+ * once the first has ended is answered by its record, replayed, never run twice; made again before
+ * that, IN_PROGRESS again), and told to wait a share of the tool's timeout, within which the first
+ * call's attempt ends; OUTCOME_UNKNOWN is not.
  */
 export function claimRefusal(claim: ClaimOutcome | undefined, tool: ResolvedTool): DispatchError | undefined {
   if (claim?.state === 'in_progress') {
-    return new DispatchError(ErrorKind.IN_PROGRESS, 'an identical call is still running (or its claim of the idempotency key is not released yet); this one was not executed', { phase: 'before', recoverable: true, retryAfterMs: tool.timeoutMs });
+    return new DispatchError(ErrorKind.IN_PROGRESS, 'an identical call is still running (or its claim of the idempotency key is not released yet); this one was not executed', {
+      phase: 'before',
+      recoverable: true,
+      retryAfterMs: inProgressWaitMs(tool),
+      suggestion: `An identical call (from another turn) is still running; this one did nothing. Call it again after retry_after_ms: once that call has ended (within the tool's timeout, ${tool.timeoutMs / 1000} s), the same call returns its result, replayed, and until then gets IN_PROGRESS again. It runs the tool only if that call ran nothing, or if the replica running it was lost before it ended (its claim lapses after the tool's timeout).`,
+    });
   }
   if (claim?.state === 'unknown') {
     return new DispatchError(ErrorKind.OUTCOME_UNKNOWN, 'an identical earlier call was cut off while the tool ran (a timeout, a lost connection or a lost worker), so its effect is unknown; this one was not executed', { phase: 'before', recoverable: false, suggestion: unknownOutcomeSuggestion(tool) });

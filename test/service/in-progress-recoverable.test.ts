@@ -23,13 +23,15 @@ afterAll(async () => {
 
 const charge = (id: string) => d.dispatch.dispatch({ sessionId: 's', calls: [{ id, name: 'charge', arguments: '{"order":"E1","amount":5}' }] });
 
-test('an identical call still running: IN_PROGRESS, recoverable, retry_after_ms the tool timeout; the same call made again later is replayed, the tool run once', async () => {
+// retry_after_ms was the whole tool timeout; it is a tenth of it, at least 1 s (an agent probe's
+// loop slept 10 s for a call that ended 1.5 s later).
+test('an identical call still running: IN_PROGRESS, recoverable, retry_after_ms a tenth of the tool timeout (at least 1 s); the same call made again later is replayed, the tool run once', async () => {
   const first = charge('c1');
   await new Promise((resolve) => setTimeout(resolve, 200));
   const [duplicate] = (await charge('c2')).results;
-  expect(duplicate!.error).toMatchObject({ kind: ErrorKind.IN_PROGRESS, recoverable: true, retryAfterMs: 3000 });
-  expect(JSON.parse(duplicate!.output)).toMatchObject({ kind: 'IN_PROGRESS', recoverable: true, retry_after_ms: 3000 });
-  expect(duplicate!.error!.suggestion).toMatch(/made again after retry_after_ms returns that call's result, replayed/);
+  expect(duplicate!.error).toMatchObject({ kind: ErrorKind.IN_PROGRESS, recoverable: true, retryAfterMs: 1000 });
+  expect(JSON.parse(duplicate!.output)).toMatchObject({ kind: 'IN_PROGRESS', recoverable: true, retry_after_ms: 1000 });
+  expect(duplicate!.error!.suggestion).toMatch(/^An identical call \(from another turn\) is still running; this one did nothing. Call it again after retry_after_ms: once that call has ended \(within the tool's timeout, 3 s\), the same call returns its result, replayed, and until then gets IN_PROGRESS again/);
   expect((await first).results[0]!.isError).toBe(false);
   const [again] = (await charge('c3')).results;
   expect(again).toMatchObject({ isError: false, idempotentReplay: true });

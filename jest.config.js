@@ -18,8 +18,6 @@ module.exports = {
   // A worker's heap grows to ~700 MB of garbage V8 never collects over the run; freeing it at exit
   // took past jest's 500 ms grace ("A worker process has failed to exit gracefully"). A worker
   // over this much between test files is replaced (512 MB still left the warning; 256 MB ended it in
-  // two full runs, which took no longer). At 256 MB a clean-clone run replaced its 3 workers 67
-  // times (70 worker processes, sampled), each new one compiling the modules again, on a day the
-  // run was CPU-bound past 15 minutes: 1 GB replaces them far less often.
-  workerIdleMemoryLimit: '1GB',
+  // two full runs, which took no longer).
+  workerIdleMemoryLimit: '256MB',
 };

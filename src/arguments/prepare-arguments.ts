@@ -68,7 +68,7 @@ export function prepareArguments(tool: ResolvedTool, text: string, limits: Argum
   }
   const defaults = tool.spec.lenientArguments ? watchDefaults(args, tool.schema) : undefined;
   chargeChecksTo(tenant);
-  if (allowanceSpent(tenant, performance.now()) && checkedCostly(tool.validate)) throw checkingPaused(tenant);
+  if (allowanceSpent(tenant) && checkedCostly(tool.validate)) throw checkingPaused(tenant);
   if (tool.validate(args)) return withSyntax(syntax, { args, warnings: defaults?.filled() ?? [] });
   const problems = tool.validate.errors ?? [];
   if (allowanceStopped(problems)) throw checkingPaused(tenant);

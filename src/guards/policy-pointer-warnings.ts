@@ -1,6 +1,6 @@
 import type { ToolSpec } from '../../gen/dispatch/v1/tool_pb';
 import { suggestKey } from '../config/unknown-key';
-import { quoted, schemaNames, undeclaredName, type SchemaNames, type UndeclaredName } from '../registry/pointer-names';
+import { firstToken, quoted, schemaNames, undeclaredName, withFirstToken, type SchemaNames, type UndeclaredName } from '../registry/pointer-names';
 import { globAny } from './glob';
 import { CHECKED_BEFORE, isRecord, parseMatch } from './parse-rule';
 import type { StartupWarning } from './startup-warnings';
@@ -26,11 +26,10 @@ const SHOWN = 5;
 function policyPointerProblem(names: SchemaNames, pointer: string): UndeclaredName | undefined {
   const strict = undeclaredName(names, pointer);
   if (strict?.meant !== undefined || names.patterned) return strict;
-  const [first = '', ...rest] = pointer.slice(1).split('/');
-  const name = first.replace(/~1/g, '/').replace(/~0/g, '~');
+  const { name, rest } = firstToken(pointer);
   if (names.declared.includes(name)) return undefined;
   const near = suggestKey(name, names.declared);
-  if (near !== undefined) return { name, meant: ['', near.replace(/~/g, '~0').replace(/\//g, '~1'), ...rest].join('/') };
+  if (near !== undefined) return { name, meant: withFirstToken(near, rest) };
   return strict ?? { name, declared: `${names.declared.slice(0, SHOWN).map(quoted).join(', ')}${names.declared.length > SHOWN ? `, and ${names.declared.length - SHOWN} more` : ''}` };
 }
 

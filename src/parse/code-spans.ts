@@ -66,6 +66,7 @@ function codeRegions(text: string): TextSpan[] {
   inlineSpans(text, searchedTo, text.length, spans);
   return spans;
 }
+
 /** The inline code spans of `text[from, to)`, added to `spans` in order. */
 function inlineSpans(text: string, from: number, to: number, spans: TextSpan[]): void {
   if (from >= to) return;

@@ -55,17 +55,25 @@ export interface UndeclaredName {
   readonly declared?: string;
 }
 
+/** A JSON pointer's first token, decoded (`~1` is `/`, `~0` is `~`), and its other tokens as written. */
+export function firstToken(pointer: string): { readonly name: string; readonly rest: readonly string[] } {
+  const [first = '', ...rest] = pointer.slice(1).split('/');
+  return { name: first.replace(/~1/g, '/').replace(/~0/g, '~'), rest };
+}
+
+/** The pointer whose first token is `name` (encoded) and whose others are `rest`. */
+export const withFirstToken = (name: string, rest: readonly string[]): string => ['', name.replace(/~/g, '~0').replace(/\//g, '~1'), ...rest].join('/');
+
 /**
  * What is wrong with `pointer` (`/a/b`) against `names`: its first token names no declared
  * property, and is a near miss of one (near-keys.ts: one typo, other case or separators; unless a
  * part has `patternProperties`) or the schema allows no other name. Undefined otherwise.
  */
 export function undeclaredName(names: SchemaNames, pointer: string): UndeclaredName | undefined {
-  const [first = '', ...rest] = pointer.slice(1).split('/');
-  const name = first.replace(/~1/g, '/').replace(/~0/g, '~');
+  const { name, rest } = firstToken(pointer);
   if (names.declared.includes(name)) return undefined;
   const near = names.patterned ? undefined : nearDeclared(name, names.declared, {});
-  if (near !== undefined) return { name, meant: ['', near.replace(/~/g, '~0').replace(/\//g, '~1'), ...rest].join('/') };
+  if (near !== undefined) return { name, meant: withFirstToken(near, rest) };
   const closed = names.closed;
   if (closed === undefined || closed.length === 0) return undefined;
   const more = closed.length > SHOWN_NAMES ? `, and ${closed.length - SHOWN_NAMES} more` : '';

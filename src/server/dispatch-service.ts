@@ -48,12 +48,6 @@ export interface DispatchServiceOptions {
 }
 
 /**
- * A session id a turn may name: required, and the rule of every client-chosen id (client-id.ts):
- * at most 256 code points, no control or invisible or bidirectional format character. It is
- * logged, keyed (local keys join tenant, session and tool with NUL, so a NUL could name another
- * tenant's session: "acme" + "prod\0s" is "acme\0prod" + "s"), sent in events and to tools.
- */
-/**
  * The caller's `tracestate` (W3C Trace Context: list members joined by commas, several headers
  * one list), when it is at most 512 characters of printable ASCII as the specification bounds it;
  * else none (a longer one may be cut, a malformed one dropped: dropped here).
@@ -65,6 +59,12 @@ function traceStateOf(metadata: grpc.Metadata): string | undefined {
   return joined.length <= 512 && /^[\x20-\x7e]+$/.test(joined) ? joined : undefined;
 }
 
+/**
+ * A session id a turn may name: required, and the rule of every client-chosen id (client-id.ts):
+ * at most 256 code points, no control or invisible or bidirectional format character. It is
+ * logged, keyed (local keys join tenant, session and tool with NUL, so a NUL could name another
+ * tenant's session: "acme" + "prod\0s" is "acme\0prod" + "s"), sent in events and to tools.
+ */
 function checkSessionId(sessionId: string): void {
   if (sessionId === '') throw invalidArgument('session_id', 'session_id is required');
   const refusal = clientIdRefusal('session_id', sessionId, 'a session id');

@@ -177,21 +177,35 @@ describe('the Redis cost of a read: 1,000 tools with calls in each of 15 buckets
     await reader?.close();
   });
 
-  test('every tool: one transaction, under 4 ms of Redis time (16 HGETALLs of 2,000 fields took about 9 ms)', async () => {
-    redis.cli('CONFIG', 'RESETSTAT');
-    const READS = 5;
-    for (let i = 0; i < READS; i++) {
-      const read = await reader.read('t');
-      expect(read.tools.size).toBe(TOOLS);
-      expect(read.recent.get('tool-7')?.calls).toBeGreaterThanOrEqual(10);
+  test('every tool: one transaction, under half the Redis time of the 16 whole-hash reads it replaced', async () => {
+    // The baseline is measured here, in the same Redis, interleaved with the reads: an absolute bound
+    // (it was 4 ms) failed a clean-clone CI run whose busy machine made the read take 5 ms.
+    const baselineKey = 'cost-baseline';
+    const direct = new Redis(redis.url);
+    try {
+      await direct.hset(baselineKey, Object.fromEntries(Array.from({ length: 2 * TOOLS }, (_, i) => [`tool-${i}`, '1,1,0,0,0,0,0,0'])));
+      const READS = 5;
+      let scriptUsec = 0;
+      let baselineUsec = 0;
+      for (let i = 0; i < READS; i++) {
+        redis.cli('CONFIG', 'RESETSTAT');
+        const read = await reader.read('t');
+        expect(read.tools.size).toBe(TOOLS);
+        expect(read.recent.get('tool-7')?.calls).toBeGreaterThanOrEqual(10);
+        const stats = commandStats();
+        expect(['evalsha', 'eval', 'exec'].reduce((sum, name) => sum + (stats.get(name)?.calls ?? 0), 0)).toBe(1);
+        scriptUsec += ['evalsha', 'eval', 'exec'].reduce((sum, name) => sum + (stats.get(name)?.usec ?? 0), 0);
+        redis.cli('CONFIG', 'RESETSTAT');
+        for (let b = 0; b < 16; b++) await direct.hgetall(baselineKey);
+        baselineUsec += commandStats().get('hgetall')?.usec ?? 0;
+      }
+      // eslint-disable-next-line no-console
+      console.log(`read of ${TOOLS} tools x 15 buckets: ${(scriptUsec / READS / 1000).toFixed(2)} ms of Redis time per read; 16 HGETALLs of ${2 * TOOLS} fields: ${(baselineUsec / READS / 1000).toFixed(2)} ms`);
+      expect(scriptUsec).toBeLessThan(baselineUsec / 2);
+    } finally {
+      await direct.del(baselineKey);
+      direct.disconnect();
     }
-    const stats = commandStats();
-    const scriptUsec = ['evalsha', 'eval', 'exec'].reduce((sum, name) => sum + (stats.get(name)?.usec ?? 0), 0);
-    const calls = ['evalsha', 'eval', 'exec'].reduce((sum, name) => sum + (stats.get(name)?.calls ?? 0), 0);
-    expect(calls).toBe(READS);
-    // eslint-disable-next-line no-console
-    console.log(`read of ${TOOLS} tools x 15 buckets: ${(scriptUsec / READS / 1000).toFixed(2)} ms of Redis time per read`);
-    expect(scriptUsec / READS).toBeLessThan(4_000);
   });
 
   test('one tool: its 8 all-time fields and its one field of the window hash, no whole hash', async () => {

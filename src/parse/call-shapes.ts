@@ -27,6 +27,12 @@ export interface CandidateCall {
   readonly readFrom?: string;
   /** A cut-off call whose text lies after its span's end (an array's element after the complete ones): the span's text need not stay for it. */
   readonly beyondSpan?: true;
+  /**
+   * Set when the call was written with arguments that have no names (`get_weather("Paris")`) and
+   * its tool's schema does not name them (see `positionalParametersOf`): it is never returned, and
+   * its text stays, with a warning, as for a call cut off.
+   */
+  readonly unnamedArguments?: true;
 }
 
 /**

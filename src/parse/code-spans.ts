@@ -12,6 +12,8 @@ const CODE_LANGUAGES: ReadonlySet<string> = new Set([
   'scala', 'c', 'h', 'cpp', 'c++', 'cc', 'hpp', 'csharp', 'cs', 'c#', 'fsharp', 'ruby', 'rb', 'php', 'rust', 'rs',
   'swift', 'objc', 'dart', 'lua', 'perl', 'r', 'julia', 'elixir', 'erlang', 'haskell', 'clojure', 'sql', 'html',
   'css', 'vue', 'svelte', 'dockerfile', 'makefile', 'groovy', 'matlab', 'zig', 'nim',
+  // Gemma 3's calls: read as pythonic calls (detect-tool-code.ts), never for JSON in their arguments.
+  'tool_code',
 ]);
 
 /** Whether a fence's info string (`python`, `ts title="x"`) names a programming language. */

@@ -1,6 +1,7 @@
 export { DEFAULT_MAX_INPUT_CHARS, parseToolCalls } from './parse-tool-calls';
-export type { ParseFormat, ParseOptions, ParseResult, ParsedCall, TextParameter, TextParameterLookup, TextParameters } from './types';
+export type { ParseFormat, ParseOptions, ParseResult, ParsedCall, PositionalParameterLookup, TextParameter, TextParameterLookup, TextParameters } from './types';
 export { textParametersOf } from './schema-text-parameters';
+export { positionalParametersOf } from './schema-positional-parameters';
 export { parseTolerantValue, MAX_PARSE_DEPTH } from './tolerant-json';
 export type { FailedValue, ParseFailureReason, ParsedValue, WorkBudget } from './tolerant-json';
 export { JsonNumber, isJsonObject, toCompactJson } from './json-value';

@@ -5,6 +5,7 @@ import { detectFences } from './detect-fence';
 import { detectDeepSeek } from './detect-deepseek';
 import { detectDsml, withoutDsmlCalls } from './detect-dsml';
 import { detectFunctionTags } from './detect-function-tag';
+import { detectFunctionary } from './detect-functionary';
 import { detectGemma } from './detect-gemma';
 import { detectGlmXml, withoutGlmCalls } from './detect-glm-xml';
 import { detectHarmony } from './detect-harmony';
@@ -16,14 +17,17 @@ import { detectMistral } from './detect-mistral';
 import { detectPythonTag } from './detect-python-tag';
 import { detectPythonic, withoutPythonicCalls } from './detect-pythonic';
 import { detectQwenXml, withoutQwenCalls } from './detect-qwen-xml';
+import { detectReAct } from './detect-react';
+import { detectToolCode } from './detect-tool-code';
 import type { Detector, FoundCalls } from './found-calls';
 import { scanForCalls } from './object-scanner';
 import { outsideCode } from './code-spans';
 import { maskReasoning } from './reasoning-mask';
 import { DroppedCalls } from './parse-warnings';
+import { tidyRemaining } from './remaining-text';
 import { chooseSpans, type ChosenSpan } from './span-choice';
 import type { WorkBudget } from './tolerant-json';
-import type { ParseOptions, ParseResult, ParsedCall, TextParameterLookup, TextParameters } from './types';
+import type { ParseOptions, ParseResult, ParsedCall, PositionalParameterLookup, TextParameterLookup } from './types';
 
 /** Texts longer than this are not searched unless `maxInputChars` says otherwise: 4 MiB. */
 export const DEFAULT_MAX_INPUT_CHARS = 4 * 1024 * 1024;
@@ -42,9 +46,11 @@ const WORK_BASE = 65_536;
  * format of the first. A marker quoted in another marked call's arguments is not a call (see
  * `chooseSpans`). The XML-like dialects, whose values are bare text, read a value as text where
  * `textParameters` says its tool asks for text. They and the pythonic lists are blanked out for
- * the later tiers (`without`, see `withoutQwenCalls`), in this order.
+ * the later tiers (`without`, see `withoutQwenCalls`), in this order. Pythonic calls' positional
+ * arguments are named by `positional`. Functionary's headers are no marker in code (`>>>` is
+ * Python's prompt), as JSON there is none (see `outsideCode`).
  */
-const markedDialects = (textParameters: TextParameterLookup | undefined): readonly MarkedDialect[] => [
+const markedDialects = (textParameters: TextParameterLookup | undefined, positional: PositionalParameterLookup | undefined): readonly MarkedDialect[] => [
   { detect: detectHermes },
   { detect: detectMistral },
   { detect: detectPythonTag },
@@ -58,8 +64,10 @@ const markedDialects = (textParameters: TextParameterLookup | undefined): readon
   { detect: (text) => detectAnthropicXml(text, textParameters), without: withoutAnthropicCalls },
   { detect: detectKimi },
   { detect: detectKimiXtml },
-  { detect: detectPythonic, without: (text) => withoutPythonicCalls(text, createBudget(text)) },
+  { detect: (text, budget) => detectPythonic(text, budget, positional), without: (text) => withoutPythonicCalls(text, createBudget(text)) },
   { detect: detectGemma },
+  { detect: (text, budget) => detectToolCode(text, budget, positional) },
+  { detect: (text, budget) => outsideCode(text, detectFunctionary(text, budget)) },
 ];
 
 /** A marked dialect: how its calls are found, and, for one blanked out for the later tiers, how. */
@@ -85,13 +93,17 @@ const detectBareJson: Detector = (text, budget) => scanForCalls(text, 0, text.le
  * (`<minimax:tool_call><invoke name="name">`, see `detectMiniMax`),
  * Llama 3.x JSON (with or without `<|python_tag|>`, or `<function=...>`),
  * Mistral `[TOOL_CALLS]`, Gemma 4 and FunctionGemma (`<|tool_call>call:name{key:<|"|>value<|"|>}`,
- * see `detectGemma`), pythonic lists of calls (`[name(key=value)]`, see `detectPythonic`),
+ * see `detectGemma`), pythonic lists of calls (`[name(key=value)]`, see `detectPythonic`), Gemma
+ * 3's ```` ```tool_code ```` fences (see `detectToolCode`), Functionary v3.2's `>>>name` messages
+ * (see `detectFunctionary`), a ReAct `Action:`/`Action Input:` pair (see `detectReAct`),
  * OpenAI `tool_calls` / `function` objects, and any of these in a
  * Markdown fence, read tolerantly (see `parseTolerantValue`); a call cut off before its
  * arguments, or inside them, is not a call. Calls drafted in reasoning (`<think>` blocks and the
  * like, see `maskReasoning`) are ignored. With `offeredTools` non-empty, a call naming any other
  * tool is not a call. With `options.textParameters`, a Qwen3-Coder, GLM or MiniMax value that its tool's
- * schema asks for as text stays text (`12345` for a zip code is not the number 12345). Runs in
+ * schema asks for as text stays text (`12345` for a zip code is not the number 12345); with
+ * `options.positionalParameters`, a pythonic call's positional arguments are named. End-of-turn
+ * tokens a server kept after the calls are no remaining text (see `tidyRemaining`). Runs in
  * time linear in the text and never throws: whatever goes wrong, the answer is format `none`
  * with the whole text remaining.
  */
@@ -104,7 +116,7 @@ export function parseToolCalls(text: string, offeredTools?: readonly string[], o
     const offered = new Set(Array.isArray(offeredTools) ? offeredTools.filter((n) => typeof n === 'string') : []);
     const searched = maskReasoning(input, createBudget(input));
     const dropped = new DroppedCalls();
-    for (const tier of detectInTiers(searched, askedOnce(options?.textParameters))) {
+    for (const tier of detectInTiers(searched, askedOnce(options?.textParameters), askedOnce(options?.positionalParameters))) {
       const accepted = chooseSpans(tier, offered, maxCalls, dropped);
       if (accepted.length > 0) return dropped.noted(buildResult(input, accepted), searched, maxCalls);
     }
@@ -131,9 +143,9 @@ export function parseToolCalls(text: string, offeredTools?: readonly string[], o
  * MiniMax, Anthropic and pythonic calls blanked out (see `withoutQwenCalls`), worked out when the
  * first of them is read.
  */
-function detectInTiers(text: string, textParameters: TextParameterLookup | undefined): (readonly Iterable<FoundCalls>[])[] {
+function detectInTiers(text: string, textParameters: TextParameterLookup | undefined, positional: PositionalParameterLookup | undefined): (readonly Iterable<FoundCalls>[])[] {
   const markedBudget = createBudget(text);
-  const marked = markedDialects(textParameters).map(({ detect, without }) => {
+  const marked = markedDialects(textParameters, positional).map(({ detect, without }) => {
     const spans = detect(text, markedBudget);
     return without === undefined ? { spans } : { without, ...recorded(spans) };
   });
@@ -149,16 +161,17 @@ function detectInTiers(text: string, textParameters: TextParameterLookup | undef
   const unmarkedText = (): string => (unmarked ??= withoutMarkedCalls());
   return [
     marked.map((dialect) => dialect.spans),
-    [lazily(() => detectFences(unmarkedText(), markedBudget))],
+    // A ReAct action beside fences: its input may be fenced JSON, which names no call of its own.
+    [lazily(() => detectFences(unmarkedText(), markedBudget)), lazily(() => outsideCode(unmarkedText(), detectReAct(unmarkedText(), markedBudget, positional)))],
     // Not in code: JSON in a python fence or in inline code is an example, not a call.
     [lazily(() => outsideCode(unmarkedText(), detectBareJson(unmarkedText(), createBudget(text))))],
   ];
 }
 
 /** `lookup`, asked once per distinct tool name: a text may name one tool in many calls. */
-function askedOnce(lookup: TextParameterLookup | undefined): TextParameterLookup | undefined {
+function askedOnce<T>(lookup: ((tool: string) => T | undefined) | undefined): ((tool: string) => T | undefined) | undefined {
   if (typeof lookup !== 'function') return undefined;
-  const answers = new Map<string, TextParameters | undefined>();
+  const answers = new Map<string, T | undefined>();
   return (tool) => {
     if (answers.has(tool)) return answers.get(tool);
     const answer = lookup(tool);
@@ -221,5 +234,6 @@ function buildResult(text: string, spans: readonly ChosenSpan[]): ParseResult {
     open = widened.open;
   });
   kept.push(text.slice(copied));
-  return { calls, remainingText: kept.join('').trim(), format: spans[0]?.format ?? 'none' };
+  const format = spans[0]?.format ?? 'none';
+  return { calls, remainingText: tidyRemaining(kept.join('').trim(), format), format };
 }

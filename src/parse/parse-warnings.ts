@@ -19,6 +19,7 @@ export class DroppedCalls {
   private readonly ends: number[] = [];
   private readonly notOffered = new Set<string>();
   private readonly cutOff = new Set<string>();
+  private readonly unnamed = new Set<string>();
   /** Returned calls whose arguments were not under `arguments` or `parameters`: where they were read from, per name. */
   private readonly readElsewhere = new Map<string, string>();
   private pastLimit = false;
@@ -31,7 +32,7 @@ export class DroppedCalls {
     this.starts.push(span.start);
     this.ends.push(span.end);
     for (const call of offered) if (call.readFrom !== undefined && this.readElsewhere.size <= MAX_NAMES) this.readElsewhere.set(call.name, call.readFrom);
-    if (offered.length === span.calls.length || (this.cutOff.size > MAX_NAMES && this.notOffered.size > MAX_NAMES)) return;
+    if (offered.length === span.calls.length || (this.cutOff.size > MAX_NAMES && this.notOffered.size > MAX_NAMES && this.unnamed.size > MAX_NAMES)) return;
     let next = 0;
     for (const call of span.calls) {
       if (call === offered[next]) {
@@ -39,7 +40,7 @@ export class DroppedCalls {
         continue;
       }
       // One name past those listed says there were more.
-      const names = call.cutOff === true ? this.cutOff : this.notOffered;
+      const names = call.cutOff === true ? this.cutOff : call.unnamedArguments === true ? this.unnamed : this.notOffered;
       if (names.size <= MAX_NAMES) names.add(call.name);
     }
   }
@@ -60,6 +61,7 @@ export class DroppedCalls {
     const out: string[] = [];
     if (this.notOffered.size > 0) out.push(`${listed(this.notOffered)} not offered: left in remaining_text`);
     if (this.cutOff.size > 0) out.push(`${listed(this.cutOff)} cut off before its arguments ended: left in remaining_text`);
+    if (this.unnamed.size > 0) out.push(`${listed(this.unnamed)} written with arguments by position that its tool's schema does not name: left in remaining_text`);
     for (const [name, from] of [...this.readElsewhere].slice(0, MAX_NAMES)) out.push(`${listed(new Set([name]))} returned with its arguments read from ${from}, not "arguments"`);
     if (this.pastLimit) out.push(`calls past the limit of ${maxCalls} per turn were left in remaining_text`);
     // Past the limit the spans after it were not read: their markers are no strays.
@@ -87,11 +89,12 @@ function listed(names: ReadonlySet<string>): string {
  * The markers that open a call in the dialects read (their first token): found outside every
  * span of calls, the call they open did not parse. Qwen's and Hermes' `<tool_call>`, Llama's
  * tags, DSML's, MiniMax's, Anthropic's and Olmo's blocks, Llama 4's, LFM2's, Gemma's and
- * FunctionGemma's, Kimi's sections, DeepSeek's, Mistral's `[TOOL_CALLS]` and gpt-oss's recipient;
- * the tags under one `<`, so that each `<` of a text costs one attempt (reasoning-mask.ts's too).
+ * FunctionGemma's, Kimi's sections, DeepSeek's, Mistral's `[TOOL_CALLS]`, gpt-oss's recipient and
+ * Gemma 3's ```` ```tool_code ```` fence; the tags under one `<`, so that each `<` of a text costs
+ * one attempt (reasoning-mask.ts's too).
  */
 const MARKERS =
-  /<(?:tool_call>|\|(?:python_tag|python_start|tool_call_start|tool_calls_section_begin|open\|>tools<\|sep)\|>|\|tool_call>|function=|function_calls>|minimax:tool_call>|start_function_call>|[\uff5c|]DSML[\uff5c|]invoke|｜tool▁calls▁begin｜>)|\[TOOL_CALLS\]|to=functions\./g;
+  /```tool_code\b|<(?:tool_call>|\|(?:python_tag|python_start|tool_call_start|tool_calls_section_begin|open\|>tools<\|sep)\|>|\|tool_call>|function=|function_calls>|minimax:tool_call>|start_function_call>|[\uff5c|]DSML[\uff5c|]invoke|｜tool▁calls▁begin｜>)|\[TOOL_CALLS\]|to=functions\./g;
 
 /**
  * The first marker outside every span (`starts[i]` to `ends[i]`) and not just before one (a later

@@ -1,7 +1,7 @@
+import { isObject, ownValue } from './schema-members';
 import type { TextParameter, TextParameters } from './types';
 
 const NONE: TextParameters = new Map();
-const { hasOwn } = Object;
 const { isArray } = Array;
 
 /**
@@ -37,13 +37,4 @@ function textKind(property: unknown): TextParameter | undefined {
   }
   if (!string) return undefined;
   return nullable ? 'text_or_null' : 'text';
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !isArray(value);
-}
-
-/** An own property's value (a schema's `__proto__` key is data, and nothing is inherited). */
-function ownValue(object: Record<string, unknown>, key: string): unknown {
-  return hasOwn(object, key) ? object[key] : undefined;
 }

@@ -19,7 +19,7 @@ interface Head {
  * (a `<tool_call>` tag in the string of a `[TOOL_CALLS]` call). Of the others, those with calls
  * naming offered tools (any, when `offered` is empty) are kept, only those calls, up to
  * `maxCalls`: the span that reaches the limit is cut to fit, and later spans are left alone. A
- * call cut off before its arguments is never kept, nor one that `requiresOffer` unless named. A span of which only some calls are kept
+ * call cut off before its arguments is never kept, nor one with `unnamedArguments`, nor one that `requiresOffer` unless named. A span of which only some calls are kept
  * (others name tools not offered, are cut off, or come past `maxCalls`) keeps its text, so the
  * caller can see what was not returned. Detectors are read
  * lazily, no further than that.
@@ -45,7 +45,7 @@ export function chooseSpans(
     if (span.start < end) continue;
     // Even a span with no offered call quotes what lies inside it.
     end = span.end;
-    const calls = span.calls.filter((call) => call.cutOff !== true && isOffered(call.name, span, offered));
+    const calls = span.calls.filter((call) => call.cutOff !== true && call.unnamedArguments !== true && isOffered(call.name, span, offered));
     if (calls.length === 0) {
       dropped?.seen(span, calls);
       continue;

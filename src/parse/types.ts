@@ -10,7 +10,9 @@
  * `pythonic` Llama 3.2/4's and LFM2's `[name(key=value, ...)]`, `gemma` Gemma 4's
  * `<|tool_call>call:name{key:<|"|>value<|"|>}<tool_call|>` (FunctionGemma's with `<escape>`),
  * `kimi` Kimi K2's `<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{...}` and
- * `kimi_xtml` Kimi K3's `<|open|>call tool="name"<|sep|><|open|>argument key="k" type="string"<|sep|>...`.
+ * `kimi_xtml` Kimi K3's `<|open|>call tool="name"<|sep|><|open|>argument key="k" type="string"<|sep|>...`,
+ * `tool_code` Gemma 3's pythonic calls in a ```` ```tool_code ```` fence, `functionary` Functionary
+ * v3.2's `>>>name\n{...}` and `react` a ReAct agent's `Action: name\nAction Input: {...}`.
  */
 export type ParseFormat =
   | 'hermes'
@@ -29,6 +31,9 @@ export type ParseFormat =
   | 'gemma'
   | 'kimi'
   | 'kimi_xtml'
+  | 'tool_code'
+  | 'functionary'
+  | 'react'
   | 'none';
 
 /** One tool call recovered from raw model output (the proto's `ParsedToolCall`). */
@@ -88,6 +93,15 @@ export interface ParseOptions {
    */
   readonly textParameters?: TextParameterLookup;
   /**
+   * The parameters positional arguments fill, in order, by the tool's name, for the dialects that
+   * may write a call's arguments without their names (pythonic calls: `get_weather("Paris")`, a
+   * ReAct `Action Input: Paris`): such a call is returned only when this names every argument
+   * (see `positionalParametersOf` to build an answer from a tool's input schema); otherwise it is
+   * left in the remaining text with a warning. Asked at most once per distinct name per parse.
+   * @default none (a call with positional arguments is never returned)
+   */
+  readonly positionalParameters?: PositionalParameterLookup;
+  /**
    * Told of any internal error (a defect: the parser is designed to be total), after which the
    * result is `none`. For logging; what it throws is ignored.
    */
@@ -106,3 +120,6 @@ export type TextParameters = ReadonlyMap<string, TextParameter>;
 
 /** The text parameters of the tool of a name, or `undefined` when the name is no tool known. */
 export type TextParameterLookup = (tool: string) => TextParameters | undefined;
+
+/** The parameters a tool's positional arguments fill, in order, or `undefined` when the name is no tool known. */
+export type PositionalParameterLookup = (tool: string) => readonly string[] | undefined;

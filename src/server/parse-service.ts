@@ -3,7 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import { ParseToolCallsResponseSchema, type ParseToolCallsRequest, type ParseToolCallsResponse } from '../../gen/dispatch/v1/dispatch_pb';
 import type { Logger } from '../log';
 import type { Limits } from '../options';
-import { parseToolCalls, textParametersOf, type TextParameterLookup, type TextParameters } from '../parse';
+import { parseToolCalls, positionalParametersOf, textParametersOf } from '../parse';
 import type { ResolvedTool, ToolRegistry } from '../registry';
 import { MAX_OFFERED_TOOLS } from './dispatch-request-codec';
 import { invalidArgument, RpcError, unary } from './grpc-adapter';
@@ -22,37 +22,40 @@ function checkOfferedTools(names: readonly string[]): void {
   checkOfferedNames(names);
 }
 
-/** Each tool's text parameters, read from its schema once: a tool changed is a new object. */
-const textParametersByTool = new WeakMap<ResolvedTool, TextParameters>();
-
 /**
- * The text parameters of the tools Dispatch would run for `tenant` (the operator's tool of a
- * name, else the tenant's own): a Qwen3-Coder or GLM value for a string parameter then stays
- * text, as Dispatch's validation wants it. A name no tool of theirs has is read as before.
+ * What `read` makes of the schema of the tool Dispatch would run for `tenant` by a name (the
+ * operator's tool of a name, else the tenant's own), read once per tool in `cache` (a tool changed
+ * is a new object); undefined for a name no tool of theirs has, which is then read as before.
  */
-function textParametersFor(registry: Pick<ToolRegistry, 'lookup'>, tenant: string): TextParameterLookup {
+function fromSchemas<T extends object>(registry: Pick<ToolRegistry, 'lookup'>, tenant: string, cache: WeakMap<ResolvedTool, T>, read: (schema: unknown) => T): (name: string) => T | undefined {
   return (name) => {
     const tool = registry.lookup(tenant, name);
     if (tool === undefined) return undefined;
-    let found = textParametersByTool.get(tool);
+    let found = cache.get(tool);
     if (found === undefined) {
-      found = textParametersOf(tool.schema);
-      textParametersByTool.set(tool, found);
+      found = read(tool.schema);
+      cache.set(tool, found);
     }
     return found;
   };
 }
 
+/** Each tool's text parameters (a Qwen3-Coder or GLM value for a string parameter stays text, as validation wants it). */
+const textParametersByTool = new WeakMap<ResolvedTool, ReturnType<typeof textParametersOf>>();
+/** Each tool's positional parameters (`get_weather("Paris")` names `city`; see `positionalParametersOf`). */
+const positionalParametersByTool = new WeakMap<ResolvedTool, readonly string[]>();
+
 /**
  * ParseToolCalls: finds the tool calls in raw model output; it never fails on the text itself.
- * With `registry`, values are read by the caller's tools' schemas (see `textParametersFor`).
+ * With `registry`, values and positional arguments are read by the caller's tools' schemas (see `fromSchemas`).
  */
 export function parseHandler(authenticate: Authenticator, limits: Limits, logger: Logger, registry?: Pick<ToolRegistry, 'lookup'>) {
   return unary(logger, async (request: ParseToolCallsRequest, call: grpc.ServerUnaryCall<ParseToolCallsRequest, ParseToolCallsResponse>) => {
     const { tenant } = authenticate(call, 'dispatch');
     checkOfferedTools(request.offeredTools);
-    const textParameters = registry === undefined ? undefined : textParametersFor(registry, tenant);
-    const parsed = parseToolCalls(request.text, request.offeredTools, { maxInputChars: limits.maxMessageBytes, maxCalls: limits.maxCallsPerTurn, textParameters });
+    const textParameters = registry === undefined ? undefined : fromSchemas(registry, tenant, textParametersByTool, textParametersOf);
+    const positionalParameters = registry === undefined ? undefined : fromSchemas(registry, tenant, positionalParametersByTool, positionalParametersOf);
+    const parsed = parseToolCalls(request.text, request.offeredTools, { maxInputChars: limits.maxMessageBytes, maxCalls: limits.maxCallsPerTurn, textParameters, positionalParameters });
     const response = create(ParseToolCallsResponseSchema, { calls: parsed.calls, remainingText: parsed.remainingText, format: parsed.format, warnings: parsed.warnings ?? [] });
     // Arguments are answered as JSON, which may take up to 6x the text they came from (a raw
     // control character is written \u0001): past max_response_bytes the client would refuse it

@@ -2,10 +2,10 @@ import { EventKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { shapeOf } from '../log';
 import { redactSecrets } from '../middleware';
 import { NOOP_OBSERVER, shortened, type AttemptObserver, type AttemptOutcome, type CallInfo, type CallObserver } from '../pipeline';
-import { stringAttributes, type TurnState } from './observer-env';
+import { stringAttributes, targetIn, type TurnState } from './observer-env';
 import { ATTR } from './span-attributes';
 import { endSpan, executorContext, isRecording, startSpan, type SpanRecord } from './span-record';
-import { callErrorType, summarizeCall } from './call-summary';
+import { callErrorType, reportAttempt, summarizeCall } from './call-summary';
 import { EVENT_TEXT_CHARS, eventCallInfo, eventText } from './event-bounds';
 import { spanEvent, type EventFields } from './span-event';
 import { approvalArgumentsPoint, approvalPoint, approvalResolvedPoint, attemptEnding, attemptSpan, callEnding, callSpan, messagePoint, pointName, retryPoint } from './span-shapes';
@@ -98,13 +98,14 @@ export function observeCall(turn: TurnState, sent: CallInfo): CallObserver {
     if (errorType === 'TIMEOUT') timedOut = true;
     if (errorType === 'UNEXPECTED' && !outcome?.replay) unexpected = true;
     if (outcome?.replay) replayed = true;
+    reportAttempt(env.onAttempt, tenant, info.tool, record.attempt, errorType, outcome);
     // An attempt the pipeline left open (LOOP_STOP, cancellation) still gets its TOOL_POST, with
     // the hard error as its outcome, so every TOOL_PRE has a TOOL_POST to pair with.
     const wanted = env.bus.wants(tenant);
     if (!wanted && !isRecording(record.span)) return endSpan(record.span, endMs, undefined, errorType);
-    const ending = attemptEnding(outcome, errorType, record.tool);
-    endSpan(record.span, endMs, ending, errorType);
+    endSpan(record.span, endMs, isRecording(record.span) ? attemptEnding(outcome, errorType, record.tool, true) : undefined, errorType);
     if (!wanted) return;
+    const ending = attemptEnding(outcome, errorType, record.tool, false);
     const attributes = stringAttributes({
       [ATTR.toolName]: record.tool,
       [ATTR.toolCallId]: info.toolCallId,
@@ -128,8 +129,9 @@ export function observeCall(turn: TurnState, sent: CallInfo): CallObserver {
       try {
         if (open) finishAttempt(open, undefined, 'SUPERSEDED');
         attempts = attempt;
-        const effect = env.effectOf(tenant, tool);
-        const started = startSpan(env.tracer, span, attemptSpan(attempt, tool, info.tool, effect, nowMs(), env.tracer !== undefined));
+        const target = targetIn(env, tenant, tool);
+        const effect = target.effect;
+        const started = startSpan(env.tracer, span, attemptSpan(attempt, tool, info.tool, target, nowMs(), env.tracer !== undefined));
         const record: OpenAttempt = { span: started, attempt, tool, effect };
         open = record;
         if (env.bus.wants(tenant)) publish(EventKind.TOOL_PRE, started, { attempt, attributes: { [ATTR.toolName]: tool, [ATTR.attempt]: String(attempt), [ATTR.effect]: effect } });

@@ -1,5 +1,6 @@
 import { ErrorKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { kindName } from '../errors';
+import type { AttemptOutcome } from '../pipeline';
 import { OUTCOME_OK } from './span-attributes';
 
 /** What one finished call amounts to, for metrics and GetToolStats. */
@@ -38,6 +39,22 @@ export interface CallSummary {
 
 /** Receives every finished call; must not throw or wait. */
 export type CallSink = (summary: CallSummary) => void;
+
+/**
+ * Receives every attempt as it ends: the tenant, the tool the attempt ran (a fallback's own name),
+ * its outcome (`ok`, the error kind's short name, or the hard error that cut it off:
+ * `LOOP_DETECTED`, `CANCELLED`, ...), whether it was a retry (an attempt after the call's first)
+ * and how long its executor ran in ms, undefined when it ran no tool (refused before it, replayed
+ * from an idempotency record, or served from the memo cache). Positional, so that an attempt
+ * allocates nothing for it; must not throw or wait.
+ */
+export type AttemptSink = (tenant: string, tool: string, outcome: string, retry: boolean, ranMs: number | undefined) => void;
+
+/** Tells `sink` of an attempt that ended with `outcome` (or `errorType`, the hard error that left it open). */
+export function reportAttempt(sink: AttemptSink | undefined, tenant: string, tool: string, attempt: number, errorType: string | undefined, outcome: AttemptOutcome | undefined): void {
+  if (sink === undefined) return;
+  sink(tenant, tool, errorType ?? OUTCOME_OK, attempt > 1, outcome === undefined || outcome.cached || outcome.replay ? undefined : outcome.ranMs);
+}
 
 /** What a call observer saw across its attempts, besides the result. */
 export interface CallFlags {

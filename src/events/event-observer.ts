@@ -1,7 +1,8 @@
 import { EventKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { throttledWarn, type Logger } from '../log';
 import { NOOP_OBSERVER, parseBreakerKey, type Observer, type TurnInfo, type TurnObserver } from '../pipeline';
-import type { CallSink } from './call-summary';
+import { attemptTargetOf, effectOf, type LookedUpTool } from './attempt-target';
+import type { AttemptSink, CallSink } from './call-summary';
 import { observeCall } from './call-observer';
 import { LeanTurn } from './lean-observer';
 import { SYSTEM_TENANT, type EventBus } from './event-bus';
@@ -20,6 +21,8 @@ export interface EventObserverOptions {
   readonly tracer?: SpanTracer;
   /** Receives every finished call (metrics, GetToolStats). */
   readonly onCall?: CallSink;
+  /** Receives every attempt as it ends (the per-attempt metrics). */
+  readonly onAttempt?: AttemptSink;
   /** Receives every breaker change. */
   readonly onBreaker?: (tool: string, state: string) => void;
   /** Events carry the arguments text instead of its shape. @default false */
@@ -27,8 +30,8 @@ export interface EventObserverOptions {
   readonly logger?: Logger;
 }
 
-/** A tool's effect as the registry knows it. */
-export type ToolLookup = (tenant: string, tool: string) => { readonly readOnly: boolean } | undefined;
+/** A tool as the registry knows it: its effect and executor. */
+export type ToolLookup = (tenant: string, tool: string) => LookedUpTool | undefined;
 
 /** The pipeline observer that makes events and spans. */
 export interface EventObserver extends Observer {
@@ -52,11 +55,10 @@ export function createEventObserver(options: EventObserverOptions): EventObserve
     bus,
     tracer,
     onCall: options.onCall,
+    onAttempt: options.onAttempt,
     debugPayloads: options.debugPayloads ?? false,
-    effectOf(tenant, tool) {
-      const found = lookup(tenant, tool);
-      return found === undefined ? '' : found.readOnly ? 'read_only' : 'side_effect';
-    },
+    effectOf: (tenant, tool) => effectOf(lookup(tenant, tool)),
+    targetOf: (tenant, tool) => attemptTargetOf(lookup(tenant, tool), tool),
     failed: (error) => warnFailed('telemetry error (calls are unaffected)', { error: error instanceof Error ? error.stack : String(error) }),
   };
 

@@ -1,8 +1,8 @@
 import { EventKind, type ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import type { ApprovalDecision, ApprovalRequest, AttemptObserver, AttemptOutcome, CallInfo, CallObserver, TurnInfo, TurnObserver } from '../pipeline';
-import { callErrorType, summarizeCall, type CallFlags } from './call-summary';
+import { callErrorType, reportAttempt, summarizeCall, type CallFlags } from './call-summary';
 import { eventCallInfo } from './event-bounds';
-import type { ObserverEnv } from './observer-env';
+import { targetIn, type ObserverEnv } from './observer-env';
 import { approvalArgumentsPoint, approvalPoint, approvalResolvedPoint, attemptEnding, attemptSpan, callEnding, callSpan, messagePoint, pointName, retryPoint, turnEnding, turnSpan } from './span-shapes';
 import { endSpan, executorContext, isRecording, startSpan, type SpanRecord } from './span-record';
 import { ATTR } from './span-attributes';
@@ -104,12 +104,12 @@ class LeanCall implements CallObserver, CallFlags {
     try {
       if (this.open) this.attemptEnded(this.open, undefined, 'SUPERSEDED');
       this.attempts = attempt;
-      const tracer = this.turn.env.tracer;
-      const span = this.turn.traced ? startSpan(tracer, this.span, attemptSpan(attempt, tool, this.info.tool, this.turn.env.effectOf(this.turn.info.tenant, tool), nowMs(), true)) : undefined;
-      return (this.open = new LeanAttempt(this, tool, span));
+      const { env, info } = this.turn;
+      const span = this.turn.traced ? startSpan(env.tracer, this.span, attemptSpan(attempt, tool, this.info.tool, targetIn(env, info.tenant, tool), nowMs(), true)) : undefined;
+      return (this.open = new LeanAttempt(this, tool, attempt, span));
     } catch (error) {
       this.turn.env.failed(error);
-      return new LeanAttempt(this, tool, undefined);
+      return new LeanAttempt(this, tool, attempt, undefined);
     }
   }
 
@@ -121,8 +121,9 @@ class LeanCall implements CallObserver, CallFlags {
     if (errorType === 'TIMEOUT') this.timedOut = true;
     if (errorType === 'UNEXPECTED' && !outcome?.replay) this.unexpected = true;
     if (outcome?.replay) this.replayed = true;
+    reportAttempt(this.turn.env.onAttempt, this.turn.info.tenant, this.info.tool, attempt.number, errorType, outcome);
     const span = attempt.record;
-    if (span?.span) endSpan(span, nowMs(), isRecording(span) ? attemptEnding(outcome, errorType, attempt.tool) : undefined, errorType);
+    if (span?.span) endSpan(span, nowMs(), isRecording(span) ? attemptEnding(outcome, errorType, attempt.tool, true) : undefined, errorType);
   }
 
   /** A point event on the open attempt's span (or the call's), when traced. */
@@ -212,6 +213,8 @@ class LeanAttempt implements AttemptObserver {
   constructor(
     private readonly call: LeanCall,
     readonly tool: string,
+    /** Its number in the call, from 1. */
+    readonly number: number,
     /** The attempt's span when traced. */
     readonly record: SpanRecord | undefined,
   ) {}

@@ -1,4 +1,5 @@
-import type { CallSink } from './call-summary';
+import { targetOfEffect, type AttemptTarget } from './attempt-target';
+import type { AttemptSink, CallSink } from './call-summary';
 import type { EventBus } from './event-bus';
 import type { SpanRecord, SpanTracer } from './span-record';
 import type { EventScope } from './span-event';
@@ -9,13 +10,20 @@ export interface ObserverEnv {
   readonly bus: EventBus;
   readonly tracer?: SpanTracer;
   readonly onCall?: CallSink;
+  /** Receives every attempt as it ends (the per-attempt metrics). */
+  readonly onAttempt?: AttemptSink;
   /** Events carry argument values, not only their shape. */
   readonly debugPayloads: boolean;
   /** `read_only`, `side_effect`, or '' when the tool is not known. */
   effectOf(tenant: string, tool: string): string;
+  /** What an attempt's span takes from its tool (attempt-target.ts); without it, its effect alone. */
+  targetOf?(tenant: string, tool: string): AttemptTarget;
   /** Reports an error inside telemetry; never rethrows. */
   failed(error: unknown): void;
 }
+
+/** The target of an attempt on `tool` (ObserverEnv.targetOf). */
+export const targetIn = (env: ObserverEnv, tenant: string, tool: string): AttemptTarget => (env.targetOf ? env.targetOf(tenant, tool) : targetOfEffect(tool, env.effectOf(tenant, tool)));
 
 /** One turn, as its call handles see it. */
 export interface TurnState extends EventScope {

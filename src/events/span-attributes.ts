@@ -9,6 +9,13 @@ export const ATTR = {
   toolCallId: 'gen_ai.tool.call.id',
   errorType: 'error.type',
   httpStatus: 'http.response.status_code',
+  httpMethod: 'http.request.method',
+  urlFull: 'url.full',
+  serverAddress: 'server.address',
+  serverPort: 'server.port',
+  rpcSystem: 'rpc.system',
+  rpcService: 'rpc.service',
+  rpcMethod: 'rpc.method',
   tenant: 'dispatch.tenant',
   sessionId: 'dispatch.session_id',
   turn: 'dispatch.turn',
@@ -39,6 +46,10 @@ export const ATTR = {
 
 /** The GenAI operation of a call span. */
 export const EXECUTE_TOOL = 'execute_tool';
+
+/** The gRPC service and method a turn span serves (its `rpc.service` and `rpc.method`). */
+export const RPC_SERVICE = 'dispatch.v1.DispatchService';
+export const RPC_METHOD = 'Dispatch';
 
 /** The name of the turn span: the gRPC method it serves. */
 export const TURN_SPAN_NAME = 'dispatch.v1.DispatchService/Dispatch';

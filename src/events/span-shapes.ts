@@ -3,7 +3,8 @@ import { EventKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { redactSecrets } from '../middleware';
 import type { ApprovalDecision, ApprovalRequest, AttemptOutcome, CallInfo, TurnInfo } from '../pipeline';
 import { eventText } from './event-bounds';
-import { ATTR, EXECUTE_TOOL, OUTCOME_OK, TURN_SPAN_NAME } from './span-attributes';
+import { targetOfEffect, type AttemptTarget } from './attempt-target';
+import { ATTR, EXECUTE_TOOL, OUTCOME_OK, RPC_METHOD, RPC_SERVICE, TURN_SPAN_NAME } from './span-attributes';
 import type { SpanStart } from './span-record';
 
 // The spans of a turn, its calls and their attempts, as both observers (full and lean) make
@@ -41,12 +42,15 @@ class SpanNames {
 const CALL_NAMES = new SpanNames(EXECUTE_TOOL);
 const ATTEMPT_NAMES = new SpanNames('tool_attempt');
 
+/** The turn's span: the server side of the Dispatch RPC, with the gRPC semantic conventions' `rpc.*` attributes. */
 export const turnSpan = (info: TurnInfo, startMs: number, traced: boolean): SpanStart => ({
   name: TURN_SPAN_NAME,
   kind: SpanKind.SERVER,
   startMs,
   parent: true,
-  attributes: traced ? { [ATTR.tenant]: info.tenant, [ATTR.sessionId]: info.sessionId, [ATTR.turn]: info.turn, [ATTR.calls]: info.callCount } : undefined,
+  attributes: traced
+    ? { [ATTR.rpcSystem]: 'grpc', [ATTR.rpcService]: RPC_SERVICE, [ATTR.rpcMethod]: RPC_METHOD, [ATTR.tenant]: info.tenant, [ATTR.sessionId]: info.sessionId, [ATTR.turn]: info.turn, [ATTR.calls]: info.callCount }
+    : undefined,
 });
 
 export const turnEnding = (hardError: string | undefined): Attributes | undefined => (hardError ? { [ATTR.outcome]: hardError, [ATTR.errorType]: hardError } : undefined);
@@ -62,16 +66,24 @@ export const callSpan = (info: CallInfo, startMs: number, traced: boolean): Span
 
 export const callEnding = (errorType: string | undefined, attempts: number): Attributes => ({ [ATTR.outcome]: errorType ?? OUTCOME_OK, [ATTR.attempts]: attempts, [ATTR.errorType]: errorType });
 
-/** An attempt's span; it names its tool only when a fallback ran instead of the requested one. */
-export const attemptSpan = (attempt: number, tool: string, requested: string, effect: string, startMs: number, traced: boolean): SpanStart => ({
-  name: ATTEMPT_NAMES.of(tool),
-  kind: SpanKind.CLIENT,
-  startMs,
-  attributes: traced ? (tool === requested ? { [ATTR.attempt]: attempt, [ATTR.effect]: effect } : { [ATTR.attempt]: attempt, [ATTR.effect]: effect, [ATTR.toolName]: tool }) : undefined,
-});
+/**
+ * An attempt's span; it names its tool only when a fallback ran instead of the requested one. With
+ * its tool's target (attempt-target.ts) its kind and attributes are the target's (INTERNAL for a
+ * builtin; an HTTP tool's HTTP client attributes), shared; with an effect alone, CLIENT.
+ */
+export function attemptSpan(attempt: number, tool: string, requested: string, target: AttemptTarget | string, startMs: number, traced: boolean): SpanStart {
+  const kind = typeof target === 'string' ? SpanKind.CLIENT : target.kind;
+  if (!traced) return { name: ATTEMPT_NAMES.of(tool), kind, startMs, attributes: undefined };
+  const shared = typeof target === 'string' ? targetOfEffect(tool, target) : target;
+  return { name: ATTEMPT_NAMES.of(tool), kind, startMs, attributes: shared.attributes(attempt, tool !== requested) };
+}
 
-/** How an attempt ended, for its span and its TOOL_POST: an outcome, or the hard error that left it open. */
-export const attemptEnding = (outcome: AttemptOutcome | undefined, errorType: string | undefined, tool: string) => ({
+/**
+ * How an attempt ended, for its span (`span`) or its TOOL_POST: an outcome, or the hard error that
+ * left it open. The span has the HTTP status its tool answered, success too (the HTTP client
+ * semantic conventions); TOOL_POST a failure's only, as `dispatchctl events` has always shown it.
+ */
+export const attemptEnding = (outcome: AttemptOutcome | undefined, errorType: string | undefined, tool: string, span: boolean) => ({
   [ATTR.outcome]: errorType ?? OUTCOME_OK,
   [ATTR.errorType]: errorType,
   [ATTR.replay]: outcome?.replay ?? false,
@@ -80,7 +92,7 @@ export const attemptEnding = (outcome: AttemptOutcome | undefined, errorType: st
   [ATTR.resolvedTool]: outcome && outcome.resolvedTool !== tool ? outcome.resolvedTool : undefined,
   // Why it failed without its words (a tool's answer may hold payload): when, and the HTTP status.
   [ATTR.errorPhase]: outcome?.errorPhase,
-  [ATTR.httpStatus]: outcome?.httpStatus,
+  [ATTR.httpStatus]: span ? (outcome?.answeredStatus ?? outcome?.httpStatus) : outcome?.httpStatus,
   [ATTR.policy]: outcome?.policy,
 });
 

@@ -40,6 +40,11 @@ export interface ExecutorContext {
    */
   delivery?(state: Delivery): void;
   /**
+   * Told by an executor that reaches its tool over HTTP the status of the answer it acts on (after
+   * redirects), success or not: the attempt's span carries it as `http.response.status_code`.
+   */
+  responded?(status: number): void;
+  /**
    * Told by an executor that, as a side-effecting request it had sent is aborted (the tool's
    * timeout), keeps its promise pending for the tool's own answer, and settles it within a bound
    * of its own (a worker's, which need not stop at its cancel): once the tool answers, the answer

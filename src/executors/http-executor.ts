@@ -125,11 +125,14 @@ export function createHttpExecutor(options: HttpExecutorOptions = {}): HttpExecu
           const next = location ? parsedUrl(location, target) : undefined;
           const sameOrigin = next !== undefined && next.origin === new URL(target).origin;
           if (!sameOrigin || (response.status !== 307 && response.status !== 308) || hop >= maxRedirects) {
+            ctx.responded?.(response.status);
             throw new DispatchError(ErrorKind.TOOL_ERROR, redirectRefusal(response.status, next !== undefined, sameOrigin, maxRedirects), { phase: 'after' });
           }
           target = next.toString();
           continue;
         }
+        // The answer acted on (a redirect followed is not): the attempt's span carries its status.
+        ctx.responded?.(response.status);
         if (response.status < 200 || response.status >= 300) {
           const excerpt = await readExcerpt(response, excerptBytes, Math.min(excerptWaitMs, (ctx.deadline - Date.now()) / 2));
           throw fromHttpStatus(response.status, excerpt, response.headers.get('retry-after'));

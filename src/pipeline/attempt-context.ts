@@ -17,6 +17,8 @@ export class AttemptContext implements ExecutorContext {
   delivered: Delivery | undefined = undefined;
   /** Its executor's promise stays pending past its timeout, for the tool's late answer (see ExecutorContext.lateAnswerPending). */
   latePending = false;
+  /** The HTTP status its tool answered, when its executor said (see {@link ExecutorContext.responded}). */
+  answered: number | undefined = undefined;
 
   constructor(
     private readonly deps: PipelineDeps,
@@ -60,6 +62,10 @@ export class AttemptContext implements ExecutorContext {
 
   delivery(state: Delivery): void {
     this.delivered = state;
+  }
+
+  responded(status: number): void {
+    this.answered = status;
   }
 
   lateAnswerPending(): void {

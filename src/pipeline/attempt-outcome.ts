@@ -6,8 +6,11 @@ import { refusedBy } from './refused-loops';
 import { errorResult } from './results';
 import type { AttemptResult } from './run-attempt';
 
-/** Ends an attempt: its TOOL_POST, and what it gives the call (`ranMs`: how long its tool ran, if it did). */
-export function finished(attemptObs: AttemptObserver, result: ToolResult, error?: DispatchError, ranMs?: number): AttemptResult {
+/**
+ * Ends an attempt: its TOOL_POST, and what it gives the call (`ranMs`: how long its tool ran, if it
+ * did; `answered`: the HTTP status its tool answered, if any).
+ */
+export function finished(attemptObs: AttemptObserver, result: ToolResult, error?: DispatchError, ranMs?: number, answered?: number): AttemptResult {
   // A replayed failure has no error of its own: its stored kind is the outcome.
   const kind = error?.kind ?? (result.isError ? result.error?.kind : undefined);
   attemptObs.post({
@@ -15,10 +18,12 @@ export function finished(attemptObs: AttemptObserver, result: ToolResult, error?
     errorKind: kind === undefined ? undefined : kindName(kind),
     errorPhase: error?.phase,
     httpStatus: error?.httpStatus,
+    answeredStatus: answered ?? error?.httpStatus,
     policy: error && refusedBy(error),
     errorMessage: result.isError ? result.error?.message : undefined,
     resolvedTool: result.resolvedToolName,
     durationMs: result.durationMs,
+    ranMs,
     replay: result.idempotentReplay,
     cached: result.cached,
     truncated: result.truncated,

@@ -35,10 +35,17 @@ export interface AttemptOutcome {
   readonly policy?: string;
   /** The HTTP status the tool answered, when its failure was one. */
   readonly httpStatus?: number;
+  /** The HTTP status the tool answered, success or not, when it answered one: for the attempt's span alone (TOOL_POST says a failure's). */
+  readonly answeredStatus?: number;
   /** The failure's message, as the model reads it (redacted): events carry it only with telemetry.debug_payloads. */
   readonly errorMessage?: string;
   readonly resolvedTool: string;
   readonly durationMs: number;
+  /**
+   * How long its executor ran, in ms, when the attempt got that far: the tool's own time under its
+   * timeout, without the hooks, approval, store, slot and rate waits before it (in `durationMs`).
+   */
+  readonly ranMs?: number;
   readonly replay: boolean;
   readonly cached: boolean;
   readonly truncated: boolean;

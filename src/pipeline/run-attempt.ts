@@ -267,7 +267,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     deps.guards.breaker.record(breaker, ticket, { ok: false, counts: false, durationMs: execMs });
     throw HardError.cancelled();
   }
-  let outcome = withPostNotes(deps, turn, tool, args, attempt, finished(attemptObs, result, error, execMs));
+  let outcome = withPostNotes(deps, turn, tool, args, attempt, finished(attemptObs, result, error, execMs, context?.answered));
   if (outcome instanceof Promise) outcome = await outcome;
   // A success counts (it closes a half-open breaker); a cache hit and a failure that says nothing
   // about the tool's health (4xx, invalid arguments) do not.

@@ -1,4 +1,4 @@
-import { DURATION_BUCKETS_S, DURATION_METRIC, RATE_COUNTERS, type OutcomeSeries, type PairSeries } from './call-series';
+import { DURATION_BUCKETS_S, DURATION_METRIC, RATE_COUNTERS, type DurationHistogram, type OutcomeSeries, type PairSeries } from './call-series';
 import type { PairLabels } from './label-pairs';
 import type { SlicedText } from './sliced-text';
 
@@ -14,7 +14,7 @@ import type { SlicedText } from './sliced-text';
 const SCOPE_LABEL = 'otel_scope_name="dispatch"';
 
 /** A label value as the Prometheus serializer escapes it. */
-const escaped = (value: string) => value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+export const escaped = (value: string) => value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 
 /** The `tenant` and `tool` labels of a pair, then `more` (`name="value",`) and the scope label, as a scrape writes them. */
 export const pairLabelText = (labels: PairLabels, more = '') => `tenant="${escaped(labels.tenant)}",tool="${escaped(labels.tool)}",${more}${SCOPE_LABEL}`;
@@ -27,16 +27,18 @@ const BUCKET_LABELS = [...DURATION_BUCKETS_S.map(String), '+Inf'].map((le) => `,
 
 export const header = (name: string, type: string, help: string, unit?: string) => `# HELP ${name} ${help}\n${unit ? `# UNIT ${name} ${unit}\n` : ''}# TYPE ${name} ${type}\n`;
 
-function histogram(o: OutcomeSeries): string {
-  const labels = outcomeLabels(o);
-  let text = `${DURATION_METRIC}_count{${labels}} ${o.count}\n${DURATION_METRIC}_sum{${labels}} ${o.sum}\n`;
+/** The `_count`, `_sum` and `_bucket` lines of histogram `metric` with `labels` (a scrape's label text). */
+export function histogramText(metric: string, labels: string, h: DurationHistogram): string {
+  let text = `${metric}_count{${labels}} ${h.count}\n${metric}_sum{${labels}} ${h.sum}\n`;
   let cumulative = 0;
-  for (let i = 0; i < o.counts.length; i++) {
-    cumulative += o.counts[i]!;
-    text += `${DURATION_METRIC}_bucket{${labels}${BUCKET_LABELS[i]}${cumulative}\n`;
+  for (let i = 0; i < h.counts.length; i++) {
+    cumulative += h.counts[i]!;
+    text += `${metric}_bucket{${labels}${BUCKET_LABELS[i]}${cumulative}\n`;
   }
   return text;
 }
+
+const histogram = (o: OutcomeSeries): string => histogramText(DURATION_METRIC, outcomeLabels(o), o);
 
 /**
  * The per-call metrics of `pairs` (taken at the start, so every metric shows the same pairs) and

@@ -20,19 +20,12 @@ export const RATE_COUNTERS = [
   ['unexpected', 'unexpected_exceptions', 'Calls with an attempt that crashed or broke the tool contract'],
 ] as const satisfies readonly (readonly [keyof CallSummary, string, string])[];
 
-/** One outcome of one (tenant, tool) pair: its call count and duration histogram. */
-export class OutcomeSeries {
+/** A duration histogram over {@link DURATION_BUCKETS_S}, as OpenTelemetry's would count it. */
+export class DurationHistogram {
   count = 0;
   sum = 0;
-  /** Calls per bucket of {@link DURATION_BUCKETS_S}, the last past them all. */
+  /** Observations per bucket of {@link DURATION_BUCKETS_S}, the last past them all. */
   readonly counts: number[] = new Array<number>(DURATION_BUCKETS_S.length + 1).fill(0);
-  /** Its labels as a scrape writes them, made on the first scrape (see call-metrics-text.ts). */
-  labelText: string | undefined;
-
-  constructor(
-    readonly pair: PairSeries,
-    readonly outcome: string,
-  ) {}
 
   record(seconds: number): void {
     this.count++;
@@ -40,6 +33,19 @@ export class OutcomeSeries {
     let bucket = 0;
     while (bucket < DURATION_BUCKETS_S.length && DURATION_BUCKETS_S[bucket]! < seconds) bucket++;
     this.counts[bucket]!++;
+  }
+}
+
+/** One outcome of one (tenant, tool) pair: its call count and duration histogram. */
+export class OutcomeSeries extends DurationHistogram {
+  /** Its labels as a scrape writes them, made on the first scrape (see call-metrics-text.ts). */
+  labelText: string | undefined;
+
+  constructor(
+    readonly pair: PairSeries,
+    readonly outcome: string,
+  ) {
+    super();
   }
 }
 

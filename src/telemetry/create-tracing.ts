@@ -1,7 +1,8 @@
+import { REDACTED, redactedUrl } from '../events/http-client-attributes';
 import type { SpanTracer } from '../events/span-record';
 import type { Logger } from '../log';
 import { otlpGrpcExporter } from './otlp-grpc-exporter';
-import { otlpGrpcOptionsFromEnv, otlpTracesProtocol } from './otlp-grpc-options';
+import { otlpGrpcOptionsFromEnv, otlpTracesProtocol, type OtlpProtocol } from './otlp-grpc-options';
 import { requestFrame } from './otlp-request';
 import { batchOptionsFromEnv, SpanBatcher, type BatchExporter } from './span-batcher';
 import { createSpanTracer } from './span-tracer';
@@ -38,16 +39,36 @@ export function tracesEnabled(env: NodeJS.ProcessEnv): boolean {
 
 const OFF: Tracing = { tracer: undefined, forceFlush: async () => undefined, shutdown: async () => undefined, lost: () => undefined };
 
+/** An exporter and where it sends, for the start-up line. */
+interface ChosenExporter {
+  readonly exporter: BatchExporter;
+  readonly protocol: OtlpProtocol;
+  /** Where spans go: the gRPC target as a URL, or the HTTP URL with credentials and query values redacted. */
+  readonly endpoint: string;
+}
+
 /**
  * The exporter OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL names: `grpc` (`otlp-grpc-exporter.ts`), else
  * OpenTelemetry's OTLP/HTTP protobuf transport (`otlp-http-exporter.ts`); both set by `env`.
  */
-function exporterFromEnv(env: NodeJS.ProcessEnv, logger?: Logger): BatchExporter {
-  if (otlpTracesProtocol(env, logger) === 'grpc') return otlpGrpcExporter(otlpGrpcOptionsFromEnv(env, logger), logger);
+function exporterFromEnv(env: NodeJS.ProcessEnv, logger?: Logger): ChosenExporter {
+  if (otlpTracesProtocol(env, logger) === 'grpc') {
+    const options = otlpGrpcOptionsFromEnv(env, logger);
+    return { exporter: otlpGrpcExporter(options, logger), protocol: 'grpc', endpoint: `${options.secure ? 'https' : 'http'}://${options.address}` };
+  }
   // Loaded here, not with the module: OpenTelemetry's OTLP/HTTP transport and serializer, which a
   // dispatch exporting no traces (or over gRPC) never needs.
   const { otlpHttpExporter, otlpHttpOptionsFromEnv } = require('./otlp-http-exporter') as typeof import('./otlp-http-exporter');
-  return otlpHttpExporter(otlpHttpOptionsFromEnv(env, logger), logger);
+  const options = otlpHttpOptionsFromEnv(env, logger);
+  return { exporter: otlpHttpExporter(options, logger), protocol: 'http/protobuf', endpoint: redactedUrl(options.url) ?? REDACTED };
+}
+
+/** Why `env` leaves traces off, for the start-up line. */
+function offReason(env: NodeJS.ProcessEnv, exporters: readonly string[]): string {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return 'OTEL_SDK_DISABLED=true';
+  if (exporters.includes('none')) return 'OTEL_TRACES_EXPORTER=none';
+  if (exporters.length > 0) return 'OTEL_TRACES_EXPORTER names no otlp';
+  return 'no OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_TRACES_EXPORTER=otlp';
 }
 
 /**
@@ -57,7 +78,9 @@ function exporterFromEnv(env: NodeJS.ProcessEnv, logger?: Logger): BatchExporter
  * (`otlp-span-encoding.ts`), batched (`span-batcher.ts`) and sent by OpenTelemetry's OTLP/HTTP
  * transport or dispatch's OTLP/gRPC one. Nothing is registered globally and no context manager is
  * installed; parents are passed explicitly. `env` decides whether traces are on, the protocol, the
- * sampler, the batch and the transport's settings; a bad one is logged and its default used.
+ * sampler, the batch and the transport's settings; a bad one is logged and its default used. One
+ * info line says which: `trace export on` (exporter, protocol, endpoint, sampler) or `trace export
+ * off` (the reason).
  */
 export function createTracing(env: NodeJS.ProcessEnv = process.env, logger?: Logger): Tracing {
   const enabled = tracesEnabled(env);
@@ -67,14 +90,20 @@ export function createTracing(env: NodeJS.ProcessEnv = process.env, logger?: Log
   if (unsupported.length > 0 && enabled) logger?.warn('unsupported OTEL_TRACES_EXPORTER values ignored', { exporters: unsupported });
   // Without `otlp` (`console` alone, say) nothing is exported: said, or the missing traces leave no clue.
   else if (unsupported.length > 0 && !switchedOff) logger?.warn('unsupported OTEL_TRACES_EXPORTER values; traces are off (only otlp is supported)', { exporters: unsupported });
-  if (!enabled) return OFF;
+  if (!enabled) {
+    logger?.info('trace export off', { reason: offReason(env, exporters) });
+    return OFF;
+  }
   // Loaded once traces are on, not with the module: with the OTLP/HTTP transport (exporterFromEnv),
   // ~130 modules of OpenTelemetry's SDK that a dispatch exporting no traces never needs.
   const { samplerFromEnv } = require('./sampler-from-env') as typeof import('./sampler-from-env');
-  const batcher = new SpanBatcher(requestFrame(serviceResource(), { name: 'dispatch' }), exporterFromEnv(env, logger), batchOptionsFromEnv(env), logger);
+  const { exporter, protocol, endpoint } = exporterFromEnv(env, logger);
+  const sampler = samplerFromEnv(env, logger);
+  const batcher = new SpanBatcher(requestFrame(serviceResource(), { name: 'dispatch' }), exporter, batchOptionsFromEnv(env), logger);
+  logger?.info('trace export on', { exporter: 'otlp', protocol, endpoint, sampler: sampler.toString() });
   let stopped: Promise<void> | undefined;
   return {
-    tracer: createSpanTracer({ sampler: samplerFromEnv(env, logger), sink: batcher }),
+    tracer: createSpanTracer({ sampler, sink: batcher }),
     forceFlush: () => batcher.forceFlush(),
     lost: () => ({ dropped: batcher.dropped, failedBatches: batcher.failedBatches }),
     shutdown() {

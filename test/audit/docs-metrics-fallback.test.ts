@@ -29,6 +29,7 @@ test('a call that fell back to its fallback_tool is one retried call of the tool
   expect(m.value('dispatch_tool_retries_total', primary)).toBe(1);
   expect(m.value('dispatch_tool_attempts_total', primary)).toBe(2);
   expect(m.value('dispatch_tool_rate', { ...primary, rate: 'retry' })).toBe(1);
+  expect(m.value('dispatch_tool_attempt_outcomes_total', { ...primary, outcome: 'ok', retry: 'true' })).toBe(1);
   expect(m.samples.filter((s) => s.labels.tool === 'backup')).toEqual([]);
   const { stats } = await d.registry.getToolStats({ tool: 'primary' });
   expect(stats[0]!.rates!.retry).toBe(1);

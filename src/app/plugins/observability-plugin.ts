@@ -69,6 +69,7 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
       shared?.record(summary);
       metrics?.recordCall(summary);
     },
+    onAttempt: metrics?.recordAttempt,
     onBreaker: (tool, state) => observed.observe(tool, state),
   });
   return {

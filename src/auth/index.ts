@@ -8,3 +8,4 @@ export { readTokensFile, watchTokensFile } from './tokens-file';
 export type { WatchOptions } from './tokens-file';
 export { DEFAULT_TLS_REFRESH_INTERVAL_MS, MAX_TLS_REFRESH_INTERVAL_MS, resolveTlsRefreshIntervalMs, serverCredentials } from './tls-credentials';
 export type { TlsFiles } from './tls-credentials';
+export { TlsFileError } from './tls-file-error';

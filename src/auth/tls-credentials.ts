@@ -3,6 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import { SILENT_LOGGER, type Logger } from '../log';
 import { caProblem, identityProblem } from './certificate-check';
 import { createLastGoodCertificateProvider, type InitialCertificates } from './last-good-certificates';
+import { TlsFileError } from './tls-file-error';
 import { resolveTlsRefreshIntervalMs } from './tls-refresh-interval';
 
 export { DEFAULT_TLS_REFRESH_INTERVAL_MS, MAX_TLS_REFRESH_INTERVAL_MS, resolveTlsRefreshIntervalMs } from './tls-refresh-interval';
@@ -21,7 +22,7 @@ function read(flag: string, file: string): Buffer {
   try {
     return readFileSync(file);
   } catch (error) {
-    throw new Error(`cannot read ${flag} ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    throw new TlsFileError(`cannot read ${flag} ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, flag, file);
   }
 }
 
@@ -29,11 +30,11 @@ function read(flag: string, file: string): Buffer {
 function readChecked(tls: TlsFiles): InitialCertificates {
   const identity = { certificate: read('--tls-cert', tls.cert), privateKey: read('--tls-key', tls.key) };
   const identityError = identityProblem(identity.certificate, identity.privateKey, tls);
-  if (identityError !== undefined) throw new Error(identityError);
+  if (identityError !== undefined) throw new TlsFileError(identityError);
   if (tls.ca === undefined) return { identity };
   const caCertificate = read('--tls-ca', tls.ca);
   const caError = caProblem(caCertificate, tls.ca);
-  if (caError !== undefined) throw new Error(caError);
+  if (caError !== undefined) throw new TlsFileError(caError, '--tls-ca', tls.ca);
   return { identity, ca: { caCertificate } };
 }
 

@@ -10,6 +10,7 @@ import { sharedStatsLimitsFromEnv } from '../telemetry/shared-stats-options';
 import { booleanEnv } from './boolean-env';
 import { isLoopbackHost } from './loopback';
 import { packageVersion } from './package-version';
+import { refusedAs, SettingError } from './startup-failure';
 
 /** The settings of `dispatchd`, from flags, then environment variables, then defaults. */
 export interface DaemonOptions {
@@ -50,7 +51,8 @@ export const USAGE = `usage: dispatchd [--listen HOST:PORT] [--redis URL] [--con
                restart)`;
 
 /**
- * Parses argv and the environment; throws an Error with a one-line message on bad input. An empty
+ * Parses argv and the environment; throws an Error with a one-line message on bad input (a
+ * SettingError naming the flag or variable, or parseArgs' own for a flag it cannot parse). An empty
  * environment variable counts as unset (a chart or a compose file often writes `VAR: ""`); an
  * empty flag is refused.
  */
@@ -77,7 +79,7 @@ export function parseDaemonOptions(argv: readonly string[], env: NodeJS.ProcessE
   if (flags.version) throw new HelpRequested(`dispatchd ${packageVersion()}`);
   const sources: Record<string, string> = {};
   const setting = (flag: Exclude<keyof typeof flags, 'insecure' | 'help' | 'version'>, name: string): string | undefined => {
-    if (flags[flag] === '') throw new Error(`--${flag} must not be empty`);
+    if (flags[flag] === '') throw new SettingError(`--${flag}`, `--${flag} must not be empty`);
     if (flags[flag] !== undefined) sources[flag] = `--${flag}`;
     else if (env[name] !== undefined && env[name] !== '') sources[flag] = name;
     return flags[flag] ?? (env[name] === '' ? undefined : env[name]);
@@ -89,9 +91,9 @@ export function parseDaemonOptions(argv: readonly string[], env: NodeJS.ProcessE
   const graceText = setting('grace', 'DISPATCH_GRACE_MS') ?? '10000';
   // Decimal digits only: Number() would read " " as 0 and "0x10" as 16.
   const graceMs = /^\d+$/.test(graceText) ? Number(graceText) : NaN;
-  if (!Number.isInteger(graceMs) || graceMs < 0) throw new Error(`${source('grace')} must be a non-negative integer of milliseconds, got ${JSON.stringify(graceText)}`);
+  if (!Number.isInteger(graceMs) || graceMs < 0) throw new SettingError(source('grace'), `${source('grace')} must be a non-negative integer of milliseconds, got ${JSON.stringify(graceText)}`);
   // Node runs a longer timer after 1 ms: the drain would end at once.
-  if (graceMs > MAX_TIMER_MS) throw new Error(`${source('grace')} must be at most ${MAX_TIMER_MS} ms, got ${JSON.stringify(graceText)}`);
+  if (graceMs > MAX_TIMER_MS) throw new SettingError(source('grace'), `${source('grace')} must be at most ${MAX_TIMER_MS} ms, got ${JSON.stringify(graceText)}`);
   const metricsListen = setting('metrics-listen', 'DISPATCH_METRICS_LISTEN');
   if (metricsListen !== undefined) checkListen(source('metrics-listen'), metricsListen);
   const cert = setting('tls-cert', 'DISPATCH_TLS_CERT');
@@ -99,13 +101,14 @@ export function parseDaemonOptions(argv: readonly string[], env: NodeJS.ProcessE
   const ca = setting('tls-ca', 'DISPATCH_TLS_CA');
   if ((cert === undefined) !== (key === undefined)) {
     const [given, missing] = cert === undefined ? ['tls-key', 'tls-cert'] : ['tls-cert', 'tls-key'];
-    throw new Error(`${source(given)} is set without --${missing} (or DISPATCH_${missing.replace('-', '_').toUpperCase()}): the certificate and its key are given together`);
+    throw new SettingError(source(given), `${source(given)} is set without --${missing} (or DISPATCH_${missing.replace('-', '_').toUpperCase()}): the certificate and its key are given together`);
   }
-  if (ca !== undefined && cert === undefined) throw new Error(`${source('tls-ca')} needs --tls-cert and --tls-key (or DISPATCH_TLS_CERT and DISPATCH_TLS_KEY): without them dispatchd would serve plaintext and check no client certificate`);
-  const refreshIntervalMs = namingSources({ sources }, () => resolveTlsRefreshIntervalMs(setting('tls-refresh-ms', 'DISPATCH_TLS_REFRESH_MS')));
+  if (ca !== undefined && cert === undefined) throw new SettingError(source('tls-ca'), `${source('tls-ca')} needs --tls-cert and --tls-key (or DISPATCH_TLS_CERT and DISPATCH_TLS_KEY): without them dispatchd would serve plaintext and check no client certificate`);
+  const refreshText = setting('tls-refresh-ms', 'DISPATCH_TLS_REFRESH_MS');
+  const refreshIntervalMs = refusedAs(source('tls-refresh-ms'), () => namingSources({ sources }, () => resolveTlsRefreshIntervalMs(refreshText)));
   // Read by the shared tool stats only once Redis is connected, and not at all without Redis: a
   // bad value is refused here, with the other settings.
-  sharedStatsLimitsFromEnv(env);
+  refusedAs('DISPATCH_STATS_FLUSH_MS', () => sharedStatsLimitsFromEnv(env));
   const redisUrl = setting('redis', 'DISPATCH_REDIS_URL');
   if (redisUrl !== undefined) checkRedisUrl(source('redis'), redisUrl, env);
   return {
@@ -113,7 +116,7 @@ export function parseDaemonOptions(argv: readonly string[], env: NodeJS.ProcessE
     redisUrl,
     configFile: setting('config', 'DISPATCH_CONFIG'),
     graceMs,
-    insecure: flags.insecure ?? booleanEnv(env, 'DISPATCH_INSECURE') ?? false,
+    insecure: flags.insecure ?? refusedAs('DISPATCH_INSECURE', () => booleanEnv(env, 'DISPATCH_INSECURE')) ?? false,
     metricsListen,
     tls: cert !== undefined && key !== undefined ? { cert, key, ca, refreshIntervalMs } : undefined,
     sources,
@@ -125,7 +128,7 @@ function checkListen(name: string, listen: string): void {
   try {
     parseHostPort(listen);
   } catch {
-    throw new Error(`${name} must be HOST:PORT with a port from 0 to 65535, got ${JSON.stringify(listen)}`);
+    throw new SettingError(name, `${name} must be HOST:PORT with a port from 0 to 65535, got ${JSON.stringify(listen)}`);
   }
 }
 
@@ -134,7 +137,7 @@ function checkRedisUrl(name: string, url: string, env: NodeJS.ProcessEnv): void 
   try {
     parseRedisUrl(url, env);
   } catch (error) {
-    throw new Error(`${name}: ${(error as Error).message}`, { cause: error });
+    throw new SettingError(name, `${name}: ${(error as Error).message}`, 'invalid_redis_url', { cause: error });
   }
 }
 

@@ -2,13 +2,14 @@ import { join } from 'node:path';
 import type * as Grpc from '@grpc/grpc-js';
 import type * as AppModule from '../app';
 import type { PluginFactory } from '../app';
-import { ListenFailure, listenProblem } from '../app/listen-failure';
 import { authConfigured } from '../auth/auth-configured';
 import { ConfigError, loadConfig } from '../config';
 import type { Logger } from '../log';
 import { projectRoot } from '../server/project-root';
 import { DAEMON_ENV, unknownDaemonEnv } from './dispatchd-env';
-import { isLoopback, renamed, type DaemonOptions } from './dispatchd-options';
+import { isLoopback, type DaemonOptions } from './dispatchd-options';
+import { startupFailed } from './startup-failure';
+import { appProblem, configProblem, listenFailed } from './startup-problems';
 
 /** Start-up was cut short by a stop signal (its name is the message). */
 class StartupStopped extends Error {}
@@ -83,13 +84,13 @@ export async function serve(options: DaemonOptions, env: NodeJS.ProcessEnv, stop
     config = loadConfig(configFile);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`dispatchd: bad config: ${error.message}\n`);
-    return 1;
+    return startupFailed(logger, 1, configProblem(error));
   }
   if (!isLoopback(options.listen) && !authConfigured(config.auth, env, options.tls) && !options.insecure) {
     // A usage error, as a bad flag is: the address comes from a setting, named.
-    process.stderr.write(`dispatchd: refusing to listen on ${options.listen} without authentication; configure auth tokens or pass --insecure (DISPATCH_INSECURE=true), or give a loopback address with ${options.sources.listen ?? '--listen'}\n`);
-    return 2;
+    const setting = options.sources.listen ?? '--listen';
+    const text = `refusing to listen on ${options.listen} without authentication; configure auth tokens or pass --insecure (DISPATCH_INSECURE=true), or give a loopback address with ${setting}`;
+    return startupFailed(logger, 2, { code: 'insecure_listen', text, error: 'no authentication is configured for an address beyond loopback', fields: { setting, address: options.listen } });
   }
   if (options.metricsListen !== undefined && !isLoopback(options.metricsListen)) {
     logger.warn('metrics endpoint listens beyond loopback without authentication: anyone who reaches it reads every tenant\'s name and their tool names; restrict it to Prometheus (the Helm chart\'s network policy, a firewall)', { metricsListen: options.metricsListen });
@@ -107,12 +108,7 @@ export async function serve(options: DaemonOptions, env: NodeJS.ProcessEnv, stop
     }
     // A ConfigError names its file itself (a policy or an MCP server of the config); other
     // errors (a TLS file, Redis) are not about the config file.
-    const problem =
-      error instanceof ConfigError ? `bad config: ${error.message}`
-      : error instanceof ListenFailure ? `cannot start: ${listenProblem(error, options.sources[error.flag.slice(2)] ?? 'the default', error.cause as Error)}`
-      : `cannot start: ${(renamed(error, options.sources) as Error).message}${redisSource(error, options.redisUrl !== undefined ? (options.sources.redis ?? '--redis') : `${configFile}: redis.url`)}`;
-    process.stderr.write(`dispatchd: ${problem}\n`);
-    return 1;
+    return startupFailed(logger, 1, appProblem(error, options, { setting: options.redisUrl !== undefined ? (options.sources.redis ?? '--redis') : undefined, file: configFile }));
   }
   let server;
   dropBindFailureLog();
@@ -120,9 +116,8 @@ export async function serve(options: DaemonOptions, env: NodeJS.ProcessEnv, stop
     server = await app.listen(options.listen);
   } catch (error) {
     const listen = { flag: '--listen', variable: 'DISPATCH_LISTEN', address: options.listen };
-    process.stderr.write(`dispatchd: cannot start: ${listenProblem(listen, options.sources.listen ?? 'the default', error as Error)}\n`);
     await app.close(0).catch(() => undefined);
-    return 1;
+    return startupFailed(logger, 1, listenFailed(listen, options.sources.listen, error as Error));
   }
   if (!stop.aborted) {
     const deps = app.deps;
@@ -151,9 +146,4 @@ export async function serve(options: DaemonOptions, env: NodeJS.ProcessEnv, stop
   await app.close(options.graceMs).catch(() => undefined);
   logger.info('stopped');
   return 0;
-}
-
-/** Where a bad Redis URL came from, for its message: a flag, a variable, or the config file's key. */
-function redisSource(error: unknown, source: string): string {
-  return error instanceof Error && error.message.startsWith('bad Redis URL') ? ` (from ${source})` : '';
 }

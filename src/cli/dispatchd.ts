@@ -2,6 +2,7 @@ import { createLogger, type Logger } from '../log';
 import { logLevelFromEnv } from '../log/logger';
 import { logStrayRejections } from './stray-rejections';
 import { HelpRequested, parseDaemonOptions } from './dispatchd-options';
+import { refusedAs, startupFailed, usageProblem } from './startup-failure';
 import type * as ServeModule from './dispatchd-serve';
 import type * as DiagModule from '../telemetry/diag-logger';
 
@@ -25,7 +26,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   // to finish: Node's default action would end the process at once, cutting off the calls in
   // flight with their outcome unknown (one could then run twice). SIGKILL stops at once.
   const stop = new AbortController();
-  let onRepeat = (signal: NodeJS.Signals): void => void process.stderr.write(`dispatchd: ${signal} again: already stopping; the drain goes on (SIGKILL stops at once)\n`);
+  let onRepeat = (signal: NodeJS.Signals): void => createLogger('info').warn(REPEATED_SIGNAL, { signal });
   const onSignal = (signal: NodeJS.Signals) => {
     if (stop.signal.aborted) onRepeat(signal);
     else stop.abort(signal);
@@ -33,26 +34,30 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   for (const s of STOP_SIGNALS) process.on(s, onSignal);
   try {
     return await run(argv, env, stop.signal, (logger) => {
-      onRepeat = (signal) => logger.warn('stop signal again: already stopping; the drain goes on (SIGKILL stops at once)', { signal });
+      onRepeat = (signal) => logger.warn(REPEATED_SIGNAL, { signal });
     });
   } finally {
     for (const s of STOP_SIGNALS) process.off(s, onSignal);
   }
 }
 
+/** Logged when a stop signal comes while dispatchd is already stopping. */
+const REPEATED_SIGNAL = 'stop signal again: already stopping; the drain goes on (SIGKILL stops at once)';
+
 async function run(argv: readonly string[], env: NodeJS.ProcessEnv, stop: AbortSignal, logging: (logger: Logger) => void): Promise<number> {
   let logger;
   let options;
   try {
     options = parseDaemonOptions(argv, env);
-    logger = createLogger(logLevelFromEnv(env));
+    logger = createLogger(refusedAs('DISPATCH_LOG_LEVEL', () => logLevelFromEnv(env)));
   } catch (error) {
     if (error instanceof HelpRequested) {
       process.stdout.write(`${error.message}\n`);
       return 0;
     }
-    process.stderr.write(`dispatchd: ${(error as Error).message}\n`);
-    return 2;
+    // JSON as every line of dispatchd's log, in a terminal too: a pod with `tty: true` (or `docker
+    // run -t`) has a terminal on stderr, and its log pipeline would get plain text.
+    return startupFailed(createLogger('info'), 2, usageProblem(error));
   }
   logging(logger);
   const stopLogging = logStrayRejections(logger);

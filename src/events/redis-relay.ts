@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Cluster, Redis } from 'ioredis';
 import { EventKind, type Event } from '../../gen/dispatch/v1/dispatch_pb';
 import { throttledWarn, type Logger } from '../log';
-import { closeWithin, createOrderedPublisher, createWatchedSubscriber, type SubscriberWatchOptions } from '../store/redis';
+import { closeWithin, createOrderedPublisher, createWatchedSubscriber, type RedisConnector, type SubscriberWatchOptions } from '../store/redis';
 import type { EventBus, EventRelay } from './event-bus';
 import { createReceivedSequences } from './received-sequences';
 import { decodeBatch, encodeBatch, type TenantEvent, type TenantLoss, type TenantSequence } from './relay-codec';
@@ -11,7 +10,7 @@ import { decodeBatch, encodeBatch, type TenantEvent, type TenantLoss, type Tenan
 export interface RedisRelayOptions extends SubscriberWatchOptions {
   readonly bus: EventBus;
   /** Opens a new connection: for publishing, and for subscribing (again each time the subscription is deemed deaf and moved, see createWatchedSubscriber). */
-  readonly connect: () => Redis | Cluster;
+  readonly connect: RedisConnector;
   readonly logger: Logger;
   /** Channel prefix; events go on `{prefix}`, interest on `{prefix}:interest`. @default "dispatch:events" */
   readonly channel?: string;
@@ -123,7 +122,6 @@ export function createRedisRelay(options: RedisRelayOptions): RedisRelay {
   const throttled = throttledWarn(logger);
   const warn = (message: string, error?: unknown, fields?: Record<string, number>) =>
     throttled(message, { error: error instanceof Error ? error.message : error === undefined ? undefined : String(error), ...fields });
-  pub.on('error', (e) => warn('event relay: redis error', e));
 
   const addLoss = (loss: TenantLoss) => {
     const key = `${loss.tenant}\u0000${loss.sessionId}\u0000${loss.tool}\u0000${loss.kind}`;

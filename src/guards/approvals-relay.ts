@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { throttledWarn, type Logger } from '../log';
 import { answerWithin } from '../pipeline';
-import { closeWithin, createOrderedPublisher, createWatchedSubscriber, defineApprovalScripts, type RedisClient, type SubscriberWatchOptions } from '../store/redis';
+import { closeWithin, createOrderedPublisher, createWatchedSubscriber, defineApprovalScripts, type RedisConnector, type SubscriberWatchOptions } from '../store/redis';
 import { approvalMatches, type ApprovalFilter, type Approvals, type PendingApproval } from './approvals';
 import { indexApproval, indexedApprovals, LIST_PAGE_APPROVALS, renewApprovalsLease, unindexApproval, type ApprovalsPage } from './approvals-index';
 
@@ -12,7 +12,7 @@ export const APPROVALS_CHANNEL = 'dispatch:approvals';
 export interface ApprovalsRelayOptions extends SubscriberWatchOptions {
   readonly approvals: Approvals;
   /** Opens a Redis connection: one publishes, the others subscribe (a new one each time the subscription is deemed deaf, see createWatchedSubscriber). */
-  readonly connect: () => RedisClient;
+  readonly connect: RedisConnector;
   readonly logger: Logger;
   /** How long a forwarded decision waits for the holding replica to confirm, in ms. @default 2000 */
   readonly replyTimeoutMs?: number;

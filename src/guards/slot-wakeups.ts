@@ -1,7 +1,7 @@
 import { HardError } from '../errors';
 import { throttledWarn, type Logger } from '../log';
 import { onAbort, type TurnSignal } from '../pipeline';
-import { closeWithin, createOrderedPublisher, createWatchedSubscriber, type RedisClient, type WatchedSubscriber } from '../store/redis';
+import { closeWithin, createOrderedPublisher, createWatchedSubscriber, type RedisClient, type RedisConnector, type WatchedSubscriber } from '../store/redis';
 
 /** Tells the calls waiting for a shared concurrency slot that one may have come free. */
 export interface SlotWakeups {
@@ -20,7 +20,7 @@ export interface SlotWakeups {
 /** Options of {@link createSlotWakeups}. */
 export interface SlotWakeupsOptions {
   /** Opens a connection that queues while Redis is away (connectRedis with queueWhileDown): one publishes the probes, the others subscribe. */
-  readonly connect: () => RedisClient;
+  readonly connect: RedisConnector;
   readonly logger?: Logger;
 }
 

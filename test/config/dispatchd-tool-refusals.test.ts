@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runDaemon } from '../helpers/daemon';
+import { failedStart } from '../helpers/startup-line';
 import { toolFile } from './tool-refusals';
 
 // dispatchd (the compiled bin, as `npm test` builds it) refuses a config file whose tool breaks
@@ -20,7 +21,6 @@ test.each([
 ])('%s: dispatchd exits 1 naming the file and the problem', async (name, fields, problem) => {
   const path = join(dir, name);
   writeFileSync(path, toolFile(fields));
-  const { code, stderr } = await runDaemon(['--config', path, '--listen', '127.0.0.1:0']);
-  expect(code).toBe(1);
-  expect(stderr).toContain(`dispatchd: bad config: ${path}: ${problem}`);
+  const run = await runDaemon(['--config', path, '--listen', '127.0.0.1:0']);
+  expect(failedStart(run)).toEqual({ exit: 1, level: 'error', code: 'invalid_config', message: expect.stringContaining(`dispatchd: bad config: ${path}: ${problem}`) });
 });

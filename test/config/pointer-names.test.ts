@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runDaemon } from '../helpers/daemon';
+import { failedStart } from '../helpers/startup-line';
 import { startApp, type TestDispatch } from '../helpers/servers';
 import { expectRefusedAlike, expectTakenAlike, toolFile } from './tool-refusals';
 
@@ -48,9 +49,13 @@ test('dispatchd exits 1 on the probe\'s file, naming the file, the tool, the key
   try {
     const path = join(dir, 'tools.yaml');
     writeFileSync(path, toolFile(tool('primary_parameter: /qury')));
-    const { code, stderr } = await runDaemon(['--config', path, '--listen', '127.0.0.1:0']);
-    expect(code).toBe(1);
-    expect(stderr).toContain(`dispatchd: bad config: ${path}: tools[0]: tool "search": primary_parameter "/qury" names the property "qury", which input_schema does not declare: did you mean "/query"?`);
+    const run = await runDaemon(['--config', path, '--listen', '127.0.0.1:0']);
+    expect(failedStart(run)).toEqual({
+      exit: 1,
+      level: 'error',
+      code: 'invalid_config',
+      message: expect.stringContaining(`dispatchd: bad config: ${path}: tools[0]: tool "search": primary_parameter "/qury" names the property "qury", which input_schema does not declare: did you mean "/query"?`),
+    });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -4,6 +4,7 @@ import { createLogger, type Logger } from '../../src/log';
 import { connectRedis, createRedisStore, RedisConfigError, whenReady, type RedisClient } from '../../src/store/redis';
 import { REQUIRED_ACL } from '../../src/store/redis/misconfiguration';
 import { runDaemon } from '../helpers/daemon';
+import { failedStart } from '../helpers/startup-line';
 import { startRedis, type TestRedis } from '../helpers/redis-server';
 import { startApp, startToolServer } from '../helpers/servers';
 import { until } from '../helpers/until';
@@ -55,9 +56,13 @@ test.each([
 
 test('dispatchd under a user that may not run scripts stops at start, saying so', async () => {
   const run = await runDaemon(['--listen', '127.0.0.1:0', '--redis', urlOf('noeval')], {});
-  expect(run.stderr).toMatch(/dispatchd: cannot start: redis refused a command dispatch needs to user "noeval": grant it in the user's ACL \(NOPERM/);
+  expect(failedStart(run)).toEqual({
+    exit: 1,
+    level: 'error',
+    code: 'redis_refused',
+    message: expect.stringMatching(/dispatchd: cannot start: redis refused a command dispatch needs to user "noeval": grant it in the user's ACL \(NOPERM/),
+  });
   expect(run.stderr).not.toMatch(/dispatchd serving/);
-  expect(run.code).toBe(1);
 });
 
 test('under exactly the documented ACL, dispatch serves: a side-effecting call runs once and is replayed, registered tools are shared; no NOPERM', async () => {

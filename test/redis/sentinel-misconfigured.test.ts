@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import type { Logger } from '../../src/log';
 import { connectRedis, RedisConfigError, whenReady, type RedisClient } from '../../src/store/redis';
 import { runDaemon } from '../helpers/daemon';
+import { failedStart } from '../helpers/startup-line';
 import { freeRedisPort, startRedis, startSentinel, type TestRedis, type TestSentinel } from '../helpers/redis-server';
 import { startApp } from '../helpers/servers';
 import { until } from '../helpers/until';
@@ -51,8 +52,7 @@ test('a master name the Sentinels do not monitor: whenReady rejects naming it, l
   expect((refused as Error).message).toMatch(/^the Sentinels monitor no master named "nosuch", the name at the end of the Redis URL \(redis-sentinel:\/\/host:port\/nosuch\): use the name of their "sentinel monitor" line \(ERR No such master with that name\)$/);
   expect(warnings.map((w) => w.message)).toEqual([(refused as Error).message]);
   const run = await runDaemon(['--listen', '127.0.0.1:0', '--redis', `redis-sentinel://127.0.0.1:${sentinel.port}/nosuch`], {});
-  expect(run.stderr).toMatch(/dispatchd: cannot start: the Sentinels monitor no master named "nosuch"/);
-  expect(run.code).toBe(1);
+  expect(failedStart(run)).toEqual({ exit: 1, level: 'error', code: 'redis_refused', message: expect.stringMatching(/dispatchd: cannot start: the Sentinels monitor no master named "nosuch"/) });
 });
 
 test('no Sentinel answering: one log line for the outage, not one per retry (the retry delay is not part of the error)', async () => {

@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { failedStart } from '../helpers/startup-line';
 
 const CLI = join(__dirname, '..', '..', 'dist', 'src', 'cli');
 const HEAVY = ['@grpc/grpc-js', '@opentelemetry/api', '@opentelemetry/sdk-trace-base', '@opentelemetry/sdk-metrics', 'ioredis', '@modelcontextprotocol/sdk'];
@@ -26,10 +27,10 @@ function run(cli: 'dispatchd' | 'dispatchctl', args: string[]): { code: number; 
 
 test('dispatchd: a usage error and --help load none of the app (exit 2 and 0 as before)', () => {
   const bad = run('dispatchd', ['--bogus']);
-  expect(bad).toEqual({ code: 2, stdout: '', stderr: "dispatchd: Unknown option '--bogus'\n", loaded: [] });
+  expect({ stdout: bad.stdout, loaded: bad.loaded, failure: failedStart(bad, { only: true }) }).toEqual({ stdout: '', loaded: [], failure: { exit: 2, level: 'error', code: 'invalid_flag', message: "dispatchd: Unknown option '--bogus'" } });
   const grace = run('dispatchd', ['--grace', 'soon']);
   expect({ code: grace.code, loaded: grace.loaded }).toEqual({ code: 2, loaded: [] });
-  expect(grace.stderr).toMatch(/^dispatchd: --grace must be a non-negative integer/);
+  expect(failedStart(grace)).toEqual({ exit: 2, level: 'error', code: 'invalid_setting', message: expect.stringMatching(/^dispatchd: --grace must be a non-negative integer/) });
   const help = run('dispatchd', ['--help']);
   expect({ code: help.code, stderr: help.stderr, loaded: help.loaded }).toEqual({ code: 0, stderr: '', loaded: [] });
   expect(help.stdout).toMatch(/^usage: dispatchd /);
@@ -39,8 +40,7 @@ test('dispatchd: a bad config file is refused before the app (gRPC server, OpenT
   const file = join(dir, 'bad.yaml');
   writeFileSync(file, 'tools: [\n');
   const bad = run('dispatchd', ['--listen', '127.0.0.1:0', '--config', file]);
-  expect(bad.code).toBe(1);
-  expect(bad.stderr).toContain(`dispatchd: bad config: ${file}`);
+  expect(failedStart(bad)).toEqual({ exit: 1, level: 'error', code: 'invalid_config', message: expect.stringContaining(`dispatchd: bad config: ${file}`) });
   // The config's checks reach the registry's (and through its errors gRPC's status codes), and
   // OpenTelemetry's warnings are routed to the log before it is read: those two packages, none of
   // the SDKs, ioredis or MCP.

@@ -6,6 +6,7 @@ import { DAEMON_ENV, unknownDaemonEnv } from '../../src/cli/dispatchd-env';
 import { parseDaemonOptions, USAGE } from '../../src/cli/dispatchd-options';
 import { createLogger, logLevelFromEnv } from '../../src/log/logger';
 import { runDaemon, startDaemon } from '../helpers/daemon';
+import { failedStart } from '../helpers/startup-line';
 
 describe('--grace and DISPATCH_GRACE_MS', () => {
   it.each([
@@ -59,7 +60,8 @@ describe('DISPATCH_LOG_LEVEL', () => {
   });
 
   it('dispatchd refuses to start with an unknown level', async () => {
-    expect(await runDaemon(['--listen', '127.0.0.1:0'], { DISPATCH_LOG_LEVEL: 'verbose' })).toEqual({ code: 2, stderr: 'dispatchd: DISPATCH_LOG_LEVEL must be debug, info, warn, error (in any case), got "verbose"\n' });
+    const run = await runDaemon(['--listen', '127.0.0.1:0'], { DISPATCH_LOG_LEVEL: 'verbose' });
+    expect(failedStart(run, { only: true })).toEqual({ exit: 2, level: 'error', code: 'invalid_setting', message: 'dispatchd: DISPATCH_LOG_LEVEL must be debug, info, warn, error (in any case), got "verbose"' });
   });
 });
 

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDispatchClient } from '../../src/client';
 import { runDaemon, startDaemon } from '../helpers/daemon';
+import { failedStart } from '../helpers/startup-line';
 
 const dir = mkdtempSync(join(tmpdir(), 'dispatchd-test-'));
 const file = (name: string, text: string) => {
@@ -19,22 +20,19 @@ test.each([
   ['yaml.yaml', 'tools: [\n', 'line'],
 ])('a bad config file (%s) exits non-zero naming the file, the path and the problem', async (name, text, message) => {
   const path = file(name, text);
-  const { code, stderr } = await runDaemon(['--config', path, '--listen', '127.0.0.1:0']);
-  expect(code).toBe(1);
-  expect(stderr).toContain(path);
-  expect(stderr).toContain(message);
+  const failure = failedStart(await runDaemon(['--config', path, '--listen', '127.0.0.1:0']));
+  expect(failure).toEqual({ exit: 1, level: 'error', code: 'invalid_config', message: expect.stringContaining(path) });
+  expect(failure.message).toContain(message);
 });
 
 test('a missing config file is named', async () => {
-  const { code, stderr } = await runDaemon(['--config', join(dir, 'nope.yaml')]);
-  expect(code).toBe(1);
-  expect(stderr).toContain(`${join(dir, 'nope.yaml')}: cannot read the file (ENOENT)`);
+  const run = await runDaemon(['--config', join(dir, 'nope.yaml')]);
+  expect(failedStart(run)).toEqual({ exit: 1, level: 'error', code: 'invalid_config', message: expect.stringContaining(`${join(dir, 'nope.yaml')}: cannot read the file (ENOENT)`) });
 });
 
 test('refuses to listen beyond loopback without auth unless --insecure', async () => {
-  const { code, stderr } = await runDaemon(['--listen', '0.0.0.0:0']);
-  expect(code).toBe(2);
-  expect(stderr).toContain('refusing to listen on 0.0.0.0:0 without authentication');
+  const run = await runDaemon(['--listen', '0.0.0.0:0']);
+  expect(failedStart(run)).toEqual({ exit: 2, level: 'error', code: 'insecure_listen', message: expect.stringContaining('refusing to listen on 0.0.0.0:0 without authentication') });
 });
 
 test('SIGTERM finishes the call in flight, then exits 0', async () => {

@@ -3,6 +3,7 @@
 import { createServer, type AddressInfo } from 'node:net';
 import { parseConfig } from '../../src/config';
 import { runDaemon } from '../helpers/daemon';
+import { failedStart } from '../helpers/startup-line';
 import { startApp } from '../helpers/servers';
 
 test.each([
@@ -27,7 +28,12 @@ describe('--metrics-listen on a busy port', () => {
   });
 
   it('makes dispatchd exit 1 naming the flag', async () => {
-    const { code, stderr } = await runDaemon(['--listen', '127.0.0.1:0', '--metrics-listen', address]);
-    expect({ code, stderr }).toEqual({ code: 1, stderr: `dispatchd: cannot start: cannot listen on ${address} (from --metrics-listen): the address is already in use; stop what holds it, or choose another with --metrics-listen HOST:PORT or DISPATCH_METRICS_LISTEN\n` });
+    const run = await runDaemon(['--listen', '127.0.0.1:0', '--metrics-listen', address]);
+    expect(failedStart(run, { only: true })).toEqual({
+      exit: 1,
+      level: 'error',
+      code: 'listen_failed',
+      message: `dispatchd: cannot start: cannot listen on ${address} (from --metrics-listen): the address is already in use; stop what holds it, or choose another with --metrics-listen HOST:PORT or DISPATCH_METRICS_LISTEN`,
+    });
   });
 });

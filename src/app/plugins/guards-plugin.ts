@@ -1,5 +1,5 @@
 import { createApprovalsRelay, createGuards, createSlotWakeups, parsePolicies, approvalHandlers, startupWarnings, watchFallbackNames, type ApprovalsRelay, type GuardsOptions } from '../../guards';
-import { closeWithin, connectRedis } from '../../store/redis';
+import { closeWithin, connectRedis, namedConnector } from '../../store/redis';
 import { createGuardMiddleware, type GuardMiddlewareOptions } from '../../middleware';
 import { breakerKey } from '../../pipeline';
 import type { Authenticator } from '../../server';
@@ -27,9 +27,9 @@ export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFac
     const redisUrl = ctx.options.redisUrl;
     // Shared concurrency caps and rate limits keep their state in Redis, on a connection that fails
     // fast (a call falls back to this replica's own slots or limit rather than wait for Redis).
-    const slotsRedis = redisUrl && [...policies.concurrency, ...policies.rates].some((c) => c.shared) ? connectRedis(redisUrl, { commandTimeoutMs: ctx.config.limits.storeTimeoutMs, logger: ctx.logger }) : undefined;
+    const slotsRedis = redisUrl && [...policies.concurrency, ...policies.rates].some((c) => c.shared) ? connectRedis(redisUrl, { commandTimeoutMs: ctx.config.limits.storeTimeoutMs, logger: ctx.logger, name: 'slots' }) : undefined;
     // Waiting calls hear the slots given back on any replica (connections opened at the first wait).
-    const wakeups = slotsRedis && redisUrl ? createSlotWakeups({ connect: () => connectRedis(redisUrl, { queueWhileDown: true, logger: ctx.logger }), logger: ctx.logger }) : undefined;
+    const wakeups = slotsRedis && redisUrl ? createSlotWakeups({ connect: namedConnector(redisUrl, 'slot-wakeups', { queueWhileDown: true, logger: ctx.logger }), logger: ctx.logger }) : undefined;
     const sharedSlots = slotsRedis ? { redis: slotsRedis, timeoutMs: ctx.config.limits.storeTimeoutMs, wakeups, logger: ctx.logger } : undefined;
     const set = createGuards({ ...options, policies, approvalTimeoutMs: ctx.config.limits.approvalTimeoutMs, singleTenant: ctx.singleTenant, observer: () => ctx.observer(), logger: ctx.logger, sharedSlots });
     const middleware = createGuardMiddleware({ redaction: options.redaction, memoize: options.memoize });
@@ -37,7 +37,7 @@ export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFac
     const authenticate: Authenticator = (call, scope) => ctx.authenticate()(call, scope);
     // With Redis, ResolveApproval may land on any replica: decisions travel to the one that waits.
     const relay: ApprovalsRelay | undefined = redisUrl
-      ? createApprovalsRelay({ approvals: set.approvals, connect: () => connectRedis(redisUrl, { queueWhileDown: true, logger: ctx.logger }), logger: ctx.logger, leaseMs: options.approvalsLeaseMs })
+      ? createApprovalsRelay({ approvals: set.approvals, connect: namedConnector(redisUrl, 'approvals', { queueWhileDown: true, logger: ctx.logger }), logger: ctx.logger, leaseMs: options.approvalsLeaseMs })
       : undefined;
     const resolve = relay ? relay.resolve : set.approvals.resolve.bind(set.approvals);
     const list = relay ? relay.list : set.approvals.list.bind(set.approvals);

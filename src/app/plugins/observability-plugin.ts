@@ -1,6 +1,6 @@
 import { createEventBus, createEventObserver, createRedisRelay, subscribeHandler, type CallSummary, type RedisRelay } from '../../events';
 import type { ToolRegistry } from '../../registry';
-import { connectRedis } from '../../store/redis';
+import { connectRedis, namedConnector } from '../../store/redis';
 import { createObservedHealth, createSharedToolStats, createToolStats, createTracing, isHealthSource, metricsListenFromEnv, rateWindow, sharedStatsLimitsFromEnv, startMetrics, telemetrySettings, toolStatsHandler, type Metrics, type SharedToolStats, type ToolHealthSource } from '../../telemetry';
 import { parseBreakerKey, type ToolRates, type ToolSlots } from '../../pipeline';
 import type { TurnCounts } from '../../server';
@@ -51,8 +51,8 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
     if (ctx.options.redisUrl) {
       const url = ctx.options.redisUrl;
       const sharedLimits = sharedStatsLimitsFromEnv(process.env);
-      relay = createRedisRelay({ bus, logger, connect: () => connectRedis(url, { queueWhileDown: true, logger }) });
-      shared = createSharedToolStats({ local: stats, logger, connect: () => connectRedis(url, { commandTimeoutMs: config.limits.storeTimeoutMs }), ...sharedLimits });
+      relay = createRedisRelay({ bus, logger, connect: namedConnector(url, 'events', { queueWhileDown: true, logger }) });
+      shared = createSharedToolStats({ local: stats, logger, connect: () => connectRedis(url, { commandTimeoutMs: config.limits.storeTimeoutMs, name: 'stats' }), ...sharedLimits });
     }
   } catch (error) {
     await metrics?.shutdown();

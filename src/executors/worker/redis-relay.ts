@@ -1,5 +1,5 @@
 import { answerWithin } from '../../pipeline';
-import { closeWithin, connectRedis, createOrderedPublisher, createWatchedSubscriber, PublishStalledError } from '../../store/redis';
+import { closeWithin, createOrderedPublisher, namedConnector, createWatchedSubscriber, PublishStalledError } from '../../store/redis';
 import { randomUUID } from 'node:crypto';
 import { ErrorKind } from '../../../gen/dispatch/v1/dispatch_pb';
 import type { ToolSpec } from '../../../gen/dispatch/v1/tool_pb';
@@ -66,7 +66,7 @@ export async function createRedisRelay(o: RedisRelayOptions): Promise<RedisRelay
   const replicaId = randomUUID();
   // Through the store's connector: standalone, Sentinel and Cluster URLs and DISPATCH_REDIS_PASSWORD
   // alike; commands queue while Redis is away rather than failing start-up.
-  const { connect, endUnconnected } = trackClients(() => connectRedis(o.url, { queueWhileDown: true, logger: o.logger }));
+  const { connect, endUnconnected } = trackClients(namedConnector(o.url, 'workers', { queueWhileDown: true, logger: o.logger }));
   const redis = connect();
   const routes = createRouteTable(redis, replicaId, o.options.routeTtlMs);
   const specs = createSpecSync(redis, replicaId, o.registry, o.logger, o.onHosted);

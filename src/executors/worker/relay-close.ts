@@ -1,9 +1,9 @@
-import { endUnconnected, type RedisClient } from '../../store/redis';
+import { endUnconnected, type RedisClient, type RedisConnector } from '../../store/redis';
 
 /** The relay's connections (its own and its subscriber's), so that close can end those Redis took away. */
 export interface RelayClients {
   /** Connects as `connect` does, and keeps the connection until it ends. */
-  connect(): RedisClient;
+  connect: RedisConnector;
   /**
    * Ends at once every connection that is not connected (Redis away): resolves once they have
    * ended, which stops their reconnection and the timers on them. Called before their QUIT, which
@@ -18,11 +18,11 @@ export interface RelayClients {
  * connection never ended). Also why close does so before sending anything: a QUIT behind commands
  * queued meanwhile waited a further second before it was dropped.
  */
-export function trackClients(connect: () => RedisClient): RelayClients {
+export function trackClients(connect: RedisConnector): RelayClients {
   const clients = new Set<RedisClient>();
   return {
-    connect() {
-      const client = connect();
+    connect(purpose) {
+      const client = connect(purpose);
       clients.add(client);
       client.once('end', () => clients.delete(client));
       return client;

@@ -111,7 +111,7 @@ export function warnRefusedCommands(client: RedisClient, ctx: ConfigContext, log
       command.reject = (error: Error) => {
         // CONFIG GET is the settings check's, optional (its refusal is noted once at info): blamed,
         // it took the warning's minute from a refusal that fails calls.
-        if (failureReason(error) === 'permission' && command.name !== 'config') warnMisconfigured(logger, aclProblem(undefined, ctx), { mode: ctx.target.mode, error: error.message });
+        if (failureReason(error) === 'permission' && command.name !== 'config') warnMisconfigured(logger, aclProblem(undefined, ctx), { connection: ctx.name, mode: ctx.target.mode, error: error.message });
         reject(error);
       };
     }

@@ -1,11 +1,12 @@
 import { isIP } from 'node:net';
 import { Cluster, Redis, type Callback, type RedisOptions } from 'ioredis';
 import type { Logger } from '../../log';
-import { aclProbe, warnRefusedCommands } from './acl-probe';
+import { warnRefusedCommands } from './acl-probe';
+import { connectionState, watchConnection } from './connection-watch';
 import { dropDeadSockets } from './dead-sockets';
 import { dropConnections } from './end-client';
 import { closeFailoverDetector } from './failover-detector';
-import { aclProblem, misconfiguration, RedisConfigError, selectFailed, warnMisconfigured, type ConfigContext } from './misconfiguration';
+import { RedisConfigError, type ConfigContext } from './misconfiguration';
 import { parseRedisUrlWithSources, type RedisTarget } from './redis-url';
 import { checkInteger } from '../../options';
 
@@ -37,8 +38,22 @@ export interface RedisConnectOptions {
   readonly deadSocketMs?: number;
   /** The key prefix of the store on this client (RedisStoreOptions.prefix), whose keys the ACL probe tries and whose ACL a refusal names. @default "dispatch" */
   readonly prefix?: string;
+  /**
+   * What the connection is for (`store`, `events-subscriber`): its Redis client name is
+   * `dispatch:<name>` (CLIENT LIST), and its log lines say `connection: <name>`, so that an
+   * operator can tell which of a replica's connections failed. @default "redis"
+   */
+  readonly name?: string;
   readonly logger?: Logger;
   readonly env?: NodeJS.ProcessEnv;
+}
+
+/** Opens a connection: `subscriber` for a pub/sub subscription's (createWatchedSubscriber's), else a publisher's or a client's. */
+export type RedisConnector = (purpose?: 'subscriber') => RedisClient;
+
+/** A connector to `url` naming its connections `name`, a subscription's `<name>-subscriber` (RedisConnectOptions.name). */
+export function namedConnector(url: string, name: string, options: Omit<RedisConnectOptions, 'name'> = {}): RedisConnector {
+  return (purpose) => connectRedis(url, { ...options, name: purpose === 'subscriber' ? `${name}-subscriber` : name });
 }
 
 /** Wait before a command answered TRYAGAIN (its slot moving between Cluster nodes) is sent again, in ms. */
@@ -53,7 +68,8 @@ const TRY_AGAIN_MS = 100;
  * reject; a connection whose SELECT failed is dropped and made again, never used on database 0.
  */
 export function connectRedis(url: string | RedisTarget, options: RedisConnectOptions = {}): RedisClient {
-  const ctx: ConfigContext = { ...(typeof url === 'string' ? parseRedisUrlWithSources(url, options.env) : { target: url }), prefix: options.prefix };
+  const name = options.name ?? 'redis';
+  const ctx: ConfigContext = { ...(typeof url === 'string' ? parseRedisUrlWithSources(url, options.env) : { target: url }), prefix: options.prefix, name };
   const { target } = ctx;
   const deadSocketMs = checkInteger('redis: deadSocketMs', options.deadSocketMs ?? Math.max(3_000, 3 * (options.commandTimeoutMs ?? 1000)), {}, String);
   const maxDelay = options.maxReconnectDelayMs ?? 1000;
@@ -66,7 +82,7 @@ export function connectRedis(url: string | RedisTarget, options: RedisConnectOpt
     connectTimeout: Math.max(2000, options.commandTimeoutMs ?? 1000),
     maxRetriesPerRequest: queue ? null : 0,
     autoResendUnfulfilledCommands: queue,
-    connectionName: 'dispatch',
+    connectionName: `dispatch:${name}`,
   } satisfies RedisOptions;
   const common: RedisOptions = { ...node, enableOfflineQueue: queue, retryStrategy };
   let client: RedisClient;
@@ -141,94 +157,6 @@ function catchAskingReplies(cluster: Cluster): void {
   });
 }
 
-/**
- * What each client's connection last reported that waiting will not cure, until it is ready again;
- * with `probe` set (by whenReady), the ACL probe of its latest ready (see aclProbe).
- */
-interface ConnectionState {
-  problem?: string;
-  readonly waiters: Set<(problem: string) => void>;
-  probe?: Promise<string | undefined>;
-  runProbe(): Promise<string | undefined>;
-}
-const problems = new WeakMap<RedisClient, ConnectionState>();
-
-/** ioredis's text of a Sentinel failure holds the retry delay, which changes each attempt: not part of what it says. */
-const sameError = (message: string) => message.replace(/ after \d+ms\./, '.');
-
-/**
- * Logs each outage once and each recovery; an 'error' listener keeps ioredis from throwing. A
- * configuration Redis refuses is logged naming what to fix, once per interval across connections
- * (see warnMisconfigured), and kept for whenReady.
- */
-function watchConnection(client: RedisClient, ctx: ConfigContext, logger: Logger | undefined, prefix?: string): void {
-  const mode = ctx.target.mode;
-  const report = (problem: string, error: string, logged = problem) => {
-    state.problem = problem;
-    for (const waiter of state.waiters) waiter(problem);
-    warnMisconfigured(logger, logged, { mode, error });
-  };
-  const state: ConnectionState = {
-    waiters: new Set(),
-    runProbe: () =>
-      (state.probe = aclProbe(client, prefix).then((refusal) => {
-        // Logged as a refused command is (warnRefusedCommands): one line a minute, whatever was refused.
-        if (refusal !== undefined) report(aclProblem(refusal, ctx), refusal, aclProblem(undefined, ctx));
-        return refusal;
-      })),
-  };
-  problems.set(client, state);
-  let down = false;
-  let lastError = '';
-  /** True from dropping a connection whose SELECT failed until it closes: what fails meanwhile is that. */
-  let dropping = false;
-  client.on('error', (error: Error) => {
-    // ioredis goes on after a failed SELECT, on database 0: another deployment's keys. Whatever
-    // SELECT answered (no such database, or BUSY while a script runs), the connection is dropped.
-    const select = selectFailed(error) && client instanceof Redis && client.status === 'connect';
-    if (select) {
-      dropping = true;
-      client.disconnect(true);
-    }
-    const problem = misconfiguration(error, ctx);
-    if (problem !== undefined) return report(problem, error.message);
-    if (dropping && !select) return;
-    // A SELECT that waiting may cure (BUSY, LOADING): said as what it is, once per outage.
-    const message = select ? 'redis refused to select the database for now; reconnecting' : 'redis error';
-    // Once per error text until ready again: a Sentinel lookup fails again and again without a close.
-    if (sameError(error.message) !== lastError) logger?.warn(message, { mode, error: error.message, ...tlsHint(ctx.target, error) });
-    lastError = sameError(error.message);
-  });
-  client.on('close', () => {
-    dropping = false;
-    // Closed by its owner (quit, disconnect: dispatchd stopping), not lost: the client has ended.
-    if (client.status === 'end') return;
-    if (!down) logger?.warn('redis connection lost; reconnecting', { mode });
-    down = true;
-  });
-  client.on('ready', () => {
-    if (down) logger?.info('redis connection restored', { mode });
-    down = false;
-    lastError = '';
-    state.problem = undefined;
-    // Each ready of a client whenReady was asked about: a Redis back with another ACL is noticed.
-    if (state.probe) void state.runProbe();
-  });
-}
-
-/** How a TLS handshake with a server that speaks plain TCP fails: it waits for a command, or answers the hello as one. */
-const HANDSHAKE_FAILED = /ETIMEDOUT|ECONNRESET|EPROTO|wrong version number|packet length too long|socket hang up|before secure TLS connection/i;
-
-/**
- * What to check when a `rediss://` connection fails as a TLS handshake with a plain server does:
- * only `connect ETIMEDOUT` was logged, though the TCP connection was made (the server waits for a
- * command, the client for the handshake's answer).
- */
-function tlsHint(target: RedisTarget, error: Error): { hint?: string } {
-  if (target.mode !== 'standalone' || !target.tls || !HANDSHAKE_FAILED.test(error.message)) return {};
-  return { hint: 'the URL asks for TLS (rediss://); a server that speaks plain TCP never completes the handshake: use redis:// for it, or enable TLS on the server (tls-port)' };
-}
-
 /** A node's `host:port`, as a Cluster client's connections name the node they go to. */
 export const nodeAddress = (node: Redis) => `${node.options.host ?? ''}:${String(node.options.port)}`;
 
@@ -240,7 +168,7 @@ export const nodeAddress = (node: Redis) => `${node.options.host ?? ''}:${String
  * fix. From then on the ACL is asked again at each ready, a refusal logged (warnMisconfigured).
  */
 export function whenReady(client: RedisClient, timeoutMs: number): Promise<boolean> {
-  const state = problems.get(client);
+  const state = connectionState(client);
   const refused = (problem: string) => {
     // Every connection, a socket being made too: disconnect() only ended that one once it
     // connected, with a 'connect' after the rejection (seen once in CI).

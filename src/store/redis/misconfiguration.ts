@@ -31,6 +31,8 @@ export interface ConfigContext {
   readonly sources?: CredentialSources;
   /** The key prefix of the store on these connections (RedisConnectOptions.prefix), whose ACL a refusal names. @default "dispatch" */
   readonly prefix?: string;
+  /** The connection's name (RedisConnectOptions.name), in its log lines. */
+  readonly name?: string;
 }
 
 const REFUSED_PASSWORD = /^(WRONGPASS|ERR invalid password|ERR invalid username-password)/i;

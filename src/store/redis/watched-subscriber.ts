@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Cluster, type Redis } from 'ioredis';
 import { throttledWarn, type Logger } from '../../log';
 import { closeWithin, dropConnections } from './close-within';
-import { nodeAddress, type RedisClient } from './connect';
+import { nodeAddress, type RedisConnector } from './connect';
 import type { OrderedPublisher } from './ordered-publisher';
 import { checkInteger } from '../../options';
 
@@ -23,7 +23,7 @@ export interface WatchedSubscriberOptions extends SubscriberWatchOptions {
    * standalone Redis or Sentinel, each one the subscriber uses; on a Cluster, called once, for the
    * client that tells the masters.
    */
-  readonly connect: () => RedisClient;
+  readonly connect: RedisConnector;
   /** Publishes the probes: the owner's ordered publisher, so that a probe a stalled master holds says nothing of the subscriber. */
   readonly publisher: OrderedPublisher;
   readonly logger?: Logger;
@@ -89,7 +89,7 @@ export function createWatchedSubscriber(options: WatchedSubscriberOptions): Watc
   const subscribeFailed = (conn: Redis) => (error: Error) => void (conn === current && refusedWarn(`${options.name}: subscribe failed`, { error: error.message }));
   const listeners: ((channel: string, message: string) => void)[] = [];
   const movedListeners: (() => void)[] = [];
-  const first = options.connect();
+  const first = options.connect('subscriber');
   const cluster = first instanceof Cluster ? first : undefined;
   // Standalone or Sentinel: the first connection, until it is used.
   let spare = cluster ? undefined : (first as Redis);
@@ -149,7 +149,7 @@ export function createWatchedSubscriber(options: WatchedSubscriberOptions): Watc
       conn = node.duplicate({ lazyConnect: false, readOnly: false, enableOfflineQueue: true, retryStrategy: cluster.options.clusterRetryStrategy });
       conn.on('error', () => undefined);
     } else {
-      conn = spare ?? (options.connect() as Redis);
+      conn = spare ?? (options.connect('subscriber') as Redis);
       spare = undefined;
     }
     // Subscribed again on reconnection here (see open), where a failure is handled: ioredis's own

@@ -12,6 +12,15 @@ const file = (name: string, text: string) => {
   return path;
 };
 
+/**
+ * Waits for `client`'s connection to be up (a quick call answered), so that the call a test sends
+ * next reaches the daemon before its SIGTERM: a connection still being made when the signal came
+ * was refused (ECONNREFUSED) under load (two test runs at once), failing the test before any drain.
+ */
+async function connected(client: ReturnType<typeof createDispatchClient>): Promise<void> {
+  await client.dispatch({ sessionId: 'warm', calls: [{ id: 'w', name: 'echo', arguments: '{}' }] });
+}
+
 test.each([
   ['unknown.yaml', 'tools: []\nlistn: 1\n', 'listn: unknown key "listn" (expected one of tools, limits, auth, policies, mcp_servers, telemetry, redis, registry)'],
   ['negative.yaml', 'tools:\n  - name: a\n    timeout_ms: -5\n    builtin: { name: echo }\n', 'tools[0].timeout_ms: must be a non-negative integer, got -5'],
@@ -39,6 +48,7 @@ test('SIGTERM finishes the call in flight, then exits 0', async () => {
   const daemon = await startDaemon([]);
   const client = createDispatchClient(`127.0.0.1:${daemon.port}`);
   try {
+    await connected(client);
     const pending = client.dispatch({ sessionId: 's', calls: [{ id: 'c1', name: 'sleep', arguments: '{"ms":700}' }] });
     await new Promise((r) => setTimeout(r, 200));
     daemon.child.kill('SIGTERM');
@@ -56,6 +66,7 @@ test('a second SIGTERM (or SIGINT) during the drain is logged and the drain goes
   const daemon = await startDaemon([]);
   const client = createDispatchClient(`127.0.0.1:${daemon.port}`);
   try {
+    await connected(client);
     const pending = client.dispatch({ sessionId: 's', calls: [{ id: 'c1', name: 'sleep', arguments: '{"ms":900}' }] });
     await new Promise((r) => setTimeout(r, 200));
     daemon.child.kill('SIGTERM');
@@ -76,6 +87,7 @@ test('SIGTERM cancels calls still running after the grace period and exits 0', a
   const daemon = await startDaemon(['--grace', '300']);
   const client = createDispatchClient(`127.0.0.1:${daemon.port}`);
   try {
+    await connected(client);
     const pending = client.dispatch({ sessionId: 's', calls: [{ id: 'c1', name: 'sleep', arguments: '{"ms":4000}' }] }).catch((e: Error) => e);
     await new Promise((r) => setTimeout(r, 200));
     const sent = Date.now();

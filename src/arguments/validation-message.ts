@@ -3,7 +3,7 @@ import { shortened } from '../pipeline/bound-result';
 import { STOPPED_KEYWORD } from '../registry/schema-errors';
 import { isObject, type Schema } from '../registry/schema-index';
 import { closedNames } from './closed-names';
-import { nearDeclared } from './near-keys';
+import { hintedKey } from './hinted-key';
 
 /** Longest value, schema fragment, field path or property name a line shows, in characters. */
 const MAX_FRAGMENT = 200;
@@ -16,7 +16,7 @@ const MAX_MESSAGE = 2_000;
 const clip = (text: string): string => shortened(text, MAX_FRAGMENT);
 
 /**
- * The line of an unexpected property, with the property it may have meant: one of the names its
+ * The line of an unexpected property, with the property it may have meant (`hintedKey`): one of the names its
  * object's schema allows (`closedNames`: with `unevaluatedProperties`, those its `allOf` parts and
  * `$ref`s declare too, read within `root`), else of its own `properties`.
  */
@@ -24,7 +24,7 @@ function unexpected(path: string, error: ErrorObject, name: string, root: Schema
   const parent = isObject(error.parentSchema) ? error.parentSchema : {};
   const declared = (root === undefined ? undefined : closedNames(parent, root)) ?? (isObject(parent.properties) ? Object.keys(parent.properties) : []);
   const object = typeof error.data === 'object' && error.data !== null ? error.data : {};
-  const near = nearDeclared(name, declared, object);
+  const near = hintedKey(name, declared, object);
   return `${path}: unexpected property "${clip(name)}" (the schema allows no other properties${near === undefined ? '' : `; did you mean "${clip(near)}"?`})`;
 }
 

@@ -11,7 +11,7 @@ export const DEFAULT_ENDPOINT_TIMEOUT_MS = 2000;
 
 const ENDPOINT_KEYS = new Set(['url', 'timeout_ms', 'fail_open', 'headers']);
 const AFTER_KEYS = new Set(['warn', 'on', 'contains']);
-const CONCURRENCY_KEYS = ['max_in_flight', 'wait_ms', 'shared', 'fallback_max_in_flight', 'fail_closed'];
+const CONCURRENCY_KEYS = ['max_in_flight', 'max_in_flight_per_tenant', 'wait_ms', 'shared', 'fallback_max_in_flight', 'fail_closed'];
 const KINDS = ['decide', 'endpoint', 'breaker', 'after', 'concurrency', 'rate', 'budget'] as const;
 
 /** Where a policy entry is in its file, and the environment its `${NAME}` are read from (env-refs.ts). */
@@ -66,7 +66,12 @@ function parseAfter(raw: unknown, match: string[], fail: Fail): AfterRule {
 function parseConcurrency(raw: unknown, match: string[], fail: Fail): ConcurrencyPolicy {
   if (!isRecord(raw)) fail('concurrency', 'must be a mapping with max_in_flight, and optionally wait_ms, shared, fallback_max_in_flight and fail_closed');
   onlyKeys(raw, CONCURRENCY_KEYS, fail, 'concurrency.');
+  // A share alone is refused: the tool's total is what protects it (tenants without one would
+  // together run the share times their number), and a share is read as a part of that total.
+  if (raw.max_in_flight === undefined && raw.max_in_flight_per_tenant !== undefined) fail('concurrency.max_in_flight', "is needed with max_in_flight_per_tenant: each tenant's share is a part of the tool's limit for all tenants together (write max_in_flight: N, N at least the share)");
   const max = positiveInteger(raw.max_in_flight, 'concurrency.max_in_flight', fail);
+  const perTenant = raw.max_in_flight_per_tenant === undefined ? undefined : positiveInteger(raw.max_in_flight_per_tenant, 'concurrency.max_in_flight_per_tenant', fail);
+  if (perTenant !== undefined && perTenant > max) fail('concurrency.max_in_flight_per_tenant', `must be at most max_in_flight (${max}), got ${perTenant}`);
   const wait = waitMs(raw.wait_ms ?? 0, 'concurrency.wait_ms', fail);
   const shared = flag(raw.shared ?? false, 'concurrency.shared', fail);
   const fallback = positiveInteger(raw.fallback_max_in_flight ?? max, 'concurrency.fallback_max_in_flight', fail);
@@ -75,7 +80,7 @@ function parseConcurrency(raw: unknown, match: string[], fail: Fail): Concurrenc
     if (raw[key] !== undefined && !shared) fail(`concurrency.${key}`, 'applies to a shared cap only (shared: true): it says what holds while Redis fails');
   }
   if (raw.fallback_max_in_flight !== undefined && failClosed) fail('concurrency', 'has both fallback_max_in_flight and fail_closed: while Redis fails, calls either run under the fallback cap or are refused');
-  return { match, maxInFlight: max, waitMs: wait, shared, fallbackMaxInFlight: fallback, failClosed };
+  return { match, maxInFlight: max, ...(perTenant !== undefined && { maxInFlightPerTenant: perTenant }), waitMs: wait, shared, fallbackMaxInFlight: fallback, failClosed };
 }
 
 function parseBudget(raw: unknown, match: string[], fail: Fail): BudgetPolicy {

@@ -50,8 +50,13 @@ export interface BreakerPolicy {
 /** A cap on the attempts of the matching tools that run at once on one replica. */
 export interface ConcurrencyPolicy {
   readonly match: readonly string[];
-  /** Attempts of one tool running at once, per replica. */
+  /** Attempts of one tool running at once, per replica (all tenants together). */
   readonly maxInFlight: number;
+  /**
+   * Attempts of one tool one calling tenant may run at once (`max_in_flight_per_tenant`, at most
+   * `maxInFlight`), so that one tenant's burst never takes every slot. @default none: any tenant may take every slot
+   */
+  readonly maxInFlightPerTenant?: number;
   /** How long an attempt may wait for a slot before it is refused, in ms; 0 refuses at once. @default 0 */
   readonly waitMs: number;
   /**
@@ -76,6 +81,8 @@ export interface RatePolicy {
   readonly waitMs: number;
   /** Whether every replica shares the limit through Redis (each replica's own otherwise, and while Redis fails). @default false */
   readonly shared: boolean;
+  /** Whether each calling tenant has a limit of its own for the tool (`per_tenant`), not one for all tenants together. @default false */
+  readonly perTenant?: boolean;
   /** How the limit was written, for messages: "10 calls per second", "30 calls per minute". */
   readonly text: string;
 }

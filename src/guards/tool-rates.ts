@@ -1,7 +1,7 @@
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
 import { DispatchError, HardError } from '../errors';
 import { throttledWarn } from '../log';
-import { breakerKey, delay, type SlotTool, type ToolRates, type TurnSignal } from '../pipeline';
+import { breakerKey, callBreakerKey, delay, type SlotTool, type ToolRates, type TurnSignal } from '../pipeline';
 import { defineSlotScript, hashTag, storeCall } from '../store/redis';
 import { countUnder } from './bounded-counts';
 import { firstMatching } from './glob';
@@ -29,7 +29,7 @@ function cadenceOf(policy: RatePolicy): Cadence {
 
 /**
  * Rate limits from the `rate:` policies: per tool (per tenant for a tool a tenant registered, as
- * its breaker), attempts start at most `per_second` on average, `burst` at once after a quiet
+ * its breaker, and per calling tenant for a `per_tenant` limit), attempts start at most `per_second` on average, `burst` at once after a quiet
  * spell. An attempt whose turn is further away than the limit's `wait_ms` (and its deadline)
  * allows is refused UNAVAILABLE before execution with `retry_after_ms` set to when its turn would
  * come, after the turns of the calls refused before it that were told to come back first
@@ -57,11 +57,11 @@ export function createToolRates(policies: readonly RatePolicy[], shared?: Shared
    * The refusal of an attempt whose limit's next turn is `waitMs` away, told to come back in
    * `toldMs` (later than `waitMs` when calls refused before it were told to come back first).
    */
-  function refusal(tool: SlotTool, policy: RatePolicy, waitMs: number, toldMs: number, allowedMs: number, everywhere: boolean): DispatchError {
-    countUnder(refusals, breakerKey(tool));
+  function refusal(tool: SlotTool, key: string, policy: RatePolicy, waitMs: number, toldMs: number, allowedMs: number, everywhere: boolean): DispatchError {
+    countUnder(refusals, key);
     const next = Math.ceil(waitMs);
     const told = Math.max(next, Math.ceil(toldMs));
-    const where = everywhere ? 'on all dispatch replicas together' : 'on this dispatch replica';
+    const where = `${policy.perTenant ? 'for this tenant ' : ''}${everywhere ? 'on all dispatch replicas together' : 'on this dispatch replica'}`;
     const within = policy.waitMs > 0 ? `, past the ${Math.max(0, Math.floor(allowedMs))} ms it may wait` : '';
     const ahead = Math.max(1, Math.round((told - next) / cadences.get(policy)!.intervalMs));
     const queued = told > next ? `, and ${ahead === 1 ? '1 call' : `${ahead} calls`} refused before this one ${ahead === 1 ? 'was' : 'were'} told to come back first: this one's turn is in ${told} ms at the earliest` : '';
@@ -81,9 +81,8 @@ export function createToolRates(policies: readonly RatePolicy[], shared?: Shared
     });
   }
 
-  function takeLocal(tool: SlotTool, policy: RatePolicy, signal: TurnSignal, deadline: number): undefined | Promise<void> {
+  function takeLocal(tool: SlotTool, key: string, policy: RatePolicy, signal: TurnSignal, deadline: number): undefined | Promise<void> {
     if (signal.aborted) throw HardError.cancelled();
-    const key = breakerKey(tool);
     const { intervalMs, toleranceMs } = cadences.get(policy)!;
     const now = performance.now();
     const held = emptyAt.get(key);
@@ -91,7 +90,7 @@ export function createToolRates(policies: readonly RatePolicy[], shared?: Shared
     const waitMs = at - toleranceMs - now;
     if (waitMs > 0) {
       const allowedMs = allowedWait(policy, deadline);
-      if (waitMs > allowedMs) throw refusal(tool, policy, waitMs, toldTurns.tell(key, now, now + waitMs, intervalMs) - now, allowedMs, false);
+      if (waitMs > allowedMs) throw refusal(tool, key, policy, waitMs, toldTurns.tell(key, now, now + waitMs, intervalMs) - now, allowedMs, false);
     }
     // One lookup per attempt: a pass over the limits only for a tool new to them, at the bound.
     if (held === undefined && emptyAt.size >= MAX_LOCAL_LIMITS) trimLimits(emptyAt, now, MAX_LOCAL_LIMITS);
@@ -102,10 +101,10 @@ export function createToolRates(policies: readonly RatePolicy[], shared?: Shared
     return waitMs > 0 ? waitTurn(waitMs, signal, () => void (emptyAt.get(key) === after && emptyAt.set(key, at))) : undefined;
   }
 
-  async function takeShared(backend: SharedSlotsOptions, tool: SlotTool, policy: RatePolicy, signal: TurnSignal, deadline: number): Promise<void> {
+  async function takeShared(backend: SharedSlotsOptions, tool: SlotTool, limitKey: string, policy: RatePolicy, signal: TurnSignal, deadline: number): Promise<void> {
     const { intervalMs, toleranceMs } = cadences.get(policy)!;
     const allowedMs = allowedWait(policy, deadline);
-    const key = `dispatch:rate:${hashTag(breakerKey(tool))}`;
+    const key = `dispatch:rate:${hashTag(limitKey)}`;
     const toldKey = `${key}:told`;
     let waitMs: number;
     let setAt: string;
@@ -114,9 +113,9 @@ export function createToolRates(policies: readonly RatePolicy[], shared?: Shared
       [waitMs, setAt, nextMs] = await storeCall('a shared rate turn', backend.timeoutMs ?? 1000, () => backend.redis.dispatchTakeTurn(key, toldKey, intervalMs, toleranceMs, Math.floor(allowedMs)));
     } catch (error) {
       warn("shared rate limits: redis failed, this replica's own limit applies", { tool: tool.name, error: (error as Error).message });
-      return takeLocal(tool, policy, signal, deadline);
+      return takeLocal(tool, limitKey, policy, signal, deadline);
     }
-    if (waitMs < 0) throw refusal(tool, policy, nextMs ?? -1 - waitMs, -1 - waitMs, allowedMs, true);
+    if (waitMs < 0) throw refusal(tool, limitKey, policy, nextMs ?? -1 - waitMs, -1 - waitMs, allowedMs, true);
     // A turn given up is given back (best effort: one that fails stays spent), also when the client
     // cancelled while Redis answered, if it is still the last one queued: give-turn.lua knows it by
     // the limit's time it set, as the local give-back does.
@@ -129,10 +128,12 @@ export function createToolRates(policies: readonly RatePolicy[], shared?: Shared
   }
 
   return {
-    take(tool, signal, deadline) {
+    take(tool, signal, deadline, caller = tool.tenant) {
       const policy = limitOf(tool.name);
       if (!policy) return undefined;
-      return policy.shared && shared ? takeShared(shared, tool, policy, signal, deadline) : takeLocal(tool, policy, signal, deadline);
+      // A `per_tenant` limit is the calling tenant's own (kept, bounded and trimmed as a tenant's own tool's).
+      const key = policy.perTenant ? callBreakerKey(caller, tool) : breakerKey(tool);
+      return policy.shared && shared ? takeShared(shared, tool, key, policy, signal, deadline) : takeLocal(tool, key, policy, signal, deadline);
     },
     longestWait(tool, deadline) {
       const policy = limitOf(tool.name);

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
-import { DispatchError, HardError } from '../errors';
+import { HardError, type DispatchError } from '../errors';
 import { throttledWarn, type Logger } from '../log';
-import { TOOL_DEFAULTS } from '../options';
-import { breakerKey, onAbort, type Release, type SlotTool, type ToolSlots, type TurnSignal } from '../pipeline';
+import { breakerKey, callBreakerKey, type Release, type SlotTool, type ToolSlots, type TurnSignal } from '../pipeline';
 import { defineSlotScript, hashTag, storeCall, type RedisClient } from '../store/redis';
 import { countUnder, MAX_COUNTED_KEYS } from './bounded-counts';
 import { firstMatching } from './glob';
+import { createLocalSlots } from './local-slots';
 import type { ConcurrencyPolicy } from './policy-types';
+import { closedSlotRefusal, slotRefusal, type SlotBound } from './slot-refusal';
 import { SlotWaiter, type SlotWakeups } from './slot-wakeups';
 
 /** A shared slot's lease beyond the tool's timeout: a replica that died holding it frees it then. */
@@ -17,12 +17,6 @@ const FIRST_RETRY_MS = 25;
 const MAX_RETRY_MS = 200;
 /** The longest pause when releases wake the waiters: the timer then only finds leases that ran out and wakeups that were lost. */
 const MAX_RETRY_WITH_WAKEUPS_MS = 1_000;
-
-/** One tool's slots: how many are taken, and the attempts waiting for one, first in line first. */
-interface ToolState {
-  taken: number;
-  readonly waiting: Array<(release: Release) => void>;
-}
 
 /** Where shared caps keep their slots. */
 export interface SharedSlotsOptions {
@@ -42,6 +36,11 @@ export interface SharedSlotsOptions {
  */
 const KEEP_IN_LINE_MS = 3_000;
 
+/** take-slot.lua's answers: a slot taken; none (the tool's slots, or those of the calls ahead in line); none for the tenant (its share held). */
+const SLOT_TAKEN = 1;
+const SHARE_FULL = 2;
+type SlotAnswer = 0 | typeof SLOT_TAKEN | typeof SHARE_FULL;
+
 /** The Redis keys of a tool's shared slots (one hash tag, hence one Cluster slot) and the channel of its releases. */
 interface SharedSlotKeys {
   readonly slots: string;
@@ -55,39 +54,22 @@ function sharedSlotKeys(key: string): SharedSlotKeys {
   return { slots: key, line: `${key}:line`, alive: `${key}:alive`, tickets: `${key}:tickets`, channel: `${key}:free` };
 }
 
-/**
- * What a refused attempt is told: call again after the tool's `loop.assumed_wait_ms` (1 s unless
- * set), as `retry_after_ms` and in the suggestion. When a slot frees is not known (a call holding
- * one ends when its tool answers), so the cap tells the wait any failure asking to be called again
- * later without saying when is taken to have told (README, Guards; docs/policies.md, Loop
- * detection): before, it told none, though the README promised one, and loop detection assumed it
- * unseen. The retry policy waits it too (its own backoff if longer).
- */
-function againLater(tool: SlotTool): { readonly retryAfterMs: number; readonly suggestion: string } {
-  const retryAfterMs = tool.loop?.assumedWaitMs ?? TOOL_DEFAULTS.assumedWaitMs;
-  return { retryAfterMs, suggestion: `Call it again in ${retryAfterMs} ms or later, or do something else first.` };
-}
-
-/** The refusal of an attempt that got no slot; `everywhere` when the slots it asked for were the shared ones. */
-function refusalOf(tool: SlotTool, policy: ConcurrencyPolicy, waited: number, everywhere: boolean): DispatchError {
-  const limit = `its limit of ${policy.maxInFlight} call${policy.maxInFlight === 1 ? '' : 's'} running at once ${everywhere ? 'on all dispatch replicas together' : 'on this dispatch replica'}`;
-  const message = waited > 0 ? `tool "${tool.name}" stayed at ${limit} for ${waited} ms; this call was not executed` : `tool "${tool.name}" is at ${limit}; this call was not executed`;
-  return new DispatchError(ErrorKind.UNAVAILABLE, message, { phase: 'before', recoverable: true, ...againLater(tool) });
-}
-
 /** Lease ids: unique across replicas (a random prefix per process, then a count). */
 const LEASE_PREFIX = randomBytes(9).toString('base64url');
 let leases = 0;
 
 /**
  * Concurrency caps from the `concurrency:` policies: per tool (per tenant for a tool a tenant
- * registered, as its breaker) and per replica, at most `max_in_flight` attempts run at once; the
+ * registered, as its breaker) and per replica, at most `max_in_flight` attempts run at once, and
+ * under `max_in_flight_per_tenant` at most that many of one calling tenant (`caller`; a waiting
+ * attempt whose tenant holds its share never holds up another tenant's: local-slots.ts); the
  * next waits up to `wait_ms` (and its deadline) for one to end, first come first served, and is
  * refused UNAVAILABLE before execution when none does. Undefined when there are no caps, so the
  * pipeline asks nothing per attempt. With `shared`, a `shared: true` cap holds for every replica
  * together: its slots are leases in Redis (take-slot.lua; a lease lasts the tool's timeout plus a
  * margin, plus the attempt's longest rate wait: `holdMs`), waiting attempts are served first come
- * first served across replicas (a line in Redis, see take-slot.lua), a waiting attempt tries again as soon as any replica gives a slot back
+ * first served across replicas (a line in Redis, see take-slot.lua, which counts the tool's
+ * leases and the caller's tenant's in the same step), a waiting attempt tries again as soon as any replica gives a slot back
  * (release-slot.lua publishes it; with `wakeups`) and on a timer besides (25 ms doubling to 1 s,
  * or to 200 ms without wakeups), and while Redis fails the cap falls back to this replica's own
  * slots (or its fallback_max_in_flight, or refuses: fail_closed).
@@ -96,7 +78,7 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
   if (policies.length === 0) return undefined;
   if (shared) defineSlotScript(shared.redis);
   const warn = throttledWarn(shared?.logger);
-  const states = new Map<string, ToolState>();
+  const local = createLocalSlots();
   /** Shared slots this replica holds now, by breaker key (for the in-flight gauge). */
   const sharedTaken = new Map<string, number>();
   /** Attempts refused so far, by breaker key (for the refusals counter; bounded, see countUnder). */
@@ -107,86 +89,41 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
     if (everTaken.size < MAX_COUNTED_KEYS) everTaken.add(key);
   };
 
-  /** Counts the refusal of an attempt of `tool`. */
-  function countRefusal(tool: SlotTool): void {
-    countUnder(refusals, breakerKey(tool));
+  /**
+   * Counts the refusal of an attempt of `tool` by `caller` and makes its error (the bound found
+   * full named): one refused for its tenant's share counts under the caller's key of the tool
+   * (callBreakerKey), so the refusals counter's `tenant` says whose share it was.
+   */
+  function refusal(tool: SlotTool, caller: string, policy: ConcurrencyPolicy, waited: number, everywhere: boolean, bound: SlotBound): DispatchError {
+    countUnder(refusals, bound === 'tenant' ? callBreakerKey(caller, tool) : breakerKey(tool));
+    return slotRefusal(tool, policy, waited, everywhere, bound);
   }
 
-  /** Counts the refusal of an attempt of `tool` and makes its error. */
-  function refusal(tool: SlotTool, policy: ConcurrencyPolicy, waited: number, everywhere: boolean): DispatchError {
-    countRefusal(tool);
-    return refusalOf(tool, policy, waited, everywhere);
-  }
-
-  /** The refusal of an attempt of a `fail_closed` shared cap while Redis fails. */
-  function closedRefusal(tool: SlotTool): DispatchError {
-    countRefusal(tool);
-    return new DispatchError(ErrorKind.UNAVAILABLE, `tool "${tool.name}" has a concurrency cap shared by all dispatch replicas through Redis, which is failing, and the cap is fail_closed; this call was not executed`, { phase: 'before', recoverable: true, ...againLater(tool) });
-  }
-
-  /** What a shared cap is per replica while Redis fails: its fallback_max_in_flight (by default, its max_in_flight). */
+  /** What a shared cap is per replica while Redis fails: its fallback_max_in_flight (by default, its max_in_flight), a tenant's share within it. */
   const fallbacks = new WeakMap<ConcurrencyPolicy, ConcurrencyPolicy>();
   function fallbackOf(policy: ConcurrencyPolicy): ConcurrencyPolicy {
     if (policy.fallbackMaxInFlight === policy.maxInFlight) return policy;
     let fallback = fallbacks.get(policy);
-    if (!fallback) fallbacks.set(policy, (fallback = { ...policy, maxInFlight: policy.fallbackMaxInFlight }));
+    const share = policy.maxInFlightPerTenant;
+    if (!fallback) fallbacks.set(policy, (fallback = { ...policy, maxInFlight: policy.fallbackMaxInFlight, ...(share !== undefined && { maxInFlightPerTenant: Math.min(share, policy.fallbackMaxInFlight) }) }));
     return fallback;
   }
 
   const capOf = firstMatching(policies);
 
-  /** The release of a slot of `key`: hands it to the first waiter, or frees it; a second call does nothing. */
-  function releaser(key: string, state: ToolState): Release {
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const next = state.waiting.shift();
-      if (next) next(releaser(key, state));
-      else if (--state.taken === 0) states.delete(key);
-    };
-  }
-
-  function takeLocal(tool: SlotTool, policy: ConcurrencyPolicy, signal: TurnSignal, deadline: number): Release | Promise<Release> {
+  function takeLocal(tool: SlotTool, caller: string, policy: ConcurrencyPolicy, signal: TurnSignal, deadline: number): Release | Promise<Release> {
     const key = breakerKey(tool);
-    let state = states.get(key);
-    if (!state) states.set(key, (state = { taken: 0, waiting: [] }));
-    if (state.taken < policy.maxInFlight) {
-      state.taken++;
-      noteTaken(key);
-      return releaser(key, state);
-    }
-    const waitMs = Math.min(policy.waitMs, deadline - Date.now());
-    if (!(waitMs > 0)) throw refusal(tool, policy, 0, false);
-    if (signal.aborted) throw HardError.cancelled();
-    const queue = state.waiting;
-    return new Promise<Release>((resolve, reject) => {
-      const leave = () => {
-        clearTimeout(timer);
-        stopWatching();
-        const at = queue.indexOf(grant);
-        if (at !== -1) queue.splice(at, 1);
-      };
-      const grant = (release: Release) => {
-        leave();
-        resolve(release);
-      };
-      const timer = setTimeout(() => {
-        leave();
-        reject(refusal(tool, policy, waitMs, false));
-      }, waitMs);
-      const stopWatching = onAbort(signal, () => {
-        leave();
-        reject(HardError.cancelled());
-      });
-      queue.push(grant);
-    });
+    const taken = local.take(key, caller, policy, signal, deadline, (bound, waited) => refusal(tool, caller, policy, waited, false, bound));
+    noteTaken(key);
+    return taken;
   }
 
   /** A slot of a cap shared through Redis, tried until the wait allows no more; the local cap while Redis fails. */
-  async function takeShared(backend: SharedSlotsOptions, tool: SlotTool, policy: ConcurrencyPolicy, signal: TurnSignal, deadline: number, holdMs: number): Promise<Release> {
+  async function takeShared(backend: SharedSlotsOptions, tool: SlotTool, caller: string, policy: ConcurrencyPolicy, signal: TurnSignal, deadline: number, holdMs: number): Promise<Release> {
     const key = `dispatch:slots:${hashTag(breakerKey(tool))}`;
-    const lease = `${LEASE_PREFIX}${(++leases).toString(36)}`;
+    const share = policy.maxInFlightPerTenant ?? 0;
+    // Under a tenant's share, the lease names its tenant (after '|'; the prefix is base64url): take-slot.lua counts each tenant's leases.
+    const lease = `${LEASE_PREFIX}${(++leases).toString(36)}${share > 0 ? `|${caller}` : ''}`;
     const asked = Date.now();
     const until = Math.min(asked + policy.waitMs, deadline);
     const timeoutMs = backend.timeoutMs ?? 1000;
@@ -201,24 +138,25 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
     let inLine = false;
     try {
       for (let pause = FIRST_RETRY_MS; ; pause = Math.min(pause * 2, maxPause)) {
-        let taken: number;
+        let taken: SlotAnswer;
         // A call that may wait after this try joins the line (or keeps its place) when no slot is its.
         const waits = until - Date.now() > 0 ? 1 : 0;
         // A try whose answer is lost (Redis slow past the timeout) may still have taken a lease or
         // joined the line: given back in `finally` as if it had.
         inRedis = true;
         try {
-          taken = await storeCall('a shared slot', timeoutMs, () => backend.redis.dispatchTakeSlot(slotKeys.slots, slotKeys.line, slotKeys.alive, slotKeys.tickets, policy.maxInFlight, leaseMs, lease, waits, KEEP_IN_LINE_MS));
+          taken = await storeCall('a shared slot', timeoutMs, () => backend.redis.dispatchTakeSlot(slotKeys.slots, slotKeys.line, slotKeys.alive, slotKeys.tickets, policy.maxInFlight, leaseMs, lease, waits, KEEP_IN_LINE_MS, share));
         } catch (error) {
           if (policy.failClosed) {
             warn('shared concurrency caps: redis failed, calls of fail_closed caps are refused', { tool: tool.name, error: (error as Error).message });
-            throw closedRefusal(tool);
+            countUnder(refusals, breakerKey(tool));
+            throw closedSlotRefusal(tool);
           }
           warn("shared concurrency caps: redis failed, this replica's own slots apply", { tool: tool.name, error: (error as Error).message });
           // What is left of its wait, not a new one.
-          return takeLocal(tool, fallbackOf(policy), signal, until);
+          return takeLocal(tool, caller, fallbackOf(policy), signal, until);
         }
-        if (taken === 1) {
+        if (taken === SLOT_TAKEN) {
           inRedis = false;
           const release = sharedRelease(backend, tool, slotKeys, lease);
           if (!signal.aborted) return release;
@@ -229,7 +167,7 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
         inRedis = inLine;
         if (signal.aborted) throw HardError.cancelled();
         const left = until - Date.now();
-        if (left <= 0) throw refusal(tool, policy, Math.max(0, until - asked), true);
+        if (left <= 0) throw refusal(tool, caller, policy, Math.max(0, until - asked), true, taken === SHARE_FULL ? 'tenant' : 'tool');
         // Listening from the first refusal on: a release from now on ends the pause. The last
         // pause ends at the end of the wait, for one last try.
         waiter.listen(backend.wakeups, slotKeys.channel);
@@ -260,17 +198,17 @@ export function createToolSlots(policies: readonly ConcurrencyPolicy[], shared?:
   }
 
   return {
-    take(tool, signal: TurnSignal, deadline, holdMs = 0) {
+    take(tool, signal: TurnSignal, deadline, holdMs = 0, caller = tool.tenant) {
       const policy = capOf(tool.name);
       if (!policy) return undefined;
-      return policy.shared && shared ? takeShared(shared, tool, policy, signal, deadline, holdMs) : takeLocal(tool, policy, signal, deadline);
+      return policy.shared && shared ? takeShared(shared, tool, caller, policy, signal, deadline, holdMs) : takeLocal(tool, caller, policy, signal, deadline);
     },
     refused: () => refusals,
     inUse() {
       const taken = new Map<string, number>();
       for (const key of everTaken) taken.set(key, 0);
       for (const [key, count] of sharedTaken) taken.set(key, count);
-      for (const [key, state] of states) taken.set(key, (taken.get(key) ?? 0) + state.taken);
+      local.addInUse(taken);
       return taken;
     },
   };

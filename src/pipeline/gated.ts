@@ -54,9 +54,9 @@ export async function gated(slots: ToolSlots | undefined, rates: ToolRates | und
   // other results, where one at the deadline came after the client had given up (DEADLINE_EXCEEDED).
   const until = Math.floor(turn.deadline - deadlineSlack(turn.deadline, turn.received));
   try {
-    const taken = slots?.take(tool, wait.signal, until, rates?.longestWait(tool, until));
+    const taken = slots?.take(tool, wait.signal, until, rates?.longestWait(tool, until), turn.tenant);
     slot = taken instanceof Promise ? await taken : taken;
-    const due = rates?.take(tool, wait.signal, until);
+    const due = rates?.take(tool, wait.signal, until, turn.tenant);
     if (due) await due;
   } catch (error) {
     slot?.();

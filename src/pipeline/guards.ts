@@ -110,8 +110,10 @@ export interface ToolSlots {
    * `deadline` (epoch ms), or with CANCELLED when `signal` fires first. Throws the UNAVAILABLE at
    * once when the cap allows no wait. `holdMs`: how long the attempt may hold the slot before its
    * tool starts (its longest rate wait), which a shared slot's lease covers beyond the tool's timeout.
+   * `caller`: the calling tenant, whose share of the slots a cap's `max_in_flight_per_tenant`
+   * bounds (the tool's own tenant when not given).
    */
-  take(tool: SlotTool, signal: TurnSignal, deadline: number, holdMs?: number): Release | undefined | Promise<Release>;
+  take(tool: SlotTool, signal: TurnSignal, deadline: number, holdMs?: number, caller?: string): Release | undefined | Promise<Release>;
   /** Slots this replica holds now (shared ones too), by breaker key (`tool`, or `tenant/tool`), of the capped tools that took one since the start (0 once idle). */
   inUse(): ReadonlyMap<string, number>;
   /** Attempts refused for want of a slot since the start, by breaker key (every capped tool refused at least once). */
@@ -124,9 +126,10 @@ export interface ToolRates {
    * The turn of an attempt of `tool` under its rate limit: undefined when it may start now (or no
    * limit applies), else a promise resolved when its turn comes. Throws (or rejects) UNAVAILABLE
    * before execution, with `retryAfterMs`, when its turn is further away than the limit's wait
-   * and `deadline` (epoch ms) allow; rejects CANCELLED when `signal` fires first.
+   * and `deadline` (epoch ms) allow; rejects CANCELLED when `signal` fires first. `caller`: the
+   * calling tenant, whose own limit a `per_tenant` limit is (the tool's own tenant when not given).
    */
-  take(tool: SlotTool, signal: TurnSignal, deadline: number): undefined | Promise<void>;
+  take(tool: SlotTool, signal: TurnSignal, deadline: number, caller?: string): undefined | Promise<void>;
   /** The longest an attempt of `tool` may wait for its turn (0 when no limit applies), in ms. */
   longestWait(tool: SlotTool, deadline: number): number;
   /** Attempts refused so far, by breaker key. */

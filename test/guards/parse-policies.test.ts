@@ -95,7 +95,7 @@ test.each([
   ['- { rate: { per_second: 1, burst: 1.5 } }', 'dispatch.yaml: policies[0].rate.burst: must be a positive integer, got 1.5'],
   ['- { rate: { per_second: 1, wait_ms: -5 } }', 'dispatch.yaml: policies[0].rate.wait_ms: must be a non-negative integer (milliseconds), got -5'],
   ['- { rate: { per_second: 1, shared: 1 } }', 'dispatch.yaml: policies[0].rate.shared: must be true or false, got 1'],
-  ['- { rate: { per_second: 1, per_hour: 5 } }', 'dispatch.yaml: policies[0].rate.per_hour: unknown key "per_hour" (expected one of per_second, per_minute, burst, wait_ms, shared)'],
+  ['- { rate: { per_second: 1, per_hour: 5 } }', 'dispatch.yaml: policies[0].rate.per_hour: unknown key "per_hour" (expected one of per_second, per_minute, burst, wait_ms, shared, per_tenant)'],
   ['- { concurrency: 4 }', 'dispatch.yaml: policies[0].concurrency: must be a mapping with max_in_flight, and optionally wait_ms, shared, fallback_max_in_flight and fail_closed'],
   ['- { concurrency: { max_in_flight: 2, fallback_max_in_flight: 1 } }', 'dispatch.yaml: policies[0].concurrency.fallback_max_in_flight: applies to a shared cap only (shared: true): it says what holds while Redis fails'],
   ['- { concurrency: { max_in_flight: 2, fail_closed: true } }', 'dispatch.yaml: policies[0].concurrency.fail_closed: applies to a shared cap only (shared: true): it says what holds while Redis fails'],
@@ -105,7 +105,7 @@ test.each([
   ['- { concurrency: { max_in_flight: 2, shared: yes please } }', 'dispatch.yaml: policies[0].concurrency.shared: must be true or false, got "yes please"'],
   ['- { concurrency: { max_in_flight: 0 } }', 'dispatch.yaml: policies[0].concurrency.max_in_flight: must be a positive integer, got 0'],
   ['- { concurrency: { max_in_flight: 2, wait_ms: -1 } }', 'dispatch.yaml: policies[0].concurrency.wait_ms: must be a non-negative integer (milliseconds), got -1'],
-  ['- { concurrency: { max_in_flight: 2, queue: 5 } }', 'dispatch.yaml: policies[0].concurrency.queue: unknown key "queue" (expected one of max_in_flight, wait_ms, shared, fallback_max_in_flight, fail_closed)'],
+  ['- { concurrency: { max_in_flight: 2, queue: 5 } }', 'dispatch.yaml: policies[0].concurrency.queue: unknown key "queue" (expected one of max_in_flight, max_in_flight_per_tenant, wait_ms, shared, fallback_max_in_flight, fail_closed)'],
   ['- { after: { on: always, warn: x } }', 'dispatch.yaml: policies[0].after.on: must be any, error or success, got "always"'],
 ])('%s', (text, message) => {
   expect(problem(text)).toBe(message);

@@ -22,8 +22,12 @@ declare module 'ioredis' {
     dispatchReadMemory(memory: string): Result<string[], Context>;
     /** end-session.lua: deletes every key of the session and announces its end on `channel`. */
     dispatchEndSession(window: string, memory: string, recordIndex: string, resultIndex: string, budgets: string, channel: string, announcement: string): Result<number, Context>;
-    /** take-slot.lua: takes a shared concurrency slot, first come first served; 1 when taken, 0 when not (in line when `waits` is 1). */
-    dispatchTakeSlot(slots: string, line: string, alive: string, tickets: string, max: number, leaseMs: number, leaseId: string, waits: 0 | 1, keepMs: number): Result<number, Context>;
+    /**
+     * take-slot.lua: takes a shared concurrency slot, first come first served; 1 when taken, 0 when
+     * not, 2 when not because the lease id's tenant holds its `share` (max_in_flight_per_tenant; 0
+     * or none: no share); in line when `waits` is 1.
+     */
+    dispatchTakeSlot(slots: string, line: string, alive: string, tickets: string, max: number, leaseMs: number, leaseId: string, waits: 0 | 1, keepMs: number, share?: number): Result<0 | 1 | 2, Context>;
     /** release-slot.lua: gives a shared concurrency slot, or a place in line, back and tells the waiters on `channel`; 1 when it was held. */
     dispatchReleaseSlot(slots: string, line: string, alive: string, leaseId: string, channel: string): Result<number, Context>;
     /**

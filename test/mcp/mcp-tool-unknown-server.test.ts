@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runDaemon } from '../helpers/daemon';
 import { startApp } from '../helpers/servers';
+import { failedStart } from '../helpers/startup-line';
 
 const tool = (server: string) => `tools:
   - name: search
@@ -28,8 +29,7 @@ describe('a config-file tool naming an MCP server', () => {
   it('makes dispatchd exit non-zero with the message', async () => {
     const file = join(tmpdir(), `mcp-missing-${process.pid}.yaml`);
     writeFileSync(file, tool('nosuch'));
-    const { code, stderr } = await runDaemon(['--listen', '127.0.0.1:0', '--config', file]);
-    expect(code).not.toBe(0);
-    expect(stderr).toContain(`${file}: tools[0].mcp.server: no server "nosuch" in mcp_servers (none is configured)`);
+    const failure = failedStart(await runDaemon(['--listen', '127.0.0.1:0', '--config', file]));
+    expect(failure).toEqual({ exit: 1, level: 'error', code: 'invalid_config', message: expect.stringContaining(`${file}: tools[0].mcp.server: no server "nosuch" in mcp_servers (none is configured)`) });
   });
 });

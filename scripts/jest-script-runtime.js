@@ -46,7 +46,7 @@ const transformed = new Map();
 class ScriptRuntime extends Runtime {
   constructor(...args) {
     super(...args);
-    shareFileCaches(this.fileCache, this.transformCache.scriptTransformer);
+    shareFileCaches(this.fileCache, this.transformCache);
     const executor = this.executor;
     const compileFunction = executor.compile.bind(executor);
     running = executor;
@@ -75,14 +75,31 @@ class ScriptRuntime extends Runtime {
   }
 }
 
-/** Makes `fileCache` read through this worker's maps, and `scriptTransformer` transform through its own. */
-function shareFileCaches(fileCache, scriptTransformer) {
+/**
+ * Makes `fileCache` read through this worker's maps, and `transformCache` transform through its own
+ * (keyed by the transform options that vary, so that neither jest's options object is built again
+ * nor its disk cache read); the runtime's own maps of transforms and source maps are filled as jest
+ * fills them.
+ */
+function shareFileCaches(fileCache, transformCache) {
   const readFile = fileCache.readFile.bind(fileCache);
   const readFileBuffer = fileCache.readFileBuffer.bind(fileCache);
   fileCache.readFile = (filename) => remembered(texts, filename, () => readFile(filename));
   fileCache.readFileBuffer = (filename) => remembered(buffers, filename, () => readFileBuffer(filename));
-  const transform = scriptTransformer.transform.bind(scriptTransformer);
-  scriptTransformer.transform = (filename, options, source) => remembered(transformed, `${filename}\0${JSON.stringify(options)}`, () => transform(filename, options, source));
+  const transform = transformCache.transform.bind(transformCache);
+  transformCache.transform = (filename, options) => {
+    if (options?.isInternalModule) return transform(filename, options);
+    const key = `${filename}\0${options?.supportsDynamicImport},${options?.supportsExportNamespaceFrom},${options?.supportsStaticESM},${options?.supportsTopLevelAwait}`;
+    const file = transformed.get(key);
+    if (file === undefined) {
+      const code = transform(filename, options);
+      transformed.set(key, transformCache.transforms.get(filename));
+      return code;
+    }
+    transformCache.transforms.set(filename, file);
+    if (file.sourceMapPath) transformCache.sourceMaps.set(filename, file.sourceMapPath);
+    return file.code;
+  };
 }
 
 function remembered(map, key, make) {

@@ -1,4 +1,5 @@
 import type { Attributes } from '@opentelemetry/api';
+import { redactSecrets } from '../middleware';
 import { ATTR } from './span-attributes';
 
 /** What stands for credentials and query values in `url.full`, as the HTTP semantic conventions write it. */
@@ -19,7 +20,9 @@ const redactedQuery = (search: string): string =>
  * `url` as `url.full` and logs may show it: a user name and password become `REDACTED:REDACTED`
  * (the conventions' form), every query value becomes `REDACTED` with its key kept (the conventions
  * list a few signature keys; a tool's URL carries API keys under any name, `?key=`, `?token=`),
- * and the fragment, never sent, is left out. Undefined when `url` is no absolute URL.
+ * secrets in the path are redacted as in results (`redactSecrets`: a Slack or Discord webhook's
+ * URL is its secret, `/services/[REDACTED:slack_token]`), and the fragment, never sent, is left
+ * out. Undefined when `url` is no absolute URL.
  */
 export function redactedUrl(url: string): string | undefined {
   let parsed: URL;
@@ -28,13 +31,10 @@ export function redactedUrl(url: string): string | undefined {
   } catch {
     return undefined;
   }
-  if (parsed.username !== '' || parsed.password !== '') {
-    parsed.username = REDACTED;
-    parsed.password = REDACTED;
-  }
-  parsed.hash = '';
-  if (parsed.search !== '') parsed.search = redactedQuery(parsed.search);
-  return parsed.href;
+  const credentials = parsed.username !== '' || parsed.password !== '' ? `${REDACTED}:${REDACTED}@` : '';
+  const search = parsed.search === '' ? '' : `?${redactedQuery(parsed.search)}`;
+  // The host with the path: the redactor knows a webhook by both (`hooks.slack.com/services/...`).
+  return `${parsed.protocol}//${credentials}${redactSecrets(`${parsed.host}${parsed.pathname}`)}${search}`;
 }
 
 /**
@@ -47,7 +47,7 @@ export function redactedUrl(url: string): string | undefined {
 export function httpClientAttributes(url: string): Attributes | undefined {
   const full = redactedUrl(url);
   if (full === undefined) return undefined;
-  const { hostname, port, protocol } = new URL(full);
+  const { hostname, port, protocol } = new URL(url);
   return {
     [ATTR.httpMethod]: 'POST',
     [ATTR.urlFull]: full,

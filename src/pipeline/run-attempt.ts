@@ -209,7 +209,9 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
     return failedBefore(attemptObs, callId, tool, closed, attempt, started, warnings, breakerTold(closed, tool, progress.ranAndFailed));
   }
 
-  if (turn.signal.aborted || Date.now() >= turn.deadline) {
+  // One read of the clock for the checks and the executor's deadline below.
+  const wallNow = Date.now();
+  if (turn.signal.aborted || wallNow >= turn.deadline) {
     // Cancelled, or past its deadline (a busy loop has not run its timer yet), while the store answered: nothing ran, its claim goes (not unknown).
     deps.guards.breaker.record(breaker, ticket, { ok: false, counts: false, durationMs: 0 });
     await giveBackTaken();
@@ -218,17 +220,18 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
   let context: AttemptContext | undefined;
   // A claimed side-effecting attempt whose request reached its tool outlives its client's deadline (outlived-attempt).
   const linger = claimed ? lingerPastDeadline(turn, () => context) : undefined;
-  const timeoutMs = linger ? tool.timeoutMs : Math.max(1, Math.min(tool.timeoutMs, turn.deadline - Date.now()));
+  const timeoutMs = linger ? tool.timeoutMs : Math.max(1, Math.min(tool.timeoutMs, turn.deadline - wallNow));
   const execStarted = performance.now();
-  const run = await runGuarded(turn.signal, timeoutMs, (source) => deps.handler({ tool, args, memoized: skip?.memoized, ctx: (context = new AttemptContext(deps, turn, attemptObs, callId, attempt, callKey, source, Date.now() + timeoutMs)) }), linger);
+  const run = await runGuarded(turn.signal, timeoutMs, (source) => deps.handler({ tool, args, memoized: skip?.memoized, ctx: (context = new AttemptContext(deps, turn, attemptObs, callId, attempt, callKey, source, wallNow + timeoutMs)) }), linger);
   if (run.kind === 'cancelled' && run.lingering) throw outlivedAttempt(deps, turn, tool, callId, attempt, { scope, op, key: callKey, owner, breaker, ticket }, run.lingering, execStarted, () => context);
   const text = run.kind === 'done' ? run.value.text : '';
   const cached = run.kind === 'done' && (run.value.cached ?? false);
   if (run.kind === 'done') dropFailureWarnings(progress, warnings, run.value.warnings);
   const error = runFailure(deps, tool, callId, attempt, run, context, timeoutMs, claimed);
   if (error) progress.ranAndFailed = { tool: tool.name, error };
-  const execMs = performance.now() - execStarted;
-  const durationMs = Math.round(performance.now() - started);
+  const ranUntil = performance.now();
+  const execMs = ranUntil - execStarted;
+  const durationMs = Math.round(ranUntil - started);
   const ran = runResult(deps, turn.sessionId, tool, callId, attempt, run, error, durationMs, warnings);
   let result = ran.result;
   const spill = ran.spill;

@@ -1,5 +1,6 @@
 import { SpanStatusCode, type Attributes, type AttributeValue, type SpanKind } from '@opentelemetry/api';
 import { I32, I64, LEN, ProtoWriter, VARINT } from '../wire/growing-writer';
+import { EncodedAttributes } from './encoded-attributes';
 
 // OTLP protobuf (opentelemetry/proto/trace/v1, collector/trace/v1) written straight from
 // dispatch's span data into one growing buffer: the same bytes, field for field, as
@@ -118,6 +119,9 @@ function writeAnyValue(w: ProtoWriter, value: unknown): void {
   }
 }
 
+/** Keys, names and repeated values, encoded once (the same bytes as written here). */
+const ENCODED = new EncodedAttributes(writeAnyValue);
+
 /** Repeated KeyValue under `field`; undefined values are left out, as the SDK leaves them out. */
 export function writeKeyValues(w: ProtoWriter, field: number, attributes: Record<string, unknown> | undefined, skip?: Record<string, unknown>): void {
   for (const key in attributes) {
@@ -125,6 +129,7 @@ export function writeKeyValues(w: ProtoWriter, field: number, attributes: Record
     const value = attributes[key];
     if (value === undefined || (skip !== undefined && key in skip && skip[key] !== undefined)) continue;
     w.tag(field, LEN);
+    if (ENCODED.writeKeyValue(w, key, value)) continue;
     const kv = w.start();
     w.tag(1, LEN);
     w.string(key);
@@ -165,7 +170,7 @@ export function writeSpan(w: ProtoWriter, span: SpanData): void {
     }
   }
   w.tag(5, LEN);
-  w.string(span.name);
+  ENCODED.writeName(w, span.name);
   w.tag(6, VARINT);
   w.varint(span.kind + 1);
   w.tag(7, I64);
@@ -181,7 +186,7 @@ export function writeSpan(w: ProtoWriter, span: SpanData): void {
     w.tag(1, I64);
     writeTime(w, event.timeMs);
     w.tag(2, LEN);
-    w.string(event.name);
+    ENCODED.writeName(w, event.name);
     writeKeyValues(w, 3, event.attributes);
     w.tag(4, VARINT);
     w.varint(0);

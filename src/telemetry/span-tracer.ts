@@ -1,7 +1,7 @@
 import { ROOT_CONTEXT, SamplingDecision, trace, type Attributes, type AttributeValue, type Link, type SpanKind } from '@opentelemetry/api';
 import type { Sampler } from '@opentelemetry/sdk-trace-base';
 import { IdSpan, type RecordingSpan, type SpanRecord, type SpanTracer } from '../events/span-record';
-import { hexWord, newTraceId, randomWord, wordsHex } from '../events/trace-context';
+import { hexWord, randomWord, wordsHex } from '../events/trace-context';
 import { LEN, type ProtoWriter } from '../wire/growing-writer';
 import type { SpanData, SpanPoint } from './otlp-span-encoding';
 
@@ -22,18 +22,32 @@ export interface SpanSink {
  * (in a loop of the traced observer path, hex ids were ~18% of its time).
  */
 class TraceIdWords {
-  readonly w0: number;
-  readonly w1: number;
-  readonly w2: number;
-  readonly w3: number;
+  /** `text`: 32 lowercase hex digits (made here, or checked where a caller's entered); its words, when known. */
+  constructor(
+    readonly text: string,
+    readonly w0 = hexWord(text, 0),
+    readonly w1 = hexWord(text, 1),
+    readonly w2 = hexWord(text, 2),
+    readonly w3 = hexWord(text, 3),
+  ) {}
+}
 
-  /** `text`: 32 lowercase hex digits (made here, or checked where a caller's entered). */
-  constructor(readonly text: string) {
-    this.w0 = hexWord(text, 0);
-    this.w1 = hexWord(text, 1);
-    this.w2 = hexWord(text, 2);
-    this.w3 = hexWord(text, 3);
-  }
+/**
+ * A new trace's id, drawn as words and written as hex once (the sampler reads the hex): parsing
+ * the hex back into words was the largest part of starting a traced turn's spans.
+ */
+function newTraceIdWords(): TraceIdWords {
+  let w0: number;
+  let w1: number;
+  let w2: number;
+  let w3: number;
+  do {
+    w0 = randomWord();
+    w1 = randomWord();
+    w2 = randomWord();
+    w3 = randomWord();
+  } while ((w0 | w1 | w2 | w3) === 0);
+  return new TraceIdWords(wordsHex(w0, w1, w2, w3), w0, w1, w2, w3);
 }
 
 /**
@@ -166,12 +180,13 @@ export function createSpanTracer(options: SpanTracerOptions): SpanTracer {
       if (parent instanceof ExportedSpan) return new ExportedSpan(sink, parent.trace, parent, false, start.name, start.kind, start.startMs, start.attributes);
       // A caller's trace context (no start time) is remote; a span of ids made here is local.
       const remote = parent !== undefined && !('startMs' in parent);
-      const traceId = parent?.traceId ?? newTraceId();
+      const root = parent === undefined ? newTraceIdWords() : undefined;
+      const traceId = root?.text ?? parent!.traceId;
       const context = parent === undefined ? ROOT_CONTEXT : trace.setSpanContext(ROOT_CONTEXT, { traceId, spanId: parent.spanId, traceFlags: parseInt(parent.flags, 16) & SAMPLED, isRemote: remote });
       const decision = sampler.shouldSample(context, traceId, start.name, start.kind, start.attributes ?? {}, NO_LINKS);
       if (decision.decision !== SamplingDecision.RECORD_AND_SAMPLED) return new IdSpan(parent, start.name, start.startMs, traceId, '00');
       const attributes = decision.attributes ? { ...start.attributes, ...decision.attributes } : start.attributes;
-      return new ExportedSpan(sink, new TraceIdWords(traceId), parent?.spanId, remote, start.name, start.kind, start.startMs, attributes);
+      return new ExportedSpan(sink, root ?? new TraceIdWords(traceId), parent?.spanId, remote, start.name, start.kind, start.startMs, attributes);
     },
   };
 }

@@ -1,3 +1,4 @@
+import { levenshtein } from '../json';
 import { nearDeclared } from './near-keys';
 
 /** Longest name compared, and most properties read, for a hint: a refusal names up to 5 properties. */
@@ -24,35 +25,11 @@ export function hintedKey(name: string, declared: readonly string[], object: obj
     if (candidate.length < 3 || candidate.length > MAX_NAME || Math.abs(candidate.length - sent.length) > 2 || Object.hasOwn(object, candidate)) continue;
     const meant = candidate.toLowerCase();
     if (meant[0] !== sent[0]) continue;
-    const distance = editsWithin2(sent, meant);
+    const distance = levenshtein(sent, meant, 2, true);
     const allowed = Math.min(sent.length, candidate.length) >= 6 ? 2 : 1;
     if (distance > allowed || distance > bestDistance) continue;
     if (distance < bestDistance) [best, bestDistance, ties] = [candidate, distance, 0];
     else ties++;
   }
   return ties === 0 ? best : undefined;
-}
-
-/**
- * The optimal string alignment distance of `a` and `b` (Levenshtein's, with two adjacent letters
- * swapped counting as one edit), or 3 once it is past 2: a row whose least value is past 2 ends it.
- */
-function editsWithin2(a: string, b: string): number {
-  let before = new Array<number>(b.length + 1).fill(0);
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = new Array<number>(b.length + 1);
-    row[0] = i;
-    let least = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let value = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, before[j - 2]! + 1);
-      row[j] = value;
-      if (value < least) least = value;
-    }
-    if (least > 2) return 3;
-    [before, previous] = [previous, row];
-  }
-  return Math.min(previous[b.length]!, 3);
 }

@@ -1,17 +1,26 @@
-/** Levenshtein edit distance, stopping early once it exceeds `max`. */
-export function levenshtein(a: string, b: string, max = Infinity): number {
+/**
+ * Levenshtein edit distance, stopping early once it exceeds `max`. With `swaps`, two adjacent
+ * characters swapped count as one edit (the optimal string alignment distance: `qurey` is one
+ * edit from `query`).
+ */
+export function levenshtein(a: string, b: string, max = Infinity, swaps = false): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
+  let before: number[] = [];
   let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
     let rowMin = i;
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      const value = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
+      let value = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + cost);
+      if (swaps && i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, before[j - 2]! + 1);
       current.push(value);
       if (value < rowMin) rowMin = value;
     }
+    // A swap reaches back two rows, to a value no less than the last row's least less one, so it
+    // costs past `max` too: a row past `max` still ends it.
     if (rowMin > max) return max + 1;
+    before = previous;
     previous = current;
   }
   return previous[b.length]!;

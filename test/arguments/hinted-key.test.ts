@@ -1,8 +1,5 @@
-import { create } from '@bufbuild/protobuf';
-import { ToolSpecSchema } from '../../gen/dispatch/v1/tool_pb';
-import { prepareArguments } from '../../src/arguments';
 import { hintedKey } from '../../src/arguments/hinted-key';
-import { createSchemaCompiler, resolveTool } from '../../src/registry';
+import { refusalOf } from './refusal-of';
 
 // A search tool refused `{"qurey": "..."}` with `unexpected property "qurey"` and no hint (a
 // probe's finding): the hint read near misses as repairs do, which take no swapped letters and
@@ -10,24 +7,12 @@ import { createSchemaCompiler, resolveTool } from '../../src/registry';
 // reads it and calls again), so it takes a swap as one edit, and two edits in longer names; still
 // one property only, never the first letter, never one the call holds.
 
-const compiler = createSchemaCompiler(256 * 1024);
-afterAll(() => compiler.close());
-
-const schema = JSON.stringify({
+const refusal = refusalOf('search', {
   type: 'object',
   properties: { query: { type: 'string' }, limit: { type: 'integer' }, language: { type: 'string' }, max_price: { type: 'number' }, min_price: { type: 'number' } },
   required: ['query'],
   additionalProperties: false,
 });
-const tool = resolveTool(create(ToolSpecSchema, { name: 'search', inputSchema: schema }), '', compiler.compile(schema));
-const refusal = (args: unknown) => {
-  try {
-    prepareArguments(tool, JSON.stringify(args), { maxArgumentBytes: 1 << 20, maxArgumentDepth: 64 });
-  } catch (error) {
-    return (error as Error).message;
-  }
-  return 'accepted';
-};
 
 test.each<[string, unknown, string]>([
   ['two letters swapped', { qurey: 'cats' }, 'qurey" (the schema allows no other properties; did you mean "query"?)'],

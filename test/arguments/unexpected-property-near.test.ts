@@ -1,7 +1,4 @@
-import { create } from '@bufbuild/protobuf';
-import { ToolSpecSchema } from '../../gen/dispatch/v1/tool_pb';
-import { prepareArguments } from '../../src/arguments';
-import { createSchemaCompiler, resolveTool } from '../../src/registry';
+import { refusalOf } from './refusal-of';
 
 // Found trying the example tools as a user: `{"citty":"Paris"}` was refused with `missing required
 // property "city"` and `unexpected property "citty"`, leaving the model to see the two are one. An
@@ -9,24 +6,12 @@ import { createSchemaCompiler, resolveTool } from '../../src/registry';
 // (as enum repair reads a near miss: one typo in one word, never its first letter, or other
 // separators) now says which it may have meant. Only a hint: the call is still refused.
 
-const compiler = createSchemaCompiler(256 * 1024);
-afterAll(() => compiler.close());
-
-const schema = JSON.stringify({
+const refusal = refusalOf('weather', {
   type: 'object',
   properties: { city: { type: 'string' }, units: { type: 'string' }, max_price: { type: 'number' }, min_price: { type: 'number' }, country_code: { type: 'string' } },
   required: ['city'],
   additionalProperties: false,
 });
-const tool = resolveTool(create(ToolSpecSchema, { name: 'weather', inputSchema: schema }), '', compiler.compile(schema));
-const refusal = (args: unknown) => {
-  try {
-    prepareArguments(tool, JSON.stringify(args), { maxArgumentBytes: 1 << 20, maxArgumentDepth: 64 });
-  } catch (error) {
-    return (error as Error).message;
-  }
-  return 'accepted';
-};
 
 test.each<[string, unknown, string]>([
   ['a typo in a required property', { citty: 'Paris' }, 'unexpected property "citty" (the schema allows no other properties; did you mean "city"?)'],

@@ -1,6 +1,7 @@
+import type { CandidateCall } from './call-shapes';
 import type { FoundCalls } from './found-calls';
 import { createMarkerFinder, skipSpace } from './marker-finder';
-import { readCallLines, readCallList } from './pythonic-calls';
+import { GEMINI_MODULE, readCallLines, readCallList } from './pythonic-calls';
 import type { WorkBudget } from './tolerant-json';
 import type { PositionalParameterLookup } from './types';
 
@@ -38,6 +39,36 @@ export function* detectToolCode(text: string, budget: WorkBudget, positional?: P
     }
     open = close < 0 ? -1 : opens.next(close + LINE_CLOSE.length);
   }
+}
+
+/** A line Gemini wrote a call on without its fence: `default_api.get_weather(city="Paris")`, maybe in `print(...)`. */
+const MODULE_LINE = /^[ \t]*(?:print\([ \t]*)?default_api\./gm;
+
+/**
+ * Gemini's calls written bare, without the ```` ```tool_code ```` fence: lines that hold only
+ * calls of `default_api.` functions (see `GEMINI_MODULE`), or one in `print(...)`; a run of such
+ * lines is one span. The module's name marks them; a line that holds anything more is text.
+ */
+export function* detectModuleCallLines(text: string, budget: WorkBudget, positional?: PositionalParameterLookup): Generator<FoundCalls> {
+  if (!text.includes(GEMINI_MODULE)) return;
+  let run: { start: number; end: number; calls: CandidateCall[] } | undefined;
+  MODULE_LINE.lastIndex = 0;
+  for (let line = MODULE_LINE.exec(text); line !== null && budget.remaining > 0; line = MODULE_LINE.exec(text)) {
+    const start = line.index;
+    const lineEnd = text.indexOf('\n', start);
+    const lineText = text.slice(start, lineEnd < 0 ? text.length : lineEnd).trimEnd();
+    MODULE_LINE.lastIndex = lineEnd < 0 ? text.length : lineEnd;
+    const read = readCallLines(lineText, skipSpace(lineText, 0, lineText.length), '\n', budget, positional, true);
+    if (read === undefined || read.end !== lineText.length) continue;
+    if (run !== undefined && skipSpace(text, run.end, start) === start) {
+      run.calls.push(...read.calls);
+      run.end = start + lineText.length;
+      continue;
+    }
+    if (run !== undefined) yield { ...run, format: 'tool_code' };
+    run = { start, end: start + lineText.length, calls: [...read.calls] };
+  }
+  if (run !== undefined) yield { ...run, format: 'tool_code' };
 }
 
 function isLineStart(text: string, at: number): boolean {

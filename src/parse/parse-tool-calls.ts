@@ -2,6 +2,7 @@ import { blankSpans } from './blank-spans';
 import { createCallId } from './call-id';
 import { widenToWrappers } from './call-wrappers';
 import { detectFences } from './detect-fence';
+import { detectActionBlob } from './detect-action-blob';
 import { detectDeepSeek } from './detect-deepseek';
 import { detectDsml, withoutDsmlCalls } from './detect-dsml';
 import { detectFunctionTags } from './detect-function-tag';
@@ -18,7 +19,7 @@ import { detectPythonTag } from './detect-python-tag';
 import { detectPythonic, withoutPythonicCalls } from './detect-pythonic';
 import { detectQwenXml, withoutQwenCalls } from './detect-qwen-xml';
 import { detectReAct } from './detect-react';
-import { detectToolCode } from './detect-tool-code';
+import { detectModuleCallLines, detectToolCode } from './detect-tool-code';
 import type { Detector, FoundCalls } from './found-calls';
 import { scanForCalls } from './object-scanner';
 import { outsideCode } from './code-spans';
@@ -67,6 +68,7 @@ const markedDialects = (textParameters: TextParameterLookup | undefined, positio
   { detect: (text, budget) => detectPythonic(text, budget, positional), without: (text) => withoutPythonicCalls(text, createBudget(text)) },
   { detect: detectGemma },
   { detect: (text, budget) => detectToolCode(text, budget, positional) },
+  { detect: (text, budget) => outsideCode(text, detectModuleCallLines(text, budget, positional)) },
   { detect: (text, budget) => outsideCode(text, detectFunctionary(text, budget)) },
 ];
 
@@ -96,6 +98,7 @@ const detectBareJson: Detector = (text, budget) => scanForCalls(text, 0, text.le
  * see `detectGemma`), pythonic lists of calls (`[name(key=value)]`, see `detectPythonic`), Gemma
  * 3's ```` ```tool_code ```` fences (see `detectToolCode`), Functionary v3.2's `>>>name` messages
  * (see `detectFunctionary`), a ReAct `Action:`/`Action Input:` pair (see `detectReAct`),
+ * LangChain's `{"action", "action_input"}` blob (see `detectActionBlob`),
  * OpenAI `tool_calls` / `function` objects, and any of these in a
  * Markdown fence, read tolerantly (see `parseTolerantValue`); a call cut off before its
  * arguments, or inside them, is not a call. Calls drafted in reasoning (`<think>` blocks and the
@@ -161,8 +164,12 @@ function detectInTiers(text: string, textParameters: TextParameterLookup | undef
   const unmarkedText = (): string => (unmarked ??= withoutMarkedCalls());
   return [
     marked.map((dialect) => dialect.spans),
-    // A ReAct action beside fences: its input may be fenced JSON, which names no call of its own.
-    [lazily(() => detectFences(unmarkedText(), markedBudget)), lazily(() => outsideCode(unmarkedText(), detectReAct(unmarkedText(), markedBudget, positional)))],
+    // ReAct actions beside fences: their input may be fenced JSON, which names no call of its own.
+    [
+      lazily(() => detectFences(unmarkedText(), markedBudget)),
+      lazily(() => outsideCode(unmarkedText(), detectReAct(unmarkedText(), markedBudget, positional))),
+      lazily(() => outsideCode(unmarkedText(), detectActionBlob(unmarkedText(), markedBudget, positional))),
+    ],
     // Not in code: JSON in a python fence or in inline code is an example, not a call.
     [lazily(() => outsideCode(unmarkedText(), detectBareJson(unmarkedText(), createBudget(text))))],
   ];

@@ -7,6 +7,11 @@ import type { PositionalParameterLookup } from './types';
 /** A function's name (a dotted one too: `web.search`), and a keyword argument's. */
 const CALL_NAME = /[A-Za-z_][\w.]{0,127}/y;
 const KEYWORD = /[A-Za-z_]\w{0,127}/y;
+/**
+ * The module Gemini's code names the functions it was given in (`default_api.get_weather(...)`,
+ * as its code-execution prompt declares them): not part of the tool's name.
+ */
+export const GEMINI_MODULE = 'default_api.';
 /** What Gemma 3 and Gemini may wrap a call in, as in a notebook cell: `print(get_weather(city="Paris"))`. */
 const PRINT = 'print(';
 
@@ -77,7 +82,7 @@ export function readCallLines(text: string, at: number, close: string, budget: W
 function built(parts: readonly CallParts[], end: number, positional: PositionalParameterLookup | undefined): ReadCalls | undefined {
   const calls: CandidateCall[] = [];
   for (const { name, args, positional: values } of parts) {
-    const call = callWithPositional(name, args, values, positional);
+    const call = callWithPositional(name.startsWith(GEMINI_MODULE) ? name.slice(GEMINI_MODULE.length) : name, args, values, positional);
     if (call === undefined) return undefined;
     calls.push(call);
   }

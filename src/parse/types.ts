@@ -12,7 +12,8 @@
  * `kimi` Kimi K2's `<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{...}` and
  * `kimi_xtml` Kimi K3's `<|open|>call tool="name"<|sep|><|open|>argument key="k" type="string"<|sep|>...`,
  * `tool_code` Gemma 3's pythonic calls in a ```` ```tool_code ```` fence, `functionary` Functionary
- * v3.2's `>>>name\n{...}` and `react` a ReAct agent's `Action: name\nAction Input: {...}`.
+ * v3.2's `>>>name\n{...}`, `react` a ReAct agent's `Action: name\nAction Input: {...}` and
+ * `react_json` LangChain's JSON agents' `{"action": "name", "action_input": {...}}`.
  */
 export type ParseFormat =
   | 'hermes'
@@ -34,6 +35,7 @@ export type ParseFormat =
   | 'tool_code'
   | 'functionary'
   | 'react'
+  | 'react_json'
   | 'none';
 
 /** One tool call recovered from raw model output (the proto's `ParsedToolCall`). */

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { parseToolCalls, type ParseResult } from '../../src/parse';
 
-const FORMATS = ['hermes', 'llama', 'mistral', 'openai', 'markdown', 'qwen_xml', 'glm_xml', 'harmony', 'deepseek', 'deepseek_dsml', 'minimax_xml', 'anthropic_xml', 'pythonic', 'gemma', 'kimi', 'kimi_xtml', 'tool_code', 'functionary', 'react', 'none'];
+const FORMATS = ['hermes', 'llama', 'mistral', 'openai', 'markdown', 'qwen_xml', 'glm_xml', 'harmony', 'deepseek', 'deepseek_dsml', 'minimax_xml', 'anthropic_xml', 'pythonic', 'gemma', 'kimi', 'kimi_xtml', 'tool_code', 'functionary', 'react', 'react_json', 'none'];
 const TOKENS = [
   '{', '}', '[', ']', '"', "'", ':', ',', '\\', '\n', ' ', '```', '```json\n', 'name', '"name"', '"arguments"',
   '"parameters"', '"function"', '"tool_calls"', 'get_weather', '"get_weather"', '[TOOL_CALLS]', '[ARGS]', '[CALL_ID]',

@@ -23,8 +23,8 @@ export async function startReplicaPair(yaml: (toolsUrl: string) => string, route
   return { redis, tools, a, b };
 }
 
-/** Closes what {@link startReplicaPair} started (what of it did start). */
-export async function closeReplicaPair(pair: Partial<ReplicaPair>): Promise<void> {
+/** Closes what {@link startReplicaPair} started (what of it did start); `redis` may be a cluster. */
+export async function closeReplicaPair(pair: Partial<Omit<ReplicaPair, 'redis'>> & { readonly redis?: { close(): Promise<unknown> } }): Promise<void> {
   await pair.a?.close();
   await pair.b?.close();
   await pair.tools?.close();

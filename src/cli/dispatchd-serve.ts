@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import type * as Grpc from '@grpc/grpc-js';
 import type * as AppModule from '../app';
 import type { PluginFactory } from '../app';
 import { authConfigured } from '../auth/auth-configured';
@@ -7,6 +6,7 @@ import { ConfigError, loadConfig } from '../config';
 import type { Logger } from '../log';
 import { projectRoot } from '../server/project-root';
 import { DAEMON_ENV, unknownDaemonEnv } from './dispatchd-env';
+import { routeGrpcLog } from './grpc-log';
 import { isLoopback, type DaemonOptions } from './dispatchd-options';
 import { startupFailed } from './startup-failure';
 import { appProblem, configProblem, listenFailed } from './startup-problems';
@@ -52,30 +52,12 @@ function stoppable(factories: readonly PluginFactory[], stop: AbortSignal): Plug
   });
 }
 
-/** How grpc-js begins the error it logs itself when no address could be bound. */
-const BIND_FAILURE = 'No address added';
-
-/**
- * grpc-js's logger as its default (console.error, with the level's letter), less its own
- * "E No address added ..." line when the port cannot be bound: dispatchd reports that in one
- * line of its own (listenProblem). grpc-js offers no way to read the logger in place, so this
- * one is set for the whole process.
- */
-function dropBindFailureLog(): void {
-  const grpc = require('@grpc/grpc-js') as typeof Grpc;
-  const write = (letter: string) => (message?: unknown, ...rest: unknown[]) => console.error(`${letter} ${String(message)}`, ...rest);
-  const error = write('E');
-  const dropped = (message?: unknown, ...rest: unknown[]) => {
-    if (!String(message).startsWith(BIND_FAILURE)) error(message, ...rest);
-  };
-  grpc.setLogger({ error: dropped, info: write('I'), debug: write('D') });
-}
-
 /**
  * Serves with `options` until `stop` aborts; resolves with the exit code. Loaded by dispatchd once
  * its options parse: a usage error or --help loads none of this, and a bad config file none of the app.
  */
 export async function serve(options: DaemonOptions, env: NodeJS.ProcessEnv, stop: AbortSignal, logger: Logger): Promise<number> {
+  routeGrpcLog(logger);
   const unknown = unknownDaemonEnv(env);
   if (unknown.length > 0) logger.warn('unrecognised DISPATCH_* environment variables, ignored', { names: unknown, known: DAEMON_ENV });
   const configFile = options.configFile ?? join(projectRoot(), 'examples', 'tools.yaml');
@@ -111,7 +93,6 @@ export async function serve(options: DaemonOptions, env: NodeJS.ProcessEnv, stop
     return startupFailed(logger, 1, appProblem(error, options, { setting: options.redisUrl !== undefined ? (options.sources.redis ?? '--redis') : undefined, file: configFile }));
   }
   let server;
-  dropBindFailureLog();
   try {
     server = await app.listen(options.listen);
   } catch (error) {

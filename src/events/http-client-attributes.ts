@@ -20,9 +20,10 @@ const redactedQuery = (search: string): string =>
  * `url` as `url.full` and logs may show it: a user name and password become `REDACTED:REDACTED`
  * (the conventions' form), every query value becomes `REDACTED` with its key kept (the conventions
  * list a few signature keys; a tool's URL carries API keys under any name, `?key=`, `?token=`),
- * secrets in the path are redacted as in results (`redactSecrets`: a Slack or Discord webhook's
- * URL is its secret, `/services/[REDACTED:slack_token]`), and the fragment, never sent, is left
- * out. Undefined when `url` is no absolute URL.
+ * the path past its first segment is `REDACTED`, as ListTools shows an operator's tool (a webhook's
+ * secret, `/services/T0/B0/SECRET`, a token of no known pattern, `/hooks/3f9a...`), the host and
+ * first segment are redacted as results are (`redactSecrets`: Telegram's `/bot123:TOKEN`), and the
+ * fragment, never sent, is left out. Undefined when `url` is no absolute URL.
  */
 export function redactedUrl(url: string): string | undefined {
   let parsed: URL;
@@ -33,8 +34,15 @@ export function redactedUrl(url: string): string | undefined {
   }
   const credentials = parsed.username !== '' || parsed.password !== '' ? `${REDACTED}:${REDACTED}@` : '';
   const search = parsed.search === '' ? '' : `?${redactedQuery(parsed.search)}`;
-  // The host with the path: the redactor knows a webhook by both (`hooks.slack.com/services/...`).
-  return `${parsed.protocol}//${credentials}${redactSecrets(`${parsed.host}${parsed.pathname}`)}${search}`;
+  const { first, more } = firstSegment(parsed.pathname);
+  // The host with the segment: the redactor knows a token by what it follows (`api.telegram.org/bot...`).
+  return `${parsed.protocol}//${credentials}${redactSecrets(`${parsed.host}${first}`)}${more ? `/${REDACTED}` : ''}${search}`;
+}
+
+/** A path's first segment (with its `/`; empty for none) and whether any follows. */
+export function firstSegment(pathname: string): { first: string; more: boolean } {
+  const segments = pathname.split('/').filter((s) => s !== '');
+  return { first: segments.length === 0 ? '' : `/${segments[0]}`, more: segments.length > 1 };
 }
 
 /**

@@ -21,6 +21,9 @@ beforeAll(async () => {
   - name: notify
     effect: side_effect
     http: { url: "https://hooks.slack.example/services/T0001/B0001/OPERATORwebhookSECRET123#x" }
+  - name: telegram
+    effect: side_effect
+    http: { url: "https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/sendMessage" }
 `);
 });
 afterAll(async () => d.close());
@@ -38,7 +41,9 @@ test("a tenant's ListTools shows no header values, URL credentials, query or dee
   expect(httpOf(tools, 'fetch_report').url).toBe('https://redacted@reports.internal/r?[redacted]');
   expect(httpOf(tools, 'geocode').url).toBe('https://maps.example.com/geocode?[redacted]');
   expect(httpOf(tools, 'notify').url).toBe('https://hooks.slack.example/services/[redacted]');
-  expect(JSON.stringify(tools)).not.toMatch(/sk_live|hunter2|OPERATOR/);
+  // A token in the first segment is redacted as in results (a security review's finding: it was shown).
+  expect(httpOf(tools, 'telegram').url).toBe('https://api.telegram.org/bot123456789:[REDACTED:high_entropy]/[redacted]');
+  expect(JSON.stringify(tools)).not.toMatch(/sk_live|hunter2|OPERATOR|AAHdqTcv/);
 });
 
 test("a tenant's own tool is listed with its whole URL, its credentials redacted", async () => {

@@ -81,7 +81,7 @@ test("a builtin's attempt span is INTERNAL, without HTTP attributes; the turn sp
 test('a URL naming no port has its scheme\'s; an IPv6 host is its address without brackets; a bare query item (perhaps a token) is redacted whole', () => {
   expect(httpClientAttributes('https://api.example.com/v1/run?sig=abc&verbose')).toEqual({
     'http.request.method': 'POST',
-    'url.full': 'https://api.example.com/v1/run?sig=REDACTED&REDACTED',
+    'url.full': 'https://api.example.com/v1/REDACTED?sig=REDACTED&REDACTED',
     'server.address': 'api.example.com',
     'server.port': 443,
   });

@@ -3,6 +3,7 @@ import { redactHighEntropy } from './entropy';
 import { PREFIXED_TOKEN_MIN_LENGTH } from './secret-token-formats';
 import { hidesWrappedBase64, rewrapped, wrappedBase64 } from './wrapped-base64';
 import { redactSecretManifests } from './secret-manifests';
+import { anyPatternMatches, holdsPatternLiteral } from './secret-prefilter';
 import { looksLikeJson, redactJson, redactJsonLines, type JsonRedactor } from './redact-json';
 import { isCode, isNegated, isNestedArray, isOpaqueKey, isPlainValue, isValuelessFlag, isWording } from './secret-context';
 import { isPasswordKey, PASSWORD_MIN_CHARS, SECRET_KEYS, SECRET_MIN_CHARS, SECRET_PATTERNS, type SecretKind } from './secret-patterns';
@@ -73,12 +74,6 @@ function redactPem(text: string): string {
   }
   return out + text.slice(from);
 }
-
-/**
- * Every pattern in one, loose and case-insensitive: a superset of their matches, so one scan tells
- * whether any pattern can match and most texts, which hold no secret, skip the replacing scans.
- */
-const ANY_SECRET_PATTERN = new RegExp(SECRET_PATTERNS.filter((p) => p.words === undefined).map((p) => `(?:${p.loose})`).join('|'), 'i');
 
 const OPENS: Readonly<Record<string, string>> = { ')': '(', ']': '[', '}': '{' };
 
@@ -180,10 +175,16 @@ interface EntropySettings {
   readonly factor: number;
 }
 
+/** Markers made once, not per text. */
+const SECRET_MARKER = marker('secret');
+const HIGH_ENTROPY_MARKER = marker('high_entropy');
+const TOKEN_MARKER = marker('api_key');
+
 function redactText(text: string, entropy: EntropySettings): string {
-  let out = redactSecretManifests(redactPem(text), marker('secret'));
-  const any = ANY_SECRET_PATTERN.test(out);
-  for (let i = 0; i < SECRET_PATTERNS.length; i++) {
+  let out = redactSecretManifests(redactPem(text), SECRET_MARKER);
+  // A text holding no pattern's literal skips every pattern's scan (secret-prefilter.ts).
+  const any = holdsPatternLiteral(out) ? anyPatternMatches(out) : undefined;
+  for (let i = 0; any !== undefined && i < SECRET_PATTERNS.length; i++) {
     const { regex, words } = SECRET_PATTERNS[i]!;
     if (words === undefined ? !any : !words.test(out)) continue;
     const replacement = REPLACEMENTS[i]!;
@@ -192,11 +193,9 @@ function redactText(text: string, entropy: EntropySettings): string {
   }
   // Shorter than its runs' bound, or than any token told by its prefix (secret-token-formats.ts).
   if (entropy.minLength === Infinity || out.length < Math.min(entropy.minLength, PREFIXED_TOKEN_MIN_LENGTH)) return out;
-  const hidden = marker('high_entropy');
-  const token = marker('api_key');
   // A certificate's body stays (public-pem.ts); most texts hold no PEM block and skip the split.
-  if (!out.includes('-----BEGIN ')) return redactHighEntropy(out, entropy.minLength, entropy.factor, hidden, token);
-  return outsidePublicPem(out, (part) => redactHighEntropy(part, entropy.minLength, entropy.factor, hidden, token));
+  if (!out.includes('-----BEGIN ')) return redactHighEntropy(out, entropy.minLength, entropy.factor, HIGH_ENTROPY_MARKER, TOKEN_MARKER);
+  return outsidePublicPem(out, (part) => redactHighEntropy(part, entropy.minLength, entropy.factor, HIGH_ENTROPY_MARKER, TOKEN_MARKER));
 }
 
 /** The kind of secret a key names (`password`, `api_key`, `DB_PASSWORD`...), if it names one. */
@@ -245,7 +244,7 @@ const HIDING_ESCAPE = /\\[u/]|"[ \t]{0,16}:[ \t]{0,16}"(?:[ \t]|\\[nrt])/;
 const hidesSecret = (line: string) => HIDING_ESCAPE.test(line);
 
 /** The same, once the text pass found a secret in the text: a line any pattern may match, or hiding an escape. */
-const mayHoldSecret = (line: string) => hidesSecret(line) || ANY_SECRET_PATTERN.test(line);
+const mayHoldSecret = (line: string) => hidesSecret(line) || (holdsPatternLiteral(line) && anyPatternMatches(line));
 
 /** Texts of one output that may fail to parse as JSON ({@link JsonRedactor.parseFailures}): ~5 ms of failures. */
 const MAX_PARSE_FAILURES = 1000;
@@ -271,7 +270,7 @@ function redact(text: string, entropy: EntropySettings, depth: number, parseFail
     secretValue,
     redactString: (value, key) => redact(value, key !== undefined && isOpaqueKey(key) ? { ...entropy, minLength: Infinity } : entropy, depth + 1, parseFailures),
     parseFailures,
-    manifestMarker: marker('secret'),
+    manifestMarker: SECRET_MARKER,
   };
   const whole = looksLikeJson(text) ? redactJson(text, redactor) : undefined;
   if (whole !== undefined) return whole;

@@ -92,8 +92,9 @@ export async function aclProbe(client: RedisClient, prefix = 'dispatch'): Promis
   }
 }
 
-type Sender = { sendCommand(command: { readonly name?: string; reject: (error: Error) => void }, ...rest: unknown[]): unknown };
-const watched = new WeakSet<object>();
+/** Marks a command whose reject is watched already (sent again after a reconnection): a property, not a WeakSet entry per command. */
+const WATCHED = Symbol('dispatch.aclWatched');
+type Sender = { sendCommand(command: { readonly name?: string; reject: (error: Error) => void; [WATCHED]?: true }, ...rest: unknown[]): unknown };
 
 /**
  * Logs a command Redis refused for the ACL (NOPERM, or on Redis 7.0 a script's command the ACL
@@ -105,8 +106,8 @@ export function warnRefusedCommands(client: RedisClient, ctx: ConfigContext, log
   const sender = client as unknown as Sender;
   const send = sender.sendCommand.bind(client);
   sender.sendCommand = (command, ...rest) => {
-    if (!watched.has(command)) {
-      watched.add(command);
+    if (command[WATCHED] !== true) {
+      command[WATCHED] = true;
       const reject = command.reject;
       command.reject = (error: Error) => {
         // CONFIG GET is the settings check's, optional (its refusal is noted once at info): blamed,

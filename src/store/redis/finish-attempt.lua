@@ -23,10 +23,10 @@
 -- A spill is a hash: `n` its length in code points, `c` the code points per chunk, and fields
 -- 0, 1, ... its chunks, so that ReadResult reads a page's chunks, not the whole text
 -- (read-result.lua).
--- Returns {streak count, streak failed (0|1|3), spill refused (0: kept or none, 1: no room,
--- 2: INFO refused), streak age in ms (-1: no failure's), wait left in ms, toldRun} of the op after
--- the record, and 1 when the completion or UNKNOWN mark was kept out (another attempt's claim or
--- record holds the key: this one's lease lapsed first), else 0.
+-- Returns one text (packed_reply): streak count, streak failed (0|1|3), spill refused (0: kept or
+-- none, 1: no room, 2: INFO refused), streak age in ms (-1: no failure's), wait left in ms,
+-- toldRun of the op after the record, and 1 when the completion or UNKNOWN mark was kept out
+-- (another attempt's claim or record holds the key: this one's lease lapsed first), else 0.
 
 -- Why a spill of `bytes` is refused, 0 when it is not: 1 when it would take this node's
 -- used_memory past `share` of its maxmemory (the rest is for idempotency claims and records,
@@ -124,4 +124,4 @@ if ARGV[12] ~= '' then
   extend_expiry(KEYS[2], expires, now)
 end
 local count, failed, since, wait, run = streak_of(KEYS[1], ARGV[1], now)
-return {count, failed, refused, since, wait, run, kept_out}
+return packed_reply({count, failed, refused, since, wait, run, kept_out})

@@ -22,6 +22,7 @@ import { finishArguments } from './finish-arguments';
 import { fitsBytes, resolveSpillLimits, SPILL_REFUSALS, withoutLostHandle, type SpillLimits } from './spill-limits';
 import { answeredWithError, storeCall } from './store-call';
 import { claimOutcome, recordState } from './record-state';
+import { unpackReply } from './packed-reply';
 
 /** Options of the Redis store; the spill limits bound the whole texts kept for ReadResult. */
 export interface RedisStoreOptions extends SpillLimits {
@@ -104,7 +105,8 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
   const tooLong = (step: FinishAttempt) => step.spill !== undefined && !fitsBytes(step.spill.text, spillLimits.maxSpillBytes);
 
   /** The finish step's script; a refused spill's completion is kept without its handle. */
-  const finish = (step: FinishAttempt, spillTooLong = false): Promise<[number, number, number, number, number, number, number]> => scripts.finish.run(client, finishArguments(step, keysOf(step.scope), idOf(step.op), settings, spillTooLong));
+  const finish = (step: FinishAttempt, spillTooLong = false): Promise<number[]> =>
+    scripts.finish.run<string>(client, finishArguments(step, keysOf(step.scope), idOf(step.op), settings, spillTooLong)).then((reply) => unpackReply(reply, 7).numbers);
   /** Whether Redis kept the completion out (see finish-attempt.lua): the operator is told the call may have run twice (a late answer's, no). */
   const keptOut = (kept: number | undefined, step: FinishAttempt): boolean => {
     if (Number(kept) !== 1) return false;
@@ -145,8 +147,8 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       const waiting = claim ? pending.waiting(record) : undefined;
       const id = idOf(op);
       const sentAt = Date.now();
-      const [count, failed, state, payload, left, since, wait, run, probe] = await storeCall('the attempt start', timeoutMs, () =>
-        scripts.begin.run<[number, number, string, string, number, number, number, number, number]>(client, [
+      const reply = await storeCall('the attempt start', timeoutMs, () =>
+        scripts.begin.run<string>(client, [
           keys.window,
           keys.recordIndex,
           record,
@@ -177,6 +179,11 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
         }
         throw error;
       });
+      const {
+        numbers: [count, failed, left, since, wait, run, probe],
+        state,
+        text: payload,
+      } = unpackReply(reply, 7);
       // Given up only by the claim that replaced it: refused (over budget, waiting, the probe another
       // call holds), the script left the record as it was, the orphan maybe in it still.
       if (orphan !== '' && state === 'claimed') orphans.forget(record, orphan);

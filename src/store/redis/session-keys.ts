@@ -1,3 +1,4 @@
+import { rememberRecentTexts } from '../remember';
 import type { SessionScope } from '../store';
 
 /** The Redis keys of one session; all share the hash tag `{tenant:session}`, hence one cluster slot. */
@@ -20,7 +21,8 @@ export interface SessionKeys {
   result(handle: string): string;
 }
 
-const encode = (text: string) => Buffer.from(text, 'utf8').toString('base64url');
+/** base64url of a tenant or session name; remembered, as a session's calls name it again and again. */
+const encode = rememberRecentTexts((text: string) => Buffer.from(text, 'utf8').toString('base64url'));
 
 /**
  * Keys of a session: `dispatch:{<tenant>:<session>}:...` with tenant and session base64url-encoded,

@@ -3,6 +3,7 @@ import { createMemoCache, type MemoCache, type MemoCacheOptions } from './memo-c
 import { memoize } from './memoize';
 import { redaction } from './redaction';
 import type { RedactionOptions } from './redact-secrets';
+import { createRedactionWorker, type RedactionWorkerOptions } from './redaction-worker';
 import { resultVerification } from './result-verification';
 
 /** A middleware with the name tests and logs know it by. */
@@ -14,6 +15,8 @@ export interface NamedMiddleware {
 /** Options of {@link createGuardMiddleware}. */
 export interface GuardMiddlewareOptions {
   readonly redaction?: RedactionOptions;
+  /** The thread that redacts large outputs off the event loop (redaction-worker.ts). */
+  readonly redactionWorker?: RedactionWorkerOptions;
   readonly memoize?: MemoCacheOptions;
 }
 
@@ -27,6 +30,8 @@ export interface GuardMiddleware {
    * announces it to the others, whose caches then drop their reads of it).
    */
   announceWrites(announce: (resource: string) => void): void;
+  /** Ends the redaction worker's thread (the app closing): outputs waiting for it fail, unredacted text never passes. */
+  close(): Promise<void>;
 }
 
 /**
@@ -36,12 +41,14 @@ export interface GuardMiddleware {
  */
 export function createGuardMiddleware(options: GuardMiddlewareOptions = {}): GuardMiddleware {
   const cache = createMemoCache(options.memoize);
+  const worker = createRedactionWorker(options.redaction, options.redactionWorker);
   let announce: ((resource: string) => void) | undefined;
   return {
     cache,
     announceWrites: (to) => void (announce = to),
+    close: () => worker.close(),
     stages: [
-      { name: 'redaction', middleware: redaction(options.redaction) },
+      { name: 'redaction', middleware: redaction(options.redaction, worker) },
       { name: 'result_verification', middleware: resultVerification() },
       { name: 'memoize', middleware: memoize(cache, (resource) => announce?.(resource)) },
     ],

@@ -1,5 +1,5 @@
-import { redactSecretFields, redactSecrets } from '../middleware';
-import { shortened } from './bound-result';
+import { INLINE_REDACTION_CHARS, redactSecretFields, redactSecrets } from '../middleware';
+import { cutUnits, shortened } from './bound-result';
 
 /**
  * Longest arguments text or reason an approval's APPROVAL_REQUESTED shows: a longer one is cut,
@@ -54,11 +54,21 @@ export interface ApprovalDecision {
   readonly decidedBy?: string;
 }
 
+/** What is dropped of a redacted head, where the cut before redaction may have split a secret (a PEM block is ~3,200 characters). */
+const SPLIT_TAIL_CHARS = 8_000;
+
 /**
  * A text as an approver is shown it. Redacted whole, then cut: a secret at the cut would
- * otherwise be kept in part, and JSON is redacted value by value only while it parses.
+ * otherwise be kept in part, and JSON is redacted value by value only while it parses. Past
+ * INLINE_REDACTION_CHARS (arguments run to max_argument_bytes, 1 MiB: ~1 s of the event loop
+ * redacted whole), only its head is redacted, shown without its last SPLIT_TAIL_CHARS, as events'
+ * debug arguments are (call-observer.ts).
  */
-export const approvalText = (text: string): string => shortened(redactSecrets(text), APPROVAL_TEXT_CHARS);
+export function approvalText(text: string): string {
+  if (text.length <= INLINE_REDACTION_CHARS) return shortened(redactSecrets(text), APPROVAL_TEXT_CHARS);
+  const head = redactSecrets(cutUnits(text, INLINE_REDACTION_CHARS));
+  return shortened(head, Math.max(0, Math.min(APPROVAL_TEXT_CHARS, head.length - SPLIT_TAIL_CHARS)));
+}
 
 /**
  * The arguments as an approver is shown them (see {@link approvalText}), every value under a key

@@ -62,9 +62,10 @@ export interface CompileWorker {
 }
 
 /**
- * The worker's old generation at most, beside the main thread's heap (outside --max-old-space-size:
- * the Helm chart's memory arithmetic counts it): a 256 KiB schema (2,000 properties, 5 MB of code)
- * compiles within 128 MB (64 MB is not enough); past this, that compile fails (see 'exit').
+ * The worker's old generation at most, beside the main thread's heap, when no --max-old-space-size
+ * is given (V8 applies that flag to every heap of the process, the Helm chart's included, and it
+ * overrides this): a 256 KiB schema (2,000 properties, 5 MB of code) compiles within 128 MB (64 MB
+ * is not enough); past this, that compile fails (see 'exit').
  */
 const WORKER_HEAP_MB = 160;
 /** An idle worker ends after this long, giving its heap back; the next compile starts another (80-300 ms, off the event loop). */

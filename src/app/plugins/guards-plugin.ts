@@ -32,7 +32,7 @@ export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFac
     const wakeups = slotsRedis && redisUrl ? createSlotWakeups({ connect: namedConnector(redisUrl, 'slot-wakeups', { queueWhileDown: true, logger: ctx.logger }), logger: ctx.logger }) : undefined;
     const sharedSlots = slotsRedis ? { redis: slotsRedis, timeoutMs: ctx.config.limits.storeTimeoutMs, wakeups, logger: ctx.logger } : undefined;
     const set = createGuards({ ...options, policies, approvalTimeoutMs: ctx.config.limits.approvalTimeoutMs, singleTenant: ctx.singleTenant, observer: () => ctx.observer(), logger: ctx.logger, sharedSlots });
-    const middleware = createGuardMiddleware({ redaction: options.redaction, memoize: options.memoize });
+    const middleware = createGuardMiddleware({ redaction: options.redaction, redactionWorker: options.redactionWorker, memoize: options.memoize });
     // Late-bound: the auth plugin's authenticator is known only once every plugin is built.
     const authenticate: Authenticator = (call, scope) => ctx.authenticate()(call, scope);
     // With Redis, ResolveApproval may land on any replica: decisions travel to the one that waits.
@@ -65,9 +65,10 @@ export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFac
         store.onAnnouncementsMissed?.(() => middleware.cache.forgetAll());
         if (store.announceWrite) middleware.announceWrites((resource) => store.announceWrite!(resource));
       },
-      // Three connections to Redis, each closed within its bound: together, so their waits overlap.
+      // Three connections to Redis, each closed within its bound, and the redaction worker's thread
+      // (as the schema compiler's is): together, so their waits overlap.
       async close() {
-        await allClosed([relay?.close(), wakeups?.close(), slotsRedis && closeWithin(slotsRedis, 1_000)]);
+        await allClosed([relay?.close(), wakeups?.close(), slotsRedis && closeWithin(slotsRedis, 1_000), middleware.close()]);
         set.close();
         middleware.cache.clear();
       },

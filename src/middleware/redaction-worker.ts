@@ -1,0 +1,238 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { RedactionOptions } from './redact-secrets';
+import { createTenantRotation } from './tenant-rotation';
+
+/** A job's texts sent to the thread. */
+export interface RedactionRequest {
+  readonly id: number;
+  readonly texts: readonly string[];
+}
+
+/** The thread's answer: the texts redacted, in order, or why it could not redact them. */
+export type RedactionAnswer = { readonly id: number; readonly texts: readonly string[] } | { readonly id: number; readonly error: string };
+
+/** What the thread posts once it has loaded its modules: a job's time bound counts from then. */
+export const REDACTION_READY = 'ready';
+
+/** Why a job was not redacted: nothing of its texts is given back. */
+export type RedactionFailure = 'dropped' | 'crashed' | 'timed_out' | 'closed';
+
+/** A job that gave no redacted texts; `reason` says why. */
+export class RedactionWorkerError extends Error {
+  override readonly name = 'RedactionWorkerError';
+  constructor(
+    message: string,
+    readonly reason: RedactionFailure,
+  ) {
+    super(message);
+  }
+}
+
+/** The call a job redacts for: whose turn it waits for, and when nobody waits for it any more. */
+export interface RedactionCall {
+  readonly tenant: string;
+  /** Epoch milliseconds past which a job not started yet is dropped. */
+  readonly deadline: number;
+  /** Runs `listener` once the call is aborted (at once if it is); returns the unsubscribe. */
+  onAbort(listener: (reason: unknown) => void): () => void;
+}
+
+/** Options of {@link createRedactionWorker}. */
+export interface RedactionWorkerOptions {
+  /** How long one job may run before the thread is ended and that job fails. @default REDACTION_TIMEOUT_MS */
+  readonly timeoutMs?: number;
+  /** How long an idle thread lives before it ends, giving its heap back. @default 30 s */
+  readonly idleMs?: number;
+  /** The thread's old generation at most, in MB (outside the main thread's heap). @default REDACTION_HEAP_MB */
+  readonly heapMb?: number;
+}
+
+/**
+ * How long one job may run: the slowest hostile text redacts at ~1.2 s a Mi characters alone on a
+ * core (`pwd="a" ` repeated), so 16 Mi characters (limits.max_tool_output_chars) in ~20 s; three
+ * times that for a busy host.
+ */
+export const REDACTION_TIMEOUT_MS = 60_000;
+
+/**
+ * The thread's old space at most, beside the main heap, when no --max-old-space-size is given (V8
+ * applies that flag to every heap of the process, and it overrides this): 16 Mi
+ * characters (limits.max_tool_output_chars) of JSON or high-entropy text redact within 256 MB, of
+ * `password: x` lines ~320 MB, of `pwd="a" ` 512 MB; past it (`pwd=a&`: ~768 MB), that job fails.
+ */
+export const REDACTION_HEAP_MB = 512;
+/** An idle thread ends after this long; the next job starts another (~150 ms, off the event loop). */
+const IDLE_MS = 30_000;
+/** How long a new thread may take to load its modules before its first job's time bound starts. */
+const START_MS = 10_000;
+
+/** Redacts texts in a worker thread, one job at a time, tenants in turn. */
+export interface RedactionWorker {
+  /**
+   * `texts` redacted as redactSecrets does with the worker's options, in order. Rejects with a
+   * {@link RedactionWorkerError}: `dropped` when the call was aborted, or its deadline passed,
+   * before its turn (a call already aborted when it asks is a late answer, late-answer.ts: it waits
+   * its turn when `keepLate`, else is dropped at once); `crashed` or `timed_out` when the thread
+   * ran out of memory, threw, or took past the bound (the thread is ended, the next job starts
+   * another); `closed` once closed.
+   */
+  redact(texts: readonly string[], call: RedactionCall, keepLate: boolean): Promise<readonly string[]>;
+  /** Ends the thread; jobs waiting or running are refused (`closed`). */
+  close(): Promise<void>;
+}
+
+/** The thread's script: the compiled one beside this module, or (under jest, which runs the TypeScript) the build's. */
+function threadScript(): string {
+  const beside = join(__dirname, 'redaction-thread.js');
+  return existsSync(beside) ? beside : resolve(__dirname, '../../dist/src/middleware/redaction-thread.js');
+}
+
+interface Job {
+  readonly texts: readonly string[];
+  readonly tenant: string;
+  /** Undefined for a late answer, which is never dropped. */
+  readonly deadline: number | undefined;
+  readonly resolve: (texts: readonly string[]) => void;
+  readonly reject: (error: RedactionWorkerError) => void;
+  unsubscribe: () => void;
+}
+
+/**
+ * Creates the redaction worker for `redaction`'s options. The thread starts with the first job and
+ * is unref'd while idle (it never keeps the process up). Jobs wait per tenant, taken in turn: the
+ * queue has no bound of its own, as each job is an attempt in flight already holding its output
+ * (bounded by limits.max_calls_in_flight and max_answer_bytes_in_flight), or a side-effecting
+ * call's late answer, which its executor bounds.
+ */
+export function createRedactionWorker(redaction: RedactionOptions = {}, options: RedactionWorkerOptions = {}): RedactionWorker {
+  const timeoutMs = options.timeoutMs ?? REDACTION_TIMEOUT_MS;
+  const waiting = createTenantRotation<Job>();
+  let worker: Worker | undefined;
+  let running: { readonly job: Job; readonly id: number; timer: NodeJS.Timeout } | undefined;
+  let ready = false;
+  let serial = 0;
+  let closed = false;
+  let idle: NodeJS.Timeout | undefined;
+
+  const settle = (job: Job, outcome: readonly string[] | RedactionWorkerError) => {
+    job.unsubscribe();
+    if (outcome instanceof RedactionWorkerError) job.reject(outcome);
+    else job.resolve(outcome);
+  };
+
+  const start = (): Worker => {
+    const thread = new Worker(threadScript(), { workerData: { options: redaction }, resourceLimits: { maxOldGenerationSizeMb: options.heapMb ?? REDACTION_HEAP_MB } });
+    thread.on('message', (answer: RedactionAnswer | typeof REDACTION_READY) => {
+      if (answer === REDACTION_READY) {
+        if (worker !== thread) return;
+        ready = true;
+        if (running) {
+          clearTimeout(running.timer);
+          running.timer = timeLimit(thread, running.id, timeoutMs);
+        }
+        return;
+      }
+      if (running?.id !== answer.id) return;
+      const { job, timer } = running;
+      clearTimeout(timer);
+      running = undefined;
+      settle(job, 'texts' in answer ? answer.texts : new RedactionWorkerError(`redaction failed: ${answer.error}`, 'crashed'));
+      next();
+    });
+    // An uncaught error (out of memory) ends the thread: 'exit' follows.
+    let failure: string | undefined;
+    thread.on('error', (error: Error) => (failure = error.message));
+    thread.on('exit', (exitCode) => {
+      if (worker !== thread) return;
+      worker = undefined;
+      if (running) {
+        const { job, timer } = running;
+        clearTimeout(timer);
+        running = undefined;
+        settle(job, new RedactionWorkerError(`the redaction worker stopped while redacting it (${failure ?? `exit code ${exitCode}`})`, 'crashed'));
+      }
+      next();
+    });
+    return thread;
+  };
+
+  /** The next job in turn that is still wanted: one whose deadline passed before its turn is dropped. */
+  const nextWanted = (): Job | undefined => {
+    for (let job = waiting.take(); job !== undefined; job = waiting.take()) {
+      if (job.deadline === undefined || Date.now() < job.deadline) return job;
+      settle(job, new RedactionWorkerError("the call's deadline passed before its turn", 'dropped'));
+    }
+    return undefined;
+  };
+
+  const next = () => {
+    if (running || closed) return;
+    const job = nextWanted();
+    if (!job) {
+      worker?.unref();
+      clearTimeout(idle);
+      idle = setTimeout(() => {
+        const thread = worker;
+        if (running || thread === undefined) return;
+        worker = undefined;
+        void thread.terminate();
+      }, options.idleMs ?? IDLE_MS).unref();
+      return;
+    }
+    clearTimeout(idle);
+    if (!worker) {
+      ready = false;
+      worker = start();
+    }
+    worker.ref();
+    const id = ++serial;
+    running = { job, id, timer: timeLimit(worker, id, ready ? timeoutMs : timeoutMs + START_MS) };
+    worker.postMessage({ id, texts: job.texts } satisfies RedactionRequest);
+  };
+
+  /** Ends `thread` when job `id` takes past `ms`, failing that job alone. */
+  const timeLimit = (thread: Worker, id: number, ms: number) =>
+    setTimeout(() => {
+      if (running?.id !== id) return;
+      const { job } = running;
+      running = undefined;
+      worker = undefined;
+      settle(job, new RedactionWorkerError(`redacting it took longer than ${timeoutMs} ms`, 'timed_out'));
+      void thread.terminate().finally(next);
+    }, ms);
+
+  return {
+    redact(texts, call, keepLate) {
+      if (closed) return Promise.reject(new RedactionWorkerError('the redaction worker is closed: dispatchd is shutting down', 'closed'));
+      return new Promise<readonly string[]>((resolve, reject) => {
+        let late = false;
+        let job: Job | undefined;
+        const unsubscribe = call.onAbort(() => {
+          // Called at once when the call has ended already: a late answer.
+          if (job === undefined) late = true;
+          else if (waiting.remove(job.tenant, job)) settle(job, new RedactionWorkerError('the call ended before its turn', 'dropped'));
+        });
+        job = { texts, tenant: call.tenant, deadline: late ? undefined : call.deadline, resolve, reject, unsubscribe };
+        if (late && !keepLate) return settle(job, new RedactionWorkerError('the call had ended when its output came', 'dropped'));
+        waiting.push(job.tenant, job);
+        next();
+      });
+    },
+    async close() {
+      closed = true;
+      clearTimeout(idle);
+      const refused = () => new RedactionWorkerError('the redaction worker was closed: dispatchd is shutting down', 'closed');
+      for (let job = waiting.take(); job !== undefined; job = waiting.take()) settle(job, refused());
+      if (running) {
+        clearTimeout(running.timer);
+        settle(running.job, refused());
+        running = undefined;
+      }
+      const thread = worker;
+      worker = undefined;
+      await thread?.terminate();
+    },
+  };
+}

@@ -1,6 +1,4 @@
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { createJobThread, THREAD_READY } from '../server/job-thread';
 import type { RedactionOptions } from './redact-secrets';
 import { createTenantRotation } from './tenant-rotation';
 
@@ -14,7 +12,7 @@ export interface RedactionRequest {
 export type RedactionAnswer = { readonly id: number; readonly texts: readonly string[] } | { readonly id: number; readonly error: string };
 
 /** What the thread posts once it has loaded its modules: a job's time bound counts from then. */
-export const REDACTION_READY = 'ready';
+export const REDACTION_READY = THREAD_READY;
 
 /** Why a job was not redacted: nothing of its texts is given back. */
 export type RedactionFailure = 'dropped' | 'crashed' | 'timed_out' | 'closed';
@@ -65,8 +63,6 @@ export const REDACTION_TIMEOUT_MS = 60_000;
 export const REDACTION_HEAP_MB = 512;
 /** An idle thread ends after this long; the next job starts another (~150 ms, off the event loop). */
 const IDLE_MS = 30_000;
-/** How long a new thread may take to load its modules before its first job's time bound starts. */
-const START_MS = 10_000;
 
 /** Redacts texts in a worker thread, one job at a time, tenants in turn. */
 export interface RedactionWorker {
@@ -81,12 +77,6 @@ export interface RedactionWorker {
   redact(texts: readonly string[], call: RedactionCall, keepLate: boolean): Promise<readonly string[]>;
   /** Ends the thread; jobs waiting or running are refused (`closed`). */
   close(): Promise<void>;
-}
-
-/** The thread's script: the compiled one beside this module, or (under jest, which runs the TypeScript) the build's. */
-function threadScript(): string {
-  const beside = join(__dirname, 'redaction-thread.js');
-  return existsSync(beside) ? beside : resolve(__dirname, '../../dist/src/middleware/redaction-thread.js');
 }
 
 interface Job {
@@ -109,53 +99,12 @@ interface Job {
 export function createRedactionWorker(redaction: RedactionOptions = {}, options: RedactionWorkerOptions = {}): RedactionWorker {
   const timeoutMs = options.timeoutMs ?? REDACTION_TIMEOUT_MS;
   const waiting = createTenantRotation<Job>();
-  let worker: Worker | undefined;
-  let running: { readonly job: Job; readonly id: number; timer: NodeJS.Timeout } | undefined;
-  let ready = false;
-  let serial = 0;
   let closed = false;
-  let idle: NodeJS.Timeout | undefined;
 
   const settle = (job: Job, outcome: readonly string[] | RedactionWorkerError) => {
     job.unsubscribe();
     if (outcome instanceof RedactionWorkerError) job.reject(outcome);
     else job.resolve(outcome);
-  };
-
-  const start = (): Worker => {
-    const thread = new Worker(threadScript(), { workerData: { options: redaction }, resourceLimits: { maxOldGenerationSizeMb: options.heapMb ?? REDACTION_HEAP_MB } });
-    thread.on('message', (answer: RedactionAnswer | typeof REDACTION_READY) => {
-      if (answer === REDACTION_READY) {
-        if (worker !== thread) return;
-        ready = true;
-        if (running) {
-          clearTimeout(running.timer);
-          running.timer = timeLimit(thread, running.id, timeoutMs);
-        }
-        return;
-      }
-      if (running?.id !== answer.id) return;
-      const { job, timer } = running;
-      clearTimeout(timer);
-      running = undefined;
-      settle(job, 'texts' in answer ? answer.texts : new RedactionWorkerError(`redaction failed: ${answer.error}`, 'crashed'));
-      next();
-    });
-    // An uncaught error (out of memory) ends the thread: 'exit' follows.
-    let failure: string | undefined;
-    thread.on('error', (error: Error) => (failure = error.message));
-    thread.on('exit', (exitCode) => {
-      if (worker !== thread) return;
-      worker = undefined;
-      if (running) {
-        const { job, timer } = running;
-        clearTimeout(timer);
-        running = undefined;
-        settle(job, new RedactionWorkerError(`the redaction worker stopped while redacting it (${failure ?? `exit code ${exitCode}`})`, 'crashed'));
-      }
-      next();
-    });
-    return thread;
   };
 
   /** The next job in turn that is still wanted: one whose deadline passed before its turn is dropped. */
@@ -167,41 +116,23 @@ export function createRedactionWorker(redaction: RedactionOptions = {}, options:
     return undefined;
   };
 
-  const next = () => {
-    if (running || closed) return;
-    const job = nextWanted();
-    if (!job) {
-      worker?.unref();
-      clearTimeout(idle);
-      idle = setTimeout(() => {
-        const thread = worker;
-        if (running || thread === undefined) return;
-        worker = undefined;
-        void thread.terminate();
-      }, options.idleMs ?? IDLE_MS).unref();
-      return;
-    }
-    clearTimeout(idle);
-    if (!worker) {
-      ready = false;
-      worker = start();
-    }
-    worker.ref();
-    const id = ++serial;
-    running = { job, id, timer: timeLimit(worker, id, ready ? timeoutMs : timeoutMs + START_MS) };
-    worker.postMessage({ id, texts: job.texts } satisfies RedactionRequest);
-  };
-
-  /** Ends `thread` when job `id` takes past `ms`, failing that job alone. */
-  const timeLimit = (thread: Worker, id: number, ms: number) =>
-    setTimeout(() => {
-      if (running?.id !== id) return;
-      const { job } = running;
-      running = undefined;
-      worker = undefined;
-      settle(job, new RedactionWorkerError(`redacting it took longer than ${timeoutMs} ms`, 'timed_out'));
-      void thread.terminate().finally(next);
-    }, ms);
+  const thread = createJobThread<Job, RedactionAnswer>({
+    script: 'middleware/redaction-thread.js',
+    workerData: { options: redaction },
+    heapMb: options.heapMb ?? REDACTION_HEAP_MB,
+    timeoutMs,
+    idleMs: options.idleMs ?? IDLE_MS,
+    take: nextWanted,
+    request: (job, id) => ({ id, texts: job.texts }) satisfies RedactionRequest,
+    answered: (job, answer) => settle(job, 'texts' in answer ? answer.texts : new RedactionWorkerError(`redaction failed: ${answer.error}`, 'crashed')),
+    failed: (job, failure) =>
+      settle(
+        job,
+        failure.reason === 'crashed'
+          ? new RedactionWorkerError(`the redaction worker stopped while redacting it (${failure.detail})`, 'crashed')
+          : new RedactionWorkerError(`redacting it took longer than ${timeoutMs} ms`, 'timed_out'),
+      ),
+  });
 
   return {
     redact(texts, call, keepLate) {
@@ -217,22 +148,15 @@ export function createRedactionWorker(redaction: RedactionOptions = {}, options:
         job = { texts, tenant: call.tenant, deadline: late ? undefined : call.deadline, resolve, reject, unsubscribe };
         if (late && !keepLate) return settle(job, new RedactionWorkerError('the call had ended when its output came', 'dropped'));
         waiting.push(job.tenant, job);
-        next();
+        thread.next();
       });
     },
     async close() {
       closed = true;
-      clearTimeout(idle);
       const refused = () => new RedactionWorkerError('the redaction worker was closed: dispatchd is shutting down', 'closed');
       for (let job = waiting.take(); job !== undefined; job = waiting.take()) settle(job, refused());
-      if (running) {
-        clearTimeout(running.timer);
-        settle(running.job, refused());
-        running = undefined;
-      }
-      const thread = worker;
-      worker = undefined;
-      await thread?.terminate();
+      const running = await thread.close();
+      if (running !== undefined) settle(running, refused());
     },
   };
 }

@@ -1,6 +1,4 @@
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { createJobThread, THREAD_READY } from '../server/job-thread';
 import type { SchemaPatternBound } from './pattern-pool';
 import type { SchemaCode } from './schema-codegen';
 
@@ -14,7 +12,7 @@ export interface CompileRequest {
 }
 
 /** What the worker posts once it can compile (its modules loaded): a compile's time counts from then. */
-export const WORKER_READY = 'ready';
+export const WORKER_READY = THREAD_READY;
 
 /** The code a worker sends: its module alone (the main thread has no use for Ajv's source as made). */
 export type SentCode = Omit<SchemaCode, 'source'>;
@@ -70,14 +68,6 @@ export interface CompileWorker {
 const WORKER_HEAP_MB = 160;
 /** An idle worker ends after this long, giving its heap back; the next compile starts another (80-300 ms, off the event loop). */
 const WORKER_IDLE_MS = 30_000;
-/** How long a new worker may take to load its modules (80-300 ms) before its first compile's timeout starts. */
-const WORKER_START_MS = 10_000;
-
-/** The worker's script: the compiled one beside this module, or (under jest, which runs the TypeScript) the build's. */
-function workerScript(): string {
-  const beside = join(__dirname, 'schema-worker.js');
-  return existsSync(beside) ? beside : resolve(__dirname, '../../dist/src/registry/schema-worker.js');
-}
 
 interface Job {
   readonly text: string;
@@ -88,91 +78,29 @@ interface Job {
 }
 
 /**
- * Creates the compiler's worker for schemas of at most `maxSchemaBytes`. The thread starts with the
- * first compile and is unref'd while idle (it never keeps the process up); a compile past
- * `timeoutMs`, or a crash (out of memory), ends it and fails that compile alone.
+ * Creates the compiler's worker for schemas of at most `maxSchemaBytes` (a job thread: see
+ * createJobThread). A compile past `timeoutMs`, or a crash (out of memory), fails that compile alone.
  */
 export function createCompileWorker(maxSchemaBytes: number, options: CompileWorkerOptions): CompileWorker {
   const queue: Job[] = [];
-  let worker: Worker | undefined;
-  let running: { readonly job: Job; readonly id: number; timer: NodeJS.Timeout } | undefined;
-  // Whether the worker has loaded its modules (80-300 ms): a compile's timeout starts then.
-  let ready = false;
-  let serial = 0;
   let closed = false;
-  let idle: NodeJS.Timeout | undefined;
-
-  const start = (): Worker => {
-    const thread = new Worker(workerScript(), { workerData: { maxSchemaBytes }, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });
-    thread.on('message', (answer: CompileAnswer | typeof WORKER_READY) => {
-      if (answer === WORKER_READY) {
-        if (worker !== thread) return;
-        ready = true;
-        if (running) {
-          clearTimeout(running.timer);
-          running.timer = timeLimit(thread, running.id, running.job, options.timeoutMs);
-        }
-        return;
-      }
-      if (running?.id !== answer.id) return;
-      const { job, timer } = running;
-      clearTimeout(timer);
-      running = undefined;
-      const { id: _id, ...code } = answer;
-      job.resolve(code);
-      next();
-    });
-    // An uncaught error (out of memory) ends the thread: 'exit' follows.
-    let failure: string | undefined;
-    thread.on('error', (error: Error) => (failure = error.message));
-    thread.on('exit', (exitCode) => {
-      if (worker !== thread) return;
-      worker = undefined;
-      if (running) {
-        const { job, timer } = running;
-        clearTimeout(timer);
-        running = undefined;
-        job.resolve({ error: `input_schema does not compile: the schema compiler stopped while compiling it (${failure ?? `exit code ${exitCode}`}); simplify the schema, or try again` });
-      }
-      next();
-    });
-    return thread;
-  };
-
-  const next = () => {
-    if (running || closed) return;
-    const job = queue.shift();
-    if (!job) {
-      worker?.unref();
-      clearTimeout(idle);
-      idle = setTimeout(() => {
-        const thread = worker;
-        if (running || thread === undefined) return;
-        worker = undefined;
-        void thread.terminate();
-      }, options.idleMs ?? WORKER_IDLE_MS).unref();
-      return;
-    }
-    clearTimeout(idle);
-    if (!worker) {
-      ready = false;
-      worker = start();
-    }
-    worker.ref();
-    const id = ++serial;
-    running = { job, id, timer: timeLimit(worker, id, job, ready ? options.timeoutMs : options.timeoutMs + WORKER_START_MS) };
-    worker.postMessage({ id, text: job.text, patternBound: job.patternBound, checkMistakes: job.checkMistakes } satisfies CompileRequest);
-  };
-
-  /** Ends `thread` when compile `id` takes past `ms`, failing that compile alone. */
-  const timeLimit = (thread: Worker, id: number, job: Job, ms: number) =>
-    setTimeout(() => {
-      if (running?.id !== id) return;
-      running = undefined;
-      worker = undefined;
-      job.resolve({ error: `input_schema does not compile: compiling it took longer than ${options.timeoutMs} ms; simplify the schema (fewer or smaller subschemas)` });
-      void thread.terminate().finally(next);
-    }, ms);
+  const thread = createJobThread<Job, CompileAnswer>({
+    script: 'registry/schema-worker.js',
+    workerData: { maxSchemaBytes },
+    heapMb: WORKER_HEAP_MB,
+    timeoutMs: options.timeoutMs,
+    idleMs: options.idleMs ?? WORKER_IDLE_MS,
+    take: () => queue.shift(),
+    request: (job, id) => ({ id, text: job.text, patternBound: job.patternBound, checkMistakes: job.checkMistakes }) satisfies CompileRequest,
+    answered: (job, { id: _id, ...code }) => job.resolve(code),
+    failed: (job, failure) =>
+      job.resolve({
+        error:
+          failure.reason === 'crashed'
+            ? `input_schema does not compile: the schema compiler stopped while compiling it (${failure.detail}); simplify the schema, or try again`
+            : `input_schema does not compile: compiling it took longer than ${options.timeoutMs} ms; simplify the schema (fewer or smaller subschemas)`,
+      }),
+  });
 
   return {
     compile(text, patternBound, checkMistakes) {
@@ -182,22 +110,14 @@ export function createCompileWorker(maxSchemaBytes: number, options: CompileWork
       }
       return new Promise<WorkerCode>((resolve, reject) => {
         queue.push({ text, patternBound, checkMistakes, resolve, reject });
-        next();
+        thread.next();
       });
     },
     async close() {
       closed = true;
-      clearTimeout(idle);
       const busy = new CompilerBusyError('the schema compiler was closed while the schema waited: the server is shutting down; register the tools with another replica', CLOSED_RETRY_MS);
       for (const job of queue.splice(0)) job.reject(busy);
-      if (running) {
-        clearTimeout(running.timer);
-        running.job.reject(busy);
-        running = undefined;
-      }
-      const thread = worker;
-      worker = undefined;
-      await thread?.terminate();
+      (await thread.close())?.reject(busy);
     },
   };
 }

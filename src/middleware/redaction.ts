@@ -1,7 +1,8 @@
 import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
-import { DispatchError, HardError, suggestionFor } from '../errors';
+import { DispatchError, HardError, MAX_ERROR_MESSAGE_CHARS, suggestionFor } from '../errors';
 import type { Invocation, Middleware, ToolOutput } from '../pipeline';
-import { cutUnits, shortened } from '../pipeline/bound-result';
+import { omission } from '../pipeline/bound-error';
+import { codePointLength, sliceCodePoints } from '../pipeline/bound-result';
 import { redactSecrets, type RedactionOptions } from './redact-secrets';
 import { createRedactionWorker, type RedactionWorker } from './redaction-worker';
 
@@ -13,19 +14,20 @@ import { createRedactionWorker, type RedactionWorker } from './redaction-worker'
  */
 export const INLINE_REDACTION_CHARS = 32 * 1024;
 
-/** What is kept of a message past {@link INLINE_REDACTION_CHARS}, before the end its cut may have split a secret in. */
+/** Code points redacted past the bound of a long message, where the cut may split a secret (a private key's PEM block is ~3,200 characters). */
 const SPLIT_TAIL_CHARS = 8_000;
 
 /**
- * A message redacted: one past {@link INLINE_REDACTION_CHARS} (an MCP server's JSON-RPC error, a
- * built-in's) has its head redacted, without its last {@link SPLIT_TAIL_CHARS}, where the cut may
- * have split a secret (a private key's PEM block is ~3,200 characters), then `...`: the call keeps
- * 16,384 characters of its message at most (MAX_ERROR_MESSAGE_CHARS), so nothing it kept is lost.
+ * A message redacted. One past {@link INLINE_REDACTION_CHARS} (an MCP server's JSON-RPC error, a
+ * built-in's) is held here to the bound the call keeps it to (MAX_ERROR_MESSAGE_CHARS, its marker
+ * counting the whole: bound-failure.ts keeps it so), its head redacted with
+ * {@link SPLIT_TAIL_CHARS} more, so that a secret the cut splits is seen whole; nothing the call
+ * kept is lost, and the event loop redacts at most ~24,000 characters.
  */
 function redactMessage(message: string, options: RedactionOptions): string {
   if (message.length <= INLINE_REDACTION_CHARS) return redactSecrets(message, options);
-  const head = redactSecrets(cutUnits(message, INLINE_REDACTION_CHARS), options);
-  return shortened(head, Math.max(0, head.length - SPLIT_TAIL_CHARS));
+  const head = redactSecrets(sliceCodePoints(message, 0, MAX_ERROR_MESSAGE_CHARS + SPLIT_TAIL_CHARS), options);
+  return Buffer.from(sliceCodePoints(head, 0, MAX_ERROR_MESSAGE_CHARS) + omission(codePointLength(message) - MAX_ERROR_MESSAGE_CHARS), 'utf16le').toString('utf16le');
 }
 
 /**

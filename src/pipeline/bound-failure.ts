@@ -1,10 +1,10 @@
 import { DispatchError, MAX_ERROR_MESSAGE_CHARS } from '../errors';
-import { omission } from './bound-error';
+import { headAndWhole, omission } from './bound-error';
 import { codePointLength, sliceCodePoints } from './bound-result';
 
 /**
  * `text` held to `max` code points: its first `max` and a marker counting the rest, as
- * bound-error.ts cuts an error JSON's message. The cut is a copy of its own: V8 keeps the whole
+ * bound-error.ts cuts an error JSON's message; a text held so already is kept as it is. The cut is a copy of its own: V8 keeps the whole
  * of a long string alive behind a slice of it, and a kept record would keep the megabyte.
  */
 export function errorTextHead(text: string, max = MAX_ERROR_MESSAGE_CHARS): string {
@@ -12,6 +12,9 @@ export function errorTextHead(text: string, max = MAX_ERROR_MESSAGE_CHARS): stri
   if (text.length <= max) return text;
   const points = codePointLength(text);
   if (points <= max) return text;
+  // Held to `max` already, its marker counting the whole (redaction.ts bounds a long message so before redacting it).
+  const { head } = headAndWhole(text);
+  if (head !== text && codePointLength(head) <= max) return text;
   return Buffer.from(sliceCodePoints(text, 0, max) + omission(points - max), 'utf16le').toString('utf16le');
 }
 

@@ -2,6 +2,7 @@ import { create } from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import { ResolveApprovalResponseSchema, type ResolveApprovalRequest, type ResolveApprovalResponse } from '../../gen/dispatch/v1/dispatch_pb';
 import type { Logger } from '../log';
+import { redactSecrets } from '../middleware';
 import { clientIdRefusal } from '../parse/client-id';
 import { invalidArgument, RpcError, unary, type Authenticator } from '../server';
 import { DecisionUnknownError } from './approvals-relay';
@@ -46,7 +47,8 @@ export function approvalHandlers(approvals: Approvals, authenticate: Authenticat
         if (error instanceof DecisionUnknownError) throw new RpcError(grpc.status.UNAVAILABLE, `${error.message}; ask again (once applied, a decision answers resolved=false)`, 'STORE_UNAVAILABLE', { approval_id: request.approvalId });
         throw error;
       }
-      const fields = { approvalId: request.approvalId, approve: request.approve, resolved, reason: request.reason.slice(0, 200) };
+      // The reason redacted as its APPROVAL_RESOLVED event's is (an approver may paste a password), then cut.
+      const fields = { approvalId: request.approvalId, approve: request.approve, resolved, reason: redactSecrets(request.reason.slice(0, 1_000)).slice(0, 200) };
       // An unknown or stale id is at debug: any client can send one per RPC.
       if (resolved) logger.info('approval resolved', fields);
       else logger.debug('approval not resolved', fields);

@@ -60,6 +60,21 @@ class BuiltinContext implements ExecutorContext {
   private settled = false;
   /** Every directory scratchDir() gave, which the built-in's errors and output must not name (session/scratch-paths.ts). */
   readonly dirs: string[] = [];
+  /** The built-in's output, its directories hidden (see createBuiltinExecutor); releases them. */
+  readonly done = (output: string): string => {
+    try {
+      return this.dirs.length === 0 ? output : hideScratchOutput(output, this.dirs);
+    } catch (error) {
+      throw withoutScratchPaths(error, this.dirs);
+    } finally {
+      this.release();
+    }
+  };
+  /** The built-in's error, its directories hidden; releases them. */
+  readonly failed = (error: unknown): never => {
+    this.release();
+    throw withoutScratchPaths(error, this.dirs);
+  };
 
   constructor(private readonly ctx: HoldingContext) {}
 
@@ -120,28 +135,32 @@ class BuiltinContext implements ExecutorContext {
   }
 }
 
+/** What `impl` gives, as a promise: a value it returns or an error it throws, settled. */
+function settled(impl: BuiltinTool, args: unknown, ctx: ExecutorContext): Promise<string> {
+  try {
+    return Promise.resolve(impl(args, ctx));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
 /** Creates the executor of built-in tools, optionally with extra ones (tests, embedding). */
 export function createBuiltinExecutor(extra: ReadonlyMap<string, BuiltinTool> = new Map()): Executor {
   const tools = new Map([...BUILTIN_TOOLS, ...extra]);
   return {
-    async execute(tool, args, ctx) {
+    // Not async: a promise and one pair of callbacks per call, not an async frame (as the async
+    // version, a built-in that throws or is missing rejects, never throws).
+    execute(tool, args, ctx) {
       const name = tool.spec.executor.case === 'builtin' ? tool.spec.executor.value.name : '';
       const impl = tools.get(name);
       if (!impl) {
-        throw new DispatchError(ErrorKind.UNAVAILABLE, `built-in tool "${name}" does not exist`, { phase: 'before' });
+        return Promise.reject(new DispatchError(ErrorKind.UNAVAILABLE, `built-in tool "${name}" does not exist`, { phase: 'before' }));
       }
-      if (!canHold(ctx)) return impl(args, ctx);
+      if (!canHold(ctx)) return settled(impl, args, ctx);
       const scoped = new BuiltinContext(ctx);
-      try {
-        // A listing or a resolved path it returns names no server path; only its own directories are
-        // rewritten, at path boundaries: the rest (a file it read with /tmp/... in it) is content.
-        const output = await impl(args, scoped);
-        return scoped.dirs.length === 0 ? output : hideScratchOutput(output, scoped.dirs);
-      } catch (error) {
-        throw withoutScratchPaths(error, scoped.dirs);
-      } finally {
-        scoped.release();
-      }
+      // A listing or a resolved path it returns names no server path; only its own directories are
+      // rewritten, at path boundaries: the rest (a file it read with /tmp/... in it) is content.
+      return settled(impl, args, scoped).then(scoped.done, scoped.failed);
     },
   };
 }

@@ -22,7 +22,14 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** The width `text` is wrapped at and the text it decodes to, when it is wrapped base64 of UTF-8 text; else undefined. */
 export function wrappedBase64(text: string): { readonly width: number; readonly decoded: string } | undefined {
-  const width = WIDTHS.find((w) => text.charCodeAt(w) === 10);
+  // A loop, not find(): no closure per text redacted.
+  let width: (typeof WIDTHS)[number] | undefined;
+  for (const w of WIDTHS) {
+    if (text.charCodeAt(w) === 10) {
+      width = w;
+      break;
+    }
+  }
   if (width === undefined || !WRAPPED.get(width)!.test(text)) return undefined;
   let decoded: string;
   try {

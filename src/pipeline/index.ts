@@ -24,6 +24,7 @@ export { loopOp } from './loop-op';
 export type { AttemptResult } from './run-attempt';
 export { dispatchSequential } from './dispatch-turn';
 export { cancelledByDeadline, checkMayStart, deadlineSlack, turnError, DEADLINE_SLACK_MS, DEADLINE_SLACK_SHARE, MAX_DEADLINE_SLACK_MS } from './turn-error';
+export { copyTurn } from './turn-copy';
 export { errorResult, replayedResult, toolResult, toStored } from './results';
 export { breakerKey, callBreakerKey, parseBreakerKey, tenantField } from './breaker-key';
 export { answerWithin, settlesBefore } from './answer-within';

@@ -2,7 +2,7 @@ import type { ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { HardError } from '../errors';
 import type { ParallelDispatcher } from '../server';
 import { trackCall } from './call-tracker';
-import { answerWithin, checkMayStart, turnError, type TurnContext } from '../pipeline';
+import { answerWithin, checkMayStart, copyTurn, turnError, type TurnContext } from '../pipeline';
 import { callKeys } from './call-keys';
 import { planWaves, type WaveToolLookup } from './plan-waves';
 import { plannedTools, type PlannedTool } from './planned-tool';
@@ -40,7 +40,7 @@ export function createParallelDispatcher(options: WaveOptions = {}): ParallelDis
     const limit = Math.min(calls.length, request.maxConcurrency === 0 ? defaultMaxConcurrency : request.maxConcurrency);
     const results = new Array<ToolResult>(calls.length);
     // Calls that a policy rewrote onto another call's resource wait for it (see ResourceLocks).
-    const lockedTurn: TurnContext = { ...turn, resources: new ResourceLocks() };
+    const lockedTurn = copyTurn(turn, turn.signal, new ResourceLocks());
     try {
       for (const wave of waves) {
         checkMayStart(turn);

@@ -1,6 +1,6 @@
 import type { ToolCall, ToolResult } from '../../gen/dispatch/v1/dispatch_pb';
 import { HardError } from '../errors';
-import { createAbortScope, executeCall, onAbort, type PipelineDeps, type ReadArguments, type TurnContext } from '../pipeline';
+import { copyTurn, createAbortScope, executeCall, onAbort, type PipelineDeps, type ReadArguments, type TurnContext } from '../pipeline';
 import type { CallTracker } from './call-tracker';
 
 /** One call of a wave and its tracker. */
@@ -29,7 +29,7 @@ export interface WaveEntry {
 export function runWave(deps: PipelineDeps, turn: TurnContext, entries: readonly WaveEntry[], limit: number): Promise<ToolResult[]> {
   // The wave's own abort scope: no AbortController unless an executor or hook asks for a signal.
   const scope = createAbortScope();
-  const waveTurn: TurnContext = { ...turn, signal: scope.signal };
+  const waveTurn = copyTurn(turn, scope.signal, turn.resources);
   const results = new Array<ToolResult>(entries.length);
   return new Promise<ToolResult[]>((resolve, reject) => {
     let next = 0;

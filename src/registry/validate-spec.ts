@@ -16,6 +16,12 @@ const quoted = (text: string): string => JSON.stringify(shortened(text, 200));
  */
 const MAX_BACKOFF_MS = 3_600_000;
 const MAX_MULTIPLIER = 100;
+/**
+ * The longest a tool's idempotency records and stored full results may be kept: 30 days. They hold
+ * its outputs (user data), and a tenant registering a tool chose it alone: a privacy review kept
+ * outputs for 100 years with `ttl_seconds: 3153600000`.
+ */
+export const MAX_IDEMPOTENCY_TTL_SECONDS = 30 * 24 * 3600;
 /** The least `max_result_chars`: a bounded result holds its omission marker and some of the output. */
 const MIN_RESULT_CHARS = 100;
 
@@ -54,6 +60,10 @@ export function checkSpec(spec: ToolSpec, knownExecutors: ReadonlySet<string>, l
   }
   for (const [field, value] of [['retry.initial_backoff_ms', retry?.initialBackoffMs ?? 0], ['retry.max_backoff_ms', retry?.maxBackoffMs ?? 0], ['loop.assumed_wait_ms', spec.loop?.assumedWaitMs ?? 0]] as const) {
     if (value > MAX_BACKOFF_MS) return `tool "${spec.name}": ${field} must be at most ${MAX_BACKOFF_MS} (an hour), got ${value}`;
+  }
+  const ttl = spec.idempotency?.ttlSeconds ?? 0;
+  if (ttl > MAX_IDEMPOTENCY_TTL_SECONDS) {
+    return `tool "${spec.name}": idempotency.ttl_seconds must be at most ${MAX_IDEMPOTENCY_TTL_SECONDS} (30 days: records and stored results hold the tool's outputs that long), got ${ttl}`;
   }
   // Accepted silently, it would read as if it turned off something that was never on (the effect
   // unspecified is side-effecting too).

@@ -209,6 +209,7 @@ async function awaitApproval(deps: PipelineDeps, turn: TurnContext, obs: CallObs
   if (!approved && decision?.decision === 'expired') {
     throw new DispatchError(ErrorKind.BLOCKED, `approval timed out: no approver answered within ${seconds(deps.limits.approvalTimeoutMs)}, so the call was not executed: ${reason}`, { phase: 'before', suggestion: UNANSWERED });
   }
-  if (!approved) throw refused(`approval was not granted: ${reason}${said === undefined ? '' : `; the approver said: ${said}`}`);
+  // The approver's words redacted as its event shows them: the model reads this (a pasted password).
+  if (!approved) throw refused(`approval was not granted: ${reason}${said === undefined ? '' : `; the approver said: ${approvalText(said)}`}`);
   return args;
 }

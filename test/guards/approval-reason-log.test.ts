@@ -3,7 +3,7 @@ import { json, startApp, startToolServer, type ToolServer } from '../helpers/ser
 
 // A privacy review's finding: the approver's reason, redacted in its APPROVAL_RESOLVED event, was
 // logged at info whole ("approval resolved", reason "no. password: hunter2 ..."), into the
-// operator's log pipeline. It is now redacted there as in the event.
+// operator's log pipeline, and reached the model in the BLOCKED message. Both now redact it as the event does.
 
 jest.setTimeout(20_000);
 
@@ -28,7 +28,7 @@ afterAll(async () => {
   await tools?.close();
 });
 
-test("the approver's reason is logged redacted, as its event shows it", async () => {
+test("the approver's reason is logged, and told the model, redacted as its event shows it", async () => {
   const pending = d.dispatch.dispatch({ sessionId: 's', interactive: true, calls: [{ id: 'c', name: 'deploy', arguments: '{"env":"production"}' }] });
   let approvalId = '';
   for (let i = 0; i < 100 && approvalId === ''; i++) {
@@ -37,7 +37,8 @@ test("the approver's reason is logged redacted, as its event shows it", async ()
   }
   const reason = 'no. password: hunter2 token ghp_abcdefghijklmnopqrstuvwxyz0123456789';
   expect((await d.dispatch.resolveApproval({ approvalId, approve: false, reason })).resolved).toBe(true);
-  expect((await pending).results[0]!.error?.kind).toBeDefined();
+  // The model reads the denial's reason redacted too.
+  expect((await pending).results[0]!.error?.message).toBe('approval was not granted: changes production; the approver said: no. password: [REDACTED:secret] token [REDACTED:github_token]');
   const logged = lines.find((line) => line.message === 'approval resolved');
   expect(logged?.reason).toBe('no. password: [REDACTED:secret] token [REDACTED:github_token]');
   expect(JSON.stringify(lines)).not.toMatch(/hunter2|ghp_abc/);

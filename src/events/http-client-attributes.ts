@@ -23,9 +23,11 @@ const redactedQuery = (search: string): string =>
  * the path past its first segment is `REDACTED`, as ListTools shows an operator's tool (a webhook's
  * secret, `/services/T0/B0/SECRET`, a token of no known pattern, `/hooks/3f9a...`), the host and
  * first segment are redacted as results are (`redactSecrets`: Telegram's `/bot123:TOKEN`), and the
- * fragment, never sent, is left out. Undefined when `url` is no absolute URL.
+ * fragment, never sent, is left out. With `wholePath` (an endpoint of the operator's own, such as
+ * the OTLP exporter's `/v1/traces`), the whole path is kept, redacted as results are. Undefined
+ * when `url` is no absolute URL.
  */
-export function redactedUrl(url: string): string | undefined {
+export function redactedUrl(url: string, wholePath = false): string | undefined {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -34,8 +36,9 @@ export function redactedUrl(url: string): string | undefined {
   }
   const credentials = parsed.username !== '' || parsed.password !== '' ? `${REDACTED}:${REDACTED}@` : '';
   const search = parsed.search === '' ? '' : `?${redactedQuery(parsed.search)}`;
+  // The host with the path: the redactor knows a token by what it follows (`api.telegram.org/bot...`).
+  if (wholePath) return `${parsed.protocol}//${credentials}${redactSecrets(`${parsed.host}${parsed.pathname}`)}${search}`;
   const { first, more } = firstSegment(parsed.pathname);
-  // The host with the segment: the redactor knows a token by what it follows (`api.telegram.org/bot...`).
   return `${parsed.protocol}//${credentials}${redactSecrets(`${parsed.host}${first}`)}${more ? `/${REDACTED}` : ''}${search}`;
 }
 

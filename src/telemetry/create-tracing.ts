@@ -60,7 +60,7 @@ function exporterFromEnv(env: NodeJS.ProcessEnv, logger?: Logger): ChosenExporte
   // dispatch exporting no traces (or over gRPC) never needs.
   const { otlpHttpExporter, otlpHttpOptionsFromEnv } = require('./otlp-http-exporter') as typeof import('./otlp-http-exporter');
   const options = otlpHttpOptionsFromEnv(env, logger);
-  return { exporter: otlpHttpExporter(options, logger), protocol: 'http/protobuf', endpoint: redactedUrl(options.url) ?? REDACTED };
+  return { exporter: otlpHttpExporter(options, logger), protocol: 'http/protobuf', endpoint: redactedUrl(options.url, true) ?? REDACTED };
 }
 
 /** Why `env` leaves traces off, for the start-up line. */

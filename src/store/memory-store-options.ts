@@ -85,6 +85,15 @@ export interface MemoryStoreOptions {
    */
   readonly maxWindowEntries?: number;
   /**
+   * How long a session's end mark lives after EndSession, in seconds: a call of the session that
+   * began before the end and finishes within it writes only its idempotency record (not its memory
+   * entry, spilled result or loop record). A call running longer than this (a tool timeout past a
+   * day) writes them as before. @default 86400
+   */
+  readonly endMarkSeconds?: number;
+  /** End marks kept at once (each ~100 bytes); past it the oldest tenth go. @default 100000 */
+  readonly maxEndedSessions?: number;
+  /**
    * The heap the store's defaults are sized for, in bytes. The four store-wide budgets above
    * (`maxRecordChars`, `maxSpilledChars`, `maxMemoryChars`, `maxWindowEntries`) take up to
    * ~272 MiB of heap at their defaults, more than a 512Mi pod's whole heap (the Helm chart gives
@@ -122,6 +131,8 @@ const DEFAULTS: Readonly<Record<Bound, number>> = {
   maxEvictedHandles: DEFAULT_MAX_EVICTED_HANDLES,
   maxMemoryChars: 16 * 1024 * 1024,
   maxWindowEntries: 100_000,
+  endMarkSeconds: 86_400,
+  maxEndedSessions: 100_000,
 };
 
 /** The share of the heap the store-wide budgets may take together at their defaults. */

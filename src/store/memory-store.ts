@@ -4,7 +4,7 @@ import { createIdempotencyRecords, UNKNOWN, type FinishedOutcome } from './idemp
 import { LiveSessions } from './live-sessions';
 import { resolveMemoryStoreOptions, spillBudgetRemedy, type MemoryStoreOptions } from './memory-store-options';
 import { rememberLastObject, rememberRecentTexts } from './remember';
-import { StreakIndex } from './streak-index';
+import { NO_STREAK, StreakIndex } from './streak-index';
 import { ProbeClaims, probeDue } from './loop-probe';
 import { localSessionKey } from './local-session-key';
 import { createMemoryBudget, memoryEntry, type MemoryEntry } from './memory-budget';
@@ -12,6 +12,9 @@ import { handleScope } from './result-handle';
 import { createEvictedHandles } from './evicted-handles';
 import { createSessionEndListeners } from './session-end-listeners';
 import { createSpillBudget } from './spill-budget';
+import { markCounted } from './budget-marks';
+import { createEndedTurns } from './session-end-marks';
+import { withoutLostHandle } from './redis/spill-limits';
 import { indexChunks, pageOf, type ChunkIndex } from './spilled-text';
 import { DEFAULT_TOKEN_LEASE_MS, StoreUnavailableError, type ClaimOutcome, type SessionScope, type Store } from './store';
 import { WindowBudget } from './window-budget';
@@ -83,24 +86,6 @@ function keepUntil(state: SessionState, at: number): void {
 const live = <T>(entry: Expiring<T> | undefined, now: number): T | undefined =>
   entry !== undefined && entry.expiresAt > now ? entry.value : undefined;
 
-/** Caps a per-session map at `max`, evicting the oldest entries (`evict` must delete them). */
-function capMap<K>(map: Map<K, unknown>, max: number, evict?: (key: K) => void): void {
-  evictOldest(map, () => map.size > max, evict);
-}
-
-/**
- * Marks a call counted (SessionState.budgetMarks) until `until`, forgetting the marks gone first:
- * marks live alike, so the oldest go first (and a session holds no more than its budgets' calls).
- */
-function mark(state: SessionState, key: string, until: number, t: number): void {
-  const marks = (state.budgetMarks ??= new Map<string, number>());
-  for (const [old, at] of marks) {
-    if (at > t) break;
-    marks.delete(old);
-  }
-  marks.set(key, until);
-}
-
 /** The embedded default store: one process, everything bounded by a TTL or a named cap. */
 export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   const bounds = resolveMemoryStoreOptions(options);
@@ -121,6 +106,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   const records = createIdempotencyRecords({ maxPerSession: bounds.maxRecordsPerSession, maxFinished: bounds.maxRecords, maxFinishedChars: bounds.maxRecordChars, maxClaims: bounds.maxClaims });
   const now = bounds.now ?? Date.now;
   const ends = createSessionEndListeners({ logger: bounds.logger });
+  // A call of a turn begun before its session's end writes back only its idempotency record.
+  const endedTurns = createEndedTurns(bounds.maxEndedSessions, bounds.endMarkSeconds * 1000);
   // A session evicted for room takes its loop window out of the windows' bound at once: counted
   // on, it held its tenant's share, and another session's window in use restarted in its place.
   const sessions = new LiveSessions<SessionState>(maxSessions, (state) => windowEntries.forget(state));
@@ -158,6 +145,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
   return {
     beginAttempt({ scope, op, claim, budget, block }) {
       const t = now();
+      endedTurns.began(scope);
       const state = session(scope, t);
       const key = opKey(op);
       const streak = state.window.streak(key, t);
@@ -185,14 +173,18 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       }
       if (!budget) return { streak, claim: CLAIMED, ...probe(true) };
       budgets!.set(budget.id, used + 1);
-      if (budget.token !== undefined) mark(state, `${budget.id}\0${budget.token}`, t + (budget.tokenLeaseMs ?? DEFAULT_TOKEN_LEASE_MS), t);
+      if (budget.token !== undefined) markCounted(state, `${budget.id}\0${budget.token}`, t + (budget.tokenLeaseMs ?? DEFAULT_TOKEN_LEASE_MS), t);
       state.budgetsExpireAt = t + budgetTtlMs;
       keepUntil(state, state.budgetsExpireAt);
       const budgetLeft = budget.max - used - 1;
       return claim ? { streak, claim: CLAIMED, budgetLeft, ...probe(true) } : { streak, budgetLeft, ...probe(true) };
     },
-    finishAttempt({ scope, op, record, idempotency, spill, memory, unusedProbe }) {
+    finishAttempt(step) {
+      const { scope, op, record, spill, memory, unusedProbe } = step;
       const t = now();
+      // Its session ended since its turn began: its record is kept (a retry is replayed, not run again), without a handle.
+      const ended = endedTurns.endedSince(scope, keyOf(scope), t);
+      const idempotency = ended ? withoutLostHandle(step) : step.idempotency;
       // Records are kept apart from the session: they outlive its eviction.
       let keptOut = false;
       if (idempotency?.action === 'release') records.release(keyOf(scope), idempotency.key, idempotency.owner, t);
@@ -202,8 +194,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
         if (idempotency.action === 'complete' && idempotency.late) keptOut = !records.settle(scope.tenant, keyOf(scope), idempotency.key, idempotency.owner ?? '', outcome, expiresAt, t);
         else records.finish(scope.tenant, keyOf(scope), idempotency.key, outcome, expiresAt, t, idempotency.owner);
       }
-      const state = session(scope, t);
       const key = opKey(op);
+      if (ended) {
+        const left = sessions.get(keyOf(scope));
+        if (unusedProbe !== undefined) left?.probes?.free(key, unusedProbe);
+        return { streak: left ? left.window.streak(key, t) : NO_STREAK, ...(spill ? { spillRefused: true as const } : {}), ...(keptOut ? { keptOut: true as const } : {}) };
+      }
+      const state = session(scope, t);
       if (unusedProbe !== undefined) state.probes?.free(key, unusedProbe);
       if (record) {
         const until = record.waitMs === undefined ? 0 : t + record.waitMs;
@@ -216,7 +213,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
         const entry = { value: { text: spill.text, index: indexChunks(spill.text) }, expiresAt: t + spill.ttlSeconds * 1000 };
         results.set(spill.handle, entry);
         evicted.forget(scope.tenant, spill.handle);
-        capMap(results, maxResults, (handle) => {
+        evictOldest(results, () => results.size > maxResults, (handle) => {
           spilled.drop(results, handle);
           results.delete(handle);
         });
@@ -226,6 +223,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       }
       if (memory) {
         const entries = (state.memory ??= []);
+        // Expired entries go from the old end (entries are in time order), not only hidden on read.
+        while (entries.length > 0 && entries[0]!.expiresAt <= t) memoryChars.drop(entries.shift()!);
         const entry = memoryEntry(scope.tenant, entries, memory.entry, t + memory.ttlSeconds * 1000);
         entries.push(entry);
         keepUntil(state, entry.expiresAt);
@@ -267,14 +266,16 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       return (sessions.get(keyOf(scope))?.memory ?? []).filter((e) => e.expiresAt > t).map((e) => e.value);
     },
     async endSession(scope) {
-      const state = sessions.get(keyOf(scope));
+      const key = keyOf(scope);
+      const state = sessions.get(key);
       // Its loop window leaves the windows' bound with it (LiveSessions' onEvict).
       if (state) {
         for (const entry of state.memory ?? []) memoryChars.drop(entry);
         if (state.results) spilled.forget(state.results);
       }
-      sessions.delete(keyOf(scope));
-      records.endSession(keyOf(scope), now());
+      sessions.delete(key);
+      records.endSession(key, now());
+      endedTurns.ended(key, now());
       await ends.notify(scope);
     },
     onSessionEnd: (listener) => ends.add(listener),
@@ -284,6 +285,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       memoryChars.clear();
       windowEntries.clear();
       evicted.clear();
+      endedTurns.clear();
     },
   };
 }

@@ -176,7 +176,9 @@ describe('redis store', () => {
     expect(keys.map((k) => k.slice(`dispatch:${tag}:`.length).replace(/:.*/, ''))).toEqual(['idem', 'memory', 'records', 'result', 'results', 'window']);
     for (const key of keys) expect(Number(redis.cli('pttl', key))).toBeGreaterThan(0);
     await store.endSession(scope);
-    expect(redis.cli('--scan', '--pattern', `dispatch:${tag.replace(/[{}]/g, '\\$&')}:*`).trim()).toBe('');
+    // Only the session's end mark stays, and it expires too (a call begun before the end writes nothing back).
+    expect(redis.cli('--scan', '--pattern', `dispatch:${tag.replace(/[{}]/g, '\\$&')}:*`).trim()).toBe(`dispatch:${tag}:ended`);
+    expect(Number(redis.cli('pttl', `dispatch:${tag}:ended`))).toBeGreaterThan(0);
   });
 
   test('idempotency records per session are capped', async () => {

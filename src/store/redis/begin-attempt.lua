@@ -25,7 +25,9 @@
 -- array of nine): streak count, streak failed (0|1|3), calls left in the budget after this one
 -- (-1 when not counted), the streak's age in ms (-1: no failure's), the ms left of the wait the
 -- op's newest record told (0: none), its toldRun, the probe (0: none due, -1: this call took it,
--- else the ms another call holds it: this one is refused, nothing counted or claimed), the claim
+-- else the ms another call holds it: this one is refused, nothing counted or claimed), when this
+-- step ran (Redis's TIME in µs: the turn's begin, which finish-attempt.lua compares with the
+-- session's end mark), the claim
 -- state ('' when no claim), then the stored result JSON, all joined by ','. A call answered from an
 -- existing record (a replay, an identical call in progress, an unknown outcome, one waiting) runs nothing and
 -- is not counted; the claim state is 'over_budget' (nothing counted or claimed) when the budget
@@ -34,7 +36,13 @@
 -- in loop-block.ts), the first call that runs takes it for the lease; it is held for that streak
 -- only (`at`, its newest counted failure), so a newer failure frees the next cool-down's probe;
 -- its holder (ARGV[13]) gives it back when its tool did not run (finish-attempt.lua, ARGV[19]).
-local now = now_ms()
+local began = now_us()
+local now = math.floor(began / 1000)
+-- Every reply's integers end with `began`.
+local function begin_reply(numbers, state, text)
+  numbers[#numbers + 1] = began
+  return packed_reply(numbers, state, text)
+end
 local count, failed, since, wait, run, at = streak_of(KEYS[1], ARGV[1], now)
 local probe = 0
 local due = ARGV[9] ~= '' and failed == 1 and count >= tonumber(ARGV[9]) and since >= tonumber(ARGV[10]) and wait == 0
@@ -43,7 +51,7 @@ if due then
   -- 'until:at', then ':holder' (none in a claim of 45ace23's).
   local ends, held_at = string.match(held or '', '^(%d+):(%d+)')
   if held_at == int(at) and tonumber(ends) > now then
-    return packed_reply({count, failed, -1, since, wait, run, tonumber(ends) - now}, '', '')
+    return begin_reply({count, failed, -1, since, wait, run, tonumber(ends) - now}, '', '')
   end
 end
 -- Takes the probe when due: the call runs.
@@ -61,16 +69,16 @@ if ARGV[2] ~= '' then
     record = false
   end
   if ARGV[8] ~= '' and (not record or record == 'P' .. ARGV[8]) then
-    return packed_reply({count, failed, -1, since, wait, run, 0}, 'waiting', '')
+    return begin_reply({count, failed, -1, since, wait, run, 0}, 'waiting', '')
   end
   if record then
     local state = string.sub(record, 1, 1)
     if state == 'C' then
-      return packed_reply({count, failed, -1, since, wait, run, 0}, 'completed', string.sub(record, 2))
+      return begin_reply({count, failed, -1, since, wait, run, 0}, 'completed', string.sub(record, 2))
     elseif state == 'U' then
-      return packed_reply({count, failed, -1, since, wait, run, 0}, 'unknown', '')
+      return begin_reply({count, failed, -1, since, wait, run, 0}, 'unknown', '')
     end
-    return packed_reply({count, failed, -1, since, wait, run, 0}, 'in_progress', '')
+    return begin_reply({count, failed, -1, since, wait, run, 0}, 'in_progress', '')
   end
 end
 local left = -1
@@ -92,7 +100,7 @@ if ARGV[4] ~= '' then
     refresh = true
   else
     if used >= max then
-      return packed_reply({count, failed, 0, since, wait, run, 0}, 'over_budget', '')
+      return begin_reply({count, failed, 0, since, wait, run, 0}, 'over_budget', '')
     end
     counts = true
   end
@@ -129,6 +137,6 @@ if not ok then
   error(probe)
 end
 if not lease then
-  return packed_reply({count, failed, left, since, wait, run, probe}, '', '')
+  return begin_reply({count, failed, left, since, wait, run, probe}, '', '')
 end
-return packed_reply({count, failed, left, since, wait, run, probe}, 'claimed', '')
+return begin_reply({count, failed, left, since, wait, run, probe}, 'claimed', '')

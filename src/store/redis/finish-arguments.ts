@@ -15,9 +15,9 @@ export interface FinishSettings {
 /**
  * The keys and arguments of finish-attempt.lua for `step` (the order its header gives); with
  * `spillTooLong`, the spill left out and the completion kept without its handle. `opId` is the
- * op's id in the loop window.
+ * op's id in the loop window; `turnBegan`, when the step's turn began (TurnBegins), if known.
  */
-export function finishArguments(step: FinishAttempt, keys: SessionKeys, opId: string, settings: FinishSettings, spillTooLong: boolean): (string | number)[] {
+export function finishArguments(step: FinishAttempt, keys: SessionKeys, opId: string, settings: FinishSettings, spillTooLong: boolean, turnBegan?: number): (string | number)[] {
   const { windowTtl, maxRecords, maxResults, spillLimits } = settings;
   const spill = spillTooLong ? undefined : step.spill;
   const chunks = spill ? spillArguments(spill.text) : NO_SPILL;
@@ -32,6 +32,7 @@ export function finishArguments(step: FinishAttempt, keys: SessionKeys, opId: st
     idem ? keys.record(idem.key) : keys.window,
     spill ? keys.result(spill.handle) : keys.window,
     step.unusedProbe ? keys.probe(opId) : keys.window,
+    keys.ended,
     opId,
     record ? `${!record.failed ? 0 : record.counts === false ? 2 : record.refused ? 3 : 1}${shortHash(record.result)}` : '',
     record?.window ?? 1,
@@ -52,6 +53,7 @@ export function finishArguments(step: FinishAttempt, keys: SessionKeys, opId: st
     record?.waitMs === undefined ? '' : `${Math.ceil(record.waitMs)}${record.retry ? 'r' : ''}`,
     step.unusedProbe ?? '',
     idem && idem.action !== 'release' ? (idem.owner ?? '') : '',
+    turnBegan ?? '',
     ...chunks.chunks,
   ];
 }

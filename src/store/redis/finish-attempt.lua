@@ -1,7 +1,8 @@
 -- The second store step of an attempt, every write at once: the loop record, the idempotency
 -- record (complete, unknown or release), the spilled result and the trajectory memory entry.
 -- KEYS[1] loop window, KEYS[2] memory, KEYS[3] record index, KEYS[4] result index,
--- KEYS[5] idempotency record, KEYS[6] spilled result, KEYS[7] the op's loop-block probe (KEYS[1] when unused)
+-- KEYS[5] idempotency record, KEYS[6] spilled result, KEYS[7] the op's loop-block probe (KEYS[1] when unused),
+-- KEYS[8] the session's end mark (end-session.lua: when it was last ended, Redis's TIME in µs)
 -- ARGV[1] op, ARGV[2] window entry suffix: flag (0 a success, 1 a failure, 2 a failure that does
 -- not count, 3 a refusal before the call's store step) .. result hash ('' when nothing ran), stored with '@' .. now .. '/' .. the end of the
 -- wait it told (session-lib.lua, streak_of),
@@ -19,12 +20,16 @@
 -- ARGV[19] the holder of the op's probe this attempt took and did not use ('' when none): the
 -- probe is freed while it is still that holder's (begin-attempt.lua writes 'until:at:holder'),
 -- ARGV[20] the claim's owner for a completion or UNKNOWN mark ('' for any: written whatever the
--- key holds), kept in the UNKNOWN mark ('U' .. owner), ARGV[21..] the spill's chunks, in order
+-- key holds), kept in the UNKNOWN mark ('U' .. owner), ARGV[21] when the call's turn began
+-- (begin-attempt.lua's TIME in µs; '' when it began none: taken as now), ARGV[22..] the spill's chunks, in order
+-- A session ended (EndSession) since the call's turn began gets only its idempotency record back
+-- (a retry is replayed, not run again; without the spill's handle): no loop record, spill or memory
+-- entry, as EndSession cleared them (DESIGN section 11).
 -- A spill is a hash: `n` its length in code points, `c` the code points per chunk, and fields
 -- 0, 1, ... its chunks, so that ReadResult reads a page's chunks, not the whole text
 -- (read-result.lua).
 -- Returns one text (packed_reply): streak count, streak failed (0|1|3), spill refused (0: kept or
--- none, 1: no room, 2: INFO refused), streak age in ms (-1: no failure's), wait left in ms,
+-- none, 1: no room, 2: INFO refused, 3: the session ended since the turn began), streak age in ms (-1: no failure's), wait left in ms,
 -- toldRun of the op after the record, and 1 when the completion or UNKNOWN mark was kept out
 -- (another attempt's claim or record holds the key: this one's lease lapsed first), else 0.
 
@@ -44,13 +49,20 @@ end
 
 local refused = 0
 local kept_out = 0
-if ARGV[9] ~= '' then
+local ended = false
+if ARGV[21] ~= '' and (ARGV[2] ~= '' or ARGV[9] ~= '' or ARGV[12] ~= '') then
+  local mark = redis.call('GET', KEYS[8])
+  ended = mark ~= false and tonumber(mark) ~= nil and tonumber(mark) >= tonumber(ARGV[21])
+end
+if ARGV[9] ~= '' and ended then
+  refused = 3
+elseif ARGV[9] ~= '' then
   local bytes = 0
-  for i = 21, #ARGV do bytes = bytes + #ARGV[i] end
+  for i = 22, #ARGV do bytes = bytes + #ARGV[i] end
   refused = spill_refusal(bytes, tonumber(ARGV[15]))
 end
 local now = now_ms()
-if ARGV[2] ~= '' then
+if ARGV[2] ~= '' and not ended then
   local ends = '0'
   if string.sub(ARGV[18], -1) == 'r' then
     -- A retry's: '+' before its end, which a replica of an older version reads as the same number
@@ -105,8 +117,8 @@ if ARGV[9] ~= '' and refused == 0 then
   redis.call('HSET', KEYS[6], 'n', ARGV[10], 'c', ARGV[17])
   -- In batches: unpack() of thousands of values would pass Lua's stack.
   local fields = {}
-  for i = 21, #ARGV do
-    fields[#fields + 1] = tostring(i - 21)
+  for i = 22, #ARGV do
+    fields[#fields + 1] = tostring(i - 22)
     fields[#fields + 1] = ARGV[i]
     if #fields >= 200 or i == #ARGV then
       redis.call('HSET', KEYS[6], unpack(fields))
@@ -117,8 +129,14 @@ if ARGV[9] ~= '' and refused == 0 then
   index_add(KEYS[4], KEYS[6], now + ttl, now)
   index_cap(KEYS[4], tonumber(ARGV[11]), false, KEYS[6])
 end
-if ARGV[12] ~= '' then
+if ARGV[12] ~= '' and not ended then
   local expires = now + tonumber(ARGV[12]) * 1000
+  -- Expired entries go from the old end (entries are in time order), not only hidden on read.
+  while true do
+    local head = redis.call('LINDEX', KEYS[2], 0)
+    if not head or (tonumber(string.match(head, '^%d+')) or 0) > now then break end
+    redis.call('LPOP', KEYS[2])
+  end
   redis.call('RPUSH', KEYS[2], int(expires) .. ':' .. ARGV[13])
   redis.call('LTRIM', KEYS[2], -tonumber(ARGV[14]), -1)
   extend_expiry(KEYS[2], expires, now)

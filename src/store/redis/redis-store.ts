@@ -23,6 +23,7 @@ import { fitsBytes, resolveSpillLimits, SPILL_REFUSALS, withoutLostHandle, type 
 import { answeredWithError, storeCall } from './store-call';
 import { claimOutcome, recordState } from './record-state';
 import { unpackReply } from './packed-reply';
+import { createTurnBegins } from '../turn-begins';
 
 /** Options of the Redis store; the spill limits bound the whole texts kept for ReadResult. */
 export interface RedisStoreOptions extends SpillLimits {
@@ -43,6 +44,12 @@ export interface RedisStoreOptions extends SpillLimits {
    * holds its claim while it waits (see PendingWrites); beyond it the oldest is forgotten. @default 100000
    */
   readonly maxLiveClaims?: number;
+  /**
+   * How long a session's end mark lives after EndSession, in seconds (longer while a record or claim
+   * of the session does): a call of a turn begun before the end writes back only its idempotency
+   * record meanwhile (end-session.lua). @default 86400
+   */
+  readonly endMarkSeconds?: number;
   /** Key prefix, before the session's hash tag. @default "dispatch" */
   readonly prefix?: string;
   /**
@@ -99,6 +106,9 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
   const batch = batchWrites(client);
   const ends = createSessionEndListeners({ waitMs: timeoutMs, logger: options.logger });
   const writeListeners: Array<(resource: string) => void> = [];
+  const endMarkMs = (options.endMarkSeconds ?? 86_400) * 1000;
+  // When each turn began, by Redis's clock: a finish of a turn begun before its session's end writes back only its record.
+  const turns = createTurnBegins();
   const announced = createSessionEnds(client, { prefix: options.prefix, connectSubscriber: options.connectSubscriber, publishStallMs: timeoutMs, logger: options.logger });
 
   /** A spill past maxSpillBytes is refused before it is sent (the script refuses one Redis has no room for). */
@@ -106,7 +116,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
 
   /** The finish step's script; a refused spill's completion is kept without its handle. */
   const finish = (step: FinishAttempt, spillTooLong = false): Promise<number[]> =>
-    scripts.finish.run<string>(client, finishArguments(step, keysOf(step.scope), idOf(step.op), settings, spillTooLong)).then((reply) => unpackReply(reply, 7).numbers);
+    scripts.finish.run<string>(client, finishArguments(step, keysOf(step.scope), idOf(step.op), settings, spillTooLong, turns.of(step.scope))).then((reply) => unpackReply(reply, 7).numbers);
   /** Whether Redis kept the completion out (see finish-attempt.lua): the operator is told the call may have run twice (a late answer's, no). */
   const keptOut = (kept: number | undefined, step: FinishAttempt): boolean => {
     if (Number(kept) !== 1) return false;
@@ -180,10 +190,11 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
         throw error;
       });
       const {
-        numbers: [count, failed, left, since, wait, run, probe],
+        numbers: [count, failed, left, since, wait, run, probe, began],
         state,
         text: payload,
-      } = unpackReply(reply, 7);
+      } = unpackReply(reply, 8);
+      turns.began(scope, began!);
       // Given up only by the claim that replaced it: refused (over budget, waiting, the probe another
       // call holds), the script left the record as it was, the orphan maybe in it still.
       if (orphan !== '' && state === 'claimed') orphans.forget(record, orphan);
@@ -206,6 +217,8 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
         const streak = streakFrom(count, failed, since, wait, run);
         const out = keptOut(kept, step) ? ({ keptOut: true } as const) : undefined;
         if (!spillTooLong && Number(refused) === 0) return out ? { streak, ...out } : { streak };
+        // The session ended since the turn began: only the record was kept (finish-attempt.lua), no warning.
+        if (!spillTooLong && Number(refused) === 3) return { streak, spillRefused: true, ...out };
         warn(SPILL_REFUSALS[spillTooLong ? 'tooLong' : Number(refused) === 1 ? 'noRoom' : 'noInfo'], { ...spillLimits });
         return { streak, spillRefused: true, ...out };
       } catch (error) {
@@ -251,7 +264,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       const keys = keysOf(scope);
       const announcement = announced.announcement(scope);
       try {
-        await storeCall('the session end', timeoutMs, () => client.dispatchEndSession(keys.window, keys.memory, keys.recordIndex, keys.resultIndex, keys.budgets, announced.channel, announcement));
+        await storeCall('the session end', timeoutMs, () => client.dispatchEndSession(keys.window, keys.memory, keys.recordIndex, keys.resultIndex, keys.budgets, keys.ended, announced.channel, announcement, endMarkMs));
       } finally {
         // Also when the step failed: a script sent before its timeout may still run (and its
         // announcement is skipped here), and dropping what this replica keeps of an ending session

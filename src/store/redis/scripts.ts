@@ -20,8 +20,8 @@ declare module 'ioredis' {
     dispatchKeepClaim(record: string, owner: string, ms: Arg): Result<number, Context>;
     /** read-memory.lua: the live memory entries, oldest first. */
     dispatchReadMemory(memory: string): Result<string[], Context>;
-    /** end-session.lua: deletes every key of the session and announces its end on `channel`. */
-    dispatchEndSession(window: string, memory: string, recordIndex: string, resultIndex: string, budgets: string, channel: string, announcement: string): Result<number, Context>;
+    /** end-session.lua: deletes every key of the session, leaves its end mark (`markMs` at least) and announces its end on `channel`. */
+    dispatchEndSession(window: string, memory: string, recordIndex: string, resultIndex: string, budgets: string, ended: string, channel: string, announcement: string, markMs: number): Result<number, Context>;
     /**
      * take-slot.lua: takes a shared concurrency slot, first come first served; 1 when taken, 0 when
      * not, 2 when not because the lease id's tenant holds its `share` (max_in_flight_per_tenant; 0
@@ -64,7 +64,7 @@ const SCRIPTS = [
   ['dispatchKeepClaim', 'keep-claim.lua', 1],
   ['dispatchReadMemory', 'read-memory.lua', 1],
   ['dispatchReadResult', 'read-result.lua', 1],
-  ['dispatchEndSession', 'end-session.lua', 5],
+  ['dispatchEndSession', 'end-session.lua', 6],
   ['dispatchGiveBackBudget', 'give-back-budget.lua', 2],
 ] as const;
 
@@ -101,7 +101,7 @@ export function defineApprovalScripts(client: RedisClient): void {
  * why its spill was refused (0: it was not), the streak's age, wait left and toldRun (see streakOf).
  */
 export function attemptScripts(): { begin: StoreScript; finish: StoreScript } {
-  return { begin: storeScript(withSessionLib('begin-attempt.lua'), 6), finish: storeScript(withSessionLib('finish-attempt.lua'), 7) };
+  return { begin: storeScript(withSessionLib('begin-attempt.lua'), 6), finish: storeScript(withSessionLib('finish-attempt.lua'), 8) };
 }
 
 /** The store script `file`, prefixed by session-lib.lua (the helpers every session script shares). */

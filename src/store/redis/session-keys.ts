@@ -13,6 +13,8 @@ export interface SessionKeys {
   readonly resultIndex: string;
   /** Calls counted per budget (`budget:` policies): a hash of budget id -> count. */
   readonly budgets: string;
+  /** The session's end mark: when EndSession last ended it (Redis's TIME in µs), see end-session.lua and finish-attempt.lua. */
+  readonly ended: string;
   /** The mark of a call's token counted against a budget (begin-attempt.lua; give-back-budget.lua gives its count back): lives the call's lease, not the counts'. */
   budgetMark(budgetId: string, token: string): string;
   /** The probe of a loop block of an op (its id, see opId): who runs once more after the cool-down (begin-attempt.lua). */
@@ -36,6 +38,7 @@ export function sessionKeys(scope: SessionScope, prefix = 'dispatch'): SessionKe
     recordIndex: `${base}records`,
     resultIndex: `${base}results`,
     budgets: `${base}budgets`,
+    ended: `${base}ended`,
     budgetMark: (budgetId, token) => `${base}budget-mark:${encode(budgetId)}:${token}`,
     probe: (opId) => `${base}probe:${opId}`,
     record: (key) => `${base}idem:${key}`,

@@ -6,6 +6,13 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- Server time in microseconds: what orders a session's end (end-session.lua) against its turns'
+-- begins (begin-attempt.lua), finer than ms so that an end and a begin just after it do not tie.
+local function now_us()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
 local function int(n)
   return string.format('%.0f', n)
 end

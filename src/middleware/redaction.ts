@@ -14,8 +14,8 @@ import { createRedactionWorker, type RedactionWorker } from './redaction-worker'
  */
 export const INLINE_REDACTION_CHARS = 32 * 1024;
 
-/** Code points redacted past the bound of a long message, where the cut may split a secret (a private key's PEM block is ~3,200 characters). */
-const SPLIT_TAIL_CHARS = 8_000;
+/** Characters redacted past a long text's cut, where the cut may split a secret (a private key's PEM block is ~3,200 characters): here a message's, and an approval's (approval-request.ts). */
+export const SPLIT_TAIL_CHARS = 8_000;
 
 /**
  * A message redacted. One past {@link INLINE_REDACTION_CHARS} (an MCP server's JSON-RPC error, a

@@ -1,4 +1,4 @@
-import { INLINE_REDACTION_CHARS, redactSecretFields, redactSecrets } from '../middleware';
+import { INLINE_REDACTION_CHARS, redactSecretFields, redactSecrets, SPLIT_TAIL_CHARS } from '../middleware';
 import { cutUnits, shortened } from './bound-result';
 
 /**
@@ -53,9 +53,6 @@ export interface ApprovalDecision {
   /** The tenant whose ResolveApproval decided it; absent when nobody did (expired, cancelled). */
   readonly decidedBy?: string;
 }
-
-/** What is dropped of a redacted head, where the cut before redaction may have split a secret (a PEM block is ~3,200 characters). */
-const SPLIT_TAIL_CHARS = 8_000;
 
 /**
  * A text as an approver is shown it. Redacted whole, then cut: a secret at the cut would

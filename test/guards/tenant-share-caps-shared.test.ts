@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import type { TestRedis } from '../helpers/redis-server';
 import { json, type ToolServer } from '../helpers/servers';
 import { closeReplicaPair, startReplicaPair, type Replica } from './replica-pair';
-import { expectBurstKeptToShare, expectWaitersKeptToShare } from './tenant-share-checks';
+import { expectBurstKeptToShare, expectWaitersKeptToShare, SHARED_SHARE_POLICIES } from './tenant-share-checks';
 import { plainTool, TWO_TENANTS_AUTH } from './two-tenants';
 
 // A `shared: true` cap with `max_in_flight_per_tenant`, over two apps sharing a real Redis:
@@ -17,11 +17,7 @@ const yaml = (url: string) => `${TWO_TENANTS_AUTH}
 tools:
 ${plainTool(url, 'capped')}${plainTool(url, 'queued')}
 policies:
-  - match: capped
-    concurrency: { max_in_flight: 3, max_in_flight_per_tenant: 2, shared: true }
-  - match: queued
-    concurrency: { max_in_flight: 2, max_in_flight_per_tenant: 1, wait_ms: 5000, shared: true }
-`;
+${SHARED_SHARE_POLICIES}`;
 
 let redis: TestRedis;
 let tools: ToolServer;

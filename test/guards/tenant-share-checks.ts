@@ -7,6 +7,13 @@ import { callAs, callsOf } from './two-tenants';
 // `{ max_in_flight: 2, max_in_flight_per_tenant: 1, wait_ms: 5000 }` on tool `queued` (tools that
 // take 400 and 250 ms), made on one replica or two sharing Redis: the calls go to `apps` in turn.
 
+/** The shared caps these checks expect, as `policies:` entries: `capped` and `queued`, shared through Redis. */
+export const SHARED_SHARE_POLICIES = `  - match: capped
+    concurrency: { max_in_flight: 3, max_in_flight_per_tenant: 2, shared: true }
+  - match: queued
+    concurrency: { max_in_flight: 2, max_in_flight_per_tenant: 1, wait_ms: 5000, shared: true }
+`;
+
 /** acme's burst of 4 takes its share (2); of globex's 2 calls, one runs, one finds the tool's total (3) taken. */
 export async function expectBurstKeptToShare(apps: readonly TestDispatch[], tools: ToolServer, where: string): Promise<void> {
   const on = (i: number) => apps[i % apps.length]!;

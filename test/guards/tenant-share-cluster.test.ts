@@ -1,7 +1,7 @@
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-server';
 import { json, startApp, startToolServer, type ToolServer } from '../helpers/servers';
 import { closeReplicaPair, type Replica } from './replica-pair';
-import { expectBurstKeptToShare, expectWaitersKeptToShare } from './tenant-share-checks';
+import { expectBurstKeptToShare, expectWaitersKeptToShare, SHARED_SHARE_POLICIES } from './tenant-share-checks';
 import { callAs, plainTool, TWO_TENANTS_AUTH } from './two-tenants';
 
 // Tenant shares of `shared: true` caps on a Redis Cluster (three masters on loopback): the tool's
@@ -17,11 +17,7 @@ ${plainTool(url, 'capped')}${plainTool(url, 'queued')}${plainTool(url, 'paced')}
 policies:
   - match: paced
     rate: { per_minute: 1, burst: 1, shared: true, per_tenant: true }
-  - match: capped
-    concurrency: { max_in_flight: 3, max_in_flight_per_tenant: 2, shared: true }
-  - match: queued
-    concurrency: { max_in_flight: 2, max_in_flight_per_tenant: 1, wait_ms: 5000, shared: true }
-`;
+${SHARED_SHARE_POLICIES}`;
 
 let cluster: TestRedisCluster;
 let tools: ToolServer;

@@ -38,13 +38,26 @@ test('a hello registered while the replica drains ends its stream at once, and s
   const client = createWorkerClient(t.address);
   try {
     const { call, endedSoon } = await openStream(t, client);
+    // The schema compiler's thread started (80-300 ms, seconds on a loaded host), so that the
+    // hello's compile is not what the close races.
+    await t.registry.registerTools({ tools: [create(ToolSpecSchema, { ...tool, name: 'warm_up', executor: { case: 'builtin', value: { name: 'echo' } } })] });
     const registered: string[] = [];
     t.app.deps.registry.onChange((change) => void (change.type === 'register' && registered.push(...change.specs.map((s) => s.name))));
-    // The hello on the wire as the drain begins.
+    // The drain begins as the server reads the hello, its schema still to compile. (Closing as the
+    // test writes it raced the hello's read: under load the drain came first, and the stream, with
+    // no hello read, was ended without it: nothing registered.)
+    const registry = t.app.deps.registry;
+    const registerAsync = registry.registerAsync.bind(registry);
+    let closing: Promise<void> | undefined;
+    let started = 0;
+    registry.registerAsync = (specs, options) => {
+      started = Date.now();
+      closing = t.app.close(10_000);
+      return registerAsync(specs, options);
+    };
     call.write(create(WorkerMessageSchema, { msg: { case: 'hello', value: { workerId: 'late', tools: [create(ToolSpecSchema, tool)] } } }));
-    const started = Date.now();
-    const closing = t.app.close(10_000);
     expect((await endedSoon())?.code).toBe(0);
+    expect(closing).toBeDefined();
     await closing;
     expect(Date.now() - started).toBeLessThan(3_000);
     // The hello was read and its tools registered (they stay, as a worker's do when it leaves).

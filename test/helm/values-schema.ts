@@ -58,6 +58,24 @@ export function schemaRefusal(
 ): { stderr: string } | null {
   const validate = validatorOf(chart);
   if (!validate) return null;
+  // The answer depends only on the chart's schema, values and Chart.yaml and on the value files
+  // (their paths, which messages name, and texts): the same values rendered again in a test file
+  // (the defaults, mostly) take it from here.
+  const text = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8') : null);
+  const key = JSON.stringify([chart, ...['values.schema.json', 'values.yaml', 'Chart.yaml'].map((f) => text(join(chart, f))), ...valueFiles.map((f) => [f, text(f)])]);
+  if (!refusals.has(key)) refusals.set(key, refusalOf(render, validate, chart, valueFiles, dir));
+  return refusals.get(key)!;
+}
+
+const refusals = new Map<string, { stderr: string } | null>();
+
+function refusalOf(
+  render: (valueFiles: string[], chart: string) => { status: number | null; stdout: string; stderr: string },
+  validate: ValidateFunction,
+  chart: string,
+  valueFiles: string[],
+  dir: string,
+): { stderr: string } | null {
   const printer = join(dir, 'dispatch');
   mkdirSync(join(printer, 'templates'), { recursive: true });
   copyFileSync(join(chart, 'Chart.yaml'), join(printer, 'Chart.yaml'));

@@ -25,9 +25,18 @@ const spec = (name: string, inputSchema: string, description = 'a tool') =>
   create(ToolSpecSchema, { name, description, effect: Effect.READ_ONLY, inputSchema, executor: { case: 'http', value: { url: 'http://127.0.0.1:8/x' } } });
 
 const compilers: { close(): Promise<void> }[] = [];
-function newRegistry(options: Parameters<typeof createSchemaCompiler>[1] = {}) {
-  const compiler = createSchemaCompiler(1 << 20, options);
-  compilers.push(compiler);
+let shared: ReturnType<typeof createSchemaCompiler> | undefined;
+/**
+ * A registry on a compiler of its own when given options; without, on the file's shared compiler
+ * (its worker thread started once, not once a test: ~0.6 s of CPU each).
+ */
+function newRegistry(options?: Parameters<typeof createSchemaCompiler>[1]) {
+  let compiler = options ? undefined : shared;
+  if (!compiler) {
+    compiler = createSchemaCompiler(1 << 20, options ?? {});
+    compilers.push(compiler);
+    if (!options) shared = compiler;
+  }
   return createToolRegistry(compiler, () => new Set(['http']));
 }
 
@@ -41,7 +50,7 @@ test("a tenant's later registration is not overtaken by an earlier, slower one; 
   await registry.registerAsync([first], { tenant: 'order' });
   const order: string[] = [];
   // The second needs no compile (the tool is held as it is, when asked): it waits all the same.
-  const slow = registry.registerAsync([spec('t', schema('slow', 300), 'slow')], { tenant: 'order', replace: true }).then(() => order.push('slow'));
+  const slow = registry.registerAsync([spec('t', schema('slow', 100), 'slow')], { tenant: 'order', replace: true }).then(() => order.push('slow'));
   const back = registry.registerAsync([first], { tenant: 'order', replace: true }).then(() => order.push('back'));
   await Promise.all([slow, back]);
   expect(order).toEqual(['slow', 'back']);
@@ -57,7 +66,7 @@ test("a tenant's later registration is not overtaken by an earlier, slower one; 
 
 test('another replica’s registration then removal apply in that order, though the registration compiles first', async () => {
   const registry = newRegistry();
-  const registered = registry.applyRemoteAsync({ type: 'register', tenant: 'remote', specs: [spec('r', schema('r', 200))] });
+  const registered = registry.applyRemoteAsync({ type: 'register', tenant: 'remote', specs: [spec('r', schema('r', 100))] });
   const removed = registry.applyRemoteAsync({ type: 'remove', tenant: 'remote', name: 'r' });
   await Promise.all([registered, removed]);
   expect(registry.lookup('remote', 'r')).toBeUndefined();
@@ -116,9 +125,9 @@ test('a compile past the timeout fails with a clear message; the worker is start
 
 test('a full queue refuses (limit); closing refuses what waits and what comes after', async () => {
   const registry = newRegistry({ maxQueued: 1 });
-  const first = registry.registerAsync([spec('a', schema('a', 200))], { tenant: 'q1' });
-  const second = registry.registerAsync([spec('b', schema('b', 200))], { tenant: 'q2' }).catch((e: unknown) => e);
-  const third = registry.registerAsync([spec('c', schema('c', 200))], { tenant: 'q3' }).catch((e: unknown) => e);
+  const first = registry.registerAsync([spec('a', schema('a', 100))], { tenant: 'q1' });
+  const second = registry.registerAsync([spec('b', schema('b', 100))], { tenant: 'q2' }).catch((e: unknown) => e);
+  const third = registry.registerAsync([spec('c', schema('c', 100))], { tenant: 'q3' }).catch((e: unknown) => e);
   const refused = await third;
   expect((refused as RegistryError).code).toBe('limit');
   expect((refused as Error).message).toBe('the schema compiler has 1 schemas waiting, its limit; try again in a few seconds');

@@ -1,5 +1,5 @@
 import { EventKind, type Event } from '../../gen/dispatch/v1/dispatch_pb';
-import { shortened } from '../pipeline';
+import { shortened } from '../pipeline/bound-result';
 import { ATTR } from './span-attributes';
 import { terminalWord } from './terminal-text';
 

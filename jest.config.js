@@ -10,11 +10,12 @@ module.exports = {
   runtime: '<rootDir>/scripts/jest-script-runtime.js',
   // The slowest suites first, from a full run's durations where jest cached none (a clean clone).
   testSequencer: '<rootDir>/scripts/jest-sequencer.js',
-  // Three on two cores: most suites wait (timers, child processes, Redis, sockets), and with two
-  // workers the CPU was ~70% used; on a slower machine the run took 16 min (950 s of jest). Four
-  // took test/guards and test/redis from 159 s to 134-138 s, but the whole clean-clone run took
-  // 613 s of jest against 600 s with three, and met a load flake: not kept.
-  maxWorkers: 3,
+  // Four on two cores. Most suites wait (timers, child processes, Redis, sockets): a full run with
+  // three used 1.66 of the two cores on average (1,386 s of CPU in 837 s; scripts/jest-cpu-env.js
+  // measures each file), and a simulation of that run's files put four at ~727 s and more than four
+  // at the CPU's own bound (~690 s). (An earlier trial of four, when the suites' CPU filled the
+  // cores, gained nothing and met a load flake.)
+  maxWorkers: 4,
   // A worker's heap grows to ~700 MB of garbage V8 never collects over the run; freeing it at exit
   // took past jest's 500 ms grace ("A worker process has failed to exit gracefully"). A worker
   // over this much between test files is replaced (512 MB still left the warning; 256 MB ended it in

@@ -16,7 +16,22 @@ export function varintSize(value: number): number {
 }
 /** Size of a length-delimited field of `bytes` payload bytes (one-byte tags only here). */
 export const fieldSize = (bytes: number): number => 1 + varintSize(bytes) + bytes;
-export const stringSize = (text: string): number => (text === '' ? 0 : fieldSize(Buffer.byteLength(text)));
+export const stringSize = (text: string): number => (text === '' ? 0 : fieldSize(utf8Bytes(text)));
+
+/**
+ * Strings up to this many UTF-16 units are measured and written by the loops below when they are
+ * ASCII (call ids, tool names): Buffer.byteLength and Buffer#write cost ~60 ns a call into C++,
+ * several times the loop; longer ones, the loop costs more.
+ */
+const SHORT_CHARS = 32;
+
+/** The UTF-8 bytes of `text`: a short ASCII text's length (counted here), else Buffer.byteLength's. */
+export function utf8Bytes(text: string): number {
+  const length = text.length;
+  if (length > SHORT_CHARS) return Buffer.byteLength(text);
+  for (let i = 0; i < length; i++) if (text.charCodeAt(i) >= 0x80) return Buffer.byteLength(text);
+  return length;
+}
 export const uintSize = (value: number): number => (value === 0 ? 0 : 1 + varintSize(value));
 
 /** Writes a varint of a non-negative safe integer at `pos` (past 32 bits by division: `>>>` keeps 32); returns the position after it. */
@@ -64,8 +79,13 @@ export class Writer {
   string(tag: number, text: string, always = false): void {
     if (text === '' && !always) return;
     this.buf[this.pos++] = tag;
-    const bytes = Buffer.byteLength(text);
+    const bytes = utf8Bytes(text);
     this.varint(bytes);
-    this.pos += this.buf.write(text, this.pos, bytes, 'utf8');
+    // As many bytes as units: ASCII, each unit its byte.
+    if (bytes === text.length && bytes <= SHORT_CHARS) {
+      const buf = this.buf;
+      for (let i = 0; i < bytes; i++) buf[this.pos + i] = text.charCodeAt(i);
+      this.pos += bytes;
+    } else this.pos += this.buf.write(text, this.pos, bytes, 'utf8');
   }
 }

@@ -13,12 +13,14 @@ module.exports = {
   // Four on two cores. Most suites wait (timers, child processes, Redis, sockets): a full run with
   // three used 1.66 of the two cores on average (1,386 s of CPU in 837 s; scripts/jest-cpu-env.js
   // measures each file), and a simulation of that run's files put four at ~727 s and more than four
-  // at the CPU's own bound (~690 s). (An earlier trial of four, when the suites' CPU filled the
-  // cores, gained nothing and met a load flake.)
+  // at the CPU's own bound (~690 s); the clean-clone CI took 748 s against 924 s. (An earlier
+  // trial of four, when the suites' CPU filled the cores, gained nothing and met a load flake.)
   maxWorkers: 4,
   // A worker's heap grows to ~700 MB of garbage V8 never collects over the run; freeing it at exit
   // took past jest's 500 ms grace ("A worker process has failed to exit gracefully"). A worker
   // over this much between test files is replaced (512 MB still left the warning; 256 MB ended it in
-  // two full runs, which took no longer).
+  // two full runs, which took no longer). A new worker compiles the modules again (~2.5 s of CPU,
+  // every 11-19 files), and still a larger heap costs more: test/guards with test/audit took 135 s
+  // of CPU in 10 workers at 256 MB, 171 s in 2 never replaced at 1 GB.
   workerIdleMemoryLimit: '256MB',
 };

@@ -1,4 +1,5 @@
-import { RE2 } from 're2-wasm';
+import type { RE2 } from 're2-wasm';
+import { re2 } from './re2-lazy';
 
 /**
  * Distinct patterns this process holds at most. re2-wasm's memory is fixed (16 MiB, ~10,000 small
@@ -125,7 +126,7 @@ export function leasePatterns(owner: string, options: LeaseOptions = {}): Patter
       if (!re) {
         const bound = owner === '' ? MAX_DISTINCT_PATTERNS : MAX_DISTINCT_PATTERNS - OPERATOR_RESERVED_PATTERNS;
         if (entries.size + made.length >= bound) throw new Error(processRefusal(owner));
-        re = new RE2(pattern, flags);
+        re = new (re2())(pattern, flags);
         made.push(re);
       }
       if (!kept(key)) newForOwner++;

@@ -1,7 +1,8 @@
 import Ajv2020 from 'ajv/dist/2020';
 import standaloneCode from 'ajv/dist/standalone';
 import addFormats from 'ajv-formats';
-import { RE2 } from 're2-wasm';
+import type { RE2 } from 're2-wasm';
+import { re2 } from './re2-lazy';
 import { jsonDepth } from '../json';
 import { shortened } from '../pipeline/bound-result';
 import { addAnnotationFormats, noteUnknownFormats, useLinearUrlFormat } from './known-formats';
@@ -105,7 +106,7 @@ export function createSchemaCodegen(maxSchemaBytes: number): (schemaText: string
         const all = flags.includes('u') ? flags : `${flags}u`;
         const key = `${all}/${pattern}`;
         if (!made.has(key) && patternBound && made.size >= patternBound.max) throw new Error(patternBound.refusal);
-        const re = made.get(key) ?? new RE2(pattern, all);
+        const re = made.get(key) ?? new (re2())(pattern, all);
         made.set(key, re);
         return re;
       },

@@ -124,9 +124,10 @@ export class Reader {
   /** A length-delimited UTF-8 string; invalid UTF-8 throws (proto3 strings must be valid). */
   string(): string {
     const end = this.delimited();
-    const text = (end - this.pos <= SHORT_BYTES && asciiText(this.buf, this.pos, end)) || this.buf.toString('utf8', this.pos, end);
-    // A replacement character is either sent as such or marks invalid bytes: only then check.
-    if (text.includes('\uFFFD') && !isUtf8(this.buf.subarray(this.pos, end))) throw new TypeError('invalid UTF-8 in a string field');
+    const ascii = end - this.pos <= SHORT_BYTES ? asciiText(this.buf, this.pos, end) : '';
+    const text = ascii || this.buf.toString('utf8', this.pos, end);
+    // A replacement character is either sent as such or marks invalid bytes: only then check (ASCII holds none).
+    if (ascii === '' && text.includes('\uFFFD') && !isUtf8(this.buf.subarray(this.pos, end))) throw new TypeError('invalid UTF-8 in a string field');
     this.pos = end;
     return text;
   }

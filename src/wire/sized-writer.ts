@@ -26,7 +26,7 @@ export const stringSize = (text: string): number => (text === '' ? 0 : fieldSize
 const SHORT_CHARS = 32;
 
 /** The UTF-8 bytes of `text`: a short ASCII text's length (counted here), else Buffer.byteLength's. */
-export function utf8Bytes(text: string): number {
+function utf8Bytes(text: string): number {
   const length = text.length;
   if (length > SHORT_CHARS) return Buffer.byteLength(text);
   for (let i = 0; i < length; i++) if (text.charCodeAt(i) >= 0x80) return Buffer.byteLength(text);

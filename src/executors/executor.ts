@@ -49,8 +49,10 @@ export interface ExecutorContext {
    * timeout), keeps its promise pending for the tool's own answer, and settles it within a bound
    * of its own (a worker's, which need not stop at its cancel): once the tool answers, the answer
    * replaces the attempt's OUTCOME_UNKNOWN record (late-answer.ts). Absent from some contexts.
+   * `answered`: the tool had answered in time, and only dispatch's own work on its output (its
+   * redaction, in the redaction worker) was cut off.
    */
-  lateAnswerPending?(): void;
+  lateAnswerPending?(answered?: boolean): void;
   /**
    * The session's scratch directory, created on first use. A built-in's is held until the
    * built-in settles: expiry and the maxDirs bound pass over it meanwhile (EndSession does not).

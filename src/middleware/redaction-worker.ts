@@ -35,6 +35,12 @@ export interface RedactionCall {
   readonly deadline: number;
   /** Runs `listener` once the call is aborted (at once if it is); returns the unsubscribe. */
   onAbort(listener: (reason: unknown) => void): () => void;
+  /**
+   * Told, as a side-effecting call is cut off (`keepLate`) while its output waits here or is being
+   * redacted, that the job goes on and its end settles the call's output: its tool's answer, in hand,
+   * is recorded in place of OUTCOME_UNKNOWN (ExecutorContext.lateAnswerPending, late-answer.ts).
+   */
+  lateAnswerPending?(answered: true): void;
 }
 
 /** Options of {@link createRedactionWorker}. */
@@ -45,6 +51,8 @@ export interface RedactionWorkerOptions {
   readonly idleMs?: number;
   /** The thread's old generation at most, in MB (outside the main thread's heap). @default REDACTION_HEAP_MB */
   readonly heapMb?: number;
+  /** Characters of the jobs kept past their calls' ends at most. @default LATE_JOBS_MAX_CHARS */
+  readonly lateMaxChars?: number;
 }
 
 /**
@@ -64,13 +72,23 @@ export const REDACTION_HEAP_MB = 512;
 /** An idle thread ends after this long; the next job starts another (~150 ms, off the event loop). */
 const IDLE_MS = 30_000;
 
+/**
+ * Characters (texts together) of the jobs kept past their calls' ends at most: side-effecting
+ * calls' outputs, whose tools answered, to be recorded once redacted (late-answer.ts). Two of the
+ * longest outputs (limits.max_tool_output_chars, 16 Mi); past it, a job is dropped as before, and
+ * its call's record keeps the withheld answer (the tool ran) rather than OUTCOME_UNKNOWN.
+ */
+export const LATE_JOBS_MAX_CHARS = 32 * 1024 * 1024;
+
 /** Redacts texts in a worker thread, one job at a time, tenants in turn. */
 export interface RedactionWorker {
   /**
    * `texts` redacted as redactSecrets does with the worker's options, in order. Rejects with a
    * {@link RedactionWorkerError}: `dropped` when the call was aborted, or its deadline passed,
-   * before its turn (a call already aborted when it asks is a late answer, late-answer.ts: it waits
-   * its turn when `keepLate`, else is dropped at once); `crashed` or `timed_out` when the thread
+   * before its turn, unless `keepLate` (a side-effecting call's output: its tool ran, so its
+   * answer is recorded once redacted, late-answer.ts), whose job is kept, waiting or running, past
+   * its call's end or deadline, up to {@link LATE_JOBS_MAX_CHARS} of such jobs (a call already
+   * aborted when it asks is a late answer too: kept, or else dropped at once); `crashed` or `timed_out` when the thread
    * ran out of memory, threw, or took past the bound (the thread is ended, the next job starts
    * another); `closed` once closed.
    */
@@ -83,7 +101,11 @@ interface Job {
   readonly texts: readonly string[];
   readonly tenant: string;
   /** Undefined for a late answer, which is never dropped. */
-  readonly deadline: number | undefined;
+  deadline: number | undefined;
+  /** A side-effecting call's output: kept past its call's end or deadline, within LATE_JOBS_MAX_CHARS. */
+  readonly keepLate: boolean;
+  /** Characters counted against LATE_JOBS_MAX_CHARS while the job is kept past its call's end. */
+  lateChars: number;
   readonly resolve: (texts: readonly string[]) => void;
   readonly reject: (error: RedactionWorkerError) => void;
   unsubscribe: () => void;
@@ -94,23 +116,27 @@ interface Job {
  * is unref'd while idle (it never keeps the process up). Jobs wait per tenant, taken in turn: the
  * queue has no bound of its own, as each job is an attempt in flight already holding its output
  * (bounded by limits.max_calls_in_flight and max_answer_bytes_in_flight), or a side-effecting
- * call's late answer, which its executor bounds.
+ * call's output kept past its call's end (bounded by LATE_JOBS_MAX_CHARS).
  */
 export function createRedactionWorker(redaction: RedactionOptions = {}, options: RedactionWorkerOptions = {}): RedactionWorker {
   const timeoutMs = options.timeoutMs ?? REDACTION_TIMEOUT_MS;
+  const lateMaxChars = options.lateMaxChars ?? LATE_JOBS_MAX_CHARS;
   const waiting = createTenantRotation<Job>();
   let closed = false;
+  let lateChars = 0;
 
   const settle = (job: Job, outcome: readonly string[] | RedactionWorkerError) => {
     job.unsubscribe();
+    lateChars -= job.lateChars;
+    job.lateChars = 0;
     if (outcome instanceof RedactionWorkerError) job.reject(outcome);
     else job.resolve(outcome);
   };
 
-  /** The next job in turn that is still wanted: one whose deadline passed before its turn is dropped. */
+  /** The next job in turn that is still wanted: one whose deadline passed before its turn is dropped, unless kept (keepLate). */
   const nextWanted = (): Job | undefined => {
     for (let job = waiting.take(); job !== undefined; job = waiting.take()) {
-      if (job.deadline === undefined || Date.now() < job.deadline) return job;
+      if (job.deadline === undefined || Date.now() < job.deadline || (job.keepLate && keep(job))) return job;
       settle(job, new RedactionWorkerError("the call's deadline passed before its turn", 'dropped'));
     }
     return undefined;
@@ -134,6 +160,17 @@ export function createRedactionWorker(redaction: RedactionOptions = {}, options:
       ),
   });
 
+  const lateDropped = (why: string) => new RedactionWorkerError(`${why}, with ${lateMaxChars} characters of ended calls' outputs waiting at most`, 'dropped');
+  /** Keeps `job` past its call's end, when lateMaxChars has room for it; false when not. */
+  const keep = (job: Job): boolean => {
+    let chars = 0;
+    for (const text of job.texts) chars += text.length;
+    if (lateChars + chars > lateMaxChars) return false;
+    lateChars += job.lateChars = chars;
+    job.deadline = undefined;
+    return true;
+  };
+
   return {
     redact(texts, call, keepLate) {
       if (closed) return Promise.reject(new RedactionWorkerError('the redaction worker is closed: dispatchd is shutting down', 'closed'));
@@ -143,10 +180,15 @@ export function createRedactionWorker(redaction: RedactionOptions = {}, options:
         const unsubscribe = call.onAbort(() => {
           // Called at once when the call has ended already: a late answer.
           if (job === undefined) late = true;
-          else if (waiting.remove(job.tenant, job)) settle(job, new RedactionWorkerError('the call ended before its turn', 'dropped'));
+          else if (job.keepLate) {
+            // The job's end, waiting or running, settles the output, which is recorded: kept, or dropped now if past the bound.
+            call.lateAnswerPending?.(true);
+            if (job.lateChars === 0 && !keep(job) && waiting.remove(job.tenant, job)) settle(job, lateDropped('the call ended before its turn'));
+          } else if (waiting.remove(job.tenant, job)) settle(job, new RedactionWorkerError('the call ended before its turn', 'dropped'));
         });
-        job = { texts, tenant: call.tenant, deadline: late ? undefined : call.deadline, resolve, reject, unsubscribe };
+        job = { texts, tenant: call.tenant, deadline: late ? undefined : call.deadline, keepLate, lateChars: 0, resolve, reject, unsubscribe };
         if (late && !keepLate) return settle(job, new RedactionWorkerError('the call had ended when its output came', 'dropped'));
+        if (late && !keep(job)) return settle(job, lateDropped('the call had ended when its output came'));
         waiting.push(job.tenant, job);
         thread.next();
       });

@@ -48,7 +48,8 @@ function redactError(error: unknown, options: RedactionOptions): unknown {
 
 /**
  * The failure of a call whose output the worker did not redact (it crashed, took too long, was
- * closed, or the call's time ran out while the output waited): its text is withheld, never sent
+ * closed, or a read-only call's time ran out while the output waited; a side-effecting call's is
+ * kept and recorded, redaction-worker.ts): its text is withheld, never sent
  * unredacted. UNEXPECTED after execution, as a broken `returns_json` contract: never retried (the
  * tool ran), a side-effecting call's record keeps it (the same call is replayed, not run again; a
  * TIMEOUT or UNAVAILABLE during would have been recorded OUTCOME_UNKNOWN, CANCELLED not at all),

@@ -17,6 +17,8 @@ export class AttemptContext implements ExecutorContext {
   delivered: Delivery | undefined = undefined;
   /** Its executor's promise stays pending past its timeout, for the tool's late answer (see ExecutorContext.lateAnswerPending). */
   latePending = false;
+  /** The tool had answered in time; its output's redaction was cut off (see ExecutorContext.lateAnswerPending). */
+  lateAnswered = false;
   /** The HTTP status its tool answered, when its executor said (see {@link ExecutorContext.responded}). */
   answered: number | undefined = undefined;
 
@@ -68,8 +70,9 @@ export class AttemptContext implements ExecutorContext {
     this.answered = status;
   }
 
-  lateAnswerPending(): void {
+  lateAnswerPending(answered?: boolean): void {
     this.latePending = true;
+    if (answered === true) this.lateAnswered = true;
   }
 
   scratchDir(): Promise<string> {

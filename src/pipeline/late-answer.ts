@@ -22,6 +22,8 @@ export interface LateClaim {
   readonly owner: string;
   /** What cut the attempt off, as the log line says it: its timeout, or its client's cancel. @default 'timeout' */
   readonly cutBy?: 'timeout' | 'cancel';
+  /** The tool had answered before the cut, its output's redaction not (AttemptContext.lateAnswered): the log line says so. */
+  readonly answered?: boolean;
 }
 
 /**
@@ -58,8 +60,9 @@ export function recordLateAnswer(deps: PipelineDeps, sessionId: string, tool: Re
       const written = await deps.store.finishAttempt({ scope: claim.scope, op: claim.op, idempotency: { ...end, late: true }, spill });
       const fields = { tool: tool.name, tool_call_id: callId, attempt, duration_ms: durationMs, outcome: error ? ErrorKind[error.kind] : 'OK' };
       const after = claim.cutBy === 'cancel' ? "its client's cancel cut it off" : 'its timeout';
-      if (written.keptOut) deps.logger.info(`a side-effecting call's tool answered after ${after}; its record had changed since (the session ended, or it expired), so the answer was not recorded`, fields);
-      else deps.logger.info(`a side-effecting call's tool answered after ${after}; the answer replaces OUTCOME_UNKNOWN for the same call made again`, fields);
+      const answered = claim.answered === true ? `a side-effecting call's tool answered in time, and its answer was redacted after ${after}` : `a side-effecting call's tool answered after ${after}`;
+      if (written.keptOut) deps.logger.info(`${answered}; its record had changed since (the session ended, or it expired), so the answer was not recorded`, fields);
+      else deps.logger.info(`${answered}; the answer replaces OUTCOME_UNKNOWN for the same call made again`, fields);
     })
     .catch((error: unknown) => storeWarn(deps.logger)('the late answer of a side-effecting call was not recorded', { tool: tool.name, error: (error as Error).message }));
 }

@@ -63,7 +63,7 @@ export function outlivedAttempt(deps: PipelineDeps, turn: TurnContext, tool: Res
       const idempotency = claimEnd(claim.key, tool, claim.owner, result, error, undefined);
       const written = await deps.store.finishAttempt({ scope: claim.scope, op: claim.op, idempotency, spill });
       const late = lateWork(run, context(), idempotency, written);
-      if (late) recordLateAnswer(deps, turn.sessionId, tool, callId, attempt, claim, late, started);
+      if (late) recordLateAnswer(deps, turn.sessionId, tool, callId, attempt, { ...claim, answered: context()?.lateAnswered }, late, started);
       deps.logger.info("a side-effecting call outlived its client's deadline; its outcome is recorded for the same call made again", { tool: tool.name, tool_call_id: callId, attempt, outcome: error ? ErrorKind[error.kind] : 'OK' });
     })
     .catch((error: unknown) => storeWarn(deps.logger)("the record of a call that outlived its client's deadline was not written", { tool: tool.name, error: (error as Error).message }));

@@ -256,7 +256,7 @@ async function attemptWith(deps: PipelineDeps, turn: TurnContext, obs: CallObser
       if (after instanceof Promise) after = await after;
       spillKept = after.spillRefused !== true;
       const late = lateWork(run, context, idempotency, after);
-      if (late) recordLateAnswer(deps, turn.sessionId, tool, callId, attempt, { scope, op, key: callKey, owner, cutBy: run.kind === 'cancelled' ? 'cancel' : 'timeout' }, late, execStarted);
+      if (late) recordLateAnswer(deps, turn.sessionId, tool, callId, attempt, { scope, op, key: callKey, owner, cutBy: run.kind === 'cancelled' ? 'cancel' : 'timeout', answered: context?.lateAnswered }, late, execStarted);
       // Its next identical call refused for longer than the tool asked to wait: the result says so.
       const blockedMs = error ? blockedWaitMs(after.streak, tool, toldWaitMs(error, tool.loop.assumedWaitMs)) : undefined;
       if (record && record.counts !== false && noteLoopWarning(progress, failed, addLoopWarning(after.streak, tool, obs, attempt, warnings, blockedMs))) result.warnings = [...warnings];

@@ -3,33 +3,14 @@
 // whose call ended before its turn is dropped, and one the thread could not redact (out of
 // memory, too slow, closed) fails, never giving its text back unredacted. Needs dist/.
 import { createRedactionWorker, INLINE_REDACTION_CHARS, redaction, redactSecrets, RedactionWorkerError, type RedactionCall, type RedactionOptions, type RedactionWorker } from '../../src/middleware';
+import { abortableCall } from '../helpers/abortable-call';
 import type { Invocation, ToolOutput } from '../../src/pipeline';
 
 jest.setTimeout(30_000);
 
 const call = (tenant: string, deadline = Date.now() + 60_000): RedactionCall => ({ tenant, deadline, onAbort: () => () => undefined });
 
-/** A call whose abort the test fires. */
-function abortable(tenant: string): RedactionCall & { abort(): void } {
-  const listeners = new Set<(reason: unknown) => void>();
-  let aborted = false;
-  return {
-    tenant,
-    deadline: Date.now() + 60_000,
-    onAbort(listener) {
-      if (aborted) {
-        listener(new Error('aborted'));
-        return () => undefined;
-      }
-      listeners.add(listener);
-      return () => void listeners.delete(listener);
-    },
-    abort() {
-      aborted = true;
-      for (const listener of listeners) listener(new Error('aborted'));
-    },
-  };
-}
+const abortable = abortableCall;
 
 const reasonOf = (promise: Promise<unknown>): Promise<string> =>
   promise.then(

@@ -1,0 +1,77 @@
+// Found and left last session, fixed here: a side-effecting call cut off by its timeout while its
+// large output (past INLINE_REDACTION_CHARS) waited for the redaction thread, or was being
+// redacted there, after its tool had answered in time, stayed OUTCOME_UNKNOWN for its record's
+// hour: the waiting job was dropped at the cut, a running one's answer went unread. The tool's
+// answer is now recorded once redacted (late-answer.ts): the same call made again is replayed,
+// redacted, and the tool ran once. A real HTTP tool, the app's own redaction thread (needs dist/).
+import { ErrorKind } from '../../gen/dispatch/v1/dispatch_pb';
+import type { Logger } from '../../src/log';
+import { startApp, startToolServer, type TestDispatch, type ToolServer } from '../helpers/servers';
+
+jest.setTimeout(30_000);
+
+/** ~1.6 Mi characters of the slowest text to redact: ~0.8-2 s in the thread, past the tools' 250 ms. */
+const SLOW = 'pwd="a" '.repeat(200_000);
+/** Past INLINE_REDACTION_CHARS: redacted in the thread, quickly once its turn comes. */
+const SENT = 'password: hunter2\n'.repeat(2_000);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const lines: string[] = [];
+const logger: Logger = { debug() {}, info: (m) => void lines.push(m), warn: (m) => void lines.push(m), error() {} };
+let tools: ToolServer;
+let d: TestDispatch;
+const hits = { slow_send: 0, send: 0 };
+
+beforeAll(async () => {
+  const answer = (name: keyof typeof hits, text: string) => (_req: unknown, res: import('node:http').ServerResponse) => {
+    hits[name]++;
+    res.writeHead(200, { 'content-type': 'text/plain' }).end(text);
+  };
+  tools = await startToolServer({ '/slow_send': answer('slow_send', SLOW), '/send': answer('send', SENT), '/slow_read': (_req, res) => void res.writeHead(200, { 'content-type': 'text/plain' }).end(SLOW) });
+  const tool = (name: string, effect: string, timeoutMs: number) =>
+    `  - { name: ${name}, effect: ${effect},${effect === 'read_only' ? ' skip_memoize: true,' : ''} max_result_chars: 100000, timeout_ms: ${timeoutMs}, retry: { max_attempts: 1 }, input_schema: '{"type":"object"}', http: { url: "${tools.url}/${name}" } }\n`;
+  d = await startApp(`tools:\n${tool('slow_send', 'side_effect', 250)}${tool('send', 'side_effect', 250)}${tool('slow_read', 'read_only', 20_000)}`, { logger });
+});
+
+afterAll(async () => {
+  await d?.close();
+  await tools?.close();
+});
+
+const call = (name: string, id: string, session: string) => d.dispatch.dispatch({ sessionId: session, calls: [{ id, name, arguments: '{"to":"a@example.com"}' }] }).then((r) => r.results[0]!);
+
+/** Calls again until the answer is replayed (recorded once redacted), for 10 s at most. */
+async function replayed(name: string, session: string) {
+  for (let n = 0, deadline = Date.now() + 10_000; ; n++) {
+    const answer = await call(name, `again-${n}`, session);
+    if (answer.idempotentReplay || Date.now() > deadline) return answer;
+    await sleep(100);
+  }
+}
+
+test('cut off while its output is redacted: the answer is recorded once redacted, and replayed', async () => {
+  const first = await call('slow_send', 'c1', 's1');
+  expect(first.error).toMatchObject({ kind: ErrorKind.TIMEOUT, recoverable: false });
+  // Before the redaction ends: unknown, as for any side-effecting call cut off mid-flight.
+  expect((await call('slow_send', 'c2', 's1')).error?.kind).toBe(ErrorKind.OUTCOME_UNKNOWN);
+  const again = await replayed('slow_send', 's1');
+  expect(again).toMatchObject({ isError: false, idempotentReplay: true });
+  expect(again.output).toContain('[REDACTED');
+  expect(again.output).not.toContain('pwd="a"');
+  expect(hits.slow_send).toBe(1);
+  expect(lines).toContain("a side-effecting call's tool answered in time, and its answer was redacted after its timeout; the answer replaces OUTCOME_UNKNOWN for the same call made again");
+});
+
+test("cut off while its output waits behind another session's redaction: kept, recorded once redacted, and replayed", async () => {
+  const busy = call('slow_read', 'r1', 'reader');
+  // The read-only call's output reaches the thread first.
+  await sleep(150);
+  const first = await call('send', 'c1', 's2');
+  expect(first.error).toMatchObject({ kind: ErrorKind.TIMEOUT, recoverable: false });
+  const again = await replayed('send', 's2');
+  expect(again).toMatchObject({ isError: false, idempotentReplay: true });
+  expect(again.output).not.toContain('hunter2');
+  expect(again.output).toContain('[REDACTED');
+  expect(hits.send).toBe(1);
+  expect((await busy).isError).toBe(false);
+});

@@ -5,6 +5,7 @@ import { tenantProblem } from '../parse/client-id';
 import { resolveSpillLimits, type SpillLimits } from '../store/redis/spill-limits';
 import { ConfigError } from './config-error';
 import { toolWithEnv } from './env-refs';
+import { parseRedactionConfig, type RedactionConfig } from './redaction-config';
 import { parseRegistryConfig, type RegistryConfig } from './registry-config';
 import { toolFromYaml } from './tool-yaml';
 import { snake, unknownKeyProblem } from './unknown-key';
@@ -50,6 +51,12 @@ export interface DispatchConfig {
   readonly telemetry: Readonly<Record<string, unknown>>;
   /** `registry: { http_allow, http_deny, allow_tenant_skip_redaction }`: what the operator lets tenants register. */
   readonly registry: RegistryConfig;
+  /**
+   * `redaction: { thread_timeout_ms, thread_idle_ms, thread_heap_mb }`: the bounds of the thread
+   * that redacts large outputs (RedactionWorkerOptions). Absent (a config built by hand), or a key
+   * left out: the worker's defaults.
+   */
+  readonly redaction?: RedactionConfig;
   /** `redis: { url }`: the shared store, when no `--redis` flag or DISPATCH_REDIS_URL is given. */
   readonly redisUrl?: string;
   /** `redis: { spill_memory_share, max_spill_bytes, max_spill_ttl_seconds }`: what spilled results may take of Redis. */
@@ -57,7 +64,7 @@ export interface DispatchConfig {
 }
 
 /** The sections of the config file. */
-export const TOP_LEVEL: readonly string[] = ['tools', 'limits', 'auth', 'policies', 'mcp_servers', 'telemetry', 'redis', 'registry'];
+export const TOP_LEVEL: readonly string[] = ['tools', 'limits', 'auth', 'policies', 'mcp_servers', 'telemetry', 'redis', 'registry', 'redaction'];
 const AUTH_KEYS = ['tokens', 'tokens_file', 'mtls_tenant_from', 'mtls_scopes'];
 const TOKEN_KEYS = ['tenant', 'sha256', 'scopes'];
 const SCOPES = ['dispatch', 'subscribe', 'admin', 'worker'];
@@ -203,6 +210,7 @@ export function parseConfig(text: string, file: string): DispatchConfig {
     mcpServers: asList(file, 'mcp_servers', top.mcp_servers),
     telemetry: (top.telemetry ?? {}) as Record<string, unknown>,
     registry: parseRegistryConfig(file, top.registry),
+    redaction: parseRedactionConfig(file, top.redaction),
   };
 }
 

@@ -22,7 +22,7 @@ async function connected(client: ReturnType<typeof createDispatchClient>): Promi
 }
 
 test.each([
-  ['unknown.yaml', 'tools: []\nlistn: 1\n', 'listn: unknown key "listn" (expected one of tools, limits, auth, policies, mcp_servers, telemetry, redis, registry)'],
+  ['unknown.yaml', 'tools: []\nlistn: 1\n', 'listn: unknown key "listn" (expected one of tools, limits, auth, policies, mcp_servers, telemetry, redis, registry, redaction)'],
   ['negative.yaml', 'tools:\n  - name: a\n    timeout_ms: -5\n    builtin: { name: echo }\n', 'tools[0].timeout_ms: must be a non-negative integer, got -5'],
   ['key.yaml', 'tools:\n  - name: a\n    retries: 3\n    builtin: { name: echo }\n', 'tools[0].retries: unknown key "retries"'],
   ['schema.yaml', 'tools:\n  - name: a\n    input_schema: \'{"type": 5}\'\n    builtin: { name: echo }\n', 'tools[0] ("a"): input_schema does not compile'],

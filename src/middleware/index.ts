@@ -1,7 +1,7 @@
 export { createGuardMiddleware } from './guard-middleware';
 export type { GuardMiddleware, GuardMiddlewareOptions, NamedMiddleware } from './guard-middleware';
 export { redaction, INLINE_REDACTION_CHARS, SPLIT_TAIL_CHARS } from './redaction';
-export { createRedactionWorker, LATE_JOBS_MAX_CHARS, RedactionWorkerError, REDACTION_HEAP_MB, REDACTION_TIMEOUT_MS } from './redaction-worker';
+export { createRedactionWorker, LATE_JOBS_MAX_CHARS, RedactionWorkerError, REDACTION_HEAP_MB, REDACTION_TIMEOUT_MS, STOP_RUNNING_CHARS } from './redaction-worker';
 export type { RedactionCall, RedactionFailure, RedactionWorker, RedactionWorkerOptions } from './redaction-worker';
 export { redactSecrets } from './redact-secrets';
 export { redactSecretFields } from './secret-fields';

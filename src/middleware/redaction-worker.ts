@@ -80,12 +80,22 @@ const IDLE_MS = 30_000;
  */
 export const LATE_JOBS_MAX_CHARS = 32 * 1024 * 1024;
 
+/**
+ * A job of at least this many characters (texts together) that nobody wants any more (a read-only
+ * call's, cut off) ends the thread redacting it, rather than running to its end: it could take up
+ * to ~1.2 s a Mi characters at the slowest (20 s for 16 Mi), holding every other tenant's output
+ * back, where a new thread costs ~150 ms of the thread's start, off the event loop. A smaller
+ * job, at most ~1.2 s, is left to end.
+ */
+export const STOP_RUNNING_CHARS = 1024 * 1024;
+
 /** Redacts texts in a worker thread, one job at a time, tenants in turn. */
 export interface RedactionWorker {
   /**
    * `texts` redacted as redactSecrets does with the worker's options, in order. Rejects with a
    * {@link RedactionWorkerError}: `dropped` when the call was aborted, or its deadline passed,
-   * before its turn, unless `keepLate` (a side-effecting call's output: its tool ran, so its
+   * before its turn, or was aborted while a job of {@link STOP_RUNNING_CHARS} or more ran (its
+   * thread ended), unless `keepLate` (a side-effecting call's output: its tool ran, so its
    * answer is recorded once redacted, late-answer.ts), whose job is kept, waiting or running, past
    * its call's end or deadline, up to {@link LATE_JOBS_MAX_CHARS} of such jobs (a call already
    * aborted when it asks is a late answer too: kept, or else dropped at once); `crashed` or `timed_out` when the thread
@@ -95,6 +105,13 @@ export interface RedactionWorker {
   redact(texts: readonly string[], call: RedactionCall, keepLate: boolean): Promise<readonly string[]>;
   /** Ends the thread; jobs waiting or running are refused (`closed`). */
   close(): Promise<void>;
+}
+
+/** Characters of a job's texts together. */
+function charsOf(job: Job): number {
+  let chars = 0;
+  for (const text of job.texts) chars += text.length;
+  return chars;
 }
 
 interface Job {
@@ -163,8 +180,7 @@ export function createRedactionWorker(redaction: RedactionOptions = {}, options:
   const lateDropped = (why: string) => new RedactionWorkerError(`${why}, with ${lateMaxChars} characters of ended calls' outputs waiting at most`, 'dropped');
   /** Keeps `job` past its call's end, when lateMaxChars has room for it; false when not. */
   const keep = (job: Job): boolean => {
-    let chars = 0;
-    for (const text of job.texts) chars += text.length;
+    const chars = charsOf(job);
     if (lateChars + chars > lateMaxChars) return false;
     lateChars += job.lateChars = chars;
     job.deadline = undefined;
@@ -185,6 +201,7 @@ export function createRedactionWorker(redaction: RedactionOptions = {}, options:
             call.lateAnswerPending?.(true);
             if (job.lateChars === 0 && !keep(job) && waiting.remove(job.tenant, job)) settle(job, lateDropped('the call ended before its turn'));
           } else if (waiting.remove(job.tenant, job)) settle(job, new RedactionWorkerError('the call ended before its turn', 'dropped'));
+          else if (charsOf(job) >= STOP_RUNNING_CHARS && thread.stop(job)) settle(job, new RedactionWorkerError('the call ended while it was redacted', 'dropped'));
         });
         job = { texts, tenant: call.tenant, deadline: late ? undefined : call.deadline, keepLate, lateChars: 0, resolve, reject, unsubscribe };
         if (late && !keepLate) return settle(job, new RedactionWorkerError('the call had ended when its output came', 'dropped'));

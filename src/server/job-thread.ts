@@ -38,6 +38,12 @@ export interface JobThreadOptions<Job, Answer extends ThreadAnswer> {
 export interface JobThread<Job> {
   /** Starts the next job the owner has, if none runs (and the thread, if none lives). */
   next(): void;
+  /**
+   * Ends the thread when it is running `job` (nobody wants its answer any more): the job gets no
+   * answer, nor a failure (its owner settles it), and the next job starts another thread. False
+   * when `job` is not the one running.
+   */
+  stop(job: Job): boolean;
   /** Ends the thread; resolves with the job it was running, if any, which its owner fails. Takes no more jobs. */
   close(): Promise<Job | undefined>;
 }
@@ -140,6 +146,15 @@ export function createJobThread<Job, Answer extends ThreadAnswer>(options: JobTh
 
   return {
     next,
+    stop(job) {
+      if (running?.job !== job) return false;
+      clearTimeout(running.timer);
+      running = undefined;
+      const thread = worker;
+      worker = undefined;
+      void thread?.terminate().finally(next);
+      return true;
+    },
     async close() {
       closed = true;
       clearTimeout(idle);

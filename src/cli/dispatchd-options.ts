@@ -5,6 +5,7 @@ import type { TlsFiles } from '../auth';
 import { resolveTlsRefreshIntervalMs } from '../auth/tls-refresh-interval';
 import { MAX_TIMER_MS } from '../options/limits';
 import { parseRedisUrl } from '../store/redis/redis-url';
+import { redisTlsOptions } from '../store/redis/redis-tls';
 import { parseHostPort } from '../telemetry/metrics-server';
 import { sharedStatsLimitsFromEnv } from '../telemetry/shared-stats-options';
 import { booleanEnv } from './boolean-env';
@@ -40,7 +41,8 @@ export const USAGE = `usage: dispatchd [--listen HOST:PORT] [--redis URL] [--con
        dispatchd -h | --help | --version
   environment: DISPATCH_LISTEN, DISPATCH_REDIS_URL, DISPATCH_REDIS_PASSWORD (the master's),
                DISPATCH_REDIS_SENTINEL_USERNAME, DISPATCH_REDIS_SENTINEL_PASSWORD (the Sentinels'
-               own), DISPATCH_CONFIG, DISPATCH_GRACE_MS, DISPATCH_AUTH_TOKENS_FILE,
+               own), DISPATCH_REDIS_TLS_CA, DISPATCH_REDIS_TLS_CERT, DISPATCH_REDIS_TLS_KEY (PEM
+               files for rediss://, rediss-sentinel://, rediss-cluster://), DISPATCH_CONFIG, DISPATCH_GRACE_MS, DISPATCH_AUTH_TOKENS_FILE,
                DISPATCH_INSECURE=true, DISPATCH_METRICS_LISTEN, DISPATCH_TLS_CERT, DISPATCH_TLS_KEY,
                DISPATCH_TLS_CA, DISPATCH_TLS_REFRESH_MS, DISPATCH_STATS_FLUSH_MS (with --redis:
                how often GetToolStats' counts are shared, default 1000), DISPATCH_LOG_LEVEL
@@ -135,7 +137,8 @@ function checkListen(name: string, listen: string): void {
 /** Throws unless `url` is a Redis URL dispatch connects to; `name` is the flag or variable that gave it. */
 function checkRedisUrl(name: string, url: string, env: NodeJS.ProcessEnv): void {
   try {
-    parseRedisUrl(url, env);
+    // The TLS files read now too: one that cannot be read stops the start here, naming its variable.
+    if (parseRedisUrl(url, env).tls) redisTlsOptions(env);
   } catch (error) {
     throw new SettingError(name, `${name}: ${(error as Error).message}`, 'invalid_redis_url', { cause: error });
   }

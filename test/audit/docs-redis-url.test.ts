@@ -5,7 +5,7 @@ import { parseRedisUrl } from '../../src/store/redis/redis-url';
 // master name with a bad % escape (`/my%master`) threw a bare URIError instead: dispatchd said
 // `--redis: URI malformed`, naming neither the problem nor the accepted forms.
 
-const FORMS = '(expected redis://[:password@]host:port/db, rediss://..., redis-sentinel://';
+const FORMS = '(expected redis://[:password@]host:port/db, redis-sentinel://';
 
 test('a Sentinel master name that is not percent-encoded is a bad Redis URL, with its reason and the forms', () => {
   expect(() => parseRedisUrl('redis-sentinel://s1:26379/my%master', {})).toThrow(`bad Redis URL "redis-sentinel://s1:26379/my%master": the master name "my%master" is not percent-encoded (write % as %25) ${FORMS}`);

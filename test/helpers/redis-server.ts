@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { redisTlsArgs, sentinelTlsConf, tlsPortOf, type RedisTls } from './redis-tls';
 
 /** A redis-server this test started (or an external one from REDIS_URL). */
 export interface TestRedis {
@@ -18,6 +19,9 @@ export interface TestRedis {
   signal(signal: NodeJS.Signals): void;
   /** Runs redis-cli against it and returns stdout. */
   cli(...args: string[]): string;
+  /** With `tls`: its `rediss://` URL (by IP address: the test certificate names 127.0.0.1) and TLS port. */
+  readonly tlsUrl?: string;
+  readonly tlsPort?: number;
   close(): Promise<void>;
 }
 
@@ -75,10 +79,10 @@ export async function waitForRedis(port: number, timeoutMs = 10_000): Promise<vo
  * resolves once it answers; a server that exits first (another test took the port in between)
  * is spawned again on another port.
  */
-async function spawnOnFreePort(dirFor: (port: number) => string, extra: readonly string[]): Promise<{ port: number; child: ChildProcess }> {
+async function spawnOnFreePort(dirFor: (port: number) => string, extra: readonly string[] | ((port: number) => readonly string[])): Promise<{ port: number; child: ChildProcess }> {
   for (let attempt = 1; ; attempt++) {
     const port = await freeRedisPort();
-    const child = spawnRedis(port, dirFor(port), extra);
+    const child = spawnRedis(port, dirFor(port), typeof extra === 'function' ? extra(port) : extra);
     const exited = new Promise<'exited'>((resolve) => child.once('exit', () => resolve('exited')));
     if ((await Promise.race([waitForRedis(port).then(() => 'up' as const), exited])) === 'up') {
       // The PONG may come from another test's server that took the port just before this one
@@ -110,7 +114,7 @@ const stopChild = (child: ChildProcess | undefined, signal: NodeJS.Signals) =>
  * REDIS_URL when set and `own` is false. Persistence `aof-always` runs it with
  * `--appendonly yes --appendfsync always`, which keeps every acknowledged write across a restart.
  */
-export async function startRedis(options: { persistence?: Persistence; own?: boolean; extraArgs?: readonly string[] } = {}): Promise<TestRedis> {
+export async function startRedis(options: { persistence?: Persistence; own?: boolean; extraArgs?: readonly string[]; tls?: RedisTls } = {}): Promise<TestRedis> {
   const externalUrl = process.env.REDIS_URL;
   if (externalUrl && !options.own) {
     const port = Number(new URL(externalUrl).port || 6379);
@@ -122,13 +126,16 @@ export async function startRedis(options: { persistence?: Persistence; own?: boo
   }
   const dir = mkdtempSync(join(tmpdir(), 'dispatch-redis-'));
   const persistence = options.persistence === 'aof-always' ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
-  const args = [...persistence, ...(options.extraArgs ?? [])];
-  const started = await spawnOnFreePort(() => dir, args);
+  const argsOf = (p: number) => [...persistence, ...(options.extraArgs ?? []), ...(options.tls ? redisTlsArgs(p, options.tls) : [])];
+  const started = await spawnOnFreePort(() => dir, argsOf);
   const port = started.port;
+  const args = argsOf(port);
+  const tls = options.tls ? { tlsUrl: `rediss://127.0.0.1:${tlsPortOf(port)}`, tlsPort: tlsPortOf(port) } : {};
   let child: ChildProcess | undefined = started.child;
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
+    ...tls,
     external: false,
     async stop(signal = 'SIGKILL') {
       await stopChild(child, signal);
@@ -172,6 +179,8 @@ function runCli(port: number, args: readonly string[]): string {
 /** A Redis Cluster of masters on loopback, made with `redis-cli --cluster create`. */
 export interface TestRedisCluster {
   readonly url: string;
+  /** With `tls`: its `rediss-cluster://` URL, the nodes' TLS ports (the cluster announces those to TLS clients). */
+  readonly tlsUrl?: string;
   readonly ports: readonly number[];
   /** The ports of the replica nodes (none unless asked for). */
   readonly replicaPorts: readonly number[];
@@ -204,7 +213,7 @@ function runCliAsync(port: number, args: readonly string[]): Promise<string> {
  * redis-cli runs asynchronously: clusters started together start side by side, and the test
  * file's other work goes on meanwhile.
  */
-export async function startRedisCluster(masters = 3, replicas = 0, options: { nodeTimeoutMs?: number } = {}): Promise<TestRedisCluster> {
+export async function startRedisCluster(masters = 3, replicas = 0, options: { nodeTimeoutMs?: number; tls?: RedisTls } = {}): Promise<TestRedisCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'dispatch-redis-cluster-'));
   const ports: number[] = [];
   const children: ChildProcess[] = [];
@@ -214,7 +223,11 @@ export async function startRedisCluster(masters = 3, replicas = 0, options: { no
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const nodeArgs = ['--appendonly', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 5_000), '--repl-diskless-sync-delay', '0'];
+    const clusterArgs = ['--appendonly', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 5_000), '--repl-diskless-sync-delay', '0'];
+    const tls = options.tls;
+    const nodeArgs = (port: number) => (tls ? [...clusterArgs, ...redisTlsArgs(port, tls, true)] : clusterArgs);
+    // With tls-cluster, a node's cluster port is its TLS port (its bus that +10,000): MEET names it.
+    const meetPort = (port: number) => (tls ? tlsPortOf(port) : port);
     const nodeDir = (port: number) => {
       const path = join(dir, String(port));
       mkdirSync(path, { recursive: true });
@@ -244,7 +257,7 @@ export async function startRedisCluster(masters = 3, replicas = 0, options: { no
         await ok(p, 'cluster', 'addslotsrange', String(Math.floor((16384 * i) / masters)), String(Math.floor((16384 * (i + 1)) / masters) - 1));
       }),
     );
-    await Promise.all(ports.slice(1).map((p) => ok(ports[0]!, 'cluster', 'meet', '127.0.0.1', String(p))));
+    await Promise.all(ports.slice(1).map((p) => ok(ports[0]!, 'cluster', 'meet', '127.0.0.1', String(meetPort(p)))));
     const ids = await Promise.all(masterPorts.map(async (p) => (await runCliAsync(p, ['cluster', 'myid'])).trim()));
     const replicaPorts = ports.slice(masters);
     // A replica replicates a master once it has heard of it (MEET spreads by gossip).
@@ -267,10 +280,11 @@ export async function startRedisCluster(masters = 3, replicas = 0, options: { no
     const kill = (port: number) => stopChild(children[ports.indexOf(port)], 'SIGKILL');
     const restart = async (port: number) => {
       await kill(port);
-      children[ports.indexOf(port)] = spawnRedis(port, nodeDir(port), nodeArgs);
+      children[ports.indexOf(port)] = spawnRedis(port, nodeDir(port), nodeArgs(port));
       await waitForRedis(port);
     };
-    return { url: `redis-cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, ports, replicaPorts, signal, cli: (port, ...args) => runCli(port, args), kill, restart, close };
+    const tlsUrl = tls ? { tlsUrl: `rediss-cluster://${ports.map((p) => `127.0.0.1:${tlsPortOf(p)}`).join(',')}` } : {};
+    return { url: `redis-cluster://${ports.map((p) => `127.0.0.1:${p}`).join(',')}`, ...tlsUrl, ports, replicaPorts, signal, cli: (port, ...args) => runCli(port, args), kill, restart, close };
   } catch (error) {
     await close();
     throw error;
@@ -283,6 +297,8 @@ export const startRedisClusterAsync = startRedisCluster;
 /** A Redis Sentinel watching one master, for `redis-sentinel://` URLs. */
 export interface TestSentinel {
   readonly port: number;
+  /** With `tls`: its TLS port. */
+  readonly tlsPort?: number;
   /** Runs redis-cli against the sentinel and returns stdout. */
   cli(...args: string[]): string;
   /** The last lines of the sentinel's log (its view of a failover, for a test's failure message). */
@@ -297,7 +313,7 @@ export interface TestSentinel {
  * `downAfterMs`, it deems a silent master down that soon and fails over (to a replica the master
  * has) within `failoverTimeoutMs`.
  */
-export async function startSentinel(masterPort: number, name: string, options: { downAfterMs?: number; failoverTimeoutMs?: number } = {}): Promise<TestSentinel> {
+export async function startSentinel(masterPort: number, name: string, options: { downAfterMs?: number; failoverTimeoutMs?: number; tls?: RedisTls } = {}): Promise<TestSentinel> {
   const port = await freeRedisPort();
   const dir = mkdtempSync(join(tmpdir(), 'dispatch-sentinel-'));
   const conf = join(dir, 'sentinel.conf');
@@ -306,13 +322,16 @@ export async function startSentinel(masterPort: number, name: string, options: {
     options.failoverTimeoutMs === undefined ? '' : `sentinel failover-timeout ${name} ${options.failoverTimeoutMs}\n`,
   ].join('');
   const log = join(dir, 'sentinel.log');
-  writeFileSync(conf, `port ${port}\nbind 127.0.0.1\ndir ${dir}\nlogfile ${log}\nsentinel monitor ${name} 127.0.0.1 ${masterPort} 1\n${timing}`);
+  // With `tls`, `masterPort` is the master's TLS port, which the Sentinel names to clients.
+  const tls = options.tls ? sentinelTlsConf(port, options.tls) : '';
+  writeFileSync(conf, `port ${port}\nbind 127.0.0.1\ndir ${dir}\nlogfile ${log}\n${tls}sentinel monitor ${name} 127.0.0.1 ${masterPort} 1\n${timing}`);
   const child = spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' });
   running.add(child);
   child.once('exit', () => running.delete(child));
   await waitForRedis(port);
   return {
     port,
+    ...(options.tls ? { tlsPort: tlsPortOf(port) } : {}),
     cli: (...args) => runCli(port, args),
     logTail: (lines = 20) => (existsSync(log) ? readFileSync(log, 'utf8').trimEnd().split('\n').slice(-lines).join('\n') : '(no log)'),
     signal: (sig) => void child.kill(sig),

@@ -154,7 +154,7 @@ test('listening beyond loopback without authentication is a usage error, exit 2,
 }, 40_000);
 
 test('a bad Redis URL is a usage error, exit 2, naming --redis or DISPATCH_REDIS_URL', async () => {
-  const forms = '(expected redis://[:password@]host:port/db, rediss://..., redis-sentinel://[:password@]host:26379,host:26379/MASTER or redis-cluster://[:password@]host:6379,host:6379)';
+  const forms = '(expected redis://[:password@]host:port/db, redis-sentinel://[:password@]host:26379,host:26379/MASTER or redis-cluster://[:password@]host:6379,host:6379; rediss://, rediss-sentinel:// and rediss-cluster:// over TLS)';
   const [byFlag, byEnv] = await Promise.all([runDaemon(['--listen', '127.0.0.1:0', '--redis', 'foo://x:1']), runDaemon(['--listen', '127.0.0.1:0'], { DISPATCH_REDIS_URL: 'redis://:hunter2@h:1/x' })]);
   expect(failedStart(byFlag, { only: true })).toEqual({ exit: 2, level: 'error', code: 'invalid_redis_url', message: `dispatchd: --redis: bad Redis URL "foo://x:1": unknown scheme "foo:" ${forms}` });
   expect(failedStart(byEnv, { only: true })).toEqual({

@@ -13,10 +13,11 @@ test('sentinel and cluster URLs name several hosts', () => {
   expect(parseRedisUrl('redis-sentinel://:pw@s1:26379,s2,s3:26380/mymaster', env)).toEqual({
     mode: 'sentinel',
     sentinels: [{ host: 's1', port: 26379 }, { host: 's2', port: 26379 }, { host: 's3', port: 26380 }],
+    tls: false,
     name: 'mymaster',
     password: 'pw',
   });
-  expect(parseRedisUrl('redis-cluster://10.0.0.1:6379,10.0.0.2:6379', env)).toEqual({ mode: 'cluster', nodes: [{ host: '10.0.0.1', port: 6379 }, { host: '10.0.0.2', port: 6379 }] });
+  expect(parseRedisUrl('redis-cluster://10.0.0.1:6379,10.0.0.2:6379', env)).toEqual({ mode: 'cluster', nodes: [{ host: '10.0.0.1', port: 6379 }, { host: '10.0.0.2', port: 6379 }], tls: false });
 });
 
 test('the password comes from DISPATCH_REDIS_PASSWORD when the URL has none', () => {
@@ -25,7 +26,7 @@ test('the password comes from DISPATCH_REDIS_PASSWORD when the URL has none', ()
 });
 
 test('bad URLs are refused with the reason and the accepted forms, never the password', () => {
-  const forms = '(expected redis://[:password@]host:port/db, rediss://..., redis-sentinel://[:password@]host:26379,host:26379/MASTER or redis-cluster://[:password@]host:6379,host:6379)';
+  const forms = '(expected redis://[:password@]host:port/db, redis-sentinel://[:password@]host:26379,host:26379/MASTER or redis-cluster://[:password@]host:6379,host:6379; rediss://, rediss-sentinel:// and rediss-cluster:// over TLS)';
   expect(() => parseRedisUrl('http://h:1', env)).toThrow(`bad Redis URL "http://h:1": unknown scheme "http:" ${forms}`);
   expect(() => parseRedisUrl('redis://:hunter2@h:1/x', env)).toThrow(`bad Redis URL "redis://***@h:1/x": database "x" is not a number ${forms}`);
   expect(() => parseRedisUrl('redis://a:1,b:2', env)).toThrow('a standalone URL names one host (use redis-sentinel:// or redis-cluster:// for several)');

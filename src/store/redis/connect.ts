@@ -1,4 +1,3 @@
-import { isIP } from 'node:net';
 import { Cluster, Redis, type Callback, type RedisOptions } from 'ioredis';
 import type { Logger } from '../../log';
 import { warnRefusedCommands } from './acl-probe';
@@ -8,6 +7,7 @@ import { dropConnections } from './end-client';
 import { closeFailoverDetector } from './failover-detector';
 import { RedisConfigError, type ConfigContext } from './misconfiguration';
 import { parseRedisUrlWithSources, type RedisTarget } from './redis-url';
+import { redisTlsOptions } from './redis-tls';
 import { checkInteger } from '../../options';
 
 /** A connection to standalone Redis (directly or through Sentinel) or to a Redis Cluster. */
@@ -71,6 +71,7 @@ export function connectRedis(url: string | RedisTarget, options: RedisConnectOpt
   const name = options.name ?? 'redis';
   const ctx: ConfigContext = { ...(typeof url === 'string' ? parseRedisUrlWithSources(url, options.env) : { target: url }), prefix: options.prefix, name };
   const { target } = ctx;
+  const env = options.env ?? process.env;
   const deadSocketMs = checkInteger('redis: deadSocketMs', options.deadSocketMs ?? Math.max(3_000, 3 * (options.commandTimeoutMs ?? 1000)), {}, String);
   const maxDelay = options.maxReconnectDelayMs ?? 1000;
   const queue = options.queueWhileDown ?? false;
@@ -88,8 +89,7 @@ export function connectRedis(url: string | RedisTarget, options: RedisConnectOpt
   let client: RedisClient;
   switch (target.mode) {
     case 'standalone':
-      // No SNI for an IP address (RFC 6066): Node warned of it (DEP0123) at every connection.
-      client = new Redis({ ...common, host: target.address.host, port: target.address.port, db: target.db, tls: target.tls ? (isIP(target.address.host) ? {} : { servername: target.address.host }) : undefined });
+      client = new Redis({ ...common, host: target.address.host, port: target.address.port, db: target.db, tls: target.tls ? redisTlsOptions(env, target.address.host) : undefined });
       break;
     case 'sentinel':
       client = new Redis({
@@ -110,12 +110,19 @@ export function connectRedis(url: string | RedisTarget, options: RedisConnectOpt
         // subscriptions to the Sentinels reconnect as the master's connection does, not each minute.
         failoverDetector: true,
         sentinelReconnectStrategy: retryStrategy,
+        // TLS to the Sentinels, and to the master and replicas they name (each checked against
+        // the address the Sentinel gave: a Sentinel names an IP address unless it announces hostnames).
+        ...(target.tls ? { enableTLSForSentinelMode: true, tls: redisTlsOptions(env), sentinelTLS: redisTlsOptions(env) } : {}),
       });
       closeFailoverDetector(client);
       break;
     case 'cluster':
       client = new Cluster(target.nodes.map((a) => ({ ...a })), {
-        redisOptions: node,
+        redisOptions: target.tls ? { ...node, tls: redisTlsOptions(env) } : node,
+        // Over TLS, a node's certificate names its host: ioredis would connect to the address it
+        // resolved instead and check the certificate against that (ioredis's advice for TLS
+        // clusters, such as ElastiCache's). Nodes the cluster announces by IP address are checked so.
+        ...(target.tls ? { dnsLookup: (address: string, callback: (error: null, address: string) => void) => callback(null, address) } : {}),
         enableOfflineQueue: queue,
         clusterRetryStrategy: retryStrategy,
         retryDelayOnClusterDown: 100,

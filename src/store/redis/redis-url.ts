@@ -1,3 +1,5 @@
+import { redisTlsProblem } from './redis-tls';
+
 /** A host and port of a Redis server, sentinel or cluster node. */
 export interface RedisAddress {
   readonly host: string;
@@ -10,6 +12,8 @@ export type RedisTarget =
   | {
       readonly mode: 'sentinel';
       readonly sentinels: readonly RedisAddress[];
+      /** TLS to the Sentinels and to the master and replicas they name (rediss-sentinel://). */
+      readonly tls: boolean;
       readonly name: string;
       /** The master's (and replicas') credentials. */
       readonly username?: string;
@@ -18,7 +22,8 @@ export type RedisTarget =
       readonly sentinelUsername?: string;
       readonly sentinelPassword?: string;
     }
-  | { readonly mode: 'cluster'; readonly nodes: readonly RedisAddress[]; readonly username?: string; readonly password?: string };
+  /** `tls`: to every node (rediss-cluster://). */
+  | { readonly mode: 'cluster'; readonly nodes: readonly RedisAddress[]; readonly tls: boolean; readonly username?: string; readonly password?: string };
 
 /**
  * Where each credential of a URL came from, to name in an error Redis answers (misconfiguration):
@@ -33,10 +38,12 @@ const SCHEMES: Readonly<Record<string, { mode: RedisTarget['mode']; port: number
   redis: { mode: 'standalone', port: 6379, tls: false },
   rediss: { mode: 'standalone', port: 6379, tls: true },
   'redis-sentinel': { mode: 'sentinel', port: 26379, tls: false },
+  'rediss-sentinel': { mode: 'sentinel', port: 26379, tls: true },
   'redis-cluster': { mode: 'cluster', port: 6379, tls: false },
+  'rediss-cluster': { mode: 'cluster', port: 6379, tls: true },
 };
 
-const FORMS = 'redis://[:password@]host:port/db, rediss://..., redis-sentinel://[:password@]host:26379,host:26379/MASTER or redis-cluster://[:password@]host:6379,host:6379';
+const FORMS = 'redis://[:password@]host:port/db, redis-sentinel://[:password@]host:26379,host:26379/MASTER or redis-cluster://[:password@]host:6379,host:6379; rediss://, rediss-sentinel:// and rediss-cluster:// over TLS';
 
 /** Parameters a `redis-sentinel://` URL may carry: the Sentinels' credentials. */
 const SENTINEL_PARAMS = ['sentinel_username', 'sentinel_password'] as const;
@@ -85,7 +92,8 @@ function sentinelAuth(url: string, query: string | undefined, env: NodeJS.Proces
 /**
  * Parses a Redis URL: `redis://[:pw@]host:port/db`, `rediss://` (TLS),
  * `redis-sentinel://[:pw@]h1:26379,h2:26379/MASTER[?sentinel_username=U&sentinel_password=P]` or
- * `redis-cluster://[:pw@]h1:6379,h2:6379`. A password absent from the URL comes from
+ * `redis-cluster://[:pw@]h1:6379,h2:6379`, and `rediss-sentinel://`, `rediss-cluster://` over TLS
+ * (its files from DISPATCH_REDIS_TLS_*, redis-tls.ts). A password absent from the URL comes from
  * DISPATCH_REDIS_PASSWORD; the Sentinels' own credentials, absent from the URL, from
  * DISPATCH_REDIS_SENTINEL_USERNAME and DISPATCH_REDIS_SENTINEL_PASSWORD (the master's password is
  * never sent to a Sentinel).
@@ -104,6 +112,8 @@ export function parseRedisUrlWithSources(url: string, env: NodeJS.ProcessEnv = p
   const scheme = Object.hasOwn(SCHEMES, name) ? SCHEMES[name] : undefined;
   if (!scheme) fail(url, `unknown scheme "${match[1]}:"`);
   if (match[5] !== undefined && scheme.mode !== 'sentinel') fail(url, `only a redis-sentinel:// URL takes parameters (${SENTINEL_PARAMS.join(', ')})`);
+  const tlsProblem = redisTlsProblem(scheme.tls, env);
+  if (tlsProblem !== undefined) fail(url, tlsProblem);
   let username: string | undefined;
   let password: string | undefined;
   if (match[2] !== undefined) {
@@ -124,7 +134,7 @@ export function parseRedisUrlWithSources(url: string, env: NodeJS.ProcessEnv = p
   const auth = { ...(username === undefined ? {} : { username }), ...(password === undefined ? {} : { password }) };
   switch (scheme.mode) {
     case 'standalone': {
-      if (addresses.length > 1) fail(url, 'a standalone URL names one host (use redis-sentinel:// or redis-cluster:// for several)');
+      if (addresses.length > 1) fail(url, `a standalone URL names one host (use ${scheme.tls ? 'rediss-sentinel:// or rediss-cluster://' : 'redis-sentinel:// or redis-cluster://'} for several)`);
       if (path !== '' && !/^\d{1,5}$/.test(path)) fail(url, `database ${JSON.stringify(path)} is not a number`);
       return { target: { mode: 'standalone', address: addresses[0]!, db: path === '' ? 0 : Number(path), tls: scheme.tls, ...auth }, sources };
     }
@@ -132,10 +142,10 @@ export function parseRedisUrlWithSources(url: string, env: NodeJS.ProcessEnv = p
       if (path === '') fail(url, 'the master name is missing (redis-sentinel://host:26379/MASTER)');
       const { from, ...sentinel } = sentinelAuth(url, match[5], env);
       const name = percentDecoded(url, path, `the master name ${JSON.stringify(path)} is not percent-encoded (write % as %25)`);
-      return { target: { mode: 'sentinel', sentinels: addresses, name, ...auth, ...sentinel }, sources: from === undefined ? sources : { ...sources, sentinelPassword: from } };
+      return { target: { mode: 'sentinel', sentinels: addresses, tls: scheme.tls, name, ...auth, ...sentinel }, sources: from === undefined ? sources : { ...sources, sentinelPassword: from } };
     }
     case 'cluster':
       if (path !== '') fail(url, 'a cluster URL has no path (a cluster has only database 0)');
-      return { target: { mode: 'cluster', nodes: addresses, ...auth }, sources };
+      return { target: { mode: 'cluster', nodes: addresses, tls: scheme.tls, ...auth }, sources };
   }
 }

@@ -11,6 +11,11 @@ export interface TestPki {
   readonly serverKey: string;
   /** Issues a client certificate with `subject` (e.g. `/CN=team-a/O=acme`), signed by `ca` (default this CA). */
   client(name: string, subject: string, signer?: { cert: string; key: string }): { cert: string; key: string };
+  /**
+   * Issues a certificate for localhost and 127.0.0.1 that serves as client and server both (a
+   * Redis Cluster node's: its cluster bus connects with it, and the other node requires it).
+   */
+  peer(name: string): { cert: string; key: string };
   /** A second, unrelated CA. */
   otherCa(): { cert: string; key: string };
   remove(): void;
@@ -48,6 +53,7 @@ export function createTestPki(caName = 'dispatch test CA'): TestPki {
     serverCert: server.cert,
     serverKey: server.key,
     client: (name, subject, signer = ca) => issue(dir, name, subject, signer, 'extendedKeyUsage=clientAuth\n'),
+    peer: (name) => issue(dir, name, '/CN=localhost', ca, 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n'),
     otherCa: () => selfSigned(dir, 'other-ca', '/CN=another CA'),
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };

@@ -38,6 +38,9 @@ extraEnv follows them, and dispatch.checkExtraEnv refuses an extraEnv entry of a
 {{- with include "dispatch.redisSentinelAuthEnv" . }}
 {{ . | trim }}
 {{- end }}
+{{- with include "dispatch.redisTLSEnv" . }}
+{{ . | trim }}
+{{- end }}
 {{- if .Values.auth.enabled }}
 - name: DISPATCH_AUTH_TOKENS_FILE
   value: {{ printf "/etc/dispatch/auth/%s" .Values.auth.secretKey | quote }}
@@ -141,6 +144,9 @@ DISPATCH_REDIS_URL: redis.* (redis.url for a URL of your own)
 DISPATCH_REDIS_PASSWORD: redis.existingSecret (or the bundled Redis's generated password)
 DISPATCH_REDIS_SENTINEL_PASSWORD: redis.sentinel.auth
 DISPATCH_REDIS_SENTINEL_USERNAME: redis.sentinel.auth.username
+DISPATCH_REDIS_TLS_CA: redis.tls.enabled and redis.tls.existingSecret
+DISPATCH_REDIS_TLS_CERT: redis.tls.clientCertificate and redis.tls.existingSecret
+DISPATCH_REDIS_TLS_KEY: redis.tls.clientCertificate and redis.tls.existingSecret
 DISPATCH_AUTH_TOKENS_FILE: auth.enabled, auth.existingSecret and auth.secretKey
 DISPATCH_TLS_CERT: tls.*
 DISPATCH_TLS_KEY: tls.*

@@ -106,24 +106,69 @@ DISPATCH_REDIS_SENTINEL_USERNAME), in sentinel mode only. Empty otherwise.
 {{- end -}}
 
 {{/*
-The Redis URL for DISPATCH_REDIS_URL, in the forms the server accepts:
+The Secret of the PEM files for TLS to Redis (redis.tls.existingSecret), mounted at
+/etc/dispatch/redis-tls; empty for none. Fails for files dispatchd would refuse or that could
+not be there: the Secret without redis.tls.enabled (dispatchd stops at start, exit 2, when the
+DISPATCH_REDIS_TLS_* files come with a URL that does not ask for TLS), a client certificate
+without the Secret holding it.
+*/}}
+{{- define "dispatch.redisTLSSecret" -}}
+{{- $t := .Values.redis.tls | default dict -}}
+{{- if and $t.existingSecret (not $t.enabled) -}}
+{{- fail "redis.tls.existingSecret is set but redis.tls.enabled is false: dispatchd refuses TLS files for a connection without TLS (it stops at start); set redis.tls.enabled true, or remove redis.tls.existingSecret" -}}
+{{- end -}}
+{{- if and $t.clientCertificate (not $t.existingSecret) -}}
+{{- fail "redis.tls.clientCertificate needs redis.tls.existingSecret: the Secret holding the client certificate (tls.crt and tls.key) and ca.crt" -}}
+{{- end -}}
+{{- if $t.enabled -}}
+{{- $t.existingSecret -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The files of redis.tls.existingSecret as container env entries: DISPATCH_REDIS_TLS_CA (its
+ca.crt, trusted beside Node's own CAs), and DISPATCH_REDIS_TLS_CERT / DISPATCH_REDIS_TLS_KEY (its
+tls.crt and tls.key) with redis.tls.clientCertificate. Empty without the Secret.
+*/}}
+{{- define "dispatch.redisTLSEnv" -}}
+{{- if include "dispatch.redisTLSSecret" . }}
+- name: DISPATCH_REDIS_TLS_CA
+  value: /etc/dispatch/redis-tls/ca.crt
+{{- if (.Values.redis.tls | default dict).clientCertificate }}
+- name: DISPATCH_REDIS_TLS_CERT
+  value: /etc/dispatch/redis-tls/tls.crt
+- name: DISPATCH_REDIS_TLS_KEY
+  value: /etc/dispatch/redis-tls/tls.key
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/*
+The Redis URL for DISPATCH_REDIS_URL, in the forms the server accepts (the "s" forms with
+redis.tls.enabled):
   standalone redis[s]://host:port/db (the bundled Redis's Service when the chart deploys one)
-  sentinel   redis-sentinel://host1:26379,host2:26379/MASTER
-  cluster    redis-cluster://host1:6379,host2:6379
+  sentinel   redis[s]-sentinel://host1:26379,host2:26379/MASTER
+  cluster    redis[s]-cluster://host1:6379,host2:6379
 Empty for mode "none", which refuses a redis.url. The password never goes into the URL (DISPATCH_REDIS_PASSWORD instead).
+redis.url is used as given, and must ask for TLS (rediss://, rediss-sentinel://, rediss-cluster://)
+when redis.tls.enabled does.
 */}}
 {{- define "dispatch.redisURL" -}}
 {{- $r := .Values.redis -}}
 {{- if and (eq $r.mode "none") $r.url -}}
 {{- fail "redis.mode none keeps state in each pod's memory, but redis.url is set too: set redis.mode to the kind of Redis the URL names (standalone, sentinel or cluster) to use it, or remove redis.url to keep state in memory (one replica, no HPA)" -}}
 {{- end -}}
-{{- if and $r.tls.enabled (ne $r.mode "standalone") -}}
-{{- fail "redis.tls.enabled is supported only with redis.mode standalone (rediss://); set redis.url for other setups" -}}
+{{- $tls := ($r.tls | default dict).enabled -}}
+{{- if and $tls (eq $r.mode "none") -}}
+{{- fail "redis.tls.enabled is set, but redis.mode none connects to no Redis (state in each pod's memory): set redis.mode to the kind of Redis to reach over TLS, or redis.tls.enabled false" -}}
 {{- end -}}
 {{- if $r.url -}}
+{{- if and $tls (not (regexMatch "(?i)^\\s*rediss(-sentinel|-cluster)?://" $r.url)) -}}
+{{- fail "redis.tls.enabled asks for TLS, but redis.url does not: start it with rediss://, rediss-sentinel:// or rediss-cluster://, or set redis.tls.enabled false" -}}
+{{- end -}}
 {{- $r.url -}}
 {{- else if include "dispatch.redisBundled" . -}}
-{{- if $r.tls.enabled -}}
+{{- if $tls -}}
 {{- fail "redis.tls.enabled needs an external Redis: the bundled one (redis.deploy.enabled) serves no TLS; set redis.standalone.host, or redis.deploy.enabled false" -}}
 {{- end -}}
 {{- /* Its redis.conf keeps Redis's default `databases 16`: SELECT 16 fails and dispatchd refuses to start. */ -}}
@@ -132,18 +177,18 @@ Empty for mode "none", which refuses a redis.url. The password never goes into t
 {{- end -}}
 {{- printf "redis://%s:6379/%d" (include "dispatch.redisName" .) (int $r.standalone.db) -}}
 {{- else if eq $r.mode "standalone" -}}
-{{- printf "%s://%s:%d/%d" (ternary "rediss" "redis" $r.tls.enabled) ($r.standalone.host | default "redis-master") (int $r.standalone.port) (int $r.standalone.db) -}}
+{{- printf "%s://%s:%d/%d" (ternary "rediss" "redis" (not (not $tls))) ($r.standalone.host | default "redis-master") (int $r.standalone.port) (int $r.standalone.db) -}}
 {{- else if eq $r.mode "sentinel" -}}
 {{- if not $r.sentinel.hosts -}}
 {{- fail "redis.sentinel.hosts needs at least one host:port when redis.mode is sentinel" -}}
 {{- end -}}
 {{- $master := required "redis.sentinel.masterName is required when redis.mode is sentinel" $r.sentinel.masterName -}}
-{{- printf "redis-sentinel://%s/%s" (join "," $r.sentinel.hosts) $master -}}
+{{- printf "%s://%s/%s" (ternary "rediss-sentinel" "redis-sentinel" (not (not $tls))) (join "," $r.sentinel.hosts) $master -}}
 {{- else if eq $r.mode "cluster" -}}
 {{- if not $r.cluster.nodes -}}
 {{- fail "redis.cluster.nodes needs at least one host:port when redis.mode is cluster" -}}
 {{- end -}}
-{{- printf "redis-cluster://%s" (join "," $r.cluster.nodes) -}}
+{{- printf "%s://%s" (ternary "rediss-cluster" "redis-cluster" (not (not $tls))) (join "," $r.cluster.nodes) -}}
 {{- else if eq $r.mode "none" -}}
 {{- if or .Values.autoscaling.enabled (gt (int .Values.replicaCount) 1) -}}
 {{- fail "redis.mode none keeps idempotency and loop state in each pod's memory: use it only with replicaCount 1 and autoscaling.enabled false, or point redis.mode at a shared Redis" -}}

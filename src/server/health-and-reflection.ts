@@ -3,6 +3,8 @@ import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation, service as healthService } from 'grpc-health-check';
 import { terminalText } from '../events/terminal-text';
 import { shortened } from '../pipeline/bound-result';
+import { addService } from './grpc-adapter';
+import { addReflectionServices } from './reflection-services';
 import { indexEnumValues, reflectedFiles } from './reflected-files';
 
 /** The services whose health is reported. */
@@ -79,7 +81,7 @@ export function addHealthAndReflection(server: grpc.Server): HealthControl {
   const reflections = new Set<ReflectionStream>();
   const reflection = new ReflectionService(reflectedFiles());
   indexEnumValues(reflection);
-  reflection.addToServer({ addService: (definition, implementation) => server.addService(definition, boundedReflection(implementation, reflections)) });
+  addReflectionServices(reflection, (definition, implementation) => addService(server, definition, boundedReflection(implementation, reflections)));
   const setAll = (up: boolean) => {
     for (const service of HEALTH_SERVICES) health.setStatus(service, up ? 'SERVING' : 'NOT_SERVING');
   };

@@ -10,8 +10,12 @@ import { startApp, startToolServer, type TestDispatch, type ToolServer } from '.
 
 jest.setTimeout(30_000);
 
-/** ~1.6 Mi characters of the slowest text to redact: ~0.8-2 s in the thread, past the tools' 250 ms. */
-const SLOW = 'pwd="a" '.repeat(200_000);
+/**
+ * ~2.4 Mi characters of the slowest text to redact: ~1.5-3 s in the thread, well past slow_send's
+ * 600 ms, which its answer's reading (~10-50 ms, more under load) must stay within: cut off while
+ * still read, the call would stay UNKNOWN (an HTTP tool has no late answer).
+ */
+const SLOW = 'pwd="a" '.repeat(300_000);
 /** Past INLINE_REDACTION_CHARS: redacted in the thread, quickly once its turn comes. */
 const SENT = 'password: hunter2\n'.repeat(2_000);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -21,16 +25,19 @@ const logger: Logger = { debug() {}, info: (m) => void lines.push(m), warn: (m) 
 let tools: ToolServer;
 let d: TestDispatch;
 const hits = { slow_send: 0, send: 0 };
+/** When the read-only tool's huge answer was sent. */
+let readServed: Promise<void>;
+let servedRead: () => void;
 
 beforeAll(async () => {
   const answer = (name: keyof typeof hits, text: string) => (_req: unknown, res: import('node:http').ServerResponse) => {
     hits[name]++;
     res.writeHead(200, { 'content-type': 'text/plain' }).end(text);
   };
-  tools = await startToolServer({ '/slow_send': answer('slow_send', SLOW), '/send': answer('send', SENT), '/slow_read': (_req, res) => void res.writeHead(200, { 'content-type': 'text/plain' }).end(SLOW) });
+  tools = await startToolServer({ '/slow_send': answer('slow_send', SLOW), '/send': answer('send', SENT), '/slow_read': (_req, res) => void res.writeHead(200, { 'content-type': 'text/plain' }).end(SLOW, () => servedRead()) });
   const tool = (name: string, effect: string, timeoutMs: number) =>
     `  - { name: ${name}, effect: ${effect},${effect === 'read_only' ? ' skip_memoize: true,' : ''} max_result_chars: 100000, timeout_ms: ${timeoutMs}, retry: { max_attempts: 1 }, input_schema: '{"type":"object"}', http: { url: "${tools.url}/${name}" } }\n`;
-  d = await startApp(`tools:\n${tool('slow_send', 'side_effect', 250)}${tool('send', 'side_effect', 250)}${tool('slow_read', 'read_only', 20_000)}`, { logger });
+  d = await startApp(`tools:\n${tool('slow_send', 'side_effect', 600)}${tool('send', 'side_effect', 250)}${tool('slow_read', 'read_only', 20_000)}`, { logger });
 });
 
 afterAll(async () => {
@@ -63,9 +70,12 @@ test('cut off while its output is redacted: the answer is recorded once redacted
 });
 
 test("cut off while its output waits behind another session's redaction: kept, recorded once redacted, and replayed", async () => {
+  readServed = new Promise((resolve) => (servedRead = resolve));
   const busy = call('slow_read', 'r1', 'reader');
-  // The read-only call's output reaches the thread first.
-  await sleep(150);
+  // The read-only call's output reaches the thread first: read and handed over within ~0.3 s of its
+  // sending (a fixed 150 ms from the call was not enough under CI's load), then ~1-2 s of redaction.
+  await readServed;
+  await sleep(300);
   const first = await call('send', 'c1', 's2');
   expect(first.error).toMatchObject({ kind: ErrorKind.TIMEOUT, recoverable: false });
   const again = await replayed('send', 's2');

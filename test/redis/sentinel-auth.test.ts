@@ -96,6 +96,7 @@ test('sentinel credentials in the URL: query parameters, hidden in errors, and t
   expect(parseRedisUrl('redis-sentinel://s1/m?sentinel_password=a%2Bb+c', {})).toEqual({
     mode: 'sentinel',
     sentinels: [{ host: 's1', port: 26379 }],
+    tls: false,
     name: 'm',
     sentinelPassword: 'a+b+c',
   });

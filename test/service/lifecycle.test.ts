@@ -9,6 +9,7 @@ import type { ServiceError } from '@grpc/grpc-js';
 import { createMemoryStore, StoreUnavailableError, type Store } from '../../src/store';
 import { defaultGuards } from '../../src/pipeline';
 import { json, startDispatch, startToolServer, type ToolServer } from '../helpers/servers';
+import { until } from '../helpers/until';
 
 let tools: ToolServer;
 let closedByClient = 0;
@@ -58,10 +59,12 @@ test('client cancellation aborts the executor and ends the RPC CANCELLED', async
   try {
     const controller = new AbortController();
     const pending = d.dispatch.dispatch({ sessionId: 'cancel', calls: [{ id: 'c1', name: 'hang', arguments: '{}' }] }, { signal: controller.signal });
-    await new Promise((r) => setTimeout(r, 200));
+    // Cancelled once the tool has the request (a fixed 200 ms was too short once under CI's load:
+    // the cancel came first, and no request was there to close).
+    await until(() => tools.count('/hang') > 0 || undefined, 'the hang request at the tool');
     controller.abort();
     await expect(pending).rejects.toMatchObject({ code: status.CANCELLED });
-    await new Promise((r) => setTimeout(r, 200));
+    await until(() => closedByClient > 0 || undefined, 'the tool request closed by dispatch', 2_000).catch(() => undefined);
     expect(closedByClient).toBe(1);
   } finally {
     await d.close();

@@ -11,7 +11,7 @@ import { toldWaitMs, withWait } from './loop-block';
 import { outputWasCut, type ToolOutput } from './middleware';
 import type { PipelineDeps } from './pipeline-deps';
 import { errorResult, toolResult, toStored } from './results';
-import { keptFailureSuggestion, sideEffectFailure } from './side-effect-failure';
+import { answeredSuggestion, keptFailureSuggestion, sideEffectFailure } from './side-effect-failure';
 import type { GuardedOutcome } from './signals';
 
 // What an attempt's run of its tool came to, as run-attempt and a run that outlived its turn
@@ -31,6 +31,7 @@ export function runFailure(deps: PipelineDeps, tool: ResolvedTool, callId: strin
   let error: DispatchError;
   if (run.kind === 'cancelled' || (run.kind === 'timeout' && timeoutMs < tool.timeoutMs)) error = new DispatchError(ErrorKind.CANCELLED, 'the call was cancelled', { phase });
   else if (run.kind === 'timeout' && phase === 'before') error = new DispatchError(ErrorKind.UNAVAILABLE, `could not reach the tool within ${timeoutMs} ms; nothing was sent to it`, { phase, recoverable: true });
+  else if (run.kind === 'timeout' && context?.lateAnswered) error = new DispatchError(ErrorKind.TIMEOUT, `the tool answered, but its answer was still being redacted when its ${timeoutMs} ms ran out`, { phase, recoverable: false, suggestion: answeredSuggestion(tool) });
   else if (run.kind === 'timeout') error = new DispatchError(ErrorKind.TIMEOUT, `the tool did not answer within ${timeoutMs} ms`, { phase, recoverable: tool.readOnly });
   else error = thrownFailure(deps, tool.name, callId, attempt, run.error);
   logToolFailure(deps.logger, tool.name, callId, attempt, error, context);

@@ -27,6 +27,16 @@ export function mayHaveRunSuggestion(tool: ResolvedTool): string {
   return `The call may or may not have taken effect: verify its effect (for example by reading the current state) before anything else. The same call again is answered OUTCOME_UNKNOWN, without reaching the tool, until its idempotency record expires (${tool.idempotencyTtlSeconds} s). ${NOT_AROUND_IT}; if it did not take effect, tell the user.`;
 }
 
+/**
+ * The next step after a side-effecting call cut off by its timeout after its tool answered, while
+ * the answer was still being redacted (AttemptContext.lateAnswered): the action took effect, and
+ * the answer replaces the call's OUTCOME_UNKNOWN mark once redacted (late-answer.ts). Before, the
+ * model read mayHaveRunSuggestion's "may or may not have taken effect" and was sent to verify it.
+ */
+export function answeredSuggestion(tool: ResolvedTool): string {
+  return `The action took effect: the tool answered, and its answer is recorded once redacted (seconds at most). The same call made again, as it is, is then answered with it, without reaching the tool (until then OUTCOME_UNKNOWN; the record lasts ${tool.idempotencyTtlSeconds} s). ${NOT_AROUND_IT}.`;
+}
+
 /** The next step after an OUTCOME_UNKNOWN refusal: as {@link mayHaveRunSuggestion}, of the earlier call. */
 export function unknownOutcomeSuggestion(tool: ResolvedTool): string {
   return `An identical earlier call may or may not have taken effect: verify its effect (for example by reading the current state). This same call is answered so, without reaching the tool, until that call's idempotency record expires (at most ${tool.idempotencyTtlSeconds} s after it). ${NOT_AROUND_IT}; if it did not take effect, tell the user.`;

@@ -44,12 +44,14 @@ test("a side-effecting call's job cut off while it waits is kept and redacted, a
 test("a side-effecting call's job cut off while it runs: its answer still comes, and the call is told so", async () => {
   worker = createRedactionWorker();
   const call = cutOff('A');
-  const running = worker.redact([SLOW], call, true);
+  // ~0.8 Mi characters, ~0.6-1 s: SLOW's ~0.3 s ended before the cut once in CI.
+  const longer = 'pwd="a" '.repeat(100_000);
+  const running = worker.redact([longer], call, true);
   // The thread starts (~150 ms) and takes the job; the cut comes while it redacts.
   await new Promise((r) => setTimeout(r, 250));
   call.abort();
   expect(call.told).toEqual([true]);
-  expect(await running).toEqual([redactSecrets(SLOW)]);
+  expect(await running).toEqual([redactSecrets(longer)]);
 });
 
 test("a side-effecting call's job whose deadline passed before its turn is kept; a read-only call's is dropped", async () => {

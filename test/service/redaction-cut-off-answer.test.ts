@@ -58,7 +58,9 @@ async function replayed(name: string, session: string) {
 
 test('cut off while its output is redacted: the answer is recorded once redacted, and replayed', async () => {
   const first = await call('slow_send', 'c1', 's1');
-  expect(first.error).toMatchObject({ kind: ErrorKind.TIMEOUT, recoverable: false });
+  // Told that the action took effect, not "may or may not have".
+  expect(first.error).toMatchObject({ kind: ErrorKind.TIMEOUT, recoverable: false, message: 'the tool answered, but its answer was still being redacted when its 600 ms ran out' });
+  expect(first.error?.suggestion).toMatch(/^The action took effect: the tool answered, and its answer is recorded once redacted/);
   // Before the redaction ends: unknown, as for any side-effecting call cut off mid-flight.
   expect((await call('slow_send', 'c2', 's1')).error?.kind).toBe(ErrorKind.OUTCOME_UNKNOWN);
   const again = await replayed('slow_send', 's1');

@@ -37,7 +37,7 @@ beforeAll(async () => {
   tools = await startToolServer({ '/slow_send': answer('slow_send', SLOW), '/send': answer('send', SENT), '/slow_read': (_req, res) => void res.writeHead(200, { 'content-type': 'text/plain' }).end(SLOW, () => servedRead()) });
   const tool = (name: string, effect: string, timeoutMs: number) =>
     `  - { name: ${name}, effect: ${effect},${effect === 'read_only' ? ' skip_memoize: true,' : ''} max_result_chars: 100000, timeout_ms: ${timeoutMs}, retry: { max_attempts: 1 }, input_schema: '{"type":"object"}', http: { url: "${tools.url}/${name}" } }\n`;
-  d = await startApp(`tools:\n${tool('slow_send', 'side_effect', 600)}${tool('send', 'side_effect', 250)}${tool('slow_read', 'read_only', 20_000)}`, { logger });
+  d = await startApp(`tools:\n${tool('slow_send', 'side_effect', 600)}${tool('send', 'side_effect', 500)}${tool('slow_read', 'read_only', 20_000)}`, { logger });
 });
 
 afterAll(async () => {

@@ -42,9 +42,10 @@ export const USAGE = `usage: dispatchd [--listen HOST:PORT] [--redis URL] [--con
   environment: DISPATCH_LISTEN, DISPATCH_REDIS_URL, DISPATCH_REDIS_PASSWORD (the master's),
                DISPATCH_REDIS_SENTINEL_USERNAME, DISPATCH_REDIS_SENTINEL_PASSWORD (the Sentinels'
                own), DISPATCH_REDIS_TLS_CA, DISPATCH_REDIS_TLS_CERT, DISPATCH_REDIS_TLS_KEY (PEM
-               files for rediss://, rediss-sentinel://, rediss-cluster://), DISPATCH_CONFIG, DISPATCH_GRACE_MS, DISPATCH_AUTH_TOKENS_FILE,
-               DISPATCH_INSECURE=true, DISPATCH_METRICS_LISTEN, DISPATCH_TLS_CERT, DISPATCH_TLS_KEY,
-               DISPATCH_TLS_CA, DISPATCH_TLS_REFRESH_MS, DISPATCH_STATS_FLUSH_MS (with --redis:
+               files for rediss://, rediss-sentinel://, rediss-cluster://), DISPATCH_CONFIG,
+               DISPATCH_GRACE_MS, DISPATCH_AUTH_TOKENS_FILE, DISPATCH_INSECURE=true,
+               DISPATCH_METRICS_LISTEN, DISPATCH_TLS_CERT, DISPATCH_TLS_KEY, DISPATCH_TLS_CA,
+               DISPATCH_TLS_REFRESH_MS, DISPATCH_STATS_FLUSH_MS (with --redis:
                how often GetToolStats' counts are shared, default 1000), DISPATCH_LOG_LEVEL
                (debug, info, warn or error, in any case; default info), OTEL_* (OpenTelemetry);
                an empty variable counts as unset; another DISPATCH_* name is warned about

@@ -133,13 +133,21 @@ export function createJobThread<Job, Answer extends ThreadAnswer>(options: JobTh
     worker.postMessage(options.request(job, id));
   };
 
+  /** Forgets the running job (its timer cleared) and the thread, which the caller ends: its 'exit' is then no crash. */
+  const dropThread = (): Worker | undefined => {
+    if (running) clearTimeout(running.timer);
+    running = undefined;
+    const thread = worker;
+    worker = undefined;
+    return thread;
+  };
+
   /** Ends `thread` when job `id` takes past `ms`, failing that job alone. */
   const timeLimit = (thread: Worker, id: number, ms: number) =>
     setTimeout(() => {
       if (running?.id !== id) return;
       const { job } = running;
-      running = undefined;
-      worker = undefined;
+      dropThread();
       options.failed(job, { reason: 'timed_out' });
       void thread.terminate().finally(next);
     }, ms);
@@ -148,22 +156,14 @@ export function createJobThread<Job, Answer extends ThreadAnswer>(options: JobTh
     next,
     stop(job) {
       if (running?.job !== job) return false;
-      clearTimeout(running.timer);
-      running = undefined;
-      const thread = worker;
-      worker = undefined;
-      void thread?.terminate().finally(next);
+      void dropThread()?.terminate().finally(next);
       return true;
     },
     async close() {
       closed = true;
       clearTimeout(idle);
       const job = running?.job;
-      if (running) clearTimeout(running.timer);
-      running = undefined;
-      const thread = worker;
-      worker = undefined;
-      await thread?.terminate();
+      await dropThread()?.terminate();
       return job;
     },
   };

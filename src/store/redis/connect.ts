@@ -48,6 +48,9 @@ export interface RedisConnectOptions {
   readonly env?: NodeJS.ProcessEnv;
 }
 
+/** ioredis's options for TLS to the Sentinels and to the master and replicas they name, all with `tls`. */
+const sentinelTls = (tls: RedisOptions['tls']) => ({ enableTLSForSentinelMode: true, tls, sentinelTLS: tls });
+
 /** Opens a connection: `subscriber` for a pub/sub subscription's (createWatchedSubscriber's), else a publisher's or a client's. */
 export type RedisConnector = (purpose?: 'subscriber') => RedisClient;
 
@@ -112,7 +115,7 @@ export function connectRedis(url: string | RedisTarget, options: RedisConnectOpt
         sentinelReconnectStrategy: retryStrategy,
         // TLS to the Sentinels, and to the master and replicas they name (each checked against
         // the address the Sentinel gave: a Sentinel names an IP address unless it announces hostnames).
-        ...(target.tls ? { enableTLSForSentinelMode: true, tls: redisTlsOptions(env), sentinelTLS: redisTlsOptions(env) } : {}),
+        ...(target.tls ? sentinelTls(redisTlsOptions(env)) : {}),
       });
       closeFailoverDetector(client);
       break;

@@ -96,16 +96,27 @@ test('a call waiting on one replica starts as soon as the other gives the slot b
 });
 
 test('waiting calls get the slot in the order they asked for it, whichever replica they wait on', async () => {
-  // One holds the slot; five more ask 40 ms apart on alternating replicas. At each release every
-  // waiter tries, and only the one first in line may take it.
+  // One holds the slot; five more ask on alternating replicas, each once the one before it is in
+  // line or running (not after a fixed delay, which a loaded machine can invert). At each release
+  // every waiter tries, and only the one first in line may take it.
+  const direct = new Redis(redis.url);
   const ordered = (app: Replica, order: number) => app.dispatch.dispatch({ sessionId: `fair-${order}`, calls: [{ id: 'c', name: 'fair', arguments: `{"order":${order}}` }] }).then((r) => r.results[0]!);
-  const results = await Promise.all(
-    [a, b, a, b, a, b].map(async (app, order) => {
-      await new Promise((r) => setTimeout(r, order * 40));
-      return ordered(app, order);
-    }),
-  );
-  expect(results.map((r) => r.error?.message ?? 'ok')).toEqual(Array(6).fill('ok'));
+  const asked = async (count: number) => {
+    for (const until = Date.now() + 10_000; Date.now() < until; await new Promise((r) => setTimeout(r, 5))) {
+      if (tools.count('/fair') + (await direct.zcard('dispatch:slots:{fair}:line')) >= count) return;
+    }
+    throw new Error(`${count} calls did not reach the line in 10 s`);
+  };
+  try {
+    const results: Promise<Awaited<ReturnType<typeof ordered>>>[] = [];
+    for (const [order, app] of [a, b, a, b, a, b].entries()) {
+      await asked(order);
+      results.push(ordered(app, order));
+    }
+    expect((await Promise.all(results)).map((r) => r.error?.message ?? 'ok')).toEqual(Array(6).fill('ok'));
+  } finally {
+    direct.disconnect();
+  }
   const runs = tools.received.filter((r) => r.path === '/fair').sort((x, y) => x.start - y.start);
   expect(runs.map((r) => (r.body.arguments as { order: number }).order)).toEqual([0, 1, 2, 3, 4, 5]);
 });

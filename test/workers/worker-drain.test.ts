@@ -16,20 +16,27 @@ const SCHEMA = JSON.stringify({ type: 'object', properties: { n: { type: 'intege
 const tool = { name: 'w_pay', description: 'pays', inputSchema: SCHEMA, effect: Effect.SIDE_EFFECT, timeoutMs: 5_000 };
 
 let t: WorkerApp;
+let drains = 0;
 beforeEach(async () => {
-  t = await startWorkerApp();
+  drains = 0;
+  const info = (message: string) => void (message === 'worker draining' && drains++);
+  t = await startWorkerApp({}, { logger: { debug() {}, info, warn() {}, error() {} } });
 });
 afterEach(() => t.close());
 
 const pay = (n: number) => t.dispatch.dispatch({ sessionId: `s${n}`, calls: [{ id: `c${n}`, name: 'w_pay', arguments: JSON.stringify({ n }) }] }).then((r) => r.results[0]!);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Waits for what a loaded machine may delay past a fixed sleep (a call's arrival, a drain's). */
+async function until(what: string, done: () => boolean): Promise<void> {
+  for (const end = Date.now() + 5_000; !done(); await sleep(5)) if (Date.now() > end) throw new Error(`${what} did not happen in 5 s`);
+}
 
 test('a draining worker answers the call it holds, gets no new one, and its half-close after ends the stream OK', async () => {
   const worker = await t.worker({ id: 'w1', tools: [tool], answer: async (a) => (await sleep(400), { output: `paid ${a.call?.arguments}` }) });
   const held = pay(1);
-  await sleep(100);
+  await until('the call held', () => worker.assignments.length === 1);
   worker.drain();
-  await sleep(100);
+  await until('the drain', () => drains === 1);
   const refused = await pay(2);
   expect(refused.error?.kind).toBe(ErrorKind.UNAVAILABLE);
   expect(JSON.parse(refused.output)).toMatchObject({ recoverable: true });
@@ -42,10 +49,10 @@ test('a draining worker answers the call it holds, gets no new one, and its half
 test('a draining worker beside another: new calls go to the other, the held one is answered by the first', async () => {
   const first = await t.worker({ id: 'w1', tools: [tool], answer: async () => (await sleep(400), { output: 'first' }) });
   const held = pay(1);
-  await sleep(100);
+  await until('the call held', () => first.assignments.length === 1);
   await t.worker({ id: 'w2', tools: [tool], answer: () => ({ output: 'second' }) });
   first.drain();
-  await sleep(100);
+  await until('the drain', () => drains === 1);
   expect((await pay(2)).output).toBe('second');
   expect((await pay(3)).output).toBe('second');
   expect(await held).toMatchObject({ isError: false, output: 'first' });

@@ -213,7 +213,7 @@ function runCliAsync(port: number, args: readonly string[]): Promise<string> {
  * redis-cli runs asynchronously: clusters started together start side by side, and the test
  * file's other work goes on meanwhile.
  */
-export async function startRedisCluster(masters = 3, replicas = 0, options: { nodeTimeoutMs?: number; tls?: RedisTls } = {}): Promise<TestRedisCluster> {
+export async function startRedisCluster(masters = 3, replicas = 0, options: { nodeTimeoutMs?: number; tls?: RedisTls; extraArgs?: readonly string[] } = {}): Promise<TestRedisCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'dispatch-redis-cluster-'));
   const ports: number[] = [];
   const children: ChildProcess[] = [];
@@ -223,7 +223,7 @@ export async function startRedisCluster(masters = 3, replicas = 0, options: { no
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const clusterArgs = ['--appendonly', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 5_000), '--repl-diskless-sync-delay', '0'];
+    const clusterArgs = ['--appendonly', 'no', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 5_000), '--repl-diskless-sync-delay', '0', ...(options.extraArgs ?? [])];
     const tls = options.tls;
     const nodeArgs = (port: number) => (tls ? [...clusterArgs, ...redisTlsArgs(port, tls, true)] : clusterArgs);
     // With tls-cluster, a node's cluster port is its TLS port (its bus that +10,000): MEET names it.

@@ -12,10 +12,11 @@ export interface TestPki {
   /** Issues a client certificate with `subject` (e.g. `/CN=team-a/O=acme`), signed by `ca` (default this CA). */
   client(name: string, subject: string, signer?: { cert: string; key: string }): { cert: string; key: string };
   /**
-   * Issues a certificate for localhost and 127.0.0.1 that serves as client and server both (a
-   * Redis Cluster node's: its cluster bus connects with it, and the other node requires it).
+   * Issues a certificate for localhost and 127.0.0.1 (or `altNames`, e.g. `DNS:localhost` alone)
+   * that serves as client and server both (a Redis Cluster node's: its cluster bus connects with
+   * it, and the other node requires it).
    */
-  peer(name: string): { cert: string; key: string };
+  peer(name: string, altNames?: string): { cert: string; key: string };
   /** A second, unrelated CA. */
   otherCa(): { cert: string; key: string };
   remove(): void;
@@ -53,7 +54,7 @@ export function createTestPki(caName = 'dispatch test CA'): TestPki {
     serverCert: server.cert,
     serverKey: server.key,
     client: (name, subject, signer = ca) => issue(dir, name, subject, signer, 'extendedKeyUsage=clientAuth\n'),
-    peer: (name) => issue(dir, name, '/CN=localhost', ca, 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n'),
+    peer: (name, altNames = 'DNS:localhost,IP:127.0.0.1') => issue(dir, name, '/CN=localhost', ca, `subjectAltName=${altNames}\nextendedKeyUsage=serverAuth,clientAuth\n`),
     otherCa: () => selfSigned(dir, 'other-ca', '/CN=another CA'),
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };

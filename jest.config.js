@@ -21,6 +21,11 @@ module.exports = {
   // over this much between test files is replaced (512 MB still left the warning; 256 MB ended it in
   // two full runs, which took no longer). A new worker compiles the modules again (~2.5 s of CPU,
   // every 11-19 files), and still a larger heap costs more: test/guards with test/audit took 135 s
-  // of CPU in 10 workers at 256 MB, 171 s in 2 never replaced at 1 GB.
+  // of CPU in 10 workers at 256 MB, 171 s in 2 never replaced at 1 GB. A worker slows as it ages,
+  // whatever its heap: with its garbage collected before the limit (so the 4 first workers ran all
+  // 855 files), the same file cost a median 1.05-1.08x its CPU of a run replacing workers (~11
+  // files each) at a worker's 0-19th file, 1.25-1.43x at the 20-49th and 1.5-1.6x past the 50th:
+  // 858 s of the workers' CPU against 685, 658 s against 556 s wall. The replacements (~75 a
+  // run) cost less than that; keep them.
   workerIdleMemoryLimit: '256MB',
 };

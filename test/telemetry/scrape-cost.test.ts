@@ -67,14 +67,19 @@ test('scrapes at the label cap leave the event loop free (gaps under 500 ms, 0.8
     const first = parsePrometheus(await scrape(metrics.port));
     expect(first.samples.filter((s) => s.name === 'dispatch_tool_call_duration_seconds_bucket')).toHaveLength(75_000);
     expect(first.value('dispatch_tool_calls_total', { tenant: 'tenant7', tool: 'tool_987', outcome: 'TIMEOUT' })).toBe(1);
-    const before = renderings();
-    let bodies: string[] = [];
-    const gap = await longestGap(async () => {
-      bodies = await Promise.all(Array.from({ length: 4 }, () => scrapeDigest(metrics.port)));
-    });
-    expect(renderings() - before).toBe(1);
-    expect(new Set(bodies).size).toBe(1);
-    // 405 ms once in a CI run with the machine's two cores shared; the blocking it guards was 0.8-1 s.
+    // The shortest of two tries' longest gaps: the blocking it guards (0.8-1 s) is in every try, a
+    // loaded machine's pause seldom in both (405 ms once in a CI run with the two cores shared,
+    // 661 ms once in a run whose workers were never replaced, their heaps larger).
+    let gap = Infinity;
+    for (let tries = 0; tries < 2 && gap >= 500; tries++) {
+      const before = renderings();
+      let bodies: string[] = [];
+      gap = Math.min(gap, await longestGap(async () => {
+        bodies = await Promise.all(Array.from({ length: 4 }, () => scrapeDigest(metrics.port)));
+      }));
+      expect(renderings() - before).toBe(1);
+      expect(new Set(bodies).size).toBe(1);
+    }
     expect(Math.round(gap)).toBeLessThan(500);
   } finally {
     await metrics.shutdown();

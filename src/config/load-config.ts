@@ -52,7 +52,7 @@ export interface DispatchConfig {
   /** `registry: { http_allow, http_deny, allow_tenant_skip_redaction }`: what the operator lets tenants register. */
   readonly registry: RegistryConfig;
   /**
-   * `redaction: { thread_timeout_ms, thread_idle_ms, thread_heap_mb }`: the bounds of the thread
+   * `redaction: { thread_timeout_ms, thread_idle_ms, thread_heap_mb, late_jobs_max_chars }`: the bounds of the thread
    * that redacts large outputs (RedactionWorkerOptions). Absent (a config built by hand), or a key
    * left out: the worker's defaults.
    */

@@ -18,15 +18,21 @@ const KEYS: Readonly<Record<string, { readonly name: keyof RedactionWorkerOption
   // Below 64 MB the thread fails on ordinary outputs of a few MiB; 4096 MB is more than any output
   // up to max_tool_output_chars needs.
   thread_heap_mb: { name: 'heapMb', range: { min: 64, max: 4_096 } },
+  // Side-effecting calls' outputs kept past their calls' ends (cut off while waiting for the thread
+  // or in it), so that their answers replace OUTCOME_UNKNOWN: 0 keeps none (such a record says the
+  // answer was withheld); 256 Mi characters is ~512 MiB of text held, the most a pod should.
+  late_jobs_max_chars: { name: 'lateMaxChars', range: { min: 0, max: 256 * 1024 * 1024 } },
 };
 
 /** The `redaction:` section: the bounds of the redaction worker's thread (RedactionWorkerOptions). */
 export type RedactionConfig = RedactionWorkerOptions;
 
 /**
- * Parses the `redaction:` section, `{ thread_timeout_ms, thread_idle_ms, thread_heap_mb }`: how long
- * the redaction thread may redact one output, how long it lives idle, and its old space in MB. Each
- * value must be an integer in its range; a bad one stops the start, naming the key.
+ * Parses the `redaction:` section, `{ thread_timeout_ms, thread_idle_ms, thread_heap_mb,
+ * late_jobs_max_chars }`: how long the redaction thread may redact one output, how long it lives
+ * idle, its old space in MB, and the characters of cut-off side-effecting calls' outputs it keeps
+ * redacting after their calls ended. Each value must be an integer in its range; a bad one stops
+ * the start, naming the key.
  */
 export function parseRedactionConfig(file: string, raw: unknown): RedactionConfig {
   if (raw === undefined || raw === null) return {};

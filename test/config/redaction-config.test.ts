@@ -9,7 +9,7 @@ import { parseConfig } from '../../src/config';
 import { PLUGINS } from '../../src/app';
 import { createGuardsPlugin, guardsPlugin, oldSpaceFlagged } from '../../src/app/plugins/guards-plugin';
 import type { Logger } from '../../src/log';
-import { REDACTION_HEAP_MB, REDACTION_TIMEOUT_MS, redactSecrets } from '../../src/middleware';
+import { LATE_JOBS_MAX_CHARS, REDACTION_HEAP_MB, REDACTION_TIMEOUT_MS, redactSecrets } from '../../src/middleware';
 import * as workerModule from '../../src/middleware/redaction-worker';
 import { errorJson } from '../guards/helpers';
 import { startApp, startToolServer, type ToolServer } from '../helpers/servers';
@@ -35,11 +35,14 @@ describe('parsing', () => {
   test('the keys become the worker\'s options', () => {
     expect(parse('{ thread_timeout_ms: 5000, thread_idle_ms: 10000, thread_heap_mb: 128 }').redaction).toEqual({ timeoutMs: 5000, idleMs: 10000, heapMb: 128 });
     expect(parse('{ thread_heap_mb: 256 }').redaction).toEqual({ heapMb: 256 });
+    expect(parse('{ late_jobs_max_chars: 1048576 }').redaction).toEqual({ lateMaxChars: 1_048_576 });
   });
 
   test('the bounds themselves are accepted', () => {
     expect(parse('{ thread_timeout_ms: 100, thread_idle_ms: 1000, thread_heap_mb: 64 }').redaction).toEqual({ timeoutMs: 100, idleMs: 1000, heapMb: 64 });
     expect(parse('{ thread_timeout_ms: 600000, thread_idle_ms: 2147483647, thread_heap_mb: 4096 }').redaction).toEqual({ timeoutMs: 600_000, idleMs: 2_147_483_647, heapMb: 4096 });
+    expect(parse('{ late_jobs_max_chars: 0 }').redaction).toEqual({ lateMaxChars: 0 });
+    expect(parse('{ late_jobs_max_chars: 268435456 }').redaction).toEqual({ lateMaxChars: 268_435_456 });
   });
 
   test.each([
@@ -56,6 +59,8 @@ describe('parsing', () => {
     ['{ thread_heap_mb: -512 }', 'redaction.thread_heap_mb: must be an integer from 64 to 4096, got -512'],
     ['{ thread_heap_mb: .inf }', 'redaction.thread_heap_mb: must be an integer from 64 to 4096, got Infinity'],
     ['{ thread_heap_mb: 512MB }', 'redaction.thread_heap_mb: must be an integer from 64 to 4096, got "512MB"'],
+    ['{ late_jobs_max_chars: -1 }', 'redaction.late_jobs_max_chars: must be an integer from 0 to 268435456, got -1'],
+    ['{ late_jobs_max_chars: 268435457 }', 'redaction.late_jobs_max_chars: must be an integer from 0 to 268435456, got 268435457'],
   ])('%s is refused, naming the key', (section, message) => {
     expect(() => parse(section)).toThrow(`test.yaml: ${message}`);
   });
@@ -65,7 +70,7 @@ describe('parsing', () => {
     ['{ heap_mb: 128 }', 'redaction.heap_mb: unknown key "heap_mb" (did you mean thread_heap_mb?)'],
     ['{ thread_timout_ms: 5000 }', 'redaction.thread_timout_ms: unknown key "thread_timout_ms" (did you mean thread_timeout_ms?)'],
     ['{ threadHeapMb: 128 }', 'redaction.threadHeapMb: unknown key "threadHeapMb" (did you mean thread_heap_mb?)'],
-    ['{ patterns: [] }', 'redaction.patterns: unknown key "patterns" (expected one of thread_timeout_ms, thread_idle_ms, thread_heap_mb)'],
+    ['{ patterns: [] }', 'redaction.patterns: unknown key "patterns" (expected one of thread_timeout_ms, thread_idle_ms, thread_heap_mb, late_jobs_max_chars)'],
     ['500', 'redaction: must be a mapping'],
     ['[thread_timeout_ms]', 'redaction: must be a mapping'],
   ])('%s is refused, naming the key', (section, message) => {
@@ -79,7 +84,7 @@ describe('parsing', () => {
   test("README's reference config states the worker's defaults", () => {
     const readme = readFileSync('README.md', 'utf8');
     const config = parseConfig(/```yaml\n([\s\S]*?)```/.exec(readme)![1]!, 'README.yaml');
-    expect(config.redaction).toEqual({ timeoutMs: REDACTION_TIMEOUT_MS, idleMs: 30_000, heapMb: REDACTION_HEAP_MB });
+    expect(config.redaction).toEqual({ timeoutMs: REDACTION_TIMEOUT_MS, idleMs: 30_000, heapMb: REDACTION_HEAP_MB, lateMaxChars: LATE_JOBS_MAX_CHARS });
   });
 
   test('--max-old-space-size is found on the command line and in NODE_OPTIONS, either spelling', () => {
@@ -101,15 +106,15 @@ describe('the app', () => {
   };
 
   test("gives the worker the config's bounds; an embedding's own options win key by key", async () => {
-    const yaml = 'tools: []\nredaction: { thread_timeout_ms: 7000, thread_idle_ms: 2000, thread_heap_mb: 96 }\n';
+    const yaml = 'tools: []\nredaction: { thread_timeout_ms: 7000, thread_idle_ms: 2000, thread_heap_mb: 96, late_jobs_max_chars: 4096 }\n';
     const d = await startApp(yaml);
     await d.close();
     expect(createRedactionWorker).toHaveBeenCalledTimes(1);
-    expect(createRedactionWorker.mock.calls[0]![1]).toEqual({ timeoutMs: 7000, idleMs: 2000, heapMb: 96 });
+    expect(createRedactionWorker.mock.calls[0]![1]).toEqual({ timeoutMs: 7000, idleMs: 2000, heapMb: 96, lateMaxChars: 4096 });
     createRedactionWorker.mockClear();
     const embedded = await startApp(yaml, {}, PLUGINS.map((f) => (f === guardsPlugin ? createGuardsPlugin({ redactionWorker: { heapMb: 16 } }) : f)));
     await embedded.close();
-    expect(createRedactionWorker.mock.calls[0]![1]).toEqual({ timeoutMs: 7000, idleMs: 2000, heapMb: 16 });
+    expect(createRedactionWorker.mock.calls[0]![1]).toEqual({ timeoutMs: 7000, idleMs: 2000, heapMb: 16, lateMaxChars: 4096 });
   });
 
   test('without the section the worker gets no options: its defaults', async () => {

@@ -88,8 +88,13 @@ describe.each([
   });
 });
 
-/** How far a linear parse may take, at most, against the same input a quarter its size parsed now. */
-const LINEAR_RATIO = 6;
+/**
+ * How far a linear parse may take, at most, against the same input a quarter its size parsed now:
+ * 8x, half a quadratic parse's 16x. 6x failed once in a clean-clone CI run (harmony built-in calls:
+ * 107 ms at 1 MiB, the fastest of three, against under 18 ms at 256 Ki: a 1 MiB parse allocates
+ * enough for a collection of the loaded worker's heap to land in it).
+ */
+const LINEAR_RATIO = 8;
 
 /**
  * The bound on a loaded machine: the same input at a quarter of `size`, parsed now (the fastest of

@@ -7,8 +7,8 @@
 // hostname`), which the store must reach at each node's name, not at the address it resolves to.
 import { connect, createServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { connectRedis, createRedisStore, endUnconnected, whenReady, type RedisClient } from '../../src/store/redis';
-import { tlsPortOf } from '../helpers/redis-tls';
+import { connectRedis, createRedisStore, type RedisClient } from '../../src/store/redis';
+import { redisReacher, tlsPortOf } from '../helpers/redis-tls';
 import { startRedis, startRedisCluster, type TestRedis, type TestRedisCluster } from '../helpers/redis-server';
 import { createTestPki, type TestPki } from '../security/support/certificates';
 
@@ -16,23 +16,14 @@ jest.setTimeout(60_000);
 
 let pki: TestPki;
 let env: NodeJS.ProcessEnv;
-const clients: RedisClient[] = [];
+const reachWith = redisReacher();
+/** `url` reached with this file's CA within `ms`: the client, else undefined. */
+const reaches = (url: string, ms?: number) => reachWith(url, env, ms);
 beforeAll(() => {
   pki = createTestPki('redis names CA');
   env = { DISPATCH_REDIS_TLS_CA: pki.ca };
 });
-// Ended at once, connected or not: a disconnect leaves a never-connected socket a 2 s timer.
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map(async (client) => (await endUnconnected(client), client.disconnect())));
-});
 afterAll(() => pki?.remove());
-
-/** Connects to `url`; resolves with the client once ready within `ms`, else undefined. */
-async function reaches(url: string, ms = 3_000): Promise<RedisClient | undefined> {
-  const client = connectRedis(url, { env });
-  clients.push(client);
-  return (await whenReady(client, ms)) ? client : undefined;
-}
 
 describe('a standalone whose certificate names localhost alone', () => {
   let redis: TestRedis;

@@ -11,10 +11,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDispatchClient } from '../../src/client';
-import { connectRedis, createRedisStore, parseRedisUrl, whenReady, type RedisClient } from '../../src/store/redis';
+import { createRedisStore, parseRedisUrl } from '../../src/store/redis';
 import { redisTlsOptions } from '../../src/store/redis/redis-tls';
 import { runDaemon, startDaemon, type Daemon } from '../helpers/daemon';
-import { tlsPortOf } from '../helpers/redis-tls';
+import { redisReacher, tlsPortOf } from '../helpers/redis-tls';
 import { startRedis, startRedisCluster, startSentinel, type TestRedis, type TestRedisCluster, type TestSentinel } from '../helpers/redis-server';
 import { createTestPki, type TestPki } from '../security/support/certificates';
 
@@ -22,23 +22,13 @@ jest.setTimeout(60_000);
 
 let pki: TestPki;
 let env: NodeJS.ProcessEnv;
-const clients: RedisClient[] = [];
+const reaches = redisReacher();
 beforeAll(() => {
   pki = createTestPki('redis test CA');
   const client = pki.client('redis-client', '/CN=dispatch');
   env = { DISPATCH_REDIS_TLS_CA: pki.ca, DISPATCH_REDIS_TLS_CERT: client.cert, DISPATCH_REDIS_TLS_KEY: client.key };
 });
-afterEach(() => {
-  for (const client of clients.splice(0)) client.disconnect();
-});
 afterAll(() => pki?.remove());
-
-/** Connects to `url` with `env`; resolves with whether it became ready within `ms`. */
-async function reaches(url: string, withEnv: NodeJS.ProcessEnv, ms = 3_000): Promise<RedisClient | undefined> {
-  const client = connectRedis(url, { env: withEnv });
-  clients.push(client);
-  return (await whenReady(client, ms)) ? client : undefined;
-}
 
 describe('URLs and files', () => {
   test('rediss-sentinel:// and rediss-cluster:// ask for TLS; redis-sentinel:// and redis-cluster:// do not', () => {

@@ -78,15 +78,21 @@ test("with Redis away, a per-tenant shared rate falls back to the replica's own 
 });
 
 test('once Redis is back, the shares are counted in Redis again, for both replicas together', async () => {
-  // The replicas reconnect by themselves: wait for both slots connections, not a time.
+  // The replicas reconnect by themselves: wait for both slots connections to be ready, not a time.
+  // A connection is listed once it has named itself (CLIENT SETNAME), but ioredis refuses its
+  // commands until it has had the answer to its ready check (INFO) after that, and a replica's call
+  // then falls back to its own cap (failed once in CI): wait until Redis has run both INFOs, then
+  // one round trip more, so that the replicas (in this process) have read their answers.
   const direct = new Redis(redis.url);
   try {
+    const ready = async () => ((await direct.client('LIST')) as string).split('\n').filter((line) => line.includes('name=dispatch:slots ') && !/ cmd=(NULL|client\|setname) /.test(line)).length;
     let slots = 0;
     for (let i = 0; i < 100 && slots < 2; i++) {
-      slots = ((await direct.client('LIST')) as string).split('\n').filter((line) => line.includes('name=dispatch:slots ')).length;
+      slots = await ready();
       if (slots < 2) await new Promise((r) => setTimeout(r, 50));
     }
     expect(slots).toBe(2);
+    await direct.ping();
   } finally {
     direct.disconnect();
   }

@@ -73,6 +73,30 @@ describe.each([
     expect(problems(objects)).toEqual([]);
   });
 
+  it('with caCertificate false: the client certificate alone, the public CAs only, and dispatchd needs no ca.crt in the mount', () => {
+    const objects = renderObjects([redisValues(mode, 'enabled: true, existingSecret: redis-client, clientCertificate: true, caCertificate: false')]);
+    expect(volumeOf(objects).secret.secretName).toBe('redis-client');
+    expect(tlsNames(objects)).toEqual(['DISPATCH_REDIS_TLS_CERT', 'DISPATCH_REDIS_TLS_KEY']);
+    expect(problems(objects)).toEqual([]);
+    const env = podEnv(objects);
+    const dir = mkdtempSync(join(tmpdir(), 'dispatch-redis-tls-'));
+    try {
+      for (const file of ['tls.crt', 'tls.key']) writeFileSync(join(dir, file), `test ${file}\n`);
+      const local = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v.startsWith(`${MOUNT}/`) ? join(dir, v.slice(MOUNT.length + 1)) : v]));
+      expect(() => parseDaemonOptions(containerOf(objects).args ?? [], local)).not.toThrow();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it.each([
+    ['true', 'caCertificate: true'],
+    ['unset (values of a chart without the key, kept by `helm upgrade --reuse-values`)', 'caCertificate: null'],
+  ])('with caCertificate %s: the ca.crt is trusted', (_label, value) => {
+    const objects = renderObjects([redisValues(mode, `enabled: true, existingSecret: redis-ca, ${value}`)]);
+    expect(tlsNames(objects)).toEqual(['DISPATCH_REDIS_TLS_CA']);
+  });
+
   it("is what dispatchd accepts: a TLS URL of this mode, and its option parser reads every file from the mount", () => {
     const objects = renderObjects([redisValues(mode, 'enabled: true, existingSecret: redis-client, clientCertificate: true')]);
     const env = podEnv(objects);
@@ -157,6 +181,11 @@ describe('refused at render time', () => {
       'redis.tls.clientCertificate needs redis.tls.existingSecret',
     ],
     [
+      'a Secret of which nothing would be used: its CA not trusted, no client certificate',
+      `redis: {${STANDALONE}, tls: {enabled: true, existingSecret: redis-client, caCertificate: false}}`,
+      'redis.tls.existingSecret is set, but neither its ca.crt (redis.tls.caCertificate is false) nor a client certificate (redis.tls.clientCertificate) is used',
+    ],
+    [
       'TLS to the bundled Redis, which serves none',
       'redis: {tls: {enabled: true, existingSecret: redis-ca}}',
       'redis.tls.enabled needs an external Redis: the bundled one (redis.deploy.enabled) serves no TLS',
@@ -187,6 +216,7 @@ describe('refused at render time', () => {
 
   it.each([
     ['a string for clientCertificate', 'redis: {tls: {clientCertificate: "yes"}}', '- redis.tls.clientCertificate: Invalid type. Expected: boolean, given: string'],
+    ['a string for caCertificate', 'redis: {tls: {caCertificate: "no"}}', '- redis.tls.caCertificate: Invalid type. Expected: boolean, given: string'],
     ['a misspelt key', 'redis: {tls: {existingSecert: redis-ca}}', '- redis.tls: Additional property existingSecert is not allowed'],
   ])('by the schema: %s', (_label, values, line) => {
     const r = render([valuesFile(values)]);

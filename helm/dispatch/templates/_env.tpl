@@ -144,7 +144,7 @@ DISPATCH_REDIS_URL: redis.* (redis.url for a URL of your own)
 DISPATCH_REDIS_PASSWORD: redis.existingSecret (or the bundled Redis's generated password)
 DISPATCH_REDIS_SENTINEL_PASSWORD: redis.sentinel.auth
 DISPATCH_REDIS_SENTINEL_USERNAME: redis.sentinel.auth.username
-DISPATCH_REDIS_TLS_CA: redis.tls.enabled and redis.tls.existingSecret
+DISPATCH_REDIS_TLS_CA: redis.tls.enabled, redis.tls.existingSecret and redis.tls.caCertificate
 DISPATCH_REDIS_TLS_CERT: redis.tls.clientCertificate and redis.tls.existingSecret
 DISPATCH_REDIS_TLS_KEY: redis.tls.clientCertificate and redis.tls.existingSecret
 DISPATCH_AUTH_TOKENS_FILE: auth.enabled, auth.existingSecret and auth.secretKey

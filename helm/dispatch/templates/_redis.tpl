@@ -110,7 +110,8 @@ The Secret of the PEM files for TLS to Redis (redis.tls.existingSecret), mounted
 /etc/dispatch/redis-tls; empty for none. Fails for files dispatchd would refuse or that could
 not be there: the Secret without redis.tls.enabled (dispatchd stops at start, exit 2, when the
 DISPATCH_REDIS_TLS_* files come with a URL that does not ask for TLS), a client certificate
-without the Secret holding it.
+without the Secret holding it, a Secret of which nothing is used (neither its CA nor a client
+certificate).
 */}}
 {{- define "dispatch.redisTLSSecret" -}}
 {{- $t := .Values.redis.tls | default dict -}}
@@ -120,6 +121,9 @@ without the Secret holding it.
 {{- if and $t.clientCertificate (not $t.existingSecret) -}}
 {{- fail "redis.tls.clientCertificate needs redis.tls.existingSecret: the Secret holding the client certificate (tls.crt and tls.key) and ca.crt" -}}
 {{- end -}}
+{{- if and $t.existingSecret (eq (toString $t.caCertificate) "false") (not $t.clientCertificate) -}}
+{{- fail "redis.tls.existingSecret is set, but neither its ca.crt (redis.tls.caCertificate is false) nor a client certificate (redis.tls.clientCertificate) is used: remove redis.tls.existingSecret, or set one of them" -}}
+{{- end -}}
 {{- if $t.enabled -}}
 {{- $t.existingSecret -}}
 {{- end -}}
@@ -127,14 +131,18 @@ without the Secret holding it.
 
 {{/*
 The files of redis.tls.existingSecret as container env entries: DISPATCH_REDIS_TLS_CA (its
-ca.crt, trusted beside Node's own CAs), and DISPATCH_REDIS_TLS_CERT / DISPATCH_REDIS_TLS_KEY (its
+ca.crt, trusted beside Node's own CAs) unless redis.tls.caCertificate is false (unset, as from a
+chart without the key, is true), and DISPATCH_REDIS_TLS_CERT / DISPATCH_REDIS_TLS_KEY (its
 tls.crt and tls.key) with redis.tls.clientCertificate. Empty without the Secret.
 */}}
 {{- define "dispatch.redisTLSEnv" -}}
 {{- if include "dispatch.redisTLSSecret" . }}
+{{- $t := .Values.redis.tls | default dict -}}
+{{- if ne (toString $t.caCertificate) "false" }}
 - name: DISPATCH_REDIS_TLS_CA
   value: /etc/dispatch/redis-tls/ca.crt
-{{- if (.Values.redis.tls | default dict).clientCertificate }}
+{{- end }}
+{{- if $t.clientCertificate }}
 - name: DISPATCH_REDIS_TLS_CERT
   value: /etc/dispatch/redis-tls/tls.crt
 - name: DISPATCH_REDIS_TLS_KEY

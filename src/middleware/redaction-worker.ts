@@ -63,8 +63,8 @@ export interface RedactionWorkerOptions {
 export const REDACTION_TIMEOUT_MS = 60_000;
 
 /**
- * The thread's old space at most, beside the main heap, when no --max-old-space-size is given (V8
- * applies that flag to every heap of the process, and it overrides this): 16 Mi
+ * The thread's old space at most, beside the main heap (under a --max-old-space-size too, which
+ * V8 would apply to every heap: see startWithOwnHeap): 16 Mi
  * characters (limits.max_tool_output_chars) of JSON or high-entropy text redact within 256 MB, of
  * `password: x` lines ~320 MB, of `pwd="a" ` 512 MB; past it (`pwd=a&`: ~768 MB), that job fails.
  */

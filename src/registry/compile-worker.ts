@@ -60,9 +60,8 @@ export interface CompileWorker {
 }
 
 /**
- * The worker's old generation at most, beside the main thread's heap, when no --max-old-space-size
- * is given (V8 applies that flag to every heap of the process, the Helm chart's included, and it
- * overrides this): a 256 KiB schema (2,000 properties, 5 MB of code) compiles within 128 MB (64 MB
+ * The worker's old generation at most, beside the main thread's heap (under the Helm chart's
+ * --max-old-space-size too, which V8 would apply to every heap: see startWithOwnHeap): a 256 KiB schema (2,000 properties, 5 MB of code) compiles within 128 MB (64 MB
  * is not enough); past this, that compile fails (see 'exit').
  */
 const WORKER_HEAP_MB = 160;

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { startWithOwnHeap } from './thread-heap';
 
 /** What a job thread posts once it has loaded its modules: a job's time bound counts from then. */
 export const THREAD_READY = 'ready';
@@ -18,7 +19,7 @@ export interface JobThreadOptions<Job, Answer extends ThreadAnswer> {
   /** The thread's script, a module's path in dist/ relative to `src/` (`registry/schema-worker.js`). */
   readonly script: string;
   readonly workerData: unknown;
-  /** The thread's old space at most, in MB (a --max-old-space-size of the process overrides it: V8 applies that to every heap). */
+  /** The thread's old space at most, in MB (also under a --max-old-space-size of the process: see startWithOwnHeap). */
   readonly heapMb: number;
   /** How long one job may take before the thread is ended and that job fails. */
   readonly timeoutMs: number;
@@ -73,7 +74,7 @@ export function createJobThread<Job, Answer extends ThreadAnswer>(options: JobTh
   let idle: NodeJS.Timeout | undefined;
 
   const start = (): Worker => {
-    const thread = new Worker(scriptPath(options.script), { workerData: options.workerData, resourceLimits: { maxOldGenerationSizeMb: options.heapMb } });
+    const thread = startWithOwnHeap(() => new Worker(scriptPath(options.script), { workerData: options.workerData, resourceLimits: { maxOldGenerationSizeMb: options.heapMb } }));
     thread.on('message', (answer: Answer | typeof THREAD_READY) => {
       if (answer === THREAD_READY) {
         if (worker !== thread) return;

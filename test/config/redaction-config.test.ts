@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { parseConfig } from '../../src/config';
 import { PLUGINS } from '../../src/app';
-import { createGuardsPlugin, guardsPlugin, oldSpaceFlagged } from '../../src/app/plugins/guards-plugin';
+import { createGuardsPlugin, guardsPlugin } from '../../src/app/plugins/guards-plugin';
 import type { Logger } from '../../src/log';
 import { LATE_JOBS_MAX_CHARS, REDACTION_HEAP_MB, REDACTION_TIMEOUT_MS, redactSecrets } from '../../src/middleware';
 import * as workerModule from '../../src/middleware/redaction-worker';
@@ -86,14 +86,6 @@ describe('parsing', () => {
     const config = parseConfig(/```yaml\n([\s\S]*?)```/.exec(readme)![1]!, 'README.yaml');
     expect(config.redaction).toEqual({ timeoutMs: REDACTION_TIMEOUT_MS, idleMs: 30_000, heapMb: REDACTION_HEAP_MB, lateMaxChars: LATE_JOBS_MAX_CHARS });
   });
-
-  test('--max-old-space-size is found on the command line and in NODE_OPTIONS, either spelling', () => {
-    expect(oldSpaceFlagged([], '')).toBe(false);
-    expect(oldSpaceFlagged(['--max-old-space-size=332'], '')).toBe(true);
-    expect(oldSpaceFlagged([], '--enable-source-maps --max-old-space-size=332')).toBe(true);
-    expect(oldSpaceFlagged([], '--max_old_space_size 332')).toBe(true);
-    expect(oldSpaceFlagged(['--max-semi-space-size=16'], '--max-old-space-size-percentage=50')).toBe(false);
-  });
 });
 
 describe('the app', () => {
@@ -123,22 +115,13 @@ describe('the app', () => {
     expect(createRedactionWorker.mock.calls[0]![1]).toEqual({});
   });
 
-  test('thread_heap_mb under --max-old-space-size (NODE_OPTIONS, as the Helm chart sets it) is warned of: V8 overrides it', async () => {
+  test('thread_heap_mb under --max-old-space-size (NODE_OPTIONS, as the Helm chart sets it) is not warned of: the bound holds there too (test/server/thread-heap.test.ts)', async () => {
     const saved = process.env.NODE_OPTIONS;
     try {
       process.env.NODE_OPTIONS = '--max-old-space-size=332';
       const flagged = warnings();
       await (await startApp('tools: []\nredaction: { thread_heap_mb: 128 }\n', { logger: flagged.logger })).close();
-      expect(flagged.seen.filter((m) => m.includes('thread_heap_mb'))).toEqual([expect.stringContaining('redaction.thread_heap_mb has no effect: this process runs with --max-old-space-size')]);
-      const timeoutOnly = warnings();
-      await (await startApp('tools: []\nredaction: { thread_timeout_ms: 5000 }\n', { logger: timeoutOnly.logger })).close();
-      expect(timeoutOnly.seen.filter((m) => m.includes('thread_heap_mb'))).toEqual([]);
-      process.env.NODE_OPTIONS = '';
-      const unflagged = warnings();
-      if (!oldSpaceFlagged()) {
-        await (await startApp('tools: []\nredaction: { thread_heap_mb: 128 }\n', { logger: unflagged.logger })).close();
-        expect(unflagged.seen.filter((m) => m.includes('thread_heap_mb'))).toEqual([]);
-      }
+      expect(flagged.seen.filter((m) => m.includes('thread_heap_mb'))).toEqual([]);
     } finally {
       if (saved === undefined) delete process.env.NODE_OPTIONS;
       else process.env.NODE_OPTIONS = saved;

@@ -13,18 +13,6 @@ export type GuardsPluginOptions = Omit<GuardsOptions, 'policies' | 'approvalTime
     readonly approvalsLeaseMs?: number;
   };
 
-/** --max-old-space-size as node reads it (dashes or underscores), in argv or NODE_OPTIONS. */
-const OLD_SPACE_FLAG = /(?:^|\s)--max[-_]old[-_]space[-_]size(?:[=\s]|$)/;
-
-/**
- * Whether this process was given --max-old-space-size (on its command line, or in NODE_OPTIONS as
- * the Helm chart's heapPercent sets it): V8 applies it to every heap, so it overrides a worker
- * thread's own bound (redaction.thread_heap_mb).
- */
-export function oldSpaceFlagged(execArgv: readonly string[] = process.execArgv, nodeOptions = process.env.NODE_OPTIONS ?? ''): boolean {
-  return execArgv.some((arg) => OLD_SPACE_FLAG.test(arg)) || OLD_SPACE_FLAG.test(nodeOptions);
-}
-
 /**
  * Loop detection's thresholds live in the pipeline; this plugin adds the rest of issue 4: the
  * `policies:` section (rules, policy endpoint, breaker settings, post-tool notes), breakers,
@@ -46,9 +34,6 @@ export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFac
     const set = createGuards({ ...options, policies, approvalTimeoutMs: ctx.config.limits.approvalTimeoutMs, singleTenant: ctx.singleTenant, observer: () => ctx.observer(), logger: ctx.logger, sharedSlots });
     // The config's `redaction:` bounds of the redaction thread; an embedding's options win key by key.
     const redactionWorker = { ...ctx.config.redaction, ...options.redactionWorker };
-    if (ctx.config.redaction?.heapMb !== undefined && oldSpaceFlagged()) {
-      ctx.logger.warn('redaction.thread_heap_mb has no effect: this process runs with --max-old-space-size (NODE_OPTIONS; the Helm chart sets it from heapPercent), which V8 applies to every heap, so the redaction thread may take as much as the main heap', { file: ctx.config.file, thread_heap_mb: ctx.config.redaction.heapMb });
-    }
     const middleware = createGuardMiddleware({ redaction: options.redaction, redactionWorker, memoize: options.memoize });
     // Late-bound: the auth plugin's authenticator is known only once every plugin is built.
     const authenticate: Authenticator = (call, scope) => ctx.authenticate()(call, scope);

@@ -1,4 +1,5 @@
 import { createJobThread, THREAD_READY } from '../server/job-thread';
+import { threadHeapDefault } from '../server/thread-heap';
 import type { RedactionOptions } from './redact-secrets';
 import { createTenantRotation } from './tenant-rotation';
 
@@ -49,7 +50,7 @@ export interface RedactionWorkerOptions {
   readonly timeoutMs?: number;
   /** How long an idle thread lives before it ends, giving its heap back. @default 30 s */
   readonly idleMs?: number;
-  /** The thread's old generation at most, in MB (outside the main thread's heap). @default REDACTION_HEAP_MB */
+  /** The thread's old generation at most, in MB (outside the main thread's heap). @default REDACTION_HEAP_MB, or a smaller --max-old-space-size (threadHeapDefault) */
   readonly heapMb?: number;
   /** Characters of the jobs kept past their calls' ends at most. @default LATE_JOBS_MAX_CHARS */
   readonly lateMaxChars?: number;
@@ -64,7 +65,8 @@ export const REDACTION_TIMEOUT_MS = 60_000;
 
 /**
  * The thread's old space at most, beside the main heap (under a --max-old-space-size too, which
- * V8 would apply to every heap: see startWithOwnHeap): 16 Mi
+ * V8 would apply to every heap: see startWithOwnHeap; a smaller flag is the default then, see
+ * threadHeapDefault): 16 Mi
  * characters (limits.max_tool_output_chars) of JSON or high-entropy text redact within 256 MB, of
  * `password: x` lines ~320 MB, of `pwd="a" ` 512 MB; past it (`pwd=a&`: ~768 MB), that job fails.
  */
@@ -162,7 +164,7 @@ export function createRedactionWorker(redaction: RedactionOptions = {}, options:
   const thread = createJobThread<Job, RedactionAnswer>({
     script: 'middleware/redaction-thread.js',
     workerData: { options: redaction },
-    heapMb: options.heapMb ?? REDACTION_HEAP_MB,
+    heapMb: options.heapMb ?? threadHeapDefault(REDACTION_HEAP_MB),
     timeoutMs,
     idleMs: options.idleMs ?? IDLE_MS,
     take: nextWanted,

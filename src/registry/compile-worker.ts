@@ -1,4 +1,5 @@
 import { createJobThread, THREAD_READY } from '../server/job-thread';
+import { threadHeapDefault } from '../server/thread-heap';
 import type { SchemaPatternBound } from './pattern-pool';
 import type { SchemaCode } from './schema-codegen';
 
@@ -61,7 +62,8 @@ export interface CompileWorker {
 
 /**
  * The worker's old generation at most, beside the main thread's heap (under the Helm chart's
- * --max-old-space-size too, which V8 would apply to every heap: see startWithOwnHeap): a 256 KiB schema (2,000 properties, 5 MB of code) compiles within 128 MB (64 MB
+ * --max-old-space-size too, which V8 would apply to every heap: see startWithOwnHeap; a smaller
+ * flag instead, threadHeapDefault): a 256 KiB schema (2,000 properties, 5 MB of code) compiles within 128 MB (64 MB
  * is not enough); past this, that compile fails (see 'exit').
  */
 const WORKER_HEAP_MB = 160;
@@ -86,7 +88,7 @@ export function createCompileWorker(maxSchemaBytes: number, options: CompileWork
   const thread = createJobThread<Job, CompileAnswer>({
     script: 'registry/schema-worker.js',
     workerData: { maxSchemaBytes },
-    heapMb: WORKER_HEAP_MB,
+    heapMb: threadHeapDefault(WORKER_HEAP_MB),
     timeoutMs: options.timeoutMs,
     idleMs: options.idleMs ?? WORKER_IDLE_MS,
     take: () => queue.shift(),

@@ -23,6 +23,17 @@ export function oldSpaceFlag(execArgv: readonly string[] = process.execArgv, nod
 /** Whether this process was given --max-old-space-size (see {@link oldSpaceFlag}). */
 export const oldSpaceFlagged = (execArgv?: readonly string[], nodeOptions?: string): boolean => oldSpaceFlag(execArgv, nodeOptions) !== undefined;
 
+/**
+ * A thread's default bound `mb`, or the main heap's when --max-old-space-size (`flag`) sets a
+ * smaller one: before threads kept their own bounds under the flag, each got the flag's, and a pod
+ * sized for it (the Helm chart's 512Mi: 332 MiB) would otherwise let a thread take more than before.
+ * A bound given explicitly (redaction.thread_heap_mb) is taken as given.
+ */
+export function threadHeapDefault(mb: number, flag = oldSpaceFlag()): number {
+  const main = Number(flag);
+  return flag !== undefined && Number.isInteger(main) && main > 0 ? Math.min(mb, main) : mb;
+}
+
 /** Our threads starting while the flag is lifted: the last one online puts it back. */
 let starting = 0;
 

@@ -7,7 +7,7 @@
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { redactSecrets } from '../../src/middleware';
-import { oldSpaceFlag, oldSpaceFlagged } from '../../src/server/thread-heap';
+import { oldSpaceFlag, oldSpaceFlagged, threadHeapDefault } from '../../src/server/thread-heap';
 
 jest.setTimeout(60_000);
 
@@ -92,4 +92,12 @@ test('the flag is read from the command line over NODE_OPTIONS, either spelling,
   expect(oldSpaceFlag(['--max-old-space-size=64', '--max-old-space-size=96'], '')).toBe('96');
   expect(oldSpaceFlag([], '--max-old-space-size=100 --max-old-space-size=200')).toBe('200');
   expect(oldSpaceFlagged(['--max-semi-space-size=16'], '--max-old-space-size-percentage=50')).toBe(false);
+});
+
+test("a thread's default bound is the main heap's when the flag sets a smaller one (as each thread had before); an explicit bound is the caller's", () => {
+  expect(threadHeapDefault(512, undefined)).toBe(512);
+  expect(threadHeapDefault(512, '332')).toBe(332);
+  expect(threadHeapDefault(160, '332')).toBe(160);
+  expect(threadHeapDefault(512, '')).toBe(512);
+  expect(threadHeapDefault(512, '0')).toBe(512);
 });

@@ -54,6 +54,18 @@ describe('Functionary v3.2', () => {
     expect(shown(cut)).toEqual({ calls: [['get_weather', { city: 'Paris' }]], format: 'functionary', remaining: '>>>get_time\n{"tz": "U', warnings: ['a call of "get_time" was cut off before its arguments ended: left in remaining_text'] });
   });
 
+  it("the python tool's raw code (Functionary's code interpreter) is a call of python with {code}, to the text's end", () => {
+    expect(shown(parseToolCalls('>>>python\nimport math\nprint(math.sqrt(2))\n'))).toEqual({ calls: [['python', { code: 'import math\nprint(math.sqrt(2))' }]], format: 'functionary', remaining: '', warnings: undefined });
+    // After other calls, and with a doctest's >>> in it: that is code, not a next message.
+    const after = parseToolCalls('>>>all\nLet me check, then compute.\n>>>get_weather\n{"city": "Paris"}\n>>>python\n  x = 1\n>>>all\nprint(x)', ['get_weather', 'python']);
+    expect(shown(after)).toEqual({ calls: [['get_weather', { city: 'Paris' }], ['python', { code: '  x = 1\n>>>all\nprint(x)' }]], format: 'functionary', remaining: 'Let me check, then compute.', warnings: undefined });
+    // JSON arguments as any tool's; the code alone without the header is prose; not offered, it is said.
+    expect(shown(parseToolCalls('>>>python\n{"code": "print(1)"}')).calls).toEqual([['python', { code: 'print(1)' }]]);
+    expect(parseToolCalls('python\nprint(1)', ['python']).calls).toEqual([]);
+    expect(parseToolCalls('>>>python\n\n  \n').calls).toEqual([]);
+    expect(parseToolCalls('>>>python\nprint(1)', ['get_weather']).warnings).toEqual(['a call of "python" was not offered: left in remaining_text']);
+  });
+
   it('not in a python fence (>>> is its prompt)', () => {
     const text = '```python\n>>>get_weather\n{"city": "Paris"}\n```';
     expect(parseToolCalls(text).calls).toEqual([]);

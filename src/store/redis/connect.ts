@@ -4,7 +4,7 @@ import { warnRefusedCommands } from './acl-probe';
 import { connectionState, watchConnection } from './connection-watch';
 import { dropDeadSockets } from './dead-sockets';
 import { dropConnections } from './end-client';
-import { ignoreErrorsOfEndedSockets } from './ended-socket-errors';
+import { safeConnectorDisconnect } from './connector-disconnect';
 import { closeFailoverDetector } from './failover-detector';
 import { RedisConfigError, type ConfigContext } from './misconfiguration';
 import { parseRedisUrlWithSources, type RedisTarget } from './redis-url';
@@ -72,7 +72,7 @@ const TRY_AGAIN_MS = 100;
  * reject; a connection whose SELECT failed is dropped and made again, never used on database 0.
  */
 export function connectRedis(url: string | RedisTarget, options: RedisConnectOptions = {}): RedisClient {
-  ignoreErrorsOfEndedSockets();
+  safeConnectorDisconnect();
   const name = options.name ?? 'redis';
   const ctx: ConfigContext = { ...(typeof url === 'string' ? parseRedisUrlWithSources(url, options.env) : { target: url }), prefix: options.prefix, name };
   const { target } = ctx;

@@ -4,9 +4,8 @@ import type { RedisClient } from './connect';
 /** How long a connection being made is waited for to end once its socket is destroyed, in ms. */
 const END_WAIT_MS = 250;
 
-/** What ioredis 6's connectors show of their socket (internal: checked before use). */
+/** An ioredis 6 connection's connector (internal: checked before use). */
 interface Connector {
-  stream?: { readonly destroyed: boolean };
   disconnect?: () => void;
 }
 
@@ -14,11 +13,10 @@ interface Connector {
  * Ends at once a client that is not connected (Redis away), and every connection of it: a
  * connected one is left as it is (for its owner's QUIT). Why: with Redis gone, ioredis 6 ends a
  * reconnecting connection (QUIT, which calls disconnect(), or disconnect()) by ending its socket,
- * closed already, with a 2 s timer (`disconnectTimeout`) to destroy it and nothing to clear it:
- * the timer held the process after the app had closed (jest: "A worker process has failed to
- * exit gracefully"), and the connection never reached 'end', so what waits for that (the
- * dead-socket check, its queued commands) ran on. A Cluster client with every node gone, likewise
- * reconnecting, had no node to QUIT and never ended either.
+ * closed already (with a 2 s timer to destroy it, which held the process after the app had
+ * closed: safeConnectorDisconnect now forgets such a socket), and the connection never reached
+ * 'end', so what waits for that (the dead-socket check, its queued commands) ran on. A Cluster
+ * client with every node gone, likewise reconnecting, had no node to QUIT and never ended either.
  *
  * Synchronous: a connection with no socket ends before this returns; one with a socket being made
  * ends once it closes, shortly after (see {@link endUnconnected} to wait for it).
@@ -61,18 +59,12 @@ export function dropConnections(client: RedisClient): void {
 /** True for a client that reached Redis (a Cluster client also while some of its nodes are away). */
 const connected = (client: RedisClient) => client.status === 'ready';
 
-/** Ending a socket closed already is what leaves the 2 s timer: the connector forgets it instead. */
-function forgetClosedSocket(client: Redis): Connector | undefined {
-  const connector = (client as unknown as { connector?: Connector }).connector;
-  if (connector?.stream?.destroyed === true) connector.stream = undefined;
-  return connector;
-}
 
 function endConnection(client: Redis): void {
   if (connected(client) || client.status === 'end') return;
   // A try just begun makes its socket on the next tick, which disconnect() stops (the try then
   // ends the connection).
-  const connector = forgetClosedSocket(client);
+  const connector = (client as unknown as { connector?: Connector }).connector;
   if (client.status === 'reconnecting' || client.status === 'close') {
     // No socket (it closed, the next try not begun). The connector is told first: a Sentinel
     // client's ends its failover detector's connections to the Sentinels. Then ioredis ends the
@@ -89,9 +81,7 @@ function endConnection(client: Redis): void {
 
 function endCluster(client: Cluster): void {
   if (connected(client) || client.status === 'end') return;
-  // Its disconnect() disconnects each node: one whose socket closed must not leave a timer either.
   const nodes = client.nodes('all');
-  for (const node of nodes) forgetClosedSocket(node);
   if (client.status === 'reconnecting' || client.status === 'close') {
     // Every node gone (ioredis drops a node it lost): as for a connection, ended as one never connected.
     client.status = 'wait';

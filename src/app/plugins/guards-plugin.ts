@@ -1,10 +1,17 @@
 import { createApprovalsRelay, createGuards, createSlotWakeups, parsePolicies, approvalHandlers, startupWarnings, watchFallbackNames, type ApprovalsRelay, type GuardsOptions } from '../../guards';
-import { closeWithin, connectRedis, namedConnector } from '../../store/redis';
+import { closeWithin, connectRedis, namedConnector, whenReady } from '../../store/redis';
 import { createGuardMiddleware, type GuardMiddlewareOptions } from '../../middleware';
 import { breakerKey } from '../../pipeline';
 import type { Authenticator } from '../../server';
 import type { PluginFactory } from '../plugin';
 import { allClosed } from '../close-app';
+
+/**
+ * How long start-up waits for the shared caps' connection to Redis (after the store's, up to 5 s):
+ * a call made before it is ready falls back to this replica's own cap or limit, as while Redis
+ * fails. Redis away, the start goes on after this (the store has warned).
+ */
+const SLOTS_WAIT_MS = 1_000;
 
 /** What a test or an embedding may set beyond the configuration file. */
 export type GuardsPluginOptions = Omit<GuardsOptions, 'policies' | 'approvalTimeoutMs' | 'singleTenant' | 'observer' | 'logger'> &
@@ -28,6 +35,9 @@ export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFac
     // Shared concurrency caps and rate limits keep their state in Redis, on a connection that fails
     // fast (a call falls back to this replica's own slots or limit rather than wait for Redis).
     const slotsRedis = redisUrl && [...policies.concurrency, ...policies.rates].some((c) => c.shared) ? connectRedis(redisUrl, { commandTimeoutMs: ctx.config.limits.storeTimeoutMs, logger: ctx.logger, name: 'slots' }) : undefined;
+    // Awaited before the plugin is done, the rest of its building meanwhile (a refusal of the URL's
+    // settings fails the store's start already, with its message).
+    const slotsReady = slotsRedis && whenReady(slotsRedis, SLOTS_WAIT_MS).catch(() => false);
     // Waiting calls hear the slots given back on any replica (connections opened at the first wait).
     const wakeups = slotsRedis && redisUrl ? createSlotWakeups({ connect: namedConnector(redisUrl, 'slot-wakeups', { queueWhileDown: true, logger: ctx.logger }), logger: ctx.logger }) : undefined;
     const sharedSlots = slotsRedis ? { redis: slotsRedis, timeoutMs: ctx.config.limits.storeTimeoutMs, wakeups, logger: ctx.logger } : undefined;
@@ -43,6 +53,7 @@ export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFac
       : undefined;
     const resolve = relay ? relay.resolve : set.approvals.resolve.bind(set.approvals);
     const list = relay ? relay.list : set.approvals.list.bind(set.approvals);
+    await slotsReady;
     return {
       name: 'guards',
       // A read the memo cache answers takes no concurrency slot and no rate turn.

@@ -20,9 +20,6 @@ export function oldSpaceFlag(execArgv: readonly string[] = process.execArgv, nod
   return lastOldSpace(execArgv.join(' ')) ?? lastOldSpace(nodeOptions);
 }
 
-/** Whether this process was given --max-old-space-size (see {@link oldSpaceFlag}). */
-export const oldSpaceFlagged = (execArgv?: readonly string[], nodeOptions?: string): boolean => oldSpaceFlag(execArgv, nodeOptions) !== undefined;
-
 /**
  * A thread's default bound `mb`, or the main heap's when --max-old-space-size (`flag`) sets a
  * smaller one: before threads kept their own bounds under the flag, each got the flag's, and a pod

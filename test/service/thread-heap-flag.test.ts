@@ -7,7 +7,7 @@
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { redactSecrets } from '../../src/middleware';
-import { oldSpaceFlag, oldSpaceFlagged, threadHeapDefault } from '../../src/server/thread-heap';
+import { oldSpaceFlag, threadHeapDefault } from '../../src/server/thread-heap';
 
 jest.setTimeout(60_000);
 
@@ -84,14 +84,13 @@ test('without the flag, the thread keeps its bound as before', async () => {
 
 test('the flag is read from the command line over NODE_OPTIONS, either spelling, the last one given', () => {
   expect(oldSpaceFlag([], '')).toBeUndefined();
-  expect(oldSpaceFlagged([], '')).toBe(false);
   expect(oldSpaceFlag(['--max-old-space-size=332'], '')).toBe('332');
   expect(oldSpaceFlag([], '--enable-source-maps --max-old-space-size=332')).toBe('332');
   expect(oldSpaceFlag([], '--max_old_space_size=332')).toBe('332');
   expect(oldSpaceFlag(['--max-old-space-size=128'], '--max-old-space-size=332')).toBe('128');
   expect(oldSpaceFlag(['--max-old-space-size=64', '--max-old-space-size=96'], '')).toBe('96');
   expect(oldSpaceFlag([], '--max-old-space-size=100 --max-old-space-size=200')).toBe('200');
-  expect(oldSpaceFlagged(['--max-semi-space-size=16'], '--max-old-space-size-percentage=50')).toBe(false);
+  expect(oldSpaceFlag(['--max-semi-space-size=16'], '--max-old-space-size-percentage=50')).toBeUndefined();
 });
 
 test("a thread's default bound is the main heap's when the flag sets a smaller one (as each thread had before); an explicit bound is the caller's", () => {

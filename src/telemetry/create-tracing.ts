@@ -49,10 +49,11 @@ interface ChosenExporter {
 
 /**
  * The exporter OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL names: `grpc` (`otlp-grpc-exporter.ts`), else
- * OpenTelemetry's OTLP/HTTP protobuf transport (`otlp-http-exporter.ts`); both set by `env`.
+ * OpenTelemetry's OTLP/HTTP transport (`otlp-http-exporter.ts`), protobuf or `http/json`; all set by `env`.
  */
 function exporterFromEnv(env: NodeJS.ProcessEnv, logger?: Logger): ChosenExporter {
-  if (otlpTracesProtocol(env, logger) === 'grpc') {
+  const protocol = otlpTracesProtocol(env, logger);
+  if (protocol === 'grpc') {
     const options = otlpGrpcOptionsFromEnv(env, logger);
     return { exporter: otlpGrpcExporter(options, logger), protocol: 'grpc', endpoint: `${options.secure ? 'https' : 'http'}://${options.address}` };
   }
@@ -60,7 +61,7 @@ function exporterFromEnv(env: NodeJS.ProcessEnv, logger?: Logger): ChosenExporte
   // dispatch exporting no traces (or over gRPC) never needs.
   const { otlpHttpExporter, otlpHttpOptionsFromEnv } = require('./otlp-http-exporter') as typeof import('./otlp-http-exporter');
   const options = otlpHttpOptionsFromEnv(env, logger);
-  return { exporter: otlpHttpExporter(options, logger), protocol: 'http/protobuf', endpoint: redactedUrl(options.url, true) ?? REDACTED };
+  return { exporter: otlpHttpExporter(options, logger, protocol), protocol, endpoint: redactedUrl(options.url, true) ?? REDACTED };
 }
 
 /** Why `env` leaves traces off, for the start-up line. */

@@ -4,7 +4,7 @@ import { asIs, otlpSetting as setting, otlpSharedOptionsFromEnv, type OtlpShared
 export { DEFAULT_OTLP_TIMEOUT_MS } from './otlp-env';
 
 /** The OTLP transports dispatch can export traces over. */
-export type OtlpProtocol = 'http/protobuf' | 'grpc';
+export type OtlpProtocol = 'http/protobuf' | 'http/json' | 'grpc';
 
 /** The OTLP protocol when OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL is unset, as the specification sets it. */
 export const DEFAULT_OTLP_PROTOCOL: OtlpProtocol = 'http/protobuf';
@@ -24,11 +24,11 @@ export interface OtlpGrpcOptions extends OtlpSharedOptions {
 
 /**
  * The protocol of OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL, else
- * http/protobuf. Other values (http/json) are reported and http/protobuf is used.
+ * http/protobuf: grpc, http/protobuf or http/json. Another value is reported and http/protobuf used.
  */
 export function otlpTracesProtocol(env: NodeJS.ProcessEnv, logger?: Logger): OtlpProtocol {
-  const supported = (raw: string) => (raw === 'grpc' || raw === 'http/protobuf' ? raw : undefined);
-  return setting(env, 'PROTOCOL', supported, 'grpc or http/protobuf', logger) ?? DEFAULT_OTLP_PROTOCOL;
+  const supported = (raw: string) => (raw === 'grpc' || raw === 'http/protobuf' || raw === 'http/json' ? raw : undefined);
+  return setting(env, 'PROTOCOL', supported, 'grpc, http/protobuf or http/json', logger) ?? DEFAULT_OTLP_PROTOCOL;
 }
 
 /** `host:port` and TLS of a gRPC endpoint, or undefined when it is not an http(s) URL or `host:port`. */

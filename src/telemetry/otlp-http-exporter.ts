@@ -1,8 +1,9 @@
-import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
 import { createOtlpHttpExportDelegate, httpAgentFactoryFromOptions } from '@opentelemetry/otlp-exporter-base/node-http';
 import type { Logger } from '../log';
 import { otlpSetting, otlpSharedOptionsFromEnv, readOtlpTlsFiles, type OtlpSharedOptions } from './otlp-env';
+import { otlpJsonOfTraces } from './otlp-json';
 import type { BatchExporter, EncodedBatch } from './span-batcher';
 
 /** Where OTLP/HTTP goes when neither endpoint variable is set, as the specification sets it. */
@@ -44,14 +45,17 @@ const EXPORT_SUCCESS = 0;
 const CONCURRENCY_LIMIT = 30;
 
 /**
- * OpenTelemetry's OTLP/HTTP protobuf transport, with its retries, for encoded batches; configured
- * by `options` alone (nothing is read from `process.env`), so every bad setting is reported once,
- * by dispatch, and not left to OpenTelemetry's `diag`. The certificate files are read for an https
- * URL only, as over gRPC; only the encoding is ours.
+ * OpenTelemetry's OTLP/HTTP transport, with its retries, for encoded batches; configured by
+ * `options` alone (nothing is read from `process.env`), so every bad setting is reported once, by
+ * dispatch, and not left to OpenTelemetry's `diag`. The certificate files are read for an https
+ * URL only, as over gRPC; only the encoding is ours. `http/json` sends each batch as OTLP/JSON,
+ * read back from its protobuf (otlp-json.ts).
  */
-export function otlpHttpExporter(options: OtlpHttpOptions, logger?: Logger): BatchExporter {
+export function otlpHttpExporter(options: OtlpHttpOptions, logger?: Logger, protocol: 'http/protobuf' | 'http/json' = 'http/protobuf'): BatchExporter {
   const tls = new URL(options.url).protocol === 'https:' ? readOtlpTlsFiles(options, logger) : {};
-  const headers = { ...options.headers, 'Content-Type': 'application/x-protobuf' };
+  const json = protocol === 'http/json';
+  const headers = { ...options.headers, 'Content-Type': json ? 'application/json' : 'application/x-protobuf' };
+  const serializer = json ? JsonTraceSerializer : ProtobufTraceSerializer;
   const delegate = createOtlpHttpExportDelegate<EncodedBatch, unknown>(
     {
       url: options.url,
@@ -61,7 +65,7 @@ export function otlpHttpExporter(options: OtlpHttpOptions, logger?: Logger): Bat
       concurrencyLimit: CONCURRENCY_LIMIT,
       agentFactory: httpAgentFactoryFromOptions({ keepAlive: true, ...tls }),
     },
-    { serializeRequest: (batch) => batch.bytes, deserializeResponse: (data) => ProtobufTraceSerializer.deserializeResponse(data) },
+    { serializeRequest: (batch) => (json ? Buffer.from(otlpJsonOfTraces(batch.bytes)) : batch.bytes), deserializeResponse: (data) => (data.length === 0 ? {} : serializer.deserializeResponse(data)) },
     'otlp_http_span_exporter',
     { name: 'span', countItems: (batch) => batch.spans },
     undefined,

@@ -24,7 +24,7 @@ describe('values the schema refuses fail the render, naming the key', () => {
     ['a string for a boolean', 'auth: {enabled: "false"}', '- auth.enabled: Invalid type. Expected: boolean, given: string'],
     ['an unknown Redis mode', 'redis: {mode: replicated}', '- redis.mode: redis.mode must be one of the following: "standalone", "sentinel", "cluster", "none"'],
     ['an unknown Service type', 'service: {type: Ingress}', '- service.type: service.type must be one of the following: "ClusterIP", "NodePort", "LoadBalancer"'],
-    ['an unsupported OTLP protocol', 'tracing: {protocol: http/json}', '- tracing.protocol: tracing.protocol must be one of the following: "http/protobuf", "grpc"'],
+    ['an unsupported OTLP protocol', 'tracing: {protocol: http/xml}', '- tracing.protocol: tracing.protocol must be one of the following: "http/protobuf", "grpc", "http/json"'],
     ['a numeric image tag (YAML reads 7.4 as a number)', 'redis: {deploy: {image: {tag: 7.4}}}', '- redis.deploy.image.tag: Invalid type. Expected: string, given: number'],
     ['a port out of range', 'server: {port: 70000}', '- server.port: must be <= 65535'],
     ['a non-string annotation', 'podAnnotations: {example.com/scrape: true}', '- podAnnotations.example.com/scrape: Invalid type. Expected: string, given: boolean'],

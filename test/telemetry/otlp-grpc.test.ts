@@ -29,8 +29,9 @@ describe('the OTLP protocol and gRPC settings, from the OTEL_* variables', () =>
     expect(otlpTracesProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' })).toBe('http/protobuf');
     expect(otlpTracesProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: ' ' })).toBe('grpc');
     const logger = warningsLogger();
-    expect(otlpTracesProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' }, logger)).toBe('http/protobuf');
-    expect(logger.warnings).toEqual(['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL must be grpc or http/protobuf; using the default {"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL":"http/json"}']);
+    expect(otlpTracesProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' }, logger)).toBe('http/json');
+    expect(otlpTracesProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/xml' }, logger)).toBe('http/protobuf');
+    expect(logger.warnings).toEqual(['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL must be grpc, http/protobuf or http/json; using the default {"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL":"http/xml"}']);
   });
 
   test('the endpoint: http://localhost:4317 by default, the traces variable first, used as is; its scheme decides TLS', () => {

@@ -108,11 +108,57 @@ export function decodeExportTraceRequest(body: Uint8Array): ReceivedSpan[] {
   return spans;
 }
 
-/** A real OTLP/HTTP trace receiver on loopback, decoding protobuf bodies. */
+type JsonKeyValue = { key: string; value: Record<string, unknown> };
+
+/** An AnyValue of OTLP/JSON, as the protobuf decoder gives it (an int64 as a bigint, whether a number or a string in the JSON). */
+function jsonAnyValue(value: Record<string, unknown>): AttrValue {
+  if ('stringValue' in value) return value.stringValue as string;
+  if ('boolValue' in value) return value.boolValue as boolean;
+  if ('intValue' in value) return BigInt(value.intValue as string | number);
+  if ('doubleValue' in value) return value.doubleValue as number;
+  return undefined;
+}
+
+const jsonAttributes = (list: JsonKeyValue[] | undefined) => Object.fromEntries((list ?? []).map((kv) => [kv.key, jsonAnyValue(kv.value)]));
+
+/**
+ * Decodes an ExportTraceServiceRequest in OTLP/JSON: ids must be hex (the specification's JSON
+ * encoding, not protobuf's base64), timestamps decimal strings or numbers, enums integers.
+ */
+export function decodeExportTraceJson(text: string): ReceivedSpan[] {
+  type JsonSpan = { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; startTimeUnixNano: string; endTimeUnixNano: string; attributes?: JsonKeyValue[]; events?: { name: string; attributes?: JsonKeyValue[] }[]; status?: { code?: number; message?: string } };
+  const request = JSON.parse(text) as { resourceSpans: { resource?: { attributes?: JsonKeyValue[] }; scopeSpans: { scope?: { name?: string }; spans: JsonSpan[] }[] }[] };
+  const hex = (id: string | undefined) => {
+    if (id !== undefined && !/^([0-9a-f]{2})*$/.test(id)) throw new Error(`an id that is not lowercase hex: ${id}`);
+    return id ?? '';
+  };
+  return request.resourceSpans.flatMap((rs) =>
+    rs.scopeSpans.flatMap((ss) =>
+      ss.spans.map((s) => ({
+        traceId: hex(s.traceId),
+        spanId: hex(s.spanId),
+        parentSpanId: hex(s.parentSpanId),
+        name: s.name,
+        kind: s.kind,
+        startNs: BigInt(s.startTimeUnixNano),
+        endNs: BigInt(s.endTimeUnixNano),
+        attributes: jsonAttributes(s.attributes),
+        events: (s.events ?? []).map((e) => ({ name: e.name, attributes: jsonAttributes(e.attributes) })),
+        status: { code: s.status?.code ?? 0, message: s.status?.message ?? '' },
+        resource: jsonAttributes(rs.resource?.attributes),
+        scope: ss.scope?.name ?? '',
+      })),
+    ),
+  );
+}
+
+/** A real OTLP/HTTP trace receiver on loopback, decoding protobuf and JSON bodies. */
 export interface OtlpReceiver {
   /** The traces endpoint (`.../v1/traces`). */
   readonly url: string;
   readonly spans: ReceivedSpan[];
+  /** The content types of the requests received: application/x-protobuf, application/json. */
+  readonly contentTypes: ReadonlySet<string>;
   readonly requests: number;
   /** Resolves once `predicate` holds, or rejects after `timeoutMs`. */
   waitFor(predicate: (spans: ReceivedSpan[]) => boolean, timeoutMs?: number): Promise<void>;
@@ -122,18 +168,26 @@ export interface OtlpReceiver {
 /** Starts the receiver on 127.0.0.1:0. */
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
+  const contentTypes = new Set<string>();
   let requests = 0;
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       requests++;
-      if (req.url !== '/v1/traces' || req.headers['content-type'] !== 'application/x-protobuf') {
+      const type = req.headers['content-type'];
+      if (req.url !== '/v1/traces' || (type !== 'application/x-protobuf' && type !== 'application/json')) {
         res.writeHead(415).end();
         return;
       }
       let body = Buffer.concat(chunks);
       if (req.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
+      contentTypes.add(type);
+      if (type === 'application/json') {
+        spans.push(...decodeExportTraceJson(body.toString('utf8')));
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+        return;
+      }
       spans.push(...decodeExportTraceRequest(body));
       res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
     });
@@ -143,6 +197,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   return {
     url: `http://127.0.0.1:${port}/v1/traces`,
     spans,
+    contentTypes,
     get requests() {
       return requests;
     },

@@ -4,7 +4,8 @@
 // had destroyed already closed before, so the timer ran its 2 s. A Cluster client asks a seed for
 // its slots on a connection of its own that dispatch never sees (ioredis's "refresher"), refused
 // the same way: the process could not exit for 2 s after the client ended (jest: "A worker process
-// has failed to exit gracefully" after test/redis/redis-tls-names.test.ts). Each case is a node
+// has failed to exit gracefully" after test/redis/redis-tls-names.test.ts); a Sentinel client's
+// lookups go through connections to the Sentinels of their own, alike. Each case is a node
 // process of its own (dist/), timed from the client's end to its exit; the server is a TLS
 // listener on loopback, no Redis needed, as the handshake is refused before any command.
 import { execFile } from 'node:child_process';
@@ -60,6 +61,7 @@ function endThenExit(url: string): Promise<{ ready: boolean; exitMs: number }> {
 test.each([
   ['a Cluster client (its slots asked on a connection of its own)', 'rediss-cluster://127.0.0.1:PORT'],
   ['a standalone client', 'rediss://127.0.0.1:PORT'],
+  ['a Sentinel client (its lookups on connections to the Sentinels)', 'rediss-sentinel://127.0.0.1:PORT/mymaster'],
 ])('%s refused by certificate exits at once once ended, not 2 s later', async (_label, url) => {
   const { ready, exitMs } = await endThenExit(url.replace('PORT', String(port)));
   expect(ready).toBe(false);

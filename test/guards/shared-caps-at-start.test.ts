@@ -69,6 +69,10 @@ test('the first calls an app serves are counted in Redis: its start waited for t
   app = await startApp(yaml, { redisUrl: `redis://127.0.0.1:${proxy.port}` });
   // The slots connection was held HOLD_MS: start-up waited that long for it, and no longer than its bound.
   expect(Date.now() - started).toBeGreaterThanOrEqual(HOLD_MS - 50);
+  // Ready: its last command was its ready check (INFO), not an ACL probe of its own (the store's
+  // connection, same user, has had it: one probe, one warning a refusal, not two).
+  const slots = redis.cli('CLIENT', 'LIST').split('\n').find((line) => line.includes(' name=dispatch:slots '));
+  expect(slots).toContain(' cmd=info ');
   const [first, second] = await Promise.all([callOn(app, 'capped'), callOn(app, 'capped')]);
   expect([first!.isError, second!.isError].sort()).toEqual([false, true]);
   expect([first, second].find((r) => r!.isError)!.error?.message).toBe('tool "capped" is at its limit of 1 call running at once on all dispatch replicas together; this call was not executed');

@@ -1,5 +1,5 @@
 import { createApprovalsRelay, createGuards, createSlotWakeups, parsePolicies, approvalHandlers, startupWarnings, watchFallbackNames, type ApprovalsRelay, type GuardsOptions } from '../../guards';
-import { closeWithin, connectRedis, namedConnector, whenReady } from '../../store/redis';
+import { closeWithin, connectRedis, namedConnector, type RedisClient } from '../../store/redis';
 import { createGuardMiddleware, type GuardMiddlewareOptions } from '../../middleware';
 import { breakerKey } from '../../pipeline';
 import type { Authenticator } from '../../server';
@@ -12,6 +12,24 @@ import { allClosed } from '../close-app';
  * fails. Redis away, the start goes on after this (the store has warned).
  */
 const SLOTS_WAIT_MS = 1_000;
+
+/**
+ * Resolves once `client` is ready, or after `ms`. Not whenReady: the store's connection, same URL
+ * and user, has had its ACL checked (the start stops on a refusal), and whenReady would have this
+ * connection check it again at each reconnection and log the same refusals twice.
+ */
+function readyWithin(client: RedisClient, ms: number): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      client.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    client.on('ready', done);
+  });
+}
 
 /** What a test or an embedding may set beyond the configuration file. */
 export type GuardsPluginOptions = Omit<GuardsOptions, 'policies' | 'approvalTimeoutMs' | 'singleTenant' | 'observer' | 'logger'> &
@@ -35,9 +53,8 @@ export function createGuardsPlugin(options: GuardsPluginOptions = {}): PluginFac
     // Shared concurrency caps and rate limits keep their state in Redis, on a connection that fails
     // fast (a call falls back to this replica's own slots or limit rather than wait for Redis).
     const slotsRedis = redisUrl && [...policies.concurrency, ...policies.rates].some((c) => c.shared) ? connectRedis(redisUrl, { commandTimeoutMs: ctx.config.limits.storeTimeoutMs, logger: ctx.logger, name: 'slots' }) : undefined;
-    // Awaited before the plugin is done, the rest of its building meanwhile (a refusal of the URL's
-    // settings fails the store's start already, with its message).
-    const slotsReady = slotsRedis && whenReady(slotsRedis, SLOTS_WAIT_MS).catch(() => false);
+    // Awaited before the plugin is done, the rest of its building meanwhile.
+    const slotsReady = slotsRedis && readyWithin(slotsRedis, SLOTS_WAIT_MS);
     // Waiting calls hear the slots given back on any replica (connections opened at the first wait).
     const wakeups = slotsRedis && redisUrl ? createSlotWakeups({ connect: namedConnector(redisUrl, 'slot-wakeups', { queueWhileDown: true, logger: ctx.logger }), logger: ctx.logger }) : undefined;
     const sharedSlots = slotsRedis ? { redis: slotsRedis, timeoutMs: ctx.config.limits.storeTimeoutMs, wakeups, logger: ctx.logger } : undefined;

@@ -63,8 +63,8 @@ export interface CompileWorker {
 /**
  * The worker's old generation at most, beside the main thread's heap (under the Helm chart's
  * --max-old-space-size too, which V8 would apply to every heap: see startWithOwnHeap; a smaller
- * flag instead, threadHeapDefault): a 256 KiB schema (2,000 properties, 5 MB of code) compiles within 128 MB (64 MB
- * is not enough); past this, that compile fails (see 'exit').
+ * flag instead, threadHeapDefault): a 256 KiB schema (2,000 properties, 5 MB of code) compiles
+ * within 128 MB (64 MB is not enough); past this, that compile fails (see 'exit').
  */
 const WORKER_HEAP_MB = 160;
 /** An idle worker ends after this long, giving its heap back; the next compile starts another (80-300 ms, off the event loop). */

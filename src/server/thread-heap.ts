@@ -55,14 +55,14 @@ export function startWithOwnHeap(start: () => Worker): Worker {
     putBack(flag);
     throw error;
   }
-  let done = false;
-  const online = () => {
-    if (done) return;
-    done = true;
+  let started = false;
+  const heapMade = () => {
+    if (started) return;
+    started = true;
     putBack(flag);
   };
-  thread.once('online', online);
-  thread.once('exit', online);
+  thread.once('online', heapMade);
+  thread.once('exit', heapMade);
   return thread;
 }
 

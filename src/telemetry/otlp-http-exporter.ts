@@ -56,6 +56,7 @@ export function otlpHttpExporter(options: OtlpHttpOptions, logger?: Logger, prot
   const json = protocol === 'http/json';
   const headers = { ...options.headers, 'Content-Type': json ? 'application/json' : 'application/x-protobuf' };
   const serializer = json ? JsonTraceSerializer : ProtobufTraceSerializer;
+  const serializeRequest = json ? (batch: EncodedBatch) => Buffer.from(otlpJsonOfTraces(batch.bytes)) : (batch: EncodedBatch) => batch.bytes;
   const delegate = createOtlpHttpExportDelegate<EncodedBatch, unknown>(
     {
       url: options.url,
@@ -65,7 +66,7 @@ export function otlpHttpExporter(options: OtlpHttpOptions, logger?: Logger, prot
       concurrencyLimit: CONCURRENCY_LIMIT,
       agentFactory: httpAgentFactoryFromOptions({ keepAlive: true, ...tls }),
     },
-    { serializeRequest: (batch) => (json ? Buffer.from(otlpJsonOfTraces(batch.bytes)) : batch.bytes), deserializeResponse: (data) => (data.length === 0 ? {} : serializer.deserializeResponse(data)) },
+    { serializeRequest, deserializeResponse: (data) => (data.length === 0 ? {} : serializer.deserializeResponse(data)) },
     'otlp_http_span_exporter',
     { name: 'span', countItems: (batch) => batch.spans },
     undefined,

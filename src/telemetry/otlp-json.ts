@@ -21,34 +21,6 @@ function eachField(r: Reader, on: (field: number, wire: number) => boolean): voi
   }
 }
 
-function bytesOf(r: Reader): Buffer {
-  const end = r.delimited();
-  const bytes = r.buf.subarray(r.pos, end);
-  r.pos = end;
-  return bytes;
-}
-
-function fixed64(r: Reader): string {
-  if (r.pos + 8 > r.end) throw new RangeError('premature EOF');
-  const value = r.buf.readBigUInt64LE(r.pos);
-  r.pos += 8;
-  return value.toString();
-}
-
-function fixed32(r: Reader): number {
-  if (r.pos + 4 > r.end) throw new RangeError('premature EOF');
-  const value = r.buf.readUInt32LE(r.pos);
-  r.pos += 4;
-  return value;
-}
-
-function double(r: Reader): number {
-  if (r.pos + 8 > r.end) throw new RangeError('premature EOF');
-  const value = r.buf.readDoubleLE(r.pos);
-  r.pos += 8;
-  return value;
-}
-
 /** An int64 varint: a number when it is a safe integer (as the SDK writes JavaScript integers), else its decimal string (OTLP/JSON takes either). */
 function int64(r: Reader): number | string {
   const value = BigInt.asIntN(64, r.varint64());
@@ -61,10 +33,10 @@ function anyValue(r: Reader): JsonObject {
     if (field === 1 && wire === LEN) value = { stringValue: r.string() };
     else if (field === 2 && wire === VARINT) value = { boolValue: r.bool() };
     else if (field === 3 && wire === VARINT) value = { intValue: int64(r) };
-    else if (field === 4 && wire === I64) value = { doubleValue: double(r) };
+    else if (field === 4 && wire === I64) value = { doubleValue: r.double() };
     else if (field === 5 && wire === LEN) value = { arrayValue: { values: repeated(r.nested(), 1, anyValue) } };
     else if (field === 6 && wire === LEN) value = { kvlistValue: { values: repeated(r.nested(), 1, keyValue) } };
-    else if (field === 7 && wire === LEN) value = { bytesValue: bytesOf(r).toString('base64') };
+    else if (field === 7 && wire === LEN) value = { bytesValue: r.bytes().toString('base64') };
     else return false;
     return true;
   });
@@ -93,7 +65,7 @@ function event(r: Reader): JsonObject {
   const e: JsonObject = { attributes: [], name: '', timeUnixNano: '0', droppedAttributesCount: 0 };
   const attributes: JsonObject[] = [];
   eachField(r, (field, wire) => {
-    if (field === 1 && wire === I64) e.timeUnixNano = fixed64(r);
+    if (field === 1 && wire === I64) e.timeUnixNano = r.fixed64().toString();
     else if (field === 2 && wire === LEN) e.name = r.string();
     else if (field === 3 && wire === LEN) attributes.push(keyValue(r.nested()));
     else if (field === 4 && wire === VARINT) e.droppedAttributesCount = r.varint32();
@@ -139,10 +111,10 @@ function span(r: Reader): JsonSpan {
   const s: JsonSpan = { traceId: '', spanId: '', parentSpanId: undefined, traceState: undefined, name: '', kind: 0, startTimeUnixNano: '0', endTimeUnixNano: '0', attributes: [], droppedAttributesCount: 0, events: [], droppedEventsCount: 0, status: { code: 0 }, links: [], droppedLinksCount: 0, flags: undefined };
   eachField(r, (field, wire) => {
     if (wire === LEN) {
-      if (field === 1) s.traceId = bytesOf(r).toString('hex');
-      else if (field === 2) s.spanId = bytesOf(r).toString('hex');
+      if (field === 1) s.traceId = r.bytes().toString('hex');
+      else if (field === 2) s.spanId = r.bytes().toString('hex');
       else if (field === 3) s.traceState = r.string();
-      else if (field === 4) s.parentSpanId = bytesOf(r).toString('hex');
+      else if (field === 4) s.parentSpanId = r.bytes().toString('hex');
       else if (field === 5) s.name = r.string();
       else if (field === 9) s.attributes.push(keyValue(r.nested()));
       else if (field === 11) s.events.push(event(r.nested()));
@@ -156,9 +128,9 @@ function span(r: Reader): JsonSpan {
       else if (field === 14) s.droppedLinksCount = r.varint32();
       else return false;
     } else if (wire === I64 && (field === 7 || field === 8)) {
-      if (field === 7) s.startTimeUnixNano = fixed64(r);
-      else s.endTimeUnixNano = fixed64(r);
-    } else if (wire === I32 && field === 16) s.flags = fixed32(r);
+      if (field === 7) s.startTimeUnixNano = r.fixed64().toString();
+      else s.endTimeUnixNano = r.fixed64().toString();
+    } else if (wire === I32 && field === 16) s.flags = r.fixed32();
     else return false;
     return true;
   });
@@ -169,11 +141,11 @@ function link(r: Reader): JsonObject {
   const l: JsonObject = { attributes: [], droppedAttributesCount: 0 };
   const attributes: JsonObject[] = [];
   eachField(r, (field, wire) => {
-    if (wire === LEN && (field === 1 || field === 2)) l[field === 1 ? 'traceId' : 'spanId'] = bytesOf(r).toString('hex');
+    if (wire === LEN && (field === 1 || field === 2)) l[field === 1 ? 'traceId' : 'spanId'] = r.bytes().toString('hex');
     else if (field === 3 && wire === LEN) l.traceState = r.string();
     else if (field === 4 && wire === LEN) attributes.push(keyValue(r.nested()));
     else if (field === 5 && wire === VARINT) l.droppedAttributesCount = r.varint32();
-    else if (field === 6 && wire === I32) l.flags = fixed32(r);
+    else if (field === 6 && wire === I32) l.flags = r.fixed32();
     else return false;
     return true;
   });

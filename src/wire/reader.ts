@@ -121,6 +121,32 @@ export class Reader {
     return inner;
   }
 
+  /** A length-delimited bytes field, as a view of the buffer (not a copy). */
+  bytes(): Buffer {
+    const end = this.delimited();
+    const bytes = this.buf.subarray(this.pos, end);
+    this.pos = end;
+    return bytes;
+  }
+
+  /** A fixed32 field, unsigned. */
+  fixed32(): number {
+    this.advance(4);
+    return this.buf.readUInt32LE(this.pos - 4);
+  }
+
+  /** A fixed64 field, unsigned. */
+  fixed64(): bigint {
+    this.advance(8);
+    return this.buf.readBigUInt64LE(this.pos - 8);
+  }
+
+  /** A double field. */
+  double(): number {
+    this.advance(8);
+    return this.buf.readDoubleLE(this.pos - 8);
+  }
+
   /** A length-delimited UTF-8 string; invalid UTF-8 throws (proto3 strings must be valid). */
   string(): string {
     const end = this.delimited();

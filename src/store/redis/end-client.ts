@@ -59,7 +59,6 @@ export function dropConnections(client: RedisClient): void {
 /** True for a client that reached Redis (a Cluster client also while some of its nodes are away). */
 const connected = (client: RedisClient) => client.status === 'ready';
 
-
 function endConnection(client: Redis): void {
   if (connected(client) || client.status === 'end') return;
   // A try just begun makes its socket on the next tick, which disconnect() stops (the try then

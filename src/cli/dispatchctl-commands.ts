@@ -93,6 +93,11 @@ export async function runCommand(command: string, args: readonly string[], value
         await dispatch.endSession({ sessionId: args[0] }, options);
         out(`session ${terminalWord(args[0])} ended`);
         return 0;
+      case 'erase-tenant': {
+        const { sessionsEnded, toolsRemoved } = await dispatch.eraseTenant({ confirmTenant: args[0], removeTools: values['remove-tools'] ?? false }, options);
+        out(`tenant ${terminalWord(args[0])}: ${sessionsEnded} session${sessionsEnded === 1n ? '' : 's'} ended${values['remove-tools'] ? `, ${toolsRemoved} tool${toolsRemoved === 1 ? '' : 's'} removed` : ''}`);
+        return 0;
+      }
       case 'memory': {
         const { entries, omitted } = await dispatch.getSessionMemory({ sessionId: args[0] }, options);
         if (omitted > 0) out(`(${omitted} older entries left out to fit the answer)`);

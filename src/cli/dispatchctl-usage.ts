@@ -40,6 +40,8 @@ export const USAGE = `usage: dispatchctl [--address HOST:PORT] [--token T] [--se
   read HANDLE [OFFSET]       the whole text of a truncated result
   end-session SESSION        clear a session's records, results and scratch directory
   memory SESSION             the session's trajectory memory: a line per call that succeeded
+  erase-tenant TENANT        end every session of the token's tenant, TENANT spelled out
+                             (scope admin); --remove-tools also removes the tools it registered
   approvals [list] [--tool T]
                              the calls waiting for approval, with the arguments that run
                              if approved; --session and --tool filter
@@ -95,6 +97,7 @@ export const DISPATCHCTL_FLAGS = {
   follow: { type: 'boolean', short: 'f' },
   parallel: { type: 'boolean' },
   replace: { type: 'boolean' },
+  'remove-tools': { type: 'boolean' },
   approve: { type: 'boolean' },
   deny: { type: 'boolean' },
   reason: { type: 'string' },
@@ -124,6 +127,7 @@ const COMMANDS: ReadonlyMap<string, readonly [needs: string | undefined, takes: 
   ['read', ['HANDLE', 'HANDLE [OFFSET]']],
   ['end-session', ['SESSION', 'SESSION']],
   ['memory', ['SESSION', 'SESSION']],
+  ['erase-tenant', ['TENANT', 'TENANT']],
   ['approvals', [undefined, undefined]],
   ['parse', ['FILE', 'FILE']],
   ['events', [undefined, '']],

@@ -17,6 +17,7 @@ import { createTurnAdmission, type TurnCounts } from './turn-admission';
 import { allowAll, type Authenticator } from './principal';
 import { parseHandler } from './parse-service';
 import { registryHandlers } from './registry-service';
+import { eraseTenantHandler } from './erase-tenant';
 
 /** Handlers that other parts of dispatch add to a service (Subscribe, Work, ...). */
 export type ExtraHandlers = Partial<Record<'dispatch' | 'registry' | 'worker', grpc.UntypedServiceImplementation>>;
@@ -81,6 +82,7 @@ export async function startServer(address: string, options: ServerOptions): Prom
     parseToolCalls: parseHandler(authenticate, deps.limits, deps.logger, deps.registry),
     resolveApproval: unimplemented('ResolveApproval'),
     listApprovals: unimplemented('ListApprovals'),
+    eraseTenant: eraseTenantHandler(deps, authenticate),
     ...dispatchHandlers({ deps, authenticate, shutdown: shutdownController.signal, draining: deps.store.shared ? drainController.signal : undefined, parallel: options.parallel, admission, singleTenant: options.singleTenant }),
     ...extra.dispatch,
   });

@@ -97,7 +97,7 @@ export function registryRpcError(error: RegistryError, prefix = ''): RpcError {
  * Redis and announced, see ToolRegistry.removeShared). UNAVAILABLE when that failed (the tool is
  * then still registered here) or took longer than `timeoutMs`; either way asking again is safe.
  */
-async function removeShared(registry: ToolRegistry, tenant: string, name: string, timeoutMs: number): Promise<boolean> {
+export async function removeShared(registry: ToolRegistry, tenant: string, name: string, timeoutMs: number): Promise<boolean> {
   let removed: boolean | undefined;
   try {
     removed = await answerWithin(registry.removeShared(tenant, name), timeoutMs);

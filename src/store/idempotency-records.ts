@@ -57,6 +57,8 @@ export interface IdempotencyRecords {
   release(session: string, key: string, owner: string | undefined, t: number): void;
   /** Deletes the session's records but the claims still running. */
   endSession(session: string, t: number): void;
+  /** The sessions holding records now, claims included. */
+  sessions(): IterableIterator<string>;
   clear(): void;
 }
 
@@ -160,6 +162,7 @@ export function createIdempotencyRecords(bounds: RecordBounds): IdempotencyRecor
       // the side effect a second time.
       for (const record of held?.values() ?? []) if (record.outcome !== IN_PROGRESS || record.expiresAt <= t) remove(record);
     },
+    sessions: () => bySession.keys(),
     clear() {
       bySession.clear();
       claims.clear();

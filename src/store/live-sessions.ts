@@ -90,6 +90,11 @@ export class LiveSessions<S extends Expires> {
     this.noteGap(session);
   }
 
+  /** The keys of the sessions kept now. */
+  keys(): IterableIterator<string> {
+    return this.sessions.keys();
+  }
+
   delete(key: string): void {
     this.noteUse();
     const placed = this.sessions.get(key);

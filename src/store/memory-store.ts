@@ -6,7 +6,7 @@ import { resolveMemoryStoreOptions, spillBudgetRemedy, type MemoryStoreOptions }
 import { rememberLastObject, rememberRecentTexts } from './remember';
 import { NO_STREAK, StreakIndex } from './streak-index';
 import { ProbeClaims, probeDue } from './loop-probe';
-import { localSessionKey } from './local-session-key';
+import { localSessionKey, tenantSessionIds } from './local-session-key';
 import { createMemoryBudget, memoryEntry, type MemoryEntry } from './memory-budget';
 import { handleScope } from './result-handle';
 import { createEvictedHandles } from './evicted-handles';
@@ -279,6 +279,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
       await ends.notify(scope);
     },
     onSessionEnd: (listener) => ends.add(listener),
+    tenantSessions: (tenant) => tenantSessionIds(tenant, [sessions.keys(), records.sessions()]),
     async close() {
       sessions.clear();
       records.clear();

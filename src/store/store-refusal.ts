@@ -1,4 +1,3 @@
-import type { StoreUnavailableError } from './store';
 
 /**
  * Why a store step failed, as far as the store could tell (StoreUnavailableError.reason):
@@ -11,6 +10,17 @@ import type { StoreUnavailableError } from './store';
  * memory store's maxClaims). Absent for anything else.
  */
 export type StoreFailureReason = 'permission' | 'out-of-memory' | 'no-answer' | 'unreachable' | 'not-writable' | 'full';
+
+/** The store could not be reached or failed; side-effecting calls fail closed on it. */
+export class StoreUnavailableError extends Error {
+  override readonly name = 'StoreUnavailableError';
+  /** Why, when the store could tell (see storeRefusal): what the caller is told. */
+  readonly reason?: StoreFailureReason;
+  constructor(message: string, options?: ErrorOptions & { readonly reason?: StoreFailureReason }) {
+    super(message, options);
+    if (options?.reason !== undefined) this.reason = options.reason;
+  }
+}
 
 /** What the caller of a side-effecting call is told, by why its store refused its claim. */
 const CLAIM_REFUSALS: Readonly<Record<StoreFailureReason | 'unknown', string>> = {

@@ -1,6 +1,7 @@
 import type { SessionEndListener } from './session-end-listeners';
 import type { TextPage } from './spilled-text';
-import type { StoreFailureReason } from './store-refusal';
+
+export { StoreUnavailableError } from './store-refusal';
 
 /** The tenant and session a piece of state belongs to; every store key is namespaced by both. */
 export interface SessionScope {
@@ -271,6 +272,13 @@ export interface Store {
    */
   onSessionEnd(listener: SessionEndListener): void;
   /**
+   * The ids of `tenant`'s sessions the store holds anything of (idempotency records or claims, a
+   * loop window, results, memory, budgets), in batches, for EraseTenant, which ends each. A session
+   * may come more than once (ending it again is harmless), and one first used during the walk may
+   * not come at all. Rejects with a StoreUnavailableError when the store fails.
+   */
+  tenantSessions(tenant: string): AsyncIterable<readonly string[]>;
+  /**
    * On a store replicas share: tells the other replicas that this one wrote `resource` (a memo
    * cache's resource name), without waiting; absent on a store of one replica. Best effort: a lost
    * announcement leaves their memoized reads of it until their TTL.
@@ -285,15 +293,4 @@ export interface Store {
    */
   onAnnouncementsMissed?(listener: () => void): void;
   close(): Promise<void>;
-}
-
-/** The store could not be reached or failed; side-effecting calls fail closed on it. */
-export class StoreUnavailableError extends Error {
-  override readonly name = 'StoreUnavailableError';
-  /** Why, when the store could tell (see storeRefusal): what the caller is told. */
-  readonly reason?: StoreFailureReason;
-  constructor(message: string, options?: ErrorOptions & { readonly reason?: StoreFailureReason }) {
-    super(message, options);
-    if (options?.reason !== undefined) this.reason = options.reason;
-  }
 }

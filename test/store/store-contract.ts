@@ -6,6 +6,7 @@ import { describeBudgetGiveBack } from './store-contract-budgets';
 import { describeLifetimes } from './store-contract-lifetimes';
 import { describeLoopTimes } from './store-contract-loops';
 import { describeLoopRefusals } from './store-contract-refusals';
+import { describeTenantSessions } from './store-contract-tenant-sessions';
 
 /** Options every store under contract must honour. */
 export interface ContractStoreOptions {
@@ -80,6 +81,7 @@ export function describeStoreContract(name: string, factory: StoreFactory, trait
     describeLoopTimes(factory);
     describeLoopRefusals(factory);
     describeBudgetGiveBack(factory);
+    describeTenantSessions(factory);
 
     test('a first claim is granted; an identical claim while it runs is IN_PROGRESS', async () => {
       const scope = fresh();

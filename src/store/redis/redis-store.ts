@@ -17,6 +17,7 @@ import { dropConnections, endUnconnected } from './end-client';
 import { attemptScripts, defineScripts } from './scripts';
 import { createSessionEnds } from './session-ends';
 import { sessionKeys } from './session-keys';
+import { scanTenantSessions } from './tenant-sessions';
 import { spillPage } from './spill-chunks';
 import { finishArguments } from './finish-arguments';
 import { fitsBytes, resolveSpillLimits, SPILL_REFUSALS, withoutLostHandle, type SpillLimits } from './spill-limits';
@@ -276,6 +277,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       ends.add(listener);
       announced.listen((scope) => void ends.notify(scope));
     },
+    tenantSessions: (tenant) => scanTenantSessions(client, tenant, options.prefix ?? 'dispatch', timeoutMs),
     announceWrite: (resource) => announced.announceWrite(resource),
     onWriteAnnounced(listener) {
       writeListeners.push(listener);

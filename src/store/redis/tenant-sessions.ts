@@ -1,0 +1,42 @@
+import { Cluster } from 'ioredis';
+import { TENANT_SESSIONS_BATCH } from '../local-session-key';
+import type { RedisClient } from './connect';
+import { storeCall } from './store-call';
+
+/** Session ids remembered per walk, so a session found by several keys is handed out once; past it, again (harmless). */
+const MAX_SEEN = 100_000;
+
+/** `text` as a literal in a SCAN pattern: `*`, `?`, `[`, `]` and `\` escaped. */
+const globLiteral = (text: string): string => text.replace(/[*?[\]\\]/g, '\\$&');
+
+/**
+ * The ids of `tenant`'s sessions in Redis (Store.tenantSessions): SCAN over every master (each
+ * node of a Cluster) for the keys of the tenant's sessions, `<prefix>:{<tenant>:<session>}:...`
+ * (both base64url, see sessionKeys), each session handed out once per walk (up to MAX_SEEN of
+ * them). A session whose only key is its end mark is not handed out: it holds nothing but that
+ * mark, which ending it again would only renew. Each SCAN step is a store step with its timeout.
+ */
+export async function* scanTenantSessions(client: RedisClient, tenant: string, prefix: string, timeoutMs: number): AsyncGenerator<string[]> {
+  const head = `${prefix}:{${Buffer.from(tenant, 'utf8').toString('base64url')}:`;
+  const match = `${globLiteral(head)}*`;
+  const seen = new Set<string>();
+  const nodes = client instanceof Cluster ? client.nodes('master') : [client];
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await storeCall("a scan of the tenant's sessions", timeoutMs, () => node.scan(cursor, 'MATCH', match, 'COUNT', TENANT_SESSIONS_BATCH));
+      cursor = next;
+      const found: string[] = [];
+      for (const key of keys) {
+        const end = key.indexOf('}', head.length);
+        if (end < 0 || key.slice(end) === '}:ended') continue;
+        const encoded = key.slice(head.length, end);
+        if (seen.has(encoded)) continue;
+        if (seen.size >= MAX_SEEN) seen.clear();
+        seen.add(encoded);
+        found.push(Buffer.from(encoded, 'base64url').toString('utf8'));
+      }
+      if (found.length > 0) yield found;
+    } while (cursor !== '0');
+  }
+}

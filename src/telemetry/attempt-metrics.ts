@@ -38,6 +38,8 @@ class AttemptPair {
 /** The per-attempt series, counted in place and written at scrape time (as call-metrics.ts does the per-call ones). */
 export interface AttemptMetrics {
   readonly record: AttemptSink;
+  /** Drops the series of a pair its label pairs forgot (LabelPairs.forget). */
+  forget(labels: PairLabels): void;
   /** The series as Prometheus text added to `out`; nothing until an attempt ended. */
   prometheusText(out: SlicedText): Promise<void>;
 }
@@ -64,6 +66,9 @@ export function createAttemptMetrics(pairs: LabelPairs): AttemptMetrics {
       if (!counted) byOutcome.set(outcome, (counted = new AttemptCount(labels, outcome, retry)));
       counted.count++;
       if (ranMs !== undefined) (pair.duration ??= new DurationHistogram()).record(ranMs / 1000);
+    },
+    forget(labels) {
+      series.delete(labels);
     },
     async prometheusText(out) {
       const all = [...series.values()];

@@ -9,6 +9,8 @@ export { DURATION_BUCKETS_S } from './call-series';
 /** The per-call instruments, counted in place and written at scrape time. */
 export interface CallMetrics {
   record(summary: CallSummary): void;
+  /** Drops the series of a pair its label pairs forgot (LabelPairs.forget): they leave the scrape. */
+  forget(labels: PairLabels): void;
   /** The series as Prometheus text added to `out` (call-metrics-text.ts), and the chunks of `out`; the event loop runs while it is written. */
   prometheusText(out?: SlicedText): Promise<readonly Buffer[]>;
 }
@@ -37,6 +39,9 @@ export function createCallMetrics(pairs: LabelPairs): CallMetrics {
       let outcome = pair.outcomes.get(s.outcome);
       if (!outcome) pair.outcomes.set(s.outcome, (outcome = new OutcomeSeries(pair, s.outcome)));
       outcome.record(s.durationMs / 1000);
+    },
+    forget(labels) {
+      series.delete(labels);
     },
     async prometheusText(out = new SlicedText()) {
       await callMetricsText(out, [...series.values()], () => overflows);

@@ -2,15 +2,15 @@ import type { ServerResponse } from 'node:http';
 import type { AttemptSink, CallSummary } from '../events';
 import type { Logger } from '../log';
 import { checkInteger } from '../options';
-import { parseBreakerKey } from '../pipeline';
 import { createAttemptMetrics } from './attempt-metrics';
 import { breakerGaugeText } from './breaker-gauge-text';
 import { createCallMetrics } from './call-metrics';
-import { createLabelPairs, type PairLabels } from './label-pairs';
+import { createLabelPairs, type LiveTool } from './label-pairs';
 import { sendChunks, startMetricsServer } from './metrics-server';
 import { serviceResource } from './service-resource';
 import { rateGaugeText } from './rate-gauge-text';
 import { sharedRendering } from './shared-rendering';
+import { createSlotSeries } from './slot-series-text';
 import { SlicedText } from './sliced-text';
 import type { ToolStats } from './tool-stats';
 
@@ -19,6 +19,12 @@ export interface Metrics {
   /** The port `/metrics` is served on. */
   readonly port: number;
   recordCall(summary: CallSummary): void;
+  /**
+   * Drops the series of a removed tool's (tenant, tool) pair and gives its place back to the label
+   * cap and its tenant's quota (nothing for a `_shared` pair, a pair that held no labels of its own,
+   * or a tool still registered, as a config-file tool of the same name is).
+   */
+  forgetTool(tenant: string, tool: string): void;
   /** Counts an attempt that ended (`dispatch_tool_attempt_outcomes_total`, `dispatch_tool_attempt_duration_seconds`). */
   readonly recordAttempt: AttemptSink;
   shutdown(): Promise<void>;
@@ -44,6 +50,13 @@ export interface MetricsOptions {
   readonly turns?: () => { readonly inFlight: number; readonly callsInFlight?: number; readonly refused: number } | undefined;
   /** Trace spans lost so far (Tracing.lost), when traces are on: so an operator can alert on them, not only read a log line. */
   readonly tracesLost?: () => { readonly dropped: number; readonly failedBatches: number } | undefined;
+  /**
+   * Whether a (tenant, tool) pair's tool is registered now (a config-file tool's for any tenant), so
+   * that a pair first seen for a removed tool (a call that ended after the removal) takes no label
+   * pair of its own: it counts under its tenant's `_unknown` pair. Every tool is taken as
+   * registered without it.
+   */
+  readonly live?: LiveTool;
   /** Whether the shared store (Redis) is connected; undefined for the in-memory store (no series). */
   readonly storeUp?: () => boolean | undefined;
   /**
@@ -91,46 +104,23 @@ export const DEFAULT_MAX_SCRAPE_CONNECTIONS = 8;
  * OpenTelemetry metrics served for Prometheus: calls by tenant, tool and outcome, a duration
  * histogram, attempts by outcome and their executor time, a counter per operational rate (divide by `dispatch_tool_calls_total` for the rate),
  * the six rates and the error rate as gauges, breaker states and the number of subscribers. Every per-tool series
- * carries `tenant` and `tool` labels, bounded by `maxLabelPairs`.
+ * carries `tenant` and `tool` labels, bounded by `maxLabelPairs`; a removed tool's go with it (forgetTool).
  */
 export async function startMetrics(options: MetricsOptions): Promise<Metrics> {
   const cacheMs = checkInteger('scrapeCacheMs', options.scrapeCacheMs ?? DEFAULT_SCRAPE_CACHE_MS, { min: 0 });
   const maxConnections = checkInteger('maxScrapeConnections', options.maxScrapeConnections ?? DEFAULT_MAX_SCRAPE_CONNECTIONS);
-  const pairs = createLabelPairs(options.maxLabelPairs, options.maxLabelPairsPerTenant);
+  const pairs = createLabelPairs(options.maxLabelPairs, options.maxLabelPairsPerTenant, options.live);
   // The per-call series are counted by createCallMetrics and written at scrape time: the SDK's
   // synchronous instruments measured at ~12% of the server's CPU per call.
   const callMetrics = createCallMetrics(pairs);
   const attemptMetrics = createAttemptMetrics(pairs);
+  const slotSeries = createSlotSeries(pairs, options.live);
   // Loaded here, not with the module (~100 modules, ~80 ms): a dispatch serving no metrics never needs them.
   const { PrometheusExporter, PrometheusSerializer } = require('@opentelemetry/exporter-prometheus') as typeof import('@opentelemetry/exporter-prometheus');
   const { MeterProvider } = require('@opentelemetry/sdk-metrics') as typeof import('@opentelemetry/sdk-metrics');
   const exporter = new PrometheusExporter({ preventServerStart: true });
   const provider = new MeterProvider({ resource: serviceResource(), readers: [exporter] });
   const meter = provider.getMeter('dispatch');
-  /** Counts by breaker key summed per label pair (folded pairs share one labels object). */
-  const byPair = (counts: ReadonlyMap<string, number> | undefined) => {
-    const sums = new Map<PairLabels, number>();
-    for (const [key, count] of counts ?? []) {
-      const { tenant, tool } = parseBreakerKey(key);
-      const { labels } = pairs.of(tenant, tool);
-      sums.set(labels, (sums.get(labels) ?? 0) + count);
-    }
-    return sums;
-  };
-  // A tool whose attempts all ended leaves the slots' map; the SDK would go on showing its last
-  // value, so every pair seen once is shown, at 0 when idle (the pairs are bounded).
-  const slotPairs = new Set<PairLabels>();
-  meter.createObservableGauge('dispatch.tool.in_flight', { description: 'Attempts running now of each tool with a concurrency cap (policies concurrency:), per tenant and tool' }).addCallback((result) => {
-    const sums = byPair(options.slotsInUse?.());
-    for (const labels of sums.keys()) slotPairs.add(labels);
-    for (const labels of slotPairs) result.observe(sums.get(labels) ?? 0, labels);
-  });
-  meter.createObservableCounter('dispatch.tool.slot_refusals', { description: "Attempts refused UNAVAILABLE before execution because every slot of their tool's concurrency cap stayed taken, per tenant and tool" }).addCallback((result) => {
-    for (const [labels, count] of byPair(options.slotRefusals?.())) result.observe(count, labels);
-  });
-  meter.createObservableCounter('dispatch.tool.rate_refusals', { description: 'Attempts refused UNAVAILABLE before execution because their turn under their tool\'s rate limit (policies rate:) was further away than they could wait, per tenant and tool' }).addCallback((result) => {
-    for (const [labels, count] of byPair(options.rateRefusals?.())) result.observe(count, labels);
-  });
   meter.createObservableGauge('dispatch.store.up', { description: '1 while the shared store (Redis) is connected, 0 while it is not: side-effecting calls then fail STORE_UNAVAILABLE, not run; absent with the in-memory store' }).addCallback((result) => {
     const up = options.storeUp?.();
     if (up !== undefined) result.observe(up ? 1 : 0);
@@ -158,16 +148,19 @@ export async function startMetrics(options: MetricsOptions): Promise<Metrics> {
     if (lost) result.observe(lost.failedBatches);
   });
 
-  // The breakers' states (read first, taking label pairs before the SDK's gauges as they did), the
-  // SDK's part (the gauges above) as its exporter writes it, then the rates and the per-call series.
+  // The breakers' states and the caps' counts (read first, taking label pairs in the order they
+  // did), the SDK's part (the gauges above) as its exporter writes it, the breakers and caps, then
+  // the rates and the per-call series.
   const serializer = new PrometheusSerializer(undefined, false);
   const render = sharedRendering(async () => {
     const breakers = breakerGaugeText(options.breakerStates(), pairs);
+    const slots = slotSeries.text({ inUse: options.slotsInUse?.(), slotRefusals: options.slotRefusals?.(), rateRefusals: options.rateRefusals?.() });
     const { resourceMetrics, errors } = await exporter.collect();
     if (errors.length > 0) options.logger.warn('metrics collection errors', { errors: errors.map(String) });
     const out = new SlicedText();
     out.add(serializer.serialize(resourceMetrics));
     await breakers(out);
+    await slots(out);
     await rateGaugeText(out, options.stats, pairs);
     await attemptMetrics.prometheusText(out);
     return callMetrics.prometheusText(out);
@@ -183,6 +176,14 @@ export async function startMetrics(options: MetricsOptions): Promise<Metrics> {
     port: server.port,
     recordCall: (summary) => callMetrics.record(summary),
     recordAttempt: attemptMetrics.record,
+    forgetTool(tenant, tool) {
+      if (options.live?.(tenant, tool)) return;
+      const labels = pairs.forget(tenant, tool);
+      if (!labels) return;
+      callMetrics.forget(labels);
+      attemptMetrics.forget(labels);
+      slotSeries.forget(labels);
+    },
     async shutdown() {
       await server.close();
       await provider.shutdown().catch((error: Error) => options.logger.warn('metrics shutdown failed', { error: error.message }));

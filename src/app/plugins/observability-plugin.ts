@@ -43,7 +43,7 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
   try {
     const listen = metricsListenFromEnv(ctx.options.metricsListen || undefined, process.env, logger);
     if (listen) {
-      metrics = await startMetrics({ listen, stats, breakerStates: heldStates, subscribers: () => bus.subscriberCount, turns: () => turns?.(), tracesLost: () => tracing.lost(), storeUp: () => storeUp?.(), slotsInUse: () => slots?.inUse(), slotRefusals: () => slots?.refused(), rateRefusals: () => rates?.refused(), logger, maxLabelPairs: settings.maxLabelPairs, maxLabelPairsPerTenant: settings.maxLabelPairsPerTenant, scrapeCacheMs: settings.scrapeCacheMs, maxScrapeConnections: settings.maxScrapeConnections }).catch((error: NodeJS.ErrnoException) => {
+      metrics = await startMetrics({ listen, stats, breakerStates: heldStates, subscribers: () => bus.subscriberCount, turns: () => turns?.(), tracesLost: () => tracing.lost(), storeUp: () => storeUp?.(), live: (tenant, tool) => !registry || registry.lookup(tenant, tool) !== undefined, slotsInUse: () => slots?.inUse(), slotRefusals: () => slots?.refused(), rateRefusals: () => rates?.refused(), logger, maxLabelPairs: settings.maxLabelPairs, maxLabelPairsPerTenant: settings.maxLabelPairsPerTenant, scrapeCacheMs: settings.scrapeCacheMs, maxScrapeConnections: settings.maxScrapeConnections }).catch((error: NodeJS.ErrnoException) => {
         // A bare "listen EADDRINUSE" (a system error, with a code) names neither the flag nor the port's use.
         throw error.code === undefined ? error : new ListenFailure('--metrics-listen', 'DISPATCH_METRICS_LISTEN', listen, error);
       });
@@ -88,12 +88,14 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
       bus.setVisibility((tenant, tool) => deps.registry.lookup(tenant, tool) !== undefined);
       if (isHealthSource(deps.guards.breaker)) health = deps.guards.breaker;
       // A removed tool's counts go with it (here, and its fields in the shared hash: every replica
-      // deletes them), so that removing and registering names does not grow them without bound.
+      // deletes them), so that removing and registering names does not grow them without bound;
+      // its metrics' series too, their label pair given back to the cap and its tenant's quota.
       // An operator's tool (tenant "") is counted under each calling tenant: its counts stay (unlisted).
       deps.registry.onRemoved((tenant, tool) => {
         if (tenant === '') return;
         stats.forget(tenant, tool);
         void shared?.forget(tenant, tool);
+        metrics?.forgetTool(tenant, tool);
       });
     },
     started(server) {

@@ -42,7 +42,9 @@ export function describeTenantSessions(factory: StoreFactory): void {
     await store.finishAttempt({ scope: scope('window'), op: OP, record: { result: 'h', failed: false, window: 10 } });
     await store.finishAttempt({ scope: scope('memory'), op: OP, memory: { entry: 'tool=x', max: 5, ttlSeconds: 60 } });
     await store.finishAttempt({ scope: scope('spill'), op: OP, spill: { handle: newResultHandle('spill'), text: 'x'.repeat(100), ttlSeconds: 60 } });
-    await store.beginAttempt({ scope: scope('budget'), op: OP, budget: { id: 'send_*', max: 3 } });
+    // Counted with a token: the call's mark outlives the session's end (its lease), and is no data
+    // of the session's that ending it again would remove.
+    await store.beginAttempt({ scope: scope('budget'), op: OP, budget: { id: 'send_*', max: 3, token: 'call-1', tokenLeaseMs: 60_000 } });
     await store.finishAttempt({ scope: scope(odd), op: OP, record: { result: 'h', failed: true, window: 10 } });
     await store.beginAttempt({ scope: scope('running'), op: OP, claim: { key: 'c', leaseMs: 30_000 } });
     for (const name of [longer, shorter]) await store.finishAttempt({ scope: scope('record', name), op: OP, record: { result: 'h', failed: false, window: 10 } });
@@ -54,8 +56,8 @@ export function describeTenantSessions(factory: StoreFactory): void {
     expect((await walk(store, `${tenant}-none`)).ids).toEqual([]);
 
     for (const sessionId of found.ids) await store.endSession(scope(sessionId));
-    // Ended, a session holds nothing but its end mark, and is not found again; the claim still
-    // running is kept (so an identical call finds it), and its session with it.
+    // Ended, a session holds nothing but its end mark (and a counted call's mark), and is not found
+    // again; the claim still running is kept (so an identical call finds it), and its session with it.
     expect((await walk(store, tenant)).ids).toEqual(['running']);
     expect((await store.beginAttempt({ scope: scope('running'), op: OP, claim: { key: 'c', leaseMs: 30_000 } })).claim?.state).toBe('in_progress');
     expect((await walk(store, longer)).ids).toEqual(['record']);

@@ -6,6 +6,13 @@ import { storeCall } from './store-call';
 /** Session ids remembered per walk, so a session found by several keys is handed out once; past it, again (harmless). */
 const MAX_SEEN = 100_000;
 
+/**
+ * The keys of a session that EndSession leaves (end-session.lua): its end mark, and the short-lived
+ * marks of counted calls and loop probes, each gone within its call's lease. A session holding only
+ * these is not handed out: ending it again would change nothing but renew its mark.
+ */
+const LEFT_BY_END = /^\}:(?:ended$|budget-mark:|probe:)/;
+
 /** `text` as a literal in a SCAN pattern: `*`, `?`, `[`, `]` and `\` escaped. */
 const globLiteral = (text: string): string => text.replace(/[*?[\]\\]/g, '\\$&');
 
@@ -13,8 +20,8 @@ const globLiteral = (text: string): string => text.replace(/[*?[\]\\]/g, '\\$&')
  * The ids of `tenant`'s sessions in Redis (Store.tenantSessions): SCAN over every master (each
  * node of a Cluster) for the keys of the tenant's sessions, `<prefix>:{<tenant>:<session>}:...`
  * (both base64url, see sessionKeys), each session handed out once per walk (up to MAX_SEEN of
- * them). A session whose only key is its end mark is not handed out: it holds nothing but that
- * mark, which ending it again would only renew. Each SCAN step is a store step with its timeout.
+ * them). A session whose only keys are those EndSession leaves (LEFT_BY_END) is not handed out.
+ * Each SCAN step is a store step with its timeout.
  */
 export async function* scanTenantSessions(client: RedisClient, tenant: string, prefix: string, timeoutMs: number): AsyncGenerator<string[]> {
   const head = `${prefix}:{${Buffer.from(tenant, 'utf8').toString('base64url')}:`;
@@ -29,7 +36,7 @@ export async function* scanTenantSessions(client: RedisClient, tenant: string, p
       const found: string[] = [];
       for (const key of keys) {
         const end = key.indexOf('}', head.length);
-        if (end < 0 || key.slice(end) === '}:ended') continue;
+        if (end < 0 || LEFT_BY_END.test(key.slice(end))) continue;
         const encoded = key.slice(head.length, end);
         if (seen.has(encoded)) continue;
         if (seen.size >= MAX_SEEN) seen.clear();

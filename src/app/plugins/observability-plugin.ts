@@ -65,8 +65,13 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
     debugPayloads: settings.debugPayloads,
     logger,
     onCall: (summary: CallSummary) => {
-      stats.record(summary);
-      shared?.record(summary);
+      // A call that ended after its tool was removed (here or on another replica) is not counted:
+      // the tool's counts went with it, and it would bring them back (the name registered again
+      // starting from its call). Its metrics take care of themselves (MetricsOptions.live).
+      if (!summary.known || registry?.lookup(summary.tenant, summary.tool) !== undefined) {
+        stats.record(summary);
+        shared?.record(summary);
+      }
       metrics?.recordCall(summary);
     },
     onAttempt: metrics?.recordAttempt,

@@ -1,5 +1,6 @@
 import { Cluster } from 'ioredis';
 import { TENANT_SESSIONS_BATCH } from '../local-session-key';
+import { StoreUnavailableError } from '../store-refusal';
 import type { RedisClient } from './connect';
 import { storeCall } from './store-call';
 
@@ -12,6 +13,25 @@ const MAX_SEEN = 100_000;
  * these is not handed out: ending it again would change nothing but renew its mark.
  */
 const LEFT_BY_END = /^\}:(?:ended$|budget-mark:|probe:)/;
+
+/** Redis Cluster's hash slots. */
+const CLUSTER_SLOTS = 16_384;
+
+/**
+ * The masters to walk: the client itself, or every master of a Cluster, once its slot map covers
+ * every slot (a Cluster client still connecting, or a slot left without a master, would give a walk
+ * that misses sessions and answers as if it had ended them all).
+ */
+function mastersOf(client: RedisClient): readonly Pick<RedisClient, 'scan'>[] {
+  if (!(client instanceof Cluster)) return [client];
+  const masters = client.nodes('master');
+  let covered = 0;
+  for (let slot = 0; slot < CLUSTER_SLOTS; slot++) if ((client.slots[slot]?.length ?? 0) > 0) covered++;
+  if (client.status !== 'ready' || masters.length === 0 || covered < CLUSTER_SLOTS) {
+    throw new StoreUnavailableError(`redis cluster is not ready to walk every master (${client.status}, ${masters.length} masters known, ${covered} of ${CLUSTER_SLOTS} slots mapped)`, { reason: 'unreachable' });
+  }
+  return masters;
+}
 
 /** `text` as a literal in a SCAN pattern: `*`, `?`, `[`, `]` and `\` escaped. */
 const globLiteral = (text: string): string => text.replace(/[*?[\]\\]/g, '\\$&');
@@ -27,8 +47,7 @@ export async function* scanTenantSessions(client: RedisClient, tenant: string, p
   const head = `${prefix}:{${Buffer.from(tenant, 'utf8').toString('base64url')}:`;
   const match = `${globLiteral(head)}*`;
   const seen = new Set<string>();
-  const nodes = client instanceof Cluster ? client.nodes('master') : [client];
-  for (const node of nodes) {
+  for (const node of mastersOf(client)) {
     let cursor = '0';
     do {
       const [next, keys] = await storeCall("a scan of the tenant's sessions", timeoutMs, () => node.scan(cursor, 'MATCH', match, 'COUNT', TENANT_SESSIONS_BATCH));

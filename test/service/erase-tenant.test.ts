@@ -94,7 +94,7 @@ describe.each([
     expect(again.idempotentReplay).toBe(false);
     expect(again.output).not.toBe(first.output);
     let reread = await call(two, ACME_ADMIN, 'reads', 'lookup', '{"q":1}');
-    for (let i = 0; i < 50 && reread.cached; i++) {
+    for (const deadline = Date.now() + 10_000; reread.cached && Date.now() < deadline; ) {
       await new Promise((resolve) => setTimeout(resolve, 20));
       reread = await call(two, ACME_ADMIN, 'reads', 'lookup', '{"q":1}');
     }
@@ -113,14 +113,14 @@ describe.each([
     await one.registry.registerTools({ tools: [spec('mine'), spec('also_mine')] }, as(ACME_ADMIN));
     await one.registry.registerTools({ tools: [spec('theirs')] }, as(BETA));
     const names = async (app: AuthApp, who: TestToken) => (await app.registry.listTools({}, as(who))).tools.map((t) => t.name).sort();
-    for (let i = 0; i < 100 && !(await names(two, ACME_ADMIN)).includes('mine'); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (const deadline = Date.now() + 10_000; !(await names(two, ACME_ADMIN)).includes('mine') && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 20));
     await call(two, ACME_ADMIN, 'own', 'mine', '{}');
 
     const erased = await one.dispatch.eraseTenant({ confirmTenant: 'acme', removeTools: true }, as(ACME_ADMIN));
     expect(erased.toolsRemoved).toBe(2);
     expect(erased.sessionsEnded).toBeGreaterThanOrEqual(1n);
     for (const app of [one, two]) {
-      for (let i = 0; i < 100 && (await names(app, ACME_ADMIN)).includes('mine'); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      for (const deadline = Date.now() + 10_000; (await names(app, ACME_ADMIN)).includes('mine') && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 20));
       expect(await names(app, ACME_ADMIN)).toEqual(['lookup', 'send']);
       expect(await names(app, BETA)).toEqual(['lookup', 'send', 'theirs']);
     }
@@ -152,8 +152,9 @@ test('Redis away: UNAVAILABLE saying how far it got, nothing lost; asked again o
   } finally {
     await redis.start();
   }
+  // Asked again until the store's connection is back (ioredis reconnects with its backoff).
   let erased: Awaited<ReturnType<typeof app.dispatch.eraseTenant>> | undefined;
-  for (let i = 0; i < 100 && !erased; i++) {
+  for (const deadline = Date.now() + 20_000; !erased && Date.now() < deadline; ) {
     erased = await app.dispatch.eraseTenant({ confirmTenant: 'acme' }, as(ACME_ADMIN)).catch(() => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 50)));
   }
   expect(erased?.sessionsEnded).toBeGreaterThanOrEqual(1n);

@@ -26,7 +26,10 @@ export function eraseTenantHandler(deps: Pick<PipelineDeps, 'store' | 'registry'
     if (request.confirmTenant !== tenant) throw invalidArgument('confirm_tenant', `confirm_tenant must name the caller's tenant, ${JSON.stringify(tenant)}, to erase it; got ${JSON.stringify(request.confirmTenant.slice(0, 200))}`);
     let toolsRemoved = 0;
     if (request.removeTools) {
-      for (const tool of registry.list(tenant)) if (tool.tenant === tenant && (await removeShared(registry, tenant, tool.name, deps.limits.storeTimeoutMs))) toolsRemoved++;
+      for (const tool of registry.list(tenant)) {
+        const again = `ask EraseTenant again (${toolsRemoved} of the tenant's tools were removed before it; no session was ended yet)`;
+        if (tool.tenant === tenant && (await removeShared(registry, tenant, tool.name, deps.limits.storeTimeoutMs, again))) toolsRemoved++;
+      }
     }
     let sessionsEnded = 0;
     try {

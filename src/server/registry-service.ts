@@ -95,17 +95,18 @@ export function registryRpcError(error: RegistryError, prefix = ''): RpcError {
 /**
  * RemoveTool's answer: whether the tool was registered, once its removal is shared (written to
  * Redis and announced, see ToolRegistry.removeShared). UNAVAILABLE when that failed (the tool is
- * then still registered here) or took longer than `timeoutMs`; either way asking again is safe.
+ * then still registered here) or took longer than `timeoutMs`; either way asking again is safe, which
+ * the message says as `again` does (EraseTenant's removals name that RPC).
  */
-export async function removeShared(registry: ToolRegistry, tenant: string, name: string, timeoutMs: number): Promise<boolean> {
+export async function removeShared(registry: ToolRegistry, tenant: string, name: string, timeoutMs: number, again = 'call RemoveTool again'): Promise<boolean> {
   let removed: boolean | undefined;
   try {
     removed = await answerWithin(registry.removeShared(tenant, name), timeoutMs);
   } catch (error) {
-    throw new RpcError(grpc.status.UNAVAILABLE, `tool "${name}" was not removed: its removal could not be written to Redis (${(error as Error).message}); it is still registered, call RemoveTool again`, 'STORE_UNAVAILABLE', { tool: name });
+    throw new RpcError(grpc.status.UNAVAILABLE, `tool "${name}" was not removed: its removal could not be written to Redis (${(error as Error).message}); it is still registered, ${again}`, 'STORE_UNAVAILABLE', { tool: name });
   }
   if (removed !== undefined) return removed;
-  throw new RpcError(grpc.status.UNAVAILABLE, `tool "${name}" was not removed within ${timeoutMs} ms (limits.store_timeout_ms): Redis has not confirmed its removal, which may still take effect; call RemoveTool again`, 'STORE_UNAVAILABLE', { tool: name });
+  throw new RpcError(grpc.status.UNAVAILABLE, `tool "${name}" was not removed within ${timeoutMs} ms (limits.store_timeout_ms): Redis has not confirmed its removal, which may still take effect; ${again}`, 'STORE_UNAVAILABLE', { tool: name });
 }
 
 /**

@@ -141,22 +141,28 @@ test('dispatchctl erase-tenant says what it ended; a tenant not spelled out is r
   expect((await ctl('erase-tenant')).err).toContain('erase-tenant needs TENANT');
 });
 
-test('Redis away: UNAVAILABLE saying how far it got, nothing lost; asked again once Redis is back, it ends them', async () => {
+test('Redis away: UNAVAILABLE saying how far it got and to ask EraseTenant again, nothing lost; asked again once Redis is back, it ends them', async () => {
   const app = await start(redis.url);
   await call(app, ACME_ADMIN, 'kept', 'send');
+  await app.registry.registerTools({ tools: [{ name: 'temp', effect: Effect.READ_ONLY, inputSchema: '{"type":"object"}', executor: { case: 'builtin', value: { name: 'echo' } } }] }, as(ACME_ADMIN));
   await redis.stop();
   try {
     const refused = await statusOf(app.dispatch.eraseTenant({ confirmTenant: 'acme' }, as(ACME_ADMIN)));
     expect(refused.code).toBe(status.UNAVAILABLE);
     expect(refused.details).toMatch(/^the session store failed after 0 sessions of the tenant were ended \(redis failed a scan of the tenant's sessions: .*\); ask again to end the rest$/);
+    // A tool's removal, which must reach Redis first, fails too: the message names EraseTenant.
+    const notRemoved = await statusOf(app.dispatch.eraseTenant({ confirmTenant: 'acme', removeTools: true }, as(ACME_ADMIN)));
+    expect(notRemoved.code).toBe(status.UNAVAILABLE);
+    expect(notRemoved.details).toMatch(/^tool "temp" was not removed.*; ask EraseTenant again \(0 of the tenant's tools were removed before it; no session was ended yet\)$/);
   } finally {
     await redis.start();
   }
   // Asked again until the store's connection is back (ioredis reconnects with its backoff).
   let erased: Awaited<ReturnType<typeof app.dispatch.eraseTenant>> | undefined;
   for (const deadline = Date.now() + 20_000; !erased && Date.now() < deadline; ) {
-    erased = await app.dispatch.eraseTenant({ confirmTenant: 'acme' }, as(ACME_ADMIN)).catch(() => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 50)));
+    erased = await app.dispatch.eraseTenant({ confirmTenant: 'acme', removeTools: true }, as(ACME_ADMIN)).catch(() => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 50)));
   }
   expect(erased?.sessionsEnded).toBeGreaterThanOrEqual(1n);
+  expect(erased?.toolsRemoved).toBe(1);
   expect((await call(app, ACME_ADMIN, 'kept', 'send')).idempotentReplay).toBe(false);
 });

@@ -26,6 +26,10 @@ module.exports = {
   // 855 files), the same file cost a median 1.05-1.08x its CPU of a run replacing workers (~11
   // files each) at a worker's 0-19th file, 1.25-1.43x at the 20-49th and 1.5-1.6x past the 50th:
   // 858 s of the workers' CPU against 685, 658 s against 556 s wall. The replacements (~75 a
-  // run) cost less than that; keep them.
-  workerIdleMemoryLimit: '256MB',
+  // run) cost less than that; keep them. But on a VM where a page fault costs ~10 us (a fresh page
+  // of a new worker's heap or a collection's: a Node allocation loop spent as much time in the
+  // kernel as in JavaScript; a full CI run 346 s of system time in 1,526 s of CPU, and 830-950 s
+  // wall), a new worker costs more: at 512 MB, test/guards with test/middleware took 123 s of CPU
+  // against 149-152 s at 256 MB, and test/redis with test/workers 233 s against 251 s, all passing.
+  workerIdleMemoryLimit: '512MB',
 };

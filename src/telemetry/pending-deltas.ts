@@ -1,4 +1,5 @@
 import type { CallSummary } from '../events';
+import type { LiveTool } from './label-pairs';
 import { countCall, type CountersTable, type ToolCounters } from './tool-stats';
 
 /**
@@ -46,9 +47,10 @@ export interface PendingDeltas {
  * Creates an empty set of deltas holding at most `maxPairs` (tenant, tool) entries, and at most
  * `maxPerTenant` of one tenant's, so that while Redis is away one tenant's calls cannot take every
  * place and have every other tenant's counts dropped. A batch counts in the rate window's bucket
- * current when Redis applies it (flush-stats.lua), not when it was sealed.
+ * current when Redis applies it (flush-stats.lua), not when it was sealed. With `live`, a call
+ * whose tool is no longer registered adds no pair (countCall).
  */
-export function createPendingDeltas(maxPairs: number, maxPerTenant = maxPairs): PendingDeltas {
+export function createPendingDeltas(maxPairs: number, maxPerTenant = maxPairs, live?: LiveTool): PendingDeltas {
   const pending: CountersTable = new Map();
   const sealed = new Map<string, SealedDeltas>();
   let pairs = 0;
@@ -58,7 +60,7 @@ export function createPendingDeltas(maxPairs: number, maxPerTenant = maxPairs): 
   return {
     add(summary) {
       if (!summary.known) return true;
-      const result = countCall(pending, summary, pairs < maxPairs && heldBy(summary.tenant) < maxPerTenant);
+      const result = countCall(pending, summary, pairs < maxPairs && heldBy(summary.tenant) < maxPerTenant, live);
       if (result === 'added') pairs++;
       return result !== 'dropped';
     },

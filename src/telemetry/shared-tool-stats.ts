@@ -4,6 +4,7 @@ import type { CallSummary } from '../events';
 import type { Logger } from '../log';
 import { dropConnections, type RedisClient } from '../store/redis';
 import { defineFlushStats } from './flush-stats-script';
+import type { LiveTool } from './label-pairs';
 import { createPendingDeltas, type SealedDeltas } from './pending-deltas';
 import { resolveSharedStatsLimits, type SharedStatsLimits } from './shared-stats-options';
 import { MAX_RATE_WINDOW_BUCKETS } from './rate-window';
@@ -15,6 +16,8 @@ import { tenantCounts, tenantShare, type ToolCounters, type ToolStats, type Tool
 export interface SharedToolStatsOptions extends SharedStatsLimits {
   /** This replica's own counts, recorded by the caller: the answer while Redis is unreachable. */
   readonly local: ToolStats;
+  /** Whether a pair's tool is registered now, asked when a call would add a pair to the held counts (countCall). */
+  readonly live?: LiveTool;
   /** Opens the connection the shared counts own; its commands must fail fast while Redis is away. */
   readonly connect: () => RedisClient;
   readonly logger: Logger;
@@ -74,7 +77,7 @@ export function createSharedToolStats(options: SharedToolStatsOptions): SharedTo
   const keysOf = (tenant: string) => statsKeys(tenant, replica, limits.keyPrefix);
   const { window } = local;
   const bucketSeconds = window.bucketMs / 1000;
-  const deltas = createPendingDeltas(limits.maxPendingPairs, tenantShare(limits.maxPendingPairs));
+  const deltas = createPendingDeltas(limits.maxPendingPairs, tenantShare(limits.maxPendingPairs), options.live);
   const outage = outageLog(logger);
   let dropped = 0;
   let flushing: Promise<void> | undefined;

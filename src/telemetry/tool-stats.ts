@@ -1,6 +1,7 @@
 import type { CallSummary } from '../events';
 import { OUTCOME_OK } from '../events/span-attributes';
 import { checkInteger } from '../options';
+import type { LiveTool } from './label-pairs';
 import type { ToolRateValues } from './rate-alerts';
 import { rateWindow, WindowCounts, type RateWindow } from './rate-window';
 import { addCounters, emptyCounters, type ToolCounters } from './tool-counters';
@@ -46,6 +47,8 @@ export interface ToolStatsOptions {
   readonly maxTrackedPerTenant?: number;
   /** The recent window the rates cover. @default rateWindow(): the last 900 s */
   readonly window?: RateWindow;
+  /** Whether a pair's tool is registered now, asked when a call would add the pair (countCall). @default every tool is */
+  readonly live?: LiveTool;
 }
 
 /** {@link ToolStatsOptions.maxTracked}'s default. */
@@ -61,14 +64,16 @@ export type CountResult = 'counted' | 'added' | 'dropped';
 
 /**
  * Counts a finished call into `table`: into its pair's counts (`counted`), or into a new pair's
- * when `mayAdd` (`added`); else the call is not counted (`dropped`).
+ * when `mayAdd` and its tool is registered now (`live`, asked only then: a call that ended after
+ * its tool's removal must not bring back the counts that went with it) (`added`); else the call is
+ * not counted (`dropped`).
  */
-export function countCall(table: CountersTable, s: CallSummary, mayAdd: boolean): CountResult {
+export function countCall(table: CountersTable, s: CallSummary, mayAdd: boolean, live?: LiveTool): CountResult {
   let tools = table.get(s.tenant);
   let c = tools?.get(s.tool);
   let result: CountResult = 'counted';
   if (!c) {
-    if (!mayAdd) return 'dropped';
+    if (!mayAdd || (live && !live(s.tenant, s.tool))) return 'dropped';
     if (!tools) table.set(s.tenant, (tools = new Map()));
     tools.set(s.tool, (c = emptyCounters()));
     result = 'added';
@@ -124,7 +129,7 @@ export function createToolStats(options: ToolStatsOptions = {}): ToolStats {
     record(s) {
       if (!s.known) return;
       const mayAdd = tracked < maxTracked && (byTenant.get(s.tenant)?.size ?? 0) < maxPerTenant;
-      const result = countCall(byTenant, s, mayAdd);
+      const result = countCall(byTenant, s, mayAdd, options.live);
       if (result === 'dropped') return;
       if (result === 'added') tracked++;
       const total = byTenant.get(s.tenant)!.get(s.tool)!;

@@ -17,10 +17,14 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
   const { logger, config } = ctx;
   const settings = telemetrySettings(config, { singleTenant: ctx.singleTenant });
   const bus = createEventBus({ subscriberBuffer: config.limits.subscriberBuffer, maxSubscribersPerTenant: config.limits.maxSubscribersPerTenant });
-  const stats = createToolStats({ window: rateWindow(settings.rateWindowSeconds, Date.now, settings.rateBucketSeconds) });
+  let registry: ToolRegistry | undefined;
+  // Whether a tool is registered now, asked where a pair is first counted (the stats, their shared
+  // deltas, the metrics' label pairs): a call that ends after its tool's removal (here or on another
+  // replica) brings back none of what went with the tool.
+  const live = (tenant: string, tool: string) => !registry || registry.lookup(tenant, tool) !== undefined;
+  const stats = createToolStats({ window: rateWindow(settings.rateWindowSeconds, Date.now, settings.rateBucketSeconds), live });
   const observed = createObservedHealth();
   let health: ToolHealthSource = observed;
-  let registry: ToolRegistry | undefined;
   let metrics: Metrics | undefined;
   let relay: RedisRelay | undefined;
   let shared: SharedToolStats | undefined;
@@ -43,7 +47,7 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
   try {
     const listen = metricsListenFromEnv(ctx.options.metricsListen || undefined, process.env, logger);
     if (listen) {
-      metrics = await startMetrics({ listen, stats, breakerStates: heldStates, subscribers: () => bus.subscriberCount, turns: () => turns?.(), tracesLost: () => tracing.lost(), storeUp: () => storeUp?.(), live: (tenant, tool) => !registry || registry.lookup(tenant, tool) !== undefined, slotsInUse: () => slots?.inUse(), slotRefusals: () => slots?.refused(), rateRefusals: () => rates?.refused(), logger, maxLabelPairs: settings.maxLabelPairs, maxLabelPairsPerTenant: settings.maxLabelPairsPerTenant, scrapeCacheMs: settings.scrapeCacheMs, maxScrapeConnections: settings.maxScrapeConnections }).catch((error: NodeJS.ErrnoException) => {
+      metrics = await startMetrics({ listen, stats, breakerStates: heldStates, subscribers: () => bus.subscriberCount, turns: () => turns?.(), tracesLost: () => tracing.lost(), storeUp: () => storeUp?.(), live, slotsInUse: () => slots?.inUse(), slotRefusals: () => slots?.refused(), rateRefusals: () => rates?.refused(), logger, maxLabelPairs: settings.maxLabelPairs, maxLabelPairsPerTenant: settings.maxLabelPairsPerTenant, scrapeCacheMs: settings.scrapeCacheMs, maxScrapeConnections: settings.maxScrapeConnections }).catch((error: NodeJS.ErrnoException) => {
         // A bare "listen EADDRINUSE" (a system error, with a code) names neither the flag nor the port's use.
         throw error.code === undefined ? error : new ListenFailure('--metrics-listen', 'DISPATCH_METRICS_LISTEN', listen, error);
       });
@@ -52,7 +56,7 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
       const url = ctx.options.redisUrl;
       const sharedLimits = sharedStatsLimitsFromEnv(process.env);
       relay = createRedisRelay({ bus, logger, connect: namedConnector(url, 'events', { queueWhileDown: true, logger }) });
-      shared = createSharedToolStats({ local: stats, logger, connect: () => connectRedis(url, { commandTimeoutMs: config.limits.storeTimeoutMs, name: 'stats' }), ...sharedLimits });
+      shared = createSharedToolStats({ local: stats, live, logger, connect: () => connectRedis(url, { commandTimeoutMs: config.limits.storeTimeoutMs, name: 'stats' }), ...sharedLimits });
     }
   } catch (error) {
     await metrics?.shutdown();
@@ -65,13 +69,8 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
     debugPayloads: settings.debugPayloads,
     logger,
     onCall: (summary: CallSummary) => {
-      // A call that ended after its tool was removed (here or on another replica) is not counted:
-      // the tool's counts went with it, and it would bring them back (the name registered again
-      // starting from its call). Its metrics take care of themselves (MetricsOptions.live).
-      if (!summary.known || registry?.lookup(summary.tenant, summary.tool) !== undefined) {
-        stats.record(summary);
-        shared?.record(summary);
-      }
+      stats.record(summary);
+      shared?.record(summary);
       metrics?.recordCall(summary);
     },
     onAttempt: metrics?.recordAttempt,

@@ -55,7 +55,11 @@ export interface ToolRegistry {
   register(specs: readonly ToolSpec[], options: { tenant: string; replace?: boolean; maxTools?: number }): ResolvedTool[];
   /** The operator's tool of that name, else the tenant's own. */
   lookup(tenant: string, name: string): ResolvedTool | undefined;
-  list(tenant: string): ResolvedTool[];
+  /**
+   * What the tenant can call (the operator's tools, then its own not named as one), by name; with
+   * `own`, the tools the tenant itself holds, those an operator's tool hides too (EraseTenant).
+   */
+  list(tenant: string, own?: boolean): ResolvedTool[];
   /** Removes a tool here; listeners are told after, and nobody waits for what they share. */
   remove(tenant: string, name: string): boolean;
   /**

@@ -236,10 +236,10 @@ export function createToolRegistry(
     lookup(tenant, name) {
       return byTenant.get('')?.get(name) ?? byTenant.get(tenant)?.get(name);
     },
-    list(tenant) {
-      const shared = byTenant.get('') ?? new Map<string, ResolvedTool>();
-      const own = tenant === '' ? [] : [...(byTenant.get(tenant)?.values() ?? [])].filter((t) => !shared.has(t.name));
-      return [...shared.values(), ...own].sort((a, b) => a.name.localeCompare(b.name));
+    list(tenant, own = false) {
+      const shared = own ? new Map<string, ResolvedTool>() : (byTenant.get('') ?? new Map<string, ResolvedTool>());
+      const held = tenant === '' && !own ? [] : [...(byTenant.get(tenant)?.values() ?? [])].filter((t) => !shared.has(t.name));
+      return [...shared.values(), ...held].sort((a, b) => a.name.localeCompare(b.name));
     },
     remove(tenant, name) {
       if (!drop(tenant, name)) return false;

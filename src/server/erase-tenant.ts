@@ -26,9 +26,10 @@ export function eraseTenantHandler(deps: Pick<PipelineDeps, 'store' | 'registry'
     if (request.confirmTenant !== tenant) throw invalidArgument('confirm_tenant', `confirm_tenant must name the caller's tenant, ${JSON.stringify(tenant)}, to erase it; got ${JSON.stringify(request.confirmTenant.slice(0, 200))}`);
     let toolsRemoved = 0;
     if (request.removeTools) {
-      for (const tool of registry.list(tenant)) {
+      // Its own tools, those an operator's tool of the same name (an MCP server's, listed later) hides too.
+      for (const tool of registry.list(tenant, true)) {
         const again = `ask EraseTenant again (${toolsRemoved} of the tenant's tools were removed before it; no session was ended yet)`;
-        if (tool.tenant === tenant && (await removeShared(registry, tenant, tool.name, deps.limits.storeTimeoutMs, again))) toolsRemoved++;
+        if (await removeShared(registry, tenant, tool.name, deps.limits.storeTimeoutMs, again)) toolsRemoved++;
       }
     }
     let sessionsEnded = 0;

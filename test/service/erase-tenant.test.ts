@@ -115,14 +115,26 @@ describe.each([
     const names = async (app: AuthApp, who: TestToken) => (await app.registry.listTools({}, as(who))).tools.map((t) => t.name).sort();
     for (const deadline = Date.now() + 10_000; !(await names(two, ACME_ADMIN)).includes('mine') && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 20));
     await call(two, ACME_ADMIN, 'own', 'mine', '{}');
+    // A tool of the tenant's that an operator's tool of the same name, added later (as an MCP
+    // server's listed later is), hides on replica one: not listed there, but the tenant's still.
+    await one.registry.registerTools({ tools: [spec('hidden')] }, as(ACME_ADMIN));
+    for (const deadline = Date.now() + 10_000; !two.app.deps.registry.lookup('acme', 'hidden') && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 20));
+    one.app.deps.registry.register([{ ...one.app.deps.registry.lookup('', 'lookup')!.spec, name: 'hidden' }], { tenant: '' });
+    expect(one.app.deps.registry.list('acme').find((t) => t.name === 'hidden')?.tenant).toBe('');
+    const held = (app: AuthApp) => app.app.deps.registry.list('acme', true).map((t) => t.name).sort();
+    expect(held(two)).toEqual(['also_mine', 'hidden', 'mine']);
 
     const erased = await one.dispatch.eraseTenant({ confirmTenant: 'acme', removeTools: true }, as(ACME_ADMIN));
-    expect(erased.toolsRemoved).toBe(2);
+    expect(erased.toolsRemoved).toBe(3);
     expect(erased.sessionsEnded).toBeGreaterThanOrEqual(1n);
     for (const app of [one, two]) {
       for (const deadline = Date.now() + 10_000; (await names(app, ACME_ADMIN)).includes('mine') && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 20));
-      expect(await names(app, ACME_ADMIN)).toEqual(['lookup', 'send']);
-      expect(await names(app, BETA)).toEqual(['lookup', 'send', 'theirs']);
+      // Replica one keeps its operator's 'hidden'.
+      const operators = app === one ? ['hidden', 'lookup', 'send'] : ['lookup', 'send'];
+      expect(await names(app, ACME_ADMIN)).toEqual(operators);
+      expect(await names(app, BETA)).toEqual([...operators, 'theirs']);
+      for (const deadline = Date.now() + 10_000; held(app).length > 0 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(held(app)).toEqual([]);
     }
     expect(await one.dispatch.eraseTenant({ confirmTenant: 'acme', removeTools: true }, as(ACME_ADMIN))).toMatchObject({ sessionsEnded: 0n, toolsRemoved: 0 });
   });

@@ -15,7 +15,8 @@ export const ENDS_AT_ONCE = 16;
  * each as RemoveTool does (shared first, so no replica serves it again); then ends every session of
  * the tenant the store holds anything of (Store.tenantSessions), each as EndSession does, so that
  * each replica drops what it keeps beside the store (memoized reads, scratch directories, pending
- * approvals) too. `confirm_tenant` must name the caller's tenant. A store failure midway answers
+ * approvals) too; last, every replica drops the tenant's tool stats and metric label pairs
+ * (Store.tenantErased). `confirm_tenant` must name the caller's tenant. A store failure midway answers
  * UNAVAILABLE saying how far it got: what was erased stays erased, and asking again goes on.
  * A cancelled call stops between two runs of ends.
  */
@@ -47,6 +48,11 @@ export function eraseTenantHandler(deps: Pick<PipelineDeps, 'store' | 'registry'
       logger.warn('tenant erasure stopped: the session store failed', { tenant, sessions_ended: sessionsEnded, tools_removed: toolsRemoved, error: error.message });
       throw new RpcError(grpc.status.UNAVAILABLE, `the session store failed after ${sessionsEnded} sessions of the tenant were ended (${error.message}); ask again to end the rest`, 'STORE_UNAVAILABLE');
     }
+    // Last, once no session is left to count again: every replica drops the tenant's tool stats and metric label pairs.
+    await store.tenantErased(tenant).catch((error: Error) => {
+      logger.warn('tenant erasure: the other replicas were not told', { tenant, sessions_ended: sessionsEnded, tools_removed: toolsRemoved, error: error.message });
+      throw new RpcError(grpc.status.UNAVAILABLE, `the tenant's ${sessionsEnded} sessions were ended, but the other replicas could not be told to drop its tool stats and metric labels (${error.message}); ask again`, 'STORE_UNAVAILABLE');
+    });
     logger.info('tenant erased', { tenant, sessions_ended: sessionsEnded, tools_removed: toolsRemoved });
     return create(EraseTenantResponseSchema, { sessionsEnded: BigInt(sessionsEnded), toolsRemoved });
   });

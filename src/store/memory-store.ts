@@ -11,6 +11,7 @@ import { createMemoryBudget, memoryEntry, type MemoryEntry } from './memory-budg
 import { handleScope } from './result-handle';
 import { createEvictedHandles } from './evicted-handles';
 import { createSessionEndListeners } from './session-end-listeners';
+import { localTenantErasures } from './tenant-erasures';
 import { createSpillBudget } from './spill-budget';
 import { markCounted } from './budget-marks';
 import { createEndedTurns } from './session-end-marks';
@@ -280,6 +281,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Store {
     },
     onSessionEnd: (listener) => ends.add(listener),
     tenantSessions: (tenant) => tenantSessionIds(tenant, [sessions.keys(), records.sessions()]),
+    ...localTenantErasures(bounds.logger),
     async close() {
       sessions.clear();
       records.clear();

@@ -1,5 +1,6 @@
 import type { SessionEndListener } from './session-end-listeners';
 import type { TextPage } from './spilled-text';
+import type { TenantErasures } from './tenant-erasures';
 
 export { StoreUnavailableError } from './store-refusal';
 
@@ -210,7 +211,7 @@ export interface ResultEviction {
   readonly remedy: string;
 }
 
-export interface Store {
+export interface Store extends TenantErasures {
   /**
    * Other replicas share this store (Redis): a turn retried on another one finds its records, so
    * a draining replica may end a turn early (UNAVAILABLE SHUTTING_DOWN) rather than start more of

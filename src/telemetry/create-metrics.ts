@@ -5,7 +5,7 @@ import { checkInteger } from '../options';
 import { createAttemptMetrics } from './attempt-metrics';
 import { breakerGaugeText } from './breaker-gauge-text';
 import { createCallMetrics } from './call-metrics';
-import { createLabelPairs, type LiveTool } from './label-pairs';
+import { createLabelPairs, type LiveTool, type PairLabels } from './label-pairs';
 import { sendChunks, startMetricsServer } from './metrics-server';
 import { serviceResource } from './service-resource';
 import { rateGaugeText } from './rate-gauge-text';
@@ -25,6 +25,8 @@ export interface Metrics {
    * or a tool still registered, as a config-file tool of the same name is).
    */
   forgetTool(tenant: string, tool: string): void;
+  /** Drops the series of every pair of an erased tenant (EraseTenant) and gives their places back. */
+  forgetTenant(tenant: string): void;
   /** Counts an attempt that ended (`dispatch_tool_attempt_outcomes_total`, `dispatch_tool_attempt_duration_seconds`). */
   readonly recordAttempt: AttemptSink;
   shutdown(): Promise<void>;
@@ -172,6 +174,11 @@ export async function startMetrics(options: MetricsOptions): Promise<Metrics> {
     );
   const server = await startMetricsServer(options.listen, (_request, response) => void scrape(response), { maxConnections });
   options.logger.info('metrics serving', { listen: options.listen, port: server.port, path: '/metrics' });
+  const dropSeries = (labels: PairLabels) => {
+    callMetrics.forget(labels);
+    attemptMetrics.forget(labels);
+    slotSeries.forget(labels);
+  };
   return {
     port: server.port,
     recordCall: (summary) => callMetrics.record(summary),
@@ -179,11 +186,9 @@ export async function startMetrics(options: MetricsOptions): Promise<Metrics> {
     forgetTool(tenant, tool) {
       if (options.live?.(tenant, tool)) return;
       const labels = pairs.forget(tenant, tool);
-      if (!labels) return;
-      callMetrics.forget(labels);
-      attemptMetrics.forget(labels);
-      slotSeries.forget(labels);
+      if (labels) dropSeries(labels);
     },
+    forgetTenant: (tenant) => pairs.forgetTenant(tenant).forEach(dropSeries),
     async shutdown() {
       await server.close();
       await provider.shutdown().catch((error: Error) => options.logger.warn('metrics shutdown failed', { error: error.message }));

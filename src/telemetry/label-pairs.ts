@@ -55,6 +55,11 @@ export interface LabelPairs {
    * folded into an overflow pair, whose counts keep its calls, or a `_shared` pair, never dropped).
    */
   forget(tenant: string, tool: string): PairLabels | undefined;
+  /**
+   * Drops every pair of an erased tenant (EraseTenant), its overflow pair too: the labels they held,
+   * whose series go with them and whose places in the cap are given back.
+   */
+  forgetTenant(tenant: string): PairLabels[];
 }
 
 /** Whether a (tenant, tool) pair's tool is registered now; asked only when a pair is first seen. */
@@ -131,6 +136,15 @@ export function createLabelPairs(max: number = DEFAULT_MAX_LABEL_PAIRS, maxPerTe
       held.own--;
       admitted--;
       return pair.labels;
+    },
+    forgetTenant(tenant) {
+      const held = tenant === '' ? undefined : byTenant.get(tenant);
+      if (!held) return [];
+      byTenant.delete(tenant);
+      const labels = [...held.pairs.values()].flatMap((pair) => (pair.folded ? [] : [pair.labels]));
+      if (held.overflow) labels.push(held.overflow.labels);
+      admitted -= labels.length;
+      return labels;
     },
   };
   return pairs;

@@ -36,9 +36,10 @@ export interface PendingDeltas {
   held(tenant: string): HeldDeltas;
   /**
    * Drops a removed tool's held counts, pending and sealed (a sealed batch is sent again without
-   * them, under its sequence number); true when there were some.
+   * them, under its sequence number); true when there were some. Without `tool`, every tool's of
+   * the tenant (EraseTenant).
    */
-  forget(tenant: string, tool: string): boolean;
+  forget(tenant: string, tool?: string): boolean;
   /** (tenant, tool) entries held, pending and sealed together. */
   readonly pairs: number;
 }
@@ -84,6 +85,13 @@ export function createPendingDeltas(maxPairs: number, maxPerTenant = maxPairs, l
       return { pending: copy, sealed: sealed.get(tenant) };
     },
     forget(tenant, tool) {
+      if (tool === undefined) {
+        const held = heldBy(tenant);
+        pending.delete(tenant);
+        sealed.delete(tenant);
+        pairs -= held;
+        return held > 0;
+      }
       let held = pending.get(tenant)?.delete(tool) ?? false;
       if (held) pairs--;
       const batch = sealed.get(tenant);

@@ -40,9 +40,10 @@ export interface SharedToolStats extends ToolStatsReader {
    * Drops a removed tool's counts waiting for Redis, then deletes its fields from the tenant's hash
    * and its window hash (HDELs in one transaction) once the flush out, if any, is done. Every replica does, the one that removed
    * it and those that hear of it: a flush of this one that landed before it heard (its reply in
-   * first) is deleted too. Never rejects.
+   * first) is deleted too. Without `tool`, every tool's of the tenant: both hashes deleted
+   * (EraseTenant). Never rejects.
    */
-  forget(tenant: string, tool: string): Promise<void>;
+  forget(tenant: string, tool?: string): Promise<void>;
   /** Sends the waiting counts now (a timer does it every `flushIntervalMs`); never rejects. */
   flush(): Promise<void>;
   /**
@@ -186,12 +187,14 @@ export function createSharedToolStats(options: SharedToolStatsOptions): SharedTo
       deltas.forget(tenant, tool);
       await flushing;
       const { counts } = keysOf(tenant);
-      await client.multi().hdel(counts, ...toolFields(tool)).hdel(windowHashKey(counts), tool).exec().then((replies) => {
-        const failed = replies?.find(([error]) => error)?.[0];
+      // A whole tenant's: its two hashes (one slot: the tenant's hash tag).
+      const deleted = tool === undefined ? client.del(counts, windowHashKey(counts)) : client.multi().hdel(counts, ...toolFields(tool)).hdel(windowHashKey(counts), tool).exec();
+      await deleted.then((replies) => {
+        const failed = Array.isArray(replies) ? replies.find(([error]) => error)?.[0] : undefined;
         if (failed) throw failed;
         reads.invalidate(tenant);
       }).catch((error: Error) => {
-        logger.warn("shared tool stats: could not delete a removed tool's counts; they expire with the tenant's hash", { tenant, tool: tool.slice(0, 256), error: error.message });
+        logger.warn(`shared tool stats: could not delete ${tool === undefined ? "an erased tenant's" : "a removed tool's"} counts; they expire with the tenant's hash`, { tenant, tool: tool?.slice(0, 256), error: error.message });
       });
     },
     flush,

@@ -24,8 +24,11 @@ export interface ToolStats {
   totals(): Map<string, ToolCounters>;
   /** Every tracked (tenant, tool) pair with its counts, for the per-tenant rate gauges. */
   pairs(): IterableIterator<TenantToolCounters>;
-  /** Drops a removed tool's counts: its place counts for another tool, and the name registered again starts at zero. */
-  forget(tenant: string, tool: string): void;
+  /**
+   * Drops a removed tool's counts: its place counts for another tool, and the name registered again
+   * starts at zero. Without `tool`, every tool's of the tenant (EraseTenant).
+   */
+  forget(tenant: string, tool?: string): void;
 }
 
 /** One (tenant, tool) pair's counts, as {@link ToolStats.pairs} yields them. */
@@ -158,6 +161,8 @@ export function createToolStats(options: ToolStatsOptions = {}): ToolStats {
     },
     forget(tenant, tool) {
       const tools = byTenant.get(tenant);
+      if (tool === undefined && tools) tracked -= tools.size;
+      if (tool === undefined) return void byTenant.delete(tenant);
       if (!tools?.delete(tool)) return;
       tracked--;
       if (tools.size === 0) byTenant.delete(tenant);

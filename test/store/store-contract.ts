@@ -386,6 +386,44 @@ export function describeStoreContract(name: string, factory: StoreFactory, trait
       });
     }
 
+    test("tenantErased tells each of this store's tenant-erasure listeners, before it resolves; one that fails stops neither it nor the others", async () => {
+      const erasing = await factory({});
+      try {
+        const heard: string[] = [];
+        erasing.onTenantErased(() => {
+          throw new Error('a failing listener');
+        });
+        erasing.onTenantErased((tenant) => void heard.push(tenant));
+        const { tenant } = fresh();
+        await erasing.tenantErased(tenant);
+        expect(heard).toEqual([tenant]);
+        // Not heard a second time as another replica's.
+        await sleep(300);
+        expect(heard.filter((t) => t === tenant)).toEqual([tenant]);
+      } finally {
+        await erasing.close();
+      }
+    });
+
+    if (traits.shared) {
+      test("a tenant erased through one store is told to another's listeners sharing the state (another replica)", async () => {
+        const [one, other] = await Promise.all([factory({}), factory({})]);
+        try {
+          const heard: string[] = [];
+          other.onTenantErased((tenant) => void heard.push(tenant));
+          const { tenant } = fresh();
+          // Once subscribed: an erasure announced before is not heard.
+          for (const deadline = Date.now() + 5_000; !heard.includes(tenant) && Date.now() < deadline; ) {
+            await one.tenantErased(tenant);
+            await sleep(100);
+          }
+          expect(heard[0]).toBe(tenant);
+        } finally {
+          await Promise.all([one.close(), other.close()]);
+        }
+      });
+    }
+
     test('a claim EndSession left running is claimable again once its lease ends', async () => {
       const scope = fresh();
       expect(await claim(scope, 'brief', 300)).toEqual({ state: 'claimed' });

@@ -1774,8 +1774,9 @@ export const DispatchService: GenService<{
   /**
    * Erases what dispatch holds of the caller's tenant (scope admin): ends every session of it
    * that the store holds anything of, as EndSession ends one (on every replica), and with
-   * remove_tools removes the tools it registered, as RemoveTool does. Stop the tenant's traffic
-   * first; asking again is safe (docs/security.md, "Erasure").
+   * remove_tools removes the tools it registered, as RemoveTool does; last, every replica drops
+   * the tenant's tool statistics and metric labels. Stop the tenant's traffic first; asking again
+   * is safe (docs/security.md, "Erasure").
    *
    * @generated from rpc dispatch.v1.DispatchService.EraseTenant
    */

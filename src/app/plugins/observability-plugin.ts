@@ -101,6 +101,12 @@ export async function observabilityPlugin(ctx: PluginContext): Promise<Plugin> {
         void shared?.forget(tenant, tool);
         metrics?.forgetTool(tenant, tool);
       });
+      // An erased tenant's, every tool's (the config file's too) and every pair's: its name leaves them.
+      deps.store.onTenantErased((tenant) => {
+        stats.forget(tenant);
+        void shared?.forget(tenant);
+        metrics?.forgetTenant(tenant);
+      });
     },
     started(server) {
       turns = () => server.turns;

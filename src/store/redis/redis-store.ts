@@ -110,7 +110,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
   const endMarkMs = (options.endMarkSeconds ?? 86_400) * 1000;
   // When each turn began, by Redis's clock: a finish of a turn begun before its session's end writes back only its record.
   const turns = createTurnBegins();
-  const announced = createSessionEnds(client, { prefix: options.prefix, connectSubscriber: options.connectSubscriber, publishStallMs: timeoutMs, logger: options.logger });
+  const announced = createSessionEnds(client, { prefix: options.prefix, connectSubscriber: options.connectSubscriber, publishStallMs: timeoutMs, timeoutMs, logger: options.logger });
 
   /** A spill past maxSpillBytes is refused before it is sent (the script refuses one Redis has no room for). */
   const tooLong = (step: FinishAttempt) => step.spill !== undefined && !fitsBytes(step.spill.text, spillLimits.maxSpillBytes);
@@ -284,6 +284,7 @@ export function createRedisStore(client: RedisClient, options: RedisStoreOptions
       announced.listenWrites((resource) => writeListeners.forEach((heard) => heard(resource)));
     },
     onAnnouncementsMissed: (listener) => announced.onMissed(listener),
+    ...announced.erasures,
     async close() {
       await announced.close();
       client.off('ready', onReady);

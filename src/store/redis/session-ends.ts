@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../log';
 import type { SessionScope } from '../store';
+import { createTenantErasedListeners, type TenantErasures } from '../tenant-erasures';
+import { storeCall } from './store-call';
 import type { RedisClient } from './connect';
 import { createOrderedPublisher } from './ordered-publisher';
 import { createWatchedSubscriber, type WatchedSubscriber } from './watched-subscriber';
@@ -8,7 +10,7 @@ import { createWriteAnnouncer } from './write-announcer';
 
 /** Options of {@link createSessionEnds}. */
 export interface SessionEndsOptions {
-  /** Key prefix; the channels are `<prefix>:session-ends` and `<prefix>:resource-writes`. @default "dispatch" */
+  /** Key prefix; the channels are `<prefix>:session-ends`, `<prefix>:resource-writes` and `<prefix>:tenant-erasures`. @default "dispatch" */
   readonly prefix?: string;
   /**
    * Opens a connection that queues while Redis is away, for the subscription; without it the
@@ -17,6 +19,8 @@ export interface SessionEndsOptions {
   readonly connectSubscriber?: () => RedisClient;
   /** On a Cluster, longest wait for the publishing master to answer a probe, in ms. @default 1000 */
   readonly publishStallMs?: number;
+  /** Longest wait for Redis to take a tenant erasure's announcement, in ms. @default 1000 */
+  readonly timeoutMs?: number;
   readonly logger?: Logger;
 }
 
@@ -40,6 +44,8 @@ export interface SessionEnds {
    * written any resource (more writes waited for Redis than it holds).
    */
   onMissed(missed: () => void): void;
+  /** EraseTenant's announcement to every replica, heard by each one's listeners (see TenantErasures). */
+  readonly erasures: TenantErasures;
   close(): Promise<void>;
 }
 
@@ -69,11 +75,13 @@ export function createSessionEnds(client: RedisClient, options: SessionEndsOptio
   const prefix = options.prefix ?? 'dispatch';
   const channel = `${prefix}:session-ends`;
   const writes = `${prefix}:resource-writes`;
+  const erased = `${prefix}:tenant-erasures`;
   const origin = randomUUID();
   const { connectSubscriber, logger } = options;
   let subscriber: WatchedSubscriber | undefined;
   const listeners = new Map<string, (text: string) => void>();
   const missedListeners: (() => void)[] = [];
+  const erasedListeners = createTenantErasedListeners(logger);
   const announcer = createWriteAnnouncer((resource) => client.publish(writes, JSON.stringify((resource === undefined ? { origin, all: true } : { origin, resource }) satisfies WriteAnnouncement)), { logger });
   /** Subscribes `on` to heard announcements of its own origin skipped (once per channel). */
   const listenOn = (on: string, what: string, heard: (announcement: Record<string, unknown>) => void) => {
@@ -110,6 +118,18 @@ export function createSessionEnds(client: RedisClient, options: SessionEndsOptio
       });
     },
     onMissed: (missed) => void missedListeners.push(missed),
+    erasures: {
+      async tenantErased(tenant) {
+        erasedListeners.notify(tenant);
+        await storeCall("the tenant erasure's announcement", options.timeoutMs ?? 1000, () => client.publish(erased, JSON.stringify({ origin, tenant })));
+      },
+      onTenantErased(listener) {
+        erasedListeners.add(listener);
+        listenOn(erased, 'tenant erasure', (a) => {
+          if (typeof a.tenant === 'string') erasedListeners.notify(a.tenant);
+        });
+      },
+    },
     async close() {
       await announcer.close();
       await subscriber?.close();

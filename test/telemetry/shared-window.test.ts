@@ -217,8 +217,26 @@ describe('the Redis cost of a read: 1,000 tools with calls in each of 15 buckets
     expect(stats.get('hgetall')).toBeUndefined();
     expect(stats.get('hmget')?.calls).toBe(1);
     expect(stats.get('hget')?.calls).toBe(1);
-    const usec = ['evalsha', 'eval', 'exec'].reduce((sum, name) => sum + (stats.get(name)?.usec ?? 0), 0);
-    expect(usec).toBeLessThan(500);
+    // Its Redis time against one whole-hash read of the window hash, in the same Redis just after:
+    // an absolute bound (500 us) failed a clean-clone CI run whose busy machine made it take 573 us.
+    let usec = ['evalsha', 'eval', 'exec'].reduce((sum, name) => sum + (stats.get(name)?.usec ?? 0), 0);
+    let wholeUsec = 0;
+    const direct = new Redis(redis.url);
+    try {
+      for (let i = 0; i < 3; i++) {
+        redis.cli('CONFIG', 'RESETSTAT');
+        if (i > 0) await reader.read('t', 'tool-7');
+        usec += i > 0 ? ['evalsha', 'eval', 'exec'].reduce((sum, name) => sum + (commandStats().get(name)?.usec ?? 0), 0) : 0;
+        redis.cli('CONFIG', 'RESETSTAT');
+        await direct.hgetall(`${statsKeys('t', 'any', 'cost').counts}:window`);
+        wholeUsec += commandStats().get('hgetall')?.usec ?? 0;
+      }
+    } finally {
+      direct.disconnect();
+    }
+    // eslint-disable-next-line no-console
+    console.log(`3 reads of one tool: ${usec} us of Redis time; 3 HGETALLs of the window hash: ${wholeUsec} us`);
+    expect(usec).toBeLessThan(wholeUsec / 2);
   });
 
   test('concurrent reads of a tenant share one transaction, and a read is kept for readKeepMs', async () => {

@@ -11,11 +11,18 @@ import { startApp, startToolServer, type TestDispatch, type ToolServer } from '.
 jest.setTimeout(30_000);
 
 /**
- * ~2.4 Mi characters of the slowest text to redact: ~1.5-3 s in the thread, well past slow_send's
- * 600 ms, which its answer's reading (~10-50 ms, more under load) must stay within: cut off while
- * still read, the call would stay UNKNOWN (an HTTP tool has no late answer).
+ * ~3.6 Mi characters of the slowest text to redact: ~1-1.3 s in the thread on a fast machine (2.4 Mi
+ * took 0.65-0.9 s there, 1.5-3 s on a slower one), past slow_send's 600 ms, which its answer's
+ * reading (~10-50 ms, more under load) must stay within: cut off while still read, the call would
+ * stay UNKNOWN (an HTTP tool has no late answer).
  */
-const SLOW = 'pwd="a" '.repeat(300_000);
+const SLOW = 'pwd="a" '.repeat(450_000);
+/**
+ * The read-only call's output the second test's call waits behind: ~4.8 Mi characters, ~1.3-1.75 s
+ * on a fast machine. With SLOW's old 2.4 Mi, all but ~0.4 s of its redaction was done before the
+ * small output came to the thread, which then met its 500 ms (a clean-clone CI run).
+ */
+const BUSY = 'pwd="a" '.repeat(600_000);
 /** Past INLINE_REDACTION_CHARS: redacted in the thread, quickly once its turn comes. */
 const SENT = 'password: hunter2\n'.repeat(2_000);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -34,7 +41,7 @@ beforeAll(async () => {
     hits[name]++;
     res.writeHead(200, { 'content-type': 'text/plain' }).end(text);
   };
-  tools = await startToolServer({ '/slow_send': answer('slow_send', SLOW), '/send': answer('send', SENT), '/slow_read': (_req, res) => void res.writeHead(200, { 'content-type': 'text/plain' }).end(SLOW, () => servedRead()) });
+  tools = await startToolServer({ '/slow_send': answer('slow_send', SLOW), '/send': answer('send', SENT), '/slow_read': (_req, res) => void res.writeHead(200, { 'content-type': 'text/plain' }).end(BUSY, () => servedRead()) });
   const tool = (name: string, effect: string, timeoutMs: number) =>
     `  - { name: ${name}, effect: ${effect},${effect === 'read_only' ? ' skip_memoize: true,' : ''} max_result_chars: 100000, timeout_ms: ${timeoutMs}, retry: { max_attempts: 1 }, input_schema: '{"type":"object"}', http: { url: "${tools.url}/${name}" } }\n`;
   d = await startApp(`tools:\n${tool('slow_send', 'side_effect', 600)}${tool('send', 'side_effect', 500)}${tool('slow_read', 'read_only', 20_000)}`, { logger });

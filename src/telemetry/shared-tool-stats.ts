@@ -188,9 +188,9 @@ export function createSharedToolStats(options: SharedToolStatsOptions): SharedTo
       await flushing;
       const { counts } = keysOf(tenant);
       // A whole tenant's: its two hashes (one slot: the tenant's hash tag).
-      const deleted = tool === undefined ? client.del(counts, windowHashKey(counts)) : client.multi().hdel(counts, ...toolFields(tool)).hdel(windowHashKey(counts), tool).exec();
-      await deleted.then((replies) => {
-        const failed = Array.isArray(replies) ? replies.find(([error]) => error)?.[0] : undefined;
+      const deletion = tool === undefined ? client.multi().del(counts, windowHashKey(counts)) : client.multi().hdel(counts, ...toolFields(tool)).hdel(windowHashKey(counts), tool);
+      await deletion.exec().then((replies) => {
+        const failed = replies?.find(([error]) => error)?.[0];
         if (failed) throw failed;
         reads.invalidate(tenant);
       }).catch((error: Error) => {

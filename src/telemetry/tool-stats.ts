@@ -161,8 +161,11 @@ export function createToolStats(options: ToolStatsOptions = {}): ToolStats {
     },
     forget(tenant, tool) {
       const tools = byTenant.get(tenant);
-      if (tool === undefined && tools) tracked -= tools.size;
-      if (tool === undefined) return void byTenant.delete(tenant);
+      if (tool === undefined) {
+        tracked -= tools?.size ?? 0;
+        byTenant.delete(tenant);
+        return;
+      }
       if (!tools?.delete(tool)) return;
       tracked--;
       if (tools.size === 0) byTenant.delete(tenant);

@@ -31,9 +31,10 @@ function threadCpuMs(): number | undefined {
  * alone where the kernel tells it (see threadCpuMs), else the whole process's. The process's would
  * also count its other threads running meanwhile (V8's concurrent collection of a heap a jest
  * worker filled with earlier files' garbage, a thread a test left working): a 47 ms loop measured
- * 94 ms so beside one busy thread of the process. A 1 MiB redaction that takes 11-38 ms here
- * measured 300-440 ms of the process's CPU in a clean-clone CI run (cause not seen; other threads'
- * time fits it). The thread's own time still has its collector's pauses.
+ * 94 ms so beside one busy thread of the process. The thread's own time still has its collector's
+ * pauses, and on a loaded VM it still grows: a 1 MiB redaction that takes 11-38 ms alone measured
+ * 540-620 ms of it in a clean-clone CI run (cause not seen), so a bound on it may need a baseline
+ * measured beside it (as redaction-azure-sas-signature and test/parse/adversarial have).
  */
 export function cpuMsOf(work: () => void): number {
   const threadStarted = threadCpuMs();

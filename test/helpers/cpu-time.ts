@@ -43,3 +43,23 @@ export function cpuMsOf(work: () => void): number {
   const threadEnded = threadCpuMs();
   return threadStarted !== undefined && threadEnded !== undefined ? threadEnded - threadStarted : cpuMsSince(started);
 }
+
+/** How far past its limit a linear step may take against its input's first quarter: 4x and slack; a quadratic one takes 16x. */
+const LINEAR_RATIO = 8;
+
+/**
+ * The CPU ms of `run(text)` (the fastest of up to three runs) when it is not linear: at `limitMs` or
+ * more, and also at LINEAR_RATIO times or more the same run on the text's first quarter, measured
+ * just after (the fastest of three); undefined when it is. A quarter of a hostile text made of one
+ * unit repeated is the same input, smaller. On a loaded VM a step's own CPU time can grow many
+ * times over (see cpuMsOf), and so does the quarter's, in proportion; test/parse/adversarial holds
+ * its parses so.
+ */
+export function slowerThanLinear(text: string, run: (text: string) => unknown, limitMs: number): number | undefined {
+  let ms = cpuMsOf(() => run(text));
+  for (let again = 0; again < 2 && ms >= limitMs; again++) ms = Math.min(ms, cpuMsOf(() => run(text)));
+  if (ms < limitMs) return undefined;
+  const quarter = text.slice(0, Math.floor(text.length / 4));
+  const quarterMs = Math.min(...Array.from({ length: 3 }, () => cpuMsOf(() => run(quarter))));
+  return ms >= LINEAR_RATIO * quarterMs ? ms : undefined;
+}

@@ -1,5 +1,5 @@
 import { DEFAULT_MAX_INPUT_CHARS, parseToolCalls } from '../../src/parse';
-import { cpuMsOf } from '../helpers/cpu-time';
+import { slowerThan } from '../helpers/cpu-time';
 import { argsOf, callsOf, expectNoCalls } from './parse-helpers';
 import { writeFileApp } from './write-file-app';
 
@@ -125,7 +125,7 @@ describe('hostile DSML values parse in linear time', () => {
     ['values left open, sharing one far closing tag', `${tag('invoke')} name="w">`, `\n${header('x')}1`, spaced],
     ['invokes and closing tags repeated', '', `${tag('invoke')} name="w">${header('x')}${PARAM_CLOSE}\n${PARAM_CLOSE}`, () => ''],
     ['both bars mixed, in a call', OPEN, `${PARAM_CLOSE}x</|DSML|parameter>\n</|DSML|parameter>y`, () => CLOSE],
-  ])('%s, at 1 MiB and at 4 MiB in four times the time', (name, prefix, unit, suffix) => {
+  ])('%s, at 1 MiB and at 4 MiB in four times the time', (_name, prefix, unit, suffix) => {
     for (const [size, limitMs] of [
       [MIB, 2 * LIMIT_MS],
       [DEFAULT_MAX_INPUT_CHARS, 8 * LIMIT_MS],
@@ -134,14 +134,12 @@ describe('hostile DSML values parse in linear time', () => {
       expect(text).toHaveLength(size);
       // The 1 MiB step's parses warm the parser for the 4 MiB one (a warm-up there parsed 2 MiB more).
       if (size === MIB) for (let i = 0; i < 8; i++) parseToolCalls(text.slice(0, size / 16), ['other']);
-      const parse = (): void => {
-        parseToolCalls(text);
-        parseToolCalls(text, ['other']);
+      const parse = (input: string) => (): void => {
+        parseToolCalls(input);
+        parseToolCalls(input, ['other']);
       };
-      let best = Infinity;
-      for (let run = 0; run < 5 && best >= limitMs; run++) best = Math.min(best, cpuMsOf(parse));
-      if (process.env.DSML_TIMINGS !== undefined) process.stdout.write(`${name} ${size}: ${best.toFixed(0)} ms\n`);
-      expect(best).toBeLessThan(limitMs);
+      // Past the limit, held to 8x the same input a quarter as long (a quadratic scan takes 16x).
+      expect(slowerThan(parse(text), parse(build(size / 4, prefix, unit, suffix(size / 4))), 8, limitMs)).toBeUndefined();
     }
   });
 });

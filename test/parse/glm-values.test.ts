@@ -1,5 +1,5 @@
 import { parseToolCalls } from '../../src/parse';
-import { cpuMsOf } from '../helpers/cpu-time';
+import { slowerThan } from '../helpers/cpu-time';
 import { argsOf, callsOf, expectNoCalls } from './parse-helpers';
 import { writeFileApp } from './write-file-app';
 
@@ -70,7 +70,7 @@ describe('hostile GLM values parse in linear time', () => {
   // As in qwen-xml.test.ts: two parses of a MiB take 20-150 ms of CPU; a quadratic scan takes seconds.
   // Doubled from 175: beside other jest workers on two cores the thin cases passed it only by luck (a quadratic scan takes seconds).
   const LIMIT_MS = 350;
-  const build = (prefix: string, unit: string, suffix = ''): string => (prefix + unit.repeat(Math.ceil(SIZE / unit.length))).slice(0, SIZE - suffix.length) + suffix;
+  const build = (prefix: string, unit: string, suffix = '', size = SIZE): string => (prefix + unit.repeat(Math.ceil(size / unit.length))).slice(0, size - suffix.length) + suffix;
   const OPEN = '<tool_call>w<arg_key>x</arg_key><arg_value>';
 
   it.each([
@@ -88,13 +88,12 @@ describe('hostile GLM values parse in linear time', () => {
     const text = build(prefix, unit, suffix);
     expect(text).toHaveLength(SIZE);
     for (let i = 0; i < 8; i++) parseToolCalls(text.slice(0, SIZE / 16), ['other']);
-    const parse = (): void => {
-      parseToolCalls(text);
-      parseToolCalls(text, ['other']);
+    const parse = (input: string) => (): void => {
+      parseToolCalls(input);
+      parseToolCalls(input, ['other']);
     };
-    let best = Infinity;
-    for (let run = 0; run < 5 && best >= 2 * LIMIT_MS; run++) best = Math.min(best, cpuMsOf(parse));
-    expect(best).toBeLessThan(2 * LIMIT_MS);
+    // Past the limit, held to 8x the same input a quarter as long (a quadratic scan takes 16x).
+    expect(slowerThan(parse(text), parse(build(prefix, unit, suffix, SIZE / 4)), 8, 2 * LIMIT_MS)).toBeUndefined();
   });
 });
 

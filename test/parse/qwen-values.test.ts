@@ -1,5 +1,5 @@
 import { DEFAULT_MAX_INPUT_CHARS, parseToolCalls } from '../../src/parse';
-import { cpuMsOf } from '../helpers/cpu-time';
+import { slowerThan } from '../helpers/cpu-time';
 import { argsOf, callsOf, expectNoCalls } from './parse-helpers';
 import { writeFileApp } from './write-file-app';
 
@@ -139,13 +139,12 @@ describe('hostile Qwen3-Coder values parse in linear time', () => {
       expect(text).toHaveLength(size);
       // The 1 MiB step's parses warm the parser for the 4 MiB one (a warm-up there parsed 2 MiB more).
       if (size === MIB) for (let i = 0; i < 8; i++) parseToolCalls(text.slice(0, size / 16), ['other']);
-      const parse = (): void => {
-        parseToolCalls(text);
-        parseToolCalls(text, ['other']);
+      const parse = (input: string) => (): void => {
+        parseToolCalls(input);
+        parseToolCalls(input, ['other']);
       };
-      let best = Infinity;
-      for (let run = 0; run < 5 && best >= limitMs; run++) best = Math.min(best, cpuMsOf(parse));
-      expect(best).toBeLessThan(limitMs);
+      // Past the limit, held to 8x the same input a quarter as long (a quadratic scan takes 16x).
+      expect(slowerThan(parse(text), parse(build(size / 4, prefix, unit, suffix(size / 4))), 8, limitMs)).toBeUndefined();
     }
   });
 
@@ -155,11 +154,12 @@ describe('hostile Qwen3-Coder values parse in linear time', () => {
       [MIB, 2 * LIMIT_MS],
       [DEFAULT_MAX_INPUT_CHARS, 8 * LIMIT_MS],
     ] as const) {
-      const text = build(size, '<tool_call>w', '<arg_key>x</arg_key><arg_value>1', `</arg_value>${' '.repeat(size / 2)}<arg_key>y</arg_key><arg_value>`);
+      const glm = (length: number): string => build(length, '<tool_call>w', '<arg_key>x</arg_key><arg_value>1', `</arg_value>${' '.repeat(length / 2)}<arg_key>y</arg_key><arg_value>`);
+      const text = glm(size);
       expect(text).toHaveLength(size);
-      let best = Infinity;
-      for (let run = 0; run < 5 && best >= limitMs; run++) best = Math.min(best, cpuMsOf(() => parseToolCalls(text)));
-      expect(best).toBeLessThan(limitMs);
+      const quarter = glm(size / 4);
+      // Past the limit, held to 8x the same input a quarter as long (a quadratic scan takes 16x).
+      expect(slowerThan(() => parseToolCalls(text), () => parseToolCalls(quarter), 8, limitMs)).toBeUndefined();
     }
   });
 });

@@ -11,12 +11,14 @@ import { startApp, startToolServer, type TestDispatch, type ToolServer } from '.
 jest.setTimeout(30_000);
 
 /**
- * ~3.6 Mi characters of the slowest text to redact: ~1-1.3 s in the thread on a fast machine (2.4 Mi
- * took 0.65-0.9 s there, 1.5-3 s on a slower one), past slow_send's 600 ms, which its answer's
+ * ~6 Mi characters of the slowest text to redact: ~1.7-2.2 s in the thread on a fast machine (2.4
+ * Mi took 0.65-0.9 s there, 1.5-3 s on a slower one), past slow_send's 1,000 ms, which its answer's
  * reading (~10-50 ms, more under load) must stay within: cut off while still read, the call would
- * stay UNKNOWN (an HTTP tool has no late answer).
+ * stay UNKNOWN (an HTTP tool has no late answer). With 3.6 Mi and 600 ms, the first call of the
+ * app, its reading was cut off in a clean-clone CI run: a call to `warm` first now sets up what a
+ * first call sets up, and the timeout leaves its reading 1 s.
  */
-const SLOW = 'pwd="a" '.repeat(450_000);
+const SLOW = 'pwd="a" '.repeat(750_000);
 /**
  * The read-only call's output the second test's call waits behind: ~4.8 Mi characters, ~1.3-1.75 s
  * on a fast machine. With SLOW's old 2.4 Mi, all but ~0.4 s of its redaction was done before the
@@ -41,10 +43,11 @@ beforeAll(async () => {
     hits[name]++;
     res.writeHead(200, { 'content-type': 'text/plain' }).end(text);
   };
-  tools = await startToolServer({ '/slow_send': answer('slow_send', SLOW), '/send': answer('send', SENT), '/slow_read': (_req, res) => void res.writeHead(200, { 'content-type': 'text/plain' }).end(BUSY, () => servedRead()) });
+  tools = await startToolServer({ '/slow_send': answer('slow_send', SLOW), '/send': answer('send', SENT), '/warm': (_req, res) => void res.end('{}'), '/slow_read': (_req, res) => void res.writeHead(200, { 'content-type': 'text/plain' }).end(BUSY, () => servedRead()) });
   const tool = (name: string, effect: string, timeoutMs: number) =>
     `  - { name: ${name}, effect: ${effect},${effect === 'read_only' ? ' skip_memoize: true,' : ''} max_result_chars: 100000, timeout_ms: ${timeoutMs}, retry: { max_attempts: 1 }, input_schema: '{"type":"object"}', http: { url: "${tools.url}/${name}" } }\n`;
-  d = await startApp(`tools:\n${tool('slow_send', 'side_effect', 600)}${tool('send', 'side_effect', 500)}${tool('slow_read', 'read_only', 20_000)}`, { logger });
+  d = await startApp(`tools:\n${tool('slow_send', 'side_effect', 1_000)}${tool('send', 'side_effect', 500)}${tool('slow_read', 'read_only', 20_000)}${tool('warm', 'read_only', 5_000)}`, { logger });
+  expect((await call('warm', 'w1', 'warm')).isError).toBe(false);
 });
 
 afterAll(async () => {
@@ -66,7 +69,7 @@ async function replayed(name: string, session: string) {
 test('cut off while its output is redacted: the answer is recorded once redacted, and replayed', async () => {
   const first = await call('slow_send', 'c1', 's1');
   // Told that the action took effect, not "may or may not have".
-  expect(first.error).toMatchObject({ kind: ErrorKind.TIMEOUT, recoverable: false, message: 'the tool answered, but its answer was still being redacted when its 600 ms ran out' });
+  expect(first.error).toMatchObject({ kind: ErrorKind.TIMEOUT, recoverable: false, message: 'the tool answered, but its answer was still being redacted when its 1000 ms ran out' });
   expect(first.error?.suggestion).toMatch(/^The action took effect: the tool answered, and its answer is recorded once redacted/);
   // Before the redaction ends: unknown, as for any side-effecting call cut off mid-flight.
   expect((await call('slow_send', 'c2', 's1')).error?.kind).toBe(ErrorKind.OUTCOME_UNKNOWN);

@@ -9,7 +9,6 @@ import { slowerThan } from '../helpers/cpu-time';
 const allowed = Array.from({ length: 10_000 }, (_, i) => `value_${i}_word`);
 const schema = { type: 'object', properties: { xs: { type: 'array', items: { type: 'string', enum: allowed } } } };
 
-
 test('1,000 refused items against an enum of 10,000 strings cost a bounded number of comparisons, and the refusal says some went unchecked', () => {
   const xs = Array.from({ length: 1_000 }, (_, i) => `nothing_${i}_like`);
   let result: ReturnType<typeof repairArguments> | undefined;

@@ -96,12 +96,13 @@ test('every pattern has hostile inputs of its own', () => {
   expect(AGAINST_PATTERN.map(([kind]) => kind)).toEqual(SECRET_PATTERNS.map((p) => p.kind));
 });
 
-/** Prose of SIZE, redacted PROSE_TIMES times over (the baseline below): 30-40 ms of CPU alone here. */
+/** Prose of SIZE, redacted PROSE_TIMES times over (the baseline below): 60-130 ms of CPU in jest here. */
 const PROSE = fill('The quick brown fox jumps over the lazy dog. ');
 const PROSE_TIMES = 32;
 /**
- * How many times the baseline a hostile input past LIMIT_MS may take: the slowest here took 1.6x
- * it alone (`pwd="a" ` repeated, 62 ms against 38); the bug above ~17x, a quadratic scan far more.
+ * How many times the baseline a hostile input past LIMIT_MS may take: the slowest here took 1.22x
+ * it (`pwd=a&` repeated, 156 ms against 128); the bug above, put back, 10-12x (764-780 ms against
+ * 64-76); a quadratic scan far more.
  */
 const PROSE_RATIO = 6;
 

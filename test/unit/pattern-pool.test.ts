@@ -28,12 +28,12 @@ function hold(owner: string, tag: string, count: number): () => void {
 }
 
 /**
- * Collects, then lets the finalizers run: three times, and on until at most `most` patterns are
- * held, for 5 s at most. Finalizers run as tasks, later on a loaded machine: a full run beside
+ * Collects, then lets the finalizers run: three times, and on until at most one round's patterns
+ * (MAX_PATTERNS_PER_TENANT) are held, for 5 s at most. Finalizers run as tasks, later on a loaded machine: a full run beside
  * three other jest workers threw at 4,000 held, three collections having freed nothing in time.
  */
-async function collect(most = MAX_PATTERNS_PER_TENANT): Promise<void> {
-  for (let i = 0, deadline = Date.now() + 5_000; i < 3 || (patternsHeld() > most && Date.now() < deadline); i++) {
+async function collect(): Promise<void> {
+  for (let i = 0, deadline = Date.now() + 5_000; i < 3 || (patternsHeld() > MAX_PATTERNS_PER_TENANT && Date.now() < deadline); i++) {
     gc();
     await new Promise((resolve) => setTimeout(resolve, 10));
   }

@@ -50,7 +50,9 @@ const call = (name: string) => {
 const startsOf = (path: string) => tools.received.filter((r) => r.path === path).map((r) => r.start).sort((x, y) => x - y);
 
 test('past the limit, without a wait, attempts are refused UNAVAILABLE with when to come back; nothing reaches the tool', async () => {
+  const sent = performance.now();
   const results = await Promise.all([call('limited'), call('limited'), call('limited')]);
+  const told = performance.now();
   expect(results.filter((r) => !r.isError)).toHaveLength(1);
   const refused = results.filter((r) => r.isError).sort((x, y) => x.error!.retryAfterMs! - y.error!.retryAfterMs!);
   expect(refused).toHaveLength(2);
@@ -66,8 +68,10 @@ test('past the limit, without a wait, attempts are refused UNAVAILABLE with when
   expect(sooner!.retryAfterMs).toBeGreaterThan(0);
   expect(sooner!.retryAfterMs).toBeLessThanOrEqual(200);
   expect(later!.message).toMatch(/^tool "limited" is at its rate limit of 5 calls per second \(burst 1\) on this dispatch replica; its next turn is in \d+ ms, and 1 call refused before this one was told to come back first: this one's turn is in \d+ ms at the earliest; this call was not executed$/);
-  // Each counted from its own refusal, a few ms apart.
-  expect(later!.retryAfterMs! - sooner!.retryAfterMs!).toBeGreaterThanOrEqual(150);
+  // Each counted from its own refusal, a few ms apart: 200 ms apart less the time between the two
+  // refusals, which the three calls' round trip bounds (at most 150 as before; a loaded machine
+  // made 67 ms of it in the shared limit's test).
+  expect(later!.retryAfterMs! - sooner!.retryAfterMs!).toBeGreaterThanOrEqual(Math.min(150, 199 - Math.ceil(told - sent)));
   expect(later!.retryAfterMs).toBeLessThanOrEqual(400);
   expect(later!.suggestion).toBe(`Call it again in ${later!.retryAfterMs} ms or later, or do something else first.`);
   expect(tools.count('/limited')).toBe(1);
